@@ -1,0 +1,35 @@
+-- Hand every object in the exo schemas to exo_owner.
+-- sql/ files run as the admin (only a superuser may create plpython3u functions);
+-- after this, security definer functions run as exo_owner, never as a superuser.
+do $$
+declare
+    obj record;
+begin
+    for obj in
+        select format('alter %s %s owner to exo_owner',
+                      case p.prokind when 'p' then 'procedure' when 'a' then 'aggregate'
+                                     else 'function' end,
+                      p.oid::regprocedure) as stmt
+        from pg_catalog.pg_proc p
+        join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+        where n.nspname in ('exo', 'exo_private')
+          and p.proowner <> 'exo_owner'::regrole
+        union all
+        select format('alter %s %s owner to exo_owner',
+                      case c.relkind when 'v' then 'view' when 'm' then 'materialized view'
+                                     when 'S' then 'sequence' else 'table' end,
+                      c.oid::regclass)
+        from pg_catalog.pg_class c
+        join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+        where n.nspname in ('exo', 'exo_private')
+          and c.relkind in ('r', 'p', 'v', 'm', 'S')
+          and c.relowner <> 'exo_owner'::regrole
+          -- sequences owned by a column follow their table
+          and not exists (select 1 from pg_catalog.pg_depend d
+                          where d.objid = c.oid and d.deptype in ('a', 'i')
+                            and d.classid = 'pg_catalog.pg_class'::regclass)
+    loop
+        execute obj.stmt;
+    end loop;
+end
+$$;

@@ -1,0 +1,1 @@
+"""exocortex: a Postgres-native personal knowledge substrate for language-model agents."""

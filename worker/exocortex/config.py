@@ -1,0 +1,67 @@
+"""Configuration: the one module that reads the environment.
+
+Everything the code needs from the outside world (where the runtime lives, which
+port it listens on, an external server to use instead) is read here once, so no
+other module calls ``os.environ`` for exocortex settings. Settings that change
+behaviour inside the database live in the ``settings`` table instead.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_PORT = 54329
+DEFAULT_DATABASE = "exocortex"
+PG_MAJOR = 18
+
+#: The checkout's root: migrations/, sql/ and plpy/ live here.
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Config:
+    home: Path
+    """Cache folder outside the checkout: the runtime root, its data, secrets."""
+    port: int
+    database: str
+    external_url: str | None
+    """EXO_DATABASE_URL: an admin URL of another server; skips provisioning."""
+    debian_mirror: str | None
+    """EXO_DEBIAN_MIRROR: overrides the mirror read from the host's apt sources."""
+    debian_suite: str
+    migrations_dir: Path
+    sql_dir: Path
+    plpy_dir: Path
+
+    @property
+    def runtime_root(self) -> Path:
+        return self.home / "root"
+
+    @property
+    def secrets_file(self) -> Path:
+        return self.home / "secrets.json"
+
+
+def load() -> Config:
+    env = os.environ
+    cache = Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    port_text = env.get("EXO_PG_PORT", str(DEFAULT_PORT))
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise SystemExit(f"EXO_PG_PORT must be a port number, got {port_text!r}") from None
+    if not 1024 <= port <= 65535:
+        raise SystemExit(f"EXO_PG_PORT must be between 1024 and 65535, got {port}")
+    return Config(
+        home=Path(env.get("EXO_HOME") or cache / "exocortex").resolve(),
+        port=port,
+        database=env.get("EXO_DB_NAME", DEFAULT_DATABASE),
+        external_url=env.get("EXO_DATABASE_URL") or None,
+        debian_mirror=env.get("EXO_DEBIAN_MIRROR") or None,
+        debian_suite=env.get("EXO_DEBIAN_SUITE", "forky"),
+        migrations_dir=REPO_ROOT / "migrations",
+        sql_dir=REPO_ROOT / "sql",
+        plpy_dir=REPO_ROOT / "plpy",
+    )

@@ -1,0 +1,102 @@
+"""Connections: role passwords, URLs for each role, and connecting with a name.
+
+Roles:
+  admin       the server's superuser (local runtime) or EXO_DATABASE_URL's user;
+              creates extensions and roles, runs the migrator's privileged steps
+  exo_owner   owns the schema; migrations run as it
+  exo_writer  ingest and worker
+  exo_reader  agents and MCP; read-only by default, may only use the exo API
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from pathlib import Path
+from urllib.parse import quote
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from exocortex.config import Config
+
+ROLES = ("exo_owner", "exo_writer", "exo_reader")
+ADMIN = "admin"
+
+
+def load_secrets(cfg: Config) -> dict[str, str]:
+    """Passwords for the admin and the exo roles, generated once, kept 0600 in EXO_HOME.
+
+    Never written into the checkout. Created with O_EXCL so that two processes
+    starting at once agree on one file.
+    """
+    path = cfg.secrets_file
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        generated = {name: secrets.token_urlsafe(24) for name in (ADMIN, *ROLES)}
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as f:
+                json.dump(generated, f, indent=2)
+    return _read_secrets(path)
+
+
+def _read_secrets(path: Path) -> dict[str, str]:
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise SystemExit(f"{path} is not valid JSON ({exc}); delete it to regenerate") from None
+    missing = [name for name in (ADMIN, *ROLES) if name not in data]
+    if missing:
+        raise SystemExit(f"{path} lacks passwords for {', '.join(missing)}; delete it to regenerate")
+    return data
+
+
+def admin_url(cfg: Config, dbname: str | None = None) -> str:
+    if cfg.external_url:
+        base = cfg.external_url
+    else:
+        base = make_conninfo(
+            host="127.0.0.1",
+            port=cfg.port,
+            user="postgres",
+            password=load_secrets(cfg)[ADMIN],
+            dbname=cfg.database,
+        )
+    return make_conninfo(base, dbname=dbname) if dbname else base
+
+
+def role_url(cfg: Config, role: str, dbname: str | None = None) -> str:
+    """The URL for one of the exo roles on the same server and database as the admin URL."""
+    if role == ADMIN:
+        return admin_url(cfg, dbname)
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role!r}; expected one of {', '.join((ADMIN, *ROLES))}")
+    return make_conninfo(admin_url(cfg, dbname), user=role, password=load_secrets(cfg)[role])
+
+
+def database_of(url: str) -> str:
+    return conninfo_to_dict(url).get("dbname") or "postgres"
+
+
+def as_uri(url: str) -> str:
+    """A postgresql:// URI for a conninfo, for tools that only take URIs."""
+    d = conninfo_to_dict(url)
+    auth = quote(d.get("user", ""), safe="")
+    if d.get("password"):
+        auth += ":" + quote(d["password"], safe="")
+    host = d.get("host", "127.0.0.1")
+    port = d.get("port", "5432")
+    extra = {k: v for k, v in d.items() if k not in {"user", "password", "host", "port", "dbname"}}
+    query = "&".join(f"{k}={quote(str(v), safe='')}" for k, v in extra.items())
+    uri = f"postgresql://{auth}@{host}:{port}/{quote(d.get('dbname', ''), safe='')}"
+    return f"{uri}?{query}" if query else uri
+
+
+def connect(url: str, application_name: str, **kwargs) -> psycopg.Connection:
+    """Connect with an application_name, so pg_stat_activity tells who is who."""
+    return psycopg.connect(url, application_name=application_name, **kwargs)

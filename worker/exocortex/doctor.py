@@ -1,0 +1,142 @@
+"""`exo doctor`: check every prerequisite and say what is missing and how to fix it."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+
+import psycopg
+
+from exocortex.config import Config
+from exocortex.db import admin_url, connect
+from exocortex.migrate import migration_files
+from exocortex.runtime import local, server
+from exocortex.runtime.local import RuntimeProblem
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def _python() -> list[Check]:
+    checks = [
+        Check(
+            "python >= 3.11",
+            sys.version_info >= (3, 11),
+            sys.version.split()[0],
+            "install Python 3.11 or newer",
+        )
+    ]
+    missing = [m for m in ("psycopg", "pgmq", "click", "rich") if not importlib.util.find_spec(m)]
+    checks.append(
+        Check(
+            "python packages",
+            not missing,
+            "missing: " + ", ".join(missing) if missing else "psycopg, pgmq, click, rich",
+            "run `make setup` (creates .venv and installs the package)",
+        )
+    )
+    return checks
+
+
+def _local_runtime(cfg: Config) -> list[Check]:
+    checks = []
+    try:
+        local.check_platform()
+        checks.append(Check("linux as root", True, "yes"))
+    except RuntimeProblem as exc:
+        return [Check("linux as root", False, str(exc), "see the message")]
+    provisioned = local.is_provisioned(cfg)
+    if not provisioned:
+        has_tool = shutil.which("debootstrap") or shutil.which("apt-get")
+        checks.append(
+            Check(
+                "debootstrap",
+                bool(has_tool),
+                "present" if shutil.which("debootstrap") else "apt-get can install it",
+                "install debootstrap, or set EXO_DATABASE_URL",
+            )
+        )
+        os.makedirs(cfg.home, exist_ok=True)
+        free = shutil.disk_usage(cfg.home).free
+        checks.append(
+            Check(
+                "disk space for the runtime",
+                free >= local.MIN_FREE_BYTES,
+                f"{free / 1024**3:.1f} GiB free in {cfg.home}",
+                "free 2 GiB there or set EXO_HOME to a roomier folder",
+            )
+        )
+    checks.append(
+        Check(
+            "runtime provisioned",
+            provisioned,
+            str(cfg.runtime_root) if provisioned else "not yet",
+            "run `exo db up` (about a minute the first time)",
+        )
+    )
+    if provisioned:
+        running = local.is_running(cfg)
+        port_ok = running or local.port_free(cfg.port)
+        checks.append(
+            Check(
+                f"port {cfg.port}",
+                port_ok,
+                "ours" if running else ("free" if port_ok else "in use by another program"),
+                "stop that program or set EXO_PG_PORT",
+            )
+        )
+        checks.append(Check("server running", running, "yes" if running else "no", "run `exo db up`"))
+    return checks
+
+
+def _database(cfg: Config) -> list[Check]:
+    try:
+        version = server.check_server(cfg)
+    except RuntimeProblem as exc:
+        return [Check("server and extensions", False, str(exc), "see the message")]
+    checks = [Check("server and extensions", True, f"PostgreSQL {version}, all extensions")]
+    try:
+        with connect(admin_url(cfg), "exo-doctor", autocommit=True, connect_timeout=5) as conn:
+            table = conn.execute("select to_regclass('exo_private.schema_migrations')").fetchone()[0]
+            applied = (
+                conn.execute("select count(*) from exo_private.schema_migrations").fetchone()[0]
+                if table
+                else 0
+            )
+            pgmq = (
+                conn.execute("select version from exo_private.components where name = 'pgmq'").fetchone()
+                if table
+                else None
+            )
+    except psycopg.Error as exc:
+        return [*checks, Check("database", False, str(exc).strip(), "run `exo db up`")]
+    wanted = len(migration_files(cfg.migrations_dir))
+    checks.append(
+        Check(
+            "migrations",
+            applied == wanted,
+            f"{applied} of {wanted} applied",
+            "run `exo migrate`",
+        )
+    )
+    checks.append(Check("pgmq", pgmq is not None, pgmq[0] if pgmq else "not installed", "run `exo migrate`"))
+    return checks
+
+
+def run(cfg: Config) -> list[Check]:
+    checks = _python()
+    if cfg.external_url:
+        checks.append(Check("server", True, "EXO_DATABASE_URL is set; no local runtime needed"))
+    else:
+        checks += _local_runtime(cfg)
+        if not all(c.ok for c in checks):
+            return checks
+    return checks + _database(cfg)

@@ -1,0 +1,407 @@
+"""The embedded runtime: PostgreSQL 18 and llama-server from a Debian forky root.
+
+The build machines run Debian 12 or 13, whose PostgreSQL lacks Apache AGE, and
+forky's binaries need a newer glibc than theirs. So the runtime is a minimal
+forky root made with debootstrap in EXO_HOME (outside the checkout), and the
+server runs in it through chroot as the root's postgres user, listening on
+127.0.0.1 so the host's Python reaches it over TCP.
+
+Layout under EXO_HOME:
+    root/                       the forky root, complete when MARKER is in it
+    root/var/lib/exocortex/     data directory and server log (survive down/up)
+    root.partial/               a root being built; never used, removed on failure
+    secrets.json                generated passwords (0600)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+
+from exocortex.config import PG_MAJOR, Config
+from exocortex.db import ADMIN, load_secrets
+from exocortex.runtime.packages import PACKAGE_LIST, read_packages
+
+Progress = Callable[[str], None]
+
+MARKER = ".exo-runtime.json"
+PGBIN = f"/usr/lib/postgresql/{PG_MAJOR}/bin"
+STATE_DIR = "/var/lib/exocortex"
+DATA_DIR = f"{STATE_DIR}/data"
+LOG_FILE = f"{STATE_DIR}/postgresql.log"
+SOCKET_DIR = "/run/postgresql"
+MIN_FREE_BYTES = 2 * 1024**3
+DISK_FULL = "No space left on device"
+CHROOT_ENV = {
+    "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+    "LC_ALL": "C.UTF-8",
+    "DEBIAN_FRONTEND": "noninteractive",
+    "HOME": "/var/lib/postgresql",
+}
+
+
+class RuntimeProblem(Exception):
+    """A precondition or step of the local runtime failed; the message names the fix."""
+
+
+ALTERNATIVES = (
+    "or use docker compose (docker/compose.yaml), or set EXO_DATABASE_URL to a "
+    "PostgreSQL 18 server with the extensions"
+)
+
+
+def check_platform() -> None:
+    if not sys.platform.startswith("linux"):
+        raise RuntimeProblem(f"the local runtime needs Linux (this is {sys.platform}); {ALTERNATIVES}")
+    if os.geteuid() != 0:
+        raise RuntimeProblem(
+            f"the local runtime needs root (it runs debootstrap and chroot); run as root, {ALTERNATIVES}"
+        )
+
+
+# -- provisioning -------------------------------------------------------------------------
+
+
+def packages_digest() -> str:
+    names = sorted(p.name for p in read_packages())
+    return hashlib.sha256("\n".join(names).encode()).hexdigest()
+
+
+def is_provisioned(cfg: Config) -> bool:
+    marker = cfg.runtime_root / MARKER
+    return marker.exists() and json.loads(marker.read_text()).get("packages") == packages_digest()
+
+
+def host_debian_mirror() -> str | None:
+    """The Debian mirror this host's apt uses (not its security archive)."""
+    sources = Path("/etc/apt")
+    for path in sorted((sources / "sources.list.d").glob("*.sources")):
+        for stanza in path.read_text().split("\n\n"):
+            fields = dict(line.split(":", 1) for line in stanza.splitlines() if re.match(r"^\w[\w-]*:", line))
+            suites = fields.get("Suites", "")
+            if "deb" in fields.get("Types", "").split() and "security" not in suites:
+                uris = fields.get("URIs", "").split()
+                if uris and "security" not in uris[0]:
+                    return uris[0].rstrip("/")
+    lists = [sources / "sources.list", *sorted((sources / "sources.list.d").glob("*.list"))]
+    for path in lists:
+        if not path.exists():
+            continue
+        for line in path.read_text().splitlines():
+            m = re.match(r"^deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+(\S+)", line)
+            if m and "security" not in m.group(1) and "security" not in m.group(2):
+                return m.group(1).rstrip("/")
+    return None
+
+
+def ensure_debootstrap(progress: Progress) -> str:
+    found = shutil.which("debootstrap")
+    if found:
+        return found
+    if shutil.which("apt-get"):
+        progress("installing debootstrap with apt-get")
+        result = subprocess.run(
+            "apt-get update -qq && apt-get install -y -qq debootstrap",
+            shell=True,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+        )
+        found = shutil.which("debootstrap")
+        if result.returncode == 0 and found:
+            return found
+        detail = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise RuntimeProblem(
+            f"debootstrap is unavailable and apt-get could not install it ({detail[0]}); "
+            f"install it with `apt-get install debootstrap`, {ALTERNATIVES}"
+        )
+    raise RuntimeProblem(
+        f"debootstrap is unavailable and this host has no apt-get to install it; "
+        f"install debootstrap, {ALTERNATIVES}"
+    )
+
+
+def _run_step(argv: list[str], what: str, progress: Progress, show: re.Pattern[str], **kw) -> None:
+    """Run one provisioning command, streaming its interesting lines as progress."""
+    tail: deque[str] = deque(maxlen=40)
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace", **kw
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        line = line.rstrip()
+        tail.append(line)
+        if show.search(line):
+            progress(f"{what}: {line}")
+    if proc.wait() != 0:
+        output = "\n".join(tail)
+        if DISK_FULL in output:
+            raise OSError(errno.ENOSPC, f"{what} ran out of disk space")
+        raise RuntimeProblem(f"{what} failed (exit {proc.returncode}); last output:\n{output}")
+
+
+def _configure_root(root: Path) -> None:
+    """Settings the root needs before the packages go in (see DESIGN.md)."""
+    (root / "etc/postgresql-common").mkdir(parents=True, exist_ok=True)
+    (root / "etc/postgresql-common/createcluster.conf").write_text("create_main_cluster = false\n")
+    policy = root / "usr/sbin/policy-rc.d"
+    policy.write_text("#!/bin/sh\n# no service starts inside the exocortex runtime root\nexit 101\n")
+    policy.chmod(0o755)
+    # The testing suite's Release file can lag behind its Valid-Until date.
+    (root / "etc/apt/apt.conf.d/99exocortex").write_text(
+        'Acquire::Check-Valid-Until "false";\nAPT::Install-Recommends "false";\n'
+    )
+
+
+def _mounted(path: Path) -> bool:
+    target = str(path.resolve())
+    with open("/proc/self/mountinfo") as f:
+        return any(line.split()[4] == target for line in f)
+
+
+def mount_proc(root: Path) -> None:
+    if not _mounted(root / "proc"):
+        subprocess.run(["mount", "-t", "proc", "proc", str(root / "proc")], check=True)
+
+
+def unmount_proc(root: Path) -> None:
+    if _mounted(root / "proc"):
+        subprocess.run(["umount", "-l", str(root / "proc")], check=True)
+
+
+def _install_packages(root: Path, progress: Progress) -> None:
+    names = [p.name for p in read_packages()]
+    mount_proc(root)
+    try:
+        apt = "apt-get -o Dpkg::Use-Pty=0"
+        _run_step(
+            ["chroot", str(root), "sh", "-c", f"{apt} update -q && {apt} install -y -q {' '.join(names)}"],
+            "packages",
+            progress,
+            re.compile(r"^(Get:\d+ \S+ \S+ \S+ (\S+)|Setting up )"),
+            env=CHROOT_ENV,
+        )
+    finally:
+        unmount_proc(root)
+
+
+def provision(cfg: Config, progress: Progress) -> bool:
+    """Build (or top up) the forky root. Returns True when anything was done.
+
+    The root is built in root.partial and renamed only when complete, so a run
+    that fails (disk full, network gone) never leaves a root that looks usable.
+    """
+    check_platform()
+    root = cfg.runtime_root
+    if is_provisioned(cfg):
+        return False
+    try:
+        if (root / MARKER).exists():
+            progress(f"package list changed ({PACKAGE_LIST}); installing into the existing root")
+            _install_packages(root, progress)
+        else:
+            _build_root(cfg, progress)
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            raise RuntimeProblem(
+                f"disk full while provisioning the runtime in {cfg.home}: free at least "
+                f"{MIN_FREE_BYTES // 1024**3} GiB there (or point EXO_HOME elsewhere) and rerun "
+                f"`exo db up`; the half-built root was removed"
+            ) from None
+        raise
+    _write_marker(root)
+    return True
+
+
+def _build_root(cfg: Config, progress: Progress) -> None:
+    partial = cfg.home / "root.partial"
+    if partial.exists():
+        unmount_proc(partial)
+        shutil.rmtree(partial)
+    cfg.home.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(cfg.home).free
+    if free < MIN_FREE_BYTES:
+        raise OSError(errno.ENOSPC, f"only {free // 1024**2} MiB free in {cfg.home}")
+    debootstrap = ensure_debootstrap(progress)
+    mirror = cfg.debian_mirror or host_debian_mirror()
+    if not mirror:
+        raise RuntimeProblem(
+            "found no Debian mirror in /etc/apt; set EXO_DEBIAN_MIRROR to a Debian archive URL"
+        )
+    script = Path("/usr/share/debootstrap/scripts") / cfg.debian_suite
+    if not script.exists():  # Debian 12's debootstrap predates forky: sid's script works
+        script = script.with_name("sid")
+    progress(f"debootstrap {cfg.debian_suite} (minbase) into {partial}")
+    try:
+        _run_step(
+            [debootstrap, "--variant=minbase", cfg.debian_suite, str(partial), mirror, str(script)],
+            "debootstrap",
+            progress,
+            re.compile(r"^I: (Retrieving|Validating|Installing|Configuring) "),
+        )
+        _configure_root(partial)
+        progress(f"installing {len(read_packages())} packages from {PACKAGE_LIST}")
+        _install_packages(partial, progress)
+        (partial / "var/cache/apt/archives").mkdir(exist_ok=True)
+        subprocess.run(["chroot", str(partial), "apt-get", "clean"], env=CHROOT_ENV, check=True)
+        partial.rename(cfg.runtime_root)
+    except BaseException:
+        unmount_proc(partial)
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+
+
+def _write_marker(root: Path) -> None:
+    (root / MARKER).write_text(
+        json.dumps({"packages": packages_digest(), "provisioned_at": time.time()}) + "\n"
+    )
+
+
+# -- the cluster --------------------------------------------------------------------------
+
+
+def _in_root(cfg: Config, argv: list[str], user: str | None = "postgres", **kw):
+    spec = [f"--userspec={user}:{user}"] if user else []
+    return subprocess.run(
+        ["chroot", *spec, str(cfg.runtime_root), *argv],
+        env=CHROOT_ENV,
+        capture_output=True,
+        text=True,
+        **kw,
+    )
+
+
+def server_conf(cfg: Config) -> str:
+    return "\n".join(
+        [
+            "# Written by `exo db up` on every start; edit EXO_* settings instead.",
+            "listen_addresses = '127.0.0.1'",
+            f"port = {cfg.port}",
+            f"unix_socket_directories = '{SOCKET_DIR}'",
+            "shared_preload_libraries = 'age,pg_cron,pg_textsearch'",
+            f"cron.database_name = '{cfg.database}'",
+            # Jobs run in background workers, not over a libpq login that needs a password.
+            "cron.use_background_workers = on",
+            "max_worker_processes = 32",
+            "password_encryption = 'scram-sha-256'",
+            "shared_buffers = '512MB'",
+            "work_mem = '32MB'",
+            "maintenance_work_mem = '512MB'",
+            "jit = off",
+            "",
+        ]
+    )
+
+
+def init_cluster(cfg: Config, progress: Progress) -> bool:
+    root = cfg.runtime_root
+    data = root / DATA_DIR.lstrip("/")
+    if (data / "PG_VERSION").exists():
+        return False
+    progress(f"initdb {DATA_DIR} (UTF-8)")
+    state = root / STATE_DIR.lstrip("/")
+    state.mkdir(parents=True, exist_ok=True)
+    pwfile = state / ".initdb-password"
+    pwfile.write_text(load_secrets(cfg)[ADMIN] + "\n")
+    try:
+        _in_root(cfg, ["chown", "-R", "postgres:postgres", STATE_DIR], user=None, check=True)
+        result = _in_root(
+            cfg,
+            [
+                f"{PGBIN}/initdb", "-D", DATA_DIR, "-E", "UTF8", "--locale=C.UTF-8",
+                "-U", "postgres", f"--pwfile={STATE_DIR}/.initdb-password",
+                "--auth-local=peer", "--auth-host=scram-sha-256",
+            ],
+        )  # fmt: skip
+    finally:
+        pwfile.unlink(missing_ok=True)
+    if result.returncode != 0:
+        if DISK_FULL in result.stderr:
+            raise RuntimeProblem(f"disk full during initdb in {cfg.home}; free space and rerun")
+        raise RuntimeProblem(f"initdb failed:\n{result.stderr.strip()}")
+    with open(data / "postgresql.conf", "a") as f:
+        f.write("\ninclude = 'exocortex.conf'\n")
+    return True
+
+
+def is_running(cfg: Config) -> bool:
+    if not (cfg.runtime_root / DATA_DIR.lstrip("/") / "PG_VERSION").exists():
+        return False
+    mount_proc(cfg.runtime_root)  # pg_ctl status looks the postmaster's pid up in /proc
+    return _in_root(cfg, [f"{PGBIN}/pg_ctl", "status", "-D", DATA_DIR]).returncode == 0
+
+
+def port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def start(cfg: Config, progress: Progress) -> bool:
+    root = cfg.runtime_root
+    if is_running(cfg):
+        return False
+    if not port_free(cfg.port):
+        raise RuntimeProblem(
+            f"port {cfg.port} on 127.0.0.1 is in use by another program; stop it or set "
+            f"EXO_PG_PORT to a free port"
+        )
+    (root / DATA_DIR.lstrip("/") / "exocortex.conf").write_text(server_conf(cfg))
+    _in_root(cfg, ["mkdir", "-p", SOCKET_DIR], user=None, check=True)
+    _in_root(cfg, ["chown", "postgres:postgres", SOCKET_DIR], user=None, check=True)
+    progress(f"starting PostgreSQL {PG_MAJOR} on 127.0.0.1:{cfg.port}")
+    result = _in_root(cfg, [f"{PGBIN}/pg_ctl", "start", "-w", "-t", "120", "-D", DATA_DIR, "-l", LOG_FILE])
+    if result.returncode != 0:
+        log = root / LOG_FILE.lstrip("/")
+        last = log.read_text(errors="replace").splitlines()[-15:] if log.exists() else []
+        raise RuntimeProblem("PostgreSQL did not start:\n" + "\n".join([result.stderr.strip(), *last]))
+    ready = _in_root(cfg, [f"{PGBIN}/pg_isready", "-h", "127.0.0.1", "-p", str(cfg.port), "-t", "30"])
+    if ready.returncode != 0:
+        raise RuntimeProblem(f"PostgreSQL started but is not accepting connections: {ready.stdout}")
+    return True
+
+
+def stop(cfg: Config) -> bool:
+    if not is_running(cfg):
+        if cfg.runtime_root.exists():
+            unmount_proc(cfg.runtime_root)
+        return False
+    result = _in_root(cfg, [f"{PGBIN}/pg_ctl", "stop", "-m", "fast", "-w", "-D", DATA_DIR])
+    if result.returncode != 0:
+        raise RuntimeProblem(f"pg_ctl stop failed: {result.stderr.strip()}")
+    unmount_proc(cfg.runtime_root)
+    return True
+
+
+def data_size(cfg: Config) -> int:
+    total = 0
+    for dirpath, _dirs, names in os.walk(cfg.runtime_root / DATA_DIR.lstrip("/")):
+        for name in names:
+            with contextlib.suppress(FileNotFoundError):
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+    return total
+
+
+def data_dir(cfg: Config) -> Path:
+    return cfg.runtime_root / DATA_DIR.lstrip("/")
+
+
+def client_argv(cfg: Config, tool: str) -> list[str]:
+    """argv that runs one of the runtime's client tools (psql, pg_dump) from the host."""
+    return ["chroot", str(cfg.runtime_root), f"{PGBIN}/{tool}"]

@@ -1,0 +1,138 @@
+"""The database server, whichever it is: the embedded runtime or EXO_DATABASE_URL's."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import sql
+
+from exocortex.config import PG_MAJOR, Config
+from exocortex.db import admin_url, connect
+from exocortex.migrate import CRON, EXTENSIONS
+from exocortex.runtime import local
+from exocortex.runtime.local import Progress, RuntimeProblem
+from exocortex.runtime.packages import package_for_extension
+
+PRELOADED = ("pg_cron", "pg_textsearch")
+
+
+@dataclass
+class UpResult:
+    summary: str
+    provisioned: bool
+    seconds: float
+
+
+def up(cfg: Config, progress: Progress) -> UpResult:
+    """Provision (first time), initialise, start, create the database; idempotent."""
+    began = time.monotonic()
+    if cfg.external_url:
+        version = check_server(cfg)
+        return UpResult(
+            f"using the server at EXO_DATABASE_URL: PostgreSQL {version}; nothing to provision",
+            False,
+            time.monotonic() - began,
+        )
+    provisioned = local.provision(cfg, progress)
+    local.init_cluster(cfg, progress)
+    local.start(cfg, progress)
+    ensure_database(cfg)
+    version = check_server(cfg)
+    seconds = time.monotonic() - began
+    what = f"provisioned in {seconds:.0f} s" if provisioned else f"ready in {seconds:.1f} s"
+    return UpResult(
+        f"exocortex runtime: PostgreSQL {version} on 127.0.0.1:{cfg.port}, database "
+        f"{cfg.database}, data in {local.data_dir(cfg)} ({what})",
+        provisioned,
+        seconds,
+    )
+
+
+def down(cfg: Config) -> str:
+    if cfg.external_url:
+        return "EXO_DATABASE_URL is set: that server is not ours to stop"
+    if not cfg.runtime_root.exists():
+        return "the local runtime is not provisioned; nothing to stop"
+    return "stopped" if local.stop(cfg) else "was not running"
+
+
+def ensure_database(cfg: Config) -> None:
+    with connect(admin_url(cfg, "postgres"), "exo-db-up", autocommit=True) as conn:
+        exists = conn.execute("select 1 from pg_database where datname = %s", (cfg.database,)).fetchone()
+        if not exists:
+            conn.execute(sql.SQL("create database {}").format(sql.Identifier(cfg.database)))
+
+
+def check_server(cfg: Config) -> str:
+    """Connect and check version, extensions and preloads; returns the server version."""
+    url = admin_url(cfg)
+    try:
+        conn = connect(url, "exo-check", autocommit=True, connect_timeout=10)
+    except psycopg.OperationalError as exc:
+        where = "EXO_DATABASE_URL" if cfg.external_url else f"127.0.0.1:{cfg.port}"
+        raise RuntimeProblem(f"cannot connect to the server at {where}: {exc}".strip()) from None
+    with conn:
+        version_num = int(conn.execute("show server_version_num").fetchone()[0])
+        version = conn.execute("show server_version").fetchone()[0].split()[0]
+        if version_num // 10000 < PG_MAJOR:
+            raise RuntimeProblem(f"exocortex needs PostgreSQL {PG_MAJOR}; the server runs {version}")
+        available = {r[0] for r in conn.execute("select name from pg_available_extensions")}
+        missing = [e for e in (*EXTENSIONS, CRON) if e not in available]
+        if missing:
+            raise RuntimeProblem(
+                "the server lacks "
+                + "; ".join(
+                    f"extension {e} (install the Debian package {package_for_extension(e)})" for e in missing
+                )
+            )
+        preload = conn.execute("show shared_preload_libraries").fetchone()[0]
+        absent = [lib for lib in PRELOADED if lib not in preload]
+        if absent:
+            raise RuntimeProblem(
+                f"shared_preload_libraries lacks {', '.join(absent)}; set it to "
+                f"'age,pg_cron,pg_textsearch' and restart the server"
+            )
+    return version
+
+
+def status(cfg: Config) -> dict:
+    """What `exo db status` shows."""
+    info: dict = {
+        "mode": "external (EXO_DATABASE_URL)" if cfg.external_url else "local runtime",
+        "database": cfg.database,
+    }
+    if not cfg.external_url:
+        info |= {
+            "runtime": str(cfg.runtime_root),
+            "provisioned": local.is_provisioned(cfg),
+            "port": cfg.port,
+        }
+        if not (info["provisioned"] and local.is_running(cfg)):
+            info["running"] = False
+            return info
+        info["data_dir"] = str(local.data_dir(cfg))
+        info["data_size_mb"] = round(local.data_size(cfg) / 1024**2, 1)
+    try:
+        with connect(admin_url(cfg), "exo-status", autocommit=True, connect_timeout=5) as conn:
+            info["running"] = True
+            info["version"] = conn.execute("show server_version").fetchone()[0]
+            info["extensions"] = dict(
+                conn.execute(
+                    "select name, coalesce(installed_version, 'available ' || default_version) "
+                    "from pg_available_extensions where name = any(%s) order by name",
+                    ([*EXTENSIONS, CRON, "pgtap", "plpgsql_check"],),
+                ).fetchall()
+            )
+            info["database_size_mb"] = round(
+                conn.execute("select pg_database_size(current_database())").fetchone()[0] / 1024**2,
+                1,
+            )
+            migrated = conn.execute("select to_regclass('exo_private.schema_migrations')").fetchone()
+            if migrated[0]:
+                info["schema"] = conn.execute("select exo.version()").fetchone()[0]
+    except psycopg.OperationalError as exc:
+        info["running"] = False
+        info["error"] = str(exc).strip()
+    return info
