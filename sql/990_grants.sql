@@ -1,13 +1,8 @@
 -- Privileges: the reader may only use the exo API; the writer ingests; nobody else.
 -- Re-applied after every migrate, so new objects are covered.
 
--- Nothing for PUBLIC beyond connecting: no temp tables, no public schema, no internals.
-do $$
-begin
-    execute format('revoke temporary on database %I from public', current_database());
-    execute format('grant temporary on database %I to exo_owner, exo_writer', current_database());
-end
-$$;
+-- Nothing for PUBLIC: no public schema, no internals. (Privileges on the database
+-- itself, such as TEMPORARY, are granted by the migrator: migrate.grant_database_privileges.)
 revoke all on schema public from public;
 grant usage on schema public to exo_owner, exo_writer;
 revoke all on schema exo_private, pgmq from public;

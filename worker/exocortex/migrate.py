@@ -226,6 +226,25 @@ def apply_sql(conn: psycopg.Connection, sql_dir: Path, plpy_dir: Path) -> int:
     return len(paths)
 
 
+def grant_database_privileges(conn: psycopg.Connection) -> None:
+    """Privileges on the database itself and on AGE's catalog.
+
+    Kept apart from sql/990_grants.sql because a database's own ACL is not copied
+    by `create database ... template`: whoever clones a migrated database calls this.
+    """
+    database = conn.execute("select current_database()").fetchone()[0]
+    with conn.transaction():
+        for statement in (
+            "revoke temporary on database {} from public",
+            "grant create, temporary on database {} to exo_owner",
+            "grant temporary on database {} to exo_writer",
+        ):
+            conn.execute(sql.SQL(statement).format(sql.Identifier(database)))
+        # exo_owner creates the workspace graphs (ensure_workspace_graph).
+        conn.execute("grant usage on schema ag_catalog to exo_owner")
+        conn.execute("grant select on ag_catalog.ag_graph, ag_catalog.ag_label to exo_owner")
+
+
 def migrate(cfg: Config, url: str, progress: Callable[[str], None] = lambda _m: None) -> MigrateResult:
     """Bring the database at `url` (an admin URL) up to date."""
     with connect(url, "exo-migrate", autocommit=True) as conn:
@@ -235,15 +254,8 @@ def migrate(cfg: Config, url: str, progress: Callable[[str], None] = lambda _m: 
         try:
             ensure_roles(conn, load_secrets(cfg))
             ensure_extensions(conn)
+            grant_database_privileges(conn)
             with conn.transaction():
-                conn.execute(
-                    sql.SQL("grant create, temporary on database {} to exo_owner").format(
-                        sql.Identifier(database)
-                    )
-                )
-                # exo_owner creates the workspace graphs (ensure_workspace_graph).
-                conn.execute("grant usage on schema ag_catalog to exo_owner")
-                conn.execute("grant select on ag_catalog.ag_graph, ag_catalog.ag_label to exo_owner")
                 conn.execute("set local role exo_owner")
                 conn.execute(BOOTSTRAP)
             result.pgmq_installed = install_pgmq(conn)

@@ -28,6 +28,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable
+from importlib.resources import files
 from pathlib import Path
 
 from exocortex.config import PG_MAJOR, Config
@@ -43,6 +44,7 @@ DATA_DIR = f"{STATE_DIR}/data"
 LOG_FILE = f"{STATE_DIR}/postgresql.log"
 SOCKET_DIR = "/run/postgresql"
 MIN_FREE_BYTES = 2 * 1024**3
+NEARLY_FULL_BYTES = 32 * 1024**2
 DISK_FULL = "No space left on device"
 CHROOT_ENV = {
     "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
@@ -84,9 +86,8 @@ def is_provisioned(cfg: Config) -> bool:
     return marker.exists() and json.loads(marker.read_text()).get("packages") == packages_digest()
 
 
-def host_debian_mirror() -> str | None:
+def host_debian_mirror(sources: Path = Path("/etc/apt")) -> str | None:
     """The Debian mirror this host's apt uses (not its security archive)."""
-    sources = Path("/etc/apt")
     for path in sorted((sources / "sources.list.d").glob("*.sources")):
         for stanza in path.read_text().split("\n\n"):
             fields = dict(line.split(":", 1) for line in stanza.splitlines() if re.match(r"^\w[\w-]*:", line))
@@ -136,16 +137,16 @@ def ensure_debootstrap(progress: Progress) -> str:
 def _run_step(argv: list[str], what: str, progress: Progress, show: re.Pattern[str], **kw) -> None:
     """Run one provisioning command, streaming its interesting lines as progress."""
     tail: deque[str] = deque(maxlen=40)
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace", **kw
-    )
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        line = line.rstrip()
-        tail.append(line)
-        if show.search(line):
-            progress(f"{what}: {line}")
-    if proc.wait() != 0:
+    ) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            line = line.rstrip()
+            tail.append(line)
+            if show.search(line):
+                progress(f"{what}: {line}")
+    if proc.returncode != 0:
         output = "\n".join(tail)
         if DISK_FULL in output:
             raise OSError(errno.ENOSPC, f"{what} ran out of disk space")
@@ -257,9 +258,17 @@ def _build_root(cfg: Config, progress: Progress) -> None:
         (partial / "var/cache/apt/archives").mkdir(exist_ok=True)
         subprocess.run(["chroot", str(partial), "apt-get", "clean"], env=CHROOT_ENV, check=True)
         partial.rename(cfg.runtime_root)
-    except BaseException:
+    except BaseException as exc:
+        # debootstrap reports a full disk as "Couldn't download ..." and keeps the
+        # cause in its log; look there and at the disk before the cleanup frees it.
+        log = partial / "debootstrap/debootstrap.log"
+        full = shutil.disk_usage(cfg.home).free < NEARLY_FULL_BYTES or (
+            log.exists() and DISK_FULL in log.read_text(errors="replace")
+        )
         unmount_proc(partial)
         shutil.rmtree(partial, ignore_errors=True)
+        if full and not (isinstance(exc, OSError) and exc.errno == errno.ENOSPC):
+            raise OSError(errno.ENOSPC, f"{cfg.home} filled up while provisioning") from exc
         raise
 
 
@@ -284,24 +293,15 @@ def _in_root(cfg: Config, argv: list[str], user: str | None = "postgres", **kw):
 
 
 def server_conf(cfg: Config) -> str:
-    return "\n".join(
-        [
-            "# Written by `exo db up` on every start; edit EXO_* settings instead.",
-            "listen_addresses = '127.0.0.1'",
-            f"port = {cfg.port}",
-            f"unix_socket_directories = '{SOCKET_DIR}'",
-            "shared_preload_libraries = 'age,pg_cron,pg_textsearch'",
-            f"cron.database_name = '{cfg.database}'",
-            # Jobs run in background workers, not over a libpq login that needs a password.
-            "cron.use_background_workers = on",
-            "max_worker_processes = 32",
-            "password_encryption = 'scram-sha-256'",
-            "shared_buffers = '512MB'",
-            "work_mem = '32MB'",
-            "maintenance_work_mem = '512MB'",
-            "jit = off",
-            "",
-        ]
+    """The shared settings file plus what only the embedded runtime decides."""
+    shared = files("exocortex.runtime").joinpath("postgresql.conf").read_text()
+    return (
+        "# Written by `exo db up` on every start; set EXO_PG_PORT / EXO_DB_NAME instead.\n"
+        f"{shared}\n"
+        "listen_addresses = '127.0.0.1'\n"
+        f"port = {cfg.port}\n"
+        f"unix_socket_directories = '{SOCKET_DIR}'\n"
+        f"cron.database_name = '{cfg.database}'\n"
     )
 
 
@@ -353,15 +353,19 @@ def port_free(port: int) -> bool:
     return True
 
 
+def require_port_free(port: int) -> None:
+    if not port_free(port):
+        raise RuntimeProblem(
+            f"port {port} on 127.0.0.1 is in use by another program; stop it or set "
+            f"EXO_PG_PORT to a free port"
+        )
+
+
 def start(cfg: Config, progress: Progress) -> bool:
     root = cfg.runtime_root
     if is_running(cfg):
         return False
-    if not port_free(cfg.port):
-        raise RuntimeProblem(
-            f"port {cfg.port} on 127.0.0.1 is in use by another program; stop it or set "
-            f"EXO_PG_PORT to a free port"
-        )
+    require_port_free(cfg.port)
     (root / DATA_DIR.lstrip("/") / "exocortex.conf").write_text(server_conf(cfg))
     _in_root(cfg, ["mkdir", "-p", SOCKET_DIR], user=None, check=True)
     _in_root(cfg, ["chown", "postgres:postgres", SOCKET_DIR], user=None, check=True)

@@ -1,0 +1,4116 @@
+--
+-- PostgreSQL database dump
+--
+
+--
+-- Name: ag_catalog; Type: SCHEMA; Schema: -; Owner: postgres
+--
+
+CREATE SCHEMA ag_catalog;
+
+ALTER SCHEMA ag_catalog OWNER TO postgres;
+
+--
+-- Name: exo; Type: SCHEMA; Schema: -; Owner: exo_owner
+--
+
+CREATE SCHEMA exo;
+
+ALTER SCHEMA exo OWNER TO exo_owner;
+
+--
+-- Name: SCHEMA exo; Type: COMMENT; Schema: -; Owner: exo_owner
+--
+
+COMMENT ON SCHEMA exo IS 'The exocortex API: the only schema agents (exo_reader) may use. \df+ exo.* is the manual.';
+
+--
+-- Name: exo_private; Type: SCHEMA; Schema: -; Owner: exo_owner
+--
+
+CREATE SCHEMA exo_private;
+
+ALTER SCHEMA exo_private OWNER TO exo_owner;
+
+--
+-- Name: SCHEMA exo_private; Type: COMMENT; Schema: -; Owner: exo_owner
+--
+
+COMMENT ON SCHEMA exo_private IS 'exocortex internals: tables and helper functions behind the exo API.';
+
+--
+-- Name: graph_administrative; Type: SCHEMA; Schema: -; Owner: postgres
+--
+
+CREATE SCHEMA graph_administrative;
+
+ALTER SCHEMA graph_administrative OWNER TO postgres;
+
+--
+-- Name: graph_creative; Type: SCHEMA; Schema: -; Owner: postgres
+--
+
+CREATE SCHEMA graph_creative;
+
+ALTER SCHEMA graph_creative OWNER TO postgres;
+
+--
+-- Name: graph_personal; Type: SCHEMA; Schema: -; Owner: postgres
+--
+
+CREATE SCHEMA graph_personal;
+
+ALTER SCHEMA graph_personal OWNER TO postgres;
+
+--
+-- Name: graph_technical; Type: SCHEMA; Schema: -; Owner: postgres
+--
+
+CREATE SCHEMA graph_technical;
+
+ALTER SCHEMA graph_technical OWNER TO postgres;
+
+--
+-- Name: pgmq; Type: SCHEMA; Schema: -; Owner: exo_owner
+--
+
+CREATE SCHEMA pgmq;
+
+ALTER SCHEMA pgmq OWNER TO exo_owner;
+
+--
+-- Name: plpython3u; Type: EXTENSION; Schema: -; Owner: -
+--
+
+CREATE EXTENSION IF NOT EXISTS plpython3u WITH SCHEMA pg_catalog;
+
+--
+-- Name: EXTENSION plpython3u; Type: COMMENT; Schema: -; Owner: 
+--
+
+COMMENT ON EXTENSION plpython3u IS 'PL/Python3U untrusted procedural language';
+
+--
+-- Name: age; Type: EXTENSION; Schema: -; Owner: -
+--
+
+CREATE EXTENSION IF NOT EXISTS age WITH SCHEMA ag_catalog;
+
+--
+-- Name: EXTENSION age; Type: COMMENT; Schema: -; Owner: 
+--
+
+COMMENT ON EXTENSION age IS 'AGE database extension';
+
+--
+-- Name: pg_textsearch; Type: EXTENSION; Schema: -; Owner: -
+--
+
+CREATE EXTENSION IF NOT EXISTS pg_textsearch WITH SCHEMA public;
+
+--
+-- Name: EXTENSION pg_textsearch; Type: COMMENT; Schema: -; Owner: 
+--
+
+COMMENT ON EXTENSION pg_textsearch IS 'Full-text search with BM25 ranking';
+
+--
+-- Name: vector; Type: EXTENSION; Schema: -; Owner: -
+--
+
+CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;
+
+--
+-- Name: EXTENSION vector; Type: COMMENT; Schema: -; Owner: 
+--
+
+COMMENT ON EXTENSION vector IS 'vector data type and ivfflat and hnsw access methods';
+
+--
+-- Name: message_record; Type: TYPE; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE TYPE pgmq.message_record AS (
+	msg_id bigint,
+	read_ct integer,
+	enqueued_at timestamp with time zone,
+	last_read_at timestamp with time zone,
+	vt timestamp with time zone,
+	message jsonb,
+	headers jsonb
+);
+
+ALTER TYPE pgmq.message_record OWNER TO exo_owner;
+
+--
+-- Name: metrics_result; Type: TYPE; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE TYPE pgmq.metrics_result AS (
+	queue_name text,
+	queue_length bigint,
+	newest_msg_age_sec integer,
+	oldest_msg_age_sec integer,
+	total_messages bigint,
+	scrape_time timestamp with time zone,
+	queue_visible_length bigint,
+	default_partition_length bigint
+);
+
+ALTER TYPE pgmq.metrics_result OWNER TO exo_owner;
+
+--
+-- Name: queue_record; Type: TYPE; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE TYPE pgmq.queue_record AS (
+	queue_name character varying,
+	is_partitioned boolean,
+	is_unlogged boolean,
+	created_at timestamp with time zone
+);
+
+ALTER TYPE pgmq.queue_record OWNER TO exo_owner;
+
+--
+-- Name: setting(text); Type: FUNCTION; Schema: exo; Owner: exo_owner
+--
+
+CREATE FUNCTION exo.setting(setting_key text) RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select value from exo_private.settings where key = setting_key
+$$;
+
+ALTER FUNCTION exo.setting(setting_key text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION setting(setting_key text); Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo.setting(setting_key text) IS 'The value of one setting (jsonb), or null when unset.';
+
+--
+-- Name: version(); Type: FUNCTION; Schema: exo; Owner: exo_owner
+--
+
+CREATE FUNCTION exo.version() RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select jsonb_build_object(
+        'schema', (select max(name) from exo_private.schema_migrations),
+        'migrations', (select count(*) from exo_private.schema_migrations),
+        'components', (select coalesce(jsonb_object_agg(name, version), '{}') from exo_private.components),
+        'extensions', (select jsonb_object_agg(extname, extversion) from pg_catalog.pg_extension),
+        'server', pg_catalog.current_setting('server_version')
+    )
+$$;
+
+ALTER FUNCTION exo.version() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION version(); Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo.version() IS 'Schema version (last migration), vendored components, extension versions and server version.';
+
+--
+-- Name: canonical_key(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.canonical_key(name text) RETURNS text
+    LANGUAGE plpython3u IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+"""Text normalisation shared by the database and the worker (stdlib only).
+
+Inlined into plpython3u functions by the migrator (`# exo:include textnorm`),
+and importable as plain Python for tests.
+"""
+
+import re
+import unicodedata
+
+_SPACE = re.compile(r"\s+")
+_EDGE_PUNCT = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+
+def canonical_key(name):
+    """The identity key of a name: NFKC, case-folded, inner whitespace collapsed,
+    surrounding quotes and punctuation removed. "  Jane  DOE. " -> "jane doe".
+    Returns None for None or for a name with nothing left."""
+    if name is None:
+        return None
+    text = unicodedata.normalize("NFKC", name).casefold()
+    text = _SPACE.sub(" ", text).strip().strip(_EDGE_PUNCT).strip()
+    return text or None
+return canonical_key(name)
+$$;
+
+ALTER FUNCTION exo_private.canonical_key(name text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION canonical_key(name text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.canonical_key(name text) IS 'Identity key of an entity name: NFKC, case-folded, whitespace collapsed, edge punctuation removed.';
+
+--
+-- Name: ensure_workspace_graph(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.ensure_workspace_graph(workspace text) RETURNS name
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'ag_catalog', 'exo_private', 'pg_temp'
+    AS $$
+declare
+    graph name := exo_private.graph_name(workspace);
+begin
+    if not exists (select 1 from exo_private.workspaces w where w.name = workspace) then
+        raise exception 'workspace % does not exist', workspace
+            using hint = 'insert it into exo_private.workspaces first';
+    end if;
+    if not exists (select 1 from ag_catalog.ag_graph g where g.name = graph) then
+        perform ag_catalog.create_graph(graph);
+    end if;
+    return graph;
+end
+$$;
+
+ALTER FUNCTION exo_private.ensure_workspace_graph(workspace text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION ensure_workspace_graph(workspace text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.ensure_workspace_graph(workspace text) IS 'Create the AGE graph of a workspace when missing; returns its name. Reused by every issue that adds a workspace.';
+
+--
+-- Name: graph_name(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.graph_name(workspace text) RETURNS name
+    LANGUAGE sql IMMUTABLE STRICT
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select ('graph_' || workspace)::name
+$$;
+
+ALTER FUNCTION exo_private.graph_name(workspace text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION graph_name(workspace text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.graph_name(workspace text) IS 'The name of a workspace''s AGE graph.';
+
+--
+-- Name: set_setting(text, jsonb, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text DEFAULT NULL::text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    if what is null and not exists (select 1 from settings where key = setting_key) then
+        raise exception 'setting % does not exist yet: give it a description', setting_key;
+    end if;
+    insert into settings (key, value, description)
+    values (setting_key, new_value, what)
+    on conflict (key) do update
+        set value = excluded.value,
+            description = coalesce(what, settings.description),
+            updated_at = now();
+end
+$$;
+
+ALTER FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION set_setting(setting_key text, new_value jsonb, what text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) IS 'Create or change a setting; a new one needs a description.';
+
+--
+-- Name: workspace_created(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.workspace_created() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    perform exo_private.ensure_workspace_graph(new.name);
+    return new;
+end
+$$;
+
+ALTER FUNCTION exo_private.workspace_created() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION workspace_created(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.workspace_created() IS 'Trigger: a new workspace gets its AGE graph.';
+
+--
+-- Name: _belongs_to_pgmq(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq._belongs_to_pgmq(table_name text) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    sql TEXT;
+    result BOOLEAN;
+BEGIN
+  SELECT EXISTS (
+    SELECT 1
+    FROM pg_depend
+    WHERE refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pgmq')
+    AND objid = (
+        SELECT oid
+        FROM pg_class
+        WHERE relname = table_name
+    )
+  ) INTO result;
+  RETURN result;
+END;
+$$;
+
+ALTER FUNCTION pgmq._belongs_to_pgmq(table_name text) OWNER TO exo_owner;
+
+--
+-- Name: _create_fifo_index_if_not_exists(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq._create_fifo_index_if_not_exists(queue_name text) RETURNS void
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+    index_name TEXT := qtable || '_fifo_idx';
+BEGIN
+    -- Create GIN index on headers for efficient FIFO key lookups
+    EXECUTE FORMAT(
+        $QUERY$
+        CREATE INDEX IF NOT EXISTS %I ON pgmq.%I USING GIN (headers);
+        $QUERY$,
+        index_name, qtable
+    );
+END;
+$_$;
+
+ALTER FUNCTION pgmq._create_fifo_index_if_not_exists(queue_name text) OWNER TO exo_owner;
+
+--
+-- Name: _ensure_pg_partman_installed(); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq._ensure_pg_partman_installed() RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF NOT pgmq._extension_exists('pg_partman') THEN
+    RAISE EXCEPTION 'pg_partman is required for partitioned queues';
+  END IF;
+END;
+$$;
+
+ALTER FUNCTION pgmq._ensure_pg_partman_installed() OWNER TO exo_owner;
+
+--
+-- Name: _extension_exists(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq._extension_exists(extension_name text) RETURNS boolean
+    LANGUAGE sql
+    AS $$
+SELECT EXISTS (
+    SELECT 1
+    FROM pg_extension
+    WHERE extname = extension_name
+)
+$$;
+
+ALTER FUNCTION pgmq._extension_exists(extension_name text) OWNER TO exo_owner;
+
+--
+-- Name: _get_partition_col(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq._get_partition_col(partition_interval text) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  num INTEGER;
+BEGIN
+    BEGIN
+        num := partition_interval::INTEGER;
+        RETURN 'msg_id';
+    EXCEPTION
+        WHEN others THEN
+            RETURN 'enqueued_at';
+    END;
+END;
+$$;
+
+ALTER FUNCTION pgmq._get_partition_col(partition_interval text) OWNER TO exo_owner;
+
+--
+-- Name: _get_pg_partman_major_version(); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq._get_pg_partman_major_version() RETURNS integer
+    LANGUAGE sql
+    AS $$
+  SELECT split_part(extversion, '.', 1)::INT
+  FROM pg_extension
+  WHERE extname = 'pg_partman'
+$$;
+
+ALTER FUNCTION pgmq._get_pg_partman_major_version() OWNER TO exo_owner;
+
+--
+-- Name: _get_pg_partman_schema(); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq._get_pg_partman_schema() RETURNS text
+    LANGUAGE sql
+    AS $$
+  SELECT
+    extnamespace::regnamespace::text
+  FROM
+    pg_extension
+  WHERE
+    extname = 'pg_partman';
+$$;
+
+ALTER FUNCTION pgmq._get_pg_partman_schema() OWNER TO exo_owner;
+
+--
+-- Name: _send_batch(text, jsonb[], jsonb[], timestamp with time zone); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq._send_batch(queue_name text, msgs jsonb[], headers jsonb[], delay timestamp with time zone) RETURNS SETOF bigint
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    sql TEXT;
+    qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+BEGIN
+    sql := FORMAT(
+            $QUERY$
+        INSERT INTO pgmq.%I (vt, message, headers)
+        SELECT $2, unnest($1), unnest(coalesce($3, ARRAY[]::jsonb[]))
+        RETURNING msg_id;
+        $QUERY$,
+            qtable
+           );
+    RETURN QUERY EXECUTE sql USING msgs, delay, headers;
+END;
+$_$;
+
+ALTER FUNCTION pgmq._send_batch(queue_name text, msgs jsonb[], headers jsonb[], delay timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: _validate_batch_params(jsonb[], jsonb[]); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq._validate_batch_params(msgs jsonb[], headers jsonb[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    -- Validate that msgs is not NULL or empty
+    IF msgs IS NULL OR array_length(msgs, 1) IS NULL THEN
+        RAISE EXCEPTION 'msgs cannot be NULL or empty';
+    END IF;
+
+    -- Validate that headers array length matches msgs array length if headers is provided
+    -- Note: array_length returns NULL for empty arrays, so we use COALESCE to treat empty arrays as length 0
+    IF headers IS NOT NULL AND COALESCE(array_length(headers, 1), 0) != COALESCE(array_length(msgs, 1), 0) THEN
+        RAISE EXCEPTION 'headers array length (%) must match msgs array length (%)',
+            COALESCE(array_length(headers, 1), 0), COALESCE(array_length(msgs, 1), 0);
+    END IF;
+END;
+$$;
+
+ALTER FUNCTION pgmq._validate_batch_params(msgs jsonb[], headers jsonb[]) OWNER TO exo_owner;
+
+--
+-- Name: acquire_queue_lock(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.acquire_queue_lock(queue_name text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtext('pgmq.queue_' || queue_name));
+END;
+$$;
+
+ALTER FUNCTION pgmq.acquire_queue_lock(queue_name text) OWNER TO exo_owner;
+
+--
+-- Name: archive(text, bigint[]); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.archive(queue_name text, msg_ids bigint[]) RETURNS SETOF bigint
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    sql TEXT;
+    qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+    atable TEXT := pgmq.format_table_name(queue_name, 'a');
+BEGIN
+    sql := FORMAT(
+        $QUERY$
+        WITH archived AS (
+            DELETE FROM pgmq.%I
+            WHERE msg_id = ANY($1)
+            RETURNING msg_id, vt, read_ct, enqueued_at, last_read_at, message, headers
+        )
+        INSERT INTO pgmq.%I (msg_id, vt, read_ct, enqueued_at, last_read_at, message, headers)
+        SELECT msg_id, vt, read_ct, enqueued_at, last_read_at, message, headers
+        FROM archived
+        RETURNING msg_id;
+        $QUERY$,
+        qtable, atable
+    );
+    RETURN QUERY EXECUTE sql USING msg_ids;
+END;
+$_$;
+
+ALTER FUNCTION pgmq.archive(queue_name text, msg_ids bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: archive(text, bigint); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.archive(queue_name text, msg_id bigint) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    sql TEXT;
+    result BIGINT;
+    qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+    atable TEXT := pgmq.format_table_name(queue_name, 'a');
+BEGIN
+    sql := FORMAT(
+        $QUERY$
+        WITH archived AS (
+            DELETE FROM pgmq.%I
+            WHERE msg_id = $1
+            RETURNING msg_id, vt, read_ct, enqueued_at, last_read_at, message, headers
+        )
+        INSERT INTO pgmq.%I (msg_id, vt, read_ct, enqueued_at, last_read_at, message, headers)
+        SELECT msg_id, vt, read_ct, enqueued_at, last_read_at, message, headers
+        FROM archived
+        RETURNING msg_id;
+        $QUERY$,
+        qtable, atable
+    );
+    EXECUTE sql USING msg_id INTO result;
+    RETURN NOT (result IS NULL);
+END;
+$_$;
+
+ALTER FUNCTION pgmq.archive(queue_name text, msg_id bigint) OWNER TO exo_owner;
+
+--
+-- Name: bind_topic(text, text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.bind_topic(pattern text, queue_name text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pgmq.validate_topic_pattern(pattern);
+    IF queue_name IS NULL OR queue_name = '' THEN
+        RAISE EXCEPTION 'queue_name cannot be NULL or empty';
+    END IF;
+
+    IF NOT EXISTS (SELECT 1 FROM pgmq.meta WHERE meta.queue_name = bind_topic.queue_name) THEN
+        RAISE EXCEPTION 'Queue "%" does not exist. Create the queue first using pgmq.create()', queue_name;
+    END IF;
+
+    INSERT INTO pgmq.topic_bindings (pattern, queue_name)
+    VALUES (pattern, queue_name)
+    ON CONFLICT ON CONSTRAINT topic_bindings_unique_pattern_queue DO NOTHING;
+END;
+$$;
+
+ALTER FUNCTION pgmq.bind_topic(pattern text, queue_name text) OWNER TO exo_owner;
+
+--
+-- Name: convert_archive_partitioned(text, text, text, integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.convert_archive_partitioned(table_name text, partition_interval text DEFAULT '10000'::text, retention_interval text DEFAULT '100000'::text, leading_partition integer DEFAULT 10) RETURNS void
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+  a_table_name TEXT := pgmq.format_table_name(table_name, 'a');
+  a_table_name_old TEXT := pgmq.format_table_name(table_name, 'a') || '_old';
+  qualified_a_table_name TEXT := format('pgmq.%I', a_table_name);
+  partition_col TEXT;
+  a_partition_col TEXT;
+BEGIN
+
+  PERFORM c.relkind
+    FROM pg_class c
+    JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE c.relname = a_table_name
+    AND c.relkind = 'p';
+
+  IF FOUND THEN
+    RAISE NOTICE 'Table %s is already partitioned', a_table_name;
+    RETURN;
+  END IF;
+
+  PERFORM c.relkind
+    FROM pg_class c
+    JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE c.relname = a_table_name
+    AND c.relkind = 'r';
+
+  IF NOT FOUND THEN
+    RAISE NOTICE 'Table %s does not exists', a_table_name;
+    RETURN;
+  END IF;
+
+  SELECT pgmq._get_partition_col(partition_interval) INTO partition_col;
+
+  -- For archive tables, use archived_at for time-based partitioning
+  IF partition_col = 'enqueued_at' THEN
+    a_partition_col := 'archived_at';
+  ELSE
+    a_partition_col := partition_col;
+  END IF;
+
+  EXECUTE 'ALTER TABLE ' || qualified_a_table_name || ' RENAME TO ' || a_table_name_old;
+
+  -- When partitioning by time (archived_at), we need to exclude constraints and indexes
+  -- because the existing PRIMARY KEY on msg_id alone is incompatible with partitioning by archived_at.
+  -- When partitioning by msg_id, we can keep all constraints including PRIMARY KEY.
+  IF a_partition_col = 'archived_at' THEN
+    EXECUTE format( 'CREATE TABLE pgmq.%I (LIKE pgmq.%I including defaults including generated including storage including comments) PARTITION BY RANGE (%I)', a_table_name, a_table_name_old, a_partition_col );
+  ELSE
+    EXECUTE format( 'CREATE TABLE pgmq.%I (LIKE pgmq.%I including all) PARTITION BY RANGE (%I)', a_table_name, a_table_name_old, a_partition_col );
+  END IF;
+
+  EXECUTE 'ALTER INDEX pgmq.archived_at_idx_' || table_name || ' RENAME TO archived_at_idx_' || table_name || '_old';
+  EXECUTE 'CREATE INDEX archived_at_idx_'|| table_name || ' ON ' || qualified_a_table_name ||'(archived_at)';
+
+  -- https://github.com/pgpartman/pg_partman/blob/master/doc/pg_partman.md
+  -- p_parent_table - the existing parent table. MUST be schema qualified, even if in public schema.
+  EXECUTE FORMAT(
+    $QUERY$
+    SELECT %I.create_parent(
+      p_parent_table := %L,
+      p_control := %L,
+      p_interval := %L,
+      p_type := case
+        when pgmq._get_pg_partman_major_version() = 5 then 'range'
+        else 'native'
+      end
+    )
+    $QUERY$,
+    pgmq._get_pg_partman_schema(),
+    qualified_a_table_name,
+    a_partition_col,
+    partition_interval
+  );
+
+  EXECUTE FORMAT(
+    $QUERY$
+    UPDATE %I.part_config
+    SET
+      retention = %L,
+      retention_keep_table = false,
+      retention_keep_index = false,
+      infinite_time_partitions = true
+    WHERE
+      parent_table = %L;
+    $QUERY$,
+    pgmq._get_pg_partman_schema(),
+    retention_interval,
+    qualified_a_table_name
+  );
+END;
+$_$;
+
+ALTER FUNCTION pgmq.convert_archive_partitioned(table_name text, partition_interval text, retention_interval text, leading_partition integer) OWNER TO exo_owner;
+
+--
+-- Name: create(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq."create"(queue_name text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pgmq.create_non_partitioned(queue_name);
+END;
+$$;
+
+ALTER FUNCTION pgmq."create"(queue_name text) OWNER TO exo_owner;
+
+--
+-- Name: create_fifo_index(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.create_fifo_index(queue_name text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pgmq._create_fifo_index_if_not_exists(queue_name);
+END;
+$$;
+
+ALTER FUNCTION pgmq.create_fifo_index(queue_name text) OWNER TO exo_owner;
+
+--
+-- Name: create_fifo_indexes_all(); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.create_fifo_indexes_all() RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    queue_record RECORD;
+BEGIN
+    FOR queue_record IN SELECT queue_name FROM pgmq.meta LOOP
+        PERFORM pgmq.create_fifo_index(queue_record.queue_name);
+    END LOOP;
+END;
+$$;
+
+ALTER FUNCTION pgmq.create_fifo_indexes_all() OWNER TO exo_owner;
+
+--
+-- Name: create_non_partitioned(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.create_non_partitioned(queue_name text) RETURNS void
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+  qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+  qtable_seq TEXT := qtable || '_msg_id_seq';
+  atable TEXT := pgmq.format_table_name(queue_name, 'a');
+BEGIN
+  PERFORM pgmq.validate_queue_name(queue_name);
+  PERFORM pgmq.acquire_queue_lock(queue_name);
+
+  EXECUTE FORMAT(
+    $QUERY$
+    CREATE TABLE IF NOT EXISTS pgmq.%I (
+        msg_id BIGINT PRIMARY KEY GENERATED ALWAYS AS IDENTITY,
+        read_ct INT DEFAULT 0 NOT NULL,
+        enqueued_at TIMESTAMP WITH TIME ZONE DEFAULT now() NOT NULL,
+        last_read_at TIMESTAMP WITH TIME ZONE,
+        vt TIMESTAMP WITH TIME ZONE NOT NULL,
+        message JSONB,
+        headers JSONB
+    )
+    $QUERY$,
+    qtable
+  );
+
+  EXECUTE FORMAT(
+    $QUERY$
+    CREATE TABLE IF NOT EXISTS pgmq.%I (
+      msg_id BIGINT PRIMARY KEY,
+      read_ct INT DEFAULT 0 NOT NULL,
+      enqueued_at TIMESTAMP WITH TIME ZONE DEFAULT now() NOT NULL,
+      last_read_at TIMESTAMP WITH TIME ZONE,
+      archived_at TIMESTAMP WITH TIME ZONE DEFAULT now() NOT NULL,
+      vt TIMESTAMP WITH TIME ZONE NOT NULL,
+      message JSONB,
+      headers JSONB
+    );
+    $QUERY$,
+    atable
+  );
+
+  EXECUTE FORMAT(
+    $QUERY$
+    CREATE INDEX IF NOT EXISTS %I ON pgmq.%I (vt ASC);
+    $QUERY$,
+    qtable || '_vt_idx', qtable
+  );
+
+  EXECUTE FORMAT(
+    $QUERY$
+    CREATE INDEX IF NOT EXISTS %I ON pgmq.%I (archived_at);
+    $QUERY$,
+    'archived_at_idx_' || queue_name, atable
+  );
+
+  EXECUTE FORMAT(
+    $QUERY$
+    INSERT INTO pgmq.meta (queue_name, is_partitioned, is_unlogged)
+    VALUES (%L, false, false)
+    ON CONFLICT
+    DO NOTHING;
+    $QUERY$,
+    queue_name
+  );
+
+END;
+$_$;
+
+ALTER FUNCTION pgmq.create_non_partitioned(queue_name text) OWNER TO exo_owner;
+
+--
+-- Name: create_partitioned(text, text, text, integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.create_partitioned(queue_name text, partition_interval text DEFAULT '10000'::text, retention_interval text DEFAULT '100000'::text, premake integer DEFAULT 4) RETURNS void
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+  partition_col TEXT;
+  a_partition_col TEXT;
+  qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+  qtable_seq TEXT := qtable || '_msg_id_seq';
+  atable TEXT := pgmq.format_table_name(queue_name, 'a');
+  fq_qtable TEXT := 'pgmq.' || qtable;
+  fq_atable TEXT := 'pgmq.' || atable;
+BEGIN
+  PERFORM pgmq.validate_queue_name(queue_name);
+  PERFORM pgmq.acquire_queue_lock(queue_name);
+  PERFORM pgmq._ensure_pg_partman_installed();
+  IF premake < 1 THEN
+    RAISE EXCEPTION 'premake must be at least 1, got %', premake;
+  END IF;
+  SELECT pgmq._get_partition_col(partition_interval) INTO partition_col;
+
+  EXECUTE FORMAT(
+    $QUERY$
+    CREATE TABLE IF NOT EXISTS pgmq.%I (
+        msg_id BIGINT GENERATED BY DEFAULT AS IDENTITY,
+        read_ct INT DEFAULT 0 NOT NULL,
+        enqueued_at TIMESTAMP WITH TIME ZONE DEFAULT now() NOT NULL,
+        last_read_at TIMESTAMP WITH TIME ZONE,
+        vt TIMESTAMP WITH TIME ZONE NOT NULL,
+        message JSONB,
+        headers JSONB
+    ) PARTITION BY RANGE (%I)
+    $QUERY$,
+    qtable, partition_col
+  );
+
+  -- https://github.com/pgpartman/pg_partman/blob/master/doc/pg_partman.md
+  -- p_parent_table - the existing parent table. MUST be schema qualified, even if in public schema.
+  EXECUTE FORMAT(
+    $QUERY$
+    SELECT %I.create_parent(
+      p_parent_table := %L,
+      p_control := %L,
+      p_interval := %L,
+      p_premake := %s,
+      p_type := case
+        when pgmq._get_pg_partman_major_version() = 5 then 'range'
+        else 'native'
+      end
+    )
+    $QUERY$,
+    pgmq._get_pg_partman_schema(),
+    fq_qtable,
+    partition_col,
+    partition_interval,
+    premake
+  );
+
+  EXECUTE FORMAT(
+    $QUERY$
+    CREATE INDEX IF NOT EXISTS %I ON pgmq.%I (%I);
+    $QUERY$,
+    qtable || '_part_idx', qtable, partition_col
+  );
+
+  EXECUTE FORMAT(
+    $QUERY$
+    UPDATE %I.part_config
+    SET
+        retention = %L,
+        retention_keep_table = false,
+        retention_keep_index = true,
+        automatic_maintenance = 'on'
+    WHERE parent_table = %L;
+    $QUERY$,
+    pgmq._get_pg_partman_schema(),
+    retention_interval,
+    'pgmq.' || qtable
+  );
+
+  EXECUTE FORMAT(
+    $QUERY$
+    INSERT INTO pgmq.meta (queue_name, is_partitioned, is_unlogged)
+    VALUES (%L, true, false)
+    ON CONFLICT
+    DO NOTHING;
+    $QUERY$,
+    queue_name
+  );
+
+  IF partition_col = 'enqueued_at' THEN
+    a_partition_col := 'archived_at';
+  ELSE
+    a_partition_col := partition_col;
+  END IF;
+
+  EXECUTE FORMAT(
+    $QUERY$
+    CREATE TABLE IF NOT EXISTS pgmq.%I (
+      msg_id BIGINT NOT NULL,
+      read_ct INT DEFAULT 0 NOT NULL,
+      enqueued_at TIMESTAMP WITH TIME ZONE DEFAULT now() NOT NULL,
+      last_read_at TIMESTAMP WITH TIME ZONE,
+      archived_at TIMESTAMP WITH TIME ZONE DEFAULT now() NOT NULL,
+      vt TIMESTAMP WITH TIME ZONE NOT NULL,
+      message JSONB,
+      headers JSONB
+    ) PARTITION BY RANGE (%I);
+    $QUERY$,
+    atable, a_partition_col
+  );
+
+  -- https://github.com/pgpartman/pg_partman/blob/master/doc/pg_partman.md
+  -- p_parent_table - the existing parent table. MUST be schema qualified, even if in public schema.
+  EXECUTE FORMAT(
+    $QUERY$
+    SELECT %I.create_parent(
+      p_parent_table := %L,
+      p_control := %L,
+      p_interval := %L,
+      p_premake := %s,
+      p_type := case
+        when pgmq._get_pg_partman_major_version() = 5 then 'range'
+        else 'native'
+      end
+    )
+    $QUERY$,
+    pgmq._get_pg_partman_schema(),
+    fq_atable,
+    a_partition_col,
+    partition_interval,
+    premake
+  );
+
+  EXECUTE FORMAT(
+    $QUERY$
+    UPDATE %I.part_config
+    SET
+        retention = %L,
+        retention_keep_table = false,
+        retention_keep_index = true,
+        automatic_maintenance = 'on'
+    WHERE parent_table = %L;
+    $QUERY$,
+    pgmq._get_pg_partman_schema(),
+    retention_interval,
+    'pgmq.' || atable
+  );
+
+  EXECUTE FORMAT(
+    $QUERY$
+    CREATE INDEX IF NOT EXISTS %I ON pgmq.%I (archived_at);
+    $QUERY$,
+    'archived_at_idx_' || queue_name, atable
+  );
+
+END;
+$_$;
+
+ALTER FUNCTION pgmq.create_partitioned(queue_name text, partition_interval text, retention_interval text, premake integer) OWNER TO exo_owner;
+
+--
+-- Name: create_unlogged(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.create_unlogged(queue_name text) RETURNS void
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+  qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+  qtable_seq TEXT := qtable || '_msg_id_seq';
+  atable TEXT := pgmq.format_table_name(queue_name, 'a');
+BEGIN
+  PERFORM pgmq.validate_queue_name(queue_name);
+  PERFORM pgmq.acquire_queue_lock(queue_name);
+
+  EXECUTE FORMAT(
+    $QUERY$
+    CREATE UNLOGGED TABLE IF NOT EXISTS pgmq.%I (
+        msg_id BIGINT PRIMARY KEY GENERATED ALWAYS AS IDENTITY,
+        read_ct INT DEFAULT 0 NOT NULL,
+        enqueued_at TIMESTAMP WITH TIME ZONE DEFAULT now() NOT NULL,
+        last_read_at TIMESTAMP WITH TIME ZONE,
+        vt TIMESTAMP WITH TIME ZONE NOT NULL,
+        message JSONB,
+        headers JSONB
+    )
+    $QUERY$,
+    qtable
+  );
+
+  EXECUTE FORMAT(
+    $QUERY$
+    CREATE TABLE IF NOT EXISTS pgmq.%I (
+      msg_id BIGINT PRIMARY KEY,
+      read_ct INT DEFAULT 0 NOT NULL,
+      enqueued_at TIMESTAMP WITH TIME ZONE DEFAULT now() NOT NULL,
+      last_read_at TIMESTAMP WITH TIME ZONE,
+      archived_at TIMESTAMP WITH TIME ZONE DEFAULT now() NOT NULL,
+      vt TIMESTAMP WITH TIME ZONE NOT NULL,
+      message JSONB,
+      headers JSONB
+    );
+    $QUERY$,
+    atable
+  );
+
+  EXECUTE FORMAT(
+    $QUERY$
+    CREATE INDEX IF NOT EXISTS %I ON pgmq.%I (vt ASC);
+    $QUERY$,
+    qtable || '_vt_idx', qtable
+  );
+
+  EXECUTE FORMAT(
+    $QUERY$
+    CREATE INDEX IF NOT EXISTS %I ON pgmq.%I (archived_at);
+    $QUERY$,
+    'archived_at_idx_' || queue_name, atable
+  );
+
+  EXECUTE FORMAT(
+    $QUERY$
+    INSERT INTO pgmq.meta (queue_name, is_partitioned, is_unlogged)
+    VALUES (%L, false, true)
+    ON CONFLICT
+    DO NOTHING;
+    $QUERY$,
+    queue_name
+  );
+END;
+$_$;
+
+ALTER FUNCTION pgmq.create_unlogged(queue_name text) OWNER TO exo_owner;
+
+--
+-- Name: delete(text, bigint[]); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.delete(queue_name text, msg_ids bigint[]) RETURNS SETOF bigint
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    sql TEXT;
+    qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+BEGIN
+    sql := FORMAT(
+        $QUERY$
+        DELETE FROM pgmq.%I
+        WHERE msg_id = ANY($1)
+        RETURNING msg_id
+        $QUERY$,
+        qtable
+    );
+    RETURN QUERY EXECUTE sql USING msg_ids;
+END;
+$_$;
+
+ALTER FUNCTION pgmq.delete(queue_name text, msg_ids bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: delete(text, bigint); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.delete(queue_name text, msg_id bigint) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    sql TEXT;
+    result BIGINT;
+    qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+BEGIN
+    sql := FORMAT(
+        $QUERY$
+        DELETE FROM pgmq.%I
+        WHERE msg_id = $1
+        RETURNING msg_id
+        $QUERY$,
+        qtable
+    );
+    EXECUTE sql USING msg_id INTO result;
+    RETURN NOT (result IS NULL);
+END;
+$_$;
+
+ALTER FUNCTION pgmq.delete(queue_name text, msg_id bigint) OWNER TO exo_owner;
+
+--
+-- Name: detach_archive(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.detach_archive(queue_name text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  atable TEXT := pgmq.format_table_name(queue_name, 'a');
+BEGIN
+  RAISE WARNING 'detach_archive(queue_name) is deprecated and is a no-op. It will be removed in PGMQ v2.0. Archive tables are no longer member objects.';
+END
+$$;
+
+ALTER FUNCTION pgmq.detach_archive(queue_name text) OWNER TO exo_owner;
+
+--
+-- Name: disable_notify_insert(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.disable_notify_insert(queue_name text) RETURNS void
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+  qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+  v_queue_name TEXT := queue_name;
+BEGIN
+  EXECUTE FORMAT(
+    $QUERY$
+    DROP TRIGGER IF EXISTS trigger_notify_queue_insert_listeners ON pgmq.%I;
+    $QUERY$,
+    qtable
+  );
+
+  DELETE FROM pgmq.notify_insert_throttle nit WHERE nit.queue_name = v_queue_name;
+END;
+$_$;
+
+ALTER FUNCTION pgmq.disable_notify_insert(queue_name text) OWNER TO exo_owner;
+
+--
+-- Name: drop_queue(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.drop_queue(queue_name text) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+    qtable_seq TEXT := qtable || '_msg_id_seq';
+    fq_qtable TEXT := 'pgmq.' || qtable;
+    atable TEXT := pgmq.format_table_name(queue_name, 'a');
+    fq_atable TEXT := 'pgmq.' || atable;
+    partitioned BOOLEAN;
+BEGIN
+    PERFORM pgmq.acquire_queue_lock(queue_name);
+    EXECUTE FORMAT(
+        $QUERY$
+        SELECT is_partitioned FROM pgmq.meta WHERE queue_name = %L
+        $QUERY$,
+        queue_name
+    ) INTO partitioned;
+
+    -- check if the queue exists
+    IF NOT EXISTS (
+        SELECT 1
+        FROM information_schema.tables
+        WHERE table_name = qtable and table_schema = 'pgmq'
+    ) THEN
+        RAISE NOTICE 'pgmq queue `%` does not exist', queue_name;
+        RETURN FALSE;
+    END IF;
+
+    EXECUTE FORMAT(
+        $QUERY$
+        DROP TABLE IF EXISTS pgmq.%I
+        $QUERY$,
+        qtable
+    );
+
+    EXECUTE FORMAT(
+        $QUERY$
+        DROP TABLE IF EXISTS pgmq.%I
+        $QUERY$,
+        atable
+    );
+
+     IF EXISTS (
+          SELECT 1
+          FROM information_schema.tables
+          WHERE table_name = 'meta' and table_schema = 'pgmq'
+     ) THEN
+        EXECUTE FORMAT(
+            $QUERY$
+            DELETE FROM pgmq.meta WHERE queue_name = %L
+            $QUERY$,
+            queue_name
+        );
+     END IF;
+
+     IF partitioned THEN
+        EXECUTE FORMAT(
+          $QUERY$
+          DELETE FROM %I.part_config where parent_table in (%L, %L)
+          $QUERY$,
+          pgmq._get_pg_partman_schema(), fq_qtable, fq_atable
+        );
+     END IF;
+
+    RETURN TRUE;
+END;
+$_$;
+
+ALTER FUNCTION pgmq.drop_queue(queue_name text) OWNER TO exo_owner;
+
+--
+-- Name: drop_queue(text, boolean); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.drop_queue(queue_name text, partitioned boolean) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+    fq_qtable TEXT := 'pgmq.' || qtable;
+    atable TEXT := pgmq.format_table_name(queue_name, 'a');
+    fq_atable TEXT := 'pgmq.' || atable;
+BEGIN
+    RAISE WARNING 'drop_queue(queue_name, partitioned) is deprecated and will be removed in PGMQ v2.0. Use drop_queue(queue_name) instead';
+
+    PERFORM pgmq.drop_queue(queue_name);
+
+    RETURN TRUE;
+END;
+$$;
+
+ALTER FUNCTION pgmq.drop_queue(queue_name text, partitioned boolean) OWNER TO exo_owner;
+
+--
+-- Name: enable_notify_insert(text, integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.enable_notify_insert(queue_name text, throttle_interval_ms integer DEFAULT 250) RETURNS void
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+  qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+  v_queue_name TEXT := queue_name;
+  v_throttle_interval_ms INTEGER := throttle_interval_ms;
+BEGIN
+  -- Validate that throttle_interval_ms is non-negative
+  IF v_throttle_interval_ms < 0 THEN
+    RAISE EXCEPTION 'throttle_interval_ms must be non-negative';
+  END IF;
+
+  -- Validate that the queue table exists
+  IF NOT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = 'pgmq' AND table_name = qtable) THEN
+    RAISE EXCEPTION 'Queue "%" does not exist. Create it first using pgmq.create()', v_queue_name;
+  END IF;
+
+  PERFORM pgmq.disable_notify_insert(v_queue_name);
+
+  INSERT INTO pgmq.notify_insert_throttle (queue_name, throttle_interval_ms)
+  VALUES (v_queue_name, v_throttle_interval_ms)
+  ON CONFLICT ON CONSTRAINT notify_insert_throttle_queue_name_key DO UPDATE
+      SET throttle_interval_ms = EXCLUDED.throttle_interval_ms,
+          last_notified_at = to_timestamp(0);
+
+  EXECUTE FORMAT(
+    $QUERY$
+    CREATE CONSTRAINT TRIGGER trigger_notify_queue_insert_listeners
+    AFTER INSERT ON pgmq.%I
+    DEFERRABLE FOR EACH ROW
+    EXECUTE PROCEDURE pgmq.notify_queue_listeners()
+    $QUERY$,
+    qtable
+  );
+END;
+$_$;
+
+ALTER FUNCTION pgmq.enable_notify_insert(queue_name text, throttle_interval_ms integer) OWNER TO exo_owner;
+
+--
+-- Name: format_table_name(text, text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.format_table_name(queue_name text, prefix text) RETURNS text
+    LANGUAGE plpgsql
+    AS $_$
+BEGIN
+    IF queue_name ~ '\$|;|--|'''
+    THEN
+        RAISE EXCEPTION 'queue name contains invalid characters: $, ;, --, or \''';
+    END IF;
+    RETURN lower(prefix || '_' || queue_name);
+END;
+$_$;
+
+ALTER FUNCTION pgmq.format_table_name(queue_name text, prefix text) OWNER TO exo_owner;
+
+--
+-- Name: list_notify_insert_throttles(); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.list_notify_insert_throttles() RETURNS TABLE(queue_name text, throttle_interval_ms integer, last_notified_at timestamp with time zone)
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT queue_name, throttle_interval_ms, last_notified_at
+    FROM pgmq.notify_insert_throttle
+    ORDER BY queue_name;
+$$;
+
+ALTER FUNCTION pgmq.list_notify_insert_throttles() OWNER TO exo_owner;
+
+--
+-- Name: list_queues(); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.list_queues() RETURNS SETOF pgmq.queue_record
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  RETURN QUERY SELECT * FROM pgmq.meta;
+END
+$$;
+
+ALTER FUNCTION pgmq.list_queues() OWNER TO exo_owner;
+
+--
+-- Name: list_topic_bindings(); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.list_topic_bindings() RETURNS TABLE(pattern text, queue_name text, bound_at timestamp with time zone, compiled_regex text)
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT pattern, queue_name, bound_at, compiled_regex
+    FROM pgmq.topic_bindings
+    ORDER BY bound_at DESC, pattern, queue_name;
+$$;
+
+ALTER FUNCTION pgmq.list_topic_bindings() OWNER TO exo_owner;
+
+--
+-- Name: list_topic_bindings(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.list_topic_bindings(queue_name text) RETURNS TABLE(pattern text, queue_name text, bound_at timestamp with time zone, compiled_regex text)
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT pattern, tb.queue_name, bound_at, compiled_regex
+    FROM pgmq.topic_bindings tb
+    WHERE tb.queue_name = list_topic_bindings.queue_name
+    ORDER BY bound_at DESC, pattern;
+$$;
+
+ALTER FUNCTION pgmq.list_topic_bindings(queue_name text) OWNER TO exo_owner;
+
+--
+-- Name: metrics(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.metrics(queue_name text) RETURNS pgmq.metrics_result
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    result_row pgmq.metrics_result;
+    query TEXT;
+    qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+    q_default_partition TEXT := qtable || '_default';
+    a_default_partition TEXT := pgmq.format_table_name(queue_name, 'a') || '_default';
+    default_partition_length BIGINT;
+BEGIN
+    -- Only partitioned queues have default partitions. Messages in them have no
+    -- partition of their own, which means pg_partman maintenance is failing for
+    -- this queue; a non-zero value here is the signal to act on. The planner's
+    -- estimate is used so that a large spill does not slow down every scrape.
+    IF to_regclass(FORMAT('pgmq.%I', q_default_partition)) IS NOT NULL THEN
+        SELECT COALESCE(SUM(GREATEST(c.reltuples, 0))::bigint, 0)
+        INTO default_partition_length
+        FROM pg_class c
+        WHERE c.oid IN (
+            to_regclass(FORMAT('pgmq.%I', q_default_partition)),
+            to_regclass(FORMAT('pgmq.%I', a_default_partition))
+        );
+    END IF;
+
+    query := FORMAT(
+        $QUERY$
+        WITH q_summary AS (
+            SELECT
+                count(*) as queue_length,
+                count(CASE WHEN vt <= NOW() THEN 1 END) as queue_visible_length,
+                EXTRACT(epoch FROM (NOW() - max(enqueued_at)))::int as newest_msg_age_sec,
+                EXTRACT(epoch FROM (NOW() - min(enqueued_at)))::int as oldest_msg_age_sec,
+                NOW() as scrape_time
+            FROM pgmq.%I
+        ),
+        all_metrics AS (
+            SELECT CASE
+                WHEN is_called THEN last_value ELSE 0
+                END as total_messages
+            FROM pgmq.%I
+        )
+        SELECT
+            %L as queue_name,
+            q_summary.queue_length,
+            q_summary.newest_msg_age_sec,
+            q_summary.oldest_msg_age_sec,
+            all_metrics.total_messages,
+            q_summary.scrape_time,
+            q_summary.queue_visible_length,
+            %L::bigint as default_partition_length
+        FROM q_summary, all_metrics
+        $QUERY$,
+        qtable, qtable || '_msg_id_seq', queue_name, default_partition_length
+    );
+    EXECUTE query INTO result_row;
+    RETURN result_row;
+END;
+$_$;
+
+ALTER FUNCTION pgmq.metrics(queue_name text) OWNER TO exo_owner;
+
+--
+-- Name: metrics_all(); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.metrics_all() RETURNS SETOF pgmq.metrics_result
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    row_name RECORD;
+    result_row pgmq.metrics_result;
+BEGIN
+    FOR row_name IN SELECT queue_name FROM pgmq.meta LOOP
+        result_row := pgmq.metrics(row_name.queue_name);
+        RETURN NEXT result_row;
+    END LOOP;
+END;
+$$;
+
+ALTER FUNCTION pgmq.metrics_all() OWNER TO exo_owner;
+
+--
+-- Name: notify_queue_listeners(); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.notify_queue_listeners() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  queue_name_extracted TEXT; -- Queue name extracted from trigger table name
+  updated_count        INTEGER; -- Number of rows updated (0 or 1)
+BEGIN
+  queue_name_extracted := substring(TG_TABLE_NAME from 3);
+
+  UPDATE pgmq.notify_insert_throttle
+  SET last_notified_at = clock_timestamp()
+  WHERE queue_name = queue_name_extracted
+    AND (
+      throttle_interval_ms = 0 -- No throttling configured
+          OR clock_timestamp() - last_notified_at >=
+             (throttle_interval_ms * INTERVAL '1 millisecond') -- Throttle interval has elapsed
+    );
+
+  -- Check how many rows were updated (will be 0 or 1)
+  GET DIAGNOSTICS updated_count = ROW_COUNT;
+
+  IF updated_count > 0 THEN
+    PERFORM PG_NOTIFY('pgmq.' || TG_TABLE_NAME || '.' || TG_OP, NULL);
+  END IF;
+
+RETURN NEW;
+END;
+$$;
+
+ALTER FUNCTION pgmq.notify_queue_listeners() OWNER TO exo_owner;
+
+--
+-- Name: pop(text, integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.pop(queue_name text, qty integer DEFAULT 1) RETURNS SETOF pgmq.message_record
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    sql TEXT;
+    result pgmq.message_record;
+    qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+BEGIN
+    sql := FORMAT(
+        $QUERY$
+        WITH cte AS
+            (
+                SELECT msg_id
+                FROM pgmq.%I
+                WHERE vt <= clock_timestamp()
+                ORDER BY msg_id ASC
+                LIMIT $1
+                FOR UPDATE SKIP LOCKED
+            )
+        DELETE from pgmq.%I
+        WHERE msg_id IN (select msg_id from cte)
+        RETURNING msg_id, read_ct, enqueued_at, last_read_at, vt, message, headers;
+        $QUERY$,
+        qtable, qtable
+    );
+    RETURN QUERY EXECUTE sql USING qty;
+END;
+$_$;
+
+ALTER FUNCTION pgmq.pop(queue_name text, qty integer) OWNER TO exo_owner;
+
+--
+-- Name: purge_queue(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.purge_queue(queue_name text) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  deleted_count INTEGER;
+  qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+BEGIN
+  -- Get the row count before truncating
+  EXECUTE format('SELECT count(*) FROM pgmq.%I', qtable) INTO deleted_count;
+
+  -- Use TRUNCATE for better performance on large tables
+  EXECUTE format('TRUNCATE TABLE pgmq.%I', qtable);
+
+  -- Return the number of purged rows
+  RETURN deleted_count;
+END
+$$;
+
+ALTER FUNCTION pgmq.purge_queue(queue_name text) OWNER TO exo_owner;
+
+--
+-- Name: read(text, integer, integer, jsonb); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.read(queue_name text, vt integer, qty integer, conditional jsonb DEFAULT '{}'::jsonb) RETURNS SETOF pgmq.message_record
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    sql TEXT;
+    qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+BEGIN
+    sql := FORMAT(
+        $QUERY$
+        WITH cte AS
+        (
+            SELECT msg_id
+            FROM pgmq.%I
+            WHERE vt <= clock_timestamp() AND CASE
+                WHEN %L != '{}'::jsonb THEN (message @> %2$L)::integer
+                ELSE 1
+            END = 1
+            ORDER BY msg_id ASC
+            LIMIT $1
+            FOR UPDATE SKIP LOCKED
+        )
+        UPDATE pgmq.%I m
+        SET
+            last_read_at = clock_timestamp(),
+            vt = clock_timestamp() + %L,
+            read_ct = read_ct + 1
+        FROM cte
+        WHERE m.msg_id = cte.msg_id
+        RETURNING m.msg_id, m.read_ct, m.enqueued_at, m.last_read_at, m.vt, m.message, m.headers;
+        $QUERY$,
+        qtable, conditional, qtable, make_interval(secs => vt)
+    );
+    RETURN QUERY EXECUTE sql USING qty;
+END;
+$_$;
+
+ALTER FUNCTION pgmq.read(queue_name text, vt integer, qty integer, conditional jsonb) OWNER TO exo_owner;
+
+--
+-- Name: read_grouped(text, integer, integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.read_grouped(queue_name text, vt integer, qty integer) RETURNS SETOF pgmq.message_record
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    sql TEXT;
+    qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+BEGIN
+    sql := FORMAT(
+        $QUERY$
+        WITH fifo_groups AS (
+            -- Find the minimum msg_id for each FIFO group that's ready to be processed
+            SELECT
+                COALESCE(headers->>'x-pgmq-group', '_default_fifo_group') as fifo_key,
+                MIN(msg_id) as min_msg_id
+            FROM pgmq.%I
+            WHERE vt <= clock_timestamp()
+            GROUP BY COALESCE(headers->>'x-pgmq-group', '_default_fifo_group')
+        ),
+        locked_groups AS (
+            -- Lock the first available message in each FIFO group
+            SELECT
+                m.msg_id,
+                fg.fifo_key
+            FROM pgmq.%I m
+            INNER JOIN fifo_groups fg ON
+                COALESCE(m.headers->>'x-pgmq-group', '_default_fifo_group') = fg.fifo_key
+                AND m.msg_id = fg.min_msg_id
+            WHERE m.vt <= clock_timestamp()
+            ORDER BY m.msg_id ASC
+            FOR UPDATE SKIP LOCKED
+        ),
+        group_priorities AS (
+            -- Assign priority to groups based on their oldest message
+            SELECT
+                fifo_key,
+                msg_id as min_msg_id,
+                ROW_NUMBER() OVER (ORDER BY msg_id) as group_priority
+            FROM locked_groups
+        ),
+        filtered_groups as (
+            SELECT * FROM group_priorities gp
+            WHERE NOT EXISTS (
+                -- Ensure no earlier message in this group is currently being processed
+                SELECT 1
+                FROM pgmq.%I m2
+                WHERE COALESCE(m2.headers->>'x-pgmq-group', '_default_fifo_group') = gp.fifo_key
+                AND m2.vt > clock_timestamp()
+                AND m2.msg_id < gp.min_msg_id
+            )
+        ),
+        available_messages as (
+            SELECT gp.fifo_key, t.msg_id,gp.group_priority,
+                ROW_NUMBER() OVER (PARTITION BY gp.fifo_key ORDER BY t.msg_id) as msg_rank_in_group
+            FROM filtered_groups gp
+            CROSS JOIN LATERAL (
+                SELECT *
+                FROM pgmq.%I t
+                WHERE COALESCE(t.headers->>'x-pgmq-group', '_default_fifo_group') = gp.fifo_key
+                AND t.vt <= clock_timestamp()
+                ORDER BY msg_id
+                LIMIT $1  -- tip to limit query impact, we know we need at most qty in each group
+            ) t
+            ORDER BY gp.group_priority
+        ),
+        batch_selection AS (
+            -- Select messages to fill batch, prioritizing earliest group
+            SELECT
+                msg_id,
+                ROW_NUMBER() OVER (ORDER BY group_priority, msg_rank_in_group) as overall_rank
+            FROM available_messages
+        ),
+        selected_messages AS (
+            -- Limit to requested quantity
+            SELECT msg_id
+            FROM batch_selection
+            WHERE overall_rank <= $1
+            ORDER BY msg_id
+            FOR UPDATE SKIP LOCKED
+        )
+        UPDATE pgmq.%I m
+        SET
+            vt = clock_timestamp() + %L,
+            read_ct = read_ct + 1,
+            last_read_at = clock_timestamp()
+        FROM selected_messages sm
+        WHERE m.msg_id = sm.msg_id
+        RETURNING m.msg_id, m.read_ct, m.enqueued_at, m.last_read_at, m.vt, m.message, m.headers;
+        $QUERY$,
+        qtable, qtable, qtable, qtable, qtable, make_interval(secs => vt)
+    );
+    RETURN QUERY EXECUTE sql USING qty;
+END;
+$_$;
+
+ALTER FUNCTION pgmq.read_grouped(queue_name text, vt integer, qty integer) OWNER TO exo_owner;
+
+--
+-- Name: read_grouped_head(text, integer, integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.read_grouped_head(queue_name text, vt integer, qty integer) RETURNS SETOF pgmq.message_record
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    sql TEXT;
+    qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+BEGIN
+    sql := FORMAT(
+        $QUERY$
+        WITH fifo_groups AS (
+            -- Determine the absolute head (oldest) message id per FIFO group, regardless of visibility
+            SELECT
+                COALESCE(headers->>'x-pgmq-group', '_default_fifo_group') AS fifo_key,
+                MIN(msg_id) AS head_msg_id
+            FROM pgmq.%1$I
+            GROUP BY COALESCE(headers->>'x-pgmq-group', '_default_fifo_group')
+        ),
+        selected_messages AS (
+            -- Take at most 1 message per group
+            SELECT g.head_msg_id msg_id
+            FROM fifo_groups g
+            JOIN pgmq.%1$I q ON q.msg_id = g.head_msg_id
+	        WHERE q.vt <= clock_timestamp()
+            ORDER BY q.msg_id
+            LIMIT $1
+            FOR UPDATE SKIP LOCKED
+        )
+        UPDATE pgmq.%1$I m
+        SET
+            vt = clock_timestamp() + %2$L,
+            read_ct = read_ct + 1,
+            last_read_at = clock_timestamp()
+        FROM selected_messages sm
+        WHERE m.msg_id = sm.msg_id
+        RETURNING m.msg_id, m.read_ct, m.enqueued_at, m.last_read_at, m.vt, m.message, m.headers;
+        $QUERY$,
+        qtable, make_interval(secs => vt)
+    );
+    RETURN QUERY EXECUTE sql USING qty;
+END;
+$_$;
+
+ALTER FUNCTION pgmq.read_grouped_head(queue_name text, vt integer, qty integer) OWNER TO exo_owner;
+
+--
+-- Name: read_grouped_head_with_poll(text, integer, integer, integer, integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.read_grouped_head_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer DEFAULT 5, poll_interval_ms integer DEFAULT 100) RETURNS SETOF pgmq.message_record
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    r pgmq.message_record;
+    stop_at TIMESTAMPTZ;
+BEGIN
+    stop_at := clock_timestamp() + make_interval(secs => max_poll_seconds);
+    LOOP
+      IF clock_timestamp() >= stop_at THEN
+        RETURN;
+      END IF;
+
+      FOR r IN
+        SELECT * FROM pgmq.read_grouped_head(queue_name, vt, qty)
+      LOOP
+        RETURN NEXT r;
+      END LOOP;
+      IF FOUND THEN
+        RETURN;
+      ELSE
+        PERFORM pg_sleep(poll_interval_ms::numeric / 1000);
+      END IF;
+    END LOOP;
+END;
+$$;
+
+ALTER FUNCTION pgmq.read_grouped_head_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer, poll_interval_ms integer) OWNER TO exo_owner;
+
+--
+-- Name: read_grouped_rr(text, integer, integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.read_grouped_rr(queue_name text, vt integer, qty integer) RETURNS SETOF pgmq.message_record
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    sql TEXT;
+    qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+BEGIN
+    sql := FORMAT(
+        $QUERY$
+        WITH fifo_groups AS (
+            -- Determine the absolute head (oldest) message id per FIFO group, regardless of visibility
+            SELECT
+                COALESCE(headers->>'x-pgmq-group', '_default_fifo_group') AS fifo_key,
+                MIN(msg_id) AS head_msg_id
+            FROM pgmq.%1$I
+            GROUP BY COALESCE(headers->>'x-pgmq-group', '_default_fifo_group')
+        ),
+        eligible_groups AS (
+            -- Only groups whose head message is currently visible
+            -- Acquire a transaction-level advisory lock per group to prevent concurrent selection
+            SELECT
+                g.fifo_key,
+                g.head_msg_id,
+                ROW_NUMBER() OVER (ORDER BY g.head_msg_id) AS group_priority
+            FROM fifo_groups g
+            JOIN pgmq.%2$I h ON h.msg_id = g.head_msg_id
+            WHERE h.vt <= clock_timestamp()
+              AND pg_try_advisory_xact_lock(pg_catalog.hashtextextended(g.fifo_key, 0))
+        ),
+        available_messages AS (
+            -- All currently visible messages starting at the head for each eligible group
+            SELECT
+                m.msg_id,
+                eg.group_priority,
+                ROW_NUMBER() OVER (
+                    PARTITION BY eg.fifo_key
+                    ORDER BY m.msg_id
+                ) AS msg_rank_in_group
+            FROM pgmq.%3$I m
+            JOIN eligible_groups eg
+              ON COALESCE(m.headers->>'x-pgmq-group', '_default_fifo_group') = eg.fifo_key
+            WHERE m.vt <= clock_timestamp()
+              AND m.msg_id >= eg.head_msg_id
+        ),
+        ordered_messages AS (
+            -- Layered round-robin: take rank 1 of all groups by group_priority, then rank 2, etc.
+            -- Assign selection order before locking
+            SELECT msg_id, ROW_NUMBER() OVER (ORDER BY msg_rank_in_group, group_priority) as selection_order
+            FROM available_messages
+        ),
+        selected_messages AS (
+            -- Lock the messages in the correct order, preserving selection_order
+            SELECT om.msg_id, om.selection_order
+            FROM ordered_messages om
+            JOIN pgmq.%4$I m ON m.msg_id = om.msg_id
+            WHERE om.selection_order <= $1
+            ORDER BY om.selection_order
+            FOR UPDATE OF m SKIP LOCKED
+        ),
+        updated_messages AS (
+            UPDATE pgmq.%5$I m
+            SET
+                vt = clock_timestamp() + %6$L,
+                read_ct = read_ct + 1,
+                last_read_at = clock_timestamp()
+            FROM selected_messages sm
+            WHERE m.msg_id = sm.msg_id
+              AND m.vt <= clock_timestamp() -- final guard to avoid duplicate reads under races
+            RETURNING m.msg_id, m.read_ct, m.enqueued_at, m.last_read_at, m.vt, m.message, m.headers, sm.selection_order
+        )
+        SELECT msg_id, read_ct, enqueued_at, last_read_at, vt, message, headers
+        FROM updated_messages
+        ORDER BY selection_order;
+        $QUERY$,
+        qtable, qtable, qtable, qtable, qtable, make_interval(secs => vt)
+    );
+    RETURN QUERY EXECUTE sql USING qty;
+END;
+$_$;
+
+ALTER FUNCTION pgmq.read_grouped_rr(queue_name text, vt integer, qty integer) OWNER TO exo_owner;
+
+--
+-- Name: read_grouped_rr_with_poll(text, integer, integer, integer, integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.read_grouped_rr_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer DEFAULT 5, poll_interval_ms integer DEFAULT 100) RETURNS SETOF pgmq.message_record
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    r pgmq.message_record;
+    stop_at TIMESTAMP;
+BEGIN
+    stop_at := clock_timestamp() + make_interval(secs => max_poll_seconds);
+    LOOP
+      IF (SELECT clock_timestamp() >= stop_at) THEN
+        RETURN;
+      END IF;
+
+      FOR r IN
+        SELECT * FROM pgmq.read_grouped_rr(queue_name, vt, qty)
+      LOOP
+        RETURN NEXT r;
+      END LOOP;
+      IF FOUND THEN
+        RETURN;
+      ELSE
+        PERFORM pg_sleep(poll_interval_ms::numeric / 1000);
+      END IF;
+    END LOOP;
+END;
+$$;
+
+ALTER FUNCTION pgmq.read_grouped_rr_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer, poll_interval_ms integer) OWNER TO exo_owner;
+
+--
+-- Name: read_grouped_with_poll(text, integer, integer, integer, integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.read_grouped_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer DEFAULT 5, poll_interval_ms integer DEFAULT 100) RETURNS SETOF pgmq.message_record
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    r pgmq.message_record;
+    stop_at TIMESTAMP;
+BEGIN
+    stop_at := clock_timestamp() + make_interval(secs => max_poll_seconds);
+    LOOP
+      IF (SELECT clock_timestamp() >= stop_at) THEN
+        RETURN;
+      END IF;
+
+      FOR r IN
+        SELECT * FROM pgmq.read_grouped(queue_name, vt, qty)
+      LOOP
+        RETURN NEXT r;
+      END LOOP;
+      IF FOUND THEN
+        RETURN;
+      ELSE
+        PERFORM pg_sleep(poll_interval_ms::numeric / 1000);
+      END IF;
+    END LOOP;
+END;
+$$;
+
+ALTER FUNCTION pgmq.read_grouped_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer, poll_interval_ms integer) OWNER TO exo_owner;
+
+--
+-- Name: read_with_poll(text, integer, integer, integer, integer, jsonb); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.read_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer DEFAULT 5, poll_interval_ms integer DEFAULT 100, conditional jsonb DEFAULT '{}'::jsonb) RETURNS SETOF pgmq.message_record
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    r pgmq.message_record;
+    stop_at TIMESTAMP;
+    sql TEXT;
+    qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+BEGIN
+    stop_at := clock_timestamp() + make_interval(secs => max_poll_seconds);
+    LOOP
+      IF (SELECT clock_timestamp() >= stop_at) THEN
+        RETURN;
+      END IF;
+
+      sql := FORMAT(
+          $QUERY$
+          WITH cte AS
+          (
+              SELECT msg_id
+              FROM pgmq.%I
+              WHERE vt <= clock_timestamp() AND CASE
+                  WHEN %L != '{}'::jsonb THEN (message @> %2$L)::integer
+                  ELSE 1
+              END = 1
+              ORDER BY msg_id ASC
+              LIMIT $1
+              FOR UPDATE SKIP LOCKED
+          )
+          UPDATE pgmq.%I m
+          SET
+              last_read_at = clock_timestamp(),
+              vt = clock_timestamp() + %L,
+              read_ct = read_ct + 1
+          FROM cte
+          WHERE m.msg_id = cte.msg_id
+          RETURNING m.msg_id, m.read_ct, m.enqueued_at, m.last_read_at, m.vt, m.message, m.headers;
+          $QUERY$,
+          qtable, conditional, qtable, make_interval(secs => vt)
+      );
+
+      FOR r IN
+        EXECUTE sql USING qty
+      LOOP
+        RETURN NEXT r;
+      END LOOP;
+      IF FOUND THEN
+        RETURN;
+      ELSE
+        PERFORM pg_sleep(poll_interval_ms::numeric / 1000);
+      END IF;
+    END LOOP;
+END;
+$_$;
+
+ALTER FUNCTION pgmq.read_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer, poll_interval_ms integer, conditional jsonb) OWNER TO exo_owner;
+
+--
+-- Name: send(text, jsonb); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send(queue_name text, msg jsonb) RETURNS SETOF bigint
+    LANGUAGE sql
+    AS $$
+    SELECT * FROM pgmq.send(queue_name, msg, NULL, clock_timestamp());
+$$;
+
+ALTER FUNCTION pgmq.send(queue_name text, msg jsonb) OWNER TO exo_owner;
+
+--
+-- Name: send(text, jsonb, integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send(queue_name text, msg jsonb, delay integer) RETURNS SETOF bigint
+    LANGUAGE sql
+    AS $$
+    SELECT * FROM pgmq.send(queue_name, msg, NULL, clock_timestamp() + make_interval(secs => delay));
+$$;
+
+ALTER FUNCTION pgmq.send(queue_name text, msg jsonb, delay integer) OWNER TO exo_owner;
+
+--
+-- Name: send(text, jsonb, jsonb); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb) RETURNS SETOF bigint
+    LANGUAGE sql
+    AS $$
+    SELECT * FROM pgmq.send(queue_name, msg, headers, clock_timestamp());
+$$;
+
+ALTER FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb) OWNER TO exo_owner;
+
+--
+-- Name: send(text, jsonb, timestamp with time zone); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send(queue_name text, msg jsonb, delay timestamp with time zone) RETURNS SETOF bigint
+    LANGUAGE sql
+    AS $$
+    SELECT * FROM pgmq.send(queue_name, msg, NULL, delay);
+$$;
+
+ALTER FUNCTION pgmq.send(queue_name text, msg jsonb, delay timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: send(text, jsonb, jsonb, integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb, delay integer) RETURNS SETOF bigint
+    LANGUAGE sql
+    AS $$
+    SELECT * FROM pgmq.send(queue_name, msg, headers, clock_timestamp() + make_interval(secs => delay));
+$$;
+
+ALTER FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb, delay integer) OWNER TO exo_owner;
+
+--
+-- Name: send(text, jsonb, jsonb, timestamp with time zone); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb, delay timestamp with time zone) RETURNS SETOF bigint
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    sql TEXT;
+    qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+BEGIN
+    sql := FORMAT(
+            $QUERY$
+        INSERT INTO pgmq.%I (vt, message, headers)
+        VALUES ($2, $1, $3)
+        RETURNING msg_id;
+        $QUERY$,
+            qtable
+           );
+    RETURN QUERY EXECUTE sql USING msg, delay, headers;
+END;
+$_$;
+
+ALTER FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb, delay timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: send_batch(text, jsonb[]); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[]) RETURNS SETOF bigint
+    LANGUAGE sql
+    AS $$
+    SELECT * FROM pgmq.send_batch(queue_name, msgs, NULL, clock_timestamp());
+$$;
+
+ALTER FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[]) OWNER TO exo_owner;
+
+--
+-- Name: send_batch(text, jsonb[], jsonb[]); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], headers jsonb[]) RETURNS SETOF bigint
+    LANGUAGE sql
+    AS $$
+    SELECT * FROM pgmq.send_batch(queue_name, msgs, headers, clock_timestamp());
+$$;
+
+ALTER FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], headers jsonb[]) OWNER TO exo_owner;
+
+--
+-- Name: send_batch(text, jsonb[], integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], delay integer) RETURNS SETOF bigint
+    LANGUAGE sql
+    AS $$
+    SELECT * FROM pgmq.send_batch(queue_name, msgs, NULL, clock_timestamp() + make_interval(secs => delay));
+$$;
+
+ALTER FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], delay integer) OWNER TO exo_owner;
+
+--
+-- Name: send_batch(text, jsonb[], timestamp with time zone); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], delay timestamp with time zone) RETURNS SETOF bigint
+    LANGUAGE sql
+    AS $$
+    SELECT * FROM pgmq.send_batch(queue_name, msgs, NULL, delay);
+$$;
+
+ALTER FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], delay timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: send_batch(text, jsonb[], jsonb[], integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], headers jsonb[], delay integer) RETURNS SETOF bigint
+    LANGUAGE sql
+    AS $$
+    SELECT * FROM pgmq.send_batch(queue_name, msgs, headers, clock_timestamp() + make_interval(secs => delay));
+$$;
+
+ALTER FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], headers jsonb[], delay integer) OWNER TO exo_owner;
+
+--
+-- Name: send_batch(text, jsonb[], jsonb[], timestamp with time zone); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], headers jsonb[], delay timestamp with time zone) RETURNS SETOF bigint
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pgmq._validate_batch_params(msgs, headers);
+    RETURN QUERY SELECT * FROM pgmq._send_batch(queue_name, msgs, headers, delay);
+END;
+$$;
+
+ALTER FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], headers jsonb[], delay timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: send_batch_topic(text, jsonb[]); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[]) RETURNS TABLE(queue_name text, msg_id bigint)
+    LANGUAGE sql
+    AS $$
+    SELECT * FROM pgmq.send_batch_topic(routing_key, msgs, NULL, clock_timestamp());
+$$;
+
+ALTER FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[]) OWNER TO exo_owner;
+
+--
+-- Name: send_batch_topic(text, jsonb[], jsonb[]); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], headers jsonb[]) RETURNS TABLE(queue_name text, msg_id bigint)
+    LANGUAGE sql
+    AS $$
+    SELECT * FROM pgmq.send_batch_topic(routing_key, msgs, headers, clock_timestamp());
+$$;
+
+ALTER FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], headers jsonb[]) OWNER TO exo_owner;
+
+--
+-- Name: send_batch_topic(text, jsonb[], integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], delay integer) RETURNS TABLE(queue_name text, msg_id bigint)
+    LANGUAGE sql
+    AS $$
+    SELECT * FROM pgmq.send_batch_topic(routing_key, msgs, NULL, clock_timestamp() + make_interval(secs => delay));
+$$;
+
+ALTER FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], delay integer) OWNER TO exo_owner;
+
+--
+-- Name: send_batch_topic(text, jsonb[], timestamp with time zone); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], delay timestamp with time zone) RETURNS TABLE(queue_name text, msg_id bigint)
+    LANGUAGE sql
+    AS $$
+    SELECT * FROM pgmq.send_batch_topic(routing_key, msgs, NULL, delay);
+$$;
+
+ALTER FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], delay timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: send_batch_topic(text, jsonb[], jsonb[], integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], headers jsonb[], delay integer) RETURNS TABLE(queue_name text, msg_id bigint)
+    LANGUAGE sql
+    AS $$
+    SELECT * FROM pgmq.send_batch_topic(routing_key, msgs, headers, clock_timestamp() + make_interval(secs => delay));
+$$;
+
+ALTER FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], headers jsonb[], delay integer) OWNER TO exo_owner;
+
+--
+-- Name: send_batch_topic(text, jsonb[], jsonb[], timestamp with time zone); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], headers jsonb[], delay timestamp with time zone) RETURNS TABLE(queue_name text, msg_id bigint)
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    b RECORD;
+BEGIN
+    PERFORM pgmq.validate_routing_key(routing_key);
+
+    -- Validate batch parameters once (not per queue)
+    PERFORM pgmq._validate_batch_params(msgs, headers);
+
+    -- Filter matching patterns in SQL for better performance (uses index)
+    -- Any failure will rollback the entire transaction
+    FOR b IN
+        SELECT DISTINCT tb.queue_name
+        FROM pgmq.topic_bindings tb
+        WHERE routing_key ~ tb.compiled_regex
+        ORDER BY tb.queue_name -- Deterministic ordering, deduplicated by queue_name
+        LOOP
+            -- Use private _send_batch to avoid redundant validation
+            RETURN QUERY
+            SELECT b.queue_name, batch_result.msg_id
+            FROM pgmq._send_batch(b.queue_name, msgs, headers, delay) AS batch_result(msg_id);
+        END LOOP;
+
+    RETURN;
+END;
+$$;
+
+ALTER FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], headers jsonb[], delay timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: send_topic(text, jsonb); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send_topic(routing_key text, msg jsonb) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RETURN pgmq.send_topic(routing_key, msg, NULL, 0);
+END;
+$$;
+
+ALTER FUNCTION pgmq.send_topic(routing_key text, msg jsonb) OWNER TO exo_owner;
+
+--
+-- Name: send_topic(text, jsonb, integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send_topic(routing_key text, msg jsonb, delay integer) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RETURN pgmq.send_topic(routing_key, msg, NULL, delay);
+END;
+$$;
+
+ALTER FUNCTION pgmq.send_topic(routing_key text, msg jsonb, delay integer) OWNER TO exo_owner;
+
+--
+-- Name: send_topic(text, jsonb, jsonb, integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.send_topic(routing_key text, msg jsonb, headers jsonb, delay integer) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    b             RECORD;
+    matched_count integer := 0;
+BEGIN
+    PERFORM pgmq.validate_routing_key(routing_key);
+
+    IF msg IS NULL THEN
+        RAISE EXCEPTION 'msg cannot be NULL';
+    END IF;
+
+    IF delay < 0 THEN
+        RAISE EXCEPTION 'delay cannot be negative, got: %', delay;
+    END IF;
+
+    -- Filter matching patterns in SQL for better performance (uses index)
+    -- Any failure will rollback the entire transaction
+    FOR b IN
+        SELECT DISTINCT tb.queue_name
+        FROM pgmq.topic_bindings tb
+        WHERE routing_key ~ tb.compiled_regex
+        ORDER BY tb.queue_name -- Deterministic ordering, deduplicated by queue_name
+        LOOP
+            PERFORM pgmq.send(b.queue_name, msg, headers, delay);
+            matched_count := matched_count + 1;
+        END LOOP;
+
+    RETURN matched_count;
+END;
+$$;
+
+ALTER FUNCTION pgmq.send_topic(routing_key text, msg jsonb, headers jsonb, delay integer) OWNER TO exo_owner;
+
+--
+-- Name: set_vt(text, bigint[], integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.set_vt(queue_name text, msg_ids bigint[], vt integer) RETURNS SETOF pgmq.message_record
+    LANGUAGE sql
+    AS $$
+    SELECT * FROM pgmq.set_vt(queue_name, msg_ids, clock_timestamp() + make_interval(secs => vt));
+$$;
+
+ALTER FUNCTION pgmq.set_vt(queue_name text, msg_ids bigint[], vt integer) OWNER TO exo_owner;
+
+--
+-- Name: set_vt(text, bigint[], timestamp with time zone); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.set_vt(queue_name text, msg_ids bigint[], vt timestamp with time zone) RETURNS SETOF pgmq.message_record
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    sql TEXT;
+    qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+BEGIN
+    sql := FORMAT(
+        $QUERY$
+        UPDATE pgmq.%I
+        SET vt = $1
+        WHERE msg_id = ANY($2)
+        RETURNING msg_id, read_ct, enqueued_at, last_read_at, vt, message, headers;
+        $QUERY$,
+        qtable
+    );
+    RETURN QUERY EXECUTE sql USING vt, msg_ids;
+END;
+$_$;
+
+ALTER FUNCTION pgmq.set_vt(queue_name text, msg_ids bigint[], vt timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: set_vt(text, bigint, integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.set_vt(queue_name text, msg_id bigint, vt integer) RETURNS SETOF pgmq.message_record
+    LANGUAGE sql
+    AS $$
+    SELECT * FROM pgmq.set_vt(queue_name, msg_id, clock_timestamp() + make_interval(secs => vt));
+$$;
+
+ALTER FUNCTION pgmq.set_vt(queue_name text, msg_id bigint, vt integer) OWNER TO exo_owner;
+
+--
+-- Name: set_vt(text, bigint, timestamp with time zone); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.set_vt(queue_name text, msg_id bigint, vt timestamp with time zone) RETURNS SETOF pgmq.message_record
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+    sql TEXT;
+    result pgmq.message_record;
+    qtable TEXT := pgmq.format_table_name(queue_name, 'q');
+BEGIN
+    sql := FORMAT(
+        $QUERY$
+        UPDATE pgmq.%I
+        SET vt = $1
+        WHERE msg_id = $2
+        RETURNING msg_id, read_ct, enqueued_at, last_read_at, vt, message, headers;
+        $QUERY$, 
+        qtable
+    );
+    RETURN QUERY EXECUTE sql USING vt, msg_id;
+END;
+$_$;
+
+ALTER FUNCTION pgmq.set_vt(queue_name text, msg_id bigint, vt timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: test_routing(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.test_routing(routing_key text) RETURNS TABLE(pattern text, queue_name text, compiled_regex text)
+    LANGUAGE plpgsql STABLE
+    AS $$
+BEGIN
+    PERFORM pgmq.validate_routing_key(routing_key);
+    RETURN QUERY
+        SELECT b.pattern,
+               b.queue_name,
+               b.compiled_regex
+        FROM pgmq.topic_bindings b
+        WHERE routing_key ~ b.compiled_regex
+        ORDER BY b.pattern;
+END;
+$$;
+
+ALTER FUNCTION pgmq.test_routing(routing_key text) OWNER TO exo_owner;
+
+--
+-- Name: unbind_topic(text, text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.unbind_topic(pattern text, queue_name text) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    rows_deleted integer;
+BEGIN
+    IF pattern IS NULL OR pattern = '' THEN
+        RAISE EXCEPTION 'pattern cannot be NULL or empty';
+    END IF;
+
+    IF queue_name IS NULL OR queue_name = '' THEN
+        RAISE EXCEPTION 'queue_name cannot be NULL or empty';
+    END IF;
+
+    DELETE
+    FROM pgmq.topic_bindings
+    WHERE topic_bindings.pattern = unbind_topic.pattern
+      AND topic_bindings.queue_name = unbind_topic.queue_name;
+
+    GET DIAGNOSTICS rows_deleted = ROW_COUNT;
+
+    IF rows_deleted > 0 THEN
+        RETURN true;
+    ELSE
+        RETURN false;
+    END IF;
+END;
+$$;
+
+ALTER FUNCTION pgmq.unbind_topic(pattern text, queue_name text) OWNER TO exo_owner;
+
+--
+-- Name: update_notify_insert(text, integer); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.update_notify_insert(queue_name text, throttle_interval_ms integer) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF throttle_interval_ms < 0 THEN
+        RAISE EXCEPTION 'throttle_interval_ms must be non-negative, got: %', throttle_interval_ms;
+    END IF;
+
+    IF NOT EXISTS (SELECT 1 FROM pgmq.meta WHERE meta.queue_name = update_notify_insert.queue_name) THEN
+        RAISE EXCEPTION 'Queue "%" does not exist. Create the queue first using pgmq.create()', queue_name;
+    END IF;
+
+    IF NOT EXISTS (SELECT 1 FROM pgmq.notify_insert_throttle WHERE notify_insert_throttle.queue_name = update_notify_insert.queue_name) THEN
+        RAISE EXCEPTION 'Queue "%" does not have notify_insert enabled. Enable it first using pgmq.enable_notify_insert()', queue_name;
+    END IF;
+
+    UPDATE pgmq.notify_insert_throttle
+    SET throttle_interval_ms = update_notify_insert.throttle_interval_ms,
+        last_notified_at = to_timestamp(0)
+    WHERE notify_insert_throttle.queue_name = update_notify_insert.queue_name;
+END;
+$$;
+
+ALTER FUNCTION pgmq.update_notify_insert(queue_name text, throttle_interval_ms integer) OWNER TO exo_owner;
+
+--
+-- Name: validate_queue_name(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.validate_queue_name(queue_name text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF length(queue_name) > 47 THEN
+    -- complete table identifier must be <= 63
+    -- https://www.postgresql.org/docs/17/sql-syntax-lexical.html#SQL-SYNTAX-IDENTIFIERS
+    -- e.g. template_pgmq_q_my_queue is an identifier for my_queue when partitioned
+    -- template_pgmq_q_ (16) + <a max length queue name> (47) = 63 
+    RAISE EXCEPTION 'queue name is too long, maximum length is 47 characters';
+  END IF;
+END;
+$$;
+
+ALTER FUNCTION pgmq.validate_queue_name(queue_name text) OWNER TO exo_owner;
+
+--
+-- Name: validate_routing_key(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.validate_routing_key(routing_key text) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE
+    AS $_$
+BEGIN
+    -- Valid routing key examples:
+    --   "logs.error"
+    --   "app.user-service.auth"
+    --   "system_events.db.connection_failed"
+    --
+    -- Invalid routing key examples:
+    --   ""                     - empty
+    --   ".logs.error"          - starts with dot
+    --   "logs.error."          - ends with dot
+    --   "logs..error"          - consecutive dots
+    --   "logs.error!"          - invalid character
+    --   "logs error"           - space not allowed
+    --   "logs.*"               - wildcards not allowed in routing keys
+
+    IF routing_key IS NULL OR routing_key = '' THEN
+        RAISE EXCEPTION 'routing_key cannot be NULL or empty';
+    END IF;
+
+    IF length(routing_key) > 255 THEN
+        RAISE EXCEPTION 'routing_key length cannot exceed 255 characters, got % characters', length(routing_key);
+    END IF;
+
+    IF routing_key !~ '^[a-zA-Z0-9._-]+$' THEN
+        RAISE EXCEPTION 'routing_key contains invalid characters. Only alphanumeric, dots, hyphens, and underscores are allowed. Got: %', routing_key;
+    END IF;
+
+    IF routing_key ~ '^\.' THEN
+        RAISE EXCEPTION 'routing_key cannot start with a dot. Got: %', routing_key;
+    END IF;
+
+    IF routing_key ~ '\.$' THEN
+        RAISE EXCEPTION 'routing_key cannot end with a dot. Got: %', routing_key;
+    END IF;
+
+    IF routing_key ~ '\.\.' THEN
+        RAISE EXCEPTION 'routing_key cannot contain consecutive dots. Got: %', routing_key;
+    END IF;
+
+    RETURN true;
+END;
+$_$;
+
+ALTER FUNCTION pgmq.validate_routing_key(routing_key text) OWNER TO exo_owner;
+
+--
+-- Name: validate_topic_pattern(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE FUNCTION pgmq.validate_topic_pattern(pattern text) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE
+    AS $_$
+BEGIN
+    -- Valid pattern examples:
+    --   "logs.*"           - matches one segment after logs. (e.g., logs.error, logs.info)
+    --   "logs.#"           - matches one or more segments after logs. (e.g., logs.error, logs.api.error)
+    --   "*.error"          - matches one segment before .error (e.g., app.error, db.error)
+    --   "#.error"          - matches one or more segments before .error (e.g., app.error, x.y.error)
+    --   "app.*.#"          - mixed wildcards (one segment then one or more)
+    --   "#"                - catch-all pattern, matches any routing key
+    --
+    -- Invalid pattern examples:
+    --   ".logs.*"          - starts with dot
+    --   "logs.*."          - ends with dot
+    --   "logs..error"      - consecutive dots
+    --   "logs.**"          - consecutive stars
+    --   "logs.##"          - consecutive hashes
+    --   "logs.*#"          - adjacent wildcards
+    --   "logs.error!"      - invalid character
+
+    IF pattern IS NULL OR pattern = '' THEN
+        RAISE EXCEPTION 'pattern cannot be NULL or empty';
+    END IF;
+
+    IF length(pattern) > 255 THEN
+        RAISE EXCEPTION 'pattern length cannot exceed 255 characters, got % characters', length(pattern);
+    END IF;
+
+    IF pattern !~ '^[a-zA-Z0-9._\-*#]+$' THEN
+        RAISE EXCEPTION 'pattern contains invalid characters. Only alphanumeric, dots, hyphens, underscores, *, and # are allowed. Got: %', pattern;
+    END IF;
+
+    IF pattern ~ '^\.' THEN
+        RAISE EXCEPTION 'pattern cannot start with a dot. Got: %', pattern;
+    END IF;
+
+    IF pattern ~ '\.$' THEN
+        RAISE EXCEPTION 'pattern cannot end with a dot. Got: %', pattern;
+    END IF;
+
+    IF pattern ~ '\.\.' THEN
+        RAISE EXCEPTION 'pattern cannot contain consecutive dots. Got: %', pattern;
+    END IF;
+
+    IF pattern ~ '\*\*' THEN
+        RAISE EXCEPTION 'pattern cannot contain consecutive stars (**). Use # for multi-segment matching. Got: %', pattern;
+    END IF;
+
+    IF pattern ~ '##' THEN
+        RAISE EXCEPTION 'pattern cannot contain consecutive hashes (##). A single # already matches zero or more segments. Got: %', pattern;
+    END IF;
+
+    IF pattern ~ '\*#' OR pattern ~ '#\*' THEN
+        RAISE EXCEPTION 'pattern cannot contain adjacent wildcards (*# or #*). Separate wildcards with dots. Got: %', pattern;
+    END IF;
+
+    RETURN true;
+END;
+$_$;
+
+ALTER FUNCTION pgmq.validate_topic_pattern(pattern text) OWNER TO exo_owner;
+
+--
+-- Name: settings; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.settings (
+    key text NOT NULL,
+    value jsonb NOT NULL,
+    description text NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT settings_key_check CHECK ((key ~ '^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$'::text))
+);
+
+ALTER TABLE exo_private.settings OWNER TO exo_owner;
+
+--
+-- Name: TABLE settings; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.settings IS 'Runtime configuration read inside the database (thresholds, windows, model endpoints).';
+
+--
+-- Name: settings; Type: VIEW; Schema: exo; Owner: exo_owner
+--
+
+CREATE VIEW exo.settings AS
+ SELECT key,
+    value,
+    description,
+    updated_at
+   FROM exo_private.settings;
+
+ALTER VIEW exo.settings OWNER TO exo_owner;
+
+--
+-- Name: VIEW settings; Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON VIEW exo.settings IS 'Every runtime setting with its value and what it does.';
+
+--
+-- Name: workspaces; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.workspaces (
+    name text NOT NULL,
+    description text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT workspaces_name_check CHECK ((name ~ '^[a-z][a-z0-9_]{1,39}$'::text))
+);
+
+ALTER TABLE exo_private.workspaces OWNER TO exo_owner;
+
+--
+-- Name: TABLE workspaces; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.workspaces IS 'Federation units: each has its own graph and indexes; search fans out over them.';
+
+--
+-- Name: workspaces; Type: VIEW; Schema: exo; Owner: exo_owner
+--
+
+CREATE VIEW exo.workspaces AS
+ SELECT name,
+    description,
+    exo_private.graph_name(name) AS graph,
+    created_at
+   FROM exo_private.workspaces w;
+
+ALTER VIEW exo.workspaces OWNER TO exo_owner;
+
+--
+-- Name: VIEW workspaces; Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON VIEW exo.workspaces IS 'The workspaces search federates over, with their AGE graph names.';
+
+--
+-- Name: components; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.components (
+    name text NOT NULL,
+    version text NOT NULL,
+    sha256 text,
+    installed_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE exo_private.components OWNER TO exo_owner;
+
+--
+-- Name: TABLE components; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.components IS 'vendored SQL installed by the migrator (pgmq), with its version';
+
+--
+-- Name: schema_migrations; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.schema_migrations (
+    name text NOT NULL,
+    sha256 text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE exo_private.schema_migrations OWNER TO exo_owner;
+
+--
+-- Name: TABLE schema_migrations; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.schema_migrations IS 'migrations/NNNN_name.sql applied to this database, with the sha256 each had';
+
+--
+-- Name: _ag_label_edge; Type: TABLE; Schema: graph_administrative; Owner: postgres
+--
+
+CREATE TABLE graph_administrative._ag_label_edge (
+    id ag_catalog.graphid NOT NULL,
+    start_id ag_catalog.graphid NOT NULL,
+    end_id ag_catalog.graphid NOT NULL,
+    properties ag_catalog.agtype DEFAULT ag_catalog.agtype_build_map() NOT NULL
+);
+
+ALTER TABLE graph_administrative._ag_label_edge OWNER TO postgres;
+
+--
+-- Name: _ag_label_edge_id_seq; Type: SEQUENCE; Schema: graph_administrative; Owner: postgres
+--
+
+CREATE SEQUENCE graph_administrative._ag_label_edge_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    MAXVALUE 281474976710655
+    CACHE 1;
+
+ALTER SEQUENCE graph_administrative._ag_label_edge_id_seq OWNER TO postgres;
+
+--
+-- Name: _ag_label_edge_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_administrative; Owner: postgres
+--
+
+ALTER SEQUENCE graph_administrative._ag_label_edge_id_seq OWNED BY graph_administrative._ag_label_edge.id;
+
+--
+-- Name: _ag_label_vertex; Type: TABLE; Schema: graph_administrative; Owner: postgres
+--
+
+CREATE TABLE graph_administrative._ag_label_vertex (
+    id ag_catalog.graphid NOT NULL,
+    properties ag_catalog.agtype DEFAULT ag_catalog.agtype_build_map() NOT NULL
+);
+
+ALTER TABLE graph_administrative._ag_label_vertex OWNER TO postgres;
+
+--
+-- Name: _ag_label_vertex_id_seq; Type: SEQUENCE; Schema: graph_administrative; Owner: postgres
+--
+
+CREATE SEQUENCE graph_administrative._ag_label_vertex_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    MAXVALUE 281474976710655
+    CACHE 1;
+
+ALTER SEQUENCE graph_administrative._ag_label_vertex_id_seq OWNER TO postgres;
+
+--
+-- Name: _ag_label_vertex_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_administrative; Owner: postgres
+--
+
+ALTER SEQUENCE graph_administrative._ag_label_vertex_id_seq OWNED BY graph_administrative._ag_label_vertex.id;
+
+--
+-- Name: _label_id_seq; Type: SEQUENCE; Schema: graph_administrative; Owner: postgres
+--
+
+CREATE SEQUENCE graph_administrative._label_id_seq
+    AS integer
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    MAXVALUE 65535
+    CACHE 1
+    CYCLE;
+
+ALTER SEQUENCE graph_administrative._label_id_seq OWNER TO postgres;
+
+--
+-- Name: _ag_label_edge; Type: TABLE; Schema: graph_creative; Owner: postgres
+--
+
+CREATE TABLE graph_creative._ag_label_edge (
+    id ag_catalog.graphid NOT NULL,
+    start_id ag_catalog.graphid NOT NULL,
+    end_id ag_catalog.graphid NOT NULL,
+    properties ag_catalog.agtype DEFAULT ag_catalog.agtype_build_map() NOT NULL
+);
+
+ALTER TABLE graph_creative._ag_label_edge OWNER TO postgres;
+
+--
+-- Name: _ag_label_edge_id_seq; Type: SEQUENCE; Schema: graph_creative; Owner: postgres
+--
+
+CREATE SEQUENCE graph_creative._ag_label_edge_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    MAXVALUE 281474976710655
+    CACHE 1;
+
+ALTER SEQUENCE graph_creative._ag_label_edge_id_seq OWNER TO postgres;
+
+--
+-- Name: _ag_label_edge_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_creative; Owner: postgres
+--
+
+ALTER SEQUENCE graph_creative._ag_label_edge_id_seq OWNED BY graph_creative._ag_label_edge.id;
+
+--
+-- Name: _ag_label_vertex; Type: TABLE; Schema: graph_creative; Owner: postgres
+--
+
+CREATE TABLE graph_creative._ag_label_vertex (
+    id ag_catalog.graphid NOT NULL,
+    properties ag_catalog.agtype DEFAULT ag_catalog.agtype_build_map() NOT NULL
+);
+
+ALTER TABLE graph_creative._ag_label_vertex OWNER TO postgres;
+
+--
+-- Name: _ag_label_vertex_id_seq; Type: SEQUENCE; Schema: graph_creative; Owner: postgres
+--
+
+CREATE SEQUENCE graph_creative._ag_label_vertex_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    MAXVALUE 281474976710655
+    CACHE 1;
+
+ALTER SEQUENCE graph_creative._ag_label_vertex_id_seq OWNER TO postgres;
+
+--
+-- Name: _ag_label_vertex_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_creative; Owner: postgres
+--
+
+ALTER SEQUENCE graph_creative._ag_label_vertex_id_seq OWNED BY graph_creative._ag_label_vertex.id;
+
+--
+-- Name: _label_id_seq; Type: SEQUENCE; Schema: graph_creative; Owner: postgres
+--
+
+CREATE SEQUENCE graph_creative._label_id_seq
+    AS integer
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    MAXVALUE 65535
+    CACHE 1
+    CYCLE;
+
+ALTER SEQUENCE graph_creative._label_id_seq OWNER TO postgres;
+
+--
+-- Name: _ag_label_edge; Type: TABLE; Schema: graph_personal; Owner: postgres
+--
+
+CREATE TABLE graph_personal._ag_label_edge (
+    id ag_catalog.graphid NOT NULL,
+    start_id ag_catalog.graphid NOT NULL,
+    end_id ag_catalog.graphid NOT NULL,
+    properties ag_catalog.agtype DEFAULT ag_catalog.agtype_build_map() NOT NULL
+);
+
+ALTER TABLE graph_personal._ag_label_edge OWNER TO postgres;
+
+--
+-- Name: _ag_label_edge_id_seq; Type: SEQUENCE; Schema: graph_personal; Owner: postgres
+--
+
+CREATE SEQUENCE graph_personal._ag_label_edge_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    MAXVALUE 281474976710655
+    CACHE 1;
+
+ALTER SEQUENCE graph_personal._ag_label_edge_id_seq OWNER TO postgres;
+
+--
+-- Name: _ag_label_edge_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_personal; Owner: postgres
+--
+
+ALTER SEQUENCE graph_personal._ag_label_edge_id_seq OWNED BY graph_personal._ag_label_edge.id;
+
+--
+-- Name: _ag_label_vertex; Type: TABLE; Schema: graph_personal; Owner: postgres
+--
+
+CREATE TABLE graph_personal._ag_label_vertex (
+    id ag_catalog.graphid NOT NULL,
+    properties ag_catalog.agtype DEFAULT ag_catalog.agtype_build_map() NOT NULL
+);
+
+ALTER TABLE graph_personal._ag_label_vertex OWNER TO postgres;
+
+--
+-- Name: _ag_label_vertex_id_seq; Type: SEQUENCE; Schema: graph_personal; Owner: postgres
+--
+
+CREATE SEQUENCE graph_personal._ag_label_vertex_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    MAXVALUE 281474976710655
+    CACHE 1;
+
+ALTER SEQUENCE graph_personal._ag_label_vertex_id_seq OWNER TO postgres;
+
+--
+-- Name: _ag_label_vertex_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_personal; Owner: postgres
+--
+
+ALTER SEQUENCE graph_personal._ag_label_vertex_id_seq OWNED BY graph_personal._ag_label_vertex.id;
+
+--
+-- Name: _label_id_seq; Type: SEQUENCE; Schema: graph_personal; Owner: postgres
+--
+
+CREATE SEQUENCE graph_personal._label_id_seq
+    AS integer
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    MAXVALUE 65535
+    CACHE 1
+    CYCLE;
+
+ALTER SEQUENCE graph_personal._label_id_seq OWNER TO postgres;
+
+--
+-- Name: _ag_label_edge; Type: TABLE; Schema: graph_technical; Owner: postgres
+--
+
+CREATE TABLE graph_technical._ag_label_edge (
+    id ag_catalog.graphid NOT NULL,
+    start_id ag_catalog.graphid NOT NULL,
+    end_id ag_catalog.graphid NOT NULL,
+    properties ag_catalog.agtype DEFAULT ag_catalog.agtype_build_map() NOT NULL
+);
+
+ALTER TABLE graph_technical._ag_label_edge OWNER TO postgres;
+
+--
+-- Name: _ag_label_edge_id_seq; Type: SEQUENCE; Schema: graph_technical; Owner: postgres
+--
+
+CREATE SEQUENCE graph_technical._ag_label_edge_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    MAXVALUE 281474976710655
+    CACHE 1;
+
+ALTER SEQUENCE graph_technical._ag_label_edge_id_seq OWNER TO postgres;
+
+--
+-- Name: _ag_label_edge_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_technical; Owner: postgres
+--
+
+ALTER SEQUENCE graph_technical._ag_label_edge_id_seq OWNED BY graph_technical._ag_label_edge.id;
+
+--
+-- Name: _ag_label_vertex; Type: TABLE; Schema: graph_technical; Owner: postgres
+--
+
+CREATE TABLE graph_technical._ag_label_vertex (
+    id ag_catalog.graphid NOT NULL,
+    properties ag_catalog.agtype DEFAULT ag_catalog.agtype_build_map() NOT NULL
+);
+
+ALTER TABLE graph_technical._ag_label_vertex OWNER TO postgres;
+
+--
+-- Name: _ag_label_vertex_id_seq; Type: SEQUENCE; Schema: graph_technical; Owner: postgres
+--
+
+CREATE SEQUENCE graph_technical._ag_label_vertex_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    MAXVALUE 281474976710655
+    CACHE 1;
+
+ALTER SEQUENCE graph_technical._ag_label_vertex_id_seq OWNER TO postgres;
+
+--
+-- Name: _ag_label_vertex_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_technical; Owner: postgres
+--
+
+ALTER SEQUENCE graph_technical._ag_label_vertex_id_seq OWNED BY graph_technical._ag_label_vertex.id;
+
+--
+-- Name: _label_id_seq; Type: SEQUENCE; Schema: graph_technical; Owner: postgres
+--
+
+CREATE SEQUENCE graph_technical._label_id_seq
+    AS integer
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    MAXVALUE 65535
+    CACHE 1
+    CYCLE;
+
+ALTER SEQUENCE graph_technical._label_id_seq OWNER TO postgres;
+
+--
+-- Name: meta; Type: TABLE; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE TABLE pgmq.meta (
+    queue_name character varying NOT NULL,
+    is_partitioned boolean NOT NULL,
+    is_unlogged boolean NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE pgmq.meta OWNER TO exo_owner;
+
+--
+-- Name: notify_insert_throttle; Type: TABLE; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE UNLOGGED TABLE pgmq.notify_insert_throttle (
+    queue_name character varying NOT NULL,
+    throttle_interval_ms integer DEFAULT 0 NOT NULL,
+    last_notified_at timestamp with time zone DEFAULT to_timestamp((0)::double precision) NOT NULL
+);
+
+ALTER TABLE pgmq.notify_insert_throttle OWNER TO exo_owner;
+
+--
+-- Name: topic_bindings; Type: TABLE; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE TABLE pgmq.topic_bindings (
+    pattern text NOT NULL,
+    queue_name text NOT NULL,
+    bound_at timestamp with time zone DEFAULT now() NOT NULL,
+    compiled_regex text GENERATED ALWAYS AS ((('^'::text || replace(replace(regexp_replace(pattern, '([.+?{}()|\[\]\\^$])'::text, '\\\1'::text, 'g'::text), '*'::text, '[^.]+'::text), '#'::text, '.*'::text)) || '$'::text)) STORED
+);
+
+ALTER TABLE pgmq.topic_bindings OWNER TO exo_owner;
+
+--
+-- Name: _ag_label_edge id; Type: DEFAULT; Schema: graph_administrative; Owner: postgres
+--
+
+ALTER TABLE ONLY graph_administrative._ag_label_edge ALTER COLUMN id SET DEFAULT ag_catalog._graphid((ag_catalog._label_id('graph_administrative'::name, '_ag_label_edge'::name))::integer, nextval('graph_administrative._ag_label_edge_id_seq'::regclass));
+
+--
+-- Name: _ag_label_vertex id; Type: DEFAULT; Schema: graph_administrative; Owner: postgres
+--
+
+ALTER TABLE ONLY graph_administrative._ag_label_vertex ALTER COLUMN id SET DEFAULT ag_catalog._graphid((ag_catalog._label_id('graph_administrative'::name, '_ag_label_vertex'::name))::integer, nextval('graph_administrative._ag_label_vertex_id_seq'::regclass));
+
+--
+-- Name: _ag_label_edge id; Type: DEFAULT; Schema: graph_creative; Owner: postgres
+--
+
+ALTER TABLE ONLY graph_creative._ag_label_edge ALTER COLUMN id SET DEFAULT ag_catalog._graphid((ag_catalog._label_id('graph_creative'::name, '_ag_label_edge'::name))::integer, nextval('graph_creative._ag_label_edge_id_seq'::regclass));
+
+--
+-- Name: _ag_label_vertex id; Type: DEFAULT; Schema: graph_creative; Owner: postgres
+--
+
+ALTER TABLE ONLY graph_creative._ag_label_vertex ALTER COLUMN id SET DEFAULT ag_catalog._graphid((ag_catalog._label_id('graph_creative'::name, '_ag_label_vertex'::name))::integer, nextval('graph_creative._ag_label_vertex_id_seq'::regclass));
+
+--
+-- Name: _ag_label_edge id; Type: DEFAULT; Schema: graph_personal; Owner: postgres
+--
+
+ALTER TABLE ONLY graph_personal._ag_label_edge ALTER COLUMN id SET DEFAULT ag_catalog._graphid((ag_catalog._label_id('graph_personal'::name, '_ag_label_edge'::name))::integer, nextval('graph_personal._ag_label_edge_id_seq'::regclass));
+
+--
+-- Name: _ag_label_vertex id; Type: DEFAULT; Schema: graph_personal; Owner: postgres
+--
+
+ALTER TABLE ONLY graph_personal._ag_label_vertex ALTER COLUMN id SET DEFAULT ag_catalog._graphid((ag_catalog._label_id('graph_personal'::name, '_ag_label_vertex'::name))::integer, nextval('graph_personal._ag_label_vertex_id_seq'::regclass));
+
+--
+-- Name: _ag_label_edge id; Type: DEFAULT; Schema: graph_technical; Owner: postgres
+--
+
+ALTER TABLE ONLY graph_technical._ag_label_edge ALTER COLUMN id SET DEFAULT ag_catalog._graphid((ag_catalog._label_id('graph_technical'::name, '_ag_label_edge'::name))::integer, nextval('graph_technical._ag_label_edge_id_seq'::regclass));
+
+--
+-- Name: _ag_label_vertex id; Type: DEFAULT; Schema: graph_technical; Owner: postgres
+--
+
+ALTER TABLE ONLY graph_technical._ag_label_vertex ALTER COLUMN id SET DEFAULT ag_catalog._graphid((ag_catalog._label_id('graph_technical'::name, '_ag_label_vertex'::name))::integer, nextval('graph_technical._ag_label_vertex_id_seq'::regclass));
+
+--
+-- Name: components components_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.components
+    ADD CONSTRAINT components_pkey PRIMARY KEY (name);
+
+--
+-- Name: schema_migrations schema_migrations_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.schema_migrations
+    ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (name);
+
+--
+-- Name: settings settings_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.settings
+    ADD CONSTRAINT settings_pkey PRIMARY KEY (key);
+
+--
+-- Name: workspaces workspaces_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.workspaces
+    ADD CONSTRAINT workspaces_pkey PRIMARY KEY (name);
+
+--
+-- Name: _ag_label_edge _ag_label_edge_pkey; Type: CONSTRAINT; Schema: graph_administrative; Owner: postgres
+--
+
+ALTER TABLE ONLY graph_administrative._ag_label_edge
+    ADD CONSTRAINT _ag_label_edge_pkey PRIMARY KEY (id);
+
+--
+-- Name: _ag_label_vertex _ag_label_vertex_pkey; Type: CONSTRAINT; Schema: graph_administrative; Owner: postgres
+--
+
+ALTER TABLE ONLY graph_administrative._ag_label_vertex
+    ADD CONSTRAINT _ag_label_vertex_pkey PRIMARY KEY (id);
+
+--
+-- Name: _ag_label_edge _ag_label_edge_pkey; Type: CONSTRAINT; Schema: graph_creative; Owner: postgres
+--
+
+ALTER TABLE ONLY graph_creative._ag_label_edge
+    ADD CONSTRAINT _ag_label_edge_pkey PRIMARY KEY (id);
+
+--
+-- Name: _ag_label_vertex _ag_label_vertex_pkey; Type: CONSTRAINT; Schema: graph_creative; Owner: postgres
+--
+
+ALTER TABLE ONLY graph_creative._ag_label_vertex
+    ADD CONSTRAINT _ag_label_vertex_pkey PRIMARY KEY (id);
+
+--
+-- Name: _ag_label_edge _ag_label_edge_pkey; Type: CONSTRAINT; Schema: graph_personal; Owner: postgres
+--
+
+ALTER TABLE ONLY graph_personal._ag_label_edge
+    ADD CONSTRAINT _ag_label_edge_pkey PRIMARY KEY (id);
+
+--
+-- Name: _ag_label_vertex _ag_label_vertex_pkey; Type: CONSTRAINT; Schema: graph_personal; Owner: postgres
+--
+
+ALTER TABLE ONLY graph_personal._ag_label_vertex
+    ADD CONSTRAINT _ag_label_vertex_pkey PRIMARY KEY (id);
+
+--
+-- Name: _ag_label_edge _ag_label_edge_pkey; Type: CONSTRAINT; Schema: graph_technical; Owner: postgres
+--
+
+ALTER TABLE ONLY graph_technical._ag_label_edge
+    ADD CONSTRAINT _ag_label_edge_pkey PRIMARY KEY (id);
+
+--
+-- Name: _ag_label_vertex _ag_label_vertex_pkey; Type: CONSTRAINT; Schema: graph_technical; Owner: postgres
+--
+
+ALTER TABLE ONLY graph_technical._ag_label_vertex
+    ADD CONSTRAINT _ag_label_vertex_pkey PRIMARY KEY (id);
+
+--
+-- Name: meta meta_queue_name_key; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE ONLY pgmq.meta
+    ADD CONSTRAINT meta_queue_name_key UNIQUE (queue_name);
+
+--
+-- Name: notify_insert_throttle notify_insert_throttle_queue_name_key; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE ONLY pgmq.notify_insert_throttle
+    ADD CONSTRAINT notify_insert_throttle_queue_name_key UNIQUE (queue_name);
+
+--
+-- Name: topic_bindings topic_bindings_unique_pattern_queue; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE ONLY pgmq.topic_bindings
+    ADD CONSTRAINT topic_bindings_unique_pattern_queue UNIQUE (pattern, queue_name);
+
+--
+-- Name: _ag_label_edge_end_id_idx; Type: INDEX; Schema: graph_administrative; Owner: postgres
+--
+
+CREATE INDEX _ag_label_edge_end_id_idx ON graph_administrative._ag_label_edge USING btree (end_id);
+
+--
+-- Name: _ag_label_edge_start_id_idx; Type: INDEX; Schema: graph_administrative; Owner: postgres
+--
+
+CREATE INDEX _ag_label_edge_start_id_idx ON graph_administrative._ag_label_edge USING btree (start_id);
+
+--
+-- Name: _ag_label_edge_end_id_idx; Type: INDEX; Schema: graph_creative; Owner: postgres
+--
+
+CREATE INDEX _ag_label_edge_end_id_idx ON graph_creative._ag_label_edge USING btree (end_id);
+
+--
+-- Name: _ag_label_edge_start_id_idx; Type: INDEX; Schema: graph_creative; Owner: postgres
+--
+
+CREATE INDEX _ag_label_edge_start_id_idx ON graph_creative._ag_label_edge USING btree (start_id);
+
+--
+-- Name: _ag_label_edge_end_id_idx; Type: INDEX; Schema: graph_personal; Owner: postgres
+--
+
+CREATE INDEX _ag_label_edge_end_id_idx ON graph_personal._ag_label_edge USING btree (end_id);
+
+--
+-- Name: _ag_label_edge_start_id_idx; Type: INDEX; Schema: graph_personal; Owner: postgres
+--
+
+CREATE INDEX _ag_label_edge_start_id_idx ON graph_personal._ag_label_edge USING btree (start_id);
+
+--
+-- Name: _ag_label_edge_end_id_idx; Type: INDEX; Schema: graph_technical; Owner: postgres
+--
+
+CREATE INDEX _ag_label_edge_end_id_idx ON graph_technical._ag_label_edge USING btree (end_id);
+
+--
+-- Name: _ag_label_edge_start_id_idx; Type: INDEX; Schema: graph_technical; Owner: postgres
+--
+
+CREATE INDEX _ag_label_edge_start_id_idx ON graph_technical._ag_label_edge USING btree (start_id);
+
+--
+-- Name: idx_notify_throttle_active; Type: INDEX; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE INDEX idx_notify_throttle_active ON pgmq.notify_insert_throttle USING btree (queue_name, last_notified_at) WHERE (throttle_interval_ms > 0);
+
+--
+-- Name: idx_topic_bindings_covering; Type: INDEX; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE INDEX idx_topic_bindings_covering ON pgmq.topic_bindings USING btree (pattern) INCLUDE (queue_name, compiled_regex);
+
+--
+-- Name: workspaces workspace_graph; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER workspace_graph AFTER INSERT ON exo_private.workspaces FOR EACH ROW EXECUTE FUNCTION exo_private.workspace_created();
+
+--
+-- Name: _ag_label_edge _age_cache_invalidate; Type: TRIGGER; Schema: graph_administrative; Owner: postgres
+--
+
+CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON graph_administrative._ag_label_edge FOR EACH STATEMENT EXECUTE FUNCTION ag_catalog.age_invalidate_graph_cache();
+
+--
+-- Name: _ag_label_vertex _age_cache_invalidate; Type: TRIGGER; Schema: graph_administrative; Owner: postgres
+--
+
+CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON graph_administrative._ag_label_vertex FOR EACH STATEMENT EXECUTE FUNCTION ag_catalog.age_invalidate_graph_cache();
+
+--
+-- Name: _ag_label_edge _age_cache_invalidate; Type: TRIGGER; Schema: graph_creative; Owner: postgres
+--
+
+CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON graph_creative._ag_label_edge FOR EACH STATEMENT EXECUTE FUNCTION ag_catalog.age_invalidate_graph_cache();
+
+--
+-- Name: _ag_label_vertex _age_cache_invalidate; Type: TRIGGER; Schema: graph_creative; Owner: postgres
+--
+
+CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON graph_creative._ag_label_vertex FOR EACH STATEMENT EXECUTE FUNCTION ag_catalog.age_invalidate_graph_cache();
+
+--
+-- Name: _ag_label_edge _age_cache_invalidate; Type: TRIGGER; Schema: graph_personal; Owner: postgres
+--
+
+CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON graph_personal._ag_label_edge FOR EACH STATEMENT EXECUTE FUNCTION ag_catalog.age_invalidate_graph_cache();
+
+--
+-- Name: _ag_label_vertex _age_cache_invalidate; Type: TRIGGER; Schema: graph_personal; Owner: postgres
+--
+
+CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON graph_personal._ag_label_vertex FOR EACH STATEMENT EXECUTE FUNCTION ag_catalog.age_invalidate_graph_cache();
+
+--
+-- Name: _ag_label_edge _age_cache_invalidate; Type: TRIGGER; Schema: graph_technical; Owner: postgres
+--
+
+CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON graph_technical._ag_label_edge FOR EACH STATEMENT EXECUTE FUNCTION ag_catalog.age_invalidate_graph_cache();
+
+--
+-- Name: _ag_label_vertex _age_cache_invalidate; Type: TRIGGER; Schema: graph_technical; Owner: postgres
+--
+
+CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON graph_technical._ag_label_vertex FOR EACH STATEMENT EXECUTE FUNCTION ag_catalog.age_invalidate_graph_cache();
+
+--
+-- Name: notify_insert_throttle notify_insert_throttle_meta_queue_name_fk; Type: FK CONSTRAINT; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE ONLY pgmq.notify_insert_throttle
+    ADD CONSTRAINT notify_insert_throttle_meta_queue_name_fk FOREIGN KEY (queue_name) REFERENCES pgmq.meta(queue_name) ON DELETE CASCADE;
+
+--
+-- Name: topic_bindings topic_bindings_meta_queue_name_fk; Type: FK CONSTRAINT; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE ONLY pgmq.topic_bindings
+    ADD CONSTRAINT topic_bindings_meta_queue_name_fk FOREIGN KEY (queue_name) REFERENCES pgmq.meta(queue_name) ON DELETE CASCADE;
+
+--
+-- Name: SCHEMA ag_catalog; Type: ACL; Schema: -; Owner: postgres
+--
+
+GRANT USAGE ON SCHEMA ag_catalog TO exo_owner;
+
+--
+-- Name: SCHEMA exo; Type: ACL; Schema: -; Owner: exo_owner
+--
+
+GRANT USAGE ON SCHEMA exo TO exo_reader;
+GRANT USAGE ON SCHEMA exo TO exo_writer;
+
+--
+-- Name: SCHEMA exo_private; Type: ACL; Schema: -; Owner: exo_owner
+--
+
+GRANT USAGE ON SCHEMA exo_private TO exo_writer;
+
+--
+-- Name: SCHEMA pgmq; Type: ACL; Schema: -; Owner: exo_owner
+--
+
+GRANT USAGE ON SCHEMA pgmq TO pg_monitor;
+GRANT USAGE ON SCHEMA pgmq TO exo_writer;
+
+--
+-- Name: SCHEMA public; Type: ACL; Schema: -; Owner: pg_database_owner
+--
+
+REVOKE USAGE ON SCHEMA public FROM PUBLIC;
+GRANT USAGE ON SCHEMA public TO exo_owner;
+GRANT USAGE ON SCHEMA public TO exo_writer;
+
+--
+-- Name: FUNCTION setting(setting_key text); Type: ACL; Schema: exo; Owner: exo_owner
+--
+
+GRANT ALL ON FUNCTION exo.setting(setting_key text) TO exo_reader;
+GRANT ALL ON FUNCTION exo.setting(setting_key text) TO exo_writer;
+
+--
+-- Name: FUNCTION version(); Type: ACL; Schema: exo; Owner: exo_owner
+--
+
+GRANT ALL ON FUNCTION exo.version() TO exo_reader;
+GRANT ALL ON FUNCTION exo.version() TO exo_writer;
+
+--
+-- Name: FUNCTION canonical_key(name text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.canonical_key(name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.canonical_key(name text) TO exo_writer;
+
+--
+-- Name: FUNCTION ensure_workspace_graph(workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.ensure_workspace_graph(workspace text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.ensure_workspace_graph(workspace text) TO exo_writer;
+
+--
+-- Name: FUNCTION graph_name(workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.graph_name(workspace text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.graph_name(workspace text) TO exo_writer;
+
+--
+-- Name: FUNCTION set_setting(setting_key text, new_value jsonb, what text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) TO exo_writer;
+
+--
+-- Name: FUNCTION workspace_created(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.workspace_created() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.workspace_created() TO exo_writer;
+
+--
+-- Name: FUNCTION _belongs_to_pgmq(table_name text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq._belongs_to_pgmq(table_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq._belongs_to_pgmq(table_name text) TO exo_writer;
+
+--
+-- Name: FUNCTION _create_fifo_index_if_not_exists(queue_name text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq._create_fifo_index_if_not_exists(queue_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq._create_fifo_index_if_not_exists(queue_name text) TO exo_writer;
+
+--
+-- Name: FUNCTION _ensure_pg_partman_installed(); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq._ensure_pg_partman_installed() FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq._ensure_pg_partman_installed() TO exo_writer;
+
+--
+-- Name: FUNCTION _extension_exists(extension_name text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq._extension_exists(extension_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq._extension_exists(extension_name text) TO exo_writer;
+
+--
+-- Name: FUNCTION _get_partition_col(partition_interval text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq._get_partition_col(partition_interval text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq._get_partition_col(partition_interval text) TO exo_writer;
+
+--
+-- Name: FUNCTION _get_pg_partman_major_version(); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq._get_pg_partman_major_version() FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq._get_pg_partman_major_version() TO exo_writer;
+
+--
+-- Name: FUNCTION _get_pg_partman_schema(); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq._get_pg_partman_schema() FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq._get_pg_partman_schema() TO exo_writer;
+
+--
+-- Name: FUNCTION _send_batch(queue_name text, msgs jsonb[], headers jsonb[], delay timestamp with time zone); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq._send_batch(queue_name text, msgs jsonb[], headers jsonb[], delay timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq._send_batch(queue_name text, msgs jsonb[], headers jsonb[], delay timestamp with time zone) TO exo_writer;
+
+--
+-- Name: FUNCTION _validate_batch_params(msgs jsonb[], headers jsonb[]); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq._validate_batch_params(msgs jsonb[], headers jsonb[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq._validate_batch_params(msgs jsonb[], headers jsonb[]) TO exo_writer;
+
+--
+-- Name: FUNCTION acquire_queue_lock(queue_name text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.acquire_queue_lock(queue_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.acquire_queue_lock(queue_name text) TO exo_writer;
+
+--
+-- Name: FUNCTION archive(queue_name text, msg_ids bigint[]); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.archive(queue_name text, msg_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.archive(queue_name text, msg_ids bigint[]) TO exo_writer;
+
+--
+-- Name: FUNCTION archive(queue_name text, msg_id bigint); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.archive(queue_name text, msg_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.archive(queue_name text, msg_id bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION bind_topic(pattern text, queue_name text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.bind_topic(pattern text, queue_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.bind_topic(pattern text, queue_name text) TO exo_writer;
+
+--
+-- Name: FUNCTION convert_archive_partitioned(table_name text, partition_interval text, retention_interval text, leading_partition integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.convert_archive_partitioned(table_name text, partition_interval text, retention_interval text, leading_partition integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.convert_archive_partitioned(table_name text, partition_interval text, retention_interval text, leading_partition integer) TO exo_writer;
+
+--
+-- Name: FUNCTION "create"(queue_name text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq."create"(queue_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq."create"(queue_name text) TO exo_writer;
+
+--
+-- Name: FUNCTION create_fifo_index(queue_name text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.create_fifo_index(queue_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.create_fifo_index(queue_name text) TO exo_writer;
+
+--
+-- Name: FUNCTION create_fifo_indexes_all(); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.create_fifo_indexes_all() FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.create_fifo_indexes_all() TO exo_writer;
+
+--
+-- Name: FUNCTION create_non_partitioned(queue_name text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.create_non_partitioned(queue_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.create_non_partitioned(queue_name text) TO exo_writer;
+
+--
+-- Name: FUNCTION create_partitioned(queue_name text, partition_interval text, retention_interval text, premake integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.create_partitioned(queue_name text, partition_interval text, retention_interval text, premake integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.create_partitioned(queue_name text, partition_interval text, retention_interval text, premake integer) TO exo_writer;
+
+--
+-- Name: FUNCTION create_unlogged(queue_name text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.create_unlogged(queue_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.create_unlogged(queue_name text) TO exo_writer;
+
+--
+-- Name: FUNCTION delete(queue_name text, msg_ids bigint[]); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.delete(queue_name text, msg_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.delete(queue_name text, msg_ids bigint[]) TO exo_writer;
+
+--
+-- Name: FUNCTION delete(queue_name text, msg_id bigint); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.delete(queue_name text, msg_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.delete(queue_name text, msg_id bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION detach_archive(queue_name text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.detach_archive(queue_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.detach_archive(queue_name text) TO exo_writer;
+
+--
+-- Name: FUNCTION disable_notify_insert(queue_name text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.disable_notify_insert(queue_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.disable_notify_insert(queue_name text) TO exo_writer;
+
+--
+-- Name: FUNCTION drop_queue(queue_name text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.drop_queue(queue_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.drop_queue(queue_name text) TO exo_writer;
+
+--
+-- Name: FUNCTION drop_queue(queue_name text, partitioned boolean); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.drop_queue(queue_name text, partitioned boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.drop_queue(queue_name text, partitioned boolean) TO exo_writer;
+
+--
+-- Name: FUNCTION enable_notify_insert(queue_name text, throttle_interval_ms integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.enable_notify_insert(queue_name text, throttle_interval_ms integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.enable_notify_insert(queue_name text, throttle_interval_ms integer) TO exo_writer;
+
+--
+-- Name: FUNCTION format_table_name(queue_name text, prefix text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.format_table_name(queue_name text, prefix text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.format_table_name(queue_name text, prefix text) TO exo_writer;
+
+--
+-- Name: FUNCTION list_notify_insert_throttles(); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.list_notify_insert_throttles() FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.list_notify_insert_throttles() TO exo_writer;
+
+--
+-- Name: FUNCTION list_queues(); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.list_queues() FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.list_queues() TO exo_writer;
+
+--
+-- Name: FUNCTION list_topic_bindings(); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.list_topic_bindings() FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.list_topic_bindings() TO exo_writer;
+
+--
+-- Name: FUNCTION list_topic_bindings(queue_name text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.list_topic_bindings(queue_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.list_topic_bindings(queue_name text) TO exo_writer;
+
+--
+-- Name: FUNCTION metrics(queue_name text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.metrics(queue_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.metrics(queue_name text) TO exo_writer;
+
+--
+-- Name: FUNCTION metrics_all(); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.metrics_all() FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.metrics_all() TO exo_writer;
+
+--
+-- Name: FUNCTION notify_queue_listeners(); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.notify_queue_listeners() FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.notify_queue_listeners() TO exo_writer;
+
+--
+-- Name: FUNCTION pop(queue_name text, qty integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.pop(queue_name text, qty integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.pop(queue_name text, qty integer) TO exo_writer;
+
+--
+-- Name: FUNCTION purge_queue(queue_name text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.purge_queue(queue_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.purge_queue(queue_name text) TO exo_writer;
+
+--
+-- Name: FUNCTION read(queue_name text, vt integer, qty integer, conditional jsonb); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.read(queue_name text, vt integer, qty integer, conditional jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.read(queue_name text, vt integer, qty integer, conditional jsonb) TO exo_writer;
+
+--
+-- Name: FUNCTION read_grouped(queue_name text, vt integer, qty integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.read_grouped(queue_name text, vt integer, qty integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.read_grouped(queue_name text, vt integer, qty integer) TO exo_writer;
+
+--
+-- Name: FUNCTION read_grouped_head(queue_name text, vt integer, qty integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.read_grouped_head(queue_name text, vt integer, qty integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.read_grouped_head(queue_name text, vt integer, qty integer) TO exo_writer;
+
+--
+-- Name: FUNCTION read_grouped_head_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer, poll_interval_ms integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.read_grouped_head_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer, poll_interval_ms integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.read_grouped_head_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer, poll_interval_ms integer) TO exo_writer;
+
+--
+-- Name: FUNCTION read_grouped_rr(queue_name text, vt integer, qty integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.read_grouped_rr(queue_name text, vt integer, qty integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.read_grouped_rr(queue_name text, vt integer, qty integer) TO exo_writer;
+
+--
+-- Name: FUNCTION read_grouped_rr_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer, poll_interval_ms integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.read_grouped_rr_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer, poll_interval_ms integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.read_grouped_rr_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer, poll_interval_ms integer) TO exo_writer;
+
+--
+-- Name: FUNCTION read_grouped_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer, poll_interval_ms integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.read_grouped_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer, poll_interval_ms integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.read_grouped_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer, poll_interval_ms integer) TO exo_writer;
+
+--
+-- Name: FUNCTION read_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer, poll_interval_ms integer, conditional jsonb); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.read_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer, poll_interval_ms integer, conditional jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.read_with_poll(queue_name text, vt integer, qty integer, max_poll_seconds integer, poll_interval_ms integer, conditional jsonb) TO exo_writer;
+
+--
+-- Name: FUNCTION send(queue_name text, msg jsonb); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send(queue_name text, msg jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send(queue_name text, msg jsonb) TO exo_writer;
+
+--
+-- Name: FUNCTION send(queue_name text, msg jsonb, delay integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send(queue_name text, msg jsonb, delay integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send(queue_name text, msg jsonb, delay integer) TO exo_writer;
+
+--
+-- Name: FUNCTION send(queue_name text, msg jsonb, headers jsonb); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb) TO exo_writer;
+
+--
+-- Name: FUNCTION send(queue_name text, msg jsonb, delay timestamp with time zone); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send(queue_name text, msg jsonb, delay timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send(queue_name text, msg jsonb, delay timestamp with time zone) TO exo_writer;
+
+--
+-- Name: FUNCTION send(queue_name text, msg jsonb, headers jsonb, delay integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb, delay integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb, delay integer) TO exo_writer;
+
+--
+-- Name: FUNCTION send(queue_name text, msg jsonb, headers jsonb, delay timestamp with time zone); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb, delay timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send(queue_name text, msg jsonb, headers jsonb, delay timestamp with time zone) TO exo_writer;
+
+--
+-- Name: FUNCTION send_batch(queue_name text, msgs jsonb[]); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[]) TO exo_writer;
+
+--
+-- Name: FUNCTION send_batch(queue_name text, msgs jsonb[], headers jsonb[]); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], headers jsonb[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], headers jsonb[]) TO exo_writer;
+
+--
+-- Name: FUNCTION send_batch(queue_name text, msgs jsonb[], delay integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], delay integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], delay integer) TO exo_writer;
+
+--
+-- Name: FUNCTION send_batch(queue_name text, msgs jsonb[], delay timestamp with time zone); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], delay timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], delay timestamp with time zone) TO exo_writer;
+
+--
+-- Name: FUNCTION send_batch(queue_name text, msgs jsonb[], headers jsonb[], delay integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], headers jsonb[], delay integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], headers jsonb[], delay integer) TO exo_writer;
+
+--
+-- Name: FUNCTION send_batch(queue_name text, msgs jsonb[], headers jsonb[], delay timestamp with time zone); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], headers jsonb[], delay timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send_batch(queue_name text, msgs jsonb[], headers jsonb[], delay timestamp with time zone) TO exo_writer;
+
+--
+-- Name: FUNCTION send_batch_topic(routing_key text, msgs jsonb[]); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[]) TO exo_writer;
+
+--
+-- Name: FUNCTION send_batch_topic(routing_key text, msgs jsonb[], headers jsonb[]); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], headers jsonb[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], headers jsonb[]) TO exo_writer;
+
+--
+-- Name: FUNCTION send_batch_topic(routing_key text, msgs jsonb[], delay integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], delay integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], delay integer) TO exo_writer;
+
+--
+-- Name: FUNCTION send_batch_topic(routing_key text, msgs jsonb[], delay timestamp with time zone); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], delay timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], delay timestamp with time zone) TO exo_writer;
+
+--
+-- Name: FUNCTION send_batch_topic(routing_key text, msgs jsonb[], headers jsonb[], delay integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], headers jsonb[], delay integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], headers jsonb[], delay integer) TO exo_writer;
+
+--
+-- Name: FUNCTION send_batch_topic(routing_key text, msgs jsonb[], headers jsonb[], delay timestamp with time zone); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], headers jsonb[], delay timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send_batch_topic(routing_key text, msgs jsonb[], headers jsonb[], delay timestamp with time zone) TO exo_writer;
+
+--
+-- Name: FUNCTION send_topic(routing_key text, msg jsonb); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send_topic(routing_key text, msg jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send_topic(routing_key text, msg jsonb) TO exo_writer;
+
+--
+-- Name: FUNCTION send_topic(routing_key text, msg jsonb, delay integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send_topic(routing_key text, msg jsonb, delay integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send_topic(routing_key text, msg jsonb, delay integer) TO exo_writer;
+
+--
+-- Name: FUNCTION send_topic(routing_key text, msg jsonb, headers jsonb, delay integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.send_topic(routing_key text, msg jsonb, headers jsonb, delay integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.send_topic(routing_key text, msg jsonb, headers jsonb, delay integer) TO exo_writer;
+
+--
+-- Name: FUNCTION set_vt(queue_name text, msg_ids bigint[], vt integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.set_vt(queue_name text, msg_ids bigint[], vt integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.set_vt(queue_name text, msg_ids bigint[], vt integer) TO exo_writer;
+
+--
+-- Name: FUNCTION set_vt(queue_name text, msg_ids bigint[], vt timestamp with time zone); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.set_vt(queue_name text, msg_ids bigint[], vt timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.set_vt(queue_name text, msg_ids bigint[], vt timestamp with time zone) TO exo_writer;
+
+--
+-- Name: FUNCTION set_vt(queue_name text, msg_id bigint, vt integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.set_vt(queue_name text, msg_id bigint, vt integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.set_vt(queue_name text, msg_id bigint, vt integer) TO exo_writer;
+
+--
+-- Name: FUNCTION set_vt(queue_name text, msg_id bigint, vt timestamp with time zone); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.set_vt(queue_name text, msg_id bigint, vt timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.set_vt(queue_name text, msg_id bigint, vt timestamp with time zone) TO exo_writer;
+
+--
+-- Name: FUNCTION test_routing(routing_key text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.test_routing(routing_key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.test_routing(routing_key text) TO exo_writer;
+
+--
+-- Name: FUNCTION unbind_topic(pattern text, queue_name text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.unbind_topic(pattern text, queue_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.unbind_topic(pattern text, queue_name text) TO exo_writer;
+
+--
+-- Name: FUNCTION update_notify_insert(queue_name text, throttle_interval_ms integer); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.update_notify_insert(queue_name text, throttle_interval_ms integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.update_notify_insert(queue_name text, throttle_interval_ms integer) TO exo_writer;
+
+--
+-- Name: FUNCTION validate_queue_name(queue_name text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.validate_queue_name(queue_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.validate_queue_name(queue_name text) TO exo_writer;
+
+--
+-- Name: FUNCTION validate_routing_key(routing_key text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.validate_routing_key(routing_key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.validate_routing_key(routing_key text) TO exo_writer;
+
+--
+-- Name: FUNCTION validate_topic_pattern(pattern text); Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION pgmq.validate_topic_pattern(pattern text) FROM PUBLIC;
+GRANT ALL ON FUNCTION pgmq.validate_topic_pattern(pattern text) TO exo_writer;
+
+--
+-- Name: TABLE ag_graph; Type: ACL; Schema: ag_catalog; Owner: postgres
+--
+
+GRANT SELECT ON TABLE ag_catalog.ag_graph TO exo_owner;
+
+--
+-- Name: TABLE ag_label; Type: ACL; Schema: ag_catalog; Owner: postgres
+--
+
+GRANT SELECT ON TABLE ag_catalog.ag_label TO exo_owner;
+
+--
+-- Name: TABLE settings; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.settings TO exo_writer;
+
+--
+-- Name: TABLE settings; Type: ACL; Schema: exo; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo.settings TO exo_reader;
+GRANT SELECT ON TABLE exo.settings TO exo_writer;
+
+--
+-- Name: TABLE workspaces; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.workspaces TO exo_writer;
+
+--
+-- Name: TABLE workspaces; Type: ACL; Schema: exo; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo.workspaces TO exo_reader;
+GRANT SELECT ON TABLE exo.workspaces TO exo_writer;
+
+--
+-- Name: TABLE components; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.components TO exo_writer;
+
+--
+-- Name: TABLE schema_migrations; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.schema_migrations TO exo_writer;
+
+--
+-- Name: TABLE meta; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE pgmq.meta TO pg_monitor;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.meta TO exo_writer;
+
+--
+-- Name: TABLE notify_insert_throttle; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE pgmq.notify_insert_throttle TO pg_monitor;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.notify_insert_throttle TO exo_writer;
+
+--
+-- Name: TABLE topic_bindings; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE pgmq.topic_bindings TO pg_monitor;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.topic_bindings TO exo_writer;
+
+--
+-- Name: DEFAULT PRIVILEGES FOR SEQUENCES; Type: DEFAULT ACL; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER DEFAULT PRIVILEGES FOR ROLE exo_owner IN SCHEMA exo_private GRANT SELECT,USAGE ON SEQUENCES TO exo_writer;
+
+--
+-- Name: DEFAULT PRIVILEGES FOR TABLES; Type: DEFAULT ACL; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER DEFAULT PRIVILEGES FOR ROLE exo_owner IN SCHEMA exo_private GRANT SELECT,INSERT,DELETE,UPDATE ON TABLES TO exo_writer;
+
+--
+-- Name: DEFAULT PRIVILEGES FOR SEQUENCES; Type: DEFAULT ACL; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER DEFAULT PRIVILEGES FOR ROLE exo_owner IN SCHEMA pgmq GRANT SELECT ON SEQUENCES TO pg_monitor;
+ALTER DEFAULT PRIVILEGES FOR ROLE exo_owner IN SCHEMA pgmq GRANT SELECT,USAGE ON SEQUENCES TO exo_writer;
+
+--
+-- Name: DEFAULT PRIVILEGES FOR TABLES; Type: DEFAULT ACL; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER DEFAULT PRIVILEGES FOR ROLE exo_owner IN SCHEMA pgmq GRANT SELECT ON TABLES TO pg_monitor;
+ALTER DEFAULT PRIVILEGES FOR ROLE exo_owner IN SCHEMA pgmq GRANT SELECT,INSERT,DELETE,UPDATE ON TABLES TO exo_writer;
+
+--
+-- Name: DEFAULT PRIVILEGES FOR FUNCTIONS; Type: DEFAULT ACL; Schema: -; Owner: exo_owner
+--
+
+ALTER DEFAULT PRIVILEGES FOR ROLE exo_owner REVOKE ALL ON FUNCTIONS FROM PUBLIC;
+
+--
+-- PostgreSQL database dump complete
+--

@@ -1,0 +1,168 @@
+"""The migrator: from zero, idempotent, refuses edits, safe under concurrency, matches the dump."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from exocortex import schema_dump
+from exocortex.migrate import MigrationError, inline_plpy, migrate, migration_files
+
+SEEDED_WORKSPACES = {"technical", "creative", "personal", "administrative"}
+
+
+def _applied(db) -> list[tuple[str, str, object]]:
+    with db.connect() as conn:
+        return conn.execute(
+            "select name, sha256, applied_at from exo_private.schema_migrations order by name"
+        ).fetchall()
+
+
+def test_migrate_from_zero_builds_the_first_schema(cfg, empty_db):
+    result = migrate(cfg, empty_db.url())
+
+    files = [p.name for p in migration_files(cfg.migrations_dir)]
+    assert result.applied == files
+    assert result.pgmq_installed == "1.13.0"
+    with empty_db.connect() as conn:
+        workspaces = {r[0] for r in conn.execute("select name from exo.workspaces")}
+        graphs = {r[0] for r in conn.execute("select name from ag_catalog.ag_graph")}
+        roles = {r[0] for r in conn.execute("select rolname from pg_roles where rolname like 'exo\\_%'")}
+        extensions = {r[0] for r in conn.execute("select extname from pg_extension")}
+        pgmq = conn.execute("select version from exo_private.components where name = 'pgmq'").fetchone()
+    assert workspaces == SEEDED_WORKSPACES
+    assert graphs == {f"graph_{w}" for w in SEEDED_WORKSPACES}
+    assert {"exo_owner", "exo_writer", "exo_reader"} <= roles
+    assert {"vector", "age", "pg_textsearch", "plpython3u"} <= extensions
+    assert pgmq == ("1.13.0",)
+
+
+def test_objects_belong_to_exo_owner(db):
+    with db.connect() as conn:
+        foreign = conn.execute(
+            """
+            select c.oid::regclass::text from pg_class c join pg_namespace n on n.oid = c.relnamespace
+            where n.nspname in ('exo', 'exo_private') and c.relkind in ('r', 'v', 'p')
+              and c.relowner <> 'exo_owner'::regrole
+            union all
+            select p.oid::regprocedure::text from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+            where n.nspname in ('exo', 'exo_private') and p.proowner <> 'exo_owner'::regrole
+            """
+        ).fetchall()
+    assert foreign == []
+
+
+def test_second_migrate_is_a_no_op(cfg, db):
+    before = _applied(db)
+    result = migrate(cfg, db.url())
+    assert result.applied == []
+    assert result.pgmq_installed is None
+    assert _applied(db) == before
+
+
+def _copy_migrations(cfg, tmp_path: Path):
+    target = tmp_path / "migrations"
+    shutil.copytree(cfg.migrations_dir, target)
+    return dataclasses.replace(cfg, migrations_dir=target), target
+
+
+def test_an_edited_applied_migration_is_refused(cfg, empty_db, tmp_path):
+    edited_cfg, migrations = _copy_migrations(cfg, tmp_path)
+    migrate(edited_cfg, empty_db.url())
+    first = sorted(migrations.glob("*.sql"))[0]
+    first.write_text(first.read_text() + "\n-- an innocent-looking edit\n")
+    (migrations / "9999_add_thing.sql").write_text("create table exo_private.thing (id int);")
+
+    with pytest.raises(MigrationError, match=f"migration {first.name} was changed after it was applied"):
+        migrate(edited_cfg, empty_db.url())
+
+    with empty_db.connect() as conn:  # nothing after the refusal ran
+        assert conn.execute("select to_regclass('exo_private.thing')").fetchone() == (None,)
+
+
+def test_a_failing_migration_leaves_no_record_and_no_half_change(cfg, db, tmp_path):
+    broken_cfg, migrations = _copy_migrations(cfg, tmp_path)
+    (migrations / "9998_create_half.sql").write_text(
+        "create table exo_private.half (id int);\nselect no_such_function();\n"
+    )
+    with pytest.raises(MigrationError, match="migration 9998_create_half.sql failed"):
+        migrate(broken_cfg, db.url())
+    with db.connect() as conn:
+        assert conn.execute("select to_regclass('exo_private.half')").fetchone() == (None,)
+        recorded = conn.execute(
+            "select count(*) from exo_private.schema_migrations where name = '9998_create_half.sql'"
+        ).fetchone()
+    assert recorded == (0,)
+
+
+def test_migrations_run_as_exo_owner(cfg, db, tmp_path):
+    probe_cfg, migrations = _copy_migrations(cfg, tmp_path)
+    (migrations / "9997_create_probe.sql").write_text(
+        "create table exo_private.probe as select current_user as who;"
+    )
+    migrate(probe_cfg, db.url())
+    with db.connect() as conn:
+        assert conn.execute("select who from exo_private.probe").fetchone() == ("exo_owner",)
+
+
+def test_bad_migration_names_are_refused(tmp_path):
+    (tmp_path / "0001_ok.sql").write_text("")
+    (tmp_path / "0001_also.sql").write_text("")
+    with pytest.raises(MigrationError, match="share number 0001"):
+        migration_files(tmp_path)
+    (tmp_path / "0001_also.sql").unlink()
+    (tmp_path / "2-Bad Name.sql").write_text("")
+    with pytest.raises(MigrationError, match="NNNN_verb_object.sql"):
+        migration_files(tmp_path)
+
+
+def test_two_migrators_at_once_both_succeed_and_apply_each_file_once(cfg, empty_db):
+    env = {**os.environ, "EXO_DATABASE_URL": empty_db.url()}
+    exo = [sys.executable, "-m", "exocortex.cli", "migrate"]
+    procs = [
+        subprocess.Popen(exo, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for _ in range(2)
+    ]
+    outputs = [p.communicate(timeout=120)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+
+    files = [p.name for p in migration_files(cfg.migrations_dir)]
+    assert [name for name, _sha, _at in _applied(empty_db)] == files
+    applied_counts = sorted(int(o.split("migrated ")[1].split(":")[1].split()[0]) for o in outputs)
+    assert applied_counts == [0, len(files)]
+    with empty_db.connect() as conn:
+        assert conn.execute("select count(*) from exo_private.components").fetchone() == (1,)
+
+
+def test_migrating_from_zero_matches_the_committed_schema_dump(cfg):
+    committed = schema_dump.DUMP_FILE.read_text()
+    fresh = schema_dump.dump_from_zero(cfg)
+    if fresh != committed:
+        diff = "".join(
+            list(
+                difflib.unified_diff(
+                    committed.splitlines(True), fresh.splitlines(True), "committed", "from zero"
+                )
+            )[:80]
+        )
+        pytest.fail(f"schema/exocortex.sql is out of date; run `make schema-dump`:\n{diff}")
+
+
+def test_plpy_include_inlines_the_module_with_its_indentation(tmp_path):
+    (tmp_path / "mod.py").write_text("import re\n\ndef f(x):\n    return x\n")
+    body = "as $$\n  # exo:include mod\n  return f(1)\n$$;"
+    assert inline_plpy(body, tmp_path, "sql/x.sql") == (
+        "as $$\n  import re\n\n  def f(x):\n      return x\n  return f(1)\n$$;"
+    )
+    with pytest.raises(MigrationError, match="sql/x.sql: `# exo:include nope` but .* is missing"):
+        inline_plpy("# exo:include nope", tmp_path, "sql/x.sql")
+    (tmp_path / "dollar.py").write_text("x = '$$'\n")
+    with pytest.raises(MigrationError, match=r"contains \$\$"):
+        inline_plpy("# exo:include dollar", tmp_path, "sql/x.sql")
