@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from exocortex import config, doctor, schema_dump
+from exocortex import config, doctor, lint, schema_dump
 from exocortex.db import ADMIN, ROLES, admin_url, as_uri, role_url
 from exocortex.migrate import MigrationError, migrate
 from exocortex.runtime import local, server
@@ -137,6 +137,17 @@ def schema_dump_cmd() -> None:
     """Write the normalised schema of a database migrated from zero to schema/exocortex.sql."""
     path = schema_dump.write(config.load())
     console.print(f"wrote {path}")
+
+
+@main.command("lint-sql")
+def lint_sql_cmd() -> None:
+    """Run plpgsql_check over every PL/pgSQL function (in a scratch database)."""
+    problems = lint.lint(config.load())
+    for function, message in problems:
+        console.print(f"{function}: {message}")
+    if problems:
+        sys.exit(1)
+    console.print("plpgsql_check: no problems")
 
 
 if __name__ == "__main__":

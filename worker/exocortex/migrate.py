@@ -18,8 +18,10 @@ database queue up and each file is applied once:
 from __future__ import annotations
 
 import hashlib
+import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -28,7 +30,7 @@ import psycopg
 from psycopg import sql
 
 from exocortex.config import Config
-from exocortex.db import ROLES, connect, load_secrets
+from exocortex.db import ROLES, admin_url, connect, load_secrets
 from exocortex.runtime.packages import package_for_extension
 
 #: pg_advisory_lock key: "exocortex migrate"
@@ -268,3 +270,18 @@ def migrate(cfg: Config, url: str, progress: Callable[[str], None] = lambda _m: 
         finally:
             conn.execute("select pg_advisory_unlock(%s)", (LOCK_KEY,))
     return result
+
+
+@contextmanager
+def scratch_database(cfg: Config, purpose: str) -> Iterator[str]:
+    """A database migrated from zero for one job (schema dump, lint), dropped afterwards."""
+    name = f"exo_{purpose}_{os.getpid()}"
+    with connect(admin_url(cfg, "postgres"), f"exo-{purpose}", autocommit=True) as conn:
+        conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+        conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
+    try:
+        migrate(cfg, admin_url(cfg, name))
+        yield name
+    finally:
+        with connect(admin_url(cfg, "postgres"), f"exo-{purpose}", autocommit=True) as conn:
+            conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))

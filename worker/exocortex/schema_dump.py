@@ -6,17 +6,14 @@ tests/test_migrate.py fails on any difference, so the upgrade path is tested.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
-from psycopg import sql
-
 from exocortex.config import PG_MAJOR, REPO_ROOT, Config
-from exocortex.db import admin_url, as_uri, connect
-from exocortex.migrate import migrate
+from exocortex.db import admin_url, as_uri
+from exocortex.migrate import scratch_database
 from exocortex.runtime import local
 
 DUMP_FILE = REPO_ROOT / "schema" / "exocortex.sql"
@@ -50,16 +47,8 @@ def dump(cfg: Config, dbname: str) -> str:
 
 
 def dump_from_zero(cfg: Config) -> str:
-    """Migrate a scratch database from zero, dump it, drop it."""
-    scratch = f"exo_schema_dump_{os.getpid()}"
-    with connect(admin_url(cfg, "postgres"), "exo-schema-dump", autocommit=True) as conn:
-        conn.execute(sql.SQL("create database {}").format(sql.Identifier(scratch)))
-    try:
-        migrate(cfg, admin_url(cfg, scratch))
-        return dump(cfg, scratch)
-    finally:
-        with connect(admin_url(cfg, "postgres"), "exo-schema-dump", autocommit=True) as conn:
-            conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(scratch)))
+    with scratch_database(cfg, "schema_dump") as name:
+        return dump(cfg, name)
 
 
 def write(cfg: Config, path: Path = DUMP_FILE) -> Path:

@@ -1,0 +1,48 @@
+# exocortex: `make demo` and `make test` set up everything they need on a fresh machine.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+EXO := $(BIN)/exo
+
+.PHONY: setup demo test lint bench schema-dump clean
+
+# The virtualenv, rebuilt when pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+## setup: virtualenv, the PostgreSQL runtime (first time: about a minute), migrated database
+setup: $(VENV)/.installed
+	$(EXO) db up
+	$(EXO) migrate
+
+## demo: set up, then show the running system
+demo: setup
+	$(EXO) db status
+	$(EXO) doctor
+
+## test: set up, then run the whole suite against the real server
+test: setup
+	$(BIN)/pytest
+
+## lint: ruff, ruff format, plpgsql_check
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(EXO) lint-sql
+
+## bench: benchmarks, printed as ratios against baselines measured in the same run
+bench: setup
+	$(BIN)/python bench/runtime_up.py
+
+## schema-dump: rewrite schema/exocortex.sql from a database migrated from zero
+schema-dump: setup
+	$(EXO) schema-dump
+
+## clean: stop the server and remove the virtualenv and caches (the runtime and its data stay)
+clean:
+	-[ -x $(EXO) ] && $(EXO) db down
+	rm -rf $(VENV) .pytest_cache .ruff_cache worker/*.egg-info
