@@ -60,7 +60,10 @@ def main() -> None:
     base = statistics.median(baseline)
     print(f"runs: {args.runs} (medians)")
     print(f"{'pg_ctl status (baseline)':<38} {base * 1000:8.1f} ms   1.0x")
-    for name, times in (("exo db up, provisioned (CLI)", up_cli), ("server.up(), provisioned (in-process)", up_inproc)):
+    for name, times in (
+        ("exo db up, provisioned (CLI)", up_cli),
+        ("server.up(), provisioned (in-process)", up_inproc),
+    ):
         median = statistics.median(times)
         print(f"{name:<38} {median * 1000:8.1f} ms  {median / base:4.1f}x")
 

@@ -16,13 +16,12 @@ from dataclasses import dataclass
 
 import psycopg
 import pytest
-from psycopg import sql
-
 from exocortex import config
 from exocortex.config import Config
 from exocortex.db import ADMIN, admin_url, connect, role_url
 from exocortex.migrate import grant_database_privileges, migrate
 from exocortex.runtime import server
+from psycopg import sql
 
 
 @dataclass(frozen=True)

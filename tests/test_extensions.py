@@ -7,7 +7,6 @@ import time
 import uuid
 
 import pytest
-
 from exocortex.db import admin_url, connect
 
 
@@ -54,7 +53,9 @@ def test_hnsw_index_answers_nearest_neighbour_queries(db):
                 [(i, str([rng.uniform(-1, 1) for _ in range(8)])) for i in range(2000)],
             )
         conn.execute("create index on exo_private.vec_probe using hnsw (embedding vector_cosine_ops)")
-        target = conn.execute("select embedding::text from exo_private.vec_probe where id = 1234").fetchone()[0]
+        target = conn.execute("select embedding::text from exo_private.vec_probe where id = 1234").fetchone()[
+            0
+        ]
         conn.execute("set enable_seqscan = off")
         plan = "\n".join(
             r[0]
@@ -118,9 +119,7 @@ def test_pgmq_send_read_archive(db):
         conn.execute("set role exo_owner")
         conn.execute("select pgmq.create('probe')")
     with db.connect("exo_writer") as conn:
-        msg_id = conn.execute(
-            "select * from pgmq.send('probe', %s::jsonb)", ('{"chunk": 42}',)
-        ).fetchone()[0]
+        msg_id = conn.execute("select * from pgmq.send('probe', %s::jsonb)", ('{"chunk": 42}',)).fetchone()[0]
         read = conn.execute("select msg_id, message from pgmq.read('probe', 30, 1)").fetchall()
         invisible = conn.execute("select count(*) from pgmq.read('probe', 30, 1)").fetchone()
         archived = conn.execute("select pgmq.archive('probe', %s::bigint)", (msg_id,)).fetchone()

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from exocortex import schema_dump
 from exocortex.migrate import MigrationError, inline_plpy, migrate, migration_files
 

@@ -26,7 +26,9 @@ order by 1, c.lineno
 
 def lint(cfg: Config) -> list[tuple[str, str]]:
     """(function, message) for every problem plpgsql_check finds."""
-    with scratch_database(cfg, "lint") as name:
-        with connect(admin_url(cfg, name), "exo-lint", autocommit=True) as conn:
-            conn.execute("create extension plpgsql_check")
-            return [(f, m) for f, m in conn.execute(CHECKS).fetchall()]
+    with (
+        scratch_database(cfg, "lint") as name,
+        connect(admin_url(cfg, name), "exo-lint", autocommit=True) as conn,
+    ):
+        conn.execute("create extension plpgsql_check")
+        return [(f, m) for f, m in conn.execute(CHECKS).fetchall()]

@@ -129,9 +129,12 @@ def status(cfg: Config) -> dict:
                 conn.execute("select pg_database_size(current_database())").fetchone()[0] / 1024**2,
                 1,
             )
-            migrated = conn.execute("select to_regclass('exo_private.schema_migrations')").fetchone()
-            if migrated[0]:
-                info["schema"] = conn.execute("select exo.version()").fetchone()[0]
+            if conn.execute("select to_regprocedure('exo.version()')").fetchone()[0]:
+                version = conn.execute("select exo.version()").fetchone()[0]
+                info["schema"] = f"{version['schema']} ({version['migrations']} migrations)"
+                info["components"] = version["components"]
+            else:
+                info["schema"] = "not migrated (run `exo migrate`)"
     except psycopg.OperationalError as exc:
         info["running"] = False
         info["error"] = str(exc).strip()
