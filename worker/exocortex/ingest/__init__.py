@@ -1,0 +1,1 @@
+"""Ingestion: scan, extract, route, band, chunk; the chat-history lane."""
