@@ -36,6 +36,7 @@ from exocortex.runtime.packages import package_for_extension
 #: pg_advisory_lock key: "exocortex migrate"
 LOCK_KEY = 0x65786F6D6967
 MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+LOCAL_IMPORT = re.compile(r"^from ([a-z_][a-z0-9_]*) import .+$")
 INCLUDE = re.compile(r"^(?P<indent>[ \t]*)# exo:include (?P<module>[a-z_][a-z0-9_]*)[ \t]*$", re.M)
 
 #: Created in every database; pg_cron only where cron.database_name points.
@@ -85,17 +86,34 @@ def file_sha256(path: Path) -> str:
 
 
 def inline_plpy(text: str, plpy_dir: Path, source: str) -> str:
-    """Replace `# exo:include module` lines with plpy/module.py, indented alike."""
+    """Replace `# exo:include module` lines with plpy/module.py, indented alike.
+
+    A module's `from sibling import ...` lines, where plpy/sibling.py exists, are
+    replaced by the sibling's source (each module once), since a plpython3u body
+    cannot import files from plpy/.
+    """
+
+    def module_source(name: str, seen: set[str]) -> list[str]:
+        path = plpy_dir / f"{name}.py"
+        if not path.exists():
+            raise MigrationError(f"{source}: `# exo:include {name}` but {path} is missing")
+        seen.add(name)
+        lines = []
+        for line in path.read_text().splitlines():
+            local = LOCAL_IMPORT.match(line)
+            if local and (plpy_dir / f"{local.group(1)}.py").exists():
+                if local.group(1) not in seen:
+                    lines += module_source(local.group(1), seen)
+                continue
+            lines.append(line)
+        if any("$$" in line for line in lines):
+            raise MigrationError(f"{path} contains $$, which would end the function body")
+        return lines
 
     def include(m: re.Match[str]) -> str:
-        path = plpy_dir / f"{m.group('module')}.py"
-        if not path.exists():
-            raise MigrationError(f"{source}: `# exo:include {m.group('module')}` but {path} is missing")
-        body = path.read_text()
-        if "$$" in body:
-            raise MigrationError(f"{path} contains $$, which would end the function body")
         indent = m.group("indent")
-        return "\n".join(indent + line if line else line for line in body.splitlines())
+        lines = module_source(m.group("module"), set())
+        return "\n".join(indent + line if line else line for line in lines)
 
     return INCLUDE.sub(include, text)
 

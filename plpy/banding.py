@@ -1,0 +1,120 @@
+"""Temporal banding of a document (stdlib only).
+
+Authority order for the band: frontmatter `band`, then inference from the date
+the document was written. That date comes from frontmatter `date`, else the
+first full date in the text, else a date or year in the path, else the file's
+modification time. A canonical document is never inferred archival.
+"""
+
+import datetime
+import re
+
+BANDS = ("current", "recent", "archival")
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}  # fmt: skip
+_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DATE_PATTERNS = [
+    (re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b"), ("y", "m", "d")),
+    (re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+((?:19|20)\d\d)\b", re.I), ("d", "M", "y")),
+    (re.compile(r"\b" + _MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b", re.I), ("M", "d", "y")),
+]
+_PATH_DATE = re.compile(r"(?<!\d)((?:19|20)\d\d)[-_.]?(\d\d)[-_.]?(\d\d)(?!\d)")
+_PATH_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+TEXT_DATE_SEARCH_CHARS = 1000
+
+
+def _make_date(fields, order):
+    values = dict(zip(order, fields))
+    month = _MONTHS[values["M"].lower()] if "M" in values else int(values["m"])
+    try:
+        return datetime.date(int(values["y"]), month, int(values["d"]))
+    except ValueError:
+        return None
+
+
+def parse_date(value):
+    """A date from a frontmatter value: a date, a datetime, or an ISO string."""
+    if isinstance(value, datetime.datetime):
+        return value.date()
+    if isinstance(value, datetime.date):
+        return value
+    if isinstance(value, str):
+        m = re.match(r"^\s*((?:19|20)\d\d)-(\d\d)-(\d\d)", value)
+        if m:
+            return _make_date(m.groups(), ("y", "m", "d"))
+    return None
+
+
+def date_in_text(text, today):
+    """The first full date in the opening of the text that is not in the future."""
+    opening = text[:TEXT_DATE_SEARCH_CHARS]
+    found = []
+    for pattern, order in _DATE_PATTERNS:
+        for m in pattern.finditer(opening):
+            day = _make_date(m.groups(), order)
+            if day and day <= today:
+                found.append((m.start(), day, m.group(0)))
+    return min(found) if found else None
+
+
+def date_in_path(path, today):
+    """A full date in the file name or folders, else a year folder/prefix (as 1 July)."""
+    for m in _PATH_DATE.finditer(path):
+        day = _make_date(m.groups(), ("y", "m", "d"))
+        if day and day <= today:
+            return day, "date in path '" + m.group(0) + "'"
+    years = [int(y) for y in _PATH_YEAR.findall(path) if int(y) <= today.year]
+    if years:
+        return datetime.date(years[-1], 7, 1), "year in path '" + str(years[-1]) + "'"
+    return None
+
+
+def written_date(frontmatter, text, path, mtime_ns, today):
+    """(date, reason): when the document was written, and how that was found."""
+    day = parse_date(frontmatter.get("date"))
+    if day:
+        return day, "frontmatter date"
+    hit = date_in_text(text, today)
+    if hit:
+        return hit[1], "date in text '" + hit[2] + "'"
+    hit = date_in_path(path, today)
+    if hit:
+        return hit
+    mtime = datetime.datetime.fromtimestamp(mtime_ns / 1e9, tz=datetime.timezone.utc).date()
+    return mtime, "file modification time"
+
+
+def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, recent_days):
+    """{band, source, reason, written_at} for one document."""
+    written, how = written_date(frontmatter, text, path, mtime_ns, today)
+    declared = str(frontmatter.get("band", "")).strip().lower()
+    if declared in BANDS:
+        return {
+            "band": declared,
+            "source": "frontmatter",
+            "reason": "frontmatter band",
+            "written_at": written.isoformat(),
+        }
+    age = (today - written).days
+    if age <= current_days:
+        band = "current"
+    elif age <= recent_days:
+        band = "recent"
+    else:
+        band = "archival"
+    reason = "written " + written.isoformat() + " (" + how + "), " + str(age) + " days ago"
+    if canonical and band == "archival":
+        band = "current"
+        reason += "; canonical document: never inferred archival"
+    return {"band": band, "source": "inferred", "reason": reason, "written_at": written.isoformat()}

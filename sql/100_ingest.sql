@@ -1,0 +1,349 @@
+-- Ingestion inside the database: plan (route, band, chunk, mark) and apply,
+-- quarantine review, the deference list, links and rebuild.
+-- The Python side only walks files, extracts text and calls process_document.
+
+-- exo_private.plan_document: route, band, chunk spans with deference marks, windows.
+create or replace function exo_private.plan_document(
+    doc jsonb, body text, settings jsonb, subjects jsonb, today date
+)
+returns jsonb
+language plpython3u stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+# exo:include document_plan
+import datetime
+import json
+
+return json.dumps(
+    plan(json.loads(doc), body, json.loads(settings), json.loads(subjects), datetime.date.fromisoformat(today))
+)
+$$;
+comment on function exo_private.plan_document(jsonb, text, jsonb, jsonb, date) is
+    'Plan one document (plpy/document_plan.py): routing decision, band, chunk spans with charged marks, windows.';
+
+-- exo_private.ingest_settings: the settings plan_document reads, plus the workspace names.
+create or replace function exo_private.ingest_settings()
+returns jsonb
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select jsonb_object_agg(key, value)
+           || jsonb_build_object('workspaces', (select jsonb_agg(name order by name) from workspaces))
+    from settings
+    where key like any (array['chunking.%', 'routing.%', 'banding.%', 'deference.%'])
+$$;
+comment on function exo_private.ingest_settings() is
+    'The chunking, routing, banding and deference settings as one jsonb, with the workspace names.';
+
+-- exo_private.deference_list: the deferred subjects as plan_document takes them.
+create or replace function exo_private.deference_list()
+returns jsonb
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select coalesce(jsonb_agg(jsonb_build_object('subject', subject, 'aliases', aliases) order by subject), '[]')
+    from deferred_subjects
+$$;
+comment on function exo_private.deference_list() is 'The deferred subjects with their aliases, as jsonb.';
+
+-- exo_private.process_document: route, band and chunk one extracted document.
+create or replace function exo_private.process_document(doc_id bigint)
+returns exo_private.document_stage
+language plpgsql
+security invoker
+set search_path = exo_private, public, pg_temp
+as $$
+declare
+    doc exo_private.documents;
+    body text;
+    forced text;
+    planned jsonb;
+    ws text;
+    chunk_ids bigint[];
+    window_ids bigint[];
+begin
+    select * into doc from exo_private.documents d where d.id = doc_id for update;
+    if not found then
+        raise exception 'document % does not exist', doc_id;
+    end if;
+    if doc.stage not in ('extracted', 'routed', 'quarantined', 'chunked', 'embedded', 'graphed') then
+        raise exception 'document % (%) is at stage %, which has no text to process', doc_id, doc.path, doc.stage;
+    end if;
+    select c.body into body from exo_private.text_cache c where c.sha256 = doc.sha256;
+    if body is null then
+        raise exception 'document % (%) has no cached text for sha256 %', doc_id, doc.path, doc.sha256;
+    end if;
+    select s.workspace into forced from exo_private.sources s where s.id = doc.source_id;
+
+    planned := exo_private.plan_document(
+        jsonb_build_object('path', doc.path, 'frontmatter', doc.frontmatter, 'review', doc.review,
+                           'forced_workspace', forced, 'mtime_ns', doc.mtime_ns),
+        body, exo_private.ingest_settings(), exo_private.deference_list(), current_date);
+
+    delete from exo_private.chunks c where c.document_id = doc_id;
+    delete from exo_private.extraction_windows w where w.document_id = doc_id;
+    ws := planned -> 'route' ->> 'workspace';
+    if ws is null then
+        update exo_private.documents d
+           set stage = 'quarantined', route = planned -> 'route', workspace = null, band = null,
+               band_source = null, band_reason = null, stage_changed_at = now()
+         where d.id = doc_id;
+        return 'quarantined';
+    end if;
+
+    update exo_private.documents d
+       set workspace = ws,
+           route = planned -> 'route',
+           canonical = (planned ->> 'canonical')::boolean,
+           band = (planned -> 'band' ->> 'band')::exo_private.band,
+           band_source = planned -> 'band' ->> 'source',
+           band_reason = planned -> 'band' ->> 'reason',
+           written_at = (planned -> 'band' ->> 'written_at')::date
+     where d.id = doc_id;
+
+    with inserted as (
+        insert into exo_private.chunks
+            (workspace, document_id, ordinal, body, char_start, char_end, band, written_at,
+             charged_subjects, charged)
+        select ws, doc_id, (c.ordinality - 1)::int,
+               substr(body, (c.value ->> 'start')::int + 1, (c.value ->> 'end')::int - (c.value ->> 'start')::int),
+               (c.value ->> 'start')::int, (c.value ->> 'end')::int,
+               (planned -> 'band' ->> 'band')::exo_private.band,
+               (planned -> 'band' ->> 'written_at')::date,
+               array(select m ->> 'subject' from jsonb_array_elements(c.value -> 'charged') m),
+               c.value -> 'charged'
+        from jsonb_array_elements(planned -> 'chunks') with ordinality c
+        returning id
+    )
+    select array_agg(id) into chunk_ids from inserted;
+
+    with inserted as (
+        insert into exo_private.extraction_windows (document_id, workspace, ordinal, body, char_start, char_end)
+        select doc_id, ws, (w.ordinality - 1)::int,
+               substr(body, (w.value ->> 'start')::int + 1, (w.value ->> 'end')::int - (w.value ->> 'start')::int),
+               (w.value ->> 'start')::int, (w.value ->> 'end')::int
+        from jsonb_array_elements(planned -> 'windows') with ordinality w
+        returning id
+    )
+    select array_agg(id) into window_ids from inserted;
+
+    -- The queues are tables: the jobs commit (or roll back) with the chunks.
+    if chunk_ids is not null then
+        perform pgmq.send_batch('embed',
+            array(select jsonb_build_object('chunk_id', x, 'workspace', ws) from unnest(chunk_ids) x));
+    end if;
+    if window_ids is not null then
+        perform pgmq.send_batch('extract',
+            array(select jsonb_build_object('window_id', x, 'workspace', ws) from unnest(window_ids) x));
+    end if;
+
+    update exo_private.documents d
+       set stage = 'chunked', error_class = null, error_message = null, stage_changed_at = now()
+     where d.id = doc_id;
+    return 'chunked';
+end
+$$;
+comment on function exo_private.process_document(bigint) is
+    'Route, band and chunk one extracted document from the text cache; enqueues embed and extract jobs.';
+
+-- exo_private.forget_document: a file is gone; drop what was derived from it.
+create or replace function exo_private.forget_document(doc_id bigint)
+returns void
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    delete from exo_private.chunks c where c.document_id = doc_id;
+    delete from exo_private.extraction_windows w where w.document_id = doc_id;
+    delete from exo_private.document_links l where l.source_document = doc_id;
+    update exo_private.documents d
+       set stage = 'deleted', error_class = null, error_message = null, stage_changed_at = now()
+     where d.id = doc_id;
+end
+$$;
+comment on function exo_private.forget_document(bigint) is
+    'Mark a document deleted and remove its chunks, windows and outgoing links.';
+
+-- exo_private.resolve_links: point [[wiki links]] at the documents they name.
+create or replace function exo_private.resolve_links(source int)
+returns int
+language sql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    with names as (
+        select d.id, lower(regexp_replace(d.path, '^.*/|\.[^./]*$', '', 'g')) as stem, lower(d.title) as title
+        from exo_private.documents d
+        where d.source_id = source and d.stage <> 'deleted'
+    ), resolved as (
+        update exo_private.document_links l
+           set target_document = (
+               select n.id from names n
+               where n.stem = lower(regexp_replace(l.target, '^.*/|\.md$', '', 'g')) or n.title = lower(l.target)
+               order by n.stem = lower(regexp_replace(l.target, '^.*/|\.md$', '', 'g')) desc, n.id
+               limit 1)
+         where l.source_document in (select id from names)
+        returning l.target_document
+    )
+    select count(*)::int from resolved where target_document is not null
+$$;
+comment on function exo_private.resolve_links(int) is
+    'Resolve a source''s wiki links to documents by file name or title; returns how many resolved.';
+
+-- exo_private.review_document: a person's quarantine decision.
+create or replace function exo_private.review_document(doc_id bigint, decision text, target_workspace text default null)
+returns exo_private.document_stage
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    doc exo_private.documents;
+    chosen text;
+begin
+    select * into doc from exo_private.documents d where d.id = doc_id for update;
+    if not found then
+        raise exception 'document % does not exist', doc_id;
+    end if;
+    if decision not in ('approve', 'reassign', 'reject') then
+        raise exception 'decision must be approve, reassign or reject, not %', decision;
+    end if;
+    if decision = 'reject' then
+        update exo_private.documents d
+           set stage = 'skipped', error_class = 'rejected', error_message = 'rejected in quarantine review',
+               review = jsonb_build_object('decision', 'rejected', 'at', now()), stage_changed_at = now()
+         where d.id = doc_id;
+        delete from exo_private.chunks c where c.document_id = doc_id;
+        delete from exo_private.extraction_windows w where w.document_id = doc_id;
+        return 'skipped';
+    end if;
+    if decision = 'approve' then
+        if doc.stage <> 'quarantined' then
+            raise exception 'document % (%) is not in quarantine (stage %)', doc_id, doc.path, doc.stage;
+        end if;
+        chosen := doc.route -> 'candidates' -> 0 ->> 'workspace';
+        if chosen is null then
+            raise exception 'document % (%) has no candidate workspace; use reassign', doc_id, doc.path;
+        end if;
+    else
+        chosen := target_workspace;
+        if not exists (select 1 from exo_private.workspaces w where w.name = chosen) then
+            raise exception 'workspace % does not exist', coalesce(chosen, '(null)');
+        end if;
+    end if;
+    update exo_private.documents d
+       set review = jsonb_build_object('decision', decision || 'd', 'workspace', chosen, 'at', now()),
+           stage = case when d.stage in ('skipped') and d.error_class = 'rejected' then 'extracted' else d.stage end,
+           error_class = case when d.error_class = 'rejected' then null else d.error_class end,
+           error_message = case when d.error_class = 'rejected' then null else d.error_message end
+     where d.id = doc_id;
+    return exo_private.process_document(doc_id);
+end
+$$;
+comment on function exo_private.review_document(bigint, text, text) is
+    'Quarantine review: approve (top candidate), reassign to a workspace, or reject (skipped).';
+
+-- exo.quarantine: documents waiting for a person's routing decision.
+create or replace view exo.quarantine as
+    select d.id, d.path, d.title, d.route -> 'candidates' as candidates,
+           (d.route ->> 'confidence')::real as confidence, d.route -> 'reasons' as reasons,
+           d.stage_changed_at as quarantined_at
+    from exo_private.documents d
+    where d.stage = 'quarantined';
+comment on view exo.quarantine is
+    'Documents the router was not confident about, with candidate workspaces, scores and reasons.';
+
+-- exo_private.remark_charged: recompute deference marks of every chunk (after the list changes).
+create or replace function exo_private.remark_charged()
+returns int
+language plpgsql
+security invoker
+set search_path = exo_private, public, pg_temp
+as $$
+declare
+    changed int := 0;
+    doc record;
+begin
+    for doc in
+        select distinct d.id from exo_private.documents d join exo_private.chunks c on c.document_id = d.id
+    loop
+        perform exo_private.process_document(doc.id);
+        changed := changed + 1;
+    end loop;
+    return changed;
+end
+$$;
+comment on function exo_private.remark_charged() is
+    'Re-plan every chunked document so deference marks follow the current list; returns documents redone.';
+
+-- exo_private.defer_subject: add or change a deferred subject; re-marks chunks.
+create or replace function exo_private.defer_subject(subject_name text, subject_aliases text[] default '{}', why text default null)
+returns int
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    if subject_name is null or btrim(subject_name) = '' then
+        raise exception 'a deferred subject needs a name';
+    end if;
+    insert into exo_private.deferred_subjects (subject, aliases, note)
+    values (btrim(subject_name), coalesce(subject_aliases, '{}'), why)
+    on conflict (subject) do update set aliases = excluded.aliases, note = coalesce(excluded.note, deferred_subjects.note);
+    return exo_private.remark_charged();
+end
+$$;
+comment on function exo_private.defer_subject(text, text[], text) is
+    'Add (or update) a deferred subject with aliases and re-mark all chunks; returns documents re-marked.';
+
+-- exo_private.undefer_subject: remove a deferred subject; re-marks chunks.
+create or replace function exo_private.undefer_subject(subject_name text)
+returns int
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    delete from exo_private.deferred_subjects s where s.subject = subject_name;
+    if not found then
+        raise exception '% is not a deferred subject', subject_name;
+    end if;
+    return exo_private.remark_charged();
+end
+$$;
+comment on function exo_private.undefer_subject(text) is
+    'Remove a deferred subject and re-mark all chunks; returns documents re-marked.';
+
+-- exo_private.rebuild: re-plan documents from the text cache (one workspace, or all).
+create or replace function exo_private.rebuild(only_workspace text default null)
+returns int
+language plpgsql
+security invoker
+set search_path = exo_private, public, pg_temp
+as $$
+declare
+    doc record;
+    done int := 0;
+begin
+    if only_workspace is not null
+       and not exists (select 1 from exo_private.workspaces w where w.name = only_workspace) then
+        raise exception 'workspace % does not exist', only_workspace;
+    end if;
+    for doc in
+        select d.id from exo_private.documents d
+        where d.stage in ('extracted', 'routed', 'quarantined', 'chunked', 'embedded', 'graphed')
+          and (only_workspace is null or d.workspace = only_workspace)
+        order by d.id
+    loop
+        perform exo_private.process_document(doc.id);
+        done := done + 1;
+    end loop;
+    return done;
+end
+$$;
+comment on function exo_private.rebuild(text) is
+    'Re-route, re-band and re-chunk documents from the text cache; returns how many were processed.';
