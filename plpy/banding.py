@@ -26,8 +26,14 @@ _MONTHS = {
 _MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _DATE_PATTERNS = [
     (re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b"), ("y", "m", "d")),
-    (re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+((?:19|20)\d\d)\b", re.I), ("d", "M", "y")),
-    (re.compile(r"\b" + _MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b", re.I), ("M", "d", "y")),
+    (
+        re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+((?:19|20)\d\d)\b", re.I),
+        ("d", "M", "y"),
+    ),
+    (
+        re.compile(r"\b" + _MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b", re.I),
+        ("M", "d", "y"),
+    ),
 ]
 _PATH_DATE = re.compile(r"(?<!\d)((?:19|20)\d\d)[-_.]?(\d\d)[-_.]?(\d\d)(?!\d)")
 _PATH_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
@@ -35,7 +41,7 @@ TEXT_DATE_SEARCH_CHARS = 1000
 
 
 def _make_date(fields, order):
-    values = dict(zip(order, fields))
+    values = dict(zip(order, fields, strict=False))
     month = _MONTHS[values["M"].lower()] if "M" in values else int(values["m"])
     try:
         return datetime.date(int(values["y"]), month, int(values["d"]))
@@ -91,7 +97,7 @@ def written_date(frontmatter, text, path, mtime_ns, today):
     hit = date_in_path(path, today)
     if hit:
         return hit
-    mtime = datetime.datetime.fromtimestamp(mtime_ns / 1e9, tz=datetime.timezone.utc).date()
+    mtime = datetime.datetime.fromtimestamp(mtime_ns / 1e9, tz=datetime.UTC).date()
     return mtime, "file modification time"
 
 

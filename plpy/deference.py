@@ -16,7 +16,10 @@ def _phrase(words):
 def compile_subjects(subjects):
     """[(subject, [name patterns])] for [{"subject", "aliases"}]."""
     return [
-        (s["subject"], [(name, _phrase(name)) for name in [s["subject"], *s.get("aliases", [])] if name.strip()])
+        (
+            s["subject"],
+            [(name, _phrase(name)) for name in [s["subject"], *s.get("aliases", [])] if name.strip()],
+        )
         for s in subjects
     ]
 

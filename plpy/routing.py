@@ -46,17 +46,15 @@ def route(path, text, frontmatter, review, forced, workspaces, folder_rules, key
             return _decision(declared, "frontmatter", 1.0, ["frontmatter workspace: " + declared])
         reasons.append("frontmatter workspace '" + declared + "' does not exist")
     if forced in workspaces:
-        return _decision(forced, "forced", 1.0, reasons + ["ingested with --workspace " + forced])
+        return _decision(forced, "forced", 1.0, [*reasons, "ingested with --workspace " + forced])
     folders = [part.lower() for part in path.split("/")[:-1]]
     for rule in folder_rules:
         if rule.get("folder", "").lower() in folders and rule.get("workspace") in workspaces:
-            return _decision(
-                rule["workspace"], "folder", 1.0, reasons + ["folder '" + rule["folder"] + "'"]
-            )
+            return _decision(rule["workspace"], "folder", 1.0, [*reasons, "folder '" + rule["folder"] + "'"])
     candidates = [c for c in classify(text, keywords) if c["workspace"] in workspaces]
     total = sum(c["score"] for c in candidates)
     if not candidates or candidates[0]["score"] == 0:
-        return _decision(None, "classifier", 0.0, reasons + ["no workspace keywords found"], candidates)
+        return _decision(None, "classifier", 0.0, [*reasons, "no workspace keywords found"], candidates)
     best = candidates[0]
     # +1 smoothing: a single keyword hit is never confident on its own.
     confidence = best["score"] / (total + 1.0)
@@ -64,4 +62,4 @@ def route(path, text, frontmatter, review, forced, workspaces, folder_rules, key
     if confidence < threshold:
         reasons.append(why + " below threshold " + str(threshold))
         return _decision(None, "classifier", confidence, reasons, candidates)
-    return _decision(best["workspace"], "classifier", confidence, reasons + [why], candidates)
+    return _decision(best["workspace"], "classifier", confidence, [*reasons, why], candidates)

@@ -91,7 +91,7 @@ begin
            set stage = 'quarantined', route = planned -> 'route', workspace = null, band = null,
                band_source = null, band_reason = null, stage_changed_at = now()
          where d.id = doc_id;
-        return 'quarantined';
+        return 'quarantined'::exo_private.document_stage;
     end if;
 
     update exo_private.documents d
@@ -143,7 +143,7 @@ begin
     update exo_private.documents d
        set stage = 'chunked', error_class = null, error_message = null, stage_changed_at = now()
      where d.id = doc_id;
-    return 'chunked';
+    return 'chunked'::exo_private.document_stage;
 end
 $$;
 comment on function exo_private.process_document(bigint) is
@@ -219,7 +219,7 @@ begin
          where d.id = doc_id;
         delete from exo_private.chunks c where c.document_id = doc_id;
         delete from exo_private.extraction_windows w where w.document_id = doc_id;
-        return 'skipped';
+        return 'skipped'::exo_private.document_stage;
     end if;
     if decision = 'approve' then
         if doc.stage <> 'quarantined' then
@@ -237,7 +237,7 @@ begin
     end if;
     update exo_private.documents d
        set review = jsonb_build_object('decision', decision || 'd', 'workspace', chosen, 'at', now()),
-           stage = case when d.stage in ('skipped') and d.error_class = 'rejected' then 'extracted' else d.stage end,
+           stage = case when d.error_class = 'rejected' then 'extracted'::exo_private.document_stage else d.stage end,
            error_class = case when d.error_class = 'rejected' then null else d.error_class end,
            error_message = case when d.error_class = 'rejected' then null else d.error_message end
      where d.id = doc_id;

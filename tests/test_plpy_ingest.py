@@ -1,6 +1,7 @@
 """plpy ingestion modules as plain Python: chunking, banding, routing, deference, planning."""
 
 import datetime
+import itertools
 
 import banding
 import chunking
@@ -45,7 +46,7 @@ def test_overlap_repeats_trailing_paragraphs():
     text = _paragraphs(8, 200)
     spans = chunking.split_text(text, 700, 250)
     assert len(spans) > 1
-    for (s1, e1), (s2, _e2) in zip(spans, spans[1:]):
+    for (_s1, e1), (s2, _e2) in itertools.pairwise(spans):
         assert s2 < e1  # the next chunk starts inside the previous one
         assert e1 - s2 <= 250
 
@@ -68,7 +69,9 @@ def test_unbreakable_text_is_cut_hard_and_empty_text_has_no_chunks():
 
 
 def _band(frontmatter=None, text="", path="notes/x.md", canonical=False, mtime=None):
-    mtime_ns = int(datetime.datetime(2026, 11, 1, tzinfo=datetime.timezone.utc).timestamp() * 1e9) if mtime is None else mtime
+    mtime_ns = (
+        int(datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC).timestamp() * 1e9) if mtime is None else mtime
+    )
     return banding.band_for(frontmatter or {}, text, path, mtime_ns, canonical, TODAY, 365, 1095)
 
 
@@ -112,13 +115,23 @@ def test_canonical_document_is_never_inferred_archival():
 
 
 def _route(path="inbox/x.md", text="", frontmatter=None, review=None, forced=None, threshold=0.6):
-    return routing.route(path, text, frontmatter or {}, review, forced, WORKSPACES, RULES, KEYWORDS, threshold)
+    return routing.route(
+        path, text, frontmatter or {}, review, forced, WORKSPACES, RULES, KEYWORDS, threshold
+    )
 
 
 def test_routing_authority_order():
     tech_text = "postgres vacuum index replication server"
     assert _route("diary/x.md", tech_text, {"workspace": "Creative"})["method"] == "frontmatter"
-    assert _route("diary/x.md", tech_text, {"workspace": "creative"}, review={"decision": "reassigned", "workspace": "administrative"})["workspace"] == "administrative"
+    assert (
+        _route(
+            "diary/x.md",
+            tech_text,
+            {"workspace": "creative"},
+            review={"decision": "reassigned", "workspace": "administrative"},
+        )["workspace"]
+        == "administrative"
+    )
     assert _route("diary/x.md", tech_text, forced="creative")["workspace"] == "creative"
     d = _route("Diary/2014/x.md", tech_text)
     assert (d["workspace"], d["method"]) == ("personal", "folder")
@@ -145,7 +158,9 @@ def test_low_confidence_goes_to_quarantine_with_candidates():
 
 # -- deference --------------------------------------------------------------------------
 
-SUBJECTS = deference.compile_subjects([{"subject": "Walter Rivera", "aliases": ["Grandpa Walter", "Grandpa"]}])
+SUBJECTS = deference.compile_subjects(
+    [{"subject": "Walter Rivera", "aliases": ["Grandpa Walter", "Grandpa"]}]
+)
 CUES = ["funeral", "died", "miss him"]
 
 
@@ -187,10 +202,19 @@ SETTINGS = {
 
 def test_plan_routes_bands_chunks_and_marks():
     text = "4 March 2017\n\n" + "\n\n".join(
-        ["We walked by the river and talked about nothing for a long, long time."] * 8 + ["Grandpa died this morning. The funeral is Friday."]
+        ["We walked by the river and talked about nothing for a long, long time."] * 8
+        + ["Grandpa died this morning. The funeral is Friday."]
     )
-    doc = {"path": "diary/2017/x.md", "frontmatter": {}, "review": None, "forced_workspace": None, "mtime_ns": 0}
-    planned = document_plan.plan(doc, text, SETTINGS, [{"subject": "Walter Rivera", "aliases": ["Grandpa"]}], TODAY)
+    doc = {
+        "path": "diary/2017/x.md",
+        "frontmatter": {},
+        "review": None,
+        "forced_workspace": None,
+        "mtime_ns": 0,
+    }
+    planned = document_plan.plan(
+        doc, text, SETTINGS, [{"subject": "Walter Rivera", "aliases": ["Grandpa"]}], TODAY
+    )
     assert planned["route"]["workspace"] == "personal"
     assert planned["band"]["band"] == "archival"
     assert planned["band"]["written_at"] == "2017-03-04"

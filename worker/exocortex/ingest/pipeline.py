@@ -34,7 +34,17 @@ from exocortex.ingest.scan import Entry, scan
 BATCH = 50
 WIKI_LINK = re.compile(r"\[\[([^\]\[|#\n]+)(?:#[^\]\[|\n]*)?(?:\|[^\]\[\n]*)?\]\]")
 #: Stages after which an unchanged file needs no work.
-SETTLED = {"extracted", "routed", "quarantined", "chunked", "embedded", "graphed", "failed", "skipped", "ocr_pending"}
+SETTLED = {
+    "extracted",
+    "routed",
+    "quarantined",
+    "chunked",
+    "embedded",
+    "graphed",
+    "failed",
+    "skipped",
+    "ocr_pending",
+}
 
 
 @dataclass
@@ -129,7 +139,12 @@ class Ingest:
 
     def record_skip(self, entry: Entry) -> None:
         prior = self.ledger.get(entry.path)
-        if prior and prior.stage == "skipped" and prior.size == entry.size and prior.mtime_ns == entry.mtime_ns:
+        if (
+            prior
+            and prior.stage == "skipped"
+            and prior.size == entry.size
+            and prior.mtime_ns == entry.mtime_ns
+        ):
             self.summary.unchanged += 1
             return
         with self.conn.transaction():
@@ -144,7 +159,9 @@ class Ingest:
         """Hash, extract (unless cached) and hand the document to the database."""
         if entry.size > MAX_FILE_BYTES:
             doc_id = self._upsert(entry, None)
-            self._set_stage(doc_id, "failed", "too_large", f"{entry.size} bytes is over the {MAX_FILE_BYTES} byte limit")
+            self._set_stage(
+                doc_id, "failed", "too_large", f"{entry.size} bytes is over the {MAX_FILE_BYTES} byte limit"
+            )
             return
         try:
             sha = _sha256(entry.absolute)
@@ -187,7 +204,12 @@ class Ingest:
                   set stage = 'extracted', error_class = null, error_message = null,
                       frontmatter = %s, metadata = %s, title = %s, stage_changed_at = now()
                 where id = %s""",
-            (Jsonb(frontmatter), Jsonb({k: v for k, v in metadata.items() if k != "frontmatter"}), str(title), doc_id),
+            (
+                Jsonb(frontmatter),
+                Jsonb({k: v for k, v in metadata.items() if k != "frontmatter"}),
+                str(title),
+                doc_id,
+            ),
         )
         self._record_links(doc_id, body if entry.extension == "md" else "")
         stage = self.conn.execute("select exo_private.process_document(%s)::text", (doc_id,)).fetchone()[0]
@@ -228,7 +250,12 @@ class Ingest:
                 self.record_skip(entry)
                 continue
             prior = self.ledger.get(entry.path)
-            if prior and prior.size == entry.size and prior.mtime_ns == entry.mtime_ns and prior.stage in SETTLED:
+            if (
+                prior
+                and prior.size == entry.size
+                and prior.mtime_ns == entry.mtime_ns
+                and prior.stage in SETTLED
+            ):
                 s.unchanged += 1
                 continue
             todo.append(entry)
@@ -305,8 +332,11 @@ def ingest(cfg: Config, root: Path, workspace: str | None = None, progress: Prog
     if not root.is_dir():
         raise NotADirectoryError(f"{root} is not a folder")
     with connect(role_url(cfg, "exo_writer", dbname), "exo-ingest") as conn:
-        if workspace is not None and not conn.execute(
-            "select 1 from exo_private.workspaces where name = %s", (workspace,)
-        ).fetchone():
+        if (
+            workspace is not None
+            and not conn.execute(
+                "select 1 from exo_private.workspaces where name = %s", (workspace,)
+            ).fetchone()
+        ):
             raise ValueError(f"workspace {workspace!r} does not exist")
         return Ingest(conn, root, workspace).run(progress)

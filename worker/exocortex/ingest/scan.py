@@ -17,20 +17,61 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ALLOWED_EXTENSIONS = frozenset(
-    "pdf docx doc pptx ppt xlsx xls xlsm txt md html htm rtf odt csv epub eml".split()
+    [
+        "pdf",
+        "docx",
+        "doc",
+        "pptx",
+        "ppt",
+        "xlsx",
+        "xls",
+        "xlsm",
+        "txt",
+        "md",
+        "html",
+        "htm",
+        "rtf",
+        "odt",
+        "csv",
+        "epub",
+        "eml",
+    ]
 )
 
 #: Key stores and key files, excluded whatever their names say.
 SENSITIVE_EXTENSIONS = frozenset(
-    "kdbx kdb keyx p12 pfx pem key der crt cer csr p7b p8 ppk jks keystore gpg pgp asc sig bek "
-    "keychain ovpn".split()
+    [
+        "kdbx",
+        "kdb",
+        "keyx",
+        "p12",
+        "pfx",
+        "pem",
+        "key",
+        "der",
+        "crt",
+        "cer",
+        "csr",
+        "p7b",
+        "p8",
+        "ppk",
+        "jks",
+        "keystore",
+        "gpg",
+        "pgp",
+        "asc",
+        "sig",
+        "bek",
+        "keychain",
+        "ovpn",
+    ]
 )
 
 _SEP = r"[\s._-]*"
 SENSITIVE_NAME = re.compile(
     "|".join(
         [
-            rf"pass{_SEP}(?:word|wd|phrase)",
+            rf"pass{_SEP}(?:word|wort|wd|phrase)",
             r"credential",
             r"secret",
             rf"api{_SEP}keys?",

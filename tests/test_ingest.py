@@ -1,0 +1,470 @@
+"""Ingestion end to end against the real database: ledger, cache, routing, banding, chunks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+from exocortex.ingest import pipeline
+from exocortex.ingest.extract import MAX_FILE_BYTES
+from exocortex.ingest.watch import watch
+from fpdf import FPDF
+
+
+def write(root: Path, rel: str, text: str | bytes) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+def run(db, root: Path, workspace: str | None = None) -> pipeline.IngestSummary:
+    return pipeline.ingest(db.cfg, root, workspace, dbname=db.name)
+
+
+def documents(db) -> dict[str, dict]:
+    with db.connect() as conn:
+        cur = conn.execute(
+            """select path, stage::text, error_class, workspace, band::text, band_source, written_at::text,
+                      canonical, title, (select count(*) from exo_private.chunks c where c.document_id = d.id)
+               from exo_private.documents d"""
+        )
+        keys = [
+            "stage",
+            "error_class",
+            "workspace",
+            "band",
+            "band_source",
+            "written_at",
+            "canonical",
+            "title",
+            "chunks",
+        ]
+        return {row[0]: dict(zip(keys, row[1:], strict=False)) for row in cur}
+
+
+def one(db, sql: str, *params):
+    with db.connect() as conn:
+        return conn.execute(sql, params).fetchone()
+
+
+PROSE = "\n\n".join(
+    f"Paragraph {i}: the replication slot on the postgres server filled the disk, so we tuned vacuum."
+    for i in range(30)
+)
+
+
+@pytest.fixture
+def vault(tmp_path) -> Path:
+    root = tmp_path / "vault"
+    write(root, "work/runbook.md", "---\ntitle: Vacuum runbook\ndate: 2026-10-01\n---\n" + PROSE)
+    write(
+        root,
+        "diary/2014/2014-03-04.md",
+        "Tuesday, 4 March 2014\n\nA long walk with a friend. [[Vacuum runbook]] [[missing note]]",
+    )
+    write(
+        root,
+        "diary/work-day.md",
+        "---\nworkspace: technical\ndate: 2025-01-10\n---\nPostgres index tuning all day.",
+    )
+    write(root, "admin/facts.md", "---\ncanonical: true\ndate: 2015-06-01\n---\nEmployer: Northwind Labs.")
+    write(root, "inbox/groceries.md", "milk, eggs, bread")
+    return root
+
+
+def test_first_ingest_routes_bands_and_chunks(db, vault):
+    summary = run(db, vault)
+
+    docs = documents(db)
+    assert summary.seen == 5 and summary.processed == 5 and summary.extracted == 5
+    assert docs["work/runbook.md"]["stage"] == "chunked"
+    assert docs["work/runbook.md"]["chunks"] >= 3
+    assert docs["work/runbook.md"]["title"] == "Vacuum runbook"
+    assert (docs["work/runbook.md"]["band"], docs["work/runbook.md"]["band_source"]) == (
+        "current",
+        "inferred",
+    )
+    assert docs["diary/2014/2014-03-04.md"]["workspace"] == "personal"
+    assert docs["diary/2014/2014-03-04.md"]["band"] == "archival"
+    assert docs["diary/2014/2014-03-04.md"]["written_at"] == "2014-03-04"
+    assert docs["diary/work-day.md"]["workspace"] == "technical"  # frontmatter beats the folder
+    assert docs["admin/facts.md"]["canonical"] is True
+    assert docs["admin/facts.md"]["band"] == "current"  # canonical: never inferred archival
+    assert docs["inbox/groceries.md"]["stage"] == "quarantined"
+    assert summary.stages == {"chunked": 4, "quarantined": 1}
+    assert summary.workspaces == {"technical": 2, "personal": 1, "administrative": 1}
+
+
+def test_chunks_are_searchable_and_queued(db, vault):
+    run(db, vault)
+    with db.connect() as conn:
+        chunk_count = conn.execute("select count(*) from exo_private.chunks").fetchone()[0]
+        window_count = conn.execute("select count(*) from exo_private.extraction_windows").fetchone()[0]
+        queued = conn.execute("select count(*) from pgmq.q_embed").fetchone()[0]
+        queued_windows = conn.execute("select count(*) from pgmq.q_extract").fetchone()[0]
+        best = conn.execute(
+            """select d.path from exo_private.chunks_technical c join exo_private.documents d on d.id = c.document_id
+               order by c.body <@> to_bm25query('replication slot', 'exo_private.chunks_technical_bm25') limit 1"""
+        ).fetchone()
+        partitions = {
+            r[0]
+            for r in conn.execute(
+                "select c.relname from pg_inherits i join pg_class c on c.oid = i.inhrelid "
+                "where i.inhparent = 'exo_private.chunks'::regclass"
+            )
+        }
+    assert queued == chunk_count > 0
+    assert queued_windows == window_count > 0
+    assert best == ("work/runbook.md",)
+    assert partitions == {f"chunks_{w}" for w in ("technical", "creative", "personal", "administrative")}
+
+
+def test_rescan_of_an_unchanged_tree_does_no_work(db, vault):
+    run(db, vault)
+    cached = one(db, "select count(*) from exo_private.text_cache")
+    chunks = one(db, "select array_agg(id order by id) from exo_private.chunks")
+    again = run(db, vault)
+    assert (again.processed, again.extracted, again.unchanged) == (0, 0, 5)
+    assert one(db, "select count(*) from exo_private.text_cache") == cached
+    assert one(db, "select array_agg(id order by id) from exo_private.chunks") == chunks
+
+
+def test_changes_moves_and_deletes_keep_the_ledger_in_step(db, vault):
+    run(db, vault)
+    write(vault, "work/runbook.md", "---\ntitle: Vacuum runbook\n---\nShorter now: autovacuum settings.")
+    (vault / "diary/2014/2014-03-04.md").rename(vault / "diary/2014/renamed.md")
+    (vault / "inbox/groceries.md").unlink()
+    summary = run(db, vault)
+    docs = documents(db)
+    assert summary.processed == 2 and summary.deleted == 2
+    assert summary.extracted == 1 and summary.from_cache == 1  # the moved file's text is cached
+    assert docs["work/runbook.md"]["chunks"] == 1
+    assert docs["diary/2014/2014-03-04.md"]["stage"] == "deleted"
+    assert docs["diary/2014/2014-03-04.md"]["chunks"] == 0
+    assert docs["diary/2014/renamed.md"]["stage"] == "chunked"
+    assert docs["inbox/groceries.md"]["stage"] == "deleted"
+
+
+def test_wiki_links_resolve_by_title_or_file_name(db, vault):
+    run(db, vault)
+    with db.connect() as conn:
+        links = dict(
+            conn.execute(
+                """select l.target, t.path from exo_private.document_links l
+                   left join exo_private.documents t on t.id = l.target_document"""
+            ).fetchall()
+        )
+    assert links == {"Vacuum runbook": "work/runbook.md", "missing note": None}
+
+
+def test_forced_workspace_ranks_below_frontmatter(db, vault):
+    run(db, vault, workspace="creative")
+    docs = documents(db)
+    assert docs["inbox/groceries.md"]["workspace"] == "creative"
+    assert docs["work/runbook.md"]["workspace"] == "creative"
+    assert docs["diary/work-day.md"]["workspace"] == "technical"
+
+
+def test_quarantine_approve_reassign_reject(db, tmp_path):
+    root = tmp_path / "inbox"
+    write(root, "a.md", "postgres index and an invoice")
+    write(root, "b.md", "milk, eggs, bread")
+    write(root, "c.md", "lorem ipsum")
+    run(db, root)
+    ids = {path: i for path, i in _ids(db).items()}
+    with db.connect("exo_writer") as conn:
+        quarantined = {r[0] for r in conn.execute("select path from exo.quarantine")}
+        assert quarantined == {"a.md", "b.md", "c.md"}
+        top = conn.execute(
+            "select candidates -> 0 ->> 'workspace' from exo.quarantine where path = 'a.md'"
+        ).fetchone()[0]
+        assert conn.execute(
+            "select exo_private.review_document(%s, 'approve')::text", (ids["a.md"],)
+        ).fetchone() == ("chunked",)
+        conn.execute("select exo_private.review_document(%s, 'reassign', 'creative')", (ids["b.md"],))
+        conn.execute("select exo_private.review_document(%s, 'reject')", (ids["c.md"],))
+        with pytest.raises(Exception, match="workspace nowhere does not exist"):
+            conn.execute("select exo_private.review_document(%s, 'reassign', 'nowhere')", (ids["b.md"],))
+    docs = documents(db)
+    assert (docs["a.md"]["stage"], docs["a.md"]["workspace"]) == ("chunked", top)
+    assert (docs["b.md"]["stage"], docs["b.md"]["workspace"]) == ("chunked", "creative")
+    assert (docs["c.md"]["stage"], docs["c.md"]["error_class"]) == ("skipped", "rejected")
+    # A person's decision outlasts re-processing.
+    write(root, "b.md", "milk, eggs, bread, butter")
+    run(db, root)
+    assert documents(db)["b.md"]["workspace"] == "creative"
+
+
+def _ids(db) -> dict[str, int]:
+    with db.connect() as conn:
+        return dict(conn.execute("select path, id from exo_private.documents").fetchall())
+
+
+def test_deference_marks_follow_the_list(db, tmp_path):
+    root = tmp_path / "v"
+    write(root, "diary/2017-03-19.md", "Grandpa Walter died this morning. The funeral is on Friday.")
+    write(root, "diary/2013-05-01.md", "Grandpa Walter taught me to solder a radio.")
+    write(root, "diary/2018-01-01.md", "---\ncharged: [Walter Rivera]\n---\nA quiet day at the lake.")
+    run(db, root)
+
+    def charged():
+        with db.connect() as conn:
+            return dict(
+                conn.execute(
+                    """select d.path, c.charged from exo_private.chunks c
+                       join exo_private.documents d on d.id = c.document_id where c.charged <> '[]'"""
+                ).fetchall()
+            )
+
+    assert charged() == {"diary/2018-01-01.md": [{"subject": "Walter Rivera", "rule": "frontmatter"}]}
+    with db.connect("exo_writer") as conn:
+        conn.execute("select exo_private.defer_subject('Walter Rivera', array['Grandpa Walter', 'Grandpa'])")
+    assert charged() == {
+        "diary/2017-03-19.md": [{"subject": "Walter Rivera", "rule": "cue 'died' with 'Grandpa Walter'"}],
+        "diary/2018-01-01.md": [{"subject": "Walter Rivera", "rule": "frontmatter"}],
+    }
+    with db.connect("exo_writer") as conn:
+        conn.execute("select exo_private.undefer_subject('Walter Rivera')")
+    assert list(charged()) == ["diary/2018-01-01.md"]
+
+
+def test_rebuild_one_workspace_from_the_text_cache(db, vault):
+    run(db, vault)
+    before = one(db, "select count(*), min(id) from exo_private.chunks where workspace = 'technical'")
+    others = one(
+        db, "select array_agg(id order by id) from exo_private.chunks where workspace <> 'technical'"
+    )
+    cached = one(db, "select count(*) from exo_private.text_cache")
+    with db.connect("exo_writer") as conn:
+        assert conn.execute("select exo_private.rebuild('technical')").fetchone() == (2,)
+    after = one(db, "select count(*), min(id) from exo_private.chunks where workspace = 'technical'")
+    assert after[0] == before[0] and after[1] > before[1]  # same chunks, made anew
+    assert (
+        one(db, "select array_agg(id order by id) from exo_private.chunks where workspace <> 'technical'")
+        == others
+    )
+    assert one(db, "select count(*) from exo_private.text_cache") == cached
+
+
+# -- bad inputs: each ends in a recorded stage with an error class, and the run goes on ----
+
+
+def _pdf(path: Path, text: str | None) -> None:
+    pdf = FPDF()
+    pdf.add_page()
+    if text:
+        pdf.set_font("Helvetica", size=11)
+        pdf.multi_cell(0, 6, text)
+    pdf.output(str(path))
+
+
+def _encrypted_pdf(path: Path) -> None:
+    from pypdf import PdfReader, PdfWriter
+
+    plain = path.with_suffix(".plain")
+    _pdf(plain, "secret plans " * 100)
+    writer = PdfWriter(clone_from=PdfReader(plain))
+    writer.encrypt("pw", algorithm="RC4-128")
+    with open(path, "wb") as f:
+        writer.write(f)
+    plain.unlink()
+
+
+def _zip_bomb(path: Path) -> None:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("[Content_Types].xml", "<Types/>")
+        with z.open("word/document.xml", "w", force_zip64=True) as member:
+            block = b"\0" * (1 << 20)
+            for _ in range(600):  # 600 MiB of zeros, about 600 KiB compressed
+                member.write(block)
+
+
+def test_bad_inputs_are_recorded_and_the_run_goes_on(db, tmp_path):
+    root = tmp_path / "bad"
+    root.mkdir()
+    write(root, "work/corrupt.pdf", os.urandom(4000))
+    _encrypted_pdf(root / "work/encrypted.pdf")
+    _zip_bomb(root / "work/bomb.docx")
+    write(root, "work/binary.txt", b"\x7fELF\x02\x01\x01\x00\x00\x00" + os.urandom(2000))
+    write(root, "work/latin1.txt", "Caf\xe9 cr\xe8me: postgres vacuum notes.".encode("cp1252"))
+    write(root, "work/empty.md", "")
+    with open(root / "work/huge.txt", "wb") as f:  # sparse: no disk used
+        f.seek(MAX_FILE_BYTES + 1)
+        f.write(b"x")
+    _pdf(root / "work/scan.pdf", None)
+    write(root, "work/data.csv", "\n".join("1,2,3,4,5" for _ in range(3000)))
+    write(root, "work/image.png", b"\x89PNG\r\n")
+    write(root, "work/new\nline.md", "A file name with a newline: postgres notes.")
+    write(root, "work/caf\u00e9 \u2603 notes.md", "Unicode name: postgres notes.")
+    (root / os.fsdecode(b"work/bad-\xff-name.md")).write_text("Undecodable name: postgres notes.")
+    (root / "work/loop").symlink_to(root / "work")
+    (root / "work/link.md").symlink_to(root / "work/latin1.txt")
+    os.mkfifo(root / "work/pipe.md")
+    write(root, "work/good.md", "Still ingested after all that: postgres vacuum.")
+
+    summary = run(db, root)
+    docs = documents(db)
+
+    expected = {
+        "work/corrupt.pdf": ("failed", "corrupt"),
+        "work/encrypted.pdf": ("failed", "encrypted"),
+        "work/bomb.docx": ("failed", "zip_bomb"),
+        "work/binary.txt": ("failed", "binary"),
+        "work/latin1.txt": ("chunked", None),
+        "work/empty.md": ("skipped", "empty"),
+        "work/huge.txt": ("failed", "too_large"),
+        "work/scan.pdf": ("ocr_pending", None),
+        "work/data.csv": ("skipped", "junk"),
+        "work/image.png": ("skipped", "unsupported_extension"),
+        "work/new\nline.md": ("chunked", None),
+        "work/caf\u00e9 \u2603 notes.md": ("chunked", None),
+        "work/bad-\\xff-name.md": ("chunked", None),
+        "work/loop": ("skipped", "symlink"),
+        "work/link.md": ("skipped", "symlink"),
+        "work/pipe.md": ("skipped", "special_file"),
+        "work/good.md": ("chunked", None),
+    }
+    assert {p: (d["stage"], d["error_class"]) for p, d in docs.items()} == expected
+    assert summary.seen == len(expected)
+    with db.connect() as conn:
+        messages = dict(
+            conn.execute(
+                "select path, error_message from exo_private.documents where error_message is not null"
+            )
+        )
+        encoding = conn.execute(
+            "select metadata ->> 'encoding' from exo_private.documents where path = 'work/latin1.txt'"
+        ).fetchone()
+    assert all(messages.values())  # every failure says why
+    assert encoding == ("cp1252",)
+    assert run(db, root).processed == 0  # failures are settled too: a re-run does not retry them
+
+
+def test_sensitive_files_are_never_opened(db, tmp_path):
+    root = tmp_path / "v"
+    sensitive = [
+        "vault.kdbx", "certs/me.p12", "keys/deploy.pem", "id_rsa", "BitLocker Recovery Key 1234.txt",
+        "my-passwords.md", "Passwort.txt", "credentials.csv", "notes/api_key.txt", "Private Key.txt",
+        "secrets/anything.md", "team secret santa.md", "PASSWORD.DOCX",
+    ]  # fmt: skip
+    for rel in sensitive:
+        write(root, rel, "would fail loudly if read: postgres")
+    write(root, "work/plain.md", "An ordinary note about postgres.")
+    opened: list[str] = []
+    watching = threading.local()
+
+    def audit(event: str, args: tuple) -> None:
+        if (
+            event == "open"
+            and getattr(watching, "on", False)
+            and isinstance(args[0], (str, bytes, os.PathLike))
+        ):
+            opened.append(os.fsdecode(args[0]))
+
+    sys.addaudithook(audit)
+    watching.on = True
+    try:
+        summary = run(db, root)
+    finally:
+        watching.on = False
+    docs = documents(db)
+    assert not [p for p in opened if str(root) in p and "plain" not in p], opened
+    assert any(p.endswith("work/plain.md") for p in opened)  # the hook does see opens
+    assert docs["work/plain.md"]["stage"] == "chunked"
+    excluded = {p for p, d in docs.items() if d["error_class"] == "excluded_sensitive"}
+    assert excluded == {p for p in sensitive if not p.startswith("secrets/")} | {"secrets"}
+    assert summary.excluded == len(excluded)
+
+
+def test_unreadable_files_and_folders_are_recorded(db):
+    # Root reads everything, so `exo ingest` runs as an unprivileged user here,
+    # with a copy of the role passwords it may read, in a folder it may enter.
+    with tempfile.TemporaryDirectory() as scratch:
+        Path(scratch).chmod(0o755)
+        _ingest_as_nobody(db, Path(scratch))
+
+
+def _ingest_as_nobody(db, tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    write(root, "work/ok.md", "A readable note about postgres.")
+    write(root, "work/closed.md", "no read permission")
+    write(root, "locked/inside.md", "in a folder that cannot be listed")
+    (root / "work/closed.md").chmod(0)
+    (root / "locked").chmod(0)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "secrets.json").write_text(db.cfg.secrets_file.read_text())
+    (home / "secrets.json").chmod(0o644)
+    env = {**os.environ, "EXO_HOME": str(home), "EXO_DATABASE_URL": db.url()}
+    result = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+         sys.executable, "-m", "exocortex.cli", "ingest", str(root), "--json"],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    docs = documents(db)
+    assert summary["folder_errors"] == 1
+    assert (docs["work/closed.md"]["stage"], docs["work/closed.md"]["error_class"]) == (
+        "failed",
+        "unreadable",
+    )
+    assert docs["work/ok.md"]["stage"] == "chunked"
+    assert "locked/inside.md" not in docs
+
+
+# -- watch mode -------------------------------------------------------------------------
+
+
+def test_watch_follows_create_modify_move_and_delete(db, tmp_path):
+    root = tmp_path / "watched"
+    write(root, "work/a.md", "postgres vacuum one")
+    runs: list[pipeline.IngestSummary] = []
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=watch,
+        args=(db.cfg, root, None, runs.append, stop),
+        kwargs={"debounce": 0.3, "dbname": db.name},
+    )
+    thread.start()
+
+    def settle(count: int) -> None:
+        deadline = time.monotonic() + 20
+        while len(runs) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(runs) >= count, f"watch ran {len(runs)} times, expected {count}"
+
+    try:
+        settle(1)
+        write(root, "work/b.md", "postgres replication two")
+        settle(2)
+        assert documents(db)["work/b.md"]["stage"] == "chunked"
+        write(root, "work/a.md", "postgres vacuum one, edited with more words")
+        settle(3)
+        assert runs[-1].processed == 1
+        (root / "work/b.md").rename(root / "work/c.md")
+        settle(4)
+        (root / "work/a.md").unlink()
+        settle(5)
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+    docs = documents(db)
+    assert {p: d["stage"] for p, d in docs.items()} == {
+        "work/a.md": "deleted",
+        "work/b.md": "deleted",
+        "work/c.md": "chunked",
+    }
+    assert not thread.is_alive()
