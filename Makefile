@@ -37,6 +37,7 @@ lint: setup
 ## bench: benchmarks, printed as ratios against baselines measured in the same run
 bench: setup
 	$(BIN)/python bench/runtime_up.py
+	$(BIN)/python bench/ingest_corpus.py
 
 ## schema-dump: rewrite schema/exocortex.sql from a database migrated from zero
 schema-dump: setup
