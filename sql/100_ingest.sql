@@ -49,6 +49,19 @@ as $$
 $$;
 comment on function exo_private.deference_list() is 'The deferred subjects with their aliases, as jsonb.';
 
+-- exo_private.clear_derived: remove the chunks and windows derived from one document.
+create or replace function exo_private.clear_derived(doc_id bigint)
+returns void
+language sql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    delete from exo_private.chunks c where c.document_id = doc_id;
+    delete from exo_private.extraction_windows w where w.document_id = doc_id;
+$$;
+comment on function exo_private.clear_derived(bigint) is
+    'Delete a document''s chunks and extraction windows (before re-chunking, deleting or rejecting it).';
+
 -- exo_private.process_document: route, band and chunk one extracted document.
 create or replace function exo_private.process_document(doc_id bigint)
 returns exo_private.document_stage
@@ -83,8 +96,7 @@ begin
                            'forced_workspace', forced, 'mtime_ns', doc.mtime_ns),
         body, exo_private.ingest_settings(), exo_private.deference_list(), current_date);
 
-    delete from exo_private.chunks c where c.document_id = doc_id;
-    delete from exo_private.extraction_windows w where w.document_id = doc_id;
+    perform exo_private.clear_derived(doc_id);
     ws := planned -> 'route' ->> 'workspace';
     if ws is null then
         update exo_private.documents d
@@ -157,8 +169,7 @@ security invoker
 set search_path = exo_private, pg_temp
 as $$
 begin
-    delete from exo_private.chunks c where c.document_id = doc_id;
-    delete from exo_private.extraction_windows w where w.document_id = doc_id;
+    perform exo_private.clear_derived(doc_id);
     delete from exo_private.document_links l where l.source_document = doc_id;
     update exo_private.documents d
        set stage = 'deleted', error_class = null, error_message = null, stage_changed_at = now()
@@ -217,8 +228,7 @@ begin
            set stage = 'skipped', error_class = 'rejected', error_message = 'rejected in quarantine review',
                review = jsonb_build_object('decision', 'rejected', 'at', now()), stage_changed_at = now()
          where d.id = doc_id;
-        delete from exo_private.chunks c where c.document_id = doc_id;
-        delete from exo_private.extraction_windows w where w.document_id = doc_id;
+        perform exo_private.clear_derived(doc_id);
         return 'skipped'::exo_private.document_stage;
     end if;
     if decision = 'approve' then
