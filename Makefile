@@ -19,10 +19,19 @@ setup: $(VENV)/.installed
 	$(EXO) db up
 	$(EXO) migrate
 
-## demo: set up, then show the running system
+## demo: set up, ingest the example vault and chat exports, show what landed where
 demo: setup
-	$(EXO) db status
-	$(EXO) doctor
+	$(EXO) defer add "Walter Rivera" --alias "Grandpa Walter" --alias "Grandpa" \
+	    --note "Sam's grandfather, died in March 2017"
+	$(EXO) ingest examples/vault
+	$(EXO) import-chat examples/chats/chatgpt/conversations.json --format chatgpt
+	$(EXO) import-chat "examples/chats/whatsapp/WhatsApp Chat with Iris Calder.txt" \
+	    --format whatsapp --owner "Sam Rivera"
+	$(EXO) import-chat examples/chats/generic/family.jsonl --format jsonl
+	$(EXO) quarantine list
+	$(EXO) defer list
+	$(EXO) db psql --role reader -- -c \
+	    "select sender, sent_at::date, left(body, 70) as message from exo.search_messages('migration', 3)"
 
 ## test: set up, then run the whole suite against the real server
 test: setup

@@ -25,13 +25,75 @@ from exocortex.migrate import scratch_database
 
 FOLDERS = ["work", "writing", "diary", "admin", "inbox"]
 WORDS = {
-    "work": "postgres vacuum index replication server query latency backup schema upgrade cluster".split(),
-    "writing": "lighthouse keeper lantern sea chapter moon whisper storm ink tide".split(),
-    "diary": "walk friend dinner tired happy weekend dog morning family remember".split(),
-    "admin": "invoice tax insurance policy rent payment due receipt premium statement".split(),
-    "inbox": "list note idea maybe later things stuff call errand".split(),
+    "work": [
+        "postgres",
+        "vacuum",
+        "index",
+        "replication",
+        "server",
+        "query",
+        "latency",
+        "backup",
+        "schema",
+        "upgrade",
+        "cluster",
+    ],
+    "writing": [
+        "lighthouse",
+        "keeper",
+        "lantern",
+        "sea",
+        "chapter",
+        "moon",
+        "whisper",
+        "storm",
+        "ink",
+        "tide",
+    ],
+    "diary": [
+        "walk",
+        "friend",
+        "dinner",
+        "tired",
+        "happy",
+        "weekend",
+        "dog",
+        "morning",
+        "family",
+        "remember",
+    ],
+    "admin": [
+        "invoice",
+        "tax",
+        "insurance",
+        "policy",
+        "rent",
+        "payment",
+        "due",
+        "receipt",
+        "premium",
+        "statement",
+    ],
+    "inbox": ["list", "note", "idea", "maybe", "later", "things", "stuff", "call", "errand"],
 }
-FILLER = "the a and of to in with for on at by from after before while during".split()
+FILLER = [
+    "the",
+    "a",
+    "and",
+    "of",
+    "to",
+    "in",
+    "with",
+    "for",
+    "on",
+    "at",
+    "by",
+    "from",
+    "after",
+    "before",
+    "while",
+    "during",
+]
 KINDS = ["md"] * 70 + ["txt"] * 10 + ["html"] * 5 + ["eml"] * 5 + ["csv"] * 3 + ["docx"] * 3 + ["pdf"] * 4
 
 
@@ -57,7 +119,9 @@ def make_corpus(root: Path, files: int, seed: int) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         text = body(rng, folder)
         if kind == "md":
-            path.write_text(f"---\ntitle: Note {i}\ndate: {year}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}\n---\n{text}")
+            path.write_text(
+                f"---\ntitle: Note {i}\ndate: {year}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}\n---\n{text}"
+            )
         elif kind == "txt":
             path.write_text(text)
         elif kind == "html":
@@ -117,7 +181,9 @@ def main() -> None:
         print(f"  stages: {dict(first.stages)}")
         print(f"re-scan, unchanged: {again.seen} files in {rescan_s:.2f} s ({again.processed} processed)")
         print(f"baseline, os.walk + lstat: {walked} files in {walk_s:.3f} s")
-        print(f"ratios: first ingest / re-scan = {first_s / rescan_s:.0f}x; re-scan / walk baseline = {rescan_s / walk_s:.1f}x")
+        print(
+            f"ratios: first ingest / re-scan = {first_s / rescan_s:.0f}x; re-scan / walk baseline = {rescan_s / walk_s:.1f}x"
+        )
     finally:
         shutil.rmtree(work)
 

@@ -8,6 +8,7 @@ folder rules, then a keyword classifier whose confidence gates quarantine.
 import re
 
 _WORD = re.compile(r"[a-z][a-z0-9']*")
+MIN_HITS = 3
 
 
 def _decision(workspace, method, confidence, reasons, candidates=()):
@@ -56,8 +57,9 @@ def route(path, text, frontmatter, review, forced, workspaces, folder_rules, key
     if not candidates or candidates[0]["score"] == 0:
         return _decision(None, "classifier", 0.0, [*reasons, "no workspace keywords found"], candidates)
     best = candidates[0]
-    # +1 smoothing: a single keyword hit is never confident on its own.
-    confidence = best["score"] / (total + 1.0)
+    # The winner's share of the evidence (+1 smoothing), scaled down while it rests
+    # on fewer than MIN_HITS distinct words: two stray words are never confident.
+    confidence = best["score"] / (total + 1.0) * min(1.0, len(best["hits"]) / MIN_HITS)
     why = "classifier: " + best["workspace"] + " (" + ", ".join(best["hits"][:8]) + ")"
     if confidence < threshold:
         reasons.append(why + " below threshold " + str(threshold))

@@ -127,6 +127,50 @@ CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;
 COMMENT ON EXTENSION vector IS 'vector data type and ivfflat and hnsw access methods';
 
 --
+-- Name: band; Type: TYPE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TYPE exo_private.band AS ENUM (
+    'current',
+    'recent',
+    'archival'
+);
+
+ALTER TYPE exo_private.band OWNER TO exo_owner;
+
+--
+-- Name: TYPE band; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TYPE exo_private.band IS 'Temporal band: search prefers the present bands; a temporal signal opens archival.';
+
+--
+-- Name: document_stage; Type: TYPE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TYPE exo_private.document_stage AS ENUM (
+    'new',
+    'extracted',
+    'routed',
+    'quarantined',
+    'chunked',
+    'embedded',
+    'graphed',
+    'failed',
+    'skipped',
+    'ocr_pending',
+    'deleted'
+);
+
+ALTER TYPE exo_private.document_stage OWNER TO exo_owner;
+
+--
+-- Name: TYPE document_stage; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TYPE exo_private.document_stage IS 'Where a document stands; every stage is written to the ledger, so any run resumes.';
+
+--
 -- Name: message_record; Type: TYPE; Schema: pgmq; Owner: exo_owner
 --
 
@@ -171,6 +215,43 @@ CREATE TYPE pgmq.queue_record AS (
 );
 
 ALTER TYPE pgmq.queue_record OWNER TO exo_owner;
+
+--
+-- Name: search_messages(text, integer); Type: FUNCTION; Schema: exo; Owner: exo_owner
+--
+
+CREATE FUNCTION exo.search_messages(query text, max_results integer DEFAULT 20) RETURNS TABLE(message_id bigint, conversation_id bigint, conversation_title text, source text, sender text, is_owner boolean, sent_at timestamp with time zone, body text, rank real)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with q as (
+        -- A blank query matches nothing (a null tsquery matches no row). Only the first
+        -- 1,000 characters count: a query of thousands of words would exhaust the stack.
+        select case when pg_catalog.btrim(coalesce(query, '')) <> ''
+                    then pg_catalog.websearch_to_tsquery('english', pg_catalog.left(query, 1000))
+               end as tsq
+    )
+    select m.id, c.id, c.title, c.source,
+           coalesce(i.display_name, p.display_name, i.handle),
+           coalesce(p.is_owner, false),
+           m.sent_at, m.body,
+           pg_catalog.ts_rank_cd(m.tsv, q.tsq)
+    from q
+    join exo_private.chat_messages m on m.tsv operator(pg_catalog.@@) q.tsq
+    join exo_private.chat_conversations c on c.id = m.conversation_id
+    join exo_private.chat_identities i on i.id = m.identity_id
+    left join exo_private.people p on p.id = i.person_id
+    order by 9 desc, m.sent_at desc nulls last, m.id desc
+    limit least(greatest(coalesce(max_results, 20), 1), 200)
+$$;
+
+ALTER FUNCTION exo.search_messages(query text, max_results integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION search_messages(query text, max_results integer); Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo.search_messages(query text, max_results integer) IS 'Chat messages matching a web-style query (websearch_to_tsquery, English stemming), best first (ts_rank_cd, then newest); a blank query returns nothing, only its first 1,000 characters count; max_results is clamped to 1..200.';
 
 --
 -- Name: setting(text); Type: FUNCTION; Schema: exo; Owner: exo_owner
@@ -257,6 +338,73 @@ ALTER FUNCTION exo_private.canonical_key(name text) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.canonical_key(name text) IS 'Identity key of an entity name: NFKC, case-folded, whitespace collapsed, edge punctuation removed.';
 
 --
+-- Name: clear_derived(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.clear_derived(doc_id bigint) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    delete from exo_private.chunks c where c.document_id = doc_id;
+    delete from exo_private.extraction_windows w where w.document_id = doc_id;
+$$;
+
+ALTER FUNCTION exo_private.clear_derived(doc_id bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION clear_derived(doc_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.clear_derived(doc_id bigint) IS 'Delete a document''s chunks and extraction windows (before re-chunking, deleting or rejecting it).';
+
+--
+-- Name: defer_subject(text, text[], text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.defer_subject(subject_name text, subject_aliases text[] DEFAULT '{}'::text[], why text DEFAULT NULL::text) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    if subject_name is null or btrim(subject_name) = '' then
+        raise exception 'a deferred subject needs a name';
+    end if;
+    insert into exo_private.deferred_subjects (subject, aliases, note)
+    values (btrim(subject_name), coalesce(subject_aliases, '{}'), why)
+    on conflict (subject) do update set aliases = excluded.aliases, note = coalesce(excluded.note, deferred_subjects.note);
+    return exo_private.remark_charged();
+end
+$$;
+
+ALTER FUNCTION exo_private.defer_subject(subject_name text, subject_aliases text[], why text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION defer_subject(subject_name text, subject_aliases text[], why text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.defer_subject(subject_name text, subject_aliases text[], why text) IS 'Add (or update) a deferred subject with aliases and re-mark all chunks; returns documents re-marked.';
+
+--
+-- Name: deference_list(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.deference_list() RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select coalesce(jsonb_agg(jsonb_build_object('subject', subject, 'aliases', aliases) order by subject), '[]')
+    from deferred_subjects
+$$;
+
+ALTER FUNCTION exo_private.deference_list() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION deference_list(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.deference_list() IS 'The deferred subjects with their aliases, as jsonb.';
+
+--
 -- Name: ensure_workspace_graph(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -287,6 +435,65 @@ ALTER FUNCTION exo_private.ensure_workspace_graph(workspace text) OWNER TO exo_o
 COMMENT ON FUNCTION exo_private.ensure_workspace_graph(workspace text) IS 'Create the AGE graph of a workspace when missing; returns its name. Reused by every issue that adds a workspace.';
 
 --
+-- Name: ensure_workspace_storage(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.ensure_workspace_storage(workspace text) RETURNS regclass
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'public', 'pg_temp'
+    AS $$
+declare
+    partition_name text := 'chunks_' || workspace;
+begin
+    if not exists (select 1 from exo_private.workspaces w where w.name = workspace) then
+        raise exception 'workspace % does not exist', workspace;
+    end if;
+    if to_regclass(format('exo_private.%I', partition_name)) is null then
+        execute format('create table exo_private.%I partition of exo_private.chunks for values in (%L)',
+                       partition_name, workspace);
+        execute format('create index %I on exo_private.%I (document_id)',
+                       partition_name || '_document_idx', partition_name);
+        execute format('create index %I on exo_private.%I using bm25 (body) with (text_config = %L)',
+                       partition_name || '_bm25', partition_name, 'english');
+    end if;
+    return format('exo_private.%I', partition_name)::regclass;
+end
+$$;
+
+ALTER FUNCTION exo_private.ensure_workspace_storage(workspace text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION ensure_workspace_storage(workspace text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.ensure_workspace_storage(workspace text) IS 'Create a workspace''s chunk partition (with its document and BM25 indexes) when missing.';
+
+--
+-- Name: forget_document(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.forget_document(doc_id bigint) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    perform exo_private.clear_derived(doc_id);
+    delete from exo_private.document_links l where l.source_document = doc_id;
+    update exo_private.documents d
+       set stage = 'deleted', error_class = null, error_message = null, stage_changed_at = now()
+     where d.id = doc_id;
+end
+$$;
+
+ALTER FUNCTION exo_private.forget_document(doc_id bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION forget_document(doc_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.forget_document(doc_id bigint) IS 'Mark a document deleted and remove its chunks, windows and outgoing links.';
+
+--
 -- Name: graph_name(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -304,6 +511,727 @@ ALTER FUNCTION exo_private.graph_name(workspace text) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.graph_name(workspace text) IS 'The name of a workspace''s AGE graph.';
+
+--
+-- Name: ingest_settings(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.ingest_settings() RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select jsonb_object_agg(key, value)
+           || jsonb_build_object('workspaces', (select jsonb_agg(name order by name) from workspaces))
+    from settings
+    where key like any (array['chunking.%', 'routing.%', 'banding.%', 'deference.%'])
+$$;
+
+ALTER FUNCTION exo_private.ingest_settings() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION ingest_settings(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.ingest_settings() IS 'The chunking, routing, banding and deference settings as one jsonb, with the workspace names.';
+
+--
+-- Name: link_owner_identity(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.link_owner_identity(source text, handle text) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    owner_id    bigint;
+    identity_id bigint;
+begin
+    select p.id into owner_id from exo_private.people p where p.is_owner;
+    if owner_id is null then
+        raise exception 'there is no owner person'
+            using hint = 'insert a row into exo_private.people with is_owner = true';
+    end if;
+    update exo_private.chat_identities i
+       set person_id = owner_id
+     where i.source = link_owner_identity.source
+       and i.handle = link_owner_identity.handle
+    returning i.id into identity_id;
+    if identity_id is null then
+        raise exception 'chat identity % of source % does not exist', handle, source
+            using hint = 'import a chat in which it appears first';
+    end if;
+    return identity_id;
+end
+$$;
+
+ALTER FUNCTION exo_private.link_owner_identity(source text, handle text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION link_owner_identity(source text, handle text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.link_owner_identity(source text, handle text) IS 'Link the chat identity (source, handle) to the owner person; returns the identity id. Raises when the identity or the owner does not exist.';
+
+--
+-- Name: plan_document(jsonb, text, jsonb, jsonb, date); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date) RETURNS jsonb
+    LANGUAGE plpython3u STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+"""Plan one document: route, band, chunks with deference marks, extraction windows.
+
+The database calls this (exo_private.plan_document) and applies the plan; it is
+plain stdlib Python so tests import it directly. Imports of sibling plpy modules
+are inlined by the migrator.
+"""
+
+"""Temporal banding of a document (stdlib only).
+
+Authority order for the band: frontmatter `band`, then inference from the date
+the document was written. That date comes from frontmatter `date`, else the
+first full date in the text, else a date or year in the path, else the file's
+modification time. A canonical document is never inferred archival.
+"""
+
+import datetime
+import re
+
+BANDS = ("current", "recent", "archival")
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}  # fmt: skip
+_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DATE_PATTERNS = [
+    (re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b"), ("y", "m", "d")),
+    (
+        re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+((?:19|20)\d\d)\b", re.I),
+        ("d", "M", "y"),
+    ),
+    (
+        re.compile(r"\b" + _MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b", re.I),
+        ("M", "d", "y"),
+    ),
+]
+_PATH_DATE = re.compile(r"(?<!\d)((?:19|20)\d\d)[-_.]?(\d\d)[-_.]?(\d\d)(?!\d)")
+_PATH_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+TEXT_DATE_SEARCH_CHARS = 1000
+
+def _make_date(fields, order):
+    values = dict(zip(order, fields, strict=False))
+    month = _MONTHS[values["M"].lower()] if "M" in values else int(values["m"])
+    try:
+        return datetime.date(int(values["y"]), month, int(values["d"]))
+    except ValueError:
+        return None
+
+def parse_date(value):
+    """A date from a frontmatter value: a date, a datetime, or an ISO string."""
+    if isinstance(value, datetime.datetime):
+        return value.date()
+    if isinstance(value, datetime.date):
+        return value
+    if isinstance(value, str):
+        m = re.match(r"^\s*((?:19|20)\d\d)-(\d\d)-(\d\d)", value)
+        if m:
+            return _make_date(m.groups(), ("y", "m", "d"))
+    return None
+
+def date_in_text(text, today):
+    """The first full date in the opening of the text that is not in the future."""
+    opening = text[:TEXT_DATE_SEARCH_CHARS]
+    found = []
+    for pattern, order in _DATE_PATTERNS:
+        for m in pattern.finditer(opening):
+            day = _make_date(m.groups(), order)
+            if day and day <= today:
+                found.append((m.start(), day, m.group(0)))
+    return min(found) if found else None
+
+def date_in_path(path, today):
+    """A full date in the file name or folders, else a year folder/prefix (as 1 July)."""
+    for m in _PATH_DATE.finditer(path):
+        day = _make_date(m.groups(), ("y", "m", "d"))
+        if day and day <= today:
+            return day, "date in path '" + m.group(0) + "'"
+    years = [int(y) for y in _PATH_YEAR.findall(path) if int(y) <= today.year]
+    if years:
+        return datetime.date(years[-1], 7, 1), "year in path '" + str(years[-1]) + "'"
+    return None
+
+def written_date(frontmatter, text, path, mtime_ns, today):
+    """(date, reason): when the document was written, and how that was found."""
+    day = parse_date(frontmatter.get("date"))
+    if day:
+        return day, "frontmatter date"
+    hit = date_in_text(text, today)
+    if hit:
+        return hit[1], "date in text '" + hit[2] + "'"
+    hit = date_in_path(path, today)
+    if hit:
+        return hit
+    mtime = datetime.datetime.fromtimestamp(mtime_ns / 1e9, tz=datetime.UTC).date()
+    return mtime, "file modification time"
+
+def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, recent_days):
+    """{band, source, reason, written_at} for one document."""
+    written, how = written_date(frontmatter, text, path, mtime_ns, today)
+    declared = str(frontmatter.get("band", "")).strip().lower()
+    if declared in BANDS:
+        return {
+            "band": declared,
+            "source": "frontmatter",
+            "reason": "frontmatter band",
+            "written_at": written.isoformat(),
+        }
+    age = (today - written).days
+    if age <= current_days:
+        band = "current"
+    elif age <= recent_days:
+        band = "recent"
+    else:
+        band = "archival"
+    reason = "written " + written.isoformat() + " (" + how + "), " + str(age) + " days ago"
+    if canonical and band == "archival":
+        band = "current"
+        reason += "; canonical document: never inferred archival"
+    return {"band": band, "source": "inferred", "reason": reason, "written_at": written.isoformat()}
+"""Split text into chunks at paragraph boundaries (stdlib only).
+
+Used for retrieval chunks (about 1,200 characters) and for the graph worker's
+extraction windows (6,000 characters, 400 overlap). Returns character spans so
+the database can cut the same text with substr().
+"""
+
+import re
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+def _paragraph_spans(text):
+    spans = []
+    start = 0
+    for m in _PARAGRAPH_BREAK.finditer(text):
+        spans.append((start, m.start()))
+        start = m.end()
+    spans.append((start, len(text)))
+    return [_trim(text, s, e) for s, e in spans if text[s:e].strip()]
+
+def _trim(text, start, end):
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return (start, end)
+
+def _split_long(text, start, end, size):
+    """Cut a paragraph longer than size at sentence ends, else at whitespace, else hard."""
+    pieces = []
+    while end - start > size:
+        limit = start + size
+        cut = None
+        for m in _SENTENCE_END.finditer(text, start, limit):
+            if m.start() > start:
+                cut = m.start()
+        if cut is None:
+            space = text.rfind(" ", start + 1, limit)
+            cut = space if space > start else limit
+        pieces.append(_trim(text, start, cut))
+        start = cut
+        while start < end and text[start].isspace():
+            start += 1
+    if end > start:
+        pieces.append((start, end))
+    return [p for p in pieces if p[1] > p[0]]
+
+def split_text(text, size, overlap):
+    """Spans (start, end) of chunks of at most `size` characters.
+
+    Chunks hold whole paragraphs where they fit; a paragraph longer than `size`
+    is cut at sentence ends. Trailing pieces of a chunk whose total length is at
+    most `overlap` are repeated at the start of the next chunk."""
+    if size <= 0:
+        raise ValueError("size must be positive")
+    pieces = []
+    for start, end in _paragraph_spans(text):
+        if end - start > size:
+            pieces.extend(_split_long(text, start, end, size))
+        else:
+            pieces.append((start, end))
+    chunks = []
+    current = []
+    for piece in pieces:
+        if current and piece[1] - current[0][0] > size:
+            chunks.append((current[0][0], current[-1][1]))
+            carried = []
+            for prev in reversed(current):
+                if current[-1][1] - prev[0] > overlap or piece[1] - prev[0] > size:
+                    break
+                carried.insert(0, prev)
+            current = carried
+        current.append(piece)
+    if current:
+        chunks.append((current[0][0], current[-1][1]))
+    return chunks
+"""Mark text charged for deferred subjects (stdlib only).
+
+A chunk is charged for a subject when the document's frontmatter says so
+(`charged: [subject]`), or when the subject or one of its aliases occurs in the
+chunk together with a cue (a word like "funeral" or "died"). Each mark records
+the rule that fired.
+"""
+
+import re
+
+def _phrase(words):
+    return re.compile(r"(?<!\w)" + r"\s+".join(re.escape(w) for w in words.split()) + r"(?!\w)", re.I)
+
+def compile_subjects(subjects):
+    """[(subject, [name patterns])] for [{"subject", "aliases"}]."""
+    return [
+        (
+            s["subject"],
+            [(name, _phrase(name)) for name in [s["subject"], *s.get("aliases", [])] if name.strip()],
+        )
+        for s in subjects
+    ]
+
+def charged_marks(text, subjects, cues, frontmatter_charged):
+    """[{subject, rule}] for one chunk; `subjects` as from compile_subjects."""
+    declared = {}
+    for item in frontmatter_charged or []:
+        name = str(item).strip()
+        if name:
+            declared[name.lower()] = name
+    cue_patterns = [(cue, _phrase(cue)) for cue in cues if cue.strip()]
+    marks = []
+    for subject, names in subjects:
+        named = [n.lower() for n, _p in names]
+        if any(n in declared for n in named):
+            for n in named:
+                declared.pop(n, None)
+            marks.append({"subject": subject, "rule": "frontmatter"})
+            continue
+        name_hit = next((n for n, p in names if p.search(text)), None)
+        if name_hit is None:
+            continue
+        cue_hit = next((c for c, p in cue_patterns if p.search(text)), None)
+        if cue_hit is not None:
+            marks.append({"subject": subject, "rule": "cue '" + cue_hit + "' with '" + name_hit + "'"})
+    # Subjects charged by frontmatter that are not (yet) on the deference list.
+    marks.extend({"subject": name, "rule": "frontmatter"} for name in sorted(declared.values()))
+    return marks
+"""Route a document to a workspace, with a confidence (stdlib only).
+
+Authority order: a person's review (quarantine approve/reassign), frontmatter
+`workspace`, a workspace forced for the whole source (`exo ingest --workspace`),
+folder rules, then a keyword classifier whose confidence gates quarantine.
+"""
+
+import re
+
+_WORD = re.compile(r"[a-z][a-z0-9']*")
+MIN_HITS = 3
+
+def _decision(workspace, method, confidence, reasons, candidates=()):
+    return {
+        "workspace": workspace,
+        "method": method,
+        "confidence": round(confidence, 3),
+        "reasons": list(reasons),
+        "candidates": list(candidates),
+    }
+
+def classify(text, keywords):
+    """Candidates [{workspace, score, hits}] by distinct keyword hits, best first."""
+    counts = {}
+    for word in _WORD.findall(text.lower()):
+        counts[word] = counts.get(word, 0) + 1
+    candidates = []
+    for workspace, words in sorted(keywords.items()):
+        hits = sorted({w for w in words if w in counts})
+        score = sum(1.0 + min(counts[w], 5) / 5.0 for w in hits)
+        candidates.append({"workspace": workspace, "score": round(score, 3), "hits": hits})
+    candidates.sort(key=lambda c: (-c["score"], c["workspace"]))
+    return candidates
+
+def route(path, text, frontmatter, review, forced, workspaces, folder_rules, keywords, threshold):
+    """The routing decision; workspace None means quarantine."""
+    reasons = []
+    if review and review.get("workspace") in workspaces:
+        return _decision(review["workspace"], "review", 1.0, ["quarantine review: " + review["decision"]])
+    declared = frontmatter.get("workspace")
+    if declared is not None:
+        declared = str(declared).strip().lower()
+        if declared in workspaces:
+            return _decision(declared, "frontmatter", 1.0, ["frontmatter workspace: " + declared])
+        reasons.append("frontmatter workspace '" + declared + "' does not exist")
+    if forced in workspaces:
+        return _decision(forced, "forced", 1.0, [*reasons, "ingested with --workspace " + forced])
+    folders = [part.lower() for part in path.split("/")[:-1]]
+    for rule in folder_rules:
+        if rule.get("folder", "").lower() in folders and rule.get("workspace") in workspaces:
+            return _decision(rule["workspace"], "folder", 1.0, [*reasons, "folder '" + rule["folder"] + "'"])
+    candidates = [c for c in classify(text, keywords) if c["workspace"] in workspaces]
+    total = sum(c["score"] for c in candidates)
+    if not candidates or candidates[0]["score"] == 0:
+        return _decision(None, "classifier", 0.0, [*reasons, "no workspace keywords found"], candidates)
+    best = candidates[0]
+    # The winner's share of the evidence (+1 smoothing), scaled down while it rests
+    # on fewer than MIN_HITS distinct words: two stray words are never confident.
+    confidence = best["score"] / (total + 1.0) * min(1.0, len(best["hits"]) / MIN_HITS)
+    why = "classifier: " + best["workspace"] + " (" + ", ".join(best["hits"][:8]) + ")"
+    if confidence < threshold:
+        reasons.append(why + " below threshold " + str(threshold))
+        return _decision(None, "classifier", confidence, reasons, candidates)
+    return _decision(best["workspace"], "classifier", confidence, [*reasons, why], candidates)
+
+def _truthy(value):
+    return value is True or str(value).strip().lower() in ("true", "yes", "1")
+
+def plan(doc, text, settings, subjects, today):
+    """doc: {path, frontmatter, review, forced_workspace, mtime_ns}; settings: the
+    chunking/routing/banding/deference settings plus "workspaces"; subjects: the
+    deference list [{subject, aliases}]; today: datetime.date."""
+    frontmatter = doc.get("frontmatter") or {}
+    decision = route(
+        doc["path"],
+        text,
+        frontmatter,
+        doc.get("review"),
+        doc.get("forced_workspace"),
+        settings["workspaces"],
+        settings["routing.folder_rules"],
+        settings["routing.keywords"],
+        settings["routing.confidence_threshold"],
+    )
+    result = {"route": decision}
+    if decision["workspace"] is None:
+        return result
+    canonical = _truthy(frontmatter.get("canonical", False))
+    result["canonical"] = canonical
+    result["band"] = band_for(
+        frontmatter,
+        text,
+        doc["path"],
+        doc["mtime_ns"],
+        canonical,
+        today,
+        settings["banding.current_days"],
+        settings["banding.recent_days"],
+    )
+    compiled = compile_subjects(subjects)
+    declared = frontmatter.get("charged") or []
+    if isinstance(declared, str):
+        declared = [declared]
+    result["chunks"] = [
+        {
+            "start": start,
+            "end": end,
+            "charged": charged_marks(text[start:end], compiled, settings["deference.cues"], declared),
+        }
+        for start, end in split_text(
+            text, settings["chunking.chunk_chars"], settings["chunking.overlap_chars"]
+        )
+    ]
+    result["windows"] = [
+        {"start": start, "end": end}
+        for start, end in split_text(
+            text, settings["chunking.window_chars"], settings["chunking.window_overlap_chars"]
+        )
+    ]
+    return result
+import datetime
+import json
+
+return json.dumps(
+    plan(json.loads(doc), body, json.loads(settings), json.loads(subjects), datetime.date.fromisoformat(today))
+)
+$$;
+
+ALTER FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date) IS 'Plan one document (plpy/document_plan.py): routing decision, band, chunk spans with charged marks, windows.';
+
+--
+-- Name: process_document(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.process_document(doc_id bigint) RETURNS exo_private.document_stage
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'public', 'pg_temp'
+    AS $$
+declare
+    doc exo_private.documents;
+    body text;
+    forced text;
+    planned jsonb;
+    ws text;
+    chunk_ids bigint[];
+    window_ids bigint[];
+begin
+    select * into doc from exo_private.documents d where d.id = doc_id for update;
+    if not found then
+        raise exception 'document % does not exist', doc_id;
+    end if;
+    if doc.stage not in ('extracted', 'routed', 'quarantined', 'chunked', 'embedded', 'graphed') then
+        raise exception 'document % (%) is at stage %, which has no text to process', doc_id, doc.path, doc.stage;
+    end if;
+    select c.body into body from exo_private.text_cache c where c.sha256 = doc.sha256;
+    if body is null then
+        raise exception 'document % (%) has no cached text for sha256 %', doc_id, doc.path, doc.sha256;
+    end if;
+    select s.workspace into forced from exo_private.sources s where s.id = doc.source_id;
+
+    planned := exo_private.plan_document(
+        jsonb_build_object('path', doc.path, 'frontmatter', doc.frontmatter, 'review', doc.review,
+                           'forced_workspace', forced, 'mtime_ns', doc.mtime_ns),
+        body, exo_private.ingest_settings(), exo_private.deference_list(), current_date);
+
+    perform exo_private.clear_derived(doc_id);
+    ws := planned -> 'route' ->> 'workspace';
+    if ws is null then
+        update exo_private.documents d
+           set stage = 'quarantined', route = planned -> 'route', workspace = null, band = null,
+               band_source = null, band_reason = null, stage_changed_at = now()
+         where d.id = doc_id;
+        return 'quarantined'::exo_private.document_stage;
+    end if;
+
+    update exo_private.documents d
+       set workspace = ws,
+           route = planned -> 'route',
+           canonical = (planned ->> 'canonical')::boolean,
+           band = (planned -> 'band' ->> 'band')::exo_private.band,
+           band_source = planned -> 'band' ->> 'source',
+           band_reason = planned -> 'band' ->> 'reason',
+           written_at = (planned -> 'band' ->> 'written_at')::date
+     where d.id = doc_id;
+
+    with inserted as (
+        insert into exo_private.chunks
+            (workspace, document_id, ordinal, body, char_start, char_end, band, written_at,
+             charged_subjects, charged)
+        select ws, doc_id, (c.ordinality - 1)::int,
+               substr(body, (c.value ->> 'start')::int + 1, (c.value ->> 'end')::int - (c.value ->> 'start')::int),
+               (c.value ->> 'start')::int, (c.value ->> 'end')::int,
+               (planned -> 'band' ->> 'band')::exo_private.band,
+               (planned -> 'band' ->> 'written_at')::date,
+               array(select m ->> 'subject' from jsonb_array_elements(c.value -> 'charged') m),
+               c.value -> 'charged'
+        from jsonb_array_elements(planned -> 'chunks') with ordinality c
+        returning id
+    )
+    select array_agg(id) into chunk_ids from inserted;
+
+    with inserted as (
+        insert into exo_private.extraction_windows (document_id, workspace, ordinal, body, char_start, char_end)
+        select doc_id, ws, (w.ordinality - 1)::int,
+               substr(body, (w.value ->> 'start')::int + 1, (w.value ->> 'end')::int - (w.value ->> 'start')::int),
+               (w.value ->> 'start')::int, (w.value ->> 'end')::int
+        from jsonb_array_elements(planned -> 'windows') with ordinality w
+        returning id
+    )
+    select array_agg(id) into window_ids from inserted;
+
+    -- The queues are tables: the jobs commit (or roll back) with the chunks.
+    if chunk_ids is not null then
+        perform pgmq.send_batch('embed',
+            array(select jsonb_build_object('chunk_id', x, 'workspace', ws) from unnest(chunk_ids) x));
+    end if;
+    if window_ids is not null then
+        perform pgmq.send_batch('extract',
+            array(select jsonb_build_object('window_id', x, 'workspace', ws) from unnest(window_ids) x));
+    end if;
+
+    update exo_private.documents d
+       set stage = 'chunked', error_class = null, error_message = null, stage_changed_at = now()
+     where d.id = doc_id;
+    return 'chunked'::exo_private.document_stage;
+end
+$$;
+
+ALTER FUNCTION exo_private.process_document(doc_id bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION process_document(doc_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.process_document(doc_id bigint) IS 'Route, band and chunk one extracted document from the text cache; enqueues embed and extract jobs.';
+
+--
+-- Name: rebuild(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.rebuild(only_workspace text DEFAULT NULL::text) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'public', 'pg_temp'
+    AS $$
+declare
+    doc record;
+    done int := 0;
+begin
+    if only_workspace is not null
+       and not exists (select 1 from exo_private.workspaces w where w.name = only_workspace) then
+        raise exception 'workspace % does not exist', only_workspace;
+    end if;
+    for doc in
+        select d.id from exo_private.documents d
+        where d.stage in ('extracted', 'routed', 'quarantined', 'chunked', 'embedded', 'graphed')
+          and (only_workspace is null or d.workspace = only_workspace)
+        order by d.id
+    loop
+        perform exo_private.process_document(doc.id);
+        done := done + 1;
+    end loop;
+    return done;
+end
+$$;
+
+ALTER FUNCTION exo_private.rebuild(only_workspace text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION rebuild(only_workspace text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.rebuild(only_workspace text) IS 'Re-route, re-band and re-chunk documents from the text cache; returns how many were processed.';
+
+--
+-- Name: remark_charged(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.remark_charged() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'public', 'pg_temp'
+    AS $$
+declare
+    changed int := 0;
+    doc record;
+begin
+    for doc in
+        select distinct d.id from exo_private.documents d join exo_private.chunks c on c.document_id = d.id
+    loop
+        perform exo_private.process_document(doc.id);
+        changed := changed + 1;
+    end loop;
+    return changed;
+end
+$$;
+
+ALTER FUNCTION exo_private.remark_charged() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION remark_charged(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.remark_charged() IS 'Re-plan every chunked document so deference marks follow the current list; returns documents redone.';
+
+--
+-- Name: resolve_links(integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.resolve_links(source integer) RETURNS integer
+    LANGUAGE sql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+    with names as (
+        select d.id, lower(regexp_replace(d.path, '^.*/|\.[^./]*$', '', 'g')) as stem, lower(d.title) as title
+        from exo_private.documents d
+        where d.source_id = source and d.stage <> 'deleted'
+    ), resolved as (
+        update exo_private.document_links l
+           set target_document = (
+               select n.id from names n
+               where n.stem = lower(regexp_replace(l.target, '^.*/|\.md$', '', 'g')) or n.title = lower(l.target)
+               order by n.stem = lower(regexp_replace(l.target, '^.*/|\.md$', '', 'g')) desc, n.id
+               limit 1)
+         where l.source_document in (select id from names)
+        returning l.target_document
+    )
+    select count(*)::int from resolved where target_document is not null
+$_$;
+
+ALTER FUNCTION exo_private.resolve_links(source integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION resolve_links(source integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.resolve_links(source integer) IS 'Resolve a source''s wiki links to documents by file name or title; returns how many resolved.';
+
+--
+-- Name: review_document(bigint, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.review_document(doc_id bigint, decision text, target_workspace text DEFAULT NULL::text) RETURNS exo_private.document_stage
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    doc exo_private.documents;
+    chosen text;
+begin
+    select * into doc from exo_private.documents d where d.id = doc_id for update;
+    if not found then
+        raise exception 'document % does not exist', doc_id;
+    end if;
+    if decision not in ('approve', 'reassign', 'reject') then
+        raise exception 'decision must be approve, reassign or reject, not %', decision;
+    end if;
+    if decision = 'reject' then
+        update exo_private.documents d
+           set stage = 'skipped', error_class = 'rejected', error_message = 'rejected in quarantine review',
+               review = jsonb_build_object('decision', 'rejected', 'at', now()), stage_changed_at = now()
+         where d.id = doc_id;
+        perform exo_private.clear_derived(doc_id);
+        return 'skipped'::exo_private.document_stage;
+    end if;
+    if decision = 'approve' then
+        if doc.stage <> 'quarantined' then
+            raise exception 'document % (%) is not in quarantine (stage %)', doc_id, doc.path, doc.stage;
+        end if;
+        chosen := doc.route -> 'candidates' -> 0 ->> 'workspace';
+        if chosen is null then
+            raise exception 'document % (%) has no candidate workspace; use reassign', doc_id, doc.path;
+        end if;
+    else
+        chosen := target_workspace;
+        if not exists (select 1 from exo_private.workspaces w where w.name = chosen) then
+            raise exception 'workspace % does not exist', coalesce(chosen, '(null)');
+        end if;
+    end if;
+    update exo_private.documents d
+       set review = jsonb_build_object('decision', decision || 'd', 'workspace', chosen, 'at', now()),
+           stage = case when d.error_class = 'rejected' then 'extracted'::exo_private.document_stage else d.stage end,
+           error_class = case when d.error_class = 'rejected' then null else d.error_class end,
+           error_message = case when d.error_class = 'rejected' then null else d.error_message end
+     where d.id = doc_id;
+    return exo_private.process_document(doc_id);
+end
+$$;
+
+ALTER FUNCTION exo_private.review_document(doc_id bigint, decision text, target_workspace text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION review_document(doc_id bigint, decision text, target_workspace text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.review_document(doc_id bigint, decision text, target_workspace text) IS 'Quarantine review: approve (top candidate), reassign to a workspace, or reject (skipped).';
 
 --
 -- Name: set_setting(text, jsonb, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -335,6 +1263,31 @@ ALTER FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what t
 COMMENT ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) IS 'Create or change a setting; a new one needs a description.';
 
 --
+-- Name: undefer_subject(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.undefer_subject(subject_name text) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    delete from exo_private.deferred_subjects s where s.subject = subject_name;
+    if not found then
+        raise exception '% is not a deferred subject', subject_name;
+    end if;
+    return exo_private.remark_charged();
+end
+$$;
+
+ALTER FUNCTION exo_private.undefer_subject(subject_name text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION undefer_subject(subject_name text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.undefer_subject(subject_name text) IS 'Remove a deferred subject and re-mark all chunks; returns documents re-marked.';
+
+--
 -- Name: workspace_created(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -344,6 +1297,7 @@ CREATE FUNCTION exo_private.workspace_created() RETURNS trigger
     AS $$
 begin
     perform exo_private.ensure_workspace_graph(new.name);
+    perform exo_private.ensure_workspace_storage(new.name);
     return new;
 end
 $$;
@@ -354,7 +1308,7 @@ ALTER FUNCTION exo_private.workspace_created() OWNER TO exo_owner;
 -- Name: FUNCTION workspace_created(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.workspace_created() IS 'Trigger: a new workspace gets its AGE graph.';
+COMMENT ON FUNCTION exo_private.workspace_created() IS 'Trigger: a new workspace gets its AGE graph and its chunk partition.';
 
 --
 -- Name: _belongs_to_pgmq(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
@@ -2653,6 +3607,87 @@ $_$;
 ALTER FUNCTION pgmq.validate_topic_pattern(pattern text) OWNER TO exo_owner;
 
 --
+-- Name: documents; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.documents (
+    id bigint NOT NULL,
+    source_id integer NOT NULL,
+    path text NOT NULL,
+    extension text NOT NULL,
+    size_bytes bigint NOT NULL,
+    mtime_ns bigint NOT NULL,
+    sha256 text,
+    stage exo_private.document_stage DEFAULT 'new'::exo_private.document_stage NOT NULL,
+    error_class text,
+    error_message text,
+    workspace text,
+    route jsonb,
+    review jsonb,
+    band exo_private.band,
+    band_source text,
+    band_reason text,
+    written_at date,
+    title text,
+    canonical boolean DEFAULT false NOT NULL,
+    frontmatter jsonb DEFAULT '{}'::jsonb NOT NULL,
+    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
+    first_seen_at timestamp with time zone DEFAULT now() NOT NULL,
+    stage_changed_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT documents_band_source_check CHECK ((band_source = ANY (ARRAY['frontmatter'::text, 'inferred'::text]))),
+    CONSTRAINT documents_check CHECK (((stage = ANY (ARRAY['failed'::exo_private.document_stage, 'skipped'::exo_private.document_stage])) = (error_class IS NOT NULL)))
+);
+
+ALTER TABLE exo_private.documents OWNER TO exo_owner;
+
+--
+-- Name: TABLE documents; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.documents IS 'The ledger: one row per file the scanner saw, with its stage, routing, band and errors.';
+
+--
+-- Name: COLUMN documents.path; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.documents.path IS 'Relative to the source root; undecodable bytes in names are written as \x escapes.';
+
+--
+-- Name: COLUMN documents.route; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.documents.route IS 'The router''s decision: method, workspace, confidence, candidates with scores and reasons.';
+
+--
+-- Name: COLUMN documents.review; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.documents.review IS 'A person''s quarantine decision (approved, reassigned, rejected); outranks the router.';
+
+--
+-- Name: quarantine; Type: VIEW; Schema: exo; Owner: exo_owner
+--
+
+CREATE VIEW exo.quarantine AS
+ SELECT id,
+    path,
+    title,
+    (route -> 'candidates'::text) AS candidates,
+    ((route ->> 'confidence'::text))::real AS confidence,
+    (route -> 'reasons'::text) AS reasons,
+    stage_changed_at AS quarantined_at
+   FROM exo_private.documents d
+  WHERE (stage = 'quarantined'::exo_private.document_stage);
+
+ALTER VIEW exo.quarantine OWNER TO exo_owner;
+
+--
+-- Name: VIEW quarantine; Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON VIEW exo.quarantine IS 'Documents the router was not confident about, with candidate workspaces, scores and reasons.';
+
+--
 -- Name: settings; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -2730,6 +3765,265 @@ ALTER VIEW exo.workspaces OWNER TO exo_owner;
 COMMENT ON VIEW exo.workspaces IS 'The workspaces search federates over, with their AGE graph names.';
 
 --
+-- Name: chat_conversations; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.chat_conversations (
+    id bigint NOT NULL,
+    source text NOT NULL,
+    external_id text NOT NULL,
+    title text,
+    started_at timestamp with time zone,
+    imported_from text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT chat_conversations_external_id_check CHECK ((external_id <> ''::text)),
+    CONSTRAINT chat_conversations_imported_from_check CHECK ((imported_from !~ '/'::text)),
+    CONSTRAINT chat_conversations_source_check CHECK ((source ~ '^[a-z][a-z0-9_]*(:[A-Za-z0-9][A-Za-z0-9_.-]*)?$'::text))
+);
+
+ALTER TABLE exo_private.chat_conversations OWNER TO exo_owner;
+
+--
+-- Name: TABLE chat_conversations; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.chat_conversations IS 'A conversation of one chat source, identified by the source''s own id (or the export''s file name); imported_from is the file name it first came from, never a path.';
+
+--
+-- Name: chat_conversations_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.chat_conversations ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.chat_conversations_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: chat_identities; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.chat_identities (
+    id bigint NOT NULL,
+    source text NOT NULL,
+    handle text NOT NULL,
+    display_name text,
+    person_id bigint,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT chat_identities_handle_check CHECK ((handle <> ''::text)),
+    CONSTRAINT chat_identities_source_check CHECK ((source ~ '^[a-z][a-z0-9_]*(:[A-Za-z0-9][A-Za-z0-9_.-]*)?$'::text))
+);
+
+ALTER TABLE exo_private.chat_identities OWNER TO exo_owner;
+
+--
+-- Name: TABLE chat_identities; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.chat_identities IS 'One row per handle per chat source (chatgpt, whatsapp, jsonl or jsonl:<name>); person_id links the identity to a person, the owner''s identities to the owner.';
+
+--
+-- Name: chat_identities_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.chat_identities ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.chat_identities_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: chat_messages; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.chat_messages (
+    id bigint NOT NULL,
+    conversation_id bigint NOT NULL,
+    identity_id bigint NOT NULL,
+    external_id text,
+    dedupe_key text NOT NULL,
+    sent_at timestamp with time zone,
+    body text NOT NULL,
+    tsv tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, body)) STORED,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE exo_private.chat_messages OWNER TO exo_owner;
+
+--
+-- Name: TABLE chat_messages; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.chat_messages IS 'Chat messages. dedupe_key is "id:" plus the source''s message id where it has one, else "sha256:" over the raw values, so re-importing an export adds nothing; tsv feeds exo.search_messages.';
+
+--
+-- Name: chat_messages_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.chat_messages ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.chat_messages_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: chat_participants; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.chat_participants (
+    conversation_id bigint NOT NULL,
+    identity_id bigint NOT NULL
+);
+
+ALTER TABLE exo_private.chat_participants OWNER TO exo_owner;
+
+--
+-- Name: TABLE chat_participants; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.chat_participants IS 'Who took part in a conversation (every identity that sent a message in it).';
+
+--
+-- Name: chunks; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.chunks (
+    id bigint NOT NULL,
+    workspace text NOT NULL,
+    document_id bigint NOT NULL,
+    ordinal integer NOT NULL,
+    body text NOT NULL,
+    char_start integer NOT NULL,
+    char_end integer NOT NULL,
+    band exo_private.band NOT NULL,
+    written_at date,
+    charged_subjects text[] DEFAULT '{}'::text[] NOT NULL,
+    charged jsonb DEFAULT '[]'::jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+)
+PARTITION BY LIST (workspace);
+
+ALTER TABLE exo_private.chunks OWNER TO exo_owner;
+
+--
+-- Name: TABLE chunks; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.chunks IS 'Retrieval chunks split at paragraph boundaries; partitioned by workspace.';
+
+--
+-- Name: COLUMN chunks.charged; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.chunks.charged IS 'Deferred subjects this chunk touches, each with the rule that fired.';
+
+--
+-- Name: chunks_administrative; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.chunks_administrative (
+    id bigint CONSTRAINT chunks_id_not_null NOT NULL,
+    workspace text CONSTRAINT chunks_workspace_not_null NOT NULL,
+    document_id bigint CONSTRAINT chunks_document_id_not_null NOT NULL,
+    ordinal integer CONSTRAINT chunks_ordinal_not_null NOT NULL,
+    body text CONSTRAINT chunks_body_not_null NOT NULL,
+    char_start integer CONSTRAINT chunks_char_start_not_null NOT NULL,
+    char_end integer CONSTRAINT chunks_char_end_not_null NOT NULL,
+    band exo_private.band CONSTRAINT chunks_band_not_null NOT NULL,
+    written_at date,
+    charged_subjects text[] DEFAULT '{}'::text[] CONSTRAINT chunks_charged_subjects_not_null NOT NULL,
+    charged jsonb DEFAULT '[]'::jsonb CONSTRAINT chunks_charged_not_null NOT NULL,
+    created_at timestamp with time zone DEFAULT now() CONSTRAINT chunks_created_at_not_null NOT NULL
+);
+
+ALTER TABLE exo_private.chunks_administrative OWNER TO exo_owner;
+
+--
+-- Name: chunks_creative; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.chunks_creative (
+    id bigint CONSTRAINT chunks_id_not_null NOT NULL,
+    workspace text CONSTRAINT chunks_workspace_not_null NOT NULL,
+    document_id bigint CONSTRAINT chunks_document_id_not_null NOT NULL,
+    ordinal integer CONSTRAINT chunks_ordinal_not_null NOT NULL,
+    body text CONSTRAINT chunks_body_not_null NOT NULL,
+    char_start integer CONSTRAINT chunks_char_start_not_null NOT NULL,
+    char_end integer CONSTRAINT chunks_char_end_not_null NOT NULL,
+    band exo_private.band CONSTRAINT chunks_band_not_null NOT NULL,
+    written_at date,
+    charged_subjects text[] DEFAULT '{}'::text[] CONSTRAINT chunks_charged_subjects_not_null NOT NULL,
+    charged jsonb DEFAULT '[]'::jsonb CONSTRAINT chunks_charged_not_null NOT NULL,
+    created_at timestamp with time zone DEFAULT now() CONSTRAINT chunks_created_at_not_null NOT NULL
+);
+
+ALTER TABLE exo_private.chunks_creative OWNER TO exo_owner;
+
+--
+-- Name: chunks_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.chunks ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.chunks_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: chunks_personal; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.chunks_personal (
+    id bigint CONSTRAINT chunks_id_not_null NOT NULL,
+    workspace text CONSTRAINT chunks_workspace_not_null NOT NULL,
+    document_id bigint CONSTRAINT chunks_document_id_not_null NOT NULL,
+    ordinal integer CONSTRAINT chunks_ordinal_not_null NOT NULL,
+    body text CONSTRAINT chunks_body_not_null NOT NULL,
+    char_start integer CONSTRAINT chunks_char_start_not_null NOT NULL,
+    char_end integer CONSTRAINT chunks_char_end_not_null NOT NULL,
+    band exo_private.band CONSTRAINT chunks_band_not_null NOT NULL,
+    written_at date,
+    charged_subjects text[] DEFAULT '{}'::text[] CONSTRAINT chunks_charged_subjects_not_null NOT NULL,
+    charged jsonb DEFAULT '[]'::jsonb CONSTRAINT chunks_charged_not_null NOT NULL,
+    created_at timestamp with time zone DEFAULT now() CONSTRAINT chunks_created_at_not_null NOT NULL
+);
+
+ALTER TABLE exo_private.chunks_personal OWNER TO exo_owner;
+
+--
+-- Name: chunks_technical; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.chunks_technical (
+    id bigint CONSTRAINT chunks_id_not_null NOT NULL,
+    workspace text CONSTRAINT chunks_workspace_not_null NOT NULL,
+    document_id bigint CONSTRAINT chunks_document_id_not_null NOT NULL,
+    ordinal integer CONSTRAINT chunks_ordinal_not_null NOT NULL,
+    body text CONSTRAINT chunks_body_not_null NOT NULL,
+    char_start integer CONSTRAINT chunks_char_start_not_null NOT NULL,
+    char_end integer CONSTRAINT chunks_char_end_not_null NOT NULL,
+    band exo_private.band CONSTRAINT chunks_band_not_null NOT NULL,
+    written_at date,
+    charged_subjects text[] DEFAULT '{}'::text[] CONSTRAINT chunks_charged_subjects_not_null NOT NULL,
+    charged jsonb DEFAULT '[]'::jsonb CONSTRAINT chunks_charged_not_null NOT NULL,
+    created_at timestamp with time zone DEFAULT now() CONSTRAINT chunks_created_at_not_null NOT NULL
+);
+
+ALTER TABLE exo_private.chunks_technical OWNER TO exo_owner;
+
+--
 -- Name: components; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -2749,6 +4043,158 @@ ALTER TABLE exo_private.components OWNER TO exo_owner;
 COMMENT ON TABLE exo_private.components IS 'vendored SQL installed by the migrator (pgmq), with its version';
 
 --
+-- Name: deferred_subjects; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.deferred_subjects (
+    subject text NOT NULL,
+    aliases text[] DEFAULT '{}'::text[] NOT NULL,
+    note text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT deferred_subjects_subject_check CHECK ((btrim(subject) <> ''::text))
+);
+
+ALTER TABLE exo_private.deferred_subjects OWNER TO exo_owner;
+
+--
+-- Name: TABLE deferred_subjects; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.deferred_subjects IS 'Subjects that must never surface by accident; chunks touching them are marked charged.';
+
+--
+-- Name: document_links; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.document_links (
+    source_document bigint NOT NULL,
+    target text NOT NULL,
+    target_document bigint
+);
+
+ALTER TABLE exo_private.document_links OWNER TO exo_owner;
+
+--
+-- Name: TABLE document_links; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.document_links IS 'Obsidian [[wiki links]] between documents; target_document is null while unresolved.';
+
+--
+-- Name: documents_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.documents ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.documents_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: extraction_windows; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.extraction_windows (
+    id bigint NOT NULL,
+    document_id bigint NOT NULL,
+    workspace text NOT NULL,
+    ordinal integer NOT NULL,
+    body text NOT NULL,
+    char_start integer NOT NULL,
+    char_end integer NOT NULL
+);
+
+ALTER TABLE exo_private.extraction_windows OWNER TO exo_owner;
+
+--
+-- Name: TABLE extraction_windows; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.extraction_windows IS 'Large windows (6,000 characters, 400 overlap) for the graph extraction worker.';
+
+--
+-- Name: extraction_windows_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.extraction_windows ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.extraction_windows_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: ingest_runs; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.ingest_runs (
+    id bigint NOT NULL,
+    source_id integer NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    finished_at timestamp with time zone,
+    summary jsonb
+);
+
+ALTER TABLE exo_private.ingest_runs OWNER TO exo_owner;
+
+--
+-- Name: TABLE ingest_runs; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.ingest_runs IS 'One row per `exo ingest` run with its end summary.';
+
+--
+-- Name: ingest_runs_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.ingest_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.ingest_runs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: people; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.people (
+    id bigint NOT NULL,
+    display_name text NOT NULL,
+    is_owner boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT people_display_name_check CHECK ((btrim(display_name) <> ''::text))
+);
+
+ALTER TABLE exo_private.people OWNER TO exo_owner;
+
+--
+-- Name: TABLE people; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.people IS 'People behind chat identities. Exactly one row is the owner (the person whose corpus this is); their identities across sources all point at it.';
+
+--
+-- Name: people_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.people ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.people_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: schema_migrations; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -2765,6 +4211,60 @@ ALTER TABLE exo_private.schema_migrations OWNER TO exo_owner;
 --
 
 COMMENT ON TABLE exo_private.schema_migrations IS 'migrations/NNNN_name.sql applied to this database, with the sha256 each had';
+
+--
+-- Name: sources; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.sources (
+    id integer NOT NULL,
+    root text NOT NULL,
+    workspace text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_scan_at timestamp with time zone
+);
+
+ALTER TABLE exo_private.sources OWNER TO exo_owner;
+
+--
+-- Name: TABLE sources; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.sources IS 'Folders ingested (a vault, an archive); workspace is set when `exo ingest --workspace` forces one.';
+
+--
+-- Name: sources_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.sources ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.sources_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: text_cache; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.text_cache (
+    sha256 text NOT NULL,
+    body text NOT NULL,
+    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
+    needs_ocr boolean DEFAULT false NOT NULL,
+    extractor_version text NOT NULL,
+    extracted_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE exo_private.text_cache OWNER TO exo_owner;
+
+--
+-- Name: TABLE text_cache; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.text_cache IS 'Extracted text keyed by content hash: each file''s text is extracted exactly once.';
 
 --
 -- Name: _ag_label_edge; Type: TABLE; Schema: graph_administrative; Owner: postgres
@@ -3075,6 +4575,40 @@ CREATE SEQUENCE graph_technical._label_id_seq
 ALTER SEQUENCE graph_technical._label_id_seq OWNER TO postgres;
 
 --
+-- Name: a_embed; Type: TABLE; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE TABLE pgmq.a_embed (
+    msg_id bigint NOT NULL,
+    read_ct integer DEFAULT 0 NOT NULL,
+    enqueued_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_read_at timestamp with time zone,
+    archived_at timestamp with time zone DEFAULT now() NOT NULL,
+    vt timestamp with time zone NOT NULL,
+    message jsonb,
+    headers jsonb
+);
+
+ALTER TABLE pgmq.a_embed OWNER TO exo_owner;
+
+--
+-- Name: a_extract; Type: TABLE; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE TABLE pgmq.a_extract (
+    msg_id bigint NOT NULL,
+    read_ct integer DEFAULT 0 NOT NULL,
+    enqueued_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_read_at timestamp with time zone,
+    archived_at timestamp with time zone DEFAULT now() NOT NULL,
+    vt timestamp with time zone NOT NULL,
+    message jsonb,
+    headers jsonb
+);
+
+ALTER TABLE pgmq.a_extract OWNER TO exo_owner;
+
+--
 -- Name: meta; Type: TABLE; Schema: pgmq; Owner: exo_owner
 --
 
@@ -3100,6 +4634,64 @@ CREATE UNLOGGED TABLE pgmq.notify_insert_throttle (
 ALTER TABLE pgmq.notify_insert_throttle OWNER TO exo_owner;
 
 --
+-- Name: q_embed; Type: TABLE; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE TABLE pgmq.q_embed (
+    msg_id bigint NOT NULL,
+    read_ct integer DEFAULT 0 NOT NULL,
+    enqueued_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_read_at timestamp with time zone,
+    vt timestamp with time zone NOT NULL,
+    message jsonb,
+    headers jsonb
+);
+
+ALTER TABLE pgmq.q_embed OWNER TO exo_owner;
+
+--
+-- Name: q_embed_msg_id_seq; Type: SEQUENCE; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE pgmq.q_embed ALTER COLUMN msg_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME pgmq.q_embed_msg_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: q_extract; Type: TABLE; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE TABLE pgmq.q_extract (
+    msg_id bigint NOT NULL,
+    read_ct integer DEFAULT 0 NOT NULL,
+    enqueued_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_read_at timestamp with time zone,
+    vt timestamp with time zone NOT NULL,
+    message jsonb,
+    headers jsonb
+);
+
+ALTER TABLE pgmq.q_extract OWNER TO exo_owner;
+
+--
+-- Name: q_extract_msg_id_seq; Type: SEQUENCE; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE pgmq.q_extract ALTER COLUMN msg_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME pgmq.q_extract_msg_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: topic_bindings; Type: TABLE; Schema: pgmq; Owner: exo_owner
 --
 
@@ -3111,6 +4703,30 @@ CREATE TABLE pgmq.topic_bindings (
 );
 
 ALTER TABLE pgmq.topic_bindings OWNER TO exo_owner;
+
+--
+-- Name: chunks_administrative; Type: TABLE ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunks ATTACH PARTITION exo_private.chunks_administrative FOR VALUES IN ('administrative');
+
+--
+-- Name: chunks_creative; Type: TABLE ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunks ATTACH PARTITION exo_private.chunks_creative FOR VALUES IN ('creative');
+
+--
+-- Name: chunks_personal; Type: TABLE ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunks ATTACH PARTITION exo_private.chunks_personal FOR VALUES IN ('personal');
+
+--
+-- Name: chunks_technical; Type: TABLE ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunks ATTACH PARTITION exo_private.chunks_technical FOR VALUES IN ('technical');
 
 --
 -- Name: _ag_label_edge id; Type: DEFAULT; Schema: graph_administrative; Owner: postgres
@@ -3161,11 +4777,186 @@ ALTER TABLE ONLY graph_technical._ag_label_edge ALTER COLUMN id SET DEFAULT ag_c
 ALTER TABLE ONLY graph_technical._ag_label_vertex ALTER COLUMN id SET DEFAULT ag_catalog._graphid((ag_catalog._label_id('graph_technical'::name, '_ag_label_vertex'::name))::integer, nextval('graph_technical._ag_label_vertex_id_seq'::regclass));
 
 --
+-- Name: chat_conversations chat_conversations_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chat_conversations
+    ADD CONSTRAINT chat_conversations_pkey PRIMARY KEY (id);
+
+--
+-- Name: chat_conversations chat_conversations_source_external_id_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chat_conversations
+    ADD CONSTRAINT chat_conversations_source_external_id_key UNIQUE (source, external_id);
+
+--
+-- Name: chat_identities chat_identities_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chat_identities
+    ADD CONSTRAINT chat_identities_pkey PRIMARY KEY (id);
+
+--
+-- Name: chat_identities chat_identities_source_handle_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chat_identities
+    ADD CONSTRAINT chat_identities_source_handle_key UNIQUE (source, handle);
+
+--
+-- Name: chat_messages chat_messages_conversation_id_dedupe_key_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chat_messages
+    ADD CONSTRAINT chat_messages_conversation_id_dedupe_key_key UNIQUE (conversation_id, dedupe_key);
+
+--
+-- Name: chat_messages chat_messages_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chat_messages
+    ADD CONSTRAINT chat_messages_pkey PRIMARY KEY (id);
+
+--
+-- Name: chat_participants chat_participants_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chat_participants
+    ADD CONSTRAINT chat_participants_pkey PRIMARY KEY (conversation_id, identity_id);
+
+--
+-- Name: chunks chunks_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunks
+    ADD CONSTRAINT chunks_pkey PRIMARY KEY (workspace, id);
+
+--
+-- Name: chunks_administrative chunks_administrative_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunks_administrative
+    ADD CONSTRAINT chunks_administrative_pkey PRIMARY KEY (workspace, id);
+
+--
+-- Name: chunks chunks_workspace_document_id_ordinal_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunks
+    ADD CONSTRAINT chunks_workspace_document_id_ordinal_key UNIQUE (workspace, document_id, ordinal);
+
+--
+-- Name: chunks_administrative chunks_administrative_workspace_document_id_ordinal_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunks_administrative
+    ADD CONSTRAINT chunks_administrative_workspace_document_id_ordinal_key UNIQUE (workspace, document_id, ordinal);
+
+--
+-- Name: chunks_creative chunks_creative_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunks_creative
+    ADD CONSTRAINT chunks_creative_pkey PRIMARY KEY (workspace, id);
+
+--
+-- Name: chunks_creative chunks_creative_workspace_document_id_ordinal_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunks_creative
+    ADD CONSTRAINT chunks_creative_workspace_document_id_ordinal_key UNIQUE (workspace, document_id, ordinal);
+
+--
+-- Name: chunks_personal chunks_personal_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunks_personal
+    ADD CONSTRAINT chunks_personal_pkey PRIMARY KEY (workspace, id);
+
+--
+-- Name: chunks_personal chunks_personal_workspace_document_id_ordinal_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunks_personal
+    ADD CONSTRAINT chunks_personal_workspace_document_id_ordinal_key UNIQUE (workspace, document_id, ordinal);
+
+--
+-- Name: chunks_technical chunks_technical_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunks_technical
+    ADD CONSTRAINT chunks_technical_pkey PRIMARY KEY (workspace, id);
+
+--
+-- Name: chunks_technical chunks_technical_workspace_document_id_ordinal_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunks_technical
+    ADD CONSTRAINT chunks_technical_workspace_document_id_ordinal_key UNIQUE (workspace, document_id, ordinal);
+
+--
 -- Name: components components_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
 ALTER TABLE ONLY exo_private.components
     ADD CONSTRAINT components_pkey PRIMARY KEY (name);
+
+--
+-- Name: deferred_subjects deferred_subjects_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.deferred_subjects
+    ADD CONSTRAINT deferred_subjects_pkey PRIMARY KEY (subject);
+
+--
+-- Name: document_links document_links_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.document_links
+    ADD CONSTRAINT document_links_pkey PRIMARY KEY (source_document, target);
+
+--
+-- Name: documents documents_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.documents
+    ADD CONSTRAINT documents_pkey PRIMARY KEY (id);
+
+--
+-- Name: documents documents_source_id_path_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.documents
+    ADD CONSTRAINT documents_source_id_path_key UNIQUE (source_id, path);
+
+--
+-- Name: extraction_windows extraction_windows_document_id_ordinal_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.extraction_windows
+    ADD CONSTRAINT extraction_windows_document_id_ordinal_key UNIQUE (document_id, ordinal);
+
+--
+-- Name: extraction_windows extraction_windows_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.extraction_windows
+    ADD CONSTRAINT extraction_windows_pkey PRIMARY KEY (id);
+
+--
+-- Name: ingest_runs ingest_runs_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.ingest_runs
+    ADD CONSTRAINT ingest_runs_pkey PRIMARY KEY (id);
+
+--
+-- Name: people people_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.people
+    ADD CONSTRAINT people_pkey PRIMARY KEY (id);
 
 --
 -- Name: schema_migrations schema_migrations_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -3180,6 +4971,27 @@ ALTER TABLE ONLY exo_private.schema_migrations
 
 ALTER TABLE ONLY exo_private.settings
     ADD CONSTRAINT settings_pkey PRIMARY KEY (key);
+
+--
+-- Name: sources sources_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.sources
+    ADD CONSTRAINT sources_pkey PRIMARY KEY (id);
+
+--
+-- Name: sources sources_root_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.sources
+    ADD CONSTRAINT sources_root_key UNIQUE (root);
+
+--
+-- Name: text_cache text_cache_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.text_cache
+    ADD CONSTRAINT text_cache_pkey PRIMARY KEY (sha256);
 
 --
 -- Name: workspaces workspaces_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -3245,6 +5057,20 @@ ALTER TABLE ONLY graph_technical._ag_label_vertex
     ADD CONSTRAINT _ag_label_vertex_pkey PRIMARY KEY (id);
 
 --
+-- Name: a_embed a_embed_pkey; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE ONLY pgmq.a_embed
+    ADD CONSTRAINT a_embed_pkey PRIMARY KEY (msg_id);
+
+--
+-- Name: a_extract a_extract_pkey; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE ONLY pgmq.a_extract
+    ADD CONSTRAINT a_extract_pkey PRIMARY KEY (msg_id);
+
+--
 -- Name: meta meta_queue_name_key; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
 --
 
@@ -3259,11 +5085,133 @@ ALTER TABLE ONLY pgmq.notify_insert_throttle
     ADD CONSTRAINT notify_insert_throttle_queue_name_key UNIQUE (queue_name);
 
 --
+-- Name: q_embed q_embed_pkey; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE ONLY pgmq.q_embed
+    ADD CONSTRAINT q_embed_pkey PRIMARY KEY (msg_id);
+
+--
+-- Name: q_extract q_extract_pkey; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE ONLY pgmq.q_extract
+    ADD CONSTRAINT q_extract_pkey PRIMARY KEY (msg_id);
+
+--
 -- Name: topic_bindings topic_bindings_unique_pattern_queue; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
 --
 
 ALTER TABLE ONLY pgmq.topic_bindings
     ADD CONSTRAINT topic_bindings_unique_pattern_queue UNIQUE (pattern, queue_name);
+
+--
+-- Name: chat_identities_person; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chat_identities_person ON exo_private.chat_identities USING btree (person_id);
+
+--
+-- Name: chat_messages_conversation_time; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chat_messages_conversation_time ON exo_private.chat_messages USING btree (conversation_id, sent_at);
+
+--
+-- Name: chat_messages_identity; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chat_messages_identity ON exo_private.chat_messages USING btree (identity_id);
+
+--
+-- Name: chat_messages_tsv; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chat_messages_tsv ON exo_private.chat_messages USING gin (tsv);
+
+--
+-- Name: chat_participants_identity; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chat_participants_identity ON exo_private.chat_participants USING btree (identity_id);
+
+--
+-- Name: chunks_administrative_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_administrative_bm25 ON exo_private.chunks_administrative USING bm25 (body) WITH (text_config=english);
+
+--
+-- Name: chunks_administrative_document_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_administrative_document_idx ON exo_private.chunks_administrative USING btree (document_id);
+
+--
+-- Name: chunks_creative_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_creative_bm25 ON exo_private.chunks_creative USING bm25 (body) WITH (text_config=english);
+
+--
+-- Name: chunks_creative_document_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_creative_document_idx ON exo_private.chunks_creative USING btree (document_id);
+
+--
+-- Name: chunks_personal_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_personal_bm25 ON exo_private.chunks_personal USING bm25 (body) WITH (text_config=english);
+
+--
+-- Name: chunks_personal_document_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_personal_document_idx ON exo_private.chunks_personal USING btree (document_id);
+
+--
+-- Name: chunks_technical_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_technical_bm25 ON exo_private.chunks_technical USING bm25 (body) WITH (text_config=english);
+
+--
+-- Name: chunks_technical_document_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_technical_document_idx ON exo_private.chunks_technical USING btree (document_id);
+
+--
+-- Name: document_links_target_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX document_links_target_idx ON exo_private.document_links USING btree (target_document);
+
+--
+-- Name: documents_sha256_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX documents_sha256_idx ON exo_private.documents USING btree (sha256);
+
+--
+-- Name: documents_stage_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX documents_stage_idx ON exo_private.documents USING btree (stage);
+
+--
+-- Name: documents_workspace_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX documents_workspace_idx ON exo_private.documents USING btree (workspace);
+
+--
+-- Name: people_one_owner; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE UNIQUE INDEX people_one_owner ON exo_private.people USING btree (is_owner) WHERE is_owner;
 
 --
 -- Name: _ag_label_edge_end_id_idx; Type: INDEX; Schema: graph_administrative; Owner: postgres
@@ -3314,6 +5262,18 @@ CREATE INDEX _ag_label_edge_end_id_idx ON graph_technical._ag_label_edge USING b
 CREATE INDEX _ag_label_edge_start_id_idx ON graph_technical._ag_label_edge USING btree (start_id);
 
 --
+-- Name: archived_at_idx_embed; Type: INDEX; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE INDEX archived_at_idx_embed ON pgmq.a_embed USING btree (archived_at);
+
+--
+-- Name: archived_at_idx_extract; Type: INDEX; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE INDEX archived_at_idx_extract ON pgmq.a_extract USING btree (archived_at);
+
+--
 -- Name: idx_notify_throttle_active; Type: INDEX; Schema: pgmq; Owner: exo_owner
 --
 
@@ -3326,10 +5286,70 @@ CREATE INDEX idx_notify_throttle_active ON pgmq.notify_insert_throttle USING btr
 CREATE INDEX idx_topic_bindings_covering ON pgmq.topic_bindings USING btree (pattern) INCLUDE (queue_name, compiled_regex);
 
 --
--- Name: workspaces workspace_graph; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+-- Name: q_embed_vt_idx; Type: INDEX; Schema: pgmq; Owner: exo_owner
 --
 
-CREATE TRIGGER workspace_graph AFTER INSERT ON exo_private.workspaces FOR EACH ROW EXECUTE FUNCTION exo_private.workspace_created();
+CREATE INDEX q_embed_vt_idx ON pgmq.q_embed USING btree (vt);
+
+--
+-- Name: q_extract_vt_idx; Type: INDEX; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE INDEX q_extract_vt_idx ON pgmq.q_extract USING btree (vt);
+
+--
+-- Name: chunks_administrative_pkey; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_pkey ATTACH PARTITION exo_private.chunks_administrative_pkey;
+
+--
+-- Name: chunks_administrative_workspace_document_id_ordinal_key; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_workspace_document_id_ordinal_key ATTACH PARTITION exo_private.chunks_administrative_workspace_document_id_ordinal_key;
+
+--
+-- Name: chunks_creative_pkey; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_pkey ATTACH PARTITION exo_private.chunks_creative_pkey;
+
+--
+-- Name: chunks_creative_workspace_document_id_ordinal_key; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_workspace_document_id_ordinal_key ATTACH PARTITION exo_private.chunks_creative_workspace_document_id_ordinal_key;
+
+--
+-- Name: chunks_personal_pkey; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_pkey ATTACH PARTITION exo_private.chunks_personal_pkey;
+
+--
+-- Name: chunks_personal_workspace_document_id_ordinal_key; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_workspace_document_id_ordinal_key ATTACH PARTITION exo_private.chunks_personal_workspace_document_id_ordinal_key;
+
+--
+-- Name: chunks_technical_pkey; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_pkey ATTACH PARTITION exo_private.chunks_technical_pkey;
+
+--
+-- Name: chunks_technical_workspace_document_id_ordinal_key; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_workspace_document_id_ordinal_key ATTACH PARTITION exo_private.chunks_technical_workspace_document_id_ordinal_key;
+
+--
+-- Name: workspaces provision_workspace; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER provision_workspace AFTER INSERT ON exo_private.workspaces FOR EACH ROW EXECUTE FUNCTION exo_private.workspace_created();
 
 --
 -- Name: _ag_label_edge _age_cache_invalidate; Type: TRIGGER; Schema: graph_administrative; Owner: postgres
@@ -3380,6 +5400,111 @@ CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCAT
 CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON graph_technical._ag_label_vertex FOR EACH STATEMENT EXECUTE FUNCTION ag_catalog.age_invalidate_graph_cache();
 
 --
+-- Name: chat_identities chat_identities_person_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chat_identities
+    ADD CONSTRAINT chat_identities_person_id_fkey FOREIGN KEY (person_id) REFERENCES exo_private.people(id) ON DELETE SET NULL;
+
+--
+-- Name: chat_messages chat_messages_conversation_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chat_messages
+    ADD CONSTRAINT chat_messages_conversation_id_fkey FOREIGN KEY (conversation_id) REFERENCES exo_private.chat_conversations(id) ON DELETE CASCADE;
+
+--
+-- Name: chat_messages chat_messages_identity_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chat_messages
+    ADD CONSTRAINT chat_messages_identity_id_fkey FOREIGN KEY (identity_id) REFERENCES exo_private.chat_identities(id);
+
+--
+-- Name: chat_participants chat_participants_conversation_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chat_participants
+    ADD CONSTRAINT chat_participants_conversation_id_fkey FOREIGN KEY (conversation_id) REFERENCES exo_private.chat_conversations(id) ON DELETE CASCADE;
+
+--
+-- Name: chat_participants chat_participants_identity_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chat_participants
+    ADD CONSTRAINT chat_participants_identity_id_fkey FOREIGN KEY (identity_id) REFERENCES exo_private.chat_identities(id) ON DELETE CASCADE;
+
+--
+-- Name: chunks chunks_document_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.chunks
+    ADD CONSTRAINT chunks_document_id_fkey FOREIGN KEY (document_id) REFERENCES exo_private.documents(id) ON DELETE CASCADE;
+
+--
+-- Name: chunks chunks_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.chunks
+    ADD CONSTRAINT chunks_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name);
+
+--
+-- Name: document_links document_links_source_document_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.document_links
+    ADD CONSTRAINT document_links_source_document_fkey FOREIGN KEY (source_document) REFERENCES exo_private.documents(id) ON DELETE CASCADE;
+
+--
+-- Name: document_links document_links_target_document_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.document_links
+    ADD CONSTRAINT document_links_target_document_fkey FOREIGN KEY (target_document) REFERENCES exo_private.documents(id) ON DELETE SET NULL;
+
+--
+-- Name: documents documents_source_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.documents
+    ADD CONSTRAINT documents_source_id_fkey FOREIGN KEY (source_id) REFERENCES exo_private.sources(id) ON DELETE CASCADE;
+
+--
+-- Name: documents documents_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.documents
+    ADD CONSTRAINT documents_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name);
+
+--
+-- Name: extraction_windows extraction_windows_document_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.extraction_windows
+    ADD CONSTRAINT extraction_windows_document_id_fkey FOREIGN KEY (document_id) REFERENCES exo_private.documents(id) ON DELETE CASCADE;
+
+--
+-- Name: extraction_windows extraction_windows_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.extraction_windows
+    ADD CONSTRAINT extraction_windows_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name);
+
+--
+-- Name: ingest_runs ingest_runs_source_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.ingest_runs
+    ADD CONSTRAINT ingest_runs_source_id_fkey FOREIGN KEY (source_id) REFERENCES exo_private.sources(id) ON DELETE CASCADE;
+
+--
+-- Name: sources sources_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.sources
+    ADD CONSTRAINT sources_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name);
+
+--
 -- Name: notify_insert_throttle notify_insert_throttle_meta_queue_name_fk; Type: FK CONSTRAINT; Schema: pgmq; Owner: exo_owner
 --
 
@@ -3428,6 +5553,13 @@ GRANT USAGE ON SCHEMA public TO exo_owner;
 GRANT USAGE ON SCHEMA public TO exo_writer;
 
 --
+-- Name: FUNCTION search_messages(query text, max_results integer); Type: ACL; Schema: exo; Owner: exo_owner
+--
+
+GRANT ALL ON FUNCTION exo.search_messages(query text, max_results integer) TO exo_reader;
+GRANT ALL ON FUNCTION exo.search_messages(query text, max_results integer) TO exo_writer;
+
+--
 -- Name: FUNCTION setting(setting_key text); Type: ACL; Schema: exo; Owner: exo_owner
 --
 
@@ -3449,11 +5581,46 @@ REVOKE ALL ON FUNCTION exo_private.canonical_key(name text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.canonical_key(name text) TO exo_writer;
 
 --
+-- Name: FUNCTION clear_derived(doc_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.clear_derived(doc_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.clear_derived(doc_id bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION defer_subject(subject_name text, subject_aliases text[], why text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.defer_subject(subject_name text, subject_aliases text[], why text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.defer_subject(subject_name text, subject_aliases text[], why text) TO exo_writer;
+
+--
+-- Name: FUNCTION deference_list(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.deference_list() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.deference_list() TO exo_writer;
+
+--
 -- Name: FUNCTION ensure_workspace_graph(workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.ensure_workspace_graph(workspace text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.ensure_workspace_graph(workspace text) TO exo_writer;
+
+--
+-- Name: FUNCTION ensure_workspace_storage(workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.ensure_workspace_storage(workspace text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.ensure_workspace_storage(workspace text) TO exo_writer;
+
+--
+-- Name: FUNCTION forget_document(doc_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.forget_document(doc_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.forget_document(doc_id bigint) TO exo_writer;
 
 --
 -- Name: FUNCTION graph_name(workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -3463,11 +5630,74 @@ REVOKE ALL ON FUNCTION exo_private.graph_name(workspace text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.graph_name(workspace text) TO exo_writer;
 
 --
+-- Name: FUNCTION ingest_settings(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.ingest_settings() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.ingest_settings() TO exo_writer;
+
+--
+-- Name: FUNCTION link_owner_identity(source text, handle text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.link_owner_identity(source text, handle text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.link_owner_identity(source text, handle text) TO exo_writer;
+
+--
+-- Name: FUNCTION plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date) TO exo_writer;
+
+--
+-- Name: FUNCTION process_document(doc_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.process_document(doc_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.process_document(doc_id bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION rebuild(only_workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.rebuild(only_workspace text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.rebuild(only_workspace text) TO exo_writer;
+
+--
+-- Name: FUNCTION remark_charged(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.remark_charged() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.remark_charged() TO exo_writer;
+
+--
+-- Name: FUNCTION resolve_links(source integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.resolve_links(source integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.resolve_links(source integer) TO exo_writer;
+
+--
+-- Name: FUNCTION review_document(doc_id bigint, decision text, target_workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.review_document(doc_id bigint, decision text, target_workspace text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.review_document(doc_id bigint, decision text, target_workspace text) TO exo_writer;
+
+--
 -- Name: FUNCTION set_setting(setting_key text, new_value jsonb, what text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) TO exo_writer;
+
+--
+-- Name: FUNCTION undefer_subject(subject_name text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.undefer_subject(subject_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.undefer_subject(subject_name text) TO exo_writer;
 
 --
 -- Name: FUNCTION workspace_created(); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -4021,6 +6251,19 @@ GRANT SELECT ON TABLE ag_catalog.ag_graph TO exo_owner;
 GRANT SELECT ON TABLE ag_catalog.ag_label TO exo_owner;
 
 --
+-- Name: TABLE documents; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.documents TO exo_writer;
+
+--
+-- Name: TABLE quarantine; Type: ACL; Schema: exo; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo.quarantine TO exo_reader;
+GRANT SELECT ON TABLE exo.quarantine TO exo_writer;
+
+--
 -- Name: TABLE settings; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -4047,16 +6290,180 @@ GRANT SELECT ON TABLE exo.workspaces TO exo_reader;
 GRANT SELECT ON TABLE exo.workspaces TO exo_writer;
 
 --
+-- Name: TABLE chat_conversations; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_conversations TO exo_writer;
+
+--
+-- Name: SEQUENCE chat_conversations_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.chat_conversations_id_seq TO exo_writer;
+
+--
+-- Name: TABLE chat_identities; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_identities TO exo_writer;
+
+--
+-- Name: SEQUENCE chat_identities_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.chat_identities_id_seq TO exo_writer;
+
+--
+-- Name: TABLE chat_messages; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_messages TO exo_writer;
+
+--
+-- Name: SEQUENCE chat_messages_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.chat_messages_id_seq TO exo_writer;
+
+--
+-- Name: TABLE chat_participants; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_participants TO exo_writer;
+
+--
+-- Name: TABLE chunks; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunks TO exo_writer;
+
+--
+-- Name: TABLE chunks_administrative; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunks_administrative TO exo_writer;
+
+--
+-- Name: TABLE chunks_creative; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunks_creative TO exo_writer;
+
+--
+-- Name: SEQUENCE chunks_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.chunks_id_seq TO exo_writer;
+
+--
+-- Name: TABLE chunks_personal; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunks_personal TO exo_writer;
+
+--
+-- Name: TABLE chunks_technical; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunks_technical TO exo_writer;
+
+--
 -- Name: TABLE components; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 GRANT SELECT ON TABLE exo_private.components TO exo_writer;
 
 --
+-- Name: TABLE deferred_subjects; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.deferred_subjects TO exo_writer;
+
+--
+-- Name: TABLE document_links; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.document_links TO exo_writer;
+
+--
+-- Name: SEQUENCE documents_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.documents_id_seq TO exo_writer;
+
+--
+-- Name: TABLE extraction_windows; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.extraction_windows TO exo_writer;
+
+--
+-- Name: SEQUENCE extraction_windows_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.extraction_windows_id_seq TO exo_writer;
+
+--
+-- Name: TABLE ingest_runs; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.ingest_runs TO exo_writer;
+
+--
+-- Name: SEQUENCE ingest_runs_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.ingest_runs_id_seq TO exo_writer;
+
+--
+-- Name: TABLE people; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.people TO exo_writer;
+
+--
+-- Name: SEQUENCE people_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.people_id_seq TO exo_writer;
+
+--
 -- Name: TABLE schema_migrations; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 GRANT SELECT ON TABLE exo_private.schema_migrations TO exo_writer;
+
+--
+-- Name: TABLE sources; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.sources TO exo_writer;
+
+--
+-- Name: SEQUENCE sources_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.sources_id_seq TO exo_writer;
+
+--
+-- Name: TABLE text_cache; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.text_cache TO exo_writer;
+
+--
+-- Name: TABLE a_embed; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE pgmq.a_embed TO pg_monitor;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.a_embed TO exo_writer;
+
+--
+-- Name: TABLE a_extract; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE pgmq.a_extract TO pg_monitor;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.a_extract TO exo_writer;
 
 --
 -- Name: TABLE meta; Type: ACL; Schema: pgmq; Owner: exo_owner
@@ -4071,6 +6478,34 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.meta TO exo_writer;
 
 GRANT SELECT ON TABLE pgmq.notify_insert_throttle TO pg_monitor;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.notify_insert_throttle TO exo_writer;
+
+--
+-- Name: TABLE q_embed; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE pgmq.q_embed TO pg_monitor;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.q_embed TO exo_writer;
+
+--
+-- Name: SEQUENCE q_embed_msg_id_seq; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON SEQUENCE pgmq.q_embed_msg_id_seq TO pg_monitor;
+GRANT SELECT,USAGE ON SEQUENCE pgmq.q_embed_msg_id_seq TO exo_writer;
+
+--
+-- Name: TABLE q_extract; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE pgmq.q_extract TO pg_monitor;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.q_extract TO exo_writer;
+
+--
+-- Name: SEQUENCE q_extract_msg_id_seq; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON SEQUENCE pgmq.q_extract_msg_id_seq TO pg_monitor;
+GRANT SELECT,USAGE ON SEQUENCE pgmq.q_extract_msg_id_seq TO exo_writer;
 
 --
 -- Name: TABLE topic_bindings; Type: ACL; Schema: pgmq; Owner: exo_owner

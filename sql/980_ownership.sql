@@ -25,9 +25,9 @@ begin
           and c.relkind in ('r', 'p', 'v', 'm', 'S')
           and c.relowner <> 'exo_owner'::regrole
           -- sequences owned by a column follow their table
-          and not exists (select 1 from pg_catalog.pg_depend d
+          and not (c.relkind = 'S' and exists (select 1 from pg_catalog.pg_depend d
                           where d.objid = c.oid and d.deptype in ('a', 'i')
-                            and d.classid = 'pg_catalog.pg_class'::regclass)
+                            and d.classid = 'pg_catalog.pg_class'::regclass))
     loop
         execute obj.stmt;
     end loop;

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import psycopg
 import pytest
+from exocortex.migrate import migration_files
 
 DENIED = (psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction)
 
@@ -72,7 +73,7 @@ def test_reader_uses_the_api_read_only(db):
         answer = conn.execute("select exo.setting('demo.answer')").fetchone()
         listed = conn.execute("select value from settings where key = 'demo.answer'").fetchone()
     assert settings == ("on", "exo")
-    assert version["schema"] == "0001_create_core.sql"
+    assert version["schema"] == migration_files(db.cfg.migrations_dir)[-1].name
     assert version["components"] == {"pgmq": "1.13.0"}
     assert workspaces == {"technical", "creative", "personal", "administrative"}
     assert answer == (42,)

@@ -5,14 +5,20 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sys
+import threading
+from pathlib import Path
 
 import click
+import psycopg
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from exocortex import config, doctor, lint, schema_dump
-from exocortex.db import ADMIN, ROLES, admin_url, as_uri, role_url
+from exocortex.db import ADMIN, ROLES, admin_url, as_uri, connect, role_url
+from exocortex.ingest import chat, pipeline, watch
 from exocortex.migrate import MigrationError, migrate
 from exocortex.runtime import local, server
 from exocortex.runtime.local import RuntimeProblem
@@ -148,6 +154,204 @@ def lint_sql_cmd() -> None:
     if problems:
         sys.exit(1)
     console.print("plpgsql_check: no problems")
+
+
+# -- ingestion ----------------------------------------------------------------------------
+
+
+def _writer():
+    return connect(role_url(config.load(), "exo_writer"), "exo-cli", autocommit=True)
+
+
+def _print_summary(s: pipeline.IngestSummary) -> None:
+    console.print(
+        f"[bold]ingested {s.root}[/bold] in {s.seconds:.1f} s: {s.seen} files seen, "
+        f"{s.processed} processed ({s.extracted} extracted, {s.from_cache} from the text cache), "
+        f"{s.unchanged} unchanged, {s.deleted} deleted, {s.excluded} excluded as sensitive"
+        + (f", {s.folder_errors} unreadable folders" if s.folder_errors else "")
+    )
+    table = Table(box=None, pad_edge=False)
+    table.add_column("stage")
+    table.add_column("documents", justify="right")
+    table.add_column("this run", justify="right")
+    for stage in sorted(set(s.stages) | set(s.run)):
+        table.add_row(stage, str(s.stages.get(stage, 0)), str(s.run.get(stage, 0) or ""))
+    console.print(table)
+    if s.workspaces:
+        console.print("workspaces: " + ", ".join(f"{w} {n}" for w, n in sorted(s.workspaces.items())))
+    if s.errors:
+        console.print("not ingested, by reason: " + ", ".join(f"{e} {n}" for e, n in s.errors.most_common()))
+
+
+@main.command("ingest")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--workspace", help="Put every document of PATH in this workspace (frontmatter still wins).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def ingest_cmd(path: Path, workspace: str | None, as_json: bool) -> None:
+    """Scan PATH, extract new and changed files, route, band and chunk them."""
+    with Progress(
+        TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=err, transient=True,
+    ) as bar:  # fmt: skip
+        task = bar.add_task("ingest", total=None)
+        try:
+            summary = pipeline.ingest(
+                config.load(),
+                path,
+                workspace,
+                lambda done, total: bar.update(task, completed=done, total=total),
+            )
+        except (ValueError, NotADirectoryError) as exc:
+            _fail(str(exc))
+    if as_json:
+        console.print_json(json.dumps(pipeline.summary_json(summary)))
+    else:
+        _print_summary(summary)
+
+
+@main.command("watch")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--workspace", help="Put every document of PATH in this workspace (frontmatter still wins).")
+@click.option("--debounce", default=1.0, show_default=True, help="Seconds of quiet before re-ingesting.")
+def watch_cmd(path: Path, workspace: str | None, debounce: float) -> None:
+    """Ingest PATH, then follow its changes until interrupted (Ctrl-C or SIGTERM)."""
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    err.print(f"watching {path.resolve()} (Ctrl-C stops)")
+    watch.watch(config.load(), path, workspace, _print_summary, stop, debounce)
+
+
+@main.command("rebuild")
+@click.option("--workspace", help="Only this workspace's documents.")
+def rebuild_cmd(workspace: str | None) -> None:
+    """Re-route, re-band and re-chunk documents from the text cache (no file is read)."""
+    with _writer() as conn:
+        try:
+            n = conn.execute("select exo_private.rebuild(%s)", (workspace,)).fetchone()[0]
+        except psycopg.Error as exc:
+            _fail(exc.diag.message_primary or str(exc))
+    console.print(f"rebuilt {n} document(s)" + (f" of {workspace}" if workspace else ""))
+
+
+@main.group()
+def quarantine() -> None:
+    """Documents the router was not confident about."""
+
+
+@quarantine.command("list")
+def quarantine_list() -> None:
+    """Quarantined documents with their candidate workspaces."""
+    with _writer() as conn:
+        rows = conn.execute(
+            "select id, path, confidence, candidates from exo.quarantine order by id"
+        ).fetchall()
+    if not rows:
+        console.print("quarantine is empty")
+        return
+    table = Table("id", "path", "confidence", "candidates")
+    for doc_id, path, confidence, candidates in rows:
+        best = ", ".join(f"{c['workspace']} {c['score']:g}" for c in (candidates or [])[:3] if c["score"])
+        table.add_row(str(doc_id), path, f"{confidence:.2f}", best or "none")
+    console.print(table)
+
+
+def _review(doc_id: int, decision: str, workspace: str | None = None) -> None:
+    with _writer() as conn:
+        try:
+            stage = conn.execute(
+                "select exo_private.review_document(%s, %s, %s)::text", (doc_id, decision, workspace)
+            ).fetchone()[0]
+        except psycopg.Error as exc:
+            _fail(exc.diag.message_primary or str(exc))
+    console.print(f"document {doc_id}: {stage}")
+
+
+@quarantine.command("approve")
+@click.argument("doc_id", type=int)
+def quarantine_approve(doc_id: int) -> None:
+    """Accept the router's best candidate workspace."""
+    _review(doc_id, "approve")
+
+
+@quarantine.command("reassign")
+@click.argument("doc_id", type=int)
+@click.argument("workspace")
+def quarantine_reassign(doc_id: int, workspace: str) -> None:
+    """Put the document in WORKSPACE."""
+    _review(doc_id, "reassign", workspace)
+
+
+@quarantine.command("reject")
+@click.argument("doc_id", type=int)
+def quarantine_reject(doc_id: int) -> None:
+    """Keep the document out of memory (stage skipped, reason rejected)."""
+    _review(doc_id, "reject")
+
+
+@main.group()
+def defer() -> None:
+    """The deference list: subjects that never surface by accident."""
+
+
+@defer.command("add")
+@click.argument("subject")
+@click.option("--alias", "aliases", multiple=True, help="Another name for the subject (repeatable).")
+@click.option("--note", help="Why, for your own record.")
+def defer_add(subject: str, aliases: tuple[str, ...], note: str | None) -> None:
+    """Add (or update) a deferred subject; existing chunks are re-marked."""
+    with _writer() as conn:
+        try:
+            n = conn.execute(
+                "select exo_private.defer_subject(%s, %s, %s)", (subject, list(aliases), note)
+            ).fetchone()[0]
+        except psycopg.Error as exc:
+            _fail(exc.diag.message_primary or str(exc))
+    console.print(f"deferred {subject!r}; re-marked {n} document(s)")
+
+
+@defer.command("list")
+def defer_list() -> None:
+    """Deferred subjects with aliases and how many chunks are charged."""
+    with _writer() as conn:
+        rows = conn.execute(
+            """select s.subject, s.aliases,
+                      (select count(*) from exo_private.chunks c where s.subject = any (c.charged_subjects))
+               from exo_private.deferred_subjects s order by s.subject"""
+        ).fetchall()
+    table = Table("subject", "aliases", "charged chunks")
+    for subject, aliases, n in rows:
+        table.add_row(subject, ", ".join(aliases), str(n))
+    console.print(table)
+
+
+@defer.command("remove")
+@click.argument("subject")
+def defer_remove(subject: str) -> None:
+    """Remove a deferred subject; existing chunks are re-marked."""
+    with _writer() as conn:
+        try:
+            conn.execute("select exo_private.undefer_subject(%s)", (subject,))
+        except psycopg.Error as exc:
+            _fail(exc.diag.message_primary or str(exc))
+    console.print(f"{subject!r} is no longer deferred")
+
+
+@main.command("import-chat")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(chat.FORMATS), required=True)
+@click.option("--owner", "owners", multiple=True, help="Your name as it appears in the export (repeatable).")
+def import_chat_cmd(file: Path, fmt: str, owners: tuple[str, ...]) -> None:
+    """Import a chat export (re-importing the same export adds nothing)."""
+    with _writer() as conn:
+        try:
+            result = chat.import_chat(conn, file, fmt, owners)
+        except chat.ChatImportError as exc:
+            _fail(str(exc))
+    console.print(
+        f"imported {file.name}: messages {result.messages_added} new of {result.messages_seen}, "
+        f"conversations {result.conversations_added} new, identities {result.identities_added} new"
+    )
 
 
 if __name__ == "__main__":

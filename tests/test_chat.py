@@ -1,0 +1,658 @@
+"""The chat-history lane: JSONL, ChatGPT and WhatsApp importers, owner linking, message search."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+import pytest
+from exocortex.config import REPO_ROOT
+from exocortex.ingest.chat import FORMATS, ChatImportError, ChatImportResult, import_chat
+
+TABLES = ("people", "chat_identities", "chat_conversations", "chat_participants", "chat_messages")
+
+
+def counts(db) -> dict[str, int]:
+    with db.connect() as conn:
+        return {t: conn.execute(f"select count(*) from exo_private.{t}").fetchone()[0] for t in TABLES}
+
+
+def run_import(db, path: Path, fmt: str, owner_names=(), autocommit: bool = True) -> ChatImportResult:
+    with db.connect("exo_writer", autocommit=autocommit) as conn:
+        return import_chat(conn, path, fmt, owner_names)
+
+
+def jsonl(*records: dict | str) -> str:
+    return "\n".join(r if isinstance(r, str) else json.dumps(r) for r in records) + "\n"
+
+
+def msg(conversation="c1", sender="Ann", text="hello", sent_at="2024-03-01T10:00:00Z", **extra) -> dict:
+    return {"conversation_id": conversation, "sender": sender, "text": text, "sent_at": sent_at, **extra}
+
+
+def node(node_id, role, parts, create_time, parent, children=(), **message_extra) -> dict:
+    message = None
+    if role is not None:
+        message = {
+            "id": node_id,
+            "author": {"role": role},
+            "create_time": create_time,
+            "content": {"content_type": "text", "parts": parts},
+            **message_extra,
+        }
+    return {"id": node_id, "message": message, "parent": parent, "children": list(children)}
+
+
+def chatgpt_export() -> list[dict]:
+    """Two conversations and one without messages to import.
+
+    The first has a system prompt, a tool call, an image part, an empty answer, a hidden message
+    and a branch (a regenerated answer).
+    """
+    first = {
+        "root": node("root", None, [], None, None, ["sys"]),
+        "sys": node("sys", "system", ["You are ChatGPT."], None, "root", ["u1"]),
+        "u1": node("u1", "user", ["How do I run Postgres at home?"], 1_700_000_000.5, "sys", ["a1", "a1b"]),
+        "a1": node("a1", "assistant", ["Install it and ", "run initdb."], 1_700_000_010.0, "u1", ["t1"]),
+        "a1b": node("a1b", "assistant", ["A regenerated answer."], 1_700_000_020.0, "u1", []),
+        "t1": node("t1", "tool", ["tool output"], 1_700_000_011.0, "a1", ["u2"]),
+        "u2": node(
+            "u2",
+            "user",
+            [{"content_type": "image_asset_pointer"}, "What about backups?"],
+            1_700_000_030.0,
+            "t1",
+            ["a2"],
+        ),
+        "a2": node("a2", "assistant", [""], 1_700_000_040.0, "u2", ["u3"]),
+        "u3": node(
+            "u3",
+            "user",
+            ["hidden context"],
+            1_700_000_050.0,
+            "a2",
+            [],
+            metadata={"is_visually_hidden_from_conversation": True},
+        ),
+    }
+    second = {
+        "r": node("r", None, [], None, None, ["q"]),
+        "q": node("q", "user", ["A story about a lighthouse keeper"], 1_700_100_000.0, "r", ["ans"]),
+        "ans": node("ans", "assistant", ["Once upon a time..."], None, "q", []),
+    }
+    system_only = node("s", "system", ["You are ChatGPT."], None, None)
+    return [
+        {"id": "conv-1", "title": "Home Postgres", "create_time": 1_699_999_999.0, "mapping": first},
+        {"conversation_id": "conv-2", "title": "Story", "create_time": 1_700_099_999.0, "mapping": second},
+        {"id": "conv-3", "title": "Only a system prompt", "create_time": None, "mapping": {"s": system_only}},
+    ]
+
+
+WHATSAPP_ANDROID = """\
+12/03/2024, 09:15 - Messages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them. Tap to learn more.
+12/03/2024, 09:15 - Jane Doe: Morning! Did the migration run?
+12/03/2024, 09:17 - Sam Rivera: Yes, it finished overnight.
+The logs are clean:
+no errors, no warnings.
+
+See you at standup.
+13/03/2024, 18:02 - Jane Doe: <Media omitted>
+13/03/2024, 18:03 - Jane Doe changed the group description
+"""
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def fixtures(tmp_path: Path) -> dict[str, Path]:
+    """One small export of each format."""
+    return {
+        "jsonl": write(
+            tmp_path,
+            "chats.jsonl",
+            jsonl(
+                msg(text="First message", sent_at="2024-03-01T10:00:00", is_owner=True, sender="Sam Rivera"),
+                msg(text="A reply", sender="Ann", message_id="m-2", conversation_title="Planning"),
+                "",
+                msg(conversation="c2", text="Elsewhere", sender="Ann", source="signal"),
+            ),
+        ),
+        "chatgpt": write(tmp_path, "conversations.json", json.dumps(chatgpt_export())),
+        "whatsapp": write(tmp_path, "WhatsApp Chat with Jane Doe.txt", WHATSAPP_ANDROID),
+    }
+
+
+# --- each format -------------------------------------------------------------------------------
+
+
+def test_jsonl_import(db, tmp_path):
+    result = run_import(db, fixtures(tmp_path)["jsonl"], "jsonl")
+
+    assert result == ChatImportResult(
+        conversations_added=2, messages_added=3, messages_seen=3, identities_added=3
+    )
+    with db.connect() as conn:
+        conversations = conn.execute(
+            "select source, external_id, title, started_at, imported_from "
+            "from exo_private.chat_conversations order by id"
+        ).fetchall()
+        messages = conn.execute(
+            "select c.external_id, i.handle, m.external_id, m.dedupe_key like 'sha256:%', m.sent_at, m.body "
+            "from exo_private.chat_messages m join exo_private.chat_conversations c on c.id = m.conversation_id "
+            "join exo_private.chat_identities i on i.id = m.identity_id order by m.id"
+        ).fetchall()
+        participants = conn.execute(
+            "select c.source, c.external_id, i.handle from exo_private.chat_participants p "
+            "join exo_private.chat_conversations c on c.id = p.conversation_id "
+            "join exo_private.chat_identities i on i.id = p.identity_id order by 1, 2, 3"
+        ).fetchall()
+    t = datetime(2024, 3, 1, 10, tzinfo=UTC)
+    assert conversations == [
+        ("jsonl", "c1", "Planning", t, "chats.jsonl"),
+        ("jsonl:signal", "c2", None, t, "chats.jsonl"),
+    ]
+    assert messages == [
+        ("c1", "Sam Rivera", None, True, t, "First message"),  # no timezone: UTC
+        ("c1", "Ann", "m-2", False, t, "A reply"),
+        ("c2", "Ann", None, True, t, "Elsewhere"),
+    ]
+    assert participants == [
+        ("jsonl", "c1", "Ann"),
+        ("jsonl", "c1", "Sam Rivera"),
+        ("jsonl:signal", "c2", "Ann"),
+    ]
+
+
+def test_chatgpt_import(db, tmp_path):
+    result = run_import(db, fixtures(tmp_path)["chatgpt"], "chatgpt")
+
+    assert result == ChatImportResult(
+        conversations_added=2, messages_added=6, messages_seen=6, identities_added=2
+    )
+    with db.connect() as conn:
+        conversations = conn.execute(
+            "select external_id, title, started_at, imported_from from exo_private.chat_conversations order by id"
+        ).fetchall()
+        messages = conn.execute(
+            "select c.external_id, i.handle, m.external_id, m.dedupe_key, m.sent_at, m.body "
+            "from exo_private.chat_messages m join exo_private.chat_conversations c on c.id = m.conversation_id "
+            "join exo_private.chat_identities i on i.id = m.identity_id order by m.id"
+        ).fetchall()
+        identities = conn.execute(
+            "select source, handle, display_name, person_id is not null from exo_private.chat_identities "
+            "order by handle"
+        ).fetchall()
+        participants = conn.execute("select count(*) from exo_private.chat_participants").fetchone()[0]
+    assert conversations == [
+        ("conv-1", "Home Postgres", datetime.fromtimestamp(1_699_999_999, UTC), "conversations.json"),
+        ("conv-2", "Story", datetime.fromtimestamp(1_700_099_999, UTC), "conversations.json"),
+    ]
+    # Ordered by create_time; system, tool, empty and hidden messages are left out; every branch stays.
+    assert [(c, h, e, b) for c, h, e, _k, _t, b in messages] == [
+        ("conv-1", "user", "u1", "How do I run Postgres at home?"),
+        ("conv-1", "assistant", "a1", "Install it and \nrun initdb."),
+        ("conv-1", "assistant", "a1b", "A regenerated answer."),
+        ("conv-1", "user", "u2", "What about backups?"),
+        ("conv-2", "user", "q", "A story about a lighthouse keeper"),
+        ("conv-2", "assistant", "ans", "Once upon a time..."),
+    ]
+    assert [k for *_x, k, _t, _b in messages] == [f"id:{e}" for _c, _h, e, *_y in messages]
+    assert messages[0][4] == datetime.fromtimestamp(1_700_000_000.5, UTC)
+    assert messages[-1][4] is None  # no create_time
+    assert identities == [("chatgpt", "assistant", "ChatGPT", False), ("chatgpt", "user", None, True)]
+    assert participants == 4
+
+
+def test_whatsapp_import(db, tmp_path):
+    result = run_import(db, fixtures(tmp_path)["whatsapp"], "whatsapp", owner_names=["sam rivera"])
+
+    assert result == ChatImportResult(
+        conversations_added=1, messages_added=3, messages_seen=3, identities_added=2
+    )
+    with db.connect() as conn:
+        conversation = conn.execute(
+            "select source, external_id, title, started_at, imported_from from exo_private.chat_conversations"
+        ).fetchone()
+        messages = conn.execute(
+            "select i.handle, m.external_id, m.sent_at, m.body from exo_private.chat_messages m "
+            "join exo_private.chat_identities i on i.id = m.identity_id order by m.id"
+        ).fetchall()
+        owners = conn.execute(
+            "select handle from exo_private.chat_identities where person_id is not null"
+        ).fetchall()
+        participants = conn.execute("select count(*) from exo_private.chat_participants").fetchone()[0]
+    assert conversation == (
+        "whatsapp",
+        "WhatsApp Chat with Jane Doe",
+        "Jane Doe",
+        datetime(2024, 3, 12, 9, 15, tzinfo=UTC),
+        "WhatsApp Chat with Jane Doe.txt",
+    )
+    assert messages == [
+        ("Jane Doe", None, datetime(2024, 3, 12, 9, 15, tzinfo=UTC), "Morning! Did the migration run?"),
+        (
+            "Sam Rivera",
+            None,
+            datetime(2024, 3, 12, 9, 17, tzinfo=UTC),
+            "Yes, it finished overnight.\nThe logs are clean:\nno errors, no warnings.\n\nSee you at standup.",
+        ),
+        ("Jane Doe", None, datetime(2024, 3, 13, 18, 2, tzinfo=UTC), "<Media omitted>"),
+    ]
+    assert owners == [("Sam Rivera",)]
+    assert participants == 2
+
+
+def test_unknown_format_is_refused(db, tmp_path):
+    with db.connect("exo_writer") as conn, pytest.raises(ValueError, match="unknown chat format 'csv'"):
+        import_chat(conn, fixtures(tmp_path)["jsonl"], "csv")
+
+
+# --- re-imports --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("autocommit", [True, False], ids=["autocommit", "transaction"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_reimporting_adds_nothing(db, tmp_path, fmt, autocommit):
+    path = fixtures(tmp_path)[fmt]
+    first = run_import(db, path, fmt, ["Sam Rivera"], autocommit)
+    after_first = counts(db)
+    second = run_import(db, path, fmt, ["Sam Rivera"], autocommit)
+
+    assert first.messages_added == first.messages_seen > 0
+    assert second == ChatImportResult(
+        conversations_added=0, messages_added=0, messages_seen=first.messages_seen, identities_added=0
+    )
+    assert counts(db) == after_first
+    assert after_first["chat_messages"] == first.messages_seen
+
+
+def test_a_grown_export_adds_only_the_new_messages_and_repeated_lines_are_kept(db, tmp_path):
+    lines = [
+        "01/02/2024, 10:00 - Ann: ok",
+        "01/02/2024, 10:00 - Ann: ok",  # the same words in the same minute: a second message
+        "01/02/2024, 10:01 - Bo: fine",
+    ]
+    path = write(tmp_path, "WhatsApp Chat with Ann.txt", "\n".join(lines) + "\n")
+    assert run_import(db, path, "whatsapp").messages_added == 3
+
+    path.write_text("\n".join([*lines, "02/02/2024, 08:00 - Ann: ok"]) + "\n")
+    result = run_import(db, path, "whatsapp")
+    assert (result.messages_added, result.messages_seen) == (1, 4)
+    assert counts(db)["chat_messages"] == 4
+
+
+def test_a_repeated_message_id_with_other_content_is_refused(db, tmp_path):
+    same = msg(message_id="m1")
+    path = write(tmp_path, "dup.jsonl", jsonl(same, same))
+    assert run_import(db, path, "jsonl").messages_added == 1
+    path = write(tmp_path, "clash.jsonl", jsonl(same, msg(message_id="m1", text="other words")))
+    with pytest.raises(ChatImportError, match=r"clash.jsonl: line 2: message id 'm1' appears twice"):
+        run_import(db, path, "jsonl")
+
+
+# --- the owner ---------------------------------------------------------------------------------
+
+
+def test_owner_identities_from_every_source_link_to_one_person(db, tmp_path):
+    files = fixtures(tmp_path)
+    for fmt in FORMATS:
+        run_import(db, files[fmt], fmt, owner_names=["SAM RIVERA"])
+
+    with db.connect() as conn:
+        people = conn.execute("select id, display_name, is_owner from exo_private.people").fetchall()
+        linked = conn.execute(
+            "select source, handle, person_id from exo_private.chat_identities "
+            "where person_id is not null order by source, handle"
+        ).fetchall()
+        unlinked = conn.execute(
+            "select source, handle from exo_private.chat_identities where person_id is null order by 1, 2"
+        ).fetchall()
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            conn.execute("insert into exo_private.people (display_name, is_owner) values ('Twin', true)")
+    [(owner_id, name, is_owner)] = people
+    assert (name, is_owner) == ("Me", True)
+    assert [(s, h) for s, h, _p in linked] == [
+        ("chatgpt", "user"),
+        ("jsonl", "Sam Rivera"),
+        ("whatsapp", "Sam Rivera"),
+    ]
+    assert {p for _s, _h, p in linked} == {owner_id}
+    assert unlinked == [
+        ("chatgpt", "assistant"),
+        ("jsonl", "Ann"),
+        ("jsonl:signal", "Ann"),
+        ("whatsapp", "Jane Doe"),
+    ]
+
+
+def test_link_owner_identity(db, tmp_path):
+    run_import(db, fixtures(tmp_path)["whatsapp"], "whatsapp")
+    with db.connect("exo_writer") as conn:
+        identity = conn.execute("select exo_private.link_owner_identity('whatsapp', 'Jane Doe')").fetchone()[
+            0
+        ]
+        person = conn.execute(
+            "select p.is_owner from exo_private.chat_identities i join exo_private.people p on p.id = i.person_id "
+            "where i.id = %s",
+            (identity,),
+        ).fetchone()
+        with pytest.raises(psycopg.errors.RaiseException, match="chat identity Nobody of source whatsapp"):
+            conn.execute("select exo_private.link_owner_identity('whatsapp', 'Nobody')")
+    assert person == (True,)
+
+
+def test_a_failure_while_writing_leaves_nothing_behind(db, tmp_path):
+    with db.connect() as conn:
+        conn.execute("delete from exo_private.people")
+    before = counts(db)
+    path = fixtures(tmp_path)["jsonl"]  # has an is_owner sender, and there is no owner now
+    with pytest.raises(ChatImportError, match="chats.jsonl: there is no owner person"):
+        run_import(db, path, "jsonl")
+    assert counts(db) == before
+
+
+# --- search ------------------------------------------------------------------------------------
+
+
+def search(db, query, max_results=None, role="exo_reader") -> list[tuple]:
+    with db.connect(role) as conn:
+        if max_results is None:
+            return conn.execute("select * from exo.search_messages(%s)", (query,)).fetchall()
+        return conn.execute("select * from exo.search_messages(%s, %s)", (query, max_results)).fetchall()
+
+
+def test_search_finds_messages_by_words_with_stemming(db, tmp_path):
+    run_import(db, fixtures(tmp_path)["chatgpt"], "chatgpt")
+    run_import(db, fixtures(tmp_path)["whatsapp"], "whatsapp", owner_names=["Sam Rivera"])
+
+    rows = search(db, "running")  # "run" in two ChatGPT messages and in WhatsApp
+    assert {r[7] for r in rows} == {
+        "How do I run Postgres at home?",
+        "Install it and \nrun initdb.",
+        "Morning! Did the migration run?",
+    }
+    by_body = {r[7]: r for r in rows}
+    _id, _c, title, source, sender, is_owner, sent_at, _body, rank = by_body["How do I run Postgres at home?"]
+    assert (title, source, sender, is_owner) == ("Home Postgres", "chatgpt", "Me", True)
+    assert sent_at == datetime.fromtimestamp(1_700_000_000.5, UTC)
+    assert rank > 0
+    assert by_body["Morning! Did the migration run?"][2:6] == ("Jane Doe", "whatsapp", "Jane Doe", False)
+
+    assert [r[7] for r in search(db, '"finished overnight" -lighthouse')] == [
+        "Yes, it finished overnight.\nThe logs are clean:\nno errors, no warnings.\n\nSee you at standup."
+    ]
+    assert [r[4] for r in search(db, "lighthouse or regenerated")] == ["Me", "ChatGPT"]
+    assert search(db, "kangaroo") == []
+
+
+def test_search_orders_by_rank_then_newest_and_clamps_max_results(db, tmp_path):
+    records = [
+        msg(text=f"backup note {i}", sent_at=f"2024-01-01T00:{i // 60:02d}:{i % 60:02d}Z") for i in range(230)
+    ]
+    records.append(msg(text="backup backup backup plan", sent_at="2020-01-01T00:00:00Z"))
+    run_import(db, write(tmp_path, "many.jsonl", jsonl(*records)), "jsonl")
+
+    rows = search(db, "backup")
+    assert len(rows) == 20  # the default
+    assert rows[0][7] == "backup backup backup plan"  # best rank first, though oldest
+    assert [r[7] for r in rows[1:4]] == ["backup note 229", "backup note 228", "backup note 227"]
+    assert len(search(db, "backup", 5)) == 5
+    assert len(search(db, "backup", 0)) == 1
+    assert len(search(db, "backup", -7)) == 1
+    assert len(search(db, "backup", 100_000)) == 200
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\t\n", None])
+def test_an_empty_query_returns_nothing(db, tmp_path, query):
+    run_import(db, fixtures(tmp_path)["jsonl"], "jsonl")
+    assert search(db, query) == []
+    assert search(db, "message") != []
+
+
+HOSTILE = [
+    "'",
+    '"',
+    '"unterminated phrase',
+    "& | ! ( ) <-> :*",
+    "!!!&&&|||",
+    "$$",
+    "$$; drop table exo_private.chat_messages; --",
+    "'); delete from exo_private.chat_messages; --",
+    "\\",
+    "-",
+    "or",
+    "the and of",  # stop words only
+    "message" * 10_000,  # one overlong word
+    "message " * 20_000,  # a very long query
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE, ids=range(len(HOSTILE)))
+def test_hostile_queries_do_not_error(db, tmp_path, query):
+    run_import(db, fixtures(tmp_path)["jsonl"], "jsonl")
+    before = counts(db)
+    rows = search(db, query)
+    assert len(rows) <= 20
+    assert counts(db) == before
+
+
+def test_reader_may_search_but_not_touch_the_chat_tables(db, tmp_path):
+    run_import(db, fixtures(tmp_path)["jsonl"], "jsonl")
+    assert [r[7] for r in search(db, "elsewhere", role="exo_reader")] == ["Elsewhere"]
+    attempts = [
+        "select * from exo_private.chat_messages",
+        "select * from exo_private.people",
+        "insert into exo_private.chat_messages (conversation_id, identity_id, dedupe_key, body) "
+        "select conversation_id, identity_id, 'x', 'planted' from exo_private.chat_messages limit 1",
+        "insert into exo_private.people (display_name) values ('Intruder')",
+        "update exo_private.chat_identities set person_id = null",
+        "select exo_private.link_owner_identity('jsonl', 'Ann')",
+    ]
+    for statement in attempts:
+        with db.connect("exo_reader", autocommit=False) as conn:
+            conn.execute("set transaction read write")
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(statement)
+
+
+# --- malformed input ---------------------------------------------------------------------------
+
+MALFORMED = [
+    ("jsonl", "bad.jsonl", jsonl(msg(), "{not json"), r"bad.jsonl: line 2: not valid JSON"),
+    ("jsonl", "bad.jsonl", jsonl(msg(), "[1, 2]"), r"bad.jsonl: line 2: expected a JSON object"),
+    (
+        "jsonl",
+        "bad.jsonl",
+        jsonl(msg(), "", {"conversation_id": "c", "sender": "Ann", "sent_at": "2024-01-01"}),
+        r'bad.jsonl: line 3: missing required field "text"',
+    ),
+    ("jsonl", "bad.jsonl", jsonl(msg(sender=7)), r'bad.jsonl: line 1: "sender" must be a string'),
+    ("jsonl", "bad.jsonl", jsonl(msg(sent_at="yesterday")), r'line 1: "sent_at" is not an ISO 8601 time'),
+    ("jsonl", "bad.jsonl", jsonl(msg(is_owner="yes")), r'line 1: "is_owner" must be true or false'),
+    ("jsonl", "bad.jsonl", jsonl(msg(source="a b")), r'line 1: "source" must be a short name'),
+    ("jsonl", "bad.jsonl", "\n\n", r"bad.jsonl: no messages found"),
+    ("chatgpt", "conversations.json", '{"id": "x"}', r"conversations.json: expected a JSON array"),
+    ("chatgpt", "conversations.json", "[{]", r"conversations.json: not valid JSON"),
+    (
+        "chatgpt",
+        "conversations.json",
+        json.dumps([{"id": "x", "mapping": {}}, {"title": "no id", "mapping": {}}]),
+        r'conversations.json: conversation 1: missing "id"',
+    ),
+    (
+        "chatgpt",
+        "conversations.json",
+        json.dumps([{"id": "x", "title": "t"}]),
+        r'conversation 0 \(x\): missing "mapping"',
+    ),
+    (
+        "chatgpt",
+        "conversations.json",
+        json.dumps([{"id": "x", "mapping": {"n": node("n", "user", ["hi"], "noon", None)}}]),
+        r"conversation 0 \(x\), node n: create_time must be a number",
+    ),
+    ("chatgpt", "conversations.json", "[]", r"conversations.json: no user or assistant messages"),
+    (
+        "whatsapp",
+        "WhatsApp Chat with X.txt",
+        "hello there\nnothing like a chat\n",
+        r"WhatsApp Chat with X.txt: line 1: not a WhatsApp message line",
+    ),
+    ("whatsapp", "WhatsApp Chat with X.txt", "", r"WhatsApp Chat with X.txt: no WhatsApp message lines"),
+    (
+        "whatsapp",
+        "WhatsApp Chat with X.txt",
+        "01/02/2024, 10:00 - Messages and calls are end-to-end encrypted.\n",
+        r"no WhatsApp messages found, only system lines",
+    ),
+    (
+        "whatsapp",
+        "WhatsApp Chat with X.txt",
+        "31/02/2024, 10:00 - Ann: hi\n",
+        r"line 1: '31/02/2024, 10:00' is not a valid time",
+    ),
+    (
+        "whatsapp",
+        "WhatsApp Chat with X.txt",
+        "13/01/2024, 10:00 - Ann: hi\n01/13/2024, 10:00 - Ann: hi\n",
+        r"line 1 has a day-first date and line 2 a month-first date",
+    ),
+    ("whatsapp", "WhatsApp Chat with X.txt", "1/2/24, 13:00 PM - Ann: hi\n", r"line 1: hour 13 with PM"),
+]
+
+
+@pytest.mark.parametrize(("fmt", "name", "content", "match"), MALFORMED, ids=range(len(MALFORMED)))
+def test_malformed_input_is_refused_and_changes_nothing(db, tmp_path, fmt, name, content, match):
+    files = fixtures(tmp_path)
+    run_import(db, files[fmt], fmt)  # something stored already, which must survive intact
+    before = counts(db)
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    with pytest.raises(ChatImportError, match=match):
+        run_import(db, write(bad, name, content), fmt)
+    assert counts(db) == before
+
+
+def test_a_file_that_cannot_be_read_is_a_chat_import_error(db, tmp_path):
+    latin1 = tmp_path / "latin1.jsonl"
+    latin1.write_bytes(json.dumps(msg(text="café")).encode().replace(b"\\u00e9", b"\xe9"))
+    with pytest.raises(ChatImportError, match=r"latin1.jsonl: not UTF-8 text"):
+        run_import(db, latin1, "jsonl")
+    with pytest.raises(ChatImportError, match=r"missing.jsonl: cannot read"):
+        run_import(db, tmp_path / "missing.jsonl", "jsonl")
+
+
+# --- WhatsApp variants -------------------------------------------------------------------------
+
+NNBSP = "\u202f"
+
+WHATSAPP_VARIANTS = [
+    # (lines, expected time of the first message)
+    (["[31/12/2021, 21:41:05] Jane Doe: hi"], datetime(2021, 12, 31, 21, 41, 5)),  # iOS
+    (["31/12/2021, 21:41 - Jane Doe: hi"], datetime(2021, 12, 31, 21, 41)),  # Android
+    (["31/12/21, 21:41 - Jane Doe: hi"], datetime(2021, 12, 31, 21, 41)),  # 2-digit year
+    (["\u200e[31/12/2021, 21:41:05] Jane Doe: \u200eimage omitted"], datetime(2021, 12, 31, 21, 41, 5)),
+    (["12/31/21, 9:41 PM - Jane Doe: hi"], datetime(2021, 12, 31, 21, 41)),  # US, 12-hour
+    ([f"12/31/21, 9:41{NNBSP}PM - Jane Doe: hi"], datetime(2021, 12, 31, 21, 41)),  # U+202F
+    ([f"[12/31/21, 9:41:05{NNBSP}AM] Jane Doe: hi"], datetime(2021, 12, 31, 9, 41, 5)),  # iOS US
+    ([f"[1/2/22, 12:05:00{NNBSP}AM] Jane Doe: hi"], datetime(2022, 2, 1, 0, 5)),  # 12 AM is midnight
+    (["1/2/22, 12:05 pm - Jane Doe: hi"], datetime(2022, 2, 1, 12, 5)),  # 12 PM is noon
+    # Ambiguous dates are day-first; one later date with a second field > 12 makes the file month-first.
+    (["01/02/2022, 10:00 - Jane Doe: hi", "03/04/2022, 10:00 - Jane Doe: later"], datetime(2022, 2, 1, 10)),
+    (["01/02/2022, 10:00 - Jane Doe: hi", "01/13/2022, 10:00 - Jane Doe: later"], datetime(2022, 1, 2, 10)),
+    (["01/02/2022, 10:00 - Jane Doe: hi", "13/01/2022, 10:00 - Jane Doe: later"], datetime(2022, 2, 1, 10)),
+]
+
+
+@pytest.mark.parametrize(("lines", "expected"), WHATSAPP_VARIANTS, ids=range(len(WHATSAPP_VARIANTS)))
+def test_whatsapp_variants_parse_to_the_right_times(db, tmp_path, lines, expected):
+    path = write(tmp_path, "WhatsApp Chat with Jane Doe.txt", "\n".join(lines) + "\n")
+    result = run_import(db, path, "whatsapp")
+    assert result.messages_added == len(lines)
+    with db.connect() as conn:
+        first = conn.execute(
+            "select m.sent_at, i.handle, m.body from exo_private.chat_messages m "
+            "join exo_private.chat_identities i on i.id = m.identity_id order by m.id limit 1"
+        ).fetchone()
+    assert first[0] == expected.replace(tzinfo=UTC)
+    assert first[1] == "Jane Doe"
+    assert first[2] in {"hi", "image omitted"}
+
+
+def test_whatsapp_multiline_messages_are_kept_whole(db, tmp_path):
+    text = (
+        "\ufeff[05/06/2024, 08:00:00] Ann: first line\r\n"
+        "Note: this line has a colon\r\n"
+        "\r\n"
+        "12 June, 10:00 - not a timestamp either\r\n"
+        "[05/06/2024, 08:01:30] Bo: short\r\n"
+        "[05/06/2024, 08:02:00] Ann: \u2028odd separator kept\r\n"
+    )
+    path = write(tmp_path, "WhatsApp Chat - Ann.txt", text)
+    run_import(db, path, "whatsapp")
+    with db.connect() as conn:
+        title = conn.execute("select title from exo_private.chat_conversations").fetchone()[0]
+        bodies = [r[0] for r in conn.execute("select body from exo_private.chat_messages order by id")]
+    assert title == "Ann"
+    assert bodies == [
+        "first line\nNote: this line has a colon\n\n12 June, 10:00 - not a timestamp either",
+        "short",
+        "\u2028odd separator kept",
+    ]
+
+
+# --- scale and the demo corpus -----------------------------------------------------------------
+
+
+def test_ten_thousand_messages_import_quickly(db, tmp_path):
+    records = [
+        msg(
+            conversation=f"c{i % 50}",
+            sender=f"person {i % 7}",
+            text=f"message number {i} about topic {i % 13}",
+            sent_at=f"2024-01-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:00Z",
+        )
+        for i in range(10_000)
+    ]
+    path = write(tmp_path, "big.jsonl", jsonl(*records))
+    started = time.perf_counter()
+    result = run_import(db, path, "jsonl")
+    elapsed = time.perf_counter() - started
+    assert result.messages_added == 10_000
+    assert elapsed < 5, f"10,000 messages took {elapsed:.1f} s"
+    started = time.perf_counter()
+    assert run_import(db, path, "jsonl").messages_added == 0
+    assert time.perf_counter() - started < 5
+
+
+def test_the_example_chats_import_and_link_the_owner(db):
+    examples = REPO_ROOT / "examples" / "chats"
+    results = {
+        "chatgpt": run_import(db, examples / "chatgpt" / "conversations.json", "chatgpt", ["Sam Rivera"]),
+        "whatsapp": run_import(
+            db, examples / "whatsapp" / "WhatsApp Chat with Iris Calder.txt", "whatsapp", ["Sam Rivera"]
+        ),
+        "jsonl": run_import(db, examples / "generic" / "family.jsonl", "jsonl", ["Sam Rivera"]),
+    }
+    assert results["chatgpt"].conversations_added == 3
+    assert 15 <= results["chatgpt"].messages_added <= 25
+    assert 20 <= results["whatsapp"].messages_added <= 30
+    assert 12 <= results["jsonl"].messages_added <= 18
+    with db.connect() as conn:
+        owner_handles = conn.execute(
+            "select source, handle from exo_private.chat_identities i join exo_private.people p "
+            "on p.id = i.person_id where p.is_owner order by 1"
+        ).fetchall()
+        others = conn.execute(
+            "select source, handle from exo_private.chat_identities where person_id is null order by 1"
+        ).fetchall()
+    assert owner_handles == [("chatgpt", "user"), ("jsonl", "Sam Rivera"), ("whatsapp", "Sam Rivera")]
+    assert others == [("chatgpt", "assistant"), ("jsonl", "Alex Rivera"), ("whatsapp", "Iris Calder")]
+    assert any("Northwind" in r[7] for r in search(db, "Northwind migration"))
+    assert search(db, "reunion")
