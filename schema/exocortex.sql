@@ -39,36 +39,36 @@ ALTER SCHEMA exo_private OWNER TO exo_owner;
 COMMENT ON SCHEMA exo_private IS 'exocortex internals: tables and helper functions behind the exo API.';
 
 --
--- Name: graph_administrative; Type: SCHEMA; Schema: -; Owner: postgres
+-- Name: graph_administrative; Type: SCHEMA; Schema: -; Owner: exo_owner
 --
 
 CREATE SCHEMA graph_administrative;
 
-ALTER SCHEMA graph_administrative OWNER TO postgres;
+ALTER SCHEMA graph_administrative OWNER TO exo_owner;
 
 --
--- Name: graph_creative; Type: SCHEMA; Schema: -; Owner: postgres
+-- Name: graph_creative; Type: SCHEMA; Schema: -; Owner: exo_owner
 --
 
 CREATE SCHEMA graph_creative;
 
-ALTER SCHEMA graph_creative OWNER TO postgres;
+ALTER SCHEMA graph_creative OWNER TO exo_owner;
 
 --
--- Name: graph_personal; Type: SCHEMA; Schema: -; Owner: postgres
+-- Name: graph_personal; Type: SCHEMA; Schema: -; Owner: exo_owner
 --
 
 CREATE SCHEMA graph_personal;
 
-ALTER SCHEMA graph_personal OWNER TO postgres;
+ALTER SCHEMA graph_personal OWNER TO exo_owner;
 
 --
--- Name: graph_technical; Type: SCHEMA; Schema: -; Owner: postgres
+-- Name: graph_technical; Type: SCHEMA; Schema: -; Owner: exo_owner
 --
 
 CREATE SCHEMA graph_technical;
 
-ALTER SCHEMA graph_technical OWNER TO postgres;
+ALTER SCHEMA graph_technical OWNER TO exo_owner;
 
 --
 -- Name: pgmq; Type: SCHEMA; Schema: -; Owner: exo_owner
@@ -169,6 +169,20 @@ ALTER TYPE exo_private.document_stage OWNER TO exo_owner;
 --
 
 COMMENT ON TYPE exo_private.document_stage IS 'Where a document stands; every stage is written to the ledger, so any run resumes.';
+
+--
+-- Name: entity_type; Type: TYPE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TYPE exo_private.entity_type AS ENUM (
+    'Person',
+    'Org',
+    'Place',
+    'Topic',
+    'Date'
+);
+
+ALTER TYPE exo_private.entity_type OWNER TO exo_owner;
 
 --
 -- Name: message_record; Type: TYPE; Schema: pgmq; Owner: exo_owner
@@ -298,6 +312,131 @@ ALTER FUNCTION exo.version() OWNER TO exo_owner;
 COMMENT ON FUNCTION exo.version() IS 'Schema version (last migration), vendored components, extension versions and server version.';
 
 --
+-- Name: active_embedding_model(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.active_embedding_model() RETURNS integer
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select m.id
+    from exo_private.settings s
+    join exo_private.embedding_models m
+      on m.name = s.value ->> 'model' and m.dimensions = (s.value ->> 'dimensions')::int
+    where s.key = 'models.embeddings'
+$$;
+
+ALTER FUNCTION exo_private.active_embedding_model() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION active_embedding_model(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.active_embedding_model() IS 'Id of the embedding model named by the models.embeddings setting; null until it stored a vector (registering is done by store_embeddings and set_embedding_model, never inside a query).';
+
+--
+-- Name: advance_stages(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.advance_stages(p_documents bigint[]) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with model as (select exo_private.active_embedding_model() as id),
+    progress as (
+        select d.id,
+               not exists (select 1 from exo_private.chunks c
+                           where c.document_id = d.id
+                             and not exists (select 1 from exo_private.chunk_embeddings e, model
+                                             where e.workspace = c.workspace and e.chunk_id = c.id
+                                               and e.model_id = model.id)) as embedded,
+               not exists (select 1 from exo_private.extraction_windows w
+                           where w.document_id = d.id and w.extracted_at is null) as graphed
+        from exo_private.documents d
+        where d.id = any (p_documents) and d.stage in ('chunked', 'embedded', 'graphed')
+    )
+    update exo_private.documents d
+       set stage = case when p.embedded and p.graphed then 'graphed'
+                        when p.embedded then 'embedded'
+                        else 'chunked' end::exo_private.document_stage,
+           stage_changed_at = now()
+      from progress p
+     where d.id = p.id
+       and d.stage is distinct from (case when p.embedded and p.graphed then 'graphed'
+                                          when p.embedded then 'embedded'
+                                          else 'chunked' end)::exo_private.document_stage
+$$;
+
+ALTER FUNCTION exo_private.advance_stages(p_documents bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION advance_stages(p_documents bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.advance_stages(p_documents bigint[]) IS 'Set documents to embedded (every chunk has a vector of the active model) or graphed (and every window was extracted), or back to chunked.';
+
+--
+-- Name: bump_generation(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.bump_generation(ws text, model text) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    newest int;
+    gen int;
+    pending bigint[];
+begin
+    if not exists (select 1 from exo_private.workspaces w where w.name = ws) then
+        raise exception 'workspace % does not exist', ws;
+    end if;
+    -- Waits for merges holding the current generation (they lock it for share).
+    select g.generation into newest
+    from exo_private.extraction_generations g
+    where g.workspace = ws
+    order by g.generation desc
+    limit 1
+    for update;
+    gen := coalesce(newest, 0) + 1;
+    insert into exo_private.extraction_generations (workspace, generation, model)
+    values (ws, gen, bump_generation.model);
+
+    -- Mentions and relations go with their entities (on delete cascade).
+    delete from exo_private.entities e where e.workspace = ws and e.generation < gen;
+    update exo_private.extraction_windows w
+       set extracted_generation = null, extracted_at = null, extraction_stats = null
+     where w.workspace = ws;
+    perform exo_private.advance_stages(array(
+        select d.id from exo_private.documents d where d.workspace = ws and d.stage = 'graphed'));
+    perform exo_private.clear_graph(ws);
+    perform exo_private.project_entities(exo_private.seed_owner(array[ws]));
+
+    -- Every window again, once: the workspace's jobs still waiting are dropped first.
+    select array_agg(q.msg_id) into pending
+    from pgmq.q_extract q
+    where q.message ->> 'workspace' = ws;
+    if pending is not null then
+        perform pgmq.delete('extract', pending);
+    end if;
+    perform pgmq.send_batch('extract', array(
+        select jsonb_build_object('window_id', w.id, 'workspace', ws)
+        from exo_private.extraction_windows w
+        where w.workspace = ws
+        order by w.id));
+    return gen;
+end
+$$;
+
+ALTER FUNCTION exo_private.bump_generation(ws text, model text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION bump_generation(ws text, model text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.bump_generation(ws text, model text) IS 'Start a new extraction generation of a workspace for model: deletes older generations'' entities (mentions and relations cascade), empties its AGE graph, re-seeds the owner entity, and queues every extraction window again (dropping its waiting extract jobs). Returns the new generation. A graph is only ever built by one model.';
+
+--
 -- Name: canonical_key(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -358,6 +497,74 @@ ALTER FUNCTION exo_private.clear_derived(doc_id bigint) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.clear_derived(doc_id bigint) IS 'Delete a document''s chunks and extraction windows (before re-chunking, deleting or rejecting it).';
 
 --
+-- Name: clear_graph(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.clear_graph(ws text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'ag_catalog', 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    graph name := exo_private.ensure_workspace_graph(ws);
+begin
+    -- The parent label tables hold every label's rows (inheritance); the labels stay.
+    execute format('truncate %1$I._ag_label_edge, %1$I._ag_label_vertex', graph);
+end
+$_$;
+
+ALTER FUNCTION exo_private.clear_graph(ws text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION clear_graph(ws text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.clear_graph(ws text) IS 'Empty a workspace''s AGE graph (all vertices and edges; the labels stay).';
+
+--
+-- Name: current_generation(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.current_generation(ws text, model text) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    gen int;
+    gen_model text;
+begin
+    select g.generation, g.model into gen, gen_model
+    from exo_private.extraction_generations g
+    where g.workspace = ws
+    order by g.generation desc
+    limit 1;
+    if gen is null then
+        if not exists (select 1 from exo_private.workspaces w where w.name = ws) then
+            raise exception 'workspace % does not exist', ws;
+        end if;
+        insert into exo_private.extraction_generations (workspace, generation, model)
+        values (ws, 1, current_generation.model)
+        on conflict do nothing;
+        return 1;
+    end if;
+    -- A generation set_owner made before any model ran is claimed by the first model.
+    if gen_model = 'seed' and current_generation.model <> 'seed' then
+        update exo_private.extraction_generations g
+           set model = current_generation.model
+         where g.workspace = ws and g.generation = gen and g.model = 'seed';
+    end if;
+    return gen;
+end
+$$;
+
+ALTER FUNCTION exo_private.current_generation(ws text, model text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION current_generation(ws text, model text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.current_generation(ws text, model text) IS 'The workspace''s newest extraction generation; creates generation 1 for model when there is none, and lets model claim a ''seed'' generation (made by set_owner). A different model never bumps here: that is bump_generation.';
+
+--
 -- Name: defer_subject(text, text[], text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -403,6 +610,137 @@ ALTER FUNCTION exo_private.deference_list() OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.deference_list() IS 'The deferred subjects with their aliases, as jsonb.';
+
+--
+-- Name: embedding_model_id(text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.embedding_model_id(p_name text, p_dimensions integer) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    found_id int;
+begin
+    select m.id into found_id from exo_private.embedding_models m
+    where m.name = p_name and m.dimensions = p_dimensions;
+    if found_id is null then
+        insert into exo_private.embedding_models (name, dimensions) values (p_name, p_dimensions)
+        on conflict (name, dimensions) do nothing;
+        select m.id into found_id from exo_private.embedding_models m
+        where m.name = p_name and m.dimensions = p_dimensions;
+        perform exo_private.ensure_embedding_indexes(found_id);
+    end if;
+    return found_id;
+end
+$$;
+
+ALTER FUNCTION exo_private.embedding_model_id(p_name text, p_dimensions integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION embedding_model_id(p_name text, p_dimensions integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.embedding_model_id(p_name text, p_dimensions integer) IS 'Id of an embedding model by name and dimensions; a new model is registered and gets its indexes.';
+
+--
+-- Name: ensure_embedding_indexes(integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.ensure_embedding_indexes(p_model_id integer) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'public', 'pg_temp'
+    AS $$
+declare
+    dims int;
+    ws text;
+    index_name text;
+begin
+    select m.dimensions into dims from exo_private.embedding_models m where m.id = p_model_id;
+    if dims is null then
+        raise exception 'embedding model % does not exist', p_model_id;
+    end if;
+    for ws in select w.name from exo_private.workspaces w loop
+        perform exo_private.ensure_workspace_storage(ws);
+        index_name := format('chunk_embeddings_%s_m%s_hnsw', ws, p_model_id);
+        if to_regclass(format('exo_private.%I', index_name)) is null then
+            -- A partial expression index: only this model's vectors, at its dimension.
+            execute format(
+                'create index %I on exo_private.%I using hnsw ((embedding::vector(%s)) vector_cosine_ops) '
+                'where model_id = %s',
+                index_name, 'chunk_embeddings_' || ws, dims, p_model_id);
+        end if;
+    end loop;
+end
+$$;
+
+ALTER FUNCTION exo_private.ensure_embedding_indexes(p_model_id integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION ensure_embedding_indexes(p_model_id integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.ensure_embedding_indexes(p_model_id integer) IS 'Create the HNSW index of one embedding model in every workspace partition (partial: that model only).';
+
+--
+-- Name: ensure_label(name, text, "char"); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.ensure_label(graph name, label text, kind "char") RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'ag_catalog', 'exo_private', 'pg_temp'
+    AS $$
+declare
+    label_id int;
+    label_kind "char";
+    relation regclass;
+begin
+    select l.id, l.kind into label_id, label_kind
+    from ag_catalog.ag_label l
+    join ag_catalog.ag_graph g on g.graphid = l.graph
+    where g.name = ensure_label.graph and l.name = ensure_label.label;
+    if label_id is null then
+        -- Two workers may want the same new label at once: one creates it, the other
+        -- waits here and then finds it.
+        perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('exo_private.ensure_label'),
+                                                 pg_catalog.hashtext(graph::text));
+        select l.id, l.kind into label_id, label_kind
+        from ag_catalog.ag_label l
+        join ag_catalog.ag_graph g on g.graphid = l.graph
+        where g.name = ensure_label.graph and l.name = ensure_label.label;
+    end if;
+    if label_id is null then
+        if kind = 'v' then
+            perform ag_catalog.create_vlabel(graph::cstring, label::cstring);
+        elsif kind = 'e' then
+            perform ag_catalog.create_elabel(graph::cstring, label::cstring);
+        else
+            raise exception 'label kind must be v or e, not %', kind;
+        end if;
+        select l.id, l.kind, l.relation into label_id, label_kind, relation
+        from ag_catalog.ag_label l
+        join ag_catalog.ag_graph g on g.graphid = l.graph
+        where g.name = ensure_label.graph and l.name = ensure_label.label;
+        if kind = 'e' then
+            -- AGE indexes an edge label's start_id and end_id but not its id, which
+            -- project_relations looks up.
+            execute format('create unique index on %s (id)', relation);
+        end if;
+    end if;
+    if label_kind <> kind then
+        raise exception 'label % of graph % is of kind %, not %', label, graph, label_kind, kind;
+    end if;
+    return label_id;
+end
+$$;
+
+ALTER FUNCTION exo_private.ensure_label(graph name, label text, kind "char") OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION ensure_label(graph name, label text, kind "char"); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.ensure_label(graph name, label text, kind "char") IS 'Id of a vertex (v) or edge (e) label of an AGE graph, created when missing (edge labels with a unique index on id).';
 
 --
 -- Name: ensure_workspace_graph(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -456,6 +794,10 @@ begin
         execute format('create index %I on exo_private.%I using bm25 (body) with (text_config = %L)',
                        partition_name || '_bm25', partition_name, 'english');
     end if;
+    if to_regclass(format('exo_private.%I', 'chunk_embeddings_' || workspace)) is null then
+        execute format('create table exo_private.%I partition of exo_private.chunk_embeddings for values in (%L)',
+                       'chunk_embeddings_' || workspace, workspace);
+    end if;
     return format('exo_private.%I', partition_name)::regclass;
 end
 $$;
@@ -466,7 +808,7 @@ ALTER FUNCTION exo_private.ensure_workspace_storage(workspace text) OWNER TO exo
 -- Name: FUNCTION ensure_workspace_storage(workspace text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.ensure_workspace_storage(workspace text) IS 'Create a workspace''s chunk partition (with its document and BM25 indexes) when missing.';
+COMMENT ON FUNCTION exo_private.ensure_workspace_storage(workspace text) IS 'Create a workspace''s chunk partition (with its document and BM25 indexes) and its embeddings partition when missing.';
 
 --
 -- Name: forget_document(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -492,6 +834,96 @@ ALTER FUNCTION exo_private.forget_document(doc_id bigint) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.forget_document(doc_id bigint) IS 'Mark a document deleted and remove its chunks, windows and outgoing links.';
+
+--
+-- Name: graph_disagreements(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.graph_disagreements(ws text) RETURNS TABLE(kind text, id bigint, detail text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'ag_catalog', 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    graph name := exo_private.ensure_workspace_graph(ws);
+    gen int;
+begin
+    select max(g.generation) into gen from exo_private.extraction_generations g where g.workspace = ws;
+    for kind, id, detail in execute format($sql$
+        with ent as (
+            select e.id, e.type::text as label,
+                   ag_catalog._graphid(l.id, e.id) as gid
+            from exo_private.entities e
+            left join ag_catalog.ag_graph g on g.name = %1$L
+            left join ag_catalog.ag_label l on l.graph = g.graphid and l.name = e.type::text
+            where e.workspace = $1 and e.generation = $2
+        ), vtx as (
+            select v.id as gid, l.name::text as label,
+                   (v.properties::text::jsonb ->> 'id')::bigint as entity_id
+            from %1$I._ag_label_vertex v
+            join ag_catalog.ag_label l on l.relation = v.tableoid::regclass
+        ), rel as (
+            select r.id, r.predicate as label,
+                   ag_catalog._graphid(sl.id, r.subject_id) as start_gid,
+                   ag_catalog._graphid(ol.id, r.object_id) as end_gid
+            from exo_private.relations r
+            join exo_private.entities s on s.id = r.subject_id
+            join exo_private.entities o on o.id = r.object_id
+            left join ag_catalog.ag_graph g on g.name = %1$L
+            left join ag_catalog.ag_label sl on sl.graph = g.graphid and sl.name = s.type::text
+            left join ag_catalog.ag_label ol on ol.graph = g.graphid and ol.name = o.type::text
+            where r.workspace = $1 and r.generation = $2
+        ), edg as (
+            select x.start_id as start_gid, x.end_id as end_gid, l.name::text as label,
+                   (x.properties::text::jsonb ->> 'id')::bigint as relation_id
+            from %1$I._ag_label_edge x
+            join ag_catalog.ag_label l on l.relation = x.tableoid::regclass
+        )
+        select 'missing_vertex', ent.id, 'entity ' || ent.id || ' (' || ent.label || ') has no vertex'
+        from ent where not exists (select 1 from vtx where vtx.entity_id = ent.id)
+        union all
+        select 'extra_vertex', vtx.entity_id,
+               'vertex ' || vtx.gid::text || ' (' || vtx.label || ') is no entity of generation ' || coalesce($2::text, 'none')
+        from vtx where not exists (select 1 from ent where ent.id = vtx.entity_id)
+        union all
+        select 'vertex_label', ent.id, 'entity is ' || ent.label || ', vertex label ' || vtx.label
+        from ent join vtx on vtx.entity_id = ent.id where vtx.label <> ent.label
+        union all
+        select 'vertex_id', ent.id, 'vertex ' || vtx.gid::text || ' should be ' || coalesce(ent.gid::text, 'null')
+        from ent join vtx on vtx.entity_id = ent.id
+        where vtx.label = ent.label and vtx.gid operator(ag_catalog.<>) ent.gid
+        union all
+        select 'duplicate_vertex', vtx.entity_id, count(*) || ' vertices'
+        from vtx group by vtx.entity_id having count(*) > 1
+        union all
+        select 'missing_edge', rel.id, 'relation ' || rel.id || ' (' || rel.label || ') has no edge'
+        from rel where not exists (select 1 from edg where edg.relation_id = rel.id)
+        union all
+        select 'extra_edge', edg.relation_id, 'edge (' || edg.label || ') is no relation of generation ' || coalesce($2::text, 'none')
+        from edg where not exists (select 1 from rel where rel.id = edg.relation_id)
+        union all
+        select 'edge_label', rel.id, 'predicate ' || rel.label || ', edge label ' || edg.label
+        from rel join edg on edg.relation_id = rel.id where edg.label <> rel.label
+        union all
+        select 'edge_endpoints', rel.id, 'edge does not join the vertices of its subject and object'
+        from rel join edg on edg.relation_id = rel.id
+        where rel.start_gid is distinct from edg.start_gid or rel.end_gid is distinct from edg.end_gid
+        union all
+        select 'duplicate_edge', edg.relation_id, count(*) || ' edges'
+        from edg group by edg.relation_id having count(*) > 1
+    $sql$, graph) using ws, gen
+    loop
+        return next;
+    end loop;
+end
+$_$;
+
+ALTER FUNCTION exo_private.graph_disagreements(ws text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION graph_disagreements(ws text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.graph_disagreements(ws text) IS 'Differences between a workspace''s current-generation entities and relations and its AGE graph (missing/extra/duplicate vertices and edges, wrong labels, ids or endpoints); empty when they are in step.';
 
 --
 -- Name: graph_name(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -571,6 +1003,206 @@ ALTER FUNCTION exo_private.link_owner_identity(source text, handle text) OWNER T
 --
 
 COMMENT ON FUNCTION exo_private.link_owner_identity(source text, handle text) IS 'Link the chat identity (source, handle) to the owner person; returns the identity id. Raises when the identity or the owner does not exist.';
+
+--
+-- Name: merge_extraction(bigint, integer, jsonb, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    win record;
+    names text[];
+    keys text[];
+    ent_ids bigint[];
+    ent_keys text[];
+    ent_names text[];
+    new_ids bigint[];
+    rel_ids bigint[];
+    n_mentions int;
+begin
+    select w.id, w.workspace, w.document_id, w.char_start, w.char_end into win
+    from exo_private.extraction_windows w
+    where w.id = p_window_id;
+    if not found then
+        raise exception 'extraction window % does not exist', p_window_id
+            using hint = 'its document was re-chunked or deleted since the job was queued; drop the job';
+    end if;
+
+    -- A share lock on the generation: bump_generation (which locks it for update) waits
+    -- for this merge, or this merge sees the newer generation and writes nothing.
+    perform 1 from exo_private.extraction_generations g
+    where g.workspace = win.workspace and g.generation = p_generation
+    for share;
+    if not found then
+        raise exception 'generation % of workspace % does not exist', p_generation, win.workspace
+            using hint = 'take it from exo_private.current_generation(workspace, model)';
+    end if;
+    if exists (select 1 from exo_private.extraction_generations g
+               where g.workspace = win.workspace and g.generation > p_generation) then
+        -- The model changed while this window was out; bump_generation queued it again.
+        return jsonb_build_object('entities_new', 0, 'entities_seen', 0, 'mentions_new', 0,
+                                  'relations_new', 0, 'stale_generation', true);
+    end if;
+
+    -- Every distinct name (entities, subjects, objects) keyed once.
+    with given as (
+        select pg_catalog.btrim(x.item ->> 'name') as name
+        from jsonb_array_elements(coalesce(p_entities, '[]')) x(item)
+        union
+        select pg_catalog.btrim(x.item ->> side)
+        from jsonb_array_elements(coalesce(p_relations, '[]')) x(item),
+             unnest(array['subject', 'object']) side
+    ), keyed as materialized (
+        select g.name, exo_private.canonical_key(g.name) as key
+        from given g
+        where g.name is not null
+    )
+    select array_agg(k.name), array_agg(k.key) into names, keys
+    from keyed k
+    where k.key is not null;
+
+    -- Entities: identity (workspace, generation, type, key); the first display name stays.
+    with items as (
+        select distinct on (x.item ->> 'type', k.key)
+               (x.item ->> 'type')::exo_private.entity_type as type, k.key, k.name
+        from jsonb_array_elements(coalesce(p_entities, '[]')) with ordinality x(item, ord)
+        join unnest(names, keys) k(name, key) on k.name = pg_catalog.btrim(x.item ->> 'name')
+        order by x.item ->> 'type', k.key, x.ord
+    ), inserted as (
+        insert into exo_private.entities (workspace, generation, type, canonical_key, name)
+        select win.workspace, p_generation, i.type, i.key, i.name
+        from items i
+        order by i.type, i.key
+        on conflict do nothing
+        returning exo_private.entities.id
+    )
+    select coalesce(array_agg(inserted.id), '{}') into new_ids from inserted;
+
+    -- The entities of this extraction, in the order the model gave them (a separate
+    -- statement, so it sees rows a concurrent merge committed while this one waited).
+    select coalesce(array_agg(e.id order by x.ord), '{}'),
+           coalesce(array_agg(e.canonical_key order by x.ord), '{}'),
+           coalesce(array_agg(k.name order by x.ord), '{}')
+      into ent_ids, ent_keys, ent_names
+    from jsonb_array_elements(coalesce(p_entities, '[]')) with ordinality x(item, ord)
+    join unnest(names, keys) k(name, key) on k.name = pg_catalog.btrim(x.item ->> 'name')
+    join exo_private.entities e
+      on e.workspace = win.workspace and e.generation = p_generation
+     and e.type = (x.item ->> 'type')::exo_private.entity_type and e.canonical_key = k.key;
+
+    -- Mentions: the chunks of this window's span that contain the name (case and
+    -- whitespace ignored), or one row without a chunk when none does.
+    with chunk_text as materialized (
+        select c.id, pg_catalog.lower(pg_catalog.regexp_replace(c.body, '\s+', ' ', 'g')) as body
+        from exo_private.chunks c
+        where c.workspace = win.workspace and c.document_id = win.document_id
+          and c.char_start < win.char_end and c.char_end > win.char_start
+    ), ents as (
+        select distinct on (u.id) u.id, u.name,
+               pg_catalog.lower(pg_catalog.regexp_replace(u.name, '\s+', ' ', 'g')) as needle
+        from unnest(ent_ids, ent_names) with ordinality u(id, name, ord)
+        order by u.id, u.ord
+    ), found as (
+        select ents.id, ents.name, chunk_text.id as chunk_id
+        from ents join chunk_text on pg_catalog.strpos(chunk_text.body, ents.needle) > 0
+    ), inserted as (
+        insert into exo_private.mentions (entity_id, window_id, document_id, chunk_id, surface)
+        select found.id, win.id, win.document_id, found.chunk_id, found.name from found
+        union all
+        select ents.id, win.id, win.document_id, null, ents.name
+        from ents where not exists (select 1 from found where found.id = ents.id)
+        on conflict do nothing
+        returning 1
+    )
+    select count(*) into n_mentions from inserted;
+
+    -- Relations: subject and object resolved by key through this extraction's entities
+    -- (the first one listed when a key has several types); unknown names and self-loops
+    -- are skipped.
+    with rels as (
+        select pg_catalog.btrim(x.item ->> 'subject') as subject,
+               pg_catalog.btrim(x.item ->> 'object') as object,
+               coalesce(pg_catalog.btrim(x.item ->> 'predicate'), '') as predicate_raw
+        from jsonb_array_elements(coalesce(p_relations, '[]')) x(item)
+    ), resolved as (
+        select (select u.id from unnest(ent_ids, ent_keys) with ordinality u(id, key, ord)
+                 where u.key = sk.key order by u.ord limit 1) as subject_id,
+               (select u.id from unnest(ent_ids, ent_keys) with ordinality u(id, key, ord)
+                 where u.key = ok.key order by u.ord limit 1) as object_id,
+               rels.predicate_raw
+        from rels
+        join unnest(names, keys) sk(name, key) on sk.name = rels.subject
+        join unnest(names, keys) ok(name, key) on ok.name = rels.object
+    ), inserted as (
+        insert into exo_private.relations
+            (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id)
+        select win.workspace, p_generation, r.subject_id, r.object_id, r.predicate_raw,
+               exo_private.normalise_predicate(r.predicate_raw), win.id, win.document_id
+        from resolved r
+        where r.subject_id is not null and r.object_id is not null and r.subject_id <> r.object_id
+        on conflict do nothing
+        returning exo_private.relations.id
+    )
+    select coalesce(array_agg(inserted.id), '{}') into rel_ids from inserted;
+
+    perform exo_private.project_entities(ent_ids);
+    perform exo_private.project_relations(rel_ids);
+
+    return jsonb_build_object(
+        'entities_new', cardinality(new_ids),
+        'entities_seen', (select count(distinct x) from unnest(ent_ids) x) - cardinality(new_ids),
+        'mentions_new', n_mentions,
+        'relations_new', cardinality(rel_ids));
+end
+$$;
+
+ALTER FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb) IS 'Merge one window''s validated extraction: upsert entities by (workspace, generation, type, key), mentions in the window''s chunks that contain the name, relations between listed names; project them into the AGE graph. Idempotent. Returns {entities_new, entities_seen, mentions_new, relations_new} (plus stale_generation when a newer generation exists, having written nothing). Raises when the window is gone.';
+
+--
+-- Name: normalise_predicate(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.normalise_predicate(raw text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+    with words as (
+        -- Latin accents folded to ASCII, apostrophes dropped ("doesn't" -> DOESNT), then
+        -- every run of anything but a letter or digit becomes one underscore.
+        select pg_catalog.btrim(pg_catalog.regexp_replace(pg_catalog.upper(
+                   pg_catalog.translate(
+                       pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
+                           pg_catalog.regexp_replace(coalesce(raw, ''), '[''\u2019`]', '', 'g'),
+                           'ß', 'ss'), 'æ', 'ae'), 'Æ', 'AE'), 'œ', 'oe'),
+                       'ÀÁÂÃÄÅàáâãäåÇçÈÉÊËèéêëÌÍÎÏìíîïÑñÒÓÔÕÖØòóôõöøÙÚÛÜùúûüÝýÿŒ',
+                       'AAAAAAaaaaaaCcEEEEeeeeIIIIiiiiNnOOOOOOooooooUUUUuuuuYyyO')),
+                   '[^A-Z0-9]+', '_', 'g'), '_') as w
+    ), labelled as (
+        select case when w = '' then 'RELATED_TO'
+                    when w ~ '^[0-9]' then 'RELATED_TO_' || w
+                    else w end as l
+        from words
+    )
+    select case when t ~ '^[A-Z][A-Z0-9_]{0,62}$' then t else 'RELATED_TO' end
+    from (select pg_catalog.rtrim(pg_catalog.left(l, 63), '_') as t from labelled) trimmed
+$_$;
+
+ALTER FUNCTION exo_private.normalise_predicate(raw text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION normalise_predicate(raw text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.normalise_predicate(raw text) IS 'Edge label of a predicate: upper snake case of its words (Latin accents folded, apostrophes dropped, other non-alphanumerics one _), at most 63 characters; RELATED_TO when nothing is left (null, punctuation, non-Latin script), RELATED_TO_ before one that starts with a digit.';
 
 --
 -- Name: plan_document(jsonb, text, jsonb, jsonb, date); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -1075,6 +1707,119 @@ ALTER FUNCTION exo_private.process_document(doc_id bigint) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.process_document(doc_id bigint) IS 'Route, band and chunk one extracted document from the text cache; enqueues embed and extract jobs.';
 
 --
+-- Name: project_entities(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.project_entities(ids bigint[]) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'ag_catalog', 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    grp record;
+    label_id int;
+    n int;
+    total int := 0;
+begin
+    -- Rows are gathered by one static query; each label then takes one short insert
+    -- (a dynamic statement is planned every time, so it is kept trivial).
+    for grp in
+        select e.workspace, e.type,
+               array_agg(e.id order by e.id) as entity_ids,
+               array_agg(pg_catalog.jsonb_build_object(
+                   'id', e.id, 'name', e.name, 'key', e.canonical_key, 'type', e.type,
+                   'generation', e.generation, 'is_owner', e.is_owner) order by e.id) as props
+        from exo_private.entities e
+        where e.id = any(ids)
+          and e.generation = (select max(g.generation) from exo_private.extraction_generations g
+                              where g.workspace = e.workspace)
+        group by e.workspace, e.type
+        order by e.workspace, e.type
+    loop
+        label_id := exo_private.ensure_label(exo_private.ensure_workspace_graph(grp.workspace), grp.type::text, 'v');
+        execute format($sql$
+            insert into %I.%I as v (id, properties)
+            select ag_catalog._graphid($1, u.id), u.props::text::ag_catalog.agtype
+            from unnest($2::bigint[], $3::jsonb[]) u(id, props)
+            on conflict (id) do update set properties = excluded.properties
+                where v.properties operator(ag_catalog.<>) excluded.properties
+        $sql$, exo_private.graph_name(grp.workspace), grp.type) using label_id, grp.entity_ids, grp.props;
+        get diagnostics n = row_count;
+        total := total + n;
+    end loop;
+    return total;
+end
+$_$;
+
+ALTER FUNCTION exo_private.project_entities(ids bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION project_entities(ids bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.project_entities(ids bigint[]) IS 'Project entities (of their workspace''s current generation) into the AGE graph as vertices labelled by type, graphid derived from the entity id, properties id, name, key, type, generation, is_owner; changed properties are updated. Returns vertices written.';
+
+--
+-- Name: project_relations(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.project_relations(ids bigint[]) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'ag_catalog', 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    grp record;
+    label_id int;
+    n int;
+    total int := 0;
+begin
+    -- Both ends first, so that no edge dangles (and their vertex labels exist).
+    perform exo_private.project_entities(array(
+        select unnest(array[r.subject_id, r.object_id]) from exo_private.relations r where r.id = any(ids)));
+    for grp in
+        select r.workspace, r.predicate,
+               array_agg(r.id order by r.id) as relation_ids,
+               array_agg(ag_catalog._graphid(sl.id, r.subject_id) order by r.id) as start_ids,
+               array_agg(ag_catalog._graphid(ol.id, r.object_id) order by r.id) as end_ids,
+               array_agg(pg_catalog.jsonb_build_object(
+                   'id', r.id, 'predicate_raw', r.predicate_raw, 'predicate', r.predicate,
+                   'window_id', r.window_id, 'document_id', r.document_id) order by r.id) as props
+        from exo_private.relations r
+        join exo_private.entities s on s.id = r.subject_id
+        join exo_private.entities o on o.id = r.object_id
+        join ag_catalog.ag_graph g on g.name = exo_private.graph_name(r.workspace)
+        join ag_catalog.ag_label sl on sl.graph = g.graphid and sl.name = s.type::text
+        join ag_catalog.ag_label ol on ol.graph = g.graphid and ol.name = o.type::text
+        where r.id = any(ids)
+          and r.generation = (select max(x.generation) from exo_private.extraction_generations x
+                              where x.workspace = r.workspace)
+        group by r.workspace, r.predicate
+        order by r.workspace, r.predicate
+    loop
+        label_id := exo_private.ensure_label(exo_private.graph_name(grp.workspace), grp.predicate, 'e');
+        execute format($sql$
+            insert into %1$I.%2$I (id, start_id, end_id, properties)
+            select ag_catalog._graphid($1, u.id), u.start_id, u.end_id, u.props::text::ag_catalog.agtype
+            from unnest($2::bigint[], $3::ag_catalog.graphid[], $4::ag_catalog.graphid[], $5::jsonb[])
+                 u(id, start_id, end_id, props)
+            where not exists (select 1 from %1$I.%2$I e where e.id = ag_catalog._graphid($1, u.id))
+        $sql$, exo_private.graph_name(grp.workspace), grp.predicate)
+        using label_id, grp.relation_ids, grp.start_ids, grp.end_ids, grp.props;
+        get diagnostics n = row_count;
+        total := total + n;
+    end loop;
+    return total;
+end
+$_$;
+
+ALTER FUNCTION exo_private.project_relations(ids bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION project_relations(ids bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.project_relations(ids bigint[]) IS 'Project relations (of their workspace''s current generation) into the AGE graph as edges subject -> object labelled by the normalised predicate, graphid derived from the relation id, properties id, predicate_raw, predicate, window_id, document_id; projects both ends first. Returns edges written.';
+
+--
 -- Name: rebuild(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -1110,6 +1855,57 @@ ALTER FUNCTION exo_private.rebuild(only_workspace text) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.rebuild(only_workspace text) IS 'Re-route, re-band and re-chunk documents from the text cache; returns how many were processed.';
+
+--
+-- Name: related_entities(bigint, integer, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer DEFAULT 2, p_per_node integer DEFAULT 50) RETURNS TABLE(entity_id bigint, depth integer, name text, type exo_private.entity_type)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- Level sets, not paths: UNION keeps one row per (entity, depth), and every node of a
+    -- frontier adds at most p_per_node neighbours (lowest ids first), so a hub of any
+    -- degree costs p_per_node rows per level.
+    with recursive walk (entity_id, depth) as (
+        select p_entity, 0
+        union
+        select nb.id, w.depth + 1
+        from walk w
+        cross join lateral (
+            select x.id
+            from (
+                (select r.object_id as id from exo_private.relations r
+                 where r.subject_id = w.entity_id order by r.object_id)
+                union all
+                (select r.subject_id from exo_private.relations r
+                 where r.object_id = w.entity_id order by r.subject_id)
+            ) x
+            where x.id <> w.entity_id
+            group by x.id
+            order by x.id
+            limit greatest(1, least(coalesce(p_per_node, 50), 1000))
+        ) nb
+        where w.depth < greatest(1, least(coalesce(p_max_depth, 2), 3))
+    )
+    select d.entity_id, d.depth, e.name, e.type
+    from (
+        select w.entity_id, min(w.depth)::int as depth
+        from walk w
+        where w.entity_id <> p_entity
+        group by w.entity_id
+    ) d
+    join exo_private.entities e on e.id = d.entity_id
+    order by d.depth, d.entity_id
+$$;
+
+ALTER FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION related_entities(p_entity bigint, p_max_depth integer, p_per_node integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer) IS 'Entities related to p_entity (either direction) within p_max_depth (clamped to 1..3) steps, each once at its smallest depth, the entity itself excluded; each node expands at most p_per_node (1..1000) neighbours, lowest ids first: a level-set walk that stays fast on hubs.';
 
 --
 -- Name: remark_charged(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -1234,6 +2030,136 @@ ALTER FUNCTION exo_private.review_document(doc_id bigint, decision text, target_
 COMMENT ON FUNCTION exo_private.review_document(doc_id bigint, decision text, target_workspace text) IS 'Quarantine review: approve (top candidate), reassign to a workspace, or reject (skipped).';
 
 --
+-- Name: seed_owner(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.seed_owner(workspaces text[]) RETURNS bigint[]
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    owner_name text;
+    owner_key text;
+    ids bigint[];
+begin
+    select p.display_name, p.entity_key into owner_name, owner_key
+    from exo_private.people p
+    where p.is_owner;
+    if owner_key is null then
+        return '{}'::bigint[];
+    end if;
+    -- A workspace without a generation gets generation 1 of model 'seed', which the first
+    -- extraction model claims (current_generation).
+    insert into exo_private.extraction_generations (workspace, generation, model)
+    select w.name, 1, 'seed'
+    from exo_private.workspaces w
+    where w.name = any(workspaces)
+      and not exists (select 1 from exo_private.extraction_generations g where g.workspace = w.name)
+    on conflict do nothing;
+    with upserted as (
+        insert into exo_private.entities as e (workspace, generation, type, canonical_key, name, is_owner)
+        select g.workspace, max(g.generation), 'Person'::exo_private.entity_type, owner_key, owner_name, true
+        from exo_private.extraction_generations g
+        where g.workspace = any(workspaces)
+        group by g.workspace
+        on conflict (workspace, generation, type, canonical_key)
+            do update set is_owner = true, name = excluded.name
+            where not e.is_owner or e.name <> excluded.name
+        returning e.id
+    )
+    select coalesce(array_agg(upserted.id), '{}') into ids from upserted;
+    return ids;
+end
+$$;
+
+ALTER FUNCTION exo_private.seed_owner(workspaces text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION seed_owner(workspaces text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.seed_owner(workspaces text[]) IS 'Make the owner''s Person entity (key people.entity_key) exist, is_owner, named as the owner, in the current generation of the given workspaces; returns the entities written. Projection is the caller''s.';
+
+--
+-- Name: set_embedding_model(text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.set_embedding_model(p_model text, p_dimensions integer) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    model int := exo_private.embedding_model_id(p_model, p_dimensions);
+    queued int;
+begin
+    update exo_private.settings s
+       set value = s.value || jsonb_build_object('model', p_model, 'dimensions', p_dimensions), updated_at = now()
+     where s.key = 'models.embeddings';
+    select count(*) into queued from (
+        select pgmq.send_batch('embed', array_agg(jsonb_build_object('chunk_id', c.id, 'workspace', c.workspace)))
+        from exo_private.chunks c
+        where not exists (select 1 from exo_private.chunk_embeddings e
+                          where e.workspace = c.workspace and e.chunk_id = c.id and e.model_id = model)
+        having count(*) > 0
+    ) sent;
+    perform exo_private.advance_stages(array(
+        select d.id from exo_private.documents d where d.stage in ('embedded', 'graphed')));
+    return queued;
+end
+$$;
+
+ALTER FUNCTION exo_private.set_embedding_model(p_model text, p_dimensions integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION set_embedding_model(p_model text, p_dimensions integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.set_embedding_model(p_model text, p_dimensions integer) IS 'Make another embedding model active: register it, queue every chunk without its vector, return how many were queued. Vectors of two models never share an index.';
+
+--
+-- Name: set_owner(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.set_owner(display_name text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    owner_key text := exo_private.canonical_key(display_name);
+    changed bigint[];
+begin
+    if owner_key is null then
+        raise exception 'the owner''s name must not be blank';
+    end if;
+    update exo_private.people p
+       set display_name = pg_catalog.btrim(set_owner.display_name), entity_key = owner_key
+     where p.is_owner;
+    if not found then
+        raise exception 'there is no owner person'
+            using hint = 'insert a row into exo_private.people with is_owner = true';
+    end if;
+    -- A renamed owner: their former entities are ordinary people now.
+    with demoted as (
+        update exo_private.entities e
+           set is_owner = false
+         where e.is_owner and e.canonical_key <> owner_key
+        returning e.id
+    )
+    select coalesce(array_agg(demoted.id), '{}') into changed from demoted;
+    changed := changed || exo_private.seed_owner(array(select w.name from exo_private.workspaces w));
+    perform exo_private.project_entities(changed);
+end
+$$;
+
+ALTER FUNCTION exo_private.set_owner(display_name text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION set_owner(display_name text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.set_owner(display_name text) IS 'Name the owner: people''s owner row gets display_name and entity_key; every workspace''s current generation gets an is_owner Person entity for that key (generation 1 of model ''seed'' where there is none), projected into its graph. Extractions naming the owner merge into it.';
+
+--
 -- Name: set_setting(text, jsonb, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -1261,6 +2187,45 @@ ALTER FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what t
 --
 
 COMMENT ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) IS 'Create or change a setting; a new one needs a description.';
+
+--
+-- Name: store_embeddings(text, integer, bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'public', 'pg_temp'
+    AS $$
+declare
+    model int := exo_private.embedding_model_id(p_model, p_dimensions);
+    stored int;
+begin
+    if cardinality(p_chunk_ids) <> cardinality(p_vectors) then
+        raise exception '% chunk ids but % vectors', cardinality(p_chunk_ids), cardinality(p_vectors);
+    end if;
+    if exists (select 1 from unnest(p_vectors) v where vector_dims(v::vector) <> p_dimensions) then
+        raise exception 'a vector does not have the % dimensions model % records', p_dimensions, p_model;
+    end if;
+    -- Chunks re-made since the job was queued are gone; their vectors are dropped.
+    insert into exo_private.chunk_embeddings (workspace, chunk_id, model_id, embedding)
+    select c.workspace, c.id, model, v.vec::vector
+    from unnest(p_chunk_ids, p_vectors) as v (chunk_id, vec)
+    join exo_private.chunks c on c.id = v.chunk_id
+    on conflict (workspace, model_id, chunk_id) do update set embedding = excluded.embedding, created_at = now();
+    get diagnostics stored = row_count;
+    perform exo_private.advance_stages(array(
+        select distinct c.document_id from exo_private.chunks c where c.id = any (p_chunk_ids)));
+    return stored;
+end
+$$;
+
+ALTER FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]) IS 'Store vectors of one model for chunks (dimensions checked); returns how many were stored.';
 
 --
 -- Name: undefer_subject(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -3893,6 +4858,83 @@ ALTER TABLE exo_private.chat_participants OWNER TO exo_owner;
 COMMENT ON TABLE exo_private.chat_participants IS 'Who took part in a conversation (every identity that sent a message in it).';
 
 --
+-- Name: chunk_embeddings; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.chunk_embeddings (
+    workspace text NOT NULL,
+    chunk_id bigint NOT NULL,
+    model_id integer NOT NULL,
+    embedding public.vector NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+)
+PARTITION BY LIST (workspace);
+
+ALTER TABLE exo_private.chunk_embeddings OWNER TO exo_owner;
+
+--
+-- Name: TABLE chunk_embeddings; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.chunk_embeddings IS 'One vector per chunk and embedding model; partitioned by workspace like the chunks.';
+
+--
+-- Name: chunk_embeddings_administrative; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.chunk_embeddings_administrative (
+    workspace text CONSTRAINT chunk_embeddings_workspace_not_null NOT NULL,
+    chunk_id bigint CONSTRAINT chunk_embeddings_chunk_id_not_null NOT NULL,
+    model_id integer CONSTRAINT chunk_embeddings_model_id_not_null NOT NULL,
+    embedding public.vector CONSTRAINT chunk_embeddings_embedding_not_null NOT NULL,
+    created_at timestamp with time zone DEFAULT now() CONSTRAINT chunk_embeddings_created_at_not_null NOT NULL
+);
+
+ALTER TABLE exo_private.chunk_embeddings_administrative OWNER TO exo_owner;
+
+--
+-- Name: chunk_embeddings_creative; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.chunk_embeddings_creative (
+    workspace text CONSTRAINT chunk_embeddings_workspace_not_null NOT NULL,
+    chunk_id bigint CONSTRAINT chunk_embeddings_chunk_id_not_null NOT NULL,
+    model_id integer CONSTRAINT chunk_embeddings_model_id_not_null NOT NULL,
+    embedding public.vector CONSTRAINT chunk_embeddings_embedding_not_null NOT NULL,
+    created_at timestamp with time zone DEFAULT now() CONSTRAINT chunk_embeddings_created_at_not_null NOT NULL
+);
+
+ALTER TABLE exo_private.chunk_embeddings_creative OWNER TO exo_owner;
+
+--
+-- Name: chunk_embeddings_personal; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.chunk_embeddings_personal (
+    workspace text CONSTRAINT chunk_embeddings_workspace_not_null NOT NULL,
+    chunk_id bigint CONSTRAINT chunk_embeddings_chunk_id_not_null NOT NULL,
+    model_id integer CONSTRAINT chunk_embeddings_model_id_not_null NOT NULL,
+    embedding public.vector CONSTRAINT chunk_embeddings_embedding_not_null NOT NULL,
+    created_at timestamp with time zone DEFAULT now() CONSTRAINT chunk_embeddings_created_at_not_null NOT NULL
+);
+
+ALTER TABLE exo_private.chunk_embeddings_personal OWNER TO exo_owner;
+
+--
+-- Name: chunk_embeddings_technical; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.chunk_embeddings_technical (
+    workspace text CONSTRAINT chunk_embeddings_workspace_not_null NOT NULL,
+    chunk_id bigint CONSTRAINT chunk_embeddings_chunk_id_not_null NOT NULL,
+    model_id integer CONSTRAINT chunk_embeddings_model_id_not_null NOT NULL,
+    embedding public.vector CONSTRAINT chunk_embeddings_embedding_not_null NOT NULL,
+    created_at timestamp with time zone DEFAULT now() CONSTRAINT chunk_embeddings_created_at_not_null NOT NULL
+);
+
+ALTER TABLE exo_private.chunk_embeddings_technical OWNER TO exo_owner;
+
+--
 -- Name: chunks; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -4094,6 +5136,95 @@ ALTER TABLE exo_private.documents ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTI
 );
 
 --
+-- Name: embedding_models; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.embedding_models (
+    id integer NOT NULL,
+    name text NOT NULL,
+    dimensions integer NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT embedding_models_dimensions_check CHECK (((dimensions >= 1) AND (dimensions <= 16000)))
+);
+
+ALTER TABLE exo_private.embedding_models OWNER TO exo_owner;
+
+--
+-- Name: TABLE embedding_models; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.embedding_models IS 'Every embedding model that produced vectors here; each gets its own HNSW indexes.';
+
+--
+-- Name: embedding_models_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.embedding_models ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.embedding_models_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: entities; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.entities (
+    id bigint NOT NULL,
+    workspace text NOT NULL,
+    generation integer NOT NULL,
+    type exo_private.entity_type NOT NULL,
+    canonical_key text NOT NULL,
+    name text NOT NULL,
+    is_owner boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT entities_canonical_key_check CHECK ((canonical_key <> ''::text))
+);
+
+ALTER TABLE exo_private.entities OWNER TO exo_owner;
+
+--
+-- Name: TABLE entities; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.entities IS 'Graph nodes. Identity is (workspace, type, canonical key) within a generation: one node per name per workspace, however many documents mention it.';
+
+--
+-- Name: entities_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.entities ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.entities_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: extraction_generations; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.extraction_generations (
+    workspace text NOT NULL,
+    generation integer NOT NULL,
+    model text NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE exo_private.extraction_generations OWNER TO exo_owner;
+
+--
+-- Name: TABLE extraction_generations; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.extraction_generations IS 'The extraction model behind each graph generation of a workspace; the newest is current.';
+
+--
 -- Name: extraction_windows; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -4104,7 +5235,10 @@ CREATE TABLE exo_private.extraction_windows (
     ordinal integer NOT NULL,
     body text NOT NULL,
     char_start integer NOT NULL,
-    char_end integer NOT NULL
+    char_end integer NOT NULL,
+    extracted_generation integer,
+    extracted_at timestamp with time zone,
+    extraction_stats jsonb
 );
 
 ALTER TABLE exo_private.extraction_windows OWNER TO exo_owner;
@@ -4114,6 +5248,12 @@ ALTER TABLE exo_private.extraction_windows OWNER TO exo_owner;
 --
 
 COMMENT ON TABLE exo_private.extraction_windows IS 'Large windows (6,000 characters, 400 overlap) for the graph extraction worker.';
+
+--
+-- Name: COLUMN extraction_windows.extraction_stats; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.extraction_windows.extraction_stats IS 'What the last extraction of this window gave: items kept and dropped (malformed, ungrounded, dangling).';
 
 --
 -- Name: extraction_windows_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
@@ -4162,6 +5302,61 @@ ALTER TABLE exo_private.ingest_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDEN
 );
 
 --
+-- Name: job_failures; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.job_failures (
+    id bigint NOT NULL,
+    queue text NOT NULL,
+    msg_id bigint NOT NULL,
+    target_id bigint,
+    error_class text NOT NULL,
+    message text NOT NULL,
+    failed_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE exo_private.job_failures OWNER TO exo_owner;
+
+--
+-- Name: TABLE job_failures; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.job_failures IS 'Jobs given up on: the chunk or window, the error class and message.';
+
+--
+-- Name: job_failures_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.job_failures ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.job_failures_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: mentions; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.mentions (
+    entity_id bigint NOT NULL,
+    window_id bigint NOT NULL,
+    document_id bigint NOT NULL,
+    chunk_id bigint,
+    surface text NOT NULL
+);
+
+ALTER TABLE exo_private.mentions OWNER TO exo_owner;
+
+--
+-- Name: TABLE mentions; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.mentions IS 'Where an entity was found: the extraction window, its document, and the chunk holding the name.';
+
+--
 -- Name: people; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -4170,6 +5365,7 @@ CREATE TABLE exo_private.people (
     display_name text NOT NULL,
     is_owner boolean DEFAULT false NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    entity_key text,
     CONSTRAINT people_display_name_check CHECK ((btrim(display_name) <> ''::text))
 );
 
@@ -4182,11 +5378,56 @@ ALTER TABLE exo_private.people OWNER TO exo_owner;
 COMMENT ON TABLE exo_private.people IS 'People behind chat identities. Exactly one row is the owner (the person whose corpus this is); their identities across sources all point at it.';
 
 --
+-- Name: COLUMN people.entity_key; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.people.entity_key IS 'Canonical key of the Person entity this person is in every workspace''s graph.';
+
+--
 -- Name: people_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
 --
 
 ALTER TABLE exo_private.people ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME exo_private.people_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: relations; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.relations (
+    id bigint NOT NULL,
+    workspace text NOT NULL,
+    generation integer NOT NULL,
+    subject_id bigint NOT NULL,
+    object_id bigint NOT NULL,
+    predicate_raw text NOT NULL,
+    predicate text NOT NULL,
+    window_id bigint NOT NULL,
+    document_id bigint NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT relations_predicate_check CHECK ((predicate ~ '^[A-Z][A-Z0-9_]{0,62}$'::text))
+);
+
+ALTER TABLE exo_private.relations OWNER TO exo_owner;
+
+--
+-- Name: TABLE relations; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.relations IS 'Subject-predicate-object triples from one window; predicate is the normalised label, predicate_raw what the model said.';
+
+--
+-- Name: relations_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.relations ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.relations_id_seq
     START WITH 1
     INCREMENT BY 1
     NO MINVALUE
@@ -4267,7 +5508,45 @@ ALTER TABLE exo_private.text_cache OWNER TO exo_owner;
 COMMENT ON TABLE exo_private.text_cache IS 'Extracted text keyed by content hash: each file''s text is extracted exactly once.';
 
 --
--- Name: _ag_label_edge; Type: TABLE; Schema: graph_administrative; Owner: postgres
+-- Name: workers; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.workers (
+    id bigint NOT NULL,
+    name text NOT NULL,
+    pid integer NOT NULL,
+    hostname text NOT NULL,
+    queues text[] NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    heartbeat_at timestamp with time zone DEFAULT now() NOT NULL,
+    stopped_at timestamp with time zone,
+    stop_reason text,
+    processed bigint DEFAULT 0 NOT NULL
+);
+
+ALTER TABLE exo_private.workers OWNER TO exo_owner;
+
+--
+-- Name: TABLE workers; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.workers IS 'Worker processes with heartbeats, for `exo status`.';
+
+--
+-- Name: workers_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.workers ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.workers_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: _ag_label_edge; Type: TABLE; Schema: graph_administrative; Owner: exo_owner
 --
 
 CREATE TABLE graph_administrative._ag_label_edge (
@@ -4277,10 +5556,10 @@ CREATE TABLE graph_administrative._ag_label_edge (
     properties ag_catalog.agtype DEFAULT ag_catalog.agtype_build_map() NOT NULL
 );
 
-ALTER TABLE graph_administrative._ag_label_edge OWNER TO postgres;
+ALTER TABLE graph_administrative._ag_label_edge OWNER TO exo_owner;
 
 --
--- Name: _ag_label_edge_id_seq; Type: SEQUENCE; Schema: graph_administrative; Owner: postgres
+-- Name: _ag_label_edge_id_seq; Type: SEQUENCE; Schema: graph_administrative; Owner: exo_owner
 --
 
 CREATE SEQUENCE graph_administrative._ag_label_edge_id_seq
@@ -4290,16 +5569,16 @@ CREATE SEQUENCE graph_administrative._ag_label_edge_id_seq
     MAXVALUE 281474976710655
     CACHE 1;
 
-ALTER SEQUENCE graph_administrative._ag_label_edge_id_seq OWNER TO postgres;
+ALTER SEQUENCE graph_administrative._ag_label_edge_id_seq OWNER TO exo_owner;
 
 --
--- Name: _ag_label_edge_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_administrative; Owner: postgres
+-- Name: _ag_label_edge_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_administrative; Owner: exo_owner
 --
 
 ALTER SEQUENCE graph_administrative._ag_label_edge_id_seq OWNED BY graph_administrative._ag_label_edge.id;
 
 --
--- Name: _ag_label_vertex; Type: TABLE; Schema: graph_administrative; Owner: postgres
+-- Name: _ag_label_vertex; Type: TABLE; Schema: graph_administrative; Owner: exo_owner
 --
 
 CREATE TABLE graph_administrative._ag_label_vertex (
@@ -4307,10 +5586,10 @@ CREATE TABLE graph_administrative._ag_label_vertex (
     properties ag_catalog.agtype DEFAULT ag_catalog.agtype_build_map() NOT NULL
 );
 
-ALTER TABLE graph_administrative._ag_label_vertex OWNER TO postgres;
+ALTER TABLE graph_administrative._ag_label_vertex OWNER TO exo_owner;
 
 --
--- Name: _ag_label_vertex_id_seq; Type: SEQUENCE; Schema: graph_administrative; Owner: postgres
+-- Name: _ag_label_vertex_id_seq; Type: SEQUENCE; Schema: graph_administrative; Owner: exo_owner
 --
 
 CREATE SEQUENCE graph_administrative._ag_label_vertex_id_seq
@@ -4320,16 +5599,16 @@ CREATE SEQUENCE graph_administrative._ag_label_vertex_id_seq
     MAXVALUE 281474976710655
     CACHE 1;
 
-ALTER SEQUENCE graph_administrative._ag_label_vertex_id_seq OWNER TO postgres;
+ALTER SEQUENCE graph_administrative._ag_label_vertex_id_seq OWNER TO exo_owner;
 
 --
--- Name: _ag_label_vertex_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_administrative; Owner: postgres
+-- Name: _ag_label_vertex_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_administrative; Owner: exo_owner
 --
 
 ALTER SEQUENCE graph_administrative._ag_label_vertex_id_seq OWNED BY graph_administrative._ag_label_vertex.id;
 
 --
--- Name: _label_id_seq; Type: SEQUENCE; Schema: graph_administrative; Owner: postgres
+-- Name: _label_id_seq; Type: SEQUENCE; Schema: graph_administrative; Owner: exo_owner
 --
 
 CREATE SEQUENCE graph_administrative._label_id_seq
@@ -4341,10 +5620,10 @@ CREATE SEQUENCE graph_administrative._label_id_seq
     CACHE 1
     CYCLE;
 
-ALTER SEQUENCE graph_administrative._label_id_seq OWNER TO postgres;
+ALTER SEQUENCE graph_administrative._label_id_seq OWNER TO exo_owner;
 
 --
--- Name: _ag_label_edge; Type: TABLE; Schema: graph_creative; Owner: postgres
+-- Name: _ag_label_edge; Type: TABLE; Schema: graph_creative; Owner: exo_owner
 --
 
 CREATE TABLE graph_creative._ag_label_edge (
@@ -4354,10 +5633,10 @@ CREATE TABLE graph_creative._ag_label_edge (
     properties ag_catalog.agtype DEFAULT ag_catalog.agtype_build_map() NOT NULL
 );
 
-ALTER TABLE graph_creative._ag_label_edge OWNER TO postgres;
+ALTER TABLE graph_creative._ag_label_edge OWNER TO exo_owner;
 
 --
--- Name: _ag_label_edge_id_seq; Type: SEQUENCE; Schema: graph_creative; Owner: postgres
+-- Name: _ag_label_edge_id_seq; Type: SEQUENCE; Schema: graph_creative; Owner: exo_owner
 --
 
 CREATE SEQUENCE graph_creative._ag_label_edge_id_seq
@@ -4367,16 +5646,16 @@ CREATE SEQUENCE graph_creative._ag_label_edge_id_seq
     MAXVALUE 281474976710655
     CACHE 1;
 
-ALTER SEQUENCE graph_creative._ag_label_edge_id_seq OWNER TO postgres;
+ALTER SEQUENCE graph_creative._ag_label_edge_id_seq OWNER TO exo_owner;
 
 --
--- Name: _ag_label_edge_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_creative; Owner: postgres
+-- Name: _ag_label_edge_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_creative; Owner: exo_owner
 --
 
 ALTER SEQUENCE graph_creative._ag_label_edge_id_seq OWNED BY graph_creative._ag_label_edge.id;
 
 --
--- Name: _ag_label_vertex; Type: TABLE; Schema: graph_creative; Owner: postgres
+-- Name: _ag_label_vertex; Type: TABLE; Schema: graph_creative; Owner: exo_owner
 --
 
 CREATE TABLE graph_creative._ag_label_vertex (
@@ -4384,10 +5663,10 @@ CREATE TABLE graph_creative._ag_label_vertex (
     properties ag_catalog.agtype DEFAULT ag_catalog.agtype_build_map() NOT NULL
 );
 
-ALTER TABLE graph_creative._ag_label_vertex OWNER TO postgres;
+ALTER TABLE graph_creative._ag_label_vertex OWNER TO exo_owner;
 
 --
--- Name: _ag_label_vertex_id_seq; Type: SEQUENCE; Schema: graph_creative; Owner: postgres
+-- Name: _ag_label_vertex_id_seq; Type: SEQUENCE; Schema: graph_creative; Owner: exo_owner
 --
 
 CREATE SEQUENCE graph_creative._ag_label_vertex_id_seq
@@ -4397,16 +5676,16 @@ CREATE SEQUENCE graph_creative._ag_label_vertex_id_seq
     MAXVALUE 281474976710655
     CACHE 1;
 
-ALTER SEQUENCE graph_creative._ag_label_vertex_id_seq OWNER TO postgres;
+ALTER SEQUENCE graph_creative._ag_label_vertex_id_seq OWNER TO exo_owner;
 
 --
--- Name: _ag_label_vertex_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_creative; Owner: postgres
+-- Name: _ag_label_vertex_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_creative; Owner: exo_owner
 --
 
 ALTER SEQUENCE graph_creative._ag_label_vertex_id_seq OWNED BY graph_creative._ag_label_vertex.id;
 
 --
--- Name: _label_id_seq; Type: SEQUENCE; Schema: graph_creative; Owner: postgres
+-- Name: _label_id_seq; Type: SEQUENCE; Schema: graph_creative; Owner: exo_owner
 --
 
 CREATE SEQUENCE graph_creative._label_id_seq
@@ -4418,10 +5697,10 @@ CREATE SEQUENCE graph_creative._label_id_seq
     CACHE 1
     CYCLE;
 
-ALTER SEQUENCE graph_creative._label_id_seq OWNER TO postgres;
+ALTER SEQUENCE graph_creative._label_id_seq OWNER TO exo_owner;
 
 --
--- Name: _ag_label_edge; Type: TABLE; Schema: graph_personal; Owner: postgres
+-- Name: _ag_label_edge; Type: TABLE; Schema: graph_personal; Owner: exo_owner
 --
 
 CREATE TABLE graph_personal._ag_label_edge (
@@ -4431,10 +5710,10 @@ CREATE TABLE graph_personal._ag_label_edge (
     properties ag_catalog.agtype DEFAULT ag_catalog.agtype_build_map() NOT NULL
 );
 
-ALTER TABLE graph_personal._ag_label_edge OWNER TO postgres;
+ALTER TABLE graph_personal._ag_label_edge OWNER TO exo_owner;
 
 --
--- Name: _ag_label_edge_id_seq; Type: SEQUENCE; Schema: graph_personal; Owner: postgres
+-- Name: _ag_label_edge_id_seq; Type: SEQUENCE; Schema: graph_personal; Owner: exo_owner
 --
 
 CREATE SEQUENCE graph_personal._ag_label_edge_id_seq
@@ -4444,16 +5723,16 @@ CREATE SEQUENCE graph_personal._ag_label_edge_id_seq
     MAXVALUE 281474976710655
     CACHE 1;
 
-ALTER SEQUENCE graph_personal._ag_label_edge_id_seq OWNER TO postgres;
+ALTER SEQUENCE graph_personal._ag_label_edge_id_seq OWNER TO exo_owner;
 
 --
--- Name: _ag_label_edge_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_personal; Owner: postgres
+-- Name: _ag_label_edge_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_personal; Owner: exo_owner
 --
 
 ALTER SEQUENCE graph_personal._ag_label_edge_id_seq OWNED BY graph_personal._ag_label_edge.id;
 
 --
--- Name: _ag_label_vertex; Type: TABLE; Schema: graph_personal; Owner: postgres
+-- Name: _ag_label_vertex; Type: TABLE; Schema: graph_personal; Owner: exo_owner
 --
 
 CREATE TABLE graph_personal._ag_label_vertex (
@@ -4461,10 +5740,10 @@ CREATE TABLE graph_personal._ag_label_vertex (
     properties ag_catalog.agtype DEFAULT ag_catalog.agtype_build_map() NOT NULL
 );
 
-ALTER TABLE graph_personal._ag_label_vertex OWNER TO postgres;
+ALTER TABLE graph_personal._ag_label_vertex OWNER TO exo_owner;
 
 --
--- Name: _ag_label_vertex_id_seq; Type: SEQUENCE; Schema: graph_personal; Owner: postgres
+-- Name: _ag_label_vertex_id_seq; Type: SEQUENCE; Schema: graph_personal; Owner: exo_owner
 --
 
 CREATE SEQUENCE graph_personal._ag_label_vertex_id_seq
@@ -4474,16 +5753,16 @@ CREATE SEQUENCE graph_personal._ag_label_vertex_id_seq
     MAXVALUE 281474976710655
     CACHE 1;
 
-ALTER SEQUENCE graph_personal._ag_label_vertex_id_seq OWNER TO postgres;
+ALTER SEQUENCE graph_personal._ag_label_vertex_id_seq OWNER TO exo_owner;
 
 --
--- Name: _ag_label_vertex_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_personal; Owner: postgres
+-- Name: _ag_label_vertex_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_personal; Owner: exo_owner
 --
 
 ALTER SEQUENCE graph_personal._ag_label_vertex_id_seq OWNED BY graph_personal._ag_label_vertex.id;
 
 --
--- Name: _label_id_seq; Type: SEQUENCE; Schema: graph_personal; Owner: postgres
+-- Name: _label_id_seq; Type: SEQUENCE; Schema: graph_personal; Owner: exo_owner
 --
 
 CREATE SEQUENCE graph_personal._label_id_seq
@@ -4495,10 +5774,10 @@ CREATE SEQUENCE graph_personal._label_id_seq
     CACHE 1
     CYCLE;
 
-ALTER SEQUENCE graph_personal._label_id_seq OWNER TO postgres;
+ALTER SEQUENCE graph_personal._label_id_seq OWNER TO exo_owner;
 
 --
--- Name: _ag_label_edge; Type: TABLE; Schema: graph_technical; Owner: postgres
+-- Name: _ag_label_edge; Type: TABLE; Schema: graph_technical; Owner: exo_owner
 --
 
 CREATE TABLE graph_technical._ag_label_edge (
@@ -4508,10 +5787,10 @@ CREATE TABLE graph_technical._ag_label_edge (
     properties ag_catalog.agtype DEFAULT ag_catalog.agtype_build_map() NOT NULL
 );
 
-ALTER TABLE graph_technical._ag_label_edge OWNER TO postgres;
+ALTER TABLE graph_technical._ag_label_edge OWNER TO exo_owner;
 
 --
--- Name: _ag_label_edge_id_seq; Type: SEQUENCE; Schema: graph_technical; Owner: postgres
+-- Name: _ag_label_edge_id_seq; Type: SEQUENCE; Schema: graph_technical; Owner: exo_owner
 --
 
 CREATE SEQUENCE graph_technical._ag_label_edge_id_seq
@@ -4521,16 +5800,16 @@ CREATE SEQUENCE graph_technical._ag_label_edge_id_seq
     MAXVALUE 281474976710655
     CACHE 1;
 
-ALTER SEQUENCE graph_technical._ag_label_edge_id_seq OWNER TO postgres;
+ALTER SEQUENCE graph_technical._ag_label_edge_id_seq OWNER TO exo_owner;
 
 --
--- Name: _ag_label_edge_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_technical; Owner: postgres
+-- Name: _ag_label_edge_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_technical; Owner: exo_owner
 --
 
 ALTER SEQUENCE graph_technical._ag_label_edge_id_seq OWNED BY graph_technical._ag_label_edge.id;
 
 --
--- Name: _ag_label_vertex; Type: TABLE; Schema: graph_technical; Owner: postgres
+-- Name: _ag_label_vertex; Type: TABLE; Schema: graph_technical; Owner: exo_owner
 --
 
 CREATE TABLE graph_technical._ag_label_vertex (
@@ -4538,10 +5817,10 @@ CREATE TABLE graph_technical._ag_label_vertex (
     properties ag_catalog.agtype DEFAULT ag_catalog.agtype_build_map() NOT NULL
 );
 
-ALTER TABLE graph_technical._ag_label_vertex OWNER TO postgres;
+ALTER TABLE graph_technical._ag_label_vertex OWNER TO exo_owner;
 
 --
--- Name: _ag_label_vertex_id_seq; Type: SEQUENCE; Schema: graph_technical; Owner: postgres
+-- Name: _ag_label_vertex_id_seq; Type: SEQUENCE; Schema: graph_technical; Owner: exo_owner
 --
 
 CREATE SEQUENCE graph_technical._ag_label_vertex_id_seq
@@ -4551,16 +5830,16 @@ CREATE SEQUENCE graph_technical._ag_label_vertex_id_seq
     MAXVALUE 281474976710655
     CACHE 1;
 
-ALTER SEQUENCE graph_technical._ag_label_vertex_id_seq OWNER TO postgres;
+ALTER SEQUENCE graph_technical._ag_label_vertex_id_seq OWNER TO exo_owner;
 
 --
--- Name: _ag_label_vertex_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_technical; Owner: postgres
+-- Name: _ag_label_vertex_id_seq; Type: SEQUENCE OWNED BY; Schema: graph_technical; Owner: exo_owner
 --
 
 ALTER SEQUENCE graph_technical._ag_label_vertex_id_seq OWNED BY graph_technical._ag_label_vertex.id;
 
 --
--- Name: _label_id_seq; Type: SEQUENCE; Schema: graph_technical; Owner: postgres
+-- Name: _label_id_seq; Type: SEQUENCE; Schema: graph_technical; Owner: exo_owner
 --
 
 CREATE SEQUENCE graph_technical._label_id_seq
@@ -4572,7 +5851,24 @@ CREATE SEQUENCE graph_technical._label_id_seq
     CACHE 1
     CYCLE;
 
-ALTER SEQUENCE graph_technical._label_id_seq OWNER TO postgres;
+ALTER SEQUENCE graph_technical._label_id_seq OWNER TO exo_owner;
+
+--
+-- Name: a_dead_letter; Type: TABLE; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE TABLE pgmq.a_dead_letter (
+    msg_id bigint NOT NULL,
+    read_ct integer DEFAULT 0 NOT NULL,
+    enqueued_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_read_at timestamp with time zone,
+    archived_at timestamp with time zone DEFAULT now() NOT NULL,
+    vt timestamp with time zone NOT NULL,
+    message jsonb,
+    headers jsonb
+);
+
+ALTER TABLE pgmq.a_dead_letter OWNER TO exo_owner;
 
 --
 -- Name: a_embed; Type: TABLE; Schema: pgmq; Owner: exo_owner
@@ -4632,6 +5928,35 @@ CREATE UNLOGGED TABLE pgmq.notify_insert_throttle (
 );
 
 ALTER TABLE pgmq.notify_insert_throttle OWNER TO exo_owner;
+
+--
+-- Name: q_dead_letter; Type: TABLE; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE TABLE pgmq.q_dead_letter (
+    msg_id bigint NOT NULL,
+    read_ct integer DEFAULT 0 NOT NULL,
+    enqueued_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_read_at timestamp with time zone,
+    vt timestamp with time zone NOT NULL,
+    message jsonb,
+    headers jsonb
+);
+
+ALTER TABLE pgmq.q_dead_letter OWNER TO exo_owner;
+
+--
+-- Name: q_dead_letter_msg_id_seq; Type: SEQUENCE; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE pgmq.q_dead_letter ALTER COLUMN msg_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME pgmq.q_dead_letter_msg_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
 
 --
 -- Name: q_embed; Type: TABLE; Schema: pgmq; Owner: exo_owner
@@ -4705,6 +6030,30 @@ CREATE TABLE pgmq.topic_bindings (
 ALTER TABLE pgmq.topic_bindings OWNER TO exo_owner;
 
 --
+-- Name: chunk_embeddings_administrative; Type: TABLE ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunk_embeddings ATTACH PARTITION exo_private.chunk_embeddings_administrative FOR VALUES IN ('administrative');
+
+--
+-- Name: chunk_embeddings_creative; Type: TABLE ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunk_embeddings ATTACH PARTITION exo_private.chunk_embeddings_creative FOR VALUES IN ('creative');
+
+--
+-- Name: chunk_embeddings_personal; Type: TABLE ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunk_embeddings ATTACH PARTITION exo_private.chunk_embeddings_personal FOR VALUES IN ('personal');
+
+--
+-- Name: chunk_embeddings_technical; Type: TABLE ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunk_embeddings ATTACH PARTITION exo_private.chunk_embeddings_technical FOR VALUES IN ('technical');
+
+--
 -- Name: chunks_administrative; Type: TABLE ATTACH; Schema: exo_private; Owner: exo_owner
 --
 
@@ -4729,49 +6078,49 @@ ALTER TABLE ONLY exo_private.chunks ATTACH PARTITION exo_private.chunks_personal
 ALTER TABLE ONLY exo_private.chunks ATTACH PARTITION exo_private.chunks_technical FOR VALUES IN ('technical');
 
 --
--- Name: _ag_label_edge id; Type: DEFAULT; Schema: graph_administrative; Owner: postgres
+-- Name: _ag_label_edge id; Type: DEFAULT; Schema: graph_administrative; Owner: exo_owner
 --
 
 ALTER TABLE ONLY graph_administrative._ag_label_edge ALTER COLUMN id SET DEFAULT ag_catalog._graphid((ag_catalog._label_id('graph_administrative'::name, '_ag_label_edge'::name))::integer, nextval('graph_administrative._ag_label_edge_id_seq'::regclass));
 
 --
--- Name: _ag_label_vertex id; Type: DEFAULT; Schema: graph_administrative; Owner: postgres
+-- Name: _ag_label_vertex id; Type: DEFAULT; Schema: graph_administrative; Owner: exo_owner
 --
 
 ALTER TABLE ONLY graph_administrative._ag_label_vertex ALTER COLUMN id SET DEFAULT ag_catalog._graphid((ag_catalog._label_id('graph_administrative'::name, '_ag_label_vertex'::name))::integer, nextval('graph_administrative._ag_label_vertex_id_seq'::regclass));
 
 --
--- Name: _ag_label_edge id; Type: DEFAULT; Schema: graph_creative; Owner: postgres
+-- Name: _ag_label_edge id; Type: DEFAULT; Schema: graph_creative; Owner: exo_owner
 --
 
 ALTER TABLE ONLY graph_creative._ag_label_edge ALTER COLUMN id SET DEFAULT ag_catalog._graphid((ag_catalog._label_id('graph_creative'::name, '_ag_label_edge'::name))::integer, nextval('graph_creative._ag_label_edge_id_seq'::regclass));
 
 --
--- Name: _ag_label_vertex id; Type: DEFAULT; Schema: graph_creative; Owner: postgres
+-- Name: _ag_label_vertex id; Type: DEFAULT; Schema: graph_creative; Owner: exo_owner
 --
 
 ALTER TABLE ONLY graph_creative._ag_label_vertex ALTER COLUMN id SET DEFAULT ag_catalog._graphid((ag_catalog._label_id('graph_creative'::name, '_ag_label_vertex'::name))::integer, nextval('graph_creative._ag_label_vertex_id_seq'::regclass));
 
 --
--- Name: _ag_label_edge id; Type: DEFAULT; Schema: graph_personal; Owner: postgres
+-- Name: _ag_label_edge id; Type: DEFAULT; Schema: graph_personal; Owner: exo_owner
 --
 
 ALTER TABLE ONLY graph_personal._ag_label_edge ALTER COLUMN id SET DEFAULT ag_catalog._graphid((ag_catalog._label_id('graph_personal'::name, '_ag_label_edge'::name))::integer, nextval('graph_personal._ag_label_edge_id_seq'::regclass));
 
 --
--- Name: _ag_label_vertex id; Type: DEFAULT; Schema: graph_personal; Owner: postgres
+-- Name: _ag_label_vertex id; Type: DEFAULT; Schema: graph_personal; Owner: exo_owner
 --
 
 ALTER TABLE ONLY graph_personal._ag_label_vertex ALTER COLUMN id SET DEFAULT ag_catalog._graphid((ag_catalog._label_id('graph_personal'::name, '_ag_label_vertex'::name))::integer, nextval('graph_personal._ag_label_vertex_id_seq'::regclass));
 
 --
--- Name: _ag_label_edge id; Type: DEFAULT; Schema: graph_technical; Owner: postgres
+-- Name: _ag_label_edge id; Type: DEFAULT; Schema: graph_technical; Owner: exo_owner
 --
 
 ALTER TABLE ONLY graph_technical._ag_label_edge ALTER COLUMN id SET DEFAULT ag_catalog._graphid((ag_catalog._label_id('graph_technical'::name, '_ag_label_edge'::name))::integer, nextval('graph_technical._ag_label_edge_id_seq'::regclass));
 
 --
--- Name: _ag_label_vertex id; Type: DEFAULT; Schema: graph_technical; Owner: postgres
+-- Name: _ag_label_vertex id; Type: DEFAULT; Schema: graph_technical; Owner: exo_owner
 --
 
 ALTER TABLE ONLY graph_technical._ag_label_vertex ALTER COLUMN id SET DEFAULT ag_catalog._graphid((ag_catalog._label_id('graph_technical'::name, '_ag_label_vertex'::name))::integer, nextval('graph_technical._ag_label_vertex_id_seq'::regclass));
@@ -4824,6 +6173,41 @@ ALTER TABLE ONLY exo_private.chat_messages
 
 ALTER TABLE ONLY exo_private.chat_participants
     ADD CONSTRAINT chat_participants_pkey PRIMARY KEY (conversation_id, identity_id);
+
+--
+-- Name: chunk_embeddings chunk_embeddings_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunk_embeddings
+    ADD CONSTRAINT chunk_embeddings_pkey PRIMARY KEY (workspace, model_id, chunk_id);
+
+--
+-- Name: chunk_embeddings_administrative chunk_embeddings_administrative_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunk_embeddings_administrative
+    ADD CONSTRAINT chunk_embeddings_administrative_pkey PRIMARY KEY (workspace, model_id, chunk_id);
+
+--
+-- Name: chunk_embeddings_creative chunk_embeddings_creative_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunk_embeddings_creative
+    ADD CONSTRAINT chunk_embeddings_creative_pkey PRIMARY KEY (workspace, model_id, chunk_id);
+
+--
+-- Name: chunk_embeddings_personal chunk_embeddings_personal_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunk_embeddings_personal
+    ADD CONSTRAINT chunk_embeddings_personal_pkey PRIMARY KEY (workspace, model_id, chunk_id);
+
+--
+-- Name: chunk_embeddings_technical chunk_embeddings_technical_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chunk_embeddings_technical
+    ADD CONSTRAINT chunk_embeddings_technical_pkey PRIMARY KEY (workspace, model_id, chunk_id);
 
 --
 -- Name: chunks chunks_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -4931,6 +6315,41 @@ ALTER TABLE ONLY exo_private.documents
     ADD CONSTRAINT documents_source_id_path_key UNIQUE (source_id, path);
 
 --
+-- Name: embedding_models embedding_models_name_dimensions_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.embedding_models
+    ADD CONSTRAINT embedding_models_name_dimensions_key UNIQUE (name, dimensions);
+
+--
+-- Name: embedding_models embedding_models_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.embedding_models
+    ADD CONSTRAINT embedding_models_pkey PRIMARY KEY (id);
+
+--
+-- Name: entities entities_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.entities
+    ADD CONSTRAINT entities_pkey PRIMARY KEY (id);
+
+--
+-- Name: entities entities_workspace_generation_type_canonical_key_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.entities
+    ADD CONSTRAINT entities_workspace_generation_type_canonical_key_key UNIQUE (workspace, generation, type, canonical_key);
+
+--
+-- Name: extraction_generations extraction_generations_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.extraction_generations
+    ADD CONSTRAINT extraction_generations_pkey PRIMARY KEY (workspace, generation);
+
+--
 -- Name: extraction_windows extraction_windows_document_id_ordinal_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -4952,11 +6371,39 @@ ALTER TABLE ONLY exo_private.ingest_runs
     ADD CONSTRAINT ingest_runs_pkey PRIMARY KEY (id);
 
 --
+-- Name: job_failures job_failures_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.job_failures
+    ADD CONSTRAINT job_failures_pkey PRIMARY KEY (id);
+
+--
+-- Name: mentions mentions_entity_id_window_id_chunk_id_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.mentions
+    ADD CONSTRAINT mentions_entity_id_window_id_chunk_id_key UNIQUE NULLS NOT DISTINCT (entity_id, window_id, chunk_id);
+
+--
 -- Name: people people_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
 ALTER TABLE ONLY exo_private.people
     ADD CONSTRAINT people_pkey PRIMARY KEY (id);
+
+--
+-- Name: relations relations_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.relations
+    ADD CONSTRAINT relations_pkey PRIMARY KEY (id);
+
+--
+-- Name: relations relations_subject_id_predicate_object_id_window_id_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.relations
+    ADD CONSTRAINT relations_subject_id_predicate_object_id_window_id_key UNIQUE (subject_id, predicate, object_id, window_id);
 
 --
 -- Name: schema_migrations schema_migrations_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -4994,6 +6441,13 @@ ALTER TABLE ONLY exo_private.text_cache
     ADD CONSTRAINT text_cache_pkey PRIMARY KEY (sha256);
 
 --
+-- Name: workers workers_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.workers
+    ADD CONSTRAINT workers_pkey PRIMARY KEY (id);
+
+--
 -- Name: workspaces workspaces_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -5001,60 +6455,67 @@ ALTER TABLE ONLY exo_private.workspaces
     ADD CONSTRAINT workspaces_pkey PRIMARY KEY (name);
 
 --
--- Name: _ag_label_edge _ag_label_edge_pkey; Type: CONSTRAINT; Schema: graph_administrative; Owner: postgres
+-- Name: _ag_label_edge _ag_label_edge_pkey; Type: CONSTRAINT; Schema: graph_administrative; Owner: exo_owner
 --
 
 ALTER TABLE ONLY graph_administrative._ag_label_edge
     ADD CONSTRAINT _ag_label_edge_pkey PRIMARY KEY (id);
 
 --
--- Name: _ag_label_vertex _ag_label_vertex_pkey; Type: CONSTRAINT; Schema: graph_administrative; Owner: postgres
+-- Name: _ag_label_vertex _ag_label_vertex_pkey; Type: CONSTRAINT; Schema: graph_administrative; Owner: exo_owner
 --
 
 ALTER TABLE ONLY graph_administrative._ag_label_vertex
     ADD CONSTRAINT _ag_label_vertex_pkey PRIMARY KEY (id);
 
 --
--- Name: _ag_label_edge _ag_label_edge_pkey; Type: CONSTRAINT; Schema: graph_creative; Owner: postgres
+-- Name: _ag_label_edge _ag_label_edge_pkey; Type: CONSTRAINT; Schema: graph_creative; Owner: exo_owner
 --
 
 ALTER TABLE ONLY graph_creative._ag_label_edge
     ADD CONSTRAINT _ag_label_edge_pkey PRIMARY KEY (id);
 
 --
--- Name: _ag_label_vertex _ag_label_vertex_pkey; Type: CONSTRAINT; Schema: graph_creative; Owner: postgres
+-- Name: _ag_label_vertex _ag_label_vertex_pkey; Type: CONSTRAINT; Schema: graph_creative; Owner: exo_owner
 --
 
 ALTER TABLE ONLY graph_creative._ag_label_vertex
     ADD CONSTRAINT _ag_label_vertex_pkey PRIMARY KEY (id);
 
 --
--- Name: _ag_label_edge _ag_label_edge_pkey; Type: CONSTRAINT; Schema: graph_personal; Owner: postgres
+-- Name: _ag_label_edge _ag_label_edge_pkey; Type: CONSTRAINT; Schema: graph_personal; Owner: exo_owner
 --
 
 ALTER TABLE ONLY graph_personal._ag_label_edge
     ADD CONSTRAINT _ag_label_edge_pkey PRIMARY KEY (id);
 
 --
--- Name: _ag_label_vertex _ag_label_vertex_pkey; Type: CONSTRAINT; Schema: graph_personal; Owner: postgres
+-- Name: _ag_label_vertex _ag_label_vertex_pkey; Type: CONSTRAINT; Schema: graph_personal; Owner: exo_owner
 --
 
 ALTER TABLE ONLY graph_personal._ag_label_vertex
     ADD CONSTRAINT _ag_label_vertex_pkey PRIMARY KEY (id);
 
 --
--- Name: _ag_label_edge _ag_label_edge_pkey; Type: CONSTRAINT; Schema: graph_technical; Owner: postgres
+-- Name: _ag_label_edge _ag_label_edge_pkey; Type: CONSTRAINT; Schema: graph_technical; Owner: exo_owner
 --
 
 ALTER TABLE ONLY graph_technical._ag_label_edge
     ADD CONSTRAINT _ag_label_edge_pkey PRIMARY KEY (id);
 
 --
--- Name: _ag_label_vertex _ag_label_vertex_pkey; Type: CONSTRAINT; Schema: graph_technical; Owner: postgres
+-- Name: _ag_label_vertex _ag_label_vertex_pkey; Type: CONSTRAINT; Schema: graph_technical; Owner: exo_owner
 --
 
 ALTER TABLE ONLY graph_technical._ag_label_vertex
     ADD CONSTRAINT _ag_label_vertex_pkey PRIMARY KEY (id);
+
+--
+-- Name: a_dead_letter a_dead_letter_pkey; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE ONLY pgmq.a_dead_letter
+    ADD CONSTRAINT a_dead_letter_pkey PRIMARY KEY (msg_id);
 
 --
 -- Name: a_embed a_embed_pkey; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
@@ -5083,6 +6544,13 @@ ALTER TABLE ONLY pgmq.meta
 
 ALTER TABLE ONLY pgmq.notify_insert_throttle
     ADD CONSTRAINT notify_insert_throttle_queue_name_key UNIQUE (queue_name);
+
+--
+-- Name: q_dead_letter q_dead_letter_pkey; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE ONLY pgmq.q_dead_letter
+    ADD CONSTRAINT q_dead_letter_pkey PRIMARY KEY (msg_id);
 
 --
 -- Name: q_embed q_embed_pkey; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
@@ -5208,58 +6676,100 @@ CREATE INDEX documents_stage_idx ON exo_private.documents USING btree (stage);
 CREATE INDEX documents_workspace_idx ON exo_private.documents USING btree (workspace);
 
 --
+-- Name: entities_key_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX entities_key_idx ON exo_private.entities USING btree (canonical_key);
+
+--
+-- Name: job_failures_target_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX job_failures_target_idx ON exo_private.job_failures USING btree (queue, target_id);
+
+--
+-- Name: mentions_chunk_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX mentions_chunk_idx ON exo_private.mentions USING btree (chunk_id);
+
+--
+-- Name: mentions_document_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX mentions_document_idx ON exo_private.mentions USING btree (document_id);
+
+--
 -- Name: people_one_owner; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
 CREATE UNIQUE INDEX people_one_owner ON exo_private.people USING btree (is_owner) WHERE is_owner;
 
 --
--- Name: _ag_label_edge_end_id_idx; Type: INDEX; Schema: graph_administrative; Owner: postgres
+-- Name: relations_object_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX relations_object_idx ON exo_private.relations USING btree (object_id, subject_id);
+
+--
+-- Name: relations_subject_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX relations_subject_idx ON exo_private.relations USING btree (subject_id, object_id);
+
+--
+-- Name: _ag_label_edge_end_id_idx; Type: INDEX; Schema: graph_administrative; Owner: exo_owner
 --
 
 CREATE INDEX _ag_label_edge_end_id_idx ON graph_administrative._ag_label_edge USING btree (end_id);
 
 --
--- Name: _ag_label_edge_start_id_idx; Type: INDEX; Schema: graph_administrative; Owner: postgres
+-- Name: _ag_label_edge_start_id_idx; Type: INDEX; Schema: graph_administrative; Owner: exo_owner
 --
 
 CREATE INDEX _ag_label_edge_start_id_idx ON graph_administrative._ag_label_edge USING btree (start_id);
 
 --
--- Name: _ag_label_edge_end_id_idx; Type: INDEX; Schema: graph_creative; Owner: postgres
+-- Name: _ag_label_edge_end_id_idx; Type: INDEX; Schema: graph_creative; Owner: exo_owner
 --
 
 CREATE INDEX _ag_label_edge_end_id_idx ON graph_creative._ag_label_edge USING btree (end_id);
 
 --
--- Name: _ag_label_edge_start_id_idx; Type: INDEX; Schema: graph_creative; Owner: postgres
+-- Name: _ag_label_edge_start_id_idx; Type: INDEX; Schema: graph_creative; Owner: exo_owner
 --
 
 CREATE INDEX _ag_label_edge_start_id_idx ON graph_creative._ag_label_edge USING btree (start_id);
 
 --
--- Name: _ag_label_edge_end_id_idx; Type: INDEX; Schema: graph_personal; Owner: postgres
+-- Name: _ag_label_edge_end_id_idx; Type: INDEX; Schema: graph_personal; Owner: exo_owner
 --
 
 CREATE INDEX _ag_label_edge_end_id_idx ON graph_personal._ag_label_edge USING btree (end_id);
 
 --
--- Name: _ag_label_edge_start_id_idx; Type: INDEX; Schema: graph_personal; Owner: postgres
+-- Name: _ag_label_edge_start_id_idx; Type: INDEX; Schema: graph_personal; Owner: exo_owner
 --
 
 CREATE INDEX _ag_label_edge_start_id_idx ON graph_personal._ag_label_edge USING btree (start_id);
 
 --
--- Name: _ag_label_edge_end_id_idx; Type: INDEX; Schema: graph_technical; Owner: postgres
+-- Name: _ag_label_edge_end_id_idx; Type: INDEX; Schema: graph_technical; Owner: exo_owner
 --
 
 CREATE INDEX _ag_label_edge_end_id_idx ON graph_technical._ag_label_edge USING btree (end_id);
 
 --
--- Name: _ag_label_edge_start_id_idx; Type: INDEX; Schema: graph_technical; Owner: postgres
+-- Name: _ag_label_edge_start_id_idx; Type: INDEX; Schema: graph_technical; Owner: exo_owner
 --
 
 CREATE INDEX _ag_label_edge_start_id_idx ON graph_technical._ag_label_edge USING btree (start_id);
+
+--
+-- Name: archived_at_idx_dead_letter; Type: INDEX; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE INDEX archived_at_idx_dead_letter ON pgmq.a_dead_letter USING btree (archived_at);
 
 --
 -- Name: archived_at_idx_embed; Type: INDEX; Schema: pgmq; Owner: exo_owner
@@ -5286,6 +6796,12 @@ CREATE INDEX idx_notify_throttle_active ON pgmq.notify_insert_throttle USING btr
 CREATE INDEX idx_topic_bindings_covering ON pgmq.topic_bindings USING btree (pattern) INCLUDE (queue_name, compiled_regex);
 
 --
+-- Name: q_dead_letter_vt_idx; Type: INDEX; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE INDEX q_dead_letter_vt_idx ON pgmq.q_dead_letter USING btree (vt);
+
+--
 -- Name: q_embed_vt_idx; Type: INDEX; Schema: pgmq; Owner: exo_owner
 --
 
@@ -5296,6 +6812,30 @@ CREATE INDEX q_embed_vt_idx ON pgmq.q_embed USING btree (vt);
 --
 
 CREATE INDEX q_extract_vt_idx ON pgmq.q_extract USING btree (vt);
+
+--
+-- Name: chunk_embeddings_administrative_pkey; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunk_embeddings_pkey ATTACH PARTITION exo_private.chunk_embeddings_administrative_pkey;
+
+--
+-- Name: chunk_embeddings_creative_pkey; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunk_embeddings_pkey ATTACH PARTITION exo_private.chunk_embeddings_creative_pkey;
+
+--
+-- Name: chunk_embeddings_personal_pkey; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunk_embeddings_pkey ATTACH PARTITION exo_private.chunk_embeddings_personal_pkey;
+
+--
+-- Name: chunk_embeddings_technical_pkey; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunk_embeddings_pkey ATTACH PARTITION exo_private.chunk_embeddings_technical_pkey;
 
 --
 -- Name: chunks_administrative_pkey; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
@@ -5352,49 +6892,49 @@ ALTER INDEX exo_private.chunks_workspace_document_id_ordinal_key ATTACH PARTITIO
 CREATE TRIGGER provision_workspace AFTER INSERT ON exo_private.workspaces FOR EACH ROW EXECUTE FUNCTION exo_private.workspace_created();
 
 --
--- Name: _ag_label_edge _age_cache_invalidate; Type: TRIGGER; Schema: graph_administrative; Owner: postgres
+-- Name: _ag_label_edge _age_cache_invalidate; Type: TRIGGER; Schema: graph_administrative; Owner: exo_owner
 --
 
 CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON graph_administrative._ag_label_edge FOR EACH STATEMENT EXECUTE FUNCTION ag_catalog.age_invalidate_graph_cache();
 
 --
--- Name: _ag_label_vertex _age_cache_invalidate; Type: TRIGGER; Schema: graph_administrative; Owner: postgres
+-- Name: _ag_label_vertex _age_cache_invalidate; Type: TRIGGER; Schema: graph_administrative; Owner: exo_owner
 --
 
 CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON graph_administrative._ag_label_vertex FOR EACH STATEMENT EXECUTE FUNCTION ag_catalog.age_invalidate_graph_cache();
 
 --
--- Name: _ag_label_edge _age_cache_invalidate; Type: TRIGGER; Schema: graph_creative; Owner: postgres
+-- Name: _ag_label_edge _age_cache_invalidate; Type: TRIGGER; Schema: graph_creative; Owner: exo_owner
 --
 
 CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON graph_creative._ag_label_edge FOR EACH STATEMENT EXECUTE FUNCTION ag_catalog.age_invalidate_graph_cache();
 
 --
--- Name: _ag_label_vertex _age_cache_invalidate; Type: TRIGGER; Schema: graph_creative; Owner: postgres
+-- Name: _ag_label_vertex _age_cache_invalidate; Type: TRIGGER; Schema: graph_creative; Owner: exo_owner
 --
 
 CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON graph_creative._ag_label_vertex FOR EACH STATEMENT EXECUTE FUNCTION ag_catalog.age_invalidate_graph_cache();
 
 --
--- Name: _ag_label_edge _age_cache_invalidate; Type: TRIGGER; Schema: graph_personal; Owner: postgres
+-- Name: _ag_label_edge _age_cache_invalidate; Type: TRIGGER; Schema: graph_personal; Owner: exo_owner
 --
 
 CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON graph_personal._ag_label_edge FOR EACH STATEMENT EXECUTE FUNCTION ag_catalog.age_invalidate_graph_cache();
 
 --
--- Name: _ag_label_vertex _age_cache_invalidate; Type: TRIGGER; Schema: graph_personal; Owner: postgres
+-- Name: _ag_label_vertex _age_cache_invalidate; Type: TRIGGER; Schema: graph_personal; Owner: exo_owner
 --
 
 CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON graph_personal._ag_label_vertex FOR EACH STATEMENT EXECUTE FUNCTION ag_catalog.age_invalidate_graph_cache();
 
 --
--- Name: _ag_label_edge _age_cache_invalidate; Type: TRIGGER; Schema: graph_technical; Owner: postgres
+-- Name: _ag_label_edge _age_cache_invalidate; Type: TRIGGER; Schema: graph_technical; Owner: exo_owner
 --
 
 CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON graph_technical._ag_label_edge FOR EACH STATEMENT EXECUTE FUNCTION ag_catalog.age_invalidate_graph_cache();
 
 --
--- Name: _ag_label_vertex _age_cache_invalidate; Type: TRIGGER; Schema: graph_technical; Owner: postgres
+-- Name: _ag_label_vertex _age_cache_invalidate; Type: TRIGGER; Schema: graph_technical; Owner: exo_owner
 --
 
 CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON graph_technical._ag_label_vertex FOR EACH STATEMENT EXECUTE FUNCTION ag_catalog.age_invalidate_graph_cache();
@@ -5433,6 +6973,20 @@ ALTER TABLE ONLY exo_private.chat_participants
 
 ALTER TABLE ONLY exo_private.chat_participants
     ADD CONSTRAINT chat_participants_identity_id_fkey FOREIGN KEY (identity_id) REFERENCES exo_private.chat_identities(id) ON DELETE CASCADE;
+
+--
+-- Name: chunk_embeddings chunk_embeddings_model_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.chunk_embeddings
+    ADD CONSTRAINT chunk_embeddings_model_id_fkey FOREIGN KEY (model_id) REFERENCES exo_private.embedding_models(id);
+
+--
+-- Name: chunk_embeddings chunk_embeddings_workspace_chunk_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.chunk_embeddings
+    ADD CONSTRAINT chunk_embeddings_workspace_chunk_id_fkey FOREIGN KEY (workspace, chunk_id) REFERENCES exo_private.chunks(workspace, id) ON DELETE CASCADE;
 
 --
 -- Name: chunks chunks_document_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -5477,6 +7031,27 @@ ALTER TABLE ONLY exo_private.documents
     ADD CONSTRAINT documents_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name);
 
 --
+-- Name: entities entities_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.entities
+    ADD CONSTRAINT entities_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name);
+
+--
+-- Name: entities entities_workspace_generation_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.entities
+    ADD CONSTRAINT entities_workspace_generation_fkey FOREIGN KEY (workspace, generation) REFERENCES exo_private.extraction_generations(workspace, generation) ON DELETE CASCADE;
+
+--
+-- Name: extraction_generations extraction_generations_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.extraction_generations
+    ADD CONSTRAINT extraction_generations_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name);
+
+--
 -- Name: extraction_windows extraction_windows_document_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -5496,6 +7071,62 @@ ALTER TABLE ONLY exo_private.extraction_windows
 
 ALTER TABLE ONLY exo_private.ingest_runs
     ADD CONSTRAINT ingest_runs_source_id_fkey FOREIGN KEY (source_id) REFERENCES exo_private.sources(id) ON DELETE CASCADE;
+
+--
+-- Name: mentions mentions_document_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.mentions
+    ADD CONSTRAINT mentions_document_id_fkey FOREIGN KEY (document_id) REFERENCES exo_private.documents(id) ON DELETE CASCADE;
+
+--
+-- Name: mentions mentions_entity_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.mentions
+    ADD CONSTRAINT mentions_entity_id_fkey FOREIGN KEY (entity_id) REFERENCES exo_private.entities(id) ON DELETE CASCADE;
+
+--
+-- Name: mentions mentions_window_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.mentions
+    ADD CONSTRAINT mentions_window_id_fkey FOREIGN KEY (window_id) REFERENCES exo_private.extraction_windows(id) ON DELETE CASCADE;
+
+--
+-- Name: relations relations_document_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.relations
+    ADD CONSTRAINT relations_document_id_fkey FOREIGN KEY (document_id) REFERENCES exo_private.documents(id) ON DELETE CASCADE;
+
+--
+-- Name: relations relations_object_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.relations
+    ADD CONSTRAINT relations_object_id_fkey FOREIGN KEY (object_id) REFERENCES exo_private.entities(id) ON DELETE CASCADE;
+
+--
+-- Name: relations relations_subject_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.relations
+    ADD CONSTRAINT relations_subject_id_fkey FOREIGN KEY (subject_id) REFERENCES exo_private.entities(id) ON DELETE CASCADE;
+
+--
+-- Name: relations relations_window_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.relations
+    ADD CONSTRAINT relations_window_id_fkey FOREIGN KEY (window_id) REFERENCES exo_private.extraction_windows(id) ON DELETE CASCADE;
+
+--
+-- Name: relations relations_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.relations
+    ADD CONSTRAINT relations_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name);
 
 --
 -- Name: sources sources_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -5574,6 +7205,27 @@ GRANT ALL ON FUNCTION exo.version() TO exo_reader;
 GRANT ALL ON FUNCTION exo.version() TO exo_writer;
 
 --
+-- Name: FUNCTION active_embedding_model(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.active_embedding_model() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.active_embedding_model() TO exo_writer;
+
+--
+-- Name: FUNCTION advance_stages(p_documents bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.advance_stages(p_documents bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.advance_stages(p_documents bigint[]) TO exo_writer;
+
+--
+-- Name: FUNCTION bump_generation(ws text, model text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.bump_generation(ws text, model text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.bump_generation(ws text, model text) TO exo_writer;
+
+--
 -- Name: FUNCTION canonical_key(name text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -5588,6 +7240,20 @@ REVOKE ALL ON FUNCTION exo_private.clear_derived(doc_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.clear_derived(doc_id bigint) TO exo_writer;
 
 --
+-- Name: FUNCTION clear_graph(ws text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.clear_graph(ws text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.clear_graph(ws text) TO exo_writer;
+
+--
+-- Name: FUNCTION current_generation(ws text, model text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.current_generation(ws text, model text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.current_generation(ws text, model text) TO exo_writer;
+
+--
 -- Name: FUNCTION defer_subject(subject_name text, subject_aliases text[], why text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -5600,6 +7266,27 @@ GRANT ALL ON FUNCTION exo_private.defer_subject(subject_name text, subject_alias
 
 REVOKE ALL ON FUNCTION exo_private.deference_list() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.deference_list() TO exo_writer;
+
+--
+-- Name: FUNCTION embedding_model_id(p_name text, p_dimensions integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.embedding_model_id(p_name text, p_dimensions integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.embedding_model_id(p_name text, p_dimensions integer) TO exo_writer;
+
+--
+-- Name: FUNCTION ensure_embedding_indexes(p_model_id integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.ensure_embedding_indexes(p_model_id integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.ensure_embedding_indexes(p_model_id integer) TO exo_writer;
+
+--
+-- Name: FUNCTION ensure_label(graph name, label text, kind "char"); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.ensure_label(graph name, label text, kind "char") FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.ensure_label(graph name, label text, kind "char") TO exo_writer;
 
 --
 -- Name: FUNCTION ensure_workspace_graph(workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -5623,6 +7310,13 @@ REVOKE ALL ON FUNCTION exo_private.forget_document(doc_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.forget_document(doc_id bigint) TO exo_writer;
 
 --
+-- Name: FUNCTION graph_disagreements(ws text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.graph_disagreements(ws text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.graph_disagreements(ws text) TO exo_writer;
+
+--
 -- Name: FUNCTION graph_name(workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -5644,6 +7338,20 @@ REVOKE ALL ON FUNCTION exo_private.link_owner_identity(source text, handle text)
 GRANT ALL ON FUNCTION exo_private.link_owner_identity(source text, handle text) TO exo_writer;
 
 --
+-- Name: FUNCTION merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb) TO exo_writer;
+
+--
+-- Name: FUNCTION normalise_predicate(raw text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.normalise_predicate(raw text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.normalise_predicate(raw text) TO exo_writer;
+
+--
 -- Name: FUNCTION plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -5658,11 +7366,32 @@ REVOKE ALL ON FUNCTION exo_private.process_document(doc_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.process_document(doc_id bigint) TO exo_writer;
 
 --
+-- Name: FUNCTION project_entities(ids bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.project_entities(ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.project_entities(ids bigint[]) TO exo_writer;
+
+--
+-- Name: FUNCTION project_relations(ids bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.project_relations(ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.project_relations(ids bigint[]) TO exo_writer;
+
+--
 -- Name: FUNCTION rebuild(only_workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.rebuild(only_workspace text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.rebuild(only_workspace text) TO exo_writer;
+
+--
+-- Name: FUNCTION related_entities(p_entity bigint, p_max_depth integer, p_per_node integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer) TO exo_writer;
 
 --
 -- Name: FUNCTION remark_charged(); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -5686,11 +7415,39 @@ REVOKE ALL ON FUNCTION exo_private.review_document(doc_id bigint, decision text,
 GRANT ALL ON FUNCTION exo_private.review_document(doc_id bigint, decision text, target_workspace text) TO exo_writer;
 
 --
+-- Name: FUNCTION seed_owner(workspaces text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.seed_owner(workspaces text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.seed_owner(workspaces text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION set_embedding_model(p_model text, p_dimensions integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.set_embedding_model(p_model text, p_dimensions integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.set_embedding_model(p_model text, p_dimensions integer) TO exo_writer;
+
+--
+-- Name: FUNCTION set_owner(display_name text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.set_owner(display_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.set_owner(display_name text) TO exo_writer;
+
+--
 -- Name: FUNCTION set_setting(setting_key text, new_value jsonb, what text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) TO exo_writer;
+
+--
+-- Name: FUNCTION store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION undefer_subject(subject_name text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -6332,6 +8089,36 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.chat_messages_id_seq TO exo_writer;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_participants TO exo_writer;
 
 --
+-- Name: TABLE chunk_embeddings; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunk_embeddings TO exo_writer;
+
+--
+-- Name: TABLE chunk_embeddings_administrative; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunk_embeddings_administrative TO exo_writer;
+
+--
+-- Name: TABLE chunk_embeddings_creative; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunk_embeddings_creative TO exo_writer;
+
+--
+-- Name: TABLE chunk_embeddings_personal; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunk_embeddings_personal TO exo_writer;
+
+--
+-- Name: TABLE chunk_embeddings_technical; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunk_embeddings_technical TO exo_writer;
+
+--
 -- Name: TABLE chunks; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -6392,6 +8179,36 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.document_links TO exo_wri
 GRANT SELECT,USAGE ON SEQUENCE exo_private.documents_id_seq TO exo_writer;
 
 --
+-- Name: TABLE embedding_models; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.embedding_models TO exo_writer;
+
+--
+-- Name: SEQUENCE embedding_models_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.embedding_models_id_seq TO exo_writer;
+
+--
+-- Name: TABLE entities; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.entities TO exo_writer;
+
+--
+-- Name: SEQUENCE entities_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.entities_id_seq TO exo_writer;
+
+--
+-- Name: TABLE extraction_generations; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.extraction_generations TO exo_writer;
+
+--
 -- Name: TABLE extraction_windows; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -6416,6 +8233,24 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.ingest_runs TO exo_writer
 GRANT SELECT,USAGE ON SEQUENCE exo_private.ingest_runs_id_seq TO exo_writer;
 
 --
+-- Name: TABLE job_failures; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.job_failures TO exo_writer;
+
+--
+-- Name: SEQUENCE job_failures_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.job_failures_id_seq TO exo_writer;
+
+--
+-- Name: TABLE mentions; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.mentions TO exo_writer;
+
+--
 -- Name: TABLE people; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -6426,6 +8261,18 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.people TO exo_writer;
 --
 
 GRANT SELECT,USAGE ON SEQUENCE exo_private.people_id_seq TO exo_writer;
+
+--
+-- Name: TABLE relations; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.relations TO exo_writer;
+
+--
+-- Name: SEQUENCE relations_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.relations_id_seq TO exo_writer;
 
 --
 -- Name: TABLE schema_migrations; Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -6450,6 +8297,25 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.sources_id_seq TO exo_writer;
 --
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.text_cache TO exo_writer;
+
+--
+-- Name: TABLE workers; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.workers TO exo_writer;
+
+--
+-- Name: SEQUENCE workers_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.workers_id_seq TO exo_writer;
+
+--
+-- Name: TABLE a_dead_letter; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE pgmq.a_dead_letter TO pg_monitor;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.a_dead_letter TO exo_writer;
 
 --
 -- Name: TABLE a_embed; Type: ACL; Schema: pgmq; Owner: exo_owner
@@ -6478,6 +8344,20 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.meta TO exo_writer;
 
 GRANT SELECT ON TABLE pgmq.notify_insert_throttle TO pg_monitor;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.notify_insert_throttle TO exo_writer;
+
+--
+-- Name: TABLE q_dead_letter; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE pgmq.q_dead_letter TO pg_monitor;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.q_dead_letter TO exo_writer;
+
+--
+-- Name: SEQUENCE q_dead_letter_msg_id_seq; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON SEQUENCE pgmq.q_dead_letter_msg_id_seq TO pg_monitor;
+GRANT SELECT,USAGE ON SEQUENCE pgmq.q_dead_letter_msg_id_seq TO exo_writer;
 
 --
 -- Name: TABLE q_embed; Type: ACL; Schema: pgmq; Owner: exo_owner

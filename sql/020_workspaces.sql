@@ -56,11 +56,16 @@ begin
         execute format('create index %I on exo_private.%I using bm25 (body) with (text_config = %L)',
                        partition_name || '_bm25', partition_name, 'english');
     end if;
+    if to_regclass(format('exo_private.%I', 'chunk_embeddings_' || workspace)) is null then
+        execute format('create table exo_private.%I partition of exo_private.chunk_embeddings for values in (%L)',
+                       'chunk_embeddings_' || workspace, workspace);
+    end if;
     return format('exo_private.%I', partition_name)::regclass;
 end
 $$;
 comment on function exo_private.ensure_workspace_storage(text) is
-    'Create a workspace''s chunk partition (with its document and BM25 indexes) when missing.';
+    'Create a workspace''s chunk partition (with its document and BM25 indexes) and its '
+    'embeddings partition when missing.';
 
 -- exo_private.workspace_created: trigger that gives a new workspace its graph and storage.
 create or replace function exo_private.workspace_created()

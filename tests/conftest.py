@@ -10,18 +10,27 @@ visibility behave as in production.
 from __future__ import annotations
 
 import os
+import socket
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg import sql
+
 from exocortex import config
 from exocortex.config import Config
 from exocortex.db import ADMIN, admin_url, connect, role_url
 from exocortex.migrate import grant_database_privileges, migrate
+from exocortex.models import services
+from exocortex.models.client import Endpoint
 from exocortex.runtime import server
-from psycopg import sql
+
+CHAT_MODEL = "gemma-3-270m-q4_k_m"
+EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 
 
 @dataclass(frozen=True)
@@ -94,3 +103,41 @@ def empty_db(cfg: Config) -> Iterator[Database]:
         yield db
     finally:
         drop_database(db)
+
+
+def free_ports(n: int = 1) -> list[int]:
+    sockets = [socket.socket() for _ in range(n)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+@dataclass(frozen=True)
+class RealModels:
+    """The real local models (Gemma 3 270M in llama-server, MiniLM), on ports of the test session's own."""
+
+    chat: Endpoint
+    embeddings: Endpoint
+    run_dir: Path
+
+
+@pytest.fixture(scope="session")
+def real_models(cfg: Config, tmp_path_factory) -> Iterator[RealModels]:
+    run_dir = tmp_path_factory.mktemp("models")
+    chat_port, embed_port = free_ports(2)
+    try:
+        with ThreadPoolExecutor(2) as pool:  # both load at once
+            chat = pool.submit(services.start_chat, cfg, chat_port, CHAT_MODEL, run_dir=run_dir)
+            embeddings = pool.submit(services.start_embeddings, cfg, embed_port, run_dir=run_dir)
+            chat.result(), embeddings.result()
+        yield RealModels(
+            Endpoint(f"http://127.0.0.1:{chat_port}/v1", CHAT_MODEL, 120.0, {}),
+            Endpoint(f"http://127.0.0.1:{embed_port}/v1", EMBEDDING_MODEL, 30.0, {"dimensions": 384}),
+            run_dir,
+        )
+    finally:
+        services.down(cfg, run_dir=run_dir)

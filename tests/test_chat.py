@@ -9,6 +9,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+
 from exocortex.config import REPO_ROOT
 from exocortex.ingest.chat import FORMATS, ChatImportError, ChatImportResult, import_chat
 

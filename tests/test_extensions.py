@@ -7,6 +7,7 @@ import time
 import uuid
 
 import pytest
+
 from exocortex.db import admin_url, connect
 
 

@@ -12,6 +12,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
+
 from exocortex.ingest import extract as ex
 from exocortex.ingest.extract import ExtractionError, extract, is_junk, parse_frontmatter
 

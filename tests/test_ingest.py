@@ -13,10 +13,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from fpdf import FPDF
+
 from exocortex.ingest import pipeline
 from exocortex.ingest.extract import MAX_FILE_BYTES
 from exocortex.ingest.watch import watch
-from fpdf import FPDF
 
 
 def write(root: Path, rel: str, text: str | bytes) -> Path:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from exocortex import schema_dump
 from exocortex.migrate import MigrationError, inline_plpy, migrate, migration_files
 

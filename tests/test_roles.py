@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import psycopg
 import pytest
+
 from exocortex.migrate import migration_files
 
 DENIED = (psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction)

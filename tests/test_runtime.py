@@ -13,6 +13,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+
 from exocortex import config
 from exocortex.config import REPO_ROOT
 from exocortex.db import admin_url, connect

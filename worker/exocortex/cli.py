@@ -17,9 +17,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from exocortex import config, doctor, lint, schema_dump
+from exocortex import worker as worker_module
 from exocortex.db import ADMIN, ROLES, admin_url, as_uri, connect, role_url
 from exocortex.ingest import chat, pipeline, watch
 from exocortex.migrate import MigrationError, migrate
+from exocortex.models.cli import models
 from exocortex.runtime import local, server
 from exocortex.runtime.local import RuntimeProblem
 
@@ -353,6 +355,60 @@ def import_chat_cmd(file: Path, fmt: str, owners: tuple[str, ...]) -> None:
         f"conversations {result.conversations_added} new, identities {result.identities_added} new"
     )
 
+
+# -- the worker ---------------------------------------------------------------------------
+
+
+@main.command("worker")
+@click.option("--once", is_flag=True, help="Drain the queues, then exit.")
+@click.option("--concurrency", default=2, show_default=True, help="Jobs in flight at once.")
+@click.option(
+    "--queue", "queues", multiple=True, type=click.Choice(worker_module.QUEUES), help="Only these queues."
+)
+@click.option("--limit", type=int, help="Take at most this many messages, then stop.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def worker_cmd(
+    once: bool, concurrency: int, queues: tuple[str, ...], limit: int | None, as_json: bool
+) -> None:
+    """Embed chunks and extract the graph from the queues through the local models."""
+    try:
+        worker = worker_module.Worker(
+            config.load(),
+            once=once,
+            concurrency=concurrency,
+            queues=queues or worker_module.QUEUES,
+            limit=limit,
+        )
+    except ValueError as exc:
+        _fail(str(exc))
+    signals = 0
+
+    def on_signal(*_):
+        nonlocal signals
+        signals += 1
+        if signals > 1:
+            err.print(
+                "second signal: stopping now; unfinished messages return after their visibility timeout"
+            )
+            os._exit(130)
+        err.print("stopping: running jobs get a grace period (signal again to stop at once)")
+        worker.stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, on_signal)
+    result = worker.run()
+    if as_json:
+        click.echo(worker_module.as_json(result))
+    else:
+        console.print(worker_module.summary_line(result))
+    if result.unfinished:
+        sys.stdout.flush()
+        os._exit(1)  # model calls still running in threads: leave without waiting for them
+    if result.stop_reason and not signals:
+        sys.exit(3)
+
+
+main.add_command(models)
 
 if __name__ == "__main__":
     main()

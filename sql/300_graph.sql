@@ -1,0 +1,694 @@
+-- The knowledge graph: predicate labels, extraction generations, merging one window's
+-- extraction into entities / mentions / relations, the owner entity, the projection
+-- into each workspace's Apache AGE graph, and hub-safe traversal.
+--
+-- The relational tables are the truth; the AGE graph of a workspace is a projection
+-- of its current generation, written by project_entities / project_relations and
+-- checked by graph_disagreements. A vertex's graphid is derived from its entity id
+-- (ag_catalog._graphid(label id, entity id)) and an edge's from its relation id, so
+-- projecting is idempotent and needs no lookup table. Nothing here runs Cypher
+-- CREATE: a label's id sequence is never used, so Cypher CREATE on these labels could
+-- collide with the derived ids.
+
+-- exo_private.normalise_predicate: a relation's edge label from what the model said.
+create or replace function exo_private.normalise_predicate(raw text)
+returns text
+language sql immutable parallel safe
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    with words as (
+        -- Latin accents folded to ASCII, apostrophes dropped ("doesn't" -> DOESNT), then
+        -- every run of anything but a letter or digit becomes one underscore.
+        select pg_catalog.btrim(pg_catalog.regexp_replace(pg_catalog.upper(
+                   pg_catalog.translate(
+                       pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
+                           pg_catalog.regexp_replace(coalesce(raw, ''), '[''\u2019`]', '', 'g'),
+                           'ß', 'ss'), 'æ', 'ae'), 'Æ', 'AE'), 'œ', 'oe'),
+                       'ÀÁÂÃÄÅàáâãäåÇçÈÉÊËèéêëÌÍÎÏìíîïÑñÒÓÔÕÖØòóôõöøÙÚÛÜùúûüÝýÿŒ',
+                       'AAAAAAaaaaaaCcEEEEeeeeIIIIiiiiNnOOOOOOooooooUUUUuuuuYyyO')),
+                   '[^A-Z0-9]+', '_', 'g'), '_') as w
+    ), labelled as (
+        select case when w = '' then 'RELATED_TO'
+                    when w ~ '^[0-9]' then 'RELATED_TO_' || w
+                    else w end as l
+        from words
+    )
+    select case when t ~ '^[A-Z][A-Z0-9_]{0,62}$' then t else 'RELATED_TO' end
+    from (select pg_catalog.rtrim(pg_catalog.left(l, 63), '_') as t from labelled) trimmed
+$$;
+comment on function exo_private.normalise_predicate(text) is
+    'Edge label of a predicate: upper snake case of its words (Latin accents folded, apostrophes '
+    'dropped, other non-alphanumerics one _), at most 63 characters; RELATED_TO when nothing is '
+    'left (null, punctuation, non-Latin script), RELATED_TO_ before one that starts with a digit.';
+
+-- exo_private.current_generation: the workspace's newest extraction generation.
+create or replace function exo_private.current_generation(ws text, model text)
+returns int
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    gen int;
+    gen_model text;
+begin
+    select g.generation, g.model into gen, gen_model
+    from exo_private.extraction_generations g
+    where g.workspace = ws
+    order by g.generation desc
+    limit 1;
+    if gen is null then
+        if not exists (select 1 from exo_private.workspaces w where w.name = ws) then
+            raise exception 'workspace % does not exist', ws;
+        end if;
+        insert into exo_private.extraction_generations (workspace, generation, model)
+        values (ws, 1, current_generation.model)
+        on conflict do nothing;
+        return 1;
+    end if;
+    -- A generation set_owner made before any model ran is claimed by the first model.
+    if gen_model = 'seed' and current_generation.model <> 'seed' then
+        update exo_private.extraction_generations g
+           set model = current_generation.model
+         where g.workspace = ws and g.generation = gen and g.model = 'seed';
+    end if;
+    return gen;
+end
+$$;
+comment on function exo_private.current_generation(text, text) is
+    'The workspace''s newest extraction generation; creates generation 1 for model when there is '
+    'none, and lets model claim a ''seed'' generation (made by set_owner). A different model '
+    'never bumps here: that is bump_generation.';
+
+-- exo_private.ensure_label: a vertex or edge label of a graph, created when missing.
+create or replace function exo_private.ensure_label(graph name, label text, kind "char")
+returns int
+language plpgsql
+security definer
+set search_path = ag_catalog, exo_private, pg_temp
+as $$
+declare
+    label_id int;
+    label_kind "char";
+    relation regclass;
+begin
+    select l.id, l.kind into label_id, label_kind
+    from ag_catalog.ag_label l
+    join ag_catalog.ag_graph g on g.graphid = l.graph
+    where g.name = ensure_label.graph and l.name = ensure_label.label;
+    if label_id is null then
+        -- Two workers may want the same new label at once: one creates it, the other
+        -- waits here and then finds it.
+        perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('exo_private.ensure_label'),
+                                                 pg_catalog.hashtext(graph::text));
+        select l.id, l.kind into label_id, label_kind
+        from ag_catalog.ag_label l
+        join ag_catalog.ag_graph g on g.graphid = l.graph
+        where g.name = ensure_label.graph and l.name = ensure_label.label;
+    end if;
+    if label_id is null then
+        if kind = 'v' then
+            perform ag_catalog.create_vlabel(graph::cstring, label::cstring);
+        elsif kind = 'e' then
+            perform ag_catalog.create_elabel(graph::cstring, label::cstring);
+        else
+            raise exception 'label kind must be v or e, not %', kind;
+        end if;
+        select l.id, l.kind, l.relation into label_id, label_kind, relation
+        from ag_catalog.ag_label l
+        join ag_catalog.ag_graph g on g.graphid = l.graph
+        where g.name = ensure_label.graph and l.name = ensure_label.label;
+        if kind = 'e' then
+            -- AGE indexes an edge label's start_id and end_id but not its id, which
+            -- project_relations looks up.
+            execute format('create unique index on %s (id)', relation);
+        end if;
+    end if;
+    if label_kind <> kind then
+        raise exception 'label % of graph % is of kind %, not %', label, graph, label_kind, kind;
+    end if;
+    return label_id;
+end
+$$;
+comment on function exo_private.ensure_label(name, text, "char") is
+    'Id of a vertex (v) or edge (e) label of an AGE graph, created when missing (edge labels with a '
+    'unique index on id).';
+
+-- exo_private.project_entities: write entities of current generations as AGE vertices.
+create or replace function exo_private.project_entities(ids bigint[])
+returns int
+language plpgsql
+security definer
+set search_path = ag_catalog, exo_private, pg_temp
+as $$
+declare
+    grp record;
+    label_id int;
+    n int;
+    total int := 0;
+begin
+    -- Rows are gathered by one static query; each label then takes one short insert
+    -- (a dynamic statement is planned every time, so it is kept trivial).
+    for grp in
+        select e.workspace, e.type,
+               array_agg(e.id order by e.id) as entity_ids,
+               array_agg(pg_catalog.jsonb_build_object(
+                   'id', e.id, 'name', e.name, 'key', e.canonical_key, 'type', e.type,
+                   'generation', e.generation, 'is_owner', e.is_owner) order by e.id) as props
+        from exo_private.entities e
+        where e.id = any(ids)
+          and e.generation = (select max(g.generation) from exo_private.extraction_generations g
+                              where g.workspace = e.workspace)
+        group by e.workspace, e.type
+        order by e.workspace, e.type
+    loop
+        label_id := exo_private.ensure_label(exo_private.ensure_workspace_graph(grp.workspace), grp.type::text, 'v');
+        execute format($sql$
+            insert into %I.%I as v (id, properties)
+            select ag_catalog._graphid($1, u.id), u.props::text::ag_catalog.agtype
+            from unnest($2::bigint[], $3::jsonb[]) u(id, props)
+            on conflict (id) do update set properties = excluded.properties
+                where v.properties operator(ag_catalog.<>) excluded.properties
+        $sql$, exo_private.graph_name(grp.workspace), grp.type) using label_id, grp.entity_ids, grp.props;
+        get diagnostics n = row_count;
+        total := total + n;
+    end loop;
+    return total;
+end
+$$;
+comment on function exo_private.project_entities(bigint[]) is
+    'Project entities (of their workspace''s current generation) into the AGE graph as vertices '
+    'labelled by type, graphid derived from the entity id, properties id, name, key, type, '
+    'generation, is_owner; changed properties are updated. Returns vertices written.';
+
+-- exo_private.project_relations: write relations of current generations as AGE edges.
+create or replace function exo_private.project_relations(ids bigint[])
+returns int
+language plpgsql
+security definer
+set search_path = ag_catalog, exo_private, pg_temp
+as $$
+declare
+    grp record;
+    label_id int;
+    n int;
+    total int := 0;
+begin
+    -- Both ends first, so that no edge dangles (and their vertex labels exist).
+    perform exo_private.project_entities(array(
+        select unnest(array[r.subject_id, r.object_id]) from exo_private.relations r where r.id = any(ids)));
+    for grp in
+        select r.workspace, r.predicate,
+               array_agg(r.id order by r.id) as relation_ids,
+               array_agg(ag_catalog._graphid(sl.id, r.subject_id) order by r.id) as start_ids,
+               array_agg(ag_catalog._graphid(ol.id, r.object_id) order by r.id) as end_ids,
+               array_agg(pg_catalog.jsonb_build_object(
+                   'id', r.id, 'predicate_raw', r.predicate_raw, 'predicate', r.predicate,
+                   'window_id', r.window_id, 'document_id', r.document_id) order by r.id) as props
+        from exo_private.relations r
+        join exo_private.entities s on s.id = r.subject_id
+        join exo_private.entities o on o.id = r.object_id
+        join ag_catalog.ag_graph g on g.name = exo_private.graph_name(r.workspace)
+        join ag_catalog.ag_label sl on sl.graph = g.graphid and sl.name = s.type::text
+        join ag_catalog.ag_label ol on ol.graph = g.graphid and ol.name = o.type::text
+        where r.id = any(ids)
+          and r.generation = (select max(x.generation) from exo_private.extraction_generations x
+                              where x.workspace = r.workspace)
+        group by r.workspace, r.predicate
+        order by r.workspace, r.predicate
+    loop
+        label_id := exo_private.ensure_label(exo_private.graph_name(grp.workspace), grp.predicate, 'e');
+        execute format($sql$
+            insert into %1$I.%2$I (id, start_id, end_id, properties)
+            select ag_catalog._graphid($1, u.id), u.start_id, u.end_id, u.props::text::ag_catalog.agtype
+            from unnest($2::bigint[], $3::ag_catalog.graphid[], $4::ag_catalog.graphid[], $5::jsonb[])
+                 u(id, start_id, end_id, props)
+            where not exists (select 1 from %1$I.%2$I e where e.id = ag_catalog._graphid($1, u.id))
+        $sql$, exo_private.graph_name(grp.workspace), grp.predicate)
+        using label_id, grp.relation_ids, grp.start_ids, grp.end_ids, grp.props;
+        get diagnostics n = row_count;
+        total := total + n;
+    end loop;
+    return total;
+end
+$$;
+comment on function exo_private.project_relations(bigint[]) is
+    'Project relations (of their workspace''s current generation) into the AGE graph as edges '
+    'subject -> object labelled by the normalised predicate, graphid derived from the relation '
+    'id, properties id, predicate_raw, predicate, window_id, document_id; projects both ends '
+    'first. Returns edges written.';
+
+-- exo_private.clear_graph: delete every vertex and edge of a workspace's AGE graph.
+create or replace function exo_private.clear_graph(ws text)
+returns void
+language plpgsql
+security definer
+set search_path = ag_catalog, exo_private, pg_temp
+as $$
+declare
+    graph name := exo_private.ensure_workspace_graph(ws);
+begin
+    -- The parent label tables hold every label's rows (inheritance); the labels stay.
+    execute format('truncate %1$I._ag_label_edge, %1$I._ag_label_vertex', graph);
+end
+$$;
+comment on function exo_private.clear_graph(text) is
+    'Empty a workspace''s AGE graph (all vertices and edges; the labels stay).';
+
+-- exo_private.graph_disagreements: where a workspace's AGE graph differs from its tables.
+create or replace function exo_private.graph_disagreements(ws text)
+returns table (kind text, id bigint, detail text)
+language plpgsql
+security definer
+set search_path = ag_catalog, exo_private, pg_temp
+as $$
+declare
+    graph name := exo_private.ensure_workspace_graph(ws);
+    gen int;
+begin
+    select max(g.generation) into gen from exo_private.extraction_generations g where g.workspace = ws;
+    for kind, id, detail in execute format($sql$
+        with ent as (
+            select e.id, e.type::text as label,
+                   ag_catalog._graphid(l.id, e.id) as gid
+            from exo_private.entities e
+            left join ag_catalog.ag_graph g on g.name = %1$L
+            left join ag_catalog.ag_label l on l.graph = g.graphid and l.name = e.type::text
+            where e.workspace = $1 and e.generation = $2
+        ), vtx as (
+            select v.id as gid, l.name::text as label,
+                   (v.properties::text::jsonb ->> 'id')::bigint as entity_id
+            from %1$I._ag_label_vertex v
+            join ag_catalog.ag_label l on l.relation = v.tableoid::regclass
+        ), rel as (
+            select r.id, r.predicate as label,
+                   ag_catalog._graphid(sl.id, r.subject_id) as start_gid,
+                   ag_catalog._graphid(ol.id, r.object_id) as end_gid
+            from exo_private.relations r
+            join exo_private.entities s on s.id = r.subject_id
+            join exo_private.entities o on o.id = r.object_id
+            left join ag_catalog.ag_graph g on g.name = %1$L
+            left join ag_catalog.ag_label sl on sl.graph = g.graphid and sl.name = s.type::text
+            left join ag_catalog.ag_label ol on ol.graph = g.graphid and ol.name = o.type::text
+            where r.workspace = $1 and r.generation = $2
+        ), edg as (
+            select x.start_id as start_gid, x.end_id as end_gid, l.name::text as label,
+                   (x.properties::text::jsonb ->> 'id')::bigint as relation_id
+            from %1$I._ag_label_edge x
+            join ag_catalog.ag_label l on l.relation = x.tableoid::regclass
+        )
+        select 'missing_vertex', ent.id, 'entity ' || ent.id || ' (' || ent.label || ') has no vertex'
+        from ent where not exists (select 1 from vtx where vtx.entity_id = ent.id)
+        union all
+        select 'extra_vertex', vtx.entity_id,
+               'vertex ' || vtx.gid::text || ' (' || vtx.label || ') is no entity of generation ' || coalesce($2::text, 'none')
+        from vtx where not exists (select 1 from ent where ent.id = vtx.entity_id)
+        union all
+        select 'vertex_label', ent.id, 'entity is ' || ent.label || ', vertex label ' || vtx.label
+        from ent join vtx on vtx.entity_id = ent.id where vtx.label <> ent.label
+        union all
+        select 'vertex_id', ent.id, 'vertex ' || vtx.gid::text || ' should be ' || coalesce(ent.gid::text, 'null')
+        from ent join vtx on vtx.entity_id = ent.id
+        where vtx.label = ent.label and vtx.gid operator(ag_catalog.<>) ent.gid
+        union all
+        select 'duplicate_vertex', vtx.entity_id, count(*) || ' vertices'
+        from vtx group by vtx.entity_id having count(*) > 1
+        union all
+        select 'missing_edge', rel.id, 'relation ' || rel.id || ' (' || rel.label || ') has no edge'
+        from rel where not exists (select 1 from edg where edg.relation_id = rel.id)
+        union all
+        select 'extra_edge', edg.relation_id, 'edge (' || edg.label || ') is no relation of generation ' || coalesce($2::text, 'none')
+        from edg where not exists (select 1 from rel where rel.id = edg.relation_id)
+        union all
+        select 'edge_label', rel.id, 'predicate ' || rel.label || ', edge label ' || edg.label
+        from rel join edg on edg.relation_id = rel.id where edg.label <> rel.label
+        union all
+        select 'edge_endpoints', rel.id, 'edge does not join the vertices of its subject and object'
+        from rel join edg on edg.relation_id = rel.id
+        where rel.start_gid is distinct from edg.start_gid or rel.end_gid is distinct from edg.end_gid
+        union all
+        select 'duplicate_edge', edg.relation_id, count(*) || ' edges'
+        from edg group by edg.relation_id having count(*) > 1
+    $sql$, graph) using ws, gen
+    loop
+        return next;
+    end loop;
+end
+$$;
+comment on function exo_private.graph_disagreements(text) is
+    'Differences between a workspace''s current-generation entities and relations and its AGE '
+    'graph (missing/extra/duplicate vertices and edges, wrong labels, ids or endpoints); empty '
+    'when they are in step.';
+
+-- exo_private.merge_extraction: one window's validated extraction into the graph.
+create or replace function exo_private.merge_extraction(
+    p_window_id bigint, p_generation int, p_entities jsonb, p_relations jsonb
+)
+returns jsonb
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    win record;
+    names text[];
+    keys text[];
+    ent_ids bigint[];
+    ent_keys text[];
+    ent_names text[];
+    new_ids bigint[];
+    rel_ids bigint[];
+    n_mentions int;
+begin
+    select w.id, w.workspace, w.document_id, w.char_start, w.char_end into win
+    from exo_private.extraction_windows w
+    where w.id = p_window_id;
+    if not found then
+        raise exception 'extraction window % does not exist', p_window_id
+            using hint = 'its document was re-chunked or deleted since the job was queued; drop the job';
+    end if;
+
+    -- A share lock on the generation: bump_generation (which locks it for update) waits
+    -- for this merge, or this merge sees the newer generation and writes nothing.
+    perform 1 from exo_private.extraction_generations g
+    where g.workspace = win.workspace and g.generation = p_generation
+    for share;
+    if not found then
+        raise exception 'generation % of workspace % does not exist', p_generation, win.workspace
+            using hint = 'take it from exo_private.current_generation(workspace, model)';
+    end if;
+    if exists (select 1 from exo_private.extraction_generations g
+               where g.workspace = win.workspace and g.generation > p_generation) then
+        -- The model changed while this window was out; bump_generation queued it again.
+        return jsonb_build_object('entities_new', 0, 'entities_seen', 0, 'mentions_new', 0,
+                                  'relations_new', 0, 'stale_generation', true);
+    end if;
+
+    -- Every distinct name (entities, subjects, objects) keyed once.
+    with given as (
+        select pg_catalog.btrim(x.item ->> 'name') as name
+        from jsonb_array_elements(coalesce(p_entities, '[]')) x(item)
+        union
+        select pg_catalog.btrim(x.item ->> side)
+        from jsonb_array_elements(coalesce(p_relations, '[]')) x(item),
+             unnest(array['subject', 'object']) side
+    ), keyed as materialized (
+        select g.name, exo_private.canonical_key(g.name) as key
+        from given g
+        where g.name is not null
+    )
+    select array_agg(k.name), array_agg(k.key) into names, keys
+    from keyed k
+    where k.key is not null;
+
+    -- Entities: identity (workspace, generation, type, key); the first display name stays.
+    with items as (
+        select distinct on (x.item ->> 'type', k.key)
+               (x.item ->> 'type')::exo_private.entity_type as type, k.key, k.name
+        from jsonb_array_elements(coalesce(p_entities, '[]')) with ordinality x(item, ord)
+        join unnest(names, keys) k(name, key) on k.name = pg_catalog.btrim(x.item ->> 'name')
+        order by x.item ->> 'type', k.key, x.ord
+    ), inserted as (
+        insert into exo_private.entities (workspace, generation, type, canonical_key, name)
+        select win.workspace, p_generation, i.type, i.key, i.name
+        from items i
+        order by i.type, i.key
+        on conflict do nothing
+        returning exo_private.entities.id
+    )
+    select coalesce(array_agg(inserted.id), '{}') into new_ids from inserted;
+
+    -- The entities of this extraction, in the order the model gave them (a separate
+    -- statement, so it sees rows a concurrent merge committed while this one waited).
+    select coalesce(array_agg(e.id order by x.ord), '{}'),
+           coalesce(array_agg(e.canonical_key order by x.ord), '{}'),
+           coalesce(array_agg(k.name order by x.ord), '{}')
+      into ent_ids, ent_keys, ent_names
+    from jsonb_array_elements(coalesce(p_entities, '[]')) with ordinality x(item, ord)
+    join unnest(names, keys) k(name, key) on k.name = pg_catalog.btrim(x.item ->> 'name')
+    join exo_private.entities e
+      on e.workspace = win.workspace and e.generation = p_generation
+     and e.type = (x.item ->> 'type')::exo_private.entity_type and e.canonical_key = k.key;
+
+    -- Mentions: the chunks of this window's span that contain the name (case and
+    -- whitespace ignored), or one row without a chunk when none does.
+    with chunk_text as materialized (
+        select c.id, pg_catalog.lower(pg_catalog.regexp_replace(c.body, '\s+', ' ', 'g')) as body
+        from exo_private.chunks c
+        where c.workspace = win.workspace and c.document_id = win.document_id
+          and c.char_start < win.char_end and c.char_end > win.char_start
+    ), ents as (
+        select distinct on (u.id) u.id, u.name,
+               pg_catalog.lower(pg_catalog.regexp_replace(u.name, '\s+', ' ', 'g')) as needle
+        from unnest(ent_ids, ent_names) with ordinality u(id, name, ord)
+        order by u.id, u.ord
+    ), found as (
+        select ents.id, ents.name, chunk_text.id as chunk_id
+        from ents join chunk_text on pg_catalog.strpos(chunk_text.body, ents.needle) > 0
+    ), inserted as (
+        insert into exo_private.mentions (entity_id, window_id, document_id, chunk_id, surface)
+        select found.id, win.id, win.document_id, found.chunk_id, found.name from found
+        union all
+        select ents.id, win.id, win.document_id, null, ents.name
+        from ents where not exists (select 1 from found where found.id = ents.id)
+        on conflict do nothing
+        returning 1
+    )
+    select count(*) into n_mentions from inserted;
+
+    -- Relations: subject and object resolved by key through this extraction's entities
+    -- (the first one listed when a key has several types); unknown names and self-loops
+    -- are skipped.
+    with rels as (
+        select pg_catalog.btrim(x.item ->> 'subject') as subject,
+               pg_catalog.btrim(x.item ->> 'object') as object,
+               coalesce(pg_catalog.btrim(x.item ->> 'predicate'), '') as predicate_raw
+        from jsonb_array_elements(coalesce(p_relations, '[]')) x(item)
+    ), resolved as (
+        select (select u.id from unnest(ent_ids, ent_keys) with ordinality u(id, key, ord)
+                 where u.key = sk.key order by u.ord limit 1) as subject_id,
+               (select u.id from unnest(ent_ids, ent_keys) with ordinality u(id, key, ord)
+                 where u.key = ok.key order by u.ord limit 1) as object_id,
+               rels.predicate_raw
+        from rels
+        join unnest(names, keys) sk(name, key) on sk.name = rels.subject
+        join unnest(names, keys) ok(name, key) on ok.name = rels.object
+    ), inserted as (
+        insert into exo_private.relations
+            (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id)
+        select win.workspace, p_generation, r.subject_id, r.object_id, r.predicate_raw,
+               exo_private.normalise_predicate(r.predicate_raw), win.id, win.document_id
+        from resolved r
+        where r.subject_id is not null and r.object_id is not null and r.subject_id <> r.object_id
+        on conflict do nothing
+        returning exo_private.relations.id
+    )
+    select coalesce(array_agg(inserted.id), '{}') into rel_ids from inserted;
+
+    perform exo_private.project_entities(ent_ids);
+    perform exo_private.project_relations(rel_ids);
+
+    return jsonb_build_object(
+        'entities_new', cardinality(new_ids),
+        'entities_seen', (select count(distinct x) from unnest(ent_ids) x) - cardinality(new_ids),
+        'mentions_new', n_mentions,
+        'relations_new', cardinality(rel_ids));
+end
+$$;
+comment on function exo_private.merge_extraction(bigint, int, jsonb, jsonb) is
+    'Merge one window''s validated extraction: upsert entities by (workspace, generation, type, '
+    'key), mentions in the window''s chunks that contain the name, relations between listed names; '
+    'project them into the AGE graph. Idempotent. Returns {entities_new, entities_seen, '
+    'mentions_new, relations_new} (plus stale_generation when a newer generation exists, having '
+    'written nothing). Raises when the window is gone.';
+
+-- exo_private.seed_owner: the owner's Person entity in the current generation of workspaces.
+create or replace function exo_private.seed_owner(workspaces text[])
+returns bigint[]
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    owner_name text;
+    owner_key text;
+    ids bigint[];
+begin
+    select p.display_name, p.entity_key into owner_name, owner_key
+    from exo_private.people p
+    where p.is_owner;
+    if owner_key is null then
+        return '{}'::bigint[];
+    end if;
+    -- A workspace without a generation gets generation 1 of model 'seed', which the first
+    -- extraction model claims (current_generation).
+    insert into exo_private.extraction_generations (workspace, generation, model)
+    select w.name, 1, 'seed'
+    from exo_private.workspaces w
+    where w.name = any(workspaces)
+      and not exists (select 1 from exo_private.extraction_generations g where g.workspace = w.name)
+    on conflict do nothing;
+    with upserted as (
+        insert into exo_private.entities as e (workspace, generation, type, canonical_key, name, is_owner)
+        select g.workspace, max(g.generation), 'Person'::exo_private.entity_type, owner_key, owner_name, true
+        from exo_private.extraction_generations g
+        where g.workspace = any(workspaces)
+        group by g.workspace
+        on conflict (workspace, generation, type, canonical_key)
+            do update set is_owner = true, name = excluded.name
+            where not e.is_owner or e.name <> excluded.name
+        returning e.id
+    )
+    select coalesce(array_agg(upserted.id), '{}') into ids from upserted;
+    return ids;
+end
+$$;
+comment on function exo_private.seed_owner(text[]) is
+    'Make the owner''s Person entity (key people.entity_key) exist, is_owner, named as the owner, '
+    'in the current generation of the given workspaces; returns the entities written. Projection '
+    'is the caller''s.';
+
+-- exo_private.set_owner: name the owner and give them a Person entity in every workspace.
+create or replace function exo_private.set_owner(display_name text)
+returns void
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    owner_key text := exo_private.canonical_key(display_name);
+    changed bigint[];
+begin
+    if owner_key is null then
+        raise exception 'the owner''s name must not be blank';
+    end if;
+    update exo_private.people p
+       set display_name = pg_catalog.btrim(set_owner.display_name), entity_key = owner_key
+     where p.is_owner;
+    if not found then
+        raise exception 'there is no owner person'
+            using hint = 'insert a row into exo_private.people with is_owner = true';
+    end if;
+    -- A renamed owner: their former entities are ordinary people now.
+    with demoted as (
+        update exo_private.entities e
+           set is_owner = false
+         where e.is_owner and e.canonical_key <> owner_key
+        returning e.id
+    )
+    select coalesce(array_agg(demoted.id), '{}') into changed from demoted;
+    changed := changed || exo_private.seed_owner(array(select w.name from exo_private.workspaces w));
+    perform exo_private.project_entities(changed);
+end
+$$;
+comment on function exo_private.set_owner(text) is
+    'Name the owner: people''s owner row gets display_name and entity_key; every workspace''s '
+    'current generation gets an is_owner Person entity for that key (generation 1 of model '
+    '''seed'' where there is none), projected into its graph. Extractions naming the owner merge '
+    'into it.';
+
+-- exo_private.bump_generation: a new extraction model for a workspace; rebuild its graph.
+create or replace function exo_private.bump_generation(ws text, model text)
+returns int
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    newest int;
+    gen int;
+    pending bigint[];
+begin
+    if not exists (select 1 from exo_private.workspaces w where w.name = ws) then
+        raise exception 'workspace % does not exist', ws;
+    end if;
+    -- Waits for merges holding the current generation (they lock it for share).
+    select g.generation into newest
+    from exo_private.extraction_generations g
+    where g.workspace = ws
+    order by g.generation desc
+    limit 1
+    for update;
+    gen := coalesce(newest, 0) + 1;
+    insert into exo_private.extraction_generations (workspace, generation, model)
+    values (ws, gen, bump_generation.model);
+
+    -- Mentions and relations go with their entities (on delete cascade).
+    delete from exo_private.entities e where e.workspace = ws and e.generation < gen;
+    update exo_private.extraction_windows w
+       set extracted_generation = null, extracted_at = null, extraction_stats = null
+     where w.workspace = ws;
+    perform exo_private.advance_stages(array(
+        select d.id from exo_private.documents d where d.workspace = ws and d.stage = 'graphed'));
+    perform exo_private.clear_graph(ws);
+    perform exo_private.project_entities(exo_private.seed_owner(array[ws]));
+
+    -- Every window again, once: the workspace's jobs still waiting are dropped first.
+    select array_agg(q.msg_id) into pending
+    from pgmq.q_extract q
+    where q.message ->> 'workspace' = ws;
+    if pending is not null then
+        perform pgmq.delete('extract', pending);
+    end if;
+    perform pgmq.send_batch('extract', array(
+        select jsonb_build_object('window_id', w.id, 'workspace', ws)
+        from exo_private.extraction_windows w
+        where w.workspace = ws
+        order by w.id));
+    return gen;
+end
+$$;
+comment on function exo_private.bump_generation(text, text) is
+    'Start a new extraction generation of a workspace for model: deletes older generations'' '
+    'entities (mentions and relations cascade), empties its AGE graph, re-seeds the owner entity, '
+    'and queues every extraction window again (dropping its waiting extract jobs). Returns the '
+    'new generation. A graph is only ever built by one model.';
+
+-- exo_private.related_entities: the neighbourhood of an entity, hub-safe.
+create or replace function exo_private.related_entities(
+    p_entity bigint, p_max_depth int default 2, p_per_node int default 50
+)
+returns table (entity_id bigint, depth int, name text, type exo_private.entity_type)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- Level sets, not paths: UNION keeps one row per (entity, depth), and every node of a
+    -- frontier adds at most p_per_node neighbours (lowest ids first), so a hub of any
+    -- degree costs p_per_node rows per level.
+    with recursive walk (entity_id, depth) as (
+        select p_entity, 0
+        union
+        select nb.id, w.depth + 1
+        from walk w
+        cross join lateral (
+            select x.id
+            from (
+                (select r.object_id as id from exo_private.relations r
+                 where r.subject_id = w.entity_id order by r.object_id)
+                union all
+                (select r.subject_id from exo_private.relations r
+                 where r.object_id = w.entity_id order by r.subject_id)
+            ) x
+            where x.id <> w.entity_id
+            group by x.id
+            order by x.id
+            limit greatest(1, least(coalesce(p_per_node, 50), 1000))
+        ) nb
+        where w.depth < greatest(1, least(coalesce(p_max_depth, 2), 3))
+    )
+    select d.entity_id, d.depth, e.name, e.type
+    from (
+        select w.entity_id, min(w.depth)::int as depth
+        from walk w
+        where w.entity_id <> p_entity
+        group by w.entity_id
+    ) d
+    join exo_private.entities e on e.id = d.entity_id
+    order by d.depth, d.entity_id
+$$;
+comment on function exo_private.related_entities(bigint, int, int) is
+    'Entities related to p_entity (either direction) within p_max_depth (clamped to 1..3) steps, '
+    'each once at its smallest depth, the entity itself excluded; each node expands at most '
+    'p_per_node (1..1000) neighbours, lowest ids first: a level-set walk that stays fast on hubs.';

@@ -1,0 +1,487 @@
+"""Model services: the HTTP client's error classes, the real local servers, `exo models`.
+
+A stand-in HTTP server is used only to inject faults the real servers cannot be
+made to produce on demand (5xx, malformed bodies, slow and dropped answers).
+Everything else runs the real llama-server with the packaged Gemma GGUF and the
+real MiniLM embedding server, on free ports, with pid files and logs in a
+temporary folder so the user's own `exo models up` servers are never touched.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+import math
+import os
+import socket
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import CHAT_MODEL, free_ports
+
+from exocortex.config import Config
+from exocortex.models import client, services
+from exocortex.models.cli import models
+from exocortex.models.client import (
+    BadResponse,
+    ClientError,
+    Endpoint,
+    EndpointDown,
+    ModelError,
+    ServerError,
+    Timeout,
+)
+from exocortex.models.services import ServiceProblem
+
+CHAT_ALIAS = "gemma-test-alias"
+FACT_SCHEMA = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "fact",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "properties": {
+                "person": {"type": "string", "maxLength": 40},
+                "city": {"type": "string", "maxLength": 40},
+                "mentions_database": {"type": "boolean"},
+            },
+            "required": ["person", "city", "mentions_database"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True)) / (math.hypot(*a) * math.hypot(*b))
+
+
+# -- a stand-in server for fault injection ------------------------------------------------
+
+
+class StandIn(BaseHTTPRequestHandler):
+    """Behaves as the first path segment says: /ok/v1/..., /500/v1/..., /slow/v1/..."""
+
+    server: StandInServer
+
+    def do_GET(self) -> None:
+        self._reply(200, {"object": "list", "data": [{"id": "stand-in"}]})
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.requests.append((self.path, body))
+        mode, _, route = self.path.strip("/").partition("/")
+        n = len(body.get("input", []))
+        if mode == "ok" and route.endswith("embeddings"):  # answered out of order on purpose
+            data = [{"object": "embedding", "index": i, "embedding": [float(i), 1.0]} for i in range(n)]
+            self._reply(200, {"object": "list", "data": data[::-1]})
+        elif mode == "ok":
+            message = {"role": "assistant", "content": '{"ok": true}'}
+            usage = {"prompt_tokens": 7, "completion_tokens": 3}
+            self._reply(200, {"choices": [{"message": message, "finish_reason": "stop"}], "usage": usage})
+        elif mode == "500":
+            self._reply(500, {"error": {"message": "the model crashed", "type": "server_error"}})
+        elif mode == "400":
+            self._reply(
+                400, {"error": {"message": "schema is not supported", "type": "invalid_request_error"}}
+            )
+        elif mode == "garbage":
+            self._reply(200, b"<html>not json{")
+        elif mode == "missing":
+            self._reply(200, {"object": "list"} if route.endswith("embeddings") else {"choices": []})
+        elif mode == "short":
+            self._reply(200, {"data": [{"index": 0, "embedding": [1.0]}]})
+        elif mode == "slow":
+            self.server.release.wait(10)
+            self._reply(200, {"data": []})
+        elif mode == "trickle":  # headers at once, then the body a byte at a time
+            data = json.dumps({"data": [{"index": 0, "embedding": [1.0]}]}).encode()
+            self._reply(200, data, trickle=True)
+        elif mode == "hangup":
+            self.close_connection = True  # closes without a word
+
+    def _reply(self, status: int, payload: dict | bytes, trickle: bool = False) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            for i in range(len(data)) if trickle else ():
+                if self.server.release.wait(0.1):
+                    return
+                self.wfile.write(data[i : i + 1])
+                self.wfile.flush()
+            if not trickle:
+                self.wfile.write(data)
+        except OSError:  # the client gave up first, which is what some tests want
+            pass
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+class StandInServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, host: str = "127.0.0.1"):
+        super().__init__((host, 0), StandIn)
+        self.requests: list[tuple[str, dict]] = []
+        self.release = threading.Event()
+
+    def url(self, mode: str) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}/{mode}/v1"
+
+
+@pytest.fixture(scope="module")
+def stand_in() -> Iterator[StandInServer]:
+    server = StandInServer()
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.release.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def _ep(url: str, timeout_s: float = 2.0, **extra) -> Endpoint:
+    return Endpoint(url, "stand-in", timeout_s, extra)
+
+
+def test_client_is_stdlib_only():
+    """The client is inlined into plpython3u functions later: standard library, no exocortex."""
+    tree = ast.parse(Path(client.__file__).read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level == 0
+    }
+    assert {name.split(".")[0] for name in imported} <= sys.stdlib_module_names | {"__future__"}
+
+
+def test_endpoint_from_setting():
+    ep = Endpoint.from_setting(
+        {"url": "http://127.0.0.1:54330/v1/", "model": "m", "timeout_s": 120, "response_format": False}
+    )
+    assert ep == Endpoint("http://127.0.0.1:54330/v1", "m", 120.0, {"response_format": False})
+    assert Endpoint.from_setting({"url": "http://h/v1", "model": "m"}).timeout_s == client.DEFAULT_TIMEOUT_S
+    for bad in (
+        {"url": None, "model": "m"},
+        {"url": "http://h/v1"},
+        {"url": "http://h/v1", "model": "m", "timeout_s": 0},
+    ):
+        with pytest.raises(ValueError):
+            Endpoint.from_setting(bad)
+
+
+def test_embed_orders_by_index_and_chat_sends_the_schema(stand_in):
+    vectors = client.embed(_ep(stand_in.url("ok")), ["a", "b", "c"])
+    assert vectors == [[0.0, 1.0], [1.0, 1.0], [2.0, 1.0]]
+    assert client.embed(_ep(stand_in.url("ok")), []) == []
+
+    hi = [{"role": "user", "content": "hi"}]
+    reply = client.chat(_ep(stand_in.url("ok")), hi, max_tokens=5, response_format=FACT_SCHEMA)
+    assert reply == client.ChatReply('{"ok": true}', "stop", 7, 3)
+    path, body = stand_in.requests[-1]
+    assert path == "/ok/v1/chat/completions"
+    assert body["chat_template_kwargs"] == {"enable_thinking": False}
+    assert body["response_format"] == FACT_SCHEMA
+    assert (body["max_tokens"], body["temperature"], body["model"]) == (5, 0.0, "stand-in")
+
+    # A setting with "response_format": false leaves the schema out, for servers that misbehave with it.
+    client.chat(_ep(stand_in.url("ok"), response_format=False), [], max_tokens=5, response_format=FACT_SCHEMA)
+    assert "response_format" not in stand_in.requests[-1][1]
+
+
+def test_embed_checks_dimensions_against_the_setting(stand_in):
+    with pytest.raises(BadResponse, match="sizes \\[2\\]; the setting says 384"):
+        client.embed(_ep(stand_in.url("ok"), dimensions=384), ["a"])
+
+
+@pytest.mark.parametrize(
+    ("mode", "error", "error_class", "message"),
+    [
+        ("500", ServerError, "http_5xx", "HTTP 500: the model crashed"),
+        ("400", ClientError, "http_4xx", "HTTP 400: schema is not supported"),
+        ("garbage", BadResponse, "bad_response", "not JSON: <html>not json"),
+        ("missing", BadResponse, "bad_response", "without"),
+        ("short", BadResponse, "bad_response", "1 embeddings for 2 inputs"),
+        ("hangup", EndpointDown, "endpoint_down", "closed the connection"),
+    ],
+)
+def test_faults_map_to_error_classes(stand_in, mode, error, error_class, message):
+    began = time.monotonic()
+    with pytest.raises(error, match=message) as caught:
+        client.embed(_ep(stand_in.url(mode)), ["a", "b"])
+    assert caught.value.error_class == error_class
+    assert isinstance(caught.value, ModelError)
+    if isinstance(caught.value, ServerError | ClientError):
+        assert caught.value.status == int(mode)
+    if mode not in ("short",):  # chat maps the same faults the same way
+        with pytest.raises(error):
+            client.chat(_ep(stand_in.url(mode)), [{"role": "user", "content": "hi"}], max_tokens=1)
+    assert time.monotonic() - began < 1.5, "a fault must fail fast, not wait for the timeout"
+
+
+@pytest.mark.parametrize("mode", ["slow", "trickle"])
+def test_a_slow_answer_times_out_within_timeout_s(stand_in, mode):
+    began = time.monotonic()
+    with pytest.raises(Timeout) as caught:
+        client.embed(_ep(stand_in.url(mode), timeout_s=0.5), ["a"])
+    elapsed = time.monotonic() - began
+    assert caught.value.error_class == "timeout"
+    assert 0.45 <= elapsed < 2.0, elapsed
+
+
+def test_a_closed_port_is_endpoint_down_at_once():
+    (port,) = free_ports()
+    began = time.monotonic()
+    with pytest.raises(EndpointDown) as caught:
+        client.embed(_ep(f"http://127.0.0.1:{port}/v1", timeout_s=30), ["a"])
+    assert caught.value.error_class == "endpoint_down"
+    with pytest.raises(EndpointDown):
+        client.chat(_ep(f"http://127.0.0.1:{port}/v1", timeout_s=30), [], max_tokens=1)
+    assert time.monotonic() - began < 1.0
+
+
+def test_probe_is_true_only_for_a_2xx(stand_in):
+    assert client.probe(_ep(stand_in.url("ok")), "chat")
+    assert client.probe(_ep(stand_in.url("ok")), "embeddings")
+    assert stand_in.requests[-2][1]["max_tokens"] == 1
+    assert not client.probe(_ep(stand_in.url("500")), "chat")
+    assert not client.probe(_ep(stand_in.url("slow"), timeout_s=0.3), "embeddings")
+    with pytest.raises(ValueError):
+        client.probe(_ep(stand_in.url("ok")), "rerank")
+
+
+# -- the real servers ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real(real_models):
+    """The session's real servers (tests/conftest.py)."""
+    return real_models
+
+
+def test_embeddings_are_384_dimension_unit_vectors_in_input_order(real):
+    texts = ["Postgres vacuum reclaims dead tuples", "database maintenance", "a poem about the sea"]
+    vectors = client.embed(real.embeddings, texts)
+    assert [len(v) for v in vectors] == [384, 384, 384]
+    assert all(abs(math.hypot(*v) - 1.0) < 1e-4 for v in vectors)
+    (alone,) = client.embed(real.embeddings, [texts[1]])
+    assert cosine(alone, vectors[1]) > 0.9999
+
+
+def test_embeddings_put_related_texts_closer(real):
+    vacuum, maintenance, poem = client.embed(
+        real.embeddings,
+        ["Postgres vacuum reclaims dead tuples", "database maintenance", "a poem about the sea"],
+    )
+    assert cosine(vacuum, maintenance) > cosine(vacuum, poem) + 0.1
+
+
+def test_chat_with_a_json_schema_is_parseable_and_repeatable(real):
+    messages = [
+        {"role": "system", "content": "You extract facts as JSON."},
+        {"role": "user", "content": "Text: Alice moved to Paris in 2019 to work on PostgreSQL.\n"
+                                    "Return the person, the city and whether a database is mentioned."},
+    ]  # fmt: skip
+    first = client.chat(real.chat, messages, max_tokens=80, response_format=FACT_SCHEMA)
+    second = client.chat(real.chat, messages, max_tokens=80, response_format=FACT_SCHEMA)
+    assert first.content == second.content
+    fact = json.loads(first.content)
+    assert set(fact) == {"person", "city", "mentions_database"}
+    assert isinstance(fact["mentions_database"], bool)
+    assert first.finish_reason == "stop"
+    assert first.prompt_tokens > 20 and 0 < first.completion_tokens <= 80
+    with urllib.request.urlopen(f"{real.chat.url}/models", timeout=5) as response:  # --alias names it
+        assert [m["id"] for m in json.load(response)["data"]] == [CHAT_MODEL]
+
+
+def test_probe_answers_for_both_servers(real):
+    assert client.probe(real.chat, "chat")
+    assert client.probe(real.embeddings, "embeddings")
+    (closed,) = free_ports()
+    assert not client.probe(dataclasses.replace(real.chat, url=f"http://127.0.0.1:{closed}/v1"), "chat")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"input": 5}', "must be a string or a list of strings"),
+        (b'{"input": ["a", 1]}', "must be a string or a list of strings"),
+        (b'{"input": []}', "must not be an empty list"),
+        (json.dumps({"input": ["x"] * 257}).encode(), "257 items; at most 256"),
+        (b'{"input": "a"', "not valid JSON"),
+        (b'["a"]', "must be a JSON object"),
+    ],
+)
+def test_embedding_server_rejects_bad_input(real, body, message):
+    request = urllib.request.Request(
+        f"{real.embeddings.url}/embeddings", data=body, headers={"Content-Type": "application/json"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=10)
+    with caught.value:
+        assert caught.value.code == 400
+        error = json.load(caught.value)["error"]
+    assert error["type"] == "invalid_request_error"
+    assert message in error["message"]
+
+
+def test_embedding_server_health_models_and_client_errors(real):
+    base = real.embeddings.url.removesuffix("/v1")
+    with urllib.request.urlopen(f"{base}/health", timeout=5) as response:
+        assert json.load(response) == {"status": "ok"}
+    with urllib.request.urlopen(f"{real.embeddings.url}/models", timeout=5) as response:
+        assert json.load(response)["data"] == [
+            {"id": "all-MiniLM-L6-v2", "object": "model", "owned_by": "exocortex", "dimensions": 384}
+        ]
+    with pytest.raises(ClientError, match="at most 256") as caught:
+        client.embed(real.embeddings, ["x"] * 257)
+    assert caught.value.status == 400
+
+
+# -- services: `exo models up | down | status` --------------------------------------------
+
+
+def _set_url(db, key: str, url: str | None, **more) -> None:
+    with db.connect() as conn:
+        conn.execute(
+            "update exo_private.settings set value = value || %s::jsonb where key = %s",
+            (json.dumps({"url": url, **more}), key),
+        )
+
+
+@pytest.fixture
+def db_cfg(cfg: Config, db) -> Config:
+    """The session's config, reading its settings from this test's database."""
+    return dataclasses.replace(cfg, database=db.name, external_url=db.url() if cfg.external_url else None)
+
+
+def test_up_is_idempotent_and_down_stops_both(db_cfg, db, tmp_path):
+    chat_port, embed_port = free_ports(2)
+    _set_url(db, "models.chat", f"http://127.0.0.1:{chat_port}/v1")
+    _set_url(db, "models.embeddings", f"http://localhost:{embed_port}/v1")
+    try:
+        first = services.up(db_cfg, lambda _m: None, run_dir=tmp_path)
+        assert [(s.name, s.where, s.running, s.started) for s in first] == [
+            ("chat", "local", True, True),
+            ("embeddings", "local", True, True),
+        ]
+        pids = [s.pid for s in first]
+        assert all(pids) and sorted(p.name for p in tmp_path.glob("*.pid")) == ["chat.pid", "embeddings.pid"]
+
+        second = services.up(db_cfg, lambda _m: None, run_dir=tmp_path)
+        assert [(s.running, s.started, s.pid) for s in second] == [(True, False, pid) for pid in pids]
+        assert [s.running for s in services.status(db_cfg, run_dir=tmp_path)] == [True, True]
+    finally:
+        stopped = services.down(db_cfg, run_dir=tmp_path)
+    assert stopped == [
+        f"chat: stopped (pid {pids[0]}, SIGTERM)",
+        f"embeddings: stopped (pid {pids[1]}, SIGTERM)",
+    ]
+    assert not list(tmp_path.glob("*.pid"))
+    assert not any(Path(f"/proc/{pid}").exists() for pid in pids)
+    assert (tmp_path / "embeddings.log").read_text().rstrip().endswith("embedding server stopped")
+    assert services.down(db_cfg, run_dir=tmp_path) == ["chat: not running", "embeddings: not running"]
+    after = services.status(db_cfg, run_dir=tmp_path)
+    assert [(s.running, s.pid) for s in after] == [(False, None), (False, None)]
+
+
+def test_a_taken_port_is_a_clear_error_and_starts_nothing(db_cfg, db, tmp_path):
+    embed_port = free_ports()[0]
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        _set_url(db, "models.chat", f"http://127.0.0.1:{port}/v1")
+        _set_url(db, "models.embeddings", f"http://127.0.0.1:{embed_port}/v1")
+        with pytest.raises(ServiceProblem, match=f"port {port} on 127.0.0.1 is in use.*models.chat"):
+            services.up(db_cfg, lambda _m: None, run_dir=tmp_path)
+    assert not list(tmp_path.glob("*.pid"))
+    assert services.status(db_cfg, run_dir=tmp_path)[1].running is False
+
+
+def test_a_stale_or_foreign_pid_file_is_removed_and_never_signalled(db_cfg, db, tmp_path):
+    (tmp_path / "chat.pid").write_text(f"{os.getpid()}\n")  # alive, but not a chat server: pytest
+    (tmp_path / "embeddings.pid").write_text("999999999\n")  # above any pid_max: never alive
+    assert services.down(db_cfg, run_dir=tmp_path) == [
+        "chat: not running (removed a stale pid file)",
+        "embeddings: not running (removed a stale pid file)",
+    ]
+    assert not list(tmp_path.glob("*.pid"))
+
+
+def test_remote_and_off_services_are_only_checked(db_cfg, db, tmp_path):
+    remote = StandInServer("127.0.0.2")  # not 127.0.0.1 or localhost: someone else's server
+    thread = threading.Thread(target=remote.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        _set_url(db, "models.chat", remote.url("ok"))
+        _set_url(db, "models.embeddings", None)
+        statuses = services.up(db_cfg, lambda _m: None, run_dir=tmp_path)
+        assert [(s.where, s.running, s.pid, s.started) for s in statuses] == [
+            ("remote", True, None, False),
+            ("off", False, None, False),
+        ]
+        assert not list(tmp_path.glob("*.pid"))
+    finally:
+        remote.shutdown()
+        remote.server_close()
+        thread.join(5)
+    assert services.status(db_cfg, run_dir=tmp_path)[0].running is False
+
+
+def test_settings_that_cannot_be_served_locally_are_refused(db_cfg, db, tmp_path):
+    _set_url(db, "models.embeddings", "http://127.0.0.1:54331/v1", model="nomic-embed-text", dimensions=768)
+    with pytest.raises(ServiceProblem, match="serves only all-MiniLM-L6-v2 \\(384 dimensions\\)"):
+        services.up(db_cfg, lambda _m: None, run_dir=tmp_path)
+    assert services.status(db_cfg, run_dir=tmp_path)[1].model == "nomic-embed-text"  # status still reports
+    _set_url(db, "models.embeddings", "http://127.0.0.1/v1", model="all-MiniLM-L6-v2", dimensions=384)
+    with pytest.raises(ServiceProblem, match="models.embeddings: a local url must be http:// with a port"):
+        services.up(db_cfg, lambda _m: None, run_dir=tmp_path)
+
+
+def test_without_a_runtime_root_llama_server_must_be_on_path(cfg, db, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    external = dataclasses.replace(cfg, database=db.name, external_url=db.url())
+    with pytest.raises(ServiceProblem, match="llama-server is not on PATH.*llama.cpp-tools.*models.chat"):
+        services.start_chat(external, free_ports()[0], CHAT_ALIAS, run_dir=tmp_path)
+
+
+def test_an_unmigrated_database_says_to_migrate(cfg, empty_db, tmp_path):
+    bare = dataclasses.replace(
+        cfg, database=empty_db.name, external_url=empty_db.url() if cfg.external_url else None
+    )
+    with pytest.raises(ServiceProblem, match="run `exo migrate`"):
+        services.status(bare, run_dir=tmp_path)
+
+
+def test_cli_status_json_and_errors(cfg, db, empty_db, monkeypatch):
+    closed = free_ports()[0]
+    _set_url(db, "models.chat", f"http://127.0.0.1:{closed}/v1")
+    for target in (db, empty_db):
+        monkeypatch.setenv("EXO_DB_NAME", target.name)
+        if cfg.external_url:
+            monkeypatch.setenv("EXO_DATABASE_URL", target.url())
+        result = CliRunner().invoke(models, ["status", "--json"])
+        if target is db:
+            assert result.exit_code == 0, result.output
+            chat = json.loads(result.stdout)[0]
+            assert (chat["name"], chat["where"], chat["running"]) == ("chat", "local", False)
+            assert chat["url"] == f"http://127.0.0.1:{closed}/v1"
+        else:
+            assert result.exit_code == 1
+            assert "error: the database has no settings table yet" in result.stderr

@@ -1,0 +1,468 @@
+"""The worker against the real database: embeddings, extraction, retries, faults, signals.
+
+Faults come from a stand-in endpoint (tests/standin.py); the real models are
+exercised in test_real_models_*.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from psycopg.types.json import Jsonb
+from standin import Reply, StandIn, chat, embeddings
+
+from exocortex.ingest import pipeline
+from exocortex.models import client
+from exocortex.worker import Worker
+
+FAST_RETRIES = [0.05, 0.05, 0.05]
+NOTE = (
+    "Iris Calder works at Northwind Labs in Larkhaven. She runs the Postgres upgrade.\n\n"
+    "Sam Rivera met Iris Calder in 2016 at Northwind Labs."
+)
+
+
+def configure(db, **values) -> None:
+    """Change settings of the test database: key (dots as __) -> value, or a dict merged into it."""
+    with db.connect() as conn:
+        for name, value in values.items():
+            key = name.replace("__", ".")
+            if isinstance(value, dict):
+                conn.execute(
+                    "update exo_private.settings set value = value || %s where key = %s", (Jsonb(value), key)
+                )
+            else:
+                conn.execute("update exo_private.settings set value = %s where key = %s", (Jsonb(value), key))
+
+
+def ingest_note(db, tmp_path: Path, text: str = NOTE, name: str = "work/note.md") -> None:
+    path = tmp_path / "vault" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    pipeline.ingest(db.cfg, tmp_path / "vault", dbname=db.name)
+
+
+def scalar(db, sql: str, *params):
+    with db.connect() as conn:
+        return conn.execute(sql, params).fetchone()[0]
+
+
+def run_worker(db, **options):
+    options.setdefault("once", True)
+    options.setdefault("poll_s", 0.05)
+    return Worker(db.cfg, dbname=db.name, **options).run()
+
+
+def queue_length(db, queue: str) -> int:
+    return scalar(db, f"select count(*) from pgmq.q_{queue}")
+
+
+# -- embeddings ---------------------------------------------------------------------------
+
+
+def test_embedding_stores_vectors_of_the_recorded_model_and_advances_stages(db, tmp_path):
+    ingest_note(db, tmp_path)
+    chunks = scalar(db, "select count(*) from exo_private.chunks")
+    with StandIn(lambda path, req: embeddings(req)) as model:
+        configure(db, models__embeddings={"url": model.url})
+        result = run_worker(db, queues=("embed",))
+    assert result.done["embed"] == chunks and not result.stop_reason
+    assert queue_length(db, "embed") == 0
+    assert scalar(db, "select count(*) from exo_private.chunk_embeddings") == chunks
+    assert scalar(
+        db, "select array_agg(distinct vector_dims(embedding)) from exo_private.chunk_embeddings"
+    ) == [384]
+    assert scalar(db, "select array_agg(name || ':' || dimensions) from exo_private.embedding_models") == [
+        "all-MiniLM-L6-v2:384"
+    ]
+    assert scalar(db, "select stage::text from exo_private.documents") == "embedded"
+
+
+def test_changing_the_embedding_model_re_embeds_into_its_own_index(db, tmp_path):
+    ingest_note(db, tmp_path)
+    with StandIn(lambda path, req: embeddings(req, 384 if req.get("model") != "other" else 8)) as model:
+        configure(db, models__embeddings={"url": model.url})
+        run_worker(db, queues=("embed",))
+        with db.connect("exo_writer") as conn:
+            queued = conn.execute("select exo_private.set_embedding_model('other', 8)").fetchone()[0]
+        assert queued == scalar(db, "select count(*) from exo_private.chunks")
+        assert scalar(db, "select stage::text from exo_private.documents") == "chunked"
+        run_worker(db, queues=("embed",))
+    with db.connect() as conn:
+        by_model = dict(
+            conn.execute(
+                "select m.name, count(*) from exo_private.chunk_embeddings e "
+                "join exo_private.embedding_models m on m.id = e.model_id group by 1"
+            ).fetchall()
+        )
+        indexes = [
+            r[0]
+            for r in conn.execute(
+                "select indexdef from pg_indexes where tablename = 'chunk_embeddings_technical' and indexdef like '%hnsw%'"
+            )
+        ]
+    assert by_model == {"all-MiniLM-L6-v2": queued, "other": queued}
+    assert len(indexes) == 2
+    assert all("WHERE (model_id = " in i for i in indexes)  # one model per index
+    assert scalar(db, "select stage::text from exo_private.documents") == "embedded"
+
+
+def test_endpoint_down_stops_the_run_and_leaves_the_work_queued(db, tmp_path):
+    ingest_note(db, tmp_path)
+    before = queue_length(db, "embed")
+    configure(db, models__embeddings={"url": "http://127.0.0.1:9/v1"}, worker__retry_backoff_s=FAST_RETRIES)
+    result = run_worker(db, queues=("embed",))
+    assert "embeddings endpoint http://127.0.0.1:9/v1 is down" in result.stop_reason
+    assert result.done["embed"] == 0
+    assert queue_length(db, "embed") == before
+    # The messages are visible again at once for the next run, not hidden for their timeout.
+    assert scalar(db, "select count(*) from pgmq.read('embed', 1, 100)") == before
+    assert scalar(db, "select stage::text from exo_private.documents") == "chunked"
+    assert scalar(db, "select count(*) from exo_private.job_failures") == 0
+
+
+def test_http_500s_are_retried_with_backoff(db, tmp_path):
+    ingest_note(db, tmp_path)
+    answers = iter([Reply(500, {"error": "busy"}), Reply(503, b"unavailable")])
+    with StandIn(lambda path, req: next(answers, None) or embeddings(req)) as model:
+        configure(db, models__embeddings={"url": model.url}, worker__retry_backoff_s=[0.3, 0.3, 0.3])
+        began = time.monotonic()
+        result = run_worker(db, queues=("embed",))
+        elapsed = time.monotonic() - began
+    assert result.done["embed"] >= 1 and not result.stop_reason
+    assert model.calls("/embeddings") == 3
+    assert elapsed >= 0.6  # two waits of the backoff
+
+
+def test_a_job_the_answering_endpoint_rejects_is_marked_failed(db, tmp_path):
+    ingest_note(db, tmp_path, "POISON paragraph about postgres.\n\n" + "x " * 800, "work/poison.md")
+    ingest_note(db, tmp_path, "A healthy note about postgres vacuum.", "work/fine.md")
+
+    def respond(path, req):
+        inputs = req["input"] if isinstance(req["input"], list) else [req["input"]]
+        return (
+            Reply(500, {"error": "cannot embed"}) if any("POISON" in t for t in inputs) else embeddings(req)
+        )
+
+    with StandIn(respond) as model:
+        configure(
+            db,
+            models__embeddings={"url": model.url},
+            worker__retry_backoff_s=FAST_RETRIES,
+            worker__embed_batch=1,
+        )
+        result = run_worker(db, queues=("embed",))
+    assert not result.stop_reason
+    assert result.failed["embed"] == 1
+    with db.connect() as conn:
+        failures = conn.execute(
+            "select f.error_class, c.body like 'POISON%%' from exo_private.job_failures f "
+            "join exo_private.chunks c on c.id = f.target_id"
+        ).fetchall()
+    assert failures == [("http_5xx", True)]
+    assert queue_length(db, "embed") == 0  # the failed job is archived, not retried forever
+    stages = dict(scalar(db, "select jsonb_object_agg(path, stage) from exo_private.documents"))
+    assert stages == {"work/fine.md": "embedded", "work/poison.md": "chunked"}
+
+
+def test_messages_read_too_often_go_to_the_dead_letter_queue(db, tmp_path):
+    ingest_note(db, tmp_path)
+    configure(db, worker__max_reads=2)
+    with db.connect() as conn:
+        for _ in range(2):  # two earlier reads by workers that died
+            conn.execute("select * from pgmq.read('embed', 0, 100)")
+        conn.execute(
+            "insert into exo_private.job_failures (queue, msg_id, target_id, error_class, message) "
+            "select 'embed', msg_id, (message ->> 'chunk_id')::bigint, 'timeout', 'slow' from pgmq.q_embed"
+        )
+    result = run_worker(db, queues=("embed",))
+    letters = scalar(db, "select jsonb_agg(message) from pgmq.q_dead_letter")
+    assert result.dead_lettered["embed"] == len(letters) > 0
+    assert {(m["queue"], m["read_ct"], m["last_error"]) for m in letters} == {("embed", 3, "timeout: slow")}
+    assert queue_length(db, "embed") == 0
+
+
+# -- extraction ---------------------------------------------------------------------------
+
+GOOD = json.dumps(
+    {
+        "entities": [
+            {"name": "Iris Calder", "type": "Person"},
+            {"name": "Northwind Labs", "type": "Org"},
+            {"name": "Larkhaven", "type": "Place"},
+        ],
+        "relations": [{"subject": "Iris Calder", "predicate": "works at", "object": "Northwind Labs"}],
+    }
+)
+
+
+def graph_rows(db) -> tuple[list, list]:
+    with db.connect() as conn:
+        entities = conn.execute(
+            "select type::text, canonical_key from exo_private.entities where not is_owner order by 2"
+        ).fetchall()
+        relations = conn.execute(
+            "select s.canonical_key, r.predicate, o.canonical_key from exo_private.relations r "
+            "join exo_private.entities s on s.id = r.subject_id join exo_private.entities o on o.id = r.object_id"
+        ).fetchall()
+    return entities, relations
+
+
+def test_partially_valid_replies_keep_the_valid_items(db, tmp_path):
+    ingest_note(db, tmp_path)
+    content = (
+        "Here you go:\n```json\n"
+        + json.dumps(
+            {
+                "entities": [
+                    {"name": "Iris Calder", "type": "Person"},
+                    {"name": "Northwind Labs", "type": "Corporation"},
+                    {"name": "Atlantis", "type": "Place"},
+                    {"name": "Northwind Labs", "type": "Org"},
+                ],
+                "relations": [
+                    {"subject": "Iris Calder", "predicate": "works at", "object": "Northwind Labs"},
+                    {"subject": "Iris Calder", "predicate": "lives in", "object": "Atlantis"},
+                ],
+            }
+        )
+        + "\n```"
+    )
+    with StandIn(lambda path, req: chat(content)) as model:
+        configure(db, models__chat={"url": model.url})
+        result = run_worker(db, queues=("extract",))
+        request = model.requests[0][1]
+    assert result.done["extract"] == 1
+    assert request["temperature"] == 0
+    assert request["response_format"]["type"] == "json_schema"
+    assert request["max_tokens"] == 768
+    assert graph_rows(db) == (
+        [("Person", "iris calder"), ("Org", "northwind labs")],
+        [("iris calder", "WORKS_AT", "northwind labs")],
+    )
+    stats = scalar(db, "select extraction_stats from exo_private.extraction_windows")
+    assert stats["dropped"] == {"malformed_entity": 1, "ungrounded_entity": 1, "dangling_relation": 1}
+
+
+def test_malformed_json_keeps_nothing_and_the_response_format_can_be_turned_off(db, tmp_path):
+    ingest_note(db, tmp_path)
+    with StandIn(lambda path, req: chat('{"entities": [{"name": "Iris')) as model:
+        configure(db, models__chat={"url": model.url, "response_format": False})
+        result = run_worker(db, queues=("extract",))
+        request = model.requests[0][1]
+    assert result.done["extract"] == 1
+    assert "response_format" not in request
+    assert graph_rows(db) == ([], [])
+    assert scalar(db, "select extraction_stats -> 'dropped' from exo_private.extraction_windows") == {
+        "no_json": 1
+    }
+
+
+def test_a_hanging_endpoint_times_out(db, tmp_path):
+    ingest_note(db, tmp_path)
+    with StandIn(lambda path, req: Reply(delay_s=5, body=b"{}")) as model:
+        configure(db, models__chat={"url": model.url, "timeout_s": 0.3}, worker__retry_backoff_s=FAST_RETRIES)
+        began = time.monotonic()
+        result = run_worker(db, queues=("extract",))
+        elapsed = time.monotonic() - began
+    assert "chat endpoint" in result.stop_reason and "down" in result.stop_reason
+    assert "timeout" in result.stop_reason
+    assert elapsed < 4  # four attempts and a probe, each cut at 0.3 s
+    assert queue_length(db, "extract") == 1
+
+
+def _exo(db, *args: str) -> subprocess.Popen:
+    env = {**os.environ, "EXO_DATABASE_URL": db.url()}
+    return subprocess.Popen(
+        [sys.executable, "-m", "exocortex.cli", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_for(condition, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
+
+
+def test_a_killed_worker_leaves_its_message_to_come_back_and_no_duplicates(db, tmp_path):
+    ingest_note(db, tmp_path)
+    configure(db, worker__visibility_timeout_s={"embed": 60, "extract": 2})
+    with StandIn(lambda path, req: Reply(delay_s=30, body=b"{}")) as hanging:
+        configure(db, models__chat={"url": hanging.url})
+        proc = _exo(db, "worker", "--queue", "extract")
+        try:
+            _wait_for(lambda: hanging.calls("/chat/completions") == 1)
+            proc.send_signal(signal.SIGKILL)
+        finally:
+            proc.kill()
+            proc.communicate(timeout=10)
+    assert scalar(db, "select count(*) from pgmq.read('extract', 0, 1)") == 0  # still hidden
+    time.sleep(2.2)
+    with StandIn(lambda path, req: chat(GOOD)) as model:
+        configure(db, models__chat={"url": model.url})
+        first = run_worker(db, queues=("extract",))
+        # The same window once more (as if the dead worker had also finished): nothing new.
+        with db.connect() as conn:
+            conn.execute(
+                "select pgmq.send('extract', jsonb_build_object('window_id', id)) from exo_private.extraction_windows"
+            )
+        second = run_worker(db, queues=("extract",))
+    assert first.done["extract"] == second.done["extract"] == 1
+    entities, relations = graph_rows(db)
+    assert len(entities) == 3 and len(relations) == 1
+    assert (
+        scalar(
+            db,
+            "select count(*) from exo_private.mentions m join exo_private.entities e on e.id = m.entity_id where not e.is_owner",
+        )
+        == 3
+    )
+    assert (
+        scalar(db, "select count(*) from pgmq.a_extract where read_ct >= 2") == 1
+    )  # read twice: it came back
+
+
+def test_sigterm_lets_the_running_job_finish(db, tmp_path):
+    ingest_note(db, tmp_path)
+    with StandIn(lambda path, req: Reply(delay_s=1.5, body=chat(GOOD).body)) as slow:
+        configure(db, models__chat={"url": slow.url})
+        proc = _exo(db, "worker", "--queue", "extract")
+        _wait_for(lambda: slow.calls("/chat/completions") == 1)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "extract: 1 done" in out
+    assert (
+        scalar(db, "select count(*) from exo_private.extraction_windows where extracted_at is not null") == 1
+    )
+    with db.connect() as conn:
+        worker = conn.execute(
+            "select stopped_at is not null, stop_reason, processed from exo_private.workers"
+        ).fetchone()
+    assert worker == (True, "stopped", 1)
+
+
+def test_workers_identify_themselves_to_postgres(db, tmp_path):
+    ingest_note(db, tmp_path)
+    with StandIn(lambda path, req: Reply(delay_s=1.0, body=embeddings(req).body)) as model:
+        configure(db, models__embeddings={"url": model.url})
+        proc = _exo(db, "worker", "--once", "--queue", "embed")
+        try:
+            _wait_for(lambda: model.calls("/embeddings") >= 1)
+            names = scalar(
+                db,
+                "select array_agg(application_name) from pg_stat_activity where datname = current_database()",
+            )
+        finally:
+            proc.communicate(timeout=30)
+    assert any(n.startswith("exo-worker ") for n in names)
+
+
+def test_limit_takes_only_that_many_messages(db, tmp_path):
+    ingest_note(db, tmp_path, "\n\n".join(f"Paragraph {i} about postgres. " * 30 for i in range(12)))
+    total = queue_length(db, "embed")
+    with StandIn(lambda path, req: embeddings(req)) as model:
+        configure(db, models__embeddings={"url": model.url})
+        result = run_worker(db, queues=("embed",), limit=3)
+    assert total > 3
+    assert result.done["embed"] == 3
+    assert queue_length(db, "embed") == total - 3
+
+
+# -- the real models ------------------------------------------------------------------------
+
+
+def point_at(db, models) -> None:
+    configure(db, models__chat={"url": models.chat.url}, models__embeddings={"url": models.embeddings.url})
+
+
+def test_real_embeddings_rank_a_chunk_above_an_unrelated_one(db, tmp_path, real_models):
+    ingest_note(
+        db,
+        tmp_path,
+        "Autovacuum fell behind on the orders table, so dead tuples piled up and queries slowed down.",
+        "work/vacuum.md",
+    )
+    ingest_note(
+        db,
+        tmp_path,
+        "The gulls circled the lighthouse while the tide came in over the black rocks.",
+        "work/sea.md",
+    )
+    point_at(db, real_models)
+    result = run_worker(db, queues=("embed",))
+    assert result.done["embed"] == 2 and not result.stop_reason
+    (query,) = client.embed(real_models.embeddings, ["database maintenance and table bloat"])
+    with db.connect() as conn:
+        model_id, dims = conn.execute("select id, dimensions from exo_private.embedding_models").fetchone()
+        ranked = [
+            r[0]
+            for r in conn.execute(
+                f"""select d.path from exo_private.chunk_embeddings e
+                    join exo_private.chunks c on c.workspace = e.workspace and c.id = e.chunk_id
+                    join exo_private.documents d on d.id = c.document_id
+                    where e.model_id = %s
+                    order by e.embedding::vector({dims}) <=> %s::vector({dims})""",
+                (model_id, "[" + ",".join(map(str, query)) + "]"),
+            )
+        ]
+        stored_dims = conn.execute(
+            "select array_agg(distinct vector_dims(embedding)) from exo_private.chunk_embeddings"
+        ).fetchone()[0]
+    assert dims == 384 and stored_dims == [384]
+    assert ranked == ["work/vacuum.md", "work/sea.md"]
+
+
+def test_real_extraction_is_grounded_and_idempotent(db, tmp_path, real_models):
+    ingest_note(db, tmp_path)
+    point_at(db, real_models)
+    first = run_worker(db, queues=("extract",))
+    assert first.done["extract"] == 1 and not first.stop_reason
+    with db.connect() as conn:
+        window = conn.execute("select body from exo_private.extraction_windows").fetchone()[0]
+        mentions = conn.execute(
+            """select e.name, m.surface, c.body from exo_private.mentions m
+               join exo_private.entities e on e.id = m.entity_id
+               left join exo_private.chunks c on c.id = m.chunk_id where not e.is_owner"""
+        ).fetchall()
+        dangling = conn.execute(
+            """select count(*) from exo_private.relations r
+               where not exists (select 1 from exo_private.entities s where s.id = r.subject_id and s.workspace = r.workspace)
+                  or not exists (select 1 from exo_private.entities o where o.id = r.object_id and o.workspace = r.workspace)"""
+        ).fetchone()[0]
+        counts = conn.execute(
+            "select (select count(*) from exo_private.entities), (select count(*) from exo_private.mentions), "
+            "(select count(*) from exo_private.relations)"
+        ).fetchone()
+        stats = conn.execute("select extraction_stats from exo_private.extraction_windows").fetchone()[0]
+    squash = lambda text: " ".join(text.split()).casefold()  # noqa: E731
+    assert mentions, f"the model kept nothing: {stats}"
+    for name, surface, chunk in mentions:  # every stored name occurs in its window and its chunk
+        assert squash(name) in squash(window)
+        assert chunk is None or squash(surface) in squash(chunk)
+    assert dangling == 0
+    with db.connect() as conn:
+        conn.execute(
+            "select pgmq.send('extract', jsonb_build_object('window_id', id)) from exo_private.extraction_windows"
+        )
+    again = run_worker(db, queues=("extract",))
+    assert again.done["extract"] == 1
+    with db.connect() as conn:
+        assert (
+            conn.execute(
+                "select (select count(*) from exo_private.entities), (select count(*) from exo_private.mentions), "
+                "(select count(*) from exo_private.relations)"
+            ).fetchone()
+            == counts
+        )
