@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 EXO := $(BIN)/exo
+DEMO_WINDOWS ?= 6
 
 .PHONY: setup demo test lint bench schema-dump clean
 
@@ -20,8 +21,10 @@ setup: $(VENV)/.installed
 	$(EXO) db up
 	$(EXO) migrate
 
-## demo: set up, ingest the example vault and chat exports, show what landed where
+## demo: set up, start the local models, ingest the example vault and chats, run the worker
 demo: setup
+	$(EXO) models up
+	$(EXO) owner "Sam Rivera"
 	$(EXO) defer add "Walter Rivera" --alias "Grandpa Walter" --alias "Grandpa" \
 	    --note "Sam's grandfather, died in March 2017"
 	$(EXO) ingest examples/vault
@@ -29,10 +32,17 @@ demo: setup
 	$(EXO) import-chat "examples/chats/whatsapp/WhatsApp Chat with Iris Calder.txt" \
 	    --format whatsapp --owner "Sam Rivera"
 	$(EXO) import-chat examples/chats/generic/family.jsonl --format jsonl
+	$(EXO) worker --once --queue embed
+	@echo "extracting the graph of $(DEMO_WINDOWS) windows (about 15 s each on CPU; \
+	    'exo worker' does the rest in the background)"
+	$(EXO) worker --once --queue extract --limit $(DEMO_WINDOWS)
 	$(EXO) quarantine list
 	$(EXO) defer list
 	$(EXO) db psql --role reader -- -c \
 	    "select sender, sent_at::date, left(body, 70) as message from exo.search_messages('migration', 3)"
+	$(EXO) db psql --role writer -- -c \
+	    "select type, name, count(m.*) as mentions from exo_private.entities e \
+	     left join exo_private.mentions m on m.entity_id = e.id group by 1, 2 order by 3 desc limit 10"
 
 ## test: set up, then run the whole suite against the real server
 test: setup
@@ -48,12 +58,16 @@ lint: setup
 bench: setup
 	$(BIN)/python bench/runtime_up.py
 	$(BIN)/python bench/ingest_corpus.py
+	$(BIN)/python bench/worker_overhead.py
+	$(BIN)/python bench/model_throughput.py
+	$(BIN)/python bench/traversal.py
 
 ## schema-dump: rewrite schema/exocortex.sql from a database migrated from zero
 schema-dump: setup
 	$(EXO) schema-dump
 
-## clean: stop the server and remove the virtualenv and caches (the runtime and its data stay)
+## clean: stop the servers and remove the virtualenv and caches (the runtime and its data stay)
 clean:
+	-[ -x $(EXO) ] && $(EXO) models down
 	-[ -x $(EXO) ] && $(EXO) db down
 	rm -rf $(VENV) .pytest_cache .ruff_cache worker/*.egg-info

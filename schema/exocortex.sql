@@ -612,6 +612,36 @@ ALTER FUNCTION exo_private.deference_list() OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.deference_list() IS 'The deferred subjects with their aliases, as jsonb.';
 
 --
+-- Name: embedding_model_changed(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.embedding_model_changed() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    model int := exo_private.embedding_model_id(new.value ->> 'model', (new.value ->> 'dimensions')::int);
+begin
+    perform pgmq.send_batch('embed', array_agg(jsonb_build_object('chunk_id', c.id, 'workspace', c.workspace)))
+    from exo_private.chunks c
+    where not exists (select 1 from exo_private.chunk_embeddings e
+                      where e.workspace = c.workspace and e.chunk_id = c.id and e.model_id = model)
+    having count(*) > 0;
+    perform exo_private.advance_stages(array(
+        select d.id from exo_private.documents d where d.stage in ('embedded', 'graphed')));
+    return new;
+end
+$$;
+
+ALTER FUNCTION exo_private.embedding_model_changed() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION embedding_model_changed(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.embedding_model_changed() IS 'Trigger: when models.embeddings names another model or dimension, register it (its own HNSW indexes) and queue every chunk without its vector; vectors of two models never share an index.';
+
+--
 -- Name: embedding_model_id(text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -811,6 +841,32 @@ ALTER FUNCTION exo_private.ensure_workspace_storage(workspace text) OWNER TO exo
 COMMENT ON FUNCTION exo_private.ensure_workspace_storage(workspace text) IS 'Create a workspace''s chunk partition (with its document and BM25 indexes) and its embeddings partition when missing.';
 
 --
+-- Name: extraction_model_changed(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.extraction_model_changed() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    ws text;
+begin
+    for ws in select distinct g.workspace from exo_private.extraction_generations g order by 1 loop
+        perform exo_private.bump_generation(ws, new.value ->> 'model');
+    end loop;
+    return new;
+end
+$$;
+
+ALTER FUNCTION exo_private.extraction_model_changed() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION extraction_model_changed(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.extraction_model_changed() IS 'Trigger: when the models.chat setting names another model, every graph gets a new generation built from that model only (bump_generation).';
+
+--
 -- Name: forget_document(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -834,6 +890,37 @@ ALTER FUNCTION exo_private.forget_document(doc_id bigint) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.forget_document(doc_id bigint) IS 'Mark a document deleted and remove its chunks, windows and outgoing links.';
+
+--
+-- Name: generation_for(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.generation_for(ws text, model text) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    newest_model text;
+begin
+    select g.model into newest_model
+    from exo_private.extraction_generations g
+    where g.workspace = ws
+    order by g.generation desc
+    limit 1;
+    if newest_model is not null and newest_model not in ('seed', generation_for.model) then
+        return null;
+    end if;
+    return exo_private.current_generation(ws, generation_for.model);
+end
+$$;
+
+ALTER FUNCTION exo_private.generation_for(ws text, model text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION generation_for(ws text, model text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.generation_for(ws text, model text) IS 'The extraction generation for a model in a workspace, or null when the graph now belongs to another model (a reply from a worker that read the old setting).';
 
 --
 -- Name: graph_disagreements(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -2085,27 +2172,18 @@ COMMENT ON FUNCTION exo_private.seed_owner(workspaces text[]) IS 'Make the owner
 --
 
 CREATE FUNCTION exo_private.set_embedding_model(p_model text, p_dimensions integer) RETURNS integer
-    LANGUAGE plpgsql
+    LANGUAGE sql
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-declare
-    model int := exo_private.embedding_model_id(p_model, p_dimensions);
-    queued int;
-begin
     update exo_private.settings s
        set value = s.value || jsonb_build_object('model', p_model, 'dimensions', p_dimensions), updated_at = now()
      where s.key = 'models.embeddings';
-    select count(*) into queued from (
-        select pgmq.send_batch('embed', array_agg(jsonb_build_object('chunk_id', c.id, 'workspace', c.workspace)))
-        from exo_private.chunks c
-        where not exists (select 1 from exo_private.chunk_embeddings e
-                          where e.workspace = c.workspace and e.chunk_id = c.id and e.model_id = model)
-        having count(*) > 0
-    ) sent;
-    perform exo_private.advance_stages(array(
-        select d.id from exo_private.documents d where d.stage in ('embedded', 'graphed')));
-    return queued;
-end
+    select count(*)::int
+    from exo_private.chunks c
+    where not exists (select 1 from exo_private.chunk_embeddings e
+                      join exo_private.embedding_models m on m.id = e.model_id
+                      where e.workspace = c.workspace and e.chunk_id = c.id
+                        and m.name = p_model and m.dimensions = p_dimensions);
 $$;
 
 ALTER FUNCTION exo_private.set_embedding_model(p_model text, p_dimensions integer) OWNER TO exo_owner;
@@ -2114,7 +2192,7 @@ ALTER FUNCTION exo_private.set_embedding_model(p_model text, p_dimensions intege
 -- Name: FUNCTION set_embedding_model(p_model text, p_dimensions integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.set_embedding_model(p_model text, p_dimensions integer) IS 'Make another embedding model active: register it, queue every chunk without its vector, return how many were queued. Vectors of two models never share an index.';
+COMMENT ON FUNCTION exo_private.set_embedding_model(p_model text, p_dimensions integer) IS 'Make another embedding model active; returns how many chunks were queued to be embedded with it.';
 
 --
 -- Name: set_owner(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -6886,6 +6964,18 @@ ALTER INDEX exo_private.chunks_pkey ATTACH PARTITION exo_private.chunks_technica
 ALTER INDEX exo_private.chunks_workspace_document_id_ordinal_key ATTACH PARTITION exo_private.chunks_technical_workspace_document_id_ordinal_key;
 
 --
+-- Name: settings embedding_model_changed; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER embedding_model_changed AFTER UPDATE ON exo_private.settings FOR EACH ROW WHEN (((new.key = 'models.embeddings'::text) AND (((old.value ->> 'model'::text) IS DISTINCT FROM (new.value ->> 'model'::text)) OR ((old.value ->> 'dimensions'::text) IS DISTINCT FROM (new.value ->> 'dimensions'::text))))) EXECUTE FUNCTION exo_private.embedding_model_changed();
+
+--
+-- Name: settings extraction_model_changed; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER extraction_model_changed AFTER UPDATE ON exo_private.settings FOR EACH ROW WHEN (((new.key = 'models.chat'::text) AND ((old.value ->> 'model'::text) IS DISTINCT FROM (new.value ->> 'model'::text)))) EXECUTE FUNCTION exo_private.extraction_model_changed();
+
+--
 -- Name: workspaces provision_workspace; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
 --
 
@@ -7268,6 +7358,13 @@ REVOKE ALL ON FUNCTION exo_private.deference_list() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.deference_list() TO exo_writer;
 
 --
+-- Name: FUNCTION embedding_model_changed(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.embedding_model_changed() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.embedding_model_changed() TO exo_writer;
+
+--
 -- Name: FUNCTION embedding_model_id(p_name text, p_dimensions integer); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -7303,11 +7400,25 @@ REVOKE ALL ON FUNCTION exo_private.ensure_workspace_storage(workspace text) FROM
 GRANT ALL ON FUNCTION exo_private.ensure_workspace_storage(workspace text) TO exo_writer;
 
 --
+-- Name: FUNCTION extraction_model_changed(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.extraction_model_changed() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.extraction_model_changed() TO exo_writer;
+
+--
 -- Name: FUNCTION forget_document(doc_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.forget_document(doc_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.forget_document(doc_id bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION generation_for(ws text, model text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.generation_for(ws text, model text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.generation_for(ws text, model text) TO exo_writer;
 
 --
 -- Name: FUNCTION graph_disagreements(ws text); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -143,32 +143,54 @@ comment on function exo_private.advance_stages(bigint[]) is
     'Set documents to embedded (every chunk has a vector of the active model) or graphed (and every '
     'window was extracted), or back to chunked.';
 
--- exo_private.set_embedding_model: switch models; every chunk is queued to be embedded again.
-create or replace function exo_private.set_embedding_model(p_model text, p_dimensions int)
-returns int
+-- exo_private.embedding_model_changed: a new embedding model queues every chunk again.
+create or replace function exo_private.embedding_model_changed()
+returns trigger
 language plpgsql
 security invoker
 set search_path = exo_private, pg_temp
 as $$
 declare
-    model int := exo_private.embedding_model_id(p_model, p_dimensions);
-    queued int;
+    model int := exo_private.embedding_model_id(new.value ->> 'model', (new.value ->> 'dimensions')::int);
 begin
+    perform pgmq.send_batch('embed', array_agg(jsonb_build_object('chunk_id', c.id, 'workspace', c.workspace)))
+    from exo_private.chunks c
+    where not exists (select 1 from exo_private.chunk_embeddings e
+                      where e.workspace = c.workspace and e.chunk_id = c.id and e.model_id = model)
+    having count(*) > 0;
+    perform exo_private.advance_stages(array(
+        select d.id from exo_private.documents d where d.stage in ('embedded', 'graphed')));
+    return new;
+end
+$$;
+comment on function exo_private.embedding_model_changed() is
+    'Trigger: when models.embeddings names another model or dimension, register it (its own HNSW '
+    'indexes) and queue every chunk without its vector; vectors of two models never share an index.';
+
+create or replace trigger embedding_model_changed
+    after update on exo_private.settings
+    for each row
+    when (new.key = 'models.embeddings'
+          and (old.value ->> 'model' is distinct from new.value ->> 'model'
+               or old.value ->> 'dimensions' is distinct from new.value ->> 'dimensions'))
+    execute function exo_private.embedding_model_changed();
+
+-- exo_private.set_embedding_model: switch models (the trigger above queues the work).
+create or replace function exo_private.set_embedding_model(p_model text, p_dimensions int)
+returns int
+language sql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
     update exo_private.settings s
        set value = s.value || jsonb_build_object('model', p_model, 'dimensions', p_dimensions), updated_at = now()
      where s.key = 'models.embeddings';
-    select count(*) into queued from (
-        select pgmq.send_batch('embed', array_agg(jsonb_build_object('chunk_id', c.id, 'workspace', c.workspace)))
-        from exo_private.chunks c
-        where not exists (select 1 from exo_private.chunk_embeddings e
-                          where e.workspace = c.workspace and e.chunk_id = c.id and e.model_id = model)
-        having count(*) > 0
-    ) sent;
-    perform exo_private.advance_stages(array(
-        select d.id from exo_private.documents d where d.stage in ('embedded', 'graphed')));
-    return queued;
-end
+    select count(*)::int
+    from exo_private.chunks c
+    where not exists (select 1 from exo_private.chunk_embeddings e
+                      join exo_private.embedding_models m on m.id = e.model_id
+                      where e.workspace = c.workspace and e.chunk_id = c.id
+                        and m.name = p_model and m.dimensions = p_dimensions);
 $$;
 comment on function exo_private.set_embedding_model(text, int) is
-    'Make another embedding model active: register it, queue every chunk without its vector, '
-    'return how many were queued. Vectors of two models never share an index.';
+    'Make another embedding model active; returns how many chunks were queued to be embedded with it.';

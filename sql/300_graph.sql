@@ -692,3 +692,55 @@ comment on function exo_private.related_entities(bigint, int, int) is
     'Entities related to p_entity (either direction) within p_max_depth (clamped to 1..3) steps, '
     'each once at its smallest depth, the entity itself excluded; each node expands at most '
     'p_per_node (1..1000) neighbours, lowest ids first: a level-set walk that stays fast on hubs.';
+
+-- exo_private.generation_for: the generation a model's extraction goes into, or null when
+-- the workspace's graph now belongs to another model (the reply is stale: discard it).
+create or replace function exo_private.generation_for(ws text, model text)
+returns int
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    newest_model text;
+begin
+    select g.model into newest_model
+    from exo_private.extraction_generations g
+    where g.workspace = ws
+    order by g.generation desc
+    limit 1;
+    if newest_model is not null and newest_model not in ('seed', generation_for.model) then
+        return null;
+    end if;
+    return exo_private.current_generation(ws, generation_for.model);
+end
+$$;
+comment on function exo_private.generation_for(text, text) is
+    'The extraction generation for a model in a workspace, or null when the graph now belongs to '
+    'another model (a reply from a worker that read the old setting).';
+
+-- exo_private.extraction_model_changed: a new chat model restarts every workspace's graph.
+create or replace function exo_private.extraction_model_changed()
+returns trigger
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    ws text;
+begin
+    for ws in select distinct g.workspace from exo_private.extraction_generations g order by 1 loop
+        perform exo_private.bump_generation(ws, new.value ->> 'model');
+    end loop;
+    return new;
+end
+$$;
+comment on function exo_private.extraction_model_changed() is
+    'Trigger: when the models.chat setting names another model, every graph gets a new generation '
+    'built from that model only (bump_generation).';
+
+create or replace trigger extraction_model_changed
+    after update on exo_private.settings
+    for each row
+    when (new.key = 'models.chat' and old.value ->> 'model' is distinct from new.value ->> 'model')
+    execute function exo_private.extraction_model_changed();

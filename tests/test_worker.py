@@ -466,3 +466,30 @@ def test_real_extraction_is_grounded_and_idempotent(db, tmp_path, real_models):
             ).fetchone()
             == counts
         )
+
+
+def test_a_new_extraction_model_rebuilds_the_graph_from_that_model_only(db, tmp_path):
+    ingest_note(db, tmp_path)
+    with StandIn(lambda path, req: chat(GOOD)) as model:
+        configure(db, models__chat={"url": model.url})
+        run_worker(db, queues=("extract",))
+        first = scalar(db, "select array_agg(distinct generation) from exo_private.entities")
+        configure(db, models__chat={"model": "another-model"})  # the database restarts the graph
+        assert queue_length(db, "extract") == 1
+        run_worker(db, queues=("extract",))
+    with db.connect() as conn:
+        generations = conn.execute(
+            "select generation, model from exo_private.extraction_generations where workspace = 'technical' order by 1"
+        ).fetchall()
+        in_graph = conn.execute("select array_agg(distinct generation) from exo_private.entities").fetchone()[
+            0
+        ]
+        disagreements = conn.execute(
+            "select count(*) from exo_private.graph_disagreements('technical')"
+        ).fetchone()[0]
+    assert first == [1]
+    assert generations == [(1, "gemma-3-270m-q4_k_m"), (2, "another-model")]
+    assert in_graph == [2]
+    assert disagreements == 0
+    assert graph_rows(db)[1] == [("iris calder", "WORKS_AT", "northwind labs")]
+    assert queue_length(db, "extract") == 0

@@ -19,6 +19,7 @@ from rich.table import Table
 from exocortex import config, doctor, lint, schema_dump
 from exocortex import worker as worker_module
 from exocortex.db import ADMIN, ROLES, admin_url, as_uri, connect, role_url
+from exocortex.evaluate_cli import eval_group
 from exocortex.ingest import chat, pipeline, watch
 from exocortex.migrate import MigrationError, migrate
 from exocortex.models.cli import models
@@ -339,6 +340,18 @@ def defer_remove(subject: str) -> None:
     console.print(f"{subject!r} is no longer deferred")
 
 
+@main.command("owner")
+@click.argument("name")
+def owner_cmd(name: str) -> None:
+    """Name the corpus's owner: the owner Person in every workspace's graph, linked from chat identities."""
+    with _writer() as conn:
+        try:
+            conn.execute("select exo_private.set_owner(%s)", (name,))
+        except psycopg.Error as exc:
+            _fail(exc.diag.message_primary or str(exc))
+    console.print(f"owner: {name}")
+
+
 @main.command("import-chat")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(chat.FORMATS), required=True)
@@ -409,6 +422,7 @@ def worker_cmd(
 
 
 main.add_command(models)
+main.add_command(eval_group)
 
 if __name__ == "__main__":
     main()

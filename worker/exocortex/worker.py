@@ -261,8 +261,15 @@ class Worker:
             body, workspace, document_id = row
             with conn.transaction():
                 generation = conn.execute(
-                    "select exo_private.current_generation(%s, %s)", (workspace, endpoint.model)
+                    "select exo_private.generation_for(%s, %s)", (workspace, endpoint.model)
                 ).fetchone()[0]
+            if (
+                generation is None
+            ):  # the settings name another model now; its generation re-queued this window
+                with conn.transaction():
+                    conn.execute("select pgmq.archive('extract', %s::bigint)", (message.msg_id,))
+                self._count("skipped", "extract")
+                return
             max_entities = int(settings["extraction.max_entities"])
             max_relations = int(settings["extraction.max_relations"])
             fmt = (

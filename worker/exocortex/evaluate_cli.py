@@ -1,0 +1,114 @@
+"""`exo eval`: measure the models on your own documents (registered in exocortex.cli)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+import psycopg
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from exocortex import config
+from exocortex import evaluate as evaluation
+from exocortex.db import connect, role_url
+
+console = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+
+def _fail(message: str) -> None:
+    err.print(f"[red]error:[/red] {escape(message)}")
+    sys.exit(1)
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Measure the models on a sample of your own documents."""
+
+
+@eval_group.command("extraction")
+@click.option(
+    "--sample", "n", type=click.IntRange(min=1), default=20, show_default=True, help="Documents to sample."
+)
+@click.option("--seed", type=int, default=1, show_default=True, help="The same seed draws the same sample.")
+@click.option("--models", "models_", help="Comma-separated model names (default: the models.chat setting's).")
+@click.option("--judge", help="A model that checks each kept relation against its text.")
+@click.option(
+    "--endpoint", help="Base URL (.../v1) for every model instead of models.chat's (one server, many models)."
+)
+@click.option("--judge-endpoint", help="Base URL for the judge (default: as for the models).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the JSON here (a .json path) and a Markdown rendering next to it (.md).",
+)
+def extraction_cmd(
+    n: int,
+    seed: int,
+    models_: str | None,
+    judge: str | None,
+    endpoint: str | None,
+    judge_endpoint: str | None,
+    as_json: bool,
+    output: Path | None,
+) -> None:
+    """Run a stratified sample of documents through each model at production settings.
+
+    Reports per model entities and relations per document, grounding rate, dropped items,
+    empty extractions, errors, truncated replies and docs/hour; with --judge, relation
+    correctness and the reversed-direction rate. Writes nothing to the database.
+    """
+    if output is not None and output.suffix != ".json":
+        _fail(f"--output must name a .json file (the Markdown goes next to it), got {output}")
+    models = [m for m in (models_ or "").split(",") if m.strip()]
+    try:
+        with (
+            connect(role_url(config.load(), "exo_writer"), "exo-eval", autocommit=True) as conn,
+            Progress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                console=err, transient=True,
+            ) as bar,
+        ):  # fmt: skip
+            tasks: dict[str, int] = {}
+
+            def progress(model: str, done: int, total: int) -> None:
+                if model not in tasks:
+                    tasks[model] = bar.add_task(escape(model), total=total)
+                bar.update(tasks[model], completed=done)
+
+            report = evaluation.evaluate(
+                conn, models, n, seed, judge, endpoint, judge_url=judge_endpoint, progress=progress
+            )
+    except evaluation.EvalProblem as exc:
+        _fail(str(exc))
+    except psycopg.OperationalError as exc:
+        _fail(f"cannot connect to the database: {str(exc).strip().splitlines()[0]}")
+    data = report.to_json()
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(data, indent=2) + "\n")
+        markdown = output.with_suffix(".md")
+        markdown.write_text(evaluation.render_markdown(report))
+        err.print(f"wrote {escape(str(output))} and {escape(str(markdown))}", soft_wrap=True)
+    for result in report.results:
+        for key, message in result.first_error.items():
+            judged = key.startswith("judge ")
+            error_class = key.removeprefix("judge ")
+            count = (result.judge.failures if judged and result.judge else result.errors)[error_class]
+            what = "judge calls" if judged else f"of {result.sampled} documents"
+            err.print(
+                f"[yellow]warning:[/yellow] {escape(result.model)}: {count} {what} failed with "
+                f"{escape(error_class)}, the first: {escape(message)}",
+                soft_wrap=True,
+            )
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+    else:
+        console.print(evaluation.render_table(report))
+        judged = f"; judge {report.judge}" if report.judge else ""
+        console.print(escape(f"sample: {evaluation.describe_sample(report)}{judged}"), soft_wrap=True)
