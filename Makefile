@@ -33,8 +33,7 @@ demo: setup
 	    --format whatsapp --owner "Sam Rivera"
 	$(EXO) import-chat examples/chats/generic/family.jsonl --format jsonl
 	$(EXO) worker --once --queue embed
-	@echo "extracting the graph of $(DEMO_WINDOWS) windows (about 15 s each on CPU; \
-	    'exo worker' does the rest in the background)"
+	@echo "extracting the graph of $(DEMO_WINDOWS) windows, about 15 s each on CPU (exo worker does the rest)"
 	$(EXO) worker --once --queue extract --limit $(DEMO_WINDOWS)
 	$(EXO) quarantine list
 	$(EXO) defer list
