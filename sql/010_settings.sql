@@ -25,15 +25,16 @@ security invoker
 set search_path = exo_private, pg_temp
 as $$
 begin
-    if what is null and not exists (select 1 from settings where key = setting_key) then
+    update settings
+       set value = new_value, description = coalesce(what, settings.description), updated_at = now()
+     where key = setting_key;
+    if found then
+        return;
+    end if;
+    if what is null then
         raise exception 'setting % does not exist yet: give it a description', setting_key;
     end if;
-    insert into settings (key, value, description)
-    values (setting_key, new_value, what)
-    on conflict (key) do update
-        set value = excluded.value,
-            description = coalesce(what, settings.description),
-            updated_at = now();
+    insert into settings (key, value, description) values (setting_key, new_value, what);
 end
 $$;
 comment on function exo_private.set_setting(text, jsonb, text) is

@@ -94,3 +94,15 @@ def test_writer_ingests_but_cannot_rewrite_history(db):
 def test_setting_needs_a_description_when_new(db):
     with db.connect() as conn, pytest.raises(psycopg.errors.RaiseException, match="give it a description"):
         conn.execute("select exo_private.set_setting('demo.undescribed', '1')")
+
+
+def test_a_setting_changes_without_repeating_its_description(db):
+    with db.connect("exo_writer") as conn:
+        conn.execute("select exo_private.set_setting('demo.kept', '1', 'what it is')")
+        conn.execute("select exo_private.set_setting('demo.kept', '2')")
+        assert conn.execute(
+            "select value, description from exo_private.settings where key = 'demo.kept'"
+        ).fetchone() == (
+            2,
+            "what it is",
+        )

@@ -1,0 +1,421 @@
+"""Temporal signals in a retrieval query (stdlib only).
+
+Inlined into plpython3u functions by the migrator (`# exo:include temporal`),
+and importable as plain Python for tests. Search uses the result to decide the
+bands: no signal means recency preference (present bands first); a signal that
+opens the archive lets the archival band in, and the report names the signal.
+
+`detect(query, cues, today, archive_after_days=365)` returns
+
+    {"signal": bool, "opens_archive": bool, "years": [int, ...],
+     "truncated": bool, "signals": [{"kind", "text", "start", "end",
+                                     "opens_archive", ...kind fields}]}
+
+`text` is the query's slice `query[start:end]` (offsets in code points), with
+control and format characters other than tabs and line breaks shown as spaces.
+Signals are in query order. A stretch of text is reported once, under the most
+specific kind, in this order:
+
+- `date`: "2014-03-02", "2014/03/02", "4 March 2014", "4th of March, 2014",
+  "March 4, 2014", "02/03/2014". Fields `year`, `date` (ISO; null when a
+  numeric day/month order is ambiguous, as in "02/03/2014").
+- `month_year`: "March 2014", "Mar. 2014", "March of 2014", "2014-03",
+  "2014/03", "03/2014". Fields `year`, `month`. A month without a year
+  ("in March") is not a signal. "2010-11" reads as November 2010.
+- `decade`: "1990s", "1990's", "the 90s", "the '90s", "90's", "mid-90s",
+  "the late eighties", "nineties", "noughties", "the 2010s". Fields `first`,
+  `last` (the decade's first and last year). A two-digit decade is the latest
+  one that has begun ("20s" in 2026 is the 2020s, "30s" the 1930s). After a
+  possessive ("my 30s", "in her nineties") it is an age, not a decade.
+- `year`: a standalone 4-digit number from 1900 to next year ("2014",
+  "in 2009?", "1999-2003" gives two). Not inside a longer number or word
+  ("120145", "v2014"), not a decimal or time ("3.2014", "1,2014"), not money
+  ("$2014"). Field `year`.
+- `relative`: "last year", "the year before last", "last month", "last week",
+  "N days/weeks/months/years/decades ago" with N a number, "a", "an",
+  "one".."twelve", "a couple of", "a few", "several", "many", or no N at all
+  ("years ago"). Fields `unit`, `amount`, `approximate` (true for vague
+  amounts), `days_ago`, `year` (the year it names; null when approximate).
+- `cue`: each configured cue phrase, matched case-insensitively on word
+  boundaries, any run of whitespace matching a space. Field `cue` (the phrase
+  as configured), `anchored` ("time", "present" or null; see below).
+
+Opening the archive. Every dated signal has a first day (a year's 1 January,
+a month's 1st, a decade's first 1 January, a date itself; for a relative
+expression today minus the amount, or the first day of the calendar year or
+month that "last year", "the year before last" and "last month" name). It
+opens the archive when that first day is at least `archive_after_days` before
+`today`, because part of what it names is then old enough to be archival.
+Rules on top of that:
+
+- The current-year rule: a bare `year` equal to the current year (or later)
+  never opens the archive, whatever the threshold; it is still a signal.
+  Months and dates of the current year follow the threshold alone.
+- Future dates never open the archive.
+- A cue opens the archive, unless it is anchored: directly followed (only
+  spaces or a comma between) by a date, month-year, decade or year signal, the
+  cue reads through that time, and that signal alone decides. So "as of 2026"
+  with today in 2026 is a signal (cue and year) that does not open the
+  archive, while "as of 2019" opens it through the year. A cue directly
+  followed by "now", "today", "currently", "present" or "this year/month/week"
+  is anchored to the present and does not open it either ("as of now").
+
+`years` is the sorted set of years the signals name: a decade contributes its
+first and last year; approximate relative expressions and cues contribute none.
+
+Robustness: only the first SCAN_CHARS characters are scanned (`truncated`
+says so); control and format characters other than tabs and line breaks count
+as spaces; only ASCII digits are read; every pattern is linear (no nested repetition), so hostile input
+costs little. The query is data: nothing in it is executed.
+"""
+
+import calendar
+import datetime
+import re
+import unicodedata
+
+SCAN_CHARS = 2000
+MAX_CUES = 200
+MAX_CUE_CHARS = 100
+
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}  # fmt: skip
+_NUMBER_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+}  # fmt: skip
+_VAGUE_AMOUNTS = {"a couple of": 2, "a few": 3, "several": 3, "many": 5}
+_DECADE_WORDS = {
+    "twenties": 20, "thirties": 30, "forties": 40, "fifties": 50, "sixties": 60,
+    "seventies": 70, "eighties": 80, "nineties": 90, "noughties": 0, "aughts": 0,
+}  # fmt: skip
+_UNIT_DAYS = {"day": 1, "week": 7}
+_KEPT = "\t\n\r\f\v"
+
+# Boundaries: numbers use ASCII letters and digits (so "2014\u5e74" is a year);
+# words use Unicode word characters.
+_NB = r"(?<![0-9A-Za-z_])"
+_NA = r"(?![0-9A-Za-z_])"
+_NOT_AFTER_NUMBER = r"(?<![0-9][.,:/])"
+_NOT_BEFORE_NUMBER = r"(?![.,:/-][0-9])"
+_YEAR = r"((?:19|20)[0-9]{2})"
+_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_APOSTROPHE = "['\u2018\u2019`]"
+_ORDINAL = r"(?:st|nd|rd|th)?"
+
+_ISO_DATE = re.compile(
+    _NB + _NOT_AFTER_NUMBER + _YEAR + r"([-/.])([0-9]{1,2})\2([0-9]{1,2})" + _NA + _NOT_BEFORE_NUMBER
+)
+_NUMERIC_DATE = re.compile(
+    _NB + _NOT_AFTER_NUMBER + r"([0-9]{1,2})([-/.])([0-9]{1,2})\2" + _YEAR + _NA + _NOT_BEFORE_NUMBER
+)
+_DAY_MONTH_YEAR = re.compile(
+    _NB + r"([0-9]{1,2})" + _ORDINAL + r"(?:\s+of)?\s+" + _MONTH + r",?\s+" + _YEAR + _NA, re.I
+)
+_MONTH_DAY_YEAR = re.compile(
+    r"(?<!\w)" + _MONTH + r"\s+([0-9]{1,2})" + _ORDINAL + r",?\s+" + _YEAR + _NA, re.I
+)
+_MONTH_NAME_YEAR = re.compile(
+    r"(?<!\w)" + _MONTH + r"(?:\s*,\s*|\s+of\s+|\s+)" + _YEAR + _NA + _NOT_BEFORE_NUMBER, re.I
+)
+_YEAR_MONTH = re.compile(_NB + _NOT_AFTER_NUMBER + _YEAR + r"[-/]([0-9]{2})" + _NA + _NOT_BEFORE_NUMBER)
+_MONTH_SLASH_YEAR = re.compile(
+    _NB + r"(?<![0-9A-Za-z_][-/.])([0-9]{1,2})/" + _YEAR + _NA + _NOT_BEFORE_NUMBER
+)
+_DECADE = re.compile(
+    r"(?<!\w)(?:(?P<the>the)\s+)?(?:(?P<mod>early|mid|late)(?:-|\s+)?)?"
+    r"(?:" + _NB + r"(?P<full>(?:19|20)[0-9]0)" + _APOSTROPHE + r"?s"
+    r"|" + _APOSTROPHE + r"?" + _NB + r"(?P<short>[0-9]0)" + _APOSTROPHE + r"?s"
+    r"|(?P<word>" + "|".join(_DECADE_WORDS) + r"))(?!\w)",
+    re.I,
+)
+_POSSESSIVE_BEFORE = re.compile(r"(?:^|\W)(?:my|your|his|her|our|their|whose)\s+$", re.I)
+_BARE_YEAR = re.compile(
+    r"(?<![$\u20ac\u00a3\u00a5#])" + _NB + _NOT_AFTER_NUMBER + _YEAR + _NA + r"(?![.,:][0-9])"
+)
+_AMOUNT = (
+    r"(?P<amount>[0-9]{1,4}|"
+    + "|".join(a.replace(" ", r"\s+") for a in _VAGUE_AMOUNTS)
+    + "|"
+    + "|".join(_NUMBER_WORDS)
+    + ")"
+)
+_AGO = re.compile(r"(?<!\w)(?:" + _AMOUNT + r"\s+)?(?P<unit>day|week|month|year|decade)s?\s+ago(?!\w)", re.I)
+_LAST = re.compile(
+    r"(?<!\w)(?:(?P<before>the\s+year\s+before\s+last)|last\s+(?P<unit>year|month|week))(?!\w)", re.I
+)
+_PRESENT_AFTER = re.compile(r"\s*,?\s*(?:now|today|currently|present|this\s+(?:year|month|week))(?!\w)", re.I)
+_ANCHOR_GAP = re.compile(r"\s*,?\s*")
+
+
+def _clean(text):
+    """Control, format and other non-printing characters become spaces (offsets kept);
+    tabs and line breaks stay as they are."""
+    return "".join(" " if c not in _KEPT and unicodedata.category(c)[0] == "C" else c for c in text)
+
+
+def _year_ok(year, today):
+    return 1900 <= year <= today.year + 1
+
+
+def _minus_months(day, months):
+    """The same day `months` earlier (the month's last day where it is shorter)."""
+    year, month = divmod(day.year * 12 + day.month - 1 - months, 12)
+    if year < 1:
+        return datetime.date.min
+    return datetime.date(year, month + 1, min(day.day, calendar.monthrange(year, month + 1)[1]))
+
+
+def _opens(first_day, today, archive_after_days):
+    return first_day <= today and (today - first_day).days >= archive_after_days
+
+
+def _date(year, month, day):
+    try:
+        return datetime.date(year, month, day)
+    except ValueError:
+        return None
+
+
+# -- one handler per pattern: match -> signal fields, or None to skip the match -----------
+
+
+def _iso_date(m, text, today, days):
+    day = _date(int(m.group(1)), int(m.group(3)), int(m.group(4)))
+    if not day:
+        return None
+    return {
+        "kind": "date",
+        "year": day.year,
+        "date": day.isoformat(),
+        "opens_archive": _opens(day, today, days),
+    }
+
+
+def _numeric_date(m, text, today, days):
+    a, b, year = int(m.group(1)), int(m.group(3)), int(m.group(4))
+    candidates = {d for d in (_date(year, b, a), _date(year, a, b)) if d}
+    if not candidates:
+        return None
+    earliest = min(candidates)
+    exact = earliest.isoformat() if len(candidates) == 1 else None
+    return {"kind": "date", "year": year, "date": exact, "opens_archive": _opens(earliest, today, days)}
+
+
+def _named_date(day_group, month_group, year_group):
+    def handler(m, text, today, days):
+        day = _date(int(m.group(year_group)), _MONTHS[m.group(month_group).lower()], int(m.group(day_group)))
+        if not day:
+            return None
+        return {
+            "kind": "date",
+            "year": day.year,
+            "date": day.isoformat(),
+            "opens_archive": _opens(day, today, days),
+        }
+
+    return handler
+
+
+def _month_year(year_group, month_group, named):
+    def handler(m, text, today, days):
+        year = int(m.group(year_group))
+        month = _MONTHS[m.group(month_group).lower()] if named else int(m.group(month_group))
+        if not 1 <= month <= 12:
+            return None
+        first = datetime.date(year, month, 1)
+        return {
+            "kind": "month_year",
+            "year": year,
+            "month": month,
+            "opens_archive": _opens(first, today, days),
+        }
+
+    return handler
+
+
+def _decade(m, text, today, days):
+    if m.group("full"):
+        first = int(m.group("full"))
+    else:
+        short = int(m.group("short")) if m.group("short") else _DECADE_WORDS[m.group("word").lower()]
+        first = 2000 + short if 2000 + short <= today.year else 1900 + short
+        if not m.group("the") and _POSSESSIVE_BEFORE.search(text[max(0, m.start() - 12) : m.start()]):
+            return None  # "my 30s", "in her nineties": an age
+    return {
+        "kind": "decade",
+        "first": first,
+        "last": first + 9,
+        "opens_archive": _opens(datetime.date(first, 1, 1), today, days),
+    }
+
+
+def _bare_year(m, text, today, days):
+    year = int(m.group(1))
+    if not _year_ok(year, today):
+        return None
+    opens = year < today.year and _opens(datetime.date(year, 1, 1), today, days)
+    return {"kind": "year", "year": year, "opens_archive": opens}
+
+
+def _ago(m, text, today, days):
+    unit = m.group("unit").lower()
+    raw = " ".join((m.group("amount") or "").lower().split())
+    approximate = not raw or raw in _VAGUE_AMOUNTS
+    if not raw:
+        amount = 2  # "years ago": at least two
+    elif raw.isdigit():
+        amount = int(raw)
+    else:
+        amount = _VAGUE_AMOUNTS.get(raw) or _NUMBER_WORDS[raw]
+    if unit in _UNIT_DAYS:
+        back = min(amount * _UNIT_DAYS[unit], (today - datetime.date.min).days)
+        day = today - datetime.timedelta(days=back)
+    else:
+        day = _minus_months(today, amount * {"month": 1, "year": 12, "decade": 120}[unit])
+    return {
+        "kind": "relative",
+        "unit": unit,
+        "amount": amount,
+        "approximate": approximate,
+        "days_ago": (today - day).days,
+        "year": None if approximate else day.year,
+        "opens_archive": _opens(day, today, days),
+    }
+
+
+def _last(m, text, today, days):
+    if m.group("before"):
+        unit, amount, day = "year", 2, datetime.date(today.year - 2, 1, 1)
+    else:
+        unit, amount = m.group("unit").lower(), 1
+        if unit == "year":
+            day = datetime.date(today.year - 1, 1, 1)
+        elif unit == "month":
+            day = _minus_months(today.replace(day=1), 1)
+        else:
+            day = today - datetime.timedelta(days=7)
+    return {
+        "kind": "relative",
+        "unit": unit,
+        "amount": amount,
+        "approximate": False,
+        "days_ago": (today - day).days,
+        "year": day.year,
+        "opens_archive": _opens(day, today, days),
+    }
+
+
+_PATTERNS = [
+    (_ISO_DATE, _iso_date),
+    (_DAY_MONTH_YEAR, _named_date(1, 2, 3)),
+    (_MONTH_DAY_YEAR, _named_date(2, 1, 3)),
+    (_NUMERIC_DATE, _numeric_date),
+    (_MONTH_NAME_YEAR, _month_year(2, 1, named=True)),
+    (_YEAR_MONTH, _month_year(1, 2, named=False)),
+    (_MONTH_SLASH_YEAR, _month_year(2, 1, named=False)),
+    (_DECADE, _decade),
+    (_BARE_YEAR, _bare_year),
+    (_LAST, _last),
+    (_AGO, _ago),
+]
+
+
+def cue_pattern(cues):
+    """One regex for the configured cue phrases, longest first, and the phrase for each
+    normalised spelling. Blank phrases are skipped."""
+    if not isinstance(cues, list) or not all(isinstance(c, str) for c in cues):
+        raise ValueError("temporal cues must be a list of strings")
+    if len(cues) > MAX_CUES:
+        raise ValueError(f"at most {MAX_CUES} temporal cues, not {len(cues)}")
+    phrases = {}
+    for cue in cues:
+        words = cue.split()
+        if not words:
+            continue
+        if len(cue) > MAX_CUE_CHARS:
+            raise ValueError(f"temporal cue longer than {MAX_CUE_CHARS} characters: {cue[:40]!r}...")
+        phrases.setdefault(" ".join(words).lower(), cue.strip())
+    if not phrases:
+        return None, {}
+    alternatives = [
+        r"\s+".join(re.escape(w) for w in key.split()) for key in sorted(phrases, key=lambda k: (-len(k), k))
+    ]
+    return re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + r")(?!\w)", re.I), phrases
+
+
+def detect(query, cues, today, archive_after_days=365):
+    """The temporal signals of `query` (see the module docstring)."""
+    if (
+        not isinstance(archive_after_days, int)
+        or isinstance(archive_after_days, bool)
+        or archive_after_days < 0
+    ):
+        raise ValueError(f"archive_after_days must be a non-negative integer, not {archive_after_days!r}")
+    query = query or ""
+    text = _clean(query[:SCAN_CHARS])
+    claimed = []
+
+    def free(start, end):
+        return all(end <= s or start >= e for s, e in claimed)
+
+    signals = []
+    for pattern, handler in _PATTERNS:
+        for m in pattern.finditer(text):
+            if not free(m.start(), m.end()):
+                continue
+            found = handler(m, text, today, archive_after_days)
+            if found:
+                claimed.append((m.start(), m.end()))
+                kind = found.pop("kind")
+                signals.append(
+                    {"kind": kind, "text": m.group(0), "start": m.start(), "end": m.end(), **found}
+                )
+
+    pattern, phrases = cue_pattern(cues)
+    cue_signals = []
+    if pattern:
+        for m in pattern.finditer(text):
+            if free(m.start(), m.end()):
+                key = " ".join(m.group(0).split()).lower()
+                cue = phrases.get(key, key)
+                cue_signals.append(
+                    {"kind": "cue", "text": m.group(0), "start": m.start(), "end": m.end(), "cue": cue}
+                )
+
+    starts = {s["start"] for s in signals if s["kind"] in ("date", "month_year", "decade", "year")}
+    for signal in cue_signals:
+        gap = _ANCHOR_GAP.match(text, signal["end"]).end()
+        if gap in starts:
+            signal["anchored"] = "time"
+        elif _PRESENT_AFTER.match(text, signal["end"]):
+            signal["anchored"] = "present"
+        else:
+            signal["anchored"] = None
+        signal["opens_archive"] = signal["anchored"] is None
+    signals = sorted(signals + cue_signals, key=lambda s: s["start"])
+
+    years = set()
+    for s in signals:
+        if s["kind"] == "decade":
+            years.update((s["first"], s["last"]))
+        elif s.get("year") is not None:
+            years.add(s["year"])
+    return {
+        "signal": bool(signals),
+        "opens_archive": any(s["opens_archive"] for s in signals),
+        "years": sorted(years),
+        "truncated": len(query) > SCAN_CHARS,
+        "signals": signals,
+    }
