@@ -447,7 +447,9 @@ def test_remote_and_off_services_are_only_checked(db_cfg, db, tmp_path):
 def test_settings_that_cannot_be_served_locally_are_refused(db_cfg, db, tmp_path):
     chat_port, embed_port = free_ports(2)  # not the default ports: `exo models up` may be serving there
     _set_url(db, "models.chat", f"http://127.0.0.1:{chat_port}/v1")
-    _set_url(db, "models.embeddings", f"http://127.0.0.1:{embed_port}/v1", model="nomic-embed-text", dimensions=768)
+    _set_url(
+        db, "models.embeddings", f"http://127.0.0.1:{embed_port}/v1", model="nomic-embed-text", dimensions=768
+    )
     with pytest.raises(ServiceProblem, match="serves only all-MiniLM-L6-v2 \\(384 dimensions\\)"):
         services.up(db_cfg, lambda _m: None, run_dir=tmp_path)
     assert services.status(db_cfg, run_dir=tmp_path)[1].model == "nomic-embed-text"  # status still reports
