@@ -10,4 +10,7 @@ insert into exo_private.settings (key, value, description) values
      'temporal signal and opens the archival band, unless directly followed by a date or "now".'),
     ('retrieval.archive_after_days', '365',
      'A year, month, date or relative time in a query opens the archival band when it reaches at '
-     'least this many days into the past (a bare current year never does).');
+     'least this many days into the past (a bare current year never does).'),
+    ('retrieval.embed_timeout_s', '3',
+     'Seconds a query waits for its embedding; past it the semantic stage is skipped and the '
+     'report says so (the query never errors).');

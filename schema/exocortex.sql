@@ -231,6 +231,29 @@ CREATE TYPE pgmq.queue_record AS (
 ALTER TYPE pgmq.queue_record OWNER TO exo_owner;
 
 --
+-- Name: embed_query(text); Type: FUNCTION; Schema: exo; Owner: exo_owner
+--
+
+CREATE FUNCTION exo.embed_query(query text) RETURNS jsonb
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select exo_private.embed_text(
+        pg_catalog.left(coalesce(query, ''), 2000),
+        e.value || jsonb_build_object('timeout_s', t.value))
+    from exo_private.settings e, exo_private.settings t
+    where e.key = 'models.embeddings' and t.key = 'retrieval.embed_timeout_s'
+$$;
+
+ALTER FUNCTION exo.embed_query(query text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION embed_query(query text); Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo.embed_query(query text) IS 'Embed a query (its first 2,000 characters) with the models.embeddings endpoint within retrieval.embed_timeout_s: {vector, model, dimensions, ms}, or {error_class, error, ms} when the endpoint is down, slow or wrong; never an error, so search can degrade and say so.';
+
+--
 -- Name: search_messages(text, integer); Type: FUNCTION; Schema: exo; Owner: exo_owner
 --
 
@@ -1065,6 +1088,343 @@ ALTER FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, a
 --
 
 COMMENT ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) IS 'Temporal signals of a query (plpy/temporal.py) for the given cue phrases, day and archive threshold.';
+
+--
+-- Name: embed_text(text, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.embed_text(input text, endpoint jsonb) RETURNS jsonb
+    LANGUAGE plpython3u
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+"""The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings.
+
+Standard library only and free of exocortex imports, so the same file can be
+inlined into a plpython3u function body. Every failure is a ModelError whose
+``error_class`` the worker records and decides retries on; this module never
+retries.
+
+    endpoint_down   connection refused or reset, unknown host, TLS failure
+    timeout         no answer within the endpoint's timeout_s
+    http_5xx        the server answered 5xx (ServerError.status)
+    http_4xx        the server rejected the request (ClientError.status, its message)
+    bad_response    a 2xx body that is not JSON or lacks the expected fields
+"""
+
+import http.client
+import ipaddress
+import json
+import math
+import socket
+import ssl
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_TIMEOUT_S = 30.0
+_READ_CHUNK = 64 * 1024
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+_DEFAULT = urllib.request.build_opener()
+
+class ModelError(Exception):
+    """A model call failed; ``error_class`` says how."""
+
+    error_class = "model_error"
+
+    def __init__(self, message: str, url: str | None = None):
+        super().__init__(message)
+        self.url = url
+
+class EndpointDown(ModelError):
+    error_class = "endpoint_down"
+
+class Timeout(ModelError):
+    error_class = "timeout"
+
+class BadResponse(ModelError):
+    error_class = "bad_response"
+
+class _HTTPStatusError(ModelError):
+    def __init__(self, message: str, url: str | None = None, status: int = 0):
+        super().__init__(message, url)
+        self.status = status
+
+class ServerError(_HTTPStatusError):
+    error_class = "http_5xx"
+
+class ClientError(_HTTPStatusError):
+    error_class = "http_4xx"
+
+@dataclass(frozen=True)
+class Endpoint:
+    url: str
+    """Base URL of the OpenAI-compatible API, such as http://127.0.0.1:54330/v1."""
+    model: str
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    extra: dict[str, Any] = field(default_factory=dict)
+    """The setting's other keys (dimensions, response_format, ...)."""
+
+    @classmethod
+    def from_setting(cls, value: dict[str, Any]) -> Endpoint:
+        """An endpoint from a ``models.*`` setting: {"url", "model", "timeout_s", ...}."""
+        if not isinstance(value, dict):
+            raise ValueError(f"a model setting must be a JSON object, got {value!r}")
+        url, model = value.get("url"), value.get("model")
+        if not isinstance(url, str) or not url:
+            raise ValueError("the model setting has no url (null means no endpoint is configured)")
+        if not isinstance(model, str) or not model:
+            raise ValueError(f"the model setting for {url} has no model name")
+        timeout = value.get("timeout_s", DEFAULT_TIMEOUT_S)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise ValueError(f"timeout_s of {url} must be a positive number, got {timeout!r}")
+        extra = {k: v for k, v in value.items() if k not in {"url", "model", "timeout_s"}}
+        return cls(url.rstrip("/"), model, float(timeout), extra)
+
+@dataclass(frozen=True)
+class ChatReply:
+    content: str
+    finish_reason: str
+    prompt_tokens: int
+    completion_tokens: int
+
+# -- the calls ----------------------------------------------------------------------------
+
+def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
+    """One vector per text, in the order of ``texts``."""
+    if not texts:
+        return []
+    url = f"{endpoint.url}/embeddings"
+    body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s)
+    data = body.get("data")
+    if not isinstance(data, list):
+        raise BadResponse(f"{url} answered without a data list", url)
+    if len(data) != len(texts):
+        raise BadResponse(f"{url} returned {len(data)} embeddings for {len(texts)} inputs", url)
+    vectors: list[list[float] | None] = [None] * len(texts)
+    for item in data:
+        index = item.get("index") if isinstance(item, dict) else None
+        vector = item.get("embedding") if isinstance(item, dict) else None
+        if not isinstance(index, int) or not 0 <= index < len(texts) or vectors[index] is not None:
+            raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
+        if not isinstance(vector, list) or not vector or not all(_is_number(x) for x in vector):
+            raise BadResponse(f"{url} returned an embedding that is not a list of numbers", url)
+        vectors[index] = [float(x) for x in vector]
+    sizes = {len(v) for v in vectors if v is not None}
+    expected = endpoint.extra.get("dimensions")
+    if len(sizes) != 1 or (isinstance(expected, int) and sizes != {expected}):
+        want = f"; the setting says {expected}" if isinstance(expected, int) else ""
+        raise BadResponse(f"{url} returned embeddings of sizes {sorted(sizes)}{want}", url)
+    return vectors  # type: ignore[return-value]
+
+def chat(
+    endpoint: Endpoint,
+    messages: list[dict[str, Any]],
+    *,
+    max_tokens: int,
+    response_format: dict[str, Any] | None = None,
+    temperature: float = 0.0,
+) -> ChatReply:
+    """One non-streaming chat completion.
+
+    ``response_format`` (such as a json_schema) is left out when the endpoint's
+    setting says ``"response_format": false``, for servers that misbehave with it.
+    """
+    url = f"{endpoint.url}/chat/completions"
+    payload: dict[str, Any] = {
+        "model": endpoint.model,
+        "messages": messages,
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        "stream": False,
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
+    if response_format is not None and endpoint.extra.get("response_format", True) is not False:
+        payload["response_format"] = response_format
+    body = _post_json(url, payload, endpoint.timeout_s)
+    try:
+        choice = body["choices"][0]
+        content = choice["message"]["content"]
+        finish_reason = choice.get("finish_reason") or "unknown"
+    except (KeyError, IndexError, TypeError):
+        raise BadResponse(f"{url} answered without choices[0].message.content", url) from None
+    if not isinstance(content, str):
+        raise BadResponse(f"{url} answered with a {type(content).__name__} message content", url)
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    return ChatReply(
+        content=content,
+        finish_reason=str(finish_reason),
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
+    )
+
+def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
+    """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
+    if kind == "chat":
+        url = f"{endpoint.url}/chat/completions"
+        payload: dict[str, Any] = {
+            "model": endpoint.model,
+            "messages": [{"role": "user", "content": "ping"}],
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "chat_template_kwargs": {"enable_thinking": False},
+        }
+    elif kind == "embeddings":
+        url = f"{endpoint.url}/embeddings"
+        payload = {"model": endpoint.model, "input": ["ping"]}
+    else:
+        raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
+    try:
+        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s)
+    except ModelError:
+        return False
+    return True
+
+# -- HTTP ---------------------------------------------------------------------------------
+
+def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    raw = _request(url, payload, timeout_s)
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadResponse(f"{url} answered with a body that is not JSON: {_snippet(raw)}", url) from None
+    if not isinstance(body, dict):
+        raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
+    return body
+
+def _request(url: str, payload: dict[str, Any], timeout_s: float) -> bytes:
+    """POST JSON and return the 2xx body; raise the matching ModelError otherwise.
+
+    ``timeout_s`` bounds the whole call: it is the socket timeout for connecting
+    and for the wait for the answer (a non-streaming reply arrives only when the
+    generation is done), and the deadline checked while the body is read.
+    """
+    deadline = time.monotonic() + timeout_s
+    data = json.dumps(payload).encode()
+    request = urllib.request.Request(
+        url,
+        data=data,
+        method="POST",
+        headers={"Content-Type": "application/json", "Accept": "application/json"},
+    )
+    opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
+    try:
+        with opener.open(request, timeout=timeout_s) as response:
+            status = response.status
+            chunks = []
+            while chunk := response.read1(_READ_CHUNK):  # read1: returns what has arrived
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise TimeoutError
+            raw = b"".join(chunks)
+    except urllib.error.HTTPError as exc:
+        raise _status_error(url, exc.code, _read_error_body(exc)) from None
+    except urllib.error.URLError as exc:
+        raise _transport_error(url, exc.reason, timeout_s) from None
+    except (OSError, http.client.HTTPException) as exc:
+        raise _transport_error(url, exc, timeout_s) from None
+    if time.monotonic() > deadline:
+        raise Timeout(f"{url} took longer than {timeout_s:g} s", url)
+    if not 200 <= status < 300:
+        raise BadResponse(f"{url} answered HTTP {status}", url)
+    return raw
+
+def _transport_error(url: str, reason: object, timeout_s: float) -> ModelError:
+    if isinstance(reason, TimeoutError):  # socket.timeout is TimeoutError
+        return Timeout(f"{url} did not answer within {timeout_s:g} s", url)
+    if isinstance(reason, http.client.IncompleteRead):
+        return EndpointDown(f"{url} closed the connection in the middle of its answer", url)
+    if isinstance(reason, http.client.RemoteDisconnected | ConnectionError):
+        return EndpointDown(f"{url} closed the connection: {reason}", url)
+    if isinstance(reason, http.client.HTTPException):
+        return BadResponse(f"{url} answered with malformed HTTP: {reason!r}", url)
+    if isinstance(reason, socket.gaierror):
+        return EndpointDown(f"{url}: unknown host ({reason})", url)
+    if isinstance(reason, ssl.SSLError):
+        return EndpointDown(f"{url}: TLS failed ({reason})", url)
+    if isinstance(reason, OSError):
+        return EndpointDown(f"{url} is unreachable: {reason.strerror or reason}", url)
+    return EndpointDown(f"{url} is unreachable: {reason}", url)
+
+def _status_error(url: str, status: int, body: bytes) -> ModelError:
+    message = _error_message(body)
+    if status >= 500:
+        return ServerError(f"{url} answered HTTP {status}: {message}", url, status)
+    if status >= 400:
+        return ClientError(f"{url} answered HTTP {status}: {message}", url, status)
+    return BadResponse(f"{url} answered HTTP {status}: {message}", url)
+
+def _read_error_body(exc: urllib.error.HTTPError) -> bytes:
+    try:
+        return exc.read() or b""
+    except (OSError, http.client.HTTPException):
+        return b""
+    finally:
+        exc.close()
+
+def _error_message(body: bytes) -> str:
+    """The server's own words: OpenAI's {"error": {"message"}}, {"error": "..."} or the text."""
+    try:
+        parsed = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return _snippet(body) or "(empty body)"
+    if isinstance(parsed, dict):
+        error = parsed.get("error", parsed.get("detail", parsed.get("message")))
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return error["message"]
+        if isinstance(error, str):
+            return error
+    return _snippet(body)
+
+def _snippet(raw: bytes, limit: int = 200) -> str:
+    text = raw.decode("utf-8", "replace").strip()
+    return text if len(text) <= limit else text[:limit] + "..."
+
+def _is_loopback(url: str) -> bool:
+    """Loopback endpoints never go through an environment proxy (no_proxy rarely lists them)."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+def _is_number(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+import json
+import time
+
+began = time.monotonic()
+try:
+    target = Endpoint.from_setting(json.loads(endpoint))
+    (vector,) = embed(target, [input])
+except (ModelError, ValueError) as exc:
+    return json.dumps({
+        "error_class": getattr(exc, "error_class", "bad_setting"),
+        "error": str(exc)[:500],
+        "ms": round((time.monotonic() - began) * 1000, 1),
+    })
+return json.dumps({
+    "vector": "[" + ",".join(repr(x) for x in vector) + "]",
+    "model": target.model,
+    "dimensions": len(vector),
+    "ms": round((time.monotonic() - began) * 1000, 1),
+})
+$$;
+
+ALTER FUNCTION exo_private.embed_text(input text, endpoint jsonb) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION embed_text(input text, endpoint jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.embed_text(input text, endpoint jsonb) IS 'Embed one text through an OpenAI-compatible endpoint (a models.embeddings-style jsonb); returns {vector, model, dimensions, ms} or {error_class, error, ms}, never raises for a model failure.';
 
 --
 -- Name: embedding_model_changed(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -5106,6 +5466,80 @@ $_$;
 ALTER FUNCTION pgmq.validate_topic_pattern(pattern text) OWNER TO exo_owner;
 
 --
+-- Name: chunks; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.chunks (
+    id bigint NOT NULL,
+    workspace text NOT NULL,
+    document_id bigint NOT NULL,
+    ordinal integer NOT NULL,
+    body text NOT NULL,
+    char_start integer NOT NULL,
+    char_end integer NOT NULL,
+    band exo_private.band NOT NULL,
+    written_at date,
+    charged_subjects text[] DEFAULT '{}'::text[] NOT NULL,
+    charged jsonb DEFAULT '[]'::jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+)
+PARTITION BY LIST (workspace);
+
+ALTER TABLE exo_private.chunks OWNER TO exo_owner;
+
+--
+-- Name: TABLE chunks; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.chunks IS 'Retrieval chunks split at paragraph boundaries; partitioned by workspace.';
+
+--
+-- Name: COLUMN chunks.charged; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.chunks.charged IS 'Deferred subjects this chunk touches, each with the rule that fired.';
+
+--
+-- Name: deferred_subjects; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.deferred_subjects (
+    subject text NOT NULL,
+    aliases text[] DEFAULT '{}'::text[] NOT NULL,
+    note text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT deferred_subjects_subject_check CHECK ((btrim(subject) <> ''::text))
+);
+
+ALTER TABLE exo_private.deferred_subjects OWNER TO exo_owner;
+
+--
+-- Name: TABLE deferred_subjects; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.deferred_subjects IS 'Subjects that must never surface by accident; chunks touching them are marked charged.';
+
+--
+-- Name: deferred_subjects; Type: VIEW; Schema: exo; Owner: exo_owner
+--
+
+CREATE VIEW exo.deferred_subjects AS
+ SELECT subject,
+    aliases,
+    ( SELECT count(*) AS count
+           FROM exo_private.chunks c
+          WHERE (s.subject = ANY (c.charged_subjects))) AS charged_chunks
+   FROM exo_private.deferred_subjects s;
+
+ALTER VIEW exo.deferred_subjects OWNER TO exo_owner;
+
+--
+-- Name: VIEW deferred_subjects; Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON VIEW exo.deferred_subjects IS 'Subjects that never surface by accident, their aliases and how many chunks are charged for each (names and counts only, never the text). Changes go through exo_private.defer_subject / undefer_subject.';
+
+--
 -- Name: documents; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -5469,40 +5903,6 @@ CREATE TABLE exo_private.chunk_embeddings_technical (
 ALTER TABLE exo_private.chunk_embeddings_technical OWNER TO exo_owner;
 
 --
--- Name: chunks; Type: TABLE; Schema: exo_private; Owner: exo_owner
---
-
-CREATE TABLE exo_private.chunks (
-    id bigint NOT NULL,
-    workspace text NOT NULL,
-    document_id bigint NOT NULL,
-    ordinal integer NOT NULL,
-    body text NOT NULL,
-    char_start integer NOT NULL,
-    char_end integer NOT NULL,
-    band exo_private.band NOT NULL,
-    written_at date,
-    charged_subjects text[] DEFAULT '{}'::text[] NOT NULL,
-    charged jsonb DEFAULT '[]'::jsonb NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
-)
-PARTITION BY LIST (workspace);
-
-ALTER TABLE exo_private.chunks OWNER TO exo_owner;
-
---
--- Name: TABLE chunks; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON TABLE exo_private.chunks IS 'Retrieval chunks split at paragraph boundaries; partitioned by workspace.';
-
---
--- Name: COLUMN chunks.charged; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON COLUMN exo_private.chunks.charged IS 'Deferred subjects this chunk touches, each with the rule that fired.';
-
---
 -- Name: chunks_administrative; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -5617,26 +6017,6 @@ ALTER TABLE exo_private.components OWNER TO exo_owner;
 --
 
 COMMENT ON TABLE exo_private.components IS 'vendored SQL installed by the migrator (pgmq), with its version';
-
---
--- Name: deferred_subjects; Type: TABLE; Schema: exo_private; Owner: exo_owner
---
-
-CREATE TABLE exo_private.deferred_subjects (
-    subject text NOT NULL,
-    aliases text[] DEFAULT '{}'::text[] NOT NULL,
-    note text,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT deferred_subjects_subject_check CHECK ((btrim(subject) <> ''::text))
-);
-
-ALTER TABLE exo_private.deferred_subjects OWNER TO exo_owner;
-
---
--- Name: TABLE deferred_subjects; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON TABLE exo_private.deferred_subjects IS 'Subjects that must never surface by accident; chunks touching them are marked charged.';
 
 --
 -- Name: document_links; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -7730,6 +8110,13 @@ GRANT USAGE ON SCHEMA public TO exo_owner;
 GRANT USAGE ON SCHEMA public TO exo_writer;
 
 --
+-- Name: FUNCTION embed_query(query text); Type: ACL; Schema: exo; Owner: exo_owner
+--
+
+GRANT ALL ON FUNCTION exo.embed_query(query text) TO exo_reader;
+GRANT ALL ON FUNCTION exo.embed_query(query text) TO exo_writer;
+
+--
 -- Name: FUNCTION search_messages(query text, max_results integer); Type: ACL; Schema: exo; Owner: exo_owner
 --
 
@@ -7826,6 +8213,13 @@ GRANT ALL ON FUNCTION exo_private.deference_list() TO exo_writer;
 
 REVOKE ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) TO exo_writer;
+
+--
+-- Name: FUNCTION embed_text(input text, endpoint jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.embed_text(input text, endpoint jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.embed_text(input text, endpoint jsonb) TO exo_writer;
 
 --
 -- Name: FUNCTION embedding_model_changed(); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -8589,6 +8983,25 @@ GRANT SELECT ON TABLE ag_catalog.ag_graph TO exo_owner;
 GRANT SELECT ON TABLE ag_catalog.ag_label TO exo_owner;
 
 --
+-- Name: TABLE chunks; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunks TO exo_writer;
+
+--
+-- Name: TABLE deferred_subjects; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.deferred_subjects TO exo_writer;
+
+--
+-- Name: TABLE deferred_subjects; Type: ACL; Schema: exo; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo.deferred_subjects TO exo_reader;
+GRANT SELECT ON TABLE exo.deferred_subjects TO exo_writer;
+
+--
 -- Name: TABLE documents; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -8700,12 +9113,6 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunk_embeddings_personal
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunk_embeddings_technical TO exo_writer;
 
 --
--- Name: TABLE chunks; Type: ACL; Schema: exo_private; Owner: exo_owner
---
-
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunks TO exo_writer;
-
---
 -- Name: TABLE chunks_administrative; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -8740,12 +9147,6 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunks_technical TO exo_w
 --
 
 GRANT SELECT ON TABLE exo_private.components TO exo_writer;
-
---
--- Name: TABLE deferred_subjects; Type: ACL; Schema: exo_private; Owner: exo_owner
---
-
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.deferred_subjects TO exo_writer;
 
 --
 -- Name: TABLE document_links; Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -357,3 +357,12 @@ end
 $$;
 comment on function exo_private.rebuild(text) is
     'Re-route, re-band and re-chunk documents from the text cache; returns how many were processed.';
+
+-- exo.deferred_subjects: the deference list with how much material each subject has.
+create or replace view exo.deferred_subjects as
+    select s.subject, s.aliases,
+           (select count(*) from exo_private.chunks c where s.subject = any (c.charged_subjects)) as charged_chunks
+    from exo_private.deferred_subjects s;
+comment on view exo.deferred_subjects is
+    'Subjects that never surface by accident, their aliases and how many chunks are charged for each '
+    '(names and counts only, never the text). Changes go through exo_private.defer_subject / undefer_subject.';

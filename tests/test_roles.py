@@ -106,3 +106,13 @@ def test_a_setting_changes_without_repeating_its_description(db):
             2,
             "what it is",
         )
+
+
+def test_the_reader_sees_the_deference_list_but_not_the_charged_text(db):
+    with db.connect("exo_writer") as conn:
+        conn.execute("select exo_private.defer_subject('Walter Rivera', array['Grandpa'], 'a note')")
+    with db.connect("exo_reader") as conn:
+        rows = conn.execute("select subject, aliases, charged_chunks from exo.deferred_subjects").fetchall()
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("select exo_private.defer_subject('Someone')")
+    assert rows == [("Walter Rivera", ["Grandpa"], 0)]

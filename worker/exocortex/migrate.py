@@ -18,6 +18,7 @@ database queue up and each file is applied once:
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -37,7 +38,7 @@ from exocortex.runtime.packages import package_for_extension
 LOCK_KEY = 0x65786F6D6967
 MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 LOCAL_IMPORT = re.compile(r"^from ([a-z_][a-z0-9_]*) import .+$")
-INCLUDE = re.compile(r"^(?P<indent>[ \t]*)# exo:include (?P<module>[a-z_][a-z0-9_]*)[ \t]*$", re.M)
+INCLUDE = re.compile(r"^(?P<indent>[ \t]*)# exo:include (?P<module>[a-z_][a-z0-9_.]*)[ \t]*$", re.M)
 
 #: Created in every database; pg_cron only where cron.database_name points.
 EXTENSIONS = ("plpython3u", "vector", "age", "pg_textsearch")
@@ -85,21 +86,34 @@ def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def inline_plpy(text: str, plpy_dir: Path, source: str) -> str:
-    """Replace `# exo:include module` lines with plpy/module.py, indented alike.
+def _module_path(name: str, plpy_dir: Path) -> Path | None:
+    """plpy/NAME.py, or the file of a dotted stdlib-only package module (exocortex.models.client)."""
+    if "." not in name:
+        path = plpy_dir / f"{name}.py"
+        return path if path.exists() else None
+    spec = importlib.util.find_spec(name)
+    return Path(spec.origin) if spec and spec.origin else None
 
-    A module's `from sibling import ...` lines, where plpy/sibling.py exists, are
-    replaced by the sibling's source (each module once), since a plpython3u body
-    cannot import files from plpy/.
+
+def inline_plpy(text: str, plpy_dir: Path, source: str) -> str:
+    """Replace `# exo:include module` lines with the module's source, indented alike.
+
+    `module` is a file in plpy/, or a dotted module of the package whose code is
+    standard-library only (the model client). A module's `from sibling import ...`
+    lines, where plpy/sibling.py exists, are replaced by the sibling's source (each
+    module once), since a plpython3u body cannot import files; `from __future__`
+    lines are dropped (the body runs inside a function).
     """
 
     def module_source(name: str, seen: set[str]) -> list[str]:
-        path = plpy_dir / f"{name}.py"
-        if not path.exists():
-            raise MigrationError(f"{source}: `# exo:include {name}` but {path} is missing")
+        path = _module_path(name, plpy_dir)
+        if path is None:
+            raise MigrationError(f"{source}: `# exo:include {name}` but no such module was found")
         seen.add(name)
         lines = []
         for line in path.read_text().splitlines():
+            if line.startswith("from __future__ import"):
+                continue
             local = LOCAL_IMPORT.match(line)
             if local and (plpy_dir / f"{local.group(1)}.py").exists():
                 if local.group(1) not in seen:
