@@ -9,29 +9,17 @@ modification time. A canonical document is never inferred archival.
 import datetime
 import re
 
+from months import MONTH_PATTERN, MONTHS
+
 BANDS = ("current", "recent", "archival")
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        [
-            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
-            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
-            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for name in names
-}  # fmt: skip
-_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _DATE_PATTERNS = [
     (re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b"), ("y", "m", "d")),
     (
-        re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+((?:19|20)\d\d)\b", re.I),
+        re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + MONTH_PATTERN + r",?\s+((?:19|20)\d\d)\b", re.I),
         ("d", "M", "y"),
     ),
     (
-        re.compile(r"\b" + _MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b", re.I),
+        re.compile(r"\b" + MONTH_PATTERN + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b", re.I),
         ("M", "d", "y"),
     ),
 ]
@@ -42,7 +30,7 @@ TEXT_DATE_SEARCH_CHARS = 1000
 
 def _make_date(fields, order):
     values = dict(zip(order, fields, strict=False))
-    month = _MONTHS[values["M"].lower()] if "M" in values else int(values["m"])
+    month = MONTHS[values["M"].lower()] if "M" in values else int(values["m"])
     try:
         return datetime.date(int(values["y"]), month, int(values["d"]))
     except ValueError:

@@ -74,23 +74,12 @@ import datetime
 import re
 import unicodedata
 
+from months import MONTH_PATTERN, MONTHS
+
 SCAN_CHARS = 2000
 MAX_CUES = 200
 MAX_CUE_CHARS = 100
 
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        [
-            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
-            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
-            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for name in names
-}  # fmt: skip
 _NUMBER_WORDS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
@@ -110,7 +99,6 @@ _NA = r"(?![0-9A-Za-z_])"
 _NOT_AFTER_NUMBER = r"(?<![0-9][.,:/])"
 _NOT_BEFORE_NUMBER = r"(?![.,:/-][0-9])"
 _YEAR = r"((?:19|20)[0-9]{2})"
-_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _APOSTROPHE = "['\u2018\u2019`]"
 _ORDINAL = r"(?:st|nd|rd|th)?"
 
@@ -121,13 +109,13 @@ _NUMERIC_DATE = re.compile(
     _NB + _NOT_AFTER_NUMBER + r"([0-9]{1,2})([-/.])([0-9]{1,2})\2" + _YEAR + _NA + _NOT_BEFORE_NUMBER
 )
 _DAY_MONTH_YEAR = re.compile(
-    _NB + r"([0-9]{1,2})" + _ORDINAL + r"(?:\s+of)?\s+" + _MONTH + r",?\s+" + _YEAR + _NA, re.I
+    _NB + r"([0-9]{1,2})" + _ORDINAL + r"(?:\s+of)?\s+" + MONTH_PATTERN + r",?\s+" + _YEAR + _NA, re.I
 )
 _MONTH_DAY_YEAR = re.compile(
-    r"(?<!\w)" + _MONTH + r"\s+([0-9]{1,2})" + _ORDINAL + r",?\s+" + _YEAR + _NA, re.I
+    r"(?<!\w)" + MONTH_PATTERN + r"\s+([0-9]{1,2})" + _ORDINAL + r",?\s+" + _YEAR + _NA, re.I
 )
 _MONTH_NAME_YEAR = re.compile(
-    r"(?<!\w)" + _MONTH + r"(?:\s*,\s*|\s+of\s+|\s+)" + _YEAR + _NA + _NOT_BEFORE_NUMBER, re.I
+    r"(?<!\w)" + MONTH_PATTERN + r"(?:\s*,\s*|\s+of\s+|\s+)" + _YEAR + _NA + _NOT_BEFORE_NUMBER, re.I
 )
 _YEAR_MONTH = re.compile(_NB + _NOT_AFTER_NUMBER + _YEAR + r"[-/]([0-9]{2})" + _NA + _NOT_BEFORE_NUMBER)
 _MONTH_SLASH_YEAR = re.compile(
@@ -215,7 +203,7 @@ def _numeric_date(m, text, today, days):
 
 def _named_date(day_group, month_group, year_group):
     def handler(m, text, today, days):
-        day = _date(int(m.group(year_group)), _MONTHS[m.group(month_group).lower()], int(m.group(day_group)))
+        day = _date(int(m.group(year_group)), MONTHS[m.group(month_group).lower()], int(m.group(day_group)))
         if not day:
             return None
         return {
@@ -231,7 +219,7 @@ def _named_date(day_group, month_group, year_group):
 def _month_year(year_group, month_group, named):
     def handler(m, text, today, days):
         year = int(m.group(year_group))
-        month = _MONTHS[m.group(month_group).lower()] if named else int(m.group(month_group))
+        month = MONTHS[m.group(month_group).lower()] if named else int(m.group(month_group))
         if not 1 <= month <= 12:
             return None
         first = datetime.date(year, month, 1)
