@@ -231,6 +231,538 @@ CREATE TYPE pgmq.queue_record AS (
 ALTER TYPE pgmq.queue_record OWNER TO exo_owner;
 
 --
+-- Name: context_packet(text, integer, text[], boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_owner
+--
+
+CREATE FUNCTION exo.context_packet(query text, token_budget integer DEFAULT 4000, workspaces text[] DEFAULT NULL::text[], open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS text
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select exo.context_packet_json(query, token_budget, workspaces, open_archive, bridge, as_of, query_embedding)
+           ->> 'text'
+$$;
+
+ALTER FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'A small cited answer packet for a question, within token_budget tokens: current facts first, then numbered evidence excerpts (path, workspace, date, band), then hints about withheld subjects, then provenance. exo.context_packet_json gives it with its token count and report.';
+
+--
+-- Name: context_packet_json(text, integer, text[], boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_owner
+--
+
+CREATE FUNCTION exo.context_packet_json(query text, token_budget integer DEFAULT 4000, workspaces text[] DEFAULT NULL::text[], open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS jsonb
+    LANGUAGE plpython3u SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+"""Retrieval logic that is not a query (stdlib only).
+
+Inlined into exo_private.retrieve (`# exo:include search`) and importable as
+plain Python for tests. The database runs the stage queries; this module decides
+what the query words are, which candidates a workspace admits, how the combined
+pool is ordered, and what a context packet holds.
+"""
+
+import math
+import re
+
+"""Text normalisation shared by the database and the worker (stdlib only).
+
+Inlined into plpython3u functions by the migrator (`# exo:include textnorm`),
+and importable as plain Python for tests.
+"""
+
+import re
+import unicodedata
+
+_SPACE = re.compile(r"\s+")
+_EDGE_PUNCT = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+
+def canonical_key(name):
+    """The identity key of a name: NFKC, case-folded, inner whitespace collapsed,
+    surrounding quotes and punctuation removed. "  Jane  DOE. " -> "jane doe".
+    Returns None for None or for a name with nothing left."""
+    if name is None:
+        return None
+    text = unicodedata.normalize("NFKC", name).casefold()
+    text = _SPACE.sub(" ", text).strip().strip(_EDGE_PUNCT).strip()
+    return text or None
+
+PRESENT_BANDS = ("current", "recent")
+ALL_BANDS = ("current", "recent", "archival")
+MAX_QUERY_CHARS = 1000
+MAX_NGRAM = 6
+MAX_IDENTIFIERS = 8
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
+_QUOTED = re.compile(r"\"([^\"]{3,100})\"")
+_EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
+# Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
+STOPWORDS = frozenset(
+    """a about above after again all am an and any are as at be been before being below between both
+    but by can could did do does doing down during each few for from further had has have having he
+    her here hers him his how i if in into is it its just me more most my no nor not now of off on
+    once only or other our out over own same she should so some such than that the their them then
+    there these they this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
+)
+
+# -- the query ---------------------------------------------------------------------------
+
+def query_words(query):
+    """The query's words, lower-cased, in order (its first MAX_QUERY_CHARS characters)."""
+    return [w.casefold() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
+
+def content_words(query):
+    """Distinct words of the query that are not stopwords, in order."""
+    seen = []
+    for word in query_words(query):
+        if word not in STOPWORDS and word not in seen:
+            seen.append(word)
+    return seen
+
+def ngram_keys(query, max_n=MAX_NGRAM):
+    """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
+    or a title can only match one of these)."""
+    tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(tokens) - n + 1):
+            key = canonical_key(" ".join(tokens[i : i + n]))
+            if key and key not in keys:
+                keys.append(key)
+    return keys
+
+def title_keys(query, max_n=MAX_NGRAM):
+    """Runs of 1..max_n query words joined by single spaces: documents.title_key's form, which
+    lower-cases (SQL lower(), not casefold: "Straße" stays "straße")."""
+    words = [w.lower() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(words) - n + 1):
+            key = " ".join(words[i : i + n])
+            if (n > 1 or len(key) >= 4) and key not in STOPWORDS and key not in keys:
+                keys.append(key)
+    return keys
+
+def identifiers(query):
+    """Strings to find verbatim: quoted phrases, and tokens that mix letters with digits or
+    carry inner punctuation (host names, ticket ids, file names, versions). Abbreviations of
+    single letters ("e.g.", "U.S.") are not identifiers."""
+    text = (query or "")[:MAX_QUERY_CHARS]
+    found = [m.group(1).strip() for m in _QUOTED.finditer(text)]
+    for token in text.split():
+        token = token.strip(_EDGE)
+        if not 3 <= len(token) <= 100:
+            continue
+        has_digit = any(c.isdigit() for c in token)
+        has_alpha = any(c.isalpha() for c in token)
+        inner = _IDENTIFIER_INNER.search(token[1:-1]) and any(len(w) > 1 for w in _WORD.findall(token))
+        if has_alpha and (has_digit or inner):
+            found.append(token)
+    unique = []
+    for item in found:
+        if item and item.casefold() not in [u.casefold() for u in unique]:
+            unique.append(item)
+    return unique[:MAX_IDENTIFIERS]
+
+def file_keys(query):
+    """Lower-cased tokens that could be a file name or a file's stem."""
+    return [i.casefold().rsplit("/", 1)[-1] for i in identifiers(query) if " " not in i]
+
+# -- bands and deference ------------------------------------------------------------------
+
+def archive_decision(signal, open_archive):
+    """(open, why): whether the archival band opens before any search, and why."""
+    if open_archive is True:
+        return True, "the caller opened the archive"
+    if open_archive is False:
+        return False, "the caller kept the archive closed"
+    if signal.get("opens_archive"):
+        texts = [s["text"] for s in signal.get("signals", []) if s.get("opens_archive")]
+        return True, "temporal signal: " + ", ".join(repr(t) for t in texts)
+    return False, None
+
+def withheld_subjects(charged, deferred, bridge, archive_open):
+    """The charged subjects of one chunk that keep it out of the results.
+
+    Every charged subject counts, whether it is on the deference list or only declared
+    charged by the document's frontmatter (over-withholding is the safe direction). The
+    archive being open, or the caller bridging a subject by name or alias, releases it.
+    """
+    if archive_open or not charged:
+        return []
+    bridged = set()
+    wanted = {canonical_key(b) for b in bridge or [] if canonical_key(b)}
+    for subject in deferred:
+        keys = {canonical_key(n) for n in [subject["subject"], *subject.get("aliases", [])]}
+        if keys & wanted:
+            bridged |= keys  # a chunk may be charged under any of the subject's names
+    bridged |= wanted
+    return [s for s in charged if canonical_key(s) not in bridged]
+
+# -- admitting candidates into a workspace's pool -------------------------------------------
+
+class WorkspacePool:
+    """The candidates one workspace contributes, in the order its stages found them."""
+
+    def __init__(self, workspace, cap, need):
+        self.workspace = workspace
+        self.cap = cap
+        self.need = min(need, cap)
+        self.hits = []
+        self.seen = set()
+        self.withheld = {}
+        self.stages = []
+
+    @property
+    def confident(self):
+        return sum(1 for h in self.hits if h["confident"])
+
+    def wants_more(self):
+        """(True, None) while a stage should run, else (False, why it is skipped)."""
+        if len(self.hits) >= self.cap:
+            return False, "the workspace holds per_workspace candidates"
+        if self.confident >= self.need:
+            return False, f"enough confident candidates ({self.confident} of {self.need})"
+        return True, None
+
+    def admit(self, stage, rows, withhold):
+        """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
+        lists the subjects that keep a row out. Returns (admitted, withheld) counts."""
+        admitted = withheld = 0
+        for row in rows:
+            chunk = row["chunk_id"]
+            if chunk in self.seen:
+                continue
+            self.seen.add(chunk)
+            subjects = withhold(row.get("charged") or [])
+            if subjects:
+                withheld += 1
+                for subject in subjects:
+                    self.withheld.setdefault(subject, set()).add(chunk)
+                continue
+            if len(self.hits) >= self.cap:
+                continue
+            self.hits.append(
+                {
+                    "chunk_id": chunk,
+                    "workspace": self.workspace,
+                    "stage": stage,
+                    "score": row["score"],
+                    "confident": bool(row["confident"]),
+                    "detail": row.get("detail"),
+                    "match": row.get("match", stage),
+                }
+            )
+            admitted += 1
+        return admitted, withheld
+
+def hints(pools, how):
+    """One hint per (subject, workspace) with chunks withheld, never their text."""
+    out = []
+    for pool in pools:
+        for subject in sorted(pool.withheld):
+            out.append(
+                {
+                    "subject": subject,
+                    "workspace": pool.workspace,
+                    "chunks": len(pool.withheld[subject]),
+                    "how": how(subject),
+                }
+            )
+    return out
+
+# -- the combined-pool rank -----------------------------------------------------------------
+
+def deterministic_relevance(candidate, weights):
+    """Relevance from what found the chunk and how much of the query it covers (0..1)."""
+    stage = weights["stage"].get(candidate["stage"], 0.5)
+    coverage = candidate.get("coverage") or 0.0
+    return 0.5 * stage + 0.5 * coverage
+
+def priority(candidate, weights, recency=True):
+    """Band weight (only under recency preference), times the boost of how the chunk matched
+    (a document named by title or file name outranks one that only mentions it), times the
+    canonical boost."""
+    value = weights["band"].get(candidate["band"], 1.0) if recency else 1.0
+    value *= weights.get("match", {}).get(candidate.get("match"), 1.0)
+    if candidate.get("canonical"):
+        value *= weights["canonical"]
+    return value
+
+def freshness(candidate, weights, today_ordinal, years, recency=True):
+    """Closeness to the years the question names; else, under recency preference, recency;
+    else (the archive is open) neutral."""
+    if candidate.get("canonical"):
+        return 1.0  # a canonical document is current by declaration, whatever its date
+    written = candidate.get("written_ordinal")
+    if written is None:
+        return weights["freshness_floor"]
+    if years:
+        year = candidate["written_year"]
+        first, last = min(years), max(years)
+        miss = first - year if year < first else year - last if year > last else 0
+        return max(weights["freshness_floor"], 1.0 - weights["year_miss_per_year"] * miss)
+    if not recency:
+        return 1.0
+    age = max(0, today_ordinal - written)
+    decay = 0.5 ** (age / float(weights["freshness_half_life_days"]))
+    return weights["freshness_floor"] + (1.0 - weights["freshness_floor"]) * decay
+
+def normalise(scores):
+    """Scores of any scale to 0.05..1 (min-max), so a backend's relevance multiplies like another's."""
+    values = [s for s in scores.values() if s is not None and math.isfinite(s)]
+    if not values:
+        return {k: 0.05 for k in scores}
+    low, high = min(values), max(values)
+    if not math.isfinite(high - low):  # the span overflows: halve everything first
+        values = {k: s / 2 for k, s in scores.items() if s is not None and math.isfinite(s)}
+        low, high = low / 2, high / 2
+    else:
+        values = {k: s for k, s in scores.items() if s is not None and math.isfinite(s)}
+    span = high - low
+    return {
+        k: (0.05 if k not in values else 1.0 if span == 0 else 0.05 + 0.95 * (values[k] - low) / span)
+        for k in scores
+    }
+
+def blend(backend, deterministic, share):
+    """A backend's relevance mixed with the deterministic one: `share` of it from the backend,
+    so what found a chunk and how much of the query it covers still count."""
+    return {k: share * backend.get(k, 0.0) + (1.0 - share) * v for k, v in deterministic.items()}
+
+def from_ranking(ranked_ids, ids):
+    """Relevance from an ordered id list (a listwise reply): first 1.0, falling linearly.
+
+    Enforces the permutation: ids the reply invented or repeated are dropped, ids it left
+    out follow in their incoming order."""
+    order = []
+    for i in ranked_ids:
+        if i in ids and i not in order:
+            order.append(i)
+    order += [i for i in ids if i not in order]
+    n = len(order)
+    return {chunk: 1.0 - (rank / n) * 0.95 for rank, chunk in enumerate(order)}
+
+def rank(candidates, relevance, weights, today_ordinal, years, recency=True):
+    """The candidates in final order, each with its relevance and score.
+
+    A reranker only reorders: the chunks out are exactly the chunks in, whatever the
+    backend returned (a missing relevance counts as the lowest)."""
+    ranked = []
+    for c in candidates:
+        r = relevance.get(c["chunk_id"])
+        r = 0.0 if r is None or not math.isfinite(r) else r
+        score = r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency)
+        ranked.append(dict(c, relevance=round(r, 4), score=round(score, 6)))
+    ranked.sort(key=lambda c: (-c["score"], -c["relevance"], c["chunk_id"]))
+    if sorted(c["chunk_id"] for c in ranked) != sorted(c["chunk_id"] for c in candidates):
+        raise AssertionError("rerank changed the set of candidates")
+    return ranked
+
+def listwise_prompt(query, candidates, excerpt_chars):
+    """The chat messages asking a model to order candidates by usefulness for the query."""
+    lines = ["[{}] {}".format(c["chunk_id"], " ".join(c["body"].split())[:excerpt_chars]) for c in candidates]
+    return [
+        {
+            "role": "system",
+            "content": "You rank passages by how well they answer a question. Reply with JSON only.",
+        },
+        {
+            "role": "user",
+            "content": "Question: "
+            + query[:MAX_QUERY_CHARS]
+            + "\n\nPassages:\n"
+            + "\n".join(lines)
+            + '\n\nReply as {"ranking": [ids, most useful first]}.',
+        },
+    ]
+
+def parse_listwise(content, ids):
+    """The ids a listwise reply ranks, in its order; ValueError when it ranks none of ours."""
+    import json
+
+    try:
+        reply = json.loads(content or "")
+    except ValueError:
+        # A reply cut off at its token cap: the ids it managed to list still count.
+        match = re.search(r"\[\s*(\d[\d,\s]*)", content or "")
+        if not match:
+            raise ValueError("the reply is neither JSON nor holds a list of ids") from None
+        reply = {"ranking": [int(x) for x in re.findall(r"\d+", match.group(1))]}
+    ranking = reply.get("ranking") if isinstance(reply, dict) else reply
+    if not isinstance(ranking, list):
+        raise ValueError("the reply has no ranking list")
+    ranked = [i for i in ranking if isinstance(i, int) and not isinstance(i, bool) and i in ids]
+    if not ranked:
+        raise ValueError("the ranking names none of the candidates")
+    return ranked
+
+# -- the context packet -----------------------------------------------------------------------
+
+def estimate_tokens(text):
+    """Tokens of a text, estimated as one per four characters (rounded up)."""
+    return (len(text) + 3) // 4
+
+def excerpt(body, words, max_chars):
+    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    spans = []
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        if m.start() > start:
+            spans.append((start, m.start()))
+        start = m.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    wanted = set(words)
+
+    def hits(span):
+        return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
+
+    best = max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+    lo = hi = best
+    while True:
+        grown = False
+        if hi + 1 < len(spans) and spans[hi + 1][1] - spans[lo][0] <= max_chars:
+            hi += 1
+            grown = True
+        if lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:
+            lo -= 1
+            grown = True
+        if not grown:
+            break
+    a, b = spans[lo][0], spans[hi][1]
+    if b - a > max_chars:  # one sentence longer than the excerpt
+        b = a + max_chars
+    passage = text[a:b].strip()
+    return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
+
+def citation(c):
+    """A chunk's citation label: workspace, path, date and band."""
+    date = c.get("written_at") or "undated"
+    return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
+
+def packet(query, ranked, hint_list, report, budget, settings):
+    """The context packet as {text, tokens, used, ...} within `budget` tokens."""
+    words = content_words(query)
+    top = ranked[0]["score"] if ranked else 0.0
+    chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
+        : settings["packet.max_chunks"]
+    ]
+
+    head = "# Context for: " + " ".join((query or "").split())[:200] + "\n\n"
+    facts = "## Current facts\n(none recorded yet)\n\n"
+    hint_lines = [
+        "- {} chunk(s) about {} in {} withheld (deferred subject). {}".format(
+            h["chunks"], h["subject"], h["workspace"], h["how"]
+        )
+        for h in hint_list
+    ]
+    hint_text = ("## Withheld\n" + "\n".join(hint_lines) + "\n\n") if hint_lines else ""
+    notes = []
+    if report.get("archive", {}).get("open"):
+        notes.append("archive open: " + str(report["archive"].get("why")))
+    for d in report.get("degradations", []):
+        notes.append("degraded: {} ({})".format(d["component"], d["error_class"]))
+
+    def provenance(used):
+        lines = ["## Provenance"]
+        for n, c in enumerate(used, 1):
+            lines.append(
+                "[{}] chunk {} of document {} via {} (rank {:.3f}, rerank {})".format(
+                    n, c["chunk_id"], c["document_id"], c["stage"], c["score"], report["rerank"]["backend"]
+                )
+            )
+        lines.extend("note: " + n for n in notes)
+        return "\n".join(lines) + "\n"
+
+    fixed = head + facts + "## Evidence\n"
+    used, blocks = [], []
+    for c in chosen:
+
+        def block(chars, c=c):
+            return "[{}] {}\n{}\n\n".format(len(used) + 1, citation(c), excerpt(c["body"], words, chars))
+
+        chars = settings["packet.excerpt_chars"]
+        rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
+        if estimate_tokens(rest + block(chars)) > budget:
+            # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
+            chars = budget * 4 - len(rest + block(0)) - 8  # room for the ellipsis marks
+            if chars < 120:
+                break
+            blocks.append(block(chars))
+            used.append(c)
+            break
+        blocks.append(block(chars))
+        used.append(c)
+    if not used:
+        blocks = ["(nothing found)\n\n"]
+    text = fixed + "".join(blocks) + hint_text + provenance(used)
+    while estimate_tokens(text) > budget and hint_lines:
+        hint_lines.pop()  # a tiny budget: hints are cut before the text ever overflows
+        hint_text = ("## Withheld\n" + "\n".join(hint_lines) + "\n\n") if hint_lines else ""
+        text = fixed + "".join(blocks) + hint_text + provenance(used)
+    if estimate_tokens(text) > budget:
+        text = text[: max(0, budget * 4 - 4)].rstrip() + "\n..."
+        text = text[: budget * 4]
+    return {
+        "text": text,
+        "tokens": estimate_tokens(text),
+        "budget": budget,
+        "used": [
+            {
+                "n": n,
+                "chunk_id": c["chunk_id"],
+                "citation": citation(c),
+                "workspace": c["workspace"],
+                "path": c["path"],
+                "band": c["band"],
+                "written_at": c.get("written_at"),
+                "stage": c["stage"],
+            }
+            for n, c in enumerate(used, 1)
+        ],
+        "hints": hint_list,
+    }
+import json
+
+if token_budget is None or not 200 <= token_budget <= 100000:
+    plpy.error("token_budget must be between 200 and 100000 tokens, got " + repr(token_budget), sqlstate="22023")
+if "retrieve" not in SD:
+    SD["retrieve"] = plpy.prepare(
+        "select exo_private.retrieve($1, $2, 25, 30, $3, $4, $5, $6)::text as r",
+        ["text", "text[]", "boolean", "text[]", "timestamptz", "float8[]"],
+    )
+    SD["settings"] = plpy.prepare(
+        "select key, value::text from exo_private.settings where key like 'packet.%'", []
+    )
+found = json.loads(
+    plpy.execute(SD["retrieve"], [query, workspaces, open_archive, bridge, as_of, query_embedding])[0]["r"]
+)
+settings = {r["key"]: json.loads(r["value"]) for r in plpy.execute(SD["settings"], [])}
+report = found["report"]
+result = packet(query, found["results"], report["hints"], report, token_budget, settings)
+result["report"] = report
+return json.dumps(result)
+$_$;
+
+ALTER FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'The context packet for a question as jsonb: text (current facts, then cited evidence excerpts, then deference hints, then provenance), tokens used (never over token_budget; about four characters a token), the citations used, the hints and the search report.';
+
+--
 -- Name: embed_query(text); Type: FUNCTION; Schema: exo; Owner: exo_owner
 --
 
@@ -252,6 +784,32 @@ ALTER FUNCTION exo.embed_query(query text) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo.embed_query(query text) IS 'Embed a query (its first 2,000 characters) with the models.embeddings endpoint within retrieval.embed_timeout_s: {vector, model, dimensions, ms}, or {error_class, error, ms} when the endpoint is down, slow or wrong; never an error, so search can degrade and say so.';
+
+--
+-- Name: search(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_owner
+--
+
+CREATE FUNCTION exo.search(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS TABLE(rank integer, chunk_id bigint, body text, path text, title text, workspace text, band text, written_at date, stage text, citation text, score double precision, document_id bigint, canonical boolean)
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select r.rank, r.chunk_id, r.body, r.path, r.title, r.workspace, r.band, r.written_at, r.stage,
+           r.citation, r.score, r.document_id, r.canonical
+    from jsonb_to_recordset(
+        exo_private.retrieve(query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding)
+        -> 'results') as r (
+        rank int, chunk_id bigint, body text, path text, title text, workspace text, band text,
+        written_at date, stage text, citation text, score float8, document_id bigint, canonical boolean)
+    order by r.rank
+$$;
+
+ALTER FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'Ranked chunks answering a question: staged retrieval (exact, lexical, capsules, graph, semantic) in each workspace (null: all) with at most per_workspace candidates each, temporal banding (the archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged, then one rerank of the merged pool; k rows with citation, band and the stage that found each. query_embedding (real[]) replaces the embeddings endpoint. exo.search_report says what happened.';
 
 --
 -- Name: search_messages(text, integer); Type: FUNCTION; Schema: exo; Owner: exo_owner
@@ -289,6 +847,26 @@ ALTER FUNCTION exo.search_messages(query text, max_results integer) OWNER TO exo
 --
 
 COMMENT ON FUNCTION exo.search_messages(query text, max_results integer) IS 'Chat messages matching a web-style query (websearch_to_tsquery, English stemming), best first (ts_rank_cd, then newest); a blank query returns nothing, only its first 1,000 characters count; max_results is clamped to 1..200.';
+
+--
+-- Name: search_report(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_owner
+--
+
+CREATE FUNCTION exo.search_report(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS jsonb
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select exo_private.retrieve(query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding)
+           -> 'report'
+$$;
+
+ALTER FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'What exo.search does for the same arguments (jsonb): the temporal signal and the bands opened, per workspace the stages run or skipped (and why) with counts and times, deference hints (subject, workspace, chunks withheld, how to open them; never their text), degradations (an endpoint down, a stage skipped), the rerank backend and its fallbacks, and timings.';
 
 --
 -- Name: setting(text); Type: FUNCTION; Schema: exo; Owner: exo_owner
@@ -1102,7 +1680,8 @@ CREATE FUNCTION exo_private.embed_text(input text, endpoint jsonb) RETURNS jsonb
     LANGUAGE plpython3u
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-"""The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings.
+"""The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings,
+and llama.cpp's /v1/rerank (query + documents -> one relevance score per document).
 
 Standard library only and free of exocortex imports, so the same file can be
 inlined into a plpython3u function body. Every failure is a ModelError whose
@@ -1223,6 +1802,45 @@ def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
         want = f"; the setting says {expected}" if isinstance(expected, int) else ""
         raise BadResponse(f"{url} returned embeddings of sizes {sorted(sizes)}{want}", url)
     return vectors  # type: ignore[return-value]
+
+def rerank(endpoint: Endpoint, query: str, documents: list[str]) -> list[float]:
+    """One relevance score per document, in the order of ``documents`` (higher is more relevant).
+
+    Speaks llama.cpp's /v1/rerank: POST {model, query, documents, top_n} and read
+    {"results": [{"index", "relevance_score"}, ...]} in any order. A score is needed
+    for every document, so the request asks for ``top_n = len(documents)`` and a
+    reply that leaves any document out is a BadResponse.
+    """
+    if not documents:
+        return []
+    url = f"{endpoint.url}/rerank"
+    payload = {
+        "model": endpoint.model,
+        "query": query,
+        "documents": list(documents),
+        "top_n": len(documents),
+    }
+    body = _post_json(url, payload, endpoint.timeout_s)
+    results = body.get("results")
+    if not isinstance(results, list):
+        raise BadResponse(f"{url} answered without a results list", url)
+    scores: list[float | None] = [None] * len(documents)
+    for item in results:
+        index = item.get("index") if isinstance(item, dict) else None
+        score = item.get("relevance_score") if isinstance(item, dict) else None
+        if (
+            not isinstance(index, int)
+            or isinstance(index, bool)
+            or not 0 <= index < len(documents)
+            or scores[index] is not None
+        ):
+            raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
+        if not _is_number(score):
+            raise BadResponse(f"{url} returned a relevance_score that is not a finite number: {score!r}", url)
+        scores[index] = float(score)  # type: ignore[arg-type]
+    if len(results) != len(documents):
+        raise BadResponse(f"{url} returned {len(results)} scores for {len(documents)} documents", url)
+    return scores  # type: ignore[return-value]
 
 def chat(
     endpoint: Endpoint,
@@ -2513,6 +3131,63 @@ ALTER FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, s
 COMMENT ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date) IS 'Plan one document (plpy/document_plan.py): routing decision, band, chunk spans with charged marks, windows.';
 
 --
+-- Name: pool_details(text[], bigint[], text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_query text) RETURNS TABLE(chunk_id bigint, workspace text, document_id bigint, ordinal integer, body text, band text, written_at date, path text, title text, canonical boolean, coverage double precision)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with wanted as (
+        select w.workspace, w.chunk_id from unnest(p_workspaces, p_chunks) w (workspace, chunk_id)
+    ), terms as (
+        select array(select distinct t from unnest(tsvector_to_array(to_tsvector('english', pg_catalog.left(p_query, 1000)))) t) as lexemes
+    )
+    select c.id, c.workspace, c.document_id, c.ordinal, c.body, c.band::text, c.written_at,
+           d.path, d.title, d.canonical,
+           case when cardinality(t.lexemes) = 0 then 0.0
+                else cardinality(array(
+                         select unnest(tsvector_to_array(to_tsvector('english', c.body)))
+                         intersect select unnest(t.lexemes)))::float8 / cardinality(t.lexemes)
+           end
+    from wanted w
+    join exo_private.chunks c on c.workspace = w.workspace and c.id = w.chunk_id
+    join exo_private.documents d on d.id = c.document_id
+    cross join terms t
+$$;
+
+ALTER FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_query text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION pool_details(p_workspaces text[], p_chunks bigint[], p_query text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_query text) IS 'Chunk, document and query-term coverage (share of the query''s lexemes in the chunk) of each candidate of the combined pool.';
+
+--
+-- Name: pool_similarity(text[], bigint[], text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.pool_similarity(p_workspaces text[], p_chunks bigint[], p_vector text, p_model_id integer) RETURNS TABLE(chunk_id bigint, similarity double precision)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- A lookup by primary key: no index on the distance, so the untyped vector is fine.
+    select e.chunk_id, (1 - (e.embedding operator(public.<=>) p_vector::public.vector))::float8
+    from unnest(p_workspaces, p_chunks) w (workspace, chunk_id)
+    join exo_private.chunk_embeddings e
+      on e.workspace = w.workspace and e.chunk_id = w.chunk_id and e.model_id = p_model_id
+$$;
+
+ALTER FUNCTION exo_private.pool_similarity(p_workspaces text[], p_chunks bigint[], p_vector text, p_model_id integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION pool_similarity(p_workspaces text[], p_chunks bigint[], p_vector text, p_model_id integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.pool_similarity(p_workspaces text[], p_chunks bigint[], p_vector text, p_model_id integer) IS 'Cosine similarity between a query vector and the stored vectors of some chunks (one model).';
+
+--
 -- Name: process_document(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -2850,6 +3525,873 @@ ALTER FUNCTION exo_private.remark_charged() OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.remark_charged() IS 'Re-plan every chunked document so deference marks follow the current list; returns documents redone.';
 
 --
+-- Name: rerank_call(text, jsonb, text, text[], bigint[], jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb) RETURNS jsonb
+    LANGUAGE plpython3u
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+"""The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings,
+and llama.cpp's /v1/rerank (query + documents -> one relevance score per document).
+
+Standard library only and free of exocortex imports, so the same file can be
+inlined into a plpython3u function body. Every failure is a ModelError whose
+``error_class`` the worker records and decides retries on; this module never
+retries.
+
+    endpoint_down   connection refused or reset, unknown host, TLS failure
+    timeout         no answer within the endpoint's timeout_s
+    http_5xx        the server answered 5xx (ServerError.status)
+    http_4xx        the server rejected the request (ClientError.status, its message)
+    bad_response    a 2xx body that is not JSON or lacks the expected fields
+"""
+
+import http.client
+import ipaddress
+import json
+import math
+import socket
+import ssl
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_TIMEOUT_S = 30.0
+_READ_CHUNK = 64 * 1024
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+_DEFAULT = urllib.request.build_opener()
+
+class ModelError(Exception):
+    """A model call failed; ``error_class`` says how."""
+
+    error_class = "model_error"
+
+    def __init__(self, message: str, url: str | None = None):
+        super().__init__(message)
+        self.url = url
+
+class EndpointDown(ModelError):
+    error_class = "endpoint_down"
+
+class Timeout(ModelError):
+    error_class = "timeout"
+
+class BadResponse(ModelError):
+    error_class = "bad_response"
+
+class _HTTPStatusError(ModelError):
+    def __init__(self, message: str, url: str | None = None, status: int = 0):
+        super().__init__(message, url)
+        self.status = status
+
+class ServerError(_HTTPStatusError):
+    error_class = "http_5xx"
+
+class ClientError(_HTTPStatusError):
+    error_class = "http_4xx"
+
+@dataclass(frozen=True)
+class Endpoint:
+    url: str
+    """Base URL of the OpenAI-compatible API, such as http://127.0.0.1:54330/v1."""
+    model: str
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    extra: dict[str, Any] = field(default_factory=dict)
+    """The setting's other keys (dimensions, response_format, ...)."""
+
+    @classmethod
+    def from_setting(cls, value: dict[str, Any]) -> Endpoint:
+        """An endpoint from a ``models.*`` setting: {"url", "model", "timeout_s", ...}."""
+        if not isinstance(value, dict):
+            raise ValueError(f"a model setting must be a JSON object, got {value!r}")
+        url, model = value.get("url"), value.get("model")
+        if not isinstance(url, str) or not url:
+            raise ValueError("the model setting has no url (null means no endpoint is configured)")
+        if not isinstance(model, str) or not model:
+            raise ValueError(f"the model setting for {url} has no model name")
+        timeout = value.get("timeout_s", DEFAULT_TIMEOUT_S)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise ValueError(f"timeout_s of {url} must be a positive number, got {timeout!r}")
+        extra = {k: v for k, v in value.items() if k not in {"url", "model", "timeout_s"}}
+        return cls(url.rstrip("/"), model, float(timeout), extra)
+
+@dataclass(frozen=True)
+class ChatReply:
+    content: str
+    finish_reason: str
+    prompt_tokens: int
+    completion_tokens: int
+
+# -- the calls ----------------------------------------------------------------------------
+
+def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
+    """One vector per text, in the order of ``texts``."""
+    if not texts:
+        return []
+    url = f"{endpoint.url}/embeddings"
+    body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s)
+    data = body.get("data")
+    if not isinstance(data, list):
+        raise BadResponse(f"{url} answered without a data list", url)
+    if len(data) != len(texts):
+        raise BadResponse(f"{url} returned {len(data)} embeddings for {len(texts)} inputs", url)
+    vectors: list[list[float] | None] = [None] * len(texts)
+    for item in data:
+        index = item.get("index") if isinstance(item, dict) else None
+        vector = item.get("embedding") if isinstance(item, dict) else None
+        if not isinstance(index, int) or not 0 <= index < len(texts) or vectors[index] is not None:
+            raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
+        if not isinstance(vector, list) or not vector or not all(_is_number(x) for x in vector):
+            raise BadResponse(f"{url} returned an embedding that is not a list of numbers", url)
+        vectors[index] = [float(x) for x in vector]
+    sizes = {len(v) for v in vectors if v is not None}
+    expected = endpoint.extra.get("dimensions")
+    if len(sizes) != 1 or (isinstance(expected, int) and sizes != {expected}):
+        want = f"; the setting says {expected}" if isinstance(expected, int) else ""
+        raise BadResponse(f"{url} returned embeddings of sizes {sorted(sizes)}{want}", url)
+    return vectors  # type: ignore[return-value]
+
+def rerank(endpoint: Endpoint, query: str, documents: list[str]) -> list[float]:
+    """One relevance score per document, in the order of ``documents`` (higher is more relevant).
+
+    Speaks llama.cpp's /v1/rerank: POST {model, query, documents, top_n} and read
+    {"results": [{"index", "relevance_score"}, ...]} in any order. A score is needed
+    for every document, so the request asks for ``top_n = len(documents)`` and a
+    reply that leaves any document out is a BadResponse.
+    """
+    if not documents:
+        return []
+    url = f"{endpoint.url}/rerank"
+    payload = {
+        "model": endpoint.model,
+        "query": query,
+        "documents": list(documents),
+        "top_n": len(documents),
+    }
+    body = _post_json(url, payload, endpoint.timeout_s)
+    results = body.get("results")
+    if not isinstance(results, list):
+        raise BadResponse(f"{url} answered without a results list", url)
+    scores: list[float | None] = [None] * len(documents)
+    for item in results:
+        index = item.get("index") if isinstance(item, dict) else None
+        score = item.get("relevance_score") if isinstance(item, dict) else None
+        if (
+            not isinstance(index, int)
+            or isinstance(index, bool)
+            or not 0 <= index < len(documents)
+            or scores[index] is not None
+        ):
+            raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
+        if not _is_number(score):
+            raise BadResponse(f"{url} returned a relevance_score that is not a finite number: {score!r}", url)
+        scores[index] = float(score)  # type: ignore[arg-type]
+    if len(results) != len(documents):
+        raise BadResponse(f"{url} returned {len(results)} scores for {len(documents)} documents", url)
+    return scores  # type: ignore[return-value]
+
+def chat(
+    endpoint: Endpoint,
+    messages: list[dict[str, Any]],
+    *,
+    max_tokens: int,
+    response_format: dict[str, Any] | None = None,
+    temperature: float = 0.0,
+) -> ChatReply:
+    """One non-streaming chat completion.
+
+    ``response_format`` (such as a json_schema) is left out when the endpoint's
+    setting says ``"response_format": false``, for servers that misbehave with it.
+    """
+    url = f"{endpoint.url}/chat/completions"
+    payload: dict[str, Any] = {
+        "model": endpoint.model,
+        "messages": messages,
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        "stream": False,
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
+    if response_format is not None and endpoint.extra.get("response_format", True) is not False:
+        payload["response_format"] = response_format
+    body = _post_json(url, payload, endpoint.timeout_s)
+    try:
+        choice = body["choices"][0]
+        content = choice["message"]["content"]
+        finish_reason = choice.get("finish_reason") or "unknown"
+    except (KeyError, IndexError, TypeError):
+        raise BadResponse(f"{url} answered without choices[0].message.content", url) from None
+    if not isinstance(content, str):
+        raise BadResponse(f"{url} answered with a {type(content).__name__} message content", url)
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    return ChatReply(
+        content=content,
+        finish_reason=str(finish_reason),
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
+    )
+
+def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
+    """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
+    if kind == "chat":
+        url = f"{endpoint.url}/chat/completions"
+        payload: dict[str, Any] = {
+            "model": endpoint.model,
+            "messages": [{"role": "user", "content": "ping"}],
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "chat_template_kwargs": {"enable_thinking": False},
+        }
+    elif kind == "embeddings":
+        url = f"{endpoint.url}/embeddings"
+        payload = {"model": endpoint.model, "input": ["ping"]}
+    else:
+        raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
+    try:
+        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s)
+    except ModelError:
+        return False
+    return True
+
+# -- HTTP ---------------------------------------------------------------------------------
+
+def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    raw = _request(url, payload, timeout_s)
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadResponse(f"{url} answered with a body that is not JSON: {_snippet(raw)}", url) from None
+    if not isinstance(body, dict):
+        raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
+    return body
+
+def _request(url: str, payload: dict[str, Any], timeout_s: float) -> bytes:
+    """POST JSON and return the 2xx body; raise the matching ModelError otherwise.
+
+    ``timeout_s`` bounds the whole call: it is the socket timeout for connecting
+    and for the wait for the answer (a non-streaming reply arrives only when the
+    generation is done), and the deadline checked while the body is read.
+    """
+    deadline = time.monotonic() + timeout_s
+    data = json.dumps(payload).encode()
+    request = urllib.request.Request(
+        url,
+        data=data,
+        method="POST",
+        headers={"Content-Type": "application/json", "Accept": "application/json"},
+    )
+    opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
+    try:
+        with opener.open(request, timeout=timeout_s) as response:
+            status = response.status
+            chunks = []
+            while chunk := response.read1(_READ_CHUNK):  # read1: returns what has arrived
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise TimeoutError
+            raw = b"".join(chunks)
+    except urllib.error.HTTPError as exc:
+        raise _status_error(url, exc.code, _read_error_body(exc)) from None
+    except urllib.error.URLError as exc:
+        raise _transport_error(url, exc.reason, timeout_s) from None
+    except (OSError, http.client.HTTPException) as exc:
+        raise _transport_error(url, exc, timeout_s) from None
+    if time.monotonic() > deadline:
+        raise Timeout(f"{url} took longer than {timeout_s:g} s", url)
+    if not 200 <= status < 300:
+        raise BadResponse(f"{url} answered HTTP {status}", url)
+    return raw
+
+def _transport_error(url: str, reason: object, timeout_s: float) -> ModelError:
+    if isinstance(reason, TimeoutError):  # socket.timeout is TimeoutError
+        return Timeout(f"{url} did not answer within {timeout_s:g} s", url)
+    if isinstance(reason, http.client.IncompleteRead):
+        return EndpointDown(f"{url} closed the connection in the middle of its answer", url)
+    if isinstance(reason, http.client.RemoteDisconnected | ConnectionError):
+        return EndpointDown(f"{url} closed the connection: {reason}", url)
+    if isinstance(reason, http.client.HTTPException):
+        return BadResponse(f"{url} answered with malformed HTTP: {reason!r}", url)
+    if isinstance(reason, socket.gaierror):
+        return EndpointDown(f"{url}: unknown host ({reason})", url)
+    if isinstance(reason, ssl.SSLError):
+        return EndpointDown(f"{url}: TLS failed ({reason})", url)
+    if isinstance(reason, OSError):
+        return EndpointDown(f"{url} is unreachable: {reason.strerror or reason}", url)
+    return EndpointDown(f"{url} is unreachable: {reason}", url)
+
+def _status_error(url: str, status: int, body: bytes) -> ModelError:
+    message = _error_message(body)
+    if status >= 500:
+        return ServerError(f"{url} answered HTTP {status}: {message}", url, status)
+    if status >= 400:
+        return ClientError(f"{url} answered HTTP {status}: {message}", url, status)
+    return BadResponse(f"{url} answered HTTP {status}: {message}", url)
+
+def _read_error_body(exc: urllib.error.HTTPError) -> bytes:
+    try:
+        return exc.read() or b""
+    except (OSError, http.client.HTTPException):
+        return b""
+    finally:
+        exc.close()
+
+def _error_message(body: bytes) -> str:
+    """The server's own words: OpenAI's {"error": {"message"}}, {"error": "..."} or the text."""
+    try:
+        parsed = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return _snippet(body) or "(empty body)"
+    if isinstance(parsed, dict):
+        error = parsed.get("error", parsed.get("detail", parsed.get("message")))
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return error["message"]
+        if isinstance(error, str):
+            return error
+    return _snippet(body)
+
+def _snippet(raw: bytes, limit: int = 200) -> str:
+    text = raw.decode("utf-8", "replace").strip()
+    return text if len(text) <= limit else text[:limit] + "..."
+
+def _is_loopback(url: str) -> bool:
+    """Loopback endpoints never go through an environment proxy (no_proxy rarely lists them)."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+def _is_number(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+"""Retrieval logic that is not a query (stdlib only).
+
+Inlined into exo_private.retrieve (`# exo:include search`) and importable as
+plain Python for tests. The database runs the stage queries; this module decides
+what the query words are, which candidates a workspace admits, how the combined
+pool is ordered, and what a context packet holds.
+"""
+
+import math
+import re
+
+"""Text normalisation shared by the database and the worker (stdlib only).
+
+Inlined into plpython3u functions by the migrator (`# exo:include textnorm`),
+and importable as plain Python for tests.
+"""
+
+import re
+import unicodedata
+
+_SPACE = re.compile(r"\s+")
+_EDGE_PUNCT = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+
+def canonical_key(name):
+    """The identity key of a name: NFKC, case-folded, inner whitespace collapsed,
+    surrounding quotes and punctuation removed. "  Jane  DOE. " -> "jane doe".
+    Returns None for None or for a name with nothing left."""
+    if name is None:
+        return None
+    text = unicodedata.normalize("NFKC", name).casefold()
+    text = _SPACE.sub(" ", text).strip().strip(_EDGE_PUNCT).strip()
+    return text or None
+
+PRESENT_BANDS = ("current", "recent")
+ALL_BANDS = ("current", "recent", "archival")
+MAX_QUERY_CHARS = 1000
+MAX_NGRAM = 6
+MAX_IDENTIFIERS = 8
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
+_QUOTED = re.compile(r"\"([^\"]{3,100})\"")
+_EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
+# Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
+STOPWORDS = frozenset(
+    """a about above after again all am an and any are as at be been before being below between both
+    but by can could did do does doing down during each few for from further had has have having he
+    her here hers him his how i if in into is it its just me more most my no nor not now of off on
+    once only or other our out over own same she should so some such than that the their them then
+    there these they this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
+)
+
+# -- the query ---------------------------------------------------------------------------
+
+def query_words(query):
+    """The query's words, lower-cased, in order (its first MAX_QUERY_CHARS characters)."""
+    return [w.casefold() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
+
+def content_words(query):
+    """Distinct words of the query that are not stopwords, in order."""
+    seen = []
+    for word in query_words(query):
+        if word not in STOPWORDS and word not in seen:
+            seen.append(word)
+    return seen
+
+def ngram_keys(query, max_n=MAX_NGRAM):
+    """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
+    or a title can only match one of these)."""
+    tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(tokens) - n + 1):
+            key = canonical_key(" ".join(tokens[i : i + n]))
+            if key and key not in keys:
+                keys.append(key)
+    return keys
+
+def title_keys(query, max_n=MAX_NGRAM):
+    """Runs of 1..max_n query words joined by single spaces: documents.title_key's form, which
+    lower-cases (SQL lower(), not casefold: "Straße" stays "straße")."""
+    words = [w.lower() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(words) - n + 1):
+            key = " ".join(words[i : i + n])
+            if (n > 1 or len(key) >= 4) and key not in STOPWORDS and key not in keys:
+                keys.append(key)
+    return keys
+
+def identifiers(query):
+    """Strings to find verbatim: quoted phrases, and tokens that mix letters with digits or
+    carry inner punctuation (host names, ticket ids, file names, versions). Abbreviations of
+    single letters ("e.g.", "U.S.") are not identifiers."""
+    text = (query or "")[:MAX_QUERY_CHARS]
+    found = [m.group(1).strip() for m in _QUOTED.finditer(text)]
+    for token in text.split():
+        token = token.strip(_EDGE)
+        if not 3 <= len(token) <= 100:
+            continue
+        has_digit = any(c.isdigit() for c in token)
+        has_alpha = any(c.isalpha() for c in token)
+        inner = _IDENTIFIER_INNER.search(token[1:-1]) and any(len(w) > 1 for w in _WORD.findall(token))
+        if has_alpha and (has_digit or inner):
+            found.append(token)
+    unique = []
+    for item in found:
+        if item and item.casefold() not in [u.casefold() for u in unique]:
+            unique.append(item)
+    return unique[:MAX_IDENTIFIERS]
+
+def file_keys(query):
+    """Lower-cased tokens that could be a file name or a file's stem."""
+    return [i.casefold().rsplit("/", 1)[-1] for i in identifiers(query) if " " not in i]
+
+# -- bands and deference ------------------------------------------------------------------
+
+def archive_decision(signal, open_archive):
+    """(open, why): whether the archival band opens before any search, and why."""
+    if open_archive is True:
+        return True, "the caller opened the archive"
+    if open_archive is False:
+        return False, "the caller kept the archive closed"
+    if signal.get("opens_archive"):
+        texts = [s["text"] for s in signal.get("signals", []) if s.get("opens_archive")]
+        return True, "temporal signal: " + ", ".join(repr(t) for t in texts)
+    return False, None
+
+def withheld_subjects(charged, deferred, bridge, archive_open):
+    """The charged subjects of one chunk that keep it out of the results.
+
+    Every charged subject counts, whether it is on the deference list or only declared
+    charged by the document's frontmatter (over-withholding is the safe direction). The
+    archive being open, or the caller bridging a subject by name or alias, releases it.
+    """
+    if archive_open or not charged:
+        return []
+    bridged = set()
+    wanted = {canonical_key(b) for b in bridge or [] if canonical_key(b)}
+    for subject in deferred:
+        keys = {canonical_key(n) for n in [subject["subject"], *subject.get("aliases", [])]}
+        if keys & wanted:
+            bridged |= keys  # a chunk may be charged under any of the subject's names
+    bridged |= wanted
+    return [s for s in charged if canonical_key(s) not in bridged]
+
+# -- admitting candidates into a workspace's pool -------------------------------------------
+
+class WorkspacePool:
+    """The candidates one workspace contributes, in the order its stages found them."""
+
+    def __init__(self, workspace, cap, need):
+        self.workspace = workspace
+        self.cap = cap
+        self.need = min(need, cap)
+        self.hits = []
+        self.seen = set()
+        self.withheld = {}
+        self.stages = []
+
+    @property
+    def confident(self):
+        return sum(1 for h in self.hits if h["confident"])
+
+    def wants_more(self):
+        """(True, None) while a stage should run, else (False, why it is skipped)."""
+        if len(self.hits) >= self.cap:
+            return False, "the workspace holds per_workspace candidates"
+        if self.confident >= self.need:
+            return False, f"enough confident candidates ({self.confident} of {self.need})"
+        return True, None
+
+    def admit(self, stage, rows, withhold):
+        """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
+        lists the subjects that keep a row out. Returns (admitted, withheld) counts."""
+        admitted = withheld = 0
+        for row in rows:
+            chunk = row["chunk_id"]
+            if chunk in self.seen:
+                continue
+            self.seen.add(chunk)
+            subjects = withhold(row.get("charged") or [])
+            if subjects:
+                withheld += 1
+                for subject in subjects:
+                    self.withheld.setdefault(subject, set()).add(chunk)
+                continue
+            if len(self.hits) >= self.cap:
+                continue
+            self.hits.append(
+                {
+                    "chunk_id": chunk,
+                    "workspace": self.workspace,
+                    "stage": stage,
+                    "score": row["score"],
+                    "confident": bool(row["confident"]),
+                    "detail": row.get("detail"),
+                    "match": row.get("match", stage),
+                }
+            )
+            admitted += 1
+        return admitted, withheld
+
+def hints(pools, how):
+    """One hint per (subject, workspace) with chunks withheld, never their text."""
+    out = []
+    for pool in pools:
+        for subject in sorted(pool.withheld):
+            out.append(
+                {
+                    "subject": subject,
+                    "workspace": pool.workspace,
+                    "chunks": len(pool.withheld[subject]),
+                    "how": how(subject),
+                }
+            )
+    return out
+
+# -- the combined-pool rank -----------------------------------------------------------------
+
+def deterministic_relevance(candidate, weights):
+    """Relevance from what found the chunk and how much of the query it covers (0..1)."""
+    stage = weights["stage"].get(candidate["stage"], 0.5)
+    coverage = candidate.get("coverage") or 0.0
+    return 0.5 * stage + 0.5 * coverage
+
+def priority(candidate, weights, recency=True):
+    """Band weight (only under recency preference), times the boost of how the chunk matched
+    (a document named by title or file name outranks one that only mentions it), times the
+    canonical boost."""
+    value = weights["band"].get(candidate["band"], 1.0) if recency else 1.0
+    value *= weights.get("match", {}).get(candidate.get("match"), 1.0)
+    if candidate.get("canonical"):
+        value *= weights["canonical"]
+    return value
+
+def freshness(candidate, weights, today_ordinal, years, recency=True):
+    """Closeness to the years the question names; else, under recency preference, recency;
+    else (the archive is open) neutral."""
+    if candidate.get("canonical"):
+        return 1.0  # a canonical document is current by declaration, whatever its date
+    written = candidate.get("written_ordinal")
+    if written is None:
+        return weights["freshness_floor"]
+    if years:
+        year = candidate["written_year"]
+        first, last = min(years), max(years)
+        miss = first - year if year < first else year - last if year > last else 0
+        return max(weights["freshness_floor"], 1.0 - weights["year_miss_per_year"] * miss)
+    if not recency:
+        return 1.0
+    age = max(0, today_ordinal - written)
+    decay = 0.5 ** (age / float(weights["freshness_half_life_days"]))
+    return weights["freshness_floor"] + (1.0 - weights["freshness_floor"]) * decay
+
+def normalise(scores):
+    """Scores of any scale to 0.05..1 (min-max), so a backend's relevance multiplies like another's."""
+    values = [s for s in scores.values() if s is not None and math.isfinite(s)]
+    if not values:
+        return {k: 0.05 for k in scores}
+    low, high = min(values), max(values)
+    if not math.isfinite(high - low):  # the span overflows: halve everything first
+        values = {k: s / 2 for k, s in scores.items() if s is not None and math.isfinite(s)}
+        low, high = low / 2, high / 2
+    else:
+        values = {k: s for k, s in scores.items() if s is not None and math.isfinite(s)}
+    span = high - low
+    return {
+        k: (0.05 if k not in values else 1.0 if span == 0 else 0.05 + 0.95 * (values[k] - low) / span)
+        for k in scores
+    }
+
+def blend(backend, deterministic, share):
+    """A backend's relevance mixed with the deterministic one: `share` of it from the backend,
+    so what found a chunk and how much of the query it covers still count."""
+    return {k: share * backend.get(k, 0.0) + (1.0 - share) * v for k, v in deterministic.items()}
+
+def from_ranking(ranked_ids, ids):
+    """Relevance from an ordered id list (a listwise reply): first 1.0, falling linearly.
+
+    Enforces the permutation: ids the reply invented or repeated are dropped, ids it left
+    out follow in their incoming order."""
+    order = []
+    for i in ranked_ids:
+        if i in ids and i not in order:
+            order.append(i)
+    order += [i for i in ids if i not in order]
+    n = len(order)
+    return {chunk: 1.0 - (rank / n) * 0.95 for rank, chunk in enumerate(order)}
+
+def rank(candidates, relevance, weights, today_ordinal, years, recency=True):
+    """The candidates in final order, each with its relevance and score.
+
+    A reranker only reorders: the chunks out are exactly the chunks in, whatever the
+    backend returned (a missing relevance counts as the lowest)."""
+    ranked = []
+    for c in candidates:
+        r = relevance.get(c["chunk_id"])
+        r = 0.0 if r is None or not math.isfinite(r) else r
+        score = r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency)
+        ranked.append(dict(c, relevance=round(r, 4), score=round(score, 6)))
+    ranked.sort(key=lambda c: (-c["score"], -c["relevance"], c["chunk_id"]))
+    if sorted(c["chunk_id"] for c in ranked) != sorted(c["chunk_id"] for c in candidates):
+        raise AssertionError("rerank changed the set of candidates")
+    return ranked
+
+def listwise_prompt(query, candidates, excerpt_chars):
+    """The chat messages asking a model to order candidates by usefulness for the query."""
+    lines = ["[{}] {}".format(c["chunk_id"], " ".join(c["body"].split())[:excerpt_chars]) for c in candidates]
+    return [
+        {
+            "role": "system",
+            "content": "You rank passages by how well they answer a question. Reply with JSON only.",
+        },
+        {
+            "role": "user",
+            "content": "Question: "
+            + query[:MAX_QUERY_CHARS]
+            + "\n\nPassages:\n"
+            + "\n".join(lines)
+            + '\n\nReply as {"ranking": [ids, most useful first]}.',
+        },
+    ]
+
+def parse_listwise(content, ids):
+    """The ids a listwise reply ranks, in its order; ValueError when it ranks none of ours."""
+    import json
+
+    try:
+        reply = json.loads(content or "")
+    except ValueError:
+        # A reply cut off at its token cap: the ids it managed to list still count.
+        match = re.search(r"\[\s*(\d[\d,\s]*)", content or "")
+        if not match:
+            raise ValueError("the reply is neither JSON nor holds a list of ids") from None
+        reply = {"ranking": [int(x) for x in re.findall(r"\d+", match.group(1))]}
+    ranking = reply.get("ranking") if isinstance(reply, dict) else reply
+    if not isinstance(ranking, list):
+        raise ValueError("the reply has no ranking list")
+    ranked = [i for i in ranking if isinstance(i, int) and not isinstance(i, bool) and i in ids]
+    if not ranked:
+        raise ValueError("the ranking names none of the candidates")
+    return ranked
+
+# -- the context packet -----------------------------------------------------------------------
+
+def estimate_tokens(text):
+    """Tokens of a text, estimated as one per four characters (rounded up)."""
+    return (len(text) + 3) // 4
+
+def excerpt(body, words, max_chars):
+    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    spans = []
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        if m.start() > start:
+            spans.append((start, m.start()))
+        start = m.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    wanted = set(words)
+
+    def hits(span):
+        return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
+
+    best = max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+    lo = hi = best
+    while True:
+        grown = False
+        if hi + 1 < len(spans) and spans[hi + 1][1] - spans[lo][0] <= max_chars:
+            hi += 1
+            grown = True
+        if lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:
+            lo -= 1
+            grown = True
+        if not grown:
+            break
+    a, b = spans[lo][0], spans[hi][1]
+    if b - a > max_chars:  # one sentence longer than the excerpt
+        b = a + max_chars
+    passage = text[a:b].strip()
+    return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
+
+def citation(c):
+    """A chunk's citation label: workspace, path, date and band."""
+    date = c.get("written_at") or "undated"
+    return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
+
+def packet(query, ranked, hint_list, report, budget, settings):
+    """The context packet as {text, tokens, used, ...} within `budget` tokens."""
+    words = content_words(query)
+    top = ranked[0]["score"] if ranked else 0.0
+    chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
+        : settings["packet.max_chunks"]
+    ]
+
+    head = "# Context for: " + " ".join((query or "").split())[:200] + "\n\n"
+    facts = "## Current facts\n(none recorded yet)\n\n"
+    hint_lines = [
+        "- {} chunk(s) about {} in {} withheld (deferred subject). {}".format(
+            h["chunks"], h["subject"], h["workspace"], h["how"]
+        )
+        for h in hint_list
+    ]
+    hint_text = ("## Withheld\n" + "\n".join(hint_lines) + "\n\n") if hint_lines else ""
+    notes = []
+    if report.get("archive", {}).get("open"):
+        notes.append("archive open: " + str(report["archive"].get("why")))
+    for d in report.get("degradations", []):
+        notes.append("degraded: {} ({})".format(d["component"], d["error_class"]))
+
+    def provenance(used):
+        lines = ["## Provenance"]
+        for n, c in enumerate(used, 1):
+            lines.append(
+                "[{}] chunk {} of document {} via {} (rank {:.3f}, rerank {})".format(
+                    n, c["chunk_id"], c["document_id"], c["stage"], c["score"], report["rerank"]["backend"]
+                )
+            )
+        lines.extend("note: " + n for n in notes)
+        return "\n".join(lines) + "\n"
+
+    fixed = head + facts + "## Evidence\n"
+    used, blocks = [], []
+    for c in chosen:
+
+        def block(chars, c=c):
+            return "[{}] {}\n{}\n\n".format(len(used) + 1, citation(c), excerpt(c["body"], words, chars))
+
+        chars = settings["packet.excerpt_chars"]
+        rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
+        if estimate_tokens(rest + block(chars)) > budget:
+            # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
+            chars = budget * 4 - len(rest + block(0)) - 8  # room for the ellipsis marks
+            if chars < 120:
+                break
+            blocks.append(block(chars))
+            used.append(c)
+            break
+        blocks.append(block(chars))
+        used.append(c)
+    if not used:
+        blocks = ["(nothing found)\n\n"]
+    text = fixed + "".join(blocks) + hint_text + provenance(used)
+    while estimate_tokens(text) > budget and hint_lines:
+        hint_lines.pop()  # a tiny budget: hints are cut before the text ever overflows
+        hint_text = ("## Withheld\n" + "\n".join(hint_lines) + "\n\n") if hint_lines else ""
+        text = fixed + "".join(blocks) + hint_text + provenance(used)
+    if estimate_tokens(text) > budget:
+        text = text[: max(0, budget * 4 - 4)].rstrip() + "\n..."
+        text = text[: budget * 4]
+    return {
+        "text": text,
+        "tokens": estimate_tokens(text),
+        "budget": budget,
+        "used": [
+            {
+                "n": n,
+                "chunk_id": c["chunk_id"],
+                "citation": citation(c),
+                "workspace": c["workspace"],
+                "path": c["path"],
+                "band": c["band"],
+                "written_at": c.get("written_at"),
+                "stage": c["stage"],
+            }
+            for n, c in enumerate(used, 1)
+        ],
+        "hints": hint_list,
+    }
+import json
+import time
+
+began = time.monotonic()
+opts = json.loads(options)
+try:
+    target = Endpoint.from_setting(json.loads(endpoint))
+    if backend == "cross_encoder":
+        scores = rerank(target, query[:MAX_QUERY_CHARS], list(passages))
+        result = {"scores": dict(zip([str(i) for i in ids], scores))}
+    elif backend == "listwise":
+        candidates = [{"chunk_id": i, "body": p} for i, p in zip(ids, passages)]
+        reply = chat(
+            target,
+            listwise_prompt(query, candidates, opts["excerpt_chars"]),
+            max_tokens=opts["max_tokens"],
+            response_format={
+                "type": "json_schema",
+                "json_schema": {
+                    "name": "ranking",
+                    "schema": {
+                        "type": "object",
+                        "properties": {"ranking": {"type": "array", "items": {"type": "integer"}}},
+                        "required": ["ranking"],
+                    },
+                },
+            },
+        )
+        result = {"ranking": parse_listwise(reply.content, set(ids))}
+    else:
+        raise ValueError("unknown remote rerank backend " + repr(backend))
+except (ModelError, ValueError) as exc:
+    result = {"error_class": getattr(exc, "error_class", "bad_response"), "error": str(exc)[:500]}
+result["ms"] = round((time.monotonic() - began) * 1000, 1)
+return json.dumps(result)
+$$;
+
+ALTER FUNCTION exo_private.rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb) IS 'Ask a remote rerank backend (cross_encoder: /rerank scores; listwise: the chat model orders ids) about passages: {scores} or {ranking}, or {error_class, error}; never raises for a model failure.';
+
+--
 -- Name: resolve_links(integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -2881,6 +4423,922 @@ ALTER FUNCTION exo_private.resolve_links(source integer) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.resolve_links(source integer) IS 'Resolve a source''s wiki links to documents by file name or title; returns how many resolved.';
+
+--
+-- Name: retrieve(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.retrieve(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS jsonb
+    LANGUAGE plpython3u
+    SET search_path TO 'exo_private', 'public', 'pg_temp'
+    AS $_$
+"""Retrieval logic that is not a query (stdlib only).
+
+Inlined into exo_private.retrieve (`# exo:include search`) and importable as
+plain Python for tests. The database runs the stage queries; this module decides
+what the query words are, which candidates a workspace admits, how the combined
+pool is ordered, and what a context packet holds.
+"""
+
+import math
+import re
+
+"""Text normalisation shared by the database and the worker (stdlib only).
+
+Inlined into plpython3u functions by the migrator (`# exo:include textnorm`),
+and importable as plain Python for tests.
+"""
+
+import re
+import unicodedata
+
+_SPACE = re.compile(r"\s+")
+_EDGE_PUNCT = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+
+def canonical_key(name):
+    """The identity key of a name: NFKC, case-folded, inner whitespace collapsed,
+    surrounding quotes and punctuation removed. "  Jane  DOE. " -> "jane doe".
+    Returns None for None or for a name with nothing left."""
+    if name is None:
+        return None
+    text = unicodedata.normalize("NFKC", name).casefold()
+    text = _SPACE.sub(" ", text).strip().strip(_EDGE_PUNCT).strip()
+    return text or None
+
+PRESENT_BANDS = ("current", "recent")
+ALL_BANDS = ("current", "recent", "archival")
+MAX_QUERY_CHARS = 1000
+MAX_NGRAM = 6
+MAX_IDENTIFIERS = 8
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
+_QUOTED = re.compile(r"\"([^\"]{3,100})\"")
+_EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
+# Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
+STOPWORDS = frozenset(
+    """a about above after again all am an and any are as at be been before being below between both
+    but by can could did do does doing down during each few for from further had has have having he
+    her here hers him his how i if in into is it its just me more most my no nor not now of off on
+    once only or other our out over own same she should so some such than that the their them then
+    there these they this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
+)
+
+# -- the query ---------------------------------------------------------------------------
+
+def query_words(query):
+    """The query's words, lower-cased, in order (its first MAX_QUERY_CHARS characters)."""
+    return [w.casefold() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
+
+def content_words(query):
+    """Distinct words of the query that are not stopwords, in order."""
+    seen = []
+    for word in query_words(query):
+        if word not in STOPWORDS and word not in seen:
+            seen.append(word)
+    return seen
+
+def ngram_keys(query, max_n=MAX_NGRAM):
+    """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
+    or a title can only match one of these)."""
+    tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(tokens) - n + 1):
+            key = canonical_key(" ".join(tokens[i : i + n]))
+            if key and key not in keys:
+                keys.append(key)
+    return keys
+
+def title_keys(query, max_n=MAX_NGRAM):
+    """Runs of 1..max_n query words joined by single spaces: documents.title_key's form, which
+    lower-cases (SQL lower(), not casefold: "Straße" stays "straße")."""
+    words = [w.lower() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(words) - n + 1):
+            key = " ".join(words[i : i + n])
+            if (n > 1 or len(key) >= 4) and key not in STOPWORDS and key not in keys:
+                keys.append(key)
+    return keys
+
+def identifiers(query):
+    """Strings to find verbatim: quoted phrases, and tokens that mix letters with digits or
+    carry inner punctuation (host names, ticket ids, file names, versions). Abbreviations of
+    single letters ("e.g.", "U.S.") are not identifiers."""
+    text = (query or "")[:MAX_QUERY_CHARS]
+    found = [m.group(1).strip() for m in _QUOTED.finditer(text)]
+    for token in text.split():
+        token = token.strip(_EDGE)
+        if not 3 <= len(token) <= 100:
+            continue
+        has_digit = any(c.isdigit() for c in token)
+        has_alpha = any(c.isalpha() for c in token)
+        inner = _IDENTIFIER_INNER.search(token[1:-1]) and any(len(w) > 1 for w in _WORD.findall(token))
+        if has_alpha and (has_digit or inner):
+            found.append(token)
+    unique = []
+    for item in found:
+        if item and item.casefold() not in [u.casefold() for u in unique]:
+            unique.append(item)
+    return unique[:MAX_IDENTIFIERS]
+
+def file_keys(query):
+    """Lower-cased tokens that could be a file name or a file's stem."""
+    return [i.casefold().rsplit("/", 1)[-1] for i in identifiers(query) if " " not in i]
+
+# -- bands and deference ------------------------------------------------------------------
+
+def archive_decision(signal, open_archive):
+    """(open, why): whether the archival band opens before any search, and why."""
+    if open_archive is True:
+        return True, "the caller opened the archive"
+    if open_archive is False:
+        return False, "the caller kept the archive closed"
+    if signal.get("opens_archive"):
+        texts = [s["text"] for s in signal.get("signals", []) if s.get("opens_archive")]
+        return True, "temporal signal: " + ", ".join(repr(t) for t in texts)
+    return False, None
+
+def withheld_subjects(charged, deferred, bridge, archive_open):
+    """The charged subjects of one chunk that keep it out of the results.
+
+    Every charged subject counts, whether it is on the deference list or only declared
+    charged by the document's frontmatter (over-withholding is the safe direction). The
+    archive being open, or the caller bridging a subject by name or alias, releases it.
+    """
+    if archive_open or not charged:
+        return []
+    bridged = set()
+    wanted = {canonical_key(b) for b in bridge or [] if canonical_key(b)}
+    for subject in deferred:
+        keys = {canonical_key(n) for n in [subject["subject"], *subject.get("aliases", [])]}
+        if keys & wanted:
+            bridged |= keys  # a chunk may be charged under any of the subject's names
+    bridged |= wanted
+    return [s for s in charged if canonical_key(s) not in bridged]
+
+# -- admitting candidates into a workspace's pool -------------------------------------------
+
+class WorkspacePool:
+    """The candidates one workspace contributes, in the order its stages found them."""
+
+    def __init__(self, workspace, cap, need):
+        self.workspace = workspace
+        self.cap = cap
+        self.need = min(need, cap)
+        self.hits = []
+        self.seen = set()
+        self.withheld = {}
+        self.stages = []
+
+    @property
+    def confident(self):
+        return sum(1 for h in self.hits if h["confident"])
+
+    def wants_more(self):
+        """(True, None) while a stage should run, else (False, why it is skipped)."""
+        if len(self.hits) >= self.cap:
+            return False, "the workspace holds per_workspace candidates"
+        if self.confident >= self.need:
+            return False, f"enough confident candidates ({self.confident} of {self.need})"
+        return True, None
+
+    def admit(self, stage, rows, withhold):
+        """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
+        lists the subjects that keep a row out. Returns (admitted, withheld) counts."""
+        admitted = withheld = 0
+        for row in rows:
+            chunk = row["chunk_id"]
+            if chunk in self.seen:
+                continue
+            self.seen.add(chunk)
+            subjects = withhold(row.get("charged") or [])
+            if subjects:
+                withheld += 1
+                for subject in subjects:
+                    self.withheld.setdefault(subject, set()).add(chunk)
+                continue
+            if len(self.hits) >= self.cap:
+                continue
+            self.hits.append(
+                {
+                    "chunk_id": chunk,
+                    "workspace": self.workspace,
+                    "stage": stage,
+                    "score": row["score"],
+                    "confident": bool(row["confident"]),
+                    "detail": row.get("detail"),
+                    "match": row.get("match", stage),
+                }
+            )
+            admitted += 1
+        return admitted, withheld
+
+def hints(pools, how):
+    """One hint per (subject, workspace) with chunks withheld, never their text."""
+    out = []
+    for pool in pools:
+        for subject in sorted(pool.withheld):
+            out.append(
+                {
+                    "subject": subject,
+                    "workspace": pool.workspace,
+                    "chunks": len(pool.withheld[subject]),
+                    "how": how(subject),
+                }
+            )
+    return out
+
+# -- the combined-pool rank -----------------------------------------------------------------
+
+def deterministic_relevance(candidate, weights):
+    """Relevance from what found the chunk and how much of the query it covers (0..1)."""
+    stage = weights["stage"].get(candidate["stage"], 0.5)
+    coverage = candidate.get("coverage") or 0.0
+    return 0.5 * stage + 0.5 * coverage
+
+def priority(candidate, weights, recency=True):
+    """Band weight (only under recency preference), times the boost of how the chunk matched
+    (a document named by title or file name outranks one that only mentions it), times the
+    canonical boost."""
+    value = weights["band"].get(candidate["band"], 1.0) if recency else 1.0
+    value *= weights.get("match", {}).get(candidate.get("match"), 1.0)
+    if candidate.get("canonical"):
+        value *= weights["canonical"]
+    return value
+
+def freshness(candidate, weights, today_ordinal, years, recency=True):
+    """Closeness to the years the question names; else, under recency preference, recency;
+    else (the archive is open) neutral."""
+    if candidate.get("canonical"):
+        return 1.0  # a canonical document is current by declaration, whatever its date
+    written = candidate.get("written_ordinal")
+    if written is None:
+        return weights["freshness_floor"]
+    if years:
+        year = candidate["written_year"]
+        first, last = min(years), max(years)
+        miss = first - year if year < first else year - last if year > last else 0
+        return max(weights["freshness_floor"], 1.0 - weights["year_miss_per_year"] * miss)
+    if not recency:
+        return 1.0
+    age = max(0, today_ordinal - written)
+    decay = 0.5 ** (age / float(weights["freshness_half_life_days"]))
+    return weights["freshness_floor"] + (1.0 - weights["freshness_floor"]) * decay
+
+def normalise(scores):
+    """Scores of any scale to 0.05..1 (min-max), so a backend's relevance multiplies like another's."""
+    values = [s for s in scores.values() if s is not None and math.isfinite(s)]
+    if not values:
+        return {k: 0.05 for k in scores}
+    low, high = min(values), max(values)
+    if not math.isfinite(high - low):  # the span overflows: halve everything first
+        values = {k: s / 2 for k, s in scores.items() if s is not None and math.isfinite(s)}
+        low, high = low / 2, high / 2
+    else:
+        values = {k: s for k, s in scores.items() if s is not None and math.isfinite(s)}
+    span = high - low
+    return {
+        k: (0.05 if k not in values else 1.0 if span == 0 else 0.05 + 0.95 * (values[k] - low) / span)
+        for k in scores
+    }
+
+def blend(backend, deterministic, share):
+    """A backend's relevance mixed with the deterministic one: `share` of it from the backend,
+    so what found a chunk and how much of the query it covers still count."""
+    return {k: share * backend.get(k, 0.0) + (1.0 - share) * v for k, v in deterministic.items()}
+
+def from_ranking(ranked_ids, ids):
+    """Relevance from an ordered id list (a listwise reply): first 1.0, falling linearly.
+
+    Enforces the permutation: ids the reply invented or repeated are dropped, ids it left
+    out follow in their incoming order."""
+    order = []
+    for i in ranked_ids:
+        if i in ids and i not in order:
+            order.append(i)
+    order += [i for i in ids if i not in order]
+    n = len(order)
+    return {chunk: 1.0 - (rank / n) * 0.95 for rank, chunk in enumerate(order)}
+
+def rank(candidates, relevance, weights, today_ordinal, years, recency=True):
+    """The candidates in final order, each with its relevance and score.
+
+    A reranker only reorders: the chunks out are exactly the chunks in, whatever the
+    backend returned (a missing relevance counts as the lowest)."""
+    ranked = []
+    for c in candidates:
+        r = relevance.get(c["chunk_id"])
+        r = 0.0 if r is None or not math.isfinite(r) else r
+        score = r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency)
+        ranked.append(dict(c, relevance=round(r, 4), score=round(score, 6)))
+    ranked.sort(key=lambda c: (-c["score"], -c["relevance"], c["chunk_id"]))
+    if sorted(c["chunk_id"] for c in ranked) != sorted(c["chunk_id"] for c in candidates):
+        raise AssertionError("rerank changed the set of candidates")
+    return ranked
+
+def listwise_prompt(query, candidates, excerpt_chars):
+    """The chat messages asking a model to order candidates by usefulness for the query."""
+    lines = ["[{}] {}".format(c["chunk_id"], " ".join(c["body"].split())[:excerpt_chars]) for c in candidates]
+    return [
+        {
+            "role": "system",
+            "content": "You rank passages by how well they answer a question. Reply with JSON only.",
+        },
+        {
+            "role": "user",
+            "content": "Question: "
+            + query[:MAX_QUERY_CHARS]
+            + "\n\nPassages:\n"
+            + "\n".join(lines)
+            + '\n\nReply as {"ranking": [ids, most useful first]}.',
+        },
+    ]
+
+def parse_listwise(content, ids):
+    """The ids a listwise reply ranks, in its order; ValueError when it ranks none of ours."""
+    import json
+
+    try:
+        reply = json.loads(content or "")
+    except ValueError:
+        # A reply cut off at its token cap: the ids it managed to list still count.
+        match = re.search(r"\[\s*(\d[\d,\s]*)", content or "")
+        if not match:
+            raise ValueError("the reply is neither JSON nor holds a list of ids") from None
+        reply = {"ranking": [int(x) for x in re.findall(r"\d+", match.group(1))]}
+    ranking = reply.get("ranking") if isinstance(reply, dict) else reply
+    if not isinstance(ranking, list):
+        raise ValueError("the reply has no ranking list")
+    ranked = [i for i in ranking if isinstance(i, int) and not isinstance(i, bool) and i in ids]
+    if not ranked:
+        raise ValueError("the ranking names none of the candidates")
+    return ranked
+
+# -- the context packet -----------------------------------------------------------------------
+
+def estimate_tokens(text):
+    """Tokens of a text, estimated as one per four characters (rounded up)."""
+    return (len(text) + 3) // 4
+
+def excerpt(body, words, max_chars):
+    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    spans = []
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        if m.start() > start:
+            spans.append((start, m.start()))
+        start = m.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    wanted = set(words)
+
+    def hits(span):
+        return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
+
+    best = max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+    lo = hi = best
+    while True:
+        grown = False
+        if hi + 1 < len(spans) and spans[hi + 1][1] - spans[lo][0] <= max_chars:
+            hi += 1
+            grown = True
+        if lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:
+            lo -= 1
+            grown = True
+        if not grown:
+            break
+    a, b = spans[lo][0], spans[hi][1]
+    if b - a > max_chars:  # one sentence longer than the excerpt
+        b = a + max_chars
+    passage = text[a:b].strip()
+    return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
+
+def citation(c):
+    """A chunk's citation label: workspace, path, date and band."""
+    date = c.get("written_at") or "undated"
+    return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
+
+def packet(query, ranked, hint_list, report, budget, settings):
+    """The context packet as {text, tokens, used, ...} within `budget` tokens."""
+    words = content_words(query)
+    top = ranked[0]["score"] if ranked else 0.0
+    chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
+        : settings["packet.max_chunks"]
+    ]
+
+    head = "# Context for: " + " ".join((query or "").split())[:200] + "\n\n"
+    facts = "## Current facts\n(none recorded yet)\n\n"
+    hint_lines = [
+        "- {} chunk(s) about {} in {} withheld (deferred subject). {}".format(
+            h["chunks"], h["subject"], h["workspace"], h["how"]
+        )
+        for h in hint_list
+    ]
+    hint_text = ("## Withheld\n" + "\n".join(hint_lines) + "\n\n") if hint_lines else ""
+    notes = []
+    if report.get("archive", {}).get("open"):
+        notes.append("archive open: " + str(report["archive"].get("why")))
+    for d in report.get("degradations", []):
+        notes.append("degraded: {} ({})".format(d["component"], d["error_class"]))
+
+    def provenance(used):
+        lines = ["## Provenance"]
+        for n, c in enumerate(used, 1):
+            lines.append(
+                "[{}] chunk {} of document {} via {} (rank {:.3f}, rerank {})".format(
+                    n, c["chunk_id"], c["document_id"], c["stage"], c["score"], report["rerank"]["backend"]
+                )
+            )
+        lines.extend("note: " + n for n in notes)
+        return "\n".join(lines) + "\n"
+
+    fixed = head + facts + "## Evidence\n"
+    used, blocks = [], []
+    for c in chosen:
+
+        def block(chars, c=c):
+            return "[{}] {}\n{}\n\n".format(len(used) + 1, citation(c), excerpt(c["body"], words, chars))
+
+        chars = settings["packet.excerpt_chars"]
+        rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
+        if estimate_tokens(rest + block(chars)) > budget:
+            # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
+            chars = budget * 4 - len(rest + block(0)) - 8  # room for the ellipsis marks
+            if chars < 120:
+                break
+            blocks.append(block(chars))
+            used.append(c)
+            break
+        blocks.append(block(chars))
+        used.append(c)
+    if not used:
+        blocks = ["(nothing found)\n\n"]
+    text = fixed + "".join(blocks) + hint_text + provenance(used)
+    while estimate_tokens(text) > budget and hint_lines:
+        hint_lines.pop()  # a tiny budget: hints are cut before the text ever overflows
+        hint_text = ("## Withheld\n" + "\n".join(hint_lines) + "\n\n") if hint_lines else ""
+        text = fixed + "".join(blocks) + hint_text + provenance(used)
+    if estimate_tokens(text) > budget:
+        text = text[: max(0, budget * 4 - 4)].rstrip() + "\n..."
+        text = text[: budget * 4]
+    return {
+        "text": text,
+        "tokens": estimate_tokens(text),
+        "budget": budget,
+        "used": [
+            {
+                "n": n,
+                "chunk_id": c["chunk_id"],
+                "citation": citation(c),
+                "workspace": c["workspace"],
+                "path": c["path"],
+                "band": c["band"],
+                "written_at": c.get("written_at"),
+                "stage": c["stage"],
+            }
+            for n, c in enumerate(used, 1)
+        ],
+        "hints": hint_list,
+    }
+import datetime
+import json
+import time
+
+began = time.monotonic()
+plans = SD.setdefault("plans", {})
+
+def plan(key, text, types):
+    if key not in plans:
+        plans[key] = plpy.prepare(text, types)
+    return plans[key]
+
+def run(key, text, types, args):
+    return plpy.execute(plan(key, text, types), args)
+
+def ms(since):
+    return round((time.monotonic() - since) * 1000, 2)
+
+def bad(message, hint=None):
+    """A caller's mistake: invalid_parameter_value, naming the argument."""
+    plpy.error(message, hint=hint, sqlstate="22023")
+
+# -- inputs ------------------------------------------------------------------------------
+if query is None:
+    bad("query must not be null", hint="pass the question as text")
+if k is None or not 1 <= k <= 200:
+    bad("k must be between 1 and 200, got " + repr(k))
+if per_workspace is None or not 1 <= per_workspace <= 200:
+    bad("per_workspace must be between 1 and 200, got " + repr(per_workspace))
+as_of_day = (as_of or "")[:10] or datetime.date.today().isoformat()
+today = datetime.date.fromisoformat(as_of_day)
+
+settings = {
+    r["key"]: json.loads(r["value"])
+    for r in run(
+        "settings",
+        "select key, value::text from exo_private.settings "
+        "where key like 'retrieval.%' or key like 'packet.%' or key like 'models.%'",
+        [],
+        [],
+    )
+}
+known = [r["name"] for r in run("workspaces", "select name from exo_private.workspaces order by name", [], [])]
+if workspaces is None:
+    chosen = known
+else:
+    chosen = []
+    for name in workspaces:
+        if name not in known:
+            bad(
+                "workspace " + repr(name) + " does not exist",
+                hint="known workspaces: " + ", ".join(known),
+            )
+        if name not in chosen:
+            chosen.append(name)
+
+report = {
+    "query": query[:200],
+    "as_of": as_of_day,
+    "workspaces": {},
+    "degradations": [],
+    "timings_ms": {},
+}
+timings = report["timings_ms"]
+
+# -- temporal signal and bands --------------------------------------------------------------
+t = time.monotonic()
+signal = json.loads(
+    run("temporal", "select exo.temporal_signal($1, $2)::text as s", ["text", "date"], [query, as_of_day])[0]["s"]
+)
+timings["temporal"] = ms(t)
+archive_open, archive_why = archive_decision(signal, open_archive)
+report["temporal"] = {
+    "signal": signal["signal"],
+    "opens_archive": signal["opens_archive"],
+    "signals": [{"kind": s["kind"], "text": s["text"], "opens_archive": s["opens_archive"]} for s in signal["signals"]],
+    "years": signal["years"],
+}
+
+deferred = [
+    {"subject": r["subject"], "aliases": list(r["aliases"] or [])}
+    for r in run("deferred", "select subject, aliases from exo_private.deferred_subjects order by subject", [], [])
+]
+
+def withhold(charged):
+    return withheld_subjects(charged, deferred, bridge, archive_open)
+
+# -- query material -------------------------------------------------------------------------
+t = time.monotonic()
+graph_settings = settings["retrieval.graph"]
+ngrams = ngram_keys(query)
+entities = {}
+for r in run(
+    "entities",
+    "select e.id, e.workspace, e.name from exo_private.entities e "
+    "where e.canonical_key = any ($1) and e.workspace = any ($2) "
+    "order by e.workspace, length(e.canonical_key) desc, e.id",
+    ["text[]", "text[]"],
+    [ngrams, chosen],
+):
+    found = entities.setdefault(r["workspace"], [])
+    if len(found) < graph_settings["max_entities"]:
+        found.append({"id": r["id"], "name": r["name"]})
+idents = identifiers(query)
+titles = title_keys(query)
+files = file_keys(query)
+timings["query_analysis"] = ms(t)
+report["recognised"] = {
+    "identifiers": idents,
+    "entities": {ws: [e["name"] for e in found] for ws, found in entities.items()},
+}
+
+model = {"id": None, "dimensions": None}
+row = run(
+    "model",
+    "select m.id, m.dimensions from exo_private.embedding_models m where m.id = exo_private.active_embedding_model()",
+    [],
+    [],
+)
+if row:
+    model = {"id": row[0]["id"], "dimensions": row[0]["dimensions"]}
+vector = {"text": None, "error": None, "tried": False}
+
+def query_vector():
+    """The query's vector as pgvector text, embedded at most once; None when unavailable."""
+    if vector["tried"]:
+        return vector["text"]
+    vector["tried"] = True
+    t0 = time.monotonic()
+    if query_embedding is not None:
+        values = list(query_embedding)
+        if model["dimensions"] is not None and len(values) != model["dimensions"]:
+            bad(
+                "query_embedding has {} dimensions; the embedding model in use has {}".format(
+                    len(values), model["dimensions"]
+                )
+            )
+        if not values or any(v is None or v != v or v in (float("inf"), float("-inf")) for v in values):
+            bad("query_embedding must be a non-empty array of finite numbers")
+        vector["text"] = "[" + ",".join(repr(float(v)) for v in values) + "]"
+        report["query_embedding"] = {"source": "caller", "dimensions": len(values)}
+    else:
+        embedded = json.loads(run("embed", "select exo.embed_query($1)::text as e", ["text"], [query])[0]["e"])
+        timings["embed_query"] = ms(t0)
+        if "vector" in embedded:
+            if model["dimensions"] is not None and embedded["dimensions"] != model["dimensions"]:
+                vector["error"] = {
+                    "error_class": "dimension_mismatch",
+                    "error": "the endpoint gave {} dimensions, the stored vectors have {}".format(
+                        embedded["dimensions"], model["dimensions"]
+                    ),
+                }
+            else:
+                vector["text"] = embedded["vector"]
+                report["query_embedding"] = {"source": "endpoint", "ms": embedded["ms"]}
+        else:
+            vector["error"] = {"error_class": embedded["error_class"], "error": embedded["error"]}
+        if vector["error"]:
+            report["degradations"].append(dict(component="embeddings", **vector["error"]))
+    return vector["text"]
+
+# -- staged retrieval per workspace ------------------------------------------------------------
+thresholds = {
+    "lexical": settings["retrieval.lexical_confident_score"],
+    "semantic": settings["retrieval.semantic_confident_similarity"],
+}
+
+def stage_rows(stage, ws, bands):
+    """(rows, skipped_reason) of one stage in one workspace."""
+    common = [list(bands), as_of_day, per_workspace]
+    base = ["text[]", "date", "int"]
+    if stage == "exact":
+        # A document named by title or file name first: a chunk keeps the first match found.
+        rows = []
+        if titles or files:
+            for r in run(("document", ws), stage_sql_text("document", ws), ["text[]"] + base + ["text[]"],
+                         [titles] + common + [files]):
+                rows.append({"chunk_id": r["chunk_id"], "score": r["score"], "confident": True,
+                             "charged": r["charged"], "match": "document", "detail": "document " + r["detail"]})
+        for ident in idents:
+            for r in run(("identifier", ws), stage_sql_text("identifier", ws), ["text"] + base, [ident] + common):
+                rows.append({"chunk_id": r["chunk_id"], "score": r["score"], "confident": True,
+                             "charged": r["charged"], "match": "identifier", "detail": "identifier " + ident})
+        if entities.get(ws):
+            for r in run(("entity", ws), stage_sql_text("entity", ws), ["bigint[]"] + base,
+                         [[e["id"] for e in entities[ws]]] + common):
+                rows.append({"chunk_id": r["chunk_id"], "score": r["score"], "confident": True,
+                             "charged": r["charged"], "match": "entity", "detail": "entity " + r["detail"]})
+        if not (idents or entities.get(ws) or titles or files):
+            return [], "no identifier, entity, title or file name in the query"
+        return rows, None
+    if stage == "lexical":
+        if not content_words(query):
+            return [], "no searchable words in the query"
+        rows = run(("lexical", ws), stage_sql_text("lexical", ws), ["text"] + base, [query[:MAX_QUERY_CHARS]] + common)
+        return [{"chunk_id": r["chunk_id"], "score": r["score"], "confident": r["score"] >= thresholds["lexical"],
+                 "charged": r["charged"]} for r in rows], None
+    if stage == "capsules":
+        return [], "no capsules yet (summaries arrive with a later issue)"
+    if stage == "graph":
+        if not entities.get(ws):
+            return [], "no entity of this workspace's graph named in the query"
+        rows = run(("graph", ws), stage_sql_text("graph", ws), ["bigint[]"] + base + ["int", "int"],
+                   [[e["id"] for e in entities[ws]]] + common + [graph_settings["depth"], graph_settings["per_node"]])
+        return [{"chunk_id": r["chunk_id"], "score": r["score"], "confident": False,
+                 "charged": r["charged"], "detail": "near " + r["detail"]} for r in rows], None
+    if stage == "semantic":
+        if model["id"] is None:
+            return [], "no embeddings stored yet"
+        text = query_vector()
+        if text is None:
+            return [], "query embedding unavailable ({})".format(vector["error"]["error_class"])
+        key = ("semantic", ws, model["id"], model["dimensions"])
+        rows = run(key, stage_sql_text("semantic", ws, model["id"], model["dimensions"]), ["text"] + base, [text] + common)
+        low = settings["retrieval.semantic_min_similarity"]
+        return [{"chunk_id": r["chunk_id"], "score": r["score"], "confident": r["score"] >= thresholds["semantic"],
+                 "charged": r["charged"]} for r in rows if r["score"] >= low], None
+    plpy.error("unknown stage " + repr(stage) + " in retrieval.stages")
+
+def stage_sql_text(stage, ws, model_id=None, dimensions=None):
+    key = ("sql", stage, ws, model_id, dimensions)
+    if key not in plans:
+        plans[key] = run(
+            "stage_sql", "select exo_private.stage_sql($1, $2, $3, $4) as q", ["text", "text", "int", "int"],
+            [stage, ws, model_id, dimensions],
+        )[0]["q"]
+    return plans[key]
+
+def search_workspaces(bands):
+    """Run the stages in every chosen workspace over `bands`; semantic last, after one embedding."""
+    pools = [WorkspacePool(ws, per_workspace, settings["retrieval.confident_needed"]) for ws in chosen]
+    for pool in pools:
+        for stage in settings["retrieval.stages"]:
+            go, why = pool.wants_more()
+            entry = {"stage": stage}
+            if go:
+                t0 = time.monotonic()
+                rows, why = stage_rows(stage, pool.workspace, bands)
+                if why is None:
+                    admitted, held = pool.admit(stage, rows, withhold)
+                    entry.update(ran=True, found=len(rows), admitted=admitted, withheld=held,
+                                 confident=pool.confident, ms=ms(t0))
+                    pool.stages.append(entry)
+                    continue
+            entry.update(ran=False, skipped=why)
+            pool.stages.append(entry)
+    return pools
+
+t = time.monotonic()
+bands = ALL_BANDS if archive_open else PRESENT_BANDS
+pools = search_workspaces(bands)
+fallback = False
+if not archive_open and open_archive is None and not any(p.confident for p in pools):
+    # Recency preference: the archive answers only when nothing present answers with confidence.
+    fallback = True
+    held_before = pools
+    bands = ALL_BANDS
+    pools = search_workspaces(bands)
+    for before, after in zip(held_before, pools):
+        for subject, chunks in before.withheld.items():
+            after.withheld.setdefault(subject, set()).update(chunks)
+timings["stages"] = ms(t)
+report["bands"] = list(bands)
+report["archive"] = {
+    "open": archive_open or fallback,
+    "why": archive_why if not fallback else "nothing in the present bands answered with confidence",
+    "fallback": fallback,
+}
+for pool in pools:
+    ran = [s["stage"] for s in pool.stages if s.get("ran")]
+    report["workspaces"][pool.workspace] = {
+        "candidates": len(pool.hits),
+        "confident": pool.confident,
+        "stopped_after": ran[-1] if ran else None,
+        "stages": pool.stages,
+    }
+
+def how(subject):
+    return "To include it, ask with bridge => array[{}] or name the time you mean.".format(
+        "'" + subject.replace("'", "''") + "'"
+    )
+
+report["hints"] = hints(pools, how)
+
+# -- the combined pool, reranked ------------------------------------------------------------------
+hits = [h for p in pools for h in p.hits]
+by_id = {h["chunk_id"]: h for h in hits}
+t = time.monotonic()
+details = run(
+    "details",
+    "select * from exo_private.pool_details($1, $2, $3)",
+    ["text[]", "bigint[]", "text"],
+    [[h["workspace"] for h in hits], [h["chunk_id"] for h in hits], query],
+)
+candidates = []
+for d in details:
+    written = datetime.date.fromisoformat(d["written_at"]) if d["written_at"] else None
+    candidates.append(
+        dict(
+            by_id[d["chunk_id"]],
+            document_id=d["document_id"],
+            ordinal=d["ordinal"],
+            body=d["body"],
+            band=d["band"],
+            written_at=d["written_at"],
+            written_ordinal=written.toordinal() if written else None,
+            written_year=written.year if written else None,
+            path=d["path"],
+            title=d["title"],
+            canonical=d["canonical"],
+            coverage=d["coverage"],
+        )
+    )
+candidates.sort(key=lambda c: c["chunk_id"])
+timings["pool"] = ms(t)
+
+weights = settings["retrieval.rank_weights"]
+years = signal["years"]
+deterministic = {c["chunk_id"]: deterministic_relevance(c, weights) for c in candidates}
+recency = not report["archive"]["open"]  # an open archive is not a place to prefer the new
+incoming = [c["chunk_id"] for c in rank(candidates, deterministic, weights, today.toordinal(), years, recency)]
+attempts = []
+relevance = None
+backend_used = None
+t = time.monotonic()
+timeout = settings["retrieval.rerank_timeout_s"]
+for backend in settings["retrieval.rerank_order"]:
+    t0 = time.monotonic()
+    if not candidates:
+        attempts.append({"backend": backend, "outcome": "skipped", "why": "no candidates"})
+        relevance, backend_used = {}, "none"
+        break
+    if backend == "deterministic":
+        relevance, backend_used = deterministic, backend
+        attempts.append({"backend": backend, "outcome": "answered", "ms": ms(t0)})
+        break
+    if backend == "embedding":
+        text = query_vector() if model["id"] is not None else None
+        if text is None:
+            why = "no embeddings stored yet" if model["id"] is None else "query embedding unavailable"
+            attempts.append({"backend": backend, "outcome": "failed", "why": why})
+            continue
+        sims = {
+            r["chunk_id"]: r["similarity"]
+            for r in run(
+                "similarity",
+                "select * from exo_private.pool_similarity($1, $2, $3, $4)",
+                ["text[]", "bigint[]", "text", "int"],
+                [[c["workspace"] for c in candidates], [c["chunk_id"] for c in candidates], text, model["id"]],
+            )
+        }
+        # Cosine similarity is already on a common scale: clipped, not stretched.
+        relevance = {c["chunk_id"]: min(1.0, max(0.0, sims.get(c["chunk_id"]) or 0.0)) for c in candidates}
+        backend_used = backend
+        attempts.append({"backend": backend, "outcome": "answered", "ms": ms(t0),
+                         "without_vector": sum(1 for c in candidates if c["chunk_id"] not in sims)})
+        break
+    if backend in ("cross_encoder", "listwise"):
+        setting_key = "models.rerank" if backend == "cross_encoder" else "models.chat"
+        endpoint = dict(settings.get(setting_key) or {})
+        if backend == "listwise" and not settings["retrieval.listwise"].get("enabled"):
+            attempts.append({"backend": backend, "outcome": "skipped", "why": "off (retrieval.listwise)"})
+            continue
+        if not endpoint.get("url"):
+            attempts.append({"backend": backend, "outcome": "skipped", "why": setting_key + " has no url"})
+            continue
+        endpoint["timeout_s"] = timeout
+        options = settings["retrieval.listwise"]
+        order = incoming[: options["max_candidates"]] if backend == "listwise" else incoming
+        bodies = {c["chunk_id"]: c["body"] for c in candidates}
+        answer = json.loads(
+            run(
+                "rerank_call",
+                "select exo_private.rerank_call($1, $2, $3, $4, $5, $6)::text as r",
+                ["text", "jsonb", "text", "text[]", "bigint[]", "jsonb"],
+                [backend, json.dumps(endpoint), query, [bodies[i] for i in order], order, json.dumps(options)],
+            )[0]["r"]
+        )
+        if "error_class" in answer:
+            attempts.append({"backend": backend, "outcome": "failed", "error_class": answer["error_class"],
+                             "ms": answer["ms"]})
+            report["degradations"].append({"component": "rerank:" + backend,
+                                           "error_class": answer["error_class"], "error": answer["error"]})
+            continue
+        if backend == "cross_encoder":
+            relevance = normalise({c["chunk_id"]: answer["scores"].get(str(c["chunk_id"])) for c in candidates})
+        else:
+            relevance = from_ranking(answer["ranking"], incoming)
+        backend_used = backend
+        attempts.append({"backend": backend, "outcome": "answered", "ms": answer["ms"]})
+        break
+    attempts.append({"backend": backend, "outcome": "skipped", "why": "unknown backend"})
+if relevance is None:  # the configured order had no backend that answered
+    relevance, backend_used = deterministic, "deterministic"
+    attempts.append({"backend": "deterministic", "outcome": "answered", "why": "fallback"})
+elif backend_used != "deterministic":
+    relevance = blend(relevance, deterministic, weights["backend_share"])
+ranked = rank(candidates, relevance, weights, today.toordinal(), years, recency)
+timings["rerank"] = ms(t)
+report["rerank"] = {"backend": backend_used, "attempts": attempts, "pool": len(candidates)}
+
+results = []
+for n, c in enumerate(ranked[:k], 1):
+    results.append({
+        "rank": n,
+        "chunk_id": c["chunk_id"],
+        "document_id": c["document_id"],
+        "ordinal": c["ordinal"],
+        "workspace": c["workspace"],
+        "path": c["path"],
+        "title": c["title"],
+        "band": c["band"],
+        "written_at": c["written_at"],
+        "canonical": c["canonical"],
+        "stage": c["stage"],
+        "detail": c.get("detail"),
+        "score": c["score"],
+        "relevance": c["relevance"],
+        "citation": citation(c),
+        "body": c["body"],
+    })
+report["returned"] = len(results)
+timings["total"] = ms(began)
+return json.dumps({"results": results, "report": report})
+$_$;
+
+ALTER FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'The whole retrieval: temporal signal, staged search per workspace with early stop, deference, archive fallback, combined-pool rerank; {results, report}. Read through exo.search, exo.search_report and exo.context_packet.';
 
 --
 -- Name: review_document(bigint, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -3091,6 +5549,110 @@ ALTER FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what t
 --
 
 COMMENT ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) IS 'Create or change a setting; a new one needs a description.';
+
+--
+-- Name: stage_sql(text, text, integer, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer DEFAULT NULL::integer, dimensions integer DEFAULT NULL::integer) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    chunks text := 'chunks_' || workspace;
+    bm25 text := format('exo_private.%I', 'chunks_' || workspace || '_bm25');
+    -- Every stage: $2 the bands open (text[]), $3 the as_of day, $4 the row limit.
+    visible text := 'c.band::text = any ($2) and (c.written_at is null or c.written_at <= $3)';
+begin
+    if not exists (select 1 from exo_private.workspaces w where w.name = stage_sql.workspace) then
+        raise exception 'workspace % does not exist', workspace;
+    end if;
+    case stage
+    when 'identifier' then  -- $1: a string that must occur verbatim (case-insensitive)
+        return format($q$
+            select c.id as chunk_id, -(c.body operator(public.<@>) public.to_bm25query($1, %L)) as score,
+                   c.charged_subjects as charged
+            from exo_private.%I c
+            where %s and pg_catalog.strpos(pg_catalog.lower(c.body), pg_catalog.lower($1)) > 0
+            order by c.body operator(public.<@>) public.to_bm25query($1, %L)
+            limit $4 $q$, bm25, chunks, visible, bm25);
+    when 'lexical' then  -- $1: the query
+        return format($q$
+            select c.id as chunk_id, -(c.body operator(public.<@>) public.to_bm25query($1, %L)) as score,
+                   c.charged_subjects as charged
+            from exo_private.%I c
+            where %s and c.body operator(public.<@>) public.to_bm25query($1, %L) < 0
+            order by c.body operator(public.<@>) public.to_bm25query($1, %L)
+            limit $4 $q$, bm25, chunks, visible, bm25, bm25);
+    when 'entity' then  -- $1: entity ids; the chunks that name them, newest first
+        return format($q$
+            select c.id as chunk_id, 1.0::float8 as score, c.charged_subjects as charged,
+                   min(e.name) as detail
+            from exo_private.mentions m
+            join exo_private.entities e on e.id = m.entity_id
+            join exo_private.%I c on c.id = m.chunk_id
+            where m.entity_id = any ($1) and %s
+            group by c.id, c.charged_subjects
+            order by count(distinct m.entity_id) desc, max(c.written_at) desc nulls last, c.id
+            limit $4 $q$, chunks, visible);
+    when 'document' then  -- $1: title keys, $5: file names or stems; a matched document's first chunks
+        return format($q$
+            select c.id as chunk_id, 1.0::float8 as score, c.charged_subjects as charged, d.path as detail
+            from exo_private.documents d
+            cross join lateral (
+                select c.id, c.charged_subjects from exo_private.%I c
+                where c.document_id = d.id and %s
+                order by c.ordinal limit 2
+            ) c
+            where d.workspace = %L
+              and (d.title_key = any ($1) or d.file_name = any ($5) or d.file_stem = any ($5))
+            order by d.written_at desc nulls last, d.id
+            limit $4 $q$, chunks, visible, workspace);
+    when 'graph' then  -- $1: entity ids, $5: depth, $6: neighbours per node
+        return format($q$
+            select c.id as chunk_id, (1.0 / (1 + min(n.depth)))::float8 as score, c.charged_subjects as charged,
+                   string_agg(distinct n.name, ', ') as detail
+            from unnest($1::bigint[]) s (entity_id)
+            cross join lateral exo_private.related_entities(s.entity_id, $5, $6) n
+            join exo_private.mentions m on m.entity_id = n.entity_id
+            join exo_private.%I c on c.id = m.chunk_id
+            where %s and m.entity_id <> all ($1)
+            group by c.id, c.charged_subjects
+            order by min(n.depth), count(distinct n.entity_id) desc, max(c.written_at) desc nulls last, c.id
+            limit $4 $q$, chunks, visible);
+    when 'semantic' then  -- $1: the query vector as text; cosine similarity over the model's HNSW index
+        if model_id is null or dimensions is null then
+            raise exception 'the semantic stage needs an embedding model and its dimensions';
+        end if;
+        -- Written as embedding::vector(N) with model_id = N so the partial HNSW index matches.
+        return format($q$
+            select x.chunk_id, x.score, x.charged from (
+                select c.id as chunk_id,
+                       (1 - (e.embedding::public.vector(%s) operator(public.<=>) $1::public.vector(%s)))::float8 as score,
+                       c.charged_subjects as charged
+                from exo_private.%I e
+                join exo_private.%I c on c.id = e.chunk_id
+                where e.model_id = %s and %s
+                order by e.embedding::public.vector(%s) operator(public.<=>) $1::public.vector(%s)
+                limit $4
+            ) x
+            order by x.score desc $q$,
+            dimensions, dimensions, 'chunk_embeddings_' || workspace, chunks, model_id, visible,
+            dimensions, dimensions);
+    else
+        raise exception 'unknown retrieval stage %', stage
+            using hint = 'one of identifier, lexical, entity, document, graph, semantic';
+    end case;
+end
+$_$;
+
+ALTER FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION stage_sql(stage text, workspace text, model_id integer, dimensions integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer) IS 'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, document, graph, semantic): $2 the open bands, $3 the as_of day, $4 the limit; prepared and cached by exo_private.retrieve, and explained by bench/search_latency.py.';
 
 --
 -- Name: store_embeddings(text, integer, bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -5577,6 +8139,9 @@ CREATE TABLE exo_private.documents (
     metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
     first_seen_at timestamp with time zone DEFAULT now() NOT NULL,
     stage_changed_at timestamp with time zone DEFAULT now() NOT NULL,
+    title_key text GENERATED ALWAYS AS (NULLIF(btrim(regexp_replace(lower(COALESCE(title, ''::text)), '[^[:alnum:]]+'::text, ' '::text, 'g'::text)), ''::text)) STORED,
+    file_name text GENERATED ALWAYS AS (lower(regexp_replace(path, '^.*/'::text, ''::text))) STORED,
+    file_stem text GENERATED ALWAYS AS (lower(regexp_replace(regexp_replace(path, '^.*/'::text, ''::text), '\.[^.]*$'::text, ''::text))) STORED,
     CONSTRAINT documents_band_source_check CHECK ((band_source = ANY (ARRAY['frontmatter'::text, 'inferred'::text]))),
     CONSTRAINT documents_check CHECK (((stage = ANY (ARRAY['failed'::exo_private.document_stage, 'skipped'::exo_private.document_stage])) = (error_class IS NOT NULL)))
 );
@@ -5606,6 +8171,12 @@ COMMENT ON COLUMN exo_private.documents.route IS 'The router''s decision: method
 --
 
 COMMENT ON COLUMN exo_private.documents.review IS 'A person''s quarantine decision (approved, reassigned, rejected); outranks the router.';
+
+--
+-- Name: COLUMN documents.title_key; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.documents.title_key IS 'The title lower-cased with every run of non-alphanumerics as one space: what an n-gram of a query is compared with.';
 
 --
 -- Name: quarantine; Type: VIEW; Schema: exo; Owner: exo_owner
@@ -7582,6 +10153,18 @@ CREATE INDEX chunks_technical_document_idx ON exo_private.chunks_technical USING
 CREATE INDEX document_links_target_idx ON exo_private.document_links USING btree (target_document);
 
 --
+-- Name: documents_file_name_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX documents_file_name_idx ON exo_private.documents USING btree (file_name);
+
+--
+-- Name: documents_file_stem_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX documents_file_stem_idx ON exo_private.documents USING btree (file_stem);
+
+--
 -- Name: documents_sha256_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -7592,6 +10175,12 @@ CREATE INDEX documents_sha256_idx ON exo_private.documents USING btree (sha256);
 --
 
 CREATE INDEX documents_stage_idx ON exo_private.documents USING btree (stage);
+
+--
+-- Name: documents_title_key_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX documents_title_key_idx ON exo_private.documents USING btree (title_key);
 
 --
 -- Name: documents_workspace_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -7622,6 +10211,12 @@ CREATE INDEX mentions_chunk_idx ON exo_private.mentions USING btree (chunk_id);
 --
 
 CREATE INDEX mentions_document_idx ON exo_private.mentions USING btree (document_id);
+
+--
+-- Name: mentions_entity_chunk_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX mentions_entity_chunk_idx ON exo_private.mentions USING btree (entity_id, chunk_id);
 
 --
 -- Name: people_one_owner; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -8120,6 +10715,20 @@ GRANT USAGE ON SCHEMA public TO exo_owner;
 GRANT USAGE ON SCHEMA public TO exo_writer;
 
 --
+-- Name: FUNCTION context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_owner
+--
+
+GRANT ALL ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
+
+--
+-- Name: FUNCTION context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_owner
+--
+
+GRANT ALL ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
+
+--
 -- Name: FUNCTION embed_query(query text); Type: ACL; Schema: exo; Owner: exo_owner
 --
 
@@ -8127,11 +10736,25 @@ GRANT ALL ON FUNCTION exo.embed_query(query text) TO exo_reader;
 GRANT ALL ON FUNCTION exo.embed_query(query text) TO exo_writer;
 
 --
+-- Name: FUNCTION search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_owner
+--
+
+GRANT ALL ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
+
+--
 -- Name: FUNCTION search_messages(query text, max_results integer); Type: ACL; Schema: exo; Owner: exo_owner
 --
 
 GRANT ALL ON FUNCTION exo.search_messages(query text, max_results integer) TO exo_reader;
 GRANT ALL ON FUNCTION exo.search_messages(query text, max_results integer) TO exo_writer;
+
+--
+-- Name: FUNCTION search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_owner
+--
+
+GRANT ALL ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
 
 --
 -- Name: FUNCTION setting(setting_key text); Type: ACL; Schema: exo; Owner: exo_owner
@@ -8344,6 +10967,20 @@ REVOKE ALL ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings 
 GRANT ALL ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date) TO exo_writer;
 
 --
+-- Name: FUNCTION pool_details(p_workspaces text[], p_chunks bigint[], p_query text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_query text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_query text) TO exo_writer;
+
+--
+-- Name: FUNCTION pool_similarity(p_workspaces text[], p_chunks bigint[], p_vector text, p_model_id integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.pool_similarity(p_workspaces text[], p_chunks bigint[], p_vector text, p_model_id integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.pool_similarity(p_workspaces text[], p_chunks bigint[], p_vector text, p_model_id integer) TO exo_writer;
+
+--
 -- Name: FUNCTION process_document(doc_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -8386,11 +11023,25 @@ REVOKE ALL ON FUNCTION exo_private.remark_charged() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.remark_charged() TO exo_writer;
 
 --
+-- Name: FUNCTION rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb) TO exo_writer;
+
+--
 -- Name: FUNCTION resolve_links(source integer); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.resolve_links(source integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.resolve_links(source integer) TO exo_writer;
+
+--
+-- Name: FUNCTION retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
 
 --
 -- Name: FUNCTION review_document(doc_id bigint, decision text, target_workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -8426,6 +11077,13 @@ GRANT ALL ON FUNCTION exo_private.set_owner(display_name text) TO exo_writer;
 
 REVOKE ALL ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) TO exo_writer;
+
+--
+-- Name: FUNCTION stage_sql(stage text, workspace text, model_id integer, dimensions integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer) TO exo_writer;
 
 --
 -- Name: FUNCTION store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]); Type: ACL; Schema: exo_private; Owner: exo_owner

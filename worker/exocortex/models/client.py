@@ -1,4 +1,5 @@
-"""The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings.
+"""The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings,
+and llama.cpp's /v1/rerank (query + documents -> one relevance score per document).
 
 Standard library only and free of exocortex imports, so the same file can be
 inlined into a plpython3u function body. Every failure is a ModelError whose
@@ -132,6 +133,46 @@ def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
         want = f"; the setting says {expected}" if isinstance(expected, int) else ""
         raise BadResponse(f"{url} returned embeddings of sizes {sorted(sizes)}{want}", url)
     return vectors  # type: ignore[return-value]
+
+
+def rerank(endpoint: Endpoint, query: str, documents: list[str]) -> list[float]:
+    """One relevance score per document, in the order of ``documents`` (higher is more relevant).
+
+    Speaks llama.cpp's /v1/rerank: POST {model, query, documents, top_n} and read
+    {"results": [{"index", "relevance_score"}, ...]} in any order. A score is needed
+    for every document, so the request asks for ``top_n = len(documents)`` and a
+    reply that leaves any document out is a BadResponse.
+    """
+    if not documents:
+        return []
+    url = f"{endpoint.url}/rerank"
+    payload = {
+        "model": endpoint.model,
+        "query": query,
+        "documents": list(documents),
+        "top_n": len(documents),
+    }
+    body = _post_json(url, payload, endpoint.timeout_s)
+    results = body.get("results")
+    if not isinstance(results, list):
+        raise BadResponse(f"{url} answered without a results list", url)
+    scores: list[float | None] = [None] * len(documents)
+    for item in results:
+        index = item.get("index") if isinstance(item, dict) else None
+        score = item.get("relevance_score") if isinstance(item, dict) else None
+        if (
+            not isinstance(index, int)
+            or isinstance(index, bool)
+            or not 0 <= index < len(documents)
+            or scores[index] is not None
+        ):
+            raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
+        if not _is_number(score):
+            raise BadResponse(f"{url} returned a relevance_score that is not a finite number: {score!r}", url)
+        scores[index] = float(score)  # type: ignore[arg-type]
+    if len(results) != len(documents):
+        raise BadResponse(f"{url} returned {len(results)} scores for {len(documents)} documents", url)
+    return scores  # type: ignore[return-value]
 
 
 def chat(

@@ -5,6 +5,9 @@
     POST /v1/embeddings  {"input": str | [str], "model": ...}
                          -> {"object": "list", "data": [{"object": "embedding", "index": i,
                              "embedding": [...]}], "model": ..., "usage": {...}}
+    POST /v1/rerank      {"query": str, "documents": [str], "top_n"?: int, "model": ...}
+                         -> {"model": ..., "results": [{"index": i, "relevance_score": s}]
+                             best first, "usage": {...}}
     GET  /v1/models      the one model, with its dimensions
     GET  /health         {"status": "ok"} once the model is loaded; 503 while it loads
 
@@ -16,6 +19,14 @@ Loading the safetensors directly costs torch on CPU, which is enough for a
 384-dimension model. Nothing else depends on this choice: callers speak the same
 OpenAI /v1/embeddings contract, so a production setup points the
 ``models.embeddings`` setting at llama-server, Ollama or vLLM instead.
+
+/v1/rerank is NOT a cross-encoder. It serves llama.cpp's rerank protocol with the
+packaged bi-encoder: each document's relevance_score is the cosine similarity of
+the MiniLM embeddings of the query and the document (one batch through the same
+encode). That exists so the rerank protocol and its client are exercised against
+a real model offline; its scores add nothing over the embeddings themselves. A
+production setup points ``models.rerank`` at a real cross-encoder, such as
+llama-server --reranking with a reranker GGUF (bge-reranker, Qwen3-Reranker).
 
 The HTTP side is stdlib ``ThreadingHTTPServer``; the port is bound before the
 model loads (so a taken port fails at once, and /health answers 503 until the
@@ -132,6 +143,31 @@ def parse_input(body: bytes) -> list[str]:
     return texts
 
 
+def parse_rerank(body: bytes) -> tuple[str, list[str], int | None]:
+    """The rerank request's query, documents and top_n, or a RequestError saying what is wrong."""
+    try:
+        payload = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RequestError(HTTPStatus.BAD_REQUEST, f"the body is not valid JSON: {exc}") from None
+    if not isinstance(payload, dict):
+        raise RequestError(HTTPStatus.BAD_REQUEST, "the body must be a JSON object")
+    query, documents, top_n = payload.get("query"), payload.get("documents"), payload.get("top_n")
+    if not isinstance(query, str):
+        raise RequestError(HTTPStatus.BAD_REQUEST, "'query' is required and must be a string")
+    if not isinstance(documents, list) or not all(isinstance(d, str) for d in documents):
+        raise RequestError(HTTPStatus.BAD_REQUEST, "'documents' is required and must be a list of strings")
+    if not documents:
+        raise RequestError(HTTPStatus.BAD_REQUEST, "'documents' must not be an empty list")
+    if len(documents) > MAX_INPUTS:
+        raise RequestError(
+            HTTPStatus.BAD_REQUEST,
+            f"'documents' has {len(documents)} items; at most {MAX_INPUTS} per request",
+        )
+    if top_n is not None and (not isinstance(top_n, int) or isinstance(top_n, bool) or top_n < 1):
+        raise RequestError(HTTPStatus.BAD_REQUEST, "'top_n' must be a positive integer")
+    return query, documents, top_n
+
+
 class Handler(BaseHTTPRequestHandler):
     server: EmbeddingServer
     protocol_version = "HTTP/1.1"
@@ -156,31 +192,49 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0].rstrip("/")
         try:
             body = self._read_body()
-            if path not in ("/v1/embeddings", "/embeddings"):
+            if path in ("/v1/embeddings", "/embeddings"):
+                reply = self._embeddings(parse_input(body))
+            elif path in ("/v1/rerank", "/rerank"):
+                reply = self._rerank(*parse_rerank(body))
+            else:
                 raise RequestError(HTTPStatus.NOT_FOUND, f"no route POST {path}", "not_found_error")
-            texts = parse_input(body)
-            embedder = self.server.embedder
-            if not embedder.ready.is_set():
-                raise RequestError(HTTPStatus.SERVICE_UNAVAILABLE, "Loading model", "unavailable_error")
-            try:
-                vectors, tokens = embedder.encode(texts)
-            except Exception as exc:
-                traceback.print_exc()
-                raise RequestError(
-                    HTTPStatus.INTERNAL_SERVER_ERROR, f"encoding failed: {exc}", "server_error"
-                ) from None
         except RequestError as exc:
             self._error(exc)
             return
-        self._send(
-            HTTPStatus.OK,
-            {
-                "object": "list",
-                "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
-                "model": MODEL_NAME,
-                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
-            },
-        )
+        self._send(HTTPStatus.OK, reply)
+
+    def _embeddings(self, texts: list[str]) -> dict[str, Any]:
+        vectors, tokens = self._encode(texts)
+        return {
+            "object": "list",
+            "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+            "model": MODEL_NAME,
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+
+    def _rerank(self, query: str, documents: list[str], top_n: int | None) -> dict[str, Any]:
+        """Cosine similarity of query and each document (a bi-encoder; see the module docstring)."""
+        (query_vector, *document_vectors), tokens = self._encode([query, *documents])
+        scores = [sum(q * d for q, d in zip(query_vector, v, strict=True)) for v in document_vectors]
+        ranked = sorted(range(len(documents)), key=lambda i: scores[i], reverse=True)[:top_n]
+        return {
+            "model": MODEL_NAME,
+            "object": "list",
+            "results": [{"index": i, "relevance_score": scores[i]} for i in ranked],
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+
+    def _encode(self, texts: list[str]) -> tuple[list[list[float]], int]:
+        embedder = self.server.embedder
+        if not embedder.ready.is_set():
+            raise RequestError(HTTPStatus.SERVICE_UNAVAILABLE, "Loading model", "unavailable_error")
+        try:
+            return embedder.encode(texts)
+        except Exception as exc:
+            traceback.print_exc()
+            raise RequestError(
+                HTTPStatus.INTERNAL_SERVER_ERROR, f"encoding failed: {exc}", "server_error"
+            ) from None
 
     def _read_body(self) -> bytes:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":

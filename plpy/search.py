@@ -1,0 +1,482 @@
+"""Retrieval logic that is not a query (stdlib only).
+
+Inlined into exo_private.retrieve (`# exo:include search`) and importable as
+plain Python for tests. The database runs the stage queries; this module decides
+what the query words are, which candidates a workspace admits, how the combined
+pool is ordered, and what a context packet holds.
+"""
+
+import math
+import re
+
+from textnorm import canonical_key
+
+PRESENT_BANDS = ("current", "recent")
+ALL_BANDS = ("current", "recent", "archival")
+MAX_QUERY_CHARS = 1000
+MAX_NGRAM = 6
+MAX_IDENTIFIERS = 8
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
+_QUOTED = re.compile(r"\"([^\"]{3,100})\"")
+_EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
+# Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
+STOPWORDS = frozenset(
+    """a about above after again all am an and any are as at be been before being below between both
+    but by can could did do does doing down during each few for from further had has have having he
+    her here hers him his how i if in into is it its just me more most my no nor not now of off on
+    once only or other our out over own same she should so some such than that the their them then
+    there these they this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
+)
+
+
+# -- the query ---------------------------------------------------------------------------
+
+
+def query_words(query):
+    """The query's words, lower-cased, in order (its first MAX_QUERY_CHARS characters)."""
+    return [w.casefold() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
+
+
+def content_words(query):
+    """Distinct words of the query that are not stopwords, in order."""
+    seen = []
+    for word in query_words(query):
+        if word not in STOPWORDS and word not in seen:
+            seen.append(word)
+    return seen
+
+
+def ngram_keys(query, max_n=MAX_NGRAM):
+    """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
+    or a title can only match one of these)."""
+    tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(tokens) - n + 1):
+            key = canonical_key(" ".join(tokens[i : i + n]))
+            if key and key not in keys:
+                keys.append(key)
+    return keys
+
+
+def title_keys(query, max_n=MAX_NGRAM):
+    """Runs of 1..max_n query words joined by single spaces: documents.title_key's form, which
+    lower-cases (SQL lower(), not casefold: "Straße" stays "straße")."""
+    words = [w.lower() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(words) - n + 1):
+            key = " ".join(words[i : i + n])
+            if (n > 1 or len(key) >= 4) and key not in STOPWORDS and key not in keys:
+                keys.append(key)
+    return keys
+
+
+def identifiers(query):
+    """Strings to find verbatim: quoted phrases, and tokens that mix letters with digits or
+    carry inner punctuation (host names, ticket ids, file names, versions). Abbreviations of
+    single letters ("e.g.", "U.S.") are not identifiers."""
+    text = (query or "")[:MAX_QUERY_CHARS]
+    found = [m.group(1).strip() for m in _QUOTED.finditer(text)]
+    for token in text.split():
+        token = token.strip(_EDGE)
+        if not 3 <= len(token) <= 100:
+            continue
+        has_digit = any(c.isdigit() for c in token)
+        has_alpha = any(c.isalpha() for c in token)
+        inner = _IDENTIFIER_INNER.search(token[1:-1]) and any(len(w) > 1 for w in _WORD.findall(token))
+        if has_alpha and (has_digit or inner):
+            found.append(token)
+    unique = []
+    for item in found:
+        if item and item.casefold() not in [u.casefold() for u in unique]:
+            unique.append(item)
+    return unique[:MAX_IDENTIFIERS]
+
+
+def file_keys(query):
+    """Lower-cased tokens that could be a file name or a file's stem."""
+    return [i.casefold().rsplit("/", 1)[-1] for i in identifiers(query) if " " not in i]
+
+
+# -- bands and deference ------------------------------------------------------------------
+
+
+def archive_decision(signal, open_archive):
+    """(open, why): whether the archival band opens before any search, and why."""
+    if open_archive is True:
+        return True, "the caller opened the archive"
+    if open_archive is False:
+        return False, "the caller kept the archive closed"
+    if signal.get("opens_archive"):
+        texts = [s["text"] for s in signal.get("signals", []) if s.get("opens_archive")]
+        return True, "temporal signal: " + ", ".join(repr(t) for t in texts)
+    return False, None
+
+
+def withheld_subjects(charged, deferred, bridge, archive_open):
+    """The charged subjects of one chunk that keep it out of the results.
+
+    Every charged subject counts, whether it is on the deference list or only declared
+    charged by the document's frontmatter (over-withholding is the safe direction). The
+    archive being open, or the caller bridging a subject by name or alias, releases it.
+    """
+    if archive_open or not charged:
+        return []
+    bridged = set()
+    wanted = {canonical_key(b) for b in bridge or [] if canonical_key(b)}
+    for subject in deferred:
+        keys = {canonical_key(n) for n in [subject["subject"], *subject.get("aliases", [])]}
+        if keys & wanted:
+            bridged |= keys  # a chunk may be charged under any of the subject's names
+    bridged |= wanted
+    return [s for s in charged if canonical_key(s) not in bridged]
+
+
+# -- admitting candidates into a workspace's pool -------------------------------------------
+
+
+class WorkspacePool:
+    """The candidates one workspace contributes, in the order its stages found them."""
+
+    def __init__(self, workspace, cap, need):
+        self.workspace = workspace
+        self.cap = cap
+        self.need = min(need, cap)
+        self.hits = []
+        self.seen = set()
+        self.withheld = {}
+        self.stages = []
+
+    @property
+    def confident(self):
+        return sum(1 for h in self.hits if h["confident"])
+
+    def wants_more(self):
+        """(True, None) while a stage should run, else (False, why it is skipped)."""
+        if len(self.hits) >= self.cap:
+            return False, "the workspace holds per_workspace candidates"
+        if self.confident >= self.need:
+            return False, f"enough confident candidates ({self.confident} of {self.need})"
+        return True, None
+
+    def admit(self, stage, rows, withhold):
+        """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
+        lists the subjects that keep a row out. Returns (admitted, withheld) counts."""
+        admitted = withheld = 0
+        for row in rows:
+            chunk = row["chunk_id"]
+            if chunk in self.seen:
+                continue
+            self.seen.add(chunk)
+            subjects = withhold(row.get("charged") or [])
+            if subjects:
+                withheld += 1
+                for subject in subjects:
+                    self.withheld.setdefault(subject, set()).add(chunk)
+                continue
+            if len(self.hits) >= self.cap:
+                continue
+            self.hits.append(
+                {
+                    "chunk_id": chunk,
+                    "workspace": self.workspace,
+                    "stage": stage,
+                    "score": row["score"],
+                    "confident": bool(row["confident"]),
+                    "detail": row.get("detail"),
+                    "match": row.get("match", stage),
+                }
+            )
+            admitted += 1
+        return admitted, withheld
+
+
+def hints(pools, how):
+    """One hint per (subject, workspace) with chunks withheld, never their text."""
+    out = []
+    for pool in pools:
+        for subject in sorted(pool.withheld):
+            out.append(
+                {
+                    "subject": subject,
+                    "workspace": pool.workspace,
+                    "chunks": len(pool.withheld[subject]),
+                    "how": how(subject),
+                }
+            )
+    return out
+
+
+# -- the combined-pool rank -----------------------------------------------------------------
+
+
+def deterministic_relevance(candidate, weights):
+    """Relevance from what found the chunk and how much of the query it covers (0..1)."""
+    stage = weights["stage"].get(candidate["stage"], 0.5)
+    coverage = candidate.get("coverage") or 0.0
+    return 0.5 * stage + 0.5 * coverage
+
+
+def priority(candidate, weights, recency=True):
+    """Band weight (only under recency preference), times the boost of how the chunk matched
+    (a document named by title or file name outranks one that only mentions it), times the
+    canonical boost."""
+    value = weights["band"].get(candidate["band"], 1.0) if recency else 1.0
+    value *= weights.get("match", {}).get(candidate.get("match"), 1.0)
+    if candidate.get("canonical"):
+        value *= weights["canonical"]
+    return value
+
+
+def freshness(candidate, weights, today_ordinal, years, recency=True):
+    """Closeness to the years the question names; else, under recency preference, recency;
+    else (the archive is open) neutral."""
+    if candidate.get("canonical"):
+        return 1.0  # a canonical document is current by declaration, whatever its date
+    written = candidate.get("written_ordinal")
+    if written is None:
+        return weights["freshness_floor"]
+    if years:
+        year = candidate["written_year"]
+        first, last = min(years), max(years)
+        miss = first - year if year < first else year - last if year > last else 0
+        return max(weights["freshness_floor"], 1.0 - weights["year_miss_per_year"] * miss)
+    if not recency:
+        return 1.0
+    age = max(0, today_ordinal - written)
+    decay = 0.5 ** (age / float(weights["freshness_half_life_days"]))
+    return weights["freshness_floor"] + (1.0 - weights["freshness_floor"]) * decay
+
+
+def normalise(scores):
+    """Scores of any scale to 0.05..1 (min-max), so a backend's relevance multiplies like another's."""
+    values = [s for s in scores.values() if s is not None and math.isfinite(s)]
+    if not values:
+        return {k: 0.05 for k in scores}
+    low, high = min(values), max(values)
+    if not math.isfinite(high - low):  # the span overflows: halve everything first
+        values = {k: s / 2 for k, s in scores.items() if s is not None and math.isfinite(s)}
+        low, high = low / 2, high / 2
+    else:
+        values = {k: s for k, s in scores.items() if s is not None and math.isfinite(s)}
+    span = high - low
+    return {
+        k: (0.05 if k not in values else 1.0 if span == 0 else 0.05 + 0.95 * (values[k] - low) / span)
+        for k in scores
+    }
+
+
+def blend(backend, deterministic, share):
+    """A backend's relevance mixed with the deterministic one: `share` of it from the backend,
+    so what found a chunk and how much of the query it covers still count."""
+    return {k: share * backend.get(k, 0.0) + (1.0 - share) * v for k, v in deterministic.items()}
+
+
+def from_ranking(ranked_ids, ids):
+    """Relevance from an ordered id list (a listwise reply): first 1.0, falling linearly.
+
+    Enforces the permutation: ids the reply invented or repeated are dropped, ids it left
+    out follow in their incoming order."""
+    order = []
+    for i in ranked_ids:
+        if i in ids and i not in order:
+            order.append(i)
+    order += [i for i in ids if i not in order]
+    n = len(order)
+    return {chunk: 1.0 - (rank / n) * 0.95 for rank, chunk in enumerate(order)}
+
+
+def rank(candidates, relevance, weights, today_ordinal, years, recency=True):
+    """The candidates in final order, each with its relevance and score.
+
+    A reranker only reorders: the chunks out are exactly the chunks in, whatever the
+    backend returned (a missing relevance counts as the lowest)."""
+    ranked = []
+    for c in candidates:
+        r = relevance.get(c["chunk_id"])
+        r = 0.0 if r is None or not math.isfinite(r) else r
+        score = r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency)
+        ranked.append(dict(c, relevance=round(r, 4), score=round(score, 6)))
+    ranked.sort(key=lambda c: (-c["score"], -c["relevance"], c["chunk_id"]))
+    if sorted(c["chunk_id"] for c in ranked) != sorted(c["chunk_id"] for c in candidates):
+        raise AssertionError("rerank changed the set of candidates")
+    return ranked
+
+
+def listwise_prompt(query, candidates, excerpt_chars):
+    """The chat messages asking a model to order candidates by usefulness for the query."""
+    lines = ["[{}] {}".format(c["chunk_id"], " ".join(c["body"].split())[:excerpt_chars]) for c in candidates]
+    return [
+        {
+            "role": "system",
+            "content": "You rank passages by how well they answer a question. Reply with JSON only.",
+        },
+        {
+            "role": "user",
+            "content": "Question: "
+            + query[:MAX_QUERY_CHARS]
+            + "\n\nPassages:\n"
+            + "\n".join(lines)
+            + '\n\nReply as {"ranking": [ids, most useful first]}.',
+        },
+    ]
+
+
+def parse_listwise(content, ids):
+    """The ids a listwise reply ranks, in its order; ValueError when it ranks none of ours."""
+    import json
+
+    try:
+        reply = json.loads(content or "")
+    except ValueError:
+        # A reply cut off at its token cap: the ids it managed to list still count.
+        match = re.search(r"\[\s*(\d[\d,\s]*)", content or "")
+        if not match:
+            raise ValueError("the reply is neither JSON nor holds a list of ids") from None
+        reply = {"ranking": [int(x) for x in re.findall(r"\d+", match.group(1))]}
+    ranking = reply.get("ranking") if isinstance(reply, dict) else reply
+    if not isinstance(ranking, list):
+        raise ValueError("the reply has no ranking list")
+    ranked = [i for i in ranking if isinstance(i, int) and not isinstance(i, bool) and i in ids]
+    if not ranked:
+        raise ValueError("the ranking names none of the candidates")
+    return ranked
+
+
+# -- the context packet -----------------------------------------------------------------------
+
+
+def estimate_tokens(text):
+    """Tokens of a text, estimated as one per four characters (rounded up)."""
+    return (len(text) + 3) // 4
+
+
+def excerpt(body, words, max_chars):
+    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    spans = []
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        if m.start() > start:
+            spans.append((start, m.start()))
+        start = m.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    wanted = set(words)
+
+    def hits(span):
+        return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
+
+    best = max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+    lo = hi = best
+    while True:
+        grown = False
+        if hi + 1 < len(spans) and spans[hi + 1][1] - spans[lo][0] <= max_chars:
+            hi += 1
+            grown = True
+        if lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:
+            lo -= 1
+            grown = True
+        if not grown:
+            break
+    a, b = spans[lo][0], spans[hi][1]
+    if b - a > max_chars:  # one sentence longer than the excerpt
+        b = a + max_chars
+    passage = text[a:b].strip()
+    return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
+
+
+def citation(c):
+    """A chunk's citation label: workspace, path, date and band."""
+    date = c.get("written_at") or "undated"
+    return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
+
+
+def packet(query, ranked, hint_list, report, budget, settings):
+    """The context packet as {text, tokens, used, ...} within `budget` tokens."""
+    words = content_words(query)
+    top = ranked[0]["score"] if ranked else 0.0
+    chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
+        : settings["packet.max_chunks"]
+    ]
+
+    head = "# Context for: " + " ".join((query or "").split())[:200] + "\n\n"
+    facts = "## Current facts\n(none recorded yet)\n\n"
+    hint_lines = [
+        "- {} chunk(s) about {} in {} withheld (deferred subject). {}".format(
+            h["chunks"], h["subject"], h["workspace"], h["how"]
+        )
+        for h in hint_list
+    ]
+    hint_text = ("## Withheld\n" + "\n".join(hint_lines) + "\n\n") if hint_lines else ""
+    notes = []
+    if report.get("archive", {}).get("open"):
+        notes.append("archive open: " + str(report["archive"].get("why")))
+    for d in report.get("degradations", []):
+        notes.append("degraded: {} ({})".format(d["component"], d["error_class"]))
+
+    def provenance(used):
+        lines = ["## Provenance"]
+        for n, c in enumerate(used, 1):
+            lines.append(
+                "[{}] chunk {} of document {} via {} (rank {:.3f}, rerank {})".format(
+                    n, c["chunk_id"], c["document_id"], c["stage"], c["score"], report["rerank"]["backend"]
+                )
+            )
+        lines.extend("note: " + n for n in notes)
+        return "\n".join(lines) + "\n"
+
+    fixed = head + facts + "## Evidence\n"
+    used, blocks = [], []
+    for c in chosen:
+
+        def block(chars, c=c):
+            return "[{}] {}\n{}\n\n".format(len(used) + 1, citation(c), excerpt(c["body"], words, chars))
+
+        chars = settings["packet.excerpt_chars"]
+        rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
+        if estimate_tokens(rest + block(chars)) > budget:
+            # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
+            chars = budget * 4 - len(rest + block(0)) - 8  # room for the ellipsis marks
+            if chars < 120:
+                break
+            blocks.append(block(chars))
+            used.append(c)
+            break
+        blocks.append(block(chars))
+        used.append(c)
+    if not used:
+        blocks = ["(nothing found)\n\n"]
+    text = fixed + "".join(blocks) + hint_text + provenance(used)
+    while estimate_tokens(text) > budget and hint_lines:
+        hint_lines.pop()  # a tiny budget: hints are cut before the text ever overflows
+        hint_text = ("## Withheld\n" + "\n".join(hint_lines) + "\n\n") if hint_lines else ""
+        text = fixed + "".join(blocks) + hint_text + provenance(used)
+    if estimate_tokens(text) > budget:
+        text = text[: max(0, budget * 4 - 4)].rstrip() + "\n..."
+        text = text[: budget * 4]
+    return {
+        "text": text,
+        "tokens": estimate_tokens(text),
+        "budget": budget,
+        "used": [
+            {
+                "n": n,
+                "chunk_id": c["chunk_id"],
+                "citation": citation(c),
+                "workspace": c["workspace"],
+                "path": c["path"],
+                "band": c["band"],
+                "written_at": c.get("written_at"),
+                "stage": c["stage"],
+            }
+            for n, c in enumerate(used, 1)
+        ],
+        "hints": hint_list,
+    }

@@ -1,0 +1,794 @@
+-- Retrieval: federated, staged search with temporal banding, deference, a
+-- combined-pool rerank and a cited context packet (logic in plpy/search.py).
+--
+--   exo.search(...)          ranked chunks with citations
+--   exo.search_report(...)   what the search did: stages, bands, hints, degradations, times
+--   exo.context_packet(...)  a cited packet within a token budget (text; _json for jsonb)
+--
+-- All of them run exo_private.retrieve, which runs the stage queries that
+-- exo_private.stage_sql writes for one workspace partition.
+
+-- exo_private.stage_sql: the query one retrieval stage runs in one workspace.
+create or replace function exo_private.stage_sql(stage text, workspace text, model_id int default null, dimensions int default null)
+returns text
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    chunks text := 'chunks_' || workspace;
+    bm25 text := format('exo_private.%I', 'chunks_' || workspace || '_bm25');
+    -- Every stage: $2 the bands open (text[]), $3 the as_of day, $4 the row limit.
+    visible text := 'c.band::text = any ($2) and (c.written_at is null or c.written_at <= $3)';
+begin
+    if not exists (select 1 from exo_private.workspaces w where w.name = stage_sql.workspace) then
+        raise exception 'workspace % does not exist', workspace;
+    end if;
+    case stage
+    when 'identifier' then  -- $1: a string that must occur verbatim (case-insensitive)
+        return format($q$
+            select c.id as chunk_id, -(c.body operator(public.<@>) public.to_bm25query($1, %L)) as score,
+                   c.charged_subjects as charged
+            from exo_private.%I c
+            where %s and pg_catalog.strpos(pg_catalog.lower(c.body), pg_catalog.lower($1)) > 0
+            order by c.body operator(public.<@>) public.to_bm25query($1, %L)
+            limit $4 $q$, bm25, chunks, visible, bm25);
+    when 'lexical' then  -- $1: the query
+        return format($q$
+            select c.id as chunk_id, -(c.body operator(public.<@>) public.to_bm25query($1, %L)) as score,
+                   c.charged_subjects as charged
+            from exo_private.%I c
+            where %s and c.body operator(public.<@>) public.to_bm25query($1, %L) < 0
+            order by c.body operator(public.<@>) public.to_bm25query($1, %L)
+            limit $4 $q$, bm25, chunks, visible, bm25, bm25);
+    when 'entity' then  -- $1: entity ids; the chunks that name them, newest first
+        return format($q$
+            select c.id as chunk_id, 1.0::float8 as score, c.charged_subjects as charged,
+                   min(e.name) as detail
+            from exo_private.mentions m
+            join exo_private.entities e on e.id = m.entity_id
+            join exo_private.%I c on c.id = m.chunk_id
+            where m.entity_id = any ($1) and %s
+            group by c.id, c.charged_subjects
+            order by count(distinct m.entity_id) desc, max(c.written_at) desc nulls last, c.id
+            limit $4 $q$, chunks, visible);
+    when 'document' then  -- $1: title keys, $5: file names or stems; a matched document's first chunks
+        return format($q$
+            select c.id as chunk_id, 1.0::float8 as score, c.charged_subjects as charged, d.path as detail
+            from exo_private.documents d
+            cross join lateral (
+                select c.id, c.charged_subjects from exo_private.%I c
+                where c.document_id = d.id and %s
+                order by c.ordinal limit 2
+            ) c
+            where d.workspace = %L
+              and (d.title_key = any ($1) or d.file_name = any ($5) or d.file_stem = any ($5))
+            order by d.written_at desc nulls last, d.id
+            limit $4 $q$, chunks, visible, workspace);
+    when 'graph' then  -- $1: entity ids, $5: depth, $6: neighbours per node
+        return format($q$
+            select c.id as chunk_id, (1.0 / (1 + min(n.depth)))::float8 as score, c.charged_subjects as charged,
+                   string_agg(distinct n.name, ', ') as detail
+            from unnest($1::bigint[]) s (entity_id)
+            cross join lateral exo_private.related_entities(s.entity_id, $5, $6) n
+            join exo_private.mentions m on m.entity_id = n.entity_id
+            join exo_private.%I c on c.id = m.chunk_id
+            where %s and m.entity_id <> all ($1)
+            group by c.id, c.charged_subjects
+            order by min(n.depth), count(distinct n.entity_id) desc, max(c.written_at) desc nulls last, c.id
+            limit $4 $q$, chunks, visible);
+    when 'semantic' then  -- $1: the query vector as text; cosine similarity over the model's HNSW index
+        if model_id is null or dimensions is null then
+            raise exception 'the semantic stage needs an embedding model and its dimensions';
+        end if;
+        -- Written as embedding::vector(N) with model_id = N so the partial HNSW index matches.
+        return format($q$
+            select x.chunk_id, x.score, x.charged from (
+                select c.id as chunk_id,
+                       (1 - (e.embedding::public.vector(%s) operator(public.<=>) $1::public.vector(%s)))::float8 as score,
+                       c.charged_subjects as charged
+                from exo_private.%I e
+                join exo_private.%I c on c.id = e.chunk_id
+                where e.model_id = %s and %s
+                order by e.embedding::public.vector(%s) operator(public.<=>) $1::public.vector(%s)
+                limit $4
+            ) x
+            order by x.score desc $q$,
+            dimensions, dimensions, 'chunk_embeddings_' || workspace, chunks, model_id, visible,
+            dimensions, dimensions);
+    else
+        raise exception 'unknown retrieval stage %', stage
+            using hint = 'one of identifier, lexical, entity, document, graph, semantic';
+    end case;
+end
+$$;
+comment on function exo_private.stage_sql(text, text, int, int) is
+    'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, '
+    'document, graph, semantic): $2 the open bands, $3 the as_of day, $4 the limit; prepared and '
+    'cached by exo_private.retrieve, and explained by bench/search_latency.py.';
+
+-- exo_private.pool_details: what the rerank and the packet need of each candidate.
+create or replace function exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_query text)
+returns table (
+    chunk_id bigint, workspace text, document_id bigint, ordinal int, body text, band text,
+    written_at date, path text, title text, canonical boolean, coverage float8
+)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    with wanted as (
+        select w.workspace, w.chunk_id from unnest(p_workspaces, p_chunks) w (workspace, chunk_id)
+    ), terms as (
+        select array(select distinct t from unnest(tsvector_to_array(to_tsvector('english', pg_catalog.left(p_query, 1000)))) t) as lexemes
+    )
+    select c.id, c.workspace, c.document_id, c.ordinal, c.body, c.band::text, c.written_at,
+           d.path, d.title, d.canonical,
+           case when cardinality(t.lexemes) = 0 then 0.0
+                else cardinality(array(
+                         select unnest(tsvector_to_array(to_tsvector('english', c.body)))
+                         intersect select unnest(t.lexemes)))::float8 / cardinality(t.lexemes)
+           end
+    from wanted w
+    join exo_private.chunks c on c.workspace = w.workspace and c.id = w.chunk_id
+    join exo_private.documents d on d.id = c.document_id
+    cross join terms t
+$$;
+comment on function exo_private.pool_details(text[], bigint[], text) is
+    'Chunk, document and query-term coverage (share of the query''s lexemes in the chunk) of '
+    'each candidate of the combined pool.';
+
+-- exo_private.pool_similarity: cosine similarity of candidates to a query vector.
+create or replace function exo_private.pool_similarity(
+    p_workspaces text[], p_chunks bigint[], p_vector text, p_model_id int
+)
+returns table (chunk_id bigint, similarity float8)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- A lookup by primary key: no index on the distance, so the untyped vector is fine.
+    select e.chunk_id, (1 - (e.embedding operator(public.<=>) p_vector::public.vector))::float8
+    from unnest(p_workspaces, p_chunks) w (workspace, chunk_id)
+    join exo_private.chunk_embeddings e
+      on e.workspace = w.workspace and e.chunk_id = w.chunk_id and e.model_id = p_model_id
+$$;
+comment on function exo_private.pool_similarity(text[], bigint[], text, int) is
+    'Cosine similarity between a query vector and the stored vectors of some chunks (one model).';
+
+-- exo_private.rerank_call: one remote rerank backend, never raising for a model failure.
+create or replace function exo_private.rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb)
+returns jsonb
+language plpython3u volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+# exo:include exocortex.models.client
+# exo:include search
+import json
+import time
+
+began = time.monotonic()
+opts = json.loads(options)
+try:
+    target = Endpoint.from_setting(json.loads(endpoint))
+    if backend == "cross_encoder":
+        scores = rerank(target, query[:MAX_QUERY_CHARS], list(passages))
+        result = {"scores": dict(zip([str(i) for i in ids], scores))}
+    elif backend == "listwise":
+        candidates = [{"chunk_id": i, "body": p} for i, p in zip(ids, passages)]
+        reply = chat(
+            target,
+            listwise_prompt(query, candidates, opts["excerpt_chars"]),
+            max_tokens=opts["max_tokens"],
+            response_format={
+                "type": "json_schema",
+                "json_schema": {
+                    "name": "ranking",
+                    "schema": {
+                        "type": "object",
+                        "properties": {"ranking": {"type": "array", "items": {"type": "integer"}}},
+                        "required": ["ranking"],
+                    },
+                },
+            },
+        )
+        result = {"ranking": parse_listwise(reply.content, set(ids))}
+    else:
+        raise ValueError("unknown remote rerank backend " + repr(backend))
+except (ModelError, ValueError) as exc:
+    result = {"error_class": getattr(exc, "error_class", "bad_response"), "error": str(exc)[:500]}
+result["ms"] = round((time.monotonic() - began) * 1000, 1)
+return json.dumps(result)
+$$;
+comment on function exo_private.rerank_call(text, jsonb, text, text[], bigint[], jsonb) is
+    'Ask a remote rerank backend (cross_encoder: /rerank scores; listwise: the chat model orders ids) '
+    'about passages: {scores} or {ranking}, or {error_class, error}; never raises for a model failure.';
+
+-- exo_private.retrieve: the whole search; exo.search, exo.search_report and
+-- exo.context_packet read its {results, report}.
+create or replace function exo_private.retrieve(
+    query text,
+    workspaces text[] default null,
+    k int default 25,
+    per_workspace int default 30,
+    open_archive boolean default null,
+    bridge text[] default '{}',
+    as_of timestamptz default now(),
+    query_embedding float8[] default null
+)
+returns jsonb
+language plpython3u volatile
+security invoker
+set search_path = exo_private, public, pg_temp  -- pg_textsearch resolves its score function by name
+as $$
+# exo:include search
+import datetime
+import json
+import time
+
+began = time.monotonic()
+plans = SD.setdefault("plans", {})
+
+
+def plan(key, text, types):
+    if key not in plans:
+        plans[key] = plpy.prepare(text, types)
+    return plans[key]
+
+
+def run(key, text, types, args):
+    return plpy.execute(plan(key, text, types), args)
+
+
+def ms(since):
+    return round((time.monotonic() - since) * 1000, 2)
+
+
+def bad(message, hint=None):
+    """A caller's mistake: invalid_parameter_value, naming the argument."""
+    plpy.error(message, hint=hint, sqlstate="22023")
+
+
+# -- inputs ------------------------------------------------------------------------------
+if query is None:
+    bad("query must not be null", hint="pass the question as text")
+if k is None or not 1 <= k <= 200:
+    bad("k must be between 1 and 200, got " + repr(k))
+if per_workspace is None or not 1 <= per_workspace <= 200:
+    bad("per_workspace must be between 1 and 200, got " + repr(per_workspace))
+as_of_day = (as_of or "")[:10] or datetime.date.today().isoformat()
+today = datetime.date.fromisoformat(as_of_day)
+
+settings = {
+    r["key"]: json.loads(r["value"])
+    for r in run(
+        "settings",
+        "select key, value::text from exo_private.settings "
+        "where key like 'retrieval.%' or key like 'packet.%' or key like 'models.%'",
+        [],
+        [],
+    )
+}
+known = [r["name"] for r in run("workspaces", "select name from exo_private.workspaces order by name", [], [])]
+if workspaces is None:
+    chosen = known
+else:
+    chosen = []
+    for name in workspaces:
+        if name not in known:
+            bad(
+                "workspace " + repr(name) + " does not exist",
+                hint="known workspaces: " + ", ".join(known),
+            )
+        if name not in chosen:
+            chosen.append(name)
+
+report = {
+    "query": query[:200],
+    "as_of": as_of_day,
+    "workspaces": {},
+    "degradations": [],
+    "timings_ms": {},
+}
+timings = report["timings_ms"]
+
+# -- temporal signal and bands --------------------------------------------------------------
+t = time.monotonic()
+signal = json.loads(
+    run("temporal", "select exo.temporal_signal($1, $2)::text as s", ["text", "date"], [query, as_of_day])[0]["s"]
+)
+timings["temporal"] = ms(t)
+archive_open, archive_why = archive_decision(signal, open_archive)
+report["temporal"] = {
+    "signal": signal["signal"],
+    "opens_archive": signal["opens_archive"],
+    "signals": [{"kind": s["kind"], "text": s["text"], "opens_archive": s["opens_archive"]} for s in signal["signals"]],
+    "years": signal["years"],
+}
+
+deferred = [
+    {"subject": r["subject"], "aliases": list(r["aliases"] or [])}
+    for r in run("deferred", "select subject, aliases from exo_private.deferred_subjects order by subject", [], [])
+]
+
+
+def withhold(charged):
+    return withheld_subjects(charged, deferred, bridge, archive_open)
+
+
+# -- query material -------------------------------------------------------------------------
+t = time.monotonic()
+graph_settings = settings["retrieval.graph"]
+ngrams = ngram_keys(query)
+entities = {}
+for r in run(
+    "entities",
+    "select e.id, e.workspace, e.name from exo_private.entities e "
+    "where e.canonical_key = any ($1) and e.workspace = any ($2) "
+    "order by e.workspace, length(e.canonical_key) desc, e.id",
+    ["text[]", "text[]"],
+    [ngrams, chosen],
+):
+    found = entities.setdefault(r["workspace"], [])
+    if len(found) < graph_settings["max_entities"]:
+        found.append({"id": r["id"], "name": r["name"]})
+idents = identifiers(query)
+titles = title_keys(query)
+files = file_keys(query)
+timings["query_analysis"] = ms(t)
+report["recognised"] = {
+    "identifiers": idents,
+    "entities": {ws: [e["name"] for e in found] for ws, found in entities.items()},
+}
+
+model = {"id": None, "dimensions": None}
+row = run(
+    "model",
+    "select m.id, m.dimensions from exo_private.embedding_models m where m.id = exo_private.active_embedding_model()",
+    [],
+    [],
+)
+if row:
+    model = {"id": row[0]["id"], "dimensions": row[0]["dimensions"]}
+vector = {"text": None, "error": None, "tried": False}
+
+
+def query_vector():
+    """The query's vector as pgvector text, embedded at most once; None when unavailable."""
+    if vector["tried"]:
+        return vector["text"]
+    vector["tried"] = True
+    t0 = time.monotonic()
+    if query_embedding is not None:
+        values = list(query_embedding)
+        if model["dimensions"] is not None and len(values) != model["dimensions"]:
+            bad(
+                "query_embedding has {} dimensions; the embedding model in use has {}".format(
+                    len(values), model["dimensions"]
+                )
+            )
+        if not values or any(v is None or v != v or v in (float("inf"), float("-inf")) for v in values):
+            bad("query_embedding must be a non-empty array of finite numbers")
+        vector["text"] = "[" + ",".join(repr(float(v)) for v in values) + "]"
+        report["query_embedding"] = {"source": "caller", "dimensions": len(values)}
+    else:
+        embedded = json.loads(run("embed", "select exo.embed_query($1)::text as e", ["text"], [query])[0]["e"])
+        timings["embed_query"] = ms(t0)
+        if "vector" in embedded:
+            if model["dimensions"] is not None and embedded["dimensions"] != model["dimensions"]:
+                vector["error"] = {
+                    "error_class": "dimension_mismatch",
+                    "error": "the endpoint gave {} dimensions, the stored vectors have {}".format(
+                        embedded["dimensions"], model["dimensions"]
+                    ),
+                }
+            else:
+                vector["text"] = embedded["vector"]
+                report["query_embedding"] = {"source": "endpoint", "ms": embedded["ms"]}
+        else:
+            vector["error"] = {"error_class": embedded["error_class"], "error": embedded["error"]}
+        if vector["error"]:
+            report["degradations"].append(dict(component="embeddings", **vector["error"]))
+    return vector["text"]
+
+
+# -- staged retrieval per workspace ------------------------------------------------------------
+thresholds = {
+    "lexical": settings["retrieval.lexical_confident_score"],
+    "semantic": settings["retrieval.semantic_confident_similarity"],
+}
+
+
+def stage_rows(stage, ws, bands):
+    """(rows, skipped_reason) of one stage in one workspace."""
+    common = [list(bands), as_of_day, per_workspace]
+    base = ["text[]", "date", "int"]
+    if stage == "exact":
+        # A document named by title or file name first: a chunk keeps the first match found.
+        rows = []
+        if titles or files:
+            for r in run(("document", ws), stage_sql_text("document", ws), ["text[]"] + base + ["text[]"],
+                         [titles] + common + [files]):
+                rows.append({"chunk_id": r["chunk_id"], "score": r["score"], "confident": True,
+                             "charged": r["charged"], "match": "document", "detail": "document " + r["detail"]})
+        for ident in idents:
+            for r in run(("identifier", ws), stage_sql_text("identifier", ws), ["text"] + base, [ident] + common):
+                rows.append({"chunk_id": r["chunk_id"], "score": r["score"], "confident": True,
+                             "charged": r["charged"], "match": "identifier", "detail": "identifier " + ident})
+        if entities.get(ws):
+            for r in run(("entity", ws), stage_sql_text("entity", ws), ["bigint[]"] + base,
+                         [[e["id"] for e in entities[ws]]] + common):
+                rows.append({"chunk_id": r["chunk_id"], "score": r["score"], "confident": True,
+                             "charged": r["charged"], "match": "entity", "detail": "entity " + r["detail"]})
+        if not (idents or entities.get(ws) or titles or files):
+            return [], "no identifier, entity, title or file name in the query"
+        return rows, None
+    if stage == "lexical":
+        if not content_words(query):
+            return [], "no searchable words in the query"
+        rows = run(("lexical", ws), stage_sql_text("lexical", ws), ["text"] + base, [query[:MAX_QUERY_CHARS]] + common)
+        return [{"chunk_id": r["chunk_id"], "score": r["score"], "confident": r["score"] >= thresholds["lexical"],
+                 "charged": r["charged"]} for r in rows], None
+    if stage == "capsules":
+        return [], "no capsules yet (summaries arrive with a later issue)"
+    if stage == "graph":
+        if not entities.get(ws):
+            return [], "no entity of this workspace's graph named in the query"
+        rows = run(("graph", ws), stage_sql_text("graph", ws), ["bigint[]"] + base + ["int", "int"],
+                   [[e["id"] for e in entities[ws]]] + common + [graph_settings["depth"], graph_settings["per_node"]])
+        return [{"chunk_id": r["chunk_id"], "score": r["score"], "confident": False,
+                 "charged": r["charged"], "detail": "near " + r["detail"]} for r in rows], None
+    if stage == "semantic":
+        if model["id"] is None:
+            return [], "no embeddings stored yet"
+        text = query_vector()
+        if text is None:
+            return [], "query embedding unavailable ({})".format(vector["error"]["error_class"])
+        key = ("semantic", ws, model["id"], model["dimensions"])
+        rows = run(key, stage_sql_text("semantic", ws, model["id"], model["dimensions"]), ["text"] + base, [text] + common)
+        low = settings["retrieval.semantic_min_similarity"]
+        return [{"chunk_id": r["chunk_id"], "score": r["score"], "confident": r["score"] >= thresholds["semantic"],
+                 "charged": r["charged"]} for r in rows if r["score"] >= low], None
+    plpy.error("unknown stage " + repr(stage) + " in retrieval.stages")
+
+
+def stage_sql_text(stage, ws, model_id=None, dimensions=None):
+    key = ("sql", stage, ws, model_id, dimensions)
+    if key not in plans:
+        plans[key] = run(
+            "stage_sql", "select exo_private.stage_sql($1, $2, $3, $4) as q", ["text", "text", "int", "int"],
+            [stage, ws, model_id, dimensions],
+        )[0]["q"]
+    return plans[key]
+
+
+def search_workspaces(bands):
+    """Run the stages in every chosen workspace over `bands`; semantic last, after one embedding."""
+    pools = [WorkspacePool(ws, per_workspace, settings["retrieval.confident_needed"]) for ws in chosen]
+    for pool in pools:
+        for stage in settings["retrieval.stages"]:
+            go, why = pool.wants_more()
+            entry = {"stage": stage}
+            if go:
+                t0 = time.monotonic()
+                rows, why = stage_rows(stage, pool.workspace, bands)
+                if why is None:
+                    admitted, held = pool.admit(stage, rows, withhold)
+                    entry.update(ran=True, found=len(rows), admitted=admitted, withheld=held,
+                                 confident=pool.confident, ms=ms(t0))
+                    pool.stages.append(entry)
+                    continue
+            entry.update(ran=False, skipped=why)
+            pool.stages.append(entry)
+    return pools
+
+
+t = time.monotonic()
+bands = ALL_BANDS if archive_open else PRESENT_BANDS
+pools = search_workspaces(bands)
+fallback = False
+if not archive_open and open_archive is None and not any(p.confident for p in pools):
+    # Recency preference: the archive answers only when nothing present answers with confidence.
+    fallback = True
+    held_before = pools
+    bands = ALL_BANDS
+    pools = search_workspaces(bands)
+    for before, after in zip(held_before, pools):
+        for subject, chunks in before.withheld.items():
+            after.withheld.setdefault(subject, set()).update(chunks)
+timings["stages"] = ms(t)
+report["bands"] = list(bands)
+report["archive"] = {
+    "open": archive_open or fallback,
+    "why": archive_why if not fallback else "nothing in the present bands answered with confidence",
+    "fallback": fallback,
+}
+for pool in pools:
+    ran = [s["stage"] for s in pool.stages if s.get("ran")]
+    report["workspaces"][pool.workspace] = {
+        "candidates": len(pool.hits),
+        "confident": pool.confident,
+        "stopped_after": ran[-1] if ran else None,
+        "stages": pool.stages,
+    }
+
+
+def how(subject):
+    return "To include it, ask with bridge => array[{}] or name the time you mean.".format(
+        "'" + subject.replace("'", "''") + "'"
+    )
+
+
+report["hints"] = hints(pools, how)
+
+# -- the combined pool, reranked ------------------------------------------------------------------
+hits = [h for p in pools for h in p.hits]
+by_id = {h["chunk_id"]: h for h in hits}
+t = time.monotonic()
+details = run(
+    "details",
+    "select * from exo_private.pool_details($1, $2, $3)",
+    ["text[]", "bigint[]", "text"],
+    [[h["workspace"] for h in hits], [h["chunk_id"] for h in hits], query],
+)
+candidates = []
+for d in details:
+    written = datetime.date.fromisoformat(d["written_at"]) if d["written_at"] else None
+    candidates.append(
+        dict(
+            by_id[d["chunk_id"]],
+            document_id=d["document_id"],
+            ordinal=d["ordinal"],
+            body=d["body"],
+            band=d["band"],
+            written_at=d["written_at"],
+            written_ordinal=written.toordinal() if written else None,
+            written_year=written.year if written else None,
+            path=d["path"],
+            title=d["title"],
+            canonical=d["canonical"],
+            coverage=d["coverage"],
+        )
+    )
+candidates.sort(key=lambda c: c["chunk_id"])
+timings["pool"] = ms(t)
+
+weights = settings["retrieval.rank_weights"]
+years = signal["years"]
+deterministic = {c["chunk_id"]: deterministic_relevance(c, weights) for c in candidates}
+recency = not report["archive"]["open"]  # an open archive is not a place to prefer the new
+incoming = [c["chunk_id"] for c in rank(candidates, deterministic, weights, today.toordinal(), years, recency)]
+attempts = []
+relevance = None
+backend_used = None
+t = time.monotonic()
+timeout = settings["retrieval.rerank_timeout_s"]
+for backend in settings["retrieval.rerank_order"]:
+    t0 = time.monotonic()
+    if not candidates:
+        attempts.append({"backend": backend, "outcome": "skipped", "why": "no candidates"})
+        relevance, backend_used = {}, "none"
+        break
+    if backend == "deterministic":
+        relevance, backend_used = deterministic, backend
+        attempts.append({"backend": backend, "outcome": "answered", "ms": ms(t0)})
+        break
+    if backend == "embedding":
+        text = query_vector() if model["id"] is not None else None
+        if text is None:
+            why = "no embeddings stored yet" if model["id"] is None else "query embedding unavailable"
+            attempts.append({"backend": backend, "outcome": "failed", "why": why})
+            continue
+        sims = {
+            r["chunk_id"]: r["similarity"]
+            for r in run(
+                "similarity",
+                "select * from exo_private.pool_similarity($1, $2, $3, $4)",
+                ["text[]", "bigint[]", "text", "int"],
+                [[c["workspace"] for c in candidates], [c["chunk_id"] for c in candidates], text, model["id"]],
+            )
+        }
+        # Cosine similarity is already on a common scale: clipped, not stretched.
+        relevance = {c["chunk_id"]: min(1.0, max(0.0, sims.get(c["chunk_id"]) or 0.0)) for c in candidates}
+        backend_used = backend
+        attempts.append({"backend": backend, "outcome": "answered", "ms": ms(t0),
+                         "without_vector": sum(1 for c in candidates if c["chunk_id"] not in sims)})
+        break
+    if backend in ("cross_encoder", "listwise"):
+        setting_key = "models.rerank" if backend == "cross_encoder" else "models.chat"
+        endpoint = dict(settings.get(setting_key) or {})
+        if backend == "listwise" and not settings["retrieval.listwise"].get("enabled"):
+            attempts.append({"backend": backend, "outcome": "skipped", "why": "off (retrieval.listwise)"})
+            continue
+        if not endpoint.get("url"):
+            attempts.append({"backend": backend, "outcome": "skipped", "why": setting_key + " has no url"})
+            continue
+        endpoint["timeout_s"] = timeout
+        options = settings["retrieval.listwise"]
+        order = incoming[: options["max_candidates"]] if backend == "listwise" else incoming
+        bodies = {c["chunk_id"]: c["body"] for c in candidates}
+        answer = json.loads(
+            run(
+                "rerank_call",
+                "select exo_private.rerank_call($1, $2, $3, $4, $5, $6)::text as r",
+                ["text", "jsonb", "text", "text[]", "bigint[]", "jsonb"],
+                [backend, json.dumps(endpoint), query, [bodies[i] for i in order], order, json.dumps(options)],
+            )[0]["r"]
+        )
+        if "error_class" in answer:
+            attempts.append({"backend": backend, "outcome": "failed", "error_class": answer["error_class"],
+                             "ms": answer["ms"]})
+            report["degradations"].append({"component": "rerank:" + backend,
+                                           "error_class": answer["error_class"], "error": answer["error"]})
+            continue
+        if backend == "cross_encoder":
+            relevance = normalise({c["chunk_id"]: answer["scores"].get(str(c["chunk_id"])) for c in candidates})
+        else:
+            relevance = from_ranking(answer["ranking"], incoming)
+        backend_used = backend
+        attempts.append({"backend": backend, "outcome": "answered", "ms": answer["ms"]})
+        break
+    attempts.append({"backend": backend, "outcome": "skipped", "why": "unknown backend"})
+if relevance is None:  # the configured order had no backend that answered
+    relevance, backend_used = deterministic, "deterministic"
+    attempts.append({"backend": "deterministic", "outcome": "answered", "why": "fallback"})
+elif backend_used != "deterministic":
+    relevance = blend(relevance, deterministic, weights["backend_share"])
+ranked = rank(candidates, relevance, weights, today.toordinal(), years, recency)
+timings["rerank"] = ms(t)
+report["rerank"] = {"backend": backend_used, "attempts": attempts, "pool": len(candidates)}
+
+results = []
+for n, c in enumerate(ranked[:k], 1):
+    results.append({
+        "rank": n,
+        "chunk_id": c["chunk_id"],
+        "document_id": c["document_id"],
+        "ordinal": c["ordinal"],
+        "workspace": c["workspace"],
+        "path": c["path"],
+        "title": c["title"],
+        "band": c["band"],
+        "written_at": c["written_at"],
+        "canonical": c["canonical"],
+        "stage": c["stage"],
+        "detail": c.get("detail"),
+        "score": c["score"],
+        "relevance": c["relevance"],
+        "citation": citation(c),
+        "body": c["body"],
+    })
+report["returned"] = len(results)
+timings["total"] = ms(began)
+return json.dumps({"results": results, "report": report})
+$$;
+comment on function exo_private.retrieve(text, text[], int, int, boolean, text[], timestamptz, float8[]) is
+    'The whole retrieval: temporal signal, staged search per workspace with early stop, deference, '
+    'archive fallback, combined-pool rerank; {results, report}. Read through exo.search, '
+    'exo.search_report and exo.context_packet.';
+
+-- exo.search: ranked chunks for a question, federated over workspaces.
+create or replace function exo.search(
+    query text,
+    workspaces text[] default null,
+    k int default 25,
+    per_workspace int default 30,
+    open_archive boolean default null,
+    bridge text[] default '{}',
+    as_of timestamptz default now(),
+    query_embedding float8[] default null
+)
+returns table (
+    rank int, chunk_id bigint, body text, path text, title text, workspace text, band text,
+    written_at date, stage text, citation text, score float8, document_id bigint, canonical boolean
+)
+language sql volatile
+security definer
+set search_path = exo_private, pg_temp
+as $$
+    select r.rank, r.chunk_id, r.body, r.path, r.title, r.workspace, r.band, r.written_at, r.stage,
+           r.citation, r.score, r.document_id, r.canonical
+    from jsonb_to_recordset(
+        exo_private.retrieve(query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding)
+        -> 'results') as r (
+        rank int, chunk_id bigint, body text, path text, title text, workspace text, band text,
+        written_at date, stage text, citation text, score float8, document_id bigint, canonical boolean)
+    order by r.rank
+$$;
+comment on function exo.search(text, text[], int, int, boolean, text[], timestamptz, float8[]) is
+    'Ranked chunks answering a question: staged retrieval (exact, lexical, capsules, graph, semantic) in '
+    'each workspace (null: all) with at most per_workspace candidates each, temporal banding (the '
+    'archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged, '
+    'then one rerank of the merged pool; k rows with citation, band and the stage that found each. '
+    'query_embedding (real[]) replaces the embeddings endpoint. exo.search_report says what happened.';
+
+-- exo.search_report: what a search did.
+create or replace function exo.search_report(
+    query text,
+    workspaces text[] default null,
+    k int default 25,
+    per_workspace int default 30,
+    open_archive boolean default null,
+    bridge text[] default '{}',
+    as_of timestamptz default now(),
+    query_embedding float8[] default null
+)
+returns jsonb
+language sql volatile
+security definer
+set search_path = exo_private, pg_temp
+as $$
+    select exo_private.retrieve(query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding)
+           -> 'report'
+$$;
+comment on function exo.search_report(text, text[], int, int, boolean, text[], timestamptz, float8[]) is
+    'What exo.search does for the same arguments (jsonb): the temporal signal and the bands opened, '
+    'per workspace the stages run or skipped (and why) with counts and times, deference hints '
+    '(subject, workspace, chunks withheld, how to open them; never their text), degradations '
+    '(an endpoint down, a stage skipped), the rerank backend and its fallbacks, and timings.';
+
+-- exo.context_packet_json: a cited context packet within a token budget, as jsonb.
+create or replace function exo.context_packet_json(
+    query text,
+    token_budget int default 4000,
+    workspaces text[] default null,
+    open_archive boolean default null,
+    bridge text[] default '{}',
+    as_of timestamptz default now(),
+    query_embedding float8[] default null
+)
+returns jsonb
+language plpython3u volatile
+security definer
+set search_path = exo_private, pg_temp
+as $$
+# exo:include search
+import json
+
+if token_budget is None or not 200 <= token_budget <= 100000:
+    plpy.error("token_budget must be between 200 and 100000 tokens, got " + repr(token_budget), sqlstate="22023")
+if "retrieve" not in SD:
+    SD["retrieve"] = plpy.prepare(
+        "select exo_private.retrieve($1, $2, 25, 30, $3, $4, $5, $6)::text as r",
+        ["text", "text[]", "boolean", "text[]", "timestamptz", "float8[]"],
+    )
+    SD["settings"] = plpy.prepare(
+        "select key, value::text from exo_private.settings where key like 'packet.%'", []
+    )
+found = json.loads(
+    plpy.execute(SD["retrieve"], [query, workspaces, open_archive, bridge, as_of, query_embedding])[0]["r"]
+)
+settings = {r["key"]: json.loads(r["value"]) for r in plpy.execute(SD["settings"], [])}
+report = found["report"]
+result = packet(query, found["results"], report["hints"], report, token_budget, settings)
+result["report"] = report
+return json.dumps(result)
+$$;
+comment on function exo.context_packet_json(text, int, text[], boolean, text[], timestamptz, float8[]) is
+    'The context packet for a question as jsonb: text (current facts, then cited evidence excerpts, '
+    'then deference hints, then provenance), tokens used (never over token_budget; about four '
+    'characters a token), the citations used, the hints and the search report.';
+
+-- exo.context_packet: the packet as text.
+create or replace function exo.context_packet(
+    query text,
+    token_budget int default 4000,
+    workspaces text[] default null,
+    open_archive boolean default null,
+    bridge text[] default '{}',
+    as_of timestamptz default now(),
+    query_embedding float8[] default null
+)
+returns text
+language sql volatile
+security definer
+set search_path = exo_private, pg_temp
+as $$
+    select exo.context_packet_json(query, token_budget, workspaces, open_archive, bridge, as_of, query_embedding)
+           ->> 'text'
+$$;
+comment on function exo.context_packet(text, int, text[], boolean, text[], timestamptz, float8[]) is
+    'A small cited answer packet for a question, within token_budget tokens: current facts first, '
+    'then numbered evidence excerpts (path, workspace, date, band), then hints about withheld '
+    'subjects, then provenance. exo.context_packet_json gives it with its token count and report.';

@@ -1,0 +1,696 @@
+"""plpy/search.py as plain Python: query material, deference, pools, the rank and the packet.
+
+exo_private.retrieve inlines this module; these tests hold its promises without a database
+(the SQL around it is tested in tests/test_search.py).
+"""
+
+import datetime
+import itertools
+import math
+import random
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+import search
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
+from textnorm import canonical_key
+
+# No .hypothesis cache in the repository (no example database, and its other caches go to
+# the temporary directory); few examples keep the file fast.
+set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "exocortex-hypothesis")
+FAST = settings(max_examples=60, deadline=None, database=None)
+
+TODAY = datetime.date(2026, 11, 29).toordinal()
+WEIGHTS = {
+    "stage": {"exact": 1.0, "lexical": 0.85, "capsules": 0.85, "graph": 0.7, "semantic": 0.75},
+    "band": {"current": 1.0, "recent": 0.9, "archival": 0.75},
+    "canonical": 1.25,
+    "freshness_half_life_days": 1095,
+    "freshness_floor": 0.6,
+    "year_miss_per_year": 0.15,
+}
+PACKET = {"packet.max_chunks": 8, "packet.excerpt_chars": 600, "packet.min_relative_score": 0.3}
+REPORT = {"rerank": {"backend": "deterministic"}, "archive": {"open": False, "why": None}, "degradations": []}
+DEFERRED = [
+    {"subject": "Alice Smith", "aliases": ["Ally", "A. Smith"]},
+    {"subject": "Dad", "aliases": []},
+]
+# Words of chunk bodies; none occurs in a hint line or in the packet's own headings.
+VOCAB = ["zebra", "quokka", "axolotl", "lemur", "okapi", "tapir", "gecko", "ibis", "marmot", "narwhal"]
+
+
+def _candidate(chunk_id, score=1.0, body="zebra quokka.", **extra):
+    written = extra.pop("written", datetime.date(2026, 1, 1))
+    c = {
+        "chunk_id": chunk_id,
+        "document_id": 1000 + chunk_id,
+        "workspace": "technical",
+        "path": f"notes/doc{chunk_id}.md",
+        "band": "current",
+        "written_at": written.isoformat() if written else None,
+        "written_ordinal": written.toordinal() if written else None,
+        "written_year": written.year if written else None,
+        "stage": "lexical",
+        "score": score,
+        "body": body,
+        "canonical": False,
+        "coverage": 0.5,
+    }
+    c.update(extra)
+    return c
+
+
+def _withhold(bridge=(), archive_open=False):
+    return lambda charged: search.withheld_subjects(charged, DEFERRED, list(bridge), archive_open)
+
+
+# -- identifiers ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("why is db-prod-03 lagging?", ["db-prod-03"]),
+        ("status of INC-2041", ["INC-2041"]),
+        ("see replication.md and pg_hba.conf", ["replication.md", "pg_hba.conf"]),
+        ("upgrade from v2.3 to pg16", ["v2.3", "pg16"]),
+        ('the "disaster recovery plan" for db-prod-03', ["disaster recovery plan", "db-prod-03"]),
+        ("(docs/runbook.md)", ["docs/runbook.md"]),
+    ],
+)
+def test_identifiers_finds_hosts_tickets_files_versions_and_quoted_phrases(query, expected):
+    assert search.identifiers(query) == expected
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "what did we decide about the migration",
+        "where did I work in 2014 and 2015?",
+        "is a1 or b2 ok",  # too short
+        "see e.g. the U.S. office, i.e. the a.m. shift",  # abbreviations of single letters
+        '"ab" is too short to quote',
+        "",
+        None,
+    ],
+)
+def test_identifiers_ignores_plain_words_years_short_tokens_and_abbreviations(query):
+    assert search.identifiers(query) == []
+
+
+def test_identifiers_are_distinct_regardless_of_case_and_at_most_eight():
+    assert search.identifiers("db-prod-03 DB-PROD-03 Db-Prod-03.") == ["db-prod-03"]
+    hosts = [f"host-{i:02d}" for i in range(20)]
+    assert search.identifiers(" ".join(hosts)) == hosts[: search.MAX_IDENTIFIERS]
+
+
+def test_identifiers_read_only_the_first_thousand_characters():
+    assert search.identifiers("x" * search.MAX_QUERY_CHARS + " db-prod-03") == []
+
+
+@FAST
+@given(st.text(max_size=300))
+def test_identifiers_never_raise_and_name_only_text_of_the_query(query):
+    found = search.identifiers(query)
+    assert len(found) <= search.MAX_IDENTIFIERS
+    assert len({f.casefold() for f in found}) == len(found)
+    for item in found:
+        assert item and item in query
+
+
+# -- n-grams and title keys ---------------------------------------------------------------------
+
+
+def test_ngram_keys_are_canonical_runs_of_tokens():
+    keys = search.ngram_keys("Where is Jane  DOE, the CTO?")
+    assert keys[:5] == ["where", "is", "jane", "doe", "the"]
+    assert "jane doe" in keys  # the trailing comma goes with canonical_key
+    assert "cto" in keys
+    assert "where is jane doe, the cto" in keys
+    assert search.ngram_keys("a b c", max_n=1) == ["a", "b", "c"]
+    assert search.ngram_keys("(...) ? \u201c\u201d") == []
+    assert search.ngram_keys(None) == []
+
+
+@FAST
+@given(st.lists(st.sampled_from(["Jane", "doe", "db-prod-03", "(x)", "--", "Ünïcode,", "a"]), max_size=12))
+def test_ngram_keys_are_distinct_canonical_and_bounded(tokens):
+    keys = search.ngram_keys(" ".join(tokens))
+    assert len(keys) == len(set(keys))
+    assert all(canonical_key(k) == k for k in keys)
+    words = [t for t in tokens if t.strip(search._EDGE)]
+    assert len(keys) <= sum(max(0, len(words) - n + 1) for n in range(1, search.MAX_NGRAM + 1))
+    assert all(len(k.split()) <= search.MAX_NGRAM for k in keys)
+
+
+def _sql_title_key(title):
+    """documents.title_key as migrations/0006_add_search.sql writes it:
+    nullif(btrim(regexp_replace(lower(title), '[^[:alnum:]]+', ' ', 'g')), '')."""
+    return re.sub(r"[\W_]+", " ", title.lower()).strip() or None
+
+
+def test_title_keys_shape():
+    keys = search.title_keys("The Replication Runbook for pg_hba")
+    assert "replication runbook" in keys
+    assert "the replication runbook for pg hba" in keys
+    assert "replication" in keys
+    assert "the" not in keys and "for" not in keys  # stopwords and short words alone
+    assert "pg" not in keys and "pg hba" in keys  # a short word only inside a longer run
+    assert "about" not in search.title_keys("about")  # a long stopword alone
+
+
+def test_title_keys_lower_case_like_sql_lower_not_casefold():
+    # lower('Straße') is 'straße' in Postgres; casefold would give 'strasse' and never match.
+    assert "straße notes" in search.title_keys("Straße Notes")
+    assert _sql_title_key("Straße Notes") == "straße notes"
+
+
+@FAST
+@given(
+    st.lists(
+        st.text(
+            alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789éüßÉÜ",
+            min_size=1,
+            max_size=8,
+        ),
+        min_size=1,
+        max_size=search.MAX_NGRAM,
+    ),
+    st.lists(
+        st.sampled_from([" ", " - ", "_", ": ", " (", ") ", "/", ".", "  ", " — "]), min_size=6, max_size=6
+    ),
+)
+def test_a_title_is_found_by_the_query_that_repeats_it(words, separators):
+    title = "".join(w + s for w, s in zip(words, separators[: len(words)], strict=True))
+    key = _sql_title_key(title)
+    keys = search.title_keys(title)
+    single = len(words) == 1
+    if not (single and (len(key) < 4 or key in search.STOPWORDS)):
+        assert key in keys
+    for k in keys:  # every key is already in title_key form
+        assert _sql_title_key(k) == k
+        assert len(k.split(" ")) <= search.MAX_NGRAM
+
+
+# -- deference ---------------------------------------------------------------------------------
+
+
+def test_a_charged_subject_is_withheld_unless_the_archive_is_open():
+    assert search.withheld_subjects(["Alice Smith"], DEFERRED, [], False) == ["Alice Smith"]
+    assert search.withheld_subjects(["Alice Smith"], DEFERRED, None, False) == ["Alice Smith"]
+    assert search.withheld_subjects(["Alice Smith"], DEFERRED, [], True) == []
+    assert search.withheld_subjects([], DEFERRED, [], False) == []
+
+
+@pytest.mark.parametrize("bridge", ["Alice Smith", "  alice   SMITH ", "ally", "ALLY.", "a. smith"])
+def test_bridging_a_subject_by_name_or_alias_releases_it(bridge):
+    assert search.withheld_subjects(["Alice Smith"], DEFERRED, [bridge], False) == []
+
+
+def test_bridging_by_the_subject_releases_a_chunk_charged_under_an_alias():
+    assert search.withheld_subjects(["Ally"], DEFERRED, ["Alice Smith"], False) == []
+
+
+def test_bridging_one_subject_does_not_release_another():
+    assert search.withheld_subjects(["Alice Smith", "Dad"], DEFERRED, ["Ally"], False) == ["Dad"]
+    assert search.withheld_subjects(["Alice Smith", "Dad"], DEFERRED, ["dad"], False) == ["Alice Smith"]
+    assert search.withheld_subjects(["Dad"], DEFERRED, ["Mum", "", "..."], False) == ["Dad"]
+
+
+def test_a_frontmatter_only_subject_is_withheld_until_bridged_by_name():
+    assert search.withheld_subjects(["Grandpa Joe"], DEFERRED, [], False) == ["Grandpa Joe"]
+    assert search.withheld_subjects(["Grandpa Joe"], DEFERRED, ["ally"], False) == ["Grandpa Joe"]
+    assert search.withheld_subjects(["Grandpa Joe"], DEFERRED, ["grandpa  joe"], False) == []
+
+
+@FAST
+@given(
+    st.lists(st.sampled_from(["Alice Smith", "Ally", "Dad", "Grandpa Joe", "Mum"]), max_size=5, unique=True),
+    st.lists(st.sampled_from(["alice smith", "A. Smith", "DAD", "mum", "nobody", ""]), max_size=3),
+)
+def test_withheld_is_the_charged_subjects_no_bridge_names(charged, bridge):
+    held = search.withheld_subjects(charged, DEFERRED, bridge, False)
+    assert held == [s for s in charged if s in held]  # a sub-list, in order
+    names = {canonical_key(b) for b in bridge} - {None}
+    for subject in DEFERRED:
+        keys = {canonical_key(n) for n in [subject["subject"], *subject["aliases"]]}
+        if keys & names:
+            names |= keys
+    assert held == [s for s in charged if canonical_key(s) not in names]
+
+
+# -- the workspace pool --------------------------------------------------------------------------
+
+
+def _row(chunk_id, confident=False, charged=None, score=1.0):
+    return {"chunk_id": chunk_id, "score": score, "confident": confident, "charged": charged}
+
+
+def test_pool_dedups_across_stages_and_stops_on_enough_confident():
+    pool = search.WorkspacePool("technical", cap=10, need=2)
+    assert pool.wants_more() == (True, None)
+    assert pool.admit("exact", [_row(1, True), _row(2), _row(1, True)], _withhold()) == (2, 0)
+    assert pool.confident == 1
+    assert pool.wants_more() == (True, None)
+    assert pool.admit("lexical", [_row(2, True), _row(3, True)], _withhold()) == (1, 0)
+    assert [(h["chunk_id"], h["stage"], h["confident"]) for h in pool.hits] == [
+        (1, "exact", True),
+        (2, "exact", False),  # the first stage to find a chunk keeps it
+        (3, "lexical", True),
+    ]
+    assert pool.confident == 2
+    assert pool.wants_more() == (False, "enough confident candidates (2 of 2)")
+
+
+def test_pool_holds_at_most_its_cap_and_need_never_exceeds_it():
+    pool = search.WorkspacePool("technical", cap=3, need=8)
+    assert pool.need == 3
+    assert pool.admit("lexical", [_row(i) for i in range(6)], _withhold()) == (3, 0)
+    assert [h["chunk_id"] for h in pool.hits] == [0, 1, 2]
+    assert pool.wants_more() == (False, "the workspace holds per_workspace candidates")
+    assert pool.admit("semantic", [_row(9, True)], _withhold()) == (0, 0)
+    assert len(pool.hits) == 3
+
+
+def test_pool_counts_withheld_chunks_per_subject_once_each():
+    pool = search.WorkspacePool("personal", cap=2, need=2)
+    rows = [_row(10, charged=["Alice Smith"]), _row(11, charged=["Alice Smith", "Dad"]), _row(12), _row(13)]
+    assert pool.admit("exact", rows, _withhold()) == (2, 2)
+    # A later stage finding the same chunks, and one more past the cap, still counts right.
+    more = [_row(10, charged=["Alice Smith"]), _row(14, charged=["Dad"]), _row(15)]
+    assert pool.admit("lexical", more, _withhold()) == (0, 1)
+    assert pool.withheld == {"Alice Smith": {10, 11}, "Dad": {11, 14}}
+    assert [h["chunk_id"] for h in pool.hits] == [12, 13]
+
+    bridged = search.WorkspacePool("personal", cap=5, need=5)
+    assert bridged.admit("exact", rows, _withhold(bridge=["ally"])) == (3, 1)
+    assert bridged.withheld == {"Dad": {11}}
+
+
+def test_hints_count_chunks_and_never_carry_text():
+    pools = [search.WorkspacePool("personal", 5, 5), search.WorkspacePool("creative", 5, 5)]
+    pools[0].admit("exact", [_row(1, charged=["Dad"]), _row(2, charged=["Alice Smith", "Dad"])], _withhold())
+    pools[1].admit("exact", [_row(3, charged=["Dad"])], _withhold())
+    out = search.hints(pools, lambda s: "bridge " + s)
+    assert out == [
+        {"subject": "Alice Smith", "workspace": "personal", "chunks": 1, "how": "bridge Alice Smith"},
+        {"subject": "Dad", "workspace": "personal", "chunks": 2, "how": "bridge Dad"},
+        {"subject": "Dad", "workspace": "creative", "chunks": 1, "how": "bridge Dad"},
+    ]
+
+
+# -- the combined-pool rank -----------------------------------------------------------------------
+
+ids_strategy = st.lists(st.integers(1, 60), max_size=15, unique=True)
+
+
+@FAST
+@given(ids_strategy, st.data())
+def test_from_ranking_is_a_permutation_whatever_the_reply(ids, data):
+    reply = data.draw(
+        st.lists(st.sampled_from(ids) | st.integers(-5, 100), max_size=20)
+        if ids
+        else st.lists(st.integers(), max_size=5)
+    )
+    relevance = search.from_ranking(reply, ids)
+    assert sorted(relevance) == sorted(ids)
+    order = sorted(relevance, key=lambda i: -relevance[i])
+    named = list(dict.fromkeys(i for i in reply if i in ids))
+    assert order == named + [i for i in ids if i not in named]
+    values = [relevance[i] for i in order]
+    assert all(a > b for a, b in itertools.pairwise(values))
+    if ids:
+        assert values[0] == 1.0
+        assert values[-1] >= 0.05
+
+
+# Any relevance a backend could hand over: missing, NaN, infinite, or finite of any sign (a
+# finite one near float's limit would overflow the score; no backend gives more than 1).
+relevance_value = (
+    st.none() | st.sampled_from([math.nan, math.inf, -math.inf]) | st.floats(-1e300, 1e300) | st.floats(-2, 2)
+)
+
+
+@st.composite
+def candidate_lists(draw, max_size=12):
+    ids = draw(st.lists(st.integers(1, 500), max_size=max_size, unique=True))
+    out = []
+    for i in ids:
+        written = draw(st.none() | st.dates(datetime.date(1990, 1, 1), datetime.date(2027, 12, 31)))
+        out.append(
+            _candidate(
+                i,
+                score=None,
+                body=" ".join(
+                    draw(st.lists(st.sampled_from([*VOCAB, "the", "and", "zebra."]), max_size=300))
+                ),
+                written=written,
+                band=draw(st.sampled_from(search.ALL_BANDS)),
+                stage=draw(st.sampled_from(["exact", "lexical", "graph", "semantic", "capsules"])),
+                canonical=draw(st.booleans()),
+                coverage=draw(st.floats(0, 1)),
+            )
+        )
+    return out
+
+
+@FAST
+@given(candidate_lists(), st.data(), st.lists(st.integers(1990, 2027), max_size=2))
+def test_rank_returns_exactly_the_candidates_in_score_order(candidates, data, years):
+    ids = [c["chunk_id"] for c in candidates]
+    keys = data.draw(
+        st.lists(st.sampled_from(ids) | st.integers(501, 600), max_size=15) if ids else st.just([])
+    )
+    relevance = {k: data.draw(relevance_value) for k in keys}
+    ranked = search.rank(candidates, relevance, WEIGHTS, TODAY, years)
+    assert sorted(c["chunk_id"] for c in ranked) == sorted(ids)
+    assert all(math.isfinite(c["score"]) for c in ranked)
+    assert all(a["score"] >= b["score"] for a, b in itertools.pairwise(ranked))
+    for c in ranked:
+        r = relevance.get(c["chunk_id"])
+        if r is None or not math.isfinite(r):
+            assert c["relevance"] == 0.0 and c["score"] == 0.0
+    shuffled = list(candidates)
+    random.Random(len(ids)).shuffle(shuffled)
+    again = search.rank(shuffled, relevance, WEIGHTS, TODAY, years)
+    assert [c["chunk_id"] for c in again] == [c["chunk_id"] for c in ranked]
+
+
+def test_rank_breaks_ties_by_chunk_id_and_applies_priority():
+    same = [_candidate(7), _candidate(3), _candidate(5)]
+    ranked = search.rank(same, {7: 0.5, 3: 0.5, 5: 0.5}, WEIGHTS, TODAY, [])
+    assert [c["chunk_id"] for c in ranked] == [3, 5, 7]
+    canonical = [_candidate(1), _candidate(2, canonical=True)]
+    assert [c["chunk_id"] for c in search.rank(canonical, {1: 0.5, 2: 0.5}, WEIGHTS, TODAY, [])] == [2, 1]
+    banded = [_candidate(1, band="archival"), _candidate(2, band="current")]
+    assert [c["chunk_id"] for c in search.rank(banded, {1: 0.9, 2: 0.9}, WEIGHTS, TODAY, [])] == [2, 1]
+    missing = [_candidate(1), _candidate(2)]
+    assert [c["chunk_id"] for c in search.rank(missing, {2: 0.01, 1: math.nan}, WEIGHTS, TODAY, [])] == [2, 1]
+
+
+def test_priority_and_deterministic_relevance():
+    assert search.priority(_candidate(1), WEIGHTS) == 1.0
+    assert search.priority(_candidate(1, canonical=True), WEIGHTS) == 1.25
+    assert search.priority(_candidate(1, band="archival", canonical=True), WEIGHTS) == pytest.approx(0.9375)
+    assert search.priority(_candidate(1, band="unknown"), WEIGHTS) == 1.0
+    assert search.deterministic_relevance(_candidate(1, stage="exact", coverage=1.0), WEIGHTS) == 1.0
+    assert search.deterministic_relevance(_candidate(1, stage="odd", coverage=None), WEIGHTS) == 0.25
+
+
+@FAST
+@given(
+    st.dictionaries(st.integers(), st.none() | st.floats(allow_nan=True, allow_infinity=True), max_size=12)
+)
+def test_normalise_bounds_and_order(scores):
+    out = search.normalise(scores)
+    assert out.keys() == scores.keys()
+    assert all(0.05 <= v <= 1.0 for v in out.values())
+    finite = {k: s for k, s in scores.items() if s is not None and math.isfinite(s)}
+    for k in scores:
+        if k not in finite:
+            assert out[k] == 0.05
+    for a in finite:
+        for b in finite:
+            if finite[a] <= finite[b]:
+                assert out[a] <= out[b]
+    if finite:
+        assert out[max(finite, key=finite.get)] == pytest.approx(1.0)
+        if len(set(finite.values())) > 1:
+            assert out[min(finite, key=finite.get)] == 0.05
+
+
+def test_normalise_examples():
+    assert search.normalise({1: 3.0, 2: 3.0, 3: None}) == {1: 1.0, 2: 1.0, 3: 0.05}
+    assert search.normalise({1: 0.0, 2: 10.0, 3: 5.0}) == {1: 0.05, 2: 1.0, 3: pytest.approx(0.525)}
+    assert search.normalise({1: -1e308, 2: 1e308, 3: 0.0})[3] == pytest.approx(0.525)  # no overflow
+    assert search.normalise({1: math.nan, 2: None}) == {1: 0.05, 2: 0.05}
+    assert search.normalise({}) == {}
+
+
+def _fresh(written, years=()):
+    c = _candidate(1, written=written)
+    return search.freshness(c, WEIGHTS, TODAY, list(years))
+
+
+@FAST
+@given(st.integers(0, 20000), st.integers(1, 20000))
+def test_freshness_prefers_newer_without_years(age, older_by):
+    today = datetime.date.fromordinal(TODAY)
+    newer = _fresh(today - datetime.timedelta(days=age))
+    older = _fresh(today - datetime.timedelta(days=age + older_by))
+    assert 0.6 <= older < newer <= 1.0
+
+
+@FAST
+@given(st.lists(st.integers(1950, 2030), min_size=1, max_size=3), st.integers(1950, 2030), st.integers(1, 80))
+def test_freshness_with_years_prefers_chunks_inside_them(years, inside_pick, outside_by):
+    first, last = min(years), max(years)
+    inside = max(first, min(last, inside_pick))
+    outside = last + outside_by
+    inside_score = _fresh(datetime.date(inside, 6, 1), years)
+    outside_score = _fresh(datetime.date(outside, 6, 1), years)
+    assert inside_score == 1.0
+    assert 0.6 <= outside_score < inside_score
+    assert _fresh(datetime.date(first - outside_by, 6, 1), years) == outside_score
+
+
+def test_freshness_floor_and_undated():
+    assert _fresh(None) == 0.6
+    assert _fresh(None, [2014]) == 0.6
+    assert _fresh(datetime.date(1, 1, 1)) >= 0.6
+    assert _fresh(datetime.date(2030, 1, 1)) == 1.0  # written after as_of: not fresher than new
+    assert _fresh(datetime.date(1900, 1, 1), [2014]) == 0.6
+
+
+# -- the listwise reply -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "ranked"),
+    [
+        ('{"ranking": [3, 1, 2]}', [3, 1, 2]),
+        ("[2, 3]", [2, 3]),
+        ("Sure! The order is [3, 1] -- hope it helps.", [3, 1]),
+        ('```json\n{"ranking": [2, 1]}\n```', [2, 1]),
+        ('{"ranking": [3, 99, "1", true, 1.5, null, 2, 3]}', [3, 2, 3]),
+    ],
+)
+def test_parse_listwise_reads_our_ids_in_order(content, ranked):
+    assert search.parse_listwise(content, {1, 2, 3}) == ranked
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"ranking": [99]}',
+        "no list here",
+        '{"ranking": "3,1"}',
+        '{"order": [1]}',
+        "[]",
+        "",
+        None,
+        "NaN",
+        "[true]",
+    ],
+)
+def test_parse_listwise_rejects_a_reply_without_our_ids(content):
+    with pytest.raises(ValueError):
+        search.parse_listwise(content, {1, 2, 3})
+
+
+@FAST
+@given(st.text(max_size=80) | st.lists(st.integers(-3, 8)).map(str))
+def test_parse_listwise_raises_only_value_error(content):
+    try:
+        ranked = search.parse_listwise(content, {1, 2, 3})
+    except ValueError:
+        return
+    assert ranked and set(ranked) <= {1, 2, 3}
+
+
+# -- excerpts ---------------------------------------------------------------------------------------
+
+
+def test_excerpt_returns_short_text_whole():
+    assert search.excerpt("  Short text. Two sentences!  ", ["zebra"], 100) == "Short text. Two sentences!"
+
+
+def test_excerpt_picks_the_sentence_richest_in_query_words():
+    filler = [f"The lemur sat on a branch number {i}." for i in range(30)]
+    key = "The zebra met a quokka and an axolotl."
+    body = " ".join([*filler[:17], key, *filler[17:]])
+    out = search.excerpt(body, ["zebra", "quokka", "axolotl"], 120)
+    assert key in out
+    assert out.startswith("... ") and out.endswith(" ...")
+    assert len(out) <= 120 + 8
+
+
+@FAST
+@given(
+    st.lists(st.sampled_from(["lemur", "okapi", "tapir", "gecko", "ibis"]), min_size=1, max_size=8).map(
+        " ".join
+    ),
+    st.integers(0, 40),
+    st.integers(0, 40),
+    st.integers(0, 200),
+    st.sampled_from([" ", "\n\n", "\n- ", "  "]),
+)
+def test_excerpt_holds_the_best_sentence_within_the_limit(sentence, before, after, slack, gap):
+    key = "Zebra quokka axolotl."
+    sentences = [sentence.capitalize() + "." for _ in range(before)] + [key]
+    sentences += [sentence.capitalize() + "!" for _ in range(after)]
+    body = gap.join(sentences)
+    max_chars = len(key) + len(gap.strip()) + 1 + slack  # a list item's span starts at its marker
+    out = search.excerpt(body, ["zebra", "quokka", "axolotl"], max_chars)
+    assert key in out
+    assert len(out) <= max_chars + len("... ") + len(" ...")
+    if len(body) <= max_chars:
+        assert out == body
+
+
+@FAST
+@given(st.text(alphabet="ab .!?\n-#", max_size=400), st.integers(1, 150))
+def test_excerpt_never_exceeds_its_limit(body, max_chars):
+    out = search.excerpt(body, ["ab"], max_chars)
+    inner = out.removeprefix("... ").removesuffix(" ...")
+    assert len(inner) <= max_chars
+    assert inner in body
+
+
+# -- the context packet ------------------------------------------------------------------------------
+
+
+def _sections(text):
+    return [line for line in text.splitlines() if line.startswith("#")]
+
+
+def _ranked(candidates, relevance=None):
+    relevance = relevance or {c["chunk_id"]: 1.0 - 0.01 * n for n, c in enumerate(candidates)}
+    return search.rank(candidates, relevance, WEIGHTS, TODAY, [])
+
+
+hint_strategy = st.lists(
+    st.builds(
+        lambda subject, ws, n: {
+            "subject": subject,
+            "workspace": ws,
+            "chunks": n,
+            "how": f"To include it, ask with bridge => array['{subject}'].",
+        },
+        st.sampled_from(["Alice Smith", "Dad", "Grandpa Joe"]),
+        st.sampled_from(["personal", "creative"]),
+        st.integers(1, 9),
+    ),
+    max_size=3,
+)
+
+
+@settings(max_examples=80, deadline=None, database=None)
+@given(
+    st.integers(200, 5000),
+    candidate_lists(),
+    st.data(),
+    hint_strategy,
+    st.lists(st.sampled_from([*VOCAB, "what", "about"]), max_size=8).map(" ".join),
+)
+def test_packet_fits_its_budget_and_cites_in_order(budget, candidates, data, hint_list, query):
+    relevance = {c["chunk_id"]: data.draw(st.floats(0.05, 1.0)) for c in candidates}
+    ranked = search.rank(candidates, relevance, WEIGHTS, TODAY, [])
+    report = dict(REPORT, archive={"open": True, "why": "temporal signal: '2014'"})
+    out = search.packet(query, ranked, hint_list, report, budget, PACKET)
+    text = out["text"]
+
+    assert out["tokens"] <= budget
+    assert out["tokens"] == search.estimate_tokens(text)
+    assert out["hints"] == hint_list
+
+    top = ranked[0]["score"] if ranked else 0.0
+    eligible = [c for c in ranked if top > 0 and c["score"] >= PACKET["packet.min_relative_score"] * top]
+    used = out["used"]
+    assert len(used) <= PACKET["packet.max_chunks"]
+    assert [u["n"] for u in used] == list(range(1, len(used) + 1))
+    assert [u["chunk_id"] for u in used] == [c["chunk_id"] for c in eligible[: len(used)]]
+
+    assert _sections(text)[:3] == ["# Context for: " + query, "## Current facts", "## Evidence"]
+    if not text.endswith("\n..."):  # not cut short: every part is whole
+        expected = ["## Withheld", "## Provenance"] if "## Withheld" in text else ["## Provenance"]
+        assert _sections(text)[3:] == expected
+        evidence = text[text.index("## Evidence") : text.index(expected[0])]
+        provenance = text[text.index("## Provenance") :]
+        at = at_prov = 0
+        for u in used:
+            at = evidence.index("[{}] {}\n".format(u["n"], u["citation"]), at)
+            at_prov = provenance.index("[{}] chunk {} of".format(u["n"], u["chunk_id"]), at_prov)
+        assert re.findall(r"^\[(\d+)\]", evidence, re.M) == [str(u["n"]) for u in used]
+        if not used:
+            assert "(nothing found)" in evidence
+        assert "note: archive open: temporal signal: '2014'" in provenance
+    if "## Withheld" in text:
+        assert hint_list
+        withheld = text[text.index("## Withheld") : text.index("## Provenance")]
+        assert not any(word in withheld for word in VOCAB)  # hints never carry chunk text
+    elif hint_list:
+        assert budget < 1000  # hints go only when the budget is tiny
+    if not hint_list:
+        assert "## Withheld" not in text
+
+
+def test_packet_cites_excerpts_and_leaves_out_weak_chunks():
+    candidates = [
+        _candidate(1, body="The zebra lives here."),
+        _candidate(2, body="A quokka lives there.", band="recent"),
+        _candidate(3, body="Nothing about it at all."),
+    ]
+    ranked = _ranked(candidates, {1: 1.0, 2: 0.8, 3: 0.1})
+    out = search.packet("where does the zebra live", ranked, [], REPORT, 4000, PACKET)
+    assert [u["chunk_id"] for u in out["used"]] == [1, 2]  # chunk 3 is under 0.3 of the best
+    text = out["text"]
+    assert "[1] technical:notes/doc1.md (2026-01-01, current)\nThe zebra lives here.\n" in text
+    assert "[2] technical:notes/doc2.md (2026-01-01, recent)\nA quokka lives there.\n" in text
+    assert "Nothing about it" not in text
+    line = "[1] chunk 1 of document 1001 via lexical (rank {:.3f}, rerank deterministic)"
+    assert line.format(ranked[0]["score"]) in text
+    assert "## Withheld" not in text
+    assert _sections(text) == [
+        "# Context for: where does the zebra live",
+        "## Current facts",
+        "## Evidence",
+        "## Provenance",
+    ]
+
+
+def test_packet_cites_at_most_max_chunks():
+    ranked = _ranked([_candidate(i, body=f"zebra {i}.") for i in range(1, 13)])
+    out = search.packet("zebra", ranked, [], REPORT, 5000, PACKET)
+    assert [u["n"] for u in out["used"]] == list(range(1, 9))
+    assert "[9]" not in out["text"]
+
+
+def test_packet_with_nothing_found_keeps_hints_and_notes():
+    hint_list = [{"subject": "Dad", "workspace": "personal", "chunks": 2, "how": "Bridge 'Dad'."}]
+    report = dict(
+        REPORT, degradations=[{"component": "embeddings", "error_class": "unreachable", "error": "x"}]
+    )
+    out = search.packet("anything", [], hint_list, report, 400, PACKET)
+    assert out["used"] == []
+    text = out["text"]
+    assert "(nothing found)" in text
+    assert "- 2 chunk(s) about Dad in personal withheld (deferred subject). Bridge 'Dad'." in text
+    assert "note: degraded: embeddings (unreachable)" in text
+    assert _sections(text)[3:] == ["## Withheld", "## Provenance"]
+
+
+def test_packet_cuts_hints_then_text_to_stay_within_a_tiny_budget():
+    hint_list = [
+        {"subject": f"S{i}", "workspace": "personal", "chunks": 1, "how": "x" * 100} for i in range(20)
+    ]
+    out = search.packet("q", _ranked([_candidate(1, body="zebra. " * 300)]), hint_list, REPORT, 200, PACKET)
+    assert out["tokens"] <= 200
+    assert "## Provenance" in out["text"]  # the hints went, not the provenance
+    report = dict(REPORT, archive={"open": True, "why": "w" * 5000})
+    out = search.packet("q", [], [], report, 200, PACKET)
+    assert out["tokens"] <= 200 and out["text"].endswith("\n...")

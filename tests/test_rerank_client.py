@@ -1,0 +1,171 @@
+"""The rerank protocol (llama.cpp /v1/rerank): client.rerank and the MiniLM server's /v1/rerank.
+
+The real embedding server (a bi-encoder: cosine scores) exercises the protocol
+with a real model; tests/standin.py injects the faults a real server cannot be
+made to produce on demand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+from conftest import free_ports
+from standin import Reply, StandIn
+
+from exocortex.models import client
+from exocortex.models.client import BadResponse, ClientError, Endpoint, EndpointDown, ServerError, Timeout
+
+RELEVANT = "VACUUM reclaims the space of dead tuples in a Postgres table"
+IRRELEVANT = "a recipe for lemon cake with poppy seeds"
+QUERY = "how does postgres remove dead rows"
+
+
+# -- the real server ----------------------------------------------------------------------
+
+
+def _rerank_endpoint(real_models) -> Endpoint:
+    return Endpoint(real_models.embeddings.url, real_models.embeddings.model, 30.0)
+
+
+def test_a_relevant_document_scores_above_an_irrelevant_one_in_input_order(real_models):
+    ep = _rerank_endpoint(real_models)
+    relevant_first = client.rerank(ep, QUERY, [RELEVANT, IRRELEVANT])
+    irrelevant_first = client.rerank(ep, QUERY, [IRRELEVANT, RELEVANT])
+    assert relevant_first[0] > relevant_first[1] + 0.1
+    assert irrelevant_first == pytest.approx(relevant_first[::-1], abs=1e-5)  # input order, not rank
+    assert all(-1.0 - 1e-5 <= s <= 1.0 + 1e-5 for s in relevant_first)  # cosine similarities
+    assert client.rerank(ep, QUERY, []) == []
+
+
+def test_the_server_answers_best_first_with_usage(real_models):
+    documents = [IRRELEVANT, "autovacuum settings", RELEVANT]
+    payload = {"model": "x", "query": QUERY, "documents": documents, "top_n": 2}
+    request = urllib.request.Request(
+        f"{real_models.embeddings.url}/rerank",
+        data=json.dumps(payload).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        body = json.load(response)
+    scores = [r["relevance_score"] for r in body["results"]]
+    assert len(scores) == 2 and scores == sorted(scores, reverse=True)  # top_n cuts, best first
+    assert body["results"][0]["index"] == 2
+    assert body["model"] == "all-MiniLM-L6-v2"
+    assert body["usage"]["prompt_tokens"] > 0
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"documents": ["a"]}', "'query' is required and must be a string"),
+        (b'{"query": 5, "documents": ["a"]}', "'query' is required and must be a string"),
+        (b'{"query": "q"}', "'documents' is required and must be a list of strings"),
+        (b'{"query": "q", "documents": ["a", 1]}', "must be a list of strings"),
+        (b'{"query": "q", "documents": []}', "must not be an empty list"),
+        (json.dumps({"query": "q", "documents": ["x"] * 257}).encode(), "257 items; at most 256"),
+        (b'{"query": "q", "documents": ["a"], "top_n": 0}', "'top_n' must be a positive integer"),
+        (b'{"query": "q"', "not valid JSON"),
+        (b'["q"]', "must be a JSON object"),
+    ],
+)
+def test_the_server_rejects_bad_requests(real_models, body, message):
+    request = urllib.request.Request(
+        f"{real_models.embeddings.url}/rerank", data=body, headers={"Content-Type": "application/json"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=10)
+    with caught.value:
+        assert caught.value.code == 400
+        error = json.load(caught.value)["error"]
+    assert error["type"] == "invalid_request_error"
+    assert message in error["message"]
+
+
+def test_a_server_rejection_is_a_client_error(real_models):
+    with pytest.raises(ClientError, match="at most 256") as caught:
+        client.rerank(_rerank_endpoint(real_models), "q", ["x"] * 257)
+    assert caught.value.status == 400
+
+
+# -- faults, from the stand-in ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def standin() -> Iterator[StandIn]:
+    """One stand-in for the module (stopping one costs serve_forever's 0.5 s poll); tests set respond."""
+    with StandIn(lambda path, req: Reply()) as server:
+        yield server
+
+
+def _answer(standin: StandIn, reply: Reply) -> Endpoint:
+    standin.respond = lambda path, req: reply
+    standin.requests.clear()
+    return Endpoint(standin.url, "reranker", 2.0)
+
+
+def _results(*pairs: tuple[object, object]) -> dict:
+    return {"results": [{"index": i, "relevance_score": s} for i, s in pairs]}
+
+
+def test_the_request_shape_and_an_out_of_order_reply(standin):
+    ep = _answer(standin, Reply(body=_results((2, 0.5), (0, 0.9), (1, -0.25))))
+    scores = client.rerank(ep, "q", ["a", "b", "c"])
+    ((path, request),) = standin.requests
+    assert scores == [0.9, -0.25, 0.5]
+    assert path == "/v1/rerank"
+    assert request == {"model": "reranker", "query": "q", "documents": ["a", "b", "c"], "top_n": 3}
+
+
+@pytest.mark.parametrize(
+    ("reply", "error", "message"),
+    [
+        (Reply(500, {"error": {"message": "reranker crashed"}}), ServerError, "HTTP 500: reranker crashed"),
+        (Reply(body=b"<html>not json{"), BadResponse, "not JSON"),
+        (Reply(body={"data": []}), BadResponse, "without a results list"),
+        (Reply(body={"results": {"0": 1.0}}), BadResponse, "without a results list"),
+        (Reply(body={"results": [{"relevance_score": 1.0}, {"index": 1, "relevance_score": 0.5}]}),
+         BadResponse, "index None"),
+        (Reply(body=_results((0, 1.0), (0, 0.5))), BadResponse, "duplicate"),
+        (Reply(body=_results((0, 1.0), (2, 0.5))), BadResponse, "out-of-range index 2"),
+        (Reply(body=_results((-1, 1.0), (0, 0.5))), BadResponse, "out-of-range index -1"),
+        (Reply(body=_results((True, 1.0), (0, 0.5))), BadResponse, "index True"),
+        (Reply(body=_results((0, "high"), (1, 0.5))), BadResponse, "not a finite number: 'high'"),
+        (Reply(body=_results((0, None), (1, 0.5))), BadResponse, "not a finite number: None"),
+        (Reply(body=b'{"results": [{"index": 0, "relevance_score": NaN}, {"index": 1, "relevance_score": 1}]}'),
+         BadResponse, "not a finite number: nan"),
+        (Reply(body=_results((1, 0.5))), BadResponse, "1 scores for 2 documents"),
+        (Reply(body=["results"]), BadResponse, "not an object"),
+    ],
+)  # fmt: skip
+def test_faults_map_to_error_classes(standin, reply, error, message):
+    ep = _answer(standin, reply)
+    began = time.monotonic()
+    with pytest.raises(error, match=message) as caught:
+        client.rerank(ep, "q", ["a", "b"])
+    assert caught.value.url == f"{standin.url}/rerank"
+    assert str(standin.url) in str(caught.value)
+    assert time.monotonic() - began < 1.0, "a fault must fail fast"
+
+
+def test_a_slow_reply_times_out_within_timeout_s(standin):
+    ep = dataclasses.replace(_answer(standin, Reply(body=_results((0, 1.0)), delay_s=3)), timeout_s=0.3)
+    began = time.monotonic()
+    with pytest.raises(Timeout) as caught:
+        client.rerank(ep, "q", ["a"])
+    elapsed = time.monotonic() - began
+    assert caught.value.error_class == "timeout"
+    assert 0.25 <= elapsed < 1.0, elapsed
+
+
+def test_a_closed_port_is_endpoint_down():
+    (port,) = free_ports()
+    began = time.monotonic()
+    with pytest.raises(EndpointDown):
+        client.rerank(Endpoint(f"http://127.0.0.1:{port}/v1", "reranker", 30.0), "q", ["a"])
+    assert time.monotonic() - began < 1.0

@@ -1,0 +1,504 @@
+"""Retrieval over the example vault, as exo_reader: stages, bands, deference, rerank, packet.
+
+One database per module holds the example vault, ingested and embedded by the
+real MiniLM, with a small hand-merged graph (the extraction model is tested in
+test_worker; here the graph must be known). Tests that change settings do it in
+a transaction that also switches to exo_reader and is rolled back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psycopg
+import pytest
+from conftest import create_database, drop_database, free_ports
+from psycopg import sql
+from psycopg.types.json import Jsonb
+from test_graph import merge, org, person, rel
+
+from exocortex.ingest import pipeline
+from exocortex.migrate import grant_database_privileges
+from exocortex.worker import Worker
+
+VAULT = Path(__file__).resolve().parent.parent / "examples" / "vault"
+COLUMNS = "rank, chunk_id, workspace, band, stage, citation, path, written_at, body"
+
+
+def set_setting(conn, key: str, value) -> None:
+    conn.execute("update exo_private.settings set value = %s where key = %s", (Jsonb(value), key))
+
+
+@pytest.fixture(scope="module")
+def vault(cfg, template_db, real_models) -> Iterator:
+    db = create_database(cfg, "exo_search", template=template_db.name)
+    try:
+        with db.connect() as conn:
+            grant_database_privileges(conn)
+            set_setting(
+                conn,
+                "models.embeddings",
+                {
+                    "url": real_models.embeddings.url,
+                    "model": "all-MiniLM-L6-v2",
+                    "dimensions": 384,
+                    "timeout_s": 30,
+                },
+            )
+            conn.execute(
+                "select exo_private.defer_subject('Walter Rivera', array['Grandpa Walter', 'Grandpa'])"
+            )
+        pipeline.ingest(cfg, VAULT, dbname=db.name)
+        Worker(cfg, dbname=db.name, once=True, queues=["embed"], poll_s=0.05).run()
+        with db.connect("exo_writer") as conn:
+            _merge_graph(conn)
+        yield db
+    finally:
+        drop_database(db)
+
+
+def _windows(conn, workspace: str, text: str) -> list[int]:
+    return [
+        r[0]
+        for r in conn.execute(
+            "select id from exo_private.extraction_windows where workspace = %s and body ilike %s order by id",
+            (workspace, f"%{text}%"),
+        )
+    ]
+
+
+def _merge_graph(conn) -> None:
+    """Iris Calder in two workspaces (two entities), Northwind Labs and Tomas Okafor near her."""
+    for window in _windows(conn, "technical", "Iris Calder"):
+        merge(
+            conn,
+            window,
+            [person("Iris Calder"), org("Northwind Labs"), person("Tomas Okafor")],
+            [
+                rel("Iris Calder", "works at", "Northwind Labs"),
+                rel("Tomas Okafor", "works at", "Northwind Labs"),
+            ],
+        )
+    for window in _windows(conn, "technical", "Tomas"):
+        merge(conn, window, [person("Tomas Okafor")])
+    for window in _windows(conn, "creative", "Iris Calder"):
+        merge(conn, window, [person("Iris Calder")])
+
+
+def _call(conn, function: str, query: str, **named):
+    args = [sql.Literal(query)] + [
+        sql.SQL("{} => {}").format(sql.Identifier(name), sql.Literal(value)) for name, value in named.items()
+    ]
+    return sql.SQL("{}({})").format(sql.SQL(function), sql.SQL(", ").join(args))
+
+
+def search(conn, query: str, **named) -> list[dict]:
+    cur = conn.execute(
+        sql.SQL("select {} from {}").format(sql.SQL(COLUMNS), _call(conn, "exo.search", query, **named))
+    )
+    names = [c.name for c in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur]
+
+
+def report(conn, query: str, **named) -> dict:
+    return conn.execute(
+        sql.SQL("select {}").format(_call(conn, "exo.search_report", query, **named))
+    ).fetchone()[0]
+
+
+def packet(conn, query: str, **named) -> dict:
+    return conn.execute(
+        sql.SQL("select {}").format(_call(conn, "exo.context_packet_json", query, **named))
+    ).fetchone()[0]
+
+
+@pytest.fixture
+def reader(vault) -> Iterator[psycopg.Connection]:
+    with vault.connect("exo_reader") as conn:
+        assert conn.execute("show default_transaction_read_only").fetchone()[0] == "on"
+        yield conn
+
+
+@contextmanager
+def settings_as_reader(vault, **settings) -> Iterator[psycopg.Connection]:
+    """A transaction with changed settings, run as exo_reader, rolled back afterwards."""
+    with vault.connect(autocommit=False) as conn:
+        for key, value in settings.items():
+            set_setting(conn, key.replace("__", "."), value)
+        conn.execute("set local role exo_reader")
+        try:
+            yield conn
+        finally:
+            conn.rollback()
+
+
+def down_url() -> str:
+    (port,) = free_ports(1)
+    return f"http://127.0.0.1:{port}/v1"
+
+
+# -- the basics ------------------------------------------------------------------------------
+
+
+def test_search_returns_cited_ranked_rows_from_every_workspace(reader):
+    rows = search(reader, "postgres replication lag on the standby", k=10)
+    assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
+    assert 0 < len(rows) <= 10
+    top = rows[0]
+    assert top["path"] == "work/runbooks/replication.md"
+    assert top["citation"] == f"technical:{top['path']} ({top['written_at']}, {top['band']})"
+    assert {r["stage"] for r in rows} <= {"exact", "lexical", "graph", "semantic"}
+    assert len({r["chunk_id"] for r in rows}) == len(rows)
+
+
+def test_identifiers_are_found_verbatim_by_the_exact_stage(reader):
+    rows = search(reader, "what happened in INC-2041?", k=5)
+    assert rows[0]["stage"] == "exact"
+    assert all("INC-2041" in r["body"] for r in rows if r["stage"] == "exact")
+    assert "work/postmortems/INC-2041-db-prod-03.md" in [r["path"] for r in rows]
+    found = report(reader, "what happened in INC-2041?")
+    assert found["recognised"]["identifiers"] == ["INC-2041"]
+
+
+def test_titles_and_file_names_match_exactly(reader):
+    rows = search(reader, "oncall-handbook.md escalation", k=5)
+    assert rows[0]["path"] == "work/notes/oncall-handbook.md" and rows[0]["stage"] == "exact"
+    rows = search(reader, "Runbook - streaming replication", k=3)
+    assert rows[0]["path"] == "work/runbooks/replication.md" and rows[0]["stage"] == "exact"
+
+
+def test_stages_stop_early_once_a_workspace_is_confident(reader):
+    found = report(reader, "INC-2041 db-prod-03 WAL growth postmortem")
+    technical = found["workspaces"]["technical"]
+    ran = [s["stage"] for s in technical["stages"] if s["ran"]]
+    assert technical["confident"] >= 8 and "semantic" not in ran
+    skipped = {s["stage"]: s["skipped"] for s in technical["stages"] if not s["ran"]}
+    assert skipped["semantic"].startswith("enough confident candidates")
+    assert "capsules" in skipped
+    # A workspace without confident hits goes on to the semantic stage.
+    assert any(s["stage"] == "semantic" and s["ran"] for s in found["workspaces"]["creative"]["stages"])
+
+
+def test_per_workspace_caps_each_workspace(reader):
+    found = report(reader, "the", per_workspace=3, k=50)
+    rows = search(reader, "notes about postgres and the sea", per_workspace=2, k=50)
+    assert all(w["candidates"] <= 3 for w in found["workspaces"].values())
+    for ws in {r["workspace"] for r in rows}:
+        assert sum(1 for r in rows if r["workspace"] == ws) <= 2
+
+
+def test_workspace_restriction_and_unknown_workspaces(reader):
+    rows = search(reader, "Iris Calder", workspaces=["creative"], k=20)
+    assert rows and {r["workspace"] for r in rows} == {"creative"}
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="workspace 'nowhere' does not exist"):
+        search(reader, "Iris", workspaces=["creative", "nowhere"])
+
+
+def test_bad_arguments_name_the_argument(reader):
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="k must be between 1 and 200"):
+        search(reader, "rent", k=0)
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="per_workspace must be between 1 and 200"):
+        search(reader, "rent", per_workspace=1000)
+    with pytest.raises(
+        psycopg.errors.InvalidParameterValue,
+        match="query_embedding has 3 dimensions; the embedding model in use has 384",
+    ):
+        search(reader, "rent", query_embedding=[0.1, 0.2, 0.3])
+
+
+# -- the graph ------------------------------------------------------------------------------
+
+
+def test_same_name_in_two_workspaces_stays_two_entities(reader, vault):
+    with vault.connect("exo_writer") as conn:
+        rows = conn.execute(
+            "select workspace, count(*) from exo_private.entities where canonical_key = 'iris calder' group by 1 order by 1"
+        ).fetchall()
+    assert rows == [("creative", 1), ("technical", 1)]
+    found = report(reader, "What does Iris Calder do?")
+    assert found["recognised"]["entities"] == {"creative": ["Iris Calder"], "technical": ["Iris Calder"]}
+    only = report(reader, "What does Iris Calder do?", workspaces=["technical"])
+    assert list(only["workspaces"]) == ["technical"]
+    assert only["recognised"]["entities"] == {"technical": ["Iris Calder"]}
+
+
+def test_graph_stage_reaches_chunks_of_related_entities(vault):
+    with settings_as_reader(vault, retrieval__confident_needed=100) as conn:
+        found = report(conn, "Iris Calder colleagues", per_workspace=60)
+        rows = search(conn, "Iris Calder colleagues", workspaces=["technical"], k=60, per_workspace=60)
+    graph = next(s for s in found["workspaces"]["technical"]["stages"] if s["stage"] == "graph")
+    assert graph["ran"] and graph["found"] > 0
+    near = [r for r in rows if r["stage"] == "graph"]
+    assert near
+    assert all(
+        "Iris Calder" not in r["body"] and ("Tomas" in r["body"] or "Northwind" in r["body"]) for r in near
+    )
+
+
+# -- temporal banding -----------------------------------------------------------------------
+
+
+def test_a_present_question_is_answered_from_present_bands(reader):
+    rows = search(reader, "How much is my rent?", k=10)
+    assert rows and all(r["band"] != "archival" for r in rows)
+    assert "admin/facts.md" in [r["path"] for r in rows[:5]]
+    found = report(reader, "How much is my rent?")
+    assert found["archive"] == {"open": False, "why": None, "fallback": False}
+    assert found["bands"] == ["current", "recent"]
+
+
+def test_a_year_opens_the_archive_and_ranks_that_year_first(reader):
+    rows = search(reader, "What was my rent in 2013?", k=10)
+    assert rows[0]["path"] == "admin/rental/2013-fenwick-street-rental-contract.md"
+    found = report(reader, "What was my rent in 2013?")
+    assert found["archive"]["open"] and "'2013'" in found["archive"]["why"]
+    assert found["temporal"]["years"] == [2013]
+    assert found["bands"] == ["current", "recent", "archival"]
+
+
+def test_a_cue_opens_the_archive(reader):
+    found = report(reader, "where did I live back when I started at Northwind?")
+    assert found["archive"]["open"] and "back when" in found["archive"]["why"]
+
+
+def test_the_archive_answers_only_when_nothing_present_does(reader):
+    rows = search(reader, "pgstattuple bloat estimate", k=5)
+    assert rows and rows[0]["path"] == "work/notes/index-bloat-queries.md"
+    found = report(reader, "pgstattuple bloat estimate")
+    assert found["archive"] == {
+        "open": True,
+        "why": "nothing in the present bands answered with confidence",
+        "fallback": True,
+    }
+    # Kept closed by the caller: no fallback, and nothing archival.
+    closed = search(reader, "pgstattuple bloat estimate", open_archive=False)
+    assert all(r["band"] != "archival" for r in closed)
+    # Something present answers with confidence: no fallback.
+    assert report(reader, "How much is my rent?")["archive"]["fallback"] is False
+
+
+def test_a_canonical_document_is_never_demoted(reader):
+    rows = search(reader, "What is my blood type?", k=5)
+    assert rows[0]["path"] == "admin/facts.md" and rows[0]["band"] == "current"
+    rows = search(reader, "What is my blood type? back in 2015", k=5)
+    assert rows[0]["path"] == "admin/facts.md"
+
+
+def test_as_of_leaves_out_what_was_written_later(reader):
+    rows = search(reader, "rent", as_of="2021-01-01", open_archive=True, k=30)
+    assert rows and all(r["written_at"] is None or str(r["written_at"]) <= "2021-01-01" for r in rows)
+
+
+# -- deference ------------------------------------------------------------------------------
+
+
+def charged_chunks(vault) -> set[int]:
+    with vault.connect("exo_writer") as conn:
+        return {
+            r[0] for r in conn.execute("select id from exo_private.chunks where charged_subjects <> '{}'")
+        }
+
+
+def test_deferred_material_is_withheld_with_a_hint(reader, vault):
+    charged = charged_chunks(vault)
+    assert len(charged) >= 5
+    rows = search(reader, "grandpa funeral", k=25)
+    assert rows and not charged & {r["chunk_id"] for r in rows}
+    found = report(reader, "grandpa funeral")
+    (hint,) = found["hints"]
+    assert hint["subject"] == "Walter Rivera" and hint["workspace"] == "personal" and hint["chunks"] > 0
+    assert "bridge" in hint["how"]
+    assert "funeral" not in json.dumps(found["hints"]).lower()
+
+
+def test_bridging_the_subject_or_an_alias_releases_it(reader):
+    for bridge in (["Walter Rivera"], ["grandpa walter"]):
+        rows = search(reader, "grandpa funeral", bridge=bridge, k=25)
+        assert "diary/2017/2017-03-28.md" in [r["path"] for r in rows]
+        assert report(reader, "grandpa funeral", bridge=bridge)["hints"] == []
+
+
+def test_a_temporal_signal_opens_deferred_material(reader):
+    rows = search(reader, "grandpa funeral in 2017", k=25)
+    assert "diary/2017/2017-03-28.md" in [r["path"] for r in rows]
+
+
+# -- rerank -----------------------------------------------------------------------------------
+
+QUESTION = "who is on call for the database and how do I escalate?"
+
+
+def _pool(conn) -> set[int]:
+    return {r["chunk_id"] for r in search(conn, QUESTION, k=200)}
+
+
+def test_every_backend_only_reorders(vault, real_models):
+    with settings_as_reader(vault, retrieval__rerank_order=["deterministic"]) as conn:
+        expected = _pool(conn)
+        assert report(conn, QUESTION)["rerank"]["backend"] == "deterministic"
+    backends = {
+        "embedding": {},
+        "cross_encoder": {
+            "models__rerank": {
+                "url": real_models.embeddings.url,
+                "model": "all-MiniLM-L6-v2",
+                "timeout_s": 10,
+            }
+        },
+        "listwise": {
+            "models__chat": {"url": real_models.chat.url, "model": real_models.chat.model, "timeout_s": 120},
+            "retrieval__listwise": {
+                "enabled": True,
+                "max_candidates": 6,
+                "excerpt_chars": 120,
+                "max_tokens": 60,
+            },
+            "retrieval__rerank_timeout_s": 120,
+        },
+    }
+    orders = {}
+    for backend, extra in backends.items():
+        with settings_as_reader(vault, retrieval__rerank_order=[backend, "deterministic"], **extra) as conn:
+            found = report(conn, QUESTION, k=200)
+            assert found["rerank"]["backend"] == backend, found["rerank"]
+            rows = search(conn, QUESTION, k=200)
+            assert {r["chunk_id"] for r in rows} == expected
+            orders[backend] = [r["chunk_id"] for r in rows]
+    assert orders["embedding"] != orders["cross_encoder"] or orders["embedding"] != orders["listwise"]
+
+
+def test_a_listwise_reply_that_invents_and_repeats_ids_still_only_reorders(vault):
+    from standin import StandIn, chat
+
+    with StandIn(lambda _path, _req: chat('{"ranking": [999999, 1, 1, -5]}')) as standin:
+        extra = {
+            "models__chat": {"url": standin.url, "model": "standin", "timeout_s": 5},
+            "retrieval__listwise": {
+                "enabled": True,
+                "max_candidates": 20,
+                "excerpt_chars": 80,
+                "max_tokens": 60,
+            },
+            "retrieval__rerank_order": ["listwise", "deterministic"],
+        }
+        with settings_as_reader(vault, **extra) as conn:
+            found = report(conn, QUESTION, k=200)
+            rows = search(conn, QUESTION, k=200)
+    assert found["rerank"]["backend"] == "deterministic"  # none of our ids: the reply is refused
+    assert found["degradations"][0]["component"] == "rerank:listwise"
+    with settings_as_reader(vault, retrieval__rerank_order=["deterministic"]) as conn:
+        assert {r["chunk_id"] for r in rows} == _pool(conn)
+
+
+@pytest.mark.parametrize("endpoint", ["models.embeddings", "models.rerank", "models.chat"])
+def test_each_endpoint_down_degrades_and_says_so(vault, endpoint):
+    settings = {
+        "retrieval__rerank_order": ["cross_encoder", "listwise", "embedding", "deterministic"],
+        "retrieval__listwise": {"enabled": True, "max_candidates": 6, "excerpt_chars": 80, "max_tokens": 60},
+        "models__rerank": {"url": None, "model": None, "timeout_s": 5},
+        "models__chat": {"url": None, "model": "none", "timeout_s": 5},
+    }
+    model = {"models.embeddings": "all-MiniLM-L6-v2", "models.rerank": "x", "models.chat": "x"}[endpoint]
+    down = {"url": down_url(), "model": model, "timeout_s": 2}
+    if endpoint == "models.embeddings":
+        down["dimensions"] = 384
+    settings[endpoint.replace(".", "__")] = down
+    with settings_as_reader(vault, **settings) as conn:
+        rows = search(conn, QUESTION, k=10)
+        found = report(conn, QUESTION)
+    assert rows, "a search with an endpoint down still answers"
+    components = {d["component"]: d["error_class"] for d in found["degradations"]}
+    expected = {
+        "models.embeddings": "embeddings",
+        "models.rerank": "rerank:cross_encoder",
+        "models.chat": "rerank:listwise",
+    }[endpoint]
+    assert components.get(expected) == "endpoint_down", found["degradations"]
+    if endpoint == "models.embeddings":
+        semantic = [
+            s
+            for w in found["workspaces"].values()
+            for s in w["stages"]
+            if s["stage"] == "semantic" and not s["ran"]
+        ]
+        assert any("query embedding unavailable (endpoint_down)" in s["skipped"] for s in semantic)
+        assert found["rerank"]["backend"] == "deterministic"
+    else:
+        assert found["rerank"]["backend"] == "embedding"
+
+
+def test_a_caller_embedding_replaces_the_endpoint(vault, real_models):
+    from exocortex.models.client import embed
+
+    (vector,) = embed(real_models.embeddings, [QUESTION])
+    down = {"url": down_url(), "model": "all-MiniLM-L6-v2", "dimensions": 384, "timeout_s": 2}
+    with settings_as_reader(vault, models__embeddings=down) as conn:
+        found = report(conn, QUESTION, query_embedding=vector)
+        text = conn.execute(
+            "select exo.context_packet(%s, query_embedding => %s::float8[])", (QUESTION, vector)
+        )
+        assert "[1]" in text.fetchone()[0]
+    assert found["degradations"] == []
+    assert found["query_embedding"] == {"source": "caller", "dimensions": 384}
+    assert found["rerank"]["backend"] == "embedding"
+
+
+# -- hostile input ----------------------------------------------------------------------------
+
+HOSTILE = [
+    "'; drop table exo_private.chunks; --",
+    "$$ select 1 $$",
+    "$q$) union select pg_read_file('/etc/passwd') --",
+    "rent & !(tax | 'x') <-> :* (",
+    "MATCH (n) DETACH DELETE n RETURN n",
+    '}) MERGE (x:Person {name: "a"}) //',
+    "\x01\x02\x1b[31m bell\x07 \u202e reversed \ufeff",
+    '"unbalanced quote',
+    "%_\\ like patterns [[:alpha:]] .* (a+)+$",
+    "",
+    "   ",
+    "x" * 100_000,
+    "rent " * 20_000,
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE, ids=range(len(HOSTILE)))
+def test_hostile_queries_neither_fail_nor_write(reader, query):
+    rows = search(reader, query, k=5)
+    assert len(rows) <= 5
+    found = report(reader, query, k=5)
+    assert found["returned"] == len(rows)
+    assert packet(reader, query, token_budget=300)["tokens"] <= 300
+    assert reader.execute("select count(*) from exo.workspaces").fetchone()[0] == 4
+
+
+# -- the context packet -------------------------------------------------------------------------
+
+
+def test_the_packet_cites_within_its_budget(reader):
+    for budget in (200, 600, 4000):
+        result = packet(reader, "How much is my rent?", token_budget=budget)
+        assert result["tokens"] <= budget
+        assert len(result["text"]) <= budget * 4
+    result = packet(reader, "How much is my rent?")
+    text = result["text"]
+    sections = [text.index(s) for s in ("## Current facts", "## Evidence", "## Provenance")]
+    assert sections == sorted(sections)
+    assert "1,210" in text  # the answer is in the packet
+    for used in result["used"]:
+        assert f"[{used['n']}] {used['citation']}" in text
+    assert result["used"][0]["band"] != "archival"
+    with pytest.raises(
+        psycopg.errors.InvalidParameterValue, match="token_budget must be between 200 and 100000"
+    ):
+        packet(reader, "rent", token_budget=10)
+
+
+def test_the_packet_carries_hints_but_never_withheld_text(reader):
+    result = packet(reader, "grandpa funeral")
+    assert "## Withheld" in result["text"] and "Walter Rivera" in result["text"]
+    assert result["hints"] and result["hints"][0]["subject"] == "Walter Rivera"
+    assert "funeral was" not in result["text"].lower()
