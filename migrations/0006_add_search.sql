@@ -18,6 +18,10 @@ comment on column exo_private.documents.title_key is
     'The title lower-cased with every run of non-alphanumerics as one space: what an n-gram of a '
     'query is compared with.';
 
+-- Hints count the charged chunks of a subject the query names.
+create index chunks_charged_idx on exo_private.chunks using gin (charged_subjects)
+    where charged_subjects <> '{}';
+
 create index mentions_entity_chunk_idx on exo_private.mentions (entity_id, chunk_id);
 
 insert into exo_private.settings (key, value, description) values
@@ -26,6 +30,9 @@ insert into exo_private.settings (key, value, description) values
     ('retrieval.confident_needed', '8',
      'A workspace stops running further stages once it holds this many confident candidates '
      '(never more than per_workspace).'),
+    ('retrieval.answer_coverage', '0.5',
+     'Without a temporal signal the archival band opens only when nothing present answers: no '
+     'confident candidate, and none holding at least this share of the query''s words.'),
     ('retrieval.lexical_confident_score', '3.0',
      'A BM25 hit counts as confident at or above this score (pg_textsearch''s BM25, k1 1.2, b 0.75).'),
     ('retrieval.semantic_min_similarity', '0.2',

@@ -195,20 +195,32 @@ class WorkspacePool:
         return admitted, withheld
 
 
-def hints(pools, how):
-    """One hint per (subject, workspace) with chunks withheld, never their text."""
-    out = []
+def named_subjects(query, deferred):
+    """The deferred subjects the query names, by subject or alias."""
+    keys = set(ngram_keys(query))
+    return [
+        s["subject"]
+        for s in deferred
+        if any(canonical_key(n) in keys for n in [s["subject"], *s.get("aliases", [])] if canonical_key(n))
+    ]
+
+
+def hints(pools, how, named=None):
+    """One hint per (subject, workspace) with chunks withheld, never their text.
+
+    `named` {(subject, workspace): charged chunks} adds what the query asked about by name
+    but the search never reached (in a closed band, say): such material exists, and the hint
+    says so. A hint counts the larger of the two."""
+    counts = dict(named or {})
     for pool in pools:
-        for subject in sorted(pool.withheld):
-            out.append(
-                {
-                    "subject": subject,
-                    "workspace": pool.workspace,
-                    "chunks": len(pool.withheld[subject]),
-                    "how": how(subject),
-                }
-            )
-    return out
+        for subject, chunks in pool.withheld.items():
+            key = (subject, pool.workspace)
+            counts[key] = max(counts.get(key, 0), len(chunks))
+    return [
+        {"subject": subject, "workspace": workspace, "chunks": n, "how": how(subject)}
+        for (subject, workspace), n in sorted(counts.items())
+        if n > 0
+    ]
 
 
 # -- the combined-pool rank -----------------------------------------------------------------

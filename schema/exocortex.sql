@@ -462,20 +462,31 @@ class WorkspacePool:
             admitted += 1
         return admitted, withheld
 
-def hints(pools, how):
-    """One hint per (subject, workspace) with chunks withheld, never their text."""
-    out = []
+def named_subjects(query, deferred):
+    """The deferred subjects the query names, by subject or alias."""
+    keys = set(ngram_keys(query))
+    return [
+        s["subject"]
+        for s in deferred
+        if any(canonical_key(n) in keys for n in [s["subject"], *s.get("aliases", [])] if canonical_key(n))
+    ]
+
+def hints(pools, how, named=None):
+    """One hint per (subject, workspace) with chunks withheld, never their text.
+
+    `named` {(subject, workspace): charged chunks} adds what the query asked about by name
+    but the search never reached (in a closed band, say): such material exists, and the hint
+    says so. A hint counts the larger of the two."""
+    counts = dict(named or {})
     for pool in pools:
-        for subject in sorted(pool.withheld):
-            out.append(
-                {
-                    "subject": subject,
-                    "workspace": pool.workspace,
-                    "chunks": len(pool.withheld[subject]),
-                    "how": how(subject),
-                }
-            )
-    return out
+        for subject, chunks in pool.withheld.items():
+            key = (subject, pool.workspace)
+            counts[key] = max(counts.get(key, 0), len(chunks))
+    return [
+        {"subject": subject, "workspace": workspace, "chunks": n, "how": how(subject)}
+        for (subject, workspace), n in sorted(counts.items())
+        if n > 0
+    ]
 
 # -- the combined-pool rank -----------------------------------------------------------------
 
@@ -4076,20 +4087,31 @@ class WorkspacePool:
             admitted += 1
         return admitted, withheld
 
-def hints(pools, how):
-    """One hint per (subject, workspace) with chunks withheld, never their text."""
-    out = []
+def named_subjects(query, deferred):
+    """The deferred subjects the query names, by subject or alias."""
+    keys = set(ngram_keys(query))
+    return [
+        s["subject"]
+        for s in deferred
+        if any(canonical_key(n) in keys for n in [s["subject"], *s.get("aliases", [])] if canonical_key(n))
+    ]
+
+def hints(pools, how, named=None):
+    """One hint per (subject, workspace) with chunks withheld, never their text.
+
+    `named` {(subject, workspace): charged chunks} adds what the query asked about by name
+    but the search never reached (in a closed band, say): such material exists, and the hint
+    says so. A hint counts the larger of the two."""
+    counts = dict(named or {})
     for pool in pools:
-        for subject in sorted(pool.withheld):
-            out.append(
-                {
-                    "subject": subject,
-                    "workspace": pool.workspace,
-                    "chunks": len(pool.withheld[subject]),
-                    "how": how(subject),
-                }
-            )
-    return out
+        for subject, chunks in pool.withheld.items():
+            key = (subject, pool.workspace)
+            counts[key] = max(counts.get(key, 0), len(chunks))
+    return [
+        {"subject": subject, "workspace": workspace, "chunks": n, "how": how(subject)}
+        for (subject, workspace), n in sorted(counts.items())
+        if n > 0
+    ]
 
 # -- the combined-pool rank -----------------------------------------------------------------
 
@@ -4636,20 +4658,31 @@ class WorkspacePool:
             admitted += 1
         return admitted, withheld
 
-def hints(pools, how):
-    """One hint per (subject, workspace) with chunks withheld, never their text."""
-    out = []
+def named_subjects(query, deferred):
+    """The deferred subjects the query names, by subject or alias."""
+    keys = set(ngram_keys(query))
+    return [
+        s["subject"]
+        for s in deferred
+        if any(canonical_key(n) in keys for n in [s["subject"], *s.get("aliases", [])] if canonical_key(n))
+    ]
+
+def hints(pools, how, named=None):
+    """One hint per (subject, workspace) with chunks withheld, never their text.
+
+    `named` {(subject, workspace): charged chunks} adds what the query asked about by name
+    but the search never reached (in a closed band, say): such material exists, and the hint
+    says so. A hint counts the larger of the two."""
+    counts = dict(named or {})
     for pool in pools:
-        for subject in sorted(pool.withheld):
-            out.append(
-                {
-                    "subject": subject,
-                    "workspace": pool.workspace,
-                    "chunks": len(pool.withheld[subject]),
-                    "how": how(subject),
-                }
-            )
-    return out
+        for subject, chunks in pool.withheld.items():
+            key = (subject, pool.workspace)
+            counts[key] = max(counts.get(key, 0), len(chunks))
+    return [
+        {"subject": subject, "workspace": workspace, "chunks": n, "how": how(subject)}
+        for (subject, workspace), n in sorted(counts.items())
+        if n > 0
+    ]
 
 # -- the combined-pool rank -----------------------------------------------------------------
 
@@ -5158,8 +5191,31 @@ t = time.monotonic()
 bands = ALL_BANDS if archive_open else PRESENT_BANDS
 pools = search_workspaces(bands)
 fallback = False
-if not archive_open and open_archive is None and not any(p.confident for p in pools):
-    # Recency preference: the archive answers only when nothing present answers with confidence.
+
+def fetch_details(hits):
+    """pool_details rows of hits, by chunk id, each fetched once per search."""
+    missing = [h for h in hits if h["chunk_id"] not in details]
+    if missing:
+        for d in run(
+            "details",
+            "select * from exo_private.pool_details($1, $2, $3)",
+            ["text[]", "bigint[]", "text"],
+            [[h["workspace"] for h in missing], [h["chunk_id"] for h in missing], query],
+        ):
+            details[d["chunk_id"]] = d
+    return [details[h["chunk_id"]] for h in hits if h["chunk_id"] in details]
+
+def present_answers(pools):
+    """Whether the present bands answer: a confident candidate, or one that covers enough of the
+    query's words (BM25 confidence depends on the corpus; a tiny one never reaches it)."""
+    if any(p.confident for p in pools):
+        return True
+    covered = [d["coverage"] for d in fetch_details([h for p in pools for h in p.hits])]
+    return bool(covered) and max(covered) >= settings["retrieval.answer_coverage"]
+
+details = {}
+if not archive_open and open_archive is None and not present_answers(pools):
+    # Recency preference: the archive answers only when nothing present does.
     fallback = True
     held_before = pools
     bands = ALL_BANDS
@@ -5171,7 +5227,7 @@ timings["stages"] = ms(t)
 report["bands"] = list(bands)
 report["archive"] = {
     "open": archive_open or fallback,
-    "why": archive_why if not fallback else "nothing in the present bands answered with confidence",
+    "why": archive_why if not fallback else "nothing in the present bands answered",
     "fallback": fallback,
 }
 for pool in pools:
@@ -5184,24 +5240,34 @@ for pool in pools:
     }
 
 def how(subject):
-    return "To include it, ask with bridge => array[{}] or name the time you mean.".format(
+    return (
+        "To include it, ask with bridge => array[{}] (and open_archive => true for archival "
+        "material), or name the time you mean."
+    ).format(
         "'" + subject.replace("'", "''") + "'"
     )
 
-report["hints"] = hints(pools, how)
+named = {}
+asked_about = [s for s in named_subjects(query, deferred) if withhold([s])]
+if asked_about:
+    for r in run(
+        "charged_counts",
+        "select s.subject, c.workspace, count(*)::int as n "
+        "from unnest($1::text[]) s (subject) "
+        "join exo_private.chunks c on c.charged_subjects @> array[s.subject] and c.workspace = any ($2) "
+        "group by 1, 2",
+        ["text[]", "text[]"],
+        [asked_about, chosen],
+    ):
+        named[(r["subject"], r["workspace"])] = r["n"]
+report["hints"] = hints(pools, how, named)
 
 # -- the combined pool, reranked ------------------------------------------------------------------
 hits = [h for p in pools for h in p.hits]
 by_id = {h["chunk_id"]: h for h in hits}
 t = time.monotonic()
-details = run(
-    "details",
-    "select * from exo_private.pool_details($1, $2, $3)",
-    ["text[]", "bigint[]", "text"],
-    [[h["workspace"] for h in hits], [h["chunk_id"] for h in hits], query],
-)
 candidates = []
-for d in details:
+for d in fetch_details(hits):
     written = datetime.date.fromisoformat(d["written_at"]) if d["written_at"] else None
     candidates.append(
         dict(
@@ -10105,6 +10171,18 @@ CREATE INDEX chat_participants_identity ON exo_private.chat_participants USING b
 CREATE INDEX chunks_administrative_bm25 ON exo_private.chunks_administrative USING bm25 (body) WITH (text_config=english);
 
 --
+-- Name: chunks_charged_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_charged_idx ON ONLY exo_private.chunks USING gin (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
+
+--
+-- Name: chunks_administrative_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_administrative_charged_subjects_idx ON exo_private.chunks_administrative USING gin (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
+
+--
 -- Name: chunks_administrative_document_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -10115,6 +10193,12 @@ CREATE INDEX chunks_administrative_document_idx ON exo_private.chunks_administra
 --
 
 CREATE INDEX chunks_creative_bm25 ON exo_private.chunks_creative USING bm25 (body) WITH (text_config=english);
+
+--
+-- Name: chunks_creative_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_creative_charged_subjects_idx ON exo_private.chunks_creative USING gin (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
 
 --
 -- Name: chunks_creative_document_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -10129,6 +10213,12 @@ CREATE INDEX chunks_creative_document_idx ON exo_private.chunks_creative USING b
 CREATE INDEX chunks_personal_bm25 ON exo_private.chunks_personal USING bm25 (body) WITH (text_config=english);
 
 --
+-- Name: chunks_personal_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_personal_charged_subjects_idx ON exo_private.chunks_personal USING gin (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
+
+--
 -- Name: chunks_personal_document_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -10139,6 +10229,12 @@ CREATE INDEX chunks_personal_document_idx ON exo_private.chunks_personal USING b
 --
 
 CREATE INDEX chunks_technical_bm25 ON exo_private.chunks_technical USING bm25 (body) WITH (text_config=english);
+
+--
+-- Name: chunks_technical_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_technical_charged_subjects_idx ON exo_private.chunks_technical USING gin (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
 
 --
 -- Name: chunks_technical_document_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -10357,6 +10453,12 @@ ALTER INDEX exo_private.chunk_embeddings_pkey ATTACH PARTITION exo_private.chunk
 ALTER INDEX exo_private.chunk_embeddings_pkey ATTACH PARTITION exo_private.chunk_embeddings_technical_pkey;
 
 --
+-- Name: chunks_administrative_charged_subjects_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_charged_idx ATTACH PARTITION exo_private.chunks_administrative_charged_subjects_idx;
+
+--
 -- Name: chunks_administrative_pkey; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
 --
 
@@ -10367,6 +10469,12 @@ ALTER INDEX exo_private.chunks_pkey ATTACH PARTITION exo_private.chunks_administ
 --
 
 ALTER INDEX exo_private.chunks_workspace_document_id_ordinal_key ATTACH PARTITION exo_private.chunks_administrative_workspace_document_id_ordinal_key;
+
+--
+-- Name: chunks_creative_charged_subjects_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_charged_idx ATTACH PARTITION exo_private.chunks_creative_charged_subjects_idx;
 
 --
 -- Name: chunks_creative_pkey; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
@@ -10381,6 +10489,12 @@ ALTER INDEX exo_private.chunks_pkey ATTACH PARTITION exo_private.chunks_creative
 ALTER INDEX exo_private.chunks_workspace_document_id_ordinal_key ATTACH PARTITION exo_private.chunks_creative_workspace_document_id_ordinal_key;
 
 --
+-- Name: chunks_personal_charged_subjects_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_charged_idx ATTACH PARTITION exo_private.chunks_personal_charged_subjects_idx;
+
+--
 -- Name: chunks_personal_pkey; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
 --
 
@@ -10391,6 +10505,12 @@ ALTER INDEX exo_private.chunks_pkey ATTACH PARTITION exo_private.chunks_personal
 --
 
 ALTER INDEX exo_private.chunks_workspace_document_id_ordinal_key ATTACH PARTITION exo_private.chunks_personal_workspace_document_id_ordinal_key;
+
+--
+-- Name: chunks_technical_charged_subjects_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_charged_idx ATTACH PARTITION exo_private.chunks_technical_charged_subjects_idx;
 
 --
 -- Name: chunks_technical_pkey; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner

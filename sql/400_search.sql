@@ -488,8 +488,34 @@ t = time.monotonic()
 bands = ALL_BANDS if archive_open else PRESENT_BANDS
 pools = search_workspaces(bands)
 fallback = False
-if not archive_open and open_archive is None and not any(p.confident for p in pools):
-    # Recency preference: the archive answers only when nothing present answers with confidence.
+
+
+def fetch_details(hits):
+    """pool_details rows of hits, by chunk id, each fetched once per search."""
+    missing = [h for h in hits if h["chunk_id"] not in details]
+    if missing:
+        for d in run(
+            "details",
+            "select * from exo_private.pool_details($1, $2, $3)",
+            ["text[]", "bigint[]", "text"],
+            [[h["workspace"] for h in missing], [h["chunk_id"] for h in missing], query],
+        ):
+            details[d["chunk_id"]] = d
+    return [details[h["chunk_id"]] for h in hits if h["chunk_id"] in details]
+
+
+def present_answers(pools):
+    """Whether the present bands answer: a confident candidate, or one that covers enough of the
+    query's words (BM25 confidence depends on the corpus; a tiny one never reaches it)."""
+    if any(p.confident for p in pools):
+        return True
+    covered = [d["coverage"] for d in fetch_details([h for p in pools for h in p.hits])]
+    return bool(covered) and max(covered) >= settings["retrieval.answer_coverage"]
+
+
+details = {}
+if not archive_open and open_archive is None and not present_answers(pools):
+    # Recency preference: the archive answers only when nothing present does.
     fallback = True
     held_before = pools
     bands = ALL_BANDS
@@ -501,7 +527,7 @@ timings["stages"] = ms(t)
 report["bands"] = list(bands)
 report["archive"] = {
     "open": archive_open or fallback,
-    "why": archive_why if not fallback else "nothing in the present bands answered with confidence",
+    "why": archive_why if not fallback else "nothing in the present bands answered",
     "fallback": fallback,
 }
 for pool in pools:
@@ -515,25 +541,35 @@ for pool in pools:
 
 
 def how(subject):
-    return "To include it, ask with bridge => array[{}] or name the time you mean.".format(
+    return (
+        "To include it, ask with bridge => array[{}] (and open_archive => true for archival "
+        "material), or name the time you mean."
+    ).format(
         "'" + subject.replace("'", "''") + "'"
     )
 
 
-report["hints"] = hints(pools, how)
+named = {}
+asked_about = [s for s in named_subjects(query, deferred) if withhold([s])]
+if asked_about:
+    for r in run(
+        "charged_counts",
+        "select s.subject, c.workspace, count(*)::int as n "
+        "from unnest($1::text[]) s (subject) "
+        "join exo_private.chunks c on c.charged_subjects @> array[s.subject] and c.workspace = any ($2) "
+        "group by 1, 2",
+        ["text[]", "text[]"],
+        [asked_about, chosen],
+    ):
+        named[(r["subject"], r["workspace"])] = r["n"]
+report["hints"] = hints(pools, how, named)
 
 # -- the combined pool, reranked ------------------------------------------------------------------
 hits = [h for p in pools for h in p.hits]
 by_id = {h["chunk_id"]: h for h in hits}
 t = time.monotonic()
-details = run(
-    "details",
-    "select * from exo_private.pool_details($1, $2, $3)",
-    ["text[]", "bigint[]", "text"],
-    [[h["workspace"] for h in hits], [h["chunk_id"] for h in hits], query],
-)
 candidates = []
-for d in details:
+for d in fetch_details(hits):
     written = datetime.date.fromisoformat(d["written_at"]) if d["written_at"] else None
     candidates.append(
         dict(

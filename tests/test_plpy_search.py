@@ -298,9 +298,49 @@ def test_hints_count_chunks_and_never_carry_text():
     out = search.hints(pools, lambda s: "bridge " + s)
     assert out == [
         {"subject": "Alice Smith", "workspace": "personal", "chunks": 1, "how": "bridge Alice Smith"},
-        {"subject": "Dad", "workspace": "personal", "chunks": 2, "how": "bridge Dad"},
         {"subject": "Dad", "workspace": "creative", "chunks": 1, "how": "bridge Dad"},
+        {"subject": "Dad", "workspace": "personal", "chunks": 2, "how": "bridge Dad"},
     ]
+
+
+def test_hints_add_subjects_the_query_names_and_count_the_larger():
+    pools = [search.WorkspacePool("personal", 5, 5)]
+    pools[0].admit("exact", [_row(1, charged=["Dad"])], _withhold())
+    named = {("Dad", "personal"): 7, ("Dad", "creative"): 2, ("Mum", "personal"): 0}
+    out = search.hints(pools, lambda s: "bridge " + s, named)
+    assert [(h["subject"], h["workspace"], h["chunks"]) for h in out] == [
+        ("Dad", "creative", 2),
+        ("Dad", "personal", 7),
+    ]
+
+
+def test_named_subjects_by_name_or_alias_as_whole_words():
+    deferred = [{"subject": "Walter Rivera", "aliases": ["Grandpa"]}, {"subject": "Maya", "aliases": []}]
+    assert search.named_subjects("what did GRANDPA say?", deferred) == ["Walter Rivera"]
+    assert search.named_subjects("walter rivera and maya", deferred) == ["Walter Rivera", "Maya"]
+    assert search.named_subjects("grandpas and mayans", deferred) == []
+
+
+def test_an_open_archive_drops_band_weights_and_recency():
+    weights = {
+        "band": {"current": 1.0, "archival": 0.5},
+        "canonical": 1.25,
+        "freshness_floor": 0.6,
+        "freshness_half_life_days": 1000,
+        "year_miss_per_year": 0.1,
+    }
+    old = {"band": "archival", "written_ordinal": TODAY - 5000, "written_year": 2010}
+    assert search.priority(old, weights) == 0.5 and search.priority(old, weights, recency=False) == 1.0
+    assert search.freshness(old, weights, TODAY, [], recency=True) < 0.7
+    assert search.freshness(old, weights, TODAY, [], recency=False) == 1.0
+    canonical = dict(old, canonical=True)
+    assert search.freshness(canonical, weights, TODAY, []) == 1.0
+    assert search.freshness(canonical, weights, TODAY, [1990]) == 1.0
+
+
+def test_blend_keeps_every_candidate_and_mixes_by_share():
+    mixed = search.blend({1: 1.0, 2: 0.0}, {1: 0.0, 2: 1.0, 3: 0.5}, 0.6)
+    assert mixed == pytest.approx({1: 0.6, 2: 0.4, 3: 0.2})
 
 
 # -- the combined-pool rank -----------------------------------------------------------------------

@@ -1,0 +1,278 @@
+"""Properties of exo.search over generated corpora: deference and temporal banding.
+
+Each example writes a generated corpus straight into the ledger inside one
+transaction, switches to exo_reader, searches, and rolls everything back, so
+examples never see each other's data.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from contextlib import contextmanager
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from psycopg import sql
+
+WORKSPACES = ["technical", "creative", "personal", "administrative"]
+VOCABULARY = [
+    "harbour",
+    "lantern",
+    "invoice",
+    "replica",
+    "orchard",
+    "kettle",
+    "ferry",
+    "ledger",
+    "violin",
+    "quarry",
+]
+SUBJECTS = {"Walter Rivera": ["Grandpa Walter", "Grandpa"], "Maya Lind": ["Aunt Maya"]}
+NAMES = [n for s, aliases in SUBJECTS.items() for n in [s, *aliases]]
+TODAY = datetime.date.today()
+BAND_AGE_DAYS = {"current": (0, 300), "recent": (400, 1000), "archival": (1200, 6000)}
+
+
+@contextmanager
+def corpus_as_reader(db, documents):
+    """Write `documents` (dicts: workspace, band, written_at, canonical, chunks [(body, charged)]),
+    then yield a connection acting as exo_reader and {chunk id: charged subjects}; everything is
+    rolled back afterwards."""
+    with db.connect(autocommit=False) as conn:
+        source = conn.execute(
+            "insert into exo_private.sources (root) values ('generated') returning id"
+        ).fetchone()[0]
+        for subject, aliases in SUBJECTS.items():
+            conn.execute(
+                "insert into exo_private.deferred_subjects (subject, aliases) values (%s, %s)",
+                (subject, aliases),
+            )
+        for n, doc in enumerate(documents):
+            doc_id = conn.execute(
+                """insert into exo_private.documents
+                       (source_id, path, extension, size_bytes, mtime_ns, stage, workspace, band, written_at,
+                        canonical, title)
+                   values (%s, %s, 'md', 1, 0, 'chunked', %s, %s, %s, %s, %s) returning id""",
+                (
+                    source,
+                    f"gen/{n}.md",
+                    doc["workspace"],
+                    doc["band"],
+                    doc["written_at"],
+                    doc["canonical"],
+                    f"g{n}",
+                ),
+            ).fetchone()[0]
+            for ordinal, (body, charged) in enumerate(doc["chunks"]):
+                conn.execute(
+                    """insert into exo_private.chunks (workspace, document_id, ordinal, body, char_start, char_end,
+                                                       band, written_at, charged_subjects)
+                       values (%s, %s, %s, %s, 0, %s, %s, %s, %s)""",
+                    (
+                        doc["workspace"],
+                        doc_id,
+                        ordinal,
+                        body,
+                        len(body),
+                        doc["band"],
+                        doc["written_at"],
+                        charged,
+                    ),
+                )
+        charged = dict(
+            conn.execute("select id, charged_subjects from exo_private.chunks where charged_subjects <> '{}'")
+        )
+        conn.execute("set local role exo_reader")
+        try:
+            yield conn, charged
+        finally:
+            conn.rollback()
+
+
+def call(conn, function: str, query: str, **named):
+    args = [sql.Literal(query)] + [
+        sql.SQL("{} => {}").format(sql.Identifier(k), sql.Literal(v)) for k, v in named.items()
+    ]
+    return conn.execute(sql.SQL("select {}({})").format(sql.SQL(function), sql.SQL(", ").join(args)))
+
+
+def search(conn, query: str, **named) -> list[tuple]:
+    args = [sql.Literal(query)] + [
+        sql.SQL("{} => {}").format(sql.Identifier(k), sql.Literal(v)) for k, v in named.items()
+    ]
+    return conn.execute(
+        sql.SQL("select chunk_id, workspace, band, written_at, path from exo.search({})").format(
+            sql.SQL(", ").join(args)
+        )
+    ).fetchall()
+
+
+# -- strategies -----------------------------------------------------------------------------------
+
+
+@st.composite
+def chunk(draw):
+    words = draw(st.lists(st.sampled_from(VOCABULARY), min_size=3, max_size=12))
+    charged = draw(st.lists(st.sampled_from(list(SUBJECTS)), max_size=2, unique=True))
+    named = [draw(st.sampled_from([s, *SUBJECTS[s]])) for s in charged]
+    return " ".join(words + named) + ".", charged
+
+
+@st.composite
+def document(draw):
+    band = draw(st.sampled_from(["current", "recent", "archival"]))
+    low, high = BAND_AGE_DAYS[band]
+    return {
+        "workspace": draw(st.sampled_from(WORKSPACES)),
+        "band": band,
+        "written_at": TODAY - datetime.timedelta(days=draw(st.integers(low, high))),
+        "canonical": False,
+        "chunks": draw(st.lists(chunk(), min_size=1, max_size=4)),
+    }
+
+
+queries = st.builds(
+    lambda words, name: " ".join(words + ([name] if name else [])),
+    st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=4),
+    st.one_of(st.none(), st.sampled_from(NAMES)),
+)
+
+
+def released(subject: str, bridge: list[str]) -> bool:
+    names = {n.casefold() for n in [subject, *SUBJECTS.get(subject, [])]}
+    return any(" ".join(b.split()).casefold() in names for b in bridge)
+
+
+# -- deference --------------------------------------------------------------------------------------
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    documents=st.lists(document(), min_size=2, max_size=10),
+    asked=st.lists(
+        st.tuples(
+            queries,
+            st.lists(st.sampled_from([*NAMES, "nobody"]), max_size=2),
+            st.sampled_from([None, None, True, False]),
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+)
+def test_charged_chunks_surface_only_when_bridged_or_opened_and_are_always_hinted(db, documents, asked):
+    with corpus_as_reader(db, documents) as (conn, charged):
+        for query, bridge, open_archive in asked:
+            named = {"k": 200, "bridge": bridge, "open_archive": open_archive}
+            report = call(conn, "exo.search_report", query, **named).fetchone()[0]
+            ids = {r[0] for r in search(conn, query, **named)}
+            opened = report["archive"]["open"] and not report["archive"]["fallback"]
+            for chunk_id in ids:
+                for subject in charged.get(chunk_id, []):
+                    assert opened or released(subject, bridge), (query, bridge, open_archive, subject)
+            held = sum(s.get("withheld", 0) for w in report["workspaces"].values() for s in w["stages"])
+            assert (held > 0) == bool(report["hints"]), report
+            for hint in report["hints"]:
+                assert hint["chunks"] > 0 and "bridge" in hint["how"]
+                assert not any(word in json.dumps(hint) for word in VOCABULARY)  # never the text
+            # Everything bridged: a charged chunk that comes back now was withheld before, so the
+            # first answer must have carried a hint for its subject and workspace.
+            hinted = {(h["subject"], h["workspace"]) for h in report["hints"]}
+            for chunk_id, workspace, *_ in search(conn, query, **dict(named, bridge=NAMES)):
+                if chunk_id in ids:
+                    continue
+                for subject in charged.get(chunk_id, []):
+                    if not (opened or released(subject, bridge)):
+                        assert (subject, workspace) in hinted, (query, bridge, subject, workspace)
+
+
+def test_a_present_charged_chunk_is_withheld_hinted_and_bridged(db):
+    documents = [
+        {
+            "workspace": "personal",
+            "band": "current",
+            "written_at": TODAY,
+            "canonical": False,
+            "chunks": [
+                ("harbour kettle with Grandpa at the funeral.", ["Walter Rivera"]),
+                ("harbour kettle.", []),
+            ],
+        }
+    ]
+    with corpus_as_reader(db, documents) as (conn, charged):
+        (held,) = charged
+        plain = {r[0] for r in search(conn, "harbour kettle")}
+        report = call(conn, "exo.search_report", "harbour kettle").fetchone()[0]
+        bridged = {r[0] for r in search(conn, "harbour kettle", bridge=["grandpa"])}
+    assert held not in plain and len(plain) == 1
+    assert report["hints"] == [
+        {
+            "subject": "Walter Rivera",
+            "workspace": "personal",
+            "chunks": 1,
+            "how": "To include it, ask with bridge => array['Walter Rivera'] (and open_archive => true for "
+            "archival material), or name the time you mean.",
+        }
+    ]
+    assert held in bridged
+
+
+# -- temporal banding ------------------------------------------------------------------------------
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    topic=st.sampled_from(VOCABULARY),
+    old_year=st.integers(1995, TODAY.year - 4),
+    workspace=st.sampled_from(WORKSPACES),
+)
+def test_present_questions_stay_present_and_a_year_finds_its_year(db, topic, old_year, workspace):
+    def doc(band, written, canonical=False):
+        text = f"{topic} notes: the {topic} plan as it stands, written down."
+        return {
+            "workspace": workspace,
+            "band": band,
+            "written_at": written,
+            "canonical": canonical,
+            "chunks": [(text, [])],
+        }
+
+    documents = [
+        doc("archival", datetime.date(old_year, 6, 1)),
+        doc("archival", datetime.date(old_year - 3, 6, 1)),
+        doc("recent", TODAY - datetime.timedelta(days=700)),
+        doc("current", TODAY - datetime.timedelta(days=30)),
+    ]
+    with corpus_as_reader(db, documents) as (conn, _charged):
+        present = search(conn, f"what is the {topic} plan?")
+        dated = search(conn, f"what was the {topic} plan in {old_year}?")
+        report = call(conn, "exo.search_report", f"what was the {topic} plan in {old_year}?").fetchone()[0]
+    assert present and all(band != "archival" for _id, _ws, band, *_ in present)
+    assert present[0][2] == "current"  # recency preference among present bands
+    assert dated[0][3] == datetime.date(old_year, 6, 1)  # the named year first
+    assert report["temporal"]["years"] == [old_year] and report["archive"]["open"]
+
+
+def test_a_canonical_document_outranks_newer_ones_on_the_same_footing(db):
+    text = "kettle policy: descale the kettle monthly."
+    documents = [
+        {
+            "workspace": "administrative",
+            "band": "current",
+            "written_at": TODAY - datetime.timedelta(days=20),
+            "canonical": False,
+            "chunks": [(text, [])],
+        },
+        {
+            "workspace": "administrative",
+            "band": "current",
+            "written_at": datetime.date(TODAY.year - 12, 1, 1),
+            "canonical": True,
+            "chunks": [(text, [])],
+        },
+    ]
+    with corpus_as_reader(db, documents) as (conn, _charged):
+        rows = search(conn, "kettle policy")
+        dated = search(conn, f"kettle policy in {TODAY.year - 1}")
+    assert [r[4] for r in rows] == ["gen/1.md", "gen/0.md"]
+    assert dated[0][4] == "gen/1.md"  # a year in the question never demotes the canonical document
