@@ -42,6 +42,11 @@ demo: setup
 	$(EXO) db psql --role writer -- -c \
 	    "select type, name, count(m.*) as mentions from exo_private.entities e \
 	     left join exo_private.mentions m on m.entity_id = e.id group by 1, 2 order by 3 desc limit 10"
+	$(EXO) db psql --role reader -- -c \
+	    "select rank, citation, stage from exo.search('How much is my rent?', k => 5)" -c \
+	    "select rank, citation, stage from exo.search('What was my rent in 2013?', k => 3)" -c \
+	    "select jsonb_pretty(exo.search_report('grandpa funeral', k => 3) -> 'hints') as hints" -c \
+	    "select exo.context_packet('Who is on call for the database, and how do I escalate?', 700)"
 
 ## test: set up, then run the whole suite against the real server
 test: setup

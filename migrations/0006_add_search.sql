@@ -56,7 +56,7 @@ insert into exo_private.settings (key, value, description) values
         "band": {"current": 1.0, "recent": 0.9, "archival": 0.75},
         "backend_share": 0.6,
         "match": {"document": 1.3},
-        "canonical": 1.25,
+        "canonical": 1.1,
         "freshness_half_life_days": 1095,
         "freshness_floor": 0.6,
         "year_miss_per_year": 0.15
