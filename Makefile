@@ -65,6 +65,7 @@ bench: setup
 	$(BIN)/python bench/worker_overhead.py
 	$(BIN)/python bench/model_throughput.py
 	$(BIN)/python bench/traversal.py
+	$(BIN)/python bench/search_latency.py
 
 ## schema-dump: rewrite schema/exocortex.sql from a database migrated from zero
 schema-dump: setup

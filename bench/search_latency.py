@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import itertools
 import json
 import os
 import random
@@ -161,8 +162,15 @@ def query_mix(info: CorpusInfo, n: int, seed: int) -> list[Query]:
     n_entity += max(0, n - (n_ident + n_sem + n_entity + n_topic + fixed))
     out: list[Query] = []
 
-    idents = list(info.identifiers.items())
-    rng.shuffle(idents)
+    kinds: dict[str, list[tuple[str, list[int]]]] = {}
+    for ident, chunk_ids in info.identifiers.items():  # hosts, tickets, invoices, policies in turn
+        prefix = ident.split("-")[0]
+        kinds.setdefault(prefix if prefix in {"INC", "CHG", "PRB", "INV", "POL"} else "host", []).append(
+            (ident, chunk_ids)
+        )
+    for members in kinds.values():
+        rng.shuffle(members)
+    idents = [m for group in itertools.zip_longest(*kinds.values()) for m in group if m]
     ident_forms = ("{}", "what happened with {}", "{} notes", "status of {}")
     for i, (ident, chunk_ids) in enumerate(idents[:n_ident]):
         out.append(Query("identifier", ident_forms[i % len(ident_forms)].format(ident), tuple(chunk_ids)))
@@ -393,7 +401,8 @@ def stage_params(admin: psycopg.Connection, info: CorpusInfo, ws: str, embed: Ca
         ).fetchall()
     ]
     title = admin.execute(
-        "select title from exo_private.documents where workspace = %s and band = 'current' order by id limit 1",
+        "select title from exo_private.documents where workspace = %s and band = 'current' "
+        "and cardinality(string_to_array(title_key, ' ')) <= 6 order by id limit 1",  # a query's n-grams reach 6
         (ws,),
     ).fetchone()[0]
     phrase = info.topic_phrases[ws][0]

@@ -32,7 +32,8 @@ insert into exo_private.settings (key, value, description) values
      '(never more than per_workspace).'),
     ('retrieval.answer_coverage', '0.5',
      'Without a temporal signal the archival band opens only when nothing present answers: no '
-     'confident candidate, and none holding at least this share of the query''s words.'),
+     'identifier of the query found verbatim (when it has any), or else no confident candidate '
+     'and none holding at least this share of the query''s words.'),
     ('retrieval.lexical_confident_score', '3.0',
      'A BM25 hit counts as confident at or above this score (pg_textsearch''s BM25, k1 1.2, b 0.75).'),
     ('retrieval.semantic_min_similarity', '0.2',
@@ -68,8 +69,8 @@ insert into exo_private.settings (key, value, description) values
      'the half-life of freshness (floored; only while the archive is closed; a canonical document '
      'is always fresh), and, when the '
      'question names years, the loss per year a chunk lies outside them.'),
-    ('packet.max_chunks', '8', 'The most chunks a context packet cites.'),
-    ('packet.excerpt_chars', '600',
+    ('packet.max_chunks', '5', 'The most chunks a context packet cites.'),
+    ('packet.excerpt_chars', '300',
      'Characters of each cited chunk in a context packet: the passage that best matches the question.'),
     ('packet.min_relative_score', '0.3',
      'A chunk joins the packet only when its rank score is at least this share of the best one.');

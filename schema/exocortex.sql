@@ -1894,6 +1894,27 @@ def chat(
         completion_tokens=_count(usage.get("completion_tokens")),
     )
 
+def embed_one(setting: dict[str, Any], text: str) -> dict[str, Any]:
+    """One text's embedding from a ``models.embeddings``-style setting, never raising for a
+    model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
+    What the database uses for a query's vector."""
+    began = time.monotonic()
+    try:
+        target = Endpoint.from_setting(setting)
+        (vector,) = embed(target, [text])
+    except (ModelError, ValueError) as exc:
+        return {
+            "error_class": getattr(exc, "error_class", "bad_setting"),
+            "error": str(exc)[:500],
+            "ms": round((time.monotonic() - began) * 1000, 1),
+        }
+    return {
+        "vector": "[" + ",".join(repr(x) for x in vector) + "]",
+        "model": target.model,
+        "dimensions": len(vector),
+        "ms": round((time.monotonic() - began) * 1000, 1),
+    }
+
 def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
     """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
     if kind == "chat":
@@ -2032,24 +2053,8 @@ def _is_number(x: object) -> bool:
 def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 import json
-import time
 
-began = time.monotonic()
-try:
-    target = Endpoint.from_setting(json.loads(endpoint))
-    (vector,) = embed(target, [input])
-except (ModelError, ValueError) as exc:
-    return json.dumps({
-        "error_class": getattr(exc, "error_class", "bad_setting"),
-        "error": str(exc)[:500],
-        "ms": round((time.monotonic() - began) * 1000, 1),
-    })
-return json.dumps({
-    "vector": "[" + ",".join(repr(x) for x in vector) + "]",
-    "model": target.model,
-    "dimensions": len(vector),
-    "ms": round((time.monotonic() - began) * 1000, 1),
-})
+return json.dumps(embed_one(json.loads(endpoint), input))
 $$;
 
 ALTER FUNCTION exo_private.embed_text(input text, endpoint jsonb) OWNER TO exo_owner;
@@ -3746,6 +3751,27 @@ def chat(
         completion_tokens=_count(usage.get("completion_tokens")),
     )
 
+def embed_one(setting: dict[str, Any], text: str) -> dict[str, Any]:
+    """One text's embedding from a ``models.embeddings``-style setting, never raising for a
+    model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
+    What the database uses for a query's vector."""
+    began = time.monotonic()
+    try:
+        target = Endpoint.from_setting(setting)
+        (vector,) = embed(target, [text])
+    except (ModelError, ValueError) as exc:
+        return {
+            "error_class": getattr(exc, "error_class", "bad_setting"),
+            "error": str(exc)[:500],
+            "ms": round((time.monotonic() - began) * 1000, 1),
+        }
+    return {
+        "vector": "[" + ",".join(repr(x) for x in vector) + "]",
+        "model": target.model,
+        "dimensions": len(vector),
+        "ms": round((time.monotonic() - began) * 1000, 1),
+    }
+
 def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
     """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
     if kind == "chat":
@@ -4453,6 +4479,7 @@ COMMENT ON FUNCTION exo_private.resolve_links(source integer) IS 'Resolve a sour
 CREATE FUNCTION exo_private.retrieve(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS jsonb
     LANGUAGE plpython3u
     SET search_path TO 'exo_private', 'public', 'pg_temp'
+    SET "hnsw.iterative_scan" TO 'relaxed_order'
     AS $_$
 """Retrieval logic that is not a query (stdlib only).
 
@@ -4939,8 +4966,370 @@ def packet(query, ranked, hint_list, report, budget, settings):
         ],
         "hints": hint_list,
     }
+"""The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings,
+and llama.cpp's /v1/rerank (query + documents -> one relevance score per document).
+
+Standard library only and free of exocortex imports, so the same file can be
+inlined into a plpython3u function body. Every failure is a ModelError whose
+``error_class`` the worker records and decides retries on; this module never
+retries.
+
+    endpoint_down   connection refused or reset, unknown host, TLS failure
+    timeout         no answer within the endpoint's timeout_s
+    http_5xx        the server answered 5xx (ServerError.status)
+    http_4xx        the server rejected the request (ClientError.status, its message)
+    bad_response    a 2xx body that is not JSON or lacks the expected fields
+"""
+
+import http.client
+import ipaddress
+import json
+import math
+import socket
+import ssl
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_TIMEOUT_S = 30.0
+_READ_CHUNK = 64 * 1024
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+_DEFAULT = urllib.request.build_opener()
+
+class ModelError(Exception):
+    """A model call failed; ``error_class`` says how."""
+
+    error_class = "model_error"
+
+    def __init__(self, message: str, url: str | None = None):
+        super().__init__(message)
+        self.url = url
+
+class EndpointDown(ModelError):
+    error_class = "endpoint_down"
+
+class Timeout(ModelError):
+    error_class = "timeout"
+
+class BadResponse(ModelError):
+    error_class = "bad_response"
+
+class _HTTPStatusError(ModelError):
+    def __init__(self, message: str, url: str | None = None, status: int = 0):
+        super().__init__(message, url)
+        self.status = status
+
+class ServerError(_HTTPStatusError):
+    error_class = "http_5xx"
+
+class ClientError(_HTTPStatusError):
+    error_class = "http_4xx"
+
+@dataclass(frozen=True)
+class Endpoint:
+    url: str
+    """Base URL of the OpenAI-compatible API, such as http://127.0.0.1:54330/v1."""
+    model: str
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    extra: dict[str, Any] = field(default_factory=dict)
+    """The setting's other keys (dimensions, response_format, ...)."""
+
+    @classmethod
+    def from_setting(cls, value: dict[str, Any]) -> Endpoint:
+        """An endpoint from a ``models.*`` setting: {"url", "model", "timeout_s", ...}."""
+        if not isinstance(value, dict):
+            raise ValueError(f"a model setting must be a JSON object, got {value!r}")
+        url, model = value.get("url"), value.get("model")
+        if not isinstance(url, str) or not url:
+            raise ValueError("the model setting has no url (null means no endpoint is configured)")
+        if not isinstance(model, str) or not model:
+            raise ValueError(f"the model setting for {url} has no model name")
+        timeout = value.get("timeout_s", DEFAULT_TIMEOUT_S)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise ValueError(f"timeout_s of {url} must be a positive number, got {timeout!r}")
+        extra = {k: v for k, v in value.items() if k not in {"url", "model", "timeout_s"}}
+        return cls(url.rstrip("/"), model, float(timeout), extra)
+
+@dataclass(frozen=True)
+class ChatReply:
+    content: str
+    finish_reason: str
+    prompt_tokens: int
+    completion_tokens: int
+
+# -- the calls ----------------------------------------------------------------------------
+
+def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
+    """One vector per text, in the order of ``texts``."""
+    if not texts:
+        return []
+    url = f"{endpoint.url}/embeddings"
+    body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s)
+    data = body.get("data")
+    if not isinstance(data, list):
+        raise BadResponse(f"{url} answered without a data list", url)
+    if len(data) != len(texts):
+        raise BadResponse(f"{url} returned {len(data)} embeddings for {len(texts)} inputs", url)
+    vectors: list[list[float] | None] = [None] * len(texts)
+    for item in data:
+        index = item.get("index") if isinstance(item, dict) else None
+        vector = item.get("embedding") if isinstance(item, dict) else None
+        if not isinstance(index, int) or not 0 <= index < len(texts) or vectors[index] is not None:
+            raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
+        if not isinstance(vector, list) or not vector or not all(_is_number(x) for x in vector):
+            raise BadResponse(f"{url} returned an embedding that is not a list of numbers", url)
+        vectors[index] = [float(x) for x in vector]
+    sizes = {len(v) for v in vectors if v is not None}
+    expected = endpoint.extra.get("dimensions")
+    if len(sizes) != 1 or (isinstance(expected, int) and sizes != {expected}):
+        want = f"; the setting says {expected}" if isinstance(expected, int) else ""
+        raise BadResponse(f"{url} returned embeddings of sizes {sorted(sizes)}{want}", url)
+    return vectors  # type: ignore[return-value]
+
+def rerank(endpoint: Endpoint, query: str, documents: list[str]) -> list[float]:
+    """One relevance score per document, in the order of ``documents`` (higher is more relevant).
+
+    Speaks llama.cpp's /v1/rerank: POST {model, query, documents, top_n} and read
+    {"results": [{"index", "relevance_score"}, ...]} in any order. A score is needed
+    for every document, so the request asks for ``top_n = len(documents)`` and a
+    reply that leaves any document out is a BadResponse.
+    """
+    if not documents:
+        return []
+    url = f"{endpoint.url}/rerank"
+    payload = {
+        "model": endpoint.model,
+        "query": query,
+        "documents": list(documents),
+        "top_n": len(documents),
+    }
+    body = _post_json(url, payload, endpoint.timeout_s)
+    results = body.get("results")
+    if not isinstance(results, list):
+        raise BadResponse(f"{url} answered without a results list", url)
+    scores: list[float | None] = [None] * len(documents)
+    for item in results:
+        index = item.get("index") if isinstance(item, dict) else None
+        score = item.get("relevance_score") if isinstance(item, dict) else None
+        if (
+            not isinstance(index, int)
+            or isinstance(index, bool)
+            or not 0 <= index < len(documents)
+            or scores[index] is not None
+        ):
+            raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
+        if not _is_number(score):
+            raise BadResponse(f"{url} returned a relevance_score that is not a finite number: {score!r}", url)
+        scores[index] = float(score)  # type: ignore[arg-type]
+    if len(results) != len(documents):
+        raise BadResponse(f"{url} returned {len(results)} scores for {len(documents)} documents", url)
+    return scores  # type: ignore[return-value]
+
+def chat(
+    endpoint: Endpoint,
+    messages: list[dict[str, Any]],
+    *,
+    max_tokens: int,
+    response_format: dict[str, Any] | None = None,
+    temperature: float = 0.0,
+) -> ChatReply:
+    """One non-streaming chat completion.
+
+    ``response_format`` (such as a json_schema) is left out when the endpoint's
+    setting says ``"response_format": false``, for servers that misbehave with it.
+    """
+    url = f"{endpoint.url}/chat/completions"
+    payload: dict[str, Any] = {
+        "model": endpoint.model,
+        "messages": messages,
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        "stream": False,
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
+    if response_format is not None and endpoint.extra.get("response_format", True) is not False:
+        payload["response_format"] = response_format
+    body = _post_json(url, payload, endpoint.timeout_s)
+    try:
+        choice = body["choices"][0]
+        content = choice["message"]["content"]
+        finish_reason = choice.get("finish_reason") or "unknown"
+    except (KeyError, IndexError, TypeError):
+        raise BadResponse(f"{url} answered without choices[0].message.content", url) from None
+    if not isinstance(content, str):
+        raise BadResponse(f"{url} answered with a {type(content).__name__} message content", url)
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    return ChatReply(
+        content=content,
+        finish_reason=str(finish_reason),
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
+    )
+
+def embed_one(setting: dict[str, Any], text: str) -> dict[str, Any]:
+    """One text's embedding from a ``models.embeddings``-style setting, never raising for a
+    model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
+    What the database uses for a query's vector."""
+    began = time.monotonic()
+    try:
+        target = Endpoint.from_setting(setting)
+        (vector,) = embed(target, [text])
+    except (ModelError, ValueError) as exc:
+        return {
+            "error_class": getattr(exc, "error_class", "bad_setting"),
+            "error": str(exc)[:500],
+            "ms": round((time.monotonic() - began) * 1000, 1),
+        }
+    return {
+        "vector": "[" + ",".join(repr(x) for x in vector) + "]",
+        "model": target.model,
+        "dimensions": len(vector),
+        "ms": round((time.monotonic() - began) * 1000, 1),
+    }
+
+def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
+    """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
+    if kind == "chat":
+        url = f"{endpoint.url}/chat/completions"
+        payload: dict[str, Any] = {
+            "model": endpoint.model,
+            "messages": [{"role": "user", "content": "ping"}],
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "chat_template_kwargs": {"enable_thinking": False},
+        }
+    elif kind == "embeddings":
+        url = f"{endpoint.url}/embeddings"
+        payload = {"model": endpoint.model, "input": ["ping"]}
+    else:
+        raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
+    try:
+        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s)
+    except ModelError:
+        return False
+    return True
+
+# -- HTTP ---------------------------------------------------------------------------------
+
+def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    raw = _request(url, payload, timeout_s)
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadResponse(f"{url} answered with a body that is not JSON: {_snippet(raw)}", url) from None
+    if not isinstance(body, dict):
+        raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
+    return body
+
+def _request(url: str, payload: dict[str, Any], timeout_s: float) -> bytes:
+    """POST JSON and return the 2xx body; raise the matching ModelError otherwise.
+
+    ``timeout_s`` bounds the whole call: it is the socket timeout for connecting
+    and for the wait for the answer (a non-streaming reply arrives only when the
+    generation is done), and the deadline checked while the body is read.
+    """
+    deadline = time.monotonic() + timeout_s
+    data = json.dumps(payload).encode()
+    request = urllib.request.Request(
+        url,
+        data=data,
+        method="POST",
+        headers={"Content-Type": "application/json", "Accept": "application/json"},
+    )
+    opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
+    try:
+        with opener.open(request, timeout=timeout_s) as response:
+            status = response.status
+            chunks = []
+            while chunk := response.read1(_READ_CHUNK):  # read1: returns what has arrived
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise TimeoutError
+            raw = b"".join(chunks)
+    except urllib.error.HTTPError as exc:
+        raise _status_error(url, exc.code, _read_error_body(exc)) from None
+    except urllib.error.URLError as exc:
+        raise _transport_error(url, exc.reason, timeout_s) from None
+    except (OSError, http.client.HTTPException) as exc:
+        raise _transport_error(url, exc, timeout_s) from None
+    if time.monotonic() > deadline:
+        raise Timeout(f"{url} took longer than {timeout_s:g} s", url)
+    if not 200 <= status < 300:
+        raise BadResponse(f"{url} answered HTTP {status}", url)
+    return raw
+
+def _transport_error(url: str, reason: object, timeout_s: float) -> ModelError:
+    if isinstance(reason, TimeoutError):  # socket.timeout is TimeoutError
+        return Timeout(f"{url} did not answer within {timeout_s:g} s", url)
+    if isinstance(reason, http.client.IncompleteRead):
+        return EndpointDown(f"{url} closed the connection in the middle of its answer", url)
+    if isinstance(reason, http.client.RemoteDisconnected | ConnectionError):
+        return EndpointDown(f"{url} closed the connection: {reason}", url)
+    if isinstance(reason, http.client.HTTPException):
+        return BadResponse(f"{url} answered with malformed HTTP: {reason!r}", url)
+    if isinstance(reason, socket.gaierror):
+        return EndpointDown(f"{url}: unknown host ({reason})", url)
+    if isinstance(reason, ssl.SSLError):
+        return EndpointDown(f"{url}: TLS failed ({reason})", url)
+    if isinstance(reason, OSError):
+        return EndpointDown(f"{url} is unreachable: {reason.strerror or reason}", url)
+    return EndpointDown(f"{url} is unreachable: {reason}", url)
+
+def _status_error(url: str, status: int, body: bytes) -> ModelError:
+    message = _error_message(body)
+    if status >= 500:
+        return ServerError(f"{url} answered HTTP {status}: {message}", url, status)
+    if status >= 400:
+        return ClientError(f"{url} answered HTTP {status}: {message}", url, status)
+    return BadResponse(f"{url} answered HTTP {status}: {message}", url)
+
+def _read_error_body(exc: urllib.error.HTTPError) -> bytes:
+    try:
+        return exc.read() or b""
+    except (OSError, http.client.HTTPException):
+        return b""
+    finally:
+        exc.close()
+
+def _error_message(body: bytes) -> str:
+    """The server's own words: OpenAI's {"error": {"message"}}, {"error": "..."} or the text."""
+    try:
+        parsed = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return _snippet(body) or "(empty body)"
+    if isinstance(parsed, dict):
+        error = parsed.get("error", parsed.get("detail", parsed.get("message")))
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return error["message"]
+        if isinstance(error, str):
+            return error
+    return _snippet(body)
+
+def _snippet(raw: bytes, limit: int = 200) -> str:
+    text = raw.decode("utf-8", "replace").strip()
+    return text if len(text) <= limit else text[:limit] + "..."
+
+def _is_loopback(url: str) -> bool:
+    """Loopback endpoints never go through an environment proxy (no_proxy rarely lists them)."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+def _is_number(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 import datetime
 import json
+import threading
 import time
 
 began = time.monotonic()
@@ -5004,6 +5393,32 @@ report = {
 }
 timings = report["timings_ms"]
 
+# -- the query's embedding, fetched in the background while the other stages run -------------
+model = {"id": None, "dimensions": None}
+row = run(
+    "model",
+    "select m.id, m.dimensions from exo_private.embedding_models m where m.id = exo_private.active_embedding_model()",
+    [],
+    [],
+)
+if row:
+    model = {"id": row[0]["id"], "dimensions": row[0]["dimensions"]}
+vector = {"text": None, "error": None, "tried": False}
+embedding_setting = dict(settings["models.embeddings"], timeout_s=settings["retrieval.embed_timeout_s"])
+fetched = {}
+
+def fetch_embedding():
+    # No plpy here: only the HTTP call runs on this thread (the server's API is not thread-safe).
+    try:
+        fetched.update(embed_one(embedding_setting, query[:2000]))
+    except Exception as exc:  # anything unforeseen still ends as a degradation, not a hang
+        fetched.update(error_class="internal", error=repr(exc)[:500])
+
+fetcher = None
+if query_embedding is None and model["id"] is not None:
+    fetcher = threading.Thread(target=fetch_embedding, name="exo-query-embedding", daemon=True)
+    fetcher.start()
+
 # -- temporal signal and bands --------------------------------------------------------------
 t = time.monotonic()
 signal = json.loads(
@@ -5051,17 +5466,6 @@ report["recognised"] = {
     "entities": {ws: [e["name"] for e in found] for ws, found in entities.items()},
 }
 
-model = {"id": None, "dimensions": None}
-row = run(
-    "model",
-    "select m.id, m.dimensions from exo_private.embedding_models m where m.id = exo_private.active_embedding_model()",
-    [],
-    [],
-)
-if row:
-    model = {"id": row[0]["id"], "dimensions": row[0]["dimensions"]}
-vector = {"text": None, "error": None, "tried": False}
-
 def query_vector():
     """The query's vector as pgvector text, embedded at most once; None when unavailable."""
     if vector["tried"]:
@@ -5081,8 +5485,9 @@ def query_vector():
         vector["text"] = "[" + ",".join(repr(float(v)) for v in values) + "]"
         report["query_embedding"] = {"source": "caller", "dimensions": len(values)}
     else:
-        embedded = json.loads(run("embed", "select exo.embed_query($1)::text as e", ["text"], [query])[0]["e"])
-        timings["embed_query"] = ms(t0)
+        fetcher.join(embedding_setting["timeout_s"] + 1)
+        embedded = dict(fetched) or {"error_class": "timeout", "error": "no embedding in time"}
+        timings["embed_query_wait"] = ms(t0)
         if "vector" in embedded:
             if model["dimensions"] is not None and embedded["dimensions"] != model["dimensions"]:
                 vector["error"] = {
@@ -5094,6 +5499,7 @@ def query_vector():
             else:
                 vector["text"] = embedded["vector"]
                 report["query_embedding"] = {"source": "endpoint", "ms": embedded["ms"]}
+                timings["embed_query"] = embedded["ms"]
         else:
             vector["error"] = {"error_class": embedded["error_class"], "error": embedded["error"]}
         if vector["error"]:
@@ -5206,8 +5612,11 @@ def fetch_details(hits):
     return [details[h["chunk_id"]] for h in hits if h["chunk_id"] in details]
 
 def present_answers(pools):
-    """Whether the present bands answer: a confident candidate, or one that covers enough of the
-    query's words (BM25 confidence depends on the corpus; a tiny one never reaches it)."""
+    """Whether the present bands answer: an identifier of the query found verbatim when it has
+    any, else a confident candidate, or one that covers enough of the query's words (BM25
+    confidence depends on the corpus; a tiny one never reaches it)."""
+    if idents:
+        return any(h["match"] == "identifier" for p in pools for h in p.hits)
     if any(p.confident for p in pools):
         return True
     covered = [d["coverage"] for d in fetch_details([h for p in pools for h in p.hits])]
@@ -5254,7 +5663,8 @@ if asked_about:
         "charged_counts",
         "select s.subject, c.workspace, count(*)::int as n "
         "from unnest($1::text[]) s (subject) "
-        "join exo_private.chunks c on c.charged_subjects @> array[s.subject] and c.workspace = any ($2) "
+        "join exo_private.chunks c on c.charged_subjects <> '{}' and c.charged_subjects @> array[s.subject] "
+        "and c.workspace = any ($2) "
         "group by 1, 2",
         ["text[]", "text[]"],
         [asked_about, chosen],
@@ -5627,8 +6037,13 @@ CREATE FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integ
 declare
     chunks text := 'chunks_' || workspace;
     bm25 text := format('exo_private.%I', 'chunks_' || workspace || '_bm25');
-    -- Every stage: $2 the bands open (text[]), $3 the as_of day, $4 the row limit.
-    visible text := 'c.band::text = any ($2) and (c.written_at is null or c.written_at <= $3)';
+    -- Every stage: $2 the bands open (text[]), $3 the as_of day, $4 the row limit. The band is
+    -- compared as the enum, not as text, so the planner keeps the column's statistics.
+    visible text := format('c.workspace = %L and c.band = any ($2::exo_private.band[]) '
+                           'and (c.written_at is null or c.written_at <= $3)', workspace);
+    -- Chunks per named entity the entity and graph stages look at, newest first: a hub of
+    -- thousands of mentions costs this many rows, not all of them.
+    per_entity constant int := 200;
 begin
     if not exists (select 1 from exo_private.workspaces w where w.name = stage_sql.workspace) then
         raise exception 'workspace % does not exist', workspace;
@@ -5654,13 +6069,17 @@ begin
         return format($q$
             select c.id as chunk_id, 1.0::float8 as score, c.charged_subjects as charged,
                    min(e.name) as detail
-            from exo_private.mentions m
-            join exo_private.entities e on e.id = m.entity_id
+            from exo_private.entities e
+            cross join lateral (
+                select m.chunk_id from exo_private.mentions m
+                where m.entity_id = e.id and m.chunk_id is not null
+                order by m.chunk_id desc limit %s
+            ) m
             join exo_private.%I c on c.id = m.chunk_id
-            where m.entity_id = any ($1) and %s
+            where e.id = any ($1) and %s
             group by c.id, c.charged_subjects
-            order by count(distinct m.entity_id) desc, max(c.written_at) desc nulls last, c.id
-            limit $4 $q$, chunks, visible);
+            order by count(distinct e.id) desc, max(c.written_at) desc nulls last, c.id
+            limit $4 $q$, per_entity, chunks, visible);
     when 'document' then  -- $1: title keys, $5: file names or stems; a matched document's first chunks
         return format($q$
             select c.id as chunk_id, 1.0::float8 as score, c.charged_subjects as charged, d.path as detail
@@ -5680,12 +6099,16 @@ begin
                    string_agg(distinct n.name, ', ') as detail
             from unnest($1::bigint[]) s (entity_id)
             cross join lateral exo_private.related_entities(s.entity_id, $5, $6) n
-            join exo_private.mentions m on m.entity_id = n.entity_id
+            cross join lateral (
+                select m.chunk_id from exo_private.mentions m
+                where m.entity_id = n.entity_id and m.chunk_id is not null
+                order by m.chunk_id desc limit %s
+            ) m
             join exo_private.%I c on c.id = m.chunk_id
-            where %s and m.entity_id <> all ($1)
+            where %s and n.entity_id <> all ($1)
             group by c.id, c.charged_subjects
             order by min(n.depth), count(distinct n.entity_id) desc, max(c.written_at) desc nulls last, c.id
-            limit $4 $q$, chunks, visible);
+            limit $4 $q$, per_entity / 10, chunks, visible);
     when 'semantic' then  -- $1: the query vector as text; cosine similarity over the model's HNSW index
         if model_id is null or dimensions is null then
             raise exception 'the semantic stage needs an embedding model and its dimensions';
@@ -5697,7 +6120,7 @@ begin
                        (1 - (e.embedding::public.vector(%s) operator(public.<=>) $1::public.vector(%s)))::float8 as score,
                        c.charged_subjects as charged
                 from exo_private.%I e
-                join exo_private.%I c on c.id = e.chunk_id
+                join exo_private.%I c on c.workspace = e.workspace and c.id = e.chunk_id
                 where e.model_id = %s and %s
                 order by e.embedding::public.vector(%s) operator(public.<=>) $1::public.vector(%s)
                 limit $4

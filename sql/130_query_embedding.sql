@@ -9,24 +9,8 @@ set search_path = exo_private, pg_temp
 as $$
 # exo:include exocortex.models.client
 import json
-import time
 
-began = time.monotonic()
-try:
-    target = Endpoint.from_setting(json.loads(endpoint))
-    (vector,) = embed(target, [input])
-except (ModelError, ValueError) as exc:
-    return json.dumps({
-        "error_class": getattr(exc, "error_class", "bad_setting"),
-        "error": str(exc)[:500],
-        "ms": round((time.monotonic() - began) * 1000, 1),
-    })
-return json.dumps({
-    "vector": "[" + ",".join(repr(x) for x in vector) + "]",
-    "model": target.model,
-    "dimensions": len(vector),
-    "ms": round((time.monotonic() - began) * 1000, 1),
-})
+return json.dumps(embed_one(json.loads(endpoint), input))
 $$;
 comment on function exo_private.embed_text(text, jsonb) is
     'Embed one text through an OpenAI-compatible endpoint (a models.embeddings-style jsonb); returns '

@@ -18,8 +18,13 @@ as $$
 declare
     chunks text := 'chunks_' || workspace;
     bm25 text := format('exo_private.%I', 'chunks_' || workspace || '_bm25');
-    -- Every stage: $2 the bands open (text[]), $3 the as_of day, $4 the row limit.
-    visible text := 'c.band::text = any ($2) and (c.written_at is null or c.written_at <= $3)';
+    -- Every stage: $2 the bands open (text[]), $3 the as_of day, $4 the row limit. The band is
+    -- compared as the enum, not as text, so the planner keeps the column's statistics.
+    visible text := format('c.workspace = %L and c.band = any ($2::exo_private.band[]) '
+                           'and (c.written_at is null or c.written_at <= $3)', workspace);
+    -- Chunks per named entity the entity and graph stages look at, newest first: a hub of
+    -- thousands of mentions costs this many rows, not all of them.
+    per_entity constant int := 200;
 begin
     if not exists (select 1 from exo_private.workspaces w where w.name = stage_sql.workspace) then
         raise exception 'workspace % does not exist', workspace;
@@ -45,13 +50,17 @@ begin
         return format($q$
             select c.id as chunk_id, 1.0::float8 as score, c.charged_subjects as charged,
                    min(e.name) as detail
-            from exo_private.mentions m
-            join exo_private.entities e on e.id = m.entity_id
+            from exo_private.entities e
+            cross join lateral (
+                select m.chunk_id from exo_private.mentions m
+                where m.entity_id = e.id and m.chunk_id is not null
+                order by m.chunk_id desc limit %s
+            ) m
             join exo_private.%I c on c.id = m.chunk_id
-            where m.entity_id = any ($1) and %s
+            where e.id = any ($1) and %s
             group by c.id, c.charged_subjects
-            order by count(distinct m.entity_id) desc, max(c.written_at) desc nulls last, c.id
-            limit $4 $q$, chunks, visible);
+            order by count(distinct e.id) desc, max(c.written_at) desc nulls last, c.id
+            limit $4 $q$, per_entity, chunks, visible);
     when 'document' then  -- $1: title keys, $5: file names or stems; a matched document's first chunks
         return format($q$
             select c.id as chunk_id, 1.0::float8 as score, c.charged_subjects as charged, d.path as detail
@@ -71,12 +80,16 @@ begin
                    string_agg(distinct n.name, ', ') as detail
             from unnest($1::bigint[]) s (entity_id)
             cross join lateral exo_private.related_entities(s.entity_id, $5, $6) n
-            join exo_private.mentions m on m.entity_id = n.entity_id
+            cross join lateral (
+                select m.chunk_id from exo_private.mentions m
+                where m.entity_id = n.entity_id and m.chunk_id is not null
+                order by m.chunk_id desc limit %s
+            ) m
             join exo_private.%I c on c.id = m.chunk_id
-            where %s and m.entity_id <> all ($1)
+            where %s and n.entity_id <> all ($1)
             group by c.id, c.charged_subjects
             order by min(n.depth), count(distinct n.entity_id) desc, max(c.written_at) desc nulls last, c.id
-            limit $4 $q$, chunks, visible);
+            limit $4 $q$, per_entity / 10, chunks, visible);
     when 'semantic' then  -- $1: the query vector as text; cosine similarity over the model's HNSW index
         if model_id is null or dimensions is null then
             raise exception 'the semantic stage needs an embedding model and its dimensions';
@@ -88,7 +101,7 @@ begin
                        (1 - (e.embedding::public.vector(%s) operator(public.<=>) $1::public.vector(%s)))::float8 as score,
                        c.charged_subjects as charged
                 from exo_private.%I e
-                join exo_private.%I c on c.id = e.chunk_id
+                join exo_private.%I c on c.workspace = e.workspace and c.id = e.chunk_id
                 where e.model_id = %s and %s
                 order by e.embedding::public.vector(%s) operator(public.<=>) $1::public.vector(%s)
                 limit $4
@@ -221,10 +234,13 @@ returns jsonb
 language plpython3u volatile
 security invoker
 set search_path = exo_private, public, pg_temp  -- pg_textsearch resolves its score function by name
+set hnsw.iterative_scan = relaxed_order  -- a band filter after the HNSW scan still fills the limit
 as $$
 # exo:include search
+# exo:include exocortex.models.client
 import datetime
 import json
+import threading
 import time
 
 began = time.monotonic()
@@ -293,6 +309,34 @@ report = {
 }
 timings = report["timings_ms"]
 
+# -- the query's embedding, fetched in the background while the other stages run -------------
+model = {"id": None, "dimensions": None}
+row = run(
+    "model",
+    "select m.id, m.dimensions from exo_private.embedding_models m where m.id = exo_private.active_embedding_model()",
+    [],
+    [],
+)
+if row:
+    model = {"id": row[0]["id"], "dimensions": row[0]["dimensions"]}
+vector = {"text": None, "error": None, "tried": False}
+embedding_setting = dict(settings["models.embeddings"], timeout_s=settings["retrieval.embed_timeout_s"])
+fetched = {}
+
+
+def fetch_embedding():
+    # No plpy here: only the HTTP call runs on this thread (the server's API is not thread-safe).
+    try:
+        fetched.update(embed_one(embedding_setting, query[:2000]))
+    except Exception as exc:  # anything unforeseen still ends as a degradation, not a hang
+        fetched.update(error_class="internal", error=repr(exc)[:500])
+
+
+fetcher = None
+if query_embedding is None and model["id"] is not None:
+    fetcher = threading.Thread(target=fetch_embedding, name="exo-query-embedding", daemon=True)
+    fetcher.start()
+
 # -- temporal signal and bands --------------------------------------------------------------
 t = time.monotonic()
 signal = json.loads(
@@ -342,16 +386,6 @@ report["recognised"] = {
     "entities": {ws: [e["name"] for e in found] for ws, found in entities.items()},
 }
 
-model = {"id": None, "dimensions": None}
-row = run(
-    "model",
-    "select m.id, m.dimensions from exo_private.embedding_models m where m.id = exo_private.active_embedding_model()",
-    [],
-    [],
-)
-if row:
-    model = {"id": row[0]["id"], "dimensions": row[0]["dimensions"]}
-vector = {"text": None, "error": None, "tried": False}
 
 
 def query_vector():
@@ -373,8 +407,9 @@ def query_vector():
         vector["text"] = "[" + ",".join(repr(float(v)) for v in values) + "]"
         report["query_embedding"] = {"source": "caller", "dimensions": len(values)}
     else:
-        embedded = json.loads(run("embed", "select exo.embed_query($1)::text as e", ["text"], [query])[0]["e"])
-        timings["embed_query"] = ms(t0)
+        fetcher.join(embedding_setting["timeout_s"] + 1)
+        embedded = dict(fetched) or {"error_class": "timeout", "error": "no embedding in time"}
+        timings["embed_query_wait"] = ms(t0)
         if "vector" in embedded:
             if model["dimensions"] is not None and embedded["dimensions"] != model["dimensions"]:
                 vector["error"] = {
@@ -386,6 +421,7 @@ def query_vector():
             else:
                 vector["text"] = embedded["vector"]
                 report["query_embedding"] = {"source": "endpoint", "ms": embedded["ms"]}
+                timings["embed_query"] = embedded["ms"]
         else:
             vector["error"] = {"error_class": embedded["error_class"], "error": embedded["error"]}
         if vector["error"]:
@@ -505,8 +541,11 @@ def fetch_details(hits):
 
 
 def present_answers(pools):
-    """Whether the present bands answer: a confident candidate, or one that covers enough of the
-    query's words (BM25 confidence depends on the corpus; a tiny one never reaches it)."""
+    """Whether the present bands answer: an identifier of the query found verbatim when it has
+    any, else a confident candidate, or one that covers enough of the query's words (BM25
+    confidence depends on the corpus; a tiny one never reaches it)."""
+    if idents:
+        return any(h["match"] == "identifier" for p in pools for h in p.hits)
     if any(p.confident for p in pools):
         return True
     covered = [d["coverage"] for d in fetch_details([h for p in pools for h in p.hits])]
@@ -556,7 +595,8 @@ if asked_about:
         "charged_counts",
         "select s.subject, c.workspace, count(*)::int as n "
         "from unnest($1::text[]) s (subject) "
-        "join exo_private.chunks c on c.charged_subjects @> array[s.subject] and c.workspace = any ($2) "
+        "join exo_private.chunks c on c.charged_subjects <> '{}' and c.charged_subjects @> array[s.subject] "
+        "and c.workspace = any ($2) "
         "group by 1, 2",
         ["text[]", "text[]"],
         [asked_about, chosen],

@@ -217,6 +217,28 @@ def chat(
     )
 
 
+def embed_one(setting: dict[str, Any], text: str) -> dict[str, Any]:
+    """One text's embedding from a ``models.embeddings``-style setting, never raising for a
+    model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
+    What the database uses for a query's vector."""
+    began = time.monotonic()
+    try:
+        target = Endpoint.from_setting(setting)
+        (vector,) = embed(target, [text])
+    except (ModelError, ValueError) as exc:
+        return {
+            "error_class": getattr(exc, "error_class", "bad_setting"),
+            "error": str(exc)[:500],
+            "ms": round((time.monotonic() - began) * 1000, 1),
+        }
+    return {
+        "vector": "[" + ",".join(repr(x) for x in vector) + "]",
+        "model": target.model,
+        "dimensions": len(vector),
+        "ms": round((time.monotonic() - began) * 1000, 1),
+    }
+
+
 def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
     """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
     if kind == "chat":
