@@ -102,6 +102,16 @@ def file_keys(query):
     return [i.casefold().rsplit("/", 1)[-1] for i in identifiers(query) if " " not in i]
 
 
+def coverage(body, words):
+    """The share of `words` (a query's content words) among the words of `body`, compared by
+    their first five letters (a cheap stem: "replication" meets "replicas", "invoiced" meets
+    "invoices"); 0 without words."""
+    if not words:
+        return 0.0
+    stems = {w[:5] for w in _WORD.findall(body.casefold())}
+    return sum(1 for w in words if w[:5] in stems) / len(words)
+
+
 # -- bands and deference ------------------------------------------------------------------
 
 

@@ -374,6 +374,15 @@ def file_keys(query):
     """Lower-cased tokens that could be a file name or a file's stem."""
     return [i.casefold().rsplit("/", 1)[-1] for i in identifiers(query) if " " not in i]
 
+def coverage(body, words):
+    """The share of `words` (a query's content words) among the words of `body`, compared by
+    their first five letters (a cheap stem: "replication" meets "replicas", "invoiced" meets
+    "invoices"); 0 without words."""
+    if not words:
+        return 0.0
+    stems = {w[:5] for w in _WORD.findall(body.casefold())}
+    return sum(1 for w in words if w[:5] in stems) / len(words)
+
 # -- bands and deference ------------------------------------------------------------------
 
 def archive_decision(signal, open_archive):
@@ -3147,38 +3156,27 @@ ALTER FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, s
 COMMENT ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date) IS 'Plan one document (plpy/document_plan.py): routing decision, band, chunk spans with charged marks, windows.';
 
 --
--- Name: pool_details(text[], bigint[], text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: pool_details(text[], bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_query text) RETURNS TABLE(chunk_id bigint, workspace text, document_id bigint, ordinal integer, body text, band text, written_at date, path text, title text, canonical boolean, coverage double precision)
+CREATE FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) RETURNS TABLE(chunk_id bigint, workspace text, document_id bigint, ordinal integer, body text, band text, written_at date, path text, title text, canonical boolean)
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    with wanted as (
-        select w.workspace, w.chunk_id from unnest(p_workspaces, p_chunks) w (workspace, chunk_id)
-    ), terms as (
-        select array(select distinct t from unnest(tsvector_to_array(to_tsvector('english', pg_catalog.left(p_query, 1000)))) t) as lexemes
-    )
     select c.id, c.workspace, c.document_id, c.ordinal, c.body, c.band::text, c.written_at,
-           d.path, d.title, d.canonical,
-           case when cardinality(t.lexemes) = 0 then 0.0
-                else cardinality(array(
-                         select unnest(tsvector_to_array(to_tsvector('english', c.body)))
-                         intersect select unnest(t.lexemes)))::float8 / cardinality(t.lexemes)
-           end
-    from wanted w
+           d.path, d.title, d.canonical
+    from unnest(p_workspaces, p_chunks) w (workspace, chunk_id)
     join exo_private.chunks c on c.workspace = w.workspace and c.id = w.chunk_id
     join exo_private.documents d on d.id = c.document_id
-    cross join terms t
 $$;
 
-ALTER FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_query text) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION pool_details(p_workspaces text[], p_chunks bigint[], p_query text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION pool_details(p_workspaces text[], p_chunks bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_query text) IS 'Chunk, document and query-term coverage (share of the query''s lexemes in the chunk) of each candidate of the combined pool.';
+COMMENT ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) IS 'Chunk and document of each candidate of the combined pool, by (workspace, chunk id).';
 
 --
 -- Name: pool_similarity(text[], bigint[], text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -4025,6 +4023,15 @@ def file_keys(query):
     """Lower-cased tokens that could be a file name or a file's stem."""
     return [i.casefold().rsplit("/", 1)[-1] for i in identifiers(query) if " " not in i]
 
+def coverage(body, words):
+    """The share of `words` (a query's content words) among the words of `body`, compared by
+    their first five letters (a cheap stem: "replication" meets "replicas", "invoiced" meets
+    "invoices"); 0 without words."""
+    if not words:
+        return 0.0
+    stems = {w[:5] for w in _WORD.findall(body.casefold())}
+    return sum(1 for w in words if w[:5] in stems) / len(words)
+
 # -- bands and deference ------------------------------------------------------------------
 
 def archive_decision(signal, open_archive):
@@ -4596,6 +4603,15 @@ def identifiers(query):
 def file_keys(query):
     """Lower-cased tokens that could be a file name or a file's stem."""
     return [i.casefold().rsplit("/", 1)[-1] for i in identifiers(query) if " " not in i]
+
+def coverage(body, words):
+    """The share of `words` (a query's content words) among the words of `body`, compared by
+    their first five letters (a cheap stem: "replication" meets "replicas", "invoiced" meets
+    "invoices"); 0 without words."""
+    if not words:
+        return 0.0
+    stems = {w[:5] for w in _WORD.findall(body.casefold())}
+    return sum(1 for w in words if w[:5] in stems) / len(words)
 
 # -- bands and deference ------------------------------------------------------------------
 
@@ -5458,6 +5474,7 @@ for r in run(
     if len(found) < graph_settings["max_entities"]:
         found.append({"id": r["id"], "name": r["name"]})
 idents = identifiers(query)
+query_terms = content_words(query)
 titles = title_keys(query)
 files = file_keys(query)
 timings["query_analysis"] = ms(t)
@@ -5604,11 +5621,11 @@ def fetch_details(hits):
     if missing:
         for d in run(
             "details",
-            "select * from exo_private.pool_details($1, $2, $3)",
-            ["text[]", "bigint[]", "text"],
-            [[h["workspace"] for h in missing], [h["chunk_id"] for h in missing], query],
+            "select * from exo_private.pool_details($1, $2)",
+            ["text[]", "bigint[]"],
+            [[h["workspace"] for h in missing], [h["chunk_id"] for h in missing]],
         ):
-            details[d["chunk_id"]] = d
+            details[d["chunk_id"]] = dict(d, coverage=coverage(d["body"], query_terms))
     return [details[h["chunk_id"]] for h in hits if h["chunk_id"] in details]
 
 def present_answers(pools):
@@ -6050,12 +6067,20 @@ begin
     end if;
     case stage
     when 'identifier' then  -- $1: a string that must occur verbatim (case-insensitive)
+        -- The BM25 hits of the identifier's words, best first and at most 10 x the limit,
+        -- checked for the string itself: a rare identifier is among the first, and a common
+        -- prefix ("INC") never walks its thousands of postings.
         return format($q$
-            select c.id as chunk_id, -(c.body operator(public.<@>) public.to_bm25query($1, %L)) as score,
-                   c.charged_subjects as charged
-            from exo_private.%I c
-            where %s and pg_catalog.strpos(pg_catalog.lower(c.body), pg_catalog.lower($1)) > 0
-            order by c.body operator(public.<@>) public.to_bm25query($1, %L)
+            select x.chunk_id, x.score, x.charged from (
+                select c.id as chunk_id, -(c.body operator(public.<@>) public.to_bm25query($1, %L)) as score,
+                       c.charged_subjects as charged, c.body
+                from exo_private.%I c
+                where %s
+                order by c.body operator(public.<@>) public.to_bm25query($1, %L)
+                limit $4 * 10
+            ) x
+            where pg_catalog.strpos(pg_catalog.lower(x.body), pg_catalog.lower($1)) > 0
+            order by x.score desc
             limit $4 $q$, bm25, chunks, visible, bm25);
     when 'lexical' then  -- $1: the query
         return format($q$
@@ -11510,11 +11535,11 @@ REVOKE ALL ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings 
 GRANT ALL ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date) TO exo_writer;
 
 --
--- Name: FUNCTION pool_details(p_workspaces text[], p_chunks bigint[], p_query text); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION pool_details(p_workspaces text[], p_chunks bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_query text) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_query text) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) TO exo_writer;
 
 --
 -- Name: FUNCTION pool_similarity(p_workspaces text[], p_chunks bigint[], p_vector text, p_model_id integer); Type: ACL; Schema: exo_private; Owner: exo_owner

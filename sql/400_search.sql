@@ -31,12 +31,20 @@ begin
     end if;
     case stage
     when 'identifier' then  -- $1: a string that must occur verbatim (case-insensitive)
+        -- The BM25 hits of the identifier's words, best first and at most 10 x the limit,
+        -- checked for the string itself: a rare identifier is among the first, and a common
+        -- prefix ("INC") never walks its thousands of postings.
         return format($q$
-            select c.id as chunk_id, -(c.body operator(public.<@>) public.to_bm25query($1, %L)) as score,
-                   c.charged_subjects as charged
-            from exo_private.%I c
-            where %s and pg_catalog.strpos(pg_catalog.lower(c.body), pg_catalog.lower($1)) > 0
-            order by c.body operator(public.<@>) public.to_bm25query($1, %L)
+            select x.chunk_id, x.score, x.charged from (
+                select c.id as chunk_id, -(c.body operator(public.<@>) public.to_bm25query($1, %L)) as score,
+                       c.charged_subjects as charged, c.body
+                from exo_private.%I c
+                where %s
+                order by c.body operator(public.<@>) public.to_bm25query($1, %L)
+                limit $4 * 10
+            ) x
+            where pg_catalog.strpos(pg_catalog.lower(x.body), pg_catalog.lower($1)) > 0
+            order by x.score desc
             limit $4 $q$, bm25, chunks, visible, bm25);
     when 'lexical' then  -- $1: the query
         return format($q$
@@ -121,35 +129,23 @@ comment on function exo_private.stage_sql(text, text, int, int) is
     'cached by exo_private.retrieve, and explained by bench/search_latency.py.';
 
 -- exo_private.pool_details: what the rerank and the packet need of each candidate.
-create or replace function exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_query text)
+create or replace function exo_private.pool_details(p_workspaces text[], p_chunks bigint[])
 returns table (
     chunk_id bigint, workspace text, document_id bigint, ordinal int, body text, band text,
-    written_at date, path text, title text, canonical boolean, coverage float8
+    written_at date, path text, title text, canonical boolean
 )
 language sql stable
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-    with wanted as (
-        select w.workspace, w.chunk_id from unnest(p_workspaces, p_chunks) w (workspace, chunk_id)
-    ), terms as (
-        select array(select distinct t from unnest(tsvector_to_array(to_tsvector('english', pg_catalog.left(p_query, 1000)))) t) as lexemes
-    )
     select c.id, c.workspace, c.document_id, c.ordinal, c.body, c.band::text, c.written_at,
-           d.path, d.title, d.canonical,
-           case when cardinality(t.lexemes) = 0 then 0.0
-                else cardinality(array(
-                         select unnest(tsvector_to_array(to_tsvector('english', c.body)))
-                         intersect select unnest(t.lexemes)))::float8 / cardinality(t.lexemes)
-           end
-    from wanted w
+           d.path, d.title, d.canonical
+    from unnest(p_workspaces, p_chunks) w (workspace, chunk_id)
     join exo_private.chunks c on c.workspace = w.workspace and c.id = w.chunk_id
     join exo_private.documents d on d.id = c.document_id
-    cross join terms t
 $$;
-comment on function exo_private.pool_details(text[], bigint[], text) is
-    'Chunk, document and query-term coverage (share of the query''s lexemes in the chunk) of '
-    'each candidate of the combined pool.';
+comment on function exo_private.pool_details(text[], bigint[]) is
+    'Chunk and document of each candidate of the combined pool, by (workspace, chunk id).';
 
 -- exo_private.pool_similarity: cosine similarity of candidates to a query vector.
 create or replace function exo_private.pool_similarity(
@@ -378,6 +374,7 @@ for r in run(
     if len(found) < graph_settings["max_entities"]:
         found.append({"id": r["id"], "name": r["name"]})
 idents = identifiers(query)
+query_terms = content_words(query)
 titles = title_keys(query)
 files = file_keys(query)
 timings["query_analysis"] = ms(t)
@@ -532,11 +529,11 @@ def fetch_details(hits):
     if missing:
         for d in run(
             "details",
-            "select * from exo_private.pool_details($1, $2, $3)",
-            ["text[]", "bigint[]", "text"],
-            [[h["workspace"] for h in missing], [h["chunk_id"] for h in missing], query],
+            "select * from exo_private.pool_details($1, $2)",
+            ["text[]", "bigint[]"],
+            [[h["workspace"] for h in missing], [h["chunk_id"] for h in missing]],
         ):
-            details[d["chunk_id"]] = d
+            details[d["chunk_id"]] = dict(d, coverage=coverage(d["body"], query_terms))
     return [details[h["chunk_id"]] for h in hits if h["chunk_id"] in details]
 
 

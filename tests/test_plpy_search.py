@@ -338,6 +338,13 @@ def test_an_open_archive_drops_band_weights_and_recency():
     assert search.freshness(canonical, weights, TODAY, [1990]) == 1.0
 
 
+def test_coverage_counts_query_words_by_their_stem_as_whole_words():
+    assert search.coverage("The replicas were invoiced.", ["replication", "invoices"]) == 1.0
+    assert search.coverage("Since then, nothing.", ["inc", "2041"]) == 0.0  # "inc" is not in "since"
+    assert search.coverage("INC-2041 at night", ["inc", "2041", "happened"]) == pytest.approx(2 / 3)
+    assert search.coverage("anything", []) == 0.0
+
+
 def test_blend_keeps_every_candidate_and_mixes_by_share():
     mixed = search.blend({1: 1.0, 2: 0.0}, {1: 0.0, 2: 1.0, 3: 0.5}, 0.6)
     assert mixed == pytest.approx({1: 0.6, 2: 0.4, 3: 0.2})

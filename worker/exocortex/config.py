@@ -28,6 +28,9 @@ class Config:
     database: str
     external_url: str | None
     """EXO_DATABASE_URL: an admin URL of another server; skips provisioning."""
+    reader_url: str | None
+    """EXO_READER_URL: the read-only role's URL for agents (MCP, retrievers, query CLI);
+    by default built from the runtime's secrets."""
     debian_mirror: str | None
     """EXO_DEBIAN_MIRROR: overrides the mirror read from the host's apt sources."""
     debian_suite: str
@@ -59,6 +62,7 @@ def load() -> Config:
         port=port,
         database=env.get("EXO_DB_NAME", DEFAULT_DATABASE),
         external_url=env.get("EXO_DATABASE_URL") or None,
+        reader_url=env.get("EXO_READER_URL") or None,
         debian_mirror=env.get("EXO_DEBIAN_MIRROR") or None,
         debian_suite=env.get("EXO_DEBIAN_SUITE", "forky"),
         migrations_dir=REPO_ROOT / "migrations",
