@@ -255,9 +255,270 @@ COMMENT ON FUNCTION exo.context_packet(query text, token_budget integer, workspa
 --
 
 CREATE FUNCTION exo.context_packet_json(query text, token_budget integer DEFAULT 4000, workspaces text[] DEFAULT NULL::text[], open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS jsonb
-    LANGUAGE plpython3u SECURITY DEFINER
+    LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
-    AS $_$
+    AS $$
+    select exo_private.check_search_arguments(query, workspaces, 25, 30, query_embedding, token_budget);
+    select exo_private.build_packet(
+        exo_private.retrieve(query, workspaces, 25, 30, open_archive, bridge, as_of, query_embedding),
+        query, token_budget)
+$$;
+
+ALTER FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'The context packet for a question as jsonb: text (current facts, then cited evidence excerpts, then deference hints, then provenance), tokens used (never over token_budget; about four characters a token), the citations used, the hints and the search report.';
+
+--
+-- Name: embed_query(text); Type: FUNCTION; Schema: exo; Owner: exo_owner
+--
+
+CREATE FUNCTION exo.embed_query(query text) RETURNS jsonb
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select exo_private.embed_text(
+        pg_catalog.left(coalesce(query, ''), 2000),
+        e.value || jsonb_build_object('timeout_s', t.value))
+    from exo_private.settings e, exo_private.settings t
+    where e.key = 'models.embeddings' and t.key = 'retrieval.embed_timeout_s'
+$$;
+
+ALTER FUNCTION exo.embed_query(query text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION embed_query(query text); Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo.embed_query(query text) IS 'Embed a query (its first 2,000 characters) with the models.embeddings endpoint within retrieval.embed_timeout_s: {vector, model, dimensions, ms}, or {error_class, error, ms} when the endpoint is down, slow or wrong; never an error, so search can degrade and say so.';
+
+--
+-- Name: search(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_owner
+--
+
+CREATE FUNCTION exo.search(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS TABLE(rank integer, chunk_id bigint, body text, path text, title text, workspace text, band text, written_at date, stage text, citation text, score double precision, document_id bigint, canonical boolean)
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select exo_private.check_search_arguments(query, workspaces, k, per_workspace, query_embedding);
+    select r.rank, r.chunk_id, r.body, r.path, r.title, r.workspace, r.band, r.written_at, r.stage,
+           r.citation, r.score, r.document_id, r.canonical
+    from jsonb_to_recordset(
+        exo_private.retrieve(query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding)
+        -> 'results') as r (
+        rank int, chunk_id bigint, body text, path text, title text, workspace text, band text,
+        written_at date, stage text, citation text, score float8, document_id bigint, canonical boolean)
+    order by r.rank
+$$;
+
+ALTER FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'Ranked chunks answering a question: staged retrieval (exact, lexical, capsules, graph, semantic) in each workspace (null: all) with at most per_workspace candidates each, temporal banding (the archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged, then one rerank of the merged pool; k rows with citation, band and the stage that found each. query_embedding (real[]) replaces the embeddings endpoint. exo.search_report says what happened.';
+
+--
+-- Name: search_messages(text, integer); Type: FUNCTION; Schema: exo; Owner: exo_owner
+--
+
+CREATE FUNCTION exo.search_messages(query text, max_results integer DEFAULT 20) RETURNS TABLE(message_id bigint, conversation_id bigint, conversation_title text, source text, sender text, is_owner boolean, sent_at timestamp with time zone, body text, rank real)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with q as (
+        -- A blank query matches nothing (a null tsquery matches no row). Only the first
+        -- 1,000 characters count: a query of thousands of words would exhaust the stack.
+        select case when pg_catalog.btrim(coalesce(query, '')) <> ''
+                    then pg_catalog.websearch_to_tsquery('english', pg_catalog.left(query, 1000))
+               end as tsq
+    )
+    select m.id, c.id, c.title, c.source,
+           coalesce(i.display_name, p.display_name, i.handle),
+           coalesce(p.is_owner, false),
+           m.sent_at, m.body,
+           pg_catalog.ts_rank_cd(m.tsv, q.tsq)
+    from q
+    join exo_private.chat_messages m on m.tsv operator(pg_catalog.@@) q.tsq
+    join exo_private.chat_conversations c on c.id = m.conversation_id
+    join exo_private.chat_identities i on i.id = m.identity_id
+    left join exo_private.people p on p.id = i.person_id
+    order by 9 desc, m.sent_at desc nulls last, m.id desc
+    limit least(greatest(coalesce(max_results, 20), 1), 200)
+$$;
+
+ALTER FUNCTION exo.search_messages(query text, max_results integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION search_messages(query text, max_results integer); Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo.search_messages(query text, max_results integer) IS 'Chat messages matching a web-style query (websearch_to_tsquery, English stemming), best first (ts_rank_cd, then newest); a blank query returns nothing, only its first 1,000 characters count; max_results is clamped to 1..200.';
+
+--
+-- Name: search_report(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_owner
+--
+
+CREATE FUNCTION exo.search_report(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS jsonb
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select exo_private.check_search_arguments(query, workspaces, k, per_workspace, query_embedding);
+    select exo_private.retrieve(query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding)
+           -> 'report'
+$$;
+
+ALTER FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'What exo.search does for the same arguments (jsonb): the temporal signal and the bands opened, per workspace the stages run or skipped (and why) with counts and times, deference hints (subject, workspace, chunks withheld, how to open them; never their text), degradations (an endpoint down, a stage skipped), the rerank backend and its fallbacks, and timings.';
+
+--
+-- Name: setting(text); Type: FUNCTION; Schema: exo; Owner: exo_owner
+--
+
+CREATE FUNCTION exo.setting(setting_key text) RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select value from exo_private.settings where key = setting_key
+$$;
+
+ALTER FUNCTION exo.setting(setting_key text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION setting(setting_key text); Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo.setting(setting_key text) IS 'The value of one setting (jsonb), or null when unset.';
+
+--
+-- Name: temporal_signal(text, date); Type: FUNCTION; Schema: exo; Owner: exo_owner
+--
+
+CREATE FUNCTION exo.temporal_signal(query text, as_of date DEFAULT CURRENT_DATE) RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select exo_private.detect_temporal(
+        query,
+        (select s.value from exo_private.settings s where s.key = 'retrieval.temporal_cues'),
+        coalesce(as_of, current_date),
+        (select s.value from exo_private.settings s where s.key = 'retrieval.archive_after_days')::int)
+$$;
+
+ALTER FUNCTION exo.temporal_signal(query text, as_of date) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION temporal_signal(query text, as_of date); Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo.temporal_signal(query text, as_of date) IS 'Temporal signals of a query (years, decades, month-years, dates, relative expressions, the cues in retrieval.temporal_cues) and whether they open the archival band (retrieval.archive_after_days).';
+
+--
+-- Name: version(); Type: FUNCTION; Schema: exo; Owner: exo_owner
+--
+
+CREATE FUNCTION exo.version() RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select jsonb_build_object(
+        'schema', (select max(name) from exo_private.schema_migrations),
+        'migrations', (select count(*) from exo_private.schema_migrations),
+        'components', (select coalesce(jsonb_object_agg(name, version), '{}') from exo_private.components),
+        'extensions', (select jsonb_object_agg(extname, extversion) from pg_catalog.pg_extension),
+        'server', pg_catalog.current_setting('server_version')
+    )
+$$;
+
+ALTER FUNCTION exo.version() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION version(); Type: COMMENT; Schema: exo; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo.version() IS 'Schema version (last migration), vendored components, extension versions and server version.';
+
+--
+-- Name: active_embedding_model(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.active_embedding_model() RETURNS integer
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select m.id
+    from exo_private.settings s
+    join exo_private.embedding_models m
+      on m.name = s.value ->> 'model' and m.dimensions = (s.value ->> 'dimensions')::int
+    where s.key = 'models.embeddings'
+$$;
+
+ALTER FUNCTION exo_private.active_embedding_model() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION active_embedding_model(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.active_embedding_model() IS 'Id of the embedding model named by the models.embeddings setting; null until it stored a vector (registering is done by store_embeddings and set_embedding_model, never inside a query).';
+
+--
+-- Name: advance_stages(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.advance_stages(p_documents bigint[]) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with model as (select exo_private.active_embedding_model() as id),
+    progress as (
+        select d.id,
+               not exists (select 1 from exo_private.chunks c
+                           where c.document_id = d.id
+                             and not exists (select 1 from exo_private.chunk_embeddings e, model
+                                             where e.workspace = c.workspace and e.chunk_id = c.id
+                                               and e.model_id = model.id)) as embedded,
+               not exists (select 1 from exo_private.extraction_windows w
+                           where w.document_id = d.id and w.extracted_at is null) as graphed
+        from exo_private.documents d
+        where d.id = any (p_documents) and d.stage in ('chunked', 'embedded', 'graphed')
+    )
+    update exo_private.documents d
+       set stage = case when p.embedded and p.graphed then 'graphed'
+                        when p.embedded then 'embedded'
+                        else 'chunked' end::exo_private.document_stage,
+           stage_changed_at = now()
+      from progress p
+     where d.id = p.id
+       and d.stage is distinct from (case when p.embedded and p.graphed then 'graphed'
+                                          when p.embedded then 'embedded'
+                                          else 'chunked' end)::exo_private.document_stage
+$$;
+
+ALTER FUNCTION exo_private.advance_stages(p_documents bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION advance_stages(p_documents bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.advance_stages(p_documents bigint[]) IS 'Set documents to embedded (every chunk has a vector of the active model) or graphed (and every window was extracted), or back to chunked.';
+
+--
+-- Name: build_packet(jsonb, text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.build_packet(retrieved jsonb, query text, token_budget integer) RETURNS jsonb
+    LANGUAGE plpython3u STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
 """Retrieval logic that is not a query (stdlib only).
 
 Inlined into exo_private.retrieve (`# exo:include search`) and importable as
@@ -754,270 +1015,23 @@ def packet(query, ranked, hint_list, report, budget, settings):
     }
 import json
 
-if token_budget is None or not 200 <= token_budget <= 100000:
-    plpy.error("token_budget must be between 200 and 100000 tokens, got " + repr(token_budget), sqlstate="22023")
-if "retrieve" not in SD:
-    SD["retrieve"] = plpy.prepare(
-        "select exo_private.retrieve($1, $2, 25, 30, $3, $4, $5, $6)::text as r",
-        ["text", "text[]", "boolean", "text[]", "timestamptz", "float8[]"],
-    )
-    SD["settings"] = plpy.prepare(
-        "select key, value::text from exo_private.settings where key like 'packet.%'", []
-    )
-found = json.loads(
-    plpy.execute(SD["retrieve"], [query, workspaces, open_archive, bridge, as_of, query_embedding])[0]["r"]
-)
+if "settings" not in SD:
+    SD["settings"] = plpy.prepare("select key, value::text from exo_private.settings where key like 'packet.%'", [])
 settings = {r["key"]: json.loads(r["value"]) for r in plpy.execute(SD["settings"], [])}
+found = json.loads(retrieved)
 report = found["report"]
 result = packet(query, found["results"], report["hints"], report, token_budget, settings)
 result["report"] = report
 return json.dumps(result)
-$_$;
-
-ALTER FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_owner;
-
---
--- Name: FUNCTION context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_owner
---
-
-COMMENT ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'The context packet for a question as jsonb: text (current facts, then cited evidence excerpts, then deference hints, then provenance), tokens used (never over token_budget; about four characters a token), the citations used, the hints and the search report.';
-
---
--- Name: embed_query(text); Type: FUNCTION; Schema: exo; Owner: exo_owner
---
-
-CREATE FUNCTION exo.embed_query(query text) RETURNS jsonb
-    LANGUAGE sql SECURITY DEFINER
-    SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
-    select exo_private.embed_text(
-        pg_catalog.left(coalesce(query, ''), 2000),
-        e.value || jsonb_build_object('timeout_s', t.value))
-    from exo_private.settings e, exo_private.settings t
-    where e.key = 'models.embeddings' and t.key = 'retrieval.embed_timeout_s'
 $$;
 
-ALTER FUNCTION exo.embed_query(query text) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.build_packet(retrieved jsonb, query text, token_budget integer) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION embed_query(query text); Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION build_packet(retrieved jsonb, query text, token_budget integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo.embed_query(query text) IS 'Embed a query (its first 2,000 characters) with the models.embeddings endpoint within retrieval.embed_timeout_s: {vector, model, dimensions, ms}, or {error_class, error, ms} when the endpoint is down, slow or wrong; never an error, so search can degrade and say so.';
-
---
--- Name: search(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_owner
---
-
-CREATE FUNCTION exo.search(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS TABLE(rank integer, chunk_id bigint, body text, path text, title text, workspace text, band text, written_at date, stage text, citation text, score double precision, document_id bigint, canonical boolean)
-    LANGUAGE sql SECURITY DEFINER
-    SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
-    select r.rank, r.chunk_id, r.body, r.path, r.title, r.workspace, r.band, r.written_at, r.stage,
-           r.citation, r.score, r.document_id, r.canonical
-    from jsonb_to_recordset(
-        exo_private.retrieve(query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding)
-        -> 'results') as r (
-        rank int, chunk_id bigint, body text, path text, title text, workspace text, band text,
-        written_at date, stage text, citation text, score float8, document_id bigint, canonical boolean)
-    order by r.rank
-$$;
-
-ALTER FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_owner;
-
---
--- Name: FUNCTION search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_owner
---
-
-COMMENT ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'Ranked chunks answering a question: staged retrieval (exact, lexical, capsules, graph, semantic) in each workspace (null: all) with at most per_workspace candidates each, temporal banding (the archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged, then one rerank of the merged pool; k rows with citation, band and the stage that found each. query_embedding (real[]) replaces the embeddings endpoint. exo.search_report says what happened.';
-
---
--- Name: search_messages(text, integer); Type: FUNCTION; Schema: exo; Owner: exo_owner
---
-
-CREATE FUNCTION exo.search_messages(query text, max_results integer DEFAULT 20) RETURNS TABLE(message_id bigint, conversation_id bigint, conversation_title text, source text, sender text, is_owner boolean, sent_at timestamp with time zone, body text, rank real)
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
-    with q as (
-        -- A blank query matches nothing (a null tsquery matches no row). Only the first
-        -- 1,000 characters count: a query of thousands of words would exhaust the stack.
-        select case when pg_catalog.btrim(coalesce(query, '')) <> ''
-                    then pg_catalog.websearch_to_tsquery('english', pg_catalog.left(query, 1000))
-               end as tsq
-    )
-    select m.id, c.id, c.title, c.source,
-           coalesce(i.display_name, p.display_name, i.handle),
-           coalesce(p.is_owner, false),
-           m.sent_at, m.body,
-           pg_catalog.ts_rank_cd(m.tsv, q.tsq)
-    from q
-    join exo_private.chat_messages m on m.tsv operator(pg_catalog.@@) q.tsq
-    join exo_private.chat_conversations c on c.id = m.conversation_id
-    join exo_private.chat_identities i on i.id = m.identity_id
-    left join exo_private.people p on p.id = i.person_id
-    order by 9 desc, m.sent_at desc nulls last, m.id desc
-    limit least(greatest(coalesce(max_results, 20), 1), 200)
-$$;
-
-ALTER FUNCTION exo.search_messages(query text, max_results integer) OWNER TO exo_owner;
-
---
--- Name: FUNCTION search_messages(query text, max_results integer); Type: COMMENT; Schema: exo; Owner: exo_owner
---
-
-COMMENT ON FUNCTION exo.search_messages(query text, max_results integer) IS 'Chat messages matching a web-style query (websearch_to_tsquery, English stemming), best first (ts_rank_cd, then newest); a blank query returns nothing, only its first 1,000 characters count; max_results is clamped to 1..200.';
-
---
--- Name: search_report(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_owner
---
-
-CREATE FUNCTION exo.search_report(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS jsonb
-    LANGUAGE sql SECURITY DEFINER
-    SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
-    select exo_private.retrieve(query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding)
-           -> 'report'
-$$;
-
-ALTER FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_owner;
-
---
--- Name: FUNCTION search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_owner
---
-
-COMMENT ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'What exo.search does for the same arguments (jsonb): the temporal signal and the bands opened, per workspace the stages run or skipped (and why) with counts and times, deference hints (subject, workspace, chunks withheld, how to open them; never their text), degradations (an endpoint down, a stage skipped), the rerank backend and its fallbacks, and timings.';
-
---
--- Name: setting(text); Type: FUNCTION; Schema: exo; Owner: exo_owner
---
-
-CREATE FUNCTION exo.setting(setting_key text) RETURNS jsonb
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
-    select value from exo_private.settings where key = setting_key
-$$;
-
-ALTER FUNCTION exo.setting(setting_key text) OWNER TO exo_owner;
-
---
--- Name: FUNCTION setting(setting_key text); Type: COMMENT; Schema: exo; Owner: exo_owner
---
-
-COMMENT ON FUNCTION exo.setting(setting_key text) IS 'The value of one setting (jsonb), or null when unset.';
-
---
--- Name: temporal_signal(text, date); Type: FUNCTION; Schema: exo; Owner: exo_owner
---
-
-CREATE FUNCTION exo.temporal_signal(query text, as_of date DEFAULT CURRENT_DATE) RETURNS jsonb
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
-    select exo_private.detect_temporal(
-        query,
-        (select s.value from exo_private.settings s where s.key = 'retrieval.temporal_cues'),
-        coalesce(as_of, current_date),
-        (select s.value from exo_private.settings s where s.key = 'retrieval.archive_after_days')::int)
-$$;
-
-ALTER FUNCTION exo.temporal_signal(query text, as_of date) OWNER TO exo_owner;
-
---
--- Name: FUNCTION temporal_signal(query text, as_of date); Type: COMMENT; Schema: exo; Owner: exo_owner
---
-
-COMMENT ON FUNCTION exo.temporal_signal(query text, as_of date) IS 'Temporal signals of a query (years, decades, month-years, dates, relative expressions, the cues in retrieval.temporal_cues) and whether they open the archival band (retrieval.archive_after_days).';
-
---
--- Name: version(); Type: FUNCTION; Schema: exo; Owner: exo_owner
---
-
-CREATE FUNCTION exo.version() RETURNS jsonb
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
-    select jsonb_build_object(
-        'schema', (select max(name) from exo_private.schema_migrations),
-        'migrations', (select count(*) from exo_private.schema_migrations),
-        'components', (select coalesce(jsonb_object_agg(name, version), '{}') from exo_private.components),
-        'extensions', (select jsonb_object_agg(extname, extversion) from pg_catalog.pg_extension),
-        'server', pg_catalog.current_setting('server_version')
-    )
-$$;
-
-ALTER FUNCTION exo.version() OWNER TO exo_owner;
-
---
--- Name: FUNCTION version(); Type: COMMENT; Schema: exo; Owner: exo_owner
---
-
-COMMENT ON FUNCTION exo.version() IS 'Schema version (last migration), vendored components, extension versions and server version.';
-
---
--- Name: active_embedding_model(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
---
-
-CREATE FUNCTION exo_private.active_embedding_model() RETURNS integer
-    LANGUAGE sql STABLE
-    SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
-    select m.id
-    from exo_private.settings s
-    join exo_private.embedding_models m
-      on m.name = s.value ->> 'model' and m.dimensions = (s.value ->> 'dimensions')::int
-    where s.key = 'models.embeddings'
-$$;
-
-ALTER FUNCTION exo_private.active_embedding_model() OWNER TO exo_owner;
-
---
--- Name: FUNCTION active_embedding_model(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON FUNCTION exo_private.active_embedding_model() IS 'Id of the embedding model named by the models.embeddings setting; null until it stored a vector (registering is done by store_embeddings and set_embedding_model, never inside a query).';
-
---
--- Name: advance_stages(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
---
-
-CREATE FUNCTION exo_private.advance_stages(p_documents bigint[]) RETURNS void
-    LANGUAGE sql
-    SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
-    with model as (select exo_private.active_embedding_model() as id),
-    progress as (
-        select d.id,
-               not exists (select 1 from exo_private.chunks c
-                           where c.document_id = d.id
-                             and not exists (select 1 from exo_private.chunk_embeddings e, model
-                                             where e.workspace = c.workspace and e.chunk_id = c.id
-                                               and e.model_id = model.id)) as embedded,
-               not exists (select 1 from exo_private.extraction_windows w
-                           where w.document_id = d.id and w.extracted_at is null) as graphed
-        from exo_private.documents d
-        where d.id = any (p_documents) and d.stage in ('chunked', 'embedded', 'graphed')
-    )
-    update exo_private.documents d
-       set stage = case when p.embedded and p.graphed then 'graphed'
-                        when p.embedded then 'embedded'
-                        else 'chunked' end::exo_private.document_stage,
-           stage_changed_at = now()
-      from progress p
-     where d.id = p.id
-       and d.stage is distinct from (case when p.embedded and p.graphed then 'graphed'
-                                          when p.embedded then 'embedded'
-                                          else 'chunked' end)::exo_private.document_stage
-$$;
-
-ALTER FUNCTION exo_private.advance_stages(p_documents bigint[]) OWNER TO exo_owner;
-
---
--- Name: FUNCTION advance_stages(p_documents bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON FUNCTION exo_private.advance_stages(p_documents bigint[]) IS 'Set documents to embedded (every chunk has a vector of the active model) or graphed (and every window was extracted), or back to chunked.';
+COMMENT ON FUNCTION exo_private.build_packet(retrieved jsonb, query text, token_budget integer) IS 'The context packet (text, tokens, used, hints, report) of an exo_private.retrieve result within token_budget tokens.';
 
 --
 -- Name: bump_generation(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -1119,6 +1133,65 @@ ALTER FUNCTION exo_private.canonical_key(name text) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.canonical_key(name text) IS 'Identity key of an entity name: NFKC, case-folded, whitespace collapsed, edge punctuation removed.';
+
+--
+-- Name: check_search_arguments(text, text[], integer, integer, double precision[], integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer DEFAULT NULL::integer) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    unknown text;
+    dimensions int;
+begin
+    if query is null then
+        raise exception 'query must not be null' using errcode = 'invalid_parameter_value';
+    end if;
+    if k is null or k not between 1 and 200 then
+        raise exception 'k must be between 1 and 200, got %', coalesce(k::text, 'null')
+            using errcode = 'invalid_parameter_value';
+    end if;
+    if per_workspace is null or per_workspace not between 1 and 200 then
+        raise exception 'per_workspace must be between 1 and 200, got %', coalesce(per_workspace::text, 'null')
+            using errcode = 'invalid_parameter_value';
+    end if;
+    if token_budget is not null and token_budget not between 200 and 100000 then
+        raise exception 'token_budget must be between 200 and 100000 tokens, got %', token_budget
+            using errcode = 'invalid_parameter_value';
+    end if;
+    select w into unknown from unnest(workspaces) w
+    where w is null or not exists (select 1 from exo_private.workspaces x where x.name = w) limit 1;
+    if found then
+        raise exception 'workspace % does not exist', coalesce(quote_literal(unknown), 'null')
+            using errcode = 'invalid_parameter_value',
+                  hint = 'known workspaces: ' || (select string_agg(name, ', ' order by name) from exo_private.workspaces);
+    end if;
+    if query_embedding is not null then
+        select m.dimensions into dimensions
+        from exo_private.embedding_models m where m.id = exo_private.active_embedding_model();
+        if cardinality(query_embedding) is null
+           or exists (select 1 from unnest(query_embedding) v where v is null or v in ('NaN', 'Infinity', '-Infinity')) then
+            raise exception 'query_embedding must be a non-empty array of finite numbers'
+                using errcode = 'invalid_parameter_value';
+        end if;
+        if dimensions is not null and cardinality(query_embedding) <> dimensions then
+            raise exception 'query_embedding has % dimensions; the embedding model in use has %',
+                cardinality(query_embedding), dimensions
+                using errcode = 'invalid_parameter_value';
+        end if;
+    end if;
+end
+$$;
+
+ALTER FUNCTION exo_private.check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer) IS 'Raise invalid_parameter_value, naming the argument, for what exo.search, exo.search_report and exo.context_packet cannot take; they call it before exo_private.retrieve.';
 
 --
 -- Name: clear_derived(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -5362,17 +5435,7 @@ def run(key, text, types, args):
 def ms(since):
     return round((time.monotonic() - since) * 1000, 2)
 
-def bad(message, hint=None):
-    """A caller's mistake: invalid_parameter_value, naming the argument."""
-    plpy.error(message, hint=hint, sqlstate="22023")
-
-# -- inputs ------------------------------------------------------------------------------
-if query is None:
-    bad("query must not be null", hint="pass the question as text")
-if k is None or not 1 <= k <= 200:
-    bad("k must be between 1 and 200, got " + repr(k))
-if per_workspace is None or not 1 <= per_workspace <= 200:
-    bad("per_workspace must be between 1 and 200, got " + repr(per_workspace))
+# -- inputs (checked by exo_private.check_search_arguments) -----------------------------------
 as_of_day = (as_of or "")[:10] or datetime.date.today().isoformat()
 today = datetime.date.fromisoformat(as_of_day)
 
@@ -5387,18 +5450,7 @@ settings = {
     )
 }
 known = [r["name"] for r in run("workspaces", "select name from exo_private.workspaces order by name", [], [])]
-if workspaces is None:
-    chosen = known
-else:
-    chosen = []
-    for name in workspaces:
-        if name not in known:
-            bad(
-                "workspace " + repr(name) + " does not exist",
-                hint="known workspaces: " + ", ".join(known),
-            )
-        if name not in chosen:
-            chosen.append(name)
+chosen = known if workspaces is None else [w for i, w in enumerate(workspaces) if w not in workspaces[:i]]
 
 report = {
     "query": query[:200],
@@ -5491,14 +5543,6 @@ def query_vector():
     t0 = time.monotonic()
     if query_embedding is not None:
         values = list(query_embedding)
-        if model["dimensions"] is not None and len(values) != model["dimensions"]:
-            bad(
-                "query_embedding has {} dimensions; the embedding model in use has {}".format(
-                    len(values), model["dimensions"]
-                )
-            )
-        if not values or any(v is None or v != v or v in (float("inf"), float("-inf")) for v in values):
-            bad("query_embedding must be a non-empty array of finite numbers")
         vector["text"] = "[" + ",".join(repr(float(v)) for v in values) + "]"
         report["query_embedding"] = {"source": "caller", "dimensions": len(values)}
     else:
@@ -11360,6 +11404,13 @@ REVOKE ALL ON FUNCTION exo_private.advance_stages(p_documents bigint[]) FROM PUB
 GRANT ALL ON FUNCTION exo_private.advance_stages(p_documents bigint[]) TO exo_writer;
 
 --
+-- Name: FUNCTION build_packet(retrieved jsonb, query text, token_budget integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.build_packet(retrieved jsonb, query text, token_budget integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.build_packet(retrieved jsonb, query text, token_budget integer) TO exo_writer;
+
+--
 -- Name: FUNCTION bump_generation(ws text, model text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -11372,6 +11423,13 @@ GRANT ALL ON FUNCTION exo_private.bump_generation(ws text, model text) TO exo_wr
 
 REVOKE ALL ON FUNCTION exo_private.canonical_key(name text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.canonical_key(name text) TO exo_writer;
+
+--
+-- Name: FUNCTION check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer) TO exo_writer;
 
 --
 -- Name: FUNCTION clear_derived(doc_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner

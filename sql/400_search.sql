@@ -214,6 +214,62 @@ comment on function exo_private.rerank_call(text, jsonb, text, text[], bigint[],
     'Ask a remote rerank backend (cross_encoder: /rerank scores; listwise: the chat model orders ids) '
     'about passages: {scores} or {ranking}, or {error_class, error}; never raises for a model failure.';
 
+-- exo_private.check_search_arguments: a caller's mistakes, named, before any search runs.
+create or replace function exo_private.check_search_arguments(
+    query text, workspaces text[], k int, per_workspace int, query_embedding float8[],
+    token_budget int default null
+)
+returns void
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    unknown text;
+    dimensions int;
+begin
+    if query is null then
+        raise exception 'query must not be null' using errcode = 'invalid_parameter_value';
+    end if;
+    if k is null or k not between 1 and 200 then
+        raise exception 'k must be between 1 and 200, got %', coalesce(k::text, 'null')
+            using errcode = 'invalid_parameter_value';
+    end if;
+    if per_workspace is null or per_workspace not between 1 and 200 then
+        raise exception 'per_workspace must be between 1 and 200, got %', coalesce(per_workspace::text, 'null')
+            using errcode = 'invalid_parameter_value';
+    end if;
+    if token_budget is not null and token_budget not between 200 and 100000 then
+        raise exception 'token_budget must be between 200 and 100000 tokens, got %', token_budget
+            using errcode = 'invalid_parameter_value';
+    end if;
+    select w into unknown from unnest(workspaces) w
+    where w is null or not exists (select 1 from exo_private.workspaces x where x.name = w) limit 1;
+    if found then
+        raise exception 'workspace % does not exist', coalesce(quote_literal(unknown), 'null')
+            using errcode = 'invalid_parameter_value',
+                  hint = 'known workspaces: ' || (select string_agg(name, ', ' order by name) from exo_private.workspaces);
+    end if;
+    if query_embedding is not null then
+        select m.dimensions into dimensions
+        from exo_private.embedding_models m where m.id = exo_private.active_embedding_model();
+        if cardinality(query_embedding) is null
+           or exists (select 1 from unnest(query_embedding) v where v is null or v in ('NaN', 'Infinity', '-Infinity')) then
+            raise exception 'query_embedding must be a non-empty array of finite numbers'
+                using errcode = 'invalid_parameter_value';
+        end if;
+        if dimensions is not null and cardinality(query_embedding) <> dimensions then
+            raise exception 'query_embedding has % dimensions; the embedding model in use has %',
+                cardinality(query_embedding), dimensions
+                using errcode = 'invalid_parameter_value';
+        end if;
+    end if;
+end
+$$;
+comment on function exo_private.check_search_arguments(text, text[], int, int, float8[], int) is
+    'Raise invalid_parameter_value, naming the argument, for what exo.search, exo.search_report and '
+    'exo.context_packet cannot take; they call it before exo_private.retrieve.';
+
 -- exo_private.retrieve: the whole search; exo.search, exo.search_report and
 -- exo.context_packet read its {results, report}.
 create or replace function exo_private.retrieve(
@@ -257,18 +313,7 @@ def ms(since):
     return round((time.monotonic() - since) * 1000, 2)
 
 
-def bad(message, hint=None):
-    """A caller's mistake: invalid_parameter_value, naming the argument."""
-    plpy.error(message, hint=hint, sqlstate="22023")
-
-
-# -- inputs ------------------------------------------------------------------------------
-if query is None:
-    bad("query must not be null", hint="pass the question as text")
-if k is None or not 1 <= k <= 200:
-    bad("k must be between 1 and 200, got " + repr(k))
-if per_workspace is None or not 1 <= per_workspace <= 200:
-    bad("per_workspace must be between 1 and 200, got " + repr(per_workspace))
+# -- inputs (checked by exo_private.check_search_arguments) -----------------------------------
 as_of_day = (as_of or "")[:10] or datetime.date.today().isoformat()
 today = datetime.date.fromisoformat(as_of_day)
 
@@ -283,18 +328,7 @@ settings = {
     )
 }
 known = [r["name"] for r in run("workspaces", "select name from exo_private.workspaces order by name", [], [])]
-if workspaces is None:
-    chosen = known
-else:
-    chosen = []
-    for name in workspaces:
-        if name not in known:
-            bad(
-                "workspace " + repr(name) + " does not exist",
-                hint="known workspaces: " + ", ".join(known),
-            )
-        if name not in chosen:
-            chosen.append(name)
+chosen = known if workspaces is None else [w for i, w in enumerate(workspaces) if w not in workspaces[:i]]
 
 report = {
     "query": query[:200],
@@ -393,14 +427,6 @@ def query_vector():
     t0 = time.monotonic()
     if query_embedding is not None:
         values = list(query_embedding)
-        if model["dimensions"] is not None and len(values) != model["dimensions"]:
-            bad(
-                "query_embedding has {} dimensions; the embedding model in use has {}".format(
-                    len(values), model["dimensions"]
-                )
-            )
-        if not values or any(v is None or v != v or v in (float("inf"), float("-inf")) for v in values):
-            bad("query_embedding must be a non-empty array of finite numbers")
         vector["text"] = "[" + ",".join(repr(float(v)) for v in values) + "]"
         report["query_embedding"] = {"source": "caller", "dimensions": len(values)}
     else:
@@ -760,6 +786,7 @@ language sql volatile
 security definer
 set search_path = exo_private, pg_temp
 as $$
+    select exo_private.check_search_arguments(query, workspaces, k, per_workspace, query_embedding);
     select r.rank, r.chunk_id, r.body, r.path, r.title, r.workspace, r.band, r.written_at, r.stage,
            r.citation, r.score, r.document_id, r.canonical
     from jsonb_to_recordset(
@@ -792,6 +819,7 @@ language sql volatile
 security definer
 set search_path = exo_private, pg_temp
 as $$
+    select exo_private.check_search_arguments(query, workspaces, k, per_workspace, query_embedding);
     select exo_private.retrieve(query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding)
            -> 'report'
 $$;
@@ -800,6 +828,29 @@ comment on function exo.search_report(text, text[], int, int, boolean, text[], t
     'per workspace the stages run or skipped (and why) with counts and times, deference hints '
     '(subject, workspace, chunks withheld, how to open them; never their text), degradations '
     '(an endpoint down, a stage skipped), the rerank backend and its fallbacks, and timings.';
+
+-- exo_private.build_packet: the packet of a retrieve() result (plpy/search.py packet()).
+create or replace function exo_private.build_packet(retrieved jsonb, query text, token_budget int)
+returns jsonb
+language plpython3u stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+# exo:include search
+import json
+
+if "settings" not in SD:
+    SD["settings"] = plpy.prepare("select key, value::text from exo_private.settings where key like 'packet.%'", [])
+settings = {r["key"]: json.loads(r["value"]) for r in plpy.execute(SD["settings"], [])}
+found = json.loads(retrieved)
+report = found["report"]
+result = packet(query, found["results"], report["hints"], report, token_budget, settings)
+result["report"] = report
+return json.dumps(result)
+$$;
+comment on function exo_private.build_packet(jsonb, text, int) is
+    'The context packet (text, tokens, used, hints, report) of an exo_private.retrieve result within '
+    'token_budget tokens.';
 
 -- exo.context_packet_json: a cited context packet within a token budget, as jsonb.
 create or replace function exo.context_packet_json(
@@ -812,31 +863,14 @@ create or replace function exo.context_packet_json(
     query_embedding float8[] default null
 )
 returns jsonb
-language plpython3u volatile
+language sql volatile
 security definer
 set search_path = exo_private, pg_temp
 as $$
-# exo:include search
-import json
-
-if token_budget is None or not 200 <= token_budget <= 100000:
-    plpy.error("token_budget must be between 200 and 100000 tokens, got " + repr(token_budget), sqlstate="22023")
-if "retrieve" not in SD:
-    SD["retrieve"] = plpy.prepare(
-        "select exo_private.retrieve($1, $2, 25, 30, $3, $4, $5, $6)::text as r",
-        ["text", "text[]", "boolean", "text[]", "timestamptz", "float8[]"],
-    )
-    SD["settings"] = plpy.prepare(
-        "select key, value::text from exo_private.settings where key like 'packet.%'", []
-    )
-found = json.loads(
-    plpy.execute(SD["retrieve"], [query, workspaces, open_archive, bridge, as_of, query_embedding])[0]["r"]
-)
-settings = {r["key"]: json.loads(r["value"]) for r in plpy.execute(SD["settings"], [])}
-report = found["report"]
-result = packet(query, found["results"], report["hints"], report, token_budget, settings)
-result["report"] = report
-return json.dumps(result)
+    select exo_private.check_search_arguments(query, workspaces, 25, 30, query_embedding, token_budget);
+    select exo_private.build_packet(
+        exo_private.retrieve(query, workspaces, 25, 30, open_archive, bridge, as_of, query_embedding),
+        query, token_budget)
 $$;
 comment on function exo.context_packet_json(text, int, text[], boolean, text[], timestamptz, float8[]) is
     'The context packet for a question as jsonb: text (current facts, then cited evidence excerpts, '
