@@ -1306,7 +1306,7 @@ ALTER FUNCTION exo_private.defer_subject(subject_name text, subject_aliases text
 -- Name: FUNCTION defer_subject(subject_name text, subject_aliases text[], why text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.defer_subject(subject_name text, subject_aliases text[], why text) IS 'Add (or update) a deferred subject with aliases and re-mark all chunks; returns documents re-marked.';
+COMMENT ON FUNCTION exo_private.defer_subject(subject_name text, subject_aliases text[], why text) IS 'Add (or update) a deferred subject with aliases and re-mark all chunks; returns chunks re-marked.';
 
 --
 -- Name: deference_list(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -3586,22 +3586,89 @@ COMMENT ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth in
 --
 
 CREATE FUNCTION exo_private.remark_charged() RETURNS integer
-    LANGUAGE plpgsql
-    SET search_path TO 'exo_private', 'public', 'pg_temp'
-    AS $$
-declare
-    changed int := 0;
-    doc record;
-begin
-    for doc in
-        select distinct d.id from exo_private.documents d join exo_private.chunks c on c.document_id = d.id
-    loop
-        perform exo_private.process_document(doc.id);
-        changed := changed + 1;
-    end loop;
-    return changed;
-end
-$$;
+    LANGUAGE plpython3u
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+"""Mark text charged for deferred subjects (stdlib only).
+
+A chunk is charged for a subject when the document's frontmatter says so
+(`charged: [subject]`), or when the subject or one of its aliases occurs in the
+chunk together with a cue (a word like "funeral" or "died"). Each mark records
+the rule that fired.
+"""
+
+import re
+
+def _phrase(words):
+    return re.compile(r"(?<!\w)" + r"\s+".join(re.escape(w) for w in words.split()) + r"(?!\w)", re.I)
+
+def compile_subjects(subjects):
+    """[(subject, [name patterns])] for [{"subject", "aliases"}]."""
+    return [
+        (
+            s["subject"],
+            [(name, _phrase(name)) for name in [s["subject"], *s.get("aliases", [])] if name.strip()],
+        )
+        for s in subjects
+    ]
+
+def charged_marks(text, subjects, cues, frontmatter_charged):
+    """[{subject, rule}] for one chunk; `subjects` as from compile_subjects."""
+    declared = {}
+    for item in frontmatter_charged or []:
+        name = str(item).strip()
+        if name:
+            declared[name.lower()] = name
+    cue_patterns = [(cue, _phrase(cue)) for cue in cues if cue.strip()]
+    marks = []
+    for subject, names in subjects:
+        named = [n.lower() for n, _p in names]
+        if any(n in declared for n in named):
+            for n in named:
+                declared.pop(n, None)
+            marks.append({"subject": subject, "rule": "frontmatter"})
+            continue
+        name_hit = next((n for n, p in names if p.search(text)), None)
+        if name_hit is None:
+            continue
+        cue_hit = next((c for c, p in cue_patterns if p.search(text)), None)
+        if cue_hit is not None:
+            marks.append({"subject": subject, "rule": "cue '" + cue_hit + "' with '" + name_hit + "'"})
+    # Subjects charged by frontmatter that are not (yet) on the deference list.
+    marks.extend({"subject": name, "rule": "frontmatter"} for name in sorted(declared.values()))
+    return marks
+import json
+
+# The chunks keep their text, ids, vectors and graph mentions: only the marks change.
+cues = json.loads(plpy.execute("select value::text as v from exo_private.settings where key = 'deference.cues'")[0]["v"])
+subjects = compile_subjects(
+    json.loads(plpy.execute("select exo_private.deference_list()::text as v")[0]["v"])
+)
+update = plpy.prepare(
+    "update exo_private.chunks set charged = $3::jsonb, "
+    "charged_subjects = array(select m ->> 'subject' from jsonb_array_elements($3::jsonb) m) "
+    "where workspace = $1 and id = $2",
+    ["text", "bigint", "text"],
+)
+cursor = plpy.cursor(
+    "select c.workspace, c.id, c.body, c.charged::text as charged, d.frontmatter -> 'charged' as declared "
+    "from exo_private.chunks c join exo_private.documents d on d.id = c.document_id"
+)
+changed = 0
+while True:
+    rows = cursor.fetch(500)
+    if not rows:
+        break
+    for row in rows:
+        declared = json.loads(row["declared"]) if row["declared"] else []
+        if isinstance(declared, str):
+            declared = [declared]
+        marks = charged_marks(row["body"], subjects, cues, declared)
+        if marks != json.loads(row["charged"]):
+            plpy.execute(update, [row["workspace"], row["id"], json.dumps(marks)])
+            changed += 1
+return changed
+$_$;
 
 ALTER FUNCTION exo_private.remark_charged() OWNER TO exo_owner;
 
@@ -3609,7 +3676,7 @@ ALTER FUNCTION exo_private.remark_charged() OWNER TO exo_owner;
 -- Name: FUNCTION remark_charged(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.remark_charged() IS 'Re-plan every chunked document so deference marks follow the current list; returns documents redone.';
+COMMENT ON FUNCTION exo_private.remark_charged() IS 'Recompute the deference marks of every chunk in place after the list changed (text, ids, vectors and mentions stay); returns how many chunks changed.';
 
 --
 -- Name: rerank_call(text, jsonb, text, text[], bigint[], jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -6274,7 +6341,7 @@ ALTER FUNCTION exo_private.undefer_subject(subject_name text) OWNER TO exo_owner
 -- Name: FUNCTION undefer_subject(subject_name text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.undefer_subject(subject_name text) IS 'Remove a deferred subject and re-mark all chunks; returns documents re-marked.';
+COMMENT ON FUNCTION exo_private.undefer_subject(subject_name text) IS 'Remove a deferred subject and re-mark all chunks; returns chunks re-marked.';
 
 --
 -- Name: workspace_created(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner

@@ -270,25 +270,46 @@ comment on view exo.quarantine is
 -- exo_private.remark_charged: recompute deference marks of every chunk (after the list changes).
 create or replace function exo_private.remark_charged()
 returns int
-language plpgsql
+language plpython3u volatile
 security invoker
-set search_path = exo_private, public, pg_temp
+set search_path = exo_private, pg_temp
 as $$
-declare
-    changed int := 0;
-    doc record;
-begin
-    for doc in
-        select distinct d.id from exo_private.documents d join exo_private.chunks c on c.document_id = d.id
-    loop
-        perform exo_private.process_document(doc.id);
-        changed := changed + 1;
-    end loop;
-    return changed;
-end
+# exo:include deference
+import json
+
+# The chunks keep their text, ids, vectors and graph mentions: only the marks change.
+cues = json.loads(plpy.execute("select value::text as v from exo_private.settings where key = 'deference.cues'")[0]["v"])
+subjects = compile_subjects(
+    json.loads(plpy.execute("select exo_private.deference_list()::text as v")[0]["v"])
+)
+update = plpy.prepare(
+    "update exo_private.chunks set charged = $3::jsonb, "
+    "charged_subjects = array(select m ->> 'subject' from jsonb_array_elements($3::jsonb) m) "
+    "where workspace = $1 and id = $2",
+    ["text", "bigint", "text"],
+)
+cursor = plpy.cursor(
+    "select c.workspace, c.id, c.body, c.charged::text as charged, d.frontmatter -> 'charged' as declared "
+    "from exo_private.chunks c join exo_private.documents d on d.id = c.document_id"
+)
+changed = 0
+while True:
+    rows = cursor.fetch(500)
+    if not rows:
+        break
+    for row in rows:
+        declared = json.loads(row["declared"]) if row["declared"] else []
+        if isinstance(declared, str):
+            declared = [declared]
+        marks = charged_marks(row["body"], subjects, cues, declared)
+        if marks != json.loads(row["charged"]):
+            plpy.execute(update, [row["workspace"], row["id"], json.dumps(marks)])
+            changed += 1
+return changed
 $$;
 comment on function exo_private.remark_charged() is
-    'Re-plan every chunked document so deference marks follow the current list; returns documents redone.';
+    'Recompute the deference marks of every chunk in place after the list changed (text, ids, vectors '
+    'and mentions stay); returns how many chunks changed.';
 
 -- exo_private.defer_subject: add or change a deferred subject; re-marks chunks.
 create or replace function exo_private.defer_subject(subject_name text, subject_aliases text[] default '{}', why text default null)
@@ -308,7 +329,7 @@ begin
 end
 $$;
 comment on function exo_private.defer_subject(text, text[], text) is
-    'Add (or update) a deferred subject with aliases and re-mark all chunks; returns documents re-marked.';
+    'Add (or update) a deferred subject with aliases and re-mark all chunks; returns chunks re-marked.';
 
 -- exo_private.undefer_subject: remove a deferred subject; re-marks chunks.
 create or replace function exo_private.undefer_subject(subject_name text)
@@ -326,7 +347,7 @@ begin
 end
 $$;
 comment on function exo_private.undefer_subject(text) is
-    'Remove a deferred subject and re-mark all chunks; returns documents re-marked.';
+    'Remove a deferred subject and re-mark all chunks; returns chunks re-marked.';
 
 -- exo_private.rebuild: re-plan documents from the text cache (one workspace, or all).
 create or replace function exo_private.rebuild(only_workspace text default null)

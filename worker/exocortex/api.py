@@ -9,7 +9,7 @@ here that the SQL function does not have: psql users get the same answers.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -27,7 +27,7 @@ DEFAULT_TIMEOUT_MS = 30_000
 class Reader:
     """Where and how to reach the exo API read-only."""
 
-    url: str
+    url: str = field(repr=False)  # it holds the password
     statement_timeout_ms: int = DEFAULT_TIMEOUT_MS
     application_name: str = "exo-api"
 

@@ -1,0 +1,108 @@
+"""A LangChain retriever over exo.search and exo.context_packet (pip install 'exocortex[langchain]').
+
+    from exocortex.integrations.langchain import ExocortexRetriever
+
+    retriever = ExocortexRetriever(k=5)               # EXO_READER_URL, or the local runtime
+    docs = retriever.invoke("How much is my rent?")   # or invoke(query, k=3, workspaces=[...])
+    retriever.last_report["hints"]                     # deferred subjects withheld, and how to ask
+
+mode "search" gives one Document per exo.search row (page_content the chunk, metadata its
+citation, workspace, band, path, title, written_at, stage, score, rank, chunk_id,
+document_id); mode "packet" gives one Document holding exo.context_packet's text (metadata
+tokens, used, hints). `last_report` is the search report of the latest call: in packet
+mode it comes with the packet, in search mode it costs a second call (exo.search_report,
+which runs the retrieval again); fetch_report=False skips it and leaves last_report None.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from typing import Any
+
+from exocortex import api
+from exocortex.integrations import _common
+
+try:
+    from langchain_core.callbacks import (
+        AsyncCallbackManagerForRetrieverRun,
+        CallbackManagerForRetrieverRun,
+    )
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+    from pydantic import ConfigDict, Field, PrivateAttr, model_validator
+except ImportError as error:  # pragma: no cover - exercised by a test that hides the library
+    raise _common.missing("langchain-core", "langchain", error) from error
+
+__all__ = ["ExocortexRetriever"]
+
+
+class ExocortexRetriever(BaseRetriever):
+    """Exocortex search (or its context packet) as a LangChain retriever, read-only."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    reader: api.Reader | None = None
+    """How to reach the database; built from url, else from the configuration (EXO_READER_URL)."""
+    url: str | None = None
+    mode: _common.Mode = "search"
+    k: int = _common.Options.k
+    workspaces: list[str] | None = None
+    per_workspace: int = _common.Options.per_workspace
+    open_archive: bool | None = None
+    bridge: list[str] = Field(default_factory=list)
+    as_of: datetime | None = None
+    token_budget: int = _common.Options.token_budget
+    """Packet mode only: the packet's size in tokens."""
+    fetch_report: bool = True
+    """Search mode: also call exo.search_report for last_report (a second round trip)."""
+
+    _last_report: dict[str, Any] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _resolve_reader(self) -> ExocortexRetriever:
+        self.reader = _common.make_reader(self.reader, self.url)
+        self.url = None
+        return self
+
+    @property
+    def last_report(self) -> dict[str, Any] | None:
+        """The search report of the latest call (hints, degradations, archive, rerank, timings_ms)."""
+        return self._last_report
+
+    def _options(self) -> _common.Options:
+        return _common.Options(
+            mode=self.mode,
+            k=self.k,
+            workspaces=self.workspaces,
+            per_workspace=self.per_workspace,
+            open_archive=self.open_archive,
+            bridge=tuple(self.bridge),
+            as_of=self.as_of,
+            token_budget=self.token_budget,
+            fetch_report=self.fetch_report,
+        )
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **overrides: Any
+    ) -> list[Document]:
+        assert self.reader is not None
+        found = _common.retrieve(self.reader, query, self._options().override(overrides))
+        self._last_report = found.report
+        if found.packet is not None:
+            return [
+                Document(page_content=found.packet["text"], metadata=_common.packet_metadata(found.packet))
+            ]
+        return [
+            Document(
+                page_content=row["body"], metadata=_common.row_metadata(row), id=f"chunk-{row['chunk_id']}"
+            )
+            for row in found.rows
+        ]
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **overrides: Any
+    ) -> list[Document]:
+        return await asyncio.to_thread(
+            self._get_relevant_documents, query, run_manager=run_manager.get_sync(), **overrides
+        )

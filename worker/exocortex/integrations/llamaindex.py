@@ -1,0 +1,108 @@
+"""A LlamaIndex retriever over exo.search and exo.context_packet (pip install 'exocortex[llamaindex]').
+
+    from exocortex.integrations.llamaindex import ExocortexRetriever
+
+    retriever = ExocortexRetriever(k=5)                # EXO_READER_URL, or the local runtime
+    nodes = retriever.retrieve("How much is my rent?")
+    retriever.last_report["hints"]                      # deferred subjects withheld, and how to ask
+
+mode "search" gives one NodeWithScore per exo.search row: TextNode(text=the chunk,
+id_="chunk-<id>", metadata citation, workspace, band, path, title, written_at, stage, score,
+rank, chunk_id, document_id) and the row's score. The LLM sees the citation, workspace,
+band, path, title and date with the text; the embedding text is the chunk alone. mode
+"packet" gives one node holding exo.context_packet's text (metadata tokens, used, hints).
+`last_report` is the search report of the latest call: in packet mode it comes with the
+packet, in search mode it costs a second call (exo.search_report, which runs the retrieval
+again); fetch_report=False skips it and leaves last_report None.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from exocortex import api
+from exocortex.integrations import _common
+
+try:
+    from llama_index.core.callbacks import CallbackManager
+    from llama_index.core.retrievers import BaseRetriever
+    from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+except ImportError as error:  # pragma: no cover - exercised by a test that hides the library
+    raise _common.missing("llama-index-core", "llamaindex", error) from error
+
+__all__ = ["ExocortexRetriever"]
+
+# Metadata the LLM does not need beside the text; none of it belongs in an embedding.
+_NOT_FOR_LLM = ["stage", "score", "rank", "chunk_id", "document_id", "tokens", "used", "hints"]
+
+
+class ExocortexRetriever(BaseRetriever):
+    """Exocortex search (or its context packet) as a LlamaIndex retriever, read-only."""
+
+    def __init__(
+        self,
+        reader: api.Reader | None = None,
+        *,
+        url: str | None = None,
+        mode: _common.Mode = "search",
+        k: int = _common.Options.k,
+        workspaces: Sequence[str] | None = None,
+        per_workspace: int = _common.Options.per_workspace,
+        open_archive: bool | None = None,
+        bridge: Sequence[str] = (),
+        as_of: datetime | None = None,
+        token_budget: int = _common.Options.token_budget,
+        fetch_report: bool = True,
+        callback_manager: CallbackManager | None = None,
+        verbose: bool = False,
+    ) -> None:
+        if mode not in ("search", "packet"):
+            raise ValueError(f"mode must be 'search' or 'packet', got {mode!r}")
+        self.reader = _common.make_reader(reader, url)
+        self.options = _common.Options(
+            mode=mode,
+            k=k,
+            workspaces=tuple(workspaces) if workspaces is not None else None,
+            per_workspace=per_workspace,
+            open_archive=open_archive,
+            bridge=tuple(bridge),
+            as_of=as_of,
+            token_budget=token_budget,
+            fetch_report=fetch_report,
+        )
+        self.last_report: dict[str, Any] | None = None
+        """The search report of the latest call (hints, degradations, archive, rerank, timings_ms)."""
+        super().__init__(callback_manager=callback_manager, verbose=verbose)
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        found = _common.retrieve(self.reader, query_bundle.query_str, self.options)
+        self.last_report = found.report
+        if found.packet is not None:
+            digest = hashlib.sha256(found.packet["text"].encode()).hexdigest()[:16]
+            node = TextNode(
+                text=found.packet["text"],
+                id_=f"packet-{digest}",
+                metadata=_common.packet_metadata(found.packet),
+                excluded_llm_metadata_keys=_NOT_FOR_LLM,
+                excluded_embed_metadata_keys=list(_common.packet_metadata(found.packet)),
+            )
+            return [NodeWithScore(node=node, score=None)]
+        nodes = []
+        for row in found.rows:
+            metadata = _common.row_metadata(row)
+            node = TextNode(
+                text=row["body"],
+                id_=f"chunk-{row['chunk_id']}",
+                metadata=metadata,
+                excluded_llm_metadata_keys=_NOT_FOR_LLM,
+                excluded_embed_metadata_keys=list(metadata),
+            )
+            nodes.append(NodeWithScore(node=node, score=row["score"]))
+        return nodes
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return await asyncio.to_thread(self._retrieve, query_bundle)
