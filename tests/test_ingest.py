@@ -229,9 +229,17 @@ def test_deference_marks_follow_the_list(db, tmp_path):
                 ).fetchall()
             )
 
+    def chunk_ids():
+        with db.connect() as conn:
+            return conn.execute("select array_agg(id order by id) from exo_private.chunks").fetchone()[0]
+
     assert charged() == {"diary/2018-01-01.md": [{"subject": "Walter Rivera", "rule": "frontmatter"}]}
+    before = chunk_ids()
     with db.connect("exo_writer") as conn:
-        conn.execute("select exo_private.defer_subject('Walter Rivera', array['Grandpa Walter', 'Grandpa'])")
+        changed = conn.execute(
+            "select exo_private.defer_subject('Walter Rivera', array['Grandpa Walter', 'Grandpa'])"
+        ).fetchone()[0]
+    assert changed == 1 and chunk_ids() == before  # marked in place: ids (and so vectors, mentions) stay
     assert charged() == {
         "diary/2017-03-19.md": [{"subject": "Walter Rivera", "rule": "cue 'died' with 'Grandpa Walter'"}],
         "diary/2018-01-01.md": [{"subject": "Walter Rivera", "rule": "frontmatter"}],
