@@ -66,6 +66,7 @@ bench: setup
 	$(BIN)/python bench/model_throughput.py
 	$(BIN)/python bench/traversal.py
 	$(BIN)/python bench/search_latency.py
+	$(BIN)/python bench/mcp_roundtrip.py
 
 ## schema-dump: rewrite schema/exocortex.sql from a database migrated from zero
 schema-dump: setup

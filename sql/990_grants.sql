@@ -25,3 +25,7 @@ alter default privileges for role exo_owner in schema exo_private, pgmq
     grant usage, select on sequences to exo_writer;
 -- The settings and the migration record are configuration, not ingest output.
 revoke insert, update, delete on exo_private.schema_migrations, exo_private.components from exo_writer;
+
+-- exo.workspaces shows each workspace's graph name: a view's functions run with the
+-- caller's privileges, so the reader may execute this one name-formatting function.
+grant execute on function exo_private.graph_name(text) to exo_reader;

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
-from psycopg import sql
+from psycopg import sql as pgsql
 from psycopg.rows import dict_row
 
 from exocortex import config
@@ -50,9 +50,9 @@ class Reader:
 
 def _call(reader: Reader, function: str, args: dict[str, Any], shape: str) -> Any:
     """select exo.<function>(name => value, ...): rows, or the one value (shape "rows" | "value")."""
-    named = [sql.SQL("{} => {}").format(sql.Identifier(k), sql.Placeholder()) for k in args]
-    call = sql.SQL("exo.{}({})").format(sql.Identifier(function), sql.SQL(", ").join(named))
-    statement = sql.SQL("select * from {}" if shape == "rows" else "select {} as value").format(call)
+    named = [pgsql.SQL("{} => {}").format(pgsql.Identifier(k), pgsql.Placeholder()) for k in args]
+    call = pgsql.SQL("exo.{}({})").format(pgsql.Identifier(function), pgsql.SQL(", ").join(named))
+    statement = pgsql.SQL("select * from {}" if shape == "rows" else "select {} as value").format(call)
     with reader.connect() as conn:
         rows = conn.execute(statement, list(args.values())).fetchall()
     return rows if shape == "rows" else rows[0]["value"]
@@ -126,3 +126,135 @@ def context_packet(
     args = {"query": query, "token_budget": token_budget}
     args |= _search_args(workspaces, open_archive, bridge, as_of, query_embedding)
     return _call(reader, "context_packet_json", args, "value")
+
+
+def sql(reader: Reader, statement: str, max_rows: int = 200) -> dict[str, Any]:
+    """One read-only SELECT over the exo views and functions: {columns, rows, truncated}.
+
+    The statement must be a single SELECT (WITH and UNION allowed) that reads only exo.<view>
+    and calls only exo.<function> and harmless builtins; anything else raises
+    exocortex.sqlguard.Rejected naming the rule it broke, before it reaches the database. What
+    runs is the parsed statement regenerated, capped at max_rows (1..1000) rows, as the
+    read-only role with the Reader's statement timeout; truncated says whether more rows
+    were there.
+    """
+    from psycopg.rows import tuple_row
+
+    from exocortex import sqlguard
+
+    limit = max(1, min(int(max_rows), 1000))
+    with reader.connect() as conn:
+        exo_functions = frozenset(
+            row["proname"]
+            for row in conn.execute(
+                "select p.proname from pg_catalog.pg_proc p"
+                " join pg_catalog.pg_namespace n on n.oid = p.pronamespace where n.nspname = 'exo'"
+            )
+        )
+        checked = sqlguard.check(statement, exo_functions)
+        cursor = conn.cursor(row_factory=tuple_row)
+        cursor.execute(sqlguard.limited(checked, limit + 1))
+        columns = [column.name for column in cursor.description or ()]
+        rows = [list(row) for row in cursor.fetchall()]
+    return {"columns": columns, "rows": rows[:limit], "truncated": len(rows) > limit}
+
+
+def status(reader: Reader) -> dict[str, Any]:
+    """exo.status: documents per stage, chunks, embeddings, queues, graph sizes, worker liveness."""
+    return _call(reader, "status", {}, "value")
+
+
+def search_entities(
+    reader: Reader,
+    name: str | None = None,
+    *,
+    entity_type: str | None = None,
+    workspaces: Sequence[str] | None = None,
+    max_results: int = 50,
+    bridge: Sequence[str] = (),
+) -> list[dict[str, Any]]:
+    """exo.search_entities: entities whose name contains `name`, most mentioned first."""
+    args: dict[str, Any] = {"name": name, "entity_type": entity_type, "max_results": max_results}
+    args |= {"bridge": list(bridge)}
+    if workspaces is not None:
+        args["workspaces"] = list(workspaces)
+    return _call(reader, "search_entities", args, "rows")
+
+
+def dossier(
+    reader: Reader, entity: str | int, *, workspace: str | None = None, bridge: Sequence[str] = ()
+) -> dict[str, Any] | list[dict[str, Any]]:
+    """exo.dossier: one entity's mentions, relations and hints (a list when a name is in several workspaces)."""
+    args = {"entity": str(entity), "workspace": workspace, "bridge": list(bridge)}
+    return _call(reader, "dossier", args, "value")
+
+
+def cross_document_entities(
+    reader: Reader,
+    *,
+    min_documents: int = 2,
+    workspaces: Sequence[str] | None = None,
+    max_results: int = 100,
+) -> dict[str, Any]:
+    """exo.cross_document_entities: {entities, bridging_rate, counts}."""
+    args: dict[str, Any] = {"min_documents": min_documents, "max_results": max_results}
+    if workspaces is not None:
+        args["workspaces"] = list(workspaces)
+    return _call(reader, "cross_document_entities", args, "value")
+
+
+def related(
+    reader: Reader,
+    entity: str | int,
+    *,
+    workspace: str | None = None,
+    depth: int = 1,
+    per_node: int = 50,
+    bridge: Sequence[str] = (),
+) -> list[dict[str, Any]]:
+    """exo.related: the entity's neighbourhood (hub-safe, up to depth 3), nearest first."""
+    args = {"entity": str(entity), "workspace": workspace, "depth": depth, "per_node": per_node}
+    args |= {"bridge": list(bridge)}
+    return _call(reader, "related", args, "rows")
+
+
+def timeline(
+    reader: Reader,
+    entity: str | int,
+    *,
+    workspace: str | None = None,
+    bridge: Sequence[str] = (),
+    max_results: int = 500,
+) -> list[dict[str, Any]]:
+    """exo.timeline: the entity's mentions, oldest first, with excerpts."""
+    args = {"entity": str(entity), "workspace": workspace, "bridge": list(bridge), "max_results": max_results}
+    return _call(reader, "timeline", args, "rows")
+
+
+def document(reader: Reader, document: str | int, *, bridge: Sequence[str] = ()) -> dict[str, Any]:
+    """exo.document: a document's ledger row and entities, by id, path or unique path suffix."""
+    return _call(reader, "document", {"document": str(document), "bridge": list(bridge)}, "value")
+
+
+def conversation(reader: Reader, conversation: str | int, *, max_messages: int = 200) -> list[dict[str, Any]]:
+    """exo.conversation: a chat conversation's messages (by id or title), oldest first."""
+    args = {"conversation": str(conversation), "max_messages": max_messages}
+    return _call(reader, "conversation", args, "rows")
+
+
+def person_history(reader: Reader, name: str, *, max_results: int = 200) -> list[dict[str, Any]]:
+    """exo.person_history: chat identities matching a name across sources, with message counts."""
+    return _call(reader, "person_history", {"name": name, "max_results": max_results}, "rows")
+
+
+def cypher(
+    reader: Reader, workspace: str, query: str, *, max_rows: int = 100, bridge: Sequence[str] = ()
+) -> list[Any]:
+    """exo.cypher: a read-only Cypher query on a workspace's graph; one value per row."""
+    args = {"workspace": workspace, "query": query, "max_rows": max_rows, "bridge": list(bridge)}
+    return [row["cypher"] for row in _call(reader, "cypher", args, "rows")]
+
+
+def search_messages(reader: Reader, query: str, *, max_results: int = 20) -> list[dict[str, Any]]:
+    """exo.search_messages: chat messages matching a web-style query, best first."""
+    return _call(reader, "search_messages", {"query": query, "max_results": max_results}, "rows")

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from exocortex import config, doctor, lint, schema_dump
+from exocortex import config, doctor, lint, query_cli, schema_dump
 from exocortex import worker as worker_module
 from exocortex.db import ADMIN, ROLES, admin_url, as_uri, connect, role_url
 from exocortex.evaluate_cli import eval_group
@@ -310,7 +310,7 @@ def defer_add(subject: str, aliases: tuple[str, ...], note: str | None) -> None:
             ).fetchone()[0]
         except psycopg.Error as exc:
             _fail(exc.diag.message_primary or str(exc))
-    console.print(f"deferred {subject!r}; re-marked {n} document(s)")
+    console.print(f"deferred {subject!r}; the marks of {n} chunk(s) changed")
 
 
 @defer.command("list")
@@ -318,9 +318,7 @@ def defer_list() -> None:
     """Deferred subjects with aliases and how many chunks are charged."""
     with _writer() as conn:
         rows = conn.execute(
-            """select s.subject, s.aliases,
-                      (select count(*) from exo_private.chunks c where s.subject = any (c.charged_subjects))
-               from exo_private.deferred_subjects s order by s.subject"""
+            "select subject, aliases, charged_chunks from exo.deferred_subjects order by subject"
         ).fetchall()
     table = Table("subject", "aliases", "charged chunks")
     for subject, aliases, n in rows:
@@ -421,8 +419,31 @@ def worker_cmd(
         sys.exit(3)
 
 
+# -- agents -------------------------------------------------------------------------------
+
+
+@main.command("mcp")
+@click.option(
+    "--statement-timeout-ms",
+    default=30_000,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Each tool call's statement timeout.",
+)
+def mcp_cmd(statement_timeout_ms: int) -> None:
+    """Serve the exo API to agents as MCP tools over stdio (read-only, as exo_reader).
+
+    The database is EXO_READER_URL, else the local runtime's exo_reader. Logs go to stderr.
+    """
+    from exocortex import mcp_server  # the MCP SDK loads only for this command
+
+    mcp_server.serve(statement_timeout_ms)
+
+
 main.add_command(models)
 main.add_command(eval_group)
+for command in query_cli.COMMANDS:
+    main.add_command(command)
 
 if __name__ == "__main__":
     main()

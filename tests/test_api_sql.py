@@ -1,0 +1,850 @@
+"""The read-only agent API in SQL (sql/500_api.sql): status, entities, dossiers, timelines,
+neighbourhoods, documents, conversations, people and guarded Cypher, all as exo_reader."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import psycopg
+import pytest
+from conftest import create_database, drop_database
+from psycopg import sql
+from psycopg.rows import dict_row
+from test_chat import fixtures, run_import
+from test_graph import Doc, add_document, merge, org, person, rel
+
+from exocortex import api
+from exocortex.config import REPO_ROOT
+from exocortex.migrate import grant_database_privileges
+
+BAD = psycopg.errors.InvalidParameterValue
+WALTER = "Walter Rivera"
+
+
+def place(name: str) -> dict:
+    return {"name": name, "type": "Place"}
+
+
+@dataclass
+class Graph:
+    db: object
+    docs: dict[str, Doc]
+
+
+def _document(conn, key: str, workspace: str, chunks: list[str], written_at: str, title: str) -> Doc:
+    doc = add_document(conn, workspace, chunks)
+    conn.execute(
+        "update exo_private.documents set written_at = %s, title = %s, path = %s where id = %s",
+        (written_at, title, f"{workspace}/{key}.md", doc.id),
+    )
+    return doc
+
+
+def _build(conn) -> dict[str, Doc]:
+    """Iris Calder in technical and creative (two entities), a hub, and in personal a deferred
+    subject (Walter Rivera, alias Grandpa Walter) with one charged chunk."""
+    docs = {}
+    docs["t1"] = _document(
+        conn,
+        "t1",
+        "technical",
+        ["Iris Calder works at Northwind Labs.", "Tomas Okafor joined Northwind Labs in spring."],
+        "2021-03-01",
+        "Team notes",
+    )
+    merge(
+        conn,
+        docs["t1"].windows[0],
+        [person("Iris Calder"), org("Northwind Labs"), person("Tomas Okafor")],
+        [rel("Iris Calder", "works at", "Northwind Labs"), rel("Tomas Okafor", "works at", "Northwind Labs")],
+    )
+    docs["t2"] = _document(
+        conn,
+        "t2",
+        "technical",
+        ["Iris Calder led the db-prod-03 migration with Tomas Okafor."],
+        "2023-05-01",
+        "Migration",
+    )
+    merge(
+        conn,
+        docs["t2"].windows[0],
+        [person("Iris Calder"), person("Tomas Okafor")],
+        [rel("Iris Calder", "worked with", "Tomas Okafor")],
+    )
+    workers = [f"Worker {i:02d}" for i in range(1, 13)]
+    docs["hub"] = _document(
+        conn,
+        "hub",
+        "technical",
+        ["Hub Corp employs many people."] + [f"{w} works at Hub Corp." for w in workers],
+        "2022-01-01",
+        "Hub",
+    )
+    merge(
+        conn,
+        docs["hub"].windows[0],
+        [org("Hub Corp")] + [person(w) for w in workers],
+        [rel(w, "works at", "Hub Corp") for w in workers],
+    )
+    docs["c1"] = _document(
+        conn, "c1", "creative", ["Iris Calder keeps the lighthouse in my story."], "2019-07-01", "Story"
+    )
+    merge(conn, docs["c1"].windows[0], [person("Iris Calder")])
+
+    docs["p1"] = _document(
+        conn,
+        "p1",
+        "personal",
+        [
+            "Sunday lunch with Ann Lee and Grandpa Walter at Lakeside Cafe.",
+            "At the funeral of Walter Rivera, Ann Lee read a poem at St Mary Hospice.",
+        ],
+        "2012-06-01",
+        "Lake day",
+    )
+    conn.execute(
+        "update exo_private.chunks set charged_subjects = %s where id = %s", ([WALTER], docs["p1"].chunks[1])
+    )
+    merge(
+        conn,
+        docs["p1"].windows[0],
+        [
+            person("Ann Lee"),
+            person("Grandpa Walter"),
+            person(WALTER),
+            place("Lakeside Cafe"),
+            place("St Mary Hospice"),
+        ],
+        [
+            rel("Ann Lee", "visited", "Lakeside Cafe"),
+            rel("Ann Lee", "lunched with", "Grandpa Walter"),
+            rel("Ann Lee", "granddaughter of", WALTER),
+            rel("Ann Lee", "read at", "St Mary Hospice"),
+        ],
+    )
+    docs["p2"] = _document(conn, "p2", "personal", ["Ann Lee moved to Berlin."], "2020-01-01", "Moving")
+    merge(
+        conn,
+        docs["p2"].windows[0],
+        [person("Ann Lee"), place("Berlin")],
+        [rel("Ann Lee", "lives in", "Berlin")],
+    )
+    conn.execute(
+        "insert into exo_private.deferred_subjects (subject, aliases) values (%s, %s)",
+        (WALTER, ["Grandpa Walter", "Grandpa"]),
+    )
+    for folder in ("a", "b"):  # the same file name in two folders
+        _document(conn, "same", "administrative", ["Same."], "2024-01-01", f"Same {folder}")
+        conn.execute(
+            "update exo_private.documents set path = %s where path = 'administrative/same.md'",
+            (f"{folder}/same.md",),
+        )
+    return docs
+
+
+@pytest.fixture(scope="module")
+def graph(cfg, template_db, tmp_path_factory) -> Iterator[Graph]:
+    db = create_database(cfg, "exo_api", template=template_db.name)
+    try:
+        with db.connect() as conn:
+            grant_database_privileges(conn)
+        with db.connect("exo_writer") as conn:
+            docs = _build(conn)
+        files = fixtures(tmp_path_factory.mktemp("chats"))
+        run_import(db, files["jsonl"], "jsonl")
+        run_import(db, files["chatgpt"], "chatgpt")
+        run_import(db, files["whatsapp"], "whatsapp", owner_names=["sam rivera"])
+        yield Graph(db, docs)
+    finally:
+        drop_database(db)
+
+
+@pytest.fixture
+def reader(graph) -> Iterator[psycopg.Connection]:
+    with graph.db.connect("exo_reader") as conn:
+        assert conn.execute("show default_transaction_read_only").fetchone()[0] == "on"
+        conn.row_factory = dict_row
+        yield conn
+
+
+def call(conn, function: str, *args, **named):
+    """select * from exo.<function>(args, name => value, ...) as dicts."""
+    params = [sql.Literal(a) for a in args] + [
+        sql.SQL("{} => {}").format(sql.Identifier(k), sql.Literal(v)) for k, v in named.items()
+    ]
+    statement = sql.SQL("select * from exo.{}({})").format(
+        sql.Identifier(function), sql.SQL(", ").join(params)
+    )
+    return conn.execute(statement).fetchall()
+
+
+def value(conn, function: str, *args, **named):
+    """The one value of exo.<function>(...)."""
+    return next(iter(call(conn, function, *args, **named)[0].values()))
+
+
+def entity_id(graph, workspace: str, name: str) -> int:
+    with graph.db.connect() as conn:
+        return conn.execute(
+            "select id from exo_private.entities where workspace = %s and name = %s", (workspace, name)
+        ).fetchone()[0]
+
+
+# -- status ---------------------------------------------------------------------------------
+
+
+def test_status_counts_everything_and_tells_a_live_worker(db):
+    with db.connect("exo_writer") as conn:
+        doc = add_document(conn, "technical", ["Iris Calder works at Northwind Labs."])
+        merge(
+            conn,
+            doc.windows[0],
+            [person("Iris Calder"), org("Northwind Labs")],
+            [rel("Iris Calder", "works at", "Northwind Labs")],
+        )
+        conn.execute("select pgmq.send('embed', '{\"chunk_id\": 1}')")
+        conn.execute("select pgmq.send('dead_letter', '{}')")
+    with db.connect("exo_reader") as conn:
+        assert conn.execute("show default_transaction_read_only").fetchone()[0] == "on"
+        before = conn.execute("select exo.status()").fetchone()[0]
+    assert before["documents"] == {"total": 1, "by_stage": {"chunked": 1}}
+    assert before["quarantine"] == 0
+    assert before["chunks"]["total"] == 1 and before["chunks"]["by_workspace"] == {"technical": 1}
+    assert before["graph"]["technical"] == {"entities": 2, "mentions": 2, "relations": 1}
+    assert before["graph"]["creative"] == {"entities": 0, "mentions": 0, "relations": 0}
+    assert before["queues"]["embed"]["depth"] == 1 and before["queues"]["embed"]["oldest_age_s"] >= 0
+    assert before["queues"]["extract"] == {"depth": 0, "in_flight": 0, "oldest_age_s": None}
+    assert before["queues"]["dead_letter"]["depth"] == 1
+    assert before["worker"] == {"last_heartbeat": None, "alive": False, "running": 0}
+    assert before["embeddings"] == []
+
+    with db.connect("exo_writer") as conn:
+        conn.execute(
+            "insert into exo_private.workers (name, pid, hostname, queues) values ('w', 1, 'here', '{embed}')"
+        )
+        conn.execute(
+            "insert into exo_private.workers (name, pid, hostname, queues, heartbeat_at) "
+            "values ('old', 2, 'here', '{embed}', now() - interval '10 minutes')"
+        )
+    with db.connect("exo_reader") as conn:
+        after = conn.execute("select exo.status()").fetchone()[0]
+    assert after["worker"]["alive"] is True and after["worker"]["running"] == 1
+    assert after["worker"]["last_heartbeat"] is not None
+
+
+# -- search_entities ------------------------------------------------------------------------
+
+
+def test_search_entities_by_substring_most_mentioned_first(reader):
+    rows = call(reader, "search_entities", "iris")
+    assert [(r["workspace"], r["type"], r["name"], r["mentions"], r["documents"]) for r in rows] == [
+        ("technical", "Person", "Iris Calder", 2, 2),
+        ("creative", "Person", "Iris Calder", 1, 1),
+    ]
+    assert [r["name"] for r in call(reader, "search_entities", "WORKER", max_results=3)] == [
+        "Worker 01",
+        "Worker 02",
+        "Worker 03",
+    ]
+    orgs = call(reader, "search_entities", entity_type="org", workspaces=["technical"])
+    assert {r["name"] for r in orgs} == {"Northwind Labs", "Hub Corp"}
+    assert call(reader, "search_entities", "iris", workspaces=["creative"])[0]["workspace"] == "creative"
+
+
+def test_search_entities_treats_wildcards_as_characters(reader):
+    assert call(reader, "search_entities", "%") == []
+    assert call(reader, "search_entities", "_") == []
+    assert call(reader, "search_entities", "\\") == []
+    assert len(call(reader, "search_entities", "Worker 1_")) == 0
+    assert len(call(reader, "search_entities", "Worker 1", max_results=100)) == 3
+
+
+def test_search_entities_leaves_deferred_subjects_out_unless_bridged(reader):
+    closed = {r["name"] for r in call(reader, "search_entities", workspaces=["personal"])}
+    assert closed == {"Ann Lee", "Lakeside Cafe", "Berlin"}  # the hospice is only in the charged chunk
+    ann = call(reader, "search_entities", "Ann Lee")[0]
+    assert (ann["mentions"], ann["documents"]) == (2, 2)  # the charged chunk's mention is not counted
+    bridged = call(reader, "search_entities", workspaces=["personal"], bridge=["grandpa"])
+    assert {r["name"] for r in bridged} == closed | {WALTER, "Grandpa Walter", "St Mary Hospice"}
+    assert next(r for r in bridged if r["name"] == "Ann Lee")["mentions"] == 3
+
+
+# -- dossier --------------------------------------------------------------------------------
+
+
+def test_the_same_name_in_two_workspaces_is_two_dossiers(reader, graph):
+    both = value(reader, "dossier", "Iris Calder")
+    assert isinstance(both, list)
+    assert [(d["workspace"], d["name"]) for d in both] == [
+        ("creative", "Iris Calder"),
+        ("technical", "Iris Calder"),
+    ]
+    technical = value(reader, "dossier", "  iris   CALDER ", workspace="technical")
+    assert isinstance(technical, dict) and technical["workspace"] == "technical"
+    assert value(reader, "dossier", str(technical["entity_id"])) == technical
+    assert technical["type"] == "Person" and technical["mention_count"] == 2
+    assert [(m["path"], m["written_at"], m["band"]) for m in technical["mentions"]] == [
+        ("technical/t2.md", "2023-05-01", "current"),
+        ("technical/t1.md", "2021-03-01", "current"),
+    ]
+    assert [(r["predicate"], r["name"]) for r in technical["relations"]["out"]] == [
+        ("WORKED_WITH", "Tomas Okafor"),
+        ("WORKS_AT", "Northwind Labs"),
+    ]
+    assert technical["relations"]["in"] == [] and technical["hints"] == []
+    northwind = value(reader, "dossier", "Northwind Labs")
+    assert sorted(r["name"] for r in northwind["relations"]["in"]) == ["Iris Calder", "Tomas Okafor"]
+    assert northwind["relations"]["in"][0]["document_ids"] == [graph.docs["t1"].id]
+
+
+def test_dossier_withholds_charged_mentions_with_a_hint(reader, graph):
+    ann = value(reader, "dossier", "Ann Lee")
+    assert [m["document_id"] for m in ann["mentions"]] == [graph.docs["p2"].id, graph.docs["p1"].id]
+    assert ann["mention_count"] == 2
+    assert [(r["predicate"], r["name"]) for r in ann["relations"]["out"]] == [
+        ("LIVES_IN", "Berlin"),
+        ("VISITED", "Lakeside Cafe"),
+    ]
+    assert ann["hints"] == [
+        {
+            "subject": WALTER,
+            "workspace": "personal",
+            "mentions": 1,
+            "chunks": 1,
+            "relations": 2,  # to Walter Rivera and to Grandpa Walter; the hospice's is in the charged chunk
+            "how": "ask with bridge => array['Walter Rivera']",
+        }
+    ]
+    text = str(ann)
+    assert "funeral" not in text and "Hospice" not in text and "Grandpa" not in text
+
+    opened = value(reader, "dossier", "Ann Lee", bridge=["Grandpa Walter"])
+    assert opened["mention_count"] == 3 and opened["hints"] == []
+    assert {r["name"] for r in opened["relations"]["out"]} == {
+        "Berlin",
+        "Lakeside Cafe",
+        WALTER,
+        "Grandpa Walter",
+        "St Mary Hospice",
+    }
+
+
+@pytest.mark.parametrize("name", [WALTER, "grandpa walter"])
+def test_a_deferred_subject_has_only_a_hint_unless_bridged(reader, name):
+    closed = value(reader, "dossier", name)
+    assert closed["withheld"] is True and "name" not in closed and "mentions" not in closed
+    assert [(h["subject"], h["workspace"], h["how"]) for h in closed["hints"]] == [
+        (WALTER, "personal", "ask with bridge => array['Walter Rivera']")
+    ]
+    opened = value(reader, "dossier", name, bridge=["Walter Rivera"])
+    assert opened["name"].lower() == name.lower() and opened["mention_count"] == 1
+    assert "withheld" not in opened
+
+
+def test_an_entity_seen_only_in_charged_text_is_hinted_not_shown(reader):
+    hospice = value(reader, "dossier", "St Mary Hospice")
+    assert hospice["mention_count"] == 0 and hospice["mentions"] == []
+    assert hospice["relations"] == {"out": [], "in": []}
+    assert [(h["subject"], h["mentions"], h["chunks"]) for h in hospice["hints"]] == [(WALTER, 1, 1)]
+
+
+def test_a_mention_without_a_chunk_follows_the_chunks_of_its_window(db):
+    with db.connect("exo_writer") as conn:
+        charged = add_document(conn, "personal", ["Plain words.", "Words at the funeral."])
+        conn.execute(
+            "update exo_private.chunks set charged_subjects = %s where id = %s", ([WALTER], charged.chunks[1])
+        )
+        plain = add_document(conn, "personal", ["Nothing charged here."])
+        # a name in no chunk of its window (the model spelled it differently) has no chunk
+        merge(conn, charged.windows[0], [person("Zed Quill")])
+        merge(conn, plain.windows[0], [person("Ivo Quill")])
+        assert (
+            conn.execute("select count(*) from exo_private.mentions where chunk_id is null").fetchone()[0]
+            == 2
+        )
+    with db.connect("exo_reader") as conn:
+        conn.row_factory = dict_row
+        zed = value(conn, "dossier", "Zed Quill")
+        assert zed["mention_count"] == 0 and [h["subject"] for h in zed["hints"]] == [WALTER]
+        assert call(conn, "timeline", "Zed Quill") == []
+        assert [r["name"] for r in call(conn, "search_entities", "quill")] == ["Ivo Quill"]
+        opened = call(conn, "timeline", "Zed Quill", bridge=[WALTER])
+        assert [r["excerpt"] for r in opened] == ["Plain words. Words at the funeral."]
+        assert value(conn, "dossier", "Ivo Quill")["mention_count"] == 1
+
+
+def test_dossier_bad_arguments_name_the_argument(reader):
+    with pytest.raises(BAD, match="entity must be an entity id or a name"):
+        value(reader, "dossier", "  ")
+    with pytest.raises(BAD, match="entity 'Nobody Here' names no entity"):
+        value(reader, "dossier", "Nobody Here")
+    with pytest.raises(BAD, match="names no entity in workspace 'creative'"):
+        value(reader, "dossier", "Northwind Labs", workspace="creative")
+    with pytest.raises(BAD, match="workspace 'nowhere' does not exist"):
+        value(reader, "dossier", "Iris Calder", workspace="nowhere")
+
+
+# -- cross_document_entities ----------------------------------------------------------------
+
+
+def test_cross_document_entities_and_bridging_rate(reader):
+    found = value(reader, "cross_document_entities")
+    assert [(e["workspace"], e["name"], e["documents"]) for e in found["entities"]] == [
+        ("personal", "Ann Lee", 2),
+        ("technical", "Iris Calder", 2),
+        ("technical", "Tomas Okafor", 2),
+    ]
+    # technical: 3 + Hub Corp + 12 workers mentioned, 2 bridging; personal: Ann Lee, the cafe,
+    # Berlin (the hospice and Walter Rivera are withheld); creative: Iris Calder alone
+    assert found["counts"] == {
+        "creative": {"entities": 1, "bridging": 0},
+        "personal": {"entities": 3, "bridging": 1},
+        "technical": {"entities": 16, "bridging": 2},
+    }
+    assert found["bridging_rate"] == {
+        "overall": 0.15,
+        "by_workspace": {"creative": 0, "personal": 0.3333, "technical": 0.125},
+    }
+    one = value(reader, "cross_document_entities", min_documents=1, workspaces=["creative"], max_results=5)
+    assert [e["name"] for e in one["entities"]] == ["Iris Calder"]
+    assert len(value(reader, "cross_document_entities", min_documents=1, max_results=0)["entities"]) == 1
+    with pytest.raises(BAD, match="min_documents must be at least 1"):
+        value(reader, "cross_document_entities", min_documents=0)
+    with pytest.raises(BAD, match="workspace 'nowhere' does not exist"):
+        value(reader, "cross_document_entities", workspaces=["nowhere"])
+
+
+# -- related --------------------------------------------------------------------------------
+
+
+def test_related_one_hop_and_hub_safe_depth(reader):
+    rows = call(reader, "related", "Iris Calder", workspace="technical")
+    assert [(r["name"], r["depth"]) for r in rows] == [("Northwind Labs", 1), ("Tomas Okafor", 1)]
+    assert len(call(reader, "related", "Hub Corp")) == 12
+    assert len(call(reader, "related", "Hub Corp", per_node=3)) == 3
+    two = call(reader, "related", "Worker 01", depth=2, per_node=5)
+    assert [(r["name"], r["depth"]) for r in two if r["depth"] == 1] == [("Hub Corp", 1)]
+    assert 1 <= len([r for r in two if r["depth"] == 2]) <= 5
+    assert all(r["workspace"] == "technical" for r in two)
+
+
+def test_related_leaves_deferred_subjects_out_unless_bridged(reader):
+    assert {r["name"] for r in call(reader, "related", "Ann Lee")} == {"Lakeside Cafe", "Berlin"}
+    assert {r["name"] for r in call(reader, "related", "Ann Lee", bridge=["Walter Rivera"])} == {
+        "Lakeside Cafe",
+        "Berlin",
+        WALTER,
+        "Grandpa Walter",
+        "St Mary Hospice",
+    }
+    assert call(reader, "related", WALTER) == []
+    assert [r["name"] for r in call(reader, "related", WALTER, bridge=["grandpa"])] == ["Ann Lee"]
+
+
+def test_related_bad_arguments(reader):
+    with pytest.raises(BAD, match="depth must be between 1 and 3, got 4"):
+        call(reader, "related", "Ann Lee", depth=4)
+    with pytest.raises(BAD, match="per_node must be between 1 and 1000, got 0"):
+        call(reader, "related", "Ann Lee", per_node=0)
+    with pytest.raises(BAD, match="entity 'Nobody' names no entity"):
+        call(reader, "related", "Nobody")
+
+
+# -- timeline -------------------------------------------------------------------------------
+
+
+def test_timeline_in_written_order_with_excerpts(reader):
+    rows = call(reader, "timeline", "Iris Calder")
+    assert [(str(r["written_at"]), r["workspace"], r["path"]) for r in rows] == [
+        ("2019-07-01", "creative", "creative/c1.md"),
+        ("2021-03-01", "technical", "technical/t1.md"),
+        ("2023-05-01", "technical", "technical/t2.md"),
+    ]
+    assert rows[2]["excerpt"] == "Iris Calder led the db-prod-03 migration with Tomas Okafor."
+    assert (
+        rows[0]["surface"] == "Iris Calder" and rows[0]["title"] == "Story" and rows[0]["band"] == "current"
+    )
+    assert len(call(reader, "timeline", "Iris Calder", workspace="technical")) == 2
+    assert len(call(reader, "timeline", "Iris Calder", max_results=1)) == 1
+
+
+def test_timeline_excerpt_is_about_200_characters_around_the_name(db):
+    long = "x " * 300 + "Quill Vance spoke. " + "y " * 300
+    with db.connect("exo_writer") as conn:
+        doc = add_document(conn, "creative", [long])
+        merge(conn, doc.windows[0], [person("Quill Vance")])
+    with db.connect("exo_reader") as conn:
+        conn.row_factory = dict_row
+        (row,) = call(conn, "timeline", "Quill Vance")
+    assert "Quill Vance" in row["excerpt"]
+    assert row["excerpt"].startswith("…") and row["excerpt"].endswith("…")
+    assert 195 <= len(row["excerpt"]) <= 202
+
+
+def test_timeline_leaves_withheld_mentions_out_unless_bridged(reader, graph):
+    closed = call(reader, "timeline", "Ann Lee")
+    assert [(str(r["written_at"]), r["document_id"]) for r in closed] == [
+        ("2012-06-01", graph.docs["p1"].id),
+        ("2020-01-01", graph.docs["p2"].id),
+    ]
+    assert "funeral" not in str(closed)
+    opened = call(reader, "timeline", "Ann Lee", bridge=["Walter Rivera"])
+    assert len(opened) == 3 and "funeral" in opened[1]["excerpt"]
+    assert call(reader, "timeline", WALTER) == []
+    assert len(call(reader, "timeline", WALTER, bridge=["Grandpa"])) == 1
+
+
+# -- document -------------------------------------------------------------------------------
+
+
+def test_document_by_id_path_and_suffix(reader, graph):
+    by_id = value(reader, "document", str(graph.docs["t1"].id))
+    assert value(reader, "document", "technical/t1.md") == by_id
+    assert value(reader, "document", "T1.md") == by_id
+    assert value(reader, "document", "/technical/t1.md") == by_id
+    assert by_id["stage"] == "chunked" and by_id["workspace"] == "technical" and by_id["chunks"] == 2
+    assert by_id["title"] == "Team notes" and by_id["written_at"] == "2021-03-01"
+    assert {"size_bytes", "sha256", "band", "band_reason", "route", "canonical", "error_class"} <= set(by_id)
+    assert by_id["entities"] == [
+        {
+            "entity_id": by_id["entities"][0]["entity_id"],
+            "name": "Northwind Labs",
+            "type": "Org",
+            "mentions": 2,
+        },
+        {
+            "entity_id": by_id["entities"][1]["entity_id"],
+            "name": "Iris Calder",
+            "type": "Person",
+            "mentions": 1,
+        },
+        {
+            "entity_id": by_id["entities"][2]["entity_id"],
+            "name": "Tomas Okafor",
+            "type": "Person",
+            "mentions": 1,
+        },
+    ]
+
+
+def test_document_withholds_deferred_entities_with_a_hint(reader, graph):
+    doc = value(reader, "document", "p1.md")
+    assert doc["charged_chunks"] == 1
+    assert [e["name"] for e in doc["entities"]] == ["Ann Lee", "Lakeside Cafe"]
+    assert doc["hints"] == [
+        {
+            "subject": WALTER,
+            "workspace": "personal",
+            "mentions": 4,  # Ann Lee, St Mary Hospice in the charged chunk; Walter Rivera, Grandpa Walter
+            "chunks": 2,
+            "how": "ask with bridge => array['Walter Rivera']",
+        }
+    ]
+    opened = value(reader, "document", "p1.md", bridge=["Walter Rivera"])
+    assert {e["name"] for e in opened["entities"]} == {
+        "Ann Lee",
+        "Lakeside Cafe",
+        WALTER,
+        "Grandpa Walter",
+        "St Mary Hospice",
+    }
+    assert opened["hints"] == []
+
+
+def test_document_bad_arguments(reader):
+    with pytest.raises(BAD, match="document must be a document id or a path"):
+        value(reader, "document", "")
+    with pytest.raises(BAD, match="document 'no/such.md' names no document"):
+        value(reader, "document", "no/such.md")
+    with pytest.raises(BAD, match="document 'md' names no document"):
+        value(reader, "document", "md")  # a suffix is a whole file name, never a fragment of one
+    with pytest.raises(BAD, match=r"document 'same.md' matches 2 documents: \d+ a/same.md, \d+ b/same.md"):
+        value(reader, "document", "same.md")
+    assert value(reader, "document", "b/same.md")["path"] == "b/same.md"
+
+
+# -- chats ----------------------------------------------------------------------------------
+
+
+def test_conversation_by_title_oldest_first(reader):
+    rows = call(reader, "conversation", "home postgres")
+    assert [(r["sender"], r["is_owner"], r["body"]) for r in rows] == [
+        ("Me", True, "How do I run Postgres at home?"),  # the owner's identity has no name of its own
+        ("ChatGPT", False, "Install it and \nrun initdb."),
+        ("ChatGPT", False, "A regenerated answer."),
+        ("Me", True, "What about backups?"),
+    ]
+    assert {(r["title"], r["source"]) for r in rows} == {("Home Postgres", "chatgpt")}
+    assert call(reader, "conversation", str(rows[0]["conversation_id"])) == rows
+    assert len(call(reader, "conversation", "home postgres", max_messages=2)) == 2
+    whatsapp = call(reader, "conversation", "Jane Doe")
+    assert [r["sender"] for r in whatsapp] == ["Jane Doe", "Sam Rivera", "Jane Doe"]
+    assert [r["is_owner"] for r in whatsapp] == [False, True, False]
+
+
+def test_conversation_refuses_ambiguous_and_unknown_titles(reader):
+    with pytest.raises(
+        BAD, match=r"conversation 'o' matches \d conversations: \d+ 'Home Postgres' \(chatgpt\)"
+    ):
+        call(reader, "conversation", "o")
+    with pytest.raises(BAD, match="conversation 'Nothing like it' names no conversation"):
+        call(reader, "conversation", "Nothing like it")
+    with pytest.raises(BAD, match="conversation must be a conversation id or a title"):
+        call(reader, "conversation", " ")
+    with pytest.raises(BAD, match="names no conversation"):
+        call(reader, "conversation", "%")
+
+
+def test_person_history_across_sources(reader):
+    rows = call(reader, "person_history", "sam")
+    assert [(r["person"], r["source"], r["handle"], r["is_owner"], r["messages"]) for r in rows] == [
+        ("Me", "jsonl", "Sam Rivera", True, 1),
+        ("Me", "whatsapp", "Sam Rivera", True, 1),
+    ]
+    owner = call(reader, "person_history", "me")
+    assert {(r["source"], r["handle"]) for r in owner} >= {
+        ("chatgpt", "user"),
+        ("jsonl", "Sam Rivera"),
+        ("whatsapp", "Sam Rivera"),
+    }
+    jane = call(reader, "person_history", "JANE")
+    assert [(r["source"], r["messages"], r["conversations"]) for r in jane] == [("whatsapp", 2, 1)]
+    assert str(jane[0]["first_seen"]).startswith("2024-03-12") and str(jane[0]["last_seen"]).startswith(
+        "2024-03-13"
+    )
+    assert len(call(reader, "person_history", "a", max_results=1)) == 1
+    with pytest.raises(BAD, match="name must be a name or handle"):
+        call(reader, "person_history", "")
+
+
+# -- cypher ---------------------------------------------------------------------------------
+
+
+def test_cypher_runs_a_plain_match(reader):
+    rows = [
+        r["cypher"]
+        for r in call(
+            reader,
+            "cypher",
+            "technical",
+            "MATCH (p:Person)-[r:WORKS_AT]->(o:Org {name: 'Northwind Labs'}) "
+            "RETURN {person: p.name, rel: type(r), org: o.name} ORDER BY p.name",
+        )
+    ]
+    assert rows == [
+        {"person": "Iris Calder", "rel": "WORKS_AT", "org": "Northwind Labs"},
+        {"person": "Tomas Okafor", "rel": "WORKS_AT", "org": "Northwind Labs"},
+    ]
+    (vertex,) = [r["cypher"] for r in call(reader, "cypher", "creative", "MATCH (n) RETURN n")]
+    assert vertex["label"] == "Person" and vertex["properties"]["name"] == "Iris Calder"
+    (path,) = [
+        r["cypher"]
+        for r in call(
+            reader,
+            "cypher",
+            "technical",
+            "MATCH p = (:Person {name: 'Iris Calder'})-[:WORKED_WITH]->() RETURN p",
+        )
+    ]
+    assert [x["label"] for x in path] == ["Person", "WORKED_WITH", "Person"]
+    assert len(call(reader, "cypher", "technical", "MATCH (n) RETURN n.name", max_rows=4)) == 4
+    # words in string literals, and identifiers that only contain a keyword, are fine
+    quoted = "MATCH (n) WHERE n.name = 'Create; Set \\' Delete' OR n.name = \"call\" RETURN {created: n.name}"
+    assert call(reader, "cypher", "technical", quoted) == []
+    escaped = "RETURN 'a\\' CREATE (m) RETURN m //'"  # one string literal: \' does not end it
+    assert [r["cypher"] for r in call(reader, "cypher", "technical", escaped)] == [
+        "a' CREATE (m) RETURN m //"
+    ]
+
+
+REFUSED = [
+    ("CREATE (n:Person {name: 'x'}) RETURN n", "CREATE is refused"),
+    ("MATCH (n) MERGE (m:Person {name: 'x'}) RETURN m", "MERGE is refused"),
+    ("MATCH (n) SET n.name = 'x' RETURN n", "SET is refused"),
+    ("MATCH (n) DELETE n RETURN 1", "DELETE is refused"),
+    ("MATCH (n) DETACH DELETE n RETURN 1", "DETACH is refused"),
+    ("MATCH (n) REMOVE n.name RETURN n", "REMOVE is refused"),
+    ("CALL db.labels() YIELD label RETURN label", "CALL is refused"),
+    ("LOAD CSV FROM 'x' AS line RETURN line", "LOAD is refused"),
+    ("match (n) cReAtE (m) return n", "CREATE is refused"),
+    ("MATCH (n)\nCREATE\t(m) RETURN n", "CREATE is refused"),
+    ("MATCH (n) RETURN n; MATCH (m) DETACH DELETE m", "one statement"),
+    ("MATCH (n) RETURN n; MATCH (m) RETURN m", "one statement"),
+    ("MATCH (n) RETURN n;", "one statement"),
+    ("RETURN 1 $$) as (v agtype); drop table exo_private.entities; --", "must not contain \\$"),
+    ("RETURN '$$) as (v agtype); select 1; --'", "must not contain \\$"),
+    ("RETURN 1 $exo_cypher$) as (v agtype); select 1 --", "must not contain \\$"),
+    ("MATCH (n) RETURN $name", "must not contain \\$"),
+    ("MATCH (n) RETURN n // it's\nCREATE (m) //'", "comments"),
+    ("MATCH (n) RETURN n /* ' */ CREATE (m) /* ' */", "comments"),
+    ("RETURN exo_private.remark_charged()", "schema-qualified"),
+    ("RETURN `exo_private` . `remark_charged` ()", "schema-qualified"),
+    ("RETURN pg_catalog.set_config('default_transaction_read_only', 'off', false)", "schema-qualified"),
+    ("RETURN create_barbell_graph('g', 3, 'A', null, 2, 'B', null)", "create_barbell_graph may change"),
+    ("MATCH (n) WHERE n.name = 'x'", "must RETURN"),
+    ("MATCH (n) WHERE n.name = 'RETURN' WITH n AS m", "must RETURN"),
+    ("", "must be a Cypher query"),
+]
+
+
+@pytest.mark.parametrize(("query", "rule"), REFUSED)
+def test_cypher_refuses_writes_and_breakouts_naming_the_rule(reader, graph, query, rule):
+    with pytest.raises(BAD, match=rule):
+        call(reader, "cypher", "technical", query)
+
+
+def test_cypher_refusals_hold_for_a_writer_too(graph):
+    """Privileges are the boundary, not the read-only default: the writer can write, and still
+    exo.cypher (running as the owner) writes nothing."""
+    count = "select count(*) from graph_technical._ag_label_vertex"
+    with graph.db.connect() as conn:
+        before = conn.execute(count).fetchone()[0]
+    with graph.db.connect("exo_writer") as conn:
+        for query, rule in REFUSED:
+            with pytest.raises(BAD, match=rule):
+                conn.execute("select * from exo.cypher('technical', %s)", (query,))
+    with graph.db.connect() as conn:
+        assert conn.execute(count).fetchone()[0] == before
+
+
+def test_cypher_bad_arguments(reader):
+    with pytest.raises(BAD, match="workspace 'nowhere' does not exist"):
+        call(reader, "cypher", "nowhere", "MATCH (n) RETURN n")
+    with pytest.raises(BAD, match="workspace must name a workspace"):
+        call(reader, "cypher", None, "MATCH (n) RETURN n")
+    with pytest.raises(BAD, match="RETURN exactly one value"):
+        call(reader, "cypher", "technical", "MATCH (n) RETURN n.name, n")
+
+
+def test_cypher_holds_back_rows_naming_a_deferred_subject(reader):
+    rows = [
+        r["cypher"]
+        for r in call(reader, "cypher", "personal", "MATCH (n:Person) RETURN n.name ORDER BY n.name")
+    ]
+    assert rows == [
+        "Ann Lee",
+        {
+            "exo_withheld": {
+                "rows": 2,
+                "subjects": [WALTER],
+                "how": "ask with bridge => array['Walter Rivera']",
+            }
+        },
+    ]
+    opened = call(
+        reader, "cypher", "personal", "MATCH (n:Person) RETURN n.name ORDER BY n.name", bridge=["Grandpa"]
+    )
+    assert [r["cypher"] for r in opened] == ["Ann Lee", "Grandpa Walter", WALTER]
+
+
+# -- the catalog ----------------------------------------------------------------------------
+
+
+def test_every_exo_function_and_view_has_a_comment(graph):
+    with graph.db.connect() as conn:
+        missing = conn.execute(
+            """select p.oid::regprocedure::text
+               from pg_proc p
+               where p.pronamespace = 'exo'::regnamespace and obj_description(p.oid, 'pg_proc') is null
+               union all
+               select c.oid::regclass::text
+               from pg_class c
+               where c.relnamespace = 'exo'::regnamespace and c.relkind in ('v', 'm', 'r', 'p')
+                 and obj_description(c.oid, 'pg_class') is null
+               order by 1"""
+        ).fetchall()
+    assert missing == []
+
+
+def test_every_exo_function_and_view_is_the_readers(graph):
+    with graph.db.connect() as conn:
+        denied = conn.execute(
+            """select p.oid::regprocedure::text from pg_proc p
+               where p.pronamespace = 'exo'::regnamespace
+                 and not has_function_privilege('exo_reader', p.oid, 'execute')
+               union all
+               select c.oid::regclass::text from pg_class c
+               where c.relnamespace = 'exo'::regnamespace and c.relkind in ('v', 'm', 'r', 'p')
+                 and not has_table_privilege('exo_reader', c.oid, 'select')"""
+        ).fetchall()
+    assert denied == []
+
+
+def test_every_column_of_every_exo_view_reads_for_the_reader(graph):
+    with graph.db.connect() as conn:
+        views = [
+            r[0] for r in conn.execute("select viewname from pg_views where schemaname = 'exo' order by 1")
+        ]
+    assert "workspaces" in views
+    with graph.db.connect("exo_reader") as conn:
+        for view in views:  # a view runs its functions with the caller's privileges
+            conn.execute(sql.SQL("select * from exo.{}").format(sql.Identifier(view))).fetchall()
+
+
+API_CALLS = [
+    "select exo.status()",
+    "select * from exo.search_entities()",
+    "select * from exo.search_entities('a', 'Person', array['technical'], 5, array['x'])",
+    "select exo.dossier('Ann Lee')",
+    "select exo.dossier('Iris Calder', 'technical', array['x'])",
+    "select exo.cross_document_entities()",
+    "select exo.cross_document_entities(1, array['personal'], 10)",
+    "select * from exo.related('Hub Corp')",
+    "select * from exo.related('Hub Corp', 'technical', 3, 10, array['x'])",
+    "select * from exo.timeline('Iris Calder')",
+    "select * from exo.timeline('Iris Calder', 'technical', array['x'], 10)",
+    "select exo.document('t1.md')",
+    "select * from exo.conversation('Story')",
+    "select * from exo.person_history('Ann')",
+    "select * from exo.cypher('technical', 'MATCH (n) RETURN n')",
+    "select * from exo.cypher('personal', 'MATCH (n) RETURN n', 10, array['Walter Rivera'])",
+    "select exo.version()",
+    "select * from exo.search_messages('postgres')",
+    "select exo.temporal_signal('in 2013')",
+]
+
+
+@pytest.mark.parametrize("statement", API_CALLS)
+def test_each_api_function_runs_for_the_reader(graph, statement):
+    with graph.db.connect("exo_reader") as conn:
+        assert conn.execute("show default_transaction_read_only").fetchone()[0] == "on"
+        conn.execute(statement).fetchall()
+
+
+def test_every_api_function_of_this_file_is_exercised():
+    """A new exo function in sql/500_api.sql gets a line in API_CALLS."""
+    text = (REPO_ROOT / "sql" / "500_api.sql").read_text()
+    defined = set(re.findall(r"create or replace function exo\.(\w+)\(", text))
+    called = {m for s in API_CALLS for m in re.findall(r"exo\.(\w+)\(", s)}
+    assert defined and defined <= called
+
+
+# -- the Python face ------------------------------------------------------------------------
+
+
+def test_python_wrappers_call_the_sql_functions(graph):
+    reader = api.Reader(graph.db.url("exo_reader"))
+    assert api.status(reader)["graph"]["technical"]["entities"] >= 16
+    assert [r["workspace"] for r in api.search_entities(reader, "iris")] == ["technical", "creative"]
+    assert len(api.dossier(reader, "Iris Calder")) == 2
+    assert api.dossier(reader, entity_id(graph, "technical", "Iris Calder"))["workspace"] == "technical"
+    assert api.dossier(reader, WALTER)["withheld"] is True
+    assert api.dossier(reader, WALTER, bridge=[WALTER])["name"] == WALTER
+    assert (
+        api.cross_document_entities(reader, min_documents=2, workspaces=["personal"])["entities"][0]["name"]
+        == "Ann Lee"
+    )
+    assert [r["name"] for r in api.related(reader, "Iris Calder", workspace="technical")] == [
+        "Northwind Labs",
+        "Tomas Okafor",
+    ]
+    assert len(api.timeline(reader, "Ann Lee", bridge=["Grandpa"])) == 3
+    assert api.document(reader, graph.docs["t2"].id)["title"] == "Migration"
+    assert len(api.conversation(reader, "Story")) == 2
+    assert api.person_history(reader, "Jane")[0]["handle"] == "Jane Doe"
+    assert api.cypher(reader, "creative", "MATCH (n) RETURN n.name") == ["Iris Calder"]
+    with pytest.raises(BAD, match="CREATE is refused"):
+        api.cypher(reader, "creative", "CREATE (n) RETURN n")

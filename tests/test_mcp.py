@@ -1,0 +1,341 @@
+"""`exo mcp` from a real MCP client: the SDK's stdio client starts the server as a subprocess.
+
+One database per module holds the example vault (ingested, not embedded: the
+semantic stage is not what is tested here) with a small hand-merged graph around
+Iris Calder, and the example WhatsApp chat with her. Every test starts its own `exo mcp` with EXO_READER_URL pointing at
+it, exactly as an MCP client configured from the README would, and talks to it
+over stdin/stdout.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from conftest import _admin, create_database, drop_database, free_ports
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from psycopg import sql
+from test_graph import merge, org, person, rel
+
+from exocortex import api, mcp_server
+from exocortex.ingest import chat, pipeline
+from exocortex.migrate import grant_database_privileges
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+VAULT = EXAMPLES / "vault"
+WHATSAPP = EXAMPLES / "chats" / "whatsapp" / "WhatsApp Chat with Iris Calder.txt"
+POSTMORTEM = "work/postmortems/INC-2041-db-prod-03.md"
+INCIDENT = "what happened in INC-2041?"
+
+#: Every tool the server must list: one per public function of exocortex.api.
+EXPECTED_TOOLS = {
+    "context_packet",
+    "search",
+    "search_report",
+    "search_messages",
+    "search_entities",
+    "dossier",
+    "related",
+    "timeline",
+    "cross_document_entities",
+    "document",
+    "conversation",
+    "person_history",
+    "cypher",
+    "sql",
+    "status",
+}
+
+
+@pytest.fixture(scope="module")
+def vault(cfg, template_db) -> Iterator:
+    db = create_database(cfg, "exo_mcp", template=template_db.name)
+    try:
+        with db.connect() as conn:
+            grant_database_privileges(conn)
+            conn.execute("select exo_private.defer_subject('Walter Rivera', array['Grandpa'])")
+        pipeline.ingest(cfg, VAULT, dbname=db.name)
+        with db.connect("exo_writer") as conn:
+            _merge_graph(conn)
+            chat.import_chat(conn, WHATSAPP, "whatsapp", ["Sam Rivera"])
+        yield db
+    finally:
+        drop_database(db)
+
+
+def _merge_graph(conn) -> None:
+    """Iris Calder works at Northwind Labs, as does Tomas Okafor: in every technical window naming her."""
+    windows = conn.execute(
+        "select id from exo_private.extraction_windows where workspace = 'technical' and body ilike %s "
+        "order by id",
+        ("%Iris Calder%",),
+    ).fetchall()
+    assert windows
+    for (window,) in windows:
+        merge(
+            conn,
+            window,
+            [person("Iris Calder"), org("Northwind Labs"), person("Tomas Okafor")],
+            [
+                rel("Iris Calder", "works at", "Northwind Labs"),
+                rel("Tomas Okafor", "works at", "Northwind Labs"),
+            ],
+        )
+
+
+def serve(url: str, scenario: Callable[[ClientSession], Awaitable[None]], errlog: Path | None = None) -> None:
+    """Start `exo mcp` (this interpreter, this checkout) with EXO_READER_URL=url and run scenario."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "exocortex.cli", "mcp", "--statement-timeout-ms", "20000"],
+        env={"EXO_READER_URL": url},
+    )
+
+    async def main() -> None:
+        with open(errlog or os.devnull, "w") as log:
+            async with (
+                stdio_client(params, errlog=log) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                await scenario(session)
+
+    try:
+        anyio.run(main)
+    except BaseExceptionGroup as group:  # the task groups wrap what the scenario raised
+        leaf: BaseException = group
+        while isinstance(leaf, BaseExceptionGroup) and len(leaf.exceptions) == 1:
+            leaf = leaf.exceptions[0]
+        raise leaf from None
+
+
+async def call(session: ClientSession, tool: str, **arguments) -> str:
+    """The tool's text; fails the test on a tool error."""
+    result = await session.call_tool(tool, arguments)
+    text = "".join(c.text for c in result.content if c.type == "text")
+    assert not result.is_error, f"{tool} failed: {text}"
+    return text
+
+
+async def fail(session: ClientSession, tool: str, **arguments) -> str:
+    """The error text of a call that must fail as a tool error (not a protocol error)."""
+    result = await session.call_tool(tool, arguments)
+    text = "".join(c.text for c in result.content if c.type == "text")
+    assert result.is_error, f"{tool} should have failed, answered {text[:200]}"
+    return text
+
+
+def test_every_api_function_is_a_tool(vault):
+    public = {
+        name
+        for name, fn in inspect.getmembers(api, inspect.isfunction)
+        if fn.__module__ == api.__name__
+        and not name.startswith("_")
+        and next(iter(inspect.signature(fn).parameters), None) == "reader"
+    }
+    assert {spec.name for spec in mcp_server.TOOLS} == public == EXPECTED_TOOLS
+    tools = {}
+
+    async def scenario(session):
+        tools.update({t.name: t for t in (await session.list_tools()).tools})
+
+    serve(vault.url("exo_reader"), scenario)
+    assert set(tools) == EXPECTED_TOOLS
+    for tool in tools.values():
+        assert len(tool.description) > 60, tool.name
+        assert tool.annotations.read_only_hint
+    search = tools["search"]
+    # the description is the SQL function's comment; parameters are typed from the api signature
+    assert search.description.startswith("Ranked chunks answering a question")
+    props = search.input_schema["properties"]
+    assert search.input_schema["required"] == ["query"]
+    assert props["k"]["type"] == "integer" and props["k"]["default"] == 25
+    assert props["bridge"]["type"] == "array" and props["bridge"]["items"] == {"type": "string"}
+    assert {"type": "null"} in props["workspaces"]["anyOf"]
+    assert props["query_embedding"]["anyOf"][0] == {"items": {"type": "number"}, "type": "array"}
+    assert "reader" not in props
+
+
+def test_search_tools_answer_from_the_vault(vault, tmp_path):
+    async def scenario(session):
+        rows = json.loads(await call(session, "search", query=INCIDENT, k=5))
+        assert 0 < len(rows) <= 5
+        assert POSTMORTEM in [r["path"] for r in rows]
+        assert {"rank", "citation", "workspace", "band", "stage", "body"} <= set(rows[0])
+        assert [r["rank"] for r in rows] == sorted(r["rank"] for r in rows)
+
+        only = json.loads(await call(session, "search", query="Iris Calder", workspaces=["technical"], k=3))
+        assert only and {r["workspace"] for r in only} == {"technical"}
+
+        report = json.loads(await call(session, "search_report", query=INCIDENT, k=5))
+        assert report["recognised"]["identifiers"] == ["INC-2041"]
+        assert "timings_ms" in report
+
+        # a deferred subject is withheld and hinted at; bridge opens it
+        hints = json.loads(await call(session, "search_report", query="grandpa funeral", k=3))["hints"]
+        assert any(h["subject"] == "Walter Rivera" for h in hints)
+        bridged = json.loads(
+            await call(session, "search_report", query="grandpa funeral", k=3, bridge=["Walter Rivera"])
+        )
+        assert not any(h["subject"] == "Walter Rivera" for h in bridged["hints"])
+
+        packet = await call(session, "context_packet", query="What happened in INC-2041?", token_budget=800)
+        assert "[1]" in packet and "INC-2041" in packet
+        assert not packet.lstrip().startswith("{")  # the packet's text, not its JSON
+
+    log = tmp_path / "stderr.log"
+    serve(vault.url("exo_reader"), scenario, errlog=log)
+    # logs go to stderr (stdout is the protocol), one line per call
+    assert "search answered in" in log.read_text()
+
+
+def test_graph_document_and_chat_tools(vault):
+    async def scenario(session):
+        status = json.loads(await call(session, "status"))
+        assert status["documents"]["total"] > 50
+
+        found = json.loads(await call(session, "search_entities", name="iris"))
+        assert [(e["name"], e["workspace"]) for e in found] == [("Iris Calder", "technical")]
+        people = json.loads(
+            await call(session, "search_entities", entity_type="Person", workspaces=["technical"])
+        )
+        assert {"Iris Calder", "Tomas Okafor"} <= {e["name"] for e in people}
+
+        dossier = json.loads(await call(session, "dossier", entity="Iris Calder"))
+        assert isinstance(dossier, dict) and dossier["name"] == "Iris Calder"
+        assert "Northwind Labs" in json.dumps(dossier)
+        by_id = json.loads(await call(session, "dossier", entity=found[0]["entity_id"]))
+        assert by_id["name"] == "Iris Calder"
+
+        near = json.loads(await call(session, "related", entity="Iris Calder", depth=2))
+        assert {(e["name"], e["depth"]) for e in near} >= {("Northwind Labs", 1), ("Tomas Okafor", 2)}
+
+        timeline = json.loads(await call(session, "timeline", entity="Iris Calder"))
+        assert timeline and all("Iris" in m["excerpt"] for m in timeline)
+        dated = [m["written_at"] for m in timeline if m["written_at"]]
+        assert dated == sorted(dated)
+
+        bridging = json.loads(await call(session, "cross_document_entities", min_documents=2))
+        assert "Iris Calder" in {e["name"] for e in bridging["entities"]}
+
+        document = json.loads(await call(session, "document", document="INC-2041-db-prod-03.md"))
+        assert document["path"] == POSTMORTEM
+
+        history = json.loads(await call(session, "person_history", name="Iris"))
+        assert history and history[0]["source"] == "whatsapp" and history[0]["messages"] > 0
+        found = json.loads(await call(session, "search_messages", query="logical replication", max_results=3))
+        assert 0 < len(found) <= 3 and all("replication" in m["body"].lower() for m in found)
+        assert found[0]["source"] == "whatsapp"
+        messages = json.loads(await call(session, "conversation", conversation="Iris Calder"))
+        assert messages[0]["sender"] == "Iris Calder" and "Northwind Labs" in messages[0]["body"]
+
+        rows = json.loads(
+            await call(
+                session,
+                "cypher",
+                workspace="technical",
+                query="MATCH (p:Person)-[r]->(o:Org) RETURN {person: p.name, org: o.name}",
+            )
+        )
+        assert {"person": "Iris Calder", "org": "Northwind Labs"} in rows
+        message = await fail(
+            session, "cypher", workspace="technical", query="CREATE (n:Person {name: 'x'}) RETURN n"
+        )
+        assert "read-only" in message and "CREATE" in message, message
+
+    serve(vault.url("exo_reader"), scenario)
+
+
+def test_sql_reads_the_exo_views_and_refuses_the_rest(vault):
+    async def scenario(session):
+        found = json.loads(
+            await call(session, "sql", statement="select name from exo.workspaces order by name")
+        )
+        assert found["columns"] == ["name"] and ["technical"] in found["rows"]
+        assert found["truncated"] is False
+        capped = json.loads(
+            await call(session, "sql", statement="select name from exo.workspaces", max_rows=1)
+        )
+        assert len(capped["rows"]) == 1 and capped["truncated"] is True
+        message = await fail(session, "sql", statement="delete from exo.settings")
+        assert "rejected (select_only)" in message, message
+        message = await fail(session, "sql", statement="select * from exo_private.chunks")
+        assert "rejected (exo_objects_only)" in message, message
+
+    serve(vault.url("exo_reader"), scenario)
+
+
+def test_bad_arguments_are_tool_errors_and_the_session_goes_on(vault):
+    async def scenario(session):
+        # the database refuses (invalid_parameter_value): its message reaches the model
+        message = await fail(session, "context_packet", query="rent", token_budget=10)
+        assert "token_budget must be between 200 and 100000 tokens, got 10" in message
+        message = await fail(session, "search", query="rent", k=0)
+        assert "k must be" in message, message
+        message = await fail(session, "search", query="rent", workspaces=["no-such-workspace"])
+        assert "no-such-workspace" in message, message
+        # the SDK refuses before the database: wrong type, missing argument
+        message = await fail(session, "search", query="rent", k="many")
+        assert "k" in message and "integer" in message, message
+        message = await fail(session, "search", k=3)
+        assert "query" in message and "required" in message.lower(), message
+        # an argument the tool does not have is refused, not silently dropped
+        message = await fail(session, "search", query="rent", workspace="technical")
+        assert "workspace" in message and "Extra inputs are not permitted" in message, message
+        # ... and the next call in the same session answers
+        rows = json.loads(await call(session, "search", query=INCIDENT, k=5))
+        assert POSTMORTEM in [r["path"] for r in rows]
+
+    serve(vault.url("exo_reader"), scenario)
+
+
+def test_a_call_during_a_database_restart_fails_alone(vault):
+    """A restart, as the server sees it: every backend of the database ends and no new one starts.
+
+    The shared test server cannot be restarted under the other tests, so the test
+    database alone goes through it: its backends are terminated (what a restart does
+    to open sessions) and `allow_connections false` refuses new ones (what a server
+    that is down or starting up does), for the duration of one call. exocortex.api
+    opens a connection per call, so the server holds no connection across calls: a
+    call during the outage fails as a tool error that says the database is
+    unreachable, the MCP session and its process stay up, and the next call, after
+    the database is back, connects afresh and answers.
+    """
+    database = sql.Identifier(vault.name)
+
+    async def scenario(session):
+        assert json.loads(await call(session, "search", query="INC-2041", k=1))
+        with _admin(vault.cfg) as admin:
+            admin.execute(sql.SQL("alter database {} allow_connections false").format(database))
+            try:
+                admin.execute(
+                    "select pg_terminate_backend(pid) from pg_stat_activity where datname = %s", (vault.name,)
+                )
+                message = await fail(session, "search", query="INC-2041", k=1)
+            finally:
+                admin.execute(sql.SQL("alter database {} allow_connections true").format(database))
+        assert message.endswith(")") and "the database is unreachable" in message, message
+        assert "not currently accepting connections" in message
+        rows = json.loads(await call(session, "search", query=INCIDENT, k=5))
+        assert POSTMORTEM in [r["path"] for r in rows]
+
+    serve(vault.url("exo_reader"), scenario)
+
+
+def test_no_database_at_all_is_a_tool_error_not_a_crash():
+    (port,) = free_ports()
+    url = f"host=127.0.0.1 port={port} dbname=nothing user=exo_reader password=x connect_timeout=2"
+
+    async def scenario(session):
+        assert {t.name for t in (await session.list_tools()).tools} == EXPECTED_TOOLS
+        for _ in range(2):  # the server keeps running after the first failure
+            message = await fail(session, "search", query="rent")
+            assert "the database is unreachable" in message and "Connection refused" in message
+
+    serve(url, scenario)

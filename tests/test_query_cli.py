@@ -1,0 +1,76 @@
+"""The query CLI (exo search | context | dossier | related | timeline | status) over a small vault."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from test_graph import merge, org, person, rel
+
+from exocortex.cli import main
+from exocortex.ingest import pipeline
+
+NOTES = {
+    "work/oncall.md": "Iris Calder runs the on-call rota at Northwind Labs. Escalate to Sam after 15 minutes.",
+    "work/upgrade.md": "Tomas Okafor signed off the PostgreSQL 16 upgrade at Northwind Labs in 2023.",
+}
+
+
+@pytest.fixture
+def exo(db, tmp_path, monkeypatch):
+    for name, text in NOTES.items():
+        (tmp_path / "vault" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "vault" / name).write_text(text)
+    pipeline.ingest(db.cfg, tmp_path / "vault", dbname=db.name)
+    with db.connect("exo_writer") as conn:
+        for (window,) in conn.execute("select id from exo_private.extraction_windows order by id").fetchall():
+            merge(
+                conn,
+                window,
+                [person("Iris Calder"), person("Tomas Okafor"), org("Northwind Labs")],
+                [rel("Iris Calder", "works at", "Northwind Labs"), rel("Tomas Okafor", "works at", "Northwind Labs")],
+            )
+    monkeypatch.setenv("EXO_READER_URL", db.url("exo_reader"))
+    runner = CliRunner()
+
+    def run(*args: str, ok: bool = True):
+        result = runner.invoke(main, list(args), catch_exceptions=False)
+        assert (result.exit_code == 0) == ok, result.output
+        return result
+
+    return run
+
+
+def test_search_prints_citations_and_json(exo):
+    table = exo("search", "who runs the on-call rota?", "-k", "3").output
+    assert "technical:work/oncall.md" in table
+    found = json.loads(exo("search", "on-call rota", "--json").output)
+    assert found["results"][0]["path"] == "work/oncall.md"
+    assert found["report"]["workspaces"]["technical"]["stages"][0]["stage"] == "exact"
+
+
+def test_context_prints_the_packet_within_its_budget(exo):
+    out = exo("context", "who runs the on-call rota?", "--budget", "300").output
+    assert out.startswith("# Context for: who runs the on-call rota?") and "[1] technical:work/oncall.md" in out
+    packet = json.loads(exo("context", "on-call", "--budget", "300", "--json").output)
+    assert packet["tokens"] <= 300
+
+
+def test_graph_commands(exo):
+    dossier = json.loads(exo("dossier", "Northwind Labs", "--json").output)
+    assert dossier["type"] == "Org" and dossier["document_count"] == 2
+    assert "Northwind Labs" in exo("dossier", "northwind labs").output
+    related = json.loads(exo("related", "Iris Calder", "--depth", "2", "--json").output)
+    assert {r["name"] for r in related} == {"Northwind Labs", "Tomas Okafor"}
+    timeline = json.loads(exo("timeline", "Northwind Labs", "--json").output)
+    assert sorted(r["path"] for r in timeline) == sorted(NOTES)
+    status = json.loads(exo("status", "--json").output)
+    assert status["chunks"]["total"] == 2
+
+
+def test_errors_name_the_argument(exo):
+    result = exo("search", "rent", "--workspace", "nowhere", ok=False)
+    assert "workspace 'nowhere' does not exist" in result.output
+    result = exo("dossier", "Nobody At All", ok=False)
+    assert "names no entity" in result.output

@@ -1,0 +1,211 @@
+"""`exo search | context | dossier | related | timeline | status`: the exo API in a terminal.
+
+Each command is one call of exocortex.api (one exo SQL function as the read-only
+role) printed as a readable table, or as JSON with --json. Registered in
+exocortex.cli.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+import psycopg
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from exocortex import api
+
+console = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+workspace_option = click.option(
+    "--workspace", "workspaces", multiple=True, help="Only this workspace (repeatable; default: all)."
+)
+bridge_option = click.option(
+    "--bridge", multiple=True, help="A deferred subject (name or alias) to include on purpose (repeatable)."
+)
+archive_option = click.option(
+    "--archive/--no-archive",
+    "open_archive",
+    default=None,
+    help="Open (or keep closed) the archival band; default: a temporal signal in the question decides.",
+)
+
+
+def _run(call: Callable[[api.Reader], Any]) -> Any:
+    """Call the API; a database error or a refused argument ends the command with its message."""
+    try:
+        return call(api.Reader.from_config(application_name="exo-cli"))
+    except psycopg.Error as exc:
+        message = exc.diag.message_primary or str(exc)
+        hint = f" ({exc.diag.message_hint})" if exc.diag.message_hint else ""
+        err.print(f"[red]error:[/red] {escape(message + hint)}")
+        sys.exit(1)
+
+
+def _dump(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, default=str, ensure_ascii=False))
+
+
+def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: str | None = None) -> None:
+    table = Table(title=title, show_lines=False, title_justify="left")
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*(escape("" if row.get(c) is None else str(row[c])) for c in columns))
+    console.print(table)
+
+
+def _hints(report: dict[str, Any]) -> None:
+    for hint in report.get("hints", []):
+        console.print(
+            f"[yellow]withheld:[/yellow] {hint['chunks']} chunk(s) about {escape(hint['subject'])} "
+            f"in {hint['workspace']}. {escape(hint['how'])}"
+        )
+    for d in report.get("degradations", []):
+        console.print(f"[yellow]degraded:[/yellow] {d['component']} ({d['error_class']})")
+
+
+@click.command("search")
+@click.argument("query")
+@click.option("-k", default=10, show_default=True, help="Results to return.")
+@workspace_option
+@archive_option
+@bridge_option
+@json_option
+def search_cmd(
+    query: str,
+    k: int,
+    workspaces: tuple[str, ...],
+    open_archive: bool | None,
+    bridge: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Ranked chunks for a question, with citations (exo.search)."""
+    options = {"workspaces": workspaces or None, "open_archive": open_archive, "bridge": bridge}
+    rows = _run(lambda r: api.search(r, query, k=k, **options))
+    report = _run(lambda r: api.search_report(r, query, k=k, **options))
+    if as_json:
+        _dump({"results": rows, "report": report})
+        return
+    for row in rows:
+        row["text"] = " ".join(row["body"].split())[:100]
+    _table(rows, ["rank", "citation", "stage", "text"])
+    why = report["archive"]["why"]
+    if report["archive"]["open"]:
+        console.print(f"archive open: {escape(str(why))}")
+    _hints(report)
+
+
+@click.command("context")
+@click.argument("query")
+@click.option("--budget", "token_budget", default=4000, show_default=True, help="Token budget of the packet.")
+@workspace_option
+@archive_option
+@bridge_option
+@json_option
+def context_cmd(
+    query: str,
+    token_budget: int,
+    workspaces: tuple[str, ...],
+    open_archive: bool | None,
+    bridge: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """The cited context packet for a question (exo.context_packet)."""
+    packet = _run(
+        lambda r: api.context_packet(
+            r,
+            query,
+            token_budget=token_budget,
+            workspaces=workspaces or None,
+            open_archive=open_archive,
+            bridge=bridge,
+        )
+    )
+    if as_json:
+        _dump(packet)
+        return
+    click.echo(packet["text"])
+    err.print(f"{packet['tokens']} of {token_budget} tokens")
+
+
+@click.command("dossier")
+@click.argument("entity")
+@click.option("--workspace", help="The entity's workspace (default: every workspace that has it).")
+@bridge_option
+@json_option
+def dossier_cmd(entity: str, workspace: str | None, bridge: tuple[str, ...], as_json: bool) -> None:
+    """One entity: type, dated mentions across documents, relations (exo.dossier)."""
+    found = _run(lambda r: api.dossier(r, entity, workspace=workspace, bridge=bridge))
+    if as_json:
+        _dump(found)
+        return
+    for one in found if isinstance(found, list) else [found]:
+        if one.get("withheld"):
+            console.print(
+                f"[bold]entity {one['entity_id']}[/bold] ({one['type']}, {one['workspace']}): withheld"
+            )
+        else:
+            console.print(
+                f"[bold]{escape(one['name'])}[/bold] ({one['type']}, {one['workspace']}): "
+                f"{one['mention_count']} mention(s) in {one['document_count']} document(s)"
+            )
+            _table(one["mentions"], ["written_at", "band", "path", "surface"], title="mentions")
+            for direction in ("out", "in"):
+                if one["relations"][direction]:
+                    _table(
+                        one["relations"][direction],
+                        ["predicate", "name", "type", "documents"],
+                        title=direction,
+                    )
+        _hints(one)
+
+
+@click.command("related")
+@click.argument("entity")
+@click.option("--workspace", help="The entity's workspace (default: every workspace that has it).")
+@click.option("--depth", default=1, show_default=True, type=click.IntRange(1, 3), help="Hops (level sets).")
+@json_option
+def related_cmd(entity: str, workspace: str | None, depth: int, as_json: bool) -> None:
+    """Entities related to one, up to three hops, hub-safe (exo.related)."""
+    rows = _run(lambda r: api.related(r, entity, workspace=workspace, depth=depth))
+    if as_json:
+        _dump(rows)
+        return
+    _table(rows, ["depth", "workspace", "type", "name"])
+
+
+@click.command("timeline")
+@click.argument("entity")
+@click.option("--workspace", help="The entity's workspace (default: every workspace that has it).")
+@bridge_option
+@json_option
+def timeline_cmd(entity: str, workspace: str | None, bridge: tuple[str, ...], as_json: bool) -> None:
+    """One entity's mentions ordered by document date (exo.timeline)."""
+    rows = _run(lambda r: api.timeline(r, entity, workspace=workspace, bridge=bridge))
+    if as_json:
+        _dump(rows)
+        return
+    _table(rows, ["written_at", "band", "workspace", "path", "excerpt"])
+
+
+@click.command("status")
+@json_option
+def status_cmd(as_json: bool) -> None:
+    """Pipeline stages, queues, graph totals and the worker's heartbeat (exo.status)."""
+    found = _run(api.status)
+    if as_json:
+        _dump(found)
+        return
+    for key, value in found.items():
+        console.print(f"[bold]{key}[/bold] {escape(json.dumps(value, default=str, ensure_ascii=False))}")
+
+
+COMMANDS = [search_cmd, context_cmd, dossier_cmd, related_cmd, timeline_cmd, status_cmd]
