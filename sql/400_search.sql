@@ -225,43 +225,34 @@ security invoker
 set search_path = exo_private, pg_temp
 as $$
 declare
-    unknown text;
     dimensions int;
 begin
     if query is null then
-        raise exception 'query must not be null' using errcode = 'invalid_parameter_value';
+        perform exo_private.invalid_argument('query must not be null');
     end if;
     if k is null or k not between 1 and 200 then
-        raise exception 'k must be between 1 and 200, got %', coalesce(k::text, 'null')
-            using errcode = 'invalid_parameter_value';
+        perform exo_private.invalid_argument(format('k must be between 1 and 200, got %s', coalesce(k::text, 'null')));
     end if;
     if per_workspace is null or per_workspace not between 1 and 200 then
-        raise exception 'per_workspace must be between 1 and 200, got %', coalesce(per_workspace::text, 'null')
-            using errcode = 'invalid_parameter_value';
+        perform exo_private.invalid_argument(
+            format('per_workspace must be between 1 and 200, got %s', coalesce(per_workspace::text, 'null')));
     end if;
     if token_budget is not null and token_budget not between 200 and 100000 then
-        raise exception 'token_budget must be between 200 and 100000 tokens, got %', token_budget
-            using errcode = 'invalid_parameter_value';
+        perform exo_private.invalid_argument(
+            format('token_budget must be between 200 and 100000 tokens, got %s', token_budget));
     end if;
-    select w into unknown from unnest(workspaces) w
-    where w is null or not exists (select 1 from exo_private.workspaces x where x.name = w) limit 1;
-    if found then
-        raise exception 'workspace % does not exist', coalesce(quote_literal(unknown), 'null')
-            using errcode = 'invalid_parameter_value',
-                  hint = 'known workspaces: ' || (select string_agg(name, ', ' order by name) from exo_private.workspaces);
-    end if;
+    perform exo_private.check_workspaces(workspaces);
     if query_embedding is not null then
-        select m.dimensions into dimensions
-        from exo_private.embedding_models m where m.id = exo_private.active_embedding_model();
         if cardinality(query_embedding) is null
            or exists (select 1 from unnest(query_embedding) v where v is null or v in ('NaN', 'Infinity', '-Infinity')) then
-            raise exception 'query_embedding must be a non-empty array of finite numbers'
-                using errcode = 'invalid_parameter_value';
+            perform exo_private.invalid_argument('query_embedding must be a non-empty array of finite numbers');
         end if;
+        select m.dimensions into dimensions
+        from exo_private.embedding_models m where m.id = exo_private.active_embedding_model();
         if dimensions is not null and cardinality(query_embedding) <> dimensions then
-            raise exception 'query_embedding has % dimensions; the embedding model in use has %',
-                cardinality(query_embedding), dimensions
-                using errcode = 'invalid_parameter_value';
+            perform exo_private.invalid_argument(format(
+                'query_embedding has %s dimensions; the embedding model in use has %s',
+                cardinality(query_embedding), dimensions));
         end if;
     end if;
 end
@@ -603,12 +594,8 @@ for pool in pools:
 
 
 def how(subject):
-    return (
-        "To include it, ask with bridge => array[{}] (and open_archive => true for archival "
-        "material), or name the time you mean."
-    ).format(
-        "'" + subject.replace("'", "''") + "'"
-    )
+    asked = run("hint_how", "select exo_private.hint_how($1) as h", ["text"], [subject])[0]["h"]
+    return "To include it, " + asked + " (and open_archive => true for archival material), or name the time you mean."
 
 
 named = {}

@@ -8,48 +8,6 @@
 -- answer unless the caller bridges that subject (bridge => array['name or alias']). The
 -- dossier says what it left out (subject, workspace, counts, how to ask), never the text.
 
--- exo_private.invalid_argument: raise invalid_parameter_value (22023) with a message and a hint.
-create or replace function exo_private.invalid_argument(message text, hint text default null)
-returns void
-language plpgsql stable
-security invoker
-set search_path = exo_private, pg_temp
-as $$
-begin
-    if hint is null then
-        raise exception '%', message using errcode = 'invalid_parameter_value';
-    end if;
-    raise exception '%', message using errcode = 'invalid_parameter_value', hint = hint;
-end
-$$;
-comment on function exo_private.invalid_argument(text, text) is
-    'Raise invalid_parameter_value (sqlstate 22023) with the message (which names the argument) '
-    'and an optional hint: the one way the exo API refuses bad input.';
-
--- exo_private.check_workspaces: refuse workspace names that do not exist.
-create or replace function exo_private.check_workspaces(names text[])
-returns void
-language plpgsql stable
-security invoker
-set search_path = exo_private, pg_temp
-as $$
-declare
-    unknown text;
-begin
-    select w into unknown from unnest(names) w
-    where w is null or not exists (select 1 from exo_private.workspaces x where x.name = w)
-    limit 1;
-    if found then
-        perform exo_private.invalid_argument(
-            format('workspace %s does not exist', coalesce(quote_literal(unknown), 'null')),
-            'known workspaces: ' || (select string_agg(x.name, ', ' order by x.name) from exo_private.workspaces x));
-    end if;
-end
-$$;
-comment on function exo_private.check_workspaces(text[]) is
-    'Raise invalid_parameter_value naming the first of names that is no workspace (a null included), '
-    'with the known workspaces as hint; a null array passes.';
-
 -- exo_private.like_pattern: a substring pattern for ILIKE with the input's wildcards escaped.
 create or replace function exo_private.like_pattern(input text)
 returns text
@@ -323,18 +281,6 @@ $$;
 comment on function exo_private.excerpt(text, text, int) is
     'About width characters of body (whitespace collapsed) centred on the first case-insensitive '
     'occurrence of needle (the start when absent), with … where it was cut.';
-
--- exo_private.hint_how: how to ask for a withheld subject.
-create or replace function exo_private.hint_how(subject text)
-returns text
-language sql immutable
-security invoker
-set search_path = exo_private, pg_temp
-as $$
-    select 'ask with bridge => array[' || pg_catalog.quote_literal(subject) || ']'
-$$;
-comment on function exo_private.hint_how(text) is
-    'The "how" of a deference hint: the bridge argument that opens the subject.';
 
 -- exo_private.entity_dossier: one entity's dossier.
 create or replace function exo_private.entity_dossier(p_entity bigint, bridge text[])

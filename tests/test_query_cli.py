@@ -29,7 +29,10 @@ def exo(db, tmp_path, monkeypatch):
                 conn,
                 window,
                 [person("Iris Calder"), person("Tomas Okafor"), org("Northwind Labs")],
-                [rel("Iris Calder", "works at", "Northwind Labs"), rel("Tomas Okafor", "works at", "Northwind Labs")],
+                [
+                    rel("Iris Calder", "works at", "Northwind Labs"),
+                    rel("Tomas Okafor", "works at", "Northwind Labs"),
+                ],
             )
     monkeypatch.setenv("EXO_READER_URL", db.url("exo_reader"))
     runner = CliRunner()
@@ -52,7 +55,9 @@ def test_search_prints_citations_and_json(exo):
 
 def test_context_prints_the_packet_within_its_budget(exo):
     out = exo("context", "who runs the on-call rota?", "--budget", "300").output
-    assert out.startswith("# Context for: who runs the on-call rota?") and "[1] technical:work/oncall.md" in out
+    assert (
+        out.startswith("# Context for: who runs the on-call rota?") and "[1] technical:work/oncall.md" in out
+    )
     packet = json.loads(exo("context", "on-call", "--budget", "300", "--json").output)
     assert packet["tokens"] <= 300
 
