@@ -319,19 +319,28 @@ def test_probe_answers_for_both_servers(real):
 
 
 @pytest.mark.parametrize(
-    ("body", "message"),
+    ("route", "body", "message"),
     [
-        (b'{"input": 5}', "must be a string or a list of strings"),
-        (b'{"input": ["a", 1]}', "must be a string or a list of strings"),
-        (b'{"input": []}', "must not be an empty list"),
-        (json.dumps({"input": ["x"] * 257}).encode(), "257 items; at most 256"),
-        (b'{"input": "a"', "not valid JSON"),
-        (b'["a"]', "must be a JSON object"),
+        ("embeddings", b'{"input": 5}', "must be a string or a list of strings"),
+        ("embeddings", b'{"input": ["a", 1]}', "must be a string or a list of strings"),
+        ("embeddings", b'{"input": []}', "must not be an empty list"),
+        ("embeddings", json.dumps({"input": ["x"] * 257}).encode(), "257 items; at most 256"),
+        ("embeddings", b'{"input": "a"', "not valid JSON"),
+        ("embeddings", b'["a"]', "must be a JSON object"),
+        ("rerank", b'{"documents": ["a"]}', "'query' is required and must be a string"),
+        ("rerank", b'{"query": 5, "documents": ["a"]}', "'query' is required and must be a string"),
+        ("rerank", b'{"query": "q"}', "'documents' is required and must be a list of strings"),
+        ("rerank", b'{"query": "q", "documents": ["a", 1]}', "must be a list of strings"),
+        ("rerank", b'{"query": "q", "documents": []}', "must not be an empty list"),
+        ("rerank", json.dumps({"query": "q", "documents": ["x"] * 257}).encode(), "257 items; at most 256"),
+        ("rerank", b'{"query": "q", "documents": ["a"], "top_n": 0}', "'top_n' must be a positive integer"),
+        ("rerank", b'{"query": "q"', "not valid JSON"),
+        ("rerank", b'["q"]', "must be a JSON object"),
     ],
 )
-def test_embedding_server_rejects_bad_input(real, body, message):
+def test_the_embedding_server_rejects_bad_requests(real, route, body, message):
     request = urllib.request.Request(
-        f"{real.embeddings.url}/embeddings", data=body, headers={"Content-Type": "application/json"}
+        f"{real.embeddings.url}/{route}", data=body, headers={"Content-Type": "application/json"}
     )
     with pytest.raises(urllib.error.HTTPError) as caught:
         urllib.request.urlopen(request, timeout=10)
