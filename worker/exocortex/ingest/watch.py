@@ -39,12 +39,14 @@ def watch(
 ) -> None:
     """Ingest once, then again after each burst of changes, until `stop` is set."""
     root = Path(root).resolve()
-    on_run(ingest(cfg, root, workspace, dbname=dbname))
     wake = threading.Event()
     observer = Observer()
     observer.schedule(_Changed(wake), str(root), recursive=True)
+    # Watching starts before the first scan: a change made while it runs (or right after)
+    # wakes another run instead of being lost.
     observer.start()
     try:
+        on_run(ingest(cfg, root, workspace, dbname=dbname))
         while not stop.is_set():
             if not wake.wait(timeout=0.2):
                 continue
