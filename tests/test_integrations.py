@@ -13,36 +13,25 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from conftest import create_database, drop_database
 from langchain_core.documents import Document
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 from llama_index.core.schema import NodeWithScore, TextNode
+from vault import vault_database
 
 from exocortex.api import Reader
-from exocortex.ingest import pipeline
 from exocortex.integrations import langchain as lc
 from exocortex.integrations import llamaindex as li
-from exocortex.migrate import grant_database_privileges
 
-VAULT = Path(__file__).resolve().parent.parent / "examples" / "vault"
 RENT = "How much is my rent?"
 
 
 @pytest.fixture(scope="module")
 def vault(cfg, template_db) -> Iterator:
-    db = create_database(cfg, "exo_integrations", template=template_db.name)
-    try:
-        with db.connect() as conn:
-            grant_database_privileges(conn)
-            conn.execute("select exo_private.defer_subject('Walter Rivera', array['Grandpa'])")
-        pipeline.ingest(cfg, VAULT, dbname=db.name)
+    with vault_database(cfg, template_db, "exo_integrations") as db:
         yield db
-    finally:
-        drop_database(db)
 
 
 @pytest.fixture(scope="module")

@@ -18,17 +18,14 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import _admin, create_database, drop_database, free_ports
+from conftest import _admin, free_ports
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from psycopg import sql
-from test_graph import merge, org, person, rel
+from vault import EXAMPLES, vault_database
 
 from exocortex import api, mcp_server
-from exocortex.ingest import chat, pipeline
-from exocortex.migrate import grant_database_privileges
+from exocortex.ingest import chat
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-VAULT = EXAMPLES / "vault"
 WHATSAPP = EXAMPLES / "chats" / "whatsapp" / "WhatsApp Chat with Iris Calder.txt"
 POSTMORTEM = "work/postmortems/INC-2041-db-prod-03.md"
 INCIDENT = "what happened in INC-2041?"
@@ -55,38 +52,10 @@ EXPECTED_TOOLS = {
 
 @pytest.fixture(scope="module")
 def vault(cfg, template_db) -> Iterator:
-    db = create_database(cfg, "exo_mcp", template=template_db.name)
-    try:
-        with db.connect() as conn:
-            grant_database_privileges(conn)
-            conn.execute("select exo_private.defer_subject('Walter Rivera', array['Grandpa'])")
-        pipeline.ingest(cfg, VAULT, dbname=db.name)
+    with vault_database(cfg, template_db, "exo_mcp") as db:
         with db.connect("exo_writer") as conn:
-            _merge_graph(conn)
             chat.import_chat(conn, WHATSAPP, "whatsapp", ["Sam Rivera"])
         yield db
-    finally:
-        drop_database(db)
-
-
-def _merge_graph(conn) -> None:
-    """Iris Calder works at Northwind Labs, as does Tomas Okafor: in every technical window naming her."""
-    windows = conn.execute(
-        "select id from exo_private.extraction_windows where workspace = 'technical' and body ilike %s "
-        "order by id",
-        ("%Iris Calder%",),
-    ).fetchall()
-    assert windows
-    for (window,) in windows:
-        merge(
-            conn,
-            window,
-            [person("Iris Calder"), org("Northwind Labs"), person("Tomas Okafor")],
-            [
-                rel("Iris Calder", "works at", "Northwind Labs"),
-                rel("Tomas Okafor", "works at", "Northwind Labs"),
-            ],
-        )
 
 
 def serve(url: str, scenario: Callable[[ClientSession], Awaitable[None]], errlog: Path | None = None) -> None:
@@ -201,22 +170,30 @@ def test_graph_document_and_chat_tools(vault):
         assert status["documents"]["total"] > 50
 
         found = json.loads(await call(session, "search_entities", name="iris"))
-        assert [(e["name"], e["workspace"]) for e in found] == [("Iris Calder", "technical")]
+        assert {(e["name"], e["workspace"]) for e in found} == {
+            ("Iris Calder", "technical"),
+            ("Iris Calder", "creative"),
+        }
+        found = [e for e in found if e["workspace"] == "technical"]
         people = json.loads(
             await call(session, "search_entities", entity_type="Person", workspaces=["technical"])
         )
         assert {"Iris Calder", "Tomas Okafor"} <= {e["name"] for e in people}
 
-        dossier = json.loads(await call(session, "dossier", entity="Iris Calder"))
+        both = json.loads(await call(session, "dossier", entity="Iris Calder"))
+        assert sorted(d["workspace"] for d in both) == ["creative", "technical"]  # two entities, never merged
+        dossier = json.loads(await call(session, "dossier", entity="Iris Calder", workspace="technical"))
         assert isinstance(dossier, dict) and dossier["name"] == "Iris Calder"
         assert "Northwind Labs" in json.dumps(dossier)
         by_id = json.loads(await call(session, "dossier", entity=found[0]["entity_id"]))
         assert by_id["name"] == "Iris Calder"
 
-        near = json.loads(await call(session, "related", entity="Iris Calder", depth=2))
+        near = json.loads(
+            await call(session, "related", entity="Iris Calder", workspace="technical", depth=2)
+        )
         assert {(e["name"], e["depth"]) for e in near} >= {("Northwind Labs", 1), ("Tomas Okafor", 2)}
 
-        timeline = json.loads(await call(session, "timeline", entity="Iris Calder"))
+        timeline = json.loads(await call(session, "timeline", entity="Iris Calder", workspace="technical"))
         assert timeline and all("Iris" in m["excerpt"] for m in timeline)
         dated = [m["written_at"] for m in timeline if m["written_at"]]
         assert dated == sorted(dated)

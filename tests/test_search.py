@@ -11,20 +11,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import psycopg
 import pytest
-from conftest import create_database, drop_database, free_ports
+from conftest import free_ports
 from psycopg import sql
 from psycopg.types.json import Jsonb
-from test_graph import merge, org, person, rel
+from vault import vault_database
 
-from exocortex.ingest import pipeline
-from exocortex.migrate import grant_database_privileges
 from exocortex.worker import Worker
 
-VAULT = Path(__file__).resolve().parent.parent / "examples" / "vault"
 COLUMNS = "rank, chunk_id, workspace, band, stage, citation, path, written_at, body"
 
 
@@ -34,58 +30,17 @@ def set_setting(conn, key: str, value) -> None:
 
 @pytest.fixture(scope="module")
 def vault(cfg, template_db, real_models) -> Iterator:
-    db = create_database(cfg, "exo_search", template=template_db.name)
-    try:
-        with db.connect() as conn:
-            grant_database_privileges(conn)
-            set_setting(
-                conn,
-                "models.embeddings",
-                {
-                    "url": real_models.embeddings.url,
-                    "model": "all-MiniLM-L6-v2",
-                    "dimensions": 384,
-                    "timeout_s": 30,
-                },
-            )
-            conn.execute(
-                "select exo_private.defer_subject('Walter Rivera', array['Grandpa Walter', 'Grandpa'])"
-            )
-        pipeline.ingest(cfg, VAULT, dbname=db.name)
+    embeddings = {
+        "url": real_models.embeddings.url,
+        "model": "all-MiniLM-L6-v2",
+        "dimensions": 384,
+        "timeout_s": 30,
+    }
+    with vault_database(
+        cfg, template_db, "exo_search", lambda conn: set_setting(conn, "models.embeddings", embeddings)
+    ) as db:
         Worker(cfg, dbname=db.name, once=True, queues=["embed"], poll_s=0.05).run()
-        with db.connect("exo_writer") as conn:
-            _merge_graph(conn)
         yield db
-    finally:
-        drop_database(db)
-
-
-def _windows(conn, workspace: str, text: str) -> list[int]:
-    return [
-        r[0]
-        for r in conn.execute(
-            "select id from exo_private.extraction_windows where workspace = %s and body ilike %s order by id",
-            (workspace, f"%{text}%"),
-        )
-    ]
-
-
-def _merge_graph(conn) -> None:
-    """Iris Calder in two workspaces (two entities), Northwind Labs and Tomas Okafor near her."""
-    for window in _windows(conn, "technical", "Iris Calder"):
-        merge(
-            conn,
-            window,
-            [person("Iris Calder"), org("Northwind Labs"), person("Tomas Okafor")],
-            [
-                rel("Iris Calder", "works at", "Northwind Labs"),
-                rel("Tomas Okafor", "works at", "Northwind Labs"),
-            ],
-        )
-    for window in _windows(conn, "technical", "Tomas"):
-        merge(conn, window, [person("Tomas Okafor")])
-    for window in _windows(conn, "creative", "Iris Calder"):
-        merge(conn, window, [person("Iris Calder")])
 
 
 def _call(conn, function: str, query: str, **named):

@@ -1,0 +1,74 @@
+"""The example vault in a database of a test module's own, with a small known graph.
+
+Used by the modules that ask questions of the vault (search, MCP, retrievers). The
+graph is merged by hand, not extracted (the extraction model is tested in
+test_worker): Iris Calder in two workspaces (two entities), with Northwind Labs and
+Tomas Okafor near her in technical. Walter Rivera is a deferred subject.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psycopg
+from conftest import Database, create_database, drop_database
+from test_graph import merge, org, person, rel
+
+from exocortex.config import Config
+from exocortex.ingest import pipeline
+from exocortex.migrate import grant_database_privileges
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+VAULT = EXAMPLES / "vault"
+
+
+@contextmanager
+def vault_database(
+    cfg: Config, template: Database, prefix: str, prepare: Callable[[psycopg.Connection], None] | None = None
+) -> Iterator[Database]:
+    """A database holding the example vault; `prepare(admin connection)` runs before the ingest."""
+    db = create_database(cfg, prefix, template=template.name)
+    try:
+        with db.connect() as conn:
+            grant_database_privileges(conn)
+            if prepare:
+                prepare(conn)
+            conn.execute(
+                "select exo_private.defer_subject('Walter Rivera', array['Grandpa Walter', 'Grandpa'])"
+            )
+        pipeline.ingest(cfg, VAULT, dbname=db.name)
+        with db.connect("exo_writer") as conn:
+            merge_graph(conn)
+        yield db
+    finally:
+        drop_database(db)
+
+
+def _windows(conn: psycopg.Connection, workspace: str, text: str) -> list[int]:
+    return [
+        r[0]
+        for r in conn.execute(
+            "select id from exo_private.extraction_windows where workspace = %s and body ilike %s order by id",
+            (workspace, f"%{text}%"),
+        )
+    ]
+
+
+def merge_graph(conn: psycopg.Connection) -> None:
+    """Iris Calder in two workspaces (two entities), Northwind Labs and Tomas Okafor near her."""
+    for window in _windows(conn, "technical", "Iris Calder"):
+        merge(
+            conn,
+            window,
+            [person("Iris Calder"), org("Northwind Labs"), person("Tomas Okafor")],
+            [
+                rel("Iris Calder", "works at", "Northwind Labs"),
+                rel("Tomas Okafor", "works at", "Northwind Labs"),
+            ],
+        )
+    for window in _windows(conn, "technical", "Tomas"):
+        merge(conn, window, [person("Tomas Okafor")])
+    for window in _windows(conn, "creative", "Iris Calder"):
+        merge(conn, window, [person("Iris Calder")])
