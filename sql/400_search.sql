@@ -788,7 +788,8 @@ comment on function exo.search(text, text[], int, int, boolean, text[], timestam
     'each workspace (null: all) with at most per_workspace candidates each, temporal banding (the '
     'archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged, '
     'then one rerank of the merged pool; k rows with citation, band and the stage that found each. '
-    'query_embedding (real[]) replaces the embeddings endpoint. exo.search_report says what happened.';
+    'query_embedding (float8[], the question embedded by the caller with the model in use) replaces '
+    'the embeddings endpoint. exo.search_report says what happened.';
 
 -- exo.search_report: what a search did.
 create or replace function exo.search_report(
