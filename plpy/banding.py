@@ -3,7 +3,7 @@
 Authority order for the band: frontmatter `band`, then inference from the date
 the document was written. That date comes from frontmatter `date`, else the
 first full date in the text, else a date or year in the path, else the file's
-modification time. A canonical document is never inferred archival.
+modification time. A canonical document is current unless its frontmatter says otherwise.
 """
 
 import datetime
@@ -100,6 +100,13 @@ def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, 
             "reason": "frontmatter band",
             "written_at": written.isoformat(),
         }
+    band, reason = band_by_age(written, canonical, today, current_days, recent_days, how)
+    return {"band": band, "source": "inferred", "reason": reason, "written_at": written.isoformat()}
+
+
+def band_by_age(written, canonical, today, current_days, recent_days, how=None):
+    """(band, reason) of a document written on `written`, as of `today`: the rule both ingest
+    and the daily re-banding (exo_private.reband) apply. `how` says how the date was found."""
     age = (today - written).days
     if age <= current_days:
         band = "current"
@@ -107,8 +114,10 @@ def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, 
         band = "recent"
     else:
         band = "archival"
-    reason = "written " + written.isoformat() + " (" + how + "), " + str(age) + " days ago"
-    if canonical and band == "archival":
+    reason = (
+        "written " + written.isoformat() + (" (" + how + ")" if how else "") + ", " + str(age) + " days ago"
+    )
+    if canonical and band != "current":
         band = "current"
-        reason += "; canonical document: never inferred archival"
-    return {"band": band, "source": "inferred", "reason": reason, "written_at": written.isoformat()}
+        reason += "; canonical document: never demoted by inference"
+    return band, reason

@@ -3984,7 +3984,7 @@ are inlined by the migrator.
 Authority order for the band: frontmatter `band`, then inference from the date
 the document was written. That date comes from frontmatter `date`, else the
 first full date in the text, else a date or year in the path, else the file's
-modification time. A canonical document is never inferred archival.
+modification time. A canonical document is current unless its frontmatter says otherwise.
 """
 
 import datetime
@@ -4092,6 +4092,12 @@ def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, 
             "reason": "frontmatter band",
             "written_at": written.isoformat(),
         }
+    band, reason = band_by_age(written, canonical, today, current_days, recent_days, how)
+    return {"band": band, "source": "inferred", "reason": reason, "written_at": written.isoformat()}
+
+def band_by_age(written, canonical, today, current_days, recent_days, how=None):
+    """(band, reason) of a document written on `written`, as of `today`: the rule both ingest
+    and the daily re-banding (exo_private.reband) apply. `how` says how the date was found."""
     age = (today - written).days
     if age <= current_days:
         band = "current"
@@ -4099,11 +4105,13 @@ def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, 
         band = "recent"
     else:
         band = "archival"
-    reason = "written " + written.isoformat() + " (" + how + "), " + str(age) + " days ago"
-    if canonical and band == "archival":
+    reason = (
+        "written " + written.isoformat() + (" (" + how + ")" if how else "") + ", " + str(age) + " days ago"
+    )
+    if canonical and band != "current":
         band = "current"
-        reason += "; canonical document: never inferred archival"
-    return {"band": band, "source": "inferred", "reason": reason, "written_at": written.isoformat()}
+        reason += "; canonical document: never demoted by inference"
+    return band, reason
 """Split text into chunks at paragraph boundaries (stdlib only).
 
 Used for retrieval chunks (about 1,200 characters) and for the graph worker's
@@ -4629,6 +4637,190 @@ ALTER FUNCTION exo_private.project_relations(ids bigint[]) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.project_relations(ids bigint[]) IS 'Project relations (of their workspace''s current generation) into the AGE graph as edges subject -> object labelled by the normalised predicate, graphid derived from the relation id, properties id, predicate_raw, predicate, window_id, document_id; projects both ends first. Returns edges written.';
+
+--
+-- Name: reband(date); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.reband(today date DEFAULT CURRENT_DATE) RETURNS integer
+    LANGUAGE plpython3u
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+"""Temporal banding of a document (stdlib only).
+
+Authority order for the band: frontmatter `band`, then inference from the date
+the document was written. That date comes from frontmatter `date`, else the
+first full date in the text, else a date or year in the path, else the file's
+modification time. A canonical document is current unless its frontmatter says otherwise.
+"""
+
+import datetime
+import re
+
+"""English month names for the date readers (stdlib only): banding and temporal."""
+
+MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}  # fmt: skip
+
+#: A regex group matching any month name or abbreviation, with an optional dot.
+MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+
+BANDS = ("current", "recent", "archival")
+_DATE_PATTERNS = [
+    (re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b"), ("y", "m", "d")),
+    (
+        re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + MONTH_PATTERN + r",?\s+((?:19|20)\d\d)\b", re.I),
+        ("d", "M", "y"),
+    ),
+    (
+        re.compile(r"\b" + MONTH_PATTERN + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b", re.I),
+        ("M", "d", "y"),
+    ),
+]
+_PATH_DATE = re.compile(r"(?<!\d)((?:19|20)\d\d)[-_.]?(\d\d)[-_.]?(\d\d)(?!\d)")
+_PATH_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+TEXT_DATE_SEARCH_CHARS = 1000
+
+def _make_date(fields, order):
+    values = dict(zip(order, fields, strict=False))
+    month = MONTHS[values["M"].lower()] if "M" in values else int(values["m"])
+    try:
+        return datetime.date(int(values["y"]), month, int(values["d"]))
+    except ValueError:
+        return None
+
+def parse_date(value):
+    """A date from a frontmatter value: a date, a datetime, or an ISO string."""
+    if isinstance(value, datetime.datetime):
+        return value.date()
+    if isinstance(value, datetime.date):
+        return value
+    if isinstance(value, str):
+        m = re.match(r"^\s*((?:19|20)\d\d)-(\d\d)-(\d\d)", value)
+        if m:
+            return _make_date(m.groups(), ("y", "m", "d"))
+    return None
+
+def date_in_text(text, today):
+    """The first full date in the opening of the text that is not in the future."""
+    opening = text[:TEXT_DATE_SEARCH_CHARS]
+    found = []
+    for pattern, order in _DATE_PATTERNS:
+        for m in pattern.finditer(opening):
+            day = _make_date(m.groups(), order)
+            if day and day <= today:
+                found.append((m.start(), day, m.group(0)))
+    return min(found) if found else None
+
+def date_in_path(path, today):
+    """A full date in the file name or folders, else a year folder/prefix (as 1 July)."""
+    for m in _PATH_DATE.finditer(path):
+        day = _make_date(m.groups(), ("y", "m", "d"))
+        if day and day <= today:
+            return day, "date in path '" + m.group(0) + "'"
+    years = [int(y) for y in _PATH_YEAR.findall(path) if int(y) <= today.year]
+    if years:
+        return datetime.date(years[-1], 7, 1), "year in path '" + str(years[-1]) + "'"
+    return None
+
+def written_date(frontmatter, text, path, mtime_ns, today):
+    """(date, reason): when the document was written, and how that was found."""
+    day = parse_date(frontmatter.get("date"))
+    if day:
+        return day, "frontmatter date"
+    hit = date_in_text(text, today)
+    if hit:
+        return hit[1], "date in text '" + hit[2] + "'"
+    hit = date_in_path(path, today)
+    if hit:
+        return hit
+    mtime = datetime.datetime.fromtimestamp(mtime_ns / 1e9, tz=datetime.UTC).date()
+    return mtime, "file modification time"
+
+def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, recent_days):
+    """{band, source, reason, written_at} for one document."""
+    written, how = written_date(frontmatter, text, path, mtime_ns, today)
+    declared = str(frontmatter.get("band", "")).strip().lower()
+    if declared in BANDS:
+        return {
+            "band": declared,
+            "source": "frontmatter",
+            "reason": "frontmatter band",
+            "written_at": written.isoformat(),
+        }
+    band, reason = band_by_age(written, canonical, today, current_days, recent_days, how)
+    return {"band": band, "source": "inferred", "reason": reason, "written_at": written.isoformat()}
+
+def band_by_age(written, canonical, today, current_days, recent_days, how=None):
+    """(band, reason) of a document written on `written`, as of `today`: the rule both ingest
+    and the daily re-banding (exo_private.reband) apply. `how` says how the date was found."""
+    age = (today - written).days
+    if age <= current_days:
+        band = "current"
+    elif age <= recent_days:
+        band = "recent"
+    else:
+        band = "archival"
+    reason = (
+        "written " + written.isoformat() + (" (" + how + ")" if how else "") + ", " + str(age) + " days ago"
+    )
+    if canonical and band != "current":
+        band = "current"
+        reason += "; canonical document: never demoted by inference"
+    return band, reason
+import datetime
+import json
+
+settings = {
+    r["key"]: json.loads(r["value"])
+    for r in plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
+}
+day = datetime.date.fromisoformat(today)
+documents = plpy.execute(
+    "select id, band::text as band, written_at, canonical from exo_private.documents "
+    "where band_source = 'inferred' and written_at is not null and workspace is not null"
+)
+update_document = plpy.prepare(
+    "update exo_private.documents set band = $2::exo_private.band, band_reason = $3 where id = $1",
+    ["bigint", "text", "text"],
+)
+update_chunks = plpy.prepare(
+    "update exo_private.chunks set band = $2::exo_private.band where document_id = $1", ["bigint", "text"]
+)
+changed = 0
+for d in documents:
+    band, reason = band_by_age(
+        datetime.date.fromisoformat(d["written_at"]),
+        d["canonical"],
+        day,
+        settings["banding.current_days"],
+        settings["banding.recent_days"],
+    )
+    if band != d["band"]:
+        plpy.execute(update_document, [d["id"], band, reason + "; re-banded " + today])
+        plpy.execute(update_chunks, [d["id"], band])
+        changed += 1
+return changed
+$_$;
+
+ALTER FUNCTION exo_private.reband(today date) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION reband(today date); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.reband(today date) IS 'Work out every inferred band again as of today (frontmatter bands stay) and move the document and its chunks when it changed; returns how many documents moved. Run daily by pg_cron.';
 
 --
 -- Name: rebuild(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -13193,6 +13385,13 @@ GRANT ALL ON FUNCTION exo_private.project_entities(ids bigint[]) TO exo_writer;
 
 REVOKE ALL ON FUNCTION exo_private.project_relations(ids bigint[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.project_relations(ids bigint[]) TO exo_writer;
+
+--
+-- Name: FUNCTION reband(today date); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.reband(today date) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.reband(today date) TO exo_writer;
 
 --
 -- Name: FUNCTION rebuild(only_workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import subprocess
@@ -477,3 +478,52 @@ def test_watch_follows_create_modify_move_and_delete(db, tmp_path):
         "work/c.md": "chunked",
     }
     assert not thread.is_alive()
+
+
+def test_reband_moves_inferred_bands_as_time_passes(db, tmp_path):
+    root = tmp_path / "v"
+    today = datetime.date.today()
+    write(root, "diary/new.md", f"---\ndate: {today - datetime.timedelta(days=200)}\n---\nFresh news.")
+    write(
+        root,
+        "diary/pinned.md",
+        f"---\ndate: {today - datetime.timedelta(days=200)}\nband: current\n---\nPinned.",
+    )
+    write(
+        root,
+        "admin/facts.md",
+        f"---\ndate: {today - datetime.timedelta(days=200)}\ncanonical: true\n---\nFacts.",
+    )
+    run(db, root)
+
+    def bands():
+        with db.connect() as conn:
+            return dict(
+                conn.execute(
+                    """select d.path, d.band::text || '/' || string_agg(distinct c.band::text, ',')
+                       from exo_private.documents d join exo_private.chunks c on c.document_id = d.id
+                       group by d.path, d.band"""
+                ).fetchall()
+            )
+
+    assert bands() == {
+        "diary/new.md": "current/current",
+        "diary/pinned.md": "current/current",
+        "admin/facts.md": "current/current",
+    }
+    with db.connect("exo_writer") as conn:
+        assert conn.execute("select exo_private.reband(current_date + 400)").fetchone()[0] == 1  # new.md only
+        assert conn.execute("select exo_private.reband(current_date + 400)").fetchone()[0] == 0  # idempotent
+    assert bands()["diary/new.md"] == "recent/recent"
+    with db.connect("exo_writer") as conn:
+        conn.execute("select exo_private.reband(current_date + 2000)")
+        reason = conn.execute(
+            "select band_reason from exo_private.documents where path = 'diary/new.md'"
+        ).fetchone()[0]
+    # frontmatter bands stay; a canonical document is never inferred archival
+    assert bands() == {
+        "diary/new.md": "archival/archival",
+        "diary/pinned.md": "current/current",
+        "admin/facts.md": "current/current",
+    }
+    assert "re-banded" in reason

@@ -104,7 +104,8 @@ def test_band_windows():
     assert _band({"date": "2019-06-01"})["band"] == "archival"
 
 
-def test_canonical_document_is_never_inferred_archival():
+def test_canonical_document_is_never_demoted_by_inference():
+    assert _band({"date": str(TODAY - datetime.timedelta(days=700))}, canonical=True)["band"] == "current"
     b = _band({"date": "2015-06-01"}, canonical=True)
     assert b["band"] == "current"
     assert "canonical" in b["reason"]
