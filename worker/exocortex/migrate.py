@@ -44,6 +44,12 @@ INCLUDE = re.compile(r"^(?P<indent>[ \t]*)# exo:include (?P<module>[a-z_][a-z0-9
 EXTENSIONS = ("plpython3u", "vector", "age", "pg_textsearch")
 CRON = "pg_cron"
 
+#: Roles nobody logs in as: the owners of what the reader runs. exo_api owns the exo
+#: schema's functions and views and may only read; exo_graph owns the one function that
+#: runs a caller's Cypher and may only read the workspace graphs (docs/security.md).
+#: exo_owner is a member of both, so migrations can still replace or drop their objects.
+INTERNAL_ROLES = ("exo_api", "exo_graph")
+
 ROLE_SETTINGS = {
     "exo_reader": {"default_transaction_read_only": "on", "search_path": "exo"},
     "exo_writer": {"search_path": "exo_private, exo, public"},
@@ -168,6 +174,10 @@ def ensure_roles(conn: psycopg.Connection, passwords: dict[str, str]) -> None:
                         sql.Identifier(role), sql.Identifier(name), sql.Literal(value)
                     )
                 )
+        for role in INTERNAL_ROLES:
+            if not conn.execute("select 1 from pg_roles where rolname = %s", (role,)).fetchone():
+                conn.execute(sql.SQL("create role {} nologin noinherit").format(sql.Identifier(role)))
+            conn.execute(sql.SQL("grant {} to exo_owner").format(sql.Identifier(role)))
 
 
 def ensure_extensions(conn: psycopg.Connection) -> list[str]:
