@@ -1021,14 +1021,14 @@ def build_corpus(
         lap("setup")
 
         with conn.cursor().copy(
-            "copy exo_private.documents (id, source_id, path, extension, size_bytes, mtime_ns, sha256, stage, "
+            "copy exo_private.documents (id, source_id, path, path_bytes, extension, size_bytes, mtime_ns, sha256, stage, "
             "workspace, band, band_source, band_reason, written_at, title, canonical, metadata) from stdin"
         ) as copy:
             for d, did in zip(gen.docs, doc_ids, strict=True):
                 data = d.text.encode()
                 mtime = int(time.mktime(d.written_at.timetuple())) * 1_000_000_000
                 copy.write_row((
-                    did, source, d.path, "md", len(data), mtime, hashlib.sha256(data).hexdigest(), "embedded",
+                    did, source, d.path, d.path.encode(), "md", len(data), mtime, hashlib.sha256(data).hexdigest(), "embedded",
                     d.workspace, d.band, "inferred", f"written {d.written_at.isoformat()}", d.written_at, d.title,
                     d.canonical, json.dumps({"synthetic": True, "seed": seed, "topic": d.topic.name}),
                 ))  # fmt: skip

@@ -95,8 +95,10 @@ def build(conn: psycopg.Connection, workspace: str, degree: int, seed: int) -> t
     doc_ids = [
         r[0]
         for r in conn.execute(
-            """insert into exo_private.documents (source_id, path, extension, size_bytes, mtime_ns, stage, workspace, band)
-               select %s, 'doc-' || i || '.md', 'md', 100, 0, 'graphed', %s, 'current'
+            """insert into exo_private.documents
+                   (source_id, path, path_bytes, extension, size_bytes, mtime_ns, stage, workspace, band)
+               select %s, 'doc-' || i || '.md', convert_to('doc-' || i || '.md', 'UTF8'), 'md', 100, 0,
+                      'graphed', %s, 'current'
                from generate_series(1, %s) i returning id""",
             (source, workspace, docs),
         )

@@ -15,6 +15,7 @@ import pytest
 
 from exocortex.ingest import extract as ex
 from exocortex.ingest.extract import ExtractionError, extract, is_junk, parse_frontmatter
+from exocortex.ingest.sandbox import Limits, Sandbox
 
 PROSE = (
     "The quick brown fox jumps over the lazy dog while the archivist files another note about the "
@@ -106,6 +107,47 @@ def test_binary_renamed_txt(tmp_path):
     assert error_class(path) == "binary"
 
 
+def test_random_binary_without_nul_is_binary(tmp_path):
+    path = tmp_path / "noise.txt"
+    path.write_bytes(os.urandom(1 << 16).replace(b"\0", b""))
+    assert error_class(path) == "binary"
+
+
+_CONTROLS = bytes(range(1, 9)) + bytes(range(14, 27)) + bytes(range(28, 32)) + b"\x7f"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        ("\u0417\u0434\u0440\u0430\u0432\u0441\u0442\u0432\u0443\u0439, \u043c\u0438\u0440. " * 300).encode(
+            "cp1251"
+        ),
+        ("\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8\u3067\u3059\u3002" * 300).encode("shift_jis"),
+        ("\u039a\u03b1\u03bb\u03b7\u03bc\u03ad\u03c1\u03b1 \u03ba\u03cc\u03c3\u03bc\u03b5. " * 300).encode(
+            "iso-8859-7"
+        ),
+        ("Caf\u00e9 cr\u00e8me \u201cquoted\u201d.\n" * 300).encode("cp1252"),
+        ("\x1b[31mred\x1b[0m log line \u2713\f\n" * 300).encode(),  # colour escapes, form feeds
+        "Hello wide world".encode("utf-16"),
+    ],
+    ids=["cp1251", "shift_jis", "greek", "cp1252", "ansi-log", "utf-16"],
+)
+def test_text_in_any_encoding_is_not_binary(data):
+    assert ex.binary_reason(data) is None
+
+
+def test_binary_reason_counts_controls_and_invalid_utf8():
+    noise = os.urandom(1 << 16).replace(b"\0", b"")
+    assert "control characters" in ex.binary_reason(noise)
+    printable = noise.translate(None, _CONTROLS)  # high bytes, no controls: could be some 8-bit text
+    assert ex.binary_reason(printable) is None
+    sprinkled = b"\x01".join(printable[i : i + 40] for i in range(0, len(printable), 40))  # 2.5% controls
+    assert "not valid UTF-8" in ex.binary_reason(sprinkled)
+    assert (
+        ex.binary_reason(b"abc\0def") == "NUL bytes in the first 8 KiB: a binary file with a text extension"
+    )
+
+
 def test_csv(tmp_path):
     path = tmp_path / "people.csv"
     path.write_text("name,city\nAda,London\nGrace,Arlington\n", encoding="utf-8")
@@ -128,6 +170,19 @@ def test_html(tmp_path):
     assert result.text == (
         "Heading\n\nFirst paragraph spans lines.\n\nLine one\nLine two\n\na\tb\nc\td\n\nCaf\u00e9 & more"
     )
+
+
+def test_html_nesting_of_any_depth(tmp_path):
+    path = tmp_path / "deep.html"
+    path.write_text("<html><body>" + "<div>" * 100_000 + "deep text" + "</div>" * 100_000 + "</body></html>")
+    assert extract(path).text == "deep text"
+
+
+def test_html_head_left_open_ends_where_the_body_starts(tmp_path):
+    path = tmp_path / "page.html"
+    path.write_text("<head><title>T</title><script>x()</script><body><p>Body text</p><p>More</p>")
+    result = extract(path)
+    assert (result.text, result.metadata["title"]) == ("Body text\n\nMore", "T")
 
 
 def test_htm_uses_the_text_decoding_rules(tmp_path):
@@ -506,6 +561,29 @@ def test_eml_html_only(tmp_path):
 # --- legacy formats through LibreOffice ------------------------------------------------------------
 
 
+def test_eml_too_long_headers_are_cut_with_a_reason(tmp_path):
+    subject = "word " * 400_000  # 2 MB: parsing it whole would take minutes
+    recipients = ", ".join(f"person{i}@example.com" for i in range(100))
+    path = tmp_path / "long.eml"
+    path.write_text(f"From: a@example.com\nTo: {recipients}\nSubject: {subject}\n\nBody.\n")
+    result = extract(path)
+    assert result.metadata["subject"] == result.metadata["title"] == subject[:500]
+    assert result.metadata["to"] == recipients[:500]
+    assert result.metadata["cut"] == {
+        "subject": f"{len(subject)} characters, cut to the first 500",
+        "to": f"{len(recipients)} characters, cut to the first 500",
+    }
+    assert result.text == "Body."
+
+
+def test_cut_header_records_only_the_first_reason():
+    metadata: dict = {}
+    assert ex.cut_header(metadata, "title", "short") == "short" and metadata == {}
+    assert ex.cut_header(metadata, "title", "x" * 9000) == "x" * ex.MAX_HEADER_CHARS
+    assert ex.cut_header(metadata, "title", "x" * 4000) == "x" * ex.MAX_HEADER_CHARS
+    assert metadata == {"cut": {"title": "9000 characters, cut to the first 500"}}
+
+
 def fake_soffice(bin_dir: Path, body: str) -> None:
     bin_dir.mkdir()
     script = bin_dir / "soffice"
@@ -649,3 +727,88 @@ def test_is_junk_counts_delimiters_per_line():
     three = "\n".join(["a,b;c|d"] * 3000)
     assert not is_junk(two)
     assert is_junk(three)
+
+
+# --- the sandbox: extraction in a separate process with limits --------------------------------------
+
+LIMITS = Limits(max_bytes=ex.MAX_FILE_BYTES, timeout_s=60, memory_bytes=1024**3)
+
+
+def test_sandbox_streams_the_text_in_blocks(tmp_path):
+    path = tmp_path / "long.md"
+    path.write_text(
+        "# Long\n\n" + "\n\n".join(f"[[Note {i % 7}]] caf\u00e9 \u2603 {PROSE}" for i in range(3000))
+    )
+    with Sandbox(LIMITS) as sandbox:
+        result = sandbox.extract(path, "md")
+        blocks = list(sandbox.text())
+    expected = extract(path)
+    assert len(blocks) > 1 and result.size == sum(map(len, blocks))
+    assert b"".join(blocks).decode() == expected.text
+    assert result.metadata == expected.metadata
+    assert result.links == [f"Note {i}" for i in range(7)]
+
+
+def test_sandbox_timeout_kills_the_process_and_the_next_file_gets_a_new_one(tmp_path):
+    slow = tmp_path / "nested.html"
+    slow.write_text("<div>" * 400_000 + "x")
+    good = tmp_path / "good.txt"
+    good.write_text("fine")
+    with Sandbox(Limits(ex.MAX_FILE_BYTES, timeout_s=0.5, memory_bytes=1024**3)) as sandbox:
+        with pytest.raises(ExtractionError) as info:
+            sandbox.extract(slow, "html")
+        assert info.value.error_class == "timeout"
+        assert "ingest.file_timeout_s" in info.value.message
+        sandbox.extract(good, "txt")
+        assert b"".join(sandbox.text()) == b"fine"
+
+
+def test_sandbox_memory_limit_is_too_large(tmp_path):
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"Postgres vacuum notes.\n" * 2_000_000)  # 46 MB
+    small = tmp_path / "small.txt"
+    small.write_text("small")
+    with Sandbox(Limits(ex.MAX_FILE_BYTES, timeout_s=60, memory_bytes=64 * 1024**2)) as sandbox:
+        with pytest.raises(ExtractionError) as info:
+            sandbox.extract(big, "txt")
+        assert info.value.error_class == "too_large"
+        sandbox.extract(small, "txt")
+        assert b"".join(sandbox.text()) == b"small"
+
+
+def test_sandbox_extracted_text_over_the_limit_is_too_large(tmp_path):
+    path = tmp_path / "quotes.txt"
+    path.write_bytes(b"\x93" * 1000)  # cp1252: each byte is a quotation mark of 3 bytes in UTF-8
+    sandbox = Sandbox(Limits(max_bytes=2000, timeout_s=60, memory_bytes=1024**3))
+    with sandbox, pytest.raises(ExtractionError) as info:
+        sandbox.extract(path, "txt")
+    assert info.value.error_class == "too_large"
+    assert info.value.message == "the extracted text is 3000 bytes, over the limit of 2000"
+
+
+def test_sandbox_a_dead_process_is_crashed_and_replaced(tmp_path):
+    path = tmp_path / "note.txt"
+    path.write_text("note")
+    with Sandbox(LIMITS) as sandbox:
+        sandbox.extract(path, "txt")
+        list(sandbox.text())
+        os.kill(sandbox._child.pid, 9)
+        with pytest.raises(ExtractionError) as info:
+            sandbox.extract(path, "txt")
+        assert (info.value.error_class, info.value.message) == (
+            "crashed",
+            "the extraction process died (signal 9)",
+        )
+        sandbox.extract(path, "txt")
+        assert b"".join(sandbox.text()) == b"note"
+
+
+def test_sandbox_text_left_unread_does_not_leak_into_the_next_file(tmp_path):
+    first, second = tmp_path / "first.txt", tmp_path / "second.txt"
+    first.write_text("first " * 500_000)
+    second.write_text("second")
+    with Sandbox(LIMITS) as sandbox:
+        sandbox.extract(first, "txt")
+        next(sandbox.text())  # one block of several
+        sandbox.extract(second, "txt")
+        assert b"".join(sandbox.text()) == b"second"

@@ -39,8 +39,11 @@ def add_document(
     ).fetchone()[0]
     body = "\n\n".join(chunks)
     doc_id = conn.execute(
-        """insert into exo_private.documents (source_id, path, extension, size_bytes, mtime_ns, stage, workspace, band)
-           values (%s, 'doc-' || gen_random_uuid() || '.md', 'md', %s, 0, 'chunked', %s, 'current') returning id""",
+        """with p as (select 'doc-' || gen_random_uuid() || '.md' as path)
+           insert into exo_private.documents
+               (source_id, path, path_bytes, extension, size_bytes, mtime_ns, stage, workspace, band)
+           select %s, p.path, convert_to(p.path, 'UTF8'), 'md', %s, 0, 'chunked', %s, 'current' from p
+           returning id""",
         (source, len(body), workspace),
     ).fetchone()[0]
     spans, start = [], 0

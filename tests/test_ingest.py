@@ -390,7 +390,8 @@ def test_sensitive_files_are_never_opened(db, tmp_path):
     finally:
         watching.on = False
     docs = documents(db)
-    assert not [p for p in opened if str(root) in p and "plain" not in p], opened
+    # Folders are opened to be listed; files are hashed here before the sandbox may extract them.
+    assert not [p for p in opened if str(root) in p and "plain" not in p and not os.path.isdir(p)], opened
     assert any(p.endswith("work/plain.md") for p in opened)  # the hook does see opens
     assert docs["work/plain.md"]["stage"] == "chunked"
     excluded = {p for p, d in docs.items() if d["error_class"] == "excluded_sensitive"}
@@ -398,41 +399,266 @@ def test_sensitive_files_are_never_opened(db, tmp_path):
     assert summary.excluded == len(excluded)
 
 
-def test_unreadable_files_and_folders_are_recorded(db):
-    # Root reads everything, so `exo ingest` runs as an unprivileged user here,
-    # with a copy of the role passwords it may read, in a folder it may enter.
+@pytest.fixture
+def shared_dir(db) -> Path:
+    """A folder the unprivileged user may enter, with a home holding the role passwords."""
     with tempfile.TemporaryDirectory() as scratch:
         Path(scratch).chmod(0o755)
-        _ingest_as_nobody(db, Path(scratch))
+        home = Path(scratch) / "home"
+        home.mkdir()
+        (home / "secrets.json").write_text(db.cfg.secrets_file.read_text())
+        (home / "secrets.json").chmod(0o644)
+        yield Path(scratch)
 
 
-def _ingest_as_nobody(db, tmp_path: Path) -> None:
-    root = tmp_path / "v"
-    write(root, "work/ok.md", "A readable note about postgres.")
-    write(root, "work/closed.md", "no read permission")
-    write(root, "locked/inside.md", "in a folder that cannot be listed")
-    (root / "work/closed.md").chmod(0)
-    (root / "locked").chmod(0)
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "secrets.json").write_text(db.cfg.secrets_file.read_text())
-    (home / "secrets.json").chmod(0o644)
-    env = {**os.environ, "EXO_HOME": str(home), "EXO_DATABASE_URL": db.url()}
+def ingest_as_nobody(db, scratch: Path, root: Path) -> dict:
+    """`exo ingest --json` as an unprivileged user: root reads everything whatever its mode."""
+    env = {**os.environ, "EXO_HOME": str(scratch / "home"), "EXO_DATABASE_URL": db.url()}
     result = subprocess.run(
         ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
          sys.executable, "-m", "exocortex.cli", "ingest", str(root), "--json"],
         env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    summary = json.loads(result.stdout)
+    return json.loads(result.stdout)
+
+
+def test_unreadable_files_and_folders_are_recorded(db, shared_dir):
+    root = shared_dir / "v"
+    write(root, "work/ok.md", "A readable note about postgres.")
+    write(root, "work/closed.md", "no read permission")
+    write(root, "locked/inside.md", "in a folder that cannot be listed")
+    (root / "work/closed.md").chmod(0)
+    (root / "locked").chmod(0)
+    summary = ingest_as_nobody(db, shared_dir, root)
     docs = documents(db)
     assert summary["folder_errors"] == 1
+    assert summary["unreadable_folders"] == [{"path": "locked", "error": "Permission denied"}]
     assert (docs["work/closed.md"]["stage"], docs["work/closed.md"]["error_class"]) == (
         "failed",
         "unreadable",
     )
     assert docs["work/ok.md"]["stage"] == "chunked"
     assert "locked/inside.md" not in docs
+
+
+def test_a_folder_unreadable_on_a_rerun_keeps_its_documents(db, shared_dir):
+    root = shared_dir / "v"
+    for rel in ("diary/one.md", "diary/two.md", "journal/three.md", "work/stays.md", "work/goes.md"):
+        write(root, rel, f"{rel}: a walk with a friend, then postgres vacuum tuning.")
+    first = ingest_as_nobody(db, shared_dir, root)
+    assert first["stages"] == {"chunked": 5}
+    kept_chunks = """select array_agg(c.id order by c.id) from exo_private.chunks c
+                     join exo_private.documents d on d.id = c.document_id where d.path <> 'work/goes.md'"""
+    chunks = one(db, kept_chunks)
+
+    (root / "diary").chmod(0)  # cannot be listed
+    (root / "journal").chmod(0o444)  # listed, but what is in it cannot be looked at
+    (root / "work/goes.md").unlink()  # really gone, from a folder that was listed
+    second = ingest_as_nobody(db, shared_dir, root)
+    docs = documents(db)
+    assert second["unreadable_folders"] == [{"path": "diary", "error": "Permission denied"}]
+    assert (second["deleted"], second["kept"]) == (1, 3)
+    assert {p: d["stage"] for p, d in docs.items()} == {
+        "diary/one.md": "chunked",
+        "diary/two.md": "chunked",
+        "journal/three.md": "chunked",
+        "work/stays.md": "chunked",
+        "work/goes.md": "deleted",
+    }
+    assert one(db, kept_chunks) == chunks  # kept as they were: the same chunks, not re-made
+    with db.connect("exo_reader") as conn:
+        status = conn.execute("select exo.status() -> 'unreadable_folders'").fetchone()[0]
+    assert status["total"] == 1
+    assert [(f["path"], f["error"], f["source"]) for f in status["folders"]] == [
+        ("diary", "Permission denied", str(root))
+    ]
+
+    (root / "diary").chmod(0o755)
+    (root / "journal").chmod(0o755)
+    third = ingest_as_nobody(db, shared_dir, root)
+    counts = (third["processed"], third["extracted"], third["unchanged"], third["folder_errors"])
+    assert counts == (0, 0, 4, 0)
+    assert one(db, kept_chunks) == chunks  # nothing was re-chunked, before or after
+    assert one(db, "select count(*) from exo_private.unreadable_folders") == (0,)
+
+
+def _nest(top: Path, folders: list[str], name: str, text: str) -> str:
+    """Make top/folder/folder/.../name through directory descriptors (no path is ever too long)."""
+    top.mkdir(parents=True, exist_ok=True)
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    for folder in folders:
+        os.mkdir(folder, dir_fd=fd)
+        child = os.open(folder, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    out = os.open(name, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+    os.write(out, text.encode())
+    os.close(out)
+    os.close(fd)
+    return "/".join([*folders, name])
+
+
+def _unnest(top: Path, folders: list[str]) -> None:
+    """Remove what _nest made from the bottom up (shutil.rmtree recurses once per level)."""
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    for folder in folders:
+        child = os.open(folder, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    for folder in reversed(folders):
+        for name in os.listdir(fd):
+            os.unlink(name, dir_fd=fd)
+        parent = os.open("..", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = parent
+        os.rmdir(folder, dir_fd=fd)
+    os.close(fd)
+
+
+def test_a_deep_tree_and_a_long_path_never_abort_the_run(db, tmp_path):
+    root = tmp_path / "v"
+    write(root, "work/top.md", "Postgres vacuum notes at the top.")
+    deep_folders, long_folders = ["d"] * 1200, ["L" * 250] * 17
+    deep = _nest(root / "work", deep_folders, "deep.md", "Postgres replication notes, 1,200 folders down.")
+    far = _nest(root / "work", long_folders, "far.md", "Past the longest path the system opens.")
+    try:
+        summary = run(db, root)
+        docs = documents(db)
+        assert docs["work/top.md"]["stage"] == "chunked"
+        assert docs[f"work/{deep}"]["stage"] == "chunked"
+        assert (docs[f"work/{far}"]["stage"], docs[f"work/{far}"]["error_class"]) == (
+            "skipped",
+            "path_too_long",
+        )
+        assert (summary.seen, summary.folder_errors) == (3, 0)
+        assert run(db, root).unchanged == 3
+    finally:
+        _unnest(root / "work", deep_folders)
+        _unnest(root / "work", long_folders)
+
+
+def test_utf8_twin_names_are_two_ledger_rows(db, tmp_path):
+    root = tmp_path / "v"
+    write(root, "work/bad-\\xff-name.md", "Named with a backslash: postgres replication.")
+    (root / os.fsdecode(b"work/bad-\xff-name.md")).write_text("Named with the byte ff: postgres vacuum.")
+    first = run(db, root)
+    with db.connect() as conn:
+        rows = conn.execute(
+            "select path_bytes, path, stage::text from exo_private.documents order by path_bytes"
+        ).fetchall()
+    assert rows == [
+        (b"work/bad-\\xff-name.md", "work/bad-\\xff-name.md", "chunked"),
+        (b"work/bad-\xff-name.md", "work/bad-\\xff-name.md", "chunked"),
+    ]
+    assert first.extracted == 2
+    again = run(db, root)
+    assert (again.processed, again.unchanged) == (0, 2)
+
+
+def set_setting(db, key: str, value) -> None:
+    with db.connect() as conn:
+        conn.execute("select exo_private.set_setting(%s, %s::jsonb)", (key, json.dumps(value)))
+
+
+def test_per_file_limits_end_failed_with_timeout_or_too_large(db, tmp_path):
+    set_setting(db, "ingest.file_timeout_s", 1)
+    set_setting(db, "ingest.max_file_bytes", 4_000_000)
+    root = tmp_path / "v"
+    # Linear now, but still far more than a second of parsing.
+    write(root, "work/nested.html", "<div>" * 400_000 + "postgres" + "</div>" * 300_000)
+    write(root, "work/big.txt", "Postgres vacuum notes.\n" * 200_000)  # 4.6 MB
+    summary = run(db, root)
+    with db.connect() as conn:
+        reasons = dict(
+            (path, (stage, error_class, message))
+            for path, stage, error_class, message in conn.execute(
+                "select path, stage::text, error_class, error_message from exo_private.documents"
+            )
+        )
+    assert reasons["work/nested.html"][:2] == ("failed", "timeout")
+    assert "ingest.file_timeout_s" in reasons["work/nested.html"][2]
+    assert reasons["work/big.txt"][:2] == ("failed", "too_large")
+    assert "4000000" in reasons["work/big.txt"][2]
+    assert summary.errors == {"timeout": 1, "too_large": 1}
+
+
+def test_limits_come_from_the_settings(db, tmp_path):
+    # extract.MAX_FILE_BYTES is only the default for callers without a database
+    assert one(db, "select value from exo_private.settings where key = 'ingest.max_file_bytes'") == (
+        MAX_FILE_BYTES,
+    )
+    set_setting(db, "ingest.file_timeout_s", "soon")
+    write(tmp_path / "v", "a.md", "text")
+    with pytest.raises(
+        ValueError, match="setting ingest.file_timeout_s must be a positive number, not 'soon'"
+    ):
+        run(db, tmp_path / "v")
+
+
+def test_extraction_memory_is_bounded(db, tmp_path):
+    set_setting(db, "ingest.extract_memory_bytes", 64 * 1024**2)
+    root = tmp_path / "v"
+    write(root, "work/long.txt", "Postgres vacuum notes, one more line.\n" * 1_300_000)  # 48 MB
+    write(root, "work/short.txt", "Postgres vacuum notes.")
+    run(db, root)
+    docs = documents(db)
+    assert (docs["work/long.txt"]["stage"], docs["work/long.txt"]["error_class"]) == ("failed", "too_large")
+    assert docs["work/short.txt"]["stage"] == "chunked"  # the next file gets a working process
+
+
+def test_a_one_megabyte_subject_is_cut_with_a_reason(db, tmp_path):
+    root = tmp_path / "v"
+    subject = "Postgres " * 116_509  # 1 MiB
+    write(
+        root,
+        "admin/long.eml",
+        f"From: a@example.com\nTo: b@example.com\nSubject: {subject}\n"
+        "Date: Mon, 1 Jan 2024 10:00:00 +0000\n\nThe invoice is due.\n",
+    )
+    run(db, root)
+    stage, title, cut = one(
+        db,
+        "select stage::text, title, metadata -> 'cut' from exo_private.documents where path = 'admin/long.eml'",
+    )
+    assert stage == "chunked"
+    assert title == subject[:500]
+    assert cut == {"subject": f"{len(subject)} characters, cut to the first 500"}
+
+
+def test_random_binary_is_not_taken_as_text(db, tmp_path):
+    root = tmp_path / "v"
+    write(root, "work/noise.txt", os.urandom(1 << 16).replace(b"\0", b""))
+    write(root, "work/latin1.txt", "Caf\xe9 cr\xe8me: postgres vacuum notes.".encode("cp1252"))
+    run(db, root)
+    stage, error_class, message = one(
+        db,
+        "select stage::text, error_class, error_message from exo_private.documents where path = 'work/noise.txt'",
+    )
+    assert (stage, error_class) == ("failed", "binary")
+    assert "control characters" in message
+    assert documents(db)["work/latin1.txt"]["stage"] == "chunked"
+
+
+def test_chunks_are_cut_from_the_encoded_text_exactly(db, tmp_path):
+    root = tmp_path / "v"
+    paragraphs = [
+        f"Paragraph {i} \u2014 caf\u00e9 \u65e5\u672c\u8a9e \U0001f600 postgres\tvacuum C:\\temp\\n{i} "
+        + "na\u00efve r\u00e9sum\u00e9 " * (i % 40)
+        for i in range(400)
+    ]
+    text = "\n\n".join(paragraphs)
+    write(root, "work/wide.md", text)
+    run(db, root)
+    with db.connect() as conn:
+        body = conn.execute("select body from exo_private.text_cache").fetchone()[0]
+        pieces = conn.execute(
+            """select body, char_start, char_end from exo_private.chunks
+               union all select body, char_start, char_end from exo_private.extraction_windows"""
+        ).fetchall()
+    assert body == text.strip()  # tabs, backslashes and newlines came through COPY unchanged
+    assert len(pieces) > 100
+    assert all(piece == body[start:end] for piece, start, end in pieces)
 
 
 # -- watch mode -------------------------------------------------------------------------
@@ -477,6 +703,37 @@ def test_watch_follows_create_modify_move_and_delete(db, tmp_path):
         "work/b.md": "deleted",
         "work/c.md": "chunked",
     }
+    assert not thread.is_alive()
+
+
+def test_watch_polls_a_tree_it_cannot_follow(db, tmp_path, caplog):
+    root = tmp_path / "watched"
+    write(root, "work/a.md", "postgres vacuum one")
+    folders = ["d"] * 1200  # deeper than the file system watcher can walk
+    deep = _nest(root / "work", folders, "deep.md", "postgres replication, deep down")
+    runs: list[pipeline.IngestSummary] = []
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=watch,
+        args=(db.cfg, root, None, runs.append, stop),
+        kwargs={"debounce": 0.3, "dbname": db.name, "poll": 0.3},
+    )
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not runs and time.monotonic() < deadline:
+            time.sleep(0.05)
+        write(root, "work/b.md", "postgres replication two")
+        while documents(db).get("work/b.md", {}).get("stage") != "chunked" and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        _unnest(root / "work", folders)
+    docs = documents(db)
+    assert docs["work/b.md"]["stage"] == "chunked"
+    assert docs[f"work/{deep}"]["stage"] == "chunked"
+    assert "cannot follow changes" in caplog.text
     assert not thread.is_alive()
 
 

@@ -60,6 +60,16 @@ def test_a_paragraph_longer_than_the_size_is_cut_at_sentences():
     assert sum(e - s for s, e in spans) >= len(text) - len(spans)
 
 
+def test_utf8_spans_are_the_same_spans_on_the_encoded_text():
+    text = "".join(f"p{i} caf\u00e9 \u65e5\u672c \U0001f600 naive.\n\n" * (i % 5 + 1) for i in range(300))
+    spans = chunking.split_text(text, 200, 40) + chunking.split_text(text, 900, 100)
+    encoded = text.encode("utf-8")
+    offsets = chunking.utf8_spans(text, spans)
+    assert [(len(text[:s].encode()), len(text[:e].encode())) for s, e in spans] == offsets
+    assert all(encoded[bs:be].decode() == text[s:e] for (s, e), (bs, be) in zip(spans, offsets, strict=True))
+    assert chunking.utf8_spans("plain ascii", [(0, 5), (6, 11)]) == [(0, 5), (6, 11)]
+
+
 def test_unbreakable_text_is_cut_hard_and_empty_text_has_no_chunks():
     assert chunking.split_text("a" * 2500, 1000, 0) == [(0, 1000), (1000, 2000), (2000, 2500)]
     assert chunking.split_text("  \n\n \n", 1000, 100) == []
@@ -203,7 +213,7 @@ SETTINGS = {
 
 def test_plan_routes_bands_chunks_and_marks():
     text = "4 March 2017\n\n" + "\n\n".join(
-        ["We walked by the river and talked about nothing for a long, long time."] * 8
+        ["We walked by the river and talked about nothing for a long, long time \u2014 caf\u00e9."] * 8
         + ["Grandpa died this morning. The funeral is Friday."]
     )
     doc = {
@@ -223,6 +233,11 @@ def test_plan_routes_bands_chunks_and_marks():
     assert len(charged) == 1 and "Grandpa died" in text[charged[0]["start"] : charged[0]["end"]]
     assert len(planned["chunks"]) > 1 and len(planned["windows"]) == 1
     assert planned["canonical"] is False
+    encoded = text.encode()
+    for piece in planned["chunks"] + planned["windows"]:
+        assert (
+            encoded[piece["byte_start"] : piece["byte_end"]].decode() == text[piece["start"] : piece["end"]]
+        )
 
 
 @pytest.mark.parametrize("value", [True, "true", "yes"])

@@ -1,10 +1,13 @@
 """Text extraction: one small function per file type, chosen by extension through `EXTRACTORS`.
 
-`extract(path)` is the only entry point the pipeline needs. It checks the file
-(size, type, emptiness) before any library sees it, dispatches on the
-extension, and turns every failure into an `ExtractionError` with a short,
-stable `error_class`, so one bad file never stops a scan. The text it returns
-has paragraphs separated by blank lines; `metadata` is JSON-serialisable.
+`extract(path)` is the only entry point the pipeline needs (it runs it in a
+separate process with time and memory limits: exocortex.ingest.sandbox). It
+checks the file (size, type, emptiness) before any library sees it, dispatches
+on the extension, and turns every failure into an `ExtractionError` with a
+short, stable `error_class`, so one bad file never stops a scan. The text it
+returns has paragraphs separated by blank lines; `metadata` is JSON-serialisable,
+with header values (title, subject, from, to, cc) cut to MAX_HEADER_CHARS and
+each cut recorded under metadata["cut"]. Every extractor is linear in its input.
 Format libraries are imported inside their extractor, so importing this module stays cheap.
 """
 
@@ -22,19 +25,22 @@ import signal
 import stat
 import subprocess
 import tempfile
-import warnings
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from functools import partial
+from html.parser import HTMLParser
 from pathlib import Path
 
 import yaml
 
 EXTRACTOR_VERSION = "1"
 OCR_MIN_CHARS_PER_PAGE = 270
+#: The default of the setting ingest.max_file_bytes, for callers without a database.
 MAX_FILE_BYTES = 200 * 1024**2
+#: Header values are cut to this many characters: a title is indexed (a btree entry is at most 2.7 kB).
+MAX_HEADER_CHARS = 500
 MAX_UNZIPPED_BYTES = 512 * 1024**2
 MAX_ZIP_RATIO = 200  # expanded size over archive size
 LIBREOFFICE_TIMEOUT_S = 120
@@ -44,6 +50,15 @@ _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _OLE_MAGIC = bytes.fromhex("d0cf11e0a1b11ae1")
 _ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
 _DELIMITERS = (",", "\t", ";", "|")
+#: C0 controls other than tab, the line breaks, form feed and escape, and DEL: rare in any text.
+_CONTROL_BYTES = bytes(sorted(set(range(0x20)) - set(b"\t\n\v\f\r\x1b"))) + b"\x7f"
+_MAX_CONTROL_SHARE = 0.05
+_SOME_CONTROL_SHARE = 0.01
+_MAX_INVALID_UTF8_SHARE = 0.10
+_HEADERS = ("title", "subject", "from", "to", "cc")
+_RAW_HEADER_CHARS = 8 * MAX_HEADER_CHARS  # room for encoded words before the decoded value is cut
+_SURROGATE = re.compile("[\ud800-\udfff]")
+WIKI_LINK = re.compile(r"\[\[([^\]\[|#\n]+)(?:#[^\]\[|\n]*)?(?:\|[^\]\[\n]*)?\]\]")
 
 
 @dataclass
@@ -77,14 +92,40 @@ def _decode(data: bytes) -> tuple[str, str]:
     return data.decode("latin-1"), "latin-1"
 
 
+def binary_reason(data: bytes) -> str | None:
+    """Why bytes with a text extension look binary, or None: NUL bytes near the start, a high
+    share of control characters, or some control characters among many invalid UTF-8 bytes.
+
+    Text in a single-byte or East Asian encoding is invalid UTF-8 too, but holds no controls."""
+    if not data or data.startswith(_UTF16_BOMS):
+        return None
+    if b"\0" in data[:_HEAD_BYTES]:
+        return "NUL bytes in the first 8 KiB: a binary file with a text extension"
+    controls = (len(data) - len(data.translate(None, _CONTROL_BYTES))) / len(data)
+    if controls > _MAX_CONTROL_SHARE:
+        return f"{controls:.0%} of its bytes are control characters: binary content with a text extension"
+    if controls > _SOME_CONTROL_SHARE:
+        text = data.decode("utf-8", errors="surrogateescape")
+        invalid = (len(text) - len(text.encode("utf-8", errors="ignore").decode("utf-8"))) / len(data)
+        if invalid > _MAX_INVALID_UTF8_SHARE:
+            return (
+                f"{controls:.1%} of its bytes are control characters and {invalid:.0%} are not valid "
+                "UTF-8: binary content with a text extension"
+            )
+    return None
+
+
 def _read_text(path: Path) -> tuple[str, dict]:
-    """Read a text-type file; NUL bytes near the start mean a binary file with a text extension."""
+    """Read a text-type file; bytes that look binary (binary_reason) are refused."""
     data = path.read_bytes()
-    if not data.startswith(_UTF16_BOMS) and b"\0" in data[:_HEAD_BYTES]:
-        raise ExtractionError("binary", "NUL bytes in the first 8 KiB: a binary file with a text extension")
+    if reason := binary_reason(data):
+        raise ExtractionError("binary", reason)
     text, encoding = _decode(data)
+    del data
     metadata = {} if encoding == "utf-8" else {"encoding": encoding}
-    return text.replace("\r\n", "\n").replace("\r", "\n"), metadata
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text, metadata
 
 
 def _paragraphs(blocks: Iterator[str] | list[str]) -> str:
@@ -111,48 +152,100 @@ def _jsonable(value):
 
 def _clean(text: str) -> str:
     """Postgres text rejects NUL and lone surrogates."""
-    return text.replace("\0", "").encode("utf-8", "replace").decode("utf-8")
+    if "\0" in text:
+        text = text.replace("\0", "")
+    if _SURROGATE.search(text):
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def cut_header(metadata: dict, name: str, value: str) -> str:
+    """value cut to MAX_HEADER_CHARS; a cut is recorded in metadata["cut"][name]."""
+    if len(value) <= MAX_HEADER_CHARS:
+        return value
+    metadata.setdefault("cut", {}).setdefault(
+        name, f"{len(value)} characters, cut to the first {MAX_HEADER_CHARS}"
+    )
+    return value[:MAX_HEADER_CHARS]
+
+
+def wiki_links(text: str) -> list[str]:
+    """The targets of Obsidian [[wiki links]] in a text, sorted and distinct."""
+    return sorted({m.group(1).strip() for m in WIKI_LINK.finditer(text) if m.group(1).strip()})
 
 
 # HTML to text: block boundaries, line breaks and table cells become private-use markers that survive the
-# whitespace collapse, then turn into blank lines, newlines and tabs.
+# whitespace collapse, then turn into blank lines, newlines and tabs. The parser is event-driven (the
+# stdlib's HTMLParser) and keeps no tree, so any depth of nesting costs time linear in the markup.
 _PARA, _LINE, _CELL = "\ue000", "\ue001", "\ue002"
-_DROP_TAGS = ("script", "style", "noscript", "template", "head", "title")
-_BLOCK_TAGS = re.compile(
-    r"^(address|article|aside|blockquote|body|dd|details|dialog|div|dl|dt|fieldset|figcaption|figure|footer"
-    r"|form|h[1-6]|header|hr|li|main|nav|ol|p|pre|section|summary|table|ul)$"
-)
+_DROP_TAGS = frozenset(("script", "style", "noscript", "template", "head", "title"))
+_BLOCK_TAGS = frozenset([
+    "address", "article", "aside", "blockquote", "body", "dd", "details", "dialog", "div", "dl", "dt",
+    "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
+    "hr", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table", "ul",
+])  # fmt: skip
+
+
+class _HtmlText(HTMLParser):
+    """Collects the text of an HTML document with paragraph, line and cell markers, and its title."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.title: str | None = None
+        self._title: list[str] | None = None
+        self._dropped = 0  # open script, style, head, ... elements
+        self._pre = 0
+
+    def handle_starttag(self, tag: str, attrs) -> None:
+        if tag == "body":
+            self._dropped = 0  # a <head> left open ends where the body starts
+        if tag == "title" and self.title is None:
+            self._title = []
+        if tag in _DROP_TAGS:
+            self._dropped += 1
+        elif self._dropped:
+            return
+        elif tag == "br":
+            self.parts.append(_LINE)
+        elif tag in _BLOCK_TAGS:
+            self.parts.append(_PARA)
+            self._pre += tag == "pre"
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title" and self._title is not None:
+            self.title = " ".join(part.strip() for part in self._title if part.strip())
+            self._title = None
+        if tag in _DROP_TAGS:
+            self._dropped = max(self._dropped - 1, 0)
+        elif self._dropped:
+            return
+        elif tag == "tr":
+            self.parts.append(_LINE)
+        elif tag in ("td", "th"):
+            self.parts.append(_CELL)
+        elif tag in _BLOCK_TAGS:
+            self.parts.append(_PARA)
+            self._pre = max(self._pre - (tag == "pre"), 0)
+
+    def handle_data(self, data: str) -> None:
+        if self._title is not None:
+            self._title.append(data)
+        if not self._dropped:
+            self.parts.append(data.replace("\n", _LINE) if self._pre else data)
 
 
 def _html_to_text(markup: str) -> tuple[str, str | None]:
-    """Return (text, title) of an HTML document, parsed with the stdlib parser."""
-    from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, XMLParsedAsHTMLWarning
-
-    with warnings.catch_warnings():  # advice for interactive use; a file's content is what it is
-        warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
-        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
-        soup = BeautifulSoup(markup.translate({ord(m): None for m in (_PARA, _LINE, _CELL)}), "html.parser")
-    title = soup.title.get_text(" ", strip=True) if soup.title else None
-    for tag in soup.find_all(_DROP_TAGS):
-        tag.decompose()
-    for pre in soup.find_all("pre"):
-        for string in pre.find_all(string=True):
-            string.replace_with(string.replace("\n", _LINE))
-    for tag in soup.find_all("br"):
-        tag.replace_with(_LINE)
-    for tag in soup.find_all("tr"):
-        tag.insert_after(_LINE)
-    for tag in soup.find_all(("td", "th")):
-        tag.insert_after(_CELL)
-    for tag in soup.find_all(_BLOCK_TAGS):
-        tag.insert_before(_PARA)
-        tag.insert_after(_PARA)
-    flat = re.sub(r"\s+", " ", soup.get_text()).replace(_CELL, "\t")
+    """Return (text, title) of an HTML document."""
+    parser = _HtmlText()
+    parser.feed(markup.translate({ord(m): None for m in (_PARA, _LINE, _CELL)}))
+    parser.close()
+    flat = re.sub(r"\s+", " ", "".join(parser.parts)).replace(_CELL, "\t")
     blocks = []
     for block in flat.split(_PARA):
         lines = (line.strip(" \t") for line in block.split(_LINE))
         blocks.append("\n".join(line for line in lines if line))
-    return _paragraphs(blocks), title or None
+    return _paragraphs(blocks), parser.title or None
 
 
 def _check_zip(path: Path) -> None:
@@ -250,11 +343,18 @@ def _eml(path: Path) -> Extracted:
     with path.open("rb") as fh:
         message: EmailMessage = email.message_from_binary_file(fh, policy=email.policy.default)
     metadata: dict = {}
+    headers: dict = {}
+    for name, raw in message.raw_items():  # unparsed: parsing a header costs more than linear time
+        name = name.lower()
+        if name in ("from", "to", "cc", "subject", "date") and name not in headers:
+            if len(raw) > _RAW_HEADER_CHARS:
+                cut_header(metadata, name, raw)  # records the whole length
+                raw = raw[:_RAW_HEADER_CHARS]
+            headers[name] = email.policy.default.header_fetch_parse(name, raw)
     for name in ("from", "to", "cc", "subject"):
-        if message[name] is not None:
-            metadata[name] = str(message[name])
-    date = message["date"]
-    if date is not None:
+        if name in headers:
+            metadata[name] = cut_header(metadata, name, str(headers[name]))
+    if (date := headers.get("date")) is not None:
         parsed = getattr(date, "datetime", None)
         metadata["date"] = parsed.isoformat() if parsed else str(date)
     metadata["title"] = metadata.get("subject")
@@ -429,9 +529,11 @@ def _legacy(path: Path, target: str) -> Extracted:
         try:
             _, stderr = process.communicate(timeout=LIBREOFFICE_TIMEOUT_S)
         except subprocess.TimeoutExpired as exc:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
             raise ExtractionError("timeout", f"LibreOffice took over {LIBREOFFICE_TIMEOUT_S} s") from exc
+        finally:  # a timeout, or the sandbox stopping this process: soffice.bin goes too
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.communicate()
         converted = next(Path(tmp).glob(f"*.{target}"), None)
         if converted is None:
             detail = stderr.decode(errors="replace").strip()[-500:] or f"exit status {process.returncode}"
@@ -464,38 +566,45 @@ EXTRACTORS: dict[str, Callable[[Path], Extracted]] = {
 }
 
 
-def _check_file(path: Path) -> None:
+def _check_file(path: Path, max_bytes: int) -> None:
     try:
         info = path.stat()
     except OSError as exc:
         raise ExtractionError("unreadable", str(exc)) from exc
     if not stat.S_ISREG(info.st_mode):
         raise ExtractionError("unreadable", "not a regular file")
-    if info.st_size > MAX_FILE_BYTES:
-        raise ExtractionError("too_large", f"{info.st_size} bytes, over the limit of {MAX_FILE_BYTES}")
+    if info.st_size > max_bytes:
+        raise ExtractionError("too_large", f"{info.st_size} bytes, over the limit of {max_bytes}")
     if info.st_size == 0:
         raise ExtractionError("empty", "zero bytes")
 
 
-def extract(path: Path) -> Extracted:
-    """Extract a file's text by its extension; every failure is an `ExtractionError`."""
+def extract(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Extracted:
+    """Extract a file's text by its extension; every failure is an `ExtractionError`.
+
+    A file over max_bytes is refused before it is read (too_large)."""
     path = Path(path)
     extractor = EXTRACTORS.get(path.suffix.lower().removeprefix("."))
     if extractor is None:
         raise ExtractionError(
             "unsupported", f"no extractor for {path.suffix or 'a file without an extension'!r}"
         )
-    _check_file(path)
+    _check_file(path, max_bytes)
     try:
         result = extractor(path)
     except ExtractionError:
         raise
     except OSError as exc:
         raise ExtractionError("unreadable", str(exc)) from exc
+    except MemoryError as exc:
+        raise ExtractionError("too_large", "extracting it needs more memory than allowed") from exc
     except Exception as exc:  # any library failure on a malformed file
         raise ExtractionError("corrupt", f"{type(exc).__name__}: {exc}") from exc
     result.text = _clean(result.text).strip()
     result.metadata = _jsonable(result.metadata)
+    for name in _HEADERS:
+        if isinstance(result.metadata.get(name), str):
+            result.metadata[name] = cut_header(result.metadata, name, result.metadata[name])
     if not result.text and not result.needs_ocr:
         raise ExtractionError("empty", "no text found")
     return result

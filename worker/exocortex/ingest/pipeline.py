@@ -2,15 +2,24 @@
 
 Python walks the tree, hashes and extracts; the database routes, bands, chunks
 and enqueues (exo_private.process_document). Every file the scanner sees ends
-in a recorded stage. A re-run on an unchanged tree only stats files: the
-ledger's size and mtime say nothing changed, and the text cache (keyed by
-sha256) means a changed file with known content is not extracted again.
+in a recorded stage, under the raw bytes of its path. A re-run on an unchanged
+tree only stats files: the ledger's size and mtime say nothing changed, and
+the text cache (keyed by sha256) means a changed file with known content is
+not extracted again.
+
+No run aborts and none deletes on doubt. Extraction runs in a separate process
+with a time and a memory limit per file (exocortex.ingest.sandbox), and the
+database stage of a file has the same time limit (statement_timeout); the text
+streams from that process into the text cache, so this process's memory does
+not grow with a file's size. A document is marked deleted only when the folder
+above it was listed in this run and the file was not in it; a folder that could
+not be listed keeps its documents and is recorded (exo_private.unreadable_folders).
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
+import json
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -22,17 +31,11 @@ from psycopg.types.json import Jsonb
 
 from exocortex.config import Config
 from exocortex.db import connect, role_url
-from exocortex.ingest.extract import (
-    EXTRACTOR_VERSION,
-    MAX_FILE_BYTES,
-    ExtractionError,
-    extract,
-    is_junk,
-)
-from exocortex.ingest.scan import Entry, scan
+from exocortex.ingest.extract import EXTRACTOR_VERSION, ExtractionError, cut_header
+from exocortex.ingest.sandbox import Limits, Sandbox
+from exocortex.ingest.scan import Entry, Walk
 
 BATCH = 50
-WIKI_LINK = re.compile(r"\[\[([^\]\[|#\n]+)(?:#[^\]\[|\n]*)?(?:\|[^\]\[\n]*)?\]\]")
 #: Stages after which an unchanged file needs no work.
 SETTLED = {
     "extracted",
@@ -54,10 +57,14 @@ class IngestSummary:
     unchanged: int = 0
     processed: int = 0
     deleted: int = 0
+    kept: int = 0
+    """Documents kept as they were although this run could not read them (file or folder)."""
     excluded: int = 0
     extracted: int = 0
     from_cache: int = 0
     folder_errors: int = 0
+    unreadable_folders: list[dict] = field(default_factory=list)
+    """{path, error} of each folder this run could not list."""
     links_resolved: int = 0
     seconds: float = 0.0
     run: Counter = field(default_factory=Counter)
@@ -78,11 +85,8 @@ class _Prior:
 
 
 Progress = Callable[[int, int], None]
-
-
-def _clean(text: str) -> str:
-    """Text PostgreSQL can store: no NUL, no lone surrogates."""
-    return text.replace("\x00", "").encode("utf-8", errors="replace").decode("utf-8")
+#: Stages of a document whose derived data (chunks, windows) is live.
+LIVE = SETTLED - {"failed", "skipped"}
 
 
 def _sha256(path: Path) -> str:
@@ -93,6 +97,38 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _copy_field(data: bytes) -> bytes:
+    """One field of COPY's text format (a block of a field: the escapes are ASCII, never inside a character)."""
+    return data.replace(b"\\", b"\\\\").replace(b"\n", b"\\n").replace(b"\r", b"\\r").replace(b"\t", b"\\t")
+
+
+def _gone(key: bytes, listed: set[bytes], unlisted: set[bytes]) -> bool:
+    """Whether a file this run did not see is gone: the nearest folder above it that the walk
+    reached was listed. Under a folder that could not be listed, nothing is known."""
+    folder = key
+    while True:
+        folder = folder.rpartition(b"/")[0]
+        if folder in listed:
+            return True
+        if folder in unlisted or not folder:
+            return False
+
+
+def _limits(conn: psycopg.Connection) -> Limits:
+    values = dict(conn.execute("select key, value from exo_private.settings where key like 'ingest.%'"))
+    checked = {}
+    for key, kind in (
+        ("ingest.max_file_bytes", int),
+        ("ingest.file_timeout_s", float),
+        ("ingest.extract_memory_bytes", int),
+    ):
+        value = values.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise ValueError(f"setting {key} must be a positive number, not {value!r}")
+        checked[key] = kind(value)
+    return Limits(*checked.values())
+
+
 class Ingest:
     """One run over one source root."""
 
@@ -100,6 +136,8 @@ class Ingest:
         self.conn = conn
         self.root = root
         self.summary = IngestSummary(str(root))
+        self.limits = _limits(conn)
+        self._statement_timeout = conn.execute("select current_setting('statement_timeout')").fetchone()[0]
         row = conn.execute(
             """insert into exo_private.sources (root, workspace) values (%s, %s)
                on conflict (root) do update set workspace = excluded.workspace, last_scan_at = now()
@@ -108,24 +146,27 @@ class Ingest:
         ).fetchone()
         self.source_id = row[0]
         self.ledger = {
-            path: _Prior(*rest)
-            for path, *rest in conn.execute(
-                "select path, id, size_bytes, mtime_ns, stage::text from exo_private.documents where source_id = %s",
+            key: _Prior(*rest)
+            for key, *rest in conn.execute(
+                """select path_bytes, id, size_bytes, mtime_ns, stage::text
+                   from exo_private.documents where source_id = %s""",
                 (self.source_id,),
             )
         }
+        self.sandbox = Sandbox(self.limits)
 
     # -- recording ------------------------------------------------------------------------
 
     def _upsert(self, entry: Entry, sha: str | None) -> int:
         return self.conn.execute(
-            """insert into exo_private.documents (source_id, path, extension, size_bytes, mtime_ns, sha256)
-               values (%s, %s, %s, %s, %s, %s)
-               on conflict (source_id, path) do update
-                  set extension = excluded.extension, size_bytes = excluded.size_bytes,
+            """insert into exo_private.documents
+                   (source_id, path_bytes, path, extension, size_bytes, mtime_ns, sha256)
+               values (%s, %s, %s, %s, %s, %s, %s)
+               on conflict (source_id, sha256(path_bytes)) do update
+                  set path = excluded.path, extension = excluded.extension, size_bytes = excluded.size_bytes,
                       mtime_ns = excluded.mtime_ns, sha256 = excluded.sha256
                returning id""",
-            (self.source_id, entry.path, entry.extension, entry.size, entry.mtime_ns, sha),
+            (self.source_id, entry.key, entry.path, entry.extension, entry.size, entry.mtime_ns, sha),
         ).fetchone()[0]
 
     def _set_stage(self, doc_id: int, stage: str, error_class: str | None = None, message: str | None = None):
@@ -138,7 +179,10 @@ class Ingest:
         self.summary.run[stage] += 1
 
     def record_skip(self, entry: Entry) -> None:
-        prior = self.ledger.get(entry.path)
+        prior = self.ledger.get(entry.key)
+        if prior and entry.skip == "unreadable" and prior.stage in LIVE:
+            self.summary.kept += 1  # a read that failed is doubt: what was stored stays
+            return
         if (
             prior
             and prior.stage == "skipped"
@@ -157,10 +201,11 @@ class Ingest:
 
     def process(self, entry: Entry) -> None:
         """Hash, extract (unless cached) and hand the document to the database."""
-        if entry.size > MAX_FILE_BYTES:
+        limit = self.limits.max_bytes
+        if entry.size > limit:
             doc_id = self._upsert(entry, None)
             self._set_stage(
-                doc_id, "failed", "too_large", f"{entry.size} bytes is over the {MAX_FILE_BYTES} byte limit"
+                doc_id, "failed", "too_large", f"{entry.size} bytes is over the {limit} byte limit"
             )
             return
         try:
@@ -171,52 +216,57 @@ class Ingest:
             return
         doc_id = self._upsert(entry, sha)
         cached = self.conn.execute(
-            "select metadata, needs_ocr, body from exo_private.text_cache where sha256 = %s", (sha,)
+            "select metadata, needs_ocr from exo_private.text_cache where sha256 = %s", (sha,)
         ).fetchone()
         if cached:
-            metadata, needs_ocr, body = cached
+            metadata, needs_ocr = cached
             self.summary.from_cache += 1
         else:
             try:
-                extracted = extract(entry.absolute)
+                metadata, needs_ocr = self._extract(entry, sha)
             except ExtractionError as exc:
-                stage = "skipped" if exc.error_class == "empty" else "failed"
+                stage = "skipped" if exc.error_class in ("empty", "junk") else "failed"
                 self._set_stage(doc_id, stage, exc.error_class, exc.message)
                 return
-            body = _clean(extracted.text)
-            if is_junk(body):
-                self._set_stage(doc_id, "skipped", "junk", "over 90% of lines are delimiter-dense data")
-                return
-            metadata, needs_ocr = extracted.metadata, extracted.needs_ocr
-            self.conn.execute(
-                """insert into exo_private.text_cache (sha256, body, metadata, needs_ocr, extractor_version)
-                   values (%s, %s, %s, %s, %s) on conflict (sha256) do nothing""",
-                (sha, body, Jsonb(metadata), needs_ocr, EXTRACTOR_VERSION),
-            )
             self.summary.extracted += 1
         if needs_ocr:
             self._set_stage(doc_id, "ocr_pending")
             return
         frontmatter = metadata.get("frontmatter") or {}
-        title = frontmatter.get("title") or metadata.get("title") or Path(entry.path).stem
+        kept = {k: v for k, v in metadata.items() if k not in ("frontmatter", "links")}
+        title = cut_header(kept, "title", str(metadata.get("title") or Path(entry.path).stem))
         self.conn.execute(
             """update exo_private.documents
                   set stage = 'extracted', error_class = null, error_message = null,
                       frontmatter = %s, metadata = %s, title = %s, stage_changed_at = now()
                 where id = %s""",
-            (
-                Jsonb(frontmatter),
-                Jsonb({k: v for k, v in metadata.items() if k != "frontmatter"}),
-                str(title),
-                doc_id,
-            ),
+            (Jsonb(frontmatter), Jsonb(kept), title, doc_id),
         )
-        self._record_links(doc_id, body if entry.extension == "md" else "")
+        self._record_links(doc_id, metadata.get("links") or [])
+        seconds = self.limits.timeout_s
+        self.conn.execute("select set_config('statement_timeout', %s, true)", (f"{seconds * 1000:.0f}",))
         stage = self.conn.execute("select exo_private.process_document(%s)::text", (doc_id,)).fetchone()[0]
+        self.conn.execute("select set_config('statement_timeout', %s, true)", (self._statement_timeout,))
         self.summary.run[stage] += 1
 
-    def _record_links(self, doc_id: int, body: str) -> None:
-        targets = sorted({m.group(1).strip() for m in WIKI_LINK.finditer(body) if m.group(1).strip()})
+    def _extract(self, entry: Entry, sha: str) -> tuple[dict, bool]:
+        """Extract in the sandbox and stream the text into the text cache; (metadata, needs_ocr)."""
+        result = self.sandbox.extract(entry.absolute, entry.extension)
+        metadata = {**result.metadata, **({"links": result.links} if result.links else {})}
+        head = [sha.encode(), json.dumps(metadata).encode(), b"t" if result.needs_ocr else b"f"]
+        with (
+            self.conn.cursor() as cur,
+            cur.copy(
+                "copy exo_private.text_cache (sha256, metadata, needs_ocr, extractor_version, body) from stdin"
+            ) as copy,
+        ):
+            copy.write(b"\t".join(_copy_field(f) for f in [*head, EXTRACTOR_VERSION.encode()]) + b"\t")
+            for block in self.sandbox.text():
+                copy.write(_copy_field(block))
+            copy.write(b"\n")
+        return metadata, result.needs_ocr
+
+    def _record_links(self, doc_id: int, targets: list[str]) -> None:
         self.conn.execute("delete from exo_private.document_links where source_document = %s", (doc_id,))
         if targets:
             with self.conn.cursor() as cur:
@@ -225,31 +275,32 @@ class Ingest:
                     [(doc_id, t) for t in targets],
                 )
 
-    def _fail(self, entry: Entry, exc: Exception) -> None:
+    def _fail(self, entry: Entry, error_class: str, message: str) -> None:
         """A file whose processing raised: record it failed (in a fresh savepoint) and go on."""
         with self.conn.transaction():
             doc_id = self._upsert(entry, None)
-            self._set_stage(doc_id, "failed", type(exc).__name__, str(exc).strip()[:2000])
+            self._set_stage(doc_id, "failed", error_class, message.strip()[:2000])
 
     # -- the run --------------------------------------------------------------------------
 
     def run(self, progress: Progress | None = None) -> IngestSummary:
         began = time.monotonic()
         s = self.summary
-        seen: set[str] = set()
+        seen: set[bytes] = set()
         todo: list[Entry] = []
 
-        def folder_error(_error: OSError) -> None:
-            s.folder_errors += 1
-
-        for entry in scan(self.root, folder_error):
-            seen.add(entry.path)
+        walk = Walk(self.root)
+        for entry in walk:
+            seen.add(entry.key)
             s.seen += 1
             if entry.skip:
                 s.excluded += entry.skip == "excluded_sensitive"
-                self.record_skip(entry)
+                try:
+                    self.record_skip(entry)
+                except psycopg.Error as exc:
+                    self._fail(entry, type(exc).__name__, str(exc))
                 continue
-            prior = self.ledger.get(entry.path)
+            prior = self.ledger.get(entry.key)
             if (
                 prior
                 and prior.size == entry.size
@@ -261,23 +312,31 @@ class Ingest:
             todo.append(entry)
         self.conn.commit()
 
-        for start in range(0, len(todo), BATCH):
-            with self.conn.transaction():
-                for entry in todo[start : start + BATCH]:
-                    try:
-                        with self.conn.transaction():
-                            self.process(entry)
-                    except Exception as exc:  # one bad file never stops the run
-                        self._fail(entry, exc)
-                    s.processed += 1
-            if progress:
-                progress(min(start + BATCH, len(todo)), len(todo))
+        with self.sandbox:
+            for start in range(0, len(todo), BATCH):
+                with self.conn.transaction():
+                    for entry in todo[start : start + BATCH]:
+                        self._process_one(entry)
+                        s.processed += 1
+                if progress:
+                    progress(min(start + BATCH, len(todo)), len(todo))
 
-        gone = [p for path, p in self.ledger.items() if path not in seen and p.stage != "deleted"]
+        unlisted = {error.key for error in walk.errors}
+        s.folder_errors = len(walk.errors)
+        s.unreadable_folders = [{"path": error.path, "error": error.error} for error in walk.errors]
+        gone = []
+        for key, prior in self.ledger.items():
+            if key in seen or prior.stage == "deleted":
+                continue
+            if _gone(key, walk.listed, unlisted):
+                gone.append(prior)
+            else:
+                s.kept += 1
         with self.conn.transaction():
             for prior in gone:
                 self.conn.execute("select exo_private.forget_document(%s)", (prior.id,))
             s.deleted = len(gone)
+            self._record_folders(walk)
             s.links_resolved = self.conn.execute(
                 "select exo_private.resolve_links(%s)", (self.source_id,)
             ).fetchone()[0]
@@ -290,6 +349,39 @@ class Ingest:
                 (self.source_id, s.seconds, Jsonb(summary_json(s))),
             )
         return s
+
+    def _process_one(self, entry: Entry) -> None:
+        """process() in a savepoint; whatever it raises is recorded and the run goes on."""
+        try:
+            with self.conn.transaction():
+                self.process(entry)
+        except ExtractionError as exc:  # the text broke off on its way from the sandbox
+            self._fail(entry, exc.error_class, exc.message)
+        except psycopg.errors.QueryCanceled:
+            self._fail(
+                entry,
+                "timeout",
+                f"routing, banding and chunking took over {self.limits.timeout_s:g} s "
+                "(setting ingest.file_timeout_s)",
+            )
+        except Exception as exc:  # one bad file never stops the run
+            self._fail(entry, type(exc).__name__, str(exc))
+
+    def _record_folders(self, walk: Walk) -> None:
+        """The folders this run could not list replace the source's earlier ones."""
+        keys = [error.key for error in walk.errors]
+        self.conn.execute(
+            "delete from exo_private.unreadable_folders where source_id = %s and not (path_bytes = any(%s))",
+            (self.source_id, keys),
+        )
+        with self.conn.cursor() as cur:
+            cur.executemany(
+                """insert into exo_private.unreadable_folders (source_id, path_bytes, path, error)
+                   values (%s, %s, %s, %s)
+                   on conflict (source_id, sha256(path_bytes)) do update
+                      set path = excluded.path, error = excluded.error, last_seen_at = now()""",
+                [(self.source_id, error.key, error.path, error.error) for error in walk.errors],
+            )
 
     def _totals(self) -> None:
         s = self.summary
@@ -314,8 +406,10 @@ def summary_json(s: IngestSummary) -> dict:
         "extracted": s.extracted,
         "from_cache": s.from_cache,
         "deleted": s.deleted,
+        "kept": s.kept,
         "excluded": s.excluded,
         "folder_errors": s.folder_errors,
+        "unreadable_folders": s.unreadable_folders,
         "links_resolved": s.links_resolved,
         "seconds": round(s.seconds, 3),
         "run": dict(s.run),

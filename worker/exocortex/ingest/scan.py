@@ -2,9 +2,16 @@
 
 The extension allowlist and the sensitive-file exclusion are a security
 boundary: they look only at names (and lstat), never at contents, and when in
-doubt they exclude. Directories are pruned as the walk goes (os.walk with
-followlinks=False), so the listing is streamed, symlink loops cannot trap it,
-and excluded folders are never listed.
+doubt they exclude. Directories are pruned as the walk goes, so excluded
+folders are never listed and symbolic links are never followed.
+
+The walk is iterative and goes from folder to folder through directory file
+descriptors (openat), holding one at a time and climbing back through "..",
+so neither the depth of a tree nor the length of its paths can stop it. A
+folder that cannot be listed is recorded (path and error) and the walk goes
+on; `Walk.listed` says which folders were listed completely, the only ones in
+which a missing file may be taken as deleted. Paths are kept as the file
+system's raw bytes (the ledger key); the display form is only for people.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ALLOWED_EXTENSIONS = frozenset(
@@ -91,23 +98,52 @@ SENSITIVE_NAME = re.compile(
 PRUNED_FOLDERS = frozenset({".git", ".obsidian", ".trash", ".Trash", "node_modules", "__pycache__"})
 
 
+#: The longest path the system opens; a longer file is recorded, never opened.
+PATH_MAX = os.pathconf("/", "PC_PATH_MAX")
+
+_ROOT_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_FOLDER_FLAGS = _ROOT_FLAGS | os.O_NOFOLLOW
+
+
 @dataclass(frozen=True)
 class Entry:
+    key: bytes
+    """Relative to the root, the file system's raw bytes: the ledger key."""
     path: str
-    """Relative to the root, '/'-separated; undecodable bytes written as \\x escapes."""
+    """Display form of key: '/'-separated, undecodable bytes written as \\x escapes."""
     absolute: Path
     extension: str
     size: int
     mtime_ns: int
     skip: str | None = None
     """Why the file is not read: excluded_sensitive, unsupported_extension, symlink,
-    special_file, hidden, unreadable. None for a file to ingest."""
+    special_file, hidden, unreadable, path_too_long. None for a file to ingest."""
     detail: str = ""
 
 
-def display_path(relative: str) -> str:
-    """A path as text the database can store, stable across runs."""
-    return os.fsencode(relative).decode("utf-8", errors="backslashreplace").replace(os.sep, "/")
+@dataclass(frozen=True)
+class FolderError:
+    """A folder that could not be listed (or reached) in this walk."""
+
+    key: bytes
+    error: str
+
+    @property
+    def path(self) -> str:
+        return display_path(self.key)
+
+
+@dataclass
+class _Frame:
+    key: bytes
+    ident: tuple[int, int]
+    pending: list[bytes] = field(default_factory=list)
+    """Subfolders still to walk, last first."""
+
+
+def display_path(key: bytes) -> str:
+    """A raw relative path as text the database can store, stable across runs (not unique)."""
+    return key.decode("utf-8", errors="backslashreplace")
 
 
 def sensitive_reason(name: str) -> str | None:
@@ -121,61 +157,173 @@ def sensitive_reason(name: str) -> str | None:
     return None
 
 
-def scan(root: Path, on_folder_error=None) -> Iterator[Entry]:
+def _join(key: bytes, name: bytes) -> bytes:
+    return key + b"/" + name if key else name
+
+
+def _ident(fd: int) -> tuple[int, int]:
+    info = os.fstat(fd)
+    return info.st_dev, info.st_ino
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+class Walk:
     """Every file under root, each with the reason it is skipped (or none).
 
-    Excluded and pruned folders yield one entry each (with size 0), so the caller
-    can count them; their contents are never listed."""
-    root = Path(root)
-    errors: list[OSError] = []
-    for dirpath, dirnames, filenames in os.walk(root, onerror=errors.append, followlinks=False):
-        here = Path(dirpath)
-        while errors:
-            error = errors.pop()
-            if on_folder_error:
-                on_folder_error(error)
-        kept = []
-        for name in sorted(dirnames):
-            full = here / name
-            rel = display_path(os.path.relpath(full, root))
-            if full.is_symlink():
-                yield _special(full, rel, "symlink", "symbolic link to a folder (not followed)")
-            elif reason := sensitive_reason(name):
-                yield _special(full, rel, "excluded_sensitive", f"folder {reason}")
-            elif name in PRUNED_FOLDERS or name.startswith("."):
-                continue  # tool state and hidden folders are not part of the corpus
-            else:
-                kept.append(name)
-        dirnames[:] = kept
-        for name in sorted(filenames):
-            full = here / name
-            rel = display_path(os.path.relpath(full, root))
-            yield _classify(full, rel, name)
-    for error in errors:
-        if on_folder_error:
-            on_folder_error(error)
+    Iterate once. Excluded folders yield one entry each (size 0), so the caller can
+    count them; their contents are never listed. Afterwards `listed` holds the keys of
+    the folders listed completely (b"" is the root) and `errors` the folders that
+    could not be listed or reached."""
 
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self._root_bytes = os.fsencode(self.root)
+        self.listed: set[bytes] = set()
+        self.errors: list[FolderError] = []
 
-def _special(full: Path, rel: str, skip: str, detail: str) -> Entry:
-    return Entry(rel, full, "", 0, 0, skip, detail)
+    def __iter__(self) -> Iterator[Entry]:
+        try:
+            fd = os.open(self.root, _ROOT_FLAGS)
+        except OSError as exc:
+            self.errors.append(FolderError(b"", _reason(exc)))
+            return
+        try:
+            stack = [_Frame(b"", _ident(fd))]
+            stack[0].pending = yield from self._list(fd, b"")
+            while stack:
+                frame = stack[-1]
+                if not frame.pending:
+                    stack.pop()
+                    fd = self._climb(fd, stack)
+                    continue
+                name = frame.pending.pop()
+                key = _join(frame.key, name)
+                try:
+                    child = os.open(name, _FOLDER_FLAGS, dir_fd=fd)
+                except OSError as exc:
+                    self.errors.append(FolderError(key, _reason(exc)))
+                    continue
+                os.close(fd)
+                fd = child
+                stack.append(_Frame(key, _ident(fd)))
+                stack[-1].pending = yield from self._list(fd, key)
+        finally:
+            if fd is not None:
+                os.close(fd)
 
+    def _list(self, fd: int, key: bytes) -> Iterator[Entry]:
+        """Yield the entries of one folder; return its subfolders to walk, last first."""
+        try:
+            names = sorted(os.fsencode(name) for name in os.listdir(fd))
+        except OSError as exc:
+            self.errors.append(FolderError(key, _reason(exc)))
+            return []
+        self.listed.add(key)
+        subfolders = []
+        for name in names:
+            rel = _join(key, name)
+            text = os.fsdecode(name)
+            try:
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError as exc:
+                yield self._entry(rel, text, None, "unreadable", _reason(exc))
+                continue
+            if not stat.S_ISDIR(info.st_mode):
+                yield self._classify(fd, rel, name, info)
+            elif reason := sensitive_reason(text):
+                yield self._entry(rel, text, None, "excluded_sensitive", f"folder {reason}")
+            elif not (text in PRUNED_FOLDERS or text.startswith(".")):
+                subfolders.append(name)  # tool state and hidden folders are not part of the corpus
+        subfolders.reverse()
+        return subfolders
 
-def _classify(full: Path, rel: str, name: str) -> Entry:
-    ext = name.rsplit(".", 1)[-1].lower() if "." in name.strip(".") else ""
-    # The name decides first: a sensitive file is excluded before anything else.
-    if reason := sensitive_reason(name):
-        return Entry(rel, full, ext, 0, 0, "excluded_sensitive", reason)
-    try:
-        st = full.lstat()
-    except OSError as exc:
-        return Entry(rel, full, ext, 0, 0, "unreadable", exc.strerror or str(exc))
-    if stat.S_ISLNK(st.st_mode):
-        return Entry(rel, full, ext, 0, st.st_mtime_ns, "symlink", "symbolic link (not followed)")
-    if not stat.S_ISREG(st.st_mode):
-        return Entry(rel, full, ext, 0, st.st_mtime_ns, "special_file", "not a regular file")
-    if name.startswith("."):
-        return Entry(rel, full, ext, st.st_size, st.st_mtime_ns, "hidden", "hidden file")
-    if ext not in ALLOWED_EXTENSIONS:
-        detail = f"extension .{ext} is not on the allowlist" if ext else "no extension"
-        return Entry(rel, full, ext, st.st_size, st.st_mtime_ns, "unsupported_extension", detail)
-    return Entry(rel, full, ext, st.st_size, st.st_mtime_ns)
+    def _climb(self, fd: int, stack: list[_Frame]) -> int | None:
+        """From a finished folder's descriptor (closed here) to the new top of the stack's.
+
+        Through "..", checked by device and inode; when the tree moved during the walk,
+        down again from the root; a folder reached neither way has its pending
+        subfolders recorded as errors and is left. None when the stack is empty."""
+        parent = None
+        if stack:
+            try:
+                parent = os.open(b"..", _FOLDER_FLAGS, dir_fd=fd)
+            except OSError:
+                parent = None
+        os.close(fd)
+        while stack:
+            frame = stack[-1]
+            if parent is not None and _ident(parent) == frame.ident:
+                return parent
+            if parent is not None:
+                os.close(parent)
+            parent = self._reopen(frame)
+            if parent is not None:
+                return parent
+            stack.pop()
+            for name in frame.pending:
+                self.errors.append(
+                    FolderError(_join(frame.key, name), "a folder above it moved during the scan")
+                )
+        return None
+
+    def _reopen(self, frame: _Frame) -> int | None:
+        """The folder of frame opened again from the root, one component at a time; None if it moved."""
+        try:
+            fd = os.open(self.root, _ROOT_FLAGS)
+        except OSError:
+            return None
+        for part in frame.key.split(b"/") if frame.key else ():
+            try:
+                child = os.open(part, _FOLDER_FLAGS, dir_fd=fd)
+            except OSError:
+                os.close(fd)
+                return None
+            os.close(fd)
+            fd = child
+        if _ident(fd) == frame.ident:
+            return fd
+        os.close(fd)
+        return None
+
+    def _entry(self, rel: bytes, name: str, info: os.stat_result | None, skip: str | None = None,
+               detail: str = "") -> Entry:  # fmt: skip
+        ext = name.rsplit(".", 1)[-1].lower() if "." in name.strip(".") else ""
+        size, mtime_ns = (info.st_size, info.st_mtime_ns) if info else (0, 0)
+        absolute = Path(os.fsdecode(self._root_bytes + b"/" + rel))
+        return Entry(rel, display_path(rel), absolute, ext, size, mtime_ns, skip, detail)
+
+    def _classify(self, fd: int, rel: bytes, name: bytes, info: os.stat_result) -> Entry:
+        text = os.fsdecode(name)
+        # The name decides first: a sensitive file is excluded before anything else.
+        if reason := sensitive_reason(text):
+            return self._entry(rel, text, None, "excluded_sensitive", reason)
+        entry = self._entry(rel, text, info)
+        if stat.S_ISLNK(info.st_mode):
+            try:
+                to_folder = stat.S_ISDIR(os.stat(name, dir_fd=fd).st_mode)
+            except OSError:
+                to_folder = False
+            detail = (
+                "symbolic link to a folder (not followed)" if to_folder else "symbolic link (not followed)"
+            )
+            return self._entry(rel, text, None, "symlink", detail)
+        if not stat.S_ISREG(info.st_mode):
+            return self._entry(rel, text, None, "special_file", "not a regular file")
+        if text.startswith("."):
+            return replace(entry, skip="hidden", detail="hidden file")
+        if entry.extension not in ALLOWED_EXTENSIONS:
+            detail = (
+                f"extension .{entry.extension} is not on the allowlist" if entry.extension else "no extension"
+            )
+            return replace(entry, skip="unsupported_extension", detail=detail)
+        length = len(os.fsencode(entry.absolute))
+        if length >= PATH_MAX:
+            return replace(
+                entry,
+                skip="path_too_long",
+                detail=f"the path is {length} bytes, over the system's {PATH_MAX}",
+            )
+        return entry
