@@ -265,6 +265,11 @@ def test_probe_is_true_only_for_a_2xx(stand_in):
     assert not client.probe(_ep(stand_in.url("slow"), timeout_s=0.3), "embeddings")
     with pytest.raises(ValueError):
         client.probe(_ep(stand_in.url("ok")), "rerank")
+    # What failed tells a busy (or hung) server from one that is down.
+    assert client.probe_error(_ep(stand_in.url("ok")), "chat") is None
+    assert isinstance(client.probe_error(_ep(stand_in.url("slow"), timeout_s=0.3), "chat"), client.Timeout)
+    assert isinstance(client.probe_error(_ep(stand_in.url("500")), "chat"), client.ServerError)
+    assert isinstance(client.probe_error(_ep(f"http://127.0.0.1:{free_ports()[0]}/v1"), "chat"), EndpointDown)
 
 
 # -- the real servers ---------------------------------------------------------------------

@@ -14,12 +14,16 @@ import sys
 import time
 from pathlib import Path
 
+import psycopg
+import pytest
+from click.testing import CliRunner
 from psycopg.types.json import Jsonb
 from standin import Reply, StandIn, chat, embeddings
 
+from exocortex.cli import main
 from exocortex.ingest import pipeline
 from exocortex.models import client
-from exocortex.worker import Worker
+from exocortex.worker import Pace, Worker, summary_line
 
 FAST_RETRIES = [0.05, 0.05, 0.05]
 NOTE = (
@@ -267,14 +271,20 @@ def test_malformed_json_keeps_nothing_and_the_response_format_can_be_turned_off(
 def test_a_hanging_endpoint_times_out(db, tmp_path):
     ingest_note(db, tmp_path)
     with StandIn(lambda path, req: Reply(delay_s=5, body=b"{}")) as model:
-        configure(db, models__chat={"url": model.url, "timeout_s": 0.3}, worker__retry_backoff_s=FAST_RETRIES)
+        configure(
+            db,
+            models__chat={"url": model.url, "timeout_s": 0.3},
+            worker__retry_backoff_s=FAST_RETRIES,
+            worker__max_timeout_factor=2,
+        )
         began = time.monotonic()
         result = run_worker(db, queues=("extract",))
         elapsed = time.monotonic() - began
     assert "chat endpoint" in result.stop_reason and "down" in result.stop_reason
-    assert "timeout" in result.stop_reason
-    assert elapsed < 4  # four attempts and a probe, each cut at 0.3 s
+    assert "timeout" in result.stop_reason and result.endpoint_down
+    assert elapsed < 4  # a try and a probe cut at 0.3 s, then both at the cap, 0.6 s
     assert queue_length(db, "extract") == 1
+    assert scalar(db, "select read_ct from pgmq.q_extract") == 0  # not a bad job: the read did not count
 
 
 def _exo(db, *args: str) -> subprocess.Popen:
@@ -297,7 +307,7 @@ def _wait_for(condition, timeout: float = 20.0) -> None:
 
 def test_a_killed_worker_leaves_its_message_to_come_back_and_no_duplicates(db, tmp_path):
     ingest_note(db, tmp_path)
-    configure(db, worker__visibility_timeout_s={"embed": 60, "extract": 2})
+    configure(db, worker__dead_after_s=1)
     with StandIn(lambda path, req: Reply(delay_s=30, body=b"{}")) as hanging:
         configure(db, models__chat={"url": hanging.url})
         proc = _exo(db, "worker", "--queue", "extract")
@@ -308,10 +318,9 @@ def test_a_killed_worker_leaves_its_message_to_come_back_and_no_duplicates(db, t
             proc.kill()
             proc.communicate(timeout=10)
     assert scalar(db, "select count(*) from pgmq.read('extract', 0, 1)") == 0  # still hidden
-    time.sleep(2.2)
     with StandIn(lambda path, req: chat(GOOD)) as model:
         configure(db, models__chat={"url": model.url})
-        first = run_worker(db, queues=("extract",))
+        first = run_worker(db, queues=("extract",))  # takes it back once the heartbeat is 1 s old
         # The same window once more (as if the dead worker had also finished): nothing new.
         with db.connect() as conn:
             conn.execute(
@@ -493,3 +502,243 @@ def test_a_new_extraction_model_rebuilds_the_graph_from_that_model_only(db, tmp_
     assert disagreements == 0
     assert graph_rows(db)[1] == [("iris calder", "WORKS_AT", "northwind labs")]
     assert queue_length(db, "extract") == 0
+
+
+# -- no work lost: outages, slow models, dead workers (issue 11) ------------------------------
+
+
+def status(db) -> dict:
+    with db.connect("exo_reader") as conn:
+        return conn.execute("select exo.status()").fetchone()[0]
+
+
+def read_counts(db) -> list[int]:
+    with db.connect() as conn:
+        return [
+            r[0]
+            for r in conn.execute(
+                "select read_ct from pgmq.q_embed union all select read_ct from pgmq.q_extract"
+            ).fetchall()
+        ]
+
+
+def test_an_outage_across_six_runs_dead_letters_nothing_and_the_work_resumes(db, tmp_path):
+    ingest_note(db, tmp_path)
+    embed_jobs, extract_jobs = queue_length(db, "embed"), queue_length(db, "extract")
+    configure(
+        db,
+        models__embeddings={"url": "http://127.0.0.1:9/v1"},
+        models__chat={"url": "http://127.0.0.1:9/v1"},
+        worker__retry_backoff_s=FAST_RETRIES,
+    )
+    assert scalar(db, "select value from exo_private.settings where key = 'worker.max_reads'") == 5
+    for _ in range(5):
+        result = run_worker(db)
+        assert result.endpoint_down and "endpoint http://127.0.0.1:9/v1 is down" in result.stop_reason
+        assert not result.dead_lettered and sum(result.returned.values()) >= 1
+    proc = _exo(db, "worker", "--once")  # the sixth run, through the command line
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 75, err
+    out = " ".join(out.split())  # the console wraps long lines
+    assert "is down" in out and "dead-lettered" not in out and "work stays queued" in out
+    assert scalar(db, "select count(*) from pgmq.q_dead_letter") == 0
+    assert scalar(db, "select count(*) from exo_private.job_failures") == 0
+    assert read_counts(db) == [0] * (embed_jobs + extract_jobs)  # outage reads never counted
+    during = status(db)
+    assert during["queues"]["embed"]["pending"] == embed_jobs
+    assert during["queues"]["extract"]["pending"] == extract_jobs
+    assert during["stuck"]["documents"] == 0 and during["stuck"]["hint"] is None
+    assert during["work_by_stage"]["chunked"]["pending"] == 1
+
+    def respond(path, req):
+        return embeddings(req) if path.endswith("/embeddings") else chat(GOOD)
+
+    with StandIn(respond) as model:
+        configure(db, models__embeddings={"url": model.url}, models__chat={"url": model.url})
+        result = run_worker(db)
+    assert result.done == {"embed": embed_jobs, "extract": extract_jobs} and not result.stop_reason
+    assert scalar(db, "select stage::text from exo_private.documents") == "graphed"
+    assert status(db)["work_by_stage"] == {}
+
+
+def slow_extraction(delay_s: float):
+    """A chat stand-in that answers a 1-token probe at once and an extraction after delay_s."""
+
+    def respond(path, req):
+        if req.get("max_tokens") == 1:
+            return chat("ok")
+        return Reply(delay_s=delay_s, body=chat(GOOD).body)
+
+    return respond
+
+
+def test_a_model_slower_than_its_timeout_gets_longer_deadlines_and_fewer_jobs(db, tmp_path):
+    ingest_note(db, tmp_path)
+    # A visibility timeout shorter than the call: the worker must keep the message hidden itself.
+    configure(db, worker__visibility_timeout_s={"embed": 60, "extract": 1}, worker__max_timeout_factor=8)
+    with StandIn(slow_extraction(1.2)) as model:
+        configure(db, models__chat={"url": model.url, "timeout_s": 0.5})
+        result = run_worker(db, queues=("extract",))
+        extractions = [r for _, r in model.requests if r.get("max_tokens") != 1]
+        probes = [r for _, r in model.requests if r.get("max_tokens") == 1]
+    assert result.done["extract"] == 1 and not result.failed and not result.stop_reason
+    # 0.5 s timed out, then 1 s (twice the measured lower bound), then 2 s answered.
+    assert result.slowed["extract"] == 2 and result.longest_deadline_s["extract"] == 2.0
+    assert result.lowest_concurrency == 1
+    assert len(extractions) == 3 and len(probes) == 2
+    assert scalar(db, "select read_ct from pgmq.a_extract") == 1  # never seen by a second read
+    assert scalar(db, "select count(*) from exo_private.job_failures") == 0
+    assert "2 slow call(s) tried again with a longer deadline (up to 2 s)" in summary_line(result)
+
+
+def test_a_saturated_endpoint_whose_probe_is_slow_too_is_load_not_an_outage(db, tmp_path):
+    ingest_note(db, tmp_path)
+    # Every request waits 0.8 s, as on a server whose slots are all busy: the 0.5 s try and
+    # its probe get no answer, yet the server took both.
+    with StandIn(lambda path, req: Reply(delay_s=0.8, body=chat(GOOD).body)) as model:
+        configure(db, models__chat={"url": model.url, "timeout_s": 0.5})
+        result = run_worker(db, queues=("extract",))
+    assert result.done["extract"] == 1 and not result.stop_reason and not result.failed
+    assert result.slowed["extract"] == 1 and result.longest_deadline_s["extract"] == 1.0
+
+
+def test_a_timeout_at_the_cap_is_recorded_failed_and_retry_failed_brings_it_back(db, tmp_path, monkeypatch):
+    ingest_note(db, tmp_path)
+    configure(db, worker__max_timeout_factor=2)
+    with StandIn(slow_extraction(3)) as model:
+        configure(db, models__chat={"url": model.url, "timeout_s": 0.3})
+        result = run_worker(db, queues=("extract",))
+    assert result.failed["extract"] == 1 and result.slowed["extract"] == 1 and not result.stop_reason
+    assert queue_length(db, "extract") == 0
+    error_class, message = scalar(db, "select array[error_class, message] from exo_private.job_failures")
+    assert error_class == "timeout" and "even at the longest deadline" in message
+    stuck = status(db)
+    assert stuck["queues"]["extract"]["failed"] == 1
+    assert stuck["stuck"]["documents"] == 1 and stuck["stuck"]["failed"] == 1
+    assert "exo worker retry-failed" in stuck["stuck"]["hint"]
+    assert stuck["work_by_stage"]["chunked"]["stuck"] == 1
+
+    monkeypatch.setenv("EXO_DATABASE_URL", db.url())
+    runner = CliRunner()
+    later = runner.invoke(main, ["worker", "retry-failed", "--since", "2999-01-01"], catch_exceptions=False)
+    assert later.exit_code == 0 and "extract: 0 queued again" in later.output
+    bad = runner.invoke(main, ["worker", "retry-failed", "--since", "yesterday"])
+    assert bad.exit_code == 2 and "'yesterday' is not an ISO 8601 date or time" in bad.output
+    retried = runner.invoke(main, ["worker", "retry-failed", "--queue", "extract"], catch_exceptions=False)
+    assert retried.exit_code == 0 and retried.output.strip() == "extract: 1 queued again"
+    assert queue_length(db, "extract") == 1
+    assert scalar(db, "select retried_at is not null from exo_private.job_failures")
+    assert status(db)["stuck"]["documents"] == 0
+    with StandIn(lambda path, req: chat(GOOD)) as model:
+        configure(db, models__chat={"url": model.url})
+        assert run_worker(db, queues=("extract",)).done["extract"] == 1
+    again = runner.invoke(main, ["worker", "retry-failed"], catch_exceptions=False)
+    assert "extract: 0 queued again" in again.output
+
+
+def test_requeue_dead_sends_dead_letters_back_with_a_fresh_read_count(db, tmp_path, monkeypatch):
+    ingest_note(db, tmp_path)
+    chunks = queue_length(db, "embed")
+    configure(db, worker__max_reads=1)
+    with db.connect() as conn:
+        for _ in range(2):  # two reads by workers that died
+            conn.execute("select * from pgmq.read('embed', 0, 100)")
+    result = run_worker(db, queues=("embed",))
+    assert result.dead_lettered["embed"] == chunks
+    before = status(db)
+    assert before["queues"]["embed"]["dead"] == chunks and before["stuck"]["dead"] == 1
+    with db.connect() as conn:  # a dead letter for a chunk that no longer exists
+        conn.execute(
+            "select pgmq.send('dead_letter', jsonb_build_object('queue', 'embed', 'msg_id', 0, "
+            "'message', jsonb_build_object('chunk_id', -1)))"
+        )
+    monkeypatch.setenv("EXO_DATABASE_URL", db.url())
+    out = CliRunner().invoke(main, ["worker", "requeue-dead"], catch_exceptions=False).output
+    assert (
+        f"embed: {chunks} queued again, 1 dead letter(s) dropped" in out and "extract: 0 queued again" in out
+    )
+    assert scalar(db, "select count(*) from pgmq.q_dead_letter") == 0
+    assert read_counts(db) == [0] * (chunks + queue_length(db, "extract"))
+    with StandIn(lambda path, req: embeddings(req)) as model:
+        configure(db, models__embeddings={"url": model.url})
+        assert run_worker(db, queues=("embed",)).done["embed"] == chunks
+    assert scalar(db, "select stage::text from exo_private.documents") == "embedded"
+    with (
+        db.connect() as conn,
+        pytest.raises(
+            psycopg.errors.InvalidParameterValue, match="queue must be embed or extract, got 'embeds'"
+        ),
+    ):
+        conn.execute("select * from exo_private.requeue_dead('embeds')")
+
+
+def test_once_after_kill_9_waits_for_the_dead_workers_messages_and_marks_it_dead(db, tmp_path):
+    ingest_note(db, tmp_path)
+    configure(db, worker__dead_after_s=2)
+    with StandIn(lambda path, req: Reply(delay_s=30, body=b"{}")) as hanging:
+        configure(db, models__chat={"url": hanging.url})
+        proc = _exo(db, "worker", "--queue", "extract")
+        try:
+            _wait_for(lambda: hanging.calls("/chat/completions") == 1)
+            proc.send_signal(signal.SIGKILL)
+        finally:
+            proc.kill()
+            proc.communicate(timeout=10)
+    assert scalar(db, "select count(*) from pgmq.read('extract', 0, 1)") == 0  # in flight (600 s)
+    _wait_for(lambda: status(db)["queues"]["extract"]["held_by_dead_workers"] == 1, timeout=10)
+    assert status(db)["worker"]["dead"] == 1  # by heartbeat age, before anyone marked it
+    told: list[str] = []
+    with StandIn(lambda path, req: chat(GOOD)) as model:
+        configure(db, models__chat={"url": model.url})
+        result = run_worker(db, queues=("extract",), progress=told.append)
+    assert result.done["extract"] == 1 and result.reclaimed == 1
+    assert "1 message(s) taken back from dead workers" in summary_line(result)
+    with db.connect() as conn:
+        dead = conn.execute(
+            "select stopped_at is not null, stop_reason from exo_private.workers order by id limit 1"
+        ).fetchone()
+    assert dead[0] and dead[1].startswith("dead: no heartbeat since")
+    assert scalar(db, "select count(*) from exo_private.worker_claims") == 0
+
+
+def test_once_waits_for_a_live_workers_job_before_it_exits(db, tmp_path):
+    ingest_note(db, tmp_path)
+    with StandIn(lambda path, req: Reply(delay_s=2, body=chat(GOOD).body)) as slow:
+        configure(db, models__chat={"url": slow.url})
+        proc = _exo(db, "worker", "--once", "--queue", "extract")
+        try:
+            _wait_for(lambda: slow.calls("/chat/completions") == 1)
+            told: list[str] = []
+            result = run_worker(db, queues=("extract",), progress=told.append)
+            # Exits only once the other worker's job is done, having waited for it.
+            assert scalar(db, "select count(*) from pgmq.q_extract") == 0
+        finally:
+            out, _ = proc.communicate(timeout=30)
+    assert result.done["extract"] == 0 and told and "1 by live workers" in told[0]
+    assert "extract: 1 done" in out
+
+
+def test_a_job_that_keeps_raising_comes_back_soon_and_ends_dead_lettered(db, tmp_path):
+    configure(db, worker__max_reads=2, worker__retry_backoff_s=FAST_RETRIES)
+    with db.connect() as conn:
+        conn.execute("""select pgmq.send('embed', '{"chunk_id": "not a number"}')""")
+    result = run_worker(db, queues=("embed",))  # --once waits for it between the tries
+    assert result.errors["embed"] == 2 and result.dead_lettered["embed"] == 1
+    letter = scalar(db, "select message from pgmq.q_dead_letter")
+    assert letter["read_ct"] == 3 and letter["last_error"].startswith("ValueError: invalid literal for int()")
+    assert queue_length(db, "embed") == 0
+
+
+def test_pace_lengthens_deadlines_under_load_and_relaxes_after():
+    pace = Pace()
+    assert pace.deadline(120, 960, 1) == 120  # nothing measured: the setting
+    assert pace.timed_out(120, 960, 1) == 240
+    assert pace.timed_out(240, 960, 1) == 480
+    assert pace.timed_out(480, 960, 1) == 960  # the cap
+    pace.observe(30, 1)
+    assert 120 < pace.deadline(120, 960, 1) < 960
+    for _ in range(20):
+        pace.observe(10, 1)
+    assert pace.deadline(120, 960, 1) == 120  # calm again: back to the setting
+    pace.observe(64, 32)  # embeddings: per text
+    assert pace.deadline(1, 100, 32) > 1

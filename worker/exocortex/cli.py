@@ -8,11 +8,13 @@ import shutil
 import signal
 import sys
 import threading
+from datetime import datetime
 from pathlib import Path
 
 import click
 import psycopg
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -173,6 +175,10 @@ def _print_summary(s: pipeline.IngestSummary) -> None:
         f"{s.unchanged} unchanged, {s.deleted} deleted, {s.excluded} excluded as sensitive"
         + (f", {s.folder_errors} unreadable folders" if s.folder_errors else "")
     )
+    for folder in s.unreadable_folders:
+        console.print(f"could not list {escape(folder['path'] or '.')}: {escape(folder['error'])}")
+    if s.kept:
+        console.print(f"{s.kept} document(s) kept as they were: this run could not read them")
     table = Table(box=None, pad_edge=False)
     table.add_column("stage")
     table.add_column("documents", justify="right")
@@ -370,18 +376,31 @@ def import_chat_cmd(file: Path, fmt: str, owners: tuple[str, ...]) -> None:
 # -- the worker ---------------------------------------------------------------------------
 
 
-@main.command("worker")
-@click.option("--once", is_flag=True, help="Drain the queues, then exit.")
+@main.group("worker", invoke_without_command=True)
+@click.option("--once", is_flag=True, help="Drain the queues (waiting for other workers' jobs), then exit.")
 @click.option("--concurrency", default=2, show_default=True, help="Jobs in flight at once.")
 @click.option(
     "--queue", "queues", multiple=True, type=click.Choice(worker_module.QUEUES), help="Only these queues."
 )
 @click.option("--limit", type=int, help="Take at most this many messages, then stop.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_context
 def worker_cmd(
-    once: bool, concurrency: int, queues: tuple[str, ...], limit: int | None, as_json: bool
+    ctx: click.Context,
+    once: bool,
+    concurrency: int,
+    queues: tuple[str, ...],
+    limit: int | None,
+    as_json: bool,
 ) -> None:
-    """Embed chunks and extract the graph from the queues through the local models."""
+    """Embed chunks and extract the graph from the queues through the local models.
+
+    Exit codes: 0 done (or stopped by a signal); 75 a model endpoint is down, nothing was
+    dead-lettered and the work stays queued (run it again when the endpoint is back); 1 the
+    run failed otherwise, or jobs were still running after the grace period.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
     try:
         worker = worker_module.Worker(
             config.load(),
@@ -389,6 +408,7 @@ def worker_cmd(
             concurrency=concurrency,
             queues=queues or worker_module.QUEUES,
             limit=limit,
+            progress=lambda text: err.print(f"[dim]·[/dim] {text}"),
         )
     except ValueError as exc:
         _fail(str(exc))
@@ -415,8 +435,55 @@ def worker_cmd(
     if result.unfinished:
         sys.stdout.flush()
         os._exit(1)  # model calls still running in threads: leave without waiting for them
+    if result.endpoint_down:
+        sys.exit(worker_module.EXIT_ENDPOINT_DOWN)
     if result.stop_reason and not signals:
-        sys.exit(3)
+        sys.exit(1)
+
+
+def _since(value: str | None) -> datetime | None:
+    """--since: an ISO 8601 date or time (local time unless it names a zone)."""
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r} is not an ISO 8601 date or time (such as 2026-11-29 or 2026-11-29T14:00)",
+            param_hint="--since",
+        ) from None
+    return moment if moment.tzinfo else moment.astimezone()
+
+
+@worker_cmd.command("retry-failed")
+@click.option("--queue", type=click.Choice(worker_module.QUEUES), help="Only this queue (default: both).")
+@click.option("--since", help="Only failures at or after this ISO 8601 date or time.")
+def worker_retry_failed(queue: str | None, since: str | None) -> None:
+    """Queue failed chunks and windows again (and, without --since, any that wait with no message)."""
+    moment = _since(since)
+    with _writer() as conn:
+        rows = conn.execute(
+            "select queue, requeued, resolved from exo_private.retry_failed(%s, %s)", (queue, moment)
+        ).fetchall()
+    for name, requeued, resolved in rows:
+        console.print(
+            f"{name}: {requeued} queued again" + (f", {resolved} no longer need work" if resolved else "")
+        )
+
+
+@worker_cmd.command("requeue-dead")
+@click.option("--queue", type=click.Choice(worker_module.QUEUES), help="Only this queue (default: both).")
+def worker_requeue_dead(queue: str | None) -> None:
+    """Send dead-lettered chunks and windows back to their queue, with a fresh read count."""
+    with _writer() as conn:
+        rows = conn.execute(
+            "select queue, requeued, dropped from exo_private.requeue_dead(%s)", (queue,)
+        ).fetchall()
+    for name, requeued, dropped in rows:
+        console.print(
+            f"{name}: {requeued} queued again"
+            + (f", {dropped} dead letter(s) dropped (work done, gone or already queued)" if dropped else "")
+        )
 
 
 # -- agents -------------------------------------------------------------------------------

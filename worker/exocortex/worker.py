@@ -2,27 +2,42 @@
 
 One read loop hands jobs to a small thread pool (default two in flight). A job
 reads its messages (the queue's visibility timeout hides them from other
-workers), calls the model outside any transaction, then writes the result and
-archives the messages in one short transaction. If the worker dies, the
-messages reappear when their visibility timeout ends; a message read more than
-`worker.max_reads` times goes to the dead_letter queue with its last error.
+workers, and a claim in the read's transaction names this worker), calls the
+model outside any transaction, then writes the result and archives the messages
+in one short transaction. A message read more than `worker.max_reads` times
+goes to the dead_letter queue with its last error.
 
-A failing model call is retried after 5, 15 and 45 s (`worker.retry_backoff_s`).
-After the fourth failure a 1-token probe decides: the endpoint is down, so the
-run stops and the messages go back to the queue untouched (documents keep their
-stage); or it is up, so this job is the problem: it is recorded in job_failures
-with an error class and its messages archived.
+No work is lost to an outage, a slow CPU or a dead worker:
+
+- A failing model call is retried after 5, 15 and 45 s (`worker.retry_backoff_s`),
+  then a 1-token probe decides. Endpoint down: the run stops (exit code 75,
+  EX_TEMPFAIL) and the messages go back at once with that read not counted, so an
+  outage never dead-letters anything. Endpoint up: this job is the problem; it is
+  recorded in job_failures and its messages archived (`exo worker retry-failed`
+  queues it again).
+- A timeout on an endpoint the probe finds up is load: the call is retried with a
+  longer deadline (twice the last, or what the measured speed of that endpoint
+  predicts, up to timeout_s times `worker.max_timeout_factor`) and the worker halves
+  the jobs it runs at once; only a timeout at that cap fails the job. A long call
+  keeps its messages hidden for as long as it may take.
+- Workers beat a heartbeat; one silent for `worker.dead_after_s` is marked dead
+  and the messages it claimed are taken back. `--once` exits only when nothing of
+  its queues is pending or in flight anywhere: it waits for other workers' jobs
+  and takes back those of dead ones.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import threading
+import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -35,7 +50,17 @@ from exocortex.models import client
 from exocortex.models.client import ClientError, Endpoint, ModelError
 
 QUEUES = ("embed", "extract")
-HEARTBEAT_S = 5.0
+EXIT_ENDPOINT_DOWN = 75
+"""Exit code of a run stopped by a model endpoint that is down (EX_TEMPFAIL: run again later)."""
+HEARTBEAT_MAX_S = 5.0
+HOLD_MARGIN_S = 30.0
+"""Messages stay hidden this long beyond the deadline of the model call in progress."""
+PACE_MARGIN = 2.0
+"""A deadline allows this many times the time the endpoint's measured speed predicts."""
+PACE_WEIGHT = 0.3
+"""Weight of the newest call in the running average of an endpoint's speed."""
+CALM_CALLS = 4
+"""Calls in a row without a timeout before the worker takes one more job at once again."""
 
 
 class EndpointUnavailable(Exception):
@@ -58,6 +83,18 @@ class Message:
 
 
 @dataclass
+class Job:
+    queue: str
+    messages: list[Message]
+    hidden_until: float
+    """time.monotonic() until which the messages are surely hidden from other readers."""
+
+    @property
+    def ids(self) -> list[int]:
+        return [m.msg_id for m in self.messages]
+
+
+@dataclass
 class RunResult:
     done: Counter = field(default_factory=Counter)
     """Messages archived after their result was written, per queue."""
@@ -65,11 +102,59 @@ class RunResult:
     """Messages archived because their chunk or window no longer exists."""
     failed: Counter = field(default_factory=Counter)
     errors: Counter = field(default_factory=Counter)
-    """Jobs that raised unexpectedly; their messages return after the visibility timeout."""
+    """Jobs that raised unexpectedly; their messages return after the first backoff wait."""
     dead_lettered: Counter = field(default_factory=Counter)
+    returned: Counter = field(default_factory=Counter)
+    """Messages given back at once, their read not counted: the endpoint was down."""
+    slowed: Counter = field(default_factory=Counter)
+    """Model calls that timed out on a working endpoint and were tried again with a longer deadline."""
+    longest_deadline_s: dict = field(default_factory=dict)
+    """Per queue, the longest deadline a slow call was given."""
+    lowest_concurrency: int | None = None
+    """The fewest jobs at once the worker went down to under load (None: it never had to)."""
+    reclaimed: int = 0
+    """Messages taken back from dead workers."""
+    endpoint_down: bool = False
     stop_reason: str | None = None
     unfinished: int = 0
     """Jobs still running when the grace period ended."""
+
+
+class Pace:
+    """How long one endpoint takes now, in seconds per unit of work (a chat call, an embedded
+    text): a running average of successful calls, raised by every timeout (the endpoint is at
+    least that slow). Thread-safe: the jobs of one worker share it."""
+
+    def __init__(self) -> None:
+        self.per_unit: float | None = None
+        self._lock = threading.Lock()
+
+    def deadline(self, floor: float, cap: float, units: int) -> float:
+        """PACE_MARGIN times what the measured speed predicts, within [floor, cap]."""
+        with self._lock:
+            expected = (self.per_unit or 0.0) * units * PACE_MARGIN
+        return min(cap, max(floor, expected))
+
+    def observe(self, seconds: float, units: int) -> None:
+        per_unit = seconds / max(units, 1)
+        with self._lock:
+            self.per_unit = (
+                per_unit
+                if self.per_unit is None
+                else (1 - PACE_WEIGHT) * self.per_unit + PACE_WEIGHT * per_unit
+            )
+
+    def timed_out(self, deadline: float, cap: float, units: int) -> float:
+        """A call got no answer within deadline: the deadline for the next try (at least twice it)."""
+        with self._lock:
+            self.per_unit = max(self.per_unit or 0.0, deadline / max(units, 1))
+        return self.deadline(deadline, cap, units)
+
+
+def _target_id(payload: dict, key: str) -> int | None:
+    """The chunk or window a message names, or None when it names none (a malformed message)."""
+    value = payload.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _vector_literal(values: list[float]) -> str:
@@ -88,6 +173,7 @@ class Worker:
         poll_s: float = 1.0,
         grace_s: float = 30.0,
         limit: int | None = None,
+        progress: Callable[[str], None] | None = None,
     ):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -96,12 +182,16 @@ class Worker:
             raise ValueError(f"unknown queue(s): {', '.join(sorted(unknown))}; expected {', '.join(QUEUES)}")
         self.url = role_url(cfg, "exo_writer", dbname)
         self.concurrency = concurrency
+        self.allowed = concurrency
+        """Jobs taken at once now: halved by a timeout on a working endpoint, raised again by calm."""
         self.once = once
-        self.queues = queues
+        self.queues = tuple(queues)
         self.poll_s = poll_s
         self.grace_s = grace_s
         self.limit = limit
         """Take at most this many messages in this run (None: no limit)."""
+        self.progress = progress
+        """Told what the worker waits for (other workers' messages), once per change."""
         self.taken = 0
         self.name = f"{socket.gethostname()}:{os.getpid()}"
         self.stop = threading.Event()
@@ -111,6 +201,12 @@ class Worker:
         self.result = RunResult()
         self._lock = threading.Lock()
         self._worker_id: int | None = None
+        self._pace = {"chat": Pace(), "embeddings": Pace()}
+        self._down: set[str] = set()
+        """Endpoint kinds the probe found down in this run."""
+        self._calm = 0
+        self._last_reap = -math.inf
+        self._last_progress: str | None = None
 
     # -- plumbing -----------------------------------------------------------------------
 
@@ -125,11 +221,12 @@ class Worker:
         with self._lock:
             getattr(self.result, counter)[queue] += n
 
-    def _read(self, conn: psycopg.Connection, queue: str, qty: int, settings: dict) -> list[Message]:
-        """Read messages; those read too often go to the dead-letter queue instead."""
+    def _read(self, conn: psycopg.Connection, queue: str, qty: int, settings: dict) -> Job | None:
+        """Read and claim messages; those read too often go to the dead-letter queue instead."""
         vt = int(settings["worker.visibility_timeout_s"][queue])
         max_reads = int(settings["worker.max_reads"])
         with conn.transaction():
+            began = time.monotonic()
             rows = conn.execute(
                 "select msg_id, read_ct, message from pgmq.read(%s, %s, %s)", (queue, vt, qty)
             ).fetchall()
@@ -161,209 +258,314 @@ class Worker:
                 )
                 conn.execute("select pgmq.archive(%s, %s::bigint)", (queue, msg_id))
                 self._count("dead_lettered", queue)
-        return fresh
+            if fresh:
+                conn.execute(
+                    "insert into exo_private.worker_claims (queue, msg_id, worker_id) "
+                    "select %s, unnest(%s::bigint[]), %s on conflict (queue, msg_id) "
+                    "do update set worker_id = excluded.worker_id, claimed_at = now()",
+                    (queue, [m.msg_id for m in fresh], self._worker_id),
+                )
+        return Job(queue, fresh, began + vt) if fresh else None
 
-    def _call(self, settings: dict, endpoint: Endpoint, kind: str, fn):
-        """Call a model with retries and backoff; then probe to tell a down endpoint from a bad job."""
-        backoff = [float(s) for s in settings["worker.retry_backoff_s"]]
-        last: ModelError | None = None
-        for attempt in range(len(backoff) + 1):
+    def _hold(self, pool: ConnectionPool, job: Job, seconds: float) -> None:
+        """Keep the job's messages hidden for the next `seconds` (and a margin): a slow model
+        call must not let them reappear for another reader while it still runs."""
+        if time.monotonic() + seconds + HOLD_MARGIN_S / 2 <= job.hidden_until:
+            return
+        hold = math.ceil(seconds + HOLD_MARGIN_S)
+        with pool.connection() as conn:
+            conn.execute("select count(*) from pgmq.set_vt(%s, %s::bigint[], %s)", (job.queue, job.ids, hold))
+        job.hidden_until = time.monotonic() + hold
+
+    def _call(
+        self, pool: ConnectionPool, job: Job, settings: dict, endpoint: Endpoint, kind: str, units: int, fn
+    ):
+        """Call a model: `fn(endpoint)` with the deadline of this try as the endpoint's timeout_s.
+
+        A timeout on an endpoint that still takes requests is load: try again with a longer
+        deadline and take fewer jobs at once. At the cap the probe decides: it answers, so the
+        job fails (JobFailed); it does not, so the endpoint is down (EndpointUnavailable). Other
+        failures are retried after the backoff waits, then the probe decides the same way.
+        """
+        pace = self._pace[kind]
+        cap = endpoint.timeout_s * float(settings["worker.max_timeout_factor"])
+        deadline = pace.deadline(endpoint.timeout_s, cap, units)
+        waits = [float(s) for s in settings["worker.retry_backoff_s"]]
+        while True:
+            self._hold(pool, job, deadline)
+            began = time.monotonic()
             try:
-                return fn()
+                answer = fn(replace(endpoint, timeout_s=deadline))
             except ClientError as exc:
                 raise JobFailed(exc) from exc
+            except client.Timeout as exc:
+                state = self._probe(endpoint, kind, deadline)
+                if state == "down" or (state == "busy" and deadline >= cap):
+                    raise self._outage(endpoint, kind, exc) from exc
+                if deadline >= cap:
+                    raise JobFailed(
+                        client.Timeout(
+                            f"{exc} even at the longest deadline (timeout_s {endpoint.timeout_s:g} s "
+                            f"x worker.max_timeout_factor)",
+                            exc.url,
+                        )
+                    ) from exc
+                deadline = pace.timed_out(deadline, cap, units)
+                self._slow_down(job.queue, deadline)
+                continue
             except ModelError as exc:
-                last = exc
-                if attempt < len(backoff) and self.abort.wait(backoff[attempt]):
-                    break
-        assert last is not None
-        if not client.probe(endpoint, kind):
-            raise EndpointUnavailable(f"{kind} endpoint {endpoint.url} is down ({last.error_class}: {last})")
-        raise JobFailed(last)
+                if waits and kind not in self._down:
+                    wait_s = waits.pop(0)
+                    self._hold(pool, job, wait_s + deadline)
+                    if not self.abort.wait(wait_s):
+                        continue
+                if self._probe(endpoint, kind, endpoint.timeout_s) != "up":
+                    raise self._outage(endpoint, kind, exc) from exc
+                raise JobFailed(exc) from exc
+            pace.observe(time.monotonic() - began, units)
+            self._speed_up()
+            return answer
 
-    def _record_failure(
-        self, conn, queue: str, messages: list[Message], target_key: str, exc: Exception
-    ) -> None:
+    def _probe(self, endpoint: Endpoint, kind: str, timeout_s: float) -> str:
+        """What a 1-token request says of the endpoint: up; busy (it took the request but gave
+        no answer within timeout_s: loaded, or hung); down (once down, down for this run)."""
+        if kind not in self._down:
+            error = client.probe_error(endpoint, kind, timeout_s=timeout_s)
+            if error is None:
+                return "up"
+            if isinstance(error, client.Timeout):
+                return "busy"
+        return "down"
+
+    def _outage(self, endpoint: Endpoint, kind: str, error: ModelError) -> EndpointUnavailable:
+        self._down.add(kind)
+        return EndpointUnavailable(f"{kind} endpoint {endpoint.url} is down ({error.error_class}: {error})")
+
+    def _slow_down(self, queue: str, deadline: float) -> None:
+        with self._lock:
+            self.result.slowed[queue] += 1
+            self.result.longest_deadline_s[queue] = max(
+                self.result.longest_deadline_s.get(queue, 0), deadline
+            )
+            self.allowed = max(1, self.allowed // 2)
+            self._calm = 0
+            self.result.lowest_concurrency = min(self.result.lowest_concurrency or self.allowed, self.allowed)
+
+    def _speed_up(self) -> None:
+        with self._lock:
+            if self.allowed < self.concurrency:
+                self._calm += 1
+                if self._calm >= CALM_CALLS:
+                    self.allowed += 1
+                    self._calm = 0
+
+    def _record_failure(self, pool: ConnectionPool, job: Job, target_key: str, exc: Exception) -> None:
         error_class = exc.error.error_class if isinstance(exc, JobFailed) else type(exc).__name__
-        with conn.transaction():
-            for m in messages:
+        with pool.connection() as conn, conn.transaction():
+            for m in job.messages:
                 conn.execute(
                     "insert into exo_private.job_failures (queue, msg_id, target_id, error_class, message) "
                     "values (%s, %s, %s, %s, %s)",
-                    (queue, m.msg_id, m.payload.get(target_key), error_class, str(exc)[:2000]),
+                    (job.queue, m.msg_id, _target_id(m.payload, target_key), error_class, str(exc)[:2000]),
                 )
             if isinstance(exc, JobFailed):
-                conn.execute("select pgmq.archive(%s, %s::bigint[])", (queue, [m.msg_id for m in messages]))
+                conn.execute("select pgmq.archive(%s, %s::bigint[])", (job.queue, job.ids))
         if isinstance(exc, JobFailed):
-            self._count("failed", queue, len(messages))
+            self._count("failed", job.queue, len(job.messages))
 
-    def _release(self, conn, queue: str, messages: list[Message]) -> None:
-        """Make messages visible again at once (the endpoint is down; the next run takes them)."""
-        with conn.transaction():
-            for m in messages:
-                conn.execute("select pgmq.set_vt(%s, %s::bigint, 0)", (queue, m.msg_id))
+    def _return(self, pool: ConnectionPool, job: Job) -> None:
+        """The endpoint is down: the messages are visible again at once and this read does not count."""
+        with pool.connection() as conn:
+            returned = conn.execute(
+                "select exo_private.return_messages(%s, %s::bigint[])", (job.queue, job.ids)
+            ).fetchone()[0]
+        self._count("returned", job.queue, returned)
 
     # -- jobs ---------------------------------------------------------------------------
 
-    def _embed(self, pool: ConnectionPool, settings: dict, messages: list[Message]) -> None:
+    def _embed(self, pool: ConnectionPool, settings: dict, job: Job) -> None:
         endpoint = Endpoint.from_setting(settings["models.embeddings"])
         dimensions = int(settings["models.embeddings"]["dimensions"])
+        ids = [int(m.payload["chunk_id"]) for m in job.messages]
         with pool.connection() as conn:
-            ids = [int(m.payload["chunk_id"]) for m in messages]
             bodies = dict(
                 conn.execute("select id, body from exo_private.chunks where id = any(%s)", (ids,)).fetchall()
             )
-            live = [m for m in messages if int(m.payload["chunk_id"]) in bodies]
-            gone = [m.msg_id for m in messages if int(m.payload["chunk_id"]) not in bodies]
+            gone = [m.msg_id for m in job.messages if int(m.payload["chunk_id"]) not in bodies]
             if gone:
                 with conn.transaction():
                     conn.execute("select pgmq.archive('embed', %s::bigint[])", (gone,))
                 self._count("skipped", "embed", len(gone))
-            if not live:
-                return
-            texts = [bodies[int(m.payload["chunk_id"])] for m in live]
-            try:
-                vectors = self._call(settings, endpoint, "embeddings", lambda: client.embed(endpoint, texts))
-                if any(len(v) != dimensions for v in vectors):
-                    raise JobFailed(client.BadResponse(f"vectors are not {dimensions}-dimensional"))
-            except EndpointUnavailable:
-                self._release(conn, "embed", live)
-                raise
-            except JobFailed as exc:
-                self._record_failure(conn, "embed", live, "chunk_id", exc)
-                return
-            with conn.transaction():
-                conn.execute(
-                    "select exo_private.store_embeddings(%s, %s, %s, %s)",
-                    (
-                        endpoint.model,
-                        dimensions,
-                        [int(m.payload["chunk_id"]) for m in live],
-                        [_vector_literal(v) for v in vectors],
-                    ),
-                )
-                conn.execute("select pgmq.archive('embed', %s::bigint[])", ([m.msg_id for m in live],))
-            self._count("done", "embed", len(live))
+        live = Job(
+            "embed", [m for m in job.messages if int(m.payload["chunk_id"]) in bodies], job.hidden_until
+        )
+        if not live.messages:
+            return
+        texts = [bodies[int(m.payload["chunk_id"])] for m in live.messages]
+        # No connection is held while the model works: a long call ties up none of the pool.
+        try:
+            vectors = self._call(
+                pool, live, settings, endpoint, "embeddings", len(texts), lambda ep: client.embed(ep, texts)
+            )
+            if any(len(v) != dimensions for v in vectors):
+                raise JobFailed(client.BadResponse(f"vectors are not {dimensions}-dimensional"))
+        except EndpointUnavailable:
+            self._return(pool, live)
+            raise
+        except JobFailed as exc:
+            self._record_failure(pool, live, "chunk_id", exc)
+            return
+        with pool.connection() as conn, conn.transaction():
+            conn.execute(
+                "select exo_private.store_embeddings(%s, %s, %s, %s)",
+                (
+                    endpoint.model,
+                    dimensions,
+                    [int(m.payload["chunk_id"]) for m in live.messages],
+                    [_vector_literal(v) for v in vectors],
+                ),
+            )
+            conn.execute("select pgmq.archive('embed', %s::bigint[])", (live.ids,))
+        self._count("done", "embed", len(live.messages))
 
-    def _extract(self, pool: ConnectionPool, settings: dict, message: Message) -> None:
+    def _extract(self, pool: ConnectionPool, settings: dict, job: Job) -> None:
         endpoint = Endpoint.from_setting(settings["models.chat"])
+        (message,) = job.messages
         window_id = int(message.payload["window_id"])
         with pool.connection() as conn:
             row = conn.execute(
                 "select body, workspace, document_id from exo_private.extraction_windows where id = %s",
                 (window_id,),
             ).fetchone()
-            if row is None:
+            if row is not None:
+                with conn.transaction():
+                    generation = conn.execute(
+                        "select exo_private.generation_for(%s, %s)", (row[1], endpoint.model)
+                    ).fetchone()[0]
+            # Gone, or the settings name another model now (its generation re-queued this window).
+            if row is None or generation is None:
                 with conn.transaction():
                     conn.execute("select pgmq.archive('extract', %s::bigint)", (message.msg_id,))
                 self._count("skipped", "extract")
                 return
-            body, workspace, document_id = row
-            with conn.transaction():
-                generation = conn.execute(
-                    "select exo_private.generation_for(%s, %s)", (workspace, endpoint.model)
-                ).fetchone()[0]
-            if (
-                generation is None
-            ):  # the settings name another model now; its generation re-queued this window
-                with conn.transaction():
-                    conn.execute("select pgmq.archive('extract', %s::bigint)", (message.msg_id,))
-                self._count("skipped", "extract")
-                return
-            max_entities = int(settings["extraction.max_entities"])
-            max_relations = int(settings["extraction.max_relations"])
-            fmt = (
-                extraction.response_format(max_entities, max_relations)
-                if settings["models.chat"].get("response_format", True)
-                else None
-            )
-            try:
-                reply = self._call(
-                    settings,
-                    endpoint,
-                    "chat",
-                    lambda: client.chat(
-                        endpoint,
-                        extraction.messages(body),
-                        max_tokens=int(settings["extraction.max_tokens"]),
-                        response_format=fmt,
-                    ),
-                )
-            except EndpointUnavailable:
-                self._release(conn, "extract", [message])
-                raise
-            except JobFailed as exc:
-                self._record_failure(conn, "extract", [message], "window_id", exc)
-                return
-            parsed = extraction.parse(reply.content, body, max_entities, max_relations)
-            stats = {
-                **parsed.stats(),
-                "finish_reason": reply.finish_reason,
-                "completion_tokens": reply.completion_tokens,
-            }
-            with conn.transaction():
-                try:
-                    with conn.transaction():
-                        merged = conn.execute(
-                            "select exo_private.merge_extraction(%s, %s, %s, %s)",
-                            (window_id, generation, Jsonb(parsed.entities), Jsonb(parsed.relations)),
-                        ).fetchone()[0]
-                except (psycopg.errors.ForeignKeyViolation, psycopg.errors.RaiseException):
-                    # The window was re-made (or its generation replaced) while the model ran.
-                    gone = (
-                        conn.execute(
-                            "select 1 from exo_private.extraction_windows where id = %s", (window_id,)
-                        ).fetchone()
-                        is None
-                    )
-                    if not gone:
-                        raise
-                    conn.execute("select pgmq.archive('extract', %s::bigint)", (message.msg_id,))
-                    self._count("skipped", "extract")
-                    return
-                if merged.get("stale_generation"):
-                    # The workspace's graph was restarted with another model meanwhile, and
-                    # the window queued again: this reply belongs to no current graph.
-                    conn.execute("select pgmq.archive('extract', %s::bigint)", (message.msg_id,))
-                    self._count("skipped", "extract")
-                    return
-                conn.execute(
-                    "update exo_private.extraction_windows set extracted_generation = %s, extracted_at = now(), "
-                    "extraction_stats = %s where id = %s",
-                    (generation, Jsonb({**stats, **merged}), window_id),
-                )
-                conn.execute("select exo_private.advance_stages(array[%s]::bigint[])", (document_id,))
-                conn.execute("select pgmq.archive('extract', %s::bigint)", (message.msg_id,))
-            self._count("done", "extract")
-
-    def _guarded(
-        self, pool: ConnectionPool, queue: str, job, settings: dict, messages: list[Message]
-    ) -> None:
-        """Run a job; an unexpected error is recorded and its messages left to come back."""
+        body, _workspace, document_id = row
+        max_entities = int(settings["extraction.max_entities"])
+        max_relations = int(settings["extraction.max_relations"])
+        fmt = (
+            extraction.response_format(max_entities, max_relations)
+            if settings["models.chat"].get("response_format", True)
+            else None
+        )
         try:
-            job(pool, settings, messages if queue == "embed" else messages[0])
+            reply = self._call(
+                pool,
+                job,
+                settings,
+                endpoint,
+                "chat",
+                1,
+                lambda ep: client.chat(
+                    ep,
+                    extraction.messages(body),
+                    max_tokens=int(settings["extraction.max_tokens"]),
+                    response_format=fmt,
+                ),
+            )
+        except EndpointUnavailable:
+            self._return(pool, job)
+            raise
+        except JobFailed as exc:
+            self._record_failure(pool, job, "window_id", exc)
+            return
+        parsed = extraction.parse(reply.content, body, max_entities, max_relations)
+        stats = {
+            **parsed.stats(),
+            "finish_reason": reply.finish_reason,
+            "completion_tokens": reply.completion_tokens,
+        }
+        with pool.connection() as conn, conn.transaction():
+            try:
+                with conn.transaction():
+                    merged = conn.execute(
+                        "select exo_private.merge_extraction(%s, %s, %s, %s)",
+                        (window_id, generation, Jsonb(parsed.entities), Jsonb(parsed.relations)),
+                    ).fetchone()[0]
+            except (psycopg.errors.ForeignKeyViolation, psycopg.errors.RaiseException):
+                # The window was re-made (or its generation replaced) while the model ran.
+                gone = (
+                    conn.execute(
+                        "select 1 from exo_private.extraction_windows where id = %s", (window_id,)
+                    ).fetchone()
+                    is None
+                )
+                if not gone:
+                    raise
+                conn.execute("select pgmq.archive('extract', %s::bigint)", (message.msg_id,))
+                self._count("skipped", "extract")
+                return
+            if merged.get("stale_generation"):
+                # The workspace's graph was restarted with another model meanwhile, and
+                # the window queued again: this reply belongs to no current graph.
+                conn.execute("select pgmq.archive('extract', %s::bigint)", (message.msg_id,))
+                self._count("skipped", "extract")
+                return
+            conn.execute(
+                "update exo_private.extraction_windows set extracted_generation = %s, extracted_at = now(), "
+                "extraction_stats = %s where id = %s",
+                (generation, Jsonb({**stats, **merged}), window_id),
+            )
+            conn.execute("select exo_private.advance_stages(array[%s]::bigint[])", (document_id,))
+            conn.execute("select pgmq.archive('extract', %s::bigint)", (message.msg_id,))
+        self._count("done", "extract")
+
+    def _guarded(self, pool: ConnectionPool, job_fn, settings: dict, job: Job) -> None:
+        """Run a job; an unexpected error is recorded and its messages come back after the first
+        backoff wait (that read counts: a job that keeps raising ends in the dead-letter queue).
+        Either way the job's claims end with it."""
+        try:
+            job_fn(pool, settings, job)
         except EndpointUnavailable:
             raise
         except Exception as exc:
-            self._count("errors", queue, len(messages))
+            self._count("errors", job.queue, len(job.messages))
+            self._record_failure(pool, job, "chunk_id" if job.queue == "embed" else "window_id", exc)
             with pool.connection() as conn:
-                self._record_failure(
-                    conn, queue, messages, "chunk_id" if queue == "embed" else "window_id", exc
+                conn.execute(
+                    "select count(*) from pgmq.set_vt(%s, %s::bigint[], %s)",
+                    (job.queue, job.ids, math.ceil(float(settings["worker.retry_backoff_s"][0]))),
+                )
+        finally:
+            with pool.connection() as conn:
+                conn.execute(
+                    "delete from exo_private.worker_claims where queue = %s and msg_id = any(%s) and worker_id = %s",
+                    (job.queue, job.ids, self._worker_id),
                 )
 
     # -- the loop -----------------------------------------------------------------------
 
-    def _heartbeat(self) -> None:
-        with psycopg.connect(
-            self.url, application_name=f"exo-worker-heartbeat {self.name}", autocommit=True
-        ) as conn:
-            while not self.stop.wait(HEARTBEAT_S):
+    def _heartbeat(self, interval_s: float) -> None:
+        """Beat until the run stops; a lost connection is opened again at the next beat."""
+        conn: psycopg.Connection | None = None
+        try:
+            while not self.stop.wait(interval_s):
                 with self._lock:
                     processed = sum(self.result.done.values())
-                conn.execute(
-                    "update exo_private.workers set heartbeat_at = now(), processed = %s where id = %s",
-                    (processed, self._worker_id),
-                )
+                try:
+                    if conn is None or conn.closed:
+                        conn = psycopg.connect(
+                            self.url, application_name=f"exo-worker-heartbeat {self.name}", autocommit=True
+                        )
+                    conn.execute(
+                        "update exo_private.workers set heartbeat_at = now(), processed = %s where id = %s",
+                        (processed, self._worker_id),
+                    )
+                except psycopg.OperationalError:
+                    if conn is not None:
+                        conn.close()
+                    conn = None
+        finally:
+            if conn is not None:
+                conn.close()
 
     def run(self) -> RunResult:
         """Work until the queues are empty (--once) or `stop` is set."""
@@ -374,16 +576,23 @@ class Worker:
                 self.url,
                 min_size=1,
                 max_size=self.concurrency,
+                check=ConnectionPool.check_connection,  # one dropped while idle is replaced
                 kwargs={"application_name": app, "autocommit": True},
                 open=True,
             ) as pool,
             ThreadPoolExecutor(self.concurrency, thread_name_prefix="exo-job") as jobs,
         ):
+            dead_after_s = float(self._settings(conn)["worker.dead_after_s"])
             self._worker_id = conn.execute(
                 "insert into exo_private.workers (name, pid, hostname, queues) values (%s, %s, %s, %s) returning id",
                 (self.name, os.getpid(), socket.gethostname(), list(self.queues)),
             ).fetchone()[0]
-            beat = threading.Thread(target=self._heartbeat, name="exo-heartbeat", daemon=True)
+            beat = threading.Thread(
+                target=self._heartbeat,
+                args=(min(HEARTBEAT_MAX_S, dead_after_s / 6),),
+                name="exo-heartbeat",
+                daemon=True,
+            )
             beat.start()
             running: set[Future] = set()
             try:
@@ -396,6 +605,8 @@ class Worker:
                 self.result.unfinished = len(pending)
                 if pending:
                     self.abort.set()
+                # Claims of unfinished jobs stay: this worker is stopped now, so the next
+                # worker takes those messages back at once (reap_workers).
                 conn.execute(
                     "update exo_private.workers set stopped_at = now(), heartbeat_at = now(), stop_reason = %s, "
                     "processed = %s where id = %s",
@@ -412,10 +623,51 @@ class Worker:
     def _settle(self, future: Future) -> None:
         error = future.exception()
         if error is not None:  # EndpointUnavailable, or the database itself failing
-            self.result.stop_reason = (
-                str(error) if isinstance(error, EndpointUnavailable) else f"{type(error).__name__}: {error}"
-            )
+            if isinstance(error, EndpointUnavailable):
+                self.result.endpoint_down = True
+                self.result.stop_reason = str(error)
+            else:
+                self.result.stop_reason = f"{type(error).__name__}: {error}"
             self.stop.set()
+
+    def _reap(self, conn, settings: dict, every_s: float) -> int:
+        """Mark workers without a heartbeat dead and take back their messages (at most every `every_s`)."""
+        if time.monotonic() - self._last_reap < every_s:
+            return 0
+        self._last_reap = time.monotonic()
+        taken = conn.execute(
+            "select exo_private.reap_workers(%s)", (float(settings["worker.dead_after_s"]),)
+        ).fetchone()[0]
+        self.result.reclaimed += taken
+        return taken
+
+    def _messages_left(self, conn, settings: dict) -> tuple[int, int]:
+        """(pending, in flight) messages of this worker's queues; tells `progress` what is in flight
+        (this worker runs no job when it asks, so others hold them)."""
+        dead_after_s = float(settings["worker.dead_after_s"])
+        rows = conn.execute(
+            "select state, count(*), ceil(extract(epoch from max(visible_at) - now()))::int "
+            "from exo_private.queue_messages(%s) where queue = any(%s) group by state order by state",
+            (dead_after_s, list(self.queues)),
+        ).fetchall()
+        pending = sum(n for state, n, _ in rows if state == "pending")
+        held = [(state, n, s) for state, n, s in rows if state != "pending"]
+        in_flight = sum(n for _, n, _ in held)
+        if in_flight and self.progress:
+            who = ", ".join(
+                f"{n} unclaimed, visible again within {s} s"
+                if state == "unclaimed"
+                else f"{n} by {state} workers"
+                for state, n, s in held
+            )
+            text = (
+                f"waiting for {in_flight} message(s) in flight ({who}); a worker silent for "
+                f"{dead_after_s:g} s is dead and its messages are taken back"
+            )
+            if text != self._last_progress:
+                self._last_progress = text
+                self.progress(text)
+        return pending, in_flight
 
     def _loop(self, conn, pool, jobs: ThreadPoolExecutor, running: set[Future]) -> None:
         turn = 0
@@ -426,7 +678,7 @@ class Worker:
             running -= finished
             if self.stop.is_set():
                 break
-            if len(running) >= self.concurrency:
+            if len(running) >= self.allowed:
                 wait(running, timeout=self.poll_s, return_when=FIRST_COMPLETED)
                 continue
             if self.limit is not None and self.taken >= self.limit:
@@ -441,37 +693,57 @@ class Worker:
                 qty = int(settings["worker.embed_batch"]) if queue == "embed" else 1
                 if self.limit is not None:
                     qty = min(qty, self.limit - self.taken)
-                messages = self._read(conn, queue, qty, settings)
-                if not messages:
+                job = self._read(conn, queue, qty, settings)
+                if job is None:
                     continue
-                self.taken += len(messages)
-                job = self._embed if queue == "embed" else self._extract
-                running.add(jobs.submit(self._guarded, pool, queue, job, settings, messages))
+                self.taken += len(job.messages)
+                job_fn = self._embed if queue == "embed" else self._extract
+                running.add(jobs.submit(self._guarded, pool, job_fn, settings, job))
                 turn += 1
                 submitted = True
                 break
             if submitted:
                 continue
+            # Nothing visible: take back what dead workers held, then wait for work.
+            if self._reap(
+                conn, settings, every_s=min(HEARTBEAT_MAX_S, float(settings["worker.dead_after_s"]) / 6)
+            ):
+                continue
             if running:
                 wait(running, timeout=self.poll_s, return_when=FIRST_COMPLETED)
-            elif self.once:
-                break
-            else:
-                self.stop.wait(self.poll_s)
+                continue
+            if self.once:
+                pending, in_flight = self._messages_left(conn, settings)
+                if pending:  # became visible since the read: read again at once
+                    continue
+                if not in_flight:
+                    break
+            self.stop.wait(self.poll_s)
 
 
 def summary_line(result: RunResult) -> str:
     parts = [f"{q}: {n} done" for q, n in sorted(result.done.items())]
     for label, counter in (
         ("skipped", result.skipped),
-        ("failed", result.failed),
+        ("failed (`exo worker retry-failed` queues them again)", result.failed),
         ("errors", result.errors),
         ("dead-lettered", result.dead_lettered),
+        ("returned to the queue, not counted as reads (endpoint down)", result.returned),
     ):
         parts += [f"{q}: {n} {label}" for q, n in sorted(counter.items())]
+    parts += [
+        f"{q}: {n} slow call(s) tried again with a longer deadline (up to {result.longest_deadline_s[q]:g} s)"
+        for q, n in sorted(result.slowed.items())
+    ]
+    if result.lowest_concurrency is not None:
+        parts.append(f"jobs at once lowered to {result.lowest_concurrency} under load")
+    if result.reclaimed:
+        parts.append(f"{result.reclaimed} message(s) taken back from dead workers")
     text = "; ".join(parts) or "nothing to do"
     if result.stop_reason:
         text += f"; stopped: {result.stop_reason}"
+    if result.endpoint_down:
+        text += "; the work stays queued: run the worker again when the endpoint is back"
     if result.unfinished:
         text += f"; {result.unfinished} job(s) unfinished after the grace period (their messages will return)"
     return text
@@ -485,6 +757,12 @@ def as_json(result: RunResult) -> str:
             "failed": result.failed,
             "errors": result.errors,
             "dead_lettered": result.dead_lettered,
+            "returned": result.returned,
+            "slowed": result.slowed,
+            "longest_deadline_s": result.longest_deadline_s,
+            "lowest_concurrency": result.lowest_concurrency,
+            "reclaimed": result.reclaimed,
+            "endpoint_down": result.endpoint_down,
             "stop_reason": result.stop_reason,
             "unfinished": result.unfinished,
         }

@@ -241,6 +241,12 @@ def embed_one(setting: dict[str, Any], text: str) -> dict[str, Any]:
 
 def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
     """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
+    return probe_error(endpoint, kind, timeout_s=timeout_s) is None
+
+
+def probe_error(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> ModelError | None:
+    """How a one-token request to the endpoint failed, or None when it answered 2xx. A Timeout
+    means the server took the request but did not answer in time: busy, or hung."""
     if kind == "chat":
         url = f"{endpoint.url}/chat/completions"
         payload: dict[str, Any] = {
@@ -257,9 +263,9 @@ def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> b
         raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
     try:
         _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s)
-    except ModelError:
-        return False
-    return True
+    except ModelError as exc:
+        return exc
+    return None
 
 
 # -- HTTP ---------------------------------------------------------------------------------

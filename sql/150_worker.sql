@@ -1,0 +1,379 @@
+-- The worker's queues: who holds which message, taking back a dead worker's work,
+-- the work that waits and what holds it, and bringing failed and dead-lettered work
+-- back. The queues are embed (message {chunk_id, workspace}) and extract
+-- ({window_id, workspace}); dead_letter holds {queue, msg_id, read_ct, message, last_error}.
+
+-- exo_private.queue_target_key: the message key naming a queue's target (chunk_id, window_id).
+create or replace function exo_private.queue_target_key(p_queue text)
+returns text
+language plpgsql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    case p_queue
+        when 'embed' then return 'chunk_id';
+        when 'extract' then return 'window_id';
+        else raise exception 'queue must be embed or extract, got %', coalesce(quote_literal(p_queue), 'null')
+                 using errcode = 'invalid_parameter_value';
+    end case;
+end
+$$;
+comment on function exo_private.queue_target_key(text) is
+    'The key of a queue''s messages that names its target: chunk_id (embed) or window_id (extract); '
+    'raises for any other queue.';
+
+-- exo_private.return_messages: give messages back at once, their last read not counted.
+create or replace function exo_private.return_messages(p_queue text, p_msg_ids bigint[])
+returns int
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    returned int;
+begin
+    -- The table name comes from the fixed set that queue_target_key accepts.
+    perform exo_private.queue_target_key(p_queue);
+    execute format('update pgmq.%I set vt = pg_catalog.clock_timestamp(), '
+                   'read_ct = greatest(read_ct - 1, 0) where msg_id = any($1)', 'q_' || p_queue)
+        using p_msg_ids;
+    get diagnostics returned = row_count;
+    delete from exo_private.worker_claims c where c.queue = p_queue and c.msg_id = any(p_msg_ids);
+    return returned;
+end
+$$;
+comment on function exo_private.return_messages(text, bigint[]) is
+    'Make messages visible now and take back the read that fetched them (read_ct - 1): the worker '
+    'found the model endpoint down, so that read must not count toward dead-lettering. Returns how '
+    'many messages were returned.';
+
+-- exo_private.reap_workers: mark workers without a heartbeat dead and take back their messages.
+create or replace function exo_private.reap_workers(p_dead_after_s double precision)
+returns int
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    embed_ids bigint[];
+    extract_ids bigint[];
+    released int := 0;
+begin
+    update exo_private.workers w
+       set stopped_at = w.heartbeat_at,
+           stop_reason = format('dead: no heartbeat since %s (more than %s s)', w.heartbeat_at, p_dead_after_s)
+     where w.stopped_at is null
+       and w.heartbeat_at < pg_catalog.now() - pg_catalog.make_interval(secs => p_dead_after_s);
+    -- A stopped worker holds nothing: what it claimed is visible again (that read still counts).
+    with gone as (
+        delete from exo_private.worker_claims c
+         using exo_private.workers w
+         where w.id = c.worker_id and w.stopped_at is not null
+        returning c.queue, c.msg_id
+    )
+    select coalesce(array_agg(g.msg_id) filter (where g.queue = 'embed'), '{}'),
+           coalesce(array_agg(g.msg_id) filter (where g.queue = 'extract'), '{}')
+      into embed_ids, extract_ids
+    from gone g;
+    if embed_ids <> '{}' then
+        released := released + (select count(*) from pgmq.set_vt('embed', embed_ids, 0));
+    end if;
+    if extract_ids <> '{}' then
+        released := released + (select count(*) from pgmq.set_vt('extract', extract_ids, 0));
+    end if;
+    return released;
+end
+$$;
+comment on function exo_private.reap_workers(double precision) is
+    'Mark every worker whose heartbeat is older than p_dead_after_s seconds stopped (stop_reason '
+    '''dead: ...''), and make the messages that stopped workers still claimed visible at once. '
+    'Returns how many messages were taken back.';
+
+-- exo_private.queue_messages: the messages of embed and extract, and who holds each.
+create or replace function exo_private.queue_messages(p_dead_after_s double precision)
+returns table (queue text, msg_id bigint, enqueued_at timestamptz, visible_at timestamptz, state text)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select q.queue, q.msg_id, q.enqueued_at, q.vt,
+           case when q.vt <= pg_catalog.clock_timestamp() then 'pending'
+                when w.id is null then 'unclaimed'
+                when w.stopped_at is not null
+                  or w.heartbeat_at < pg_catalog.now() - pg_catalog.make_interval(secs => p_dead_after_s)
+                then 'dead'
+                else 'live' end
+    from (select 'embed'::text as queue, e.msg_id, e.enqueued_at, e.vt from pgmq.q_embed e
+          union all
+          select 'extract', x.msg_id, x.enqueued_at, x.vt from pgmq.q_extract x) q
+    left join exo_private.worker_claims c on c.queue = q.queue and c.msg_id = q.msg_id
+    left join exo_private.workers w on w.id = c.worker_id
+$$;
+comment on function exo_private.queue_messages(double precision) is
+    'Every message of embed and extract with its state: pending (visible now), or in flight '
+    'held by a live worker, by a dead one (no heartbeat for p_dead_after_s, or stopped), or '
+    'unclaimed (a job that raised waits for its retry, or a read outside any worker).';
+
+-- exo_private.outstanding_work: every chunk and window the worker still owes, and what holds it.
+create or replace function exo_private.outstanding_work()
+returns table (queue text, target_id bigint, document_id bigint, state text)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    with model as (select exo_private.active_embedding_model() as id),
+    targets as (
+        select 'embed'::text as queue, c.id as target_id, c.document_id
+        from exo_private.chunks c
+        cross join model
+        where not exists (select 1 from exo_private.chunk_embeddings e
+                          where e.workspace = c.workspace and e.chunk_id = c.id and e.model_id = model.id)
+        union all
+        select 'extract', w.id, w.document_id
+        from exo_private.extraction_windows w
+        where w.extracted_at is null
+    ), queued as (
+        select 'embed'::text as queue, (q.message ->> 'chunk_id')::bigint as target_id,
+               bool_or(q.vt > pg_catalog.now()) as in_flight
+        from pgmq.q_embed q group by 2
+        union all
+        select 'extract', (q.message ->> 'window_id')::bigint, bool_or(q.vt > pg_catalog.now())
+        from pgmq.q_extract q group by 2
+    ), dead as (
+        select distinct d.message ->> 'queue' as queue,
+               (d.message -> 'message' ->> case d.message ->> 'queue' when 'embed' then 'chunk_id'
+                                                                   when 'extract' then 'window_id' end
+               )::bigint as target_id
+        from pgmq.q_dead_letter d
+    ), failed as (
+        select distinct f.queue, f.target_id from exo_private.job_failures f where f.retried_at is null
+    )
+    select t.queue, t.target_id, t.document_id,
+           case when q.in_flight then 'in_flight'
+                when q.target_id is not null then 'pending'
+                when d.target_id is not null then 'dead'
+                when f.target_id is not null then 'failed'
+                else 'lost' end
+    from targets t
+    left join queued q on q.queue = t.queue and q.target_id = t.target_id
+    left join dead d on d.queue = t.queue and d.target_id = t.target_id
+    left join failed f on f.queue = t.queue and f.target_id = t.target_id
+$$;
+comment on function exo_private.outstanding_work() is
+    'Every chunk without a vector of the active embedding model (queue embed) and every window not '
+    'extracted (queue extract), with its document and state: in_flight (a worker holds its message), '
+    'pending (its message waits), dead (dead-lettered), failed (a recorded failure, not retried) or '
+    'lost (no message at all). Dead, failed and lost work never advances on its own.';
+
+-- exo_private.work_status: queues, work per document stage, stuck documents and workers.
+create or replace function exo_private.work_status()
+returns jsonb
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    with settings as (
+        select coalesce((select (s.value #>> '{}')::double precision from exo_private.settings s
+                         where s.key = 'worker.dead_after_s'), 30) as dead_after_s
+    ), work as materialized (
+        select o.queue, o.target_id, o.document_id, o.state from exo_private.outstanding_work() o
+    ), messages as (
+        select n.queue, count(m.msg_id) as depth, min(m.enqueued_at) as oldest,
+               count(*) filter (where m.state = 'pending') as pending,
+               count(*) filter (where m.state in ('live', 'dead', 'unclaimed')) as in_flight,
+               count(*) filter (where m.state = 'dead') as held_by_dead_workers
+        from unnest(array['embed', 'extract']) n(queue)
+        left join (select x.* from settings, exo_private.queue_messages(settings.dead_after_s) x) m
+               on m.queue = n.queue
+        group by n.queue
+    ), stuck as (
+        select w.document_id, w.state from work w where w.state in ('failed', 'dead', 'lost')
+    )
+    select jsonb_build_object(
+        'queues', (
+            select jsonb_object_agg(m.queue, jsonb_build_object(
+                       'depth', m.depth,
+                       'pending', m.pending,
+                       'in_flight', m.in_flight,
+                       'held_by_dead_workers', m.held_by_dead_workers,
+                       'failed', (select count(*) from work w where w.queue = m.queue and w.state = 'failed'),
+                       'dead', (select count(*) from pgmq.q_dead_letter d where d.message ->> 'queue' = m.queue),
+                       'oldest_age_s', floor(extract(epoch from pg_catalog.now() - m.oldest))::bigint))
+            from messages m
+        ) || jsonb_build_object('dead_letter', (
+            select jsonb_build_object(
+                       'depth', count(*),
+                       'oldest_age_s', floor(extract(epoch from pg_catalog.now() - min(d.enqueued_at)))::bigint)
+            from pgmq.q_dead_letter d)),
+        'work_by_stage', (
+            select coalesce(jsonb_object_agg(s.stage, jsonb_build_object(
+                       'documents', s.documents, 'pending', s.pending, 'in_flight', s.in_flight,
+                       'failed', s.failed, 'dead', s.dead, 'lost', s.lost, 'stuck', s.stuck)
+                       order by s.stage), '{}')
+            from (select d.stage::text as stage,
+                         count(distinct d.id) as documents,
+                         count(distinct d.id) filter (where w.state = 'pending') as pending,
+                         count(distinct d.id) filter (where w.state = 'in_flight') as in_flight,
+                         count(distinct d.id) filter (where w.state = 'failed') as failed,
+                         count(distinct d.id) filter (where w.state = 'dead') as dead,
+                         count(distinct d.id) filter (where w.state = 'lost') as lost,
+                         count(distinct d.id) filter (where w.state in ('failed', 'dead', 'lost')) as stuck
+                  from work w
+                  join exo_private.documents d on d.id = w.document_id
+                  group by d.stage) s),
+        'stuck', (
+            select jsonb_build_object(
+                       'documents', count(distinct s.document_id),
+                       'failed', count(distinct s.document_id) filter (where s.state = 'failed'),
+                       'dead', count(distinct s.document_id) filter (where s.state = 'dead'),
+                       'lost', count(distinct s.document_id) filter (where s.state = 'lost'),
+                       'hint', case when count(*) > 0 then format(
+                           '%s document(s) cannot advance on their own: `exo worker retry-failed` '
+                           'queues failed and lost work again, `exo worker requeue-dead` dead-lettered '
+                           'work', count(distinct s.document_id)) end)
+            from stuck s),
+        'worker', (
+            select jsonb_build_object(
+                'last_heartbeat', max(k.heartbeat_at),
+                'alive', coalesce(bool_or(k.stopped_at is null and k.heartbeat_at > pg_catalog.now()
+                                          - pg_catalog.make_interval(secs => settings.dead_after_s)), false),
+                'running', count(*) filter (where k.stopped_at is null and k.heartbeat_at > pg_catalog.now()
+                                            - pg_catalog.make_interval(secs => settings.dead_after_s)),
+                'dead', count(*) filter (where k.heartbeat_at > pg_catalog.now() - interval '1 day'
+                                         and ((k.stopped_at is null and k.heartbeat_at <= pg_catalog.now()
+                                               - pg_catalog.make_interval(secs => settings.dead_after_s))
+                                              or k.stop_reason like 'dead:%')),
+                'dead_after_s', settings.dead_after_s)
+            from settings left join exo_private.workers k on true
+            group by settings.dead_after_s)
+    )
+$$;
+comment on function exo_private.work_status() is
+    'The worker''s side of exo.status: queues (embed, extract: depth, pending = visible messages, '
+    'in_flight, held_by_dead_workers, failed = chunks or windows whose job failed and was not '
+    'retried, dead = their dead letters, oldest_age_s; dead_letter: depth, oldest_age_s), '
+    'work_by_stage (per document stage: documents with work pending, in_flight, failed, dead, lost, '
+    'stuck), stuck (documents that cannot advance on their own, by reason, and a hint naming the '
+    'commands), worker (last_heartbeat, alive, running, dead in the last day, dead_after_s).';
+
+-- exo_private.queue_again: send fresh messages for chunks (embed) or windows (extract).
+create or replace function exo_private.queue_again(p_queue text, p_targets bigint[])
+returns int
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    payloads jsonb[];
+begin
+    if p_queue = 'embed' then
+        payloads := array(select jsonb_build_object('chunk_id', c.id, 'workspace', c.workspace)
+                          from exo_private.chunks c where c.id = any(p_targets) order by c.id);
+    else
+        perform exo_private.queue_target_key(p_queue);
+        payloads := array(select jsonb_build_object('window_id', w.id, 'workspace', w.workspace)
+                          from exo_private.extraction_windows w where w.id = any(p_targets) order by w.id);
+    end if;
+    if cardinality(payloads) > 0 then
+        perform pgmq.send_batch(p_queue, payloads);
+    end if;
+    return cardinality(payloads);
+end
+$$;
+comment on function exo_private.queue_again(text, bigint[]) is
+    'Queue chunks (embed) or extraction windows (extract) again by id, one fresh message each '
+    '(ids that no longer exist are skipped); returns how many were queued.';
+
+-- exo_private.retry_failed: queue failed (and lost) work again.
+create or replace function exo_private.retry_failed(p_queue text default null, p_since timestamptz default null)
+returns table (queue text, requeued int, resolved int)
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    q text;
+    retry bigint[];
+    open bigint[];
+begin
+    if p_queue is not null then
+        perform exo_private.queue_target_key(p_queue);
+    end if;
+    for q in select x from unnest(array['embed', 'extract']) x where p_queue is null or x = p_queue loop
+        -- Failed targets whose failure falls in the window; lost ones (no record, no
+        -- message) too unless a window was asked for.
+        select coalesce(array_agg(o.target_id) filter (
+                   where (o.state = 'lost' and p_since is null)
+                      or (o.state = 'failed' and exists (
+                              select 1 from exo_private.job_failures f
+                              where f.queue = q and f.target_id = o.target_id and f.retried_at is null
+                                and (p_since is null or f.failed_at >= p_since)))), '{}'),
+               coalesce(array_agg(o.target_id), '{}')
+          into retry, open
+        from exo_private.outstanding_work() o
+        where o.queue = q;
+        queue := q;
+        requeued := exo_private.queue_again(q, retry);
+        -- A failure is settled when its target is queued again or needs no more work (done or
+        -- gone); one whose target waits in the queue already stays until that job ends.
+        with settled as (
+            update exo_private.job_failures f
+               set retried_at = pg_catalog.now()
+             where f.queue = q and f.retried_at is null
+               and (p_since is null or f.failed_at >= p_since)
+               and (f.target_id = any(retry) or f.target_id is null or not f.target_id = any(open))
+            returning f.target_id
+        )
+        select count(distinct s.target_id) filter (where not s.target_id = any(retry)) into resolved from settled s;
+        return next;
+    end loop;
+end
+$$;
+comment on function exo_private.retry_failed(text, timestamptz) is
+    'Queue again the chunks (embed) and windows (extract) whose job failed (failures since p_since '
+    'when given) and that still need work, plus, without p_since, those that wait with no message '
+    'at all; failures are marked retried_at. Per queue: requeued (messages sent) and resolved '
+    '(failed targets that no longer need work). p_queue null means both queues.';
+
+-- exo_private.requeue_dead: bring dead-lettered work back to its queue.
+create or replace function exo_private.requeue_dead(p_queue text default null)
+returns table (queue text, requeued int, dropped int)
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    q text;
+    letters bigint[];
+    targets bigint[];
+begin
+    if p_queue is not null then
+        perform exo_private.queue_target_key(p_queue);
+    end if;
+    for q in select x from unnest(array['embed', 'extract']) x where p_queue is null or x = p_queue loop
+        -- Locked, so that two of these at once do not both send a letter back.
+        select coalesce(array_agg(d.msg_id), '{}'),
+               coalesce(array_agg(distinct (d.message -> 'message' ->> exo_private.queue_target_key(q))::bigint), '{}')
+          into letters, targets
+        from (select l.msg_id, l.message from pgmq.q_dead_letter l
+              where l.message ->> 'queue' = q
+              for update skip locked) d;
+        -- Only targets that still need work and wait in no queue go back.
+        select coalesce(array_agg(o.target_id), '{}') into targets
+        from exo_private.outstanding_work() o
+        where o.queue = q and o.target_id = any(targets) and o.state = 'dead';
+        queue := q;
+        requeued := exo_private.queue_again(q, targets);
+        dropped := cardinality(letters) - requeued;
+        if letters <> '{}' then
+            perform pgmq.archive('dead_letter', letters);
+        end if;
+        return next;
+    end loop;
+end
+$$;
+comment on function exo_private.requeue_dead(text) is
+    'Send every dead-lettered chunk (embed) or window (extract) that still needs work back to its '
+    'queue as a fresh message (read count 0) and archive the dead letters. Per queue: requeued, and '
+    'dropped (letters whose work is done, gone or already queued). p_queue null means both queues.';
