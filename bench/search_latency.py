@@ -236,6 +236,10 @@ def measure_size(
                 "where key = 'models.embeddings'",
                 (endpoint.url,),
             )
+            # One reader session runs every timed search: lift its per-session model budgets
+            # (docs/security.md), which would otherwise turn the semantic stage off mid-run.
+            for budget in ("reader.embed_calls_per_minute", "reader.rerank_calls_per_minute"):
+                admin.execute("select exo_private.set_setting(%s, '1000000')", (budget,))
             (db_size,) = admin.execute(
                 "select pg_size_pretty(pg_database_size(current_database()))"
             ).fetchone()

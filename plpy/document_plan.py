@@ -1,13 +1,16 @@
 """Plan one document: route, band, chunks with deference marks, extraction windows.
 
+Chunks and windows carry character offsets (start, end) and the same offsets on
+the UTF-8 text (byte_start, byte_end), by which the database cuts them.
+
 The database calls this (exo_private.plan_document) and applies the plan; it is
 plain stdlib Python so tests import it directly. Imports of sibling plpy modules
 are inlined by the migrator.
 """
 
 from banding import band_for
-from chunking import split_text
-from deference import charged_marks, compile_subjects
+from chunking import split_text, utf8_spans
+from deference import chunk_marks, compile_subjects, heading
 from routing import route
 
 
@@ -16,7 +19,7 @@ def _truthy(value):
 
 
 def plan(doc, text, settings, subjects, today):
-    """doc: {path, frontmatter, review, forced_workspace, mtime_ns}; settings: the
+    """doc: {path, title, frontmatter, review, forced_workspace, mtime_ns}; settings: the
     chunking/routing/banding/deference settings plus "workspaces"; subjects: the
     deference list [{subject, aliases}]; today: datetime.date."""
     frontmatter = doc.get("frontmatter") or {}
@@ -50,20 +53,22 @@ def plan(doc, text, settings, subjects, today):
     declared = frontmatter.get("charged") or []
     if isinstance(declared, str):
         declared = [declared]
+    chunks = split_text(text, settings["chunking.chunk_chars"], settings["chunking.overlap_chars"])
+    windows = split_text(text, settings["chunking.window_chars"], settings["chunking.window_overlap_chars"])
+    encoded = utf8_spans(text, chunks + windows)
+    head = heading(doc.get("title"), doc["path"])
     result["chunks"] = [
         {
             "start": start,
             "end": end,
-            "charged": charged_marks(text[start:end], compiled, settings["deference.cues"], declared),
+            "byte_start": encoded[i][0],
+            "byte_end": encoded[i][1],
+            "charged": chunk_marks(text[start:end], head, compiled, settings["deference.cues"], declared),
         }
-        for start, end in split_text(
-            text, settings["chunking.chunk_chars"], settings["chunking.overlap_chars"]
-        )
+        for i, (start, end) in enumerate(chunks)
     ]
     result["windows"] = [
-        {"start": start, "end": end}
-        for start, end in split_text(
-            text, settings["chunking.window_chars"], settings["chunking.window_overlap_chars"]
-        )
+        {"start": start, "end": end, "byte_start": encoded[i][0], "byte_end": encoded[i][1]}
+        for i, (start, end) in enumerate(windows, len(chunks))
     ]
     return result

@@ -13,7 +13,8 @@ from textnorm import canonical_key
 
 PRESENT_BANDS = ("current", "recent")
 ALL_BANDS = ("current", "recent", "archival")
-MAX_QUERY_CHARS = 1000
+MAX_QUERY_CHARS = 1000  # the query's words, n-grams and identifiers come from this much of it
+MAX_INPUT_CHARS = 2000  # a search reads no more of a query (the temporal scan and the embedding)
 MAX_NGRAM = 6
 MAX_IDENTIFIERS = 8
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -127,23 +128,76 @@ def archive_decision(signal, open_archive):
     return False, None
 
 
-def withheld_subjects(charged, deferred, bridge, archive_open):
-    """The charged subjects of one chunk that keep it out of the results.
+class Deference:
+    """Which charged subjects of one search stay withheld, and why the others are released.
 
-    Every charged subject counts, whether it is on the deference list or only declared
-    charged by the document's frontmatter (over-withholding is the safe direction). The
-    archive being open, or the caller bridging a subject by name or alias, releases it.
+    Time and care are separate decisions. An open archive (a temporal signal or open_archive,
+    never the fallback taken when nothing present answers) opens archival bands; it releases a
+    subject only when the question also names it, by name or alias. Bridging a subject releases
+    it wherever it is. `time_releases` (the setting deference.time_releases) restores the looser
+    rule: an open archive alone releases every subject.
+
+    Every charged subject counts, whether it is on the deference list or only declared charged
+    by a document's frontmatter (over-withholding is the safe direction); a subject on the list
+    answers to its name and every alias.
     """
-    if archive_open or not charged:
-        return []
-    bridged = set()
-    wanted = {canonical_key(b) for b in bridge or [] if canonical_key(b)}
-    for subject in deferred:
-        keys = {canonical_key(n) for n in [subject["subject"], *subject.get("aliases", [])]}
-        if keys & wanted:
-            bridged |= keys  # a chunk may be charged under any of the subject's names
-    bridged |= wanted
-    return [s for s in charged if canonical_key(s) not in bridged]
+
+    def __init__(
+        self, deferred, bridge=None, query="", archive_open=False, archive_why=None, time_releases=False
+    ):
+        self.groups = [
+            {k for k in (canonical_key(n) for n in [s["subject"], *s.get("aliases", [])]) if k}
+            for s in deferred
+        ]
+        self.bridged = set()
+        for name in bridge or []:
+            self.bridged |= self.names(name or "")
+        self.asked = set(ngram_keys(query))
+        self.archive_open = bool(archive_open)
+        self.archive_why = archive_why
+        self.time_releases = bool(time_releases)
+
+    def names(self, subject):
+        """Canonical keys a subject answers to: all names of its deferred subject(s), else its own."""
+        key = canonical_key(subject)
+        if not key:
+            return set()
+        keys = {key}
+        for group in self.groups:
+            if key in group:
+                keys |= group
+        return keys
+
+    def why_released(self, subject):
+        """Why a charged subject is released in this search, or None while it is withheld."""
+        names = self.names(subject)
+        if names & self.bridged:
+            return "bridged"
+        if not self.archive_open:
+            return None
+        named = sorted(names & self.asked, key=lambda k: (-len(k), k))
+        if named:
+            return f"the question names {named[0]!r} and the archive is open ({self.archive_why})"
+        if self.time_releases:
+            return f"time releases (deference.time_releases) and the archive is open ({self.archive_why})"
+        return None
+
+    def withheld(self, charged):
+        """The charged subjects of one chunk that keep it out of the results."""
+        return [s for s in charged if self.why_released(s) is None]
+
+
+def released(results, why):
+    """What charged material a search hands out: per (subject, workspace) the chunks among
+    `results` charged for it, and `why(subject)` it was released (Deference.why_released)."""
+    counts = {}
+    for r in results:
+        for subject in r.get("charged") or []:
+            counts[(subject, r["workspace"])] = counts.get((subject, r["workspace"]), 0) + 1
+    return [
+        {"subject": subject, "workspace": workspace, "chunks": n, "why": why(subject)}
+        for (subject, workspace), n in sorted(counts.items())
+    ]
 
 
 # -- admitting candidates into a workspace's pool -------------------------------------------
@@ -199,6 +253,7 @@ class WorkspacePool:
                     "confident": bool(row["confident"]),
                     "detail": row.get("detail"),
                     "match": row.get("match", stage),
+                    "charged": list(row.get("charged") or []),  # released: report["released"] names them
                 }
             )
             admitted += 1
@@ -428,7 +483,7 @@ def packet(query, ranked, hint_list, report, budget, settings):
         : settings["packet.max_chunks"]
     ]
 
-    head = "# Context for: " + " ".join((query or "").split())[:200] + "\n\n"
+    head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     facts = "## Current facts\n(none recorded yet)\n\n"
     hint_lines = [
         "- {} chunk(s) about {} in {} withheld (deferred subject). {}".format(
@@ -443,6 +498,8 @@ def packet(query, ranked, hint_list, report, budget, settings):
     for d in report.get("degradations", []):
         notes.append("degraded: {} ({})".format(d["component"], d["error_class"]))
 
+    why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
+
     def provenance(used):
         lines = ["## Provenance"]
         for n, c in enumerate(used, 1):
@@ -450,6 +507,12 @@ def packet(query, ranked, hint_list, report, budget, settings):
                 "[{}] chunk {} of document {} via {} (rank {:.3f}, rerank {})".format(
                     n, c["chunk_id"], c["document_id"], c["stage"], c["score"], report["rerank"]["backend"]
                 )
+            )
+        cited = released(used, why)
+        if cited:  # the first note: a packet cut short keeps it
+            lines.append(
+                "note: released deferred material: "
+                + "; ".join("{subject} in {workspace} ({chunks} chunk(s): {why})".format(**r) for r in cited)
             )
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"

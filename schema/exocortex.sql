@@ -231,7 +231,7 @@ CREATE TYPE pgmq.queue_record AS (
 ALTER TYPE pgmq.queue_record OWNER TO exo_owner;
 
 --
--- Name: context_packet(text, integer, text[], boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_owner
+-- Name: context_packet(text, integer, text[], boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
 CREATE FUNCTION exo.context_packet(query text, token_budget integer DEFAULT 4000, workspaces text[] DEFAULT NULL::text[], open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS text
@@ -242,52 +242,53 @@ CREATE FUNCTION exo.context_packet(query text, token_budget integer DEFAULT 4000
            ->> 'text'
 $$;
 
-ALTER FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_owner;
+ALTER FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_api;
 
 --
--- Name: FUNCTION context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
 COMMENT ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'A small cited answer packet for a question, within token_budget tokens: current facts first, then numbered evidence excerpts (path, workspace, date, band), then hints about withheld subjects, then provenance. exo.context_packet_json gives it with its token count and report.';
 
 --
--- Name: context_packet_json(text, integer, text[], boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_owner
+-- Name: context_packet_json(text, integer, text[], boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
 CREATE FUNCTION exo.context_packet_json(query text, token_budget integer DEFAULT 4000, workspaces text[] DEFAULT NULL::text[], open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS jsonb
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    select exo_private.check_search_arguments(query, workspaces, 25, 30, query_embedding, token_budget);
+    select exo_private.check_search_arguments(query, workspaces, 25, 30, query_embedding, token_budget, bridge);
     select exo_private.build_packet(
         exo_private.retrieve(query, workspaces, 25, 30, open_archive, bridge, as_of, query_embedding),
         query, token_budget)
 $$;
 
-ALTER FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_owner;
+ALTER FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_api;
 
 --
--- Name: FUNCTION context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
 COMMENT ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'The context packet for a question as jsonb: text (current facts, then cited evidence excerpts, then deference hints, then provenance), tokens used (never over token_budget; about four characters a token), the citations used, the hints and the search report.';
 
 --
--- Name: conversation(text, integer); Type: FUNCTION; Schema: exo; Owner: exo_owner
+-- Name: conversation(text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.conversation(conversation text, max_messages integer DEFAULT 200) RETURNS TABLE(conversation_id bigint, title text, source text, sent_at timestamp with time zone, sender text, is_owner boolean, body text)
+CREATE FUNCTION exo.conversation(conversation text, max_messages integer DEFAULT 200, bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(conversation_id bigint, title text, source text, sent_at timestamp with time zone, sender text, is_owner boolean, body text, withheld jsonb)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
 declare
     wanted text := pg_catalog.btrim(conversation);
     n int := least(greatest(coalesce(max_messages, 200), 1), 2000);
+    released text[] := exo_private.released_keys(bridge);
     ids bigint[];
 begin
     if wanted is null or wanted = '' then
         perform exo_private.invalid_argument(
-            'conversation must be a conversation id or a title, got ' || coalesce(quote_literal(conversation), 'null'));
+            'conversation must be a conversation id or a title, got ' || exo_private.quoted(conversation));
     end if;
     if wanted ~ '^[0-9]{1,18}$' then
         select array_agg(c.id) into ids from exo_private.chat_conversations c where c.id = wanted::bigint;
@@ -305,45 +306,78 @@ begin
     end if;
     if ids is null then
         perform exo_private.invalid_argument(
-            format('conversation %s names no conversation (by id or title)', quote_literal(conversation)),
+            format('conversation %s names no conversation (by id or title)', exo_private.quoted(conversation)),
             'exo.search_messages(query) finds messages by their words');
     end if;
     if cardinality(ids) > 1 then
         perform exo_private.invalid_argument(
-            format('conversation %s matches %s conversations: %s', quote_literal(conversation), cardinality(ids),
-                   (select string_agg(format('%s %s (%s)', x.id, quote_literal(coalesce(x.title, '')), x.source),
+            format('conversation %s matches %s conversations: %s', exo_private.quoted(conversation), cardinality(ids),
+                   (select string_agg(format('%s %s (%s)', x.id, coalesce(quote_literal(x.title), '(withheld)'),
+                                             x.source),
                                       ', ' order by x.id)
-                    from (select c.id, c.title, c.source from exo_private.chat_conversations c
+                    from (select c.id, c.source,
+                                 -- the title of a conversation whose every message is withheld is too
+                                 case when exists (select 1 from exo_private.chat_messages m
+                                                   where m.conversation_id = c.id)
+                                       and not exists (select 1 from exo_private.chat_messages m
+                                                       where m.conversation_id = c.id
+                                                         and exo_private.unreleased(m.charged_subjects, released) = '{}')
+                                      then null else coalesce(c.title, '') end as title
+                          from exo_private.chat_conversations c
                           where c.id = any (ids) order by c.id limit 5) x)
                    || case when cardinality(ids) > 5 then ', ...' else '' end),
             'name one by its id or by more of its title');
     end if;
     return query
-    select c.id, c.title, c.source, m.sent_at, coalesce(i.display_name, p.display_name, i.handle),
-           coalesce(p.is_owner, false), m.body
-    from exo_private.chat_conversations c
-    join exo_private.chat_messages m on m.conversation_id = c.id
-    join exo_private.chat_identities i on i.id = m.identity_id
-    left join exo_private.people p on p.id = i.person_id
-    where c.id = ids[1]
-    order by m.sent_at nulls last, m.id
-    limit n;
+    with messages as materialized (
+        select m.id, m.sent_at, m.body, m.identity_id,
+               exo_private.unreleased(m.charged_subjects, released) as held
+        from exo_private.chat_messages m
+        where m.conversation_id = ids[1]
+    ), shown as (
+        select m.*, row_number() over (order by m.sent_at nulls last, m.id) as ord
+        from messages m
+        where m.held = '{}'
+        order by ord
+        limit n
+    ), held as (
+        select s.subject, count(*) as messages
+        from messages m
+        cross join lateral unnest(m.held) s (subject)
+        group by s.subject
+    )
+    select x.conversation_id, x.title, x.source, x.sent_at, x.sender, x.is_owner, x.body, x.hint
+    from (
+        select 0 as part, sh.ord, c.id as conversation_id, c.title, c.source, sh.sent_at,
+               coalesce(i.display_name, p.display_name, i.handle) as sender,
+               coalesce(p.is_owner, false) as is_owner, sh.body, null::jsonb as hint
+        from shown sh
+        join exo_private.chat_conversations c on c.id = ids[1]
+        join exo_private.chat_identities i on i.id = sh.identity_id
+        left join exo_private.people p on p.id = i.person_id
+        union all
+        select 1, row_number() over (order by h.subject), null, null, null, null, null, null, null,
+               jsonb_build_object('subject', h.subject, 'conversation', ids[1], 'messages', h.messages,
+                                  'how', exo_private.hint_how(h.subject))
+        from held h
+    ) x
+    order by x.part, x.ord;
 end
 $_$;
 
-ALTER FUNCTION exo.conversation(conversation text, max_messages integer) OWNER TO exo_owner;
+ALTER FUNCTION exo.conversation(conversation text, max_messages integer, bridge text[]) OWNER TO exo_api;
 
 --
--- Name: FUNCTION conversation(conversation text, max_messages integer); Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION conversation(conversation text, max_messages integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.conversation(conversation text, max_messages integer) IS 'The messages of one chat conversation, oldest first: conversation_id, title, source, sent_at, sender, is_owner (sent by the corpus''s owner), body. conversation: an id (digits) or words of its title (case-insensitive substring; a title equal to them wins). Raises invalid_parameter_value when nothing matches, or when several conversations do (listing up to 5 as id, title, source). At most max_messages rows (clamped to 1..2000), the first ones.';
+COMMENT ON FUNCTION exo.conversation(conversation text, max_messages integer, bridge text[]) IS 'The messages of one chat conversation, oldest first: conversation_id, title, source, sent_at, sender, is_owner (sent by the corpus''s owner), body, withheld (null). conversation: an id (digits) or words of its title (case-insensitive substring; a title equal to them wins). Raises invalid_parameter_value when nothing matches, or when several conversations do (listing up to 5 as id, title, source). At most max_messages rows (clamped to 1..2000), the first ones. Care: a message charged for a deferred subject (its name or an alias near a cue, in the message or the one before or after it, the title near them all) is left out unless bridge names the subject (by name or alias); then one last row per subject has only withheld: {subject, conversation, messages, how}. A conversation whose every message is withheld shows no title, in the listing of an ambiguous one too.';
 
 --
--- Name: cross_document_entities(integer, text[], integer); Type: FUNCTION; Schema: exo; Owner: exo_owner
+-- Name: cross_document_entities(integer, text[], integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.cross_document_entities(min_documents integer DEFAULT 2, workspaces text[] DEFAULT NULL::text[], max_results integer DEFAULT 100) RETURNS jsonb
+CREATE FUNCTION exo.cross_document_entities(min_documents integer DEFAULT 2, workspaces text[] DEFAULT NULL::text[], max_results integer DEFAULT 100, bridge text[] DEFAULT '{}'::text[]) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -356,23 +390,27 @@ begin
             'min_documents must be at least 1, got ' || coalesce(min_documents::text, 'null'));
     end if;
     perform exo_private.check_workspaces(workspaces);
-    with closed as materialized (
-        select k.key from exo_private.closed_subject_keys('{}') k
-    ), candidates as materialized (
+    with candidates as materialized (
         select e.id, e.workspace, e.type, e.name
         from exo_private.entities e
         where (workspaces is null or e.workspace = any (workspaces))
-          and not exists (select 1 from closed c where c.key = e.canonical_key)
+    ), evidence as materialized (
+        select v.* from exo_private.entity_evidence(array(select c.id from candidates c), bridge) v
     ), counted as materialized (
-        select c.id, c.workspace, c.type, c.name,
-               count(distinct m.document_id) as documents
+        -- the entities mentioned where the caller may see them
+        select c.id, c.workspace, c.type, c.name, v.documents
         from candidates c
-        join exo_private.entity_mentions(array(select c2.id from candidates c2), '{}') m on m.entity_id = c.id
-        where m.withheld = '{}'
-        group by c.id, c.workspace, c.type, c.name
+        join evidence v on v.entity_id = c.id
+        where v.withheld = '{}' and v.documents > 0
     ), rates as (
         select k.workspace, count(*) as entities, count(*) filter (where k.documents >= 2) as bridging
         from counted k group by k.workspace
+    ), held as (
+        select s.subject, c.workspace, count(*) as entities
+        from candidates c
+        join evidence v on v.entity_id = c.id
+        cross join lateral unnest(v.withheld) s (subject)
+        group by s.subject, c.workspace
     )
     select jsonb_build_object(
         'min_documents', min_documents,
@@ -391,38 +429,41 @@ begin
         'counts', coalesce((
             select jsonb_object_agg(r.workspace, jsonb_build_object('entities', r.entities, 'bridging', r.bridging)
                                     order by r.workspace)
-            from rates r), '{}'))
+            from rates r), '{}'),
+        'hints', coalesce((
+            select jsonb_agg(jsonb_build_object('subject', h.subject, 'workspace', h.workspace,
+                                                'entities', h.entities, 'how', exo_private.hint_how(h.subject))
+                             order by h.subject, h.workspace)
+            from held h), '[]'))
     into result;
     return result;
 end
 $$;
 
-ALTER FUNCTION exo.cross_document_entities(min_documents integer, workspaces text[], max_results integer) OWNER TO exo_owner;
+ALTER FUNCTION exo.cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[]) OWNER TO exo_api;
 
 --
--- Name: FUNCTION cross_document_entities(min_documents integer, workspaces text[], max_results integer); Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.cross_document_entities(min_documents integer, workspaces text[], max_results integer) IS 'Entities that connect documents, as jsonb: entities (at most max_results, clamped to 1..1000, most documents first: entity_id, workspace, type, name, documents) mentioned in at least min_documents (>= 1) distinct documents; bridging_rate {overall, by_workspace}: the share of mentioned entities that appear in 2 or more documents (how well the graph links the corpus), with the counts behind it. workspaces null: all. Care: deferred subjects and mentions in charged chunks are never counted (no bridge here; exo.dossier takes one).';
+COMMENT ON FUNCTION exo.cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[]) IS 'Entities that connect documents, as jsonb: entities (at most max_results, clamped to 1..1000, most documents first: entity_id, workspace, type, name, documents) mentioned in at least min_documents (>= 1) distinct documents; bridging_rate {overall, by_workspace}: the share of mentioned entities that appear in 2 or more documents (how well the graph links the corpus), with the counts behind it; hints. workspaces null: all. Care: entities that are deferred subjects, or seen only in chunks charged for one, and mentions in charged chunks are not counted unless bridge names the subject (by name or alias); a hint per subject and workspace says how many entities were left out: {subject, workspace, entities, how}.';
 
 --
--- Name: cypher(text, text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_owner
+-- Name: cypher(text, text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
 CREATE FUNCTION exo.cypher(workspace text, query text, max_rows integer DEFAULT 100, bridge text[] DEFAULT '{}'::text[]) RETURNS SETOF jsonb
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO 'ag_catalog', 'exo_private', 'pg_temp'
-    AS $_$
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
 declare
     graph name;
     refusal text;
     n int := least(greatest(coalesce(max_rows, 100), 1), 1000);
-    tag text := 'exo_cypher';
     row_value text;
-    closed text[];
-    subjects text[];
-    held int := 0;
-    held_subjects text[] := '{}'::text[];
+    hidden record;
+    state text;
+    message text;
 begin
     if cypher.workspace is null then
         perform exo_private.invalid_argument('workspace must name a workspace, got null');
@@ -431,61 +472,57 @@ begin
     graph := exo_private.graph_name(cypher.workspace);
     if not exists (select 1 from ag_catalog.ag_graph g where g.name = graph) then
         perform exo_private.invalid_argument(
-            format('workspace %s has no graph yet', quote_literal(cypher.workspace)));
+            format('workspace %s has no graph yet', exo_private.quoted(cypher.workspace)));
     end if;
     refusal := exo_private.cypher_refusal(query);
     if refusal is not null then
         perform exo_private.invalid_argument(refusal,
             'exo.cypher runs one read-only query: MATCH ... [WHERE ...] RETURN one value '
-            '(a map such as {name: n.name} for several)');
+            '(a map such as {name: n.name} for several), calling only AGE''s read functions');
     end if;
-    select coalesce(array_agg(k.key order by k.key), '{}'), coalesce(array_agg(k.subject order by k.key), '{}')
-      into closed, subjects
-    from exo_private.closed_subject_keys(bridge) k;
-    -- The query has no $ at all, so no dollar quote can end early; the tag is checked anyway.
-    while pg_catalog.strpos(query, '$' || tag || '$') > 0 loop
-        tag := tag || '_';
-    end loop;
+    select * into hidden from exo_private.graph_withheld(cypher.workspace, bridge);
+    -- Read by the row security policies of the graph's tables (for exo_graph only); unset,
+    -- they hide everything.
+    perform pg_catalog.set_config('exo.cypher_hidden_vertices', hidden.vertices::text, true);
+    perform pg_catalog.set_config('exo.cypher_hidden_edges', hidden.edges::text, true);
     begin
-        for row_value in execute format(
-            'select pg_catalog.format(''%%s'', v) from ag_catalog.cypher(%L, $%s$%s$%s$) as (v ag_catalog.agtype) limit %s',
-            graph, tag, query, tag, n)
-        loop
-            -- A row that names a closed deferred subject (any of its names, any case) is held back.
-            if exists (select 1 from unnest(closed) k where pg_catalog.strpos(pg_catalog.lower(row_value), k) > 0) then
-                held := held + 1;
-                held_subjects := held_subjects || array(
-                    select s from unnest(closed, subjects) u(k, s)
-                    where pg_catalog.strpos(pg_catalog.lower(row_value), u.k) > 0);
-                continue;
-            end if;
+        for row_value in select r from exo_private.run_cypher(graph, query, n) r loop
             return next exo_private.agtype_jsonb(row_value);
         end loop;
-    exception when datatype_mismatch then
-        raise exception 'query must RETURN exactly one value: %', sqlerrm
-            using errcode = 'invalid_parameter_value',
-                  hint = 'return a map for several values: RETURN {name: n.name, type: label(n)}';
+    exception
+        when datatype_mismatch then
+            raise exception 'query must RETURN exactly one value: %', pg_catalog.left(sqlerrm, 200)
+                using errcode = 'invalid_parameter_value',
+                      hint = 'return a map for several values: RETURN {name: n.name, type: label(n)}';
+        when others then
+            -- AGE's errors quote the rest of the query: keep the class, clip the text.
+            get stacked diagnostics state = returned_sqlstate, message = message_text;
+            raise exception '%', pg_catalog.left(message, 200) || case when pg_catalog.length(message) > 200
+                                                                       then '…' else '' end
+                using errcode = state;
     end;
-    if held > 0 then
+    -- The hint does not depend on the query: any answer over this graph was computed
+    -- without what these subjects withhold. Comparing with an unrestricted run would
+    -- answer, one bit per query, whether hidden material matches a pattern.
+    if hidden.subjects <> '{}' then
         return next jsonb_build_object('exo_withheld', jsonb_build_object(
-            'rows', held,
-            'subjects', (select jsonb_agg(distinct s order by s) from unnest(held_subjects) s),
+            'subjects', pg_catalog.to_jsonb(hidden.subjects),
             'how', (select string_agg(exo_private.hint_how(s), '; ' order by s)
-                    from (select distinct s from unnest(held_subjects) s) x)));
+                    from unnest(hidden.subjects) s)));
     end if;
 end
-$_$;
+$$;
 
-ALTER FUNCTION exo.cypher(workspace text, query text, max_rows integer, bridge text[]) OWNER TO exo_owner;
-
---
--- Name: FUNCTION cypher(workspace text, query text, max_rows integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_owner
---
-
-COMMENT ON FUNCTION exo.cypher(workspace text, query text, max_rows integer, bridge text[]) IS 'A read-only openCypher query on one workspace''s Apache AGE graph, one jsonb per row: e.g. exo.cypher(''technical'', ''MATCH (p:Person)-[r]->(o:Org) RETURN {person: p.name, rel: type(r), org: o.name}''). Vertices are labelled by entity type (Person, Org, Place, Topic, Date) with properties id (the entity id), name, key, type, is_owner; edges by predicate (WORKS_AT, ...) with properties predicate_raw, document_id. RETURN exactly one value (a map for several); a vertex or edge comes back as {id, label, properties, ...}. At most max_rows rows are read (clamped to 1..1000). Refused (invalid_parameter_value naming the rule): CREATE, MERGE, SET, DELETE, DETACH, REMOVE, CALL, LOAD outside string literals, ;, comments, $ anywhere, schema-qualified or volatile function calls, and a query without RETURN. Care: a row naming a deferred subject (any name or alias, any case) is held back unless bridge names the subject; then a last row {"exo_withheld": {rows, subjects, how}} says so.';
+ALTER FUNCTION exo.cypher(workspace text, query text, max_rows integer, bridge text[]) OWNER TO exo_api;
 
 --
--- Name: document(text, text[]); Type: FUNCTION; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION cypher(workspace text, query text, max_rows integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.cypher(workspace text, query text, max_rows integer, bridge text[]) IS 'A read-only openCypher query on one workspace''s Apache AGE graph, one jsonb per row: e.g. exo.cypher(''technical'', ''MATCH (p:Person)-[r]->(o:Org) RETURN {person: p.name, rel: type(r), org: o.name}''). Vertices are labelled by entity type (Person, Org, Place, Topic, Date) with properties id (the entity id), name, key, type, is_owner; edges by predicate (WORKS_AT, ...) with properties predicate_raw, document_id. RETURN exactly one value (a map for several); a vertex or edge comes back as {id, label, properties, ...}. At most max_rows rows are read (clamped to 1..1000). Only MATCH, OPTIONAL MATCH, WHERE, WITH, RETURN, ORDER BY, SKIP, LIMIT, UNWIND, UNION and AGE''s read functions (id, type, labels, properties, size, toUpper, count, collect, ...); refused (invalid_parameter_value naming the rule, the token and its position): any write or procedure word (CREATE, MERGE, SET, DELETE, REMOVE, CALL, ...), other or dotted function calls, variable-length relationships (-[*]-), comments, $, ; and :: casts. Care: the query runs over what the caller may see: a deferred subject''s vertex, an entity seen only in withheld chunks, and a relation with such an end or whose only evidence is withheld are left out of the graph it reads unless bridge names the subject; while anything of the graph is left out, a last row {"exo_withheld": {subjects, how}} names the subjects and how to ask.';
+
+--
+-- Name: document(text, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
 CREATE FUNCTION exo.document(document text, bridge text[] DEFAULT '{}'::text[]) RETURNS jsonb
@@ -497,11 +534,12 @@ declare
     suffix text;
     doc_ids bigint[];
     doc exo_private.documents;
+    held_back text[];
     result jsonb;
 begin
     if wanted is null or wanted = '' then
         perform exo_private.invalid_argument(
-            'document must be a document id or a path, got ' || coalesce(quote_literal(document), 'null'));
+            'document must be a document id or a path, got ' || exo_private.quoted(document));
     end if;
     if wanted ~ '^[0-9]{1,18}$' then
         select array_agg(d.id) into doc_ids from exo_private.documents d where d.id = wanted::bigint;
@@ -521,19 +559,40 @@ begin
     end if;
     if doc_ids is null then
         perform exo_private.invalid_argument(
-            format('document %s names no document (by id, path or path suffix)', quote_literal(document)),
+            format('document %s names no document (by id, path or path suffix)', exo_private.quoted(document)),
             'exo.search(query) finds documents by their content, title or file name');
     end if;
     if cardinality(doc_ids) > 1 then
         perform exo_private.invalid_argument(
-            format('document %s matches %s documents: %s', quote_literal(document), cardinality(doc_ids),
-                   (select string_agg(d.id || ' ' || d.path, ', ' order by d.path, d.id)
-                    from (select x.id, x.path from exo_private.documents x where x.id = any (doc_ids)
+            format('document %s matches %s documents: %s', exo_private.quoted(document), cardinality(doc_ids),
+                   (select string_agg(d.id || ' ' || coalesce(d.path, '(withheld)'), ', ' order by d.path, d.id)
+                    from (select x.id,
+                                 -- a charged document's path is withheld here too
+                                 case when x.id in (select k.document_id
+                                                    from exo_private.closed_documents(doc_ids, bridge) k)
+                                      then null else x.path end as path
+                          from exo_private.documents x where x.id = any (doc_ids)
                           order by x.path, x.id limit 5) d)
                    || case when cardinality(doc_ids) > 5 then ', ...' else '' end),
             'name one by its id or by a longer path');
     end if;
     select * into doc from exo_private.documents d where d.id = doc_ids[1];
+    select k.withheld into held_back from exo_private.closed_documents(array[doc.id], bridge) k;
+    if held_back is not null then
+        -- A charged document: that it exists, never its title, path or what it says.
+        return jsonb_build_object(
+            'document_id', doc.id, 'workspace', doc.workspace, 'stage', doc.stage::text,
+            'withheld', true,
+            'hints', (
+                select jsonb_agg(jsonb_build_object(
+                           'subject', s.subject, 'workspace', doc.workspace,
+                           'chunks', (select count(*) from exo_private.chunks c
+                                      where c.workspace = doc.workspace and c.document_id = doc.id
+                                        and c.charged_subjects @> array[s.subject]),
+                           'how', exo_private.hint_how(s.subject))
+                           order by s.subject)
+                from unnest(held_back) s (subject)));
+    end if;
     with released as materialized (
         select exo_private.released_keys(bridge) as keys
     ), closed as materialized (
@@ -604,16 +663,16 @@ begin
 end
 $_$;
 
-ALTER FUNCTION exo.document(document text, bridge text[]) OWNER TO exo_owner;
+ALTER FUNCTION exo.document(document text, bridge text[]) OWNER TO exo_api;
 
 --
--- Name: FUNCTION document(document text, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION document(document text, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.document(document text, bridge text[]) IS 'One document of the ledger as jsonb. document: an id (digits), an exact path, or a unique path suffix at a folder boundary (case-insensitive: "rent.md", "admin/rent.md"). Gives document_id, path, source, title, extension, stage, size_bytes, sha256, written_at, first_seen_at, stage_changed_at, band, band_source, band_reason, workspace, route (the router''s decision), canonical, error_class, error_message, chunks, charged_chunks, entities extracted from it (at most 200, most mentioned first: entity_id, name, type, mentions) and hints. Care: entities that are deferred subjects and mentions in charged chunks are left out unless bridge names the subject; a hint says so {subject, workspace, mentions, chunks, how}. Raises invalid_parameter_value when nothing matches, or when several do (listing up to 5).';
+COMMENT ON FUNCTION exo.document(document text, bridge text[]) IS 'One document of the ledger as jsonb. document: an id (digits), an exact path, or a unique path suffix at a folder boundary (case-insensitive: "rent.md", "admin/rent.md"). Gives document_id, path, source, title, extension, stage, size_bytes, sha256, written_at, first_seen_at, stage_changed_at, band, band_source, band_reason, workspace, route (the router''s decision), canonical, error_class, error_message, chunks, charged_chunks, entities extracted from it (at most 200, most mentioned first: entity_id, name, type, mentions) and hints. Care: entities that are deferred subjects and mentions in charged chunks are left out unless bridge names the subject; a hint says so {subject, workspace, mentions, chunks, how}. A charged document (its frontmatter charges a deferred subject, or every chunk is withheld, as when its title or path names the subject near a cue) gives only {document_id, workspace, stage, withheld: true, hints {subject, workspace, chunks, how}} unless bridge names the subject: no title, no path. Raises invalid_parameter_value when nothing matches, or when several do (listing up to 5, a charged document''s path withheld).';
 
 --
--- Name: dossier(text, text, text[]); Type: FUNCTION; Schema: exo; Owner: exo_owner
+-- Name: dossier(text, text, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
 CREATE FUNCTION exo.dossier(entity text, workspace text DEFAULT NULL::text, bridge text[] DEFAULT '{}'::text[]) RETURNS jsonb
@@ -633,16 +692,16 @@ begin
 end
 $$;
 
-ALTER FUNCTION exo.dossier(entity text, workspace text, bridge text[]) OWNER TO exo_owner;
+ALTER FUNCTION exo.dossier(entity text, workspace text, bridge text[]) OWNER TO exo_api;
 
 --
--- Name: FUNCTION dossier(entity text, workspace text, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION dossier(entity text, workspace text, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.dossier(entity text, workspace text, bridge text[]) IS 'What the graph knows about one entity, as jsonb. entity is an entity id (digits) or a name (matched by canonical key: case, spacing and edge punctuation ignored); workspace (null: all) narrows a name. One match gives one object; a name found in several workspaces (or as several types) gives an array of objects, one per entity, never merged. An object: entity_id, workspace, type, name, is_owner, mention_count, document_count, mentions (one per document, newest first, at most 100: document_id, path, title, written_at, band, surface, mentions), relations {out, in} (at most 100 each: predicate, predicate_raw, entity_id, name, type, documents, document_ids), hints. Care: mentions in chunks charged for a deferred subject, and relations to an entity that is one (or whose evidence lies only in withheld chunks), are left out unless bridge names the subject (by name or alias); each hint says what was left out: {subject, workspace, mentions, chunks, relations, how}. An entity that is itself a deferred subject gives only {entity_id, workspace, type, withheld: true, hints}. Raises invalid_parameter_value for a blank entity, an unknown workspace or a name that matches nothing.';
+COMMENT ON FUNCTION exo.dossier(entity text, workspace text, bridge text[]) IS 'What the graph knows about one entity, as jsonb. entity is an entity id (digits) or a name (matched by canonical key: case, spacing and edge punctuation ignored); workspace (null: all) narrows a name. One match gives one object; a name found in several workspaces (or as several types) gives an array of objects, one per entity, never merged. An object: entity_id, workspace, type, name, is_owner, mention_count, document_count, mentions (one per document, newest first, at most 100: document_id, path, title, written_at, band, surface, mentions), relations {out, in} (at most 100 each: predicate, predicate_raw, entity_id, name, type, documents, document_ids), hints. Care: mentions in chunks charged for a deferred subject, and relations to an entity that is one (or whose evidence lies only in withheld chunks), are left out unless bridge names the subject (by name or alias); each hint says what was left out: {subject, workspace, mentions, chunks, relations, how}. An entity that is itself a deferred subject, or one seen only in withheld chunks (by id as by name), gives only {entity_id, workspace, type, withheld: true, hints}. Raises invalid_parameter_value for a blank entity, an unknown workspace or a name that matches nothing.';
 
 --
--- Name: embed_query(text); Type: FUNCTION; Schema: exo; Owner: exo_owner
+-- Name: embed_query(text); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
 CREATE FUNCTION exo.embed_query(query text) RETURNS jsonb
@@ -651,85 +710,143 @@ CREATE FUNCTION exo.embed_query(query text) RETURNS jsonb
     AS $$
     select exo_private.embed_text(
         pg_catalog.left(coalesce(query, ''), 2000),
-        e.value || jsonb_build_object('timeout_s', t.value))
+        e.value || jsonb_build_object('timeout_s', t.value),
+        (select case when pg_catalog.jsonb_typeof(b.value) = 'number'
+                     then greatest(least(b.value::numeric, 1000000), 0)::int end
+         from exo_private.settings b where b.key = 'reader.embed_calls_per_minute'))
     from exo_private.settings e, exo_private.settings t
     where e.key = 'models.embeddings' and t.key = 'retrieval.embed_timeout_s'
 $$;
 
-ALTER FUNCTION exo.embed_query(query text) OWNER TO exo_owner;
+ALTER FUNCTION exo.embed_query(query text) OWNER TO exo_api;
 
 --
--- Name: FUNCTION embed_query(query text); Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION embed_query(query text); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.embed_query(query text) IS 'Embed a query (its first 2,000 characters) with the models.embeddings endpoint within retrieval.embed_timeout_s: {vector, model, dimensions, ms}, or {error_class, error, ms} when the endpoint is down, slow or wrong; never an error, so search can degrade and say so.';
+COMMENT ON FUNCTION exo.embed_query(query text) IS 'Embed a query (its first 2,000 characters) with the models.embeddings endpoint within retrieval.embed_timeout_s, at most reader.embed_calls_per_minute times per session in any minute: {vector, model, dimensions, ms}, or {error_class, error, ms} when the endpoint is down, slow or wrong or the budget is spent (rate_limited); never an error, so search can degrade and say so.';
 
 --
--- Name: person_history(text, integer); Type: FUNCTION; Schema: exo; Owner: exo_owner
+-- Name: person_history(text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.person_history(name text, max_results integer DEFAULT 200) RETURNS TABLE(person text, source text, handle text, display_name text, is_owner boolean, messages bigint, conversations bigint, first_seen timestamp with time zone, last_seen timestamp with time zone)
+CREATE FUNCTION exo.person_history(name text, max_results integer DEFAULT 200, bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(person text, source text, handle text, display_name text, is_owner boolean, messages bigint, conversations bigint, first_seen timestamp with time zone, last_seen timestamp with time zone, withheld jsonb)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
 declare
     pattern text;
     n int := least(greatest(coalesce(max_results, 200), 1), 1000);
+    released text[] := exo_private.released_keys(bridge);
 begin
     if person_history.name is null or pg_catalog.btrim(person_history.name) = '' then
         perform exo_private.invalid_argument(
-            'name must be a name or handle to look for, got ' || coalesce(quote_literal(person_history.name), 'null'));
+            'name must be a name or handle to look for, got ' || exo_private.quoted(person_history.name));
     end if;
     pattern := exo_private.like_pattern(pg_catalog.btrim(person_history.name));
     return query
-    select p.display_name, i.source, i.handle, i.display_name, coalesce(p.is_owner, false),
-           count(m.id), count(distinct m.conversation_id), min(m.sent_at), max(m.sent_at)
-    from exo_private.chat_identities i
-    left join exo_private.people p on p.id = i.person_id
-    left join exo_private.chat_messages m on m.identity_id = i.id
-    where i.display_name ilike pattern or i.handle ilike pattern or p.display_name ilike pattern
-    group by i.id, p.display_name, p.is_owner, i.source, i.handle, i.display_name
-    order by p.display_name nulls last, count(m.id) desc, i.source, i.handle
-    limit n;
+    with closed as materialized (
+        select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
+    ), identities as materialized (
+        select i.id, i.source, i.handle, i.display_name, p.display_name as person, coalesce(p.is_owner, false) as owner,
+               -- an identity named like a closed deferred subject is that subject
+               (select c.subject from closed c
+                where c.key in (exo_private.canonical_key(i.display_name), exo_private.canonical_key(i.handle),
+                                exo_private.canonical_key(p.display_name))
+                order by c.subject limit 1) as itself
+        from exo_private.chat_identities i
+        left join exo_private.people p on p.id = i.person_id
+        where i.display_name ilike pattern or i.handle ilike pattern or p.display_name ilike pattern
+    ), sent as materialized (
+        select m.identity_id, m.id, m.conversation_id, m.sent_at,
+               exo_private.unreleased(m.charged_subjects, released) as held
+        from identities d
+        join exo_private.chat_messages m on m.identity_id = d.id
+    ), listed as (
+        -- counts and dates by shown messages only
+        select d.person, d.source, d.handle, d.display_name, d.owner,
+               count(s.id) as messages, count(distinct s.conversation_id) as conversations,
+               min(s.sent_at) as first_seen, max(s.sent_at) as last_seen
+        from identities d
+        left join sent s on s.identity_id = d.id and s.held = '{}'
+        where d.itself is null
+        group by d.id, d.person, d.source, d.handle, d.display_name, d.owner
+    ), numbered as (
+        select l.*, row_number() over (order by l.person nulls last, l.messages desc, l.source, l.handle) as ord
+        from listed l
+        order by ord
+        limit n
+    ), held as (
+        select t.subject, count(*) as messages
+        from (
+            select s2.subject, s.id
+            from sent s cross join lateral unnest(s.held) s2 (subject)
+            join identities d on d.id = s.identity_id
+            where d.itself is null
+            union
+            select d.itself, s.id
+            from identities d join sent s on s.identity_id = d.id
+            where d.itself is not null
+        ) t
+        group by t.subject
+        union all
+        -- a closed identity with no messages still says it was left out
+        select d.itself, 0
+        from identities d
+        where d.itself is not null and not exists (select 1 from sent s where s.identity_id = d.id)
+    )
+    select x.person, x.source, x.handle, x.display_name, x.owner, x.messages, x.conversations, x.first_seen,
+           x.last_seen, x.hint
+    from (
+        select 0 as part, nb.ord, nb.person, nb.source, nb.handle, nb.display_name, nb.owner, nb.messages,
+               nb.conversations, nb.first_seen, nb.last_seen, null::jsonb as hint
+        from numbered nb
+        union all
+        select 1, row_number() over (order by h.subject), null, null, null, null, null, null, null, null, null,
+               jsonb_build_object('subject', h.subject, 'messages', h.messages,
+                                  'how', exo_private.hint_how(h.subject))
+        from (select h0.subject, sum(h0.messages)::bigint as messages from held h0 group by h0.subject) h
+    ) x
+    order by x.part, x.ord;
 end
 $$;
 
-ALTER FUNCTION exo.person_history(name text, max_results integer) OWNER TO exo_owner;
+ALTER FUNCTION exo.person_history(name text, max_results integer, bridge text[]) OWNER TO exo_api;
 
 --
--- Name: FUNCTION person_history(name text, max_results integer); Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION person_history(name text, max_results integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.person_history(name text, max_results integer) IS 'Chat identities whose display name or handle, or whose linked person''s name, contains name (case-insensitive substring), across every source: person (the linked person, the owner''s identities all link to the owner), source, handle, display_name, is_owner, messages, conversations, first_seen and last_seen (first and last message). At most max_results rows (clamped to 1..1000). Raises invalid_parameter_value for a blank name.';
+COMMENT ON FUNCTION exo.person_history(name text, max_results integer, bridge text[]) IS 'Chat identities whose display name or handle, or whose linked person''s name, contains name (case-insensitive substring), across every source: person (the linked person, the owner''s identities all link to the owner), source, handle, display_name, is_owner, messages, conversations, first_seen and last_seen (first and last message), withheld (null). At most max_results rows (clamped to 1..1000). Raises invalid_parameter_value for a blank name. Care: messages charged for a deferred subject are neither counted nor dated, and an identity named like a deferred subject (its name or an alias) is left out, unless bridge names the subject; then one last row per subject has only withheld: {subject, messages, how}.';
 
 --
--- Name: related(text, text, integer, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_owner
+-- Name: related(text, text, integer, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.related(entity text, workspace text DEFAULT NULL::text, depth integer DEFAULT 1, per_node integer DEFAULT 50, bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(entity_id bigint, workspace text, type text, name text, depth integer)
+CREATE FUNCTION exo.related(entity text, workspace text DEFAULT NULL::text, depth integer DEFAULT 1, per_node integer DEFAULT 50, bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(entity_id bigint, workspace text, type text, name text, depth integer, withheld jsonb)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
     select * from exo_private.related_to($1, $2, $3, $4, $5)
 $_$;
 
-ALTER FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[]) OWNER TO exo_owner;
+ALTER FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[]) OWNER TO exo_api;
 
 --
--- Name: FUNCTION related(entity text, workspace text, depth integer, per_node integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION related(entity text, workspace text, depth integer, per_node integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[]) IS 'Entities related to one entity (either direction) in its workspace''s graph: entity_id, workspace, type, name and depth (hops, each entity once at its smallest depth), nearest first. entity: an id or a name (as in exo.dossier; a name in several workspaces walks each). depth: 1..3 (1: direct neighbours). per_node (1..1000): each node expands at most that many neighbours, lowest ids first, so a hub (the owner, say) costs per_node rows per level. Care: entities that are deferred subjects, and entities seen only in chunks charged for one, are left out unless bridge names the subject; from a deferred subject itself nothing is listed unless bridged (exo.dossier says it is withheld). Raises invalid_parameter_value for bad arguments.';
+COMMENT ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[]) IS 'Entities related to one entity (either direction) in its workspace''s graph: entity_id, workspace, type, name, depth (hops, each entity once at its smallest depth), withheld (null), nearest first. entity: an id or a name (as in exo.dossier; a name in several workspaces walks each). depth: 1..3 (1: direct neighbours). per_node (1..1000): each node expands at most that many neighbours, lowest ids first, so a hub (the owner, say) costs per_node rows per level. Care: the walk goes only through what the caller may see: never to or through an entity that is a deferred subject or is seen only in chunks charged for one, nor along a relation whose evidence is withheld, unless bridge names the subject; from such an entity itself nothing is listed. Then one last row per subject and workspace has only withheld: {subject, workspace, relations (left untaken), how}. Raises invalid_parameter_value for bad arguments.';
 
 --
--- Name: search(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_owner
+-- Name: search(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
 CREATE FUNCTION exo.search(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS TABLE(rank integer, chunk_id bigint, body text, path text, title text, workspace text, band text, written_at date, stage text, citation text, score double precision, document_id bigint, canonical boolean)
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    select exo_private.check_search_arguments(query, workspaces, k, per_workspace, query_embedding);
+    select exo_private.check_search_arguments(query, workspaces, k, per_workspace, query_embedding, null, bridge);
     select r.rank, r.chunk_id, r.body, r.path, r.title, r.workspace, r.band, r.written_at, r.stage,
            r.citation, r.score, r.document_id, r.canonical
     from jsonb_to_recordset(
@@ -740,93 +857,125 @@ CREATE FUNCTION exo.search(query text, workspaces text[] DEFAULT NULL::text[], k
     order by r.rank
 $$;
 
-ALTER FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_owner;
+ALTER FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_api;
 
 --
--- Name: FUNCTION search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'Ranked chunks answering a question: staged retrieval (exact, lexical, capsules, graph, semantic) in each workspace (null: all) with at most per_workspace candidates each, temporal banding (the archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged, then one rerank of the merged pool; k rows with citation, band and the stage that found each. query_embedding (float8[], the question embedded by the caller with the model in use) replaces the embeddings endpoint. exo.search_report says what happened.';
+COMMENT ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'Ranked chunks answering a question: staged retrieval (exact, lexical, capsules, graph, semantic) in each workspace (null: all) with at most per_workspace candidates each, temporal banding (the archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged or named by the question while the archive is open (deference.time_releases: an open archive alone), then one rerank of the merged pool; k rows with citation, band and the stage that found each. query_embedding (float8[], the question embedded by the caller with the model in use) replaces the embeddings endpoint. exo.search_report says what happened.';
 
 --
--- Name: search_entities(text, text, text[], integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_owner
+-- Name: search_entities(text, text, text[], integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.search_entities(name text DEFAULT NULL::text, entity_type text DEFAULT NULL::text, workspaces text[] DEFAULT NULL::text[], max_results integer DEFAULT 50, bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(entity_id bigint, workspace text, type text, name text, mentions bigint, documents bigint)
+CREATE FUNCTION exo.search_entities(name text DEFAULT NULL::text, entity_type text DEFAULT NULL::text, workspaces text[] DEFAULT NULL::text[], max_results integer DEFAULT 50, bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(entity_id bigint, workspace text, type text, name text, mentions bigint, documents bigint, withheld jsonb)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
     select * from exo_private.find_entities($1, $2, $3, $4, $5)
 $_$;
 
-ALTER FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]) OWNER TO exo_owner;
+ALTER FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]) OWNER TO exo_api;
 
 --
--- Name: FUNCTION search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]) IS 'Graph entities (people, orgs, places, topics, dates) whose name contains name (case-insensitive substring; % and _ are plain characters; null or blank: every entity), of entity_type (Person, Org, Place, Topic or Date; null: any), in workspaces (null: all), most mentioned first: entity_id, workspace, type, name, mentions, documents (mentions and distinct documents that may be shown). The same name in two workspaces is two entities. Care: an entity that is a deferred subject (exo.deferred_subjects, by name or alias), and one seen only in chunks charged for a deferred subject, is left out unless bridge names that subject; mentions in charged chunks are not counted. max_results is clamped to 1..500. Next: exo.dossier(entity_id::text).';
+COMMENT ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]) IS 'Graph entities (people, orgs, places, topics, dates) whose name contains name (case-insensitive substring; % and _ are plain characters; null or blank: every entity), of entity_type (Person, Org, Place, Topic or Date; null: any), in workspaces (null: all), most mentioned first: entity_id, workspace, type, name, mentions, documents (mentions and distinct documents that may be shown), withheld (null). The same name in two workspaces is two entities. max_results is clamped to 1..500. Care: an entity that is a deferred subject (exo.deferred_subjects, by name or alias), and one seen only in chunks charged for a deferred subject, is left out unless bridge names that subject, and mentions in charged chunks are not counted; then one last row per subject and workspace has only withheld: {subject, workspace, entities, how}. Next: exo.dossier(entity_id::text).';
 
 --
--- Name: search_messages(text, integer); Type: FUNCTION; Schema: exo; Owner: exo_owner
+-- Name: search_messages(text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.search_messages(query text, max_results integer DEFAULT 20) RETURNS TABLE(message_id bigint, conversation_id bigint, conversation_title text, source text, sender text, is_owner boolean, sent_at timestamp with time zone, body text, rank real)
-    LANGUAGE sql STABLE SECURITY DEFINER
+CREATE FUNCTION exo.search_messages(query text, max_results integer DEFAULT 20, bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(message_id bigint, conversation_id bigint, conversation_title text, source text, sender text, is_owner boolean, sent_at timestamp with time zone, body text, rank real, withheld jsonb)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    with q as (
-        -- A blank query matches nothing (a null tsquery matches no row). Only the first
-        -- 1,000 characters count: a query of thousands of words would exhaust the stack.
-        select case when pg_catalog.btrim(coalesce(query, '')) <> ''
-                    then pg_catalog.websearch_to_tsquery('english', pg_catalog.left(query, 1000))
-               end as tsq
+declare
+    tsq tsquery;
+    n int := least(greatest(coalesce(max_results, 20), 1), 200);
+begin
+    -- A blank query matches nothing. Only the first 1,000 characters count: a query of
+    -- thousands of words would exhaust the stack.
+    if pg_catalog.btrim(coalesce(search_messages.query, '')) = '' then
+        return;
+    end if;
+    tsq := pg_catalog.websearch_to_tsquery('english', pg_catalog.left(search_messages.query, 1000));
+    return query
+    with released as materialized (
+        select exo_private.released_keys(bridge) as keys
+    ), hits as materialized (
+        select m.id, m.conversation_id, m.identity_id, m.sent_at, m.body,
+               pg_catalog.ts_rank_cd(m.tsv, tsq) as score,
+               exo_private.unreleased(m.charged_subjects, r.keys) as held
+        from exo_private.chat_messages m
+        cross join released r
+        where m.tsv operator(pg_catalog.@@) tsq
+    ), shown as (
+        select h.*, row_number() over (order by h.score desc, h.sent_at desc nulls last, h.id desc) as ord
+        from hits h
+        where h.held = '{}'
+        order by ord
+        limit n
+    ), held as (
+        select s.subject, h.conversation_id, count(*) as messages
+        from hits h
+        cross join lateral unnest(h.held) s (subject)
+        group by s.subject, h.conversation_id
     )
-    select m.id, c.id, c.title, c.source,
-           coalesce(i.display_name, p.display_name, i.handle),
-           coalesce(p.is_owner, false),
-           m.sent_at, m.body,
-           pg_catalog.ts_rank_cd(m.tsv, q.tsq)
-    from q
-    join exo_private.chat_messages m on m.tsv operator(pg_catalog.@@) q.tsq
-    join exo_private.chat_conversations c on c.id = m.conversation_id
-    join exo_private.chat_identities i on i.id = m.identity_id
-    left join exo_private.people p on p.id = i.person_id
-    order by 9 desc, m.sent_at desc nulls last, m.id desc
-    limit least(greatest(coalesce(max_results, 20), 1), 200)
+    select x.id, x.conversation_id, x.title, x.source, x.sender, x.is_owner, x.sent_at, x.body, x.score,
+           x.hint
+    from (
+        select 0 as part, sh.ord, sh.id, sh.conversation_id, c.title, c.source,
+               coalesce(i.display_name, p.display_name, i.handle) as sender,
+               coalesce(p.is_owner, false) as is_owner, sh.sent_at, sh.body, sh.score, null::jsonb as hint
+        from shown sh
+        join exo_private.chat_conversations c on c.id = sh.conversation_id
+        join exo_private.chat_identities i on i.id = sh.identity_id
+        left join exo_private.people p on p.id = i.person_id
+        union all
+        select 1, row_number() over (order by hd.subject, hd.conversation_id), null, null, null, null, null,
+               null, null, null, null,
+               jsonb_build_object('subject', hd.subject, 'conversation', hd.conversation_id,
+                                  'messages', hd.messages, 'how', exo_private.hint_how(hd.subject))
+        from held hd
+    ) x
+    order by x.part, x.ord;
+end
 $$;
 
-ALTER FUNCTION exo.search_messages(query text, max_results integer) OWNER TO exo_owner;
+ALTER FUNCTION exo.search_messages(query text, max_results integer, bridge text[]) OWNER TO exo_api;
 
 --
--- Name: FUNCTION search_messages(query text, max_results integer); Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION search_messages(query text, max_results integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.search_messages(query text, max_results integer) IS 'Chat messages matching a web-style query (websearch_to_tsquery, English stemming), best first (ts_rank_cd, then newest); a blank query returns nothing, only its first 1,000 characters count; max_results is clamped to 1..200.';
+COMMENT ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[]) IS 'Chat messages matching a web-style query (websearch_to_tsquery, English stemming), best first (ts_rank_cd, then newest): message_id, conversation_id, conversation_title, source, sender, is_owner, sent_at, body, rank, withheld (null). A blank query returns nothing, only its first 1,000 characters count; max_results is clamped to 1..200. Care: a message charged for a deferred subject (its name or an alias near a cue, in the message or the one before or after it) is left out unless bridge names the subject (by name or alias); then one last row per subject and conversation has only withheld: {subject, conversation, messages, how}.';
 
 --
--- Name: search_report(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_owner
+-- Name: search_report(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
 CREATE FUNCTION exo.search_report(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS jsonb
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    select exo_private.check_search_arguments(query, workspaces, k, per_workspace, query_embedding);
+    select exo_private.check_search_arguments(query, workspaces, k, per_workspace, query_embedding, null, bridge);
     select exo_private.retrieve(query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding)
            -> 'report'
 $$;
 
-ALTER FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_owner;
+ALTER FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_api;
 
 --
--- Name: FUNCTION search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'What exo.search does for the same arguments (jsonb): the temporal signal and the bands opened, per workspace the stages run or skipped (and why) with counts and times, deference hints (subject, workspace, chunks withheld, how to open them; never their text), degradations (an endpoint down, a stage skipped), the rerank backend and its fallbacks, and timings.';
+COMMENT ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'What exo.search does for the same arguments (jsonb): the temporal signal and the bands opened, per workspace the stages run or skipped (and why) with counts and times, deference hints (subject, workspace, chunks withheld, how to open them; never their text), what deferred material was released (subject, workspace, chunks, why), degradations (an endpoint down or rate_limited, a stage skipped), the rerank backend and its fallbacks, and timings.';
 
 --
--- Name: setting(text); Type: FUNCTION; Schema: exo; Owner: exo_owner
+-- Name: setting(text); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
 CREATE FUNCTION exo.setting(setting_key text) RETURNS jsonb
@@ -836,16 +985,16 @@ CREATE FUNCTION exo.setting(setting_key text) RETURNS jsonb
     select value from exo_private.settings where key = setting_key
 $$;
 
-ALTER FUNCTION exo.setting(setting_key text) OWNER TO exo_owner;
+ALTER FUNCTION exo.setting(setting_key text) OWNER TO exo_api;
 
 --
--- Name: FUNCTION setting(setting_key text); Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION setting(setting_key text); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
 COMMENT ON FUNCTION exo.setting(setting_key text) IS 'The value of one setting (jsonb), or null when unset.';
 
 --
--- Name: status(); Type: FUNCTION; Schema: exo; Owner: exo_owner
+-- Name: status(); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
 CREATE FUNCTION exo.status() RETURNS jsonb
@@ -860,6 +1009,13 @@ CREATE FUNCTION exo.status() RETURNS jsonb
                          from (select d.stage::text as stage, count(*) as n
                                from exo_private.documents d group by d.stage) s)),
         'quarantine', (select count(*) from exo_private.documents d where d.stage = 'quarantined'),
+        'unreadable_folders', jsonb_build_object(
+            'total', (select count(*) from exo_private.unreadable_folders),
+            'folders', (select coalesce(jsonb_agg(to_jsonb(u) order by u.source, u.path), '[]')
+                        from (select s.root as source, f.path, f.error, f.first_seen_at as since
+                              from exo_private.unreadable_folders f
+                              join exo_private.sources s on s.id = f.source_id
+                              order by s.root, f.path limit 20) u)),
         'chunks', jsonb_build_object(
             'total', (select count(*) from exo_private.chunks),
             'charged', (select count(*) from exo_private.chunks c where c.charged_subjects <> '{}'),
@@ -873,22 +1029,6 @@ CREATE FUNCTION exo.status() RETURNS jsonb
                        'vectors', (select count(*) from exo_private.chunk_embeddings ce where ce.model_id = m.id))
                        order by m.id), '[]')
             from exo_private.embedding_models m),
-        'queues', jsonb_build_object(
-            'embed', (select jsonb_build_object(
-                          'depth', count(*),
-                          'in_flight', count(*) filter (where q.vt > pg_catalog.now()),
-                          'oldest_age_s', floor(extract(epoch from pg_catalog.now() - min(q.enqueued_at)))::bigint)
-                      from pgmq.q_embed q),
-            'extract', (select jsonb_build_object(
-                          'depth', count(*),
-                          'in_flight', count(*) filter (where q.vt > pg_catalog.now()),
-                          'oldest_age_s', floor(extract(epoch from pg_catalog.now() - min(q.enqueued_at)))::bigint)
-                        from pgmq.q_extract q),
-            'dead_letter', (select jsonb_build_object(
-                          'depth', count(*),
-                          'in_flight', count(*) filter (where q.vt > pg_catalog.now()),
-                          'oldest_age_s', floor(extract(epoch from pg_catalog.now() - min(q.enqueued_at)))::bigint)
-                            from pgmq.q_dead_letter q)),
         'graph', (
             select coalesce(jsonb_object_agg(w.name, jsonb_build_object(
                        'entities', coalesce(e.n, 0), 'mentions', coalesce(m.n, 0),
@@ -901,29 +1041,20 @@ CREATE FUNCTION exo.status() RETURNS jsonb
                        group by x.workspace) m on m.workspace = w.name
             left join (select x.workspace, count(*) as n from exo_private.relations x
                        group by x.workspace) r on r.workspace = w.name),
-        'worker', (
-            select jsonb_build_object(
-                'last_heartbeat', max(k.heartbeat_at),
-                'alive', coalesce(bool_or(k.stopped_at is null
-                                          and k.heartbeat_at > pg_catalog.now() - interval '2 minutes'), false),
-                'running', count(*) filter (where k.stopped_at is null
-                                              and k.heartbeat_at > pg_catalog.now() - interval '2 minutes'))
-            from exo_private.workers k),
-        'job_failures', (select count(*) from exo_private.job_failures),
         'deferred_subjects', (select count(*) from exo_private.deferred_subjects)
-    )
+    ) || exo_private.work_status()
 $$;
 
-ALTER FUNCTION exo.status() OWNER TO exo_owner;
+ALTER FUNCTION exo.status() OWNER TO exo_api;
 
 --
--- Name: FUNCTION status(); Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION status(); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.status() IS 'The state of the whole system as jsonb: documents (total, by_stage), quarantine (documents waiting for a routing decision), chunks (total, charged, by_workspace), embeddings (per model: dimensions, vectors, active), queues (embed, extract, dead_letter: depth, in_flight, oldest_age_s = seconds since the oldest message was queued), graph (per workspace: entities, mentions, relations), worker (last_heartbeat; alive = some worker beat within 2 minutes; running), job_failures, deferred_subjects (a count), as_of. Counts only, never text.';
+COMMENT ON FUNCTION exo.status() IS 'The state of the whole system as jsonb: documents (total, by_stage), quarantine (documents waiting for a routing decision), unreadable_folders (folders the last ingest could not list, whose documents are kept as they were: total, and the first 20 with source, path, error, since), chunks (total, charged, by_workspace), embeddings (per model: dimensions, vectors, active), graph (per workspace: entities, mentions, relations), deferred_subjects (a count), as_of, and the worker''s side (exo_private.work_status): queues (embed, extract: depth, pending, in_flight, held_by_dead_workers, failed, dead, oldest_age_s = seconds since the oldest message was queued; dead_letter), work_by_stage, stuck (documents that cannot advance on their own, with a hint) and worker (last_heartbeat, alive, running, dead). Counts only, never text.';
 
 --
--- Name: temporal_signal(text, date); Type: FUNCTION; Schema: exo; Owner: exo_owner
+-- Name: temporal_signal(text, date); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
 CREATE FUNCTION exo.temporal_signal(query text, as_of date DEFAULT CURRENT_DATE) RETURNS jsonb
@@ -937,35 +1068,35 @@ CREATE FUNCTION exo.temporal_signal(query text, as_of date DEFAULT CURRENT_DATE)
         (select s.value from exo_private.settings s where s.key = 'retrieval.archive_after_days')::int)
 $$;
 
-ALTER FUNCTION exo.temporal_signal(query text, as_of date) OWNER TO exo_owner;
+ALTER FUNCTION exo.temporal_signal(query text, as_of date) OWNER TO exo_api;
 
 --
--- Name: FUNCTION temporal_signal(query text, as_of date); Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION temporal_signal(query text, as_of date); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
 COMMENT ON FUNCTION exo.temporal_signal(query text, as_of date) IS 'Temporal signals of a query (years, decades, month-years, dates, relative expressions, the cues in retrieval.temporal_cues) and whether they open the archival band (retrieval.archive_after_days).';
 
 --
--- Name: timeline(text, text, text[], integer); Type: FUNCTION; Schema: exo; Owner: exo_owner
+-- Name: timeline(text, text, text[], integer); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.timeline(entity text, workspace text DEFAULT NULL::text, bridge text[] DEFAULT '{}'::text[], max_results integer DEFAULT 500) RETURNS TABLE(written_at date, document_id bigint, path text, title text, band text, workspace text, surface text, excerpt text)
+CREATE FUNCTION exo.timeline(entity text, workspace text DEFAULT NULL::text, bridge text[] DEFAULT '{}'::text[], max_results integer DEFAULT 500) RETURNS TABLE(written_at date, document_id bigint, path text, title text, band text, workspace text, surface text, excerpt text, withheld jsonb)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
     select * from exo_private.entity_timeline($1, $2, $3, $4)
 $_$;
 
-ALTER FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer) OWNER TO exo_owner;
+ALTER FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer) OWNER TO exo_api;
 
 --
--- Name: FUNCTION timeline(entity text, workspace text, bridge text[], max_results integer); Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION timeline(entity text, workspace text, bridge text[], max_results integer); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer) IS 'One entity''s mentions in the order they were written (oldest first, undated last): written_at, document_id, path, title, band, workspace, surface (the name as written) and excerpt (about 200 characters of the chunk around it). entity: an id or a name (as in exo.dossier; a name in several workspaces gives all of them, see the workspace column); workspace narrows it. The most recent statement is usually the authoritative one. Care: mentions in chunks charged for a deferred subject, and every mention of an entity that is one, are left out (silently: exo.dossier carries the hint) unless bridge names the subject by name or alias. At most max_results rows (clamped to 1..5000), the oldest.';
+COMMENT ON FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer) IS 'One entity''s mentions in the order they were written (oldest first, undated last): written_at, document_id, path, title, band, workspace, surface (the name as written), excerpt (about 200 characters of the chunk around it) and withheld (null). entity: an id or a name (as in exo.dossier; a name in several workspaces gives all of them, see the workspace column); workspace narrows it. The most recent statement is usually the authoritative one. At most max_results rows (clamped to 1..5000), the oldest. Care: mentions in chunks or documents charged for a deferred subject, and every mention of an entity that is one or is seen only in such chunks, are left out unless bridge names the subject by name or alias; then one last row per subject and workspace has only withheld: {subject, workspace, mentions, how}.';
 
 --
--- Name: version(); Type: FUNCTION; Schema: exo; Owner: exo_owner
+-- Name: version(); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
 CREATE FUNCTION exo.version() RETURNS jsonb
@@ -981,10 +1112,10 @@ CREATE FUNCTION exo.version() RETURNS jsonb
     )
 $$;
 
-ALTER FUNCTION exo.version() OWNER TO exo_owner;
+ALTER FUNCTION exo.version() OWNER TO exo_api;
 
 --
--- Name: FUNCTION version(); Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION version(); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
 COMMENT ON FUNCTION exo.version() IS 'Schema version (last migration), vendored components, extension versions and server version.';
@@ -1129,7 +1260,8 @@ def canonical_key(name):
 
 PRESENT_BANDS = ("current", "recent")
 ALL_BANDS = ("current", "recent", "archival")
-MAX_QUERY_CHARS = 1000
+MAX_QUERY_CHARS = 1000  # the query's words, n-grams and identifiers come from this much of it
+MAX_INPUT_CHARS = 2000  # a search reads no more of a query (the temporal scan and the embedding)
 MAX_NGRAM = 6
 MAX_IDENTIFIERS = 8
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -1232,23 +1364,75 @@ def archive_decision(signal, open_archive):
         return True, "temporal signal: " + ", ".join(repr(t) for t in texts)
     return False, None
 
-def withheld_subjects(charged, deferred, bridge, archive_open):
-    """The charged subjects of one chunk that keep it out of the results.
+class Deference:
+    """Which charged subjects of one search stay withheld, and why the others are released.
 
-    Every charged subject counts, whether it is on the deference list or only declared
-    charged by the document's frontmatter (over-withholding is the safe direction). The
-    archive being open, or the caller bridging a subject by name or alias, releases it.
+    Time and care are separate decisions. An open archive (a temporal signal or open_archive,
+    never the fallback taken when nothing present answers) opens archival bands; it releases a
+    subject only when the question also names it, by name or alias. Bridging a subject releases
+    it wherever it is. `time_releases` (the setting deference.time_releases) restores the looser
+    rule: an open archive alone releases every subject.
+
+    Every charged subject counts, whether it is on the deference list or only declared charged
+    by a document's frontmatter (over-withholding is the safe direction); a subject on the list
+    answers to its name and every alias.
     """
-    if archive_open or not charged:
-        return []
-    bridged = set()
-    wanted = {canonical_key(b) for b in bridge or [] if canonical_key(b)}
-    for subject in deferred:
-        keys = {canonical_key(n) for n in [subject["subject"], *subject.get("aliases", [])]}
-        if keys & wanted:
-            bridged |= keys  # a chunk may be charged under any of the subject's names
-    bridged |= wanted
-    return [s for s in charged if canonical_key(s) not in bridged]
+
+    def __init__(
+        self, deferred, bridge=None, query="", archive_open=False, archive_why=None, time_releases=False
+    ):
+        self.groups = [
+            {k for k in (canonical_key(n) for n in [s["subject"], *s.get("aliases", [])]) if k}
+            for s in deferred
+        ]
+        self.bridged = set()
+        for name in bridge or []:
+            self.bridged |= self.names(name or "")
+        self.asked = set(ngram_keys(query))
+        self.archive_open = bool(archive_open)
+        self.archive_why = archive_why
+        self.time_releases = bool(time_releases)
+
+    def names(self, subject):
+        """Canonical keys a subject answers to: all names of its deferred subject(s), else its own."""
+        key = canonical_key(subject)
+        if not key:
+            return set()
+        keys = {key}
+        for group in self.groups:
+            if key in group:
+                keys |= group
+        return keys
+
+    def why_released(self, subject):
+        """Why a charged subject is released in this search, or None while it is withheld."""
+        names = self.names(subject)
+        if names & self.bridged:
+            return "bridged"
+        if not self.archive_open:
+            return None
+        named = sorted(names & self.asked, key=lambda k: (-len(k), k))
+        if named:
+            return f"the question names {named[0]!r} and the archive is open ({self.archive_why})"
+        if self.time_releases:
+            return f"time releases (deference.time_releases) and the archive is open ({self.archive_why})"
+        return None
+
+    def withheld(self, charged):
+        """The charged subjects of one chunk that keep it out of the results."""
+        return [s for s in charged if self.why_released(s) is None]
+
+def released(results, why):
+    """What charged material a search hands out: per (subject, workspace) the chunks among
+    `results` charged for it, and `why(subject)` it was released (Deference.why_released)."""
+    counts = {}
+    for r in results:
+        for subject in r.get("charged") or []:
+            counts[(subject, r["workspace"])] = counts.get((subject, r["workspace"]), 0) + 1
+    return [
+        {"subject": subject, "workspace": workspace, "chunks": n, "why": why(subject)}
+        for (subject, workspace), n in sorted(counts.items())
+    ]
 
 # -- admitting candidates into a workspace's pool -------------------------------------------
 
@@ -1302,6 +1486,7 @@ class WorkspacePool:
                     "confident": bool(row["confident"]),
                     "detail": row.get("detail"),
                     "match": row.get("match", stage),
+                    "charged": list(row.get("charged") or []),  # released: report["released"] names them
                 }
             )
             admitted += 1
@@ -1514,7 +1699,7 @@ def packet(query, ranked, hint_list, report, budget, settings):
         : settings["packet.max_chunks"]
     ]
 
-    head = "# Context for: " + " ".join((query or "").split())[:200] + "\n\n"
+    head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     facts = "## Current facts\n(none recorded yet)\n\n"
     hint_lines = [
         "- {} chunk(s) about {} in {} withheld (deferred subject). {}".format(
@@ -1529,6 +1714,8 @@ def packet(query, ranked, hint_list, report, budget, settings):
     for d in report.get("degradations", []):
         notes.append("degraded: {} ({})".format(d["component"], d["error_class"]))
 
+    why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
+
     def provenance(used):
         lines = ["## Provenance"]
         for n, c in enumerate(used, 1):
@@ -1536,6 +1723,12 @@ def packet(query, ranked, hint_list, report, budget, settings):
                 "[{}] chunk {} of document {} via {} (rank {:.3f}, rerank {})".format(
                     n, c["chunk_id"], c["document_id"], c["stage"], c["score"], report["rerank"]["backend"]
                 )
+            )
+        cited = released(used, why)
+        if cited:  # the first note: a packet cut short keeps it
+            lines.append(
+                "note: released deferred material: "
+                + "; ".join("{subject} in {workspace} ({chunks} chunk(s): {why})".format(**r) for r in cited)
             )
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
@@ -1710,10 +1903,10 @@ ALTER FUNCTION exo_private.canonical_key(name text) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.canonical_key(name text) IS 'Identity key of an entity name: NFKC, case-folded, whitespace collapsed, edge punctuation removed.';
 
 --
--- Name: check_search_arguments(text, text[], integer, integer, double precision[], integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: check_search_arguments(text, text[], integer, integer, double precision[], integer, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer DEFAULT NULL::integer) RETURNS void
+CREATE FUNCTION exo_private.check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer DEFAULT NULL::integer, bridge text[] DEFAULT NULL::text[]) RETURNS void
     LANGUAGE plpgsql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -1735,6 +1928,15 @@ begin
             format('token_budget must be between 200 and 100000 tokens, got %s', token_budget));
     end if;
     perform exo_private.check_workspaces(workspaces);
+    -- A bridge names subjects: a few short names. (The query needs no limit: a search reads
+    -- only its first characters, search.MAX_INPUT_CHARS.)
+    if cardinality(bridge) > 50 then
+        perform exo_private.invalid_argument(
+            format('bridge must name at most 50 subjects, got %s', cardinality(bridge)));
+    end if;
+    if exists (select 1 from unnest(bridge) b where length(b) > 200) then
+        perform exo_private.invalid_argument('bridge names must be at most 200 characters each');
+    end if;
     if query_embedding is not null then
         if cardinality(query_embedding) is null
            or exists (select 1 from unnest(query_embedding) v where v is null or v in ('NaN', 'Infinity', '-Infinity')) then
@@ -1751,13 +1953,13 @@ begin
 end
 $$;
 
-ALTER FUNCTION exo_private.check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer, bridge text[]) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer, bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer) IS 'Raise invalid_parameter_value, naming the argument, for what exo.search, exo.search_report and exo.context_packet cannot take; they call it before exo_private.retrieve.';
+COMMENT ON FUNCTION exo_private.check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer, bridge text[]) IS 'Raise invalid_parameter_value, naming the argument, for what exo.search, exo.search_report and exo.context_packet cannot take; they call it before exo_private.retrieve. A message echoes at most 100 characters of an argument.';
 
 --
 -- Name: check_workspaces(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -1775,7 +1977,7 @@ begin
     limit 1;
     if found then
         perform exo_private.invalid_argument(
-            format('workspace %s does not exist', coalesce(quote_literal(unknown), 'null')),
+            format('workspace %s does not exist', exo_private.quoted(unknown)),
             'known workspaces: ' || (select string_agg(x.name, ', ' order by x.name) from exo_private.workspaces x));
     end if;
 end
@@ -1868,6 +2070,67 @@ ALTER FUNCTION exo_private.closed_chunks(bridge text[]) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.closed_chunks(bridge text[]) IS 'Every chunk charged for a subject the bridge leaves closed, with those subjects (chunk ids are unique across workspaces).';
 
 --
+-- Name: closed_documents(bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.closed_documents(ids bigint[], bridge text[]) RETURNS TABLE(document_id bigint, withheld text[])
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- A charged document: its frontmatter charges a subject (chunks or not), or it has chunks
+    -- and every one is withheld. A title or path that names a subject near a cue charges every
+    -- chunk (plpy/deference.py heading), so such a document is one of these too. Its title and
+    -- path are withheld wherever its text would be.
+    with released as materialized (
+        select exo_private.released_keys(bridge) as keys
+    ), docs as (
+        select d.id, d.workspace, d.frontmatter -> 'charged' as declared
+        from exo_private.documents d
+        where d.id = any (ids)
+    ), declared as (
+        -- a declared name that is a deferred subject's name or alias counts as that subject
+        select dc.id,
+               coalesce((select s.subject from exo_private.deferred_subjects s
+                         where exo_private.canonical_key(n.name)
+                               = any (array(select exo_private.canonical_key(a) from unnest(s.subject || s.aliases) a))
+                         order by s.subject limit 1),
+                        pg_catalog.btrim(n.name)) as subject
+        from docs dc
+        cross join lateral jsonb_array_elements_text(
+            case jsonb_typeof(dc.declared) when 'array' then dc.declared
+                                           when 'string' then jsonb_build_array(dc.declared)
+                                           else '[]'::jsonb end) n (name)
+        where pg_catalog.btrim(n.name) <> ''
+    ), chunk_states as (
+        select c.document_id, exo_private.unreleased(c.charged_subjects, r.keys) as held
+        from docs dc
+        join exo_private.chunks c on c.workspace = dc.workspace and c.document_id = dc.id
+        cross join released r
+    ), reasons as (
+        select dl.id, u.subject
+        from declared dl
+        cross join released r
+        cross join lateral unnest(exo_private.unreleased(array[dl.subject], r.keys)) u (subject)
+        union all
+        select cs.document_id, u.subject
+        from chunk_states cs
+        cross join lateral unnest(cs.held) u (subject)
+        where not exists (select 1 from chunk_states x where x.document_id = cs.document_id and x.held = '{}')
+    )
+    select r.id, array_agg(distinct r.subject order by r.subject)
+    from reasons r
+    group by r.id
+$$;
+
+ALTER FUNCTION exo_private.closed_documents(ids bigint[], bridge text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION closed_documents(ids bigint[], bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.closed_documents(ids bigint[], bridge text[]) IS 'Of the given documents, the charged ones the bridge leaves closed, with the subjects why: the frontmatter charges a closed subject, or every chunk is withheld (a title or path naming a subject near a cue charges every chunk). The one rule for withholding a document''s title and path wherever they would appear.';
+
+--
 -- Name: closed_subject_keys(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -1894,6 +2157,36 @@ ALTER FUNCTION exo_private.closed_subject_keys(bridge text[]) OWNER TO exo_owner
 --
 
 COMMENT ON FUNCTION exo_private.closed_subject_keys(bridge text[]) IS 'Canonical keys of the names and aliases of every deferred subject the bridge does not open, with the subject: an entity with one of these keys is that subject.';
+
+--
+-- Name: closed_windows(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.closed_windows(bridge text[]) RETURNS TABLE(window_id bigint)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- Only in these may a mention, and so a relation, be withheld: elsewhere all is shown.
+    with released as materialized (
+        select exo_private.released_keys(bridge) as keys
+    )
+    select distinct w.id
+    from exo_private.chunks c
+    cross join released r
+    join exo_private.extraction_windows w
+      on w.workspace = c.workspace and w.document_id = c.document_id
+     and c.char_start < w.char_end and c.char_end > w.char_start
+    where c.charged_subjects <> '{}'
+      and exo_private.unreleased(c.charged_subjects, r.keys) <> '{}'
+$$;
+
+ALTER FUNCTION exo_private.closed_windows(bridge text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION closed_windows(bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.closed_windows(bridge text[]) IS 'The extraction windows overlapping a chunk charged for a subject the bridge leaves closed: the only windows whose mentions and relations may be withheld (exo_private.mention_state says which).';
 
 --
 -- Name: current_generation(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -1944,59 +2237,286 @@ COMMENT ON FUNCTION exo_private.current_generation(ws text, model text) IS 'The 
 --
 
 CREATE FUNCTION exo_private.cypher_refusal(query text) RETURNS text
-    LANGUAGE plpgsql STABLE
+    LANGUAGE plpython3u IMMUTABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
-declare
-    outside text;
-    word text;
-begin
-    if query is null or pg_catalog.btrim(query) = '' then
-        return 'query must be a Cypher query, got ' || coalesce(quote_literal(query), 'null');
-    end if;
-    if pg_catalog.length(query) > 20000 then
-        return 'query is longer than 20000 characters';
-    end if;
-    -- Anywhere, string literals included: the query is dollar-quoted into SQL.
-    if pg_catalog.strpos(query, '$') > 0 then
-        return 'query must not contain $ (no dollar quotes, no parameters)';
-    end if;
-    -- What lies outside string literals and `quoted names` (backslash escapes as Cypher has
-    -- them; a doubled quote leaves nothing outside either way). An unterminated literal is
-    -- left in place, so what follows it is still checked.
-    outside := pg_catalog.regexp_replace(
-        query, $re$'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`[^`]*`$re$, ' q ', 'g');
-    -- Comments could hide a quote that this scan and Cypher's would read differently.
-    if outside ~ '//|/\*' then
-        return 'query must not contain comments (// or /*)';
-    end if;
-    if pg_catalog.strpos(outside, ';') > 0 then
-        return 'query must be one statement: no ; outside string literals';
-    end if;
-    word := (pg_catalog.regexp_match(outside, '\m(create|merge|set|delete|detach|remove|call|load)\M', 'i'))[1];
-    if word is not null then
-        return format('query is read-only: %s is refused (no CREATE, MERGE, SET, DELETE, DETACH, REMOVE, '
-                      'CALL or LOAD)', pg_catalog.upper(word));
-    end if;
-    -- schema.function(...) would run any SQL function with this API's privileges
-    if outside ~ '\.\s*\w+\s*\(' then
-        return 'query must not call schema-qualified functions (x.f(...)); Cypher''s own functions only';
-    end if;
-    select w[1] into word
-    from pg_catalog.regexp_matches(outside, '\m(\w+)\s*\(', 'g') w
-    where exists (select 1 from pg_catalog.pg_proc p
-                  where p.pronamespace = 'ag_catalog'::regnamespace
-                    and p.proname = 'age_' || pg_catalog.lower(w[1])
-                    and p.provolatile = 'v' and p.proname <> 'age_rand')
-    limit 1;
-    if word is not null then
-        return format('query is read-only: the function %s may change the database and is refused', word);
-    end if;
-    if outside !~* '\mreturn\M' then
-        return 'query must RETURN something (MATCH ... RETURN ...)';
-    end if;
-    return null;
-end
+"""The check exo.cypher runs before a caller's Cypher reaches Apache AGE (stdlib only).
+
+`tokenize` reads a query as AGE's scanner (ag_scanner.l) reads it, so that a word this
+module sees is the word AGE sees: string literals in ' or " with backslash escapes
+(\\uXXXX and \\UXXXXXXXX included), `backtick names` (`` is one backtick), numbers
+(integers, 0x hex, decimals, exponents) with whatever follows them glued (`1CREATE` is
+the number 1, then the name CREATE), names whose letters may be any non-ASCII
+character (as in AGE, which takes every byte from 0x80 up as a letter), and symbols.
+
+`refusal` then checks the tokens and says why a query may not run (None when it may).
+Only reading is allowed: clauses MATCH, OPTIONAL MATCH, WHERE, WITH, RETURN, ORDER BY,
+SKIP, LIMIT, UNWIND, UNION; a function call (a name followed by `(`) only of AGE's own
+read functions listed in FUNCTIONS, never dotted; no write or procedural keyword
+anywhere as a word; no variable-length relationship (a `*` inside the [...] of a
+relationship), since AGE reads those through its own cache, past row security; no
+comments, parameters, `$`, `;` or `::` casts. A refusal names the rule, the offending
+token (clipped) and its position, and never echoes more of the query than that.
+"""
+
+import re
+from typing import NamedTuple
+
+MAX_LENGTH = 20000
+
+#: Words that write or run procedures: refused wherever they stand as a word (not inside a
+#: string literal or a `backtick name`). EXPLAIN and OPERATOR are AGE's own.
+WRITE_KEYWORDS = frozenset(
+    {"create", "merge", "set", "delete", "detach", "remove", "call", "load", "foreach", "yield"}
+    | {"explain", "operator", "drop"}
+)
+
+#: AGE 1.8's read functions a query may call (ag_catalog.age_<name>; count is
+#: pg_catalog.count; exists, coalesce, all, any, none, single and reduce are grammar).
+#: Left out on purpose: startnode and endnode (they look vertices up past row security),
+#: the variable-length and shortest path functions and the graph statistics (AGE's cache,
+#: past row security), and everything that is not AGE's (an unqualified name AGE does not
+#: know resolves through search_path to any SQL function).
+FUNCTIONS = frozenset(
+    {"id", "start_id", "end_id", "type", "label", "labels", "properties", "keys", "nodes"}
+    | {"relationships", "length", "size", "head", "last", "tail", "isempty", "timestamp"}
+    | {"exists", "coalesce", "all", "any", "none", "single", "reduce"}
+    | {"toboolean", "tobooleanlist", "tofloat", "tofloatlist", "tointeger", "tointegerlist"}
+    | {"tostring", "tostringlist"}
+    | {"abs", "ceil", "floor", "round", "sign", "sqrt", "exp", "log", "log10", "e", "pi", "rand"}
+    | {"sin", "cos", "tan", "cot", "asin", "acos", "atan", "atan2", "degrees", "radians"}
+    | {"left", "right", "substring", "trim", "ltrim", "rtrim", "toupper", "tolower", "replace"}
+    | {"split", "reverse", "range"}
+    | {"count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp", "percentilecont"}
+    | {"percentiledisc"}
+)
+
+#: Grammar words that may stand before `(` without being a function call (MATCH (n),
+#: WHERE (a)-->(b), NOT (...), ...). None of them names a function AGE could resolve.
+GRAMMAR_BEFORE_PAREN = frozenset(
+    {"match", "optional", "where", "with", "return", "and", "or", "xor", "not", "in", "is"}
+    | {"case", "when", "then", "else", "end", "distinct", "unwind", "as", "starts", "ends"}
+    | {"contains", "by", "skip", "limit", "union", "asc", "desc", "ascending", "descending"}
+)
+
+_WHITESPACE = "\t\n\v\f\r "
+_SYMBOLS = "?%()*+,-./:;<=>[]^{|}"
+_TWO_CHAR = ("?|", "?&", "||", "<>", "<=", ">=", "..", "+=", "=~", "::")
+_ESCAPES = {'"': '"', "'": "'", "/": "/", "\\": "\\", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+_DIGITS = r"[0-9]+"
+_DECIMAL = r"(?:[0-9]+\.[0-9]*|\.[0-9]+)"
+# AGE's number rules, each anchored where a number starts; the longest match wins, as in
+# flex (decimalfail, "1..", gives back the dots: a range, not a decimal).
+_NUMBER_RULES = (
+    ("integer", re.compile(r"0[Xx][0-9A-Fa-f]+|" + _DIGITS)),
+    ("bad hexadecimal literal", re.compile(r"0[Xx]")),
+    ("decimal", re.compile(r"(?:" + _DECIMAL + "|" + _DIGITS + r")[Ee][+-]?[0-9]+|" + _DECIMAL)),
+    ("range", re.compile(_DIGITS + r"\.\.")),
+    ("bad exponent", re.compile(r"(?:" + _DECIMAL + "|" + _DIGITS + r")[Ee][+-]?")),
+)
+
+class Token(NamedTuple):
+    """kind: name, quoted_name, string, number or symbol; text: the name (backticks
+    removed), the string's value, the number or the symbol; pos: 1-based character."""
+
+    kind: str
+    text: str
+    pos: int
+
+class Refused(Exception):
+    """A query exo.cypher will not run: rule (a sentence), token (as written) and pos."""
+
+    def __init__(self, rule, token, pos):
+        super().__init__(rule)
+        self.rule = rule
+        self.token = token
+        self.pos = pos
+
+    def message(self):
+        shown = self.token if len(self.token) <= 40 else self.token[:40] + "…"
+        where = f" at character {self.pos}" if self.pos else ""
+        return f"{self.rule}: {shown!r}{where}" if shown else f"{self.rule}{where}"
+
+def _is_digit(c):
+    return "0" <= c <= "9"
+
+def _is_name_start(c):
+    return "a" <= c <= "z" or "A" <= c <= "Z" or c == "_" or not c.isascii()
+
+def _is_name_part(c):
+    return _is_name_start(c) or _is_digit(c) or c == "$"
+
+def _number(query, i):
+    """(end, kind) of the number starting at i: AGE's longest matching rule."""
+    best_end, best_kind = i, None
+    for kind, rule in _NUMBER_RULES:
+        m = rule.match(query, i)
+        if m and m.end() > best_end:
+            best_end, best_kind = m.end(), kind
+    if best_kind == "range":
+        best_end, best_kind = best_end - 2, "integer"
+    return best_end, best_kind
+
+def _string(query, i):
+    """(end, value) of the string literal whose quote is at i."""
+    quote, j, value = query[i], i + 1, []
+    n = len(query)
+    while j < n:
+        c = query[j]
+        if c == quote:
+            return j + 1, "".join(value)
+        if c != "\\":
+            value.append(c)
+            j += 1
+            continue
+        if j + 1 >= n:
+            break
+        e = query[j + 1]
+        if e in _ESCAPES:
+            value.append(_ESCAPES[e])
+            j += 2
+            continue
+        width = {"u": 4, "U": 8}.get(e)
+        digits = query[j + 2 : j + 2 + width] if width else ""
+        if not width or len(digits) < width or not all(d in "0123456789abcdefABCDEF" for d in digits):
+            raise Refused(
+                "query is not valid Cypher: bad escape in a string literal", query[j : j + 2], j + 1
+            )
+        code = int(digits, 16)
+        j += 2 + width
+        if 0xD800 <= code <= 0xDBFF:  # a high surrogate takes the low one that must follow
+            low = re.match(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8}))", query[j:])
+            low_code = int(low.group(1) or low.group(2), 16) if low else 0
+            if not 0xDC00 <= low_code <= 0xDFFF:
+                raise Refused(
+                    "query is not valid Cypher: a lone surrogate in a string literal", digits, j - width - 1
+                )
+            code = 0x10000 + ((code - 0xD800) << 10) + (low_code - 0xDC00)
+            j += low.end()
+        if code == 0 or code > 0x10FFFF or 0xDC00 <= code <= 0xDFFF:
+            raise Refused(
+                "query is not valid Cypher: bad unicode escape in a string literal", digits, j - width - 1
+            )
+        value.append(chr(code))
+    raise Refused("query is not valid Cypher: unterminated string literal", query[i : i + 20], i + 1)
+
+def _quoted_name(query, i):
+    """(end, name) of the `backtick name` starting at i."""
+    j, name = i + 1, []
+    while True:
+        close = query.find("`", j)
+        if close < 0:
+            raise Refused("query is not valid Cypher: unterminated `quoted name`", query[i : i + 20], i + 1)
+        name.append(query[j:close])
+        if query.startswith("``", close):
+            name.append("`")
+            j = close + 2
+            continue
+        if not "".join(name):
+            raise Refused("query is not valid Cypher: empty `quoted name`", "``", i + 1)
+        return close + 1, "".join(name)
+
+def tokenize(query):
+    """The tokens of query as AGE scans it; raises Refused for comments, parameters and
+    what AGE could not scan."""
+    tokens, i, n = [], 0, len(query)
+    while i < n:
+        c = query[i]
+        if c in _WHITESPACE:
+            i += 1
+        elif query.startswith(("//", "/*"), i):
+            raise Refused("query must not contain comments (// or /*)", query[i : i + 2], i + 1)
+        elif _is_digit(c) or (c == "." and _is_digit(query[i + 1 : i + 2])):
+            end, kind = _number(query, i)
+            if kind != "integer" and kind != "decimal":
+                raise Refused(f"query is not valid Cypher: {kind}", query[i:end], i + 1)
+            tokens.append(Token("number", query[i:end], i + 1))
+            i = end
+        elif c in "'\"":
+            end, value = _string(query, i)
+            tokens.append(Token("string", value, i + 1))
+            i = end
+        elif c == "`":
+            end, name = _quoted_name(query, i)
+            tokens.append(Token("quoted_name", name, i + 1))
+            i = end
+        elif c == "$":
+            raise Refused("query must not contain $ (no parameters, no dollar quotes)", "$", i + 1)
+        elif _is_name_start(c):
+            j = i + 1
+            while j < n and _is_name_part(query[j]):
+                j += 1
+            tokens.append(Token("name", query[i:j], i + 1))
+            i = j
+        elif query.startswith(_TWO_CHAR, i):
+            tokens.append(Token("symbol", query[i : i + 2], i + 1))
+            i += 2
+        elif c in _SYMBOLS:
+            tokens.append(Token("symbol", c, i + 1))
+            i += 1
+        else:
+            raise Refused("query is not valid Cypher: unexpected character", c, i + 1)
+    return tokens
+
+def check(query):
+    """Raise Refused when query may not run (see the module's doc)."""
+    if query is None or not query.strip(_WHITESPACE):
+        raise Refused("query must be a Cypher query, got " + ("null" if query is None else "a blank"), "", 0)
+    if len(query) > MAX_LENGTH:
+        raise Refused(f"query is longer than {MAX_LENGTH} characters", "", 0)
+    dollar = query.find("$")  # anywhere, in string literals too: the query is dollar-quoted into SQL
+    if dollar >= 0:
+        raise Refused("query must not contain $ (no parameters, no dollar quotes)", "$", dollar + 1)
+    tokens = tokenize(query)
+    brackets = []  # "relationship", "list", "(" or "{" for each open bracket
+    for k, token in enumerate(tokens):
+        previous = tokens[k - 1] if k else None
+        following = tokens[k + 1] if k + 1 < len(tokens) else None
+        word = token.text.lower()
+        if token.kind == "name" and word in WRITE_KEYWORDS:
+            raise Refused(
+                "query is read-only: " + token.text.upper() + " is refused (no word that writes or calls)",
+                token.text,
+                token.pos,
+            )
+        called = following is not None and following.kind == "symbol" and following.text == "("
+        if called and token.kind in ("name", "quoted_name"):
+            if previous is not None and previous.kind == "symbol" and previous.text == ".":
+                raise Refused(
+                    "query must not call schema-qualified functions (x.f(...))", token.text, token.pos
+                )
+            grammar = token.kind == "name" and word in GRAMMAR_BEFORE_PAREN
+            if not grammar and word not in FUNCTIONS:
+                raise Refused(
+                    "query may only call AGE's read functions (id, type, size, ...)", token.text, token.pos
+                )
+        if token.kind != "symbol":
+            continue
+        if token.text == ";":
+            raise Refused("query must be one statement: no ; outside string literals", ";", token.pos)
+        if token.text == "::":
+            raise Refused("query must not cast values (::)", "::", token.pos)
+        if token.text == "[":
+            after_dash = previous is not None and previous.kind == "symbol" and previous.text == "-"
+            brackets.append("relationship" if after_dash else "list")
+        elif token.text in "({":
+            brackets.append(token.text)
+        elif token.text in ")]}" and brackets:
+            brackets.pop()
+        elif token.text == "*" and brackets and brackets[-1] == "relationship":
+            raise Refused("query must not use variable-length relationships (* in -[...]-)", "*", token.pos)
+    if not any(t.kind == "name" and t.text.lower() == "return" for t in tokens):
+        raise Refused("query must RETURN something (MATCH ... RETURN ...)", "", 0)
+
+def refusal(query):
+    """Why query may not run (the rule, the token and where), or None when it may."""
+    try:
+        check(query)
+    except Refused as refused:
+        return refused.message()
+    return None
+return refusal(query)
 $_$;
 
 ALTER FUNCTION exo_private.cypher_refusal(query text) OWNER TO exo_owner;
@@ -2005,7 +2525,7 @@ ALTER FUNCTION exo_private.cypher_refusal(query text) OWNER TO exo_owner;
 -- Name: FUNCTION cypher_refusal(query text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.cypher_refusal(query text) IS 'Why exo.cypher refuses a query (the rule, as a message), or null when it may run: $ anywhere, comments, ;, the words CREATE MERGE SET DELETE DETACH REMOVE CALL LOAD, schema-qualified or volatile AGE function calls outside string literals, or no RETURN.';
+COMMENT ON FUNCTION exo_private.cypher_refusal(query text) IS 'Why exo.cypher refuses a query, or null when it may run: the rule, the offending token and its position, from a tokenizer that reads Cypher as AGE does (plpy/cypher_lexer.py). Only MATCH, OPTIONAL MATCH, WHERE, WITH, RETURN, ORDER BY, SKIP, LIMIT, UNWIND and UNION, and calls of AGE''s read functions; no write or procedure word, no dotted call, no variable-length relationship, no comment, $, ; or :: cast; at most 20000 characters.';
 
 --
 -- Name: defer_subject(text, text[], text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -2032,7 +2552,7 @@ ALTER FUNCTION exo_private.defer_subject(subject_name text, subject_aliases text
 -- Name: FUNCTION defer_subject(subject_name text, subject_aliases text[], why text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.defer_subject(subject_name text, subject_aliases text[], why text) IS 'Add (or update) a deferred subject with aliases and re-mark all chunks; returns chunks re-marked.';
+COMMENT ON FUNCTION exo_private.defer_subject(subject_name text, subject_aliases text[], why text) IS 'Add (or update) a deferred subject with aliases and re-mark all chunks and chat messages; returns chunks re-marked.';
 
 --
 -- Name: deference_list(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -2492,13 +3012,35 @@ ALTER FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, a
 COMMENT ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) IS 'Temporal signals of a query (plpy/temporal.py) for the given cue phrases, day and archive threshold.';
 
 --
--- Name: embed_text(text, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: embed_text(text, jsonb, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.embed_text(input text, endpoint jsonb) RETURNS jsonb
+CREATE FUNCTION exo_private.embed_text(input text, endpoint jsonb, calls_per_minute integer) RETURNS jsonb
     LANGUAGE plpython3u
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
+"""A per-session call budget for model endpoints the reader can reach (stdlib only).
+
+Inlined into plpython3u functions (`# exo:include budget`). The store is plpython's
+GD, a dict that lives as long as the database session and is shared by every
+plpython function in it, so one budget covers `exo.embed_query` and the search's own
+model calls alike. A sliding window: at most `limit` calls in any `window_s` seconds.
+"""
+
+import time
+
+def allow(store, key, limit, window_s=60.0, now=None):
+    """Whether one more call of kind `key` fits the budget; counts it when it does.
+
+    `limit` <= 0 refuses every call (an owner can switch a path off)."""
+    now = time.monotonic() if now is None else now
+    calls = store.setdefault("exo_budget", {}).setdefault(key, [])
+    while calls and calls[0] <= now - window_s:
+        calls.pop(0)
+    if len(calls) >= limit:
+        return False
+    calls.append(now)
+    return True
 """The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings,
 and llama.cpp's /v1/rerank (query + documents -> one relevance score per document).
 
@@ -2725,6 +3267,11 @@ def embed_one(setting: dict[str, Any], text: str) -> dict[str, Any]:
 
 def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
     """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
+    return probe_error(endpoint, kind, timeout_s=timeout_s) is None
+
+def probe_error(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> ModelError | None:
+    """How a one-token request to the endpoint failed, or None when it answered 2xx. A Timeout
+    means the server took the request but did not answer in time: busy, or hung."""
     if kind == "chat":
         url = f"{endpoint.url}/chat/completions"
         payload: dict[str, Any] = {
@@ -2741,9 +3288,9 @@ def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> b
         raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
     try:
         _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s)
-    except ModelError:
-        return False
-    return True
+    except ModelError as exc:
+        return exc
+    return None
 
 # -- HTTP ---------------------------------------------------------------------------------
 
@@ -2862,16 +3409,26 @@ def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 import json
 
+# GD lives as long as the session and is shared by every plpython function in it, so the
+# search's own query embeddings count against the same "embed" budget (plpy/budget.py).
+if calls_per_minute is None:
+    return json.dumps({"error_class": "rate_limited", "ms": 0.0,
+                       "error": "no call budget is set (reader.embed_calls_per_minute must be a "
+                                "whole number), so no query is embedded"})
+if not allow(GD, "embed", calls_per_minute):
+    return json.dumps({"error_class": "rate_limited", "ms": 0.0,
+                       "error": "this session has used its %d query embeddings of the last minute "
+                                "(reader.embed_calls_per_minute); try again shortly" % calls_per_minute})
 return json.dumps(embed_one(json.loads(endpoint), input))
 $$;
 
-ALTER FUNCTION exo_private.embed_text(input text, endpoint jsonb) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.embed_text(input text, endpoint jsonb, calls_per_minute integer) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION embed_text(input text, endpoint jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION embed_text(input text, endpoint jsonb, calls_per_minute integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.embed_text(input text, endpoint jsonb) IS 'Embed one text through an OpenAI-compatible endpoint (a models.embeddings-style jsonb); returns {vector, model, dimensions, ms} or {error_class, error, ms}, never raises for a model failure.';
+COMMENT ON FUNCTION exo_private.embed_text(input text, endpoint jsonb, calls_per_minute integer) IS 'Embed one text through an OpenAI-compatible endpoint (a models.embeddings-style jsonb), at most calls_per_minute calls per session in any minute (shared budget "embed"); returns {vector, model, dimensions, ms} or {error_class, error, ms} (rate_limited past the budget), never raises for a model failure.';
 
 --
 -- Name: embedding_model_changed(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -3018,6 +3575,7 @@ begin
             -- project_relations looks up.
             execute format('create unique index on %s (id)', relation);
         end if;
+        perform exo_private.guard_graph_table(relation, kind);
     end if;
     if label_kind <> kind then
         raise exception 'label % of graph % is of kind %, not %', label, graph, label_kind, kind;
@@ -3051,6 +3609,11 @@ begin
     end if;
     if not exists (select 1 from ag_catalog.ag_graph g where g.name = graph) then
         perform ag_catalog.create_graph(graph);
+        -- its parent vertex and edge tables, which every label inherits from
+        perform exo_private.guard_graph_table(l.relation, l.kind)
+        from ag_catalog.ag_label l
+        join ag_catalog.ag_graph g on g.graphid = l.graph
+        where g.name = exo_private.graph_name(ensure_workspace_graph.workspace);
     end if;
     return graph;
 end
@@ -3118,18 +3681,24 @@ CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) RETUR
         select exo_private.released_keys(bridge) as keys
     ), closed as materialized (
         select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
-    ), closed_chunks as materialized (
-        select k.chunk_id from exo_private.closed_chunks(bridge) k
     ), itself as (
         -- the entity is a deferred subject the bridge leaves closed
         select c.subject from closed c join ent on ent.canonical_key = c.key
         order by c.subject limit 1
     ), ms as materialized (
         select m.* from exo_private.entity_mentions(array[p_entity], bridge) m
-    ), shown as (
+    ), hidden as (
+        -- every mention is withheld: the entity's only evidence is charged material
+        select exists (select 1 from ms) and not exists (select 1 from ms m where m.withheld = '{}') as yes
+    ), shown_docs as (
         select m.document_id, count(*) as mentions, min(m.surface) as surface
         from ms m where m.withheld = '{}'
         group by m.document_id
+    ), shown as (
+        select s.* from shown_docs s
+        where s.document_id not in (
+            select k.document_id
+            from exo_private.closed_documents(array(select x.document_id from shown_docs x), bridge) k)
     ), docs as (
         select s.document_id, d.path, d.title, d.written_at, d.band::text as band, s.surface, s.mentions
         from shown s join exo_private.documents d on d.id = s.document_id
@@ -3146,17 +3715,11 @@ CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) RETUR
                (select c.subject from closed c where c.key = o.canonical_key order by c.subject limit 1)
                    as other_subject,
                -- both ends must be shown in the relation's window
-               exists (select 1 from ms m where m.window_id = rl.window_id and m.withheld = '{}')
-               and exists (
-                   select 1 from exo_private.mentions m2
-                   cross join released r
-                   where m2.entity_id = rl.other_id and m2.window_id = rl.window_id
-                     and case when m2.chunk_id is null
-                              then exo_private.window_withheld(m2.window_id, r.keys) = '{}'
-                              else not exists (select 1 from closed_chunks k where k.chunk_id = m2.chunk_id) end
-               ) as evidence_shown
+               (exo_private.mention_state(p_entity, rl.window_id, r.keys) = '{}'
+                and exo_private.mention_state(rl.other_id, rl.window_id, r.keys) = '{}') as evidence_shown
         from rels rl
         join exo_private.entities o on o.id = rl.other_id
+        cross join released r
     ), rels_shown as (
         select rj.direction, rj.predicate, rj.other_id, rj.other_name, rj.other_type,
                count(distinct rj.document_id) as documents,
@@ -3190,6 +3753,18 @@ CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) RETUR
                     'mentions', (select count(*) from ms),
                     'relations', (select count(*) from rels),
                     'how', exo_private.hint_how((select i.subject from itself i)))))
+        when (select h.yes from hidden h) then
+            -- Seen only in withheld material: that it exists, never its name.
+            jsonb_build_object(
+                'entity_id', ent.id, 'workspace', ent.workspace, 'type', ent.type::text,
+                'withheld', true,
+                'hints', (
+                    select jsonb_agg(jsonb_build_object(
+                        'subject', wm.subject, 'workspace', ent.workspace, 'mentions', wm.mentions,
+                        'chunks', wm.chunks, 'relations', (select count(*) from rels),
+                        'how', exo_private.hint_how(wm.subject))
+                        order by wm.subject)
+                    from withheld_mentions wm))
         else
             jsonb_build_object(
                 'entity_id', ent.id, 'workspace', ent.workspace, 'type', ent.type::text,
@@ -3239,6 +3814,57 @@ ALTER FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) OWNER 
 COMMENT ON FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) IS 'The dossier of one entity as exo.dossier gives it (null when the entity does not exist).';
 
 --
+-- Name: entity_evidence(bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) RETURNS TABLE(entity_id bigint, mentions bigint, documents bigint, withheld text[])
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- An entity is closed when it is a deferred subject the bridge leaves closed (by name or
+    -- alias), or when every mention of it is withheld: its only evidence is charged material.
+    -- One never mentioned (the owner) stays open.
+    with closed as materialized (
+        select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
+    ), ents as materialized (
+        select e.id,
+               (select array_agg(distinct c.subject order by c.subject) from closed c
+                where c.key = e.canonical_key) as itself
+        from exo_private.entities e
+        where e.id = any (ids)
+    ), ms as materialized (
+        select m.entity_id, m.document_id, m.withheld
+        from exo_private.entity_mentions(array(select x.id from ents x where x.itself is null), bridge) m
+    ), counted as (
+        select m.entity_id,
+               count(*) filter (where m.withheld = '{}') as shown,
+               count(distinct m.document_id) filter (where m.withheld = '{}') as documents
+        from ms m
+        group by m.entity_id
+    ), held as (
+        select m.entity_id, array_agg(distinct s order by s) as subjects
+        from ms m
+        cross join lateral unnest(m.withheld) s
+        group by m.entity_id
+    )
+    select e.id, coalesce(k.shown, 0), coalesce(k.documents, 0),
+           case when e.itself is not null then e.itself
+                when k.shown = 0 then h.subjects
+                else '{}'::text[] end
+    from ents e
+    left join counted k on k.entity_id = e.id
+    left join held h on h.entity_id = e.id
+$$;
+
+ALTER FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION entity_evidence(ids bigint[], bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) IS 'For each of the given entities: mentions and documents (distinct) that may be shown, and withheld: {} when the entity may be shown, else the closed subjects why: it is a deferred subject the bridge leaves closed (by canonical key of its name or an alias; then no mention counts), or every mention of it is withheld (its only evidence is charged material). The graph API computes its answers over the open ones.';
+
+--
 -- Name: entity_mentions(bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -3276,7 +3902,7 @@ COMMENT ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[]) IS 
 -- Name: entity_timeline(text, text, text[], integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer) RETURNS TABLE(written_at date, document_id bigint, path text, title text, band text, workspace text, surface text, excerpt text)
+CREATE FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer) RETURNS TABLE(written_at date, document_id bigint, path text, title text, band text, workspace text, surface text, excerpt text, withheld jsonb)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -3285,31 +3911,59 @@ declare
     n int := least(greatest(coalesce(p_max, 500), 1), 5000);
 begin
     return query
-    with closed as materialized (
-        select k.key from exo_private.closed_subject_keys(p_bridge) k
-    ), shown as (
-        select e.id from exo_private.entities e
-        where e.id = any (ids)
-          and not exists (select 1 from closed c where c.key = e.canonical_key)
-    ), ms as (
-        select m.* from exo_private.entity_mentions(array(select s.id from shown s), p_bridge) m
-        where m.withheld = '{}'
+    with evidence as materialized (
+        select v.entity_id, v.withheld from exo_private.entity_evidence(ids, p_bridge) v
+    ), ms as materialized (
+        select m.* from exo_private.entity_mentions(
+            array(select v.entity_id from evidence v where v.withheld = '{}'), p_bridge) m
+    ), closed_docs as materialized (
+        select k.document_id, k.withheld from exo_private.closed_documents(
+            array(select distinct m.document_id from ms m where m.withheld = '{}'), p_bridge) k
     ), firsts as (
         -- chunks of a document are numbered in reading order
         select m.document_id, m.workspace, m.chunk_id, m.window_id, m.surface,
-               d.written_at, d.path, d.title, d.band::text as band
+               d.written_at, d.path, d.title, d.band::text as band,
+               row_number() over (order by d.written_at nulls last, m.document_id, m.chunk_id nulls last,
+                                           m.workspace) as ord
         from ms m
         join exo_private.documents d on d.id = m.document_id
-        order by d.written_at nulls last, m.document_id, m.chunk_id nulls last, m.workspace
+        where m.withheld = '{}' and m.document_id not in (select k.document_id from closed_docs k)
+        order by ord
         limit n
+    ), held as (
+        -- mentions of an open entity in withheld chunks or documents; every mention of a closed one
+        select s.subject, e.workspace, count(*) as mentions
+        from (
+            select m.entity_id, m.withheld as subjects from ms m where m.withheld <> '{}'
+            union all
+            select m.entity_id, k.withheld
+            from ms m join closed_docs k on k.document_id = m.document_id
+            where m.withheld = '{}'
+            union all
+            select x.entity_id, v.withheld
+            from evidence v join exo_private.mentions x on x.entity_id = v.entity_id
+            where v.withheld <> '{}'
+        ) t
+        join exo_private.entities e on e.id = t.entity_id
+        cross join lateral unnest(t.subjects) s (subject)
+        group by s.subject, e.workspace
     )
-    -- excerpts only for the rows returned
-    select f.written_at, f.document_id, f.path, f.title, f.band, f.workspace, f.surface,
-           exo_private.excerpt(coalesce(c.body, w.body), f.surface, 200)
-    from firsts f
-    left join exo_private.chunks c on c.workspace = f.workspace and c.id = f.chunk_id
-    left join exo_private.extraction_windows w on f.chunk_id is null and w.id = f.window_id
-    order by f.written_at nulls last, f.document_id, f.chunk_id nulls last, f.workspace;
+    select y.written_at, y.document_id, y.path, y.title, y.band, y.workspace, y.surface, y.excerpt, y.hint
+    from (
+        -- excerpts only for the rows returned
+        select 0 as part, f.ord, f.written_at, f.document_id, f.path, f.title, f.band, f.workspace, f.surface,
+               exo_private.excerpt(coalesce(c.body, w.body), f.surface, 200) as excerpt, null::jsonb as hint
+        from firsts f
+        left join exo_private.chunks c on c.workspace = f.workspace and c.id = f.chunk_id
+        left join exo_private.extraction_windows w on f.chunk_id is null and w.id = f.window_id
+        union all
+        select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null, null, null,
+               null,
+               jsonb_build_object('subject', h.subject, 'workspace', h.workspace, 'mentions', h.mentions,
+                                  'how', exo_private.hint_how(h.subject))
+        from held h
+    ) y
+    order by y.part, y.ord;
 end
 $$;
 
@@ -3392,7 +4046,7 @@ COMMENT ON FUNCTION exo_private.extraction_model_changed() IS 'Trigger: when the
 -- Name: find_entities(text, text, text[], integer, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[]) RETURNS TABLE(entity_id bigint, workspace text, type text, name text, mentions bigint, documents bigint)
+CREATE FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[]) RETURNS TABLE(entity_id bigint, workspace text, type text, name text, mentions bigint, documents bigint, withheld jsonb)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -3406,30 +4060,40 @@ begin
         pattern := exo_private.like_pattern(pg_catalog.btrim(p_name));
     end if;
     return query
-    with closed as materialized (
-        select k.key from exo_private.closed_subject_keys(p_bridge) k
-    ), candidates as materialized (
+    with candidates as materialized (
         select e.id, e.workspace, e.type, e.name
         from exo_private.entities e
         where (pattern is null or e.name ilike pattern)
           and (wanted_type is null or e.type = wanted_type)
           and (p_workspaces is null or e.workspace = any (p_workspaces))
-          and not exists (select 1 from closed c where c.key = e.canonical_key)
-    ), counted as (
-        select m.entity_id,
-               count(*) as total,
-               count(*) filter (where m.withheld = '{}') as shown,
-               count(distinct m.document_id) filter (where m.withheld = '{}') as documents
-        from exo_private.entity_mentions(array(select c.id from candidates c), p_bridge) m
-        group by m.entity_id
+    ), evidence as materialized (
+        select v.* from exo_private.entity_evidence(array(select c.id from candidates c), p_bridge) v
+    ), listed as (
+        select c.id, c.workspace, c.type::text as type, c.name, v.mentions, v.documents,
+               row_number() over (order by v.mentions desc, c.name, c.id) as ord
+        from candidates c
+        join evidence v on v.entity_id = c.id
+        where v.withheld = '{}'
+        order by ord
+        limit n
+    ), held as (
+        select s.subject, c.workspace, count(*) as entities
+        from candidates c
+        join evidence v on v.entity_id = c.id
+        cross join lateral unnest(v.withheld) s (subject)
+        group by s.subject, c.workspace
     )
-    select c.id, c.workspace, c.type::text, c.name, coalesce(k.shown, 0), coalesce(k.documents, 0)
-    from candidates c
-    left join counted k on k.entity_id = c.id
-    -- an entity seen only in withheld chunks is left out; one never mentioned (the owner) is not
-    where k.total is null or k.shown > 0
-    order by 5 desc, c.name, c.id
-    limit n;
+    select x.id, x.workspace, x.type, x.name, x.mentions, x.documents, x.hint
+    from (
+        select 0 as part, l.ord, l.id, l.workspace, l.type, l.name, l.mentions, l.documents, null::jsonb as hint
+        from listed l
+        union all
+        select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null, null,
+               jsonb_build_object('subject', h.subject, 'workspace', h.workspace, 'entities', h.entities,
+                                  'how', exo_private.hint_how(h.subject))
+        from held h
+    ) x
+    order by x.part, x.ord;
 end
 $$;
 
@@ -3607,6 +4271,136 @@ ALTER FUNCTION exo_private.graph_name(workspace text) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.graph_name(workspace text) IS 'The name of a workspace''s AGE graph.';
 
 --
+-- Name: graph_withheld(text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.graph_withheld(ws text, bridge text[]) RETURNS TABLE(vertices ag_catalog.graphid[], edges ag_catalog.graphid[], subjects text[])
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- The same rules as exo.dossier. A vertex is withheld when its entity is a closed
+    -- deferred subject (by canonical key) or when every mention of it is withheld; an edge
+    -- when an end is withheld or when its window does not show both ends. Withheld
+    -- mentions lie only in windows that overlap a closed charged chunk, and those are few:
+    -- the work starts from them (chunks_charged_idx), never from all entities.
+    with closed_keys as materialized (
+        select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
+    ), closed as materialized (
+        select c.document_id, c.char_start, c.char_end
+        from exo_private.closed_chunks(bridge) k
+        join exo_private.chunks c on c.workspace = ws and c.id = k.chunk_id
+    ), windows as materialized (
+        select distinct w.id, w.document_id
+        from closed c
+        join exo_private.extraction_windows w
+          on w.document_id = c.document_id and w.char_start < c.char_end and w.char_end > c.char_start
+    ), candidates as materialized (
+        -- every entity named in such a window has a mention there (with a chunk or without)
+        select distinct m.entity_id
+        from windows w
+        join exo_private.mentions m on m.document_id = w.document_id and m.window_id = w.id
+    ), ms as materialized (
+        select m.entity_id, m.window_id, m.withheld
+        from exo_private.entity_mentions(array(select c.entity_id from candidates c), bridge) m
+    ), hidden_entities as materialized (
+        select e.id, e.type, k.subject
+        from closed_keys k
+        join exo_private.entities e on e.canonical_key = k.key
+        where e.workspace = ws
+        union
+        select e.id, e.type, s.subject
+        from exo_private.entities e
+        join ms m on m.entity_id = e.id
+        cross join lateral unnest(m.withheld) s(subject)
+        where not exists (select 1 from ms shown where shown.entity_id = e.id and shown.withheld = '{}')
+    ), hidden_relations as materialized (
+        select r.id, r.predicate, h.subject
+        from hidden_entities h join exo_private.relations r on r.subject_id = h.id
+        union
+        select r.id, r.predicate, h.subject
+        from hidden_entities h join exo_private.relations r on r.object_id = h.id
+        union
+        -- the evidence: both ends shown in the relation's own window
+        select r.id, r.predicate, s.subject
+        from candidates c
+        join exo_private.relations r on r.subject_id = c.entity_id
+        join windows w on w.id = r.window_id
+        left join lateral (
+            select u.subject
+            from ms m cross join lateral unnest(m.withheld) u(subject)
+            where m.window_id = r.window_id and m.entity_id in (r.subject_id, r.object_id)
+        ) s on true
+        where not (exists (select 1 from ms a where a.entity_id = r.subject_id and a.window_id = r.window_id
+                                                and a.withheld = '{}')
+                   and exists (select 1 from ms b where b.entity_id = r.object_id and b.window_id = r.window_id
+                                                   and b.withheld = '{}'))
+    ), labels as materialized (
+        select l.name::text as name, l.id
+        from ag_catalog.ag_label l
+        join ag_catalog.ag_graph g on g.graphid = l.graph
+        where g.name = exo_private.graph_name(ws)
+    )
+    select coalesce((select array_agg(distinct ag_catalog._graphid(l.id, h.id))
+                     from hidden_entities h join labels l on l.name = h.type::text), '{}'),
+           coalesce((select array_agg(distinct ag_catalog._graphid(l.id, h.id))
+                     from hidden_relations h join labels l on l.name = h.predicate), '{}'),
+           coalesce((select array_agg(s.subject order by s.subject)
+                     from (select h.subject from hidden_entities h
+                           union select h.subject from hidden_relations h) s
+                     where s.subject is not null), '{}')
+$$;
+
+ALTER FUNCTION exo_private.graph_withheld(ws text, bridge text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION graph_withheld(ws text, bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.graph_withheld(ws text, bridge text[]) IS 'What exo.cypher hides of a workspace''s graph for a bridge: the graphids of vertices whose entity is a closed deferred subject or is seen only in withheld chunks, of edges with such an end or whose window does not show both ends (exo.dossier''s rules), and the subjects that withhold them.';
+
+--
+-- Name: guard_graph_table(regclass, "char"); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.guard_graph_table(relation regclass, kind "char") RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    setting text := case kind when 'v' then 'exo.cypher_hidden_vertices'
+                              when 'e' then 'exo.cypher_hidden_edges' end;
+begin
+    if setting is null then
+        raise exception 'label kind must be v or e, not %', kind;
+    end if;
+    -- exo.cypher lists what the caller may not see in a transaction-local setting just
+    -- before exo_private.run_cypher (owned by exo_graph) reads; read once per scan (an
+    -- InitPlan). Unset, every row is hidden. Not forced: the owner (projection) sees all.
+    -- A label's own policy does not cover it when read through its parent (MATCH (n)
+    -- scans _ag_label_vertex), so the parents have one too.
+    execute format('grant usage on schema %I to exo_graph',
+                   (select n.nspname from pg_catalog.pg_class c
+                    join pg_catalog.pg_namespace n on n.oid = c.relnamespace where c.oid = relation));
+    execute format('grant select on %s to exo_graph', relation);
+    execute format('alter table %s enable row level security', relation);
+    execute format('drop policy if exists exo_graph_sees_what_the_caller_may on %s', relation);
+    execute format($sql$
+        create policy exo_graph_sees_what_the_caller_may on %s for select to exo_graph
+        using (not (id operator(ag_catalog.=) any (
+            (select pg_catalog.current_setting(%L, true)::ag_catalog.graphid[])::ag_catalog.graphid[])))
+    $sql$, relation, setting);
+end
+$_$;
+
+ALTER FUNCTION exo_private.guard_graph_table(relation regclass, kind "char") OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION guard_graph_table(relation regclass, kind "char"); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.guard_graph_table(relation regclass, kind "char") IS 'Let exo_graph read one vertex (v) or edge (e) table of an AGE graph, through a row security policy that hides the graphids exo.cypher lists in exo.cypher_hidden_vertices or _edges (everything when unset).';
+
+--
 -- Name: hint_how(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -3728,6 +4522,206 @@ ALTER FUNCTION exo_private.link_owner_identity(source text, handle text) OWNER T
 --
 
 COMMENT ON FUNCTION exo_private.link_owner_identity(source text, handle text) IS 'Link the chat identity (source, handle) to the owner person; returns the identity id. Raises when the identity or the owner does not exist.';
+
+--
+-- Name: mark_messages(boolean); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.mark_messages(every_conversation boolean DEFAULT false) RETURNS integer
+    LANGUAGE plpython3u
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+"""Mark text charged for deferred subjects (stdlib only).
+
+A chunk is charged for a subject when the document's frontmatter says so
+(`charged: [subject]`), or when the subject or one of its aliases occurs near a
+cue (a word like "funeral" or "died"). Near means in the same chunk, or in the
+chunk and its document's title or path, which head every chunk: a note titled
+"The funeral" that names Grandpa is charged where it names him. Each mark records
+the rule that fired.
+
+A chat message is charged the same way, where near means in the message or in the
+message before or after it in its conversation (a cue in one message and the name
+in the reply is how people talk), each message read with its sender's name and
+the conversation's title.
+"""
+
+import re
+
+def _phrase(words):
+    return re.compile(r"(?<!\w)" + r"\s+".join(re.escape(w) for w in words.split()) + r"(?!\w)", re.I)
+
+def compile_subjects(subjects):
+    """[(subject, [name patterns])] for [{"subject", "aliases"}]."""
+    return [
+        (
+            s["subject"],
+            [(name, _phrase(name)) for name in [s["subject"], *s.get("aliases", [])] if name.strip()],
+        )
+        for s in subjects
+    ]
+
+def compile_cues(cues):
+    """[(cue, pattern)] for the cue words."""
+    return [(cue, _phrase(cue)) for cue in cues if cue.strip()]
+
+def _marks(text, subjects, cue_patterns, frontmatter_charged):
+    declared = {}
+    for item in frontmatter_charged or []:
+        name = str(item).strip()
+        if name:
+            declared[name.lower()] = name
+    marks = []
+    for subject, names in subjects:
+        named = [n.lower() for n, _p in names]
+        if any(n in declared for n in named):
+            for n in named:
+                declared.pop(n, None)
+            marks.append({"subject": subject, "rule": "frontmatter"})
+            continue
+        name_hit = next((n for n, p in names if p.search(text)), None)
+        if name_hit is None:
+            continue
+        cue_hit = next((c for c, p in cue_patterns if p.search(text)), None)
+        if cue_hit is not None:
+            marks.append({"subject": subject, "rule": "cue '" + cue_hit + "' with '" + name_hit + "'"})
+    # Subjects charged by frontmatter that are not (yet) on the deference list.
+    marks.extend({"subject": name, "rule": "frontmatter"} for name in sorted(declared.values()))
+    return marks
+
+def charged_marks(text, subjects, cues, frontmatter_charged):
+    """[{subject, rule}] for one text; `subjects` as from compile_subjects."""
+    return _marks(text, subjects, compile_cues(cues), frontmatter_charged)
+
+def heading(title, path):
+    """The text that heads every chunk of a document: its title and path, one a line."""
+    return "\n".join(str(part) for part in (title, path) if part)
+
+def chunk_marks(text, head, subjects, cues, frontmatter_charged):
+    """[{subject, rule}] for one chunk read under its document's heading (see heading())."""
+    return charged_marks(head + "\n" + text if head else text, subjects, cues, frontmatter_charged)
+
+def message_marks(lines, subjects, cues, title=None):
+    """[[{subject, rule}]] for the messages of one conversation, in order.
+
+    `lines` are the messages as "sender: body". A message is charged for a subject when a
+    name of it and a cue occur in the message together with the message before or after it
+    (and the conversation's title): both messages of such a pair are marked.
+    """
+    if not subjects or not lines:
+        return [[] for _ in lines]
+    cue_patterns = compile_cues(cues)
+    head = title + "\n" if title else ""
+    if len(lines) == 1:
+        pairs = [_marks(head + lines[0], subjects, cue_patterns, [])]
+    else:
+        pairs = [
+            _marks(head + lines[i] + "\n" + lines[i + 1], subjects, cue_patterns, [])
+            for i in range(len(lines) - 1)
+        ]
+    result = []
+    for i in range(len(lines)):
+        merged = {}
+        for marks in pairs[max(0, i - 1) : i + 1]:
+            for mark in marks:
+                merged.setdefault(mark["subject"], mark)
+        result.append(list(merged.values()))
+    return result
+import json
+
+# Marks change in place (ids, text and search vectors stay). A conversation is marked whole:
+# a message's marks depend on its neighbours.
+cues = json.loads(plpy.execute("select value::text as v from exo_private.settings where key = 'deference.cues'")[0]["v"])
+subjects = compile_subjects(
+    json.loads(plpy.execute("select exo_private.deference_list()::text as v")[0]["v"])
+)
+conversations = plpy.cursor(
+    plpy.prepare(
+        "select c.id, c.title from exo_private.chat_conversations c "
+        "where $1 or exists (select 1 from exo_private.chat_messages m "
+        "                    where m.conversation_id = c.id and m.charged is null) "
+        "order by c.id",
+        ["boolean"],
+    ),
+    [every_conversation],
+)
+messages = plpy.prepare(
+    "select m.id, coalesce(i.display_name, p.display_name, i.handle) || ': ' || m.body as line, "
+    "       m.charged::text as charged "
+    "from exo_private.chat_messages m "
+    "join exo_private.chat_identities i on i.id = m.identity_id "
+    "left join exo_private.people p on p.id = i.person_id "
+    "where m.conversation_id = $1 "
+    "order by m.sent_at nulls last, m.id",
+    ["bigint"],
+)
+update = plpy.prepare(
+    "update exo_private.chat_messages m "
+    "set charged = u.marks::jsonb, "
+    "    charged_subjects = array(select x ->> 'subject' from jsonb_array_elements(u.marks::jsonb) x) "
+    "from unnest($1::bigint[], $2::text[]) u (id, marks) "
+    "where m.id = u.id",
+    ["bigint[]", "text[]"],
+)
+changed = 0
+while True:
+    batch = conversations.fetch(100)
+    if not batch:
+        break
+    for conversation in batch:
+        rows = plpy.execute(messages, [conversation["id"]])
+        marked = message_marks([r["line"] for r in rows], subjects, cues, conversation["title"])
+        ids, values = [], []
+        for row, marks in zip(rows, marked):
+            if row["charged"] is None or json.loads(row["charged"]) != marks:
+                ids.append(row["id"])
+                values.append(json.dumps(marks))
+        if ids:
+            plpy.execute(update, [ids, values])
+            changed += len(ids)
+return changed
+$_$;
+
+ALTER FUNCTION exo_private.mark_messages(every_conversation boolean) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION mark_messages(every_conversation boolean); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.mark_messages(every_conversation boolean) IS 'Set the deference marks (charged, charged_subjects) of the chat messages of every conversation that has a message not yet marked, or of every conversation (after the deference list changed), in place; returns how many messages changed.';
+
+--
+-- Name: mention_state(bigint, bigint, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.mention_state(p_entity bigint, p_window bigint, released text[]) RETURNS text[]
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- '{}': some mention may be shown; else the closed subjects that withhold them all; null:
+    -- the entity has no mention in the window. A relation is shown only when both of its
+    -- ends are shown in its window (exo.dossier, exo.related).
+    with x as (
+        select case when m.chunk_id is null
+                    then exo_private.window_withheld(m.window_id, released)
+                    else exo_private.unreleased(c.charged_subjects, released) end as held
+        from exo_private.mentions m
+        join exo_private.entities e on e.id = m.entity_id
+        left join exo_private.chunks c on c.workspace = e.workspace and c.id = m.chunk_id
+        where m.entity_id = p_entity and m.window_id = p_window
+    )
+    select case when not exists (select 1 from x) then null
+                when exists (select 1 from x where x.held = '{}') then '{}'::text[]
+                else (select array_agg(distinct s order by s) from x cross join lateral unnest(x.held) s) end
+$$;
+
+ALTER FUNCTION exo_private.mention_state(p_entity bigint, p_window bigint, released text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION mention_state(p_entity bigint, p_window bigint, released text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.mention_state(p_entity bigint, p_window bigint, released text[]) IS 'Whether the mentions of an entity in an extraction window may be shown to a caller whose bridge opens released (exo_private.released_keys): {} when one may, else the closed subjects that withhold them all; null when the entity has no mention there.';
 
 --
 -- Name: merge_extraction(bigint, integer, jsonb, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -3930,6 +4924,61 @@ ALTER FUNCTION exo_private.normalise_predicate(raw text) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.normalise_predicate(raw text) IS 'Edge label of a predicate: upper snake case of its words (Latin accents folded, apostrophes dropped, other non-alphanumerics one _), at most 63 characters; RELATED_TO when nothing is left (null, punctuation, non-Latin script), RELATED_TO_ before one that starts with a digit.';
 
 --
+-- Name: outstanding_work(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.outstanding_work() RETURNS TABLE(queue text, target_id bigint, document_id bigint, state text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with model as (select exo_private.active_embedding_model() as id),
+    targets as (
+        select 'embed'::text as queue, c.id as target_id, c.document_id
+        from exo_private.chunks c
+        cross join model
+        where not exists (select 1 from exo_private.chunk_embeddings e
+                          where e.workspace = c.workspace and e.chunk_id = c.id and e.model_id = model.id)
+        union all
+        select 'extract', w.id, w.document_id
+        from exo_private.extraction_windows w
+        where w.extracted_at is null
+    ), queued as (
+        select 'embed'::text as queue, (q.message ->> 'chunk_id')::bigint as target_id,
+               bool_or(q.vt > pg_catalog.now()) as in_flight
+        from pgmq.q_embed q group by 2
+        union all
+        select 'extract', (q.message ->> 'window_id')::bigint, bool_or(q.vt > pg_catalog.now())
+        from pgmq.q_extract q group by 2
+    ), dead as (
+        select distinct d.message ->> 'queue' as queue,
+               (d.message -> 'message' ->> case d.message ->> 'queue' when 'embed' then 'chunk_id'
+                                                                   when 'extract' then 'window_id' end
+               )::bigint as target_id
+        from pgmq.q_dead_letter d
+    ), failed as (
+        select distinct f.queue, f.target_id from exo_private.job_failures f where f.retried_at is null
+    )
+    select t.queue, t.target_id, t.document_id,
+           case when q.in_flight then 'in_flight'
+                when q.target_id is not null then 'pending'
+                when d.target_id is not null then 'dead'
+                when f.target_id is not null then 'failed'
+                else 'lost' end
+    from targets t
+    left join queued q on q.queue = t.queue and q.target_id = t.target_id
+    left join dead d on d.queue = t.queue and d.target_id = t.target_id
+    left join failed f on f.queue = t.queue and f.target_id = t.target_id
+$$;
+
+ALTER FUNCTION exo_private.outstanding_work() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION outstanding_work(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.outstanding_work() IS 'Every chunk without a vector of the active embedding model (queue embed) and every window not extracted (queue extract), with its document and state: in_flight (a worker holds its message), pending (its message waits), dead (dead-lettered), failed (a recorded failure, not retried) or lost (no message at all). Dead, failed and lost work never advances on its own.';
+
+--
 -- Name: parse_entity_type(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -3950,7 +4999,7 @@ begin
         perform exo_private.invalid_argument(
             format('entity_type must be one of %s, got %s',
                    pg_catalog.array_to_string(enum_range(null::exo_private.entity_type), ', '),
-                   quote_literal(entity_type)));
+                   exo_private.quoted(entity_type)));
     end if;
     return parsed;
 end
@@ -3973,6 +5022,9 @@ CREATE FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, 
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
 """Plan one document: route, band, chunks with deference marks, extraction windows.
+
+Chunks and windows carry character offsets (start, end) and the same offsets on
+the UTF-8 text (byte_start, byte_end), by which the database cuts them.
 
 The database calls this (exo_private.plan_document) and applies the plan; it is
 plain stdlib Python so tests import it directly. Imports of sibling plpy modules
@@ -4115,8 +5167,11 @@ def band_by_age(written, canonical, today, current_days, recent_days, how=None):
 """Split text into chunks at paragraph boundaries (stdlib only).
 
 Used for retrieval chunks (about 1,200 characters) and for the graph worker's
-extraction windows (6,000 characters, 400 overlap). Returns character spans so
-the database can cut the same text with substr().
+extraction windows (6,000 characters, 400 overlap). Returns character spans;
+utf8_spans turns them into offsets on the UTF-8 text, so the database cuts
+each piece from the encoded text in time linear in the piece (substr on text
+walks every character before the start, which made a document cost the square
+of its size). Every function here is linear in the length of the text.
 """
 
 import re
@@ -4189,12 +5244,31 @@ def split_text(text, size, overlap):
     if current:
         chunks.append((current[0][0], current[-1][1]))
     return chunks
+
+def utf8_spans(text, spans):
+    """The same spans as byte offsets into text's UTF-8 encoding, in one pass over the text."""
+    if text.isascii():
+        return list(spans)
+    offsets = {}
+    done = size = 0
+    for position in sorted({p for span in spans for p in span}):
+        size += len(text[done:position].encode("utf-8"))
+        offsets[position] = size
+        done = position
+    return [(offsets[start], offsets[end]) for start, end in spans]
 """Mark text charged for deferred subjects (stdlib only).
 
 A chunk is charged for a subject when the document's frontmatter says so
-(`charged: [subject]`), or when the subject or one of its aliases occurs in the
-chunk together with a cue (a word like "funeral" or "died"). Each mark records
+(`charged: [subject]`), or when the subject or one of its aliases occurs near a
+cue (a word like "funeral" or "died"). Near means in the same chunk, or in the
+chunk and its document's title or path, which head every chunk: a note titled
+"The funeral" that names Grandpa is charged where it names him. Each mark records
 the rule that fired.
+
+A chat message is charged the same way, where near means in the message or in the
+message before or after it in its conversation (a cue in one message and the name
+in the reply is how people talk), each message read with its sender's name and
+the conversation's title.
 """
 
 import re
@@ -4212,14 +5286,16 @@ def compile_subjects(subjects):
         for s in subjects
     ]
 
-def charged_marks(text, subjects, cues, frontmatter_charged):
-    """[{subject, rule}] for one chunk; `subjects` as from compile_subjects."""
+def compile_cues(cues):
+    """[(cue, pattern)] for the cue words."""
+    return [(cue, _phrase(cue)) for cue in cues if cue.strip()]
+
+def _marks(text, subjects, cue_patterns, frontmatter_charged):
     declared = {}
     for item in frontmatter_charged or []:
         name = str(item).strip()
         if name:
             declared[name.lower()] = name
-    cue_patterns = [(cue, _phrase(cue)) for cue in cues if cue.strip()]
     marks = []
     for subject, names in subjects:
         named = [n.lower() for n, _p in names]
@@ -4237,6 +5313,45 @@ def charged_marks(text, subjects, cues, frontmatter_charged):
     # Subjects charged by frontmatter that are not (yet) on the deference list.
     marks.extend({"subject": name, "rule": "frontmatter"} for name in sorted(declared.values()))
     return marks
+
+def charged_marks(text, subjects, cues, frontmatter_charged):
+    """[{subject, rule}] for one text; `subjects` as from compile_subjects."""
+    return _marks(text, subjects, compile_cues(cues), frontmatter_charged)
+
+def heading(title, path):
+    """The text that heads every chunk of a document: its title and path, one a line."""
+    return "\n".join(str(part) for part in (title, path) if part)
+
+def chunk_marks(text, head, subjects, cues, frontmatter_charged):
+    """[{subject, rule}] for one chunk read under its document's heading (see heading())."""
+    return charged_marks(head + "\n" + text if head else text, subjects, cues, frontmatter_charged)
+
+def message_marks(lines, subjects, cues, title=None):
+    """[[{subject, rule}]] for the messages of one conversation, in order.
+
+    `lines` are the messages as "sender: body". A message is charged for a subject when a
+    name of it and a cue occur in the message together with the message before or after it
+    (and the conversation's title): both messages of such a pair are marked.
+    """
+    if not subjects or not lines:
+        return [[] for _ in lines]
+    cue_patterns = compile_cues(cues)
+    head = title + "\n" if title else ""
+    if len(lines) == 1:
+        pairs = [_marks(head + lines[0], subjects, cue_patterns, [])]
+    else:
+        pairs = [
+            _marks(head + lines[i] + "\n" + lines[i + 1], subjects, cue_patterns, [])
+            for i in range(len(lines) - 1)
+        ]
+    result = []
+    for i in range(len(lines)):
+        merged = {}
+        for marks in pairs[max(0, i - 1) : i + 1]:
+            for mark in marks:
+                merged.setdefault(mark["subject"], mark)
+        result.append(list(merged.values()))
+    return result
 """Route a document to a workspace, with a confidence (stdlib only).
 
 Authority order: a person's review (quarantine approve/reassign), frontmatter
@@ -4306,7 +5421,7 @@ def _truthy(value):
     return value is True or str(value).strip().lower() in ("true", "yes", "1")
 
 def plan(doc, text, settings, subjects, today):
-    """doc: {path, frontmatter, review, forced_workspace, mtime_ns}; settings: the
+    """doc: {path, title, frontmatter, review, forced_workspace, mtime_ns}; settings: the
     chunking/routing/banding/deference settings plus "workspaces"; subjects: the
     deference list [{subject, aliases}]; today: datetime.date."""
     frontmatter = doc.get("frontmatter") or {}
@@ -4340,21 +5455,23 @@ def plan(doc, text, settings, subjects, today):
     declared = frontmatter.get("charged") or []
     if isinstance(declared, str):
         declared = [declared]
+    chunks = split_text(text, settings["chunking.chunk_chars"], settings["chunking.overlap_chars"])
+    windows = split_text(text, settings["chunking.window_chars"], settings["chunking.window_overlap_chars"])
+    encoded = utf8_spans(text, chunks + windows)
+    head = heading(doc.get("title"), doc["path"])
     result["chunks"] = [
         {
             "start": start,
             "end": end,
-            "charged": charged_marks(text[start:end], compiled, settings["deference.cues"], declared),
+            "byte_start": encoded[i][0],
+            "byte_end": encoded[i][1],
+            "charged": chunk_marks(text[start:end], head, compiled, settings["deference.cues"], declared),
         }
-        for start, end in split_text(
-            text, settings["chunking.chunk_chars"], settings["chunking.overlap_chars"]
-        )
+        for i, (start, end) in enumerate(chunks)
     ]
     result["windows"] = [
-        {"start": start, "end": end}
-        for start, end in split_text(
-            text, settings["chunking.window_chars"], settings["chunking.window_overlap_chars"]
-        )
+        {"start": start, "end": end, "byte_start": encoded[i][0], "byte_end": encoded[i][1]}
+        for i, (start, end) in enumerate(windows, len(chunks))
     ]
     return result
 import datetime
@@ -4430,6 +5547,7 @@ CREATE FUNCTION exo_private.process_document(doc_id bigint) RETURNS exo_private.
 declare
     doc exo_private.documents;
     body text;
+    encoded bytea;
     forced text;
     planned jsonb;
     ws text;
@@ -4450,11 +5568,15 @@ begin
     select s.workspace into forced from exo_private.sources s where s.id = doc.source_id;
 
     planned := exo_private.plan_document(
-        jsonb_build_object('path', doc.path, 'frontmatter', doc.frontmatter, 'review', doc.review,
+        jsonb_build_object('path', doc.path, 'title', doc.title, 'frontmatter', doc.frontmatter, 'review', doc.review,
                            'forced_workspace', forced, 'mtime_ns', doc.mtime_ns),
         body, exo_private.ingest_settings(), exo_private.deference_list(), current_date);
 
     perform exo_private.clear_derived(doc_id);
+    -- Pieces are cut from the UTF-8 bytes by byte offset: substr on text walks every
+    -- character before its start, which made a document cost the square of its size.
+    encoded := convert_to(body, 'UTF8');
+    body := null;
     ws := planned -> 'route' ->> 'workspace';
     if ws is null then
         update exo_private.documents d
@@ -4479,7 +5601,8 @@ begin
             (workspace, document_id, ordinal, body, char_start, char_end, band, written_at,
              charged_subjects, charged)
         select ws, doc_id, (c.ordinality - 1)::int,
-               substr(body, (c.value ->> 'start')::int + 1, (c.value ->> 'end')::int - (c.value ->> 'start')::int),
+               convert_from(substring(encoded from (c.value ->> 'byte_start')::int + 1
+                                      for (c.value ->> 'byte_end')::int - (c.value ->> 'byte_start')::int), 'UTF8'),
                (c.value ->> 'start')::int, (c.value ->> 'end')::int,
                (planned -> 'band' ->> 'band')::exo_private.band,
                (planned -> 'band' ->> 'written_at')::date,
@@ -4493,7 +5616,8 @@ begin
     with inserted as (
         insert into exo_private.extraction_windows (document_id, workspace, ordinal, body, char_start, char_end)
         select doc_id, ws, (w.ordinality - 1)::int,
-               substr(body, (w.value ->> 'start')::int + 1, (w.value ->> 'end')::int - (w.value ->> 'start')::int),
+               convert_from(substring(encoded from (w.value ->> 'byte_start')::int + 1
+                                      for (w.value ->> 'byte_end')::int - (w.value ->> 'byte_start')::int), 'UTF8'),
                (w.value ->> 'start')::int, (w.value ->> 'end')::int
         from jsonb_array_elements(planned -> 'windows') with ordinality w
         returning id
@@ -4523,7 +5647,7 @@ ALTER FUNCTION exo_private.process_document(doc_id bigint) OWNER TO exo_owner;
 -- Name: FUNCTION process_document(doc_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.process_document(doc_id bigint) IS 'Route, band and chunk one extracted document from the text cache; enqueues embed and extract jobs.';
+COMMENT ON FUNCTION exo_private.process_document(doc_id bigint) IS 'Route, band and chunk one extracted document from the text cache (pieces cut by byte offsets, so the cost is linear in its size); enqueues embed and extract jobs.';
 
 --
 -- Name: project_entities(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -4637,6 +5761,165 @@ ALTER FUNCTION exo_private.project_relations(ids bigint[]) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.project_relations(ids bigint[]) IS 'Project relations (of their workspace''s current generation) into the AGE graph as edges subject -> object labelled by the normalised predicate, graphid derived from the relation id, properties id, predicate_raw, predicate, window_id, document_id; projects both ends first. Returns edges written.';
+
+--
+-- Name: queue_again(text, bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.queue_again(p_queue text, p_targets bigint[]) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    payloads jsonb[];
+begin
+    if p_queue = 'embed' then
+        payloads := array(select jsonb_build_object('chunk_id', c.id, 'workspace', c.workspace)
+                          from exo_private.chunks c where c.id = any(p_targets) order by c.id);
+    else
+        perform exo_private.queue_target_key(p_queue);
+        payloads := array(select jsonb_build_object('window_id', w.id, 'workspace', w.workspace)
+                          from exo_private.extraction_windows w where w.id = any(p_targets) order by w.id);
+    end if;
+    if cardinality(payloads) > 0 then
+        perform pgmq.send_batch(p_queue, payloads);
+    end if;
+    return cardinality(payloads);
+end
+$$;
+
+ALTER FUNCTION exo_private.queue_again(p_queue text, p_targets bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION queue_again(p_queue text, p_targets bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.queue_again(p_queue text, p_targets bigint[]) IS 'Queue chunks (embed) or extraction windows (extract) again by id, one fresh message each (ids that no longer exist are skipped); returns how many were queued.';
+
+--
+-- Name: queue_messages(double precision); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.queue_messages(p_dead_after_s double precision) RETURNS TABLE(queue text, msg_id bigint, enqueued_at timestamp with time zone, visible_at timestamp with time zone, state text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select q.queue, q.msg_id, q.enqueued_at, q.vt,
+           case when q.vt <= pg_catalog.clock_timestamp() then 'pending'
+                when w.id is null then 'unclaimed'
+                when w.stopped_at is not null
+                  or w.heartbeat_at < pg_catalog.now() - pg_catalog.make_interval(secs => p_dead_after_s)
+                then 'dead'
+                else 'live' end
+    from (select 'embed'::text as queue, e.msg_id, e.enqueued_at, e.vt from pgmq.q_embed e
+          union all
+          select 'extract', x.msg_id, x.enqueued_at, x.vt from pgmq.q_extract x) q
+    left join exo_private.worker_claims c on c.queue = q.queue and c.msg_id = q.msg_id
+    left join exo_private.workers w on w.id = c.worker_id
+$$;
+
+ALTER FUNCTION exo_private.queue_messages(p_dead_after_s double precision) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION queue_messages(p_dead_after_s double precision); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.queue_messages(p_dead_after_s double precision) IS 'Every message of embed and extract with its state: pending (visible now), or in flight held by a live worker, by a dead one (no heartbeat for p_dead_after_s, or stopped), or unclaimed (a job that raised waits for its retry, or a read outside any worker).';
+
+--
+-- Name: queue_target_key(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.queue_target_key(p_queue text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    case p_queue
+        when 'embed' then return 'chunk_id';
+        when 'extract' then return 'window_id';
+        else raise exception 'queue must be embed or extract, got %', coalesce(quote_literal(p_queue), 'null')
+                 using errcode = 'invalid_parameter_value';
+    end case;
+end
+$$;
+
+ALTER FUNCTION exo_private.queue_target_key(p_queue text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION queue_target_key(p_queue text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.queue_target_key(p_queue text) IS 'The key of a queue''s messages that names its target: chunk_id (embed) or window_id (extract); raises for any other queue.';
+
+--
+-- Name: quoted(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.quoted(argument text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select case when argument is null then 'null'
+                when pg_catalog.length(argument) <= 100 then pg_catalog.quote_literal(argument)
+                else pg_catalog.quote_literal(pg_catalog.left(argument, 100))
+                     || format(' (and %s more characters)', pg_catalog.length(argument) - 100) end
+$$;
+
+ALTER FUNCTION exo_private.quoted(argument text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION quoted(argument text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.quoted(argument text) IS 'An argument quoted for an error message: null as null, and no more than its first 100 characters (a refusal never echoes a huge input).';
+
+--
+-- Name: reap_workers(double precision); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.reap_workers(p_dead_after_s double precision) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    embed_ids bigint[];
+    extract_ids bigint[];
+    released int := 0;
+begin
+    update exo_private.workers w
+       set stopped_at = w.heartbeat_at,
+           stop_reason = format('dead: no heartbeat since %s (more than %s s)', w.heartbeat_at, p_dead_after_s)
+     where w.stopped_at is null
+       and w.heartbeat_at < pg_catalog.now() - pg_catalog.make_interval(secs => p_dead_after_s);
+    -- A stopped worker holds nothing: what it claimed is visible again (that read still counts).
+    with gone as (
+        delete from exo_private.worker_claims c
+         using exo_private.workers w
+         where w.id = c.worker_id and w.stopped_at is not null
+        returning c.queue, c.msg_id
+    )
+    select coalesce(array_agg(g.msg_id) filter (where g.queue = 'embed'), '{}'),
+           coalesce(array_agg(g.msg_id) filter (where g.queue = 'extract'), '{}')
+      into embed_ids, extract_ids
+    from gone g;
+    if embed_ids <> '{}' then
+        released := released + (select count(*) from pgmq.set_vt('embed', embed_ids, 0));
+    end if;
+    if extract_ids <> '{}' then
+        released := released + (select count(*) from pgmq.set_vt('extract', extract_ids, 0));
+    end if;
+    return released;
+end
+$$;
+
+ALTER FUNCTION exo_private.reap_workers(p_dead_after_s double precision) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION reap_workers(p_dead_after_s double precision); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.reap_workers(p_dead_after_s double precision) IS 'Mark every worker whose heartbeat is older than p_dead_after_s seconds stopped (stop_reason ''dead: ...''), and make the messages that stopped workers still claimed visible at once. Returns how many messages were taken back.';
 
 --
 -- Name: reband(date); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -4914,12 +6197,13 @@ COMMENT ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth in
 -- Name: related_to(text, text, integer, integer, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[]) RETURNS TABLE(entity_id bigint, workspace text, type text, name text, depth integer)
+CREATE FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[]) RETURNS TABLE(entity_id bigint, workspace text, type text, name text, depth integer, withheld jsonb)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
 declare
     ids bigint[];
+    released text[];
 begin
     if p_depth is null or p_depth not between 1 and 3 then
         perform exo_private.invalid_argument(
@@ -4930,34 +6214,90 @@ begin
             'per_node must be between 1 and 1000, got ' || coalesce(p_per_node::text, 'null'));
     end if;
     ids := exo_private.resolve_entity(p_entity, p_workspace);
+    released := exo_private.released_keys(p_bridge);
+    -- The walk goes only through what the caller may see: from the open start entities, along
+    -- relations shown in their window (both ends shown there), to entities that are no closed
+    -- deferred subject. A hidden node is never reached, so neither are its neighbours. Each
+    -- node expands at most p_per_node neighbours, lowest ids first (as related_entities).
     return query
-    with closed as materialized (
-        select k.key from exo_private.closed_subject_keys(p_bridge) k
-    ), starts as (
-        select e.id from exo_private.entities e
-        where e.id = any (ids)
-          and not exists (select 1 from closed c where c.key = e.canonical_key)
-    ), walked as materialized (
-        select x.entity_id, min(x.depth) as depth
-        from starts s
-        cross join lateral exo_private.related_entities(s.id, p_depth, p_per_node) x
-        where x.entity_id <> all (ids)
-        group by x.entity_id
-    ), kept as materialized (
-        select w.entity_id, w.depth, e.workspace, e.type, e.name
-        from walked w
-        join exo_private.entities e on e.id = w.entity_id
-        where not exists (select 1 from closed c where c.key = e.canonical_key)
-    ), counted as (
-        select m.entity_id, count(*) as total, count(*) filter (where m.withheld = '{}') as shown
-        from exo_private.entity_mentions(array(select k.entity_id from kept k), p_bridge) m
-        group by m.entity_id
+    with recursive closed as materialized (
+        select k.subject, k.key from exo_private.closed_subject_keys(p_bridge) k
+    ), closed_windows as materialized (
+        select k.window_id from exo_private.closed_windows(p_bridge) k
+    ), starts as materialized (
+        select v.entity_id, v.withheld from exo_private.entity_evidence(ids, p_bridge) v
+    ), walk (node, hops) as (
+        select s.entity_id, 0 from starts s where s.withheld = '{}'
+        union
+        select nb.id, w.hops + 1
+        from walk w
+        cross join lateral (
+            select x.id
+            from (
+                select r.object_id as id, r.window_id from exo_private.relations r where r.subject_id = w.node
+                union all
+                select r.subject_id, r.window_id from exo_private.relations r where r.object_id = w.node
+            ) x
+            join exo_private.entities e on e.id = x.id
+            where x.id <> w.node
+              and not exists (select 1 from closed c where c.key = e.canonical_key)
+              and (x.window_id not in (select cw.window_id from closed_windows cw)
+                   or (exo_private.mention_state(w.node, x.window_id, released) = '{}'
+                       and exo_private.mention_state(x.id, x.window_id, released) = '{}'))
+            group by x.id
+            order by x.id
+            limit p_per_node
+        ) nb
+        where w.hops < p_depth
+    ), reached as materialized (
+        select w.node, min(w.hops)::int as hops
+        from walk w
+        where w.node <> all (ids)
+        group by w.node
+    ), hidden as (
+        -- the relations of each expanded node that the walk may not take, and why
+        select f.workspace, x.relation, s.subject
+        from (select distinct w.node, e.workspace from walk w join exo_private.entities e on e.id = w.node
+              where w.hops < p_depth) f
+        cross join lateral (
+            select r.id as relation, r.object_id as id, r.window_id
+            from exo_private.relations r where r.subject_id = f.node
+            union all
+            select r.id, r.subject_id, r.window_id from exo_private.relations r where r.object_id = f.node
+        ) x
+        join exo_private.entities e on e.id = x.id
+        cross join lateral unnest(
+            case when exists (select 1 from closed c where c.key = e.canonical_key)
+                 then array(select c.subject from closed c where c.key = e.canonical_key)
+                 when x.window_id in (select cw.window_id from closed_windows cw)
+                 then coalesce(exo_private.mention_state(f.node, x.window_id, released), '{}')
+                      || coalesce(exo_private.mention_state(x.id, x.window_id, released), '{}')
+                 else '{}'::text[] end) s (subject)
+        union
+        -- a closed start: none of its relations is walked
+        select e.workspace, r.id, s.subject
+        from starts st
+        join exo_private.entities e on e.id = st.entity_id
+        cross join lateral unnest(st.withheld) s (subject)
+        left join exo_private.relations r on r.subject_id = st.entity_id or r.object_id = st.entity_id
+    ), held as (
+        select h.subject, h.workspace, count(distinct h.relation) as relations
+        from hidden h
+        group by h.subject, h.workspace
     )
-    select k.entity_id, k.workspace, k.type::text, k.name, k.depth
-    from kept k
-    left join counted c on c.entity_id = k.entity_id
-    where c.total is null or c.shown > 0
-    order by k.depth, k.name, k.entity_id;
+    select x.id, x.workspace, x.type, x.name, x.hops, x.hint
+    from (
+        select 0 as part, row_number() over (order by r.hops, e.name, e.id) as ord,
+               e.id, e.workspace, e.type::text as type, e.name, r.hops, null::jsonb as hint
+        from reached r
+        join exo_private.entities e on e.id = r.node
+        union all
+        select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null,
+               jsonb_build_object('subject', h.subject, 'workspace', h.workspace, 'relations', h.relations,
+                                  'how', exo_private.hint_how(h.subject))
+        from held h
+    ) x
+    order by x.part, x.ord;
 end
 $$;
 
@@ -5014,9 +6354,16 @@ CREATE FUNCTION exo_private.remark_charged() RETURNS integer
 """Mark text charged for deferred subjects (stdlib only).
 
 A chunk is charged for a subject when the document's frontmatter says so
-(`charged: [subject]`), or when the subject or one of its aliases occurs in the
-chunk together with a cue (a word like "funeral" or "died"). Each mark records
+(`charged: [subject]`), or when the subject or one of its aliases occurs near a
+cue (a word like "funeral" or "died"). Near means in the same chunk, or in the
+chunk and its document's title or path, which head every chunk: a note titled
+"The funeral" that names Grandpa is charged where it names him. Each mark records
 the rule that fired.
+
+A chat message is charged the same way, where near means in the message or in the
+message before or after it in its conversation (a cue in one message and the name
+in the reply is how people talk), each message read with its sender's name and
+the conversation's title.
 """
 
 import re
@@ -5034,14 +6381,16 @@ def compile_subjects(subjects):
         for s in subjects
     ]
 
-def charged_marks(text, subjects, cues, frontmatter_charged):
-    """[{subject, rule}] for one chunk; `subjects` as from compile_subjects."""
+def compile_cues(cues):
+    """[(cue, pattern)] for the cue words."""
+    return [(cue, _phrase(cue)) for cue in cues if cue.strip()]
+
+def _marks(text, subjects, cue_patterns, frontmatter_charged):
     declared = {}
     for item in frontmatter_charged or []:
         name = str(item).strip()
         if name:
             declared[name.lower()] = name
-    cue_patterns = [(cue, _phrase(cue)) for cue in cues if cue.strip()]
     marks = []
     for subject, names in subjects:
         named = [n.lower() for n, _p in names]
@@ -5059,6 +6408,45 @@ def charged_marks(text, subjects, cues, frontmatter_charged):
     # Subjects charged by frontmatter that are not (yet) on the deference list.
     marks.extend({"subject": name, "rule": "frontmatter"} for name in sorted(declared.values()))
     return marks
+
+def charged_marks(text, subjects, cues, frontmatter_charged):
+    """[{subject, rule}] for one text; `subjects` as from compile_subjects."""
+    return _marks(text, subjects, compile_cues(cues), frontmatter_charged)
+
+def heading(title, path):
+    """The text that heads every chunk of a document: its title and path, one a line."""
+    return "\n".join(str(part) for part in (title, path) if part)
+
+def chunk_marks(text, head, subjects, cues, frontmatter_charged):
+    """[{subject, rule}] for one chunk read under its document's heading (see heading())."""
+    return charged_marks(head + "\n" + text if head else text, subjects, cues, frontmatter_charged)
+
+def message_marks(lines, subjects, cues, title=None):
+    """[[{subject, rule}]] for the messages of one conversation, in order.
+
+    `lines` are the messages as "sender: body". A message is charged for a subject when a
+    name of it and a cue occur in the message together with the message before or after it
+    (and the conversation's title): both messages of such a pair are marked.
+    """
+    if not subjects or not lines:
+        return [[] for _ in lines]
+    cue_patterns = compile_cues(cues)
+    head = title + "\n" if title else ""
+    if len(lines) == 1:
+        pairs = [_marks(head + lines[0], subjects, cue_patterns, [])]
+    else:
+        pairs = [
+            _marks(head + lines[i] + "\n" + lines[i + 1], subjects, cue_patterns, [])
+            for i in range(len(lines) - 1)
+        ]
+    result = []
+    for i in range(len(lines)):
+        merged = {}
+        for marks in pairs[max(0, i - 1) : i + 1]:
+            for mark in marks:
+                merged.setdefault(mark["subject"], mark)
+        result.append(list(merged.values()))
+    return result
 import json
 
 # The chunks keep their text, ids, vectors and graph mentions: only the marks change.
@@ -5073,7 +6461,8 @@ update = plpy.prepare(
     ["text", "bigint", "text"],
 )
 cursor = plpy.cursor(
-    "select c.workspace, c.id, c.body, c.charged::text as charged, d.frontmatter -> 'charged' as declared "
+    "select c.workspace, c.id, c.body, c.charged::text as charged, d.frontmatter -> 'charged' as declared, "
+    "d.title, d.path "
     "from exo_private.chunks c join exo_private.documents d on d.id = c.document_id"
 )
 changed = 0
@@ -5085,10 +6474,12 @@ while True:
         declared = json.loads(row["declared"]) if row["declared"] else []
         if isinstance(declared, str):
             declared = [declared]
-        marks = charged_marks(row["body"], subjects, cues, declared)
+        marks = chunk_marks(row["body"], heading(row["title"], row["path"]), subjects, cues, declared)
         if marks != json.loads(row["charged"]):
             plpy.execute(update, [row["workspace"], row["id"], json.dumps(marks)])
             changed += 1
+# Chat messages by the same rule, in place (sql/200_chat.sql).
+plpy.execute("select exo_private.mark_messages(true)")
 return changed
 $_$;
 
@@ -5098,7 +6489,54 @@ ALTER FUNCTION exo_private.remark_charged() OWNER TO exo_owner;
 -- Name: FUNCTION remark_charged(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.remark_charged() IS 'Recompute the deference marks of every chunk in place after the list changed (text, ids, vectors and mentions stay); returns how many chunks changed.';
+COMMENT ON FUNCTION exo_private.remark_charged() IS 'Recompute the deference marks of every chunk (and every chat message: mark_messages) in place after the list changed (text, ids, vectors and mentions stay); returns how many chunks changed.';
+
+--
+-- Name: requeue_dead(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.requeue_dead(p_queue text DEFAULT NULL::text) RETURNS TABLE(queue text, requeued integer, dropped integer)
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    q text;
+    letters bigint[];
+    targets bigint[];
+begin
+    if p_queue is not null then
+        perform exo_private.queue_target_key(p_queue);
+    end if;
+    for q in select x from unnest(array['embed', 'extract']) x where p_queue is null or x = p_queue loop
+        -- Locked, so that two of these at once do not both send a letter back.
+        select coalesce(array_agg(d.msg_id), '{}'),
+               coalesce(array_agg(distinct (d.message -> 'message' ->> exo_private.queue_target_key(q))::bigint), '{}')
+          into letters, targets
+        from (select l.msg_id, l.message from pgmq.q_dead_letter l
+              where l.message ->> 'queue' = q
+              for update skip locked) d;
+        -- Only targets that still need work and wait in no queue go back.
+        select coalesce(array_agg(o.target_id), '{}') into targets
+        from exo_private.outstanding_work() o
+        where o.queue = q and o.target_id = any(targets) and o.state = 'dead';
+        queue := q;
+        requeued := exo_private.queue_again(q, targets);
+        dropped := cardinality(letters) - requeued;
+        if letters <> '{}' then
+            perform pgmq.archive('dead_letter', letters);
+        end if;
+        return next;
+    end loop;
+end
+$$;
+
+ALTER FUNCTION exo_private.requeue_dead(p_queue text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION requeue_dead(p_queue text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.requeue_dead(p_queue text) IS 'Send every dead-lettered chunk (embed) or window (extract) that still needs work back to its queue as a fresh message (read count 0) and archive the dead letters. Per queue: requeued, and dropped (letters whose work is done, gone or already queued). p_queue null means both queues.';
 
 --
 -- Name: rerank_call(text, jsonb, text, text[], bigint[], jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -5334,6 +6772,11 @@ def embed_one(setting: dict[str, Any], text: str) -> dict[str, Any]:
 
 def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
     """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
+    return probe_error(endpoint, kind, timeout_s=timeout_s) is None
+
+def probe_error(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> ModelError | None:
+    """How a one-token request to the endpoint failed, or None when it answered 2xx. A Timeout
+    means the server took the request but did not answer in time: busy, or hung."""
     if kind == "chat":
         url = f"{endpoint.url}/chat/completions"
         payload: dict[str, Any] = {
@@ -5350,9 +6793,9 @@ def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> b
         raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
     try:
         _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s)
-    except ModelError:
-        return False
-    return True
+    except ModelError as exc:
+        return exc
+    return None
 
 # -- HTTP ---------------------------------------------------------------------------------
 
@@ -5504,7 +6947,8 @@ def canonical_key(name):
 
 PRESENT_BANDS = ("current", "recent")
 ALL_BANDS = ("current", "recent", "archival")
-MAX_QUERY_CHARS = 1000
+MAX_QUERY_CHARS = 1000  # the query's words, n-grams and identifiers come from this much of it
+MAX_INPUT_CHARS = 2000  # a search reads no more of a query (the temporal scan and the embedding)
 MAX_NGRAM = 6
 MAX_IDENTIFIERS = 8
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -5607,23 +7051,75 @@ def archive_decision(signal, open_archive):
         return True, "temporal signal: " + ", ".join(repr(t) for t in texts)
     return False, None
 
-def withheld_subjects(charged, deferred, bridge, archive_open):
-    """The charged subjects of one chunk that keep it out of the results.
+class Deference:
+    """Which charged subjects of one search stay withheld, and why the others are released.
 
-    Every charged subject counts, whether it is on the deference list or only declared
-    charged by the document's frontmatter (over-withholding is the safe direction). The
-    archive being open, or the caller bridging a subject by name or alias, releases it.
+    Time and care are separate decisions. An open archive (a temporal signal or open_archive,
+    never the fallback taken when nothing present answers) opens archival bands; it releases a
+    subject only when the question also names it, by name or alias. Bridging a subject releases
+    it wherever it is. `time_releases` (the setting deference.time_releases) restores the looser
+    rule: an open archive alone releases every subject.
+
+    Every charged subject counts, whether it is on the deference list or only declared charged
+    by a document's frontmatter (over-withholding is the safe direction); a subject on the list
+    answers to its name and every alias.
     """
-    if archive_open or not charged:
-        return []
-    bridged = set()
-    wanted = {canonical_key(b) for b in bridge or [] if canonical_key(b)}
-    for subject in deferred:
-        keys = {canonical_key(n) for n in [subject["subject"], *subject.get("aliases", [])]}
-        if keys & wanted:
-            bridged |= keys  # a chunk may be charged under any of the subject's names
-    bridged |= wanted
-    return [s for s in charged if canonical_key(s) not in bridged]
+
+    def __init__(
+        self, deferred, bridge=None, query="", archive_open=False, archive_why=None, time_releases=False
+    ):
+        self.groups = [
+            {k for k in (canonical_key(n) for n in [s["subject"], *s.get("aliases", [])]) if k}
+            for s in deferred
+        ]
+        self.bridged = set()
+        for name in bridge or []:
+            self.bridged |= self.names(name or "")
+        self.asked = set(ngram_keys(query))
+        self.archive_open = bool(archive_open)
+        self.archive_why = archive_why
+        self.time_releases = bool(time_releases)
+
+    def names(self, subject):
+        """Canonical keys a subject answers to: all names of its deferred subject(s), else its own."""
+        key = canonical_key(subject)
+        if not key:
+            return set()
+        keys = {key}
+        for group in self.groups:
+            if key in group:
+                keys |= group
+        return keys
+
+    def why_released(self, subject):
+        """Why a charged subject is released in this search, or None while it is withheld."""
+        names = self.names(subject)
+        if names & self.bridged:
+            return "bridged"
+        if not self.archive_open:
+            return None
+        named = sorted(names & self.asked, key=lambda k: (-len(k), k))
+        if named:
+            return f"the question names {named[0]!r} and the archive is open ({self.archive_why})"
+        if self.time_releases:
+            return f"time releases (deference.time_releases) and the archive is open ({self.archive_why})"
+        return None
+
+    def withheld(self, charged):
+        """The charged subjects of one chunk that keep it out of the results."""
+        return [s for s in charged if self.why_released(s) is None]
+
+def released(results, why):
+    """What charged material a search hands out: per (subject, workspace) the chunks among
+    `results` charged for it, and `why(subject)` it was released (Deference.why_released)."""
+    counts = {}
+    for r in results:
+        for subject in r.get("charged") or []:
+            counts[(subject, r["workspace"])] = counts.get((subject, r["workspace"]), 0) + 1
+    return [
+        {"subject": subject, "workspace": workspace, "chunks": n, "why": why(subject)}
+        for (subject, workspace), n in sorted(counts.items())
+    ]
 
 # -- admitting candidates into a workspace's pool -------------------------------------------
 
@@ -5677,6 +7173,7 @@ class WorkspacePool:
                     "confident": bool(row["confident"]),
                     "detail": row.get("detail"),
                     "match": row.get("match", stage),
+                    "charged": list(row.get("charged") or []),  # released: report["released"] names them
                 }
             )
             admitted += 1
@@ -5889,7 +7386,7 @@ def packet(query, ranked, hint_list, report, budget, settings):
         : settings["packet.max_chunks"]
     ]
 
-    head = "# Context for: " + " ".join((query or "").split())[:200] + "\n\n"
+    head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     facts = "## Current facts\n(none recorded yet)\n\n"
     hint_lines = [
         "- {} chunk(s) about {} in {} withheld (deferred subject). {}".format(
@@ -5904,6 +7401,8 @@ def packet(query, ranked, hint_list, report, budget, settings):
     for d in report.get("degradations", []):
         notes.append("degraded: {} ({})".format(d["component"], d["error_class"]))
 
+    why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
+
     def provenance(used):
         lines = ["## Provenance"]
         for n, c in enumerate(used, 1):
@@ -5911,6 +7410,12 @@ def packet(query, ranked, hint_list, report, budget, settings):
                 "[{}] chunk {} of document {} via {} (rank {:.3f}, rerank {})".format(
                     n, c["chunk_id"], c["document_id"], c["stage"], c["score"], report["rerank"]["backend"]
                 )
+            )
+        cited = released(used, why)
+        if cited:  # the first note: a packet cut short keeps it
+            lines.append(
+                "note: released deferred material: "
+                + "; ".join("{subject} in {workspace} ({chunks} chunk(s): {why})".format(**r) for r in cited)
             )
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
@@ -5963,21 +7468,66 @@ def packet(query, ranked, hint_list, report, budget, settings):
         ],
         "hints": hint_list,
     }
+"""A per-session call budget for model endpoints the reader can reach (stdlib only).
+
+Inlined into plpython3u functions (`# exo:include budget`). The store is plpython's
+GD, a dict that lives as long as the database session and is shared by every
+plpython function in it, so one budget covers `exo.embed_query` and the search's own
+model calls alike. A sliding window: at most `limit` calls in any `window_s` seconds.
+"""
+
+import time
+
+def allow(store, key, limit, window_s=60.0, now=None):
+    """Whether one more call of kind `key` fits the budget; counts it when it does.
+
+    `limit` <= 0 refuses every call (an owner can switch a path off)."""
+    now = time.monotonic() if now is None else now
+    calls = store.setdefault("exo_budget", {}).setdefault(key, [])
+    while calls and calls[0] <= now - window_s:
+        calls.pop(0)
+    if len(calls) >= limit:
+        return False
+    calls.append(now)
+    return True
 import json
 import time
 
 began = time.monotonic()
 opts = json.loads(options)
+question = (query or "")[:MAX_QUERY_CHARS]
+if "rerank_settings" not in SD:
+    SD["rerank_settings"] = plpy.prepare(
+        "select key, value::text from exo_private.settings "
+        "where key in ('reader.rerank_calls_per_minute', 'retrieval.rerank_limits')",
+        [],
+    )
+settings = {r["key"]: json.loads(r["value"]) for r in plpy.execute(SD["rerank_settings"], [])}
+limit = settings.get("reader.rerank_calls_per_minute", 120)
+bounds = dict({"max_passages": 100, "passage_chars": 2000}, **settings.get("retrieval.rerank_limits", {}))
+# Per call: the first max_passages passages (the caller's best first), each cut to passage_chars.
+# (New names: plpython's arguments are globals, and assigning one makes it a local.)
+sent_ids = list(ids or [])[: bounds["max_passages"]]
+sent = [(p or "")[: bounds["passage_chars"]] for p in list(passages or [])[: len(sent_ids)]]
 try:
-    target = Endpoint.from_setting(json.loads(endpoint))
-    if backend == "cross_encoder":
-        scores = rerank(target, query[:MAX_QUERY_CHARS], list(passages))
-        result = {"scores": dict(zip([str(i) for i in ids], scores))}
-    elif backend == "listwise":
-        candidates = [{"chunk_id": i, "body": p} for i, p in zip(ids, passages)]
+    if backend not in ("cross_encoder", "listwise"):
+        raise ValueError("unknown remote rerank backend {!r}".format((backend or "")[:100]))
+    if not allow(GD, "rerank", limit):  # per session, whoever calls
+        result = {
+            "error_class": "rate_limited",
+            "error": "more than {} rerank calls in a minute in this session "
+            "(reader.rerank_calls_per_minute)".format(limit),
+        }
+    elif backend == "cross_encoder":
+        target = Endpoint.from_setting(json.loads(endpoint))
+        scores = rerank(target, question, sent)
+        result = {"scores": dict(zip([str(i) for i in sent_ids], scores))}
+    else:
+        target = Endpoint.from_setting(json.loads(endpoint))
+        candidates = [{"chunk_id": i, "body": p} for i, p in zip(sent_ids, sent)]
         reply = chat(
             target,
-            listwise_prompt(query, candidates, opts["excerpt_chars"]),
+            listwise_prompt(question, candidates, opts["excerpt_chars"]),
             max_tokens=opts["max_tokens"],
             response_format={
                 "type": "json_schema",
@@ -5991,11 +7541,10 @@ try:
                 },
             },
         )
-        result = {"ranking": parse_listwise(reply.content, set(ids))}
-    else:
-        raise ValueError("unknown remote rerank backend " + repr(backend))
+        result = {"ranking": parse_listwise(reply.content, set(sent_ids))}
 except (ModelError, ValueError) as exc:
     result = {"error_class": getattr(exc, "error_class", "bad_response"), "error": str(exc)[:500]}
+result["passages"] = len(sent_ids)
 result["ms"] = round((time.monotonic() - began) * 1000, 1)
 return json.dumps(result)
 $$;
@@ -6006,7 +7555,7 @@ ALTER FUNCTION exo_private.rerank_call(backend text, endpoint jsonb, query text,
 -- Name: FUNCTION rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb) IS 'Ask a remote rerank backend (cross_encoder: /rerank scores; listwise: the chat model orders ids) about passages: {scores} or {ranking}, or {error_class, error}; never raises for a model failure.';
+COMMENT ON FUNCTION exo_private.rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb) IS 'Ask a remote rerank backend (cross_encoder: /rerank scores; listwise: the chat model orders ids) about passages: {scores} or {ranking}, or {error_class, error}, with passages (how many were sent); never raises for a model failure. Bounded per call (retrieval.rerank_limits: the first max_passages passages, passage_chars of each) and per session (reader.rerank_calls_per_minute; over it: error_class rate_limited, and no call).';
 
 --
 -- Name: resolve_entity(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -6026,7 +7575,7 @@ begin
     end if;
     if wanted is null or wanted = '' then
         perform exo_private.invalid_argument(
-            'entity must be an entity id or a name, got ' || coalesce(quote_literal(entity), 'null'));
+            'entity must be an entity id or a name, got ' || exo_private.quoted(entity));
     end if;
     if wanted ~ '^[0-9]{1,18}$' then
         select array_agg(e.id) into ids
@@ -6045,10 +7594,10 @@ begin
       and (resolve_entity.workspace is null or e.workspace = resolve_entity.workspace);
     if ids is null then
         perform exo_private.invalid_argument(
-            format('entity %s names no entity%s', quote_literal(entity),
-                   coalesce(' in workspace ' || quote_literal(workspace), '')),
+            format('entity %s names no entity%s', exo_private.quoted(entity),
+                   case when workspace is null then '' else ' in workspace ' || exo_private.quoted(workspace) end),
             format('exo.search_entities(name => %s) lists the entities whose names contain it',
-                   quote_literal(wanted)));
+                   exo_private.quoted(wanted)));
     end if;
     return ids;
 end
@@ -6139,7 +7688,8 @@ def canonical_key(name):
 
 PRESENT_BANDS = ("current", "recent")
 ALL_BANDS = ("current", "recent", "archival")
-MAX_QUERY_CHARS = 1000
+MAX_QUERY_CHARS = 1000  # the query's words, n-grams and identifiers come from this much of it
+MAX_INPUT_CHARS = 2000  # a search reads no more of a query (the temporal scan and the embedding)
 MAX_NGRAM = 6
 MAX_IDENTIFIERS = 8
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -6242,23 +7792,75 @@ def archive_decision(signal, open_archive):
         return True, "temporal signal: " + ", ".join(repr(t) for t in texts)
     return False, None
 
-def withheld_subjects(charged, deferred, bridge, archive_open):
-    """The charged subjects of one chunk that keep it out of the results.
+class Deference:
+    """Which charged subjects of one search stay withheld, and why the others are released.
 
-    Every charged subject counts, whether it is on the deference list or only declared
-    charged by the document's frontmatter (over-withholding is the safe direction). The
-    archive being open, or the caller bridging a subject by name or alias, releases it.
+    Time and care are separate decisions. An open archive (a temporal signal or open_archive,
+    never the fallback taken when nothing present answers) opens archival bands; it releases a
+    subject only when the question also names it, by name or alias. Bridging a subject releases
+    it wherever it is. `time_releases` (the setting deference.time_releases) restores the looser
+    rule: an open archive alone releases every subject.
+
+    Every charged subject counts, whether it is on the deference list or only declared charged
+    by a document's frontmatter (over-withholding is the safe direction); a subject on the list
+    answers to its name and every alias.
     """
-    if archive_open or not charged:
-        return []
-    bridged = set()
-    wanted = {canonical_key(b) for b in bridge or [] if canonical_key(b)}
-    for subject in deferred:
-        keys = {canonical_key(n) for n in [subject["subject"], *subject.get("aliases", [])]}
-        if keys & wanted:
-            bridged |= keys  # a chunk may be charged under any of the subject's names
-    bridged |= wanted
-    return [s for s in charged if canonical_key(s) not in bridged]
+
+    def __init__(
+        self, deferred, bridge=None, query="", archive_open=False, archive_why=None, time_releases=False
+    ):
+        self.groups = [
+            {k for k in (canonical_key(n) for n in [s["subject"], *s.get("aliases", [])]) if k}
+            for s in deferred
+        ]
+        self.bridged = set()
+        for name in bridge or []:
+            self.bridged |= self.names(name or "")
+        self.asked = set(ngram_keys(query))
+        self.archive_open = bool(archive_open)
+        self.archive_why = archive_why
+        self.time_releases = bool(time_releases)
+
+    def names(self, subject):
+        """Canonical keys a subject answers to: all names of its deferred subject(s), else its own."""
+        key = canonical_key(subject)
+        if not key:
+            return set()
+        keys = {key}
+        for group in self.groups:
+            if key in group:
+                keys |= group
+        return keys
+
+    def why_released(self, subject):
+        """Why a charged subject is released in this search, or None while it is withheld."""
+        names = self.names(subject)
+        if names & self.bridged:
+            return "bridged"
+        if not self.archive_open:
+            return None
+        named = sorted(names & self.asked, key=lambda k: (-len(k), k))
+        if named:
+            return f"the question names {named[0]!r} and the archive is open ({self.archive_why})"
+        if self.time_releases:
+            return f"time releases (deference.time_releases) and the archive is open ({self.archive_why})"
+        return None
+
+    def withheld(self, charged):
+        """The charged subjects of one chunk that keep it out of the results."""
+        return [s for s in charged if self.why_released(s) is None]
+
+def released(results, why):
+    """What charged material a search hands out: per (subject, workspace) the chunks among
+    `results` charged for it, and `why(subject)` it was released (Deference.why_released)."""
+    counts = {}
+    for r in results:
+        for subject in r.get("charged") or []:
+            counts[(subject, r["workspace"])] = counts.get((subject, r["workspace"]), 0) + 1
+    return [
+        {"subject": subject, "workspace": workspace, "chunks": n, "why": why(subject)}
+        for (subject, workspace), n in sorted(counts.items())
+    ]
 
 # -- admitting candidates into a workspace's pool -------------------------------------------
 
@@ -6312,6 +7914,7 @@ class WorkspacePool:
                     "confident": bool(row["confident"]),
                     "detail": row.get("detail"),
                     "match": row.get("match", stage),
+                    "charged": list(row.get("charged") or []),  # released: report["released"] names them
                 }
             )
             admitted += 1
@@ -6524,7 +8127,7 @@ def packet(query, ranked, hint_list, report, budget, settings):
         : settings["packet.max_chunks"]
     ]
 
-    head = "# Context for: " + " ".join((query or "").split())[:200] + "\n\n"
+    head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     facts = "## Current facts\n(none recorded yet)\n\n"
     hint_lines = [
         "- {} chunk(s) about {} in {} withheld (deferred subject). {}".format(
@@ -6539,6 +8142,8 @@ def packet(query, ranked, hint_list, report, budget, settings):
     for d in report.get("degradations", []):
         notes.append("degraded: {} ({})".format(d["component"], d["error_class"]))
 
+    why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
+
     def provenance(used):
         lines = ["## Provenance"]
         for n, c in enumerate(used, 1):
@@ -6546,6 +8151,12 @@ def packet(query, ranked, hint_list, report, budget, settings):
                 "[{}] chunk {} of document {} via {} (rank {:.3f}, rerank {})".format(
                     n, c["chunk_id"], c["document_id"], c["stage"], c["score"], report["rerank"]["backend"]
                 )
+            )
+        cited = released(used, why)
+        if cited:  # the first note: a packet cut short keeps it
+            lines.append(
+                "note: released deferred material: "
+                + "; ".join("{subject} in {workspace} ({chunks} chunk(s): {why})".format(**r) for r in cited)
             )
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
@@ -6598,6 +8209,28 @@ def packet(query, ranked, hint_list, report, budget, settings):
         ],
         "hints": hint_list,
     }
+"""A per-session call budget for model endpoints the reader can reach (stdlib only).
+
+Inlined into plpython3u functions (`# exo:include budget`). The store is plpython's
+GD, a dict that lives as long as the database session and is shared by every
+plpython function in it, so one budget covers `exo.embed_query` and the search's own
+model calls alike. A sliding window: at most `limit` calls in any `window_s` seconds.
+"""
+
+import time
+
+def allow(store, key, limit, window_s=60.0, now=None):
+    """Whether one more call of kind `key` fits the budget; counts it when it does.
+
+    `limit` <= 0 refuses every call (an owner can switch a path off)."""
+    now = time.monotonic() if now is None else now
+    calls = store.setdefault("exo_budget", {}).setdefault(key, [])
+    while calls and calls[0] <= now - window_s:
+        calls.pop(0)
+    if len(calls) >= limit:
+        return False
+    calls.append(now)
+    return True
 """The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings,
 and llama.cpp's /v1/rerank (query + documents -> one relevance score per document).
 
@@ -6824,6 +8457,11 @@ def embed_one(setting: dict[str, Any], text: str) -> dict[str, Any]:
 
 def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
     """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
+    return probe_error(endpoint, kind, timeout_s=timeout_s) is None
+
+def probe_error(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> ModelError | None:
+    """How a one-token request to the endpoint failed, or None when it answered 2xx. A Timeout
+    means the server took the request but did not answer in time: busy, or hung."""
     if kind == "chat":
         url = f"{endpoint.url}/chat/completions"
         payload: dict[str, Any] = {
@@ -6840,9 +8478,9 @@ def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> b
         raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
     try:
         _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s)
-    except ModelError:
-        return False
-    return True
+    except ModelError as exc:
+        return exc
+    return None
 
 # -- HTTP ---------------------------------------------------------------------------------
 
@@ -6979,6 +8617,9 @@ def ms(since):
     return round((time.monotonic() - since) * 1000, 2)
 
 # -- inputs (checked by exo_private.check_search_arguments) -----------------------------------
+# No more of the query than MAX_INPUT_CHARS is read anywhere below: a huge query costs no more
+# than a long one. (A new name: plpython's arguments are globals the nested functions read.)
+question = query[:MAX_INPUT_CHARS]
 as_of_day = (as_of or "")[:10] or datetime.date.today().isoformat()
 today = datetime.date.fromisoformat(as_of_day)
 
@@ -6987,7 +8628,8 @@ settings = {
     for r in run(
         "settings",
         "select key, value::text from exo_private.settings "
-        "where key like 'retrieval.%' or key like 'packet.%' or key like 'models.%'",
+        "where key like 'retrieval.%' or key like 'packet.%' or key like 'models.%' "
+        "or key like 'deference.%' or key like 'reader.%'",
         [],
         [],
     )
@@ -6996,13 +8638,15 @@ known = [r["name"] for r in run("workspaces", "select name from exo_private.work
 chosen = known if workspaces is None else [w for i, w in enumerate(workspaces) if w not in workspaces[:i]]
 
 report = {
-    "query": query[:200],
+    "query": question[:200],
     "as_of": as_of_day,
     "workspaces": {},
     "degradations": [],
     "timings_ms": {},
 }
 timings = report["timings_ms"]
+if len(query) > MAX_INPUT_CHARS:
+    report["query_truncated"] = {"chars": len(query), "read": MAX_INPUT_CHARS}
 
 # -- the query's embedding, fetched in the background while the other stages run -------------
 model = {"id": None, "dimensions": None}
@@ -7021,19 +8665,28 @@ fetched = {}
 def fetch_embedding():
     # No plpy here: only the HTTP call runs on this thread (the server's API is not thread-safe).
     try:
-        fetched.update(embed_one(embedding_setting, query[:2000]))
+        fetched.update(embed_one(embedding_setting, question))
     except Exception as exc:  # anything unforeseen still ends as a degradation, not a hang
         fetched.update(error_class="internal", error=repr(exc)[:500])
 
 fetcher = None
 if query_embedding is None and model["id"] is not None:
-    fetcher = threading.Thread(target=fetch_embedding, name="exo-query-embedding", daemon=True)
-    fetcher.start()
+    # The session's embedding budget, shared with exo.embed_query (plpy/budget.py over GD).
+    embed_limit = settings.get("reader.embed_calls_per_minute", 120)
+    if allow(GD, "embed", embed_limit):
+        fetcher = threading.Thread(target=fetch_embedding, name="exo-query-embedding", daemon=True)
+        fetcher.start()
+    else:
+        fetched.update(
+            error_class="rate_limited",
+            error="more than {} query embeddings in a minute in this session "
+            "(reader.embed_calls_per_minute)".format(embed_limit),
+        )
 
 # -- temporal signal and bands --------------------------------------------------------------
 t = time.monotonic()
 signal = json.loads(
-    run("temporal", "select exo.temporal_signal($1, $2)::text as s", ["text", "date"], [query, as_of_day])[0]["s"]
+    run("temporal", "select exo.temporal_signal($1, $2)::text as s", ["text", "date"], [question, as_of_day])[0]["s"]
 )
 timings["temporal"] = ms(t)
 archive_open, archive_why = archive_decision(signal, open_archive)
@@ -7049,13 +8702,16 @@ deferred = [
     for r in run("deferred", "select subject, aliases from exo_private.deferred_subjects order by subject", [], [])
 ]
 
-def withhold(charged):
-    return withheld_subjects(charged, deferred, bridge, archive_open)
+# Time and care are separate decisions: an open archive releases a subject only when the
+# question names it, unless the owner chose the looser rule (deference.time_releases).
+time_releases = bool(settings.get("deference.time_releases", False))
+care = Deference(deferred, bridge, question, archive_open, archive_why, time_releases)
+withhold = care.withheld
 
 # -- query material -------------------------------------------------------------------------
 t = time.monotonic()
 graph_settings = settings["retrieval.graph"]
-ngrams = ngram_keys(query)
+ngrams = ngram_keys(question)
 entities = {}
 for r in run(
     "entities",
@@ -7068,10 +8724,10 @@ for r in run(
     found = entities.setdefault(r["workspace"], [])
     if len(found) < graph_settings["max_entities"]:
         found.append({"id": r["id"], "name": r["name"]})
-idents = identifiers(query)
-query_terms = content_words(query)
-titles = title_keys(query)
-files = file_keys(query)
+idents = identifiers(question)
+query_terms = content_words(question)
+titles = title_keys(question)
+files = file_keys(question)
 timings["query_analysis"] = ms(t)
 report["recognised"] = {
     "identifiers": idents,
@@ -7089,7 +8745,8 @@ def query_vector():
         vector["text"] = "[" + ",".join(repr(float(v)) for v in values) + "]"
         report["query_embedding"] = {"source": "caller", "dimensions": len(values)}
     else:
-        fetcher.join(embedding_setting["timeout_s"] + 1)
+        if fetcher is not None:
+            fetcher.join(embedding_setting["timeout_s"] + 1)
         embedded = dict(fetched) or {"error_class": "timeout", "error": "no embedding in time"}
         timings["embed_query_wait"] = ms(t0)
         if "vector" in embedded:
@@ -7141,9 +8798,9 @@ def stage_rows(stage, ws, bands):
             return [], "no identifier, entity, title or file name in the query"
         return rows, None
     if stage == "lexical":
-        if not content_words(query):
+        if not query_terms:
             return [], "no searchable words in the query"
-        rows = run(("lexical", ws), stage_sql_text("lexical", ws), ["text"] + base, [query[:MAX_QUERY_CHARS]] + common)
+        rows = run(("lexical", ws), stage_sql_text("lexical", ws), ["text"] + base, [question[:MAX_QUERY_CHARS]] + common)
         return [{"chunk_id": r["chunk_id"], "score": r["score"], "confident": r["score"] >= thresholds["lexical"],
                  "charged": r["charged"]} for r in rows], None
     if stage == "capsules":
@@ -7166,7 +8823,7 @@ def stage_rows(stage, ws, bands):
         low = settings["retrieval.semantic_min_similarity"]
         return [{"chunk_id": r["chunk_id"], "score": r["score"], "confident": r["score"] >= thresholds["semantic"],
                  "charged": r["charged"]} for r in rows if r["score"] >= low], None
-    plpy.error("unknown stage " + repr(stage) + " in retrieval.stages")
+    plpy.error("unknown stage " + repr(stage[:100]) + " in retrieval.stages")
 
 def stage_sql_text(stage, ws, model_id=None, dimensions=None):
     key = ("sql", stage, ws, model_id, dimensions)
@@ -7254,10 +8911,11 @@ for pool in pools:
 
 def how(subject):
     asked = run("hint_how", "select exo_private.hint_how($1) as h", ["text"], [subject])[0]["h"]
-    return "To include it, " + asked + " (and open_archive => true for archival material), or name the time you mean."
+    by_time = "name the time you mean" if time_releases else "name it in a question that names the time you mean"
+    return "To include it, " + asked + " (and open_archive => true for archival material), or " + by_time + "."
 
 named = {}
-asked_about = [s for s in named_subjects(query, deferred) if withhold([s])]
+asked_about = [s for s in named_subjects(question, deferred) if withhold([s])]
 if asked_about:
     for r in run(
         "charged_counts",
@@ -7357,7 +9015,7 @@ for backend in settings["retrieval.rerank_order"]:
                 "rerank_call",
                 "select exo_private.rerank_call($1, $2, $3, $4, $5, $6)::text as r",
                 ["text", "jsonb", "text", "text[]", "bigint[]", "jsonb"],
-                [backend, json.dumps(endpoint), query, [bodies[i] for i in order], order, json.dumps(options)],
+                [backend, json.dumps(endpoint), question, [bodies[i] for i in order], order, json.dumps(options)],
             )[0]["r"]
         )
         if "error_class" in answer:
@@ -7371,7 +9029,7 @@ for backend in settings["retrieval.rerank_order"]:
         else:
             relevance = from_ranking(answer["ranking"], incoming)
         backend_used = backend
-        attempts.append({"backend": backend, "outcome": "answered", "ms": answer["ms"]})
+        attempts.append({"backend": backend, "outcome": "answered", "ms": answer["ms"], "passages": answer["passages"]})
         break
     attempts.append({"backend": backend, "outcome": "skipped", "why": "unknown backend"})
 if relevance is None:  # the configured order had no backend that answered
@@ -7402,8 +9060,10 @@ for n, c in enumerate(ranked[:k], 1):
         "relevance": c["relevance"],
         "citation": citation(c),
         "body": c["body"],
+        "charged": c["charged"],  # released subjects: the packet's provenance names them
     })
 report["returned"] = len(results)
+report["released"] = released(ranked[:k], care.why_released)
 timings["total"] = ms(began)
 return json.dumps({"results": results, "report": report})
 $_$;
@@ -7414,7 +9074,92 @@ ALTER FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, pe
 -- Name: FUNCTION retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'The whole retrieval: temporal signal, staged search per workspace with early stop, deference, archive fallback, combined-pool rerank; {results, report}. Read through exo.search, exo.search_report and exo.context_packet.';
+COMMENT ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'The whole retrieval: temporal signal, staged search per workspace with early stop, deference (time and care decided apart), archive fallback, combined-pool rerank; {results, report}. Reads the first 2,000 characters of the query; its query embedding counts against reader.embed_calls_per_minute. Read through exo.search, exo.search_report and exo.context_packet.';
+
+--
+-- Name: retry_failed(text, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.retry_failed(p_queue text DEFAULT NULL::text, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(queue text, requeued integer, resolved integer)
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    q text;
+    retry bigint[];
+    open bigint[];
+begin
+    if p_queue is not null then
+        perform exo_private.queue_target_key(p_queue);
+    end if;
+    for q in select x from unnest(array['embed', 'extract']) x where p_queue is null or x = p_queue loop
+        -- Failed targets whose failure falls in the window; lost ones (no record, no
+        -- message) too unless a window was asked for.
+        select coalesce(array_agg(o.target_id) filter (
+                   where (o.state = 'lost' and p_since is null)
+                      or (o.state = 'failed' and exists (
+                              select 1 from exo_private.job_failures f
+                              where f.queue = q and f.target_id = o.target_id and f.retried_at is null
+                                and (p_since is null or f.failed_at >= p_since)))), '{}'),
+               coalesce(array_agg(o.target_id), '{}')
+          into retry, open
+        from exo_private.outstanding_work() o
+        where o.queue = q;
+        queue := q;
+        requeued := exo_private.queue_again(q, retry);
+        -- A failure is settled when its target is queued again or needs no more work (done or
+        -- gone); one whose target waits in the queue already stays until that job ends.
+        with settled as (
+            update exo_private.job_failures f
+               set retried_at = pg_catalog.now()
+             where f.queue = q and f.retried_at is null
+               and (p_since is null or f.failed_at >= p_since)
+               and (f.target_id = any(retry) or f.target_id is null or not f.target_id = any(open))
+            returning f.target_id
+        )
+        select count(distinct s.target_id) filter (where not s.target_id = any(retry)) into resolved from settled s;
+        return next;
+    end loop;
+end
+$$;
+
+ALTER FUNCTION exo_private.retry_failed(p_queue text, p_since timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION retry_failed(p_queue text, p_since timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.retry_failed(p_queue text, p_since timestamp with time zone) IS 'Queue again the chunks (embed) and windows (extract) whose job failed (failures since p_since when given) and that still need work, plus, without p_since, those that wait with no message at all; failures are marked retried_at. Per queue: requeued (messages sent) and resolved (failed targets that no longer need work). p_queue null means both queues.';
+
+--
+-- Name: return_messages(text, bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.return_messages(p_queue text, p_msg_ids bigint[]) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    returned int;
+begin
+    -- The table name comes from the fixed set that queue_target_key accepts.
+    perform exo_private.queue_target_key(p_queue);
+    execute format('update pgmq.%I set vt = pg_catalog.clock_timestamp(), '
+                   'read_ct = greatest(read_ct - 1, 0) where msg_id = any($1)', 'q_' || p_queue)
+        using p_msg_ids;
+    get diagnostics returned = row_count;
+    delete from exo_private.worker_claims c where c.queue = p_queue and c.msg_id = any(p_msg_ids);
+    return returned;
+end
+$_$;
+
+ALTER FUNCTION exo_private.return_messages(p_queue text, p_msg_ids bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION return_messages(p_queue text, p_msg_ids bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.return_messages(p_queue text, p_msg_ids bigint[]) IS 'Make messages visible now and take back the read that fetched them (read_ct - 1): the worker found the model endpoint down, so that read must not count toward dead-lettering. Returns how many messages were returned.';
 
 --
 -- Name: review_document(bigint, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -7474,6 +9219,35 @@ ALTER FUNCTION exo_private.review_document(doc_id bigint, decision text, target_
 --
 
 COMMENT ON FUNCTION exo_private.review_document(doc_id bigint, decision text, target_workspace text) IS 'Quarantine review: approve (top candidate), reassign to a workspace, or reject (skipped).';
+
+--
+-- Name: run_cypher(name, text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_graph
+--
+
+CREATE FUNCTION exo_private.run_cypher(graph name, query text, max_rows integer) RETURNS SETOF text
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'ag_catalog', 'pg_temp'
+    SET row_security TO 'on'
+    AS $_$
+begin
+    -- Owned by exo_graph (sql/985_graph_access.sql), which may only read the graph tables,
+    -- through their row security (on, whatever the session says). The caller has checked
+    -- the query (no $ in it, so the dollar quote cannot end early) and set
+    -- exo.cypher_hidden_vertices and _edges.
+    return query execute pg_catalog.format(
+        'select pg_catalog.format(''%%s'', v) from ag_catalog.cypher(%L, $exo_cypher$%s$exo_cypher$) '
+        'as (v ag_catalog.agtype) limit %s',
+        graph, query, max_rows);
+end
+$_$;
+
+ALTER FUNCTION exo_private.run_cypher(graph name, query text, max_rows integer) OWNER TO exo_graph;
+
+--
+-- Name: FUNCTION run_cypher(graph name, query text, max_rows integer); Type: COMMENT; Schema: exo_private; Owner: exo_graph
+--
+
+COMMENT ON FUNCTION exo_private.run_cypher(graph name, query text, max_rows integer) IS 'Run a Cypher query that exo.cypher has checked on an AGE graph as exo_graph (read-only on the graph tables, row security hiding what the hidden-vertices and -edges settings list); at most max_rows agtype values as text. Executable by exo_api only.';
 
 --
 -- Name: seed_owner(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -7646,7 +9420,7 @@ declare
     per_entity constant int := 200;
 begin
     if not exists (select 1 from exo_private.workspaces w where w.name = stage_sql.workspace) then
-        raise exception 'workspace % does not exist', workspace;
+        raise exception 'workspace % does not exist', left(workspace, 100);
     end if;
     case stage
     when 'identifier' then  -- $1: a string that must occur verbatim (case-insensitive)
@@ -7737,7 +9511,7 @@ begin
             dimensions, dimensions, 'chunk_embeddings_' || workspace, chunks, model_id, visible,
             dimensions, dimensions);
     else
-        raise exception 'unknown retrieval stage %', stage
+        raise exception 'unknown retrieval stage %', left(stage, 100)
             using hint = 'one of identifier, lexical, entity, document, graph, semantic';
     end case;
 end
@@ -7750,6 +9524,47 @@ ALTER FUNCTION exo_private.stage_sql(stage text, workspace text, model_id intege
 --
 
 COMMENT ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer) IS 'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, document, graph, semantic): $2 the open bands, $3 the as_of day, $4 the limit; prepared and cached by exo_private.retrieve, and explained by bench/search_latency.py.';
+
+--
+-- Name: stop_runaway_readers(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.stop_runaway_readers() RETURNS TABLE(pid integer, action text, state text, seconds integer)
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with limits as (
+        select (select s.value::text::numeric from exo_private.settings s
+                where s.key = 'reader.max_statement_s') as statement_s,
+               (select s.value::text::numeric from exo_private.settings s
+                where s.key = 'reader.max_idle_in_transaction_s') as idle_s
+    ), runaway as materialized (  -- decided before anything is signalled
+        select a.pid, a.state,
+               case when a.state = 'active' then 'cancel' else 'terminate' end as action,
+               extract(epoch from pg_catalog.now()
+                   - case when a.state = 'active' then a.query_start else a.state_change end)::int as seconds
+        from pg_catalog.pg_stat_activity a, limits l
+        where a.usename = 'exo_reader'
+          and a.pid <> pg_catalog.pg_backend_pid()
+          and ((a.state = 'active'
+                and a.query_start < pg_catalog.now() - pg_catalog.make_interval(secs => l.statement_s))
+            or (a.state like 'idle in transaction%'
+                and a.state_change < pg_catalog.now() - pg_catalog.make_interval(secs => l.idle_s)))
+    )
+    select r.pid, r.action, r.state, r.seconds
+    from runaway r
+    cross join lateral (select case r.action when 'cancel' then pg_catalog.pg_cancel_backend(r.pid)
+                                             else pg_catalog.pg_terminate_backend(r.pid) end as sent) s
+    where s.sent
+$$;
+
+ALTER FUNCTION exo_private.stop_runaway_readers() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION stop_runaway_readers(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.stop_runaway_readers() IS 'Cancel every exo_reader statement running longer than reader.max_statement_s and end every exo_reader session idle in a transaction longer than reader.max_idle_in_transaction_s, in any database of the server; returns what it signalled (pid, action, state, seconds). Run every 10 s by pg_cron (job exo-reader-watchdog).';
 
 --
 -- Name: store_embeddings(text, integer, bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -7813,7 +9628,7 @@ ALTER FUNCTION exo_private.undefer_subject(subject_name text) OWNER TO exo_owner
 -- Name: FUNCTION undefer_subject(subject_name text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.undefer_subject(subject_name text) IS 'Remove a deferred subject and re-mark all chunks; returns chunks re-marked.';
+COMMENT ON FUNCTION exo_private.undefer_subject(subject_name text) IS 'Remove a deferred subject and re-mark all chunks and chat messages; returns chunks re-marked.';
 
 --
 -- Name: unreleased(text[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -7865,6 +9680,99 @@ ALTER FUNCTION exo_private.window_withheld(p_window bigint, released text[]) OWN
 --
 
 COMMENT ON FUNCTION exo_private.window_withheld(p_window bigint, released text[]) IS 'The closed charged subjects of the chunks an extraction window overlaps: what keeps a mention without a chunk out of an answer; empty when it may be shown.';
+
+--
+-- Name: work_status(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.work_status() RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with settings as (
+        select coalesce((select (s.value #>> '{}')::double precision from exo_private.settings s
+                         where s.key = 'worker.dead_after_s'), 30) as dead_after_s
+    ), work as materialized (
+        select o.queue, o.target_id, o.document_id, o.state from exo_private.outstanding_work() o
+    ), messages as (
+        select n.queue, count(m.msg_id) as depth, min(m.enqueued_at) as oldest,
+               count(*) filter (where m.state = 'pending') as pending,
+               count(*) filter (where m.state in ('live', 'dead', 'unclaimed')) as in_flight,
+               count(*) filter (where m.state = 'dead') as held_by_dead_workers
+        from unnest(array['embed', 'extract']) n(queue)
+        left join (select x.* from settings, exo_private.queue_messages(settings.dead_after_s) x) m
+               on m.queue = n.queue
+        group by n.queue
+    ), stuck as (
+        select w.document_id, w.state from work w where w.state in ('failed', 'dead', 'lost')
+    )
+    select jsonb_build_object(
+        'queues', (
+            select jsonb_object_agg(m.queue, jsonb_build_object(
+                       'depth', m.depth,
+                       'pending', m.pending,
+                       'in_flight', m.in_flight,
+                       'held_by_dead_workers', m.held_by_dead_workers,
+                       'failed', (select count(*) from work w where w.queue = m.queue and w.state = 'failed'),
+                       'dead', (select count(*) from pgmq.q_dead_letter d where d.message ->> 'queue' = m.queue),
+                       'oldest_age_s', floor(extract(epoch from pg_catalog.now() - m.oldest))::bigint))
+            from messages m
+        ) || jsonb_build_object('dead_letter', (
+            select jsonb_build_object(
+                       'depth', count(*),
+                       'oldest_age_s', floor(extract(epoch from pg_catalog.now() - min(d.enqueued_at)))::bigint)
+            from pgmq.q_dead_letter d)),
+        'work_by_stage', (
+            select coalesce(jsonb_object_agg(s.stage, jsonb_build_object(
+                       'documents', s.documents, 'pending', s.pending, 'in_flight', s.in_flight,
+                       'failed', s.failed, 'dead', s.dead, 'lost', s.lost, 'stuck', s.stuck)
+                       order by s.stage), '{}')
+            from (select d.stage::text as stage,
+                         count(distinct d.id) as documents,
+                         count(distinct d.id) filter (where w.state = 'pending') as pending,
+                         count(distinct d.id) filter (where w.state = 'in_flight') as in_flight,
+                         count(distinct d.id) filter (where w.state = 'failed') as failed,
+                         count(distinct d.id) filter (where w.state = 'dead') as dead,
+                         count(distinct d.id) filter (where w.state = 'lost') as lost,
+                         count(distinct d.id) filter (where w.state in ('failed', 'dead', 'lost')) as stuck
+                  from work w
+                  join exo_private.documents d on d.id = w.document_id
+                  group by d.stage) s),
+        'stuck', (
+            select jsonb_build_object(
+                       'documents', count(distinct s.document_id),
+                       'failed', count(distinct s.document_id) filter (where s.state = 'failed'),
+                       'dead', count(distinct s.document_id) filter (where s.state = 'dead'),
+                       'lost', count(distinct s.document_id) filter (where s.state = 'lost'),
+                       'hint', case when count(*) > 0 then format(
+                           '%s document(s) cannot advance on their own: `exo worker retry-failed` '
+                           'queues failed and lost work again, `exo worker requeue-dead` dead-lettered '
+                           'work', count(distinct s.document_id)) end)
+            from stuck s),
+        'worker', (
+            select jsonb_build_object(
+                'last_heartbeat', max(k.heartbeat_at),
+                'alive', coalesce(bool_or(k.stopped_at is null and k.heartbeat_at > pg_catalog.now()
+                                          - pg_catalog.make_interval(secs => settings.dead_after_s)), false),
+                'running', count(*) filter (where k.stopped_at is null and k.heartbeat_at > pg_catalog.now()
+                                            - pg_catalog.make_interval(secs => settings.dead_after_s)),
+                'dead', count(*) filter (where k.heartbeat_at > pg_catalog.now() - interval '1 day'
+                                         and ((k.stopped_at is null and k.heartbeat_at <= pg_catalog.now()
+                                               - pg_catalog.make_interval(secs => settings.dead_after_s))
+                                              or k.stop_reason like 'dead:%')),
+                'dead_after_s', settings.dead_after_s)
+            from settings left join exo_private.workers k on true
+            group by settings.dead_after_s)
+    )
+$$;
+
+ALTER FUNCTION exo_private.work_status() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION work_status(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.work_status() IS 'The worker''s side of exo.status: queues (embed, extract: depth, pending = visible messages, in_flight, held_by_dead_workers, failed = chunks or windows whose job failed and was not retried, dead = their dead letters, oldest_age_s; dead_letter: depth, oldest_age_s), work_by_stage (per document stage: documents with work pending, in_flight, failed, dead, lost, stuck), stuck (documents that cannot advance on their own, by reason, and a hint naming the commands), worker (last_heartbeat, alive, running, dead in the last day, dead_after_s).';
 
 --
 -- Name: workspace_created(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -10186,6 +12094,44 @@ $_$;
 ALTER FUNCTION pgmq.validate_topic_pattern(pattern text) OWNER TO exo_owner;
 
 --
+-- Name: chat_messages; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.chat_messages (
+    id bigint NOT NULL,
+    conversation_id bigint NOT NULL,
+    identity_id bigint NOT NULL,
+    external_id text,
+    dedupe_key text NOT NULL,
+    sent_at timestamp with time zone,
+    body text NOT NULL,
+    tsv tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, body)) STORED,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    charged_subjects text[] DEFAULT '{}'::text[] NOT NULL,
+    charged jsonb
+);
+
+ALTER TABLE exo_private.chat_messages OWNER TO exo_owner;
+
+--
+-- Name: TABLE chat_messages; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.chat_messages IS 'Chat messages. dedupe_key is "id:" plus the source''s message id where it has one, else "sha256:" over the raw values, so re-importing an export adds nothing; tsv feeds exo.search_messages.';
+
+--
+-- Name: COLUMN chat_messages.charged_subjects; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.chat_messages.charged_subjects IS 'The subjects of charged: the deferred subjects this message touches.';
+
+--
+-- Name: COLUMN chat_messages.charged; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.chat_messages.charged IS 'Deferred subjects this message touches, each with the rule that fired; null until marked.';
+
+--
 -- Name: chunks; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -10240,7 +12186,7 @@ ALTER TABLE exo_private.deferred_subjects OWNER TO exo_owner;
 COMMENT ON TABLE exo_private.deferred_subjects IS 'Subjects that must never surface by accident; chunks touching them are marked charged.';
 
 --
--- Name: deferred_subjects; Type: VIEW; Schema: exo; Owner: exo_owner
+-- Name: deferred_subjects; Type: VIEW; Schema: exo; Owner: exo_api
 --
 
 CREATE VIEW exo.deferred_subjects AS
@@ -10248,16 +12194,19 @@ CREATE VIEW exo.deferred_subjects AS
     aliases,
     ( SELECT count(*) AS count
            FROM exo_private.chunks c
-          WHERE (s.subject = ANY (c.charged_subjects))) AS charged_chunks
+          WHERE (s.subject = ANY (c.charged_subjects))) AS charged_chunks,
+    ( SELECT count(*) AS count
+           FROM exo_private.chat_messages m
+          WHERE ((m.charged_subjects <> '{}'::text[]) AND (m.charged_subjects @> ARRAY[s.subject]))) AS charged_messages
    FROM exo_private.deferred_subjects s;
 
-ALTER VIEW exo.deferred_subjects OWNER TO exo_owner;
+ALTER VIEW exo.deferred_subjects OWNER TO exo_api;
 
 --
--- Name: VIEW deferred_subjects; Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: VIEW deferred_subjects; Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON VIEW exo.deferred_subjects IS 'Subjects that never surface by accident, their aliases and how many chunks are charged for each (names and counts only, never the text). Changes go through exo_private.defer_subject / undefer_subject.';
+COMMENT ON VIEW exo.deferred_subjects IS 'Subjects that never surface by accident, their aliases and how many chunks and chat messages are charged for each (names and counts only, never the text). Changes go through exo_private.defer_subject / undefer_subject.';
 
 --
 -- Name: documents; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -10290,6 +12239,7 @@ CREATE TABLE exo_private.documents (
     title_key text GENERATED ALWAYS AS (NULLIF(btrim(regexp_replace(lower(COALESCE(title, ''::text)), '[^[:alnum:]]+'::text, ' '::text, 'g'::text)), ''::text)) STORED,
     file_name text GENERATED ALWAYS AS (lower(regexp_replace(path, '^.*/'::text, ''::text))) STORED,
     file_stem text GENERATED ALWAYS AS (lower(regexp_replace(regexp_replace(path, '^.*/'::text, ''::text), '\.[^.]*$'::text, ''::text))) STORED,
+    path_bytes bytea NOT NULL,
     CONSTRAINT documents_band_source_check CHECK ((band_source = ANY (ARRAY['frontmatter'::text, 'inferred'::text]))),
     CONSTRAINT documents_check CHECK (((stage = ANY (ARRAY['failed'::exo_private.document_stage, 'skipped'::exo_private.document_stage])) = (error_class IS NOT NULL)))
 );
@@ -10306,7 +12256,7 @@ COMMENT ON TABLE exo_private.documents IS 'The ledger: one row per file the scan
 -- Name: COLUMN documents.path; Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON COLUMN exo_private.documents.path IS 'Relative to the source root; undecodable bytes in names are written as \x escapes.';
+COMMENT ON COLUMN exo_private.documents.path IS 'Display form of path_bytes, for people: undecodable bytes written as \x escapes (not unique).';
 
 --
 -- Name: COLUMN documents.route; Type: COMMENT; Schema: exo_private; Owner: exo_owner
@@ -10327,7 +12277,13 @@ COMMENT ON COLUMN exo_private.documents.review IS 'A person''s quarantine decisi
 COMMENT ON COLUMN exo_private.documents.title_key IS 'The title lower-cased with every run of non-alphanumerics as one space: what an n-gram of a query is compared with.';
 
 --
--- Name: quarantine; Type: VIEW; Schema: exo; Owner: exo_owner
+-- Name: COLUMN documents.path_bytes; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.documents.path_bytes IS 'The path relative to the source root as the file system''s raw bytes: the ledger key.';
+
+--
+-- Name: quarantine; Type: VIEW; Schema: exo; Owner: exo_api
 --
 
 CREATE VIEW exo.quarantine AS
@@ -10341,10 +12297,10 @@ CREATE VIEW exo.quarantine AS
    FROM exo_private.documents d
   WHERE (stage = 'quarantined'::exo_private.document_stage);
 
-ALTER VIEW exo.quarantine OWNER TO exo_owner;
+ALTER VIEW exo.quarantine OWNER TO exo_api;
 
 --
--- Name: VIEW quarantine; Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: VIEW quarantine; Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
 COMMENT ON VIEW exo.quarantine IS 'Documents the router was not confident about, with candidate workspaces, scores and reasons.';
@@ -10370,7 +12326,7 @@ ALTER TABLE exo_private.settings OWNER TO exo_owner;
 COMMENT ON TABLE exo_private.settings IS 'Runtime configuration read inside the database (thresholds, windows, model endpoints).';
 
 --
--- Name: settings; Type: VIEW; Schema: exo; Owner: exo_owner
+-- Name: settings; Type: VIEW; Schema: exo; Owner: exo_api
 --
 
 CREATE VIEW exo.settings AS
@@ -10380,10 +12336,10 @@ CREATE VIEW exo.settings AS
     updated_at
    FROM exo_private.settings;
 
-ALTER VIEW exo.settings OWNER TO exo_owner;
+ALTER VIEW exo.settings OWNER TO exo_api;
 
 --
--- Name: VIEW settings; Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: VIEW settings; Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
 COMMENT ON VIEW exo.settings IS 'Every runtime setting with its value and what it does.';
@@ -10408,7 +12364,7 @@ ALTER TABLE exo_private.workspaces OWNER TO exo_owner;
 COMMENT ON TABLE exo_private.workspaces IS 'Federation units: each has its own graph and indexes; search fans out over them.';
 
 --
--- Name: workspaces; Type: VIEW; Schema: exo; Owner: exo_owner
+-- Name: workspaces; Type: VIEW; Schema: exo; Owner: exo_api
 --
 
 CREATE VIEW exo.workspaces AS
@@ -10418,10 +12374,10 @@ CREATE VIEW exo.workspaces AS
     created_at
    FROM exo_private.workspaces w;
 
-ALTER VIEW exo.workspaces OWNER TO exo_owner;
+ALTER VIEW exo.workspaces OWNER TO exo_api;
 
 --
--- Name: VIEW workspaces; Type: COMMENT; Schema: exo; Owner: exo_owner
+-- Name: VIEW workspaces; Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
 COMMENT ON VIEW exo.workspaces IS 'The workspaces search federates over, with their AGE graph names.';
@@ -10499,30 +12455,6 @@ ALTER TABLE exo_private.chat_identities ALTER COLUMN id ADD GENERATED ALWAYS AS 
     NO MAXVALUE
     CACHE 1
 );
-
---
--- Name: chat_messages; Type: TABLE; Schema: exo_private; Owner: exo_owner
---
-
-CREATE TABLE exo_private.chat_messages (
-    id bigint NOT NULL,
-    conversation_id bigint NOT NULL,
-    identity_id bigint NOT NULL,
-    external_id text,
-    dedupe_key text NOT NULL,
-    sent_at timestamp with time zone,
-    body text NOT NULL,
-    tsv tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, body)) STORED,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
-);
-
-ALTER TABLE exo_private.chat_messages OWNER TO exo_owner;
-
---
--- Name: TABLE chat_messages; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON TABLE exo_private.chat_messages IS 'Chat messages. dedupe_key is "id:" plus the source''s message id where it has one, else "sha256:" over the raw values, so re-importing an export adds nothing; tsv feeds exo.search_messages.';
 
 --
 -- Name: chat_messages_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
@@ -10955,7 +12887,8 @@ CREATE TABLE exo_private.job_failures (
     target_id bigint,
     error_class text NOT NULL,
     message text NOT NULL,
-    failed_at timestamp with time zone DEFAULT now() NOT NULL
+    failed_at timestamp with time zone DEFAULT now() NOT NULL,
+    retried_at timestamp with time zone
 );
 
 ALTER TABLE exo_private.job_failures OWNER TO exo_owner;
@@ -10965,6 +12898,12 @@ ALTER TABLE exo_private.job_failures OWNER TO exo_owner;
 --
 
 COMMENT ON TABLE exo_private.job_failures IS 'Jobs given up on: the chunk or window, the error class and message.';
+
+--
+-- Name: COLUMN job_failures.retried_at; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.job_failures.retried_at IS 'When `exo worker retry-failed` queued the chunk or window again (or found it no longer needs work); null while the failure stands.';
 
 --
 -- Name: job_failures_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
@@ -11149,6 +13088,46 @@ ALTER TABLE exo_private.text_cache OWNER TO exo_owner;
 --
 
 COMMENT ON TABLE exo_private.text_cache IS 'Extracted text keyed by content hash: each file''s text is extracted exactly once.';
+
+--
+-- Name: unreadable_folders; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.unreadable_folders (
+    source_id integer NOT NULL,
+    path_bytes bytea NOT NULL,
+    path text NOT NULL,
+    error text NOT NULL,
+    first_seen_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_seen_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE exo_private.unreadable_folders OWNER TO exo_owner;
+
+--
+-- Name: TABLE unreadable_folders; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.unreadable_folders IS 'Folders the last scan of a source could not list, with the error; the documents stored from them are kept as they were until a scan lists the folder again.';
+
+--
+-- Name: worker_claims; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.worker_claims (
+    queue text NOT NULL,
+    msg_id bigint NOT NULL,
+    worker_id bigint NOT NULL,
+    claimed_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE exo_private.worker_claims OWNER TO exo_owner;
+
+--
+-- Name: TABLE worker_claims; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.worker_claims IS 'The worker that last read each message still being worked on; written in the read''s transaction, removed when the job ends. A dead worker''s claims are released by reap_workers.';
 
 --
 -- Name: workers; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -11951,13 +13930,6 @@ ALTER TABLE ONLY exo_private.documents
     ADD CONSTRAINT documents_pkey PRIMARY KEY (id);
 
 --
--- Name: documents documents_source_id_path_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
---
-
-ALTER TABLE ONLY exo_private.documents
-    ADD CONSTRAINT documents_source_id_path_key UNIQUE (source_id, path);
-
---
 -- Name: embedding_models embedding_models_name_dimensions_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -12082,6 +14054,13 @@ ALTER TABLE ONLY exo_private.sources
 
 ALTER TABLE ONLY exo_private.text_cache
     ADD CONSTRAINT text_cache_pkey PRIMARY KEY (sha256);
+
+--
+-- Name: worker_claims worker_claims_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.worker_claims
+    ADD CONSTRAINT worker_claims_pkey PRIMARY KEY (queue, msg_id);
 
 --
 -- Name: workers workers_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -12223,6 +14202,12 @@ ALTER TABLE ONLY pgmq.topic_bindings
 CREATE INDEX chat_identities_person ON exo_private.chat_identities USING btree (person_id);
 
 --
+-- Name: chat_messages_charged_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chat_messages_charged_idx ON exo_private.chat_messages USING gin (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
+
+--
 -- Name: chat_messages_conversation_time; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -12239,6 +14224,12 @@ CREATE INDEX chat_messages_identity ON exo_private.chat_messages USING btree (id
 --
 
 CREATE INDEX chat_messages_tsv ON exo_private.chat_messages USING gin (tsv);
+
+--
+-- Name: chat_messages_unmarked_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chat_messages_unmarked_idx ON exo_private.chat_messages USING btree (conversation_id) WHERE (charged IS NULL);
 
 --
 -- Name: chat_participants_identity; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -12349,6 +14340,12 @@ CREATE INDEX documents_file_stem_idx ON exo_private.documents USING btree (file_
 CREATE INDEX documents_sha256_idx ON exo_private.documents USING btree (sha256);
 
 --
+-- Name: documents_source_path_bytes_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE UNIQUE INDEX documents_source_path_bytes_idx ON exo_private.documents USING btree (source_id, sha256(path_bytes));
+
+--
 -- Name: documents_stage_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -12413,6 +14410,18 @@ CREATE INDEX relations_object_idx ON exo_private.relations USING btree (object_i
 --
 
 CREATE INDEX relations_subject_idx ON exo_private.relations USING btree (subject_id, object_id);
+
+--
+-- Name: unreadable_folders_key_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE UNIQUE INDEX unreadable_folders_key_idx ON exo_private.unreadable_folders USING btree (source_id, sha256(path_bytes));
+
+--
+-- Name: worker_claims_worker_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX worker_claims_worker_idx ON exo_private.worker_claims USING btree (worker_id);
 
 --
 -- Name: _ag_label_edge_end_id_idx; Type: INDEX; Schema: graph_administrative; Owner: exo_owner
@@ -12869,6 +14878,20 @@ ALTER TABLE ONLY exo_private.sources
     ADD CONSTRAINT sources_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name);
 
 --
+-- Name: unreadable_folders unreadable_folders_source_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.unreadable_folders
+    ADD CONSTRAINT unreadable_folders_source_id_fkey FOREIGN KEY (source_id) REFERENCES exo_private.sources(id) ON DELETE CASCADE;
+
+--
+-- Name: worker_claims worker_claims_worker_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.worker_claims
+    ADD CONSTRAINT worker_claims_worker_id_fkey FOREIGN KEY (worker_id) REFERENCES exo_private.workers(id) ON DELETE CASCADE;
+
+--
 -- Name: notify_insert_throttle notify_insert_throttle_meta_queue_name_fk; Type: FK CONSTRAINT; Schema: pgmq; Owner: exo_owner
 --
 
@@ -12883,10 +14906,108 @@ ALTER TABLE ONLY pgmq.topic_bindings
     ADD CONSTRAINT topic_bindings_meta_queue_name_fk FOREIGN KEY (queue_name) REFERENCES pgmq.meta(queue_name) ON DELETE CASCADE;
 
 --
+-- Name: _ag_label_edge; Type: ROW SECURITY; Schema: graph_administrative; Owner: exo_owner
+--
+
+ALTER TABLE graph_administrative._ag_label_edge ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: _ag_label_vertex; Type: ROW SECURITY; Schema: graph_administrative; Owner: exo_owner
+--
+
+ALTER TABLE graph_administrative._ag_label_vertex ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: _ag_label_edge exo_graph_sees_what_the_caller_may; Type: POLICY; Schema: graph_administrative; Owner: exo_owner
+--
+
+CREATE POLICY exo_graph_sees_what_the_caller_may ON graph_administrative._ag_label_edge FOR SELECT TO exo_graph USING ((NOT (id OPERATOR(ag_catalog.=) ANY (( SELECT (current_setting('exo.cypher_hidden_edges'::text, true))::ag_catalog.graphid[] AS current_setting)::ag_catalog.graphid[]))));
+
+--
+-- Name: _ag_label_vertex exo_graph_sees_what_the_caller_may; Type: POLICY; Schema: graph_administrative; Owner: exo_owner
+--
+
+CREATE POLICY exo_graph_sees_what_the_caller_may ON graph_administrative._ag_label_vertex FOR SELECT TO exo_graph USING ((NOT (id OPERATOR(ag_catalog.=) ANY (( SELECT (current_setting('exo.cypher_hidden_vertices'::text, true))::ag_catalog.graphid[] AS current_setting)::ag_catalog.graphid[]))));
+
+--
+-- Name: _ag_label_edge; Type: ROW SECURITY; Schema: graph_creative; Owner: exo_owner
+--
+
+ALTER TABLE graph_creative._ag_label_edge ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: _ag_label_vertex; Type: ROW SECURITY; Schema: graph_creative; Owner: exo_owner
+--
+
+ALTER TABLE graph_creative._ag_label_vertex ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: _ag_label_edge exo_graph_sees_what_the_caller_may; Type: POLICY; Schema: graph_creative; Owner: exo_owner
+--
+
+CREATE POLICY exo_graph_sees_what_the_caller_may ON graph_creative._ag_label_edge FOR SELECT TO exo_graph USING ((NOT (id OPERATOR(ag_catalog.=) ANY (( SELECT (current_setting('exo.cypher_hidden_edges'::text, true))::ag_catalog.graphid[] AS current_setting)::ag_catalog.graphid[]))));
+
+--
+-- Name: _ag_label_vertex exo_graph_sees_what_the_caller_may; Type: POLICY; Schema: graph_creative; Owner: exo_owner
+--
+
+CREATE POLICY exo_graph_sees_what_the_caller_may ON graph_creative._ag_label_vertex FOR SELECT TO exo_graph USING ((NOT (id OPERATOR(ag_catalog.=) ANY (( SELECT (current_setting('exo.cypher_hidden_vertices'::text, true))::ag_catalog.graphid[] AS current_setting)::ag_catalog.graphid[]))));
+
+--
+-- Name: _ag_label_edge; Type: ROW SECURITY; Schema: graph_personal; Owner: exo_owner
+--
+
+ALTER TABLE graph_personal._ag_label_edge ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: _ag_label_vertex; Type: ROW SECURITY; Schema: graph_personal; Owner: exo_owner
+--
+
+ALTER TABLE graph_personal._ag_label_vertex ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: _ag_label_edge exo_graph_sees_what_the_caller_may; Type: POLICY; Schema: graph_personal; Owner: exo_owner
+--
+
+CREATE POLICY exo_graph_sees_what_the_caller_may ON graph_personal._ag_label_edge FOR SELECT TO exo_graph USING ((NOT (id OPERATOR(ag_catalog.=) ANY (( SELECT (current_setting('exo.cypher_hidden_edges'::text, true))::ag_catalog.graphid[] AS current_setting)::ag_catalog.graphid[]))));
+
+--
+-- Name: _ag_label_vertex exo_graph_sees_what_the_caller_may; Type: POLICY; Schema: graph_personal; Owner: exo_owner
+--
+
+CREATE POLICY exo_graph_sees_what_the_caller_may ON graph_personal._ag_label_vertex FOR SELECT TO exo_graph USING ((NOT (id OPERATOR(ag_catalog.=) ANY (( SELECT (current_setting('exo.cypher_hidden_vertices'::text, true))::ag_catalog.graphid[] AS current_setting)::ag_catalog.graphid[]))));
+
+--
+-- Name: _ag_label_edge; Type: ROW SECURITY; Schema: graph_technical; Owner: exo_owner
+--
+
+ALTER TABLE graph_technical._ag_label_edge ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: _ag_label_vertex; Type: ROW SECURITY; Schema: graph_technical; Owner: exo_owner
+--
+
+ALTER TABLE graph_technical._ag_label_vertex ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: _ag_label_edge exo_graph_sees_what_the_caller_may; Type: POLICY; Schema: graph_technical; Owner: exo_owner
+--
+
+CREATE POLICY exo_graph_sees_what_the_caller_may ON graph_technical._ag_label_edge FOR SELECT TO exo_graph USING ((NOT (id OPERATOR(ag_catalog.=) ANY (( SELECT (current_setting('exo.cypher_hidden_edges'::text, true))::ag_catalog.graphid[] AS current_setting)::ag_catalog.graphid[]))));
+
+--
+-- Name: _ag_label_vertex exo_graph_sees_what_the_caller_may; Type: POLICY; Schema: graph_technical; Owner: exo_owner
+--
+
+CREATE POLICY exo_graph_sees_what_the_caller_may ON graph_technical._ag_label_vertex FOR SELECT TO exo_graph USING ((NOT (id OPERATOR(ag_catalog.=) ANY (( SELECT (current_setting('exo.cypher_hidden_vertices'::text, true))::ag_catalog.graphid[] AS current_setting)::ag_catalog.graphid[]))));
+
+--
 -- Name: SCHEMA ag_catalog; Type: ACL; Schema: -; Owner: postgres
 --
 
 GRANT USAGE ON SCHEMA ag_catalog TO exo_owner;
+GRANT USAGE ON SCHEMA ag_catalog TO exo_graph;
+GRANT USAGE ON SCHEMA ag_catalog TO exo_api;
 
 --
 -- Name: SCHEMA exo; Type: ACL; Schema: -; Owner: exo_owner
@@ -12894,18 +15015,45 @@ GRANT USAGE ON SCHEMA ag_catalog TO exo_owner;
 
 GRANT USAGE ON SCHEMA exo TO exo_reader;
 GRANT USAGE ON SCHEMA exo TO exo_writer;
+GRANT USAGE ON SCHEMA exo TO exo_api;
 
 --
 -- Name: SCHEMA exo_private; Type: ACL; Schema: -; Owner: exo_owner
 --
 
+GRANT USAGE ON SCHEMA exo_private TO exo_api;
 GRANT USAGE ON SCHEMA exo_private TO exo_writer;
+
+--
+-- Name: SCHEMA graph_administrative; Type: ACL; Schema: -; Owner: exo_owner
+--
+
+GRANT USAGE ON SCHEMA graph_administrative TO exo_graph;
+
+--
+-- Name: SCHEMA graph_creative; Type: ACL; Schema: -; Owner: exo_owner
+--
+
+GRANT USAGE ON SCHEMA graph_creative TO exo_graph;
+
+--
+-- Name: SCHEMA graph_personal; Type: ACL; Schema: -; Owner: exo_owner
+--
+
+GRANT USAGE ON SCHEMA graph_personal TO exo_graph;
+
+--
+-- Name: SCHEMA graph_technical; Type: ACL; Schema: -; Owner: exo_owner
+--
+
+GRANT USAGE ON SCHEMA graph_technical TO exo_graph;
 
 --
 -- Name: SCHEMA pgmq; Type: ACL; Schema: -; Owner: exo_owner
 --
 
 GRANT USAGE ON SCHEMA pgmq TO pg_monitor;
+GRANT USAGE ON SCHEMA pgmq TO exo_api;
 GRANT USAGE ON SCHEMA pgmq TO exo_writer;
 
 --
@@ -12915,137 +15063,157 @@ GRANT USAGE ON SCHEMA pgmq TO exo_writer;
 REVOKE USAGE ON SCHEMA public FROM PUBLIC;
 GRANT USAGE ON SCHEMA public TO exo_owner;
 GRANT USAGE ON SCHEMA public TO exo_writer;
+GRANT USAGE ON SCHEMA public TO exo_api;
 
 --
--- Name: FUNCTION context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
+REVOKE ALL ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_reader;
 GRANT ALL ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
 
 --
--- Name: FUNCTION context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
+REVOKE ALL ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_reader;
 GRANT ALL ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
 
 --
--- Name: FUNCTION conversation(conversation text, max_messages integer); Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION conversation(conversation text, max_messages integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-GRANT ALL ON FUNCTION exo.conversation(conversation text, max_messages integer) TO exo_reader;
-GRANT ALL ON FUNCTION exo.conversation(conversation text, max_messages integer) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.conversation(conversation text, max_messages integer, bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.conversation(conversation text, max_messages integer, bridge text[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.conversation(conversation text, max_messages integer, bridge text[]) TO exo_writer;
 
 --
--- Name: FUNCTION cross_document_entities(min_documents integer, workspaces text[], max_results integer); Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-GRANT ALL ON FUNCTION exo.cross_document_entities(min_documents integer, workspaces text[], max_results integer) TO exo_reader;
-GRANT ALL ON FUNCTION exo.cross_document_entities(min_documents integer, workspaces text[], max_results integer) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[]) TO exo_writer;
 
 --
--- Name: FUNCTION cypher(workspace text, query text, max_rows integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION cypher(workspace text, query text, max_rows integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
+REVOKE ALL ON FUNCTION exo.cypher(workspace text, query text, max_rows integer, bridge text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo.cypher(workspace text, query text, max_rows integer, bridge text[]) TO exo_reader;
 GRANT ALL ON FUNCTION exo.cypher(workspace text, query text, max_rows integer, bridge text[]) TO exo_writer;
 
 --
--- Name: FUNCTION document(document text, bridge text[]); Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION document(document text, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
+REVOKE ALL ON FUNCTION exo.document(document text, bridge text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo.document(document text, bridge text[]) TO exo_reader;
 GRANT ALL ON FUNCTION exo.document(document text, bridge text[]) TO exo_writer;
 
 --
--- Name: FUNCTION dossier(entity text, workspace text, bridge text[]); Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION dossier(entity text, workspace text, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
+REVOKE ALL ON FUNCTION exo.dossier(entity text, workspace text, bridge text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo.dossier(entity text, workspace text, bridge text[]) TO exo_reader;
 GRANT ALL ON FUNCTION exo.dossier(entity text, workspace text, bridge text[]) TO exo_writer;
 
 --
--- Name: FUNCTION embed_query(query text); Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION embed_query(query text); Type: ACL; Schema: exo; Owner: exo_api
 --
 
+REVOKE ALL ON FUNCTION exo.embed_query(query text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo.embed_query(query text) TO exo_reader;
 GRANT ALL ON FUNCTION exo.embed_query(query text) TO exo_writer;
 
 --
--- Name: FUNCTION person_history(name text, max_results integer); Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION person_history(name text, max_results integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-GRANT ALL ON FUNCTION exo.person_history(name text, max_results integer) TO exo_reader;
-GRANT ALL ON FUNCTION exo.person_history(name text, max_results integer) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.person_history(name text, max_results integer, bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.person_history(name text, max_results integer, bridge text[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.person_history(name text, max_results integer, bridge text[]) TO exo_writer;
 
 --
--- Name: FUNCTION related(entity text, workspace text, depth integer, per_node integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION related(entity text, workspace text, depth integer, per_node integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
+REVOKE ALL ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[]) TO exo_reader;
 GRANT ALL ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[]) TO exo_writer;
 
 --
--- Name: FUNCTION search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
+REVOKE ALL ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_reader;
 GRANT ALL ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
 
 --
--- Name: FUNCTION search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
+REVOKE ALL ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]) TO exo_reader;
 GRANT ALL ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]) TO exo_writer;
 
 --
--- Name: FUNCTION search_messages(query text, max_results integer); Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION search_messages(query text, max_results integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-GRANT ALL ON FUNCTION exo.search_messages(query text, max_results integer) TO exo_reader;
-GRANT ALL ON FUNCTION exo.search_messages(query text, max_results integer) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[]) TO exo_writer;
 
 --
--- Name: FUNCTION search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
+REVOKE ALL ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_reader;
 GRANT ALL ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
 
 --
--- Name: FUNCTION setting(setting_key text); Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION setting(setting_key text); Type: ACL; Schema: exo; Owner: exo_api
 --
 
+REVOKE ALL ON FUNCTION exo.setting(setting_key text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo.setting(setting_key text) TO exo_reader;
 GRANT ALL ON FUNCTION exo.setting(setting_key text) TO exo_writer;
 
 --
--- Name: FUNCTION status(); Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION status(); Type: ACL; Schema: exo; Owner: exo_api
 --
 
+REVOKE ALL ON FUNCTION exo.status() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo.status() TO exo_reader;
 GRANT ALL ON FUNCTION exo.status() TO exo_writer;
 
 --
--- Name: FUNCTION temporal_signal(query text, as_of date); Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION temporal_signal(query text, as_of date); Type: ACL; Schema: exo; Owner: exo_api
 --
 
+REVOKE ALL ON FUNCTION exo.temporal_signal(query text, as_of date) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo.temporal_signal(query text, as_of date) TO exo_reader;
 GRANT ALL ON FUNCTION exo.temporal_signal(query text, as_of date) TO exo_writer;
 
 --
--- Name: FUNCTION timeline(entity text, workspace text, bridge text[], max_results integer); Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION timeline(entity text, workspace text, bridge text[], max_results integer); Type: ACL; Schema: exo; Owner: exo_api
 --
 
+REVOKE ALL ON FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer) TO exo_reader;
 GRANT ALL ON FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer) TO exo_writer;
 
 --
--- Name: FUNCTION version(); Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: FUNCTION version(); Type: ACL; Schema: exo; Owner: exo_api
 --
 
+REVOKE ALL ON FUNCTION exo.version() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo.version() TO exo_reader;
 GRANT ALL ON FUNCTION exo.version() TO exo_writer;
 
@@ -13054,6 +15222,7 @@ GRANT ALL ON FUNCTION exo.version() TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.active_embedding_model() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.active_embedding_model() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.active_embedding_model() TO exo_writer;
 
 --
@@ -13061,6 +15230,7 @@ GRANT ALL ON FUNCTION exo_private.active_embedding_model() TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.advance_stages(p_documents bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.advance_stages(p_documents bigint[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.advance_stages(p_documents bigint[]) TO exo_writer;
 
 --
@@ -13068,6 +15238,7 @@ GRANT ALL ON FUNCTION exo_private.advance_stages(p_documents bigint[]) TO exo_wr
 --
 
 REVOKE ALL ON FUNCTION exo_private.agtype_jsonb(value text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.agtype_jsonb(value text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.agtype_jsonb(value text) TO exo_writer;
 
 --
@@ -13075,6 +15246,7 @@ GRANT ALL ON FUNCTION exo_private.agtype_jsonb(value text) TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.build_packet(retrieved jsonb, query text, token_budget integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.build_packet(retrieved jsonb, query text, token_budget integer) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.build_packet(retrieved jsonb, query text, token_budget integer) TO exo_writer;
 
 --
@@ -13082,6 +15254,7 @@ GRANT ALL ON FUNCTION exo_private.build_packet(retrieved jsonb, query text, toke
 --
 
 REVOKE ALL ON FUNCTION exo_private.bump_generation(ws text, model text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.bump_generation(ws text, model text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.bump_generation(ws text, model text) TO exo_writer;
 
 --
@@ -13089,20 +15262,23 @@ GRANT ALL ON FUNCTION exo_private.bump_generation(ws text, model text) TO exo_wr
 --
 
 REVOKE ALL ON FUNCTION exo_private.canonical_key(name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.canonical_key(name text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.canonical_key(name text) TO exo_writer;
 
 --
--- Name: FUNCTION check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer, bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer, bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer, bridge text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer, bridge text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION check_workspaces(names text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.check_workspaces(names text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.check_workspaces(names text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.check_workspaces(names text[]) TO exo_writer;
 
 --
@@ -13110,6 +15286,7 @@ GRANT ALL ON FUNCTION exo_private.check_workspaces(names text[]) TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.clear_derived(doc_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.clear_derived(doc_id bigint) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.clear_derived(doc_id bigint) TO exo_writer;
 
 --
@@ -13124,20 +15301,39 @@ GRANT ALL ON FUNCTION exo_private.clear_graph(ws text) TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.closed_chunks(bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.closed_chunks(bridge text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.closed_chunks(bridge text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION closed_documents(ids bigint[], bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.closed_documents(ids bigint[], bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.closed_documents(ids bigint[], bridge text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.closed_documents(ids bigint[], bridge text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION closed_subject_keys(bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.closed_subject_keys(bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.closed_subject_keys(bridge text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.closed_subject_keys(bridge text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION closed_windows(bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.closed_windows(bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.closed_windows(bridge text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.closed_windows(bridge text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION current_generation(ws text, model text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.current_generation(ws text, model text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.current_generation(ws text, model text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.current_generation(ws text, model text) TO exo_writer;
 
 --
@@ -13145,6 +15341,7 @@ GRANT ALL ON FUNCTION exo_private.current_generation(ws text, model text) TO exo
 --
 
 REVOKE ALL ON FUNCTION exo_private.cypher_refusal(query text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.cypher_refusal(query text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.cypher_refusal(query text) TO exo_writer;
 
 --
@@ -13152,6 +15349,7 @@ GRANT ALL ON FUNCTION exo_private.cypher_refusal(query text) TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.defer_subject(subject_name text, subject_aliases text[], why text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.defer_subject(subject_name text, subject_aliases text[], why text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.defer_subject(subject_name text, subject_aliases text[], why text) TO exo_writer;
 
 --
@@ -13159,6 +15357,7 @@ GRANT ALL ON FUNCTION exo_private.defer_subject(subject_name text, subject_alias
 --
 
 REVOKE ALL ON FUNCTION exo_private.deference_list() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.deference_list() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.deference_list() TO exo_writer;
 
 --
@@ -13166,20 +15365,23 @@ GRANT ALL ON FUNCTION exo_private.deference_list() TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) TO exo_writer;
 
 --
--- Name: FUNCTION embed_text(input text, endpoint jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION embed_text(input text, endpoint jsonb, calls_per_minute integer); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.embed_text(input text, endpoint jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.embed_text(input text, endpoint jsonb) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.embed_text(input text, endpoint jsonb, calls_per_minute integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.embed_text(input text, endpoint jsonb, calls_per_minute integer) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.embed_text(input text, endpoint jsonb, calls_per_minute integer) TO exo_writer;
 
 --
 -- Name: FUNCTION embedding_model_changed(); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.embedding_model_changed() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.embedding_model_changed() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.embedding_model_changed() TO exo_writer;
 
 --
@@ -13187,6 +15389,7 @@ GRANT ALL ON FUNCTION exo_private.embedding_model_changed() TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.embedding_model_id(p_name text, p_dimensions integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.embedding_model_id(p_name text, p_dimensions integer) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.embedding_model_id(p_name text, p_dimensions integer) TO exo_writer;
 
 --
@@ -13222,13 +15425,23 @@ GRANT ALL ON FUNCTION exo_private.ensure_workspace_storage(workspace text) TO ex
 --
 
 REVOKE ALL ON FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION entity_evidence(ids bigint[], bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION entity_mentions(ids bigint[], bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[]) TO exo_writer;
 
 --
@@ -13236,6 +15449,7 @@ GRANT ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[]) T
 --
 
 REVOKE ALL ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer) TO exo_writer;
 
 --
@@ -13243,6 +15457,7 @@ GRANT ALL ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace tex
 --
 
 REVOKE ALL ON FUNCTION exo_private.excerpt(body text, needle text, width integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.excerpt(body text, needle text, width integer) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.excerpt(body text, needle text, width integer) TO exo_writer;
 
 --
@@ -13250,6 +15465,7 @@ GRANT ALL ON FUNCTION exo_private.excerpt(body text, needle text, width integer)
 --
 
 REVOKE ALL ON FUNCTION exo_private.extraction_model_changed() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.extraction_model_changed() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.extraction_model_changed() TO exo_writer;
 
 --
@@ -13257,6 +15473,7 @@ GRANT ALL ON FUNCTION exo_private.extraction_model_changed() TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[]) TO exo_writer;
 
 --
@@ -13264,6 +15481,7 @@ GRANT ALL ON FUNCTION exo_private.find_entities(p_name text, p_type text, p_work
 --
 
 REVOKE ALL ON FUNCTION exo_private.forget_document(doc_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.forget_document(doc_id bigint) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.forget_document(doc_id bigint) TO exo_writer;
 
 --
@@ -13271,6 +15489,7 @@ GRANT ALL ON FUNCTION exo_private.forget_document(doc_id bigint) TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.generation_for(ws text, model text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.generation_for(ws text, model text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.generation_for(ws text, model text) TO exo_writer;
 
 --
@@ -13285,14 +15504,32 @@ GRANT ALL ON FUNCTION exo_private.graph_disagreements(ws text) TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.graph_name(workspace text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.graph_name(workspace text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.graph_name(workspace text) TO exo_writer;
 GRANT ALL ON FUNCTION exo_private.graph_name(workspace text) TO exo_reader;
+
+--
+-- Name: FUNCTION graph_withheld(ws text, bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.graph_withheld(ws text, bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.graph_withheld(ws text, bridge text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.graph_withheld(ws text, bridge text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION guard_graph_table(relation regclass, kind "char"); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.guard_graph_table(relation regclass, kind "char") FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.guard_graph_table(relation regclass, kind "char") TO exo_api;
+GRANT ALL ON FUNCTION exo_private.guard_graph_table(relation regclass, kind "char") TO exo_writer;
 
 --
 -- Name: FUNCTION hint_how(subject text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.hint_how(subject text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.hint_how(subject text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.hint_how(subject text) TO exo_writer;
 
 --
@@ -13300,6 +15537,7 @@ GRANT ALL ON FUNCTION exo_private.hint_how(subject text) TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.ingest_settings() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.ingest_settings() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.ingest_settings() TO exo_writer;
 
 --
@@ -13307,6 +15545,7 @@ GRANT ALL ON FUNCTION exo_private.ingest_settings() TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.invalid_argument(message text, hint text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.invalid_argument(message text, hint text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.invalid_argument(message text, hint text) TO exo_writer;
 
 --
@@ -13314,6 +15553,7 @@ GRANT ALL ON FUNCTION exo_private.invalid_argument(message text, hint text) TO e
 --
 
 REVOKE ALL ON FUNCTION exo_private.like_pattern(input text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.like_pattern(input text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.like_pattern(input text) TO exo_writer;
 
 --
@@ -13321,13 +15561,31 @@ GRANT ALL ON FUNCTION exo_private.like_pattern(input text) TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.link_owner_identity(source text, handle text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.link_owner_identity(source text, handle text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.link_owner_identity(source text, handle text) TO exo_writer;
+
+--
+-- Name: FUNCTION mark_messages(every_conversation boolean); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.mark_messages(every_conversation boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.mark_messages(every_conversation boolean) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.mark_messages(every_conversation boolean) TO exo_writer;
+
+--
+-- Name: FUNCTION mention_state(p_entity bigint, p_window bigint, released text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.mention_state(p_entity bigint, p_window bigint, released text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.mention_state(p_entity bigint, p_window bigint, released text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.mention_state(p_entity bigint, p_window bigint, released text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb) TO exo_writer;
 
 --
@@ -13335,13 +15593,23 @@ GRANT ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generat
 --
 
 REVOKE ALL ON FUNCTION exo_private.normalise_predicate(raw text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.normalise_predicate(raw text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.normalise_predicate(raw text) TO exo_writer;
+
+--
+-- Name: FUNCTION outstanding_work(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.outstanding_work() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.outstanding_work() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.outstanding_work() TO exo_writer;
 
 --
 -- Name: FUNCTION parse_entity_type(entity_type text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.parse_entity_type(entity_type text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.parse_entity_type(entity_type text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.parse_entity_type(entity_type text) TO exo_writer;
 
 --
@@ -13349,6 +15617,7 @@ GRANT ALL ON FUNCTION exo_private.parse_entity_type(entity_type text) TO exo_wri
 --
 
 REVOKE ALL ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date) TO exo_writer;
 
 --
@@ -13356,6 +15625,7 @@ GRANT ALL ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings j
 --
 
 REVOKE ALL ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) TO exo_writer;
 
 --
@@ -13363,6 +15633,7 @@ GRANT ALL ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks big
 --
 
 REVOKE ALL ON FUNCTION exo_private.pool_similarity(p_workspaces text[], p_chunks bigint[], p_vector text, p_model_id integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.pool_similarity(p_workspaces text[], p_chunks bigint[], p_vector text, p_model_id integer) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.pool_similarity(p_workspaces text[], p_chunks bigint[], p_vector text, p_model_id integer) TO exo_writer;
 
 --
@@ -13370,6 +15641,7 @@ GRANT ALL ON FUNCTION exo_private.pool_similarity(p_workspaces text[], p_chunks 
 --
 
 REVOKE ALL ON FUNCTION exo_private.process_document(doc_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.process_document(doc_id bigint) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.process_document(doc_id bigint) TO exo_writer;
 
 --
@@ -13387,10 +15659,51 @@ REVOKE ALL ON FUNCTION exo_private.project_relations(ids bigint[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.project_relations(ids bigint[]) TO exo_writer;
 
 --
+-- Name: FUNCTION queue_again(p_queue text, p_targets bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.queue_again(p_queue text, p_targets bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.queue_again(p_queue text, p_targets bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.queue_again(p_queue text, p_targets bigint[]) TO exo_writer;
+
+--
+-- Name: FUNCTION queue_messages(p_dead_after_s double precision); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.queue_messages(p_dead_after_s double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.queue_messages(p_dead_after_s double precision) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.queue_messages(p_dead_after_s double precision) TO exo_writer;
+
+--
+-- Name: FUNCTION queue_target_key(p_queue text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.queue_target_key(p_queue text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.queue_target_key(p_queue text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.queue_target_key(p_queue text) TO exo_writer;
+
+--
+-- Name: FUNCTION quoted(argument text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.quoted(argument text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.quoted(argument text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.quoted(argument text) TO exo_writer;
+
+--
+-- Name: FUNCTION reap_workers(p_dead_after_s double precision); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.reap_workers(p_dead_after_s double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.reap_workers(p_dead_after_s double precision) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.reap_workers(p_dead_after_s double precision) TO exo_writer;
+
+--
 -- Name: FUNCTION reband(today date); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.reband(today date) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.reband(today date) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.reband(today date) TO exo_writer;
 
 --
@@ -13398,6 +15711,7 @@ GRANT ALL ON FUNCTION exo_private.reband(today date) TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.rebuild(only_workspace text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.rebuild(only_workspace text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.rebuild(only_workspace text) TO exo_writer;
 
 --
@@ -13405,6 +15719,7 @@ GRANT ALL ON FUNCTION exo_private.rebuild(only_workspace text) TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer) TO exo_writer;
 
 --
@@ -13412,6 +15727,7 @@ GRANT ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth 
 --
 
 REVOKE ALL ON FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[]) TO exo_writer;
 
 --
@@ -13419,6 +15735,7 @@ GRANT ALL ON FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_
 --
 
 REVOKE ALL ON FUNCTION exo_private.released_keys(bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.released_keys(bridge text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.released_keys(bridge text[]) TO exo_writer;
 
 --
@@ -13426,13 +15743,23 @@ GRANT ALL ON FUNCTION exo_private.released_keys(bridge text[]) TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.remark_charged() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.remark_charged() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.remark_charged() TO exo_writer;
+
+--
+-- Name: FUNCTION requeue_dead(p_queue text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.requeue_dead(p_queue text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.requeue_dead(p_queue text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.requeue_dead(p_queue text) TO exo_writer;
 
 --
 -- Name: FUNCTION rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb) TO exo_writer;
 
 --
@@ -13440,6 +15767,7 @@ GRANT ALL ON FUNCTION exo_private.rerank_call(backend text, endpoint jsonb, quer
 --
 
 REVOKE ALL ON FUNCTION exo_private.resolve_entity(entity text, workspace text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.resolve_entity(entity text, workspace text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.resolve_entity(entity text, workspace text) TO exo_writer;
 
 --
@@ -13447,6 +15775,7 @@ GRANT ALL ON FUNCTION exo_private.resolve_entity(entity text, workspace text) TO
 --
 
 REVOKE ALL ON FUNCTION exo_private.resolve_links(source integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.resolve_links(source integer) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.resolve_links(source integer) TO exo_writer;
 
 --
@@ -13454,20 +15783,46 @@ GRANT ALL ON FUNCTION exo_private.resolve_links(source integer) TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
+
+--
+-- Name: FUNCTION retry_failed(p_queue text, p_since timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.retry_failed(p_queue text, p_since timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.retry_failed(p_queue text, p_since timestamp with time zone) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.retry_failed(p_queue text, p_since timestamp with time zone) TO exo_writer;
+
+--
+-- Name: FUNCTION return_messages(p_queue text, p_msg_ids bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.return_messages(p_queue text, p_msg_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.return_messages(p_queue text, p_msg_ids bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.return_messages(p_queue text, p_msg_ids bigint[]) TO exo_writer;
 
 --
 -- Name: FUNCTION review_document(doc_id bigint, decision text, target_workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.review_document(doc_id bigint, decision text, target_workspace text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.review_document(doc_id bigint, decision text, target_workspace text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.review_document(doc_id bigint, decision text, target_workspace text) TO exo_writer;
+
+--
+-- Name: FUNCTION run_cypher(graph name, query text, max_rows integer); Type: ACL; Schema: exo_private; Owner: exo_graph
+--
+
+REVOKE ALL ON FUNCTION exo_private.run_cypher(graph name, query text, max_rows integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.run_cypher(graph name, query text, max_rows integer) TO exo_api;
 
 --
 -- Name: FUNCTION seed_owner(workspaces text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.seed_owner(workspaces text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.seed_owner(workspaces text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.seed_owner(workspaces text[]) TO exo_writer;
 
 --
@@ -13475,6 +15830,7 @@ GRANT ALL ON FUNCTION exo_private.seed_owner(workspaces text[]) TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.set_embedding_model(p_model text, p_dimensions integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.set_embedding_model(p_model text, p_dimensions integer) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.set_embedding_model(p_model text, p_dimensions integer) TO exo_writer;
 
 --
@@ -13482,6 +15838,7 @@ GRANT ALL ON FUNCTION exo_private.set_embedding_model(p_model text, p_dimensions
 --
 
 REVOKE ALL ON FUNCTION exo_private.set_owner(display_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.set_owner(display_name text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.set_owner(display_name text) TO exo_writer;
 
 --
@@ -13489,6 +15846,7 @@ GRANT ALL ON FUNCTION exo_private.set_owner(display_name text) TO exo_writer;
 --
 
 REVOKE ALL ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) TO exo_writer;
 
 --
@@ -13496,13 +15854,22 @@ GRANT ALL ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb,
 --
 
 REVOKE ALL ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer) TO exo_writer;
+
+--
+-- Name: FUNCTION stop_runaway_readers(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.stop_runaway_readers() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.stop_runaway_readers() TO exo_writer;
 
 --
 -- Name: FUNCTION store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]) TO exo_writer;
 
 --
@@ -13510,6 +15877,7 @@ GRANT ALL ON FUNCTION exo_private.store_embeddings(p_model text, p_dimensions in
 --
 
 REVOKE ALL ON FUNCTION exo_private.undefer_subject(subject_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.undefer_subject(subject_name text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.undefer_subject(subject_name text) TO exo_writer;
 
 --
@@ -13517,6 +15885,7 @@ GRANT ALL ON FUNCTION exo_private.undefer_subject(subject_name text) TO exo_writ
 --
 
 REVOKE ALL ON FUNCTION exo_private.unreleased(charged text[], released text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.unreleased(charged text[], released text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.unreleased(charged text[], released text[]) TO exo_writer;
 
 --
@@ -13524,14 +15893,294 @@ GRANT ALL ON FUNCTION exo_private.unreleased(charged text[], released text[]) TO
 --
 
 REVOKE ALL ON FUNCTION exo_private.window_withheld(p_window bigint, released text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.window_withheld(p_window bigint, released text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.window_withheld(p_window bigint, released text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION work_status(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.work_status() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.work_status() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.work_status() TO exo_writer;
 
 --
 -- Name: FUNCTION workspace_created(); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.workspace_created() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.workspace_created() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.workspace_created() TO exo_writer;
+
+--
+-- Name: FUNCTION lo_close(integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_close(integer) FROM PUBLIC;
+
+--
+-- Name: FUNCTION lo_creat(integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_creat(integer) FROM PUBLIC;
+
+--
+-- Name: FUNCTION lo_create(oid); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_create(oid) FROM PUBLIC;
+
+--
+-- Name: FUNCTION lo_from_bytea(oid, bytea); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_from_bytea(oid, bytea) FROM PUBLIC;
+
+--
+-- Name: FUNCTION lo_get(oid); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_get(oid) FROM PUBLIC;
+
+--
+-- Name: FUNCTION lo_get(oid, bigint, integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_get(oid, bigint, integer) FROM PUBLIC;
+
+--
+-- Name: FUNCTION lo_lseek(integer, integer, integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_lseek(integer, integer, integer) FROM PUBLIC;
+
+--
+-- Name: FUNCTION lo_lseek64(integer, bigint, integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_lseek64(integer, bigint, integer) FROM PUBLIC;
+
+--
+-- Name: FUNCTION lo_open(oid, integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_open(oid, integer) FROM PUBLIC;
+
+--
+-- Name: FUNCTION lo_put(oid, bigint, bytea); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_put(oid, bigint, bytea) FROM PUBLIC;
+
+--
+-- Name: FUNCTION lo_tell(integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_tell(integer) FROM PUBLIC;
+
+--
+-- Name: FUNCTION lo_tell64(integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_tell64(integer) FROM PUBLIC;
+
+--
+-- Name: FUNCTION lo_truncate(integer, integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_truncate(integer, integer) FROM PUBLIC;
+
+--
+-- Name: FUNCTION lo_truncate64(integer, bigint); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_truncate64(integer, bigint) FROM PUBLIC;
+
+--
+-- Name: FUNCTION lo_unlink(oid); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_unlink(oid) FROM PUBLIC;
+
+--
+-- Name: FUNCTION loread(integer, integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.loread(integer, integer) FROM PUBLIC;
+
+--
+-- Name: FUNCTION lowrite(integer, bytea); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lowrite(integer, bytea) FROM PUBLIC;
+
+--
+-- Name: FUNCTION pg_advisory_lock(bigint); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_lock(bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_lock(bigint) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_lock(bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION pg_advisory_lock(integer, integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_lock(integer, integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_lock(integer, integer) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_lock(integer, integer) TO exo_writer;
+
+--
+-- Name: FUNCTION pg_advisory_lock_shared(bigint); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_lock_shared(bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_lock_shared(bigint) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_lock_shared(bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION pg_advisory_lock_shared(integer, integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_lock_shared(integer, integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_lock_shared(integer, integer) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_lock_shared(integer, integer) TO exo_writer;
+
+--
+-- Name: FUNCTION pg_advisory_unlock(bigint); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock(bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_unlock(bigint) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_unlock(bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION pg_advisory_unlock(integer, integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock(integer, integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_unlock(integer, integer) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_unlock(integer, integer) TO exo_writer;
+
+--
+-- Name: FUNCTION pg_advisory_unlock_all(); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock_all() FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_unlock_all() TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_unlock_all() TO exo_writer;
+
+--
+-- Name: FUNCTION pg_advisory_unlock_shared(bigint); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock_shared(bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_unlock_shared(bigint) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_unlock_shared(bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION pg_advisory_unlock_shared(integer, integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock_shared(integer, integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_unlock_shared(integer, integer) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_unlock_shared(integer, integer) TO exo_writer;
+
+--
+-- Name: FUNCTION pg_advisory_xact_lock(bigint); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock(bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock(bigint) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock(bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION pg_advisory_xact_lock(integer, integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock(integer, integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock(integer, integer) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock(integer, integer) TO exo_writer;
+
+--
+-- Name: FUNCTION pg_advisory_xact_lock_shared(bigint); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock_shared(bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock_shared(bigint) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock_shared(bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION pg_advisory_xact_lock_shared(integer, integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock_shared(integer, integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock_shared(integer, integer) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock_shared(integer, integer) TO exo_writer;
+
+--
+-- Name: FUNCTION pg_try_advisory_lock(bigint); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_lock(bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_try_advisory_lock(bigint) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_try_advisory_lock(bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION pg_try_advisory_lock(integer, integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_lock(integer, integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_try_advisory_lock(integer, integer) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_try_advisory_lock(integer, integer) TO exo_writer;
+
+--
+-- Name: FUNCTION pg_try_advisory_lock_shared(bigint); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_lock_shared(bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_try_advisory_lock_shared(bigint) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_try_advisory_lock_shared(bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION pg_try_advisory_lock_shared(integer, integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_lock_shared(integer, integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_try_advisory_lock_shared(integer, integer) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_try_advisory_lock_shared(integer, integer) TO exo_writer;
+
+--
+-- Name: FUNCTION pg_try_advisory_xact_lock(bigint); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock(bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock(bigint) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock(bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION pg_try_advisory_xact_lock(integer, integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock(integer, integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock(integer, integer) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock(integer, integer) TO exo_writer;
+
+--
+-- Name: FUNCTION pg_try_advisory_xact_lock_shared(bigint); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock_shared(bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock_shared(bigint) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock_shared(bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION pg_try_advisory_xact_lock_shared(integer, integer); Type: ACL; Schema: pg_catalog; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock_shared(integer, integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock_shared(integer, integer) TO exo_owner;
+GRANT ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock_shared(integer, integer) TO exo_writer;
 
 --
 -- Name: FUNCTION _belongs_to_pgmq(table_name text); Type: ACL; Schema: pgmq; Owner: exo_owner
@@ -14070,29 +16719,44 @@ GRANT ALL ON FUNCTION pgmq.validate_topic_pattern(pattern text) TO exo_writer;
 --
 
 GRANT SELECT ON TABLE ag_catalog.ag_graph TO exo_owner;
+GRANT SELECT ON TABLE ag_catalog.ag_graph TO exo_graph;
+GRANT SELECT ON TABLE ag_catalog.ag_graph TO exo_api;
 
 --
 -- Name: TABLE ag_label; Type: ACL; Schema: ag_catalog; Owner: postgres
 --
 
 GRANT SELECT ON TABLE ag_catalog.ag_label TO exo_owner;
+GRANT SELECT ON TABLE ag_catalog.ag_label TO exo_graph;
+GRANT SELECT ON TABLE ag_catalog.ag_label TO exo_api;
+
+--
+-- Name: TABLE chat_messages; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.chat_messages TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_messages TO exo_writer;
 
 --
 -- Name: TABLE chunks; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.chunks TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunks TO exo_writer;
 
 --
 -- Name: TABLE deferred_subjects; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.deferred_subjects TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.deferred_subjects TO exo_writer;
 
 --
--- Name: TABLE deferred_subjects; Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: TABLE deferred_subjects; Type: ACL; Schema: exo; Owner: exo_api
 --
 
+REVOKE ALL ON TABLE exo.deferred_subjects FROM exo_api;
+GRANT SELECT ON TABLE exo.deferred_subjects TO exo_api;
 GRANT SELECT ON TABLE exo.deferred_subjects TO exo_reader;
 GRANT SELECT ON TABLE exo.deferred_subjects TO exo_writer;
 
@@ -14100,12 +16764,15 @@ GRANT SELECT ON TABLE exo.deferred_subjects TO exo_writer;
 -- Name: TABLE documents; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.documents TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.documents TO exo_writer;
 
 --
--- Name: TABLE quarantine; Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: TABLE quarantine; Type: ACL; Schema: exo; Owner: exo_api
 --
 
+REVOKE ALL ON TABLE exo.quarantine FROM exo_api;
+GRANT SELECT ON TABLE exo.quarantine TO exo_api;
 GRANT SELECT ON TABLE exo.quarantine TO exo_reader;
 GRANT SELECT ON TABLE exo.quarantine TO exo_writer;
 
@@ -14113,12 +16780,15 @@ GRANT SELECT ON TABLE exo.quarantine TO exo_writer;
 -- Name: TABLE settings; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.settings TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.settings TO exo_writer;
 
 --
--- Name: TABLE settings; Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: TABLE settings; Type: ACL; Schema: exo; Owner: exo_api
 --
 
+REVOKE ALL ON TABLE exo.settings FROM exo_api;
+GRANT SELECT ON TABLE exo.settings TO exo_api;
 GRANT SELECT ON TABLE exo.settings TO exo_reader;
 GRANT SELECT ON TABLE exo.settings TO exo_writer;
 
@@ -14126,12 +16796,15 @@ GRANT SELECT ON TABLE exo.settings TO exo_writer;
 -- Name: TABLE workspaces; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.workspaces TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.workspaces TO exo_writer;
 
 --
--- Name: TABLE workspaces; Type: ACL; Schema: exo; Owner: exo_owner
+-- Name: TABLE workspaces; Type: ACL; Schema: exo; Owner: exo_api
 --
 
+REVOKE ALL ON TABLE exo.workspaces FROM exo_api;
+GRANT SELECT ON TABLE exo.workspaces TO exo_api;
 GRANT SELECT ON TABLE exo.workspaces TO exo_reader;
 GRANT SELECT ON TABLE exo.workspaces TO exo_writer;
 
@@ -14139,6 +16812,7 @@ GRANT SELECT ON TABLE exo.workspaces TO exo_writer;
 -- Name: TABLE chat_conversations; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.chat_conversations TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_conversations TO exo_writer;
 
 --
@@ -14151,6 +16825,7 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.chat_conversations_id_seq TO exo_writ
 -- Name: TABLE chat_identities; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.chat_identities TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_identities TO exo_writer;
 
 --
@@ -14158,12 +16833,6 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_identities TO exo_wr
 --
 
 GRANT SELECT,USAGE ON SEQUENCE exo_private.chat_identities_id_seq TO exo_writer;
-
---
--- Name: TABLE chat_messages; Type: ACL; Schema: exo_private; Owner: exo_owner
---
-
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_messages TO exo_writer;
 
 --
 -- Name: SEQUENCE chat_messages_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -14175,48 +16844,56 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.chat_messages_id_seq TO exo_writer;
 -- Name: TABLE chat_participants; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.chat_participants TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_participants TO exo_writer;
 
 --
 -- Name: TABLE chunk_embeddings; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.chunk_embeddings TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunk_embeddings TO exo_writer;
 
 --
 -- Name: TABLE chunk_embeddings_administrative; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.chunk_embeddings_administrative TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunk_embeddings_administrative TO exo_writer;
 
 --
 -- Name: TABLE chunk_embeddings_creative; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.chunk_embeddings_creative TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunk_embeddings_creative TO exo_writer;
 
 --
 -- Name: TABLE chunk_embeddings_personal; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.chunk_embeddings_personal TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunk_embeddings_personal TO exo_writer;
 
 --
 -- Name: TABLE chunk_embeddings_technical; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.chunk_embeddings_technical TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunk_embeddings_technical TO exo_writer;
 
 --
 -- Name: TABLE chunks_administrative; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.chunks_administrative TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunks_administrative TO exo_writer;
 
 --
 -- Name: TABLE chunks_creative; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.chunks_creative TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunks_creative TO exo_writer;
 
 --
@@ -14229,24 +16906,28 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.chunks_id_seq TO exo_writer;
 -- Name: TABLE chunks_personal; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.chunks_personal TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunks_personal TO exo_writer;
 
 --
 -- Name: TABLE chunks_technical; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.chunks_technical TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunks_technical TO exo_writer;
 
 --
 -- Name: TABLE components; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.components TO exo_api;
 GRANT SELECT ON TABLE exo_private.components TO exo_writer;
 
 --
 -- Name: TABLE document_links; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.document_links TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.document_links TO exo_writer;
 
 --
@@ -14259,6 +16940,7 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.documents_id_seq TO exo_writer;
 -- Name: TABLE embedding_models; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.embedding_models TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.embedding_models TO exo_writer;
 
 --
@@ -14271,6 +16953,7 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.embedding_models_id_seq TO exo_writer
 -- Name: TABLE entities; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.entities TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.entities TO exo_writer;
 
 --
@@ -14283,12 +16966,14 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.entities_id_seq TO exo_writer;
 -- Name: TABLE extraction_generations; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.extraction_generations TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.extraction_generations TO exo_writer;
 
 --
 -- Name: TABLE extraction_windows; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.extraction_windows TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.extraction_windows TO exo_writer;
 
 --
@@ -14301,6 +16986,7 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.extraction_windows_id_seq TO exo_writ
 -- Name: TABLE ingest_runs; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.ingest_runs TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.ingest_runs TO exo_writer;
 
 --
@@ -14313,6 +16999,7 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.ingest_runs_id_seq TO exo_writer;
 -- Name: TABLE job_failures; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.job_failures TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.job_failures TO exo_writer;
 
 --
@@ -14325,12 +17012,14 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.job_failures_id_seq TO exo_writer;
 -- Name: TABLE mentions; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.mentions TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.mentions TO exo_writer;
 
 --
 -- Name: TABLE people; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.people TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.people TO exo_writer;
 
 --
@@ -14343,6 +17032,7 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.people_id_seq TO exo_writer;
 -- Name: TABLE relations; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.relations TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.relations TO exo_writer;
 
 --
@@ -14355,12 +17045,14 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.relations_id_seq TO exo_writer;
 -- Name: TABLE schema_migrations; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.schema_migrations TO exo_api;
 GRANT SELECT ON TABLE exo_private.schema_migrations TO exo_writer;
 
 --
 -- Name: TABLE sources; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.sources TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.sources TO exo_writer;
 
 --
@@ -14373,12 +17065,28 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.sources_id_seq TO exo_writer;
 -- Name: TABLE text_cache; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.text_cache TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.text_cache TO exo_writer;
+
+--
+-- Name: TABLE unreadable_folders; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.unreadable_folders TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.unreadable_folders TO exo_writer;
+
+--
+-- Name: TABLE worker_claims; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.worker_claims TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.worker_claims TO exo_writer;
 
 --
 -- Name: TABLE workers; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
+GRANT SELECT ON TABLE exo_private.workers TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.workers TO exo_writer;
 
 --
@@ -14388,10 +17096,59 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.workers TO exo_writer;
 GRANT SELECT,USAGE ON SEQUENCE exo_private.workers_id_seq TO exo_writer;
 
 --
+-- Name: TABLE _ag_label_edge; Type: ACL; Schema: graph_administrative; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE graph_administrative._ag_label_edge TO exo_graph;
+
+--
+-- Name: TABLE _ag_label_vertex; Type: ACL; Schema: graph_administrative; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE graph_administrative._ag_label_vertex TO exo_graph;
+
+--
+-- Name: TABLE _ag_label_edge; Type: ACL; Schema: graph_creative; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE graph_creative._ag_label_edge TO exo_graph;
+
+--
+-- Name: TABLE _ag_label_vertex; Type: ACL; Schema: graph_creative; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE graph_creative._ag_label_vertex TO exo_graph;
+
+--
+-- Name: TABLE _ag_label_edge; Type: ACL; Schema: graph_personal; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE graph_personal._ag_label_edge TO exo_graph;
+
+--
+-- Name: TABLE _ag_label_vertex; Type: ACL; Schema: graph_personal; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE graph_personal._ag_label_vertex TO exo_graph;
+
+--
+-- Name: TABLE _ag_label_edge; Type: ACL; Schema: graph_technical; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE graph_technical._ag_label_edge TO exo_graph;
+
+--
+-- Name: TABLE _ag_label_vertex; Type: ACL; Schema: graph_technical; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE graph_technical._ag_label_vertex TO exo_graph;
+
+--
 -- Name: TABLE a_dead_letter; Type: ACL; Schema: pgmq; Owner: exo_owner
 --
 
 GRANT SELECT ON TABLE pgmq.a_dead_letter TO pg_monitor;
+GRANT SELECT ON TABLE pgmq.a_dead_letter TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.a_dead_letter TO exo_writer;
 
 --
@@ -14399,6 +17156,7 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.a_dead_letter TO exo_writer;
 --
 
 GRANT SELECT ON TABLE pgmq.a_embed TO pg_monitor;
+GRANT SELECT ON TABLE pgmq.a_embed TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.a_embed TO exo_writer;
 
 --
@@ -14406,6 +17164,7 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.a_embed TO exo_writer;
 --
 
 GRANT SELECT ON TABLE pgmq.a_extract TO pg_monitor;
+GRANT SELECT ON TABLE pgmq.a_extract TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.a_extract TO exo_writer;
 
 --
@@ -14413,6 +17172,7 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.a_extract TO exo_writer;
 --
 
 GRANT SELECT ON TABLE pgmq.meta TO pg_monitor;
+GRANT SELECT ON TABLE pgmq.meta TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.meta TO exo_writer;
 
 --
@@ -14420,6 +17180,7 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.meta TO exo_writer;
 --
 
 GRANT SELECT ON TABLE pgmq.notify_insert_throttle TO pg_monitor;
+GRANT SELECT ON TABLE pgmq.notify_insert_throttle TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.notify_insert_throttle TO exo_writer;
 
 --
@@ -14427,6 +17188,7 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.notify_insert_throttle TO exo_wr
 --
 
 GRANT SELECT ON TABLE pgmq.q_dead_letter TO pg_monitor;
+GRANT SELECT ON TABLE pgmq.q_dead_letter TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.q_dead_letter TO exo_writer;
 
 --
@@ -14441,6 +17203,7 @@ GRANT SELECT,USAGE ON SEQUENCE pgmq.q_dead_letter_msg_id_seq TO exo_writer;
 --
 
 GRANT SELECT ON TABLE pgmq.q_embed TO pg_monitor;
+GRANT SELECT ON TABLE pgmq.q_embed TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.q_embed TO exo_writer;
 
 --
@@ -14455,6 +17218,7 @@ GRANT SELECT,USAGE ON SEQUENCE pgmq.q_embed_msg_id_seq TO exo_writer;
 --
 
 GRANT SELECT ON TABLE pgmq.q_extract TO pg_monitor;
+GRANT SELECT ON TABLE pgmq.q_extract TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.q_extract TO exo_writer;
 
 --
@@ -14469,6 +17233,7 @@ GRANT SELECT,USAGE ON SEQUENCE pgmq.q_extract_msg_id_seq TO exo_writer;
 --
 
 GRANT SELECT ON TABLE pgmq.topic_bindings TO pg_monitor;
+GRANT SELECT ON TABLE pgmq.topic_bindings TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.topic_bindings TO exo_writer;
 
 --
@@ -14482,6 +17247,7 @@ ALTER DEFAULT PRIVILEGES FOR ROLE exo_owner IN SCHEMA exo_private GRANT SELECT,U
 --
 
 ALTER DEFAULT PRIVILEGES FOR ROLE exo_owner IN SCHEMA exo_private GRANT SELECT,INSERT,DELETE,UPDATE ON TABLES TO exo_writer;
+ALTER DEFAULT PRIVILEGES FOR ROLE exo_owner IN SCHEMA exo_private GRANT SELECT ON TABLES TO exo_api;
 
 --
 -- Name: DEFAULT PRIVILEGES FOR SEQUENCES; Type: DEFAULT ACL; Schema: pgmq; Owner: exo_owner
@@ -14496,6 +17262,7 @@ ALTER DEFAULT PRIVILEGES FOR ROLE exo_owner IN SCHEMA pgmq GRANT SELECT,USAGE ON
 
 ALTER DEFAULT PRIVILEGES FOR ROLE exo_owner IN SCHEMA pgmq GRANT SELECT ON TABLES TO pg_monitor;
 ALTER DEFAULT PRIVILEGES FOR ROLE exo_owner IN SCHEMA pgmq GRANT SELECT,INSERT,DELETE,UPDATE ON TABLES TO exo_writer;
+ALTER DEFAULT PRIVILEGES FOR ROLE exo_owner IN SCHEMA pgmq GRANT SELECT ON TABLES TO exo_api;
 
 --
 -- Name: DEFAULT PRIVILEGES FOR FUNCTIONS; Type: DEFAULT ACL; Schema: -; Owner: exo_owner

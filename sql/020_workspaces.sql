@@ -11,6 +11,43 @@ as $$
 $$;
 comment on function exo_private.graph_name(text) is 'The name of a workspace''s AGE graph.';
 
+-- exo_private.guard_graph_table: exo_graph reads a graph table only through row security.
+create or replace function exo_private.guard_graph_table(relation regclass, kind "char")
+returns void
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    setting text := case kind when 'v' then 'exo.cypher_hidden_vertices'
+                              when 'e' then 'exo.cypher_hidden_edges' end;
+begin
+    if setting is null then
+        raise exception 'label kind must be v or e, not %', kind;
+    end if;
+    -- exo.cypher lists what the caller may not see in a transaction-local setting just
+    -- before exo_private.run_cypher (owned by exo_graph) reads; read once per scan (an
+    -- InitPlan). Unset, every row is hidden. Not forced: the owner (projection) sees all.
+    -- A label's own policy does not cover it when read through its parent (MATCH (n)
+    -- scans _ag_label_vertex), so the parents have one too.
+    execute format('grant usage on schema %I to exo_graph',
+                   (select n.nspname from pg_catalog.pg_class c
+                    join pg_catalog.pg_namespace n on n.oid = c.relnamespace where c.oid = relation));
+    execute format('grant select on %s to exo_graph', relation);
+    execute format('alter table %s enable row level security', relation);
+    execute format('drop policy if exists exo_graph_sees_what_the_caller_may on %s', relation);
+    execute format($sql$
+        create policy exo_graph_sees_what_the_caller_may on %s for select to exo_graph
+        using (not (id operator(ag_catalog.=) any (
+            (select pg_catalog.current_setting(%L, true)::ag_catalog.graphid[])::ag_catalog.graphid[])))
+    $sql$, relation, setting);
+end
+$$;
+comment on function exo_private.guard_graph_table(regclass, "char") is
+    'Let exo_graph read one vertex (v) or edge (e) table of an AGE graph, through a row security '
+    'policy that hides the graphids exo.cypher lists in exo.cypher_hidden_vertices or _edges '
+    '(everything when unset).';
+
 -- exo_private.ensure_workspace_graph: create a workspace's AGE graph when it is missing.
 create or replace function exo_private.ensure_workspace_graph(workspace text)
 returns name
@@ -27,6 +64,11 @@ begin
     end if;
     if not exists (select 1 from ag_catalog.ag_graph g where g.name = graph) then
         perform ag_catalog.create_graph(graph);
+        -- its parent vertex and edge tables, which every label inherits from
+        perform exo_private.guard_graph_table(l.relation, l.kind)
+        from ag_catalog.ag_label l
+        join ag_catalog.ag_graph g on g.graphid = l.graph
+        where g.name = exo_private.graph_name(ensure_workspace_graph.workspace);
     end if;
     return graph;
 end

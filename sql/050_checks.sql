@@ -20,6 +20,22 @@ comment on function exo_private.invalid_argument(text, text) is
     'Raise invalid_parameter_value (sqlstate 22023) with the message (which names the argument) '
     'and an optional hint: the one way the exo API refuses bad input.';
 
+-- exo_private.quoted: an argument as an error message echoes it, quoted and at most 100 characters.
+create or replace function exo_private.quoted(argument text)
+returns text
+language sql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select case when argument is null then 'null'
+                when pg_catalog.length(argument) <= 100 then pg_catalog.quote_literal(argument)
+                else pg_catalog.quote_literal(pg_catalog.left(argument, 100))
+                     || format(' (and %s more characters)', pg_catalog.length(argument) - 100) end
+$$;
+comment on function exo_private.quoted(text) is
+    'An argument quoted for an error message: null as null, and no more than its first 100 '
+    'characters (a refusal never echoes a huge input).';
+
 -- exo_private.check_workspaces: refuse workspace names that do not exist.
 create or replace function exo_private.check_workspaces(names text[])
 returns void
@@ -35,7 +51,7 @@ begin
     limit 1;
     if found then
         perform exo_private.invalid_argument(
-            format('workspace %s does not exist', coalesce(quote_literal(unknown), 'null')),
+            format('workspace %s does not exist', exo_private.quoted(unknown)),
             'known workspaces: ' || (select string_agg(x.name, ', ' order by x.name) from exo_private.workspaces x));
     end if;
 end

@@ -72,6 +72,7 @@ as $$
 declare
     doc exo_private.documents;
     body text;
+    encoded bytea;
     forced text;
     planned jsonb;
     ws text;
@@ -92,11 +93,15 @@ begin
     select s.workspace into forced from exo_private.sources s where s.id = doc.source_id;
 
     planned := exo_private.plan_document(
-        jsonb_build_object('path', doc.path, 'frontmatter', doc.frontmatter, 'review', doc.review,
+        jsonb_build_object('path', doc.path, 'title', doc.title, 'frontmatter', doc.frontmatter, 'review', doc.review,
                            'forced_workspace', forced, 'mtime_ns', doc.mtime_ns),
         body, exo_private.ingest_settings(), exo_private.deference_list(), current_date);
 
     perform exo_private.clear_derived(doc_id);
+    -- Pieces are cut from the UTF-8 bytes by byte offset: substr on text walks every
+    -- character before its start, which made a document cost the square of its size.
+    encoded := convert_to(body, 'UTF8');
+    body := null;
     ws := planned -> 'route' ->> 'workspace';
     if ws is null then
         update exo_private.documents d
@@ -121,7 +126,8 @@ begin
             (workspace, document_id, ordinal, body, char_start, char_end, band, written_at,
              charged_subjects, charged)
         select ws, doc_id, (c.ordinality - 1)::int,
-               substr(body, (c.value ->> 'start')::int + 1, (c.value ->> 'end')::int - (c.value ->> 'start')::int),
+               convert_from(substring(encoded from (c.value ->> 'byte_start')::int + 1
+                                      for (c.value ->> 'byte_end')::int - (c.value ->> 'byte_start')::int), 'UTF8'),
                (c.value ->> 'start')::int, (c.value ->> 'end')::int,
                (planned -> 'band' ->> 'band')::exo_private.band,
                (planned -> 'band' ->> 'written_at')::date,
@@ -135,7 +141,8 @@ begin
     with inserted as (
         insert into exo_private.extraction_windows (document_id, workspace, ordinal, body, char_start, char_end)
         select doc_id, ws, (w.ordinality - 1)::int,
-               substr(body, (w.value ->> 'start')::int + 1, (w.value ->> 'end')::int - (w.value ->> 'start')::int),
+               convert_from(substring(encoded from (w.value ->> 'byte_start')::int + 1
+                                      for (w.value ->> 'byte_end')::int - (w.value ->> 'byte_start')::int), 'UTF8'),
                (w.value ->> 'start')::int, (w.value ->> 'end')::int
         from jsonb_array_elements(planned -> 'windows') with ordinality w
         returning id
@@ -159,7 +166,8 @@ begin
 end
 $$;
 comment on function exo_private.process_document(bigint) is
-    'Route, band and chunk one extracted document from the text cache; enqueues embed and extract jobs.';
+    'Route, band and chunk one extracted document from the text cache (pieces cut by byte offsets, '
+    'so the cost is linear in its size); enqueues embed and extract jobs.';
 
 -- exo_private.forget_document: a file is gone; drop what was derived from it.
 create or replace function exo_private.forget_document(doc_id bigint)
@@ -267,7 +275,7 @@ create or replace view exo.quarantine as
 comment on view exo.quarantine is
     'Documents the router was not confident about, with candidate workspaces, scores and reasons.';
 
--- exo_private.remark_charged: recompute deference marks of every chunk (after the list changes).
+-- exo_private.remark_charged: recompute the deference marks of every chunk and message (after the list changes).
 create or replace function exo_private.remark_charged()
 returns int
 language plpython3u volatile
@@ -289,7 +297,8 @@ update = plpy.prepare(
     ["text", "bigint", "text"],
 )
 cursor = plpy.cursor(
-    "select c.workspace, c.id, c.body, c.charged::text as charged, d.frontmatter -> 'charged' as declared "
+    "select c.workspace, c.id, c.body, c.charged::text as charged, d.frontmatter -> 'charged' as declared, "
+    "d.title, d.path "
     "from exo_private.chunks c join exo_private.documents d on d.id = c.document_id"
 )
 changed = 0
@@ -301,17 +310,19 @@ while True:
         declared = json.loads(row["declared"]) if row["declared"] else []
         if isinstance(declared, str):
             declared = [declared]
-        marks = charged_marks(row["body"], subjects, cues, declared)
+        marks = chunk_marks(row["body"], heading(row["title"], row["path"]), subjects, cues, declared)
         if marks != json.loads(row["charged"]):
             plpy.execute(update, [row["workspace"], row["id"], json.dumps(marks)])
             changed += 1
+# Chat messages by the same rule, in place (sql/200_chat.sql).
+plpy.execute("select exo_private.mark_messages(true)")
 return changed
 $$;
 comment on function exo_private.remark_charged() is
-    'Recompute the deference marks of every chunk in place after the list changed (text, ids, vectors '
-    'and mentions stay); returns how many chunks changed.';
+    'Recompute the deference marks of every chunk (and every chat message: mark_messages) in place '
+    'after the list changed (text, ids, vectors and mentions stay); returns how many chunks changed.';
 
--- exo_private.defer_subject: add or change a deferred subject; re-marks chunks.
+-- exo_private.defer_subject: add or change a deferred subject; re-marks chunks and messages.
 create or replace function exo_private.defer_subject(subject_name text, subject_aliases text[] default '{}', why text default null)
 returns int
 language plpgsql
@@ -329,9 +340,10 @@ begin
 end
 $$;
 comment on function exo_private.defer_subject(text, text[], text) is
-    'Add (or update) a deferred subject with aliases and re-mark all chunks; returns chunks re-marked.';
+    'Add (or update) a deferred subject with aliases and re-mark all chunks and chat messages; returns '
+    'chunks re-marked.';
 
--- exo_private.undefer_subject: remove a deferred subject; re-marks chunks.
+-- exo_private.undefer_subject: remove a deferred subject; re-marks chunks and messages.
 create or replace function exo_private.undefer_subject(subject_name text)
 returns int
 language plpgsql
@@ -347,7 +359,7 @@ begin
 end
 $$;
 comment on function exo_private.undefer_subject(text) is
-    'Remove a deferred subject and re-mark all chunks; returns chunks re-marked.';
+    'Remove a deferred subject and re-mark all chunks and chat messages; returns chunks re-marked.';
 
 -- exo_private.rebuild: re-plan documents from the text cache (one workspace, or all).
 create or replace function exo_private.rebuild(only_workspace text default null)
@@ -382,8 +394,11 @@ comment on function exo_private.rebuild(text) is
 -- exo.deferred_subjects: the deference list with how much material each subject has.
 create or replace view exo.deferred_subjects as
     select s.subject, s.aliases,
-           (select count(*) from exo_private.chunks c where s.subject = any (c.charged_subjects)) as charged_chunks
+           (select count(*) from exo_private.chunks c where s.subject = any (c.charged_subjects)) as charged_chunks,
+           (select count(*) from exo_private.chat_messages m
+            where m.charged_subjects <> '{}' and m.charged_subjects @> array[s.subject]) as charged_messages
     from exo_private.deferred_subjects s;
 comment on view exo.deferred_subjects is
-    'Subjects that never surface by accident, their aliases and how many chunks are charged for each '
-    '(names and counts only, never the text). Changes go through exo_private.defer_subject / undefer_subject.';
+    'Subjects that never surface by accident, their aliases and how many chunks and chat messages are '
+    'charged for each (names and counts only, never the text). Changes go through '
+    'exo_private.defer_subject / undefer_subject.';

@@ -124,6 +124,7 @@ begin
             -- project_relations looks up.
             execute format('create unique index on %s (id)', relation);
         end if;
+        perform exo_private.guard_graph_table(relation, kind);
     end if;
     if label_kind <> kind then
         raise exception 'label % of graph % is of kind %, not %', label, graph, label_kind, kind;

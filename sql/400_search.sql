@@ -27,7 +27,7 @@ declare
     per_entity constant int := 200;
 begin
     if not exists (select 1 from exo_private.workspaces w where w.name = stage_sql.workspace) then
-        raise exception 'workspace % does not exist', workspace;
+        raise exception 'workspace % does not exist', left(workspace, 100);
     end if;
     case stage
     when 'identifier' then  -- $1: a string that must occur verbatim (case-insensitive)
@@ -118,7 +118,7 @@ begin
             dimensions, dimensions, 'chunk_embeddings_' || workspace, chunks, model_id, visible,
             dimensions, dimensions);
     else
-        raise exception 'unknown retrieval stage %', stage
+        raise exception 'unknown retrieval stage %', left(stage, 100)
             using hint = 'one of identifier, lexical, entity, document, graph, semantic';
     end case;
 end
@@ -165,7 +165,7 @@ $$;
 comment on function exo_private.pool_similarity(text[], bigint[], text, int) is
     'Cosine similarity between a query vector and the stored vectors of some chunks (one model).';
 
--- exo_private.rerank_call: one remote rerank backend, never raising for a model failure.
+-- exo_private.rerank_call: one remote rerank call, bounded per call and per session; never raises for a model failure.
 create or replace function exo_private.rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb)
 returns jsonb
 language plpython3u volatile
@@ -174,21 +174,45 @@ set search_path = exo_private, pg_temp
 as $$
 # exo:include exocortex.models.client
 # exo:include search
+# exo:include budget
 import json
 import time
 
 began = time.monotonic()
 opts = json.loads(options)
+question = (query or "")[:MAX_QUERY_CHARS]
+if "rerank_settings" not in SD:
+    SD["rerank_settings"] = plpy.prepare(
+        "select key, value::text from exo_private.settings "
+        "where key in ('reader.rerank_calls_per_minute', 'retrieval.rerank_limits')",
+        [],
+    )
+settings = {r["key"]: json.loads(r["value"]) for r in plpy.execute(SD["rerank_settings"], [])}
+limit = settings.get("reader.rerank_calls_per_minute", 120)
+bounds = dict({"max_passages": 100, "passage_chars": 2000}, **settings.get("retrieval.rerank_limits", {}))
+# Per call: the first max_passages passages (the caller's best first), each cut to passage_chars.
+# (New names: plpython's arguments are globals, and assigning one makes it a local.)
+sent_ids = list(ids or [])[: bounds["max_passages"]]
+sent = [(p or "")[: bounds["passage_chars"]] for p in list(passages or [])[: len(sent_ids)]]
 try:
-    target = Endpoint.from_setting(json.loads(endpoint))
-    if backend == "cross_encoder":
-        scores = rerank(target, query[:MAX_QUERY_CHARS], list(passages))
-        result = {"scores": dict(zip([str(i) for i in ids], scores))}
-    elif backend == "listwise":
-        candidates = [{"chunk_id": i, "body": p} for i, p in zip(ids, passages)]
+    if backend not in ("cross_encoder", "listwise"):
+        raise ValueError("unknown remote rerank backend {!r}".format((backend or "")[:100]))
+    if not allow(GD, "rerank", limit):  # per session, whoever calls
+        result = {
+            "error_class": "rate_limited",
+            "error": "more than {} rerank calls in a minute in this session "
+            "(reader.rerank_calls_per_minute)".format(limit),
+        }
+    elif backend == "cross_encoder":
+        target = Endpoint.from_setting(json.loads(endpoint))
+        scores = rerank(target, question, sent)
+        result = {"scores": dict(zip([str(i) for i in sent_ids], scores))}
+    else:
+        target = Endpoint.from_setting(json.loads(endpoint))
+        candidates = [{"chunk_id": i, "body": p} for i, p in zip(sent_ids, sent)]
         reply = chat(
             target,
-            listwise_prompt(query, candidates, opts["excerpt_chars"]),
+            listwise_prompt(question, candidates, opts["excerpt_chars"]),
             max_tokens=opts["max_tokens"],
             response_format={
                 "type": "json_schema",
@@ -202,22 +226,24 @@ try:
                 },
             },
         )
-        result = {"ranking": parse_listwise(reply.content, set(ids))}
-    else:
-        raise ValueError("unknown remote rerank backend " + repr(backend))
+        result = {"ranking": parse_listwise(reply.content, set(sent_ids))}
 except (ModelError, ValueError) as exc:
     result = {"error_class": getattr(exc, "error_class", "bad_response"), "error": str(exc)[:500]}
+result["passages"] = len(sent_ids)
 result["ms"] = round((time.monotonic() - began) * 1000, 1)
 return json.dumps(result)
 $$;
 comment on function exo_private.rerank_call(text, jsonb, text, text[], bigint[], jsonb) is
     'Ask a remote rerank backend (cross_encoder: /rerank scores; listwise: the chat model orders ids) '
-    'about passages: {scores} or {ranking}, or {error_class, error}; never raises for a model failure.';
+    'about passages: {scores} or {ranking}, or {error_class, error}, with passages (how many were '
+    'sent); never raises for a model failure. Bounded per call (retrieval.rerank_limits: the first '
+    'max_passages passages, passage_chars of each) and per session (reader.rerank_calls_per_minute; '
+    'over it: error_class rate_limited, and no call).';
 
 -- exo_private.check_search_arguments: a caller's mistakes, named, before any search runs.
 create or replace function exo_private.check_search_arguments(
     query text, workspaces text[], k int, per_workspace int, query_embedding float8[],
-    token_budget int default null
+    token_budget int default null, bridge text[] default null
 )
 returns void
 language plpgsql stable
@@ -242,6 +268,15 @@ begin
             format('token_budget must be between 200 and 100000 tokens, got %s', token_budget));
     end if;
     perform exo_private.check_workspaces(workspaces);
+    -- A bridge names subjects: a few short names. (The query needs no limit: a search reads
+    -- only its first characters, search.MAX_INPUT_CHARS.)
+    if cardinality(bridge) > 50 then
+        perform exo_private.invalid_argument(
+            format('bridge must name at most 50 subjects, got %s', cardinality(bridge)));
+    end if;
+    if exists (select 1 from unnest(bridge) b where length(b) > 200) then
+        perform exo_private.invalid_argument('bridge names must be at most 200 characters each');
+    end if;
     if query_embedding is not null then
         if cardinality(query_embedding) is null
            or exists (select 1 from unnest(query_embedding) v where v is null or v in ('NaN', 'Infinity', '-Infinity')) then
@@ -257,9 +292,10 @@ begin
     end if;
 end
 $$;
-comment on function exo_private.check_search_arguments(text, text[], int, int, float8[], int) is
+comment on function exo_private.check_search_arguments(text, text[], int, int, float8[], int, text[]) is
     'Raise invalid_parameter_value, naming the argument, for what exo.search, exo.search_report and '
-    'exo.context_packet cannot take; they call it before exo_private.retrieve.';
+    'exo.context_packet cannot take; they call it before exo_private.retrieve. A message echoes at '
+    'most 100 characters of an argument.';
 
 -- exo_private.retrieve: the whole search; exo.search, exo.search_report and
 -- exo.context_packet read its {results, report}.
@@ -280,6 +316,7 @@ set search_path = exo_private, public, pg_temp  -- pg_textsearch resolves its sc
 set hnsw.iterative_scan = relaxed_order  -- a band filter after the HNSW scan still fills the limit
 as $$
 # exo:include search
+# exo:include budget
 # exo:include exocortex.models.client
 import datetime
 import json
@@ -305,6 +342,9 @@ def ms(since):
 
 
 # -- inputs (checked by exo_private.check_search_arguments) -----------------------------------
+# No more of the query than MAX_INPUT_CHARS is read anywhere below: a huge query costs no more
+# than a long one. (A new name: plpython's arguments are globals the nested functions read.)
+question = query[:MAX_INPUT_CHARS]
 as_of_day = (as_of or "")[:10] or datetime.date.today().isoformat()
 today = datetime.date.fromisoformat(as_of_day)
 
@@ -313,7 +353,8 @@ settings = {
     for r in run(
         "settings",
         "select key, value::text from exo_private.settings "
-        "where key like 'retrieval.%' or key like 'packet.%' or key like 'models.%'",
+        "where key like 'retrieval.%' or key like 'packet.%' or key like 'models.%' "
+        "or key like 'deference.%' or key like 'reader.%'",
         [],
         [],
     )
@@ -322,13 +363,15 @@ known = [r["name"] for r in run("workspaces", "select name from exo_private.work
 chosen = known if workspaces is None else [w for i, w in enumerate(workspaces) if w not in workspaces[:i]]
 
 report = {
-    "query": query[:200],
+    "query": question[:200],
     "as_of": as_of_day,
     "workspaces": {},
     "degradations": [],
     "timings_ms": {},
 }
 timings = report["timings_ms"]
+if len(query) > MAX_INPUT_CHARS:
+    report["query_truncated"] = {"chars": len(query), "read": MAX_INPUT_CHARS}
 
 # -- the query's embedding, fetched in the background while the other stages run -------------
 model = {"id": None, "dimensions": None}
@@ -348,20 +391,29 @@ fetched = {}
 def fetch_embedding():
     # No plpy here: only the HTTP call runs on this thread (the server's API is not thread-safe).
     try:
-        fetched.update(embed_one(embedding_setting, query[:2000]))
+        fetched.update(embed_one(embedding_setting, question))
     except Exception as exc:  # anything unforeseen still ends as a degradation, not a hang
         fetched.update(error_class="internal", error=repr(exc)[:500])
 
 
 fetcher = None
 if query_embedding is None and model["id"] is not None:
-    fetcher = threading.Thread(target=fetch_embedding, name="exo-query-embedding", daemon=True)
-    fetcher.start()
+    # The session's embedding budget, shared with exo.embed_query (plpy/budget.py over GD).
+    embed_limit = settings.get("reader.embed_calls_per_minute", 120)
+    if allow(GD, "embed", embed_limit):
+        fetcher = threading.Thread(target=fetch_embedding, name="exo-query-embedding", daemon=True)
+        fetcher.start()
+    else:
+        fetched.update(
+            error_class="rate_limited",
+            error="more than {} query embeddings in a minute in this session "
+            "(reader.embed_calls_per_minute)".format(embed_limit),
+        )
 
 # -- temporal signal and bands --------------------------------------------------------------
 t = time.monotonic()
 signal = json.loads(
-    run("temporal", "select exo.temporal_signal($1, $2)::text as s", ["text", "date"], [query, as_of_day])[0]["s"]
+    run("temporal", "select exo.temporal_signal($1, $2)::text as s", ["text", "date"], [question, as_of_day])[0]["s"]
 )
 timings["temporal"] = ms(t)
 archive_open, archive_why = archive_decision(signal, open_archive)
@@ -377,15 +429,17 @@ deferred = [
     for r in run("deferred", "select subject, aliases from exo_private.deferred_subjects order by subject", [], [])
 ]
 
-
-def withhold(charged):
-    return withheld_subjects(charged, deferred, bridge, archive_open)
+# Time and care are separate decisions: an open archive releases a subject only when the
+# question names it, unless the owner chose the looser rule (deference.time_releases).
+time_releases = bool(settings.get("deference.time_releases", False))
+care = Deference(deferred, bridge, question, archive_open, archive_why, time_releases)
+withhold = care.withheld
 
 
 # -- query material -------------------------------------------------------------------------
 t = time.monotonic()
 graph_settings = settings["retrieval.graph"]
-ngrams = ngram_keys(query)
+ngrams = ngram_keys(question)
 entities = {}
 for r in run(
     "entities",
@@ -398,10 +452,10 @@ for r in run(
     found = entities.setdefault(r["workspace"], [])
     if len(found) < graph_settings["max_entities"]:
         found.append({"id": r["id"], "name": r["name"]})
-idents = identifiers(query)
-query_terms = content_words(query)
-titles = title_keys(query)
-files = file_keys(query)
+idents = identifiers(question)
+query_terms = content_words(question)
+titles = title_keys(question)
+files = file_keys(question)
 timings["query_analysis"] = ms(t)
 report["recognised"] = {
     "identifiers": idents,
@@ -421,7 +475,8 @@ def query_vector():
         vector["text"] = "[" + ",".join(repr(float(v)) for v in values) + "]"
         report["query_embedding"] = {"source": "caller", "dimensions": len(values)}
     else:
-        fetcher.join(embedding_setting["timeout_s"] + 1)
+        if fetcher is not None:
+            fetcher.join(embedding_setting["timeout_s"] + 1)
         embedded = dict(fetched) or {"error_class": "timeout", "error": "no embedding in time"}
         timings["embed_query_wait"] = ms(t0)
         if "vector" in embedded:
@@ -475,9 +530,9 @@ def stage_rows(stage, ws, bands):
             return [], "no identifier, entity, title or file name in the query"
         return rows, None
     if stage == "lexical":
-        if not content_words(query):
+        if not query_terms:
             return [], "no searchable words in the query"
-        rows = run(("lexical", ws), stage_sql_text("lexical", ws), ["text"] + base, [query[:MAX_QUERY_CHARS]] + common)
+        rows = run(("lexical", ws), stage_sql_text("lexical", ws), ["text"] + base, [question[:MAX_QUERY_CHARS]] + common)
         return [{"chunk_id": r["chunk_id"], "score": r["score"], "confident": r["score"] >= thresholds["lexical"],
                  "charged": r["charged"]} for r in rows], None
     if stage == "capsules":
@@ -500,7 +555,7 @@ def stage_rows(stage, ws, bands):
         low = settings["retrieval.semantic_min_similarity"]
         return [{"chunk_id": r["chunk_id"], "score": r["score"], "confident": r["score"] >= thresholds["semantic"],
                  "charged": r["charged"]} for r in rows if r["score"] >= low], None
-    plpy.error("unknown stage " + repr(stage) + " in retrieval.stages")
+    plpy.error("unknown stage " + repr(stage[:100]) + " in retrieval.stages")
 
 
 def stage_sql_text(stage, ws, model_id=None, dimensions=None):
@@ -595,11 +650,12 @@ for pool in pools:
 
 def how(subject):
     asked = run("hint_how", "select exo_private.hint_how($1) as h", ["text"], [subject])[0]["h"]
-    return "To include it, " + asked + " (and open_archive => true for archival material), or name the time you mean."
+    by_time = "name the time you mean" if time_releases else "name it in a question that names the time you mean"
+    return "To include it, " + asked + " (and open_archive => true for archival material), or " + by_time + "."
 
 
 named = {}
-asked_about = [s for s in named_subjects(query, deferred) if withhold([s])]
+asked_about = [s for s in named_subjects(question, deferred) if withhold([s])]
 if asked_about:
     for r in run(
         "charged_counts",
@@ -699,7 +755,7 @@ for backend in settings["retrieval.rerank_order"]:
                 "rerank_call",
                 "select exo_private.rerank_call($1, $2, $3, $4, $5, $6)::text as r",
                 ["text", "jsonb", "text", "text[]", "bigint[]", "jsonb"],
-                [backend, json.dumps(endpoint), query, [bodies[i] for i in order], order, json.dumps(options)],
+                [backend, json.dumps(endpoint), question, [bodies[i] for i in order], order, json.dumps(options)],
             )[0]["r"]
         )
         if "error_class" in answer:
@@ -713,7 +769,7 @@ for backend in settings["retrieval.rerank_order"]:
         else:
             relevance = from_ranking(answer["ranking"], incoming)
         backend_used = backend
-        attempts.append({"backend": backend, "outcome": "answered", "ms": answer["ms"]})
+        attempts.append({"backend": backend, "outcome": "answered", "ms": answer["ms"], "passages": answer["passages"]})
         break
     attempts.append({"backend": backend, "outcome": "skipped", "why": "unknown backend"})
 if relevance is None:  # the configured order had no backend that answered
@@ -744,15 +800,18 @@ for n, c in enumerate(ranked[:k], 1):
         "relevance": c["relevance"],
         "citation": citation(c),
         "body": c["body"],
+        "charged": c["charged"],  # released subjects: the packet's provenance names them
     })
 report["returned"] = len(results)
+report["released"] = released(ranked[:k], care.why_released)
 timings["total"] = ms(began)
 return json.dumps({"results": results, "report": report})
 $$;
 comment on function exo_private.retrieve(text, text[], int, int, boolean, text[], timestamptz, float8[]) is
-    'The whole retrieval: temporal signal, staged search per workspace with early stop, deference, '
-    'archive fallback, combined-pool rerank; {results, report}. Read through exo.search, '
-    'exo.search_report and exo.context_packet.';
+    'The whole retrieval: temporal signal, staged search per workspace with early stop, deference '
+    '(time and care decided apart), archive fallback, combined-pool rerank; {results, report}. Reads '
+    'the first 2,000 characters of the query; its query embedding counts against '
+    'reader.embed_calls_per_minute. Read through exo.search, exo.search_report and exo.context_packet.';
 
 -- exo.search: ranked chunks for a question, federated over workspaces.
 create or replace function exo.search(
@@ -773,7 +832,7 @@ language sql volatile
 security definer
 set search_path = exo_private, pg_temp
 as $$
-    select exo_private.check_search_arguments(query, workspaces, k, per_workspace, query_embedding);
+    select exo_private.check_search_arguments(query, workspaces, k, per_workspace, query_embedding, null, bridge);
     select r.rank, r.chunk_id, r.body, r.path, r.title, r.workspace, r.band, r.written_at, r.stage,
            r.citation, r.score, r.document_id, r.canonical
     from jsonb_to_recordset(
@@ -786,7 +845,8 @@ $$;
 comment on function exo.search(text, text[], int, int, boolean, text[], timestamptz, float8[]) is
     'Ranked chunks answering a question: staged retrieval (exact, lexical, capsules, graph, semantic) in '
     'each workspace (null: all) with at most per_workspace candidates each, temporal banding (the '
-    'archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged, '
+    'archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged or '
+    'named by the question while the archive is open (deference.time_releases: an open archive alone), '
     'then one rerank of the merged pool; k rows with citation, band and the stage that found each. '
     'query_embedding (float8[], the question embedded by the caller with the model in use) replaces '
     'the embeddings endpoint. exo.search_report says what happened.';
@@ -807,15 +867,16 @@ language sql volatile
 security definer
 set search_path = exo_private, pg_temp
 as $$
-    select exo_private.check_search_arguments(query, workspaces, k, per_workspace, query_embedding);
+    select exo_private.check_search_arguments(query, workspaces, k, per_workspace, query_embedding, null, bridge);
     select exo_private.retrieve(query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding)
            -> 'report'
 $$;
 comment on function exo.search_report(text, text[], int, int, boolean, text[], timestamptz, float8[]) is
     'What exo.search does for the same arguments (jsonb): the temporal signal and the bands opened, '
     'per workspace the stages run or skipped (and why) with counts and times, deference hints '
-    '(subject, workspace, chunks withheld, how to open them; never their text), degradations '
-    '(an endpoint down, a stage skipped), the rerank backend and its fallbacks, and timings.';
+    '(subject, workspace, chunks withheld, how to open them; never their text), what deferred '
+    'material was released (subject, workspace, chunks, why), degradations (an endpoint down or '
+    'rate_limited, a stage skipped), the rerank backend and its fallbacks, and timings.';
 
 -- exo_private.build_packet: the packet of a retrieve() result (plpy/search.py packet()).
 create or replace function exo_private.build_packet(retrieved jsonb, query text, token_budget int)
@@ -855,7 +916,7 @@ language sql volatile
 security definer
 set search_path = exo_private, pg_temp
 as $$
-    select exo_private.check_search_arguments(query, workspaces, 25, 30, query_embedding, token_budget);
+    select exo_private.check_search_arguments(query, workspaces, 25, 30, query_embedding, token_budget, bridge);
     select exo_private.build_packet(
         exo_private.retrieve(query, workspaces, 25, 30, open_archive, bridge, as_of, query_embedding),
         query, token_budget)

@@ -1,29 +1,44 @@
--- Hand every object in the exo schemas to exo_owner.
+-- Hand every object in the exo schemas to its owner.
 -- sql/ files run as the admin (only a superuser may create plpython3u functions);
--- after this, security definer functions run as exo_owner, never as a superuser.
+-- after this, security definer functions never run as a superuser:
+-- * exo_api owns the exo schema's functions and views, the API the reader calls. It may
+--   only read (sql/990_grants.sql), so nothing the reader reaches through it can write.
+-- * exo_owner owns the tables and every exo_private function. Its security definer ones
+--   are the writers (ensure_workspace_graph/_storage, ensure_embedding_indexes,
+--   ensure_label, project_*, clear_graph, graph_disagreements, which creates a missing
+--   graph, stop_runaway_readers, which signals backends); exo_api may not execute those.
+--   Today no exo_private function is both security definer and read-only; one that were
+--   would belong to exo_api like the API it serves.
+-- * exo_private functions that sql/985_graph_access.sql gives to exo_graph (run_cypher,
+--   the one that runs a caller's Cypher) are left to it.
 do $$
 declare
     obj record;
 begin
     for obj in
-        select format('alter %s %s owner to exo_owner',
+        select format('alter %s %s owner to %I',
                       case p.prokind when 'p' then 'procedure' when 'a' then 'aggregate'
                                      else 'function' end,
-                      p.oid::regprocedure) as stmt
+                      p.oid::regprocedure, t.owner) as stmt
         from pg_catalog.pg_proc p
         join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+        cross join lateral (select case n.nspname when 'exo' then 'exo_api' else 'exo_owner' end
+                            as owner) t
         where n.nspname in ('exo', 'exo_private')
-          and p.proowner <> 'exo_owner'::regrole
+          and p.proowner <> t.owner::regrole
+          and p.proowner <> 'exo_graph'::regrole
         union all
-        select format('alter %s %s owner to exo_owner',
+        select format('alter %s %s owner to %I',
                       case c.relkind when 'v' then 'view' when 'm' then 'materialized view'
                                      when 'S' then 'sequence' else 'table' end,
-                      c.oid::regclass)
+                      c.oid::regclass, t.owner)
         from pg_catalog.pg_class c
         join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+        cross join lateral (select case when n.nspname = 'exo' and c.relkind in ('v', 'm')
+                                        then 'exo_api' else 'exo_owner' end as owner) t
         where n.nspname in ('exo', 'exo_private')
           and c.relkind in ('r', 'p', 'v', 'm', 'S')
-          and c.relowner <> 'exo_owner'::regrole
+          and c.relowner <> t.owner::regrole
           -- sequences owned by a column follow their table
           and not (c.relkind = 'S' and exists (select 1 from pg_catalog.pg_depend d
                           where d.objid = c.oid and d.deptype in ('a', 'i')

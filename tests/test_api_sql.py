@@ -12,8 +12,10 @@ import pytest
 from conftest import create_database, drop_database
 from psycopg import sql
 from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
 from test_chat import fixtures, run_import
 from test_graph import Doc, add_document, merge, org, person, rel
+from vault import vault_database
 
 from exocortex import api
 from exocortex.config import REPO_ROOT
@@ -186,6 +188,22 @@ def value(conn, function: str, *args, **named):
     return next(iter(call(conn, function, *args, **named)[0].values()))
 
 
+def shown(rows: list[dict]) -> list[dict]:
+    """The rows of a table answer without its hint rows."""
+    return [r for r in rows if r["withheld"] is None]
+
+
+def hints(rows: list[dict]) -> list[dict]:
+    """The hints of a table answer: its last rows, which have only withheld set."""
+    held = [r for r in rows if r["withheld"] is not None]
+    assert all({v for k, v in r.items() if k != "withheld"} == {None} for r in held)
+    assert rows[len(rows) - len(held) :] == held
+    return [r["withheld"] for r in held]
+
+
+HOW = "ask with bridge => array['Walter Rivera']"
+
+
 def entity_id(graph, workspace: str, name: str) -> int:
     with graph.db.connect() as conn:
         return conn.execute(
@@ -216,9 +234,23 @@ def test_status_counts_everything_and_tells_a_live_worker(db):
     assert before["graph"]["technical"] == {"entities": 2, "mentions": 2, "relations": 1}
     assert before["graph"]["creative"] == {"entities": 0, "mentions": 0, "relations": 0}
     assert before["queues"]["embed"]["depth"] == 1 and before["queues"]["embed"]["oldest_age_s"] >= 0
-    assert before["queues"]["extract"] == {"depth": 0, "in_flight": 0, "oldest_age_s": None}
+    assert before["queues"]["extract"] == {
+        "depth": 0,
+        "pending": 0,
+        "in_flight": 0,
+        "held_by_dead_workers": 0,
+        "failed": 0,
+        "dead": 0,
+        "oldest_age_s": None,
+    }
     assert before["queues"]["dead_letter"]["depth"] == 1
-    assert before["worker"] == {"last_heartbeat": None, "alive": False, "running": 0}
+    assert before["worker"] == {
+        "last_heartbeat": None,
+        "alive": False,
+        "running": 0,
+        "dead": 0,
+        "dead_after_s": 30,
+    }
     assert before["embeddings"] == []
 
     with db.connect("exo_writer") as conn:
@@ -232,6 +264,7 @@ def test_status_counts_everything_and_tells_a_live_worker(db):
     with db.connect("exo_reader") as conn:
         after = conn.execute("select exo.status()").fetchone()[0]
     assert after["worker"]["alive"] is True and after["worker"]["running"] == 1
+    assert after["worker"]["dead"] == 1  # no heartbeat for 10 minutes, never stopped
     assert after["worker"]["last_heartbeat"] is not None
 
 
@@ -263,12 +296,17 @@ def test_search_entities_treats_wildcards_as_characters(reader):
 
 
 def test_search_entities_leaves_deferred_subjects_out_unless_bridged(reader):
-    closed = {r["name"] for r in call(reader, "search_entities", workspaces=["personal"])}
+    rows = call(reader, "search_entities", workspaces=["personal"])
+    closed = {r["name"] for r in shown(rows)}
     assert closed == {"Ann Lee", "Lakeside Cafe", "Berlin"}  # the hospice is only in the charged chunk
+    # Walter Rivera and Grandpa Walter are the subject; St Mary Hospice is seen only in its chunk
+    assert hints(rows) == [{"subject": WALTER, "workspace": "personal", "entities": 3, "how": HOW}]
+    assert "Hospice" not in str(rows)
     ann = call(reader, "search_entities", "Ann Lee")[0]
     assert (ann["mentions"], ann["documents"]) == (2, 2)  # the charged chunk's mention is not counted
     bridged = call(reader, "search_entities", workspaces=["personal"], bridge=["grandpa"])
     assert {r["name"] for r in bridged} == closed | {WALTER, "Grandpa Walter", "St Mary Hospice"}
+    assert hints(bridged) == []
     assert next(r for r in bridged if r["name"] == "Ann Lee")["mentions"] == 3
 
 
@@ -344,11 +382,19 @@ def test_a_deferred_subject_has_only_a_hint_unless_bridged(reader, name):
     assert "withheld" not in opened
 
 
-def test_an_entity_seen_only_in_charged_text_is_hinted_not_shown(reader):
-    hospice = value(reader, "dossier", "St Mary Hospice")
-    assert hospice["mention_count"] == 0 and hospice["mentions"] == []
-    assert hospice["relations"] == {"out": [], "in": []}
-    assert [(h["subject"], h["mentions"], h["chunks"]) for h in hospice["hints"]] == [(WALTER, 1, 1)]
+@pytest.mark.parametrize("by", ["name", "id"])
+def test_an_entity_seen_only_in_charged_text_is_hinted_not_shown(reader, graph, by):
+    """Finding: exo.dossier by numeric id listed entities seen only in withheld chunks."""
+    hospice_id = entity_id(graph, "personal", "St Mary Hospice")
+    asked = "St Mary Hospice" if by == "name" else str(hospice_id)
+    hospice = value(reader, "dossier", asked)
+    assert hospice["withheld"] is True and hospice["entity_id"] == hospice_id
+    assert "name" not in hospice and "mentions" not in hospice and "Hospice" not in str(hospice)
+    assert [(h["subject"], h["mentions"], h["chunks"], h["how"]) for h in hospice["hints"]] == [
+        (WALTER, 1, 1, HOW)
+    ]
+    opened = value(reader, "dossier", asked, bridge=["Grandpa"])
+    assert opened["name"] == "St Mary Hospice" and opened["mention_count"] == 1 and opened["hints"] == []
 
 
 def test_a_mention_without_a_chunk_follows_the_chunks_of_its_window(db):
@@ -368,10 +414,12 @@ def test_a_mention_without_a_chunk_follows_the_chunks_of_its_window(db):
     with db.connect("exo_reader") as conn:
         conn.row_factory = dict_row
         zed = value(conn, "dossier", "Zed Quill")
-        assert zed["mention_count"] == 0 and [h["subject"] for h in zed["hints"]] == [WALTER]
-        assert call(conn, "timeline", "Zed Quill") == []
-        assert [r["name"] for r in call(conn, "search_entities", "quill")] == ["Ivo Quill"]
-        opened = call(conn, "timeline", "Zed Quill", bridge=[WALTER])
+        assert zed["withheld"] is True and [h["subject"] for h in zed["hints"]] == [WALTER]
+        timeline = call(conn, "timeline", "Zed Quill")
+        assert shown(timeline) == [] and [h["mentions"] for h in hints(timeline)] == [1]
+        found = call(conn, "search_entities", "quill")
+        assert [r["name"] for r in shown(found)] == ["Ivo Quill"] and len(hints(found)) == 1
+        opened = shown(call(conn, "timeline", "Zed Quill", bridge=[WALTER]))
         assert [r["excerpt"] for r in opened] == ["Plain words. Words at the funeral."]
         assert value(conn, "dossier", "Ivo Quill")["mention_count"] == 1
 
@@ -431,16 +479,24 @@ def test_related_one_hop_and_hub_safe_depth(reader):
     assert all(r["workspace"] == "technical" for r in two)
 
 
-def test_related_leaves_deferred_subjects_out_unless_bridged(reader):
-    assert {r["name"] for r in call(reader, "related", "Ann Lee")} == {"Lakeside Cafe", "Berlin"}
-    assert {r["name"] for r in call(reader, "related", "Ann Lee", bridge=["Walter Rivera"])} == {
+def test_related_leaves_deferred_subjects_out_unless_bridged(reader, graph):
+    rows = call(reader, "related", "Ann Lee")
+    assert {r["name"] for r in shown(rows)} == {"Lakeside Cafe", "Berlin"}
+    # to Walter Rivera and Grandpa Walter (the subject), to the hospice (its only evidence is charged)
+    assert hints(rows) == [{"subject": WALTER, "workspace": "personal", "relations": 3, "how": HOW}]
+    opened = call(reader, "related", "Ann Lee", bridge=["Walter Rivera"])
+    assert {r["name"] for r in opened} == {
         "Lakeside Cafe",
         "Berlin",
         WALTER,
         "Grandpa Walter",
         "St Mary Hospice",
     }
-    assert call(reader, "related", WALTER) == []
+    closed = call(reader, "related", WALTER)
+    assert shown(closed) == []
+    assert hints(closed) == [{"subject": WALTER, "workspace": "personal", "relations": 1, "how": HOW}]
+    hospice = call(reader, "related", str(entity_id(graph, "personal", "St Mary Hospice")))
+    assert shown(hospice) == [] and [h["subject"] for h in hints(hospice)] == [WALTER]
     assert [r["name"] for r in call(reader, "related", WALTER, bridge=["grandpa"])] == ["Ann Lee"]
 
 
@@ -486,14 +542,17 @@ def test_timeline_excerpt_is_about_200_characters_around_the_name(db):
 
 def test_timeline_leaves_withheld_mentions_out_unless_bridged(reader, graph):
     closed = call(reader, "timeline", "Ann Lee")
-    assert [(str(r["written_at"]), r["document_id"]) for r in closed] == [
+    assert [(str(r["written_at"]), r["document_id"]) for r in shown(closed)] == [
         ("2012-06-01", graph.docs["p1"].id),
         ("2020-01-01", graph.docs["p2"].id),
     ]
+    assert hints(closed) == [{"subject": WALTER, "workspace": "personal", "mentions": 1, "how": HOW}]
     assert "funeral" not in str(closed)
     opened = call(reader, "timeline", "Ann Lee", bridge=["Walter Rivera"])
     assert len(opened) == 3 and "funeral" in opened[1]["excerpt"]
-    assert call(reader, "timeline", WALTER) == []
+    walter = call(reader, "timeline", WALTER)
+    assert shown(walter) == []
+    assert hints(walter) == [{"subject": WALTER, "workspace": "personal", "mentions": 1, "how": HOW}]
     assert len(call(reader, "timeline", WALTER, bridge=["Grandpa"])) == 1
 
 
@@ -566,6 +625,179 @@ def test_document_bad_arguments(reader):
     assert value(reader, "document", "b/same.md")["path"] == "b/same.md"
 
 
+def test_a_document_whose_every_chunk_is_charged_is_withheld(db):
+    """A charged document's title and path are withheld: every chunk charged, or its frontmatter
+    charges the subject (even before it has chunks)."""
+    with db.connect("exo_writer") as conn:
+        grief = _document(
+            conn, "grief", "personal", ["Grandpa died.", "The funeral was long."], "2017-03-28", "Sad day"
+        )
+        conn.execute(
+            "update exo_private.chunks set charged_subjects = %s where document_id = %s", ([WALTER], grief.id)
+        )
+        other = _document(conn, "grief", "creative", ["A poem about rain."], "2020-01-01", "Rain")
+        conn.execute("update exo_private.documents set path = 'a/grief.md' where id = %s", (grief.id,))
+        conn.execute("update exo_private.documents set path = 'b/grief.md' where id = %s", (other.id,))
+        unchunked = add_document(conn, "personal", ["Unused."])
+        conn.execute("delete from exo_private.chunks where document_id = %s", (unchunked.id,))
+        conn.execute(
+            "update exo_private.documents set title = 'Hospice letters', path = 'c/letters.md', stage = 'extracted',"
+            " frontmatter = %s where id = %s",
+            (Jsonb({"charged": "Grandpa"}), unchunked.id),
+        )
+        conn.execute(
+            "insert into exo_private.deferred_subjects (subject, aliases) values (%s, %s)",
+            (WALTER, ["Grandpa Walter", "Grandpa"]),
+        )
+    with db.connect("exo_reader") as conn:
+        conn.row_factory = dict_row
+        for asked in (str(grief.id), "a/grief.md"):
+            closed = value(conn, "document", asked)
+            assert closed == {
+                "document_id": grief.id,
+                "workspace": "personal",
+                "stage": "chunked",
+                "withheld": True,
+                "hints": [{"subject": WALTER, "workspace": "personal", "chunks": 2, "how": HOW}],
+            }
+        letters = value(conn, "document", "c/letters.md")
+        assert letters["withheld"] is True and "Hospice" not in str(letters)
+        assert [h["subject"] for h in letters["hints"]] == [WALTER]  # the alias names the subject
+        # several match: the charged one is listed without its path
+        with pytest.raises(
+            BAD, match=rf"matches 2 documents: {other.id} b/grief.md, {grief.id} \(withheld\)"
+        ):
+            value(conn, "document", "grief.md")
+        opened = value(conn, "document", "a/grief.md", bridge=["Grandpa"])
+        assert opened["title"] == "Sad day" and opened["path"] == "a/grief.md"
+        assert value(conn, "document", "c/letters.md", bridge=[WALTER])["title"] == "Hospice letters"
+
+
+def test_related_never_walks_through_a_hidden_node(db):
+    """Finding: related walked through a deferred subject's node: the node was hidden but its
+    neighbours were listed. Nor may it take a relation whose only evidence is charged."""
+    with db.connect("exo_writer") as conn:
+        met = add_document(conn, "personal", ["Iva Lind met Grandpa Walter at the lake."])
+        merge(
+            conn,
+            met.windows[0],
+            [person("Iva Lind"), person("Grandpa Walter")],
+            [rel("Iva Lind", "met", "Grandpa Walter")],
+        )
+        chess = add_document(conn, "personal", ["Grandpa Walter played chess with Ned Park."])
+        merge(
+            conn,
+            chess.windows[0],
+            [person("Grandpa Walter"), person("Ned Park")],
+            [rel("Grandpa Walter", "played chess with", "Ned Park")],
+        )
+        sat = add_document(conn, "personal", ["Iva Lind sat with Ned Park at the hospice."])
+        conn.execute(
+            "update exo_private.chunks set charged_subjects = %s where id = %s", ([WALTER], sat.chunks[0])
+        )
+        merge(
+            conn,
+            sat.windows[0],
+            [person("Iva Lind"), person("Ned Park")],
+            [rel("Iva Lind", "sat with", "Ned Park")],
+        )
+        conn.execute(
+            "insert into exo_private.deferred_subjects (subject, aliases) values (%s, %s)",
+            (WALTER, ["Grandpa Walter", "Grandpa"]),
+        )
+    with db.connect("exo_reader") as conn:
+        conn.row_factory = dict_row
+        rows = call(conn, "related", "Iva Lind", depth=3)
+        assert shown(rows) == []  # Ned Park is two hops away through Grandpa Walter, one through the hospice
+        assert hints(rows) == [{"subject": WALTER, "workspace": "personal", "relations": 2, "how": HOW}]
+        ned = value(conn, "dossier", "Ned Park")
+        assert ned["relations"] == {"out": [], "in": []}
+        assert [(h["subject"], h["relations"]) for h in ned["hints"]] == [(WALTER, 1)]
+        opened = call(conn, "related", "Iva Lind", depth=2, bridge=["Grandpa"])
+        assert {(r["name"], r["depth"]) for r in opened} == {("Grandpa Walter", 1), ("Ned Park", 1)}
+
+
+# -- the example vault ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def vault(cfg, template_db) -> Iterator:
+    """The example vault (Walter Rivera deferred) with Brook Street merged from the funeral note
+    only, so it is seen only in charged text."""
+    with vault_database(cfg, template_db, "exo_api_vault") as db:
+        with db.connect("exo_writer") as conn:
+            (window,) = conn.execute(
+                "select w.id from exo_private.extraction_windows w join exo_private.documents d"
+                " on d.id = w.document_id where d.path = %s",
+                (FUNERAL,),
+            ).fetchone()
+            merge(conn, window, [place("Brook Street"), person("Iris Calder")])
+        yield db
+
+
+FUNERAL = "diary/2017/2017-03-28.md"
+
+
+def vault_reader(vault) -> psycopg.Connection:
+    conn = vault.connect("exo_reader")
+    assert conn.execute("show default_transaction_read_only").fetchone()[0] == "on"
+    conn.row_factory = dict_row
+    return conn
+
+
+def test_vault_the_funeral_notes_title_is_withheld(vault):
+    """Finding: exo.document showed a charged document's title ("The funeral")."""
+    with vault_reader(vault) as conn:
+        closed = value(conn, "document", FUNERAL)
+        doc_id = closed["document_id"]
+        for asked in (str(doc_id), "2017-03-28.md", FUNERAL):
+            answer = value(conn, "document", asked)
+            assert answer["withheld"] is True and "title" not in answer and "path" not in answer
+            assert "funeral" not in str(answer).lower()
+            assert [(h["subject"], h["how"]) for h in answer["hints"]] == [(WALTER, HOW)]
+        assert value(conn, "document", str(doc_id), bridge=["Grandpa"])["title"] == "The funeral"
+        # a neutral note that names him is no charged document
+        chili = value(conn, "document", "grandpa-walters-chili.md")
+        assert chili["title"] == "Grandpa Walter's Chili" and "withheld" not in chili
+
+
+def test_vault_an_entity_seen_only_in_the_funeral_note_is_withheld_by_id_and_name(vault):
+    with vault_reader(vault) as conn:
+        brook = value(conn, "dossier", "Brook Street")
+        assert brook["withheld"] is True and "name" not in brook
+        assert [h["subject"] for h in brook["hints"]] == [WALTER]
+        assert value(conn, "dossier", str(brook["entity_id"])) == brook
+        # Iris Calder in personal: only there too; in technical and creative she is seen
+        iris = value(conn, "dossier", "Iris Calder")
+        assert {(d["workspace"], d.get("withheld", False)) for d in iris} == {
+            ("personal", True),
+            ("technical", False),
+            ("creative", False),
+        }
+        found = call(conn, "search_entities", "brook")
+        assert shown(found) == [] and hints(found) == [
+            {"subject": WALTER, "workspace": "personal", "entities": 1, "how": HOW}
+        ]
+        timeline = call(conn, "timeline", str(brook["entity_id"]))
+        assert shown(timeline) == [] and [h["subject"] for h in hints(timeline)] == [WALTER]
+        assert "funeral" not in str(timeline).lower()
+        related = call(conn, "related", "Brook Street")
+        assert shown(related) == [] and [h["subject"] for h in hints(related)] == [WALTER]
+        crossing = value(conn, "cross_document_entities", min_documents=1, workspaces=["personal"])
+        assert "Brook Street" not in str(crossing["entities"])
+        assert crossing["hints"] == [{"subject": WALTER, "workspace": "personal", "entities": 2, "how": HOW}]
+
+        bridged = [WALTER]
+        assert value(conn, "dossier", "Brook Street", bridge=bridged)["name"] == "Brook Street"
+        assert [r["name"] for r in call(conn, "search_entities", "brook", bridge=bridged)] == ["Brook Street"]
+        (row,) = call(conn, "timeline", "Brook Street", bridge=bridged)
+        assert row["title"] == "The funeral" and "Brook Street" in row["excerpt"]
+        opened = value(
+            conn, "cross_document_entities", min_documents=1, workspaces=["personal"], bridge=bridged
+        )
+        assert "Brook Street" in str(opened["entities"]) and opened["hints"] == []
+
+
 # -- chats ----------------------------------------------------------------------------------
 
 
@@ -620,126 +852,6 @@ def test_person_history_across_sources(reader):
         call(reader, "person_history", "")
 
 
-# -- cypher ---------------------------------------------------------------------------------
-
-
-def test_cypher_runs_a_plain_match(reader):
-    rows = [
-        r["cypher"]
-        for r in call(
-            reader,
-            "cypher",
-            "technical",
-            "MATCH (p:Person)-[r:WORKS_AT]->(o:Org {name: 'Northwind Labs'}) "
-            "RETURN {person: p.name, rel: type(r), org: o.name} ORDER BY p.name",
-        )
-    ]
-    assert rows == [
-        {"person": "Iris Calder", "rel": "WORKS_AT", "org": "Northwind Labs"},
-        {"person": "Tomas Okafor", "rel": "WORKS_AT", "org": "Northwind Labs"},
-    ]
-    (vertex,) = [r["cypher"] for r in call(reader, "cypher", "creative", "MATCH (n) RETURN n")]
-    assert vertex["label"] == "Person" and vertex["properties"]["name"] == "Iris Calder"
-    (path,) = [
-        r["cypher"]
-        for r in call(
-            reader,
-            "cypher",
-            "technical",
-            "MATCH p = (:Person {name: 'Iris Calder'})-[:WORKED_WITH]->() RETURN p",
-        )
-    ]
-    assert [x["label"] for x in path] == ["Person", "WORKED_WITH", "Person"]
-    assert len(call(reader, "cypher", "technical", "MATCH (n) RETURN n.name", max_rows=4)) == 4
-    # words in string literals, and identifiers that only contain a keyword, are fine
-    quoted = "MATCH (n) WHERE n.name = 'Create; Set \\' Delete' OR n.name = \"call\" RETURN {created: n.name}"
-    assert call(reader, "cypher", "technical", quoted) == []
-    escaped = "RETURN 'a\\' CREATE (m) RETURN m //'"  # one string literal: \' does not end it
-    assert [r["cypher"] for r in call(reader, "cypher", "technical", escaped)] == [
-        "a' CREATE (m) RETURN m //"
-    ]
-
-
-REFUSED = [
-    ("CREATE (n:Person {name: 'x'}) RETURN n", "CREATE is refused"),
-    ("MATCH (n) MERGE (m:Person {name: 'x'}) RETURN m", "MERGE is refused"),
-    ("MATCH (n) SET n.name = 'x' RETURN n", "SET is refused"),
-    ("MATCH (n) DELETE n RETURN 1", "DELETE is refused"),
-    ("MATCH (n) DETACH DELETE n RETURN 1", "DETACH is refused"),
-    ("MATCH (n) REMOVE n.name RETURN n", "REMOVE is refused"),
-    ("CALL db.labels() YIELD label RETURN label", "CALL is refused"),
-    ("LOAD CSV FROM 'x' AS line RETURN line", "LOAD is refused"),
-    ("match (n) cReAtE (m) return n", "CREATE is refused"),
-    ("MATCH (n)\nCREATE\t(m) RETURN n", "CREATE is refused"),
-    ("MATCH (n) RETURN n; MATCH (m) DETACH DELETE m", "one statement"),
-    ("MATCH (n) RETURN n; MATCH (m) RETURN m", "one statement"),
-    ("MATCH (n) RETURN n;", "one statement"),
-    ("RETURN 1 $$) as (v agtype); drop table exo_private.entities; --", "must not contain \\$"),
-    ("RETURN '$$) as (v agtype); select 1; --'", "must not contain \\$"),
-    ("RETURN 1 $exo_cypher$) as (v agtype); select 1 --", "must not contain \\$"),
-    ("MATCH (n) RETURN $name", "must not contain \\$"),
-    ("MATCH (n) RETURN n // it's\nCREATE (m) //'", "comments"),
-    ("MATCH (n) RETURN n /* ' */ CREATE (m) /* ' */", "comments"),
-    ("RETURN exo_private.remark_charged()", "schema-qualified"),
-    ("RETURN `exo_private` . `remark_charged` ()", "schema-qualified"),
-    ("RETURN pg_catalog.set_config('default_transaction_read_only', 'off', false)", "schema-qualified"),
-    ("RETURN create_barbell_graph('g', 3, 'A', null, 2, 'B', null)", "create_barbell_graph may change"),
-    ("MATCH (n) WHERE n.name = 'x'", "must RETURN"),
-    ("MATCH (n) WHERE n.name = 'RETURN' WITH n AS m", "must RETURN"),
-    ("", "must be a Cypher query"),
-]
-
-
-@pytest.mark.parametrize(("query", "rule"), REFUSED)
-def test_cypher_refuses_writes_and_breakouts_naming_the_rule(reader, graph, query, rule):
-    with pytest.raises(BAD, match=rule):
-        call(reader, "cypher", "technical", query)
-
-
-def test_cypher_refusals_hold_for_a_writer_too(graph):
-    """Privileges are the boundary, not the read-only default: the writer can write, and still
-    exo.cypher (running as the owner) writes nothing."""
-    count = "select count(*) from graph_technical._ag_label_vertex"
-    with graph.db.connect() as conn:
-        before = conn.execute(count).fetchone()[0]
-    with graph.db.connect("exo_writer") as conn:
-        for query, rule in REFUSED:
-            with pytest.raises(BAD, match=rule):
-                conn.execute("select * from exo.cypher('technical', %s)", (query,))
-    with graph.db.connect() as conn:
-        assert conn.execute(count).fetchone()[0] == before
-
-
-def test_cypher_bad_arguments(reader):
-    with pytest.raises(BAD, match="workspace 'nowhere' does not exist"):
-        call(reader, "cypher", "nowhere", "MATCH (n) RETURN n")
-    with pytest.raises(BAD, match="workspace must name a workspace"):
-        call(reader, "cypher", None, "MATCH (n) RETURN n")
-    with pytest.raises(BAD, match="RETURN exactly one value"):
-        call(reader, "cypher", "technical", "MATCH (n) RETURN n.name, n")
-
-
-def test_cypher_holds_back_rows_naming_a_deferred_subject(reader):
-    rows = [
-        r["cypher"]
-        for r in call(reader, "cypher", "personal", "MATCH (n:Person) RETURN n.name ORDER BY n.name")
-    ]
-    assert rows == [
-        "Ann Lee",
-        {
-            "exo_withheld": {
-                "rows": 2,
-                "subjects": [WALTER],
-                "how": "ask with bridge => array['Walter Rivera']",
-            }
-        },
-    ]
-    opened = call(
-        reader, "cypher", "personal", "MATCH (n:Person) RETURN n.name ORDER BY n.name", bridge=["Grandpa"]
-    )
-    assert [r["cypher"] for r in opened] == ["Ann Lee", "Grandpa Walter", WALTER]
-
-
 # -- the catalog ----------------------------------------------------------------------------
 
 
@@ -792,17 +904,21 @@ API_CALLS = [
     "select exo.dossier('Iris Calder', 'technical', array['x'])",
     "select exo.cross_document_entities()",
     "select exo.cross_document_entities(1, array['personal'], 10)",
+    "select exo.cross_document_entities(1, array['personal'], 10, array['x'])",
     "select * from exo.related('Hub Corp')",
     "select * from exo.related('Hub Corp', 'technical', 3, 10, array['x'])",
     "select * from exo.timeline('Iris Calder')",
     "select * from exo.timeline('Iris Calder', 'technical', array['x'], 10)",
     "select exo.document('t1.md')",
     "select * from exo.conversation('Story')",
+    "select * from exo.conversation('Story', 10, array['x'])",
     "select * from exo.person_history('Ann')",
+    "select * from exo.person_history('Ann', 10, array['x'])",
     "select * from exo.cypher('technical', 'MATCH (n) RETURN n')",
     "select * from exo.cypher('personal', 'MATCH (n) RETURN n', 10, array['Walter Rivera'])",
     "select exo.version()",
     "select * from exo.search_messages('postgres')",
+    "select * from exo.search_messages('postgres', 5, array['x'])",
     "select exo.temporal_signal('in 2013')",
 ]
 
@@ -844,7 +960,18 @@ def test_python_wrappers_call_the_sql_functions(graph):
     assert len(api.timeline(reader, "Ann Lee", bridge=["Grandpa"])) == 3
     assert api.document(reader, graph.docs["t2"].id)["title"] == "Migration"
     assert len(api.conversation(reader, "Story")) == 2
+    assert len(api.conversation(reader, "Story", max_messages=1, bridge=[WALTER])) == 1
     assert api.person_history(reader, "Jane")[0]["handle"] == "Jane Doe"
+    assert api.person_history(reader, "Jane", bridge=["Grandpa"])[0]["messages"] == 2
+    assert [r["conversation_title"] for r in api.search_messages(reader, "lighthouse", bridge=[WALTER])] == [
+        "Story"
+    ]
+    assert (
+        api.cross_document_entities(reader, min_documents=1, workspaces=["personal"], bridge=[WALTER])[
+            "hints"
+        ]
+        == []
+    )
     assert api.cypher(reader, "creative", "MATCH (n) RETURN n.name") == ["Iris Calder"]
     with pytest.raises(BAD, match="CREATE is refused"):
         api.cypher(reader, "creative", "CREATE (n) RETURN n")

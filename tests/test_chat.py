@@ -379,7 +379,10 @@ def test_search_finds_messages_by_words_with_stemming(db, tmp_path):
         "Morning! Did the migration run?",
     }
     by_body = {r[7]: r for r in rows}
-    _id, _c, title, source, sender, is_owner, sent_at, _body, rank = by_body["How do I run Postgres at home?"]
+    _id, _c, title, source, sender, is_owner, sent_at, _body, rank, withheld = by_body[
+        "How do I run Postgres at home?"
+    ]
+    assert withheld is None
     assert (title, source, sender, is_owner) == ("Home Postgres", "chatgpt", "Me", True)
     assert sent_at == datetime.fromtimestamp(1_700_000_000.5, UTC)
     assert rank > 0
@@ -460,6 +463,202 @@ def test_reader_may_search_but_not_touch_the_chat_tables(db, tmp_path):
             conn.execute("set transaction read write")
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(statement)
+
+
+# --- deference ---------------------------------------------------------------------------------
+
+WALTER = "Walter Rivera"
+HOW = "ask with bridge => array['Walter Rivera']"
+
+
+def grief_export() -> str:
+    """A conversation that turns to Grandpa in the hospice, one about his funeral (every message
+    charged: the title is near them all), one whose title only shares a word, and Grandpa's
+    own identity saying something neutral."""
+    sunday = [
+        ("Sam Rivera", "Are you coming on Sunday?"),
+        ("Alex Rivera", "Grandpa is back in the hospice, I'll go there first."),  # name and cue
+        ("Sam Rivera", "I'm sorry. Give him my love."),  # the reply to it
+        ("Alex Rivera", "Will do. Shall I bring the lemon cake?"),
+        ("Sam Rivera", "Yes please, the lemon one."),
+    ]
+    funeral = [
+        ("Alex Rivera", "The service starts at ten."),
+        ("Sam Rivera", "Grandpa Walter would have liked the hymns."),
+    ]
+    records = [
+        msg("sunday", sender, text, f"2017-03-05T10:0{i}:00Z", conversation_title="Sunday plans")
+        for i, (sender, text) in enumerate(sunday)
+    ]
+    records += [
+        msg("goodbye", sender, text, f"2017-03-28T09:0{i}:00Z", conversation_title="The funeral")
+        for i, (sender, text) in enumerate(funeral)
+    ]
+    records.append(
+        msg("invoice", "Ann", "The invoice came.", conversation_title="The funeral director's invoice")
+    )
+    records.append(
+        msg("radio", "Grandpa Walter", "The radio works again, see you on Sunday.", "2016-05-01T12:00:00Z")
+    )
+    return jsonl(*records)
+
+
+def defer_walter(db) -> int:
+    with db.connect("exo_writer") as conn:
+        return conn.execute(
+            "select exo_private.defer_subject('Walter Rivera', array['Grandpa Walter', 'Grandpa'])"
+        ).fetchone()[0]
+
+
+def marks(db) -> dict[str, tuple[int, list[str]]]:
+    """{body: (message id, charged subjects)}."""
+    with db.connect() as conn:
+        rows = conn.execute(
+            "select body, id, charged_subjects, charged from exo_private.chat_messages"
+        ).fetchall()
+    assert all(charged is not None for *_, charged in rows)  # every message is marked
+    return {body: (i, subjects) for body, i, subjects, _charged in rows}
+
+
+def test_messages_are_marked_on_import_and_remarked_in_place(db, tmp_path):
+    defer_walter(db)
+    run_import(db, write(tmp_path, "grief.jsonl", grief_export()), "jsonl")
+    before = marks(db)
+    charged = {body for body, (_i, subjects) in before.items() if subjects}
+    assert charged == {
+        "Are you coming on Sunday?",  # before the message that names him with a cue
+        "Grandpa is back in the hospice, I'll go there first.",
+        "I'm sorry. Give him my love.",
+        "The service starts at ten.",  # the title says funeral, the reply names him
+        "Grandpa Walter would have liked the hymns.",
+    }
+    assert all(subjects in ([], [WALTER]) for _i, subjects in before.values())
+    with db.connect() as conn:
+        (rule,) = conn.execute(
+            "select charged from exo_private.chat_messages where body like 'Grandpa is back%'"
+        ).fetchone()
+    assert rule == [{"subject": WALTER, "rule": "cue 'hospice' with 'Grandpa'"}]
+
+    with db.connect("exo_writer") as conn:
+        conn.execute("select exo_private.undefer_subject('Walter Rivera')")
+    after = marks(db)
+    assert all(subjects == [] for _i, subjects in after.values())
+    assert {b: i for b, (i, _s) in after.items()} == {b: i for b, (i, _s) in before.items()}  # in place
+
+    defer_walter(db)
+    assert marks(db) == before
+    with db.connect() as conn:
+        view = conn.execute(
+            "select charged_messages from exo.deferred_subjects where subject = 'Walter Rivera'"
+        ).fetchone()
+    assert view == (5,)
+
+
+def test_messages_imported_before_marks_existed_are_marked_once(db, tmp_path):
+    defer_walter(db)
+    run_import(db, write(tmp_path, "grief.jsonl", grief_export()), "jsonl")
+    expected = marks(db)
+    with db.connect() as conn:  # as migration 0009 leaves the messages it found
+        conn.execute("update exo_private.chat_messages set charged = null, charged_subjects = '{}'")
+        # what sql/200_chat.sql runs on every migrate: only unmarked conversations are visited
+        assert conn.execute("select exo_private.mark_messages()").fetchone() == (9,)  # every message
+        assert conn.execute("select exo_private.mark_messages()").fetchone() == (0,)
+    assert marks(db) == expected
+
+
+def reader_rows(db, statement: str, *args) -> list[dict]:
+    with db.connect("exo_reader") as conn:
+        assert conn.execute("show default_transaction_read_only").fetchone()[0] == "on"
+        conn.row_factory = psycopg.rows.dict_row
+        return conn.execute(statement, args).fetchall()
+
+
+def shown(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if r["withheld"] is None]
+
+
+def hints(rows: list[dict]) -> list[dict]:
+    held = [r for r in rows if r["withheld"] is not None]
+    assert all(
+        set(v for k, v in r.items() if k != "withheld") == {None} for r in held
+    )  # hint rows say nothing else
+    assert rows[len(rows) - len(held) :] == held  # and come last
+    return [r["withheld"] for r in held]
+
+
+def test_search_messages_withholds_charged_messages_with_a_hint(db, tmp_path):
+    defer_walter(db)
+    run_import(db, write(tmp_path, "grief.jsonl", grief_export()), "jsonl")
+    with db.connect() as conn:
+        conversation = dict(conn.execute("select external_id, id from exo_private.chat_conversations"))
+    rows = reader_rows(db, "select * from exo.search_messages('hospice')")
+    assert shown(rows) == []
+    assert hints(rows) == [
+        {"subject": WALTER, "conversation": conversation["sunday"], "messages": 1, "how": HOW}
+    ]
+    assert "hospice" not in str(hints(rows)).lower()
+
+    rows = reader_rows(db, "select * from exo.search_messages('sunday')")
+    assert [r["body"] for r in shown(rows)] == ["The radio works again, see you on Sunday."]
+    assert hints(rows) == [
+        {"subject": WALTER, "conversation": conversation["sunday"], "messages": 1, "how": HOW}
+    ]
+
+    funeral = reader_rows(db, "select * from exo.search_messages('funeral OR hymns OR service')")
+    assert shown(funeral) == [] and [h["conversation"] for h in hints(funeral)] == [conversation["goodbye"]]
+
+    for bridge in (["Walter Rivera"], ["grandpa"]):
+        opened = reader_rows(db, "select * from exo.search_messages('hospice', bridge => %s)", bridge)
+        assert [r["body"] for r in opened] == ["Grandpa is back in the hospice, I'll go there first."]
+        assert opened[0]["conversation_title"] == "Sunday plans" and opened[0]["withheld"] is None
+
+
+def test_conversation_withholds_charged_messages_with_a_hint(db, tmp_path):
+    defer_walter(db)
+    run_import(db, write(tmp_path, "grief.jsonl", grief_export()), "jsonl")
+    rows = reader_rows(db, "select * from exo.conversation('Sunday plans')")
+    assert [r["body"] for r in shown(rows)] == [
+        "Will do. Shall I bring the lemon cake?",
+        "Yes please, the lemon one.",
+    ]
+    (hint,) = hints(rows)
+    assert hint == {"subject": WALTER, "conversation": rows[0]["conversation_id"], "messages": 3, "how": HOW}
+    assert "hospice" not in str(rows).lower()
+    opened = reader_rows(
+        db, "select * from exo.conversation('Sunday plans', bridge => array['Grandpa Walter'])"
+    )
+    assert len(opened) == 5 and hints(opened) == []
+
+    # every message of the funeral conversation is charged: nothing but the hint, no title
+    goodbye = reader_rows(db, "select * from exo.conversation('The funeral')")
+    assert shown(goodbye) == [] and [h["messages"] for h in hints(goodbye)] == [2]
+    # several titles match: the withheld one is listed without its title
+    with pytest.raises(psycopg.errors.InvalidParameterValue) as refused:
+        reader_rows(db, "select * from exo.conversation('funeral')")
+    message = refused.value.diag.message_primary
+    assert "'The funeral director''s invoice' (jsonl)" in message and "(withheld) (jsonl)" in message
+    assert "'The funeral' " not in message
+
+
+def test_person_history_neither_counts_nor_dates_withheld_messages(db, tmp_path):
+    defer_walter(db)
+    run_import(db, write(tmp_path, "grief.jsonl", grief_export()), "jsonl")
+    rows = reader_rows(db, "select * from exo.person_history('Alex')")
+    (alex,) = shown(rows)
+    # three messages, two charged; the 28 March one is charged, so the last seen is 5 March
+    assert (alex["messages"], alex["conversations"]) == (1, 1)
+    assert str(alex["last_seen"]).startswith("2017-03-05") and str(alex["first_seen"]).startswith(
+        "2017-03-05"
+    )
+    assert hints(rows) == [{"subject": WALTER, "messages": 2, "how": HOW}]
+    opened = reader_rows(db, "select * from exo.person_history('Alex', bridge => array['Walter Rivera'])")
+    assert [(r["messages"], r["conversations"]) for r in opened] == [(3, 2)]
+
+    # an identity named like the deferred subject is the subject: left out, with a hint
+    grandpa = reader_rows(db, "select * from exo.person_history('grandpa')")
+    assert shown(grandpa) == [] and hints(grandpa) == [{"subject": WALTER, "messages": 1, "how": HOW}]
+    opened = reader_rows(db, "select * from exo.person_history('grandpa', bridge => array['Grandpa'])")
+    assert [(r["handle"], r["messages"]) for r in opened] == [("Grandpa Walter", 1)]
 
 
 # --- malformed input ---------------------------------------------------------------------------

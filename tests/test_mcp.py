@@ -50,11 +50,36 @@ EXPECTED_TOOLS = {
 }
 
 
+#: A family chat that turns to Grandpa in the hospice (Walter Rivera is deferred in the vault).
+FAMILY = [
+    {
+        "conversation_id": "f",
+        "conversation_title": "Family",
+        "sender": sender,
+        "text": text,
+        "sent_at": f"2017-03-0{i}T10:00:00Z",
+    }
+    for i, (sender, text) in enumerate(
+        [
+            ("Alex", "Shall we meet on Sunday?"),
+            ("Sam", "Yes, after the hospice visit."),  # a cue here, the name in the reply: both charged
+            ("Alex", "Give Grandpa my love."),
+            ("Sam", "Will do."),
+            ("Alex", "Bring the kite on Sunday."),
+        ],
+        start=1,
+    )
+]
+
+
 @pytest.fixture(scope="module")
-def vault(cfg, template_db) -> Iterator:
+def vault(cfg, template_db, tmp_path_factory) -> Iterator:
+    family = tmp_path_factory.mktemp("chats") / "family.jsonl"
+    family.write_text("".join(json.dumps(m) + "\n" for m in FAMILY))
     with vault_database(cfg, template_db, "exo_mcp") as db:
         with db.connect("exo_writer") as conn:
             chat.import_chat(conn, WHATSAPP, "whatsapp", ["Sam Rivera"])
+            chat.import_chat(conn, family, "jsonl")
         yield db
 
 
@@ -225,6 +250,48 @@ def test_graph_document_and_chat_tools(vault):
             session, "cypher", workspace="technical", query="CREATE (n:Person {name: 'x'}) RETURN n"
         )
         assert "read-only" in message and "CREATE" in message, message
+
+    serve(vault.url("exo_reader"), scenario)
+
+
+def test_chat_tools_withhold_charged_messages_with_a_hint_and_take_bridge(vault):
+    how = "ask with bridge => array['Walter Rivera']"
+
+    async def scenario(session):
+        found = json.loads(await call(session, "search_messages", query="hospice"))
+        assert [row["withheld"] for row in found] == [
+            {
+                "subject": "Walter Rivera",
+                "conversation": found[0]["withheld"]["conversation"],
+                "messages": 1,
+                "how": how,
+            }
+        ]
+        assert "hospice" not in json.dumps([row["withheld"] for row in found]).lower()
+        opened = json.loads(await call(session, "search_messages", query="hospice", bridge=["Grandpa"]))
+        assert [row["body"] for row in opened] == ["Yes, after the hospice visit."]
+
+        messages = json.loads(await call(session, "conversation", conversation="Family"))
+        assert [m["body"] for m in messages if m["withheld"] is None] == [
+            "Shall we meet on Sunday?",
+            "Will do.",
+            "Bring the kite on Sunday.",
+        ]
+        assert [m["withheld"]["messages"] for m in messages if m["withheld"]] == [2]
+        bridged = json.loads(
+            await call(session, "conversation", conversation="Family", bridge=["Walter Rivera"])
+        )
+        assert len(bridged) == 5 and all(m["withheld"] is None for m in bridged)
+
+        history = json.loads(await call(session, "person_history", name="Alex"))
+        assert [(h["messages"], h["withheld"]) for h in history] == [
+            (2, None),
+            (None, {"subject": "Walter Rivera", "messages": 1, "how": how}),
+        ]
+        assert (
+            json.loads(await call(session, "person_history", name="Alex", bridge=["Grandpa"]))[0]["messages"]
+            == 3
+        )
 
     serve(vault.url("exo_reader"), scenario)
 

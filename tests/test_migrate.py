@@ -8,12 +8,14 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from exocortex import schema_dump
-from exocortex.migrate import MigrationError, inline_plpy, migrate, migration_files
+from exocortex.db import connect
+from exocortex.migrate import LOCK_KEY, MigrationError, inline_plpy, migrate, migration_files
 
 SEEDED_WORKSPACES = {"technical", "creative", "personal", "administrative"}
 
@@ -44,16 +46,22 @@ def test_migrate_from_zero_builds_the_first_schema(cfg, empty_db):
     assert pgmq == ("1.13.0",)
 
 
-def test_objects_belong_to_exo_owner(db):
+def test_objects_belong_to_their_owners(db):
+    """Tables and internals to exo_owner; the exo API to exo_api, which may only read."""
     with db.connect() as conn:
         foreign = conn.execute(
             """
             select c.oid::regclass::text from pg_class c join pg_namespace n on n.oid = c.relnamespace
-            where n.nspname in ('exo', 'exo_private') and c.relkind in ('r', 'v', 'p')
-              and c.relowner <> 'exo_owner'::regrole
+            where c.relkind in ('r', 'v', 'p')
+              and c.relowner <> case when n.nspname = 'exo' and c.relkind = 'v' then 'exo_api'
+                                     else 'exo_owner' end::regrole
+              and n.nspname in ('exo', 'exo_private')
             union all
             select p.oid::regprocedure::text from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-            where n.nspname in ('exo', 'exo_private') and p.proowner <> 'exo_owner'::regrole
+            where p.proowner <> case n.nspname when 'exo' then 'exo_api' else 'exo_owner' end::regrole
+              and n.nspname in ('exo', 'exo_private')
+              -- the one function that runs a caller's Cypher (sql/985_graph_access.sql)
+              and not (p.proname = 'run_cypher' and p.proowner = 'exo_graph'::regrole)
             """
         ).fetchall()
     assert foreign == []
@@ -139,6 +147,39 @@ def test_two_migrators_at_once_both_succeed_and_apply_each_file_once(cfg, empty_
     assert applied_counts == [0, len(files)]
     with empty_db.connect() as conn:
         assert conn.execute("select count(*) from exo_private.components").fetchone() == (1,)
+
+
+def test_a_lock_held_elsewhere_stops_migrate_naming_the_holder(cfg, db):
+    hurried = dataclasses.replace(cfg, lock_timeout_s=1.0)
+    # A reader that read a view and left its transaction open: replacing the view must wait.
+    with connect(db.url("exo_reader"), "exo-test-lock-holder", autocommit=False) as holder:
+        holder.execute("select count(*) from exo.settings")
+        pid = holder.info.backend_pid
+        began = time.monotonic()
+        with pytest.raises(MigrationError) as refused:
+            migrate(hurried, db.url())
+        waited = time.monotonic() - began
+    message = str(refused.value)
+    assert "lock timeout" in message
+    assert f"pid {pid} " in message
+    assert (
+        "'exo-test-lock-holder'" in message and "exo_reader" in message and "idle in transaction" in message
+    )
+    assert waited < 20
+    migrate(hurried, db.url())  # once it has gone, the run completes
+
+
+def test_a_migrator_waits_for_another_then_names_it(cfg, db):
+    with connect(db.url(), "exo-test-other-migrator", autocommit=True) as other:
+        other.execute("select pg_advisory_lock(%s)", (LOCK_KEY,))
+        began = time.monotonic()
+        with pytest.raises(MigrationError, match="migrate lock") as refused:
+            migrate(cfg, db.url(), wait_s=1.0)
+        assert 1.0 <= time.monotonic() - began < 10
+        assert f"pid {other.info.backend_pid} " in str(refused.value)
+        assert "'exo-test-other-migrator'" in str(refused.value)
+        other.execute("select pg_advisory_unlock(%s)", (LOCK_KEY,))
+    assert migrate(cfg, db.url(), wait_s=1.0).applied == []
 
 
 def test_migrating_from_zero_matches_the_committed_schema_dump(cfg):

@@ -64,8 +64,13 @@ def _candidate(chunk_id, score=1.0, body="zebra quokka.", **extra):
     return c
 
 
-def _withhold(bridge=(), archive_open=False):
-    return lambda charged: search.withheld_subjects(charged, DEFERRED, list(bridge), archive_open)
+def _care(bridge=(), query="", archive_open=False, time_releases=False):
+    why = "temporal signal: '2014'" if archive_open else None
+    return search.Deference(DEFERRED, list(bridge), query, archive_open, why, time_releases)
+
+
+def _withhold(bridge=(), query="", archive_open=False):
+    return _care(bridge, query, archive_open).withheld
 
 
 # -- identifiers ----------------------------------------------------------------------------
@@ -199,48 +204,125 @@ def test_a_title_is_found_by_the_query_that_repeats_it(words, separators):
 # -- deference ---------------------------------------------------------------------------------
 
 
-def test_a_charged_subject_is_withheld_unless_the_archive_is_open():
-    assert search.withheld_subjects(["Alice Smith"], DEFERRED, [], False) == ["Alice Smith"]
-    assert search.withheld_subjects(["Alice Smith"], DEFERRED, None, False) == ["Alice Smith"]
-    assert search.withheld_subjects(["Alice Smith"], DEFERRED, [], True) == []
-    assert search.withheld_subjects([], DEFERRED, [], False) == []
+def test_a_charged_subject_is_withheld_even_when_the_archive_is_open():
+    assert _care().withheld(["Alice Smith"]) == ["Alice Smith"]
+    assert search.Deference(DEFERRED, None).withheld(["Alice Smith"]) == ["Alice Smith"]
+    assert _care(archive_open=True).withheld(["Alice Smith"]) == ["Alice Smith"]  # time alone: no
+    assert _care(query="what did Ally say in 2014").withheld(["Alice Smith"]) == ["Alice Smith"]  # closed
+    assert _care().withheld([]) == []
+
+
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [
+        ("what did Ally say in 2014", "ally"),
+        ("ALICE SMITH, back then", "alice smith"),
+        ("a. smith?", "a. smith"),
+    ],
+)
+def test_the_question_naming_the_subject_releases_it_only_while_the_archive_is_open(query, name):
+    care = _care(query=query, archive_open=True)
+    assert care.withheld(["Alice Smith", "Ally", "Dad"]) == ["Dad"]
+    assert care.why_released("Alice Smith") == (
+        f"the question names '{name}' and the archive is open (temporal signal: '2014')"
+    )
+    assert _care(query=query).withheld(["Alice Smith"]) == ["Alice Smith"]
+
+
+def test_the_reason_quotes_the_longest_name_the_question_uses():
+    deferred = [{"subject": "Walter Rivera", "aliases": ["Grandpa Walter", "Grandpa"]}]
+    care = search.Deference(deferred, [], "grandpa walter used to", True, "temporal signal: 'used to'")
+    assert care.why_released("Walter Rivera") == (
+        "the question names 'grandpa walter' and the archive is open (temporal signal: 'used to')"
+    )
+    # A word that only contains a name does not name it.
+    assert search.Deference(deferred, [], "grandpas used to", True, "x").withheld(["Walter Rivera"])
+
+
+def test_time_releases_restores_the_looser_rule_and_says_so():
+    care = _care(archive_open=True, time_releases=True)
+    assert care.withheld(["Alice Smith", "Dad", "Grandpa Joe"]) == []
+    assert care.why_released("Dad") == (
+        "time releases (deference.time_releases) and the archive is open (temporal signal: '2014')"
+    )
+    assert _care(time_releases=True).withheld(["Dad"]) == ["Dad"]  # the archive closed: held
 
 
 @pytest.mark.parametrize("bridge", ["Alice Smith", "  alice   SMITH ", "ally", "ALLY.", "a. smith"])
 def test_bridging_a_subject_by_name_or_alias_releases_it(bridge):
-    assert search.withheld_subjects(["Alice Smith"], DEFERRED, [bridge], False) == []
+    assert _care([bridge]).withheld(["Alice Smith"]) == []
+    assert _care([bridge]).why_released("Alice Smith") == "bridged"
+    assert _care([bridge], "ally", archive_open=True).why_released("Alice Smith") == "bridged"  # first
 
 
 def test_bridging_by_the_subject_releases_a_chunk_charged_under_an_alias():
-    assert search.withheld_subjects(["Ally"], DEFERRED, ["Alice Smith"], False) == []
+    assert _care(["Alice Smith"]).withheld(["Ally"]) == []
 
 
 def test_bridging_one_subject_does_not_release_another():
-    assert search.withheld_subjects(["Alice Smith", "Dad"], DEFERRED, ["Ally"], False) == ["Dad"]
-    assert search.withheld_subjects(["Alice Smith", "Dad"], DEFERRED, ["dad"], False) == ["Alice Smith"]
-    assert search.withheld_subjects(["Dad"], DEFERRED, ["Mum", "", "..."], False) == ["Dad"]
+    assert _care(["Ally"]).withheld(["Alice Smith", "Dad"]) == ["Dad"]
+    assert _care(["dad"]).withheld(["Alice Smith", "Dad"]) == ["Alice Smith"]
+    assert _care(["Mum", "", "...", None]).withheld(["Dad"]) == ["Dad"]
 
 
-def test_a_frontmatter_only_subject_is_withheld_until_bridged_by_name():
-    assert search.withheld_subjects(["Grandpa Joe"], DEFERRED, [], False) == ["Grandpa Joe"]
-    assert search.withheld_subjects(["Grandpa Joe"], DEFERRED, ["ally"], False) == ["Grandpa Joe"]
-    assert search.withheld_subjects(["Grandpa Joe"], DEFERRED, ["grandpa  joe"], False) == []
+def test_a_frontmatter_only_subject_is_withheld_until_bridged_or_named_by_name():
+    assert _care().withheld(["Grandpa Joe"]) == ["Grandpa Joe"]
+    assert _care(["ally"]).withheld(["Grandpa Joe"]) == ["Grandpa Joe"]
+    assert _care(["grandpa  joe"]).withheld(["Grandpa Joe"]) == []
+    assert _care(query="grandpa joe in 2014", archive_open=True).withheld(["Grandpa Joe"]) == []
 
 
 @FAST
 @given(
     st.lists(st.sampled_from(["Alice Smith", "Ally", "Dad", "Grandpa Joe", "Mum"]), max_size=5, unique=True),
     st.lists(st.sampled_from(["alice smith", "A. Smith", "DAD", "mum", "nobody", ""]), max_size=3),
+    st.lists(st.sampled_from(["zebra", "Ally", "dad", "grandpa joe", "in", "2014"]), max_size=5).map(
+        " ".join
+    ),
+    st.booleans(),
+    st.booleans(),
 )
-def test_withheld_is_the_charged_subjects_no_bridge_names(charged, bridge):
-    held = search.withheld_subjects(charged, DEFERRED, bridge, False)
+def test_released_is_bridged_or_named_while_open_or_time_releases(
+    charged, bridge, query, archive_open, loose
+):
+    care = _care(bridge, query, archive_open, loose)
+    held = care.withheld(charged)
     assert held == [s for s in charged if s in held]  # a sub-list, in order
-    names = {canonical_key(b) for b in bridge} - {None}
-    for subject in DEFERRED:
-        keys = {canonical_key(n) for n in [subject["subject"], *subject["aliases"]]}
-        if keys & names:
-            names |= keys
-    assert held == [s for s in charged if canonical_key(s) not in names]
+
+    def group(name):
+        keys = {canonical_key(name)} - {None}
+        for subject in DEFERRED:
+            names = {canonical_key(n) for n in [subject["subject"], *subject["aliases"]]}
+            if keys & names:
+                keys |= names
+        return keys
+
+    bridged = set().union(*(group(b) for b in bridge)) if bridge else set()
+    asked = set(search.ngram_keys(query))
+    for subject in charged:
+        names = group(subject)
+        expected = bool(names & bridged) or (archive_open and (bool(names & asked) or loose))
+        assert (subject not in held) == expected, (subject, bridge, query, archive_open, loose)
+        why = care.why_released(subject)
+        assert (why is not None) == expected
+        if why and not names & bridged:
+            assert "the archive is open (temporal signal: '2014')" in why
+
+
+def test_released_counts_charged_results_per_subject_and_workspace():
+    results = [
+        {"chunk_id": 1, "workspace": "personal", "charged": ["Dad"]},
+        {"chunk_id": 2, "workspace": "personal", "charged": ["Dad", "Ally"]},
+        {"chunk_id": 3, "workspace": "creative", "charged": ["Dad"]},
+        {"chunk_id": 4, "workspace": "creative", "charged": []},
+        {"chunk_id": 5, "workspace": "creative"},
+    ]
+    assert search.released(results, lambda s: "why " + s) == [
+        {"subject": "Ally", "workspace": "personal", "chunks": 1, "why": "why Ally"},
+        {"subject": "Dad", "workspace": "creative", "chunks": 1, "why": "why Dad"},
+        {"subject": "Dad", "workspace": "personal", "chunks": 2, "why": "why Dad"},
+    ]
+    assert search.released([], lambda s: s) == []
 
 
 # -- the workspace pool --------------------------------------------------------------------------
@@ -289,6 +371,12 @@ def test_pool_counts_withheld_chunks_per_subject_once_each():
     bridged = search.WorkspacePool("personal", cap=5, need=5)
     assert bridged.admit("exact", rows, _withhold(bridge=["ally"])) == (3, 1)
     assert bridged.withheld == {"Dad": {11}}
+    # An admitted chunk keeps its charged subjects: what the report's "released" counts.
+    assert [(h["chunk_id"], h["charged"]) for h in bridged.hits] == [
+        (10, ["Alice Smith"]),
+        (12, []),
+        (13, []),
+    ]
 
 
 def test_hints_count_chunks_and_never_carry_text():
@@ -741,3 +829,33 @@ def test_packet_cuts_hints_then_text_to_stay_within_a_tiny_budget():
     report = dict(REPORT, archive={"open": True, "why": "w" * 5000})
     out = search.packet("q", [], [], report, 200, PACKET)
     assert out["tokens"] <= 200 and out["text"].endswith("\n...")
+
+
+def test_packet_provenance_names_the_released_subjects_it_cites_in_one_line():
+    candidates = [
+        _candidate(1, body="zebra one.", charged=["Dad"]),
+        _candidate(2, body="zebra two.", workspace="personal", charged=["Dad", "Ally"]),
+        _candidate(3, body="zebra three."),
+        _candidate(4, body="zebra four.", charged=["Mum"]),
+    ]
+    ranked = _ranked(candidates, {1: 1.0, 2: 0.9, 3: 0.8, 4: 0.1})  # 4 is too weak to be cited
+    why = "the question names 'dad' and the archive is open (temporal signal: '2014')"
+    report = dict(
+        REPORT,
+        released=[
+            {"subject": "Ally", "workspace": "personal", "chunks": 1, "why": "bridged"},
+            {"subject": "Dad", "workspace": "personal", "chunks": 1, "why": why},
+            {"subject": "Dad", "workspace": "technical", "chunks": 1, "why": why},
+            {"subject": "Mum", "workspace": "technical", "chunks": 1, "why": "bridged"},
+        ],
+    )
+    text = search.packet("zebra", ranked, [], report, 4000, PACKET)["text"]
+    provenance = text[text.index("## Provenance") :]
+    (line,) = [x for x in provenance.splitlines() if "released" in x]
+    assert line == (
+        "note: released deferred material: Ally in personal (1 chunk(s): bridged); "
+        f"Dad in personal (1 chunk(s): {why}); Dad in technical (1 chunk(s): {why})"
+    )
+    assert "Mum" not in text  # released by the search, but not cited here
+    plain = search.packet("zebra", _ranked([_candidate(3, body="zebra three.")]), [], report, 4000, PACKET)
+    assert "released" not in plain["text"]

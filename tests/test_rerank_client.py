@@ -142,3 +142,65 @@ def test_a_closed_port_is_endpoint_down():
     with pytest.raises(EndpointDown):
         client.rerank(Endpoint(f"http://127.0.0.1:{port}/v1", "reranker", 30.0), "q", ["a"])
     assert time.monotonic() - began < 1.0
+
+
+# -- exo_private.rerank_call: bounded per call and per session ------------------------------
+
+
+def _rerank_call(conn, backend: str, url: str, passages: list[str], ids: list[int]) -> dict:
+    endpoint = json.dumps({"url": url, "model": "reranker", "timeout_s": 2})
+    options = json.dumps({"excerpt_chars": 80, "max_tokens": 60})
+    return conn.execute(
+        "select exo_private.rerank_call(%s, %s::jsonb, 'q', %s, %s, %s::jsonb)",
+        (backend, endpoint, passages, ids, options),
+    ).fetchone()[0]
+
+
+def _set(conn, key: str, value: object) -> None:
+    conn.execute("update exo_private.settings set value = %s::jsonb where key = %s", (json.dumps(value), key))
+
+
+def test_the_third_rerank_call_in_a_session_with_limit_2_is_refused_without_a_call(db):
+    (port,) = free_ports()
+    closed = f"http://127.0.0.1:{port}/v1"
+    with db.connect() as conn:
+        _set(conn, "reader.rerank_calls_per_minute", 2)
+    with db.connect() as conn:
+        answers = [
+            _rerank_call(conn, backend, closed, ["a"], [1]) for backend in ("cross_encoder", "listwise")
+        ]
+        answers.append(_rerank_call(conn, "cross_encoder", closed, ["a"], [1]))
+        answers.append(_rerank_call(conn, "listwise", closed, ["a"], [1]))  # one budget for both backends
+    assert [a["error_class"] for a in answers] == [
+        "endpoint_down",
+        "endpoint_down",
+        "rate_limited",
+        "rate_limited",
+    ]
+    assert (
+        "more than 2 rerank calls in a minute in this session (reader.rerank_calls_per_minute)"
+        in answers[2]["error"]
+    )
+    with db.connect() as conn:  # another session has a budget of its own
+        assert _rerank_call(conn, "cross_encoder", closed, ["a"], [1])["error_class"] == "endpoint_down"
+        _set(conn, "reader.rerank_calls_per_minute", 0)
+    with db.connect() as conn:  # 0: remote rerank is off
+        assert _rerank_call(conn, "cross_encoder", closed, ["a"], [1])["error_class"] == "rate_limited"
+
+
+def test_a_rerank_call_sends_at_most_max_passages_cut_to_passage_chars(db, standin):
+    _answer(standin, Reply(body=_results((0, 0.9), (1, 0.1))))
+    with db.connect() as conn:
+        _set(conn, "retrieval.rerank_limits", {"max_passages": 2, "passage_chars": 5})
+        answer = _rerank_call(
+            conn, "cross_encoder", standin.url, ["abcdefgh", "ijklmnop", "qrstuvwx"], [7, 8, 9]
+        )
+    ((_path, request),) = standin.requests
+    assert request["documents"] == ["abcde", "ijklm"] and request["top_n"] == 2
+    assert answer["scores"] == {"7": 0.9, "8": 0.1} and answer["passages"] == 2
+
+
+def test_an_unknown_backend_is_named_in_at_most_100_characters(db):
+    with db.connect() as conn:
+        answer = _rerank_call(conn, "x" * 10_000, "http://127.0.0.1:9/v1", ["a"], [1])
+    assert answer["error_class"] == "bad_response" and len(answer["error"]) < 150

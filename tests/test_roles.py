@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import psycopg
 import pytest
 
+from exocortex import doctor
+from exocortex.db import role_url
 from exocortex.migrate import migration_files
 
 DENIED = (psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction)
@@ -116,3 +120,193 @@ def test_the_reader_sees_the_deference_list_but_not_the_charged_text(db):
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("select exo_private.defer_subject('Someone')")
     assert rows == [("Walter Rivera", ["Grandpa"], 0)]
+
+
+# A reader set against us: read-only off and a search_path reaching the internals. Privileges
+# are the boundary, so none of this may matter.
+HOSTILE_SESSION = (
+    "set default_transaction_read_only = off",
+    "set search_path = exo_private, public, pg_catalog",
+)
+
+LARGE_OBJECTS = [
+    "select lo_create(0)",
+    "select lo_creat(-1)",
+    "select lo_from_bytea(0, 'kept forever')",
+    "select lo_import('/etc/hostname')",
+    "select lo_put(1, 0, 'x')",
+    "select lo_unlink(1)",
+]
+
+ADVISORY_LOCKS = [
+    "select pg_advisory_lock(1)",
+    "select pg_advisory_lock_shared(1, 2)",
+    "select pg_try_advisory_lock(1)",
+    "select pg_advisory_xact_lock(1)",
+    "select pg_try_advisory_xact_lock_shared(1)",
+]
+
+
+@pytest.fixture
+def hostile_reader(db):
+    with db.connect("exo_reader") as conn:
+        for statement in HOSTILE_SESSION:
+            conn.execute(statement)
+        yield conn
+
+
+def _refusal(conn: psycopg.Connection, statement: str) -> Exception | None:
+    try:
+        with conn.transaction():
+            conn.execute(statement)
+    except psycopg.Error as exc:
+        return exc
+    return None
+
+
+def test_a_hostile_reader_cannot_change_any_table_or_sequence(db, hostile_reader):
+    with db.connect() as admin:
+        tables = [
+            r[0]
+            for r in admin.execute(
+                """
+                select c.oid::regclass::text from pg_class c join pg_namespace n on n.oid = c.relnamespace
+                where c.relkind in ('r', 'p') and n.nspname not in ('pg_catalog', 'information_schema')
+                """
+            )
+        ]
+        sequences = [
+            r[0] for r in admin.execute("select oid::regclass::text from pg_class where relkind = 'S'")
+        ]
+    assert "exo_private.settings" in tables and "exo_private.chunks" in tables
+    assert any(t.startswith("pgmq.") for t in tables) and any(t.startswith("graph_") for t in tables)
+    assert hostile_reader.execute("show transaction_read_only").fetchone() == ("off",)
+    allowed = []
+    for table in tables:
+        for statement in (f"insert into {table} default values", f"delete from {table}", f"truncate {table}"):
+            if not isinstance(_refusal(hostile_reader, statement), psycopg.errors.InsufficientPrivilege):
+                allowed.append(statement)
+    for sequence in sequences:
+        statement = f"select nextval('{sequence}')"
+        if not isinstance(_refusal(hostile_reader, statement), psycopg.errors.InsufficientPrivilege):
+            allowed.append(statement)
+    assert allowed == []
+
+
+@pytest.mark.parametrize("statement", LARGE_OBJECTS + ADVISORY_LOCKS)
+def test_a_hostile_reader_cannot_store_large_objects_or_take_advisory_locks(hostile_reader, statement):
+    error = _refusal(hostile_reader, statement)
+    assert isinstance(error, psycopg.errors.InsufficientPrivilege), f"{statement!r} gave {error!r}"
+
+
+def test_a_hostile_reader_has_no_temporary_tables(hostile_reader):
+    error = _refusal(hostile_reader, "create temporary table mine (id int)")
+    assert isinstance(error, psycopg.errors.InsufficientPrivilege), repr(error)
+    assert hostile_reader.execute(
+        "select has_database_privilege(current_database(), 'temporary')"
+    ).fetchone() == (False,)
+
+
+def test_the_owner_and_writer_keep_advisory_locks(db):
+    for role in ("exo_owner", "exo_writer"):
+        with db.connect(role) as conn:
+            assert conn.execute("select pg_try_advisory_xact_lock(42)").fetchone() == (True,)
+
+
+@pytest.mark.parametrize("database", ["postgres", "template1"])
+def test_the_reader_connects_to_its_database_only(cfg, db, database):
+    if cfg.external_url:
+        pytest.skip("a foreign server's other databases are not ours to close (exo doctor reports them)")
+    with pytest.raises(psycopg.OperationalError, match="permission denied for database"):
+        psycopg.connect(role_url(cfg, "exo_reader", database), connect_timeout=5).close()
+    with db.connect() as admin:
+        others = admin.execute(
+            """
+            select datname from pg_database
+            where datname in ('postgres', 'template1')
+              and (has_database_privilege('exo_reader', oid, 'connect')
+                   or has_database_privilege('exo_reader', oid, 'temporary'))
+            """
+        ).fetchall()
+    assert others == []
+
+
+def test_exo_api_owns_the_api_and_the_reader_runs_nothing_else_as_another_role(db):
+    with db.connect() as conn:
+        not_api = conn.execute(
+            """
+            select p.oid::regprocedure::text from pg_proc p
+            where p.pronamespace = 'exo'::regnamespace and p.proowner <> 'exo_api'::regrole
+            union all
+            select c.oid::regclass::text from pg_class c
+            where c.relnamespace = 'exo'::regnamespace and c.relkind in ('v', 'm')
+              and c.relowner <> 'exo_api'::regrole
+            """
+        ).fetchall()
+        api = conn.execute(
+            "select count(*) from pg_proc where pronamespace = 'exo'::regnamespace and prosecdef"
+        ).fetchone()[0]
+        # Every function the reader may execute runs as the reader, or as a role that may only read.
+        as_another = conn.execute(
+            """
+            select p.oid::regprocedure::text, p.proowner::regrole::text from pg_proc p
+            where has_function_privilege('exo_reader', p.oid, 'execute') and p.prosecdef
+              and p.proowner not in ('exo_api'::regrole, 'exo_graph'::regrole)
+            """
+        ).fetchall()
+    assert not_api == []
+    assert api > 10
+    assert as_another == []
+
+
+def test_exo_api_may_only_read(db):
+    with db.connect() as conn:
+        writable = conn.execute(
+            """
+            select c.oid::regclass::text from pg_class c
+            where c.oid <> 'pg_catalog.pg_settings'::regclass  -- PUBLIC's: `set` by another name
+              and case when c.relkind = 'S'
+                       then has_sequence_privilege('exo_api', c.oid, 'usage, update')
+                       else has_table_privilege('exo_api', c.oid,
+                            'insert, update, delete, truncate, references, trigger, maintain') end
+            """
+        ).fetchall()
+        creates = conn.execute(
+            """
+            select nspname from pg_namespace where has_schema_privilege('exo_api', oid, 'create')
+            union all
+            select datname from pg_database
+            where datname = current_database()
+              and (has_database_privilege('exo_api', oid, 'create')
+                   or has_database_privilege('exo_api', oid, 'temporary'))
+            """
+        ).fetchall()
+        owners_definers = conn.execute(
+            """
+            select p.oid::regprocedure::text, has_function_privilege('exo_api', p.oid, 'execute')
+            from pg_proc p where p.prosecdef and p.proowner = 'exo_owner'::regrole
+            """
+        ).fetchall()
+        reads = conn.execute(
+            """
+            select has_table_privilege('exo_api', 'exo_private.chunks', 'select'),
+                   has_function_privilege('exo_api', 'exo_private.check_workspaces(text[])', 'execute')
+            """
+        ).fetchone()
+    assert writable == []
+    assert creates == []
+    assert 'exo_private.ensure_label(name,text,"char")' in {name for name, _ in owners_definers}
+    assert [name for name, executable in owners_definers if executable] == []
+    assert reads == (True, True)
+
+
+def test_doctor_names_the_other_databases_a_foreign_servers_reader_reaches(cfg, db, template_db):
+    foreign = dataclasses.replace(cfg, external_url=db.url())
+    (check,) = [c for c in doctor.run(foreign) if c.name == "reader's databases"]
+    assert not check.ok
+    reachable = check.detail.removeprefix("exo_reader can also connect to ").split(", ")
+    assert template_db.name in reachable  # a database this test's server opened to the reader
+    assert db.name not in reachable
+    if not cfg.external_url:  # closed by the local runtime's migrator
+        assert "postgres" not in reachable
+    assert "revoke connect" in check.fix

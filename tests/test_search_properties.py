@@ -35,11 +35,15 @@ BAND_AGE_DAYS = {"current": (0, 300), "recent": (400, 1000), "archival": (1200, 
 
 
 @contextmanager
-def corpus_as_reader(db, documents):
+def corpus_as_reader(db, documents, time_releases=False):
     """Write `documents` (dicts: workspace, band, written_at, canonical, chunks [(body, charged)]),
     then yield a connection acting as exo_reader and {chunk id: charged subjects}; everything is
-    rolled back afterwards."""
+    rolled back afterwards. `time_releases` sets deference.time_releases."""
     with db.connect(autocommit=False) as conn:
+        conn.execute(
+            "update exo_private.settings set value = %s::jsonb where key = 'deference.time_releases'",
+            (json.dumps(time_releases),),
+        )
         source = conn.execute(
             "insert into exo_private.sources (root) values ('generated') returning id"
         ).fetchone()[0]
@@ -51,11 +55,12 @@ def corpus_as_reader(db, documents):
         for n, doc in enumerate(documents):
             doc_id = conn.execute(
                 """insert into exo_private.documents
-                       (source_id, path, extension, size_bytes, mtime_ns, stage, workspace, band, written_at,
-                        canonical, title)
-                   values (%s, %s, 'md', 1, 0, 'chunked', %s, %s, %s, %s, %s) returning id""",
+                       (source_id, path, path_bytes, extension, size_bytes, mtime_ns, stage, workspace, band,
+                        written_at, canonical, title)
+                   values (%s, %s, convert_to(%s, 'UTF8'), 'md', 1, 0, 'chunked', %s, %s, %s, %s, %s) returning id""",
                 (
                     source,
+                    f"gen/{n}.md",
                     f"gen/{n}.md",
                     doc["workspace"],
                     doc["band"],
@@ -132,16 +137,27 @@ def document(draw):
     }
 
 
+# Temporal signals that open the archive (a cue, an old year), or none.
+SIGNALS = [None, None, "used to", f"back in {TODAY.year - 10}"]
 queries = st.builds(
-    lambda words, name: " ".join(words + ([name] if name else [])),
+    lambda words, name, signal: " ".join(words + ([name] if name else []) + ([signal] if signal else [])),
     st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=4),
     st.one_of(st.none(), st.sampled_from(NAMES)),
+    st.sampled_from(SIGNALS),
 )
 
 
-def released(subject: str, bridge: list[str]) -> bool:
-    names = {n.casefold() for n in [subject, *SUBJECTS.get(subject, [])]}
-    return any(" ".join(b.split()).casefold() in names for b in bridge)
+def names_of(subject: str) -> set[str]:
+    return {n.casefold() for n in [subject, *SUBJECTS.get(subject, [])]}
+
+
+def bridged(subject: str, bridge: list[str]) -> bool:
+    return any(" ".join(b.split()).casefold() in names_of(subject) for b in bridge)
+
+
+def named(subject: str, query: str) -> bool:
+    """Whether the query names the subject (names are appended whole, so a substring is a name)."""
+    return any(n in query.casefold() for n in names_of(subject))
 
 
 # -- deference --------------------------------------------------------------------------------------
@@ -159,36 +175,55 @@ def released(subject: str, bridge: list[str]) -> bool:
         min_size=1,
         max_size=3,
     ),
+    time_releases=st.sampled_from([False, False, True]),
 )
-def test_charged_chunks_surface_only_when_bridged_or_opened_and_are_always_hinted(db, documents, asked):
-    with corpus_as_reader(db, documents) as (conn, charged):
+def test_charged_chunks_surface_only_when_bridged_or_named_in_the_open_archive_and_are_always_hinted(
+    db, documents, asked, time_releases
+):
+    with corpus_as_reader(db, documents, time_releases) as (conn, charged):
         for query, bridge, open_archive in asked:
-            named = {"k": 200, "bridge": bridge, "open_archive": open_archive}
-            report = call(conn, "exo.search_report", query, **named).fetchone()[0]
-            ids = {r[0] for r in search(conn, query, **named)}
+            args = {"k": 200, "bridge": bridge, "open_archive": open_archive}
+            report = call(conn, "exo.search_report", query, **args).fetchone()[0]
+            rows = search(conn, query, **args)
+            ids = {r[0] for r in rows}
+            # Opened by a temporal signal or open_archive; the fallback never releases.
             opened = report["archive"]["open"] and not report["archive"]["fallback"]
-            for chunk_id in ids:
+
+            def releasable(subject, query=query, bridge=bridge, opened=opened):
+                return bridged(subject, bridge) or (opened and (named(subject, query) or time_releases))
+
+            out = {}
+            for chunk_id, workspace, *_ in rows:
                 for subject in charged.get(chunk_id, []):
-                    assert opened or released(subject, bridge), (query, bridge, open_archive, subject)
+                    assert releasable(subject), (query, bridge, open_archive, time_releases, subject)
+                    out[(subject, workspace)] = out.get((subject, workspace), 0) + 1
+            # Whatever charged came out, the report says: which subject, where, how many, why.
+            assert {(r["subject"], r["workspace"]): r["chunks"] for r in report["released"]} == out
+            for r in report["released"]:
+                if bridged(r["subject"], bridge):
+                    assert r["why"] == "bridged"
+                elif named(r["subject"], query):
+                    assert r["why"].startswith("the question names '"), r
+                else:
+                    assert r["why"].startswith("time releases (deference.time_releases)"), r
+                assert r["why"] == "bridged" or report["archive"]["why"] in r["why"]
             held = sum(s.get("withheld", 0) for w in report["workspaces"].values() for s in w["stages"])
             names_a_subject = any(n.casefold() in query.casefold() for n in NAMES)
             if held > 0:
                 assert report["hints"], report  # withheld: always said
             if report["hints"]:
-                assert held > 0 or names_a_subject, (
-                    report
-                )  # a hint without withholding: the query named the subject
+                assert held > 0 or names_a_subject, report  # a hint without withholding: the query named it
             for hint in report["hints"]:
                 assert hint["chunks"] > 0 and "bridge" in hint["how"]
                 assert not any(word in json.dumps(hint) for word in VOCABULARY)  # never the text
             # Everything bridged: a charged chunk that comes back now was withheld before, so the
             # first answer must have carried a hint for its subject and workspace.
             hinted = {(h["subject"], h["workspace"]) for h in report["hints"]}
-            for chunk_id, workspace, *_ in search(conn, query, **dict(named, bridge=NAMES)):
+            for chunk_id, workspace, *_ in search(conn, query, **dict(args, bridge=NAMES)):
                 if chunk_id in ids:
                     continue
                 for subject in charged.get(chunk_id, []):
-                    if not (opened or released(subject, bridge)):
+                    if not releasable(subject):
                         assert (subject, workspace) in hinted, (query, bridge, subject, workspace)
 
 
@@ -217,7 +252,7 @@ def test_a_present_charged_chunk_is_withheld_hinted_and_bridged(db):
             "workspace": "personal",
             "chunks": 1,
             "how": "To include it, ask with bridge => array['Walter Rivera'] (and open_archive => true for "
-            "archival material), or name the time you mean.",
+            "archival material), or name it in a question that names the time you mean.",
         }
     ]
     assert held in bridged

@@ -173,7 +173,10 @@ def search_entities(
     max_results: int = 50,
     bridge: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
-    """exo.search_entities: entities whose name contains `name`, most mentioned first."""
+    """exo.search_entities: entities whose name contains `name`, most mentioned first.
+
+    Rows with only `withheld` set come last: hints about entities left out (deferred subjects).
+    """
     args: dict[str, Any] = {"name": name, "entity_type": entity_type, "max_results": max_results}
     args |= {"bridge": list(bridge)}
     if workspaces is not None:
@@ -195,9 +198,11 @@ def cross_document_entities(
     min_documents: int = 2,
     workspaces: Sequence[str] | None = None,
     max_results: int = 100,
+    bridge: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """exo.cross_document_entities: {entities, bridging_rate, counts}."""
+    """exo.cross_document_entities: {entities, bridging_rate, counts, hints}."""
     args: dict[str, Any] = {"min_documents": min_documents, "max_results": max_results}
+    args |= {"bridge": list(bridge)}
     if workspaces is not None:
         args["workspaces"] = list(workspaces)
     return _call(reader, "cross_document_entities", args, "value")
@@ -212,7 +217,10 @@ def related(
     per_node: int = 50,
     bridge: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
-    """exo.related: the entity's neighbourhood (hub-safe, up to depth 3), nearest first."""
+    """exo.related: the entity's neighbourhood (hub-safe, up to depth 3), nearest first.
+
+    Rows with only `withheld` set come last: hints about relations left untaken (deferred subjects).
+    """
     args = {"entity": str(entity), "workspace": workspace, "depth": depth, "per_node": per_node}
     args |= {"bridge": list(bridge)}
     return _call(reader, "related", args, "rows")
@@ -226,7 +234,10 @@ def timeline(
     bridge: Sequence[str] = (),
     max_results: int = 500,
 ) -> list[dict[str, Any]]:
-    """exo.timeline: the entity's mentions, oldest first, with excerpts."""
+    """exo.timeline: the entity's mentions, oldest first, with excerpts.
+
+    Rows with only `withheld` set come last: hints about mentions left out (deferred subjects).
+    """
     args = {"entity": str(entity), "workspace": workspace, "bridge": list(bridge), "max_results": max_results}
     return _call(reader, "timeline", args, "rows")
 
@@ -236,15 +247,26 @@ def document(reader: Reader, document: str | int, *, bridge: Sequence[str] = ())
     return _call(reader, "document", {"document": str(document), "bridge": list(bridge)}, "value")
 
 
-def conversation(reader: Reader, conversation: str | int, *, max_messages: int = 200) -> list[dict[str, Any]]:
-    """exo.conversation: a chat conversation's messages (by id or title), oldest first."""
-    args = {"conversation": str(conversation), "max_messages": max_messages}
+def conversation(
+    reader: Reader, conversation: str | int, *, max_messages: int = 200, bridge: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """exo.conversation: a chat conversation's messages (by id or title), oldest first.
+
+    Rows with only `withheld` set come last: hints about messages left out (deferred subjects).
+    """
+    args = {"conversation": str(conversation), "max_messages": max_messages, "bridge": list(bridge)}
     return _call(reader, "conversation", args, "rows")
 
 
-def person_history(reader: Reader, name: str, *, max_results: int = 200) -> list[dict[str, Any]]:
-    """exo.person_history: chat identities matching a name across sources, with message counts."""
-    return _call(reader, "person_history", {"name": name, "max_results": max_results}, "rows")
+def person_history(
+    reader: Reader, name: str, *, max_results: int = 200, bridge: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """exo.person_history: chat identities matching a name across sources, with message counts.
+
+    Rows with only `withheld` set come last: hints about messages left out (deferred subjects).
+    """
+    args = {"name": name, "max_results": max_results, "bridge": list(bridge)}
+    return _call(reader, "person_history", args, "rows")
 
 
 def cypher(
@@ -255,6 +277,12 @@ def cypher(
     return [row["cypher"] for row in _call(reader, "cypher", args, "rows")]
 
 
-def search_messages(reader: Reader, query: str, *, max_results: int = 20) -> list[dict[str, Any]]:
-    """exo.search_messages: chat messages matching a web-style query, best first."""
-    return _call(reader, "search_messages", {"query": query, "max_results": max_results}, "rows")
+def search_messages(
+    reader: Reader, query: str, *, max_results: int = 20, bridge: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """exo.search_messages: chat messages matching a web-style query, best first.
+
+    Rows with only `withheld` set come last: hints about messages left out (deferred subjects).
+    """
+    args = {"query": query, "max_results": max_results, "bridge": list(bridge)}
+    return _call(reader, "search_messages", args, "rows")

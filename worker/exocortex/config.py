@@ -37,6 +37,9 @@ class Config:
     migrations_dir: Path
     sql_dir: Path
     plpy_dir: Path
+    lock_timeout_s: float = 10.0
+    """EXO_LOCK_TIMEOUT_S: how long the migrator waits for a table or catalog lock before it
+    stops and names the session that holds it."""
 
     @property
     def runtime_root(self) -> Path:
@@ -57,6 +60,13 @@ def load() -> Config:
         raise SystemExit(f"EXO_PG_PORT must be a port number, got {port_text!r}") from None
     if not 1024 <= port <= 65535:
         raise SystemExit(f"EXO_PG_PORT must be between 1024 and 65535, got {port}")
+    lock_text = env.get("EXO_LOCK_TIMEOUT_S", "10")
+    try:
+        lock_timeout_s = float(lock_text)
+    except ValueError:
+        raise SystemExit(f"EXO_LOCK_TIMEOUT_S must be a number of seconds, got {lock_text!r}") from None
+    if not 0 < lock_timeout_s <= 3600:
+        raise SystemExit(f"EXO_LOCK_TIMEOUT_S must be more than 0 and at most 3600, got {lock_text!r}")
     return Config(
         home=Path(env.get("EXO_HOME") or cache / "exocortex").resolve(),
         port=port,
@@ -68,4 +78,5 @@ def load() -> Config:
         migrations_dir=REPO_ROOT / "migrations",
         sql_dir=REPO_ROOT / "sql",
         plpy_dir=REPO_ROOT / "plpy",
+        lock_timeout_s=lock_timeout_s,
     )

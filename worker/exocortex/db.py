@@ -5,7 +5,10 @@ Roles:
               creates extensions and roles, runs the migrator's privileged steps
   exo_owner   owns the schema; migrations run as it
   exo_writer  ingest and worker
-  exo_reader  agents and MCP; read-only by default, may only use the exo API
+  exo_reader  agents and MCP; may only use the exo API, with session limits from the
+              settings table (migrate.set_reader_limits) and CONNECT on this database only
+Nobody logs in as exo_api (owns the exo API, may only read) or exo_graph (runs a caller's
+Cypher, may only read the graphs); see migrate.INTERNAL_ROLES.
 """
 
 from __future__ import annotations

@@ -16,6 +16,14 @@ from exocortex.migrate import migration_files
 from exocortex.runtime import local, server
 from exocortex.runtime.local import RuntimeProblem
 
+#: Other databases of the server that exo_reader may connect to (by its own or PUBLIC's grant).
+READER_ELSEWHERE = """
+select d.datname from pg_catalog.pg_database d
+where d.datallowconn and d.datname <> current_database()
+  and has_database_privilege(to_regrole('exo_reader'), d.oid, 'connect')
+order by d.datname
+"""
+
 
 @dataclass
 class Check:
@@ -116,6 +124,7 @@ def _database(cfg: Config) -> list[Check]:
                 if table
                 else None
             )
+            reader_elsewhere = [row[0] for row in conn.execute(READER_ELSEWHERE)]
     except psycopg.Error as exc:
         return [*checks, Check("database", False, str(exc).strip(), "run `exo db up`")]
     wanted = len(migration_files(cfg.migrations_dir))
@@ -128,6 +137,20 @@ def _database(cfg: Config) -> list[Check]:
         )
     )
     checks.append(Check("pgmq", pgmq is not None, pgmq[0] if pgmq else "not installed", "run `exo migrate`"))
+    if cfg.external_url:
+        # The local runtime's migrator closes its maintenance databases; a foreign server's
+        # other databases are not ours to change, so say which the reader can reach.
+        checks.append(
+            Check(
+                "reader's databases",
+                not reader_elsewhere,
+                "exo_reader can connect only to this database"
+                if not reader_elsewhere
+                else "exo_reader can also connect to " + ", ".join(reader_elsewhere),
+                "on each, `revoke connect on database NAME from public` (and from exo_reader), "
+                "granting CONNECT to the roles that need it",
+            )
+        )
     return checks
 
 

@@ -54,8 +54,9 @@ dossier, related and timeline. document and conversation read one source;
 person_history and search_messages cover chats; cypher (a workspace's graph) and sql
 (a SELECT over the exo views and functions) answer what the others do not; status
 describes the whole store. Deferred subjects are withheld unless named in bridge; a
-hint says when something was withheld. Errors come back as tool errors with the
-database's message: fix the argument and call again."""
+hint says when something was withheld (in a list of rows: the last rows, with only
+"withheld" set). Errors come back as tool errors with the database's message: fix the
+argument and call again."""
 
 
 def _json(value: Any) -> str:

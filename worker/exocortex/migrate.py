@@ -1,7 +1,11 @@
 """The migrator: roles, extensions, pgmq, migrations once each, then sql/ re-applied.
 
 Order of one run, all under an advisory lock so concurrent migrators of one
-database queue up and each file is applied once:
+database queue up and each file is applied once (a migrator waits at most
+MIGRATE_WAIT_S for another, then names it), and with a lock_timeout on every other
+lock (Config.lock_timeout_s), so an open transaction elsewhere, a reader's for
+instance, stops the run with the holder's pid, role and application_name instead
+of stalling it and everyone queued behind it:
 
 1. roles (cluster-wide, serialised across databases by a lock on pg_authid);
 2. extensions, named with their Debian package when missing;
@@ -12,7 +16,9 @@ database queue up and each file is applied once:
    applied file stops the run before anything is applied;
 6. sql/*.sql in name order, each in its own transaction, with plpy/ modules
    inlined into their plpython3u bodies (creating plpython3u functions needs
-   the admin, so these run as it; 980_ownership.sql hands everything to exo_owner).
+   the admin, so these run as it; 980_ownership.sql hands everything to exo_owner,
+   the exo API to exo_api);
+7. the reader's session limits from the settings table (set_reader_limits).
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ import hashlib
 import importlib.util
 import os
 import re
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,6 +44,9 @@ from exocortex.runtime.packages import package_for_extension
 
 #: pg_advisory_lock key: "exocortex migrate"
 LOCK_KEY = 0x65786F6D6967
+#: Seconds a migrator waits for another migrator of the same database before it gives up
+#: and names it: a run from zero takes seconds, a migration with a large backfill longer.
+MIGRATE_WAIT_S = 300.0
 MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 LOCAL_IMPORT = re.compile(r"^from ([a-z_][a-z0-9_]*) import .+$")
 INCLUDE = re.compile(r"^(?P<indent>[ \t]*)# exo:include (?P<module>[a-z_][a-z0-9_.]*)[ \t]*$", re.M)
@@ -55,6 +66,33 @@ ROLE_SETTINGS = {
     "exo_writer": {"search_path": "exo_private, exo, public"},
     "exo_owner": {"search_path": "exo_private, exo, public"},
 }
+
+#: The server's own databases, closed to PUBLIC when the server is exocortex's local runtime
+#: (on a foreign server they are not ours to change; `exo doctor` reports them instead).
+MAINTENANCE_DATABASES = ("postgres", "template1")
+
+#: exo_reader's session limits: a key of the settings table (migrations/0007) -> the server
+#: parameter it sets for the reader in that database (`alter role exo_reader in database ...
+#: set`), plus READER_CONNECTION_LIMIT, the role's connection limit (server-wide: the last
+#: database migrated sets it). To change one: `select exo_private.set_setting(
+#: 'reader.statement_timeout', '"10s"')`, then `exo migrate`; a value the server refuses
+#: stops the migrator with a message naming the setting. default_transaction_read_only and
+#: search_path are fixed (ROLE_SETTINGS): privileges, not they, are the boundary.
+READER_LIMITS = {
+    "reader.statement_timeout": "statement_timeout",
+    "reader.idle_in_transaction_session_timeout": "idle_in_transaction_session_timeout",
+    "reader.temp_file_limit": "temp_file_limit",
+    "reader.client_connection_check_interval": "client_connection_check_interval",
+}
+READER_CONNECTION_LIMIT = "reader.connection_limit"
+
+#: Who the sessions with the given pids are, for messages that name the holder of a lock.
+SESSIONS = """
+select a.pid, a.usename, a.application_name, a.state, coalesce(a.xact_start, a.state_change)
+from pg_catalog.pg_stat_activity a
+where a.pid = any({pids})
+order by a.pid
+"""
 
 BOOTSTRAP = """
 create schema if not exists exo_private authorization exo_owner;
@@ -271,15 +309,18 @@ def apply_sql(conn: psycopg.Connection, sql_dir: Path, plpy_dir: Path) -> int:
 
 
 def grant_database_privileges(conn: psycopg.Connection) -> None:
-    """Privileges on the database itself and on AGE's catalog.
+    """Privileges on the database itself and on AGE's catalog, and the reader's limits.
 
-    Kept apart from sql/990_grants.sql because a database's own ACL is not copied
-    by `create database ... template`: whoever clones a migrated database calls this.
+    Kept apart from sql/990_grants.sql because a database's own ACL and its per-database
+    role settings are not copied by `create database ... template`: whoever clones a
+    migrated database calls this. Only exocortex's roles may connect (the admin is the
+    owner or a superuser); only the owner and the writer get temporary tables.
     """
     database = conn.execute("select current_database()").fetchone()[0]
     with conn.transaction():
         for statement in (
-            "revoke temporary on database {} from public",
+            "revoke connect, temporary on database {} from public",
+            "grant connect on database {} to exo_owner, exo_writer, exo_reader",
             "grant create, temporary on database {} to exo_owner",
             "grant temporary on database {} to exo_writer",
         ):
@@ -287,31 +328,211 @@ def grant_database_privileges(conn: psycopg.Connection) -> None:
         # exo_owner creates the workspace graphs (ensure_workspace_graph).
         conn.execute("grant usage on schema ag_catalog to exo_owner")
         conn.execute("grant select on ag_catalog.ag_graph, ag_catalog.ag_label to exo_owner")
+    if conn.execute("select to_regclass('exo_private.settings')").fetchone()[0] is not None:
+        set_reader_limits(conn)
 
 
-def migrate(cfg: Config, url: str, progress: Callable[[str], None] = lambda _m: None) -> MigrateResult:
+def close_maintenance_databases(conn: psycopg.Connection) -> None:
+    """PUBLIC may not connect to, or make temporary tables in, the server's own databases."""
+    with conn.transaction():
+        # pg_database is shared: two migrators changing one row at once would fail, so this
+        # waits on the lock that serialises ensure_roles, and changes only what is open.
+        conn.execute("lock table pg_catalog.pg_authid in share row exclusive mode")
+        still_open = conn.execute(
+            """
+            select d.datname from pg_catalog.pg_database d
+            where d.datname = any(%s)
+              and exists (select 1 from pg_catalog.aclexplode(coalesce(d.datacl, acldefault('d', d.datdba))) a
+                          where a.grantee = 0 and a.privilege_type in ('CONNECT', 'TEMPORARY'))
+            """,
+            (list(MAINTENANCE_DATABASES),),
+        ).fetchall()
+        for (name,) in still_open:
+            conn.execute(
+                sql.SQL("revoke connect, temporary on database {} from public").format(sql.Identifier(name))
+            )
+
+
+def _limit_text(key: str, value: object) -> str:
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise MigrationError(
+        f'setting {key} must be a JSON string such as "30s" or a whole number, got {value!r}; '
+        f"fix it with exo_private.set_setting and run `exo migrate` again"
+    )
+
+
+def set_reader_limits(conn: psycopg.Connection) -> None:
+    """exo_reader's session limits in this database, from the settings table (READER_LIMITS).
+
+    A setting that is absent leaves the reader's value as it is; one the server refuses
+    stops the run with a message naming the setting, and changes nothing.
+    """
+    database = conn.execute("select current_database()").fetchone()[0]
+    keys = [*READER_LIMITS, READER_CONNECTION_LIMIT]
+    values = dict(
+        conn.execute("select key, value from exo_private.settings where key = any(%s)", (keys,)).fetchall()
+    )
+    with conn.transaction():
+        # pg_authid and pg_db_role_setting are shared by every database: serialise with the
+        # migrators and clones of other databases, as ensure_roles does.
+        conn.execute("lock table pg_catalog.pg_authid in share row exclusive mode")
+        for key, parameter in READER_LIMITS.items():
+            if key not in values:
+                continue
+            text = _limit_text(key, values[key])
+            try:
+                conn.execute(
+                    sql.SQL("alter role exo_reader in database {} set {} = {}").format(
+                        sql.Identifier(database), sql.Identifier(parameter), sql.Literal(text)
+                    )
+                )
+            except psycopg.Error as exc:
+                raise MigrationError(
+                    f"setting {key} = {text!r} was refused for {parameter}: {exc.diag.message_primary}; "
+                    f"fix it with exo_private.set_setting and run `exo migrate` again"
+                ) from exc
+        if READER_CONNECTION_LIMIT in values:
+            limit = values[READER_CONNECTION_LIMIT]
+            if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+                raise MigrationError(
+                    f"setting {READER_CONNECTION_LIMIT} must be a whole number of connections, at least 1, "
+                    f"got {limit!r}; fix it with exo_private.set_setting and run `exo migrate` again"
+                )
+            current = conn.execute(
+                "select rolconnlimit from pg_roles where rolname = 'exo_reader'"
+            ).fetchone()
+            if current != (limit,):
+                conn.execute(sql.SQL("alter role exo_reader connection limit {}").format(sql.Literal(limit)))
+
+
+def _describe_sessions(rows: list[tuple]) -> str:
+    return "; ".join(
+        f"pid {pid} (role {role}, application_name {app!r}, {state or 'state unknown'}"
+        + (f" since {since:%Y-%m-%d %H:%M:%S %Z})" if since else ")")
+        for pid, role, app, state, since in rows
+    )
+
+
+def _take_migrate_lock(conn: psycopg.Connection, wait_s: float) -> None:
+    """The migrate advisory lock of this database, waiting for another migrator at most wait_s."""
+    deadline = time.monotonic() + wait_s
+    while not conn.execute("select pg_try_advisory_lock(%s)", (LOCK_KEY,)).fetchone()[0]:
+        if time.monotonic() >= deadline:
+            holders = conn.execute(
+                """
+                select array_agg(l.pid) from pg_catalog.pg_locks l
+                where l.locktype = 'advisory' and l.granted and l.objsubid = 1
+                  and l.database = (select oid from pg_database where datname = current_database())
+                  and (l.classid::int8 << 32) | l.objid::int8 = %s
+                """,
+                (LOCK_KEY,),
+            ).fetchone()[0]
+            who = _describe_sessions(conn.execute(SESSIONS.format(pids="%s"), (holders or [],)).fetchall())
+            raise MigrationError(
+                f"another migrator has held this database's migrate lock for over {wait_s:g} s: "
+                f"{who or 'a session that has just ended'}; wait for it, or end that session, "
+                f"then run `exo migrate` again"
+            )
+        time.sleep(0.5)
+
+
+class _LockWatch:
+    """Which sessions block the migrator's, sampled from a second connection while it runs.
+
+    A lock_timeout error does not say who held the lock, and once it is raised nothing
+    waits any more, so the blockers are noted while the migrator still waits.
+    """
+
+    def __init__(self, url: str, pid: int, interval_s: float) -> None:
+        self.url, self.pid, self.interval_s = url, pid, interval_s
+        self.blockers: list[tuple] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="exo-migrate-watch", daemon=True)
+
+    def __enter__(self) -> _LockWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        blocking = SESSIONS.format(pids="pg_catalog.pg_blocking_pids(%s)")
+        try:
+            with connect(self.url, "exo-migrate-watch", autocommit=True) as conn:
+                while not self._stop.wait(self.interval_s):
+                    rows = conn.execute(blocking, (self.pid,)).fetchall()
+                    if rows:
+                        self.blockers = rows
+        except psycopg.Error:
+            return  # best effort: without it, a lock failure names no holder
+
+    def describe(self) -> str:
+        return _describe_sessions(self.blockers) or "a session that was not seen in time"
+
+
+def _is_lock_timeout(exc: BaseException) -> bool:
+    return isinstance(exc, psycopg.errors.LockNotAvailable) or isinstance(
+        exc.__cause__, psycopg.errors.LockNotAvailable
+    )
+
+
+def migrate(
+    cfg: Config,
+    url: str,
+    progress: Callable[[str], None] = lambda _m: None,
+    *,
+    wait_s: float = MIGRATE_WAIT_S,
+) -> MigrateResult:
     """Bring the database at `url` (an admin URL) up to date."""
     with connect(url, "exo-migrate", autocommit=True) as conn:
         database = conn.execute("select current_database()").fetchone()[0]
         result = MigrateResult(database)
-        conn.execute("select pg_advisory_lock(%s)", (LOCK_KEY,))
+        conn.execute(
+            sql.SQL("set lock_timeout = {}").format(sql.Literal(f"{round(cfg.lock_timeout_s * 1000)}ms"))
+        )
+        _take_migrate_lock(conn, wait_s)
         try:
-            ensure_roles(conn, load_secrets(cfg))
-            ensure_extensions(conn)
-            grant_database_privileges(conn)
-            with conn.transaction():
-                conn.execute("set local role exo_owner")
-                conn.execute(BOOTSTRAP)
-            result.pgmq_installed = install_pgmq(conn)
-            if result.pgmq_installed:
-                progress(f"installed pgmq {result.pgmq_installed}")
-            result.applied = apply_migrations(conn, cfg.migrations_dir)
-            for name in result.applied:
-                progress(f"applied {name}")
-            result.sql_files = apply_sql(conn, cfg.sql_dir, cfg.plpy_dir)
+            with _LockWatch(url, conn.info.backend_pid, min(0.2, cfg.lock_timeout_s / 5)) as watch:
+                try:
+                    _migrate_steps(cfg, conn, result, progress)
+                except (MigrationError, psycopg.Error) as exc:
+                    if not _is_lock_timeout(exc):
+                        raise
+                    raise MigrationError(
+                        f"{exc}: waited {cfg.lock_timeout_s:g} s for a lock held by {watch.describe()}; "
+                        f"end that session or let it finish, then run `exo migrate` again "
+                        f"(EXO_LOCK_TIMEOUT_S sets the wait)"
+                    ) from exc
         finally:
             conn.execute("select pg_advisory_unlock(%s)", (LOCK_KEY,))
     return result
+
+
+def _migrate_steps(
+    cfg: Config, conn: psycopg.Connection, result: MigrateResult, progress: Callable[[str], None]
+) -> None:
+    ensure_roles(conn, load_secrets(cfg))
+    ensure_extensions(conn)
+    if not cfg.external_url:
+        close_maintenance_databases(conn)
+    grant_database_privileges(conn)
+    with conn.transaction():
+        conn.execute("set local role exo_owner")
+        conn.execute(BOOTSTRAP)
+    result.pgmq_installed = install_pgmq(conn)
+    if result.pgmq_installed:
+        progress(f"installed pgmq {result.pgmq_installed}")
+    result.applied = apply_migrations(conn, cfg.migrations_dir)
+    for name in result.applied:
+        progress(f"applied {name}")
+    result.sql_files = apply_sql(conn, cfg.sql_dir, cfg.plpy_dir)
+    # Again after the files: a migration of this run may have added or changed a limit.
+    set_reader_limits(conn)
 
 
 @contextmanager

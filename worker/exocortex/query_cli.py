@@ -62,12 +62,29 @@ def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: str | 
     console.print(table)
 
 
+def _shown(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of a table answer, without its last rows that only say what was withheld."""
+    return [row for row in rows if row.get("withheld") is None]
+
+
+def _hint_line(hint: dict[str, Any]) -> str:
+    """One hint, whatever it counts: "2 chunks, 3 mentions about Walter in personal. how"."""
+    counts = ", ".join(f"{v} {k}" for k, v in hint.items() if k not in ("subject", "workspace", "how"))
+    where = f" in {hint['workspace']}" if hint.get("workspace") else ""
+    about = escape(hint["subject"]) + where
+    return f"[yellow]withheld:[/yellow] {escape(counts)} about {about}. {escape(hint['how'])}"
+
+
+def _withheld(rows: Sequence[dict[str, Any]]) -> None:
+    """Print the hints of a table answer: its rows with only `withheld` set."""
+    for row in rows:
+        if row.get("withheld") is not None:
+            console.print(_hint_line(row["withheld"]))
+
+
 def _hints(report: dict[str, Any]) -> None:
     for hint in report.get("hints", []):
-        console.print(
-            f"[yellow]withheld:[/yellow] {hint['chunks']} chunk(s) about {escape(hint['subject'])} "
-            f"in {hint['workspace']}. {escape(hint['how'])}"
-        )
+        console.print(_hint_line(hint))
     for d in report.get("degradations", []):
         console.print(f"[yellow]degraded:[/yellow] {d['component']} ({d['error_class']})")
 
@@ -172,14 +189,18 @@ def dossier_cmd(entity: str, workspace: str | None, bridge: tuple[str, ...], as_
 @click.argument("entity")
 @click.option("--workspace", help="The entity's workspace (default: every workspace that has it).")
 @click.option("--depth", default=1, show_default=True, type=click.IntRange(1, 3), help="Hops (level sets).")
+@bridge_option
 @json_option
-def related_cmd(entity: str, workspace: str | None, depth: int, as_json: bool) -> None:
+def related_cmd(
+    entity: str, workspace: str | None, depth: int, bridge: tuple[str, ...], as_json: bool
+) -> None:
     """Entities related to one, up to three hops, hub-safe (exo.related)."""
-    rows = _run(lambda r: api.related(r, entity, workspace=workspace, depth=depth))
+    rows = _run(lambda r: api.related(r, entity, workspace=workspace, depth=depth, bridge=bridge))
     if as_json:
         _dump(rows)
         return
-    _table(rows, ["depth", "workspace", "type", "name"])
+    _table(_shown(rows), ["depth", "workspace", "type", "name"])
+    _withheld(rows)
 
 
 @click.command("timeline")
@@ -193,7 +214,8 @@ def timeline_cmd(entity: str, workspace: str | None, bridge: tuple[str, ...], as
     if as_json:
         _dump(rows)
         return
-    _table(rows, ["written_at", "band", "workspace", "path", "excerpt"])
+    _table(_shown(rows), ["written_at", "band", "workspace", "path", "excerpt"])
+    _withheld(rows)
 
 
 @click.command("status")
@@ -204,8 +226,21 @@ def status_cmd(as_json: bool) -> None:
     if as_json:
         _dump(found)
         return
+    tabled = {"queues", "work_by_stage", "stuck"}
     for key, value in found.items():
-        console.print(f"[bold]{key}[/bold] {escape(json.dumps(value, default=str, ensure_ascii=False))}")
+        if key not in tabled:
+            console.print(f"[bold]{key}[/bold] {escape(json.dumps(value, default=str, ensure_ascii=False))}")
+    work = ["pending", "in_flight", "failed", "dead"]
+    queues = [{"queue": q, **v} for q, v in found.get("queues", {}).items() if q != "dead_letter"]
+    _table(
+        queues, ["queue", *work, "held_by_dead_workers", "oldest_age_s"], "queues (messages; failed: jobs)"
+    )
+    stages = [{"stage": s, **v} for s, v in found.get("work_by_stage", {}).items()]
+    if stages:
+        _table(stages, ["stage", "documents", *work, "lost", "stuck"], "documents with work, by stage")
+    stuck = found.get("stuck") or {}
+    if stuck.get("documents"):
+        console.print(f"[bold red]stuck[/bold red] {escape(stuck['hint'])}")
 
 
 COMMANDS = [search_cmd, context_cmd, dossier_cmd, related_cmd, timeline_cmd, status_cmd]

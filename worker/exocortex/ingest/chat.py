@@ -3,7 +3,8 @@
 Structured, no model. An import parses the whole file first into records, so a
 malformed file fails before anything is written; then it writes every record in
 one transaction with `insert ... on conflict do nothing`, so re-importing the
-same export adds nothing. A message's identity is the source's message id where
+same export adds nothing, and sets the new messages' deference marks in the same
+transaction (a deferred subject near a cue, exo_private.mark_messages). A message's identity is the source's message id where
 it has one (ChatGPT node ids, JSONL "message_id"), else a sha256 over its raw
 values (conversation id, sender, timestamp string, text). The owner's identities
 in every source (JSONL "is_owner", the ChatGPT "user" role, names given as
@@ -558,6 +559,10 @@ order by m.ord
 on conflict (conversation_id, dedupe_key) do nothing
 """
 
+# The new messages' deference marks, in the import's transaction: no message is ever unmarked
+# outside it (sql/200_chat.sql).
+MARK_MESSAGES = "select exo_private.mark_messages()"
+
 INSERT_PARTICIPANTS = """
 insert into exo_private.chat_participants (conversation_id, identity_id)
 select distinct c.id, i.id
@@ -622,6 +627,7 @@ def _write(conn: psycopg.Connection, export: _Export, imported_from: str) -> Cha
         cur.execute(
             INSERT_PARTICIPANTS, ([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs])
         )
+        cur.execute(MARK_MESSAGES)
     return ChatImportResult(
         conversations_added=conversations_added,
         messages_added=messages_added,

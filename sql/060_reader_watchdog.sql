@@ -1,0 +1,61 @@
+-- The reader watchdog: limits on reader sessions that the session itself cannot lift.
+-- statement_timeout and idle_in_transaction_session_timeout are set on exo_reader, but any
+-- session may change its own; this job cancels what runs too long anyway. pg_stat_activity
+-- is cluster-wide, so the one job in the pg_cron database covers every database.
+
+-- Seeing another role's state and query_start in pg_stat_activity takes pg_read_all_stats;
+-- signalling its backend takes pg_signal_backend (never a superuser's backend).
+grant pg_read_all_stats, pg_signal_backend to exo_owner;
+
+-- exo_private.stop_runaway_readers: cancel reader statements and end idle reader transactions past their limits.
+create or replace function exo_private.stop_runaway_readers()
+returns table (pid int, action text, state text, seconds int)
+language sql volatile
+security definer
+set search_path = exo_private, pg_temp
+as $$
+    with limits as (
+        select (select s.value::text::numeric from exo_private.settings s
+                where s.key = 'reader.max_statement_s') as statement_s,
+               (select s.value::text::numeric from exo_private.settings s
+                where s.key = 'reader.max_idle_in_transaction_s') as idle_s
+    ), runaway as materialized (  -- decided before anything is signalled
+        select a.pid, a.state,
+               case when a.state = 'active' then 'cancel' else 'terminate' end as action,
+               extract(epoch from pg_catalog.now()
+                   - case when a.state = 'active' then a.query_start else a.state_change end)::int as seconds
+        from pg_catalog.pg_stat_activity a, limits l
+        where a.usename = 'exo_reader'
+          and a.pid <> pg_catalog.pg_backend_pid()
+          and ((a.state = 'active'
+                and a.query_start < pg_catalog.now() - pg_catalog.make_interval(secs => l.statement_s))
+            or (a.state like 'idle in transaction%'
+                and a.state_change < pg_catalog.now() - pg_catalog.make_interval(secs => l.idle_s)))
+    )
+    select r.pid, r.action, r.state, r.seconds
+    from runaway r
+    cross join lateral (select case r.action when 'cancel' then pg_catalog.pg_cancel_backend(r.pid)
+                                             else pg_catalog.pg_terminate_backend(r.pid) end as sent) s
+    where s.sent
+$$;
+comment on function exo_private.stop_runaway_readers() is
+    'Cancel every exo_reader statement running longer than reader.max_statement_s and end every '
+    'exo_reader session idle in a transaction longer than reader.max_idle_in_transaction_s, in any '
+    'database of the server; returns what it signalled (pid, action, state, seconds). Run every '
+    '10 s by pg_cron (job exo-reader-watchdog).';
+
+-- Every 10 seconds in the one database pg_cron serves, as the owner (not a superuser); the
+-- run log of so frequent a job is kept for a day.
+do $$
+begin
+    if exists (select 1 from pg_catalog.pg_extension where extname = 'pg_cron') then
+        perform cron.schedule_in_database(
+            'exo-reader-watchdog', '10 seconds', 'select count(*) from exo_private.stop_runaway_readers()',
+            current_database(), 'exo_owner');
+        perform cron.schedule_in_database(
+            'exo-cron-log-upkeep', '41 4 * * *',
+            'delete from cron.job_run_details where end_time < now() - interval ''1 day''',
+            current_database(), 'exo_owner');
+    end if;
+end
+$$;
