@@ -467,9 +467,9 @@ as $$
         select rl.*, o.name as other_name, o.type::text as other_type,
                (select c.subject from closed c where c.key = o.canonical_key order by c.subject limit 1)
                    as other_subject,
-               -- both ends must be shown in the relation's window
-               (exo_private.mention_state(p_entity, rl.window_id, r.keys) = '{}'
-                and exo_private.mention_state(rl.other_id, rl.window_id, r.keys) = '{}') as evidence_shown
+               -- both ends must be shown in the relation's window: what withholds either
+               exo_private.mention_state(p_entity, rl.window_id, r.keys)
+                   || exo_private.mention_state(rl.other_id, rl.window_id, r.keys) as evidence_withheld
         from rels rl
         join exo_private.entities o on o.id = rl.other_id
         cross join released r
@@ -479,16 +479,19 @@ as $$
                (array_agg(distinct rj.document_id))[1:5] as document_ids,
                min(rj.predicate_raw) as predicate_raw
         from rels_judged rj
-        where rj.other_subject is null and rj.evidence_shown
+        where rj.other_subject is null and rj.evidence_withheld = '{}'
         group by rj.direction, rj.predicate, rj.other_id, rj.other_name, rj.other_type
     ), withheld_mentions as (
         select s as subject, count(*) as mentions, count(distinct m.chunk_id) as chunks
         from ms m cross join lateral unnest(m.withheld) s
         group by s
     ), withheld_relations as (
-        select rj.other_subject as subject, count(*) as relations
-        from rels_judged rj where rj.other_subject is not null
-        group by rj.other_subject
+        -- a relation to a closed subject, or one whose evidence is withheld, under each subject
+        select s as subject, count(distinct rj.id) as relations
+        from rels_judged rj
+        cross join lateral unnest(case when rj.other_subject is not null then array[rj.other_subject]
+                                       else rj.evidence_withheld end) s
+        group by s
     ), hints as (
         select coalesce(wm.subject, wr.subject) as subject,
                coalesce(wm.mentions, 0) as mentions, coalesce(wm.chunks, 0) as chunks,

@@ -346,16 +346,19 @@ def test_dossier_withholds_charged_mentions_with_a_hint(reader, graph):
         ("LIVES_IN", "Berlin"),
         ("VISITED", "Lakeside Cafe"),
     ]
-    assert ann["hints"] == [
-        {
-            "subject": WALTER,
-            "workspace": "personal",
-            "mentions": 1,
-            "chunks": 1,
-            "relations": 2,  # to Walter Rivera and to Grandpa Walter; the hospice's is in the charged chunk
-            "how": "ask with bridge => array['Walter Rivera']",
-        }
-    ]
+    assert (
+        ann["hints"]
+        == [
+            {
+                "subject": WALTER,
+                "workspace": "personal",
+                "mentions": 1,
+                "chunks": 1,
+                "relations": 3,  # to Walter Rivera, to Grandpa Walter, and the hospice's (its evidence is the charged chunk)
+                "how": "ask with bridge => array['Walter Rivera']",
+            }
+        ]
+    )
     text = str(ann)
     assert "funeral" not in text and "Hospice" not in text and "Grandpa" not in text
 
