@@ -5865,8 +5865,7 @@ CREATE FUNCTION exo_private.quoted(argument text) RETURNS text
     AS $$
     select case when argument is null then 'null'
                 when pg_catalog.length(argument) <= 100 then pg_catalog.quote_literal(argument)
-                else pg_catalog.quote_literal(pg_catalog.left(argument, 100))
-                     || format(' (and %s more characters)', pg_catalog.length(argument) - 100) end
+                else pg_catalog.quote_literal(pg_catalog.left(argument, 100) || '…') end
 $$;
 
 ALTER FUNCTION exo_private.quoted(argument text) OWNER TO exo_owner;

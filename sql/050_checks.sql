@@ -29,8 +29,7 @@ set search_path = exo_private, pg_temp
 as $$
     select case when argument is null then 'null'
                 when pg_catalog.length(argument) <= 100 then pg_catalog.quote_literal(argument)
-                else pg_catalog.quote_literal(pg_catalog.left(argument, 100))
-                     || format(' (and %s more characters)', pg_catalog.length(argument) - 100) end
+                else pg_catalog.quote_literal(pg_catalog.left(argument, 100) || '…') end
 $$;
 comment on function exo_private.quoted(text) is
     'An argument quoted for an error message: null as null, and no more than its first 100 '

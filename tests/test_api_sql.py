@@ -715,7 +715,8 @@ def test_related_never_walks_through_a_hidden_node(db):
         assert hints(rows) == [{"subject": WALTER, "workspace": "personal", "relations": 2, "how": HOW}]
         ned = value(conn, "dossier", "Ned Park")
         assert ned["relations"] == {"out": [], "in": []}
-        assert [(h["subject"], h["relations"]) for h in ned["hints"]] == [(WALTER, 1)]
+        # the chess game with Grandpa Walter, and the hospice visit whose only evidence is charged
+        assert [(h["subject"], h["relations"]) for h in ned["hints"]] == [(WALTER, 2)]
         opened = call(conn, "related", "Iva Lind", depth=2, bridge=["Grandpa"])
         assert {(r["name"], r["depth"]) for r in opened} == {("Grandpa Walter", 1), ("Ned Park", 1)}
 

@@ -616,7 +616,7 @@ def test_a_huge_query_is_read_only_as_far_as_its_first_characters(reader):
     [
         ({"bridge": ["x"] * 51}, "bridge must name at most 50 subjects, got 51"),
         ({"bridge": ["y" * 5000]}, "bridge names must be at most 200 characters each"),
-        ({"workspaces": ["z" * 5000]}, r"workspace 'z{100}' \(and 4900 more characters\) does not exist"),
+        ({"workspaces": ["z" * 5000]}, "workspace 'z{100}…' does not exist"),
     ],
 )
 def test_refusals_name_the_argument_and_echo_at_most_100_characters(reader, named, message):
