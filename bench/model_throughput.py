@@ -25,12 +25,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from conftest import CHAT_MODEL, free_ports
 
 from exocortex import config, extraction
-from exocortex.config import REPO_ROOT
+from exocortex.config import PACKAGE_DIR
 from exocortex.db import admin_url, connect
 from exocortex.ingest.pipeline import ingest
 from exocortex.migrate import scratch_database
-from exocortex.models import client, services
-from exocortex.models.client import Endpoint
+from exocortex.models import services
+from exocortex.plpy import model_client as client
+from exocortex.plpy.model_client import Endpoint
 from exocortex.worker import Worker
 
 
@@ -47,7 +48,7 @@ def main() -> None:
         chat = Endpoint(f"http://127.0.0.1:{chat_port}/v1", CHAT_MODEL, 120.0, {})
         embed = Endpoint(f"http://127.0.0.1:{embed_port}/v1", "all-MiniLM-L6-v2", 60.0, {"dimensions": 384})
         with scratch_database(cfg, "bench_models") as name:
-            ingest(cfg, REPO_ROOT / "examples/vault", dbname=name)
+            ingest(cfg, PACKAGE_DIR.parents[1] / "examples/vault", dbname=name)
             with connect(admin_url(cfg, name), "exo-bench", autocommit=True) as conn:
                 for key, url in (("models.chat", chat.url), ("models.embeddings", embed.url)):
                     conn.execute(

@@ -53,8 +53,9 @@ import psycopg
 from exocortex import config
 from exocortex.db import admin_url, connect
 from exocortex.migrate import scratch_database
-from exocortex.models import client, services
-from exocortex.models.client import Endpoint
+from exocortex.models import services
+from exocortex.plpy import model_client as client
+from exocortex.plpy.model_client import Endpoint
 
 Embed = Callable[[list[str]], list[list[float]]]
 

@@ -51,7 +51,7 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plpy"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "worker/exocortex/plpy"))
 
 import search as search_logic  # plpy/search.py: the query analysis exo_private.retrieve runs
 from conftest import free_ports
@@ -60,8 +60,9 @@ from search_corpus import DIMENSIONS, MODEL, CorpusInfo, build_corpus
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
 from exocortex.migrate import scratch_database
-from exocortex.models import client, services
-from exocortex.models.client import Endpoint
+from exocortex.models import services
+from exocortex.plpy import model_client as client
+from exocortex.plpy.model_client import Endpoint
 
 GOAL_P50_MS = 60.0
 GOAL_SIZE = 100_000

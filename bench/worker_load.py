@@ -41,8 +41,9 @@ from exocortex import config, extraction
 from exocortex.db import admin_url, connect
 from exocortex.ingest.pipeline import ingest
 from exocortex.migrate import scratch_database
-from exocortex.models import client, services
-from exocortex.models.client import Endpoint
+from exocortex.models import services
+from exocortex.plpy import model_client as client
+from exocortex.plpy.model_client import Endpoint
 from exocortex.worker import Worker
 
 

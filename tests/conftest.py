@@ -26,7 +26,7 @@ from exocortex.config import Config
 from exocortex.db import ADMIN, admin_url, connect, role_url
 from exocortex.migrate import grant_database_privileges, migrate
 from exocortex.models import services
-from exocortex.models.client import Endpoint
+from exocortex.plpy.model_client import Endpoint
 from exocortex.runtime import server
 
 CHAT_MODEL = "gemma-3-270m-q4_k_m"

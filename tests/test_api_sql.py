@@ -18,7 +18,7 @@ from test_graph import Doc, add_document, merge, org, person, rel
 from vault import vault_database
 
 from exocortex import api
-from exocortex.config import REPO_ROOT
+from support import REPO_ROOT
 from exocortex.migrate import grant_database_privileges
 
 BAD = psycopg.errors.InvalidParameterValue
@@ -936,7 +936,7 @@ def test_each_api_function_runs_for_the_reader(graph, statement):
 
 def test_every_api_function_of_this_file_is_exercised():
     """A new exo function in sql/500_api.sql gets a line in API_CALLS."""
-    text = (REPO_ROOT / "sql" / "500_api.sql").read_text()
+    text = (REPO_ROOT / "worker/exocortex/sql/500_api.sql").read_text()
     defined = set(re.findall(r"create or replace function exo\.(\w+)\(", text))
     called = {m for s in API_CALLS for m in re.findall(r"exo\.(\w+)\(", s)}
     assert defined and defined <= called

@@ -10,7 +10,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from exocortex.config import REPO_ROOT
+from support import REPO_ROOT
 from exocortex.ingest.chat import FORMATS, ChatImportError, ChatImportResult, import_chat
 
 TABLES = ("people", "chat_identities", "chat_conversations", "chat_participants", "chat_messages")

@@ -27,7 +27,7 @@ from vault import vault_database
 
 from exocortex.db import admin_url, connect
 
-SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+SQL_DIR = Path(__file__).resolve().parent.parent / "worker/exocortex/sql"
 
 #: Text of the two chunks charged for Walter Rivera by frontmatter, and of nothing else.
 WITHHELD_MARKERS = ("chapel on Brook Street", "undertaker, a gentle man")

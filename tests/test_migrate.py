@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from exocortex import schema_dump
+from support import REPO_ROOT
 from exocortex.db import connect
 from exocortex.migrate import LOCK_KEY, MigrationError, inline_plpy, migrate, migration_files
 
@@ -183,7 +184,7 @@ def test_a_migrator_waits_for_another_then_names_it(cfg, db):
 
 
 def test_migrating_from_zero_matches_the_committed_schema_dump(cfg):
-    committed = schema_dump.DUMP_FILE.read_text()
+    committed = (REPO_ROOT / schema_dump.DUMP_FILE).read_text()
     fresh = schema_dump.dump_from_zero(cfg)
     if fresh != committed:
         diff = "".join(

@@ -29,9 +29,10 @@ from click.testing import CliRunner
 from conftest import CHAT_MODEL, free_ports
 
 from exocortex.config import Config
-from exocortex.models import client, services
+from exocortex.models import services
+from exocortex.plpy import model_client as client
 from exocortex.models.cli import models
-from exocortex.models.client import (
+from exocortex.plpy.model_client import (
     BadResponse,
     ClientError,
     Endpoint,

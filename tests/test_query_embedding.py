@@ -9,7 +9,7 @@ import pytest
 from standin import Reply, StandIn
 from test_worker import configure
 
-from exocortex.models import client
+from exocortex.plpy import model_client as client
 
 
 def embed_query(db, query: str) -> dict:

@@ -18,8 +18,8 @@ import pytest
 from conftest import free_ports
 from standin import Reply, StandIn
 
-from exocortex.models import client
-from exocortex.models.client import BadResponse, ClientError, Endpoint, EndpointDown, ServerError, Timeout
+from exocortex.plpy import model_client as client
+from exocortex.plpy.model_client import BadResponse, ClientError, Endpoint, EndpointDown, ServerError, Timeout
 
 RELEVANT = "VACUUM reclaims the space of dead tuples in a Postgres table"
 IRRELEVANT = "a recipe for lemon cake with poppy seeds"

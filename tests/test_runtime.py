@@ -15,7 +15,7 @@ import psycopg
 import pytest
 
 from exocortex import config
-from exocortex.config import REPO_ROOT
+from support import REPO_ROOT
 from exocortex.db import admin_url, connect
 from exocortex.runtime import local, server
 from exocortex.runtime.local import RuntimeProblem

@@ -570,7 +570,7 @@ def test_the_query_embedding_counts_against_the_session_budget(vault):
 
 
 def test_a_caller_embedding_replaces_the_endpoint(vault, real_models):
-    from exocortex.models.client import embed
+    from exocortex.plpy.model_client import embed
 
     (vector,) = embed(real_models.embeddings, [QUESTION])
     down = {"url": down_url(), "model": "all-MiniLM-L6-v2", "dimensions": 384, "timeout_s": 2}

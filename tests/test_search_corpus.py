@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from datetime import date
 
-from exocortex.config import REPO_ROOT
+from support import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "bench"))
 

@@ -22,7 +22,7 @@ from standin import Reply, StandIn, chat, embeddings
 
 from exocortex.cli import main
 from exocortex.ingest import pipeline
-from exocortex.models import client
+from exocortex.plpy import model_client as client
 from exocortex.worker import Pace, Worker, summary_line
 
 FAST_RETRIES = [0.05, 0.05, 0.05]

@@ -144,9 +144,10 @@ def doctor_cmd() -> None:
 
 
 @main.command("schema-dump")
-def schema_dump_cmd() -> None:
-    """Write the normalised schema of a database migrated from zero to schema/exocortex.sql."""
-    path = schema_dump.write(config.load())
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path), default=schema_dump.DUMP_FILE)
+def schema_dump_cmd(path: Path) -> None:
+    """Write the normalised schema of a database migrated from zero to PATH (schema/exocortex.sql)."""
+    path = schema_dump.write(config.load(), path)
     console.print(f"wrote {path}")
 
 

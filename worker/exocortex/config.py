@@ -16,8 +16,8 @@ DEFAULT_PORT = 54329
 DEFAULT_DATABASE = "exocortex"
 PG_MAJOR = 18
 
-#: The checkout's root: migrations/, sql/ and plpy/ live here.
-REPO_ROOT = Path(__file__).resolve().parents[2]
+#: The package's own folder: migrations/, sql/ and plpy/ ship in it as package data.
+PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 @dataclass(frozen=True)
@@ -75,8 +75,8 @@ def load() -> Config:
         reader_url=env.get("EXO_READER_URL") or None,
         debian_mirror=env.get("EXO_DEBIAN_MIRROR") or None,
         debian_suite=env.get("EXO_DEBIAN_SUITE", "forky"),
-        migrations_dir=REPO_ROOT / "migrations",
-        sql_dir=REPO_ROOT / "sql",
-        plpy_dir=REPO_ROOT / "plpy",
+        migrations_dir=PACKAGE_DIR / "migrations",
+        sql_dir=PACKAGE_DIR / "sql",
+        plpy_dir=PACKAGE_DIR / "plpy",
         lock_timeout_s=lock_timeout_s,
     )

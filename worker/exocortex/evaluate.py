@@ -32,8 +32,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from exocortex import extraction
-from exocortex.models import client
-from exocortex.models.client import Endpoint, ModelError
+from exocortex.plpy import model_client as client
+from exocortex.plpy.model_client import Endpoint, ModelError
 
 CANDIDATE_STAGES = ("chunked", "embedded", "graphed")
 """Documents in these stages have extraction windows."""

@@ -24,7 +24,6 @@ of stalling it and everyone queued behind it:
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import re
 import threading
@@ -131,19 +130,15 @@ def file_sha256(path: Path) -> str:
 
 
 def _module_path(name: str, plpy_dir: Path) -> Path | None:
-    """plpy/NAME.py, or the file of a dotted stdlib-only package module (exocortex.models.client)."""
-    if "." not in name:
-        path = plpy_dir / f"{name}.py"
-        return path if path.exists() else None
-    spec = importlib.util.find_spec(name)
-    return Path(spec.origin) if spec and spec.origin else None
+    """plpy/NAME.py, if it exists."""
+    path = plpy_dir / f"{name}.py"
+    return path if path.exists() else None
 
 
 def inline_plpy(text: str, plpy_dir: Path, source: str) -> str:
     """Replace `# exo:include module` lines with the module's source, indented alike.
 
-    `module` is a file in plpy/, or a dotted module of the package whose code is
-    standard-library only (the model client). A module's `from sibling import ...`
+    `module` is a file in plpy/ (standard library only). A module's `from sibling import ...`
     lines, where plpy/sibling.py exists, are replaced by the sibling's source (each
     module once), since a plpython3u body cannot import files; `from __future__`
     lines are dropped (the body runs inside a function).

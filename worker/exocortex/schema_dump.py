@@ -11,12 +11,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from exocortex.config import PG_MAJOR, REPO_ROOT, Config
+from exocortex.config import PG_MAJOR, Config
 from exocortex.db import admin_url, as_uri
 from exocortex.migrate import scratch_database
 from exocortex.runtime import local
 
-DUMP_FILE = REPO_ROOT / "schema" / "exocortex.sql"
+#: Where `make schema-dump` writes, relative to the checkout it runs in.
+DUMP_FILE = Path("schema") / "exocortex.sql"
 _DROP = re.compile(r"^(-- Dumped (from|by) .*|\\(un)?restrict .*|SET .*|SELECT pg_catalog\.set_config.*)$")
 
 

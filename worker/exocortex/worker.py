@@ -46,8 +46,8 @@ from psycopg_pool import ConnectionPool
 from exocortex import extraction
 from exocortex.config import Config
 from exocortex.db import role_url
-from exocortex.models import client
-from exocortex.models.client import ClientError, Endpoint, ModelError
+from exocortex.plpy import model_client as client
+from exocortex.plpy.model_client import ClientError, Endpoint, ModelError
 
 QUEUES = ("embed", "extract")
 EXIT_ENDPOINT_DOWN = 75

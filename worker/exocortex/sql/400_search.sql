@@ -172,7 +172,7 @@ language plpython3u volatile
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-# exo:include exocortex.models.client
+# exo:include model_client
 # exo:include search
 # exo:include budget
 import json
@@ -317,7 +317,7 @@ set hnsw.iterative_scan = relaxed_order  -- a band filter after the HNSW scan st
 as $$
 # exo:include search
 # exo:include budget
-# exo:include exocortex.models.client
+# exo:include model_client
 import datetime
 import json
 import threading

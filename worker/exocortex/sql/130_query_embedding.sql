@@ -8,7 +8,7 @@ security invoker
 set search_path = exo_private, pg_temp
 as $$
 # exo:include budget
-# exo:include exocortex.models.client
+# exo:include model_client
 import json
 
 # GD lives as long as the session and is shared by every plpython function in it, so the
