@@ -60,13 +60,13 @@ lint: setup
 
 ## bench: benchmarks, printed as ratios against baselines measured in the same run
 bench: setup
-	$(BIN)/python bench/runtime_up.py
-	$(BIN)/python bench/ingest_corpus.py
-	$(BIN)/python bench/worker_overhead.py
-	$(BIN)/python bench/model_throughput.py
-	$(BIN)/python bench/traversal.py
-	$(BIN)/python bench/search_latency.py
-	$(BIN)/python bench/mcp_roundtrip.py
+	$(BIN)/python -m bench.runtime_up
+	$(BIN)/python -m bench.ingest_corpus
+	$(BIN)/python -m bench.worker_overhead
+	$(BIN)/python -m bench.model_throughput
+	$(BIN)/python -m bench.traversal
+	$(BIN)/python -m bench.search_latency
+	$(BIN)/python -m bench.mcp_roundtrip
 
 ## schema-dump: rewrite schema/exocortex.sql from a database migrated from zero
 schema-dump: setup

@@ -5,7 +5,7 @@ across the four workspace folders and an inbox, made with a fixed seed. Both
 runs go into a scratch database migrated from zero. Baseline, measured in the
 same run: a plain os.walk + stat of the same tree (the least any re-scan costs).
 
-    .venv/bin/python bench/ingest_corpus.py [--files 10000] [--seed 7]
+    .venv/bin/python -m bench.ingest_corpus [--files 10000] [--seed 7]
 """
 
 from __future__ import annotations

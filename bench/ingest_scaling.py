@@ -12,8 +12,8 @@ flat = linear (a cost that grows with the square of the size doubles the
 marginal cost each time the size doubles). Baseline, also measured in the same
 run: hashing each file (sha256), the least any ingest of it costs.
 
-    .venv/bin/python bench/ingest_scaling.py              # text 1-50 MB, HTML 10k-400k levels
-    .venv/bin/python bench/ingest_scaling.py --large      # text up to 200 MB as well (minutes more)
+    .venv/bin/python -m bench.ingest_scaling              # text 1-50 MB, HTML 10k-400k levels
+    .venv/bin/python -m bench.ingest_scaling --large      # text up to 200 MB as well (minutes more)
 """
 
 from __future__ import annotations

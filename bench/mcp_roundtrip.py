@@ -1,4 +1,4 @@
-"""Benchmark: the `search` tool over MCP against exo.search called directly, in the same run.
+"""Benchmark: the `search` tool over MCP against exo.search_json called directly, in the same run.
 
 A scratch database migrated from zero gets the example vault (ingested, not
 embedded: the search runs its exact, lexical, capsule and graph stages and reports
@@ -6,19 +6,21 @@ the semantic stage as skipped; the embeddings are not what is measured here). Th
 the same queries run three ways, interleaved query by query so drift hits them alike:
 
   reused     psycopg, one exo_reader connection for the whole run (the baseline):
-             select * from exo.search(q, k => K)
-  per call   psycopg, a fresh exo_reader connection per call, with the options
-             exocortex.api sets: what the MCP server does for each tool call
+             select exo.search_json(q, k => K), what the `search` tool runs
+  per call   the same on a fresh exo_reader connection per call, with the options
+             exocortex.api sets: what a Reader without a pool does (the CLI), and
+             what the MCP server did for every tool call before it had a pool
   mcp        a real MCP client (the SDK's stdio client) calling the `search` tool of
-             `exo mcp` running as a subprocess, up to the parsed JSON rows
+             `exo mcp` running as a subprocess (its calls borrow warm connections from
+             its pool), up to the parsed JSON {results, report}
   connect    a fresh exo_reader connection running `select 1`: the connection alone,
              to split the per-call cost into connecting and the first search of a
              fresh backend (plpython starts, the search module compiles, plans prepare)
 
 Every way is warmed first (a few calls each). Printed: p50 / p95 / mean per way, the
-ratios between them (what MCP adds on top of the per-call connection, and what the
-per-call connection adds on top of a reused one), the size of the tool's answer, and
-the time from spawning `exo mcp` to an initialised session.
+ratios between them (the MCP tool against the reused connection: the pooled server's
+overhead; the per-call connection against the reused one: what the pool saves), the
+size of the tool's answer, and the time from spawning `exo mcp` to an initialised session.
 
     .venv/bin/python bench/mcp_roundtrip.py [--rounds 10] [--k 10]
 """
@@ -52,7 +54,7 @@ QUERIES = [
     "replication lag",
 ]
 WARMUP = 3
-SEARCH = "select * from exo.search(%s, k => %s)"
+SEARCH = "select exo.search_json(%s, k => %s) as found"
 
 
 def pct(values: list[float], p: float) -> float:
@@ -83,7 +85,7 @@ async def measure(reader: api.Reader, rounds: int, k: int) -> dict:
             with reader.connect() as reused:
 
                 def via_reused(q: str) -> list:
-                    return reused.execute(SEARCH, (q, k)).fetchall()
+                    return reused.execute(SEARCH, (q, k)).fetchone()["found"]["results"]
 
                 def connect_only() -> None:
                     with reader.connect() as conn:
@@ -91,7 +93,7 @@ async def measure(reader: api.Reader, rounds: int, k: int) -> dict:
 
                 def via_new_connection(q: str) -> list:
                     with reader.connect() as conn:
-                        return conn.execute(SEARCH, (q, k)).fetchall()
+                        return conn.execute(SEARCH, (q, k)).fetchone()["found"]["results"]
 
                 async def via_mcp(q: str) -> list:
                     result = await session.call_tool("search", {"query": q, "k": k})
@@ -99,7 +101,7 @@ async def measure(reader: api.Reader, rounds: int, k: int) -> dict:
                     if result.is_error:
                         raise RuntimeError(text)
                     sizes.append(len(text.encode()))
-                    return json.loads(text)
+                    return json.loads(text)["results"]
 
                 for q in QUERIES[:WARMUP]:
                     via_reused(q), via_new_connection(q), await via_mcp(q)
@@ -120,10 +122,8 @@ async def measure(reader: api.Reader, rounds: int, k: int) -> dict:
                         times["connect"].append((time.perf_counter() - t) * 1000)
                         ids = [r["chunk_id"] for r in direct]
                         assert ids == [r["chunk_id"] for r in fresh] == [r["chunk_id"] for r in tool], q
-                report = reused.execute(
-                    "select exo.search_report(%s, k => %s) as r", (QUERIES[0], k)
-                ).fetchone()
-    return {"times": times, "sizes": sizes, "startup_ms": startup_ms, "report": report["r"]}
+                report = reused.execute(SEARCH, (QUERIES[0], k)).fetchone()["found"]["report"]
+    return {"times": times, "sizes": sizes, "startup_ms": startup_ms, "report": report}
 
 
 def main() -> None:
@@ -149,12 +149,12 @@ def main() -> None:
         print(f"  {way:9} {summary(values)}")
     p50 = {way: statistics.median(values) for way, values in times.items()}
     print(
-        f"  mcp / per call   {p50['mcp'] / p50['per call']:.2f}x  (+{p50['mcp'] - p50['per call']:.2f} ms at p50)"
+        f"  mcp / reused      {p50['mcp'] / p50['reused']:.2f}x  (+{p50['mcp'] - p50['reused']:.2f} ms at p50)"
     )
     print(
         f"  per call / reused {p50['per call'] / p50['reused']:.2f}x  (+{p50['per call'] - p50['reused']:.2f} ms at p50)"
     )
-    print(f"  mcp / reused     {p50['mcp'] / p50['reused']:.2f}x")
+    print(f"  mcp / per call    {p50['mcp'] / p50['per call']:.2f}x")
     first = p50["per call"] - p50["reused"] - p50["connect"]
     print(
         f"  per call - reused = connect {p50['connect']:.2f} ms + first search in a fresh backend {first:.2f} ms"

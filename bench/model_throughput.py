@@ -7,22 +7,17 @@ through the extract queue. Baseline, in the same run: the same model calls made
 directly with the client (no queue, no database), so the ratio is the worker's
 share of the time.
 
-    .venv/bin/python bench/model_throughput.py [--windows 6]
+    .venv/bin/python -m bench.model_throughput [--windows 6]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from psycopg.types.json import Jsonb
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from conftest import CHAT_MODEL, free_ports
 
 from exocortex import config, extraction
 from exocortex.config import PACKAGE_DIR
@@ -33,6 +28,7 @@ from exocortex.models import services
 from exocortex.plpy import model_client as client
 from exocortex.plpy.model_client import Endpoint
 from exocortex.worker import Worker
+from tests.support.models import CHAT_MODEL, free_ports
 
 
 def main() -> None:

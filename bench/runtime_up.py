@@ -4,7 +4,7 @@ Baseline, measured in the same run: a plain `pg_ctl status` through chroot, the
 least any "is it up?" check can cost. Runs alternate so that load from other
 processes hits both sides alike. Figures are medians.
 
-    .venv/bin/python bench/runtime_up.py [--runs 15] [--skip-provision]
+    .venv/bin/python -m bench.runtime_up [--runs 15] [--skip-provision]
 """
 
 from __future__ import annotations

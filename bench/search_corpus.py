@@ -26,7 +26,7 @@ hold them, entity names, topic phrases, paraphrase queries, an archival-only yea
 Everything is bulk-loaded with COPY into the workspace partitions in one transaction;
 `analyze` runs at the end. The same seed and as_of date give the same corpus.
 
-    .venv/bin/python bench/search_corpus.py [--chunks 10000] [--seed 7] [--real-embeddings] [--project-graph]
+    .venv/bin/python -m bench.search_corpus [--chunks 10000] [--seed 7] [--real-embeddings] [--project-graph]
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ import json
 import random
 import re
 import socket
-import struct
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -49,6 +48,7 @@ from pathlib import Path
 
 import numpy as np
 import psycopg
+from pgvector.psycopg import register_vector
 
 from exocortex import config
 from exocortex.db import admin_url, connect
@@ -893,23 +893,6 @@ def chunk_vectors(chunks: list[Chunk], pool: np.ndarray) -> np.ndarray:
     return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
-def binary_embeddings(workspace: str, chunk_ids: np.ndarray, model_id: int, vectors: np.ndarray) -> bytes:
-    """COPY BINARY rows (workspace, chunk_id, model_id, embedding) in pgvector's wire format."""
-    ws = workspace.encode()
-    dims = vectors.shape[1]
-    row = np.dtype([
-        ("fields", ">i2"), ("ws_len", ">i4"), ("ws", f"S{len(ws)}"), ("id_len", ">i4"), ("id", ">i8"),
-        ("model_len", ">i4"), ("model", ">i4"), ("vec_len", ">i4"), ("dims", ">i2"), ("unused", ">i2"),
-        ("vec", ">f4", (dims,)),
-    ])  # fmt: skip
-    rows = np.zeros(len(chunk_ids), dtype=row)
-    rows["fields"], rows["ws_len"], rows["ws"] = 4, len(ws), ws
-    rows["id_len"], rows["id"] = 8, chunk_ids
-    rows["model_len"], rows["model"] = 4, model_id
-    rows["vec_len"], rows["dims"], rows["vec"] = 4 + 4 * dims, dims, vectors
-    return b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0) + rows.tobytes() + struct.pack(">h", -1)
-
-
 # -- loading ---------------------------------------------------------------------------------------
 
 
@@ -1118,6 +1101,7 @@ def build_corpus(
                 copy.write_row((ws, generation[ws], s, raw, p, o, w, did))
         lap("copy graph")
 
+        register_vector(conn)  # pgvector's adapter: numpy rows go out in the vector type's binary form
         for ws in VOCAB:
             members = np.array([c.index for c in gen.chunks if c.workspace == ws], dtype=np.int64)
             if len(members) == 0:
@@ -1125,7 +1109,9 @@ def build_corpus(
             with conn.cursor().copy(
                 "copy exo_private.chunk_embeddings (workspace, chunk_id, model_id, embedding) from stdin (format binary)"
             ) as copy:
-                copy.write(binary_embeddings(ws, chunk_ids[members], model_id, vectors[members]))
+                copy.set_types(["text", "int8", "int4", "vector"])
+                for chunk_id, vector in zip(chunk_ids[members].tolist(), vectors[members], strict=True):
+                    copy.write_row((ws, chunk_id, model_id, vector))
         lap("copy embeddings")
 
     conn.execute("select exo_private.ensure_embedding_indexes(%s)", (model_id,))

@@ -25,7 +25,7 @@ prepared as the admin role with representative parameters and run under EXPLAIN
 (execution time, indexes used, any sequential scan of a big table); the full plans go
 to a file under /tmp (bench/results/ is not ignored by git).
 
-    .venv/bin/python bench/search_latency.py [--sizes 10000 100000] [--queries 40] [--seed 7]
+    .venv/bin/python -m bench.search_latency [--sizes 10000 100000] [--queries 40] [--seed 7]
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ import os
 import random
 import re
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -49,20 +48,17 @@ from typing import Any
 
 import psycopg
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "worker/exocortex/plpy"))
-
-import search as search_logic  # plpy/search.py: the query analysis exo_private.retrieve runs
-from conftest import free_ports
-from search_corpus import DIMENSIONS, MODEL, CorpusInfo, build_corpus
-
+from bench.search_corpus import DIMENSIONS, MODEL, CorpusInfo, build_corpus
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
 from exocortex.migrate import scratch_database
 from exocortex.models import services
 from exocortex.plpy import model_client as client
 from exocortex.plpy.model_client import Endpoint
+from tests.support import plpy
+from tests.support.models import free_ports
+
+search_logic = plpy.load("search")  # plpy/search.py: the query analysis exo_private.retrieve runs
 
 GOAL_P50_MS = 60.0
 GOAL_SIZE = 100_000

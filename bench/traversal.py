@@ -19,7 +19,7 @@ pass through the hub. Everything runs in a scratch database migrated from zero. 
 side still running after --timeout-s (statement_timeout) is reported as "> N s"
 and not run again.
 
-    .venv/bin/python bench/traversal.py [--degrees 1000 10000] [--runs 5] [--seed 7]
+    .venv/bin/python -m bench.traversal [--degrees 1000 10000] [--runs 5] [--seed 7]
 """
 
 from __future__ import annotations

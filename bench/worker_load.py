@@ -17,7 +17,7 @@ extracted nor queued; failed ones are recorded in job_failures (`exo worker retr
 brings them back) and counted apart. Replies are capped at --max-tokens to keep the run
 within a few minutes: what is measured is the worker under load, not the extraction.
 
-    .venv/bin/python bench/worker_load.py [--windows 2] [--max-tokens 128]
+    .venv/bin/python -m bench.worker_load [--windows 2] [--max-tokens 128]
 """
 
 from __future__ import annotations
@@ -33,10 +33,6 @@ from pathlib import Path
 
 from psycopg.types.json import Jsonb
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from conftest import CHAT_MODEL, free_ports
-
 from exocortex import config, extraction
 from exocortex.db import admin_url, connect
 from exocortex.ingest.pipeline import ingest
@@ -45,6 +41,7 @@ from exocortex.models import services
 from exocortex.plpy import model_client as client
 from exocortex.plpy.model_client import Endpoint
 from exocortex.worker import Worker
+from tests.support.models import CHAT_MODEL, free_ports
 
 
 def set_setting(conn, key: str, value) -> None:

@@ -1,36 +1,31 @@
 """Benchmark: the worker's overhead per message with a no-op model.
 
 The worker drains the embed queue of a generated corpus against a stand-in
-embeddings endpoint that answers at once (tests/standin.py), so what is timed
+embeddings endpoint that answers at once (tests/support/standin.py), so what is timed
 is the worker itself: reading, fetching chunk bodies, one local HTTP round trip
 per batch, storing vectors, archiving, stage updates. Baseline, in the same run
 and database: raw pgmq read + archive of as many messages in batches of the
 same size, with nothing else.
 
-    .venv/bin/python bench/worker_overhead.py [--files 400]
+    .venv/bin/python -m bench.worker_overhead [--files 400]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from psycopg.types.json import Jsonb
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from ingest_corpus import make_corpus
-from standin import StandIn, embeddings
-
+from bench.ingest_corpus import make_corpus
 from exocortex import config
 from exocortex.db import admin_url, connect
 from exocortex.ingest.pipeline import ingest
 from exocortex.migrate import scratch_database
 from exocortex.worker import Worker
+from tests.support.standin import StandIn, embeddings
 
 
 def main() -> None:

@@ -593,24 +593,18 @@ begin
                            order by s.subject)
                 from unnest(held_back) s (subject)));
     end if;
-    with released as materialized (
-        select exo_private.released_keys(bridge) as keys
-    ), closed as materialized (
+    with closed as materialized (
         select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
-    ), closed_chunks as materialized (
-        select k.chunk_id, k.withheld from exo_private.closed_chunks(bridge) k
     ), ms as materialized (
-        select m.entity_id, m.chunk_id, e.name, e.type, e.canonical_key,
-               (select c2.subject from closed c2 where c2.key = e.canonical_key order by c2.subject limit 1)
+        -- the document's mentions, judged as everywhere (exo_private.entity_mentions)
+        select m.entity_id, m.chunk_id, e.name, e.type,
+               (select c.subject from closed c where c.key = e.canonical_key order by c.subject limit 1)
                    as itself,
-               case when m.chunk_id is null
-                    then exo_private.window_withheld(m.window_id, r.keys)
-                    else coalesce(k.withheld, '{}') end as withheld
-        from released r
-        cross join exo_private.mentions m
+               m.withheld
+        from exo_private.entity_mentions(
+                 array(select distinct x.entity_id from exo_private.mentions x where x.document_id = doc.id),
+                 bridge, doc.id) m
         join exo_private.entities e on e.id = m.entity_id
-        left join closed_chunks k on k.chunk_id = m.chunk_id
-        where m.document_id = doc.id
     ), shown as (
         select m.entity_id, m.name, m.type, count(*) as mentions
         from ms m where m.itself is null and m.withheld = '{}'
@@ -883,6 +877,37 @@ ALTER FUNCTION exo.search_entities(name text, entity_type text, workspaces text[
 --
 
 COMMENT ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]) IS 'Graph entities (people, orgs, places, topics, dates) whose name contains name (case-insensitive substring; % and _ are plain characters; null or blank: every entity), of entity_type (Person, Org, Place, Topic or Date; null: any), in workspaces (null: all), most mentioned first: entity_id, workspace, type, name, mentions, documents (mentions and distinct documents that may be shown), withheld (null). The same name in two workspaces is two entities. max_results is clamped to 1..500. Care: an entity that is a deferred subject (exo.deferred_subjects, by name or alias), and one seen only in chunks charged for a deferred subject, is left out unless bridge names that subject, and mentions in charged chunks are not counted; then one last row per subject and workspace has only withheld: {subject, workspace, entities, how}. Next: exo.dossier(entity_id::text).';
+
+--
+-- Name: search_json(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.search_json(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS jsonb
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select exo_private.check_search_arguments(query, workspaces, k, per_workspace, query_embedding, null, bridge);
+    select jsonb_build_object(
+        'results', coalesce((
+            select jsonb_agg(jsonb_build_object(
+                       'rank', r -> 'rank', 'chunk_id', r -> 'chunk_id', 'body', r -> 'body',
+                       'path', r -> 'path', 'title', r -> 'title', 'workspace', r -> 'workspace',
+                       'band', r -> 'band', 'written_at', r -> 'written_at', 'stage', r -> 'stage',
+                       'citation', r -> 'citation', 'score', r -> 'score',
+                       'document_id', r -> 'document_id', 'canonical', r -> 'canonical')
+                   order by (r ->> 'rank')::int)
+            from jsonb_array_elements(found -> 'results') r), '[]'::jsonb),
+        'report', found -> 'report')
+    from exo_private.retrieve(query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding) found
+$$;
+
+ALTER FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_api;
+
+--
+-- Name: FUNCTION search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'One search, rows and report together (jsonb): {results: the rows exo.search gives (rank, chunk_id, body, path, title, workspace, band, written_at, stage, citation, score, document_id, canonical), report: what exo.search_report says of the same run (signal, bands, stages, hints, released, degradations, rerank, timings)}. Same arguments and defaults as exo.search; one retrieval, one now().';
 
 --
 -- Name: search_messages(text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1385,9 +1410,7 @@ class Deference:
             {k for k in (canonical_key(n) for n in [s["subject"], *s.get("aliases", [])]) if k}
             for s in deferred
         ]
-        self.bridged = set()
-        for name in bridge or []:
-            self.bridged |= self.names(name or "")
+        self.bridged = self.released_keys(bridge or [])
         self.asked = set(ngram_keys(query))
         self.archive_open = bool(archive_open)
         self.archive_why = archive_why
@@ -1404,10 +1427,21 @@ class Deference:
                 keys |= group
         return keys
 
+    def released_keys(self, bridge):
+        """The keys a bridge opens: each bridged name not on the list, and every name of a bridged
+        deferred subject that no unbridged subject shares (an alias two subjects share stays
+        closed until both are bridged: bridging one person never opens another's material)."""
+        given = {k for k in (canonical_key(b or "") for b in bridge) if k}
+        bridged = [g for g in self.groups if g & given]
+        unbridged = [g for g in self.groups if not g & given]
+        listed = set().union(*self.groups)
+        opened = set().union(*bridged) - set().union(*unbridged)
+        return (given - listed) | opened
+
     def why_released(self, subject):
         """Why a charged subject is released in this search, or None while it is withheld."""
         names = self.names(subject)
-        if names & self.bridged:
+        if canonical_key(subject) in self.bridged:
             return "bridged"
         if not self.archive_open:
             return None
@@ -1959,7 +1993,7 @@ ALTER FUNCTION exo_private.check_search_arguments(query text, workspaces text[],
 -- Name: FUNCTION check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer, bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer, bridge text[]) IS 'Raise invalid_parameter_value, naming the argument, for what exo.search, exo.search_report and exo.context_packet cannot take; they call it before exo_private.retrieve. A message echoes at most 100 characters of an argument.';
+COMMENT ON FUNCTION exo_private.check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer, bridge text[]) IS 'Raise invalid_parameter_value, naming the argument, for what exo.search, exo.search_report, exo.search_json and exo.context_packet cannot take; they call it before exo_private.retrieve. A message echoes at most 100 characters of an argument.';
 
 --
 -- Name: check_workspaces(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -2039,26 +2073,27 @@ COMMENT ON FUNCTION exo_private.clear_graph(ws text) IS 'Empty a workspace''s AG
 -- Name: closed_chunks(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.closed_chunks(bridge text[]) RETURNS TABLE(chunk_id bigint, withheld text[])
+CREATE FUNCTION exo_private.closed_chunks(bridge text[]) RETURNS TABLE(chunk_id bigint, workspace text, document_id bigint, char_start integer, char_end integer, withheld text[])
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    -- Read through the partial index chunks_charged_idx: only charged chunks are visited.
-    -- Each distinct set of charged subjects is judged once (they are few).
+    -- The charged chunks are read once (a seq scan: chunks_charged_idx, a GIN index, serves
+    -- only containment); each distinct set of charged subjects is judged once (they are few).
     with released as materialized (
         select exo_private.released_keys(bridge) as keys
-    ), kinds as materialized (
-        select distinct c.charged_subjects as subjects
+    ), charged as materialized (
+        select c.id, c.workspace, c.document_id, c.char_start, c.char_end, c.charged_subjects
         from exo_private.chunks c
         where c.charged_subjects <> '{}'
     ), judged as materialized (
         select k.subjects, exo_private.unreleased(k.subjects, r.keys) as withheld
-        from kinds k cross join released r
+        from (select distinct c.charged_subjects as subjects from charged c) k
+        cross join released r
     )
-    select c.id, j.withheld
+    select c.id, c.workspace, c.document_id, c.char_start, c.char_end, j.withheld
     from judged j
-    join exo_private.chunks c on c.charged_subjects = j.subjects
-    where c.charged_subjects <> '{}' and j.withheld <> '{}'
+    join charged c on c.charged_subjects = j.subjects
+    where j.withheld <> '{}'
 $$;
 
 ALTER FUNCTION exo_private.closed_chunks(bridge text[]) OWNER TO exo_owner;
@@ -2067,7 +2102,7 @@ ALTER FUNCTION exo_private.closed_chunks(bridge text[]) OWNER TO exo_owner;
 -- Name: FUNCTION closed_chunks(bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.closed_chunks(bridge text[]) IS 'Every chunk charged for a subject the bridge leaves closed, with those subjects (chunk ids are unique across workspaces).';
+COMMENT ON FUNCTION exo_private.closed_chunks(bridge text[]) IS 'Every chunk charged for a subject the bridge leaves closed: its id (unique across workspaces), workspace, document and span, and withheld, those subjects.';
 
 --
 -- Name: closed_documents(bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -2167,17 +2202,11 @@ CREATE FUNCTION exo_private.closed_windows(bridge text[]) RETURNS TABLE(window_i
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
     -- Only in these may a mention, and so a relation, be withheld: elsewhere all is shown.
-    with released as materialized (
-        select exo_private.released_keys(bridge) as keys
-    )
     select distinct w.id
-    from exo_private.chunks c
-    cross join released r
+    from exo_private.closed_chunks(bridge) k
     join exo_private.extraction_windows w
-      on w.workspace = c.workspace and w.document_id = c.document_id
-     and c.char_start < w.char_end and c.char_end > w.char_start
-    where c.charged_subjects <> '{}'
-      and exo_private.unreleased(c.charged_subjects, r.keys) <> '{}'
+      on w.workspace = k.workspace and w.document_id = k.document_id
+     and k.char_start < w.char_end and k.char_end > w.char_start
 $$;
 
 ALTER FUNCTION exo_private.closed_windows(bridge text[]) OWNER TO exo_owner;
@@ -2187,6 +2216,77 @@ ALTER FUNCTION exo_private.closed_windows(bridge text[]) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.closed_windows(bridge text[]) IS 'The extraction windows overlapping a chunk charged for a subject the bridge leaves closed: the only windows whose mentions and relations may be withheld (exo_private.mention_state says which).';
+
+--
+-- Name: complete_embedding(bigint[], text, integer, bigint[], public.vector[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.complete_embedding(p_msg_ids bigint[], p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors public.vector[]) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    stored int;
+begin
+    stored := exo_private.store_embeddings(p_model, p_dimensions, p_chunk_ids, p_vectors::text[]);
+    perform pgmq.archive('embed', p_msg_ids);
+    return stored;
+end
+$$;
+
+ALTER FUNCTION exo_private.complete_embedding(p_msg_ids bigint[], p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors public.vector[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION complete_embedding(p_msg_ids bigint[], p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors public.vector[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.complete_embedding(p_msg_ids bigint[], p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors public.vector[]) IS 'One embed job''s result in one transaction: store the vectors of model p_model for the chunks (those re-made meanwhile are dropped), advance their documents'' stages and archive the messages p_msg_ids. Returns how many vectors were stored.';
+
+--
+-- Name: complete_extraction(bigint, bigint, integer, jsonb, jsonb, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    doc bigint;
+    merged jsonb;
+begin
+    -- Locked, so the window cannot be re-made or deleted before this transaction ends.
+    select w.document_id into doc
+    from exo_private.extraction_windows w
+    where w.id = p_window_id
+    for key share;
+    if not found then
+        raise exception 'extraction window % no longer exists', p_window_id
+            using errcode = 'EX001',
+                  hint = 'its document was re-chunked or deleted while the model ran; drop the job';
+    end if;
+    merged := exo_private.merge_extraction(p_window_id, p_generation, p_entities, p_relations);
+    if merged ? 'stale_generation' then
+        raise exception 'generation % of window %''s workspace is no longer current', p_generation, p_window_id
+            using errcode = 'EX002',
+                  hint = 'another extraction model took over and queued the window again; drop the job';
+    end if;
+    update exo_private.extraction_windows w
+       set extracted_generation = p_generation, extracted_at = now(),
+           extraction_stats = coalesce(p_stats, '{}') || merged
+     where w.id = p_window_id;
+    perform exo_private.advance_stages(array[doc]);
+    perform pgmq.archive('extract', p_msg_id);
+    return merged;
+end
+$$;
+
+ALTER FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb) IS 'One extract job''s result in one transaction: merge the entities and relations into generation p_generation (merge_extraction), record the window extracted with p_stats and the merge counts, advance its document''s stage and archive message p_msg_id. Returns the merge counts. Raises EX001 when the window is gone, EX002 when the generation is no longer current.';
 
 --
 -- Name: current_generation(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -3010,6 +3110,67 @@ ALTER FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, a
 --
 
 COMMENT ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) IS 'Temporal signals of a query (plpy/temporal.py) for the given cue phrases, day and archive threshold.';
+
+--
+-- Name: drop_unmentioned_entities(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.drop_unmentioned_entities() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'ag_catalog', 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    orphans bigint[];
+    grp record;
+    graph name;
+    vertex_ids ag_catalog.graphid[];
+begin
+    -- The owner's entity stands without mentions (seed_owner); every other one exists
+    -- because a window mentions it. The candidates are locked first: a merge that is adding
+    -- a mention of one holds it (the foreign key check) until it commits, and the count
+    -- below, a statement later, sees that mention; a merge after the lock waits, then fails
+    -- its foreign key check and its job is retried.
+    perform 1
+    from exo_private.entities e
+    where e.id in (select distinct o.entity_id from old_mentions o) and not e.is_owner
+    order by e.id
+    for update;
+    select coalesce(array_agg(e.id), '{}') into orphans
+    from exo_private.entities e
+    where e.id in (select distinct o.entity_id from old_mentions o)
+      and not e.is_owner
+      and not exists (select 1 from exo_private.mentions m where m.entity_id = e.id);
+    if orphans = '{}' then
+        return null;
+    end if;
+    -- Their vertices, and the edges at them, leave the AGE graph in the same transaction.
+    for grp in
+        select e.workspace, e.type, l.id as label_id, array_agg(e.id) as entity_ids
+        from exo_private.entities e
+        join ag_catalog.ag_graph g on g.name = exo_private.graph_name(e.workspace)
+        join ag_catalog.ag_label l on l.graph = g.graphid and l.name = e.type::text and l.kind = 'v'
+        where e.id = any(orphans)
+        group by e.workspace, e.type, l.id
+    loop
+        graph := exo_private.graph_name(grp.workspace);
+        vertex_ids := array(select ag_catalog._graphid(grp.label_id, x) from unnest(grp.entity_ids) x);
+        execute format('delete from %I._ag_label_edge x where x.start_id = any($1) or x.end_id = any($1)', graph)
+            using vertex_ids;
+        execute format('delete from %I.%I v where v.id = any($1)', graph, grp.type) using vertex_ids;
+    end loop;
+    -- Their relations go with them (on delete cascade).
+    delete from exo_private.entities e where e.id = any(orphans);
+    return null;
+end
+$_$;
+
+ALTER FUNCTION exo_private.drop_unmentioned_entities() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION drop_unmentioned_entities(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.drop_unmentioned_entities() IS 'Trigger after a delete from mentions (a window re-made, a document deleted or re-extracted): remove the entities, other than the owner, that no mention is left for, their relations, and their vertices and edges in the workspace''s AGE graph.';
 
 --
 -- Name: embed_text(text, jsonb, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -3868,10 +4029,10 @@ ALTER FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) OWNER TO
 COMMENT ON FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) IS 'For each of the given entities: mentions and documents (distinct) that may be shown, and withheld: {} when the entity may be shown, else the closed subjects why: it is a deferred subject the bridge leaves closed (by canonical key of its name or an alias; then no mention counts), or every mention of it is withheld (its only evidence is charged material). The graph API computes its answers over the open ones.';
 
 --
--- Name: entity_mentions(bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: entity_mentions(bigint[], text[], bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[]) RETURNS TABLE(entity_id bigint, workspace text, document_id bigint, chunk_id bigint, window_id bigint, surface text, withheld text[])
+CREATE FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint DEFAULT NULL::bigint) RETURNS TABLE(entity_id bigint, workspace text, document_id bigint, chunk_id bigint, window_id bigint, surface text, withheld text[])
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -3891,15 +4052,16 @@ CREATE FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[]) RETURNS
     join exo_private.mentions m on m.entity_id = e.id
     left join closed k on k.chunk_id = m.chunk_id
     where e.id = any (ids)
+      and (in_document is null or m.document_id = in_document)
 $$;
 
-ALTER FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[]) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION entity_mentions(ids bigint[], bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION entity_mentions(ids bigint[], bridge text[], in_document bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[]) IS 'Every mention of the given entities with its workspace, document, chunk, window and surface, and withheld: the charged subjects the bridge leaves closed (empty: it may be shown).';
+COMMENT ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint) IS 'Every mention of the given entities (only those in document in_document when it is given) with its workspace, document, chunk, window and surface, and withheld: the charged subjects the bridge leaves closed (empty: it may be shown).';
 
 --
 -- Name: entity_timeline(text, text, text[], integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -4285,18 +4447,14 @@ CREATE FUNCTION exo_private.graph_withheld(ws text, bridge text[]) RETURNS TABLE
     -- deferred subject (by canonical key) or when every mention of it is withheld; an edge
     -- when an end is withheld or when its window does not show both ends. Withheld
     -- mentions lie only in windows that overlap a closed charged chunk, and those are few:
-    -- the work starts from them (chunks_charged_idx), never from all entities.
+    -- the work starts from them (exo_private.closed_windows), never from all entities.
     with closed_keys as materialized (
         select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
-    ), closed as materialized (
-        select c.document_id, c.char_start, c.char_end
-        from exo_private.closed_chunks(bridge) k
-        join exo_private.chunks c on c.workspace = ws and c.id = k.chunk_id
     ), windows as materialized (
-        select distinct w.id, w.document_id
-        from closed c
-        join exo_private.extraction_windows w
-          on w.document_id = c.document_id and w.char_start < c.char_end and w.char_end > c.char_start
+        select w.id, w.document_id
+        from exo_private.closed_windows(bridge) k
+        join exo_private.extraction_windows w on w.id = k.window_id
+        where w.workspace = ws
     ), candidates as materialized (
         -- every entity named in such a window has a mention there (with a chunk or without)
         select distinct m.entity_id
@@ -5877,6 +6035,46 @@ ALTER FUNCTION exo_private.quoted(argument text) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.quoted(argument text) IS 'An argument quoted for an error message: null as null, and no more than its first 100 characters (a refusal never echoes a huge input).';
 
 --
+-- Name: read_jobs(text, integer, integer, integer, bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.read_jobs(p_queue text, p_vt integer, p_qty integer, p_max_reads integer, p_worker_id bigint) RETURNS TABLE(msg_id bigint, read_ct integer, message jsonb, dead_lettered boolean)
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+declare
+    m record;
+begin
+    perform exo_private.queue_target_key(p_queue);
+    for m in select r.msg_id, r.read_ct, r.message from pgmq.read(p_queue, p_vt, p_qty) r loop
+        if m.read_ct <= p_max_reads then
+            insert into exo_private.worker_claims (queue, msg_id, worker_id)
+            values (p_queue, m.msg_id, p_worker_id)
+            on conflict (queue, msg_id) do update set worker_id = excluded.worker_id, claimed_at = now();
+        else
+            perform pgmq.send('dead_letter', jsonb_build_object(
+                'queue', p_queue, 'msg_id', m.msg_id, 'read_ct', m.read_ct, 'message', m.message,
+                'last_error', coalesce(
+                    (select f.error_class || ': ' || f.message from exo_private.job_failures f
+                     where f.queue = p_queue and f.msg_id = m.msg_id order by f.id desc limit 1),
+                    'read too often (a worker died or timed out?)')));
+            perform pgmq.archive(p_queue, m.msg_id);
+        end if;
+        return query select m.msg_id, m.read_ct, m.message, m.read_ct > p_max_reads;
+    end loop;
+end
+$$;
+
+ALTER FUNCTION exo_private.read_jobs(p_queue text, p_vt integer, p_qty integer, p_max_reads integer, p_worker_id bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION read_jobs(p_queue text, p_vt integer, p_qty integer, p_max_reads integer, p_worker_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.read_jobs(p_queue text, p_vt integer, p_qty integer, p_max_reads integer, p_worker_id bigint) IS 'Read up to p_qty messages of p_queue (hidden for p_vt seconds). A message read at most p_max_reads times is claimed for worker p_worker_id; one read more often goes to dead_letter with its last recorded error and is archived. Returns every message read, dead_lettered saying which were.';
+
+--
 -- Name: reap_workers(double precision); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -6319,22 +6517,29 @@ CREATE FUNCTION exo_private.released_keys(bridge text[]) RETURNS text[]
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    -- Naming a subject or any of its aliases opens all of its names: a chunk may be charged
-    -- under any of them (the same rule as plpy/search.py withheld_subjects).
-    with wanted as (
-        select exo_private.canonical_key(b) as key
-        from unnest(coalesce(bridge, '{}')) b
-    ), subjects as (
-        select array(select exo_private.canonical_key(n) from unnest(s.subject || s.aliases) n) as keys
-        from exo_private.deferred_subjects s
+    -- A bridged subject opens every name of it that no unbridged subject shares: an alias
+    -- two deferred subjects share stays closed until both are bridged, so bridging one person
+    -- never opens another's material. A bridged name on no list opens itself (a subject only
+    -- a document's frontmatter charges). The rule of plpy/search.py Deference.released_keys.
+    with given as (
+        select array(select k from unnest(coalesce(bridge, '{}')) b, exo_private.canonical_key(b) k
+                     where k is not null) as keys
+    ), subjects as materialized (
+        select s.keys, s.keys && g.keys as bridged
+        from exo_private.deferred_subjects d
+        cross join given g
+        cross join lateral (select array(select k from unnest(d.subject || d.aliases) n,
+                                                     exo_private.canonical_key(n) k
+                                         where k is not null) as keys) s
     )
-    select coalesce(array_agg(distinct k.key) filter (where k.key is not null), '{}')
-    from (
-        select w.key from wanted w
-        union all
-        select unnest(s.keys) from subjects s
-        where s.keys && array(select w.key from wanted w where w.key is not null)
-    ) k
+    select array(
+        select k from given g, unnest(g.keys) k
+        where not exists (select 1 from subjects s where k = any (s.keys))
+        union
+        select k from subjects s, unnest(s.keys) k
+        where s.bridged
+          and not exists (select 1 from subjects o where not o.bridged and k = any (o.keys))
+        order by 1)
 $$;
 
 ALTER FUNCTION exo_private.released_keys(bridge text[]) OWNER TO exo_owner;
@@ -6343,7 +6548,7 @@ ALTER FUNCTION exo_private.released_keys(bridge text[]) OWNER TO exo_owner;
 -- Name: FUNCTION released_keys(bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.released_keys(bridge text[]) IS 'Canonical keys a bridge opens: each name in it, and every name and alias of a deferred subject it names by name or alias.';
+COMMENT ON FUNCTION exo_private.released_keys(bridge text[]) IS 'Canonical keys a bridge opens: a charged subject whose key is among them is released. Every name and alias of a deferred subject the bridge names, except one an unbridged subject shares, and each bridged name on no list: the rule of plpy/search.py Deference.released_keys.';
 
 --
 -- Name: remark_charged(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -6506,10 +6711,7 @@ declare
     letters bigint[];
     targets bigint[];
 begin
-    if p_queue is not null then
-        perform exo_private.queue_target_key(p_queue);
-    end if;
-    for q in select x from unnest(array['embed', 'extract']) x where p_queue is null or x = p_queue loop
+    for q in select exo_private.worker_queues(p_queue) loop
         -- Locked, so that two of these at once do not both send a letter back.
         select coalesce(array_agg(d.msg_id), '{}'),
                coalesce(array_agg(distinct (d.message -> 'message' ->> exo_private.queue_target_key(q))::bigint), '{}')
@@ -6547,7 +6749,44 @@ COMMENT ON FUNCTION exo_private.requeue_dead(p_queue text) IS 'Send every dead-l
 CREATE FUNCTION exo_private.rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb) RETURNS jsonb
     LANGUAGE plpython3u
     SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
+    AS $_$
+"""The combined-pool rerank: one function per backend, tried in retrieval.rerank_order (stdlib only).
+
+Part of exo_private.retrieve (plpy/retrieve.py). Native stage scores are not comparable across
+workspaces, so the merged pool is reordered by the first backend that answers: deterministic
+(what found a chunk and how much of the query it covers), embedding (cosine similarity to the
+query's vector), cross_encoder (the models.rerank endpoint's /rerank scores) or listwise (the
+chat model orders the ids). A backend only reorders; one that fails is recorded and the next
+is tried, and the deterministic relevance is the last resort. Remote calls go straight to the
+model client, bounded per call (retrieval.rerank_limits) and per session
+(reader.rerank_calls_per_minute, plpy/budget.py over GD).
+"""
+
+import json
+import time
+
+"""A per-session call budget for model endpoints the reader can reach (stdlib only).
+
+Inlined into plpython3u functions (`# exo:include budget`). The store is plpython's
+GD, a dict that lives as long as the database session and is shared by every
+plpython function in it, so one budget covers `exo.embed_query` and the search's own
+model calls alike. A sliding window: at most `limit` calls in any `window_s` seconds.
+"""
+
+import time
+
+def allow(store, key, limit, window_s=60.0, now=None):
+    """Whether one more call of kind `key` fits the budget; counts it when it does.
+
+    `limit` <= 0 refuses every call (an owner can switch a path off)."""
+    now = time.monotonic() if now is None else now
+    calls = store.setdefault("exo_budget", {}).setdefault(key, [])
+    while calls and calls[0] <= now - window_s:
+        calls.pop(0)
+    if len(calls) >= limit:
+        return False
+    calls.append(now)
+    return True
 """The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings,
 and llama.cpp's /v1/rerank (query + documents -> one relevance score per document).
 
@@ -6914,6 +7153,18 @@ def _is_number(x: object) -> bool:
 
 def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+"""What a search reads from its question before any stage runs (stdlib only).
+
+Part of exo_private.retrieve (plpy/retrieve.py): the settings, the chosen workspaces, the
+temporal signal and the archive decision, the deference of this search, and the query's
+material (entities named, identifiers, content words, title and file keys). `db` is a
+retrieve.Statements: prepared statements of the session.
+"""
+
+import datetime
+import json
+import time
+
 """Retrieval logic that is not a query (stdlib only).
 
 Inlined into exo_private.retrieve (`# exo:include search`) and importable as
@@ -7074,9 +7325,7 @@ class Deference:
             {k for k in (canonical_key(n) for n in [s["subject"], *s.get("aliases", [])]) if k}
             for s in deferred
         ]
-        self.bridged = set()
-        for name in bridge or []:
-            self.bridged |= self.names(name or "")
+        self.bridged = self.released_keys(bridge or [])
         self.asked = set(ngram_keys(query))
         self.archive_open = bool(archive_open)
         self.archive_why = archive_why
@@ -7093,10 +7342,21 @@ class Deference:
                 keys |= group
         return keys
 
+    def released_keys(self, bridge):
+        """The keys a bridge opens: each bridged name not on the list, and every name of a bridged
+        deferred subject that no unbridged subject shares (an alias two subjects share stays
+        closed until both are bridged: bridging one person never opens another's material)."""
+        given = {k for k in (canonical_key(b or "") for b in bridge) if k}
+        bridged = [g for g in self.groups if g & given]
+        unbridged = [g for g in self.groups if not g & given]
+        listed = set().union(*self.groups)
+        opened = set().union(*bridged) - set().union(*unbridged)
+        return (given - listed) | opened
+
     def why_released(self, subject):
         """Why a charged subject is released in this search, or None while it is withheld."""
         names = self.names(subject)
-        if names & self.bridged:
+        if canonical_key(subject) in self.bridged:
             return "bridged"
         if not self.archive_open:
             return None
@@ -7470,86 +7730,307 @@ def packet(query, ranked, hint_list, report, budget, settings):
         ],
         "hints": hint_list,
     }
-"""A per-session call budget for model endpoints the reader can reach (stdlib only).
 
-Inlined into plpython3u functions (`# exo:include budget`). The store is plpython's
-GD, a dict that lives as long as the database session and is shared by every
-plpython function in it, so one budget covers `exo.embed_query` and the search's own
-model calls alike. A sliding window: at most `limit` calls in any `window_s` seconds.
-"""
+def elapsed_ms(since):
+    """Milliseconds since a time.monotonic() reading, to two places."""
+    return round((time.monotonic() - since) * 1000, 2)
 
-import time
+def load_settings(db):
+    """The settings a search reads: retrieval.*, packet.*, models.*, deference.*, reader.*."""
+    return {
+        r["key"]: json.loads(r["value"])
+        for r in db.run(
+            "settings",
+            "select key, value::text from exo_private.settings "
+            "where key like 'retrieval.%' or key like 'packet.%' or key like 'models.%' "
+            "or key like 'deference.%' or key like 'reader.%'",
+            [],
+            [],
+        )
+    }
 
-def allow(store, key, limit, window_s=60.0, now=None):
-    """Whether one more call of kind `key` fits the budget; counts it when it does.
+def choose_workspaces(db, workspaces):
+    """The workspaces to search: all (null), else the caller's, each once, in the caller's order."""
+    known = [
+        r["name"]
+        for r in db.run("workspaces", "select name from exo_private.workspaces order by name", [], [])
+    ]
+    return known if workspaces is None else [w for i, w in enumerate(workspaces) if w not in workspaces[:i]]
 
-    `limit` <= 0 refuses every call (an owner can switch a path off)."""
-    now = time.monotonic() if now is None else now
-    calls = store.setdefault("exo_budget", {}).setdefault(key, [])
-    while calls and calls[0] <= now - window_s:
-        calls.pop(0)
-    if len(calls) >= limit:
-        return False
-    calls.append(now)
-    return True
-import json
-import time
-
-began = time.monotonic()
-opts = json.loads(options)
-question = (query or "")[:MAX_QUERY_CHARS]
-if "rerank_settings" not in SD:
-    SD["rerank_settings"] = plpy.prepare(
-        "select key, value::text from exo_private.settings "
-        "where key in ('reader.rerank_calls_per_minute', 'retrieval.rerank_limits')",
+def active_model(db):
+    """{id, dimensions} of the embedding model in use (None, None before any embedding)."""
+    row = db.run(
+        "model",
+        "select m.id, m.dimensions from exo_private.embedding_models m "
+        "where m.id = exo_private.active_embedding_model()",
+        [],
         [],
     )
-settings = {r["key"]: json.loads(r["value"]) for r in plpy.execute(SD["rerank_settings"], [])}
-limit = settings.get("reader.rerank_calls_per_minute", 120)
-bounds = dict({"max_passages": 100, "passage_chars": 2000}, **settings.get("retrieval.rerank_limits", {}))
-# Per call: the first max_passages passages (the caller's best first), each cut to passage_chars.
-# (New names: plpython's arguments are globals, and assigning one makes it a local.)
-sent_ids = list(ids or [])[: bounds["max_passages"]]
-sent = [(p or "")[: bounds["passage_chars"]] for p in list(passages or [])[: len(sent_ids)]]
-try:
-    if backend not in ("cross_encoder", "listwise"):
-        raise ValueError("unknown remote rerank backend {!r}".format((backend or "")[:100]))
-    if not allow(GD, "rerank", limit):  # per session, whoever calls
-        result = {
-            "error_class": "rate_limited",
-            "error": "more than {} rerank calls in a minute in this session "
-            "(reader.rerank_calls_per_minute)".format(limit),
-        }
-    elif backend == "cross_encoder":
-        target = Endpoint.from_setting(json.loads(endpoint))
-        scores = rerank(target, question, sent)
-        result = {"scores": dict(zip([str(i) for i in sent_ids], scores))}
-    else:
-        target = Endpoint.from_setting(json.loads(endpoint))
-        candidates = [{"chunk_id": i, "body": p} for i, p in zip(sent_ids, sent)]
-        reply = chat(
-            target,
-            listwise_prompt(question, candidates, opts["excerpt_chars"]),
-            max_tokens=opts["max_tokens"],
-            response_format={
-                "type": "json_schema",
-                "json_schema": {
-                    "name": "ranking",
-                    "schema": {
-                        "type": "object",
-                        "properties": {"ranking": {"type": "array", "items": {"type": "integer"}}},
-                        "required": ["ranking"],
-                    },
-                },
-            },
+    return (
+        {"id": row[0]["id"], "dimensions": row[0]["dimensions"]} if row else {"id": None, "dimensions": None}
+    )
+
+class Question:
+    """One search's reading of its question: day, signal, archive decision, deference, material."""
+
+    def __init__(self, text, as_of):
+        self.text = text  # the query's first search.MAX_INPUT_CHARS characters
+        self.as_of_day = (as_of or "")[:10] or datetime.date.today().isoformat()
+        self.today = datetime.date.fromisoformat(self.as_of_day)
+
+    def read_time(self, db, open_archive):
+        """The temporal signal and whether the archive opens before any search."""
+        self.signal = json.loads(
+            db.run(
+                "temporal",
+                "select exo.temporal_signal($1, $2)::text as s",
+                ["text", "date"],
+                [self.text, self.as_of_day],
+            )[0]["s"]
         )
-        result = {"ranking": parse_listwise(reply.content, set(sent_ids))}
-except (ModelError, ValueError) as exc:
-    result = {"error_class": getattr(exc, "error_class", "bad_response"), "error": str(exc)[:500]}
-result["passages"] = len(sent_ids)
-result["ms"] = round((time.monotonic() - began) * 1000, 1)
-return json.dumps(result)
-$$;
+        self.archive_open, self.archive_why = archive_decision(self.signal, open_archive)
+
+    def read_care(self, db, bridge, settings):
+        """The deferred subjects and this search's Deference (time and care decided apart)."""
+        self.deferred = [
+            {"subject": r["subject"], "aliases": list(r["aliases"] or [])}
+            for r in db.run(
+                "deferred",
+                "select subject, aliases from exo_private.deferred_subjects order by subject",
+                [],
+                [],
+            )
+        ]
+        # An open archive releases a subject only when the question names it, unless the owner
+        # chose the looser rule (deference.time_releases).
+        self.time_releases = bool(settings.get("deference.time_releases", False))
+        self.care = Deference(
+            self.deferred, bridge, self.text, self.archive_open, self.archive_why, self.time_releases
+        )
+
+    def read_material(self, db, chosen, max_entities):
+        """Entities the question names (per workspace, longest name first), identifiers,
+        content words, title keys and file keys."""
+        self.entities = {}
+        for r in db.run(
+            "entities",
+            "select e.id, e.workspace, e.name from exo_private.entities e "
+            "where e.canonical_key = any ($1) and e.workspace = any ($2) "
+            "order by e.workspace, length(e.canonical_key) desc, e.id",
+            ["text[]", "text[]"],
+            [ngram_keys(self.text), chosen],
+        ):
+            found = self.entities.setdefault(r["workspace"], [])
+            if len(found) < max_entities:
+                found.append({"id": r["id"], "name": r["name"]})
+        self.idents = identifiers(self.text)
+        self.terms = content_words(self.text)
+        self.titles = title_keys(self.text)
+        self.files = file_keys(self.text)
+
+    def temporal_report(self):
+        return {
+            "signal": self.signal["signal"],
+            "opens_archive": self.signal["opens_archive"],
+            "signals": [
+                {"kind": s["kind"], "text": s["text"], "opens_archive": s["opens_archive"]}
+                for s in self.signal["signals"]
+            ],
+            "years": self.signal["years"],
+        }
+
+    def recognised_report(self):
+        return {
+            "identifiers": self.idents,
+            "entities": {ws: [e["name"] for e in found] for ws, found in self.entities.items()},
+        }
+
+LISTWISE_REPLY = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "ranking",
+        "schema": {
+            "type": "object",
+            "properties": {"ranking": {"type": "array", "items": {"type": "integer"}}},
+            "required": ["ranking"],
+        },
+    },
+}
+
+def remote_rerank(budget_store, backend, endpoint, query, passages, ids, options, settings):
+    """Ask a remote backend about passages (the caller's best first), never raising for a model
+    failure: {scores: {id: score}} or {ranking: [ids]}, or {error_class, error}; with passages
+    (how many were sent) and ms. Sends the first max_passages passages, passage_chars of each
+    (retrieval.rerank_limits); over reader.rerank_calls_per_minute in this session: rate_limited,
+    and no call."""
+    began = time.monotonic()
+    question = (query or "")[:MAX_QUERY_CHARS]
+    limit = settings.get("reader.rerank_calls_per_minute", 120)
+    bounds = dict({"max_passages": 100, "passage_chars": 2000}, **settings.get("retrieval.rerank_limits", {}))
+    sent_ids = list(ids or [])[: bounds["max_passages"]]
+    sent = [(p or "")[: bounds["passage_chars"]] for p in list(passages or [])[: len(sent_ids)]]
+    try:
+        if backend not in ("cross_encoder", "listwise"):
+            raise ValueError("unknown remote rerank backend {!r}".format((backend or "")[:100]))
+        if not allow(budget_store, "rerank", limit):  # per session, whoever calls
+            result = {
+                "error_class": "rate_limited",
+                "error": f"more than {limit} rerank calls in a minute in this session "
+                "(reader.rerank_calls_per_minute)",
+            }
+        elif backend == "cross_encoder":
+            scores = rerank(Endpoint.from_setting(endpoint), question, sent)
+            result = {"scores": dict(zip(sent_ids, scores, strict=False))}
+        else:
+            candidates = [{"chunk_id": i, "body": p} for i, p in zip(sent_ids, sent, strict=False)]
+            reply = chat(
+                Endpoint.from_setting(endpoint),
+                listwise_prompt(question, candidates, options["excerpt_chars"]),
+                max_tokens=options["max_tokens"],
+                response_format=LISTWISE_REPLY,
+            )
+            result = {"ranking": parse_listwise(reply.content, set(sent_ids))}
+    except (ModelError, ValueError) as exc:
+        result = {"error_class": getattr(exc, "error_class", "bad_response"), "error": str(exc)[:500]}
+    result["passages"] = len(sent_ids)
+    result["ms"] = round((time.monotonic() - began) * 1000, 1)
+    return result
+
+class RerankPool:
+    """What every backend may read: the pool (by chunk id), its incoming order (deterministic
+    rank, best first), the deterministic relevance, the settings and the query."""
+
+    def __init__(
+        self,
+        db,
+        candidates,
+        incoming,
+        deterministic,
+        settings,
+        question,
+        model,
+        embedding,
+        report,
+        budget_store,
+    ):
+        self.db = db
+        self.candidates = candidates
+        self.incoming = incoming
+        self.deterministic = deterministic
+        self.settings = settings
+        self.question = question
+        self.model = model
+        self.embedding = embedding
+        self.report = report
+        self.budget_store = budget_store
+
+def rerank_deterministic(pool, t0):
+    return pool.deterministic, {"outcome": "answered", "ms": elapsed_ms(t0)}
+
+def rerank_embedding(pool, t0):
+    """Cosine similarity of each candidate's stored vector to the query's, clipped to 0..1."""
+    text = pool.embedding.vector(pool.report) if pool.model["id"] is not None else None
+    if text is None:
+        why = "no embeddings stored yet" if pool.model["id"] is None else "query embedding unavailable"
+        return None, {"outcome": "failed", "why": why}
+    sims = {
+        r["chunk_id"]: r["similarity"]
+        for r in pool.db.run(
+            "similarity",
+            "select * from exo_private.pool_similarity($1, $2, $3, $4)",
+            ["text[]", "bigint[]", "text", "int"],
+            [
+                [c["workspace"] for c in pool.candidates],
+                [c["chunk_id"] for c in pool.candidates],
+                text,
+                pool.model["id"],
+            ],
+        )
+    }
+    # Cosine similarity is already on a common scale: clipped, not stretched.
+    relevance = {c["chunk_id"]: min(1.0, max(0.0, sims.get(c["chunk_id"]) or 0.0)) for c in pool.candidates}
+    return relevance, {
+        "outcome": "answered",
+        "ms": elapsed_ms(t0),
+        "without_vector": sum(1 for c in pool.candidates if c["chunk_id"] not in sims),
+    }
+
+def rerank_remote(pool, backend):
+    """cross_encoder or listwise: the endpoint's answer as relevance, or why there is none."""
+    settings = pool.settings
+    setting_key = "models.rerank" if backend == "cross_encoder" else "models.chat"
+    endpoint = dict(settings.get(setting_key) or {})
+    if backend == "listwise" and not settings["retrieval.listwise"].get("enabled"):
+        return None, {"outcome": "skipped", "why": "off (retrieval.listwise)"}
+    if not endpoint.get("url"):
+        return None, {"outcome": "skipped", "why": setting_key + " has no url"}
+    endpoint["timeout_s"] = settings["retrieval.rerank_timeout_s"]
+    options = settings["retrieval.listwise"]
+    order = pool.incoming[: options["max_candidates"]] if backend == "listwise" else pool.incoming
+    bodies = {c["chunk_id"]: c["body"] for c in pool.candidates}
+    answer = remote_rerank(
+        pool.budget_store,
+        backend,
+        endpoint,
+        pool.question,
+        [bodies[i] for i in order],
+        order,
+        options,
+        settings,
+    )
+    if "error_class" in answer:
+        pool.report["degradations"].append(
+            {"component": "rerank:" + backend, "error_class": answer["error_class"], "error": answer["error"]}
+        )
+        return None, {"outcome": "failed", "error_class": answer["error_class"], "ms": answer["ms"]}
+    if backend == "cross_encoder":
+        relevance = normalise({c["chunk_id"]: answer["scores"].get(c["chunk_id"]) for c in pool.candidates})
+    else:
+        relevance = from_ranking(answer["ranking"], pool.incoming)
+    return relevance, {"outcome": "answered", "ms": answer["ms"], "passages": answer["passages"]}
+
+def rerank_relevance(pool):
+    """(relevance, backend, attempts): the first backend of retrieval.rerank_order that answers,
+    blended with the deterministic relevance (deterministic when none does)."""
+    attempts = []
+    for backend in pool.settings["retrieval.rerank_order"]:
+        t0 = time.monotonic()
+        if not pool.candidates:
+            attempts.append({"backend": backend, "outcome": "skipped", "why": "no candidates"})
+            return {}, "none", attempts
+        if backend == "deterministic":
+            relevance, attempt = rerank_deterministic(pool, t0)
+        elif backend == "embedding":
+            relevance, attempt = rerank_embedding(pool, t0)
+        elif backend in ("cross_encoder", "listwise"):
+            relevance, attempt = rerank_remote(pool, backend)
+        else:
+            relevance, attempt = None, {"outcome": "skipped", "why": "unknown backend"}
+        attempts.append(dict(backend=backend, **attempt))
+        if relevance is not None:
+            if backend != "deterministic":
+                relevance = blend(
+                    relevance, pool.deterministic, pool.settings["retrieval.rank_weights"]["backend_share"]
+                )
+            return relevance, backend, attempts
+    # The configured order had no backend that answered.
+    attempts.append({"backend": "deterministic", "outcome": "answered", "why": "fallback"})
+    return pool.deterministic, "deterministic", attempts
+
+def rerank_call_json(plpy, SD, GD, backend, endpoint, query, passages, ids, options):
+    """exo_private.rerank_call's body: remote_rerank with the session's settings, as JSON text."""
+    if "rerank_settings" not in SD:
+        SD["rerank_settings"] = plpy.prepare(
+            "select key, value::text from exo_private.settings "
+            "where key in ('reader.rerank_calls_per_minute', 'retrieval.rerank_limits')",
+            [],
+        )
+    settings = {r["key"]: json.loads(r["value"]) for r in plpy.execute(SD["rerank_settings"], [])}
+    return json.dumps(
+        remote_rerank(GD, backend, json.loads(endpoint), query, passages, ids, json.loads(options), settings)
+    )
+return rerank_call_json(plpy, SD, GD, backend, endpoint, query, passages, ids, options)
+$_$;
 
 ALTER FUNCTION exo_private.rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb) OWNER TO exo_owner;
 
@@ -7655,6 +8136,31 @@ CREATE FUNCTION exo_private.retrieve(query text, workspaces text[] DEFAULT NULL:
     SET search_path TO 'exo_private', 'public', 'pg_temp'
     SET "hnsw.iterative_scan" TO 'relaxed_order'
     AS $_$
+"""exo_private.retrieve: the whole search, as plain Python over a `plpy` object (stdlib only).
+
+The function's body is `# exo:include retrieve` and a call of run(plpy, SD, GD, ...); the
+unit tests pass a small fake plpy. In order: the question is read (query_analysis), the
+query embedding starts in the background (query_embedding), the stages run per workspace
+with the archive fallback (stages), withheld material becomes hints, the merged pool is
+reranked (reranking) and the first k are the results. Returns {results, report} as JSON text.
+"""
+
+import datetime
+import json
+import time
+
+"""What a search reads from its question before any stage runs (stdlib only).
+
+Part of exo_private.retrieve (plpy/retrieve.py): the settings, the chosen workspaces, the
+temporal signal and the archive decision, the deference of this search, and the query's
+material (entities named, identifiers, content words, title and file keys). `db` is a
+retrieve.Statements: prepared statements of the session.
+"""
+
+import datetime
+import json
+import time
+
 """Retrieval logic that is not a query (stdlib only).
 
 Inlined into exo_private.retrieve (`# exo:include search`) and importable as
@@ -7815,9 +8321,7 @@ class Deference:
             {k for k in (canonical_key(n) for n in [s["subject"], *s.get("aliases", [])]) if k}
             for s in deferred
         ]
-        self.bridged = set()
-        for name in bridge or []:
-            self.bridged |= self.names(name or "")
+        self.bridged = self.released_keys(bridge or [])
         self.asked = set(ngram_keys(query))
         self.archive_open = bool(archive_open)
         self.archive_why = archive_why
@@ -7834,10 +8338,21 @@ class Deference:
                 keys |= group
         return keys
 
+    def released_keys(self, bridge):
+        """The keys a bridge opens: each bridged name not on the list, and every name of a bridged
+        deferred subject that no unbridged subject shares (an alias two subjects share stays
+        closed until both are bridged: bridging one person never opens another's material)."""
+        given = {k for k in (canonical_key(b or "") for b in bridge) if k}
+        bridged = [g for g in self.groups if g & given]
+        unbridged = [g for g in self.groups if not g & given]
+        listed = set().union(*self.groups)
+        opened = set().union(*bridged) - set().union(*unbridged)
+        return (given - listed) | opened
+
     def why_released(self, subject):
         """Why a charged subject is released in this search, or None while it is withheld."""
         names = self.names(subject)
-        if names & self.bridged:
+        if canonical_key(subject) in self.bridged:
             return "bridged"
         if not self.archive_open:
             return None
@@ -8211,6 +8726,132 @@ def packet(query, ranked, hint_list, report, budget, settings):
         ],
         "hints": hint_list,
     }
+
+def elapsed_ms(since):
+    """Milliseconds since a time.monotonic() reading, to two places."""
+    return round((time.monotonic() - since) * 1000, 2)
+
+def load_settings(db):
+    """The settings a search reads: retrieval.*, packet.*, models.*, deference.*, reader.*."""
+    return {
+        r["key"]: json.loads(r["value"])
+        for r in db.run(
+            "settings",
+            "select key, value::text from exo_private.settings "
+            "where key like 'retrieval.%' or key like 'packet.%' or key like 'models.%' "
+            "or key like 'deference.%' or key like 'reader.%'",
+            [],
+            [],
+        )
+    }
+
+def choose_workspaces(db, workspaces):
+    """The workspaces to search: all (null), else the caller's, each once, in the caller's order."""
+    known = [
+        r["name"]
+        for r in db.run("workspaces", "select name from exo_private.workspaces order by name", [], [])
+    ]
+    return known if workspaces is None else [w for i, w in enumerate(workspaces) if w not in workspaces[:i]]
+
+def active_model(db):
+    """{id, dimensions} of the embedding model in use (None, None before any embedding)."""
+    row = db.run(
+        "model",
+        "select m.id, m.dimensions from exo_private.embedding_models m "
+        "where m.id = exo_private.active_embedding_model()",
+        [],
+        [],
+    )
+    return (
+        {"id": row[0]["id"], "dimensions": row[0]["dimensions"]} if row else {"id": None, "dimensions": None}
+    )
+
+class Question:
+    """One search's reading of its question: day, signal, archive decision, deference, material."""
+
+    def __init__(self, text, as_of):
+        self.text = text  # the query's first search.MAX_INPUT_CHARS characters
+        self.as_of_day = (as_of or "")[:10] or datetime.date.today().isoformat()
+        self.today = datetime.date.fromisoformat(self.as_of_day)
+
+    def read_time(self, db, open_archive):
+        """The temporal signal and whether the archive opens before any search."""
+        self.signal = json.loads(
+            db.run(
+                "temporal",
+                "select exo.temporal_signal($1, $2)::text as s",
+                ["text", "date"],
+                [self.text, self.as_of_day],
+            )[0]["s"]
+        )
+        self.archive_open, self.archive_why = archive_decision(self.signal, open_archive)
+
+    def read_care(self, db, bridge, settings):
+        """The deferred subjects and this search's Deference (time and care decided apart)."""
+        self.deferred = [
+            {"subject": r["subject"], "aliases": list(r["aliases"] or [])}
+            for r in db.run(
+                "deferred",
+                "select subject, aliases from exo_private.deferred_subjects order by subject",
+                [],
+                [],
+            )
+        ]
+        # An open archive releases a subject only when the question names it, unless the owner
+        # chose the looser rule (deference.time_releases).
+        self.time_releases = bool(settings.get("deference.time_releases", False))
+        self.care = Deference(
+            self.deferred, bridge, self.text, self.archive_open, self.archive_why, self.time_releases
+        )
+
+    def read_material(self, db, chosen, max_entities):
+        """Entities the question names (per workspace, longest name first), identifiers,
+        content words, title keys and file keys."""
+        self.entities = {}
+        for r in db.run(
+            "entities",
+            "select e.id, e.workspace, e.name from exo_private.entities e "
+            "where e.canonical_key = any ($1) and e.workspace = any ($2) "
+            "order by e.workspace, length(e.canonical_key) desc, e.id",
+            ["text[]", "text[]"],
+            [ngram_keys(self.text), chosen],
+        ):
+            found = self.entities.setdefault(r["workspace"], [])
+            if len(found) < max_entities:
+                found.append({"id": r["id"], "name": r["name"]})
+        self.idents = identifiers(self.text)
+        self.terms = content_words(self.text)
+        self.titles = title_keys(self.text)
+        self.files = file_keys(self.text)
+
+    def temporal_report(self):
+        return {
+            "signal": self.signal["signal"],
+            "opens_archive": self.signal["opens_archive"],
+            "signals": [
+                {"kind": s["kind"], "text": s["text"], "opens_archive": s["opens_archive"]}
+                for s in self.signal["signals"]
+            ],
+            "years": self.signal["years"],
+        }
+
+    def recognised_report(self):
+        return {
+            "identifiers": self.idents,
+            "entities": {ws: [e["name"] for e in found] for ws, found in self.entities.items()},
+        }
+"""The query's vector for one search (stdlib only).
+
+Part of exo_private.retrieve (plpy/retrieve.py). The caller's vector when it gave one; else
+the embeddings endpoint's, fetched on a background thread while the other stages run, within
+the session's embedding budget (reader.embed_calls_per_minute, plpy/budget.py over GD, shared
+with exo.embed_query). The thread makes only the HTTP call (the server's API is not
+thread-safe) and close() always joins it before the search returns.
+"""
+
+import threading
+import time
+
 """A per-session call budget for model endpoints the reader can reach (stdlib only).
 
 Inlined into plpython3u functions (`# exo:include budget`). The store is plpython's
@@ -8599,453 +9240,594 @@ def _is_number(x: object) -> bool:
 
 def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-import datetime
+
+class QueryEmbedding:
+    """The query's vector as pgvector text, awaited at most once; None when unavailable."""
+
+    def __init__(self, question, caller_vector, model, settings, budget_store):
+        self.caller_vector = caller_vector
+        self.model = model
+        self.setting = dict(settings["models.embeddings"], timeout_s=settings["retrieval.embed_timeout_s"])
+        self.fetched = {}
+        self.thread = None
+        self.tried = False
+        self.text = None
+        self.error = None
+        if caller_vector is None and model["id"] is not None:
+            limit = settings.get("reader.embed_calls_per_minute", 120)
+            if allow(budget_store, "embed", limit):
+                self.thread = threading.Thread(
+                    target=self._fetch, args=(question,), name="exo-query-embedding", daemon=True
+                )
+                self.thread.start()
+            else:
+                self.fetched.update(
+                    error_class="rate_limited",
+                    error=f"more than {limit} query embeddings in a minute in this session "
+                    "(reader.embed_calls_per_minute)",
+                )
+
+    def _fetch(self, question):
+        try:
+            self.fetched.update(embed_one(self.setting, question))
+        except Exception as exc:  # anything unforeseen still ends as a degradation, not a hang
+            self.fetched.update(error_class="internal", error=repr(exc)[:500])
+
+    def vector(self, report):
+        """The vector text; the first call records its source, wait and any degradation in `report`."""
+        if self.tried:
+            return self.text
+        self.tried = True
+        t0 = time.monotonic()
+        if self.caller_vector is not None:
+            values = list(self.caller_vector)
+            self.text = "[" + ",".join(repr(float(v)) for v in values) + "]"
+            report["query_embedding"] = {"source": "caller", "dimensions": len(values)}
+            return self.text
+        self.close()
+        embedded = dict(self.fetched) or {"error_class": "timeout", "error": "no embedding in time"}
+        report["timings_ms"]["embed_query_wait"] = round((time.monotonic() - t0) * 1000, 2)
+        if "vector" not in embedded:
+            self.error = {"error_class": embedded["error_class"], "error": embedded["error"]}
+        elif self.model["dimensions"] is not None and embedded["dimensions"] != self.model["dimensions"]:
+            self.error = {
+                "error_class": "dimension_mismatch",
+                "error": "the endpoint gave {} dimensions, the stored vectors have {}".format(
+                    embedded["dimensions"], self.model["dimensions"]
+                ),
+            }
+        else:
+            self.text = embedded["vector"]
+            report["query_embedding"] = {"source": "endpoint", "ms": embedded["ms"]}
+            report["timings_ms"]["embed_query"] = embedded["ms"]
+        if self.error:
+            report["degradations"].append(dict(component="embeddings", **self.error))
+        return self.text
+
+    def close(self):
+        """Join the fetch thread (at most the endpoint's timeout and a second): no search leaves
+        it running, whether the vector was needed or not, on every path out."""
+        if self.thread is not None:
+            self.thread.join(self.setting["timeout_s"] + 1)
+            self.thread = None
+"""The combined-pool rerank: one function per backend, tried in retrieval.rerank_order (stdlib only).
+
+Part of exo_private.retrieve (plpy/retrieve.py). Native stage scores are not comparable across
+workspaces, so the merged pool is reordered by the first backend that answers: deterministic
+(what found a chunk and how much of the query it covers), embedding (cosine similarity to the
+query's vector), cross_encoder (the models.rerank endpoint's /rerank scores) or listwise (the
+chat model orders the ids). A backend only reorders; one that fails is recorded and the next
+is tried, and the deterministic relevance is the last resort. Remote calls go straight to the
+model client, bounded per call (retrieval.rerank_limits) and per session
+(reader.rerank_calls_per_minute, plpy/budget.py over GD).
+"""
+
 import json
-import threading
 import time
 
-began = time.monotonic()
-plans = SD.setdefault("plans", {})
-
-def plan(key, text, types):
-    if key not in plans:
-        plans[key] = plpy.prepare(text, types)
-    return plans[key]
-
-def run(key, text, types, args):
-    return plpy.execute(plan(key, text, types), args)
-
-def ms(since):
-    return round((time.monotonic() - since) * 1000, 2)
-
-# -- inputs (checked by exo_private.check_search_arguments) -----------------------------------
-# No more of the query than MAX_INPUT_CHARS is read anywhere below: a huge query costs no more
-# than a long one. (A new name: plpython's arguments are globals the nested functions read.)
-question = query[:MAX_INPUT_CHARS]
-as_of_day = (as_of or "")[:10] or datetime.date.today().isoformat()
-today = datetime.date.fromisoformat(as_of_day)
-
-settings = {
-    r["key"]: json.loads(r["value"])
-    for r in run(
-        "settings",
-        "select key, value::text from exo_private.settings "
-        "where key like 'retrieval.%' or key like 'packet.%' or key like 'models.%' "
-        "or key like 'deference.%' or key like 'reader.%'",
-        [],
-        [],
-    )
+LISTWISE_REPLY = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "ranking",
+        "schema": {
+            "type": "object",
+            "properties": {"ranking": {"type": "array", "items": {"type": "integer"}}},
+            "required": ["ranking"],
+        },
+    },
 }
-known = [r["name"] for r in run("workspaces", "select name from exo_private.workspaces order by name", [], [])]
-chosen = known if workspaces is None else [w for i, w in enumerate(workspaces) if w not in workspaces[:i]]
 
-report = {
-    "query": question[:200],
-    "as_of": as_of_day,
-    "workspaces": {},
-    "degradations": [],
-    "timings_ms": {},
-}
-timings = report["timings_ms"]
-if len(query) > MAX_INPUT_CHARS:
-    report["query_truncated"] = {"chars": len(query), "read": MAX_INPUT_CHARS}
-
-# -- the query's embedding, fetched in the background while the other stages run -------------
-model = {"id": None, "dimensions": None}
-row = run(
-    "model",
-    "select m.id, m.dimensions from exo_private.embedding_models m where m.id = exo_private.active_embedding_model()",
-    [],
-    [],
-)
-if row:
-    model = {"id": row[0]["id"], "dimensions": row[0]["dimensions"]}
-vector = {"text": None, "error": None, "tried": False}
-embedding_setting = dict(settings["models.embeddings"], timeout_s=settings["retrieval.embed_timeout_s"])
-fetched = {}
-
-def fetch_embedding():
-    # No plpy here: only the HTTP call runs on this thread (the server's API is not thread-safe).
+def remote_rerank(budget_store, backend, endpoint, query, passages, ids, options, settings):
+    """Ask a remote backend about passages (the caller's best first), never raising for a model
+    failure: {scores: {id: score}} or {ranking: [ids]}, or {error_class, error}; with passages
+    (how many were sent) and ms. Sends the first max_passages passages, passage_chars of each
+    (retrieval.rerank_limits); over reader.rerank_calls_per_minute in this session: rate_limited,
+    and no call."""
+    began = time.monotonic()
+    question = (query or "")[:MAX_QUERY_CHARS]
+    limit = settings.get("reader.rerank_calls_per_minute", 120)
+    bounds = dict({"max_passages": 100, "passage_chars": 2000}, **settings.get("retrieval.rerank_limits", {}))
+    sent_ids = list(ids or [])[: bounds["max_passages"]]
+    sent = [(p or "")[: bounds["passage_chars"]] for p in list(passages or [])[: len(sent_ids)]]
     try:
-        fetched.update(embed_one(embedding_setting, question))
-    except Exception as exc:  # anything unforeseen still ends as a degradation, not a hang
-        fetched.update(error_class="internal", error=repr(exc)[:500])
-
-fetcher = None
-if query_embedding is None and model["id"] is not None:
-    # The session's embedding budget, shared with exo.embed_query (plpy/budget.py over GD).
-    embed_limit = settings.get("reader.embed_calls_per_minute", 120)
-    if allow(GD, "embed", embed_limit):
-        fetcher = threading.Thread(target=fetch_embedding, name="exo-query-embedding", daemon=True)
-        fetcher.start()
-    else:
-        fetched.update(
-            error_class="rate_limited",
-            error="more than {} query embeddings in a minute in this session "
-            "(reader.embed_calls_per_minute)".format(embed_limit),
-        )
-
-# -- temporal signal and bands --------------------------------------------------------------
-t = time.monotonic()
-signal = json.loads(
-    run("temporal", "select exo.temporal_signal($1, $2)::text as s", ["text", "date"], [question, as_of_day])[0]["s"]
-)
-timings["temporal"] = ms(t)
-archive_open, archive_why = archive_decision(signal, open_archive)
-report["temporal"] = {
-    "signal": signal["signal"],
-    "opens_archive": signal["opens_archive"],
-    "signals": [{"kind": s["kind"], "text": s["text"], "opens_archive": s["opens_archive"]} for s in signal["signals"]],
-    "years": signal["years"],
-}
-
-deferred = [
-    {"subject": r["subject"], "aliases": list(r["aliases"] or [])}
-    for r in run("deferred", "select subject, aliases from exo_private.deferred_subjects order by subject", [], [])
-]
-
-# Time and care are separate decisions: an open archive releases a subject only when the
-# question names it, unless the owner chose the looser rule (deference.time_releases).
-time_releases = bool(settings.get("deference.time_releases", False))
-care = Deference(deferred, bridge, question, archive_open, archive_why, time_releases)
-withhold = care.withheld
-
-# -- query material -------------------------------------------------------------------------
-t = time.monotonic()
-graph_settings = settings["retrieval.graph"]
-ngrams = ngram_keys(question)
-entities = {}
-for r in run(
-    "entities",
-    "select e.id, e.workspace, e.name from exo_private.entities e "
-    "where e.canonical_key = any ($1) and e.workspace = any ($2) "
-    "order by e.workspace, length(e.canonical_key) desc, e.id",
-    ["text[]", "text[]"],
-    [ngrams, chosen],
-):
-    found = entities.setdefault(r["workspace"], [])
-    if len(found) < graph_settings["max_entities"]:
-        found.append({"id": r["id"], "name": r["name"]})
-idents = identifiers(question)
-query_terms = content_words(question)
-titles = title_keys(question)
-files = file_keys(question)
-timings["query_analysis"] = ms(t)
-report["recognised"] = {
-    "identifiers": idents,
-    "entities": {ws: [e["name"] for e in found] for ws, found in entities.items()},
-}
-
-def query_vector():
-    """The query's vector as pgvector text, embedded at most once; None when unavailable."""
-    if vector["tried"]:
-        return vector["text"]
-    vector["tried"] = True
-    t0 = time.monotonic()
-    if query_embedding is not None:
-        values = list(query_embedding)
-        vector["text"] = "[" + ",".join(repr(float(v)) for v in values) + "]"
-        report["query_embedding"] = {"source": "caller", "dimensions": len(values)}
-    else:
-        if fetcher is not None:
-            fetcher.join(embedding_setting["timeout_s"] + 1)
-        embedded = dict(fetched) or {"error_class": "timeout", "error": "no embedding in time"}
-        timings["embed_query_wait"] = ms(t0)
-        if "vector" in embedded:
-            if model["dimensions"] is not None and embedded["dimensions"] != model["dimensions"]:
-                vector["error"] = {
-                    "error_class": "dimension_mismatch",
-                    "error": "the endpoint gave {} dimensions, the stored vectors have {}".format(
-                        embedded["dimensions"], model["dimensions"]
-                    ),
-                }
-            else:
-                vector["text"] = embedded["vector"]
-                report["query_embedding"] = {"source": "endpoint", "ms": embedded["ms"]}
-                timings["embed_query"] = embedded["ms"]
+        if backend not in ("cross_encoder", "listwise"):
+            raise ValueError("unknown remote rerank backend {!r}".format((backend or "")[:100]))
+        if not allow(budget_store, "rerank", limit):  # per session, whoever calls
+            result = {
+                "error_class": "rate_limited",
+                "error": f"more than {limit} rerank calls in a minute in this session "
+                "(reader.rerank_calls_per_minute)",
+            }
+        elif backend == "cross_encoder":
+            scores = rerank(Endpoint.from_setting(endpoint), question, sent)
+            result = {"scores": dict(zip(sent_ids, scores, strict=False))}
         else:
-            vector["error"] = {"error_class": embedded["error_class"], "error": embedded["error"]}
-        if vector["error"]:
-            report["degradations"].append(dict(component="embeddings", **vector["error"]))
-    return vector["text"]
+            candidates = [{"chunk_id": i, "body": p} for i, p in zip(sent_ids, sent, strict=False)]
+            reply = chat(
+                Endpoint.from_setting(endpoint),
+                listwise_prompt(question, candidates, options["excerpt_chars"]),
+                max_tokens=options["max_tokens"],
+                response_format=LISTWISE_REPLY,
+            )
+            result = {"ranking": parse_listwise(reply.content, set(sent_ids))}
+    except (ModelError, ValueError) as exc:
+        result = {"error_class": getattr(exc, "error_class", "bad_response"), "error": str(exc)[:500]}
+    result["passages"] = len(sent_ids)
+    result["ms"] = round((time.monotonic() - began) * 1000, 1)
+    return result
 
-# -- staged retrieval per workspace ------------------------------------------------------------
-thresholds = {
-    "lexical": settings["retrieval.lexical_confident_score"],
-    "semantic": settings["retrieval.semantic_confident_similarity"],
-}
+class RerankPool:
+    """What every backend may read: the pool (by chunk id), its incoming order (deterministic
+    rank, best first), the deterministic relevance, the settings and the query."""
 
-def stage_rows(stage, ws, bands):
-    """(rows, skipped_reason) of one stage in one workspace."""
-    common = [list(bands), as_of_day, per_workspace]
-    base = ["text[]", "date", "int"]
-    if stage == "exact":
-        # A document named by title or file name first: a chunk keeps the first match found.
-        rows = []
-        if titles or files:
-            for r in run(("document", ws), stage_sql_text("document", ws), ["text[]"] + base + ["text[]"],
-                         [titles] + common + [files]):
-                rows.append({"chunk_id": r["chunk_id"], "score": r["score"], "confident": True,
-                             "charged": r["charged"], "match": "document", "detail": "document " + r["detail"]})
-        for ident in idents:
-            for r in run(("identifier", ws), stage_sql_text("identifier", ws), ["text"] + base, [ident] + common):
-                rows.append({"chunk_id": r["chunk_id"], "score": r["score"], "confident": True,
-                             "charged": r["charged"], "match": "identifier", "detail": "identifier " + ident})
-        if entities.get(ws):
-            for r in run(("entity", ws), stage_sql_text("entity", ws), ["bigint[]"] + base,
-                         [[e["id"] for e in entities[ws]]] + common):
-                rows.append({"chunk_id": r["chunk_id"], "score": r["score"], "confident": True,
-                             "charged": r["charged"], "match": "entity", "detail": "entity " + r["detail"]})
-        if not (idents or entities.get(ws) or titles or files):
-            return [], "no identifier, entity, title or file name in the query"
-        return rows, None
-    if stage == "lexical":
-        if not query_terms:
-            return [], "no searchable words in the query"
-        rows = run(("lexical", ws), stage_sql_text("lexical", ws), ["text"] + base, [question[:MAX_QUERY_CHARS]] + common)
-        return [{"chunk_id": r["chunk_id"], "score": r["score"], "confident": r["score"] >= thresholds["lexical"],
-                 "charged": r["charged"]} for r in rows], None
-    if stage == "capsules":
-        return [], "no capsules yet (summaries arrive with a later issue)"
-    if stage == "graph":
-        if not entities.get(ws):
-            return [], "no entity of this workspace's graph named in the query"
-        rows = run(("graph", ws), stage_sql_text("graph", ws), ["bigint[]"] + base + ["int", "int"],
-                   [[e["id"] for e in entities[ws]]] + common + [graph_settings["depth"], graph_settings["per_node"]])
-        return [{"chunk_id": r["chunk_id"], "score": r["score"], "confident": False,
-                 "charged": r["charged"], "detail": "near " + r["detail"]} for r in rows], None
-    if stage == "semantic":
-        if model["id"] is None:
-            return [], "no embeddings stored yet"
-        text = query_vector()
-        if text is None:
-            return [], "query embedding unavailable ({})".format(vector["error"]["error_class"])
-        key = ("semantic", ws, model["id"], model["dimensions"])
-        rows = run(key, stage_sql_text("semantic", ws, model["id"], model["dimensions"]), ["text"] + base, [text] + common)
-        low = settings["retrieval.semantic_min_similarity"]
-        return [{"chunk_id": r["chunk_id"], "score": r["score"], "confident": r["score"] >= thresholds["semantic"],
-                 "charged": r["charged"]} for r in rows if r["score"] >= low], None
-    plpy.error("unknown stage " + repr(stage[:100]) + " in retrieval.stages")
+    def __init__(
+        self,
+        db,
+        candidates,
+        incoming,
+        deterministic,
+        settings,
+        question,
+        model,
+        embedding,
+        report,
+        budget_store,
+    ):
+        self.db = db
+        self.candidates = candidates
+        self.incoming = incoming
+        self.deterministic = deterministic
+        self.settings = settings
+        self.question = question
+        self.model = model
+        self.embedding = embedding
+        self.report = report
+        self.budget_store = budget_store
 
-def stage_sql_text(stage, ws, model_id=None, dimensions=None):
-    key = ("sql", stage, ws, model_id, dimensions)
-    if key not in plans:
-        plans[key] = run(
-            "stage_sql", "select exo_private.stage_sql($1, $2, $3, $4) as q", ["text", "text", "int", "int"],
-            [stage, ws, model_id, dimensions],
-        )[0]["q"]
-    return plans[key]
+def rerank_deterministic(pool, t0):
+    return pool.deterministic, {"outcome": "answered", "ms": elapsed_ms(t0)}
 
-def search_workspaces(bands):
-    """Run the stages in every chosen workspace over `bands`; semantic last, after one embedding."""
-    pools = [WorkspacePool(ws, per_workspace, settings["retrieval.confident_needed"]) for ws in chosen]
-    for pool in pools:
-        for stage in settings["retrieval.stages"]:
-            go, why = pool.wants_more()
-            entry = {"stage": stage}
-            if go:
-                t0 = time.monotonic()
-                rows, why = stage_rows(stage, pool.workspace, bands)
-                if why is None:
-                    admitted, held = pool.admit(stage, rows, withhold)
-                    entry.update(ran=True, found=len(rows), admitted=admitted, withheld=held,
-                                 confident=pool.confident, ms=ms(t0))
-                    pool.stages.append(entry)
-                    continue
-            entry.update(ran=False, skipped=why)
-            pool.stages.append(entry)
-    return pools
-
-t = time.monotonic()
-bands = ALL_BANDS if archive_open else PRESENT_BANDS
-pools = search_workspaces(bands)
-fallback = False
-
-def fetch_details(hits):
-    """pool_details rows of hits, by chunk id, each fetched once per search."""
-    missing = [h for h in hits if h["chunk_id"] not in details]
-    if missing:
-        for d in run(
-            "details",
-            "select * from exo_private.pool_details($1, $2)",
-            ["text[]", "bigint[]"],
-            [[h["workspace"] for h in missing], [h["chunk_id"] for h in missing]],
-        ):
-            details[d["chunk_id"]] = dict(d, coverage=coverage(d["body"], query_terms))
-    return [details[h["chunk_id"]] for h in hits if h["chunk_id"] in details]
-
-def present_answers(pools):
-    """Whether the present bands answer: an identifier of the query found verbatim when it has
-    any, else a confident candidate, or one that covers enough of the query's words (BM25
-    confidence depends on the corpus; a tiny one never reaches it)."""
-    if idents:
-        return any(h["match"] == "identifier" for p in pools for h in p.hits)
-    if any(p.confident for p in pools):
-        return True
-    covered = [d["coverage"] for d in fetch_details([h for p in pools for h in p.hits])]
-    return bool(covered) and max(covered) >= settings["retrieval.answer_coverage"]
-
-details = {}
-if not archive_open and open_archive is None and not present_answers(pools):
-    # Recency preference: the archive answers only when nothing present does.
-    fallback = True
-    held_before = pools
-    bands = ALL_BANDS
-    pools = search_workspaces(bands)
-    for before, after in zip(held_before, pools):
-        for subject, chunks in before.withheld.items():
-            after.withheld.setdefault(subject, set()).update(chunks)
-timings["stages"] = ms(t)
-report["bands"] = list(bands)
-report["archive"] = {
-    "open": archive_open or fallback,
-    "why": archive_why if not fallback else "nothing in the present bands answered",
-    "fallback": fallback,
-}
-for pool in pools:
-    ran = [s["stage"] for s in pool.stages if s.get("ran")]
-    report["workspaces"][pool.workspace] = {
-        "candidates": len(pool.hits),
-        "confident": pool.confident,
-        "stopped_after": ran[-1] if ran else None,
-        "stages": pool.stages,
+def rerank_embedding(pool, t0):
+    """Cosine similarity of each candidate's stored vector to the query's, clipped to 0..1."""
+    text = pool.embedding.vector(pool.report) if pool.model["id"] is not None else None
+    if text is None:
+        why = "no embeddings stored yet" if pool.model["id"] is None else "query embedding unavailable"
+        return None, {"outcome": "failed", "why": why}
+    sims = {
+        r["chunk_id"]: r["similarity"]
+        for r in pool.db.run(
+            "similarity",
+            "select * from exo_private.pool_similarity($1, $2, $3, $4)",
+            ["text[]", "bigint[]", "text", "int"],
+            [
+                [c["workspace"] for c in pool.candidates],
+                [c["chunk_id"] for c in pool.candidates],
+                text,
+                pool.model["id"],
+            ],
+        )
+    }
+    # Cosine similarity is already on a common scale: clipped, not stretched.
+    relevance = {c["chunk_id"]: min(1.0, max(0.0, sims.get(c["chunk_id"]) or 0.0)) for c in pool.candidates}
+    return relevance, {
+        "outcome": "answered",
+        "ms": elapsed_ms(t0),
+        "without_vector": sum(1 for c in pool.candidates if c["chunk_id"] not in sims),
     }
 
-def how(subject):
-    asked = run("hint_how", "select exo_private.hint_how($1) as h", ["text"], [subject])[0]["h"]
-    by_time = "name the time you mean" if time_releases else "name it in a question that names the time you mean"
-    return "To include it, " + asked + " (and open_archive => true for archival material), or " + by_time + "."
-
-named = {}
-asked_about = [s for s in named_subjects(question, deferred) if withhold([s])]
-if asked_about:
-    for r in run(
-        "charged_counts",
-        "select s.subject, c.workspace, count(*)::int as n "
-        "from unnest($1::text[]) s (subject) "
-        "join exo_private.chunks c on c.charged_subjects <> '{}' and c.charged_subjects @> array[s.subject] "
-        "and c.workspace = any ($2) "
-        "group by 1, 2",
-        ["text[]", "text[]"],
-        [asked_about, chosen],
-    ):
-        named[(r["subject"], r["workspace"])] = r["n"]
-report["hints"] = hints(pools, how, named)
-
-# -- the combined pool, reranked ------------------------------------------------------------------
-hits = [h for p in pools for h in p.hits]
-by_id = {h["chunk_id"]: h for h in hits}
-t = time.monotonic()
-candidates = []
-for d in fetch_details(hits):
-    written = datetime.date.fromisoformat(d["written_at"]) if d["written_at"] else None
-    candidates.append(
-        dict(
-            by_id[d["chunk_id"]],
-            document_id=d["document_id"],
-            ordinal=d["ordinal"],
-            body=d["body"],
-            band=d["band"],
-            written_at=d["written_at"],
-            written_ordinal=written.toordinal() if written else None,
-            written_year=written.year if written else None,
-            path=d["path"],
-            title=d["title"],
-            canonical=d["canonical"],
-            coverage=d["coverage"],
-        )
+def rerank_remote(pool, backend):
+    """cross_encoder or listwise: the endpoint's answer as relevance, or why there is none."""
+    settings = pool.settings
+    setting_key = "models.rerank" if backend == "cross_encoder" else "models.chat"
+    endpoint = dict(settings.get(setting_key) or {})
+    if backend == "listwise" and not settings["retrieval.listwise"].get("enabled"):
+        return None, {"outcome": "skipped", "why": "off (retrieval.listwise)"}
+    if not endpoint.get("url"):
+        return None, {"outcome": "skipped", "why": setting_key + " has no url"}
+    endpoint["timeout_s"] = settings["retrieval.rerank_timeout_s"]
+    options = settings["retrieval.listwise"]
+    order = pool.incoming[: options["max_candidates"]] if backend == "listwise" else pool.incoming
+    bodies = {c["chunk_id"]: c["body"] for c in pool.candidates}
+    answer = remote_rerank(
+        pool.budget_store,
+        backend,
+        endpoint,
+        pool.question,
+        [bodies[i] for i in order],
+        order,
+        options,
+        settings,
     )
-candidates.sort(key=lambda c: c["chunk_id"])
-timings["pool"] = ms(t)
-
-weights = settings["retrieval.rank_weights"]
-years = signal["years"]
-deterministic = {c["chunk_id"]: deterministic_relevance(c, weights) for c in candidates}
-recency = not report["archive"]["open"]  # an open archive is not a place to prefer the new
-incoming = [c["chunk_id"] for c in rank(candidates, deterministic, weights, today.toordinal(), years, recency)]
-attempts = []
-relevance = None
-backend_used = None
-t = time.monotonic()
-timeout = settings["retrieval.rerank_timeout_s"]
-for backend in settings["retrieval.rerank_order"]:
-    t0 = time.monotonic()
-    if not candidates:
-        attempts.append({"backend": backend, "outcome": "skipped", "why": "no candidates"})
-        relevance, backend_used = {}, "none"
-        break
-    if backend == "deterministic":
-        relevance, backend_used = deterministic, backend
-        attempts.append({"backend": backend, "outcome": "answered", "ms": ms(t0)})
-        break
-    if backend == "embedding":
-        text = query_vector() if model["id"] is not None else None
-        if text is None:
-            why = "no embeddings stored yet" if model["id"] is None else "query embedding unavailable"
-            attempts.append({"backend": backend, "outcome": "failed", "why": why})
-            continue
-        sims = {
-            r["chunk_id"]: r["similarity"]
-            for r in run(
-                "similarity",
-                "select * from exo_private.pool_similarity($1, $2, $3, $4)",
-                ["text[]", "bigint[]", "text", "int"],
-                [[c["workspace"] for c in candidates], [c["chunk_id"] for c in candidates], text, model["id"]],
-            )
-        }
-        # Cosine similarity is already on a common scale: clipped, not stretched.
-        relevance = {c["chunk_id"]: min(1.0, max(0.0, sims.get(c["chunk_id"]) or 0.0)) for c in candidates}
-        backend_used = backend
-        attempts.append({"backend": backend, "outcome": "answered", "ms": ms(t0),
-                         "without_vector": sum(1 for c in candidates if c["chunk_id"] not in sims)})
-        break
-    if backend in ("cross_encoder", "listwise"):
-        setting_key = "models.rerank" if backend == "cross_encoder" else "models.chat"
-        endpoint = dict(settings.get(setting_key) or {})
-        if backend == "listwise" and not settings["retrieval.listwise"].get("enabled"):
-            attempts.append({"backend": backend, "outcome": "skipped", "why": "off (retrieval.listwise)"})
-            continue
-        if not endpoint.get("url"):
-            attempts.append({"backend": backend, "outcome": "skipped", "why": setting_key + " has no url"})
-            continue
-        endpoint["timeout_s"] = timeout
-        options = settings["retrieval.listwise"]
-        order = incoming[: options["max_candidates"]] if backend == "listwise" else incoming
-        bodies = {c["chunk_id"]: c["body"] for c in candidates}
-        answer = json.loads(
-            run(
-                "rerank_call",
-                "select exo_private.rerank_call($1, $2, $3, $4, $5, $6)::text as r",
-                ["text", "jsonb", "text", "text[]", "bigint[]", "jsonb"],
-                [backend, json.dumps(endpoint), question, [bodies[i] for i in order], order, json.dumps(options)],
-            )[0]["r"]
+    if "error_class" in answer:
+        pool.report["degradations"].append(
+            {"component": "rerank:" + backend, "error_class": answer["error_class"], "error": answer["error"]}
         )
-        if "error_class" in answer:
-            attempts.append({"backend": backend, "outcome": "failed", "error_class": answer["error_class"],
-                             "ms": answer["ms"]})
-            report["degradations"].append({"component": "rerank:" + backend,
-                                           "error_class": answer["error_class"], "error": answer["error"]})
-            continue
-        if backend == "cross_encoder":
-            relevance = normalise({c["chunk_id"]: answer["scores"].get(str(c["chunk_id"])) for c in candidates})
-        else:
-            relevance = from_ranking(answer["ranking"], incoming)
-        backend_used = backend
-        attempts.append({"backend": backend, "outcome": "answered", "ms": answer["ms"], "passages": answer["passages"]})
-        break
-    attempts.append({"backend": backend, "outcome": "skipped", "why": "unknown backend"})
-if relevance is None:  # the configured order had no backend that answered
-    relevance, backend_used = deterministic, "deterministic"
-    attempts.append({"backend": "deterministic", "outcome": "answered", "why": "fallback"})
-elif backend_used != "deterministic":
-    relevance = blend(relevance, deterministic, weights["backend_share"])
-ranked = rank(candidates, relevance, weights, today.toordinal(), years, recency)
-timings["rerank"] = ms(t)
-report["rerank"] = {"backend": backend_used, "attempts": attempts, "pool": len(candidates)}
+        return None, {"outcome": "failed", "error_class": answer["error_class"], "ms": answer["ms"]}
+    if backend == "cross_encoder":
+        relevance = normalise({c["chunk_id"]: answer["scores"].get(c["chunk_id"]) for c in pool.candidates})
+    else:
+        relevance = from_ranking(answer["ranking"], pool.incoming)
+    return relevance, {"outcome": "answered", "ms": answer["ms"], "passages": answer["passages"]}
 
-results = []
-for n, c in enumerate(ranked[:k], 1):
-    results.append({
+def rerank_relevance(pool):
+    """(relevance, backend, attempts): the first backend of retrieval.rerank_order that answers,
+    blended with the deterministic relevance (deterministic when none does)."""
+    attempts = []
+    for backend in pool.settings["retrieval.rerank_order"]:
+        t0 = time.monotonic()
+        if not pool.candidates:
+            attempts.append({"backend": backend, "outcome": "skipped", "why": "no candidates"})
+            return {}, "none", attempts
+        if backend == "deterministic":
+            relevance, attempt = rerank_deterministic(pool, t0)
+        elif backend == "embedding":
+            relevance, attempt = rerank_embedding(pool, t0)
+        elif backend in ("cross_encoder", "listwise"):
+            relevance, attempt = rerank_remote(pool, backend)
+        else:
+            relevance, attempt = None, {"outcome": "skipped", "why": "unknown backend"}
+        attempts.append(dict(backend=backend, **attempt))
+        if relevance is not None:
+            if backend != "deterministic":
+                relevance = blend(
+                    relevance, pool.deterministic, pool.settings["retrieval.rank_weights"]["backend_share"]
+                )
+            return relevance, backend, attempts
+    # The configured order had no backend that answered.
+    attempts.append({"backend": "deterministic", "outcome": "answered", "why": "fallback"})
+    return pool.deterministic, "deterministic", attempts
+
+def rerank_call_json(plpy, SD, GD, backend, endpoint, query, passages, ids, options):
+    """exo_private.rerank_call's body: remote_rerank with the session's settings, as JSON text."""
+    if "rerank_settings" not in SD:
+        SD["rerank_settings"] = plpy.prepare(
+            "select key, value::text from exo_private.settings "
+            "where key in ('reader.rerank_calls_per_minute', 'retrieval.rerank_limits')",
+            [],
+        )
+    settings = {r["key"]: json.loads(r["value"]) for r in plpy.execute(SD["rerank_settings"], [])}
+    return json.dumps(
+        remote_rerank(GD, backend, json.loads(endpoint), query, passages, ids, json.loads(options), settings)
+    )
+"""Staged retrieval per workspace and the archive fallback (stdlib only).
+
+Part of exo_private.retrieve (plpy/retrieve.py). In each chosen workspace the stages of
+retrieval.stages run in order (exact, lexical, capsules, graph, semantic) until the workspace
+holds per_workspace candidates or enough confident ones; each stage runs the query
+exo_private.stage_sql writes for that workspace, prepared once per session. When the archive
+is closed by default and nothing in the present bands answers, the search runs again over
+every band (the fallback), which never releases deferred material by itself.
+"""
+
+import time
+
+class StageSearch:
+    """The stages of one search over its chosen workspaces; candidate details fetched once."""
+
+    def __init__(self, plpy, db, question, chosen, per_workspace, settings, model, embedding, report):
+        self.plpy = plpy
+        self.db = db
+        self.q = question
+        self.chosen = chosen
+        self.per_workspace = per_workspace
+        self.settings = settings
+        self.model = model
+        self.embedding = embedding
+        self.report = report
+        self.details = {}
+        self.thresholds = {
+            "lexical": settings["retrieval.lexical_confident_score"],
+            "semantic": settings["retrieval.semantic_confident_similarity"],
+        }
+
+    def sql_text(self, stage, ws, model_id=None, dimensions=None):
+        """exo_private.stage_sql's query for a stage in a workspace, asked once per session."""
+        return self.db.cached(
+            ("sql", stage, ws, model_id, dimensions),
+            lambda: self.db.run(
+                "stage_sql",
+                "select exo_private.stage_sql($1, $2, $3, $4) as q",
+                ["text", "text", "int", "int"],
+                [stage, ws, model_id, dimensions],
+            )[0]["q"],
+        )
+
+    def rows(self, stage, ws, bands):
+        """(rows, skipped_reason) of one stage in one workspace."""
+        q, run = self.q, self.db.run
+        common = [list(bands), q.as_of_day, self.per_workspace]
+        base = ["text[]", "date", "int"]
+        entities = q.entities.get(ws)
+        if stage == "exact":
+            # A document named by title or file name first: a chunk keeps the first match found.
+            rows = []
+            if q.titles or q.files:
+                for r in run(
+                    ("document", ws),
+                    self.sql_text("document", ws),
+                    ["text[]", *base, "text[]"],
+                    [q.titles, *common, q.files],
+                ):
+                    rows.append(
+                        {
+                            "chunk_id": r["chunk_id"],
+                            "score": r["score"],
+                            "confident": True,
+                            "charged": r["charged"],
+                            "match": "document",
+                            "detail": "document " + r["detail"],
+                        }
+                    )
+            for ident in q.idents:
+                for r in run(
+                    ("identifier", ws), self.sql_text("identifier", ws), ["text", *base], [ident, *common]
+                ):
+                    rows.append(
+                        {
+                            "chunk_id": r["chunk_id"],
+                            "score": r["score"],
+                            "confident": True,
+                            "charged": r["charged"],
+                            "match": "identifier",
+                            "detail": "identifier " + ident,
+                        }
+                    )
+            if entities:
+                for r in run(
+                    ("entity", ws),
+                    self.sql_text("entity", ws),
+                    ["bigint[]", *base],
+                    [[e["id"] for e in entities], *common],
+                ):
+                    rows.append(
+                        {
+                            "chunk_id": r["chunk_id"],
+                            "score": r["score"],
+                            "confident": True,
+                            "charged": r["charged"],
+                            "match": "entity",
+                            "detail": "entity " + r["detail"],
+                        }
+                    )
+            if not (q.idents or entities or q.titles or q.files):
+                return [], "no identifier, entity, title or file name in the query"
+            return rows, None
+        if stage == "lexical":
+            if not q.terms:
+                return [], "no searchable words in the query"
+            rows = run(
+                ("lexical", ws),
+                self.sql_text("lexical", ws),
+                ["text", *base],
+                [q.text[:MAX_QUERY_CHARS], *common],
+            )
+            return [
+                {
+                    "chunk_id": r["chunk_id"],
+                    "score": r["score"],
+                    "confident": r["score"] >= self.thresholds["lexical"],
+                    "charged": r["charged"],
+                }
+                for r in rows
+            ], None
+        if stage == "capsules":
+            return [], "no capsules yet (summaries arrive with a later issue)"
+        if stage == "graph":
+            if not entities:
+                return [], "no entity of this workspace's graph named in the query"
+            graph = self.settings["retrieval.graph"]
+            rows = run(
+                ("graph", ws),
+                self.sql_text("graph", ws),
+                ["bigint[]", *base, "int", "int"],
+                [[e["id"] for e in entities], *common, graph["depth"], graph["per_node"]],
+            )
+            return [
+                {
+                    "chunk_id": r["chunk_id"],
+                    "score": r["score"],
+                    "confident": False,
+                    "charged": r["charged"],
+                    "detail": "near " + r["detail"],
+                }
+                for r in rows
+            ], None
+        if stage == "semantic":
+            model = self.model
+            if model["id"] is None:
+                return [], "no embeddings stored yet"
+            text = self.embedding.vector(self.report)
+            if text is None:
+                return [], "query embedding unavailable ({})".format(self.embedding.error["error_class"])
+            rows = run(
+                ("semantic", ws, model["id"], model["dimensions"]),
+                self.sql_text("semantic", ws, model["id"], model["dimensions"]),
+                ["text", *base],
+                [text, *common],
+            )
+            low = self.settings["retrieval.semantic_min_similarity"]
+            return [
+                {
+                    "chunk_id": r["chunk_id"],
+                    "score": r["score"],
+                    "confident": r["score"] >= self.thresholds["semantic"],
+                    "charged": r["charged"],
+                }
+                for r in rows
+                if r["score"] >= low
+            ], None
+        self.plpy.error("unknown stage " + repr(stage[:100]) + " in retrieval.stages")
+
+    def workspaces(self, bands):
+        """A WorkspacePool per chosen workspace after its stages over `bands`, each stage run or
+        skipped (and why) in pool.stages."""
+        withhold = self.q.care.withheld
+        pools = [
+            WorkspacePool(ws, self.per_workspace, self.settings["retrieval.confident_needed"])
+            for ws in self.chosen
+        ]
+        for pool in pools:
+            for stage in self.settings["retrieval.stages"]:
+                go, why = pool.wants_more()
+                entry = {"stage": stage}
+                if go:
+                    t0 = time.monotonic()
+                    rows, why = self.rows(stage, pool.workspace, bands)
+                    if why is None:
+                        admitted, held = pool.admit(stage, rows, withhold)
+                        entry.update(
+                            ran=True,
+                            found=len(rows),
+                            admitted=admitted,
+                            withheld=held,
+                            confident=pool.confident,
+                            ms=elapsed_ms(t0),
+                        )
+                        pool.stages.append(entry)
+                        continue
+                entry.update(ran=False, skipped=why)
+                pool.stages.append(entry)
+        return pools
+
+    def fetch_details(self, hits):
+        """pool_details rows of hits (with the query's coverage), each fetched once per search."""
+        missing = [h for h in hits if h["chunk_id"] not in self.details]
+        if missing:
+            for d in self.db.run(
+                "details",
+                "select * from exo_private.pool_details($1, $2)",
+                ["text[]", "bigint[]"],
+                [[h["workspace"] for h in missing], [h["chunk_id"] for h in missing]],
+            ):
+                self.details[d["chunk_id"]] = dict(d, coverage=coverage(d["body"], self.q.terms))
+        return [self.details[h["chunk_id"]] for h in hits if h["chunk_id"] in self.details]
+
+    def present_answers(self, pools):
+        """Whether the present bands answer: an identifier of the query found verbatim when it
+        has any, else a confident candidate, or one that covers enough of the query's words
+        (BM25 confidence depends on the corpus; a tiny one never reaches it)."""
+        if self.q.idents:
+            return any(h["match"] == "identifier" for p in pools for h in p.hits)
+        if any(p.confident for p in pools):
+            return True
+        covered = [d["coverage"] for d in self.fetch_details([h for p in pools for h in p.hits])]
+        return bool(covered) and max(covered) >= self.settings["retrieval.answer_coverage"]
+
+def search_with_fallback(search, open_archive):
+    """(pools, bands, fallback): the stages over the bands the question opens; when the archive
+    is closed by default (open_archive null, no temporal signal) and nothing present answers,
+    again over every band. Chunks withheld in the first pass stay counted for the hints."""
+    q = search.q
+    bands = ALL_BANDS if q.archive_open else PRESENT_BANDS
+    pools = search.workspaces(bands)
+    if q.archive_open or open_archive is not None or search.present_answers(pools):
+        return pools, bands, False
+    # Recency preference: the archive answers only when nothing present does.
+    before = pools
+    bands = ALL_BANDS
+    pools = search.workspaces(bands)
+    for first, second in zip(before, pools, strict=True):
+        for subject, chunks in first.withheld.items():
+            second.withheld.setdefault(subject, set()).update(chunks)
+    return pools, bands, True
+
+class Statements:
+    """The session's prepared statements (plpython's SD), by key; prepared on first use."""
+
+    def __init__(self, plpy, SD):
+        self.plpy = plpy
+        self.plans = SD.setdefault("plans", {})
+
+    def cached(self, key, make):
+        if key not in self.plans:
+            self.plans[key] = make()
+        return self.plans[key]
+
+    def run(self, key, text, types, args):
+        return self.plpy.execute(self.cached(key, lambda: self.plpy.prepare(text, types)), args)
+
+def withheld_hints(db, q, pools, chosen):
+    """One hint per (subject, workspace) with chunks withheld, or named by the question but
+    charged in a band the search did not open; how to reach it, never its text."""
+    by_time = (
+        "name the time you mean" if q.time_releases else "name it in a question that names the time you mean"
+    )
+
+    def how(subject):
+        asked = db.run("hint_how", "select exo_private.hint_how($1) as h", ["text"], [subject])[0]["h"]
+        return (
+            "To include it, "
+            + asked
+            + " (and open_archive => true for archival material), or "
+            + by_time
+            + "."
+        )
+
+    named = {}
+    asked_about = [s for s in named_subjects(q.text, q.deferred) if q.care.withheld([s])]
+    if asked_about:
+        for r in db.run(
+            "charged_counts",
+            "select s.subject, c.workspace, count(*)::int as n "
+            "from unnest($1::text[]) s (subject) "
+            "join exo_private.chunks c on c.charged_subjects <> '{}' and c.charged_subjects @> array[s.subject] "
+            "and c.workspace = any ($2) "
+            "group by 1, 2",
+            ["text[]", "text[]"],
+            [asked_about, chosen],
+        ):
+            named[(r["subject"], r["workspace"])] = r["n"]
+    return hints(pools, how, named)
+
+def pool_candidates(search, pools):
+    """The merged pool: every workspace's hits with their chunk and document, by chunk id."""
+    hits = [h for p in pools for h in p.hits]
+    by_id = {h["chunk_id"]: h for h in hits}
+    candidates = []
+    for d in search.fetch_details(hits):
+        written = datetime.date.fromisoformat(d["written_at"]) if d["written_at"] else None
+        candidates.append(
+            dict(
+                by_id[d["chunk_id"]],
+                document_id=d["document_id"],
+                ordinal=d["ordinal"],
+                body=d["body"],
+                band=d["band"],
+                written_at=d["written_at"],
+                written_ordinal=written.toordinal() if written else None,
+                written_year=written.year if written else None,
+                path=d["path"],
+                title=d["title"],
+                canonical=d["canonical"],
+                coverage=d["coverage"],
+            )
+        )
+    candidates.sort(key=lambda c: c["chunk_id"])
+    return candidates
+
+def result_row(n, c):
+    """One result: what exo.search shows, and the charged subjects the packet's provenance names."""
+    return {
         "rank": n,
         "chunk_id": c["chunk_id"],
         "document_id": c["document_id"],
@@ -9062,12 +9844,92 @@ for n, c in enumerate(ranked[:k], 1):
         "relevance": c["relevance"],
         "citation": citation(c),
         "body": c["body"],
-        "charged": c["charged"],  # released subjects: the packet's provenance names them
-    })
-report["returned"] = len(results)
-report["released"] = released(ranked[:k], care.why_released)
-timings["total"] = ms(began)
-return json.dumps({"results": results, "report": report})
+        "charged": c["charged"],
+    }
+
+def run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding):
+    """{results, report} of one search as JSON text (arguments checked by
+    exo_private.check_search_arguments). SD holds the session's prepared statements, GD the
+    session's model budgets."""
+    began = time.monotonic()
+    db = Statements(plpy, SD)
+    settings = load_settings(db)
+    chosen = choose_workspaces(db, workspaces)
+    # No more of the query than MAX_INPUT_CHARS is read anywhere: a huge query costs no more
+    # than a long one.
+    q = Question(query[:MAX_INPUT_CHARS], as_of)
+    report = {
+        "query": q.text[:200],
+        "as_of": q.as_of_day,
+        "workspaces": {},
+        "degradations": [],
+        "timings_ms": {},
+    }
+    timings = report["timings_ms"]
+    if len(query) > MAX_INPUT_CHARS:
+        report["query_truncated"] = {"chars": len(query), "read": MAX_INPUT_CHARS}
+
+    model = active_model(db)
+    embedding = QueryEmbedding(q.text, query_embedding, model, settings, GD)
+    try:
+        t = time.monotonic()
+        q.read_time(db, open_archive)
+        timings["temporal"] = elapsed_ms(t)
+        report["temporal"] = q.temporal_report()
+        q.read_care(db, bridge, settings)
+        t = time.monotonic()
+        q.read_material(db, chosen, settings["retrieval.graph"]["max_entities"])
+        timings["query_analysis"] = elapsed_ms(t)
+        report["recognised"] = q.recognised_report()
+
+        t = time.monotonic()
+        search = StageSearch(plpy, db, q, chosen, per_workspace, settings, model, embedding, report)
+        pools, bands, fallback = search_with_fallback(search, open_archive)
+        timings["stages"] = elapsed_ms(t)
+        report["bands"] = list(bands)
+        report["archive"] = {
+            "open": q.archive_open or fallback,
+            "why": q.archive_why if not fallback else "nothing in the present bands answered",
+            "fallback": fallback,
+        }
+        for pool in pools:
+            ran = [s["stage"] for s in pool.stages if s.get("ran")]
+            report["workspaces"][pool.workspace] = {
+                "candidates": len(pool.hits),
+                "confident": pool.confident,
+                "stopped_after": ran[-1] if ran else None,
+                "stages": pool.stages,
+            }
+        report["hints"] = withheld_hints(db, q, pools, chosen)
+
+        t = time.monotonic()
+        candidates = pool_candidates(search, pools)
+        timings["pool"] = elapsed_ms(t)
+
+        weights = settings["retrieval.rank_weights"]
+        years = q.signal["years"]
+        recency = not report["archive"]["open"]  # an open archive is not a place to prefer the new
+        today = q.today.toordinal()
+        deterministic = {c["chunk_id"]: deterministic_relevance(c, weights) for c in candidates}
+        incoming = [c["chunk_id"] for c in rank(candidates, deterministic, weights, today, years, recency)]
+        t = time.monotonic()
+        relevance, backend, attempts = rerank_relevance(
+            RerankPool(
+                db, candidates, incoming, deterministic, settings, q.text, model, embedding, report, GD
+            )
+        )
+        ranked = rank(candidates, relevance, weights, today, years, recency)
+        timings["rerank"] = elapsed_ms(t)
+        report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}
+    finally:
+        embedding.close()
+
+    results = [result_row(n, c) for n, c in enumerate(ranked[:k], 1)]
+    report["returned"] = len(results)
+    report["released"] = released(ranked[:k], q.care.why_released)
+    timings["total"] = elapsed_ms(began)
+    return json.dumps({"results": results, "report": report})
+return run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding)
 $_$;
 
 ALTER FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_owner;
@@ -9076,7 +9938,7 @@ ALTER FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, pe
 -- Name: FUNCTION retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'The whole retrieval: temporal signal, staged search per workspace with early stop, deference (time and care decided apart), archive fallback, combined-pool rerank; {results, report}. Reads the first 2,000 characters of the query; its query embedding counts against reader.embed_calls_per_minute. Read through exo.search, exo.search_report and exo.context_packet.';
+COMMENT ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'The whole retrieval: temporal signal, staged search per workspace with early stop, deference (time and care decided apart), archive fallback, combined-pool rerank; {results, report}. Reads the first 2,000 characters of the query; its query embedding counts against reader.embed_calls_per_minute. Read through exo.search, exo.search_report, exo.search_json and exo.context_packet.';
 
 --
 -- Name: retry_failed(text, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -9091,10 +9953,7 @@ declare
     retry bigint[];
     open bigint[];
 begin
-    if p_queue is not null then
-        perform exo_private.queue_target_key(p_queue);
-    end if;
-    for q in select x from unnest(array['embed', 'extract']) x where p_queue is null or x = p_queue loop
+    for q in select exo_private.worker_queues(p_queue) loop
         -- Failed targets whose failure falls in the window; lost ones (no record, no
         -- message) too unless a window was asked for.
         select coalesce(array_agg(o.target_id) filter (
@@ -9654,7 +10513,7 @@ ALTER FUNCTION exo_private.unreleased(charged text[], released text[]) OWNER TO 
 -- Name: FUNCTION unreleased(charged text[], released text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.unreleased(charged text[], released text[]) IS 'The subjects of charged (a chunk''s charged_subjects) whose key is not among released: empty when the chunk may be shown.';
+COMMENT ON FUNCTION exo_private.unreleased(charged text[], released text[]) IS 'The subjects of charged (a chunk''s or a chat message''s charged_subjects) whose key is not among released (exo_private.released_keys): empty when the chunk or message may be shown.';
 
 --
 -- Name: window_withheld(bigint, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -9775,6 +10634,32 @@ ALTER FUNCTION exo_private.work_status() OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.work_status() IS 'The worker''s side of exo.status: queues (embed, extract: depth, pending = visible messages, in_flight, held_by_dead_workers, failed = chunks or windows whose job failed and was not retried, dead = their dead letters, oldest_age_s; dead_letter: depth, oldest_age_s), work_by_stage (per document stage: documents with work pending, in_flight, failed, dead, lost, stuck), stuck (documents that cannot advance on their own, by reason, and a hint naming the commands), worker (last_heartbeat, alive, running, dead in the last day, dead_after_s).';
+
+--
+-- Name: worker_queues(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.worker_queues(p_queue text DEFAULT NULL::text) RETURNS SETOF text
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    if p_queue is not null then
+        perform exo_private.queue_target_key(p_queue);
+        return next p_queue;
+    else
+        return query select unnest(array['embed', 'extract']);
+    end if;
+end
+$$;
+
+ALTER FUNCTION exo_private.worker_queues(p_queue text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION worker_queues(p_queue text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.worker_queues(p_queue text) IS 'The worker''s queues (embed, extract), or only p_queue when given; raises for an unknown queue.';
 
 --
 -- Name: workspace_created(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -14336,6 +15221,12 @@ CREATE INDEX documents_file_name_idx ON exo_private.documents USING btree (file_
 CREATE INDEX documents_file_stem_idx ON exo_private.documents USING btree (file_stem);
 
 --
+-- Name: documents_path_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX documents_path_idx ON exo_private.documents USING hash (path);
+
+--
 -- Name: documents_sha256_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -14618,6 +15509,12 @@ ALTER INDEX exo_private.chunks_pkey ATTACH PARTITION exo_private.chunks_technica
 ALTER INDEX exo_private.chunks_workspace_document_id_ordinal_key ATTACH PARTITION exo_private.chunks_technical_workspace_document_id_ordinal_key;
 
 --
+-- Name: mentions drop_unmentioned_entities; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER drop_unmentioned_entities AFTER DELETE ON exo_private.mentions REFERENCING OLD TABLE AS old_mentions FOR EACH STATEMENT EXECUTE FUNCTION exo_private.drop_unmentioned_entities();
+
+--
 -- Name: settings embedding_model_changed; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
 --
 
@@ -14682,6 +15579,18 @@ CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCAT
 --
 
 CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON graph_technical._ag_label_vertex FOR EACH STATEMENT EXECUTE FUNCTION ag_catalog.age_invalidate_graph_cache();
+
+--
+-- Name: q_embed trigger_notify_queue_insert_listeners; Type: TRIGGER; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE CONSTRAINT TRIGGER trigger_notify_queue_insert_listeners AFTER INSERT ON pgmq.q_embed DEFERRABLE INITIALLY IMMEDIATE FOR EACH ROW EXECUTE FUNCTION pgmq.notify_queue_listeners();
+
+--
+-- Name: q_extract trigger_notify_queue_insert_listeners; Type: TRIGGER; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE CONSTRAINT TRIGGER trigger_notify_queue_insert_listeners AFTER INSERT ON pgmq.q_extract DEFERRABLE INITIALLY IMMEDIATE FOR EACH ROW EXECUTE FUNCTION pgmq.notify_queue_listeners();
 
 --
 -- Name: chat_identities chat_identities_person_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -15164,6 +16073,14 @@ GRANT ALL ON FUNCTION exo.search_entities(name text, entity_type text, workspace
 GRANT ALL ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]) TO exo_writer;
 
 --
+-- Name: FUNCTION search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
+
+--
 -- Name: FUNCTION search_messages(query text, max_results integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
@@ -15331,6 +16248,22 @@ GRANT ALL ON FUNCTION exo_private.closed_windows(bridge text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.closed_windows(bridge text[]) TO exo_writer;
 
 --
+-- Name: FUNCTION complete_embedding(p_msg_ids bigint[], p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors public.vector[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.complete_embedding(p_msg_ids bigint[], p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors public.vector[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.complete_embedding(p_msg_ids bigint[], p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors public.vector[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.complete_embedding(p_msg_ids bigint[], p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors public.vector[]) TO exo_writer;
+
+--
+-- Name: FUNCTION complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb) TO exo_writer;
+
+--
 -- Name: FUNCTION current_generation(ws text, model text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -15369,6 +16302,13 @@ GRANT ALL ON FUNCTION exo_private.deference_list() TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) TO exo_writer;
+
+--
+-- Name: FUNCTION drop_unmentioned_entities(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.drop_unmentioned_entities() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.drop_unmentioned_entities() TO exo_writer;
 
 --
 -- Name: FUNCTION embed_text(input text, endpoint jsonb, calls_per_minute integer); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -15439,12 +16379,12 @@ GRANT ALL ON FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) T
 GRANT ALL ON FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) TO exo_writer;
 
 --
--- Name: FUNCTION entity_mentions(ids bigint[], bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION entity_mentions(ids bigint[], bridge text[], in_document bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[]) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint) TO exo_writer;
 
 --
 -- Name: FUNCTION entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -15693,6 +16633,14 @@ GRANT ALL ON FUNCTION exo_private.quoted(argument text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.quoted(argument text) TO exo_writer;
 
 --
+-- Name: FUNCTION read_jobs(p_queue text, p_vt integer, p_qty integer, p_max_reads integer, p_worker_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.read_jobs(p_queue text, p_vt integer, p_qty integer, p_max_reads integer, p_worker_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.read_jobs(p_queue text, p_vt integer, p_qty integer, p_max_reads integer, p_worker_id bigint) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.read_jobs(p_queue text, p_vt integer, p_qty integer, p_max_reads integer, p_worker_id bigint) TO exo_writer;
+
+--
 -- Name: FUNCTION reap_workers(p_dead_after_s double precision); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -15905,6 +16853,14 @@ GRANT ALL ON FUNCTION exo_private.window_withheld(p_window bigint, released text
 REVOKE ALL ON FUNCTION exo_private.work_status() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.work_status() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.work_status() TO exo_writer;
+
+--
+-- Name: FUNCTION worker_queues(p_queue text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.worker_queues(p_queue text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.worker_queues(p_queue text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.worker_queues(p_queue text) TO exo_writer;
 
 --
 -- Name: FUNCTION workspace_created(); Type: ACL; Schema: exo_private; Owner: exo_owner

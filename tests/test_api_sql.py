@@ -1,5 +1,6 @@
-"""The read-only agent API in SQL (sql/500_api.sql): status, entities, dossiers, timelines,
-neighbourhoods, documents, conversations, people and guarded Cypher, all as exo_reader."""
+"""The read-only agent API in SQL (sql/500_entities.sql, 510_cypher.sql, 520_documents.sql,
+530_conversations.sql, 540_status.sql, over sql/450_deference.sql): status, entities, dossiers,
+timelines, neighbourhoods, documents, conversations, people and guarded Cypher, all as exo_reader."""
 
 from __future__ import annotations
 
@@ -9,24 +10,20 @@ from dataclasses import dataclass
 
 import psycopg
 import pytest
-from conftest import create_database, drop_database
 from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
-from test_chat import fixtures, run_import
-from test_graph import Doc, add_document, merge, org, person, rel
-from vault import vault_database
+from support import PACKAGE_DIR
+from support.chat import fixtures, run_import
+from support.db import create_database, drop_database
+from support.deferred import LUNCH, WALTER, charge_lunch, defer_walter, place
+from support.graph import Doc, add_document, merge, org, person, rel
+from support.vault import vault_database
 
 from exocortex import api
-from support import REPO_ROOT
 from exocortex.migrate import grant_database_privileges
 
 BAD = psycopg.errors.InvalidParameterValue
-WALTER = "Walter Rivera"
-
-
-def place(name: str) -> dict:
-    return {"name": name, "type": "Place"}
 
 
 @dataclass
@@ -96,37 +93,8 @@ def _build(conn) -> dict[str, Doc]:
     )
     merge(conn, docs["c1"].windows[0], [person("Iris Calder")])
 
-    docs["p1"] = _document(
-        conn,
-        "p1",
-        "personal",
-        [
-            "Sunday lunch with Ann Lee and Grandpa Walter at Lakeside Cafe.",
-            "At the funeral of Walter Rivera, Ann Lee read a poem at St Mary Hospice.",
-        ],
-        "2012-06-01",
-        "Lake day",
-    )
-    conn.execute(
-        "update exo_private.chunks set charged_subjects = %s where id = %s", ([WALTER], docs["p1"].chunks[1])
-    )
-    merge(
-        conn,
-        docs["p1"].windows[0],
-        [
-            person("Ann Lee"),
-            person("Grandpa Walter"),
-            person(WALTER),
-            place("Lakeside Cafe"),
-            place("St Mary Hospice"),
-        ],
-        [
-            rel("Ann Lee", "visited", "Lakeside Cafe"),
-            rel("Ann Lee", "lunched with", "Grandpa Walter"),
-            rel("Ann Lee", "granddaughter of", WALTER),
-            rel("Ann Lee", "read at", "St Mary Hospice"),
-        ],
-    )
+    docs["p1"] = _document(conn, "p1", "personal", LUNCH, "2012-06-01", "Lake day")
+    charge_lunch(conn, docs["p1"])
     docs["p2"] = _document(conn, "p2", "personal", ["Ann Lee moved to Berlin."], "2020-01-01", "Moving")
     merge(
         conn,
@@ -134,10 +102,7 @@ def _build(conn) -> dict[str, Doc]:
         [person("Ann Lee"), place("Berlin")],
         [rel("Ann Lee", "lives in", "Berlin")],
     )
-    conn.execute(
-        "insert into exo_private.deferred_subjects (subject, aliases) values (%s, %s)",
-        (WALTER, ["Grandpa Walter", "Grandpa"]),
-    )
+    defer_walter(conn)
     for folder in ("a", "b"):  # the same file name in two folders
         _document(conn, "same", "administrative", ["Same."], "2024-01-01", f"Same {folder}")
         conn.execute(
@@ -934,9 +899,12 @@ def test_each_api_function_runs_for_the_reader(graph, statement):
         conn.execute(statement).fetchall()
 
 
-def test_every_api_function_of_this_file_is_exercised():
-    """A new exo function in sql/500_api.sql gets a line in API_CALLS."""
-    text = (REPO_ROOT / "worker/exocortex/sql/500_api.sql").read_text()
+def test_every_api_function_of_the_api_files_is_exercised():
+    """A new exo function in sql/5NN_*.sql (entities, cypher, documents, conversations, status)
+    gets a line in API_CALLS."""
+    files = sorted((PACKAGE_DIR / "sql").glob("5[0-9][0-9]_*.sql"))
+    assert len(files) >= 5
+    text = "\n".join(f.read_text() for f in files)
     defined = set(re.findall(r"create or replace function exo\.(\w+)\(", text))
     called = {m for s in API_CALLS for m in re.findall(r"exo\.(\w+)\(", s)}
     assert defined and defined <= called

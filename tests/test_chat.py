@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
 import psycopg
 import pytest
-
 from support import REPO_ROOT
+from support.chat import fixtures, jsonl, msg, node, run_import, write
+
 from exocortex.ingest.chat import FORMATS, ChatImportError, ChatImportResult, import_chat
 
 TABLES = ("people", "chat_identities", "chat_conversations", "chat_participants", "chat_messages")
@@ -19,114 +19,6 @@ TABLES = ("people", "chat_identities", "chat_conversations", "chat_participants"
 def counts(db) -> dict[str, int]:
     with db.connect() as conn:
         return {t: conn.execute(f"select count(*) from exo_private.{t}").fetchone()[0] for t in TABLES}
-
-
-def run_import(db, path: Path, fmt: str, owner_names=(), autocommit: bool = True) -> ChatImportResult:
-    with db.connect("exo_writer", autocommit=autocommit) as conn:
-        return import_chat(conn, path, fmt, owner_names)
-
-
-def jsonl(*records: dict | str) -> str:
-    return "\n".join(r if isinstance(r, str) else json.dumps(r) for r in records) + "\n"
-
-
-def msg(conversation="c1", sender="Ann", text="hello", sent_at="2024-03-01T10:00:00Z", **extra) -> dict:
-    return {"conversation_id": conversation, "sender": sender, "text": text, "sent_at": sent_at, **extra}
-
-
-def node(node_id, role, parts, create_time, parent, children=(), **message_extra) -> dict:
-    message = None
-    if role is not None:
-        message = {
-            "id": node_id,
-            "author": {"role": role},
-            "create_time": create_time,
-            "content": {"content_type": "text", "parts": parts},
-            **message_extra,
-        }
-    return {"id": node_id, "message": message, "parent": parent, "children": list(children)}
-
-
-def chatgpt_export() -> list[dict]:
-    """Two conversations and one without messages to import.
-
-    The first has a system prompt, a tool call, an image part, an empty answer, a hidden message
-    and a branch (a regenerated answer).
-    """
-    first = {
-        "root": node("root", None, [], None, None, ["sys"]),
-        "sys": node("sys", "system", ["You are ChatGPT."], None, "root", ["u1"]),
-        "u1": node("u1", "user", ["How do I run Postgres at home?"], 1_700_000_000.5, "sys", ["a1", "a1b"]),
-        "a1": node("a1", "assistant", ["Install it and ", "run initdb."], 1_700_000_010.0, "u1", ["t1"]),
-        "a1b": node("a1b", "assistant", ["A regenerated answer."], 1_700_000_020.0, "u1", []),
-        "t1": node("t1", "tool", ["tool output"], 1_700_000_011.0, "a1", ["u2"]),
-        "u2": node(
-            "u2",
-            "user",
-            [{"content_type": "image_asset_pointer"}, "What about backups?"],
-            1_700_000_030.0,
-            "t1",
-            ["a2"],
-        ),
-        "a2": node("a2", "assistant", [""], 1_700_000_040.0, "u2", ["u3"]),
-        "u3": node(
-            "u3",
-            "user",
-            ["hidden context"],
-            1_700_000_050.0,
-            "a2",
-            [],
-            metadata={"is_visually_hidden_from_conversation": True},
-        ),
-    }
-    second = {
-        "r": node("r", None, [], None, None, ["q"]),
-        "q": node("q", "user", ["A story about a lighthouse keeper"], 1_700_100_000.0, "r", ["ans"]),
-        "ans": node("ans", "assistant", ["Once upon a time..."], None, "q", []),
-    }
-    system_only = node("s", "system", ["You are ChatGPT."], None, None)
-    return [
-        {"id": "conv-1", "title": "Home Postgres", "create_time": 1_699_999_999.0, "mapping": first},
-        {"conversation_id": "conv-2", "title": "Story", "create_time": 1_700_099_999.0, "mapping": second},
-        {"id": "conv-3", "title": "Only a system prompt", "create_time": None, "mapping": {"s": system_only}},
-    ]
-
-
-WHATSAPP_ANDROID = """\
-12/03/2024, 09:15 - Messages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them. Tap to learn more.
-12/03/2024, 09:15 - Jane Doe: Morning! Did the migration run?
-12/03/2024, 09:17 - Sam Rivera: Yes, it finished overnight.
-The logs are clean:
-no errors, no warnings.
-
-See you at standup.
-13/03/2024, 18:02 - Jane Doe: <Media omitted>
-13/03/2024, 18:03 - Jane Doe changed the group description
-"""
-
-
-def write(tmp_path: Path, name: str, text: str) -> Path:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def fixtures(tmp_path: Path) -> dict[str, Path]:
-    """One small export of each format."""
-    return {
-        "jsonl": write(
-            tmp_path,
-            "chats.jsonl",
-            jsonl(
-                msg(text="First message", sent_at="2024-03-01T10:00:00", is_owner=True, sender="Sam Rivera"),
-                msg(text="A reply", sender="Ann", message_id="m-2", conversation_title="Planning"),
-                "",
-                msg(conversation="c2", text="Elsewhere", sender="Ann", source="signal"),
-            ),
-        ),
-        "chatgpt": write(tmp_path, "conversations.json", json.dumps(chatgpt_export())),
-        "whatsapp": write(tmp_path, "WhatsApp Chat with Jane Doe.txt", WHATSAPP_ANDROID),
-    }
 
 
 # --- each format -------------------------------------------------------------------------------

@@ -10,20 +10,16 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from conftest import Database, create_database, drop_database
 from psycopg import sql
 from psycopg.rows import dict_row
-from test_graph import add_document, merge, org, person, rel
+from support.db import Database, create_database, drop_database
+from support.deferred import LUNCH, WALTER, charge_lunch, defer_walter, place
+from support.graph import add_document, merge, org, person, rel
 
 from exocortex.migrate import grant_database_privileges
 
 BAD = psycopg.errors.InvalidParameterValue
-WALTER = "Walter Rivera"
 PLACE_ROWS = ["Berlin", "Lakeside Cafe"]
-
-
-def place(name: str) -> dict:
-    return {"name": name, "type": "Place"}
 
 
 def _build(conn) -> None:
@@ -48,34 +44,8 @@ def _build(conn) -> None:
     c1 = add_document(conn, "creative", ["Iris Calder keeps the lighthouse in my story."])
     merge(conn, c1.windows[0], [person("Iris Calder")])
 
-    p1 = add_document(
-        conn,
-        "personal",
-        [
-            "Sunday lunch with Ann Lee and Grandpa Walter at Lakeside Cafe.",
-            "At the funeral of Walter Rivera, Ann Lee read a poem at St Mary Hospice.",
-        ],
-    )
-    conn.execute(
-        "update exo_private.chunks set charged_subjects = %s where id = %s", ([WALTER], p1.chunks[1])
-    )
-    merge(
-        conn,
-        p1.windows[0],
-        [
-            person("Ann Lee"),
-            person("Grandpa Walter"),
-            person(WALTER),
-            place("Lakeside Cafe"),
-            place("St Mary Hospice"),
-        ],
-        [
-            rel("Ann Lee", "visited", "Lakeside Cafe"),
-            rel("Ann Lee", "lunched with", "Grandpa Walter"),
-            rel("Ann Lee", "granddaughter of", WALTER),
-            rel("Ann Lee", "read at", "St Mary Hospice"),
-        ],
-    )
+    p1 = add_document(conn, "personal", LUNCH)
+    charge_lunch(conn, p1)
     p2 = add_document(conn, "personal", ["Ann Lee moved to Berlin."])
     merge(conn, p2.windows[0], [person("Ann Lee"), place("Berlin")], [rel("Ann Lee", "lives in", "Berlin")])
     p3 = add_document(conn, "personal", ["After the funeral of Walter Rivera, Ann Lee flew to Berlin."])
@@ -83,10 +53,7 @@ def _build(conn) -> None:
         "update exo_private.chunks set charged_subjects = %s where id = %s", ([WALTER], p3.chunks[0])
     )
     merge(conn, p3.windows[0], [person("Ann Lee"), place("Berlin")], [rel("Ann Lee", "flew to", "Berlin")])
-    conn.execute(
-        "insert into exo_private.deferred_subjects (subject, aliases) values (%s, %s)",
-        (WALTER, ["Grandpa Walter", "Grandpa"]),
-    )
+    defer_walter(conn)
 
 
 @pytest.fixture(scope="module")

@@ -35,14 +35,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import Database, create_database, drop_database
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
-from test_chat import jsonl, msg
-from test_graph import add_document, merge, person, rel
+from support.chat import jsonl, msg
+from support.db import Database, create_database, drop_database
+from support.graph import add_document, merge, person, rel
 
 from exocortex.ingest.chat import import_chat
 from exocortex.migrate import grant_database_privileges

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import free_ports
 from rich.console import Console
-from standin import Reply, StandIn, chat
-from test_worker import configure
+from support.db import configure
+from support.models import free_ports
+from support.standin import Reply, StandIn, chat
 
 from exocortex import evaluate as ev
 from exocortex.evaluate_cli import eval_group

@@ -7,94 +7,16 @@ import random
 import re
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
 import pytest
 from psycopg.types.json import Jsonb
+from support.graph import add_document, generation, merge, org, person, rel
 
 from exocortex.ingest import pipeline
 
-MODEL = "test-model"
 LABEL = re.compile(r"^[A-Z][A-Z0-9_]{0,62}$")
-
-
-@dataclass
-class Doc:
-    id: int
-    workspace: str
-    windows: list[int]
-    chunks: list[int]
-
-
-def add_document(
-    conn, workspace: str, chunks: list[str], windows: list[tuple[int, int]] | None = None
-) -> Doc:
-    """A chunked document written straight into the ledger: `chunks` joined by blank lines,
-    `windows` as (first chunk, last chunk) index pairs (default: one window over all)."""
-    source = conn.execute(
-        "insert into exo_private.sources (root) values ('test-graph') "
-        "on conflict (root) do update set root = excluded.root returning id"
-    ).fetchone()[0]
-    body = "\n\n".join(chunks)
-    doc_id = conn.execute(
-        """with p as (select 'doc-' || gen_random_uuid() || '.md' as path)
-           insert into exo_private.documents
-               (source_id, path, path_bytes, extension, size_bytes, mtime_ns, stage, workspace, band)
-           select %s, p.path, convert_to(p.path, 'UTF8'), 'md', %s, 0, 'chunked', %s, 'current' from p
-           returning id""",
-        (source, len(body), workspace),
-    ).fetchone()[0]
-    spans, start = [], 0
-    for text in chunks:
-        spans.append((start, start + len(text)))
-        start += len(text) + 2
-    chunk_ids = [
-        conn.execute(
-            """insert into exo_private.chunks (workspace, document_id, ordinal, body, char_start, char_end, band)
-               values (%s, %s, %s, %s, %s, %s, 'current') returning id""",
-            (workspace, doc_id, i, text, *spans[i]),
-        ).fetchone()[0]
-        for i, text in enumerate(chunks)
-    ]
-    window_ids = []
-    for i, (first, last) in enumerate(windows or [(0, len(chunks) - 1)]):
-        lo, hi = spans[first][0], spans[last][1]
-        window_ids.append(
-            conn.execute(
-                """insert into exo_private.extraction_windows (document_id, workspace, ordinal, body, char_start, char_end)
-                   values (%s, %s, %s, %s, %s, %s) returning id""",
-                (doc_id, workspace, i, body[lo:hi], lo, hi),
-            ).fetchone()[0]
-        )
-    return Doc(doc_id, workspace, window_ids, chunk_ids)
-
-
-def generation(conn, workspace: str, model: str = MODEL) -> int:
-    return conn.execute("select exo_private.current_generation(%s, %s)", (workspace, model)).fetchone()[0]
-
-
-def merge(conn, window_id: int, entities: list, relations: list = (), gen: int | None = None) -> dict:
-    if gen is None:
-        ws = conn.execute("select workspace from exo_private.extraction_windows where id = %s", (window_id,))
-        gen = generation(conn, ws.fetchone()[0])
-    return conn.execute(
-        "select exo_private.merge_extraction(%s, %s, %s, %s)",
-        (window_id, gen, Jsonb(list(entities)), Jsonb(list(relations))),
-    ).fetchone()[0]
-
-
-def person(name: str) -> dict:
-    return {"name": name, "type": "Person"}
-
-
-def org(name: str) -> dict:
-    return {"name": name, "type": "Org"}
-
-
-def rel(subject: str, predicate: str, obj: str) -> dict:
-    return {"subject": subject, "predicate": predicate, "object": obj}
 
 
 def disagreements(conn, workspace: str) -> list[tuple]:

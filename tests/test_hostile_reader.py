@@ -23,7 +23,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from psycopg import sql
-from vault import vault_database
+from support.vault import vault_database
 
 from exocortex.db import admin_url, connect
 

@@ -19,7 +19,7 @@ import pytest
 from langchain_core.documents import Document
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 from llama_index.core.schema import NodeWithScore, TextNode
-from vault import vault_database
+from support.vault import vault_database
 
 from exocortex.api import Reader
 from exocortex.integrations import langchain as lc
@@ -88,10 +88,28 @@ def test_langchain_report_hints_a_deferred_subject(reader, charged):
     (hint,) = retriever.last_report["hints"]
     assert hint["subject"] == "Walter Rivera" and hint["chunks"] == len(charged)
     assert "funeral" not in json.dumps(retriever.last_report["hints"]).lower()
-    # without the report: one round trip, no last_report
+    # without the report: the same rows, no last_report
     quiet = lc.ExocortexRetriever(reader=reader, k=10, fetch_report=False)
     assert [d.id for d in quiet.invoke("grandpa funeral")] == [d.id for d in docs]
     assert quiet.last_report is None
+
+
+def test_a_search_mode_call_is_one_database_call_with_its_report(reader, monkeypatch):
+    from exocortex import api
+
+    calls = []
+    for name in ("search", "search_json", "search_report"):
+        real = getattr(api, name)
+        monkeypatch.setattr(
+            api, name, lambda *a, _real=real, _name=name, **kw: calls.append(_name) or _real(*a, **kw)
+        )
+    retriever = lc.ExocortexRetriever(reader=reader, k=5)
+    docs = retriever.invoke(RENT)
+    nodes = li.ExocortexRetriever(reader=reader, k=5).retrieve(RENT)
+    assert calls == ["search_json", "search_json"]
+    assert [d.metadata["chunk_id"] for d in docs] == [n.node.metadata["chunk_id"] for n in nodes]
+    assert retriever.last_report["returned"] == len(docs)
+    assert all(len(d.metadata["written_at"]) == 10 for d in docs if d.metadata["written_at"])
 
 
 def test_langchain_packet_mode_respects_the_budget(reader):

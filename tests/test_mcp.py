@@ -18,10 +18,11 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import _admin, free_ports
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from psycopg import sql
-from vault import EXAMPLES, vault_database
+from support.db import admin_connection
+from support.models import free_ports
+from support.vault import EXAMPLES, vault_database
 
 from exocortex import api, mcp_server
 from exocortex.ingest import chat
@@ -30,11 +31,11 @@ WHATSAPP = EXAMPLES / "chats" / "whatsapp" / "WhatsApp Chat with Iris Calder.txt
 POSTMORTEM = "work/postmortems/INC-2041-db-prod-03.md"
 INCIDENT = "what happened in INC-2041?"
 
-#: Every tool the server must list: one per public function of exocortex.api.
+#: Every tool the server must list: one per public function of exocortex.api, but one `search`
+#: (exo.search_json: rows and report from one retrieval) for search, search_json and search_report.
 EXPECTED_TOOLS = {
     "context_packet",
     "search",
-    "search_report",
     "search_messages",
     "search_entities",
     "dossier",
@@ -133,7 +134,8 @@ def test_every_api_function_is_a_tool(vault):
         and not name.startswith("_")
         and next(iter(inspect.signature(fn).parameters), None) == "reader"
     }
-    assert {spec.name for spec in mcp_server.TOOLS} == public == EXPECTED_TOOLS
+    assert {spec.function.__name__ for spec in mcp_server.TOOLS} == public - {"search", "search_report"}
+    assert {spec.name for spec in mcp_server.TOOLS} == EXPECTED_TOOLS
     tools = {}
 
     async def scenario(session):
@@ -146,7 +148,7 @@ def test_every_api_function_is_a_tool(vault):
         assert tool.annotations.read_only_hint
     search = tools["search"]
     # the description is the SQL function's comment; parameters are typed from the api signature
-    assert search.description.startswith("Ranked chunks answering a question")
+    assert search.description.startswith("One search, rows and report together")
     props = search.input_schema["properties"]
     assert search.input_schema["required"] == ["query"]
     assert props["k"]["type"] == "integer" and props["k"]["default"] == 25
@@ -158,26 +160,26 @@ def test_every_api_function_is_a_tool(vault):
 
 def test_search_tools_answer_from_the_vault(vault, tmp_path):
     async def scenario(session):
-        rows = json.loads(await call(session, "search", query=INCIDENT, k=5))
+        found = json.loads(await call(session, "search", query=INCIDENT, k=5))
+        rows, report = found["results"], found["report"]
         assert 0 < len(rows) <= 5
         assert POSTMORTEM in [r["path"] for r in rows]
         assert {"rank", "citation", "workspace", "band", "stage", "body"} <= set(rows[0])
         assert [r["rank"] for r in rows] == sorted(r["rank"] for r in rows)
-
-        only = json.loads(await call(session, "search", query="Iris Calder", workspaces=["technical"], k=3))
-        assert only and {r["workspace"] for r in only} == {"technical"}
-
-        report = json.loads(await call(session, "search_report", query=INCIDENT, k=5))
+        # the report describes the same run as the rows
         assert report["recognised"]["identifiers"] == ["INC-2041"]
         assert "timings_ms" in report
 
+        only = json.loads(await call(session, "search", query="Iris Calder", workspaces=["technical"], k=3))
+        assert only["results"] and {r["workspace"] for r in only["results"]} == {"technical"}
+
         # a deferred subject is withheld and hinted at; bridge opens it
-        hints = json.loads(await call(session, "search_report", query="grandpa funeral", k=3))["hints"]
+        hints = json.loads(await call(session, "search", query="grandpa funeral", k=3))["report"]["hints"]
         assert any(h["subject"] == "Walter Rivera" for h in hints)
         bridged = json.loads(
-            await call(session, "search_report", query="grandpa funeral", k=3, bridge=["Walter Rivera"])
+            await call(session, "search", query="grandpa funeral", k=3, bridge=["Walter Rivera"])
         )
-        assert not any(h["subject"] == "Walter Rivera" for h in bridged["hints"])
+        assert not any(h["subject"] == "Walter Rivera" for h in bridged["report"]["hints"])
 
         packet = await call(session, "context_packet", query="What happened in INC-2041?", token_budget=800)
         assert "[1]" in packet and "INC-2041" in packet
@@ -333,43 +335,90 @@ def test_bad_arguments_are_tool_errors_and_the_session_goes_on(vault):
         message = await fail(session, "search", query="rent", workspace="technical")
         assert "workspace" in message and "Extra inputs are not permitted" in message, message
         # ... and the next call in the same session answers
-        rows = json.loads(await call(session, "search", query=INCIDENT, k=5))
+        rows = json.loads(await call(session, "search", query=INCIDENT, k=5))["results"]
         assert POSTMORTEM in [r["path"] for r in rows]
 
     serve(vault.url("exo_reader"), scenario)
 
 
-def test_a_call_during_a_database_restart_fails_alone(vault):
-    """A restart, as the server sees it: every backend of the database ends and no new one starts.
+def test_a_database_restart_fails_at_most_one_call(vault):
+    """A restart, as the server sees it: every backend of the database ends and, while it is
+    down, no new one starts.
 
     The shared test server cannot be restarted under the other tests, so the test
     database alone goes through it: its backends are terminated (what a restart does
-    to open sessions) and `allow_connections false` refuses new ones (what a server
-    that is down or starting up does), for the duration of one call. exocortex.api
-    opens a connection per call, so the server holds no connection across calls: a
-    call during the outage fails as a tool error that says the database is
-    unreachable, the MCP session and its process stay up, and the next call, after
-    the database is back, connects afresh and answers.
+    to open sessions, the server's pooled ones included) and `allow_connections false`
+    refuses new ones (what a server that is down or starting up does). The call that
+    meets a dead pooled connection fails as a tool error that says the database is
+    unreachable; a call while the database still refuses says why; the MCP session and
+    its process stay up, and once the database is back every call answers.
     """
     database = sql.Identifier(vault.name)
 
     async def scenario(session):
-        assert json.loads(await call(session, "search", query="INC-2041", k=1))
-        with _admin(vault.cfg) as admin:
+        assert json.loads(await call(session, "search", query="INC-2041", k=1))["results"]
+        with admin_connection(vault.cfg) as admin:
             admin.execute(sql.SQL("alter database {} allow_connections false").format(database))
             try:
                 admin.execute(
                     "select pg_terminate_backend(pid) from pg_stat_activity where datname = %s", (vault.name,)
                 )
-                message = await fail(session, "search", query="INC-2041", k=1)
+                first = await fail(session, "search", query="INC-2041", k=1)
+                refused = await fail(session, "search", query="INC-2041", k=1)
             finally:
                 admin.execute(sql.SQL("alter database {} allow_connections true").format(database))
-        assert message.endswith(")") and "the database is unreachable" in message, message
-        assert "not currently accepting connections" in message
-        rows = json.loads(await call(session, "search", query=INCIDENT, k=5))
-        assert POSTMORTEM in [r["path"] for r in rows]
+        assert first.endswith(")") and "the database is unreachable" in first, first
+        assert "the database is unreachable" in refused and "not currently accepting connections" in refused
+        for _ in range(3):
+            rows = json.loads(await call(session, "search", query=INCIDENT, k=5))["results"]
+            assert POSTMORTEM in [r["path"] for r in rows]
 
     serve(vault.url("exo_reader"), scenario)
+
+
+def test_a_restart_between_calls_fails_at_most_one(vault):
+    """Backends terminated between calls (the database comes straight back): the pool
+    discards the dead connections; at most one call fails, and it says why."""
+
+    async def scenario(session):
+        assert json.loads(await call(session, "search", query="INC-2041", k=1))["results"]
+        with admin_connection(vault.cfg) as admin:
+            admin.execute(
+                "select pg_terminate_backend(pid) from pg_stat_activity"
+                " where datname = %s and application_name = 'exo-mcp'",
+                (vault.name,),
+            )
+        results = [await session.call_tool("search", {"query": INCIDENT, "k": 5}) for _ in range(4)]
+        failed = [r for r in results if r.is_error]
+        assert len(failed) <= 1 and not any(r.is_error for r in results[1:])
+        assert all("the database is unreachable" in r.content[0].text for r in failed)
+
+    serve(vault.url("exo_reader"), scenario)
+
+
+def test_descriptions_come_from_the_database_catalog(vault):
+    """The tool descriptions are the database's own comments (pg_description), not sql/'s text:
+    a comment changed in the database is what a client reads."""
+    with vault.connect() as admin:
+        before = admin.execute("select obj_description('exo.status()'::regprocedure, 'pg_proc')").fetchone()[
+            0
+        ]
+        admin.execute("comment on function exo.status() is 'The store described, as this database says.'")
+    tools = {}
+
+    async def scenario(session):
+        tools.update({t.name: t for t in (await session.list_tools()).tools})
+
+    try:
+        serve(vault.url("exo_reader"), scenario)
+    finally:
+        with vault.connect() as admin:
+            admin.execute(sql.SQL("comment on function exo.status() is {}").format(sql.Literal(before)))
+    assert tools["status"].description.startswith("The store described, as this database says.\n\n")
+    comments = mcp_server.catalog_comments(api.Reader(vault.url("exo_reader")))
+    assert comments["exo.search_json"].startswith("One search, rows and report together")
+    for spec in mcp_server.TOOLS:  # every tool that names a SQL function finds its comment
+        assert spec.sql_function is None or spec.sql_function in comments, spec.name
 
 
 def test_no_database_at_all_is_a_tool_error_not_a_crash():

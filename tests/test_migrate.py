@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
-
-from exocortex import schema_dump
 from support import REPO_ROOT
+
+from exocortex import doctor, schema_dump
 from exocortex.db import connect
 from exocortex.migrate import LOCK_KEY, MigrationError, inline_plpy, migrate, migration_files
 
@@ -119,6 +119,32 @@ def test_migrations_run_as_exo_owner(cfg, db, tmp_path):
     migrate(probe_cfg, db.url())
     with db.connect() as conn:
         assert conn.execute("select who from exo_private.probe").fetchone() == ("exo_owner",)
+
+
+def test_a_database_migrated_by_a_newer_release_is_refused_and_doctor_says_so(cfg, db):
+    with db.connect() as conn:
+        conn.execute(
+            "insert into exo_private.schema_migrations (name, sha256) values ('9990_add_future.sql', 'f')"
+        )
+    with pytest.raises(
+        MigrationError,
+        match="9990_add_future.sql was applied to this database but this exocortex does not ship it",
+    ):
+        migrate(cfg, db.url())
+
+    shipped = [p.name for p in migration_files(cfg.migrations_dir)]
+    check = doctor.migrations_check([*shipped, "9990_add_future.sql"], shipped)
+    assert (check.ok, check.detail) == (
+        False,
+        "applied by a newer exocortex, missing from this one: 9990_add_future.sql",
+    )
+    check = doctor.migrations_check(shipped[:-1], shipped)
+    assert (check.ok, check.detail, check.fix) == (
+        False,
+        f"{len(shipped) - 1} of {len(shipped)} applied",
+        "run `exo migrate`",
+    )
+    assert doctor.migrations_check(shipped, shipped).ok
 
 
 def test_bad_migration_names_are_refused(tmp_path):

@@ -16,22 +16,22 @@ import math
 import os
 import socket
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import CHAT_MODEL, free_ports
+from support.models import CHAT_MODEL, free_ports
+from support.standin import Reply, StandIn
 
 from exocortex.config import Config
 from exocortex.models import services
-from exocortex.plpy import model_client as client
 from exocortex.models.cli import models
+from exocortex.models.services import ServiceProblem
+from exocortex.plpy import model_client as client
 from exocortex.plpy.model_client import (
     BadResponse,
     ClientError,
@@ -41,7 +41,6 @@ from exocortex.plpy.model_client import (
     ServerError,
     Timeout,
 )
-from exocortex.models.services import ServiceProblem
 
 CHAT_ALIAS = "gemma-test-alias"
 FACT_SCHEMA = {
@@ -70,93 +69,46 @@ def cosine(a: list[float], b: list[float]) -> float:
 # -- a stand-in server for fault injection ------------------------------------------------
 
 
-class StandIn(BaseHTTPRequestHandler):
+def by_mode(path: str, request: dict | None) -> Reply:
     """Behaves as the first path segment says: /ok/v1/..., /500/v1/..., /slow/v1/..."""
-
-    server: StandInServer
-
-    def do_GET(self) -> None:
-        self._reply(200, {"object": "list", "data": [{"id": "stand-in"}]})
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.server.requests.append((self.path, body))
-        mode, _, route = self.path.strip("/").partition("/")
-        n = len(body.get("input", []))
-        if mode == "ok" and route.endswith("embeddings"):  # answered out of order on purpose
-            data = [{"object": "embedding", "index": i, "embedding": [float(i), 1.0]} for i in range(n)]
-            self._reply(200, {"object": "list", "data": data[::-1]})
-        elif mode == "ok":
-            message = {"role": "assistant", "content": '{"ok": true}'}
-            usage = {"prompt_tokens": 7, "completion_tokens": 3}
-            self._reply(200, {"choices": [{"message": message, "finish_reason": "stop"}], "usage": usage})
-        elif mode == "500":
-            self._reply(500, {"error": {"message": "the model crashed", "type": "server_error"}})
-        elif mode == "400":
-            self._reply(
-                400, {"error": {"message": "schema is not supported", "type": "invalid_request_error"}}
-            )
-        elif mode == "garbage":
-            self._reply(200, b"<html>not json{")
-        elif mode == "missing":
-            self._reply(200, {"object": "list"} if route.endswith("embeddings") else {"choices": []})
-        elif mode == "short":
-            self._reply(200, {"data": [{"index": 0, "embedding": [1.0]}]})
-        elif mode == "slow":
-            self.server.release.wait(10)
-            self._reply(200, {"data": []})
-        elif mode == "trickle":  # headers at once, then the body a byte at a time
-            data = json.dumps({"data": [{"index": 0, "embedding": [1.0]}]}).encode()
-            self._reply(200, data, trickle=True)
-        elif mode == "hangup":
-            self.close_connection = True  # closes without a word
-
-    def _reply(self, status: int, payload: dict | bytes, trickle: bool = False) -> None:
-        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            for i in range(len(data)) if trickle else ():
-                if self.server.release.wait(0.1):
-                    return
-                self.wfile.write(data[i : i + 1])
-                self.wfile.flush()
-            if not trickle:
-                self.wfile.write(data)
-        except OSError:  # the client gave up first, which is what some tests want
-            pass
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+    if request is None:  # a GET: the model list
+        return Reply(body={"object": "list", "data": [{"id": "stand-in"}]})
+    mode, _, route = path.strip("/").partition("/")
+    n = len(request.get("input", []))
+    if mode == "ok" and route.endswith("embeddings"):  # answered out of order on purpose
+        data = [{"object": "embedding", "index": i, "embedding": [float(i), 1.0]} for i in range(n)]
+        return Reply(body={"object": "list", "data": data[::-1]})
+    if mode == "ok":
+        message = {"role": "assistant", "content": '{"ok": true}'}
+        usage = {"prompt_tokens": 7, "completion_tokens": 3}
+        return Reply(body={"choices": [{"message": message, "finish_reason": "stop"}], "usage": usage})
+    if mode == "500":
+        return Reply(500, {"error": {"message": "the model crashed", "type": "server_error"}})
+    if mode == "400":
+        return Reply(400, {"error": {"message": "schema is not supported", "type": "invalid_request_error"}})
+    if mode == "garbage":
+        return Reply(body=b"<html>not json{")
+    if mode == "missing":
+        return Reply(body={"object": "list"} if route.endswith("embeddings") else {"choices": []})
+    if mode == "short":
+        return Reply(body={"data": [{"index": 0, "embedding": [1.0]}]})
+    if mode == "slow":
+        return Reply(body={"data": []}, delay_s=10)
+    if mode == "trickle":
+        return Reply(body={"data": [{"index": 0, "embedding": [1.0]}]}, trickle=True)
+    assert mode == "hangup", mode
+    return Reply(hang_up=True)
 
 
-class StandInServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, host: str = "127.0.0.1"):
-        super().__init__((host, 0), StandIn)
-        self.requests: list[tuple[str, dict]] = []
-        self.release = threading.Event()
-
-    def url(self, mode: str) -> str:
-        host, port = self.server_address[:2]
-        return f"http://{host}:{port}/{mode}/v1"
+def at(stand_in: StandIn, mode: str) -> str:
+    """The stand-in's base URL for one mode."""
+    return f"{stand_in.address}/{mode}/v1"
 
 
 @pytest.fixture(scope="module")
-def stand_in() -> Iterator[StandInServer]:
-    server = StandInServer()
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+def stand_in() -> Iterator[StandIn]:
+    with StandIn(by_mode) as server:
         yield server
-    finally:
-        server.release.set()
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
 
 
 def _ep(url: str, timeout_s: float = 2.0, **extra) -> Endpoint:
@@ -189,12 +141,12 @@ def test_endpoint_from_setting():
 
 
 def test_embed_orders_by_index_and_chat_sends_the_schema(stand_in):
-    vectors = client.embed(_ep(stand_in.url("ok")), ["a", "b", "c"])
+    vectors = client.embed(_ep(at(stand_in, "ok")), ["a", "b", "c"])
     assert vectors == [[0.0, 1.0], [1.0, 1.0], [2.0, 1.0]]
-    assert client.embed(_ep(stand_in.url("ok")), []) == []
+    assert client.embed(_ep(at(stand_in, "ok")), []) == []
 
     hi = [{"role": "user", "content": "hi"}]
-    reply = client.chat(_ep(stand_in.url("ok")), hi, max_tokens=5, response_format=FACT_SCHEMA)
+    reply = client.chat(_ep(at(stand_in, "ok")), hi, max_tokens=5, response_format=FACT_SCHEMA)
     assert reply == client.ChatReply('{"ok": true}', "stop", 7, 3)
     path, body = stand_in.requests[-1]
     assert path == "/ok/v1/chat/completions"
@@ -203,13 +155,13 @@ def test_embed_orders_by_index_and_chat_sends_the_schema(stand_in):
     assert (body["max_tokens"], body["temperature"], body["model"]) == (5, 0.0, "stand-in")
 
     # A setting with "response_format": false leaves the schema out, for servers that misbehave with it.
-    client.chat(_ep(stand_in.url("ok"), response_format=False), [], max_tokens=5, response_format=FACT_SCHEMA)
+    client.chat(_ep(at(stand_in, "ok"), response_format=False), [], max_tokens=5, response_format=FACT_SCHEMA)
     assert "response_format" not in stand_in.requests[-1][1]
 
 
 def test_embed_checks_dimensions_against_the_setting(stand_in):
     with pytest.raises(BadResponse, match="sizes \\[2\\]; the setting says 384"):
-        client.embed(_ep(stand_in.url("ok"), dimensions=384), ["a"])
+        client.embed(_ep(at(stand_in, "ok"), dimensions=384), ["a"])
 
 
 @pytest.mark.parametrize(
@@ -226,14 +178,14 @@ def test_embed_checks_dimensions_against_the_setting(stand_in):
 def test_faults_map_to_error_classes(stand_in, mode, error, error_class, message):
     began = time.monotonic()
     with pytest.raises(error, match=message) as caught:
-        client.embed(_ep(stand_in.url(mode)), ["a", "b"])
+        client.embed(_ep(at(stand_in, mode)), ["a", "b"])
     assert caught.value.error_class == error_class
     assert isinstance(caught.value, ModelError)
     if isinstance(caught.value, ServerError | ClientError):
         assert caught.value.status == int(mode)
     if mode not in ("short",):  # chat maps the same faults the same way
         with pytest.raises(error):
-            client.chat(_ep(stand_in.url(mode)), [{"role": "user", "content": "hi"}], max_tokens=1)
+            client.chat(_ep(at(stand_in, mode)), [{"role": "user", "content": "hi"}], max_tokens=1)
     assert time.monotonic() - began < 1.5, "a fault must fail fast, not wait for the timeout"
 
 
@@ -241,7 +193,7 @@ def test_faults_map_to_error_classes(stand_in, mode, error, error_class, message
 def test_a_slow_answer_times_out_within_timeout_s(stand_in, mode):
     began = time.monotonic()
     with pytest.raises(Timeout) as caught:
-        client.embed(_ep(stand_in.url(mode), timeout_s=0.5), ["a"])
+        client.embed(_ep(at(stand_in, mode), timeout_s=0.5), ["a"])
     elapsed = time.monotonic() - began
     assert caught.value.error_class == "timeout"
     assert 0.45 <= elapsed < 2.0, elapsed
@@ -259,17 +211,17 @@ def test_a_closed_port_is_endpoint_down_at_once():
 
 
 def test_probe_is_true_only_for_a_2xx(stand_in):
-    assert client.probe(_ep(stand_in.url("ok")), "chat")
-    assert client.probe(_ep(stand_in.url("ok")), "embeddings")
+    assert client.probe(_ep(at(stand_in, "ok")), "chat")
+    assert client.probe(_ep(at(stand_in, "ok")), "embeddings")
     assert stand_in.requests[-2][1]["max_tokens"] == 1
-    assert not client.probe(_ep(stand_in.url("500")), "chat")
-    assert not client.probe(_ep(stand_in.url("slow"), timeout_s=0.3), "embeddings")
+    assert not client.probe(_ep(at(stand_in, "500")), "chat")
+    assert not client.probe(_ep(at(stand_in, "slow"), timeout_s=0.3), "embeddings")
     with pytest.raises(ValueError):
-        client.probe(_ep(stand_in.url("ok")), "rerank")
+        client.probe(_ep(at(stand_in, "ok")), "rerank")
     # What failed tells a busy (or hung) server from one that is down.
-    assert client.probe_error(_ep(stand_in.url("ok")), "chat") is None
-    assert isinstance(client.probe_error(_ep(stand_in.url("slow"), timeout_s=0.3), "chat"), client.Timeout)
-    assert isinstance(client.probe_error(_ep(stand_in.url("500")), "chat"), client.ServerError)
+    assert client.probe_error(_ep(at(stand_in, "ok")), "chat") is None
+    assert isinstance(client.probe_error(_ep(at(stand_in, "slow"), timeout_s=0.3), "chat"), client.Timeout)
+    assert isinstance(client.probe_error(_ep(at(stand_in, "500")), "chat"), client.ServerError)
     assert isinstance(client.probe_error(_ep(f"http://127.0.0.1:{free_ports()[0]}/v1"), "chat"), EndpointDown)
 
 
@@ -440,11 +392,9 @@ def test_a_stale_or_foreign_pid_file_is_removed_and_never_signalled(db_cfg, db, 
 
 
 def test_remote_and_off_services_are_only_checked(db_cfg, db, tmp_path):
-    remote = StandInServer("127.0.0.2")  # not 127.0.0.1 or localhost: someone else's server
-    thread = threading.Thread(target=remote.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        _set_url(db, "models.chat", remote.url("ok"))
+    # not 127.0.0.1 or localhost: someone else's server
+    with StandIn(by_mode, host="127.0.0.2") as remote:
+        _set_url(db, "models.chat", at(remote, "ok"))
         _set_url(db, "models.embeddings", None)
         statuses = services.up(db_cfg, lambda _m: None, run_dir=tmp_path)
         assert [(s.where, s.running, s.pid, s.started) for s in statuses] == [
@@ -452,10 +402,6 @@ def test_remote_and_off_services_are_only_checked(db_cfg, db, tmp_path):
             ("off", False, None, False),
         ]
         assert not list(tmp_path.glob("*.pid"))
-    finally:
-        remote.shutdown()
-        remote.server_close()
-        thread.join(5)
     assert services.status(db_cfg, run_dir=tmp_path)[0].running is False
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from test_graph import merge, org, person, rel
+from support.graph import merge, org, person, rel
 
 from exocortex.cli import main
 from exocortex.ingest import pipeline
@@ -51,6 +51,8 @@ def test_search_prints_citations_and_json(exo):
     found = json.loads(exo("search", "on-call rota", "--json").output)
     assert found["results"][0]["path"] == "work/oncall.md"
     assert found["report"]["workspaces"]["technical"]["stages"][0]["stage"] == "exact"
+    # One retrieval: the report describes these rows.
+    assert found["report"]["returned"] == len(found["results"])
 
 
 def test_context_prints_the_packet_within_its_budget(exo):

@@ -6,8 +6,8 @@ import math
 import time
 
 import pytest
-from standin import Reply, StandIn
-from test_worker import configure
+from support.db import configure
+from support.standin import Reply, StandIn
 
 from exocortex.plpy import model_client as client
 

@@ -1,7 +1,7 @@
 """The rerank protocol (llama.cpp /v1/rerank): client.rerank and the MiniLM server's /v1/rerank.
 
 The real embedding server (a bi-encoder: cosine scores) exercises the protocol
-with a real model; tests/standin.py injects the faults a real server cannot be
+with a real model; tests/support/standin.py injects the faults a real server cannot be
 made to produce on demand.
 """
 
@@ -15,8 +15,8 @@ import urllib.request
 from collections.abc import Iterator
 
 import pytest
-from conftest import free_ports
-from standin import Reply, StandIn
+from support.models import free_ports
+from support.standin import Reply, StandIn
 
 from exocortex.plpy import model_client as client
 from exocortex.plpy.model_client import BadResponse, ClientError, Endpoint, EndpointDown, ServerError, Timeout

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from support import REPO_ROOT
 
 from exocortex import config
-from support import REPO_ROOT
 from exocortex.db import admin_url, connect
 from exocortex.runtime import local, server
 from exocortex.runtime.local import RuntimeProblem

@@ -14,10 +14,10 @@ from contextlib import contextmanager
 
 import psycopg
 import pytest
-from conftest import free_ports
 from psycopg import sql
 from psycopg.types.json import Jsonb
-from vault import vault_database
+from support.models import free_ports
+from support.vault import vault_database
 
 from exocortex.worker import Worker
 
@@ -107,6 +107,27 @@ def test_search_returns_cited_ranked_rows_from_every_workspace(reader):
     assert top["citation"] == f"technical:{top['path']} ({top['written_at']}, {top['band']})"
     assert {r["stage"] for r in rows} <= {"exact", "lexical", "graph", "semantic"}
     assert len({r["chunk_id"] for r in rows}) == len(rows)
+
+
+def test_search_json_gives_the_rows_and_the_report_of_one_retrieval(reader):
+    query = "postgres replication lag on the standby"
+    found = reader.execute(
+        sql.SQL("select {}").format(_call(reader, "exo.search_json", query, k=10))
+    ).fetchone()[0]
+    cur = reader.execute(sql.SQL("select * from {}").format(_call(reader, "exo.search", query, k=10)))
+    names = [c.name for c in cur.description]
+    rows = [dict(zip(names, row, strict=True)) for row in cur]
+    assert [set(r) for r in found["results"]] == [set(names)] * len(rows)
+    assert [dict(r, written_at=str(r["written_at"]) if r["written_at"] else None) for r in rows] == found[
+        "results"
+    ]
+    expected = report(reader, query, k=10)
+    assert found["report"].keys() == expected.keys()
+    assert found["report"]["returned"] == len(rows) and found["report"]["rerank"] == dict(
+        expected["rerank"], attempts=found["report"]["rerank"]["attempts"]
+    )
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="k must be between 1 and 200"):
+        reader.execute(sql.SQL("select {}").format(_call(reader, "exo.search_json", query, k=0)))
 
 
 def test_identifiers_are_found_verbatim_by_the_exact_stage(reader):
@@ -435,7 +456,7 @@ def test_every_backend_only_reorders(vault, real_models):
 
 
 def test_a_listwise_reply_that_invents_and_repeats_ids_still_only_reorders(vault):
-    from standin import StandIn, chat
+    from support.standin import StandIn, chat
 
     with StandIn(lambda _path, _req: chat('{"ranking": [999999, 1, 1, -5]}')) as standin:
         extra = {
@@ -531,7 +552,7 @@ def test_the_third_rerank_call_in_a_session_with_limit_2_degrades(vault):
 
 
 def test_a_cross_encoder_call_sends_at_most_max_passages_of_passage_chars(vault):
-    from standin import Reply, StandIn
+    from support.standin import Reply, StandIn
 
     def scores(_path, request):
         return Reply(

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from datetime import date
 
-from support import REPO_ROOT
-
-sys.path.insert(0, str(REPO_ROOT / "bench"))
-
-import search_corpus
+from bench import search_corpus
 
 CUES = ["funeral", "hospice", "diagnosis", "passed away", "miss him", "death", "condolences"]
 

@@ -1,6 +1,6 @@
 """The worker against the real database: embeddings, extraction, retries, faults, signals.
 
-Faults come from a stand-in endpoint (tests/standin.py); the real models are
+Faults come from a stand-in endpoint (tests/support/standin.py); the real models are
 exercised in test_real_models_*.
 """
 
@@ -11,18 +11,21 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import psycopg
 import pytest
 from click.testing import CliRunner
-from psycopg.types.json import Jsonb
-from standin import Reply, StandIn, chat, embeddings
+from support.db import configure
+from support.graph import add_document, merge, person
+from support.standin import Reply, StandIn, chat, embeddings
 
 from exocortex.cli import main
 from exocortex.ingest import pipeline
 from exocortex.plpy import model_client as client
+from exocortex.runtime import server
 from exocortex.worker import Pace, Worker, summary_line
 
 FAST_RETRIES = [0.05, 0.05, 0.05]
@@ -30,19 +33,6 @@ NOTE = (
     "Iris Calder works at Northwind Labs in Larkhaven. She runs the Postgres upgrade.\n\n"
     "Sam Rivera met Iris Calder in 2016 at Northwind Labs."
 )
-
-
-def configure(db, **values) -> None:
-    """Change settings of the test database: key (dots as __) -> value, or a dict merged into it."""
-    with db.connect() as conn:
-        for name, value in values.items():
-            key = name.replace("__", ".")
-            if isinstance(value, dict):
-                conn.execute(
-                    "update exo_private.settings set value = value || %s where key = %s", (Jsonb(value), key)
-                )
-            else:
-                conn.execute("update exo_private.settings set value = %s where key = %s", (Jsonb(value), key))
 
 
 def ingest_note(db, tmp_path: Path, text: str = NOTE, name: str = "work/note.md") -> None:
@@ -305,9 +295,10 @@ def _wait_for(condition, timeout: float = 20.0) -> None:
         time.sleep(0.05)
 
 
-def test_a_killed_worker_leaves_its_message_to_come_back_and_no_duplicates(db, tmp_path):
+def _kill_9_a_worker_mid_extraction(db, tmp_path, dead_after_s: float) -> None:
+    """A worker process takes the note's extract job and is killed while the model hangs."""
     ingest_note(db, tmp_path)
-    configure(db, worker__dead_after_s=1)
+    configure(db, worker__dead_after_s=dead_after_s)
     with StandIn(lambda path, req: Reply(delay_s=30, body=b"{}")) as hanging:
         configure(db, models__chat={"url": hanging.url})
         proc = _exo(db, "worker", "--queue", "extract")
@@ -317,6 +308,10 @@ def test_a_killed_worker_leaves_its_message_to_come_back_and_no_duplicates(db, t
         finally:
             proc.kill()
             proc.communicate(timeout=10)
+
+
+def test_a_killed_worker_leaves_its_message_to_come_back_and_no_duplicates(db, tmp_path):
+    _kill_9_a_worker_mid_extraction(db, tmp_path, dead_after_s=1)
     assert scalar(db, "select count(*) from pgmq.read('extract', 0, 1)") == 0  # still hidden
     with StandIn(lambda path, req: chat(GOOD)) as model:
         configure(db, models__chat={"url": model.url})
@@ -673,17 +668,7 @@ def test_requeue_dead_sends_dead_letters_back_with_a_fresh_read_count(db, tmp_pa
 
 
 def test_once_after_kill_9_waits_for_the_dead_workers_messages_and_marks_it_dead(db, tmp_path):
-    ingest_note(db, tmp_path)
-    configure(db, worker__dead_after_s=2)
-    with StandIn(lambda path, req: Reply(delay_s=30, body=b"{}")) as hanging:
-        configure(db, models__chat={"url": hanging.url})
-        proc = _exo(db, "worker", "--queue", "extract")
-        try:
-            _wait_for(lambda: hanging.calls("/chat/completions") == 1)
-            proc.send_signal(signal.SIGKILL)
-        finally:
-            proc.kill()
-            proc.communicate(timeout=10)
+    _kill_9_a_worker_mid_extraction(db, tmp_path, dead_after_s=2)
     assert scalar(db, "select count(*) from pgmq.read('extract', 0, 1)") == 0  # in flight (600 s)
     _wait_for(lambda: status(db)["queues"]["extract"]["held_by_dead_workers"] == 1, timeout=10)
     assert status(db)["worker"]["dead"] == 1  # by heartbeat age, before anyone marked it
@@ -742,3 +727,141 @@ def test_pace_lengthens_deadlines_under_load_and_relaxes_after():
     assert pace.deadline(120, 960, 1) == 120  # calm again: back to the setting
     pace.observe(64, 32)  # embeddings: per text
     assert pace.deadline(1, 100, 32) > 1
+
+
+# -- the worker's writes, its wait and its heartbeat ----------------------------------------
+
+
+def test_complete_extraction_tells_a_vanished_window_from_a_stale_reply(db, tmp_path):
+    ingest_note(db, tmp_path)
+    with db.connect("exo_writer") as conn:
+        window, workspace = conn.execute(
+            "select id, workspace from exo_private.extraction_windows"
+        ).fetchone()
+        gen = conn.execute("select exo_private.current_generation(%s, 'm1')", (workspace,)).fetchone()[0]
+        complete = "select exo_private.complete_extraction(%s, %s, %s, %s, '[]', '{}')"
+        entities = json.dumps([{"name": "Iris Calder", "type": "Person"}])
+        with pytest.raises(psycopg.Error, match="extraction window 424242 no longer exists") as gone:
+            conn.execute(complete, (0, 424242, gen, entities))
+        assert gone.value.sqlstate == "EX001"
+        conn.execute("select exo_private.bump_generation(%s, 'm2')", (workspace,))
+        with pytest.raises(psycopg.Error, match="is no longer current") as stale:
+            conn.execute(complete, (0, window, gen, entities))
+        assert stale.value.sqlstate == "EX002"
+        # Neither wrote anything; the current generation's reply is merged, marked and archived.
+        assert graph_rows(db) == ([], [])
+        (msg_id,) = conn.execute("select max(msg_id) from pgmq.q_extract").fetchone()
+        merged = conn.execute(complete, (msg_id, window, gen + 1, entities)).fetchone()[0]
+    assert merged["entities_new"] == 1
+    assert scalar(db, "select extraction_stats ->> 'entities_new' from exo_private.extraction_windows") == "1"
+    assert scalar(db, "select count(*) from pgmq.a_extract where msg_id = %s", msg_id) == 1
+
+
+def test_entities_left_without_mentions_are_removed_with_their_vertices(db, tmp_path):
+    ingest_note(db, tmp_path, name="work/one.md")
+    ingest_note(db, tmp_path, NOTE + "\n\nA second copy.", name="work/two.md")
+    with StandIn(lambda path, req: chat(GOOD)) as model:
+        configure(db, models__chat={"url": model.url})
+        assert run_worker(db, queues=("extract",)).done["extract"] == 2
+    workspace = scalar(db, "select workspace from exo_private.documents limit 1")
+    (tmp_path / "vault" / "work" / "two.md").unlink()
+    pipeline.ingest(db.cfg, tmp_path / "vault", dbname=db.name)
+    assert len(graph_rows(db)[0]) == 3  # still mentioned in one.md
+    (tmp_path / "vault" / "work" / "one.md").write_text("Nothing named here any more.")
+    pipeline.ingest(db.cfg, tmp_path / "vault", dbname=db.name)
+    assert graph_rows(db) == ([], [])
+    assert scalar(db, "select count(*) from exo_private.graph_disagreements(%s)", workspace) == 0
+
+
+def test_a_sent_message_wakes_a_waiting_worker_before_its_poll(db, tmp_path):
+    with StandIn(lambda path, req: embeddings(req)) as model:
+        configure(db, models__embeddings={"url": model.url})
+        worker = Worker(db.cfg, dbname=db.name, queues=("embed",), poll_s=60)
+        thread = threading.Thread(target=worker.run)
+        thread.start()
+        try:
+            _wait_for(lambda: "exo-worker-listen" in str(scalar(db, ACTIVE_APPS)))
+            time.sleep(0.3)  # the worker is in its wait now, a minute from its next poll
+            began = time.monotonic()
+            ingest_note(db, tmp_path)
+            _wait_for(lambda: queue_length(db, "embed") == 0, timeout=10)
+            took = time.monotonic() - began
+        finally:
+            worker.stop.set()
+            thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert worker.result.done["embed"] >= 1 and took < 10
+
+
+def test_the_heartbeat_goes_on_while_running_jobs_drain(db, tmp_path):
+    ingest_note(db, tmp_path)
+    configure(db, worker__dead_after_s=1.2)  # a beat every 0.2 s
+    with StandIn(lambda path, req: Reply(delay_s=2.5, body=chat(GOOD).body)) as slow:
+        configure(db, models__chat={"url": slow.url})
+        worker = Worker(db.cfg, dbname=db.name, queues=("extract",), poll_s=0.05)
+        thread = threading.Thread(target=worker.run)
+        thread.start()
+        try:
+            _wait_for(lambda: slow.calls("/chat/completions") == 1)
+            worker.stop.set()  # the job is still running: draining begins
+            time.sleep(1.5)
+            age = scalar(db, "select extract(epoch from now() - heartbeat_at) from exo_private.workers")
+            alive = scalar(db, "select (exo_private.work_status() -> 'worker' ->> 'alive')::boolean")
+        finally:
+            worker.stop.set()
+            thread.join(timeout=30)
+    assert age < 1.0 and alive
+    assert worker.result.done["extract"] == 1
+    assert scalar(db, "select stop_reason from exo_private.workers") == "stopped"
+
+
+ACTIVE_APPS = "select array_agg(application_name) from pg_stat_activity where datname = current_database()"
+
+
+def test_db_down_also_stops_the_model_servers_models_up_started(tmp_path, monkeypatch):
+    # A process that `exo models up` would have started (its pid file, its command line).
+    fake = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", "exocortex.models.embedding_server"]
+    )
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "embeddings.pid").write_text(f"{fake.pid}\n")
+    monkeypatch.setenv("EXO_HOME", str(tmp_path))
+    # The shared test server must keep running: only the database's own stop is replaced.
+    monkeypatch.setattr(server, "down", lambda cfg: "database: left running by this test")
+    try:
+        out = CliRunner().invoke(main, ["db", "down"], catch_exceptions=False).output
+        assert fake.wait(timeout=15) is not None
+    finally:
+        fake.kill()
+    assert f"embeddings: stopped (pid {fake.pid}" in out and "chat: not running" in out
+    assert "database: left running by this test" in out
+    assert not (tmp_path / "models" / "embeddings.pid").exists()
+
+
+def test_an_entity_a_concurrent_merge_mentions_again_is_not_removed(db):
+    with db.connect("exo_writer") as setup:
+        gone = add_document(setup, "technical", ["Jane Doe wrote this."])
+        kept = add_document(setup, "technical", ["Jane Doe wrote that."])
+        merge(setup, gone.windows[0], [person("Jane Doe")])
+    merging = db.connect("exo_writer", autocommit=False)
+    deleting = db.connect("exo_writer")
+    try:
+        merge(merging, kept.windows[0], [person("Jane Doe")])  # not committed yet
+        pid = deleting.info.backend_pid
+        thread = threading.Thread(
+            target=deleting.execute, args=("select exo_private.clear_derived(%s)", (gone.id,))
+        )
+        thread.start()
+        _wait_for(
+            lambda: scalar(db, "select wait_event_type from pg_stat_activity where pid = %s", pid) == "Lock",
+            timeout=10,
+        )
+        merging.commit()
+        thread.join(10)
+    finally:
+        merging.close()
+        deleting.close()
+    assert not thread.is_alive()
+    assert scalar(db, "select count(*) from exo_private.mentions") == 1
+    assert graph_rows(db)[0] == [("Person", "jane doe")]
+    assert scalar(db, "select count(*) from exo_private.graph_disagreements('technical')") == 0

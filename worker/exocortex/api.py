@@ -1,35 +1,58 @@
 """The exo SQL API from Python: what the query CLI, the MCP server and the retrievers call.
 
-Every function here is one call of one `exo` SQL function as the read-only role,
-on a connection of its own (so a database restart fails one call, not a session),
-with `default_transaction_read_only` on and a statement timeout. There is no logic
-here that the SQL function does not have: psql users get the same answers.
+Every function here is one call of one `exo` SQL function as the read-only role, with
+`default_transaction_read_only` on and a statement timeout. There is no logic here that
+the SQL function does not have: psql users get the same answers.
+
+A Reader connects per call, or, once `pooled()` (the MCP server, a long-lived agent),
+borrows from a small pool of connections whose plpython sessions are already warm. A
+pooled connection that fails is discarded with the idle ones that died with it, so a
+database restart fails at most the one call that met it; while the database is down a
+call fails with the reason (unreachable, refusing connections), never a bare pool timeout.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+import contextlib
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
 from typing import Any
 
 import psycopg
 from psycopg import sql as pgsql
 from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from exocortex import config
 from exocortex.db import role_url
 
+log = logging.getLogger("exocortex.api")
+
 DEFAULT_TIMEOUT_MS = 30_000
+DEFAULT_POOL_SIZE = 4
+#: How long a call waits for a pooled connection before it opens one of its own (and so
+#: meets the real error, when the database is down or refusing connections).
+POOL_WAIT_S = 2.0
+
+#: The warm-up a new pooled connection runs: one search, so plpython3u starts and the search
+#: code compiles and prepares its plans before a caller waits on them. It hits no model: the
+#: query vector is given (uniform, of the embeddings setting's dimensions), so the query
+#: embedding is never fetched; with no embeddings setting the semantic stage cannot run.
+WARM_UP = """select exo.search_json('exocortex', k => 1, per_workspace => 1, query_embedding => (
+    select array_fill(1::float8, array[(s.value ->> 'dimensions')::int])
+    from exo.settings s where s.key = 'models.embeddings' and s.value ? 'dimensions'))"""
 
 
 @dataclass(frozen=True)
 class Reader:
-    """Where and how to reach the exo API read-only."""
+    """Where and how to reach the exo API read-only; with `pool`, through a pool of connections."""
 
     url: str = field(repr=False)  # it holds the password
     statement_timeout_ms: int = DEFAULT_TIMEOUT_MS
     application_name: str = "exo-api"
+    pool: ConnectionPool | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_config(cls, cfg: config.Config | None = None, **kw: Any) -> Reader:
@@ -37,15 +60,82 @@ class Reader:
         cfg = cfg or config.load()
         return cls(cfg.reader_url or role_url(cfg, "exo_reader"), **kw)
 
-    def connect(self) -> psycopg.Connection:
+    def _connect_kwargs(self) -> dict[str, Any]:
         options = f"-c default_transaction_read_only=on -c statement_timeout={int(self.statement_timeout_ms)}"
-        return psycopg.connect(
+        return {
+            "application_name": self.application_name,
+            "options": options,
+            "autocommit": True,
+            "row_factory": dict_row,
+        }
+
+    def connect(self) -> psycopg.Connection:
+        """A new connection of its own, with the session options."""
+        return psycopg.connect(self.url, **self._connect_kwargs())
+
+    def pooled(self, max_size: int = DEFAULT_POOL_SIZE) -> Reader:
+        """This reader over a pool of 1..max_size connections, opening in the background.
+
+        Close it (`close()`, or use the Reader as a context manager) when done.
+        """
+        pool = ConnectionPool(
             self.url,
-            application_name=self.application_name,
-            options=options,
-            autocommit=True,
-            row_factory=dict_row,
+            kwargs=self._connect_kwargs(),
+            min_size=1,
+            max_size=max(1, int(max_size)),
+            configure=_prepare,
+            name=self.application_name,
+            open=False,
         )
+        pool.open(wait=False)
+        return replace(self, pool=pool)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+
+    def __enter__(self) -> Reader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[psycopg.Connection]:
+        """A connection for one call: borrowed from the pool, else a new one closed afterwards."""
+        if self.pool is None:
+            with self.connect() as conn:
+                yield conn
+            return
+        try:
+            conn = self.pool.getconn(timeout=POOL_WAIT_S)
+        except PoolTimeout:
+            # No pooled connection came: the database is down or refusing connections (a
+            # connection of its own raises why), or every pooled connection is busy.
+            log.info("no pooled connection within %.1f s; connecting directly", POOL_WAIT_S)
+            conn = None
+        if conn is None:
+            with self.connect() as own:
+                yield own
+            return
+        try:
+            yield conn
+        finally:
+            self.pool.putconn(conn)  # a closed or broken connection is discarded, not kept
+            if conn.closed:  # the server went away: so did the idle connections' backends
+                self.pool.check()
+
+
+def _prepare(conn: psycopg.Connection) -> None:
+    """A new pooled connection: a warm plpython session (see WARM_UP).
+
+    No pgvector adapter: exo_reader sees no vector type (no USAGE on its schema), and the API
+    takes vectors as float8[] (query_embedding), which psycopg sends as it is.
+    """
+    try:
+        conn.execute(WARM_UP)
+    except psycopg.Error as exc:  # a cold connection still answers; say why it stayed cold
+        log.warning("warming a pooled connection failed: %s", str(exc).strip().splitlines()[0])
 
 
 def _call(reader: Reader, function: str, args: dict[str, Any], shape: str) -> Any:
@@ -53,7 +143,7 @@ def _call(reader: Reader, function: str, args: dict[str, Any], shape: str) -> An
     named = [pgsql.SQL("{} => {}").format(pgsql.Identifier(k), pgsql.Placeholder()) for k in args]
     call = pgsql.SQL("exo.{}({})").format(pgsql.Identifier(function), pgsql.SQL(", ").join(named))
     statement = pgsql.SQL("select * from {}" if shape == "rows" else "select {} as value").format(call)
-    with reader.connect() as conn:
+    with reader.connection() as conn:
         rows = conn.execute(statement, list(args.values())).fetchall()
     return rows if shape == "rows" else rows[0]["value"]
 
@@ -75,6 +165,27 @@ def _search_args(
     return args
 
 
+def search_json(
+    reader: Reader,
+    query: str,
+    *,
+    workspaces: Sequence[str] | None = None,
+    k: int = 25,
+    per_workspace: int = 30,
+    open_archive: bool | None = None,
+    bridge: Sequence[str] = (),
+    as_of: datetime | None = None,
+    query_embedding: Sequence[float] | None = None,
+) -> dict[str, Any]:
+    """exo.search_json: one search, {results: exo.search's rows, report: what exo.search_report says of it}.
+
+    The rows are JSON: written_at is an ISO date string here (search() gives dates).
+    """
+    args = {"query": query, "k": k, "per_workspace": per_workspace}
+    args |= _search_args(workspaces, open_archive, bridge, as_of, query_embedding)
+    return _call(reader, "search_json", args, "value")
+
+
 def search(
     reader: Reader,
     query: str,
@@ -87,10 +198,28 @@ def search(
     as_of: datetime | None = None,
     query_embedding: Sequence[float] | None = None,
 ) -> list[dict[str, Any]]:
-    """exo.search: ranked chunks with citation, workspace, band and the stage that found each."""
-    args = {"query": query, "k": k, "per_workspace": per_workspace}
-    args |= _search_args(workspaces, open_archive, bridge, as_of, query_embedding)
-    return _call(reader, "search", args, "rows")
+    """exo.search: ranked chunks with citation, workspace, band and the stage that found each.
+
+    The rows of search_json (one retrieval); want the report too: call search_json.
+    """
+    found = search_json(
+        reader,
+        query,
+        workspaces=workspaces,
+        k=k,
+        per_workspace=per_workspace,
+        open_archive=open_archive,
+        bridge=bridge,
+        as_of=as_of,
+        query_embedding=query_embedding,
+    )
+    return [_dated(row) for row in found["results"]]
+
+
+def _dated(row: dict[str, Any]) -> dict[str, Any]:
+    """A search_json row as exo.search gives it: written_at a date, not its ISO text."""
+    written = row.get("written_at")
+    return row | {"written_at": date.fromisoformat(written)} if isinstance(written, str) else row
 
 
 def search_report(
@@ -143,7 +272,7 @@ def sql(reader: Reader, statement: str, max_rows: int = 200) -> dict[str, Any]:
     from exocortex import sqlguard
 
     limit = max(1, min(int(max_rows), 1000))
-    with reader.connect() as conn:
+    with reader.connection() as conn:
         exo_functions = frozenset(
             row["proname"]
             for row in conn.execute(

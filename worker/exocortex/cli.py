@@ -24,6 +24,7 @@ from exocortex.db import ADMIN, ROLES, admin_url, as_uri, connect, role_url
 from exocortex.evaluate_cli import eval_group
 from exocortex.ingest import chat, pipeline, watch
 from exocortex.migrate import MigrationError, migrate
+from exocortex.models import services
 from exocortex.models.cli import models
 from exocortex.runtime import local, server
 from exocortex.runtime.local import RuntimeProblem
@@ -63,9 +64,12 @@ def db_up() -> None:
 
 @db.command("down")
 def db_down() -> None:
-    """Stop the local server (pg_ctl stop -m fast); the data stays."""
+    """Stop the model servers `exo models up` started, then the local server (pg_ctl stop -m fast); the data stays."""
+    cfg = config.load()
+    for line in services.down(cfg):
+        console.print(line)
     try:
-        console.print(server.down(config.load()))
+        console.print(server.down(cfg))
     except RuntimeProblem as exc:
         _fail(str(exc))
 

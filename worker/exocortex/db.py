@@ -20,7 +20,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 import psycopg
+from pgvector.psycopg import register_vector as _register_pgvector
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.types import TypeInfo
 
 from exocortex.config import Config
 
@@ -103,3 +105,15 @@ def as_uri(url: str) -> str:
 def connect(url: str, application_name: str, **kwargs) -> psycopg.Connection:
     """Connect with an application_name, so pg_stat_activity tells who is who."""
     return psycopg.connect(url, application_name=application_name, **kwargs)
+
+
+def register_vector(conn: psycopg.Connection) -> bool:
+    """pgvector's psycopg adapter on conn: a pgvector.Vector crosses as vector, both ways.
+
+    Only where the connection sees the vector type (exo_reader, without USAGE on the
+    extension's schema, does not): False there, and nothing is registered.
+    """
+    if TypeInfo.fetch(conn, "vector") is None:
+        return False
+    _register_pgvector(conn)
+    return True

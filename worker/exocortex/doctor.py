@@ -48,7 +48,7 @@ def _python() -> list[Check]:
             "python packages",
             not missing,
             "missing: " + ", ".join(missing) if missing else "psycopg, pgmq, click, rich",
-            "run `make setup` (creates .venv and installs the package)",
+            "install exocortex with its dependencies (pip install its wheel, or `make setup` in a checkout)",
         )
     )
     return checks
@@ -105,6 +105,20 @@ def _local_runtime(cfg: Config) -> list[Check]:
     return checks
 
 
+def migrations_check(applied: list[str], shipped: list[str]) -> Check:
+    """Whether the database has applied exactly the migrations this package ships."""
+    newer = sorted(set(applied) - set(shipped))
+    if newer:
+        return Check(
+            "migrations",
+            False,
+            f"applied by a newer exocortex, missing from this one: {', '.join(newer)}",
+            "install the exocortex release that migrated this database, or a newer one",
+        )
+    done = len(set(shipped) & set(applied))
+    return Check("migrations", done == len(shipped), f"{done} of {len(shipped)} applied", "run `exo migrate`")
+
+
 def _database(cfg: Config) -> list[Check]:
     try:
         version = server.check_server(cfg)
@@ -115,9 +129,9 @@ def _database(cfg: Config) -> list[Check]:
         with connect(admin_url(cfg), "exo-doctor", autocommit=True, connect_timeout=5) as conn:
             table = conn.execute("select to_regclass('exo_private.schema_migrations')").fetchone()[0]
             applied = (
-                conn.execute("select count(*) from exo_private.schema_migrations").fetchone()[0]
+                [row[0] for row in conn.execute("select name from exo_private.schema_migrations")]
                 if table
-                else 0
+                else []
             )
             pgmq = (
                 conn.execute("select version from exo_private.components where name = 'pgmq'").fetchone()
@@ -127,15 +141,7 @@ def _database(cfg: Config) -> list[Check]:
             reader_elsewhere = [row[0] for row in conn.execute(READER_ELSEWHERE)]
     except psycopg.Error as exc:
         return [*checks, Check("database", False, str(exc).strip(), "run `exo db up`")]
-    wanted = len(migration_files(cfg.migrations_dir))
-    checks.append(
-        Check(
-            "migrations",
-            applied == wanted,
-            f"{applied} of {wanted} applied",
-            "run `exo migrate`",
-        )
-    )
+    checks.append(migrations_check(applied, [path.name for path in migration_files(cfg.migrations_dir)]))
     checks.append(Check("pgmq", pgmq is not None, pgmq[0] if pgmq else "not installed", "run `exo migrate`"))
     if cfg.external_url:
         # The local runtime's migrator closes its maintenance databases; a foreign server's

@@ -3,13 +3,15 @@
 `exo mcp` runs it over stdio (stdout is the protocol; logs go to stderr). The tools
 are built from one registration list, TOOLS: a tool's parameters are its api
 function's signature (without the Reader), its description is the `comment on
-function` of the SQL function it calls (read from sql/, the files the database's
-comments come from), else the api function's docstring.
+function` of the SQL function it calls, read once at startup from the database's
+catalog (pg_description), else the api function's docstring.
 
-Every call opens its own read-only connection (exocortex.api does), so a database
-that restarts or goes away fails the calls made meanwhile, as tool errors, and the
-session goes on. A call the database refuses (a bad argument, an unknown workspace,
-k out of range) comes back as a tool error (isError) with the database's message.
+Calls borrow read-only connections from a small pool whose plpython sessions are warm
+(exocortex.api's pooled Reader). A database that restarts fails at most the call that
+met it; one that is down fails the calls made meanwhile, as tool errors that say it is
+unreachable, and the session goes on. A call the database refuses (a bad argument, an
+unknown workspace, k out of range) comes back as a tool error (isError) with the
+database's message.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ import contextlib
 import inspect
 import json
 import logging
-import re
 import sys
 import time
 import types
@@ -28,8 +29,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
-from functools import cache
-from pathlib import Path
 from typing import Annotated, Any
 
 import psycopg
@@ -39,7 +38,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 from pydantic import ConfigDict, Field
 
-from exocortex import api, config
+from exocortex import api
 from exocortex.sqlguard import Rejected
 
 log = logging.getLogger("exocortex.mcp")
@@ -48,8 +47,8 @@ INSTRUCTIONS = """\
 exocortex is a read-only memory of one person's documents, notes and chats, split into
 workspaces and bands (current, recent, archival). To answer a question, call
 context_packet: a small packet of current facts and numbered evidence excerpts; cite
-them as [n]. search gives ranked chunks with citations, search_report why a search
-found what it did. For people, organisations and places: search_entities, then
+them as [n]. search gives ranked chunks with citations and the report of the same
+search (why it found what it did, and hints about what it withheld). For people, organisations and places: search_entities, then
 dossier, related and timeline. document and conversation read one source;
 person_history and search_messages cover chats; cypher (a workspace's graph) and sql
 (a SELECT over the exo views and functions) answer what the others do not; status
@@ -93,7 +92,8 @@ class ToolSpec:
 
 
 #: The tools, in the order a client lists them. Every public function of exocortex.api is here
-#: (tests/test_mcp.py checks it).
+#: (tests/test_mcp.py checks it) but search and search_report: the search tool answers both
+#: from one retrieval (search_json).
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "context_packet",
@@ -102,8 +102,12 @@ TOOLS: tuple[ToolSpec, ...] = (
         _packet_text,
         "Returns the packet as text; cite its evidence as [n].",
     ),
-    ToolSpec("search", api.search, "exo.search", returns="Returns a compact JSON array of rows."),
-    ToolSpec("search_report", api.search_report, "exo.search_report"),
+    ToolSpec(
+        "search",
+        api.search_json,
+        "exo.search_json",
+        returns="Returns compact JSON: {results: the rows, best first; report}.",
+    ),
     ToolSpec("search_messages", api.search_messages, "exo.search_messages"),
     ToolSpec("search_entities", api.search_entities, "exo.search_entities"),
     ToolSpec("dossier", api.dossier, "exo.dossier"),
@@ -164,27 +168,33 @@ PARAMETERS = {
 
 # -- descriptions ---------------------------------------------------------------------------
 
-_COMMENT = re.compile(
-    r"comment\s+on\s+function\s+(exo\.\w+)\s*\([^)]*\)\s+is\s+((?:'(?:[^']|'')*'\s*)+);",
-    re.IGNORECASE,
-)
+#: Each exo function's `comment on function`; of overloads, the one with the most arguments.
+CATALOG_COMMENTS = """\
+select distinct on (p.proname) 'exo.' || p.proname as function, d.description
+from pg_catalog.pg_proc p
+join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+join pg_catalog.pg_description d
+  on d.objoid = p.oid and d.classoid = 'pg_catalog.pg_proc'::regclass and d.objsubid = 0
+where n.nspname = 'exo'
+order by p.proname, p.pronargs desc"""
 
 
-@cache
-def sql_comments(sql_dir: Path) -> dict[str, str]:
-    """`comment on function exo.f(...) is '...' '...';` in sql/*.sql: {exo.f: text}."""
-    comments: dict[str, str] = {}
-    for path in sorted(sql_dir.glob("*.sql")):
-        for match in _COMMENT.finditer(path.read_text(encoding="utf-8")):
-            parts = re.findall(r"'((?:[^']|'')*)'", match.group(2))
-            comments.setdefault(match.group(1).lower(), "".join(p.replace("''", "'") for p in parts))
-    return comments
+def catalog_comments(reader: api.Reader) -> dict[str, str]:
+    """{exo.f: its comment} from the database's catalog; {} (logged) when it cannot be read.
+
+    On a connection of its own: startup need not wait for the pool's warm-up search.
+    """
+    try:
+        with reader.connect() as conn:
+            return {row["function"]: row["description"] for row in conn.execute(CATALOG_COMMENTS)}
+    except psycopg.Error as exc:
+        log.warning("tool descriptions fall back to docstrings: %s", error_message(exc))
+        return {}
 
 
-def description(spec: ToolSpec, sql_dir: Path | None = None) -> str:
-    text = spec.summary
-    if not text and spec.sql_function:
-        text = sql_comments(sql_dir or config.load().sql_dir).get(spec.sql_function.lower())
+def description(spec: ToolSpec, comments: Mapping[str, str]) -> str:
+    """The summary, else the SQL function's comment, else the api function's docstring; then returns."""
+    text = spec.summary or (comments.get(spec.sql_function) if spec.sql_function else None)
     text = text or inspect.cleandoc(spec.function.__doc__ or spec.name)
     return f"{text}\n\n{spec.returns}"
 
@@ -288,12 +298,13 @@ def strict(tool: Tool) -> Tool:
 
 def tools(reader: api.Reader, specs: Sequence[ToolSpec] = TOOLS) -> list[Tool]:
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+    comments = catalog_comments(reader)
     return [
         strict(
             Tool.from_function(
                 make_tool(spec, reader),
                 name=spec.name,
-                description=description(spec),
+                description=description(spec, comments),
                 annotations=read_only,
                 structured_output=False,
             )
@@ -316,14 +327,19 @@ def _version() -> str:
         return ""
 
 
-def serve(statement_timeout_ms: int = api.DEFAULT_TIMEOUT_MS, log_level: str = "INFO") -> None:
-    """Run the server over stdio until the client closes it."""
+def serve(
+    statement_timeout_ms: int = api.DEFAULT_TIMEOUT_MS,
+    log_level: str = "INFO",
+    pool_size: int = api.DEFAULT_POOL_SIZE,
+) -> None:
+    """Run the server over stdio until the client closes it, on a pool of pool_size connections."""
     # Logging goes to stderr before the SDK configures its own (basicConfig: first one wins).
     logging.basicConfig(
         stream=sys.stderr, level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     reader = api.Reader.from_config(statement_timeout_ms=statement_timeout_ms, application_name="exo-mcp")
-    server = build(reader)
-    log.info("exocortex MCP server on stdio: %d tools", len(TOOLS))
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C in a terminal: leave quietly
-        server.run("stdio")
+    with reader.pooled(pool_size) as pooled:
+        server = build(pooled)
+        log.info("exocortex MCP server on stdio: %d tools, up to %d connections", len(TOOLS), pool_size)
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C in a terminal: leave quietly
+            server.run("stdio")

@@ -61,9 +61,9 @@ CRON = "pg_cron"
 INTERNAL_ROLES = ("exo_api", "exo_graph")
 
 ROLE_SETTINGS = {
-    "exo_reader": {"default_transaction_read_only": "on", "search_path": "exo"},
-    "exo_writer": {"search_path": "exo_private, exo, public"},
-    "exo_owner": {"search_path": "exo_private, exo, public"},
+    "exo_reader": {"default_transaction_read_only": ["on"], "search_path": ["exo"]},
+    "exo_writer": {"search_path": ["exo_private", "exo", "public"]},
+    "exo_owner": {"search_path": ["exo_private", "exo", "public"]},
 }
 
 #: The server's own databases, closed to PUBLIC when the server is exocortex's local runtime
@@ -201,10 +201,13 @@ def ensure_roles(conn: psycopg.Connection, passwords: dict[str, str]) -> None:
                     sql.SQL(verb), sql.Identifier(role), sql.Literal(passwords[role])
                 )
             )
-            for name, value in ROLE_SETTINGS[role].items():
+            for name, values in ROLE_SETTINGS[role].items():
+                # One literal per list element: a single quoted 'a, b' would be one schema name.
                 conn.execute(
                     sql.SQL("alter role {} set {} = {}").format(
-                        sql.Identifier(role), sql.Identifier(name), sql.Literal(value)
+                        sql.Identifier(role),
+                        sql.Identifier(name),
+                        sql.SQL(", ").join(map(sql.Literal, values)),
                     )
                 )
         for role in INTERNAL_ROLES:
@@ -263,7 +266,8 @@ def apply_migrations(conn: psycopg.Connection, migrations_dir: Path) -> list[str
     for name, recorded in sorted(applied.items()):
         if name not in on_disk:
             raise MigrationError(
-                f"migration {name} was applied to this database but is missing from migrations/"
+                f"migration {name} was applied to this database but this exocortex does not ship it "
+                f"(in {migrations_dir}): a newer release migrated it; install that release or a newer one"
             )
         actual = file_sha256(on_disk[name])
         if actual != recorded:

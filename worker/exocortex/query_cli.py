@@ -104,13 +104,13 @@ def search_cmd(
     bridge: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Ranked chunks for a question, with citations (exo.search)."""
+    """Ranked chunks for a question, with citations, and what the search did (exo.search_json)."""
     options = {"workspaces": workspaces or None, "open_archive": open_archive, "bridge": bridge}
-    rows = _run(lambda r: api.search(r, query, k=k, **options))
-    report = _run(lambda r: api.search_report(r, query, k=k, **options))
+    found = _run(lambda r: api.search_json(r, query, k=k, **options))
     if as_json:
-        _dump({"results": rows, "report": report})
+        _dump(found)
         return
+    rows, report = found["results"], found["report"]
     for row in rows:
         row["text"] = " ".join(row["body"].split())[:100]
     _table(rows, ["rank", "citation", "stage", "text"])

@@ -1,7 +1,8 @@
-"""A normalised `pg_dump --schema-only` of a database migrated from zero.
+"""A normalised `pg_dump --schema-only` of a database, by default one migrated from zero.
 
 The committed dump (schema/exocortex.sql) is what migrating from zero must give;
-tests/test_migrate.py fails on any difference, so the upgrade path is tested.
+tests/test_migrate.py fails on any difference. tests/test_upgrade.py compares the dump
+of a database of the previous release, migrated by this one, with one migrated from zero.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from exocortex.db import admin_url, as_uri
 from exocortex.migrate import scratch_database
 from exocortex.runtime import local
 
-#: Where `make schema-dump` writes, relative to the checkout it runs in.
+#: Where `exo schema-dump` writes unless given a path: relative to the current directory
+#: (`make schema-dump` runs it in the checkout's root).
 DUMP_FILE = Path("schema") / "exocortex.sql"
 _DROP = re.compile(r"^(-- Dumped (from|by) .*|\\(un)?restrict .*|SET .*|SELECT pg_catalog\.set_config.*)$")
 
@@ -37,6 +39,7 @@ def normalise(dump: str) -> str:
 
 
 def dump(cfg: Config, dbname: str) -> str:
+    """The normalised schema of the database `dbname` on the configured server."""
     result = subprocess.run(
         [*pg_dump_argv(cfg), "--schema-only", "--no-tablespaces", as_uri(admin_url(cfg, dbname))],
         capture_output=True,

@@ -1,11 +1,14 @@
 """`exo worker`: drain the embed and extract queues through the local models.
 
 One read loop hands jobs to a small thread pool (default two in flight). A job
-reads its messages (the queue's visibility timeout hides them from other
-workers, and a claim in the read's transaction names this worker), calls the
-model outside any transaction, then writes the result and archives the messages
-in one short transaction. A message read more than `worker.max_reads` times
-goes to the dead_letter queue with its last error.
+reads its messages (exo_private.read_jobs: the queue's visibility timeout hides
+them from other workers, and a claim in the read's transaction names this
+worker), calls the model outside any transaction, then writes the result and
+archives the messages in one call (exo_private.complete_embedding,
+complete_extraction). A message read more than `worker.max_reads` times goes to
+the dead_letter queue with its last error. With nothing to read, the loop waits
+for pgmq's insert notification, the poll interval or the stop event. The SQL the
+worker sends is named in exocortex.queries.
 
 No work is lost to an outage, a slow CPU or a dead worker:
 
@@ -20,10 +23,10 @@ No work is lost to an outage, a slow CPU or a dead worker:
   predicts, up to timeout_s times `worker.max_timeout_factor`) and the worker halves
   the jobs it runs at once; only a timeout at that cap fails the job. A long call
   keeps its messages hidden for as long as it may take.
-- Workers beat a heartbeat; one silent for `worker.dead_after_s` is marked dead
-  and the messages it claimed are taken back. `--once` exits only when nothing of
-  its queues is pending or in flight anywhere: it waits for other workers' jobs
-  and takes back those of dead ones.
+- Workers beat a heartbeat until their running jobs have drained; one silent for
+  `worker.dead_after_s` is marked dead and the messages it claimed are taken
+  back. `--once` exits only when nothing of its queues is pending or in flight
+  anywhere: it waits for other workers' jobs and takes back those of dead ones.
 """
 
 from __future__ import annotations
@@ -40,10 +43,13 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 
 import psycopg
+from pgvector import Vector
+from pgvector.psycopg import register_vector
+from psycopg import sql
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from exocortex import extraction
+from exocortex import extraction, queries
 from exocortex.config import Config
 from exocortex.db import role_url
 from exocortex.plpy import model_client as client
@@ -61,6 +67,8 @@ PACE_WEIGHT = 0.3
 """Weight of the newest call in the running average of an endpoint's speed."""
 CALM_CALLS = 4
 """Calls in a row without a timeout before the worker takes one more job at once again."""
+STOP_CHECK_S = 0.2
+"""While it waits for a notification, the worker looks at its stop event this often."""
 
 
 class EndpointUnavailable(Exception):
@@ -157,10 +165,6 @@ def _target_id(payload: dict, key: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _vector_literal(values: list[float]) -> str:
-    return "[" + ",".join(f"{v:.7g}" for v in values) + "]"
-
-
 class Worker:
     def __init__(
         self,
@@ -196,6 +200,8 @@ class Worker:
         self.name = f"{socket.gethostname()}:{os.getpid()}"
         self.stop = threading.Event()
         """Set: take no new work; running jobs finish."""
+        self.drained = threading.Event()
+        """Set once the running jobs have finished (or the grace period ended): the heartbeat stops."""
         self.abort = threading.Event()
         """Set: also cut retry waits short."""
         self.result = RunResult()
@@ -211,11 +217,7 @@ class Worker:
     # -- plumbing -----------------------------------------------------------------------
 
     def _settings(self, conn: psycopg.Connection) -> dict:
-        rows = conn.execute(
-            "select key, value from exo_private.settings "
-            "where key like any (array['worker.%', 'models.%', 'extraction.%'])"
-        ).fetchall()
-        return dict(rows)
+        return dict(conn.execute(queries.WORKER_SETTINGS).fetchall())
 
     def _count(self, counter: str, queue: str, n: int = 1) -> None:
         with self._lock:
@@ -225,46 +227,11 @@ class Worker:
         """Read and claim messages; those read too often go to the dead-letter queue instead."""
         vt = int(settings["worker.visibility_timeout_s"][queue])
         max_reads = int(settings["worker.max_reads"])
-        with conn.transaction():
-            began = time.monotonic()
-            rows = conn.execute(
-                "select msg_id, read_ct, message from pgmq.read(%s, %s, %s)", (queue, vt, qty)
-            ).fetchall()
-            fresh = []
-            for msg_id, read_ct, payload in rows:
-                if read_ct <= max_reads:
-                    fresh.append(Message(msg_id, read_ct, payload))
-                    continue
-                last = conn.execute(
-                    "select error_class || ': ' || message from exo_private.job_failures "
-                    "where queue = %s and msg_id = %s order by id desc limit 1",
-                    (queue, msg_id),
-                ).fetchone()
-                conn.execute(
-                    "select pgmq.send('dead_letter', %s)",
-                    (
-                        Jsonb(
-                            {
-                                "queue": queue,
-                                "msg_id": msg_id,
-                                "read_ct": read_ct,
-                                "message": payload,
-                                "last_error": last[0]
-                                if last
-                                else "read too often (a worker died or timed out?)",
-                            }
-                        ),
-                    ),
-                )
-                conn.execute("select pgmq.archive(%s, %s::bigint)", (queue, msg_id))
-                self._count("dead_lettered", queue)
-            if fresh:
-                conn.execute(
-                    "insert into exo_private.worker_claims (queue, msg_id, worker_id) "
-                    "select %s, unnest(%s::bigint[]), %s on conflict (queue, msg_id) "
-                    "do update set worker_id = excluded.worker_id, claimed_at = now()",
-                    (queue, [m.msg_id for m in fresh], self._worker_id),
-                )
+        began = time.monotonic()
+        rows = conn.execute(queries.READ_JOBS, (queue, vt, qty, max_reads, self._worker_id)).fetchall()
+        fresh = [Message(msg_id, read_ct, payload) for msg_id, read_ct, payload, dead in rows if not dead]
+        if len(fresh) < len(rows):
+            self._count("dead_lettered", queue, len(rows) - len(fresh))
         return Job(queue, fresh, began + vt) if fresh else None
 
     def _hold(self, pool: ConnectionPool, job: Job, seconds: float) -> None:
@@ -274,7 +241,7 @@ class Worker:
             return
         hold = math.ceil(seconds + HOLD_MARGIN_S)
         with pool.connection() as conn:
-            conn.execute("select count(*) from pgmq.set_vt(%s, %s::bigint[], %s)", (job.queue, job.ids, hold))
+            conn.execute(queries.HIDE_MESSAGES, (job.queue, job.ids, hold))
         job.hidden_until = time.monotonic() + hold
 
     def _call(
@@ -362,70 +329,86 @@ class Worker:
     def _record_failure(self, pool: ConnectionPool, job: Job, target_key: str, exc: Exception) -> None:
         error_class = exc.error.error_class if isinstance(exc, JobFailed) else type(exc).__name__
         with pool.connection() as conn, conn.transaction():
-            for m in job.messages:
-                conn.execute(
-                    "insert into exo_private.job_failures (queue, msg_id, target_id, error_class, message) "
-                    "values (%s, %s, %s, %s, %s)",
-                    (job.queue, m.msg_id, _target_id(m.payload, target_key), error_class, str(exc)[:2000]),
-                )
+            conn.cursor().executemany(
+                queries.RECORD_FAILURE,
+                [
+                    (job.queue, m.msg_id, _target_id(m.payload, target_key), error_class, str(exc)[:2000])
+                    for m in job.messages
+                ],
+            )
             if isinstance(exc, JobFailed):
-                conn.execute("select pgmq.archive(%s, %s::bigint[])", (job.queue, job.ids))
+                conn.execute(queries.ARCHIVE_MESSAGES, (job.queue, job.ids))
         if isinstance(exc, JobFailed):
             self._count("failed", job.queue, len(job.messages))
 
     def _return(self, pool: ConnectionPool, job: Job) -> None:
         """The endpoint is down: the messages are visible again at once and this read does not count."""
         with pool.connection() as conn:
-            returned = conn.execute(
-                "select exo_private.return_messages(%s, %s::bigint[])", (job.queue, job.ids)
-            ).fetchone()[0]
+            returned = conn.execute(queries.RETURN_MESSAGES, (job.queue, job.ids)).fetchone()[0]
         self._count("returned", job.queue, returned)
 
     # -- jobs ---------------------------------------------------------------------------
+
+    def _answer(
+        self,
+        pool: ConnectionPool,
+        job: Job,
+        settings: dict,
+        endpoint: Endpoint,
+        kind: str,
+        units: int,
+        target_key: str,
+        fn,
+    ):
+        """`_call`, settled for the job: the endpoint down gives its messages back (and the run
+        stops); a failed job is recorded and archived, and the answer is None."""
+        try:
+            return self._call(pool, job, settings, endpoint, kind, units, fn)
+        except EndpointUnavailable:
+            self._return(pool, job)
+            raise
+        except JobFailed as exc:
+            self._record_failure(pool, job, target_key, exc)
+            return None
+
+    def _skip(self, pool: ConnectionPool, queue: str, msg_ids: list[int]) -> None:
+        """The job's target is gone or its reply is stale: archive the messages, count them skipped."""
+        with pool.connection() as conn:
+            conn.execute(queries.ARCHIVE_MESSAGES, (queue, msg_ids))
+        self._count("skipped", queue, len(msg_ids))
 
     def _embed(self, pool: ConnectionPool, settings: dict, job: Job) -> None:
         endpoint = Endpoint.from_setting(settings["models.embeddings"])
         dimensions = int(settings["models.embeddings"]["dimensions"])
         ids = [int(m.payload["chunk_id"]) for m in job.messages]
         with pool.connection() as conn:
-            bodies = dict(
-                conn.execute("select id, body from exo_private.chunks where id = any(%s)", (ids,)).fetchall()
-            )
-            gone = [m.msg_id for m in job.messages if int(m.payload["chunk_id"]) not in bodies]
-            if gone:
-                with conn.transaction():
-                    conn.execute("select pgmq.archive('embed', %s::bigint[])", (gone,))
-                self._count("skipped", "embed", len(gone))
+            bodies = dict(conn.execute(queries.CHUNK_BODIES, (ids,)).fetchall())
+        gone = [m.msg_id for m in job.messages if int(m.payload["chunk_id"]) not in bodies]
+        if gone:
+            self._skip(pool, "embed", gone)
         live = Job(
             "embed", [m for m in job.messages if int(m.payload["chunk_id"]) in bodies], job.hidden_until
         )
         if not live.messages:
             return
-        texts = [bodies[int(m.payload["chunk_id"])] for m in live.messages]
-        # No connection is held while the model works: a long call ties up none of the pool.
-        try:
-            vectors = self._call(
-                pool, live, settings, endpoint, "embeddings", len(texts), lambda ep: client.embed(ep, texts)
-            )
+        chunk_ids = [int(m.payload["chunk_id"]) for m in live.messages]
+        texts = [bodies[chunk_id] for chunk_id in chunk_ids]
+
+        def embed(ep: Endpoint) -> list[list[float]]:
+            vectors = client.embed(ep, texts)
             if any(len(v) != dimensions for v in vectors):
                 raise JobFailed(client.BadResponse(f"vectors are not {dimensions}-dimensional"))
-        except EndpointUnavailable:
-            self._return(pool, live)
-            raise
-        except JobFailed as exc:
-            self._record_failure(pool, live, "chunk_id", exc)
+            return vectors
+
+        # No connection is held while the model works: a long call ties up none of the pool.
+        vectors = self._answer(pool, live, settings, endpoint, "embeddings", len(texts), "chunk_id", embed)
+        if vectors is None:
             return
-        with pool.connection() as conn, conn.transaction():
+        with pool.connection() as conn:
             conn.execute(
-                "select exo_private.store_embeddings(%s, %s, %s, %s)",
-                (
-                    endpoint.model,
-                    dimensions,
-                    [int(m.payload["chunk_id"]) for m in live.messages],
-                    [_vector_literal(v) for v in vectors],
-                ),
+                queries.COMPLETE_EMBEDDING,
+                (live.ids, endpoint.model, dimensions, chunk_ids, [Vector(v) for v in vectors]),
             )
-            conn.execute("select pgmq.archive('embed', %s::bigint[])", (live.ids,))
         self._count("done", "embed", len(live.messages))
 
     def _extract(self, pool: ConnectionPool, settings: dict, job: Job) -> None:
@@ -433,22 +416,12 @@ class Worker:
         (message,) = job.messages
         window_id = int(message.payload["window_id"])
         with pool.connection() as conn:
-            row = conn.execute(
-                "select body, workspace, document_id from exo_private.extraction_windows where id = %s",
-                (window_id,),
-            ).fetchone()
-            if row is not None:
-                with conn.transaction():
-                    generation = conn.execute(
-                        "select exo_private.generation_for(%s, %s)", (row[1], endpoint.model)
-                    ).fetchone()[0]
-            # Gone, or the settings name another model now (its generation re-queued this window).
-            if row is None or generation is None:
-                with conn.transaction():
-                    conn.execute("select pgmq.archive('extract', %s::bigint)", (message.msg_id,))
-                self._count("skipped", "extract")
-                return
-        body, _workspace, document_id = row
+            row = conn.execute(queries.WINDOW_TO_EXTRACT, (endpoint.model, window_id)).fetchone()
+        # Gone, or the settings name another model now (its generation re-queued this window).
+        if row is None or row[1] is None:
+            self._skip(pool, "extract", job.ids)
+            return
+        body, generation = row
         max_entities = int(settings["extraction.max_entities"])
         max_relations = int(settings["extraction.max_relations"])
         fmt = (
@@ -456,26 +429,22 @@ class Worker:
             if settings["models.chat"].get("response_format", True)
             else None
         )
-        try:
-            reply = self._call(
-                pool,
-                job,
-                settings,
-                endpoint,
-                "chat",
-                1,
-                lambda ep: client.chat(
-                    ep,
-                    extraction.messages(body),
-                    max_tokens=int(settings["extraction.max_tokens"]),
-                    response_format=fmt,
-                ),
-            )
-        except EndpointUnavailable:
-            self._return(pool, job)
-            raise
-        except JobFailed as exc:
-            self._record_failure(pool, job, "window_id", exc)
+        reply = self._answer(
+            pool,
+            job,
+            settings,
+            endpoint,
+            "chat",
+            1,
+            "window_id",
+            lambda ep: client.chat(
+                ep,
+                extraction.messages(body),
+                max_tokens=int(settings["extraction.max_tokens"]),
+                response_format=fmt,
+            ),
+        )
+        if reply is None:
             return
         parsed = extraction.parse(reply.content, body, max_entities, max_relations)
         stats = {
@@ -483,39 +452,25 @@ class Worker:
             "finish_reason": reply.finish_reason,
             "completion_tokens": reply.completion_tokens,
         }
-        with pool.connection() as conn, conn.transaction():
-            try:
-                with conn.transaction():
-                    merged = conn.execute(
-                        "select exo_private.merge_extraction(%s, %s, %s, %s)",
-                        (window_id, generation, Jsonb(parsed.entities), Jsonb(parsed.relations)),
-                    ).fetchone()[0]
-            except (psycopg.errors.ForeignKeyViolation, psycopg.errors.RaiseException):
-                # The window was re-made (or its generation replaced) while the model ran.
-                gone = (
-                    conn.execute(
-                        "select 1 from exo_private.extraction_windows where id = %s", (window_id,)
-                    ).fetchone()
-                    is None
+        try:
+            with pool.connection() as conn:
+                conn.execute(
+                    queries.COMPLETE_EXTRACTION,
+                    (
+                        message.msg_id,
+                        window_id,
+                        generation,
+                        Jsonb(parsed.entities),
+                        Jsonb(parsed.relations),
+                        Jsonb(stats),
+                    ),
                 )
-                if not gone:
-                    raise
-                conn.execute("select pgmq.archive('extract', %s::bigint)", (message.msg_id,))
-                self._count("skipped", "extract")
-                return
-            if merged.get("stale_generation"):
-                # The workspace's graph was restarted with another model meanwhile, and
-                # the window queued again: this reply belongs to no current graph.
-                conn.execute("select pgmq.archive('extract', %s::bigint)", (message.msg_id,))
-                self._count("skipped", "extract")
-                return
-            conn.execute(
-                "update exo_private.extraction_windows set extracted_generation = %s, extracted_at = now(), "
-                "extraction_stats = %s where id = %s",
-                (generation, Jsonb({**stats, **merged}), window_id),
-            )
-            conn.execute("select exo_private.advance_stages(array[%s]::bigint[])", (document_id,))
-            conn.execute("select pgmq.archive('extract', %s::bigint)", (message.msg_id,))
+        except psycopg.Error as exc:
+            # The window was re-made, or another model took the graph over, while the model ran.
+            if exc.sqlstate not in (queries.TARGET_GONE, queries.STALE_REPLY):
+                raise
+            self._skip(pool, "extract", job.ids)
+            return
         self._count("done", "extract")
 
     def _guarded(self, pool: ConnectionPool, job_fn, settings: dict, job: Job) -> None:
@@ -531,23 +486,20 @@ class Worker:
             self._record_failure(pool, job, "chunk_id" if job.queue == "embed" else "window_id", exc)
             with pool.connection() as conn:
                 conn.execute(
-                    "select count(*) from pgmq.set_vt(%s, %s::bigint[], %s)",
+                    queries.HIDE_MESSAGES,
                     (job.queue, job.ids, math.ceil(float(settings["worker.retry_backoff_s"][0]))),
                 )
         finally:
             with pool.connection() as conn:
-                conn.execute(
-                    "delete from exo_private.worker_claims where queue = %s and msg_id = any(%s) and worker_id = %s",
-                    (job.queue, job.ids, self._worker_id),
-                )
+                conn.execute(queries.RELEASE_CLAIMS, (job.queue, job.ids, self._worker_id))
 
     # -- the loop -----------------------------------------------------------------------
 
     def _heartbeat(self, interval_s: float) -> None:
-        """Beat until the run stops; a lost connection is opened again at the next beat."""
+        """Beat until the running jobs have drained; a lost connection is opened again at the next beat."""
         conn: psycopg.Connection | None = None
         try:
-            while not self.stop.wait(interval_s):
+            while not self.drained.wait(interval_s):
                 with self._lock:
                     processed = sum(self.result.done.values())
                 try:
@@ -555,10 +507,7 @@ class Worker:
                         conn = psycopg.connect(
                             self.url, application_name=f"exo-worker-heartbeat {self.name}", autocommit=True
                         )
-                    conn.execute(
-                        "update exo_private.workers set heartbeat_at = now(), processed = %s where id = %s",
-                        (processed, self._worker_id),
-                    )
+                    conn.execute(queries.BEAT_HEARTBEAT, (processed, self._worker_id))
                 except psycopg.OperationalError:
                     if conn is not None:
                         conn.close()
@@ -577,15 +526,17 @@ class Worker:
                 min_size=1,
                 max_size=self.concurrency,
                 check=ConnectionPool.check_connection,  # one dropped while idle is replaced
+                configure=register_vector,
                 kwargs={"application_name": app, "autocommit": True},
                 open=True,
             ) as pool,
             ThreadPoolExecutor(self.concurrency, thread_name_prefix="exo-job") as jobs,
         ):
+            listener = Listener(self.url, f"exo-worker-listen {self.name}", self.queues, self.stop)
+            listener.open()
             dead_after_s = float(self._settings(conn)["worker.dead_after_s"])
             self._worker_id = conn.execute(
-                "insert into exo_private.workers (name, pid, hostname, queues) values (%s, %s, %s, %s) returning id",
-                (self.name, os.getpid(), socket.gethostname(), list(self.queues)),
+                queries.REGISTER_WORKER, (self.name, os.getpid(), socket.gethostname(), list(self.queues))
             ).fetchone()[0]
             beat = threading.Thread(
                 target=self._heartbeat,
@@ -596,7 +547,7 @@ class Worker:
             beat.start()
             running: set[Future] = set()
             try:
-                self._loop(conn, pool, jobs, running)
+                self._loop(conn, pool, listener, jobs, running)
             finally:
                 self.stop.set()
                 done, pending = wait(running, timeout=self.grace_s)
@@ -605,17 +556,19 @@ class Worker:
                 self.result.unfinished = len(pending)
                 if pending:
                     self.abort.set()
+                self.drained.set()
+                beat.join()
                 # Claims of unfinished jobs stay: this worker is stopped now, so the next
                 # worker takes those messages back at once (reap_workers).
                 conn.execute(
-                    "update exo_private.workers set stopped_at = now(), heartbeat_at = now(), stop_reason = %s, "
-                    "processed = %s where id = %s",
+                    queries.RECORD_STOP,
                     (
                         self.result.stop_reason or ("drained" if self.once else "stopped"),
                         sum(self.result.done.values()),
                         self._worker_id,
                     ),
                 )
+                listener.close()
                 if pending:
                     jobs.shutdown(wait=False, cancel_futures=True)
         return self.result
@@ -635,9 +588,7 @@ class Worker:
         if time.monotonic() - self._last_reap < every_s:
             return 0
         self._last_reap = time.monotonic()
-        taken = conn.execute(
-            "select exo_private.reap_workers(%s)", (float(settings["worker.dead_after_s"]),)
-        ).fetchone()[0]
+        taken = conn.execute(queries.REAP_WORKERS, (float(settings["worker.dead_after_s"]),)).fetchone()[0]
         self.result.reclaimed += taken
         return taken
 
@@ -645,11 +596,7 @@ class Worker:
         """(pending, in flight) messages of this worker's queues; tells `progress` what is in flight
         (this worker runs no job when it asks, so others hold them)."""
         dead_after_s = float(settings["worker.dead_after_s"])
-        rows = conn.execute(
-            "select state, count(*), ceil(extract(epoch from max(visible_at) - now()))::int "
-            "from exo_private.queue_messages(%s) where queue = any(%s) group by state order by state",
-            (dead_after_s, list(self.queues)),
-        ).fetchall()
+        rows = conn.execute(queries.MESSAGES_LEFT, (dead_after_s, list(self.queues))).fetchall()
         pending = sum(n for state, n, _ in rows if state == "pending")
         held = [(state, n, s) for state, n, s in rows if state != "pending"]
         in_flight = sum(n for _, n, _ in held)
@@ -669,7 +616,7 @@ class Worker:
                 self.progress(text)
         return pending, in_flight
 
-    def _loop(self, conn, pool, jobs: ThreadPoolExecutor, running: set[Future]) -> None:
+    def _loop(self, conn, pool, listener: Listener, jobs: ThreadPoolExecutor, running: set[Future]) -> None:
         turn = 0
         while not self.stop.is_set():
             finished = {f for f in running if f.done()}
@@ -718,7 +665,47 @@ class Worker:
                     continue
                 if not in_flight:
                     break
-            self.stop.wait(self.poll_s)
+            listener.wait(self.poll_s)
+
+
+class Listener:
+    """The worker's LISTEN connection: wakes it when a message is sent to one of its queues.
+
+    pgmq notifies on insert (migration 0014); a message made visible again (a timeout, a
+    reaped worker) sends nothing, and a notification sent while the connection is being
+    opened again is lost, so the wait always ends after the poll interval too."""
+
+    def __init__(self, url: str, application_name: str, queues: tuple[str, ...], stop: threading.Event):
+        self.url = url
+        self.application_name = application_name
+        self.queues = queues
+        self.stop = stop
+        self.conn: psycopg.Connection | None = None
+
+    def open(self) -> None:
+        self.conn = psycopg.connect(self.url, application_name=self.application_name, autocommit=True)
+        for queue in self.queues:
+            self.conn.execute(sql.SQL("listen {}").format(sql.Identifier(queries.notify_channel(queue))))
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def wait(self, timeout_s: float) -> bool:
+        """Wait until a notification (True), the timeout or the stop event (False)."""
+        deadline = time.monotonic() + timeout_s
+        while not self.stop.is_set() and (left := deadline - time.monotonic()) > 0:
+            try:
+                if self.conn is None or self.conn.closed:
+                    self.open()
+                    return False  # what was sent while it was closed: read now
+                for _ in self.conn.notifies(timeout=min(left, STOP_CHECK_S), stop_after=1):
+                    return True
+            except psycopg.OperationalError:
+                self.close()
+                self.stop.wait(min(max(left, 0), STOP_CHECK_S))
+        return False
 
 
 def summary_line(result: RunResult) -> str:

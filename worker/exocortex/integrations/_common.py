@@ -1,16 +1,15 @@
 """What both retrievers share, free of any framework: the options, the calls, the metadata.
 
-A retriever call is one exocortex.api call, or two in "search" mode when the report is
-wanted: exo.search returns rows only, so the report comes from exo.search_report with the
-same arguments (a second round trip, and the retrieval runs twice in the database). In
-"packet" mode exo.context_packet_json returns the packet and its report together.
+A retriever call is one exocortex.api call: in "search" mode exo.search_json returns the
+rows and the report of one retrieval, in "packet" mode exo.context_packet_json returns the
+packet and its report together.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Literal
 
 from exocortex import api
@@ -86,9 +85,14 @@ def retrieve(reader: api.Reader, query: str, options: Options) -> Retrieved:
     if options.mode != "search":
         raise ValueError(f"mode must be 'search' or 'packet', got {options.mode!r}")
     common |= {"k": options.k, "per_workspace": options.per_workspace}
-    rows = api.search(reader, query, **common)
-    report = api.search_report(reader, query, **common) if options.fetch_report else None
-    return Retrieved(rows, None, report)
+    found = api.search_json(reader, query, **common)
+    rows = [row | {"written_at": _date(row.get("written_at"))} for row in found["results"]]
+    return Retrieved(rows, None, found["report"] if options.fetch_report else None)
+
+
+def _date(written_at: str | None) -> date | None:
+    """A search_json row's written_at (ISO text) as exo.search's date."""
+    return date.fromisoformat(written_at) if written_at is not None else None
 
 
 def row_metadata(row: Mapping[str, Any]) -> dict[str, Any]:

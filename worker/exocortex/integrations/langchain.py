@@ -9,9 +9,9 @@
 mode "search" gives one Document per exo.search row (page_content the chunk, metadata its
 citation, workspace, band, path, title, written_at, stage, score, rank, chunk_id,
 document_id); mode "packet" gives one Document holding exo.context_packet's text (metadata
-tokens, used, hints). `last_report` is the search report of the latest call: in packet
-mode it comes with the packet, in search mode it costs a second call (exo.search_report,
-which runs the retrieval again); fetch_report=False skips it and leaves last_report None.
+tokens, used, hints). `last_report` is the search report of the latest call, from the same
+single call (exo.search_json in search mode, exo.context_packet_json in packet mode);
+fetch_report=False leaves last_report None.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class ExocortexRetriever(BaseRetriever):
     token_budget: int = _common.Options.token_budget
     """Packet mode only: the packet's size in tokens."""
     fetch_report: bool = True
-    """Search mode: also call exo.search_report for last_report (a second round trip)."""
+    """Search mode: keep the report of each call in last_report (it comes with the rows)."""
 
     _last_report: dict[str, Any] | None = PrivateAttr(default=None)
 

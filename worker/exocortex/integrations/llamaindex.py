@@ -11,9 +11,9 @@ id_="chunk-<id>", metadata citation, workspace, band, path, title, written_at, s
 rank, chunk_id, document_id) and the row's score. The LLM sees the citation, workspace,
 band, path, title and date with the text; the embedding text is the chunk alone. mode
 "packet" gives one node holding exo.context_packet's text (metadata tokens, used, hints).
-`last_report` is the search report of the latest call: in packet mode it comes with the
-packet, in search mode it costs a second call (exo.search_report, which runs the retrieval
-again); fetch_report=False skips it and leaves last_report None.
+`last_report` is the search report of the latest call, from the same single call
+(exo.search_json in search mode, exo.context_packet_json in packet mode); fetch_report=False
+leaves last_report None.
 """
 
 from __future__ import annotations

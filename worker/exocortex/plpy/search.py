@@ -149,9 +149,7 @@ class Deference:
             {k for k in (canonical_key(n) for n in [s["subject"], *s.get("aliases", [])]) if k}
             for s in deferred
         ]
-        self.bridged = set()
-        for name in bridge or []:
-            self.bridged |= self.names(name or "")
+        self.bridged = self.released_keys(bridge or [])
         self.asked = set(ngram_keys(query))
         self.archive_open = bool(archive_open)
         self.archive_why = archive_why
@@ -168,10 +166,21 @@ class Deference:
                 keys |= group
         return keys
 
+    def released_keys(self, bridge):
+        """The keys a bridge opens: each bridged name not on the list, and every name of a bridged
+        deferred subject that no unbridged subject shares (an alias two subjects share stays
+        closed until both are bridged: bridging one person never opens another's material)."""
+        given = {k for k in (canonical_key(b or "") for b in bridge) if k}
+        bridged = [g for g in self.groups if g & given]
+        unbridged = [g for g in self.groups if not g & given]
+        listed = set().union(*self.groups)
+        opened = set().union(*bridged) - set().union(*unbridged)
+        return (given - listed) | opened
+
     def why_released(self, subject):
         """Why a charged subject is released in this search, or None while it is withheld."""
         names = self.names(subject)
-        if names & self.bridged:
+        if canonical_key(subject) in self.bridged:
             return "bridged"
         if not self.archive_open:
             return None

@@ -2,6 +2,13 @@
 -- the work that waits and what holds it, and bringing failed and dead-lettered work
 -- back. The queues are embed (message {chunk_id, workspace}) and extract
 -- ({window_id, workspace}); dead_letter holds {queue, msg_id, read_ct, message, last_error}.
+-- The worker's writes are the functions read_jobs, complete_embedding and complete_extraction.
+--
+-- SQLSTATEs the worker tells apart (class EX, exocortex):
+--   EX001  the job's target vanished (its window was re-made or deleted while the model ran):
+--          archive the message, count it skipped.
+--   EX002  the reply is stale (the workspace's graph now belongs to another extraction model,
+--          which queued the window again): archive the message, count it skipped.
 
 -- exo_private.queue_target_key: the message key naming a queue's target (chunk_id, window_id).
 create or replace function exo_private.queue_target_key(p_queue text)
@@ -257,6 +264,25 @@ comment on function exo_private.work_status() is
     'stuck), stuck (documents that cannot advance on their own, by reason, and a hint naming the '
     'commands), worker (last_heartbeat, alive, running, dead in the last day, dead_after_s).';
 
+-- exo_private.worker_queues: the worker's queues, or the one named (checked).
+create or replace function exo_private.worker_queues(p_queue text default null)
+returns setof text
+language plpgsql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    if p_queue is not null then
+        perform exo_private.queue_target_key(p_queue);
+        return next p_queue;
+    else
+        return query select unnest(array['embed', 'extract']);
+    end if;
+end
+$$;
+comment on function exo_private.worker_queues(text) is
+    'The worker''s queues (embed, extract), or only p_queue when given; raises for an unknown queue.';
+
 -- exo_private.queue_again: send fresh messages for chunks (embed) or windows (extract).
 create or replace function exo_private.queue_again(p_queue text, p_targets bigint[])
 returns int
@@ -297,10 +323,7 @@ declare
     retry bigint[];
     open bigint[];
 begin
-    if p_queue is not null then
-        perform exo_private.queue_target_key(p_queue);
-    end if;
-    for q in select x from unnest(array['embed', 'extract']) x where p_queue is null or x = p_queue loop
+    for q in select exo_private.worker_queues(p_queue) loop
         -- Failed targets whose failure falls in the window; lost ones (no record, no
         -- message) too unless a window was asked for.
         select coalesce(array_agg(o.target_id) filter (
@@ -348,10 +371,7 @@ declare
     letters bigint[];
     targets bigint[];
 begin
-    if p_queue is not null then
-        perform exo_private.queue_target_key(p_queue);
-    end if;
-    for q in select x from unnest(array['embed', 'extract']) x where p_queue is null or x = p_queue loop
+    for q in select exo_private.worker_queues(p_queue) loop
         -- Locked, so that two of these at once do not both send a letter back.
         select coalesce(array_agg(d.msg_id), '{}'),
                coalesce(array_agg(distinct (d.message -> 'message' ->> exo_private.queue_target_key(q))::bigint), '{}')
@@ -377,3 +397,108 @@ comment on function exo_private.requeue_dead(text) is
     'Send every dead-lettered chunk (embed) or window (extract) that still needs work back to its '
     'queue as a fresh message (read count 0) and archive the dead letters. Per queue: requeued, and '
     'dropped (letters whose work is done, gone or already queued). p_queue null means both queues.';
+
+-- exo_private.read_jobs: read and claim a queue's messages; those read too often are dead-lettered.
+create or replace function exo_private.read_jobs(
+    p_queue text, p_vt int, p_qty int, p_max_reads int, p_worker_id bigint
+)
+returns table (msg_id bigint, read_ct int, message jsonb, dead_lettered boolean)
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+#variable_conflict use_column
+declare
+    m record;
+begin
+    perform exo_private.queue_target_key(p_queue);
+    for m in select r.msg_id, r.read_ct, r.message from pgmq.read(p_queue, p_vt, p_qty) r loop
+        if m.read_ct <= p_max_reads then
+            insert into exo_private.worker_claims (queue, msg_id, worker_id)
+            values (p_queue, m.msg_id, p_worker_id)
+            on conflict (queue, msg_id) do update set worker_id = excluded.worker_id, claimed_at = now();
+        else
+            perform pgmq.send('dead_letter', jsonb_build_object(
+                'queue', p_queue, 'msg_id', m.msg_id, 'read_ct', m.read_ct, 'message', m.message,
+                'last_error', coalesce(
+                    (select f.error_class || ': ' || f.message from exo_private.job_failures f
+                     where f.queue = p_queue and f.msg_id = m.msg_id order by f.id desc limit 1),
+                    'read too often (a worker died or timed out?)')));
+            perform pgmq.archive(p_queue, m.msg_id);
+        end if;
+        return query select m.msg_id, m.read_ct, m.message, m.read_ct > p_max_reads;
+    end loop;
+end
+$$;
+comment on function exo_private.read_jobs(text, int, int, int, bigint) is
+    'Read up to p_qty messages of p_queue (hidden for p_vt seconds). A message read at most '
+    'p_max_reads times is claimed for worker p_worker_id; one read more often goes to dead_letter '
+    'with its last recorded error and is archived. Returns every message read, dead_lettered '
+    'saying which were.';
+
+-- exo_private.complete_embedding: store an embed job's vectors and archive its messages.
+create or replace function exo_private.complete_embedding(
+    p_msg_ids bigint[], p_model text, p_dimensions int, p_chunk_ids bigint[], p_vectors public.vector[]
+)
+returns int
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    stored int;
+begin
+    stored := exo_private.store_embeddings(p_model, p_dimensions, p_chunk_ids, p_vectors::text[]);
+    perform pgmq.archive('embed', p_msg_ids);
+    return stored;
+end
+$$;
+comment on function exo_private.complete_embedding(bigint[], text, int, bigint[], public.vector[]) is
+    'One embed job''s result in one transaction: store the vectors of model p_model for the chunks '
+    '(those re-made meanwhile are dropped), advance their documents'' stages and archive the '
+    'messages p_msg_ids. Returns how many vectors were stored.';
+
+-- exo_private.complete_extraction: merge an extract job's reply, mark its window and archive the message.
+create or replace function exo_private.complete_extraction(
+    p_msg_id bigint, p_window_id bigint, p_generation int, p_entities jsonb, p_relations jsonb,
+    p_stats jsonb
+)
+returns jsonb
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    doc bigint;
+    merged jsonb;
+begin
+    -- Locked, so the window cannot be re-made or deleted before this transaction ends.
+    select w.document_id into doc
+    from exo_private.extraction_windows w
+    where w.id = p_window_id
+    for key share;
+    if not found then
+        raise exception 'extraction window % no longer exists', p_window_id
+            using errcode = 'EX001',
+                  hint = 'its document was re-chunked or deleted while the model ran; drop the job';
+    end if;
+    merged := exo_private.merge_extraction(p_window_id, p_generation, p_entities, p_relations);
+    if merged ? 'stale_generation' then
+        raise exception 'generation % of window %''s workspace is no longer current', p_generation, p_window_id
+            using errcode = 'EX002',
+                  hint = 'another extraction model took over and queued the window again; drop the job';
+    end if;
+    update exo_private.extraction_windows w
+       set extracted_generation = p_generation, extracted_at = now(),
+           extraction_stats = coalesce(p_stats, '{}') || merged
+     where w.id = p_window_id;
+    perform exo_private.advance_stages(array[doc]);
+    perform pgmq.archive('extract', p_msg_id);
+    return merged;
+end
+$$;
+comment on function exo_private.complete_extraction(bigint, bigint, int, jsonb, jsonb, jsonb) is
+    'One extract job''s result in one transaction: merge the entities and relations into '
+    'generation p_generation (merge_extraction), record the window extracted with p_stats and the '
+    'merge counts, advance its document''s stage and archive message p_msg_id. Returns the merge '
+    'counts. Raises EX001 when the window is gone, EX002 when the generation is no longer current.';

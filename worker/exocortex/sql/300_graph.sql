@@ -745,3 +745,64 @@ create or replace trigger extraction_model_changed
     for each row
     when (new.key = 'models.chat' and old.value ->> 'model' is distinct from new.value ->> 'model')
     execute function exo_private.extraction_model_changed();
+
+-- exo_private.drop_unmentioned_entities: entities left without mentions go, with their vertices.
+create or replace function exo_private.drop_unmentioned_entities()
+returns trigger
+language plpgsql
+security definer
+set search_path = ag_catalog, exo_private, pg_temp
+as $$
+declare
+    orphans bigint[];
+    grp record;
+    graph name;
+    vertex_ids ag_catalog.graphid[];
+begin
+    -- The owner's entity stands without mentions (seed_owner); every other one exists
+    -- because a window mentions it. The candidates are locked first: a merge that is adding
+    -- a mention of one holds it (the foreign key check) until it commits, and the count
+    -- below, a statement later, sees that mention; a merge after the lock waits, then fails
+    -- its foreign key check and its job is retried.
+    perform 1
+    from exo_private.entities e
+    where e.id in (select distinct o.entity_id from old_mentions o) and not e.is_owner
+    order by e.id
+    for update;
+    select coalesce(array_agg(e.id), '{}') into orphans
+    from exo_private.entities e
+    where e.id in (select distinct o.entity_id from old_mentions o)
+      and not e.is_owner
+      and not exists (select 1 from exo_private.mentions m where m.entity_id = e.id);
+    if orphans = '{}' then
+        return null;
+    end if;
+    -- Their vertices, and the edges at them, leave the AGE graph in the same transaction.
+    for grp in
+        select e.workspace, e.type, l.id as label_id, array_agg(e.id) as entity_ids
+        from exo_private.entities e
+        join ag_catalog.ag_graph g on g.name = exo_private.graph_name(e.workspace)
+        join ag_catalog.ag_label l on l.graph = g.graphid and l.name = e.type::text and l.kind = 'v'
+        where e.id = any(orphans)
+        group by e.workspace, e.type, l.id
+    loop
+        graph := exo_private.graph_name(grp.workspace);
+        vertex_ids := array(select ag_catalog._graphid(grp.label_id, x) from unnest(grp.entity_ids) x);
+        execute format('delete from %I._ag_label_edge x where x.start_id = any($1) or x.end_id = any($1)', graph)
+            using vertex_ids;
+        execute format('delete from %I.%I v where v.id = any($1)', graph, grp.type) using vertex_ids;
+    end loop;
+    -- Their relations go with them (on delete cascade).
+    delete from exo_private.entities e where e.id = any(orphans);
+    return null;
+end
+$$;
+comment on function exo_private.drop_unmentioned_entities() is
+    'Trigger after a delete from mentions (a window re-made, a document deleted or re-extracted): '
+    'remove the entities, other than the owner, that no mention is left for, their relations, and '
+    'their vertices and edges in the workspace''s AGE graph.';
+
+create or replace trigger drop_unmentioned_entities
+    after delete on exo_private.mentions
+    referencing old table as old_mentions
+    for each statement execute function exo_private.drop_unmentioned_entities();

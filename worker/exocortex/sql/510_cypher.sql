@@ -67,18 +67,14 @@ as $$
     -- deferred subject (by canonical key) or when every mention of it is withheld; an edge
     -- when an end is withheld or when its window does not show both ends. Withheld
     -- mentions lie only in windows that overlap a closed charged chunk, and those are few:
-    -- the work starts from them (chunks_charged_idx), never from all entities.
+    -- the work starts from them (exo_private.closed_windows), never from all entities.
     with closed_keys as materialized (
         select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
-    ), closed as materialized (
-        select c.document_id, c.char_start, c.char_end
-        from exo_private.closed_chunks(bridge) k
-        join exo_private.chunks c on c.workspace = ws and c.id = k.chunk_id
     ), windows as materialized (
-        select distinct w.id, w.document_id
-        from closed c
-        join exo_private.extraction_windows w
-          on w.document_id = c.document_id and w.char_start < c.char_end and w.char_end > c.char_start
+        select w.id, w.document_id
+        from exo_private.closed_windows(bridge) k
+        join exo_private.extraction_windows w on w.id = k.window_id
+        where w.workspace = ws
     ), candidates as materialized (
         -- every entity named in such a window has a mention there (with a chunk or without)
         select distinct m.entity_id

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import psycopg
-from conftest import Database, create_database, drop_database
-from test_graph import merge, org, person, rel
 
 from exocortex.config import Config
 from exocortex.ingest import pipeline
 from exocortex.migrate import grant_database_privileges
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+from . import REPO_ROOT
+from .db import Database, create_database, drop_database
+from .graph import merge, org, person, rel
+
+EXAMPLES = REPO_ROOT / "examples"
 VAULT = EXAMPLES / "vault"
 
 

@@ -1,15 +1,15 @@
 """A stand-in OpenAI-compatible endpoint that injects faults into the model client.
 
 The only fake server the tests use, and only for faults a real model cannot
-produce on demand (HTTP 500s, malformed bodies, hangs) or for an instant
-"no-op model". Tests set `respond(path, request) -> Reply` and read `requests`.
+produce on demand (HTTP 5xx, malformed bodies, slow, trickling or dropped
+answers) or for an instant "no-op model". Tests pass `respond(path, request) ->
+Reply` (request is None for a GET) and read `requests` (the POSTs, in order).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,7 +19,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class Reply:
     status: int = 200
     body: bytes | dict = b"{}"
-    delay_s: float = 0.0
+    delay_s: float = 0.0  # wait before answering (cut short when the stand-in stops)
+    trickle: bool = False  # headers at once, then the body a byte every 0.1 s
+    hang_up: bool = False  # close the connection without a word
 
 
 def embeddings(request: dict, dimensions: int = 384) -> Reply:
@@ -48,12 +50,18 @@ def chat(content: str, finish_reason: str = "stop") -> Reply:
 
 
 class StandIn:
-    def __init__(self, respond: Callable[[str, dict], Reply]):
+    """A context manager serving `respond` on a free port of `host` until exit."""
+
+    def __init__(self, respond: Callable[[str, dict | None], Reply], host: str = "127.0.0.1"):
         self.respond = respond
         self.requests: list[tuple[str, dict]] = []
+        self.stopping = threading.Event()
         standin = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self._answer(standin.respond(self.path, None))
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 try:
@@ -61,29 +69,47 @@ class StandIn:
                 except json.JSONDecodeError:
                     request = {}
                 standin.requests.append((self.path, request))
-                reply = standin.respond(self.path, request)
-                if reply.delay_s:
-                    time.sleep(reply.delay_s)
+                self._answer(standin.respond(self.path, request))
+
+            def _answer(self, reply: Reply) -> None:
+                if reply.delay_s and standin.stopping.wait(reply.delay_s):
+                    return
+                if reply.hang_up:
+                    self.close_connection = True
+                    return
                 body = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
                 try:
                     self.send_response(reply.status)
                     self.send_header("content-type", "application/json")
                     self.send_header("content-length", str(len(body)))
                     self.end_headers()
-                    self.wfile.write(body)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (a timeout test)
+                    if not reply.trickle:
+                        self.wfile.write(body)
+                    for i in range(len(body)) if reply.trickle else ():
+                        if standin.stopping.wait(0.1):
+                            return
+                        self.wfile.write(body[i : i + 1])
+                        self.wfile.flush()
+                except OSError:
+                    pass  # the client gave up first (a timeout test)
 
             def log_message(self, *_args) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer((host, 0), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    @property
+    def address(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        return f"{self.address}/v1"
 
     def calls(self, suffix: str) -> int:
         return sum(1 for path, _ in self.requests if path.endswith(suffix))
@@ -93,5 +119,7 @@ class StandIn:
         return self
 
     def __exit__(self, *_exc) -> None:
+        self.stopping.set()
         self.server.shutdown()
         self.server.server_close()
+        self.thread.join(5)

@@ -1,0 +1,90 @@
+"""Databases on the test server: the connection pytest-postgresql needs, the template's
+migration, clones of it, and a Database handle with URLs and connections for each role.
+
+pytest-postgresql's janitor creates and drops every database here (a clone is
+`create database ... template`), so the conftest fixtures and the modules that keep a
+database of their own for a whole module share one way of doing it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+from psycopg.types.json import Jsonb
+from pytest_postgresql.janitor import DatabaseJanitor
+
+from exocortex.config import Config
+from exocortex.db import ADMIN, admin_url, connect, role_url
+from exocortex.migrate import migrate
+
+
+@dataclass(frozen=True)
+class Database:
+    """A database on the test server, with URLs and connections for each role."""
+
+    cfg: Config
+    name: str
+
+    def url(self, role: str = ADMIN) -> str:
+        return role_url(self.cfg, role, self.name)
+
+    def connect(self, role: str = ADMIN, autocommit: bool = True) -> psycopg.Connection:
+        return connect(self.url(role), f"exo-test-{role}", autocommit=autocommit)
+
+
+def server(cfg: Config) -> dict:
+    """The admin's host, port, user and password, as pytest-postgresql takes them."""
+    params = conninfo_to_dict(admin_url(cfg))
+    return {
+        "host": params.get("host", "localhost"),
+        "port": int(params.get("port", 5432)),
+        "user": params.get("user"),
+        "password": params.get("password"),
+    }
+
+
+def template_loader(cfg: Config) -> Callable[..., None]:
+    """pytest-postgresql's `load` step for the template: migrate it as `exo migrate` would."""
+
+    def load(*, dbname: str, **_connection) -> None:
+        migrate(cfg, admin_url(cfg, dbname))
+
+    return load
+
+
+def admin_connection(cfg: Config) -> psycopg.Connection:
+    """The admin, on the server's maintenance database."""
+    return connect(admin_url(cfg, "postgres"), "exo-test-admin", autocommit=True)
+
+
+def _janitor(cfg: Config, name: str, template: str | None = None) -> DatabaseJanitor:
+    return DatabaseJanitor(**server(cfg), dbname=name, template_dbname=template)
+
+
+def create_database(cfg: Config, prefix: str, template: str | None = None) -> Database:
+    """A new database named `prefix_<random>`, empty or a clone of `template`."""
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    _janitor(cfg, name, template).init()
+    return Database(cfg, name)
+
+
+def drop_database(db: Database) -> None:
+    """Drop `db`, ending whatever sessions are still connected to it."""
+    _janitor(db.cfg, db.name).drop()
+
+
+def configure(db: Database, **values) -> None:
+    """Change settings of a test database: key (dots as __) -> value, or a dict merged into it."""
+    with db.connect() as conn:
+        for name, value in values.items():
+            key = name.replace("__", ".")
+            if isinstance(value, dict):
+                conn.execute(
+                    "update exo_private.settings set value = value || %s where key = %s", (Jsonb(value), key)
+                )
+            else:
+                conn.execute("update exo_private.settings set value = %s where key = %s", (Jsonb(value), key))

@@ -1,0 +1,17 @@
+"""plpy/ modules as the database runs them: inlined with their siblings, then executed."""
+
+from __future__ import annotations
+
+import types
+
+from exocortex.migrate import inline_plpy
+
+from . import PACKAGE_DIR
+
+
+def load(name: str) -> types.ModuleType:
+    """plpy/NAME.py with its `from sibling import ...` lines inlined, as a module."""
+    source = inline_plpy(f"# exo:include {name}", PACKAGE_DIR / "plpy", f"support.plpy.load({name!r})")
+    module = types.ModuleType(f"plpy_{name}")
+    exec(compile(source, f"<plpy/{name}.py, inlined>", "exec"), module.__dict__)
+    return module

@@ -1,0 +1,85 @@
+"""The query's vector for one search (stdlib only).
+
+Part of exo_private.retrieve (plpy/retrieve.py). The caller's vector when it gave one; else
+the embeddings endpoint's, fetched on a background thread while the other stages run, within
+the session's embedding budget (reader.embed_calls_per_minute, plpy/budget.py over GD, shared
+with exo.embed_query). The thread makes only the HTTP call (the server's API is not
+thread-safe) and close() always joins it before the search returns.
+"""
+
+import threading
+import time
+
+from budget import allow
+from model_client import embed_one
+
+
+class QueryEmbedding:
+    """The query's vector as pgvector text, awaited at most once; None when unavailable."""
+
+    def __init__(self, question, caller_vector, model, settings, budget_store):
+        self.caller_vector = caller_vector
+        self.model = model
+        self.setting = dict(settings["models.embeddings"], timeout_s=settings["retrieval.embed_timeout_s"])
+        self.fetched = {}
+        self.thread = None
+        self.tried = False
+        self.text = None
+        self.error = None
+        if caller_vector is None and model["id"] is not None:
+            limit = settings.get("reader.embed_calls_per_minute", 120)
+            if allow(budget_store, "embed", limit):
+                self.thread = threading.Thread(
+                    target=self._fetch, args=(question,), name="exo-query-embedding", daemon=True
+                )
+                self.thread.start()
+            else:
+                self.fetched.update(
+                    error_class="rate_limited",
+                    error=f"more than {limit} query embeddings in a minute in this session "
+                    "(reader.embed_calls_per_minute)",
+                )
+
+    def _fetch(self, question):
+        try:
+            self.fetched.update(embed_one(self.setting, question))
+        except Exception as exc:  # anything unforeseen still ends as a degradation, not a hang
+            self.fetched.update(error_class="internal", error=repr(exc)[:500])
+
+    def vector(self, report):
+        """The vector text; the first call records its source, wait and any degradation in `report`."""
+        if self.tried:
+            return self.text
+        self.tried = True
+        t0 = time.monotonic()
+        if self.caller_vector is not None:
+            values = list(self.caller_vector)
+            self.text = "[" + ",".join(repr(float(v)) for v in values) + "]"
+            report["query_embedding"] = {"source": "caller", "dimensions": len(values)}
+            return self.text
+        self.close()
+        embedded = dict(self.fetched) or {"error_class": "timeout", "error": "no embedding in time"}
+        report["timings_ms"]["embed_query_wait"] = round((time.monotonic() - t0) * 1000, 2)
+        if "vector" not in embedded:
+            self.error = {"error_class": embedded["error_class"], "error": embedded["error"]}
+        elif self.model["dimensions"] is not None and embedded["dimensions"] != self.model["dimensions"]:
+            self.error = {
+                "error_class": "dimension_mismatch",
+                "error": "the endpoint gave {} dimensions, the stored vectors have {}".format(
+                    embedded["dimensions"], self.model["dimensions"]
+                ),
+            }
+        else:
+            self.text = embedded["vector"]
+            report["query_embedding"] = {"source": "endpoint", "ms": embedded["ms"]}
+            report["timings_ms"]["embed_query"] = embedded["ms"]
+        if self.error:
+            report["degradations"].append(dict(component="embeddings", **self.error))
+        return self.text
+
+    def close(self):
+        """Join the fetch thread (at most the endpoint's timeout and a second): no search leaves
+        it running, whether the vector was needed or not, on every path out."""
+        if self.thread is not None:
+            self.thread.join(self.setting["timeout_s"] + 1)
+            self.thread = None

@@ -1,0 +1,202 @@
+"""exo_private.retrieve: the whole search, as plain Python over a `plpy` object (stdlib only).
+
+The function's body is `# exo:include retrieve` and a call of run(plpy, SD, GD, ...); the
+unit tests pass a small fake plpy. In order: the question is read (query_analysis), the
+query embedding starts in the background (query_embedding), the stages run per workspace
+with the archive fallback (stages), withheld material becomes hints, the merged pool is
+reranked (reranking) and the first k are the results. Returns {results, report} as JSON text.
+"""
+
+import datetime
+import json
+import time
+
+from query_analysis import Question, active_model, choose_workspaces, elapsed_ms, load_settings
+from query_embedding import QueryEmbedding
+from reranking import RerankPool, rerank_relevance
+from search import MAX_INPUT_CHARS, citation, deterministic_relevance, hints, named_subjects, rank, released
+from stages import StageSearch, search_with_fallback
+
+
+class Statements:
+    """The session's prepared statements (plpython's SD), by key; prepared on first use."""
+
+    def __init__(self, plpy, SD):
+        self.plpy = plpy
+        self.plans = SD.setdefault("plans", {})
+
+    def cached(self, key, make):
+        if key not in self.plans:
+            self.plans[key] = make()
+        return self.plans[key]
+
+    def run(self, key, text, types, args):
+        return self.plpy.execute(self.cached(key, lambda: self.plpy.prepare(text, types)), args)
+
+
+def withheld_hints(db, q, pools, chosen):
+    """One hint per (subject, workspace) with chunks withheld, or named by the question but
+    charged in a band the search did not open; how to reach it, never its text."""
+    by_time = (
+        "name the time you mean" if q.time_releases else "name it in a question that names the time you mean"
+    )
+
+    def how(subject):
+        asked = db.run("hint_how", "select exo_private.hint_how($1) as h", ["text"], [subject])[0]["h"]
+        return (
+            "To include it, "
+            + asked
+            + " (and open_archive => true for archival material), or "
+            + by_time
+            + "."
+        )
+
+    named = {}
+    asked_about = [s for s in named_subjects(q.text, q.deferred) if q.care.withheld([s])]
+    if asked_about:
+        for r in db.run(
+            "charged_counts",
+            "select s.subject, c.workspace, count(*)::int as n "
+            "from unnest($1::text[]) s (subject) "
+            "join exo_private.chunks c on c.charged_subjects <> '{}' and c.charged_subjects @> array[s.subject] "
+            "and c.workspace = any ($2) "
+            "group by 1, 2",
+            ["text[]", "text[]"],
+            [asked_about, chosen],
+        ):
+            named[(r["subject"], r["workspace"])] = r["n"]
+    return hints(pools, how, named)
+
+
+def pool_candidates(search, pools):
+    """The merged pool: every workspace's hits with their chunk and document, by chunk id."""
+    hits = [h for p in pools for h in p.hits]
+    by_id = {h["chunk_id"]: h for h in hits}
+    candidates = []
+    for d in search.fetch_details(hits):
+        written = datetime.date.fromisoformat(d["written_at"]) if d["written_at"] else None
+        candidates.append(
+            dict(
+                by_id[d["chunk_id"]],
+                document_id=d["document_id"],
+                ordinal=d["ordinal"],
+                body=d["body"],
+                band=d["band"],
+                written_at=d["written_at"],
+                written_ordinal=written.toordinal() if written else None,
+                written_year=written.year if written else None,
+                path=d["path"],
+                title=d["title"],
+                canonical=d["canonical"],
+                coverage=d["coverage"],
+            )
+        )
+    candidates.sort(key=lambda c: c["chunk_id"])
+    return candidates
+
+
+def result_row(n, c):
+    """One result: what exo.search shows, and the charged subjects the packet's provenance names."""
+    return {
+        "rank": n,
+        "chunk_id": c["chunk_id"],
+        "document_id": c["document_id"],
+        "ordinal": c["ordinal"],
+        "workspace": c["workspace"],
+        "path": c["path"],
+        "title": c["title"],
+        "band": c["band"],
+        "written_at": c["written_at"],
+        "canonical": c["canonical"],
+        "stage": c["stage"],
+        "detail": c.get("detail"),
+        "score": c["score"],
+        "relevance": c["relevance"],
+        "citation": citation(c),
+        "body": c["body"],
+        "charged": c["charged"],
+    }
+
+
+def run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding):
+    """{results, report} of one search as JSON text (arguments checked by
+    exo_private.check_search_arguments). SD holds the session's prepared statements, GD the
+    session's model budgets."""
+    began = time.monotonic()
+    db = Statements(plpy, SD)
+    settings = load_settings(db)
+    chosen = choose_workspaces(db, workspaces)
+    # No more of the query than MAX_INPUT_CHARS is read anywhere: a huge query costs no more
+    # than a long one.
+    q = Question(query[:MAX_INPUT_CHARS], as_of)
+    report = {
+        "query": q.text[:200],
+        "as_of": q.as_of_day,
+        "workspaces": {},
+        "degradations": [],
+        "timings_ms": {},
+    }
+    timings = report["timings_ms"]
+    if len(query) > MAX_INPUT_CHARS:
+        report["query_truncated"] = {"chars": len(query), "read": MAX_INPUT_CHARS}
+
+    model = active_model(db)
+    embedding = QueryEmbedding(q.text, query_embedding, model, settings, GD)
+    try:
+        t = time.monotonic()
+        q.read_time(db, open_archive)
+        timings["temporal"] = elapsed_ms(t)
+        report["temporal"] = q.temporal_report()
+        q.read_care(db, bridge, settings)
+        t = time.monotonic()
+        q.read_material(db, chosen, settings["retrieval.graph"]["max_entities"])
+        timings["query_analysis"] = elapsed_ms(t)
+        report["recognised"] = q.recognised_report()
+
+        t = time.monotonic()
+        search = StageSearch(plpy, db, q, chosen, per_workspace, settings, model, embedding, report)
+        pools, bands, fallback = search_with_fallback(search, open_archive)
+        timings["stages"] = elapsed_ms(t)
+        report["bands"] = list(bands)
+        report["archive"] = {
+            "open": q.archive_open or fallback,
+            "why": q.archive_why if not fallback else "nothing in the present bands answered",
+            "fallback": fallback,
+        }
+        for pool in pools:
+            ran = [s["stage"] for s in pool.stages if s.get("ran")]
+            report["workspaces"][pool.workspace] = {
+                "candidates": len(pool.hits),
+                "confident": pool.confident,
+                "stopped_after": ran[-1] if ran else None,
+                "stages": pool.stages,
+            }
+        report["hints"] = withheld_hints(db, q, pools, chosen)
+
+        t = time.monotonic()
+        candidates = pool_candidates(search, pools)
+        timings["pool"] = elapsed_ms(t)
+
+        weights = settings["retrieval.rank_weights"]
+        years = q.signal["years"]
+        recency = not report["archive"]["open"]  # an open archive is not a place to prefer the new
+        today = q.today.toordinal()
+        deterministic = {c["chunk_id"]: deterministic_relevance(c, weights) for c in candidates}
+        incoming = [c["chunk_id"] for c in rank(candidates, deterministic, weights, today, years, recency)]
+        t = time.monotonic()
+        relevance, backend, attempts = rerank_relevance(
+            RerankPool(
+                db, candidates, incoming, deterministic, settings, q.text, model, embedding, report, GD
+            )
+        )
+        ranked = rank(candidates, relevance, weights, today, years, recency)
+        timings["rerank"] = elapsed_ms(t)
+        report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}
+    finally:
+        embedding.close()
+
+    results = [result_row(n, c) for n, c in enumerate(ranked[:k], 1)]
+    report["returned"] = len(results)
+    report["released"] = released(ranked[:k], q.care.why_released)
+    timings["total"] = elapsed_ms(began)
+    return json.dumps({"results": results, "report": report})

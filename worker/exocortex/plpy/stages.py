@@ -1,0 +1,246 @@
+"""Staged retrieval per workspace and the archive fallback (stdlib only).
+
+Part of exo_private.retrieve (plpy/retrieve.py). In each chosen workspace the stages of
+retrieval.stages run in order (exact, lexical, capsules, graph, semantic) until the workspace
+holds per_workspace candidates or enough confident ones; each stage runs the query
+exo_private.stage_sql writes for that workspace, prepared once per session. When the archive
+is closed by default and nothing in the present bands answers, the search runs again over
+every band (the fallback), which never releases deferred material by itself.
+"""
+
+import time
+
+from query_analysis import elapsed_ms
+from search import ALL_BANDS, MAX_QUERY_CHARS, PRESENT_BANDS, WorkspacePool, coverage
+
+
+class StageSearch:
+    """The stages of one search over its chosen workspaces; candidate details fetched once."""
+
+    def __init__(self, plpy, db, question, chosen, per_workspace, settings, model, embedding, report):
+        self.plpy = plpy
+        self.db = db
+        self.q = question
+        self.chosen = chosen
+        self.per_workspace = per_workspace
+        self.settings = settings
+        self.model = model
+        self.embedding = embedding
+        self.report = report
+        self.details = {}
+        self.thresholds = {
+            "lexical": settings["retrieval.lexical_confident_score"],
+            "semantic": settings["retrieval.semantic_confident_similarity"],
+        }
+
+    def sql_text(self, stage, ws, model_id=None, dimensions=None):
+        """exo_private.stage_sql's query for a stage in a workspace, asked once per session."""
+        return self.db.cached(
+            ("sql", stage, ws, model_id, dimensions),
+            lambda: self.db.run(
+                "stage_sql",
+                "select exo_private.stage_sql($1, $2, $3, $4) as q",
+                ["text", "text", "int", "int"],
+                [stage, ws, model_id, dimensions],
+            )[0]["q"],
+        )
+
+    def rows(self, stage, ws, bands):
+        """(rows, skipped_reason) of one stage in one workspace."""
+        q, run = self.q, self.db.run
+        common = [list(bands), q.as_of_day, self.per_workspace]
+        base = ["text[]", "date", "int"]
+        entities = q.entities.get(ws)
+        if stage == "exact":
+            # A document named by title or file name first: a chunk keeps the first match found.
+            rows = []
+            if q.titles or q.files:
+                for r in run(
+                    ("document", ws),
+                    self.sql_text("document", ws),
+                    ["text[]", *base, "text[]"],
+                    [q.titles, *common, q.files],
+                ):
+                    rows.append(
+                        {
+                            "chunk_id": r["chunk_id"],
+                            "score": r["score"],
+                            "confident": True,
+                            "charged": r["charged"],
+                            "match": "document",
+                            "detail": "document " + r["detail"],
+                        }
+                    )
+            for ident in q.idents:
+                for r in run(
+                    ("identifier", ws), self.sql_text("identifier", ws), ["text", *base], [ident, *common]
+                ):
+                    rows.append(
+                        {
+                            "chunk_id": r["chunk_id"],
+                            "score": r["score"],
+                            "confident": True,
+                            "charged": r["charged"],
+                            "match": "identifier",
+                            "detail": "identifier " + ident,
+                        }
+                    )
+            if entities:
+                for r in run(
+                    ("entity", ws),
+                    self.sql_text("entity", ws),
+                    ["bigint[]", *base],
+                    [[e["id"] for e in entities], *common],
+                ):
+                    rows.append(
+                        {
+                            "chunk_id": r["chunk_id"],
+                            "score": r["score"],
+                            "confident": True,
+                            "charged": r["charged"],
+                            "match": "entity",
+                            "detail": "entity " + r["detail"],
+                        }
+                    )
+            if not (q.idents or entities or q.titles or q.files):
+                return [], "no identifier, entity, title or file name in the query"
+            return rows, None
+        if stage == "lexical":
+            if not q.terms:
+                return [], "no searchable words in the query"
+            rows = run(
+                ("lexical", ws),
+                self.sql_text("lexical", ws),
+                ["text", *base],
+                [q.text[:MAX_QUERY_CHARS], *common],
+            )
+            return [
+                {
+                    "chunk_id": r["chunk_id"],
+                    "score": r["score"],
+                    "confident": r["score"] >= self.thresholds["lexical"],
+                    "charged": r["charged"],
+                }
+                for r in rows
+            ], None
+        if stage == "capsules":
+            return [], "no capsules yet (summaries arrive with a later issue)"
+        if stage == "graph":
+            if not entities:
+                return [], "no entity of this workspace's graph named in the query"
+            graph = self.settings["retrieval.graph"]
+            rows = run(
+                ("graph", ws),
+                self.sql_text("graph", ws),
+                ["bigint[]", *base, "int", "int"],
+                [[e["id"] for e in entities], *common, graph["depth"], graph["per_node"]],
+            )
+            return [
+                {
+                    "chunk_id": r["chunk_id"],
+                    "score": r["score"],
+                    "confident": False,
+                    "charged": r["charged"],
+                    "detail": "near " + r["detail"],
+                }
+                for r in rows
+            ], None
+        if stage == "semantic":
+            model = self.model
+            if model["id"] is None:
+                return [], "no embeddings stored yet"
+            text = self.embedding.vector(self.report)
+            if text is None:
+                return [], "query embedding unavailable ({})".format(self.embedding.error["error_class"])
+            rows = run(
+                ("semantic", ws, model["id"], model["dimensions"]),
+                self.sql_text("semantic", ws, model["id"], model["dimensions"]),
+                ["text", *base],
+                [text, *common],
+            )
+            low = self.settings["retrieval.semantic_min_similarity"]
+            return [
+                {
+                    "chunk_id": r["chunk_id"],
+                    "score": r["score"],
+                    "confident": r["score"] >= self.thresholds["semantic"],
+                    "charged": r["charged"],
+                }
+                for r in rows
+                if r["score"] >= low
+            ], None
+        self.plpy.error("unknown stage " + repr(stage[:100]) + " in retrieval.stages")
+
+    def workspaces(self, bands):
+        """A WorkspacePool per chosen workspace after its stages over `bands`, each stage run or
+        skipped (and why) in pool.stages."""
+        withhold = self.q.care.withheld
+        pools = [
+            WorkspacePool(ws, self.per_workspace, self.settings["retrieval.confident_needed"])
+            for ws in self.chosen
+        ]
+        for pool in pools:
+            for stage in self.settings["retrieval.stages"]:
+                go, why = pool.wants_more()
+                entry = {"stage": stage}
+                if go:
+                    t0 = time.monotonic()
+                    rows, why = self.rows(stage, pool.workspace, bands)
+                    if why is None:
+                        admitted, held = pool.admit(stage, rows, withhold)
+                        entry.update(
+                            ran=True,
+                            found=len(rows),
+                            admitted=admitted,
+                            withheld=held,
+                            confident=pool.confident,
+                            ms=elapsed_ms(t0),
+                        )
+                        pool.stages.append(entry)
+                        continue
+                entry.update(ran=False, skipped=why)
+                pool.stages.append(entry)
+        return pools
+
+    def fetch_details(self, hits):
+        """pool_details rows of hits (with the query's coverage), each fetched once per search."""
+        missing = [h for h in hits if h["chunk_id"] not in self.details]
+        if missing:
+            for d in self.db.run(
+                "details",
+                "select * from exo_private.pool_details($1, $2)",
+                ["text[]", "bigint[]"],
+                [[h["workspace"] for h in missing], [h["chunk_id"] for h in missing]],
+            ):
+                self.details[d["chunk_id"]] = dict(d, coverage=coverage(d["body"], self.q.terms))
+        return [self.details[h["chunk_id"]] for h in hits if h["chunk_id"] in self.details]
+
+    def present_answers(self, pools):
+        """Whether the present bands answer: an identifier of the query found verbatim when it
+        has any, else a confident candidate, or one that covers enough of the query's words
+        (BM25 confidence depends on the corpus; a tiny one never reaches it)."""
+        if self.q.idents:
+            return any(h["match"] == "identifier" for p in pools for h in p.hits)
+        if any(p.confident for p in pools):
+            return True
+        covered = [d["coverage"] for d in self.fetch_details([h for p in pools for h in p.hits])]
+        return bool(covered) and max(covered) >= self.settings["retrieval.answer_coverage"]
+
+
+def search_with_fallback(search, open_archive):
+    """(pools, bands, fallback): the stages over the bands the question opens; when the archive
+    is closed by default (open_archive null, no temporal signal) and nothing present answers,
+    again over every band. Chunks withheld in the first pass stay counted for the hints."""
+    q = search.q
+    bands = ALL_BANDS if q.archive_open else PRESENT_BANDS
+    pools = search.workspaces(bands)
+    if q.archive_open or open_archive is not None or search.present_answers(pools):
+        return pools, bands, False
+    # Recency preference: the archive answers only when nothing present does.
+    before = pools
+    bands = ALL_BANDS
+    pools = search.workspaces(bands)
+    for first, second in zip(before, pools, strict=True):
+        for subject, chunks in first.withheld.items():
+            second.withheld.setdefault(subject, set()).update(chunks)
+    return pools, bands, True

@@ -1,0 +1,60 @@
+"""The worker's SQL, one named statement each: what the worker asks of the database.
+
+The writes that must happen together are functions in sql/150_worker.sql (read_jobs,
+complete_embedding, complete_extraction); what stays here are single statements.
+Every statement takes bound parameters (`%s`), never formatted values.
+"""
+
+WORKER_SETTINGS = (
+    "select key, value from exo_private.settings "
+    "where key like any (array['worker.%', 'models.%', 'extraction.%'])"
+)
+"""The settings the worker runs by, as (key, value) rows."""
+
+REGISTER_WORKER = (
+    "insert into exo_private.workers (name, pid, hostname, queues) values (%s, %s, %s, %s) returning id"
+)
+BEAT_HEARTBEAT = "update exo_private.workers set heartbeat_at = now(), processed = %s where id = %s"
+RECORD_STOP = (
+    "update exo_private.workers set stopped_at = now(), heartbeat_at = now(), stop_reason = %s, "
+    "processed = %s where id = %s"
+)
+REAP_WORKERS = "select exo_private.reap_workers(%s)"
+"""Mark silent workers dead and take back their messages; returns how many came back."""
+MESSAGES_LEFT = (
+    "select state, count(*), ceil(extract(epoch from max(visible_at) - now()))::int "
+    "from exo_private.queue_messages(%s) where queue = any(%s) group by state order by state"
+)
+"""(state, messages, seconds until the last is visible again) of the given queues."""
+
+READ_JOBS = "select msg_id, read_ct, message, dead_lettered from exo_private.read_jobs(%s, %s, %s, %s, %s)"
+HIDE_MESSAGES = "select count(*) from pgmq.set_vt(%s, %s::bigint[], %s)"
+"""Keep messages hidden for the next N seconds (or make them visible then)."""
+RETURN_MESSAGES = "select exo_private.return_messages(%s, %s::bigint[])"
+ARCHIVE_MESSAGES = "select pgmq.archive(%s, %s::bigint[])"
+RELEASE_CLAIMS = (
+    "delete from exo_private.worker_claims where queue = %s and msg_id = any(%s) and worker_id = %s"
+)
+RECORD_FAILURE = (
+    "insert into exo_private.job_failures (queue, msg_id, target_id, error_class, message) "
+    "values (%s, %s, %s, %s, %s)"
+)
+
+CHUNK_BODIES = "select id, body from exo_private.chunks where id = any(%s)"
+WINDOW_TO_EXTRACT = (
+    "select w.body, exo_private.generation_for(w.workspace, %s) "
+    "from exo_private.extraction_windows w where w.id = %s"
+)
+"""A window's text and the generation the model's reply goes into (null: another model's graph now)."""
+COMPLETE_EMBEDDING = "select exo_private.complete_embedding(%s, %s, %s, %s, %s)"
+COMPLETE_EXTRACTION = "select exo_private.complete_extraction(%s, %s, %s, %s, %s, %s)"
+
+TARGET_GONE = "EX001"
+"""SQLSTATE: the job's chunk or window no longer exists (sql/150_worker.sql)."""
+STALE_REPLY = "EX002"
+"""SQLSTATE: the reply belongs to an extraction generation that is no longer current."""
+
+
+def notify_channel(queue: str) -> str:
+    """The channel pgmq notifies when a message is sent to `queue` (migration 0014)."""
+    return f"pgmq.q_{queue}.INSERT"

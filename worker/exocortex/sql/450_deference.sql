@@ -1,0 +1,326 @@
+-- Deference: the one definition of what a caller's bridge releases and what stays withheld,
+-- for every reader path (the exo API, exo.cypher's row security, chats). plpy/search.py's
+-- Deference is the same rule for search; tests/test_withheld.py checks that they agree.
+--
+-- A bridge (bridge => array['name or alias']) releases a charged subject when any of its
+-- names (its own, and every name of a deferred subject it is a name of) is bridged (a name
+-- given, and every name of a deferred subject given by a name or alias). Every
+-- charged subject counts, listed or only declared by frontmatter; one whose key cannot be
+-- computed stays closed (over-withholding is the safe direction). From that: a chunk or chat
+-- message is withheld while one of its charged subjects is closed; a mention without a chunk
+-- while a chunk its extraction window overlaps is; an entity while it is a closed deferred
+-- subject (by the canonical key of a name or alias) or while every mention of it is withheld;
+-- a relation while either end is not shown in its window; a document while its frontmatter
+-- charges a closed subject or every chunk of it is withheld.
+
+-- exo_private.released_keys: the canonical keys a bridge opens.
+create or replace function exo_private.released_keys(bridge text[])
+returns text[]
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- A bridged subject opens every name of it that no unbridged subject shares: an alias
+    -- two deferred subjects share stays closed until both are bridged, so bridging one person
+    -- never opens another's material. A bridged name on no list opens itself (a subject only
+    -- a document's frontmatter charges). The rule of plpy/search.py Deference.released_keys.
+    with given as (
+        select array(select k from unnest(coalesce(bridge, '{}')) b, exo_private.canonical_key(b) k
+                     where k is not null) as keys
+    ), subjects as materialized (
+        select s.keys, s.keys && g.keys as bridged
+        from exo_private.deferred_subjects d
+        cross join given g
+        cross join lateral (select array(select k from unnest(d.subject || d.aliases) n,
+                                                     exo_private.canonical_key(n) k
+                                         where k is not null) as keys) s
+    )
+    select array(
+        select k from given g, unnest(g.keys) k
+        where not exists (select 1 from subjects s where k = any (s.keys))
+        union
+        select k from subjects s, unnest(s.keys) k
+        where s.bridged
+          and not exists (select 1 from subjects o where not o.bridged and k = any (o.keys))
+        order by 1)
+$$;
+comment on function exo_private.released_keys(text[]) is
+    'Canonical keys a bridge opens: a charged subject whose key is among them is released. Every '
+    'name and alias of a deferred subject the bridge names, except one an unbridged subject shares, '
+    'and each bridged name on no list: the rule of plpy/search.py Deference.released_keys.';
+
+-- exo_private.closed_subject_keys: the names of deferred subjects a bridge leaves closed.
+create or replace function exo_private.closed_subject_keys(bridge text[])
+returns table (subject text, key text)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    with released as materialized (
+        select exo_private.released_keys(bridge) as keys
+    )
+    select distinct s.subject, k.key
+    from exo_private.deferred_subjects s
+    cross join released r
+    cross join lateral unnest(s.subject || s.aliases) n
+    cross join lateral (select exo_private.canonical_key(n) as key) k
+    where k.key is not null
+      and not (exo_private.canonical_key(s.subject) = any (r.keys))
+$$;
+comment on function exo_private.closed_subject_keys(text[]) is
+    'Canonical keys of the names and aliases of every deferred subject the bridge does not open, '
+    'with the subject: an entity with one of these keys is that subject.';
+
+-- exo_private.unreleased: the charged subjects of a chunk or message a bridge leaves closed.
+create or replace function exo_private.unreleased(charged text[], released text[])
+returns text[]
+language sql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- Every charged subject counts, listed or only declared by frontmatter; one whose key
+    -- cannot be computed stays closed (over-withholding is the safe direction).
+    select case when charged is null or charged = '{}' then '{}'::text[]
+                else coalesce((select array_agg(distinct s order by s) from unnest(charged) s
+                               where (exo_private.canonical_key(s) = any (released)) is not true),
+                              '{}') end
+$$;
+comment on function exo_private.unreleased(text[], text[]) is
+    'The subjects of charged (a chunk''s or a chat message''s charged_subjects) whose key is not '
+    'among released (exo_private.released_keys): empty when the chunk or message may be shown.';
+
+-- exo_private.window_withheld: why a mention without a chunk may not be shown.
+create or replace function exo_private.window_withheld(p_window bigint, released text[])
+returns text[]
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- The name was in no single chunk of the window: every chunk the window overlaps counts.
+    select coalesce(array_agg(distinct s order by s), '{}')
+    from exo_private.extraction_windows w
+    join exo_private.chunks c
+      on c.workspace = w.workspace and c.document_id = w.document_id
+     and c.char_start < w.char_end and c.char_end > w.char_start
+     and c.charged_subjects <> '{}'
+    cross join lateral unnest(exo_private.unreleased(c.charged_subjects, released)) s
+    where w.id = p_window
+$$;
+comment on function exo_private.window_withheld(bigint, text[]) is
+    'The closed charged subjects of the chunks an extraction window overlaps: what keeps a mention '
+    'without a chunk out of an answer; empty when it may be shown.';
+
+-- exo_private.closed_chunks: the charged chunks a bridge leaves closed.
+create or replace function exo_private.closed_chunks(bridge text[])
+returns table (
+    chunk_id bigint, workspace text, document_id bigint, char_start int, char_end int, withheld text[]
+)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- The charged chunks are read once (a seq scan: chunks_charged_idx, a GIN index, serves
+    -- only containment); each distinct set of charged subjects is judged once (they are few).
+    with released as materialized (
+        select exo_private.released_keys(bridge) as keys
+    ), charged as materialized (
+        select c.id, c.workspace, c.document_id, c.char_start, c.char_end, c.charged_subjects
+        from exo_private.chunks c
+        where c.charged_subjects <> '{}'
+    ), judged as materialized (
+        select k.subjects, exo_private.unreleased(k.subjects, r.keys) as withheld
+        from (select distinct c.charged_subjects as subjects from charged c) k
+        cross join released r
+    )
+    select c.id, c.workspace, c.document_id, c.char_start, c.char_end, j.withheld
+    from judged j
+    join charged c on c.charged_subjects = j.subjects
+    where j.withheld <> '{}'
+$$;
+comment on function exo_private.closed_chunks(text[]) is
+    'Every chunk charged for a subject the bridge leaves closed: its id (unique across '
+    'workspaces), workspace, document and span, and withheld, those subjects.';
+
+-- exo_private.entity_mentions: the mentions of entities, each with what withholds it.
+create or replace function exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint default null)
+returns table (
+    entity_id bigint, workspace text, document_id bigint, chunk_id bigint, window_id bigint,
+    surface text, withheld text[]
+)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- The closed chunks are few and found through an index: a hash join with them decides
+    -- nearly every mention without touching the chunks themselves.
+    with released as materialized (
+        select exo_private.released_keys(bridge) as keys
+    ), closed as materialized (
+        select k.chunk_id, k.withheld from exo_private.closed_chunks(bridge) k
+    )
+    select m.entity_id, e.workspace, m.document_id, m.chunk_id, m.window_id, m.surface,
+           case when m.chunk_id is null
+                then exo_private.window_withheld(m.window_id, r.keys)
+                else coalesce(k.withheld, '{}') end
+    from released r
+    cross join exo_private.entities e
+    join exo_private.mentions m on m.entity_id = e.id
+    left join closed k on k.chunk_id = m.chunk_id
+    where e.id = any (ids)
+      and (in_document is null or m.document_id = in_document)
+$$;
+comment on function exo_private.entity_mentions(bigint[], text[], bigint) is
+    'Every mention of the given entities (only those in document in_document when it is given) with '
+    'its workspace, document, chunk, window and surface, and withheld: the charged subjects the '
+    'bridge leaves closed (empty: it may be shown).';
+
+-- exo_private.mention_state: whether an entity's mentions in one window may be shown.
+create or replace function exo_private.mention_state(p_entity bigint, p_window bigint, released text[])
+returns text[]
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- '{}': some mention may be shown; else the closed subjects that withhold them all; null:
+    -- the entity has no mention in the window. A relation is shown only when both of its
+    -- ends are shown in its window (exo.dossier, exo.related).
+    with x as (
+        select case when m.chunk_id is null
+                    then exo_private.window_withheld(m.window_id, released)
+                    else exo_private.unreleased(c.charged_subjects, released) end as held
+        from exo_private.mentions m
+        join exo_private.entities e on e.id = m.entity_id
+        left join exo_private.chunks c on c.workspace = e.workspace and c.id = m.chunk_id
+        where m.entity_id = p_entity and m.window_id = p_window
+    )
+    select case when not exists (select 1 from x) then null
+                when exists (select 1 from x where x.held = '{}') then '{}'::text[]
+                else (select array_agg(distinct s order by s) from x cross join lateral unnest(x.held) s) end
+$$;
+comment on function exo_private.mention_state(bigint, bigint, text[]) is
+    'Whether the mentions of an entity in an extraction window may be shown to a caller whose '
+    'bridge opens released (exo_private.released_keys): {} when one may, else the closed subjects '
+    'that withhold them all; null when the entity has no mention there.';
+
+-- exo_private.entity_evidence: what of each entity a bridge lets a caller see.
+create or replace function exo_private.entity_evidence(ids bigint[], bridge text[])
+returns table (entity_id bigint, mentions bigint, documents bigint, withheld text[])
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- An entity is closed when it is a deferred subject the bridge leaves closed (by name or
+    -- alias), or when every mention of it is withheld: its only evidence is charged material.
+    -- One never mentioned (the owner) stays open.
+    with closed as materialized (
+        select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
+    ), ents as materialized (
+        select e.id,
+               (select array_agg(distinct c.subject order by c.subject) from closed c
+                where c.key = e.canonical_key) as itself
+        from exo_private.entities e
+        where e.id = any (ids)
+    ), ms as materialized (
+        select m.entity_id, m.document_id, m.withheld
+        from exo_private.entity_mentions(array(select x.id from ents x where x.itself is null), bridge) m
+    ), counted as (
+        select m.entity_id,
+               count(*) filter (where m.withheld = '{}') as shown,
+               count(distinct m.document_id) filter (where m.withheld = '{}') as documents
+        from ms m
+        group by m.entity_id
+    ), held as (
+        select m.entity_id, array_agg(distinct s order by s) as subjects
+        from ms m
+        cross join lateral unnest(m.withheld) s
+        group by m.entity_id
+    )
+    select e.id, coalesce(k.shown, 0), coalesce(k.documents, 0),
+           case when e.itself is not null then e.itself
+                when k.shown = 0 then h.subjects
+                else '{}'::text[] end
+    from ents e
+    left join counted k on k.entity_id = e.id
+    left join held h on h.entity_id = e.id
+$$;
+comment on function exo_private.entity_evidence(bigint[], text[]) is
+    'For each of the given entities: mentions and documents (distinct) that may be shown, and '
+    'withheld: {} when the entity may be shown, else the closed subjects why: it is a deferred '
+    'subject the bridge leaves closed (by canonical key of its name or an alias; then no mention '
+    'counts), or every mention of it is withheld (its only evidence is charged material). The graph '
+    'API computes its answers over the open ones.';
+
+-- exo_private.closed_documents: the documents a bridge leaves closed, and why.
+create or replace function exo_private.closed_documents(ids bigint[], bridge text[])
+returns table (document_id bigint, withheld text[])
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- A charged document: its frontmatter charges a subject (chunks or not), or it has chunks
+    -- and every one is withheld. A title or path that names a subject near a cue charges every
+    -- chunk (plpy/deference.py heading), so such a document is one of these too. Its title and
+    -- path are withheld wherever its text would be.
+    with released as materialized (
+        select exo_private.released_keys(bridge) as keys
+    ), docs as (
+        select d.id, d.workspace, d.frontmatter -> 'charged' as declared
+        from exo_private.documents d
+        where d.id = any (ids)
+    ), declared as (
+        -- a declared name that is a deferred subject's name or alias counts as that subject
+        select dc.id,
+               coalesce((select s.subject from exo_private.deferred_subjects s
+                         where exo_private.canonical_key(n.name)
+                               = any (array(select exo_private.canonical_key(a) from unnest(s.subject || s.aliases) a))
+                         order by s.subject limit 1),
+                        pg_catalog.btrim(n.name)) as subject
+        from docs dc
+        cross join lateral jsonb_array_elements_text(
+            case jsonb_typeof(dc.declared) when 'array' then dc.declared
+                                           when 'string' then jsonb_build_array(dc.declared)
+                                           else '[]'::jsonb end) n (name)
+        where pg_catalog.btrim(n.name) <> ''
+    ), chunk_states as (
+        select c.document_id, exo_private.unreleased(c.charged_subjects, r.keys) as held
+        from docs dc
+        join exo_private.chunks c on c.workspace = dc.workspace and c.document_id = dc.id
+        cross join released r
+    ), reasons as (
+        select dl.id, u.subject
+        from declared dl
+        cross join released r
+        cross join lateral unnest(exo_private.unreleased(array[dl.subject], r.keys)) u (subject)
+        union all
+        select cs.document_id, u.subject
+        from chunk_states cs
+        cross join lateral unnest(cs.held) u (subject)
+        where not exists (select 1 from chunk_states x where x.document_id = cs.document_id and x.held = '{}')
+    )
+    select r.id, array_agg(distinct r.subject order by r.subject)
+    from reasons r
+    group by r.id
+$$;
+comment on function exo_private.closed_documents(bigint[], text[]) is
+    'Of the given documents, the charged ones the bridge leaves closed, with the subjects why: the '
+    'frontmatter charges a closed subject, or every chunk is withheld (a title or path naming a '
+    'subject near a cue charges every chunk). The one rule for withholding a document''s title and '
+    'path wherever they would appear.';
+
+-- exo_private.closed_windows: the extraction windows that overlap a chunk a bridge leaves closed.
+create or replace function exo_private.closed_windows(bridge text[])
+returns table (window_id bigint)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- Only in these may a mention, and so a relation, be withheld: elsewhere all is shown.
+    select distinct w.id
+    from exo_private.closed_chunks(bridge) k
+    join exo_private.extraction_windows w
+      on w.workspace = k.workspace and w.document_id = k.document_id
+     and k.char_start < w.char_end and k.char_end > w.char_start
+$$;
+comment on function exo_private.closed_windows(text[]) is
+    'The extraction windows overlapping a chunk charged for a subject the bridge leaves closed: the '
+    'only windows whose mentions and relations may be withheld (exo_private.mention_state says which).';

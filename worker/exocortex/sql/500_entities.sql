@@ -1,0 +1,719 @@
+-- The graph's entities for agents: search_entities, dossier, cross_document_entities,
+-- related and timeline, with their exo_private bodies and helpers. Each answers over what the
+-- caller may see (sql/450_deference.sql) and says what it left out in hints, never the text.
+
+-- exo_private.like_pattern: a substring pattern for ILIKE with the input's wildcards escaped.
+create or replace function exo_private.like_pattern(input text)
+returns text
+language sql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select '%' || pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
+               input, '\', '\\'), '%', '\%'), '_', '\_') || '%'
+$$;
+comment on function exo_private.like_pattern(text) is
+    'ILIKE pattern matching input as a plain substring: %, _ and \ in it are escaped.';
+
+-- exo_private.parse_entity_type: an entity type named case-insensitively, or null for null.
+create or replace function exo_private.parse_entity_type(entity_type text)
+returns exo_private.entity_type
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    parsed exo_private.entity_type;
+begin
+    if entity_type is null or pg_catalog.btrim(entity_type) = '' then
+        return null;
+    end if;
+    select t into parsed
+    from unnest(enum_range(null::exo_private.entity_type)) t
+    where pg_catalog.lower(t::text) = pg_catalog.lower(pg_catalog.btrim(entity_type));
+    if parsed is null then
+        perform exo_private.invalid_argument(
+            format('entity_type must be one of %s, got %s',
+                   pg_catalog.array_to_string(enum_range(null::exo_private.entity_type), ', '),
+                   exo_private.quoted(entity_type)));
+    end if;
+    return parsed;
+end
+$$;
+comment on function exo_private.parse_entity_type(text) is
+    'The entity type named (case-insensitive), null for null or blank; raises invalid_parameter_value '
+    'naming entity_type and the types otherwise.';
+
+-- exo_private.resolve_entity: the entities an argument names (an id, or a name by key).
+create or replace function exo_private.resolve_entity(entity text, workspace text)
+returns bigint[]
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    wanted text := pg_catalog.btrim(entity);
+    wanted_key text;
+    ids bigint[];
+begin
+    if workspace is not null then
+        perform exo_private.check_workspaces(array[workspace]);
+    end if;
+    if wanted is null or wanted = '' then
+        perform exo_private.invalid_argument(
+            'entity must be an entity id or a name, got ' || exo_private.quoted(entity));
+    end if;
+    if wanted ~ '^[0-9]{1,18}$' then
+        select array_agg(e.id) into ids
+        from exo_private.entities e
+        where e.id = wanted::bigint
+          and (resolve_entity.workspace is null or e.workspace = resolve_entity.workspace);
+        if ids is not null then
+            return ids;
+        end if;
+    end if;
+    -- A name: every entity with its canonical key (one per workspace and type), never merged.
+    wanted_key := exo_private.canonical_key(wanted);
+    select array_agg(e.id order by e.workspace, e.type, e.id) into ids
+    from exo_private.entities e
+    where e.canonical_key = wanted_key
+      and (resolve_entity.workspace is null or e.workspace = resolve_entity.workspace);
+    if ids is null then
+        perform exo_private.invalid_argument(
+            format('entity %s names no entity%s', exo_private.quoted(entity),
+                   case when workspace is null then '' else ' in workspace ' || exo_private.quoted(workspace) end),
+            format('exo.search_entities(name => %s) lists the entities whose names contain it',
+                   exo_private.quoted(wanted)));
+    end if;
+    return ids;
+end
+$$;
+comment on function exo_private.resolve_entity(text, text) is
+    'Entity ids an API argument names: digits are an entity id (when one exists; otherwise read as a '
+    'name), anything else a name matched by canonical key, all workspaces unless one is given, '
+    'ordered by workspace and type. Raises invalid_parameter_value when nothing matches.';
+
+-- exo_private.excerpt: about width characters of a text around the first occurrence of needle.
+create or replace function exo_private.excerpt(body text, needle text, width int default 200)
+returns text
+language plpgsql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    key text := pg_catalog.lower(pg_catalog.btrim(coalesce(needle, '')));
+    at int := pg_catalog.strpos(pg_catalog.lower(body), key);
+    first int := greatest(1, at - width);
+    stretch text;
+    start int := 1;
+begin
+    if body is null then
+        return null;
+    end if;
+    -- Only a stretch of twice the width around the needle is whitespace-collapsed, so a long
+    -- chunk costs no more than a short one.
+    stretch := pg_catalog.regexp_replace(
+        pg_catalog.substr(body, first, 2 * width + pg_catalog.length(key)), '\s+', ' ', 'g');
+    if at > 0 then
+        start := greatest(1, pg_catalog.strpos(pg_catalog.lower(stretch), key)
+                             - greatest(0, (width - pg_catalog.length(key)) / 2));
+    end if;
+    return case when first > 1 or start > 1 then '…' else '' end
+           || pg_catalog.btrim(pg_catalog.substr(stretch, start, width))
+           || case when first + 2 * width + pg_catalog.length(key) <= pg_catalog.length(body)
+                     or start + width <= pg_catalog.length(stretch) then '…' else '' end;
+end
+$$;
+comment on function exo_private.excerpt(text, text, int) is
+    'About width characters of body (whitespace collapsed) centred on the first case-insensitive '
+    'occurrence of needle (the start when absent), with … where it was cut.';
+
+-- exo_private.entity_dossier: one entity's dossier.
+create or replace function exo_private.entity_dossier(p_entity bigint, bridge text[])
+returns jsonb
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    with ent as (
+        select e.id, e.workspace, e.type, e.name, e.canonical_key, e.is_owner
+        from exo_private.entities e
+        where e.id = p_entity
+    ), released as materialized (
+        select exo_private.released_keys(bridge) as keys
+    ), closed as materialized (
+        select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
+    ), itself as (
+        -- the entity is a deferred subject the bridge leaves closed
+        select c.subject from closed c join ent on ent.canonical_key = c.key
+        order by c.subject limit 1
+    ), ms as materialized (
+        select m.* from exo_private.entity_mentions(array[p_entity], bridge) m
+    ), hidden as (
+        -- every mention is withheld: the entity's only evidence is charged material
+        select exists (select 1 from ms) and not exists (select 1 from ms m where m.withheld = '{}') as yes
+    ), shown_docs as (
+        select m.document_id, count(*) as mentions, min(m.surface) as surface
+        from ms m where m.withheld = '{}'
+        group by m.document_id
+    ), shown as (
+        select s.* from shown_docs s
+        where s.document_id not in (
+            select k.document_id
+            from exo_private.closed_documents(array(select x.document_id from shown_docs x), bridge) k)
+    ), docs as (
+        select s.document_id, d.path, d.title, d.written_at, d.band::text as band, s.surface, s.mentions
+        from shown s join exo_private.documents d on d.id = s.document_id
+        order by d.written_at desc nulls last, s.document_id desc
+        limit 100
+    ), rels as (
+        select r.id, r.window_id, r.document_id, r.predicate, r.predicate_raw,
+               case when r.subject_id = p_entity then 'out' else 'in' end as direction,
+               case when r.subject_id = p_entity then r.object_id else r.subject_id end as other_id
+        from exo_private.relations r
+        where r.subject_id = p_entity or r.object_id = p_entity
+    ), rels_judged as (
+        select rl.*, o.name as other_name, o.type::text as other_type,
+               (select c.subject from closed c where c.key = o.canonical_key order by c.subject limit 1)
+                   as other_subject,
+               -- both ends must be shown in the relation's window: what withholds either
+               exo_private.mention_state(p_entity, rl.window_id, r.keys)
+                   || exo_private.mention_state(rl.other_id, rl.window_id, r.keys) as evidence_withheld
+        from rels rl
+        join exo_private.entities o on o.id = rl.other_id
+        cross join released r
+    ), rels_shown as (
+        select rj.direction, rj.predicate, rj.other_id, rj.other_name, rj.other_type,
+               count(distinct rj.document_id) as documents,
+               (array_agg(distinct rj.document_id))[1:5] as document_ids,
+               min(rj.predicate_raw) as predicate_raw
+        from rels_judged rj
+        where rj.other_subject is null and rj.evidence_withheld = '{}'
+        group by rj.direction, rj.predicate, rj.other_id, rj.other_name, rj.other_type
+    ), withheld_mentions as (
+        select s as subject, count(*) as mentions, count(distinct m.chunk_id) as chunks
+        from ms m cross join lateral unnest(m.withheld) s
+        group by s
+    ), withheld_relations as (
+        -- a relation to a closed subject, or one whose evidence is withheld, under each subject
+        select s as subject, count(distinct rj.id) as relations
+        from rels_judged rj
+        cross join lateral unnest(case when rj.other_subject is not null then array[rj.other_subject]
+                                       else rj.evidence_withheld end) s
+        group by s
+    ), hints as (
+        select coalesce(wm.subject, wr.subject) as subject,
+               coalesce(wm.mentions, 0) as mentions, coalesce(wm.chunks, 0) as chunks,
+               coalesce(wr.relations, 0) as relations
+        from withheld_mentions wm full join withheld_relations wr on wr.subject = wm.subject
+    )
+    select case
+        when exists (select 1 from itself) then
+            -- The entity is itself a closed subject: that it exists, never what is known of it.
+            jsonb_build_object(
+                'entity_id', ent.id, 'workspace', ent.workspace, 'type', ent.type::text,
+                'withheld', true,
+                'hints', jsonb_build_array(jsonb_build_object(
+                    'subject', (select i.subject from itself i), 'workspace', ent.workspace,
+                    'mentions', (select count(*) from ms),
+                    'relations', (select count(*) from rels),
+                    'how', exo_private.hint_how((select i.subject from itself i)))))
+        when (select h.yes from hidden h) then
+            -- Seen only in withheld material: that it exists, never its name.
+            jsonb_build_object(
+                'entity_id', ent.id, 'workspace', ent.workspace, 'type', ent.type::text,
+                'withheld', true,
+                'hints', (
+                    select jsonb_agg(jsonb_build_object(
+                        'subject', wm.subject, 'workspace', ent.workspace, 'mentions', wm.mentions,
+                        'chunks', wm.chunks, 'relations', (select count(*) from rels),
+                        'how', exo_private.hint_how(wm.subject))
+                        order by wm.subject)
+                    from withheld_mentions wm))
+        else
+            jsonb_build_object(
+                'entity_id', ent.id, 'workspace', ent.workspace, 'type', ent.type::text,
+                'name', ent.name, 'is_owner', ent.is_owner,
+                'mention_count', (select coalesce(sum(s.mentions), 0) from shown s),
+                'document_count', (select count(*) from shown),
+                'mentions', coalesce((
+                    select jsonb_agg(jsonb_build_object(
+                        'document_id', d.document_id, 'path', d.path, 'title', d.title,
+                        'written_at', d.written_at, 'band', d.band, 'surface', d.surface,
+                        'mentions', d.mentions)
+                        order by d.written_at desc nulls last, d.document_id desc)
+                    from docs d), '[]'),
+                'relations', jsonb_build_object(
+                    'out', coalesce((
+                        select jsonb_agg(jsonb_build_object(
+                            'predicate', x.predicate, 'predicate_raw', x.predicate_raw,
+                            'entity_id', x.other_id, 'name', x.other_name, 'type', x.other_type,
+                            'documents', x.documents, 'document_ids', x.document_ids)
+                            order by x.documents desc, x.predicate, x.other_name)
+                        from (select * from rels_shown rs where rs.direction = 'out'
+                              order by rs.documents desc, rs.predicate, rs.other_name limit 100) x), '[]'),
+                    'in', coalesce((
+                        select jsonb_agg(jsonb_build_object(
+                            'predicate', x.predicate, 'predicate_raw', x.predicate_raw,
+                            'entity_id', x.other_id, 'name', x.other_name, 'type', x.other_type,
+                            'documents', x.documents, 'document_ids', x.document_ids)
+                            order by x.documents desc, x.predicate, x.other_name)
+                        from (select * from rels_shown rs where rs.direction = 'in'
+                              order by rs.documents desc, rs.predicate, rs.other_name limit 100) x), '[]')),
+                'hints', coalesce((
+                    select jsonb_agg(jsonb_build_object(
+                        'subject', h.subject, 'workspace', ent.workspace, 'mentions', h.mentions,
+                        'chunks', h.chunks, 'relations', h.relations, 'how', exo_private.hint_how(h.subject))
+                        order by h.subject)
+                    from hints h), '[]'))
+        end
+    from ent
+$$;
+comment on function exo_private.entity_dossier(bigint, text[]) is
+    'The dossier of one entity as exo.dossier gives it (null when the entity does not exist).';
+
+-- exo_private.find_entities: the body of exo.search_entities (plpgsql may not name an
+-- argument like a result column).
+create or replace function exo_private.find_entities(
+    p_name text, p_type text, p_workspaces text[], p_max int, p_bridge text[]
+)
+returns table (
+    entity_id bigint, workspace text, type text, name text, mentions bigint, documents bigint, withheld jsonb
+)
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    wanted_type exo_private.entity_type := exo_private.parse_entity_type(p_type);
+    pattern text;
+    n int := least(greatest(coalesce(p_max, 50), 1), 500);
+begin
+    perform exo_private.check_workspaces(p_workspaces);
+    if pg_catalog.btrim(p_name) <> '' then
+        pattern := exo_private.like_pattern(pg_catalog.btrim(p_name));
+    end if;
+    return query
+    with candidates as materialized (
+        select e.id, e.workspace, e.type, e.name
+        from exo_private.entities e
+        where (pattern is null or e.name ilike pattern)
+          and (wanted_type is null or e.type = wanted_type)
+          and (p_workspaces is null or e.workspace = any (p_workspaces))
+    ), evidence as materialized (
+        select v.* from exo_private.entity_evidence(array(select c.id from candidates c), p_bridge) v
+    ), listed as (
+        select c.id, c.workspace, c.type::text as type, c.name, v.mentions, v.documents,
+               row_number() over (order by v.mentions desc, c.name, c.id) as ord
+        from candidates c
+        join evidence v on v.entity_id = c.id
+        where v.withheld = '{}'
+        order by ord
+        limit n
+    ), held as (
+        select s.subject, c.workspace, count(*) as entities
+        from candidates c
+        join evidence v on v.entity_id = c.id
+        cross join lateral unnest(v.withheld) s (subject)
+        group by s.subject, c.workspace
+    )
+    select x.id, x.workspace, x.type, x.name, x.mentions, x.documents, x.hint
+    from (
+        select 0 as part, l.ord, l.id, l.workspace, l.type, l.name, l.mentions, l.documents, null::jsonb as hint
+        from listed l
+        union all
+        select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null, null,
+               jsonb_build_object('subject', h.subject, 'workspace', h.workspace, 'entities', h.entities,
+                                  'how', exo_private.hint_how(h.subject))
+        from held h
+    ) x
+    order by x.part, x.ord;
+end
+$$;
+comment on function exo_private.find_entities(text, text, text[], int, text[]) is
+    'exo.search_entities, which see.';
+
+-- exo.search_entities: entities whose name contains a string, most mentioned first.
+create or replace function exo.search_entities(
+    name text default null,
+    entity_type text default null,
+    workspaces text[] default null,
+    max_results int default 50,
+    bridge text[] default '{}'
+)
+returns table (
+    entity_id bigint, workspace text, type text, name text, mentions bigint, documents bigint, withheld jsonb
+)
+language sql stable
+security definer
+set search_path = exo_private, pg_temp
+as $$
+    select * from exo_private.find_entities($1, $2, $3, $4, $5)
+$$;
+comment on function exo.search_entities(text, text, text[], int, text[]) is
+    'Graph entities (people, orgs, places, topics, dates) whose name contains name (case-insensitive '
+    'substring; % and _ are plain characters; null or blank: every entity), of entity_type (Person, '
+    'Org, Place, Topic or Date; null: any), in workspaces (null: all), most mentioned first: '
+    'entity_id, workspace, type, name, mentions, documents (mentions and distinct documents that may '
+    'be shown), withheld (null). The same name in two workspaces is two entities. max_results is '
+    'clamped to 1..500. Care: an entity that is a deferred subject (exo.deferred_subjects, by name or '
+    'alias), and one seen only in chunks charged for a deferred subject, is left out unless bridge '
+    'names that subject, and mentions in charged chunks are not counted; then one last row per '
+    'subject and workspace has only withheld: {subject, workspace, entities, how}. '
+    'Next: exo.dossier(entity_id::text).';
+
+-- exo.dossier: everything the graph knows about an entity.
+create or replace function exo.dossier(entity text, workspace text default null, bridge text[] default '{}')
+returns jsonb
+language plpgsql stable
+security definer
+set search_path = exo_private, pg_temp
+as $$
+declare
+    ids bigint[] := exo_private.resolve_entity(entity, workspace);
+    dossiers jsonb;
+begin
+    select jsonb_agg(exo_private.entity_dossier(i.id, bridge) order by i.ord) into dossiers
+    from unnest(ids) with ordinality i(id, ord);
+    if jsonb_array_length(dossiers) = 1 then
+        return dossiers -> 0;
+    end if;
+    return dossiers;
+end
+$$;
+comment on function exo.dossier(text, text, text[]) is
+    'What the graph knows about one entity, as jsonb. entity is an entity id (digits) or a name '
+    '(matched by canonical key: case, spacing and edge punctuation ignored); workspace (null: all) '
+    'narrows a name. One match gives one object; a name found in several workspaces (or as several '
+    'types) gives an array of objects, one per entity, never merged. An object: entity_id, '
+    'workspace, type, name, is_owner, mention_count, document_count, mentions (one per document, '
+    'newest first, at most 100: document_id, path, title, written_at, band, surface, mentions), '
+    'relations {out, in} (at most 100 each: predicate, predicate_raw, entity_id, name, type, '
+    'documents, document_ids), hints. Care: mentions in chunks charged for a deferred subject, and '
+    'relations to an entity that is one (or whose evidence lies only in withheld chunks), are left '
+    'out unless bridge names the subject (by name or alias); each hint says what was left out: '
+    '{subject, workspace, mentions, chunks, relations, how}. An entity that is itself a deferred '
+    'subject, or one seen only in withheld chunks (by id as by name), gives only {entity_id, '
+    'workspace, type, withheld: true, hints}. Raises '
+    'invalid_parameter_value for a blank entity, an unknown workspace or a name that matches nothing.';
+
+-- exo.cross_document_entities: entities that connect documents, and how many do.
+create or replace function exo.cross_document_entities(
+    min_documents int default 2,
+    workspaces text[] default null,
+    max_results int default 100,
+    bridge text[] default '{}'
+)
+returns jsonb
+language plpgsql stable
+security definer
+set search_path = exo_private, pg_temp
+as $$
+declare
+    n int := least(greatest(coalesce(max_results, 100), 1), 1000);
+    result jsonb;
+begin
+    if min_documents is null or min_documents < 1 then
+        perform exo_private.invalid_argument(
+            'min_documents must be at least 1, got ' || coalesce(min_documents::text, 'null'));
+    end if;
+    perform exo_private.check_workspaces(workspaces);
+    with candidates as materialized (
+        select e.id, e.workspace, e.type, e.name
+        from exo_private.entities e
+        where (workspaces is null or e.workspace = any (workspaces))
+    ), evidence as materialized (
+        select v.* from exo_private.entity_evidence(array(select c.id from candidates c), bridge) v
+    ), counted as materialized (
+        -- the entities mentioned where the caller may see them
+        select c.id, c.workspace, c.type, c.name, v.documents
+        from candidates c
+        join evidence v on v.entity_id = c.id
+        where v.withheld = '{}' and v.documents > 0
+    ), rates as (
+        select k.workspace, count(*) as entities, count(*) filter (where k.documents >= 2) as bridging
+        from counted k group by k.workspace
+    ), held as (
+        select s.subject, c.workspace, count(*) as entities
+        from candidates c
+        join evidence v on v.entity_id = c.id
+        cross join lateral unnest(v.withheld) s (subject)
+        group by s.subject, c.workspace
+    )
+    select jsonb_build_object(
+        'min_documents', min_documents,
+        'entities', coalesce((
+            select jsonb_agg(jsonb_build_object(
+                       'entity_id', x.id, 'workspace', x.workspace, 'type', x.type::text,
+                       'name', x.name, 'documents', x.documents)
+                       order by x.documents desc, x.name, x.id)
+            from (select k.* from counted k where k.documents >= min_documents
+                  order by k.documents desc, k.name, k.id limit n) x), '[]'),
+        'bridging_rate', jsonb_build_object(
+            'overall', (select round(sum(r.bridging)::numeric / nullif(sum(r.entities), 0), 4) from rates r),
+            'by_workspace', coalesce((
+                select jsonb_object_agg(r.workspace, round(r.bridging::numeric / r.entities, 4) order by r.workspace)
+                from rates r), '{}')),
+        'counts', coalesce((
+            select jsonb_object_agg(r.workspace, jsonb_build_object('entities', r.entities, 'bridging', r.bridging)
+                                    order by r.workspace)
+            from rates r), '{}'),
+        'hints', coalesce((
+            select jsonb_agg(jsonb_build_object('subject', h.subject, 'workspace', h.workspace,
+                                                'entities', h.entities, 'how', exo_private.hint_how(h.subject))
+                             order by h.subject, h.workspace)
+            from held h), '[]'))
+    into result;
+    return result;
+end
+$$;
+comment on function exo.cross_document_entities(int, text[], int, text[]) is
+    'Entities that connect documents, as jsonb: entities (at most max_results, clamped to 1..1000, '
+    'most documents first: entity_id, workspace, type, name, documents) mentioned in at least '
+    'min_documents (>= 1) distinct documents; bridging_rate {overall, by_workspace}: the share of '
+    'mentioned entities that appear in 2 or more documents (how well the graph links the corpus), '
+    'with the counts behind it; hints. workspaces null: all. Care: entities that are deferred '
+    'subjects, or seen only in chunks charged for one, and mentions in charged chunks are not '
+    'counted unless bridge names the subject (by name or alias); a hint per subject and workspace '
+    'says how many entities were left out: {subject, workspace, entities, how}.';
+
+-- exo_private.related_to: the body of exo.related.
+create or replace function exo_private.related_to(
+    p_entity text, p_workspace text, p_depth int, p_per_node int, p_bridge text[]
+)
+returns table (entity_id bigint, workspace text, type text, name text, depth int, withheld jsonb)
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    ids bigint[];
+    released text[];
+begin
+    if p_depth is null or p_depth not between 1 and 3 then
+        perform exo_private.invalid_argument(
+            'depth must be between 1 and 3, got ' || coalesce(p_depth::text, 'null'));
+    end if;
+    if p_per_node is null or p_per_node not between 1 and 1000 then
+        perform exo_private.invalid_argument(
+            'per_node must be between 1 and 1000, got ' || coalesce(p_per_node::text, 'null'));
+    end if;
+    ids := exo_private.resolve_entity(p_entity, p_workspace);
+    released := exo_private.released_keys(p_bridge);
+    -- The walk goes only through what the caller may see: from the open start entities, along
+    -- relations shown in their window (both ends shown there), to entities that are no closed
+    -- deferred subject. A hidden node is never reached, so neither are its neighbours. Each
+    -- node expands at most p_per_node neighbours, lowest ids first (as related_entities).
+    return query
+    with recursive closed as materialized (
+        select k.subject, k.key from exo_private.closed_subject_keys(p_bridge) k
+    ), closed_windows as materialized (
+        select k.window_id from exo_private.closed_windows(p_bridge) k
+    ), starts as materialized (
+        select v.entity_id, v.withheld from exo_private.entity_evidence(ids, p_bridge) v
+    ), walk (node, hops) as (
+        select s.entity_id, 0 from starts s where s.withheld = '{}'
+        union
+        select nb.id, w.hops + 1
+        from walk w
+        cross join lateral (
+            select x.id
+            from (
+                select r.object_id as id, r.window_id from exo_private.relations r where r.subject_id = w.node
+                union all
+                select r.subject_id, r.window_id from exo_private.relations r where r.object_id = w.node
+            ) x
+            join exo_private.entities e on e.id = x.id
+            where x.id <> w.node
+              and not exists (select 1 from closed c where c.key = e.canonical_key)
+              and (x.window_id not in (select cw.window_id from closed_windows cw)
+                   or (exo_private.mention_state(w.node, x.window_id, released) = '{}'
+                       and exo_private.mention_state(x.id, x.window_id, released) = '{}'))
+            group by x.id
+            order by x.id
+            limit p_per_node
+        ) nb
+        where w.hops < p_depth
+    ), reached as materialized (
+        select w.node, min(w.hops)::int as hops
+        from walk w
+        where w.node <> all (ids)
+        group by w.node
+    ), hidden as (
+        -- the relations of each expanded node that the walk may not take, and why
+        select f.workspace, x.relation, s.subject
+        from (select distinct w.node, e.workspace from walk w join exo_private.entities e on e.id = w.node
+              where w.hops < p_depth) f
+        cross join lateral (
+            select r.id as relation, r.object_id as id, r.window_id
+            from exo_private.relations r where r.subject_id = f.node
+            union all
+            select r.id, r.subject_id, r.window_id from exo_private.relations r where r.object_id = f.node
+        ) x
+        join exo_private.entities e on e.id = x.id
+        cross join lateral unnest(
+            case when exists (select 1 from closed c where c.key = e.canonical_key)
+                 then array(select c.subject from closed c where c.key = e.canonical_key)
+                 when x.window_id in (select cw.window_id from closed_windows cw)
+                 then coalesce(exo_private.mention_state(f.node, x.window_id, released), '{}')
+                      || coalesce(exo_private.mention_state(x.id, x.window_id, released), '{}')
+                 else '{}'::text[] end) s (subject)
+        union
+        -- a closed start: none of its relations is walked
+        select e.workspace, r.id, s.subject
+        from starts st
+        join exo_private.entities e on e.id = st.entity_id
+        cross join lateral unnest(st.withheld) s (subject)
+        left join exo_private.relations r on r.subject_id = st.entity_id or r.object_id = st.entity_id
+    ), held as (
+        select h.subject, h.workspace, count(distinct h.relation) as relations
+        from hidden h
+        group by h.subject, h.workspace
+    )
+    select x.id, x.workspace, x.type, x.name, x.hops, x.hint
+    from (
+        select 0 as part, row_number() over (order by r.hops, e.name, e.id) as ord,
+               e.id, e.workspace, e.type::text as type, e.name, r.hops, null::jsonb as hint
+        from reached r
+        join exo_private.entities e on e.id = r.node
+        union all
+        select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null,
+               jsonb_build_object('subject', h.subject, 'workspace', h.workspace, 'relations', h.relations,
+                                  'how', exo_private.hint_how(h.subject))
+        from held h
+    ) x
+    order by x.part, x.ord;
+end
+$$;
+comment on function exo_private.related_to(text, text, int, int, text[]) is
+    'exo.related, which see.';
+
+-- exo.related: the neighbourhood of an entity in its workspace's graph.
+create or replace function exo.related(
+    entity text,
+    workspace text default null,
+    depth int default 1,
+    per_node int default 50,
+    bridge text[] default '{}'
+)
+returns table (entity_id bigint, workspace text, type text, name text, depth int, withheld jsonb)
+language sql stable
+security definer
+set search_path = exo_private, pg_temp
+as $$
+    select * from exo_private.related_to($1, $2, $3, $4, $5)
+$$;
+comment on function exo.related(text, text, int, int, text[]) is
+    'Entities related to one entity (either direction) in its workspace''s graph: entity_id, '
+    'workspace, type, name, depth (hops, each entity once at its smallest depth), withheld (null), '
+    'nearest first. entity: an id or a name (as in exo.dossier; a name in several workspaces walks '
+    'each). depth: 1..3 (1: direct neighbours). per_node (1..1000): each node expands at most that '
+    'many neighbours, lowest ids first, so a hub (the owner, say) costs per_node rows per level. '
+    'Care: the walk goes only through what the caller may see: never to or through an entity that '
+    'is a deferred subject or is seen only in chunks charged for one, nor along a relation whose '
+    'evidence is withheld, unless bridge names the subject; from such an entity itself nothing is '
+    'listed. Then one last row per subject and workspace has only withheld: {subject, workspace, '
+    'relations (left untaken), how}. Raises invalid_parameter_value for bad arguments.';
+
+-- exo_private.entity_timeline: the body of exo.timeline.
+create or replace function exo_private.entity_timeline(
+    p_entity text, p_workspace text, p_bridge text[], p_max int
+)
+returns table (
+    written_at date, document_id bigint, path text, title text, band text, workspace text,
+    surface text, excerpt text, withheld jsonb
+)
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    ids bigint[] := exo_private.resolve_entity(p_entity, p_workspace);
+    n int := least(greatest(coalesce(p_max, 500), 1), 5000);
+begin
+    return query
+    with evidence as materialized (
+        select v.entity_id, v.withheld from exo_private.entity_evidence(ids, p_bridge) v
+    ), ms as materialized (
+        select m.* from exo_private.entity_mentions(
+            array(select v.entity_id from evidence v where v.withheld = '{}'), p_bridge) m
+    ), closed_docs as materialized (
+        select k.document_id, k.withheld from exo_private.closed_documents(
+            array(select distinct m.document_id from ms m where m.withheld = '{}'), p_bridge) k
+    ), firsts as (
+        -- chunks of a document are numbered in reading order
+        select m.document_id, m.workspace, m.chunk_id, m.window_id, m.surface,
+               d.written_at, d.path, d.title, d.band::text as band,
+               row_number() over (order by d.written_at nulls last, m.document_id, m.chunk_id nulls last,
+                                           m.workspace) as ord
+        from ms m
+        join exo_private.documents d on d.id = m.document_id
+        where m.withheld = '{}' and m.document_id not in (select k.document_id from closed_docs k)
+        order by ord
+        limit n
+    ), held as (
+        -- mentions of an open entity in withheld chunks or documents; every mention of a closed one
+        select s.subject, e.workspace, count(*) as mentions
+        from (
+            select m.entity_id, m.withheld as subjects from ms m where m.withheld <> '{}'
+            union all
+            select m.entity_id, k.withheld
+            from ms m join closed_docs k on k.document_id = m.document_id
+            where m.withheld = '{}'
+            union all
+            select x.entity_id, v.withheld
+            from evidence v join exo_private.mentions x on x.entity_id = v.entity_id
+            where v.withheld <> '{}'
+        ) t
+        join exo_private.entities e on e.id = t.entity_id
+        cross join lateral unnest(t.subjects) s (subject)
+        group by s.subject, e.workspace
+    )
+    select y.written_at, y.document_id, y.path, y.title, y.band, y.workspace, y.surface, y.excerpt, y.hint
+    from (
+        -- excerpts only for the rows returned
+        select 0 as part, f.ord, f.written_at, f.document_id, f.path, f.title, f.band, f.workspace, f.surface,
+               exo_private.excerpt(coalesce(c.body, w.body), f.surface, 200) as excerpt, null::jsonb as hint
+        from firsts f
+        left join exo_private.chunks c on c.workspace = f.workspace and c.id = f.chunk_id
+        left join exo_private.extraction_windows w on f.chunk_id is null and w.id = f.window_id
+        union all
+        select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null, null, null,
+               null,
+               jsonb_build_object('subject', h.subject, 'workspace', h.workspace, 'mentions', h.mentions,
+                                  'how', exo_private.hint_how(h.subject))
+        from held h
+    ) y
+    order by y.part, y.ord;
+end
+$$;
+comment on function exo_private.entity_timeline(text, text, text[], int) is
+    'exo.timeline, which see.';
+
+-- exo.timeline: one entity's mentions in the order they were written.
+create or replace function exo.timeline(
+    entity text,
+    workspace text default null,
+    bridge text[] default '{}',
+    max_results int default 500
+)
+returns table (
+    written_at date, document_id bigint, path text, title text, band text, workspace text,
+    surface text, excerpt text, withheld jsonb
+)
+language sql stable
+security definer
+set search_path = exo_private, pg_temp
+as $$
+    select * from exo_private.entity_timeline($1, $2, $3, $4)
+$$;
+comment on function exo.timeline(text, text, text[], int) is
+    'One entity''s mentions in the order they were written (oldest first, undated last): '
+    'written_at, document_id, path, title, band, workspace, surface (the name as written), excerpt '
+    '(about 200 characters of the chunk around it) and withheld (null). entity: an id or a name (as '
+    'in exo.dossier; a name in several workspaces gives all of them, see the workspace column); '
+    'workspace narrows it. The most recent statement is usually the authoritative one. At most '
+    'max_results rows (clamped to 1..5000), the oldest. Care: mentions in chunks or documents '
+    'charged for a deferred subject, and every mention of an entity that is one or is seen only in '
+    'such chunks, are left out unless bridge names the subject by name or alias; then one last row '
+    'per subject and workspace has only withheld: {subject, workspace, mentions, how}.';
