@@ -22,7 +22,7 @@ ratios between them (the MCP tool against the reused connection: the pooled serv
 overhead; the per-call connection against the reused one: what the pool saves), the
 size of the tool's answer, and the time from spawning `exo mcp` to an initialised session.
 
-    .venv/bin/python bench/mcp_roundtrip.py [--rounds 10] [--k 10]
+    .venv/bin/python -m bench.mcp_roundtrip [--rounds 10] [--k 10]
 """
 
 from __future__ import annotations

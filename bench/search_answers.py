@@ -10,13 +10,13 @@ backend (the embedding server's /v1/rerank):
   report   exo.search_report without its timings (every "ms" and "timings_ms" key)
   packet   exo.context_packet_json without its timings
 
-to the JSON file --out. It uses only what the pre-change checkout also has (search_corpus,
-search_latency's query mix, migrate, db), so it runs in either tree; run it from the tree's
-root with that tree's package first on the path:
+to the JSON file --out. It uses only what the release before issue 12 also has
+(search_corpus, search_latency's query mix, migrate, db), so it runs in either tree: copy it
+into the other checkout's bench/ (e.g. one made with `git worktree add`) and run it from each
+checkout's root, with that checkout's package first on the path:
 
-    .venv/bin/python bench/search_answers.py --out /tmp/answers-new.json
-    cd /tmp/base12 && PYTHONPATH=/tmp/base12/worker /work/main/.venv/bin/python \\
-        /tmp/search_answers.py --out /tmp/answers-old.json
+    .venv/bin/python -m bench.search_answers --out /tmp/answers-new.json
+    (cd OLD && PYTHONPATH=worker ../main/.venv/bin/python -m bench.search_answers --out /tmp/answers-old.json)
     diff /tmp/answers-old.json /tmp/answers-new.json
 """
 
@@ -25,14 +25,10 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import os
-import sys
 import tempfile
 from datetime import date
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, os.getcwd())  # the checkout being measured: its bench/ (and tests/)
 
 from bench import search_latency
 from exocortex import config

@@ -6,7 +6,8 @@ from exocortex.config import Config
 from exocortex.db import admin_url, connect
 from exocortex.migrate import scratch_database
 
-# Trigger functions are checked against each table they are attached to. Performance
+# Trigger functions are checked against each table they are attached to, with its transition
+# tables (`referencing old table as ...`) named. Performance
 # warnings are off: they misread functions that run DDL through EXECUTE as STABLE.
 CHECKS = """
 select p.oid::regprocedure::text as function, c.message
@@ -16,7 +17,8 @@ join pg_language l on l.oid = p.prolang
 left join pg_trigger t on t.tgfoid = p.oid and not t.tgisinternal
 cross join lateral plpgsql_check_function_tb(
     p.oid, coalesce(t.tgrelid, 0), fatal_errors => false,
-    extra_warnings => true, performance_warnings => false
+    extra_warnings => true, performance_warnings => false,
+    oldtable => t.tgoldtable, newtable => t.tgnewtable
 ) c
 where l.lanname = 'plpgsql'
   and n.nspname in ('exo', 'exo_private')
