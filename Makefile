@@ -67,6 +67,8 @@ bench: setup
 	$(BIN)/python -m bench.traversal
 	$(BIN)/python -m bench.search_latency
 	$(BIN)/python -m bench.mcp_roundtrip
+	$(BIN)/python -m bench.chat_recall
+	$(BIN)/python -m bench.chat_import
 
 ## schema-dump: rewrite schema/exocortex.sql from a database migrated from zero
 schema-dump: setup

@@ -248,7 +248,7 @@ ALTER FUNCTION exo.context_packet(query text, token_budget integer, workspaces t
 -- Name: FUNCTION context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'A small cited answer packet for a question, within token_budget tokens: current facts first, then numbered evidence excerpts (path, workspace, date, band), then hints about withheld subjects, then provenance. exo.context_packet_json gives it with its token count and report.';
+COMMENT ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'A small cited answer packet for a question, within token_budget tokens: current facts first, then numbered evidence excerpts (path, workspace, date, band; for a chat, whole messages with their times and senders around the ones richest in the question''s words), then hints about withheld subjects, then provenance. exo.context_packet_json gives it with its token count and report.';
 
 --
 -- Name: context_packet_json(text, integer, text[], boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -857,7 +857,7 @@ ALTER FUNCTION exo.search(query text, workspaces text[], k integer, per_workspac
 -- Name: FUNCTION search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'Ranked chunks answering a question: staged retrieval (exact, lexical, capsules, graph, semantic) in each workspace (null: all) with at most per_workspace candidates each, temporal banding (the archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged or named by the question while the archive is open (deference.time_releases: an open archive alone), then one rerank of the merged pool; k rows with citation, band and the stage that found each. query_embedding (float8[], the question embedded by the caller with the model in use) replaces the embeddings endpoint. exo.search_report says what happened.';
+COMMENT ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'Ranked chunks answering a question: staged retrieval (exact, lexical, capsules, graph, semantic) in each workspace (null: all) with at most per_workspace candidates each, temporal banding (the archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged or named by the question while the archive is open (deference.time_releases: an open archive alone), then one rerank of the merged pool; k rows with citation, band and the stage that found each. Chat windows (chunks of imported conversations, path chat/<source>/<id>) are found, ranked and cited with documents; their citation is workspace:chat "conversation title" and the time of the window''s first message (personal:chat "Iris Calder" 2024-03-04 09:12). query_embedding (float8[], the question embedded by the caller with the model in use) replaces the embeddings endpoint. exo.search_report says what happened.';
 
 --
 -- Name: search_entities(text, text, text[], integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -910,73 +910,128 @@ ALTER FUNCTION exo.search_json(query text, workspaces text[], k integer, per_wor
 COMMENT ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'One search, rows and report together (jsonb): {results: the rows exo.search gives (rank, chunk_id, body, path, title, workspace, band, written_at, stage, citation, score, document_id, canonical), report: what exo.search_report says of the same run (signal, bands, stages, hints, released, degradations, rerank, timings)}. Same arguments and defaults as exo.search; one retrieval, one now().';
 
 --
--- Name: search_messages(text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: search_messages(text, integer, text[], boolean, timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.search_messages(query text, max_results integer DEFAULT 20, bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(message_id bigint, conversation_id bigint, conversation_title text, source text, sender text, is_owner boolean, sent_at timestamp with time zone, body text, rank real, withheld jsonb)
+CREATE FUNCTION exo.search_messages(query text, max_results integer DEFAULT 20, bridge text[] DEFAULT '{}'::text[], open_archive boolean DEFAULT NULL::boolean, as_of timestamp with time zone DEFAULT now()) RETURNS TABLE(message_id bigint, conversation_id bigint, conversation_title text, source text, sender text, is_owner boolean, sent_at timestamp with time zone, body text, rank real, band text, withheld jsonb)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO 'exo_private', 'pg_temp'
+    SET search_path TO 'exo_private', 'public', 'pg_temp'
     AS $$
 declare
-    tsq tsquery;
-    n int := least(greatest(coalesce(max_results, 20), 1), 200);
+    pool int;  -- how many of the best matches are looked at: the results are the first of them
+               -- that may be shown; what is withheld or left in the archive is counted among them
+    question text := pg_catalog.left(search_messages.query, 1000);
+    moment timestamptz := coalesce(search_messages.as_of, pg_catalog.now());
+    zone text;
+    day date;
+    archive_open boolean;
+    keys text[];
 begin
-    -- A blank query matches nothing. Only the first 1,000 characters count: a query of
-    -- thousands of words would exhaust the stack.
-    if pg_catalog.btrim(coalesce(search_messages.query, '')) = '' then
-        return;
+    if question is null then
+        perform exo_private.invalid_argument('query must not be null');
     end if;
-    tsq := pg_catalog.websearch_to_tsquery('english', pg_catalog.left(search_messages.query, 1000));
+    if max_results is null or max_results not between 1 and 200 then
+        perform exo_private.invalid_argument(
+            format('max_results must be between 1 and 200, got %s', coalesce(max_results::text, 'null')));
+    end if;
+    if cardinality(bridge) > 50 then
+        perform exo_private.invalid_argument(format('bridge must name at most 50 subjects, got %s', cardinality(bridge)));
+    end if;
+    if exists (select 1 from unnest(bridge) b where pg_catalog.length(b) > 200) then
+        perform exo_private.invalid_argument('bridge names must be at most 200 characters each');
+    end if;
+    pool := least(greatest(5 * max_results, 200), 1000);
+    -- A message's day, and as_of's, in the time zone of the chat windows.
+    select coalesce((select s.value #>> '{}' from exo_private.settings s where s.key = 'chat.time_zone'), 'UTC')
+      into zone;
+    day := (moment at time zone zone)::date;
+    -- The archive opens as in exo.search: open_archive, else a temporal signal in the question.
+    archive_open := coalesce(search_messages.open_archive,
+                             (exo.temporal_signal(question, day) ->> 'opens_archive')::boolean, false);
+    keys := exo_private.released_keys(coalesce(bridge, '{}'));
     return query
-    with released as materialized (
-        select exo_private.released_keys(bridge) as keys
-    ), hits as materialized (
-        select m.id, m.conversation_id, m.identity_id, m.sent_at, m.body,
-               pg_catalog.ts_rank_cd(m.tsv, tsq) as score,
-               exo_private.unreleased(m.charged_subjects, r.keys) as held
+    with hits as materialized (
+        select m.id, m.conversation_id, m.identity_id, m.sent_at, m.charged_subjects,
+               (m.sent_at at time zone zone)::date as sent_on,
+               -(m.body operator(public.<@>) public.to_bm25query(question, 'exo_private.chat_messages_bm25')) as score
         from exo_private.chat_messages m
-        cross join released r
-        where m.tsv operator(pg_catalog.@@) tsq
+        where (m.sent_at is null or m.sent_at <= moment)
+          and m.body operator(public.<@>) public.to_bm25query(question, 'exo_private.chat_messages_bm25') < 0
+        order by m.body operator(public.<@>) public.to_bm25query(question, 'exo_private.chat_messages_bm25'),
+                 m.sent_at desc nulls last, m.id desc
+        limit pool
+    ), banded as materialized (
+        select h.*, b.band,
+               -- most messages are charged for nothing: no call (with its settings) for them
+               case when h.charged_subjects = '{}' then '{}'::text[]
+                    else exo_private.unreleased(h.charged_subjects, keys) end as held
+        from hits h
+        join unnest((select array_agg(x.id order by x.id) from hits x),
+                    exo_private.message_bands((select array_agg(x.sent_on order by x.id) from hits x), day))
+             b (id, band) on b.id = h.id
+    ), opened as (
+        -- Like exo.search, a closed archive is a preference: when open_archive is null and no
+        -- message of the present bands can be shown, the archive answers.
+        select archive_open
+               or (search_messages.open_archive is null
+                   and not exists (select 1 from banded b
+                                   where b.band is distinct from 'archival' and b.held = '{}')) as every_band
+    ), visible as materialized (
+        select b.* from banded b cross join opened o
+        where o.every_band or b.band is distinct from 'archival'
     ), shown as (
-        select h.*, row_number() over (order by h.score desc, h.sent_at desc nulls last, h.id desc) as ord
-        from hits h
-        where h.held = '{}'
+        select v.*, row_number() over (order by v.score desc, v.sent_at desc nulls last, v.id desc) as ord
+        from visible v
+        where v.held = '{}'
         order by ord
-        limit n
+        limit max_results
     ), held as (
-        select s.subject, h.conversation_id, count(*) as messages
-        from hits h
-        cross join lateral unnest(h.held) s (subject)
-        group by s.subject, h.conversation_id
+        select s.subject, v.conversation_id, count(*) as messages
+        from visible v
+        cross join lateral unnest(v.held) s (subject)
+        group by s.subject, v.conversation_id
+    ), archived as (
+        select count(*) as messages
+        from banded b cross join opened o
+        where not o.every_band and b.band = 'archival'
+        having count(*) > 0
     )
     select x.id, x.conversation_id, x.title, x.source, x.sender, x.is_owner, x.sent_at, x.body, x.score,
-           x.hint
+           x.band, x.hint
     from (
         select 0 as part, sh.ord, sh.id, sh.conversation_id, c.title, c.source,
                coalesce(i.display_name, p.display_name, i.handle) as sender,
-               coalesce(p.is_owner, false) as is_owner, sh.sent_at, sh.body, sh.score, null::jsonb as hint
+               coalesce(p.is_owner, false) as is_owner, sh.sent_at, m.body, sh.score::real as score, sh.band,
+               null::jsonb as hint
         from shown sh
+        join exo_private.chat_messages m on m.id = sh.id
         join exo_private.chat_conversations c on c.id = sh.conversation_id
         join exo_private.chat_identities i on i.id = sh.identity_id
         left join exo_private.people p on p.id = i.person_id
         union all
         select 1, row_number() over (order by hd.subject, hd.conversation_id), null, null, null, null, null,
-               null, null, null, null,
+               null, null, null, null, null,
                jsonb_build_object('subject', hd.subject, 'conversation', hd.conversation_id,
                                   'messages', hd.messages, 'how', exo_private.hint_how(hd.subject))
         from held hd
+        union all
+        select 2, 1, null, null, null, null, null, null, null, null, null, null,
+               jsonb_build_object('band', 'archival', 'messages', a.messages,
+                                  'how', 'To include them, ask with open_archive => true, or name the time '
+                                         'you mean in the question (a year, "back in 2019", "years ago").')
+        from archived a
     ) x
     order by x.part, x.ord;
 end
 $$;
 
-ALTER FUNCTION exo.search_messages(query text, max_results integer, bridge text[]) OWNER TO exo_api;
+ALTER FUNCTION exo.search_messages(query text, max_results integer, bridge text[], open_archive boolean, as_of timestamp with time zone) OWNER TO exo_api;
 
 --
--- Name: FUNCTION search_messages(query text, max_results integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION search_messages(query text, max_results integer, bridge text[], open_archive boolean, as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[]) IS 'Chat messages matching a web-style query (websearch_to_tsquery, English stemming), best first (ts_rank_cd, then newest): message_id, conversation_id, conversation_title, source, sender, is_owner, sent_at, body, rank, withheld (null). A blank query returns nothing, only its first 1,000 characters count; max_results is clamped to 1..200. Care: a message charged for a deferred subject (its name or an alias near a cue, in the message or the one before or after it) is left out unless bridge names the subject (by name or alias); then one last row per subject and conversation has only withheld: {subject, conversation, messages, how}.';
+COMMENT ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[], open_archive boolean, as_of timestamp with time zone) IS 'Chat messages ranked by BM25 for a question (pg_textsearch, English stemming: every word counts, none is required, stop words need not match), best first (rank, then newest): message_id, conversation_id, conversation_title, source, sender, is_owner, sent_at, body, rank, band (the message''s band by its age as of as_of, as for documents; null when undated), withheld (null). Messages sent after as_of are left out. Bands as in exo.search: archival messages are left out unless open_archive is true, or open_archive is null and the question carries a temporal signal (exo.temporal_signal), or nothing of the present bands answers; when they are left out, one last row has only withheld: {band: "archival", messages (how many matched), how}. Care: a message charged for a deferred subject (its name or an alias near a cue, in the message or the one before or after it) is left out unless bridge names the subject (by name or alias); then one row per subject and conversation has only withheld: {subject, conversation, messages, how}. Everything is decided among the best 5 x max_results matches (at least 200). A blank query returns nothing; only its first 1,000 characters count. Raises invalid_parameter_value for a null query, max_results outside 1..200, or a bridge of more than 50 names or a name over 200 characters.';
 
 --
 -- Name: search_report(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1294,6 +1349,8 @@ _IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
 _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
+# The start of a message line in a chat chunk: its time (or "(undated)") and its sender.
+_CHAT_LABEL = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ")
 # Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
 STOPWORDS = frozenset(
     """a about above after again all am an and any are as at be been before being below between both
@@ -1720,8 +1777,85 @@ def excerpt(body, words, max_chars):
     passage = text[a:b].strip()
     return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
 
+def chat_messages(body):
+    """The messages of a chat chunk's body, each its lines joined: an unindented line starts a
+    message, an indented one continues it."""
+    messages = []
+    for line in body.strip().split("\n"):
+        if messages and line[:1].isspace():
+            messages[-1] += "\n" + line
+        else:
+            messages.append(line)
+    return messages
+
+def _grow(units, best, max_chars):
+    """(lo, hi): the run of units around `best`, joined by newlines within max_chars, grown one
+    unit after it (an answer is often a reply) and one before it at a time while they fit."""
+    lo = hi = best
+    size = len(units[best])
+    while True:
+        grown = False
+        if hi + 1 < len(units) and size + 1 + len(units[hi + 1]) <= max_chars:
+            hi += 1
+            size += 1 + len(units[hi])
+            grown = True
+        if lo > 0 and size + 1 + len(units[lo - 1]) <= max_chars:
+            lo -= 1
+            size += 1 + len(units[lo])
+            grown = True
+        if not grown:
+            return lo, hi
+
+def chat_excerpt(body, words, max_chars):
+    """Whole messages of a chat chunk (at most max_chars and the ellipsis marks): the message
+    richest in `words` (compared by their first five letters, as coverage() does) and its
+    neighbours while they fit. A message longer than that keeps its time and sender and whole
+    lines around its line richest in `words`; only a line longer than the limit is cut."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    wanted = {w[:5] for w in words}
+
+    def richest(units):
+        hits = [len(wanted & {w[:5] for w in _WORD.findall(u.casefold())}) for u in units]
+        return max(range(len(units)), key=lambda i: (hits[i], -i))
+
+    messages = chat_messages(text)
+    best = richest(messages)
+    if len(messages[best]) <= max_chars:
+        lo, hi = _grow(messages, best, max_chars)
+        passage = "\n".join(messages[lo : hi + 1])
+        return ("...\n" if lo > 0 else "") + passage + ("\n..." if hi + 1 < len(messages) else "")
+    # One message longer than the excerpt: its label, then its richest lines.
+    label = _CHAT_LABEL.match(messages[best])
+    label = label.group() if label and label.end() <= max_chars // 2 else ""
+    lines = messages[best][len(label) :].split("\n")
+    room = max_chars - len(label)
+    at = richest(lines)
+    if len(lines[at]) > room:
+        return label + excerpt(lines[at], words, room)
+    lo, hi = _grow(lines, at, room)
+    passage = "\n".join(lines[lo : hi + 1]).lstrip()  # a continuation line's indent goes after "... "
+    return (
+        label
+        + ("... " if lo > 0 else "")
+        + passage
+        + ("\n..." if hi + 1 < len(lines) or best + 1 < len(messages) else "")
+    )
+
+def chunk_excerpt(c, words, max_chars):
+    """The excerpt of a candidate: whole messages for a chat chunk, sentences for a document's."""
+    if c.get("chat"):
+        return chat_excerpt(c["body"], words, max_chars)
+    return excerpt(c["body"], words, max_chars)
+
 def citation(c):
-    """A chunk's citation label: workspace, path, date and band."""
+    """A chunk's citation label: workspace, path, date and band; for a chat chunk, workspace,
+    the conversation's title and its first message's time as the chunk shows it."""
+    if c.get("chat"):
+        label = _CHAT_LABEL.match(c["body"])
+        when = label.group(1) if label and label.group(1)[0].isdigit() else "undated"
+        return '{}:chat "{}" {}'.format(c["workspace"], c["chat"]["title"], when)
     date = c.get("written_at") or "undated"
     return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
 
@@ -1753,9 +1887,16 @@ def packet(query, ranked, hint_list, report, budget, settings):
     def provenance(used):
         lines = ["## Provenance"]
         for n, c in enumerate(used, 1):
+            chat = " (conversation {})".format(c["chat"]["conversation_id"]) if c.get("chat") else ""
             lines.append(
-                "[{}] chunk {} of document {} via {} (rank {:.3f}, rerank {})".format(
-                    n, c["chunk_id"], c["document_id"], c["stage"], c["score"], report["rerank"]["backend"]
+                "[{}] chunk {} of document {}{} via {} (rank {:.3f}, rerank {})".format(
+                    n,
+                    c["chunk_id"],
+                    c["document_id"],
+                    chat,
+                    c["stage"],
+                    c["score"],
+                    report["rerank"]["backend"],
                 )
             )
         cited = released(used, why)
@@ -1772,7 +1913,7 @@ def packet(query, ranked, hint_list, report, budget, settings):
     for c in chosen:
 
         def block(chars, c=c):
-            return "[{}] {}\n{}\n\n".format(len(used) + 1, citation(c), excerpt(c["body"], words, chars))
+            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars)}\n\n"
 
         chars = settings["packet.excerpt_chars"]
         rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
@@ -2331,6 +2472,544 @@ ALTER FUNCTION exo_private.current_generation(ws text, model text) OWNER TO exo_
 --
 
 COMMENT ON FUNCTION exo_private.current_generation(ws text, model text) IS 'The workspace''s newest extraction generation; creates generation 1 for model when there is none, and lets model claim a ''seed'' generation (made by set_owner). A different model never bumps here: that is bump_generation.';
+
+--
+-- Name: cut_windows(bigint, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.cut_windows(conversation bigint, ws text, zone text) RETURNS integer
+    LANGUAGE plpython3u
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+"""Chat windows: a conversation cut into chunks of consecutive messages (stdlib only).
+
+A conversation's transcript is one line per message, `YYYY-MM-DD HH:MM Sender: text`
+(the local time in the setting chat.time_zone; `(undated)` for a message without a
+time), joined by "\\n"; a body's own line breaks become continuation lines indented by
+two spaces, so every unindented line starts a message. Messages come in order (dated
+first by time, then undated, then by id). A session ends at a gap longer than
+`gap_minutes` or a new local day; undated messages form a session of their own. A
+window closes when the next message would make it longer than `max_chars` (a single
+longer message is a window of its own); the next window of the same session starts with
+the last `overlap` messages of the one before. A window never spans two sessions.
+"""
+
+UNDATED = "(undated)"
+
+def message_line(local, sender, body):
+    """One message as transcript text: `local` is 'YYYY-MM-DD HH:MM' or None when undated."""
+    lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    head = (local or UNDATED) + " " + sender + ": " + lines[0]
+    return "\n".join([head] + ["  " + line for line in lines[1:]])
+
+def sessions(messages, gap_minutes):
+    """The messages split into sessions (lists of indexes into `messages`).
+
+    A message is a dict with `epoch` (seconds, or None when undated) and `local`
+    ('YYYY-MM-DD HH:MM' in the chat's time zone, or None).
+    """
+    result = []
+    previous = None
+    for i, m in enumerate(messages):
+        if previous is None or (m["epoch"] is None) != (previous["epoch"] is None):
+            new = True
+        elif m["epoch"] is None:
+            new = False
+        else:
+            new = (
+                m["epoch"] - previous["epoch"] > gap_minutes * 60 or m["local"][:10] != previous["local"][:10]
+            )
+        if new:
+            result.append([])
+        result[-1].append(i)
+        previous = m
+    return result
+
+def _size(window, lengths):
+    """Characters of a window: its lines and the line breaks between them."""
+    return sum(lengths[i] for i in window) + len(window) - 1
+
+def _cut(session, lengths, max_chars, overlap):
+    """The windows of one session (lists of indexes into the messages)."""
+    windows = []
+    current = []
+    for i in session:
+        if current and _size([*current, i], lengths) > max_chars:
+            windows.append(current)
+            # The last `overlap` messages again (never the whole window before), as many as fit.
+            keep = min(overlap, len(current) - 1)
+            current = current[len(current) - keep :] if keep > 0 else []
+            while current and _size([*current, i], lengths) > max_chars:
+                current = current[1:]
+        current.append(i)
+    if current:
+        windows.append(current)
+    return windows
+
+def plan(messages, gap_minutes, max_chars, overlap):
+    """{transcript_chars, transcript_bytes (UTF-8), windows}: each window {messages (indexes),
+    message_ids, body, char_start, char_end}, where body = transcript[char_start:char_end]."""
+    lines = [message_line(m["local"], m["sender"], m["body"]) for m in messages]
+    starts = []
+    offset = 0
+    for line in lines:
+        starts.append(offset)
+        offset += len(line) + 1
+    lengths = [len(line) for line in lines]
+    windows = []
+    for session in sessions(messages, gap_minutes):
+        for window in _cut(session, lengths, max_chars, overlap):
+            first, last = window[0], window[-1]
+            windows.append(
+                {
+                    "messages": window,
+                    "message_ids": [messages[i]["id"] for i in window],
+                    "body": "\n".join(lines[i] for i in window),
+                    "char_start": starts[first],
+                    "char_end": starts[last] + lengths[last],
+                }
+            )
+    return {
+        "transcript_chars": max(offset - 1, 0),
+        "transcript_bytes": max(sum(len(line.encode()) + 1 for line in lines) - 1, 0),
+        "windows": windows,
+    }
+
+def window_marks(message_marks):
+    """A window's deference marks: the union, by subject, of its messages' marks (in order)."""
+    merged = {}
+    for marks in message_marks:
+        for mark in marks:
+            merged.setdefault(mark["subject"], mark)
+    return list(merged.values())
+"""Temporal banding of a document (stdlib only).
+
+Authority order for the band: frontmatter `band`, then inference from the date
+the document was written. That date comes from frontmatter `date`, else the
+first full date in the text, else a date or year in the path, else the file's
+modification time. A canonical document is current unless its frontmatter says otherwise.
+"""
+
+import datetime
+import re
+
+"""English month names for the date readers (stdlib only): banding and temporal."""
+
+MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}  # fmt: skip
+
+#: A regex group matching any month name or abbreviation, with an optional dot.
+MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+
+BANDS = ("current", "recent", "archival")
+_DATE_PATTERNS = [
+    (re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b"), ("y", "m", "d")),
+    (
+        re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + MONTH_PATTERN + r",?\s+((?:19|20)\d\d)\b", re.I),
+        ("d", "M", "y"),
+    ),
+    (
+        re.compile(r"\b" + MONTH_PATTERN + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b", re.I),
+        ("M", "d", "y"),
+    ),
+]
+_PATH_DATE = re.compile(r"(?<!\d)((?:19|20)\d\d)[-_.]?(\d\d)[-_.]?(\d\d)(?!\d)")
+_PATH_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+TEXT_DATE_SEARCH_CHARS = 1000
+
+def _make_date(fields, order):
+    values = dict(zip(order, fields, strict=False))
+    month = MONTHS[values["M"].lower()] if "M" in values else int(values["m"])
+    try:
+        return datetime.date(int(values["y"]), month, int(values["d"]))
+    except ValueError:
+        return None
+
+def parse_date(value):
+    """A date from a frontmatter value: a date, a datetime, or an ISO string."""
+    if isinstance(value, datetime.datetime):
+        return value.date()
+    if isinstance(value, datetime.date):
+        return value
+    if isinstance(value, str):
+        m = re.match(r"^\s*((?:19|20)\d\d)-(\d\d)-(\d\d)", value)
+        if m:
+            return _make_date(m.groups(), ("y", "m", "d"))
+    return None
+
+def date_in_text(text, today):
+    """The first full date in the opening of the text that is not in the future."""
+    opening = text[:TEXT_DATE_SEARCH_CHARS]
+    found = []
+    for pattern, order in _DATE_PATTERNS:
+        for m in pattern.finditer(opening):
+            day = _make_date(m.groups(), order)
+            if day and day <= today:
+                found.append((m.start(), day, m.group(0)))
+    return min(found) if found else None
+
+def date_in_path(path, today):
+    """A full date in the file name or folders, else a year folder/prefix (as 1 July)."""
+    for m in _PATH_DATE.finditer(path):
+        day = _make_date(m.groups(), ("y", "m", "d"))
+        if day and day <= today:
+            return day, "date in path '" + m.group(0) + "'"
+    years = [int(y) for y in _PATH_YEAR.findall(path) if int(y) <= today.year]
+    if years:
+        return datetime.date(years[-1], 7, 1), "year in path '" + str(years[-1]) + "'"
+    return None
+
+def written_date(frontmatter, text, path, mtime_ns, today):
+    """(date, reason): when the document was written, and how that was found."""
+    day = parse_date(frontmatter.get("date"))
+    if day:
+        return day, "frontmatter date"
+    hit = date_in_text(text, today)
+    if hit:
+        return hit[1], "date in text '" + hit[2] + "'"
+    hit = date_in_path(path, today)
+    if hit:
+        return hit
+    mtime = datetime.datetime.fromtimestamp(mtime_ns / 1e9, tz=datetime.UTC).date()
+    return mtime, "file modification time"
+
+def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, recent_days):
+    """{band, source, reason, written_at} for one document."""
+    written, how = written_date(frontmatter, text, path, mtime_ns, today)
+    declared = str(frontmatter.get("band", "")).strip().lower()
+    if declared in BANDS:
+        return {
+            "band": declared,
+            "source": "frontmatter",
+            "reason": "frontmatter band",
+            "written_at": written.isoformat(),
+        }
+    band, reason = band_by_age(written, canonical, today, current_days, recent_days, how)
+    return {"band": band, "source": "inferred", "reason": reason, "written_at": written.isoformat()}
+
+def band_by_age(written, canonical, today, current_days, recent_days, how=None):
+    """(band, reason) of a document written on `written`, as of `today`: the rule both ingest
+    and the daily re-banding (exo_private.reband) apply. `how` says how the date was found."""
+    age = (today - written).days
+    if age <= current_days:
+        band = "current"
+    elif age <= recent_days:
+        band = "recent"
+    else:
+        band = "archival"
+    reason = (
+        "written " + written.isoformat() + (" (" + how + ")" if how else "") + ", " + str(age) + " days ago"
+    )
+    if canonical and band != "current":
+        band = "current"
+        reason += "; canonical document: never demoted by inference"
+    return band, reason
+import datetime
+import json
+
+settings = {
+    r["key"]: json.loads(r["value"])
+    for r in plpy.execute(
+        "select key, value::text from exo_private.settings where key like 'chat.%' or key like 'banding.%'"
+    )
+}
+conv = plpy.execute(
+    plpy.prepare(
+        "select id, source, external_id, title from exo_private.chat_conversations where id = $1", ["bigint"]
+    ),
+    [conversation],
+)[0]
+doc = plpy.execute(
+    plpy.prepare(
+        "select id, workspace from exo_private.documents where conversation_id = $1 for update", ["bigint"]
+    ),
+    [conversation],
+)
+doc = doc[0] if doc else None
+
+messages = plpy.execute(
+    plpy.prepare(
+        "select m.id, coalesce(i.display_name, p.display_name, i.handle) as sender, m.body, "
+        "       (extract(epoch from m.sent_at) * 1000000000)::bigint as ns, "
+        "       to_char(m.sent_at at time zone $2, 'YYYY-MM-DD HH24:MI') as local, "
+        "       m.sent_at::text as sent_at, coalesce(m.charged, '[]')::text as charged, "
+        "       coalesce(p.is_owner, false) as is_owner "
+        "from exo_private.chat_messages m "
+        "join exo_private.chat_identities i on i.id = m.identity_id "
+        "left join exo_private.people p on p.id = i.person_id "
+        "where m.conversation_id = $1 "
+        "order by m.sent_at nulls last, m.id",
+        ["bigint", "text"],
+    ),
+    [conversation, zone],
+)
+for m in messages:
+    m["epoch"] = None if m["ns"] is None else m["ns"] / 1e9
+planned = plan(
+    messages,
+    settings["chat.session_gap_minutes"],
+    settings["chat.window_max_chars"],
+    settings["chat.window_overlap_messages"],
+)
+today = datetime.date.fromisoformat(plpy.execute("select current_date::text as d")[0]["d"])
+
+# Each window: its dates (the first and last dated message), band by the first (plpy/banding.py
+# band_by_age, as for documents), and the union (by subject) of its messages' deference marks.
+windows = []
+for w in planned["windows"]:
+    dated = [messages[i] for i in w["messages"] if messages[i]["epoch"] is not None]
+    written = datetime.date.fromisoformat(dated[0]["local"][:10]) if dated else None
+    band, reason = None, None
+    if written is not None:
+        band, reason = band_by_age(
+            written, False, today, settings["banding.current_days"], settings["banding.recent_days"],
+            "first message of the window",
+        )
+    marks = window_marks(json.loads(messages[i]["charged"]) for i in w["messages"])
+    windows.append(
+        dict(
+            w,
+            written_at=written.isoformat() if written else None,
+            band=band,
+            reason=reason,
+            first_sent_at=dated[0]["sent_at"] if dated else None,
+            last_sent_at=dated[-1]["sent_at"] if dated else None,
+            charged=json.dumps(marks),
+        )
+    )
+
+# The conversation document: created once, its fields brought up to date on every call.
+dated_messages = [m for m in messages if m["epoch"] is not None]
+others = []
+for m in messages:
+    if not m["is_owner"] and m["sender"] not in others:
+        others.append(m["sender"])
+title = conv["title"] or ("Chat with " + ", ".join(others) if others else "Chat " + conv["external_id"])
+# The document's band is its newest window's; a window of undated messages has the document's.
+newest = max((w for w in windows if w["written_at"]), key=lambda w: w["written_at"], default=None)
+for w in windows:
+    if w["band"] is None:
+        w["band"] = newest["band"] if newest else "current"
+fields = [
+    title,
+    planned["transcript_bytes"],
+    dated_messages[-1]["ns"] if dated_messages else 0,
+    dated_messages[0]["local"][:10] if dated_messages else None,
+    newest["band"] if newest else "current",
+    newest["reason"] + " (the newest window)" if newest else "undated conversation",
+    ws,
+    json.dumps(
+        {
+            "workspace": ws,
+            "method": "chat",
+            "confidence": 1.0,
+            "reasons": ["chat import into workspace " + ws],
+            "candidates": [],
+        }
+    ),
+]
+if doc is None:
+    path = "chat/" + conv["source"] + "/" + conv["external_id"]
+    doc_id = plpy.execute(
+        plpy.prepare(
+            "insert into exo_private.documents (conversation_id, path, path_bytes, extension, title, "
+            "  size_bytes, mtime_ns, written_at, band, band_reason, workspace, route, band_source, stage) "
+            "values ($1, $2, convert_to($2, 'UTF8'), 'chat', $3, $4, $5, $6::date, $7::exo_private.band, $8, "
+            "        $9, $10::jsonb, 'inferred', 'chunked') "
+            "returning id",
+            ["bigint", "text", "text", "bigint", "bigint", "text", "text", "text", "text", "text"],
+        ),
+        [conversation, path] + fields,
+    )[0]["id"]
+    old = []
+else:
+    doc_id = doc["id"]
+    if doc["workspace"] != ws:
+        # Moving to another workspace: every window is cut again there.
+        plpy.execute(plpy.prepare("select exo_private.clear_derived($1)", ["bigint"]), [doc_id])
+    old = plpy.execute(
+        plpy.prepare(
+            "select w.chunk_id, c.body, w.message_ids, x.id as window_id "
+            "from exo_private.chat_windows w "
+            "join exo_private.chunks c on c.workspace = w.workspace and c.id = w.chunk_id "
+            "left join exo_private.extraction_windows x on x.document_id = c.document_id "
+            "     and x.ordinal = c.ordinal "
+            "where w.conversation_id = $1",
+            ["bigint"],
+        ),
+        [conversation],
+    )
+
+# Unchanged windows (same messages, same text) keep their chunk, vector and mentions.
+by_key = {(tuple(r["message_ids"]), r["body"]): r for r in old}
+kept, new = [], []
+for ordinal, w in enumerate(windows):
+    w["ordinal"] = ordinal
+    hit = by_key.pop((tuple(w["message_ids"]), w["body"]), None)
+    if hit is None:
+        new.append(w)
+    else:
+        w["chunk_id"], w["window_id"] = hit["chunk_id"], hit["window_id"]
+        kept.append(w)
+gone = list(by_key.values())
+if gone:
+    plpy.execute(
+        plpy.prepare(
+            "delete from exo_private.chunks where workspace = $1 and id = any ($2)", ["text", "bigint[]"]
+        ),
+        [ws, [r["chunk_id"] for r in gone]],
+    )
+    plpy.execute(
+        plpy.prepare("delete from exo_private.extraction_windows where id = any ($1)", ["bigint[]"]),
+        [[r["window_id"] for r in gone if r["window_id"] is not None]],
+    )
+if kept:
+    ids = [w["chunk_id"] for w in kept]
+    xids = [w["window_id"] for w in kept]
+    ordinals = [w["ordinal"] for w in kept]
+    # Ordinals are unique per document: move the kept ones out of the way first.
+    plpy.execute(
+        plpy.prepare(
+            "update exo_private.chunks set ordinal = -1 - ordinal where workspace = $1 and id = any ($2)",
+            ["text", "bigint[]"],
+        ),
+        [ws, ids],
+    )
+    plpy.execute(
+        plpy.prepare(
+            "update exo_private.extraction_windows set ordinal = -1 - ordinal where id = any ($1)",
+            ["bigint[]"],
+        ),
+        [xids],
+    )
+    plpy.execute(
+        plpy.prepare(
+            "update exo_private.chunks c "
+            "set ordinal = k.ordinal, char_start = k.char_start, char_end = k.char_end, "
+            "    band = k.band::exo_private.band, written_at = k.written_at::date, charged = k.charged::jsonb, "
+            "    charged_subjects = array(select m ->> 'subject' from jsonb_array_elements(k.charged::jsonb) m) "
+            "from unnest($2::bigint[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[]) "
+            "     k (id, ordinal, char_start, char_end, band, written_at, charged) "
+            "where c.workspace = $1 and c.id = k.id",
+            ["text", "bigint[]", "int[]", "int[]", "int[]", "text[]", "text[]", "text[]"],
+        ),
+        [
+            ws,
+            ids,
+            ordinals,
+            [w["char_start"] for w in kept],
+            [w["char_end"] for w in kept],
+            [w["band"] for w in kept],
+            [w["written_at"] for w in kept],
+            [w["charged"] for w in kept],
+        ],
+    )
+    plpy.execute(
+        plpy.prepare(
+            "update exo_private.extraction_windows x "
+            "set ordinal = k.ordinal, char_start = k.char_start, char_end = k.char_end "
+            "from unnest($1::bigint[], $2::int[], $3::int[], $4::int[]) k (id, ordinal, char_start, char_end) "
+            "where x.id = k.id",
+            ["bigint[]", "int[]", "int[]", "int[]"],
+        ),
+        [xids, ordinals, [w["char_start"] for w in kept], [w["char_end"] for w in kept]],
+    )
+if new:
+    args = [
+        ws,
+        doc_id,
+        conversation,
+        [w["ordinal"] for w in new],
+        [w["body"] for w in new],
+        [w["char_start"] for w in new],
+        [w["char_end"] for w in new],
+        [w["band"] for w in new],
+        [w["written_at"] for w in new],
+        [w["charged"] for w in new],
+        [json.dumps(w["message_ids"]) for w in new],
+        [w["first_sent_at"] for w in new],
+        [w["last_sent_at"] for w in new],
+    ]
+    types = ["text", "bigint", "bigint", "int[]", "text[]", "int[]", "int[]", "text[]", "text[]", "text[]",
+             "text[]", "text[]", "text[]"]
+    # The chunks, their chat_windows rows and extraction windows, and the embed and extract jobs,
+    # in one statement (the queues are tables: the jobs commit with the chunks).
+    plpy.execute(
+        plpy.prepare(
+            "with n as ( "
+            "  select * from unnest($4::int[], $5::text[], $6::int[], $7::int[], $8::text[], $9::text[], "
+            "                       $10::text[], $11::text[], $12::text[], $13::text[]) "
+            "    n (ordinal, body, char_start, char_end, band, written_at, charged, message_ids, "
+            "       first_sent_at, last_sent_at) "
+            "), chunk as ( "
+            "  insert into exo_private.chunks (workspace, document_id, ordinal, body, char_start, char_end, "
+            "                                 band, written_at, charged_subjects, charged) "
+            "  select $1, $2, n.ordinal, n.body, n.char_start, n.char_end, n.band::exo_private.band, "
+            "         n.written_at::date, "
+            "         array(select m ->> 'subject' from jsonb_array_elements(n.charged::jsonb) m), "
+            "         n.charged::jsonb "
+            "  from n order by n.ordinal "
+            "  returning id, ordinal "
+            "), win as ( "
+            "  insert into exo_private.chat_windows (workspace, chunk_id, conversation_id, message_ids, "
+            "                                       first_sent_at, last_sent_at) "
+            "  select $1, c.id, $3, array(select jsonb_array_elements_text(n.message_ids::jsonb)::bigint), "
+            "         n.first_sent_at::timestamptz, n.last_sent_at::timestamptz "
+            "  from chunk c join n on n.ordinal = c.ordinal "
+            "), ext as ( "
+            "  insert into exo_private.extraction_windows (document_id, workspace, ordinal, body, char_start, char_end) "
+            "  select $2, $1, n.ordinal, n.body, n.char_start, n.char_end from n order by n.ordinal "
+            "  returning id "
+            ") "
+            "select (select count(*) from pgmq.send_batch('embed', "
+            "          array(select jsonb_build_object('chunk_id', c.id, 'workspace', $1) "
+            "                from chunk c order by c.ordinal))) as embed, "
+            "       (select count(*) from pgmq.send_batch('extract', "
+            "          array(select jsonb_build_object('window_id', e.id, 'workspace', $1) "
+            "                from ext e order by e.id))) as extract",
+            types,
+        ),
+        args,
+    )
+
+changed = bool(new or gone) or doc is None
+plpy.execute(
+    plpy.prepare(
+        "update exo_private.documents d "
+        "set title = $2, size_bytes = $3, mtime_ns = $4, written_at = $5::date, band = $6::exo_private.band, "
+        "    band_reason = $7, workspace = $8, route = $9::jsonb, band_source = 'inferred', "
+        "    stage = case when $10 then 'chunked'::exo_private.document_stage else d.stage end, "
+        "    stage_changed_at = case when $10 then now() else d.stage_changed_at end, "
+        "    error_class = null, error_message = null "
+        "where d.id = $1",
+        ["bigint", "text", "bigint", "bigint", "text", "text", "text", "text", "text", "boolean"],
+    ),
+    [doc_id] + fields + [changed],
+)
+if changed:
+    # Nothing new to embed or extract (only windows gone): the stage follows what is left.
+    plpy.execute(plpy.prepare("select exo_private.advance_stages(array[$1])", ["bigint"]), [doc_id])
+return len(new)
+$_$;
+
+ALTER FUNCTION exo_private.cut_windows(conversation bigint, ws text, zone text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION cut_windows(conversation bigint, ws text, zone text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.cut_windows(conversation bigint, ws text, zone text) IS 'Cut a conversation into windows (plpy/chat_windows.py, times in zone) as chunks of its conversation document in ws: one chunk, chat_windows row and extraction window each. A window whose messages and text are unchanged keeps its chunk (vector, mentions) and gets its marks and band in place; new ones are inserted and queued for embed and extract, gone ones deleted. Returns how many windows were added. Called by window_conversation, which checks the arguments.';
 
 --
 -- Name: cypher_refusal(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -5048,6 +5727,174 @@ ALTER FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation int
 COMMENT ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb) IS 'Merge one window''s validated extraction: upsert entities by (workspace, generation, type, key), mentions in the window''s chunks that contain the name, relations between listed names; project them into the AGE graph. Idempotent. Returns {entities_new, entities_seen, mentions_new, relations_new} (plus stale_generation when a newer generation exists, having written nothing). Raises when the window is gone.';
 
 --
+-- Name: message_bands(date[], date); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.message_bands(written date[], today date) RETURNS text[]
+    LANGUAGE plpython3u STABLE STRICT
+    SET search_path TO 'exo_private', 'pg_temp'
+    SET "DateStyle" TO 'ISO, YMD'
+    AS $$
+"""Temporal banding of a document (stdlib only).
+
+Authority order for the band: frontmatter `band`, then inference from the date
+the document was written. That date comes from frontmatter `date`, else the
+first full date in the text, else a date or year in the path, else the file's
+modification time. A canonical document is current unless its frontmatter says otherwise.
+"""
+
+import datetime
+import re
+
+"""English month names for the date readers (stdlib only): banding and temporal."""
+
+MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}  # fmt: skip
+
+#: A regex group matching any month name or abbreviation, with an optional dot.
+MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+
+BANDS = ("current", "recent", "archival")
+_DATE_PATTERNS = [
+    (re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b"), ("y", "m", "d")),
+    (
+        re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + MONTH_PATTERN + r",?\s+((?:19|20)\d\d)\b", re.I),
+        ("d", "M", "y"),
+    ),
+    (
+        re.compile(r"\b" + MONTH_PATTERN + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b", re.I),
+        ("M", "d", "y"),
+    ),
+]
+_PATH_DATE = re.compile(r"(?<!\d)((?:19|20)\d\d)[-_.]?(\d\d)[-_.]?(\d\d)(?!\d)")
+_PATH_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+TEXT_DATE_SEARCH_CHARS = 1000
+
+def _make_date(fields, order):
+    values = dict(zip(order, fields, strict=False))
+    month = MONTHS[values["M"].lower()] if "M" in values else int(values["m"])
+    try:
+        return datetime.date(int(values["y"]), month, int(values["d"]))
+    except ValueError:
+        return None
+
+def parse_date(value):
+    """A date from a frontmatter value: a date, a datetime, or an ISO string."""
+    if isinstance(value, datetime.datetime):
+        return value.date()
+    if isinstance(value, datetime.date):
+        return value
+    if isinstance(value, str):
+        m = re.match(r"^\s*((?:19|20)\d\d)-(\d\d)-(\d\d)", value)
+        if m:
+            return _make_date(m.groups(), ("y", "m", "d"))
+    return None
+
+def date_in_text(text, today):
+    """The first full date in the opening of the text that is not in the future."""
+    opening = text[:TEXT_DATE_SEARCH_CHARS]
+    found = []
+    for pattern, order in _DATE_PATTERNS:
+        for m in pattern.finditer(opening):
+            day = _make_date(m.groups(), order)
+            if day and day <= today:
+                found.append((m.start(), day, m.group(0)))
+    return min(found) if found else None
+
+def date_in_path(path, today):
+    """A full date in the file name or folders, else a year folder/prefix (as 1 July)."""
+    for m in _PATH_DATE.finditer(path):
+        day = _make_date(m.groups(), ("y", "m", "d"))
+        if day and day <= today:
+            return day, "date in path '" + m.group(0) + "'"
+    years = [int(y) for y in _PATH_YEAR.findall(path) if int(y) <= today.year]
+    if years:
+        return datetime.date(years[-1], 7, 1), "year in path '" + str(years[-1]) + "'"
+    return None
+
+def written_date(frontmatter, text, path, mtime_ns, today):
+    """(date, reason): when the document was written, and how that was found."""
+    day = parse_date(frontmatter.get("date"))
+    if day:
+        return day, "frontmatter date"
+    hit = date_in_text(text, today)
+    if hit:
+        return hit[1], "date in text '" + hit[2] + "'"
+    hit = date_in_path(path, today)
+    if hit:
+        return hit
+    mtime = datetime.datetime.fromtimestamp(mtime_ns / 1e9, tz=datetime.UTC).date()
+    return mtime, "file modification time"
+
+def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, recent_days):
+    """{band, source, reason, written_at} for one document."""
+    written, how = written_date(frontmatter, text, path, mtime_ns, today)
+    declared = str(frontmatter.get("band", "")).strip().lower()
+    if declared in BANDS:
+        return {
+            "band": declared,
+            "source": "frontmatter",
+            "reason": "frontmatter band",
+            "written_at": written.isoformat(),
+        }
+    band, reason = band_by_age(written, canonical, today, current_days, recent_days, how)
+    return {"band": band, "source": "inferred", "reason": reason, "written_at": written.isoformat()}
+
+def band_by_age(written, canonical, today, current_days, recent_days, how=None):
+    """(band, reason) of a document written on `written`, as of `today`: the rule both ingest
+    and the daily re-banding (exo_private.reband) apply. `how` says how the date was found."""
+    age = (today - written).days
+    if age <= current_days:
+        band = "current"
+    elif age <= recent_days:
+        band = "recent"
+    else:
+        band = "archival"
+    reason = (
+        "written " + written.isoformat() + (" (" + how + ")" if how else "") + ", " + str(age) + " days ago"
+    )
+    if canonical and band != "current":
+        band = "current"
+        reason += "; canonical document: never demoted by inference"
+    return band, reason
+import datetime
+import json
+
+settings = {
+    r["key"]: json.loads(r["value"])
+    for r in plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
+}
+day = datetime.date.fromisoformat(today)
+return [
+    None
+    if w is None
+    else band_by_age(
+        datetime.date.fromisoformat(w), False, day, settings["banding.current_days"], settings["banding.recent_days"]
+    )[0]
+    for w in written
+]
+$$;
+
+ALTER FUNCTION exo_private.message_bands(written date[], today date) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION message_bands(written date[], today date); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.message_bands(written date[], today date) IS 'The band (current, recent, archival) of each date as of today, by the rule of document bands (plpy/banding.py band_by_age, the banding.* settings); null for a null date, and for null arguments. exo.search_messages bands the messages it finds with it.';
+
+--
 -- Name: normalise_predicate(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -5655,15 +6502,31 @@ COMMENT ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings jso
 -- Name: pool_details(text[], bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) RETURNS TABLE(chunk_id bigint, workspace text, document_id bigint, ordinal integer, body text, band text, written_at date, path text, title text, canonical boolean)
+CREATE FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) RETURNS TABLE(chunk_id bigint, workspace text, document_id bigint, ordinal integer, body text, band text, written_at date, path text, title text, canonical boolean, chat jsonb)
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
     select c.id, c.workspace, c.document_id, c.ordinal, c.body, c.band::text, c.written_at,
-           d.path, d.title, d.canonical
+           d.path, d.title, d.canonical,
+           case when cw.chunk_id is not null then jsonb_build_object(
+               'conversation_id', cw.conversation_id, 'title', d.title, 'senders', s.senders,
+               'first_sent_at', cw.first_sent_at, 'message_ids', to_jsonb(cw.message_ids)) end
     from unnest(p_workspaces, p_chunks) w (workspace, chunk_id)
     join exo_private.chunks c on c.workspace = w.workspace and c.id = w.chunk_id
     join exo_private.documents d on d.id = c.document_id
+    left join exo_private.chat_windows cw on cw.workspace = c.workspace and cw.chunk_id = c.id
+    -- a chat window's senders, as exo.conversation names them, in order of their first message
+    left join lateral (
+        select jsonb_agg(x.sender order by x.first) as senders
+        from (
+            select coalesce(i.display_name, p.display_name, i.handle) as sender, min(o.n) as first
+            from unnest(cw.message_ids) with ordinality o (message_id, n)
+            join exo_private.chat_messages m on m.id = o.message_id
+            join exo_private.chat_identities i on i.id = m.identity_id
+            left join exo_private.people p on p.id = i.person_id
+            group by 1
+        ) x
+    ) s on cw.chunk_id is not null
 $$;
 
 ALTER FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) OWNER TO exo_owner;
@@ -5672,7 +6535,7 @@ ALTER FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) 
 -- Name: FUNCTION pool_details(p_workspaces text[], p_chunks bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) IS 'Chunk and document of each candidate of the combined pool, by (workspace, chunk id).';
+COMMENT ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) IS 'Chunk and document of each candidate of the combined pool, by (workspace, chunk id); chat, for a chunk that is a chat window (else null): {conversation_id, title, senders (distinct, in order of their first message), first_sent_at, message_ids (in order)}.';
 
 --
 -- Name: pool_similarity(text[], bigint[], text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -5718,6 +6581,10 @@ begin
     select * into doc from exo_private.documents d where d.id = doc_id for update;
     if not found then
         raise exception 'document % does not exist', doc_id;
+    end if;
+    if doc.conversation_id is not null then
+        raise exception 'document % (%) is a conversation document: it has no file text to process', doc_id, doc.path
+            using hint = 'exo_private.window_conversation re-windows it from its messages';
     end if;
     if doc.stage not in ('extracted', 'routed', 'quarantined', 'chunked', 'embedded', 'graphed') then
         raise exception 'document % (%) is at stage %, which has no text to process', doc_id, doc.path, doc.stage;
@@ -6272,7 +7139,8 @@ settings = {
 day = datetime.date.fromisoformat(today)
 documents = plpy.execute(
     "select id, band::text as band, written_at, canonical from exo_private.documents "
-    "where band_source = 'inferred' and written_at is not null and workspace is not null"
+    "where band_source = 'inferred' and written_at is not null and workspace is not null "
+    "  and conversation_id is null"
 )
 update_document = plpy.prepare(
     "update exo_private.documents set band = $2::exo_private.band, band_reason = $3 where id = $1",
@@ -6294,6 +7162,48 @@ for d in documents:
         plpy.execute(update_document, [d["id"], band, reason + "; re-banded " + today])
         plpy.execute(update_chunks, [d["id"], band])
         changed += 1
+
+# A conversation document's windows each by their own first message's date; the document
+# takes its newest window's band, and so do windows of undated messages.
+conversations = plpy.execute(
+    "select d.id, d.band::text as band, "
+    "       json_agg(json_build_object('workspace', c.workspace, 'id', c.id, 'band', c.band, "
+    "                                  'written_at', c.written_at))::text as chunks "
+    "from exo_private.chat_windows w "
+    "join exo_private.chunks c on c.workspace = w.workspace and c.id = w.chunk_id "
+    "join exo_private.documents d on d.conversation_id = w.conversation_id "
+    "group by d.id"
+)
+update_chunk = plpy.prepare(
+    "update exo_private.chunks set band = $3::exo_private.band where workspace = $1 and id = $2",
+    ["text", "bigint", "text"],
+)
+for d in conversations:
+    chunks = json.loads(d["chunks"])
+    newest = None
+    for c in chunks:
+        if c["written_at"]:
+            c["new"], c["reason"] = band_by_age(
+                datetime.date.fromisoformat(c["written_at"]),
+                False,
+                day,
+                settings["banding.current_days"],
+                settings["banding.recent_days"],
+                "first message of the window",
+            )
+            if newest is None or c["written_at"] > newest["written_at"]:
+                newest = c
+    band = newest["new"] if newest else "current"
+    moved = False
+    for c in chunks:
+        if c.get("new", band) != c["band"]:
+            plpy.execute(update_chunk, [c["workspace"], c["id"], c.get("new", band)])
+            moved = True
+    if band != d["band"]:
+        reason = newest["reason"] + " (the newest window)" if newest else "undated conversation"
+        plpy.execute(update_document, [d["id"], band, reason + "; re-banded " + today])
+        moved = True
+    changed += moved
 return changed
 $_$;
 
@@ -6303,7 +7213,7 @@ ALTER FUNCTION exo_private.reband(today date) OWNER TO exo_owner;
 -- Name: FUNCTION reband(today date); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.reband(today date) IS 'Work out every inferred band again as of today (frontmatter bands stay) and move the document and its chunks when it changed; returns how many documents moved. Run daily by pg_cron.';
+COMMENT ON FUNCTION exo_private.reband(today date) IS 'Work out every inferred band again as of today (frontmatter bands stay) and move the document and its chunks when it changed (a conversation document''s chunks each by their own date, the document by its newest window); returns how many documents moved. Run daily by pg_cron.';
 
 --
 -- Name: rebuild(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -6322,12 +7232,17 @@ begin
         raise exception 'workspace % does not exist', only_workspace;
     end if;
     for doc in
-        select d.id from exo_private.documents d
+        select d.id, d.conversation_id, d.workspace from exo_private.documents d
         where d.stage in ('extracted', 'routed', 'quarantined', 'chunked', 'embedded', 'graphed')
           and (only_workspace is null or d.workspace = only_workspace)
         order by d.id
     loop
-        perform exo_private.process_document(doc.id);
+        if doc.conversation_id is null then
+            perform exo_private.process_document(doc.id);
+        else
+            -- A conversation document is re-windowed from its messages (unchanged windows stay).
+            perform exo_private.window_conversation(doc.conversation_id, doc.workspace);
+        end if;
         done := done + 1;
     end loop;
     return done;
@@ -6340,7 +7255,7 @@ ALTER FUNCTION exo_private.rebuild(only_workspace text) OWNER TO exo_owner;
 -- Name: FUNCTION rebuild(only_workspace text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.rebuild(only_workspace text) IS 'Re-route, re-band and re-chunk documents from the text cache; returns how many were processed.';
+COMMENT ON FUNCTION exo_private.rebuild(only_workspace text) IS 'Re-route, re-band and re-chunk documents from the text cache, and re-window conversation documents from their messages (window_conversation); returns how many were processed.';
 
 --
 -- Name: related_entities(bigint, integer, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -6654,6 +7569,107 @@ def message_marks(lines, subjects, cues, title=None):
                 merged.setdefault(mark["subject"], mark)
         result.append(list(merged.values()))
     return result
+"""Chat windows: a conversation cut into chunks of consecutive messages (stdlib only).
+
+A conversation's transcript is one line per message, `YYYY-MM-DD HH:MM Sender: text`
+(the local time in the setting chat.time_zone; `(undated)` for a message without a
+time), joined by "\\n"; a body's own line breaks become continuation lines indented by
+two spaces, so every unindented line starts a message. Messages come in order (dated
+first by time, then undated, then by id). A session ends at a gap longer than
+`gap_minutes` or a new local day; undated messages form a session of their own. A
+window closes when the next message would make it longer than `max_chars` (a single
+longer message is a window of its own); the next window of the same session starts with
+the last `overlap` messages of the one before. A window never spans two sessions.
+"""
+
+UNDATED = "(undated)"
+
+def message_line(local, sender, body):
+    """One message as transcript text: `local` is 'YYYY-MM-DD HH:MM' or None when undated."""
+    lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    head = (local or UNDATED) + " " + sender + ": " + lines[0]
+    return "\n".join([head] + ["  " + line for line in lines[1:]])
+
+def sessions(messages, gap_minutes):
+    """The messages split into sessions (lists of indexes into `messages`).
+
+    A message is a dict with `epoch` (seconds, or None when undated) and `local`
+    ('YYYY-MM-DD HH:MM' in the chat's time zone, or None).
+    """
+    result = []
+    previous = None
+    for i, m in enumerate(messages):
+        if previous is None or (m["epoch"] is None) != (previous["epoch"] is None):
+            new = True
+        elif m["epoch"] is None:
+            new = False
+        else:
+            new = (
+                m["epoch"] - previous["epoch"] > gap_minutes * 60 or m["local"][:10] != previous["local"][:10]
+            )
+        if new:
+            result.append([])
+        result[-1].append(i)
+        previous = m
+    return result
+
+def _size(window, lengths):
+    """Characters of a window: its lines and the line breaks between them."""
+    return sum(lengths[i] for i in window) + len(window) - 1
+
+def _cut(session, lengths, max_chars, overlap):
+    """The windows of one session (lists of indexes into the messages)."""
+    windows = []
+    current = []
+    for i in session:
+        if current and _size([*current, i], lengths) > max_chars:
+            windows.append(current)
+            # The last `overlap` messages again (never the whole window before), as many as fit.
+            keep = min(overlap, len(current) - 1)
+            current = current[len(current) - keep :] if keep > 0 else []
+            while current and _size([*current, i], lengths) > max_chars:
+                current = current[1:]
+        current.append(i)
+    if current:
+        windows.append(current)
+    return windows
+
+def plan(messages, gap_minutes, max_chars, overlap):
+    """{transcript_chars, transcript_bytes (UTF-8), windows}: each window {messages (indexes),
+    message_ids, body, char_start, char_end}, where body = transcript[char_start:char_end]."""
+    lines = [message_line(m["local"], m["sender"], m["body"]) for m in messages]
+    starts = []
+    offset = 0
+    for line in lines:
+        starts.append(offset)
+        offset += len(line) + 1
+    lengths = [len(line) for line in lines]
+    windows = []
+    for session in sessions(messages, gap_minutes):
+        for window in _cut(session, lengths, max_chars, overlap):
+            first, last = window[0], window[-1]
+            windows.append(
+                {
+                    "messages": window,
+                    "message_ids": [messages[i]["id"] for i in window],
+                    "body": "\n".join(lines[i] for i in window),
+                    "char_start": starts[first],
+                    "char_end": starts[last] + lengths[last],
+                }
+            )
+    return {
+        "transcript_chars": max(offset - 1, 0),
+        "transcript_bytes": max(sum(len(line.encode()) + 1 for line in lines) - 1, 0),
+        "windows": windows,
+    }
+
+def window_marks(message_marks):
+    """A window's deference marks: the union, by subject, of its messages' marks (in order)."""
+    merged = {}
+    for marks in message_marks:
+        for mark in marks:
+            merged.setdefault(mark["subject"], mark)
+    return list(merged.values())
 import json
 
 # The chunks keep their text, ids, vectors and graph mentions: only the marks change.
@@ -6670,7 +7686,8 @@ update = plpy.prepare(
 cursor = plpy.cursor(
     "select c.workspace, c.id, c.body, c.charged::text as charged, d.frontmatter -> 'charged' as declared, "
     "d.title, d.path "
-    "from exo_private.chunks c join exo_private.documents d on d.id = c.document_id"
+    "from exo_private.chunks c join exo_private.documents d on d.id = c.document_id "
+    "where d.conversation_id is null"
 )
 changed = 0
 while True:
@@ -6685,8 +7702,26 @@ while True:
         if marks != json.loads(row["charged"]):
             plpy.execute(update, [row["workspace"], row["id"], json.dumps(marks)])
             changed += 1
-# Chat messages by the same rule, in place (sql/200_chat.sql).
+# Chat messages by the same rule, in place (sql/200_chat.sql); then each chat window (a chunk of a
+# conversation document) carries the union of its messages' marks.
 plpy.execute("select exo_private.mark_messages(true)")
+cursor = plpy.cursor(
+    "select w.workspace, w.chunk_id as id, c.charged::text as charged, "
+    "       (select json_agg(coalesce(m.charged, '[]') order by u.ord) "
+    "        from unnest(w.message_ids) with ordinality u (id, ord) "
+    "        join exo_private.chat_messages m on m.id = u.id)::text as messages "
+    "from exo_private.chat_windows w "
+    "join exo_private.chunks c on c.workspace = w.workspace and c.id = w.chunk_id"
+)
+while True:
+    rows = cursor.fetch(500)
+    if not rows:
+        break
+    for row in rows:
+        marks = window_marks(json.loads(row["messages"] or "[]"))
+        if marks != json.loads(row["charged"]):
+            plpy.execute(update, [row["workspace"], row["id"], json.dumps(marks)])
+            changed += 1
 return changed
 $_$;
 
@@ -6696,7 +7731,7 @@ ALTER FUNCTION exo_private.remark_charged() OWNER TO exo_owner;
 -- Name: FUNCTION remark_charged(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.remark_charged() IS 'Recompute the deference marks of every chunk (and every chat message: mark_messages) in place after the list changed (text, ids, vectors and mentions stay); returns how many chunks changed.';
+COMMENT ON FUNCTION exo_private.remark_charged() IS 'Recompute the deference marks of every chunk (and every chat message: mark_messages; a chat window''s chunk gets the union of its messages'' marks) in place after the list changed (text, ids, vectors and mentions stay); returns how many chunks changed.';
 
 --
 -- Name: requeue_dead(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -7209,6 +8244,8 @@ _IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
 _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
+# The start of a message line in a chat chunk: its time (or "(undated)") and its sender.
+_CHAT_LABEL = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ")
 # Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
 STOPWORDS = frozenset(
     """a about above after again all am an and any are as at be been before being below between both
@@ -7635,8 +8672,85 @@ def excerpt(body, words, max_chars):
     passage = text[a:b].strip()
     return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
 
+def chat_messages(body):
+    """The messages of a chat chunk's body, each its lines joined: an unindented line starts a
+    message, an indented one continues it."""
+    messages = []
+    for line in body.strip().split("\n"):
+        if messages and line[:1].isspace():
+            messages[-1] += "\n" + line
+        else:
+            messages.append(line)
+    return messages
+
+def _grow(units, best, max_chars):
+    """(lo, hi): the run of units around `best`, joined by newlines within max_chars, grown one
+    unit after it (an answer is often a reply) and one before it at a time while they fit."""
+    lo = hi = best
+    size = len(units[best])
+    while True:
+        grown = False
+        if hi + 1 < len(units) and size + 1 + len(units[hi + 1]) <= max_chars:
+            hi += 1
+            size += 1 + len(units[hi])
+            grown = True
+        if lo > 0 and size + 1 + len(units[lo - 1]) <= max_chars:
+            lo -= 1
+            size += 1 + len(units[lo])
+            grown = True
+        if not grown:
+            return lo, hi
+
+def chat_excerpt(body, words, max_chars):
+    """Whole messages of a chat chunk (at most max_chars and the ellipsis marks): the message
+    richest in `words` (compared by their first five letters, as coverage() does) and its
+    neighbours while they fit. A message longer than that keeps its time and sender and whole
+    lines around its line richest in `words`; only a line longer than the limit is cut."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    wanted = {w[:5] for w in words}
+
+    def richest(units):
+        hits = [len(wanted & {w[:5] for w in _WORD.findall(u.casefold())}) for u in units]
+        return max(range(len(units)), key=lambda i: (hits[i], -i))
+
+    messages = chat_messages(text)
+    best = richest(messages)
+    if len(messages[best]) <= max_chars:
+        lo, hi = _grow(messages, best, max_chars)
+        passage = "\n".join(messages[lo : hi + 1])
+        return ("...\n" if lo > 0 else "") + passage + ("\n..." if hi + 1 < len(messages) else "")
+    # One message longer than the excerpt: its label, then its richest lines.
+    label = _CHAT_LABEL.match(messages[best])
+    label = label.group() if label and label.end() <= max_chars // 2 else ""
+    lines = messages[best][len(label) :].split("\n")
+    room = max_chars - len(label)
+    at = richest(lines)
+    if len(lines[at]) > room:
+        return label + excerpt(lines[at], words, room)
+    lo, hi = _grow(lines, at, room)
+    passage = "\n".join(lines[lo : hi + 1]).lstrip()  # a continuation line's indent goes after "... "
+    return (
+        label
+        + ("... " if lo > 0 else "")
+        + passage
+        + ("\n..." if hi + 1 < len(lines) or best + 1 < len(messages) else "")
+    )
+
+def chunk_excerpt(c, words, max_chars):
+    """The excerpt of a candidate: whole messages for a chat chunk, sentences for a document's."""
+    if c.get("chat"):
+        return chat_excerpt(c["body"], words, max_chars)
+    return excerpt(c["body"], words, max_chars)
+
 def citation(c):
-    """A chunk's citation label: workspace, path, date and band."""
+    """A chunk's citation label: workspace, path, date and band; for a chat chunk, workspace,
+    the conversation's title and its first message's time as the chunk shows it."""
+    if c.get("chat"):
+        label = _CHAT_LABEL.match(c["body"])
+        when = label.group(1) if label and label.group(1)[0].isdigit() else "undated"
+        return '{}:chat "{}" {}'.format(c["workspace"], c["chat"]["title"], when)
     date = c.get("written_at") or "undated"
     return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
 
@@ -7668,9 +8782,16 @@ def packet(query, ranked, hint_list, report, budget, settings):
     def provenance(used):
         lines = ["## Provenance"]
         for n, c in enumerate(used, 1):
+            chat = " (conversation {})".format(c["chat"]["conversation_id"]) if c.get("chat") else ""
             lines.append(
-                "[{}] chunk {} of document {} via {} (rank {:.3f}, rerank {})".format(
-                    n, c["chunk_id"], c["document_id"], c["stage"], c["score"], report["rerank"]["backend"]
+                "[{}] chunk {} of document {}{} via {} (rank {:.3f}, rerank {})".format(
+                    n,
+                    c["chunk_id"],
+                    c["document_id"],
+                    chat,
+                    c["stage"],
+                    c["score"],
+                    report["rerank"]["backend"],
                 )
             )
         cited = released(used, why)
@@ -7687,7 +8808,7 @@ def packet(query, ranked, hint_list, report, budget, settings):
     for c in chosen:
 
         def block(chars, c=c):
-            return "[{}] {}\n{}\n\n".format(len(used) + 1, citation(c), excerpt(c["body"], words, chars))
+            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars)}\n\n"
 
         chars = settings["packet.excerpt_chars"]
         rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
@@ -8205,6 +9326,8 @@ _IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
 _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
+# The start of a message line in a chat chunk: its time (or "(undated)") and its sender.
+_CHAT_LABEL = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ")
 # Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
 STOPWORDS = frozenset(
     """a about above after again all am an and any are as at be been before being below between both
@@ -8631,8 +9754,85 @@ def excerpt(body, words, max_chars):
     passage = text[a:b].strip()
     return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
 
+def chat_messages(body):
+    """The messages of a chat chunk's body, each its lines joined: an unindented line starts a
+    message, an indented one continues it."""
+    messages = []
+    for line in body.strip().split("\n"):
+        if messages and line[:1].isspace():
+            messages[-1] += "\n" + line
+        else:
+            messages.append(line)
+    return messages
+
+def _grow(units, best, max_chars):
+    """(lo, hi): the run of units around `best`, joined by newlines within max_chars, grown one
+    unit after it (an answer is often a reply) and one before it at a time while they fit."""
+    lo = hi = best
+    size = len(units[best])
+    while True:
+        grown = False
+        if hi + 1 < len(units) and size + 1 + len(units[hi + 1]) <= max_chars:
+            hi += 1
+            size += 1 + len(units[hi])
+            grown = True
+        if lo > 0 and size + 1 + len(units[lo - 1]) <= max_chars:
+            lo -= 1
+            size += 1 + len(units[lo])
+            grown = True
+        if not grown:
+            return lo, hi
+
+def chat_excerpt(body, words, max_chars):
+    """Whole messages of a chat chunk (at most max_chars and the ellipsis marks): the message
+    richest in `words` (compared by their first five letters, as coverage() does) and its
+    neighbours while they fit. A message longer than that keeps its time and sender and whole
+    lines around its line richest in `words`; only a line longer than the limit is cut."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    wanted = {w[:5] for w in words}
+
+    def richest(units):
+        hits = [len(wanted & {w[:5] for w in _WORD.findall(u.casefold())}) for u in units]
+        return max(range(len(units)), key=lambda i: (hits[i], -i))
+
+    messages = chat_messages(text)
+    best = richest(messages)
+    if len(messages[best]) <= max_chars:
+        lo, hi = _grow(messages, best, max_chars)
+        passage = "\n".join(messages[lo : hi + 1])
+        return ("...\n" if lo > 0 else "") + passage + ("\n..." if hi + 1 < len(messages) else "")
+    # One message longer than the excerpt: its label, then its richest lines.
+    label = _CHAT_LABEL.match(messages[best])
+    label = label.group() if label and label.end() <= max_chars // 2 else ""
+    lines = messages[best][len(label) :].split("\n")
+    room = max_chars - len(label)
+    at = richest(lines)
+    if len(lines[at]) > room:
+        return label + excerpt(lines[at], words, room)
+    lo, hi = _grow(lines, at, room)
+    passage = "\n".join(lines[lo : hi + 1]).lstrip()  # a continuation line's indent goes after "... "
+    return (
+        label
+        + ("... " if lo > 0 else "")
+        + passage
+        + ("\n..." if hi + 1 < len(lines) or best + 1 < len(messages) else "")
+    )
+
+def chunk_excerpt(c, words, max_chars):
+    """The excerpt of a candidate: whole messages for a chat chunk, sentences for a document's."""
+    if c.get("chat"):
+        return chat_excerpt(c["body"], words, max_chars)
+    return excerpt(c["body"], words, max_chars)
+
 def citation(c):
-    """A chunk's citation label: workspace, path, date and band."""
+    """A chunk's citation label: workspace, path, date and band; for a chat chunk, workspace,
+    the conversation's title and its first message's time as the chunk shows it."""
+    if c.get("chat"):
+        label = _CHAT_LABEL.match(c["body"])
+        when = label.group(1) if label and label.group(1)[0].isdigit() else "undated"
+        return '{}:chat "{}" {}'.format(c["workspace"], c["chat"]["title"], when)
     date = c.get("written_at") or "undated"
     return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
 
@@ -8664,9 +9864,16 @@ def packet(query, ranked, hint_list, report, budget, settings):
     def provenance(used):
         lines = ["## Provenance"]
         for n, c in enumerate(used, 1):
+            chat = " (conversation {})".format(c["chat"]["conversation_id"]) if c.get("chat") else ""
             lines.append(
-                "[{}] chunk {} of document {} via {} (rank {:.3f}, rerank {})".format(
-                    n, c["chunk_id"], c["document_id"], c["stage"], c["score"], report["rerank"]["backend"]
+                "[{}] chunk {} of document {}{} via {} (rank {:.3f}, rerank {})".format(
+                    n,
+                    c["chunk_id"],
+                    c["document_id"],
+                    chat,
+                    c["stage"],
+                    c["score"],
+                    report["rerank"]["backend"],
                 )
             )
         cited = released(used, why)
@@ -8683,7 +9890,7 @@ def packet(query, ranked, hint_list, report, budget, settings):
     for c in chosen:
 
         def block(chars, c=c):
-            return "[{}] {}\n{}\n\n".format(len(used) + 1, citation(c), excerpt(c["body"], words, chars))
+            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars)}\n\n"
 
         chars = settings["packet.excerpt_chars"]
         rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
@@ -9800,7 +11007,8 @@ def withheld_hints(db, q, pools, chosen):
     return hints(pools, how, named)
 
 def pool_candidates(search, pools):
-    """The merged pool: every workspace's hits with their chunk and document, by chunk id."""
+    """The merged pool: every workspace's hits with their chunk and document (and, for a chat
+    chunk, its conversation, senders, first time and messages), by chunk id."""
     hits = [h for p in pools for h in p.hits]
     by_id = {h["chunk_id"]: h for h in hits}
     candidates = []
@@ -9819,6 +11027,7 @@ def pool_candidates(search, pools):
                 path=d["path"],
                 title=d["title"],
                 canonical=d["canonical"],
+                chat=json.loads(d["chat"]) if d["chat"] else None,
                 coverage=d["coverage"],
             )
         )
@@ -9826,7 +11035,8 @@ def pool_candidates(search, pools):
     return candidates
 
 def result_row(n, c):
-    """One result: what exo.search shows, and the charged subjects the packet's provenance names."""
+    """One result: what exo.search shows, the chat details of a chat chunk (the packet's citation
+    and excerpt) and the charged subjects the packet's provenance names."""
     return {
         "rank": n,
         "chunk_id": c["chunk_id"],
@@ -9838,6 +11048,7 @@ def result_row(n, c):
         "band": c["band"],
         "written_at": c["written_at"],
         "canonical": c["canonical"],
+        "chat": c["chat"],
         "stage": c["stage"],
         "detail": c.get("detail"),
         "score": c["score"],
@@ -10324,6 +11535,8 @@ begin
             order by count(distinct e.id) desc, max(c.written_at) desc nulls last, c.id
             limit $4 $q$, per_entity, chunks, visible);
     when 'document' then  -- $1: title keys, $5: file names or stems; a matched document's first chunks
+        -- Not a conversation's: its title names a person more often than not, and its first
+        -- windows, its oldest messages, answer nothing by being first.
         return format($q$
             select c.id as chunk_id, 1.0::float8 as score, c.charged_subjects as charged, d.path as detail
             from exo_private.documents d
@@ -10332,7 +11545,7 @@ begin
                 where c.document_id = d.id and %s
                 order by c.ordinal limit 2
             ) c
-            where d.workspace = %L
+            where d.workspace = %L and d.conversation_id is null
               and (d.title_key = any ($1) or d.file_name = any ($5) or d.file_stem = any ($5))
             order by d.written_at desc nulls last, d.id
             limit $4 $q$, chunks, visible, workspace);
@@ -10514,6 +11727,55 @@ ALTER FUNCTION exo_private.unreleased(charged text[], released text[]) OWNER TO 
 --
 
 COMMENT ON FUNCTION exo_private.unreleased(charged text[], released text[]) IS 'The subjects of charged (a chunk''s or a chat message''s charged_subjects) whose key is not among released (exo_private.released_keys): empty when the chunk or message may be shown.';
+
+--
+-- Name: window_conversation(bigint, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.window_conversation(conversation bigint, workspace text DEFAULT NULL::text) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    ws text;
+    zone text;
+begin
+    if conversation is null then
+        perform exo_private.invalid_argument('conversation must not be null');
+    end if;
+    -- One windowing of a conversation at a time (two imports of the same export serialize).
+    perform 1 from exo_private.chat_conversations c where c.id = conversation for update;
+    if not found then
+        perform exo_private.invalid_argument(
+            format('conversation: no chat conversation has id %s', conversation));
+    end if;
+    ws := coalesce(window_conversation.workspace,
+                   (select d.workspace from exo_private.documents d where d.conversation_id = conversation),
+                   (select s.value #>> '{}' from exo_private.settings s where s.key = 'chat.workspace'));
+    if not exists (select 1 from exo_private.workspaces w where w.name = ws) then
+        perform exo_private.invalid_argument(
+            format('workspace: %s is not a workspace', exo_private.quoted(ws)),
+            'the workspaces are ' || (select string_agg(w.name, ', ' order by w.name) from exo_private.workspaces w));
+    end if;
+    zone := (select s.value #>> '{}' from exo_private.settings s where s.key = 'chat.time_zone');
+    begin
+        perform pg_catalog.timezone(zone, pg_catalog.now());
+    exception when invalid_parameter_value or null_value_not_allowed then
+        perform exo_private.invalid_argument(
+            format('setting chat.time_zone: %s is not a time zone', exo_private.quoted(zone)),
+            'name one of pg_timezone_names, e.g. UTC or Europe/Paris');
+    end;
+    return exo_private.cut_windows(conversation, ws, zone);
+end
+$$;
+
+ALTER FUNCTION exo_private.window_conversation(conversation bigint, workspace text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION window_conversation(conversation bigint, workspace text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.window_conversation(conversation bigint, workspace text) IS 'Create or update the conversation document of a chat conversation (path chat/<source>/<id>) and its windows (exo_private.cut_windows), in workspace (default: the document''s, else the setting chat.workspace; another one moves the windows there). Returns how many windows were added.';
 
 --
 -- Name: window_withheld(bigint, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -12992,7 +14254,6 @@ CREATE TABLE exo_private.chat_messages (
     dedupe_key text NOT NULL,
     sent_at timestamp with time zone,
     body text NOT NULL,
-    tsv tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, body)) STORED,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     charged_subjects text[] DEFAULT '{}'::text[] NOT NULL,
     charged jsonb
@@ -13004,7 +14265,7 @@ ALTER TABLE exo_private.chat_messages OWNER TO exo_owner;
 -- Name: TABLE chat_messages; Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON TABLE exo_private.chat_messages IS 'Chat messages. dedupe_key is "id:" plus the source''s message id where it has one, else "sha256:" over the raw values, so re-importing an export adds nothing; tsv feeds exo.search_messages.';
+COMMENT ON TABLE exo_private.chat_messages IS 'Chat messages. dedupe_key is "id:" plus the source''s message id where it has one, else "sha256:" over the raw values, so re-importing an export adds nothing; the BM25 index chat_messages_bm25 (English) feeds exo.search_messages.';
 
 --
 -- Name: COLUMN chat_messages.charged_subjects; Type: COMMENT; Schema: exo_private; Owner: exo_owner
@@ -13101,7 +14362,7 @@ COMMENT ON VIEW exo.deferred_subjects IS 'Subjects that never surface by acciden
 
 CREATE TABLE exo_private.documents (
     id bigint NOT NULL,
-    source_id integer NOT NULL,
+    source_id integer,
     path text NOT NULL,
     extension text NOT NULL,
     size_bytes bigint NOT NULL,
@@ -13127,8 +14388,10 @@ CREATE TABLE exo_private.documents (
     file_name text GENERATED ALWAYS AS (lower(regexp_replace(path, '^.*/'::text, ''::text))) STORED,
     file_stem text GENERATED ALWAYS AS (lower(regexp_replace(regexp_replace(path, '^.*/'::text, ''::text), '\.[^.]*$'::text, ''::text))) STORED,
     path_bytes bytea NOT NULL,
+    conversation_id bigint,
     CONSTRAINT documents_band_source_check CHECK ((band_source = ANY (ARRAY['frontmatter'::text, 'inferred'::text]))),
-    CONSTRAINT documents_check CHECK (((stage = ANY (ARRAY['failed'::exo_private.document_stage, 'skipped'::exo_private.document_stage])) = (error_class IS NOT NULL)))
+    CONSTRAINT documents_check CHECK (((stage = ANY (ARRAY['failed'::exo_private.document_stage, 'skipped'::exo_private.document_stage])) = (error_class IS NOT NULL))),
+    CONSTRAINT documents_one_origin CHECK ((num_nonnulls(source_id, conversation_id) = 1))
 );
 
 ALTER TABLE exo_private.documents OWNER TO exo_owner;
@@ -13168,6 +14431,12 @@ COMMENT ON COLUMN exo_private.documents.title_key IS 'The title lower-cased with
 --
 
 COMMENT ON COLUMN exo_private.documents.path_bytes IS 'The path relative to the source root as the file system''s raw bytes: the ledger key.';
+
+--
+-- Name: COLUMN documents.conversation_id; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.documents.conversation_id IS 'Set on a conversation document (path chat/<source>/<external_id>, extension chat, no source, no sha256): the chat conversation whose windows are its chunks.';
 
 --
 -- Name: quarantine; Type: VIEW; Schema: exo; Owner: exo_api
@@ -13372,6 +14641,27 @@ ALTER TABLE exo_private.chat_participants OWNER TO exo_owner;
 --
 
 COMMENT ON TABLE exo_private.chat_participants IS 'Who took part in a conversation (every identity that sent a message in it).';
+
+--
+-- Name: chat_windows; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.chat_windows (
+    workspace text NOT NULL,
+    chunk_id bigint NOT NULL,
+    conversation_id bigint NOT NULL,
+    message_ids bigint[] NOT NULL,
+    first_sent_at timestamp with time zone,
+    last_sent_at timestamp with time zone
+);
+
+ALTER TABLE exo_private.chat_windows OWNER TO exo_owner;
+
+--
+-- Name: TABLE chat_windows; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.chat_windows IS 'One row per chat chunk: the messages, in order, that the window holds, and the times of its first and last dated message.';
 
 --
 -- Name: chunk_embeddings; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -14684,6 +15974,13 @@ ALTER TABLE ONLY exo_private.chat_participants
     ADD CONSTRAINT chat_participants_pkey PRIMARY KEY (conversation_id, identity_id);
 
 --
+-- Name: chat_windows chat_windows_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chat_windows
+    ADD CONSTRAINT chat_windows_pkey PRIMARY KEY (workspace, chunk_id);
+
+--
 -- Name: chunk_embeddings chunk_embeddings_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -14808,6 +16105,13 @@ ALTER TABLE ONLY exo_private.deferred_subjects
 
 ALTER TABLE ONLY exo_private.document_links
     ADD CONSTRAINT document_links_pkey PRIMARY KEY (source_document, target);
+
+--
+-- Name: documents documents_conversation_id_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.documents
+    ADD CONSTRAINT documents_conversation_id_key UNIQUE (conversation_id);
 
 --
 -- Name: documents documents_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -15089,6 +16393,12 @@ ALTER TABLE ONLY pgmq.topic_bindings
 CREATE INDEX chat_identities_person ON exo_private.chat_identities USING btree (person_id);
 
 --
+-- Name: chat_messages_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chat_messages_bm25 ON exo_private.chat_messages USING bm25 (body) WITH (text_config=english);
+
+--
 -- Name: chat_messages_charged_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -15107,12 +16417,6 @@ CREATE INDEX chat_messages_conversation_time ON exo_private.chat_messages USING 
 CREATE INDEX chat_messages_identity ON exo_private.chat_messages USING btree (identity_id);
 
 --
--- Name: chat_messages_tsv; Type: INDEX; Schema: exo_private; Owner: exo_owner
---
-
-CREATE INDEX chat_messages_tsv ON exo_private.chat_messages USING gin (tsv);
-
---
 -- Name: chat_messages_unmarked_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -15123,6 +16427,18 @@ CREATE INDEX chat_messages_unmarked_idx ON exo_private.chat_messages USING btree
 --
 
 CREATE INDEX chat_participants_identity ON exo_private.chat_participants USING btree (identity_id);
+
+--
+-- Name: chat_windows_conversation_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chat_windows_conversation_idx ON exo_private.chat_windows USING btree (conversation_id);
+
+--
+-- Name: chat_windows_message_ids_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chat_windows_message_ids_idx ON exo_private.chat_windows USING gin (message_ids);
 
 --
 -- Name: chunks_administrative_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -15628,6 +16944,20 @@ ALTER TABLE ONLY exo_private.chat_participants
     ADD CONSTRAINT chat_participants_identity_id_fkey FOREIGN KEY (identity_id) REFERENCES exo_private.chat_identities(id) ON DELETE CASCADE;
 
 --
+-- Name: chat_windows chat_windows_conversation_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chat_windows
+    ADD CONSTRAINT chat_windows_conversation_id_fkey FOREIGN KEY (conversation_id) REFERENCES exo_private.chat_conversations(id) ON DELETE CASCADE;
+
+--
+-- Name: chat_windows chat_windows_workspace_chunk_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chat_windows
+    ADD CONSTRAINT chat_windows_workspace_chunk_id_fkey FOREIGN KEY (workspace, chunk_id) REFERENCES exo_private.chunks(workspace, id) ON DELETE CASCADE;
+
+--
 -- Name: chunk_embeddings chunk_embeddings_model_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -15668,6 +16998,13 @@ ALTER TABLE ONLY exo_private.document_links
 
 ALTER TABLE ONLY exo_private.document_links
     ADD CONSTRAINT document_links_target_document_fkey FOREIGN KEY (target_document) REFERENCES exo_private.documents(id) ON DELETE SET NULL;
+
+--
+-- Name: documents documents_conversation_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.documents
+    ADD CONSTRAINT documents_conversation_id_fkey FOREIGN KEY (conversation_id) REFERENCES exo_private.chat_conversations(id) ON DELETE CASCADE;
 
 --
 -- Name: documents documents_source_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -16081,12 +17418,12 @@ GRANT ALL ON FUNCTION exo.search_json(query text, workspaces text[], k integer, 
 GRANT ALL ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
 
 --
--- Name: FUNCTION search_messages(query text, max_results integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION search_messages(query text, max_results integer, bridge text[], open_archive boolean, as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[]) TO exo_reader;
-GRANT ALL ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[], open_archive boolean, as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[], open_archive boolean, as_of timestamp with time zone) TO exo_reader;
+GRANT ALL ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[], open_archive boolean, as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
@@ -16270,6 +17607,14 @@ GRANT ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_
 REVOKE ALL ON FUNCTION exo_private.current_generation(ws text, model text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.current_generation(ws text, model text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.current_generation(ws text, model text) TO exo_writer;
+
+--
+-- Name: FUNCTION cut_windows(conversation bigint, ws text, zone text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.cut_windows(conversation bigint, ws text, zone text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.cut_windows(conversation bigint, ws text, zone text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.cut_windows(conversation bigint, ws text, zone text) TO exo_writer;
 
 --
 -- Name: FUNCTION cypher_refusal(query text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -16529,6 +17874,14 @@ GRANT ALL ON FUNCTION exo_private.mention_state(p_entity bigint, p_window bigint
 REVOKE ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb) TO exo_writer;
+
+--
+-- Name: FUNCTION message_bands(written date[], today date); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.message_bands(written date[], today date) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.message_bands(written date[], today date) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.message_bands(written date[], today date) TO exo_writer;
 
 --
 -- Name: FUNCTION normalise_predicate(raw text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -16837,6 +18190,14 @@ GRANT ALL ON FUNCTION exo_private.undefer_subject(subject_name text) TO exo_writ
 REVOKE ALL ON FUNCTION exo_private.unreleased(charged text[], released text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.unreleased(charged text[], released text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.unreleased(charged text[], released text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION window_conversation(conversation bigint, workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.window_conversation(conversation bigint, workspace text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.window_conversation(conversation bigint, workspace text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.window_conversation(conversation bigint, workspace text) TO exo_writer;
 
 --
 -- Name: FUNCTION window_withheld(p_window bigint, released text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -17804,6 +19165,13 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.chat_messages_id_seq TO exo_writer;
 
 GRANT SELECT ON TABLE exo_private.chat_participants TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_participants TO exo_writer;
+
+--
+-- Name: TABLE chat_windows; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_windows TO exo_writer;
+GRANT SELECT ON TABLE exo_private.chat_windows TO exo_api;
 
 --
 -- Name: TABLE chunk_embeddings; Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -5,12 +5,15 @@ importer leave it: one deferred subject with aliases (exo_private.defer_subject,
 chunks and messages); documents whose chunks are charged by a cue near one of its names, by
 frontmatter `charged:` or by a title that names it near a cue; entities merged per extraction
 window (some seen only in charged chunks, the "secret" ones, some in both); relations between
-them; chat conversations with charged and plain messages. Then, as exo_reader and for a
+them; chat conversations (recent or archival, in one or more sessions, so one or more chat
+windows, which are chunks) with charged and plain messages. Then, as exo_reader and for a
 generated bridge, it asks every reader path: exo.cypher (vertices, edges, their properties),
 exo.search_entities, exo.cross_document_entities, exo.dossier by name and by id, exo.related,
-exo.timeline, exo.document by id and by path, exo.search_messages, exo.conversation,
-exo.person_history, and exo.search, exo.search_report and exo.context_packet_json with questions
-that open the archive (a temporal signal or open_archive) with and without the subject's name.
+exo.timeline, exo.document by id and by path (conversation documents too), exo.search_messages
+(with the archive open and by default), exo.conversation, exo.person_history, and exo.search,
+exo.search_json and exo.context_packet_json (documents and chat windows in one pool) with
+questions that open the archive (a temporal signal or open_archive) with and without the
+subject's name.
 Everything is rolled back.
 
 What each answer may show is worked out here from the raw rows, by issue 10's rules, never by
@@ -118,9 +121,11 @@ def conversation_plans(draw):
             "sender": st.sampled_from(SENDERS),
             "cue": st.sampled_from(CUES),
             "form": st.integers(0, 2),
+            "later": st.booleans(),  # two hours after the one before: a new session, so a new window
         }
     )
     return {
+        "band": draw(st.sampled_from(["current", "archival"])),
         "title": draw(st.sampled_from(["plain", "plain", "cue", "named"])),
         "cue": draw(st.sampled_from(CUES)),
         "form": draw(st.integers(0, 2)),
@@ -236,8 +241,15 @@ def import_chats(conn, corpus: dict) -> None:
             "cue": f"{conversation['cue'].capitalize()} visits ct{n}q",
             "named": f"The {conversation['cue']} of {forms[conversation['form']]} ct{n}q",
         }[conversation["title"]]
+        day = (
+            TODAY - datetime.timedelta(days=30)
+            if conversation["band"] == "current"
+            else datetime.date(2020, 1, n + 1)
+        )
+        hour = 8
         for i, m in enumerate(conversation["messages"]):
             token, cue, form = f"ms{n}{i}q", m["cue"], forms[m["form"]]
+            hour += 2 if m["later"] else 0
             body = {
                 "plain": f"{m['word']} talk {token}",
                 "cue": f"{m['word']} {token} after the {cue}",
@@ -246,7 +258,7 @@ def import_chats(conn, corpus: dict) -> None:
             }[m["kind"]]
             sender = form if m["kind"] == "speaks" else m["sender"]
             records.append(
-                msg(f"conv{n}", sender, body, f"2020-01-{n + 1:02d}T10:{i:02d}:00Z", conversation_title=title)
+                msg(f"conv{n}", sender, body, f"{day}T{hour:02d}:{i:02d}:00Z", conversation_title=title)
             )
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "chats.jsonl"
@@ -273,6 +285,10 @@ def token(text: str) -> str:
     return re.search(r"(?:ck|ms|dt|dp|ct)[0-9]+q", text).group()
 
 
+def words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z]+", text.casefold()))
+
+
 @dataclass
 class World:
     """The corpus's rows and, for the example's bridge, what a reader may see of them."""
@@ -284,7 +300,7 @@ class World:
     entities: dict[int, dict]
     mentions: list[dict]
     relations: dict[int, dict]
-    chunks: dict[int, dict]
+    chunks: dict[int, dict]  # chat windows too: their "messages" are set, their "token" is None
     documents: dict[int, dict]
     messages: dict[int, dict]
     conversations: dict[int, dict]
@@ -300,10 +316,11 @@ class World:
         documents = {
             d["id"]: d
             for d in table(
-                "select id, title, path, workspace, frontmatter -> 'charged' as declared from exo_private.documents"
+                "select id, title, path, workspace, frontmatter -> 'charged' as declared, conversation_id "
+                "from exo_private.documents"
             )
         }
-        return cls(
+        world = cls(
             subject=corpus["subject"],
             forms=corpus["forms"],
             opened=corpus["opened"],
@@ -327,8 +344,10 @@ class World:
             chunks={
                 c["id"]: c
                 for c in table(
-                    "select id, document_id, workspace, band, body, charged_subjects <> '{}' as charged, "
-                    "substring(body from 'ck[0-9]+q') as token from exo_private.chunks"
+                    "select c.id, c.document_id, c.workspace, c.band, c.body, c.charged_subjects <> '{}' as charged, "
+                    "substring(c.body from 'ck[0-9]+q') as token, w.message_ids as messages "
+                    "from exo_private.chunks c "
+                    "left join exo_private.chat_windows w on w.workspace = c.workspace and w.chunk_id = c.id"
                 )
             },
             documents=documents,
@@ -336,23 +355,22 @@ class World:
                 m["id"]: m
                 for m in table(
                     "select m.id, m.conversation_id, m.body, m.sent_at, m.charged_subjects <> '{}' as charged, "
+                    "m.sent_at < now() - interval '1095 days' as archival, "  # banding.recent_days
                     "i.handle as sender, substring(m.body from 'ms[0-9]+q') as token "
                     "from exo_private.chat_messages m join exo_private.chat_identities i on i.id = m.identity_id"
                 )
             },
             conversations={c["id"]: c for c in table("select id, title from exo_private.chat_conversations")},
             kinds=kinds,
-            matches={
-                w: {
-                    r["id"]
-                    for r in table(
-                        "select id from exo_private.chat_messages where tsv @@ websearch_to_tsquery('english', %s)",
-                        w,
-                    )
-                }
-                for w in [*VOCABULARY, EVERY_WORD]
-            },
+            matches={},
         )
+        # A message query finds the messages that hold any of its words (every word counts, none
+        # is required); "or" is a stop word. Every message holds a word of the vocabulary.
+        world.matches = {
+            q: {i for i, m in world.messages.items() if words(q) & words(m["body"])}
+            for q in [*VOCABULARY, EVERY_WORD]
+        }
+        return world
 
     # -- the rules of issue 10 --
 
@@ -385,6 +403,9 @@ class World:
             for end in (r["subject_id"], r["object_id"])
         )
 
+    def is_chat(self, document_id: int) -> bool:
+        return self.documents[document_id]["conversation_id"] is not None
+
     def document_closed(self, document_id: int) -> bool:
         chunks = [c for c in self.chunks.values() if c["document_id"] == document_id]
         charged = self.documents[document_id]["declared"] or (chunks and all(c["charged"] for c in chunks))
@@ -403,10 +424,11 @@ class World:
         secret = {e["name"] for i, e in self.entities.items() if not self.visible(i)} - {
             e["name"] for i, e in self.entities.items() if self.visible(i)
         }
-        tokens = {c["token"] for i, c in self.chunks.items() if not self.chunk_shown(i)}
+        tokens = {c["token"] for i, c in self.chunks.items() if not self.chunk_shown(i) and c["token"]}
         tokens |= {m["token"] for i, m in self.messages.items() if not self.message_shown(i)}
         for i, d in self.documents.items():
-            if self.document_closed(i):
+            # a conversation document's title is its conversation's (below); it has no token in its path
+            if self.document_closed(i) and not self.is_chat(i):
                 tokens |= {token(d["title"]), token(d["path"])}
         for i, c in self.conversations.items():
             if self.conversation_closed(i):
@@ -649,7 +671,7 @@ def check_documents(ask: Asker) -> None:
             answer = ask.value("document", asked)
             hints = answer.get("hints", [])
             shown = {k: v for k, v in answer.items() if k != "hints"}
-            what = f"document {asked} ({w.kinds[doc_id]})"
+            what = f"document {asked} ({w.kinds.get(doc_id, 'conversation')})"
             assert answer["document_id"] == doc_id
             if w.document_closed(doc_id):
                 ask.check(what, shown, hints, True)
@@ -665,14 +687,27 @@ def check_documents(ask: Asker) -> None:
             assert {e["entity_id"] for e in answer["entities"]} == entities, (what, answer)
 
 
-def check_messages(ask: Asker, words: list[str]) -> None:
+def check_messages(ask: Asker, queries: list[str]) -> None:
     w = ask.world
-    for word in words:
-        shown, hints = ask.rows("search_messages", word, max_results=200)
-        held = Counter(w.messages[m]["conversation_id"] for m in w.matches[word] if not w.message_shown(m))
-        ask.check(f"search_messages {word!r}", shown, hints, bool(held))
-        assert {r["message_id"] for r in shown} == {m for m in w.matches[word] if w.message_shown(m)}
-        assert {(h["conversation"], h["messages"]) for h in hints} == set(held.items())
+    for query in queries:
+        # Bands as in search: with the archive open, every match; by default the present ones,
+        # unless none of them may be shown (then the archive answers), and a row counting the rest.
+        matched = w.matches[query]
+        present = {m for m in matched if not w.messages[m]["archival"]}
+        every_band = not any(map(w.message_shown, present))
+        for args, looked_at, archived in (
+            ({"open_archive": True}, matched, 0),
+            ({}, matched if every_band else present, 0 if every_band else len(matched - present)),
+        ):
+            rows, hints = ask.rows("search_messages", query, max_results=200, **args)
+            by_band = [h for h in hints if "band" in h]
+            hints = [h for h in hints if "band" not in h]
+            held = Counter(w.messages[m]["conversation_id"] for m in looked_at if not w.message_shown(m))
+            what = f"search_messages {query!r} {args}"
+            ask.check(what, [rows, by_band], hints, bool(held))
+            assert {r["message_id"] for r in rows} == set(filter(w.message_shown, looked_at)), what
+            assert {(h["conversation"], h["messages"]) for h in hints} == set(held.items()), what
+            assert [h["messages"] for h in by_band] == ([archived] if archived else []), (what, by_band)
     for conversation_id, conversation in w.conversations.items():
         messages = sorted(
             (m for m in w.messages.values() if m["conversation_id"] == conversation_id),
@@ -717,8 +752,10 @@ def check_search(ask: Asker, words: list[str], form: str, timing: str) -> None:
     ):
         args = {"k": 200, "bridge": ask.bridge, **(opening if timed else {})}
         results = call(ask.conn, "search", question, **args)
-        report = value(ask.conn, "search_report", question, **args)
+        found = value(ask.conn, "search_json", question, **args)
+        report = found["report"]
         ids = {r["chunk_id"] for r in results}
+        assert {r["chunk_id"] for r in found["results"]} == ids
         what = f"search {question!r} {args}"
         # opened by the question or the caller; the fallback taken when nothing present answers never releases
         assert (report["archive"]["open"] and not report["archive"]["fallback"]) == timed, (
@@ -760,6 +797,9 @@ def test_nothing_deferred_leaks_on_any_reader_path_and_every_withholding_is_hint
             # subject near a cue or its document charges the subject (frontmatter, title); a
             # message when it or a neighbour names the subject near a cue (the title counts).
             for c in world.chunks.values():
+                if c["messages"] is not None:  # a chat window: charged when one of its messages is
+                    assert c["charged"] == any(world.messages[m]["charged"] for m in c["messages"]), c
+                    continue
                 kind = world.kinds[c["document_id"]]
                 named = world.names_subject(c["body"]) and any(cue in c["body"] for cue in CUES)
                 assert c["charged"] == (named or kind != "plain"), (kind, c)

@@ -234,8 +234,8 @@ def test_graph_document_and_chat_tools(vault):
         history = json.loads(await call(session, "person_history", name="Iris"))
         assert history and history[0]["source"] == "whatsapp" and history[0]["messages"] > 0
         found = json.loads(await call(session, "search_messages", query="logical replication", max_results=3))
-        assert 0 < len(found) <= 3 and all("replication" in m["body"].lower() for m in found)
-        assert found[0]["source"] == "whatsapp"
+        assert 0 < len(found) <= 3 and "logical replication" in found[0]["body"].lower()
+        assert found[0]["source"] == "whatsapp"  # ranked by BM25: any word counts, both rank first
         messages = json.loads(await call(session, "conversation", conversation="Iris Calder"))
         assert messages[0]["sender"] == "Iris Calder" and "Northwind Labs" in messages[0]["body"]
 

@@ -60,7 +60,7 @@ SETTINGS = {
 NO_SIGNAL = {"signal": "none", "opens_archive": False, "signals": [], "years": []}
 
 
-def chunk(chunk_id, body, band="current", workspace="technical", charged=(), written="2026-10-01"):
+def chunk(chunk_id, body, band="current", workspace="technical", charged=(), written="2026-10-01", chat=None):
     return {
         "chunk_id": chunk_id,
         "workspace": workspace,
@@ -72,6 +72,7 @@ def chunk(chunk_id, body, band="current", workspace="technical", charged=(), wri
         "path": f"notes/{chunk_id}.md",
         "title": f"note {chunk_id}",
         "canonical": False,
+        "chat": json.dumps(chat) if chat else None,  # jsonb reaches plpython as text
         "charged": list(charged),
     }
 
@@ -241,6 +242,26 @@ def test_prepared_statements_and_stage_queries_are_kept_for_the_session(embedder
         retrieve.run(plpy, sd, {}, "postgres replication", None, 5, 30, None, [], "2026-11-30", None)
     stage_sql = [s for s in plpy.statements if "exo_private.stage_sql" in s]
     assert len(stage_sql) == len({k for k in sd["plans"] if isinstance(k, tuple) and k[0] == "sql"})
+
+
+def test_a_chat_chunk_is_ranked_in_the_one_pool_and_cited_by_its_conversation(embedder):
+    chat = {
+        "conversation_id": 3,
+        "title": "Iris Calder",
+        "senders": ["Iris Calder", "Me"],
+        "first_sent_at": "2024-03-04T09:12:00+00:00",
+        "message_ids": [41, 42],
+    }
+    body = "2024-03-04 09:12 Iris Calder: the standby replication lag is back\n2024-03-04 09:13 Me: again?"
+    corpus = [*CORPUS, chunk(5, body, workspace="personal", chat=chat)]
+    hits = {("lexical", "technical"): [(1, 5.0)], ("lexical", "personal"): [(5, 4.0)]}
+    plpy = FakePlpy(corpus, hits, settings={"retrieval.rerank_order": ["deterministic"]}, model=False)
+    rows = {r["chunk_id"]: r for r in search(plpy, "standby replication lag")["results"]}
+    assert set(rows) == {1, 5}
+    assert rows[5]["chat"] == chat and rows[1]["chat"] is None
+    assert rows[5]["citation"] == 'personal:chat "Iris Calder" 2024-03-04 09:12'
+    assert rows[5]["path"] == "notes/5.md"  # the conversation document's path, as for any chunk
+    assert rows[1]["citation"] == "technical:notes/1.md (2026-10-01, current)"
 
 
 # -- the archive ---------------------------------------------------------------------------

@@ -696,6 +696,108 @@ def test_excerpt_never_exceeds_its_limit(body, max_chars):
     assert inner in body
 
 
+# -- chat chunks: citation and excerpt --------------------------------------------------------------
+
+CHAT = "\n".join(
+    [
+        "2024-03-04 09:12 Iris Calder: Morning! Lemur walk later?",
+        "2024-03-04 09:13 Sam Rivera: Maybe. Did you hear about the zebra?",
+        "2024-03-04 09:15 Iris Calder: Yes, the zebra moved to the quokka farm last week.",
+        "  It has a new axolotl friend.",
+        "2024-03-04 09:16 Sam Rivera: Great news, thanks.",
+        "2024-03-04 09:20 Iris Calder: Okapi tonight?",
+    ]
+)
+
+
+def _chat_candidate(chunk_id, body=CHAT, title="Iris Calder", **extra):
+    chat = {"conversation_id": 7, "title": title, "senders": ["Iris Calder", "Sam Rivera"]}
+    return _candidate(chunk_id, body=body, workspace="personal", path="chat/jsonl/c1", chat=chat, **extra)
+
+
+def test_a_chat_chunk_is_cited_by_conversation_title_and_first_time():
+    assert search.citation(_chat_candidate(1)) == 'personal:chat "Iris Calder" 2024-03-04 09:12'
+    undated = _chat_candidate(2, body="(undated) Ann: hello\n(undated) Bo: hi", title="Chat with Ann")
+    assert search.citation(undated) == 'personal:chat "Chat with Ann" undated'
+    assert search.citation(_candidate(3)) == "technical:notes/doc3.md (2026-01-01, current)"  # unchanged
+
+
+def test_chat_messages_keep_continuation_lines_with_their_message():
+    messages = search.chat_messages(CHAT)
+    assert len(messages) == 5
+    assert (
+        messages[2]
+        == "2024-03-04 09:15 Iris Calder: Yes, the zebra moved to the quokka farm last week.\n  It has a new axolotl friend."
+    )
+
+
+def test_a_chat_excerpt_is_the_richest_message_and_its_reply_in_whole_lines():
+    lines = CHAT.split("\n")
+    # room for the answer (with its continuation line) and the reply after it, not more
+    room = len(lines[2]) + len(lines[3]) + len(lines[4]) + 2
+    out = search.chat_excerpt(CHAT, ["zebra", "quokka", "axolotl"], room)
+    assert out == "...\n" + "\n".join(lines[2:5]) + "\n..."
+    # more room: the message before it too
+    out = search.chat_excerpt(CHAT, ["zebra", "quokka", "axolotl"], room + len(lines[1]) + 1)
+    assert out == "...\n" + "\n".join(lines[1:5]) + "\n..."
+    # words compared by their first five letters; the whole chunk when it fits
+    assert search.chat_excerpt(CHAT, ["okapis"], len(lines[5]) + 3) == "...\n" + lines[5]
+    assert search.chat_excerpt(CHAT, ["zebra"], len(CHAT)) == CHAT
+
+
+def test_a_chat_message_longer_than_the_excerpt_keeps_its_time_and_sender():
+    long = "2024-03-04 09:15 Iris Calder: " + " ".join(f"lemur {i}." for i in range(40))
+    body = "\n".join([long, "  The zebra met a quokka.", "  " + "okapi " * 30, "2024-03-04 09:16 Sam: ok"])
+    out = search.chat_excerpt(body, ["zebra", "quokka"], 120)
+    assert out == "2024-03-04 09:15 Iris Calder: ... The zebra met a quokka.\n..."
+    # a single line longer than the excerpt is cut, around the query's words, after the label
+    out = search.chat_excerpt(long, ["lemur"], 80)
+    assert out.startswith("2024-03-04 09:15 Iris Calder: lemur 0.") and out.endswith(" ...")
+    assert len(out) <= 80 + 8
+
+
+chat_line = st.builds(
+    "{} {}: {}".format,
+    st.sampled_from(["2024-03-04 09:12", "(undated)"]),
+    st.sampled_from(["Ann", "Bo Li"]),
+    st.lists(st.sampled_from([*VOCAB, "and", "x" * 50]), min_size=1, max_size=12).map(" ".join),
+)
+chat_message = st.tuples(
+    chat_line,
+    st.lists(
+        st.lists(st.sampled_from(VOCAB), min_size=1, max_size=6).map(lambda words: "  " + " ".join(words)),
+        max_size=2,
+    ),
+).map(lambda m: "\n".join([m[0], *m[1]]))
+
+
+@FAST
+@given(
+    st.lists(chat_message, min_size=1, max_size=8).map("\n".join),
+    st.integers(20, 400),
+    st.lists(st.sampled_from(VOCAB), max_size=3),
+)
+def test_a_chat_excerpt_fits_and_holds_whole_messages_around_the_richest(body, max_chars, words):
+    out = search.chat_excerpt(body, words, max_chars)
+    assert len(out) <= max_chars + 8
+    if len(body) <= max_chars:
+        assert out == body
+        return
+    messages = search.chat_messages(body)
+    best = max(messages, key=lambda m: len(set(words) & set(m.split())))
+    if len(best) <= max_chars:  # whole messages, a run that holds the richest
+        inner = out.removeprefix("...\n").removesuffix("\n...")
+        runs = [
+            "\n".join(messages[i:j]) for i in range(len(messages)) for j in range(i + 1, len(messages) + 1)
+        ]
+        assert inner in runs and best in inner, (inner, best)
+        assert out.startswith("...\n") or body.startswith(inner)  # a mark wherever messages are left out
+        assert out.endswith("\n...") or body.endswith(inner)
+    else:  # the richest message's time and sender, then part of it
+        label = best[: best.index(": ") + 2]
+        assert out.startswith(label if len(label) <= max_chars // 2 else "")
+
+
 # -- the context packet ------------------------------------------------------------------------------
 
 
@@ -859,3 +961,20 @@ def test_packet_provenance_names_the_released_subjects_it_cites_in_one_line():
     assert "Mum" not in text  # released by the search, but not cited here
     plain = search.packet("zebra", _ranked([_candidate(3, body="zebra three.")]), [], report, 4000, PACKET)
     assert "released" not in plain["text"]
+
+
+def test_packet_cites_a_chat_chunk_beside_a_document_with_whole_messages():
+    ranked = _ranked([_chat_candidate(1), _candidate(2, body="The zebra lives here.")], {1: 1.0, 2: 0.9})
+    settings = dict(PACKET, **{"packet.excerpt_chars": 200})
+    out = search.packet("where is the zebra farm", ranked, [], REPORT, 4000, settings)
+    text = out["text"]
+    lines = CHAT.split("\n")
+    excerpt = "...\n" + "\n".join(lines[2:5]) + "\n..."
+    assert f'[1] personal:chat "Iris Calder" 2024-03-04 09:12\n{excerpt}\n\n' in text
+    assert "[2] technical:notes/doc2.md (2026-01-01, current)\nThe zebra lives here.\n" in text
+    assert "[1] chunk 1 of document 1001 (conversation 7) via lexical" in text
+    assert "[2] chunk 2 of document 1002 via lexical" in text
+    assert [u["citation"] for u in out["used"]] == [
+        'personal:chat "Iris Calder" 2024-03-04 09:12',
+        "technical:notes/doc2.md (2026-01-01, current)",
+    ]

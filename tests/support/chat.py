@@ -1,17 +1,20 @@
-"""Chat exports written for tests: one small export of each format, JSONL records, and
-importing a file as the writer."""
+"""Chat exports written for tests: one small export of each format, JSONL records (single
+messages and whole sessions), and importing a file as the writer."""
 
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from exocortex.ingest.chat import ChatImportResult, import_chat
 
 
-def run_import(db, path: Path, fmt: str, owner_names=(), autocommit: bool = True) -> ChatImportResult:
+def run_import(
+    db, path: Path, fmt: str, owner_names=(), autocommit: bool = True, workspace: str | None = None
+) -> ChatImportResult:
     with db.connect("exo_writer", autocommit=autocommit) as conn:
-        return import_chat(conn, path, fmt, owner_names)
+        return import_chat(conn, path, fmt, owner_names, workspace)
 
 
 def jsonl(*records: dict | str) -> str:
@@ -115,3 +118,24 @@ def fixtures(tmp_path: Path) -> dict[str, Path]:
         "chatgpt": write(tmp_path, "conversations.json", json.dumps(chatgpt_export())),
         "whatsapp": write(tmp_path, "WhatsApp Chat with Jane Doe.txt", WHATSAPP_ANDROID),
     }
+
+
+def session(
+    conversation: str, start: datetime, *lines: tuple[str, str], minutes: int = 1, **extra
+) -> list[dict]:
+    """JSONL records of one chat session: (sender, text) pairs `minutes` apart from `start` (UTC).
+
+    A sender named "Me" is the owner; every record gets a message_id from the conversation and its time.
+    """
+    return [
+        msg(
+            conversation=conversation,
+            sender=sender,
+            text=text,
+            sent_at=(start + timedelta(minutes=i * minutes)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            message_id=f"{conversation}-{(start + timedelta(minutes=i * minutes)).isoformat()}-{i}",
+            is_owner=sender == "Me",
+            **extra,
+        )
+        for i, (sender, text) in enumerate(lines)
+    ]

@@ -407,11 +407,25 @@ def cypher(
 
 
 def search_messages(
-    reader: Reader, query: str, *, max_results: int = 20, bridge: Sequence[str] = ()
+    reader: Reader,
+    query: str,
+    *,
+    max_results: int = 20,
+    bridge: Sequence[str] = (),
+    open_archive: bool | None = None,
+    as_of: datetime | None = None,
 ) -> list[dict[str, Any]]:
-    """exo.search_messages: chat messages matching a web-style query, best first.
+    """exo.search_messages: chat messages ranked by BM25 for a question, best first.
 
-    Rows with only `withheld` set come last: hints about messages left out (deferred subjects).
+    Rows with only `withheld` set come last: hints about messages left out (deferred subjects,
+    and archival messages while the archive is closed).
     """
-    args = {"query": query, "max_results": max_results, "bridge": list(bridge)}
+    args: dict[str, Any] = {
+        "query": query,
+        "max_results": max_results,
+        "bridge": list(bridge),
+        "open_archive": open_archive,
+    }
+    if as_of is not None:
+        args["as_of"] = as_of
     return _call(reader, "search_messages", args, "rows")

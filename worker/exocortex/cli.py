@@ -239,7 +239,7 @@ def watch_cmd(path: Path, workspace: str | None, debounce: float) -> None:
 @main.command("rebuild")
 @click.option("--workspace", help="Only this workspace's documents.")
 def rebuild_cmd(workspace: str | None) -> None:
-    """Re-route, re-band and re-chunk documents from the text cache (no file is read)."""
+    """Re-route, re-band and re-chunk documents from the text cache (no file is read), and re-window conversations."""
     with _writer() as conn:
         try:
             n = conn.execute("select exo_private.rebuild(%s)", (workspace,)).fetchone()[0]
@@ -365,16 +365,22 @@ def owner_cmd(name: str) -> None:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(chat.FORMATS), required=True)
 @click.option("--owner", "owners", multiple=True, help="Your name as it appears in the export (repeatable).")
-def import_chat_cmd(file: Path, fmt: str, owners: tuple[str, ...]) -> None:
-    """Import a chat export (re-importing the same export adds nothing)."""
+@click.option(
+    "--workspace",
+    help="The workspace of the conversations' windows (default: the setting chat.workspace; "
+    "a conversation already imported stays where it is unless this names another).",
+)
+def import_chat_cmd(file: Path, fmt: str, owners: tuple[str, ...], workspace: str | None) -> None:
+    """Import a chat export and cut its conversations into windows (re-importing the same export adds nothing)."""
     with _writer() as conn:
         try:
-            result = chat.import_chat(conn, file, fmt, owners)
+            result = chat.import_chat(conn, file, fmt, owners, workspace)
         except chat.ChatImportError as exc:
             _fail(str(exc))
     console.print(
         f"imported {file.name}: messages {result.messages_added} new of {result.messages_seen}, "
-        f"conversations {result.conversations_added} new, identities {result.identities_added} new"
+        f"conversations {result.conversations_added} new, identities {result.identities_added} new, "
+        f"windows {result.windows_added} new"
     )
 
 

@@ -4,7 +4,9 @@ Structured, no model. An import parses the whole file first into records, so a
 malformed file fails before anything is written; then it writes every record in
 one transaction with `insert ... on conflict do nothing`, so re-importing the
 same export adds nothing, and sets the new messages' deference marks in the same
-transaction (a deferred subject near a cue, exo_private.mark_messages). A message's identity is the source's message id where
+transaction (a deferred subject near a cue, exo_private.mark_messages), then cuts every
+conversation that gained messages into windows, chunks of its conversation document in
+the chosen workspace (exo_private.window_conversation). A message's identity is the source's message id where
 it has one (ChatGPT node ids, JSONL "message_id"), else a sha256 over its raw
 values (conversation id, sender, timestamp string, text). The owner's identities
 in every source (JSONL "is_owner", the ChatGPT "user" role, names given as
@@ -43,6 +45,7 @@ class ChatImportResult:
     messages_added: int
     messages_seen: int
     identities_added: int
+    windows_added: int
 
 
 # --- parsed records ----------------------------------------------------------------------------
@@ -557,11 +560,30 @@ join exo_private.chat_conversations c on c.source = m.source and c.external_id =
 join exo_private.chat_identities i on i.source = m.source and i.handle = m.handle
 order by m.ord
 on conflict (conversation_id, dedupe_key) do nothing
+returning conversation_id
 """
 
 # The new messages' deference marks, in the import's transaction: no message is ever unmarked
 # outside it (sql/200_chat.sql).
 MARK_MESSAGES = "select exo_private.mark_messages()"
+
+# Every conversation that gained messages gets its windows (new ones queued for embed and
+# extract; unchanged ones keep their chunks), after the marks: a window carries its messages'.
+WINDOW_CONVERSATIONS = """
+select coalesce(sum(exo_private.window_conversation(c.id, %s)), 0)::int
+from unnest(%s::bigint[]) as c(id)
+"""
+
+# Conversations of the export windowed in another workspace than the one asked for (they move).
+ELSEWHERE = """
+select d.conversation_id
+from unnest(%s::text[], %s::text[]) as x(source, external_id)
+join exo_private.chat_conversations c on c.source = x.source and c.external_id = x.external_id
+join exo_private.documents d on d.conversation_id = c.id
+where d.workspace <> %s
+"""
+
+WORKSPACES = "select name from exo_private.workspaces order by name"
 
 INSERT_PARTICIPANTS = """
 insert into exo_private.chat_participants (conversation_id, identity_id)
@@ -573,7 +595,17 @@ on conflict do nothing
 """
 
 
-def _write(conn: psycopg.Connection, export: _Export, imported_from: str) -> ChatImportResult:
+def _check_workspace(conn: psycopg.Connection, workspace: str | None) -> None:
+    known = [row[0] for row in conn.execute(WORKSPACES).fetchall()]
+    if workspace is not None and workspace not in known:
+        raise ChatImportError(
+            f"workspace {workspace!r} does not exist; the workspaces are {', '.join(known)}"
+        )
+
+
+def _write(
+    conn: psycopg.Connection, export: _Export, imported_from: str, workspace: str | None
+) -> ChatImportResult:
     messages = export.messages
     identities = list(export.identities.values())
     owners = [i for i in identities if i.is_owner]
@@ -623,16 +655,26 @@ def _write(conn: psycopg.Connection, export: _Export, imported_from: str) -> Cha
                 [m.body for m in messages],
             ),
         )
-        messages_added = cur.rowcount
+        added = cur.fetchall()
+        messages_added = len(added)
+        grown = {row[0] for row in added}
         cur.execute(
             INSERT_PARTICIPANTS, ([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs])
         )
         cur.execute(MARK_MESSAGES)
+        if workspace is not None:
+            cur.execute(
+                ELSEWHERE,
+                ([c.source for c in conversations], [c.external_id for c in conversations], workspace),
+            )
+            grown |= {row[0] for row in cur.fetchall()}
+        windows_added = cur.execute(WINDOW_CONVERSATIONS, (workspace, sorted(grown))).fetchone()[0]
     return ChatImportResult(
         conversations_added=conversations_added,
         messages_added=messages_added,
         messages_seen=len(messages),
         identities_added=identities_added,
+        windows_added=windows_added,
     )
 
 
@@ -640,18 +682,26 @@ PARSERS = {"jsonl": _parse_jsonl, "chatgpt": _parse_chatgpt, "whatsapp": _parse_
 
 
 def import_chat(
-    conn: psycopg.Connection, path: Path, fmt: str, owner_names: Sequence[str] = ()
+    conn: psycopg.Connection,
+    path: Path,
+    fmt: str,
+    owner_names: Sequence[str] = (),
+    workspace: str | None = None,
 ) -> ChatImportResult:
     """Import one chat export into the chat tables, in one transaction; re-importing adds nothing.
 
     `conn` is an exo_writer connection (autocommit on or off). `fmt` is one of FORMATS.
     Senders named in `owner_names` (case-insensitive) are linked to the owner person, as
-    are JSONL senders marked "is_owner" and ChatGPT's "user". Raises ChatImportError,
-    before anything is written, when the file is malformed.
+    are JSONL senders marked "is_owner" and ChatGPT's "user". Every conversation that gained
+    messages is windowed into `workspace`, and the export's conversations windowed elsewhere
+    move there; without one, a conversation stays where it is and a new one goes to the
+    setting chat.workspace. Raises ChatImportError, before anything is written, when the file
+    is malformed or the workspace does not exist.
     """
     if fmt not in PARSERS:
         raise ValueError(f"unknown chat format {fmt!r}; expected one of {', '.join(FORMATS)}")
     path = Path(path)
+    _check_workspace(conn, workspace)
     export = _Export(owner_names=frozenset(_fold(name) for name in owner_names if _fold(name)))
     PARSERS[fmt](path, export)
-    return _write(conn, export, path.name)
+    return _write(conn, export, path.name, workspace)

@@ -69,7 +69,8 @@ def withheld_hints(db, q, pools, chosen):
 
 
 def pool_candidates(search, pools):
-    """The merged pool: every workspace's hits with their chunk and document, by chunk id."""
+    """The merged pool: every workspace's hits with their chunk and document (and, for a chat
+    chunk, its conversation, senders, first time and messages), by chunk id."""
     hits = [h for p in pools for h in p.hits]
     by_id = {h["chunk_id"]: h for h in hits}
     candidates = []
@@ -88,6 +89,7 @@ def pool_candidates(search, pools):
                 path=d["path"],
                 title=d["title"],
                 canonical=d["canonical"],
+                chat=json.loads(d["chat"]) if d["chat"] else None,
                 coverage=d["coverage"],
             )
         )
@@ -96,7 +98,8 @@ def pool_candidates(search, pools):
 
 
 def result_row(n, c):
-    """One result: what exo.search shows, and the charged subjects the packet's provenance names."""
+    """One result: what exo.search shows, the chat details of a chat chunk (the packet's citation
+    and excerpt) and the charged subjects the packet's provenance names."""
     return {
         "rank": n,
         "chunk_id": c["chunk_id"],
@@ -108,6 +111,7 @@ def result_row(n, c):
         "band": c["band"],
         "written_at": c["written_at"],
         "canonical": c["canonical"],
+        "chat": c["chat"],
         "stage": c["stage"],
         "detail": c.get("detail"),
         "score": c["score"],

@@ -22,6 +22,8 @@ _IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
 _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
+# The start of a message line in a chat chunk: its time (or "(undated)") and its sender.
+_CHAT_LABEL = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ")
 # Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
 STOPWORDS = frozenset(
     """a about above after again all am an and any are as at be been before being below between both
@@ -478,8 +480,89 @@ def excerpt(body, words, max_chars):
     return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
 
 
+def chat_messages(body):
+    """The messages of a chat chunk's body, each its lines joined: an unindented line starts a
+    message, an indented one continues it."""
+    messages = []
+    for line in body.strip().split("\n"):
+        if messages and line[:1].isspace():
+            messages[-1] += "\n" + line
+        else:
+            messages.append(line)
+    return messages
+
+
+def _grow(units, best, max_chars):
+    """(lo, hi): the run of units around `best`, joined by newlines within max_chars, grown one
+    unit after it (an answer is often a reply) and one before it at a time while they fit."""
+    lo = hi = best
+    size = len(units[best])
+    while True:
+        grown = False
+        if hi + 1 < len(units) and size + 1 + len(units[hi + 1]) <= max_chars:
+            hi += 1
+            size += 1 + len(units[hi])
+            grown = True
+        if lo > 0 and size + 1 + len(units[lo - 1]) <= max_chars:
+            lo -= 1
+            size += 1 + len(units[lo])
+            grown = True
+        if not grown:
+            return lo, hi
+
+
+def chat_excerpt(body, words, max_chars):
+    """Whole messages of a chat chunk (at most max_chars and the ellipsis marks): the message
+    richest in `words` (compared by their first five letters, as coverage() does) and its
+    neighbours while they fit. A message longer than that keeps its time and sender and whole
+    lines around its line richest in `words`; only a line longer than the limit is cut."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    wanted = {w[:5] for w in words}
+
+    def richest(units):
+        hits = [len(wanted & {w[:5] for w in _WORD.findall(u.casefold())}) for u in units]
+        return max(range(len(units)), key=lambda i: (hits[i], -i))
+
+    messages = chat_messages(text)
+    best = richest(messages)
+    if len(messages[best]) <= max_chars:
+        lo, hi = _grow(messages, best, max_chars)
+        passage = "\n".join(messages[lo : hi + 1])
+        return ("...\n" if lo > 0 else "") + passage + ("\n..." if hi + 1 < len(messages) else "")
+    # One message longer than the excerpt: its label, then its richest lines.
+    label = _CHAT_LABEL.match(messages[best])
+    label = label.group() if label and label.end() <= max_chars // 2 else ""
+    lines = messages[best][len(label) :].split("\n")
+    room = max_chars - len(label)
+    at = richest(lines)
+    if len(lines[at]) > room:
+        return label + excerpt(lines[at], words, room)
+    lo, hi = _grow(lines, at, room)
+    passage = "\n".join(lines[lo : hi + 1]).lstrip()  # a continuation line's indent goes after "... "
+    return (
+        label
+        + ("... " if lo > 0 else "")
+        + passage
+        + ("\n..." if hi + 1 < len(lines) or best + 1 < len(messages) else "")
+    )
+
+
+def chunk_excerpt(c, words, max_chars):
+    """The excerpt of a candidate: whole messages for a chat chunk, sentences for a document's."""
+    if c.get("chat"):
+        return chat_excerpt(c["body"], words, max_chars)
+    return excerpt(c["body"], words, max_chars)
+
+
 def citation(c):
-    """A chunk's citation label: workspace, path, date and band."""
+    """A chunk's citation label: workspace, path, date and band; for a chat chunk, workspace,
+    the conversation's title and its first message's time as the chunk shows it."""
+    if c.get("chat"):
+        label = _CHAT_LABEL.match(c["body"])
+        when = label.group(1) if label and label.group(1)[0].isdigit() else "undated"
+        return '{}:chat "{}" {}'.format(c["workspace"], c["chat"]["title"], when)
     date = c.get("written_at") or "undated"
     return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
 
@@ -512,9 +595,16 @@ def packet(query, ranked, hint_list, report, budget, settings):
     def provenance(used):
         lines = ["## Provenance"]
         for n, c in enumerate(used, 1):
+            chat = " (conversation {})".format(c["chat"]["conversation_id"]) if c.get("chat") else ""
             lines.append(
-                "[{}] chunk {} of document {} via {} (rank {:.3f}, rerank {})".format(
-                    n, c["chunk_id"], c["document_id"], c["stage"], c["score"], report["rerank"]["backend"]
+                "[{}] chunk {} of document {}{} via {} (rank {:.3f}, rerank {})".format(
+                    n,
+                    c["chunk_id"],
+                    c["document_id"],
+                    chat,
+                    c["stage"],
+                    c["score"],
+                    report["rerank"]["backend"],
                 )
             )
         cited = released(used, why)
@@ -531,7 +621,7 @@ def packet(query, ranked, hint_list, report, budget, settings):
     for c in chosen:
 
         def block(chars, c=c):
-            return "[{}] {}\n{}\n\n".format(len(used) + 1, citation(c), excerpt(c["body"], words, chars))
+            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars)}\n\n"
 
         chars = settings["packet.excerpt_chars"]
         rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])

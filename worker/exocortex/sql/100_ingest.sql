@@ -83,6 +83,10 @@ begin
     if not found then
         raise exception 'document % does not exist', doc_id;
     end if;
+    if doc.conversation_id is not null then
+        raise exception 'document % (%) is a conversation document: it has no file text to process', doc_id, doc.path
+            using hint = 'exo_private.window_conversation re-windows it from its messages';
+    end if;
     if doc.stage not in ('extracted', 'routed', 'quarantined', 'chunked', 'embedded', 'graphed') then
         raise exception 'document % (%) is at stage %, which has no text to process', doc_id, doc.path, doc.stage;
     end if;
@@ -283,6 +287,7 @@ security invoker
 set search_path = exo_private, pg_temp
 as $$
 # exo:include deference
+# exo:include chat_windows
 import json
 
 # The chunks keep their text, ids, vectors and graph mentions: only the marks change.
@@ -299,7 +304,8 @@ update = plpy.prepare(
 cursor = plpy.cursor(
     "select c.workspace, c.id, c.body, c.charged::text as charged, d.frontmatter -> 'charged' as declared, "
     "d.title, d.path "
-    "from exo_private.chunks c join exo_private.documents d on d.id = c.document_id"
+    "from exo_private.chunks c join exo_private.documents d on d.id = c.document_id "
+    "where d.conversation_id is null"
 )
 changed = 0
 while True:
@@ -314,13 +320,32 @@ while True:
         if marks != json.loads(row["charged"]):
             plpy.execute(update, [row["workspace"], row["id"], json.dumps(marks)])
             changed += 1
-# Chat messages by the same rule, in place (sql/200_chat.sql).
+# Chat messages by the same rule, in place (sql/200_chat.sql); then each chat window (a chunk of a
+# conversation document) carries the union of its messages' marks.
 plpy.execute("select exo_private.mark_messages(true)")
+cursor = plpy.cursor(
+    "select w.workspace, w.chunk_id as id, c.charged::text as charged, "
+    "       (select json_agg(coalesce(m.charged, '[]') order by u.ord) "
+    "        from unnest(w.message_ids) with ordinality u (id, ord) "
+    "        join exo_private.chat_messages m on m.id = u.id)::text as messages "
+    "from exo_private.chat_windows w "
+    "join exo_private.chunks c on c.workspace = w.workspace and c.id = w.chunk_id"
+)
+while True:
+    rows = cursor.fetch(500)
+    if not rows:
+        break
+    for row in rows:
+        marks = window_marks(json.loads(row["messages"] or "[]"))
+        if marks != json.loads(row["charged"]):
+            plpy.execute(update, [row["workspace"], row["id"], json.dumps(marks)])
+            changed += 1
 return changed
 $$;
 comment on function exo_private.remark_charged() is
-    'Recompute the deference marks of every chunk (and every chat message: mark_messages) in place '
-    'after the list changed (text, ids, vectors and mentions stay); returns how many chunks changed.';
+    'Recompute the deference marks of every chunk (and every chat message: mark_messages; a chat '
+    'window''s chunk gets the union of its messages'' marks) in place after the list changed (text, '
+    'ids, vectors and mentions stay); returns how many chunks changed.';
 
 -- exo_private.defer_subject: add or change a deferred subject; re-marks chunks and messages.
 create or replace function exo_private.defer_subject(subject_name text, subject_aliases text[] default '{}', why text default null)
@@ -377,19 +402,25 @@ begin
         raise exception 'workspace % does not exist', only_workspace;
     end if;
     for doc in
-        select d.id from exo_private.documents d
+        select d.id, d.conversation_id, d.workspace from exo_private.documents d
         where d.stage in ('extracted', 'routed', 'quarantined', 'chunked', 'embedded', 'graphed')
           and (only_workspace is null or d.workspace = only_workspace)
         order by d.id
     loop
-        perform exo_private.process_document(doc.id);
+        if doc.conversation_id is null then
+            perform exo_private.process_document(doc.id);
+        else
+            -- A conversation document is re-windowed from its messages (unchanged windows stay).
+            perform exo_private.window_conversation(doc.conversation_id, doc.workspace);
+        end if;
         done := done + 1;
     end loop;
     return done;
 end
 $$;
 comment on function exo_private.rebuild(text) is
-    'Re-route, re-band and re-chunk documents from the text cache; returns how many were processed.';
+    'Re-route, re-band and re-chunk documents from the text cache, and re-window conversation '
+    'documents from their messages (window_conversation); returns how many were processed.';
 
 -- exo.deferred_subjects: the deference list with how much material each subject has.
 create or replace view exo.deferred_subjects as

@@ -76,8 +76,45 @@ comment on function exo_private.mark_messages(boolean) is
 -- marks its own messages, so this finds nothing afterwards.
 select exo_private.mark_messages();
 
--- exo.search_messages: chat messages matching a web-style query, best first.
-create or replace function exo.search_messages(query text, max_results int default 20, bridge text[] default '{}')
+-- exo_private.message_bands: the band of each message date as of a day (plpy/banding.py band_by_age).
+create or replace function exo_private.message_bands(written date[], today date)
+returns text[]
+language plpython3u stable strict
+security invoker
+set search_path = exo_private, pg_temp
+set datestyle = 'ISO, YMD'  -- dates reach Python as ISO text
+as $$
+# exo:include banding
+import datetime
+import json
+
+settings = {
+    r["key"]: json.loads(r["value"])
+    for r in plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
+}
+day = datetime.date.fromisoformat(today)
+return [
+    None
+    if w is None
+    else band_by_age(
+        datetime.date.fromisoformat(w), False, day, settings["banding.current_days"], settings["banding.recent_days"]
+    )[0]
+    for w in written
+]
+$$;
+comment on function exo_private.message_bands(date[], date) is
+    'The band (current, recent, archival) of each date as of today, by the rule of document bands '
+    '(plpy/banding.py band_by_age, the banding.* settings); null for a null date, and for null '
+    'arguments. exo.search_messages bands the messages it finds with it.';
+
+-- exo.search_messages: chat messages ranked by BM25 for a question, best first.
+create or replace function exo.search_messages(
+    query text,
+    max_results int default 20,
+    bridge text[] default '{}',
+    open_archive boolean default null,
+    as_of timestamptz default now()
+)
 returns table (
     message_id         bigint,
     conversation_id    bigint,
@@ -88,72 +125,135 @@ returns table (
     sent_at            timestamptz,
     body               text,
     rank               real,
+    band               text,
     withheld           jsonb
 )
 language plpgsql stable
 security definer
-set search_path = exo_private, pg_temp
+set search_path = exo_private, public, pg_temp  -- pg_textsearch resolves its score function by name
 as $$
 declare
-    tsq tsquery;
-    n int := least(greatest(coalesce(max_results, 20), 1), 200);
+    pool int;  -- how many of the best matches are looked at: the results are the first of them
+               -- that may be shown; what is withheld or left in the archive is counted among them
+    question text := pg_catalog.left(search_messages.query, 1000);
+    moment timestamptz := coalesce(search_messages.as_of, pg_catalog.now());
+    zone text;
+    day date;
+    archive_open boolean;
+    keys text[];
 begin
-    -- A blank query matches nothing. Only the first 1,000 characters count: a query of
-    -- thousands of words would exhaust the stack.
-    if pg_catalog.btrim(coalesce(search_messages.query, '')) = '' then
-        return;
+    if question is null then
+        perform exo_private.invalid_argument('query must not be null');
     end if;
-    tsq := pg_catalog.websearch_to_tsquery('english', pg_catalog.left(search_messages.query, 1000));
+    if max_results is null or max_results not between 1 and 200 then
+        perform exo_private.invalid_argument(
+            format('max_results must be between 1 and 200, got %s', coalesce(max_results::text, 'null')));
+    end if;
+    if cardinality(bridge) > 50 then
+        perform exo_private.invalid_argument(format('bridge must name at most 50 subjects, got %s', cardinality(bridge)));
+    end if;
+    if exists (select 1 from unnest(bridge) b where pg_catalog.length(b) > 200) then
+        perform exo_private.invalid_argument('bridge names must be at most 200 characters each');
+    end if;
+    pool := least(greatest(5 * max_results, 200), 1000);
+    -- A message's day, and as_of's, in the time zone of the chat windows.
+    select coalesce((select s.value #>> '{}' from exo_private.settings s where s.key = 'chat.time_zone'), 'UTC')
+      into zone;
+    day := (moment at time zone zone)::date;
+    -- The archive opens as in exo.search: open_archive, else a temporal signal in the question.
+    archive_open := coalesce(search_messages.open_archive,
+                             (exo.temporal_signal(question, day) ->> 'opens_archive')::boolean, false);
+    keys := exo_private.released_keys(coalesce(bridge, '{}'));
     return query
-    with released as materialized (
-        select exo_private.released_keys(bridge) as keys
-    ), hits as materialized (
-        select m.id, m.conversation_id, m.identity_id, m.sent_at, m.body,
-               pg_catalog.ts_rank_cd(m.tsv, tsq) as score,
-               exo_private.unreleased(m.charged_subjects, r.keys) as held
+    with hits as materialized (
+        select m.id, m.conversation_id, m.identity_id, m.sent_at, m.charged_subjects,
+               (m.sent_at at time zone zone)::date as sent_on,
+               -(m.body operator(public.<@>) public.to_bm25query(question, 'exo_private.chat_messages_bm25')) as score
         from exo_private.chat_messages m
-        cross join released r
-        where m.tsv operator(pg_catalog.@@) tsq
+        where (m.sent_at is null or m.sent_at <= moment)
+          and m.body operator(public.<@>) public.to_bm25query(question, 'exo_private.chat_messages_bm25') < 0
+        order by m.body operator(public.<@>) public.to_bm25query(question, 'exo_private.chat_messages_bm25'),
+                 m.sent_at desc nulls last, m.id desc
+        limit pool
+    ), banded as materialized (
+        select h.*, b.band,
+               -- most messages are charged for nothing: no call (with its settings) for them
+               case when h.charged_subjects = '{}' then '{}'::text[]
+                    else exo_private.unreleased(h.charged_subjects, keys) end as held
+        from hits h
+        join unnest((select array_agg(x.id order by x.id) from hits x),
+                    exo_private.message_bands((select array_agg(x.sent_on order by x.id) from hits x), day))
+             b (id, band) on b.id = h.id
+    ), opened as (
+        -- Like exo.search, a closed archive is a preference: when open_archive is null and no
+        -- message of the present bands can be shown, the archive answers.
+        select archive_open
+               or (search_messages.open_archive is null
+                   and not exists (select 1 from banded b
+                                   where b.band is distinct from 'archival' and b.held = '{}')) as every_band
+    ), visible as materialized (
+        select b.* from banded b cross join opened o
+        where o.every_band or b.band is distinct from 'archival'
     ), shown as (
-        select h.*, row_number() over (order by h.score desc, h.sent_at desc nulls last, h.id desc) as ord
-        from hits h
-        where h.held = '{}'
+        select v.*, row_number() over (order by v.score desc, v.sent_at desc nulls last, v.id desc) as ord
+        from visible v
+        where v.held = '{}'
         order by ord
-        limit n
+        limit max_results
     ), held as (
-        select s.subject, h.conversation_id, count(*) as messages
-        from hits h
-        cross join lateral unnest(h.held) s (subject)
-        group by s.subject, h.conversation_id
+        select s.subject, v.conversation_id, count(*) as messages
+        from visible v
+        cross join lateral unnest(v.held) s (subject)
+        group by s.subject, v.conversation_id
+    ), archived as (
+        select count(*) as messages
+        from banded b cross join opened o
+        where not o.every_band and b.band = 'archival'
+        having count(*) > 0
     )
     select x.id, x.conversation_id, x.title, x.source, x.sender, x.is_owner, x.sent_at, x.body, x.score,
-           x.hint
+           x.band, x.hint
     from (
         select 0 as part, sh.ord, sh.id, sh.conversation_id, c.title, c.source,
                coalesce(i.display_name, p.display_name, i.handle) as sender,
-               coalesce(p.is_owner, false) as is_owner, sh.sent_at, sh.body, sh.score, null::jsonb as hint
+               coalesce(p.is_owner, false) as is_owner, sh.sent_at, m.body, sh.score::real as score, sh.band,
+               null::jsonb as hint
         from shown sh
+        join exo_private.chat_messages m on m.id = sh.id
         join exo_private.chat_conversations c on c.id = sh.conversation_id
         join exo_private.chat_identities i on i.id = sh.identity_id
         left join exo_private.people p on p.id = i.person_id
         union all
         select 1, row_number() over (order by hd.subject, hd.conversation_id), null, null, null, null, null,
-               null, null, null, null,
+               null, null, null, null, null,
                jsonb_build_object('subject', hd.subject, 'conversation', hd.conversation_id,
                                   'messages', hd.messages, 'how', exo_private.hint_how(hd.subject))
         from held hd
+        union all
+        select 2, 1, null, null, null, null, null, null, null, null, null, null,
+               jsonb_build_object('band', 'archival', 'messages', a.messages,
+                                  'how', 'To include them, ask with open_archive => true, or name the time '
+                                         'you mean in the question (a year, "back in 2019", "years ago").')
+        from archived a
     ) x
     order by x.part, x.ord;
 end
 $$;
-comment on function exo.search_messages(text, int, text[]) is
-    'Chat messages matching a web-style query (websearch_to_tsquery, English stemming), best first '
-    '(ts_rank_cd, then newest): message_id, conversation_id, conversation_title, source, sender, '
-    'is_owner, sent_at, body, rank, withheld (null). A blank query returns nothing, only its first '
-    '1,000 characters count; max_results is clamped to 1..200. Care: a message charged for a '
-    'deferred subject (its name or an alias near a cue, in the message or the one before or after '
-    'it) is left out unless bridge names the subject (by name or alias); then one last row per '
-    'subject and conversation has only withheld: {subject, conversation, messages, how}.';
+comment on function exo.search_messages(text, int, text[], boolean, timestamptz) is
+    'Chat messages ranked by BM25 for a question (pg_textsearch, English stemming: every word counts, '
+    'none is required, stop words need not match), best first (rank, then newest): message_id, '
+    'conversation_id, conversation_title, source, sender, is_owner, sent_at, body, rank, band (the '
+    'message''s band by its age as of as_of, as for documents; null when undated), withheld (null). '
+    'Messages sent after as_of are left out. Bands as in exo.search: archival messages are left out '
+    'unless open_archive is true, or open_archive is null and the question carries a temporal signal '
+    '(exo.temporal_signal), or nothing of the present bands answers; when they are left out, one last '
+    'row has only withheld: {band: "archival", messages (how many matched), how}. Care: a message '
+    'charged for a deferred subject (its name or an alias near a cue, in the message or the one '
+    'before or after it) is left out unless bridge names the subject (by name or alias); then one '
+    'row per subject and conversation has only withheld: {subject, conversation, messages, how}. '
+    'Everything is decided among the best 5 x max_results matches (at least 200). A blank query returns nothing; only its first 1,000 '
+    'characters count. Raises invalid_parameter_value for a null query, max_results outside 1..200, '
+    'or a bridge of more than 50 names or a name over 200 characters.';
 
 -- exo_private.link_owner_identity: link a chat identity to the owner person.
 create or replace function exo_private.link_owner_identity(source text, handle text)

@@ -72,6 +72,8 @@ begin
             order by count(distinct e.id) desc, max(c.written_at) desc nulls last, c.id
             limit $4 $q$, per_entity, chunks, visible);
     when 'document' then  -- $1: title keys, $5: file names or stems; a matched document's first chunks
+        -- Not a conversation's: its title names a person more often than not, and its first
+        -- windows, its oldest messages, answer nothing by being first.
         return format($q$
             select c.id as chunk_id, 1.0::float8 as score, c.charged_subjects as charged, d.path as detail
             from exo_private.documents d
@@ -80,7 +82,7 @@ begin
                 where c.document_id = d.id and %s
                 order by c.ordinal limit 2
             ) c
-            where d.workspace = %L
+            where d.workspace = %L and d.conversation_id is null
               and (d.title_key = any ($1) or d.file_name = any ($5) or d.file_stem = any ($5))
             order by d.written_at desc nulls last, d.id
             limit $4 $q$, chunks, visible, workspace);
@@ -134,20 +136,38 @@ comment on function exo_private.stage_sql(text, text, int, int) is
 create or replace function exo_private.pool_details(p_workspaces text[], p_chunks bigint[])
 returns table (
     chunk_id bigint, workspace text, document_id bigint, ordinal int, body text, band text,
-    written_at date, path text, title text, canonical boolean
+    written_at date, path text, title text, canonical boolean, chat jsonb
 )
 language sql stable
 security invoker
 set search_path = exo_private, pg_temp
 as $$
     select c.id, c.workspace, c.document_id, c.ordinal, c.body, c.band::text, c.written_at,
-           d.path, d.title, d.canonical
+           d.path, d.title, d.canonical,
+           case when cw.chunk_id is not null then jsonb_build_object(
+               'conversation_id', cw.conversation_id, 'title', d.title, 'senders', s.senders,
+               'first_sent_at', cw.first_sent_at, 'message_ids', to_jsonb(cw.message_ids)) end
     from unnest(p_workspaces, p_chunks) w (workspace, chunk_id)
     join exo_private.chunks c on c.workspace = w.workspace and c.id = w.chunk_id
     join exo_private.documents d on d.id = c.document_id
+    left join exo_private.chat_windows cw on cw.workspace = c.workspace and cw.chunk_id = c.id
+    -- a chat window's senders, as exo.conversation names them, in order of their first message
+    left join lateral (
+        select jsonb_agg(x.sender order by x.first) as senders
+        from (
+            select coalesce(i.display_name, p.display_name, i.handle) as sender, min(o.n) as first
+            from unnest(cw.message_ids) with ordinality o (message_id, n)
+            join exo_private.chat_messages m on m.id = o.message_id
+            join exo_private.chat_identities i on i.id = m.identity_id
+            left join exo_private.people p on p.id = i.person_id
+            group by 1
+        ) x
+    ) s on cw.chunk_id is not null
 $$;
 comment on function exo_private.pool_details(text[], bigint[]) is
-    'Chunk and document of each candidate of the combined pool, by (workspace, chunk id).';
+    'Chunk and document of each candidate of the combined pool, by (workspace, chunk id); chat, for a '
+    'chunk that is a chat window (else null): {conversation_id, title, senders (distinct, in order of '
+    'their first message), first_sent_at, message_ids (in order)}.';
 
 -- exo_private.pool_similarity: cosine similarity of candidates to a query vector.
 create or replace function exo_private.pool_similarity(
@@ -304,6 +324,9 @@ comment on function exo.search(text, text[], int, int, boolean, text[], timestam
     'archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged or '
     'named by the question while the archive is open (deference.time_releases: an open archive alone), '
     'then one rerank of the merged pool; k rows with citation, band and the stage that found each. '
+    'Chat windows (chunks of imported conversations, path chat/<source>/<id>) are found, ranked and '
+    'cited with documents; their citation is workspace:chat "conversation title" and the time of '
+    'the window''s first message (personal:chat "Iris Calder" 2024-03-04 09:12). '
     'query_embedding (float8[], the question embedded by the caller with the model in use) replaces '
     'the embeddings endpoint. exo.search_report says what happened.';
 
@@ -438,5 +461,6 @@ as $$
 $$;
 comment on function exo.context_packet(text, int, text[], boolean, text[], timestamptz, float8[]) is
     'A small cited answer packet for a question, within token_budget tokens: current facts first, '
-    'then numbered evidence excerpts (path, workspace, date, band), then hints about withheld '
+    'then numbered evidence excerpts (path, workspace, date, band; for a chat, whole messages with '
+    'their times and senders around the ones richest in the question''s words), then hints about withheld '
     'subjects, then provenance. exo.context_packet_json gives it with its token count and report.';
