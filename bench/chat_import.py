@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import tempfile
 import time
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.chat_histories import OWNER, History, generate, write
+from bench.chat_recall import load_note
 from exocortex import config
 from exocortex.db import connect, role_url
 from exocortex.ingest import chat
@@ -41,11 +41,6 @@ from exocortex.migrate import scratch_database
 GOAL_RATIO = 2.0
 GROWN_CONVERSATIONS = 10
 GROWN_MESSAGES = 10
-
-
-def load_note() -> str:
-    one, five, _fifteen = os.getloadavg()
-    return f"{os.cpu_count()} cores, load {one:.2f} / {five:.2f}"
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:

@@ -2591,6 +2591,7 @@ modification time. A canonical document is current unless its frontmatter says o
 """
 
 import datetime
+import json
 import re
 
 """English month names for the date readers (stdlib only): banding and temporal."""
@@ -2613,6 +2614,12 @@ MONTHS = {
 MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 
 BANDS = ("current", "recent", "archival")
+
+def banding_settings(plpy):
+    """The banding.* settings, keyed by name, read inside the database (reband, message_bands)."""
+    rows = plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
+    return {r["key"]: json.loads(r["value"]) for r in rows}
+
 _DATE_PATTERNS = [
     (re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b"), ("y", "m", "d")),
     (
@@ -5744,6 +5751,7 @@ modification time. A canonical document is current unless its frontmatter says o
 """
 
 import datetime
+import json
 import re
 
 """English month names for the date readers (stdlib only): banding and temporal."""
@@ -5766,6 +5774,12 @@ MONTHS = {
 MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 
 BANDS = ("current", "recent", "archival")
+
+def banding_settings(plpy):
+    """The banding.* settings, keyed by name, read inside the database (reband, message_bands)."""
+    rows = plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
+    return {r["key"]: json.loads(r["value"]) for r in rows}
+
 _DATE_PATTERNS = [
     (re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b"), ("y", "m", "d")),
     (
@@ -5869,12 +5883,8 @@ def band_by_age(written, canonical, today, current_days, recent_days, how=None):
         reason += "; canonical document: never demoted by inference"
     return band, reason
 import datetime
-import json
 
-settings = {
-    r["key"]: json.loads(r["value"])
-    for r in plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
-}
+settings = banding_settings(plpy)
 day = datetime.date.fromisoformat(today)
 return [
     None
@@ -6048,6 +6058,7 @@ modification time. A canonical document is current unless its frontmatter says o
 """
 
 import datetime
+import json
 import re
 
 """English month names for the date readers (stdlib only): banding and temporal."""
@@ -6070,6 +6081,12 @@ MONTHS = {
 MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 
 BANDS = ("current", "recent", "archival")
+
+def banding_settings(plpy):
+    """The banding.* settings, keyed by name, read inside the database (reband, message_bands)."""
+    rows = plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
+    return {r["key"]: json.loads(r["value"]) for r in rows}
+
 _DATE_PATTERNS = [
     (re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b"), ("y", "m", "d")),
     (
@@ -7005,6 +7022,7 @@ modification time. A canonical document is current unless its frontmatter says o
 """
 
 import datetime
+import json
 import re
 
 """English month names for the date readers (stdlib only): banding and temporal."""
@@ -7027,6 +7045,12 @@ MONTHS = {
 MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 
 BANDS = ("current", "recent", "archival")
+
+def banding_settings(plpy):
+    """The banding.* settings, keyed by name, read inside the database (reband, message_bands)."""
+    rows = plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
+    return {r["key"]: json.loads(r["value"]) for r in rows}
+
 _DATE_PATTERNS = [
     (re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b"), ("y", "m", "d")),
     (
@@ -7132,10 +7156,7 @@ def band_by_age(written, canonical, today, current_days, recent_days, how=None):
 import datetime
 import json
 
-settings = {
-    r["key"]: json.loads(r["value"])
-    for r in plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
-}
+settings = banding_settings(plpy)
 day = datetime.date.fromisoformat(today)
 documents = plpy.execute(
     "select id, band::text as band, written_at, canonical from exo_private.documents "

@@ -7,11 +7,20 @@ modification time. A canonical document is current unless its frontmatter says o
 """
 
 import datetime
+import json
 import re
 
 from months import MONTH_PATTERN, MONTHS
 
 BANDS = ("current", "recent", "archival")
+
+
+def banding_settings(plpy):
+    """The banding.* settings, keyed by name, read inside the database (reband, message_bands)."""
+    rows = plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
+    return {r["key"]: json.loads(r["value"]) for r in rows}
+
+
 _DATE_PATTERNS = [
     (re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b"), ("y", "m", "d")),
     (

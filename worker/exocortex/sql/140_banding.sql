@@ -13,10 +13,7 @@ as $$
 import datetime
 import json
 
-settings = {
-    r["key"]: json.loads(r["value"])
-    for r in plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
-}
+settings = banding_settings(plpy)
 day = datetime.date.fromisoformat(today)
 documents = plpy.execute(
     "select id, band::text as band, written_at, canonical from exo_private.documents "

@@ -86,12 +86,8 @@ set datestyle = 'ISO, YMD'  -- dates reach Python as ISO text
 as $$
 # exo:include banding
 import datetime
-import json
 
-settings = {
-    r["key"]: json.loads(r["value"])
-    for r in plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
-}
+settings = banding_settings(plpy)
 day = datetime.date.fromisoformat(today)
 return [
     None
