@@ -724,7 +724,7 @@ COMMENT ON FUNCTION exo.embed_query(query text) IS 'Embed a query (its first 2,0
 -- Name: person_history(text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.person_history(name text, max_results integer DEFAULT 200, bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(person text, source text, handle text, display_name text, is_owner boolean, messages bigint, conversations bigint, first_seen timestamp with time zone, last_seen timestamp with time zone, withheld jsonb)
+CREATE FUNCTION exo.person_history(name text, max_results integer DEFAULT 200, bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(person text, source text, handle text, display_name text, is_owner boolean, entity_ids bigint[], messages bigint, conversations bigint, first_seen timestamp with time zone, last_seen timestamp with time zone, withheld jsonb)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -759,11 +759,17 @@ begin
     ), listed as (
         -- counts and dates by shown messages only
         select d.person, d.source, d.handle, d.display_name, d.owner,
+               array(select e.id
+                     from exo_private.chat_person_names(array[d.id]) n
+                     join exo_private.entities e on e.type = 'Person' and e.canonical_key = n.key
+                     order by e.workspace, e.id) as entity_ids,
                count(s.id) as messages, count(distinct s.conversation_id) as conversations,
                min(s.sent_at) as first_seen, max(s.sent_at) as last_seen
         from identities d
         left join sent s on s.identity_id = d.id and s.held = '{}'
         where d.itself is null
+          -- seen only in withheld messages: that they exist is in the hint, never their name
+          and (s.id is not null or not exists (select 1 from sent s2 where s2.identity_id = d.id))
         group by d.id, d.person, d.source, d.handle, d.display_name, d.owner
     ), numbered as (
         select l.*, row_number() over (order by l.person nulls last, l.messages desc, l.source, l.handle) as ord
@@ -789,14 +795,14 @@ begin
         from identities d
         where d.itself is not null and not exists (select 1 from sent s where s.identity_id = d.id)
     )
-    select x.person, x.source, x.handle, x.display_name, x.owner, x.messages, x.conversations, x.first_seen,
-           x.last_seen, x.hint
+    select x.person, x.source, x.handle, x.display_name, x.owner, x.entity_ids, x.messages, x.conversations,
+           x.first_seen, x.last_seen, x.hint
     from (
-        select 0 as part, nb.ord, nb.person, nb.source, nb.handle, nb.display_name, nb.owner, nb.messages,
-               nb.conversations, nb.first_seen, nb.last_seen, null::jsonb as hint
+        select 0 as part, nb.ord, nb.person, nb.source, nb.handle, nb.display_name, nb.owner, nb.entity_ids,
+               nb.messages, nb.conversations, nb.first_seen, nb.last_seen, null::jsonb as hint
         from numbered nb
         union all
-        select 1, row_number() over (order by h.subject), null, null, null, null, null, null, null, null, null,
+        select 1, row_number() over (order by h.subject), null, null, null, null, null, null, null, null, null, null,
                jsonb_build_object('subject', h.subject, 'messages', h.messages,
                                   'how', exo_private.hint_how(h.subject))
         from (select h0.subject, sum(h0.messages)::bigint as messages from held h0 group by h0.subject) h
@@ -811,7 +817,7 @@ ALTER FUNCTION exo.person_history(name text, max_results integer, bridge text[])
 -- Name: FUNCTION person_history(name text, max_results integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.person_history(name text, max_results integer, bridge text[]) IS 'Chat identities whose display name or handle, or whose linked person''s name, contains name (case-insensitive substring), across every source: person (the linked person, the owner''s identities all link to the owner), source, handle, display_name, is_owner, messages, conversations, first_seen and last_seen (first and last message), withheld (null). At most max_results rows (clamped to 1..1000). Raises invalid_parameter_value for a blank name. Care: messages charged for a deferred subject are neither counted nor dated, and an identity named like a deferred subject (its name or an alias) is left out, unless bridge names the subject; then one last row per subject has only withheld: {subject, messages, how}.';
+COMMENT ON FUNCTION exo.person_history(name text, max_results integer, bridge text[]) IS 'Chat identities whose display name or handle, or whose linked person''s name, contains name (case-insensitive substring), across every source: person (the linked person, the owner''s identities all link to the owner), source, handle, display_name, is_owner, entity_ids (the Person entities this identity is, one per workspace it talked in: exo.dossier, exo.related and exo.timeline join its chats and documents), messages, conversations, first_seen and last_seen (first and last message), withheld (null). At most max_results rows (clamped to 1..1000). Raises invalid_parameter_value for a blank name. Care: messages charged for a deferred subject are neither counted nor dated, and an identity named like a deferred subject (its name or an alias) is left out, as is one whose every message is withheld, unless bridge names the subject; then one last row per subject has only withheld: {subject, messages, how}.';
 
 --
 -- Name: related(text, text, integer, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -2012,6 +2018,9 @@ begin
         select d.id from exo_private.documents d where d.workspace = ws and d.stage = 'graphed'));
     perform exo_private.clear_graph(ws);
     perform exo_private.project_entities(exo_private.seed_owner(array[ws]));
+    perform exo_private.link_participants(array(
+        select d.conversation_id from exo_private.documents d
+        where d.workspace = ws and d.conversation_id is not null));
 
     -- Every window again, once: the workspace's jobs still waiting are dropped first.
     select array_agg(q.msg_id) into pending
@@ -2035,7 +2044,7 @@ ALTER FUNCTION exo_private.bump_generation(ws text, model text) OWNER TO exo_own
 -- Name: FUNCTION bump_generation(ws text, model text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.bump_generation(ws text, model text) IS 'Start a new extraction generation of a workspace for model: deletes older generations'' entities (mentions and relations cascade), empties its AGE graph, re-seeds the owner entity, and queues every extraction window again (dropping its waiting extract jobs). Returns the new generation. A graph is only ever built by one model.';
+COMMENT ON FUNCTION exo_private.bump_generation(ws text, model text) IS 'Start a new extraction generation of a workspace for model: deletes older generations'' entities (mentions and relations cascade), empties its AGE graph, re-seeds the owner entity and the chat participants (link_participants), and queues every extraction window again (dropping its waiting extract jobs). Returns the new generation. A graph is only ever built by one model.';
 
 --
 -- Name: canonical_key(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -2076,6 +2085,77 @@ ALTER FUNCTION exo_private.canonical_key(name text) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.canonical_key(name text) IS 'Identity key of an entity name: NFKC, case-folded, whitespace collapsed, edge punctuation removed.';
+
+--
+-- Name: chat_person_names(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.chat_person_names(identities bigint[]) RETURNS TABLE(identity_id bigint, name text, key text, is_owner boolean)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- The owner is their named self (no entity before `exo owner` names them); anyone else is
+    -- their linked person's or their own display name. A handle alone (a phone number, an
+    -- address) names nobody, and ChatGPT's assistant is a model, not a person.
+    select x.identity_id, x.name, coalesce(x.entity_key, exo_private.canonical_key(x.name)), x.is_owner
+    from (
+        select i.id as identity_id, coalesce(p.is_owner, false) as is_owner,
+               case when p.is_owner then p.display_name
+                    else pg_catalog.btrim(coalesce(p.display_name, i.display_name)) end as name,
+               p.entity_key
+        from exo_private.chat_identities i
+        left join exo_private.people p on p.id = i.person_id
+        where i.id = any(identities)
+          and not (i.source = 'chatgpt' and i.handle = 'assistant')
+    ) x
+    where x.name ~ '[[:alpha:]]' and x.name !~ '@'
+      and (not x.is_owner or x.entity_key is not null)
+$$;
+
+ALTER FUNCTION exo_private.chat_person_names(identities bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION chat_person_names(identities bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.chat_person_names(identities bigint[]) IS 'For chat identities: the name and canonical key of the Person each one is (the owner by people.entity_key once named, others by their person''s or their own display name), and whether it is the owner. Identities with no name (a bare phone number or address) and ChatGPT''s assistant are left out.';
+
+--
+-- Name: chat_window_senders(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.chat_window_senders(conversations bigint[]) RETURNS TABLE(workspace text, window_id bigint, document_id bigint, chunk_id bigint, name text, key text, is_owner boolean)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with windows as materialized (
+        select cw.workspace, cw.chunk_id, cw.message_ids, d.id as document_id, x.id as window_id
+        from exo_private.documents d
+        join exo_private.chat_windows cw on cw.conversation_id = d.conversation_id and cw.workspace = d.workspace
+        join exo_private.chunks c on c.workspace = cw.workspace and c.id = cw.chunk_id
+        join exo_private.extraction_windows x on x.document_id = d.id and x.ordinal = c.ordinal
+        where d.conversation_id = any(conversations)
+    ), senders as materialized (
+        select distinct w.workspace, w.window_id, w.document_id, w.chunk_id, m.identity_id
+        from windows w
+        cross join unnest(w.message_ids) x (message_id)
+        join exo_private.chat_messages m on m.id = x.message_id
+    )
+    select distinct on (s.window_id, n.key)
+           s.workspace, s.window_id, s.document_id, s.chunk_id, n.name, n.key, n.is_owner
+    from senders s
+    join exo_private.chat_person_names(array(select distinct s2.identity_id from senders s2)) n
+      on n.identity_id = s.identity_id
+    order by s.window_id, n.key, n.is_owner desc, n.name
+$$;
+
+ALTER FUNCTION exo_private.chat_window_senders(conversations bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION chat_window_senders(conversations bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.chat_window_senders(conversations bigint[]) IS 'For every window of the given conversations: its workspace, extraction window, document and chunk, and each Person who sent a message in it (exo_private.chat_person_names), once per key.';
 
 --
 -- Name: check_search_arguments(text, text[], integer, integer, double precision[], integer, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -5369,6 +5449,92 @@ ALTER FUNCTION exo_private.link_owner_identity(source text, handle text) OWNER T
 --
 
 COMMENT ON FUNCTION exo_private.link_owner_identity(source text, handle text) IS 'Link the chat identity (source, handle) to the owner person; returns the identity id. Raises when the identity or the owner does not exist.';
+
+--
+-- Name: link_participants(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.link_participants(conversations bigint[]) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    gens jsonb := '{}'::jsonb;
+    ws text;
+    ent_ids bigint[];
+    rel_ids bigint[];
+    n_mentions bigint;
+begin
+    -- The current generation of each workspace involved (generation 1 of 'seed' where there is
+    -- none), share-locked like a merge so that bump_generation waits for this one.
+    for ws in
+        select distinct d.workspace from exo_private.documents d
+        where d.conversation_id = any(conversations) order by 1
+    loop
+        gens := gens || jsonb_build_object(ws, exo_private.current_generation(ws, 'seed'));
+        perform 1 from exo_private.extraction_generations g
+        where g.workspace = ws and g.generation = (gens ->> ws)::int
+        for share;
+    end loop;
+
+    -- The Person entities, one per (workspace, key); an existing one keeps its display name.
+    insert into exo_private.entities (workspace, generation, type, canonical_key, name, is_owner)
+    select distinct on (s.workspace, s.key) s.workspace, (gens ->> s.workspace)::int, 'Person', s.key, s.name,
+           s.is_owner
+    from exo_private.chat_window_senders(conversations) s
+    order by s.workspace, s.key, s.is_owner desc, s.name
+    on conflict do nothing;
+
+    with people as materialized (
+        select s.*, e.id as entity_id, e.generation
+        from exo_private.chat_window_senders(conversations) s
+        join exo_private.entities e
+          on e.workspace = s.workspace and e.generation = (gens ->> s.workspace)::int
+         and e.type = 'Person' and e.canonical_key = s.key
+    ), mentioned as (
+        insert into exo_private.mentions (entity_id, window_id, document_id, chunk_id, surface, origin)
+        select p.entity_id, p.window_id, p.document_id, p.chunk_id, p.name, 'structure'
+        from people p
+        on conflict do nothing
+        returning 1
+    ), related as (
+        -- Everyone who wrote in one window talked with everyone else who did (one edge a
+        -- pair, the lower entity id first).
+        insert into exo_private.relations
+            (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id, origin)
+        select w.workspace, w.generation, lo.id, hi.id, 'talked with', 'TALKED_WITH', w.window_id,
+               w.document_id, 'structure'
+        from (
+            select p.workspace, p.generation, p.window_id, p.document_id, array_agg(p.entity_id) as ids
+            from people p
+            group by p.workspace, p.generation, p.window_id, p.document_id
+        ) w
+        -- pairs within a window's few people (a self-join of the CTE would be planned blind)
+        cross join unnest(w.ids) lo (id)
+        cross join unnest(w.ids) hi (id)
+        where hi.id > lo.id
+        on conflict do nothing
+        returning exo_private.relations.id
+    )
+    select (select coalesce(array_agg(distinct p.entity_id), '{}') from people p),
+           (select count(*) from mentioned),
+           (select coalesce(array_agg(related.id), '{}') from related)
+      into ent_ids, n_mentions, rel_ids;
+
+    perform exo_private.project_entities(ent_ids);
+    perform exo_private.project_relations(rel_ids);
+    return jsonb_build_object('entities', cardinality(ent_ids), 'mentions_new', n_mentions,
+                              'relations_new', cardinality(rel_ids));
+end
+$$;
+
+ALTER FUNCTION exo_private.link_participants(conversations bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION link_participants(conversations bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.link_participants(conversations bigint[]) IS 'The structural graph of the given chat conversations'' windows, in each workspace''s current generation: a Person entity per sender who is a person (exo_private.chat_person_names), a mention of it in each window they wrote in, and a TALKED_WITH relation between the people of a window, all with origin ''structure''; projected into the AGE graph. Idempotent. Returns {entities, mentions_new, relations_new}.';
 
 --
 -- Name: mark_messages(boolean); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -11452,6 +11618,9 @@ begin
     select coalesce(array_agg(demoted.id), '{}') into changed from demoted;
     changed := changed || exo_private.seed_owner(array(select w.name from exo_private.workspaces w));
     perform exo_private.project_entities(changed);
+    -- The owner's chat windows now mention the owner's entity.
+    perform exo_private.link_participants(array(
+        select d.conversation_id from exo_private.documents d where d.conversation_id is not null));
 end
 $$;
 
@@ -11461,7 +11630,7 @@ ALTER FUNCTION exo_private.set_owner(display_name text) OWNER TO exo_owner;
 -- Name: FUNCTION set_owner(display_name text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.set_owner(display_name text) IS 'Name the owner: people''s owner row gets display_name and entity_key; every workspace''s current generation gets an is_owner Person entity for that key (generation 1 of model ''seed'' where there is none), projected into its graph. Extractions naming the owner merge into it.';
+COMMENT ON FUNCTION exo_private.set_owner(display_name text) IS 'Name the owner: people''s owner row gets display_name and entity_key; every workspace''s current generation gets an is_owner Person entity for that key (generation 1 of model ''seed'' where there is none), projected into its graph, and the owner''s chat windows mention it (link_participants). Extractions naming the owner merge into it.';
 
 --
 -- Name: set_setting(text, jsonb, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -11509,7 +11678,9 @@ declare
     visible text := format('c.workspace = %L and c.band = any ($2::exo_private.band[]) '
                            'and (c.written_at is null or c.written_at <= $3)', workspace);
     -- Chunks per named entity the entity and graph stages look at, newest first: a hub of
-    -- thousands of mentions costs this many rows, not all of them.
+    -- thousands of mentions costs this many rows, not all of them. Only mentions the text makes
+    -- (origin 'model'): a chat participant is the sender of every line of their windows, which
+    -- says nothing about what a window answers (the lexical stage still matches the name).
     per_entity constant int := 200;
 begin
     if not exists (select 1 from exo_private.workspaces w where w.name = stage_sql.workspace) then
@@ -11547,7 +11718,7 @@ begin
             from exo_private.entities e
             cross join lateral (
                 select m.chunk_id from exo_private.mentions m
-                where m.entity_id = e.id and m.chunk_id is not null
+                where m.entity_id = e.id and m.chunk_id is not null and m.origin = 'model'
                 order by m.chunk_id desc limit %s
             ) m
             join exo_private.%I c on c.id = m.chunk_id
@@ -11578,7 +11749,7 @@ begin
             cross join lateral exo_private.related_entities(s.entity_id, $5, $6) n
             cross join lateral (
                 select m.chunk_id from exo_private.mentions m
-                where m.entity_id = n.entity_id and m.chunk_id is not null
+                where m.entity_id = n.entity_id and m.chunk_id is not null and m.origin = 'model'
                 order by m.chunk_id desc limit %s
             ) m
             join exo_private.%I c on c.id = m.chunk_id
@@ -11760,6 +11931,7 @@ CREATE FUNCTION exo_private.window_conversation(conversation bigint, workspace t
 declare
     ws text;
     zone text;
+    added int;
 begin
     if conversation is null then
         perform exo_private.invalid_argument('conversation must not be null');
@@ -11786,7 +11958,9 @@ begin
             format('setting chat.time_zone: %s is not a time zone', exo_private.quoted(zone)),
             'name one of pg_timezone_names, e.g. UTC or Europe/Paris');
     end;
-    return exo_private.cut_windows(conversation, ws, zone);
+    added := exo_private.cut_windows(conversation, ws, zone);
+    perform exo_private.link_participants(array[conversation]);
+    return added;
 end
 $$;
 
@@ -11796,7 +11970,7 @@ ALTER FUNCTION exo_private.window_conversation(conversation bigint, workspace te
 -- Name: FUNCTION window_conversation(conversation bigint, workspace text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.window_conversation(conversation bigint, workspace text) IS 'Create or update the conversation document of a chat conversation (path chat/<source>/<id>) and its windows (exo_private.cut_windows), in workspace (default: the document''s, else the setting chat.workspace; another one moves the windows there). Returns how many windows were added.';
+COMMENT ON FUNCTION exo_private.window_conversation(conversation bigint, workspace text) IS 'Create or update the conversation document of a chat conversation (path chat/<source>/<id>) and its windows (exo_private.cut_windows) with their senders in the graph (exo_private.link_participants), in workspace (default: the document''s, else the setting chat.workspace; another one moves the windows there). Returns how many windows were added.';
 
 --
 -- Name: window_withheld(bigint, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -15125,7 +15299,9 @@ CREATE TABLE exo_private.mentions (
     window_id bigint NOT NULL,
     document_id bigint NOT NULL,
     chunk_id bigint,
-    surface text NOT NULL
+    surface text NOT NULL,
+    origin text DEFAULT 'model'::text NOT NULL,
+    CONSTRAINT mentions_origin_check CHECK ((origin = ANY (ARRAY['model'::text, 'structure'::text])))
 );
 
 ALTER TABLE exo_private.mentions OWNER TO exo_owner;
@@ -15135,6 +15311,12 @@ ALTER TABLE exo_private.mentions OWNER TO exo_owner;
 --
 
 COMMENT ON TABLE exo_private.mentions IS 'Where an entity was found: the extraction window, its document, and the chunk holding the name.';
+
+--
+-- Name: COLUMN mentions.origin; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.mentions.origin IS 'model: graph extraction named the entity in the window; structure: known from the source itself (a chat window''s senders), kept through every extraction and rebuilt with each generation.';
 
 --
 -- Name: people; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -15191,6 +15373,8 @@ CREATE TABLE exo_private.relations (
     window_id bigint NOT NULL,
     document_id bigint NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    origin text DEFAULT 'model'::text NOT NULL,
+    CONSTRAINT relations_origin_check CHECK ((origin = ANY (ARRAY['model'::text, 'structure'::text]))),
     CONSTRAINT relations_predicate_check CHECK ((predicate ~ '^[A-Z][A-Z0-9_]{0,62}$'::text))
 );
 
@@ -15201,6 +15385,12 @@ ALTER TABLE exo_private.relations OWNER TO exo_owner;
 --
 
 COMMENT ON TABLE exo_private.relations IS 'Subject-predicate-object triples from one window; predicate is the normalised label, predicate_raw what the model said.';
+
+--
+-- Name: COLUMN relations.origin; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.relations.origin IS 'model: graph extraction returned it; structure: known from the source itself (people who talked in one chat window).';
 
 --
 -- Name: relations_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
@@ -17543,6 +17733,22 @@ GRANT ALL ON FUNCTION exo_private.canonical_key(name text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.canonical_key(name text) TO exo_writer;
 
 --
+-- Name: FUNCTION chat_person_names(identities bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.chat_person_names(identities bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.chat_person_names(identities bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.chat_person_names(identities bigint[]) TO exo_writer;
+
+--
+-- Name: FUNCTION chat_window_senders(conversations bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.chat_window_senders(conversations bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.chat_window_senders(conversations bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.chat_window_senders(conversations bigint[]) TO exo_writer;
+
+--
 -- Name: FUNCTION check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer, bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -17871,6 +18077,14 @@ GRANT ALL ON FUNCTION exo_private.like_pattern(input text) TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.link_owner_identity(source text, handle text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.link_owner_identity(source text, handle text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.link_owner_identity(source text, handle text) TO exo_writer;
+
+--
+-- Name: FUNCTION link_participants(conversations bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.link_participants(conversations bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.link_participants(conversations bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.link_participants(conversations bigint[]) TO exo_writer;
 
 --
 -- Name: FUNCTION mark_messages(every_conversation boolean); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from datetime import UTC, datetime
 
 import psycopg
@@ -715,7 +714,8 @@ def test_whatsapp_multiline_messages_are_kept_whole(db, tmp_path):
 # --- scale and the demo corpus -----------------------------------------------------------------
 
 
-def test_ten_thousand_messages_import_quickly(db, tmp_path):
+def test_ten_thousand_messages_import_once(db, tmp_path):
+    # Speed is bench/chat_import.py's (ratios against parsing the file), never a timed test.
     records = [
         msg(
             conversation=f"c{i % 50}",
@@ -726,14 +726,8 @@ def test_ten_thousand_messages_import_quickly(db, tmp_path):
         for i in range(10_000)
     ]
     path = write(tmp_path, "big.jsonl", jsonl(*records))
-    started = time.perf_counter()
-    result = run_import(db, path, "jsonl")
-    elapsed = time.perf_counter() - started
-    assert result.messages_added == 10_000
-    assert elapsed < 5, f"10,000 messages took {elapsed:.1f} s"
-    started = time.perf_counter()
+    assert run_import(db, path, "jsonl").messages_added == 10_000
     assert run_import(db, path, "jsonl").messages_added == 0
-    assert time.perf_counter() - started < 5
 
 
 def test_the_example_chats_import_and_link_the_owner(db):

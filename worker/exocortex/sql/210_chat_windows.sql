@@ -13,6 +13,7 @@ as $$
 declare
     ws text;
     zone text;
+    added int;
 begin
     if conversation is null then
         perform exo_private.invalid_argument('conversation must not be null');
@@ -39,12 +40,15 @@ begin
             format('setting chat.time_zone: %s is not a time zone', exo_private.quoted(zone)),
             'name one of pg_timezone_names, e.g. UTC or Europe/Paris');
     end;
-    return exo_private.cut_windows(conversation, ws, zone);
+    added := exo_private.cut_windows(conversation, ws, zone);
+    perform exo_private.link_participants(array[conversation]);
+    return added;
 end
 $$;
 comment on function exo_private.window_conversation(bigint, text) is
     'Create or update the conversation document of a chat conversation (path chat/<source>/<id>) '
-    'and its windows (exo_private.cut_windows), in workspace (default: the document''s, else the '
+    'and its windows (exo_private.cut_windows) with their senders in the graph '
+    '(exo_private.link_participants), in workspace (default: the document''s, else the '
     'setting chat.workspace; another one moves the windows there). Returns how many windows were added.';
 
 -- exo_private.cut_windows: the work of window_conversation, its arguments checked.

@@ -581,13 +581,16 @@ begin
     select coalesce(array_agg(demoted.id), '{}') into changed from demoted;
     changed := changed || exo_private.seed_owner(array(select w.name from exo_private.workspaces w));
     perform exo_private.project_entities(changed);
+    -- The owner's chat windows now mention the owner's entity.
+    perform exo_private.link_participants(array(
+        select d.conversation_id from exo_private.documents d where d.conversation_id is not null));
 end
 $$;
 comment on function exo_private.set_owner(text) is
     'Name the owner: people''s owner row gets display_name and entity_key; every workspace''s '
     'current generation gets an is_owner Person entity for that key (generation 1 of model '
-    '''seed'' where there is none), projected into its graph. Extractions naming the owner merge '
-    'into it.';
+    '''seed'' where there is none), projected into its graph, and the owner''s chat windows mention '
+    'it (link_participants). Extractions naming the owner merge into it.';
 
 -- exo_private.bump_generation: a new extraction model for a workspace; rebuild its graph.
 create or replace function exo_private.bump_generation(ws text, model text)
@@ -624,6 +627,9 @@ begin
         select d.id from exo_private.documents d where d.workspace = ws and d.stage = 'graphed'));
     perform exo_private.clear_graph(ws);
     perform exo_private.project_entities(exo_private.seed_owner(array[ws]));
+    perform exo_private.link_participants(array(
+        select d.conversation_id from exo_private.documents d
+        where d.workspace = ws and d.conversation_id is not null));
 
     -- Every window again, once: the workspace's jobs still waiting are dropped first.
     select array_agg(q.msg_id) into pending
@@ -642,7 +648,8 @@ end
 $$;
 comment on function exo_private.bump_generation(text, text) is
     'Start a new extraction generation of a workspace for model: deletes older generations'' '
-    'entities (mentions and relations cascade), empties its AGE graph, re-seeds the owner entity, '
+    'entities (mentions and relations cascade), empties its AGE graph, re-seeds the owner entity '
+    'and the chat participants (link_participants), '
     'and queues every extraction window again (dropping its waiting extract jobs). Returns the '
     'new generation. A graph is only ever built by one model.';
 

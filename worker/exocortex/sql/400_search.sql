@@ -25,7 +25,9 @@ declare
     visible text := format('c.workspace = %L and c.band = any ($2::exo_private.band[]) '
                            'and (c.written_at is null or c.written_at <= $3)', workspace);
     -- Chunks per named entity the entity and graph stages look at, newest first: a hub of
-    -- thousands of mentions costs this many rows, not all of them.
+    -- thousands of mentions costs this many rows, not all of them. Only mentions the text makes
+    -- (origin 'model'): a chat participant is the sender of every line of their windows, which
+    -- says nothing about what a window answers (the lexical stage still matches the name).
     per_entity constant int := 200;
 begin
     if not exists (select 1 from exo_private.workspaces w where w.name = stage_sql.workspace) then
@@ -63,7 +65,7 @@ begin
             from exo_private.entities e
             cross join lateral (
                 select m.chunk_id from exo_private.mentions m
-                where m.entity_id = e.id and m.chunk_id is not null
+                where m.entity_id = e.id and m.chunk_id is not null and m.origin = 'model'
                 order by m.chunk_id desc limit %s
             ) m
             join exo_private.%I c on c.id = m.chunk_id
@@ -94,7 +96,7 @@ begin
             cross join lateral exo_private.related_entities(s.entity_id, $5, $6) n
             cross join lateral (
                 select m.chunk_id from exo_private.mentions m
-                where m.entity_id = n.entity_id and m.chunk_id is not null
+                where m.entity_id = n.entity_id and m.chunk_id is not null and m.origin = 'model'
                 order by m.chunk_id desc limit %s
             ) m
             join exo_private.%I c on c.id = m.chunk_id

@@ -111,7 +111,7 @@ comment on function exo.conversation(text, int, text[]) is
 -- exo.person_history: who someone is across chat sources.
 create or replace function exo.person_history(name text, max_results int default 200, bridge text[] default '{}')
 returns table (
-    person text, source text, handle text, display_name text, is_owner boolean, messages bigint,
+    person text, source text, handle text, display_name text, is_owner boolean, entity_ids bigint[], messages bigint,
     conversations bigint, first_seen timestamptz, last_seen timestamptz, withheld jsonb
 )
 language plpgsql stable
@@ -149,11 +149,17 @@ begin
     ), listed as (
         -- counts and dates by shown messages only
         select d.person, d.source, d.handle, d.display_name, d.owner,
+               array(select e.id
+                     from exo_private.chat_person_names(array[d.id]) n
+                     join exo_private.entities e on e.type = 'Person' and e.canonical_key = n.key
+                     order by e.workspace, e.id) as entity_ids,
                count(s.id) as messages, count(distinct s.conversation_id) as conversations,
                min(s.sent_at) as first_seen, max(s.sent_at) as last_seen
         from identities d
         left join sent s on s.identity_id = d.id and s.held = '{}'
         where d.itself is null
+          -- seen only in withheld messages: that they exist is in the hint, never their name
+          and (s.id is not null or not exists (select 1 from sent s2 where s2.identity_id = d.id))
         group by d.id, d.person, d.source, d.handle, d.display_name, d.owner
     ), numbered as (
         select l.*, row_number() over (order by l.person nulls last, l.messages desc, l.source, l.handle) as ord
@@ -179,14 +185,14 @@ begin
         from identities d
         where d.itself is not null and not exists (select 1 from sent s where s.identity_id = d.id)
     )
-    select x.person, x.source, x.handle, x.display_name, x.owner, x.messages, x.conversations, x.first_seen,
-           x.last_seen, x.hint
+    select x.person, x.source, x.handle, x.display_name, x.owner, x.entity_ids, x.messages, x.conversations,
+           x.first_seen, x.last_seen, x.hint
     from (
-        select 0 as part, nb.ord, nb.person, nb.source, nb.handle, nb.display_name, nb.owner, nb.messages,
-               nb.conversations, nb.first_seen, nb.last_seen, null::jsonb as hint
+        select 0 as part, nb.ord, nb.person, nb.source, nb.handle, nb.display_name, nb.owner, nb.entity_ids,
+               nb.messages, nb.conversations, nb.first_seen, nb.last_seen, null::jsonb as hint
         from numbered nb
         union all
-        select 1, row_number() over (order by h.subject), null, null, null, null, null, null, null, null, null,
+        select 1, row_number() over (order by h.subject), null, null, null, null, null, null, null, null, null, null,
                jsonb_build_object('subject', h.subject, 'messages', h.messages,
                                   'how', exo_private.hint_how(h.subject))
         from (select h0.subject, sum(h0.messages)::bigint as messages from held h0 group by h0.subject) h
@@ -197,9 +203,12 @@ $$;
 comment on function exo.person_history(text, int, text[]) is
     'Chat identities whose display name or handle, or whose linked person''s name, contains name '
     '(case-insensitive substring), across every source: person (the linked person, the owner''s '
-    'identities all link to the owner), source, handle, display_name, is_owner, messages, '
+    'identities all link to the owner), source, handle, display_name, is_owner, entity_ids (the '
+    'Person entities this identity is, one per workspace it talked in: exo.dossier, exo.related and '
+    'exo.timeline join its chats and documents), messages, '
     'conversations, first_seen and last_seen (first and last message), withheld (null). At most '
     'max_results rows (clamped to 1..1000). Raises invalid_parameter_value for a blank name. Care: '
     'messages charged for a deferred subject are neither counted nor dated, and an identity named '
-    'like a deferred subject (its name or an alias) is left out, unless bridge names the subject; '
+    'like a deferred subject (its name or an alias) is left out, as is one whose every message is '
+    'withheld, unless bridge names the subject; '
     'then one last row per subject has only withheld: {subject, messages, how}.';

@@ -1,0 +1,150 @@
+-- Chat participants in the graph: who took part in a chat window is known without a model, so
+-- each sender who is a person becomes a Person entity of the window's workspace (the owner's
+-- own entity for the owner), mentioned in the window, and the people of one window are joined
+-- by a TALKED_WITH relation. These rows have origin 'structure': extraction adds to them and
+-- never removes them, and every new generation gets them again (bump_generation).
+
+-- exo_private.chat_person_names: the Person each chat identity is, if any.
+create or replace function exo_private.chat_person_names(identities bigint[])
+returns table (identity_id bigint, name text, key text, is_owner boolean)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- The owner is their named self (no entity before `exo owner` names them); anyone else is
+    -- their linked person's or their own display name. A handle alone (a phone number, an
+    -- address) names nobody, and ChatGPT's assistant is a model, not a person.
+    select x.identity_id, x.name, coalesce(x.entity_key, exo_private.canonical_key(x.name)), x.is_owner
+    from (
+        select i.id as identity_id, coalesce(p.is_owner, false) as is_owner,
+               case when p.is_owner then p.display_name
+                    else pg_catalog.btrim(coalesce(p.display_name, i.display_name)) end as name,
+               p.entity_key
+        from exo_private.chat_identities i
+        left join exo_private.people p on p.id = i.person_id
+        where i.id = any(identities)
+          and not (i.source = 'chatgpt' and i.handle = 'assistant')
+    ) x
+    where x.name ~ '[[:alpha:]]' and x.name !~ '@'
+      and (not x.is_owner or x.entity_key is not null)
+$$;
+comment on function exo_private.chat_person_names(bigint[]) is
+    'For chat identities: the name and canonical key of the Person each one is (the owner by '
+    'people.entity_key once named, others by their person''s or their own display name), and '
+    'whether it is the owner. Identities with no name (a bare phone number or address) and '
+    'ChatGPT''s assistant are left out.';
+
+-- exo_private.chat_window_senders: who sent a message in each window of some conversations.
+create or replace function exo_private.chat_window_senders(conversations bigint[])
+returns table (workspace text, window_id bigint, document_id bigint, chunk_id bigint, name text, key text,
+               is_owner boolean)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    with windows as materialized (
+        select cw.workspace, cw.chunk_id, cw.message_ids, d.id as document_id, x.id as window_id
+        from exo_private.documents d
+        join exo_private.chat_windows cw on cw.conversation_id = d.conversation_id and cw.workspace = d.workspace
+        join exo_private.chunks c on c.workspace = cw.workspace and c.id = cw.chunk_id
+        join exo_private.extraction_windows x on x.document_id = d.id and x.ordinal = c.ordinal
+        where d.conversation_id = any(conversations)
+    ), senders as materialized (
+        select distinct w.workspace, w.window_id, w.document_id, w.chunk_id, m.identity_id
+        from windows w
+        cross join unnest(w.message_ids) x (message_id)
+        join exo_private.chat_messages m on m.id = x.message_id
+    )
+    select distinct on (s.window_id, n.key)
+           s.workspace, s.window_id, s.document_id, s.chunk_id, n.name, n.key, n.is_owner
+    from senders s
+    join exo_private.chat_person_names(array(select distinct s2.identity_id from senders s2)) n
+      on n.identity_id = s.identity_id
+    order by s.window_id, n.key, n.is_owner desc, n.name
+$$;
+comment on function exo_private.chat_window_senders(bigint[]) is
+    'For every window of the given conversations: its workspace, extraction window, document and '
+    'chunk, and each Person who sent a message in it (exo_private.chat_person_names), once per key.';
+
+-- exo_private.link_participants: the structural graph of chat windows.
+create or replace function exo_private.link_participants(conversations bigint[])
+returns jsonb
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    gens jsonb := '{}'::jsonb;
+    ws text;
+    ent_ids bigint[];
+    rel_ids bigint[];
+    n_mentions bigint;
+begin
+    -- The current generation of each workspace involved (generation 1 of 'seed' where there is
+    -- none), share-locked like a merge so that bump_generation waits for this one.
+    for ws in
+        select distinct d.workspace from exo_private.documents d
+        where d.conversation_id = any(conversations) order by 1
+    loop
+        gens := gens || jsonb_build_object(ws, exo_private.current_generation(ws, 'seed'));
+        perform 1 from exo_private.extraction_generations g
+        where g.workspace = ws and g.generation = (gens ->> ws)::int
+        for share;
+    end loop;
+
+    -- The Person entities, one per (workspace, key); an existing one keeps its display name.
+    insert into exo_private.entities (workspace, generation, type, canonical_key, name, is_owner)
+    select distinct on (s.workspace, s.key) s.workspace, (gens ->> s.workspace)::int, 'Person', s.key, s.name,
+           s.is_owner
+    from exo_private.chat_window_senders(conversations) s
+    order by s.workspace, s.key, s.is_owner desc, s.name
+    on conflict do nothing;
+
+    with people as materialized (
+        select s.*, e.id as entity_id, e.generation
+        from exo_private.chat_window_senders(conversations) s
+        join exo_private.entities e
+          on e.workspace = s.workspace and e.generation = (gens ->> s.workspace)::int
+         and e.type = 'Person' and e.canonical_key = s.key
+    ), mentioned as (
+        insert into exo_private.mentions (entity_id, window_id, document_id, chunk_id, surface, origin)
+        select p.entity_id, p.window_id, p.document_id, p.chunk_id, p.name, 'structure'
+        from people p
+        on conflict do nothing
+        returning 1
+    ), related as (
+        -- Everyone who wrote in one window talked with everyone else who did (one edge a
+        -- pair, the lower entity id first).
+        insert into exo_private.relations
+            (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id, origin)
+        select w.workspace, w.generation, lo.id, hi.id, 'talked with', 'TALKED_WITH', w.window_id,
+               w.document_id, 'structure'
+        from (
+            select p.workspace, p.generation, p.window_id, p.document_id, array_agg(p.entity_id) as ids
+            from people p
+            group by p.workspace, p.generation, p.window_id, p.document_id
+        ) w
+        -- pairs within a window's few people (a self-join of the CTE would be planned blind)
+        cross join unnest(w.ids) lo (id)
+        cross join unnest(w.ids) hi (id)
+        where hi.id > lo.id
+        on conflict do nothing
+        returning exo_private.relations.id
+    )
+    select (select coalesce(array_agg(distinct p.entity_id), '{}') from people p),
+           (select count(*) from mentioned),
+           (select coalesce(array_agg(related.id), '{}') from related)
+      into ent_ids, n_mentions, rel_ids;
+
+    perform exo_private.project_entities(ent_ids);
+    perform exo_private.project_relations(rel_ids);
+    return jsonb_build_object('entities', cardinality(ent_ids), 'mentions_new', n_mentions,
+                              'relations_new', cardinality(rel_ids));
+end
+$$;
+comment on function exo_private.link_participants(bigint[]) is
+    'The structural graph of the given chat conversations'' windows, in each workspace''s current '
+    'generation: a Person entity per sender who is a person (exo_private.chat_person_names), a '
+    'mention of it in each window they wrote in, and a TALKED_WITH relation between the people of '
+    'a window, all with origin ''structure''; projected into the AGE graph. Idempotent. Returns '
+    '{entities, mentions_new, relations_new}.';
