@@ -69,6 +69,7 @@ bench: setup
 	$(BIN)/python -m bench.mcp_roundtrip
 	$(BIN)/python -m bench.chat_recall
 	$(BIN)/python -m bench.chat_import
+	$(BIN)/python -m bench.public_chats
 
 ## schema-dump: rewrite schema/exocortex.sql from a database migrated from zero
 schema-dump: setup

@@ -1357,6 +1357,7 @@ _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
 # The start of a message line in a chat chunk: its time (or "(undated)") and its sender.
 _CHAT_LABEL = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ")
+_CHAT_LABELS = re.compile(r"^(?:\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
 # Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
 STOPWORDS = frozenset(
     """a about above after again all am an and any are as at be been before being below between both
@@ -1550,12 +1551,29 @@ class WorkspacePool:
         return sum(1 for h in self.hits if h["confident"])
 
     def wants_more(self):
-        """(True, None) while a stage should run, else (False, why it is skipped)."""
-        if len(self.hits) >= self.cap:
-            return False, "the workspace holds per_workspace candidates"
+        """(True, None) while a stage should run, else (False, why it is skipped). A full pool
+        holds weak candidates while it lacks confident ones (need is at most the cap), and the
+        next stage shares its room (_room_for)."""
         if self.confident >= self.need:
             return False, f"enough confident candidates ({self.confident} of {self.need})"
         return True, None
+
+    def _room_for(self, stage, confident):
+        """The hit a new one of `stage` replaces in a full pool, or None. Only a hit no stage was
+        confident about gives way: the last one of the earlier stage holding the most of them,
+        to a confident hit always, else while that stage keeps more than `stage` will (so a
+        stage that filled the pool with weak matches shares it with the next one, half each)."""
+        weak = {}
+        for h in self.hits:
+            if not h["confident"] and h["stage"] != stage:
+                weak.setdefault(h["stage"], []).append(h)
+        if not weak:
+            return None
+        largest = max(weak.values(), key=len)
+        mine = sum(1 for h in self.hits if h["stage"] == stage)
+        if confident or len(largest) - 1 >= mine + 1:
+            return largest[-1]
+        return None
 
     def admit(self, stage, rows, withhold):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
@@ -1573,7 +1591,10 @@ class WorkspacePool:
                     self.withheld.setdefault(subject, set()).add(chunk)
                 continue
             if len(self.hits) >= self.cap:
-                continue
+                weaker = self._room_for(stage, bool(row["confident"]))
+                if weaker is None:
+                    continue
+                self.hits.remove(weaker)
             self.hits.append(
                 {
                     "chunk_id": chunk,
@@ -1633,9 +1654,22 @@ def priority(candidate, weights, recency=True):
         value *= weights["canonical"]
     return value
 
-def freshness(candidate, weights, today_ordinal, years, recency=True):
-    """Closeness to the years the question names; else, under recency preference, recency;
-    else (the archive is open) neutral."""
+# A question about the present state of things ("where does she live now?"): among evidence of
+# like relevance, the newest value is the answer, so recency counts over months, not years.
+_ASKS_PRESENT = re.compile(
+    r"\b(?:now|nowadays|currently|current|these days|at the moment|at present|still|any ?more|lately|latest)\b",
+    re.I,
+)
+
+def asks_present(query):
+    """Whether a question asks what is true now (a present-state word such as "now", "currently",
+    "these days", "still")."""
+    return bool(_ASKS_PRESENT.search(query or ""))
+
+def freshness(candidate, weights, today_ordinal, years, recency=True, present=False):
+    """Closeness to the years the question names; else, under recency preference, recency (over
+    present_half_life_days for a question about the present); else (the archive is open)
+    neutral."""
     if candidate.get("canonical"):
         return 1.0  # a canonical document is current by declaration, whatever its date
     written = candidate.get("written_ordinal")
@@ -1649,7 +1683,8 @@ def freshness(candidate, weights, today_ordinal, years, recency=True):
     if not recency:
         return 1.0
     age = max(0, today_ordinal - written)
-    decay = 0.5 ** (age / float(weights["freshness_half_life_days"]))
+    half_life = weights["present_half_life_days"] if present else weights["freshness_half_life_days"]
+    decay = 0.5 ** (age / float(half_life))
     return weights["freshness_floor"] + (1.0 - weights["freshness_floor"]) * decay
 
 def normalise(scores):
@@ -1687,7 +1722,7 @@ def from_ranking(ranked_ids, ids):
     n = len(order)
     return {chunk: 1.0 - (rank / n) * 0.95 for rank, chunk in enumerate(order)}
 
-def rank(candidates, relevance, weights, today_ordinal, years, recency=True):
+def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False):
     """The candidates in final order, each with its relevance and score.
 
     A reranker only reorders: the chunks out are exactly the chunks in, whatever the
@@ -1696,7 +1731,9 @@ def rank(candidates, relevance, weights, today_ordinal, years, recency=True):
     for c in candidates:
         r = relevance.get(c["chunk_id"])
         r = 0.0 if r is None or not math.isfinite(r) else r
-        score = r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency)
+        score = (
+            r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency, present)
+        )
         ranked.append(dict(c, relevance=round(r, 4), score=round(score, 6)))
     ranked.sort(key=lambda c: (-c["score"], -c["relevance"], c["chunk_id"]))
     if sorted(c["chunk_id"] for c in ranked) != sorted(c["chunk_id"] for c in candidates):
@@ -1783,6 +1820,12 @@ def excerpt(body, words, max_chars):
     passage = text[a:b].strip()
     return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
 
+def said(body):
+    """What a chat chunk's messages say, without their time and sender labels: a question naming
+    the other person matches the sender of half the lines, which says nothing about which one
+    answers it."""
+    return _CHAT_LABELS.sub("", body)
+
 def chat_messages(body):
     """The messages of a chat chunk's body, each its lines joined: an unindented line starts a
     message, an indented one continues it."""
@@ -1814,7 +1857,8 @@ def _grow(units, best, max_chars):
 
 def chat_excerpt(body, words, max_chars):
     """Whole messages of a chat chunk (at most max_chars and the ellipsis marks): the message
-    richest in `words` (compared by their first five letters, as coverage() does) and its
+    richest in `words` in what it says (said(); compared by their first five letters, as coverage()
+    does) and its
     neighbours while they fit. A message longer than that keeps its time and sender and whole
     lines around its line richest in `words`; only a line longer than the limit is cut."""
     text = body.strip()
@@ -1823,7 +1867,7 @@ def chat_excerpt(body, words, max_chars):
     wanted = {w[:5] for w in words}
 
     def richest(units):
-        hits = [len(wanted & {w[:5] for w in _WORD.findall(u.casefold())}) for u in units]
+        hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
         return max(range(len(units)), key=lambda i: (hits[i], -i))
 
     messages = chat_messages(text)
@@ -8433,6 +8477,7 @@ _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
 # The start of a message line in a chat chunk: its time (or "(undated)") and its sender.
 _CHAT_LABEL = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ")
+_CHAT_LABELS = re.compile(r"^(?:\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
 # Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
 STOPWORDS = frozenset(
     """a about above after again all am an and any are as at be been before being below between both
@@ -8626,12 +8671,29 @@ class WorkspacePool:
         return sum(1 for h in self.hits if h["confident"])
 
     def wants_more(self):
-        """(True, None) while a stage should run, else (False, why it is skipped)."""
-        if len(self.hits) >= self.cap:
-            return False, "the workspace holds per_workspace candidates"
+        """(True, None) while a stage should run, else (False, why it is skipped). A full pool
+        holds weak candidates while it lacks confident ones (need is at most the cap), and the
+        next stage shares its room (_room_for)."""
         if self.confident >= self.need:
             return False, f"enough confident candidates ({self.confident} of {self.need})"
         return True, None
+
+    def _room_for(self, stage, confident):
+        """The hit a new one of `stage` replaces in a full pool, or None. Only a hit no stage was
+        confident about gives way: the last one of the earlier stage holding the most of them,
+        to a confident hit always, else while that stage keeps more than `stage` will (so a
+        stage that filled the pool with weak matches shares it with the next one, half each)."""
+        weak = {}
+        for h in self.hits:
+            if not h["confident"] and h["stage"] != stage:
+                weak.setdefault(h["stage"], []).append(h)
+        if not weak:
+            return None
+        largest = max(weak.values(), key=len)
+        mine = sum(1 for h in self.hits if h["stage"] == stage)
+        if confident or len(largest) - 1 >= mine + 1:
+            return largest[-1]
+        return None
 
     def admit(self, stage, rows, withhold):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
@@ -8649,7 +8711,10 @@ class WorkspacePool:
                     self.withheld.setdefault(subject, set()).add(chunk)
                 continue
             if len(self.hits) >= self.cap:
-                continue
+                weaker = self._room_for(stage, bool(row["confident"]))
+                if weaker is None:
+                    continue
+                self.hits.remove(weaker)
             self.hits.append(
                 {
                     "chunk_id": chunk,
@@ -8709,9 +8774,22 @@ def priority(candidate, weights, recency=True):
         value *= weights["canonical"]
     return value
 
-def freshness(candidate, weights, today_ordinal, years, recency=True):
-    """Closeness to the years the question names; else, under recency preference, recency;
-    else (the archive is open) neutral."""
+# A question about the present state of things ("where does she live now?"): among evidence of
+# like relevance, the newest value is the answer, so recency counts over months, not years.
+_ASKS_PRESENT = re.compile(
+    r"\b(?:now|nowadays|currently|current|these days|at the moment|at present|still|any ?more|lately|latest)\b",
+    re.I,
+)
+
+def asks_present(query):
+    """Whether a question asks what is true now (a present-state word such as "now", "currently",
+    "these days", "still")."""
+    return bool(_ASKS_PRESENT.search(query or ""))
+
+def freshness(candidate, weights, today_ordinal, years, recency=True, present=False):
+    """Closeness to the years the question names; else, under recency preference, recency (over
+    present_half_life_days for a question about the present); else (the archive is open)
+    neutral."""
     if candidate.get("canonical"):
         return 1.0  # a canonical document is current by declaration, whatever its date
     written = candidate.get("written_ordinal")
@@ -8725,7 +8803,8 @@ def freshness(candidate, weights, today_ordinal, years, recency=True):
     if not recency:
         return 1.0
     age = max(0, today_ordinal - written)
-    decay = 0.5 ** (age / float(weights["freshness_half_life_days"]))
+    half_life = weights["present_half_life_days"] if present else weights["freshness_half_life_days"]
+    decay = 0.5 ** (age / float(half_life))
     return weights["freshness_floor"] + (1.0 - weights["freshness_floor"]) * decay
 
 def normalise(scores):
@@ -8763,7 +8842,7 @@ def from_ranking(ranked_ids, ids):
     n = len(order)
     return {chunk: 1.0 - (rank / n) * 0.95 for rank, chunk in enumerate(order)}
 
-def rank(candidates, relevance, weights, today_ordinal, years, recency=True):
+def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False):
     """The candidates in final order, each with its relevance and score.
 
     A reranker only reorders: the chunks out are exactly the chunks in, whatever the
@@ -8772,7 +8851,9 @@ def rank(candidates, relevance, weights, today_ordinal, years, recency=True):
     for c in candidates:
         r = relevance.get(c["chunk_id"])
         r = 0.0 if r is None or not math.isfinite(r) else r
-        score = r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency)
+        score = (
+            r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency, present)
+        )
         ranked.append(dict(c, relevance=round(r, 4), score=round(score, 6)))
     ranked.sort(key=lambda c: (-c["score"], -c["relevance"], c["chunk_id"]))
     if sorted(c["chunk_id"] for c in ranked) != sorted(c["chunk_id"] for c in candidates):
@@ -8859,6 +8940,12 @@ def excerpt(body, words, max_chars):
     passage = text[a:b].strip()
     return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
 
+def said(body):
+    """What a chat chunk's messages say, without their time and sender labels: a question naming
+    the other person matches the sender of half the lines, which says nothing about which one
+    answers it."""
+    return _CHAT_LABELS.sub("", body)
+
 def chat_messages(body):
     """The messages of a chat chunk's body, each its lines joined: an unindented line starts a
     message, an indented one continues it."""
@@ -8890,7 +8977,8 @@ def _grow(units, best, max_chars):
 
 def chat_excerpt(body, words, max_chars):
     """Whole messages of a chat chunk (at most max_chars and the ellipsis marks): the message
-    richest in `words` (compared by their first five letters, as coverage() does) and its
+    richest in `words` in what it says (said(); compared by their first five letters, as coverage()
+    does) and its
     neighbours while they fit. A message longer than that keeps its time and sender and whole
     lines around its line richest in `words`; only a line longer than the limit is cut."""
     text = body.strip()
@@ -8899,7 +8987,7 @@ def chat_excerpt(body, words, max_chars):
     wanted = {w[:5] for w in words}
 
     def richest(units):
-        hits = [len(wanted & {w[:5] for w in _WORD.findall(u.casefold())}) for u in units]
+        hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
         return max(range(len(units)), key=lambda i: (hits[i], -i))
 
     messages = chat_messages(text)
@@ -9515,6 +9603,7 @@ _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
 # The start of a message line in a chat chunk: its time (or "(undated)") and its sender.
 _CHAT_LABEL = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ")
+_CHAT_LABELS = re.compile(r"^(?:\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
 # Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
 STOPWORDS = frozenset(
     """a about above after again all am an and any are as at be been before being below between both
@@ -9708,12 +9797,29 @@ class WorkspacePool:
         return sum(1 for h in self.hits if h["confident"])
 
     def wants_more(self):
-        """(True, None) while a stage should run, else (False, why it is skipped)."""
-        if len(self.hits) >= self.cap:
-            return False, "the workspace holds per_workspace candidates"
+        """(True, None) while a stage should run, else (False, why it is skipped). A full pool
+        holds weak candidates while it lacks confident ones (need is at most the cap), and the
+        next stage shares its room (_room_for)."""
         if self.confident >= self.need:
             return False, f"enough confident candidates ({self.confident} of {self.need})"
         return True, None
+
+    def _room_for(self, stage, confident):
+        """The hit a new one of `stage` replaces in a full pool, or None. Only a hit no stage was
+        confident about gives way: the last one of the earlier stage holding the most of them,
+        to a confident hit always, else while that stage keeps more than `stage` will (so a
+        stage that filled the pool with weak matches shares it with the next one, half each)."""
+        weak = {}
+        for h in self.hits:
+            if not h["confident"] and h["stage"] != stage:
+                weak.setdefault(h["stage"], []).append(h)
+        if not weak:
+            return None
+        largest = max(weak.values(), key=len)
+        mine = sum(1 for h in self.hits if h["stage"] == stage)
+        if confident or len(largest) - 1 >= mine + 1:
+            return largest[-1]
+        return None
 
     def admit(self, stage, rows, withhold):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
@@ -9731,7 +9837,10 @@ class WorkspacePool:
                     self.withheld.setdefault(subject, set()).add(chunk)
                 continue
             if len(self.hits) >= self.cap:
-                continue
+                weaker = self._room_for(stage, bool(row["confident"]))
+                if weaker is None:
+                    continue
+                self.hits.remove(weaker)
             self.hits.append(
                 {
                     "chunk_id": chunk,
@@ -9791,9 +9900,22 @@ def priority(candidate, weights, recency=True):
         value *= weights["canonical"]
     return value
 
-def freshness(candidate, weights, today_ordinal, years, recency=True):
-    """Closeness to the years the question names; else, under recency preference, recency;
-    else (the archive is open) neutral."""
+# A question about the present state of things ("where does she live now?"): among evidence of
+# like relevance, the newest value is the answer, so recency counts over months, not years.
+_ASKS_PRESENT = re.compile(
+    r"\b(?:now|nowadays|currently|current|these days|at the moment|at present|still|any ?more|lately|latest)\b",
+    re.I,
+)
+
+def asks_present(query):
+    """Whether a question asks what is true now (a present-state word such as "now", "currently",
+    "these days", "still")."""
+    return bool(_ASKS_PRESENT.search(query or ""))
+
+def freshness(candidate, weights, today_ordinal, years, recency=True, present=False):
+    """Closeness to the years the question names; else, under recency preference, recency (over
+    present_half_life_days for a question about the present); else (the archive is open)
+    neutral."""
     if candidate.get("canonical"):
         return 1.0  # a canonical document is current by declaration, whatever its date
     written = candidate.get("written_ordinal")
@@ -9807,7 +9929,8 @@ def freshness(candidate, weights, today_ordinal, years, recency=True):
     if not recency:
         return 1.0
     age = max(0, today_ordinal - written)
-    decay = 0.5 ** (age / float(weights["freshness_half_life_days"]))
+    half_life = weights["present_half_life_days"] if present else weights["freshness_half_life_days"]
+    decay = 0.5 ** (age / float(half_life))
     return weights["freshness_floor"] + (1.0 - weights["freshness_floor"]) * decay
 
 def normalise(scores):
@@ -9845,7 +9968,7 @@ def from_ranking(ranked_ids, ids):
     n = len(order)
     return {chunk: 1.0 - (rank / n) * 0.95 for rank, chunk in enumerate(order)}
 
-def rank(candidates, relevance, weights, today_ordinal, years, recency=True):
+def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False):
     """The candidates in final order, each with its relevance and score.
 
     A reranker only reorders: the chunks out are exactly the chunks in, whatever the
@@ -9854,7 +9977,9 @@ def rank(candidates, relevance, weights, today_ordinal, years, recency=True):
     for c in candidates:
         r = relevance.get(c["chunk_id"])
         r = 0.0 if r is None or not math.isfinite(r) else r
-        score = r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency)
+        score = (
+            r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency, present)
+        )
         ranked.append(dict(c, relevance=round(r, 4), score=round(score, 6)))
     ranked.sort(key=lambda c: (-c["score"], -c["relevance"], c["chunk_id"]))
     if sorted(c["chunk_id"] for c in ranked) != sorted(c["chunk_id"] for c in candidates):
@@ -9941,6 +10066,12 @@ def excerpt(body, words, max_chars):
     passage = text[a:b].strip()
     return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
 
+def said(body):
+    """What a chat chunk's messages say, without their time and sender labels: a question naming
+    the other person matches the sender of half the lines, which says nothing about which one
+    answers it."""
+    return _CHAT_LABELS.sub("", body)
+
 def chat_messages(body):
     """The messages of a chat chunk's body, each its lines joined: an unindented line starts a
     message, an indented one continues it."""
@@ -9972,7 +10103,8 @@ def _grow(units, best, max_chars):
 
 def chat_excerpt(body, words, max_chars):
     """Whole messages of a chat chunk (at most max_chars and the ellipsis marks): the message
-    richest in `words` (compared by their first five letters, as coverage() does) and its
+    richest in `words` in what it says (said(); compared by their first five letters, as coverage()
+    does) and its
     neighbours while they fit. A message longer than that keeps its time and sender and whole
     lines around its line richest in `words`; only a line longer than the limit is cut."""
     text = body.strip()
@@ -9981,7 +10113,7 @@ def chat_excerpt(body, words, max_chars):
     wanted = {w[:5] for w in words}
 
     def richest(units):
-        hits = [len(wanted & {w[:5] for w in _WORD.findall(u.casefold())}) for u in units]
+        hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
         return max(range(len(units)), key=lambda i: (hits[i], -i))
 
     messages = chat_messages(text)
@@ -10907,7 +11039,8 @@ def rerank_call_json(plpy, SD, GD, backend, endpoint, query, passages, ids, opti
 
 Part of exo_private.retrieve (plpy/retrieve.py). In each chosen workspace the stages of
 retrieval.stages run in order (exact, lexical, capsules, graph, semantic) until the workspace
-holds per_workspace candidates or enough confident ones; each stage runs the query
+holds enough confident candidates (a pool of per_workspace weak ones shares its room with the
+next stage: search.WorkspacePool); each stage runs the query
 exo_private.stage_sql writes for that workspace, prepared once per session. When the archive
 is closed by default and nothing in the present bands answers, the search runs again over
 every band (the fallback), which never releases deferred material by itself.
@@ -11015,11 +11148,19 @@ class StageSearch:
                 ["text", *base],
                 [q.text[:MAX_QUERY_CHARS], *common],
             )
+            strong = [r for r in rows if r["score"] >= self.thresholds["lexical"]]
+            # A chat window's score counts the names in its labels; it is confident only when
+            # what its messages say covers the question too.
+            weak_chat = {
+                d["chunk_id"]
+                for d in self.fetch_details([{"chunk_id": r["chunk_id"], "workspace": ws} for r in strong])
+                if d["chat"] and d["coverage"] < self.settings["retrieval.answer_coverage"]
+            }
             return [
                 {
                     "chunk_id": r["chunk_id"],
                     "score": r["score"],
-                    "confident": r["score"] >= self.thresholds["lexical"],
+                    "confident": r["score"] >= self.thresholds["lexical"] and r["chunk_id"] not in weak_chat,
                     "charged": r["charged"],
                 }
                 for r in rows
@@ -11113,7 +11254,8 @@ class StageSearch:
                 ["text[]", "bigint[]"],
                 [[h["workspace"] for h in missing], [h["chunk_id"] for h in missing]],
             ):
-                self.details[d["chunk_id"]] = dict(d, coverage=coverage(d["body"], self.q.terms))
+                text = said(d["body"]) if d["chat"] else d["body"]
+                self.details[d["chunk_id"]] = dict(d, coverage=coverage(text, self.q.terms))
         return [self.details[h["chunk_id"]] for h in hits if h["chunk_id"] in self.details]
 
     def present_answers(self, pools):
@@ -11307,16 +11449,20 @@ def run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge,
         weights = settings["retrieval.rank_weights"]
         years = q.signal["years"]
         recency = not report["archive"]["open"]  # an open archive is not a place to prefer the new
+        present = recency and not years and asks_present(q.text)
+        report["temporal"]["asks_present"] = present
         today = q.today.toordinal()
         deterministic = {c["chunk_id"]: deterministic_relevance(c, weights) for c in candidates}
-        incoming = [c["chunk_id"] for c in rank(candidates, deterministic, weights, today, years, recency)]
+        incoming = [
+            c["chunk_id"] for c in rank(candidates, deterministic, weights, today, years, recency, present)
+        ]
         t = time.monotonic()
         relevance, backend, attempts = rerank_relevance(
             RerankPool(
                 db, candidates, incoming, deterministic, settings, q.text, model, embedding, report, GD
             )
         )
-        ranked = rank(candidates, relevance, weights, today, years, recency)
+        ranked = rank(candidates, relevance, weights, today, years, recency, present)
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}
     finally:

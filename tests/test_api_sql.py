@@ -263,7 +263,8 @@ def test_search_entities_treats_wildcards_as_characters(reader):
 def test_search_entities_leaves_deferred_subjects_out_unless_bridged(reader):
     rows = call(reader, "search_entities", workspaces=["personal"])
     closed = {r["name"] for r in shown(rows)}
-    assert closed == {"Ann Lee", "Lakeside Cafe", "Berlin"}  # the hospice is only in the charged chunk
+    # the hospice is only in the charged chunk; Ann and Jane Doe are chat participants
+    assert closed == {"Ann Lee", "Lakeside Cafe", "Berlin", "Ann", "Jane Doe"}
     # Walter Rivera and Grandpa Walter are the subject; St Mary Hospice is seen only in its chunk
     assert hints(rows) == [{"subject": WALTER, "workspace": "personal", "entities": 3, "how": HOW}]
     assert "Hospice" not in str(rows)
@@ -409,20 +410,22 @@ def test_dossier_bad_arguments_name_the_argument(reader):
 def test_cross_document_entities_and_bridging_rate(reader):
     found = value(reader, "cross_document_entities")
     assert [(e["workspace"], e["name"], e["documents"]) for e in found["entities"]] == [
+        ("personal", "Ann", 2),  # a chat participant, in both her conversations
         ("personal", "Ann Lee", 2),
         ("technical", "Iris Calder", 2),
         ("technical", "Tomas Okafor", 2),
     ]
     # technical: 3 + Hub Corp + 12 workers mentioned, 2 bridging; personal: Ann Lee, the cafe,
-    # Berlin (the hospice and Walter Rivera are withheld); creative: Iris Calder alone
+    # Berlin and the chat participants Ann and Jane Doe (the hospice and Walter Rivera are
+    # withheld); creative: Iris Calder alone
     assert found["counts"] == {
         "creative": {"entities": 1, "bridging": 0},
-        "personal": {"entities": 3, "bridging": 1},
+        "personal": {"entities": 5, "bridging": 2},
         "technical": {"entities": 16, "bridging": 2},
     }
     assert found["bridging_rate"] == {
-        "overall": 0.15,
-        "by_workspace": {"creative": 0, "personal": 0.3333, "technical": 0.125},
+        "overall": 0.1818,
+        "by_workspace": {"creative": 0, "personal": 0.4, "technical": 0.125},
     }
     one = value(reader, "cross_document_entities", min_documents=1, workspaces=["creative"], max_results=5)
     assert [e["name"] for e in one["entities"]] == ["Iris Calder"]
@@ -921,10 +924,8 @@ def test_python_wrappers_call_the_sql_functions(graph):
     assert api.dossier(reader, entity_id(graph, "technical", "Iris Calder"))["workspace"] == "technical"
     assert api.dossier(reader, WALTER)["withheld"] is True
     assert api.dossier(reader, WALTER, bridge=[WALTER])["name"] == WALTER
-    assert (
-        api.cross_document_entities(reader, min_documents=2, workspaces=["personal"])["entities"][0]["name"]
-        == "Ann Lee"
-    )
+    crossing = api.cross_document_entities(reader, min_documents=2, workspaces=["personal"])["entities"]
+    assert [e["name"] for e in crossing] == ["Ann", "Ann Lee"]
     assert [r["name"] for r in api.related(reader, "Iris Calder", workspace="technical")] == [
         "Northwind Labs",
         "Tomas Okafor",

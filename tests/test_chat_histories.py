@@ -11,7 +11,7 @@ from datetime import date, datetime, timedelta
 import pytest
 
 from bench.chat_histories import KINDS, OWNER, generate, write
-from exocortex.ingest.chat import PARSERS, _Export
+from exocortex.ingest.chat import parse_export
 
 END = date(2025, 12, 31)
 
@@ -87,8 +87,7 @@ def test_the_export_is_jsonl_the_importer_reads_with_message_ids(history, tmp_pa
     assert [r["message_id"] for r in records] == [str(m.ordinal) for m in history.messages]
     assert sum("conversation_title" in r for r in records) == 4
     assert datetime.fromisoformat(records[0]["sent_at"]).tzinfo is not None
-    parsed = _Export(owner_names=frozenset())
-    PARSERS["jsonl"](export, parsed)
+    parsed = parse_export(export, "jsonl")
     assert len(parsed.messages) == len(history.messages)
     assert {i.handle for i in parsed.identities.values() if i.is_owner} == {OWNER}
     assert len(json.loads(questions.read_text())) == len(history.questions)

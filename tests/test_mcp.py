@@ -200,6 +200,7 @@ def test_graph_document_and_chat_tools(vault):
         assert {(e["name"], e["workspace"]) for e in found} == {
             ("Iris Calder", "technical"),
             ("Iris Calder", "creative"),
+            ("Iris Calder", "personal"),  # the WhatsApp chat with her: its participant
         }
         found = [e for e in found if e["workspace"] == "technical"]
         people = json.loads(
@@ -208,7 +209,8 @@ def test_graph_document_and_chat_tools(vault):
         assert {"Iris Calder", "Tomas Okafor"} <= {e["name"] for e in people}
 
         both = json.loads(await call(session, "dossier", entity="Iris Calder"))
-        assert sorted(d["workspace"] for d in both) == ["creative", "technical"]  # two entities, never merged
+        # one entity per workspace, never merged
+        assert sorted(d["workspace"] for d in both) == ["creative", "personal", "technical"]
         dossier = json.loads(await call(session, "dossier", entity="Iris Calder", workspace="technical"))
         assert isinstance(dossier, dict) and dossier["name"] == "Iris Calder"
         assert "Northwind Labs" in json.dumps(dossier)

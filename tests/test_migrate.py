@@ -234,3 +234,11 @@ def test_plpy_include_inlines_the_module_with_its_indentation(tmp_path):
     (tmp_path / "dollar.py").write_text("x = '$$'\n")
     with pytest.raises(MigrationError, match=r"contains \$\$"):
         inline_plpy("# exo:include dollar", tmp_path, "sql/x.sql")
+
+
+def test_plpy_include_inlines_a_sibling_imported_over_several_lines_once(tmp_path):
+    (tmp_path / "base.py").write_text("A = 1\nB = 2\n")
+    (tmp_path / "mod.py").write_text(
+        "from base import (\n    A,\n    B,\n)\nfrom base import A\n\nC = A + B\n"
+    )
+    assert inline_plpy("# exo:include mod", tmp_path, "sql/x.sql") == "A = 1\nB = 2\n\nC = A + B"

@@ -351,11 +351,24 @@ def test_pool_dedups_across_stages_and_stops_on_enough_confident():
 def test_pool_holds_at_most_its_cap_and_need_never_exceeds_it():
     pool = search.WorkspacePool("technical", cap=3, need=8)
     assert pool.need == 3
-    assert pool.admit("lexical", [_row(i) for i in range(6)], _withhold()) == (3, 0)
+    assert pool.admit("lexical", [_row(i, True) for i in range(6)], _withhold()) == (3, 0)
     assert [h["chunk_id"] for h in pool.hits] == [0, 1, 2]
-    assert pool.wants_more() == (False, "the workspace holds per_workspace candidates")
+    assert pool.wants_more() == (False, "enough confident candidates (3 of 3)")
     assert pool.admit("semantic", [_row(9, True)], _withhold()) == (0, 0)
     assert len(pool.hits) == 3
+
+
+def test_a_pool_full_of_weak_matches_shares_its_room_with_the_next_stage():
+    pool = search.WorkspacePool("personal", cap=6, need=2)
+    assert pool.admit("lexical", [_row(i) for i in range(10)], _withhold()) == (6, 0)
+    assert pool.wants_more() == (True, None)  # full, but nothing in it is confident
+    # weak semantic hits take the place of the last lexical ones until the stages hold half each
+    assert pool.admit("semantic", [_row(20 + i) for i in range(5)], _withhold()) == (3, 0)
+    assert [h["chunk_id"] for h in pool.hits] == [0, 1, 2, 20, 21, 22]
+    # a confident hit always takes the place of a weak one of an earlier stage
+    pool.admit("exact", [_row(30, True)], _withhold())
+    assert [h["chunk_id"] for h in pool.hits] == [0, 1, 20, 21, 22, 30]
+    assert pool.confident == 1 and len(pool.hits) == 6
 
 
 def test_pool_counts_withheld_chunks_per_subject_once_each():
@@ -363,10 +376,10 @@ def test_pool_counts_withheld_chunks_per_subject_once_each():
     rows = [_row(10, charged=["Alice Smith"]), _row(11, charged=["Alice Smith", "Dad"]), _row(12), _row(13)]
     assert pool.admit("exact", rows, _withhold()) == (2, 2)
     # A later stage finding the same chunks, and one more past the cap, still counts right.
-    more = [_row(10, charged=["Alice Smith"]), _row(14, charged=["Dad"]), _row(15)]
-    assert pool.admit("lexical", more, _withhold()) == (0, 1)
+    more = [_row(10, charged=["Alice Smith"]), _row(14, charged=["Dad"]), _row(15), _row(16)]
+    assert pool.admit("lexical", more, _withhold()) == (1, 1)
     assert pool.withheld == {"Alice Smith": {10, 11}, "Dad": {11, 14}}
-    assert [h["chunk_id"] for h in pool.hits] == [12, 13]
+    assert [h["chunk_id"] for h in pool.hits] == [12, 15]  # the full pool of weak hits shared
 
     bridged = search.WorkspacePool("personal", cap=5, need=5)
     assert bridged.admit("exact", rows, _withhold(bridge=["ally"])) == (3, 1)
@@ -743,6 +756,20 @@ def test_a_chat_excerpt_is_the_richest_message_and_its_reply_in_whole_lines():
     # words compared by their first five letters; the whole chunk when it fits
     assert search.chat_excerpt(CHAT, ["okapis"], len(lines[5]) + 3) == "...\n" + lines[5]
     assert search.chat_excerpt(CHAT, ["zebra"], len(CHAT)) == CHAT
+
+
+def test_a_chat_excerpt_counts_words_in_what_was_said_not_in_who_said_it():
+    body = "\n".join(
+        [
+            "2024-03-04 09:12 Ana Costa: Morning! Coffee later?",
+            "2024-03-04 09:13 Sam Rivera: Sure, the usual place.",
+            "2024-03-04 09:14 Ana Costa: See you there.",
+            "2024-03-04 18:40 Sam Rivera: Did the Leeds flat work out in the end?",
+        ]
+    )
+    # "ana" is the sender of two lines; "leeds" is said once, by the other person
+    out = search.chat_excerpt(body, ["ana", "leeds"], len(body.split("\n")[3]) + 4)
+    assert out == "...\n2024-03-04 18:40 Sam Rivera: Did the Leeds flat work out in the end?"
 
 
 def test_a_chat_message_longer_than_the_excerpt_keeps_its_time_and_sender():

@@ -150,13 +150,18 @@ def inline_plpy(text: str, plpy_dir: Path, source: str) -> str:
             raise MigrationError(f"{source}: `# exo:include {name}` but no such module was found")
         seen.add(name)
         lines = []
+        in_import = False  # inside the parentheses of a sibling's multi-line import
         for line in path.read_text().splitlines():
+            if in_import:
+                in_import = line.strip() != ")"
+                continue
             if line.startswith("from __future__ import"):
                 continue
             local = LOCAL_IMPORT.match(line)
             if local and (plpy_dir / f"{local.group(1)}.py").exists():
                 if local.group(1) not in seen:
                     lines += module_source(local.group(1), seen)
+                in_import = line.rstrip().endswith("(")
                 continue
             lines.append(line)
         if any("$$" in line for line in lines):

@@ -1,12 +1,15 @@
 """Chat history importers: generic JSONL, ChatGPT `conversations.json`, WhatsApp text exports.
 
-Structured, no model. An import parses the whole file first into records, so a
-malformed file fails before anything is written; then it writes every record in
-one transaction with `insert ... on conflict do nothing`, so re-importing the
-same export adds nothing, and sets the new messages' deference marks in the same
-transaction (a deferred subject near a cue, exo_private.mark_messages), then cuts every
-conversation that gained messages into windows, chunks of its conversation document in
-the chosen workspace (exo_private.window_conversation). A message's identity is the source's message id where
+Structured, no model. An import parses the whole file first into records
+(parse_export), so a malformed file fails before anything is written; then, in one
+transaction, it reads which of the export's messages are already stored (the dedupe keys of
+its conversations) and writes only the others, with their identities, conversations and
+participants, by `insert ... on conflict do nothing` (a concurrent import of the same export
+may have written them since), so re-importing the same export writes nothing and costs little
+more than reading it. It sets the new messages' deference marks in the same transaction (a
+deferred subject near a cue, exo_private.mark_messages), then cuts every conversation that
+gained messages into windows, chunks of its conversation document in the chosen workspace
+(exo_private.window_conversation). A message's identity is the source's message id where
 it has one (ChatGPT node ids, JSONL "message_id"), else a sha256 over its raw
 values (conversation id, sender, timestamp string, text). The owner's identities
 in every source (JSONL "is_owner", the ChatGPT "user" role, names given as
@@ -79,7 +82,7 @@ class _Message:
 
 
 @dataclass
-class _Export:
+class ChatExport:
     """Everything one file holds, ready to write."""
 
     owner_names: frozenset[str]
@@ -206,7 +209,7 @@ def _epoch(value: Any, what: str, where: str) -> datetime | None:
 # --- generic JSONL -----------------------------------------------------------------------------
 
 
-def _parse_jsonl(path: Path, export: _Export) -> None:
+def _parse_jsonl(path: Path, export: ChatExport) -> None:
     for number, line in enumerate(_lines(_read_text(path)), start=1):
         if not line.strip():
             continue
@@ -286,7 +289,7 @@ def _parse_jsonl(path: Path, export: _Export) -> None:
 CHATGPT_ROLES = {"user": None, "assistant": "ChatGPT"}
 
 
-def _parse_chatgpt(path: Path, export: _Export) -> None:
+def _parse_chatgpt(path: Path, export: ChatExport) -> None:
     try:
         data = json.loads(_read_text(path))
     except json.JSONDecodeError as exc:
@@ -362,7 +365,7 @@ def _chatgpt_nodes(mapping: dict, where: str) -> list[tuple[str, dict]]:
     return [(node_id, node) for node_id, node, _t in order]
 
 
-def _chatgpt_message(export: _Export, conv_id: str, node_id: str, node: dict, where: str) -> None:
+def _chatgpt_message(export: ChatExport, conv_id: str, node_id: str, node: dict, where: str) -> None:
     message = node.get("message")
     if not message:
         return
@@ -430,7 +433,7 @@ class _WhatsAppLine:
     lines: list[str]
 
 
-def _parse_whatsapp(path: Path, export: _Export) -> None:
+def _parse_whatsapp(path: Path, export: ChatExport) -> None:
     entries: list[_WhatsAppLine] = []
     current: _WhatsAppLine | None = None
     for number, raw in enumerate(_lines(_read_text(path)), start=1):
@@ -523,6 +526,16 @@ def _whatsapp_time(path: Path, entry: _WhatsAppLine, day_first: bool) -> datetim
 
 # --- writing -----------------------------------------------------------------------------------
 
+# The dedupe keys stored for each of the export's conversations that exists: a message whose key
+# is among them is present and is not sent again (it stays as it is, also when the export has
+# other text at the same message id).
+PRESENT_KEYS = """
+select c.source, c.external_id,
+       array(select m.dedupe_key from exo_private.chat_messages m where m.conversation_id = c.id)
+from unnest(%s::text[], %s::text[]) as x(source, external_id)
+join exo_private.chat_conversations c on c.source = x.source and c.external_id = x.external_id
+"""
+
 INSERT_IDENTITIES = """
 insert into exo_private.chat_identities (source, handle, display_name)
 select i.source, i.handle, i.display_name
@@ -563,16 +576,18 @@ on conflict (conversation_id, dedupe_key) do nothing
 returning conversation_id
 """
 
+INSERT_PARTICIPANTS = """
+insert into exo_private.chat_participants (conversation_id, identity_id)
+select distinct c.id, i.id
+from unnest(%s::text[], %s::text[], %s::text[]) as p(source, conversation, handle)
+join exo_private.chat_conversations c on c.source = p.source and c.external_id = p.conversation
+join exo_private.chat_identities i on i.source = p.source and i.handle = p.handle
+on conflict do nothing
+"""
+
 # The new messages' deference marks, in the import's transaction: no message is ever unmarked
 # outside it (sql/200_chat.sql).
 MARK_MESSAGES = "select exo_private.mark_messages()"
-
-# Every conversation that gained messages gets its windows (new ones queued for embed and
-# extract; unchanged ones keep their chunks), after the marks: a window carries its messages'.
-WINDOW_CONVERSATIONS = """
-select coalesce(sum(exo_private.window_conversation(c.id, %s)), 0)::int
-from unnest(%s::bigint[]) as c(id)
-"""
 
 # Conversations of the export windowed in another workspace than the one asked for (they move).
 ELSEWHERE = """
@@ -583,16 +598,14 @@ join exo_private.documents d on d.conversation_id = c.id
 where d.workspace <> %s
 """
 
-WORKSPACES = "select name from exo_private.workspaces order by name"
-
-INSERT_PARTICIPANTS = """
-insert into exo_private.chat_participants (conversation_id, identity_id)
-select distinct c.id, i.id
-from unnest(%s::text[], %s::text[], %s::text[]) as p(source, conversation, handle)
-join exo_private.chat_conversations c on c.source = p.source and c.external_id = p.conversation
-join exo_private.chat_identities i on i.source = p.source and i.handle = p.handle
-on conflict do nothing
+# Every conversation that gained messages gets its windows (new ones queued for embed and
+# extract; unchanged ones keep their chunks), after the marks: a window carries its messages'.
+WINDOW_CONVERSATIONS = """
+select coalesce(sum(exo_private.window_conversation(c.id, %s)), 0)::int
+from unnest(%s::bigint[]) as c(id)
 """
+
+WORKSPACES = "select name from exo_private.workspaces order by name"
 
 
 def _check_workspace(conn: psycopg.Connection, workspace: str | None) -> None:
@@ -604,16 +617,24 @@ def _check_workspace(conn: psycopg.Connection, workspace: str | None) -> None:
 
 
 def _write(
-    conn: psycopg.Connection, export: _Export, imported_from: str, workspace: str | None
+    conn: psycopg.Connection, export: ChatExport, imported_from: str, workspace: str | None
 ) -> ChatImportResult:
-    messages = export.messages
-    identities = list(export.identities.values())
-    owners = [i for i in identities if i.is_owner]
     # A conversation without a message to import (only system or empty messages) is left out.
-    with_messages = {(m.source, m.conversation) for m in messages}
+    with_messages = {(m.source, m.conversation) for m in export.messages}
     conversations = [c for c in export.conversations.values() if (c.source, c.external_id) in with_messages]
-    pairs = sorted({(m.source, m.conversation, m.handle) for m in messages})
+    owners = [i for i in export.identities.values() if i.is_owner]
     with conn.transaction(), conn.cursor() as cur:
+        cur.execute(PRESENT_KEYS, ([c.source for c in conversations], [c.external_id for c in conversations]))
+        present = {(source, external_id): set(keys) for source, external_id, keys in cur}
+        new = [m for m in export.messages if m.dedupe_key not in present.get((m.source, m.conversation), ())]
+        # Only the new messages' identities, conversations and participants can be missing: a
+        # present message's were written with it.
+        senders = {(m.source, m.handle) for m in new}
+        identities = [i for i in export.identities.values() if (i.source, i.handle) in senders]
+        gaining = {(m.source, m.conversation) for m in new}
+        new_conversations = [c for c in conversations if (c.source, c.external_id) in gaining]
+        pairs = sorted({(m.source, m.conversation, m.handle) for m in new})
+
         cur.execute(
             INSERT_IDENTITIES,
             (
@@ -636,23 +657,24 @@ def _write(
             INSERT_CONVERSATIONS,
             (
                 imported_from,
-                [c.source for c in conversations],
-                [c.external_id for c in conversations],
-                [c.title for c in conversations],
-                [c.started_at for c in conversations],
+                [c.source for c in new_conversations],
+                [c.external_id for c in new_conversations],
+                [c.title for c in new_conversations],
+                [c.started_at for c in new_conversations],
             ),
         )
         conversations_added = cur.rowcount
+        # On conflict: a concurrent import of the same export may have written some since.
         cur.execute(
             INSERT_MESSAGES,
             (
-                [m.source for m in messages],
-                [m.conversation for m in messages],
-                [m.handle for m in messages],
-                [m.external_id for m in messages],
-                [m.dedupe_key for m in messages],
-                [m.sent_at for m in messages],
-                [m.body for m in messages],
+                [m.source for m in new],
+                [m.conversation for m in new],
+                [m.handle for m in new],
+                [m.external_id for m in new],
+                [m.dedupe_key for m in new],
+                [m.sent_at for m in new],
+                [m.body for m in new],
             ),
         )
         added = cur.fetchall()
@@ -661,7 +683,8 @@ def _write(
         cur.execute(
             INSERT_PARTICIPANTS, ([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs])
         )
-        cur.execute(MARK_MESSAGES)
+        if messages_added:
+            cur.execute(MARK_MESSAGES)
         if workspace is not None:
             cur.execute(
                 ELSEWHERE,
@@ -672,13 +695,27 @@ def _write(
     return ChatImportResult(
         conversations_added=conversations_added,
         messages_added=messages_added,
-        messages_seen=len(messages),
+        messages_seen=len(export.messages),
         identities_added=identities_added,
         windows_added=windows_added,
     )
 
 
-PARSERS = {"jsonl": _parse_jsonl, "chatgpt": _parse_chatgpt, "whatsapp": _parse_whatsapp}
+_PARSERS = {"jsonl": _parse_jsonl, "chatgpt": _parse_chatgpt, "whatsapp": _parse_whatsapp}
+
+
+def parse_export(path: Path, fmt: str, owner_names: Sequence[str] = ()) -> ChatExport:
+    """Read and parse one chat export in format `fmt` (one of FORMATS), writing nothing.
+
+    Senders named in `owner_names` (case-insensitive) are the owner's, as are JSONL senders
+    marked "is_owner" and ChatGPT's "user". Raises ValueError for an unknown format and
+    ChatImportError when the file is malformed.
+    """
+    if fmt not in _PARSERS:
+        raise ValueError(f"unknown chat format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    export = ChatExport(owner_names=frozenset(_fold(name) for name in owner_names if _fold(name)))
+    _PARSERS[fmt](Path(path), export)
+    return export
 
 
 def import_chat(
@@ -698,10 +735,6 @@ def import_chat(
     setting chat.workspace. Raises ChatImportError, before anything is written, when the file
     is malformed or the workspace does not exist.
     """
-    if fmt not in PARSERS:
-        raise ValueError(f"unknown chat format {fmt!r}; expected one of {', '.join(FORMATS)}")
     path = Path(path)
     _check_workspace(conn, workspace)
-    export = _Export(owner_names=frozenset(_fold(name) for name in owner_names if _fold(name)))
-    PARSERS[fmt](path, export)
-    return _write(conn, export, path.name, workspace)
+    return _write(conn, parse_export(path, fmt, owner_names), path.name, workspace)

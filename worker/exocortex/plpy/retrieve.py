@@ -14,7 +14,16 @@ import time
 from query_analysis import Question, active_model, choose_workspaces, elapsed_ms, load_settings
 from query_embedding import QueryEmbedding
 from reranking import RerankPool, rerank_relevance
-from search import MAX_INPUT_CHARS, citation, deterministic_relevance, hints, named_subjects, rank, released
+from search import (
+    MAX_INPUT_CHARS,
+    asks_present,
+    citation,
+    deterministic_relevance,
+    hints,
+    named_subjects,
+    rank,
+    released,
+)
 from stages import StageSearch, search_with_fallback
 
 
@@ -184,16 +193,20 @@ def run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge,
         weights = settings["retrieval.rank_weights"]
         years = q.signal["years"]
         recency = not report["archive"]["open"]  # an open archive is not a place to prefer the new
+        present = recency and not years and asks_present(q.text)
+        report["temporal"]["asks_present"] = present
         today = q.today.toordinal()
         deterministic = {c["chunk_id"]: deterministic_relevance(c, weights) for c in candidates}
-        incoming = [c["chunk_id"] for c in rank(candidates, deterministic, weights, today, years, recency)]
+        incoming = [
+            c["chunk_id"] for c in rank(candidates, deterministic, weights, today, years, recency, present)
+        ]
         t = time.monotonic()
         relevance, backend, attempts = rerank_relevance(
             RerankPool(
                 db, candidates, incoming, deterministic, settings, q.text, model, embedding, report, GD
             )
         )
-        ranked = rank(candidates, relevance, weights, today, years, recency)
+        ranked = rank(candidates, relevance, weights, today, years, recency, present)
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}
     finally:

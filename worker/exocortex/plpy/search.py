@@ -24,6 +24,7 @@ _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
 # The start of a message line in a chat chunk: its time (or "(undated)") and its sender.
 _CHAT_LABEL = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ")
+_CHAT_LABELS = re.compile(r"^(?:\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
 # Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
 STOPWORDS = frozenset(
     """a about above after again all am an and any are as at be been before being below between both
@@ -231,12 +232,29 @@ class WorkspacePool:
         return sum(1 for h in self.hits if h["confident"])
 
     def wants_more(self):
-        """(True, None) while a stage should run, else (False, why it is skipped)."""
-        if len(self.hits) >= self.cap:
-            return False, "the workspace holds per_workspace candidates"
+        """(True, None) while a stage should run, else (False, why it is skipped). A full pool
+        holds weak candidates while it lacks confident ones (need is at most the cap), and the
+        next stage shares its room (_room_for)."""
         if self.confident >= self.need:
             return False, f"enough confident candidates ({self.confident} of {self.need})"
         return True, None
+
+    def _room_for(self, stage, confident):
+        """The hit a new one of `stage` replaces in a full pool, or None. Only a hit no stage was
+        confident about gives way: the last one of the earlier stage holding the most of them,
+        to a confident hit always, else while that stage keeps more than `stage` will (so a
+        stage that filled the pool with weak matches shares it with the next one, half each)."""
+        weak = {}
+        for h in self.hits:
+            if not h["confident"] and h["stage"] != stage:
+                weak.setdefault(h["stage"], []).append(h)
+        if not weak:
+            return None
+        largest = max(weak.values(), key=len)
+        mine = sum(1 for h in self.hits if h["stage"] == stage)
+        if confident or len(largest) - 1 >= mine + 1:
+            return largest[-1]
+        return None
 
     def admit(self, stage, rows, withhold):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
@@ -254,7 +272,10 @@ class WorkspacePool:
                     self.withheld.setdefault(subject, set()).add(chunk)
                 continue
             if len(self.hits) >= self.cap:
-                continue
+                weaker = self._room_for(stage, bool(row["confident"]))
+                if weaker is None:
+                    continue
+                self.hits.remove(weaker)
             self.hits.append(
                 {
                     "chunk_id": chunk,
@@ -320,9 +341,24 @@ def priority(candidate, weights, recency=True):
     return value
 
 
-def freshness(candidate, weights, today_ordinal, years, recency=True):
-    """Closeness to the years the question names; else, under recency preference, recency;
-    else (the archive is open) neutral."""
+# A question about the present state of things ("where does she live now?"): among evidence of
+# like relevance, the newest value is the answer, so recency counts over months, not years.
+_ASKS_PRESENT = re.compile(
+    r"\b(?:now|nowadays|currently|current|these days|at the moment|at present|still|any ?more|lately|latest)\b",
+    re.I,
+)
+
+
+def asks_present(query):
+    """Whether a question asks what is true now (a present-state word such as "now", "currently",
+    "these days", "still")."""
+    return bool(_ASKS_PRESENT.search(query or ""))
+
+
+def freshness(candidate, weights, today_ordinal, years, recency=True, present=False):
+    """Closeness to the years the question names; else, under recency preference, recency (over
+    present_half_life_days for a question about the present); else (the archive is open)
+    neutral."""
     if candidate.get("canonical"):
         return 1.0  # a canonical document is current by declaration, whatever its date
     written = candidate.get("written_ordinal")
@@ -336,7 +372,8 @@ def freshness(candidate, weights, today_ordinal, years, recency=True):
     if not recency:
         return 1.0
     age = max(0, today_ordinal - written)
-    decay = 0.5 ** (age / float(weights["freshness_half_life_days"]))
+    half_life = weights["present_half_life_days"] if present else weights["freshness_half_life_days"]
+    decay = 0.5 ** (age / float(half_life))
     return weights["freshness_floor"] + (1.0 - weights["freshness_floor"]) * decay
 
 
@@ -378,7 +415,7 @@ def from_ranking(ranked_ids, ids):
     return {chunk: 1.0 - (rank / n) * 0.95 for rank, chunk in enumerate(order)}
 
 
-def rank(candidates, relevance, weights, today_ordinal, years, recency=True):
+def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False):
     """The candidates in final order, each with its relevance and score.
 
     A reranker only reorders: the chunks out are exactly the chunks in, whatever the
@@ -387,7 +424,9 @@ def rank(candidates, relevance, weights, today_ordinal, years, recency=True):
     for c in candidates:
         r = relevance.get(c["chunk_id"])
         r = 0.0 if r is None or not math.isfinite(r) else r
-        score = r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency)
+        score = (
+            r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency, present)
+        )
         ranked.append(dict(c, relevance=round(r, 4), score=round(score, 6)))
     ranked.sort(key=lambda c: (-c["score"], -c["relevance"], c["chunk_id"]))
     if sorted(c["chunk_id"] for c in ranked) != sorted(c["chunk_id"] for c in candidates):
@@ -480,6 +519,13 @@ def excerpt(body, words, max_chars):
     return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
 
 
+def said(body):
+    """What a chat chunk's messages say, without their time and sender labels: a question naming
+    the other person matches the sender of half the lines, which says nothing about which one
+    answers it."""
+    return _CHAT_LABELS.sub("", body)
+
+
 def chat_messages(body):
     """The messages of a chat chunk's body, each its lines joined: an unindented line starts a
     message, an indented one continues it."""
@@ -513,7 +559,8 @@ def _grow(units, best, max_chars):
 
 def chat_excerpt(body, words, max_chars):
     """Whole messages of a chat chunk (at most max_chars and the ellipsis marks): the message
-    richest in `words` (compared by their first five letters, as coverage() does) and its
+    richest in `words` in what it says (said(); compared by their first five letters, as coverage()
+    does) and its
     neighbours while they fit. A message longer than that keeps its time and sender and whole
     lines around its line richest in `words`; only a line longer than the limit is cut."""
     text = body.strip()
@@ -522,7 +569,7 @@ def chat_excerpt(body, words, max_chars):
     wanted = {w[:5] for w in words}
 
     def richest(units):
-        hits = [len(wanted & {w[:5] for w in _WORD.findall(u.casefold())}) for u in units]
+        hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
         return max(range(len(units)), key=lambda i: (hits[i], -i))
 
     messages = chat_messages(text)
