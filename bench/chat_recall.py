@@ -37,6 +37,7 @@ from pathlib import Path
 from pgvector import Vector
 
 from bench.chat_histories import KINDS, History, Question, generate, write
+from bench.scratch import serve_embeddings_from
 from exocortex import config
 from exocortex.db import admin_url, connect, register_vector, role_url
 from exocortex.ingest.chat import import_chat
@@ -140,13 +141,7 @@ def measure_size(
 
     with scratch_database(cfg, f"bench_chat_recall_{conversations}") as name:
         with connect(admin_url(cfg, name), "exo-bench-chat-recall", autocommit=True) as admin:
-            admin.execute(
-                "update exo_private.settings set value = jsonb_set(value, '{url}', to_jsonb(%s::text)) "
-                "where key = 'models.embeddings'",
-                (endpoint.url,),
-            )
-            for budget in ("reader.embed_calls_per_minute", "reader.rerank_calls_per_minute"):
-                admin.execute("select exo_private.set_setting(%s, '1000000')", (budget,))
+            serve_embeddings_from(admin, endpoint.url)
 
         began = time.perf_counter()
         with connect(role_url(cfg, "exo_writer", name), "exo-bench-chat-import", autocommit=True) as writer:

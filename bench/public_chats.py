@@ -77,6 +77,7 @@ from bench.chat_recall import (
     outcome,
     share,
 )
+from bench.scratch import serve_embeddings_from
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
 from exocortex.ingest.chat import import_chat
@@ -294,13 +295,7 @@ def measure(
     indexed = {m.ordinal: f"{m.sender}: {m.text}" for m in messages}
     with scratch_database(cfg, "bench_public_chats") as name:
         with connect(admin_url(cfg, name), "exo-bench-public-chats", autocommit=True) as admin:
-            admin.execute(
-                "update exo_private.settings set value = jsonb_set(value, '{url}', to_jsonb(%s::text)) "
-                "where key = 'models.embeddings'",
-                (endpoint.url,),
-            )
-            for budget in ("reader.embed_calls_per_minute", "reader.rerank_calls_per_minute"):
-                admin.execute("select exo_private.set_setting(%s, '1000000')", (budget,))
+            serve_embeddings_from(admin, endpoint.url)
 
         import_export(cfg, name, export)
         began = time.perf_counter()

@@ -48,6 +48,7 @@ from typing import Any
 
 import psycopg
 
+from bench.scratch import serve_embeddings_from
 from bench.search_corpus import DIMENSIONS, MODEL, CorpusInfo, build_corpus
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
@@ -228,15 +229,7 @@ def measure_size(
         with connect(admin_url(cfg, name), "exo-bench-search-latency", autocommit=True) as admin:
             print(f"[{size:,}] building the corpus ({load_note()}) ...", flush=True)
             info = build_corpus(admin, size, args.seed, embed)
-            admin.execute(
-                "update exo_private.settings set value = jsonb_set(value, '{url}', to_jsonb(%s::text)) "
-                "where key = 'models.embeddings'",
-                (endpoint.url,),
-            )
-            # One reader session runs every timed search: lift its per-session model budgets
-            # (docs/security.md), which would otherwise turn the semantic stage off mid-run.
-            for budget in ("reader.embed_calls_per_minute", "reader.rerank_calls_per_minute"):
-                admin.execute("select exo_private.set_setting(%s, '1000000')", (budget,))
+            serve_embeddings_from(admin, endpoint.url)
             (db_size,) = admin.execute(
                 "select pg_size_pretty(pg_database_size(current_database()))"
             ).fetchone()

@@ -1551,29 +1551,12 @@ class WorkspacePool:
         return sum(1 for h in self.hits if h["confident"])
 
     def wants_more(self):
-        """(True, None) while a stage should run, else (False, why it is skipped). A full pool
-        holds weak candidates while it lacks confident ones (need is at most the cap), and the
-        next stage shares its room (_room_for)."""
+        """(True, None) while a stage should run, else (False, why it is skipped)."""
+        if len(self.hits) >= self.cap:
+            return False, "the workspace holds per_workspace candidates"
         if self.confident >= self.need:
             return False, f"enough confident candidates ({self.confident} of {self.need})"
         return True, None
-
-    def _room_for(self, stage, confident):
-        """The hit a new one of `stage` replaces in a full pool, or None. Only a hit no stage was
-        confident about gives way: the last one of the earlier stage holding the most of them,
-        to a confident hit always, else while that stage keeps more than `stage` will (so a
-        stage that filled the pool with weak matches shares it with the next one, half each)."""
-        weak = {}
-        for h in self.hits:
-            if not h["confident"] and h["stage"] != stage:
-                weak.setdefault(h["stage"], []).append(h)
-        if not weak:
-            return None
-        largest = max(weak.values(), key=len)
-        mine = sum(1 for h in self.hits if h["stage"] == stage)
-        if confident or len(largest) - 1 >= mine + 1:
-            return largest[-1]
-        return None
 
     def admit(self, stage, rows, withhold):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
@@ -1591,10 +1574,7 @@ class WorkspacePool:
                     self.withheld.setdefault(subject, set()).add(chunk)
                 continue
             if len(self.hits) >= self.cap:
-                weaker = self._room_for(stage, bool(row["confident"]))
-                if weaker is None:
-                    continue
-                self.hits.remove(weaker)
+                continue
             self.hits.append(
                 {
                     "chunk_id": chunk,
@@ -8671,29 +8651,12 @@ class WorkspacePool:
         return sum(1 for h in self.hits if h["confident"])
 
     def wants_more(self):
-        """(True, None) while a stage should run, else (False, why it is skipped). A full pool
-        holds weak candidates while it lacks confident ones (need is at most the cap), and the
-        next stage shares its room (_room_for)."""
+        """(True, None) while a stage should run, else (False, why it is skipped)."""
+        if len(self.hits) >= self.cap:
+            return False, "the workspace holds per_workspace candidates"
         if self.confident >= self.need:
             return False, f"enough confident candidates ({self.confident} of {self.need})"
         return True, None
-
-    def _room_for(self, stage, confident):
-        """The hit a new one of `stage` replaces in a full pool, or None. Only a hit no stage was
-        confident about gives way: the last one of the earlier stage holding the most of them,
-        to a confident hit always, else while that stage keeps more than `stage` will (so a
-        stage that filled the pool with weak matches shares it with the next one, half each)."""
-        weak = {}
-        for h in self.hits:
-            if not h["confident"] and h["stage"] != stage:
-                weak.setdefault(h["stage"], []).append(h)
-        if not weak:
-            return None
-        largest = max(weak.values(), key=len)
-        mine = sum(1 for h in self.hits if h["stage"] == stage)
-        if confident or len(largest) - 1 >= mine + 1:
-            return largest[-1]
-        return None
 
     def admit(self, stage, rows, withhold):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
@@ -8711,10 +8674,7 @@ class WorkspacePool:
                     self.withheld.setdefault(subject, set()).add(chunk)
                 continue
             if len(self.hits) >= self.cap:
-                weaker = self._room_for(stage, bool(row["confident"]))
-                if weaker is None:
-                    continue
-                self.hits.remove(weaker)
+                continue
             self.hits.append(
                 {
                     "chunk_id": chunk,
@@ -9797,29 +9757,12 @@ class WorkspacePool:
         return sum(1 for h in self.hits if h["confident"])
 
     def wants_more(self):
-        """(True, None) while a stage should run, else (False, why it is skipped). A full pool
-        holds weak candidates while it lacks confident ones (need is at most the cap), and the
-        next stage shares its room (_room_for)."""
+        """(True, None) while a stage should run, else (False, why it is skipped)."""
+        if len(self.hits) >= self.cap:
+            return False, "the workspace holds per_workspace candidates"
         if self.confident >= self.need:
             return False, f"enough confident candidates ({self.confident} of {self.need})"
         return True, None
-
-    def _room_for(self, stage, confident):
-        """The hit a new one of `stage` replaces in a full pool, or None. Only a hit no stage was
-        confident about gives way: the last one of the earlier stage holding the most of them,
-        to a confident hit always, else while that stage keeps more than `stage` will (so a
-        stage that filled the pool with weak matches shares it with the next one, half each)."""
-        weak = {}
-        for h in self.hits:
-            if not h["confident"] and h["stage"] != stage:
-                weak.setdefault(h["stage"], []).append(h)
-        if not weak:
-            return None
-        largest = max(weak.values(), key=len)
-        mine = sum(1 for h in self.hits if h["stage"] == stage)
-        if confident or len(largest) - 1 >= mine + 1:
-            return largest[-1]
-        return None
 
     def admit(self, stage, rows, withhold):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
@@ -9837,10 +9780,7 @@ class WorkspacePool:
                     self.withheld.setdefault(subject, set()).add(chunk)
                 continue
             if len(self.hits) >= self.cap:
-                weaker = self._room_for(stage, bool(row["confident"]))
-                if weaker is None:
-                    continue
-                self.hits.remove(weaker)
+                continue
             self.hits.append(
                 {
                     "chunk_id": chunk,
@@ -11039,8 +10979,7 @@ def rerank_call_json(plpy, SD, GD, backend, endpoint, query, passages, ids, opti
 
 Part of exo_private.retrieve (plpy/retrieve.py). In each chosen workspace the stages of
 retrieval.stages run in order (exact, lexical, capsules, graph, semantic) until the workspace
-holds enough confident candidates (a pool of per_workspace weak ones shares its room with the
-next stage: search.WorkspacePool); each stage runs the query
+holds per_workspace candidates or enough confident ones; each stage runs the query
 exo_private.stage_sql writes for that workspace, prepared once per session. When the archive
 is closed by default and nothing in the present bands answers, the search runs again over
 every band (the fallback), which never releases deferred material by itself.
@@ -11148,19 +11087,11 @@ class StageSearch:
                 ["text", *base],
                 [q.text[:MAX_QUERY_CHARS], *common],
             )
-            strong = [r for r in rows if r["score"] >= self.thresholds["lexical"]]
-            # A chat window's score counts the names in its labels; it is confident only when
-            # what its messages say covers the question too.
-            weak_chat = {
-                d["chunk_id"]
-                for d in self.fetch_details([{"chunk_id": r["chunk_id"], "workspace": ws} for r in strong])
-                if d["chat"] and d["coverage"] < self.settings["retrieval.answer_coverage"]
-            }
             return [
                 {
                     "chunk_id": r["chunk_id"],
                     "score": r["score"],
-                    "confident": r["score"] >= self.thresholds["lexical"] and r["chunk_id"] not in weak_chat,
+                    "confident": r["score"] >= self.thresholds["lexical"],
                     "charged": r["charged"],
                 }
                 for r in rows
@@ -11254,8 +11185,7 @@ class StageSearch:
                 ["text[]", "bigint[]"],
                 [[h["workspace"] for h in missing], [h["chunk_id"] for h in missing]],
             ):
-                text = said(d["body"]) if d["chat"] else d["body"]
-                self.details[d["chunk_id"]] = dict(d, coverage=coverage(text, self.q.terms))
+                self.details[d["chunk_id"]] = dict(d, coverage=coverage(d["body"], self.q.terms))
         return [self.details[h["chunk_id"]] for h in hits if h["chunk_id"] in self.details]
 
     def present_answers(self, pools):

@@ -15,12 +15,11 @@ from collections.abc import Iterator
 
 import pytest
 from pytest_postgresql import factories
-from support.db import Database, create_database, drop_database, server, template_loader
+from support.db import Database, cloned_database, create_database, drop_database, server, template_loader
 from support.models import RealModels, real_models
 
 from exocortex import config
 from exocortex.config import Config
-from exocortex.migrate import grant_database_privileges
 from exocortex.runtime import server as runtime_server
 
 CFG = config.load()
@@ -45,13 +44,8 @@ def template_db(cfg: Config, request: pytest.FixtureRequest) -> Database:
 @pytest.fixture
 def db(cfg: Config, template_db: Database) -> Iterator[Database]:
     """A migrated database of this test's own."""
-    db = create_database(cfg, "exo_test", template=template_db.name)
-    try:
-        with db.connect() as conn:  # a clone does not inherit the database's own ACL
-            grant_database_privileges(conn)
+    with cloned_database(cfg, template_db, "exo_test") as db:
         yield db
-    finally:
-        drop_database(db)
 
 
 @pytest.fixture

@@ -12,23 +12,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from support.chat import jsonl, run_import, session, write
-from support.db import Database, create_database, drop_database
+from support.db import Database, cloned_database
 
 from exocortex.ingest.chat import ChatImportResult, import_chat
-from exocortex.migrate import grant_database_privileges
 
 T0 = datetime(2024, 3, 4, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
 def chats(cfg, template_db) -> Iterator[Database]:
-    db = create_database(cfg, "exo_chat_reimport", template=template_db.name)
-    try:
-        with db.connect() as conn:
-            grant_database_privileges(conn)
+    with cloned_database(cfg, template_db, "exo_chat_reimport") as db:
         yield db
-    finally:
-        drop_database(db)
 
 
 def conversation(source: str, name: str, days: int = 0, extra: int = 0) -> list[dict]:

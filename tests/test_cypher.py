@@ -12,11 +12,9 @@ import psycopg
 import pytest
 from psycopg import sql
 from psycopg.rows import dict_row
-from support.db import Database, create_database, drop_database
+from support.db import Database, cloned_database
 from support.deferred import LUNCH, WALTER, charge_lunch, defer_walter, place
 from support.graph import add_document, merge, org, person, rel
-
-from exocortex.migrate import grant_database_privileges
 
 BAD = psycopg.errors.InvalidParameterValue
 PLACE_ROWS = ["Berlin", "Lakeside Cafe"]
@@ -58,15 +56,10 @@ def _build(conn) -> None:
 
 @pytest.fixture(scope="module")
 def graph(cfg, template_db) -> Iterator[Database]:
-    db = create_database(cfg, "exo_cypher", template=template_db.name)
-    try:
-        with db.connect() as conn:
-            grant_database_privileges(conn)
+    with cloned_database(cfg, template_db, "exo_cypher") as db:
         with db.connect("exo_writer") as conn:
             _build(conn)
         yield db
-    finally:
-        drop_database(db)
 
 
 @pytest.fixture

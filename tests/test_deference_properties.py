@@ -44,11 +44,10 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from support.chat import jsonl, msg
-from support.db import Database, create_database, drop_database
+from support.db import Database, cloned_database
 from support.graph import add_document, merge, person, rel
 
 from exocortex.ingest.chat import import_chat
-from exocortex.migrate import grant_database_privileges
 
 VOCABULARY = ["harbour", "lantern", "orchard", "kettle", "ferry", "violin", "quarry", "meadow"]
 CUES = ["funeral", "hospice", "died", "burial"]  # from the setting deference.cues
@@ -63,13 +62,8 @@ TODAY = datetime.date.today()
 
 @pytest.fixture(scope="module")
 def corpus_db(cfg, template_db) -> Iterator[Database]:
-    db = create_database(cfg, "exo_deference", template=template_db.name)
-    try:
-        with db.connect() as conn:
-            grant_database_privileges(conn)
+    with cloned_database(cfg, template_db, "exo_deference") as db:
         yield db
-    finally:
-        drop_database(db)
 
 
 # -- strategies -------------------------------------------------------------------------------------

@@ -17,9 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from psycopg.types.json import Jsonb
 from search import Deference
-from support.db import Database, create_database, drop_database
-
-from exocortex.migrate import grant_database_privileges
+from support.db import cloned_database
 
 NAMES = ["Walter Rivera", "Grandpa", "Rosa", "Mum"]
 SPELLINGS = [
@@ -50,14 +48,8 @@ bridges = st.lists(name, max_size=3)
 
 @pytest.fixture(scope="module")
 def conn(cfg, template_db) -> Iterator[psycopg.Connection]:
-    db: Database = create_database(cfg, "exo_withheld", template=template_db.name)
-    try:
-        with db.connect() as admin:
-            grant_database_privileges(admin)
-        with db.connect(autocommit=False) as c:
-            yield c
-    finally:
-        drop_database(db)
+    with cloned_database(cfg, template_db, "exo_withheld") as db, db.connect(autocommit=False) as c:
+        yield c
 
 
 def sql_withheld(conn, deferred: list[dict], bridge: list[str], charged: list[list[str]]) -> list[list[str]]:

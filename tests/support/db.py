@@ -9,7 +9,8 @@ database of their own for a whole module share one way of doing it.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import psycopg
@@ -19,7 +20,7 @@ from pytest_postgresql.janitor import DatabaseJanitor
 
 from exocortex.config import Config
 from exocortex.db import ADMIN, admin_url, connect, role_url
-from exocortex.migrate import migrate
+from exocortex.migrate import grant_database_privileges, migrate
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,19 @@ def create_database(cfg: Config, prefix: str, template: str | None = None) -> Da
     name = f"{prefix}_{uuid.uuid4().hex[:10]}"
     _janitor(cfg, name, template).init()
     return Database(cfg, name)
+
+
+@contextmanager
+def cloned_database(cfg: Config, template: Database, prefix: str) -> Iterator[Database]:
+    """A clone of the migrated template (`prefix_<random>`) with the database's own grants (a
+    clone does not inherit them), dropped afterwards."""
+    db = create_database(cfg, prefix, template=template.name)
+    try:
+        with db.connect() as conn:
+            grant_database_privileges(conn)
+        yield db
+    finally:
+        drop_database(db)
 
 
 def drop_database(db: Database) -> None:

@@ -232,29 +232,12 @@ class WorkspacePool:
         return sum(1 for h in self.hits if h["confident"])
 
     def wants_more(self):
-        """(True, None) while a stage should run, else (False, why it is skipped). A full pool
-        holds weak candidates while it lacks confident ones (need is at most the cap), and the
-        next stage shares its room (_room_for)."""
+        """(True, None) while a stage should run, else (False, why it is skipped)."""
+        if len(self.hits) >= self.cap:
+            return False, "the workspace holds per_workspace candidates"
         if self.confident >= self.need:
             return False, f"enough confident candidates ({self.confident} of {self.need})"
         return True, None
-
-    def _room_for(self, stage, confident):
-        """The hit a new one of `stage` replaces in a full pool, or None. Only a hit no stage was
-        confident about gives way: the last one of the earlier stage holding the most of them,
-        to a confident hit always, else while that stage keeps more than `stage` will (so a
-        stage that filled the pool with weak matches shares it with the next one, half each)."""
-        weak = {}
-        for h in self.hits:
-            if not h["confident"] and h["stage"] != stage:
-                weak.setdefault(h["stage"], []).append(h)
-        if not weak:
-            return None
-        largest = max(weak.values(), key=len)
-        mine = sum(1 for h in self.hits if h["stage"] == stage)
-        if confident or len(largest) - 1 >= mine + 1:
-            return largest[-1]
-        return None
 
     def admit(self, stage, rows, withhold):
         """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
@@ -272,10 +255,7 @@ class WorkspacePool:
                     self.withheld.setdefault(subject, set()).add(chunk)
                 continue
             if len(self.hits) >= self.cap:
-                weaker = self._room_for(stage, bool(row["confident"]))
-                if weaker is None:
-                    continue
-                self.hits.remove(weaker)
+                continue
             self.hits.append(
                 {
                     "chunk_id": chunk,

@@ -2,8 +2,7 @@
 
 Part of exo_private.retrieve (plpy/retrieve.py). In each chosen workspace the stages of
 retrieval.stages run in order (exact, lexical, capsules, graph, semantic) until the workspace
-holds enough confident candidates (a pool of per_workspace weak ones shares its room with the
-next stage: search.WorkspacePool); each stage runs the query
+holds per_workspace candidates or enough confident ones; each stage runs the query
 exo_private.stage_sql writes for that workspace, prepared once per session. When the archive
 is closed by default and nothing in the present bands answers, the search runs again over
 every band (the fallback), which never releases deferred material by itself.
@@ -12,7 +11,7 @@ every band (the fallback), which never releases deferred material by itself.
 import time
 
 from query_analysis import elapsed_ms
-from search import ALL_BANDS, MAX_QUERY_CHARS, PRESENT_BANDS, WorkspacePool, coverage, said
+from search import ALL_BANDS, MAX_QUERY_CHARS, PRESENT_BANDS, WorkspacePool, coverage
 
 
 class StageSearch:
@@ -115,19 +114,11 @@ class StageSearch:
                 ["text", *base],
                 [q.text[:MAX_QUERY_CHARS], *common],
             )
-            strong = [r for r in rows if r["score"] >= self.thresholds["lexical"]]
-            # A chat window's score counts the names in its labels; it is confident only when
-            # what its messages say covers the question too.
-            weak_chat = {
-                d["chunk_id"]
-                for d in self.fetch_details([{"chunk_id": r["chunk_id"], "workspace": ws} for r in strong])
-                if d["chat"] and d["coverage"] < self.settings["retrieval.answer_coverage"]
-            }
             return [
                 {
                     "chunk_id": r["chunk_id"],
                     "score": r["score"],
-                    "confident": r["score"] >= self.thresholds["lexical"] and r["chunk_id"] not in weak_chat,
+                    "confident": r["score"] >= self.thresholds["lexical"],
                     "charged": r["charged"],
                 }
                 for r in rows
@@ -221,8 +212,7 @@ class StageSearch:
                 ["text[]", "bigint[]"],
                 [[h["workspace"] for h in missing], [h["chunk_id"] for h in missing]],
             ):
-                text = said(d["body"]) if d["chat"] else d["body"]
-                self.details[d["chunk_id"]] = dict(d, coverage=coverage(text, self.q.terms))
+                self.details[d["chunk_id"]] = dict(d, coverage=coverage(d["body"], self.q.terms))
         return [self.details[h["chunk_id"]] for h in hits if h["chunk_id"] in self.details]
 
     def present_answers(self, pools):
