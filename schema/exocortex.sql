@@ -1091,6 +1091,7 @@ CREATE FUNCTION exo.status() RETURNS jsonb
         'as_of', pg_catalog.now(),
         'documents', jsonb_build_object(
             'total', (select count(*) from exo_private.documents),
+            'conversations', (select count(*) from exo_private.documents d where d.conversation_id is not null),
             'by_stage', (select coalesce(jsonb_object_agg(s.stage, s.n order by s.stage), '{}')
                          from (select d.stage::text as stage, count(*) as n
                                from exo_private.documents d group by d.stage) s)),
@@ -1137,7 +1138,7 @@ ALTER FUNCTION exo.status() OWNER TO exo_api;
 -- Name: FUNCTION status(); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.status() IS 'The state of the whole system as jsonb: documents (total, by_stage), quarantine (documents waiting for a routing decision), unreadable_folders (folders the last ingest could not list, whose documents are kept as they were: total, and the first 20 with source, path, error, since), chunks (total, charged, by_workspace), embeddings (per model: dimensions, vectors, active), graph (per workspace: entities, mentions, relations), deferred_subjects (a count), as_of, and the worker''s side (exo_private.work_status): queues (embed, extract: depth, pending, in_flight, held_by_dead_workers, failed, dead, oldest_age_s = seconds since the oldest message was queued; dead_letter), work_by_stage, stuck (documents that cannot advance on their own, with a hint) and worker (last_heartbeat, alive, running, dead). Counts only, never text.';
+COMMENT ON FUNCTION exo.status() IS 'The state of the whole system as jsonb: documents (total, conversations: how many of them are chat conversations, by_stage), quarantine (documents waiting for a routing decision), unreadable_folders (folders the last ingest could not list, whose documents are kept as they were: total, and the first 20 with source, path, error, since), chunks (total, charged, by_workspace), embeddings (per model: dimensions, vectors, active), graph (per workspace: entities, mentions, relations), deferred_subjects (a count), as_of, and the worker''s side (exo_private.work_status): queues (embed, extract: depth, pending, in_flight, held_by_dead_workers, failed, dead, oldest_age_s = seconds since the oldest message was queued; dead_letter), work_by_stage, stuck (documents that cannot advance on their own, with a hint) and worker (last_heartbeat, alive, running, dead). Counts only, never text.';
 
 --
 -- Name: temporal_signal(text, date); Type: FUNCTION; Schema: exo; Owner: exo_api

@@ -193,7 +193,7 @@ def test_status_counts_everything_and_tells_a_live_worker(db):
     with db.connect("exo_reader") as conn:
         assert conn.execute("show default_transaction_read_only").fetchone()[0] == "on"
         before = conn.execute("select exo.status()").fetchone()[0]
-    assert before["documents"] == {"total": 1, "by_stage": {"chunked": 1}}
+    assert before["documents"] == {"total": 1, "conversations": 0, "by_stage": {"chunked": 1}}
     assert before["quarantine"] == 0
     assert before["chunks"]["total"] == 1 and before["chunks"]["by_workspace"] == {"technical": 1}
     assert before["graph"]["technical"] == {"entities": 2, "mentions": 2, "relations": 1}

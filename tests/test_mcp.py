@@ -195,6 +195,7 @@ def test_graph_document_and_chat_tools(vault):
     async def scenario(session):
         status = json.loads(await call(session, "status"))
         assert status["documents"]["total"] > 50
+        assert 0 < status["documents"]["conversations"] < status["documents"]["total"]  # the example chats
 
         found = json.loads(await call(session, "search_entities", name="iris"))
         assert {(e["name"], e["workspace"]) for e in found} == {

@@ -146,7 +146,7 @@ PARAMETERS = {
     "workspace": "A workspace name (the status tool lists them).",
     "k": "How many results.",
     "per_workspace": "At most this many candidates from each workspace go to the rerank.",
-    "open_archive": "true opens archival documents, false keeps them closed; null: the temporal signal decides.",
+    "open_archive": "true opens archival documents and chat windows, false keeps them closed; null: the temporal signal decides.",
     "bridge": "Deferred subjects (name or alias) to open for this call; a hint names them when withheld.",
     "as_of": "Answer as of this moment (ISO 8601); default now.",
     "query_embedding": "A query vector computed by the caller; replaces the embeddings endpoint.",

@@ -11,6 +11,7 @@ as $$
         'as_of', pg_catalog.now(),
         'documents', jsonb_build_object(
             'total', (select count(*) from exo_private.documents),
+            'conversations', (select count(*) from exo_private.documents d where d.conversation_id is not null),
             'by_stage', (select coalesce(jsonb_object_agg(s.stage, s.n order by s.stage), '{}')
                          from (select d.stage::text as stage, count(*) as n
                                from exo_private.documents d group by d.stage) s)),
@@ -51,7 +52,8 @@ as $$
     ) || exo_private.work_status()
 $$;
 comment on function exo.status() is
-    'The state of the whole system as jsonb: documents (total, by_stage), quarantine (documents '
+    'The state of the whole system as jsonb: documents (total, conversations: how many of them are '
+    'chat conversations, by_stage), quarantine (documents '
     'waiting for a routing decision), unreadable_folders (folders the last ingest could not list, '
     'whose documents are kept as they were: total, and the first 20 with source, path, error, since), chunks (total, charged, by_workspace), embeddings (per model: '
     'dimensions, vectors, active), graph (per workspace: entities, mentions, relations), '
