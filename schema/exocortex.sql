@@ -16891,6 +16891,12 @@ CREATE INDEX mentions_document_idx ON exo_private.mentions USING btree (document
 CREATE INDEX mentions_entity_chunk_idx ON exo_private.mentions USING btree (entity_id, chunk_id);
 
 --
+-- Name: mentions_model_entity_chunk_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX mentions_model_entity_chunk_idx ON exo_private.mentions USING btree (entity_id, chunk_id DESC) WHERE ((origin = 'model'::text) AND (chunk_id IS NOT NULL));
+
+--
 -- Name: people_one_owner; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
