@@ -1357,8 +1357,7 @@ _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
 # The start of a message line in a chat chunk: its time (or "(undated)") and its sender.
-_CHAT_LABEL = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ")
-_CHAT_LABELS = re.compile(r"^(?:\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
+_CHAT_LABEL = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
 # Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
 STOPWORDS = frozenset(
     """a about above after again all am an and any are as at be been before being below between both
@@ -1805,7 +1804,7 @@ def said(body):
     """What a chat chunk's messages say, without their time and sender labels: a question naming
     the other person matches the sender of half the lines, which says nothing about which one
     answers it."""
-    return _CHAT_LABELS.sub("", body)
+    return _CHAT_LABEL.sub("", body)
 
 def chat_messages(body):
     """The messages of a chat chunk's body, each its lines joined: an unindented line starts a
@@ -8457,8 +8456,7 @@ _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
 # The start of a message line in a chat chunk: its time (or "(undated)") and its sender.
-_CHAT_LABEL = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ")
-_CHAT_LABELS = re.compile(r"^(?:\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
+_CHAT_LABEL = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
 # Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
 STOPWORDS = frozenset(
     """a about above after again all am an and any are as at be been before being below between both
@@ -8905,7 +8903,7 @@ def said(body):
     """What a chat chunk's messages say, without their time and sender labels: a question naming
     the other person matches the sender of half the lines, which says nothing about which one
     answers it."""
-    return _CHAT_LABELS.sub("", body)
+    return _CHAT_LABEL.sub("", body)
 
 def chat_messages(body):
     """The messages of a chat chunk's body, each its lines joined: an unindented line starts a
@@ -9563,8 +9561,7 @@ _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
 # The start of a message line in a chat chunk: its time (or "(undated)") and its sender.
-_CHAT_LABEL = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ")
-_CHAT_LABELS = re.compile(r"^(?:\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
+_CHAT_LABEL = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
 # Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
 STOPWORDS = frozenset(
     """a about above after again all am an and any are as at be been before being below between both
@@ -10011,7 +10008,7 @@ def said(body):
     """What a chat chunk's messages say, without their time and sender labels: a question naming
     the other person matches the sender of half the lines, which says nothing about which one
     answers it."""
-    return _CHAT_LABELS.sub("", body)
+    return _CHAT_LABEL.sub("", body)
 
 def chat_messages(body):
     """The messages of a chat chunk's body, each its lines joined: an unindented line starts a
