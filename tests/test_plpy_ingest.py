@@ -94,7 +94,7 @@ def test_written_date_authority_order():
     assert _band({"date": "2013-05-01"}, "2026-11-01 in text", "2020/x.md")["written_at"] == "2013-05-01"
     b = _band({}, "Tuesday, 4 March 2014\n\nDear diary", "2020/x.md")
     assert (b["written_at"], b["band"]) == ("2014-03-04", "archival")
-    assert "date in text '4 March 2014'" in b["reason"]
+    assert "date in first lines '4 March 2014'" in b["reason"]
     assert _band({}, "March 4th, 2014 was cold")["written_at"] == "2014-03-04"
     b = _band({}, "no dates here", "diary/2019/notes.md")
     assert (b["written_at"], b["reason"].split("(")[1].split(")")[0]) == ("2019-07-01", "year in path '2019'")

@@ -42,8 +42,8 @@ def test_dockerfile_installs_the_runtime_package_list():
         text=True,
         check=True,
     ).stdout.split()
-    postgres_part = [p.name for p in read_packages() if p.part == "postgres"]
-    assert from_docker == postgres_part
+    postgres_and_ocr = [p.name for p in read_packages() if p.part in ("postgres", "ocr")]
+    assert from_docker == postgres_and_ocr
     extensions = {e for p in read_packages() for e in p.extensions}
     assert {"vector", "age", "pg_cron", "pg_textsearch", "plpython3u", "pgtap", "plpgsql_check"} <= extensions
 

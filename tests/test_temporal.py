@@ -337,6 +337,170 @@ def test_detection_is_deterministic():
     )
 
 
+# -- years from 1000, centuries and the numbers that are not years --------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "year"),
+    [
+        ("what happened in 1803", 1803),
+        ("since 1066?", 1066),
+        ("in the year 1066", 1066),
+        ("built c. 1790", 1790),
+        ("built c.1790", 1790),
+        ("circa 1790", 1790),
+        ("around 1500", 1500),
+        ("before 1850, after 1899", 1850),
+        ("1066 AD", 1066),
+        ("A.D. 1066", 1066),
+        ("1492 CE", 1492),
+        ("until 1000", 1000),
+    ],
+)
+def test_a_year_before_1900_needs_a_year_like_context(query, year):
+    result = _detect(query)
+    assert [s["kind"] for s in result["signals"]][:1] == ["year"]
+    assert result["signals"][0]["year"] == year
+    assert result["opens_archive"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "1500 people",
+        "room 1850",
+        "$1,200",
+        "1850 km",
+        "flight 1066",
+        "No. 1234",
+        "1200 pages",
+        "a town of 1500 people",
+        "by 1850 km",
+        "in 1200 pages",
+        "a total of 1500",
+        "1200 BC",
+        "in 1200 BCE",
+        "in 1500 years",
+        "1790-1803",  # no year on either side: a page range, a part number
+        "in 999",
+        "etc. 1500",
+        "1803",
+        "increased from 1024 to 16",
+        "increased from 1024 to 4096",
+        "from 1040 to 1904 bytes",
+        "a 1024-bit key",
+        "multiplied by 1000",
+        "2048 instead of 1024",
+        "1214 tests out of 1217",
+        "patch 8.1.1424",
+    ],
+)
+def test_numbers_below_1900_that_are_not_years(query):
+    assert not _detect(query)["signal"], query
+
+
+def test_a_range_continues_from_a_year():
+    assert [s["year"] for s in _detect("from 1790 to 1803")["signals"]] == [1790, 1803]
+    assert [s["year"] for s in _detect("between 1790 and 1803")["signals"]] == [1790, 1803]
+    assert [s["year"] for s in _detect("in 1790-1803")["signals"]] == [1790, 1803]
+    assert _detect("from 1790 to 1803")["years"] == [1790, 1803]
+    assert _detect("CVE-2022-1271")["years"] == [2022]  # a range runs forward
+
+
+def test_a_count_after_a_modern_number_is_not_a_year_unless_the_context_says_year():
+    assert not _detect("a 1950 km drive")["signal"]
+    assert not _detect("a 2048-bit key")["signal"]
+    assert _kinds(_detect("in 2020 people moved"))[0] == ("year", "2020")
+    result = _detect("2000 years ago")
+    assert _kinds(result) == [("relative", "2000 years ago")]
+    assert result["signals"][0]["year"] is None and result["years"] == []  # year 26: out of range
+
+
+@pytest.mark.parametrize(
+    ("query", "kind", "iso", "year"),
+    [
+        ("March 4, 1803", "date", "1803-03-04", 1803),
+        ("4 July 1776", "date", "1776-07-04", 1776),
+        ("1776-07-04", "date", "1776-07-04", 1776),
+        ("in May 1790", "month_year", None, 1790),
+        ("March of 1066", "month_year", None, 1066),
+    ],
+)
+def test_dates_and_months_before_1900(query, kind, iso, year):
+    [signal] = _detect(query)["signals"]
+    assert (signal["kind"], signal.get("date"), signal["year"]) == (kind, iso, year)
+    assert signal["opens_archive"]
+
+
+def test_numeric_months_before_1900_are_not_months():
+    assert not _detect("part 1850-12")["signal"]
+    assert not _detect("12/1850")["signal"]
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("the 1790s", 1790),
+        ("in the 1230s", 1230),
+        ("the 1790's", 1790),
+        ("the eighteen-nineties", 1890),
+        ("the eighteen nineties", 1890),
+        ("the Nineteen-Sixties", 1960),
+        ("the 2000s", 2000),  # the decade: the century is young
+    ],
+)
+def test_decades_before_1900_and_in_words(query, first):
+    [signal] = _detect(query)["signals"]
+    assert (signal["kind"], signal["first"], signal["last"]) == ("decade", first, first + 9)
+    assert _detect(query)["years"] == [first, first + 9]
+
+
+@pytest.mark.parametrize(
+    ("query", "first", "last"),
+    [
+        ("the 1800s", 1800, 1899),
+        ("the 1800's", 1800, 1899),
+        ("the 1900s", 1900, 1999),
+        ("the 19th century", 1800, 1899),
+        ("the nineteenth century", 1800, 1899),
+        ("19th-century letters", 1800, 1899),
+        ("the eighteen hundreds", 1800, 1899),
+        ("the 11th century", 1000, 1099),
+        ("the twenty-first century", 2000, 2099),
+        ("the twenty first century", 2000, 2099),
+        ("early 1800s", 1800, 1832),
+        ("the mid-19th century", 1833, 1865),
+        ("late 19th-century", 1866, 1899),
+        ("the late eighteenth century", 1766, 1799),
+    ],
+)
+def test_centuries(query, first, last):
+    result = _detect(query)
+    assert [(s["kind"], s["first"], s["last"]) for s in result["signals"]] == [("century", first, last)]
+    assert result["years"] == [first, last]
+    assert result["opens_archive"]
+
+
+@pytest.mark.parametrize("query", ["the 5th century", "the 22nd century", "1000s of files", "1800s of rows"])
+def test_centuries_out_of_range_and_counts_are_not_signals(query):
+    assert not _detect(query)["signal"]
+
+
+def test_a_century_or_an_old_year_anchors_a_cue():
+    result = _detect("as of the 19th century")
+    assert _kinds(result) == [("cue", "as of"), ("century", "the 19th century")]
+    assert result["signals"][0]["anchored"] == "time"
+    assert _detect("as of 1803")["signals"][0]["anchored"] == "time"
+
+
+def test_old_years_and_centuries_follow_as_of():
+    # "the 20s" as of 1925 is the 1920s; a century not begun by then does not open the archive
+    then = datetime.date(1925, 6, 1)
+    assert _detect("the 20s", today=then)["signals"][0]["first"] == 1920
+    assert not _detect("the twenty-first century", today=then)["opens_archive"]
+    assert not _detect("in 1930", today=then)["signal"]  # after next year: not a year then
+
+
 # -- in the database -----------------------------------------------------------------------
 
 

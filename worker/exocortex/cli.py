@@ -193,6 +193,10 @@ def _print_summary(s: pipeline.IngestSummary) -> None:
     console.print(table)
     if s.workspaces:
         console.print("workspaces: " + ", ".join(f"{w} {n}" for w, n in sorted(s.workspaces.items())))
+    if s.routed_by:
+        console.print("routed by: " + ", ".join(f"{rule} {n}" for rule, n in s.routed_by.most_common()))
+    if s.moved_from_quarantine:
+        console.print(f"moved {s.moved_from_quarantine} document(s) from quarantine to the --workspace")
     if s.errors:
         console.print("not ingested, by reason: " + ", ".join(f"{e} {n}" for e, n in s.errors.most_common()))
 
@@ -281,26 +285,100 @@ def _review(doc_id: int, decision: str, workspace: str | None = None) -> None:
     console.print(f"document {doc_id}: {stage}")
 
 
+def _selectors(f):
+    """The bulk selectors of approve, reassign and reject (combined with and)."""
+    for option in reversed(
+        [
+            click.option("--all", "select_all", is_flag=True, help="Every quarantined document."),
+            click.option("--path", "path_glob", metavar="GLOB", help="Documents whose path matches GLOB."),
+            click.option(
+                "--min-confidence",
+                type=float,
+                metavar="X",
+                help="Documents the router was at least X sure of.",
+            ),
+            click.option("--dry-run", is_flag=True, help="List what would change; change nothing."),
+        ]
+    ):
+        f = option(f)
+    return f
+
+
+def _review_many(decision: str, workspace: str | None, select_all: bool, path_glob: str | None,
+                 min_confidence: float | None, dry_run: bool) -> None:  # fmt: skip
+    """One call of exo_private.review_quarantine; prints each document it picked."""
+    with _writer() as conn:
+        try:
+            rows = conn.execute(
+                "select document_id, path, workspace, stage from exo_private.review_quarantine("
+                "%s, %s, %s, %s, %s, %s)",
+                (decision, workspace, select_all, path_glob, min_confidence, dry_run),
+            ).fetchall()
+        except psycopg.Error as exc:
+            hint = exc.diag.message_hint
+            _fail((exc.diag.message_primary or str(exc)) + (f" ({hint})" if hint else ""))
+    table = Table("id", "path", "workspace", "stage" + (" (would be)" if dry_run else ""))
+    for doc_id, path, ws, stage in rows:
+        table.add_row(str(doc_id), escape(path), ws or "", stage)
+    if rows:
+        console.print(table)
+    verb = {"approve": "approved", "reassign": "reassigned", "reject": "rejected"}[decision]
+    console.print(f"{len(rows)} document(s) " + ("would be " if dry_run else "") + verb)
+
+
+def _single_or_many(decision: str, doc_id: int | None, workspace: str | None, select_all: bool,
+                    path_glob: str | None, min_confidence: float | None, dry_run: bool) -> None:  # fmt: skip
+    bulk = select_all or path_glob is not None or min_confidence is not None
+    if doc_id is not None and (bulk or dry_run):
+        _fail("give a document id or --all / --path / --min-confidence (with --dry-run), not both")
+    if doc_id is not None:
+        _review(doc_id, decision, workspace)
+    elif bulk:
+        _review_many(decision, workspace, select_all, path_glob, min_confidence, dry_run)
+    else:
+        _fail("say which documents: an id, --all, --path GLOB or --min-confidence X")
+
+
 @quarantine.command("approve")
-@click.argument("doc_id", type=int)
-def quarantine_approve(doc_id: int) -> None:
-    """Accept the router's best candidate workspace."""
-    _review(doc_id, "approve")
+@click.argument("doc_id", type=int, required=False)
+@_selectors
+def quarantine_approve(doc_id: int | None, **selectors) -> None:
+    """Accept the router's best candidate workspace (for DOC_ID, or the documents the options pick)."""
+    _single_or_many("approve", doc_id, None, **selectors)
 
 
 @quarantine.command("reassign")
-@click.argument("doc_id", type=int)
-@click.argument("workspace")
-def quarantine_reassign(doc_id: int, workspace: str) -> None:
-    """Put the document in WORKSPACE."""
-    _review(doc_id, "reassign", workspace)
+@click.argument("args", nargs=-1, metavar="[DOC_ID] WORKSPACE")
+@_selectors
+def quarantine_reassign(args: tuple[str, ...], **selectors) -> None:
+    """Put the document DOC_ID, or the documents the options pick, in WORKSPACE."""
+    if len(args) not in (1, 2) or (len(args) == 2 and not args[0].isdigit()):
+        _fail("reassign takes [DOC_ID] WORKSPACE")
+    doc_id = int(args[0]) if len(args) == 2 else None
+    _single_or_many("reassign", doc_id, args[-1], **selectors)
 
 
 @quarantine.command("reject")
-@click.argument("doc_id", type=int)
-def quarantine_reject(doc_id: int) -> None:
-    """Keep the document out of memory (stage skipped, reason rejected)."""
-    _review(doc_id, "reject")
+@click.argument("doc_id", type=int, required=False)
+@_selectors
+def quarantine_reject(doc_id: int | None, **selectors) -> None:
+    """Keep documents out of memory (stage skipped, reason rejected): DOC_ID, or those the options pick."""
+    _single_or_many("reject", doc_id, None, **selectors)
+
+
+@quarantine.command("learn")
+def quarantine_learn() -> None:
+    """Train the router on the documents in workspaces, then route what in quarantine it is now sure of."""
+    with _writer() as conn:
+        try:
+            report = conn.execute("select exo_private.learn_routes()").fetchone()[0]
+        except psycopg.Error as exc:
+            _fail(exc.diag.message_primary or str(exc))
+    console.print(
+        f"router: {report['documents']} document(s) in {report['workspaces']} workspace(s), "
+        f"{report['terms']} words" + (" (trained now)" if report["trained"] else " (unchanged)")
+    )
+    console.print(f"{report['moved']} document(s) left quarantine, {report['quarantined']} stay")
 
 
 @main.group()
@@ -404,7 +482,7 @@ def worker_cmd(
     limit: int | None,
     as_json: bool,
 ) -> None:
-    """Embed chunks and extract the graph from the queues through the local models.
+    """Embed chunks and extract the graph through the local models; read scanned PDFs with OCR.
 
     Exit codes: 0 done (or stopped by a signal); 75 a model endpoint is down, nothing was
     dead-lettered and the work stays queued (run it again when the endpoint is back); 1 the
@@ -467,15 +545,19 @@ def _since(value: str | None) -> datetime | None:
 
 
 @worker_cmd.command("retry-failed")
-@click.option("--queue", type=click.Choice(worker_module.QUEUES), help="Only this queue (default: both).")
+@click.option("--queue", type=click.Choice(worker_module.QUEUES), help="Only this queue (default: all).")
 @click.option("--since", help="Only failures at or after this ISO 8601 date or time.")
 def worker_retry_failed(queue: str | None, since: str | None) -> None:
-    """Queue failed chunks and windows again (and, without --since, any that wait with no message)."""
+    """Queue failed chunks, windows and scans again (and, without --since, any that wait with no message)."""
     moment = _since(since)
     with _writer() as conn:
-        rows = conn.execute(
-            "select queue, requeued, resolved from exo_private.retry_failed(%s, %s)", (queue, moment)
-        ).fetchall()
+        rows = []
+        if queue != "ocr":
+            rows += conn.execute(
+                "select queue, requeued, resolved from exo_private.retry_failed(%s, %s)", (queue, moment)
+            ).fetchall()
+        if queue in (None, "ocr"):  # scans OCR could not read end failed, not in job_failures
+            rows.append(("ocr", conn.execute("select exo_private.retry_ocr(%s)", (moment,)).fetchone()[0], 0))
     for name, requeued, resolved in rows:
         console.print(
             f"{name}: {requeued} queued again" + (f", {resolved} no longer need work" if resolved else "")
@@ -483,7 +565,9 @@ def worker_retry_failed(queue: str | None, since: str | None) -> None:
 
 
 @worker_cmd.command("requeue-dead")
-@click.option("--queue", type=click.Choice(worker_module.QUEUES), help="Only this queue (default: both).")
+@click.option(
+    "--queue", type=click.Choice(worker_module.MODEL_QUEUES), help="Only this queue (default: both)."
+)
 def worker_requeue_dead(queue: str | None) -> None:
     """Send dead-lettered chunks and windows back to their queue, with a fresh read count."""
     with _writer() as conn:

@@ -12,6 +12,7 @@ import psycopg
 
 from exocortex.config import Config
 from exocortex.db import admin_url, connect
+from exocortex.ingest import ocr
 from exocortex.migrate import migration_files
 from exocortex.runtime import local, server
 from exocortex.runtime.local import RuntimeProblem
@@ -160,6 +161,20 @@ def _database(cfg: Config) -> list[Check]:
     return checks
 
 
+def ocr_check(cfg: Config) -> Check:
+    """Tesseract for scanned PDFs: present (with pdftoppm), its version, English language data."""
+    name = "tesseract (OCR of scanned PDFs)"
+    try:
+        tools = ocr.find_tools(cfg)
+        version, languages = ocr.describe(tools)
+    except ocr.OcrError as exc:
+        return Check(name, False, exc.message, "see the message")
+    detail = f"{version}, languages {', '.join(languages) or 'none'}, from {tools.where}"
+    if "eng" not in languages:
+        return Check(name, False, detail, f"install its English language data ({ocr.INSTALL})")
+    return Check(name, True, detail)
+
+
 def run(cfg: Config) -> list[Check]:
     checks = _python()
     if cfg.external_url:
@@ -168,4 +183,4 @@ def run(cfg: Config) -> list[Check]:
         checks += _local_runtime(cfg)
         if not all(c.ok for c in checks):
             return checks
-    return checks + _database(cfg)
+    return [*checks, *_database(cfg), ocr_check(cfg)]

@@ -7,7 +7,7 @@ Every statement takes bound parameters (`%s`), never formatted values.
 
 WORKER_SETTINGS = (
     "select key, value from exo_private.settings "
-    "where key like any (array['worker.%', 'models.%', 'extraction.%'])"
+    "where key like any (array['worker.%', 'models.%', 'extraction.%', 'ocr.%', 'ingest.%'])"
 )
 """The settings the worker runs by, as (key, value) rows."""
 
@@ -46,6 +46,12 @@ WINDOW_TO_EXTRACT = (
     "from exo_private.extraction_windows w where w.id = %s"
 )
 """A window's text and the generation the model's reply goes into (null: another model's graph now)."""
+OCR_JOB = "select root, path_bytes, sha256, pages from exo_private.ocr_job(%s)"
+"""A queued scan that still waits at ocr_pending: where its file is, its sha256 and page count."""
+STORE_OCR_TEXT = "select document_id, path, metadata from exo_private.store_ocr_text(%s, %s, %s)"
+"""OCR's text into the text cache; the documents of that content that now continue (locked)."""
+END_OCR = "select exo_private.end_ocr(%s, %s, %s, %s)"
+"""The documents of a content OCR could not read end at a stage with an error class."""
 COMPLETE_EMBEDDING = "select exo_private.complete_embedding(%s, %s, %s, %s, %s)"
 COMPLETE_EXTRACTION = "select exo_private.complete_extraction(%s, %s, %s, %s, %s, %s)"
 

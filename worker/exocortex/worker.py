@@ -1,4 +1,4 @@
-"""`exo worker`: drain the embed and extract queues through the local models.
+"""`exo worker`: drain the embed and extract queues through the local models, and the ocr queue.
 
 One read loop hands jobs to a small thread pool (default two in flight). A job
 reads its messages (exo_private.read_jobs: the queue's visibility timeout hides
@@ -9,6 +9,14 @@ complete_extraction). A message read more than `worker.max_reads` times goes to
 the dead_letter queue with its last error. With nothing to read, the loop waits
 for pgmq's insert notification, the poll interval or the stop event. The SQL the
 worker sends is named in exocortex.queries.
+
+The ocr queue holds scanned PDFs (stage ocr_pending): the worker reads the file page by page
+with Tesseract (exocortex.ingest.ocr, no transaction open), then stores the text in the text
+cache and lets the documents of that content continue through routing, banding and chunking
+(exocortex.ingest.pipeline.continue_extracted), archiving the message in the same
+transaction. A scan OCR cannot read ends its documents failed (or skipped when no text was
+found) with the error class, and its message is archived; a job that raises otherwise is
+retried and dead-lettered like any other.
 
 No work is lost to an outage, a slow CPU or a dead worker:
 
@@ -31,6 +39,7 @@ No work is lost to an outage, a slow CPU or a dead worker:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -52,10 +61,16 @@ from psycopg_pool import ConnectionPool
 from exocortex import extraction, queries
 from exocortex.config import Config
 from exocortex.db import role_url
+from exocortex.ingest import ocr
+from exocortex.ingest.pipeline import continue_extracted
 from exocortex.plpy import model_client as client
 from exocortex.plpy.model_client import ClientError, Endpoint, ModelError
 
-QUEUES = ("embed", "extract")
+TARGET_KEYS = {"embed": "chunk_id", "extract": "window_id", "ocr": "document_id"}
+"""Each queue's message key naming its target (exo_private.queue_target_key)."""
+QUEUES = tuple(TARGET_KEYS)
+MODEL_QUEUES = ("embed", "extract")
+"""The queues whose failed and dead-lettered work `exo worker retry-failed | requeue-dead` bring back."""
 EXIT_ENDPOINT_DOWN = 75
 """Exit code of a run stopped by a model endpoint that is down (EX_TEMPFAIL: run again later)."""
 HEARTBEAT_MAX_S = 5.0
@@ -107,10 +122,12 @@ class RunResult:
     done: Counter = field(default_factory=Counter)
     """Messages archived after their result was written, per queue."""
     skipped: Counter = field(default_factory=Counter)
-    """Messages archived because their chunk or window no longer exists."""
+    """Messages archived because their chunk, window or waiting document no longer exists."""
     failed: Counter = field(default_factory=Counter)
     errors: Counter = field(default_factory=Counter)
     """Jobs that raised unexpectedly; their messages return after the first backoff wait."""
+    unread: Counter = field(default_factory=Counter)
+    """Scans OCR could not read: their documents ended failed (or skipped) with the error class."""
     dead_lettered: Counter = field(default_factory=Counter)
     returned: Counter = field(default_factory=Counter)
     """Messages given back at once, their read not counted: the endpoint was down."""
@@ -184,6 +201,7 @@ class Worker:
         unknown = set(queues) - set(QUEUES)
         if unknown:
             raise ValueError(f"unknown queue(s): {', '.join(sorted(unknown))}; expected {', '.join(QUEUES)}")
+        self.cfg = cfg
         self.url = role_url(cfg, "exo_writer", dbname)
         self.concurrency = concurrency
         self.allowed = concurrency
@@ -473,6 +491,65 @@ class Worker:
             return
         self._count("done", "extract")
 
+    def _ocr(self, pool: ConnectionPool, settings: dict, job: Job) -> None:
+        """Read one queued scan with OCR; its documents continue, or end with the error class."""
+        (message,) = job.messages
+        document_id = _target_id(message.payload, "document_id")
+        with pool.connection() as conn:
+            row = conn.execute(queries.OCR_JOB, (document_id,)).fetchone()
+        if row is None:  # read already (a copy of the same content), changed or deleted since
+            self._skip(pool, "ocr", job.ids)
+            return
+        root, path_bytes, sha, pages = row
+        limits = ocr.Settings.from_values(settings)
+        try:
+            with open(os.path.join(os.fsencode(root), path_bytes), "rb") as f:
+                data = f.read(int(settings["ingest.max_file_bytes"]) + 1)
+        except OSError as exc:
+            self._unread(pool, job, sha, "failed", "unreadable", exc.strerror or str(exc))
+            return
+        if hashlib.sha256(data).hexdigest() != sha:  # changed since ingest, which reads it again
+            self._skip(pool, "ocr", job.ids)
+            return
+        try:
+            tools = ocr.find_tools(self.cfg)
+            self._hold(pool, job, min(pages or 1, limits.page_limit) * limits.timeout_s)
+            result = ocr.read_pdf(tools, data, pages or 0, limits)
+        except ocr.OcrError as exc:
+            self._unread(pool, job, sha, "failed", exc.error_class, exc.message)
+            return
+        if not result.text:
+            self._unread(
+                pool, job, sha, "skipped", "empty", f"OCR found no text in {result.pages_read} page(s)"
+            )
+            return
+        seconds = float(settings["ingest.file_timeout_s"])
+        try:
+            with pool.connection() as conn, conn.transaction():
+                waiting = conn.execute(
+                    queries.STORE_OCR_TEXT, (sha, result.text, Jsonb(result.metadata(limits)))
+                ).fetchall()
+                for doc_id, doc_path, metadata in waiting:
+                    continue_extracted(conn, doc_id, doc_path, metadata, seconds)
+                conn.execute(queries.ARCHIVE_MESSAGES, ("ocr", job.ids))
+        except psycopg.errors.QueryCanceled:
+            self._unread(
+                pool, job, sha, "failed", "timeout",
+                f"routing, banding and chunking took over {seconds:g} s (setting ingest.file_timeout_s)",
+            )  # fmt: skip
+            return
+        self._count("done", "ocr")
+
+    def _unread(
+        self, pool: ConnectionPool, job: Job, sha: str, stage: str, error_class: str, text: str
+    ) -> None:
+        """A scan OCR could not read: its waiting documents end at stage with the error class, and
+        the message is archived in the same transaction."""
+        with pool.connection() as conn, conn.transaction():
+            conn.execute(queries.END_OCR, (sha, stage, error_class, text))
+            conn.execute(queries.ARCHIVE_MESSAGES, ("ocr", job.ids))
+        self._count("unread", "ocr")
+
     def _guarded(self, pool: ConnectionPool, job_fn, settings: dict, job: Job) -> None:
         """Run a job; an unexpected error is recorded and its messages come back after the first
         backoff wait (that read counts: a job that keeps raising ends in the dead-letter queue).
@@ -483,7 +560,7 @@ class Worker:
             raise
         except Exception as exc:
             self._count("errors", job.queue, len(job.messages))
-            self._record_failure(pool, job, "chunk_id" if job.queue == "embed" else "window_id", exc)
+            self._record_failure(pool, job, TARGET_KEYS[job.queue], exc)
             with pool.connection() as conn:
                 conn.execute(
                     queries.HIDE_MESSAGES,
@@ -644,7 +721,7 @@ class Worker:
                 if job is None:
                     continue
                 self.taken += len(job.messages)
-                job_fn = self._embed if queue == "embed" else self._extract
+                job_fn = {"embed": self._embed, "extract": self._extract, "ocr": self._ocr}[queue]
                 running.add(jobs.submit(self._guarded, pool, job_fn, settings, job))
                 turn += 1
                 submitted = True
@@ -714,6 +791,7 @@ def summary_line(result: RunResult) -> str:
         ("skipped", result.skipped),
         ("failed (`exo worker retry-failed` queues them again)", result.failed),
         ("errors", result.errors),
+        ("could not be read by OCR (their documents failed with the error class)", result.unread),
         ("dead-lettered", result.dead_lettered),
         ("returned to the queue, not counted as reads (endpoint down)", result.returned),
     ):
@@ -743,6 +821,7 @@ def as_json(result: RunResult) -> str:
             "skipped": result.skipped,
             "failed": result.failed,
             "errors": result.errors,
+            "unread": result.unread,
             "dead_lettered": result.dead_lettered,
             "returned": result.returned,
             "slowed": result.slowed,

@@ -14,6 +14,7 @@ Format libraries are imported inside their extractor, so importing this module s
 from __future__ import annotations
 
 import codecs
+import contextlib
 import datetime as dt
 import email
 import email.policy
@@ -169,6 +170,17 @@ def cut_header(metadata: dict, name: str, value: str) -> str:
     return value[:MAX_HEADER_CHARS]
 
 
+def _set_date(metadata: dict, value, source: str) -> None:
+    """Record the format's own creation or publication date as written (an ISO string for a
+    datetime) and where it came from. Banding (plpy/banding.py metadata_date) judges it: a tool's
+    default date, or one later than the file's mtime, is ignored there, where the mtime is known."""
+    if isinstance(value, dt.datetime | dt.date):
+        value = value.isoformat()
+    if isinstance(value, str) and value.strip():
+        metadata["date"] = value.strip()[:100]
+        metadata["date_source"] = source
+
+
 def wiki_links(text: str) -> list[str]:
     """The targets of Obsidian [[wiki links]] in a text, sorted and distinct."""
     return sorted({m.group(1).strip() for m in WIKI_LINK.finditer(text) if m.group(1).strip()})
@@ -178,6 +190,12 @@ def wiki_links(text: str) -> list[str]:
 # whitespace collapse, then turn into blank lines, newlines and tabs. The parser is event-driven (the
 # stdlib's HTMLParser) and keeps no tree, so any depth of nesting costs time linear in the markup.
 _PARA, _LINE, _CELL = "\ue000", "\ue001", "\ue002"
+#: <meta> names and properties that carry a page's creation or publication date, best first.
+_HTML_DATE_META = (
+    "article:published_time", "dcterms.created", "dc.date.created", "dcterms.issued", "dc.date.issued",
+    "citation_publication_date", "citation_date", "dc.date", "dcterms.date", "date", "pubdate",
+    "publication_date", "publish-date",
+)  # fmt: skip
 _DROP_TAGS = frozenset(("script", "style", "noscript", "template", "head", "title"))
 _BLOCK_TAGS = frozenset([
     "address", "article", "aside", "blockquote", "body", "dd", "details", "dialog", "div", "dl", "dt",
@@ -196,8 +214,16 @@ class _HtmlText(HTMLParser):
         self._title: list[str] | None = None
         self._dropped = 0  # open script, style, head, ... elements
         self._pre = 0
+        self.dates: dict[str, str] = {}  # "meta NAME" or "<time datetime>": its first value
 
     def handle_starttag(self, tag: str, attrs) -> None:
+        if tag in ("meta", "time"):
+            values = dict(attrs)
+            name = (values.get("name") or values.get("property") or values.get("itemprop") or "").lower()
+            if tag == "meta" and name in _HTML_DATE_META and values.get("content"):
+                self.dates.setdefault(f"meta {name}", values["content"])
+            elif tag == "time" and values.get("datetime"):
+                self.dates.setdefault("<time datetime>", values["datetime"])
         if tag == "body":
             self._dropped = 0  # a <head> left open ends where the body starts
         if tag == "title" and self.title is None:
@@ -235,8 +261,9 @@ class _HtmlText(HTMLParser):
             self.parts.append(data.replace("\n", _LINE) if self._pre else data)
 
 
-def _html_to_text(markup: str) -> tuple[str, str | None]:
-    """Return (text, title) of an HTML document."""
+def _html_to_text(markup: str) -> tuple[str, str | None, tuple[str, str] | None]:
+    """Return (text, title, (date, source) or None) of an HTML document: the date from the best
+    date <meta> (_HTML_DATE_META; source "meta NAME"), else the first <time datetime>."""
     parser = _HtmlText()
     parser.feed(markup.translate({ord(m): None for m in (_PARA, _LINE, _CELL)}))
     parser.close()
@@ -245,7 +272,9 @@ def _html_to_text(markup: str) -> tuple[str, str | None]:
     for block in flat.split(_PARA):
         lines = (line.strip(" \t") for line in block.split(_LINE))
         blocks.append("\n".join(line for line in lines if line))
-    return _paragraphs(blocks), parser.title or None
+    sources = [f"meta {name}" for name in _HTML_DATE_META] + ["<time datetime>"]
+    dated = next(((parser.dates[source], source) for source in sources if source in parser.dates), None)
+    return _paragraphs(blocks), parser.title or None, dated
 
 
 def _check_zip(path: Path) -> None:
@@ -326,7 +355,9 @@ def _md(path: Path) -> Extracted:
 
 def _html(path: Path) -> Extracted:
     markup, metadata = _read_text(path)
-    text, metadata["title"] = _html_to_text(markup)
+    text, metadata["title"], dated = _html_to_text(markup)
+    if dated:
+        _set_date(metadata, dated[0], "HTML " + dated[1])
     return Extracted(text, metadata)
 
 
@@ -356,7 +387,7 @@ def _eml(path: Path) -> Extracted:
             metadata[name] = cut_header(metadata, name, str(headers[name]))
     if (date := headers.get("date")) is not None:
         parsed = getattr(date, "datetime", None)
-        metadata["date"] = parsed.isoformat() if parsed else str(date)
+        _set_date(metadata, parsed or str(date), "email Date header")
     metadata["title"] = metadata.get("subject")
     attachments = [part.get_filename() for part in message.walk() if part.get_filename()]
     if attachments:
@@ -398,6 +429,8 @@ def _pdf(path: Path) -> Extracted:
         raise ExtractionError("encrypted", f"an encrypted PDF ({exc})") from exc
     text = _paragraphs(pages)
     metadata = {"pages": len(pages), "title": (info.title if info else None) or None}
+    with contextlib.suppress(ValueError, TypeError):  # a malformed date string: no date
+        _set_date(metadata, info.creation_date if info else None, "PDF creation date")
     needs_ocr = len(text) / max(len(pages), 1) < OCR_MIN_CHARS_PER_PAGE
     return Extracted(text, metadata, needs_ocr=needs_ocr)
 
@@ -417,7 +450,9 @@ def _docx(path: Path) -> Extracted:
             blocks.append("\n".join("\t".join(cell.text for cell in row.cells) for row in item.rows))
         else:
             blocks.append(item.text)
-    return Extracted(_paragraphs(blocks), {"title": document.core_properties.title or None})
+    metadata = {"title": document.core_properties.title or None}
+    _set_date(metadata, document.core_properties.created, "DOCX created property")
+    return Extracted(_paragraphs(blocks), metadata)
 
 
 def _pptx(path: Path) -> Extracted:
@@ -466,7 +501,7 @@ def _xlsx(path: Path) -> Extracted:
 
 
 def _odt(path: Path) -> Extracted:
-    from odf import dc, opendocument, teletype
+    from odf import dc, meta, opendocument, teletype
     from odf.namespaces import TEXTNS
 
     _check_zip(path)
@@ -484,7 +519,11 @@ def _odt(path: Path) -> Extracted:
 
     titles = document.meta.getElementsByType(dc.Title)
     title = teletype.extractText(titles[0]) if titles else None
-    return Extracted(_paragraphs(paragraphs(document.text)), {"title": title or None})
+    metadata = {"title": title or None}
+    created = document.meta.getElementsByType(meta.CreationDate)
+    if created:
+        _set_date(metadata, teletype.extractText(created[0]), "ODT creation date")
+    return Extracted(_paragraphs(paragraphs(document.text)), metadata)
 
 
 def _epub(path: Path) -> Extracted:
@@ -500,7 +539,18 @@ def _epub(path: Path) -> Extracted:
         if item is not None and item.get_type() == ebooklib.ITEM_DOCUMENT and not is_toc:
             chapters.append(_html_to_text(_decode(item.get_content())[0])[0])
     titles = book.get_metadata("DC", "title")
-    return Extracted(_paragraphs(chapters), {"title": (titles[0][0] if titles else None) or None})
+    metadata = {"title": (titles[0][0] if titles else None) or None}
+    # EPUB 2 may name each date's event: a publication or creation date first, else one with no
+    # event; never a modification date.
+    event = f"{{{epub.NAMESPACES['OPF']}}}event"
+    dates = [(value, (attrs or {}).get(event, "")) for value, attrs in book.get_metadata("DC", "date")]
+    published = [
+        value for value, kind in dates if kind in ("publication", "creation", "original-publication")
+    ]
+    _set_date(
+        metadata, (published or [value for value, kind in dates if not kind] or [None])[0], "EPUB dc:date"
+    )
+    return Extracted(_paragraphs(chapters), metadata)
 
 
 # --- legacy office formats through LibreOffice -----------------------------------------------------

@@ -74,6 +74,12 @@ class IngestSummary:
     workspaces: Counter = field(default_factory=Counter)
     errors: Counter = field(default_factory=Counter)
     """Failed and skipped documents of this source by error class."""
+    routed_by: Counter = field(default_factory=Counter)
+    """Documents this run put in a workspace, by the routing rule that decided (route.method)."""
+    moved_from_quarantine: int = 0
+    """Documents of this source that were in quarantine and the run's --workspace routed."""
+    router: dict = field(default_factory=dict)
+    """The learned router's training at the start of the run (exo_private.train_router)."""
 
 
 @dataclass
@@ -129,15 +135,47 @@ def _limits(conn: psycopg.Connection) -> Limits:
     return Limits(*checked.values())
 
 
+def continue_extracted(
+    conn: psycopg.Connection, doc_id: int, path: str, metadata: dict, timeout_s: float
+) -> str:
+    """A document whose text is in the text cache (extracted, or read by OCR) continues: its
+    frontmatter, metadata, title and links are recorded, then the database routes, bands and
+    chunks it (process_document, within timeout_s: QueryCanceled past it). Returns its stage."""
+    frontmatter = metadata.get("frontmatter") or {}
+    kept = {k: v for k, v in metadata.items() if k not in ("frontmatter", "links")}
+    title = cut_header(kept, "title", str(metadata.get("title") or Path(path).stem))
+    conn.execute(
+        """update exo_private.documents
+              set stage = 'extracted', error_class = null, error_message = null,
+                  frontmatter = %s, metadata = %s, title = %s, stage_changed_at = now()
+            where id = %s""",
+        (Jsonb(frontmatter), Jsonb(kept), title, doc_id),
+    )
+    conn.execute("delete from exo_private.document_links where source_document = %s", (doc_id,))
+    if targets := metadata.get("links") or []:
+        with conn.cursor() as cur:
+            cur.executemany(
+                "insert into exo_private.document_links (source_document, target) values (%s, %s)",
+                [(doc_id, t) for t in targets],
+            )
+    prior = conn.execute("select current_setting('statement_timeout')").fetchone()[0]
+    conn.execute("select set_config('statement_timeout', %s, true)", (f"{timeout_s * 1000:.0f}",))
+    stage = conn.execute("select exo_private.process_document(%s)::text", (doc_id,)).fetchone()[0]
+    conn.execute("select set_config('statement_timeout', %s, true)", (prior,))
+    return stage
+
+
 class Ingest:
     """One run over one source root."""
 
     def __init__(self, conn: psycopg.Connection, root: Path, workspace: str | None):
         self.conn = conn
         self.root = root
+        self.workspace = workspace
+        self.routed: list[int] = []
+        """Documents this run handed to process_document."""
         self.summary = IngestSummary(str(root))
         self.limits = _limits(conn)
-        self._statement_timeout = conn.execute("select current_setting('statement_timeout')").fetchone()[0]
         row = conn.execute(
             """insert into exo_private.sources (root, workspace) values (%s, %s)
                on conflict (root) do update set workspace = excluded.workspace, last_scan_at = now()
@@ -229,25 +267,13 @@ class Ingest:
                 self._set_stage(doc_id, stage, exc.error_class, exc.message)
                 return
             self.summary.extracted += 1
-        if needs_ocr:
-            self._set_stage(doc_id, "ocr_pending")
+        if needs_ocr:  # a scan: the worker reads it (exocortex.ingest.ocr) and it continues from there
+            self.conn.execute("select exo_private.await_ocr(%s)", (doc_id,))
+            self.summary.run["ocr_pending"] += 1
             return
-        frontmatter = metadata.get("frontmatter") or {}
-        kept = {k: v for k, v in metadata.items() if k not in ("frontmatter", "links")}
-        title = cut_header(kept, "title", str(metadata.get("title") or Path(entry.path).stem))
-        self.conn.execute(
-            """update exo_private.documents
-                  set stage = 'extracted', error_class = null, error_message = null,
-                      frontmatter = %s, metadata = %s, title = %s, stage_changed_at = now()
-                where id = %s""",
-            (Jsonb(frontmatter), Jsonb(kept), title, doc_id),
-        )
-        self._record_links(doc_id, metadata.get("links") or [])
-        seconds = self.limits.timeout_s
-        self.conn.execute("select set_config('statement_timeout', %s, true)", (f"{seconds * 1000:.0f}",))
-        stage = self.conn.execute("select exo_private.process_document(%s)::text", (doc_id,)).fetchone()[0]
-        self.conn.execute("select set_config('statement_timeout', %s, true)", (self._statement_timeout,))
+        stage = continue_extracted(self.conn, doc_id, entry.path, metadata, self.limits.timeout_s)
         self.summary.run[stage] += 1
+        self.routed.append(doc_id)
 
     def _extract(self, entry: Entry, sha: str) -> tuple[dict, bool]:
         """Extract in the sandbox and stream the text into the text cache; (metadata, needs_ocr)."""
@@ -266,15 +292,6 @@ class Ingest:
             copy.write(b"\n")
         return metadata, result.needs_ocr
 
-    def _record_links(self, doc_id: int, targets: list[str]) -> None:
-        self.conn.execute("delete from exo_private.document_links where source_document = %s", (doc_id,))
-        if targets:
-            with self.conn.cursor() as cur:
-                cur.executemany(
-                    "insert into exo_private.document_links (source_document, target) values (%s, %s)",
-                    [(doc_id, t) for t in targets],
-                )
-
     def _fail(self, entry: Entry, error_class: str, message: str) -> None:
         """A file whose processing raised: record it failed (in a fresh savepoint) and go on."""
         with self.conn.transaction():
@@ -289,6 +306,13 @@ class Ingest:
         seen: set[bytes] = set()
         todo: list[Entry] = []
 
+        # What people and rules decided since the router last trained teaches this run, once
+        # it is a fair share of what it knows (each training reads every training document).
+        s.router = self.conn.execute(
+            """select exo_private.train_router(false, (select (value #>> '{}')::float8 from exo_private.settings
+                                                       where key = 'routing.learned_retrain_share'))"""
+        ).fetchone()[0]
+        self.conn.commit()
         walk = Walk(self.root)
         for entry in walk:
             seen.add(entry.key)
@@ -340,6 +364,11 @@ class Ingest:
             s.links_resolved = self.conn.execute(
                 "select exo_private.resolve_links(%s)", (self.source_id,)
             ).fetchone()[0]
+            if self.workspace is not None:
+                # --workspace is the person's choice for the whole folder, quarantine included.
+                s.moved_from_quarantine = self.conn.execute(
+                    "select exo_private.route_source_quarantine(%s)", (self.source_id,)
+                ).fetchone()[0]
         self._totals()
         s.seconds = time.monotonic() - began
         with self.conn.transaction():
@@ -385,6 +414,12 @@ class Ingest:
 
     def _totals(self) -> None:
         s = self.summary
+        for method, n in self.conn.execute(
+            """select route ->> 'method', count(*) from exo_private.documents
+               where id = any(%s) and workspace is not null group by 1""",
+            (self.routed,),
+        ):
+            s.routed_by[method] += n
         for stage, workspace, error_class, n in self.conn.execute(
             """select stage::text, workspace, error_class, count(*) from exo_private.documents
                where source_id = %s group by 1, 2, 3""",
@@ -416,6 +451,9 @@ def summary_json(s: IngestSummary) -> dict:
         "stages": dict(s.stages),
         "workspaces": dict(s.workspaces),
         "errors": dict(s.errors),
+        "routed_by": dict(s.routed_by),
+        "moved_from_quarantine": s.moved_from_quarantine,
+        "router": s.router,
     }
 
 

@@ -18,11 +18,19 @@ def _truthy(value):
     return value is True or str(value).strip().lower() in ("true", "yes", "1")
 
 
-def plan(doc, text, settings, subjects, today):
-    """doc: {path, title, frontmatter, review, forced_workspace, mtime_ns}; settings: the
+def plan(doc, text, settings, subjects, today, router=None):
+    """doc: {path, title, frontmatter, metadata, review, forced_workspace, mtime_ns}; settings: the
     chunking/routing/banding/deference settings plus "workspaces"; subjects: the
-    deference list [{subject, aliases}]; today: datetime.date."""
+    deference list [{subject, aliases}]; today: datetime.date; router: the learned
+    router (routing.load_router) or None."""
     frontmatter = doc.get("frontmatter") or {}
+    model = None
+    if router is not None:
+        model = {
+            **router,
+            "threshold": settings["routing.learned_threshold"],
+            "min_documents": settings["routing.learned_min_documents"],
+        }
     decision = route(
         doc["path"],
         text,
@@ -33,6 +41,7 @@ def plan(doc, text, settings, subjects, today):
         settings["routing.folder_rules"],
         settings["routing.keywords"],
         settings["routing.confidence_threshold"],
+        model,
     )
     result = {"route": decision}
     if decision["workspace"] is None:
@@ -48,6 +57,7 @@ def plan(doc, text, settings, subjects, today):
         today,
         settings["banding.current_days"],
         settings["banding.recent_days"],
+        doc.get("metadata") or {},
     )
     compiled = compile_subjects(subjects)
     declared = frontmatter.get("charged") or []

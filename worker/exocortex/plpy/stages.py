@@ -208,9 +208,9 @@ class StageSearch:
         if missing:
             for d in self.db.run(
                 "details",
-                "select * from exo_private.pool_details($1, $2)",
-                ["text[]", "bigint[]"],
-                [[h["workspace"] for h in missing], [h["chunk_id"] for h in missing]],
+                "select * from exo_private.pool_details($1, $2, $3)",
+                ["text[]", "bigint[]", "date"],
+                [[h["workspace"] for h in missing], [h["chunk_id"] for h in missing], self.q.as_of_day],
             ):
                 self.details[d["chunk_id"]] = dict(d, coverage=coverage(d["body"], self.q.terms))
         return [self.details[h["chunk_id"]] for h in hits if h["chunk_id"] in self.details]

@@ -11,39 +11,69 @@ opens the archive lets the archival band in, and the report names the signal.
      "truncated": bool, "signals": [{"kind", "text", "start", "end",
                                      "opens_archive", ...kind fields}]}
 
+Years run from 1000 to next year. A date or a month named with its year is
+one whatever the year ("March 4, 1803", "1803-03-04", "May 1790"); numeric
+forms other than ISO dates start at 1900; a bare number is a year by the
+rules of `year` below.
+
 `text` is the query's slice `query[start:end]` (offsets in code points), with
 control and format characters other than tabs and line breaks shown as spaces.
 Signals are in query order. A stretch of text is reported once, under the most
 specific kind, in this order:
 
 - `date`: "2014-03-02", "2014/03/02", "4 March 2014", "4th of March, 2014",
-  "March 4, 2014", "02/03/2014". Fields `year`, `date` (ISO; null when a
-  numeric day/month order is ambiguous, as in "02/03/2014").
-- `month_year`: "March 2014", "Mar. 2014", "March of 2014", "2014-03",
-  "2014/03", "03/2014". Fields `year`, `month`. A month without a year
-  ("in March") is not a signal. "2010-11" reads as November 2010.
+  "March 4, 2014", "02/03/2014" (this form only from 1900: "8.1.1424" is a
+  version), "March 4, 1803", "1803-03-04". Fields `year`, `date` (ISO; null
+  when a numeric day/month order is ambiguous, as in "02/03/2014").
+- `month_year`: "March 2014", "Mar. 2014", "March of 2014", "May 1790",
+  "2014-03", "2014/03", "03/2014" (the numeric forms only from 1900). Fields
+  `year`, `month`. A month without a year ("in March") is not a signal.
+  "2010-11" reads as November 2010.
+- `century`: "the 1800s", "the 1800's", "the 19th century", "the nineteenth
+  century", "19th-century", "the eighteen hundreds", from the 11th century
+  (1000s) to the 21st. Fields `first`, `last`: "the 1800s" and "the 19th
+  century" are 1800..1899 (years, not the strict 1801..1900). "early", "mid"
+  and "late" before it name its first, middle and last third ("late 19th
+  century" is 1866..1899). "the 1000s" to "the 1900s" are centuries, "the
+  2000s" is the decade 2000..2009. Without "the" or a modifier and followed
+  by "of" such a number is a count ("1000s of files"), not a century.
 - `decade`: "1990s", "1990's", "the 90s", "the '90s", "90's", "mid-90s",
-  "the late eighties", "nineties", "noughties", "the 2010s". Fields `first`,
-  `last` (the decade's first and last year). A two-digit decade is the latest
-  one that has begun ("20s" in 2026 is the 2020s, "30s" the 1930s). After a
+  "the late eighties", "nineties", "noughties", "the 2010s", "the 1790s",
+  "the eighteen-nineties", "the eighteen nineties". Fields `first`, `last`
+  (the decade's first and last year). A two-digit decade is the latest one
+  that has begun ("20s" in 2026 is the 2020s, "30s" the 1930s). After a
   possessive ("my 30s", "in her nineties") it is an age, not a decade.
-- `year`: a standalone 4-digit number from 1900 to next year ("2014",
-  "in 2009?", "1999-2003" gives two). Not inside a longer number or word
-  ("120145", "v2014"), not a decimal or time ("3.2014", "1,2014"), not money
-  ("$2014"). Field `year`.
+- `year`: a standalone 4-digit number ("2014", "in 2009?", "1999-2003" gives
+  two). Not inside a longer number or word ("120145", "v2014"), not a decimal
+  or time ("3.2014", "1,2014"), not money ("$2014"). From 1900 to next year
+  a number is a year unless a unit or count follows it with nothing year-like
+  before ("1950 km", "2000 years ago"). From 1000 to 1899 it is a year only
+  in a year-like context: directly after in, since, from, by, until, till, of,
+  around, circa, c., ca., before, after, during, between, "year" or "AD"
+  ("in 1803", "the year 1066", "c. 1790"), directly before "AD" or "CE", or
+  continuing a range from a year ("from 1790 to 1803", "in 1790-1803"); and
+  never before a unit or count ("of 1500 people", "by 1850 km", "1200
+  pages", "1024-bit"), nor after a quantity word and "of", "around" or "by"
+  ("a total of 1500", "multiplied by 1000", "instead of 1024"), nor in a
+  range of counts ("from 1024 to 16", "from 1024 to 4096"). A range runs
+  forward: in "CVE-2022-1271" 1271 is not a year. "BC" or "BCE" after a
+  number makes it a year before the era, outside the range: no signal. Field
+  `year`.
 - `relative`: "last year", "the year before last", "last month", "last week",
   "N days/weeks/months/years/decades ago" with N a number, "a", "an",
   "one".."twelve", "a couple of", "a few", "several", "many", or no N at all
   ("years ago"). Fields `unit`, `amount`, `approximate` (true for vague
-  amounts), `days_ago`, `year` (the year it names; null when approximate).
+  amounts), `days_ago`, `year` (the year it names; null when approximate or
+  before the year 1000, as in "2000 years ago").
 - `cue`: each configured cue phrase, matched case-insensitively on word
   boundaries, any run of whitespace matching a space. Field `cue` (the phrase
   as configured), `anchored` ("time", "present" or null; see below).
 
 Opening the archive. Every dated signal has a first day (a year's 1 January,
-a month's 1st, a decade's first 1 January, a date itself; for a relative
-expression today minus the amount, or the first day of the calendar year or
-month that "last year", "the year before last" and "last month" name). It
+a month's 1st, a decade's or century's first 1 January, a date itself; for a
+relative expression today minus the amount, or the first day of the calendar
+year or month that "last year", "the year before last" and "last month"
+name). It
 opens the archive when that first day is at least `archive_after_days` before
 `today`, because part of what it names is then old enough to be archival.
 Rules on top of that:
@@ -53,15 +83,16 @@ Rules on top of that:
   Months and dates of the current year follow the threshold alone.
 - Future dates never open the archive.
 - A cue opens the archive, unless it is anchored: directly followed (only
-  spaces or a comma between) by a date, month-year, decade or year signal, the
-  cue reads through that time, and that signal alone decides. So "as of 2026"
-  with today in 2026 is a signal (cue and year) that does not open the
-  archive, while "as of 2019" opens it through the year. A cue directly
+  spaces or a comma between) by a date, month-year, decade, century or year
+  signal, the cue reads through that time, and that signal alone decides. So
+  "as of 2026" with today in 2026 is a signal (cue and year) that does not
+  open the archive, while "as of 2019" opens it through the year. A cue directly
   followed by "now", "today", "currently", "present" or "this year/month/week"
   is anchored to the present and does not open it either ("as of now").
 
-`years` is the sorted set of years the signals name: a decade contributes its
-first and last year; approximate relative expressions and cues contribute none.
+`years` is the sorted set of years the signals name: a decade or a century
+contributes its first and last year; approximate relative expressions and cues
+contribute none.
 
 Robustness: only the first SCAN_CHARS characters are scanned (`truncated`
 says so); control and format characters other than tabs and line breaks count
@@ -89,6 +120,17 @@ _DECADE_WORDS = {
     "twenties": 20, "thirties": 30, "forties": 40, "fifties": 50, "sixties": 60,
     "seventies": 70, "eighties": 80, "nineties": 90, "noughties": 0, "aughts": 0,
 }  # fmt: skip
+# The first two digits of a year in words: "the eighteen-nineties", "the eighteen hundreds".
+_HUNDREDS_WORDS = {
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}  # fmt: skip
+_CENTURY_WORDS = {
+    "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14, "fifteenth": 15,
+    "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19, "twentieth": 20,
+    "twenty-first": 21, "twenty first": 21,
+}  # fmt: skip
+MIN_YEAR = 1000
 _UNIT_DAYS = {"day": 1, "week": 7}
 _KEPT = "\t\n\r\f\v"
 
@@ -98,40 +140,84 @@ _NB = r"(?<![0-9A-Za-z_])"
 _NA = r"(?![0-9A-Za-z_])"
 _NOT_AFTER_NUMBER = r"(?<![0-9][.,:/])"
 _NOT_BEFORE_NUMBER = r"(?![.,:/-][0-9])"
-_YEAR = r"((?:19|20)[0-9]{2})"
+_YEAR = r"((?:19|20)[0-9]{2})"  # a year in a numeric form ("2014-03", "03/2014", "02/03/2014")
+_ANY_YEAR = r"(1[0-9]{3}|20[0-9]{2})"  # with a month name, or ISO with a day: 1000..2099
 _APOSTROPHE = "['\u2018\u2019`]"
 _ORDINAL = r"(?:st|nd|rd|th)?"
 
 _ISO_DATE = re.compile(
-    _NB + _NOT_AFTER_NUMBER + _YEAR + r"([-/.])([0-9]{1,2})\2([0-9]{1,2})" + _NA + _NOT_BEFORE_NUMBER
+    _NB + _NOT_AFTER_NUMBER + _ANY_YEAR + r"([-/.])([0-9]{1,2})\2([0-9]{1,2})" + _NA + _NOT_BEFORE_NUMBER
 )
 _NUMERIC_DATE = re.compile(
     _NB + _NOT_AFTER_NUMBER + r"([0-9]{1,2})([-/.])([0-9]{1,2})\2" + _YEAR + _NA + _NOT_BEFORE_NUMBER
 )
 _DAY_MONTH_YEAR = re.compile(
-    _NB + r"([0-9]{1,2})" + _ORDINAL + r"(?:\s+of)?\s+" + MONTH_PATTERN + r",?\s+" + _YEAR + _NA, re.I
+    _NB + r"([0-9]{1,2})" + _ORDINAL + r"(?:\s+of)?\s+" + MONTH_PATTERN + r",?\s+" + _ANY_YEAR + _NA, re.I
 )
 _MONTH_DAY_YEAR = re.compile(
-    r"(?<!\w)" + MONTH_PATTERN + r"\s+([0-9]{1,2})" + _ORDINAL + r",?\s+" + _YEAR + _NA, re.I
+    r"(?<!\w)" + MONTH_PATTERN + r"\s+([0-9]{1,2})" + _ORDINAL + r",?\s+" + _ANY_YEAR + _NA, re.I
 )
 _MONTH_NAME_YEAR = re.compile(
-    r"(?<!\w)" + MONTH_PATTERN + r"(?:\s*,\s*|\s+of\s+|\s+)" + _YEAR + _NA + _NOT_BEFORE_NUMBER, re.I
+    r"(?<!\w)" + MONTH_PATTERN + r"(?:\s*,\s*|\s+of\s+|\s+)" + _ANY_YEAR + _NA + _NOT_BEFORE_NUMBER, re.I
 )
 _YEAR_MONTH = re.compile(_NB + _NOT_AFTER_NUMBER + _YEAR + r"[-/]([0-9]{2})" + _NA + _NOT_BEFORE_NUMBER)
 _MONTH_SLASH_YEAR = re.compile(
     _NB + r"(?<![0-9A-Za-z_][-/.])([0-9]{1,2})/" + _YEAR + _NA + _NOT_BEFORE_NUMBER
 )
+_THE_MOD = r"(?<!\w)(?:(?P<the>the)\s+)?(?:(?P<mod>early|mid|late)(?:-|\s+)?)?"
 _DECADE = re.compile(
-    r"(?<!\w)(?:(?P<the>the)\s+)?(?:(?P<mod>early|mid|late)(?:-|\s+)?)?"
-    r"(?:" + _NB + r"(?P<full>(?:19|20)[0-9]0)" + _APOSTROPHE + r"?s"
+    _THE_MOD + r"(?:" + _NB + r"(?P<full>1[0-9]{2}0|20[0-9]0)" + _APOSTROPHE + r"?s"
     r"|" + _APOSTROPHE + r"?" + _NB + r"(?P<short>[0-9]0)" + _APOSTROPHE + r"?s"
-    r"|(?P<word>" + "|".join(_DECADE_WORDS) + r"))(?!\w)",
+    r"|(?:(?P<hundreds>" + "|".join(_HUNDREDS_WORDS) + r")(?:-|\s+))?"
+    r"(?P<word>" + "|".join(_DECADE_WORDS) + r"))(?!\w)",
     re.I,
+)
+_CENTURY = re.compile(
+    _THE_MOD + r"(?:" + _NB + r"(?P<number>[0-9]{1,2})(?:st|nd|rd|th)"
+    r"|(?P<word>" + "|".join(w.replace(" ", r"\s+") for w in _CENTURY_WORDS) + r"))"
+    r"(?:-|\s+)century(?!\w)",
+    re.I,
+)
+_HUNDREDS = re.compile(
+    _THE_MOD + r"(?P<word>" + "|".join(_HUNDREDS_WORDS) + r")(?:-|\s+)hundreds(?!\w)", re.I
 )
 _POSSESSIVE_BEFORE = re.compile(r"(?:^|\W)(?:my|your|his|her|our|their|whose)\s+$", re.I)
 _BARE_YEAR = re.compile(
-    r"(?<![$\u20ac\u00a3\u00a5#])" + _NB + _NOT_AFTER_NUMBER + _YEAR + _NA + r"(?![.,:][0-9])"
+    r"(?<![$\u20ac\u00a3\u00a5#])" + _NB + _NOT_AFTER_NUMBER + r"([0-9]{4})" + _NA + r"(?![.,:][0-9])"
 )
+# What makes a bare number a year (see `year` in the module docstring), read next to it.
+_YEAR_WORD_BEFORE = re.compile(
+    r"(?:^|[^\w.])(?:(?:in|since|from|by|until|till|of|around|circa|before|after|during|between|year"
+    r"|ad|a\.d\.)\s+|(?:c|ca)\.\s*)$",
+    re.I,
+)
+_QUANTITY_BEFORE = re.compile(
+    r"(?<!\w)(?:(?:total|sum|population|number|count|maximum|minimum|max|min|average|batch|crowd|group"
+    r"|team|budget|price|cost|salary|score|height|depth|length|distance|weight|capacity|balance"
+    r"|amount|value|size|rate|speed|speedup|factor|ratio|limit|threshold|timeout|power|powers|base|offset"
+    r"|multiple|multiplier|default|index|port)\s+(?:of|around|by)"
+    r"|(?:multipl|divid|increas|decreas|reduc|grow|grew|rais|scal)\w*\s+by|instead\s+of|out\s+of)\s+$",
+    re.I,
+)
+_RANGE = r"\s*(?:-|\u2013|\u2014|to|and|or|through|until|till)\s*"
+_RANGE_BEFORE = re.compile(r"(?<![0-9A-Za-z_])([0-9]{4})" + _RANGE + "$", re.I)
+_RANGE_AFTER = re.compile(_RANGE + r"([0-9]+)(?![0-9A-Za-z_])", re.I)
+_ERA_AFTER = re.compile(r"\s*(?:ad|a\.d\.|ce|c\.e\.)(?!\w)", re.I)
+_BEFORE_ERA_AFTER = re.compile(r"\s*(?:bc|b\.c\.|bce|b\.c\.e\.)(?!\w)", re.I)
+_COUNT_AFTER = re.compile(
+    r"(?:\s*|-)(?:%|\u00b0|(?:people|persons?|men|women|children|kids|soldiers|troops|students|employees"
+    r"|workers|users|members|visitors|residents|votes|km|kms|kilomet(?:er|re)s?|miles?|mi|m|met(?:er|re)s?"
+    r"|cm|mm|feet|foot|ft|inch(?:es)?|yards?|kg|kgs|kilos?|kilograms?|grams?|lbs?|pounds?|tons?|tonnes?"
+    r"|oz|ounces?|lit(?:er|re)s?|ml|gallons?|acres?|hectares?|dollars?|euros?|usd|eur|gbp|chf|yen"
+    r"|pages?|pp|words?|characters?|chars|lines?|rows?|items?|units?|pieces?|copies|files?|times"
+    r"|steps|calories|kcal|cal|hp|rpm|mph|kph|kmh|hours?|hrs?|minutes?|mins?|seconds?|secs?|days?"
+    r"|weeks?|months?|years?|decades?|centuries|points?|pts|dpi|px|kb|mb|gb|tb|ms|hz|khz|mhz|ghz"
+    r"|kw|kwh|degrees?|bits?|bytes?|digits?|operations?|ops|cycles?|iterations?|entries|records?"
+    r"|requests?|samples?|threads?|connections?|nodes?|cores?|tokens?|frames?|packets?|calls?)(?!\w))",
+    re.I,
+)
+_LOOK = 40  # characters read on either side of a bare number for its context
+_OF_AFTER = re.compile(r"\s+of(?!\w)")
 _AMOUNT = (
     r"(?P<amount>[0-9]{1,4}|"
     + "|".join(a.replace(" ", r"\s+") for a in _VAGUE_AMOUNTS)
@@ -154,7 +240,36 @@ def _clean(text):
 
 
 def _year_ok(year, today):
-    return 1900 <= year <= today.year + 1
+    return MIN_YEAR <= year <= today.year + 1
+
+
+def _reads_as_year(text, start, end, year, today, depth=0):
+    """Whether the bare 4-digit number text[start:end] (= year) is a year by its context (see
+    `year` in the module docstring). A range continues from a number that is itself a year; a
+    chain of ranges is followed three numbers back at most."""
+    if not _year_ok(year, today):
+        return False
+    back, ahead = max(0, start - _LOOK), end + _LOOK  # searched in place: boundaries stay true
+    if _BEFORE_ERA_AFTER.match(text, end, ahead):
+        return False
+    said = bool(
+        (_YEAR_WORD_BEFORE.search(text, back, start) and not _QUANTITY_BEFORE.search(text, back, start))
+        or _ERA_AFTER.match(text, end, ahead)
+    )
+    if not said and depth < 3:
+        m = _RANGE_BEFORE.search(text, back, start)
+        if m and int(m.group(1)) < year:  # a range runs forward: "2022-1271" is an identifier
+            said = _reads_as_year(text, m.start(1), m.end(1), int(m.group(1)), today, depth + 1)
+    counted = bool(_COUNT_AFTER.match(text, end, ahead))
+    if year >= 1900:
+        return said or not counted
+    m = _RANGE_AFTER.match(text, end, ahead)
+    if m and not counted:  # "from 1024 to 16", "from 1040 to 1904 bytes": a range of counts
+        partner = m.group(1)
+        counted = not (len(partner) == 4 and year < int(partner) and _year_ok(int(partner), today)) or bool(
+            _COUNT_AFTER.match(text, m.end(), ahead)
+        )
+    return said and not counted
 
 
 def _minus_months(day, months):
@@ -233,9 +348,31 @@ def _month_year(year_group, month_group, named):
     return handler
 
 
+def _century_span(first, m, today, days):
+    """A century's signal from its first year; "early", "mid" or "late" narrow it to a third."""
+    mod = (m.group("mod") or "").lower()
+    first, last = {
+        "early": (first, first + 32),
+        "mid": (first + 33, first + 65),
+        "late": (first + 66, first + 99),
+    }.get(mod, (first, first + 99))
+    return {
+        "kind": "century",
+        "first": first,
+        "last": last,
+        "opens_archive": _opens(datetime.date(first, 1, 1), today, days),
+    }
+
+
 def _decade(m, text, today, days):
     if m.group("full"):
         first = int(m.group("full"))
+        if first % 100 == 0 and first < 2000:  # "the 1800s": the century
+            if not (m.group("the") or m.group("mod")) and _OF_AFTER.match(text, m.end()):
+                return None  # "1000s of files": a count
+            return _century_span(first, m, today, days)
+    elif m.group("hundreds"):
+        first = _HUNDREDS_WORDS[m.group("hundreds").lower()] * 100 + _DECADE_WORDS[m.group("word").lower()]
     else:
         short = int(m.group("short")) if m.group("short") else _DECADE_WORDS[m.group("word").lower()]
         first = 2000 + short if 2000 + short <= today.year else 1900 + short
@@ -249,9 +386,23 @@ def _decade(m, text, today, days):
     }
 
 
+def _century(m, text, today, days):
+    if m.group("number"):
+        number = int(m.group("number"))
+    else:
+        number = _CENTURY_WORDS[" ".join(m.group("word").lower().split())]
+    if not 11 <= number <= 21:
+        return None  # before the year 1000, or a century still to come
+    return _century_span((number - 1) * 100, m, today, days)
+
+
+def _hundreds(m, text, today, days):
+    return _century_span(_HUNDREDS_WORDS[m.group("word").lower()] * 100, m, today, days)
+
+
 def _bare_year(m, text, today, days):
     year = int(m.group(1))
-    if not _year_ok(year, today):
+    if not _reads_as_year(text, m.start(), m.end(), year, today):
         return None
     opens = year < today.year and _opens(datetime.date(year, 1, 1), today, days)
     return {"kind": "year", "year": year, "opens_archive": opens}
@@ -278,7 +429,7 @@ def _ago(m, text, today, days):
         "amount": amount,
         "approximate": approximate,
         "days_ago": (today - day).days,
-        "year": None if approximate else day.year,
+        "year": None if approximate or day.year < MIN_YEAR else day.year,
         "opens_archive": _opens(day, today, days),
     }
 
@@ -313,6 +464,8 @@ _PATTERNS = [
     (_MONTH_NAME_YEAR, _month_year(2, 1, named=True)),
     (_YEAR_MONTH, _month_year(1, 2, named=False)),
     (_MONTH_SLASH_YEAR, _month_year(2, 1, named=False)),
+    (_CENTURY, _century),
+    (_HUNDREDS, _hundreds),
     (_DECADE, _decade),
     (_BARE_YEAR, _bare_year),
     (_LAST, _last),
@@ -382,7 +535,7 @@ def detect(query, cues, today, archive_after_days=365):
                     {"kind": "cue", "text": m.group(0), "start": m.start(), "end": m.end(), "cue": cue}
                 )
 
-    starts = {s["start"] for s in signals if s["kind"] in ("date", "month_year", "decade", "year")}
+    starts = {s["start"] for s in signals if s["kind"] in ("date", "month_year", "decade", "century", "year")}
     for signal in cue_signals:
         gap = _ANCHOR_GAP.match(text, signal["end"]).end()
         if gap in starts:
@@ -396,7 +549,7 @@ def detect(query, cues, today, archive_after_days=365):
 
     years = set()
     for s in signals:
-        if s["kind"] == "decade":
+        if s["kind"] in ("decade", "century"):
             years.update((s["first"], s["last"]))
         elif s.get("year") is not None:
             years.add(s["year"])

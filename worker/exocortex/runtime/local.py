@@ -187,8 +187,10 @@ def _install_packages(root: Path, progress: Progress) -> None:
     mount_proc(root)
     try:
         apt = "apt-get -o Dpkg::Use-Pty=0"
+        # --no-upgrade: topping up a root whose server may be running never replaces what is installed.
+        install = f"{apt} install -y -q --no-upgrade {' '.join(names)}"
         _run_step(
-            ["chroot", str(root), "sh", "-c", f"{apt} update -q && {apt} install -y -q {' '.join(names)}"],
+            ["chroot", str(root), "sh", "-c", f"{apt} update -q && {install}"],
             "packages",
             progress,
             re.compile(r"^(Get:\d+ \S+ \S+ \S+ (\S+)|Setting up )"),

@@ -11,7 +11,7 @@ PACKAGE_LIST = "debian-packages.txt"
 @dataclass(frozen=True)
 class Package:
     name: str
-    part: str  # "postgres" or "models"
+    part: str  # "postgres", "models" or "ocr"
     extensions: tuple[str, ...]
 
 
@@ -23,7 +23,7 @@ def read_packages() -> list[Package]:
         if not line:
             continue
         fields = line.split()
-        if len(fields) != 3 or fields[1] not in {"postgres", "models"}:
+        if len(fields) != 3 or fields[1] not in {"postgres", "models", "ocr"}:
             raise ValueError(f"{PACKAGE_LIST}:{lineno}: expected 'package part extensions', got {raw!r}")
         exts = () if fields[2] == "-" else tuple(fields[2].split(","))
         packages.append(Package(fields[0], fields[1], exts))

@@ -16,11 +16,19 @@ import datetime
 import json
 
 return json.dumps(
-    plan(json.loads(doc), body, json.loads(settings), json.loads(subjects), datetime.date.fromisoformat(today))
+    plan(
+        json.loads(doc),
+        body,
+        json.loads(settings),
+        json.loads(subjects),
+        datetime.date.fromisoformat(today),
+        load_router(plpy, SD),
+    )
 )
 $$;
 comment on function exo_private.plan_document(jsonb, text, jsonb, jsonb, date) is
-    'Plan one document (plpy/document_plan.py): routing decision, band, chunk spans with charged marks, windows.';
+    'Plan one document (plpy/document_plan.py): routing decision (with the learned router as last '
+    'trained, cached per session), band, chunk spans with charged marks, windows.';
 
 -- exo_private.ingest_settings: the settings plan_document reads, plus the workspace names.
 create or replace function exo_private.ingest_settings()
@@ -98,7 +106,7 @@ begin
 
     planned := exo_private.plan_document(
         jsonb_build_object('path', doc.path, 'title', doc.title, 'frontmatter', doc.frontmatter, 'review', doc.review,
-                           'forced_workspace', forced, 'mtime_ns', doc.mtime_ns),
+                           'forced_workspace', forced, 'mtime_ns', doc.mtime_ns, 'metadata', doc.metadata),
         body, exo_private.ingest_settings(), exo_private.deference_list(), current_date);
 
     perform exo_private.clear_derived(doc_id);

@@ -10,7 +10,7 @@
 --   EX002  the reply is stale (the workspace's graph now belongs to another extraction model,
 --          which queued the window again): archive the message, count it skipped.
 
--- exo_private.queue_target_key: the message key naming a queue's target (chunk_id, window_id).
+-- exo_private.queue_target_key: the message key naming a queue's target (chunk_id, window_id, document_id).
 create or replace function exo_private.queue_target_key(p_queue text)
 returns text
 language plpgsql immutable
@@ -21,14 +21,15 @@ begin
     case p_queue
         when 'embed' then return 'chunk_id';
         when 'extract' then return 'window_id';
-        else raise exception 'queue must be embed or extract, got %', coalesce(quote_literal(p_queue), 'null')
+        when 'ocr' then return 'document_id';
+        else raise exception 'queue must be embed, extract or ocr, got %', coalesce(quote_literal(p_queue), 'null')
                  using errcode = 'invalid_parameter_value';
     end case;
 end
 $$;
 comment on function exo_private.queue_target_key(text) is
-    'The key of a queue''s messages that names its target: chunk_id (embed) or window_id (extract); '
-    'raises for any other queue.';
+    'The key of a queue''s messages that names its target: chunk_id (embed), window_id (extract) or '
+    'document_id (ocr, sql/160_ocr.sql); raises for any other queue.';
 
 -- exo_private.return_messages: give messages back at once, their last read not counted.
 create or replace function exo_private.return_messages(p_queue text, p_msg_ids bigint[])
@@ -65,6 +66,7 @@ as $$
 declare
     embed_ids bigint[];
     extract_ids bigint[];
+    ocr_ids bigint[];
     released int := 0;
 begin
     update exo_private.workers w
@@ -80,14 +82,18 @@ begin
         returning c.queue, c.msg_id
     )
     select coalesce(array_agg(g.msg_id) filter (where g.queue = 'embed'), '{}'),
-           coalesce(array_agg(g.msg_id) filter (where g.queue = 'extract'), '{}')
-      into embed_ids, extract_ids
+           coalesce(array_agg(g.msg_id) filter (where g.queue = 'extract'), '{}'),
+           coalesce(array_agg(g.msg_id) filter (where g.queue = 'ocr'), '{}')
+      into embed_ids, extract_ids, ocr_ids
     from gone g;
     if embed_ids <> '{}' then
         released := released + (select count(*) from pgmq.set_vt('embed', embed_ids, 0));
     end if;
     if extract_ids <> '{}' then
         released := released + (select count(*) from pgmq.set_vt('extract', extract_ids, 0));
+    end if;
+    if ocr_ids <> '{}' then
+        released := released + (select count(*) from pgmq.set_vt('ocr', ocr_ids, 0));
     end if;
     return released;
 end
@@ -97,7 +103,7 @@ comment on function exo_private.reap_workers(double precision) is
     '''dead: ...''), and make the messages that stopped workers still claimed visible at once. '
     'Returns how many messages were taken back.';
 
--- exo_private.queue_messages: the messages of embed and extract, and who holds each.
+-- exo_private.queue_messages: the messages of embed, extract and ocr, and who holds each.
 create or replace function exo_private.queue_messages(p_dead_after_s double precision)
 returns table (queue text, msg_id bigint, enqueued_at timestamptz, visible_at timestamptz, state text)
 language sql stable
@@ -113,12 +119,14 @@ as $$
                 else 'live' end
     from (select 'embed'::text as queue, e.msg_id, e.enqueued_at, e.vt from pgmq.q_embed e
           union all
-          select 'extract', x.msg_id, x.enqueued_at, x.vt from pgmq.q_extract x) q
+          select 'extract', x.msg_id, x.enqueued_at, x.vt from pgmq.q_extract x
+          union all
+          select 'ocr', o.msg_id, o.enqueued_at, o.vt from pgmq.q_ocr o) q
     left join exo_private.worker_claims c on c.queue = q.queue and c.msg_id = q.msg_id
     left join exo_private.workers w on w.id = c.worker_id
 $$;
 comment on function exo_private.queue_messages(double precision) is
-    'Every message of embed and extract with its state: pending (visible now), or in flight '
+    'Every message of embed, extract and ocr with its state: pending (visible now), or in flight '
     'held by a live worker, by a dead one (no heartbeat for p_dead_after_s, or stopped), or '
     'unclaimed (a job that raised waits for its retry, or a read outside any worker).';
 
@@ -190,7 +198,7 @@ as $$
                count(*) filter (where m.state = 'pending') as pending,
                count(*) filter (where m.state in ('live', 'dead', 'unclaimed')) as in_flight,
                count(*) filter (where m.state = 'dead') as held_by_dead_workers
-        from unnest(array['embed', 'extract']) n(queue)
+        from unnest(array['embed', 'extract', 'ocr']) n(queue)
         left join (select x.* from settings, exo_private.queue_messages(settings.dead_after_s) x) m
                on m.queue = n.queue
         group by n.queue
@@ -257,7 +265,7 @@ as $$
     )
 $$;
 comment on function exo_private.work_status() is
-    'The worker''s side of exo.status: queues (embed, extract: depth, pending = visible messages, '
+    'The worker''s side of exo.status: queues (embed, extract, ocr: depth, pending = visible messages, '
     'in_flight, held_by_dead_workers, failed = chunks or windows whose job failed and was not '
     'retried, dead = their dead letters, oldest_age_s; dead_letter: depth, oldest_age_s), '
     'work_by_stage (per document stage: documents with work pending, in_flight, failed, dead, lost, '
@@ -273,7 +281,11 @@ set search_path = exo_private, pg_temp
 as $$
 begin
     if p_queue is not null then
-        perform exo_private.queue_target_key(p_queue);
+        -- The ocr queue's failures end their documents (sql/160_ocr.sql): nothing to retry here.
+        if p_queue not in ('embed', 'extract') then
+            raise exception 'queue must be embed or extract, got %', quote_literal(p_queue)
+                using errcode = 'invalid_parameter_value';
+        end if;
         return next p_queue;
     else
         return query select unnest(array['embed', 'extract']);

@@ -20,10 +20,22 @@ as $$
 declare
     chunks text := 'chunks_' || workspace;
     bm25 text := format('exo_private.%I', 'chunks_' || workspace || '_bm25');
-    -- Every stage: $2 the bands open (text[]), $3 the as_of day, $4 the row limit. The band is
-    -- compared as the enum, not as text, so the planner keeps the column's statistics.
-    visible text := format('c.workspace = %L and c.band = any ($2::exo_private.band[]) '
-                           'and (c.written_at is null or c.written_at <= $3)', workspace);
+    -- Every stage: $2 the bands open (text[]), $3 the as_of day, $4 the row limit. Nothing
+    -- written after as_of. The band: the stored one (as of today), compared as the enum, not as
+    -- text, so the planner keeps the column's statistics; as of a past day, the band the chunk had
+    -- then (exo_private.band_as_of), worked out only for a chunk whose stored band is closed: a
+    -- band only moves towards archival as time passes, so one open now (the bands opened are the
+    -- present ones or all) was open on any earlier day.
+    visible text := format($v$c.workspace = %L and (c.written_at is null or c.written_at <= $3)
+        and (c.band = any ($2::exo_private.band[])
+             or $3 < current_date and exo_private.band_as_of(
+                c.band, c.written_at,
+                (select bd.band_source = 'inferred' and not bd.canonical
+                 from exo_private.documents bd where bd.id = c.document_id),
+                $3,
+                (select bs.value::int from exo_private.settings bs where bs.key = 'banding.current_days'),
+                (select bs.value::int from exo_private.settings bs where bs.key = 'banding.recent_days'))
+            = any ($2::exo_private.band[]))$v$, workspace);
     -- Chunks per named entity the entity and graph stages look at, newest first: a hub of
     -- thousands of mentions costs this many rows, not all of them. Only mentions the text makes
     -- (origin 'model'): a chat participant is the sender of every line of their windows, which
@@ -131,11 +143,13 @@ end
 $$;
 comment on function exo_private.stage_sql(text, text, int, int) is
     'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, '
-    'document, graph, semantic): $2 the open bands, $3 the as_of day, $4 the limit; prepared and '
+    'document, graph, semantic): $2 the open bands, the present ones or all (a chunk''s '
+    'band as of $3, exo_private.band_as_of: the stored one when $3 is today or later), '
+    '$3 the as_of day (nothing written after it), $4 the limit; prepared and '
     'cached by exo_private.retrieve, and explained by bench/search_latency.py.';
 
 -- exo_private.pool_details: what the rerank and the packet need of each candidate.
-create or replace function exo_private.pool_details(p_workspaces text[], p_chunks bigint[])
+create or replace function exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_as_of date default null)
 returns table (
     chunk_id bigint, workspace text, document_id bigint, ordinal int, body text, band text,
     written_at date, path text, title text, canonical boolean, chat jsonb
@@ -144,8 +158,11 @@ language sql stable
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-    select c.id, c.workspace, c.document_id, c.ordinal, c.body, c.band::text, c.written_at,
-           d.path, d.title, d.canonical,
+    select c.id, c.workspace, c.document_id, c.ordinal, c.body,
+           exo_private.band_as_of(c.band, c.written_at, d.band_source = 'inferred' and not d.canonical, p_as_of,
+                                  (select bs.value::int from exo_private.settings bs where bs.key = 'banding.current_days'),
+                                  (select bs.value::int from exo_private.settings bs where bs.key = 'banding.recent_days'))::text,
+           c.written_at, d.path, d.title, d.canonical,
            case when cw.chunk_id is not null then jsonb_build_object(
                'conversation_id', cw.conversation_id, 'title', d.title, 'senders', s.senders,
                'first_sent_at', cw.first_sent_at, 'message_ids', to_jsonb(cw.message_ids)) end
@@ -166,8 +183,9 @@ as $$
         ) x
     ) s on cw.chunk_id is not null
 $$;
-comment on function exo_private.pool_details(text[], bigint[]) is
-    'Chunk and document of each candidate of the combined pool, by (workspace, chunk id); chat, for a '
+comment on function exo_private.pool_details(text[], bigint[], date) is
+    'Chunk and document of each candidate of the combined pool, by (workspace, chunk id), with its band '
+    'as of p_as_of (exo_private.band_as_of; null: the stored band); chat, for a '
     'chunk that is a chat window (else null): {conversation_id, title, senders (distinct, in order of '
     'their first message), first_sent_at, message_ids (in order)}.';
 

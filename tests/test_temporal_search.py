@@ -1,0 +1,162 @@
+"""Time in exo.search: bands follow as_of, and a named year ranks by closeness, years before 1900
+included. One database per module holds a small vault ingested from files (no model: the
+semantic stage is skipped, the rerank is deterministic)."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from psycopg import sql
+from support import plpy
+from support.db import Database, cloned_database
+
+from exocortex.ingest import pipeline
+
+FERRY = "The harbour ferry to Kestrel Island leaves at seven from the north pier."
+NOTES = {
+    "ferry-2011.md": ("date: 2011-02-01", FERRY),
+    "ferry-2014.md": ("date: 2014-03-10", FERRY),
+    "ferry-declared.md": ("date: 2014-06-01\nband: archival", FERRY),
+    "ferry-2020.md": ("date: 2020-05-01", FERRY),
+    "ferry-rules.md": ("date: 2005-01-01\ncanonical: true", FERRY),
+    # The 1903 note covers more of the question ("land"): only the year named puts 1803's first.
+    "treaty-1803.md": (
+        "date: 1803-05-02",
+        "What happened: the treaty was signed and the territory changed hands.",
+    ),
+    "treaty-1903.md": (
+        "date: 1903-11-18",
+        "What happened: the treaty was signed and the land changed hands.",
+    ),
+}
+FERRY_QUESTION = "harbour ferry Kestrel Island north pier"
+
+
+@pytest.fixture(scope="module")
+def vault(cfg, template_db, tmp_path_factory) -> Iterator[Database]:
+    root = tmp_path_factory.mktemp("temporal-vault")
+    for name, (front, body) in NOTES.items():
+        (root / name).write_text(f"---\nworkspace: personal\n{front}\n---\n{body}\n")
+    with cloned_database(cfg, template_db, "exo_temporal_search") as db:
+        pipeline.ingest(cfg, root, dbname=db.name)
+        yield db
+
+
+@pytest.fixture
+def reader(vault) -> Iterator[psycopg.Connection]:
+    with vault.connect("exo_reader") as conn:
+        yield conn
+
+
+def search_json(conn, query: str, **named) -> dict:
+    args = [sql.Literal(query)] + [
+        sql.SQL("{} => {}").format(sql.Identifier(k), sql.Literal(v)) for k, v in named.items()
+    ]
+    return conn.execute(sql.SQL("select exo.search_json({})").format(sql.SQL(", ").join(args))).fetchone()[0]
+
+
+def paths(found: dict) -> list[str]:
+    return [r["path"] for r in found["results"]]
+
+
+def test_the_vault_is_banded_as_of_today(vault):
+    with vault.connect() as conn:
+        bands = dict(
+            conn.execute("select path, band::text from exo_private.documents where workspace = 'personal'")
+        )
+    assert bands == {
+        "ferry-2011.md": "archival",
+        "ferry-2014.md": "archival",
+        "ferry-declared.md": "archival",
+        "ferry-2020.md": "archival",
+        "ferry-rules.md": "current",  # canonical
+        "treaty-1803.md": "archival",
+        "treaty-1903.md": "archival",
+    }
+
+
+def test_as_of_today_the_stored_band_decides(reader):
+    found = search_json(reader, FERRY_QUESTION)
+    assert paths(found) == ["ferry-rules.md"]
+    assert found["report"]["archive"] == {"open": False, "why": None, "fallback": False}
+
+
+def test_as_of_a_past_day_material_current_then_is_present(reader):
+    found = search_json(reader, FERRY_QUESTION, as_of="2015-01-15")
+    # 2014's note was current then; 2011's was archival, so was the note declared archival in
+    # its frontmatter; 2020's was not written yet; the canonical note is current whatever its age.
+    assert sorted(paths(found)) == ["ferry-2014.md", "ferry-rules.md"]
+    assert {r["band"] for r in found["results"]} == {"current"}  # as of then, not the stored archival
+    assert found["report"]["bands"] == ["current", "recent"]
+    assert found["report"]["archive"]["fallback"] is False
+    earlier = search_json(reader, FERRY_QUESTION, as_of="2013-01-01")
+    assert sorted((r["path"], r["band"]) for r in earlier["results"]) == [
+        ("ferry-2011.md", "recent"),  # recent then
+        ("ferry-rules.md", "current"),
+    ]
+
+
+def test_as_of_a_past_day_an_open_archive_shows_everything_written_by_then(reader):
+    found = search_json(reader, FERRY_QUESTION, as_of="2015-01-15", open_archive=True)
+    assert sorted((r["path"], r["band"]) for r in found["results"]) == [
+        ("ferry-2011.md", "archival"),
+        ("ferry-2014.md", "current"),
+        ("ferry-declared.md", "archival"),  # as declared
+        ("ferry-rules.md", "current"),
+    ]
+
+
+def test_a_year_before_1900_ranks_by_closeness(reader):
+    found = search_json(reader, "what happened to the land in 1803")
+    assert found["report"]["temporal"]["years"] == [1803]
+    assert found["report"]["archive"]["open"] is True
+    assert paths(found)[:2] == ["treaty-1803.md", "treaty-1903.md"]
+    assert [str(r["written_at"]) for r in found["results"][:2]] == ["1803-05-02", "1903-11-18"]
+    # without the year, the better match comes first
+    assert paths(search_json(reader, "what happened to the land"))[:2] == ["treaty-1903.md", "treaty-1803.md"]
+
+
+def test_a_century_opens_the_archive_and_names_its_years(reader):
+    found = search_json(reader, "what happened to the land in the nineteenth century")
+    assert found["report"]["temporal"]["years"] == [1800, 1899]
+    assert paths(found)[:2] == ["treaty-1803.md", "treaty-1903.md"]
+    found = search_json(reader, "what happened to the land in the 1900s")
+    assert paths(found)[:2] == ["treaty-1903.md", "treaty-1803.md"]
+
+
+def test_as_of_a_day_before_1900(reader):
+    found = search_json(reader, "what happened to the land", as_of="1850-01-01")
+    assert paths(found) == ["treaty-1803.md"]  # the 1903 note is not written yet
+    assert found["report"]["as_of"] == "1850-01-01"
+    assert found["report"]["archive"]["fallback"] is True  # it was archival by then
+    assert search_json(reader, "what happened in the 1840s", as_of="1850-01-01")["report"]["temporal"][
+        "years"
+    ] == [
+        1840,
+        1849,
+    ]
+
+
+def test_band_as_of_is_the_rule_of_band_by_age(vault):
+    banding = plpy.load("banding")
+    as_of = datetime.date(2015, 1, 15)
+    ages = [0, 1, 364, 365, 366, 1094, 1095, 1096, 5000]
+    with vault.connect() as conn:
+        got = conn.execute(
+            "select a, exo_private.band_as_of('archival', %s::date - a, true, %s, 365, 1095)::text "
+            "from unnest(%s::int[]) a",
+            (as_of, as_of, ages),
+        ).fetchall()
+        kept = conn.execute(
+            "select exo_private.band_as_of('archival', '2014-12-01', false, '2015-01-15', 365, 1095)::text, "
+            "exo_private.band_as_of('recent', '2014-12-01', true, current_date, 365, 1095)::text, "
+            "exo_private.band_as_of('recent', null, true, '2015-01-15', 365, 1095)::text"
+        ).fetchone()
+    assert got == [
+        (age, banding.band_by_age(as_of - datetime.timedelta(days=age), False, as_of, 365, 1095)[0])
+        for age in ages
+    ]
+    assert kept == ("archival", "recent", "recent")  # declared or canonical; as of today; undated
