@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import tempfile
 import time
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import psycopg
 from pgvector import Vector
 
 from bench.chat_histories import KINDS, History, Question, generate, write
@@ -84,6 +86,8 @@ class SizeResult:
     message_tokens: float = 0.0
     """Mean tokens (characters/4) of a message as the baselines index it ("Sender: text")."""
     misses: list[str] = field(default_factory=list)
+    plan: str = ""
+    """--explain: the participant stage's query plan for the first question."""
     """The first packets that missed (--show): the question, its answer, the packet's text."""
 
 
@@ -130,7 +134,14 @@ def outcome(q: Question, returned: list[int], texts: dict[int, str]) -> Outcome:
 
 
 def measure_size(
-    cfg: config.Config, conversations: int, seed: int, endpoint: Endpoint, run_dir: Path, show: int
+    cfg: config.Config,
+    conversations: int,
+    seed: int,
+    endpoint: Endpoint,
+    run_dir: Path,
+    show: int,
+    overrides: dict[str, str],
+    explain: bool = False,
 ) -> SizeResult:
     history = generate(conversations, seed, datetime.now(UTC).date())
     export, _questions = write(history, run_dir / f"chats-{conversations}")
@@ -142,6 +153,8 @@ def measure_size(
     with scratch_database(cfg, f"bench_chat_recall_{conversations}") as name:
         with connect(admin_url(cfg, name), "exo-bench-chat-recall", autocommit=True) as admin:
             serve_embeddings_from(admin, endpoint.url)
+            for key, value in overrides.items():
+                admin.execute("select exo_private.set_setting(%s, %s::jsonb)", (key, value))
 
         began = time.perf_counter()
         with connect(role_url(cfg, "exo_writer", name), "exo-bench-chat-import", autocommit=True) as writer:
@@ -196,7 +209,28 @@ def measure_size(
                     result.outcomes["bm25@25"].append((q, outcome(q, top, indexed)))
                     near = [r[0] for r in admin.execute(NEAREST, (Vector(vec), 10), prepare=True)]
                     result.outcomes["vector@10"].append((q, outcome(q, near, indexed)))
+            if explain:
+                result.plan = participant_plan(admin, history.questions[0].question, q_vectors[0])
     return result
+
+
+def participant_plan(admin, question: str, vector: list[float]) -> str:
+    """EXPLAIN (ANALYZE, BUFFERS) of the participant stage's query for one question, as a search
+    of the personal workspace runs it (a prepared statement, present bands, as of today)."""
+    model_id, dimensions = admin.execute(
+        "select id, dimensions from exo_private.embedding_models order by id desc limit 1"
+    ).fetchone()
+    text = admin.execute(
+        "select exo_private.stage_sql('participant', 'personal', %s, %s)", (model_id, dimensions)
+    ).fetchone()[0]
+    admin.execute(f"prepare participant_stage (text, text[], date, int, text[]) as {text}")
+    cur = psycopg.ClientCursor(admin)  # EXECUTE's arguments are written as literals
+    words = [w.casefold() for w in re.findall(r"\w+", question)]  # the one-word name keys
+    args = (str(vector), ["current", "recent"], datetime.now(UTC).date(), 8, words)
+    cur.execute("explain (analyze, buffers) execute participant_stage (%s, %s, %s, %s, %s)", args)
+    admin.execute("deallocate participant_stage")
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    return f"participant stage for {question!r}:\n" + re.sub(r"'\[[-+0-9.e,]+\]'", "'[vector]'", plan)
 
 
 def share(values: list[bool]) -> str:
@@ -234,6 +268,8 @@ def print_size(r: SizeResult) -> None:
         print("  -- packet miss: " + miss.replace("\n", "\n     | "))
     print(f"  goal: packet recall above BM25 top-25 ({p_recall:.0%} vs {b_recall:.0%}) with fewer tokens "
           f"(median {p_tokens:.0f} vs {b_tokens:.0f}): {'met' if met else 'MISSED'}")  # fmt: skip
+    if r.plan:
+        print("  " + r.plan.replace("\n", "\n     | "))
 
 
 def main() -> None:
@@ -241,16 +277,31 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100], help="conversations per size")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--show", type=int, default=0, help="print this many packets that missed")
+    parser.add_argument("--explain", action="store_true", help="print the participant stage's query plan")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="a setting for the scratch database (e.g. chat.window_max_chars=600), to compare choices",
+    )
     args = parser.parse_args()
+    overrides = dict(item.split("=", 1) for item in args.set)
     cfg = config.load()
     run_dir = Path(tempfile.mkdtemp(prefix="exo-bench-chat-recall-"))
     (port,) = free_ports(1)
-    print(f"{datetime.now():%Y-%m-%d %H:%M}, {load_note()}", flush=True)
+    print(
+        f"{datetime.now():%Y-%m-%d %H:%M}, {load_note()}"
+        + "".join(f"; {k} = {v}" for k, v in overrides.items()),
+        flush=True,
+    )
     try:
         services.start_embeddings(cfg, port, run_dir=run_dir)
         endpoint = Endpoint(f"http://127.0.0.1:{port}/v1", MODEL, 60.0, {"dimensions": DIMENSIONS})
         for size in args.sizes:
-            print_size(measure_size(cfg, size, args.seed, endpoint, run_dir, args.show))
+            print_size(
+                measure_size(cfg, size, args.seed, endpoint, run_dir, args.show, overrides, args.explain)
+            )
     finally:
         services.down(cfg, run_dir=run_dir)
     print(f"\nfinished with {load_note()}")

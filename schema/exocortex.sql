@@ -1305,6 +1305,62 @@ ALTER FUNCTION exo_private.agtype_jsonb(value text) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.agtype_jsonb(value text) IS 'The text of an agtype value as jsonb: vertices, edges and paths as plain objects and arrays (their ::vertex, ::edge, ::path suffixes dropped), numerics as numbers; a value JSON cannot hold (NaN, Infinity) as its text.';
 
 --
+-- Name: await_ocr(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.await_ocr(p_document_id bigint) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    update exo_private.documents d
+       set stage = 'ocr_pending', error_class = null, error_message = null, stage_changed_at = now()
+     where d.id = p_document_id;
+    if not found then
+        perform exo_private.invalid_argument(format('p_document_id: document %s does not exist', p_document_id));
+    end if;
+    return pgmq.send('ocr', jsonb_build_object('document_id', p_document_id));
+end
+$$;
+
+ALTER FUNCTION exo_private.await_ocr(p_document_id bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION await_ocr(p_document_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.await_ocr(p_document_id bigint) IS 'Put a document at stage ocr_pending (its text is too thin: a scan) and queue it for OCR (message {document_id} on the ocr queue); returns the message id.';
+
+--
+-- Name: band_as_of(exo_private.band, date, boolean, date, integer, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.band_as_of(stored exo_private.band, written date, follows_age boolean, as_of date, current_days integer, recent_days integer) RETURNS exo_private.band
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    -- As of today or later the stored band is the answer (exo_private.reband keeps it); so it is
+    -- for an undated chunk, and for one whose band does not follow its age (declared in
+    -- frontmatter, or a canonical document's: current).
+    if as_of is null or as_of >= current_date or written is null or follows_age is not true then
+        return stored;
+    end if;
+    return case when as_of - written <= current_days then 'current'::exo_private.band
+                when as_of - written <= recent_days then 'recent'::exo_private.band
+                else 'archival'::exo_private.band end;
+end
+$$;
+
+ALTER FUNCTION exo_private.band_as_of(stored exo_private.band, written date, follows_age boolean, as_of date, current_days integer, recent_days integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION band_as_of(stored exo_private.band, written date, follows_age boolean, as_of date, current_days integer, recent_days integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.band_as_of(stored exo_private.band, written date, follows_age boolean, as_of date, current_days integer, recent_days integer) IS 'The band of a chunk as of a day (plpy/banding.py band_by_age in SQL): the stored band when as_of is null, today or later, when the chunk is undated or its band does not follow its age (follows_age: its document''s band is inferred and the document is not canonical); else current within current_days of written, recent within recent_days, archival beyond (the banding.* settings). exo_private.stage_sql filters on it and exo_private.pool_details reports it.';
+
+--
 -- Name: build_packet(jsonb, text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -1356,8 +1412,9 @@ _IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
 _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
-# The start of a message line in a chat chunk: its time (or "(undated)") and its sender.
-_CHAT_LABEL = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
+# The start of a message line in a chat chunk: its time (or "(undated)") and its sender; in a
+# packet's excerpt the time without the day its citation names (without_day).
+_CHAT_LABEL = re.compile(r"^((?:\d{4}-\d\d-\d\d )?\d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
 # Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
 STOPWORDS = frozenset(
     """a about above after again all am an and any are as at be been before being below between both
@@ -1391,6 +1448,18 @@ def ngram_keys(query, max_n=MAX_NGRAM):
         for i in range(len(tokens) - n + 1):
             key = canonical_key(" ".join(tokens[i : i + n]))
             if key and key not in keys:
+                keys.append(key)
+    return keys
+
+def name_keys(query, max_n=3):
+    """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
+    question writes it, without the punctuation around it ("Priya's" is "priya")."""
+    words = query_words(query)
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(words) - n + 1):
+            key = canonical_key(" ".join(words[i : i + n]))
+            if len(key) > 1 and key not in STOPWORDS and key not in keys:
                 keys.append(key)
     return keys
 
@@ -1873,18 +1942,31 @@ def chat_excerpt(body, words, max_chars):
         + ("\n..." if hi + 1 < len(lines) or best + 1 < len(messages) else "")
     )
 
+def without_day(passage, day):
+    """A chat passage's message lines with their time only where their day is `day`: a window
+    never spans two days, and its citation names the day."""
+    prefix = day + " "
+    return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
+
 def chunk_excerpt(c, words, max_chars):
-    """The excerpt of a candidate: whole messages for a chat chunk, sentences for a document's."""
+    """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
+    citation names), sentences for a document's."""
     if c.get("chat"):
-        return chat_excerpt(c["body"], words, max_chars)
+        start = chat_start(c["body"])
+        return chat_excerpt(without_day(c["body"], start[:10]) if start else c["body"], words, max_chars)
     return excerpt(c["body"], words, max_chars)
+
+def chat_start(body):
+    """The time of a chat chunk's first message as its lines show it ("2024-03-04 09:12"), or
+    None when it is undated."""
+    label = _CHAT_LABEL.match(body)
+    return label.group(1) if label and len(label.group(1)) == 16 else None
 
 def citation(c):
     """A chunk's citation label: workspace, path, date and band; for a chat chunk, workspace,
     the conversation's title and its first message's time as the chunk shows it."""
     if c.get("chat"):
-        label = _CHAT_LABEL.match(c["body"])
-        when = label.group(1) if label and label.group(1)[0].isdigit() else "undated"
+        when = chat_start(c["body"]) or "undated"
         return '{}:chat "{}" {}'.format(c["workspace"], c["chat"]["title"], when)
     date = c.get("written_at") or "undated"
     return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
@@ -1915,20 +1997,12 @@ def packet(query, ranked, hint_list, report, budget, settings):
     why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
 
     def provenance(used):
-        lines = ["## Provenance"]
-        for n, c in enumerate(used, 1):
-            chat = " (conversation {})".format(c["chat"]["conversation_id"]) if c.get("chat") else ""
-            lines.append(
-                "[{}] chunk {} of document {}{} via {} (rank {:.3f}, rerank {})".format(
-                    n,
-                    c["chunk_id"],
-                    c["document_id"],
-                    chat,
-                    c["stage"],
-                    c["score"],
-                    report["rerank"]["backend"],
-                )
-            )
+        # One short line per cited chunk: its document and conversation are in `used`.
+        lines = ["## Provenance", "rerank: " + report["rerank"]["backend"]]
+        lines.extend(
+            "[{}] chunk {} via {} (rank {:.3f})".format(n, c["chunk_id"], c["stage"], c["score"])
+            for n, c in enumerate(used, 1)
+        )
         cited = released(used, why)
         if cited:  # the first note: a packet cut short keeps it
             lines.append(
@@ -1975,6 +2049,8 @@ def packet(query, ranked, hint_list, report, budget, settings):
             {
                 "n": n,
                 "chunk_id": c["chunk_id"],
+                "document_id": c["document_id"],
+                "conversation_id": c["chat"]["conversation_id"] if c.get("chat") else None,
                 "citation": citation(c),
                 "workspace": c["workspace"],
                 "path": c["path"],
@@ -2688,14 +2764,29 @@ def window_marks(message_marks):
     return list(merged.values())
 """Temporal banding of a document (stdlib only).
 
-Authority order for the band: frontmatter `band`, then inference from the date
-the document was written. That date comes from frontmatter `date`, else the
-first full date in the text, else a date or year in the path, else the file's
-modification time. A canonical document is current unless its frontmatter says otherwise.
+Authority order for the band: frontmatter `band`, then inference from the date the document
+was written. That date comes from the best evidence present, in this order, and the reason
+names the source:
+
+1. frontmatter `date`;
+2. the format's own metadata (metadata["date"]: an email's Date header, a PDF's creation date,
+   DOCX/ODT core properties, EPUB dc:date, HTML meta tags), unless it is a tool's default
+   (TOOL_DEFAULT_DATES, the epochs) or later than the file's modification time;
+3. a date or year in the title or the first lines (HEAD_LINES lines of at most HEAD_LINE_CHARS);
+4. the first full date in the opening of the text (TEXT_DATE_SEARCH_CHARS);
+5. the last full date in the closing lines (CLOSING_CHARS: a signature or a trailer);
+6. a date or year in the path;
+7. the file's modification time.
+
+Years run from 1000 to today. A full date ("1803-03-04", "4 March 1803", "March 4, 1803",
+"04-MAR-1803") is a date wherever it stands; a bare year counts only where it reads as a year
+(year_in_line) and never next to a currency, a label such as "room" or "No.", or a noun
+("1500 people", "1850 km"). A canonical document is current unless its frontmatter says otherwise.
 """
 
 import datetime
 import json
+import posixpath
 import re
 
 """English month names for the date readers (stdlib only): banding and temporal."""
@@ -2718,26 +2809,84 @@ MONTHS = {
 MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 
 BANDS = ("current", "recent", "archival")
+FIRST_YEAR = 1000
+TEXT_DATE_SEARCH_CHARS = 1000
+CLOSING_CHARS = 500
+HEAD_LINES = 3
+HEAD_LINE_CHARS = 200
+#: Dates that formats and tools write when nobody set one: the Unix, DOS/zip, Mac, Windows and
+#: spreadsheet epochs, and the creation dates of python-docx's and python-pptx's templates.
+TOOL_DEFAULT_DATES = frozenset(
+    datetime.date(*ymd)
+    for ymd in [
+        (1970, 1, 1), (1980, 1, 1), (1904, 1, 1), (1601, 1, 1), (1899, 12, 30), (1899, 12, 31),
+        (1900, 1, 1), (2013, 12, 23), (2013, 1, 27),
+    ]
+)  # fmt: skip
+#: Metadata dates may be written in another time zone than the file's mtime: a day of slack.
+MTIME_SLACK = datetime.timedelta(days=1)
 
 def banding_settings(plpy):
     """The banding.* settings, keyed by name, read inside the database (reband, message_bands)."""
     rows = plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
     return {r["key"]: json.loads(r["value"]) for r in rows}
 
+_YEAR = r"(1\d{3}|20\d\d)"
 _DATE_PATTERNS = [
-    (re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b"), ("y", "m", "d")),
+    (re.compile(r"(?<![\d.])" + _YEAR + r"-(\d\d)-(\d\d)(?!\d)"), ("y", "m", "d")),
     (
-        re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + MONTH_PATTERN + r",?\s+((?:19|20)\d\d)\b", re.I),
+        re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + MONTH_PATTERN + r",?\s+" + _YEAR + r"(?!\d)", re.I),
         ("d", "M", "y"),
     ),
     (
-        re.compile(r"\b" + MONTH_PATTERN + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b", re.I),
+        re.compile(r"\b" + MONTH_PATTERN + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+" + _YEAR + r"(?!\d)", re.I),
         ("M", "d", "y"),
     ),
+    (re.compile(r"\b(\d{1,2})-" + MONTH_PATTERN + r"-" + _YEAR + r"(?!\d)", re.I), ("d", "M", "y")),
 ]
-_PATH_DATE = re.compile(r"(?<!\d)((?:19|20)\d\d)[-_.]?(\d\d)[-_.]?(\d\d)(?!\d)")
-_PATH_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
-TEXT_DATE_SEARCH_CHARS = 1000
+_PATH_DATE = re.compile(r"(?<!\d)" + _YEAR + r"[-_.]?(\d\d)[-_.]?(\d\d)(?!\d)")
+_PATH_YEAR = re.compile(r"(?<!\d)" + _YEAR + r"(?!\d)")
+_PATH_PART_YEAR = re.compile(r"(?<![^/])\d{4}(?:[-_ .]|/|$)")
+
+# A bare year: four digits not glued to a word, a currency sign, a reference sign ('#', '!', '@',
+# '~') or a decimal or thousands separator, optionally a range ("1861-65", "1986/87", "1861-1865");
+# then what stands before and after it.
+_DASHES = "-\u2013\u2014"
+_NOT_GLUED = r"(?<![\w$£€¥#!@~])(?<!\d[.,])"
+_RANGE = r"(\s*[" + _DASHES + r"/]\s*(?:1\d{3}|20\d\d|\d\d)(?!\d))?"
+_YEAR_TOKEN = re.compile(_NOT_GLUED + _YEAR + r"(?![\w%]|[.,:]\d)" + _RANGE)
+_WORD_BEFORE = re.compile(r"([^\W\d_]+\.?)[\s:]*$")
+#: Words after which a year reads as a year.
+_YEAR_CUES = frozenset([
+    "in", "of", "since", "from", "by", "until", "till", "to", "around", "circa", "c.", "ca.", "c", "ca",
+    "anno", "year", "early", "late", "mid", "spring", "summer", "autumn", "fall", "winter", "dated",
+    "written", *MONTHS, *(m + "." for m in MONTHS),
+])  # fmt: skip
+#: Labels after which four digits are a number, not a year.
+_NUMBER_LABELS = frozenset([
+    "no", "nr", "number", "num", "room", "rm", "flight", "page", "pages", "pp", "p", "vol", "volume",
+    "chapter", "ch", "section", "sec", "route", "suite", "apt", "apartment", "box", "track", "platform",
+    "gate", "bus", "line", "item", "step", "ticket", "order", "invoice", "account", "model", "version",
+    "v", "ver", "release", "code", "zip", "tel", "phone", "fax", "ext", "id", "serial", "part", "lot",
+    "unit", "building", "floor", "highway", "street", "st", "avenue", "ave", "road", "rd", "km", "mile",
+    "miles", "issue", "exhibit", "table", "figure", "fig", "rule", "article", "art", "psalm", "hymn",
+    "opus", "op", "bwv", "kv", "total", "population", "count", "sum", "score", "price", "cost", "amount",
+    "balance", "capacity", "height", "altitude", "elevation", "distance", "length", "weight", "size",
+    "usd", "eur", "gbp", "jpy", "chf", "cad", "aud", "dm", "dlrs", "dollars", "rs", "inr", "yen",
+])  # fmt: skip
+#: Words that may follow a year in a sentence ("in 1803 the ...", "1796 and 1797").
+_FUNCTION_WORDS = frozenset([
+    "and", "or", "to", "the", "a", "an", "at", "by", "for", "when", "was", "were", "is", "he", "she",
+    "it", "i", "we", "they", "on", "with", "as", "that", "which", "who", "after", "before", "until",
+    "till", "while",
+])  # fmt: skip
+_ERA = re.compile(r"(?:a\.?d\.?|c\.?e\.?)(?![\w.])", re.I)
+_BEFORE_ERA = re.compile(r"(?:b\.?c\.?|b\.?c\.?e\.?)(?![\w.])", re.I)
+_CLOSER = re.compile(r"[,;.)\]:!?" + _DASHES[1:] + r"]|-\s|$")
+_CODE_AFTER = re.compile(r"[-/]\d")
+#: Marks after which a year reads as one; a dash only spaced ("Speech - 1796", not "CVE-2023").
+_CUE_MARKS = (",", "(", "[", ":", " -", "\u2013", "\u2014")
+_NEXT_WORD = re.compile(r"([^\W\d_]+)")
 
 def _make_date(fields, order):
     values = dict(zip(order, fields, strict=False))
@@ -2747,57 +2896,173 @@ def _make_date(fields, order):
     except ValueError:
         return None
 
-def parse_date(value):
-    """A date from a frontmatter value: a date, a datetime, or an ISO string."""
+def _year_date(year, today, month=None):
+    """A year (or a month of it) as a day: 1 July (or the month's first), never after today."""
+    return min(datetime.date(year, month or 7, 1), today)
+
+def full_dates(text, today):
+    """[(start, date, matched, "date")]: the full dates in text, FIRST_YEAR to today, in order."""
+    found = []
+    for pattern, order in _DATE_PATTERNS:
+        for m in pattern.finditer(text):
+            day = _make_date(m.groups(), order)
+            if day and day <= today:
+                found.append((m.start(), day, m.group(0), "date"))
+    return sorted(found)
+
+def year_in_line(line, today):
+    """(start, date, matched, kind) of the first bare year in one line that reads as a year, or None.
+
+    It reads as a year after a cue ("in", "of", a month name, ...), after a comma, a spaced dash,
+    a colon or an opening parenthesis, at the start of the line, or before the end of the line, a closing
+    punctuation mark, an era ("AD") or a function word. Never after a number label or a currency,
+    never inside a longer code ("CVE-2023-40403"), never before another word, a percent sign or
+    "BC". After a month name it is that month."""
+    for m in _YEAR_TOKEN.finditer(line):
+        year = int(m.group(1))
+        if year > today.year:
+            continue
+        before = line[: m.start()].rstrip()
+        after = line[m.end() :].lstrip()
+        cue = _WORD_BEFORE.search(before)
+        word = cue.group(1).lower() if cue else ""
+        if word.rstrip(".") in _NUMBER_LABELS:
+            continue
+        if _BEFORE_ERA.match(after):
+            continue
+        if _CODE_AFTER.match(after):
+            continue  # part of a longer code: "CVE-2023-40403", "2019/0042"
+        closes = bool(_CLOSER.match(after) or _ERA.match(after))
+        next_word = _NEXT_WORD.match(after)
+        if next_word and not closes and next_word.group(1).lower() not in _FUNCTION_WORDS:
+            continue  # "1500 people", "1850 km", "2019 budget"
+        cued = word in _YEAR_CUES or before in ("", "-") or before.endswith(_CUE_MARKS)
+        if not (cued or closes):
+            continue
+        month = MONTHS.get(word.rstrip(".")) if cue else None
+        if month:
+            return cue.start(1), _year_date(year, today, month), line[cue.start(1) : m.end(1)], "month"
+        return m.start(), _year_date(year, today), m.group(1), "year"
+    return None
+
+def parse_date(value, today=None):
+    """A date from a frontmatter or metadata value: a date or datetime, an ISO string, a full
+    date in words (an email's "Mon, 01 Jan 2001 ..." too), a year alone (as 1 July) or a year
+    and month (as its first day); None if none."""
+    today = today or datetime.date.today()
     if isinstance(value, datetime.datetime):
         return value.date()
     if isinstance(value, datetime.date):
         return value
-    if isinstance(value, str):
-        m = re.match(r"^\s*((?:19|20)\d\d)-(\d\d)-(\d\d)", value)
-        if m:
-            return _make_date(m.groups(), ("y", "m", "d"))
+    if isinstance(value, int) and not isinstance(value, bool) and FIRST_YEAR <= value <= today.year:
+        return _year_date(value, today)
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    m = re.match(r"^(\d{4})-(\d\d)-(\d\d)", text)
+    if m:
+        return _make_date(m.groups(), ("y", "m", "d")) if int(m.group(1)) >= FIRST_YEAR else None
+    m = re.fullmatch(r"(\d{4})(?:-(\d\d))?", text)
+    if m:
+        year = int(m.group(1))
+        month = int(m.group(2)) if m.group(2) and 1 <= int(m.group(2)) <= 12 else None
+        return _year_date(year, today, month) if FIRST_YEAR <= year <= today.year else None
+    found = full_dates(text, datetime.date.max)
+    return found[0][1] if found else None
+
+def metadata_date(metadata, mtime_ns, today):
+    """(date, reason) from the format's own metadata, or None: metadata["date"] unless it is before
+    FIRST_YEAR, a tool's default, after today, or after the file's mtime (with MTIME_SLACK)."""
+    day = parse_date(metadata.get("date"), today)
+    if day is None or day.year < FIRST_YEAR or day in TOOL_DEFAULT_DATES or day > today:
+        return None
+    if day > _mtime_date(mtime_ns) + MTIME_SLACK:
+        return None
+    source = metadata.get("date_source") or "format metadata"
+    return day, "metadata date '" + day.isoformat() + "' (" + str(source) + ")"
+
+def _head_lines(text):
+    """The first HEAD_LINES non-empty lines (a heading's '#' dropped), those of at most HEAD_LINE_CHARS:
+    a longer line is prose, not a title."""
+    lines = []
+    for line in text[: HEAD_LINES * (HEAD_LINE_CHARS + 1) * 4].splitlines():  # never split a whole book
+        line = line.strip().lstrip("#").strip()
+        if line:
+            lines.append(line)
+            if len(lines) == HEAD_LINES:
+                break
+    return [line for line in lines if len(line) <= HEAD_LINE_CHARS]
+
+def date_in_head(title, text, today):
+    """(date, reason) from the title or the first lines, or None: in each, in order, the first
+    full date or year that reads as one (a year as 1 July, a month and year as its first day)."""
+    for where, lines in (("title", [title] if title else []), ("first lines", _head_lines(text))):
+        for line in lines:
+            hits = full_dates(line, today)[:1] + [hit for hit in [year_in_line(line, today)] if hit]
+            if hits:
+                _start, day, matched, kind = min(hits)
+                return day, kind + " in " + where + " '" + matched + "'"
     return None
 
 def date_in_text(text, today):
-    """The first full date in the opening of the text that is not in the future."""
-    opening = text[:TEXT_DATE_SEARCH_CHARS]
-    found = []
-    for pattern, order in _DATE_PATTERNS:
-        for m in pattern.finditer(opening):
-            day = _make_date(m.groups(), order)
-            if day and day <= today:
-                found.append((m.start(), day, m.group(0)))
-    return min(found) if found else None
+    """(start, date, matched, kind): the first full date in the opening of the text, not in the future."""
+    found = full_dates(text[:TEXT_DATE_SEARCH_CHARS], today)
+    return found[0] if found else None
+
+def date_at_end(text, today):
+    """(start, date, matched, kind): the last full date in the closing lines (a signature, a trailer)."""
+    found = full_dates(text[-CLOSING_CHARS:], today)
+    return found[-1] if found else None
 
 def date_in_path(path, today):
-    """A full date in the file name or folders, else a year folder/prefix (as 1 July)."""
+    """A full date in the file name or folders, else the last year in them (as 1 July). A year
+    before 1900 counts only as a whole folder or the start of a name ("1848/", "1848-letter.txt"),
+    not inside one ("ticket-1500.txt")."""
     for m in _PATH_DATE.finditer(path):
         day = _make_date(m.groups(), ("y", "m", "d"))
         if day and day <= today:
             return day, "date in path '" + m.group(0) + "'"
-    years = [int(y) for y in _PATH_YEAR.findall(path) if int(y) <= today.year]
+    years = [
+        int(m.group(1))
+        for m in _PATH_YEAR.finditer(path)
+        if int(m.group(1)) <= today.year
+        and (int(m.group(1)) >= 1900 or _PATH_PART_YEAR.match(path, m.start()))
+    ]
     if years:
-        return datetime.date(years[-1], 7, 1), "year in path '" + str(years[-1]) + "'"
+        return _year_date(years[-1], today), "year in path '" + str(years[-1]) + "'"
     return None
 
-def written_date(frontmatter, text, path, mtime_ns, today):
-    """(date, reason): when the document was written, and how that was found."""
-    day = parse_date(frontmatter.get("date"))
-    if day:
+def _mtime_date(mtime_ns):
+    return datetime.datetime.fromtimestamp(mtime_ns / 1e9, tz=datetime.UTC).date()
+
+def written_date(frontmatter, text, path, mtime_ns, today, metadata=None):
+    """(date, reason): when the document was written, and how that was found (the module's order)."""
+    metadata = metadata or {}
+    day = parse_date(frontmatter.get("date"), today)
+    if day:  # the person's word, even for a day still to come
         return day, "frontmatter date"
+    hit = metadata_date(metadata, mtime_ns, today)
+    if hit:
+        return hit
+    title = metadata.get("title")
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    hit = date_in_head(title if isinstance(title, str) and title != stem else None, text, today)
+    if hit:
+        return hit
     hit = date_in_text(text, today)
     if hit:
         return hit[1], "date in text '" + hit[2] + "'"
+    hit = date_at_end(text, today)
+    if hit:
+        return hit[1], "date in closing lines '" + hit[2] + "'"
     hit = date_in_path(path, today)
     if hit:
         return hit
-    mtime = datetime.datetime.fromtimestamp(mtime_ns / 1e9, tz=datetime.UTC).date()
-    return mtime, "file modification time"
+    return _mtime_date(mtime_ns), "file modification time"
 
-def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, recent_days):
-    """{band, source, reason, written_at} for one document."""
-    written, how = written_date(frontmatter, text, path, mtime_ns, today)
+def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, recent_days, metadata=None):
+    """{band, source, reason, written_at} for one document; metadata: the format's own (title, date)."""
+    written, how = written_date(frontmatter, text, path, mtime_ns, today, metadata)
     declared = str(frontmatter.get("band", "")).strip().lower()
     if declared in BANDS:
         return {
@@ -3485,39 +3750,69 @@ opens the archive lets the archival band in, and the report names the signal.
      "truncated": bool, "signals": [{"kind", "text", "start", "end",
                                      "opens_archive", ...kind fields}]}
 
+Years run from 1000 to next year. A date or a month named with its year is
+one whatever the year ("March 4, 1803", "1803-03-04", "May 1790"); numeric
+forms other than ISO dates start at 1900; a bare number is a year by the
+rules of `year` below.
+
 `text` is the query's slice `query[start:end]` (offsets in code points), with
 control and format characters other than tabs and line breaks shown as spaces.
 Signals are in query order. A stretch of text is reported once, under the most
 specific kind, in this order:
 
 - `date`: "2014-03-02", "2014/03/02", "4 March 2014", "4th of March, 2014",
-  "March 4, 2014", "02/03/2014". Fields `year`, `date` (ISO; null when a
-  numeric day/month order is ambiguous, as in "02/03/2014").
-- `month_year`: "March 2014", "Mar. 2014", "March of 2014", "2014-03",
-  "2014/03", "03/2014". Fields `year`, `month`. A month without a year
-  ("in March") is not a signal. "2010-11" reads as November 2010.
+  "March 4, 2014", "02/03/2014" (this form only from 1900: "8.1.1424" is a
+  version), "March 4, 1803", "1803-03-04". Fields `year`, `date` (ISO; null
+  when a numeric day/month order is ambiguous, as in "02/03/2014").
+- `month_year`: "March 2014", "Mar. 2014", "March of 2014", "May 1790",
+  "2014-03", "2014/03", "03/2014" (the numeric forms only from 1900). Fields
+  `year`, `month`. A month without a year ("in March") is not a signal.
+  "2010-11" reads as November 2010.
+- `century`: "the 1800s", "the 1800's", "the 19th century", "the nineteenth
+  century", "19th-century", "the eighteen hundreds", from the 11th century
+  (1000s) to the 21st. Fields `first`, `last`: "the 1800s" and "the 19th
+  century" are 1800..1899 (years, not the strict 1801..1900). "early", "mid"
+  and "late" before it name its first, middle and last third ("late 19th
+  century" is 1866..1899). "the 1000s" to "the 1900s" are centuries, "the
+  2000s" is the decade 2000..2009. Without "the" or a modifier and followed
+  by "of" such a number is a count ("1000s of files"), not a century.
 - `decade`: "1990s", "1990's", "the 90s", "the '90s", "90's", "mid-90s",
-  "the late eighties", "nineties", "noughties", "the 2010s". Fields `first`,
-  `last` (the decade's first and last year). A two-digit decade is the latest
-  one that has begun ("20s" in 2026 is the 2020s, "30s" the 1930s). After a
+  "the late eighties", "nineties", "noughties", "the 2010s", "the 1790s",
+  "the eighteen-nineties", "the eighteen nineties". Fields `first`, `last`
+  (the decade's first and last year). A two-digit decade is the latest one
+  that has begun ("20s" in 2026 is the 2020s, "30s" the 1930s). After a
   possessive ("my 30s", "in her nineties") it is an age, not a decade.
-- `year`: a standalone 4-digit number from 1900 to next year ("2014",
-  "in 2009?", "1999-2003" gives two). Not inside a longer number or word
-  ("120145", "v2014"), not a decimal or time ("3.2014", "1,2014"), not money
-  ("$2014"). Field `year`.
+- `year`: a standalone 4-digit number ("2014", "in 2009?", "1999-2003" gives
+  two). Not inside a longer number or word ("120145", "v2014"), not a decimal
+  or time ("3.2014", "1,2014"), not money ("$2014"). From 1900 to next year
+  a number is a year unless a unit or count follows it with nothing year-like
+  before ("1950 km", "2000 years ago"). From 1000 to 1899 it is a year only
+  in a year-like context: directly after in, since, from, by, until, till, of,
+  around, circa, c., ca., before, after, during, between, "year" or "AD"
+  ("in 1803", "the year 1066", "c. 1790"), directly before "AD" or "CE", or
+  continuing a range from a year ("from 1790 to 1803", "in 1790-1803"); and
+  never before a unit or count ("of 1500 people", "by 1850 km", "1200
+  pages", "1024-bit"), nor after a quantity word and "of", "around" or "by"
+  ("a total of 1500", "multiplied by 1000", "instead of 1024"), nor in a
+  range of counts ("from 1024 to 16", "from 1024 to 4096"). A range runs
+  forward: in "CVE-2022-1271" 1271 is not a year. "BC" or "BCE" after a
+  number makes it a year before the era, outside the range: no signal. Field
+  `year`.
 - `relative`: "last year", "the year before last", "last month", "last week",
   "N days/weeks/months/years/decades ago" with N a number, "a", "an",
   "one".."twelve", "a couple of", "a few", "several", "many", or no N at all
   ("years ago"). Fields `unit`, `amount`, `approximate` (true for vague
-  amounts), `days_ago`, `year` (the year it names; null when approximate).
+  amounts), `days_ago`, `year` (the year it names; null when approximate or
+  before the year 1000, as in "2000 years ago").
 - `cue`: each configured cue phrase, matched case-insensitively on word
   boundaries, any run of whitespace matching a space. Field `cue` (the phrase
   as configured), `anchored` ("time", "present" or null; see below).
 
 Opening the archive. Every dated signal has a first day (a year's 1 January,
-a month's 1st, a decade's first 1 January, a date itself; for a relative
-expression today minus the amount, or the first day of the calendar year or
-month that "last year", "the year before last" and "last month" name). It
+a month's 1st, a decade's or century's first 1 January, a date itself; for a
+relative expression today minus the amount, or the first day of the calendar
+year or month that "last year", "the year before last" and "last month"
+name). It
 opens the archive when that first day is at least `archive_after_days` before
 `today`, because part of what it names is then old enough to be archival.
 Rules on top of that:
@@ -3527,15 +3822,16 @@ Rules on top of that:
   Months and dates of the current year follow the threshold alone.
 - Future dates never open the archive.
 - A cue opens the archive, unless it is anchored: directly followed (only
-  spaces or a comma between) by a date, month-year, decade or year signal, the
-  cue reads through that time, and that signal alone decides. So "as of 2026"
-  with today in 2026 is a signal (cue and year) that does not open the
-  archive, while "as of 2019" opens it through the year. A cue directly
+  spaces or a comma between) by a date, month-year, decade, century or year
+  signal, the cue reads through that time, and that signal alone decides. So
+  "as of 2026" with today in 2026 is a signal (cue and year) that does not
+  open the archive, while "as of 2019" opens it through the year. A cue directly
   followed by "now", "today", "currently", "present" or "this year/month/week"
   is anchored to the present and does not open it either ("as of now").
 
-`years` is the sorted set of years the signals name: a decade contributes its
-first and last year; approximate relative expressions and cues contribute none.
+`years` is the sorted set of years the signals name: a decade or a century
+contributes its first and last year; approximate relative expressions and cues
+contribute none.
 
 Robustness: only the first SCAN_CHARS characters are scanned (`truncated`
 says so); control and format characters other than tabs and line breaks count
@@ -3580,6 +3876,17 @@ _DECADE_WORDS = {
     "twenties": 20, "thirties": 30, "forties": 40, "fifties": 50, "sixties": 60,
     "seventies": 70, "eighties": 80, "nineties": 90, "noughties": 0, "aughts": 0,
 }  # fmt: skip
+# The first two digits of a year in words: "the eighteen-nineties", "the eighteen hundreds".
+_HUNDREDS_WORDS = {
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}  # fmt: skip
+_CENTURY_WORDS = {
+    "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14, "fifteenth": 15,
+    "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19, "twentieth": 20,
+    "twenty-first": 21, "twenty first": 21,
+}  # fmt: skip
+MIN_YEAR = 1000
 _UNIT_DAYS = {"day": 1, "week": 7}
 _KEPT = "\t\n\r\f\v"
 
@@ -3589,40 +3896,84 @@ _NB = r"(?<![0-9A-Za-z_])"
 _NA = r"(?![0-9A-Za-z_])"
 _NOT_AFTER_NUMBER = r"(?<![0-9][.,:/])"
 _NOT_BEFORE_NUMBER = r"(?![.,:/-][0-9])"
-_YEAR = r"((?:19|20)[0-9]{2})"
+_YEAR = r"((?:19|20)[0-9]{2})"  # a year in a numeric form ("2014-03", "03/2014", "02/03/2014")
+_ANY_YEAR = r"(1[0-9]{3}|20[0-9]{2})"  # with a month name, or ISO with a day: 1000..2099
 _APOSTROPHE = "['\u2018\u2019`]"
 _ORDINAL = r"(?:st|nd|rd|th)?"
 
 _ISO_DATE = re.compile(
-    _NB + _NOT_AFTER_NUMBER + _YEAR + r"([-/.])([0-9]{1,2})\2([0-9]{1,2})" + _NA + _NOT_BEFORE_NUMBER
+    _NB + _NOT_AFTER_NUMBER + _ANY_YEAR + r"([-/.])([0-9]{1,2})\2([0-9]{1,2})" + _NA + _NOT_BEFORE_NUMBER
 )
 _NUMERIC_DATE = re.compile(
     _NB + _NOT_AFTER_NUMBER + r"([0-9]{1,2})([-/.])([0-9]{1,2})\2" + _YEAR + _NA + _NOT_BEFORE_NUMBER
 )
 _DAY_MONTH_YEAR = re.compile(
-    _NB + r"([0-9]{1,2})" + _ORDINAL + r"(?:\s+of)?\s+" + MONTH_PATTERN + r",?\s+" + _YEAR + _NA, re.I
+    _NB + r"([0-9]{1,2})" + _ORDINAL + r"(?:\s+of)?\s+" + MONTH_PATTERN + r",?\s+" + _ANY_YEAR + _NA, re.I
 )
 _MONTH_DAY_YEAR = re.compile(
-    r"(?<!\w)" + MONTH_PATTERN + r"\s+([0-9]{1,2})" + _ORDINAL + r",?\s+" + _YEAR + _NA, re.I
+    r"(?<!\w)" + MONTH_PATTERN + r"\s+([0-9]{1,2})" + _ORDINAL + r",?\s+" + _ANY_YEAR + _NA, re.I
 )
 _MONTH_NAME_YEAR = re.compile(
-    r"(?<!\w)" + MONTH_PATTERN + r"(?:\s*,\s*|\s+of\s+|\s+)" + _YEAR + _NA + _NOT_BEFORE_NUMBER, re.I
+    r"(?<!\w)" + MONTH_PATTERN + r"(?:\s*,\s*|\s+of\s+|\s+)" + _ANY_YEAR + _NA + _NOT_BEFORE_NUMBER, re.I
 )
 _YEAR_MONTH = re.compile(_NB + _NOT_AFTER_NUMBER + _YEAR + r"[-/]([0-9]{2})" + _NA + _NOT_BEFORE_NUMBER)
 _MONTH_SLASH_YEAR = re.compile(
     _NB + r"(?<![0-9A-Za-z_][-/.])([0-9]{1,2})/" + _YEAR + _NA + _NOT_BEFORE_NUMBER
 )
+_THE_MOD = r"(?<!\w)(?:(?P<the>the)\s+)?(?:(?P<mod>early|mid|late)(?:-|\s+)?)?"
 _DECADE = re.compile(
-    r"(?<!\w)(?:(?P<the>the)\s+)?(?:(?P<mod>early|mid|late)(?:-|\s+)?)?"
-    r"(?:" + _NB + r"(?P<full>(?:19|20)[0-9]0)" + _APOSTROPHE + r"?s"
+    _THE_MOD + r"(?:" + _NB + r"(?P<full>1[0-9]{2}0|20[0-9]0)" + _APOSTROPHE + r"?s"
     r"|" + _APOSTROPHE + r"?" + _NB + r"(?P<short>[0-9]0)" + _APOSTROPHE + r"?s"
-    r"|(?P<word>" + "|".join(_DECADE_WORDS) + r"))(?!\w)",
+    r"|(?:(?P<hundreds>" + "|".join(_HUNDREDS_WORDS) + r")(?:-|\s+))?"
+    r"(?P<word>" + "|".join(_DECADE_WORDS) + r"))(?!\w)",
     re.I,
+)
+_CENTURY = re.compile(
+    _THE_MOD + r"(?:" + _NB + r"(?P<number>[0-9]{1,2})(?:st|nd|rd|th)"
+    r"|(?P<word>" + "|".join(w.replace(" ", r"\s+") for w in _CENTURY_WORDS) + r"))"
+    r"(?:-|\s+)century(?!\w)",
+    re.I,
+)
+_HUNDREDS = re.compile(
+    _THE_MOD + r"(?P<word>" + "|".join(_HUNDREDS_WORDS) + r")(?:-|\s+)hundreds(?!\w)", re.I
 )
 _POSSESSIVE_BEFORE = re.compile(r"(?:^|\W)(?:my|your|his|her|our|their|whose)\s+$", re.I)
 _BARE_YEAR = re.compile(
-    r"(?<![$\u20ac\u00a3\u00a5#])" + _NB + _NOT_AFTER_NUMBER + _YEAR + _NA + r"(?![.,:][0-9])"
+    r"(?<![$\u20ac\u00a3\u00a5#])" + _NB + _NOT_AFTER_NUMBER + r"([0-9]{4})" + _NA + r"(?![.,:][0-9])"
 )
+# What makes a bare number a year (see `year` in the module docstring), read next to it.
+_YEAR_WORD_BEFORE = re.compile(
+    r"(?:^|[^\w.])(?:(?:in|since|from|by|until|till|of|around|circa|before|after|during|between|year"
+    r"|ad|a\.d\.)\s+|(?:c|ca)\.\s*)$",
+    re.I,
+)
+_QUANTITY_BEFORE = re.compile(
+    r"(?<!\w)(?:(?:total|sum|population|number|count|maximum|minimum|max|min|average|batch|crowd|group"
+    r"|team|budget|price|cost|salary|score|height|depth|length|distance|weight|capacity|balance"
+    r"|amount|value|size|rate|speed|speedup|factor|ratio|limit|threshold|timeout|power|powers|base|offset"
+    r"|multiple|multiplier|default|index|port)\s+(?:of|around|by)"
+    r"|(?:multipl|divid|increas|decreas|reduc|grow|grew|rais|scal)\w*\s+by|instead\s+of|out\s+of)\s+$",
+    re.I,
+)
+_RANGE = r"\s*(?:-|\u2013|\u2014|to|and|or|through|until|till)\s*"
+_RANGE_BEFORE = re.compile(r"(?<![0-9A-Za-z_])([0-9]{4})" + _RANGE + "$", re.I)
+_RANGE_AFTER = re.compile(_RANGE + r"([0-9]+)(?![0-9A-Za-z_])", re.I)
+_ERA_AFTER = re.compile(r"\s*(?:ad|a\.d\.|ce|c\.e\.)(?!\w)", re.I)
+_BEFORE_ERA_AFTER = re.compile(r"\s*(?:bc|b\.c\.|bce|b\.c\.e\.)(?!\w)", re.I)
+_COUNT_AFTER = re.compile(
+    r"(?:\s*|-)(?:%|\u00b0|(?:people|persons?|men|women|children|kids|soldiers|troops|students|employees"
+    r"|workers|users|members|visitors|residents|votes|km|kms|kilomet(?:er|re)s?|miles?|mi|m|met(?:er|re)s?"
+    r"|cm|mm|feet|foot|ft|inch(?:es)?|yards?|kg|kgs|kilos?|kilograms?|grams?|lbs?|pounds?|tons?|tonnes?"
+    r"|oz|ounces?|lit(?:er|re)s?|ml|gallons?|acres?|hectares?|dollars?|euros?|usd|eur|gbp|chf|yen"
+    r"|pages?|pp|words?|characters?|chars|lines?|rows?|items?|units?|pieces?|copies|files?|times"
+    r"|steps|calories|kcal|cal|hp|rpm|mph|kph|kmh|hours?|hrs?|minutes?|mins?|seconds?|secs?|days?"
+    r"|weeks?|months?|years?|decades?|centuries|points?|pts|dpi|px|kb|mb|gb|tb|ms|hz|khz|mhz|ghz"
+    r"|kw|kwh|degrees?|bits?|bytes?|digits?|operations?|ops|cycles?|iterations?|entries|records?"
+    r"|requests?|samples?|threads?|connections?|nodes?|cores?|tokens?|frames?|packets?|calls?)(?!\w))",
+    re.I,
+)
+_LOOK = 40  # characters read on either side of a bare number for its context
+_OF_AFTER = re.compile(r"\s+of(?!\w)")
 _AMOUNT = (
     r"(?P<amount>[0-9]{1,4}|"
     + "|".join(a.replace(" ", r"\s+") for a in _VAGUE_AMOUNTS)
@@ -3643,7 +3994,35 @@ def _clean(text):
     return "".join(" " if c not in _KEPT and unicodedata.category(c)[0] == "C" else c for c in text)
 
 def _year_ok(year, today):
-    return 1900 <= year <= today.year + 1
+    return MIN_YEAR <= year <= today.year + 1
+
+def _reads_as_year(text, start, end, year, today, depth=0):
+    """Whether the bare 4-digit number text[start:end] (= year) is a year by its context (see
+    `year` in the module docstring). A range continues from a number that is itself a year; a
+    chain of ranges is followed three numbers back at most."""
+    if not _year_ok(year, today):
+        return False
+    back, ahead = max(0, start - _LOOK), end + _LOOK  # searched in place: boundaries stay true
+    if _BEFORE_ERA_AFTER.match(text, end, ahead):
+        return False
+    said = bool(
+        (_YEAR_WORD_BEFORE.search(text, back, start) and not _QUANTITY_BEFORE.search(text, back, start))
+        or _ERA_AFTER.match(text, end, ahead)
+    )
+    if not said and depth < 3:
+        m = _RANGE_BEFORE.search(text, back, start)
+        if m and int(m.group(1)) < year:  # a range runs forward: "2022-1271" is an identifier
+            said = _reads_as_year(text, m.start(1), m.end(1), int(m.group(1)), today, depth + 1)
+    counted = bool(_COUNT_AFTER.match(text, end, ahead))
+    if year >= 1900:
+        return said or not counted
+    m = _RANGE_AFTER.match(text, end, ahead)
+    if m and not counted:  # "from 1024 to 16", "from 1040 to 1904 bytes": a range of counts
+        partner = m.group(1)
+        counted = not (len(partner) == 4 and year < int(partner) and _year_ok(int(partner), today)) or bool(
+            _COUNT_AFTER.match(text, m.end(), ahead)
+        )
+    return said and not counted
 
 def _minus_months(day, months):
     """The same day `months` earlier (the month's last day where it is shorter)."""
@@ -3713,9 +4092,30 @@ def _month_year(year_group, month_group, named):
 
     return handler
 
+def _century_span(first, m, today, days):
+    """A century's signal from its first year; "early", "mid" or "late" narrow it to a third."""
+    mod = (m.group("mod") or "").lower()
+    first, last = {
+        "early": (first, first + 32),
+        "mid": (first + 33, first + 65),
+        "late": (first + 66, first + 99),
+    }.get(mod, (first, first + 99))
+    return {
+        "kind": "century",
+        "first": first,
+        "last": last,
+        "opens_archive": _opens(datetime.date(first, 1, 1), today, days),
+    }
+
 def _decade(m, text, today, days):
     if m.group("full"):
         first = int(m.group("full"))
+        if first % 100 == 0 and first < 2000:  # "the 1800s": the century
+            if not (m.group("the") or m.group("mod")) and _OF_AFTER.match(text, m.end()):
+                return None  # "1000s of files": a count
+            return _century_span(first, m, today, days)
+    elif m.group("hundreds"):
+        first = _HUNDREDS_WORDS[m.group("hundreds").lower()] * 100 + _DECADE_WORDS[m.group("word").lower()]
     else:
         short = int(m.group("short")) if m.group("short") else _DECADE_WORDS[m.group("word").lower()]
         first = 2000 + short if 2000 + short <= today.year else 1900 + short
@@ -3728,9 +4128,21 @@ def _decade(m, text, today, days):
         "opens_archive": _opens(datetime.date(first, 1, 1), today, days),
     }
 
+def _century(m, text, today, days):
+    if m.group("number"):
+        number = int(m.group("number"))
+    else:
+        number = _CENTURY_WORDS[" ".join(m.group("word").lower().split())]
+    if not 11 <= number <= 21:
+        return None  # before the year 1000, or a century still to come
+    return _century_span((number - 1) * 100, m, today, days)
+
+def _hundreds(m, text, today, days):
+    return _century_span(_HUNDREDS_WORDS[m.group("word").lower()] * 100, m, today, days)
+
 def _bare_year(m, text, today, days):
     year = int(m.group(1))
-    if not _year_ok(year, today):
+    if not _reads_as_year(text, m.start(), m.end(), year, today):
         return None
     opens = year < today.year and _opens(datetime.date(year, 1, 1), today, days)
     return {"kind": "year", "year": year, "opens_archive": opens}
@@ -3756,7 +4168,7 @@ def _ago(m, text, today, days):
         "amount": amount,
         "approximate": approximate,
         "days_ago": (today - day).days,
-        "year": None if approximate else day.year,
+        "year": None if approximate or day.year < MIN_YEAR else day.year,
         "opens_archive": _opens(day, today, days),
     }
 
@@ -3789,6 +4201,8 @@ _PATTERNS = [
     (_MONTH_NAME_YEAR, _month_year(2, 1, named=True)),
     (_YEAR_MONTH, _month_year(1, 2, named=False)),
     (_MONTH_SLASH_YEAR, _month_year(2, 1, named=False)),
+    (_CENTURY, _century),
+    (_HUNDREDS, _hundreds),
     (_DECADE, _decade),
     (_BARE_YEAR, _bare_year),
     (_LAST, _last),
@@ -3856,7 +4270,7 @@ def detect(query, cues, today, archive_after_days=365):
                     {"kind": "cue", "text": m.group(0), "start": m.start(), "end": m.end(), "cue": cue}
                 )
 
-    starts = {s["start"] for s in signals if s["kind"] in ("date", "month_year", "decade", "year")}
+    starts = {s["start"] for s in signals if s["kind"] in ("date", "month_year", "decade", "century", "year")}
     for signal in cue_signals:
         gap = _ANCHOR_GAP.match(text, signal["end"]).end()
         if gap in starts:
@@ -3870,7 +4284,7 @@ def detect(query, cues, today, archive_after_days=365):
 
     years = set()
     for s in signals:
-        if s["kind"] == "decade":
+        if s["kind"] in ("decade", "century"):
             years.update((s["first"], s["last"]))
         elif s.get("year") is not None:
             years.add(s["year"])
@@ -4442,6 +4856,43 @@ ALTER FUNCTION exo_private.embedding_model_id(p_name text, p_dimensions integer)
 --
 
 COMMENT ON FUNCTION exo_private.embedding_model_id(p_name text, p_dimensions integer) IS 'Id of an embedding model by name and dimensions; a new model is registered and gets its indexes.';
+
+--
+-- Name: end_ocr(text, exo_private.document_stage, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.end_ocr(p_sha256 text, p_stage exo_private.document_stage, p_error_class text, p_message text) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    ended int;
+begin
+    if p_stage is null or p_stage not in ('failed', 'skipped') then
+        perform exo_private.invalid_argument(
+            format('p_stage must be failed or skipped, not %s', exo_private.quoted(p_stage::text)));
+    end if;
+    if p_error_class is null or p_error_class !~ '^[a-z][a-z_]*$' then
+        perform exo_private.invalid_argument(format(
+            'p_error_class must be a lowercase identifier such as ocr_failed, not %s',
+            exo_private.quoted(p_error_class)));
+    end if;
+    update exo_private.documents d
+       set stage = p_stage, error_class = p_error_class, error_message = left(p_message, 2000),
+           stage_changed_at = now()
+     where d.sha256 = p_sha256 and d.stage = 'ocr_pending';
+    get diagnostics ended = row_count;
+    return ended;
+end
+$_$;
+
+ALTER FUNCTION exo_private.end_ocr(p_sha256 text, p_stage exo_private.document_stage, p_error_class text, p_message text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION end_ocr(p_sha256 text, p_stage exo_private.document_stage, p_error_class text, p_message text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.end_ocr(p_sha256 text, p_stage exo_private.document_stage, p_error_class text, p_message text) IS 'End every document of content p_sha256 that waits at ocr_pending at p_stage (failed, or skipped when OCR found no text) with p_error_class (ocr_timeout, ocr_failed, ocr_unavailable, empty) and p_message; returns how many documents ended.';
 
 --
 -- Name: ensure_embedding_indexes(integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -5117,6 +5568,25 @@ ALTER FUNCTION exo_private.generation_for(ws text, model text) OWNER TO exo_owne
 COMMENT ON FUNCTION exo_private.generation_for(ws text, model text) IS 'The extraction generation for a model in a workspace, or null when the graph now belongs to another model (a reply from a worker that read the old setting).';
 
 --
+-- Name: glob_like(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.glob_like(glob text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select replace(replace(replace(replace(replace(glob, '\', '\\'), '%', '\%'), '_', '\_'), '*', '%'), '?', '_')
+$$;
+
+ALTER FUNCTION exo_private.glob_like(glob text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION glob_like(glob text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.glob_like(glob text) IS 'A shell glob as a LIKE pattern: * is any run of characters (slashes too), ? one character; LIKE''s own % and _ match themselves.';
+
+--
 -- Name: graph_disagreements(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -5415,6 +5885,43 @@ ALTER FUNCTION exo_private.invalid_argument(message text, hint text) OWNER TO ex
 --
 
 COMMENT ON FUNCTION exo_private.invalid_argument(message text, hint text) IS 'Raise invalid_parameter_value (sqlstate 22023) with the message (which names the argument) and an optional hint: the one way the exo API refuses bad input.';
+
+--
+-- Name: learn_routes(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.learn_routes() RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    trained jsonb := exo_private.train_router();
+    doc_id bigint;
+    moved int := 0;
+    left_over int := 0;
+begin
+    for doc_id in
+        select d.id from exo_private.documents d
+        where d.stage = 'quarantined' and d.conversation_id is null
+        order by d.id
+    loop
+        if exo_private.process_document(doc_id) = 'quarantined' then
+            left_over := left_over + 1;
+        else
+            moved := moved + 1;
+        end if;
+    end loop;
+    return trained || jsonb_build_object('moved', moved, 'quarantined', left_over);
+end
+$$;
+
+ALTER FUNCTION exo_private.learn_routes() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION learn_routes(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.learn_routes() IS 'Train the learned router when its training set changed (train_router), then route every quarantined document again: returns the training''s report with how many left quarantine (moved) and how many stay (quarantined).';
 
 --
 -- Name: like_pattern(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -5931,17 +6438,32 @@ CREATE FUNCTION exo_private.message_bands(written date[], today date) RETURNS te
     LANGUAGE plpython3u STABLE STRICT
     SET search_path TO 'exo_private', 'pg_temp'
     SET "DateStyle" TO 'ISO, YMD'
-    AS $$
+    AS $_$
 """Temporal banding of a document (stdlib only).
 
-Authority order for the band: frontmatter `band`, then inference from the date
-the document was written. That date comes from frontmatter `date`, else the
-first full date in the text, else a date or year in the path, else the file's
-modification time. A canonical document is current unless its frontmatter says otherwise.
+Authority order for the band: frontmatter `band`, then inference from the date the document
+was written. That date comes from the best evidence present, in this order, and the reason
+names the source:
+
+1. frontmatter `date`;
+2. the format's own metadata (metadata["date"]: an email's Date header, a PDF's creation date,
+   DOCX/ODT core properties, EPUB dc:date, HTML meta tags), unless it is a tool's default
+   (TOOL_DEFAULT_DATES, the epochs) or later than the file's modification time;
+3. a date or year in the title or the first lines (HEAD_LINES lines of at most HEAD_LINE_CHARS);
+4. the first full date in the opening of the text (TEXT_DATE_SEARCH_CHARS);
+5. the last full date in the closing lines (CLOSING_CHARS: a signature or a trailer);
+6. a date or year in the path;
+7. the file's modification time.
+
+Years run from 1000 to today. A full date ("1803-03-04", "4 March 1803", "March 4, 1803",
+"04-MAR-1803") is a date wherever it stands; a bare year counts only where it reads as a year
+(year_in_line) and never next to a currency, a label such as "room" or "No.", or a noun
+("1500 people", "1850 km"). A canonical document is current unless its frontmatter says otherwise.
 """
 
 import datetime
 import json
+import posixpath
 import re
 
 """English month names for the date readers (stdlib only): banding and temporal."""
@@ -5964,26 +6486,84 @@ MONTHS = {
 MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 
 BANDS = ("current", "recent", "archival")
+FIRST_YEAR = 1000
+TEXT_DATE_SEARCH_CHARS = 1000
+CLOSING_CHARS = 500
+HEAD_LINES = 3
+HEAD_LINE_CHARS = 200
+#: Dates that formats and tools write when nobody set one: the Unix, DOS/zip, Mac, Windows and
+#: spreadsheet epochs, and the creation dates of python-docx's and python-pptx's templates.
+TOOL_DEFAULT_DATES = frozenset(
+    datetime.date(*ymd)
+    for ymd in [
+        (1970, 1, 1), (1980, 1, 1), (1904, 1, 1), (1601, 1, 1), (1899, 12, 30), (1899, 12, 31),
+        (1900, 1, 1), (2013, 12, 23), (2013, 1, 27),
+    ]
+)  # fmt: skip
+#: Metadata dates may be written in another time zone than the file's mtime: a day of slack.
+MTIME_SLACK = datetime.timedelta(days=1)
 
 def banding_settings(plpy):
     """The banding.* settings, keyed by name, read inside the database (reband, message_bands)."""
     rows = plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
     return {r["key"]: json.loads(r["value"]) for r in rows}
 
+_YEAR = r"(1\d{3}|20\d\d)"
 _DATE_PATTERNS = [
-    (re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b"), ("y", "m", "d")),
+    (re.compile(r"(?<![\d.])" + _YEAR + r"-(\d\d)-(\d\d)(?!\d)"), ("y", "m", "d")),
     (
-        re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + MONTH_PATTERN + r",?\s+((?:19|20)\d\d)\b", re.I),
+        re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + MONTH_PATTERN + r",?\s+" + _YEAR + r"(?!\d)", re.I),
         ("d", "M", "y"),
     ),
     (
-        re.compile(r"\b" + MONTH_PATTERN + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b", re.I),
+        re.compile(r"\b" + MONTH_PATTERN + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+" + _YEAR + r"(?!\d)", re.I),
         ("M", "d", "y"),
     ),
+    (re.compile(r"\b(\d{1,2})-" + MONTH_PATTERN + r"-" + _YEAR + r"(?!\d)", re.I), ("d", "M", "y")),
 ]
-_PATH_DATE = re.compile(r"(?<!\d)((?:19|20)\d\d)[-_.]?(\d\d)[-_.]?(\d\d)(?!\d)")
-_PATH_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
-TEXT_DATE_SEARCH_CHARS = 1000
+_PATH_DATE = re.compile(r"(?<!\d)" + _YEAR + r"[-_.]?(\d\d)[-_.]?(\d\d)(?!\d)")
+_PATH_YEAR = re.compile(r"(?<!\d)" + _YEAR + r"(?!\d)")
+_PATH_PART_YEAR = re.compile(r"(?<![^/])\d{4}(?:[-_ .]|/|$)")
+
+# A bare year: four digits not glued to a word, a currency sign, a reference sign ('#', '!', '@',
+# '~') or a decimal or thousands separator, optionally a range ("1861-65", "1986/87", "1861-1865");
+# then what stands before and after it.
+_DASHES = "-\u2013\u2014"
+_NOT_GLUED = r"(?<![\w$£€¥#!@~])(?<!\d[.,])"
+_RANGE = r"(\s*[" + _DASHES + r"/]\s*(?:1\d{3}|20\d\d|\d\d)(?!\d))?"
+_YEAR_TOKEN = re.compile(_NOT_GLUED + _YEAR + r"(?![\w%]|[.,:]\d)" + _RANGE)
+_WORD_BEFORE = re.compile(r"([^\W\d_]+\.?)[\s:]*$")
+#: Words after which a year reads as a year.
+_YEAR_CUES = frozenset([
+    "in", "of", "since", "from", "by", "until", "till", "to", "around", "circa", "c.", "ca.", "c", "ca",
+    "anno", "year", "early", "late", "mid", "spring", "summer", "autumn", "fall", "winter", "dated",
+    "written", *MONTHS, *(m + "." for m in MONTHS),
+])  # fmt: skip
+#: Labels after which four digits are a number, not a year.
+_NUMBER_LABELS = frozenset([
+    "no", "nr", "number", "num", "room", "rm", "flight", "page", "pages", "pp", "p", "vol", "volume",
+    "chapter", "ch", "section", "sec", "route", "suite", "apt", "apartment", "box", "track", "platform",
+    "gate", "bus", "line", "item", "step", "ticket", "order", "invoice", "account", "model", "version",
+    "v", "ver", "release", "code", "zip", "tel", "phone", "fax", "ext", "id", "serial", "part", "lot",
+    "unit", "building", "floor", "highway", "street", "st", "avenue", "ave", "road", "rd", "km", "mile",
+    "miles", "issue", "exhibit", "table", "figure", "fig", "rule", "article", "art", "psalm", "hymn",
+    "opus", "op", "bwv", "kv", "total", "population", "count", "sum", "score", "price", "cost", "amount",
+    "balance", "capacity", "height", "altitude", "elevation", "distance", "length", "weight", "size",
+    "usd", "eur", "gbp", "jpy", "chf", "cad", "aud", "dm", "dlrs", "dollars", "rs", "inr", "yen",
+])  # fmt: skip
+#: Words that may follow a year in a sentence ("in 1803 the ...", "1796 and 1797").
+_FUNCTION_WORDS = frozenset([
+    "and", "or", "to", "the", "a", "an", "at", "by", "for", "when", "was", "were", "is", "he", "she",
+    "it", "i", "we", "they", "on", "with", "as", "that", "which", "who", "after", "before", "until",
+    "till", "while",
+])  # fmt: skip
+_ERA = re.compile(r"(?:a\.?d\.?|c\.?e\.?)(?![\w.])", re.I)
+_BEFORE_ERA = re.compile(r"(?:b\.?c\.?|b\.?c\.?e\.?)(?![\w.])", re.I)
+_CLOSER = re.compile(r"[,;.)\]:!?" + _DASHES[1:] + r"]|-\s|$")
+_CODE_AFTER = re.compile(r"[-/]\d")
+#: Marks after which a year reads as one; a dash only spaced ("Speech - 1796", not "CVE-2023").
+_CUE_MARKS = (",", "(", "[", ":", " -", "\u2013", "\u2014")
+_NEXT_WORD = re.compile(r"([^\W\d_]+)")
 
 def _make_date(fields, order):
     values = dict(zip(order, fields, strict=False))
@@ -5993,57 +6573,173 @@ def _make_date(fields, order):
     except ValueError:
         return None
 
-def parse_date(value):
-    """A date from a frontmatter value: a date, a datetime, or an ISO string."""
+def _year_date(year, today, month=None):
+    """A year (or a month of it) as a day: 1 July (or the month's first), never after today."""
+    return min(datetime.date(year, month or 7, 1), today)
+
+def full_dates(text, today):
+    """[(start, date, matched, "date")]: the full dates in text, FIRST_YEAR to today, in order."""
+    found = []
+    for pattern, order in _DATE_PATTERNS:
+        for m in pattern.finditer(text):
+            day = _make_date(m.groups(), order)
+            if day and day <= today:
+                found.append((m.start(), day, m.group(0), "date"))
+    return sorted(found)
+
+def year_in_line(line, today):
+    """(start, date, matched, kind) of the first bare year in one line that reads as a year, or None.
+
+    It reads as a year after a cue ("in", "of", a month name, ...), after a comma, a spaced dash,
+    a colon or an opening parenthesis, at the start of the line, or before the end of the line, a closing
+    punctuation mark, an era ("AD") or a function word. Never after a number label or a currency,
+    never inside a longer code ("CVE-2023-40403"), never before another word, a percent sign or
+    "BC". After a month name it is that month."""
+    for m in _YEAR_TOKEN.finditer(line):
+        year = int(m.group(1))
+        if year > today.year:
+            continue
+        before = line[: m.start()].rstrip()
+        after = line[m.end() :].lstrip()
+        cue = _WORD_BEFORE.search(before)
+        word = cue.group(1).lower() if cue else ""
+        if word.rstrip(".") in _NUMBER_LABELS:
+            continue
+        if _BEFORE_ERA.match(after):
+            continue
+        if _CODE_AFTER.match(after):
+            continue  # part of a longer code: "CVE-2023-40403", "2019/0042"
+        closes = bool(_CLOSER.match(after) or _ERA.match(after))
+        next_word = _NEXT_WORD.match(after)
+        if next_word and not closes and next_word.group(1).lower() not in _FUNCTION_WORDS:
+            continue  # "1500 people", "1850 km", "2019 budget"
+        cued = word in _YEAR_CUES or before in ("", "-") or before.endswith(_CUE_MARKS)
+        if not (cued or closes):
+            continue
+        month = MONTHS.get(word.rstrip(".")) if cue else None
+        if month:
+            return cue.start(1), _year_date(year, today, month), line[cue.start(1) : m.end(1)], "month"
+        return m.start(), _year_date(year, today), m.group(1), "year"
+    return None
+
+def parse_date(value, today=None):
+    """A date from a frontmatter or metadata value: a date or datetime, an ISO string, a full
+    date in words (an email's "Mon, 01 Jan 2001 ..." too), a year alone (as 1 July) or a year
+    and month (as its first day); None if none."""
+    today = today or datetime.date.today()
     if isinstance(value, datetime.datetime):
         return value.date()
     if isinstance(value, datetime.date):
         return value
-    if isinstance(value, str):
-        m = re.match(r"^\s*((?:19|20)\d\d)-(\d\d)-(\d\d)", value)
-        if m:
-            return _make_date(m.groups(), ("y", "m", "d"))
+    if isinstance(value, int) and not isinstance(value, bool) and FIRST_YEAR <= value <= today.year:
+        return _year_date(value, today)
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    m = re.match(r"^(\d{4})-(\d\d)-(\d\d)", text)
+    if m:
+        return _make_date(m.groups(), ("y", "m", "d")) if int(m.group(1)) >= FIRST_YEAR else None
+    m = re.fullmatch(r"(\d{4})(?:-(\d\d))?", text)
+    if m:
+        year = int(m.group(1))
+        month = int(m.group(2)) if m.group(2) and 1 <= int(m.group(2)) <= 12 else None
+        return _year_date(year, today, month) if FIRST_YEAR <= year <= today.year else None
+    found = full_dates(text, datetime.date.max)
+    return found[0][1] if found else None
+
+def metadata_date(metadata, mtime_ns, today):
+    """(date, reason) from the format's own metadata, or None: metadata["date"] unless it is before
+    FIRST_YEAR, a tool's default, after today, or after the file's mtime (with MTIME_SLACK)."""
+    day = parse_date(metadata.get("date"), today)
+    if day is None or day.year < FIRST_YEAR or day in TOOL_DEFAULT_DATES or day > today:
+        return None
+    if day > _mtime_date(mtime_ns) + MTIME_SLACK:
+        return None
+    source = metadata.get("date_source") or "format metadata"
+    return day, "metadata date '" + day.isoformat() + "' (" + str(source) + ")"
+
+def _head_lines(text):
+    """The first HEAD_LINES non-empty lines (a heading's '#' dropped), those of at most HEAD_LINE_CHARS:
+    a longer line is prose, not a title."""
+    lines = []
+    for line in text[: HEAD_LINES * (HEAD_LINE_CHARS + 1) * 4].splitlines():  # never split a whole book
+        line = line.strip().lstrip("#").strip()
+        if line:
+            lines.append(line)
+            if len(lines) == HEAD_LINES:
+                break
+    return [line for line in lines if len(line) <= HEAD_LINE_CHARS]
+
+def date_in_head(title, text, today):
+    """(date, reason) from the title or the first lines, or None: in each, in order, the first
+    full date or year that reads as one (a year as 1 July, a month and year as its first day)."""
+    for where, lines in (("title", [title] if title else []), ("first lines", _head_lines(text))):
+        for line in lines:
+            hits = full_dates(line, today)[:1] + [hit for hit in [year_in_line(line, today)] if hit]
+            if hits:
+                _start, day, matched, kind = min(hits)
+                return day, kind + " in " + where + " '" + matched + "'"
     return None
 
 def date_in_text(text, today):
-    """The first full date in the opening of the text that is not in the future."""
-    opening = text[:TEXT_DATE_SEARCH_CHARS]
-    found = []
-    for pattern, order in _DATE_PATTERNS:
-        for m in pattern.finditer(opening):
-            day = _make_date(m.groups(), order)
-            if day and day <= today:
-                found.append((m.start(), day, m.group(0)))
-    return min(found) if found else None
+    """(start, date, matched, kind): the first full date in the opening of the text, not in the future."""
+    found = full_dates(text[:TEXT_DATE_SEARCH_CHARS], today)
+    return found[0] if found else None
+
+def date_at_end(text, today):
+    """(start, date, matched, kind): the last full date in the closing lines (a signature, a trailer)."""
+    found = full_dates(text[-CLOSING_CHARS:], today)
+    return found[-1] if found else None
 
 def date_in_path(path, today):
-    """A full date in the file name or folders, else a year folder/prefix (as 1 July)."""
+    """A full date in the file name or folders, else the last year in them (as 1 July). A year
+    before 1900 counts only as a whole folder or the start of a name ("1848/", "1848-letter.txt"),
+    not inside one ("ticket-1500.txt")."""
     for m in _PATH_DATE.finditer(path):
         day = _make_date(m.groups(), ("y", "m", "d"))
         if day and day <= today:
             return day, "date in path '" + m.group(0) + "'"
-    years = [int(y) for y in _PATH_YEAR.findall(path) if int(y) <= today.year]
+    years = [
+        int(m.group(1))
+        for m in _PATH_YEAR.finditer(path)
+        if int(m.group(1)) <= today.year
+        and (int(m.group(1)) >= 1900 or _PATH_PART_YEAR.match(path, m.start()))
+    ]
     if years:
-        return datetime.date(years[-1], 7, 1), "year in path '" + str(years[-1]) + "'"
+        return _year_date(years[-1], today), "year in path '" + str(years[-1]) + "'"
     return None
 
-def written_date(frontmatter, text, path, mtime_ns, today):
-    """(date, reason): when the document was written, and how that was found."""
-    day = parse_date(frontmatter.get("date"))
-    if day:
+def _mtime_date(mtime_ns):
+    return datetime.datetime.fromtimestamp(mtime_ns / 1e9, tz=datetime.UTC).date()
+
+def written_date(frontmatter, text, path, mtime_ns, today, metadata=None):
+    """(date, reason): when the document was written, and how that was found (the module's order)."""
+    metadata = metadata or {}
+    day = parse_date(frontmatter.get("date"), today)
+    if day:  # the person's word, even for a day still to come
         return day, "frontmatter date"
+    hit = metadata_date(metadata, mtime_ns, today)
+    if hit:
+        return hit
+    title = metadata.get("title")
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    hit = date_in_head(title if isinstance(title, str) and title != stem else None, text, today)
+    if hit:
+        return hit
     hit = date_in_text(text, today)
     if hit:
         return hit[1], "date in text '" + hit[2] + "'"
+    hit = date_at_end(text, today)
+    if hit:
+        return hit[1], "date in closing lines '" + hit[2] + "'"
     hit = date_in_path(path, today)
     if hit:
         return hit
-    mtime = datetime.datetime.fromtimestamp(mtime_ns / 1e9, tz=datetime.UTC).date()
-    return mtime, "file modification time"
+    return _mtime_date(mtime_ns), "file modification time"
 
-def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, recent_days):
-    """{band, source, reason, written_at} for one document."""
-    written, how = written_date(frontmatter, text, path, mtime_ns, today)
+def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, recent_days, metadata=None):
+    """{band, source, reason, written_at} for one document; metadata: the format's own (title, date)."""
+    written, how = written_date(frontmatter, text, path, mtime_ns, today, metadata)
     declared = str(frontmatter.get("band", "")).strip().lower()
     if declared in BANDS:
         return {
@@ -6084,7 +6780,7 @@ return [
     )[0]
     for w in written
 ]
-$$;
+$_$;
 
 ALTER FUNCTION exo_private.message_bands(written date[], today date) OWNER TO exo_owner;
 
@@ -6130,6 +6826,30 @@ ALTER FUNCTION exo_private.normalise_predicate(raw text) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.normalise_predicate(raw text) IS 'Edge label of a predicate: upper snake case of its words (Latin accents folded, apostrophes dropped, other non-alphanumerics one _), at most 63 characters; RELATED_TO when nothing is left (null, punctuation, non-Latin script), RELATED_TO_ before one that starts with a digit.';
+
+--
+-- Name: ocr_job(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.ocr_job(p_document_id bigint) RETURNS TABLE(root text, path_bytes bytea, sha256 text, pages integer)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select s.root, d.path_bytes, d.sha256,
+           case when jsonb_typeof(t.metadata -> 'pages') = 'number' then (t.metadata ->> 'pages')::int end
+    from exo_private.documents d
+    join exo_private.sources s on s.id = d.source_id
+    join exo_private.text_cache t on t.sha256 = d.sha256
+    where d.id = p_document_id and d.stage = 'ocr_pending'
+$$;
+
+ALTER FUNCTION exo_private.ocr_job(p_document_id bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION ocr_job(p_document_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.ocr_job(p_document_id bigint) IS 'The source root, raw path, sha256 and page count (from extraction) of a document that waits at ocr_pending; no row when it no longer waits (read already, changed or deleted).';
 
 --
 -- Name: outstanding_work(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -6228,7 +6948,7 @@ COMMENT ON FUNCTION exo_private.parse_entity_type(entity_type text) IS 'The enti
 CREATE FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date) RETURNS jsonb
     LANGUAGE plpython3u STABLE
     SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
+    AS $_$
 """Plan one document: route, band, chunks with deference marks, extraction windows.
 
 Chunks and windows carry character offsets (start, end) and the same offsets on
@@ -6241,14 +6961,29 @@ are inlined by the migrator.
 
 """Temporal banding of a document (stdlib only).
 
-Authority order for the band: frontmatter `band`, then inference from the date
-the document was written. That date comes from frontmatter `date`, else the
-first full date in the text, else a date or year in the path, else the file's
-modification time. A canonical document is current unless its frontmatter says otherwise.
+Authority order for the band: frontmatter `band`, then inference from the date the document
+was written. That date comes from the best evidence present, in this order, and the reason
+names the source:
+
+1. frontmatter `date`;
+2. the format's own metadata (metadata["date"]: an email's Date header, a PDF's creation date,
+   DOCX/ODT core properties, EPUB dc:date, HTML meta tags), unless it is a tool's default
+   (TOOL_DEFAULT_DATES, the epochs) or later than the file's modification time;
+3. a date or year in the title or the first lines (HEAD_LINES lines of at most HEAD_LINE_CHARS);
+4. the first full date in the opening of the text (TEXT_DATE_SEARCH_CHARS);
+5. the last full date in the closing lines (CLOSING_CHARS: a signature or a trailer);
+6. a date or year in the path;
+7. the file's modification time.
+
+Years run from 1000 to today. A full date ("1803-03-04", "4 March 1803", "March 4, 1803",
+"04-MAR-1803") is a date wherever it stands; a bare year counts only where it reads as a year
+(year_in_line) and never next to a currency, a label such as "room" or "No.", or a noun
+("1500 people", "1850 km"). A canonical document is current unless its frontmatter says otherwise.
 """
 
 import datetime
 import json
+import posixpath
 import re
 
 """English month names for the date readers (stdlib only): banding and temporal."""
@@ -6271,26 +7006,84 @@ MONTHS = {
 MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 
 BANDS = ("current", "recent", "archival")
+FIRST_YEAR = 1000
+TEXT_DATE_SEARCH_CHARS = 1000
+CLOSING_CHARS = 500
+HEAD_LINES = 3
+HEAD_LINE_CHARS = 200
+#: Dates that formats and tools write when nobody set one: the Unix, DOS/zip, Mac, Windows and
+#: spreadsheet epochs, and the creation dates of python-docx's and python-pptx's templates.
+TOOL_DEFAULT_DATES = frozenset(
+    datetime.date(*ymd)
+    for ymd in [
+        (1970, 1, 1), (1980, 1, 1), (1904, 1, 1), (1601, 1, 1), (1899, 12, 30), (1899, 12, 31),
+        (1900, 1, 1), (2013, 12, 23), (2013, 1, 27),
+    ]
+)  # fmt: skip
+#: Metadata dates may be written in another time zone than the file's mtime: a day of slack.
+MTIME_SLACK = datetime.timedelta(days=1)
 
 def banding_settings(plpy):
     """The banding.* settings, keyed by name, read inside the database (reband, message_bands)."""
     rows = plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
     return {r["key"]: json.loads(r["value"]) for r in rows}
 
+_YEAR = r"(1\d{3}|20\d\d)"
 _DATE_PATTERNS = [
-    (re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b"), ("y", "m", "d")),
+    (re.compile(r"(?<![\d.])" + _YEAR + r"-(\d\d)-(\d\d)(?!\d)"), ("y", "m", "d")),
     (
-        re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + MONTH_PATTERN + r",?\s+((?:19|20)\d\d)\b", re.I),
+        re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + MONTH_PATTERN + r",?\s+" + _YEAR + r"(?!\d)", re.I),
         ("d", "M", "y"),
     ),
     (
-        re.compile(r"\b" + MONTH_PATTERN + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b", re.I),
+        re.compile(r"\b" + MONTH_PATTERN + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+" + _YEAR + r"(?!\d)", re.I),
         ("M", "d", "y"),
     ),
+    (re.compile(r"\b(\d{1,2})-" + MONTH_PATTERN + r"-" + _YEAR + r"(?!\d)", re.I), ("d", "M", "y")),
 ]
-_PATH_DATE = re.compile(r"(?<!\d)((?:19|20)\d\d)[-_.]?(\d\d)[-_.]?(\d\d)(?!\d)")
-_PATH_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
-TEXT_DATE_SEARCH_CHARS = 1000
+_PATH_DATE = re.compile(r"(?<!\d)" + _YEAR + r"[-_.]?(\d\d)[-_.]?(\d\d)(?!\d)")
+_PATH_YEAR = re.compile(r"(?<!\d)" + _YEAR + r"(?!\d)")
+_PATH_PART_YEAR = re.compile(r"(?<![^/])\d{4}(?:[-_ .]|/|$)")
+
+# A bare year: four digits not glued to a word, a currency sign, a reference sign ('#', '!', '@',
+# '~') or a decimal or thousands separator, optionally a range ("1861-65", "1986/87", "1861-1865");
+# then what stands before and after it.
+_DASHES = "-\u2013\u2014"
+_NOT_GLUED = r"(?<![\w$£€¥#!@~])(?<!\d[.,])"
+_RANGE = r"(\s*[" + _DASHES + r"/]\s*(?:1\d{3}|20\d\d|\d\d)(?!\d))?"
+_YEAR_TOKEN = re.compile(_NOT_GLUED + _YEAR + r"(?![\w%]|[.,:]\d)" + _RANGE)
+_WORD_BEFORE = re.compile(r"([^\W\d_]+\.?)[\s:]*$")
+#: Words after which a year reads as a year.
+_YEAR_CUES = frozenset([
+    "in", "of", "since", "from", "by", "until", "till", "to", "around", "circa", "c.", "ca.", "c", "ca",
+    "anno", "year", "early", "late", "mid", "spring", "summer", "autumn", "fall", "winter", "dated",
+    "written", *MONTHS, *(m + "." for m in MONTHS),
+])  # fmt: skip
+#: Labels after which four digits are a number, not a year.
+_NUMBER_LABELS = frozenset([
+    "no", "nr", "number", "num", "room", "rm", "flight", "page", "pages", "pp", "p", "vol", "volume",
+    "chapter", "ch", "section", "sec", "route", "suite", "apt", "apartment", "box", "track", "platform",
+    "gate", "bus", "line", "item", "step", "ticket", "order", "invoice", "account", "model", "version",
+    "v", "ver", "release", "code", "zip", "tel", "phone", "fax", "ext", "id", "serial", "part", "lot",
+    "unit", "building", "floor", "highway", "street", "st", "avenue", "ave", "road", "rd", "km", "mile",
+    "miles", "issue", "exhibit", "table", "figure", "fig", "rule", "article", "art", "psalm", "hymn",
+    "opus", "op", "bwv", "kv", "total", "population", "count", "sum", "score", "price", "cost", "amount",
+    "balance", "capacity", "height", "altitude", "elevation", "distance", "length", "weight", "size",
+    "usd", "eur", "gbp", "jpy", "chf", "cad", "aud", "dm", "dlrs", "dollars", "rs", "inr", "yen",
+])  # fmt: skip
+#: Words that may follow a year in a sentence ("in 1803 the ...", "1796 and 1797").
+_FUNCTION_WORDS = frozenset([
+    "and", "or", "to", "the", "a", "an", "at", "by", "for", "when", "was", "were", "is", "he", "she",
+    "it", "i", "we", "they", "on", "with", "as", "that", "which", "who", "after", "before", "until",
+    "till", "while",
+])  # fmt: skip
+_ERA = re.compile(r"(?:a\.?d\.?|c\.?e\.?)(?![\w.])", re.I)
+_BEFORE_ERA = re.compile(r"(?:b\.?c\.?|b\.?c\.?e\.?)(?![\w.])", re.I)
+_CLOSER = re.compile(r"[,;.)\]:!?" + _DASHES[1:] + r"]|-\s|$")
+_CODE_AFTER = re.compile(r"[-/]\d")
+#: Marks after which a year reads as one; a dash only spaced ("Speech - 1796", not "CVE-2023").
+_CUE_MARKS = (",", "(", "[", ":", " -", "\u2013", "\u2014")
+_NEXT_WORD = re.compile(r"([^\W\d_]+)")
 
 def _make_date(fields, order):
     values = dict(zip(order, fields, strict=False))
@@ -6300,57 +7093,173 @@ def _make_date(fields, order):
     except ValueError:
         return None
 
-def parse_date(value):
-    """A date from a frontmatter value: a date, a datetime, or an ISO string."""
+def _year_date(year, today, month=None):
+    """A year (or a month of it) as a day: 1 July (or the month's first), never after today."""
+    return min(datetime.date(year, month or 7, 1), today)
+
+def full_dates(text, today):
+    """[(start, date, matched, "date")]: the full dates in text, FIRST_YEAR to today, in order."""
+    found = []
+    for pattern, order in _DATE_PATTERNS:
+        for m in pattern.finditer(text):
+            day = _make_date(m.groups(), order)
+            if day and day <= today:
+                found.append((m.start(), day, m.group(0), "date"))
+    return sorted(found)
+
+def year_in_line(line, today):
+    """(start, date, matched, kind) of the first bare year in one line that reads as a year, or None.
+
+    It reads as a year after a cue ("in", "of", a month name, ...), after a comma, a spaced dash,
+    a colon or an opening parenthesis, at the start of the line, or before the end of the line, a closing
+    punctuation mark, an era ("AD") or a function word. Never after a number label or a currency,
+    never inside a longer code ("CVE-2023-40403"), never before another word, a percent sign or
+    "BC". After a month name it is that month."""
+    for m in _YEAR_TOKEN.finditer(line):
+        year = int(m.group(1))
+        if year > today.year:
+            continue
+        before = line[: m.start()].rstrip()
+        after = line[m.end() :].lstrip()
+        cue = _WORD_BEFORE.search(before)
+        word = cue.group(1).lower() if cue else ""
+        if word.rstrip(".") in _NUMBER_LABELS:
+            continue
+        if _BEFORE_ERA.match(after):
+            continue
+        if _CODE_AFTER.match(after):
+            continue  # part of a longer code: "CVE-2023-40403", "2019/0042"
+        closes = bool(_CLOSER.match(after) or _ERA.match(after))
+        next_word = _NEXT_WORD.match(after)
+        if next_word and not closes and next_word.group(1).lower() not in _FUNCTION_WORDS:
+            continue  # "1500 people", "1850 km", "2019 budget"
+        cued = word in _YEAR_CUES or before in ("", "-") or before.endswith(_CUE_MARKS)
+        if not (cued or closes):
+            continue
+        month = MONTHS.get(word.rstrip(".")) if cue else None
+        if month:
+            return cue.start(1), _year_date(year, today, month), line[cue.start(1) : m.end(1)], "month"
+        return m.start(), _year_date(year, today), m.group(1), "year"
+    return None
+
+def parse_date(value, today=None):
+    """A date from a frontmatter or metadata value: a date or datetime, an ISO string, a full
+    date in words (an email's "Mon, 01 Jan 2001 ..." too), a year alone (as 1 July) or a year
+    and month (as its first day); None if none."""
+    today = today or datetime.date.today()
     if isinstance(value, datetime.datetime):
         return value.date()
     if isinstance(value, datetime.date):
         return value
-    if isinstance(value, str):
-        m = re.match(r"^\s*((?:19|20)\d\d)-(\d\d)-(\d\d)", value)
-        if m:
-            return _make_date(m.groups(), ("y", "m", "d"))
+    if isinstance(value, int) and not isinstance(value, bool) and FIRST_YEAR <= value <= today.year:
+        return _year_date(value, today)
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    m = re.match(r"^(\d{4})-(\d\d)-(\d\d)", text)
+    if m:
+        return _make_date(m.groups(), ("y", "m", "d")) if int(m.group(1)) >= FIRST_YEAR else None
+    m = re.fullmatch(r"(\d{4})(?:-(\d\d))?", text)
+    if m:
+        year = int(m.group(1))
+        month = int(m.group(2)) if m.group(2) and 1 <= int(m.group(2)) <= 12 else None
+        return _year_date(year, today, month) if FIRST_YEAR <= year <= today.year else None
+    found = full_dates(text, datetime.date.max)
+    return found[0][1] if found else None
+
+def metadata_date(metadata, mtime_ns, today):
+    """(date, reason) from the format's own metadata, or None: metadata["date"] unless it is before
+    FIRST_YEAR, a tool's default, after today, or after the file's mtime (with MTIME_SLACK)."""
+    day = parse_date(metadata.get("date"), today)
+    if day is None or day.year < FIRST_YEAR or day in TOOL_DEFAULT_DATES or day > today:
+        return None
+    if day > _mtime_date(mtime_ns) + MTIME_SLACK:
+        return None
+    source = metadata.get("date_source") or "format metadata"
+    return day, "metadata date '" + day.isoformat() + "' (" + str(source) + ")"
+
+def _head_lines(text):
+    """The first HEAD_LINES non-empty lines (a heading's '#' dropped), those of at most HEAD_LINE_CHARS:
+    a longer line is prose, not a title."""
+    lines = []
+    for line in text[: HEAD_LINES * (HEAD_LINE_CHARS + 1) * 4].splitlines():  # never split a whole book
+        line = line.strip().lstrip("#").strip()
+        if line:
+            lines.append(line)
+            if len(lines) == HEAD_LINES:
+                break
+    return [line for line in lines if len(line) <= HEAD_LINE_CHARS]
+
+def date_in_head(title, text, today):
+    """(date, reason) from the title or the first lines, or None: in each, in order, the first
+    full date or year that reads as one (a year as 1 July, a month and year as its first day)."""
+    for where, lines in (("title", [title] if title else []), ("first lines", _head_lines(text))):
+        for line in lines:
+            hits = full_dates(line, today)[:1] + [hit for hit in [year_in_line(line, today)] if hit]
+            if hits:
+                _start, day, matched, kind = min(hits)
+                return day, kind + " in " + where + " '" + matched + "'"
     return None
 
 def date_in_text(text, today):
-    """The first full date in the opening of the text that is not in the future."""
-    opening = text[:TEXT_DATE_SEARCH_CHARS]
-    found = []
-    for pattern, order in _DATE_PATTERNS:
-        for m in pattern.finditer(opening):
-            day = _make_date(m.groups(), order)
-            if day and day <= today:
-                found.append((m.start(), day, m.group(0)))
-    return min(found) if found else None
+    """(start, date, matched, kind): the first full date in the opening of the text, not in the future."""
+    found = full_dates(text[:TEXT_DATE_SEARCH_CHARS], today)
+    return found[0] if found else None
+
+def date_at_end(text, today):
+    """(start, date, matched, kind): the last full date in the closing lines (a signature, a trailer)."""
+    found = full_dates(text[-CLOSING_CHARS:], today)
+    return found[-1] if found else None
 
 def date_in_path(path, today):
-    """A full date in the file name or folders, else a year folder/prefix (as 1 July)."""
+    """A full date in the file name or folders, else the last year in them (as 1 July). A year
+    before 1900 counts only as a whole folder or the start of a name ("1848/", "1848-letter.txt"),
+    not inside one ("ticket-1500.txt")."""
     for m in _PATH_DATE.finditer(path):
         day = _make_date(m.groups(), ("y", "m", "d"))
         if day and day <= today:
             return day, "date in path '" + m.group(0) + "'"
-    years = [int(y) for y in _PATH_YEAR.findall(path) if int(y) <= today.year]
+    years = [
+        int(m.group(1))
+        for m in _PATH_YEAR.finditer(path)
+        if int(m.group(1)) <= today.year
+        and (int(m.group(1)) >= 1900 or _PATH_PART_YEAR.match(path, m.start()))
+    ]
     if years:
-        return datetime.date(years[-1], 7, 1), "year in path '" + str(years[-1]) + "'"
+        return _year_date(years[-1], today), "year in path '" + str(years[-1]) + "'"
     return None
 
-def written_date(frontmatter, text, path, mtime_ns, today):
-    """(date, reason): when the document was written, and how that was found."""
-    day = parse_date(frontmatter.get("date"))
-    if day:
+def _mtime_date(mtime_ns):
+    return datetime.datetime.fromtimestamp(mtime_ns / 1e9, tz=datetime.UTC).date()
+
+def written_date(frontmatter, text, path, mtime_ns, today, metadata=None):
+    """(date, reason): when the document was written, and how that was found (the module's order)."""
+    metadata = metadata or {}
+    day = parse_date(frontmatter.get("date"), today)
+    if day:  # the person's word, even for a day still to come
         return day, "frontmatter date"
+    hit = metadata_date(metadata, mtime_ns, today)
+    if hit:
+        return hit
+    title = metadata.get("title")
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    hit = date_in_head(title if isinstance(title, str) and title != stem else None, text, today)
+    if hit:
+        return hit
     hit = date_in_text(text, today)
     if hit:
         return hit[1], "date in text '" + hit[2] + "'"
+    hit = date_at_end(text, today)
+    if hit:
+        return hit[1], "date in closing lines '" + hit[2] + "'"
     hit = date_in_path(path, today)
     if hit:
         return hit
-    mtime = datetime.datetime.fromtimestamp(mtime_ns / 1e9, tz=datetime.UTC).date()
-    return mtime, "file modification time"
+    return _mtime_date(mtime_ns), "file modification time"
 
-def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, recent_days):
-    """{band, source, reason, written_at} for one document."""
-    written, how = written_date(frontmatter, text, path, mtime_ns, today)
+def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, recent_days, metadata=None):
+    """{band, source, reason, written_at} for one document; metadata: the format's own (title, date)."""
+    written, how = written_date(frontmatter, text, path, mtime_ns, today, metadata)
     declared = str(frontmatter.get("band", "")).strip().lower()
     if declared in BANDS:
         return {
@@ -6571,10 +7480,23 @@ def message_marks(lines, subjects, cues, title=None):
 
 Authority order: a person's review (quarantine approve/reassign), frontmatter
 `workspace`, a workspace forced for the whole source (`exo ingest --workspace`),
-folder rules, then a keyword classifier whose confidence gates quarantine.
+folder rules, then the content. The content is judged by the learned router (a
+multinomial naive Bayes over words, trained on the documents already in the
+workspaces) once at least two workspaces have enough documents, and by the keyword
+lists before that. Either's confidence gates quarantine: the learned router's
+confidence is its posterior, and below its threshold the document waits in
+quarantine (the keyword lists are not asked then).
+
+The router learns only from decisions it did not make itself: frontmatter, a
+forced workspace, a folder rule, a person's review and a confident keyword route
+train it; a learned route never does (sql/105_routing.sql, router_training), so
+its mistakes cannot feed on themselves.
 """
 
+import json
+import math
 import re
+from collections import Counter
 
 _WORD = re.compile(r"[a-z][a-z0-9']*")
 MIN_HITS = 3
@@ -6601,8 +7523,199 @@ def classify(text, keywords):
     candidates.sort(key=lambda c: (-c["score"], c["workspace"]))
     return candidates
 
-def route(path, text, frontmatter, review, forced, workspaces, folder_rules, keywords, threshold):
-    """The routing decision; workspace None means quarantine."""
+def router_terms(text, max_chars, term_cap):
+    """A document's words as the learned router counts them: its first max_chars characters,
+    lowercased, each word at most term_cap times (a long document cannot outvote the rest)."""
+    counts = Counter(_WORD.findall(text[:max_chars].lower()))
+    return {word: min(n, term_cap) for word, n in counts.items()}
+
+def train_router(documents, vocabulary_size, max_chars, term_cap):
+    """Naive Bayes counts from (workspace, text) pairs: {"classes": {workspace: {documents,
+    terms}}, "terms": {term: {workspace: count}}}. The vocabulary is the vocabulary_size words
+    found in most documents (at least two), so the model stays small."""
+    document_frequency = Counter()
+    per_workspace = {}
+    documents_of = Counter()
+    for workspace, text in documents:
+        counts = router_terms(text, max_chars, term_cap)
+        document_frequency.update(counts.keys())
+        per_workspace.setdefault(workspace, Counter()).update(counts)
+        documents_of[workspace] += 1
+    ranked = sorted(
+        (w for w, n in document_frequency.items() if n >= 2), key=lambda w: (-document_frequency[w], w)
+    )
+    vocabulary = ranked[:vocabulary_size]
+    terms = {}
+    for word in vocabulary:
+        terms[word] = {ws: counts[word] for ws, counts in sorted(per_workspace.items()) if counts[word]}
+    classes = {
+        ws: {"documents": documents_of[ws], "terms": sum(counts[w] for w in vocabulary)}
+        for ws, counts in sorted(per_workspace.items())
+    }
+    return {"classes": classes, "terms": terms}
+
+def learned_candidates(text, model, workspaces):
+    """Candidates [{workspace, score (the posterior), hits}] by the learned model, best first;
+    None while fewer than two workspaces have model["min_documents"] documents to learn from."""
+    classes = {
+        ws: c
+        for ws, c in model["classes"].items()
+        if ws in workspaces and c["documents"] >= model["min_documents"]
+    }
+    if len(classes) < 2:
+        return None
+    terms = model["terms"]
+    size = len(terms)
+    counts = {
+        w: n for w, n in router_terms(text, model["max_chars"], model["term_cap"]).items() if w in terms
+    }
+    total_documents = sum(c["documents"] for c in classes.values())
+    scores = {}
+    weights = {}
+    for ws, c in classes.items():
+        denominator = math.log(c["terms"] + size)
+        weights[ws] = {w: math.log(terms[w].get(ws, 0) + 1) - denominator for w in counts}
+        scores[ws] = math.log(c["documents"] / total_documents) + sum(
+            n * weights[ws][w] for w, n in counts.items()
+        )
+    top = max(scores.values())
+    exp = {ws: math.exp(s - top) for ws, s in scores.items()}
+    norm = sum(exp.values())
+    ranked = sorted(classes, key=lambda ws: (-scores[ws], ws))
+    candidates = []
+    for i, ws in enumerate(ranked):
+        # The words that speak most for this workspace over the next best one (or the best).
+        other = ranked[1] if i == 0 else ranked[0]
+        lift = {w: n * (weights[ws][w] - weights[other][w]) for w, n in counts.items()}
+        hits = sorted((w for w in lift if lift[w] > 0), key=lambda w: (-lift[w], w))[:8]
+        candidates.append({"workspace": ws, "score": exp[ws] / norm, "hits": hits})
+    return candidates
+
+def load_router(plpy, SD):
+    """The learned model as trained last (exo_private.train_router), cached in SD by its
+    generation; None before the first training."""
+    state = plpy.execute(
+        "select generation, max_chars, term_cap from exo_private.router_state where generation is not null"
+    )
+    if not state:
+        return None
+    generation = state[0]["generation"]
+    cached = SD.get("router")
+    if cached is not None and cached["generation"] == generation:
+        return cached
+    classes = {
+        r["workspace"]: {"documents": r["documents"], "terms": r["terms"]}
+        for r in plpy.execute("select workspace, documents, terms from exo_private.router_classes")
+    }
+    terms = {}
+    for r in plpy.execute("select term, workspace, count from exo_private.router_terms"):
+        terms.setdefault(r["term"], {})[r["workspace"]] = r["count"]
+    SD["router"] = {
+        "generation": generation,
+        "max_chars": state[0]["max_chars"],
+        "term_cap": state[0]["term_cap"],
+        "classes": classes,
+        "terms": terms,
+    }
+    return SD["router"]
+
+def _training_settings(plpy):
+    rows = plpy.execute(
+        "select key, value::text as value from exo_private.settings "
+        "where key in ('routing.learned_vocabulary', 'routing.learned_max_chars', 'routing.learned_term_cap')"
+    )
+    settings = {r["key"]: json.loads(r["value"]) for r in rows}
+    for key in ("routing.learned_vocabulary", "routing.learned_max_chars", "routing.learned_term_cap"):
+        value = settings.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError("setting " + key + " must be a positive whole number, not " + repr(value))
+    return settings
+
+def refresh_router(plpy, force, min_change):
+    """Train the learned router again when its training set (exo_private.router_training) or
+    its counting settings changed since the last training, or when force. With min_change,
+    only when the number of training documents changed by at least that share (an ingest's
+    start: edits and reassignments wait for the scheduled training). Returns {trained,
+    generation, documents, workspaces, terms}."""
+    settings = _training_settings(plpy)
+    state = plpy.execute(
+        "select generation, fingerprint, documents from exo_private.router_state for update"
+    )[0]
+    now = plpy.execute(
+        plpy.prepare(
+            "select md5(coalesce(string_agg(t.id || ':' || t.workspace || ':' || t.sha256, ',' order by t.id), '')"
+            " || $1) as fingerprint, count(*) as documents from exo_private.router_training t",
+            ["text"],
+        ),
+        [json.dumps(settings, sort_keys=True)],
+    )[0]
+    seen = now["fingerprint"]
+    small = abs(now["documents"] - state["documents"]) < min_change * max(state["documents"], 1)
+    if not force and state["generation"] is not None and (state["fingerprint"] == seen or small):
+        counts = plpy.execute(
+            "select (select count(*) from exo_private.router_classes) as workspaces, "
+            "(select count(*) from exo_private.router_terms) as terms, "
+            "(select documents from exo_private.router_state) as documents"
+        )[0]
+        return {"trained": False, "generation": state["generation"], **counts}
+    max_chars = settings["routing.learned_max_chars"]
+    cursor = plpy.cursor(
+        plpy.prepare(
+            "select t.workspace, left(c.body, $1) as body from exo_private.router_training t "
+            "join exo_private.text_cache c on c.sha256 = t.sha256",
+            ["int"],
+        ),
+        [max_chars],
+    )
+
+    def documents():
+        while batch := cursor.fetch(500):
+            for row in batch:
+                yield row["workspace"], row["body"]
+
+    model = train_router(
+        documents(), settings["routing.learned_vocabulary"], max_chars, settings["routing.learned_term_cap"]
+    )
+    plpy.execute("delete from exo_private.router_terms")
+    plpy.execute("delete from exo_private.router_classes")
+    classes = sorted(model["classes"].items())
+    plpy.execute(
+        plpy.prepare(
+            "insert into exo_private.router_classes (workspace, documents, terms) "
+            "select * from unnest($1::text[], $2::int[], $3::bigint[])",
+            ["text[]", "int[]", "bigint[]"],
+        ),
+        [[ws for ws, _ in classes], [c["documents"] for _, c in classes], [c["terms"] for _, c in classes]],
+    )
+    rows = [(term, ws, n) for term, by in model["terms"].items() for ws, n in by.items()]
+    plpy.execute(
+        plpy.prepare(
+            "insert into exo_private.router_terms (term, workspace, count) "
+            "select * from unnest($1::text[], $2::text[], $3::int[])",
+            ["text[]", "text[]", "int[]"],
+        ),
+        [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]],
+    )
+    documents_trained = sum(c["documents"] for _, c in classes)
+    generation = plpy.execute(
+        plpy.prepare(
+            "update exo_private.router_state set generation = coalesce(generation, 0) + 1, fingerprint = $1, "
+            "documents = $2, max_chars = $3, term_cap = $4, trained_at = now() returning generation",
+            ["text", "int", "int", "int"],
+        ),
+        [seen, documents_trained, max_chars, settings["routing.learned_term_cap"]],
+    )[0]["generation"]
+    return {
+        "trained": True,
+        "generation": generation,
+        "documents": documents_trained,
+        "workspaces": len(classes),
+        "terms": len(model["terms"]),
+    }
+
+def route(path, text, frontmatter, review, forced, workspaces, folder_rules, keywords, threshold, model=None):
+    """The routing decision; workspace None means quarantine. model: the learned router
+    (load_router) with its "threshold" and "min_documents" settings, or None."""
     reasons = []
     if review and review.get("workspace") in workspaces:
         return _decision(review["workspace"], "review", 1.0, ["quarantine review: " + review["decision"]])
@@ -6618,6 +7731,15 @@ def route(path, text, frontmatter, review, forced, workspaces, folder_rules, key
     for rule in folder_rules:
         if rule.get("folder", "").lower() in folders and rule.get("workspace") in workspaces:
             return _decision(rule["workspace"], "folder", 1.0, [*reasons, "folder '" + rule["folder"] + "'"])
+    learned = learned_candidates(text, model, workspaces) if model else None
+    if learned is not None:
+        best = learned[0]
+        why = "learned: " + best["workspace"] + " (" + ", ".join(best["hits"]) + ")"
+        shown = [{**c, "score": round(c["score"], 4)} for c in learned]
+        if best["score"] < model["threshold"]:
+            reasons.append(why + " below threshold " + str(model["threshold"]))
+            return _decision(None, "learned", best["score"], reasons, shown)
+        return _decision(best["workspace"], "learned", best["score"], [*reasons, why], shown)
     candidates = [c for c in classify(text, keywords) if c["workspace"] in workspaces]
     total = sum(c["score"] for c in candidates)
     if not candidates or candidates[0]["score"] == 0:
@@ -6635,11 +7757,19 @@ def route(path, text, frontmatter, review, forced, workspaces, folder_rules, key
 def _truthy(value):
     return value is True or str(value).strip().lower() in ("true", "yes", "1")
 
-def plan(doc, text, settings, subjects, today):
-    """doc: {path, title, frontmatter, review, forced_workspace, mtime_ns}; settings: the
+def plan(doc, text, settings, subjects, today, router=None):
+    """doc: {path, title, frontmatter, metadata, review, forced_workspace, mtime_ns}; settings: the
     chunking/routing/banding/deference settings plus "workspaces"; subjects: the
-    deference list [{subject, aliases}]; today: datetime.date."""
+    deference list [{subject, aliases}]; today: datetime.date; router: the learned
+    router (routing.load_router) or None."""
     frontmatter = doc.get("frontmatter") or {}
+    model = None
+    if router is not None:
+        model = {
+            **router,
+            "threshold": settings["routing.learned_threshold"],
+            "min_documents": settings["routing.learned_min_documents"],
+        }
     decision = route(
         doc["path"],
         text,
@@ -6650,6 +7780,7 @@ def plan(doc, text, settings, subjects, today):
         settings["routing.folder_rules"],
         settings["routing.keywords"],
         settings["routing.confidence_threshold"],
+        model,
     )
     result = {"route": decision}
     if decision["workspace"] is None:
@@ -6665,6 +7796,7 @@ def plan(doc, text, settings, subjects, today):
         today,
         settings["banding.current_days"],
         settings["banding.recent_days"],
+        doc.get("metadata") or {},
     )
     compiled = compile_subjects(subjects)
     declared = frontmatter.get("charged") or []
@@ -6693,9 +7825,16 @@ import datetime
 import json
 
 return json.dumps(
-    plan(json.loads(doc), body, json.loads(settings), json.loads(subjects), datetime.date.fromisoformat(today))
+    plan(
+        json.loads(doc),
+        body,
+        json.loads(settings),
+        json.loads(subjects),
+        datetime.date.fromisoformat(today),
+        load_router(plpy, SD),
+    )
 )
-$$;
+$_$;
 
 ALTER FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date) OWNER TO exo_owner;
 
@@ -6703,18 +7842,21 @@ ALTER FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, s
 -- Name: FUNCTION plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date) IS 'Plan one document (plpy/document_plan.py): routing decision, band, chunk spans with charged marks, windows.';
+COMMENT ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date) IS 'Plan one document (plpy/document_plan.py): routing decision (with the learned router as last trained, cached per session), band, chunk spans with charged marks, windows.';
 
 --
--- Name: pool_details(text[], bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: pool_details(text[], bigint[], date); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) RETURNS TABLE(chunk_id bigint, workspace text, document_id bigint, ordinal integer, body text, band text, written_at date, path text, title text, canonical boolean, chat jsonb)
+CREATE FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_as_of date DEFAULT NULL::date) RETURNS TABLE(chunk_id bigint, workspace text, document_id bigint, ordinal integer, body text, band text, written_at date, path text, title text, canonical boolean, chat jsonb)
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    select c.id, c.workspace, c.document_id, c.ordinal, c.body, c.band::text, c.written_at,
-           d.path, d.title, d.canonical,
+    select c.id, c.workspace, c.document_id, c.ordinal, c.body,
+           exo_private.band_as_of(c.band, c.written_at, d.band_source = 'inferred' and not d.canonical, p_as_of,
+                                  (select bs.value::int from exo_private.settings bs where bs.key = 'banding.current_days'),
+                                  (select bs.value::int from exo_private.settings bs where bs.key = 'banding.recent_days'))::text,
+           c.written_at, d.path, d.title, d.canonical,
            case when cw.chunk_id is not null then jsonb_build_object(
                'conversation_id', cw.conversation_id, 'title', d.title, 'senders', s.senders,
                'first_sent_at', cw.first_sent_at, 'message_ids', to_jsonb(cw.message_ids)) end
@@ -6736,13 +7878,13 @@ CREATE FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[])
     ) s on cw.chunk_id is not null
 $$;
 
-ALTER FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_as_of date) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION pool_details(p_workspaces text[], p_chunks bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION pool_details(p_workspaces text[], p_chunks bigint[], p_as_of date); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) IS 'Chunk and document of each candidate of the combined pool, by (workspace, chunk id); chat, for a chunk that is a chat window (else null): {conversation_id, title, senders (distinct, in order of their first message), first_sent_at, message_ids (in order)}.';
+COMMENT ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_as_of date) IS 'Chunk and document of each candidate of the combined pool, by (workspace, chunk id), with its band as of p_as_of (exo_private.band_as_of; null: the stored band); chat, for a chunk that is a chat window (else null): {conversation_id, title, senders (distinct, in order of their first message), first_sent_at, message_ids (in order)}.';
 
 --
 -- Name: pool_similarity(text[], bigint[], text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -6804,7 +7946,7 @@ begin
 
     planned := exo_private.plan_document(
         jsonb_build_object('path', doc.path, 'title', doc.title, 'frontmatter', doc.frontmatter, 'review', doc.review,
-                           'forced_workspace', forced, 'mtime_ns', doc.mtime_ns),
+                           'forced_workspace', forced, 'mtime_ns', doc.mtime_ns, 'metadata', doc.metadata),
         body, exo_private.ingest_settings(), exo_private.deference_list(), current_date);
 
     perform exo_private.clear_derived(doc_id);
@@ -7048,7 +8190,9 @@ CREATE FUNCTION exo_private.queue_messages(p_dead_after_s double precision) RETU
                 else 'live' end
     from (select 'embed'::text as queue, e.msg_id, e.enqueued_at, e.vt from pgmq.q_embed e
           union all
-          select 'extract', x.msg_id, x.enqueued_at, x.vt from pgmq.q_extract x) q
+          select 'extract', x.msg_id, x.enqueued_at, x.vt from pgmq.q_extract x
+          union all
+          select 'ocr', o.msg_id, o.enqueued_at, o.vt from pgmq.q_ocr o) q
     left join exo_private.worker_claims c on c.queue = q.queue and c.msg_id = q.msg_id
     left join exo_private.workers w on w.id = c.worker_id
 $$;
@@ -7059,7 +8203,7 @@ ALTER FUNCTION exo_private.queue_messages(p_dead_after_s double precision) OWNER
 -- Name: FUNCTION queue_messages(p_dead_after_s double precision); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.queue_messages(p_dead_after_s double precision) IS 'Every message of embed and extract with its state: pending (visible now), or in flight held by a live worker, by a dead one (no heartbeat for p_dead_after_s, or stopped), or unclaimed (a job that raised waits for its retry, or a read outside any worker).';
+COMMENT ON FUNCTION exo_private.queue_messages(p_dead_after_s double precision) IS 'Every message of embed, extract and ocr with its state: pending (visible now), or in flight held by a live worker, by a dead one (no heartbeat for p_dead_after_s, or stopped), or unclaimed (a job that raised waits for its retry, or a read outside any worker).';
 
 --
 -- Name: queue_target_key(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -7073,7 +8217,8 @@ begin
     case p_queue
         when 'embed' then return 'chunk_id';
         when 'extract' then return 'window_id';
-        else raise exception 'queue must be embed or extract, got %', coalesce(quote_literal(p_queue), 'null')
+        when 'ocr' then return 'document_id';
+        else raise exception 'queue must be embed, extract or ocr, got %', coalesce(quote_literal(p_queue), 'null')
                  using errcode = 'invalid_parameter_value';
     end case;
 end
@@ -7085,7 +8230,7 @@ ALTER FUNCTION exo_private.queue_target_key(p_queue text) OWNER TO exo_owner;
 -- Name: FUNCTION queue_target_key(p_queue text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.queue_target_key(p_queue text) IS 'The key of a queue''s messages that names its target: chunk_id (embed) or window_id (extract); raises for any other queue.';
+COMMENT ON FUNCTION exo_private.queue_target_key(p_queue text) IS 'The key of a queue''s messages that names its target: chunk_id (embed), window_id (extract) or document_id (ocr, sql/160_ocr.sql); raises for any other queue.';
 
 --
 -- Name: quoted(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -7159,6 +8304,7 @@ CREATE FUNCTION exo_private.reap_workers(p_dead_after_s double precision) RETURN
 declare
     embed_ids bigint[];
     extract_ids bigint[];
+    ocr_ids bigint[];
     released int := 0;
 begin
     update exo_private.workers w
@@ -7174,14 +8320,18 @@ begin
         returning c.queue, c.msg_id
     )
     select coalesce(array_agg(g.msg_id) filter (where g.queue = 'embed'), '{}'),
-           coalesce(array_agg(g.msg_id) filter (where g.queue = 'extract'), '{}')
-      into embed_ids, extract_ids
+           coalesce(array_agg(g.msg_id) filter (where g.queue = 'extract'), '{}'),
+           coalesce(array_agg(g.msg_id) filter (where g.queue = 'ocr'), '{}')
+      into embed_ids, extract_ids, ocr_ids
     from gone g;
     if embed_ids <> '{}' then
         released := released + (select count(*) from pgmq.set_vt('embed', embed_ids, 0));
     end if;
     if extract_ids <> '{}' then
         released := released + (select count(*) from pgmq.set_vt('extract', extract_ids, 0));
+    end if;
+    if ocr_ids <> '{}' then
+        released := released + (select count(*) from pgmq.set_vt('ocr', ocr_ids, 0));
     end if;
     return released;
 end
@@ -7205,14 +8355,29 @@ CREATE FUNCTION exo_private.reband(today date DEFAULT CURRENT_DATE) RETURNS inte
     AS $_$
 """Temporal banding of a document (stdlib only).
 
-Authority order for the band: frontmatter `band`, then inference from the date
-the document was written. That date comes from frontmatter `date`, else the
-first full date in the text, else a date or year in the path, else the file's
-modification time. A canonical document is current unless its frontmatter says otherwise.
+Authority order for the band: frontmatter `band`, then inference from the date the document
+was written. That date comes from the best evidence present, in this order, and the reason
+names the source:
+
+1. frontmatter `date`;
+2. the format's own metadata (metadata["date"]: an email's Date header, a PDF's creation date,
+   DOCX/ODT core properties, EPUB dc:date, HTML meta tags), unless it is a tool's default
+   (TOOL_DEFAULT_DATES, the epochs) or later than the file's modification time;
+3. a date or year in the title or the first lines (HEAD_LINES lines of at most HEAD_LINE_CHARS);
+4. the first full date in the opening of the text (TEXT_DATE_SEARCH_CHARS);
+5. the last full date in the closing lines (CLOSING_CHARS: a signature or a trailer);
+6. a date or year in the path;
+7. the file's modification time.
+
+Years run from 1000 to today. A full date ("1803-03-04", "4 March 1803", "March 4, 1803",
+"04-MAR-1803") is a date wherever it stands; a bare year counts only where it reads as a year
+(year_in_line) and never next to a currency, a label such as "room" or "No.", or a noun
+("1500 people", "1850 km"). A canonical document is current unless its frontmatter says otherwise.
 """
 
 import datetime
 import json
+import posixpath
 import re
 
 """English month names for the date readers (stdlib only): banding and temporal."""
@@ -7235,26 +8400,84 @@ MONTHS = {
 MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 
 BANDS = ("current", "recent", "archival")
+FIRST_YEAR = 1000
+TEXT_DATE_SEARCH_CHARS = 1000
+CLOSING_CHARS = 500
+HEAD_LINES = 3
+HEAD_LINE_CHARS = 200
+#: Dates that formats and tools write when nobody set one: the Unix, DOS/zip, Mac, Windows and
+#: spreadsheet epochs, and the creation dates of python-docx's and python-pptx's templates.
+TOOL_DEFAULT_DATES = frozenset(
+    datetime.date(*ymd)
+    for ymd in [
+        (1970, 1, 1), (1980, 1, 1), (1904, 1, 1), (1601, 1, 1), (1899, 12, 30), (1899, 12, 31),
+        (1900, 1, 1), (2013, 12, 23), (2013, 1, 27),
+    ]
+)  # fmt: skip
+#: Metadata dates may be written in another time zone than the file's mtime: a day of slack.
+MTIME_SLACK = datetime.timedelta(days=1)
 
 def banding_settings(plpy):
     """The banding.* settings, keyed by name, read inside the database (reband, message_bands)."""
     rows = plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
     return {r["key"]: json.loads(r["value"]) for r in rows}
 
+_YEAR = r"(1\d{3}|20\d\d)"
 _DATE_PATTERNS = [
-    (re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b"), ("y", "m", "d")),
+    (re.compile(r"(?<![\d.])" + _YEAR + r"-(\d\d)-(\d\d)(?!\d)"), ("y", "m", "d")),
     (
-        re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + MONTH_PATTERN + r",?\s+((?:19|20)\d\d)\b", re.I),
+        re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + MONTH_PATTERN + r",?\s+" + _YEAR + r"(?!\d)", re.I),
         ("d", "M", "y"),
     ),
     (
-        re.compile(r"\b" + MONTH_PATTERN + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b", re.I),
+        re.compile(r"\b" + MONTH_PATTERN + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+" + _YEAR + r"(?!\d)", re.I),
         ("M", "d", "y"),
     ),
+    (re.compile(r"\b(\d{1,2})-" + MONTH_PATTERN + r"-" + _YEAR + r"(?!\d)", re.I), ("d", "M", "y")),
 ]
-_PATH_DATE = re.compile(r"(?<!\d)((?:19|20)\d\d)[-_.]?(\d\d)[-_.]?(\d\d)(?!\d)")
-_PATH_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
-TEXT_DATE_SEARCH_CHARS = 1000
+_PATH_DATE = re.compile(r"(?<!\d)" + _YEAR + r"[-_.]?(\d\d)[-_.]?(\d\d)(?!\d)")
+_PATH_YEAR = re.compile(r"(?<!\d)" + _YEAR + r"(?!\d)")
+_PATH_PART_YEAR = re.compile(r"(?<![^/])\d{4}(?:[-_ .]|/|$)")
+
+# A bare year: four digits not glued to a word, a currency sign, a reference sign ('#', '!', '@',
+# '~') or a decimal or thousands separator, optionally a range ("1861-65", "1986/87", "1861-1865");
+# then what stands before and after it.
+_DASHES = "-\u2013\u2014"
+_NOT_GLUED = r"(?<![\w$£€¥#!@~])(?<!\d[.,])"
+_RANGE = r"(\s*[" + _DASHES + r"/]\s*(?:1\d{3}|20\d\d|\d\d)(?!\d))?"
+_YEAR_TOKEN = re.compile(_NOT_GLUED + _YEAR + r"(?![\w%]|[.,:]\d)" + _RANGE)
+_WORD_BEFORE = re.compile(r"([^\W\d_]+\.?)[\s:]*$")
+#: Words after which a year reads as a year.
+_YEAR_CUES = frozenset([
+    "in", "of", "since", "from", "by", "until", "till", "to", "around", "circa", "c.", "ca.", "c", "ca",
+    "anno", "year", "early", "late", "mid", "spring", "summer", "autumn", "fall", "winter", "dated",
+    "written", *MONTHS, *(m + "." for m in MONTHS),
+])  # fmt: skip
+#: Labels after which four digits are a number, not a year.
+_NUMBER_LABELS = frozenset([
+    "no", "nr", "number", "num", "room", "rm", "flight", "page", "pages", "pp", "p", "vol", "volume",
+    "chapter", "ch", "section", "sec", "route", "suite", "apt", "apartment", "box", "track", "platform",
+    "gate", "bus", "line", "item", "step", "ticket", "order", "invoice", "account", "model", "version",
+    "v", "ver", "release", "code", "zip", "tel", "phone", "fax", "ext", "id", "serial", "part", "lot",
+    "unit", "building", "floor", "highway", "street", "st", "avenue", "ave", "road", "rd", "km", "mile",
+    "miles", "issue", "exhibit", "table", "figure", "fig", "rule", "article", "art", "psalm", "hymn",
+    "opus", "op", "bwv", "kv", "total", "population", "count", "sum", "score", "price", "cost", "amount",
+    "balance", "capacity", "height", "altitude", "elevation", "distance", "length", "weight", "size",
+    "usd", "eur", "gbp", "jpy", "chf", "cad", "aud", "dm", "dlrs", "dollars", "rs", "inr", "yen",
+])  # fmt: skip
+#: Words that may follow a year in a sentence ("in 1803 the ...", "1796 and 1797").
+_FUNCTION_WORDS = frozenset([
+    "and", "or", "to", "the", "a", "an", "at", "by", "for", "when", "was", "were", "is", "he", "she",
+    "it", "i", "we", "they", "on", "with", "as", "that", "which", "who", "after", "before", "until",
+    "till", "while",
+])  # fmt: skip
+_ERA = re.compile(r"(?:a\.?d\.?|c\.?e\.?)(?![\w.])", re.I)
+_BEFORE_ERA = re.compile(r"(?:b\.?c\.?|b\.?c\.?e\.?)(?![\w.])", re.I)
+_CLOSER = re.compile(r"[,;.)\]:!?" + _DASHES[1:] + r"]|-\s|$")
+_CODE_AFTER = re.compile(r"[-/]\d")
+#: Marks after which a year reads as one; a dash only spaced ("Speech - 1796", not "CVE-2023").
+_CUE_MARKS = (",", "(", "[", ":", " -", "\u2013", "\u2014")
+_NEXT_WORD = re.compile(r"([^\W\d_]+)")
 
 def _make_date(fields, order):
     values = dict(zip(order, fields, strict=False))
@@ -7264,57 +8487,173 @@ def _make_date(fields, order):
     except ValueError:
         return None
 
-def parse_date(value):
-    """A date from a frontmatter value: a date, a datetime, or an ISO string."""
+def _year_date(year, today, month=None):
+    """A year (or a month of it) as a day: 1 July (or the month's first), never after today."""
+    return min(datetime.date(year, month or 7, 1), today)
+
+def full_dates(text, today):
+    """[(start, date, matched, "date")]: the full dates in text, FIRST_YEAR to today, in order."""
+    found = []
+    for pattern, order in _DATE_PATTERNS:
+        for m in pattern.finditer(text):
+            day = _make_date(m.groups(), order)
+            if day and day <= today:
+                found.append((m.start(), day, m.group(0), "date"))
+    return sorted(found)
+
+def year_in_line(line, today):
+    """(start, date, matched, kind) of the first bare year in one line that reads as a year, or None.
+
+    It reads as a year after a cue ("in", "of", a month name, ...), after a comma, a spaced dash,
+    a colon or an opening parenthesis, at the start of the line, or before the end of the line, a closing
+    punctuation mark, an era ("AD") or a function word. Never after a number label or a currency,
+    never inside a longer code ("CVE-2023-40403"), never before another word, a percent sign or
+    "BC". After a month name it is that month."""
+    for m in _YEAR_TOKEN.finditer(line):
+        year = int(m.group(1))
+        if year > today.year:
+            continue
+        before = line[: m.start()].rstrip()
+        after = line[m.end() :].lstrip()
+        cue = _WORD_BEFORE.search(before)
+        word = cue.group(1).lower() if cue else ""
+        if word.rstrip(".") in _NUMBER_LABELS:
+            continue
+        if _BEFORE_ERA.match(after):
+            continue
+        if _CODE_AFTER.match(after):
+            continue  # part of a longer code: "CVE-2023-40403", "2019/0042"
+        closes = bool(_CLOSER.match(after) or _ERA.match(after))
+        next_word = _NEXT_WORD.match(after)
+        if next_word and not closes and next_word.group(1).lower() not in _FUNCTION_WORDS:
+            continue  # "1500 people", "1850 km", "2019 budget"
+        cued = word in _YEAR_CUES or before in ("", "-") or before.endswith(_CUE_MARKS)
+        if not (cued or closes):
+            continue
+        month = MONTHS.get(word.rstrip(".")) if cue else None
+        if month:
+            return cue.start(1), _year_date(year, today, month), line[cue.start(1) : m.end(1)], "month"
+        return m.start(), _year_date(year, today), m.group(1), "year"
+    return None
+
+def parse_date(value, today=None):
+    """A date from a frontmatter or metadata value: a date or datetime, an ISO string, a full
+    date in words (an email's "Mon, 01 Jan 2001 ..." too), a year alone (as 1 July) or a year
+    and month (as its first day); None if none."""
+    today = today or datetime.date.today()
     if isinstance(value, datetime.datetime):
         return value.date()
     if isinstance(value, datetime.date):
         return value
-    if isinstance(value, str):
-        m = re.match(r"^\s*((?:19|20)\d\d)-(\d\d)-(\d\d)", value)
-        if m:
-            return _make_date(m.groups(), ("y", "m", "d"))
+    if isinstance(value, int) and not isinstance(value, bool) and FIRST_YEAR <= value <= today.year:
+        return _year_date(value, today)
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    m = re.match(r"^(\d{4})-(\d\d)-(\d\d)", text)
+    if m:
+        return _make_date(m.groups(), ("y", "m", "d")) if int(m.group(1)) >= FIRST_YEAR else None
+    m = re.fullmatch(r"(\d{4})(?:-(\d\d))?", text)
+    if m:
+        year = int(m.group(1))
+        month = int(m.group(2)) if m.group(2) and 1 <= int(m.group(2)) <= 12 else None
+        return _year_date(year, today, month) if FIRST_YEAR <= year <= today.year else None
+    found = full_dates(text, datetime.date.max)
+    return found[0][1] if found else None
+
+def metadata_date(metadata, mtime_ns, today):
+    """(date, reason) from the format's own metadata, or None: metadata["date"] unless it is before
+    FIRST_YEAR, a tool's default, after today, or after the file's mtime (with MTIME_SLACK)."""
+    day = parse_date(metadata.get("date"), today)
+    if day is None or day.year < FIRST_YEAR or day in TOOL_DEFAULT_DATES or day > today:
+        return None
+    if day > _mtime_date(mtime_ns) + MTIME_SLACK:
+        return None
+    source = metadata.get("date_source") or "format metadata"
+    return day, "metadata date '" + day.isoformat() + "' (" + str(source) + ")"
+
+def _head_lines(text):
+    """The first HEAD_LINES non-empty lines (a heading's '#' dropped), those of at most HEAD_LINE_CHARS:
+    a longer line is prose, not a title."""
+    lines = []
+    for line in text[: HEAD_LINES * (HEAD_LINE_CHARS + 1) * 4].splitlines():  # never split a whole book
+        line = line.strip().lstrip("#").strip()
+        if line:
+            lines.append(line)
+            if len(lines) == HEAD_LINES:
+                break
+    return [line for line in lines if len(line) <= HEAD_LINE_CHARS]
+
+def date_in_head(title, text, today):
+    """(date, reason) from the title or the first lines, or None: in each, in order, the first
+    full date or year that reads as one (a year as 1 July, a month and year as its first day)."""
+    for where, lines in (("title", [title] if title else []), ("first lines", _head_lines(text))):
+        for line in lines:
+            hits = full_dates(line, today)[:1] + [hit for hit in [year_in_line(line, today)] if hit]
+            if hits:
+                _start, day, matched, kind = min(hits)
+                return day, kind + " in " + where + " '" + matched + "'"
     return None
 
 def date_in_text(text, today):
-    """The first full date in the opening of the text that is not in the future."""
-    opening = text[:TEXT_DATE_SEARCH_CHARS]
-    found = []
-    for pattern, order in _DATE_PATTERNS:
-        for m in pattern.finditer(opening):
-            day = _make_date(m.groups(), order)
-            if day and day <= today:
-                found.append((m.start(), day, m.group(0)))
-    return min(found) if found else None
+    """(start, date, matched, kind): the first full date in the opening of the text, not in the future."""
+    found = full_dates(text[:TEXT_DATE_SEARCH_CHARS], today)
+    return found[0] if found else None
+
+def date_at_end(text, today):
+    """(start, date, matched, kind): the last full date in the closing lines (a signature, a trailer)."""
+    found = full_dates(text[-CLOSING_CHARS:], today)
+    return found[-1] if found else None
 
 def date_in_path(path, today):
-    """A full date in the file name or folders, else a year folder/prefix (as 1 July)."""
+    """A full date in the file name or folders, else the last year in them (as 1 July). A year
+    before 1900 counts only as a whole folder or the start of a name ("1848/", "1848-letter.txt"),
+    not inside one ("ticket-1500.txt")."""
     for m in _PATH_DATE.finditer(path):
         day = _make_date(m.groups(), ("y", "m", "d"))
         if day and day <= today:
             return day, "date in path '" + m.group(0) + "'"
-    years = [int(y) for y in _PATH_YEAR.findall(path) if int(y) <= today.year]
+    years = [
+        int(m.group(1))
+        for m in _PATH_YEAR.finditer(path)
+        if int(m.group(1)) <= today.year
+        and (int(m.group(1)) >= 1900 or _PATH_PART_YEAR.match(path, m.start()))
+    ]
     if years:
-        return datetime.date(years[-1], 7, 1), "year in path '" + str(years[-1]) + "'"
+        return _year_date(years[-1], today), "year in path '" + str(years[-1]) + "'"
     return None
 
-def written_date(frontmatter, text, path, mtime_ns, today):
-    """(date, reason): when the document was written, and how that was found."""
-    day = parse_date(frontmatter.get("date"))
-    if day:
+def _mtime_date(mtime_ns):
+    return datetime.datetime.fromtimestamp(mtime_ns / 1e9, tz=datetime.UTC).date()
+
+def written_date(frontmatter, text, path, mtime_ns, today, metadata=None):
+    """(date, reason): when the document was written, and how that was found (the module's order)."""
+    metadata = metadata or {}
+    day = parse_date(frontmatter.get("date"), today)
+    if day:  # the person's word, even for a day still to come
         return day, "frontmatter date"
+    hit = metadata_date(metadata, mtime_ns, today)
+    if hit:
+        return hit
+    title = metadata.get("title")
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    hit = date_in_head(title if isinstance(title, str) and title != stem else None, text, today)
+    if hit:
+        return hit
     hit = date_in_text(text, today)
     if hit:
         return hit[1], "date in text '" + hit[2] + "'"
+    hit = date_at_end(text, today)
+    if hit:
+        return hit[1], "date in closing lines '" + hit[2] + "'"
     hit = date_in_path(path, today)
     if hit:
         return hit
-    mtime = datetime.datetime.fromtimestamp(mtime_ns / 1e9, tz=datetime.UTC).date()
-    return mtime, "file modification time"
+    return _mtime_date(mtime_ns), "file modification time"
 
-def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, recent_days):
-    """{band, source, reason, written_at} for one document."""
-    written, how = written_date(frontmatter, text, path, mtime_ns, today)
+def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, recent_days, metadata=None):
+    """{band, source, reason, written_at} for one document; metadata: the format's own (title, date)."""
+    written, how = written_date(frontmatter, text, path, mtime_ns, today, metadata)
     declared = str(frontmatter.get("band", "")).strip().lower()
     if declared in BANDS:
         return {
@@ -8455,8 +9794,9 @@ _IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
 _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
-# The start of a message line in a chat chunk: its time (or "(undated)") and its sender.
-_CHAT_LABEL = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
+# The start of a message line in a chat chunk: its time (or "(undated)") and its sender; in a
+# packet's excerpt the time without the day its citation names (without_day).
+_CHAT_LABEL = re.compile(r"^((?:\d{4}-\d\d-\d\d )?\d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
 # Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
 STOPWORDS = frozenset(
     """a about above after again all am an and any are as at be been before being below between both
@@ -8490,6 +9830,18 @@ def ngram_keys(query, max_n=MAX_NGRAM):
         for i in range(len(tokens) - n + 1):
             key = canonical_key(" ".join(tokens[i : i + n]))
             if key and key not in keys:
+                keys.append(key)
+    return keys
+
+def name_keys(query, max_n=3):
+    """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
+    question writes it, without the punctuation around it ("Priya's" is "priya")."""
+    words = query_words(query)
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(words) - n + 1):
+            key = canonical_key(" ".join(words[i : i + n]))
+            if len(key) > 1 and key not in STOPWORDS and key not in keys:
                 keys.append(key)
     return keys
 
@@ -8972,18 +10324,31 @@ def chat_excerpt(body, words, max_chars):
         + ("\n..." if hi + 1 < len(lines) or best + 1 < len(messages) else "")
     )
 
+def without_day(passage, day):
+    """A chat passage's message lines with their time only where their day is `day`: a window
+    never spans two days, and its citation names the day."""
+    prefix = day + " "
+    return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
+
 def chunk_excerpt(c, words, max_chars):
-    """The excerpt of a candidate: whole messages for a chat chunk, sentences for a document's."""
+    """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
+    citation names), sentences for a document's."""
     if c.get("chat"):
-        return chat_excerpt(c["body"], words, max_chars)
+        start = chat_start(c["body"])
+        return chat_excerpt(without_day(c["body"], start[:10]) if start else c["body"], words, max_chars)
     return excerpt(c["body"], words, max_chars)
+
+def chat_start(body):
+    """The time of a chat chunk's first message as its lines show it ("2024-03-04 09:12"), or
+    None when it is undated."""
+    label = _CHAT_LABEL.match(body)
+    return label.group(1) if label and len(label.group(1)) == 16 else None
 
 def citation(c):
     """A chunk's citation label: workspace, path, date and band; for a chat chunk, workspace,
     the conversation's title and its first message's time as the chunk shows it."""
     if c.get("chat"):
-        label = _CHAT_LABEL.match(c["body"])
-        when = label.group(1) if label and label.group(1)[0].isdigit() else "undated"
+        when = chat_start(c["body"]) or "undated"
         return '{}:chat "{}" {}'.format(c["workspace"], c["chat"]["title"], when)
     date = c.get("written_at") or "undated"
     return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
@@ -9014,20 +10379,12 @@ def packet(query, ranked, hint_list, report, budget, settings):
     why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
 
     def provenance(used):
-        lines = ["## Provenance"]
-        for n, c in enumerate(used, 1):
-            chat = " (conversation {})".format(c["chat"]["conversation_id"]) if c.get("chat") else ""
-            lines.append(
-                "[{}] chunk {} of document {}{} via {} (rank {:.3f}, rerank {})".format(
-                    n,
-                    c["chunk_id"],
-                    c["document_id"],
-                    chat,
-                    c["stage"],
-                    c["score"],
-                    report["rerank"]["backend"],
-                )
-            )
+        # One short line per cited chunk: its document and conversation are in `used`.
+        lines = ["## Provenance", "rerank: " + report["rerank"]["backend"]]
+        lines.extend(
+            "[{}] chunk {} via {} (rank {:.3f})".format(n, c["chunk_id"], c["stage"], c["score"])
+            for n, c in enumerate(used, 1)
+        )
         cited = released(used, why)
         if cited:  # the first note: a packet cut short keeps it
             lines.append(
@@ -9074,6 +10431,8 @@ def packet(query, ranked, hint_list, report, budget, settings):
             {
                 "n": n,
                 "chunk_id": c["chunk_id"],
+                "document_id": c["document_id"],
+                "conversation_id": c["chat"]["conversation_id"] if c.get("chat") else None,
                 "citation": citation(c),
                 "workspace": c["workspace"],
                 "path": c["path"],
@@ -9560,8 +10919,9 @@ _IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
 _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
-# The start of a message line in a chat chunk: its time (or "(undated)") and its sender.
-_CHAT_LABEL = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
+# The start of a message line in a chat chunk: its time (or "(undated)") and its sender; in a
+# packet's excerpt the time without the day its citation names (without_day).
+_CHAT_LABEL = re.compile(r"^((?:\d{4}-\d\d-\d\d )?\d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
 # Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
 STOPWORDS = frozenset(
     """a about above after again all am an and any are as at be been before being below between both
@@ -9595,6 +10955,18 @@ def ngram_keys(query, max_n=MAX_NGRAM):
         for i in range(len(tokens) - n + 1):
             key = canonical_key(" ".join(tokens[i : i + n]))
             if key and key not in keys:
+                keys.append(key)
+    return keys
+
+def name_keys(query, max_n=3):
+    """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
+    question writes it, without the punctuation around it ("Priya's" is "priya")."""
+    words = query_words(query)
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(words) - n + 1):
+            key = canonical_key(" ".join(words[i : i + n]))
+            if len(key) > 1 and key not in STOPWORDS and key not in keys:
                 keys.append(key)
     return keys
 
@@ -10077,18 +11449,31 @@ def chat_excerpt(body, words, max_chars):
         + ("\n..." if hi + 1 < len(lines) or best + 1 < len(messages) else "")
     )
 
+def without_day(passage, day):
+    """A chat passage's message lines with their time only where their day is `day`: a window
+    never spans two days, and its citation names the day."""
+    prefix = day + " "
+    return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
+
 def chunk_excerpt(c, words, max_chars):
-    """The excerpt of a candidate: whole messages for a chat chunk, sentences for a document's."""
+    """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
+    citation names), sentences for a document's."""
     if c.get("chat"):
-        return chat_excerpt(c["body"], words, max_chars)
+        start = chat_start(c["body"])
+        return chat_excerpt(without_day(c["body"], start[:10]) if start else c["body"], words, max_chars)
     return excerpt(c["body"], words, max_chars)
+
+def chat_start(body):
+    """The time of a chat chunk's first message as its lines show it ("2024-03-04 09:12"), or
+    None when it is undated."""
+    label = _CHAT_LABEL.match(body)
+    return label.group(1) if label and len(label.group(1)) == 16 else None
 
 def citation(c):
     """A chunk's citation label: workspace, path, date and band; for a chat chunk, workspace,
     the conversation's title and its first message's time as the chunk shows it."""
     if c.get("chat"):
-        label = _CHAT_LABEL.match(c["body"])
-        when = label.group(1) if label and label.group(1)[0].isdigit() else "undated"
+        when = chat_start(c["body"]) or "undated"
         return '{}:chat "{}" {}'.format(c["workspace"], c["chat"]["title"], when)
     date = c.get("written_at") or "undated"
     return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
@@ -10119,20 +11504,12 @@ def packet(query, ranked, hint_list, report, budget, settings):
     why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
 
     def provenance(used):
-        lines = ["## Provenance"]
-        for n, c in enumerate(used, 1):
-            chat = " (conversation {})".format(c["chat"]["conversation_id"]) if c.get("chat") else ""
-            lines.append(
-                "[{}] chunk {} of document {}{} via {} (rank {:.3f}, rerank {})".format(
-                    n,
-                    c["chunk_id"],
-                    c["document_id"],
-                    chat,
-                    c["stage"],
-                    c["score"],
-                    report["rerank"]["backend"],
-                )
-            )
+        # One short line per cited chunk: its document and conversation are in `used`.
+        lines = ["## Provenance", "rerank: " + report["rerank"]["backend"]]
+        lines.extend(
+            "[{}] chunk {} via {} (rank {:.3f})".format(n, c["chunk_id"], c["stage"], c["score"])
+            for n, c in enumerate(used, 1)
+        )
         cited = released(used, why)
         if cited:  # the first note: a packet cut short keeps it
             lines.append(
@@ -10179,6 +11556,8 @@ def packet(query, ranked, hint_list, report, budget, settings):
             {
                 "n": n,
                 "chunk_id": c["chunk_id"],
+                "document_id": c["document_id"],
+                "conversation_id": c["chat"]["conversation_id"] if c.get("chat") else None,
                 "citation": citation(c),
                 "workspace": c["workspace"],
                 "path": c["path"],
@@ -10976,7 +12355,7 @@ def rerank_call_json(plpy, SD, GD, backend, endpoint, query, passages, ids, opti
 """Staged retrieval per workspace and the archive fallback (stdlib only).
 
 Part of exo_private.retrieve (plpy/retrieve.py). In each chosen workspace the stages of
-retrieval.stages run in order (exact, lexical, capsules, graph, semantic) until the workspace
+retrieval.stages run in order (exact, participant, lexical, capsules, graph, semantic) until the workspace
 holds per_workspace candidates or enough confident ones; each stage runs the query
 exo_private.stage_sql writes for that workspace, prepared once per session. When the archive
 is closed by default and nothing in the present bands answers, the search runs again over
@@ -11116,6 +12495,27 @@ class StageSearch:
                 }
                 for r in rows
             ], None
+        if stage == "participant":
+            model = self.model
+            if model["id"] is None:
+                return [], "no embeddings stored yet"
+            text = self.embedding.vector(self.report)
+            if text is None:
+                return [], "query embedding unavailable ({})".format(self.embedding.error["error_class"])
+            # As many windows as a confident pool needs, not the whole room: BM25 and the other
+            # stages still look everywhere. A window of the person named is where to look, not an
+            # answer, so none of them counts as confident.
+            limit = min(self.per_workspace, self.settings["retrieval.confident_needed"])
+            rows = run(
+                ("participant", ws, model["id"], model["dimensions"]),
+                self.sql_text("participant", ws, model["id"], model["dimensions"]),
+                ["text", "text[]", "date", "int", "text[]"],
+                [text, list(bands), q.as_of_day, limit, name_keys(q.text)],
+            )
+            return [
+                {"chunk_id": r["chunk_id"], "score": r["score"], "confident": False, "charged": r["charged"]}
+                for r in rows
+            ], None
         if stage == "semantic":
             model = self.model
             if model["id"] is None:
@@ -11179,9 +12579,9 @@ class StageSearch:
         if missing:
             for d in self.db.run(
                 "details",
-                "select * from exo_private.pool_details($1, $2)",
-                ["text[]", "bigint[]"],
-                [[h["workspace"] for h in missing], [h["chunk_id"] for h in missing]],
+                "select * from exo_private.pool_details($1, $2, $3)",
+                ["text[]", "bigint[]", "date"],
+                [[h["workspace"] for h in missing], [h["chunk_id"] for h in missing], self.q.as_of_day],
             ):
                 self.details[d["chunk_id"]] = dict(d, coverage=coverage(d["body"], self.q.terms))
         return [self.details[h["chunk_id"]] for h in hits if h["chunk_id"] in self.details]
@@ -11465,6 +12865,42 @@ ALTER FUNCTION exo_private.retry_failed(p_queue text, p_since timestamp with tim
 COMMENT ON FUNCTION exo_private.retry_failed(p_queue text, p_since timestamp with time zone) IS 'Queue again the chunks (embed) and windows (extract) whose job failed (failures since p_since when given) and that still need work, plus, without p_since, those that wait with no message at all; failures are marked retried_at. Per queue: requeued (messages sent) and resolved (failed targets that no longer need work). p_queue null means both queues.';
 
 --
+-- Name: retry_ocr(timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.retry_ocr(p_since timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    doc bigint;
+    queued int := 0;
+begin
+    for doc in
+        select d.id from exo_private.documents d
+        where (d.stage = 'failed' and d.error_class in ('ocr_timeout', 'ocr_failed', 'ocr_unavailable')
+               and (p_since is null or d.stage_changed_at >= p_since))
+           or (p_since is null and d.stage = 'ocr_pending'
+               and not exists (select 1 from pgmq.q_ocr q where (q.message ->> 'document_id')::bigint = d.id))
+        order by d.id
+        for update of d
+    loop
+        perform exo_private.await_ocr(doc);
+        queued := queued + 1;
+    end loop;
+    return queued;
+end
+$$;
+
+ALTER FUNCTION exo_private.retry_ocr(p_since timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION retry_ocr(p_since timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.retry_ocr(p_since timestamp with time zone) IS 'Queue again for OCR every document that ended failed with ocr_timeout, ocr_failed or ocr_unavailable (since p_since when given: after installing Tesseract, raising ocr.timeout_seconds or adding language data), plus, without p_since, those that wait at ocr_pending with no message (dead-lettered or lost); returns how many were queued.';
+
+--
 -- Name: return_messages(text, bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -11552,6 +12988,109 @@ ALTER FUNCTION exo_private.review_document(doc_id bigint, decision text, target_
 --
 
 COMMENT ON FUNCTION exo_private.review_document(doc_id bigint, decision text, target_workspace text) IS 'Quarantine review: approve (top candidate), reassign to a workspace, or reject (skipped).';
+
+--
+-- Name: review_quarantine(text, text, boolean, text, double precision, boolean); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.review_quarantine(decision text, target_workspace text DEFAULT NULL::text, select_all boolean DEFAULT false, path_glob text DEFAULT NULL::text, min_confidence double precision DEFAULT NULL::double precision, dry_run boolean DEFAULT false) RETURNS TABLE(document_id bigint, path text, workspace text, stage text)
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    picked record;
+    pattern text := exo_private.glob_like(path_glob);
+begin
+    if decision is null or decision not in ('approve', 'reassign', 'reject') then
+        perform exo_private.invalid_argument(
+            format('decision must be approve, reassign or reject, not %s', exo_private.quoted(decision)));
+    end if;
+    if not coalesce(select_all, false) and path_glob is null and min_confidence is null then
+        perform exo_private.invalid_argument(
+            'review_quarantine needs a selector: select_all, path_glob or min_confidence',
+            'exo quarantine ' || decision || ' --all, --path GLOB or --min-confidence X');
+    end if;
+    if path_glob = '' then
+        perform exo_private.invalid_argument('path_glob must not be empty');
+    end if;
+    if min_confidence is not null and not (min_confidence between 0 and 1) then
+        perform exo_private.invalid_argument(
+            format('min_confidence must be between 0 and 1, not %s', min_confidence));
+    end if;
+    if decision = 'reassign' then
+        if target_workspace is null then
+            perform exo_private.invalid_argument('target_workspace is required to reassign');
+        end if;
+        perform exo_private.check_workspaces(array[target_workspace]);
+    elsif target_workspace is not null then
+        perform exo_private.invalid_argument(
+            format('target_workspace is only for reassign, not %s', decision));
+    end if;
+    for picked in
+        select d.id, d.path,
+               case decision when 'approve' then d.route -> 'candidates' -> 0 ->> 'workspace'
+                             when 'reassign' then target_workspace end as chosen
+        from exo_private.documents d
+        join exo_private.sources s on s.id = d.source_id
+        where d.stage = 'quarantined'
+          and (pattern is null or d.path like pattern or s.root || '/' || d.path like pattern)
+          and (min_confidence is null or coalesce((d.route ->> 'confidence')::float8, 0) >= min_confidence)
+          -- approve takes the router's best candidate: a document without one stays for a person
+          and (decision <> 'approve' or coalesce((d.route -> 'candidates' -> 0 ->> 'score')::float8, 0) > 0)
+        order by d.id
+        for update of d
+    loop
+        document_id := picked.id;
+        path := picked.path;
+        workspace := picked.chosen;
+        if dry_run then
+            stage := case decision when 'reject' then 'skipped' else 'chunked' end;
+        else
+            stage := exo_private.review_document(picked.id, decision, target_workspace)::text;
+        end if;
+        return next;
+    end loop;
+end
+$$;
+
+ALTER FUNCTION exo_private.review_quarantine(decision text, target_workspace text, select_all boolean, path_glob text, min_confidence double precision, dry_run boolean) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION review_quarantine(decision text, target_workspace text, select_all boolean, path_glob text, min_confidence double precision, dry_run boolean); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.review_quarantine(decision text, target_workspace text, select_all boolean, path_glob text, min_confidence double precision, dry_run boolean) IS 'Quarantine review in bulk: approve (each document''s best candidate), reassign (to target_workspace) or reject every quarantined document picked by select_all, path_glob (a glob on the path under its source root, or on root/path) and min_confidence (the router''s confidence at least this), selectors combined with and; dry_run lists what would change without changing it. Returns each document with its workspace and the stage it reaches (or would).';
+
+--
+-- Name: route_source_quarantine(integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.route_source_quarantine(source integer) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    doc_id bigint;
+    moved int := 0;
+begin
+    for doc_id in
+        select d.id from exo_private.documents d
+        where d.source_id = source and d.stage = 'quarantined' and d.conversation_id is null
+        order by d.id
+    loop
+        moved := moved + (exo_private.process_document(doc_id) <> 'quarantined')::int;
+    end loop;
+    return moved;
+end
+$$;
+
+ALTER FUNCTION exo_private.route_source_quarantine(source integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION route_source_quarantine(source integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.route_source_quarantine(source integer) IS 'Route one source''s quarantined documents again (after `exo ingest PATH --workspace W` forced the source''s workspace); returns how many left quarantine.';
 
 --
 -- Name: run_cypher(name, text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_graph
@@ -11747,10 +13286,22 @@ CREATE FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integ
 declare
     chunks text := 'chunks_' || workspace;
     bm25 text := format('exo_private.%I', 'chunks_' || workspace || '_bm25');
-    -- Every stage: $2 the bands open (text[]), $3 the as_of day, $4 the row limit. The band is
-    -- compared as the enum, not as text, so the planner keeps the column's statistics.
-    visible text := format('c.workspace = %L and c.band = any ($2::exo_private.band[]) '
-                           'and (c.written_at is null or c.written_at <= $3)', workspace);
+    -- Every stage: $2 the bands open (text[]), $3 the as_of day, $4 the row limit. Nothing
+    -- written after as_of. The band: the stored one (as of today), compared as the enum, not as
+    -- text, so the planner keeps the column's statistics; as of a past day, the band the chunk had
+    -- then (exo_private.band_as_of), worked out only for a chunk whose stored band is closed: a
+    -- band only moves towards archival as time passes, so one open now (the bands opened are the
+    -- present ones or all) was open on any earlier day.
+    visible text := format($v$c.workspace = %L and (c.written_at is null or c.written_at <= $3)
+        and (c.band = any ($2::exo_private.band[])
+             or $3 < current_date and exo_private.band_as_of(
+                c.band, c.written_at,
+                (select bd.band_source = 'inferred' and not bd.canonical
+                 from exo_private.documents bd where bd.id = c.document_id),
+                $3,
+                (select bs.value::int from exo_private.settings bs where bs.key = 'banding.current_days'),
+                (select bs.value::int from exo_private.settings bs where bs.key = 'banding.recent_days'))
+            = any ($2::exo_private.band[]))$v$, workspace);
     -- Chunks per named entity the entity and graph stages look at, newest first: a hub of
     -- thousands of mentions costs this many rows, not all of them. Only mentions the text makes
     -- (origin 'model'): a chat participant is the sender of every line of their windows, which
@@ -11850,9 +13401,43 @@ begin
             order by x.score desc $q$,
             dimensions, dimensions, 'chunk_embeddings_' || workspace, chunks, model_id, visible,
             dimensions, dimensions);
+    when 'participant' then  -- $1: the query vector as text, $5: name keys of the query's words
+        -- The chat windows of the people the question names (by full name or first name), by
+        -- similarity to it: "Where does Priya live now?" names whose conversation to look in,
+        -- while its answer ("Officially a Porto resident") shares no word with it. The owner takes
+        -- part in every window, so naming the owner narrows nothing and is left out.
+        if model_id is null or dimensions is null then
+            raise exception 'the participant stage needs an embedding model and its dimensions';
+        end if;
+        return format($q$
+            with named as materialized (
+                select e.id from exo_private.entities e
+                where e.workspace = %L and e.type = 'Person'
+                  and (e.canonical_key = any ($5) or pg_catalog.split_part(e.canonical_key, ' ', 1) = any ($5))
+                  and e.canonical_key is distinct from
+                      (select p.entity_key from exo_private.people p where p.is_owner)
+            ), windows as materialized (
+                select distinct m.chunk_id from exo_private.mentions m
+                where m.entity_id in (select n.id from named n) and m.origin = 'structure'
+                  and m.chunk_id is not null
+            )
+            select x.chunk_id, x.score, x.charged from (
+                select c.id as chunk_id,
+                       (1 - (e.embedding::public.vector(%s) operator(public.<=>) $1::public.vector(%s)))::float8 as score,
+                       c.charged_subjects as charged
+                from windows w
+                join exo_private.%I c on c.workspace = %L and c.id = w.chunk_id
+                join exo_private.%I e on e.workspace = c.workspace and e.chunk_id = c.id and e.model_id = %s
+                where %s
+                order by score desc, c.id desc
+                limit $4
+            ) x
+            order by x.score desc $q$,
+            workspace, dimensions, dimensions, chunks, workspace, 'chunk_embeddings_' || workspace, model_id,
+            visible);
     else
         raise exception 'unknown retrieval stage %', left(stage, 100)
-            using hint = 'one of identifier, lexical, entity, document, graph, semantic';
+            using hint = 'one of identifier, lexical, entity, document, graph, semantic, participant';
     end case;
 end
 $_$;
@@ -11863,7 +13448,7 @@ ALTER FUNCTION exo_private.stage_sql(stage text, workspace text, model_id intege
 -- Name: FUNCTION stage_sql(stage text, workspace text, model_id integer, dimensions integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer) IS 'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, document, graph, semantic): $2 the open bands, $3 the as_of day, $4 the limit; prepared and cached by exo_private.retrieve, and explained by bench/search_latency.py.';
+COMMENT ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer) IS 'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, document, graph, semantic, participant): $2 the open bands, the present ones or all (a chunk''s band as of $3, exo_private.band_as_of: the stored one when $3 is today or later), $3 the as_of day (nothing written after it), $4 the limit; prepared and cached by exo_private.retrieve, and explained by bench/search_latency.py.';
 
 --
 -- Name: stop_runaway_readers(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -11944,6 +13529,344 @@ ALTER FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer, 
 --
 
 COMMENT ON FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]) IS 'Store vectors of one model for chunks (dimensions checked); returns how many were stored.';
+
+--
+-- Name: store_ocr_text(text, text, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.store_ocr_text(p_sha256 text, p_body text, p_ocr jsonb) RETURNS TABLE(document_id bigint, path text, metadata jsonb)
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+#variable_conflict use_column
+begin
+    if p_body is null or btrim(p_body) = '' then
+        perform exo_private.invalid_argument('p_body: OCR text must not be empty');
+    end if;
+    update exo_private.text_cache t
+       set body = p_body, needs_ocr = false, extracted_at = now(),
+           metadata = t.metadata || jsonb_build_object('ocr', coalesce(p_ocr, '{}'))
+     where t.sha256 = p_sha256;
+    if not found then
+        perform exo_private.invalid_argument(
+            format('p_sha256: no cached text for sha256 %s', exo_private.quoted(p_sha256)));
+    end if;
+    -- Locked, so that another reader of the same content cannot continue them twice.
+    return query
+        select d.id, d.path, t.metadata
+        from exo_private.documents d
+        join exo_private.text_cache t on t.sha256 = d.sha256
+        where d.sha256 = p_sha256 and d.stage = 'ocr_pending'
+        order by d.id
+        for update of d;
+end
+$$;
+
+ALTER FUNCTION exo_private.store_ocr_text(p_sha256 text, p_body text, p_ocr jsonb) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION store_ocr_text(p_sha256 text, p_body text, p_ocr jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.store_ocr_text(p_sha256 text, p_body text, p_ocr jsonb) IS 'Store the text OCR read for content p_sha256 in the text cache (needs_ocr off, p_ocr kept as metadata.ocr) and return the documents of that content waiting at ocr_pending, locked, with the cached metadata: the caller continues each (routing, banding, chunking).';
+
+--
+-- Name: train_router(boolean, double precision); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.train_router(force boolean DEFAULT false, min_change double precision DEFAULT 0) RETURNS jsonb
+    LANGUAGE plpython3u
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+"""Route a document to a workspace, with a confidence (stdlib only).
+
+Authority order: a person's review (quarantine approve/reassign), frontmatter
+`workspace`, a workspace forced for the whole source (`exo ingest --workspace`),
+folder rules, then the content. The content is judged by the learned router (a
+multinomial naive Bayes over words, trained on the documents already in the
+workspaces) once at least two workspaces have enough documents, and by the keyword
+lists before that. Either's confidence gates quarantine: the learned router's
+confidence is its posterior, and below its threshold the document waits in
+quarantine (the keyword lists are not asked then).
+
+The router learns only from decisions it did not make itself: frontmatter, a
+forced workspace, a folder rule, a person's review and a confident keyword route
+train it; a learned route never does (sql/105_routing.sql, router_training), so
+its mistakes cannot feed on themselves.
+"""
+
+import json
+import math
+import re
+from collections import Counter
+
+_WORD = re.compile(r"[a-z][a-z0-9']*")
+MIN_HITS = 3
+
+def _decision(workspace, method, confidence, reasons, candidates=()):
+    return {
+        "workspace": workspace,
+        "method": method,
+        "confidence": round(confidence, 3),
+        "reasons": list(reasons),
+        "candidates": list(candidates),
+    }
+
+def classify(text, keywords):
+    """Candidates [{workspace, score, hits}] by distinct keyword hits, best first."""
+    counts = {}
+    for word in _WORD.findall(text.lower()):
+        counts[word] = counts.get(word, 0) + 1
+    candidates = []
+    for workspace, words in sorted(keywords.items()):
+        hits = sorted({w for w in words if w in counts})
+        score = sum(1.0 + min(counts[w], 5) / 5.0 for w in hits)
+        candidates.append({"workspace": workspace, "score": round(score, 3), "hits": hits})
+    candidates.sort(key=lambda c: (-c["score"], c["workspace"]))
+    return candidates
+
+def router_terms(text, max_chars, term_cap):
+    """A document's words as the learned router counts them: its first max_chars characters,
+    lowercased, each word at most term_cap times (a long document cannot outvote the rest)."""
+    counts = Counter(_WORD.findall(text[:max_chars].lower()))
+    return {word: min(n, term_cap) for word, n in counts.items()}
+
+def train_router(documents, vocabulary_size, max_chars, term_cap):
+    """Naive Bayes counts from (workspace, text) pairs: {"classes": {workspace: {documents,
+    terms}}, "terms": {term: {workspace: count}}}. The vocabulary is the vocabulary_size words
+    found in most documents (at least two), so the model stays small."""
+    document_frequency = Counter()
+    per_workspace = {}
+    documents_of = Counter()
+    for workspace, text in documents:
+        counts = router_terms(text, max_chars, term_cap)
+        document_frequency.update(counts.keys())
+        per_workspace.setdefault(workspace, Counter()).update(counts)
+        documents_of[workspace] += 1
+    ranked = sorted(
+        (w for w, n in document_frequency.items() if n >= 2), key=lambda w: (-document_frequency[w], w)
+    )
+    vocabulary = ranked[:vocabulary_size]
+    terms = {}
+    for word in vocabulary:
+        terms[word] = {ws: counts[word] for ws, counts in sorted(per_workspace.items()) if counts[word]}
+    classes = {
+        ws: {"documents": documents_of[ws], "terms": sum(counts[w] for w in vocabulary)}
+        for ws, counts in sorted(per_workspace.items())
+    }
+    return {"classes": classes, "terms": terms}
+
+def learned_candidates(text, model, workspaces):
+    """Candidates [{workspace, score (the posterior), hits}] by the learned model, best first;
+    None while fewer than two workspaces have model["min_documents"] documents to learn from."""
+    classes = {
+        ws: c
+        for ws, c in model["classes"].items()
+        if ws in workspaces and c["documents"] >= model["min_documents"]
+    }
+    if len(classes) < 2:
+        return None
+    terms = model["terms"]
+    size = len(terms)
+    counts = {
+        w: n for w, n in router_terms(text, model["max_chars"], model["term_cap"]).items() if w in terms
+    }
+    total_documents = sum(c["documents"] for c in classes.values())
+    scores = {}
+    weights = {}
+    for ws, c in classes.items():
+        denominator = math.log(c["terms"] + size)
+        weights[ws] = {w: math.log(terms[w].get(ws, 0) + 1) - denominator for w in counts}
+        scores[ws] = math.log(c["documents"] / total_documents) + sum(
+            n * weights[ws][w] for w, n in counts.items()
+        )
+    top = max(scores.values())
+    exp = {ws: math.exp(s - top) for ws, s in scores.items()}
+    norm = sum(exp.values())
+    ranked = sorted(classes, key=lambda ws: (-scores[ws], ws))
+    candidates = []
+    for i, ws in enumerate(ranked):
+        # The words that speak most for this workspace over the next best one (or the best).
+        other = ranked[1] if i == 0 else ranked[0]
+        lift = {w: n * (weights[ws][w] - weights[other][w]) for w, n in counts.items()}
+        hits = sorted((w for w in lift if lift[w] > 0), key=lambda w: (-lift[w], w))[:8]
+        candidates.append({"workspace": ws, "score": exp[ws] / norm, "hits": hits})
+    return candidates
+
+def load_router(plpy, SD):
+    """The learned model as trained last (exo_private.train_router), cached in SD by its
+    generation; None before the first training."""
+    state = plpy.execute(
+        "select generation, max_chars, term_cap from exo_private.router_state where generation is not null"
+    )
+    if not state:
+        return None
+    generation = state[0]["generation"]
+    cached = SD.get("router")
+    if cached is not None and cached["generation"] == generation:
+        return cached
+    classes = {
+        r["workspace"]: {"documents": r["documents"], "terms": r["terms"]}
+        for r in plpy.execute("select workspace, documents, terms from exo_private.router_classes")
+    }
+    terms = {}
+    for r in plpy.execute("select term, workspace, count from exo_private.router_terms"):
+        terms.setdefault(r["term"], {})[r["workspace"]] = r["count"]
+    SD["router"] = {
+        "generation": generation,
+        "max_chars": state[0]["max_chars"],
+        "term_cap": state[0]["term_cap"],
+        "classes": classes,
+        "terms": terms,
+    }
+    return SD["router"]
+
+def _training_settings(plpy):
+    rows = plpy.execute(
+        "select key, value::text as value from exo_private.settings "
+        "where key in ('routing.learned_vocabulary', 'routing.learned_max_chars', 'routing.learned_term_cap')"
+    )
+    settings = {r["key"]: json.loads(r["value"]) for r in rows}
+    for key in ("routing.learned_vocabulary", "routing.learned_max_chars", "routing.learned_term_cap"):
+        value = settings.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError("setting " + key + " must be a positive whole number, not " + repr(value))
+    return settings
+
+def refresh_router(plpy, force, min_change):
+    """Train the learned router again when its training set (exo_private.router_training) or
+    its counting settings changed since the last training, or when force. With min_change,
+    only when the number of training documents changed by at least that share (an ingest's
+    start: edits and reassignments wait for the scheduled training). Returns {trained,
+    generation, documents, workspaces, terms}."""
+    settings = _training_settings(plpy)
+    state = plpy.execute(
+        "select generation, fingerprint, documents from exo_private.router_state for update"
+    )[0]
+    now = plpy.execute(
+        plpy.prepare(
+            "select md5(coalesce(string_agg(t.id || ':' || t.workspace || ':' || t.sha256, ',' order by t.id), '')"
+            " || $1) as fingerprint, count(*) as documents from exo_private.router_training t",
+            ["text"],
+        ),
+        [json.dumps(settings, sort_keys=True)],
+    )[0]
+    seen = now["fingerprint"]
+    small = abs(now["documents"] - state["documents"]) < min_change * max(state["documents"], 1)
+    if not force and state["generation"] is not None and (state["fingerprint"] == seen or small):
+        counts = plpy.execute(
+            "select (select count(*) from exo_private.router_classes) as workspaces, "
+            "(select count(*) from exo_private.router_terms) as terms, "
+            "(select documents from exo_private.router_state) as documents"
+        )[0]
+        return {"trained": False, "generation": state["generation"], **counts}
+    max_chars = settings["routing.learned_max_chars"]
+    cursor = plpy.cursor(
+        plpy.prepare(
+            "select t.workspace, left(c.body, $1) as body from exo_private.router_training t "
+            "join exo_private.text_cache c on c.sha256 = t.sha256",
+            ["int"],
+        ),
+        [max_chars],
+    )
+
+    def documents():
+        while batch := cursor.fetch(500):
+            for row in batch:
+                yield row["workspace"], row["body"]
+
+    model = train_router(
+        documents(), settings["routing.learned_vocabulary"], max_chars, settings["routing.learned_term_cap"]
+    )
+    plpy.execute("delete from exo_private.router_terms")
+    plpy.execute("delete from exo_private.router_classes")
+    classes = sorted(model["classes"].items())
+    plpy.execute(
+        plpy.prepare(
+            "insert into exo_private.router_classes (workspace, documents, terms) "
+            "select * from unnest($1::text[], $2::int[], $3::bigint[])",
+            ["text[]", "int[]", "bigint[]"],
+        ),
+        [[ws for ws, _ in classes], [c["documents"] for _, c in classes], [c["terms"] for _, c in classes]],
+    )
+    rows = [(term, ws, n) for term, by in model["terms"].items() for ws, n in by.items()]
+    plpy.execute(
+        plpy.prepare(
+            "insert into exo_private.router_terms (term, workspace, count) "
+            "select * from unnest($1::text[], $2::text[], $3::int[])",
+            ["text[]", "text[]", "int[]"],
+        ),
+        [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]],
+    )
+    documents_trained = sum(c["documents"] for _, c in classes)
+    generation = plpy.execute(
+        plpy.prepare(
+            "update exo_private.router_state set generation = coalesce(generation, 0) + 1, fingerprint = $1, "
+            "documents = $2, max_chars = $3, term_cap = $4, trained_at = now() returning generation",
+            ["text", "int", "int", "int"],
+        ),
+        [seen, documents_trained, max_chars, settings["routing.learned_term_cap"]],
+    )[0]["generation"]
+    return {
+        "trained": True,
+        "generation": generation,
+        "documents": documents_trained,
+        "workspaces": len(classes),
+        "terms": len(model["terms"]),
+    }
+
+def route(path, text, frontmatter, review, forced, workspaces, folder_rules, keywords, threshold, model=None):
+    """The routing decision; workspace None means quarantine. model: the learned router
+    (load_router) with its "threshold" and "min_documents" settings, or None."""
+    reasons = []
+    if review and review.get("workspace") in workspaces:
+        return _decision(review["workspace"], "review", 1.0, ["quarantine review: " + review["decision"]])
+    declared = frontmatter.get("workspace")
+    if declared is not None:
+        declared = str(declared).strip().lower()
+        if declared in workspaces:
+            return _decision(declared, "frontmatter", 1.0, ["frontmatter workspace: " + declared])
+        reasons.append("frontmatter workspace '" + declared + "' does not exist")
+    if forced in workspaces:
+        return _decision(forced, "forced", 1.0, [*reasons, "ingested with --workspace " + forced])
+    folders = [part.lower() for part in path.split("/")[:-1]]
+    for rule in folder_rules:
+        if rule.get("folder", "").lower() in folders and rule.get("workspace") in workspaces:
+            return _decision(rule["workspace"], "folder", 1.0, [*reasons, "folder '" + rule["folder"] + "'"])
+    learned = learned_candidates(text, model, workspaces) if model else None
+    if learned is not None:
+        best = learned[0]
+        why = "learned: " + best["workspace"] + " (" + ", ".join(best["hits"]) + ")"
+        shown = [{**c, "score": round(c["score"], 4)} for c in learned]
+        if best["score"] < model["threshold"]:
+            reasons.append(why + " below threshold " + str(model["threshold"]))
+            return _decision(None, "learned", best["score"], reasons, shown)
+        return _decision(best["workspace"], "learned", best["score"], [*reasons, why], shown)
+    candidates = [c for c in classify(text, keywords) if c["workspace"] in workspaces]
+    total = sum(c["score"] for c in candidates)
+    if not candidates or candidates[0]["score"] == 0:
+        return _decision(None, "classifier", 0.0, [*reasons, "no workspace keywords found"], candidates)
+    best = candidates[0]
+    # The winner's share of the evidence (+1 smoothing), scaled down while it rests
+    # on fewer than MIN_HITS distinct words: two stray words are never confident.
+    confidence = best["score"] / (total + 1.0) * min(1.0, len(best["hits"]) / MIN_HITS)
+    why = "classifier: " + best["workspace"] + " (" + ", ".join(best["hits"][:8]) + ")"
+    if confidence < threshold:
+        reasons.append(why + " below threshold " + str(threshold))
+        return _decision(None, "classifier", confidence, reasons, candidates)
+    return _decision(best["workspace"], "classifier", confidence, [*reasons, why], candidates)
+if min_change is None or not 0 <= min_change <= 1:
+    raise plpy.spiexceptions.InvalidParameterValue("min_change must be between 0 and 1, not " + repr(min_change))
+return json.dumps(refresh_router(plpy, force, min_change))
+$_$;
+
+ALTER FUNCTION exo_private.train_router(force boolean, min_change double precision) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION train_router(force boolean, min_change double precision); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.train_router(force boolean, min_change double precision) IS 'Count the words of each workspace''s training documents (router_training) into router_terms and router_classes when the training set or the routing.learned_* counting settings changed since the last training (or force); with min_change (a share, as an ingest passes routing.learned_retrain_share) only when the number of training documents changed by at least that share. Returns {trained, generation, documents, workspaces, terms}.';
 
 --
 -- Name: undefer_subject(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -12091,7 +14014,7 @@ CREATE FUNCTION exo_private.work_status() RETURNS jsonb
                count(*) filter (where m.state = 'pending') as pending,
                count(*) filter (where m.state in ('live', 'dead', 'unclaimed')) as in_flight,
                count(*) filter (where m.state = 'dead') as held_by_dead_workers
-        from unnest(array['embed', 'extract']) n(queue)
+        from unnest(array['embed', 'extract', 'ocr']) n(queue)
         left join (select x.* from settings, exo_private.queue_messages(settings.dead_after_s) x) m
                on m.queue = n.queue
         group by n.queue
@@ -12164,7 +14087,7 @@ ALTER FUNCTION exo_private.work_status() OWNER TO exo_owner;
 -- Name: FUNCTION work_status(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.work_status() IS 'The worker''s side of exo.status: queues (embed, extract: depth, pending = visible messages, in_flight, held_by_dead_workers, failed = chunks or windows whose job failed and was not retried, dead = their dead letters, oldest_age_s; dead_letter: depth, oldest_age_s), work_by_stage (per document stage: documents with work pending, in_flight, failed, dead, lost, stuck), stuck (documents that cannot advance on their own, by reason, and a hint naming the commands), worker (last_heartbeat, alive, running, dead in the last day, dead_after_s).';
+COMMENT ON FUNCTION exo_private.work_status() IS 'The worker''s side of exo.status: queues (embed, extract, ocr: depth, pending = visible messages, in_flight, held_by_dead_workers, failed = chunks or windows whose job failed and was not retried, dead = their dead letters, oldest_age_s; dead_letter: depth, oldest_age_s), work_by_stage (per document stage: documents with work pending, in_flight, failed, dead, lost, stuck), stuck (documents that cannot advance on their own, by reason, and a hint naming the commands), worker (last_heartbeat, alive, running, dead in the last day, dead_after_s).';
 
 --
 -- Name: worker_queues(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -12176,7 +14099,11 @@ CREATE FUNCTION exo_private.worker_queues(p_queue text DEFAULT NULL::text) RETUR
     AS $$
 begin
     if p_queue is not null then
-        perform exo_private.queue_target_key(p_queue);
+        -- The ocr queue's failures end their documents (sql/160_ocr.sql): nothing to retry here.
+        if p_queue not in ('embed', 'extract') then
+            raise exception 'queue must be embed or extract, got %', quote_literal(p_queue)
+                using errcode = 'invalid_parameter_value';
+        end if;
         return next p_queue;
     else
         return query select unnest(array['embed', 'extract']);
@@ -15480,6 +17407,87 @@ ALTER TABLE exo_private.relations ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTI
 );
 
 --
+-- Name: router_classes; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.router_classes (
+    workspace text NOT NULL,
+    documents integer NOT NULL,
+    terms bigint NOT NULL,
+    CONSTRAINT router_classes_documents_check CHECK ((documents > 0)),
+    CONSTRAINT router_classes_terms_check CHECK ((terms >= 0))
+);
+
+ALTER TABLE exo_private.router_classes OWNER TO exo_owner;
+
+--
+-- Name: TABLE router_classes; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.router_classes IS 'Per workspace: how many documents trained the learned router and how many vocabulary words they hold.';
+
+--
+-- Name: router_state; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.router_state (
+    singleton boolean DEFAULT true NOT NULL,
+    generation bigint,
+    fingerprint text,
+    documents integer DEFAULT 0 NOT NULL,
+    max_chars integer,
+    term_cap integer,
+    trained_at timestamp with time zone,
+    CONSTRAINT router_state_singleton_check CHECK (singleton)
+);
+
+ALTER TABLE exo_private.router_state OWNER TO exo_owner;
+
+--
+-- Name: TABLE router_state; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.router_state IS 'One row: the learned router''s generation (bumped by each training; null before the first), the fingerprint of the training set it was trained on, and the counting rules it used.';
+
+--
+-- Name: router_terms; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.router_terms (
+    term text NOT NULL,
+    workspace text NOT NULL,
+    count integer NOT NULL,
+    CONSTRAINT router_terms_count_check CHECK ((count > 0))
+);
+
+ALTER TABLE exo_private.router_terms OWNER TO exo_owner;
+
+--
+-- Name: TABLE router_terms; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.router_terms IS 'The learned router''s vocabulary: how often each word occurs in each workspace''s training documents.';
+
+--
+-- Name: router_training; Type: VIEW; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE VIEW exo_private.router_training AS
+ SELECT id,
+    workspace,
+    sha256
+   FROM exo_private.documents d
+  WHERE ((workspace IS NOT NULL) AND (stage = ANY (ARRAY['chunked'::exo_private.document_stage, 'embedded'::exo_private.document_stage, 'graphed'::exo_private.document_stage])) AND (conversation_id IS NULL) AND (sha256 IS NOT NULL) AND ((route ->> 'method'::text) IS DISTINCT FROM 'learned'::text));
+
+ALTER VIEW exo_private.router_training OWNER TO exo_owner;
+
+--
+-- Name: VIEW router_training; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON VIEW exo_private.router_training IS 'Documents that train the learned router: in a workspace by frontmatter, a forced workspace, a folder rule, a person''s review or a confident keyword route; never by a learned route.';
+
+--
 -- Name: schema_migrations; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -15989,6 +17997,23 @@ CREATE TABLE pgmq.a_extract (
 ALTER TABLE pgmq.a_extract OWNER TO exo_owner;
 
 --
+-- Name: a_ocr; Type: TABLE; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE TABLE pgmq.a_ocr (
+    msg_id bigint NOT NULL,
+    read_ct integer DEFAULT 0 NOT NULL,
+    enqueued_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_read_at timestamp with time zone,
+    archived_at timestamp with time zone DEFAULT now() NOT NULL,
+    vt timestamp with time zone NOT NULL,
+    message jsonb,
+    headers jsonb
+);
+
+ALTER TABLE pgmq.a_ocr OWNER TO exo_owner;
+
+--
 -- Name: meta; Type: TABLE; Schema: pgmq; Owner: exo_owner
 --
 
@@ -16093,6 +18118,35 @@ ALTER TABLE pgmq.q_extract OWNER TO exo_owner;
 
 ALTER TABLE pgmq.q_extract ALTER COLUMN msg_id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME pgmq.q_extract_msg_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: q_ocr; Type: TABLE; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE TABLE pgmq.q_ocr (
+    msg_id bigint NOT NULL,
+    read_ct integer DEFAULT 0 NOT NULL,
+    enqueued_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_read_at timestamp with time zone,
+    vt timestamp with time zone NOT NULL,
+    message jsonb,
+    headers jsonb
+);
+
+ALTER TABLE pgmq.q_ocr OWNER TO exo_owner;
+
+--
+-- Name: q_ocr_msg_id_seq; Type: SEQUENCE; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE pgmq.q_ocr ALTER COLUMN msg_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME pgmq.q_ocr_msg_id_seq
     START WITH 1
     INCREMENT BY 1
     NO MINVALUE
@@ -16497,6 +18551,27 @@ ALTER TABLE ONLY exo_private.relations
     ADD CONSTRAINT relations_subject_id_predicate_object_id_window_id_key UNIQUE (subject_id, predicate, object_id, window_id);
 
 --
+-- Name: router_classes router_classes_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.router_classes
+    ADD CONSTRAINT router_classes_pkey PRIMARY KEY (workspace);
+
+--
+-- Name: router_state router_state_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.router_state
+    ADD CONSTRAINT router_state_pkey PRIMARY KEY (singleton);
+
+--
+-- Name: router_terms router_terms_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.router_terms
+    ADD CONSTRAINT router_terms_pkey PRIMARY KEY (term, workspace);
+
+--
 -- Name: schema_migrations schema_migrations_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -16630,6 +18705,13 @@ ALTER TABLE ONLY pgmq.a_extract
     ADD CONSTRAINT a_extract_pkey PRIMARY KEY (msg_id);
 
 --
+-- Name: a_ocr a_ocr_pkey; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE ONLY pgmq.a_ocr
+    ADD CONSTRAINT a_ocr_pkey PRIMARY KEY (msg_id);
+
+--
 -- Name: meta meta_queue_name_key; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
 --
 
@@ -16663,6 +18745,13 @@ ALTER TABLE ONLY pgmq.q_embed
 
 ALTER TABLE ONLY pgmq.q_extract
     ADD CONSTRAINT q_extract_pkey PRIMARY KEY (msg_id);
+
+--
+-- Name: q_ocr q_ocr_pkey; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE ONLY pgmq.q_ocr
+    ADD CONSTRAINT q_ocr_pkey PRIMARY KEY (msg_id);
 
 --
 -- Name: topic_bindings topic_bindings_unique_pattern_queue; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
@@ -16864,6 +18953,12 @@ CREATE INDEX documents_workspace_idx ON exo_private.documents USING btree (works
 CREATE INDEX entities_key_idx ON exo_private.entities USING btree (canonical_key);
 
 --
+-- Name: entities_person_first_key_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX entities_person_first_key_idx ON exo_private.entities USING btree (workspace, split_part(canonical_key, ' '::text, 1)) WHERE (type = 'Person'::exo_private.entity_type);
+
+--
 -- Name: job_failures_target_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -16990,6 +19085,12 @@ CREATE INDEX archived_at_idx_embed ON pgmq.a_embed USING btree (archived_at);
 CREATE INDEX archived_at_idx_extract ON pgmq.a_extract USING btree (archived_at);
 
 --
+-- Name: archived_at_idx_ocr; Type: INDEX; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE INDEX archived_at_idx_ocr ON pgmq.a_ocr USING btree (archived_at);
+
+--
 -- Name: idx_notify_throttle_active; Type: INDEX; Schema: pgmq; Owner: exo_owner
 --
 
@@ -17018,6 +19119,12 @@ CREATE INDEX q_embed_vt_idx ON pgmq.q_embed USING btree (vt);
 --
 
 CREATE INDEX q_extract_vt_idx ON pgmq.q_extract USING btree (vt);
+
+--
+-- Name: q_ocr_vt_idx; Type: INDEX; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE INDEX q_ocr_vt_idx ON pgmq.q_ocr USING btree (vt);
 
 --
 -- Name: chunk_embeddings_administrative_pkey; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
@@ -17198,6 +19305,12 @@ CREATE CONSTRAINT TRIGGER trigger_notify_queue_insert_listeners AFTER INSERT ON 
 --
 
 CREATE CONSTRAINT TRIGGER trigger_notify_queue_insert_listeners AFTER INSERT ON pgmq.q_extract DEFERRABLE INITIALLY IMMEDIATE FOR EACH ROW EXECUTE FUNCTION pgmq.notify_queue_listeners();
+
+--
+-- Name: q_ocr trigger_notify_queue_insert_listeners; Type: TRIGGER; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE CONSTRAINT TRIGGER trigger_notify_queue_insert_listeners AFTER INSERT ON pgmq.q_ocr DEFERRABLE INITIALLY IMMEDIATE FOR EACH ROW EXECUTE FUNCTION pgmq.notify_queue_listeners();
 
 --
 -- Name: chat_identities chat_identities_person_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -17408,6 +19521,20 @@ ALTER TABLE ONLY exo_private.relations
 
 ALTER TABLE ONLY exo_private.relations
     ADD CONSTRAINT relations_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name);
+
+--
+-- Name: router_classes router_classes_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.router_classes
+    ADD CONSTRAINT router_classes_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name) ON DELETE CASCADE;
+
+--
+-- Name: router_terms router_terms_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.router_terms
+    ADD CONSTRAINT router_terms_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name) ON DELETE CASCADE;
 
 --
 -- Name: sources sources_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -17789,6 +19916,22 @@ GRANT ALL ON FUNCTION exo_private.agtype_jsonb(value text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.agtype_jsonb(value text) TO exo_writer;
 
 --
+-- Name: FUNCTION await_ocr(p_document_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.await_ocr(p_document_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.await_ocr(p_document_id bigint) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.await_ocr(p_document_id bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION band_as_of(stored exo_private.band, written date, follows_age boolean, as_of date, current_days integer, recent_days integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.band_as_of(stored exo_private.band, written date, follows_age boolean, as_of date, current_days integer, recent_days integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.band_as_of(stored exo_private.band, written date, follows_age boolean, as_of date, current_days integer, recent_days integer) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.band_as_of(stored exo_private.band, written date, follows_age boolean, as_of date, current_days integer, recent_days integer) TO exo_writer;
+
+--
 -- Name: FUNCTION build_packet(retrieved jsonb, query text, token_budget integer); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -17987,6 +20130,14 @@ GRANT ALL ON FUNCTION exo_private.embedding_model_id(p_name text, p_dimensions i
 GRANT ALL ON FUNCTION exo_private.embedding_model_id(p_name text, p_dimensions integer) TO exo_writer;
 
 --
+-- Name: FUNCTION end_ocr(p_sha256 text, p_stage exo_private.document_stage, p_error_class text, p_message text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.end_ocr(p_sha256 text, p_stage exo_private.document_stage, p_error_class text, p_message text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.end_ocr(p_sha256 text, p_stage exo_private.document_stage, p_error_class text, p_message text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.end_ocr(p_sha256 text, p_stage exo_private.document_stage, p_error_class text, p_message text) TO exo_writer;
+
+--
 -- Name: FUNCTION ensure_embedding_indexes(p_model_id integer); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -18087,6 +20238,14 @@ GRANT ALL ON FUNCTION exo_private.generation_for(ws text, model text) TO exo_api
 GRANT ALL ON FUNCTION exo_private.generation_for(ws text, model text) TO exo_writer;
 
 --
+-- Name: FUNCTION glob_like(glob text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.glob_like(glob text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.glob_like(glob text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.glob_like(glob text) TO exo_writer;
+
+--
 -- Name: FUNCTION graph_disagreements(ws text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -18141,6 +20300,14 @@ GRANT ALL ON FUNCTION exo_private.ingest_settings() TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.invalid_argument(message text, hint text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.invalid_argument(message text, hint text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.invalid_argument(message text, hint text) TO exo_writer;
+
+--
+-- Name: FUNCTION learn_routes(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.learn_routes() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.learn_routes() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.learn_routes() TO exo_writer;
 
 --
 -- Name: FUNCTION like_pattern(input text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -18207,6 +20374,14 @@ GRANT ALL ON FUNCTION exo_private.normalise_predicate(raw text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.normalise_predicate(raw text) TO exo_writer;
 
 --
+-- Name: FUNCTION ocr_job(p_document_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.ocr_job(p_document_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.ocr_job(p_document_id bigint) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.ocr_job(p_document_id bigint) TO exo_writer;
+
+--
 -- Name: FUNCTION outstanding_work(); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -18231,12 +20406,12 @@ GRANT ALL ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings j
 GRANT ALL ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date) TO exo_writer;
 
 --
--- Name: FUNCTION pool_details(p_workspaces text[], p_chunks bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION pool_details(p_workspaces text[], p_chunks bigint[], p_as_of date); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_as_of date) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_as_of date) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_as_of date) TO exo_writer;
 
 --
 -- Name: FUNCTION pool_similarity(p_workspaces text[], p_chunks bigint[], p_vector text, p_model_id integer); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -18413,6 +20588,14 @@ GRANT ALL ON FUNCTION exo_private.retry_failed(p_queue text, p_since timestamp w
 GRANT ALL ON FUNCTION exo_private.retry_failed(p_queue text, p_since timestamp with time zone) TO exo_writer;
 
 --
+-- Name: FUNCTION retry_ocr(p_since timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.retry_ocr(p_since timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.retry_ocr(p_since timestamp with time zone) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.retry_ocr(p_since timestamp with time zone) TO exo_writer;
+
+--
 -- Name: FUNCTION return_messages(p_queue text, p_msg_ids bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -18427,6 +20610,22 @@ GRANT ALL ON FUNCTION exo_private.return_messages(p_queue text, p_msg_ids bigint
 REVOKE ALL ON FUNCTION exo_private.review_document(doc_id bigint, decision text, target_workspace text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.review_document(doc_id bigint, decision text, target_workspace text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.review_document(doc_id bigint, decision text, target_workspace text) TO exo_writer;
+
+--
+-- Name: FUNCTION review_quarantine(decision text, target_workspace text, select_all boolean, path_glob text, min_confidence double precision, dry_run boolean); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.review_quarantine(decision text, target_workspace text, select_all boolean, path_glob text, min_confidence double precision, dry_run boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.review_quarantine(decision text, target_workspace text, select_all boolean, path_glob text, min_confidence double precision, dry_run boolean) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.review_quarantine(decision text, target_workspace text, select_all boolean, path_glob text, min_confidence double precision, dry_run boolean) TO exo_writer;
+
+--
+-- Name: FUNCTION route_source_quarantine(source integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.route_source_quarantine(source integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.route_source_quarantine(source integer) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.route_source_quarantine(source integer) TO exo_writer;
 
 --
 -- Name: FUNCTION run_cypher(graph name, query text, max_rows integer); Type: ACL; Schema: exo_private; Owner: exo_graph
@@ -18489,6 +20688,22 @@ GRANT ALL ON FUNCTION exo_private.stop_runaway_readers() TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION store_ocr_text(p_sha256 text, p_body text, p_ocr jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.store_ocr_text(p_sha256 text, p_body text, p_ocr jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.store_ocr_text(p_sha256 text, p_body text, p_ocr jsonb) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.store_ocr_text(p_sha256 text, p_body text, p_ocr jsonb) TO exo_writer;
+
+--
+-- Name: FUNCTION train_router(force boolean, min_change double precision); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.train_router(force boolean, min_change double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.train_router(force boolean, min_change double precision) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.train_router(force boolean, min_change double precision) TO exo_writer;
 
 --
 -- Name: FUNCTION undefer_subject(subject_name text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -19683,6 +21898,34 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.relations TO exo_writer;
 GRANT SELECT,USAGE ON SEQUENCE exo_private.relations_id_seq TO exo_writer;
 
 --
+-- Name: TABLE router_classes; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.router_classes TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.router_classes TO exo_writer;
+
+--
+-- Name: TABLE router_state; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.router_state TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.router_state TO exo_writer;
+
+--
+-- Name: TABLE router_terms; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.router_terms TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.router_terms TO exo_writer;
+
+--
+-- Name: TABLE router_training; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.router_training TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.router_training TO exo_writer;
+
+--
 -- Name: TABLE schema_migrations; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -19809,6 +22052,14 @@ GRANT SELECT ON TABLE pgmq.a_extract TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.a_extract TO exo_writer;
 
 --
+-- Name: TABLE a_ocr; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE pgmq.a_ocr TO pg_monitor;
+GRANT SELECT ON TABLE pgmq.a_ocr TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.a_ocr TO exo_writer;
+
+--
 -- Name: TABLE meta; Type: ACL; Schema: pgmq; Owner: exo_owner
 --
 
@@ -19868,6 +22119,21 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.q_extract TO exo_writer;
 
 GRANT SELECT ON SEQUENCE pgmq.q_extract_msg_id_seq TO pg_monitor;
 GRANT SELECT,USAGE ON SEQUENCE pgmq.q_extract_msg_id_seq TO exo_writer;
+
+--
+-- Name: TABLE q_ocr; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE pgmq.q_ocr TO pg_monitor;
+GRANT SELECT ON TABLE pgmq.q_ocr TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.q_ocr TO exo_writer;
+
+--
+-- Name: SEQUENCE q_ocr_msg_id_seq; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON SEQUENCE pgmq.q_ocr_msg_id_seq TO pg_monitor;
+GRANT SELECT,USAGE ON SEQUENCE pgmq.q_ocr_msg_id_seq TO exo_writer;
 
 --
 -- Name: TABLE topic_bindings; Type: ACL; Schema: pgmq; Owner: exo_owner

@@ -57,6 +57,11 @@ def line(day: datetime.date, time: str, sender: str, text: str) -> str:
     return f"{day.isoformat()} {time} {sender}: {text}"
 
 
+def shown(day: datetime.date, time: str, sender: str, text: str) -> str:
+    """A message's line in a packet's excerpt: its time without the day the citation names."""
+    return f"{time} {sender}: {text}"
+
+
 @pytest.fixture(scope="module")
 def corpus(cfg, template_db, real_models) -> Iterator[Database]:
     db = create_database(cfg, "exo_chat_search", template=template_db.name)
@@ -150,10 +155,11 @@ def test_a_question_answered_only_in_a_chat_gets_a_packet_citing_the_chat(corpus
     text = packet["text"]
     evidence = text[text.index("## Evidence") : text.index("## Provenance")]
     block = evidence.split("\n\n")[0]  # [1] citation, then the excerpt: whole message lines
-    assert block.startswith(f"## Evidence\n[1] {top['citation']}\n{line(*BOOK[0])}\n{line(*BOOK[1])}\n")
+    assert block.startswith(f"## Evidence\n[1] {top['citation']}\n{shown(*BOOK[0])}\n{shown(*BOOK[1])}\n")
     assert block.endswith("\n...") and len(block.split("\n", 2)[2]) <= 300 + 4  # cut at a message
-    assert block.split("\n")[2:-1] == [line(*m) for m in BOOK[: len(block.split("\n")) - 3]]
-    assert f"[1] chunk {book} of document {top['document_id']} (conversation " in text
+    assert block.split("\n")[2:-1] == [shown(*m) for m in BOOK[: len(block.split("\n")) - 3]]
+    assert f"[1] chunk {book} via " in text
+    assert first["document_id"] == top["document_id"] and first["conversation_id"] is not None
 
 
 def test_a_question_answered_in_a_chat_and_a_document_cites_both_from_one_rerank(corpus, reader):
@@ -175,7 +181,7 @@ def test_a_question_answered_in_a_chat_and_a_document_cites_both_from_one_rerank
     cited = {u["chunk_id"]: u["citation"] for u in packet["used"]}
     assert cited[trip] == f'personal:chat "Iris Calder" {TRIP_DAY.isoformat()} 18:02'
     assert cited[note["chunk_id"]] == note["citation"]
-    assert line(*TRIP[1]) in packet["text"]  # the answer, with its sender and time
+    assert shown(*TRIP[1]) in packet["text"]  # the answer, with its sender and time
     # exo.search's rows are search_json's
     cur = reader.execute("select chunk_id, citation from exo.search(%s, k => 10)", (query,))
     assert {r[0]: r[1] for r in cur} == {r["chunk_id"]: r["citation"] for r in found["results"]}
@@ -190,3 +196,26 @@ def test_a_question_naming_the_conversation_title_still_searches_its_words(corpu
     assert stages["exact"]["found"] == 0
     assert stages["lexical"]["ran"] and stages["lexical"]["found"] >= 1
     assert trip in [r["chunk_id"] for r in found["results"][:2]]
+
+
+def test_a_question_naming_a_participant_looks_in_their_windows_by_meaning(corpus, reader):
+    """The participant stage: the windows of the person a question names (here by first name),
+    by similarity to the question, whatever words they share; it never scopes by the owner."""
+    book, trip = windows(corpus)
+    found = ask(reader, "search_json", "Which novel was Iris enthusiastic about?", k=5)
+    stages = {s["stage"]: s for s in found["report"]["workspaces"]["personal"]["stages"]}
+    assert [s["stage"] for s in found["report"]["workspaces"]["personal"]["stages"]][:3] == [
+        "exact",
+        "participant",
+        "lexical",
+    ]
+    assert stages["participant"]["found"] == 2  # both of Iris's windows, nothing else
+    hits = [r for r in found["results"] if r["stage"] == "participant"]
+    assert hits[0]["chunk_id"] == book and {r["chunk_id"] for r in hits} <= {book, trip}
+
+    # The owner takes part in every window (and has no entity until `exo owner` names them);
+    # a question naming nobody in the chats gives the stage nothing to look at.
+    for query in ("Which novel was Sam enthusiastic about?", "Which novel was enthusiastic?"):
+        found = ask(reader, "search_json", query, k=5)
+        stages = {s["stage"]: s for s in found["report"]["workspaces"]["personal"]["stages"]}
+        assert stages["participant"]["found"] == 0, query

@@ -722,6 +722,23 @@ def test_a_chat_chunk_is_cited_by_conversation_title_and_first_time():
     assert search.citation(_candidate(3)) == "technical:notes/doc3.md (2026-01-01, current)"  # unchanged
 
 
+def test_a_chat_excerpt_shows_times_without_the_day_its_citation_names():
+    body = "2024-03-04 23:58 Ann: late zebra\n  still here\n2024-03-05 00:01 Bo: next day zebra"
+    assert search.chat_start(body) == "2024-03-04 23:58"
+    assert search.chat_start("(undated) Ann: hello") is None
+    shown = search.chunk_excerpt(_chat_candidate(1, body=body), ["zebra"], 300)
+    # a line of another day keeps its day; a continuation line is left alone
+    assert shown == "23:58 Ann: late zebra\n  still here\n2024-03-05 00:01 Bo: next day zebra"
+    assert search.said(shown) == "late zebra\n  still here\nnext day zebra"
+
+
+def test_name_keys_are_a_questions_names_without_their_punctuation():
+    keys = search.name_keys("Where did Priya's sister, Ana María Okafor, move?")
+    assert "priya" in keys and "ana maría okafor" in keys and "ana" in keys
+    assert "where" not in keys and "s" not in keys  # stopwords and letters alone name nobody
+    assert all(k == canonical_key(k) for k in keys)
+
+
 def test_chat_messages_keep_continuation_lines_with_their_message():
     messages = search.chat_messages(CHAT)
     assert len(messages) == 5
@@ -875,7 +892,7 @@ def test_packet_fits_its_budget_and_cites_in_order(budget, candidates, data, hin
         at = at_prov = 0
         for u in used:
             at = evidence.index("[{}] {}\n".format(u["n"], u["citation"]), at)
-            at_prov = provenance.index("[{}] chunk {} of".format(u["n"], u["chunk_id"]), at_prov)
+            at_prov = provenance.index("[{}] chunk {} via".format(u["n"], u["chunk_id"]), at_prov)
         assert re.findall(r"^\[(\d+)\]", evidence, re.M) == [str(u["n"]) for u in used]
         if not used:
             assert "(nothing found)" in evidence
@@ -903,8 +920,9 @@ def test_packet_cites_excerpts_and_leaves_out_weak_chunks():
     assert "[1] technical:notes/doc1.md (2026-01-01, current)\nThe zebra lives here.\n" in text
     assert "[2] technical:notes/doc2.md (2026-01-01, recent)\nA quokka lives there.\n" in text
     assert "Nothing about it" not in text
-    line = "[1] chunk 1 of document 1001 via lexical (rank {:.3f}, rerank deterministic)"
+    line = "## Provenance\nrerank: deterministic\n[1] chunk 1 via lexical (rank {:.3f})\n"
     assert line.format(ranked[0]["score"]) in text
+    assert [(u["document_id"], u["conversation_id"]) for u in out["used"]] == [(1001, None), (1002, None)]
     assert "## Withheld" not in text
     assert _sections(text) == [
         "# Context for: where does the zebra live",
@@ -982,12 +1000,14 @@ def test_packet_cites_a_chat_chunk_beside_a_document_with_whole_messages():
     settings = dict(PACKET, **{"packet.excerpt_chars": 200})
     out = search.packet("where is the zebra farm", ranked, [], REPORT, 4000, settings)
     text = out["text"]
-    lines = CHAT.split("\n")
-    excerpt = "...\n" + "\n".join(lines[2:5]) + "\n..."
+    # The lines show their time without the day the citation names, so 200 characters hold the
+    # answering message, the question before it and the reply after it.
+    lines = CHAT.replace("2024-03-04 ", "").split("\n")
+    excerpt = "...\n" + "\n".join(lines[1:5]) + "\n..."
     assert f'[1] personal:chat "Iris Calder" 2024-03-04 09:12\n{excerpt}\n\n' in text
     assert "[2] technical:notes/doc2.md (2026-01-01, current)\nThe zebra lives here.\n" in text
-    assert "[1] chunk 1 of document 1001 (conversation 7) via lexical" in text
-    assert "[2] chunk 2 of document 1002 via lexical" in text
+    assert "[1] chunk 1 via lexical" in text and "[2] chunk 2 via lexical" in text
+    assert [(u["document_id"], u["conversation_id"]) for u in out["used"]] == [(1001, 7), (1002, None)]
     assert [u["citation"] for u in out["used"]] == [
         'personal:chat "Iris Calder" 2024-03-04 09:12',
         "technical:notes/doc2.md (2026-01-01, current)",

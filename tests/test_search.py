@@ -430,8 +430,9 @@ def test_every_backend_only_reorders(vault, real_models):
             "models__rerank": {
                 "url": real_models.embeddings.url,
                 "model": "all-MiniLM-L6-v2",
-                "timeout_s": 10,
-            }
+                "timeout_s": 60,
+            },
+            "retrieval__rerank_timeout_s": 60,  # what is tested is the order, not the speed
         },
         "listwise": {
             "models__chat": {"url": real_models.chat.url, "model": real_models.chat.model, "timeout_s": 120},

@@ -22,8 +22,9 @@ _IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
 _QUOTED = re.compile(r"\"([^\"]{3,100})\"")
 _EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
-# The start of a message line in a chat chunk: its time (or "(undated)") and its sender.
-_CHAT_LABEL = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
+# The start of a message line in a chat chunk: its time (or "(undated)") and its sender; in a
+# packet's excerpt the time without the day its citation names (without_day).
+_CHAT_LABEL = re.compile(r"^((?:\d{4}-\d\d-\d\d )?\d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
 # Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
 STOPWORDS = frozenset(
     """a about above after again all am an and any are as at be been before being below between both
@@ -61,6 +62,19 @@ def ngram_keys(query, max_n=MAX_NGRAM):
         for i in range(len(tokens) - n + 1):
             key = canonical_key(" ".join(tokens[i : i + n]))
             if key and key not in keys:
+                keys.append(key)
+    return keys
+
+
+def name_keys(query, max_n=3):
+    """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
+    question writes it, without the punctuation around it ("Priya's" is "priya")."""
+    words = query_words(query)
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(words) - n + 1):
+            key = canonical_key(" ".join(words[i : i + n]))
+            if len(key) > 1 and key not in STOPWORDS and key not in keys:
                 keys.append(key)
     return keys
 
@@ -575,19 +589,34 @@ def chat_excerpt(body, words, max_chars):
     )
 
 
+def without_day(passage, day):
+    """A chat passage's message lines with their time only where their day is `day`: a window
+    never spans two days, and its citation names the day."""
+    prefix = day + " "
+    return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
+
+
 def chunk_excerpt(c, words, max_chars):
-    """The excerpt of a candidate: whole messages for a chat chunk, sentences for a document's."""
+    """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
+    citation names), sentences for a document's."""
     if c.get("chat"):
-        return chat_excerpt(c["body"], words, max_chars)
+        start = chat_start(c["body"])
+        return chat_excerpt(without_day(c["body"], start[:10]) if start else c["body"], words, max_chars)
     return excerpt(c["body"], words, max_chars)
+
+
+def chat_start(body):
+    """The time of a chat chunk's first message as its lines show it ("2024-03-04 09:12"), or
+    None when it is undated."""
+    label = _CHAT_LABEL.match(body)
+    return label.group(1) if label and len(label.group(1)) == 16 else None
 
 
 def citation(c):
     """A chunk's citation label: workspace, path, date and band; for a chat chunk, workspace,
     the conversation's title and its first message's time as the chunk shows it."""
     if c.get("chat"):
-        label = _CHAT_LABEL.match(c["body"])
-        when = label.group(1) if label and label.group(1)[0].isdigit() else "undated"
+        when = chat_start(c["body"]) or "undated"
         return '{}:chat "{}" {}'.format(c["workspace"], c["chat"]["title"], when)
     date = c.get("written_at") or "undated"
     return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
@@ -619,20 +648,12 @@ def packet(query, ranked, hint_list, report, budget, settings):
     why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
 
     def provenance(used):
-        lines = ["## Provenance"]
-        for n, c in enumerate(used, 1):
-            chat = " (conversation {})".format(c["chat"]["conversation_id"]) if c.get("chat") else ""
-            lines.append(
-                "[{}] chunk {} of document {}{} via {} (rank {:.3f}, rerank {})".format(
-                    n,
-                    c["chunk_id"],
-                    c["document_id"],
-                    chat,
-                    c["stage"],
-                    c["score"],
-                    report["rerank"]["backend"],
-                )
-            )
+        # One short line per cited chunk: its document and conversation are in `used`.
+        lines = ["## Provenance", "rerank: " + report["rerank"]["backend"]]
+        lines.extend(
+            "[{}] chunk {} via {} (rank {:.3f})".format(n, c["chunk_id"], c["stage"], c["score"])
+            for n, c in enumerate(used, 1)
+        )
         cited = released(used, why)
         if cited:  # the first note: a packet cut short keeps it
             lines.append(
@@ -679,6 +700,8 @@ def packet(query, ranked, hint_list, report, budget, settings):
             {
                 "n": n,
                 "chunk_id": c["chunk_id"],
+                "document_id": c["document_id"],
+                "conversation_id": c["chat"]["conversation_id"] if c.get("chat") else None,
                 "citation": citation(c),
                 "workspace": c["workspace"],
                 "path": c["path"],

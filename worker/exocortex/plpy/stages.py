@@ -1,7 +1,7 @@
 """Staged retrieval per workspace and the archive fallback (stdlib only).
 
 Part of exo_private.retrieve (plpy/retrieve.py). In each chosen workspace the stages of
-retrieval.stages run in order (exact, lexical, capsules, graph, semantic) until the workspace
+retrieval.stages run in order (exact, participant, lexical, capsules, graph, semantic) until the workspace
 holds per_workspace candidates or enough confident ones; each stage runs the query
 exo_private.stage_sql writes for that workspace, prepared once per session. When the archive
 is closed by default and nothing in the present bands answers, the search runs again over
@@ -11,7 +11,7 @@ every band (the fallback), which never releases deferred material by itself.
 import time
 
 from query_analysis import elapsed_ms
-from search import ALL_BANDS, MAX_QUERY_CHARS, PRESENT_BANDS, WorkspacePool, coverage
+from search import ALL_BANDS, MAX_QUERY_CHARS, PRESENT_BANDS, WorkspacePool, coverage, name_keys
 
 
 class StageSearch:
@@ -143,6 +143,27 @@ class StageSearch:
                     "charged": r["charged"],
                     "detail": "near " + r["detail"],
                 }
+                for r in rows
+            ], None
+        if stage == "participant":
+            model = self.model
+            if model["id"] is None:
+                return [], "no embeddings stored yet"
+            text = self.embedding.vector(self.report)
+            if text is None:
+                return [], "query embedding unavailable ({})".format(self.embedding.error["error_class"])
+            # As many windows as a confident pool needs, not the whole room: BM25 and the other
+            # stages still look everywhere. A window of the person named is where to look, not an
+            # answer, so none of them counts as confident.
+            limit = min(self.per_workspace, self.settings["retrieval.confident_needed"])
+            rows = run(
+                ("participant", ws, model["id"], model["dimensions"]),
+                self.sql_text("participant", ws, model["id"], model["dimensions"]),
+                ["text", "text[]", "date", "int", "text[]"],
+                [text, list(bands), q.as_of_day, limit, name_keys(q.text)],
+            )
+            return [
+                {"chunk_id": r["chunk_id"], "score": r["score"], "confident": False, "charged": r["charged"]}
                 for r in rows
             ], None
         if stage == "semantic":

@@ -135,15 +135,49 @@ begin
             order by x.score desc $q$,
             dimensions, dimensions, 'chunk_embeddings_' || workspace, chunks, model_id, visible,
             dimensions, dimensions);
+    when 'participant' then  -- $1: the query vector as text, $5: name keys of the query's words
+        -- The chat windows of the people the question names (by full name or first name), by
+        -- similarity to it: "Where does Priya live now?" names whose conversation to look in,
+        -- while its answer ("Officially a Porto resident") shares no word with it. The owner takes
+        -- part in every window, so naming the owner narrows nothing and is left out.
+        if model_id is null or dimensions is null then
+            raise exception 'the participant stage needs an embedding model and its dimensions';
+        end if;
+        return format($q$
+            with named as materialized (
+                select e.id from exo_private.entities e
+                where e.workspace = %L and e.type = 'Person'
+                  and (e.canonical_key = any ($5) or pg_catalog.split_part(e.canonical_key, ' ', 1) = any ($5))
+                  and e.canonical_key is distinct from
+                      (select p.entity_key from exo_private.people p where p.is_owner)
+            ), windows as materialized (
+                select distinct m.chunk_id from exo_private.mentions m
+                where m.entity_id in (select n.id from named n) and m.origin = 'structure'
+                  and m.chunk_id is not null
+            )
+            select x.chunk_id, x.score, x.charged from (
+                select c.id as chunk_id,
+                       (1 - (e.embedding::public.vector(%s) operator(public.<=>) $1::public.vector(%s)))::float8 as score,
+                       c.charged_subjects as charged
+                from windows w
+                join exo_private.%I c on c.workspace = %L and c.id = w.chunk_id
+                join exo_private.%I e on e.workspace = c.workspace and e.chunk_id = c.id and e.model_id = %s
+                where %s
+                order by score desc, c.id desc
+                limit $4
+            ) x
+            order by x.score desc $q$,
+            workspace, dimensions, dimensions, chunks, workspace, 'chunk_embeddings_' || workspace, model_id,
+            visible);
     else
         raise exception 'unknown retrieval stage %', left(stage, 100)
-            using hint = 'one of identifier, lexical, entity, document, graph, semantic';
+            using hint = 'one of identifier, lexical, entity, document, graph, semantic, participant';
     end case;
 end
 $$;
 comment on function exo_private.stage_sql(text, text, int, int) is
     'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, '
-    'document, graph, semantic): $2 the open bands, the present ones or all (a chunk''s '
+    'document, graph, semantic, participant): $2 the open bands, the present ones or all (a chunk''s '
     'band as of $3, exo_private.band_as_of: the stored one when $3 is today or later), '
     '$3 the as_of day (nothing written after it), $4 the limit; prepared and '
     'cached by exo_private.retrieve, and explained by bench/search_latency.py.';
