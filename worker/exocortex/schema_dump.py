@@ -7,6 +7,7 @@ of a database of the previous release, migrated by this one, with one migrated f
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 import subprocess
@@ -33,9 +34,15 @@ def pg_dump_argv(cfg: Config) -> list[str]:
 
 
 def normalise(dump: str) -> str:
-    """Drop what differs between two dumps of equal schemas (versions, session SETs)."""
+    """Drop what differs between two dumps of equal schemas (versions, session SETs), and sort
+    each object's GRANT lines: pg_dump lists an ACL in the order its grants were made, which
+    differs between a database migrated from zero and one upgraded from a release."""
     lines = [line for line in dump.splitlines() if not _DROP.match(line)]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip() + "\n"
+    out: list[str] = []
+    for is_grant, run in itertools.groupby(lines, key=lambda line: line.startswith("GRANT ")):
+        run = list(run)
+        out.extend(sorted(run) if is_grant else run)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip() + "\n"
 
 
 def dump(cfg: Config, dbname: str) -> str:
