@@ -185,6 +185,24 @@ CREATE TYPE exo_private.entity_type AS ENUM (
 ALTER TYPE exo_private.entity_type OWNER TO exo_owner;
 
 --
+-- Name: fact_kind; Type: TYPE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TYPE exo_private.fact_kind AS ENUM (
+    'observation',
+    'declared',
+    'extracted'
+);
+
+ALTER TYPE exo_private.fact_kind OWNER TO exo_owner;
+
+--
+-- Name: TYPE fact_kind; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TYPE exo_private.fact_kind IS 'Where a fact comes from, in order of precedence: observation > declared > extracted.';
+
+--
 -- Name: message_record; Type: TYPE; Schema: pgmq; Owner: exo_owner
 --
 
@@ -270,7 +288,7 @@ ALTER FUNCTION exo.context_packet_json(query text, token_budget integer, workspa
 -- Name: FUNCTION context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'The context packet for a question as jsonb: text (current facts, then cited evidence excerpts, then deference hints, then provenance), tokens used (never over token_budget; about four characters a token), the citations used, the hints and the search report.';
+COMMENT ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'The context packet for a question as jsonb: text (current facts, then capsules of the cited documents with their sources, then cited evidence excerpts, then deference hints, then provenance), tokens used (never over token_budget; about four characters a token), the citations used, the hints and the search report.';
 
 --
 -- Name: conversation(text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -719,6 +737,77 @@ ALTER FUNCTION exo.embed_query(query text) OWNER TO exo_api;
 --
 
 COMMENT ON FUNCTION exo.embed_query(query text) IS 'Embed a query (its first 2,000 characters) with the models.embeddings endpoint within retrieval.embed_timeout_s, at most reader.embed_calls_per_minute times per session in any minute: {vector, model, dimensions, ms}, or {error_class, error, ms} when the endpoint is down, slow or wrong or the budget is spent (rate_limited); never an error, so search can degrade and say so.';
+
+--
+-- Name: fact_history(text, text, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.fact_history(subject text, attribute text, bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(fact_id bigint, workspace text, subject text, attribute text, kind text, value text, valid_from timestamp with time zone, valid_to timestamp with time zone, recorded_at timestamp with time zone, closed_by bigint, close_reason text, sources jsonb, withheld jsonb)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from, x.valid_to,
+           x.recorded_at, x.closed_by, x.close_reason, x.sources, x.withheld
+    from exo_private.shown_facts(exo_private.fact_line_ids($1, $2, $3), $3) x
+    order by x.ord
+$_$;
+
+ALTER FUNCTION exo.fact_history(subject text, attribute text, bridge text[]) OWNER TO exo_api;
+
+--
+-- Name: FUNCTION fact_history(subject text, attribute text, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.fact_history(subject text, attribute text, bridge text[]) IS 'The whole history of a subject''s attribute (subject by canonical key, attribute normalised: "Home Town" is home_town), every kind and workspace, oldest first per kind: fact_id, workspace, subject, attribute, kind, value, valid_from, valid_to (null: current), recorded_at, closed_by (the row that superseded it), close_reason (superseded, or closed: why), sources, withheld (null). Care as in exo.facts: rows whose every source is charged are left out unless bridged, with one last row per subject that has only withheld: {subject, facts, how}.';
+
+--
+-- Name: facts(text, timestamp with time zone, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.facts(subject text, as_of timestamp with time zone DEFAULT now(), bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(fact_id bigint, workspace text, subject text, attribute text, kind text, value text, valid_from timestamp with time zone, valid_to timestamp with time zone, recorded_at timestamp with time zone, sources jsonb, withheld jsonb)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from, x.valid_to,
+           x.recorded_at, x.sources, x.withheld
+    from exo_private.shown_facts(exo_private.facts_as_of($1, $2, $3), $3) x
+    order by x.ord
+$_$;
+
+ALTER FUNCTION exo.facts(subject text, as_of timestamp with time zone, bridge text[]) OWNER TO exo_api;
+
+--
+-- Name: FUNCTION facts(subject text, as_of timestamp with time zone, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.facts(subject text, as_of timestamp with time zone, bridge text[]) IS 'What is true of a subject (matched by canonical key: case and spacing ignored) as of as_of (default now): per workspace, attribute and kind the value valid then, by attribute and then precedence (observation, declared, extracted; kinds that disagree are all shown, never resolved): fact_id, workspace, subject, attribute, kind, value, valid_from, valid_to (null: still current), recorded_at, sources (document_id, chunk_id, path, title, written_at, observation_id, source, recorded_at), withheld (null). Care: a fact whose every source is charged for a deferred subject is left out unless bridge names the subject; then one last row per subject has only withheld: {subject, facts, how}. Next: exo.fact_history(subject, attribute).';
+
+--
+-- Name: facts_search(text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.facts_search(query text, max_results integer DEFAULT 20, bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(fact_id bigint, workspace text, subject text, attribute text, kind text, value text, valid_from timestamp with time zone, valid_to timestamp with time zone, recorded_at timestamp with time zone, sources jsonb, withheld jsonb)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+    with x as (
+        select s.*, count(*) filter (where s.withheld is null) over (order by s.ord) as shown_rank
+        from exo_private.shown_facts(exo_private.matching_facts($1, $2, $3), $3) s
+    )
+    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from, x.valid_to,
+           x.recorded_at, x.sources, x.withheld
+    from x
+    where x.withheld is not null or x.shown_rank <= $2
+    order by x.ord
+$_$;
+
+ALTER FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) OWNER TO exo_api;
+
+--
+-- Name: FUNCTION facts_search(query text, max_results integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) IS 'Current facts whose subject, attribute or value hold any word of query (its first 1,000 characters; whole words, no stemming), best ranked first, at most max_results (1..200): the columns of exo.facts. A blank query finds nothing. Care as in exo.facts: facts whose every source is charged are left out unless bridge names the subject (decided among the best 5 x max_results matches), with one last row per subject that has only withheld: {subject, facts, how}. Next: exo.facts(subject), exo.fact_history(subject, attribute).';
 
 --
 -- Name: person_history(text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1361,13 +1450,28 @@ ALTER FUNCTION exo_private.band_as_of(stored exo_private.band, written date, fol
 COMMENT ON FUNCTION exo_private.band_as_of(stored exo_private.band, written date, follows_age boolean, as_of date, current_days integer, recent_days integer) IS 'The band of a chunk as of a day (plpy/banding.py band_by_age in SQL): the stored band when as_of is null, today or later, when the chunk is undated or its band does not follow its age (follows_age: its document''s band is inferred and the document is not canonical); else current within current_days of written, recent within recent_days, archival beyond (the banding.* settings). exo_private.stage_sql filters on it and exo_private.pool_details reports it.';
 
 --
--- Name: build_packet(jsonb, text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: build_capsule(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.build_packet(retrieved jsonb, query text, token_budget integer) RETURNS jsonb
-    LANGUAGE plpython3u STABLE
+CREATE FUNCTION exo_private.build_capsule(p_document_id bigint) RETURNS jsonb
+    LANGUAGE plpython3u
     SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
+    AS $_$
+"""Extractive capsules: a document's most central sentences, each traceable to its chunk (stdlib only).
+
+Inlined into exo_private.build_capsule (`# exo:include capsules`) and importable as plain
+Python for tests. build_capsule() picks sentences deterministically: every sentence of the document's
+chunks that reads as prose is weighed by TF-IDF against the whole document (its centrality),
+the most central ones are taken until the capsule reaches its size (near-duplicates left out),
+and they are kept in document order, one sentence a line, each with the chunk and the offsets
+in that chunk it was read from. Sentences of charged chunks are never taken: a capsule holds no
+deferred material, so it never needs withholding for it. build_document() is the whole job the
+worker runs for one queued document.
+"""
+
+import json
+import math
+
 """Retrieval logic that is not a query (stdlib only).
 
 Inlined into exo_private.retrieve (`# exo:include search`) and importable as
@@ -1971,8 +2075,59 @@ def citation(c):
     date = c.get("written_at") or "undated"
     return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
 
-def packet(query, ranked, hint_list, report, budget, settings):
-    """The context packet as {text, tokens, used, ...} within `budget` tokens."""
+def capsule_section(chosen, capsules, words, budget, cfg):
+    """The packet's "## Capsules" section: the fresh capsules of the documents the chosen evidence
+    comes from (in its order, at most cfg["max"]), each cut to whole lines, those richest in the
+    question's `words` first, within cfg["chars"] characters and all within cfg["share"] of the
+    budget; each cites the chunks its lines come from. Returns (text, shown, stale ids, withheld
+    ids); a stale or withheld capsule is never shown: the evidence stands alone."""
+    by_document = {k["document_id"]: k for k in capsules}
+    fresh, stale, withheld = [], [], []
+    for c in chosen:
+        k = by_document.pop(c["document_id"], None)
+        if k is None:
+            continue
+        if k["state"] == "fresh":
+            fresh.append((c, k))
+        else:
+            (stale if k["state"] == "stale" else withheld).append(k["capsule_id"])
+    fresh = fresh[: cfg["max"]] if cfg else []
+    room = int(budget * 4 * cfg["share"]) // max(1, len(fresh)) if fresh else 0
+    chars = min(cfg["chars"], room) if fresh else 0
+    if chars < 200:  # a tiny budget holds evidence, not summaries
+        return "", [], stale, withheld
+    wanted = {w[:5] for w in words}
+    blocks, shown = [], []
+    for c, k in fresh:
+        lines = k["body"].split("\n")
+        hits = [len(wanted & {w[:5] for w in _WORD.findall(line.casefold())}) for line in lines]
+        kept, size = [], 0
+        for i in sorted(range(len(lines)), key=lambda i: (-hits[i], i)):
+            if size + len(lines[i]) + 1 <= chars:
+                kept.append(i)
+                size += len(lines[i]) + 1
+        kept.sort()
+        cited = sorted({k["sentences"][i]["chunk_id"] for i in kept})
+        n = f"C{len(shown) + 1}"
+        head = "[{}] summary of {}; cites chunk(s) {}".format(n, citation(c), ", ".join(map(str, cited)))
+        text = "\n".join(lines[i] for i in kept) + ("\n..." if len(kept) < len(lines) else "")
+        blocks.append(head + "\n" + text + "\n\n")
+        shown.append(
+            {
+                "n": n,
+                "capsule_id": k["capsule_id"],
+                "document_id": k["document_id"],
+                "citation": citation(c),
+                "chunk_ids": cited,
+                "builder": k["builder"],
+            }
+        )
+    return "## Capsules\n" + "".join(blocks), shown, stale, withheld
+
+def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
+    """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
+    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) make its capsule
+    section; the report's capsules.packet says which were shown and which skipped."""
     words = content_words(query)
     top = ranked[0]["score"] if ranked else 0.0
     chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
@@ -1981,6 +2136,14 @@ def packet(query, ranked, hint_list, report, budget, settings):
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     facts = "## Current facts\n(none recorded yet)\n\n"
+    capsule_text, shown, stale, withheld = capsule_section(
+        chosen, capsules, words, budget, settings.get("packet.capsules")
+    )
+    report.setdefault("capsules", {"served": [], "stale_skipped": [], "withheld": []})["packet"] = {
+        "shown": [k["capsule_id"] for k in shown],
+        "stale_skipped": stale,
+        "withheld": withheld,
+    }
     hint_lines = [
         "- {} chunk(s) about {} in {} withheld (deferred subject). {}".format(
             h["chunks"], h["subject"], h["workspace"], h["how"]
@@ -1993,6 +2156,8 @@ def packet(query, ranked, hint_list, report, budget, settings):
         notes.append("archive open: " + str(report["archive"].get("why")))
     for d in report.get("degradations", []):
         notes.append("degraded: {} ({})".format(d["component"], d["error_class"]))
+    if stale:
+        notes.append(f"{len(stale)} stale capsule(s) skipped (a source changed since): raw evidence only")
 
     why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
 
@@ -2012,7 +2177,7 @@ def packet(query, ranked, hint_list, report, budget, settings):
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + facts + "## Evidence\n"
+    fixed = head + facts + capsule_text + "## Evidence\n"
     used, blocks = [], []
     for c in chosen:
 
@@ -2060,6 +2225,1009 @@ def packet(query, ranked, hint_list, report, budget, settings):
             }
             for n, c in enumerate(used, 1)
         ],
+        "capsules": shown,
+        "hints": hint_list,
+    }
+
+BUILDER = "extractive-1"
+"""The builder's name and version; part of every capsule's stamp (exo_private.capsule_stamp)."""
+SHARE = 0.15
+"""A capsule aims at this share of its document, within capsules.min_tokens..max_tokens."""
+MIN_SENTENCE_CHARS = 40
+MAX_SENTENCE_CHARS = 500
+MIN_SENTENCE_WORDS = 6
+MIN_LETTER_SHARE = 0.6
+"""A sentence is prose when letters make up at least this share of it (code, tables and rules are not)."""
+DUPLICATE_OVERLAP = 0.6
+"""A sentence sharing this much of its words with one already taken (Jaccard) adds nothing."""
+LIVE_STAGES = ("chunked", "embedded", "graphed")
+
+def sentence_spans(body):
+    """(start, end) of each sentence of a chunk's body, trimmed of surrounding whitespace."""
+    spans = []
+    start = 0
+    for m in [*_SENTENCE_END.finditer(body), None]:
+        end = m.start() if m else len(body)
+        a, b = start, end
+        while a < b and body[a].isspace():
+            a += 1
+        while b > a and body[b - 1].isspace():
+            b -= 1
+        if b > a:
+            spans.append((a, b))
+        if m:
+            start = m.end()
+    return spans
+
+def prose(text):
+    """Whether a sentence (whitespace already collapsed) reads as prose worth a capsule line."""
+    if not MIN_SENTENCE_CHARS <= len(text) <= MAX_SENTENCE_CHARS:
+        return False
+    if text[0] in "#|>`" or text.startswith(("- [", "* [")):
+        return False
+    if len(_WORD.findall(text)) < MIN_SENTENCE_WORDS:
+        return False
+    return sum(c.isalpha() for c in text) >= MIN_LETTER_SHARE * len(text)
+
+def sentence_terms(text):
+    """The words a sentence is about: lower-cased, no stopwords, at least three letters."""
+    return [w for w in (w.casefold() for w in _WORD.findall(text)) if len(w) > 2 and w not in STOPWORDS]
+
+def prose_sentences(chunks):
+    """Every prose sentence of uncharged chunks, once (chunks may overlap), in document order:
+    (candidates, charged_skipped). A chunk is {id, body, char_start, charged_subjects}."""
+    found = {}
+    skipped = 0
+    for chunk in chunks:
+        for a, b in sentence_spans(chunk["body"]):
+            text = " ".join(chunk["body"][a:b].split())
+            if not prose(text):
+                continue
+            at = chunk["char_start"] + a
+            if chunk.get("charged_subjects"):
+                skipped += 1
+                continue
+            if at not in found:
+                found[at] = {"at": at, "chunk_id": chunk["id"], "start": a, "end": b, "text": text}
+    return [found[at] for at in sorted(found)], skipped
+
+def centrality(sentences):
+    """Each sentence's cosine similarity to the document (the sum of its sentences' TF-IDF vectors)."""
+    bags = []
+    df = {}
+    for s in sentences:
+        bag = {}
+        for t in sentence_terms(s["text"]):
+            bag[t] = bag.get(t, 0) + 1
+        bags.append(bag)
+        for t in bag:
+            df[t] = df.get(t, 0) + 1
+    n = len(sentences)
+    idf = {t: math.log((1 + n) / (1 + d)) + 1.0 for t, d in df.items()}
+    vectors = [{t: tf * idf[t] for t, tf in bag.items()} for bag in bags]
+    centre = {}
+    for v in vectors:
+        for t, w in v.items():
+            centre[t] = centre.get(t, 0.0) + w
+    centre_norm = math.sqrt(sum(w * w for w in centre.values())) or 1.0
+    scores = []
+    for v in vectors:
+        norm = math.sqrt(sum(w * w for w in v.values()))
+        dot = sum(w * centre[t] for t, w in v.items())
+        scores.append(dot / (norm * centre_norm) if norm else 0.0)
+    return scores
+
+def build_capsule(chunks, document_chars, min_tokens, max_tokens):
+    """The extractive capsule of a document's chunks (in order), or None when its distinct prose
+    outside charged chunks is shorter than min_tokens: {builder, body, tokens, sentences: [{chunk_id,
+    start, end}] (one per line of body: that chunk's body[start:end], whitespace collapsed),
+    chunk_ids, candidates, charged_skipped}."""
+    found, charged_skipped = prose_sentences(chunks)
+    min_chars, max_chars = 4 * min_tokens, 4 * max_tokens
+    if sum(len(s["text"]) + 1 for s in found) - 1 < min_chars:
+        return None
+    target = min(max_chars, max(min_chars, int(SHARE * document_chars)))
+    scores = centrality(found)
+    order = sorted(range(len(found)), key=lambda i: (-round(scores[i], 9), found[i]["at"]))
+    taken, size = [], -1
+    for i in order:
+        s = found[i]
+        if size + 1 + len(s["text"]) > max_chars:
+            continue
+        words = set(sentence_terms(s["text"]))
+        if any(
+            len(words & t["words"]) >= DUPLICATE_OVERLAP * len(words | t["words"]) for t in taken if words
+        ):
+            continue
+        taken.append(dict(s, words=words))
+        size += 1 + len(s["text"])
+        if size >= target:
+            break
+    if size < min_chars:  # mostly near-duplicates (a changelog of one repeated line, say)
+        return None
+    taken.sort(key=lambda s: s["at"])
+    body = "\n".join(s["text"] for s in taken)
+    return {
+        "builder": BUILDER,
+        "body": body,
+        "tokens": (len(body) + 3) // 4,
+        "sentences": [{"chunk_id": s["chunk_id"], "start": s["start"], "end": s["end"]} for s in taken],
+        "chunk_ids": sorted({s["chunk_id"] for s in taken}),
+        "candidates": len(found),
+        "charged_skipped": charged_skipped,
+    }
+
+def build_document(plpy, SD, document_id):
+    """The capsule job of one queued document, as JSON text {status, capsule_id, tokens, ...}:
+    built; fresh (its capsule is current already); or none made, and any old one dropped:
+    gone (no document), not_live (not chunked, or a conversation), too_small (under
+    capsules.min_document_chars), too_little_text (too little distinct prose outside charged chunks)."""
+    plans = SD.setdefault("capsule_plans", {})
+
+    def run(key, text, types, args):
+        if key not in plans:
+            plans[key] = plpy.prepare(text, types)
+        return plpy.execute(plans[key], args)
+
+    settings = {
+        r["key"]: json.loads(r["value"])
+        for r in run(
+            "settings",
+            "select key, value::text from exo_private.settings where key like 'capsules.%'",
+            [],
+            [],
+        )
+    }
+    # Locked against re-chunking while the capsule is made from its chunks.
+    docs = run(
+        "document",
+        "select d.workspace, d.sha256, d.stage::text as stage, d.conversation_id is not null as chat "
+        "from exo_private.documents d where d.id = $1 for share",
+        ["bigint"],
+        [document_id],
+    )
+    if not docs:
+        return json.dumps({"status": "gone"})
+    doc = docs[0]
+
+    def drop(status):
+        run("drop", "delete from exo_private.capsules k where k.document_id = $1", ["bigint"], [document_id])
+        return json.dumps({"status": status})
+
+    if doc["stage"] not in LIVE_STAGES or doc["chat"] or doc["workspace"] is None:
+        return drop("not_live")
+    chunks = run(
+        "chunks",
+        "select c.id, c.body, c.char_start, c.char_end, c.charged_subjects from exo_private.chunks c "
+        "where c.workspace = $1 and c.document_id = $2 order by c.ordinal",
+        ["text", "bigint"],
+        [doc["workspace"], document_id],
+    )
+    document_chars = max((c["char_end"] for c in chunks), default=0)
+    if document_chars < settings["capsules.min_document_chars"]:
+        return drop("too_small")
+    current = run(
+        "current",
+        "select k.id, k.builder, s.state from exo_private.capsules k "
+        "join exo_private.capsule_states s on s.capsule_id = k.id where k.document_id = $1",
+        ["bigint"],
+        [document_id],
+    )
+    if current and current[0]["builder"] == BUILDER and current[0]["state"] == "fresh":
+        return json.dumps({"status": "fresh", "capsule_id": current[0]["id"]})
+    built = build_capsule(
+        chunks, document_chars, settings["capsules.min_tokens"], settings["capsules.max_tokens"]
+    )
+    if built is None:
+        return drop("too_little_text")
+    capsule_id = run(
+        "store",
+        "insert into exo_private.capsules "
+        "(workspace, scope, document_id, sources, builder, stamp, body, tokens, sentences, chunk_ids) "
+        "values ($1, 'document', $2, array[$2], $3, exo_private.capsule_stamp($3, array[$4]), $5, $6, "
+        "$7::jsonb, $8) "
+        "on conflict (document_id) do update set workspace = excluded.workspace, "
+        "sources = excluded.sources, builder = excluded.builder, stamp = excluded.stamp, "
+        "body = excluded.body, tokens = excluded.tokens, sentences = excluded.sentences, "
+        "chunk_ids = excluded.chunk_ids, built_at = now() "
+        "returning id",
+        ["text", "bigint", "text", "text", "text", "int", "text", "bigint[]"],
+        [
+            doc["workspace"],
+            document_id,
+            BUILDER,
+            doc["sha256"],
+            built["body"],
+            built["tokens"],
+            json.dumps(built["sentences"]),
+            built["chunk_ids"],
+        ],
+    )[0]["id"]
+    return json.dumps(
+        {
+            "status": "built",
+            "capsule_id": capsule_id,
+            "tokens": built["tokens"],
+            "sentences": len(built["sentences"]),
+            "candidates": built["candidates"],
+            "charged_skipped": built["charged_skipped"],
+        }
+    )
+if p_document_id is None:
+    plpy.execute("select exo_private.invalid_argument('p_document_id must not be null')")
+return build_document(plpy, SD, p_document_id)
+$_$;
+
+ALTER FUNCTION exo_private.build_capsule(p_document_id bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION build_capsule(p_document_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.build_capsule(p_document_id bigint) IS 'Build (or rebuild) the extractive capsule of one document: {status: built, fresh (current already), gone, not_live, too_small or too_little_text (no capsule, any old one dropped), capsule_id, tokens, sentences, candidates, charged_skipped}. Sentences of charged chunks are never taken.';
+
+--
+-- Name: build_packet(jsonb, text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.build_packet(retrieved jsonb, query text, token_budget integer) RETURNS jsonb
+    LANGUAGE plpython3u STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+"""Retrieval logic that is not a query (stdlib only).
+
+Inlined into exo_private.retrieve (`# exo:include search`) and importable as
+plain Python for tests. The database runs the stage queries; this module decides
+what the query words are, which candidates a workspace admits, how the combined
+pool is ordered, and what a context packet holds.
+"""
+
+import math
+import re
+
+"""Text normalisation shared by the database and the worker (stdlib only).
+
+Inlined into plpython3u functions by the migrator (`# exo:include textnorm`),
+and importable as plain Python for tests.
+"""
+
+import re
+import unicodedata
+
+_SPACE = re.compile(r"\s+")
+_EDGE_PUNCT = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+
+def canonical_key(name):
+    """The identity key of a name: NFKC, case-folded, inner whitespace collapsed,
+    surrounding quotes and punctuation removed. "  Jane  DOE. " -> "jane doe".
+    Returns None for None or for a name with nothing left."""
+    if name is None:
+        return None
+    text = unicodedata.normalize("NFKC", name).casefold()
+    text = _SPACE.sub(" ", text).strip().strip(_EDGE_PUNCT).strip()
+    return text or None
+
+PRESENT_BANDS = ("current", "recent")
+ALL_BANDS = ("current", "recent", "archival")
+MAX_QUERY_CHARS = 1000  # the query's words, n-grams and identifiers come from this much of it
+MAX_INPUT_CHARS = 2000  # a search reads no more of a query (the temporal scan and the embedding)
+MAX_NGRAM = 6
+MAX_IDENTIFIERS = 8
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
+_QUOTED = re.compile(r"\"([^\"]{3,100})\"")
+_EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
+# The start of a message line in a chat chunk: its time (or "(undated)") and its sender; in a
+# packet's excerpt the time without the day its citation names (without_day).
+_CHAT_LABEL = re.compile(r"^((?:\d{4}-\d\d-\d\d )?\d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
+# Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
+STOPWORDS = frozenset(
+    """a about above after again all am an and any are as at be been before being below between both
+    but by can could did do does doing down during each few for from further had has have having he
+    her here hers him his how i if in into is it its just me more most my no nor not now of off on
+    once only or other our out over own same she should so some such than that the their them then
+    there these they this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
+)
+
+# -- the query ---------------------------------------------------------------------------
+
+def query_words(query):
+    """The query's words, lower-cased, in order (its first MAX_QUERY_CHARS characters)."""
+    return [w.casefold() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
+
+def content_words(query):
+    """Distinct words of the query that are not stopwords, in order."""
+    seen = []
+    for word in query_words(query):
+        if word not in STOPWORDS and word not in seen:
+            seen.append(word)
+    return seen
+
+def ngram_keys(query, max_n=MAX_NGRAM):
+    """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
+    or a title can only match one of these)."""
+    tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(tokens) - n + 1):
+            key = canonical_key(" ".join(tokens[i : i + n]))
+            if key and key not in keys:
+                keys.append(key)
+    return keys
+
+def name_keys(query, max_n=3):
+    """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
+    question writes it, without the punctuation around it ("Priya's" is "priya")."""
+    words = query_words(query)
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(words) - n + 1):
+            key = canonical_key(" ".join(words[i : i + n]))
+            if len(key) > 1 and key not in STOPWORDS and key not in keys:
+                keys.append(key)
+    return keys
+
+def title_keys(query, max_n=MAX_NGRAM):
+    """Runs of 1..max_n query words joined by single spaces: documents.title_key's form, which
+    lower-cases (SQL lower(), not casefold: "Straße" stays "straße")."""
+    words = [w.lower() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(words) - n + 1):
+            key = " ".join(words[i : i + n])
+            if (n > 1 or len(key) >= 4) and key not in STOPWORDS and key not in keys:
+                keys.append(key)
+    return keys
+
+def identifiers(query):
+    """Strings to find verbatim: quoted phrases, and tokens that mix letters with digits or
+    carry inner punctuation (host names, ticket ids, file names, versions). Abbreviations of
+    single letters ("e.g.", "U.S.") are not identifiers."""
+    text = (query or "")[:MAX_QUERY_CHARS]
+    found = [m.group(1).strip() for m in _QUOTED.finditer(text)]
+    for token in text.split():
+        token = token.strip(_EDGE)
+        if not 3 <= len(token) <= 100:
+            continue
+        has_digit = any(c.isdigit() for c in token)
+        has_alpha = any(c.isalpha() for c in token)
+        inner = _IDENTIFIER_INNER.search(token[1:-1]) and any(len(w) > 1 for w in _WORD.findall(token))
+        if has_alpha and (has_digit or inner):
+            found.append(token)
+    unique = []
+    for item in found:
+        if item and item.casefold() not in [u.casefold() for u in unique]:
+            unique.append(item)
+    return unique[:MAX_IDENTIFIERS]
+
+def file_keys(query):
+    """Lower-cased tokens that could be a file name or a file's stem."""
+    return [i.casefold().rsplit("/", 1)[-1] for i in identifiers(query) if " " not in i]
+
+def coverage(body, words):
+    """The share of `words` (a query's content words) among the words of `body`, compared by
+    their first five letters (a cheap stem: "replication" meets "replicas", "invoiced" meets
+    "invoices"); 0 without words."""
+    if not words:
+        return 0.0
+    stems = {w[:5] for w in _WORD.findall(body.casefold())}
+    return sum(1 for w in words if w[:5] in stems) / len(words)
+
+# -- bands and deference ------------------------------------------------------------------
+
+def archive_decision(signal, open_archive):
+    """(open, why): whether the archival band opens before any search, and why."""
+    if open_archive is True:
+        return True, "the caller opened the archive"
+    if open_archive is False:
+        return False, "the caller kept the archive closed"
+    if signal.get("opens_archive"):
+        texts = [s["text"] for s in signal.get("signals", []) if s.get("opens_archive")]
+        return True, "temporal signal: " + ", ".join(repr(t) for t in texts)
+    return False, None
+
+class Deference:
+    """Which charged subjects of one search stay withheld, and why the others are released.
+
+    Time and care are separate decisions. An open archive (a temporal signal or open_archive,
+    never the fallback taken when nothing present answers) opens archival bands; it releases a
+    subject only when the question also names it, by name or alias. Bridging a subject releases
+    it wherever it is. `time_releases` (the setting deference.time_releases) restores the looser
+    rule: an open archive alone releases every subject.
+
+    Every charged subject counts, whether it is on the deference list or only declared charged
+    by a document's frontmatter (over-withholding is the safe direction); a subject on the list
+    answers to its name and every alias.
+    """
+
+    def __init__(
+        self, deferred, bridge=None, query="", archive_open=False, archive_why=None, time_releases=False
+    ):
+        self.groups = [
+            {k for k in (canonical_key(n) for n in [s["subject"], *s.get("aliases", [])]) if k}
+            for s in deferred
+        ]
+        self.bridged = self.released_keys(bridge or [])
+        self.asked = set(ngram_keys(query))
+        self.archive_open = bool(archive_open)
+        self.archive_why = archive_why
+        self.time_releases = bool(time_releases)
+
+    def names(self, subject):
+        """Canonical keys a subject answers to: all names of its deferred subject(s), else its own."""
+        key = canonical_key(subject)
+        if not key:
+            return set()
+        keys = {key}
+        for group in self.groups:
+            if key in group:
+                keys |= group
+        return keys
+
+    def released_keys(self, bridge):
+        """The keys a bridge opens: each bridged name not on the list, and every name of a bridged
+        deferred subject that no unbridged subject shares (an alias two subjects share stays
+        closed until both are bridged: bridging one person never opens another's material)."""
+        given = {k for k in (canonical_key(b or "") for b in bridge) if k}
+        bridged = [g for g in self.groups if g & given]
+        unbridged = [g for g in self.groups if not g & given]
+        listed = set().union(*self.groups)
+        opened = set().union(*bridged) - set().union(*unbridged)
+        return (given - listed) | opened
+
+    def why_released(self, subject):
+        """Why a charged subject is released in this search, or None while it is withheld."""
+        names = self.names(subject)
+        if canonical_key(subject) in self.bridged:
+            return "bridged"
+        if not self.archive_open:
+            return None
+        named = sorted(names & self.asked, key=lambda k: (-len(k), k))
+        if named:
+            return f"the question names {named[0]!r} and the archive is open ({self.archive_why})"
+        if self.time_releases:
+            return f"time releases (deference.time_releases) and the archive is open ({self.archive_why})"
+        return None
+
+    def withheld(self, charged):
+        """The charged subjects of one chunk that keep it out of the results."""
+        return [s for s in charged if self.why_released(s) is None]
+
+def released(results, why):
+    """What charged material a search hands out: per (subject, workspace) the chunks among
+    `results` charged for it, and `why(subject)` it was released (Deference.why_released)."""
+    counts = {}
+    for r in results:
+        for subject in r.get("charged") or []:
+            counts[(subject, r["workspace"])] = counts.get((subject, r["workspace"]), 0) + 1
+    return [
+        {"subject": subject, "workspace": workspace, "chunks": n, "why": why(subject)}
+        for (subject, workspace), n in sorted(counts.items())
+    ]
+
+# -- admitting candidates into a workspace's pool -------------------------------------------
+
+class WorkspacePool:
+    """The candidates one workspace contributes, in the order its stages found them."""
+
+    def __init__(self, workspace, cap, need):
+        self.workspace = workspace
+        self.cap = cap
+        self.need = min(need, cap)
+        self.hits = []
+        self.seen = set()
+        self.withheld = {}
+        self.stages = []
+
+    @property
+    def confident(self):
+        return sum(1 for h in self.hits if h["confident"])
+
+    def wants_more(self):
+        """(True, None) while a stage should run, else (False, why it is skipped)."""
+        if len(self.hits) >= self.cap:
+            return False, "the workspace holds per_workspace candidates"
+        if self.confident >= self.need:
+            return False, f"enough confident candidates ({self.confident} of {self.need})"
+        return True, None
+
+    def admit(self, stage, rows, withhold):
+        """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
+        lists the subjects that keep a row out. Returns (admitted, withheld) counts."""
+        admitted = withheld = 0
+        for row in rows:
+            chunk = row["chunk_id"]
+            if chunk in self.seen:
+                continue
+            self.seen.add(chunk)
+            subjects = withhold(row.get("charged") or [])
+            if subjects:
+                withheld += 1
+                for subject in subjects:
+                    self.withheld.setdefault(subject, set()).add(chunk)
+                continue
+            if len(self.hits) >= self.cap:
+                continue
+            self.hits.append(
+                {
+                    "chunk_id": chunk,
+                    "workspace": self.workspace,
+                    "stage": stage,
+                    "score": row["score"],
+                    "confident": bool(row["confident"]),
+                    "detail": row.get("detail"),
+                    "match": row.get("match", stage),
+                    "charged": list(row.get("charged") or []),  # released: report["released"] names them
+                }
+            )
+            admitted += 1
+        return admitted, withheld
+
+def named_subjects(query, deferred):
+    """The deferred subjects the query names, by subject or alias."""
+    keys = set(ngram_keys(query))
+    return [
+        s["subject"]
+        for s in deferred
+        if any(canonical_key(n) in keys for n in [s["subject"], *s.get("aliases", [])] if canonical_key(n))
+    ]
+
+def hints(pools, how, named=None):
+    """One hint per (subject, workspace) with chunks withheld, never their text.
+
+    `named` {(subject, workspace): charged chunks} adds what the query asked about by name
+    but the search never reached (in a closed band, say): such material exists, and the hint
+    says so. A hint counts the larger of the two."""
+    counts = dict(named or {})
+    for pool in pools:
+        for subject, chunks in pool.withheld.items():
+            key = (subject, pool.workspace)
+            counts[key] = max(counts.get(key, 0), len(chunks))
+    return [
+        {"subject": subject, "workspace": workspace, "chunks": n, "how": how(subject)}
+        for (subject, workspace), n in sorted(counts.items())
+        if n > 0
+    ]
+
+# -- the combined-pool rank -----------------------------------------------------------------
+
+def deterministic_relevance(candidate, weights):
+    """Relevance from what found the chunk and how much of the query it covers (0..1)."""
+    stage = weights["stage"].get(candidate["stage"], 0.5)
+    coverage = candidate.get("coverage") or 0.0
+    return 0.5 * stage + 0.5 * coverage
+
+def priority(candidate, weights, recency=True):
+    """Band weight (only under recency preference), times the boost of how the chunk matched
+    (a document named by title or file name outranks one that only mentions it), times the
+    canonical boost."""
+    value = weights["band"].get(candidate["band"], 1.0) if recency else 1.0
+    value *= weights.get("match", {}).get(candidate.get("match"), 1.0)
+    if candidate.get("canonical"):
+        value *= weights["canonical"]
+    return value
+
+# A question about the present state of things ("where does she live now?"): among evidence of
+# like relevance, the newest value is the answer, so recency counts over months, not years.
+_ASKS_PRESENT = re.compile(
+    r"\b(?:now|nowadays|currently|current|these days|at the moment|at present|still|any ?more|lately|latest)\b",
+    re.I,
+)
+
+def asks_present(query):
+    """Whether a question asks what is true now (a present-state word such as "now", "currently",
+    "these days", "still")."""
+    return bool(_ASKS_PRESENT.search(query or ""))
+
+def freshness(candidate, weights, today_ordinal, years, recency=True, present=False):
+    """Closeness to the years the question names; else, under recency preference, recency (over
+    present_half_life_days for a question about the present); else (the archive is open)
+    neutral."""
+    if candidate.get("canonical"):
+        return 1.0  # a canonical document is current by declaration, whatever its date
+    written = candidate.get("written_ordinal")
+    if written is None:
+        return weights["freshness_floor"]
+    if years:
+        year = candidate["written_year"]
+        first, last = min(years), max(years)
+        miss = first - year if year < first else year - last if year > last else 0
+        return max(weights["freshness_floor"], 1.0 - weights["year_miss_per_year"] * miss)
+    if not recency:
+        return 1.0
+    age = max(0, today_ordinal - written)
+    half_life = weights["present_half_life_days"] if present else weights["freshness_half_life_days"]
+    decay = 0.5 ** (age / float(half_life))
+    return weights["freshness_floor"] + (1.0 - weights["freshness_floor"]) * decay
+
+def normalise(scores):
+    """Scores of any scale to 0.05..1 (min-max), so a backend's relevance multiplies like another's."""
+    values = [s for s in scores.values() if s is not None and math.isfinite(s)]
+    if not values:
+        return {k: 0.05 for k in scores}
+    low, high = min(values), max(values)
+    if not math.isfinite(high - low):  # the span overflows: halve everything first
+        values = {k: s / 2 for k, s in scores.items() if s is not None and math.isfinite(s)}
+        low, high = low / 2, high / 2
+    else:
+        values = {k: s for k, s in scores.items() if s is not None and math.isfinite(s)}
+    span = high - low
+    return {
+        k: (0.05 if k not in values else 1.0 if span == 0 else 0.05 + 0.95 * (values[k] - low) / span)
+        for k in scores
+    }
+
+def blend(backend, deterministic, share):
+    """A backend's relevance mixed with the deterministic one: `share` of it from the backend,
+    so what found a chunk and how much of the query it covers still count."""
+    return {k: share * backend.get(k, 0.0) + (1.0 - share) * v for k, v in deterministic.items()}
+
+def from_ranking(ranked_ids, ids):
+    """Relevance from an ordered id list (a listwise reply): first 1.0, falling linearly.
+
+    Enforces the permutation: ids the reply invented or repeated are dropped, ids it left
+    out follow in their incoming order."""
+    order = []
+    for i in ranked_ids:
+        if i in ids and i not in order:
+            order.append(i)
+    order += [i for i in ids if i not in order]
+    n = len(order)
+    return {chunk: 1.0 - (rank / n) * 0.95 for rank, chunk in enumerate(order)}
+
+def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False):
+    """The candidates in final order, each with its relevance and score.
+
+    A reranker only reorders: the chunks out are exactly the chunks in, whatever the
+    backend returned (a missing relevance counts as the lowest)."""
+    ranked = []
+    for c in candidates:
+        r = relevance.get(c["chunk_id"])
+        r = 0.0 if r is None or not math.isfinite(r) else r
+        score = (
+            r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency, present)
+        )
+        ranked.append(dict(c, relevance=round(r, 4), score=round(score, 6)))
+    ranked.sort(key=lambda c: (-c["score"], -c["relevance"], c["chunk_id"]))
+    if sorted(c["chunk_id"] for c in ranked) != sorted(c["chunk_id"] for c in candidates):
+        raise AssertionError("rerank changed the set of candidates")
+    return ranked
+
+def listwise_prompt(query, candidates, excerpt_chars):
+    """The chat messages asking a model to order candidates by usefulness for the query."""
+    lines = ["[{}] {}".format(c["chunk_id"], " ".join(c["body"].split())[:excerpt_chars]) for c in candidates]
+    return [
+        {
+            "role": "system",
+            "content": "You rank passages by how well they answer a question. Reply with JSON only.",
+        },
+        {
+            "role": "user",
+            "content": "Question: "
+            + query[:MAX_QUERY_CHARS]
+            + "\n\nPassages:\n"
+            + "\n".join(lines)
+            + '\n\nReply as {"ranking": [ids, most useful first]}.',
+        },
+    ]
+
+def parse_listwise(content, ids):
+    """The ids a listwise reply ranks, in its order; ValueError when it ranks none of ours."""
+    import json
+
+    try:
+        reply = json.loads(content or "")
+    except ValueError:
+        # A reply cut off at its token cap: the ids it managed to list still count.
+        match = re.search(r"\[\s*(\d[\d,\s]*)", content or "")
+        if not match:
+            raise ValueError("the reply is neither JSON nor holds a list of ids") from None
+        reply = {"ranking": [int(x) for x in re.findall(r"\d+", match.group(1))]}
+    ranking = reply.get("ranking") if isinstance(reply, dict) else reply
+    if not isinstance(ranking, list):
+        raise ValueError("the reply has no ranking list")
+    ranked = [i for i in ranking if isinstance(i, int) and not isinstance(i, bool) and i in ids]
+    if not ranked:
+        raise ValueError("the ranking names none of the candidates")
+    return ranked
+
+# -- the context packet -----------------------------------------------------------------------
+
+def estimate_tokens(text):
+    """Tokens of a text, estimated as one per four characters (rounded up)."""
+    return (len(text) + 3) // 4
+
+def excerpt(body, words, max_chars):
+    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    spans = []
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        if m.start() > start:
+            spans.append((start, m.start()))
+        start = m.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    wanted = set(words)
+
+    def hits(span):
+        return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
+
+    best = max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+    lo = hi = best
+    while True:
+        grown = False
+        if hi + 1 < len(spans) and spans[hi + 1][1] - spans[lo][0] <= max_chars:
+            hi += 1
+            grown = True
+        if lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:
+            lo -= 1
+            grown = True
+        if not grown:
+            break
+    a, b = spans[lo][0], spans[hi][1]
+    if b - a > max_chars:  # one sentence longer than the excerpt
+        b = a + max_chars
+    passage = text[a:b].strip()
+    return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
+
+def said(body):
+    """What a chat chunk's messages say, without their time and sender labels: a question naming
+    the other person matches the sender of half the lines, which says nothing about which one
+    answers it."""
+    return _CHAT_LABEL.sub("", body)
+
+def chat_messages(body):
+    """The messages of a chat chunk's body, each its lines joined: an unindented line starts a
+    message, an indented one continues it."""
+    messages = []
+    for line in body.strip().split("\n"):
+        if messages and line[:1].isspace():
+            messages[-1] += "\n" + line
+        else:
+            messages.append(line)
+    return messages
+
+def _grow(units, best, max_chars):
+    """(lo, hi): the run of units around `best`, joined by newlines within max_chars, grown one
+    unit after it (an answer is often a reply) and one before it at a time while they fit."""
+    lo = hi = best
+    size = len(units[best])
+    while True:
+        grown = False
+        if hi + 1 < len(units) and size + 1 + len(units[hi + 1]) <= max_chars:
+            hi += 1
+            size += 1 + len(units[hi])
+            grown = True
+        if lo > 0 and size + 1 + len(units[lo - 1]) <= max_chars:
+            lo -= 1
+            size += 1 + len(units[lo])
+            grown = True
+        if not grown:
+            return lo, hi
+
+def chat_excerpt(body, words, max_chars):
+    """Whole messages of a chat chunk (at most max_chars and the ellipsis marks): the message
+    richest in `words` in what it says (said(); compared by their first five letters, as coverage()
+    does) and its
+    neighbours while they fit. A message longer than that keeps its time and sender and whole
+    lines around its line richest in `words`; only a line longer than the limit is cut."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    wanted = {w[:5] for w in words}
+
+    def richest(units):
+        hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
+        return max(range(len(units)), key=lambda i: (hits[i], -i))
+
+    messages = chat_messages(text)
+    best = richest(messages)
+    if len(messages[best]) <= max_chars:
+        lo, hi = _grow(messages, best, max_chars)
+        passage = "\n".join(messages[lo : hi + 1])
+        return ("...\n" if lo > 0 else "") + passage + ("\n..." if hi + 1 < len(messages) else "")
+    # One message longer than the excerpt: its label, then its richest lines.
+    label = _CHAT_LABEL.match(messages[best])
+    label = label.group() if label and label.end() <= max_chars // 2 else ""
+    lines = messages[best][len(label) :].split("\n")
+    room = max_chars - len(label)
+    at = richest(lines)
+    if len(lines[at]) > room:
+        return label + excerpt(lines[at], words, room)
+    lo, hi = _grow(lines, at, room)
+    passage = "\n".join(lines[lo : hi + 1]).lstrip()  # a continuation line's indent goes after "... "
+    return (
+        label
+        + ("... " if lo > 0 else "")
+        + passage
+        + ("\n..." if hi + 1 < len(lines) or best + 1 < len(messages) else "")
+    )
+
+def without_day(passage, day):
+    """A chat passage's message lines with their time only where their day is `day`: a window
+    never spans two days, and its citation names the day."""
+    prefix = day + " "
+    return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
+
+def chunk_excerpt(c, words, max_chars):
+    """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
+    citation names), sentences for a document's."""
+    if c.get("chat"):
+        start = chat_start(c["body"])
+        return chat_excerpt(without_day(c["body"], start[:10]) if start else c["body"], words, max_chars)
+    return excerpt(c["body"], words, max_chars)
+
+def chat_start(body):
+    """The time of a chat chunk's first message as its lines show it ("2024-03-04 09:12"), or
+    None when it is undated."""
+    label = _CHAT_LABEL.match(body)
+    return label.group(1) if label and len(label.group(1)) == 16 else None
+
+def citation(c):
+    """A chunk's citation label: workspace, path, date and band; for a chat chunk, workspace,
+    the conversation's title and its first message's time as the chunk shows it."""
+    if c.get("chat"):
+        when = chat_start(c["body"]) or "undated"
+        return '{}:chat "{}" {}'.format(c["workspace"], c["chat"]["title"], when)
+    date = c.get("written_at") or "undated"
+    return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
+
+def capsule_section(chosen, capsules, words, budget, cfg):
+    """The packet's "## Capsules" section: the fresh capsules of the documents the chosen evidence
+    comes from (in its order, at most cfg["max"]), each cut to whole lines, those richest in the
+    question's `words` first, within cfg["chars"] characters and all within cfg["share"] of the
+    budget; each cites the chunks its lines come from. Returns (text, shown, stale ids, withheld
+    ids); a stale or withheld capsule is never shown: the evidence stands alone."""
+    by_document = {k["document_id"]: k for k in capsules}
+    fresh, stale, withheld = [], [], []
+    for c in chosen:
+        k = by_document.pop(c["document_id"], None)
+        if k is None:
+            continue
+        if k["state"] == "fresh":
+            fresh.append((c, k))
+        else:
+            (stale if k["state"] == "stale" else withheld).append(k["capsule_id"])
+    fresh = fresh[: cfg["max"]] if cfg else []
+    room = int(budget * 4 * cfg["share"]) // max(1, len(fresh)) if fresh else 0
+    chars = min(cfg["chars"], room) if fresh else 0
+    if chars < 200:  # a tiny budget holds evidence, not summaries
+        return "", [], stale, withheld
+    wanted = {w[:5] for w in words}
+    blocks, shown = [], []
+    for c, k in fresh:
+        lines = k["body"].split("\n")
+        hits = [len(wanted & {w[:5] for w in _WORD.findall(line.casefold())}) for line in lines]
+        kept, size = [], 0
+        for i in sorted(range(len(lines)), key=lambda i: (-hits[i], i)):
+            if size + len(lines[i]) + 1 <= chars:
+                kept.append(i)
+                size += len(lines[i]) + 1
+        kept.sort()
+        cited = sorted({k["sentences"][i]["chunk_id"] for i in kept})
+        n = f"C{len(shown) + 1}"
+        head = "[{}] summary of {}; cites chunk(s) {}".format(n, citation(c), ", ".join(map(str, cited)))
+        text = "\n".join(lines[i] for i in kept) + ("\n..." if len(kept) < len(lines) else "")
+        blocks.append(head + "\n" + text + "\n\n")
+        shown.append(
+            {
+                "n": n,
+                "capsule_id": k["capsule_id"],
+                "document_id": k["document_id"],
+                "citation": citation(c),
+                "chunk_ids": cited,
+                "builder": k["builder"],
+            }
+        )
+    return "## Capsules\n" + "".join(blocks), shown, stale, withheld
+
+def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
+    """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
+    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) make its capsule
+    section; the report's capsules.packet says which were shown and which skipped."""
+    words = content_words(query)
+    top = ranked[0]["score"] if ranked else 0.0
+    chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
+        : settings["packet.max_chunks"]
+    ]
+
+    head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
+    facts = "## Current facts\n(none recorded yet)\n\n"
+    capsule_text, shown, stale, withheld = capsule_section(
+        chosen, capsules, words, budget, settings.get("packet.capsules")
+    )
+    report.setdefault("capsules", {"served": [], "stale_skipped": [], "withheld": []})["packet"] = {
+        "shown": [k["capsule_id"] for k in shown],
+        "stale_skipped": stale,
+        "withheld": withheld,
+    }
+    hint_lines = [
+        "- {} chunk(s) about {} in {} withheld (deferred subject). {}".format(
+            h["chunks"], h["subject"], h["workspace"], h["how"]
+        )
+        for h in hint_list
+    ]
+    hint_text = ("## Withheld\n" + "\n".join(hint_lines) + "\n\n") if hint_lines else ""
+    notes = []
+    if report.get("archive", {}).get("open"):
+        notes.append("archive open: " + str(report["archive"].get("why")))
+    for d in report.get("degradations", []):
+        notes.append("degraded: {} ({})".format(d["component"], d["error_class"]))
+    if stale:
+        notes.append(f"{len(stale)} stale capsule(s) skipped (a source changed since): raw evidence only")
+
+    why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
+
+    def provenance(used):
+        # One short line per cited chunk: its document and conversation are in `used`.
+        lines = ["## Provenance", "rerank: " + report["rerank"]["backend"]]
+        lines.extend(
+            "[{}] chunk {} via {} (rank {:.3f})".format(n, c["chunk_id"], c["stage"], c["score"])
+            for n, c in enumerate(used, 1)
+        )
+        cited = released(used, why)
+        if cited:  # the first note: a packet cut short keeps it
+            lines.append(
+                "note: released deferred material: "
+                + "; ".join("{subject} in {workspace} ({chunks} chunk(s): {why})".format(**r) for r in cited)
+            )
+        lines.extend("note: " + n for n in notes)
+        return "\n".join(lines) + "\n"
+
+    fixed = head + facts + capsule_text + "## Evidence\n"
+    used, blocks = [], []
+    for c in chosen:
+
+        def block(chars, c=c):
+            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars)}\n\n"
+
+        chars = settings["packet.excerpt_chars"]
+        rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
+        if estimate_tokens(rest + block(chars)) > budget:
+            # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
+            chars = budget * 4 - len(rest + block(0)) - 8  # room for the ellipsis marks
+            if chars < 120:
+                break
+            blocks.append(block(chars))
+            used.append(c)
+            break
+        blocks.append(block(chars))
+        used.append(c)
+    if not used:
+        blocks = ["(nothing found)\n\n"]
+    text = fixed + "".join(blocks) + hint_text + provenance(used)
+    while estimate_tokens(text) > budget and hint_lines:
+        hint_lines.pop()  # a tiny budget: hints are cut before the text ever overflows
+        hint_text = ("## Withheld\n" + "\n".join(hint_lines) + "\n\n") if hint_lines else ""
+        text = fixed + "".join(blocks) + hint_text + provenance(used)
+    if estimate_tokens(text) > budget:
+        text = text[: max(0, budget * 4 - 4)].rstrip() + "\n..."
+        text = text[: budget * 4]
+    return {
+        "text": text,
+        "tokens": estimate_tokens(text),
+        "budget": budget,
+        "used": [
+            {
+                "n": n,
+                "chunk_id": c["chunk_id"],
+                "document_id": c["document_id"],
+                "conversation_id": c["chat"]["conversation_id"] if c.get("chat") else None,
+                "citation": citation(c),
+                "workspace": c["workspace"],
+                "path": c["path"],
+                "band": c["band"],
+                "written_at": c.get("written_at"),
+                "stage": c["stage"],
+            }
+            for n, c in enumerate(used, 1)
+        ],
+        "capsules": shown,
         "hints": hint_list,
     }
 import json
@@ -2069,10 +3237,17 @@ if "settings" not in SD:
 settings = {r["key"]: json.loads(r["value"]) for r in plpy.execute(SD["settings"], [])}
 found = json.loads(retrieved)
 report = found["report"]
-result = packet(query, found["results"], report["hints"], report, token_budget, settings)
+documents = list(dict.fromkeys(r["document_id"] for r in found["results"]))
+capsules = []
+if documents:
+    if "capsules" not in SD:
+        SD["capsules"] = plpy.prepare("select * from exo_private.packet_capsules($1)", ["bigint[]"])
+    rows = plpy.execute(SD["capsules"], [documents])
+    capsules = [dict(r, sentences=json.loads(r["sentences"])) for r in rows]
+result = packet(query, found["results"], report["hints"], report, token_budget, settings, capsules)
 result["report"] = report
 return json.dumps(result)
-$$;
+$_$;
 
 ALTER FUNCTION exo_private.build_packet(retrieved jsonb, query text, token_budget integer) OWNER TO exo_owner;
 
@@ -2080,7 +3255,7 @@ ALTER FUNCTION exo_private.build_packet(retrieved jsonb, query text, token_budge
 -- Name: FUNCTION build_packet(retrieved jsonb, query text, token_budget integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.build_packet(retrieved jsonb, query text, token_budget integer) IS 'The context packet (text, tokens, used, hints, report) of an exo_private.retrieve result within token_budget tokens.';
+COMMENT ON FUNCTION exo_private.build_packet(retrieved jsonb, query text, token_budget integer) IS 'The context packet (text, tokens, used, capsules, hints, report) of an exo_private.retrieve result within token_budget tokens; the fresh capsules of the documents it cites (exo_private.packet_capsules) make its capsule section.';
 
 --
 -- Name: bump_generation(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -2187,6 +3362,67 @@ ALTER FUNCTION exo_private.canonical_key(name text) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.canonical_key(name text) IS 'Identity key of an entity name: NFKC, case-folded, whitespace collapsed, edge punctuation removed.';
 
 --
+-- Name: canonical_keys(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.canonical_keys(names text[]) RETURNS text[]
+    LANGUAGE plpython3u IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+"""Text normalisation shared by the database and the worker (stdlib only).
+
+Inlined into plpython3u functions by the migrator (`# exo:include textnorm`),
+and importable as plain Python for tests.
+"""
+
+import re
+import unicodedata
+
+_SPACE = re.compile(r"\s+")
+_EDGE_PUNCT = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+
+def canonical_key(name):
+    """The identity key of a name: NFKC, case-folded, inner whitespace collapsed,
+    surrounding quotes and punctuation removed. "  Jane  DOE. " -> "jane doe".
+    Returns None for None or for a name with nothing left."""
+    if name is None:
+        return None
+    text = unicodedata.normalize("NFKC", name).casefold()
+    text = _SPACE.sub(" ", text).strip().strip(_EDGE_PUNCT).strip()
+    return text or None
+return [canonical_key(name) for name in names]
+$$;
+
+ALTER FUNCTION exo_private.canonical_keys(names text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION canonical_keys(names text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.canonical_keys(names text[]) IS 'exo_private.canonical_key of each name, in order (null for a null name or one with nothing left): a batch pays for one call into Python, not one per name.';
+
+--
+-- Name: capsule_stamp(text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.capsule_stamp(p_builder text, p_hashes text[]) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
+        p_builder || E'\n' || pg_catalog.array_to_string(
+            array(select h from unnest(p_hashes) h order by h), E'\n', '-'), 'UTF8')), 'hex')
+$$;
+
+ALTER FUNCTION exo_private.capsule_stamp(p_builder text, p_hashes text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION capsule_stamp(p_builder text, p_hashes text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.capsule_stamp(p_builder text, p_hashes text[]) IS 'A capsule''s generation: the sha256 (hex) of its builder and its sources'' content hashes (in sorted order; a missing hash counts as -).';
+
+--
 -- Name: chat_person_names(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -2256,6 +3492,32 @@ ALTER FUNCTION exo_private.chat_window_senders(conversations bigint[]) OWNER TO 
 --
 
 COMMENT ON FUNCTION exo_private.chat_window_senders(conversations bigint[]) IS 'For every window of the given conversations: its workspace, extraction window, document and chunk, and each Person who sent a message in it (exo_private.chat_person_names), once per key.';
+
+--
+-- Name: check_bridge(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.check_bridge(bridge text[]) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    if cardinality(bridge) > 50 then
+        perform exo_private.invalid_argument(format('bridge must name at most 50 subjects, got %s', cardinality(bridge)));
+    end if;
+    if exists (select 1 from unnest(bridge) b where pg_catalog.length(b) > 200) then
+        perform exo_private.invalid_argument('bridge names must be at most 200 characters each');
+    end if;
+end
+$$;
+
+ALTER FUNCTION exo_private.check_bridge(bridge text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION check_bridge(bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.check_bridge(bridge text[]) IS 'Raise invalid_parameter_value for a bridge of more than 50 names or a name over 200 characters.';
 
 --
 -- Name: check_search_arguments(text, text[], integer, integer, double precision[], integer, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -2389,6 +3651,74 @@ ALTER FUNCTION exo_private.clear_graph(ws text) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.clear_graph(ws text) IS 'Empty a workspace''s AGE graph (all vertices and edges; the labels stay).';
+
+--
+-- Name: close_fact(text, text, text, timestamp with time zone, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.close_fact(p_workspace text, p_subject text, p_attribute text, p_at timestamp with time zone, p_why text) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    key text := exo_private.canonical_key(p_subject);
+    attr text := exo_private.normalise_attribute(p_attribute);
+    line record;
+    early text;
+    closed int;
+begin
+    if p_workspace is not null then
+        perform exo_private.check_workspaces(array[p_workspace]);
+    end if;
+    if key is null then
+        perform exo_private.invalid_argument(format('p_subject must be a name, got %s', exo_private.quoted(p_subject)));
+    end if;
+    if attr is null or attr = '' then
+        perform exo_private.invalid_argument(
+            format('p_attribute must not be blank, got %s', exo_private.quoted(p_attribute)));
+    end if;
+    if p_at is null or not pg_catalog.isfinite(p_at) then
+        perform exo_private.invalid_argument(format('p_at must be a finite time, got %s', coalesce(p_at::text, 'null')));
+    end if;
+    for line in
+        select f.workspace, f.kind from exo_private.facts f
+        where f.subject_key = key and f.attribute = attr and f.valid_to is null
+          and (p_workspace is null or f.workspace = p_workspace)
+        order by f.workspace, f.kind
+    loop
+        perform exo_private.lock_fact_line(line.workspace, key, attr, line.kind);
+    end loop;
+    select format('%s (%s, %s)', f.valid_from, f.workspace, f.kind) into early
+    from exo_private.facts f
+    where f.subject_key = key and f.attribute = attr and f.valid_to is null
+      and (p_workspace is null or f.workspace = p_workspace) and f.valid_from > p_at
+    limit 1;
+    if early is not null then
+        perform exo_private.invalid_argument(
+            format('p_at %s is before the current value''s valid_from %s', p_at, early),
+            'a value that ended before it began is a mistake in one of them');
+    end if;
+    update exo_private.facts f
+       set valid_to = p_at, close_reason = 'closed' || coalesce(': ' || nullif(pg_catalog.btrim(p_why), ''), '')
+     where f.subject_key = key and f.attribute = attr and f.valid_to is null
+       and (p_workspace is null or f.workspace = p_workspace);
+    get diagnostics closed = row_count;
+    if closed = 0 then
+        perform exo_private.invalid_argument(
+            format('%s has no current %s fact%s', exo_private.quoted(p_subject), exo_private.quoted(attr),
+                   coalesce(' in workspace ' || p_workspace, '')));
+    end if;
+    return closed;
+end
+$$;
+
+ALTER FUNCTION exo_private.close_fact(p_workspace text, p_subject text, p_attribute text, p_at timestamp with time zone, p_why text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION close_fact(p_workspace text, p_subject text, p_attribute text, p_at timestamp with time zone, p_why text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.close_fact(p_workspace text, p_subject text, p_attribute text, p_at timestamp with time zone, p_why text) IS 'Close the current rows of p_subject''s p_attribute in p_workspace (null: every workspace) at p_at, for a fact that stopped being true with no new value: every kind''s current row closes (the fact itself ended, whoever recorded it), with close_reason ''closed: p_why'' (''closed'' when p_why is blank) and no closed_by. Returns how many rows closed; raises when none is current or p_at is before a current row''s valid_from.';
 
 --
 -- Name: closed_chunks(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -2564,10 +3894,10 @@ ALTER FUNCTION exo_private.complete_embedding(p_msg_ids bigint[], p_model text, 
 COMMENT ON FUNCTION exo_private.complete_embedding(p_msg_ids bigint[], p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors public.vector[]) IS 'One embed job''s result in one transaction: store the vectors of model p_model for the chunks (those re-made meanwhile are dropped), advance their documents'' stages and archive the messages p_msg_ids. Returns how many vectors were stored.';
 
 --
--- Name: complete_extraction(bigint, bigint, integer, jsonb, jsonb, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: complete_extraction(bigint, bigint, integer, jsonb, jsonb, jsonb, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb) RETURNS jsonb
+CREATE FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb DEFAULT '[]'::jsonb) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -2585,7 +3915,7 @@ begin
             using errcode = 'EX001',
                   hint = 'its document was re-chunked or deleted while the model ran; drop the job';
     end if;
-    merged := exo_private.merge_extraction(p_window_id, p_generation, p_entities, p_relations);
+    merged := exo_private.merge_extraction(p_window_id, p_generation, p_entities, p_relations, p_attributes);
     if merged ? 'stale_generation' then
         raise exception 'generation % of window %''s workspace is no longer current', p_generation, p_window_id
             using errcode = 'EX002',
@@ -2601,13 +3931,13 @@ begin
 end
 $$;
 
-ALTER FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb) IS 'One extract job''s result in one transaction: merge the entities and relations into generation p_generation (merge_extraction), record the window extracted with p_stats and the merge counts, advance its document''s stage and archive message p_msg_id. Returns the merge counts. Raises EX001 when the window is gone, EX002 when the generation is no longer current.';
+COMMENT ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb) IS 'One extract job''s result in one transaction: merge the entities, relations and attributes into generation p_generation (merge_extraction), record the window extracted with p_stats and the merge counts, advance its document''s stage and archive message p_msg_id. Returns the merge counts. Raises EX001 when the window is gone, EX002 when the generation is no longer current.';
 
 --
 -- Name: current_generation(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -5382,6 +6712,33 @@ ALTER FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_br
 COMMENT ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer) IS 'exo.timeline, which see.';
 
 --
+-- Name: evidence_valid_from(text, bigint, bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.evidence_valid_from(p_workspace text, p_document_id bigint, p_chunk_id bigint) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- A chat window's first message, else the day the chunk or its document was written
+    -- (midnight UTC); null when the source has no date.
+    select coalesce(
+        (select w.first_sent_at from exo_private.chat_windows w
+          where w.workspace = p_workspace and w.chunk_id = p_chunk_id),
+        (select c.written_at::timestamp at time zone 'UTC' from exo_private.chunks c
+          where c.workspace = p_workspace and c.id = p_chunk_id),
+        (select d.written_at::timestamp at time zone 'UTC' from exo_private.documents d
+          where d.id = p_document_id))
+$$;
+
+ALTER FUNCTION exo_private.evidence_valid_from(p_workspace text, p_document_id bigint, p_chunk_id bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION evidence_valid_from(p_workspace text, p_document_id bigint, p_chunk_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.evidence_valid_from(p_workspace text, p_document_id bigint, p_chunk_id bigint) IS 'When a source says what it states held (a fact''s valid_from): the first message time of the chat window p_chunk_id, else the day chunk p_chunk_id or else document p_document_id was written (midnight UTC); null when undated.';
+
+--
 -- Name: excerpt(text, text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -5447,6 +6804,75 @@ ALTER FUNCTION exo_private.extraction_model_changed() OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.extraction_model_changed() IS 'Trigger: when the models.chat setting names another model, every graph gets a new generation built from that model only (bump_generation).';
+
+--
+-- Name: fact_line_ids(text, text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.fact_line_ids(p_subject text, p_attribute text, p_bridge text[]) RETURNS bigint[]
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    key text := exo_private.canonical_key(p_subject);
+    attr text := exo_private.normalise_attribute(p_attribute);
+begin
+    perform exo_private.check_bridge(p_bridge);
+    if key is null then
+        perform exo_private.invalid_argument(format('subject must be a name, got %s', exo_private.quoted(p_subject)));
+    end if;
+    if attr is null or attr = '' then
+        perform exo_private.invalid_argument(format('attribute must not be blank, got %s', exo_private.quoted(p_attribute)));
+    end if;
+    return array(
+        select f.id from exo_private.facts f
+        where f.subject_key = key and f.attribute = attr
+        order by f.kind, f.workspace, f.valid_from, f.id);
+end
+$$;
+
+ALTER FUNCTION exo_private.fact_line_ids(p_subject text, p_attribute text, p_bridge text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION fact_line_ids(p_subject text, p_attribute text, p_bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.fact_line_ids(p_subject text, p_attribute text, p_bridge text[]) IS 'The ids of every row of p_subject''s p_attribute (all kinds and workspaces), by kind, workspace and valid_from; raises invalid_parameter_value for a blank subject or attribute or a bad bridge.';
+
+--
+-- Name: facts_as_of(text, timestamp with time zone, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.facts_as_of(p_subject text, p_as_of timestamp with time zone, p_bridge text[]) RETURNS bigint[]
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    key text := exo_private.canonical_key(p_subject);
+    moment timestamptz := coalesce(p_as_of, pg_catalog.now());
+begin
+    perform exo_private.check_bridge(p_bridge);
+    if key is null then
+        perform exo_private.invalid_argument(format('subject must be a name, got %s', exo_private.quoted(p_subject)));
+    end if;
+    return array(
+        select c.id
+        from (select distinct on (f.workspace, f.attribute, f.kind) f.id, f.workspace, f.attribute, f.kind
+              from exo_private.facts f
+              where f.subject_key = key
+                and f.valid_from <= moment and (f.valid_to is null or f.valid_to > moment)
+              order by f.workspace, f.attribute, f.kind, f.valid_from desc, f.id desc) c
+        order by c.attribute, c.kind, c.workspace);
+end
+$$;
+
+ALTER FUNCTION exo_private.facts_as_of(p_subject text, p_as_of timestamp with time zone, p_bridge text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION facts_as_of(p_subject text, p_as_of timestamp with time zone, p_bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.facts_as_of(p_subject text, p_as_of timestamp with time zone, p_bridge text[]) IS 'The ids of p_subject''s fact rows valid at p_as_of (null: now), one per workspace, attribute and kind, by attribute then precedence; raises invalid_parameter_value for a blank subject or a bad bridge.';
 
 --
 -- Name: find_entities(text, text, text[], integer, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -6068,6 +7494,27 @@ ALTER FUNCTION exo_private.link_participants(conversations bigint[]) OWNER TO ex
 COMMENT ON FUNCTION exo_private.link_participants(conversations bigint[]) IS 'The structural graph of the given chat conversations'' windows, in each workspace''s current generation: a Person entity per sender who is a person (exo_private.chat_person_names), a mention of it in each window they wrote in, and a TALKED_WITH relation between the people of a window, all with origin ''structure''; projected into the AGE graph. Idempotent. Returns {entities, mentions_new, relations_new}.';
 
 --
+-- Name: lock_fact_line(text, text, text, exo_private.fact_kind); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.lock_fact_line(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select pg_catalog.pg_advisory_xact_lock(
+        pg_catalog.hashtext('exo_private.record_fact'),
+        pg_catalog.hashtext(pg_catalog.jsonb_build_array(p_workspace, p_subject_key, p_attribute, p_kind)::text))
+$$;
+
+ALTER FUNCTION exo_private.lock_fact_line(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION lock_fact_line(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.lock_fact_line(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind) IS 'Take the transaction advisory lock of one fact line (workspace, subject key, attribute, kind): two writers of a line take turns, so it keeps exactly one current row.';
+
+--
 -- Name: mark_messages(boolean); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -6235,6 +7682,53 @@ ALTER FUNCTION exo_private.mark_messages(every_conversation boolean) OWNER TO ex
 COMMENT ON FUNCTION exo_private.mark_messages(every_conversation boolean) IS 'Set the deference marks (charged, charged_subjects) of the chat messages of every conversation that has a message not yet marked, or of every conversation (after the deference list changed), in place; returns how many messages changed.';
 
 --
+-- Name: matching_facts(text, integer, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[]) RETURNS bigint[]
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    question text := pg_catalog.left(p_query, 1000);
+    words tsquery;
+begin
+    perform exo_private.check_bridge(p_bridge);
+    if question is null then
+        perform exo_private.invalid_argument('query must not be null');
+    end if;
+    if p_max is null or p_max not between 1 and 200 then
+        perform exo_private.invalid_argument(
+            format('max_results must be between 1 and 200, got %s', coalesce(p_max::text, 'null')));
+    end if;
+    -- any word counts: the words of plainto_tsquery joined by "or" instead of "and"
+    words := pg_catalog.replace(pg_catalog.plainto_tsquery('simple', question)::text, ' & ', ' | ')::tsquery;
+    if pg_catalog.numnode(words) = 0 then
+        return '{}'::bigint[];
+    end if;
+    -- What is withheld is decided among the best 5 x p_max matches.
+    return array(
+        select f.id
+        from exo_private.facts f
+        where f.valid_to is null
+          and pg_catalog.to_tsvector('simple'::regconfig, f.subject || ' ' || pg_catalog.replace(f.attribute, '_', ' ')
+                                     || ' ' || f.value) @@ words
+        order by pg_catalog.ts_rank(pg_catalog.to_tsvector('simple'::regconfig, f.subject || ' '
+                     || pg_catalog.replace(f.attribute, '_', ' ') || ' ' || f.value), words) desc,
+                 f.valid_from desc, f.id desc
+        limit 5 * p_max);
+end
+$$;
+
+ALTER FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION matching_facts(p_query text, p_max integer, p_bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[]) IS 'The ids of at most 5 x p_max current fact rows whose subject, attribute or value hold any word of p_query (its first 1,000 characters; simple text search, no stemming), best ranked first; raises invalid_parameter_value for a null query, p_max outside 1..200 or a bad bridge.';
+
+--
 -- Name: mention_state(bigint, bigint, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -6268,10 +7762,10 @@ ALTER FUNCTION exo_private.mention_state(p_entity bigint, p_window bigint, relea
 COMMENT ON FUNCTION exo_private.mention_state(p_entity bigint, p_window bigint, released text[]) IS 'Whether the mentions of an entity in an extraction window may be shown to a caller whose bridge opens released (exo_private.released_keys): {} when one may, else the closed subjects that withhold them all; null when the entity has no mention there.';
 
 --
--- Name: merge_extraction(bigint, integer, jsonb, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: merge_extraction(bigint, integer, jsonb, jsonb, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb) RETURNS jsonb
+CREATE FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb DEFAULT '[]'::jsonb) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -6285,6 +7779,9 @@ declare
     new_ids bigint[];
     rel_ids bigint[];
     n_mentions int;
+    attr record;
+    n_facts int := 0;
+    n_undated int := 0;
 begin
     select w.id, w.workspace, w.document_id, w.char_start, w.char_end into win
     from exo_private.extraction_windows w
@@ -6414,21 +7911,53 @@ begin
     perform exo_private.project_entities(ent_ids);
     perform exo_private.project_relations(rel_ids);
 
+    -- Attributes: facts of kind 'extracted' (record_fact closes the row a new value replaces),
+    -- each sourced by the window's first chunk that has its value (else its first chunk) and
+    -- dated when that source says it held; an undated source records nothing.
+    for attr in
+        select x.item ->> 'subject' as subject, x.item ->> 'attribute' as attribute,
+               x.item ->> 'value' as value, src.id as chunk_id,
+               exo_private.evidence_valid_from(win.workspace, win.document_id, src.id) as valid_from
+        from jsonb_array_elements(coalesce(p_attributes, '[]')) with ordinality x(item, ord)
+        left join lateral (
+            select c.id
+            from exo_private.chunks c
+            where c.workspace = win.workspace and c.document_id = win.document_id
+              and c.char_start < win.char_end and c.char_end > win.char_start
+            order by pg_catalog.strpos(pg_catalog.lower(pg_catalog.regexp_replace(c.body, '\s+', ' ', 'g')),
+                                       pg_catalog.lower(x.item ->> 'value')) = 0,
+                     c.ordinal
+            limit 1
+        ) src on true
+        order by x.ord
+    loop
+        if attr.valid_from is null then
+            n_undated := n_undated + 1;
+            continue;
+        end if;
+        perform exo_private.record_fact(
+            win.workspace, attr.subject, attr.attribute, attr.value, 'extracted', attr.valid_from,
+            jsonb_strip_nulls(jsonb_build_object('document_id', win.document_id, 'chunk_id', attr.chunk_id)));
+        n_facts := n_facts + 1;
+    end loop;
+
     return jsonb_build_object(
         'entities_new', cardinality(new_ids),
         'entities_seen', (select count(distinct x) from unnest(ent_ids) x) - cardinality(new_ids),
         'mentions_new', n_mentions,
-        'relations_new', cardinality(rel_ids));
+        'relations_new', cardinality(rel_ids),
+        'facts_recorded', n_facts,
+        'facts_undated', n_undated);
 end
 $$;
 
-ALTER FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb) IS 'Merge one window''s validated extraction: upsert entities by (workspace, generation, type, key), mentions in the window''s chunks that contain the name, relations between listed names; project them into the AGE graph. Idempotent. Returns {entities_new, entities_seen, mentions_new, relations_new} (plus stale_generation when a newer generation exists, having written nothing). Raises when the window is gone.';
+COMMENT ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) IS 'Merge one window''s validated extraction: upsert entities by (workspace, generation, type, key), mentions in the window''s chunks that contain the name, relations between listed names; project them into the AGE graph; record each attribute {subject, attribute, value} as an extracted fact (record_fact), sourced by the window''s chunk that states the value and valid from when that source says it held (evidence_valid_from). Idempotent. Returns {entities_new, entities_seen, mentions_new, relations_new, facts_recorded, facts_undated (attributes whose source has no date: not recorded)} (plus stale_generation when a newer generation exists, having written nothing). Raises when the window is gone.';
 
 --
 -- Name: message_bands(date[], date); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -6791,6 +8320,26 @@ ALTER FUNCTION exo_private.message_bands(written date[], today date) OWNER TO ex
 COMMENT ON FUNCTION exo_private.message_bands(written date[], today date) IS 'The band (current, recent, archival) of each date as of today, by the rule of document bands (plpy/banding.py band_by_age, the banding.* settings); null for a null date, and for null arguments. exo.search_messages bands the messages it finds with it.';
 
 --
+-- Name: normalise_attribute(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.normalise_attribute(attribute text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select pg_catalog.left(pg_catalog.btrim(
+        pg_catalog.regexp_replace(pg_catalog.lower(attribute), '[\s-]+', '_', 'g'), '_'), 100)
+$$;
+
+ALTER FUNCTION exo_private.normalise_attribute(attribute text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION normalise_attribute(attribute text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.normalise_attribute(attribute text) IS 'An attribute as facts store it: lower case, runs of whitespace and hyphens as one "_", none at either end, at most 100 characters (" Home - Town" -> "home_town"); empty for a blank one.';
+
+--
 -- Name: normalise_predicate(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -6826,6 +8375,206 @@ ALTER FUNCTION exo_private.normalise_predicate(raw text) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.normalise_predicate(raw text) IS 'Edge label of a predicate: upper snake case of its words (Latin accents folded, apostrophes dropped, other non-alphanumerics one _), at most 63 characters; RELATED_TO when nothing is left (null, punctuation, non-Latin script), RELATED_TO_ before one that starts with a digit.';
+
+--
+-- Name: observe(jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.observe(observations jsonb) RETURNS TABLE(observation_id bigint, fact_id bigint)
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    items jsonb := case jsonb_typeof(observations) when 'object' then jsonb_build_array(observations)
+                                                   when 'array' then observations end;
+    fallback text;
+    problem text;
+    recorded bigint[];  -- the observations' ids, subject keys and attributes, in input order
+    keys text[];
+    attrs text[];
+    new_rows jsonb;     -- fact rows of the lines the batch only extends
+    closings jsonb;     -- their current rows the batch closes
+    sourced jsonb;      -- their observations, each with its fact row
+    one_by_one bigint[];  -- observations of the other lines
+    o exo_private.observations;
+begin
+    if items is null then
+        perform exo_private.invalid_argument(format(
+            'observations must be a JSON object or an array of objects, got %s',
+            coalesce(jsonb_typeof(observations), 'null')));
+    end if;
+    if jsonb_array_length(items) = 0 then
+        return;
+    end if;
+    select s.value #>> '{}' into fallback from exo_private.settings s where s.key = 'facts.observation_workspace';
+    -- The subject keys and attributes of the lines, once for the batch (null where none is given).
+    select exo_private.canonical_keys(array_agg(
+               case when jsonb_typeof(e.item -> 'subject') = 'string' then e.item ->> 'subject' end order by e.n)),
+           array_agg(case when jsonb_typeof(e.item -> 'attribute') = 'string'
+                          then exo_private.normalise_attribute(e.item ->> 'attribute') end order by e.n)
+      into keys, attrs
+    from jsonb_array_elements(items) with ordinality e (item, n);
+    -- The first observation that cannot be recorded, and why; then none is.
+    select format('observation %s: %s', e.n, p.why) into problem
+    from rows from (jsonb_array_elements(items), unnest(keys), unnest(attrs)) with ordinality e (item, key, attr, n)
+    cross join lateral (select coalesce(e.item ->> 'workspace', fallback) as workspace) f
+    cross join lateral (
+        select case
+            when jsonb_typeof(e.item) <> 'object' then format('must be a JSON object, got %s', jsonb_typeof(e.item))
+            when e.item - array['subject', 'attribute', 'value', 'observed_at', 'source', 'workspace'] <> '{}' then
+                format('unknown field %s (the fields: subject, attribute, value, observed_at, source, workspace)',
+                       exo_private.quoted((select k from jsonb_object_keys(e.item) k
+                                           where k not in ('subject', 'attribute', 'value', 'observed_at',
+                                                           'source', 'workspace')
+                                           order by k limit 1)))
+            when not e.item ?& array['subject', 'attribute', 'value', 'observed_at', 'source'] then
+                format('%s is missing', (select k from unnest(array['subject', 'attribute', 'value', 'observed_at',
+                                                                    'source']) k
+                                         where not e.item ? k limit 1))
+            when e.key is null or pg_catalog.length(e.item ->> 'subject') > 500 then
+                'subject must be a name (a string of at most 500 characters)'
+            when e.attr is null or e.attr = '' then
+                'attribute must be a non-blank string'
+            when jsonb_typeof(e.item -> 'value') not in ('string', 'number', 'boolean')
+                 or pg_catalog.btrim(e.item ->> 'value') = '' then
+                'value must be a non-blank string, a number or a boolean'
+            when jsonb_typeof(e.item -> 'observed_at') <> 'string'
+                 or not pg_input_is_valid(e.item ->> 'observed_at', 'timestamptz') then
+                format('observed_at must be a timestamp, got %s', exo_private.quoted((e.item -> 'observed_at')::text))
+            when not pg_catalog.isfinite((e.item ->> 'observed_at')::timestamptz) then
+                format('observed_at must be a finite timestamp, got %s', exo_private.quoted(e.item ->> 'observed_at'))
+            when jsonb_typeof(e.item -> 'source') <> 'string' or pg_catalog.btrim(e.item ->> 'source') = '' then
+                'source must be a non-blank string (who or what observed it)'
+            when not exists (select 1 from exo_private.workspaces w where w.name = f.workspace) then
+                format('workspace %s does not exist', exo_private.quoted(f.workspace))
+        end as why
+    ) p
+    where p.why is not null
+    order by e.n
+    limit 1;
+    if problem is not null then
+        perform exo_private.invalid_argument(problem);
+    end if;
+
+    recorded := array(select nextval('exo_private.observations_id_seq')
+                      from generate_series(1, jsonb_array_length(items)));
+
+    -- Every line of the batch locked, in one order for every writer (so two batches never wait
+    -- on each other in a cycle).
+    perform exo_private.lock_fact_line(l.workspace, l.key, l.attr, 'observation')
+    from (select distinct coalesce(e.item ->> 'workspace', fallback) as workspace, e.key, e.attr
+          from rows from (jsonb_array_elements(items), unnest(keys), unnest(attrs)) e (item, key, attr)
+          order by 1, 2, 3) l;
+
+    -- The observations are written, and the lines the batch only extends (new lines, and lines
+    -- whose current row began no later than the batch's first value for them) are worked out at
+    -- once, by record_fact's rule: in time order, a run of equal values is one fact row (a run
+    -- that repeats the current value only adds sources to it) and each run closes the one before
+    -- it (the first run closes the current row) at its start. Observations of other lines go
+    -- through record_fact one by one.
+    with parsed as materialized (
+        select e.id, coalesce(e.item ->> 'workspace', fallback) as workspace,
+               pg_catalog.btrim(e.item ->> 'subject') as subject, e.item ->> 'attribute' as attribute,
+               e.key, e.attr, pg_catalog.btrim(e.item ->> 'value') as value,
+               (e.item ->> 'observed_at')::timestamptz as observed_at, pg_catalog.btrim(e.item ->> 'source') as source
+        from rows from (jsonb_array_elements(items), unnest(recorded), unnest(keys), unnest(attrs))
+             e (item, id, key, attr)
+    ), inserted as (
+        insert into exo_private.observations (id, workspace, subject, attribute, value, observed_at, source)
+        overriding system value
+        select p.id, p.workspace, p.subject, p.attribute, p.value, p.observed_at, p.source
+        from parsed p
+    ), batch as materialized (
+        select p.id, p.workspace, p.subject, p.key, p.attr, p.value, p.observed_at,
+               c.id as current_id, c.value as current_value, c.valid_from as current_from
+        from parsed p
+        left join exo_private.facts c
+          on c.subject_key = p.key and c.attribute = p.attr and c.kind = 'observation'
+         and c.workspace = p.workspace and c.valid_to is null
+    ), lined as (
+        select b.*, min(b.observed_at) over line as first_at,
+               coalesce(lag(b.value) over ordered, b.current_value) is distinct from b.value as starts
+        from batch b
+        window line as (partition by b.workspace, b.key, b.attr),
+               ordered as (partition by b.workspace, b.key, b.attr order by b.observed_at, b.id)
+    ), judged as materialized (
+        select l.*,
+               coalesce(l.current_from <= l.first_at,
+                        not exists (select 1 from exo_private.facts f
+                                    where f.subject_key = l.key and f.attribute = l.attr
+                                      and f.kind = 'observation' and f.workspace = l.workspace)) as extends
+        from lined l
+    ), numbered as materialized (
+        select j.*, count(*) filter (where j.starts) over ordered as run
+        from judged j
+        where j.extends
+        window ordered as (partition by j.workspace, j.key, j.attr order by j.observed_at, j.id)
+    ), runs as materialized (
+        -- ids in time order within a line, as one by one would give them
+        select g.*, nextval('exo_private.facts_id_seq') as id
+        from (select r.workspace, r.key, r.attr, r.run, min(r.current_id) as current_id,
+                     (array_agg(r.subject order by r.observed_at, r.id))[1] as subject,
+                     min(r.value) as value, min(r.observed_at) as valid_from, array_agg(r.id) as observations
+              from numbered r
+              where r.run > 0
+              group by r.workspace, r.key, r.attr, r.run
+              order by r.workspace, r.key, r.attr, r.run) g
+    ), chained as materialized (
+        select u.*, lead(u.valid_from) over w as valid_to, lead(u.id) over w as closed_by,
+               lag(u.id) over w is null as first
+        from runs u
+        window w as (partition by u.workspace, u.key, u.attr order by u.run)
+    )
+    select (select jsonb_agg(jsonb_build_object(
+                'id', c.id, 'workspace', c.workspace, 'subject', c.subject, 'subject_key', c.key,
+                'attribute', c.attr, 'value', c.value, 'valid_from', c.valid_from, 'valid_to', c.valid_to,
+                'closed_by', c.closed_by))
+            from chained c),
+           (select jsonb_agg(jsonb_build_object('id', c.current_id, 'valid_to', c.valid_from, 'closed_by', c.id))
+            from chained c where c.first and c.current_id is not null),
+           (select jsonb_agg(jsonb_build_object('fact_id', s.fact_id, 'observation_id', s.observation_id))
+            from (select c.id as fact_id, k.id as observation_id from chained c, unnest(c.observations) k (id)
+                  union all
+                  select r.current_id, r.id from numbered r where r.run = 0) s),
+           array(select j.id from judged j where not j.extends)
+      into new_rows, closings, sourced, one_by_one;
+    update exo_private.facts f
+       set valid_to = c.valid_to, closed_by = c.closed_by, close_reason = 'superseded'
+      from jsonb_populate_recordset(null::exo_private.facts, closings) c
+     where f.id = c.id;
+    insert into exo_private.facts (id, workspace, subject, subject_key, attribute, value, kind,
+                                   valid_from, valid_to, closed_by, close_reason)
+    overriding system value
+    select r.id, r.workspace, r.subject, r.subject_key, r.attribute, r.value, 'observation',
+           r.valid_from, r.valid_to, r.closed_by, case when r.closed_by is not null then 'superseded' end
+    from jsonb_populate_recordset(null::exo_private.facts, new_rows) r;
+    return query
+    insert into exo_private.fact_sources (fact_id, observation_id)
+    select s.fact_id, s.observation_id
+    from jsonb_populate_recordset(null::exo_private.fact_sources, sourced) s
+    returning fact_sources.observation_id, fact_sources.fact_id;
+
+    for o in
+        select x.* from exo_private.observations x
+        where x.id = any (one_by_one)
+        order by x.workspace, exo_private.canonical_key(x.subject), exo_private.normalise_attribute(x.attribute),
+                 x.observed_at, x.id
+    loop
+        observation_id := o.id;
+        fact_id := exo_private.record_fact(o.workspace, o.subject, o.attribute, o.value, 'observation',
+                                           o.observed_at, jsonb_build_object('observation_id', o.id));
+        return next;
+    end loop;
+end
+$$;
+
+ALTER FUNCTION exo_private.observe(observations jsonb) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION observe(observations jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.observe(observations jsonb) IS 'Record observations: one JSON object or an array of them, each {subject, attribute, value (a string, number or boolean), observed_at (a timestamp), source (who or what observed it), workspace (default: the facts.observation_workspace setting)}. Each becomes a row of exo_private.observations and a fact of kind observation valid from observed_at, by the rule of exo_private.record_fact (the lines a batch only extends are written set-based, the others one observation at a time). All or nothing: the first bad observation is refused by its number and field. Returns observation_id and fact_id per observation.';
 
 --
 -- Name: ocr_job(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -6905,6 +8654,28 @@ ALTER FUNCTION exo_private.outstanding_work() OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.outstanding_work() IS 'Every chunk without a vector of the active embedding model (queue embed) and every window not extracted (queue extract), with its document and state: in_flight (a worker holds its message), pending (its message waits), dead (dead-lettered), failed (a recorded failure, not retried) or lost (no message at all). Dead, failed and lost work never advances on its own.';
+
+--
+-- Name: packet_capsules(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.packet_capsules(p_documents bigint[]) RETURNS TABLE(document_id bigint, capsule_id bigint, state text, body text, sentences jsonb, chunk_ids bigint[], builder text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select k.document_id, k.id, s.state, k.body, k.sentences, k.chunk_ids, k.builder
+    from exo_private.capsules k
+    join exo_private.capsule_states s on s.capsule_id = k.id
+    where k.document_id = any (p_documents)
+$$;
+
+ALTER FUNCTION exo_private.packet_capsules(p_documents bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION packet_capsules(p_documents bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.packet_capsules(p_documents bigint[]) IS 'The capsule of each of p_documents that has one: its state (exo_private.capsule_states), text, sentences (the chunk of each line), cited chunks and builder; the packet shows the fresh ones and says which were stale.';
 
 --
 -- Name: parse_entity_type(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -8174,6 +9945,77 @@ ALTER FUNCTION exo_private.queue_again(p_queue text, p_targets bigint[]) OWNER T
 COMMENT ON FUNCTION exo_private.queue_again(p_queue text, p_targets bigint[]) IS 'Queue chunks (embed) or extraction windows (extract) again by id, one fresh message each (ids that no longer exist are skipped); returns how many were queued.';
 
 --
+-- Name: queue_capsule(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.queue_capsule() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    -- Big enough for a capsule, or holding one that may have to go.
+    if new.conversation_id is null and new.workspace is not null
+       and ((select max(c.char_end) from exo_private.chunks c
+             where c.workspace = new.workspace and c.document_id = new.id)
+            >= (select (s.value #>> '{}')::int from exo_private.settings s
+                where s.key = 'capsules.min_document_chars')
+            or exists (select 1 from exo_private.capsules k where k.document_id = new.id)) then
+        perform pgmq.send('capsules', jsonb_build_object('document_id', new.id));
+    end if;
+    return null;
+end
+$$;
+
+ALTER FUNCTION exo_private.queue_capsule() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION queue_capsule(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.queue_capsule() IS 'Trigger: a document that reaches stage chunked (ingest, a changed file, a re-route) and is long enough for a capsule, or has one, gets a message on the capsules queue.';
+
+--
+-- Name: queue_capsules(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.queue_capsules(p_workspace text DEFAULT NULL::text) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    due bigint[];
+    min_chars int := (select (s.value #>> '{}')::int from exo_private.settings s
+                      where s.key = 'capsules.min_document_chars');
+begin
+    if p_workspace is not null then
+        perform exo_private.check_workspaces(array[p_workspace]);
+    end if;
+    select coalesce(array_agg(d.id order by d.id), '{}') into due
+    from exo_private.documents d
+    left join exo_private.capsules k on k.document_id = d.id
+    left join exo_private.capsule_states s on s.capsule_id = k.id
+    where d.stage in ('chunked', 'embedded', 'graphed') and d.conversation_id is null
+      and (p_workspace is null or d.workspace = p_workspace)
+      and (k.id is not null and s.state <> 'fresh'
+           or k.id is null and (select max(c.char_end) from exo_private.chunks c
+                                where c.workspace = d.workspace and c.document_id = d.id) >= min_chars)
+      and not exists (select 1 from pgmq.q_capsules q where (q.message ->> 'document_id')::bigint = d.id);
+    if due <> '{}' then
+        perform pgmq.send_batch('capsules', array(select jsonb_build_object('document_id', x) from unnest(due) x));
+    end if;
+    return cardinality(due);
+end
+$$;
+
+ALTER FUNCTION exo_private.queue_capsules(p_workspace text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION queue_capsules(p_workspace text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.queue_capsules(p_workspace text) IS 'Queue (capsules queue) every live document of p_workspace (null: all) whose capsule is stale or withheld, or that is long enough and has none, unless it waits in the queue already; returns how many were queued.';
+
+--
 -- Name: queue_messages(double precision); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -8192,7 +10034,9 @@ CREATE FUNCTION exo_private.queue_messages(p_dead_after_s double precision) RETU
           union all
           select 'extract', x.msg_id, x.enqueued_at, x.vt from pgmq.q_extract x
           union all
-          select 'ocr', o.msg_id, o.enqueued_at, o.vt from pgmq.q_ocr o) q
+          select 'ocr', o.msg_id, o.enqueued_at, o.vt from pgmq.q_ocr o
+          union all
+          select 'capsules', k.msg_id, k.enqueued_at, k.vt from pgmq.q_capsules k) q
     left join exo_private.worker_claims c on c.queue = q.queue and c.msg_id = q.msg_id
     left join exo_private.workers w on w.id = c.worker_id
 $$;
@@ -8203,7 +10047,7 @@ ALTER FUNCTION exo_private.queue_messages(p_dead_after_s double precision) OWNER
 -- Name: FUNCTION queue_messages(p_dead_after_s double precision); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.queue_messages(p_dead_after_s double precision) IS 'Every message of embed, extract and ocr with its state: pending (visible now), or in flight held by a live worker, by a dead one (no heartbeat for p_dead_after_s, or stopped), or unclaimed (a job that raised waits for its retry, or a read outside any worker).';
+COMMENT ON FUNCTION exo_private.queue_messages(p_dead_after_s double precision) IS 'Every message of embed, extract, ocr and capsules with its state: pending (visible now), or in flight held by a live worker, by a dead one (no heartbeat for p_dead_after_s, or stopped), or unclaimed (a job that raised waits for its retry, or a read outside any worker).';
 
 --
 -- Name: queue_target_key(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -8218,7 +10062,8 @@ begin
         when 'embed' then return 'chunk_id';
         when 'extract' then return 'window_id';
         when 'ocr' then return 'document_id';
-        else raise exception 'queue must be embed, extract or ocr, got %', coalesce(quote_literal(p_queue), 'null')
+        when 'capsules' then return 'document_id';
+        else raise exception 'queue must be embed, extract, ocr or capsules, got %', coalesce(quote_literal(p_queue), 'null')
                  using errcode = 'invalid_parameter_value';
     end case;
 end
@@ -8230,7 +10075,7 @@ ALTER FUNCTION exo_private.queue_target_key(p_queue text) OWNER TO exo_owner;
 -- Name: FUNCTION queue_target_key(p_queue text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.queue_target_key(p_queue text) IS 'The key of a queue''s messages that names its target: chunk_id (embed), window_id (extract) or document_id (ocr, sql/160_ocr.sql); raises for any other queue.';
+COMMENT ON FUNCTION exo_private.queue_target_key(p_queue text) IS 'The key of a queue''s messages that names its target: chunk_id (embed), window_id (extract) or document_id (ocr, sql/160_ocr.sql; capsules, sql/610_capsules.sql); raises for any other queue.';
 
 --
 -- Name: quoted(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -8305,6 +10150,7 @@ declare
     embed_ids bigint[];
     extract_ids bigint[];
     ocr_ids bigint[];
+    capsule_ids bigint[];
     released int := 0;
 begin
     update exo_private.workers w
@@ -8321,8 +10167,9 @@ begin
     )
     select coalesce(array_agg(g.msg_id) filter (where g.queue = 'embed'), '{}'),
            coalesce(array_agg(g.msg_id) filter (where g.queue = 'extract'), '{}'),
-           coalesce(array_agg(g.msg_id) filter (where g.queue = 'ocr'), '{}')
-      into embed_ids, extract_ids, ocr_ids
+           coalesce(array_agg(g.msg_id) filter (where g.queue = 'ocr'), '{}'),
+           coalesce(array_agg(g.msg_id) filter (where g.queue = 'capsules'), '{}')
+      into embed_ids, extract_ids, ocr_ids, capsule_ids
     from gone g;
     if embed_ids <> '{}' then
         released := released + (select count(*) from pgmq.set_vt('embed', embed_ids, 0));
@@ -8332,6 +10179,9 @@ begin
     end if;
     if ocr_ids <> '{}' then
         released := released + (select count(*) from pgmq.set_vt('ocr', ocr_ids, 0));
+    end if;
+    if capsule_ids <> '{}' then
+        released := released + (select count(*) from pgmq.set_vt('capsules', capsule_ids, 0));
     end if;
     return released;
 end
@@ -8806,6 +10656,108 @@ ALTER FUNCTION exo_private.rebuild(only_workspace text) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.rebuild(only_workspace text) IS 'Re-route, re-band and re-chunk documents from the text cache, and re-window conversation documents from their messages (window_conversation); returns how many were processed.';
+
+--
+-- Name: record_fact(text, text, text, text, text, timestamp with time zone, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    key text := exo_private.canonical_key(p_subject);
+    attr text := exo_private.normalise_attribute(p_attribute);
+    val text := pg_catalog.btrim(p_value);
+    line_kind exo_private.fact_kind;
+    held_id bigint;       -- the row valid at p_valid_from
+    held_value text;
+    later_id bigint;      -- the first row that starts after p_valid_from
+    later_from timestamptz;
+    fact bigint;
+begin
+    perform exo_private.check_workspaces(array[p_workspace]);
+    if key is null or pg_catalog.length(p_subject) > 500 then
+        perform exo_private.invalid_argument(
+            format('p_subject must be a name of at most 500 characters, got %s', exo_private.quoted(p_subject)));
+    end if;
+    if attr is null or attr = '' then
+        perform exo_private.invalid_argument(
+            format('p_attribute must not be blank, got %s', exo_private.quoted(p_attribute)));
+    end if;
+    if val is null or val = '' then
+        perform exo_private.invalid_argument(format('p_value must not be blank, got %s', exo_private.quoted(p_value)));
+    end if;
+    if p_kind is null or not p_kind = any (enum_range(null::exo_private.fact_kind)::text[]) then
+        perform exo_private.invalid_argument(
+            format('p_kind must be one of observation, declared, extracted, got %s', exo_private.quoted(p_kind)));
+    end if;
+    line_kind := p_kind::exo_private.fact_kind;
+    if p_valid_from is null or not pg_catalog.isfinite(p_valid_from) then
+        perform exo_private.invalid_argument(
+            format('p_valid_from must be a finite time, got %s', coalesce(p_valid_from::text, 'null')));
+    end if;
+    if jsonb_typeof(p_source) is distinct from 'object'
+       or exists (select 1 from jsonb_each(p_source) e
+                  where e.key not in ('document_id', 'chunk_id', 'observation_id')
+                     or jsonb_typeof(e.value) <> 'number' or e.value::text !~ '^[1-9][0-9]{0,17}$')
+       or not (p_source ?| array['document_id', 'chunk_id', 'observation_id']) then
+        perform exo_private.invalid_argument(
+            format('p_source must be an object of document_id, chunk_id and observation_id (positive '
+                   'integers, at least one), got %s', exo_private.quoted(p_source::text)));
+    end if;
+
+    perform exo_private.lock_fact_line(p_workspace, key, attr, line_kind);
+    select f.id, f.value into held_id, held_value
+    from exo_private.facts f
+    where f.subject_key = key and f.attribute = attr and f.kind = line_kind and f.workspace = p_workspace
+      and f.valid_from <= p_valid_from and (f.valid_to is null or f.valid_to > p_valid_from)
+    order by f.valid_from desc, f.id desc
+    limit 1;
+    if held_value = val then
+        -- the same value again: only a source more
+        fact := held_id;
+    else
+        select f.id, f.valid_from into later_id, later_from
+        from exo_private.facts f
+        where f.subject_key = key and f.attribute = attr and f.kind = line_kind and f.workspace = p_workspace
+          and f.valid_from > p_valid_from
+        order by f.valid_from, f.id
+        limit 1;
+        fact := nextval('exo_private.facts_id_seq');
+        if later_id is not null then
+            -- older than what the line already knows: history, closed by the row after it
+            insert into exo_private.facts (id, workspace, subject, subject_key, attribute, value, kind,
+                                           valid_from, valid_to, closed_by, close_reason)
+            overriding system value
+            values (fact, p_workspace, pg_catalog.btrim(p_subject), key, attr, val, line_kind,
+                    p_valid_from, later_from, later_id, 'superseded');
+        else
+            -- the newest value: it closes the line's current row (closed_by is checked at commit)
+            update exo_private.facts f
+               set valid_to = p_valid_from, closed_by = fact, close_reason = 'superseded'
+             where f.subject_key = key and f.attribute = attr and f.kind = line_kind
+               and f.workspace = p_workspace and f.valid_to is null;
+            insert into exo_private.facts (id, workspace, subject, subject_key, attribute, value, kind, valid_from)
+            overriding system value
+            values (fact, p_workspace, pg_catalog.btrim(p_subject), key, attr, val, line_kind, p_valid_from);
+        end if;
+    end if;
+    insert into exo_private.fact_sources (fact_id, document_id, chunk_id, observation_id)
+    values (fact, (p_source ->> 'document_id')::bigint, (p_source ->> 'chunk_id')::bigint,
+            (p_source ->> 'observation_id')::bigint)
+    on conflict do nothing;
+    return fact;
+end
+$_$;
+
+ALTER FUNCTION exo_private.record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb) IS 'Record that p_subject''s p_attribute had p_value from p_valid_from (when the source says so), as a fact of p_kind (observation, declared, extracted) in p_workspace, with p_source {document_id, chunk_id, observation_id} (at least one); returns the id of the row that holds the value. The line is (workspace, canonical key of the subject, normalised attribute, kind). The same value as the row valid at p_valid_from adds only a source; a newer value closes the line''s current row (superseded) and becomes current; an older one is history, closed by the row after it. Nothing else is closed. Writers of one line take turns (an advisory lock).';
 
 --
 -- Name: related_entities(bigint, integer, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -10353,8 +12305,59 @@ def citation(c):
     date = c.get("written_at") or "undated"
     return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
 
-def packet(query, ranked, hint_list, report, budget, settings):
-    """The context packet as {text, tokens, used, ...} within `budget` tokens."""
+def capsule_section(chosen, capsules, words, budget, cfg):
+    """The packet's "## Capsules" section: the fresh capsules of the documents the chosen evidence
+    comes from (in its order, at most cfg["max"]), each cut to whole lines, those richest in the
+    question's `words` first, within cfg["chars"] characters and all within cfg["share"] of the
+    budget; each cites the chunks its lines come from. Returns (text, shown, stale ids, withheld
+    ids); a stale or withheld capsule is never shown: the evidence stands alone."""
+    by_document = {k["document_id"]: k for k in capsules}
+    fresh, stale, withheld = [], [], []
+    for c in chosen:
+        k = by_document.pop(c["document_id"], None)
+        if k is None:
+            continue
+        if k["state"] == "fresh":
+            fresh.append((c, k))
+        else:
+            (stale if k["state"] == "stale" else withheld).append(k["capsule_id"])
+    fresh = fresh[: cfg["max"]] if cfg else []
+    room = int(budget * 4 * cfg["share"]) // max(1, len(fresh)) if fresh else 0
+    chars = min(cfg["chars"], room) if fresh else 0
+    if chars < 200:  # a tiny budget holds evidence, not summaries
+        return "", [], stale, withheld
+    wanted = {w[:5] for w in words}
+    blocks, shown = [], []
+    for c, k in fresh:
+        lines = k["body"].split("\n")
+        hits = [len(wanted & {w[:5] for w in _WORD.findall(line.casefold())}) for line in lines]
+        kept, size = [], 0
+        for i in sorted(range(len(lines)), key=lambda i: (-hits[i], i)):
+            if size + len(lines[i]) + 1 <= chars:
+                kept.append(i)
+                size += len(lines[i]) + 1
+        kept.sort()
+        cited = sorted({k["sentences"][i]["chunk_id"] for i in kept})
+        n = f"C{len(shown) + 1}"
+        head = "[{}] summary of {}; cites chunk(s) {}".format(n, citation(c), ", ".join(map(str, cited)))
+        text = "\n".join(lines[i] for i in kept) + ("\n..." if len(kept) < len(lines) else "")
+        blocks.append(head + "\n" + text + "\n\n")
+        shown.append(
+            {
+                "n": n,
+                "capsule_id": k["capsule_id"],
+                "document_id": k["document_id"],
+                "citation": citation(c),
+                "chunk_ids": cited,
+                "builder": k["builder"],
+            }
+        )
+    return "## Capsules\n" + "".join(blocks), shown, stale, withheld
+
+def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
+    """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
+    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) make its capsule
+    section; the report's capsules.packet says which were shown and which skipped."""
     words = content_words(query)
     top = ranked[0]["score"] if ranked else 0.0
     chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
@@ -10363,6 +12366,14 @@ def packet(query, ranked, hint_list, report, budget, settings):
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     facts = "## Current facts\n(none recorded yet)\n\n"
+    capsule_text, shown, stale, withheld = capsule_section(
+        chosen, capsules, words, budget, settings.get("packet.capsules")
+    )
+    report.setdefault("capsules", {"served": [], "stale_skipped": [], "withheld": []})["packet"] = {
+        "shown": [k["capsule_id"] for k in shown],
+        "stale_skipped": stale,
+        "withheld": withheld,
+    }
     hint_lines = [
         "- {} chunk(s) about {} in {} withheld (deferred subject). {}".format(
             h["chunks"], h["subject"], h["workspace"], h["how"]
@@ -10375,6 +12386,8 @@ def packet(query, ranked, hint_list, report, budget, settings):
         notes.append("archive open: " + str(report["archive"].get("why")))
     for d in report.get("degradations", []):
         notes.append("degraded: {} ({})".format(d["component"], d["error_class"]))
+    if stale:
+        notes.append(f"{len(stale)} stale capsule(s) skipped (a source changed since): raw evidence only")
 
     why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
 
@@ -10394,7 +12407,7 @@ def packet(query, ranked, hint_list, report, budget, settings):
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + facts + "## Evidence\n"
+    fixed = head + facts + capsule_text + "## Evidence\n"
     used, blocks = [], []
     for c in chosen:
 
@@ -10442,6 +12455,7 @@ def packet(query, ranked, hint_list, report, budget, settings):
             }
             for n, c in enumerate(used, 1)
         ],
+        "capsules": shown,
         "hints": hint_list,
     }
 
@@ -11478,8 +13492,59 @@ def citation(c):
     date = c.get("written_at") or "undated"
     return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
 
-def packet(query, ranked, hint_list, report, budget, settings):
-    """The context packet as {text, tokens, used, ...} within `budget` tokens."""
+def capsule_section(chosen, capsules, words, budget, cfg):
+    """The packet's "## Capsules" section: the fresh capsules of the documents the chosen evidence
+    comes from (in its order, at most cfg["max"]), each cut to whole lines, those richest in the
+    question's `words` first, within cfg["chars"] characters and all within cfg["share"] of the
+    budget; each cites the chunks its lines come from. Returns (text, shown, stale ids, withheld
+    ids); a stale or withheld capsule is never shown: the evidence stands alone."""
+    by_document = {k["document_id"]: k for k in capsules}
+    fresh, stale, withheld = [], [], []
+    for c in chosen:
+        k = by_document.pop(c["document_id"], None)
+        if k is None:
+            continue
+        if k["state"] == "fresh":
+            fresh.append((c, k))
+        else:
+            (stale if k["state"] == "stale" else withheld).append(k["capsule_id"])
+    fresh = fresh[: cfg["max"]] if cfg else []
+    room = int(budget * 4 * cfg["share"]) // max(1, len(fresh)) if fresh else 0
+    chars = min(cfg["chars"], room) if fresh else 0
+    if chars < 200:  # a tiny budget holds evidence, not summaries
+        return "", [], stale, withheld
+    wanted = {w[:5] for w in words}
+    blocks, shown = [], []
+    for c, k in fresh:
+        lines = k["body"].split("\n")
+        hits = [len(wanted & {w[:5] for w in _WORD.findall(line.casefold())}) for line in lines]
+        kept, size = [], 0
+        for i in sorted(range(len(lines)), key=lambda i: (-hits[i], i)):
+            if size + len(lines[i]) + 1 <= chars:
+                kept.append(i)
+                size += len(lines[i]) + 1
+        kept.sort()
+        cited = sorted({k["sentences"][i]["chunk_id"] for i in kept})
+        n = f"C{len(shown) + 1}"
+        head = "[{}] summary of {}; cites chunk(s) {}".format(n, citation(c), ", ".join(map(str, cited)))
+        text = "\n".join(lines[i] for i in kept) + ("\n..." if len(kept) < len(lines) else "")
+        blocks.append(head + "\n" + text + "\n\n")
+        shown.append(
+            {
+                "n": n,
+                "capsule_id": k["capsule_id"],
+                "document_id": k["document_id"],
+                "citation": citation(c),
+                "chunk_ids": cited,
+                "builder": k["builder"],
+            }
+        )
+    return "## Capsules\n" + "".join(blocks), shown, stale, withheld
+
+def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
+    """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
+    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) make its capsule
+    section; the report's capsules.packet says which were shown and which skipped."""
     words = content_words(query)
     top = ranked[0]["score"] if ranked else 0.0
     chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
@@ -11488,6 +13553,14 @@ def packet(query, ranked, hint_list, report, budget, settings):
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     facts = "## Current facts\n(none recorded yet)\n\n"
+    capsule_text, shown, stale, withheld = capsule_section(
+        chosen, capsules, words, budget, settings.get("packet.capsules")
+    )
+    report.setdefault("capsules", {"served": [], "stale_skipped": [], "withheld": []})["packet"] = {
+        "shown": [k["capsule_id"] for k in shown],
+        "stale_skipped": stale,
+        "withheld": withheld,
+    }
     hint_lines = [
         "- {} chunk(s) about {} in {} withheld (deferred subject). {}".format(
             h["chunks"], h["subject"], h["workspace"], h["how"]
@@ -11500,6 +13573,8 @@ def packet(query, ranked, hint_list, report, budget, settings):
         notes.append("archive open: " + str(report["archive"].get("why")))
     for d in report.get("degradations", []):
         notes.append("degraded: {} ({})".format(d["component"], d["error_class"]))
+    if stale:
+        notes.append(f"{len(stale)} stale capsule(s) skipped (a source changed since): raw evidence only")
 
     why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
 
@@ -11519,7 +13594,7 @@ def packet(query, ranked, hint_list, report, budget, settings):
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + facts + "## Evidence\n"
+    fixed = head + facts + capsule_text + "## Evidence\n"
     used, blocks = [], []
     for c in chosen:
 
@@ -11567,6 +13642,7 @@ def packet(query, ranked, hint_list, report, budget, settings):
             }
             for n, c in enumerate(used, 1)
         ],
+        "capsules": shown,
         "hints": hint_list,
     }
 
@@ -12474,7 +14550,32 @@ class StageSearch:
                 for r in rows
             ], None
         if stage == "capsules":
-            return [], "no capsules yet (summaries arrive with a later issue)"
+            # A capsule points to evidence, never replaces it: the chunks its matching lines come
+            # from. A stale or withheld one serves nothing; the report names it.
+            if not q.terms:
+                return [], "no searchable words in the query"
+            rows = run(
+                ("capsules", ws),
+                self.sql_text("capsules", ws),
+                ["text", *base],
+                [" or ".join(q.terms), *common],
+            )
+            seen = self.report.setdefault("capsules", {"served": [], "stale_skipped": [], "withheld": []})
+            for r in rows:
+                key = {"fresh": "served", "stale": "stale_skipped"}.get(r["state"], "withheld")
+                if r["capsule_id"] not in seen[key] and (key != "served" or r["chunk_id"] is not None):
+                    seen[key].append(r["capsule_id"])
+            return [
+                {
+                    "chunk_id": r["chunk_id"],
+                    "score": r["score"],
+                    "confident": False,
+                    "charged": r["charged"],
+                    "detail": "capsule {}".format(r["capsule_id"]),
+                }
+                for r in rows
+                if r["chunk_id"] is not None
+            ], None
         if stage == "graph":
             if not entities:
                 return [], "no entity of this workspace's graph named in the query"
@@ -12495,40 +14596,35 @@ class StageSearch:
                 }
                 for r in rows
             ], None
-        if stage == "participant":
+        if stage in ("participant", "semantic"):
             model = self.model
             if model["id"] is None:
                 return [], "no embeddings stored yet"
             text = self.embedding.vector(self.report)
             if text is None:
                 return [], "query embedding unavailable ({})".format(self.embedding.error["error_class"])
-            # As many windows as a confident pool needs, not the whole room: BM25 and the other
-            # stages still look everywhere. A window of the person named is where to look, not an
-            # answer, so none of them counts as confident.
-            limit = min(self.per_workspace, self.settings["retrieval.confident_needed"])
-            rows = run(
-                ("participant", ws, model["id"], model["dimensions"]),
-                self.sql_text("participant", ws, model["id"], model["dimensions"]),
-                ["text", "text[]", "date", "int", "text[]"],
-                [text, list(bands), q.as_of_day, limit, name_keys(q.text)],
-            )
-            return [
-                {"chunk_id": r["chunk_id"], "score": r["score"], "confident": False, "charged": r["charged"]}
-                for r in rows
-            ], None
-        if stage == "semantic":
-            model = self.model
-            if model["id"] is None:
-                return [], "no embeddings stored yet"
-            text = self.embedding.vector(self.report)
-            if text is None:
-                return [], "query embedding unavailable ({})".format(self.embedding.error["error_class"])
-            rows = run(
-                ("semantic", ws, model["id"], model["dimensions"]),
-                self.sql_text("semantic", ws, model["id"], model["dimensions"]),
-                ["text", *base],
-                [text, *common],
-            )
+            key = (stage, ws, model["id"], model["dimensions"])
+            if stage == "participant":
+                # As many windows as a confident pool needs, not the whole room: BM25 and the other
+                # stages still look everywhere. A window of the person named is where to look, not
+                # an answer, so none of them counts as confident.
+                limit = min(self.per_workspace, self.settings["retrieval.confident_needed"])
+                rows = run(
+                    key,
+                    self.sql_text(*key),
+                    ["text", "text[]", "date", "int", "text[]"],
+                    [text, list(bands), q.as_of_day, limit, name_keys(q.text)],
+                )
+                return [
+                    {
+                        "chunk_id": r["chunk_id"],
+                        "score": r["score"],
+                        "confident": False,
+                        "charged": r["charged"],
+                    }
+                    for r in rows
+                ], None
+            rows = run(key, self.sql_text(*key), ["text", *base], [text, *common])
             low = self.settings["retrieval.semantic_min_similarity"]
             return [
                 {
@@ -13276,6 +15372,96 @@ ALTER FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what t
 COMMENT ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) IS 'Create or change a setting; a new one needs a description.';
 
 --
+-- Name: shown_facts(bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) RETURNS TABLE(ord bigint, fact_id bigint, workspace text, subject text, attribute text, kind text, value text, valid_from timestamp with time zone, valid_to timestamp with time zone, recorded_at timestamp with time zone, closed_by bigint, close_reason text, sources jsonb, withheld jsonb)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- A source is closed by the rule of its evidence: a chunk (a document's or a chat window's)
+    -- while it is charged for a closed subject; a document (no chunk, or its chunk is gone) while
+    -- exo_private.closed_documents says so; an observation never. A fact is withheld when every
+    -- source of it is closed; a fact shown lists only its open sources, and a document's path
+    -- and title only while the document is not closed.
+    with asked as materialized (
+        select i.ord, f.*
+        from unnest(ids) with ordinality i (id, ord)
+        join exo_private.facts f on f.id = i.id
+    ), sourced as materialized (
+        select a.id as fact_id, s.document_id, s.chunk_id, s.observation_id, s.recorded_at,
+               c.id is not null as chunk_found, c.charged_subjects, d.path, d.title, d.written_at,
+               -- only a document that charges something may be closed (exo_private.closed_documents)
+               d.frontmatter ? 'charged'
+               or exists (select 1 from exo_private.chunks x
+                          where x.workspace = d.workspace and x.document_id = d.id and x.charged_subjects <> '{}')
+                   as document_charged
+        from asked a
+        join exo_private.fact_sources s on s.fact_id = a.id
+        left join exo_private.chunks c on c.workspace = a.workspace and c.id = s.chunk_id
+        left join exo_private.documents d on d.id = s.document_id
+    ), charged_documents as materialized (
+        select array(select distinct s.document_id from sourced s where s.document_charged) as ids
+    ), closed_docs as materialized (
+        select k.document_id, k.withheld
+        from charged_documents x
+        cross join lateral exo_private.closed_documents(x.ids, bridge) k
+        where x.ids <> '{}'
+    ), judged as materialized (
+        -- the bridge's keys are worked out only when a source chunk is charged
+        select s.*, k.document_id is not null as document_closed,
+               case when s.chunk_found and s.charged_subjects = '{}' then '{}'::text[]
+                    when s.chunk_found
+                        then exo_private.unreleased(s.charged_subjects, (select exo_private.released_keys(bridge)))
+                    else coalesce(k.withheld, '{}') end as held
+        from sourced s
+        left join closed_docs k on k.document_id = s.document_id
+    ), verdicts as materialized (
+        select a.id, coalesce(bool_or(j.held = '{}'), true) as shown
+        from asked a
+        left join judged j on j.fact_id = a.id
+        group by a.id
+    ), held as (
+        select s.subject, count(distinct v.id) as facts
+        from verdicts v
+        join judged j on j.fact_id = v.id
+        cross join lateral unnest(j.held) s (subject)
+        where not v.shown
+        group by s.subject
+    )
+    select a.ord, a.id, a.workspace, a.subject, a.attribute, a.kind::text, a.value, a.valid_from,
+           a.valid_to, a.recorded_at, a.closed_by, a.close_reason,
+           coalesce((
+               select jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
+                          'document_id', j.document_id, 'chunk_id', j.chunk_id,
+                          'path', case when not j.document_closed then j.path end,
+                          'title', case when not j.document_closed then j.title end,
+                          'written_at', j.written_at, 'observation_id', j.observation_id,
+                          'source', o.source, 'recorded_at', j.recorded_at))
+                      order by j.recorded_at, j.document_id, j.chunk_id, j.observation_id)
+               from judged j
+               left join exo_private.observations o on o.id = j.observation_id
+               where j.fact_id = a.id and j.held = '{}'), '[]'::jsonb),
+           null::jsonb
+    from asked a
+    join verdicts v on v.id = a.id
+    where v.shown
+    union all
+    select coalesce(cardinality(ids), 0) + row_number() over (order by h.subject), null, null, null, null,
+           null, null, null, null, null, null, null, null,
+           jsonb_build_object('subject', h.subject, 'facts', h.facts, 'how', exo_private.hint_how(h.subject))
+    from held h
+$$;
+
+ALTER FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION shown_facts(ids bigint[], bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) IS 'The fact rows ids (ord: their position) as a caller whose bridge opens released subjects may see them: each with its open sources (document_id, chunk_id, path, title, written_at, observation_id, source, recorded_at); a fact whose every source is closed (a chunk charged for a subject the bridge leaves closed, a closed document; observations are never charged) is left out, and one last row per subject has only withheld: {subject, facts, how}.';
+
+--
 -- Name: stage_sql(text, text, integer, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -13435,9 +15621,42 @@ begin
             order by x.score desc $q$,
             workspace, dimensions, dimensions, chunks, workspace, 'chunk_embeddings_' || workspace, model_id,
             visible);
+    when 'capsules' then  -- $1: the query's words joined by ' or ' (websearch_to_tsquery's syntax)
+        -- The workspace's capsules that match (sql/610_capsules.sql), best first. Of a fresh one,
+        -- the chunks its matching lines come from: a capsule points to evidence, never replaces
+        -- it. A stale or withheld one gives a row without a chunk: the report says it was skipped.
+        return format($q$
+            with matched as materialized (
+                select k.id, k.body, k.sentences, s.state,
+                       pg_catalog.ts_rank(k.tsv, pg_catalog.websearch_to_tsquery('english', $1))::float8 as score
+                from exo_private.capsules k
+                join exo_private.capsule_states s on s.capsule_id = k.id
+                where k.workspace = %L and k.tsv @@ pg_catalog.websearch_to_tsquery('english', $1)
+                order by score desc, k.id
+                limit $4
+            ), lines as (
+                select m.id, (s.sentence ->> 'chunk_id')::bigint as chunk_id, count(*) as hits
+                from matched m
+                cross join lateral rows from (
+                    pg_catalog.jsonb_array_elements(m.sentences),
+                    pg_catalog.unnest(pg_catalog.string_to_array(m.body, E'\n'))) s (sentence, line)
+                where m.state = 'fresh'
+                  and pg_catalog.to_tsvector('english', s.line) @@ pg_catalog.websearch_to_tsquery('english', $1)
+                group by 1, 2
+            )
+            select m.id as capsule_id, m.state, x.chunk_id, m.score, x.charged
+            from matched m
+            left join lateral (
+                select c.id as chunk_id, c.charged_subjects as charged, l.hits
+                from lines l
+                join exo_private.%I c on c.id = l.chunk_id
+                where l.id = m.id and %s
+            ) x on true
+            order by m.score desc, x.hits desc nulls last, x.chunk_id
+            limit $4 $q$, workspace, chunks, visible);
     else
         raise exception 'unknown retrieval stage %', left(stage, 100)
-            using hint = 'one of identifier, lexical, entity, document, graph, semantic, participant';
+            using hint = 'one of identifier, lexical, entity, document, graph, semantic, participant, capsules';
     end case;
 end
 $_$;
@@ -13448,7 +15667,7 @@ ALTER FUNCTION exo_private.stage_sql(stage text, workspace text, model_id intege
 -- Name: FUNCTION stage_sql(stage text, workspace text, model_id integer, dimensions integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer) IS 'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, document, graph, semantic, participant): $2 the open bands, the present ones or all (a chunk''s band as of $3, exo_private.band_as_of: the stored one when $3 is today or later), $3 the as_of day (nothing written after it), $4 the limit; prepared and cached by exo_private.retrieve, and explained by bench/search_latency.py.';
+COMMENT ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer) IS 'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, document, graph, semantic, participant, capsules): $2 the open bands, the present ones or all (a chunk''s band as of $3, exo_private.band_as_of: the stored one when $3 is today or later), $3 the as_of day (nothing written after it), $4 the limit; prepared and cached by exo_private.retrieve, and explained by bench/search_latency.py.';
 
 --
 -- Name: stop_runaway_readers(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -14014,7 +16233,7 @@ CREATE FUNCTION exo_private.work_status() RETURNS jsonb
                count(*) filter (where m.state = 'pending') as pending,
                count(*) filter (where m.state in ('live', 'dead', 'unclaimed')) as in_flight,
                count(*) filter (where m.state = 'dead') as held_by_dead_workers
-        from unnest(array['embed', 'extract', 'ocr']) n(queue)
+        from unnest(array['embed', 'extract', 'ocr', 'capsules']) n(queue)
         left join (select x.* from settings, exo_private.queue_messages(settings.dead_after_s) x) m
                on m.queue = n.queue
         group by n.queue
@@ -14087,7 +16306,7 @@ ALTER FUNCTION exo_private.work_status() OWNER TO exo_owner;
 -- Name: FUNCTION work_status(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.work_status() IS 'The worker''s side of exo.status: queues (embed, extract, ocr: depth, pending = visible messages, in_flight, held_by_dead_workers, failed = chunks or windows whose job failed and was not retried, dead = their dead letters, oldest_age_s; dead_letter: depth, oldest_age_s), work_by_stage (per document stage: documents with work pending, in_flight, failed, dead, lost, stuck), stuck (documents that cannot advance on their own, by reason, and a hint naming the commands), worker (last_heartbeat, alive, running, dead in the last day, dead_after_s).';
+COMMENT ON FUNCTION exo_private.work_status() IS 'The worker''s side of exo.status: queues (embed, extract, ocr, capsules: depth, pending = visible messages, in_flight, held_by_dead_workers, failed = chunks or windows whose job failed and was not retried, dead = their dead letters, oldest_age_s; dead_letter: depth, oldest_age_s), work_by_stage (per document stage: documents with work pending, in_flight, failed, dead, lost, stuck), stuck (documents that cannot advance on their own, by reason, and a hint naming the commands), worker (last_heartbeat, alive, running, dead in the last day, dead_after_s).';
 
 --
 -- Name: worker_queues(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -16735,6 +18954,108 @@ ALTER VIEW exo.workspaces OWNER TO exo_api;
 COMMENT ON VIEW exo.workspaces IS 'The workspaces search federates over, with their AGE graph names.';
 
 --
+-- Name: capsules; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.capsules (
+    id bigint NOT NULL,
+    workspace text NOT NULL,
+    scope text NOT NULL,
+    document_id bigint,
+    sources bigint[] NOT NULL,
+    builder text NOT NULL,
+    stamp text NOT NULL,
+    body text NOT NULL,
+    tokens integer NOT NULL,
+    sentences jsonb NOT NULL,
+    chunk_ids bigint[] NOT NULL,
+    tsv tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, body)) STORED,
+    built_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT capsules_check CHECK (((scope = 'document'::text) = (document_id IS NOT NULL))),
+    CONSTRAINT capsules_scope_check CHECK ((scope = 'document'::text)),
+    CONSTRAINT capsules_sources_check CHECK ((cardinality(sources) > 0))
+);
+
+ALTER TABLE exo_private.capsules OWNER TO exo_owner;
+
+--
+-- Name: TABLE capsules; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.capsules IS 'Summaries of 400 to 1,200 tokens (this slice: one per document over capsules.min_document_chars), derived and rebuildable; the view exo_private.capsule_states says whether one is fresh.';
+
+--
+-- Name: COLUMN capsules.sources; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.capsules.sources IS 'The documents whose content hashes (documents.sha256) make the stamp.';
+
+--
+-- Name: COLUMN capsules.builder; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.capsules.builder IS 'The builder and its version (extractive-1: plpy/capsules.py).';
+
+--
+-- Name: COLUMN capsules.stamp; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.capsules.stamp IS 'The generation: exo_private.capsule_stamp(builder, the sources'' sha256 at build time).';
+
+--
+-- Name: COLUMN capsules.sentences; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.capsules.sentences IS 'One {chunk_id, start, end} per line of body: the line is that chunk''s body[start:end] with its whitespace collapsed.';
+
+--
+-- Name: COLUMN capsules.chunk_ids; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.capsules.chunk_ids IS 'The chunks the capsule cites, each once.';
+
+--
+-- Name: capsule_states; Type: VIEW; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE VIEW exo_private.capsule_states AS
+ SELECT id AS capsule_id,
+        CASE
+            WHEN (NOT COALESCE(( SELECT ((count(*) = cardinality(k.sources)) AND bool_and((d.stage = ANY (ARRAY['chunked'::exo_private.document_stage, 'embedded'::exo_private.document_stage, 'graphed'::exo_private.document_stage]))) AND (k.stamp = exo_private.capsule_stamp(k.builder, array_agg(d.sha256))))
+               FROM exo_private.documents d
+              WHERE (d.id = ANY (k.sources))), false)) THEN 'stale'::text
+            WHEN (( SELECT count(*) AS count
+               FROM exo_private.chunks c
+              WHERE ((c.workspace = k.workspace) AND (c.id = ANY (k.chunk_ids)))) < cardinality(chunk_ids)) THEN 'stale'::text
+            WHEN (EXISTS ( SELECT 1
+               FROM exo_private.chunks c
+              WHERE ((c.workspace = k.workspace) AND (c.id = ANY (k.chunk_ids)) AND (c.charged_subjects <> '{}'::text[])))) THEN 'withheld'::text
+            ELSE 'fresh'::text
+        END AS state
+   FROM exo_private.capsules k;
+
+ALTER VIEW exo_private.capsule_states OWNER TO exo_owner;
+
+--
+-- Name: VIEW capsule_states; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON VIEW exo_private.capsule_states IS 'Each capsule''s state: fresh (its stamp matches its sources'' content hashes and every chunk it cites is there and uncharged), stale (a source changed, was deleted or re-chunked) or withheld (a chunk it cites was charged since it was built). Only a fresh capsule is served.';
+
+--
+-- Name: capsules_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.capsules ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.capsules_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: chat_conversations; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -17217,6 +19538,83 @@ ALTER TABLE exo_private.extraction_windows ALTER COLUMN id ADD GENERATED ALWAYS 
 );
 
 --
+-- Name: fact_sources; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.fact_sources (
+    fact_id bigint NOT NULL,
+    document_id bigint,
+    chunk_id bigint,
+    observation_id bigint,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fact_sources_check CHECK ((num_nonnulls(document_id, chunk_id, observation_id) > 0))
+);
+
+ALTER TABLE exo_private.fact_sources OWNER TO exo_owner;
+
+--
+-- Name: TABLE fact_sources; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.fact_sources IS 'Why a fact row holds: a document, a chunk (a document''s or a chat window''s) or an observation; one row per source. Documents and chunks are not foreign keys: a source that changes or disappears is the self-audit''s to find, not a cascade''s to erase.';
+
+--
+-- Name: facts; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.facts (
+    id bigint NOT NULL,
+    workspace text NOT NULL,
+    subject text NOT NULL,
+    subject_key text NOT NULL,
+    attribute text NOT NULL,
+    value text NOT NULL,
+    kind exo_private.fact_kind NOT NULL,
+    valid_from timestamp with time zone NOT NULL,
+    valid_to timestamp with time zone,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    closed_by bigint,
+    close_reason text,
+    CONSTRAINT facts_attribute_check CHECK ((attribute ~ '^\S{1,100}$'::text)),
+    CONSTRAINT facts_check CHECK ((valid_to >= valid_from)),
+    CONSTRAINT facts_check1 CHECK (((valid_to IS NULL) = (close_reason IS NULL))),
+    CONSTRAINT facts_check2 CHECK (((closed_by IS NULL) OR (valid_to IS NOT NULL)))
+);
+
+ALTER TABLE exo_private.facts OWNER TO exo_owner;
+
+--
+-- Name: TABLE facts; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.facts IS 'Temporal facts: a line is (workspace, subject_key, attribute, kind); its current row has valid_to null. Closed rows say when (valid_to), by which row (closed_by; null when closed with no new value) and why (close_reason).';
+
+--
+-- Name: COLUMN facts.subject; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.facts.subject IS 'The subject as first written; subject_key is its canonical key.';
+
+--
+-- Name: COLUMN facts.valid_from; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.facts.valid_from IS 'When the source says the value held (the document''s date, the message''s or observation''s time).';
+
+--
+-- Name: facts_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.facts ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.facts_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: ingest_runs; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -17318,6 +19716,42 @@ COMMENT ON TABLE exo_private.mentions IS 'Where an entity was found: the extract
 --
 
 COMMENT ON COLUMN exo_private.mentions.origin IS 'model: graph extraction named the entity in the window; structure: known from the source itself (a chat window''s senders), kept through every extraction and rebuilt with each generation.';
+
+--
+-- Name: observations; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.observations (
+    id bigint NOT NULL,
+    workspace text NOT NULL,
+    subject text NOT NULL,
+    attribute text NOT NULL,
+    value text NOT NULL,
+    observed_at timestamp with time zone NOT NULL,
+    source text NOT NULL,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE exo_private.observations OWNER TO exo_owner;
+
+--
+-- Name: TABLE observations; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.observations IS 'Observations as reported (exo_private.observe, exo observe): what a script saw, when, and who said so (source). Each is recorded as a fact of kind observation.';
+
+--
+-- Name: observations_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.observations ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.observations_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
 
 --
 -- Name: people; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -17946,6 +20380,23 @@ CREATE SEQUENCE graph_technical._label_id_seq
 ALTER SEQUENCE graph_technical._label_id_seq OWNER TO exo_owner;
 
 --
+-- Name: a_capsules; Type: TABLE; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE TABLE pgmq.a_capsules (
+    msg_id bigint NOT NULL,
+    read_ct integer DEFAULT 0 NOT NULL,
+    enqueued_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_read_at timestamp with time zone,
+    archived_at timestamp with time zone DEFAULT now() NOT NULL,
+    vt timestamp with time zone NOT NULL,
+    message jsonb,
+    headers jsonb
+);
+
+ALTER TABLE pgmq.a_capsules OWNER TO exo_owner;
+
+--
 -- Name: a_dead_letter; Type: TABLE; Schema: pgmq; Owner: exo_owner
 --
 
@@ -18037,6 +20488,35 @@ CREATE UNLOGGED TABLE pgmq.notify_insert_throttle (
 );
 
 ALTER TABLE pgmq.notify_insert_throttle OWNER TO exo_owner;
+
+--
+-- Name: q_capsules; Type: TABLE; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE TABLE pgmq.q_capsules (
+    msg_id bigint NOT NULL,
+    read_ct integer DEFAULT 0 NOT NULL,
+    enqueued_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_read_at timestamp with time zone,
+    vt timestamp with time zone NOT NULL,
+    message jsonb,
+    headers jsonb
+);
+
+ALTER TABLE pgmq.q_capsules OWNER TO exo_owner;
+
+--
+-- Name: q_capsules_msg_id_seq; Type: SEQUENCE; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE pgmq.q_capsules ALTER COLUMN msg_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME pgmq.q_capsules_msg_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
 
 --
 -- Name: q_dead_letter; Type: TABLE; Schema: pgmq; Owner: exo_owner
@@ -18262,6 +20742,20 @@ ALTER TABLE ONLY graph_technical._ag_label_edge ALTER COLUMN id SET DEFAULT ag_c
 --
 
 ALTER TABLE ONLY graph_technical._ag_label_vertex ALTER COLUMN id SET DEFAULT ag_catalog._graphid((ag_catalog._label_id('graph_technical'::name, '_ag_label_vertex'::name))::integer, nextval('graph_technical._ag_label_vertex_id_seq'::regclass));
+
+--
+-- Name: capsules capsules_document_id_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.capsules
+    ADD CONSTRAINT capsules_document_id_key UNIQUE (document_id);
+
+--
+-- Name: capsules capsules_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.capsules
+    ADD CONSTRAINT capsules_pkey PRIMARY KEY (id);
 
 --
 -- Name: chat_conversations chat_conversations_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -18509,6 +21003,20 @@ ALTER TABLE ONLY exo_private.extraction_windows
     ADD CONSTRAINT extraction_windows_pkey PRIMARY KEY (id);
 
 --
+-- Name: fact_sources fact_sources_fact_id_document_id_chunk_id_observation_id_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.fact_sources
+    ADD CONSTRAINT fact_sources_fact_id_document_id_chunk_id_observation_id_key UNIQUE NULLS NOT DISTINCT (fact_id, document_id, chunk_id, observation_id);
+
+--
+-- Name: facts facts_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.facts
+    ADD CONSTRAINT facts_pkey PRIMARY KEY (id);
+
+--
 -- Name: ingest_runs ingest_runs_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -18528,6 +21036,13 @@ ALTER TABLE ONLY exo_private.job_failures
 
 ALTER TABLE ONLY exo_private.mentions
     ADD CONSTRAINT mentions_entity_id_window_id_chunk_id_key UNIQUE NULLS NOT DISTINCT (entity_id, window_id, chunk_id);
+
+--
+-- Name: observations observations_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.observations
+    ADD CONSTRAINT observations_pkey PRIMARY KEY (id);
 
 --
 -- Name: people people_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -18684,6 +21199,13 @@ ALTER TABLE ONLY graph_technical._ag_label_vertex
     ADD CONSTRAINT _ag_label_vertex_pkey PRIMARY KEY (id);
 
 --
+-- Name: a_capsules a_capsules_pkey; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE ONLY pgmq.a_capsules
+    ADD CONSTRAINT a_capsules_pkey PRIMARY KEY (msg_id);
+
+--
 -- Name: a_dead_letter a_dead_letter_pkey; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
 --
 
@@ -18726,6 +21248,13 @@ ALTER TABLE ONLY pgmq.notify_insert_throttle
     ADD CONSTRAINT notify_insert_throttle_queue_name_key UNIQUE (queue_name);
 
 --
+-- Name: q_capsules q_capsules_pkey; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE ONLY pgmq.q_capsules
+    ADD CONSTRAINT q_capsules_pkey PRIMARY KEY (msg_id);
+
+--
 -- Name: q_dead_letter q_dead_letter_pkey; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
 --
 
@@ -18759,6 +21288,18 @@ ALTER TABLE ONLY pgmq.q_ocr
 
 ALTER TABLE ONLY pgmq.topic_bindings
     ADD CONSTRAINT topic_bindings_unique_pattern_queue UNIQUE (pattern, queue_name);
+
+--
+-- Name: capsules_tsv_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX capsules_tsv_idx ON exo_private.capsules USING gin (tsv);
+
+--
+-- Name: capsules_workspace_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX capsules_workspace_idx ON exo_private.capsules USING btree (workspace);
 
 --
 -- Name: chat_identities_person; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -18959,6 +21500,48 @@ CREATE INDEX entities_key_idx ON exo_private.entities USING btree (canonical_key
 CREATE INDEX entities_person_first_key_idx ON exo_private.entities USING btree (workspace, split_part(canonical_key, ' '::text, 1)) WHERE (type = 'Person'::exo_private.entity_type);
 
 --
+-- Name: fact_sources_chunk_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX fact_sources_chunk_idx ON exo_private.fact_sources USING btree (chunk_id) WHERE (chunk_id IS NOT NULL);
+
+--
+-- Name: fact_sources_document_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX fact_sources_document_idx ON exo_private.fact_sources USING btree (document_id) WHERE (document_id IS NOT NULL);
+
+--
+-- Name: fact_sources_observation_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX fact_sources_observation_idx ON exo_private.fact_sources USING btree (observation_id) WHERE (observation_id IS NOT NULL);
+
+--
+-- Name: facts_closed_by_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX facts_closed_by_idx ON exo_private.facts USING btree (closed_by) WHERE (closed_by IS NOT NULL);
+
+--
+-- Name: facts_current_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE UNIQUE INDEX facts_current_idx ON exo_private.facts USING btree (subject_key, attribute, kind, workspace) WHERE (valid_to IS NULL);
+
+--
+-- Name: facts_line_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX facts_line_idx ON exo_private.facts USING btree (subject_key, attribute, kind, workspace, valid_from);
+
+--
+-- Name: facts_words_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX facts_words_idx ON exo_private.facts USING gin (to_tsvector('simple'::regconfig, ((((subject || ' '::text) || replace(attribute, '_'::text, ' '::text)) || ' '::text) || value))) WHERE (valid_to IS NULL);
+
+--
 -- Name: job_failures_target_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -19067,6 +21650,12 @@ CREATE INDEX _ag_label_edge_end_id_idx ON graph_technical._ag_label_edge USING b
 CREATE INDEX _ag_label_edge_start_id_idx ON graph_technical._ag_label_edge USING btree (start_id);
 
 --
+-- Name: archived_at_idx_capsules; Type: INDEX; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE INDEX archived_at_idx_capsules ON pgmq.a_capsules USING btree (archived_at);
+
+--
 -- Name: archived_at_idx_dead_letter; Type: INDEX; Schema: pgmq; Owner: exo_owner
 --
 
@@ -19101,6 +21690,12 @@ CREATE INDEX idx_notify_throttle_active ON pgmq.notify_insert_throttle USING btr
 --
 
 CREATE INDEX idx_topic_bindings_covering ON pgmq.topic_bindings USING btree (pattern) INCLUDE (queue_name, compiled_regex);
+
+--
+-- Name: q_capsules_vt_idx; Type: INDEX; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE INDEX q_capsules_vt_idx ON pgmq.q_capsules USING btree (vt);
 
 --
 -- Name: q_dead_letter_vt_idx; Type: INDEX; Schema: pgmq; Owner: exo_owner
@@ -19223,6 +21818,12 @@ ALTER INDEX exo_private.chunks_pkey ATTACH PARTITION exo_private.chunks_technica
 ALTER INDEX exo_private.chunks_workspace_document_id_ordinal_key ATTACH PARTITION exo_private.chunks_technical_workspace_document_id_ordinal_key;
 
 --
+-- Name: documents documents_queue_capsule; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER documents_queue_capsule AFTER UPDATE OF stage ON exo_private.documents FOR EACH ROW WHEN ((new.stage = 'chunked'::exo_private.document_stage)) EXECUTE FUNCTION exo_private.queue_capsule();
+
+--
 -- Name: mentions drop_unmentioned_entities; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
 --
 
@@ -19295,6 +21896,12 @@ CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCAT
 CREATE TRIGGER _age_cache_invalidate AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON graph_technical._ag_label_vertex FOR EACH STATEMENT EXECUTE FUNCTION ag_catalog.age_invalidate_graph_cache();
 
 --
+-- Name: q_capsules trigger_notify_queue_insert_listeners; Type: TRIGGER; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE CONSTRAINT TRIGGER trigger_notify_queue_insert_listeners AFTER INSERT ON pgmq.q_capsules DEFERRABLE INITIALLY IMMEDIATE FOR EACH ROW EXECUTE FUNCTION pgmq.notify_queue_listeners();
+
+--
 -- Name: q_embed trigger_notify_queue_insert_listeners; Type: TRIGGER; Schema: pgmq; Owner: exo_owner
 --
 
@@ -19311,6 +21918,20 @@ CREATE CONSTRAINT TRIGGER trigger_notify_queue_insert_listeners AFTER INSERT ON 
 --
 
 CREATE CONSTRAINT TRIGGER trigger_notify_queue_insert_listeners AFTER INSERT ON pgmq.q_ocr DEFERRABLE INITIALLY IMMEDIATE FOR EACH ROW EXECUTE FUNCTION pgmq.notify_queue_listeners();
+
+--
+-- Name: capsules capsules_document_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.capsules
+    ADD CONSTRAINT capsules_document_id_fkey FOREIGN KEY (document_id) REFERENCES exo_private.documents(id) ON DELETE CASCADE;
+
+--
+-- Name: capsules capsules_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.capsules
+    ADD CONSTRAINT capsules_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name);
 
 --
 -- Name: chat_identities chat_identities_person_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -19460,6 +22081,34 @@ ALTER TABLE ONLY exo_private.extraction_windows
     ADD CONSTRAINT extraction_windows_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name);
 
 --
+-- Name: fact_sources fact_sources_fact_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.fact_sources
+    ADD CONSTRAINT fact_sources_fact_id_fkey FOREIGN KEY (fact_id) REFERENCES exo_private.facts(id);
+
+--
+-- Name: fact_sources fact_sources_observation_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.fact_sources
+    ADD CONSTRAINT fact_sources_observation_id_fkey FOREIGN KEY (observation_id) REFERENCES exo_private.observations(id);
+
+--
+-- Name: facts facts_closed_by_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.facts
+    ADD CONSTRAINT facts_closed_by_fkey FOREIGN KEY (closed_by) REFERENCES exo_private.facts(id) DEFERRABLE INITIALLY DEFERRED;
+
+--
+-- Name: facts facts_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.facts
+    ADD CONSTRAINT facts_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name);
+
+--
 -- Name: ingest_runs ingest_runs_source_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -19486,6 +22135,13 @@ ALTER TABLE ONLY exo_private.mentions
 
 ALTER TABLE ONLY exo_private.mentions
     ADD CONSTRAINT mentions_window_id_fkey FOREIGN KEY (window_id) REFERENCES exo_private.extraction_windows(id) ON DELETE CASCADE;
+
+--
+-- Name: observations observations_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.observations
+    ADD CONSTRAINT observations_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name);
 
 --
 -- Name: relations relations_document_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -19671,17 +22327,17 @@ CREATE POLICY exo_graph_sees_what_the_caller_may ON graph_technical._ag_label_ve
 -- Name: SCHEMA ag_catalog; Type: ACL; Schema: -; Owner: postgres
 --
 
-GRANT USAGE ON SCHEMA ag_catalog TO exo_owner;
-GRANT USAGE ON SCHEMA ag_catalog TO exo_graph;
 GRANT USAGE ON SCHEMA ag_catalog TO exo_api;
+GRANT USAGE ON SCHEMA ag_catalog TO exo_graph;
+GRANT USAGE ON SCHEMA ag_catalog TO exo_owner;
 
 --
 -- Name: SCHEMA exo; Type: ACL; Schema: -; Owner: exo_owner
 --
 
+GRANT USAGE ON SCHEMA exo TO exo_api;
 GRANT USAGE ON SCHEMA exo TO exo_reader;
 GRANT USAGE ON SCHEMA exo TO exo_writer;
-GRANT USAGE ON SCHEMA exo TO exo_api;
 
 --
 -- Name: SCHEMA exo_private; Type: ACL; Schema: -; Owner: exo_owner
@@ -19718,18 +22374,18 @@ GRANT USAGE ON SCHEMA graph_technical TO exo_graph;
 -- Name: SCHEMA pgmq; Type: ACL; Schema: -; Owner: exo_owner
 --
 
-GRANT USAGE ON SCHEMA pgmq TO pg_monitor;
 GRANT USAGE ON SCHEMA pgmq TO exo_api;
 GRANT USAGE ON SCHEMA pgmq TO exo_writer;
+GRANT USAGE ON SCHEMA pgmq TO pg_monitor;
 
 --
 -- Name: SCHEMA public; Type: ACL; Schema: -; Owner: pg_database_owner
 --
 
 REVOKE USAGE ON SCHEMA public FROM PUBLIC;
+GRANT USAGE ON SCHEMA public TO exo_api;
 GRANT USAGE ON SCHEMA public TO exo_owner;
 GRANT USAGE ON SCHEMA public TO exo_writer;
-GRANT USAGE ON SCHEMA public TO exo_api;
 
 --
 -- Name: FUNCTION context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
@@ -19794,6 +22450,30 @@ GRANT ALL ON FUNCTION exo.dossier(entity text, workspace text, bridge text[]) TO
 REVOKE ALL ON FUNCTION exo.embed_query(query text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo.embed_query(query text) TO exo_reader;
 GRANT ALL ON FUNCTION exo.embed_query(query text) TO exo_writer;
+
+--
+-- Name: FUNCTION fact_history(subject text, attribute text, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.fact_history(subject text, attribute text, bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.fact_history(subject text, attribute text, bridge text[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.fact_history(subject text, attribute text, bridge text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION facts(subject text, as_of timestamp with time zone, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.facts(subject text, as_of timestamp with time zone, bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.facts(subject text, as_of timestamp with time zone, bridge text[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.facts(subject text, as_of timestamp with time zone, bridge text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION facts_search(query text, max_results integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION person_history(name text, max_results integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
@@ -19932,6 +22612,14 @@ GRANT ALL ON FUNCTION exo_private.band_as_of(stored exo_private.band, written da
 GRANT ALL ON FUNCTION exo_private.band_as_of(stored exo_private.band, written date, follows_age boolean, as_of date, current_days integer, recent_days integer) TO exo_writer;
 
 --
+-- Name: FUNCTION build_capsule(p_document_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.build_capsule(p_document_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.build_capsule(p_document_id bigint) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.build_capsule(p_document_id bigint) TO exo_writer;
+
+--
 -- Name: FUNCTION build_packet(retrieved jsonb, query text, token_budget integer); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -19956,6 +22644,22 @@ GRANT ALL ON FUNCTION exo_private.canonical_key(name text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.canonical_key(name text) TO exo_writer;
 
 --
+-- Name: FUNCTION canonical_keys(names text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.canonical_keys(names text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.canonical_keys(names text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.canonical_keys(names text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION capsule_stamp(p_builder text, p_hashes text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.capsule_stamp(p_builder text, p_hashes text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.capsule_stamp(p_builder text, p_hashes text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.capsule_stamp(p_builder text, p_hashes text[]) TO exo_writer;
+
+--
 -- Name: FUNCTION chat_person_names(identities bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -19970,6 +22674,14 @@ GRANT ALL ON FUNCTION exo_private.chat_person_names(identities bigint[]) TO exo_
 REVOKE ALL ON FUNCTION exo_private.chat_window_senders(conversations bigint[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.chat_window_senders(conversations bigint[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.chat_window_senders(conversations bigint[]) TO exo_writer;
+
+--
+-- Name: FUNCTION check_bridge(bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.check_bridge(bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.check_bridge(bridge text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.check_bridge(bridge text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer, bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -20001,6 +22713,14 @@ GRANT ALL ON FUNCTION exo_private.clear_derived(doc_id bigint) TO exo_writer;
 
 REVOKE ALL ON FUNCTION exo_private.clear_graph(ws text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.clear_graph(ws text) TO exo_writer;
+
+--
+-- Name: FUNCTION close_fact(p_workspace text, p_subject text, p_attribute text, p_at timestamp with time zone, p_why text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.close_fact(p_workspace text, p_subject text, p_attribute text, p_at timestamp with time zone, p_why text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.close_fact(p_workspace text, p_subject text, p_attribute text, p_at timestamp with time zone, p_why text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.close_fact(p_workspace text, p_subject text, p_attribute text, p_at timestamp with time zone, p_why text) TO exo_writer;
 
 --
 -- Name: FUNCTION closed_chunks(bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -20043,12 +22763,12 @@ GRANT ALL ON FUNCTION exo_private.complete_embedding(p_msg_ids bigint[], p_model
 GRANT ALL ON FUNCTION exo_private.complete_embedding(p_msg_ids bigint[], p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors public.vector[]) TO exo_writer;
 
 --
--- Name: FUNCTION complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb) TO exo_writer;
 
 --
 -- Name: FUNCTION current_generation(ws text, model text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -20198,6 +22918,14 @@ GRANT ALL ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace tex
 GRANT ALL ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer) TO exo_writer;
 
 --
+-- Name: FUNCTION evidence_valid_from(p_workspace text, p_document_id bigint, p_chunk_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.evidence_valid_from(p_workspace text, p_document_id bigint, p_chunk_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.evidence_valid_from(p_workspace text, p_document_id bigint, p_chunk_id bigint) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.evidence_valid_from(p_workspace text, p_document_id bigint, p_chunk_id bigint) TO exo_writer;
+
+--
 -- Name: FUNCTION excerpt(body text, needle text, width integer); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -20212,6 +22940,22 @@ GRANT ALL ON FUNCTION exo_private.excerpt(body text, needle text, width integer)
 REVOKE ALL ON FUNCTION exo_private.extraction_model_changed() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.extraction_model_changed() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.extraction_model_changed() TO exo_writer;
+
+--
+-- Name: FUNCTION fact_line_ids(p_subject text, p_attribute text, p_bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.fact_line_ids(p_subject text, p_attribute text, p_bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.fact_line_ids(p_subject text, p_attribute text, p_bridge text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.fact_line_ids(p_subject text, p_attribute text, p_bridge text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION facts_as_of(p_subject text, p_as_of timestamp with time zone, p_bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.facts_as_of(p_subject text, p_as_of timestamp with time zone, p_bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.facts_as_of(p_subject text, p_as_of timestamp with time zone, p_bridge text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.facts_as_of(p_subject text, p_as_of timestamp with time zone, p_bridge text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -20258,8 +23002,8 @@ GRANT ALL ON FUNCTION exo_private.graph_disagreements(ws text) TO exo_writer;
 
 REVOKE ALL ON FUNCTION exo_private.graph_name(workspace text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.graph_name(workspace text) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.graph_name(workspace text) TO exo_writer;
 GRANT ALL ON FUNCTION exo_private.graph_name(workspace text) TO exo_reader;
+GRANT ALL ON FUNCTION exo_private.graph_name(workspace text) TO exo_writer;
 
 --
 -- Name: FUNCTION graph_withheld(ws text, bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -20334,12 +23078,28 @@ GRANT ALL ON FUNCTION exo_private.link_participants(conversations bigint[]) TO e
 GRANT ALL ON FUNCTION exo_private.link_participants(conversations bigint[]) TO exo_writer;
 
 --
+-- Name: FUNCTION lock_fact_line(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.lock_fact_line(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.lock_fact_line(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.lock_fact_line(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind) TO exo_writer;
+
+--
 -- Name: FUNCTION mark_messages(every_conversation boolean); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.mark_messages(every_conversation boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.mark_messages(every_conversation boolean) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.mark_messages(every_conversation boolean) TO exo_writer;
+
+--
+-- Name: FUNCTION matching_facts(p_query text, p_max integer, p_bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION mention_state(p_entity bigint, p_window bigint, released text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -20350,12 +23110,12 @@ GRANT ALL ON FUNCTION exo_private.mention_state(p_entity bigint, p_window bigint
 GRANT ALL ON FUNCTION exo_private.mention_state(p_entity bigint, p_window bigint, released text[]) TO exo_writer;
 
 --
--- Name: FUNCTION merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) TO exo_writer;
 
 --
 -- Name: FUNCTION message_bands(written date[], today date); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -20366,12 +23126,28 @@ GRANT ALL ON FUNCTION exo_private.message_bands(written date[], today date) TO e
 GRANT ALL ON FUNCTION exo_private.message_bands(written date[], today date) TO exo_writer;
 
 --
+-- Name: FUNCTION normalise_attribute(attribute text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.normalise_attribute(attribute text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.normalise_attribute(attribute text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.normalise_attribute(attribute text) TO exo_writer;
+
+--
 -- Name: FUNCTION normalise_predicate(raw text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.normalise_predicate(raw text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.normalise_predicate(raw text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.normalise_predicate(raw text) TO exo_writer;
+
+--
+-- Name: FUNCTION observe(observations jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.observe(observations jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.observe(observations jsonb) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.observe(observations jsonb) TO exo_writer;
 
 --
 -- Name: FUNCTION ocr_job(p_document_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -20388,6 +23164,14 @@ GRANT ALL ON FUNCTION exo_private.ocr_job(p_document_id bigint) TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.outstanding_work() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.outstanding_work() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.outstanding_work() TO exo_writer;
+
+--
+-- Name: FUNCTION packet_capsules(p_documents bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.packet_capsules(p_documents bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.packet_capsules(p_documents bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.packet_capsules(p_documents bigint[]) TO exo_writer;
 
 --
 -- Name: FUNCTION parse_entity_type(entity_type text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -20452,6 +23236,22 @@ GRANT ALL ON FUNCTION exo_private.queue_again(p_queue text, p_targets bigint[]) 
 GRANT ALL ON FUNCTION exo_private.queue_again(p_queue text, p_targets bigint[]) TO exo_writer;
 
 --
+-- Name: FUNCTION queue_capsule(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.queue_capsule() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.queue_capsule() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.queue_capsule() TO exo_writer;
+
+--
+-- Name: FUNCTION queue_capsules(p_workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.queue_capsules(p_workspace text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.queue_capsules(p_workspace text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.queue_capsules(p_workspace text) TO exo_writer;
+
+--
 -- Name: FUNCTION queue_messages(p_dead_after_s double precision); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -20506,6 +23306,14 @@ GRANT ALL ON FUNCTION exo_private.reband(today date) TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.rebuild(only_workspace text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.rebuild(only_workspace text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.rebuild(only_workspace text) TO exo_writer;
+
+--
+-- Name: FUNCTION record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb) TO exo_writer;
 
 --
 -- Name: FUNCTION related_entities(p_entity bigint, p_max_depth integer, p_per_node integer); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -20665,6 +23473,14 @@ GRANT ALL ON FUNCTION exo_private.set_owner(display_name text) TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) TO exo_writer;
+
+--
+-- Name: FUNCTION shown_facts(ids bigint[], bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION stage_sql(stage text, workspace text, model_id integer, dimensions integer); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -21567,17 +24383,17 @@ GRANT ALL ON FUNCTION pgmq.validate_topic_pattern(pattern text) TO exo_writer;
 -- Name: TABLE ag_graph; Type: ACL; Schema: ag_catalog; Owner: postgres
 --
 
-GRANT SELECT ON TABLE ag_catalog.ag_graph TO exo_owner;
-GRANT SELECT ON TABLE ag_catalog.ag_graph TO exo_graph;
 GRANT SELECT ON TABLE ag_catalog.ag_graph TO exo_api;
+GRANT SELECT ON TABLE ag_catalog.ag_graph TO exo_graph;
+GRANT SELECT ON TABLE ag_catalog.ag_graph TO exo_owner;
 
 --
 -- Name: TABLE ag_label; Type: ACL; Schema: ag_catalog; Owner: postgres
 --
 
-GRANT SELECT ON TABLE ag_catalog.ag_label TO exo_owner;
-GRANT SELECT ON TABLE ag_catalog.ag_label TO exo_graph;
 GRANT SELECT ON TABLE ag_catalog.ag_label TO exo_api;
+GRANT SELECT ON TABLE ag_catalog.ag_label TO exo_graph;
+GRANT SELECT ON TABLE ag_catalog.ag_label TO exo_owner;
 
 --
 -- Name: TABLE chat_messages; Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -21658,6 +24474,26 @@ GRANT SELECT ON TABLE exo.workspaces TO exo_reader;
 GRANT SELECT ON TABLE exo.workspaces TO exo_writer;
 
 --
+-- Name: TABLE capsules; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.capsules TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.capsules TO exo_writer;
+
+--
+-- Name: TABLE capsule_states; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.capsule_states TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.capsule_states TO exo_writer;
+
+--
+-- Name: SEQUENCE capsules_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.capsules_id_seq TO exo_writer;
+
+--
 -- Name: TABLE chat_conversations; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -21700,8 +24536,8 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_participants TO exo_
 -- Name: TABLE chat_windows; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_windows TO exo_writer;
 GRANT SELECT ON TABLE exo_private.chat_windows TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_windows TO exo_writer;
 
 --
 -- Name: TABLE chunk_embeddings; Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -21839,6 +24675,26 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.extraction_windows TO exo
 GRANT SELECT,USAGE ON SEQUENCE exo_private.extraction_windows_id_seq TO exo_writer;
 
 --
+-- Name: TABLE fact_sources; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.fact_sources TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.fact_sources TO exo_writer;
+
+--
+-- Name: TABLE facts; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.facts TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.facts TO exo_writer;
+
+--
+-- Name: SEQUENCE facts_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.facts_id_seq TO exo_writer;
+
+--
 -- Name: TABLE ingest_runs; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -21870,6 +24726,19 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.job_failures_id_seq TO exo_writer;
 
 GRANT SELECT ON TABLE exo_private.mentions TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.mentions TO exo_writer;
+
+--
+-- Name: TABLE observations; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.observations TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.observations TO exo_writer;
+
+--
+-- Name: SEQUENCE observations_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.observations_id_seq TO exo_writer;
 
 --
 -- Name: TABLE people; Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -22028,59 +24897,82 @@ GRANT SELECT ON TABLE graph_technical._ag_label_edge TO exo_graph;
 GRANT SELECT ON TABLE graph_technical._ag_label_vertex TO exo_graph;
 
 --
+-- Name: TABLE a_capsules; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE pgmq.a_capsules TO exo_api;
+GRANT SELECT ON TABLE pgmq.a_capsules TO pg_monitor;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.a_capsules TO exo_writer;
+
+--
 -- Name: TABLE a_dead_letter; Type: ACL; Schema: pgmq; Owner: exo_owner
 --
 
-GRANT SELECT ON TABLE pgmq.a_dead_letter TO pg_monitor;
 GRANT SELECT ON TABLE pgmq.a_dead_letter TO exo_api;
+GRANT SELECT ON TABLE pgmq.a_dead_letter TO pg_monitor;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.a_dead_letter TO exo_writer;
 
 --
 -- Name: TABLE a_embed; Type: ACL; Schema: pgmq; Owner: exo_owner
 --
 
-GRANT SELECT ON TABLE pgmq.a_embed TO pg_monitor;
 GRANT SELECT ON TABLE pgmq.a_embed TO exo_api;
+GRANT SELECT ON TABLE pgmq.a_embed TO pg_monitor;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.a_embed TO exo_writer;
 
 --
 -- Name: TABLE a_extract; Type: ACL; Schema: pgmq; Owner: exo_owner
 --
 
-GRANT SELECT ON TABLE pgmq.a_extract TO pg_monitor;
 GRANT SELECT ON TABLE pgmq.a_extract TO exo_api;
+GRANT SELECT ON TABLE pgmq.a_extract TO pg_monitor;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.a_extract TO exo_writer;
 
 --
 -- Name: TABLE a_ocr; Type: ACL; Schema: pgmq; Owner: exo_owner
 --
 
-GRANT SELECT ON TABLE pgmq.a_ocr TO pg_monitor;
 GRANT SELECT ON TABLE pgmq.a_ocr TO exo_api;
+GRANT SELECT ON TABLE pgmq.a_ocr TO pg_monitor;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.a_ocr TO exo_writer;
 
 --
 -- Name: TABLE meta; Type: ACL; Schema: pgmq; Owner: exo_owner
 --
 
-GRANT SELECT ON TABLE pgmq.meta TO pg_monitor;
 GRANT SELECT ON TABLE pgmq.meta TO exo_api;
+GRANT SELECT ON TABLE pgmq.meta TO pg_monitor;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.meta TO exo_writer;
 
 --
 -- Name: TABLE notify_insert_throttle; Type: ACL; Schema: pgmq; Owner: exo_owner
 --
 
-GRANT SELECT ON TABLE pgmq.notify_insert_throttle TO pg_monitor;
 GRANT SELECT ON TABLE pgmq.notify_insert_throttle TO exo_api;
+GRANT SELECT ON TABLE pgmq.notify_insert_throttle TO pg_monitor;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.notify_insert_throttle TO exo_writer;
+
+--
+-- Name: TABLE q_capsules; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE pgmq.q_capsules TO exo_api;
+GRANT SELECT ON TABLE pgmq.q_capsules TO pg_monitor;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.q_capsules TO exo_writer;
+
+--
+-- Name: SEQUENCE q_capsules_msg_id_seq; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON SEQUENCE pgmq.q_capsules_msg_id_seq TO pg_monitor;
+GRANT SELECT,USAGE ON SEQUENCE pgmq.q_capsules_msg_id_seq TO exo_writer;
 
 --
 -- Name: TABLE q_dead_letter; Type: ACL; Schema: pgmq; Owner: exo_owner
 --
 
-GRANT SELECT ON TABLE pgmq.q_dead_letter TO pg_monitor;
 GRANT SELECT ON TABLE pgmq.q_dead_letter TO exo_api;
+GRANT SELECT ON TABLE pgmq.q_dead_letter TO pg_monitor;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.q_dead_letter TO exo_writer;
 
 --
@@ -22094,8 +24986,8 @@ GRANT SELECT,USAGE ON SEQUENCE pgmq.q_dead_letter_msg_id_seq TO exo_writer;
 -- Name: TABLE q_embed; Type: ACL; Schema: pgmq; Owner: exo_owner
 --
 
-GRANT SELECT ON TABLE pgmq.q_embed TO pg_monitor;
 GRANT SELECT ON TABLE pgmq.q_embed TO exo_api;
+GRANT SELECT ON TABLE pgmq.q_embed TO pg_monitor;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.q_embed TO exo_writer;
 
 --
@@ -22109,8 +25001,8 @@ GRANT SELECT,USAGE ON SEQUENCE pgmq.q_embed_msg_id_seq TO exo_writer;
 -- Name: TABLE q_extract; Type: ACL; Schema: pgmq; Owner: exo_owner
 --
 
-GRANT SELECT ON TABLE pgmq.q_extract TO pg_monitor;
 GRANT SELECT ON TABLE pgmq.q_extract TO exo_api;
+GRANT SELECT ON TABLE pgmq.q_extract TO pg_monitor;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.q_extract TO exo_writer;
 
 --
@@ -22124,8 +25016,8 @@ GRANT SELECT,USAGE ON SEQUENCE pgmq.q_extract_msg_id_seq TO exo_writer;
 -- Name: TABLE q_ocr; Type: ACL; Schema: pgmq; Owner: exo_owner
 --
 
-GRANT SELECT ON TABLE pgmq.q_ocr TO pg_monitor;
 GRANT SELECT ON TABLE pgmq.q_ocr TO exo_api;
+GRANT SELECT ON TABLE pgmq.q_ocr TO pg_monitor;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.q_ocr TO exo_writer;
 
 --
@@ -22139,8 +25031,8 @@ GRANT SELECT,USAGE ON SEQUENCE pgmq.q_ocr_msg_id_seq TO exo_writer;
 -- Name: TABLE topic_bindings; Type: ACL; Schema: pgmq; Owner: exo_owner
 --
 
-GRANT SELECT ON TABLE pgmq.topic_bindings TO pg_monitor;
 GRANT SELECT ON TABLE pgmq.topic_bindings TO exo_api;
+GRANT SELECT ON TABLE pgmq.topic_bindings TO pg_monitor;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.topic_bindings TO exo_writer;
 
 --

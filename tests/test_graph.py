@@ -17,6 +17,7 @@ from support.graph import add_document, generation, merge, org, person, rel
 from exocortex.ingest import pipeline
 
 LABEL = re.compile(r"^[A-Z][A-Z0-9_]{0,62}$")
+NO_FACTS = {"facts_recorded": 0, "facts_undated": 0}  # merges without attributes
 
 
 def disagreements(conn, workspace: str) -> list[tuple]:
@@ -126,14 +127,26 @@ def test_merging_twice_adds_nothing(db):
         entities = [person("Jane Doe"), org("Acme"), {"name": "Berlin", "type": "Place"}]
         relations = [rel("Jane Doe", "works at", "Acme"), rel("Acme", "located in", "Berlin")]
         first = merge(conn, doc.windows[0], entities, relations)
-        assert first == {"entities_new": 3, "entities_seen": 0, "mentions_new": 4, "relations_new": 2}
+        assert first == {
+            "entities_new": 3,
+            "entities_seen": 0,
+            "mentions_new": 4,
+            "relations_new": 2,
+            **NO_FACTS,
+        }
         counts = conn.execute(
             """select (select count(*) from exo_private.entities), (select count(*) from exo_private.mentions),
                       (select count(*) from exo_private.relations)"""
         ).fetchone()
         size = graph_size(db, "technical")
         again = merge(conn, doc.windows[0], entities, relations)
-        assert again == {"entities_new": 0, "entities_seen": 3, "mentions_new": 0, "relations_new": 0}
+        assert again == {
+            "entities_new": 0,
+            "entities_seen": 3,
+            "mentions_new": 0,
+            "relations_new": 0,
+            **NO_FACTS,
+        }
         assert (
             conn.execute(
                 """select (select count(*) from exo_private.entities), (select count(*) from exo_private.mentions),
@@ -374,7 +387,13 @@ def test_concurrent_merges_of_the_same_new_names(db):
         first.close()
         second.close()
     assert results["first"]["entities_new"] == 2
-    assert results["second"] == {"entities_new": 0, "entities_seen": 2, "mentions_new": 2, "relations_new": 1}
+    assert results["second"] == {
+        "entities_new": 0,
+        "entities_seen": 2,
+        "mentions_new": 2,
+        "relations_new": 1,
+        **NO_FACTS,
+    }
     with db.connect() as conn:
         assert scalar(conn, "select count(*) from exo_private.entities") == 2
         assert disagreements(conn, "technical") == []

@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from exocortex import config, doctor, lint, query_cli, schema_dump
+from exocortex import config, doctor, facts_cli, lint, query_cli, schema_dump
 from exocortex import worker as worker_module
 from exocortex.db import ADMIN, ROLES, admin_url, as_uri, connect, role_url
 from exocortex.evaluate_cli import eval_group
@@ -552,12 +552,14 @@ def worker_retry_failed(queue: str | None, since: str | None) -> None:
     moment = _since(since)
     with _writer() as conn:
         rows = []
-        if queue != "ocr":
+        if queue not in ("ocr", "capsules"):
             rows += conn.execute(
                 "select queue, requeued, resolved from exo_private.retry_failed(%s, %s)", (queue, moment)
             ).fetchall()
         if queue in (None, "ocr"):  # scans OCR could not read end failed, not in job_failures
             rows.append(("ocr", conn.execute("select exo_private.retry_ocr(%s)", (moment,)).fetchone()[0], 0))
+        if queue in (None, "capsules"):  # every capsule missing or stale, whatever failed
+            rows.append(("capsules", conn.execute("select exo_private.queue_capsules()").fetchone()[0], 0))
     for name, requeued, resolved in rows:
         console.print(
             f"{name}: {requeued} queued again" + (f", {resolved} no longer need work" if resolved else "")
@@ -604,7 +606,7 @@ def mcp_cmd(statement_timeout_ms: int) -> None:
 
 main.add_command(models)
 main.add_command(eval_group)
-for command in query_cli.COMMANDS:
+for command in [*query_cli.COMMANDS, *facts_cli.COMMANDS]:
     main.add_command(command)
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""`exo eval`: measure the models on your own documents (registered in exocortex.cli)."""
+"""`exo eval`: measure the models on your own documents, and the packet against plain RAG
+(registered in exocortex.cli)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from exocortex import config
+from exocortex import config, shadow
 from exocortex import evaluate as evaluation
-from exocortex.db import connect, role_url
+from exocortex.db import admin_url, connect, role_url
 
 console = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
@@ -27,7 +28,7 @@ def _fail(message: str) -> None:
 
 @click.group("eval")
 def eval_group() -> None:
-    """Measure the models on a sample of your own documents."""
+    """Measure the models on a sample of your own documents, and the packet against plain RAG."""
 
 
 @eval_group.command("extraction")
@@ -112,3 +113,87 @@ def extraction_cmd(
         console.print(evaluation.render_table(report))
         judged = f"; judge {report.judge}" if report.judge else ""
         console.print(escape(f"sample: {evaluation.describe_sample(report)}{judged}"), soft_wrap=True)
+
+
+@eval_group.command("shadow")
+@click.argument("questions", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--k",
+    type=click.IntRange(1, 200),
+    default=10,
+    show_default=True,
+    help="Chunks each plain-RAG baseline returns.",
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(200, 100000),
+    default=4000,
+    show_default=True,
+    help="The context packet's token budget.",
+)
+@click.option(
+    "--workspace",
+    "workspaces",
+    multiple=True,
+    help="Only this workspace, for questions that name none (repeatable; default: all).",
+)
+@click.option(
+    "--json",
+    "output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the report as JSON here.",
+)
+def shadow_cmd(
+    questions: Path, k: int, budget: int, workspaces: tuple[str, ...], output: Path | None
+) -> None:
+    """Compare the context packet with plain RAG (vector and BM25 top-k) on a file of QUESTIONS.
+
+    QUESTIONS has one JSON object a line: {question, expect: [answer strings], stale: [strings
+    that must not be given as current], sources: [document paths], withheld: [deferred
+    material], as_of: YYYY-MM-DD, workspaces: [...], kind}. Reports per question and overall
+    tokens, whether each context holds the expected answers, gives a stale one as current or
+    leaks withheld material, the expected sources it cites, and latency. Scoring is string
+    matching only; nothing is written to the database.
+    """
+    try:
+        loaded = shadow.load_questions(questions)
+    except shadow.ShadowProblem as exc:
+        _fail(str(exc))
+    cfg = config.load()
+    try:
+        with (
+            connect(admin_url(cfg), "exo-eval-shadow", autocommit=True) as admin,
+            connect(role_url(cfg, "exo_reader"), "exo-eval-shadow", autocommit=True) as reader,
+            Progress(
+                TextColumn("questions"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                console=err, transient=True,
+            ) as bar,
+        ):  # fmt: skip
+            task = bar.add_task("questions", total=len(loaded))
+            report = shadow.evaluate(
+                admin, reader, loaded, questions.name, k, budget, workspaces,
+                progress=lambda done, _total: bar.update(task, completed=done),
+            )  # fmt: skip
+    except shadow.ShadowProblem as exc:
+        _fail(str(exc))
+    except (
+        psycopg.errors.UndefinedTable,
+        psycopg.errors.InvalidSchemaName,
+        psycopg.errors.UndefinedFunction,
+    ):
+        _fail("the database is not migrated: run `exo migrate` first")
+    except psycopg.OperationalError as exc:
+        _fail(f"cannot connect to the database: {str(exc).strip().splitlines()[0]}")
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(report.to_json(), indent=2) + "\n")
+        err.print(f"wrote {escape(str(output))}", soft_wrap=True)
+    console.print(shadow.render_questions(report))
+    console.print(shadow.render_overall(report))
+    missing = [r.outcomes["vector"].unavailable for r in report.results if r.outcomes["vector"].unavailable]
+    if missing:
+        err.print(
+            f"[yellow]warning:[/yellow] no vector baseline for {len(missing)} of {len(report.results)} "
+            f"questions: {escape(missing[0])}",
+            soft_wrap=True,
+        )

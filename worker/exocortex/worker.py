@@ -1,4 +1,4 @@
-"""`exo worker`: drain the embed and extract queues through the local models, and the ocr queue.
+"""`exo worker`: drain the embed and extract queues through the local models, and the ocr and capsules queues.
 
 One read loop hands jobs to a small thread pool (default two in flight). A job
 reads its messages (exo_private.read_jobs: the queue's visibility timeout hides
@@ -17,6 +17,11 @@ cache and lets the documents of that content continue through routing, banding a
 transaction. A scan OCR cannot read ends its documents failed (or skipped when no text was
 found) with the error class, and its message is archived; a job that raises otherwise is
 retried and dead-lettered like any other.
+
+The capsules queue holds documents long enough for a capsule (queued whenever one is chunked):
+the worker builds its extractive capsule in the database (exo_private.build_capsule, no model)
+and archives the message in the same transaction; a document with nothing to build (gone, too
+short, its capsule fresh already) counts as skipped.
 
 No work is lost to an outage, a slow CPU or a dead worker:
 
@@ -66,7 +71,7 @@ from exocortex.ingest.pipeline import continue_extracted
 from exocortex.plpy import model_client as client
 from exocortex.plpy.model_client import ClientError, Endpoint, ModelError
 
-TARGET_KEYS = {"embed": "chunk_id", "extract": "window_id", "ocr": "document_id"}
+TARGET_KEYS = {"embed": "chunk_id", "extract": "window_id", "ocr": "document_id", "capsules": "document_id"}
 """Each queue's message key naming its target (exo_private.queue_target_key)."""
 QUEUES = tuple(TARGET_KEYS)
 MODEL_QUEUES = ("embed", "extract")
@@ -481,6 +486,7 @@ class Worker:
                         Jsonb(parsed.entities),
                         Jsonb(parsed.relations),
                         Jsonb(stats),
+                        Jsonb(parsed.attributes),
                     ),
                 )
         except psycopg.Error as exc:
@@ -539,6 +545,15 @@ class Worker:
             )  # fmt: skip
             return
         self._count("done", "ocr")
+
+    def _capsule(self, pool: ConnectionPool, settings: dict, job: Job) -> None:
+        """Build one queued document's capsule and archive its message in the same transaction."""
+        (message,) = job.messages
+        document_id = _target_id(message.payload, "document_id")
+        with pool.connection() as conn, conn.transaction():
+            built = conn.execute(queries.BUILD_CAPSULE, (document_id,)).fetchone()[0]
+            conn.execute(queries.ARCHIVE_MESSAGES, ("capsules", job.ids))
+        self._count("done" if built["status"] == "built" else "skipped", "capsules")
 
     def _unread(
         self, pool: ConnectionPool, job: Job, sha: str, stage: str, error_class: str, text: str
@@ -721,7 +736,12 @@ class Worker:
                 if job is None:
                     continue
                 self.taken += len(job.messages)
-                job_fn = {"embed": self._embed, "extract": self._extract, "ocr": self._ocr}[queue]
+                job_fn = {
+                    "embed": self._embed,
+                    "extract": self._extract,
+                    "ocr": self._ocr,
+                    "capsules": self._capsule,
+                }[queue]
                 running.add(jobs.submit(self._guarded, pool, job_fn, settings, job))
                 turn += 1
                 submitted = True

@@ -622,8 +622,60 @@ def citation(c):
     return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
 
 
-def packet(query, ranked, hint_list, report, budget, settings):
-    """The context packet as {text, tokens, used, ...} within `budget` tokens."""
+def capsule_section(chosen, capsules, words, budget, cfg):
+    """The packet's "## Capsules" section: the fresh capsules of the documents the chosen evidence
+    comes from (in its order, at most cfg["max"]), each cut to whole lines, those richest in the
+    question's `words` first, within cfg["chars"] characters and all within cfg["share"] of the
+    budget; each cites the chunks its lines come from. Returns (text, shown, stale ids, withheld
+    ids); a stale or withheld capsule is never shown: the evidence stands alone."""
+    by_document = {k["document_id"]: k for k in capsules}
+    fresh, stale, withheld = [], [], []
+    for c in chosen:
+        k = by_document.pop(c["document_id"], None)
+        if k is None:
+            continue
+        if k["state"] == "fresh":
+            fresh.append((c, k))
+        else:
+            (stale if k["state"] == "stale" else withheld).append(k["capsule_id"])
+    fresh = fresh[: cfg["max"]] if cfg else []
+    room = int(budget * 4 * cfg["share"]) // max(1, len(fresh)) if fresh else 0
+    chars = min(cfg["chars"], room) if fresh else 0
+    if chars < 200:  # a tiny budget holds evidence, not summaries
+        return "", [], stale, withheld
+    wanted = {w[:5] for w in words}
+    blocks, shown = [], []
+    for c, k in fresh:
+        lines = k["body"].split("\n")
+        hits = [len(wanted & {w[:5] for w in _WORD.findall(line.casefold())}) for line in lines]
+        kept, size = [], 0
+        for i in sorted(range(len(lines)), key=lambda i: (-hits[i], i)):
+            if size + len(lines[i]) + 1 <= chars:
+                kept.append(i)
+                size += len(lines[i]) + 1
+        kept.sort()
+        cited = sorted({k["sentences"][i]["chunk_id"] for i in kept})
+        n = f"C{len(shown) + 1}"
+        head = "[{}] summary of {}; cites chunk(s) {}".format(n, citation(c), ", ".join(map(str, cited)))
+        text = "\n".join(lines[i] for i in kept) + ("\n..." if len(kept) < len(lines) else "")
+        blocks.append(head + "\n" + text + "\n\n")
+        shown.append(
+            {
+                "n": n,
+                "capsule_id": k["capsule_id"],
+                "document_id": k["document_id"],
+                "citation": citation(c),
+                "chunk_ids": cited,
+                "builder": k["builder"],
+            }
+        )
+    return "## Capsules\n" + "".join(blocks), shown, stale, withheld
+
+
+def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
+    """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
+    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) make its capsule
+    section; the report's capsules.packet says which were shown and which skipped."""
     words = content_words(query)
     top = ranked[0]["score"] if ranked else 0.0
     chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
@@ -632,6 +684,14 @@ def packet(query, ranked, hint_list, report, budget, settings):
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     facts = "## Current facts\n(none recorded yet)\n\n"
+    capsule_text, shown, stale, withheld = capsule_section(
+        chosen, capsules, words, budget, settings.get("packet.capsules")
+    )
+    report.setdefault("capsules", {"served": [], "stale_skipped": [], "withheld": []})["packet"] = {
+        "shown": [k["capsule_id"] for k in shown],
+        "stale_skipped": stale,
+        "withheld": withheld,
+    }
     hint_lines = [
         "- {} chunk(s) about {} in {} withheld (deferred subject). {}".format(
             h["chunks"], h["subject"], h["workspace"], h["how"]
@@ -644,6 +704,8 @@ def packet(query, ranked, hint_list, report, budget, settings):
         notes.append("archive open: " + str(report["archive"].get("why")))
     for d in report.get("degradations", []):
         notes.append("degraded: {} ({})".format(d["component"], d["error_class"]))
+    if stale:
+        notes.append(f"{len(stale)} stale capsule(s) skipped (a source changed since): raw evidence only")
 
     why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
 
@@ -663,7 +725,7 @@ def packet(query, ranked, hint_list, report, budget, settings):
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + facts + "## Evidence\n"
+    fixed = head + facts + capsule_text + "## Evidence\n"
     used, blocks = [], []
     for c in chosen:
 
@@ -711,5 +773,6 @@ def packet(query, ranked, hint_list, report, budget, settings):
             }
             for n, c in enumerate(used, 1)
         ],
+        "capsules": shown,
         "hints": hint_list,
     }

@@ -124,7 +124,32 @@ class StageSearch:
                 for r in rows
             ], None
         if stage == "capsules":
-            return [], "no capsules yet (summaries arrive with a later issue)"
+            # A capsule points to evidence, never replaces it: the chunks its matching lines come
+            # from. A stale or withheld one serves nothing; the report names it.
+            if not q.terms:
+                return [], "no searchable words in the query"
+            rows = run(
+                ("capsules", ws),
+                self.sql_text("capsules", ws),
+                ["text", *base],
+                [" or ".join(q.terms), *common],
+            )
+            seen = self.report.setdefault("capsules", {"served": [], "stale_skipped": [], "withheld": []})
+            for r in rows:
+                key = {"fresh": "served", "stale": "stale_skipped"}.get(r["state"], "withheld")
+                if r["capsule_id"] not in seen[key] and (key != "served" or r["chunk_id"] is not None):
+                    seen[key].append(r["capsule_id"])
+            return [
+                {
+                    "chunk_id": r["chunk_id"],
+                    "score": r["score"],
+                    "confident": False,
+                    "charged": r["charged"],
+                    "detail": "capsule {}".format(r["capsule_id"]),
+                }
+                for r in rows
+                if r["chunk_id"] is not None
+            ], None
         if stage == "graph":
             if not entities:
                 return [], "no entity of this workspace's graph named in the query"
@@ -145,40 +170,35 @@ class StageSearch:
                 }
                 for r in rows
             ], None
-        if stage == "participant":
+        if stage in ("participant", "semantic"):
             model = self.model
             if model["id"] is None:
                 return [], "no embeddings stored yet"
             text = self.embedding.vector(self.report)
             if text is None:
                 return [], "query embedding unavailable ({})".format(self.embedding.error["error_class"])
-            # As many windows as a confident pool needs, not the whole room: BM25 and the other
-            # stages still look everywhere. A window of the person named is where to look, not an
-            # answer, so none of them counts as confident.
-            limit = min(self.per_workspace, self.settings["retrieval.confident_needed"])
-            rows = run(
-                ("participant", ws, model["id"], model["dimensions"]),
-                self.sql_text("participant", ws, model["id"], model["dimensions"]),
-                ["text", "text[]", "date", "int", "text[]"],
-                [text, list(bands), q.as_of_day, limit, name_keys(q.text)],
-            )
-            return [
-                {"chunk_id": r["chunk_id"], "score": r["score"], "confident": False, "charged": r["charged"]}
-                for r in rows
-            ], None
-        if stage == "semantic":
-            model = self.model
-            if model["id"] is None:
-                return [], "no embeddings stored yet"
-            text = self.embedding.vector(self.report)
-            if text is None:
-                return [], "query embedding unavailable ({})".format(self.embedding.error["error_class"])
-            rows = run(
-                ("semantic", ws, model["id"], model["dimensions"]),
-                self.sql_text("semantic", ws, model["id"], model["dimensions"]),
-                ["text", *base],
-                [text, *common],
-            )
+            key = (stage, ws, model["id"], model["dimensions"])
+            if stage == "participant":
+                # As many windows as a confident pool needs, not the whole room: BM25 and the other
+                # stages still look everywhere. A window of the person named is where to look, not
+                # an answer, so none of them counts as confident.
+                limit = min(self.per_workspace, self.settings["retrieval.confident_needed"])
+                rows = run(
+                    key,
+                    self.sql_text(*key),
+                    ["text", "text[]", "date", "int", "text[]"],
+                    [text, list(bands), q.as_of_day, limit, name_keys(q.text)],
+                )
+                return [
+                    {
+                        "chunk_id": r["chunk_id"],
+                        "score": r["score"],
+                        "confident": False,
+                        "charged": r["charged"],
+                    }
+                    for r in rows
+                ], None
+            rows = run(key, self.sql_text(*key), ["text", *base], [text, *common])
             low = self.settings["retrieval.semantic_min_similarity"]
             return [
                 {

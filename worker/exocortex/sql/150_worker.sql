@@ -22,14 +22,15 @@ begin
         when 'embed' then return 'chunk_id';
         when 'extract' then return 'window_id';
         when 'ocr' then return 'document_id';
-        else raise exception 'queue must be embed, extract or ocr, got %', coalesce(quote_literal(p_queue), 'null')
+        when 'capsules' then return 'document_id';
+        else raise exception 'queue must be embed, extract, ocr or capsules, got %', coalesce(quote_literal(p_queue), 'null')
                  using errcode = 'invalid_parameter_value';
     end case;
 end
 $$;
 comment on function exo_private.queue_target_key(text) is
     'The key of a queue''s messages that names its target: chunk_id (embed), window_id (extract) or '
-    'document_id (ocr, sql/160_ocr.sql); raises for any other queue.';
+    'document_id (ocr, sql/160_ocr.sql; capsules, sql/610_capsules.sql); raises for any other queue.';
 
 -- exo_private.return_messages: give messages back at once, their last read not counted.
 create or replace function exo_private.return_messages(p_queue text, p_msg_ids bigint[])
@@ -67,6 +68,7 @@ declare
     embed_ids bigint[];
     extract_ids bigint[];
     ocr_ids bigint[];
+    capsule_ids bigint[];
     released int := 0;
 begin
     update exo_private.workers w
@@ -83,8 +85,9 @@ begin
     )
     select coalesce(array_agg(g.msg_id) filter (where g.queue = 'embed'), '{}'),
            coalesce(array_agg(g.msg_id) filter (where g.queue = 'extract'), '{}'),
-           coalesce(array_agg(g.msg_id) filter (where g.queue = 'ocr'), '{}')
-      into embed_ids, extract_ids, ocr_ids
+           coalesce(array_agg(g.msg_id) filter (where g.queue = 'ocr'), '{}'),
+           coalesce(array_agg(g.msg_id) filter (where g.queue = 'capsules'), '{}')
+      into embed_ids, extract_ids, ocr_ids, capsule_ids
     from gone g;
     if embed_ids <> '{}' then
         released := released + (select count(*) from pgmq.set_vt('embed', embed_ids, 0));
@@ -95,6 +98,9 @@ begin
     if ocr_ids <> '{}' then
         released := released + (select count(*) from pgmq.set_vt('ocr', ocr_ids, 0));
     end if;
+    if capsule_ids <> '{}' then
+        released := released + (select count(*) from pgmq.set_vt('capsules', capsule_ids, 0));
+    end if;
     return released;
 end
 $$;
@@ -103,7 +109,7 @@ comment on function exo_private.reap_workers(double precision) is
     '''dead: ...''), and make the messages that stopped workers still claimed visible at once. '
     'Returns how many messages were taken back.';
 
--- exo_private.queue_messages: the messages of embed, extract and ocr, and who holds each.
+-- exo_private.queue_messages: the messages of embed, extract, ocr and capsules, and who holds each.
 create or replace function exo_private.queue_messages(p_dead_after_s double precision)
 returns table (queue text, msg_id bigint, enqueued_at timestamptz, visible_at timestamptz, state text)
 language sql stable
@@ -121,12 +127,14 @@ as $$
           union all
           select 'extract', x.msg_id, x.enqueued_at, x.vt from pgmq.q_extract x
           union all
-          select 'ocr', o.msg_id, o.enqueued_at, o.vt from pgmq.q_ocr o) q
+          select 'ocr', o.msg_id, o.enqueued_at, o.vt from pgmq.q_ocr o
+          union all
+          select 'capsules', k.msg_id, k.enqueued_at, k.vt from pgmq.q_capsules k) q
     left join exo_private.worker_claims c on c.queue = q.queue and c.msg_id = q.msg_id
     left join exo_private.workers w on w.id = c.worker_id
 $$;
 comment on function exo_private.queue_messages(double precision) is
-    'Every message of embed, extract and ocr with its state: pending (visible now), or in flight '
+    'Every message of embed, extract, ocr and capsules with its state: pending (visible now), or in flight '
     'held by a live worker, by a dead one (no heartbeat for p_dead_after_s, or stopped), or '
     'unclaimed (a job that raised waits for its retry, or a read outside any worker).';
 
@@ -198,7 +206,7 @@ as $$
                count(*) filter (where m.state = 'pending') as pending,
                count(*) filter (where m.state in ('live', 'dead', 'unclaimed')) as in_flight,
                count(*) filter (where m.state = 'dead') as held_by_dead_workers
-        from unnest(array['embed', 'extract', 'ocr']) n(queue)
+        from unnest(array['embed', 'extract', 'ocr', 'capsules']) n(queue)
         left join (select x.* from settings, exo_private.queue_messages(settings.dead_after_s) x) m
                on m.queue = n.queue
         group by n.queue
@@ -265,7 +273,7 @@ as $$
     )
 $$;
 comment on function exo_private.work_status() is
-    'The worker''s side of exo.status: queues (embed, extract, ocr: depth, pending = visible messages, '
+    'The worker''s side of exo.status: queues (embed, extract, ocr, capsules: depth, pending = visible messages, '
     'in_flight, held_by_dead_workers, failed = chunks or windows whose job failed and was not '
     'retried, dead = their dead letters, oldest_age_s; dead_letter: depth, oldest_age_s), '
     'work_by_stage (per document stage: documents with work pending, in_flight, failed, dead, lost, '
@@ -473,7 +481,7 @@ comment on function exo_private.complete_embedding(bigint[], text, int, bigint[]
 -- exo_private.complete_extraction: merge an extract job's reply, mark its window and archive the message.
 create or replace function exo_private.complete_extraction(
     p_msg_id bigint, p_window_id bigint, p_generation int, p_entities jsonb, p_relations jsonb,
-    p_stats jsonb
+    p_stats jsonb, p_attributes jsonb default '[]'
 )
 returns jsonb
 language plpgsql
@@ -494,7 +502,7 @@ begin
             using errcode = 'EX001',
                   hint = 'its document was re-chunked or deleted while the model ran; drop the job';
     end if;
-    merged := exo_private.merge_extraction(p_window_id, p_generation, p_entities, p_relations);
+    merged := exo_private.merge_extraction(p_window_id, p_generation, p_entities, p_relations, p_attributes);
     if merged ? 'stale_generation' then
         raise exception 'generation % of window %''s workspace is no longer current', p_generation, p_window_id
             using errcode = 'EX002',
@@ -509,8 +517,8 @@ begin
     return merged;
 end
 $$;
-comment on function exo_private.complete_extraction(bigint, bigint, int, jsonb, jsonb, jsonb) is
-    'One extract job''s result in one transaction: merge the entities and relations into '
+comment on function exo_private.complete_extraction(bigint, bigint, int, jsonb, jsonb, jsonb, jsonb) is
+    'One extract job''s result in one transaction: merge the entities, relations and attributes into '
     'generation p_generation (merge_extraction), record the window extracted with p_stats and the '
     'merge counts, advance its document''s stage and archive message p_msg_id. Returns the merge '
     'counts. Raises EX001 when the window is gone, EX002 when the generation is no longer current.';

@@ -342,9 +342,35 @@ comment on function exo_private.graph_disagreements(text) is
     'graph (missing/extra/duplicate vertices and edges, wrong labels, ids or endpoints); empty '
     'when they are in step.';
 
+-- exo_private.evidence_valid_from: when a source says what it states held.
+create or replace function exo_private.evidence_valid_from(
+    p_workspace text, p_document_id bigint, p_chunk_id bigint
+)
+returns timestamptz
+language sql
+stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- A chat window's first message, else the day the chunk or its document was written
+    -- (midnight UTC); null when the source has no date.
+    select coalesce(
+        (select w.first_sent_at from exo_private.chat_windows w
+          where w.workspace = p_workspace and w.chunk_id = p_chunk_id),
+        (select c.written_at::timestamp at time zone 'UTC' from exo_private.chunks c
+          where c.workspace = p_workspace and c.id = p_chunk_id),
+        (select d.written_at::timestamp at time zone 'UTC' from exo_private.documents d
+          where d.id = p_document_id))
+$$;
+comment on function exo_private.evidence_valid_from(text, bigint, bigint) is
+    'When a source says what it states held (a fact''s valid_from): the first message time of the '
+    'chat window p_chunk_id, else the day chunk p_chunk_id or else document p_document_id was '
+    'written (midnight UTC); null when undated.';
+
 -- exo_private.merge_extraction: one window's validated extraction into the graph.
 create or replace function exo_private.merge_extraction(
-    p_window_id bigint, p_generation int, p_entities jsonb, p_relations jsonb
+    p_window_id bigint, p_generation int, p_entities jsonb, p_relations jsonb,
+    p_attributes jsonb default '[]'
 )
 returns jsonb
 language plpgsql
@@ -361,6 +387,9 @@ declare
     new_ids bigint[];
     rel_ids bigint[];
     n_mentions int;
+    attr record;
+    n_facts int := 0;
+    n_undated int := 0;
 begin
     select w.id, w.workspace, w.document_id, w.char_start, w.char_end into win
     from exo_private.extraction_windows w
@@ -490,19 +519,54 @@ begin
     perform exo_private.project_entities(ent_ids);
     perform exo_private.project_relations(rel_ids);
 
+    -- Attributes: facts of kind 'extracted' (record_fact closes the row a new value replaces),
+    -- each sourced by the window's first chunk that has its value (else its first chunk) and
+    -- dated when that source says it held; an undated source records nothing.
+    for attr in
+        select x.item ->> 'subject' as subject, x.item ->> 'attribute' as attribute,
+               x.item ->> 'value' as value, src.id as chunk_id,
+               exo_private.evidence_valid_from(win.workspace, win.document_id, src.id) as valid_from
+        from jsonb_array_elements(coalesce(p_attributes, '[]')) with ordinality x(item, ord)
+        left join lateral (
+            select c.id
+            from exo_private.chunks c
+            where c.workspace = win.workspace and c.document_id = win.document_id
+              and c.char_start < win.char_end and c.char_end > win.char_start
+            order by pg_catalog.strpos(pg_catalog.lower(pg_catalog.regexp_replace(c.body, '\s+', ' ', 'g')),
+                                       pg_catalog.lower(x.item ->> 'value')) = 0,
+                     c.ordinal
+            limit 1
+        ) src on true
+        order by x.ord
+    loop
+        if attr.valid_from is null then
+            n_undated := n_undated + 1;
+            continue;
+        end if;
+        perform exo_private.record_fact(
+            win.workspace, attr.subject, attr.attribute, attr.value, 'extracted', attr.valid_from,
+            jsonb_strip_nulls(jsonb_build_object('document_id', win.document_id, 'chunk_id', attr.chunk_id)));
+        n_facts := n_facts + 1;
+    end loop;
+
     return jsonb_build_object(
         'entities_new', cardinality(new_ids),
         'entities_seen', (select count(distinct x) from unnest(ent_ids) x) - cardinality(new_ids),
         'mentions_new', n_mentions,
-        'relations_new', cardinality(rel_ids));
+        'relations_new', cardinality(rel_ids),
+        'facts_recorded', n_facts,
+        'facts_undated', n_undated);
 end
 $$;
-comment on function exo_private.merge_extraction(bigint, int, jsonb, jsonb) is
+comment on function exo_private.merge_extraction(bigint, int, jsonb, jsonb, jsonb) is
     'Merge one window''s validated extraction: upsert entities by (workspace, generation, type, '
     'key), mentions in the window''s chunks that contain the name, relations between listed names; '
-    'project them into the AGE graph. Idempotent. Returns {entities_new, entities_seen, '
-    'mentions_new, relations_new} (plus stale_generation when a newer generation exists, having '
-    'written nothing). Raises when the window is gone.';
+    'project them into the AGE graph; record each attribute {subject, attribute, value} as an '
+    'extracted fact (record_fact), sourced by the window''s chunk that states the value and valid '
+    'from when that source says it held (evidence_valid_from). Idempotent. Returns {entities_new, '
+    'entities_seen, mentions_new, relations_new, facts_recorded, facts_undated (attributes whose '
+    'source has no date: not recorded)} (plus stale_generation when a newer generation exists, '
+    'having written nothing). Raises when the window is gone.';
 
 -- exo_private.seed_owner: the owner's Person entity in the current generation of workspaces.
 create or replace function exo_private.seed_owner(workspaces text[])

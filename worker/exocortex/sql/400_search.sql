@@ -169,15 +169,48 @@ begin
             order by x.score desc $q$,
             workspace, dimensions, dimensions, chunks, workspace, 'chunk_embeddings_' || workspace, model_id,
             visible);
+    when 'capsules' then  -- $1: the query's words joined by ' or ' (websearch_to_tsquery's syntax)
+        -- The workspace's capsules that match (sql/610_capsules.sql), best first. Of a fresh one,
+        -- the chunks its matching lines come from: a capsule points to evidence, never replaces
+        -- it. A stale or withheld one gives a row without a chunk: the report says it was skipped.
+        return format($q$
+            with matched as materialized (
+                select k.id, k.body, k.sentences, s.state,
+                       pg_catalog.ts_rank(k.tsv, pg_catalog.websearch_to_tsquery('english', $1))::float8 as score
+                from exo_private.capsules k
+                join exo_private.capsule_states s on s.capsule_id = k.id
+                where k.workspace = %L and k.tsv @@ pg_catalog.websearch_to_tsquery('english', $1)
+                order by score desc, k.id
+                limit $4
+            ), lines as (
+                select m.id, (s.sentence ->> 'chunk_id')::bigint as chunk_id, count(*) as hits
+                from matched m
+                cross join lateral rows from (
+                    pg_catalog.jsonb_array_elements(m.sentences),
+                    pg_catalog.unnest(pg_catalog.string_to_array(m.body, E'\n'))) s (sentence, line)
+                where m.state = 'fresh'
+                  and pg_catalog.to_tsvector('english', s.line) @@ pg_catalog.websearch_to_tsquery('english', $1)
+                group by 1, 2
+            )
+            select m.id as capsule_id, m.state, x.chunk_id, m.score, x.charged
+            from matched m
+            left join lateral (
+                select c.id as chunk_id, c.charged_subjects as charged, l.hits
+                from lines l
+                join exo_private.%I c on c.id = l.chunk_id
+                where l.id = m.id and %s
+            ) x on true
+            order by m.score desc, x.hits desc nulls last, x.chunk_id
+            limit $4 $q$, workspace, chunks, visible);
     else
         raise exception 'unknown retrieval stage %', left(stage, 100)
-            using hint = 'one of identifier, lexical, entity, document, graph, semantic, participant';
+            using hint = 'one of identifier, lexical, entity, document, graph, semantic, participant, capsules';
     end case;
 end
 $$;
 comment on function exo_private.stage_sql(text, text, int, int) is
     'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, '
-    'document, graph, semantic, participant): $2 the open bands, the present ones or all (a chunk''s '
+    'document, graph, semantic, participant, capsules): $2 the open bands, the present ones or all (a chunk''s '
     'band as of $3, exo_private.band_as_of: the stored one when $3 is today or later), '
     '$3 the as_of day (nothing written after it), $4 the limit; prepared and '
     'cached by exo_private.retrieve, and explained by bench/search_latency.py.';
@@ -462,13 +495,21 @@ if "settings" not in SD:
 settings = {r["key"]: json.loads(r["value"]) for r in plpy.execute(SD["settings"], [])}
 found = json.loads(retrieved)
 report = found["report"]
-result = packet(query, found["results"], report["hints"], report, token_budget, settings)
+documents = list(dict.fromkeys(r["document_id"] for r in found["results"]))
+capsules = []
+if documents:
+    if "capsules" not in SD:
+        SD["capsules"] = plpy.prepare("select * from exo_private.packet_capsules($1)", ["bigint[]"])
+    rows = plpy.execute(SD["capsules"], [documents])
+    capsules = [dict(r, sentences=json.loads(r["sentences"])) for r in rows]
+result = packet(query, found["results"], report["hints"], report, token_budget, settings, capsules)
 result["report"] = report
 return json.dumps(result)
 $$;
 comment on function exo_private.build_packet(jsonb, text, int) is
-    'The context packet (text, tokens, used, hints, report) of an exo_private.retrieve result within '
-    'token_budget tokens.';
+    'The context packet (text, tokens, used, capsules, hints, report) of an exo_private.retrieve '
+    'result within token_budget tokens; the fresh capsules of the documents it cites '
+    '(exo_private.packet_capsules) make its capsule section.';
 
 -- exo.context_packet_json: a cited context packet within a token budget, as jsonb.
 create or replace function exo.context_packet_json(
@@ -491,7 +532,8 @@ as $$
         query, token_budget)
 $$;
 comment on function exo.context_packet_json(text, int, text[], boolean, text[], timestamptz, float8[]) is
-    'The context packet for a question as jsonb: text (current facts, then cited evidence excerpts, '
+    'The context packet for a question as jsonb: text (current facts, then capsules of the cited '
+    'documents with their sources, then cited evidence excerpts, '
     'then deference hints, then provenance), tokens used (never over token_budget; about four '
     'characters a token), the citations used, the hints and the search report.';
 

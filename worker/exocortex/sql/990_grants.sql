@@ -15,9 +15,9 @@ alter default privileges for role exo_owner revoke execute on functions from pub
 -- Large objects and advisory locks are outside every table privilege: whoever may execute
 -- lo_create or pg_advisory_lock can store data or stall others whatever they may read.
 -- Nobody of ours uses large objects; the owner (ensure_label, pgmq's queue creation) and
--- the writer (pgmq's grouped reads) take advisory locks, and so does the migrator, as the
--- admin that runs this file: a superuser needs no grant, another admin (a managed host's)
--- keeps its own.
+-- the writer (pgmq's grouped reads, exo_private.lock_fact_line) take advisory locks, and so does
+-- the migrator, as the admin that runs this file: a superuser needs no grant, another admin
+-- (a managed host's) keeps its own.
 do $$
 declare
     fn record;

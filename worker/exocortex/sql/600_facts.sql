@@ -1,0 +1,709 @@
+-- Temporal facts (issue 15): writing them (record_fact, observe, close_fact) and reading them
+-- (exo.facts, exo.fact_history, exo.facts_search). Tables: migrations/0026_create_facts.sql.
+--
+-- A line is (workspace, subject_key, attribute, kind): each kind keeps its own history, so a
+-- newer extracted value never closes an observation; precedence between kinds (observation >
+-- declared > extracted) is the reader's to show, never resolved by closing. The row valid at a
+-- time t is the line's row with the latest valid_from <= t that was not closed by t (valid_to
+-- null or > t); ties go to the row recorded last.
+
+-- exo_private.normalise_attribute: an attribute name as facts store it.
+create or replace function exo_private.normalise_attribute(attribute text)
+returns text
+language sql immutable strict parallel safe
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select pg_catalog.left(pg_catalog.btrim(
+        pg_catalog.regexp_replace(pg_catalog.lower(attribute), '[\s-]+', '_', 'g'), '_'), 100)
+$$;
+comment on function exo_private.normalise_attribute(text) is
+    'An attribute as facts store it: lower case, runs of whitespace and hyphens as one "_", none at '
+    'either end, at most 100 characters (" Home - Town" -> "home_town"); empty for a blank one.';
+
+-- exo_private.check_bridge: refuse a bridge too long to be a caller's list of subjects.
+create or replace function exo_private.check_bridge(bridge text[])
+returns void
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    if cardinality(bridge) > 50 then
+        perform exo_private.invalid_argument(format('bridge must name at most 50 subjects, got %s', cardinality(bridge)));
+    end if;
+    if exists (select 1 from unnest(bridge) b where pg_catalog.length(b) > 200) then
+        perform exo_private.invalid_argument('bridge names must be at most 200 characters each');
+    end if;
+end
+$$;
+comment on function exo_private.check_bridge(text[]) is
+    'Raise invalid_parameter_value for a bridge of more than 50 names or a name over 200 characters.';
+
+-- exo_private.lock_fact_line: serialise the writers of one fact line until commit.
+create or replace function exo_private.lock_fact_line(
+    p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind
+)
+returns void
+language sql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select pg_catalog.pg_advisory_xact_lock(
+        pg_catalog.hashtext('exo_private.record_fact'),
+        pg_catalog.hashtext(pg_catalog.jsonb_build_array(p_workspace, p_subject_key, p_attribute, p_kind)::text))
+$$;
+comment on function exo_private.lock_fact_line(text, text, text, exo_private.fact_kind) is
+    'Take the transaction advisory lock of one fact line (workspace, subject key, attribute, kind): '
+    'two writers of a line take turns, so it keeps exactly one current row.';
+
+-- exo_private.record_fact: record a value of a fact line with its source; close, never overwrite.
+create or replace function exo_private.record_fact(
+    p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text,
+    p_valid_from timestamptz, p_source jsonb
+)
+returns bigint
+language plpgsql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    key text := exo_private.canonical_key(p_subject);
+    attr text := exo_private.normalise_attribute(p_attribute);
+    val text := pg_catalog.btrim(p_value);
+    line_kind exo_private.fact_kind;
+    held_id bigint;       -- the row valid at p_valid_from
+    held_value text;
+    later_id bigint;      -- the first row that starts after p_valid_from
+    later_from timestamptz;
+    fact bigint;
+begin
+    perform exo_private.check_workspaces(array[p_workspace]);
+    if key is null or pg_catalog.length(p_subject) > 500 then
+        perform exo_private.invalid_argument(
+            format('p_subject must be a name of at most 500 characters, got %s', exo_private.quoted(p_subject)));
+    end if;
+    if attr is null or attr = '' then
+        perform exo_private.invalid_argument(
+            format('p_attribute must not be blank, got %s', exo_private.quoted(p_attribute)));
+    end if;
+    if val is null or val = '' then
+        perform exo_private.invalid_argument(format('p_value must not be blank, got %s', exo_private.quoted(p_value)));
+    end if;
+    if p_kind is null or not p_kind = any (enum_range(null::exo_private.fact_kind)::text[]) then
+        perform exo_private.invalid_argument(
+            format('p_kind must be one of observation, declared, extracted, got %s', exo_private.quoted(p_kind)));
+    end if;
+    line_kind := p_kind::exo_private.fact_kind;
+    if p_valid_from is null or not pg_catalog.isfinite(p_valid_from) then
+        perform exo_private.invalid_argument(
+            format('p_valid_from must be a finite time, got %s', coalesce(p_valid_from::text, 'null')));
+    end if;
+    if jsonb_typeof(p_source) is distinct from 'object'
+       or exists (select 1 from jsonb_each(p_source) e
+                  where e.key not in ('document_id', 'chunk_id', 'observation_id')
+                     or jsonb_typeof(e.value) <> 'number' or e.value::text !~ '^[1-9][0-9]{0,17}$')
+       or not (p_source ?| array['document_id', 'chunk_id', 'observation_id']) then
+        perform exo_private.invalid_argument(
+            format('p_source must be an object of document_id, chunk_id and observation_id (positive '
+                   'integers, at least one), got %s', exo_private.quoted(p_source::text)));
+    end if;
+
+    perform exo_private.lock_fact_line(p_workspace, key, attr, line_kind);
+    select f.id, f.value into held_id, held_value
+    from exo_private.facts f
+    where f.subject_key = key and f.attribute = attr and f.kind = line_kind and f.workspace = p_workspace
+      and f.valid_from <= p_valid_from and (f.valid_to is null or f.valid_to > p_valid_from)
+    order by f.valid_from desc, f.id desc
+    limit 1;
+    if held_value = val then
+        -- the same value again: only a source more
+        fact := held_id;
+    else
+        select f.id, f.valid_from into later_id, later_from
+        from exo_private.facts f
+        where f.subject_key = key and f.attribute = attr and f.kind = line_kind and f.workspace = p_workspace
+          and f.valid_from > p_valid_from
+        order by f.valid_from, f.id
+        limit 1;
+        fact := nextval('exo_private.facts_id_seq');
+        if later_id is not null then
+            -- older than what the line already knows: history, closed by the row after it
+            insert into exo_private.facts (id, workspace, subject, subject_key, attribute, value, kind,
+                                           valid_from, valid_to, closed_by, close_reason)
+            overriding system value
+            values (fact, p_workspace, pg_catalog.btrim(p_subject), key, attr, val, line_kind,
+                    p_valid_from, later_from, later_id, 'superseded');
+        else
+            -- the newest value: it closes the line's current row (closed_by is checked at commit)
+            update exo_private.facts f
+               set valid_to = p_valid_from, closed_by = fact, close_reason = 'superseded'
+             where f.subject_key = key and f.attribute = attr and f.kind = line_kind
+               and f.workspace = p_workspace and f.valid_to is null;
+            insert into exo_private.facts (id, workspace, subject, subject_key, attribute, value, kind, valid_from)
+            overriding system value
+            values (fact, p_workspace, pg_catalog.btrim(p_subject), key, attr, val, line_kind, p_valid_from);
+        end if;
+    end if;
+    insert into exo_private.fact_sources (fact_id, document_id, chunk_id, observation_id)
+    values (fact, (p_source ->> 'document_id')::bigint, (p_source ->> 'chunk_id')::bigint,
+            (p_source ->> 'observation_id')::bigint)
+    on conflict do nothing;
+    return fact;
+end
+$$;
+comment on function exo_private.record_fact(text, text, text, text, text, timestamptz, jsonb) is
+    'Record that p_subject''s p_attribute had p_value from p_valid_from (when the source says so), '
+    'as a fact of p_kind (observation, declared, extracted) in p_workspace, with p_source '
+    '{document_id, chunk_id, observation_id} (at least one); returns the id of the row that holds '
+    'the value. The line is (workspace, canonical key of the subject, normalised attribute, kind). '
+    'The same value as the row valid at p_valid_from adds only a source; a newer value closes the '
+    'line''s current row (superseded) and becomes current; an older one is history, closed by the '
+    'row after it. Nothing else is closed. Writers of one line take turns (an advisory lock).';
+
+-- exo_private.canonical_keys: the canonical keys of many names, in one call.
+create or replace function exo_private.canonical_keys(names text[])
+returns text[]
+language plpython3u immutable strict parallel safe
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+# exo:include textnorm
+return [canonical_key(name) for name in names]
+$$;
+comment on function exo_private.canonical_keys(text[]) is
+    'exo_private.canonical_key of each name, in order (null for a null name or one with nothing left): '
+    'a batch pays for one call into Python, not one per name.';
+
+-- exo_private.observe: record observations, as facts of kind observation.
+create or replace function exo_private.observe(observations jsonb)
+returns table (observation_id bigint, fact_id bigint)
+language plpgsql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    items jsonb := case jsonb_typeof(observations) when 'object' then jsonb_build_array(observations)
+                                                   when 'array' then observations end;
+    fallback text;
+    problem text;
+    recorded bigint[];  -- the observations' ids, subject keys and attributes, in input order
+    keys text[];
+    attrs text[];
+    new_rows jsonb;     -- fact rows of the lines the batch only extends
+    closings jsonb;     -- their current rows the batch closes
+    sourced jsonb;      -- their observations, each with its fact row
+    one_by_one bigint[];  -- observations of the other lines
+    o exo_private.observations;
+begin
+    if items is null then
+        perform exo_private.invalid_argument(format(
+            'observations must be a JSON object or an array of objects, got %s',
+            coalesce(jsonb_typeof(observations), 'null')));
+    end if;
+    if jsonb_array_length(items) = 0 then
+        return;
+    end if;
+    select s.value #>> '{}' into fallback from exo_private.settings s where s.key = 'facts.observation_workspace';
+    -- The subject keys and attributes of the lines, once for the batch (null where none is given).
+    select exo_private.canonical_keys(array_agg(
+               case when jsonb_typeof(e.item -> 'subject') = 'string' then e.item ->> 'subject' end order by e.n)),
+           array_agg(case when jsonb_typeof(e.item -> 'attribute') = 'string'
+                          then exo_private.normalise_attribute(e.item ->> 'attribute') end order by e.n)
+      into keys, attrs
+    from jsonb_array_elements(items) with ordinality e (item, n);
+    -- The first observation that cannot be recorded, and why; then none is.
+    select format('observation %s: %s', e.n, p.why) into problem
+    from rows from (jsonb_array_elements(items), unnest(keys), unnest(attrs)) with ordinality e (item, key, attr, n)
+    cross join lateral (select coalesce(e.item ->> 'workspace', fallback) as workspace) f
+    cross join lateral (
+        select case
+            when jsonb_typeof(e.item) <> 'object' then format('must be a JSON object, got %s', jsonb_typeof(e.item))
+            when e.item - array['subject', 'attribute', 'value', 'observed_at', 'source', 'workspace'] <> '{}' then
+                format('unknown field %s (the fields: subject, attribute, value, observed_at, source, workspace)',
+                       exo_private.quoted((select k from jsonb_object_keys(e.item) k
+                                           where k not in ('subject', 'attribute', 'value', 'observed_at',
+                                                           'source', 'workspace')
+                                           order by k limit 1)))
+            when not e.item ?& array['subject', 'attribute', 'value', 'observed_at', 'source'] then
+                format('%s is missing', (select k from unnest(array['subject', 'attribute', 'value', 'observed_at',
+                                                                    'source']) k
+                                         where not e.item ? k limit 1))
+            when e.key is null or pg_catalog.length(e.item ->> 'subject') > 500 then
+                'subject must be a name (a string of at most 500 characters)'
+            when e.attr is null or e.attr = '' then
+                'attribute must be a non-blank string'
+            when jsonb_typeof(e.item -> 'value') not in ('string', 'number', 'boolean')
+                 or pg_catalog.btrim(e.item ->> 'value') = '' then
+                'value must be a non-blank string, a number or a boolean'
+            when jsonb_typeof(e.item -> 'observed_at') <> 'string'
+                 or not pg_input_is_valid(e.item ->> 'observed_at', 'timestamptz') then
+                format('observed_at must be a timestamp, got %s', exo_private.quoted((e.item -> 'observed_at')::text))
+            when not pg_catalog.isfinite((e.item ->> 'observed_at')::timestamptz) then
+                format('observed_at must be a finite timestamp, got %s', exo_private.quoted(e.item ->> 'observed_at'))
+            when jsonb_typeof(e.item -> 'source') <> 'string' or pg_catalog.btrim(e.item ->> 'source') = '' then
+                'source must be a non-blank string (who or what observed it)'
+            when not exists (select 1 from exo_private.workspaces w where w.name = f.workspace) then
+                format('workspace %s does not exist', exo_private.quoted(f.workspace))
+        end as why
+    ) p
+    where p.why is not null
+    order by e.n
+    limit 1;
+    if problem is not null then
+        perform exo_private.invalid_argument(problem);
+    end if;
+
+    recorded := array(select nextval('exo_private.observations_id_seq')
+                      from generate_series(1, jsonb_array_length(items)));
+
+    -- Every line of the batch locked, in one order for every writer (so two batches never wait
+    -- on each other in a cycle).
+    perform exo_private.lock_fact_line(l.workspace, l.key, l.attr, 'observation')
+    from (select distinct coalesce(e.item ->> 'workspace', fallback) as workspace, e.key, e.attr
+          from rows from (jsonb_array_elements(items), unnest(keys), unnest(attrs)) e (item, key, attr)
+          order by 1, 2, 3) l;
+
+    -- The observations are written, and the lines the batch only extends (new lines, and lines
+    -- whose current row began no later than the batch's first value for them) are worked out at
+    -- once, by record_fact's rule: in time order, a run of equal values is one fact row (a run
+    -- that repeats the current value only adds sources to it) and each run closes the one before
+    -- it (the first run closes the current row) at its start. Observations of other lines go
+    -- through record_fact one by one.
+    with parsed as materialized (
+        select e.id, coalesce(e.item ->> 'workspace', fallback) as workspace,
+               pg_catalog.btrim(e.item ->> 'subject') as subject, e.item ->> 'attribute' as attribute,
+               e.key, e.attr, pg_catalog.btrim(e.item ->> 'value') as value,
+               (e.item ->> 'observed_at')::timestamptz as observed_at, pg_catalog.btrim(e.item ->> 'source') as source
+        from rows from (jsonb_array_elements(items), unnest(recorded), unnest(keys), unnest(attrs))
+             e (item, id, key, attr)
+    ), inserted as (
+        insert into exo_private.observations (id, workspace, subject, attribute, value, observed_at, source)
+        overriding system value
+        select p.id, p.workspace, p.subject, p.attribute, p.value, p.observed_at, p.source
+        from parsed p
+    ), batch as materialized (
+        select p.id, p.workspace, p.subject, p.key, p.attr, p.value, p.observed_at,
+               c.id as current_id, c.value as current_value, c.valid_from as current_from
+        from parsed p
+        left join exo_private.facts c
+          on c.subject_key = p.key and c.attribute = p.attr and c.kind = 'observation'
+         and c.workspace = p.workspace and c.valid_to is null
+    ), lined as (
+        select b.*, min(b.observed_at) over line as first_at,
+               coalesce(lag(b.value) over ordered, b.current_value) is distinct from b.value as starts
+        from batch b
+        window line as (partition by b.workspace, b.key, b.attr),
+               ordered as (partition by b.workspace, b.key, b.attr order by b.observed_at, b.id)
+    ), judged as materialized (
+        select l.*,
+               coalesce(l.current_from <= l.first_at,
+                        not exists (select 1 from exo_private.facts f
+                                    where f.subject_key = l.key and f.attribute = l.attr
+                                      and f.kind = 'observation' and f.workspace = l.workspace)) as extends
+        from lined l
+    ), numbered as materialized (
+        select j.*, count(*) filter (where j.starts) over ordered as run
+        from judged j
+        where j.extends
+        window ordered as (partition by j.workspace, j.key, j.attr order by j.observed_at, j.id)
+    ), runs as materialized (
+        -- ids in time order within a line, as one by one would give them
+        select g.*, nextval('exo_private.facts_id_seq') as id
+        from (select r.workspace, r.key, r.attr, r.run, min(r.current_id) as current_id,
+                     (array_agg(r.subject order by r.observed_at, r.id))[1] as subject,
+                     min(r.value) as value, min(r.observed_at) as valid_from, array_agg(r.id) as observations
+              from numbered r
+              where r.run > 0
+              group by r.workspace, r.key, r.attr, r.run
+              order by r.workspace, r.key, r.attr, r.run) g
+    ), chained as materialized (
+        select u.*, lead(u.valid_from) over w as valid_to, lead(u.id) over w as closed_by,
+               lag(u.id) over w is null as first
+        from runs u
+        window w as (partition by u.workspace, u.key, u.attr order by u.run)
+    )
+    select (select jsonb_agg(jsonb_build_object(
+                'id', c.id, 'workspace', c.workspace, 'subject', c.subject, 'subject_key', c.key,
+                'attribute', c.attr, 'value', c.value, 'valid_from', c.valid_from, 'valid_to', c.valid_to,
+                'closed_by', c.closed_by))
+            from chained c),
+           (select jsonb_agg(jsonb_build_object('id', c.current_id, 'valid_to', c.valid_from, 'closed_by', c.id))
+            from chained c where c.first and c.current_id is not null),
+           (select jsonb_agg(jsonb_build_object('fact_id', s.fact_id, 'observation_id', s.observation_id))
+            from (select c.id as fact_id, k.id as observation_id from chained c, unnest(c.observations) k (id)
+                  union all
+                  select r.current_id, r.id from numbered r where r.run = 0) s),
+           array(select j.id from judged j where not j.extends)
+      into new_rows, closings, sourced, one_by_one;
+    update exo_private.facts f
+       set valid_to = c.valid_to, closed_by = c.closed_by, close_reason = 'superseded'
+      from jsonb_populate_recordset(null::exo_private.facts, closings) c
+     where f.id = c.id;
+    insert into exo_private.facts (id, workspace, subject, subject_key, attribute, value, kind,
+                                   valid_from, valid_to, closed_by, close_reason)
+    overriding system value
+    select r.id, r.workspace, r.subject, r.subject_key, r.attribute, r.value, 'observation',
+           r.valid_from, r.valid_to, r.closed_by, case when r.closed_by is not null then 'superseded' end
+    from jsonb_populate_recordset(null::exo_private.facts, new_rows) r;
+    return query
+    insert into exo_private.fact_sources (fact_id, observation_id)
+    select s.fact_id, s.observation_id
+    from jsonb_populate_recordset(null::exo_private.fact_sources, sourced) s
+    returning fact_sources.observation_id, fact_sources.fact_id;
+
+    for o in
+        select x.* from exo_private.observations x
+        where x.id = any (one_by_one)
+        order by x.workspace, exo_private.canonical_key(x.subject), exo_private.normalise_attribute(x.attribute),
+                 x.observed_at, x.id
+    loop
+        observation_id := o.id;
+        fact_id := exo_private.record_fact(o.workspace, o.subject, o.attribute, o.value, 'observation',
+                                           o.observed_at, jsonb_build_object('observation_id', o.id));
+        return next;
+    end loop;
+end
+$$;
+comment on function exo_private.observe(jsonb) is
+    'Record observations: one JSON object or an array of them, each {subject, attribute, value '
+    '(a string, number or boolean), observed_at (a timestamp), source (who or what observed it), '
+    'workspace (default: the facts.observation_workspace setting)}. Each becomes a row of '
+    'exo_private.observations and a fact of kind observation valid from observed_at, by the rule of '
+    'exo_private.record_fact (the lines a batch only extends are written set-based, the others one '
+    'observation at a time). All or nothing: the first bad observation is refused by its number and '
+    'field. Returns observation_id and fact_id per observation.';
+
+-- exo_private.close_fact: a fact that stopped being true with no new value.
+create or replace function exo_private.close_fact(
+    p_workspace text, p_subject text, p_attribute text, p_at timestamptz, p_why text
+)
+returns int
+language plpgsql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    key text := exo_private.canonical_key(p_subject);
+    attr text := exo_private.normalise_attribute(p_attribute);
+    line record;
+    early text;
+    closed int;
+begin
+    if p_workspace is not null then
+        perform exo_private.check_workspaces(array[p_workspace]);
+    end if;
+    if key is null then
+        perform exo_private.invalid_argument(format('p_subject must be a name, got %s', exo_private.quoted(p_subject)));
+    end if;
+    if attr is null or attr = '' then
+        perform exo_private.invalid_argument(
+            format('p_attribute must not be blank, got %s', exo_private.quoted(p_attribute)));
+    end if;
+    if p_at is null or not pg_catalog.isfinite(p_at) then
+        perform exo_private.invalid_argument(format('p_at must be a finite time, got %s', coalesce(p_at::text, 'null')));
+    end if;
+    for line in
+        select f.workspace, f.kind from exo_private.facts f
+        where f.subject_key = key and f.attribute = attr and f.valid_to is null
+          and (p_workspace is null or f.workspace = p_workspace)
+        order by f.workspace, f.kind
+    loop
+        perform exo_private.lock_fact_line(line.workspace, key, attr, line.kind);
+    end loop;
+    select format('%s (%s, %s)', f.valid_from, f.workspace, f.kind) into early
+    from exo_private.facts f
+    where f.subject_key = key and f.attribute = attr and f.valid_to is null
+      and (p_workspace is null or f.workspace = p_workspace) and f.valid_from > p_at
+    limit 1;
+    if early is not null then
+        perform exo_private.invalid_argument(
+            format('p_at %s is before the current value''s valid_from %s', p_at, early),
+            'a value that ended before it began is a mistake in one of them');
+    end if;
+    update exo_private.facts f
+       set valid_to = p_at, close_reason = 'closed' || coalesce(': ' || nullif(pg_catalog.btrim(p_why), ''), '')
+     where f.subject_key = key and f.attribute = attr and f.valid_to is null
+       and (p_workspace is null or f.workspace = p_workspace);
+    get diagnostics closed = row_count;
+    if closed = 0 then
+        perform exo_private.invalid_argument(
+            format('%s has no current %s fact%s', exo_private.quoted(p_subject), exo_private.quoted(attr),
+                   coalesce(' in workspace ' || p_workspace, '')));
+    end if;
+    return closed;
+end
+$$;
+comment on function exo_private.close_fact(text, text, text, timestamptz, text) is
+    'Close the current rows of p_subject''s p_attribute in p_workspace (null: every workspace) at '
+    'p_at, for a fact that stopped being true with no new value: every kind''s current row closes '
+    '(the fact itself ended, whoever recorded it), with close_reason ''closed: p_why'' (''closed'' '
+    'when p_why is blank) and no closed_by. Returns how many rows closed; raises when none is '
+    'current or p_at is before a current row''s valid_from.';
+
+-- exo_private.shown_facts: fact rows as a caller may see them, with hints for the withheld.
+create or replace function exo_private.shown_facts(ids bigint[], bridge text[])
+returns table (
+    ord bigint, fact_id bigint, workspace text, subject text, attribute text, kind text, value text,
+    valid_from timestamptz, valid_to timestamptz, recorded_at timestamptz, closed_by bigint,
+    close_reason text, sources jsonb, withheld jsonb
+)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- A source is closed by the rule of its evidence: a chunk (a document's or a chat window's)
+    -- while it is charged for a closed subject; a document (no chunk, or its chunk is gone) while
+    -- exo_private.closed_documents says so; an observation never. A fact is withheld when every
+    -- source of it is closed; a fact shown lists only its open sources, and a document's path
+    -- and title only while the document is not closed.
+    with asked as materialized (
+        select i.ord, f.*
+        from unnest(ids) with ordinality i (id, ord)
+        join exo_private.facts f on f.id = i.id
+    ), sourced as materialized (
+        select a.id as fact_id, s.document_id, s.chunk_id, s.observation_id, s.recorded_at,
+               c.id is not null as chunk_found, c.charged_subjects, d.path, d.title, d.written_at,
+               -- only a document that charges something may be closed (exo_private.closed_documents)
+               d.frontmatter ? 'charged'
+               or exists (select 1 from exo_private.chunks x
+                          where x.workspace = d.workspace and x.document_id = d.id and x.charged_subjects <> '{}')
+                   as document_charged
+        from asked a
+        join exo_private.fact_sources s on s.fact_id = a.id
+        left join exo_private.chunks c on c.workspace = a.workspace and c.id = s.chunk_id
+        left join exo_private.documents d on d.id = s.document_id
+    ), charged_documents as materialized (
+        select array(select distinct s.document_id from sourced s where s.document_charged) as ids
+    ), closed_docs as materialized (
+        select k.document_id, k.withheld
+        from charged_documents x
+        cross join lateral exo_private.closed_documents(x.ids, bridge) k
+        where x.ids <> '{}'
+    ), judged as materialized (
+        -- the bridge's keys are worked out only when a source chunk is charged
+        select s.*, k.document_id is not null as document_closed,
+               case when s.chunk_found and s.charged_subjects = '{}' then '{}'::text[]
+                    when s.chunk_found
+                        then exo_private.unreleased(s.charged_subjects, (select exo_private.released_keys(bridge)))
+                    else coalesce(k.withheld, '{}') end as held
+        from sourced s
+        left join closed_docs k on k.document_id = s.document_id
+    ), verdicts as materialized (
+        select a.id, coalesce(bool_or(j.held = '{}'), true) as shown
+        from asked a
+        left join judged j on j.fact_id = a.id
+        group by a.id
+    ), held as (
+        select s.subject, count(distinct v.id) as facts
+        from verdicts v
+        join judged j on j.fact_id = v.id
+        cross join lateral unnest(j.held) s (subject)
+        where not v.shown
+        group by s.subject
+    )
+    select a.ord, a.id, a.workspace, a.subject, a.attribute, a.kind::text, a.value, a.valid_from,
+           a.valid_to, a.recorded_at, a.closed_by, a.close_reason,
+           coalesce((
+               select jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
+                          'document_id', j.document_id, 'chunk_id', j.chunk_id,
+                          'path', case when not j.document_closed then j.path end,
+                          'title', case when not j.document_closed then j.title end,
+                          'written_at', j.written_at, 'observation_id', j.observation_id,
+                          'source', o.source, 'recorded_at', j.recorded_at))
+                      order by j.recorded_at, j.document_id, j.chunk_id, j.observation_id)
+               from judged j
+               left join exo_private.observations o on o.id = j.observation_id
+               where j.fact_id = a.id and j.held = '{}'), '[]'::jsonb),
+           null::jsonb
+    from asked a
+    join verdicts v on v.id = a.id
+    where v.shown
+    union all
+    select coalesce(cardinality(ids), 0) + row_number() over (order by h.subject), null, null, null, null,
+           null, null, null, null, null, null, null, null,
+           jsonb_build_object('subject', h.subject, 'facts', h.facts, 'how', exo_private.hint_how(h.subject))
+    from held h
+$$;
+comment on function exo_private.shown_facts(bigint[], text[]) is
+    'The fact rows ids (ord: their position) as a caller whose bridge opens released subjects may see '
+    'them: each with its open sources (document_id, chunk_id, path, title, written_at, observation_id, '
+    'source, recorded_at); a fact whose every source is closed (a chunk charged for a subject the '
+    'bridge leaves closed, a closed document; observations are never charged) is left out, and one '
+    'last row per subject has only withheld: {subject, facts, how}.';
+
+-- exo_private.facts_as_of: the ids of a subject's facts valid at a time, one per line.
+create or replace function exo_private.facts_as_of(p_subject text, p_as_of timestamptz, p_bridge text[])
+returns bigint[]
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    key text := exo_private.canonical_key(p_subject);
+    moment timestamptz := coalesce(p_as_of, pg_catalog.now());
+begin
+    perform exo_private.check_bridge(p_bridge);
+    if key is null then
+        perform exo_private.invalid_argument(format('subject must be a name, got %s', exo_private.quoted(p_subject)));
+    end if;
+    return array(
+        select c.id
+        from (select distinct on (f.workspace, f.attribute, f.kind) f.id, f.workspace, f.attribute, f.kind
+              from exo_private.facts f
+              where f.subject_key = key
+                and f.valid_from <= moment and (f.valid_to is null or f.valid_to > moment)
+              order by f.workspace, f.attribute, f.kind, f.valid_from desc, f.id desc) c
+        order by c.attribute, c.kind, c.workspace);
+end
+$$;
+comment on function exo_private.facts_as_of(text, timestamptz, text[]) is
+    'The ids of p_subject''s fact rows valid at p_as_of (null: now), one per workspace, attribute and '
+    'kind, by attribute then precedence; raises invalid_parameter_value for a blank subject or a bad bridge.';
+
+-- exo.facts: a subject's facts valid at a time, with their sources.
+create or replace function exo.facts(subject text, as_of timestamptz default now(), bridge text[] default '{}')
+returns table (
+    fact_id bigint, workspace text, subject text, attribute text, kind text, value text,
+    valid_from timestamptz, valid_to timestamptz, recorded_at timestamptz, sources jsonb, withheld jsonb
+)
+language sql stable
+security definer
+set search_path = exo_private, pg_temp
+as $$
+    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from, x.valid_to,
+           x.recorded_at, x.sources, x.withheld
+    from exo_private.shown_facts(exo_private.facts_as_of($1, $2, $3), $3) x
+    order by x.ord
+$$;
+comment on function exo.facts(text, timestamptz, text[]) is
+    'What is true of a subject (matched by canonical key: case and spacing ignored) as of as_of '
+    '(default now): per workspace, attribute and kind the value valid then, by attribute and then '
+    'precedence (observation, declared, extracted; kinds that disagree are all shown, never '
+    'resolved): fact_id, workspace, subject, attribute, kind, value, valid_from, valid_to (null: '
+    'still current), recorded_at, sources (document_id, chunk_id, path, title, written_at, '
+    'observation_id, source, recorded_at), withheld (null). Care: a fact whose every source is '
+    'charged for a deferred subject is left out unless bridge names the subject; then one last row '
+    'per subject has only withheld: {subject, facts, how}. Next: exo.fact_history(subject, attribute).';
+
+-- exo_private.fact_line_ids: the ids of every row of a subject's attribute.
+create or replace function exo_private.fact_line_ids(p_subject text, p_attribute text, p_bridge text[])
+returns bigint[]
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    key text := exo_private.canonical_key(p_subject);
+    attr text := exo_private.normalise_attribute(p_attribute);
+begin
+    perform exo_private.check_bridge(p_bridge);
+    if key is null then
+        perform exo_private.invalid_argument(format('subject must be a name, got %s', exo_private.quoted(p_subject)));
+    end if;
+    if attr is null or attr = '' then
+        perform exo_private.invalid_argument(format('attribute must not be blank, got %s', exo_private.quoted(p_attribute)));
+    end if;
+    return array(
+        select f.id from exo_private.facts f
+        where f.subject_key = key and f.attribute = attr
+        order by f.kind, f.workspace, f.valid_from, f.id);
+end
+$$;
+comment on function exo_private.fact_line_ids(text, text, text[]) is
+    'The ids of every row of p_subject''s p_attribute (all kinds and workspaces), by kind, workspace '
+    'and valid_from; raises invalid_parameter_value for a blank subject or attribute or a bad bridge.';
+
+-- exo.fact_history: every value a subject's attribute had, and what closed each.
+create or replace function exo.fact_history(subject text, attribute text, bridge text[] default '{}')
+returns table (
+    fact_id bigint, workspace text, subject text, attribute text, kind text, value text,
+    valid_from timestamptz, valid_to timestamptz, recorded_at timestamptz, closed_by bigint,
+    close_reason text, sources jsonb, withheld jsonb
+)
+language sql stable
+security definer
+set search_path = exo_private, pg_temp
+as $$
+    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from, x.valid_to,
+           x.recorded_at, x.closed_by, x.close_reason, x.sources, x.withheld
+    from exo_private.shown_facts(exo_private.fact_line_ids($1, $2, $3), $3) x
+    order by x.ord
+$$;
+comment on function exo.fact_history(text, text, text[]) is
+    'The whole history of a subject''s attribute (subject by canonical key, attribute normalised: '
+    '"Home Town" is home_town), every kind and workspace, oldest first per kind: fact_id, workspace, '
+    'subject, attribute, kind, value, valid_from, valid_to (null: current), recorded_at, closed_by '
+    '(the row that superseded it), close_reason (superseded, or closed: why), sources, withheld '
+    '(null). Care as in exo.facts: rows whose every source is charged are left out unless bridged, '
+    'with one last row per subject that has only withheld: {subject, facts, how}.';
+
+-- exo_private.matching_facts: the ids of current facts that hold a question's words, best first.
+create or replace function exo_private.matching_facts(p_query text, p_max int, p_bridge text[])
+returns bigint[]
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    question text := pg_catalog.left(p_query, 1000);
+    words tsquery;
+begin
+    perform exo_private.check_bridge(p_bridge);
+    if question is null then
+        perform exo_private.invalid_argument('query must not be null');
+    end if;
+    if p_max is null or p_max not between 1 and 200 then
+        perform exo_private.invalid_argument(
+            format('max_results must be between 1 and 200, got %s', coalesce(p_max::text, 'null')));
+    end if;
+    -- any word counts: the words of plainto_tsquery joined by "or" instead of "and"
+    words := pg_catalog.replace(pg_catalog.plainto_tsquery('simple', question)::text, ' & ', ' | ')::tsquery;
+    if pg_catalog.numnode(words) = 0 then
+        return '{}'::bigint[];
+    end if;
+    -- What is withheld is decided among the best 5 x p_max matches.
+    return array(
+        select f.id
+        from exo_private.facts f
+        where f.valid_to is null
+          and pg_catalog.to_tsvector('simple'::regconfig, f.subject || ' ' || pg_catalog.replace(f.attribute, '_', ' ')
+                                     || ' ' || f.value) @@ words
+        order by pg_catalog.ts_rank(pg_catalog.to_tsvector('simple'::regconfig, f.subject || ' '
+                     || pg_catalog.replace(f.attribute, '_', ' ') || ' ' || f.value), words) desc,
+                 f.valid_from desc, f.id desc
+        limit 5 * p_max);
+end
+$$;
+comment on function exo_private.matching_facts(text, int, text[]) is
+    'The ids of at most 5 x p_max current fact rows whose subject, attribute or value hold any word of '
+    'p_query (its first 1,000 characters; simple text search, no stemming), best ranked first; raises '
+    'invalid_parameter_value for a null query, p_max outside 1..200 or a bad bridge.';
+
+-- exo.facts_search: current facts whose subject, attribute or value hold the words.
+create or replace function exo.facts_search(query text, max_results int default 20, bridge text[] default '{}')
+returns table (
+    fact_id bigint, workspace text, subject text, attribute text, kind text, value text,
+    valid_from timestamptz, valid_to timestamptz, recorded_at timestamptz, sources jsonb, withheld jsonb
+)
+language sql stable
+security definer
+set search_path = exo_private, pg_temp
+as $$
+    with x as (
+        select s.*, count(*) filter (where s.withheld is null) over (order by s.ord) as shown_rank
+        from exo_private.shown_facts(exo_private.matching_facts($1, $2, $3), $3) s
+    )
+    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from, x.valid_to,
+           x.recorded_at, x.sources, x.withheld
+    from x
+    where x.withheld is not null or x.shown_rank <= $2
+    order by x.ord
+$$;
+comment on function exo.facts_search(text, int, text[]) is
+    'Current facts whose subject, attribute or value hold any word of query (its first 1,000 '
+    'characters; whole words, no stemming), best ranked first, at most max_results (1..200): the '
+    'columns of exo.facts. A blank query finds nothing. Care as in exo.facts: facts whose every '
+    'source is charged are left out unless bridge names the subject (decided among the best 5 x '
+    'max_results matches), with one last row per subject that has only withheld: {subject, facts, '
+    'how}. Next: exo.facts(subject), exo.fact_history(subject, attribute).';
