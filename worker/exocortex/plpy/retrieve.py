@@ -145,6 +145,7 @@ def run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge,
     report = {
         "query": q.text[:200],
         "as_of": q.as_of_day,
+        "bridge": list(bridge or []),
         "workspaces": {},
         "degradations": [],
         "timings_ms": {},

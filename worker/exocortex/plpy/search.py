@@ -672,9 +672,70 @@ def capsule_section(chosen, capsules, words, budget, cfg):
     return "## Capsules\n" + "".join(blocks), shown, stale, withheld
 
 
-def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
+def fact_moment(report):
+    """The day whose facts a packet opens with: the search's as_of day, or, for a question about
+    the past (a year it names, and not about the present), the last day of that year."""
+    day = report["as_of"]
+    temporal = report.get("temporal") or {}
+    years = temporal.get("years") or []
+    if years and not temporal.get("asks_present"):
+        day = min(day, f"{max(years):04d}-12-31")
+    return day
+
+
+def _fact_source(sources):
+    if not sources:
+        return "no open source"
+    first = sources[0]
+    if first.get("observation_id") is not None:
+        return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
+    return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
+
+
+def fact_section(facts, day, today):
+    """The packet's first section: per subject and attribute the value of the highest kind
+    (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
+    its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
+    facts only as a hint."""
+    if not facts:
+        return "## Current facts\n(none recorded yet)\n\n"
+    lines = [] if day == today else [f"(as of {day})"]
+    groups, hints = {}, []
+    for f in facts:
+        if f.get("withheld"):
+            w = f["withheld"]
+            hints.append(
+                "- {} fact(s) about {} withheld (deferred subject). {}".format(
+                    w["facts"], w["subject"], w["how"]
+                )
+            )
+        else:
+            groups.setdefault((f["subject"], f["attribute"]), []).append(f)
+    for (subject, attribute), rows in groups.items():
+        values = {}
+        for f in rows:
+            values.setdefault(f["value"], []).append(f)
+        described = [
+            "{} ({}, since {}; {})".format(
+                value,
+                "+".join(f["kind"] for f in said),
+                str(said[0]["valid_from"])[:10],
+                _fact_source(said[0]["sources"]),
+            )
+            for value, said in values.items()
+        ]
+        line = f"- {subject}, {attribute}: {described[0]}"
+        if len(described) > 1:
+            line += "; sources disagree: " + "; ".join(described[1:])
+        lines.append(line)
+    lines.extend(hints)
+    return "## Current facts\n" + "\n".join(lines) + "\n\n"
+
+
+def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
-    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) make its capsule
+    `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
+    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
     section; the report's capsules.packet says which were shown and which skipped."""
     words = content_words(query)
     top = ranked[0]["score"] if ranked else 0.0
@@ -683,7 +744,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
     ]
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
-    facts = "## Current facts\n(none recorded yet)\n\n"
+    fact_text = fact_section(facts, fact_moment(report) if facts else None, today)
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
     )
@@ -725,7 +786,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + facts + capsule_text + "## Evidence\n"
+    fixed = head + fact_text + capsule_text + "## Evidence\n"
     used, blocks = [], []
     for c in chosen:
 

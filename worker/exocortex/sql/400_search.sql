@@ -488,6 +488,7 @@ security invoker
 set search_path = exo_private, pg_temp
 as $$
 # exo:include search
+import datetime
 import json
 
 if "settings" not in SD:
@@ -502,7 +503,22 @@ if documents:
         SD["capsules"] = plpy.prepare("select * from exo_private.packet_capsules($1)", ["bigint[]"])
     rows = plpy.execute(SD["capsules"], [documents])
     capsules = [dict(r, sentences=json.loads(r["sentences"])) for r in rows]
-result = packet(query, found["results"], report["hints"], report, token_budget, settings, capsules)
+# The facts of the people and things the question names, valid on the packet's day.
+if "facts" not in SD:
+    SD["facts"] = plpy.prepare(
+        "select * from exo_private.packet_facts($1, ($2::date + 1)::timestamptz - interval '1 microsecond', $3, $4)",
+        ["text[]", "text", "text[]", "text[]"],
+    )
+facts = [
+    dict(r, sources=json.loads(r["sources"] or "[]"), withheld=json.loads(r["withheld"]) if r["withheld"] else None)
+    for r in plpy.execute(
+        SD["facts"], [name_keys(query), fact_moment(report), report.get("bridge") or [], list(report["workspaces"])]
+    )
+]
+result = packet(
+    query, found["results"], report["hints"], report, token_budget, settings, capsules, facts,
+    datetime.date.today().isoformat(),
+)
 result["report"] = report
 return json.dumps(result)
 $$;

@@ -1,0 +1,49 @@
+-- The facts a context packet opens with: what is true of the people and things a question
+-- names, as of the packet's day, every kind's current row (the packet ranks them by precedence
+-- and shows disagreement; plpy/search.py fact_section).
+
+-- exo_private.packet_facts: the facts valid at p_as_of of the subjects name keys name.
+create or replace function exo_private.packet_facts(
+    p_keys text[], p_as_of timestamptz, p_bridge text[], p_workspaces text[], p_max int default 20
+)
+returns table (
+    ord bigint, fact_id bigint, workspace text, subject text, attribute text, kind text, value text,
+    valid_from timestamptz, sources jsonb, withheld jsonb
+)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- A subject is named by its whole key ("priya okafor") or, for a person, by the first word of
+    -- it ("Priya"): the entities' partial index finds those, the facts' line index the rest.
+    with subjects as materialized (
+        select k.key from unnest(p_keys) k (key)
+        union
+        select e.canonical_key from exo_private.entities e
+        where e.type = 'Person' and pg_catalog.split_part(e.canonical_key, ' ', 1) = any (p_keys)
+          and e.workspace = any (p_workspaces)
+    ), ids as materialized (
+        select array(
+            select x.id from (
+                select distinct on (f.subject_key, f.workspace, f.attribute, f.kind)
+                       f.id, f.subject_key, f.attribute, f.kind
+                from exo_private.facts f
+                where f.subject_key in (select s.key from subjects s)
+                  and f.workspace = any (p_workspaces)
+                  and f.valid_from <= p_as_of and (f.valid_to is null or f.valid_to > p_as_of)
+                order by f.subject_key, f.workspace, f.attribute, f.kind, f.valid_from desc, f.id desc
+            ) x
+            order by x.subject_key, x.attribute, x.kind
+            limit p_max) as list
+    )
+    select s.ord, s.fact_id, s.workspace, s.subject, s.attribute, s.kind, s.value, s.valid_from, s.sources,
+           s.withheld
+    from ids, exo_private.shown_facts(ids.list, p_bridge) s
+    order by s.ord
+$$;
+comment on function exo_private.packet_facts(text[], timestamptz, text[], text[], int) is
+    'The facts a context packet opens with: for the subjects p_keys name (canonical keys of the '
+    'question''s words; a person also by the first word of their name), in p_workspaces, the row '
+    'of every workspace, attribute and kind valid at p_as_of (at most p_max), as '
+    'exo_private.shown_facts shows them to a caller with p_bridge (charged-only facts withheld, one '
+    'last row per withheld subject).';
