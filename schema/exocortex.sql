@@ -249,6 +249,41 @@ CREATE TYPE pgmq.queue_record AS (
 ALTER TYPE pgmq.queue_record OWNER TO exo_owner;
 
 --
+-- Name: audit_summary(); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.audit_summary() RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with totals as (select count(*) as n from exo_private.facts),
+    closed as (
+        select pg_catalog.split_part(f.close_reason, ':', 1) as why, count(*) as n
+        from exo_private.facts f
+        where f.valid_to is not null
+        group by 1
+    )
+    select jsonb_build_object(
+        'findings', (select coalesce(jsonb_object_agg(a.reason, a.n order by a.reason), '{}')
+                     from (select x.reason, count(*) as n from exo_private.audit_findings x group by x.reason) a),
+        'facts', (select t.n from totals t),
+        'closed', (select coalesce(sum(c.n), 0) from closed c),
+        'retirement_rate', (select case when t.n = 0 then 0 else round(coalesce(sum(c.n), 0) / t.n, 4) end
+                            from totals t left join closed c on true group by t.n),
+        'by_reason', (select coalesce(jsonb_object_agg(c.why, jsonb_build_object(
+                                 'closed', c.n, 'rate', round(c.n::numeric / t.n, 4)) order by c.why), '{}')
+                      from closed c cross join totals t))
+$$;
+
+ALTER FUNCTION exo.audit_summary() OWNER TO exo_api;
+
+--
+-- Name: FUNCTION audit_summary(); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.audit_summary() IS 'The self-audit as numbers: findings (per reason, what exo_private.audit_findings holds now: source gone, source changed, contradicted, capsule stale, entity gone), facts (all rows), closed (rows no longer current), retirement_rate (closed / facts) and by_reason (per close reason, "closed: why" counted as closed: closed rows and their share of all rows), so over-eager closing shows as a number. Counts only, never text.';
+
+--
 -- Name: context_packet(text, integer, text[], boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
@@ -1217,7 +1252,8 @@ CREATE FUNCTION exo.status() RETURNS jsonb
                        group by x.workspace) m on m.workspace = w.name
             left join (select x.workspace, count(*) as n from exo_private.relations x
                        group by x.workspace) r on r.workspace = w.name),
-        'deferred_subjects', (select count(*) from exo_private.deferred_subjects)
+        'deferred_subjects', (select count(*) from exo_private.deferred_subjects),
+        'audit', exo.audit_summary()
     ) || exo_private.work_status()
 $$;
 
@@ -1227,7 +1263,7 @@ ALTER FUNCTION exo.status() OWNER TO exo_api;
 -- Name: FUNCTION status(); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.status() IS 'The state of the whole system as jsonb: documents (total, conversations: how many of them are chat conversations, by_stage), quarantine (documents waiting for a routing decision), unreadable_folders (folders the last ingest could not list, whose documents are kept as they were: total, and the first 20 with source, path, error, since), chunks (total, charged, by_workspace), embeddings (per model: dimensions, vectors, active), graph (per workspace: entities, mentions, relations), deferred_subjects (a count), as_of, and the worker''s side (exo_private.work_status): queues (embed, extract: depth, pending, in_flight, held_by_dead_workers, failed, dead, oldest_age_s = seconds since the oldest message was queued; dead_letter), work_by_stage, stuck (documents that cannot advance on their own, with a hint) and worker (last_heartbeat, alive, running, dead). Counts only, never text.';
+COMMENT ON FUNCTION exo.status() IS 'The state of the whole system as jsonb: documents (total, conversations: how many of them are chat conversations, by_stage), quarantine (documents waiting for a routing decision), unreadable_folders (folders the last ingest could not list, whose documents are kept as they were: total, and the first 20 with source, path, error, since), chunks (total, charged, by_workspace), embeddings (per model: dimensions, vectors, active), graph (per workspace: entities, mentions, relations), deferred_subjects (a count), audit (exo.audit_summary: the self-audit''s findings by reason and the facts'' retirement rate), as_of, and the worker''s side (exo_private.work_status): queues (embed, extract: depth, pending, in_flight, held_by_dead_workers, failed, dead, oldest_age_s = seconds since the oldest message was queued; dead_letter), work_by_stage, stuck (documents that cannot advance on their own, with a hint) and worker (last_heartbeat, alive, running, dead). Counts only, never text.';
 
 --
 -- Name: temporal_signal(text, date); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1392,6 +1428,55 @@ ALTER FUNCTION exo_private.agtype_jsonb(value text) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.agtype_jsonb(value text) IS 'The text of an agtype value as jsonb: vertices, edges and paths as plain objects and arrays (their ::vertex, ::edge, ::path suffixes dropped), numerics as numbers; a value JSON cannot hold (NaN, Infinity) as its text.';
+
+--
+-- Name: audit(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.audit() RETURNS TABLE(reason text, fact_id bigint, capsule_id bigint, workspace text, detail jsonb, closed boolean)
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    gone record;
+begin
+    for gone in
+        select a.fact_id, a.workspace, a.detail, f.subject_key, f.attribute, f.kind
+        from exo_private.audit_findings a
+        join exo_private.facts f on f.id = a.fact_id
+        where a.reason = 'source gone'
+        order by a.fact_id
+    loop
+        perform exo_private.lock_fact_line(gone.workspace, gone.subject_key, gone.attribute, gone.kind);
+        -- still current and still without a source once the line is ours
+        update exo_private.facts f
+           set valid_to = greatest(pg_catalog.now(), f.valid_from), close_reason = 'source gone'
+         where f.id = gone.fact_id and f.valid_to is null
+           and not exists (select 1 from exo_private.fact_source_states s
+                           where s.fact_id = f.id and s.state <> 'gone');
+        reason := 'source gone';
+        fact_id := gone.fact_id;
+        capsule_id := null;
+        workspace := gone.workspace;
+        detail := gone.detail;
+        closed := found;
+        return next;
+    end loop;
+    return query
+        select a.reason, a.fact_id, a.capsule_id, a.workspace, a.detail, false
+        from exo_private.audit_findings a
+        where a.reason <> 'source gone'
+        order by a.reason, a.fact_id, a.capsule_id;
+end
+$$;
+
+ALTER FUNCTION exo_private.audit() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION audit(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.audit() IS 'The self-audit: close each current fact whose every source is gone (valid_to now, close_reason "source gone"; nothing else is closed), then return every finding of exo_private.audit_findings: reason, fact_id, capsule_id, workspace, detail, closed (true for a fact it closed). Run daily by pg_cron (exo-audit) and by exo audit.';
 
 --
 -- Name: await_ocr(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -2124,9 +2209,67 @@ def capsule_section(chosen, capsules, words, budget, cfg):
         )
     return "## Capsules\n" + "".join(blocks), shown, stale, withheld
 
-def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
+def fact_moment(report):
+    """The day whose facts a packet opens with: the search's as_of day, or, for a question about
+    the past (a year it names, and not about the present), the last day of that year."""
+    day = report["as_of"]
+    temporal = report.get("temporal") or {}
+    years = temporal.get("years") or []
+    if years and not temporal.get("asks_present"):
+        day = min(day, f"{max(years):04d}-12-31")
+    return day
+
+def _fact_source(sources):
+    if not sources:
+        return "no open source"
+    first = sources[0]
+    if first.get("observation_id") is not None:
+        return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
+    return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
+
+def fact_section(facts, day, today):
+    """The packet's first section: per subject and attribute the value of the highest kind
+    (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
+    its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
+    facts only as a hint."""
+    if not facts:
+        return "## Current facts\n(none recorded yet)\n\n"
+    lines = [] if day == today else [f"(as of {day})"]
+    groups, hints = {}, []
+    for f in facts:
+        if f.get("withheld"):
+            w = f["withheld"]
+            hints.append(
+                "- {} fact(s) about {} withheld (deferred subject). {}".format(
+                    w["facts"], w["subject"], w["how"]
+                )
+            )
+        else:
+            groups.setdefault((f["subject"], f["attribute"]), []).append(f)
+    for (subject, attribute), rows in groups.items():
+        values = {}
+        for f in rows:
+            values.setdefault(f["value"], []).append(f)
+        described = [
+            "{} ({}, since {}; {})".format(
+                value,
+                "+".join(f["kind"] for f in said),
+                str(said[0]["valid_from"])[:10],
+                _fact_source(said[0]["sources"]),
+            )
+            for value, said in values.items()
+        ]
+        line = f"- {subject}, {attribute}: {described[0]}"
+        if len(described) > 1:
+            line += "; sources disagree: " + "; ".join(described[1:])
+        lines.append(line)
+    lines.extend(hints)
+    return "## Current facts\n" + "\n".join(lines) + "\n\n"
+
+def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
-    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) make its capsule
+    `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
+    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
     section; the report's capsules.packet says which were shown and which skipped."""
     words = content_words(query)
     top = ranked[0]["score"] if ranked else 0.0
@@ -2135,7 +2278,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
     ]
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
-    facts = "## Current facts\n(none recorded yet)\n\n"
+    fact_text = fact_section(facts, fact_moment(report) if facts else None, today)
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
     )
@@ -2177,7 +2320,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + facts + capsule_text + "## Evidence\n"
+    fixed = head + fact_text + capsule_text + "## Evidence\n"
     used, blocks = [], []
     for c in chosen:
 
@@ -3126,9 +3269,67 @@ def capsule_section(chosen, capsules, words, budget, cfg):
         )
     return "## Capsules\n" + "".join(blocks), shown, stale, withheld
 
-def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
+def fact_moment(report):
+    """The day whose facts a packet opens with: the search's as_of day, or, for a question about
+    the past (a year it names, and not about the present), the last day of that year."""
+    day = report["as_of"]
+    temporal = report.get("temporal") or {}
+    years = temporal.get("years") or []
+    if years and not temporal.get("asks_present"):
+        day = min(day, f"{max(years):04d}-12-31")
+    return day
+
+def _fact_source(sources):
+    if not sources:
+        return "no open source"
+    first = sources[0]
+    if first.get("observation_id") is not None:
+        return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
+    return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
+
+def fact_section(facts, day, today):
+    """The packet's first section: per subject and attribute the value of the highest kind
+    (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
+    its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
+    facts only as a hint."""
+    if not facts:
+        return "## Current facts\n(none recorded yet)\n\n"
+    lines = [] if day == today else [f"(as of {day})"]
+    groups, hints = {}, []
+    for f in facts:
+        if f.get("withheld"):
+            w = f["withheld"]
+            hints.append(
+                "- {} fact(s) about {} withheld (deferred subject). {}".format(
+                    w["facts"], w["subject"], w["how"]
+                )
+            )
+        else:
+            groups.setdefault((f["subject"], f["attribute"]), []).append(f)
+    for (subject, attribute), rows in groups.items():
+        values = {}
+        for f in rows:
+            values.setdefault(f["value"], []).append(f)
+        described = [
+            "{} ({}, since {}; {})".format(
+                value,
+                "+".join(f["kind"] for f in said),
+                str(said[0]["valid_from"])[:10],
+                _fact_source(said[0]["sources"]),
+            )
+            for value, said in values.items()
+        ]
+        line = f"- {subject}, {attribute}: {described[0]}"
+        if len(described) > 1:
+            line += "; sources disagree: " + "; ".join(described[1:])
+        lines.append(line)
+    lines.extend(hints)
+    return "## Current facts\n" + "\n".join(lines) + "\n\n"
+
+def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
-    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) make its capsule
+    `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
+    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
     section; the report's capsules.packet says which were shown and which skipped."""
     words = content_words(query)
     top = ranked[0]["score"] if ranked else 0.0
@@ -3137,7 +3338,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
     ]
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
-    facts = "## Current facts\n(none recorded yet)\n\n"
+    fact_text = fact_section(facts, fact_moment(report) if facts else None, today)
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
     )
@@ -3179,7 +3380,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + facts + capsule_text + "## Evidence\n"
+    fixed = head + fact_text + capsule_text + "## Evidence\n"
     used, blocks = [], []
     for c in chosen:
 
@@ -3230,6 +3431,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
         "capsules": shown,
         "hints": hint_list,
     }
+import datetime
 import json
 
 if "settings" not in SD:
@@ -3244,7 +3446,22 @@ if documents:
         SD["capsules"] = plpy.prepare("select * from exo_private.packet_capsules($1)", ["bigint[]"])
     rows = plpy.execute(SD["capsules"], [documents])
     capsules = [dict(r, sentences=json.loads(r["sentences"])) for r in rows]
-result = packet(query, found["results"], report["hints"], report, token_budget, settings, capsules)
+# The facts of the people and things the question names, valid on the packet's day.
+if "facts" not in SD:
+    SD["facts"] = plpy.prepare(
+        "select * from exo_private.packet_facts($1, ($2::date + 1)::timestamptz - interval '1 microsecond', $3, $4)",
+        ["text[]", "text", "text[]", "text[]"],
+    )
+facts = [
+    dict(r, sources=json.loads(r["sources"] or "[]"), withheld=json.loads(r["withheld"]) if r["withheld"] else None)
+    for r in plpy.execute(
+        SD["facts"], [name_keys(query), fact_moment(report), report.get("bridge") or [], list(report["workspaces"])]
+    )
+]
+result = packet(
+    query, found["results"], report["hints"], report, token_budget, settings, capsules, facts,
+    datetime.date.today().isoformat(),
+)
 result["report"] = report
 return json.dumps(result)
 $_$;
@@ -5011,6 +5228,90 @@ ALTER FUNCTION exo_private.cypher_refusal(query text) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.cypher_refusal(query text) IS 'Why exo.cypher refuses a query, or null when it may run: the rule, the offending token and its position, from a tokenizer that reads Cypher as AGE does (plpy/cypher_lexer.py). Only MATCH, OPTIONAL MATCH, WHERE, WITH, RETURN, ORDER BY, SKIP, LIMIT, UNWIND and UNION, and calls of AGE''s read functions; no write or procedure word, no dotted call, no variable-length relationship, no comment, $, ; or :: cast; at most 20000 characters.';
+
+--
+-- Name: declared_facts(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.declared_facts(doc_id bigint) RETURNS TABLE(subject text, attribute text, value text, chunk_id bigint)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    doc exo_private.documents;
+    named text;
+    ignored text[];
+    body text;
+begin
+    select * into doc from exo_private.documents d where d.id = doc_id;
+    if not found then
+        perform exo_private.invalid_argument(format('doc_id must name a document, got %s', coalesce(doc_id::text, 'null')));
+    end if;
+    named := pg_catalog.btrim(case when jsonb_typeof(doc.frontmatter -> 'subject') = 'string'
+                                   then doc.frontmatter ->> 'subject'
+                                   when doc.canonical then doc.title end);
+    if exo_private.canonical_key(named) is null or pg_catalog.length(named) > 500 then
+        return;
+    end if;
+    select array(select exo_private.normalise_attribute(k) from jsonb_array_elements_text(s.value) k)
+      into ignored
+    from exo_private.settings s where s.key = 'facts.frontmatter_ignore';
+    if doc.canonical then
+        select c.body into body from exo_private.text_cache c where c.sha256 = doc.sha256;
+    end if;
+
+    return query
+    with first_chunk as (
+        select c.id from exo_private.chunks c
+        where c.workspace = doc.workspace and c.document_id = doc_id order by c.ordinal limit 1
+    ), frontmatter as (
+        select exo_private.normalise_attribute(e.key) as attribute,
+               case when jsonb_typeof(e.value) in ('string', 'number', 'boolean') then e.value #>> '{}'
+                    when jsonb_typeof(e.value) = 'array'
+                         and not exists (select 1 from jsonb_array_elements(e.value) x
+                                         where jsonb_typeof(x) not in ('string', 'number', 'boolean'))
+                        then (select pg_catalog.string_agg(pg_catalog.btrim(x.v #>> '{}'), ', ' order by x.n)
+                              from jsonb_array_elements(e.value) with ordinality x (v, n)
+                              where pg_catalog.btrim(x.v #>> '{}') <> '')
+               end as value,
+               0::bigint as position, (select f.id from first_chunk f) as chunk_id
+        from jsonb_each(coalesce(doc.frontmatter, '{}')) e
+        where not exo_private.normalise_attribute(e.key) = any (coalesce(ignored, '{}'))
+    ), lines as (
+        select l.line, l.n,
+               sum(pg_catalog.length(l.line) + 1) over (order by l.n) - pg_catalog.length(l.line) - 1 as start
+        from pg_catalog.regexp_split_to_table(body, E'\n') with ordinality l (line, n)
+    ), stated as (
+        select exo_private.normalise_attribute(m[1]) as attribute, m[2] as value, l.n as position,
+               coalesce((select c.id from exo_private.chunks c
+                         where c.workspace = doc.workspace and c.document_id = doc_id
+                           and c.char_start <= l.start and l.start < c.char_end
+                         order by c.ordinal limit 1),
+                        (select f.id from first_chunk f)) as chunk_id
+        from lines l
+        cross join lateral pg_catalog.regexp_match(
+            pg_catalog.replace(l.line, '**', ''), '^[ \t]*(?:[-*+][ \t]+)?([[:alpha:]][[:alnum:]_-]*(?: +[[:alnum:]_-]+){0,3}) *:[ \t]+(.*)$') m
+        where pg_catalog.length(m[1]) <= 40
+    ), candidates as (
+        select a.attribute, pg_catalog.btrim(a.value, E' \t\r') as value, a.position, a.chunk_id
+        from (select * from frontmatter union all select * from stated) a
+    )
+    select named, c.attribute, min(c.value), (array_agg(c.chunk_id order by c.position))[1]
+    from candidates c
+    where c.attribute <> '' and c.value <> '' and pg_catalog.length(c.value) <= 500
+    group by c.attribute
+    having count(distinct c.value) = 1
+    order by c.attribute;
+end
+$_$;
+
+ALTER FUNCTION exo_private.declared_facts(doc_id bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION declared_facts(doc_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.declared_facts(doc_id bigint) IS 'The facts document doc_id declares: subject (frontmatter subject:, else a canonical document''s title; none: no rows), attribute (normalised), value and the chunk_id it comes from. Frontmatter keys outside facts.frontmatter_ignore (scalars, or lists of them joined with ", "; first chunk) and, in a canonical document, its "key: value" lines (a key of at most 4 words; the chunk holding the first line); an attribute given two different values, or a value over 500 characters, is skipped.';
 
 --
 -- Name: defer_subject(text, text[], text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -8678,6 +8979,50 @@ ALTER FUNCTION exo_private.packet_capsules(p_documents bigint[]) OWNER TO exo_ow
 COMMENT ON FUNCTION exo_private.packet_capsules(p_documents bigint[]) IS 'The capsule of each of p_documents that has one: its state (exo_private.capsule_states), text, sentences (the chunk of each line), cited chunks and builder; the packet shows the fresh ones and says which were stale.';
 
 --
+-- Name: packet_facts(text[], timestamp with time zone, text[], text[], integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_max integer DEFAULT 20) RETURNS TABLE(ord bigint, fact_id bigint, workspace text, subject text, attribute text, kind text, value text, valid_from timestamp with time zone, sources jsonb, withheld jsonb)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- A subject is named by its whole key ("priya okafor") or, for a person, by the first word of
+    -- it ("Priya"): the entities' partial index finds those, the facts' line index the rest.
+    with subjects as materialized (
+        select k.key from unnest(p_keys) k (key)
+        union
+        select e.canonical_key from exo_private.entities e
+        where e.type = 'Person' and pg_catalog.split_part(e.canonical_key, ' ', 1) = any (p_keys)
+          and e.workspace = any (p_workspaces)
+    ), ids as materialized (
+        select array(
+            select x.id from (
+                select distinct on (f.subject_key, f.workspace, f.attribute, f.kind)
+                       f.id, f.subject_key, f.attribute, f.kind
+                from exo_private.facts f
+                where f.subject_key in (select s.key from subjects s)
+                  and f.workspace = any (p_workspaces)
+                  and f.valid_from <= p_as_of and (f.valid_to is null or f.valid_to > p_as_of)
+                order by f.subject_key, f.workspace, f.attribute, f.kind, f.valid_from desc, f.id desc
+            ) x
+            order by x.subject_key, x.attribute, x.kind
+            limit p_max) as list
+    )
+    select s.ord, s.fact_id, s.workspace, s.subject, s.attribute, s.kind, s.value, s.valid_from, s.sources,
+           s.withheld
+    from ids, exo_private.shown_facts(ids.list, p_bridge) s
+    order by s.ord
+$$;
+
+ALTER FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_max integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_max integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_max integer) IS 'The facts a context packet opens with: for the subjects p_keys name (canonical keys of the question''s words; a person also by the first word of their name), in p_workspaces, the row of every workspace, attribute and kind valid at p_as_of (at most p_max), as exo_private.shown_facts shows them to a caller with p_bridge (charged-only facts withheld, one last row per withheld subject).';
+
+--
 -- Name: parse_entity_type(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -9772,6 +10117,9 @@ begin
     )
     select array_agg(id) into window_ids from inserted;
 
+    -- What the document declares (frontmatter, a canonical facts file), sourced to its new chunks.
+    perform exo_private.record_declared_facts(doc_id);
+
     -- The queues are tables: the jobs commit (or roll back) with the chunks.
     if chunk_ids is not null then
         perform pgmq.send_batch('embed',
@@ -10658,6 +11006,45 @@ ALTER FUNCTION exo_private.rebuild(only_workspace text) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.rebuild(only_workspace text) IS 'Re-route, re-band and re-chunk documents from the text cache, and re-window conversation documents from their messages (window_conversation); returns how many were processed.';
 
 --
+-- Name: record_declared_facts(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.record_declared_facts(doc_id bigint) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    doc exo_private.documents;
+    recorded int := 0;
+    fact record;
+begin
+    select * into doc from exo_private.documents d where d.id = doc_id;
+    if not found then
+        perform exo_private.invalid_argument(format('doc_id must name a document, got %s', coalesce(doc_id::text, 'null')));
+    end if;
+    if doc.workspace is null or doc.written_at is null then
+        return 0;  -- quarantined, or not yet processed: nothing is declared yet
+    end if;
+    for fact in select * from exo_private.declared_facts(doc_id) loop
+        perform exo_private.record_fact(
+            doc.workspace, fact.subject, fact.attribute, fact.value, 'declared',
+            doc.written_at::timestamp at time zone 'UTC',
+            jsonb_strip_nulls(jsonb_build_object('document_id', doc_id, 'chunk_id', fact.chunk_id)));
+        recorded := recorded + 1;
+    end loop;
+    return recorded;
+end
+$$;
+
+ALTER FUNCTION exo_private.record_declared_facts(doc_id bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION record_declared_facts(doc_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.record_declared_facts(doc_id bigint) IS 'Record each fact of exo_private.declared_facts(doc_id) through record_fact (kind declared, in the document''s workspace, valid from its written_at at midnight UTC, source {document_id, chunk_id}); returns how many it passed on. The same value again adds only a source; a changed value closes the old row. Nothing is closed for a key the document no longer has (the audit''s work).';
+
+--
 -- Name: record_fact(text, text, text, text, text, timestamp with time zone, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -10758,6 +11145,31 @@ ALTER FUNCTION exo_private.record_fact(p_workspace text, p_subject text, p_attri
 --
 
 COMMENT ON FUNCTION exo_private.record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb) IS 'Record that p_subject''s p_attribute had p_value from p_valid_from (when the source says so), as a fact of p_kind (observation, declared, extracted) in p_workspace, with p_source {document_id, chunk_id, observation_id} (at least one); returns the id of the row that holds the value. The line is (workspace, canonical key of the subject, normalised attribute, kind). The same value as the row valid at p_valid_from adds only a source; a newer value closes the line''s current row (superseded) and becomes current; an older one is history, closed by the row after it. Nothing else is closed. Writers of one line take turns (an advisory lock).';
+
+--
+-- Name: record_source_hash(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.record_source_hash() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    new.document_sha256 := (
+        select d.sha256 from exo_private.documents d
+        where d.id = coalesce(new.document_id,
+                              (select c.document_id from exo_private.chunks c where c.id = new.chunk_id)));
+    return new;
+end
+$$;
+
+ALTER FUNCTION exo_private.record_source_hash() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION record_source_hash(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.record_source_hash() IS 'Trigger: a new fact source records the sha256 its document (document_id, else the chunk''s) has now, so the self-audit can tell when the document changed.';
 
 --
 -- Name: related_entities(bigint, integer, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -12354,9 +12766,67 @@ def capsule_section(chosen, capsules, words, budget, cfg):
         )
     return "## Capsules\n" + "".join(blocks), shown, stale, withheld
 
-def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
+def fact_moment(report):
+    """The day whose facts a packet opens with: the search's as_of day, or, for a question about
+    the past (a year it names, and not about the present), the last day of that year."""
+    day = report["as_of"]
+    temporal = report.get("temporal") or {}
+    years = temporal.get("years") or []
+    if years and not temporal.get("asks_present"):
+        day = min(day, f"{max(years):04d}-12-31")
+    return day
+
+def _fact_source(sources):
+    if not sources:
+        return "no open source"
+    first = sources[0]
+    if first.get("observation_id") is not None:
+        return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
+    return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
+
+def fact_section(facts, day, today):
+    """The packet's first section: per subject and attribute the value of the highest kind
+    (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
+    its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
+    facts only as a hint."""
+    if not facts:
+        return "## Current facts\n(none recorded yet)\n\n"
+    lines = [] if day == today else [f"(as of {day})"]
+    groups, hints = {}, []
+    for f in facts:
+        if f.get("withheld"):
+            w = f["withheld"]
+            hints.append(
+                "- {} fact(s) about {} withheld (deferred subject). {}".format(
+                    w["facts"], w["subject"], w["how"]
+                )
+            )
+        else:
+            groups.setdefault((f["subject"], f["attribute"]), []).append(f)
+    for (subject, attribute), rows in groups.items():
+        values = {}
+        for f in rows:
+            values.setdefault(f["value"], []).append(f)
+        described = [
+            "{} ({}, since {}; {})".format(
+                value,
+                "+".join(f["kind"] for f in said),
+                str(said[0]["valid_from"])[:10],
+                _fact_source(said[0]["sources"]),
+            )
+            for value, said in values.items()
+        ]
+        line = f"- {subject}, {attribute}: {described[0]}"
+        if len(described) > 1:
+            line += "; sources disagree: " + "; ".join(described[1:])
+        lines.append(line)
+    lines.extend(hints)
+    return "## Current facts\n" + "\n".join(lines) + "\n\n"
+
+def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
-    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) make its capsule
+    `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
+    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
     section; the report's capsules.packet says which were shown and which skipped."""
     words = content_words(query)
     top = ranked[0]["score"] if ranked else 0.0
@@ -12365,7 +12835,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
     ]
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
-    facts = "## Current facts\n(none recorded yet)\n\n"
+    fact_text = fact_section(facts, fact_moment(report) if facts else None, today)
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
     )
@@ -12407,7 +12877,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + facts + capsule_text + "## Evidence\n"
+    fixed = head + fact_text + capsule_text + "## Evidence\n"
     used, blocks = [], []
     for c in chosen:
 
@@ -13541,9 +14011,67 @@ def capsule_section(chosen, capsules, words, budget, cfg):
         )
     return "## Capsules\n" + "".join(blocks), shown, stale, withheld
 
-def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
+def fact_moment(report):
+    """The day whose facts a packet opens with: the search's as_of day, or, for a question about
+    the past (a year it names, and not about the present), the last day of that year."""
+    day = report["as_of"]
+    temporal = report.get("temporal") or {}
+    years = temporal.get("years") or []
+    if years and not temporal.get("asks_present"):
+        day = min(day, f"{max(years):04d}-12-31")
+    return day
+
+def _fact_source(sources):
+    if not sources:
+        return "no open source"
+    first = sources[0]
+    if first.get("observation_id") is not None:
+        return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
+    return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
+
+def fact_section(facts, day, today):
+    """The packet's first section: per subject and attribute the value of the highest kind
+    (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
+    its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
+    facts only as a hint."""
+    if not facts:
+        return "## Current facts\n(none recorded yet)\n\n"
+    lines = [] if day == today else [f"(as of {day})"]
+    groups, hints = {}, []
+    for f in facts:
+        if f.get("withheld"):
+            w = f["withheld"]
+            hints.append(
+                "- {} fact(s) about {} withheld (deferred subject). {}".format(
+                    w["facts"], w["subject"], w["how"]
+                )
+            )
+        else:
+            groups.setdefault((f["subject"], f["attribute"]), []).append(f)
+    for (subject, attribute), rows in groups.items():
+        values = {}
+        for f in rows:
+            values.setdefault(f["value"], []).append(f)
+        described = [
+            "{} ({}, since {}; {})".format(
+                value,
+                "+".join(f["kind"] for f in said),
+                str(said[0]["valid_from"])[:10],
+                _fact_source(said[0]["sources"]),
+            )
+            for value, said in values.items()
+        ]
+        line = f"- {subject}, {attribute}: {described[0]}"
+        if len(described) > 1:
+            line += "; sources disagree: " + "; ".join(described[1:])
+        lines.append(line)
+    lines.extend(hints)
+    return "## Current facts\n" + "\n".join(lines) + "\n\n"
+
+def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
-    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) make its capsule
+    `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
+    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
     section; the report's capsules.packet says which were shown and which skipped."""
     words = content_words(query)
     top = ranked[0]["score"] if ranked else 0.0
@@ -13552,7 +14080,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
     ]
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
-    facts = "## Current facts\n(none recorded yet)\n\n"
+    fact_text = fact_section(facts, fact_moment(report) if facts else None, today)
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
     )
@@ -13594,7 +14122,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=()):
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + facts + capsule_text + "## Evidence\n"
+    fixed = head + fact_text + capsule_text + "## Evidence\n"
     used, blocks = [], []
     for c in chosen:
 
@@ -14825,6 +15353,7 @@ def run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge,
     report = {
         "query": q.text[:200],
         "as_of": q.as_of_day,
+        "bridge": list(bridge or []),
         "workspaces": {},
         "degradations": [],
         "timings_ms": {},
@@ -19043,6 +19572,204 @@ ALTER VIEW exo_private.capsule_states OWNER TO exo_owner;
 COMMENT ON VIEW exo_private.capsule_states IS 'Each capsule''s state: fresh (its stamp matches its sources'' content hashes and every chunk it cites is there and uncharged), stale (a source changed, was deleted or re-chunked) or withheld (a chunk it cites was charged since it was built). Only a fresh capsule is served.';
 
 --
+-- Name: entities; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.entities (
+    id bigint NOT NULL,
+    workspace text NOT NULL,
+    generation integer NOT NULL,
+    type exo_private.entity_type NOT NULL,
+    canonical_key text NOT NULL,
+    name text NOT NULL,
+    is_owner boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT entities_canonical_key_check CHECK ((canonical_key <> ''::text))
+);
+
+ALTER TABLE exo_private.entities OWNER TO exo_owner;
+
+--
+-- Name: TABLE entities; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.entities IS 'Graph nodes. Identity is (workspace, type, canonical key) within a generation: one node per name per workspace, however many documents mention it.';
+
+--
+-- Name: fact_sources; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.fact_sources (
+    fact_id bigint NOT NULL,
+    document_id bigint,
+    chunk_id bigint,
+    observation_id bigint,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    document_sha256 text,
+    CONSTRAINT fact_sources_check CHECK ((num_nonnulls(document_id, chunk_id, observation_id) > 0))
+);
+
+ALTER TABLE exo_private.fact_sources OWNER TO exo_owner;
+
+--
+-- Name: TABLE fact_sources; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.fact_sources IS 'Why a fact row holds: a document, a chunk (a document''s or a chat window''s) or an observation; one row per source. Documents and chunks are not foreign keys: a source that changes or disappears is the self-audit''s to find, not a cascade''s to erase.';
+
+--
+-- Name: COLUMN fact_sources.document_sha256; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.fact_sources.document_sha256 IS 'The sha256 of the source''s document (document_id, else the chunk''s document) when the source was recorded; the self-audit flags the fact when the document''s sha256 differs since.';
+
+--
+-- Name: fact_source_states; Type: VIEW; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE VIEW exo_private.fact_source_states AS
+ SELECT s.fact_id,
+        CASE
+            WHEN ((doc.id IS NULL) AND (s.chunk_id IS NOT NULL)) THEN 'changed'::text
+            WHEN (doc.id IS NULL) THEN 'live'::text
+            WHEN ((d.id IS NULL) OR (d.stage = ANY (ARRAY['deleted'::exo_private.document_stage, 'skipped'::exo_private.document_stage]))) THEN 'gone'::text
+            WHEN ((s.chunk_id IS NOT NULL) AND (c.id IS NULL)) THEN 'changed'::text
+            WHEN (s.document_sha256 IS DISTINCT FROM d.sha256) THEN 'changed'::text
+            ELSE 'live'::text
+        END AS state,
+    doc.id AS document_id
+   FROM (((exo_private.fact_sources s
+     LEFT JOIN exo_private.chunks c ON ((c.id = s.chunk_id)))
+     CROSS JOIN LATERAL ( SELECT COALESCE(s.document_id, c.document_id) AS id) doc)
+     LEFT JOIN exo_private.documents d ON ((d.id = doc.id)));
+
+ALTER VIEW exo_private.fact_source_states OWNER TO exo_owner;
+
+--
+-- Name: VIEW fact_source_states; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON VIEW exo_private.fact_source_states IS 'Each fact source''s state: gone (its document is deleted, skipped or absent), changed (its document''s sha256 differs from when it was recorded, or its chunk was re-made; a chunk-only source whose chunk is gone counts as changed, never gone) or live (observations always).';
+
+--
+-- Name: facts; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.facts (
+    id bigint NOT NULL,
+    workspace text NOT NULL,
+    subject text NOT NULL,
+    subject_key text NOT NULL,
+    attribute text NOT NULL,
+    value text NOT NULL,
+    kind exo_private.fact_kind NOT NULL,
+    valid_from timestamp with time zone NOT NULL,
+    valid_to timestamp with time zone,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    closed_by bigint,
+    close_reason text,
+    CONSTRAINT facts_attribute_check CHECK ((attribute ~ '^\S{1,100}$'::text)),
+    CONSTRAINT facts_check CHECK ((valid_to >= valid_from)),
+    CONSTRAINT facts_check1 CHECK (((valid_to IS NULL) = (close_reason IS NULL))),
+    CONSTRAINT facts_check2 CHECK (((closed_by IS NULL) OR (valid_to IS NOT NULL)))
+);
+
+ALTER TABLE exo_private.facts OWNER TO exo_owner;
+
+--
+-- Name: TABLE facts; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.facts IS 'Temporal facts: a line is (workspace, subject_key, attribute, kind); its current row has valid_to null. Closed rows say when (valid_to), by which row (closed_by; null when closed with no new value) and why (close_reason).';
+
+--
+-- Name: COLUMN facts.subject; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.facts.subject IS 'The subject as first written; subject_key is its canonical key.';
+
+--
+-- Name: COLUMN facts.valid_from; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.facts.valid_from IS 'When the source says the value held (the document''s date, the message''s or observation''s time).';
+
+--
+-- Name: audit_findings; Type: VIEW; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE VIEW exo_private.audit_findings AS
+ WITH current_facts AS MATERIALIZED (
+         SELECT f.id,
+            f.workspace,
+            f.subject_key,
+            f.attribute,
+            f.kind,
+            f.value,
+            f.valid_from
+           FROM exo_private.facts f
+          WHERE (f.valid_to IS NULL)
+        ), current_sources AS (
+         SELECT f.id,
+            f.workspace,
+            count(*) FILTER (WHERE (s.state = 'gone'::text)) AS gone,
+            count(*) FILTER (WHERE (s.state = 'changed'::text)) AS changed,
+            count(*) FILTER (WHERE (s.state = 'live'::text)) AS live,
+            array_agg(DISTINCT s.document_id) FILTER (WHERE (s.state <> 'live'::text)) AS documents
+           FROM (exo_private.facts f
+             JOIN exo_private.fact_source_states s ON ((s.fact_id = f.id)))
+          WHERE (f.valid_to IS NULL)
+          GROUP BY f.id, f.workspace
+        )
+ SELECT
+        CASE
+            WHEN (x.changed = 0) THEN 'source gone'::text
+            ELSE 'source changed'::text
+        END AS reason,
+    x.id AS fact_id,
+    NULL::bigint AS capsule_id,
+    x.workspace,
+    jsonb_build_object('gone', x.gone, 'changed', x.changed, 'documents', x.documents) AS detail
+   FROM current_sources x
+  WHERE (x.live = 0)
+UNION ALL
+ SELECT 'contradicted'::text AS reason,
+    f.id AS fact_id,
+    NULL::bigint AS capsule_id,
+    f.workspace,
+    jsonb_build_object('by', g.id, 'kind', g.kind, 'value', g.value, 'valid_from', g.valid_from) AS detail
+   FROM (current_facts f
+     JOIN current_facts g ON (((g.subject_key = f.subject_key) AND (g.attribute = f.attribute) AND (g.workspace = f.workspace))))
+  WHERE ((g.kind > f.kind) AND (g.valid_from > f.valid_from) AND (g.value <> f.value))
+UNION ALL
+ SELECT 'capsule stale'::text AS reason,
+    NULL::bigint AS fact_id,
+    k.id AS capsule_id,
+    k.workspace,
+    jsonb_build_object('document_id', k.document_id) AS detail
+   FROM (exo_private.capsules k
+     JOIN exo_private.capsule_states s ON ((s.capsule_id = k.id)))
+  WHERE (s.state = 'stale'::text)
+UNION ALL
+ SELECT 'entity gone'::text AS reason,
+    f.id AS fact_id,
+    NULL::bigint AS capsule_id,
+    f.workspace,
+    jsonb_build_object('subject', f.subject) AS detail
+   FROM exo_private.facts f
+  WHERE ((f.valid_to IS NULL) AND (f.kind = 'extracted'::exo_private.fact_kind) AND (NOT (EXISTS ( SELECT 1
+           FROM exo_private.entities e
+          WHERE ((e.canonical_key = f.subject_key) AND (e.workspace = f.workspace))))));
+
+ALTER VIEW exo_private.audit_findings OWNER TO exo_owner;
+
+--
+-- Name: VIEW audit_findings; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON VIEW exo_private.audit_findings IS 'The self-audit''s findings now: reason (source gone, source changed, contradicted, capsule stale, entity gone; see sql/630_audit.sql), fact_id or capsule_id, workspace, detail. Only current facts are checked; exo_private.audit() closes the source gone ones.';
+
+--
 -- Name: capsules_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -19438,30 +20165,6 @@ ALTER TABLE exo_private.embedding_models ALTER COLUMN id ADD GENERATED ALWAYS AS
 );
 
 --
--- Name: entities; Type: TABLE; Schema: exo_private; Owner: exo_owner
---
-
-CREATE TABLE exo_private.entities (
-    id bigint NOT NULL,
-    workspace text NOT NULL,
-    generation integer NOT NULL,
-    type exo_private.entity_type NOT NULL,
-    canonical_key text NOT NULL,
-    name text NOT NULL,
-    is_owner boolean DEFAULT false NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT entities_canonical_key_check CHECK ((canonical_key <> ''::text))
-);
-
-ALTER TABLE exo_private.entities OWNER TO exo_owner;
-
---
--- Name: TABLE entities; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON TABLE exo_private.entities IS 'Graph nodes. Identity is (workspace, type, canonical key) within a generation: one node per name per workspace, however many documents mention it.';
-
---
 -- Name: entities_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -19536,70 +20239,6 @@ ALTER TABLE exo_private.extraction_windows ALTER COLUMN id ADD GENERATED ALWAYS 
     NO MAXVALUE
     CACHE 1
 );
-
---
--- Name: fact_sources; Type: TABLE; Schema: exo_private; Owner: exo_owner
---
-
-CREATE TABLE exo_private.fact_sources (
-    fact_id bigint NOT NULL,
-    document_id bigint,
-    chunk_id bigint,
-    observation_id bigint,
-    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT fact_sources_check CHECK ((num_nonnulls(document_id, chunk_id, observation_id) > 0))
-);
-
-ALTER TABLE exo_private.fact_sources OWNER TO exo_owner;
-
---
--- Name: TABLE fact_sources; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON TABLE exo_private.fact_sources IS 'Why a fact row holds: a document, a chunk (a document''s or a chat window''s) or an observation; one row per source. Documents and chunks are not foreign keys: a source that changes or disappears is the self-audit''s to find, not a cascade''s to erase.';
-
---
--- Name: facts; Type: TABLE; Schema: exo_private; Owner: exo_owner
---
-
-CREATE TABLE exo_private.facts (
-    id bigint NOT NULL,
-    workspace text NOT NULL,
-    subject text NOT NULL,
-    subject_key text NOT NULL,
-    attribute text NOT NULL,
-    value text NOT NULL,
-    kind exo_private.fact_kind NOT NULL,
-    valid_from timestamp with time zone NOT NULL,
-    valid_to timestamp with time zone,
-    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
-    closed_by bigint,
-    close_reason text,
-    CONSTRAINT facts_attribute_check CHECK ((attribute ~ '^\S{1,100}$'::text)),
-    CONSTRAINT facts_check CHECK ((valid_to >= valid_from)),
-    CONSTRAINT facts_check1 CHECK (((valid_to IS NULL) = (close_reason IS NULL))),
-    CONSTRAINT facts_check2 CHECK (((closed_by IS NULL) OR (valid_to IS NOT NULL)))
-);
-
-ALTER TABLE exo_private.facts OWNER TO exo_owner;
-
---
--- Name: TABLE facts; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON TABLE exo_private.facts IS 'Temporal facts: a line is (workspace, subject_key, attribute, kind); its current row has valid_to null. Closed rows say when (valid_to), by which row (closed_by; null when closed with no new value) and why (close_reason).';
-
---
--- Name: COLUMN facts.subject; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON COLUMN exo_private.facts.subject IS 'The subject as first written; subject_key is its canonical key.';
-
---
--- Name: COLUMN facts.valid_from; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON COLUMN exo_private.facts.valid_from IS 'When the source says the value held (the document''s date, the message''s or observation''s time).';
 
 --
 -- Name: facts_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
@@ -21842,6 +22481,12 @@ CREATE TRIGGER embedding_model_changed AFTER UPDATE ON exo_private.settings FOR 
 CREATE TRIGGER extraction_model_changed AFTER UPDATE ON exo_private.settings FOR EACH ROW WHEN (((new.key = 'models.chat'::text) AND ((old.value ->> 'model'::text) IS DISTINCT FROM (new.value ->> 'model'::text)))) EXECUTE FUNCTION exo_private.extraction_model_changed();
 
 --
+-- Name: fact_sources fact_sources_record_hash; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER fact_sources_record_hash BEFORE INSERT ON exo_private.fact_sources FOR EACH ROW EXECUTE FUNCTION exo_private.record_source_hash();
+
+--
 -- Name: workspaces provision_workspace; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
 --
 
@@ -22388,6 +23033,14 @@ GRANT USAGE ON SCHEMA public TO exo_owner;
 GRANT USAGE ON SCHEMA public TO exo_writer;
 
 --
+-- Name: FUNCTION audit_summary(); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.audit_summary() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.audit_summary() TO exo_reader;
+GRANT ALL ON FUNCTION exo.audit_summary() TO exo_writer;
+
+--
 -- Name: FUNCTION context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
@@ -22596,6 +23249,14 @@ GRANT ALL ON FUNCTION exo_private.agtype_jsonb(value text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.agtype_jsonb(value text) TO exo_writer;
 
 --
+-- Name: FUNCTION audit(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.audit() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.audit() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.audit() TO exo_writer;
+
+--
 -- Name: FUNCTION await_ocr(p_document_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -22793,6 +23454,14 @@ GRANT ALL ON FUNCTION exo_private.cut_windows(conversation bigint, ws text, zone
 REVOKE ALL ON FUNCTION exo_private.cypher_refusal(query text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.cypher_refusal(query text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.cypher_refusal(query text) TO exo_writer;
+
+--
+-- Name: FUNCTION declared_facts(doc_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.declared_facts(doc_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.declared_facts(doc_id bigint) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.declared_facts(doc_id bigint) TO exo_writer;
 
 --
 -- Name: FUNCTION defer_subject(subject_name text, subject_aliases text[], why text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -23174,6 +23843,14 @@ GRANT ALL ON FUNCTION exo_private.packet_capsules(p_documents bigint[]) TO exo_a
 GRANT ALL ON FUNCTION exo_private.packet_capsules(p_documents bigint[]) TO exo_writer;
 
 --
+-- Name: FUNCTION packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_max integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_max integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_max integer) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_max integer) TO exo_writer;
+
+--
 -- Name: FUNCTION parse_entity_type(entity_type text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -23308,12 +23985,28 @@ GRANT ALL ON FUNCTION exo_private.rebuild(only_workspace text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.rebuild(only_workspace text) TO exo_writer;
 
 --
+-- Name: FUNCTION record_declared_facts(doc_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.record_declared_facts(doc_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.record_declared_facts(doc_id bigint) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.record_declared_facts(doc_id bigint) TO exo_writer;
+
+--
 -- Name: FUNCTION record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb) TO exo_writer;
+
+--
+-- Name: FUNCTION record_source_hash(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.record_source_hash() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.record_source_hash() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.record_source_hash() TO exo_writer;
 
 --
 -- Name: FUNCTION related_entities(p_entity bigint, p_max_depth integer, p_per_node integer); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -24488,6 +25181,41 @@ GRANT SELECT ON TABLE exo_private.capsule_states TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.capsule_states TO exo_writer;
 
 --
+-- Name: TABLE entities; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.entities TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.entities TO exo_writer;
+
+--
+-- Name: TABLE fact_sources; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.fact_sources TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.fact_sources TO exo_writer;
+
+--
+-- Name: TABLE fact_source_states; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.fact_source_states TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.fact_source_states TO exo_writer;
+
+--
+-- Name: TABLE facts; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.facts TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.facts TO exo_writer;
+
+--
+-- Name: TABLE audit_findings; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.audit_findings TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.audit_findings TO exo_writer;
+
+--
 -- Name: SEQUENCE capsules_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -24642,13 +25370,6 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.embedding_models TO exo_w
 GRANT SELECT,USAGE ON SEQUENCE exo_private.embedding_models_id_seq TO exo_writer;
 
 --
--- Name: TABLE entities; Type: ACL; Schema: exo_private; Owner: exo_owner
---
-
-GRANT SELECT ON TABLE exo_private.entities TO exo_api;
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.entities TO exo_writer;
-
---
 -- Name: SEQUENCE entities_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -24673,20 +25394,6 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.extraction_windows TO exo
 --
 
 GRANT SELECT,USAGE ON SEQUENCE exo_private.extraction_windows_id_seq TO exo_writer;
-
---
--- Name: TABLE fact_sources; Type: ACL; Schema: exo_private; Owner: exo_owner
---
-
-GRANT SELECT ON TABLE exo_private.fact_sources TO exo_api;
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.fact_sources TO exo_writer;
-
---
--- Name: TABLE facts; Type: ACL; Schema: exo_private; Owner: exo_owner
---
-
-GRANT SELECT ON TABLE exo_private.facts TO exo_api;
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.facts TO exo_writer;
 
 --
 -- Name: SEQUENCE facts_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -161,6 +161,9 @@ begin
     )
     select array_agg(id) into window_ids from inserted;
 
+    -- What the document declares (frontmatter, a canonical facts file), sourced to its new chunks.
+    perform exo_private.record_declared_facts(doc_id);
+
     -- The queues are tables: the jobs commit (or roll back) with the chunks.
     if chunk_ids is not null then
         perform pgmq.send_batch('embed',

@@ -48,7 +48,8 @@ as $$
                        group by x.workspace) m on m.workspace = w.name
             left join (select x.workspace, count(*) as n from exo_private.relations x
                        group by x.workspace) r on r.workspace = w.name),
-        'deferred_subjects', (select count(*) from exo_private.deferred_subjects)
+        'deferred_subjects', (select count(*) from exo_private.deferred_subjects),
+        'audit', exo.audit_summary()
     ) || exo_private.work_status()
 $$;
 comment on function exo.status() is
@@ -57,7 +58,8 @@ comment on function exo.status() is
     'waiting for a routing decision), unreadable_folders (folders the last ingest could not list, '
     'whose documents are kept as they were: total, and the first 20 with source, path, error, since), chunks (total, charged, by_workspace), embeddings (per model: '
     'dimensions, vectors, active), graph (per workspace: entities, mentions, relations), '
-    'deferred_subjects (a count), as_of, and the worker''s side (exo_private.work_status): queues '
+    'deferred_subjects (a count), audit (exo.audit_summary: the self-audit''s findings by reason '
+    'and the facts'' retirement rate), as_of, and the worker''s side (exo_private.work_status): queues '
     '(embed, extract: depth, pending, in_flight, held_by_dead_workers, failed, dead, oldest_age_s = '
     'seconds since the oldest message was queued; dead_letter), work_by_stage, stuck (documents that '
     'cannot advance on their own, with a hint) and worker (last_heartbeat, alive, running, dead). '

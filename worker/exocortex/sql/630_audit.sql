@@ -1,0 +1,198 @@
+-- The self-audit (issue 15): re-check the compiled memory against its sources.
+--
+--   exo_private.fact_source_states (a view)  -> each fact source: live, changed or gone
+--   exo_private.audit_findings (a view)      -> what is wrong now, one row per finding and reason
+--   exo_private.audit()                      -> close the facts whose every source is gone; return
+--                                               the findings (daily by pg_cron, exo audit)
+--   exo.audit_summary()                      -> findings by reason and the retirement rate
+--
+-- Reasons (narrow on purpose; only the first closes anything):
+--   source gone     a current fact whose every source's document is deleted, skipped or absent
+--                   (closed: valid_to now, close_reason 'source gone', closed_by null)
+--   source changed  a current fact with no live source left, at least one changed: its document's
+--                   sha256 differs from when the source was recorded, or its chunk was re-made
+--   contradicted    a current fact of a kind of higher precedence whose line in a lower kind
+--                   (same workspace, subject and attribute) holds another value from a later
+--                   valid_from: a newer source says otherwise and closed nothing (kinds never close
+--                   each other)
+--   capsule stale   a capsule whose sources changed (exo_private.capsule_states)
+--   entity gone     a current extracted fact whose subject is no entity of its workspace
+
+-- exo_private.fact_source_states: whether each fact source still says what it said.
+create or replace view exo_private.fact_source_states as
+select s.fact_id,
+       case
+           when doc.id is null and s.chunk_id is not null then 'changed'  -- a chunk-only source re-made
+           when doc.id is null then 'live'  -- an observation (kept by a foreign key)
+           when d.id is null or d.stage in ('deleted', 'skipped') then 'gone'
+           when s.chunk_id is not null and c.id is null then 'changed'
+           when s.document_sha256 is distinct from d.sha256 then 'changed'
+           else 'live'
+       end as state,
+       doc.id as document_id
+from exo_private.fact_sources s
+left join exo_private.chunks c on c.id = s.chunk_id
+cross join lateral (select coalesce(s.document_id, c.document_id) as id) doc
+left join exo_private.documents d on d.id = doc.id;
+comment on view exo_private.fact_source_states is
+    'Each fact source''s state: gone (its document is deleted, skipped or absent), changed (its '
+    'document''s sha256 differs from when it was recorded, or its chunk was re-made; a chunk-only '
+    'source whose chunk is gone counts as changed, never gone) or live (observations always).';
+
+-- exo_private.audit_findings: what the self-audit finds now, with a reason per row.
+create or replace view exo_private.audit_findings as
+-- materialized: the current rows are joined to themselves by hash, once, instead of one index
+-- probe per row
+with current_facts as materialized (
+    select f.id, f.workspace, f.subject_key, f.attribute, f.kind, f.value, f.valid_from
+    from exo_private.facts f
+    where f.valid_to is null
+),
+current_sources as (
+    select f.id, f.workspace,
+           count(*) filter (where s.state = 'gone') as gone,
+           count(*) filter (where s.state = 'changed') as changed,
+           count(*) filter (where s.state = 'live') as live,
+           array_agg(distinct s.document_id) filter (where s.state <> 'live') as documents
+    from exo_private.facts f
+    join exo_private.fact_source_states s on s.fact_id = f.id
+    where f.valid_to is null
+    group by f.id, f.workspace
+)
+select case when x.changed = 0 then 'source gone' else 'source changed' end as reason,
+       x.id as fact_id, null::bigint as capsule_id, x.workspace,
+       jsonb_build_object('gone', x.gone, 'changed', x.changed, 'documents', x.documents) as detail
+from current_sources x
+where x.live = 0
+union all
+select 'contradicted', f.id, null, f.workspace,
+       jsonb_build_object('by', g.id, 'kind', g.kind, 'value', g.value, 'valid_from', g.valid_from)
+from current_facts f
+join current_facts g
+  on g.subject_key = f.subject_key and g.attribute = f.attribute and g.workspace = f.workspace
+where g.kind > f.kind and g.valid_from > f.valid_from and g.value <> f.value
+union all
+select 'capsule stale', null, k.id, k.workspace, jsonb_build_object('document_id', k.document_id)
+from exo_private.capsules k
+join exo_private.capsule_states s on s.capsule_id = k.id
+where s.state = 'stale'
+union all
+select 'entity gone', f.id, null, f.workspace, jsonb_build_object('subject', f.subject)
+from exo_private.facts f
+where f.valid_to is null and f.kind = 'extracted'
+  and not exists (select 1 from exo_private.entities e
+                  where e.canonical_key = f.subject_key and e.workspace = f.workspace);
+comment on view exo_private.audit_findings is
+    'The self-audit''s findings now: reason (source gone, source changed, contradicted, capsule '
+    'stale, entity gone; see sql/630_audit.sql), fact_id or capsule_id, workspace, detail. Only '
+    'current facts are checked; exo_private.audit() closes the source gone ones.';
+
+-- exo_private.audit: close the facts whose every source is gone and return every finding.
+create or replace function exo_private.audit()
+returns table (reason text, fact_id bigint, capsule_id bigint, workspace text, detail jsonb, closed boolean)
+language plpgsql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    gone record;
+begin
+    for gone in
+        select a.fact_id, a.workspace, a.detail, f.subject_key, f.attribute, f.kind
+        from exo_private.audit_findings a
+        join exo_private.facts f on f.id = a.fact_id
+        where a.reason = 'source gone'
+        order by a.fact_id
+    loop
+        perform exo_private.lock_fact_line(gone.workspace, gone.subject_key, gone.attribute, gone.kind);
+        -- still current and still without a source once the line is ours
+        update exo_private.facts f
+           set valid_to = greatest(pg_catalog.now(), f.valid_from), close_reason = 'source gone'
+         where f.id = gone.fact_id and f.valid_to is null
+           and not exists (select 1 from exo_private.fact_source_states s
+                           where s.fact_id = f.id and s.state <> 'gone');
+        reason := 'source gone';
+        fact_id := gone.fact_id;
+        capsule_id := null;
+        workspace := gone.workspace;
+        detail := gone.detail;
+        closed := found;
+        return next;
+    end loop;
+    return query
+        select a.reason, a.fact_id, a.capsule_id, a.workspace, a.detail, false
+        from exo_private.audit_findings a
+        where a.reason <> 'source gone'
+        order by a.reason, a.fact_id, a.capsule_id;
+end
+$$;
+comment on function exo_private.audit() is
+    'The self-audit: close each current fact whose every source is gone (valid_to now, close_reason '
+    '"source gone"; nothing else is closed), then return every finding of exo_private.audit_findings: '
+    'reason, fact_id, capsule_id, workspace, detail, closed (true for a fact it closed). Run daily by '
+    'pg_cron (exo-audit) and by exo audit.';
+
+-- exo.audit_summary: the self-audit's findings by reason and how many fact rows are closed, by why.
+create or replace function exo.audit_summary()
+returns jsonb
+language sql stable
+security definer
+set search_path = exo_private, pg_temp
+as $$
+    with totals as (select count(*) as n from exo_private.facts),
+    closed as (
+        select pg_catalog.split_part(f.close_reason, ':', 1) as why, count(*) as n
+        from exo_private.facts f
+        where f.valid_to is not null
+        group by 1
+    )
+    select jsonb_build_object(
+        'findings', (select coalesce(jsonb_object_agg(a.reason, a.n order by a.reason), '{}')
+                     from (select x.reason, count(*) as n from exo_private.audit_findings x group by x.reason) a),
+        'facts', (select t.n from totals t),
+        'closed', (select coalesce(sum(c.n), 0) from closed c),
+        'retirement_rate', (select case when t.n = 0 then 0 else round(coalesce(sum(c.n), 0) / t.n, 4) end
+                            from totals t left join closed c on true group by t.n),
+        'by_reason', (select coalesce(jsonb_object_agg(c.why, jsonb_build_object(
+                                 'closed', c.n, 'rate', round(c.n::numeric / t.n, 4)) order by c.why), '{}')
+                      from closed c cross join totals t))
+$$;
+comment on function exo.audit_summary() is
+    'The self-audit as numbers: findings (per reason, what exo_private.audit_findings holds now: '
+    'source gone, source changed, contradicted, capsule stale, entity gone), facts (all rows), closed '
+    '(rows no longer current), retirement_rate (closed / facts) and by_reason (per close reason, '
+    '"closed: why" counted as closed: closed rows and their share of all rows), so over-eager '
+    'closing shows as a number. Counts only, never text.';
+
+-- exo_private.record_source_hash: a fact source keeps its document's content hash of today.
+create or replace function exo_private.record_source_hash()
+returns trigger
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    new.document_sha256 := (
+        select d.sha256 from exo_private.documents d
+        where d.id = coalesce(new.document_id,
+                              (select c.document_id from exo_private.chunks c where c.id = new.chunk_id)));
+    return new;
+end
+$$;
+comment on function exo_private.record_source_hash() is
+    'Trigger: a new fact source records the sha256 its document (document_id, else the chunk''s) has '
+    'now, so the self-audit can tell when the document changed.';
+
+create or replace trigger fact_sources_record_hash
+    before insert on exo_private.fact_sources
+    for each row execute function exo_private.record_source_hash();
+
+-- The daily job, in the one database pg_cron serves, run as the writer (as exo-reband).
+do $$
+begin
+    if exists (select 1 from pg_catalog.pg_extension where extname = 'pg_cron') then
+        perform cron.schedule_in_database(
+            'exo-audit', '41 4 * * *', 'select count(*) from exo_private.audit()', current_database(), 'exo_writer');
+    end if;
+end
+$$;
