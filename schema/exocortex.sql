@@ -2209,6 +2209,15 @@ def capsule_section(chosen, capsules, words, budget, cfg):
         )
     return "## Capsules\n" + "".join(blocks), shown, stale, withheld
 
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
+_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself)\b", re.I)
+
+def first_person(query):
+    """Whether a question is asked in the first person ("Where do I live now?"), so that it is
+    about the owner: "I" counts only as a capital (a lower-case "i" is a list item or a typo)."""
+    text = (query or "")[:MAX_QUERY_CHARS]
+    return bool(_FIRST_PERSON.search(text) or _FIRST_PERSON_LOWER.search(text))
+
 def fact_moment(report):
     """The day whose facts a packet opens with: the search's as_of day, or, for a question about
     the past (a year it names, and not about the present), the last day of that year."""
@@ -3269,6 +3278,15 @@ def capsule_section(chosen, capsules, words, budget, cfg):
         )
     return "## Capsules\n" + "".join(blocks), shown, stale, withheld
 
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
+_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself)\b", re.I)
+
+def first_person(query):
+    """Whether a question is asked in the first person ("Where do I live now?"), so that it is
+    about the owner: "I" counts only as a capital (a lower-case "i" is a list item or a typo)."""
+    text = (query or "")[:MAX_QUERY_CHARS]
+    return bool(_FIRST_PERSON.search(text) or _FIRST_PERSON_LOWER.search(text))
+
 def fact_moment(report):
     """The day whose facts a packet opens with: the search's as_of day, or, for a question about
     the past (a year it names, and not about the present), the last day of that year."""
@@ -3449,13 +3467,20 @@ if documents:
 # The facts of the people and things the question names, valid on the packet's day.
 if "facts" not in SD:
     SD["facts"] = plpy.prepare(
-        "select * from exo_private.packet_facts($1, ($2::date + 1)::timestamptz - interval '1 microsecond', $3, $4)",
-        ["text[]", "text", "text[]", "text[]"],
+        "select * from exo_private.packet_facts($1, ($2::date + 1)::timestamptz - interval '1 microsecond', $3, $4, $5)",
+        ["text[]", "text", "text[]", "text[]", "boolean"],
     )
 facts = [
     dict(r, sources=json.loads(r["sources"] or "[]"), withheld=json.loads(r["withheld"]) if r["withheld"] else None)
     for r in plpy.execute(
-        SD["facts"], [name_keys(query), fact_moment(report), report.get("bridge") or [], list(report["workspaces"])]
+        SD["facts"],
+        [
+            name_keys(query),
+            fact_moment(report),
+            report.get("bridge") or [],
+            list(report["workspaces"]),
+            first_person(query),
+        ],
     )
 ]
 result = packet(
@@ -8979,17 +9004,20 @@ ALTER FUNCTION exo_private.packet_capsules(p_documents bigint[]) OWNER TO exo_ow
 COMMENT ON FUNCTION exo_private.packet_capsules(p_documents bigint[]) IS 'The capsule of each of p_documents that has one: its state (exo_private.capsule_states), text, sentences (the chunk of each line), cited chunks and builder; the packet shows the fresh ones and says which were stale.';
 
 --
--- Name: packet_facts(text[], timestamp with time zone, text[], text[], integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: packet_facts(text[], timestamp with time zone, text[], text[], boolean, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_max integer DEFAULT 20) RETURNS TABLE(ord bigint, fact_id bigint, workspace text, subject text, attribute text, kind text, value text, valid_from timestamp with time zone, sources jsonb, withheld jsonb)
+CREATE FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean DEFAULT false, p_max integer DEFAULT 20) RETURNS TABLE(ord bigint, fact_id bigint, workspace text, subject text, attribute text, kind text, value text, valid_from timestamp with time zone, sources jsonb, withheld jsonb)
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
     -- A subject is named by its whole key ("priya okafor") or, for a person, by the first word of
-    -- it ("Priya"): the entities' partial index finds those, the facts' line index the rest.
+    -- it ("Priya"): the entities' partial index finds those, the facts' line index the rest. A
+    -- question in the first person (p_owner) names the owner, once `exo owner` has named them.
     with subjects as materialized (
         select k.key from unnest(p_keys) k (key)
+        union
+        select p.entity_key from exo_private.people p where p_owner and p.is_owner and p.entity_key is not null
         union
         select e.canonical_key from exo_private.entities e
         where e.type = 'Person' and pg_catalog.split_part(e.canonical_key, ' ', 1) = any (p_keys)
@@ -9014,13 +9042,13 @@ CREATE FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with t
     order by s.ord
 $$;
 
-ALTER FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_max integer) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_max integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_max integer) IS 'The facts a context packet opens with: for the subjects p_keys name (canonical keys of the question''s words; a person also by the first word of their name), in p_workspaces, the row of every workspace, attribute and kind valid at p_as_of (at most p_max), as exo_private.shown_facts shows them to a caller with p_bridge (charged-only facts withheld, one last row per withheld subject).';
+COMMENT ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer) IS 'The facts a context packet opens with: for the subjects p_keys name (canonical keys of the question''s words; a person also by the first word of their name; the owner when p_owner, a question in the first person), in p_workspaces, the row of every workspace, attribute and kind valid at p_as_of (at most p_max), as exo_private.shown_facts shows them to a caller with p_bridge (charged-only facts withheld, one last row per withheld subject).';
 
 --
 -- Name: parse_entity_type(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -12766,6 +12794,15 @@ def capsule_section(chosen, capsules, words, budget, cfg):
         )
     return "## Capsules\n" + "".join(blocks), shown, stale, withheld
 
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
+_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself)\b", re.I)
+
+def first_person(query):
+    """Whether a question is asked in the first person ("Where do I live now?"), so that it is
+    about the owner: "I" counts only as a capital (a lower-case "i" is a list item or a typo)."""
+    text = (query or "")[:MAX_QUERY_CHARS]
+    return bool(_FIRST_PERSON.search(text) or _FIRST_PERSON_LOWER.search(text))
+
 def fact_moment(report):
     """The day whose facts a packet opens with: the search's as_of day, or, for a question about
     the past (a year it names, and not about the present), the last day of that year."""
@@ -14010,6 +14047,15 @@ def capsule_section(chosen, capsules, words, budget, cfg):
             }
         )
     return "## Capsules\n" + "".join(blocks), shown, stale, withheld
+
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
+_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself)\b", re.I)
+
+def first_person(query):
+    """Whether a question is asked in the first person ("Where do I live now?"), so that it is
+    about the owner: "I" counts only as a capital (a lower-case "i" is a list item or a typo)."""
+    text = (query or "")[:MAX_QUERY_CHARS]
+    return bool(_FIRST_PERSON.search(text) or _FIRST_PERSON_LOWER.search(text))
 
 def fact_moment(report):
     """The day whose facts a packet opens with: the search's as_of day, or, for a question about
@@ -23843,12 +23889,12 @@ GRANT ALL ON FUNCTION exo_private.packet_capsules(p_documents bigint[]) TO exo_a
 GRANT ALL ON FUNCTION exo_private.packet_capsules(p_documents bigint[]) TO exo_writer;
 
 --
--- Name: FUNCTION packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_max integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_max integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_max integer) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_max integer) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer) TO exo_writer;
 
 --
 -- Name: FUNCTION parse_entity_type(entity_type text); Type: ACL; Schema: exo_private; Owner: exo_owner

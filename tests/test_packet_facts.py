@@ -98,3 +98,17 @@ def test_a_question_naming_nobody_with_facts_says_none_recorded(db):
             "select exo.context_packet_json('Where does Priya Okafor live now?')"
         ).fetchone()[0]
     assert json.loads(json.dumps(packet))["report"]["bridge"] == []
+
+
+def test_a_question_in_the_first_person_gets_the_owners_facts(db):
+    with db.connect() as conn:
+        conn.execute("select exo_private.set_owner('Sam Rivera')")
+        conn.execute(
+            "select exo_private.observe(%s)",
+            (Jsonb({"subject": "Sam Rivera", "attribute": "lives in", "value": "Larkhaven",
+                    "observed_at": "2026-02-01", "source": "probe", "workspace": "personal"}),),
+        )  # fmt: skip
+    assert facts_section(db, "Where do I live now?") == [
+        "- Sam Rivera, lives_in: Larkhaven (observation, since 2026-02-01; observed: probe)"
+    ]
+    assert facts_section(db, "Where does he live now?") == ["(none recorded yet)"]

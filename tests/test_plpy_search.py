@@ -732,6 +732,13 @@ def test_a_chat_excerpt_shows_times_without_the_day_its_citation_names():
     assert search.said(shown) == "late zebra\n  still here\nnext day zebra"
 
 
+def test_a_question_in_the_first_person_is_about_the_owner():
+    for query in ("Where do I live now?", "what is my rent", "Remind me", "MY SERVER"):
+        assert search.first_person(query), query
+    for query in ("Where does Ana live?", "list item i) rent", "Iris and Ivan"):
+        assert not search.first_person(query), query
+
+
 def test_name_keys_are_a_questions_names_without_their_punctuation():
     keys = search.name_keys("Where did Priya's sister, Ana María Okafor, move?")
     assert "priya" in keys and "ana maría okafor" in keys and "ana" in keys

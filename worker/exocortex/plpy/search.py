@@ -672,6 +672,17 @@ def capsule_section(chosen, capsules, words, budget, cfg):
     return "## Capsules\n" + "".join(blocks), shown, stale, withheld
 
 
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
+_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself)\b", re.I)
+
+
+def first_person(query):
+    """Whether a question is asked in the first person ("Where do I live now?"), so that it is
+    about the owner: "I" counts only as a capital (a lower-case "i" is a list item or a typo)."""
+    text = (query or "")[:MAX_QUERY_CHARS]
+    return bool(_FIRST_PERSON.search(text) or _FIRST_PERSON_LOWER.search(text))
+
+
 def fact_moment(report):
     """The day whose facts a packet opens with: the search's as_of day, or, for a question about
     the past (a year it names, and not about the present), the last day of that year."""

@@ -506,13 +506,20 @@ if documents:
 # The facts of the people and things the question names, valid on the packet's day.
 if "facts" not in SD:
     SD["facts"] = plpy.prepare(
-        "select * from exo_private.packet_facts($1, ($2::date + 1)::timestamptz - interval '1 microsecond', $3, $4)",
-        ["text[]", "text", "text[]", "text[]"],
+        "select * from exo_private.packet_facts($1, ($2::date + 1)::timestamptz - interval '1 microsecond', $3, $4, $5)",
+        ["text[]", "text", "text[]", "text[]", "boolean"],
     )
 facts = [
     dict(r, sources=json.loads(r["sources"] or "[]"), withheld=json.loads(r["withheld"]) if r["withheld"] else None)
     for r in plpy.execute(
-        SD["facts"], [name_keys(query), fact_moment(report), report.get("bridge") or [], list(report["workspaces"])]
+        SD["facts"],
+        [
+            name_keys(query),
+            fact_moment(report),
+            report.get("bridge") or [],
+            list(report["workspaces"]),
+            first_person(query),
+        ],
     )
 ]
 result = packet(

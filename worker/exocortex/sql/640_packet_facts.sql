@@ -4,7 +4,8 @@
 
 -- exo_private.packet_facts: the facts valid at p_as_of of the subjects name keys name.
 create or replace function exo_private.packet_facts(
-    p_keys text[], p_as_of timestamptz, p_bridge text[], p_workspaces text[], p_max int default 20
+    p_keys text[], p_as_of timestamptz, p_bridge text[], p_workspaces text[], p_owner boolean default false,
+    p_max int default 20
 )
 returns table (
     ord bigint, fact_id bigint, workspace text, subject text, attribute text, kind text, value text,
@@ -15,9 +16,12 @@ security invoker
 set search_path = exo_private, pg_temp
 as $$
     -- A subject is named by its whole key ("priya okafor") or, for a person, by the first word of
-    -- it ("Priya"): the entities' partial index finds those, the facts' line index the rest.
+    -- it ("Priya"): the entities' partial index finds those, the facts' line index the rest. A
+    -- question in the first person (p_owner) names the owner, once `exo owner` has named them.
     with subjects as materialized (
         select k.key from unnest(p_keys) k (key)
+        union
+        select p.entity_key from exo_private.people p where p_owner and p.is_owner and p.entity_key is not null
         union
         select e.canonical_key from exo_private.entities e
         where e.type = 'Person' and pg_catalog.split_part(e.canonical_key, ' ', 1) = any (p_keys)
@@ -41,9 +45,10 @@ as $$
     from ids, exo_private.shown_facts(ids.list, p_bridge) s
     order by s.ord
 $$;
-comment on function exo_private.packet_facts(text[], timestamptz, text[], text[], int) is
+comment on function exo_private.packet_facts(text[], timestamptz, text[], text[], boolean, int) is
     'The facts a context packet opens with: for the subjects p_keys name (canonical keys of the '
-    'question''s words; a person also by the first word of their name), in p_workspaces, the row '
+    'question''s words; a person also by the first word of their name; the owner when p_owner, a '
+    'question in the first person), in p_workspaces, the row '
     'of every workspace, attribute and kind valid at p_as_of (at most p_max), as '
     'exo_private.shown_facts shows them to a caller with p_bridge (charged-only facts withheld, one '
     'last row per withheld subject).';
