@@ -1628,29 +1628,26 @@ def content_words(query):
             seen.append(word)
     return seen
 
-def ngram_keys(query, max_n=MAX_NGRAM):
-    """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
-    or a title can only match one of these)."""
-    tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
+def _key_runs(tokens, max_n, keep):
+    """Canonical keys of every run of 1..max_n tokens, distinct, in order, that `keep` accepts."""
     keys = []
     for n in range(1, max_n + 1):
         for i in range(len(tokens) - n + 1):
             key = canonical_key(" ".join(tokens[i : i + n]))
-            if key and key not in keys:
+            if key and keep(key) and key not in keys:
                 keys.append(key)
     return keys
+
+def ngram_keys(query, max_n=MAX_NGRAM):
+    """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
+    or a title can only match one of these)."""
+    tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
+    return _key_runs(tokens, max_n, lambda key: True)
 
 def name_keys(query, max_n=3):
     """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
     question writes it, without the punctuation around it ("Priya's" is "priya")."""
-    words = query_words(query)
-    keys = []
-    for n in range(1, max_n + 1):
-        for i in range(len(words) - n + 1):
-            key = canonical_key(" ".join(words[i : i + n]))
-            if len(key) > 1 and key not in STOPWORDS and key not in keys:
-                keys.append(key)
-    return keys
+    return _key_runs(query_words(query), max_n, lambda key: len(key) > 1 and key not in STOPWORDS)
 
 def title_keys(query, max_n=MAX_NGRAM):
     """Runs of 1..max_n query words joined by single spaces: documents.title_key's form, which
@@ -2697,29 +2694,26 @@ def content_words(query):
             seen.append(word)
     return seen
 
-def ngram_keys(query, max_n=MAX_NGRAM):
-    """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
-    or a title can only match one of these)."""
-    tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
+def _key_runs(tokens, max_n, keep):
+    """Canonical keys of every run of 1..max_n tokens, distinct, in order, that `keep` accepts."""
     keys = []
     for n in range(1, max_n + 1):
         for i in range(len(tokens) - n + 1):
             key = canonical_key(" ".join(tokens[i : i + n]))
-            if key and key not in keys:
+            if key and keep(key) and key not in keys:
                 keys.append(key)
     return keys
+
+def ngram_keys(query, max_n=MAX_NGRAM):
+    """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
+    or a title can only match one of these)."""
+    tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
+    return _key_runs(tokens, max_n, lambda key: True)
 
 def name_keys(query, max_n=3):
     """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
     question writes it, without the punctuation around it ("Priya's" is "priya")."""
-    words = query_words(query)
-    keys = []
-    for n in range(1, max_n + 1):
-        for i in range(len(words) - n + 1):
-            key = canonical_key(" ".join(words[i : i + n]))
-            if len(key) > 1 and key not in STOPWORDS and key not in keys:
-                keys.append(key)
-    return keys
+    return _key_runs(query_words(query), max_n, lambda key: len(key) > 1 and key not in STOPWORDS)
 
 def title_keys(query, max_n=MAX_NGRAM):
     """Runs of 1..max_n query words joined by single spaces: documents.title_key's form, which
@@ -12213,29 +12207,26 @@ def content_words(query):
             seen.append(word)
     return seen
 
-def ngram_keys(query, max_n=MAX_NGRAM):
-    """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
-    or a title can only match one of these)."""
-    tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
+def _key_runs(tokens, max_n, keep):
+    """Canonical keys of every run of 1..max_n tokens, distinct, in order, that `keep` accepts."""
     keys = []
     for n in range(1, max_n + 1):
         for i in range(len(tokens) - n + 1):
             key = canonical_key(" ".join(tokens[i : i + n]))
-            if key and key not in keys:
+            if key and keep(key) and key not in keys:
                 keys.append(key)
     return keys
+
+def ngram_keys(query, max_n=MAX_NGRAM):
+    """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
+    or a title can only match one of these)."""
+    tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
+    return _key_runs(tokens, max_n, lambda key: True)
 
 def name_keys(query, max_n=3):
     """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
     question writes it, without the punctuation around it ("Priya's" is "priya")."""
-    words = query_words(query)
-    keys = []
-    for n in range(1, max_n + 1):
-        for i in range(len(words) - n + 1):
-            key = canonical_key(" ".join(words[i : i + n]))
-            if len(key) > 1 and key not in STOPWORDS and key not in keys:
-                keys.append(key)
-    return keys
+    return _key_runs(query_words(query), max_n, lambda key: len(key) > 1 and key not in STOPWORDS)
 
 def title_keys(query, max_n=MAX_NGRAM):
     """Runs of 1..max_n query words joined by single spaces: documents.title_key's form, which
@@ -13467,29 +13458,26 @@ def content_words(query):
             seen.append(word)
     return seen
 
-def ngram_keys(query, max_n=MAX_NGRAM):
-    """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
-    or a title can only match one of these)."""
-    tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
+def _key_runs(tokens, max_n, keep):
+    """Canonical keys of every run of 1..max_n tokens, distinct, in order, that `keep` accepts."""
     keys = []
     for n in range(1, max_n + 1):
         for i in range(len(tokens) - n + 1):
             key = canonical_key(" ".join(tokens[i : i + n]))
-            if key and key not in keys:
+            if key and keep(key) and key not in keys:
                 keys.append(key)
     return keys
+
+def ngram_keys(query, max_n=MAX_NGRAM):
+    """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
+    or a title can only match one of these)."""
+    tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
+    return _key_runs(tokens, max_n, lambda key: True)
 
 def name_keys(query, max_n=3):
     """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
     question writes it, without the punctuation around it ("Priya's" is "priya")."""
-    words = query_words(query)
-    keys = []
-    for n in range(1, max_n + 1):
-        for i in range(len(words) - n + 1):
-            key = canonical_key(" ".join(words[i : i + n]))
-            if len(key) > 1 and key not in STOPWORDS and key not in keys:
-                keys.append(key)
-    return keys
+    return _key_runs(query_words(query), max_n, lambda key: len(key) > 1 and key not in STOPWORDS)
 
 def title_keys(query, max_n=MAX_NGRAM):
     """Runs of 1..max_n query words joined by single spaces: documents.title_key's form, which
