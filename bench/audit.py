@@ -4,10 +4,10 @@ A scratch database migrated from zero holds `documents` documents (every `gone`-
 and `facts` current fact rows, one source each (a document; every `changed`-th document's
 content hash changed since), spread over the three kinds so that lines of one subject and
 attribute in two kinds disagree (declared older than extracted on every `contradict`-th
-subject). Timed, each `runs` times, median: the findings by reason (what exo status runs,
-exo.audit_summary), and exo_private.audit() itself (the first run closes the facts whose
-source is gone; later runs find them closed). Then EXPLAIN (analyze, buffers) of the findings
-count.
+subject). Timed, each `runs` times, median: the findings by reason (what exo status ran
+before audit runs were stored), exo_private.audit() itself (the first run closes the facts whose
+source is gone; later runs find them closed), then exo.audit_summary and exo.status, which
+read the newest stored run. Then EXPLAIN (analyze, buffers) of the findings count.
 
     .venv/bin/python -m bench.audit [--facts 100000] [--documents 10000] [--gone 10]
                                     [--changed 7] [--contradict 5] [--runs 3]
@@ -81,12 +81,13 @@ def main() -> None:
         for statement in (BUILD_DOCUMENTS, BUILD_FACTS, BUILD_SOURCES, CHANGE):
             conn.execute(statement, vars(args))
         conn.execute("analyze")
-        ms, rows = timed(conn, FINDINGS, args.runs)
-        print(f"findings by reason at {args.facts} facts, {args.documents} documents: {ms:.0f} ms (median)")
+        findings_ms, rows = timed(conn, FINDINGS, args.runs)
+        print(
+            f"findings by reason at {args.facts} facts, {args.documents} documents: "
+            f"{findings_ms:.0f} ms (median)"
+        )
         for reason, n in rows:
             print(f"  {reason}: {n}")
-        ms, _ = timed(conn, "select exo.audit_summary()", args.runs)
-        print(f"exo.audit_summary(): {ms:.0f} ms (median)")
         start = time.perf_counter()
         closed = conn.execute("select count(*) from exo_private.audit() where closed").fetchone()[0]
         print(
@@ -94,6 +95,12 @@ def main() -> None:
         )
         ms, _ = timed(conn, "select count(*) from exo_private.audit()", args.runs)
         print(f"exo_private.audit(), later runs: {ms:.0f} ms (median)")
+        summary_ms, _ = timed(conn, "select exo.audit_summary()", args.runs)
+        status_ms, _ = timed(conn, "select exo.status()", args.runs)
+        print(
+            f"exo.audit_summary() (reads the newest run): {summary_ms:.2f} ms, exo.status(): {status_ms:.0f} ms "
+            f"(median); the findings count / audit_summary: {findings_ms / summary_ms:.0f}x"
+        )
         retirement = conn.execute("select exo.audit_summary() - 'findings'").fetchone()[0]
         print(f"retirement: {retirement}")
         plan = conn.execute("explain (analyze, buffers, costs off) " + FINDINGS).fetchall()

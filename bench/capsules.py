@@ -13,19 +13,34 @@ say). Each text is cut into chunks as ingest cuts them (1,200 characters, 200 ov
               choosing sentences by centrality buys over taking the opening
   determinism every capsule built twice from copies of its chunks is identical
 
+With --model N, the chat-model builder (capsules.builder = model) on the first N capsules of the
+--folder documents (every k-th, so they spread over the folder): the extractive capsule's lines
+rewritten by the chat endpoint (--chat-url; by default a llama-server of this run's own with
+--chat-model, Gemma 270M, so other users of the runtime's server do not queue ahead of it),
+then validated as exo_private.build_capsule validates it. Reported: the
+validation pass rate with the reasons for failing, seconds per capsule, and the top-20 word
+coverage of the capsules that passed against their extractive ones.
+
     .venv/bin/python -m bench.capsules [--folder /usr/share/doc] [--min-chars 4000]
+                                       [--model 8 --chat-url URL --chat-model NAME]
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import json
+import socket
 import statistics
+import tempfile
 import time
+import urllib.request
 from collections import Counter
 from pathlib import Path
 from pydoc_data.topics import topics
 
+from exocortex import config
+from exocortex.models import services
 from tests.support.plpy import load
 
 capsules = load("capsules")
@@ -73,6 +88,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--folder", type=Path, help="also every .txt, .md and .rst file under this folder")
     parser.add_argument("--min-chars", type=int, default=4000)
+    parser.add_argument("--model", type=int, default=0, help="also the chat-model builder on this many")
+    parser.add_argument("--chat-url", help="an OpenAI-compatible endpoint (default: start one of our own)")
+    parser.add_argument("--chat-model", default="gemma-3-270m-q4_k_m")
+    parser.add_argument("--chat-timeout-s", type=float, default=300)
     args = parser.parse_args()
 
     corpus = texts(args.folder, args.min_chars)
@@ -108,6 +127,108 @@ def main() -> None:
         f"{statistics.mean(leads):.1%}"
     )
     print(f"deterministic: {same} of {len(tokens)}")
+    if args.model:
+        documents = {k: v for k, v in corpus.items() if not k.startswith("pydoc:")} or corpus
+        if args.chat_url:
+            model_run(args, documents)
+            return
+        cfg = config.load()
+        with tempfile.TemporaryDirectory() as run_dir:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            try:
+                services.start_chat(cfg, port, args.chat_model, run_dir=Path(run_dir))
+                args.chat_url = f"http://127.0.0.1:{port}/v1"
+                model_run(args, documents)
+            finally:
+                services.down(cfg, run_dir=Path(run_dir))
+
+
+def model_run(args: argparse.Namespace, corpus: dict[str, str]) -> None:
+    """The chat-model builder on args.model capsules spread over the corpus."""
+    setting = {"url": args.chat_url, "model": args.chat_model, "timeout_s": args.chat_timeout_s}
+    names = sorted(corpus)
+    step = max(1, len(names) // args.model)
+    picked = [
+        n for n in names[::step] if capsules.build_capsule(chunks_of(corpus[n]), len(corpus[n]), 400, 1200)
+    ]
+    passed, seconds, reasons, ours, theirs = 0, [], Counter(), [], []
+    served = []  # the server's own seconds (prompt + generation), without waiting for its one slot
+    for name in picked[: args.model]:
+        body = corpus[name]
+        built = capsules.build_capsule(chunks_of(body), len(body), 400, 1200)
+        began = time.perf_counter()
+        made, why = capsules.model_capsule(
+            setting, built, 400, 1200, call=lambda *a, **k: timed_chat(served, *a, **k)
+        )
+        seconds.append(time.perf_counter() - began)
+        if made is None:
+            reasons[why.split(" (")[0].split(":")[0] if why.startswith("chat") else _reason(why)] += 1
+            print(f"  {name}: fell back ({why[:100]}), {seconds[-1]:.1f} s", flush=True)
+            continue
+        passed += 1
+        wanted = top_words(body)
+        ours.append(len(wanted & set(capsules.sentence_terms(made["body"]))) / len(wanted))
+        theirs.append(len(wanted & set(capsules.sentence_terms(built["body"]))) / len(wanted))
+        print(f"  {name}: passed, {made['tokens']} tokens, {seconds[-1]:.1f} s", flush=True)
+    n = len(seconds)
+    print(
+        f"chat-model builder ({args.chat_model}): {passed} of {n} passed validation ({passed / max(1, n):.0%}); "
+        f"seconds per capsule: median {statistics.median(seconds):.1f}, max {max(seconds):.1f} "
+        f"(the server's own: median {statistics.median(served or [0]):.1f}); "
+        f"extractive on the same documents: {statistics.median(times_of(corpus, picked[:n])):.1f} ms median"
+    )
+    print("fell back because: " + (", ".join(f"{r}: {c}" for r, c in reasons.most_common()) or "-"))
+    if ours:
+        print(
+            f"top-20 word coverage of those that passed: model {statistics.mean(ours):.1%}, "
+            f"extractive {statistics.mean(theirs):.1%}"
+        )
+
+
+def timed_chat(served: list[float], endpoint, messages, max_tokens):
+    """capsules.model_client.chat, with llama-server's timings (prompt_ms + predicted_ms) kept."""
+    payload = {
+        "model": endpoint.model,
+        "messages": messages,
+        "max_tokens": max_tokens,
+        "temperature": 0.0,
+        "stream": False,
+    }
+    request = urllib.request.Request(
+        endpoint.url + "/chat/completions", json.dumps(payload).encode(), {"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=endpoint.timeout_s) as answer:
+            body = json.loads(answer.read())
+    except OSError as exc:  # a timeout, a refused connection: the builder falls back
+        raise capsules.Timeout(str(exc), endpoint.url) from exc
+    timings = body.get("timings") or {}
+    served.append((timings.get("prompt_ms", 0) + timings.get("predicted_ms", 0)) / 1000)
+    choice = body["choices"][0]
+    usage = body.get("usage") or {}
+    return capsules.ChatReply(
+        choice["message"]["content"],
+        choice.get("finish_reason") or "unknown",
+        usage.get("prompt_tokens", 0),
+        usage.get("completion_tokens", 0),
+    )
+
+
+def _reason(why: str) -> str:
+    """A failure's kind: its words without numbers and quotes ("sentence 3 cites no passage: '...'")."""
+    head = why.split(":")[0].split(" (")[0]
+    return " ".join(w for w in head.split() if not w.isdigit() and not w.startswith("'"))
+
+
+def times_of(corpus: dict[str, str], names: list[str]) -> list[float]:
+    times = []
+    for name in names:
+        began = time.perf_counter()
+        capsules.build_capsule(chunks_of(corpus[name]), len(corpus[name]), 400, 1200)
+        times.append((time.perf_counter() - began) * 1000)
+    return times
 
 
 if __name__ == "__main__":

@@ -182,6 +182,11 @@ def test_the_retirement_rate_counts_closed_rows_by_reason(adb):
             ).fetchall()
         )
         total = conn.execute("select count(*) from exo_private.facts").fetchone()[0]
+        conn.execute("select count(*) from exo_private.audit()")
+        ran = conn.execute("select findings, closed_now from exo_private.audit_runs order by id desc limit 1")
+        findings, closed_now = ran.fetchone()
+        # a fact closed after the run is not in its numbers: status reads the run, never re-audits
+        record(conn, "Gus Tarn", "home town", "Looe", at(2030), src)
     with adb.connect("exo_reader") as conn:
         summary = conn.execute("select exo.audit_summary()").fetchone()[0]
         status = conn.execute("select exo.status() -> 'audit'").fetchone()[0]
@@ -191,6 +196,7 @@ def test_the_retirement_rate_counts_closed_rows_by_reason(adb):
         why: {"closed": n, "rate": round(n / total, 4)} for why, n in closed.items()
     }
     assert summary["retirement_rate"] == round(sum(closed.values()) / total, 4)
+    assert (summary["findings"], summary["closed_now"]) == (findings, closed_now) and summary["ran_at"]
     assert status == summary
 
 

@@ -286,3 +286,28 @@ def test_capsule_job_statuses(db, tmp_path, monkeypatch):
         main, ["worker", "retry-failed", "--queue", "capsules"], catch_exceptions=False
     )
     assert retried.output.strip() == "capsules: 1 queued again"
+
+
+def test_a_deference_change_queues_the_capsules_it_withholds(db, tmp_path):
+    """Built before Walter Rivera was deferred, the capsule cites his chunk; deferring him
+    re-marks the chunks and queues the capsule, which is rebuilt without that chunk."""
+    root = tmp_path / "vault"
+    (root / "notes").mkdir(parents=True)
+    paragraphs = topics[LONG].split("\n\n")
+    paragraphs.insert(
+        1, "Walter Rivera explained the execution model of Python code blocks to me in the hospital."
+    )
+    (root / "notes" / "execution-model.md").write_text("# Execution model\n\n" + "\n\n".join(paragraphs))
+    pipeline.ingest(db.cfg, root, "technical", dbname=db.name)
+    assert drain(db).done["capsules"] == 1
+    cited = one(db, "select chunk_ids from exo_private.capsules")[0]
+    with db.connect() as conn:
+        walter = conn.execute(
+            "select id from exo_private.chunks where body like '%%Walter Rivera%%'"
+        ).fetchone()[0]
+        assert walter in cited
+        conn.execute("select exo_private.defer_subject('Walter Rivera')")
+    assert state(db) == "withheld"
+    assert one(db, "select count(*) from pgmq.q_capsules")[0] == 1
+    assert drain(db).done["capsules"] == 1
+    assert state(db) == "fresh" and walter not in one(db, "select chunk_ids from exo_private.capsules")[0]

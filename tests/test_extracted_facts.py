@@ -155,3 +155,60 @@ def test_the_worker_records_the_attributes_a_model_returns(db, tmp_path):
     ]
     assert stats["attributes"] == 2 and stats["facts_recorded"] == 2
     assert stats["dropped"] == {"ungrounded_value": 1}
+
+
+def test_a_new_reading_of_the_same_source_corrects_the_value_it_read_before(db):
+    """A new extraction model reads the same window as saying something else: the old value was
+    never true, so its row is closed as corrected at its own start, not as a change over time."""
+    day = date(2021, 2, 1)
+    with db.connect("exo_writer") as conn:
+        doc = dated_document(conn, ["Iris Calder lives in Larkhaven, near Oslo Road."], day)
+        merge(conn, doc.windows[0], [person("Iris Calder")], [fact("Iris Calder", "lives in", "Larkhaven")])
+        merge(conn, doc.windows[0], [person("Iris Calder")], [fact("Iris Calder", "lives in", "Oslo Road")])
+        assert [row[:5] for row in line(conn, "lives_in")] == [
+            ("Larkhaven", midnight(day), midnight(day), "corrected", "Oslo Road"),
+            ("Oslo Road", midnight(day), None, None, None),
+        ]
+        by_reason = conn.execute("select by_reason from exo_private.retirement()").fetchone()[0]
+    assert by_reason == {"corrected": 1}  # the retirement rate tells a re-reading from a change
+
+
+def test_an_attribute_record_fact_would_refuse_is_skipped_and_counted(db):
+    with db.connect("exo_writer") as conn:
+        doc = dated_document(conn, ["Iris Calder lives in Larkhaven."], date(2020, 1, 1))
+        merged = merge(
+            conn,
+            doc.windows[0],
+            [person("Iris Calder")],
+            [fact("Iris " * 120, "lives in", "Larkhaven"), fact("Iris Calder", "lives in", "Larkhaven")],
+        )
+    assert (merged["facts_recorded"], merged["facts_skipped"]) == (1, 1)
+
+
+def test_the_first_person_is_the_owner_in_the_owners_own_notes(db):
+    from exocortex.extraction import parse
+
+    said = "I moved to Larkhaven in 2020."
+    kept = parse(
+        json.dumps({"entities": [], "relations": [], "attributes": [fact("I", "lives in", "Larkhaven")]}),
+        said,
+        10,
+        10,
+    )
+    assert kept.attributes == [fact("I", "lives_in", "Larkhaven")]
+    with db.connect("exo_writer") as conn:
+        note = dated_document(conn, [said], date(2020, 9, 1))
+        quoted = dated_document(conn, [said], date(2020, 9, 1))
+        conn.execute(
+            "update exo_private.documents set frontmatter = %s where id = %s",
+            (Jsonb({"author": "Iris Calder"}), quoted.id),
+        )
+        # before `exo owner` names the owner, "I" is no one known
+        assert merge(conn, note.windows[0], [], kept.attributes)["facts_skipped"] == 1
+        conn.execute("select exo_private.set_owner('Sam Rivera')")
+        assert merge(conn, note.windows[0], [], kept.attributes)["facts_recorded"] == 1
+        assert merge(conn, quoted.windows[0], [], kept.attributes)["facts_skipped"] == 1  # another's "I"
+        owned = conn.execute(
+            "select subject, value from exo_private.facts where kind = 'extracted' and attribute = 'lives_in'"
+        ).fetchall()
+    assert owned == [("Sam Rivera", "Larkhaven")]

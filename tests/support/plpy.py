@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import types
 
 from exocortex.migrate import inline_plpy
@@ -13,5 +14,6 @@ def load(name: str) -> types.ModuleType:
     """plpy/NAME.py with its `from sibling import ...` lines inlined, as a module."""
     source = inline_plpy(f"# exo:include {name}", PACKAGE_DIR / "plpy", f"support.plpy.load({name!r})")
     module = types.ModuleType(f"plpy_{name}")
+    sys.modules[module.__name__] = module  # a dataclass looks its module up there
     exec(compile(source, f"<plpy/{name}.py, inlined>", "exec"), module.__dict__)
     return module

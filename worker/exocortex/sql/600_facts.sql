@@ -57,6 +57,51 @@ comment on function exo_private.lock_fact_line(text, text, text, exo_private.fac
     'Take the transaction advisory lock of one fact line (workspace, subject key, attribute, kind): '
     'two writers of a line take turns, so it keeps exactly one current row.';
 
+-- exo_private.fact_refusal: why record_fact would refuse a subject, attribute and value (null: it would not).
+create or replace function exo_private.fact_refusal(p_subject text, p_attribute text, p_value text)
+returns text
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select case
+        when exo_private.canonical_key(p_subject) is null or pg_catalog.length(p_subject) > 500 then
+            format('p_subject must be a name of at most 500 characters, got %s', exo_private.quoted(p_subject))
+        when coalesce(exo_private.normalise_attribute(p_attribute), '') = '' then
+            format('p_attribute must not be blank, got %s', exo_private.quoted(p_attribute))
+        when coalesce(pg_catalog.btrim(p_value), '') = '' then
+            format('p_value must not be blank, got %s', exo_private.quoted(p_value))
+    end
+$$;
+comment on function exo_private.fact_refusal(text, text, text) is
+    'Why exo_private.record_fact would refuse this subject, attribute and value (a subject with no '
+    'canonical key or over 500 characters, a blank attribute or value), naming the argument; null when '
+    'it would record them. A writer of many facts (an extraction) skips and counts those it names.';
+
+-- exo_private.attribute_subject: whom an extracted attribute's subject names in its document.
+create or replace function exo_private.attribute_subject(p_subject text, p_document_id bigint)
+returns text
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select case
+        when not coalesce(exo_private.canonical_key(p_subject) = any (array['i', 'me', 'my', 'myself']), false)
+            then p_subject
+        else (select p.display_name
+              from exo_private.people p
+              join exo_private.documents d on d.id = p_document_id
+              where p.is_owner and p.entity_key is not null
+                and d.conversation_id is null and not d.metadata ? 'from'
+                and coalesce(exo_private.canonical_key(d.frontmatter ->> 'author') = p.entity_key, true))
+    end
+$$;
+comment on function exo_private.attribute_subject(text, bigint) is
+    'The subject an extracted attribute is about: p_subject itself, but a first-person subject (I, me, '
+    'my, myself) is the owner (exo owner) in the owner''s own notes (a document that is no chat window, '
+    'no mail with a From header, and has no frontmatter author but the owner); null where the first '
+    'person names no one known (a chat window, another author''s text, no owner named).';
+
 -- exo_private.record_fact: record a value of a fact line with its source; close, never overwrite.
 create or replace function exo_private.record_fact(
     p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text,
@@ -71,6 +116,7 @@ declare
     key text := exo_private.canonical_key(p_subject);
     attr text := exo_private.normalise_attribute(p_attribute);
     val text := pg_catalog.btrim(p_value);
+    problem text := exo_private.fact_refusal(p_subject, p_attribute, p_value);
     line_kind exo_private.fact_kind;
     held_id bigint;       -- the row valid at p_valid_from
     held_value text;
@@ -79,16 +125,8 @@ declare
     fact bigint;
 begin
     perform exo_private.check_workspaces(array[p_workspace]);
-    if key is null or pg_catalog.length(p_subject) > 500 then
-        perform exo_private.invalid_argument(
-            format('p_subject must be a name of at most 500 characters, got %s', exo_private.quoted(p_subject)));
-    end if;
-    if attr is null or attr = '' then
-        perform exo_private.invalid_argument(
-            format('p_attribute must not be blank, got %s', exo_private.quoted(p_attribute)));
-    end if;
-    if val is null or val = '' then
-        perform exo_private.invalid_argument(format('p_value must not be blank, got %s', exo_private.quoted(p_value)));
+    if problem is not null then
+        perform exo_private.invalid_argument(problem);
     end if;
     if p_kind is null or not p_kind = any (enum_range(null::exo_private.fact_kind)::text[]) then
         perform exo_private.invalid_argument(
@@ -135,9 +173,12 @@ begin
             values (fact, p_workspace, pg_catalog.btrim(p_subject), key, attr, val, line_kind,
                     p_valid_from, later_from, later_id, 'superseded');
         else
-            -- the newest value: it closes the line's current row (closed_by is checked at commit)
+            -- the newest value: it closes the line's current row (closed_by is checked at commit);
+            -- a value from the very moment the current row began is a correction of it (a source
+            -- read again, say by a new extraction model), not a change over time
             update exo_private.facts f
-               set valid_to = p_valid_from, closed_by = fact, close_reason = 'superseded'
+               set valid_to = p_valid_from, closed_by = fact,
+                   close_reason = case when f.valid_from = p_valid_from then 'corrected' else 'superseded' end
              where f.subject_key = key and f.attribute = attr and f.kind = line_kind
                and f.workspace = p_workspace and f.valid_to is null;
             insert into exo_private.facts (id, workspace, subject, subject_key, attribute, value, kind, valid_from)
@@ -158,8 +199,10 @@ comment on function exo_private.record_fact(text, text, text, text, text, timest
     '{document_id, chunk_id, observation_id} (at least one); returns the id of the row that holds '
     'the value. The line is (workspace, canonical key of the subject, normalised attribute, kind). '
     'The same value as the row valid at p_valid_from adds only a source; a newer value closes the '
-    'line''s current row (superseded) and becomes current; an older one is history, closed by the '
-    'row after it. Nothing else is closed. Writers of one line take turns (an advisory lock).';
+    'line''s current row (superseded; corrected when the current row began at p_valid_from too, so '
+    'it was never valid: a source read again) and becomes current; an older one is history, closed '
+    'by the row after it. Nothing else is closed. Writers of one line take turns (an advisory lock). '
+    'Refuses what exo_private.fact_refusal names.';
 
 -- exo_private.canonical_keys: the canonical keys of many names, in one call.
 create or replace function exo_private.canonical_keys(names text[])
@@ -337,14 +380,16 @@ begin
            array(select j.id from judged j where not j.extends)
       into new_rows, closings, sourced, one_by_one;
     update exo_private.facts f
-       set valid_to = c.valid_to, closed_by = c.closed_by, close_reason = 'superseded'
+       set valid_to = c.valid_to, closed_by = c.closed_by,
+           close_reason = case when f.valid_from = c.valid_to then 'corrected' else 'superseded' end
       from jsonb_populate_recordset(null::exo_private.facts, closings) c
      where f.id = c.id;
     insert into exo_private.facts (id, workspace, subject, subject_key, attribute, value, kind,
                                    valid_from, valid_to, closed_by, close_reason)
     overriding system value
     select r.id, r.workspace, r.subject, r.subject_key, r.attribute, r.value, 'observation',
-           r.valid_from, r.valid_to, r.closed_by, case when r.closed_by is not null then 'superseded' end
+           r.valid_from, r.valid_to, r.closed_by,
+           case when r.valid_to = r.valid_from then 'corrected' when r.closed_by is not null then 'superseded' end
     from jsonb_populate_recordset(null::exo_private.facts, new_rows) r;
     return query
     insert into exo_private.fact_sources (fact_id, observation_id)

@@ -1,14 +1,32 @@
--- Capsules: extractive summaries of long documents (plpy/capsules.py), stamped with the
--- generation of their sources. Migration 0027 makes the table, the capsules queue and the
--- settings.
+-- Capsules: extractive summaries (plpy/capsules.py) of long documents and of folders,
+-- workspaces and much-mentioned entities, stamped with the generation of their sources.
+-- Migrations 0027 and 0036 make the table, the capsules queue and the settings.
 --
---   a document chunked (ingest, a changed file, a re-route)   -> a message on the capsules queue
---   the worker: exo_private.build_capsule(document_id)        -> the capsule, built or dropped
+--   a document chunked (ingest, a changed file, a re-route)   -> a message {document_id}
+--   exo_private.queue_capsules() (pg_cron every 10 minutes,    -> messages {workspace, scope, key}
+--     after a deference change, exo worker retry-failed)          for groups due, {document_id} for
+--                                                                 documents whose capsule is not fresh
+--   the worker: exo_private.capsule_job(message)               -> the capsule, built or dropped
 --   exo_private.capsule_states (a view)                        -> fresh, stale or withheld
 --
--- The capsule stage of search (exo_private.stage_sql 'capsules') and the packet's capsule
--- section (exo_private.packet_capsules) serve only fresh capsules, and always cite the chunks
--- a capsule's lines come from.
+-- The capsule stage of search (exo_private.stage_sql 'capsules') serves fresh capsules of every
+-- scope as the chunks their matching lines come from, so a broad question that a folder's or a
+-- workspace's capsule answers reaches its evidence. The packet's capsule section
+-- (exo_private.packet_capsules) shows the document capsules of the documents it cites: a group
+-- capsule is a map to evidence, not the summary of one cited source.
+
+-- exo_private.capsule_folder: the folder a document lies in, as a folder capsule's scope_key.
+create or replace function exo_private.capsule_folder(p_source_id int, p_path text)
+returns text
+language sql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select p_source_id::text || ':' || pg_catalog.regexp_replace(p_path, '/?[^/]*$', '')
+$$;
+comment on function exo_private.capsule_folder(int, text) is
+    'A folder capsule''s scope_key: "source id:folder" of a document''s path ("12:notes/2020" for '
+    'notes/2020/a.md of source 12; "12:" at the source''s root).';
 
 -- exo_private.capsule_stamp: the generation of a capsule: its builder and its sources' content hashes.
 create or replace function exo_private.capsule_stamp(p_builder text, p_hashes text[])
@@ -72,6 +90,50 @@ comment on function exo_private.build_capsule(bigint) is
     'capsule_id, tokens, sentences, candidates, charged_skipped}. Sentences of charged chunks are '
     'never taken.';
 
+-- exo_private.build_group_capsule: the capsules queue's job for a folder, workspace or entity.
+create or replace function exo_private.build_group_capsule(p_workspace text, p_scope text, p_key text)
+returns jsonb
+language plpython3u volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+# exo:include capsules
+if p_scope not in ("folder", "workspace", "entity"):
+    plpy.execute(plpy.prepare("select exo_private.invalid_argument($1)", ["text"]),
+                 ["p_scope must be folder, workspace or entity, got %r" % (p_scope,)])
+if p_workspace is None or p_key is None:
+    plpy.execute("select exo_private.invalid_argument('p_workspace and p_key must not be null')")
+return build_group(plpy, SD, p_workspace, p_scope, p_key)
+$$;
+comment on function exo_private.build_group_capsule(text, text, text) is
+    'Build (or rebuild, or drop) the capsule of a folder (p_key: exo_private.capsule_folder), a '
+    'workspace (p_key: its name) or an entity (p_key: its canonical key) of p_workspace: {status: '
+    'built, fresh (current, same sources), too_few_documents, too_few_mentions or too_little_text '
+    '(none, any old one dropped), capsule_id, tokens, sentences, candidates, charged_skipped}. '
+    'Sentences of charged chunks are never taken.';
+
+-- exo_private.capsule_job: one message of the capsules queue, whatever its scope.
+create or replace function exo_private.capsule_job(message jsonb)
+returns jsonb
+language plpgsql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    if jsonb_typeof(message -> 'document_id') = 'number' then
+        return exo_private.build_capsule((message ->> 'document_id')::bigint);
+    end if;
+    if jsonb_typeof(message -> 'scope') is distinct from 'string' then
+        perform exo_private.invalid_argument(
+            format('message must hold document_id or {workspace, scope, key}, got %s', exo_private.quoted(message::text)));
+    end if;
+    return exo_private.build_group_capsule(message ->> 'workspace', message ->> 'scope', message ->> 'key');
+end
+$$;
+comment on function exo_private.capsule_job(jsonb) is
+    'Run one capsules-queue message: {document_id} builds a document''s capsule (build_capsule), '
+    '{workspace, scope, key} a folder''s, workspace''s or entity''s (build_group_capsule).';
+
 -- exo_private.queue_capsule: a document chunked again is queued for its capsule.
 create or replace function exo_private.queue_capsule()
 returns trigger
@@ -101,7 +163,7 @@ create or replace trigger documents_queue_capsule
     for each row when (new.stage = 'chunked')
     execute function exo_private.queue_capsule();
 
--- exo_private.queue_capsules: queue every document whose capsule is missing or not fresh.
+-- exo_private.queue_capsules: queue every capsule that is missing, not fresh or behind its sources.
 create or replace function exo_private.queue_capsules(p_workspace text default null)
 returns int
 language plpgsql
@@ -109,33 +171,115 @@ security invoker
 set search_path = exo_private, pg_temp
 as $$
 declare
-    due bigint[];
-    min_chars int := (select (s.value #>> '{}')::int from exo_private.settings s
-                      where s.key = 'capsules.min_document_chars');
+    due jsonb[];
+    setting jsonb := (select jsonb_object_agg(s.key, s.value) from exo_private.settings s
+                      where s.key like 'capsules.%');
+    min_chars int := (setting ->> 'capsules.min_document_chars')::int;
+    min_documents int := (setting ->> 'capsules.folder_min_documents')::int;
+    min_mentions int := (setting ->> 'capsules.entity_min_mentions')::int;
 begin
     if p_workspace is not null then
         perform exo_private.check_workspaces(array[p_workspace]);
     end if;
-    select coalesce(array_agg(d.id order by d.id), '{}') into due
-    from exo_private.documents d
-    left join exo_private.capsules k on k.document_id = d.id
-    left join exo_private.capsule_states s on s.capsule_id = k.id
-    where d.stage in ('chunked', 'embedded', 'graphed') and d.conversation_id is null
-      and (p_workspace is null or d.workspace = p_workspace)
-      and (k.id is not null and s.state <> 'fresh'
-           or k.id is null and (select max(c.char_end) from exo_private.chunks c
-                                where c.workspace = d.workspace and c.document_id = d.id) >= min_chars)
-      and not exists (select 1 from pgmq.q_capsules q where (q.message ->> 'document_id')::bigint = d.id);
+    with live as materialized (
+        select d.id, d.workspace, d.source_id, d.path, d.stage_changed_at
+        from exo_private.documents d
+        where d.stage in ('chunked', 'embedded', 'graphed') and d.conversation_id is null
+          and (p_workspace is null or d.workspace = p_workspace)
+    ), handled as (
+        -- when each message was last worked (a job that built nothing is not sent again until
+        -- its sources change)
+        select a.message, max(a.archived_at) as at
+        from pgmq.a_capsules a
+        group by a.message
+    ), documents_due as (
+        select jsonb_build_object('document_id', d.id) as message, d.id as n
+        from live d
+        left join exo_private.capsules k on k.document_id = d.id
+        left join exo_private.capsule_states s on s.capsule_id = k.id
+        where k.id is not null and s.state <> 'fresh'
+           or k.id is null
+              and (select max(c.char_end) from exo_private.chunks c
+                   where c.workspace = d.workspace and c.document_id = d.id) >= min_chars
+              and not exists (select 1 from handled h
+                              where h.message = jsonb_build_object('document_id', d.id)
+                                and h.at > d.stage_changed_at)
+    ), groups as (
+        select l.workspace, 'folder' as scope, exo_private.capsule_folder(l.source_id, l.path) as key,
+               max(l.stage_changed_at) as changed
+        from live l
+        group by 1, 3
+        having count(*) >= min_documents
+        union all
+        select l.workspace, 'workspace', l.workspace, max(l.stage_changed_at)
+        from live l
+        group by 1
+        having count(*) >= min_documents
+        union all
+        select e.workspace, 'entity', e.canonical_key, max(d.stage_changed_at)
+        from exo_private.mentions m
+        join exo_private.entities e on e.id = m.entity_id
+        join exo_private.documents d on d.id = m.document_id
+        where m.chunk_id is not null and (p_workspace is null or e.workspace = p_workspace)
+        group by e.workspace, e.canonical_key
+        having count(distinct m.chunk_id) >= min_mentions
+    ), groups_due as (
+        -- missing (and not worked since its documents changed), not fresh, or built before one
+        -- of its documents changed
+        select g.workspace, g.scope, g.key
+        from groups g
+        left join exo_private.capsules k on k.workspace = g.workspace and k.scope = g.scope and k.scope_key = g.key
+        left join exo_private.capsule_states s on s.capsule_id = k.id
+        where k.id is null
+              and not exists (select 1 from handled h
+                              where h.message = jsonb_build_object('workspace', g.workspace, 'scope', g.scope,
+                                                                   'key', g.key)
+                                and h.at > g.changed)
+           or s.state <> 'fresh' or g.changed > k.built_at
+        union
+        -- a group that no longer qualifies: its job drops the capsule
+        select k.workspace, k.scope, k.scope_key
+        from exo_private.capsules k
+        where k.scope <> 'document' and (p_workspace is null or k.workspace = p_workspace)
+          and not exists (select 1 from groups g
+                          where g.workspace = k.workspace and g.scope = k.scope and g.key = k.scope_key)
+    ), wanted as (
+        select x.message, 0 as kind, x.n, null::text as workspace, null::text as scope, null::text as key
+        from documents_due x
+        union all
+        select jsonb_build_object('workspace', g.workspace, 'scope', g.scope, 'key', g.key), 1, null,
+               g.workspace, g.scope, g.key
+        from groups_due g
+    )
+    -- document capsules first (a group reads them), groups in a stable order; none queued twice
+    select coalesce(array_agg(w.message order by w.kind, w.n, w.workspace, w.scope, w.key), '{}') into due
+    from wanted w
+    where not exists (select 1 from pgmq.q_capsules q where q.message = w.message);
     if due <> '{}' then
-        perform pgmq.send_batch('capsules', array(select jsonb_build_object('document_id', x) from unnest(due) x));
+        perform pgmq.send_batch('capsules', due);
     end if;
     return cardinality(due);
 end
 $$;
 comment on function exo_private.queue_capsules(text) is
-    'Queue (capsules queue) every live document of p_workspace (null: all) whose capsule is stale '
-    'or withheld, or that is long enough and has none, unless it waits in the queue already; '
-    'returns how many were queued.';
+    'Queue (capsules queue) every capsule due in p_workspace (null: all), unless its message waits '
+    'in the queue already: documents whose capsule is stale or withheld, or long enough and without '
+    'one; folders and workspaces with capsules.folder_min_documents live documents and entities '
+    'named in capsules.entity_min_mentions chunks whose capsule is missing, not fresh, or older than '
+    'a change to one of their documents, and group capsules whose group no longer qualifies (their '
+    'job drops them). A missing capsule whose message was worked (archived) since its documents last '
+    'changed is not queued again: that job found too little to build. Returns how many were queued. '
+    'Run every 10 minutes by pg_cron (exo-capsules).';
+
+-- Every 10 minutes in the one database pg_cron serves, as the writer (as exo-audit).
+do $$
+begin
+    if exists (select 1 from pg_catalog.pg_extension where extname = 'pg_cron') then
+        perform cron.schedule_in_database(
+            'exo-capsules', '*/10 * * * *', 'select exo_private.queue_capsules()', current_database(), 'exo_writer');
+    end if;
+end
+$$;
 
 -- exo_private.packet_capsules: the capsules of the documents a packet cites, with their state.
 create or replace function exo_private.packet_capsules(p_documents bigint[])

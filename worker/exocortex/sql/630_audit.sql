@@ -2,9 +2,11 @@
 --
 --   exo_private.fact_source_states (a view)  -> each fact source: live, changed or gone
 --   exo_private.audit_findings (a view)      -> what is wrong now, one row per finding and reason
---   exo_private.audit()                      -> close the facts whose every source is gone; return
---                                               the findings (daily by pg_cron, exo audit)
---   exo.audit_summary()                      -> findings by reason and the retirement rate
+--   exo_private.audit()                      -> close the facts whose every source is gone; store
+--                                               the run (audit_runs); return the findings (daily
+--                                               by pg_cron, exo audit)
+--   exo.audit_summary()                      -> the newest run: findings by reason and the
+--                                               retirement rate (exo.status reads it)
 --
 -- Reasons (narrow on purpose; only the first closes anything):
 --   source gone     a current fact whose every source's document is deleted, skipped or absent
@@ -87,7 +89,29 @@ comment on view exo_private.audit_findings is
     'stale, entity gone; see sql/630_audit.sql), fact_id or capsule_id, workspace, detail. Only '
     'current facts are checked; exo_private.audit() closes the source gone ones.';
 
--- exo_private.audit: close the facts whose every source is gone and return every finding.
+-- exo_private.retirement: how many fact rows there are and how many are closed, by close reason.
+create or replace function exo_private.retirement()
+returns table (facts bigint, closed bigint, by_reason jsonb)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    with totals as (select count(*) as n from exo_private.facts),
+    closed as (
+        select pg_catalog.split_part(f.close_reason, ':', 1) as why, count(*) as n
+        from exo_private.facts f
+        where f.valid_to is not null
+        group by 1
+    )
+    select t.n, (select coalesce(sum(c.n), 0)::bigint from closed c),
+           (select coalesce(jsonb_object_agg(c.why, c.n order by c.why), '{}') from closed c)
+    from totals t
+$$;
+comment on function exo_private.retirement() is
+    'The facts'' retirement now: facts (all rows), closed (rows no longer current) and by_reason (closed '
+    'rows per close reason, "closed: why" counted as closed). exo_private.audit() stores it with each run.';
+
+-- exo_private.audit: close the facts whose every source is gone, store the run, return the findings.
 create or replace function exo_private.audit()
 returns table (reason text, fact_id bigint, capsule_id bigint, workspace text, detail jsonb, closed boolean)
 language plpgsql volatile
@@ -96,6 +120,10 @@ set search_path = exo_private, pg_temp
 as $$
 declare
     gone record;
+    others jsonb;
+    counts jsonb;
+    n_closed int := 0;
+    n_gone int := 0;
 begin
     for gone in
         select a.fact_id, a.workspace, a.detail, f.subject_key, f.attribute, f.kind
@@ -117,52 +145,61 @@ begin
         workspace := gone.workspace;
         detail := gone.detail;
         closed := found;
+        n_gone := n_gone + 1;
+        n_closed := n_closed + found::int;
         return next;
     end loop;
+    -- The other findings, read once: returned, and counted for the run's row.
+    select coalesce(jsonb_agg(to_jsonb(a) order by a.reason, a.fact_id, a.capsule_id), '[]')
+      into others
+    from exo_private.audit_findings a
+    where a.reason <> 'source gone';
+    select coalesce(jsonb_object_agg(x.reason, x.n order by x.reason), '{}') into counts
+    from (select r.value ->> 'reason' as reason, count(*) as n from jsonb_array_elements(others) r group by 1
+          union all
+          select 'source gone', n_gone where n_gone > 0) x;
+    insert into exo_private.audit_runs (findings, closed_now, facts, closed, by_reason)
+    select counts, n_closed, r.facts, r.closed, r.by_reason from exo_private.retirement() r;
     return query
-        select a.reason, a.fact_id, a.capsule_id, a.workspace, a.detail, false
-        from exo_private.audit_findings a
-        where a.reason <> 'source gone'
-        order by a.reason, a.fact_id, a.capsule_id;
+        select x.reason, x.fact_id, x.capsule_id, x.workspace, x.detail, false
+        from jsonb_to_recordset(others) x (reason text, fact_id bigint, capsule_id bigint, workspace text, detail jsonb);
 end
 $$;
 comment on function exo_private.audit() is
     'The self-audit: close each current fact whose every source is gone (valid_to now, close_reason '
-    '"source gone"; nothing else is closed), then return every finding of exo_private.audit_findings: '
-    'reason, fact_id, capsule_id, workspace, detail, closed (true for a fact it closed). Run daily by '
-    'pg_cron (exo-audit) and by exo audit.';
+    '"source gone"; nothing else is closed), store the run in exo_private.audit_runs (findings per '
+    'reason, how many it closed, the retirement after it), then return every finding of '
+    'exo_private.audit_findings: reason, fact_id, capsule_id, workspace, detail, closed (true for a '
+    'fact it closed). Run daily by pg_cron (exo-audit) and by exo audit.';
 
--- exo.audit_summary: the self-audit's findings by reason and how many fact rows are closed, by why.
+-- exo.audit_summary: the newest self-audit run: findings by reason and the retirement rate.
 create or replace function exo.audit_summary()
 returns jsonb
 language sql stable
 security definer
 set search_path = exo_private, pg_temp
 as $$
-    with totals as (select count(*) as n from exo_private.facts),
-    closed as (
-        select pg_catalog.split_part(f.close_reason, ':', 1) as why, count(*) as n
-        from exo_private.facts f
-        where f.valid_to is not null
-        group by 1
-    )
     select jsonb_build_object(
-        'findings', (select coalesce(jsonb_object_agg(a.reason, a.n order by a.reason), '{}')
-                     from (select x.reason, count(*) as n from exo_private.audit_findings x group by x.reason) a),
-        'facts', (select t.n from totals t),
-        'closed', (select coalesce(sum(c.n), 0) from closed c),
-        'retirement_rate', (select case when t.n = 0 then 0 else round(coalesce(sum(c.n), 0) / t.n, 4) end
-                            from totals t left join closed c on true group by t.n),
-        'by_reason', (select coalesce(jsonb_object_agg(c.why, jsonb_build_object(
-                                 'closed', c.n, 'rate', round(c.n::numeric / t.n, 4)) order by c.why), '{}')
-                      from closed c cross join totals t))
+        'ran_at', r.ran_at,
+        'findings', coalesce(r.findings, '{}'),
+        'closed_now', coalesce(r.closed_now, 0),
+        'facts', coalesce(r.facts, 0),
+        'closed', coalesce(r.closed, 0),
+        'retirement_rate', case when coalesce(r.facts, 0) = 0 then 0 else round(r.closed::numeric / r.facts, 4) end,
+        'by_reason', coalesce((select jsonb_object_agg(b.key, jsonb_build_object(
+                                          'closed', b.value::bigint, 'rate', round(b.value::numeric / r.facts, 4))
+                                      order by b.key)
+                               from jsonb_each_text(r.by_reason) b), '{}'))
+    from (select 1) one
+    left join lateral (select x.* from exo_private.audit_runs x order by x.id desc limit 1) r on true
 $$;
 comment on function exo.audit_summary() is
-    'The self-audit as numbers: findings (per reason, what exo_private.audit_findings holds now: '
-    'source gone, source changed, contradicted, capsule stale, entity gone), facts (all rows), closed '
-    '(rows no longer current), retirement_rate (closed / facts) and by_reason (per close reason, '
-    '"closed: why" counted as closed: closed rows and their share of all rows), so over-eager '
-    'closing shows as a number. Counts only, never text.';
+    'The newest self-audit run (exo_private.audit: daily by pg_cron, and exo audit) as numbers: ran_at '
+    '(null: never run), findings (per reason, as found then: source gone, source changed, '
+    'contradicted, capsule stale, entity gone), closed_now (facts that run closed), facts (all rows), '
+    'closed (rows no longer current), retirement_rate (closed / facts) and by_reason (per close '
+    'reason, "closed: why" counted as closed: closed rows and their share of all rows), so '
+    'over-eager closing shows as a number. Counts only, never text; reading it costs one row.';
 
 -- exo_private.record_source_hash: a fact source keeps its document's content hash of today.
 create or replace function exo_private.record_source_hash()
