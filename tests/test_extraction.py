@@ -81,7 +81,7 @@ def test_malformed_items_are_dropped_and_the_rest_kept():
 def test_grounding_drops_invented_names_and_their_relations():
     content = reply(
         [
-            {"name": "Iris  calder", "type": "Person"},  # case and spacing differ: grounded
+            {"name": "Iris  calder", "type": "Person"},  # case and spacing differ: grounded, kept as written
             {"name": "Cody Rivera", "type": "Person"},  # not in the text
             {"name": "Sam Rivera", "type": "Person"},
         ],
@@ -92,8 +92,8 @@ def test_grounding_drops_invented_names_and_their_relations():
         ],
     )
     result = extraction.parse(content, WINDOW, 30, 30)
-    assert [e["name"] for e in result.entities] == ["Iris calder", "Sam Rivera"]
-    assert result.relations == [{"subject": "Sam Rivera", "predicate": "met", "object": "Iris calder"}]
+    assert [e["name"] for e in result.entities] == ["Iris Calder", "Sam Rivera"]
+    assert result.relations == [{"subject": "Sam Rivera", "predicate": "met", "object": "Iris Calder"}]
     assert result.dropped == {"ungrounded_entity": 1, "dangling_relation": 1, "duplicate_relation": 1}
 
 

@@ -17,7 +17,7 @@ from support.graph import add_document, generation, merge, org, person, rel
 from exocortex.ingest import pipeline
 
 LABEL = re.compile(r"^[A-Z][A-Z0-9_]{0,62}$")
-NO_FACTS = {"facts_recorded": 0, "facts_undated": 0}  # merges without attributes
+NO_FACTS = {"facts_recorded": 0, "facts_undated": 0, "facts_skipped": 0}  # merges without attributes
 
 
 def disagreements(conn, workspace: str) -> list[tuple]:

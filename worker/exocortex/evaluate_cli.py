@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from exocortex import config, shadow
 from exocortex import evaluate as evaluation
+from exocortex import evaluate_extraction as extraction_truth
 from exocortex.db import admin_url, connect, role_url
 
 console = Console(highlight=False)
@@ -32,6 +33,14 @@ def eval_group() -> None:
 
 
 @eval_group.command("extraction")
+@click.argument("corpus", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--configuration",
+    "configurations",
+    multiple=True,
+    type=click.Choice(list(extraction_truth.CONFIGURATIONS)),
+    help="With CORPUS: only this configuration (repeatable; default: all).",
+)
 @click.option(
     "--sample", "n", type=click.IntRange(min=1), default=20, show_default=True, help="Documents to sample."
 )
@@ -49,6 +58,8 @@ def eval_group() -> None:
     help="Write the JSON here (a .json path) and a Markdown rendering next to it (.md).",
 )
 def extraction_cmd(
+    corpus: Path | None,
+    configurations: tuple[str, ...],
     n: int,
     seed: int,
     models_: str | None,
@@ -63,7 +74,15 @@ def extraction_cmd(
     Reports per model entities and relations per document, grounding rate, dropped items,
     empty extractions, errors, truncated replies and docs/hour; with --judge, relation
     correctness and the reversed-direction rate. Writes nothing to the database.
+
+    With CORPUS (a folder bench/people_corpus.py wrote): build its graph in a scratch database
+    for each configuration (model only, two-pass, NER, structural edges) and report relation
+    precision and recall against its ground truth (person to person apart), entity type
+    accuracy and seconds per window (--endpoint, --json and --output apply).
     """
+    if corpus is not None:
+        _extraction_against_truth(corpus, configurations, endpoint, as_json, output)
+        return
     if output is not None and output.suffix != ".json":
         _fail(f"--output must name a .json file (the Markdown goes next to it), got {output}")
     models = [m for m in (models_ or "").split(",") if m.strip()]
@@ -113,6 +132,30 @@ def extraction_cmd(
         console.print(evaluation.render_table(report))
         judged = f"; judge {report.judge}" if report.judge else ""
         console.print(escape(f"sample: {evaluation.describe_sample(report)}{judged}"), soft_wrap=True)
+
+
+def _extraction_against_truth(
+    corpus: Path, configurations: tuple[str, ...], endpoint: str | None, as_json: bool, output: Path | None
+) -> None:
+    """`exo eval extraction CORPUS`: exocortex.evaluate_extraction."""
+    try:
+        results = extraction_truth.evaluate(
+            config.load(), corpus, configurations or tuple(extraction_truth.CONFIGURATIONS), endpoint,
+            progress=lambda line: err.print(escape(line), soft_wrap=True),
+        )  # fmt: skip
+    except extraction_truth.EvalProblem as exc:
+        _fail(str(exc))
+    except psycopg.OperationalError as exc:
+        _fail(f"cannot connect to the database: {str(exc).strip().splitlines()[0]}")
+    data = {"corpus": str(corpus), "results": [r.to_json() for r in results]}
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(data, indent=2) + "\n")
+        err.print(f"wrote {escape(str(output))}", soft_wrap=True)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+    else:
+        console.print(extraction_truth.render_table(results))
 
 
 @eval_group.command("shadow")

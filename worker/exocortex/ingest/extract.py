@@ -59,6 +59,9 @@ _MAX_INVALID_UTF8_SHARE = 0.10
 _HEADERS = ("title", "subject", "from", "to", "cc")
 _RAW_HEADER_CHARS = 8 * MAX_HEADER_CHARS  # room for encoded words before the decoded value is cut
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_MESSAGE_ID = re.compile(r"<([^<>@\s]{1,200}@[^<>@\s]{1,200})>")
+_THREAD_HEADERS = {"message-id": "message_id", "in-reply-to": "in_reply_to", "references": "references"}
+MAX_REFERENCES = 20
 WIKI_LINK = re.compile(r"\[\[([^\]\[|#\n]+)(?:#[^\]\[|\n]*)?(?:\|[^\]\[\n]*)?\]\]")
 
 
@@ -389,6 +392,7 @@ def _eml(path: Path) -> Extracted:
         parsed = getattr(date, "datetime", None)
         _set_date(metadata, parsed or str(date), "email Date header")
     metadata["title"] = metadata.get("subject")
+    metadata.update(_thread_ids(message))
     attachments = [part.get_filename() for part in message.walk() if part.get_filename()]
     if attachments:
         metadata["attachments"] = attachments
@@ -398,6 +402,22 @@ def _eml(path: Path) -> Extracted:
     elif body := message.get_body(preferencelist=("html",)):
         text = _html_to_text(_part_text(body))[0]
     return Extracted(text, metadata)
+
+
+def _thread_ids(message: EmailMessage) -> dict:
+    """The message's own Message-ID and the ids it answers (In-Reply-To; References, its last
+    MAX_REFERENCES, oldest first), without their angle brackets: how the graph links a reply to
+    the message it answers (sql/310_structural_graph.sql). Read from the raw headers, as above."""
+    ids: dict = {}
+    for name, raw in message.raw_items():
+        key = _THREAD_HEADERS.get(name.lower())
+        if key is None or key in ids:
+            continue
+        last = key == "references"
+        found = _MESSAGE_ID.findall(raw[-_RAW_HEADER_CHARS:] if last else raw[:_RAW_HEADER_CHARS])
+        if found:
+            ids[key] = found[-MAX_REFERENCES:] if last else found[0]
+    return ids
 
 
 def _part_text(part: EmailMessage) -> str:

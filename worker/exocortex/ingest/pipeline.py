@@ -364,6 +364,13 @@ class Ingest:
             s.links_resolved = self.conn.execute(
                 "select exo_private.resolve_links(%s)", (self.source_id,)
             ).fetchone()[0]
+            # This run's notes again: a [[link]] may name a person a later file of the run introduced.
+            self.conn.execute(
+                """select exo_private.link_structure(array(
+                       select distinct l.source_document from exo_private.document_links l
+                       where l.source_document = any(%s)))""",
+                (self.routed,),
+            )
             if self.workspace is not None:
                 # --workspace is the person's choice for the whole folder, quarantine included.
                 s.moved_from_quarantine = self.conn.execute(

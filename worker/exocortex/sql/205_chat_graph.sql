@@ -37,7 +37,7 @@ comment on function exo_private.chat_person_names(bigint[]) is
 -- exo_private.chat_window_senders: who sent a message in each window of some conversations.
 create or replace function exo_private.chat_window_senders(conversations bigint[])
 returns table (workspace text, window_id bigint, document_id bigint, chunk_id bigint, name text, key text,
-               is_owner boolean)
+               is_owner boolean, messages bigint, first_at timestamptz, last_at timestamptz)
 language sql stable
 security invoker
 set search_path = exo_private, pg_temp
@@ -49,22 +49,27 @@ as $$
         join exo_private.chunks c on c.workspace = cw.workspace and c.id = cw.chunk_id
         join exo_private.extraction_windows x on x.document_id = d.id and x.ordinal = c.ordinal
         where d.conversation_id = any(conversations)
-    ), senders as materialized (
-        select distinct w.workspace, w.window_id, w.document_id, w.chunk_id, m.identity_id
+    ), sent as materialized (
+        select w.workspace, w.window_id, w.document_id, w.chunk_id, m.identity_id,
+               count(*) as messages, min(m.sent_at) as first_at, max(m.sent_at) as last_at
         from windows w
         cross join unnest(w.message_ids) x (message_id)
         join exo_private.chat_messages m on m.id = x.message_id
+        group by w.workspace, w.window_id, w.document_id, w.chunk_id, m.identity_id
     )
-    select distinct on (s.window_id, n.key)
-           s.workspace, s.window_id, s.document_id, s.chunk_id, n.name, n.key, n.is_owner
-    from senders s
-    join exo_private.chat_person_names(array(select distinct s2.identity_id from senders s2)) n
+    -- One row a (window, person): a person's identities (two handles, one name) add up.
+    select s.workspace, s.window_id, s.document_id, s.chunk_id,
+           (array_agg(n.name order by n.is_owner desc, n.name))[1], n.key, bool_or(n.is_owner),
+           sum(s.messages)::bigint, min(s.first_at), max(s.last_at)
+    from sent s
+    join exo_private.chat_person_names(array(select distinct s2.identity_id from sent s2)) n
       on n.identity_id = s.identity_id
-    order by s.window_id, n.key, n.is_owner desc, n.name
+    group by s.workspace, s.window_id, s.document_id, s.chunk_id, n.key
 $$;
 comment on function exo_private.chat_window_senders(bigint[]) is
     'For every window of the given conversations: its workspace, extraction window, document and '
-    'chunk, and each Person who sent a message in it (exo_private.chat_person_names), once per key.';
+    'chunk, and each Person who sent a message in it (exo_private.chat_person_names), once per key, '
+    'with how many messages they sent in it and when the first and the last was sent.';
 
 -- exo_private.link_participants: the structural graph of chat windows.
 create or replace function exo_private.link_participants(conversations bigint[])
@@ -74,38 +79,31 @@ security invoker
 set search_path = exo_private, pg_temp
 as $$
 declare
-    gens jsonb := '{}'::jsonb;
-    ws text;
+    gens jsonb;
+    structural boolean := coalesce(
+        (select (s.value #>> '{}')::boolean from exo_private.settings s where s.key = 'graph.structural'), true);
     ent_ids bigint[];
     rel_ids bigint[];
     n_mentions bigint;
 begin
-    -- The current generation of each workspace involved (generation 1 of 'seed' where there is
-    -- none), share-locked like a merge so that bump_generation waits for this one.
-    for ws in
-        select distinct d.workspace from exo_private.documents d
-        where d.conversation_id = any(conversations) order by 1
-    loop
-        gens := gens || jsonb_build_object(ws, exo_private.current_generation(ws, 'seed'));
-        perform 1 from exo_private.extraction_generations g
-        where g.workspace = ws and g.generation = (gens ->> ws)::int
-        for share;
-    end loop;
+    gens := exo_private.structure_generations(array(
+        select d.workspace from exo_private.documents d where d.conversation_id = any(conversations)));
 
-    -- The Person entities, one per (workspace, key); an existing one keeps its display name.
-    insert into exo_private.entities (workspace, generation, type, canonical_key, name, is_owner)
-    select distinct on (s.workspace, s.key) s.workspace, (gens ->> s.workspace)::int, 'Person', s.key, s.name,
-           s.is_owner
-    from exo_private.chat_window_senders(conversations) s
-    order by s.workspace, s.key, s.is_owner desc, s.name
-    on conflict do nothing;
-
-    with people as materialized (
-        select s.*, e.id as entity_id, e.generation
+    with senders as materialized (
+        select s.*, (gens ->> s.workspace)::int as generation
         from exo_private.chat_window_senders(conversations) s
-        join exo_private.entities e
-          on e.workspace = s.workspace and e.generation = (gens ->> s.workspace)::int
-         and e.type = 'Person' and e.canonical_key = s.key
+    ), resolved as materialized (
+        -- The Person entities, one per (workspace, key) made by upsert_entity; an existing one
+        -- (of any type) keeps its name.
+        select k.workspace, k.key,
+               exo_private.upsert_entity(k.workspace, k.generation, 'Person', k.key, k.name, k.is_owner) as id
+        from (select distinct on (s.workspace, s.key) s.workspace, s.generation, s.key, s.name, s.is_owner
+              from senders s
+              order by s.workspace, s.key, s.is_owner desc, s.name) k
+    ), people as materialized (
+        select s.*, e.id as entity_id
+        from senders s
+        join resolved e on e.workspace = s.workspace and e.key = s.key
     ), mentioned as (
         insert into exo_private.mentions (entity_id, window_id, document_id, chunk_id, surface, origin)
         select p.entity_id, p.window_id, p.document_id, p.chunk_id, p.name, 'structure'
@@ -114,24 +112,33 @@ begin
         returning 1
     ), related as (
         -- Everyone who wrote in one window talked with everyone else who did (one edge a
-        -- pair, the lower entity id first).
+        -- pair, the lower entity id first), from the first to the last message either of
+        -- them sent in it; unless graph.structural is off.
         insert into exo_private.relations
-            (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id, origin)
-        select w.workspace, w.generation, lo.id, hi.id, 'talked with', 'TALKED_WITH', w.window_id,
-               w.document_id, 'structure'
+            (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id, origin,
+             first_at, last_at, message_count)
+        select w.workspace, w.generation, lo.id, hi.id, 'talked with', 'TALKED_WITH', w.window_id, w.document_id,
+               'structure', least(lo.first_at, hi.first_at), greatest(lo.last_at, hi.last_at), lo.n + hi.n
         from (
-            select p.workspace, p.generation, p.window_id, p.document_id, array_agg(p.entity_id) as ids
+            select p.workspace, p.generation, p.window_id, p.document_id,
+                   array_agg(p.entity_id) as ids, array_agg(p.messages) as ns,
+                   array_agg(p.first_at) as firsts, array_agg(p.last_at) as lasts
             from people p
+            where structural
             group by p.workspace, p.generation, p.window_id, p.document_id
         ) w
         -- pairs within a window's few people (a self-join of the CTE would be planned blind)
-        cross join unnest(w.ids) lo (id)
-        cross join unnest(w.ids) hi (id)
+        cross join unnest(w.ids, w.ns, w.firsts, w.lasts) lo (id, n, first_at, last_at)
+        cross join unnest(w.ids, w.ns, w.firsts, w.lasts) hi (id, n, first_at, last_at)
         where hi.id > lo.id
-        on conflict do nothing
+        -- a window that gained messages says so
+        on conflict (subject_id, predicate, object_id, window_id) do update
+            set first_at = excluded.first_at, last_at = excluded.last_at, message_count = excluded.message_count
+            where (relations.first_at, relations.last_at, relations.message_count)
+                  is distinct from (excluded.first_at, excluded.last_at, excluded.message_count)
         returning exo_private.relations.id
     )
-    select (select coalesce(array_agg(distinct p.entity_id), '{}') from people p),
+    select (select coalesce(array_agg(distinct e.id), '{}') from resolved e),
            (select count(*) from mentioned),
            (select coalesce(array_agg(related.id), '{}') from related)
       into ent_ids, n_mentions, rel_ids;
@@ -144,7 +151,9 @@ end
 $$;
 comment on function exo_private.link_participants(bigint[]) is
     'The structural graph of the given chat conversations'' windows, in each workspace''s current '
-    'generation: a Person entity per sender who is a person (exo_private.chat_person_names), a '
-    'mention of it in each window they wrote in, and a TALKED_WITH relation between the people of '
-    'a window, all with origin ''structure''; projected into the AGE graph. Idempotent. Returns '
+    'generation: a Person entity per sender who is a person (exo_private.chat_person_names, made '
+    'by upsert_entity), a mention of it in each window they wrote in, and, unless graph.structural '
+    'is false, a TALKED_WITH relation between the people of a window with the first and last time '
+    'and the count of the two''s messages in it (exo_private.structural_edges sums them across '
+    'windows), all with origin ''structure''; projected into the AGE graph. Idempotent. Returns '
     '{entities, mentions_new, relations_new}.';

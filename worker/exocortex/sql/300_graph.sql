@@ -367,6 +367,154 @@ comment on function exo_private.evidence_valid_from(text, bigint, bigint) is
     'chat window p_chunk_id, else the day chunk p_chunk_id or else document p_document_id was '
     'written (midnight UTC); null when undated.';
 
+-- exo_private.cue_type: the type a name's own words say it has (plpy/entity_types.py).
+create or replace function exo_private.cue_type(name text, said text default null)
+returns text
+language plpython3u immutable parallel safe
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+# exo:include entity_types
+return cue_type(name, said)
+$$;
+comment on function exo_private.cue_type(text, text) is
+    'Place or Org where a name of two or more words carries a cue word (Road, Lane, Mount ...; '
+    'Ltd, Mutual, Bank, University ...), null otherwise; said is the type the model gave (a place '
+    'word that is also a common surname, such as Lane or Hill, is no cue against Person). The '
+    'lists live in plpy/entity_types.py, which the worker uses too.';
+
+-- exo_private.unproject_entities: take entities' vertices, and the edges at them, out of the graph.
+create or replace function exo_private.unproject_entities(ids bigint[])
+returns void
+language plpgsql
+security definer
+set search_path = ag_catalog, exo_private, pg_temp
+as $$
+declare
+    grp record;
+    graph name;
+    vertex_ids ag_catalog.graphid[];
+begin
+    for grp in
+        select e.workspace, e.type, l.id as label_id, array_agg(e.id) as entity_ids
+        from exo_private.entities e
+        join ag_catalog.ag_graph g on g.name = exo_private.graph_name(e.workspace)
+        join ag_catalog.ag_label l on l.graph = g.graphid and l.name = e.type::text and l.kind = 'v'
+        where e.id = any(ids)
+        group by e.workspace, e.type, l.id
+    loop
+        graph := exo_private.graph_name(grp.workspace);
+        vertex_ids := array(select ag_catalog._graphid(grp.label_id, x) from unnest(grp.entity_ids) x);
+        execute format('delete from %I._ag_label_edge x where x.start_id = any($1) or x.end_id = any($1)', graph)
+            using vertex_ids;
+        execute format('delete from %I.%I v where v.id = any($1)', graph, grp.type) using vertex_ids;
+    end loop;
+end
+$$;
+comment on function exo_private.unproject_entities(bigint[]) is
+    'Delete the AGE vertices of the given entities (under their current type''s label) and every '
+    'edge at them; the rows stay. Callers re-project what should remain (project_entities, '
+    'project_relations).';
+
+-- exo_private.reproject_entities: an entity's vertex and edges again, after its type or ends changed.
+create or replace function exo_private.reproject_entities(ids bigint[])
+returns void
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    perform exo_private.project_entities(ids);
+    perform exo_private.project_relations(array(
+        select r.id from exo_private.relations r where r.subject_id = any(ids)
+        union
+        select r.id from exo_private.relations r where r.object_id = any(ids)));
+end
+$$;
+comment on function exo_private.reproject_entities(bigint[]) is
+    'Project the given entities and every relation at them (after unproject_entities, when a type '
+    'or a relation''s end changed).';
+
+-- exo_private.upsert_entity: the one place an entity is created; a type conflict is decided by evidence.
+create or replace function exo_private.upsert_entity(
+    p_workspace text, p_generation int, p_type text, p_key text, p_name text,
+    p_is_owner boolean default false
+)
+returns bigint
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    cue text;
+    ent record;
+    chosen exo_private.entity_type;
+begin
+    if p_key is null or pg_catalog.btrim(p_key) = '' then
+        perform exo_private.invalid_argument('p_key must name the entity (its canonical key), not be blank');
+    end if;
+    if p_name is null or pg_catalog.btrim(p_name) = '' then
+        perform exo_private.invalid_argument('p_name must not be blank');
+    end if;
+    if p_type is null or not p_type = any(enum_range(null::exo_private.entity_type)::text[]) then
+        perform exo_private.invalid_argument(
+            'p_type must be one of ' || array_to_string(enum_range(null::exo_private.entity_type)::text[], ', ')
+            || ', not ' || exo_private.quoted(p_type));
+    end if;
+    -- A name that is no entity's key but another name of one (an alias) is that entity.
+    if not coalesce(p_is_owner, false) and not exists (
+        select 1 from exo_private.entities e
+        where e.workspace = p_workspace and e.generation = p_generation and e.canonical_key = p_key
+    ) then
+        select min(a.entity_id) as id, count(distinct a.entity_id) as n into ent
+        from exo_private.entity_aliases a
+        join exo_private.entities e on e.id = a.entity_id
+        where a.alias_key = p_key and e.workspace = p_workspace and e.generation = p_generation;
+        if ent.n = 1 then
+            return ent.id;
+        end if;
+    end if;
+
+    -- Only a name of two or more words carries a cue (and one word skips the Python call).
+    if pg_catalog.btrim(p_name) ~ '\s' then
+        cue := exo_private.cue_type(p_name, p_type);
+    end if;
+    insert into exo_private.entities as e (workspace, generation, type, canonical_key, name, is_owner, type_votes)
+    values (p_workspace, p_generation,
+            case when p_is_owner then 'Person' else coalesce(cue, p_type) end::exo_private.entity_type,
+            p_key, pg_catalog.btrim(p_name), coalesce(p_is_owner, false), jsonb_build_object(p_type, 1))
+    on conflict (workspace, generation, canonical_key) do update
+        set type_votes = e.type_votes
+                || jsonb_build_object(p_type, coalesce((e.type_votes ->> p_type)::int, 0) + 1),
+            is_owner = e.is_owner or excluded.is_owner,
+            name = case when excluded.is_owner then excluded.name else e.name end
+    returning e.id, e.type, e.is_owner, e.type_votes into ent;
+
+    -- The type: the owner is a Person; else the name's cue; else the type asked for most
+    -- often (a tie keeps the current one).
+    chosen := case
+        when ent.is_owner then 'Person'
+        when cue is not null then cue
+        else (select v.key from jsonb_each_text(ent.type_votes) v
+              order by v.value::int desc, (v.key = ent.type::text) desc, v.key
+              limit 1)
+    end::exo_private.entity_type;
+    if chosen <> ent.type then
+        perform exo_private.unproject_entities(array[ent.id]);
+        update exo_private.entities e set type = chosen where e.id = ent.id;
+        perform exo_private.reproject_entities(array[ent.id]);
+    end if;
+    return ent.id;
+end
+$$;
+comment on function exo_private.upsert_entity(text, int, text, text, text, boolean) is
+    'The entity of canonical key p_key in generation p_generation of p_workspace, created when '
+    'missing (named p_name), the one place entities are made: one entity per key whatever the '
+    'type. A key that is no entity''s but an alias of exactly one (entity_aliases) gives that '
+    'entity. p_type is a vote (type_votes); the type is Person for the owner (p_is_owner), else '
+    'the name''s cue (cue_type), else the most voted type; a changed type is re-projected. '
+    'Returns the entity id; raises invalid_parameter_value for a blank key or name or an unknown type.';
+
 -- exo_private.merge_extraction: one window's validated extraction into the graph.
 create or replace function exo_private.merge_extraction(
     p_window_id bigint, p_generation int, p_entities jsonb, p_relations jsonb,
@@ -381,15 +529,18 @@ declare
     win record;
     names text[];
     keys text[];
-    ent_ids bigint[];
-    ent_keys text[];
-    ent_names text[];
+    item record;
+    ent_id bigint;
+    ent_ids bigint[] := '{}'::bigint[];
+    ent_keys text[] := '{}'::text[];
+    ent_names text[] := '{}'::text[];
     new_ids bigint[];
     rel_ids bigint[];
     n_mentions int;
     attr record;
     n_facts int := 0;
     n_undated int := 0;
+    n_skipped int := 0;
 begin
     select w.id, w.workspace, w.document_id, w.char_start, w.char_end into win
     from exo_private.extraction_windows w
@@ -432,34 +583,37 @@ begin
     from keyed k
     where k.key is not null;
 
-    -- Entities: identity (workspace, generation, type, key); the first display name stays.
-    with items as (
-        select distinct on (x.item ->> 'type', k.key)
-               (x.item ->> 'type')::exo_private.entity_type as type, k.key, k.name
-        from jsonb_array_elements(coalesce(p_entities, '[]')) with ordinality x(item, ord)
-        join unnest(names, keys) k(name, key) on k.name = pg_catalog.btrim(x.item ->> 'name')
-        order by x.item ->> 'type', k.key, x.ord
-    ), inserted as (
-        insert into exo_private.entities (workspace, generation, type, canonical_key, name)
-        select win.workspace, p_generation, i.type, i.key, i.name
-        from items i
-        order by i.type, i.key
-        on conflict do nothing
-        returning exo_private.entities.id
-    )
-    select coalesce(array_agg(inserted.id), '{}') into new_ids from inserted;
-
-    -- The entities of this extraction, in the order the model gave them (a separate
-    -- statement, so it sees rows a concurrent merge committed while this one waited).
-    select coalesce(array_agg(e.id order by x.ord), '{}'),
-           coalesce(array_agg(e.canonical_key order by x.ord), '{}'),
-           coalesce(array_agg(k.name order by x.ord), '{}')
-      into ent_ids, ent_keys, ent_names
-    from jsonb_array_elements(coalesce(p_entities, '[]')) with ordinality x(item, ord)
-    join unnest(names, keys) k(name, key) on k.name = pg_catalog.btrim(x.item ->> 'name')
-    join exo_private.entities e
-      on e.workspace = win.workspace and e.generation = p_generation
-     and e.type = (x.item ->> 'type')::exo_private.entity_type and e.canonical_key = k.key;
+    -- Entities, in the order the model gave them, each key once: upsert_entity makes or finds
+    -- each (by key, else by alias) and decides its type; the aliases the worker resolved in this
+    -- window ({surface, how}) are recorded with this window as their evidence.
+    for item in
+        select k.name, k.key, x.item ->> 'type' as type, x.item -> 'aliases' as aliases
+        from (select distinct on (k.key) x.item, x.ord, k.key
+              from jsonb_array_elements(coalesce(p_entities, '[]')) with ordinality x(item, ord)
+              join unnest(names, keys) k(name, key) on k.name = pg_catalog.btrim(x.item ->> 'name')
+              order by k.key, x.ord) x
+        join unnest(names, keys) k(name, key) on k.key = x.key and k.name = pg_catalog.btrim(x.item ->> 'name')
+        order by x.ord
+    loop
+        ent_id := exo_private.upsert_entity(win.workspace, p_generation, item.type, item.key, item.name);
+        ent_ids := ent_ids || ent_id;
+        ent_keys := ent_keys || item.key;
+        ent_names := ent_names || item.name;
+        insert into exo_private.entity_aliases (entity_id, alias_key, surface, window_id, how)
+        select ent_id, a.key, a.surface, win.id, a.how
+        from (select pg_catalog.btrim(y.alias ->> 'surface') as surface, y.alias ->> 'how' as how,
+                     exo_private.canonical_key(y.alias ->> 'surface') as key
+              from jsonb_array_elements(case when jsonb_typeof(item.aliases) = 'array'
+                                             then item.aliases else '[]' end) y(alias)) a
+        where a.key is not null and a.key <> item.key and a.how in ('surname', 'first_name')
+        on conflict do nothing;
+    end loop;
+    -- New: made by this merge, which gave each key one vote (a row a concurrent merge made
+    -- while this one waited has that merge's vote too).
+    select coalesce(array_agg(e.id), '{}') into new_ids
+    from exo_private.entities e
+    where e.id = any(ent_ids) and e.canonical_key = any(keys)
+      and (select sum(v.value::int) from jsonb_each_text(e.type_votes) v) = 1;
 
     -- Mentions: the chunks of this window's span that contain the name (case and
     -- whitespace ignored), or one row without a chunk when none does.
@@ -487,9 +641,8 @@ begin
     )
     select count(*) into n_mentions from inserted;
 
-    -- Relations: subject and object resolved by key through this extraction's entities
-    -- (the first one listed when a key has several types); unknown names and self-loops
-    -- are skipped.
+    -- Relations: subject and object resolved by key through this extraction's entities;
+    -- unknown names and self-loops (two names of one entity) are skipped.
     with rels as (
         select pg_catalog.btrim(x.item ->> 'subject') as subject,
                pg_catalog.btrim(x.item ->> 'object') as object,
@@ -523,7 +676,8 @@ begin
     -- each sourced by the window's first chunk that has its value (else its first chunk) and
     -- dated when that source says it held; an undated source records nothing.
     for attr in
-        select x.item ->> 'subject' as subject, x.item ->> 'attribute' as attribute,
+        select exo_private.attribute_subject(x.item ->> 'subject', win.document_id) as subject,
+               x.item ->> 'attribute' as attribute,
                x.item ->> 'value' as value, src.id as chunk_id,
                exo_private.evidence_valid_from(win.workspace, win.document_id, src.id) as valid_from
         from jsonb_array_elements(coalesce(p_attributes, '[]')) with ordinality x(item, ord)
@@ -543,6 +697,10 @@ begin
             n_undated := n_undated + 1;
             continue;
         end if;
+        if exo_private.fact_refusal(attr.subject, attr.attribute, attr.value) is not null then
+            n_skipped := n_skipped + 1;  -- "I" of no one known, a subject over 500 characters, ...
+            continue;
+        end if;
         perform exo_private.record_fact(
             win.workspace, attr.subject, attr.attribute, attr.value, 'extracted', attr.valid_from,
             jsonb_strip_nulls(jsonb_build_object('document_id', win.document_id, 'chunk_id', attr.chunk_id)));
@@ -555,17 +713,20 @@ begin
         'mentions_new', n_mentions,
         'relations_new', cardinality(rel_ids),
         'facts_recorded', n_facts,
-        'facts_undated', n_undated);
+        'facts_undated', n_undated,
+        'facts_skipped', n_skipped);
 end
 $$;
 comment on function exo_private.merge_extraction(bigint, int, jsonb, jsonb, jsonb) is
-    'Merge one window''s validated extraction: upsert entities by (workspace, generation, type, '
-    'key), mentions in the window''s chunks that contain the name, relations between listed names; '
+    'Merge one window''s validated extraction: entities through upsert_entity (one per key, type by '
+    'evidence; an item''s aliases [{surface, how: surname|first_name}] recorded with the window as '
+    'evidence), mentions in the window''s chunks that contain the name, relations between listed names; '
     'project them into the AGE graph; record each attribute {subject, attribute, value} as an '
     'extracted fact (record_fact), sourced by the window''s chunk that states the value and valid '
     'from when that source says it held (evidence_valid_from). Idempotent. Returns {entities_new, '
     'entities_seen, mentions_new, relations_new, facts_recorded, facts_undated (attributes whose '
-    'source has no date: not recorded)} (plus stale_generation when a newer generation exists, '
+    'source has no date: not recorded), facts_skipped (refused by exo_private.fact_refusal, a '
+    'first-person subject of no one known included: see exo_private.attribute_subject)} (plus stale_generation when a newer generation exists, '
     'having written nothing). Raises when the window is gone.';
 
 -- exo_private.seed_owner: the owner's Person entity in the current generation of workspaces.
@@ -594,25 +755,20 @@ begin
     where w.name = any(workspaces)
       and not exists (select 1 from exo_private.extraction_generations g where g.workspace = w.name)
     on conflict do nothing;
-    with upserted as (
-        insert into exo_private.entities as e (workspace, generation, type, canonical_key, name, is_owner)
-        select g.workspace, max(g.generation), 'Person'::exo_private.entity_type, owner_key, owner_name, true
-        from exo_private.extraction_generations g
-        where g.workspace = any(workspaces)
-        group by g.workspace
-        on conflict (workspace, generation, type, canonical_key)
-            do update set is_owner = true, name = excluded.name
-            where not e.is_owner or e.name <> excluded.name
-        returning e.id
-    )
-    select coalesce(array_agg(upserted.id), '{}') into ids from upserted;
+    select coalesce(array_agg(exo_private.upsert_entity(g.workspace, g.generation, 'Person', owner_key,
+                                                         owner_name, true) order by g.workspace), '{}')
+      into ids
+    from (select g.workspace, max(g.generation) as generation
+          from exo_private.extraction_generations g
+          where g.workspace = any(workspaces)
+          group by g.workspace) g;
     return ids;
 end
 $$;
 comment on function exo_private.seed_owner(text[]) is
     'Make the owner''s Person entity (key people.entity_key) exist, is_owner, named as the owner, '
-    'in the current generation of the given workspaces; returns the entities written. Projection '
-    'is the caller''s.';
+    'in the current generation of the given workspaces (upsert_entity); returns those entities. '
+    'Projection is the caller''s.';
 
 -- exo_private.set_owner: name the owner and give them a Person entity in every workspace.
 create or replace function exo_private.set_owner(display_name text)
@@ -648,13 +804,15 @@ begin
     -- The owner's chat windows now mention the owner's entity.
     perform exo_private.link_participants(array(
         select d.conversation_id from exo_private.documents d where d.conversation_id is not null));
+    -- And the emails the owner's addresses wrote or received.
+    perform exo_private.link_structure(array(select d.id from exo_private.documents d where d.metadata ? 'from'));
 end
 $$;
 comment on function exo_private.set_owner(text) is
     'Name the owner: people''s owner row gets display_name and entity_key; every workspace''s '
     'current generation gets an is_owner Person entity for that key (generation 1 of model '
-    '''seed'' where there is none), projected into its graph, and the owner''s chat windows mention '
-    'it (link_participants). Extractions naming the owner merge into it.';
+    '''seed'' where there is none), projected into its graph, and the owner''s chat windows and '
+    'emails mention it (link_participants, link_structure). Extractions naming the owner merge into it.';
 
 -- exo_private.bump_generation: a new extraction model for a workspace; rebuild its graph.
 create or replace function exo_private.bump_generation(ws text, model text)
@@ -694,6 +852,8 @@ begin
     perform exo_private.link_participants(array(
         select d.conversation_id from exo_private.documents d
         where d.workspace = ws and d.conversation_id is not null));
+    perform exo_private.link_structure(array(
+        select d.id from exo_private.documents d where d.workspace = ws and d.conversation_id is null));
 
     -- Every window again, once: the workspace's jobs still waiting are dropped first.
     select array_agg(q.msg_id) into pending
@@ -713,9 +873,266 @@ $$;
 comment on function exo_private.bump_generation(text, text) is
     'Start a new extraction generation of a workspace for model: deletes older generations'' '
     'entities (mentions and relations cascade), empties its AGE graph, re-seeds the owner entity '
-    'and the chat participants (link_participants), '
+    'the chat participants (link_participants) and the other structural rows (link_structure), '
     'and queues every extraction window again (dropping its waiting extract jobs). Returns the '
     'new generation. A graph is only ever built by one model.';
+
+-- exo_private.merge_entities: a person's correction: two entities are one.
+create or replace function exo_private.merge_entities(p_keep bigint, p_other bigint)
+returns bigint
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    keep_row exo_private.entities;
+    other_row exo_private.entities;
+    moved jsonb;
+    log_id bigint;
+begin
+    select * into keep_row from exo_private.entities e where e.id = p_keep for update;
+    if not found then
+        perform exo_private.invalid_argument(format('p_keep: there is no entity %s', p_keep));
+    end if;
+    select * into other_row from exo_private.entities e where e.id = p_other for update;
+    if not found then
+        perform exo_private.invalid_argument(format('p_other: there is no entity %s', p_other));
+    end if;
+    if p_keep = p_other then
+        perform exo_private.invalid_argument('p_other must be another entity than p_keep');
+    end if;
+    if (keep_row.workspace, keep_row.generation) <> (other_row.workspace, other_row.generation) then
+        perform exo_private.invalid_argument(format(
+            'p_other: entity %s is in workspace %s generation %s, entity %s in %s generation %s; only '
+            'entities of one graph merge', p_other, other_row.workspace, other_row.generation, p_keep,
+            keep_row.workspace, keep_row.generation));
+    end if;
+    if other_row.is_owner then
+        perform exo_private.invalid_argument(format(
+            'p_other: entity %s is the owner, who stays: merge the other way round', p_other));
+    end if;
+
+    -- What moves, as it was: the other entity, its mentions (moved: false where the kept
+    -- entity already had one at that window and chunk, so it was dropped), its relations
+    -- (moved: false for those that became a self-loop or a repeat) and its aliases.
+    moved := jsonb_build_object(
+        'entity', to_jsonb(other_row),
+        'mentions', coalesce((
+            select jsonb_agg(to_jsonb(m) || jsonb_build_object('moved', not exists (
+                       select 1 from exo_private.mentions k
+                       where k.entity_id = p_keep and k.window_id = m.window_id
+                         and k.chunk_id is not distinct from m.chunk_id)))
+            from exo_private.mentions m where m.entity_id = p_other), '[]'),
+        'relations', coalesce((
+            select jsonb_agg(to_jsonb(r) || jsonb_build_object('moved', not (
+                       x.subject_id = x.object_id or exists (
+                           select 1 from exo_private.relations o
+                           where o.subject_id = x.subject_id and o.object_id = x.object_id
+                             and o.predicate = r.predicate and o.window_id = r.window_id
+                             and o.id <> r.id))))
+            from exo_private.relations r
+            cross join lateral (
+                select case when r.subject_id = p_other then p_keep else r.subject_id end as subject_id,
+                       case when r.object_id = p_other then p_keep else r.object_id end as object_id
+            ) x
+            where r.subject_id = p_other or r.object_id = p_other), '[]'),
+        'aliases', coalesce((
+            select jsonb_agg(to_jsonb(a)) from exo_private.entity_aliases a where a.entity_id = p_other), '[]'));
+
+    perform exo_private.unproject_entities(array[p_keep, p_other]);
+    delete from exo_private.relations r
+     where r.id in (select (x ->> 'id')::bigint from jsonb_array_elements(moved -> 'relations') x
+                    where not (x ->> 'moved')::boolean);
+    update exo_private.relations r
+       set subject_id = case when r.subject_id = p_other then p_keep else r.subject_id end,
+           object_id = case when r.object_id = p_other then p_keep else r.object_id end
+     where r.subject_id = p_other or r.object_id = p_other;
+    update exo_private.entity_aliases a
+       set entity_id = p_keep
+     where a.entity_id = p_other
+       and not exists (select 1 from exo_private.entity_aliases k
+                       where k.entity_id = p_keep and k.alias_key = a.alias_key);
+    insert into exo_private.entity_aliases (entity_id, alias_key, surface, how)
+    values (p_keep, other_row.canonical_key, other_row.name, 'manual')
+    on conflict (entity_id, alias_key) do nothing;
+    update exo_private.mentions m
+       set entity_id = p_keep
+     where m.entity_id = p_other
+       and not exists (select 1 from exo_private.mentions k
+                       where k.entity_id = p_keep and k.window_id = m.window_id
+                         and k.chunk_id is not distinct from m.chunk_id);
+    delete from exo_private.entities e where e.id = p_other;
+    perform exo_private.reproject_entities(array[p_keep]);
+
+    insert into exo_private.entity_merge_log (kind, workspace, kept_id, other_id, moved)
+    values ('merge', keep_row.workspace, p_keep, p_other, moved)
+    returning id into log_id;
+    return log_id;
+end
+$$;
+comment on function exo_private.merge_entities(bigint, bigint) is
+    'Merge entity p_other into p_keep (same workspace and generation; the owner is never merged '
+    'away): its mentions, relations and aliases move to p_keep (a mention p_keep already has at '
+    'the same window and chunk, a relation that would join p_keep to itself or repeat one, are '
+    'dropped), its name becomes a manual alias of p_keep, it is deleted and p_keep re-projected. '
+    'Logged in entity_merge_log with everything that moved; returns the log id (unmerge_entities '
+    'undoes it).';
+
+-- exo_private.unmerge_entities: undo a logged merge.
+create or replace function exo_private.unmerge_entities(p_log_id bigint)
+returns bigint
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    entry exo_private.entity_merge_log;
+    other_id bigint;
+begin
+    select * into entry from exo_private.entity_merge_log l where l.id = p_log_id for update;
+    if not found or entry.kind <> 'merge' then
+        perform exo_private.invalid_argument(format('p_log_id: %s is no logged merge', p_log_id),
+            'exo entity log lists them; a split is undone by merging the entities again');
+    end if;
+    if entry.undone_at is not null then
+        perform exo_private.invalid_argument(format('p_log_id: merge %s was undone already', p_log_id));
+    end if;
+    perform 1 from exo_private.entities e where e.id = entry.kept_id for update;
+    if not found then
+        perform exo_private.invalid_argument(format(
+            'p_log_id: entity %s of merge %s is gone (a new extraction generation, or its mentions '
+            'were removed); nothing to undo', entry.kept_id, p_log_id));
+    end if;
+    other_id := entry.other_id;
+    if exists (select 1 from exo_private.entities e
+               where e.workspace = entry.workspace and e.generation = (entry.moved -> 'entity' ->> 'generation')::int
+                 and e.canonical_key = entry.moved -> 'entity' ->> 'canonical_key') then
+        perform exo_private.invalid_argument(format(
+            'p_log_id: an entity keyed %s exists again since merge %s; merge or split that one instead',
+            exo_private.quoted(entry.moved -> 'entity' ->> 'canonical_key'), p_log_id));
+    end if;
+
+    perform exo_private.unproject_entities(array[entry.kept_id]);
+    insert into exo_private.entities overriding system value
+    select * from jsonb_populate_record(null::exo_private.entities, entry.moved -> 'entity');
+    delete from exo_private.entity_aliases a
+     where a.entity_id = entry.kept_id and a.how = 'manual'
+       and a.alias_key = entry.moved -> 'entity' ->> 'canonical_key';
+    -- Aliases, mentions and relations go back as they were: the moved rows are taken back, the
+    -- dropped ones re-made.
+    delete from exo_private.entity_aliases a
+     where a.id in (select (x ->> 'id')::bigint from jsonb_array_elements(entry.moved -> 'aliases') x);
+    insert into exo_private.entity_aliases overriding system value
+    select a.id, a.entity_id, a.alias_key, a.surface,
+           (select w.id from exo_private.extraction_windows w where w.id = a.window_id), a.how, a.created_at
+    from jsonb_populate_recordset(null::exo_private.entity_aliases, entry.moved -> 'aliases') a;
+    update exo_private.mentions m
+       set entity_id = other_id
+      from jsonb_array_elements(entry.moved -> 'mentions') x
+     where (x ->> 'moved')::boolean and m.entity_id = entry.kept_id
+       and m.window_id = (x ->> 'window_id')::bigint
+       and m.chunk_id is not distinct from (x ->> 'chunk_id')::bigint;
+    -- (Rows of windows re-made since, or of an entity gone since, stay gone.)
+    insert into exo_private.mentions
+    select m.* from jsonb_populate_recordset(null::exo_private.mentions,
+        (select coalesce(jsonb_agg(x), '[]') from jsonb_array_elements(entry.moved -> 'mentions') x
+         where not (x ->> 'moved')::boolean)) m
+    where exists (select 1 from exo_private.extraction_windows w where w.id = m.window_id)
+    on conflict do nothing;
+    delete from exo_private.relations r
+     where r.id in (select (x ->> 'id')::bigint from jsonb_array_elements(entry.moved -> 'relations') x);
+    insert into exo_private.relations overriding system value
+    select r.* from jsonb_populate_recordset(null::exo_private.relations, entry.moved -> 'relations') r
+    where exists (select 1 from exo_private.extraction_windows w where w.id = r.window_id)
+      and exists (select 1 from exo_private.entities e where e.id = r.subject_id)
+      and exists (select 1 from exo_private.entities e where e.id = r.object_id);
+    perform exo_private.reproject_entities(array[entry.kept_id, other_id]);
+    update exo_private.entity_merge_log l set undone_at = now() where l.id = p_log_id;
+    return other_id;
+end
+$$;
+comment on function exo_private.unmerge_entities(bigint) is
+    'Undo merge p_log_id of entity_merge_log: the merged entity comes back with its id, mentions, '
+    'relations and aliases as they were, the manual alias goes, both are re-projected, and the log '
+    'row is marked undone. Returns the restored entity id. Refuses a split, a merge undone already, '
+    'one whose kept entity is gone, or one whose key is an entity again.';
+
+-- exo_private.split_entity: a person's correction: one of an entity's names is another entity.
+create or replace function exo_private.split_entity(p_entity bigint, p_alias text)
+returns bigint
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    ent exo_private.entities;
+    wanted_key text := exo_private.canonical_key(p_alias);
+    split_windows bigint[];
+    new_id bigint;
+    moved jsonb;
+    log_id bigint;
+begin
+    select * into ent from exo_private.entities e where e.id = p_entity for update;
+    if not found then
+        perform exo_private.invalid_argument(format('p_entity: there is no entity %s', p_entity));
+    end if;
+    if wanted_key is null or wanted_key = ent.canonical_key then
+        perform exo_private.invalid_argument(format(
+            'p_alias: %s is not another name of entity %s (%s)', exo_private.quoted(p_alias), p_entity,
+            exo_private.quoted(ent.name)));
+    end if;
+    if not exists (select 1 from exo_private.entity_aliases a where a.entity_id = p_entity and a.alias_key = wanted_key)
+       and not exists (select 1 from exo_private.mentions m
+                       where m.entity_id = p_entity and exo_private.canonical_key(m.surface) = wanted_key) then
+        perform exo_private.invalid_argument(format(
+            'p_alias: entity %s (%s) has no alias or mention named %s', p_entity, exo_private.quoted(ent.name),
+            exo_private.quoted(p_alias)), 'exo entity aliases lists them');
+    end if;
+
+    -- The windows where the entity is named only by that alias: their relations at it move too.
+    select coalesce(array_agg(distinct m.window_id), '{}') into split_windows
+    from exo_private.mentions m
+    where m.entity_id = p_entity and exo_private.canonical_key(m.surface) = wanted_key
+      and not exists (select 1 from exo_private.mentions o
+                      where o.entity_id = p_entity and o.window_id = m.window_id
+                        and exo_private.canonical_key(o.surface) <> wanted_key);
+    moved := jsonb_build_object(
+        'aliases', coalesce((select jsonb_agg(to_jsonb(a)) from exo_private.entity_aliases a
+                             where a.entity_id = p_entity and a.alias_key = wanted_key), '[]'),
+        'mentions', coalesce((select jsonb_agg(to_jsonb(m)) from exo_private.mentions m
+                              where m.entity_id = p_entity
+                                and exo_private.canonical_key(m.surface) = wanted_key), '[]'),
+        'relations', coalesce((select jsonb_agg(to_jsonb(r)) from exo_private.relations r
+                               where (r.subject_id = p_entity or r.object_id = p_entity)
+                                 and r.window_id = any(split_windows)), '[]'));
+    -- The alias goes first, so that upsert_entity makes the name an entity of its own.
+    delete from exo_private.entity_aliases a where a.entity_id = p_entity and a.alias_key = wanted_key;
+    new_id := exo_private.upsert_entity(ent.workspace, ent.generation, ent.type::text, wanted_key,
+                                        pg_catalog.btrim(p_alias));
+    perform exo_private.unproject_entities(array[p_entity]);
+    update exo_private.mentions m
+       set entity_id = new_id
+     where m.entity_id = p_entity and exo_private.canonical_key(m.surface) = wanted_key
+       and not exists (select 1 from exo_private.mentions k
+                       where k.entity_id = new_id and k.window_id = m.window_id
+                         and k.chunk_id is not distinct from m.chunk_id);
+    update exo_private.relations r
+       set subject_id = case when r.subject_id = p_entity then new_id else r.subject_id end,
+           object_id = case when r.object_id = p_entity then new_id else r.object_id end
+     where (r.subject_id = p_entity or r.object_id = p_entity) and r.window_id = any(split_windows)
+       and r.subject_id <> new_id and r.object_id <> new_id;
+    perform exo_private.reproject_entities(array[p_entity, new_id]);
+    insert into exo_private.entity_merge_log (kind, workspace, kept_id, other_id, moved)
+    values ('split', ent.workspace, p_entity, new_id, moved)
+    returning id into log_id;
+    return log_id;
+end
+$$;
+comment on function exo_private.split_entity(bigint, text) is
+    'Split name p_alias off entity p_entity: the alias row goes, the mentions written with that name '
+    'move to an entity of that key (upsert_entity: made, of p_entity''s type, when missing), and so do '
+    'the relations at p_entity in the windows that name it only so. Logged in entity_merge_log '
+    '(kind split, other_id the new entity); returns the log id. Its inverse is merge_entities.';
 
 -- exo_private.related_entities: the neighbourhood of an entity, hub-safe.
 create or replace function exo_private.related_entities(
@@ -826,9 +1243,6 @@ set search_path = ag_catalog, exo_private, pg_temp
 as $$
 declare
     orphans bigint[];
-    grp record;
-    graph name;
-    vertex_ids ag_catalog.graphid[];
 begin
     -- The owner's entity stands without mentions (seed_owner); every other one exists
     -- because a window mentions it. The candidates are locked first: a merge that is adding
@@ -849,20 +1263,7 @@ begin
         return null;
     end if;
     -- Their vertices, and the edges at them, leave the AGE graph in the same transaction.
-    for grp in
-        select e.workspace, e.type, l.id as label_id, array_agg(e.id) as entity_ids
-        from exo_private.entities e
-        join ag_catalog.ag_graph g on g.name = exo_private.graph_name(e.workspace)
-        join ag_catalog.ag_label l on l.graph = g.graphid and l.name = e.type::text and l.kind = 'v'
-        where e.id = any(orphans)
-        group by e.workspace, e.type, l.id
-    loop
-        graph := exo_private.graph_name(grp.workspace);
-        vertex_ids := array(select ag_catalog._graphid(grp.label_id, x) from unnest(grp.entity_ids) x);
-        execute format('delete from %I._ag_label_edge x where x.start_id = any($1) or x.end_id = any($1)', graph)
-            using vertex_ids;
-        execute format('delete from %I.%I v where v.id = any($1)', graph, grp.type) using vertex_ids;
-    end loop;
+    perform exo_private.unproject_entities(orphans);
     -- Their relations go with them (on delete cascade).
     delete from exo_private.entities e where e.id = any(orphans);
     return null;

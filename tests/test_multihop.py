@@ -1,0 +1,216 @@
+"""Multi-hop retrieval (issue 16): the question's relation words as a typed path
+(plpy/relation_paths.py), the graph stage walking it and citing each hop's chunks, and the
+people-and-organisations generator the benchmark asks its questions of."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from support.db import configure
+from support.graph import add_document, merge, org, person, rel
+
+from bench import people_corpus
+from exocortex.plpy.relation_paths import family_pattern, predicate_family, relation_path
+
+# -- relation words and predicate families ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "anchor", "path"),
+    [
+        ("Who is the daughter-in-law of Orla Vend?", "Orla Vend", [("PARENT_OF",), ("SPOUSE_OF",)]),
+        ("Who manages the team that runs Quiazek, the mail relay?", "Quiazek", [("RUNS",), ("MANAGES",)]),
+        ("Which company does the sister of Tam Vend work for?", "Tam Vend", [("SIBLING_OF",), ("WORKS_AT",)]),
+        ("Where does Orla Vend live?", "Orla Vend", [("LIVES_IN",)]),
+        (
+            "Who is the sister-in-law of Tam Vend?",
+            "Tam Vend",
+            [("SPOUSE_OF", "SIBLING_OF"), ("SPOUSE_OF", "SIBLING_OF")],
+        ),
+        ("What did Orla Vend say about the weather?", "Orla Vend", []),
+        # A relation word inside the name the question gives is part of the name.
+        ("Who is the manager of Lead Systems?", "Lead Systems", [("MANAGES",)]),
+    ],
+)
+def test_relation_words_give_the_hops_nearest_the_named_entity_first(question, anchor, path):
+    assert relation_path(question, [anchor]) == path
+
+
+@pytest.mark.parametrize(
+    ("predicate", "family"),
+    [
+        ("MOTHER_OF", ("PARENT_OF", False)),
+        ("DAUGHTER_OF", ("PARENT_OF", True)),
+        ("HAS_DAUGHTER", ("PARENT_OF", False)),
+        ("IS_MARRIED_TO", ("SPOUSE_OF", False)),
+        ("MANAGED_BY", ("MANAGES", True)),
+        ("WORKS_FOR", ("WORKS_AT", False)),
+        ("EMPLOYS", ("WORKS_AT", True)),
+        ("TALKED_WITH", None),
+    ],
+)
+def test_a_predicate_belongs_to_a_family_in_a_direction(predicate, family):
+    assert predicate_family(predicate) == family
+
+
+def test_a_family_pattern_matches_its_predicates_as_whole_words():
+    pattern = re.compile(family_pattern(["PARENT_OF"]))
+    assert pattern.search("MOTHER_OF") and pattern.search("HAS_CHILD") and pattern.search("SON")
+    assert not pattern.search("PARENTHESIS_OF") and not pattern.search("MARRIED_TO")
+
+
+# -- the graph stage ----------------------------------------------------------------------------
+
+
+def _report_and_rows(conn, query: str) -> tuple[dict, list[dict]]:
+    found = conn.execute("select exo.search_json(%s, array['personal'])", (query,)).fetchone()[0]
+    return found["report"], found["results"]
+
+
+@pytest.fixture
+def family(db):
+    """A small graph: Orla is Tam's mother, Tam married Pim (a structural edge); Orla works with
+    Dex, who married Suki (a path of the wrong first hop); filler notes name nobody."""
+    with db.connect() as conn:
+        docs = {
+            "parent": add_document(conn, "personal", ["Orla Vend is the mother of Tam Vend."]),
+            "spouse": add_document(conn, "personal", ["Tam Vend married Pim Quell in May."]),
+            "colleague": add_document(conn, "personal", ["Orla Vend works with Dex Harl at Brask Labs."]),
+            "other": add_document(conn, "personal", ["Dex Harl is married to Suki Marr."]),
+        }
+        for i in range(5):
+            add_document(conn, "personal", [f"Filler note {i} about the garden and the weather."])
+        merge(
+            conn,
+            docs["parent"].windows[0],
+            [person("Orla Vend"), person("Tam Vend")],
+            [rel("Orla Vend", "mother of", "Tam Vend")],
+        )
+        merge(
+            conn,
+            docs["spouse"].windows[0],
+            [person("Tam Vend"), person("Pim Quell")],
+            [rel("Tam Vend", "married", "Pim Quell")],
+        )
+        merge(
+            conn,
+            docs["colleague"].windows[0],
+            [person("Orla Vend"), person("Dex Harl"), org("Brask Labs")],
+            [rel("Orla Vend", "works with", "Dex Harl")],
+        )
+        merge(
+            conn,
+            docs["other"].windows[0],
+            [person("Dex Harl"), person("Suki Marr")],
+            [rel("Dex Harl", "married to", "Suki Marr")],
+        )
+        # Both origins are walked: the marriage is known from structure here.
+        conn.execute(
+            "update exo_private.relations set origin = 'structure' where document_id = %s",
+            (docs["spouse"].id,),
+        )
+    configure(db, retrieval__stages=["path", "graph"])
+    return docs
+
+
+def test_the_path_stage_follows_a_typed_two_hop_path_and_cites_each_hop(db, family):
+    configure(db, retrieval__stages=["path"])
+    with db.connect("exo_reader") as conn:
+        found, rows = _report_and_rows(conn, "Who is the daughter-in-law of Orla Vend?")
+        packet = conn.execute(
+            "select exo.context_packet_json(%s, workspaces => array['personal'])",
+            ("Who is the daughter-in-law of Orla Vend?",),
+        ).fetchone()[0]
+    assert found["paths"] == {"personal": {"hops": [["PARENT_OF"], ["SPOUSE_OF"]], "found": 2}}
+    cited = {r["chunk_id"]: r for r in rows}
+    assert set(cited) == {family["parent"].chunks[0], family["spouse"].chunks[0]}
+    assert all(r["stage"] == "path" for r in rows)
+    # Both hops' chunks are in the packet, and nothing of the path not taken.
+    assert "Pim Quell" in packet["text"] and "mother of Tam Vend" in packet["text"]
+    assert "Suki Marr" not in packet["text"] and "Dex Harl" not in packet["text"]
+
+
+def test_a_question_without_relation_words_gets_the_neighbourhood(db, family):
+    with db.connect("exo_reader") as conn:
+        found, rows = _report_and_rows(conn, "Tell me about Orla Vend")
+    assert "paths" not in found
+    stages = {s["stage"]: s for s in found["workspaces"]["personal"]["stages"]}
+    assert stages["path"] == {"stage": "path", "ran": False, "skipped": "no relation asked for in the query"}
+    # Neighbours of Orla: Tam and Dex (depth 1), Pim and Suki (depth 2), by their mentions.
+    bodies = " ".join(r["body"] for r in rows)
+    assert "Suki Marr" in bodies and "Pim Quell" in bodies
+
+
+def test_a_path_the_graph_lacks_leaves_the_neighbourhood_to_the_graph_stage(db, family):
+    with db.connect("exo_reader") as conn:
+        found, rows = _report_and_rows(conn, "Who is the grandson of Pim Quell?")
+    assert found["paths"]["personal"]["found"] == 0
+    assert rows and all(r["stage"] == "graph" for r in rows)
+
+
+# -- the generator ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    out = tmp_path_factory.mktemp("people")
+    world = people_corpus.generate(size=3, seed=5)
+    people_corpus.write(world, out)
+    return out
+
+
+def test_the_generator_is_deterministic_for_a_seed(corpus, tmp_path):
+    people_corpus.write(people_corpus.generate(size=3, seed=5), tmp_path)
+    files = sorted(p.relative_to(corpus) for p in corpus.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    assert all((corpus / f).read_bytes() == (tmp_path / f).read_bytes() for f in files)
+    other = people_corpus.generate(size=3, seed=6)
+    assert people_corpus.ground_truth(other) != json.loads((corpus / people_corpus.GROUND_TRUTH).read_text())
+
+
+def _text(corpus, path: str) -> str:
+    target = corpus / path if path == people_corpus.CHATS else corpus / "corpus" / path
+    text = target.read_text(encoding="utf-8")
+    if path.endswith(".eml"):  # the body may be quoted-printable: read it as a mail reader does
+        import email
+        import email.policy
+
+        message = email.message_from_string(text, policy=email.policy.default)
+        text = str(message["from"]) + str(message["to"]) + message.get_body(("plain",)).get_content()
+    return text
+
+
+def test_the_ground_truth_matches_its_files(corpus):
+    truth = json.loads((corpus / people_corpus.GROUND_TRUTH).read_text())
+    entities = {e["name"]: e for e in truth["entities"]}
+    kinds = {e["type"] for e in truth["entities"]}
+    assert {"Person", "Org", "Place", "Topic"} <= kinds
+    families = {r["predicate"] for r in truth["relations"]}
+    assert set(people_corpus.PERSON_FAMILIES) <= families and {"MANAGES", "RUNS", "WORKS_AT"} <= families
+    for r in truth["relations"]:
+        assert r["files"], r
+        for path in r["files"]:
+            text = _text(corpus, path)
+            for end in (r["subject"], r["object"]):
+                short = end.split()[0] if entities[end]["type"] == "Person" else end
+                assert re.search(rf"\b{re.escape(short)}\b", text), (end, path)
+    questions = [json.loads(line) for line in (corpus / people_corpus.QUESTIONS).read_text().splitlines()]
+    assert len({q["question"] for q in questions}) == len(questions) >= 10
+    for q in questions:
+        assert len(q["hops"]) == 2 and q["answer"] in q["aliases"]
+        ends = {q["hops"][1]["subject"], q["hops"][1]["object"]}
+        assert q["answer"] in ends and all(h["files"] for h in q["hops"])
+        if q["kind"] == "two-hop":
+            assert q["anchor"] in q["question"]
+
+
+def test_the_path_stage_runs_before_bm25_and_ranks_like_an_exact_match(db):
+    with db.connect() as conn:
+        stages, weights = (
+            conn.execute("select value from exo_private.settings where key = %s", (key,)).fetchone()[0]
+            for key in ("retrieval.stages", "retrieval.rank_weights")
+        )
+    assert stages.index("path") == stages.index("lexical") - 1
+    assert weights["stage"]["path"] == weights["stage"]["exact"] and weights["match"]["path"] > 1

@@ -1,0 +1,191 @@
+"""`exo entity merge | split | unmerge | aliases | log`: a person corrects the graph's identity
+(registered in exocortex.cli).
+
+Entities are named by id or by name (its canonical key, in the current generation; --workspace
+when the name is an entity in several). Everything runs as exo_writer through
+exo_private.merge_entities / split_entity / unmerge_entities, which log what moved in
+exo_private.entity_merge_log, so every correction can be undone.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+import psycopg
+from psycopg.rows import dict_row
+from rich.console import Console
+from rich.markup import escape
+
+from exocortex import config
+from exocortex.db import connect, role_url
+from exocortex.facts_cli import _error, _fail
+from exocortex.query_cli import _table, json_option
+
+console = Console(highlight=False)
+
+ENTITY = """
+select e.id, e.workspace, e.name, e.type::text as type
+from exo_private.entities e
+where e.generation = (select max(g.generation) from exo_private.extraction_generations g
+                      where g.workspace = e.workspace)
+  and (%(id)s::bigint is null and e.canonical_key = exo_private.canonical_key(%(name)s) or e.id = %(id)s)
+  and (%(workspace)s::text is null or e.workspace = %(workspace)s)
+order by e.workspace
+"""
+
+
+def _connection() -> psycopg.Connection:
+    return connect(role_url(config.load(), "exo_writer"), "exo-cli", autocommit=True)
+
+
+def _entity(conn: psycopg.Connection, ref: str, workspace: str | None) -> dict:
+    """The entity ref names: an id, else a name of the current generation (one workspace)."""
+    args = {"id": int(ref) if ref.isdigit() else None, "name": ref, "workspace": workspace}
+    rows = conn.execute(ENTITY, args).fetchall()
+    if not rows:
+        _fail(f"no entity {ref!r}" + (f" in workspace {workspace}" if workspace else ""))
+    if len(rows) > 1:
+        _fail(
+            f"{ref!r} is an entity in workspaces {', '.join(r['workspace'] for r in rows)}: pass --workspace"
+        )
+    return rows[0]
+
+
+def _label(entity: dict) -> str:
+    return f"{entity['name']} ({entity['type']}, entity {entity['id']}, {entity['workspace']})"
+
+
+workspace_option = click.option(
+    "--workspace", help="The workspace of the entities named (when a name is in several)."
+)
+
+
+@click.group("entity")
+def entity_group() -> None:
+    """Correct the graph's entities: merge two into one, split a name off, undo a merge."""
+
+
+@entity_group.command("merge")
+@click.argument("keep")
+@click.argument("other")
+@workspace_option
+def merge_cmd(keep: str, other: str, workspace: str | None) -> None:
+    """Merge OTHER into KEEP: its mentions, relations and aliases move, its name becomes KEEP's alias."""
+    try:
+        with _connection() as conn:
+            conn.row_factory = dict_row
+            kept, gone = _entity(conn, keep, workspace), _entity(conn, other, workspace)
+            log_id = conn.execute(
+                "select exo_private.merge_entities(%s, %s) as id", (kept["id"], gone["id"])
+            ).fetchone()["id"]
+    except psycopg.Error as exc:
+        _fail(_error(exc))
+    console.print(
+        f"merged {escape(_label(gone))} into {escape(_label(kept))}: log {log_id} (exo entity unmerge {log_id})"
+    )
+
+
+@entity_group.command("split")
+@click.argument("entity")
+@click.option("--alias", "alias", required=True, help="The name to split off as an entity of its own.")
+@workspace_option
+def split_cmd(entity: str, alias: str, workspace: str | None) -> None:
+    """Split the name ALIAS off ENTITY: the mentions written so, and the relations of the windows
+    that name it only so, move to an entity of that name."""
+    try:
+        with _connection() as conn:
+            conn.row_factory = dict_row
+            ent = _entity(conn, entity, workspace)
+            row = conn.execute(
+                "select l.id, l.other_id from exo_private.entity_merge_log l "
+                "where l.id = exo_private.split_entity(%s, %s)",
+                (ent["id"], alias),
+            ).fetchone()
+    except psycopg.Error as exc:
+        _fail(_error(exc))
+    console.print(
+        f"split {escape(alias)} off {escape(_label(ent))} as entity {row['other_id']}: log {row['id']} "
+        f"(undo: exo entity merge {ent['id']} {row['other_id']})"
+    )
+
+
+@entity_group.command("unmerge")
+@click.argument("log_id", type=int)
+def unmerge_cmd(log_id: int) -> None:
+    """Undo merge LOG_ID (exo entity log lists them): the merged entity comes back as it was."""
+    try:
+        with _connection() as conn:
+            restored = conn.execute("select exo_private.unmerge_entities(%s)", (log_id,)).fetchone()[0]
+    except psycopg.Error as exc:
+        _fail(_error(exc))
+    console.print(f"undid merge {log_id}: entity {restored} is back")
+
+
+@entity_group.command("aliases")
+@click.argument("entity")
+@workspace_option
+@json_option
+def aliases_cmd(entity: str, workspace: str | None, as_json: bool) -> None:
+    """ENTITY's other names, with their evidence: how each was made and the window that showed it."""
+    try:
+        with _connection() as conn:
+            conn.row_factory = dict_row
+            ent = _entity(conn, entity, workspace)
+            rows = conn.execute(
+                "select a.surface as alias, a.how, d.path as evidence, a.created_at::date::text as since "
+                "from exo_private.entity_aliases a "
+                "left join exo_private.extraction_windows w on w.id = a.window_id "
+                "left join exo_private.documents d on d.id = w.document_id "
+                "where a.entity_id = %s order by a.alias_key",
+                (ent["id"],),
+            ).fetchall()
+    except psycopg.Error as exc:
+        _fail(_error(exc))
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, default=str, ensure_ascii=False))
+        return
+    _table(rows, ["alias", "how", "evidence", "since"], title=_label(ent))
+
+
+@entity_group.command("log")
+@click.option("--workspace", help="Only this workspace.")
+@json_option
+def log_cmd(workspace: str | None, as_json: bool) -> None:
+    """The merges and splits made, newest first, and whether each was undone."""
+    try:
+        with _connection() as conn:
+            conn.row_factory = dict_row
+            rows = conn.execute(
+                "select l.id, l.kind, l.workspace, l.kept_id, l.other_id, "
+                "coalesce(l.moved -> 'entity' ->> 'name', e.name) as other, "
+                "jsonb_array_length(l.moved -> 'mentions') as mentions, "
+                "jsonb_array_length(l.moved -> 'relations') as relations, "
+                "l.made_at::text as made_at, l.undone_at::text as undone_at "
+                "from exo_private.entity_merge_log l left join exo_private.entities e on e.id = l.other_id "
+                "where %s::text is null or l.workspace = %s order by l.id desc",
+                (workspace, workspace),
+            ).fetchall()
+    except psycopg.Error as exc:
+        _fail(_error(exc))
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, default=str, ensure_ascii=False))
+        return
+    _table(
+        rows,
+        [
+            "id",
+            "kind",
+            "workspace",
+            "kept_id",
+            "other_id",
+            "other",
+            "mentions",
+            "relations",
+            "made_at",
+            "undone_at",
+        ],
+    )
+
+
+COMMANDS = [entity_group]

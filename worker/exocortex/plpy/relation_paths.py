@@ -1,0 +1,140 @@
+"""Relation families: which predicates state which kind of relation, and which words of a
+question ask for a path of them (stdlib only).
+
+A predicate is an upper snake case label (exo_private.normalise_predicate). It belongs to a
+family when one of its words is one of the family's words: MOTHER_OF, IS_PARENT_OF and
+HAS_DAUGHTER all state PARENT_OF. Its direction is the family's (subject -> object: parent ->
+child, person -> employer) unless the word names the other end (DAUGHTER_OF: the subject is the
+child) or the predicate turns it round (HAS_..., ..._BY). The multi-hop graph stage
+(plpy/stages.py) walks, from the entity a question names, one family per hop in the order the
+question's relation words give; `exo eval extraction` scores predicates by family.
+"""
+
+import re
+
+# family -> (words stating it subject -> object, words stating it object -> subject); the
+# order is the order families are tried in.
+FAMILIES = {
+    "SPOUSE_OF": (
+        ("SPOUSE", "SPOUSES", "MARRIED", "MARRIES", "MARRY", "WIFE", "HUSBAND", "WED", "WEDDED"),
+        (),
+    ),
+    "PARENT_OF": (
+        ("PARENT", "PARENTS", "FATHER", "MOTHER", "MUM", "MOM", "DAD"),
+        ("CHILD", "CHILDREN", "SON", "DAUGHTER", "KID", "KIDS"),
+    ),
+    "SIBLING_OF": (("SIBLING", "SIBLINGS", "BROTHER", "SISTER"), ()),
+    "FRIEND_OF": (("FRIEND", "FRIENDS", "BEFRIENDED"), ()),
+    "MANAGES": (
+        ("MANAGES", "MANAGE", "MANAGED", "MANAGER", "MANAGING", "LEADS", "LEAD", "LEADER", "HEADS", "BOSS"),
+        (),
+    ),
+    "MEMBER_OF": (("MEMBER", "MEMBERS", "BELONGS", "BELONG", "JOINED"), ()),
+    "RUNS": (("RUNS", "RUN", "OPERATES", "OPERATE", "MAINTAINS", "MAINTAIN", "OWNS"), ()),
+    "WORKS_AT": (("WORKS", "WORK", "WORKED", "WORKING", "EMPLOYED", "EMPLOYEE"), ("EMPLOYS", "EMPLOYER")),
+    "LIVES_IN": (("LIVES", "LIVE", "LIVED", "LIVING", "RESIDES", "RESIDENT", "MOVED", "BASED"), ()),
+}
+SYMMETRIC = frozenset({"SPOUSE_OF", "SIBLING_OF", "FRIEND_OF"})
+
+# Words of a question -> the hops they ask for, each hop a tuple of families; a hop nearer the
+# entity the question names comes first ("the daughter-in-law of X": X's child, then their spouse).
+_KIN_IN_LAW = (("SPOUSE_OF", "SIBLING_OF"), ("SPOUSE_OF", "SIBLING_OF"))
+QUESTION_WORDS = {
+    **dict.fromkeys(
+        ("daughter-in-law", "son-in-law", "child-in-law", "children-in-law"), (("PARENT_OF",), ("SPOUSE_OF",))
+    ),
+    **dict.fromkeys(
+        ("mother-in-law", "father-in-law", "parent-in-law", "parents-in-law"),
+        (("SPOUSE_OF",), ("PARENT_OF",)),
+    ),
+    **dict.fromkeys(("sister-in-law", "brother-in-law", "sibling-in-law"), _KIN_IN_LAW),
+    **dict.fromkeys(
+        (
+            "grandmother",
+            "grandfather",
+            "grandparent",
+            "grandparents",
+            "grandson",
+            "granddaughter",
+            "grandchild",
+            "grandchildren",
+        ),
+        (("PARENT_OF",), ("PARENT_OF",)),
+    ),
+    **dict.fromkeys(("aunt", "uncle"), (("PARENT_OF",), ("SIBLING_OF",))),
+    **dict.fromkeys(("niece", "nephew"), (("SIBLING_OF",), ("PARENT_OF",))),
+    **dict.fromkeys(
+        (
+            "mother",
+            "father",
+            "parent",
+            "parents",
+            "mum",
+            "dad",
+            "son",
+            "daughter",
+            "child",
+            "children",
+            "kids",
+        ),
+        (("PARENT_OF",),),
+    ),
+    **dict.fromkeys(("sibling", "siblings", "brother", "sister"), (("SIBLING_OF",),)),
+    **dict.fromkeys(("wife", "husband", "spouse", "married"), (("SPOUSE_OF",),)),
+    **dict.fromkeys(("friend", "friends"), (("FRIEND_OF",),)),
+    **dict.fromkeys(("manages", "manage", "managed", "manager", "leads", "lead", "boss"), (("MANAGES",),)),
+    **dict.fromkeys(("member", "members", "belong", "belongs"), (("MEMBER_OF",),)),
+    **dict.fromkeys(("runs", "run", "operates", "maintains"), (("RUNS",),)),
+    **dict.fromkeys(("works", "work", "employer", "employs", "employed"), (("WORKS_AT",),)),
+    **dict.fromkeys(("live", "lives", "living"), (("LIVES_IN",),)),
+}
+MAX_HOPS = 3
+_QUESTION_WORD = re.compile(r"[a-z]+(?:-in-law)?")
+
+
+def predicate_family(predicate):
+    """(family, reversed) of an upper snake case predicate, or None when no family's word is
+    in it; reversed: the predicate states the family object -> subject."""
+    words = (predicate or "").split("_")
+    turned = words[0] == "HAS" or words[-1] == "BY"
+    for family, (forward, backward) in FAMILIES.items():
+        for word in words:
+            if word in forward or word in backward:
+                return family, (word in backward) != turned
+    return None
+
+
+def family_pattern(families):
+    """A regular expression (the same in Python and PostgreSQL) that a predicate of any of
+    `families` matches."""
+    words = sorted({w for f in families for side in FAMILIES[f] for w in side})
+    return "(^|_)(" + "|".join(words) + ")(_|$)"
+
+
+def relation_path(question, anchors):
+    """The hops a question asks for from the entity it names: a list of tuples of families (at
+    most MAX_HOPS), empty when it asks for no relation. `anchors` are the names of the entities
+    it names; the first found in the text is where the path starts. Relation words before it
+    are taken nearest first ("the manager of the team that runs X": RUNS, then MANAGES), then
+    those after it in order ("where does the sister of X live": SIBLING_OF, then LIVES_IN);
+    a word asking for the hop the previous one ended with adds only its other hops ("which
+    company does the sister of X work for": one WORKS_AT hop)."""
+    text = (question or "").lower()
+    start = end = len(text)
+    for name in anchors:
+        at = text.find((name or "").lower())
+        if at >= 0 and name:
+            start, end = at, at + len(name)
+            break
+    before, after = [], []
+    for m in _QUESTION_WORD.finditer(text):
+        hops = QUESTION_WORDS.get(m.group())
+        if hops is None or (m.start() < end and m.end() > start):
+            continue
+        (before if m.end() <= start else after).append((m.start(), hops))
+    path = []
+    for _, hops in sorted(before, key=lambda x: -x[0]) + after:
+        if path and path[-1] == hops[0]:
+            hops = hops[1:]
+        path.extend(hops)
+    return path[:MAX_HOPS]

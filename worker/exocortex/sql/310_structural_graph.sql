@@ -1,0 +1,407 @@
+-- Exact edges from structure (issue 16): who wrote to whom and who a note names are known
+-- without a model. For every email (From, To, Cc) and every note whose frontmatter names people
+-- or places (settings graph.people_keys, graph.place_keys), the names become entities of the
+-- document's workspace, mentioned in its first window and chunk, joined by relations with origin
+-- 'structure' whose evidence is that document:
+--   email:  sender WROTE_TO each To, COPIED each Cc (predicate_raw the header), dated by Date;
+--           a reply's sender REPLIED_TO the sender of the message it answers (In-Reply-To, else
+--           the newest References id that is ingested in the same workspace). A thread is a
+--           relation between authors, dated by the reply: `related`, the level-set walk and
+--           multi-hop read it like any edge; the messages themselves stay linked through
+--           documents.metadata (message_id, in_reply_to, references).
+--   notes:  the people of one key pairwise (its predicate: WITH, ATTENDED ...), an AUTHORED key's
+--           people to every other person the note names, every person LOCATED_IN each place;
+--           predicate_raw is the key as written, the edge is dated by the note's date.
+--   links:  a note is no entity: a [[link]] whose target is the name of a person or place that
+--           structure names somewhere is a mention of them in the linking note, and a note titled
+--           by such a name LINKS_TO them; every other link stays a link between documents
+--           (document_links). An ingest run links its notes again at its end, so a name a later
+--           file of the run introduced counts; names only the model found never do.
+-- Addresses are identity evidence (entity_addresses); the owner is recognised by the addresses
+-- of graph.owner_addresses and the owner's chat identities, or by name. Chat windows are linked
+-- by sql/205_chat_graph.sql. Rows are rebuilt per document (link_structure), go with its
+-- windows when it is re-chunked or deleted, and are made again by bump_generation.
+
+-- exo_private.structural_names: every name the structure of some documents gives.
+create or replace function exo_private.structural_names(docs bigint[])
+returns table (document_id bigint, source text, role text, type exo_private.entity_type, name text, key text,
+               address text, ordinal int, at timestamptz, predicate text)
+language plpython3u stable rows 10
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+# exo:include structure
+import json
+
+keys = {
+    r["key"]: json.loads(r["value"])
+    for r in plpy.execute(
+        "select key, value::text from exo_private.settings where key in ('graph.people_keys', 'graph.place_keys')"
+    )
+}
+people_keys, place_keys = keys.get("graph.people_keys") or {}, keys.get("graph.place_keys") or {}
+rows = plpy.execute(
+    plpy.prepare(
+        """select d.id, d.metadata::text as metadata, d.frontmatter::text as frontmatter
+           from exo_private.documents d
+           where d.id = any($1) and d.conversation_id is null
+             and (d.metadata ? 'from' or d.frontmatter <> '{}'::jsonb)""",
+        ["bigint[]"],
+    ),
+    [docs],
+)
+out = []
+for r in rows:
+    for n in names(json.loads(r["metadata"] or "{}"), json.loads(r["frontmatter"] or "{}"), people_keys, place_keys):
+        out.append(
+            (r["id"], n["source"], n["role"], n["type"], n["name"], n["key"], n["address"], n["ordinal"],
+             n["at"].isoformat() if n["at"] else None, n["predicate"])
+        )  # fmt: skip
+return out
+$$;
+comment on function exo_private.structural_names(bigint[]) is
+    'The names the structure of the given documents gives (plpy/structure.py): email From/To/Cc '
+    '(source email, role the header, the address, at the Date, predicate WROTE_TO or COPIED) and '
+    'the frontmatter keys of graph.people_keys and graph.place_keys (source frontmatter, role the '
+    'key, predicate the key''s). name is empty and key null for an address without a name. '
+    'Conversation documents are left out (sql/205_chat_graph.sql).';
+
+-- exo_private.structural_people: those names as entities-to-be, anchored in their document.
+create or replace function exo_private.structural_people(docs bigint[], gens jsonb)
+returns table (workspace text, generation int, document_id bigint, window_id bigint, chunk_id bigint,
+               source text, role text, type exo_private.entity_type, name text, key text, address text,
+               ordinal int, at timestamptz, predicate text, is_owner boolean)
+language sql stable rows 10
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- The owner is whoever writes from one of the owner's addresses or bears the owner's name;
+    -- before `exo owner` names them, an owner's address names nobody (as in chats).
+    with owner as (
+        select p.display_name, p.entity_key,
+               array(select pg_catalog.lower(a)
+                     from exo_private.settings s, jsonb_array_elements_text(s.value) a
+                     where s.key = 'graph.owner_addresses')
+               || array(select pg_catalog.lower(i.handle) from exo_private.chat_identities i
+                        where i.person_id = p.id and i.handle like '%@%') as addresses
+        from exo_private.people p
+        where p.is_owner
+    )
+    select d.workspace, (gens ->> d.workspace)::int, d.id, w.id, c.id, n.source, n.role,
+           case when x.is_owner then 'Person' else n.type end,
+           case when x.is_owner then o.display_name else n.name end,
+           case when x.is_owner then o.entity_key else n.key end,
+           n.address, n.ordinal, coalesce(n.at, d.written_at::timestamptz),
+           case when n.predicate is not null then exo_private.normalise_predicate(n.predicate) end, x.is_owner
+    from exo_private.structural_names(docs) n
+    join exo_private.documents d on d.id = n.document_id
+    join exo_private.extraction_windows w on w.document_id = d.id and w.ordinal = 0
+    left join exo_private.chunks c on c.workspace = d.workspace and c.document_id = d.id and c.ordinal = 0
+    left join owner o on true
+    cross join lateral (
+        select coalesce(n.address = any(o.addresses) or n.key = o.entity_key, false) as is_owner
+    ) x
+    where gens ? d.workspace
+      and case when x.is_owner then o.entity_key is not null else n.key is not null end
+$$;
+comment on function exo_private.structural_people(bigint[], jsonb) is
+    'The names of exo_private.structural_names for documents of the workspaces in gens '
+    '({workspace: generation}), each with its document''s first window and chunk; the owner''s '
+    'address or name gives the owner''s entity key and name (is_owner); names nobody (an address '
+    'without a name) are left out.';
+
+-- exo_private.structure_generations: the current generation of workspaces, locked against a bump.
+create or replace function exo_private.structure_generations(workspaces text[])
+returns jsonb
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    gens jsonb := '{}'::jsonb;
+    ws text;
+begin
+    -- Generation 1 of 'seed' where there is none; share-locked like a merge, so that
+    -- bump_generation waits for the caller's transaction.
+    for ws in select distinct x from unnest(workspaces) x where x is not null order by 1 loop
+        gens := gens || jsonb_build_object(ws, exo_private.current_generation(ws, 'seed'));
+        perform 1 from exo_private.extraction_generations g
+        where g.workspace = ws and g.generation = (gens ->> ws)::int
+        for share;
+    end loop;
+    return gens;
+end
+$$;
+comment on function exo_private.structure_generations(text[]) is
+    'The current extraction generation of each workspace as {workspace: generation} (generation 1 '
+    'of model ''seed'' where there is none), each share-locked until the caller commits so that a '
+    'generation change waits for structural rows being written into it.';
+
+-- exo_private.drop_relation_edges: relations that go take their AGE edges with them.
+create or replace function exo_private.drop_relation_edges()
+returns trigger
+language plpgsql
+security definer
+set search_path = ag_catalog, exo_private, pg_temp
+as $$
+declare
+    grp record;
+begin
+    -- A relation goes with its window (a document re-chunked or deleted), its entity or a
+    -- rebuild of its document's structure; its edge's graphid derives from its id.
+    for grp in
+        select o.workspace, array_agg(ag_catalog._graphid(l.id, o.id)) as edge_ids
+        from old_relations o
+        join ag_catalog.ag_graph g on g.name = exo_private.graph_name(o.workspace)
+        join ag_catalog.ag_label l on l.graph = g.graphid and l.name = o.predicate and l.kind = 'e'
+        group by o.workspace
+    loop
+        execute format('delete from %I._ag_label_edge x where x.id = any($1)', exo_private.graph_name(grp.workspace))
+            using grp.edge_ids;
+    end loop;
+    return null;
+end
+$$;
+comment on function exo_private.drop_relation_edges() is
+    'Trigger after a delete from relations (a window re-made, a document deleted, a structural '
+    'rebuild, an entity removed): delete their edges from the workspace''s AGE graph.';
+
+create or replace trigger drop_relation_edges
+    after delete on exo_private.relations
+    referencing old table as old_relations
+    for each statement execute function exo_private.drop_relation_edges();
+
+-- exo_private.link_structure: the structural graph of some documents, rebuilt.
+create or replace function exo_private.link_structure(doc_ids bigint[])
+returns jsonb
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    docs bigint[];
+    gens jsonb;
+    ent_ids bigint[];
+    rel_ids bigint[];
+    n_mentions bigint;
+begin
+    if doc_ids is null then
+        perform exo_private.invalid_argument('doc_ids must not be null');
+    end if;
+    -- The documents, and the replies ingested before the message they answer (they could not
+    -- name its sender then).
+    docs := array(
+        select d.id from exo_private.documents d
+        where d.id = any(doc_ids) and d.conversation_id is null
+        union
+        select r.id
+        from exo_private.documents r
+        where r.metadata ? 'in_reply_to'
+          and r.metadata ->> 'in_reply_to' = any(array(
+              select p.metadata ->> 'message_id' from exo_private.documents p
+              where p.id = any(doc_ids) and p.metadata ? 'message_id')));
+
+    -- What they said before goes first: a changed header replaces its edges.
+    delete from exo_private.relations r where r.document_id = any(docs) and r.origin = 'structure';
+    delete from exo_private.mentions m where m.document_id = any(docs) and m.origin = 'structure';
+    delete from exo_private.entity_addresses a where a.document_id = any(docs);
+    if not coalesce((select (s.value #>> '{}')::boolean from exo_private.settings s where s.key = 'graph.structural'),
+                    true)
+       or not exists (select 1 from exo_private.documents d
+                      where d.id = any(docs) and (d.metadata ? 'from' or d.frontmatter <> '{}'::jsonb))
+          and not exists (select 1 from exo_private.document_links l where l.source_document = any(docs)) then
+        return jsonb_build_object('documents', 0, 'entities', 0, 'mentions_new', 0, 'relations_new', 0);
+    end if;
+    gens := exo_private.structure_generations(array(
+        select d.workspace from exo_private.documents d
+        where d.id = any(docs) and d.workspace is not null and d.stage <> 'deleted'));
+
+    with parents as materialized (
+        select d.id as document_id, pick.id as parent_id
+        from exo_private.documents d
+        cross join lateral (
+            -- In-Reply-To first, then the newest reference; each id looked up alone, by index
+            -- (a join of the ids with documents is misjudged to match half the table).
+            select found.id
+            from jsonb_array_elements_text(
+                     jsonb_build_array(d.metadata -> 'in_reply_to') || coalesce(d.metadata -> 'references', '[]'))
+                 with ordinality ref (message_id, n)
+            cross join lateral (
+                select (array_agg(p.id order by p.id))[1] as id
+                from exo_private.documents p
+                where p.metadata ->> 'message_id' = ref.message_id and p.metadata ? 'message_id'
+                  and p.workspace = d.workspace and p.id <> d.id and p.stage <> 'deleted'
+            ) found
+            where found.id is not null
+            order by ref.n = 1 desc, ref.n desc
+            limit 1
+        ) pick
+        where d.id = any(docs) and (d.metadata ? 'in_reply_to' or d.metadata ? 'references')
+    ), named as materialized (
+        select p.*, p.document_id = any(docs) as own
+        from exo_private.structural_people(docs || array(select parent_id from parents), gens) p
+        where p.document_id = any(docs) or (p.source = 'email' and p.role = 'from' and p.ordinal = 0)
+    ), resolved as materialized (
+        -- One entity a (workspace, key), the one place entities are made (an alias gives its entity).
+        select k.workspace, k.key,
+               exo_private.upsert_entity(k.workspace, k.generation, k.type::text, k.key, k.name, k.is_owner) as id
+        from (select distinct on (n.workspace, n.key) n.workspace, n.generation, n.type, n.key, n.name, n.is_owner
+              from named n
+              order by n.workspace, n.key, n.is_owner desc, n.own desc, n.name) k
+    ), people as materialized (
+        select n.*, e.id as entity_id
+        from named n
+        join resolved e on e.workspace = n.workspace and e.key = n.key
+    ), mine as materialized (
+        select * from people p where p.own
+    ), mentioned as (
+        insert into exo_private.mentions (entity_id, window_id, document_id, chunk_id, surface, origin)
+        select distinct on (m.entity_id, m.window_id) m.entity_id, m.window_id, m.document_id, m.chunk_id,
+               coalesce(nullif(m.name, ''), m.address), 'structure'
+        from mine m
+        order by m.entity_id, m.window_id, m.source, m.role, m.ordinal
+        on conflict do nothing
+        returning 1
+    ), addressed as (
+        insert into exo_private.entity_addresses (document_id, window_id, workspace, canonical_key, address, name)
+        select distinct on (m.document_id, m.key, m.address) m.document_id, m.window_id, m.workspace, m.key,
+               m.address, m.name
+        from mine m
+        where m.address is not null
+        order by m.document_id, m.key, m.address, m.name
+        on conflict do nothing
+    ), edges as (
+        -- an email's sender to each of its To and Cc
+        select s.entity_id as subject_id, r.entity_id as object_id, r.role as predicate_raw, r.predicate,
+               s.workspace, s.generation, s.window_id, s.document_id, s.at, 1 as message_count
+        from mine s
+        join mine r on r.document_id = s.document_id and r.source = 'email' and r.role in ('to', 'cc')
+        where s.source = 'email' and s.role = 'from' and s.ordinal = 0
+        union all
+        -- a reply's sender to the sender of the message it answers
+        select s.entity_id, a.entity_id, 'in-reply-to', 'REPLIED_TO',
+               s.workspace, s.generation, s.window_id, s.document_id, s.at, 1
+        from mine s
+        join parents pa on pa.document_id = s.document_id
+        join people a on a.document_id = pa.parent_id and a.source = 'email' and a.role = 'from' and a.ordinal = 0
+        where s.source = 'email' and s.role = 'from' and s.ordinal = 0
+        union all
+        -- the people of one frontmatter key, pairwise (the lower entity id first)
+        select a.entity_id, b.entity_id, a.role, a.predicate,
+               a.workspace, a.generation, a.window_id, a.document_id, a.at, null
+        from mine a
+        join mine b on b.document_id = a.document_id and b.source = 'frontmatter' and b.role = a.role
+                   and b.entity_id > a.entity_id
+        where a.source = 'frontmatter' and a.type = 'Person' and a.predicate <> 'AUTHORED'
+        union all
+        -- an author to every other person the note names
+        select a.entity_id, b.entity_id, a.role, a.predicate,
+               a.workspace, a.generation, a.window_id, a.document_id, a.at, null
+        from mine a
+        join mine b on b.document_id = a.document_id and b.source = 'frontmatter' and b.type = 'Person'
+                   and b.entity_id <> a.entity_id
+        where a.source = 'frontmatter' and a.type = 'Person' and a.predicate = 'AUTHORED'
+        union all
+        -- every person the note names to each of its places
+        select a.entity_id, b.entity_id, b.role, b.predicate,
+               a.workspace, a.generation, a.window_id, a.document_id, a.at, null
+        from mine a
+        join mine b on b.document_id = a.document_id and b.source = 'frontmatter' and b.type = 'Place'
+                   and b.entity_id <> a.entity_id
+        where a.source = 'frontmatter' and a.type = 'Person'
+    ), related as (
+        insert into exo_private.relations
+            (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id,
+             origin, first_at, last_at, message_count)
+        select distinct on (e.subject_id, e.predicate, e.object_id, e.window_id)
+               e.workspace, e.generation, e.subject_id, e.object_id, e.predicate_raw, e.predicate, e.window_id,
+               e.document_id, 'structure', e.at, e.at, e.message_count
+        from edges e
+        where e.subject_id <> e.object_id
+        order by e.subject_id, e.predicate, e.object_id, e.window_id, e.predicate_raw
+        on conflict do nothing
+        returning exo_private.relations.id
+    )
+    select (select coalesce(array_agg(distinct e.id), '{}') from resolved e),
+           (select count(*) from mentioned),
+           (select coalesce(array_agg(related.id), '{}') from related)
+      into ent_ids, n_mentions, rel_ids;
+
+    -- Wiki links, once the names above exist: a [[link]] whose target is the name of a person or
+    -- place known from structure is a mention of them in the note, and a note titled by such a
+    -- name LINKS_TO them. Any other link stays a link between documents (document_links).
+    with linked as materialized (
+        select d.workspace, (gens ->> d.workspace)::int as generation, d.id as document_id, w.id as window_id,
+               c.id as chunk_id, l.target,
+               exo_private.canonical_key(pg_catalog.regexp_replace(l.target, '^.*/|\.md$', '', 'g')) as target_key,
+               exo_private.canonical_key(d.title) as title_key, d.written_at
+        from exo_private.documents d
+        join exo_private.document_links l on l.source_document = d.id
+        join exo_private.extraction_windows w on w.document_id = d.id and w.ordinal = 0
+        left join exo_private.chunks c on c.workspace = d.workspace and c.document_id = d.id and c.ordinal = 0
+        where d.id = any(docs) and gens ? d.workspace
+    ), known as materialized (
+        -- the entity of a key, when a header, a chat or frontmatter names it somewhere
+        select x.workspace, x.generation, x.canonical_key, x.id
+        from exo_private.entities x
+        where x.type in ('Person', 'Place')
+          and (x.workspace, x.generation, x.canonical_key) in (
+              select l.workspace, l.generation, k from linked l, unnest(array[l.target_key, l.title_key]) k)
+          and exists (select 1 from exo_private.mentions m where m.entity_id = x.id and m.origin = 'structure')
+    ), targets as materialized (
+        select distinct on (l.document_id, k.id) l.*, k.id as entity_id
+        from linked l
+        join known k on k.workspace = l.workspace and k.generation = l.generation and k.canonical_key = l.target_key
+        order by l.document_id, k.id, l.target
+    ), mentioned as (
+        insert into exo_private.mentions (entity_id, window_id, document_id, chunk_id, surface, origin)
+        select t.entity_id, t.window_id, t.document_id, t.chunk_id, t.target, 'structure'
+        from targets t
+        on conflict do nothing
+        returning 1
+    ), related as (
+        insert into exo_private.relations
+            (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id,
+             origin, first_at, last_at)
+        select t.workspace, t.generation, k.id, t.entity_id, 'wiki link', 'LINKS_TO', t.window_id, t.document_id,
+               'structure', t.written_at, t.written_at
+        from targets t
+        join known k on k.workspace = t.workspace and k.generation = t.generation and k.canonical_key = t.title_key
+        where k.id <> t.entity_id
+        on conflict do nothing
+        returning exo_private.relations.id
+    )
+    select n_mentions + (select count(*) from mentioned),
+           rel_ids || (select coalesce(array_agg(related.id), '{}') from related)
+      into n_mentions, rel_ids;
+
+    perform exo_private.project_entities(ent_ids);
+    perform exo_private.project_relations(rel_ids);
+    return jsonb_build_object('documents', cardinality(docs), 'entities', cardinality(ent_ids),
+                              'mentions_new', n_mentions, 'relations_new', cardinality(rel_ids));
+end
+$$;
+comment on function exo_private.link_structure(bigint[]) is
+    'Rebuild the structural graph of the given documents (and of replies to them ingested '
+    'earlier) in their workspaces'' current generation: their rows of origin ''structure'' and '
+    'their entity_addresses go, then, unless graph.structural is false, each name of '
+    'structural_people becomes an entity (upsert_entity) mentioned in the document''s first '
+    'window and chunk, with WROTE_TO, COPIED, REPLIED_TO (email) and frontmatter-key relations, '
+    'then wiki links to people and places known from structure become mentions and LINKS_TO '
+    '(see sql/310_structural_graph.sql); projected into the AGE graph. Conversation documents '
+    'are left to link_participants. Returns {documents, entities, mentions_new, relations_new}.';
+
+-- exo_private.structural_edges: structural relations summed over their evidence.
+create or replace view exo_private.structural_edges as
+    select r.workspace, r.generation, r.subject_id, r.predicate, r.object_id,
+           min(r.first_at) as first_at, max(r.last_at) as last_at,
+           sum(r.message_count)::bigint as message_count,
+           count(distinct r.window_id) as windows, count(distinct r.document_id) as documents
+    from exo_private.relations r
+    where r.origin = 'structure'
+    group by r.workspace, r.generation, r.subject_id, r.predicate, r.object_id;
+comment on view exo_private.structural_edges is
+    'One row per structural edge (workspace, generation, subject, predicate, object) across its '
+    'evidence: when the first and the last message were sent, how many messages (a chat pair''s '
+    'in every window they shared, one per email), in how many windows and documents; each '
+    'window''s own relation row stays in exo_private.relations.';
