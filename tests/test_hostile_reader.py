@@ -321,6 +321,7 @@ BENIGN = {
     "name": "Iris",
     "document": "diary/2017/2017-03-28.md",
     "conversation": "Family planning",
+    "profile": None,  # a search without a profile; the kb calls refuse every profile (none exists)
 }
 BENIGN_BY_TYPE = {
     "text": "Iris Calder",

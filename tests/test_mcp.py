@@ -45,9 +45,16 @@ EXPECTED_TOOLS = {
     "document",
     "conversation",
     "person_history",
+    "facts",
+    "fact_history",
+    "facts_search",
+    "audit_summary",
     "cypher",
     "sql",
     "status",
+    "kb_items",
+    "kb_act",
+    "kb_record_use",
 }
 
 
@@ -145,7 +152,8 @@ def test_every_api_function_is_a_tool(vault):
     assert set(tools) == EXPECTED_TOOLS
     for tool in tools.values():
         assert len(tool.description) > 60, tool.name
-        assert tool.annotations.read_only_hint
+        # only the personal base's recording path writes (exo_private.kb_write)
+        assert tool.annotations.read_only_hint == (tool.name not in {"kb_act", "kb_record_use"}), tool.name
     search = tools["search"]
     # the description is the SQL function's comment; parameters are typed from the api signature
     assert search.description.startswith("One search, rows and report together")
@@ -297,6 +305,26 @@ def test_chat_tools_withhold_charged_messages_with_a_hint_and_take_bridge(vault)
             json.loads(await call(session, "person_history", name="Alex", bridge=["Grandpa"]))[0]["messages"]
             == 3
         )
+
+    serve(vault.url("exo_reader"), scenario)
+
+
+def test_fact_tools_read_the_declared_facts_and_the_audit(vault):
+    """The vault's canonical facts file declares Sam Rivera's facts (its frontmatter subject:)."""
+
+    async def scenario(session):
+        current = json.loads(await call(session, "facts", subject="sam rivera"))
+        by_attribute = {f["attribute"]: f for f in current}
+        assert by_attribute["employer"]["value"].startswith("Northwind Labs")
+        assert by_attribute["employer"]["kind"] == "declared" and by_attribute["employer"]["sources"]
+        assert json.loads(await call(session, "facts", subject="Sam Rivera", as_of="2014-01-01")) == []
+        line = json.loads(await call(session, "fact_history", subject="Sam Rivera", attribute="Employer"))
+        assert [f["value"] for f in line] == [by_attribute["employer"]["value"]]
+        found = json.loads(await call(session, "facts_search", query="Northwind", max_results=3))
+        assert 0 < len(found) <= 3 and all(f["subject"] == "Sam Rivera" for f in found)
+        audit = json.loads(await call(session, "audit_summary"))
+        assert (audit["ran_at"], audit["findings"], audit["retirement_rate"]) == (None, {}, 0)  # never run
+        assert "attribute" in await fail(session, "fact_history", subject="Sam Rivera", attribute=" ")
 
     serve(vault.url("exo_reader"), scenario)
 

@@ -518,7 +518,7 @@ def test_the_inlined_body_the_database_runs_gives_the_same_answer():
         "per_workspace": 30,
         "open_archive": None,
     }
-    namespace |= {"bridge": [], "as_of": "2026-11-30 12:00:00+00", "query_embedding": None}
+    namespace |= {"bridge": [], "as_of": "2026-11-30 12:00:00+00", "query_embedding": None, "profile": None}
     exec("def procedure():\n" + textwrap.indent(body, "    "), namespace)
     found = json.loads(namespace["procedure"]())
     for answer in (plain, found):

@@ -138,13 +138,22 @@ def _prepare(conn: psycopg.Connection) -> None:
         log.warning("warming a pooled connection failed: %s", str(exc).strip().splitlines()[0])
 
 
-def _call(reader: Reader, function: str, args: dict[str, Any], shape: str) -> Any:
-    """select exo.<function>(name => value, ...): rows, or the one value (shape "rows" | "value")."""
+def _call(reader: Reader, function: str, args: dict[str, Any], shape: str, read_write: bool = False) -> Any:
+    """select exo.<function>(name => value, ...): rows, or the one value (shape "rows" | "value").
+
+    read_write: in a read-write transaction, for the calls that record in a personal base (the
+    reader's one narrow write path, exo_private.kb_write; it may write nothing else).
+    """
     named = [pgsql.SQL("{} => {}").format(pgsql.Identifier(k), pgsql.Placeholder()) for k in args]
     call = pgsql.SQL("exo.{}({})").format(pgsql.Identifier(function), pgsql.SQL(", ").join(named))
     statement = pgsql.SQL("select * from {}" if shape == "rows" else "select {} as value").format(call)
     with reader.connection() as conn:
-        rows = conn.execute(statement, list(args.values())).fetchall()
+        if read_write:
+            with conn.transaction():
+                conn.execute("set transaction read write")
+                rows = conn.execute(statement, list(args.values())).fetchall()
+        else:
+            rows = conn.execute(statement, list(args.values())).fetchall()
     return rows if shape == "rows" else rows[0]["value"]
 
 
@@ -154,8 +163,11 @@ def _search_args(
     bridge: Sequence[str],
     as_of: datetime | None,
     query_embedding: Sequence[float] | None,
+    profile: str | None = None,
 ) -> dict[str, Any]:
     args: dict[str, Any] = {"open_archive": open_archive, "bridge": list(bridge)}
+    if profile is not None:
+        args["profile"] = profile
     if workspaces is not None:
         args["workspaces"] = list(workspaces)
     if as_of is not None:
@@ -176,14 +188,17 @@ def search_json(
     bridge: Sequence[str] = (),
     as_of: datetime | None = None,
     query_embedding: Sequence[float] | None = None,
+    profile: str | None = None,
 ) -> dict[str, Any]:
     """exo.search_json: one search, {results: exo.search's rows, report: what exo.search_report says of it}.
 
-    The rows are JSON: written_at is an ISO date string here (search() gives dates).
+    The rows are JSON: written_at is an ISO date string here (search() gives dates). With a
+    profile, the user's saved documents are searched first and the search is recorded in their
+    base (a read-write transaction); the report carries `personal` and `provenance`.
     """
     args = {"query": query, "k": k, "per_workspace": per_workspace}
-    args |= _search_args(workspaces, open_archive, bridge, as_of, query_embedding)
-    return _call(reader, "search_json", args, "value")
+    args |= _search_args(workspaces, open_archive, bridge, as_of, query_embedding, profile)
+    return _call(reader, "search_json", args, "value", read_write=profile is not None)
 
 
 def search(
@@ -197,6 +212,7 @@ def search(
     bridge: Sequence[str] = (),
     as_of: datetime | None = None,
     query_embedding: Sequence[float] | None = None,
+    profile: str | None = None,
 ) -> list[dict[str, Any]]:
     """exo.search: ranked chunks with citation, workspace, band and the stage that found each.
 
@@ -212,6 +228,7 @@ def search(
         bridge=bridge,
         as_of=as_of,
         query_embedding=query_embedding,
+        profile=profile,
     )
     return [_dated(row) for row in found["results"]]
 
@@ -233,11 +250,12 @@ def search_report(
     bridge: Sequence[str] = (),
     as_of: datetime | None = None,
     query_embedding: Sequence[float] | None = None,
+    profile: str | None = None,
 ) -> dict[str, Any]:
     """exo.search_report: stages, bands, hints, degradations and timings of the same search."""
     args = {"query": query, "k": k, "per_workspace": per_workspace}
-    args |= _search_args(workspaces, open_archive, bridge, as_of, query_embedding)
-    return _call(reader, "search_report", args, "value")
+    args |= _search_args(workspaces, open_archive, bridge, as_of, query_embedding, profile)
+    return _call(reader, "search_report", args, "value", read_write=profile is not None)
 
 
 def context_packet(
@@ -250,11 +268,48 @@ def context_packet(
     bridge: Sequence[str] = (),
     as_of: datetime | None = None,
     query_embedding: Sequence[float] | None = None,
+    profile: str | None = None,
 ) -> dict[str, Any]:
-    """exo.context_packet_json: {text, tokens, used, hints, report}."""
+    """exo.context_packet_json: {text, tokens, used, hints, report}; with a profile as search_json."""
     args = {"query": query, "token_budget": token_budget}
-    args |= _search_args(workspaces, open_archive, bridge, as_of, query_embedding)
-    return _call(reader, "context_packet_json", args, "value")
+    args |= _search_args(workspaces, open_archive, bridge, as_of, query_embedding, profile)
+    return _call(reader, "context_packet_json", args, "value", read_write=profile is not None)
+
+
+#: The reader's actions on a document of its personal base: exo.kb_<action>(profile, document_id).
+KB_ACTIONS = (
+    "accept_suggestion",
+    "decline_suggestion",
+    "thumbs_up",
+    "thumbs_down",
+    "force_pin",
+    "force_remove",
+)
+
+
+def kb_items(reader: Reader, profile: str) -> list[dict[str, Any]]:
+    """exo.kb_items: a profile's base (pinned, claimed, suggested, surfaced, demoted) with counts and suggestions."""
+    return _call(reader, "kb_items", {"profile": profile}, "rows")
+
+
+def kb_act(reader: Reader, profile: str, action: str, document_id: int) -> dict[str, Any]:
+    """exo.kb_<action> (one of KB_ACTIONS) on a document of the profile's base: its new state."""
+    if action not in KB_ACTIONS:
+        raise ValueError(f"action must be one of {', '.join(KB_ACTIONS)}, got {action!r}")
+    args = {"profile": profile, "document_id": int(document_id)}
+    return _call(reader, "kb_" + action, args, "value", read_write=True)
+
+
+def kb_record_use(
+    reader: Reader, profile: str, document_ids: Sequence[int], chunk_ids: Sequence[int] = ()
+) -> dict[str, Any]:
+    """exo.kb_record_use: record what a search of the profile returned (rank order); its provenance block."""
+    args = {
+        "profile": profile,
+        "document_ids": [int(d) for d in document_ids],
+        "chunk_ids": [int(c) for c in chunk_ids],
+    }
+    return _call(reader, "kb_record_use", args, "value", read_write=True)
 
 
 def sql(reader: Reader, statement: str, max_rows: int = 200) -> dict[str, Any]:
@@ -429,3 +484,37 @@ def search_messages(
     if as_of is not None:
         args["as_of"] = as_of
     return _call(reader, "search_messages", args, "rows")
+
+
+def facts(
+    reader: Reader, subject: str, *, as_of: datetime | None = None, bridge: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """exo.facts: a subject's facts valid at as_of (default now), one row per attribute and kind.
+
+    Rows with only `withheld` set come last: hints about facts sourced only from charged material.
+    """
+    args: dict[str, Any] = {"subject": subject, "bridge": list(bridge)}
+    if as_of is not None:
+        args["as_of"] = as_of
+    return _call(reader, "facts", args, "rows")
+
+
+def fact_history(
+    reader: Reader, subject: str, attribute: str, *, bridge: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """exo.fact_history: every row of a subject's attribute, oldest first, with what closed each."""
+    args = {"subject": subject, "attribute": attribute, "bridge": list(bridge)}
+    return _call(reader, "fact_history", args, "rows")
+
+
+def facts_search(
+    reader: Reader, query: str, *, max_results: int = 20, bridge: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """exo.facts_search: current facts whose subject, attribute or value matches the query."""
+    args = {"query": query, "max_results": max_results, "bridge": list(bridge)}
+    return _call(reader, "facts_search", args, "rows")
+
+
+def audit_summary(reader: Reader) -> dict[str, Any]:
+    """exo.audit_summary: the self-audit's findings by reason and the facts' retirement rate."""
+    return _call(reader, "audit_summary", {}, "value")

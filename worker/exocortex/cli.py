@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from exocortex import audit_cli, config, doctor, facts_cli, lint, query_cli, schema_dump
+from exocortex import audit_cli, config, doctor, entities_cli, facts_cli, kb_cli, lint, query_cli, schema_dump
 from exocortex import worker as worker_module
 from exocortex.db import ADMIN, ROLES, admin_url, as_uri, connect, role_url
 from exocortex.evaluate_cli import eval_group
@@ -606,7 +606,13 @@ def mcp_cmd(statement_timeout_ms: int) -> None:
 
 main.add_command(models)
 main.add_command(eval_group)
-for command in [*query_cli.COMMANDS, *facts_cli.COMMANDS, audit_cli.audit_cmd]:
+for command in [
+    *query_cli.COMMANDS,
+    *facts_cli.COMMANDS,
+    audit_cli.audit_cmd,
+    *kb_cli.COMMANDS,
+    *entities_cli.COMMANDS,
+]:
     main.add_command(command)
 
 if __name__ == "__main__":

@@ -50,7 +50,8 @@ context_packet: a small packet of current facts and numbered evidence excerpts; 
 them as [n]. search gives ranked chunks with citations and the report of the same
 search (why it found what it did, and hints about what it withheld). For people, organisations and places: search_entities, then
 dossier, related and timeline. document and conversation read one source;
-person_history and search_messages cover chats; cypher (a workspace's graph) and sql
+person_history and search_messages cover chats; facts, fact_history and facts_search
+read what is true now and what was true before (audit_summary: how much the self-audit retired); cypher (a workspace's graph) and sql
 (a SELECT over the exo views and functions) answer what the others do not; status
 describes the whole store. Deferred subjects are withheld unless named in bridge; a
 hint says when something was withheld (in a list of rows: the last rows, with only
@@ -72,7 +73,9 @@ def _json(value: Any) -> str:
 
 
 def _packet_text(packet: dict[str, Any]) -> str:
-    return packet["text"]
+    """The packet's text; with a profile, its provenance block after it."""
+    provenance = packet.get("report", {}).get("provenance")
+    return packet["text"] + (f"\n\n{provenance['text']}" if provenance else "")
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,8 @@ class ToolSpec:
     """Descriptions of this tool's parameters where PARAMETERS' would mislead."""
     summary: str | None = None
     """The description, where neither a SQL comment nor the docstring speaks to a model."""
+    read_only: bool = True
+    """False: the tool records in the caller's personal base (exo_private.kb_write, the one write path)."""
 
 
 #: The tools, in the order a client lists them. Every public function of exocortex.api is here
@@ -117,6 +122,10 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("document", api.document, "exo.document"),
     ToolSpec("conversation", api.conversation, "exo.conversation"),
     ToolSpec("person_history", api.person_history, "exo.person_history"),
+    ToolSpec("facts", api.facts, "exo.facts"),
+    ToolSpec("fact_history", api.fact_history, "exo.fact_history"),
+    ToolSpec("facts_search", api.facts_search, "exo.facts_search"),
+    ToolSpec("audit_summary", api.audit_summary, "exo.audit_summary"),
     ToolSpec(
         "cypher",
         api.cypher,
@@ -137,6 +146,19 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
     ),
     ToolSpec("status", api.status, "exo.status"),
+    ToolSpec("kb_items", api.kb_items, "exo.kb_items"),
+    ToolSpec(
+        "kb_act",
+        api.kb_act,
+        None,
+        read_only=False,
+        summary=(
+            "Act on a document of the profile's personal base: accept_suggestion or decline_suggestion "
+            "(a search's provenance names pending ones), thumbs_up, thumbs_down, force_pin, force_remove."
+        ),
+        returns="Returns compact JSON: the document's new state and fetch count.",
+    ),
+    ToolSpec("kb_record_use", api.kb_record_use, "exo.kb_record_use", read_only=False),
 )
 
 #: Descriptions of parameters, by name (a ToolSpec's own `parameters` win).
@@ -162,7 +184,15 @@ PARAMETERS = {
     "max_results": "At most this many results.",
     "max_messages": "At most this many messages.",
     "max_rows": "At most this many rows come back.",
+    "subject": "Whom or what the facts are about: a name (case and spacing do not matter).",
+    "attribute": "A fact's attribute, e.g. employer or home_town (exo.facts lists a subject's).",
     "statement": "One SELECT over exo.<view> and exo.<function>(...) calls, e.g. select * from exo.workspaces.",
+    "profile": "Your user profile (exo user add NAME): your saved documents are searched first and the "
+    "search is recorded in your base; null: nothing recorded.",
+    "action": "accept_suggestion, decline_suggestion, thumbs_up, thumbs_down, force_pin or force_remove.",
+    "document_id": "A document's id (a search's results and provenance give it).",
+    "document_ids": "The documents a search of yours returned, best first.",
+    "chunk_ids": "The chunks of those documents it returned.",
 }
 
 
@@ -298,6 +328,7 @@ def strict(tool: Tool) -> Tool:
 
 def tools(reader: api.Reader, specs: Sequence[ToolSpec] = TOOLS) -> list[Tool]:
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+    records = ToolAnnotations(read_only_hint=False, idempotent_hint=False, open_world_hint=False)
     comments = catalog_comments(reader)
     return [
         strict(
@@ -305,7 +336,7 @@ def tools(reader: api.Reader, specs: Sequence[ToolSpec] = TOOLS) -> list[Tool]:
                 make_tool(spec, reader),
                 name=spec.name,
                 description=description(spec, comments),
-                annotations=read_only,
+                annotations=read_only if spec.read_only else records,
                 structured_output=False,
             )
         )

@@ -56,9 +56,10 @@ CRON = "pg_cron"
 
 #: Roles nobody logs in as: the owners of what the reader runs. exo_api owns the exo
 #: schema's functions and views and may only read; exo_graph owns the one function that
-#: runs a caller's Cypher and may only read the workspace graphs (docs/security.md).
+#: runs a caller's Cypher and may only read the workspace graphs (docs/security.md); exo_kb
+#: owns the one function that records a user's use of documents (sql/700_kb.sql).
 #: exo_owner is a member of both, so migrations can still replace or drop their objects.
-INTERNAL_ROLES = ("exo_api", "exo_graph")
+INTERNAL_ROLES = ("exo_api", "exo_graph", "exo_kb")
 
 ROLE_SETTINGS = {
     "exo_reader": {"default_transaction_read_only": ["on"], "search_path": ["exo"]},

@@ -52,8 +52,9 @@ STORE_OCR_TEXT = "select document_id, path, metadata from exo_private.store_ocr_
 """OCR's text into the text cache; the documents of that content that now continue (locked)."""
 END_OCR = "select exo_private.end_ocr(%s, %s, %s, %s)"
 """The documents of a content OCR could not read end at a stage with an error class."""
-BUILD_CAPSULE = "select exo_private.build_capsule(%s)"
-"""Build (or drop) one document's capsule: {status, capsule_id, ...} (sql/610_capsules.sql)."""
+CAPSULE_JOB = "select exo_private.capsule_job(%s)"
+"""Build (or drop) the capsule one message names (a document, or a folder, workspace or entity):
+{status, capsule_id, ...} (sql/610_capsules.sql)."""
 COMPLETE_EMBEDDING = "select exo_private.complete_embedding(%s, %s, %s, %s, %s)"
 COMPLETE_EXTRACTION = "select exo_private.complete_extraction(%s, %s, %s, %s, %s, %s, %s)"
 

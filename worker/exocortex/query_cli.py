@@ -30,6 +30,10 @@ workspace_option = click.option(
 bridge_option = click.option(
     "--bridge", multiple=True, help="A deferred subject (name or alias) to include on purpose (repeatable)."
 )
+profile_option = click.option(
+    "--profile",
+    help="Your user (exo user add NAME): your saved documents are searched first and the search is recorded.",
+)
 archive_option = click.option(
     "--archive/--no-archive",
     "open_archive",
@@ -95,6 +99,7 @@ def _hints(report: dict[str, Any]) -> None:
 @workspace_option
 @archive_option
 @bridge_option
+@profile_option
 @json_option
 def search_cmd(
     query: str,
@@ -102,10 +107,16 @@ def search_cmd(
     workspaces: tuple[str, ...],
     open_archive: bool | None,
     bridge: tuple[str, ...],
+    profile: str | None,
     as_json: bool,
 ) -> None:
     """Ranked chunks for a question, with citations, and what the search did (exo.search_json)."""
-    options = {"workspaces": workspaces or None, "open_archive": open_archive, "bridge": bridge}
+    options = {
+        "workspaces": workspaces or None,
+        "open_archive": open_archive,
+        "bridge": bridge,
+        "profile": profile,
+    }
     found = _run(lambda r: api.search_json(r, query, k=k, **options))
     if as_json:
         _dump(found)
@@ -118,6 +129,15 @@ def search_cmd(
     if report["archive"]["open"]:
         console.print(f"archive open: {escape(str(why))}")
     _hints(report)
+    _provenance(report)
+
+
+def _provenance(report: dict[str, Any]) -> None:
+    """A search with a profile: its provenance block, and why it was not recorded if it was not."""
+    if "provenance" in report:
+        click.echo(report["provenance"]["text"])
+    if report.get("personal", {}).get("recorded") is False:
+        console.print(f"[yellow]not recorded:[/yellow] {escape(report['personal']['why'])}")
 
 
 @click.command("context")
@@ -126,6 +146,7 @@ def search_cmd(
 @workspace_option
 @archive_option
 @bridge_option
+@profile_option
 @json_option
 def context_cmd(
     query: str,
@@ -133,6 +154,7 @@ def context_cmd(
     workspaces: tuple[str, ...],
     open_archive: bool | None,
     bridge: tuple[str, ...],
+    profile: str | None,
     as_json: bool,
 ) -> None:
     """The cited context packet for a question (exo.context_packet)."""
@@ -144,12 +166,14 @@ def context_cmd(
             workspaces=workspaces or None,
             open_archive=open_archive,
             bridge=bridge,
+            profile=profile,
         )
     )
     if as_json:
         _dump(packet)
         return
     click.echo(packet["text"])
+    _provenance(packet["report"])
     err.print(f"{packet['tokens']} of {token_budget} tokens")
 
 

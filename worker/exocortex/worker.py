@@ -18,10 +18,11 @@ transaction. A scan OCR cannot read ends its documents failed (or skipped when n
 found) with the error class, and its message is archived; a job that raises otherwise is
 retried and dead-lettered like any other.
 
-The capsules queue holds documents long enough for a capsule (queued whenever one is chunked):
-the worker builds its extractive capsule in the database (exo_private.build_capsule, no model)
-and archives the message in the same transaction; a document with nothing to build (gone, too
-short, its capsule fresh already) counts as skipped.
+The capsules queue holds documents long enough for a capsule (queued whenever one is chunked)
+and folders, workspaces and entities (queued by exo_private.queue_capsules): the worker builds
+the capsule in the database (exo_private.capsule_job: extractive, or through the chat model
+with capsules.builder = model) and archives the message in the same transaction; one with
+nothing to build (gone, too short, its capsule fresh already) counts as skipped.
 
 No work is lost to an outage, a slow CPU or a dead worker:
 
@@ -63,7 +64,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from exocortex import extraction, queries
+from exocortex import extraction, ner, queries
 from exocortex.config import Config
 from exocortex.db import role_url
 from exocortex.ingest import ocr
@@ -447,6 +448,8 @@ class Worker:
         body, generation = row
         max_entities = int(settings["extraction.max_entities"])
         max_relations = int(settings["extraction.max_relations"])
+        # Before the model is asked: a backend whose packages are missing fails the job at once.
+        recognise = ner.recogniser(settings.get("extraction.ner", "none"))
         fmt = (
             extraction.response_format(max_entities, max_relations)
             if settings["models.chat"].get("response_format", True)
@@ -469,12 +472,35 @@ class Worker:
         )
         if reply is None:
             return
-        parsed = extraction.parse(reply.content, body, max_entities, max_relations)
-        stats = {
-            **parsed.stats(),
-            "finish_reason": reply.finish_reason,
-            "completion_tokens": reply.completion_tokens,
-        }
+        labels = recognise(body) if recognise else None
+        parsed = extraction.parse(reply.content, body, max_entities, max_relations, labels)
+        stats = {"finish_reason": reply.finish_reason, "completion_tokens": reply.completion_tokens}
+        names = [e["name"] for e in parsed.entities]
+        if settings.get("extraction.relation_pass", False) and len(names) > 1:
+            # The narrow second request: relations only, between the names found.
+            second = self._answer(
+                pool,
+                job,
+                settings,
+                endpoint,
+                "chat",
+                1,
+                "window_id",
+                lambda ep: client.chat(
+                    ep,
+                    extraction.relation_messages(body, names),
+                    max_tokens=int(settings["extraction.max_tokens"]),
+                    response_format=extraction.relation_response_format(names, max_relations)
+                    if fmt
+                    else None,
+                ),
+            )
+            if second is None:
+                return
+            added = extraction.parse_relations(second.content, body, parsed, max_entities, max_relations)
+            stats["completion_tokens"] += second.completion_tokens
+            stats["relation_pass"] = added
+        stats = {**parsed.stats(), **stats}
         try:
             with pool.connection() as conn:
                 conn.execute(
@@ -547,11 +573,10 @@ class Worker:
         self._count("done", "ocr")
 
     def _capsule(self, pool: ConnectionPool, settings: dict, job: Job) -> None:
-        """Build one queued document's capsule and archive its message in the same transaction."""
+        """Build the capsule one message names and archive the message in the same transaction."""
         (message,) = job.messages
-        document_id = _target_id(message.payload, "document_id")
         with pool.connection() as conn, conn.transaction():
-            built = conn.execute(queries.BUILD_CAPSULE, (document_id,)).fetchone()[0]
+            built = conn.execute(queries.CAPSULE_JOB, (Jsonb(message.payload),)).fetchone()[0]
             conn.execute(queries.ARCHIVE_MESSAGES, ("capsules", job.ids))
         self._count("done" if built["status"] == "built" else "skipped", "capsules")
 

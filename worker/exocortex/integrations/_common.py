@@ -54,6 +54,8 @@ class Options:
     as_of: datetime | None = None
     token_budget: int = 4000
     fetch_report: bool = True
+    profile: str | None = None
+    """The user whose personal base is searched first and records each call (exo user add NAME)."""
 
     def override(self, overrides: Mapping[str, Any]) -> Options:
         unknown = set(overrides) - OVERRIDABLE - IGNORED
@@ -78,6 +80,7 @@ def retrieve(reader: api.Reader, query: str, options: Options) -> Retrieved:
         "open_archive": options.open_archive,
         "bridge": tuple(options.bridge),
         "as_of": options.as_of,
+        "profile": options.profile,
     }
     if options.mode == "packet":
         packet = api.context_packet(reader, query, token_budget=options.token_budget, **common)
@@ -87,7 +90,64 @@ def retrieve(reader: api.Reader, query: str, options: Options) -> Retrieved:
     common |= {"k": options.k, "per_workspace": options.per_workspace}
     found = api.search_json(reader, query, **common)
     rows = [row | {"written_at": _date(row.get("written_at"))} for row in found["results"]]
-    return Retrieved(rows, None, found["report"] if options.fetch_report else None)
+    return Retrieved(rows, None, found["report"] if options.fetch_report or options.profile else None)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """The provenance block of a call with a profile (report.provenance): each source, from the
+    user's base or global search, its chunks, state, fetch count and any pending suggestion."""
+
+    block: dict[str, Any]
+
+    def render(self) -> str:
+        """The block as text, as exo search --profile prints it."""
+        return self.block["text"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """{profile, sources: [{document_id, title, path, from, chunks, state, fetch_count, suggestion}], text}."""
+        return dict(self.block)
+
+
+def provenance(report: Mapping[str, Any] | None) -> Provenance | None:
+    block = (report or {}).get("provenance")
+    return Provenance(dict(block)) if block else None
+
+
+class PersonalBase:
+    """The user actions of a retriever with a profile, through the reader's one recording path
+    (a mixin: the retriever has `reader` and `options`)."""
+
+    def _act(self, action: str, document_id: int) -> dict[str, Any]:
+        if self.options.profile is None:  # type: ignore[attr-defined]
+            raise ValueError("this retriever has no profile: give profile=NAME (exo user add NAME)")
+        return api.kb_act(self.reader, self.options.profile, action, document_id)  # type: ignore[attr-defined]
+
+    def accept_suggestion(self, document_id: int) -> dict[str, Any]:
+        """Save a suggested document to the profile's base."""
+        return self._act("accept_suggestion", document_id)
+
+    def decline_suggestion(self, document_id: int) -> dict[str, Any]:
+        """Decline a suggestion: suggested again only after twice as many fetches."""
+        return self._act("decline_suggestion", document_id)
+
+    def thumbs_up(self, document_id: int) -> dict[str, Any]:
+        return self._act("thumbs_up", document_id)
+
+    def thumbs_down(self, document_id: int) -> dict[str, Any]:
+        return self._act("thumbs_down", document_id)
+
+    def force_pin(self, document_id: int) -> dict[str, Any]:
+        return self._act("force_pin", document_id)
+
+    def force_remove(self, document_id: int) -> dict[str, Any]:
+        return self._act("force_remove", document_id)
+
+    def personal_base(self) -> list[dict[str, Any]]:
+        """exo.kb_items: the profile's base."""
+        if self.options.profile is None:  # type: ignore[attr-defined]
+            raise ValueError("this retriever has no profile: give profile=NAME (exo user add NAME)")
+        return api.kb_items(self.reader, self.options.profile)  # type: ignore[attr-defined]
 
 
 def _date(written_at: str | None) -> date | None:

@@ -12,6 +12,12 @@ document_id); mode "packet" gives one Document holding exo.context_packet's text
 tokens, used, hints). `last_report` is the search report of the latest call, from the same
 single call (exo.search_json in search mode, exo.context_packet_json in packet mode);
 fetch_report=False leaves last_report None.
+
+With profile="NAME" (exo user add NAME) the user's saved documents are searched first (stage
+personal), every call is recorded in their base, `last_provenance.render()` / `.to_dict()`
+give the provenance block of the latest call, and accept_suggestion(document_id),
+decline_suggestion, thumbs_up, thumbs_down, force_pin, force_remove and personal_base() act
+on it.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ except ImportError as error:  # pragma: no cover - exercised by a test that hide
 __all__ = ["ExocortexRetriever"]
 
 
-class ExocortexRetriever(BaseRetriever):
+class ExocortexRetriever(_common.PersonalBase, BaseRetriever):
     """Exocortex search (or its context packet) as a LangChain retriever, read-only."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -56,6 +62,8 @@ class ExocortexRetriever(BaseRetriever):
     """Packet mode only: the packet's size in tokens."""
     fetch_report: bool = True
     """Search mode: keep the report of each call in last_report (it comes with the rows)."""
+    profile: str | None = None
+    """A user (exo user add NAME): their saved documents first, each call recorded in their base."""
 
     _last_report: dict[str, Any] | None = PrivateAttr(default=None)
 
@@ -70,6 +78,15 @@ class ExocortexRetriever(BaseRetriever):
         """The search report of the latest call (hints, degradations, archive, rerank, timings_ms)."""
         return self._last_report
 
+    @property
+    def last_provenance(self) -> _common.Provenance | None:
+        """The provenance block of the latest call with a profile (render(), to_dict())."""
+        return _common.provenance(self._last_report)
+
+    @property
+    def options(self) -> _common.Options:
+        return self._options()
+
     def _options(self) -> _common.Options:
         return _common.Options(
             mode=self.mode,
@@ -81,6 +98,7 @@ class ExocortexRetriever(BaseRetriever):
             as_of=self.as_of,
             token_budget=self.token_budget,
             fetch_report=self.fetch_report,
+            profile=self.profile,
         )
 
     def _get_relevant_documents(

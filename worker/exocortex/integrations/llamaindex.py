@@ -13,7 +13,8 @@ band, path, title and date with the text; the embedding text is the chunk alone.
 "packet" gives one node holding exo.context_packet's text (metadata tokens, used, hints).
 `last_report` is the search report of the latest call, from the same single call
 (exo.search_json in search mode, exo.context_packet_json in packet mode); fetch_report=False
-leaves last_report None.
+leaves last_report None. profile="NAME": as the LangChain retriever (the personal stage,
+recording, last_provenance and the user actions).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ __all__ = ["ExocortexRetriever"]
 _NOT_FOR_LLM = ["stage", "score", "rank", "chunk_id", "document_id", "tokens", "used", "hints"]
 
 
-class ExocortexRetriever(BaseRetriever):
+class ExocortexRetriever(_common.PersonalBase, BaseRetriever):
     """Exocortex search (or its context packet) as a LlamaIndex retriever, read-only."""
 
     def __init__(
@@ -57,6 +58,7 @@ class ExocortexRetriever(BaseRetriever):
         as_of: datetime | None = None,
         token_budget: int = _common.Options.token_budget,
         fetch_report: bool = True,
+        profile: str | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
@@ -73,10 +75,16 @@ class ExocortexRetriever(BaseRetriever):
             as_of=as_of,
             token_budget=token_budget,
             fetch_report=fetch_report,
+            profile=profile,
         )
         self.last_report: dict[str, Any] | None = None
         """The search report of the latest call (hints, degradations, archive, rerank, timings_ms)."""
         super().__init__(callback_manager=callback_manager, verbose=verbose)
+
+    @property
+    def last_provenance(self) -> _common.Provenance | None:
+        """The provenance block of the latest call with a profile (render(), to_dict())."""
+        return _common.provenance(self.last_report)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         found = _common.retrieve(self.reader, query_bundle.query_str, self.options)

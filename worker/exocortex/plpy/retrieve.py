@@ -106,6 +106,26 @@ def pool_candidates(search, pools):
     return candidates
 
 
+def personal_setup(db, profile, chosen, report):
+    """The personal stage's {settings, saved: {workspace: [document ids]}} for a profile (an
+    unknown one is refused), or None when it saved nothing in the chosen workspaces; starts
+    report["personal"]."""
+    personal = json.loads(
+        db.run(
+            "kb_personal",
+            "select exo_private.kb_personal($1, $2)::text as p",
+            ["text", "text[]"],
+            [profile, chosen],
+        )[0]["p"]
+    )
+    saved = sum(len(ids) for ids in personal["saved"].values())
+    report["personal"] = {"profile": profile, "saved": saved, "mode": None, "checked": [], "hits": []}
+    if not saved:
+        report["personal"]["mode"] = "skipped: nothing claimed or pinned in the workspaces searched"
+        return None
+    return personal
+
+
 def result_row(n, c):
     """One result: what exo.search shows, the chat details of a chat chunk (the packet's citation
     and excerpt) and the charged subjects the packet's provenance names."""
@@ -131,10 +151,24 @@ def result_row(n, c):
     }
 
 
-def run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding):
+def run(
+    plpy,
+    SD,
+    GD,
+    query,
+    workspaces,
+    k,
+    per_workspace,
+    open_archive,
+    bridge,
+    as_of,
+    query_embedding,
+    profile=None,
+):
     """{results, report} of one search as JSON text (arguments checked by
     exo_private.check_search_arguments). SD holds the session's prepared statements, GD the
-    session's model budgets."""
+    session's model budgets. With a profile, the personal stage runs first in each workspace
+    over the user's saved documents (report["personal"])."""
     began = time.monotonic()
     db = Statements(plpy, SD)
     settings = load_settings(db)
@@ -169,6 +203,8 @@ def run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge,
 
         t = time.monotonic()
         search = StageSearch(plpy, db, q, chosen, per_workspace, settings, model, embedding, report)
+        if profile is not None:
+            search.personal = personal_setup(db, profile, chosen, report)
         pools, bands, fallback = search_with_fallback(search, open_archive)
         timings["stages"] = elapsed_ms(t)
         report["bands"] = list(bands)
@@ -177,6 +213,9 @@ def run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge,
             "why": q.archive_why if not fallback else "nothing in the present bands answered",
             "fallback": fallback,
         }
+        if profile is not None:  # the fallback ran the stages twice: each document once
+            for key in ("checked", "hits"):
+                report["personal"][key] = sorted(set(report["personal"][key]))
         for pool in pools:
             ran = [s["stage"] for s in pool.stages if s.get("ran")]
             report["workspaces"][pool.workspace] = {

@@ -1,7 +1,7 @@
 """Staged retrieval per workspace and the archive fallback (stdlib only).
 
 Part of exo_private.retrieve (plpy/retrieve.py). In each chosen workspace the stages of
-retrieval.stages run in order (exact, participant, lexical, capsules, graph, semantic) until the workspace
+retrieval.stages run in order (exact, participant, path, lexical, capsules, graph, semantic) until the workspace
 holds per_workspace candidates or enough confident ones; each stage runs the query
 exo_private.stage_sql writes for that workspace, prepared once per session. When the archive
 is closed by default and nothing in the present bands answers, the search runs again over
@@ -11,11 +11,16 @@ every band (the fallback), which never releases deferred material by itself.
 import time
 
 from query_analysis import elapsed_ms
+from relation_paths import family_pattern, relation_path
 from search import ALL_BANDS, MAX_QUERY_CHARS, PRESENT_BANDS, WorkspacePool, coverage, name_keys
 
 
 class StageSearch:
     """The stages of one search over its chosen workspaces; candidate details fetched once."""
+
+    #: A profile's personal stage (exo_private.kb_personal): {settings, saved: {workspace:
+    #: [document ids]}}, set by retrieve when the search has a profile; None: no personal stage.
+    personal = None
 
     def __init__(self, plpy, db, question, chosen, per_workspace, settings, model, embedding, report):
         self.plpy = plpy
@@ -51,6 +56,8 @@ class StageSearch:
         common = [list(bands), q.as_of_day, self.per_workspace]
         base = ["text[]", "date", "int"]
         entities = q.entities.get(ws)
+        if stage == "personal":
+            return self.personal_rows(ws, common, base)
         if stage == "exact":
             # A document named by title or file name first: a chunk keeps the first match found.
             rows = []
@@ -150,6 +157,42 @@ class StageSearch:
                 for r in rows
                 if r["chunk_id"] is not None
             ], None
+        if stage == "path":
+            # A question that asks for relations ("the daughter-in-law of X", "who manages the
+            # team that runs X") walks them, typed, from X, and gets the chunks stating each hop.
+            if not entities:
+                return [], "no entity of this workspace's graph named in the query"
+            path = relation_path(q.text, [e["name"] for e in entities])
+            if not path:
+                return [], "no relation asked for in the query"
+            rows = run(
+                ("path", ws),
+                self.sql_text("path", ws),
+                ["bigint[]", *base, "text[]", "int"],
+                [
+                    [e["id"] for e in entities],
+                    *common,
+                    [family_pattern(hop) for hop in path],
+                    self.settings["retrieval.graph"]["per_node"],
+                ],
+            )
+            self.report.setdefault("paths", {})[ws] = {
+                "hops": [list(hop) for hop in path],
+                "found": len(rows),
+            }
+            # The last hop's evidence holds the answer (retrieval.rank_weights.match.path); the
+            # hops that lead to it are evidence of the way there.
+            return [
+                {
+                    "chunk_id": r["chunk_id"],
+                    "score": r["score"],
+                    "confident": True,
+                    "charged": r["charged"],
+                    "match": "path" if r["score"] >= 1 else "path_hop",
+                    "detail": "path " + r["detail"],
+                }
+                for r in rows
+            ], None
         if stage == "graph":
             if not entities:
                 return [], "no entity of this workspace's graph named in the query"
@@ -212,6 +255,44 @@ class StageSearch:
             ], None
         self.plpy.error("unknown stage " + repr(stage[:100]) + " in retrieval.stages")
 
+    def personal_rows(self, ws, common, base):
+        """The personal stage: the chunks of the user's saved documents in `ws` by similarity to
+        the question (kb.similarity_threshold, kb.local_top_k a document), else by shared words
+        when there is no query embedding (the report says which). Never confident: the global
+        stages still run, and every hit joins the combined-pool rerank."""
+        saved = self.personal["saved"].get(ws)
+        if not saved:
+            return [], "nothing saved in this workspace"
+        kb = self.personal["settings"]
+        mode = self.report["personal"]
+        model = self.model
+        text = self.embedding.vector(self.report) if model["id"] is not None else None
+        if text is not None:
+            key = ("personal", ws, model["id"], model["dimensions"])
+            args = [text, *common, saved, kb["similarity_threshold"], kb["local_top_k"]]
+            rows = self.db.run(key, self.sql_text(*key), ["text", *base, "bigint[]", "float8", "int"], args)
+            mode["mode"] = "similarity"
+            mode["checked"] += saved
+        else:
+            if not self.q.terms:
+                return [], "no query embedding and no searchable words in the query"
+            why = "no embeddings stored yet" if model["id"] is None else self.embedding.error["error_class"]
+            mode["mode"] = f"keyword (no query embedding: {why})"
+            args = [" or ".join(self.q.terms), *common, saved, 0.0, kb["local_top_k"]]
+            key = ("personal_keyword", ws)
+            rows = self.db.run(key, self.sql_text(*key), ["text", *base, "bigint[]", "float8", "int"], args)
+        mode["hits"] += sorted({int(r["detail"]) for r in rows})
+        return [
+            {
+                "chunk_id": r["chunk_id"],
+                "score": r["score"],
+                "confident": False,
+                "charged": r["charged"],
+                "detail": "your base",
+            }
+            for r in rows
+        ], None
+
     def workspaces(self, bands):
         """A WorkspacePool per chosen workspace after its stages over `bands`, each stage run or
         skipped (and why) in pool.stages."""
@@ -221,7 +302,7 @@ class StageSearch:
             for ws in self.chosen
         ]
         for pool in pools:
-            for stage in self.settings["retrieval.stages"]:
+            for stage in (["personal"] if self.personal else []) + list(self.settings["retrieval.stages"]):
                 go, why = pool.wants_more()
                 entry = {"stage": stage}
                 if go:

@@ -163,6 +163,8 @@ begin
 
     -- What the document declares (frontmatter, a canonical facts file), sourced to its new chunks.
     perform exo_private.record_declared_facts(doc_id);
+    -- Who its headers and frontmatter name, as graph rows of origin 'structure', in its new first window.
+    perform exo_private.link_structure(array[doc_id]);
 
     -- The queues are tables: the jobs commit (or roll back) with the chunks.
     if chunk_ids is not null then
@@ -351,12 +353,16 @@ while True:
         if marks != json.loads(row["charged"]):
             plpy.execute(update, [row["workspace"], row["id"], json.dumps(marks)])
             changed += 1
+# A capsule citing a chunk charged now is withheld until rebuilt without it (sql/610_capsules.sql).
+if changed:
+    plpy.execute("select exo_private.queue_capsules()")
 return changed
 $$;
 comment on function exo_private.remark_charged() is
     'Recompute the deference marks of every chunk (and every chat message: mark_messages; a chat '
     'window''s chunk gets the union of its messages'' marks) in place after the list changed (text, '
-    'ids, vectors and mentions stay); returns how many chunks changed.';
+    'ids, vectors and mentions stay), then queues the capsules that are no longer fresh; returns how '
+    'many chunks changed.';
 
 -- exo_private.defer_subject: add or change a deferred subject; re-marks chunks and messages.
 create or replace function exo_private.defer_subject(subject_name text, subject_aliases text[] default '{}', why text default null)

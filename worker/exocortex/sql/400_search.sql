@@ -116,6 +116,52 @@ begin
             group by c.id, c.charged_subjects
             order by min(n.depth), count(distinct n.entity_id) desc, max(c.written_at) desc nulls last, c.id
             limit $4 $q$, per_entity / 10, chunks, visible);
+    when 'path' then  -- $1: entity ids, $5: one predicate pattern a hop, $6: neighbours per node
+        -- A typed multi-hop walk (plpy/relation_paths.py): from the named entities, hop i follows
+        -- relations of either origin and direction whose predicate matches $5[i], each node
+        -- expanding at most $6 of them (exo_private.typed_neighbours, hub-safe). Every relation walked
+        -- cites the chunks of its extraction window, those naming its ends first; the last hop's
+        -- evidence (the answer) scores above the hops that lead to it.
+        return format($q$
+            with recursive walk (entity_id, hop, relation_id) as (
+                select s.entity_id, 0, null::bigint from unnest($1::bigint[]) s (entity_id)
+                union
+                select nb.entity_id, w.hop + 1, nb.relation_id
+                from walk w
+                cross join lateral exo_private.typed_neighbours(w.entity_id, $5[w.hop + 1], $6) nb
+                where w.hop < cardinality($5)
+            ), steps as materialized (
+                -- By key, a walked relation at a time: the walk's size is unknown to the planner.
+                select r.id, r.document_id, r.subject_id, r.object_id, r.predicate, x.char_start, x.char_end,
+                       max(w.hop) as hop,
+                       (select e.name from exo_private.entities e where e.id = r.subject_id) || ' '
+                       || r.predicate || ' '
+                       || (select e.name from exo_private.entities e where e.id = r.object_id) as said
+                from walk w
+                cross join lateral (select r.* from exo_private.relations r where r.id = w.relation_id) r
+                cross join lateral (
+                    select x.char_start, x.char_end from exo_private.extraction_windows x where x.id = r.window_id
+                ) x
+                group by r.id, r.document_id, r.subject_id, r.object_id, r.predicate, x.char_start, x.char_end
+            )
+            select c.id as chunk_id,
+                   max(case when st.hop = cardinality($5) then 1.0 else 0.8 end)::float8 as score,
+                   c.charged_subjects as charged,
+                   string_agg(distinct st.said, '; ') as detail
+            from steps st
+            cross join lateral (
+                select c.id, c.charged_subjects, c.written_at
+                from exo_private.%I c
+                where c.document_id = st.document_id and c.char_start < st.char_end
+                  and c.char_end > st.char_start and %s
+                order by (select count(*) from exo_private.mentions m
+                          where m.chunk_id = c.id and m.entity_id in (st.subject_id, st.object_id)) desc,
+                         c.ordinal
+                limit 2
+            ) c
+            group by c.id, c.charged_subjects
+            order by score desc, max(c.written_at) desc nulls last, c.id
+            limit $4 $q$, chunks, visible);
     when 'semantic' then  -- $1: the query vector as text; cosine similarity over the model's HNSW index
         if model_id is null or dimensions is null then
             raise exception 'the semantic stage needs an embedding model and its dimensions';
@@ -169,6 +215,47 @@ begin
             order by x.score desc $q$,
             workspace, dimensions, dimensions, chunks, workspace, 'chunk_embeddings_' || workspace, model_id,
             visible);
+    when 'personal' then  -- $1: the query vector as text, $5: a user's saved documents, $6: the similarity threshold, $7: chunks per document
+        -- The personal stage (sql/700_kb.sql): the chunks of the user's claimed and pinned
+        -- documents in this workspace by exact cosine similarity, at most $7 per document, only
+        -- those at $6 or above; each row names its document (detail) for the miss streak.
+        if model_id is null or dimensions is null then
+            raise exception 'the personal stage needs an embedding model and its dimensions';
+        end if;
+        return format($q$
+            select x.chunk_id, x.score, x.charged, x.document_id::text as detail
+            from unnest($5::bigint[]) s (document_id)
+            cross join lateral (
+                select c.id as chunk_id, c.document_id, c.charged_subjects as charged,
+                       (1 - (e.embedding::public.vector(%s) operator(public.<=>) $1::public.vector(%s)))::float8 as score
+                from exo_private.%I c
+                join exo_private.%I e on e.workspace = c.workspace and e.chunk_id = c.id and e.model_id = %s
+                where c.workspace = %L and c.document_id = s.document_id and %s
+                order by score desc, c.id
+                limit $7
+            ) x
+            where x.score >= $6
+            order by x.score desc, x.chunk_id
+            limit $4 $q$,
+            dimensions, dimensions, chunks, 'chunk_embeddings_' || workspace, model_id, workspace, visible);
+    when 'personal_keyword' then  -- $1: the query's words joined by ' or ', $5: saved documents, $7: chunks per document
+        -- The personal stage without a query embedding: the saved documents' chunks that share a
+        -- word with the question, best ts_rank first.
+        return format($q$
+            select x.chunk_id, x.score, x.charged, x.document_id::text as detail
+            from unnest($5::bigint[]) s (document_id)
+            cross join lateral (
+                select c.id as chunk_id, c.document_id, c.charged_subjects as charged,
+                       pg_catalog.ts_rank(pg_catalog.to_tsvector('english', c.body),
+                                          pg_catalog.websearch_to_tsquery('english', $1))::float8 as score
+                from exo_private.%I c
+                where c.workspace = %L and c.document_id = s.document_id and %s
+                  and pg_catalog.to_tsvector('english', c.body) @@ pg_catalog.websearch_to_tsquery('english', $1)
+                order by score desc, c.id
+                limit $7
+            ) x
+            order by x.score desc, x.chunk_id
+            limit $4 $q$, chunks, workspace, visible);
     when 'capsules' then  -- $1: the query's words joined by ' or ' (websearch_to_tsquery's syntax)
         -- The workspace's capsules that match (sql/610_capsules.sql), best first. Of a fresh one,
         -- the chunks its matching lines come from: a capsule points to evidence, never replaces
@@ -204,13 +291,13 @@ begin
             limit $4 $q$, workspace, chunks, visible);
     else
         raise exception 'unknown retrieval stage %', left(stage, 100)
-            using hint = 'one of identifier, lexical, entity, document, graph, semantic, participant, capsules';
+            using hint = 'one of identifier, lexical, entity, document, graph, path, semantic, participant, capsules, personal, personal_keyword';
     end case;
 end
 $$;
 comment on function exo_private.stage_sql(text, text, int, int) is
     'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, '
-    'document, graph, semantic, participant, capsules): $2 the open bands, the present ones or all (a chunk''s '
+    'document, graph, path (typed multi-hop), semantic, participant, capsules): $2 the open bands, the present ones or all (a chunk''s '
     'band as of $3, exo_private.band_as_of: the stored one when $3 is today or later), '
     '$3 the as_of day (nothing written after it), $4 the limit; prepared and '
     'cached by exo_private.retrieve, and explained by bench/search_latency.py.';
@@ -358,7 +445,8 @@ create or replace function exo_private.retrieve(
     open_archive boolean default null,
     bridge text[] default '{}',
     as_of timestamptz default now(),
-    query_embedding float8[] default null
+    query_embedding float8[] default null,
+    profile text default null
 )
 returns jsonb
 language plpython3u volatile
@@ -367,14 +455,15 @@ set search_path = exo_private, public, pg_temp  -- pg_textsearch resolves its sc
 set hnsw.iterative_scan = relaxed_order  -- a band filter after the HNSW scan still fills the limit
 as $$
 # exo:include retrieve
-return run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding)
+return run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, profile)
 $$;
-comment on function exo_private.retrieve(text, text[], int, int, boolean, text[], timestamptz, float8[]) is
+comment on function exo_private.retrieve(text, text[], int, int, boolean, text[], timestamptz, float8[], text) is
     'The whole retrieval: temporal signal, staged search per workspace with early stop, deference '
     '(time and care decided apart), archive fallback, combined-pool rerank; {results, report}. Reads '
     'the first 2,000 characters of the query; its query embedding counts against '
-    'reader.embed_calls_per_minute. Read through exo.search, exo.search_report, exo.search_json and '
-    'exo.context_packet.';
+    'reader.embed_calls_per_minute. With a profile, the personal stage (the user''s claimed and pinned '
+    'documents, sql/700_kb.sql) runs first in each workspace. Read through exo.search, '
+    'exo.search_report, exo.search_json and exo.context_packet.';
 
 -- exo.search: ranked chunks for a question, federated over workspaces.
 create or replace function exo.search(
@@ -385,7 +474,8 @@ create or replace function exo.search(
     open_archive boolean default null,
     bridge text[] default '{}',
     as_of timestamptz default now(),
-    query_embedding float8[] default null
+    query_embedding float8[] default null,
+    profile text default null
 )
 returns table (
     rank int, chunk_id bigint, body text, path text, title text, workspace text, band text,
@@ -399,13 +489,14 @@ as $$
     select r.rank, r.chunk_id, r.body, r.path, r.title, r.workspace, r.band, r.written_at, r.stage,
            r.citation, r.score, r.document_id, r.canonical
     from jsonb_to_recordset(
-        exo_private.retrieve(query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding)
+        exo_private.kb_after_search(profile, exo_private.retrieve(
+            query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, profile))
         -> 'results') as r (
         rank int, chunk_id bigint, body text, path text, title text, workspace text, band text,
         written_at date, stage text, citation text, score float8, document_id bigint, canonical boolean)
     order by r.rank
 $$;
-comment on function exo.search(text, text[], int, int, boolean, text[], timestamptz, float8[]) is
+comment on function exo.search(text, text[], int, int, boolean, text[], timestamptz, float8[], text) is
     'Ranked chunks answering a question: staged retrieval (exact, lexical, capsules, graph, semantic) in '
     'each workspace (null: all) with at most per_workspace candidates each, temporal banding (the '
     'archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged or '
@@ -415,7 +506,9 @@ comment on function exo.search(text, text[], int, int, boolean, text[], timestam
     'cited with documents; their citation is workspace:chat "conversation title" and the time of '
     'the window''s first message (personal:chat "Iris Calder" 2024-03-04 09:12). '
     'query_embedding (float8[], the question embedded by the caller with the model in use) replaces '
-    'the embeddings endpoint. exo.search_report says what happened.';
+    'the embeddings endpoint. profile (exo user add NAME): the user''s saved documents are searched '
+    'first (stage personal) and what the search returned is recorded in their base when the '
+    'transaction may write (begin read write). exo.search_report says what happened.';
 
 -- exo.search_report: what a search did.
 create or replace function exo.search_report(
@@ -426,7 +519,8 @@ create or replace function exo.search_report(
     open_archive boolean default null,
     bridge text[] default '{}',
     as_of timestamptz default now(),
-    query_embedding float8[] default null
+    query_embedding float8[] default null,
+    profile text default null
 )
 returns jsonb
 language sql volatile
@@ -434,15 +528,17 @@ security definer
 set search_path = exo_private, pg_temp
 as $$
     select exo_private.check_search_arguments(query, workspaces, k, per_workspace, query_embedding, null, bridge);
-    select exo_private.retrieve(query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding)
+    select exo_private.kb_after_search(profile, exo_private.retrieve(
+               query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, profile))
            -> 'report'
 $$;
-comment on function exo.search_report(text, text[], int, int, boolean, text[], timestamptz, float8[]) is
+comment on function exo.search_report(text, text[], int, int, boolean, text[], timestamptz, float8[], text) is
     'What exo.search does for the same arguments (jsonb): the temporal signal and the bands opened, '
     'per workspace the stages run or skipped (and why) with counts and times, deference hints '
     '(subject, workspace, chunks withheld, how to open them; never their text), what deferred '
     'material was released (subject, workspace, chunks, why), degradations (an endpoint down or '
-    'rate_limited, a stage skipped), the rerank backend and its fallbacks, and timings.';
+    'rate_limited, a stage skipped), the rerank backend and its fallbacks, and timings; with a profile, '
+    'the personal stage (personal) and the provenance block (provenance: {profile, sources, text}).';
 
 -- exo.search_json: exo.search's rows and exo.search_report's report from one retrieval.
 create or replace function exo.search_json(
@@ -453,7 +549,8 @@ create or replace function exo.search_json(
     open_archive boolean default null,
     bridge text[] default '{}',
     as_of timestamptz default now(),
-    query_embedding float8[] default null
+    query_embedding float8[] default null,
+    profile text default null
 )
 returns jsonb
 language sql volatile
@@ -472,9 +569,10 @@ as $$
                    order by (r ->> 'rank')::int)
             from jsonb_array_elements(found -> 'results') r), '[]'::jsonb),
         'report', found -> 'report')
-    from exo_private.retrieve(query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding) found
+    from exo_private.kb_after_search(profile, exo_private.retrieve(
+        query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, profile)) found
 $$;
-comment on function exo.search_json(text, text[], int, int, boolean, text[], timestamptz, float8[]) is
+comment on function exo.search_json(text, text[], int, int, boolean, text[], timestamptz, float8[], text) is
     'One search, rows and report together (jsonb): {results: the rows exo.search gives (rank, chunk_id, '
     'body, path, title, workspace, band, written_at, stage, citation, score, document_id, canonical), '
     'report: what exo.search_report says of the same run (signal, bands, stages, hints, released, '
@@ -542,7 +640,8 @@ create or replace function exo.context_packet_json(
     open_archive boolean default null,
     bridge text[] default '{}',
     as_of timestamptz default now(),
-    query_embedding float8[] default null
+    query_embedding float8[] default null,
+    profile text default null
 )
 returns jsonb
 language sql volatile
@@ -551,14 +650,16 @@ set search_path = exo_private, pg_temp
 as $$
     select exo_private.check_search_arguments(query, workspaces, 25, 30, query_embedding, token_budget, bridge);
     select exo_private.build_packet(
-        exo_private.retrieve(query, workspaces, 25, 30, open_archive, bridge, as_of, query_embedding),
+        exo_private.kb_after_search(profile, exo_private.retrieve(
+            query, workspaces, 25, 30, open_archive, bridge, as_of, query_embedding, profile)),
         query, token_budget)
 $$;
-comment on function exo.context_packet_json(text, int, text[], boolean, text[], timestamptz, float8[]) is
+comment on function exo.context_packet_json(text, int, text[], boolean, text[], timestamptz, float8[], text) is
     'The context packet for a question as jsonb: text (current facts, then capsules of the cited '
     'documents with their sources, then cited evidence excerpts, '
     'then deference hints, then provenance), tokens used (never over token_budget; about four '
-    'characters a token), the citations used, the hints and the search report.';
+    'characters a token), the citations used, the hints and the search report (with a profile, as '
+    'exo.search_report: the personal stage and the provenance block).';
 
 -- exo.context_packet: the packet as text.
 create or replace function exo.context_packet(
@@ -568,17 +669,18 @@ create or replace function exo.context_packet(
     open_archive boolean default null,
     bridge text[] default '{}',
     as_of timestamptz default now(),
-    query_embedding float8[] default null
+    query_embedding float8[] default null,
+    profile text default null
 )
 returns text
 language sql volatile
 security definer
 set search_path = exo_private, pg_temp
 as $$
-    select exo.context_packet_json(query, token_budget, workspaces, open_archive, bridge, as_of, query_embedding)
-           ->> 'text'
+    select exo.context_packet_json(
+               query, token_budget, workspaces, open_archive, bridge, as_of, query_embedding, profile) ->> 'text'
 $$;
-comment on function exo.context_packet(text, int, text[], boolean, text[], timestamptz, float8[]) is
+comment on function exo.context_packet(text, int, text[], boolean, text[], timestamptz, float8[], text) is
     'A small cited answer packet for a question, within token_budget tokens: current facts first, '
     'then numbered evidence excerpts (path, workspace, date, band; for a chat, whole messages with '
     'their times and senders around the ones richest in the question''s words), then hints about withheld '

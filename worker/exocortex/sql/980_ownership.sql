@@ -11,6 +11,8 @@
 --   would belong to exo_api like the API it serves.
 -- * exo_private functions that sql/985_graph_access.sql gives to exo_graph (run_cypher,
 --   the one that runs a caller's Cypher) are left to it.
+-- * exo_private.kb_write, the one path that writes a personal base (sql/700_kb.sql), is
+--   left to exo_kb, which may write only the kb tables.
 do $$
 declare
     obj record;
@@ -26,7 +28,7 @@ begin
                             as owner) t
         where n.nspname in ('exo', 'exo_private')
           and p.proowner <> t.owner::regrole
-          and p.proowner <> 'exo_graph'::regrole
+          and p.proowner not in ('exo_graph'::regrole, 'exo_kb'::regrole)
         union all
         select format('alter %s %s owner to %I',
                       case c.relkind when 'v' then 'view' when 'm' then 'materialized view'

@@ -1,0 +1,150 @@
+"""`exo user add | list` and `exo kb list | accept | decline | pin | remove | up | down | decay`:
+the personal knowledge base per user in a terminal (registered in exocortex.cli).
+
+Users are made and the decay runs as exo_writer (exo_private.kb_add_profile, kb_decay); a
+user's base is read and acted on as the read-only role, through the API's one narrow
+recording path (exo.kb_items, exo.kb_accept_suggestion, ...), exactly as an agent would.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, NoReturn
+
+import click
+import psycopg
+from rich.console import Console
+from rich.markup import escape
+
+from exocortex import api, config
+from exocortex.db import connect, role_url
+from exocortex.query_cli import _table, json_option
+
+console = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+profile_option = click.option("--profile", required=True, help="The user (exo user add NAME).")
+
+#: CLI verb -> the API's action (exo.kb_<action>).
+ACTIONS = {
+    "accept": ("accept_suggestion", "Save a suggested document to the profile's base."),
+    "decline": (
+        "decline_suggestion",
+        "Decline a suggestion: suggested again only after twice as many fetches.",
+    ),
+    "pin": ("force_pin", "Pin a document: always searched first, never demoted."),
+    "remove": ("force_remove", "Take a document out of the profile's base entirely."),
+    "up": ("thumbs_up", "Mark a document useful (raises its score)."),
+    "down": ("thumbs_down", "Mark a document not useful (lowers its score)."),
+}
+
+
+def _fail(exc: psycopg.Error) -> NoReturn:
+    message = exc.diag.message_primary or str(exc)
+    hint = f" ({exc.diag.message_hint})" if exc.diag.message_hint else ""
+    err.print(f"[red]error:[/red] {escape(message + hint)}")
+    sys.exit(1)
+
+
+def _writer(statement: str, args: tuple) -> Any:
+    try:
+        with connect(role_url(config.load(), "exo_writer"), "exo-cli", autocommit=True) as conn:
+            return conn.execute(statement, args).fetchone()[0]
+    except psycopg.Error as exc:
+        _fail(exc)
+
+
+def _reader(call: Any) -> Any:
+    try:
+        return call(api.Reader.from_config(application_name="exo-cli"))
+    except psycopg.Error as exc:
+        _fail(exc)
+
+
+@click.group("user")
+def user_group() -> None:
+    """Users (people or agent profiles), each with a personal knowledge base."""
+
+
+@user_group.command("add")
+@click.argument("name")
+def user_add_cmd(name: str) -> None:
+    """Make user NAME (letters, digits, _ . @ -): searches with --profile NAME then record use."""
+    made = _writer("select exo_private.kb_add_profile(%s)", (name,))
+    console.print(f"user {escape(name)} added (id {made})")
+
+
+@user_group.command("list")
+@json_option
+def user_list_cmd(as_json: bool) -> None:
+    """Every user, with the searches recorded and the documents in each state."""
+    rows = _writer(
+        """select coalesce(jsonb_agg(jsonb_build_object(
+                   'name', p.name, 'searches', p.searches,
+                   'claimed', (select count(*) from exo_private.kb_items i
+                               where i.profile_id = p.id and i.state = 'claimed'),
+                   'pinned', (select count(*) from exo_private.kb_items i
+                              where i.profile_id = p.id and i.state = 'pinned'),
+                   'suggested', (select count(*) from exo_private.kb_items i
+                                 where i.profile_id = p.id and i.state = 'suggested')) order by p.name), '[]')
+           from exo_private.kb_profiles p""",
+        (),
+    )
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    _table(rows, ["name", "searches", "pinned", "claimed", "suggested"])
+
+
+@click.group("kb")
+def kb_group() -> None:
+    """A user's personal knowledge base: suggestions, saved and pinned documents, decay."""
+
+
+@kb_group.command("list")
+@profile_option
+@json_option
+def kb_list_cmd(profile: str, as_json: bool) -> None:
+    """The profile's base: pinned, claimed, suggested, surfaced and demoted documents."""
+    rows = _reader(lambda r: api.kb_items(r, profile))
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, default=str, ensure_ascii=False))
+        return
+    for row in rows:
+        row["document"] = row["title"] or row["path"] or "(withheld)"
+        row["score"] = None if row["score"] is None else f"{row['score']:.2f}"
+    _table(rows, ["document_id", "document", "state", "fetch_count", "score", "thumbs"])
+    for row in rows:
+        if row["suggestion"]:
+            click.echo(f"{row['suggestion']} (exo kb accept {row['document_id']} --profile {profile})")
+
+
+def _action_command(verb: str, action: str, help_text: str) -> click.Command:
+    @click.command(verb, help=help_text)
+    @click.argument("document_id", type=int)
+    @profile_option
+    def command(document_id: int, profile: str) -> None:
+        item = _reader(lambda r: api.kb_act(r, profile, action, document_id))
+        console.print(f"document {document_id}: {item['state']} (fetched {item['fetch_count']} times)")
+
+    return command
+
+
+for _verb, (_action, _help) in ACTIONS.items():
+    kb_group.add_command(_action_command(_verb, _action, _help))
+
+
+@kb_group.command("decay")
+@click.option("--profile", help="Only this user (default: every user).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def kb_decay_cmd(profile: str | None, as_json: bool) -> None:
+    """Run the daily decay now (pg_cron runs it daily): rescore, pin and demote."""
+    done = _writer("select exo_private.kb_decay(%s)", (profile,))
+    if as_json:
+        click.echo(json.dumps(done))
+        return
+    console.print(f"scored {done['scored']}, pinned {done['pinned']}, demoted {done['demoted']}")
+
+
+COMMANDS = [user_group, kb_group]

@@ -1,0 +1,680 @@
+-- The personal knowledge base (issue 17): per user (exo_private.kb_profiles) and document
+-- (exo_private.kb_items) a lifecycle state that moves only along exo_private.kb_transitions.
+--
+--   exo_private.kb_write          the one path that writes, for the reader too (runs as exo_kb)
+--   exo_private.kb_decay          the daily score and the pins and demotions it decides (pg_cron)
+--   exo.kb_record_use, exo.kb_accept_suggestion, ...   the reader's calls, through kb_write
+--   exo.kb_items                  a user's base
+--
+-- Every function that changes state takes p_at (default now()): the clock tests move.
+
+-- exo_private.kb_settings: the kb.* settings as one jsonb object (keys without the prefix).
+create or replace function exo_private.kb_settings()
+returns jsonb
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select jsonb_object_agg(substr(s.key, 4), s.value) from exo_private.settings s where s.key like 'kb.%'
+$$;
+comment on function exo_private.kb_settings() is
+    'The kb.* settings as one jsonb object keyed without the prefix (fetch_threshold, score_weights, ...).';
+
+-- exo_private.kb_next_state: where an event takes a state, by the transition table.
+create or replace function exo_private.kb_next_state(p_from exo_private.kb_state, p_event text)
+returns exo_private.kb_state
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    target exo_private.kb_state;
+begin
+    select t.to_state into target from exo_private.kb_transitions t where t.from_state = p_from and t.event = p_event;
+    if target is null then
+        perform exo_private.invalid_argument(
+            format('a document that is %s cannot take the event %s', p_from, exo_private.quoted(p_event)),
+            (select 'possible here: ' || string_agg(t.event, ', ' order by t.event)
+             from exo_private.kb_transitions t where t.from_state = p_from));
+    end if;
+    return target;
+end
+$$;
+comment on function exo_private.kb_next_state(exo_private.kb_state, text) is
+    'The state an event takes a document to, from exo_private.kb_transitions; refuses (invalid_argument, '
+    'naming the events possible) a transition the table does not list.';
+
+-- exo_private.kb_suggestion_gap: the fetches between suggestions after n declines.
+create or replace function exo_private.kb_suggestion_gap(p_declines int, p_threshold int)
+returns int
+language sql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select case when p_declines = 0 then p_threshold
+                else (p_threshold * power(2, least(p_declines, 20)))::int end
+$$;
+comment on function exo_private.kb_suggestion_gap(int, int) is
+    'Fetches until the next suggestion after p_declines declines: the threshold, then threshold x 2^n '
+    '(the gap doubling at each decline).';
+
+-- exo_private.kb_demote: demote documents of a profile by an event (score_low, miss_streak).
+create or replace function exo_private.kb_demote(
+    p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamptz default now()
+)
+returns int
+language sql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    with moved as (
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, p_event), state_changed_at = p_at,
+               fetch_count = 0, absent_streak = 0, miss_streak = 0, high_since = null, low_since = null,
+               next_suggestion_at = exo_private.kb_suggestion_gap(
+                   i.declines, (exo_private.kb_settings() ->> 'fetch_threshold')::int)
+         where i.profile_id = p_profile_id and i.document_id = any (p_documents) and not i.forced
+           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = p_event)
+        returning 1
+    )
+    select count(*)::int from moved
+$$;
+comment on function exo_private.kb_demote(bigint, bigint[], text, timestamptz) is
+    'Demote a profile''s documents by p_event (score_low or miss_streak) where the transition table allows '
+    'it and the pin was not forced: the fetch count starts again from zero; returns how many moved.';
+
+-- exo_private.kb_write: the one path that writes a user's base (the reader's, through the exo.kb_* calls).
+create or replace function exo_private.kb_write(
+    p_profile text,
+    p_action text,
+    p_documents bigint[],
+    p_chunks bigint[] default '{}',
+    p_missed bigint[] default '{}',
+    p_at timestamptz default now()
+)
+returns jsonb
+language plpgsql volatile
+security definer
+set search_path = exo_private, pg_temp
+as $$
+declare
+    settings jsonb := exo_private.kb_settings();
+    threshold int := (settings ->> 'fetch_threshold')::int;
+    most int := case p_action when 'cache' then 10000 else 100 end;
+    profile bigint;
+    writes int;
+    touched bigint[];
+    unknown bigint[];
+    stray bigint[];
+    item exo_private.kb_items;
+begin
+    if current_setting('transaction_read_only') = 'on' then
+        raise exception 'recording in a personal base writes, and this transaction is read-only'
+            using errcode = 'read_only_sql_transaction',
+                  hint = 'run it in a read-write transaction: begin read write (the reader may)';
+    end if;
+    if p_action is null or p_action not in ('use', 'cache', 'accept', 'decline', 'thumbs_up', 'thumbs_down',
+                                            'force_pin', 'force_remove') then
+        perform exo_private.invalid_argument(format(
+            'action must be one of use, cache, accept, decline, thumbs_up, thumbs_down, force_pin, force_remove, '
+            'got %s', exo_private.quoted(p_action)));
+    end if;
+    if p_documents is null or array_position(p_documents, null) is not null
+       or p_chunks is null or array_position(p_chunks, null) is not null
+       or p_missed is null or array_position(p_missed, null) is not null then
+        perform exo_private.invalid_argument('document ids, chunk ids and missed ids must be arrays without nulls');
+    end if;
+    -- A search records at most 100 documents; the personal stage checks every saved one.
+    if cardinality(p_documents) > most or cardinality(p_missed) > 10000 then
+        perform exo_private.invalid_argument(format(
+            'at most 100 documents per call (10,000 checked by the personal stage), got %s',
+            greatest(cardinality(p_documents), cardinality(p_missed))));
+    end if;
+    if cardinality(p_chunks) > 500 then
+        perform exo_private.invalid_argument(format('at most 500 chunks per call, got %s', cardinality(p_chunks)));
+    end if;
+    if p_action not in ('use', 'cache') and cardinality(p_documents) <> 1 then
+        perform exo_private.invalid_argument(format('%s takes exactly one document', p_action));
+    end if;
+    if p_at is null or not isfinite(p_at) then
+        perform exo_private.invalid_argument('the time must be a finite timestamp');
+    end if;
+    -- The profile row is the lock: one profile's writes queue behind each other.
+    select p.id into profile from exo_private.kb_profiles p where p.name = p_profile for update;
+    if profile is null then
+        perform exo_private.invalid_argument(
+            format('profile %s does not exist', exo_private.quoted(p_profile)), 'exo user add NAME makes one');
+    end if;
+    touched := array(select distinct d from unnest(p_documents || p_missed) d order by d);
+    select array_agg(d order by d) into unknown
+    from unnest(touched) d where not exists (select 1 from exo_private.documents x where x.id = d);
+    if unknown is not null then
+        perform exo_private.invalid_argument(
+            format('document ids %s do not exist', left(array_to_string(unknown[1:10], ', '), 200)));
+    end if;
+    select array_agg(k order by k) into stray
+    from unnest(p_chunks) k
+    where not exists (select 1 from exo_private.chunks c where c.id = k and c.document_id = any (p_documents));
+    if stray is not null then
+        perform exo_private.invalid_argument(format(
+            'chunk ids %s are not chunks of the documents given', left(array_to_string(stray[1:10], ', '), 200)));
+    end if;
+    -- The volume cap: a fixed window of a minute per profile.
+    update exo_private.kb_profiles p
+       set window_started_at = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
+                                         or p.window_started_at > p_at then p_at else p.window_started_at end,
+           window_writes = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
+                                     or p.window_started_at > p_at then 1 else p.window_writes + 1 end,
+           searches = p.searches + (p_action = 'use')::int
+     where p.id = profile
+    returning p.window_writes into writes;
+    if writes > (settings ->> 'writes_per_minute')::int then
+        raise exception 'profile % made more than % recording calls in a minute', exo_private.quoted(p_profile),
+            settings ->> 'writes_per_minute'
+            using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.writes_per_minute';
+    end if;
+
+    insert into exo_private.kb_items (profile_id, document_id, next_suggestion_at, state_changed_at)
+    select profile, d, threshold, p_at from unnest(touched) d
+    on conflict do nothing;
+
+    case p_action
+    when 'use' then
+        -- Returned: counted (fetch), suggested at the threshold (reach_threshold).
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, 'fetch'),
+               state_changed_at = case when exo_private.kb_next_state(i.state, 'fetch') = i.state
+                                       then i.state_changed_at else p_at end,
+               fetch_count = i.fetch_count + 1, first_fetched_at = coalesce(i.first_fetched_at, p_at),
+               last_fetched_at = p_at, absent_streak = 0,
+               last_chunks = array(select k from unnest(p_chunks) k
+                                   where exists (select 1 from exo_private.chunks c
+                                                 where c.id = k and c.document_id = i.document_id))
+         where i.profile_id = profile and i.document_id = any (p_documents);
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, 'reach_threshold'), state_changed_at = p_at
+         where i.profile_id = profile and i.document_id = any (p_documents)
+           and i.fetch_count >= i.next_suggestion_at
+           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reach_threshold');
+        -- Not returned: absent once more; at the reset threshold, counting starts again.
+        update exo_private.kb_items i
+           set absent_streak = i.absent_streak + 1
+         where i.profile_id = profile and i.document_id <> all (p_documents)
+           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reset');
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, 'reset'),
+               state_changed_at = case when exo_private.kb_next_state(i.state, 'reset') = i.state
+                                       then i.state_changed_at else p_at end,
+               fetch_count = 0, absent_streak = 0,
+               next_suggestion_at = exo_private.kb_suggestion_gap(i.declines, threshold)
+         where i.profile_id = profile and i.absent_streak >= (settings ->> 'reset_threshold')::int
+           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reset');
+    when 'cache' then
+        -- The personal stage's check of saved documents: p_documents passed, p_missed missed.
+        update exo_private.kb_items i
+           set cache_checks = i.cache_checks + 1,
+               cache_hits = i.cache_hits + (i.document_id = any (p_documents))::int,
+               miss_streak = case when i.document_id = any (p_documents) then 0 else i.miss_streak + 1 end
+         where i.profile_id = profile and i.document_id = any (touched) and i.state in ('claimed', 'pinned');
+        perform exo_private.kb_demote(
+            profile,
+            array(select i.document_id from exo_private.kb_items i
+                  where i.profile_id = profile and i.document_id = any (p_missed)
+                    and i.miss_streak >= (settings ->> 'max_cache_miss_streak')::int),
+            'miss_streak', p_at);
+    else
+        select * into item from exo_private.kb_items i
+        where i.profile_id = profile and i.document_id = p_documents[1];
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, p_action),
+               state_changed_at = case when exo_private.kb_next_state(i.state, p_action) = i.state
+                                       then i.state_changed_at else p_at end,
+               thumbs = case p_action when 'thumbs_up' then i.thumbs + 1 when 'thumbs_down' then i.thumbs - 1
+                                      when 'force_remove' then 0 else i.thumbs end,
+               declines = i.declines + (p_action = 'decline')::int,
+               next_suggestion_at = case p_action
+                   when 'decline' then i.fetch_count + exo_private.kb_suggestion_gap(i.declines + 1, threshold)
+                   when 'force_remove' then exo_private.kb_suggestion_gap(i.declines, threshold)
+                   else i.next_suggestion_at end,
+               forced = case p_action when 'force_pin' then true when 'force_remove' then false else i.forced end,
+               fetch_count = case when p_action = 'force_remove' then 0 else i.fetch_count end,
+               absent_streak = case when p_action = 'force_remove' then 0 else i.absent_streak end,
+               miss_streak = case when p_action in ('force_remove', 'force_pin') then 0 else i.miss_streak end,
+               cache_checks = case when p_action = 'force_remove' then 0 else i.cache_checks end,
+               cache_hits = case when p_action = 'force_remove' then 0 else i.cache_hits end,
+               high_since = case when p_action = 'force_remove' then null else i.high_since end,
+               low_since = case when p_action in ('force_remove', 'force_pin') then null else i.low_since end,
+               score = case when p_action = 'force_remove' then null else i.score end
+         where i.profile_id = profile and i.document_id = item.document_id;
+    end case;
+
+    return coalesce((
+        select jsonb_agg(jsonb_build_object(
+                   'document_id', i.document_id, 'state', i.state, 'forced', i.forced,
+                   'fetch_count', i.fetch_count, 'suggested', i.state = 'suggested')
+                   order by i.document_id)
+        from exo_private.kb_items i
+        where i.profile_id = profile and i.document_id = any (touched)), '[]'::jsonb);
+end
+$$;
+comment on function exo_private.kb_write(text, text, bigint[], bigint[], bigint[], timestamptz) is
+    'The one path that writes a personal base, run as exo_kb (which may write only the kb tables). '
+    'Actions: use (a search of the profile returned p_documents, p_chunks among their chunks: fetch, '
+    'threshold, absence and reset), cache (the personal stage: p_documents passed, p_missed missed; '
+    'demotion by miss streak), and one document''s accept, decline, thumbs_up, thumbs_down, force_pin, '
+    'force_remove. Checks: a known action, a profile that exists, documents that exist, chunks of '
+    'those documents, at most 100 documents and 500 chunks, kb.writes_per_minute calls per profile, '
+    'a read-write transaction. Returns the touched documents'' state and fetch count.';
+
+-- exo_private.kb_decay: the daily score of every user-document row, and the pins and demotions it decides.
+create or replace function exo_private.kb_decay(p_profile text default null, p_at timestamptz default now())
+returns jsonb
+language plpgsql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    settings jsonb := exo_private.kb_settings();
+    w jsonb := settings -> 'score_weights';
+    w_recency float8 := (w ->> 'recency')::float8;
+    w_frequency float8 := (w ->> 'frequency')::float8;
+    w_explicit float8 := (w ->> 'explicit')::float8;
+    w_hit_rate float8 := (w ->> 'hit_rate')::float8;
+    w_sum float8 := nullif(w_recency + w_frequency + w_explicit + w_hit_rate, 0);
+    lambda float8 := (settings ->> 'recency_lambda')::float8;
+    saturation float8 := (settings ->> 'frequency_saturation')::float8;
+    pin_score float8 := (settings ->> 'pin_score')::float8;
+    demote_score float8 := (settings ->> 'demote_score')::float8;
+    profile bigint;
+    scored int;
+    pinned int;
+    demoted int := 0;
+    low record;
+begin
+    if p_profile is not null then
+        select p.id into profile from exo_private.kb_profiles p where p.name = p_profile;
+        if profile is null then
+            perform exo_private.invalid_argument(format('profile %s does not exist', exo_private.quoted(p_profile)));
+        end if;
+    end if;
+    -- The score, divided by the weights' sum: recency exp(-lambda x days since the last fetch),
+    -- frequency min(fetch_count / saturation, 1), explicit 1 when thumbs up outnumber thumbs
+    -- down, hit rate the personal stage's hits over its checks (0 before any check).
+    update exo_private.kb_items i
+       set (score, scored_at, high_since, low_since) = (
+           select s.score, p_at,
+                  case when s.score >= pin_score then coalesce(i.high_since, p_at) end,
+                  case when s.score < demote_score then coalesce(i.low_since, p_at) end
+           from (select (w_recency * exp(-lambda * greatest(
+                             extract(epoch from p_at - coalesce(i.last_fetched_at, i.state_changed_at)) / 86400, 0))
+                         + w_frequency * least(i.fetch_count / saturation, 1)
+                         + w_explicit * least(greatest(i.thumbs, 0), 1)
+                         + w_hit_rate * case when i.cache_checks > 0
+                                             then i.cache_hits::float8 / i.cache_checks else 0 end)
+                        / w_sum as score) s)
+     where (profile is null or i.profile_id = profile) and i.state <> 'global';
+    get diagnostics scored = row_count;
+    -- Held long enough above the pin score: pinned.
+    update exo_private.kb_items i
+       set state = exo_private.kb_next_state(i.state, 'score_high'), state_changed_at = p_at, high_since = null
+     where (profile is null or i.profile_id = profile)
+       and i.high_since <= p_at - make_interval(days => (settings ->> 'pin_days')::int)
+       and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'score_high');
+    get diagnostics pinned = row_count;
+    -- Held long enough below the demotion score: demoted.
+    for low in
+        select i.profile_id, array_agg(i.document_id) as documents
+        from exo_private.kb_items i
+        where (profile is null or i.profile_id = profile)
+          and i.low_since <= p_at - make_interval(days => (settings ->> 'demote_days')::int)
+        group by i.profile_id
+    loop
+        demoted := demoted + exo_private.kb_demote(low.profile_id, low.documents, 'score_low', p_at);
+    end loop;
+    return jsonb_build_object('scored', scored, 'pinned', pinned, 'demoted', demoted);
+end
+$$;
+comment on function exo_private.kb_decay(text, timestamptz) is
+    'The daily decay (pg_cron job exo-kb-decay; exo kb decay): scores every user-document row that is '
+    'not global (one profile''s with p_profile) as of p_at: (0.40 x recency exp(-0.05 x days since '
+    'the last fetch) + 0.30 x frequency min(fetch_count / 20, 1) + 0.20 x explicit (1 when thumbs up '
+    'outnumber thumbs down) + 0.15 x personal-stage hit rate) / the weights'' sum (kb.score_weights, '
+    'kb.recency_lambda, kb.frequency_saturation; the default weights add up to 1.05, so the score lies '
+    'in [0, 1]); keeps since when '
+    'it has been at or above kb.pin_score or below kb.demote_score, pins a claimed document held high '
+    'for kb.pin_days and demotes a claimed or (unforced) pinned one held low for kb.demote_days; '
+    'returns {scored, pinned, demoted}.';
+
+-- exo_private.kb_add_profile: a new user (exo user add NAME).
+create or replace function exo_private.kb_add_profile(p_name text)
+returns bigint
+language plpgsql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    made bigint;
+begin
+    if p_name is null or p_name !~ '^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$' then
+        perform exo_private.invalid_argument(
+            format('profile name must be 1 to 64 letters, digits, _ . @ or -, starting with a letter or digit, got %s',
+                   exo_private.quoted(p_name)));
+    end if;
+    insert into exo_private.kb_profiles (name) values (p_name) on conflict (name) do nothing returning id into made;
+    if made is null then
+        perform exo_private.invalid_argument(format('profile %s exists already', exo_private.quoted(p_name)));
+    end if;
+    return made;
+end
+$$;
+comment on function exo_private.kb_add_profile(text) is
+    'Make a user (a person or an agent profile) with an empty personal base; returns its id.';
+
+-- The recording path runs as exo_kb, which may write the kb tables and read what it checks.
+alter function exo_private.kb_write(text, text, bigint[], bigint[], bigint[], timestamptz) owner to exo_kb;
+grant usage on schema exo_private to exo_kb;
+grant select on exo_private.settings, exo_private.documents, exo_private.chunks, exo_private.kb_transitions
+    to exo_kb;
+grant select, update on exo_private.kb_profiles to exo_kb;
+grant select, insert, update on exo_private.kb_items to exo_kb;
+grant execute on function exo_private.kb_settings(), exo_private.kb_next_state(exo_private.kb_state, text),
+    exo_private.kb_suggestion_gap(int, int), exo_private.kb_demote(bigint, bigint[], text, timestamptz),
+    exo_private.invalid_argument(text, text), exo_private.quoted(text) to exo_kb;
+
+-- exo_private.kb_suggestion: the line that proposes saving a document.
+create or replace function exo_private.kb_suggestion(p_label text, p_fetch_count int)
+returns text
+language sql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select format('%s has appeared in your questions %s times; save it?', p_label, p_fetch_count)
+$$;
+comment on function exo_private.kb_suggestion(text, int) is
+    'The pending save suggestion of a document: "''Kubernetes Pod Basics'' has appeared in your questions '
+    '3 times; save it?".';
+
+-- exo_private.kb_provenance: where each document a search of the profile returned stands in its base.
+create or replace function exo_private.kb_provenance(
+    p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[] default '{}'
+)
+returns jsonb
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    with sources as materialized (
+        select o.n, o.document_id, i.state, i.fetch_count,
+               case when k.document_id is null then quote_literal(coalesce(d.title, d.path))
+                    else 'document ' || o.document_id || ' (withheld)' end as label,
+               case when k.document_id is null then d.title end as title,
+               case when k.document_id is null then d.path end as path,
+               (o.document_id = any (p_personal)) as personal,
+               array(select c.id from exo_private.chunks c
+                     where c.id = any (p_chunks) and c.document_id = o.document_id order by c.id) as chunks
+        from unnest(p_documents) with ordinality o (document_id, n)
+        join exo_private.documents d on d.id = o.document_id
+        left join exo_private.kb_profiles p on p.name = p_profile
+        left join exo_private.kb_items i on i.profile_id = p.id and i.document_id = o.document_id
+        left join exo_private.closed_documents(p_documents, '{}') k on k.document_id = o.document_id
+    )
+    select jsonb_build_object(
+        'profile', p_profile,
+        'sources', coalesce(jsonb_agg(jsonb_build_object(
+            'document_id', s.document_id, 'title', s.title, 'path', s.path,
+            'from', case when s.personal then 'personal' else 'global' end, 'chunks', to_jsonb(s.chunks),
+            'state', coalesce(s.state::text, 'global'), 'fetch_count', coalesce(s.fetch_count, 0),
+            'suggestion', case when s.state = 'suggested' then exo_private.kb_suggestion(s.label, s.fetch_count) end)
+            order by s.n), '[]'::jsonb),
+        'text', format(E'Provenance (profile %s):\n', p_profile) || coalesce(string_agg(format(
+            '%s. %s, from %s, chunks %s: %s, fetched %s %s',
+            s.n, s.label, case when s.personal then 'your base' else 'global search' end,
+            coalesce(nullif(array_to_string(s.chunks, ', '), ''), 'none'), coalesce(s.state::text, 'global'),
+            coalesce(s.fetch_count, 0), case when coalesce(s.fetch_count, 0) = 1 then 'time' else 'times' end)
+            || case when s.state = 'suggested'
+                    then E'\n   ' || exo_private.kb_suggestion(s.label, s.fetch_count)
+                         || format(' (exo kb accept %s --profile %s)', s.document_id, p_profile) else '' end,
+            E'\n' order by s.n), '(no sources)'))
+    from sources s
+$$;
+comment on function exo_private.kb_provenance(text, bigint[], bigint[], bigint[]) is
+    'The provenance block of a search of the profile: per document returned, in rank order, its title and '
+    'path (withheld for a charged document), whether it came from the user''s base (p_personal) or global '
+    'search, which of p_chunks are its, its state and fetch count, and any pending save suggestion; as '
+    'jsonb {profile, sources, text} with a text rendering.';
+
+-- exo_private.kb_personal: what the personal stage of a search with a profile needs.
+create or replace function exo_private.kb_personal(p_profile text, p_workspaces text[])
+returns jsonb
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    wanted bigint;
+begin
+    select p.id into wanted from exo_private.kb_profiles p where p.name = p_profile;
+    if wanted is null then
+        perform exo_private.invalid_argument(
+            format('profile %s does not exist', exo_private.quoted(p_profile)), 'exo user add NAME makes one');
+    end if;
+    return jsonb_build_object(
+        'profile_id', wanted,
+        'settings', exo_private.kb_settings(),
+        'saved', coalesce((
+            select jsonb_object_agg(x.workspace, x.documents)
+            from (select d.workspace, jsonb_agg(i.document_id order by i.document_id) as documents
+                  from exo_private.kb_items i
+                  join exo_private.documents d on d.id = i.document_id
+                  where i.profile_id = wanted and i.state in ('claimed', 'pinned')
+                    and d.workspace = any (p_workspaces)
+                  group by d.workspace) x), '{}'::jsonb));
+end
+$$;
+comment on function exo_private.kb_personal(text, text[]) is
+    'The personal stage''s input for a search with a profile (plpy/stages.py): {profile_id, settings '
+    '(kb.*), saved: {workspace: the claimed and pinned document ids}}; refuses an unknown profile.';
+
+-- exo_private.kb_after_search: record a search with a profile and add its provenance block.
+create or replace function exo_private.kb_after_search(p_profile text, p_retrieved jsonb)
+returns jsonb
+language plpgsql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    personal jsonb := coalesce(p_retrieved #> '{report,personal}', '{}'::jsonb);
+    documents bigint[];
+    chunk_ids bigint[];
+    from_base bigint[];
+    outcome jsonb;
+begin
+    if p_profile is null then
+        return p_retrieved;
+    end if;
+    -- Each document once, in the rank of its best chunk; the first 100.
+    select array_agg(x.document_id order by x.best) into documents
+    from (select (r ->> 'document_id')::bigint as document_id, min((r ->> 'rank')::int) as best
+          from jsonb_array_elements(p_retrieved -> 'results') r
+          group by 1 order by 2 limit 100) x;
+    documents := coalesce(documents, '{}');
+    chunk_ids := array(select (r ->> 'chunk_id')::bigint from jsonb_array_elements(p_retrieved -> 'results') r
+                       where (r ->> 'document_id')::bigint = any (documents) order by (r ->> 'rank')::int);
+    from_base := array(select distinct (r ->> 'document_id')::bigint
+                       from jsonb_array_elements(p_retrieved -> 'results') r where r ->> 'stage' = 'personal');
+    if current_setting('transaction_read_only') = 'on' then
+        outcome := jsonb_build_object('recorded', false,
+            'why', 'a read-only transaction: run the search in a read-write one (begin read write) to record it');
+    else
+        begin
+            if personal ->> 'mode' = 'similarity' then
+                perform exo_private.kb_write(
+                    p_profile, 'cache',
+                    array(select jsonb_array_elements_text(personal -> 'hits')::bigint), '{}',
+                    array(select c::bigint from jsonb_array_elements_text(personal -> 'checked') c
+                          except select h::bigint from jsonb_array_elements_text(personal -> 'hits') h));
+            end if;
+            perform exo_private.kb_write(p_profile, 'use', documents, chunk_ids);
+            outcome := jsonb_build_object('recorded', true);
+        exception when program_limit_exceeded then
+            outcome := jsonb_build_object('recorded', false, 'why', sqlerrm);
+        end;
+    end if;
+    return jsonb_set(p_retrieved, '{report}', (p_retrieved -> 'report') || jsonb_build_object(
+        'personal', personal || jsonb_build_object('profile', p_profile) || outcome,
+        'provenance', exo_private.kb_provenance(p_profile, documents, chunk_ids, from_base)));
+end
+$$;
+comment on function exo_private.kb_after_search(text, jsonb) is
+    'A search with a profile (exo.search, search_report, search_json, context_packet): records the '
+    'personal stage''s checks (hits, misses: the miss streak) and the documents and chunks returned '
+    '(exo_private.kb_write) when the transaction may write, else says why not (report.personal.recorded, '
+    'why; over kb.writes_per_minute too), and adds the provenance block (report.provenance). '
+    'Without a profile, the search as it was.';
+
+-- exo.kb_record_use: record what a search of the profile returned; its provenance block.
+create or replace function exo.kb_record_use(profile text, document_ids bigint[], chunk_ids bigint[] default '{}')
+returns jsonb
+language plpgsql volatile
+security definer
+set search_path = exo_private, pg_temp
+as $$
+begin
+    perform exo_private.kb_write(profile, 'use', document_ids, coalesce(chunk_ids, '{}'));
+    return exo_private.kb_provenance(profile, document_ids, coalesce(chunk_ids, '{}'));
+end
+$$;
+comment on function exo.kb_record_use(text, bigint[], bigint[]) is
+    'Record that a search of the profile returned these documents (at most 100, in rank order) and chunks '
+    '(at most 500, chunks of those documents): fetch counts, suggestions at kb.fetch_threshold, resets '
+    'after kb.reset_threshold absent searches. Writes, so it needs a read-write transaction (begin read '
+    'write); at most kb.writes_per_minute calls per profile. Returns the provenance block {profile, '
+    'sources: [{document_id, title, path, from, chunks, state, fetch_count, suggestion}], text}.';
+
+-- exo.kb_accept_suggestion: save a suggested document.
+create or replace function exo.kb_accept_suggestion(profile text, document_id bigint)
+returns jsonb
+language sql volatile
+security definer
+set search_path = exo_private, pg_temp
+as $$
+    select exo_private.kb_write(profile, 'accept', array[document_id]) -> 0
+$$;
+comment on function exo.kb_accept_suggestion(text, bigint) is
+    'Save a document the profile was suggested (suggested -> claimed); needs a read-write transaction.';
+
+-- exo.kb_decline_suggestion: decline a suggestion; the next waits twice as long.
+create or replace function exo.kb_decline_suggestion(profile text, document_id bigint)
+returns jsonb
+language sql volatile
+security definer
+set search_path = exo_private, pg_temp
+as $$
+    select exo_private.kb_write(profile, 'decline', array[document_id]) -> 0
+$$;
+comment on function exo.kb_decline_suggestion(text, bigint) is
+    'Decline a suggestion (suggested -> surfaced): suggested again at fetch_count + kb.fetch_threshold x 2^declines.';
+
+-- exo.kb_thumbs_up: mark a document useful.
+create or replace function exo.kb_thumbs_up(profile text, document_id bigint)
+returns jsonb
+language sql volatile
+security definer
+set search_path = exo_private, pg_temp
+as $$
+    select exo_private.kb_write(profile, 'thumbs_up', array[document_id]) -> 0
+$$;
+comment on function exo.kb_thumbs_up(text, bigint) is
+    'Mark a document useful to the profile (the decay score''s explicit signal); needs a read-write transaction.';
+
+-- exo.kb_thumbs_down: mark a document not useful.
+create or replace function exo.kb_thumbs_down(profile text, document_id bigint)
+returns jsonb
+language sql volatile
+security definer
+set search_path = exo_private, pg_temp
+as $$
+    select exo_private.kb_write(profile, 'thumbs_down', array[document_id]) -> 0
+$$;
+comment on function exo.kb_thumbs_down(text, bigint) is
+    'Mark a document not useful to the profile; needs a read-write transaction.';
+
+-- exo.kb_force_pin: pin a document whatever its score.
+create or replace function exo.kb_force_pin(profile text, document_id bigint)
+returns jsonb
+language sql volatile
+security definer
+set search_path = exo_private, pg_temp
+as $$
+    select exo_private.kb_write(profile, 'force_pin', array[document_id]) -> 0
+$$;
+comment on function exo.kb_force_pin(text, bigint) is
+    'Pin a document in the profile''s base from any state; a forced pin is never demoted by score or misses.';
+
+-- exo.kb_force_remove: take a document out of the personal base entirely.
+create or replace function exo.kb_force_remove(profile text, document_id bigint)
+returns jsonb
+language sql volatile
+security definer
+set search_path = exo_private, pg_temp
+as $$
+    select exo_private.kb_write(profile, 'force_remove', array[document_id]) -> 0
+$$;
+comment on function exo.kb_force_remove(text, bigint) is
+    'Take a document out of the profile''s base (any state -> global, every counter back to zero).';
+
+-- exo.kb_items: a user's base.
+create or replace function exo.kb_items(profile text)
+returns table (
+    document_id bigint, title text, path text, state text, forced boolean, fetch_count int,
+    last_fetched_at timestamptz, declines int, next_suggestion_at int, miss_streak int, thumbs int,
+    score float8, suggestion text
+)
+language plpgsql stable
+security definer
+set search_path = exo_private, pg_temp
+as $$
+declare
+    wanted bigint;
+begin
+    select p.id into wanted from exo_private.kb_profiles p where p.name = profile;
+    if wanted is null then
+        perform exo_private.invalid_argument(
+            format('profile %s does not exist', exo_private.quoted(profile)), 'exo user add NAME makes one');
+    end if;
+    return query
+    with items as materialized (
+        select i.* from exo_private.kb_items i where i.profile_id = wanted and i.state <> 'global'
+    ), closed as (
+        select k.document_id from exo_private.closed_documents(array(select x.document_id from items x), '{}') k
+    )
+    select i.document_id,
+           case when c.document_id is null then d.title end,
+           case when c.document_id is null then d.path end,
+           i.state::text, i.forced, i.fetch_count, i.last_fetched_at, i.declines, i.next_suggestion_at,
+           i.miss_streak, i.thumbs, i.score,
+           case when i.state = 'suggested' then exo_private.kb_suggestion(
+               coalesce(quote_literal(case when c.document_id is null then coalesce(d.title, d.path) end),
+                        'document ' || i.document_id || ' (withheld)'),
+               i.fetch_count) end
+    from items i
+    join exo_private.documents d on d.id = i.document_id
+    left join closed c on c.document_id = i.document_id
+    order by array_position(array['pinned', 'claimed', 'suggested', 'surfaced', 'demoted'], i.state::text),
+             i.fetch_count desc, i.document_id;
+end
+$$;
+comment on function exo.kb_items(text) is
+    'A profile''s base: every document it was returned or acted on (not global), pinned, claimed, '
+    'suggested, surfaced, demoted, with fetch count, declines, misses, thumbs, score and the pending '
+    'save suggestion. A charged document''s title and path are withheld.';
+
+-- The daily decay, in the one database pg_cron serves, run as the writer (as exo-reband).
+do $$
+begin
+    if exists (select 1 from pg_catalog.pg_extension where extname = 'pg_cron') then
+        perform cron.schedule_in_database(
+            'exo-kb-decay', '17 3 * * *', 'select exo_private.kb_decay()', current_database(), 'exo_writer');
+    end if;
+end
+$$;
