@@ -155,8 +155,10 @@ def test_a_question_answered_only_in_a_chat_gets_a_packet_citing_the_chat(corpus
     text = packet["text"]
     evidence = text[text.index("## Evidence") : text.index("## Provenance")]
     block = evidence.split("\n\n")[0]  # [1] citation, then the excerpt: whole message lines
-    assert block.startswith(f"## Evidence\n[1] {top['citation']}\n{shown(*BOOK[0])}\n{shown(*BOOK[1])}\n")
-    assert block.endswith("\n...") and len(block.split("\n", 2)[2]) <= 300 + 4  # cut at a message
+    # the answering message (the one most like the question), whole, and the neighbours that fit
+    # packet.chat_excerpt_chars (120)
+    assert block.startswith(f"## Evidence\n[1] {top['citation']}\n{shown(*BOOK[0])}\n")
+    assert block.endswith("\n...") and len(block.split("\n", 2)[2]) <= 120 + 4  # cut at a message
     assert block.split("\n")[2:-1] == [shown(*m) for m in BOOK[: len(block.split("\n")) - 3]]
     assert f"[1] chunk {book} via " in text
     assert first["document_id"] == top["document_id"] and first["conversation_id"] is not None
@@ -219,3 +221,34 @@ def test_a_question_naming_a_participant_looks_in_their_windows_by_meaning(corpu
         found = ask(reader, "search_json", query, k=5)
         stages = {s["stage"]: s for s in found["report"]["workspaces"]["personal"]["stages"]}
         assert stages["participant"]["found"] == 0, query
+
+
+def test_every_message_is_embedded_once_with_its_window(corpus):
+    with corpus.connect() as conn:
+        vectors = conn.execute(
+            "select count(*), count(distinct message_id) from exo_private.chat_message_embeddings"
+        ).fetchone()
+        chunks = [w for w in windows(corpus)]
+        left = conn.execute(
+            "select count(*) from exo_private.messages_to_embed(%s, 'all-MiniLM-L6-v2', 384)", (chunks,)
+        ).fetchone()[0]
+    assert vectors == (len(MESSAGES), len(MESSAGES))
+    assert left == 0  # a window embedded again (a grown export) sends none of them again
+
+
+def test_a_chat_excerpt_shows_the_message_most_similar_to_the_question(corpus, reader):
+    _book, trip = windows(corpus)
+    query = "When are the flights to Portugal?"
+    with corpus.connect() as conn:
+        vector = conn.execute("select exo.embed_query(%s) ->> 'vector'", (query,)).fetchone()[0]
+        ids, similarity = conn.execute(
+            "select array_agg(s.message_id order by s.message_id), array_agg(s.similarity order by s.message_id) "
+            "from exo_private.chat_windows w, exo_private.message_similarity(w.message_ids, %s, "
+            "(select id from exo_private.embedding_models)) s where w.chunk_id = %s",
+            (vector, trip),
+        ).fetchone()
+    assert len(ids) == len(TRIP) and all(-1 <= v <= 1 for v in similarity)
+    best = TRIP[max(range(len(TRIP)), key=similarity.__getitem__)]
+    packet = ask(reader, "context_packet_json", query)
+    assert trip in [u["chunk_id"] for u in packet["used"]]
+    assert shown(*best) in packet["text"]

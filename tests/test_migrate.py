@@ -244,3 +244,18 @@ def test_plpy_include_inlines_a_sibling_imported_over_several_lines_once(tmp_pat
         "from base import (\n    A,\n    B,\n)\nfrom base import A\n\nC = A + B\n"
     )
     assert inline_plpy("# exo:include mod", tmp_path, "sql/x.sql") == "A = 1\nB = 2\n\nC = A + B"
+
+
+def test_plpy_include_refuses_two_modules_of_one_body_that_define_the_same_name(tmp_path):
+    (tmp_path / "words.py").write_text("import re\n\n_WORD = re.compile('[a-z]+')\n")
+    (tmp_path / "search.py").write_text(
+        "import re\n\nfrom words import _WORD\n\n_WORD = re.compile('[^\\\\W_]+')\n"
+    )
+    with pytest.raises(MigrationError, match="plpy/search.py and plpy/words.py both define '_WORD'"):
+        inline_plpy("as $$\n# exo:include search\n$$;", tmp_path, "sql/x.sql")
+    # two bodies of one file may each include a module that defines it; one body, the same
+    # module twice, too; and the same import in two modules is no clash
+    (tmp_path / "other.py").write_text("import re\n\ndef plan():\n    return re\n")
+    (tmp_path / "plans.py").write_text("import re\n\ndef plan():\n    return 1\n")
+    two = "as $$\n# exo:include other\n$$;\nas $$\n# exo:include plans\n# exo:include plans\n$$;"
+    assert inline_plpy(two, tmp_path, "sql/x.sql").count("def plan():") == 3

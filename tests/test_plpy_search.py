@@ -783,6 +783,44 @@ def test_a_chat_excerpt_counts_words_in_what_was_said_not_in_who_said_it():
     assert out == "...\n2024-03-04 18:40 Sam Rivera: Did the Leeds flat work out in the end?"
 
 
+def test_a_chat_excerpt_picks_its_message_by_meaning_when_the_messages_have_vectors():
+    lines = CHAT.split("\n")
+    # the words point at the zebra message; the vectors at "Great news, thanks." (the 4th message)
+    similarity = [0.1, 0.2, 0.3, 0.9, 0.2]
+    room = len(lines[4]) + 4
+    assert search.chat_excerpt(CHAT, ["zebra"], room, similarity) == "...\n" + lines[4] + "\n..."
+    # a message without a vector is never the pick; none at all, or a count that does not match the
+    # messages (a window re-made since): back to the words
+    assert search.chat_excerpt(CHAT, ["okapis"], len(lines[5]) + 3, [None] * 5) == "...\n" + lines[5]
+    assert search.chat_excerpt(CHAT, ["okapis"], len(lines[5]) + 3, [0.9, 0.1]) == "...\n" + lines[5]
+
+
+def test_a_chat_excerpt_shows_its_message_whole_and_neighbours_only_within_the_context_room():
+    lines = CHAT.split("\n")
+    answer = lines[2] + "\n" + lines[3]  # the zebra message with its continuation line
+    similarity = [0.1, 0.2, 0.9, 0.3, 0.2]
+    # the context room is smaller than the message: the message alone, whole
+    out = search.chat_excerpt(CHAT, [], 300, similarity, context_chars=40)
+    assert out == "...\n" + answer + "\n..."
+    # room for the reply after it as well
+    out = search.chat_excerpt(CHAT, [], 300, similarity, context_chars=len(answer) + 1 + len(lines[4]))
+    assert out == "...\n" + answer + "\n" + lines[4] + "\n..."
+    # the whole window when it fits the context room; never more than max_chars
+    assert search.chat_excerpt(CHAT, [], len(CHAT), similarity, context_chars=len(CHAT)) == CHAT
+    assert search.chat_excerpt(CHAT, [], len(CHAT) - 1, similarity, context_chars=len(CHAT)) != CHAT
+
+
+def test_a_chat_excerpt_of_a_message_that_asks_keeps_its_reply():
+    lines = CHAT.split("\n")
+    # "Did you hear about the zebra?" is the most similar; its answer is the next message
+    similarity = [0.1, 0.9, 0.3, 0.2, 0.2]
+    out = search.chat_excerpt(CHAT, [], 300, similarity, context_chars=20)
+    assert out == "...\n" + "\n".join(lines[1:4]) + "\n..."
+    # no room for both within max_chars: the question alone
+    out = search.chat_excerpt(CHAT, [], len(lines[1]) + 5, similarity, context_chars=20)
+    assert out == "...\n" + lines[1] + "\n..."
+
+
 def test_a_chat_message_longer_than_the_excerpt_keeps_its_time_and_sender():
     long = "2024-03-04 09:15 Iris Calder: " + " ".join(f"lemur {i}." for i in range(40))
     body = "\n".join([long, "  The zebra met a quokka.", "  " + "okapi " * 30, "2024-03-04 09:16 Sam: ok"])

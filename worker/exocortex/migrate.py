@@ -23,6 +23,7 @@ of stalling it and everyone queued behind it:
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import re
@@ -136,20 +137,43 @@ def _module_path(name: str, plpy_dir: Path) -> Path | None:
     return path if path.exists() else None
 
 
+def _top_level_names(path: Path) -> set[str]:
+    """The names a module's own statements define at its top level (functions, classes,
+    assignments); imports are left out, as the same import twice does no harm."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
 def inline_plpy(text: str, plpy_dir: Path, source: str) -> str:
     """Replace `# exo:include module` lines with the module's source, indented alike.
 
     `module` is a file in plpy/ (standard library only). A module's `from sibling import ...`
     lines, where plpy/sibling.py exists, are replaced by the sibling's source (each
     module once), since a plpython3u body cannot import files; `from __future__`
-    lines are dropped (the body runs inside a function).
+    lines are dropped (the body runs inside a function). Inlined modules share one namespace,
+    so two that define the same top-level name are refused: the later would silently replace
+    the earlier's (a helper named alike in two modules changes what the first one computes).
     """
+    defined_in: dict[str, str] = {}  # of the function body being inlined
 
     def module_source(name: str, seen: set[str]) -> list[str]:
         path = _module_path(name, plpy_dir)
         if path is None:
             raise MigrationError(f"{source}: `# exo:include {name}` but no such module was found")
         seen.add(name)
+        for defined in sorted(_top_level_names(path)):
+            other = defined_in.setdefault(defined, name)
+            if other != name:
+                raise MigrationError(
+                    f"{source}: plpy/{other}.py and plpy/{name}.py both define {defined!r}; inlined "
+                    "into one function body, one would replace the other (rename one of them)"
+                )
         lines = []
         in_import = False  # inside the parentheses of a sibling's multi-line import
         for line in path.read_text().splitlines():
@@ -174,7 +198,11 @@ def inline_plpy(text: str, plpy_dir: Path, source: str) -> str:
         lines = module_source(m.group("module"), set())
         return "\n".join(indent + line if line else line for line in lines)
 
-    return INCLUDE.sub(include, text)
+    bodies = text.split("$$")  # a function body is between two $$ (modules never hold $$)
+    for i, body in enumerate(bodies):
+        defined_in.clear()
+        bodies[i] = INCLUDE.sub(include, body)
+    return "$$".join(bodies)
 
 
 def migration_files(migrations_dir: Path) -> list[Path]:

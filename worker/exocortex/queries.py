@@ -55,6 +55,8 @@ END_OCR = "select exo_private.end_ocr(%s, %s, %s, %s)"
 CAPSULE_JOB = "select exo_private.capsule_job(%s)"
 """Build (or drop) the capsule one message names (a document, or a folder, workspace or entity):
 {status, capsule_id, ...} (sql/610_capsules.sql)."""
+MESSAGES_TO_EMBED = "select message_id, text from exo_private.messages_to_embed(%s, %s, %s)"
+STORE_MESSAGE_EMBEDDINGS = "select exo_private.store_message_embeddings(%s, %s, %s, %s)"
 COMPLETE_EMBEDDING = "select exo_private.complete_embedding(%s, %s, %s, %s, %s)"
 COMPLETE_EXTRACTION = "select exo_private.complete_extraction(%s, %s, %s, %s, %s, %s, %s)"
 

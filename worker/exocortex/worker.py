@@ -407,6 +407,9 @@ class Worker:
         ids = [int(m.payload["chunk_id"]) for m in job.messages]
         with pool.connection() as conn:
             bodies = dict(conn.execute(queries.CHUNK_BODIES, (ids,)).fetchall())
+            # A chat window's messages are embedded with it, each once: the packet picks a
+            # window's answering message by its vector.
+            messages = conn.execute(queries.MESSAGES_TO_EMBED, (ids, endpoint.model, dimensions)).fetchall()
         gone = [m.msg_id for m in job.messages if int(m.payload["chunk_id"]) not in bodies]
         if gone:
             self._skip(pool, "embed", gone)
@@ -416,10 +419,12 @@ class Worker:
         if not live.messages:
             return
         chunk_ids = [int(m.payload["chunk_id"]) for m in live.messages]
-        texts = [bodies[chunk_id] for chunk_id in chunk_ids]
+        texts = [bodies[chunk_id] for chunk_id in chunk_ids] + [text for _, text in messages]
 
         def embed(ep: Endpoint) -> list[list[float]]:
-            vectors = client.embed(ep, texts)
+            # No more texts a request than a batch of chunks: an endpoint caps its inputs.
+            step = max(1, int(settings["worker.embed_batch"]))
+            vectors = [v for i in range(0, len(texts), step) for v in client.embed(ep, texts[i : i + step])]
             if any(len(v) != dimensions for v in vectors):
                 raise JobFailed(client.BadResponse(f"vectors are not {dimensions}-dimensional"))
             return vectors
@@ -428,10 +433,21 @@ class Worker:
         vectors = self._answer(pool, live, settings, endpoint, "embeddings", len(texts), "chunk_id", embed)
         if vectors is None:
             return
-        with pool.connection() as conn:
+        n = len(chunk_ids)
+        with pool.connection() as conn, conn.transaction():
+            if messages:
+                conn.execute(
+                    queries.STORE_MESSAGE_EMBEDDINGS,
+                    (
+                        endpoint.model,
+                        dimensions,
+                        [m for m, _ in messages],
+                        [Vector(v) for v in vectors[n:]],
+                    ),
+                )
             conn.execute(
                 queries.COMPLETE_EMBEDDING,
-                (live.ids, endpoint.model, dimensions, chunk_ids, [Vector(v) for v in vectors]),
+                (live.ids, endpoint.model, dimensions, chunk_ids, [Vector(v) for v in vectors[:n]]),
             )
         self._count("done", "embed", len(live.messages))
 

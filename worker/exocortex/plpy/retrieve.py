@@ -126,6 +126,29 @@ def personal_setup(db, profile, chosen, report):
     return personal
 
 
+def add_message_similarity(db, results, embedding, model, report):
+    """Each chat result's messages' cosine similarity to the query (chat.similarity, in the order
+    of chat.message_ids; null for a message without a vector): the packet's excerpt shows the
+    message that answers, which often shares no word with the question. Nothing without a query
+    vector."""
+    chats = [c for c in results if c["chat"]]
+    vector = embedding.vector(report) if chats and model["id"] is not None else None
+    if vector is None:
+        return
+    ids = [m for c in chats for m in c["chat"]["message_ids"]]
+    sims = {
+        r["message_id"]: r["similarity"]
+        for r in db.run(
+            "message_similarity",
+            "select * from exo_private.message_similarity($1, $2, $3)",
+            ["bigint[]", "text", "int"],
+            [ids, vector, model["id"]],
+        )
+    }
+    for c in chats:
+        c["chat"] = dict(c["chat"], similarity=[sims.get(m) for m in c["chat"]["message_ids"]])
+
+
 def result_row(n, c):
     """One result: what exo.search shows, the chat details of a chat chunk (the packet's citation
     and excerpt) and the charged subjects the packet's provenance names."""
@@ -249,6 +272,7 @@ def run(
         ranked = rank(candidates, relevance, weights, today, years, recency, present)
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}
+        add_message_similarity(db, ranked[:k], embedding, model, report)
     finally:
         embedding.close()
 

@@ -529,11 +529,12 @@ def chat_messages(body):
     return messages
 
 
-def _grow(units, best, max_chars):
-    """(lo, hi): the run of units around `best`, joined by newlines within max_chars, grown one
-    unit after it (an answer is often a reply) and one before it at a time while they fit."""
-    lo = hi = best
-    size = len(units[best])
+def _grow(units, best, max_chars, last=None):
+    """(lo, hi): the run of units from `best` to `last` (default `best`), joined by newlines
+    within max_chars, grown one unit after it (an answer is often a reply) and one before it at a
+    time while they fit."""
+    lo, hi = best, best if last is None else last
+    size = sum(len(u) + 1 for u in units[lo : hi + 1]) - 1
     while True:
         grown = False
         if hi + 1 < len(units) and size + 1 + len(units[hi + 1]) <= max_chars:
@@ -548,14 +549,16 @@ def _grow(units, best, max_chars):
             return lo, hi
 
 
-def chat_excerpt(body, words, max_chars):
-    """Whole messages of a chat chunk (at most max_chars and the ellipsis marks): the message
-    richest in `words` in what it says (said(); compared by their first five letters, as coverage()
-    does) and its
-    neighbours while they fit. A message longer than that keeps its time and sender and whole
-    lines around its line richest in `words`; only a line longer than the limit is cut."""
+def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
+    """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
+    one per message, from their vectors) or else the one richest in `words` in what it says
+    (said(); compared by their first five letters, as coverage() does), whole up to max_chars
+    with the reply when it asks a question, and its neighbours while the excerpt stays within
+    context_chars (default max_chars), plus the ellipsis marks. A message longer than max_chars keeps its time and sender and whole lines
+    around its line richest in `words`; only a line longer than the limit is cut."""
     text = body.strip()
-    if len(text) <= max_chars:
+    room = max_chars if context_chars is None else min(context_chars, max_chars)
+    if len(text) <= room:
         return text
     wanted = {w[:5] for w in words}
 
@@ -564,9 +567,15 @@ def chat_excerpt(body, words, max_chars):
         return max(range(len(units)), key=lambda i: (hits[i], -i))
 
     messages = chat_messages(text)
-    best = richest(messages)
-    if len(messages[best]) <= max_chars:
-        lo, hi = _grow(messages, best, max_chars)
+    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
+    best = max(range(len(messages)), key=lambda i: similarity[i] or -1.0) if known else richest(messages)
+    # A message that asks is answered by the next one: the two are the excerpt's core.
+    last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
+    core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
+    if core > max_chars:
+        last, core = best, len(messages[best])
+    if core <= max_chars:
+        lo, hi = _grow(messages, best, max(room, core), last)
         passage = "\n".join(messages[lo : hi + 1])
         return ("...\n" if lo > 0 else "") + passage + ("\n..." if hi + 1 < len(messages) else "")
     # One message longer than the excerpt: its label, then its richest lines.
@@ -594,12 +603,14 @@ def without_day(passage, day):
     return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
 
 
-def chunk_excerpt(c, words, max_chars):
+def chunk_excerpt(c, words, max_chars, chat_chars=None):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
-    citation names), sentences for a document's."""
+    citation names; neighbours of the answering message within chat_chars), sentences for a
+    document's."""
     if c.get("chat"):
         start = chat_start(c["body"])
-        return chat_excerpt(without_day(c["body"], start[:10]) if start else c["body"], words, max_chars)
+        body = without_day(c["body"], start[:10]) if start else c["body"]
+        return chat_excerpt(body, words, max_chars, c["chat"].get("similarity"), chat_chars)
     return excerpt(c["body"], words, max_chars)
 
 
@@ -796,11 +807,12 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         return "\n".join(lines) + "\n"
 
     fixed = head + fact_text + capsule_text + "## Evidence\n"
+    chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     for c in chosen:
 
         def block(chars, c=c):
-            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars)}\n\n"
+            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
         chars = settings["packet.excerpt_chars"]
         rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])

@@ -108,6 +108,63 @@ $$;
 comment on function exo_private.store_embeddings(text, int, bigint[], text[]) is
     'Store vectors of one model for chunks (dimensions checked); returns how many were stored.';
 
+-- exo_private.messages_to_embed: the messages of chat windows that have no vector of a model yet.
+create or replace function exo_private.messages_to_embed(p_chunk_ids bigint[], p_model text, p_dimensions int)
+returns table (message_id bigint, text text)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- "Sender: text", the sender named as the window's lines name them (sql/210_chat_windows.sql).
+    select distinct on (m.id) m.id, coalesce(i.display_name, p.display_name, i.handle) || ': ' || m.body
+    from exo_private.chat_windows w
+    cross join unnest(w.message_ids) x (message_id)
+    join exo_private.chat_messages m on m.id = x.message_id
+    join exo_private.chat_identities i on i.id = m.identity_id
+    left join exo_private.people p on p.id = i.person_id
+    where w.chunk_id = any (p_chunk_ids)
+      and not exists (
+          select 1 from exo_private.chat_message_embeddings e
+          join exo_private.embedding_models em on em.id = e.model_id
+          where e.message_id = m.id and em.name = p_model and em.dimensions = p_dimensions)
+    order by m.id
+$$;
+comment on function exo_private.messages_to_embed(bigint[], text, int) is
+    'The messages of the chat windows among p_chunk_ids that have no vector of model (p_model, '
+    'p_dimensions) yet, each as "Sender: text"; the worker embeds them with the windows.';
+
+-- exo_private.store_message_embeddings: store vectors of one model for chat messages.
+create or replace function exo_private.store_message_embeddings(
+    p_model text, p_dimensions int, p_message_ids bigint[], p_vectors public.vector[]
+)
+returns int
+language plpgsql
+security invoker
+set search_path = exo_private, public, pg_temp
+as $$
+declare
+    model int := exo_private.embedding_model_id(p_model, p_dimensions);
+    stored int;
+begin
+    if cardinality(p_message_ids) <> cardinality(p_vectors) then
+        raise exception '% message ids but % vectors', cardinality(p_message_ids), cardinality(p_vectors);
+    end if;
+    if exists (select 1 from unnest(p_vectors) v where vector_dims(v) <> p_dimensions) then
+        raise exception 'a vector does not have the % dimensions model % records', p_dimensions, p_model;
+    end if;
+    -- Messages deleted since (their conversation was) are dropped.
+    insert into exo_private.chat_message_embeddings (message_id, model_id, embedding)
+    select m.id, model, v.vec
+    from unnest(p_message_ids, p_vectors) as v (message_id, vec)
+    join exo_private.chat_messages m on m.id = v.message_id
+    on conflict (message_id, model_id) do update set embedding = excluded.embedding;
+    get diagnostics stored = row_count;
+    return stored;
+end
+$$;
+comment on function exo_private.store_message_embeddings(text, int, bigint[], public.vector[]) is
+    'Store vectors of one model for chat messages (dimensions checked); returns how many were stored.';
+
 -- exo_private.advance_stages: chunked -> embedded -> graphed as the worker's results arrive.
 create or replace function exo_private.advance_stages(p_documents bigint[])
 returns void

@@ -361,6 +361,21 @@ $$;
 comment on function exo_private.pool_similarity(text[], bigint[], text, int) is
     'Cosine similarity between a query vector and the stored vectors of some chunks (one model).';
 
+-- exo_private.message_similarity: cosine similarity of chat messages to a query vector.
+create or replace function exo_private.message_similarity(p_messages bigint[], p_vector text, p_model_id int)
+returns table (message_id bigint, similarity float8)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select e.message_id, (1 - (e.embedding operator(public.<=>) p_vector::public.vector))::float8
+    from exo_private.chat_message_embeddings e
+    where e.model_id = p_model_id and e.message_id = any (p_messages)
+$$;
+comment on function exo_private.message_similarity(bigint[], text, int) is
+    'Cosine similarity between a query vector and the stored vectors of some chat messages (one '
+    'model); a message without one is left out.';
+
 -- exo_private.rerank_call: one remote rerank call, bounded per call and per session; never raises for a model failure.
 create or replace function exo_private.rerank_call(backend text, endpoint jsonb, query text, passages text[], ids bigint[], options jsonb)
 returns jsonb
