@@ -13,7 +13,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev,models]'
+	$(BIN)/pip install --quiet -e '.[dev,models,ner]'
 	touch $@
 
 ## setup: virtualenv, the PostgreSQL runtime (first time: about a minute), migrated database

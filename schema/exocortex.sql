@@ -203,6 +203,27 @@ ALTER TYPE exo_private.fact_kind OWNER TO exo_owner;
 COMMENT ON TYPE exo_private.fact_kind IS 'Where a fact comes from, in order of precedence: observation > declared > extracted.';
 
 --
+-- Name: kb_state; Type: TYPE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TYPE exo_private.kb_state AS ENUM (
+    'global',
+    'surfaced',
+    'suggested',
+    'claimed',
+    'pinned',
+    'demoted'
+);
+
+ALTER TYPE exo_private.kb_state OWNER TO exo_owner;
+
+--
+-- Name: TYPE kb_state; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TYPE exo_private.kb_state IS 'A document in a user''s base: global (only in global search), surfaced (returned, counting), suggested (a save is proposed), claimed (saved), pinned (consistently relevant, or forced), demoted (usage dropped or cache misses exceeded).';
+
+--
 -- Name: message_record; Type: TYPE; Schema: pgmq; Owner: exo_owner
 --
 
@@ -256,23 +277,19 @@ CREATE FUNCTION exo.audit_summary() RETURNS jsonb
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    with totals as (select count(*) as n from exo_private.facts),
-    closed as (
-        select pg_catalog.split_part(f.close_reason, ':', 1) as why, count(*) as n
-        from exo_private.facts f
-        where f.valid_to is not null
-        group by 1
-    )
     select jsonb_build_object(
-        'findings', (select coalesce(jsonb_object_agg(a.reason, a.n order by a.reason), '{}')
-                     from (select x.reason, count(*) as n from exo_private.audit_findings x group by x.reason) a),
-        'facts', (select t.n from totals t),
-        'closed', (select coalesce(sum(c.n), 0) from closed c),
-        'retirement_rate', (select case when t.n = 0 then 0 else round(coalesce(sum(c.n), 0) / t.n, 4) end
-                            from totals t left join closed c on true group by t.n),
-        'by_reason', (select coalesce(jsonb_object_agg(c.why, jsonb_build_object(
-                                 'closed', c.n, 'rate', round(c.n::numeric / t.n, 4)) order by c.why), '{}')
-                      from closed c cross join totals t))
+        'ran_at', r.ran_at,
+        'findings', coalesce(r.findings, '{}'),
+        'closed_now', coalesce(r.closed_now, 0),
+        'facts', coalesce(r.facts, 0),
+        'closed', coalesce(r.closed, 0),
+        'retirement_rate', case when coalesce(r.facts, 0) = 0 then 0 else round(r.closed::numeric / r.facts, 4) end,
+        'by_reason', coalesce((select jsonb_object_agg(b.key, jsonb_build_object(
+                                          'closed', b.value::bigint, 'rate', round(b.value::numeric / r.facts, 4))
+                                      order by b.key)
+                               from jsonb_each_text(r.by_reason) b), '{}'))
+    from (select 1) one
+    left join lateral (select x.* from exo_private.audit_runs x order by x.id desc limit 1) r on true
 $$;
 
 ALTER FUNCTION exo.audit_summary() OWNER TO exo_api;
@@ -281,49 +298,50 @@ ALTER FUNCTION exo.audit_summary() OWNER TO exo_api;
 -- Name: FUNCTION audit_summary(); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.audit_summary() IS 'The self-audit as numbers: findings (per reason, what exo_private.audit_findings holds now: source gone, source changed, contradicted, capsule stale, entity gone), facts (all rows), closed (rows no longer current), retirement_rate (closed / facts) and by_reason (per close reason, "closed: why" counted as closed: closed rows and their share of all rows), so over-eager closing shows as a number. Counts only, never text.';
+COMMENT ON FUNCTION exo.audit_summary() IS 'The newest self-audit run (exo_private.audit: daily by pg_cron, and exo audit) as numbers: ran_at (null: never run), findings (per reason, as found then: source gone, source changed, contradicted, capsule stale, entity gone), closed_now (facts that run closed), facts (all rows), closed (rows no longer current), retirement_rate (closed / facts) and by_reason (per close reason, "closed: why" counted as closed: closed rows and their share of all rows), so over-eager closing shows as a number. Counts only, never text; reading it costs one row.';
 
 --
--- Name: context_packet(text, integer, text[], boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: context_packet(text, integer, text[], boolean, text[], timestamp with time zone, double precision[], text); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.context_packet(query text, token_budget integer DEFAULT 4000, workspaces text[] DEFAULT NULL::text[], open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS text
+CREATE FUNCTION exo.context_packet(query text, token_budget integer DEFAULT 4000, workspaces text[] DEFAULT NULL::text[], open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[], profile text DEFAULT NULL::text) RETURNS text
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    select exo.context_packet_json(query, token_budget, workspaces, open_archive, bridge, as_of, query_embedding)
-           ->> 'text'
+    select exo.context_packet_json(
+               query, token_budget, workspaces, open_archive, bridge, as_of, query_embedding, profile) ->> 'text'
 $$;
 
-ALTER FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_api;
+ALTER FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) OWNER TO exo_api;
 
 --
--- Name: FUNCTION context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'A small cited answer packet for a question, within token_budget tokens: current facts first, then numbered evidence excerpts (path, workspace, date, band; for a chat, whole messages with their times and senders around the ones richest in the question''s words), then hints about withheld subjects, then provenance. exo.context_packet_json gives it with its token count and report.';
+COMMENT ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) IS 'A small cited answer packet for a question, within token_budget tokens: current facts first, then numbered evidence excerpts (path, workspace, date, band; for a chat, whole messages with their times and senders around the ones richest in the question''s words), then hints about withheld subjects, then provenance. exo.context_packet_json gives it with its token count and report.';
 
 --
--- Name: context_packet_json(text, integer, text[], boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: context_packet_json(text, integer, text[], boolean, text[], timestamp with time zone, double precision[], text); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.context_packet_json(query text, token_budget integer DEFAULT 4000, workspaces text[] DEFAULT NULL::text[], open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS jsonb
+CREATE FUNCTION exo.context_packet_json(query text, token_budget integer DEFAULT 4000, workspaces text[] DEFAULT NULL::text[], open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[], profile text DEFAULT NULL::text) RETURNS jsonb
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
     select exo_private.check_search_arguments(query, workspaces, 25, 30, query_embedding, token_budget, bridge);
     select exo_private.build_packet(
-        exo_private.retrieve(query, workspaces, 25, 30, open_archive, bridge, as_of, query_embedding),
+        exo_private.kb_after_search(profile, exo_private.retrieve(
+            query, workspaces, 25, 30, open_archive, bridge, as_of, query_embedding, profile)),
         query, token_budget)
 $$;
 
-ALTER FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_api;
+ALTER FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) OWNER TO exo_api;
 
 --
--- Name: FUNCTION context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'The context packet for a question as jsonb: text (current facts, then capsules of the cited documents with their sources, then cited evidence excerpts, then deference hints, then provenance), tokens used (never over token_budget; about four characters a token), the citations used, the hints and the search report.';
+COMMENT ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) IS 'The context packet for a question as jsonb: text (current facts, then capsules of the cited documents with their sources, then cited evidence excerpts, then deference hints, then provenance), tokens used (never over token_budget; about four characters a token), the citations used, the hints and the search report (with a profile, as exo.search_report: the personal stage and the provenance block).';
 
 --
 -- Name: conversation(text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -845,6 +863,189 @@ ALTER FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) 
 COMMENT ON FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) IS 'Current facts whose subject, attribute or value hold any word of query (its first 1,000 characters; whole words, no stemming), best ranked first, at most max_results (1..200): the columns of exo.facts. A blank query finds nothing. Care as in exo.facts: facts whose every source is charged are left out unless bridge names the subject (decided among the best 5 x max_results matches), with one last row per subject that has only withheld: {subject, facts, how}. Next: exo.facts(subject), exo.fact_history(subject, attribute).';
 
 --
+-- Name: kb_accept_suggestion(text, bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.kb_accept_suggestion(profile text, document_id bigint) RETURNS jsonb
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select exo_private.kb_write(profile, 'accept', array[document_id]) -> 0
+$$;
+
+ALTER FUNCTION exo.kb_accept_suggestion(profile text, document_id bigint) OWNER TO exo_api;
+
+--
+-- Name: FUNCTION kb_accept_suggestion(profile text, document_id bigint); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.kb_accept_suggestion(profile text, document_id bigint) IS 'Save a document the profile was suggested (suggested -> claimed); needs a read-write transaction.';
+
+--
+-- Name: kb_decline_suggestion(text, bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.kb_decline_suggestion(profile text, document_id bigint) RETURNS jsonb
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select exo_private.kb_write(profile, 'decline', array[document_id]) -> 0
+$$;
+
+ALTER FUNCTION exo.kb_decline_suggestion(profile text, document_id bigint) OWNER TO exo_api;
+
+--
+-- Name: FUNCTION kb_decline_suggestion(profile text, document_id bigint); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.kb_decline_suggestion(profile text, document_id bigint) IS 'Decline a suggestion (suggested -> surfaced): suggested again at fetch_count + kb.fetch_threshold x 2^declines.';
+
+--
+-- Name: kb_force_pin(text, bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.kb_force_pin(profile text, document_id bigint) RETURNS jsonb
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select exo_private.kb_write(profile, 'force_pin', array[document_id]) -> 0
+$$;
+
+ALTER FUNCTION exo.kb_force_pin(profile text, document_id bigint) OWNER TO exo_api;
+
+--
+-- Name: FUNCTION kb_force_pin(profile text, document_id bigint); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.kb_force_pin(profile text, document_id bigint) IS 'Pin a document in the profile''s base from any state; a forced pin is never demoted by score or misses.';
+
+--
+-- Name: kb_force_remove(text, bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.kb_force_remove(profile text, document_id bigint) RETURNS jsonb
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select exo_private.kb_write(profile, 'force_remove', array[document_id]) -> 0
+$$;
+
+ALTER FUNCTION exo.kb_force_remove(profile text, document_id bigint) OWNER TO exo_api;
+
+--
+-- Name: FUNCTION kb_force_remove(profile text, document_id bigint); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.kb_force_remove(profile text, document_id bigint) IS 'Take a document out of the profile''s base (any state -> global, every counter back to zero).';
+
+--
+-- Name: kb_items(text); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.kb_items(profile text) RETURNS TABLE(document_id bigint, title text, path text, state text, forced boolean, fetch_count integer, last_fetched_at timestamp with time zone, declines integer, next_suggestion_at integer, miss_streak integer, thumbs integer, score double precision, suggestion text)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    wanted bigint;
+begin
+    select p.id into wanted from exo_private.kb_profiles p where p.name = profile;
+    if wanted is null then
+        perform exo_private.invalid_argument(
+            format('profile %s does not exist', exo_private.quoted(profile)), 'exo user add NAME makes one');
+    end if;
+    return query
+    with items as materialized (
+        select i.* from exo_private.kb_items i where i.profile_id = wanted and i.state <> 'global'
+    ), closed as (
+        select k.document_id from exo_private.closed_documents(array(select x.document_id from items x), '{}') k
+    )
+    select i.document_id,
+           case when c.document_id is null then d.title end,
+           case when c.document_id is null then d.path end,
+           i.state::text, i.forced, i.fetch_count, i.last_fetched_at, i.declines, i.next_suggestion_at,
+           i.miss_streak, i.thumbs, i.score,
+           case when i.state = 'suggested' then exo_private.kb_suggestion(
+               coalesce(quote_literal(case when c.document_id is null then coalesce(d.title, d.path) end),
+                        'document ' || i.document_id || ' (withheld)'),
+               i.fetch_count) end
+    from items i
+    join exo_private.documents d on d.id = i.document_id
+    left join closed c on c.document_id = i.document_id
+    order by array_position(array['pinned', 'claimed', 'suggested', 'surfaced', 'demoted'], i.state::text),
+             i.fetch_count desc, i.document_id;
+end
+$$;
+
+ALTER FUNCTION exo.kb_items(profile text) OWNER TO exo_api;
+
+--
+-- Name: FUNCTION kb_items(profile text); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.kb_items(profile text) IS 'A profile''s base: every document it was returned or acted on (not global), pinned, claimed, suggested, surfaced, demoted, with fetch count, declines, misses, thumbs, score and the pending save suggestion. A charged document''s title and path are withheld.';
+
+--
+-- Name: kb_record_use(text, bigint[], bigint[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.kb_record_use(profile text, document_ids bigint[], chunk_ids bigint[] DEFAULT '{}'::bigint[]) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    perform exo_private.kb_write(profile, 'use', document_ids, coalesce(chunk_ids, '{}'));
+    return exo_private.kb_provenance(profile, document_ids, coalesce(chunk_ids, '{}'));
+end
+$$;
+
+ALTER FUNCTION exo.kb_record_use(profile text, document_ids bigint[], chunk_ids bigint[]) OWNER TO exo_api;
+
+--
+-- Name: FUNCTION kb_record_use(profile text, document_ids bigint[], chunk_ids bigint[]); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.kb_record_use(profile text, document_ids bigint[], chunk_ids bigint[]) IS 'Record that a search of the profile returned these documents (at most 100, in rank order) and chunks (at most 500, chunks of those documents): fetch counts, suggestions at kb.fetch_threshold, resets after kb.reset_threshold absent searches. Writes, so it needs a read-write transaction (begin read write); at most kb.writes_per_minute calls per profile. Returns the provenance block {profile, sources: [{document_id, title, path, from, chunks, state, fetch_count, suggestion}], text}.';
+
+--
+-- Name: kb_thumbs_down(text, bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.kb_thumbs_down(profile text, document_id bigint) RETURNS jsonb
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select exo_private.kb_write(profile, 'thumbs_down', array[document_id]) -> 0
+$$;
+
+ALTER FUNCTION exo.kb_thumbs_down(profile text, document_id bigint) OWNER TO exo_api;
+
+--
+-- Name: FUNCTION kb_thumbs_down(profile text, document_id bigint); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.kb_thumbs_down(profile text, document_id bigint) IS 'Mark a document not useful to the profile; needs a read-write transaction.';
+
+--
+-- Name: kb_thumbs_up(text, bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.kb_thumbs_up(profile text, document_id bigint) RETURNS jsonb
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select exo_private.kb_write(profile, 'thumbs_up', array[document_id]) -> 0
+$$;
+
+ALTER FUNCTION exo.kb_thumbs_up(profile text, document_id bigint) OWNER TO exo_api;
+
+--
+-- Name: FUNCTION kb_thumbs_up(profile text, document_id bigint); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.kb_thumbs_up(profile text, document_id bigint) IS 'Mark a document useful to the profile (the decay score''s explicit signal); needs a read-write transaction.';
+
+--
 -- Name: person_history(text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
@@ -963,10 +1164,10 @@ ALTER FUNCTION exo.related(entity text, workspace text, depth integer, per_node 
 COMMENT ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[]) IS 'Entities related to one entity (either direction) in its workspace''s graph: entity_id, workspace, type, name, depth (hops, each entity once at its smallest depth), withheld (null), nearest first. entity: an id or a name (as in exo.dossier; a name in several workspaces walks each). depth: 1..3 (1: direct neighbours). per_node (1..1000): each node expands at most that many neighbours, lowest ids first, so a hub (the owner, say) costs per_node rows per level. Care: the walk goes only through what the caller may see: never to or through an entity that is a deferred subject or is seen only in chunks charged for one, nor along a relation whose evidence is withheld, unless bridge names the subject; from such an entity itself nothing is listed. Then one last row per subject and workspace has only withheld: {subject, workspace, relations (left untaken), how}. Raises invalid_parameter_value for bad arguments.';
 
 --
--- Name: search(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: search(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[], text); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.search(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS TABLE(rank integer, chunk_id bigint, body text, path text, title text, workspace text, band text, written_at date, stage text, citation text, score double precision, document_id bigint, canonical boolean)
+CREATE FUNCTION exo.search(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[], profile text DEFAULT NULL::text) RETURNS TABLE(rank integer, chunk_id bigint, body text, path text, title text, workspace text, band text, written_at date, stage text, citation text, score double precision, document_id bigint, canonical boolean)
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -974,20 +1175,21 @@ CREATE FUNCTION exo.search(query text, workspaces text[] DEFAULT NULL::text[], k
     select r.rank, r.chunk_id, r.body, r.path, r.title, r.workspace, r.band, r.written_at, r.stage,
            r.citation, r.score, r.document_id, r.canonical
     from jsonb_to_recordset(
-        exo_private.retrieve(query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding)
+        exo_private.kb_after_search(profile, exo_private.retrieve(
+            query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, profile))
         -> 'results') as r (
         rank int, chunk_id bigint, body text, path text, title text, workspace text, band text,
         written_at date, stage text, citation text, score float8, document_id bigint, canonical boolean)
     order by r.rank
 $$;
 
-ALTER FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_api;
+ALTER FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) OWNER TO exo_api;
 
 --
--- Name: FUNCTION search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'Ranked chunks answering a question: staged retrieval (exact, lexical, capsules, graph, semantic) in each workspace (null: all) with at most per_workspace candidates each, temporal banding (the archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged or named by the question while the archive is open (deference.time_releases: an open archive alone), then one rerank of the merged pool; k rows with citation, band and the stage that found each. Chat windows (chunks of imported conversations, path chat/<source>/<id>) are found, ranked and cited with documents; their citation is workspace:chat "conversation title" and the time of the window''s first message (personal:chat "Iris Calder" 2024-03-04 09:12). query_embedding (float8[], the question embedded by the caller with the model in use) replaces the embeddings endpoint. exo.search_report says what happened.';
+COMMENT ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) IS 'Ranked chunks answering a question: staged retrieval (exact, lexical, capsules, graph, semantic) in each workspace (null: all) with at most per_workspace candidates each, temporal banding (the archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged or named by the question while the archive is open (deference.time_releases: an open archive alone), then one rerank of the merged pool; k rows with citation, band and the stage that found each. Chat windows (chunks of imported conversations, path chat/<source>/<id>) are found, ranked and cited with documents; their citation is workspace:chat "conversation title" and the time of the window''s first message (personal:chat "Iris Calder" 2024-03-04 09:12). query_embedding (float8[], the question embedded by the caller with the model in use) replaces the embeddings endpoint. profile (exo user add NAME): the user''s saved documents are searched first (stage personal) and what the search returned is recorded in their base when the transaction may write (begin read write). exo.search_report says what happened.';
 
 --
 -- Name: search_entities(text, text, text[], integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1009,10 +1211,10 @@ ALTER FUNCTION exo.search_entities(name text, entity_type text, workspaces text[
 COMMENT ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]) IS 'Graph entities (people, orgs, places, topics, dates) whose name contains name (case-insensitive substring; % and _ are plain characters; null or blank: every entity), of entity_type (Person, Org, Place, Topic or Date; null: any), in workspaces (null: all), most mentioned first: entity_id, workspace, type, name, mentions, documents (mentions and distinct documents that may be shown), withheld (null). The same name in two workspaces is two entities. max_results is clamped to 1..500. Care: an entity that is a deferred subject (exo.deferred_subjects, by name or alias), and one seen only in chunks charged for a deferred subject, is left out unless bridge names that subject, and mentions in charged chunks are not counted; then one last row per subject and workspace has only withheld: {subject, workspace, entities, how}. Next: exo.dossier(entity_id::text).';
 
 --
--- Name: search_json(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: search_json(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[], text); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.search_json(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS jsonb
+CREATE FUNCTION exo.search_json(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[], profile text DEFAULT NULL::text) RETURNS jsonb
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -1028,16 +1230,17 @@ CREATE FUNCTION exo.search_json(query text, workspaces text[] DEFAULT NULL::text
                    order by (r ->> 'rank')::int)
             from jsonb_array_elements(found -> 'results') r), '[]'::jsonb),
         'report', found -> 'report')
-    from exo_private.retrieve(query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding) found
+    from exo_private.kb_after_search(profile, exo_private.retrieve(
+        query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, profile)) found
 $$;
 
-ALTER FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_api;
+ALTER FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) OWNER TO exo_api;
 
 --
--- Name: FUNCTION search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'One search, rows and report together (jsonb): {results: the rows exo.search gives (rank, chunk_id, body, path, title, workspace, band, written_at, stage, citation, score, document_id, canonical), report: what exo.search_report says of the same run (signal, bands, stages, hints, released, degradations, rerank, timings)}. Same arguments and defaults as exo.search; one retrieval, one now().';
+COMMENT ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) IS 'One search, rows and report together (jsonb): {results: the rows exo.search gives (rank, chunk_id, body, path, title, workspace, band, written_at, stage, citation, score, document_id, canonical), report: what exo.search_report says of the same run (signal, bands, stages, hints, released, degradations, rerank, timings)}. Same arguments and defaults as exo.search; one retrieval, one now().';
 
 --
 -- Name: search_messages(text, integer, text[], boolean, timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1164,25 +1367,26 @@ ALTER FUNCTION exo.search_messages(query text, max_results integer, bridge text[
 COMMENT ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[], open_archive boolean, as_of timestamp with time zone) IS 'Chat messages ranked by BM25 for a question (pg_textsearch, English stemming: every word counts, none is required, stop words need not match), best first (rank, then newest): message_id, conversation_id, conversation_title, source, sender, is_owner, sent_at, body, rank, band (the message''s band by its age as of as_of, as for documents; null when undated), withheld (null). Messages sent after as_of are left out. Bands as in exo.search: archival messages are left out unless open_archive is true, or open_archive is null and the question carries a temporal signal (exo.temporal_signal), or nothing of the present bands answers; when they are left out, one last row has only withheld: {band: "archival", messages (how many matched), how}. Care: a message charged for a deferred subject (its name or an alias near a cue, in the message or the one before or after it) is left out unless bridge names the subject (by name or alias); then one row per subject and conversation has only withheld: {subject, conversation, messages, how}. Everything is decided among the best 5 x max_results matches (at least 200). A blank query returns nothing; only its first 1,000 characters count. Raises invalid_parameter_value for a null query, max_results outside 1..200, or a bridge of more than 50 names or a name over 200 characters.';
 
 --
--- Name: search_report(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: search_report(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[], text); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.search_report(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS jsonb
+CREATE FUNCTION exo.search_report(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[], profile text DEFAULT NULL::text) RETURNS jsonb
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
     select exo_private.check_search_arguments(query, workspaces, k, per_workspace, query_embedding, null, bridge);
-    select exo_private.retrieve(query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding)
+    select exo_private.kb_after_search(profile, exo_private.retrieve(
+               query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, profile))
            -> 'report'
 $$;
 
-ALTER FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_api;
+ALTER FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) OWNER TO exo_api;
 
 --
--- Name: FUNCTION search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'What exo.search does for the same arguments (jsonb): the temporal signal and the bands opened, per workspace the stages run or skipped (and why) with counts and times, deference hints (subject, workspace, chunks withheld, how to open them; never their text), what deferred material was released (subject, workspace, chunks, why), degradations (an endpoint down or rate_limited, a stage skipped), the rerank backend and its fallbacks, and timings.';
+COMMENT ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) IS 'What exo.search does for the same arguments (jsonb): the temporal signal and the bands opened, per workspace the stages run or skipped (and why) with counts and times, deference hints (subject, workspace, chunks withheld, how to open them; never their text), what deferred material was released (subject, workspace, chunks, why), degradations (an endpoint down or rate_limited, a stage skipped), the rerank backend and its fallbacks, and timings; with a profile, the personal stage (personal) and the provenance block (provenance: {profile, sources, text}).';
 
 --
 -- Name: setting(text); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1263,7 +1467,7 @@ ALTER FUNCTION exo.status() OWNER TO exo_api;
 -- Name: FUNCTION status(); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.status() IS 'The state of the whole system as jsonb: documents (total, conversations: how many of them are chat conversations, by_stage), quarantine (documents waiting for a routing decision), unreadable_folders (folders the last ingest could not list, whose documents are kept as they were: total, and the first 20 with source, path, error, since), chunks (total, charged, by_workspace), embeddings (per model: dimensions, vectors, active), graph (per workspace: entities, mentions, relations), deferred_subjects (a count), audit (exo.audit_summary: the self-audit''s findings by reason and the facts'' retirement rate), as_of, and the worker''s side (exo_private.work_status): queues (embed, extract: depth, pending, in_flight, held_by_dead_workers, failed, dead, oldest_age_s = seconds since the oldest message was queued; dead_letter), work_by_stage, stuck (documents that cannot advance on their own, with a hint) and worker (last_heartbeat, alive, running, dead). Counts only, never text.';
+COMMENT ON FUNCTION exo.status() IS 'The state of the whole system as jsonb: documents (total, conversations: how many of them are chat conversations, by_stage), quarantine (documents waiting for a routing decision), unreadable_folders (folders the last ingest could not list, whose documents are kept as they were: total, and the first 20 with source, path, error, since), chunks (total, charged, by_workspace), embeddings (per model: dimensions, vectors, active), graph (per workspace: entities, mentions, relations), deferred_subjects (a count), audit (exo.audit_summary: the newest self-audit run''s findings by reason and the facts'' retirement rate), as_of, and the worker''s side (exo_private.work_status): queues (embed, extract: depth, pending, in_flight, held_by_dead_workers, failed, dead, oldest_age_s = seconds since the oldest message was queued; dead_letter), work_by_stage, stuck (documents that cannot advance on their own, with a hint) and worker (last_heartbeat, alive, running, dead). Counts only, never text.';
 
 --
 -- Name: temporal_signal(text, date); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1430,6 +1634,34 @@ ALTER FUNCTION exo_private.agtype_jsonb(value text) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.agtype_jsonb(value text) IS 'The text of an agtype value as jsonb: vertices, edges and paths as plain objects and arrays (their ::vertex, ::edge, ::path suffixes dropped), numerics as numbers; a value JSON cannot hold (NaN, Infinity) as its text.';
 
 --
+-- Name: attribute_subject(text, bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.attribute_subject(p_subject text, p_document_id bigint) RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select case
+        when not coalesce(exo_private.canonical_key(p_subject) = any (array['i', 'me', 'my', 'myself']), false)
+            then p_subject
+        else (select p.display_name
+              from exo_private.people p
+              join exo_private.documents d on d.id = p_document_id
+              where p.is_owner and p.entity_key is not null
+                and d.conversation_id is null and not d.metadata ? 'from'
+                and coalesce(exo_private.canonical_key(d.frontmatter ->> 'author') = p.entity_key, true))
+    end
+$$;
+
+ALTER FUNCTION exo_private.attribute_subject(p_subject text, p_document_id bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION attribute_subject(p_subject text, p_document_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.attribute_subject(p_subject text, p_document_id bigint) IS 'The subject an extracted attribute is about: p_subject itself, but a first-person subject (I, me, my, myself) is the owner (exo owner) in the owner''s own notes (a document that is no chat window, no mail with a From header, and has no frontmatter author but the owner); null where the first person names no one known (a chat window, another author''s text, no owner named).';
+
+--
 -- Name: audit(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -1439,6 +1671,10 @@ CREATE FUNCTION exo_private.audit() RETURNS TABLE(reason text, fact_id bigint, c
     AS $$
 declare
     gone record;
+    others jsonb;
+    counts jsonb;
+    n_closed int := 0;
+    n_gone int := 0;
 begin
     for gone in
         select a.fact_id, a.workspace, a.detail, f.subject_key, f.attribute, f.kind
@@ -1460,13 +1696,24 @@ begin
         workspace := gone.workspace;
         detail := gone.detail;
         closed := found;
+        n_gone := n_gone + 1;
+        n_closed := n_closed + found::int;
         return next;
     end loop;
+    -- The other findings, read once: returned, and counted for the run's row.
+    select coalesce(jsonb_agg(to_jsonb(a) order by a.reason, a.fact_id, a.capsule_id), '[]')
+      into others
+    from exo_private.audit_findings a
+    where a.reason <> 'source gone';
+    select coalesce(jsonb_object_agg(x.reason, x.n order by x.reason), '{}') into counts
+    from (select r.value ->> 'reason' as reason, count(*) as n from jsonb_array_elements(others) r group by 1
+          union all
+          select 'source gone', n_gone where n_gone > 0) x;
+    insert into exo_private.audit_runs (findings, closed_now, facts, closed, by_reason)
+    select counts, n_closed, r.facts, r.closed, r.by_reason from exo_private.retirement() r;
     return query
-        select a.reason, a.fact_id, a.capsule_id, a.workspace, a.detail, false
-        from exo_private.audit_findings a
-        where a.reason <> 'source gone'
-        order by a.reason, a.fact_id, a.capsule_id;
+        select x.reason, x.fact_id, x.capsule_id, x.workspace, x.detail, false
+        from jsonb_to_recordset(others) x (reason text, fact_id bigint, capsule_id bigint, workspace text, detail jsonb);
 end
 $$;
 
@@ -1476,7 +1723,7 @@ ALTER FUNCTION exo_private.audit() OWNER TO exo_owner;
 -- Name: FUNCTION audit(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.audit() IS 'The self-audit: close each current fact whose every source is gone (valid_to now, close_reason "source gone"; nothing else is closed), then return every finding of exo_private.audit_findings: reason, fact_id, capsule_id, workspace, detail, closed (true for a fact it closed). Run daily by pg_cron (exo-audit) and by exo audit.';
+COMMENT ON FUNCTION exo_private.audit() IS 'The self-audit: close each current fact whose every source is gone (valid_to now, close_reason "source gone"; nothing else is closed), store the run in exo_private.audit_runs (findings per reason, how many it closed, the retirement after it), then return every finding of exo_private.audit_findings: reason, fact_id, capsule_id, workspace, detail, closed (true for a fact it closed). Run daily by pg_cron (exo-audit) and by exo audit.';
 
 --
 -- Name: await_ocr(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -1556,7 +1803,374 @@ worker runs for one queued document.
 
 import json
 import math
+import re
 
+"""The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings,
+and llama.cpp's /v1/rerank (query + documents -> one relevance score per document).
+
+Standard library only and free of exocortex imports, so the same file can be
+inlined into a plpython3u function body. Every failure is a ModelError whose
+``error_class`` the worker records and decides retries on; this module never
+retries.
+
+    endpoint_down   connection refused or reset, unknown host, TLS failure
+    timeout         no answer within the endpoint's timeout_s
+    http_5xx        the server answered 5xx (ServerError.status)
+    http_4xx        the server rejected the request (ClientError.status, its message)
+    bad_response    a 2xx body that is not JSON or lacks the expected fields
+"""
+
+import http.client
+import ipaddress
+import json
+import math
+import socket
+import ssl
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_TIMEOUT_S = 30.0
+_READ_CHUNK = 64 * 1024
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+_DEFAULT = urllib.request.build_opener()
+
+class ModelError(Exception):
+    """A model call failed; ``error_class`` says how."""
+
+    error_class = "model_error"
+
+    def __init__(self, message: str, url: str | None = None):
+        super().__init__(message)
+        self.url = url
+
+class EndpointDown(ModelError):
+    error_class = "endpoint_down"
+
+class Timeout(ModelError):
+    error_class = "timeout"
+
+class BadResponse(ModelError):
+    error_class = "bad_response"
+
+class _HTTPStatusError(ModelError):
+    def __init__(self, message: str, url: str | None = None, status: int = 0):
+        super().__init__(message, url)
+        self.status = status
+
+class ServerError(_HTTPStatusError):
+    error_class = "http_5xx"
+
+class ClientError(_HTTPStatusError):
+    error_class = "http_4xx"
+
+@dataclass(frozen=True)
+class Endpoint:
+    url: str
+    """Base URL of the OpenAI-compatible API, such as http://127.0.0.1:54330/v1."""
+    model: str
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    extra: dict[str, Any] = field(default_factory=dict)
+    """The setting's other keys (dimensions, response_format, ...)."""
+
+    @classmethod
+    def from_setting(cls, value: dict[str, Any]) -> Endpoint:
+        """An endpoint from a ``models.*`` setting: {"url", "model", "timeout_s", ...}."""
+        if not isinstance(value, dict):
+            raise ValueError(f"a model setting must be a JSON object, got {value!r}")
+        url, model = value.get("url"), value.get("model")
+        if not isinstance(url, str) or not url:
+            raise ValueError("the model setting has no url (null means no endpoint is configured)")
+        if not isinstance(model, str) or not model:
+            raise ValueError(f"the model setting for {url} has no model name")
+        timeout = value.get("timeout_s", DEFAULT_TIMEOUT_S)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise ValueError(f"timeout_s of {url} must be a positive number, got {timeout!r}")
+        extra = {k: v for k, v in value.items() if k not in {"url", "model", "timeout_s"}}
+        return cls(url.rstrip("/"), model, float(timeout), extra)
+
+@dataclass(frozen=True)
+class ChatReply:
+    content: str
+    finish_reason: str
+    prompt_tokens: int
+    completion_tokens: int
+
+# -- the calls ----------------------------------------------------------------------------
+
+def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
+    """One vector per text, in the order of ``texts``."""
+    if not texts:
+        return []
+    url = f"{endpoint.url}/embeddings"
+    body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s)
+    data = body.get("data")
+    if not isinstance(data, list):
+        raise BadResponse(f"{url} answered without a data list", url)
+    if len(data) != len(texts):
+        raise BadResponse(f"{url} returned {len(data)} embeddings for {len(texts)} inputs", url)
+    vectors: list[list[float] | None] = [None] * len(texts)
+    for item in data:
+        index = item.get("index") if isinstance(item, dict) else None
+        vector = item.get("embedding") if isinstance(item, dict) else None
+        if not isinstance(index, int) or not 0 <= index < len(texts) or vectors[index] is not None:
+            raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
+        if not isinstance(vector, list) or not vector or not all(_is_number(x) for x in vector):
+            raise BadResponse(f"{url} returned an embedding that is not a list of numbers", url)
+        vectors[index] = [float(x) for x in vector]
+    sizes = {len(v) for v in vectors if v is not None}
+    expected = endpoint.extra.get("dimensions")
+    if len(sizes) != 1 or (isinstance(expected, int) and sizes != {expected}):
+        want = f"; the setting says {expected}" if isinstance(expected, int) else ""
+        raise BadResponse(f"{url} returned embeddings of sizes {sorted(sizes)}{want}", url)
+    return vectors  # type: ignore[return-value]
+
+def rerank(endpoint: Endpoint, query: str, documents: list[str]) -> list[float]:
+    """One relevance score per document, in the order of ``documents`` (higher is more relevant).
+
+    Speaks llama.cpp's /v1/rerank: POST {model, query, documents, top_n} and read
+    {"results": [{"index", "relevance_score"}, ...]} in any order. A score is needed
+    for every document, so the request asks for ``top_n = len(documents)`` and a
+    reply that leaves any document out is a BadResponse.
+    """
+    if not documents:
+        return []
+    url = f"{endpoint.url}/rerank"
+    payload = {
+        "model": endpoint.model,
+        "query": query,
+        "documents": list(documents),
+        "top_n": len(documents),
+    }
+    body = _post_json(url, payload, endpoint.timeout_s)
+    results = body.get("results")
+    if not isinstance(results, list):
+        raise BadResponse(f"{url} answered without a results list", url)
+    scores: list[float | None] = [None] * len(documents)
+    for item in results:
+        index = item.get("index") if isinstance(item, dict) else None
+        score = item.get("relevance_score") if isinstance(item, dict) else None
+        if (
+            not isinstance(index, int)
+            or isinstance(index, bool)
+            or not 0 <= index < len(documents)
+            or scores[index] is not None
+        ):
+            raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
+        if not _is_number(score):
+            raise BadResponse(f"{url} returned a relevance_score that is not a finite number: {score!r}", url)
+        scores[index] = float(score)  # type: ignore[arg-type]
+    if len(results) != len(documents):
+        raise BadResponse(f"{url} returned {len(results)} scores for {len(documents)} documents", url)
+    return scores  # type: ignore[return-value]
+
+def chat(
+    endpoint: Endpoint,
+    messages: list[dict[str, Any]],
+    *,
+    max_tokens: int,
+    response_format: dict[str, Any] | None = None,
+    temperature: float = 0.0,
+) -> ChatReply:
+    """One non-streaming chat completion.
+
+    ``response_format`` (such as a json_schema) is left out when the endpoint's
+    setting says ``"response_format": false``, for servers that misbehave with it.
+    """
+    url = f"{endpoint.url}/chat/completions"
+    payload: dict[str, Any] = {
+        "model": endpoint.model,
+        "messages": messages,
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        "stream": False,
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
+    if response_format is not None and endpoint.extra.get("response_format", True) is not False:
+        payload["response_format"] = response_format
+    body = _post_json(url, payload, endpoint.timeout_s)
+    try:
+        choice = body["choices"][0]
+        content = choice["message"]["content"]
+        finish_reason = choice.get("finish_reason") or "unknown"
+    except (KeyError, IndexError, TypeError):
+        raise BadResponse(f"{url} answered without choices[0].message.content", url) from None
+    if not isinstance(content, str):
+        raise BadResponse(f"{url} answered with a {type(content).__name__} message content", url)
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    return ChatReply(
+        content=content,
+        finish_reason=str(finish_reason),
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
+    )
+
+def embed_one(setting: dict[str, Any], text: str) -> dict[str, Any]:
+    """One text's embedding from a ``models.embeddings``-style setting, never raising for a
+    model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
+    What the database uses for a query's vector."""
+    began = time.monotonic()
+    try:
+        target = Endpoint.from_setting(setting)
+        (vector,) = embed(target, [text])
+    except (ModelError, ValueError) as exc:
+        return {
+            "error_class": getattr(exc, "error_class", "bad_setting"),
+            "error": str(exc)[:500],
+            "ms": round((time.monotonic() - began) * 1000, 1),
+        }
+    return {
+        "vector": "[" + ",".join(repr(x) for x in vector) + "]",
+        "model": target.model,
+        "dimensions": len(vector),
+        "ms": round((time.monotonic() - began) * 1000, 1),
+    }
+
+def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
+    """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
+    return probe_error(endpoint, kind, timeout_s=timeout_s) is None
+
+def probe_error(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> ModelError | None:
+    """How a one-token request to the endpoint failed, or None when it answered 2xx. A Timeout
+    means the server took the request but did not answer in time: busy, or hung."""
+    if kind == "chat":
+        url = f"{endpoint.url}/chat/completions"
+        payload: dict[str, Any] = {
+            "model": endpoint.model,
+            "messages": [{"role": "user", "content": "ping"}],
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "chat_template_kwargs": {"enable_thinking": False},
+        }
+    elif kind == "embeddings":
+        url = f"{endpoint.url}/embeddings"
+        payload = {"model": endpoint.model, "input": ["ping"]}
+    else:
+        raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
+    try:
+        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s)
+    except ModelError as exc:
+        return exc
+    return None
+
+# -- HTTP ---------------------------------------------------------------------------------
+
+def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    raw = _request(url, payload, timeout_s)
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadResponse(f"{url} answered with a body that is not JSON: {_snippet(raw)}", url) from None
+    if not isinstance(body, dict):
+        raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
+    return body
+
+def _request(url: str, payload: dict[str, Any], timeout_s: float) -> bytes:
+    """POST JSON and return the 2xx body; raise the matching ModelError otherwise.
+
+    ``timeout_s`` bounds the whole call: it is the socket timeout for connecting
+    and for the wait for the answer (a non-streaming reply arrives only when the
+    generation is done), and the deadline checked while the body is read.
+    """
+    deadline = time.monotonic() + timeout_s
+    data = json.dumps(payload).encode()
+    request = urllib.request.Request(
+        url,
+        data=data,
+        method="POST",
+        headers={"Content-Type": "application/json", "Accept": "application/json"},
+    )
+    opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
+    try:
+        with opener.open(request, timeout=timeout_s) as response:
+            status = response.status
+            chunks = []
+            while chunk := response.read1(_READ_CHUNK):  # read1: returns what has arrived
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise TimeoutError
+            raw = b"".join(chunks)
+    except urllib.error.HTTPError as exc:
+        raise _status_error(url, exc.code, _read_error_body(exc)) from None
+    except urllib.error.URLError as exc:
+        raise _transport_error(url, exc.reason, timeout_s) from None
+    except (OSError, http.client.HTTPException) as exc:
+        raise _transport_error(url, exc, timeout_s) from None
+    if time.monotonic() > deadline:
+        raise Timeout(f"{url} took longer than {timeout_s:g} s", url)
+    if not 200 <= status < 300:
+        raise BadResponse(f"{url} answered HTTP {status}", url)
+    return raw
+
+def _transport_error(url: str, reason: object, timeout_s: float) -> ModelError:
+    if isinstance(reason, TimeoutError):  # socket.timeout is TimeoutError
+        return Timeout(f"{url} did not answer within {timeout_s:g} s", url)
+    if isinstance(reason, http.client.IncompleteRead):
+        return EndpointDown(f"{url} closed the connection in the middle of its answer", url)
+    if isinstance(reason, http.client.RemoteDisconnected | ConnectionError):
+        return EndpointDown(f"{url} closed the connection: {reason}", url)
+    if isinstance(reason, http.client.HTTPException):
+        return BadResponse(f"{url} answered with malformed HTTP: {reason!r}", url)
+    if isinstance(reason, socket.gaierror):
+        return EndpointDown(f"{url}: unknown host ({reason})", url)
+    if isinstance(reason, ssl.SSLError):
+        return EndpointDown(f"{url}: TLS failed ({reason})", url)
+    if isinstance(reason, OSError):
+        return EndpointDown(f"{url} is unreachable: {reason.strerror or reason}", url)
+    return EndpointDown(f"{url} is unreachable: {reason}", url)
+
+def _status_error(url: str, status: int, body: bytes) -> ModelError:
+    message = _error_message(body)
+    if status >= 500:
+        return ServerError(f"{url} answered HTTP {status}: {message}", url, status)
+    if status >= 400:
+        return ClientError(f"{url} answered HTTP {status}: {message}", url, status)
+    return BadResponse(f"{url} answered HTTP {status}: {message}", url)
+
+def _read_error_body(exc: urllib.error.HTTPError) -> bytes:
+    try:
+        return exc.read() or b""
+    except (OSError, http.client.HTTPException):
+        return b""
+    finally:
+        exc.close()
+
+def _error_message(body: bytes) -> str:
+    """The server's own words: OpenAI's {"error": {"message"}}, {"error": "..."} or the text."""
+    try:
+        parsed = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return _snippet(body) or "(empty body)"
+    if isinstance(parsed, dict):
+        error = parsed.get("error", parsed.get("detail", parsed.get("message")))
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return error["message"]
+        if isinstance(error, str):
+            return error
+    return _snippet(body)
+
+def _snippet(raw: bytes, limit: int = 200) -> str:
+    text = raw.decode("utf-8", "replace").strip()
+    return text if len(text) <= limit else text[:limit] + "..."
+
+def _is_loopback(url: str) -> bool:
+    """Loopback endpoints never go through an environment proxy (no_proxy rarely lists them)."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+def _is_number(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 """Retrieval logic that is not a query (stdlib only).
 
 Inlined into exo_private.retrieve (`# exo:include search`) and importable as
@@ -2072,11 +2686,12 @@ def chat_messages(body):
             messages.append(line)
     return messages
 
-def _grow(units, best, max_chars):
-    """(lo, hi): the run of units around `best`, joined by newlines within max_chars, grown one
-    unit after it (an answer is often a reply) and one before it at a time while they fit."""
-    lo = hi = best
-    size = len(units[best])
+def _grow(units, best, max_chars, last=None):
+    """(lo, hi): the run of units from `best` to `last` (default `best`), joined by newlines
+    within max_chars, grown one unit after it (an answer is often a reply) and one before it at a
+    time while they fit."""
+    lo, hi = best, best if last is None else last
+    size = sum(len(u) + 1 for u in units[lo : hi + 1]) - 1
     while True:
         grown = False
         if hi + 1 < len(units) and size + 1 + len(units[hi + 1]) <= max_chars:
@@ -2090,14 +2705,16 @@ def _grow(units, best, max_chars):
         if not grown:
             return lo, hi
 
-def chat_excerpt(body, words, max_chars):
-    """Whole messages of a chat chunk (at most max_chars and the ellipsis marks): the message
-    richest in `words` in what it says (said(); compared by their first five letters, as coverage()
-    does) and its
-    neighbours while they fit. A message longer than that keeps its time and sender and whole
-    lines around its line richest in `words`; only a line longer than the limit is cut."""
+def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
+    """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
+    one per message, from their vectors) or else the one richest in `words` in what it says
+    (said(); compared by their first five letters, as coverage() does), whole up to max_chars
+    with the reply when it asks a question, and its neighbours while the excerpt stays within
+    context_chars (default max_chars), plus the ellipsis marks. A message longer than max_chars keeps its time and sender and whole lines
+    around its line richest in `words`; only a line longer than the limit is cut."""
     text = body.strip()
-    if len(text) <= max_chars:
+    room = max_chars if context_chars is None else min(context_chars, max_chars)
+    if len(text) <= room:
         return text
     wanted = {w[:5] for w in words}
 
@@ -2106,9 +2723,15 @@ def chat_excerpt(body, words, max_chars):
         return max(range(len(units)), key=lambda i: (hits[i], -i))
 
     messages = chat_messages(text)
-    best = richest(messages)
-    if len(messages[best]) <= max_chars:
-        lo, hi = _grow(messages, best, max_chars)
+    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
+    best = max(range(len(messages)), key=lambda i: similarity[i] or -1.0) if known else richest(messages)
+    # A message that asks is answered by the next one: the two are the excerpt's core.
+    last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
+    core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
+    if core > max_chars:
+        last, core = best, len(messages[best])
+    if core <= max_chars:
+        lo, hi = _grow(messages, best, max(room, core), last)
         passage = "\n".join(messages[lo : hi + 1])
         return ("...\n" if lo > 0 else "") + passage + ("\n..." if hi + 1 < len(messages) else "")
     # One message longer than the excerpt: its label, then its richest lines.
@@ -2134,12 +2757,14 @@ def without_day(passage, day):
     prefix = day + " "
     return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
 
-def chunk_excerpt(c, words, max_chars):
+def chunk_excerpt(c, words, max_chars, chat_chars=None):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
-    citation names), sentences for a document's."""
+    citation names; neighbours of the answering message within chat_chars), sentences for a
+    document's."""
     if c.get("chat"):
         start = chat_start(c["body"])
-        return chat_excerpt(without_day(c["body"], start[:10]) if start else c["body"], words, max_chars)
+        body = without_day(c["body"], start[:10]) if start else c["body"]
+        return chat_excerpt(body, words, max_chars, c["chat"].get("similarity"), chat_chars)
     return excerpt(c["body"], words, max_chars)
 
 def chat_start(body):
@@ -2327,11 +2952,12 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         return "\n".join(lines) + "\n"
 
     fixed = head + fact_text + capsule_text + "## Evidence\n"
+    chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     for c in chosen:
 
         def block(chars, c=c):
-            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars)}\n\n"
+            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
         chars = settings["packet.excerpt_chars"]
         rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
@@ -2390,6 +3016,16 @@ MIN_LETTER_SHARE = 0.6
 DUPLICATE_OVERLAP = 0.6
 """A sentence sharing this much of its words with one already taken (Jaccard) adds nothing."""
 LIVE_STAGES = ("chunked", "embedded", "graphed")
+MODEL_BUILDER = "model-1"
+"""The chat-model builder (capsules.builder = model): the extractive capsule's lines, grouped by
+chunk into numbered passages, rewritten by the chat model, every sentence citing its passage."""
+GROUNDED_SHARE = 0.6
+"""A model sentence is grounded when at least this share of its words occur in the passage it cites."""
+MODEL_PROMPT = (
+    "Summarise the numbered passages below in {low} to {high} sentences of plain prose. Say only what "
+    "the passages say. End every sentence with the number of the passage it comes from in square "
+    "brackets, like this: The module is loaded once [2]."
+)
 
 def sentence_spans(body):
     """(start, end) of each sentence of a chunk's body, trimmed of surrounding whitespace."""
@@ -2472,10 +3108,16 @@ def build_capsule(chunks, document_chars, min_tokens, max_tokens):
     start, end}] (one per line of body: that chunk's body[start:end], whitespace collapsed),
     chunk_ids, candidates, charged_skipped}."""
     found, charged_skipped = prose_sentences(chunks)
+    return extract(found, charged_skipped, document_chars, min_tokens, max_tokens)
+
+def extract(found, charged_skipped, source_chars, min_tokens, max_tokens):
+    """The extractive capsule of candidate sentences ({at, chunk_id, start, end, text}, `at` their
+    order in the sources), sized to SHARE of source_chars within min_tokens..max_tokens: the most
+    central ones, near-duplicates left out, in source order; None when too little prose."""
     min_chars, max_chars = 4 * min_tokens, 4 * max_tokens
     if sum(len(s["text"]) + 1 for s in found) - 1 < min_chars:
         return None
-    target = min(max_chars, max(min_chars, int(SHARE * document_chars)))
+    target = min(max_chars, max(min_chars, int(SHARE * source_chars)))
     scores = centrality(found)
     order = sorted(range(len(found)), key=lambda i: (-round(scores[i], 9), found[i]["at"]))
     taken, size = [], -1
@@ -2506,11 +3148,162 @@ def build_capsule(chunks, document_chars, min_tokens, max_tokens):
         "charged_skipped": charged_skipped,
     }
 
-def build_document(plpy, SD, document_id):
-    """The capsule job of one queued document, as JSON text {status, capsule_id, tokens, ...}:
-    built; fresh (its capsule is current already); or none made, and any old one dropped:
-    gone (no document), not_live (not chunked, or a conversation), too_small (under
-    capsules.min_document_chars), too_little_text (too little distinct prose outside charged chunks)."""
+# -- the chat-model builder ---------------------------------------------------------------------
+
+_CITATION = re.compile(r"\[\s*(?:passage\s*)?(\d+)\s*\]", re.IGNORECASE)
+_CITED_END = re.compile(r"([.!?])\s*((?:\[\s*(?:passage\s*)?\d+\s*\]\s*)+)", re.IGNORECASE)
+_MARKUP = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|\*\*|__|^#+\s*", re.MULTILINE)
+
+def passages(built):
+    """The model's passages: the extractive capsule's lines grouped by the chunk they come from,
+    in capsule order: [(chunk_id, text)]."""
+    grouped = {}
+    for line, s in zip(built["body"].split("\n"), built["sentences"], strict=True):
+        grouped.setdefault(s["chunk_id"], []).append(line)
+    return [(chunk_id, " ".join(lines)) for chunk_id, lines in grouped.items()]
+
+def model_messages(sources, min_tokens, max_tokens):
+    """The chat request for `sources` ([(chunk_id, text)]): the instruction, then the numbered passages."""
+    low, high = max(3, min_tokens // 30), max(4, max_tokens // 30)
+    text = "\n\n".join(f"[{n}] {body}" for n, (_, body) in enumerate(sources, start=1))
+    return [
+        {"role": "system", "content": MODEL_PROMPT.format(low=low, high=high)},
+        {"role": "user", "content": text},
+    ]
+
+def _stems(text):
+    return {w[:5] for w in sentence_terms(text)}
+
+def validate_reply(content, sources, min_tokens, max_tokens):
+    """The model's summary checked line by line: ({body, tokens, sentences: [{chunk_id}],
+    chunk_ids}, None), or (None, why it failed). Every sentence must end citing one of the
+    passages ([n], 1..len(sources)) and be grounded in it: at least GROUNDED_SHARE of its words
+    (five-letter stems, stopwords left out) occur in that passage; the whole within min..max tokens."""
+    text = _MARKUP.sub("", content or "").strip()
+    # "... sentence. [2]" reads as "... sentence [2]."
+    text = _CITED_END.sub(lambda m: " " + m.group(2).strip() + m.group(1) + " ", text)
+    lines, cited = [], []
+    for n, (a, b) in enumerate(sentence_spans(text), start=1):
+        sentence = " ".join(text[a:b].split())
+        numbers = [int(x) for x in _CITATION.findall(sentence)]
+        plain = " ".join(_CITATION.sub(" ", sentence).split())
+        plain = re.sub(r"\s+([.!?,;:])", r"\1", plain)
+        if not numbers:
+            return None, f"sentence {n} cites no passage: {sentence[:80]!r}"
+        if any(not 1 <= x <= len(sources) for x in numbers):
+            return None, f"sentence {n} cites passage {numbers[0]}, not one of 1..{len(sources)}"
+        words = _stems(plain)
+        passage = _stems(sources[numbers[0] - 1][1])
+        if not words:
+            return None, f"sentence {n} says nothing: {sentence[:80]!r}"
+        share = len(words & passage) / len(words)
+        if share < GROUNDED_SHARE:
+            return None, f"sentence {n} is not grounded in passage {numbers[0]} ({share:.0%} of its words)"
+        lines.append(plain)
+        cited.append(sources[numbers[0] - 1][0])
+    if not lines:
+        return None, "no sentences"
+    body = "\n".join(lines)
+    tokens = (len(body) + 3) // 4
+    if not min_tokens <= tokens <= max_tokens:
+        return None, f"{tokens} tokens, not within {min_tokens}..{max_tokens}"
+    return {
+        "builder": MODEL_BUILDER,
+        "body": body,
+        "tokens": tokens,
+        "sentences": [{"chunk_id": c} for c in cited],
+        "chunk_ids": sorted(set(cited)),
+    }, None
+
+def model_capsule(setting, built, min_tokens, max_tokens, call=chat):
+    """The chat model's capsule from the extractive one `built`: (capsule, None), or (None, why
+    it could not be used: no chat model, the endpoint failed, the reply failed validation)."""
+    try:
+        endpoint = Endpoint.from_setting(setting)
+    except ValueError as exc:
+        return None, f"no chat model: {exc}"
+    sources = passages(built)
+    try:
+        reply = call(
+            endpoint, model_messages(sources, min_tokens, max_tokens), max_tokens=int(max_tokens * 1.5)
+        )
+    except ModelError as exc:
+        return None, f"chat endpoint: {exc.error_class}: {str(exc)[:200]}"
+    if reply.finish_reason == "length":
+        return None, "the reply was cut off (max_tokens)"
+    return validate_reply(reply.content, sources, min_tokens, max_tokens)
+
+def choose(run, settings, built):
+    """The capsule to store: the extractive `built`, or with capsules.builder = model the chat
+    model's when it passes validation. Returns (capsule, note: why the model's was not used)."""
+    if settings.get("capsules.builder") != "model":
+        return built, None
+    rows = run(
+        "chat_setting", "select value::text from exo_private.settings where key = 'models.chat'", [], []
+    )
+    setting = json.loads(rows[0]["value"]) if rows else None
+    made, why = model_capsule(
+        setting, built, settings["capsules.min_tokens"], settings["capsules.max_tokens"]
+    )
+    if made is None:
+        return built, why
+    return dict(made, candidates=built["candidates"], charged_skipped=built["charged_skipped"]), None
+
+def wanted_builder(settings):
+    return MODEL_BUILDER if settings.get("capsules.builder") == "model" else BUILDER
+
+def group_candidates(documents, chunks, capsules):
+    """Candidate sentences of a folder or workspace capsule: of each document (ids in order, the
+    newest first), the lines of its document capsule where it has a fresh one, else the prose
+    sentences of its chunks; a charged chunk lends none. `chunks`: {document_id: [chunk]} (of a
+    document with a capsule, at least the chunks it cites); `capsules`: {document_id: its
+    capsule's sentences}. Returns (candidates, charged_skipped); a candidate's `at` is (the
+    document's place, its offset in the document)."""
+    found, skipped = [], 0
+    for place, doc in enumerate(documents):
+        own = chunks.get(doc, [])
+        lines = capsules.get(doc)
+        if lines is None:
+            sentences, charged = prose_sentences(own)
+        else:
+            by_id = {c["id"]: c for c in own}
+            sentences, charged = [], 0
+            for line in lines:
+                chunk = by_id.get(line["chunk_id"])
+                if chunk is None:
+                    continue
+                if chunk.get("charged_subjects"):
+                    charged += 1
+                    continue
+                text = " ".join(chunk["body"][line["start"] : line["end"]].split())
+                sentences.append(
+                    {
+                        "at": chunk["char_start"] + line["start"],
+                        "chunk_id": chunk["id"],
+                        "start": line["start"],
+                        "end": line["end"],
+                        "text": text,
+                    }
+                )
+        skipped += charged
+        found += [dict(s, at=(place, s["at"])) for s in sentences]
+    return found, skipped
+
+def naming(names):
+    """A pattern that finds any of `names` as whole words, case and spacing ignored."""
+    alternatives = sorted({" ".join(n.split()).casefold() for n in names if n and n.strip()}, key=len)
+    body = "|".join(r"\s+".join(map(re.escape, n.split())) for n in reversed(alternatives))
+    return re.compile(r"(?<!\w)(?:" + body + r")(?!\w)", re.IGNORECASE) if body else None
+
+def entity_candidates(documents, chunks, names):
+    """Candidate sentences of an entity capsule: the prose sentences of the chunks that mention
+    it (`chunks`: {document_id: [chunk]}, `documents` in order) that name it (one of `names`)."""
+    pattern = naming(names)
+    found, skipped = group_candidates(documents, chunks, {})
+    return [s for s in found if pattern and pattern.search(s["text"])], skipped
+
+def _runner(plpy, SD):
+    """run(key, sql, types, args): a statement prepared once per session."""
     plans = SD.setdefault("capsule_plans", {})
 
     def run(key, text, types, args):
@@ -2518,7 +3311,10 @@ def build_document(plpy, SD, document_id):
             plans[key] = plpy.prepare(text, types)
         return plpy.execute(plans[key], args)
 
-    settings = {
+    return run
+
+def _settings(run):
+    return {
         r["key"]: json.loads(r["value"])
         for r in run(
             "settings",
@@ -2527,6 +3323,171 @@ def build_document(plpy, SD, document_id):
             [],
         )
     }
+
+def _by_document(rows):
+    grouped = {}
+    for r in rows:
+        grouped.setdefault(r["document_id"], []).append(r)
+    return grouped
+
+GROUP_DOCUMENTS = (
+    "select d.id, d.sha256 from exo_private.documents d "
+    "where d.workspace = $1 and d.conversation_id is null and d.stage in ('chunked', 'embedded', 'graphed') "
+    "and ($2 = 'workspace' or exo_private.capsule_folder(d.source_id, d.path) = $3) "
+    "order by d.written_at desc nulls last, d.id desc limit $4"
+)
+GROUP_CHUNKS = (
+    "select c.document_id, c.id, c.body, c.char_start, c.char_end, c.charged_subjects, "
+    "case when s.state = 'fresh' then k.sentences::text end as capsule "
+    "from exo_private.chunks c "
+    "left join exo_private.capsules k on k.document_id = c.document_id "
+    "left join exo_private.capsule_states s on s.capsule_id = k.id "
+    "where c.workspace = $1 and c.document_id = any ($2) "
+    "and (s.state is distinct from 'fresh' or c.id = any (k.chunk_ids)) "
+    "order by c.document_id, c.ordinal"
+)
+ENTITY_CHUNKS = (
+    "select c.document_id, c.id, c.body, c.char_start, c.char_end, c.charged_subjects, d.sha256 "
+    "from (select distinct m.chunk_id from exo_private.mentions m "
+    "      join exo_private.entities e on e.id = m.entity_id "
+    "      where e.workspace = $1 and e.canonical_key = $2 and m.chunk_id is not null) x "
+    "join exo_private.chunks c on c.workspace = $1 and c.id = x.chunk_id "
+    "join exo_private.documents d on d.id = c.document_id "
+    "where d.stage in ('chunked', 'embedded', 'graphed') "
+    "order by c.written_at desc nulls last, c.id desc limit $3"
+)
+
+def build_group(plpy, SD, workspace, scope, key):
+    """The capsule job of a folder, workspace or entity (scope) named by key, as JSON text
+    {status, capsule_id, tokens, ...}: built; fresh (its capsule is current and read the same
+    sources); or none made, and any old one dropped: too_few_documents (a folder or workspace
+    under capsules.folder_min_documents live documents), too_few_mentions (an entity named in
+    fewer than capsules.entity_min_mentions chunks), too_little_text. A folder or workspace
+    reads its newest capsules.group_max_documents documents (their document capsules where fresh,
+    else their prose); an entity the sentences naming it in the newest chunks that mention it."""
+    run = _runner(plpy, SD)
+    settings = _settings(run)
+    limit = settings["capsules.group_max_documents"]
+
+    def drop(status):
+        run(
+            "drop_group",
+            "delete from exo_private.capsules k where k.workspace = $1 and k.scope = $2 and k.scope_key = $3",
+            ["text", "text", "text"],
+            [workspace, scope, key],
+        )
+        return json.dumps({"status": status})
+
+    if scope == "entity":
+        rows = run("entity_chunks", ENTITY_CHUNKS, ["text", "text", "int"], [workspace, key, limit])
+        if len(rows) < settings["capsules.entity_min_mentions"]:
+            return drop("too_few_mentions")
+        names = [
+            r["name"]
+            for r in run(
+                "entity_names",
+                "select distinct e.name from exo_private.entities e where e.workspace = $1 and e.canonical_key = $2",
+                ["text", "text"],
+                [workspace, key],
+            )
+        ]
+        chunks = _by_document(rows)
+        documents = list(chunks)
+        hashes = {r["document_id"]: r["sha256"] for r in rows}
+        found, skipped = entity_candidates(documents, chunks, [*names, key])
+    else:
+        docs = run(
+            "group_documents",
+            GROUP_DOCUMENTS,
+            ["text", "text", "text", "int"],
+            [workspace, scope, key, limit],
+        )
+        if len(docs) < settings["capsules.folder_min_documents"]:
+            return drop("too_few_documents")
+        documents = [d["id"] for d in docs]
+        hashes = {d["id"]: d["sha256"] for d in docs}
+        rows = run("group_chunks", GROUP_CHUNKS, ["text", "bigint[]"], [workspace, documents])
+        chunks = _by_document(rows)
+        capsules = {doc: json.loads(c[0]["capsule"]) for doc, c in chunks.items() if c[0]["capsule"]}
+        found, skipped = group_candidates(documents, chunks, capsules)
+    current = run(
+        "current_group",
+        "select k.id, k.builder, k.note, k.sources, s.state from exo_private.capsules k "
+        "join exo_private.capsule_states s on s.capsule_id = k.id "
+        "where k.workspace = $1 and k.scope = $2 and k.scope_key = $3",
+        ["text", "text", "text"],
+        [workspace, scope, key],
+    )
+    if (
+        current
+        and (current[0]["builder"] == wanted_builder(settings) or current[0]["note"] is not None)
+        and current[0]["state"] == "fresh"
+        and sorted(current[0]["sources"]) == sorted(documents)
+    ):
+        # current as of now: exo_private.queue_capsules compares built_at with its documents' changes
+        run(
+            "touch_group",
+            "update exo_private.capsules set built_at = now() where id = $1",
+            ["bigint"],
+            [current[0]["id"]],
+        )
+        return json.dumps({"status": "fresh", "capsule_id": current[0]["id"]})
+    source_chars = sum(len(c["body"]) for c in rows)
+    built = extract(
+        found, skipped, source_chars, settings["capsules.min_tokens"], settings["capsules.max_tokens"]
+    )
+    if built is None:
+        return drop("too_little_text")
+    built, note = choose(run, settings, built)
+    capsule_id = run(
+        "store_group",
+        "insert into exo_private.capsules "
+        "(workspace, scope, scope_key, sources, builder, stamp, body, tokens, sentences, chunk_ids, note) "
+        "values ($1, $2, $3, $4, $5, exo_private.capsule_stamp($5, $6), $7, $8, $9::jsonb, $10, $11) "
+        "on conflict (workspace, scope, scope_key) where scope <> 'document' do update set "
+        "sources = excluded.sources, builder = excluded.builder, stamp = excluded.stamp, "
+        "body = excluded.body, tokens = excluded.tokens, sentences = excluded.sentences, "
+        "chunk_ids = excluded.chunk_ids, note = excluded.note, built_at = now() "
+        "returning id",
+        ["text", "text", "text", "bigint[]", "text", "text[]", "text", "int", "text", "bigint[]", "text"],
+        [
+            workspace,
+            scope,
+            key,
+            documents,
+            built["builder"],
+            [hashes[d] for d in documents],
+            built["body"],
+            built["tokens"],
+            json.dumps(built["sentences"]),
+            built["chunk_ids"],
+            note,
+        ],
+    )[0]["id"]
+    return _built(capsule_id, built, note)
+
+def _built(capsule_id, built, note):
+    """The job's report of a capsule built."""
+    return json.dumps(
+        {
+            "status": "built",
+            "capsule_id": capsule_id,
+            "builder": built["builder"],
+            "tokens": built["tokens"],
+            "sentences": len(built["sentences"]),
+            "candidates": built["candidates"],
+            "charged_skipped": built["charged_skipped"],
+            "note": note,
+        }
+    )
+
+def build_document(plpy, SD, document_id):
+    """The capsule job of one queued document, as JSON text {status, capsule_id, tokens, ...}:
+    built; fresh (its capsule is current already); or none made, and any old one dropped:
+    gone (no document), not_live (not chunked, or a conversation), too_small (under
+    capsules.min_document_chars), too_little_text (too little distinct prose outside charged chunks)."""
+    run = _runner(plpy, SD)
+    settings = _settings(run)
     # Locked against re-chunking while the capsule is made from its chunks.
     docs = run(
         "document",
@@ -2557,51 +3518,48 @@ def build_document(plpy, SD, document_id):
         return drop("too_small")
     current = run(
         "current",
-        "select k.id, k.builder, s.state from exo_private.capsules k "
+        "select k.id, k.builder, k.note, s.state from exo_private.capsules k "
         "join exo_private.capsule_states s on s.capsule_id = k.id where k.document_id = $1",
         ["bigint"],
         [document_id],
     )
-    if current and current[0]["builder"] == BUILDER and current[0]["state"] == "fresh":
+    if (
+        current
+        and (current[0]["builder"] == wanted_builder(settings) or current[0]["note"] is not None)
+        and current[0]["state"] == "fresh"
+    ):
         return json.dumps({"status": "fresh", "capsule_id": current[0]["id"]})
     built = build_capsule(
         chunks, document_chars, settings["capsules.min_tokens"], settings["capsules.max_tokens"]
     )
     if built is None:
         return drop("too_little_text")
+    built, note = choose(run, settings, built)
     capsule_id = run(
         "store",
         "insert into exo_private.capsules "
-        "(workspace, scope, document_id, sources, builder, stamp, body, tokens, sentences, chunk_ids) "
+        "(workspace, scope, document_id, sources, builder, stamp, body, tokens, sentences, chunk_ids, note) "
         "values ($1, 'document', $2, array[$2], $3, exo_private.capsule_stamp($3, array[$4]), $5, $6, "
-        "$7::jsonb, $8) "
+        "$7::jsonb, $8, $9) "
         "on conflict (document_id) do update set workspace = excluded.workspace, "
         "sources = excluded.sources, builder = excluded.builder, stamp = excluded.stamp, "
         "body = excluded.body, tokens = excluded.tokens, sentences = excluded.sentences, "
-        "chunk_ids = excluded.chunk_ids, built_at = now() "
+        "chunk_ids = excluded.chunk_ids, note = excluded.note, built_at = now() "
         "returning id",
-        ["text", "bigint", "text", "text", "text", "int", "text", "bigint[]"],
+        ["text", "bigint", "text", "text", "text", "int", "text", "bigint[]", "text"],
         [
             doc["workspace"],
             document_id,
-            BUILDER,
+            built["builder"],
             doc["sha256"],
             built["body"],
             built["tokens"],
             json.dumps(built["sentences"]),
             built["chunk_ids"],
+            note,
         ],
     )[0]["id"]
-    return json.dumps(
-        {
-            "status": "built",
-            "capsule_id": capsule_id,
-            "tokens": built["tokens"],
-            "sentences": len(built["sentences"]),
-            "candidates": built["candidates"],
-            "charged_skipped": built["charged_skipped"],
-        }
-    )
+    return _built(capsule_id, built, note)
 if p_document_id is None:
     plpy.execute("select exo_private.invalid_argument('p_document_id must not be null')")
 return build_document(plpy, SD, p_document_id)
@@ -2614,6 +3572,1801 @@ ALTER FUNCTION exo_private.build_capsule(p_document_id bigint) OWNER TO exo_owne
 --
 
 COMMENT ON FUNCTION exo_private.build_capsule(p_document_id bigint) IS 'Build (or rebuild) the extractive capsule of one document: {status: built, fresh (current already), gone, not_live, too_small or too_little_text (no capsule, any old one dropped), capsule_id, tokens, sentences, candidates, charged_skipped}. Sentences of charged chunks are never taken.';
+
+--
+-- Name: build_group_capsule(text, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.build_group_capsule(p_workspace text, p_scope text, p_key text) RETURNS jsonb
+    LANGUAGE plpython3u
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+"""Extractive capsules: a document's most central sentences, each traceable to its chunk (stdlib only).
+
+Inlined into exo_private.build_capsule (`# exo:include capsules`) and importable as plain
+Python for tests. build_capsule() picks sentences deterministically: every sentence of the document's
+chunks that reads as prose is weighed by TF-IDF against the whole document (its centrality),
+the most central ones are taken until the capsule reaches its size (near-duplicates left out),
+and they are kept in document order, one sentence a line, each with the chunk and the offsets
+in that chunk it was read from. Sentences of charged chunks are never taken: a capsule holds no
+deferred material, so it never needs withholding for it. build_document() is the whole job the
+worker runs for one queued document.
+"""
+
+import json
+import math
+import re
+
+"""The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings,
+and llama.cpp's /v1/rerank (query + documents -> one relevance score per document).
+
+Standard library only and free of exocortex imports, so the same file can be
+inlined into a plpython3u function body. Every failure is a ModelError whose
+``error_class`` the worker records and decides retries on; this module never
+retries.
+
+    endpoint_down   connection refused or reset, unknown host, TLS failure
+    timeout         no answer within the endpoint's timeout_s
+    http_5xx        the server answered 5xx (ServerError.status)
+    http_4xx        the server rejected the request (ClientError.status, its message)
+    bad_response    a 2xx body that is not JSON or lacks the expected fields
+"""
+
+import http.client
+import ipaddress
+import json
+import math
+import socket
+import ssl
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_TIMEOUT_S = 30.0
+_READ_CHUNK = 64 * 1024
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+_DEFAULT = urllib.request.build_opener()
+
+class ModelError(Exception):
+    """A model call failed; ``error_class`` says how."""
+
+    error_class = "model_error"
+
+    def __init__(self, message: str, url: str | None = None):
+        super().__init__(message)
+        self.url = url
+
+class EndpointDown(ModelError):
+    error_class = "endpoint_down"
+
+class Timeout(ModelError):
+    error_class = "timeout"
+
+class BadResponse(ModelError):
+    error_class = "bad_response"
+
+class _HTTPStatusError(ModelError):
+    def __init__(self, message: str, url: str | None = None, status: int = 0):
+        super().__init__(message, url)
+        self.status = status
+
+class ServerError(_HTTPStatusError):
+    error_class = "http_5xx"
+
+class ClientError(_HTTPStatusError):
+    error_class = "http_4xx"
+
+@dataclass(frozen=True)
+class Endpoint:
+    url: str
+    """Base URL of the OpenAI-compatible API, such as http://127.0.0.1:54330/v1."""
+    model: str
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    extra: dict[str, Any] = field(default_factory=dict)
+    """The setting's other keys (dimensions, response_format, ...)."""
+
+    @classmethod
+    def from_setting(cls, value: dict[str, Any]) -> Endpoint:
+        """An endpoint from a ``models.*`` setting: {"url", "model", "timeout_s", ...}."""
+        if not isinstance(value, dict):
+            raise ValueError(f"a model setting must be a JSON object, got {value!r}")
+        url, model = value.get("url"), value.get("model")
+        if not isinstance(url, str) or not url:
+            raise ValueError("the model setting has no url (null means no endpoint is configured)")
+        if not isinstance(model, str) or not model:
+            raise ValueError(f"the model setting for {url} has no model name")
+        timeout = value.get("timeout_s", DEFAULT_TIMEOUT_S)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise ValueError(f"timeout_s of {url} must be a positive number, got {timeout!r}")
+        extra = {k: v for k, v in value.items() if k not in {"url", "model", "timeout_s"}}
+        return cls(url.rstrip("/"), model, float(timeout), extra)
+
+@dataclass(frozen=True)
+class ChatReply:
+    content: str
+    finish_reason: str
+    prompt_tokens: int
+    completion_tokens: int
+
+# -- the calls ----------------------------------------------------------------------------
+
+def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
+    """One vector per text, in the order of ``texts``."""
+    if not texts:
+        return []
+    url = f"{endpoint.url}/embeddings"
+    body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s)
+    data = body.get("data")
+    if not isinstance(data, list):
+        raise BadResponse(f"{url} answered without a data list", url)
+    if len(data) != len(texts):
+        raise BadResponse(f"{url} returned {len(data)} embeddings for {len(texts)} inputs", url)
+    vectors: list[list[float] | None] = [None] * len(texts)
+    for item in data:
+        index = item.get("index") if isinstance(item, dict) else None
+        vector = item.get("embedding") if isinstance(item, dict) else None
+        if not isinstance(index, int) or not 0 <= index < len(texts) or vectors[index] is not None:
+            raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
+        if not isinstance(vector, list) or not vector or not all(_is_number(x) for x in vector):
+            raise BadResponse(f"{url} returned an embedding that is not a list of numbers", url)
+        vectors[index] = [float(x) for x in vector]
+    sizes = {len(v) for v in vectors if v is not None}
+    expected = endpoint.extra.get("dimensions")
+    if len(sizes) != 1 or (isinstance(expected, int) and sizes != {expected}):
+        want = f"; the setting says {expected}" if isinstance(expected, int) else ""
+        raise BadResponse(f"{url} returned embeddings of sizes {sorted(sizes)}{want}", url)
+    return vectors  # type: ignore[return-value]
+
+def rerank(endpoint: Endpoint, query: str, documents: list[str]) -> list[float]:
+    """One relevance score per document, in the order of ``documents`` (higher is more relevant).
+
+    Speaks llama.cpp's /v1/rerank: POST {model, query, documents, top_n} and read
+    {"results": [{"index", "relevance_score"}, ...]} in any order. A score is needed
+    for every document, so the request asks for ``top_n = len(documents)`` and a
+    reply that leaves any document out is a BadResponse.
+    """
+    if not documents:
+        return []
+    url = f"{endpoint.url}/rerank"
+    payload = {
+        "model": endpoint.model,
+        "query": query,
+        "documents": list(documents),
+        "top_n": len(documents),
+    }
+    body = _post_json(url, payload, endpoint.timeout_s)
+    results = body.get("results")
+    if not isinstance(results, list):
+        raise BadResponse(f"{url} answered without a results list", url)
+    scores: list[float | None] = [None] * len(documents)
+    for item in results:
+        index = item.get("index") if isinstance(item, dict) else None
+        score = item.get("relevance_score") if isinstance(item, dict) else None
+        if (
+            not isinstance(index, int)
+            or isinstance(index, bool)
+            or not 0 <= index < len(documents)
+            or scores[index] is not None
+        ):
+            raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
+        if not _is_number(score):
+            raise BadResponse(f"{url} returned a relevance_score that is not a finite number: {score!r}", url)
+        scores[index] = float(score)  # type: ignore[arg-type]
+    if len(results) != len(documents):
+        raise BadResponse(f"{url} returned {len(results)} scores for {len(documents)} documents", url)
+    return scores  # type: ignore[return-value]
+
+def chat(
+    endpoint: Endpoint,
+    messages: list[dict[str, Any]],
+    *,
+    max_tokens: int,
+    response_format: dict[str, Any] | None = None,
+    temperature: float = 0.0,
+) -> ChatReply:
+    """One non-streaming chat completion.
+
+    ``response_format`` (such as a json_schema) is left out when the endpoint's
+    setting says ``"response_format": false``, for servers that misbehave with it.
+    """
+    url = f"{endpoint.url}/chat/completions"
+    payload: dict[str, Any] = {
+        "model": endpoint.model,
+        "messages": messages,
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        "stream": False,
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
+    if response_format is not None and endpoint.extra.get("response_format", True) is not False:
+        payload["response_format"] = response_format
+    body = _post_json(url, payload, endpoint.timeout_s)
+    try:
+        choice = body["choices"][0]
+        content = choice["message"]["content"]
+        finish_reason = choice.get("finish_reason") or "unknown"
+    except (KeyError, IndexError, TypeError):
+        raise BadResponse(f"{url} answered without choices[0].message.content", url) from None
+    if not isinstance(content, str):
+        raise BadResponse(f"{url} answered with a {type(content).__name__} message content", url)
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    return ChatReply(
+        content=content,
+        finish_reason=str(finish_reason),
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
+    )
+
+def embed_one(setting: dict[str, Any], text: str) -> dict[str, Any]:
+    """One text's embedding from a ``models.embeddings``-style setting, never raising for a
+    model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
+    What the database uses for a query's vector."""
+    began = time.monotonic()
+    try:
+        target = Endpoint.from_setting(setting)
+        (vector,) = embed(target, [text])
+    except (ModelError, ValueError) as exc:
+        return {
+            "error_class": getattr(exc, "error_class", "bad_setting"),
+            "error": str(exc)[:500],
+            "ms": round((time.monotonic() - began) * 1000, 1),
+        }
+    return {
+        "vector": "[" + ",".join(repr(x) for x in vector) + "]",
+        "model": target.model,
+        "dimensions": len(vector),
+        "ms": round((time.monotonic() - began) * 1000, 1),
+    }
+
+def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
+    """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
+    return probe_error(endpoint, kind, timeout_s=timeout_s) is None
+
+def probe_error(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> ModelError | None:
+    """How a one-token request to the endpoint failed, or None when it answered 2xx. A Timeout
+    means the server took the request but did not answer in time: busy, or hung."""
+    if kind == "chat":
+        url = f"{endpoint.url}/chat/completions"
+        payload: dict[str, Any] = {
+            "model": endpoint.model,
+            "messages": [{"role": "user", "content": "ping"}],
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "chat_template_kwargs": {"enable_thinking": False},
+        }
+    elif kind == "embeddings":
+        url = f"{endpoint.url}/embeddings"
+        payload = {"model": endpoint.model, "input": ["ping"]}
+    else:
+        raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
+    try:
+        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s)
+    except ModelError as exc:
+        return exc
+    return None
+
+# -- HTTP ---------------------------------------------------------------------------------
+
+def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    raw = _request(url, payload, timeout_s)
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadResponse(f"{url} answered with a body that is not JSON: {_snippet(raw)}", url) from None
+    if not isinstance(body, dict):
+        raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
+    return body
+
+def _request(url: str, payload: dict[str, Any], timeout_s: float) -> bytes:
+    """POST JSON and return the 2xx body; raise the matching ModelError otherwise.
+
+    ``timeout_s`` bounds the whole call: it is the socket timeout for connecting
+    and for the wait for the answer (a non-streaming reply arrives only when the
+    generation is done), and the deadline checked while the body is read.
+    """
+    deadline = time.monotonic() + timeout_s
+    data = json.dumps(payload).encode()
+    request = urllib.request.Request(
+        url,
+        data=data,
+        method="POST",
+        headers={"Content-Type": "application/json", "Accept": "application/json"},
+    )
+    opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
+    try:
+        with opener.open(request, timeout=timeout_s) as response:
+            status = response.status
+            chunks = []
+            while chunk := response.read1(_READ_CHUNK):  # read1: returns what has arrived
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise TimeoutError
+            raw = b"".join(chunks)
+    except urllib.error.HTTPError as exc:
+        raise _status_error(url, exc.code, _read_error_body(exc)) from None
+    except urllib.error.URLError as exc:
+        raise _transport_error(url, exc.reason, timeout_s) from None
+    except (OSError, http.client.HTTPException) as exc:
+        raise _transport_error(url, exc, timeout_s) from None
+    if time.monotonic() > deadline:
+        raise Timeout(f"{url} took longer than {timeout_s:g} s", url)
+    if not 200 <= status < 300:
+        raise BadResponse(f"{url} answered HTTP {status}", url)
+    return raw
+
+def _transport_error(url: str, reason: object, timeout_s: float) -> ModelError:
+    if isinstance(reason, TimeoutError):  # socket.timeout is TimeoutError
+        return Timeout(f"{url} did not answer within {timeout_s:g} s", url)
+    if isinstance(reason, http.client.IncompleteRead):
+        return EndpointDown(f"{url} closed the connection in the middle of its answer", url)
+    if isinstance(reason, http.client.RemoteDisconnected | ConnectionError):
+        return EndpointDown(f"{url} closed the connection: {reason}", url)
+    if isinstance(reason, http.client.HTTPException):
+        return BadResponse(f"{url} answered with malformed HTTP: {reason!r}", url)
+    if isinstance(reason, socket.gaierror):
+        return EndpointDown(f"{url}: unknown host ({reason})", url)
+    if isinstance(reason, ssl.SSLError):
+        return EndpointDown(f"{url}: TLS failed ({reason})", url)
+    if isinstance(reason, OSError):
+        return EndpointDown(f"{url} is unreachable: {reason.strerror or reason}", url)
+    return EndpointDown(f"{url} is unreachable: {reason}", url)
+
+def _status_error(url: str, status: int, body: bytes) -> ModelError:
+    message = _error_message(body)
+    if status >= 500:
+        return ServerError(f"{url} answered HTTP {status}: {message}", url, status)
+    if status >= 400:
+        return ClientError(f"{url} answered HTTP {status}: {message}", url, status)
+    return BadResponse(f"{url} answered HTTP {status}: {message}", url)
+
+def _read_error_body(exc: urllib.error.HTTPError) -> bytes:
+    try:
+        return exc.read() or b""
+    except (OSError, http.client.HTTPException):
+        return b""
+    finally:
+        exc.close()
+
+def _error_message(body: bytes) -> str:
+    """The server's own words: OpenAI's {"error": {"message"}}, {"error": "..."} or the text."""
+    try:
+        parsed = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return _snippet(body) or "(empty body)"
+    if isinstance(parsed, dict):
+        error = parsed.get("error", parsed.get("detail", parsed.get("message")))
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return error["message"]
+        if isinstance(error, str):
+            return error
+    return _snippet(body)
+
+def _snippet(raw: bytes, limit: int = 200) -> str:
+    text = raw.decode("utf-8", "replace").strip()
+    return text if len(text) <= limit else text[:limit] + "..."
+
+def _is_loopback(url: str) -> bool:
+    """Loopback endpoints never go through an environment proxy (no_proxy rarely lists them)."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+def _is_number(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+"""Retrieval logic that is not a query (stdlib only).
+
+Inlined into exo_private.retrieve (`# exo:include search`) and importable as
+plain Python for tests. The database runs the stage queries; this module decides
+what the query words are, which candidates a workspace admits, how the combined
+pool is ordered, and what a context packet holds.
+"""
+
+import math
+import re
+
+"""Text normalisation shared by the database and the worker (stdlib only).
+
+Inlined into plpython3u functions by the migrator (`# exo:include textnorm`),
+and importable as plain Python for tests.
+"""
+
+import re
+import unicodedata
+
+_SPACE = re.compile(r"\s+")
+_EDGE_PUNCT = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+
+def canonical_key(name):
+    """The identity key of a name: NFKC, case-folded, inner whitespace collapsed,
+    surrounding quotes and punctuation removed. "  Jane  DOE. " -> "jane doe".
+    Returns None for None or for a name with nothing left."""
+    if name is None:
+        return None
+    text = unicodedata.normalize("NFKC", name).casefold()
+    text = _SPACE.sub(" ", text).strip().strip(_EDGE_PUNCT).strip()
+    return text or None
+
+PRESENT_BANDS = ("current", "recent")
+ALL_BANDS = ("current", "recent", "archival")
+MAX_QUERY_CHARS = 1000  # the query's words, n-grams and identifiers come from this much of it
+MAX_INPUT_CHARS = 2000  # a search reads no more of a query (the temporal scan and the embedding)
+MAX_NGRAM = 6
+MAX_IDENTIFIERS = 8
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
+_QUOTED = re.compile(r"\"([^\"]{3,100})\"")
+_EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
+# The start of a message line in a chat chunk: its time (or "(undated)") and its sender; in a
+# packet's excerpt the time without the day its citation names (without_day).
+_CHAT_LABEL = re.compile(r"^((?:\d{4}-\d\d-\d\d )?\d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
+# Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
+STOPWORDS = frozenset(
+    """a about above after again all am an and any are as at be been before being below between both
+    but by can could did do does doing down during each few for from further had has have having he
+    her here hers him his how i if in into is it its just me more most my no nor not now of off on
+    once only or other our out over own same she should so some such than that the their them then
+    there these they this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
+)
+
+# -- the query ---------------------------------------------------------------------------
+
+def query_words(query):
+    """The query's words, lower-cased, in order (its first MAX_QUERY_CHARS characters)."""
+    return [w.casefold() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
+
+def content_words(query):
+    """Distinct words of the query that are not stopwords, in order."""
+    seen = []
+    for word in query_words(query):
+        if word not in STOPWORDS and word not in seen:
+            seen.append(word)
+    return seen
+
+def _key_runs(tokens, max_n, keep):
+    """Canonical keys of every run of 1..max_n tokens, distinct, in order, that `keep` accepts."""
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(tokens) - n + 1):
+            key = canonical_key(" ".join(tokens[i : i + n]))
+            if key and keep(key) and key not in keys:
+                keys.append(key)
+    return keys
+
+def ngram_keys(query, max_n=MAX_NGRAM):
+    """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
+    or a title can only match one of these)."""
+    tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
+    return _key_runs(tokens, max_n, lambda key: True)
+
+def name_keys(query, max_n=3):
+    """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
+    question writes it, without the punctuation around it ("Priya's" is "priya")."""
+    return _key_runs(query_words(query), max_n, lambda key: len(key) > 1 and key not in STOPWORDS)
+
+def title_keys(query, max_n=MAX_NGRAM):
+    """Runs of 1..max_n query words joined by single spaces: documents.title_key's form, which
+    lower-cases (SQL lower(), not casefold: "Straße" stays "straße")."""
+    words = [w.lower() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(words) - n + 1):
+            key = " ".join(words[i : i + n])
+            if (n > 1 or len(key) >= 4) and key not in STOPWORDS and key not in keys:
+                keys.append(key)
+    return keys
+
+def identifiers(query):
+    """Strings to find verbatim: quoted phrases, and tokens that mix letters with digits or
+    carry inner punctuation (host names, ticket ids, file names, versions). Abbreviations of
+    single letters ("e.g.", "U.S.") are not identifiers."""
+    text = (query or "")[:MAX_QUERY_CHARS]
+    found = [m.group(1).strip() for m in _QUOTED.finditer(text)]
+    for token in text.split():
+        token = token.strip(_EDGE)
+        if not 3 <= len(token) <= 100:
+            continue
+        has_digit = any(c.isdigit() for c in token)
+        has_alpha = any(c.isalpha() for c in token)
+        inner = _IDENTIFIER_INNER.search(token[1:-1]) and any(len(w) > 1 for w in _WORD.findall(token))
+        if has_alpha and (has_digit or inner):
+            found.append(token)
+    unique = []
+    for item in found:
+        if item and item.casefold() not in [u.casefold() for u in unique]:
+            unique.append(item)
+    return unique[:MAX_IDENTIFIERS]
+
+def file_keys(query):
+    """Lower-cased tokens that could be a file name or a file's stem."""
+    return [i.casefold().rsplit("/", 1)[-1] for i in identifiers(query) if " " not in i]
+
+def coverage(body, words):
+    """The share of `words` (a query's content words) among the words of `body`, compared by
+    their first five letters (a cheap stem: "replication" meets "replicas", "invoiced" meets
+    "invoices"); 0 without words."""
+    if not words:
+        return 0.0
+    stems = {w[:5] for w in _WORD.findall(body.casefold())}
+    return sum(1 for w in words if w[:5] in stems) / len(words)
+
+# -- bands and deference ------------------------------------------------------------------
+
+def archive_decision(signal, open_archive):
+    """(open, why): whether the archival band opens before any search, and why."""
+    if open_archive is True:
+        return True, "the caller opened the archive"
+    if open_archive is False:
+        return False, "the caller kept the archive closed"
+    if signal.get("opens_archive"):
+        texts = [s["text"] for s in signal.get("signals", []) if s.get("opens_archive")]
+        return True, "temporal signal: " + ", ".join(repr(t) for t in texts)
+    return False, None
+
+class Deference:
+    """Which charged subjects of one search stay withheld, and why the others are released.
+
+    Time and care are separate decisions. An open archive (a temporal signal or open_archive,
+    never the fallback taken when nothing present answers) opens archival bands; it releases a
+    subject only when the question also names it, by name or alias. Bridging a subject releases
+    it wherever it is. `time_releases` (the setting deference.time_releases) restores the looser
+    rule: an open archive alone releases every subject.
+
+    Every charged subject counts, whether it is on the deference list or only declared charged
+    by a document's frontmatter (over-withholding is the safe direction); a subject on the list
+    answers to its name and every alias.
+    """
+
+    def __init__(
+        self, deferred, bridge=None, query="", archive_open=False, archive_why=None, time_releases=False
+    ):
+        self.groups = [
+            {k for k in (canonical_key(n) for n in [s["subject"], *s.get("aliases", [])]) if k}
+            for s in deferred
+        ]
+        self.bridged = self.released_keys(bridge or [])
+        self.asked = set(ngram_keys(query))
+        self.archive_open = bool(archive_open)
+        self.archive_why = archive_why
+        self.time_releases = bool(time_releases)
+
+    def names(self, subject):
+        """Canonical keys a subject answers to: all names of its deferred subject(s), else its own."""
+        key = canonical_key(subject)
+        if not key:
+            return set()
+        keys = {key}
+        for group in self.groups:
+            if key in group:
+                keys |= group
+        return keys
+
+    def released_keys(self, bridge):
+        """The keys a bridge opens: each bridged name not on the list, and every name of a bridged
+        deferred subject that no unbridged subject shares (an alias two subjects share stays
+        closed until both are bridged: bridging one person never opens another's material)."""
+        given = {k for k in (canonical_key(b or "") for b in bridge) if k}
+        bridged = [g for g in self.groups if g & given]
+        unbridged = [g for g in self.groups if not g & given]
+        listed = set().union(*self.groups)
+        opened = set().union(*bridged) - set().union(*unbridged)
+        return (given - listed) | opened
+
+    def why_released(self, subject):
+        """Why a charged subject is released in this search, or None while it is withheld."""
+        names = self.names(subject)
+        if canonical_key(subject) in self.bridged:
+            return "bridged"
+        if not self.archive_open:
+            return None
+        named = sorted(names & self.asked, key=lambda k: (-len(k), k))
+        if named:
+            return f"the question names {named[0]!r} and the archive is open ({self.archive_why})"
+        if self.time_releases:
+            return f"time releases (deference.time_releases) and the archive is open ({self.archive_why})"
+        return None
+
+    def withheld(self, charged):
+        """The charged subjects of one chunk that keep it out of the results."""
+        return [s for s in charged if self.why_released(s) is None]
+
+def released(results, why):
+    """What charged material a search hands out: per (subject, workspace) the chunks among
+    `results` charged for it, and `why(subject)` it was released (Deference.why_released)."""
+    counts = {}
+    for r in results:
+        for subject in r.get("charged") or []:
+            counts[(subject, r["workspace"])] = counts.get((subject, r["workspace"]), 0) + 1
+    return [
+        {"subject": subject, "workspace": workspace, "chunks": n, "why": why(subject)}
+        for (subject, workspace), n in sorted(counts.items())
+    ]
+
+# -- admitting candidates into a workspace's pool -------------------------------------------
+
+class WorkspacePool:
+    """The candidates one workspace contributes, in the order its stages found them."""
+
+    def __init__(self, workspace, cap, need):
+        self.workspace = workspace
+        self.cap = cap
+        self.need = min(need, cap)
+        self.hits = []
+        self.seen = set()
+        self.withheld = {}
+        self.stages = []
+
+    @property
+    def confident(self):
+        return sum(1 for h in self.hits if h["confident"])
+
+    def wants_more(self):
+        """(True, None) while a stage should run, else (False, why it is skipped)."""
+        if len(self.hits) >= self.cap:
+            return False, "the workspace holds per_workspace candidates"
+        if self.confident >= self.need:
+            return False, f"enough confident candidates ({self.confident} of {self.need})"
+        return True, None
+
+    def admit(self, stage, rows, withhold):
+        """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
+        lists the subjects that keep a row out. Returns (admitted, withheld) counts."""
+        admitted = withheld = 0
+        for row in rows:
+            chunk = row["chunk_id"]
+            if chunk in self.seen:
+                continue
+            self.seen.add(chunk)
+            subjects = withhold(row.get("charged") or [])
+            if subjects:
+                withheld += 1
+                for subject in subjects:
+                    self.withheld.setdefault(subject, set()).add(chunk)
+                continue
+            if len(self.hits) >= self.cap:
+                continue
+            self.hits.append(
+                {
+                    "chunk_id": chunk,
+                    "workspace": self.workspace,
+                    "stage": stage,
+                    "score": row["score"],
+                    "confident": bool(row["confident"]),
+                    "detail": row.get("detail"),
+                    "match": row.get("match", stage),
+                    "charged": list(row.get("charged") or []),  # released: report["released"] names them
+                }
+            )
+            admitted += 1
+        return admitted, withheld
+
+def named_subjects(query, deferred):
+    """The deferred subjects the query names, by subject or alias."""
+    keys = set(ngram_keys(query))
+    return [
+        s["subject"]
+        for s in deferred
+        if any(canonical_key(n) in keys for n in [s["subject"], *s.get("aliases", [])] if canonical_key(n))
+    ]
+
+def hints(pools, how, named=None):
+    """One hint per (subject, workspace) with chunks withheld, never their text.
+
+    `named` {(subject, workspace): charged chunks} adds what the query asked about by name
+    but the search never reached (in a closed band, say): such material exists, and the hint
+    says so. A hint counts the larger of the two."""
+    counts = dict(named or {})
+    for pool in pools:
+        for subject, chunks in pool.withheld.items():
+            key = (subject, pool.workspace)
+            counts[key] = max(counts.get(key, 0), len(chunks))
+    return [
+        {"subject": subject, "workspace": workspace, "chunks": n, "how": how(subject)}
+        for (subject, workspace), n in sorted(counts.items())
+        if n > 0
+    ]
+
+# -- the combined-pool rank -----------------------------------------------------------------
+
+def deterministic_relevance(candidate, weights):
+    """Relevance from what found the chunk and how much of the query it covers (0..1)."""
+    stage = weights["stage"].get(candidate["stage"], 0.5)
+    coverage = candidate.get("coverage") or 0.0
+    return 0.5 * stage + 0.5 * coverage
+
+def priority(candidate, weights, recency=True):
+    """Band weight (only under recency preference), times the boost of how the chunk matched
+    (a document named by title or file name outranks one that only mentions it), times the
+    canonical boost."""
+    value = weights["band"].get(candidate["band"], 1.0) if recency else 1.0
+    value *= weights.get("match", {}).get(candidate.get("match"), 1.0)
+    if candidate.get("canonical"):
+        value *= weights["canonical"]
+    return value
+
+# A question about the present state of things ("where does she live now?"): among evidence of
+# like relevance, the newest value is the answer, so recency counts over months, not years.
+_ASKS_PRESENT = re.compile(
+    r"\b(?:now|nowadays|currently|current|these days|at the moment|at present|still|any ?more|lately|latest)\b",
+    re.I,
+)
+
+def asks_present(query):
+    """Whether a question asks what is true now (a present-state word such as "now", "currently",
+    "these days", "still")."""
+    return bool(_ASKS_PRESENT.search(query or ""))
+
+def freshness(candidate, weights, today_ordinal, years, recency=True, present=False):
+    """Closeness to the years the question names; else, under recency preference, recency (over
+    present_half_life_days for a question about the present); else (the archive is open)
+    neutral."""
+    if candidate.get("canonical"):
+        return 1.0  # a canonical document is current by declaration, whatever its date
+    written = candidate.get("written_ordinal")
+    if written is None:
+        return weights["freshness_floor"]
+    if years:
+        year = candidate["written_year"]
+        first, last = min(years), max(years)
+        miss = first - year if year < first else year - last if year > last else 0
+        return max(weights["freshness_floor"], 1.0 - weights["year_miss_per_year"] * miss)
+    if not recency:
+        return 1.0
+    age = max(0, today_ordinal - written)
+    half_life = weights["present_half_life_days"] if present else weights["freshness_half_life_days"]
+    decay = 0.5 ** (age / float(half_life))
+    return weights["freshness_floor"] + (1.0 - weights["freshness_floor"]) * decay
+
+def normalise(scores):
+    """Scores of any scale to 0.05..1 (min-max), so a backend's relevance multiplies like another's."""
+    values = [s for s in scores.values() if s is not None and math.isfinite(s)]
+    if not values:
+        return {k: 0.05 for k in scores}
+    low, high = min(values), max(values)
+    if not math.isfinite(high - low):  # the span overflows: halve everything first
+        values = {k: s / 2 for k, s in scores.items() if s is not None and math.isfinite(s)}
+        low, high = low / 2, high / 2
+    else:
+        values = {k: s for k, s in scores.items() if s is not None and math.isfinite(s)}
+    span = high - low
+    return {
+        k: (0.05 if k not in values else 1.0 if span == 0 else 0.05 + 0.95 * (values[k] - low) / span)
+        for k in scores
+    }
+
+def blend(backend, deterministic, share):
+    """A backend's relevance mixed with the deterministic one: `share` of it from the backend,
+    so what found a chunk and how much of the query it covers still count."""
+    return {k: share * backend.get(k, 0.0) + (1.0 - share) * v for k, v in deterministic.items()}
+
+def from_ranking(ranked_ids, ids):
+    """Relevance from an ordered id list (a listwise reply): first 1.0, falling linearly.
+
+    Enforces the permutation: ids the reply invented or repeated are dropped, ids it left
+    out follow in their incoming order."""
+    order = []
+    for i in ranked_ids:
+        if i in ids and i not in order:
+            order.append(i)
+    order += [i for i in ids if i not in order]
+    n = len(order)
+    return {chunk: 1.0 - (rank / n) * 0.95 for rank, chunk in enumerate(order)}
+
+def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False):
+    """The candidates in final order, each with its relevance and score.
+
+    A reranker only reorders: the chunks out are exactly the chunks in, whatever the
+    backend returned (a missing relevance counts as the lowest)."""
+    ranked = []
+    for c in candidates:
+        r = relevance.get(c["chunk_id"])
+        r = 0.0 if r is None or not math.isfinite(r) else r
+        score = (
+            r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency, present)
+        )
+        ranked.append(dict(c, relevance=round(r, 4), score=round(score, 6)))
+    ranked.sort(key=lambda c: (-c["score"], -c["relevance"], c["chunk_id"]))
+    if sorted(c["chunk_id"] for c in ranked) != sorted(c["chunk_id"] for c in candidates):
+        raise AssertionError("rerank changed the set of candidates")
+    return ranked
+
+def listwise_prompt(query, candidates, excerpt_chars):
+    """The chat messages asking a model to order candidates by usefulness for the query."""
+    lines = ["[{}] {}".format(c["chunk_id"], " ".join(c["body"].split())[:excerpt_chars]) for c in candidates]
+    return [
+        {
+            "role": "system",
+            "content": "You rank passages by how well they answer a question. Reply with JSON only.",
+        },
+        {
+            "role": "user",
+            "content": "Question: "
+            + query[:MAX_QUERY_CHARS]
+            + "\n\nPassages:\n"
+            + "\n".join(lines)
+            + '\n\nReply as {"ranking": [ids, most useful first]}.',
+        },
+    ]
+
+def parse_listwise(content, ids):
+    """The ids a listwise reply ranks, in its order; ValueError when it ranks none of ours."""
+    import json
+
+    try:
+        reply = json.loads(content or "")
+    except ValueError:
+        # A reply cut off at its token cap: the ids it managed to list still count.
+        match = re.search(r"\[\s*(\d[\d,\s]*)", content or "")
+        if not match:
+            raise ValueError("the reply is neither JSON nor holds a list of ids") from None
+        reply = {"ranking": [int(x) for x in re.findall(r"\d+", match.group(1))]}
+    ranking = reply.get("ranking") if isinstance(reply, dict) else reply
+    if not isinstance(ranking, list):
+        raise ValueError("the reply has no ranking list")
+    ranked = [i for i in ranking if isinstance(i, int) and not isinstance(i, bool) and i in ids]
+    if not ranked:
+        raise ValueError("the ranking names none of the candidates")
+    return ranked
+
+# -- the context packet -----------------------------------------------------------------------
+
+def estimate_tokens(text):
+    """Tokens of a text, estimated as one per four characters (rounded up)."""
+    return (len(text) + 3) // 4
+
+def excerpt(body, words, max_chars):
+    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    spans = []
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        if m.start() > start:
+            spans.append((start, m.start()))
+        start = m.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    wanted = set(words)
+
+    def hits(span):
+        return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
+
+    best = max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+    lo = hi = best
+    while True:
+        grown = False
+        if hi + 1 < len(spans) and spans[hi + 1][1] - spans[lo][0] <= max_chars:
+            hi += 1
+            grown = True
+        if lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:
+            lo -= 1
+            grown = True
+        if not grown:
+            break
+    a, b = spans[lo][0], spans[hi][1]
+    if b - a > max_chars:  # one sentence longer than the excerpt
+        b = a + max_chars
+    passage = text[a:b].strip()
+    return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
+
+def said(body):
+    """What a chat chunk's messages say, without their time and sender labels: a question naming
+    the other person matches the sender of half the lines, which says nothing about which one
+    answers it."""
+    return _CHAT_LABEL.sub("", body)
+
+def chat_messages(body):
+    """The messages of a chat chunk's body, each its lines joined: an unindented line starts a
+    message, an indented one continues it."""
+    messages = []
+    for line in body.strip().split("\n"):
+        if messages and line[:1].isspace():
+            messages[-1] += "\n" + line
+        else:
+            messages.append(line)
+    return messages
+
+def _grow(units, best, max_chars, last=None):
+    """(lo, hi): the run of units from `best` to `last` (default `best`), joined by newlines
+    within max_chars, grown one unit after it (an answer is often a reply) and one before it at a
+    time while they fit."""
+    lo, hi = best, best if last is None else last
+    size = sum(len(u) + 1 for u in units[lo : hi + 1]) - 1
+    while True:
+        grown = False
+        if hi + 1 < len(units) and size + 1 + len(units[hi + 1]) <= max_chars:
+            hi += 1
+            size += 1 + len(units[hi])
+            grown = True
+        if lo > 0 and size + 1 + len(units[lo - 1]) <= max_chars:
+            lo -= 1
+            size += 1 + len(units[lo])
+            grown = True
+        if not grown:
+            return lo, hi
+
+def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
+    """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
+    one per message, from their vectors) or else the one richest in `words` in what it says
+    (said(); compared by their first five letters, as coverage() does), whole up to max_chars
+    with the reply when it asks a question, and its neighbours while the excerpt stays within
+    context_chars (default max_chars), plus the ellipsis marks. A message longer than max_chars keeps its time and sender and whole lines
+    around its line richest in `words`; only a line longer than the limit is cut."""
+    text = body.strip()
+    room = max_chars if context_chars is None else min(context_chars, max_chars)
+    if len(text) <= room:
+        return text
+    wanted = {w[:5] for w in words}
+
+    def richest(units):
+        hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
+        return max(range(len(units)), key=lambda i: (hits[i], -i))
+
+    messages = chat_messages(text)
+    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
+    best = max(range(len(messages)), key=lambda i: similarity[i] or -1.0) if known else richest(messages)
+    # A message that asks is answered by the next one: the two are the excerpt's core.
+    last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
+    core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
+    if core > max_chars:
+        last, core = best, len(messages[best])
+    if core <= max_chars:
+        lo, hi = _grow(messages, best, max(room, core), last)
+        passage = "\n".join(messages[lo : hi + 1])
+        return ("...\n" if lo > 0 else "") + passage + ("\n..." if hi + 1 < len(messages) else "")
+    # One message longer than the excerpt: its label, then its richest lines.
+    label = _CHAT_LABEL.match(messages[best])
+    label = label.group() if label and label.end() <= max_chars // 2 else ""
+    lines = messages[best][len(label) :].split("\n")
+    room = max_chars - len(label)
+    at = richest(lines)
+    if len(lines[at]) > room:
+        return label + excerpt(lines[at], words, room)
+    lo, hi = _grow(lines, at, room)
+    passage = "\n".join(lines[lo : hi + 1]).lstrip()  # a continuation line's indent goes after "... "
+    return (
+        label
+        + ("... " if lo > 0 else "")
+        + passage
+        + ("\n..." if hi + 1 < len(lines) or best + 1 < len(messages) else "")
+    )
+
+def without_day(passage, day):
+    """A chat passage's message lines with their time only where their day is `day`: a window
+    never spans two days, and its citation names the day."""
+    prefix = day + " "
+    return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
+
+def chunk_excerpt(c, words, max_chars, chat_chars=None):
+    """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
+    citation names; neighbours of the answering message within chat_chars), sentences for a
+    document's."""
+    if c.get("chat"):
+        start = chat_start(c["body"])
+        body = without_day(c["body"], start[:10]) if start else c["body"]
+        return chat_excerpt(body, words, max_chars, c["chat"].get("similarity"), chat_chars)
+    return excerpt(c["body"], words, max_chars)
+
+def chat_start(body):
+    """The time of a chat chunk's first message as its lines show it ("2024-03-04 09:12"), or
+    None when it is undated."""
+    label = _CHAT_LABEL.match(body)
+    return label.group(1) if label and len(label.group(1)) == 16 else None
+
+def citation(c):
+    """A chunk's citation label: workspace, path, date and band; for a chat chunk, workspace,
+    the conversation's title and its first message's time as the chunk shows it."""
+    if c.get("chat"):
+        when = chat_start(c["body"]) or "undated"
+        return '{}:chat "{}" {}'.format(c["workspace"], c["chat"]["title"], when)
+    date = c.get("written_at") or "undated"
+    return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
+
+def capsule_section(chosen, capsules, words, budget, cfg):
+    """The packet's "## Capsules" section: the fresh capsules of the documents the chosen evidence
+    comes from (in its order, at most cfg["max"]), each cut to whole lines, those richest in the
+    question's `words` first, within cfg["chars"] characters and all within cfg["share"] of the
+    budget; each cites the chunks its lines come from. Returns (text, shown, stale ids, withheld
+    ids); a stale or withheld capsule is never shown: the evidence stands alone."""
+    by_document = {k["document_id"]: k for k in capsules}
+    fresh, stale, withheld = [], [], []
+    for c in chosen:
+        k = by_document.pop(c["document_id"], None)
+        if k is None:
+            continue
+        if k["state"] == "fresh":
+            fresh.append((c, k))
+        else:
+            (stale if k["state"] == "stale" else withheld).append(k["capsule_id"])
+    fresh = fresh[: cfg["max"]] if cfg else []
+    room = int(budget * 4 * cfg["share"]) // max(1, len(fresh)) if fresh else 0
+    chars = min(cfg["chars"], room) if fresh else 0
+    if chars < 200:  # a tiny budget holds evidence, not summaries
+        return "", [], stale, withheld
+    wanted = {w[:5] for w in words}
+    blocks, shown = [], []
+    for c, k in fresh:
+        lines = k["body"].split("\n")
+        hits = [len(wanted & {w[:5] for w in _WORD.findall(line.casefold())}) for line in lines]
+        kept, size = [], 0
+        for i in sorted(range(len(lines)), key=lambda i: (-hits[i], i)):
+            if size + len(lines[i]) + 1 <= chars:
+                kept.append(i)
+                size += len(lines[i]) + 1
+        kept.sort()
+        cited = sorted({k["sentences"][i]["chunk_id"] for i in kept})
+        n = f"C{len(shown) + 1}"
+        head = "[{}] summary of {}; cites chunk(s) {}".format(n, citation(c), ", ".join(map(str, cited)))
+        text = "\n".join(lines[i] for i in kept) + ("\n..." if len(kept) < len(lines) else "")
+        blocks.append(head + "\n" + text + "\n\n")
+        shown.append(
+            {
+                "n": n,
+                "capsule_id": k["capsule_id"],
+                "document_id": k["document_id"],
+                "citation": citation(c),
+                "chunk_ids": cited,
+                "builder": k["builder"],
+            }
+        )
+    return "## Capsules\n" + "".join(blocks), shown, stale, withheld
+
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
+_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself)\b", re.I)
+
+def first_person(query):
+    """Whether a question is asked in the first person ("Where do I live now?"), so that it is
+    about the owner: "I" counts only as a capital (a lower-case "i" is a list item or a typo)."""
+    text = (query or "")[:MAX_QUERY_CHARS]
+    return bool(_FIRST_PERSON.search(text) or _FIRST_PERSON_LOWER.search(text))
+
+def fact_moment(report):
+    """The day whose facts a packet opens with: the search's as_of day, or, for a question about
+    the past (a year it names, and not about the present), the last day of that year."""
+    day = report["as_of"]
+    temporal = report.get("temporal") or {}
+    years = temporal.get("years") or []
+    if years and not temporal.get("asks_present"):
+        day = min(day, f"{max(years):04d}-12-31")
+    return day
+
+def _fact_source(sources):
+    if not sources:
+        return "no open source"
+    first = sources[0]
+    if first.get("observation_id") is not None:
+        return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
+    return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
+
+def fact_section(facts, day, today):
+    """The packet's first section: per subject and attribute the value of the highest kind
+    (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
+    its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
+    facts only as a hint."""
+    if not facts:
+        return "## Current facts\n(none recorded yet)\n\n"
+    lines = [] if day == today else [f"(as of {day})"]
+    groups, hints = {}, []
+    for f in facts:
+        if f.get("withheld"):
+            w = f["withheld"]
+            hints.append(
+                "- {} fact(s) about {} withheld (deferred subject). {}".format(
+                    w["facts"], w["subject"], w["how"]
+                )
+            )
+        else:
+            groups.setdefault((f["subject"], f["attribute"]), []).append(f)
+    for (subject, attribute), rows in groups.items():
+        values = {}
+        for f in rows:
+            values.setdefault(f["value"], []).append(f)
+        described = [
+            "{} ({}, since {}; {})".format(
+                value,
+                "+".join(f["kind"] for f in said),
+                str(said[0]["valid_from"])[:10],
+                _fact_source(said[0]["sources"]),
+            )
+            for value, said in values.items()
+        ]
+        line = f"- {subject}, {attribute}: {described[0]}"
+        if len(described) > 1:
+            line += "; sources disagree: " + "; ".join(described[1:])
+        lines.append(line)
+    lines.extend(hints)
+    return "## Current facts\n" + "\n".join(lines) + "\n\n"
+
+def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
+    """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
+    `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
+    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
+    section; the report's capsules.packet says which were shown and which skipped."""
+    words = content_words(query)
+    top = ranked[0]["score"] if ranked else 0.0
+    chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
+        : settings["packet.max_chunks"]
+    ]
+
+    head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
+    fact_text = fact_section(facts, fact_moment(report) if facts else None, today)
+    capsule_text, shown, stale, withheld = capsule_section(
+        chosen, capsules, words, budget, settings.get("packet.capsules")
+    )
+    report.setdefault("capsules", {"served": [], "stale_skipped": [], "withheld": []})["packet"] = {
+        "shown": [k["capsule_id"] for k in shown],
+        "stale_skipped": stale,
+        "withheld": withheld,
+    }
+    hint_lines = [
+        "- {} chunk(s) about {} in {} withheld (deferred subject). {}".format(
+            h["chunks"], h["subject"], h["workspace"], h["how"]
+        )
+        for h in hint_list
+    ]
+    hint_text = ("## Withheld\n" + "\n".join(hint_lines) + "\n\n") if hint_lines else ""
+    notes = []
+    if report.get("archive", {}).get("open"):
+        notes.append("archive open: " + str(report["archive"].get("why")))
+    for d in report.get("degradations", []):
+        notes.append("degraded: {} ({})".format(d["component"], d["error_class"]))
+    if stale:
+        notes.append(f"{len(stale)} stale capsule(s) skipped (a source changed since): raw evidence only")
+
+    why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
+
+    def provenance(used):
+        # One short line per cited chunk: its document and conversation are in `used`.
+        lines = ["## Provenance", "rerank: " + report["rerank"]["backend"]]
+        lines.extend(
+            "[{}] chunk {} via {} (rank {:.3f})".format(n, c["chunk_id"], c["stage"], c["score"])
+            for n, c in enumerate(used, 1)
+        )
+        cited = released(used, why)
+        if cited:  # the first note: a packet cut short keeps it
+            lines.append(
+                "note: released deferred material: "
+                + "; ".join("{subject} in {workspace} ({chunks} chunk(s): {why})".format(**r) for r in cited)
+            )
+        lines.extend("note: " + n for n in notes)
+        return "\n".join(lines) + "\n"
+
+    fixed = head + fact_text + capsule_text + "## Evidence\n"
+    chat_chars = settings.get("packet.chat_excerpt_chars")
+    used, blocks = [], []
+    for c in chosen:
+
+        def block(chars, c=c):
+            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
+        chars = settings["packet.excerpt_chars"]
+        rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
+        if estimate_tokens(rest + block(chars)) > budget:
+            # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
+            chars = budget * 4 - len(rest + block(0)) - 8  # room for the ellipsis marks
+            if chars < 120:
+                break
+            blocks.append(block(chars))
+            used.append(c)
+            break
+        blocks.append(block(chars))
+        used.append(c)
+    if not used:
+        blocks = ["(nothing found)\n\n"]
+    text = fixed + "".join(blocks) + hint_text + provenance(used)
+    while estimate_tokens(text) > budget and hint_lines:
+        hint_lines.pop()  # a tiny budget: hints are cut before the text ever overflows
+        hint_text = ("## Withheld\n" + "\n".join(hint_lines) + "\n\n") if hint_lines else ""
+        text = fixed + "".join(blocks) + hint_text + provenance(used)
+    if estimate_tokens(text) > budget:
+        text = text[: max(0, budget * 4 - 4)].rstrip() + "\n..."
+        text = text[: budget * 4]
+    return {
+        "text": text,
+        "tokens": estimate_tokens(text),
+        "budget": budget,
+        "used": [
+            {
+                "n": n,
+                "chunk_id": c["chunk_id"],
+                "document_id": c["document_id"],
+                "conversation_id": c["chat"]["conversation_id"] if c.get("chat") else None,
+                "citation": citation(c),
+                "workspace": c["workspace"],
+                "path": c["path"],
+                "band": c["band"],
+                "written_at": c.get("written_at"),
+                "stage": c["stage"],
+            }
+            for n, c in enumerate(used, 1)
+        ],
+        "capsules": shown,
+        "hints": hint_list,
+    }
+
+BUILDER = "extractive-1"
+"""The builder's name and version; part of every capsule's stamp (exo_private.capsule_stamp)."""
+SHARE = 0.15
+"""A capsule aims at this share of its document, within capsules.min_tokens..max_tokens."""
+MIN_SENTENCE_CHARS = 40
+MAX_SENTENCE_CHARS = 500
+MIN_SENTENCE_WORDS = 6
+MIN_LETTER_SHARE = 0.6
+"""A sentence is prose when letters make up at least this share of it (code, tables and rules are not)."""
+DUPLICATE_OVERLAP = 0.6
+"""A sentence sharing this much of its words with one already taken (Jaccard) adds nothing."""
+LIVE_STAGES = ("chunked", "embedded", "graphed")
+MODEL_BUILDER = "model-1"
+"""The chat-model builder (capsules.builder = model): the extractive capsule's lines, grouped by
+chunk into numbered passages, rewritten by the chat model, every sentence citing its passage."""
+GROUNDED_SHARE = 0.6
+"""A model sentence is grounded when at least this share of its words occur in the passage it cites."""
+MODEL_PROMPT = (
+    "Summarise the numbered passages below in {low} to {high} sentences of plain prose. Say only what "
+    "the passages say. End every sentence with the number of the passage it comes from in square "
+    "brackets, like this: The module is loaded once [2]."
+)
+
+def sentence_spans(body):
+    """(start, end) of each sentence of a chunk's body, trimmed of surrounding whitespace."""
+    spans = []
+    start = 0
+    for m in [*_SENTENCE_END.finditer(body), None]:
+        end = m.start() if m else len(body)
+        a, b = start, end
+        while a < b and body[a].isspace():
+            a += 1
+        while b > a and body[b - 1].isspace():
+            b -= 1
+        if b > a:
+            spans.append((a, b))
+        if m:
+            start = m.end()
+    return spans
+
+def prose(text):
+    """Whether a sentence (whitespace already collapsed) reads as prose worth a capsule line."""
+    if not MIN_SENTENCE_CHARS <= len(text) <= MAX_SENTENCE_CHARS:
+        return False
+    if text[0] in "#|>`" or text.startswith(("- [", "* [")):
+        return False
+    if len(_WORD.findall(text)) < MIN_SENTENCE_WORDS:
+        return False
+    return sum(c.isalpha() for c in text) >= MIN_LETTER_SHARE * len(text)
+
+def sentence_terms(text):
+    """The words a sentence is about: lower-cased, no stopwords, at least three letters."""
+    return [w for w in (w.casefold() for w in _WORD.findall(text)) if len(w) > 2 and w not in STOPWORDS]
+
+def prose_sentences(chunks):
+    """Every prose sentence of uncharged chunks, once (chunks may overlap), in document order:
+    (candidates, charged_skipped). A chunk is {id, body, char_start, charged_subjects}."""
+    found = {}
+    skipped = 0
+    for chunk in chunks:
+        for a, b in sentence_spans(chunk["body"]):
+            text = " ".join(chunk["body"][a:b].split())
+            if not prose(text):
+                continue
+            at = chunk["char_start"] + a
+            if chunk.get("charged_subjects"):
+                skipped += 1
+                continue
+            if at not in found:
+                found[at] = {"at": at, "chunk_id": chunk["id"], "start": a, "end": b, "text": text}
+    return [found[at] for at in sorted(found)], skipped
+
+def centrality(sentences):
+    """Each sentence's cosine similarity to the document (the sum of its sentences' TF-IDF vectors)."""
+    bags = []
+    df = {}
+    for s in sentences:
+        bag = {}
+        for t in sentence_terms(s["text"]):
+            bag[t] = bag.get(t, 0) + 1
+        bags.append(bag)
+        for t in bag:
+            df[t] = df.get(t, 0) + 1
+    n = len(sentences)
+    idf = {t: math.log((1 + n) / (1 + d)) + 1.0 for t, d in df.items()}
+    vectors = [{t: tf * idf[t] for t, tf in bag.items()} for bag in bags]
+    centre = {}
+    for v in vectors:
+        for t, w in v.items():
+            centre[t] = centre.get(t, 0.0) + w
+    centre_norm = math.sqrt(sum(w * w for w in centre.values())) or 1.0
+    scores = []
+    for v in vectors:
+        norm = math.sqrt(sum(w * w for w in v.values()))
+        dot = sum(w * centre[t] for t, w in v.items())
+        scores.append(dot / (norm * centre_norm) if norm else 0.0)
+    return scores
+
+def build_capsule(chunks, document_chars, min_tokens, max_tokens):
+    """The extractive capsule of a document's chunks (in order), or None when its distinct prose
+    outside charged chunks is shorter than min_tokens: {builder, body, tokens, sentences: [{chunk_id,
+    start, end}] (one per line of body: that chunk's body[start:end], whitespace collapsed),
+    chunk_ids, candidates, charged_skipped}."""
+    found, charged_skipped = prose_sentences(chunks)
+    return extract(found, charged_skipped, document_chars, min_tokens, max_tokens)
+
+def extract(found, charged_skipped, source_chars, min_tokens, max_tokens):
+    """The extractive capsule of candidate sentences ({at, chunk_id, start, end, text}, `at` their
+    order in the sources), sized to SHARE of source_chars within min_tokens..max_tokens: the most
+    central ones, near-duplicates left out, in source order; None when too little prose."""
+    min_chars, max_chars = 4 * min_tokens, 4 * max_tokens
+    if sum(len(s["text"]) + 1 for s in found) - 1 < min_chars:
+        return None
+    target = min(max_chars, max(min_chars, int(SHARE * source_chars)))
+    scores = centrality(found)
+    order = sorted(range(len(found)), key=lambda i: (-round(scores[i], 9), found[i]["at"]))
+    taken, size = [], -1
+    for i in order:
+        s = found[i]
+        if size + 1 + len(s["text"]) > max_chars:
+            continue
+        words = set(sentence_terms(s["text"]))
+        if any(
+            len(words & t["words"]) >= DUPLICATE_OVERLAP * len(words | t["words"]) for t in taken if words
+        ):
+            continue
+        taken.append(dict(s, words=words))
+        size += 1 + len(s["text"])
+        if size >= target:
+            break
+    if size < min_chars:  # mostly near-duplicates (a changelog of one repeated line, say)
+        return None
+    taken.sort(key=lambda s: s["at"])
+    body = "\n".join(s["text"] for s in taken)
+    return {
+        "builder": BUILDER,
+        "body": body,
+        "tokens": (len(body) + 3) // 4,
+        "sentences": [{"chunk_id": s["chunk_id"], "start": s["start"], "end": s["end"]} for s in taken],
+        "chunk_ids": sorted({s["chunk_id"] for s in taken}),
+        "candidates": len(found),
+        "charged_skipped": charged_skipped,
+    }
+
+# -- the chat-model builder ---------------------------------------------------------------------
+
+_CITATION = re.compile(r"\[\s*(?:passage\s*)?(\d+)\s*\]", re.IGNORECASE)
+_CITED_END = re.compile(r"([.!?])\s*((?:\[\s*(?:passage\s*)?\d+\s*\]\s*)+)", re.IGNORECASE)
+_MARKUP = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|\*\*|__|^#+\s*", re.MULTILINE)
+
+def passages(built):
+    """The model's passages: the extractive capsule's lines grouped by the chunk they come from,
+    in capsule order: [(chunk_id, text)]."""
+    grouped = {}
+    for line, s in zip(built["body"].split("\n"), built["sentences"], strict=True):
+        grouped.setdefault(s["chunk_id"], []).append(line)
+    return [(chunk_id, " ".join(lines)) for chunk_id, lines in grouped.items()]
+
+def model_messages(sources, min_tokens, max_tokens):
+    """The chat request for `sources` ([(chunk_id, text)]): the instruction, then the numbered passages."""
+    low, high = max(3, min_tokens // 30), max(4, max_tokens // 30)
+    text = "\n\n".join(f"[{n}] {body}" for n, (_, body) in enumerate(sources, start=1))
+    return [
+        {"role": "system", "content": MODEL_PROMPT.format(low=low, high=high)},
+        {"role": "user", "content": text},
+    ]
+
+def _stems(text):
+    return {w[:5] for w in sentence_terms(text)}
+
+def validate_reply(content, sources, min_tokens, max_tokens):
+    """The model's summary checked line by line: ({body, tokens, sentences: [{chunk_id}],
+    chunk_ids}, None), or (None, why it failed). Every sentence must end citing one of the
+    passages ([n], 1..len(sources)) and be grounded in it: at least GROUNDED_SHARE of its words
+    (five-letter stems, stopwords left out) occur in that passage; the whole within min..max tokens."""
+    text = _MARKUP.sub("", content or "").strip()
+    # "... sentence. [2]" reads as "... sentence [2]."
+    text = _CITED_END.sub(lambda m: " " + m.group(2).strip() + m.group(1) + " ", text)
+    lines, cited = [], []
+    for n, (a, b) in enumerate(sentence_spans(text), start=1):
+        sentence = " ".join(text[a:b].split())
+        numbers = [int(x) for x in _CITATION.findall(sentence)]
+        plain = " ".join(_CITATION.sub(" ", sentence).split())
+        plain = re.sub(r"\s+([.!?,;:])", r"\1", plain)
+        if not numbers:
+            return None, f"sentence {n} cites no passage: {sentence[:80]!r}"
+        if any(not 1 <= x <= len(sources) for x in numbers):
+            return None, f"sentence {n} cites passage {numbers[0]}, not one of 1..{len(sources)}"
+        words = _stems(plain)
+        passage = _stems(sources[numbers[0] - 1][1])
+        if not words:
+            return None, f"sentence {n} says nothing: {sentence[:80]!r}"
+        share = len(words & passage) / len(words)
+        if share < GROUNDED_SHARE:
+            return None, f"sentence {n} is not grounded in passage {numbers[0]} ({share:.0%} of its words)"
+        lines.append(plain)
+        cited.append(sources[numbers[0] - 1][0])
+    if not lines:
+        return None, "no sentences"
+    body = "\n".join(lines)
+    tokens = (len(body) + 3) // 4
+    if not min_tokens <= tokens <= max_tokens:
+        return None, f"{tokens} tokens, not within {min_tokens}..{max_tokens}"
+    return {
+        "builder": MODEL_BUILDER,
+        "body": body,
+        "tokens": tokens,
+        "sentences": [{"chunk_id": c} for c in cited],
+        "chunk_ids": sorted(set(cited)),
+    }, None
+
+def model_capsule(setting, built, min_tokens, max_tokens, call=chat):
+    """The chat model's capsule from the extractive one `built`: (capsule, None), or (None, why
+    it could not be used: no chat model, the endpoint failed, the reply failed validation)."""
+    try:
+        endpoint = Endpoint.from_setting(setting)
+    except ValueError as exc:
+        return None, f"no chat model: {exc}"
+    sources = passages(built)
+    try:
+        reply = call(
+            endpoint, model_messages(sources, min_tokens, max_tokens), max_tokens=int(max_tokens * 1.5)
+        )
+    except ModelError as exc:
+        return None, f"chat endpoint: {exc.error_class}: {str(exc)[:200]}"
+    if reply.finish_reason == "length":
+        return None, "the reply was cut off (max_tokens)"
+    return validate_reply(reply.content, sources, min_tokens, max_tokens)
+
+def choose(run, settings, built):
+    """The capsule to store: the extractive `built`, or with capsules.builder = model the chat
+    model's when it passes validation. Returns (capsule, note: why the model's was not used)."""
+    if settings.get("capsules.builder") != "model":
+        return built, None
+    rows = run(
+        "chat_setting", "select value::text from exo_private.settings where key = 'models.chat'", [], []
+    )
+    setting = json.loads(rows[0]["value"]) if rows else None
+    made, why = model_capsule(
+        setting, built, settings["capsules.min_tokens"], settings["capsules.max_tokens"]
+    )
+    if made is None:
+        return built, why
+    return dict(made, candidates=built["candidates"], charged_skipped=built["charged_skipped"]), None
+
+def wanted_builder(settings):
+    return MODEL_BUILDER if settings.get("capsules.builder") == "model" else BUILDER
+
+def group_candidates(documents, chunks, capsules):
+    """Candidate sentences of a folder or workspace capsule: of each document (ids in order, the
+    newest first), the lines of its document capsule where it has a fresh one, else the prose
+    sentences of its chunks; a charged chunk lends none. `chunks`: {document_id: [chunk]} (of a
+    document with a capsule, at least the chunks it cites); `capsules`: {document_id: its
+    capsule's sentences}. Returns (candidates, charged_skipped); a candidate's `at` is (the
+    document's place, its offset in the document)."""
+    found, skipped = [], 0
+    for place, doc in enumerate(documents):
+        own = chunks.get(doc, [])
+        lines = capsules.get(doc)
+        if lines is None:
+            sentences, charged = prose_sentences(own)
+        else:
+            by_id = {c["id"]: c for c in own}
+            sentences, charged = [], 0
+            for line in lines:
+                chunk = by_id.get(line["chunk_id"])
+                if chunk is None:
+                    continue
+                if chunk.get("charged_subjects"):
+                    charged += 1
+                    continue
+                text = " ".join(chunk["body"][line["start"] : line["end"]].split())
+                sentences.append(
+                    {
+                        "at": chunk["char_start"] + line["start"],
+                        "chunk_id": chunk["id"],
+                        "start": line["start"],
+                        "end": line["end"],
+                        "text": text,
+                    }
+                )
+        skipped += charged
+        found += [dict(s, at=(place, s["at"])) for s in sentences]
+    return found, skipped
+
+def naming(names):
+    """A pattern that finds any of `names` as whole words, case and spacing ignored."""
+    alternatives = sorted({" ".join(n.split()).casefold() for n in names if n and n.strip()}, key=len)
+    body = "|".join(r"\s+".join(map(re.escape, n.split())) for n in reversed(alternatives))
+    return re.compile(r"(?<!\w)(?:" + body + r")(?!\w)", re.IGNORECASE) if body else None
+
+def entity_candidates(documents, chunks, names):
+    """Candidate sentences of an entity capsule: the prose sentences of the chunks that mention
+    it (`chunks`: {document_id: [chunk]}, `documents` in order) that name it (one of `names`)."""
+    pattern = naming(names)
+    found, skipped = group_candidates(documents, chunks, {})
+    return [s for s in found if pattern and pattern.search(s["text"])], skipped
+
+def _runner(plpy, SD):
+    """run(key, sql, types, args): a statement prepared once per session."""
+    plans = SD.setdefault("capsule_plans", {})
+
+    def run(key, text, types, args):
+        if key not in plans:
+            plans[key] = plpy.prepare(text, types)
+        return plpy.execute(plans[key], args)
+
+    return run
+
+def _settings(run):
+    return {
+        r["key"]: json.loads(r["value"])
+        for r in run(
+            "settings",
+            "select key, value::text from exo_private.settings where key like 'capsules.%'",
+            [],
+            [],
+        )
+    }
+
+def _by_document(rows):
+    grouped = {}
+    for r in rows:
+        grouped.setdefault(r["document_id"], []).append(r)
+    return grouped
+
+GROUP_DOCUMENTS = (
+    "select d.id, d.sha256 from exo_private.documents d "
+    "where d.workspace = $1 and d.conversation_id is null and d.stage in ('chunked', 'embedded', 'graphed') "
+    "and ($2 = 'workspace' or exo_private.capsule_folder(d.source_id, d.path) = $3) "
+    "order by d.written_at desc nulls last, d.id desc limit $4"
+)
+GROUP_CHUNKS = (
+    "select c.document_id, c.id, c.body, c.char_start, c.char_end, c.charged_subjects, "
+    "case when s.state = 'fresh' then k.sentences::text end as capsule "
+    "from exo_private.chunks c "
+    "left join exo_private.capsules k on k.document_id = c.document_id "
+    "left join exo_private.capsule_states s on s.capsule_id = k.id "
+    "where c.workspace = $1 and c.document_id = any ($2) "
+    "and (s.state is distinct from 'fresh' or c.id = any (k.chunk_ids)) "
+    "order by c.document_id, c.ordinal"
+)
+ENTITY_CHUNKS = (
+    "select c.document_id, c.id, c.body, c.char_start, c.char_end, c.charged_subjects, d.sha256 "
+    "from (select distinct m.chunk_id from exo_private.mentions m "
+    "      join exo_private.entities e on e.id = m.entity_id "
+    "      where e.workspace = $1 and e.canonical_key = $2 and m.chunk_id is not null) x "
+    "join exo_private.chunks c on c.workspace = $1 and c.id = x.chunk_id "
+    "join exo_private.documents d on d.id = c.document_id "
+    "where d.stage in ('chunked', 'embedded', 'graphed') "
+    "order by c.written_at desc nulls last, c.id desc limit $3"
+)
+
+def build_group(plpy, SD, workspace, scope, key):
+    """The capsule job of a folder, workspace or entity (scope) named by key, as JSON text
+    {status, capsule_id, tokens, ...}: built; fresh (its capsule is current and read the same
+    sources); or none made, and any old one dropped: too_few_documents (a folder or workspace
+    under capsules.folder_min_documents live documents), too_few_mentions (an entity named in
+    fewer than capsules.entity_min_mentions chunks), too_little_text. A folder or workspace
+    reads its newest capsules.group_max_documents documents (their document capsules where fresh,
+    else their prose); an entity the sentences naming it in the newest chunks that mention it."""
+    run = _runner(plpy, SD)
+    settings = _settings(run)
+    limit = settings["capsules.group_max_documents"]
+
+    def drop(status):
+        run(
+            "drop_group",
+            "delete from exo_private.capsules k where k.workspace = $1 and k.scope = $2 and k.scope_key = $3",
+            ["text", "text", "text"],
+            [workspace, scope, key],
+        )
+        return json.dumps({"status": status})
+
+    if scope == "entity":
+        rows = run("entity_chunks", ENTITY_CHUNKS, ["text", "text", "int"], [workspace, key, limit])
+        if len(rows) < settings["capsules.entity_min_mentions"]:
+            return drop("too_few_mentions")
+        names = [
+            r["name"]
+            for r in run(
+                "entity_names",
+                "select distinct e.name from exo_private.entities e where e.workspace = $1 and e.canonical_key = $2",
+                ["text", "text"],
+                [workspace, key],
+            )
+        ]
+        chunks = _by_document(rows)
+        documents = list(chunks)
+        hashes = {r["document_id"]: r["sha256"] for r in rows}
+        found, skipped = entity_candidates(documents, chunks, [*names, key])
+    else:
+        docs = run(
+            "group_documents",
+            GROUP_DOCUMENTS,
+            ["text", "text", "text", "int"],
+            [workspace, scope, key, limit],
+        )
+        if len(docs) < settings["capsules.folder_min_documents"]:
+            return drop("too_few_documents")
+        documents = [d["id"] for d in docs]
+        hashes = {d["id"]: d["sha256"] for d in docs}
+        rows = run("group_chunks", GROUP_CHUNKS, ["text", "bigint[]"], [workspace, documents])
+        chunks = _by_document(rows)
+        capsules = {doc: json.loads(c[0]["capsule"]) for doc, c in chunks.items() if c[0]["capsule"]}
+        found, skipped = group_candidates(documents, chunks, capsules)
+    current = run(
+        "current_group",
+        "select k.id, k.builder, k.note, k.sources, s.state from exo_private.capsules k "
+        "join exo_private.capsule_states s on s.capsule_id = k.id "
+        "where k.workspace = $1 and k.scope = $2 and k.scope_key = $3",
+        ["text", "text", "text"],
+        [workspace, scope, key],
+    )
+    if (
+        current
+        and (current[0]["builder"] == wanted_builder(settings) or current[0]["note"] is not None)
+        and current[0]["state"] == "fresh"
+        and sorted(current[0]["sources"]) == sorted(documents)
+    ):
+        # current as of now: exo_private.queue_capsules compares built_at with its documents' changes
+        run(
+            "touch_group",
+            "update exo_private.capsules set built_at = now() where id = $1",
+            ["bigint"],
+            [current[0]["id"]],
+        )
+        return json.dumps({"status": "fresh", "capsule_id": current[0]["id"]})
+    source_chars = sum(len(c["body"]) for c in rows)
+    built = extract(
+        found, skipped, source_chars, settings["capsules.min_tokens"], settings["capsules.max_tokens"]
+    )
+    if built is None:
+        return drop("too_little_text")
+    built, note = choose(run, settings, built)
+    capsule_id = run(
+        "store_group",
+        "insert into exo_private.capsules "
+        "(workspace, scope, scope_key, sources, builder, stamp, body, tokens, sentences, chunk_ids, note) "
+        "values ($1, $2, $3, $4, $5, exo_private.capsule_stamp($5, $6), $7, $8, $9::jsonb, $10, $11) "
+        "on conflict (workspace, scope, scope_key) where scope <> 'document' do update set "
+        "sources = excluded.sources, builder = excluded.builder, stamp = excluded.stamp, "
+        "body = excluded.body, tokens = excluded.tokens, sentences = excluded.sentences, "
+        "chunk_ids = excluded.chunk_ids, note = excluded.note, built_at = now() "
+        "returning id",
+        ["text", "text", "text", "bigint[]", "text", "text[]", "text", "int", "text", "bigint[]", "text"],
+        [
+            workspace,
+            scope,
+            key,
+            documents,
+            built["builder"],
+            [hashes[d] for d in documents],
+            built["body"],
+            built["tokens"],
+            json.dumps(built["sentences"]),
+            built["chunk_ids"],
+            note,
+        ],
+    )[0]["id"]
+    return _built(capsule_id, built, note)
+
+def _built(capsule_id, built, note):
+    """The job's report of a capsule built."""
+    return json.dumps(
+        {
+            "status": "built",
+            "capsule_id": capsule_id,
+            "builder": built["builder"],
+            "tokens": built["tokens"],
+            "sentences": len(built["sentences"]),
+            "candidates": built["candidates"],
+            "charged_skipped": built["charged_skipped"],
+            "note": note,
+        }
+    )
+
+def build_document(plpy, SD, document_id):
+    """The capsule job of one queued document, as JSON text {status, capsule_id, tokens, ...}:
+    built; fresh (its capsule is current already); or none made, and any old one dropped:
+    gone (no document), not_live (not chunked, or a conversation), too_small (under
+    capsules.min_document_chars), too_little_text (too little distinct prose outside charged chunks)."""
+    run = _runner(plpy, SD)
+    settings = _settings(run)
+    # Locked against re-chunking while the capsule is made from its chunks.
+    docs = run(
+        "document",
+        "select d.workspace, d.sha256, d.stage::text as stage, d.conversation_id is not null as chat "
+        "from exo_private.documents d where d.id = $1 for share",
+        ["bigint"],
+        [document_id],
+    )
+    if not docs:
+        return json.dumps({"status": "gone"})
+    doc = docs[0]
+
+    def drop(status):
+        run("drop", "delete from exo_private.capsules k where k.document_id = $1", ["bigint"], [document_id])
+        return json.dumps({"status": status})
+
+    if doc["stage"] not in LIVE_STAGES or doc["chat"] or doc["workspace"] is None:
+        return drop("not_live")
+    chunks = run(
+        "chunks",
+        "select c.id, c.body, c.char_start, c.char_end, c.charged_subjects from exo_private.chunks c "
+        "where c.workspace = $1 and c.document_id = $2 order by c.ordinal",
+        ["text", "bigint"],
+        [doc["workspace"], document_id],
+    )
+    document_chars = max((c["char_end"] for c in chunks), default=0)
+    if document_chars < settings["capsules.min_document_chars"]:
+        return drop("too_small")
+    current = run(
+        "current",
+        "select k.id, k.builder, k.note, s.state from exo_private.capsules k "
+        "join exo_private.capsule_states s on s.capsule_id = k.id where k.document_id = $1",
+        ["bigint"],
+        [document_id],
+    )
+    if (
+        current
+        and (current[0]["builder"] == wanted_builder(settings) or current[0]["note"] is not None)
+        and current[0]["state"] == "fresh"
+    ):
+        return json.dumps({"status": "fresh", "capsule_id": current[0]["id"]})
+    built = build_capsule(
+        chunks, document_chars, settings["capsules.min_tokens"], settings["capsules.max_tokens"]
+    )
+    if built is None:
+        return drop("too_little_text")
+    built, note = choose(run, settings, built)
+    capsule_id = run(
+        "store",
+        "insert into exo_private.capsules "
+        "(workspace, scope, document_id, sources, builder, stamp, body, tokens, sentences, chunk_ids, note) "
+        "values ($1, 'document', $2, array[$2], $3, exo_private.capsule_stamp($3, array[$4]), $5, $6, "
+        "$7::jsonb, $8, $9) "
+        "on conflict (document_id) do update set workspace = excluded.workspace, "
+        "sources = excluded.sources, builder = excluded.builder, stamp = excluded.stamp, "
+        "body = excluded.body, tokens = excluded.tokens, sentences = excluded.sentences, "
+        "chunk_ids = excluded.chunk_ids, note = excluded.note, built_at = now() "
+        "returning id",
+        ["text", "bigint", "text", "text", "text", "int", "text", "bigint[]", "text"],
+        [
+            doc["workspace"],
+            document_id,
+            built["builder"],
+            doc["sha256"],
+            built["body"],
+            built["tokens"],
+            json.dumps(built["sentences"]),
+            built["chunk_ids"],
+            note,
+        ],
+    )[0]["id"]
+    return _built(capsule_id, built, note)
+if p_scope not in ("folder", "workspace", "entity"):
+    plpy.execute(plpy.prepare("select exo_private.invalid_argument($1)", ["text"]),
+                 ["p_scope must be folder, workspace or entity, got %r" % (p_scope,)])
+if p_workspace is None or p_key is None:
+    plpy.execute("select exo_private.invalid_argument('p_workspace and p_key must not be null')")
+return build_group(plpy, SD, p_workspace, p_scope, p_key)
+$_$;
+
+ALTER FUNCTION exo_private.build_group_capsule(p_workspace text, p_scope text, p_key text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION build_group_capsule(p_workspace text, p_scope text, p_key text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.build_group_capsule(p_workspace text, p_scope text, p_key text) IS 'Build (or rebuild, or drop) the capsule of a folder (p_key: exo_private.capsule_folder), a workspace (p_key: its name) or an entity (p_key: its canonical key) of p_workspace: {status: built, fresh (current, same sources), too_few_documents, too_few_mentions or too_little_text (none, any old one dropped), capsule_id, tokens, sentences, candidates, charged_skipped}. Sentences of charged chunks are never taken.';
 
 --
 -- Name: build_packet(jsonb, text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -3138,11 +5891,12 @@ def chat_messages(body):
             messages.append(line)
     return messages
 
-def _grow(units, best, max_chars):
-    """(lo, hi): the run of units around `best`, joined by newlines within max_chars, grown one
-    unit after it (an answer is often a reply) and one before it at a time while they fit."""
-    lo = hi = best
-    size = len(units[best])
+def _grow(units, best, max_chars, last=None):
+    """(lo, hi): the run of units from `best` to `last` (default `best`), joined by newlines
+    within max_chars, grown one unit after it (an answer is often a reply) and one before it at a
+    time while they fit."""
+    lo, hi = best, best if last is None else last
+    size = sum(len(u) + 1 for u in units[lo : hi + 1]) - 1
     while True:
         grown = False
         if hi + 1 < len(units) and size + 1 + len(units[hi + 1]) <= max_chars:
@@ -3156,14 +5910,16 @@ def _grow(units, best, max_chars):
         if not grown:
             return lo, hi
 
-def chat_excerpt(body, words, max_chars):
-    """Whole messages of a chat chunk (at most max_chars and the ellipsis marks): the message
-    richest in `words` in what it says (said(); compared by their first five letters, as coverage()
-    does) and its
-    neighbours while they fit. A message longer than that keeps its time and sender and whole
-    lines around its line richest in `words`; only a line longer than the limit is cut."""
+def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
+    """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
+    one per message, from their vectors) or else the one richest in `words` in what it says
+    (said(); compared by their first five letters, as coverage() does), whole up to max_chars
+    with the reply when it asks a question, and its neighbours while the excerpt stays within
+    context_chars (default max_chars), plus the ellipsis marks. A message longer than max_chars keeps its time and sender and whole lines
+    around its line richest in `words`; only a line longer than the limit is cut."""
     text = body.strip()
-    if len(text) <= max_chars:
+    room = max_chars if context_chars is None else min(context_chars, max_chars)
+    if len(text) <= room:
         return text
     wanted = {w[:5] for w in words}
 
@@ -3172,9 +5928,15 @@ def chat_excerpt(body, words, max_chars):
         return max(range(len(units)), key=lambda i: (hits[i], -i))
 
     messages = chat_messages(text)
-    best = richest(messages)
-    if len(messages[best]) <= max_chars:
-        lo, hi = _grow(messages, best, max_chars)
+    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
+    best = max(range(len(messages)), key=lambda i: similarity[i] or -1.0) if known else richest(messages)
+    # A message that asks is answered by the next one: the two are the excerpt's core.
+    last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
+    core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
+    if core > max_chars:
+        last, core = best, len(messages[best])
+    if core <= max_chars:
+        lo, hi = _grow(messages, best, max(room, core), last)
         passage = "\n".join(messages[lo : hi + 1])
         return ("...\n" if lo > 0 else "") + passage + ("\n..." if hi + 1 < len(messages) else "")
     # One message longer than the excerpt: its label, then its richest lines.
@@ -3200,12 +5962,14 @@ def without_day(passage, day):
     prefix = day + " "
     return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
 
-def chunk_excerpt(c, words, max_chars):
+def chunk_excerpt(c, words, max_chars, chat_chars=None):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
-    citation names), sentences for a document's."""
+    citation names; neighbours of the answering message within chat_chars), sentences for a
+    document's."""
     if c.get("chat"):
         start = chat_start(c["body"])
-        return chat_excerpt(without_day(c["body"], start[:10]) if start else c["body"], words, max_chars)
+        body = without_day(c["body"], start[:10]) if start else c["body"]
+        return chat_excerpt(body, words, max_chars, c["chat"].get("similarity"), chat_chars)
     return excerpt(c["body"], words, max_chars)
 
 def chat_start(body):
@@ -3393,11 +6157,12 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         return "\n".join(lines) + "\n"
 
     fixed = head + fact_text + capsule_text + "## Evidence\n"
+    chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     for c in chosen:
 
         def block(chars, c=c):
-            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars)}\n\n"
+            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
         chars = settings["packet.excerpt_chars"]
         rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
@@ -3532,6 +6297,8 @@ begin
     perform exo_private.link_participants(array(
         select d.conversation_id from exo_private.documents d
         where d.workspace = ws and d.conversation_id is not null));
+    perform exo_private.link_structure(array(
+        select d.id from exo_private.documents d where d.workspace = ws and d.conversation_id is null));
 
     -- Every window again, once: the workspace's jobs still waiting are dropped first.
     select array_agg(q.msg_id) into pending
@@ -3555,7 +6322,7 @@ ALTER FUNCTION exo_private.bump_generation(ws text, model text) OWNER TO exo_own
 -- Name: FUNCTION bump_generation(ws text, model text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.bump_generation(ws text, model text) IS 'Start a new extraction generation of a workspace for model: deletes older generations'' entities (mentions and relations cascade), empties its AGE graph, re-seeds the owner entity and the chat participants (link_participants), and queues every extraction window again (dropping its waiting extract jobs). Returns the new generation. A graph is only ever built by one model.';
+COMMENT ON FUNCTION exo_private.bump_generation(ws text, model text) IS 'Start a new extraction generation of a workspace for model: deletes older generations'' entities (mentions and relations cascade), empties its AGE graph, re-seeds the owner entity the chat participants (link_participants) and the other structural rows (link_structure), and queues every extraction window again (dropping its waiting extract jobs). Returns the new generation. A graph is only ever built by one model.';
 
 --
 -- Name: canonical_key(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -3638,6 +6405,53 @@ ALTER FUNCTION exo_private.canonical_keys(names text[]) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.canonical_keys(names text[]) IS 'exo_private.canonical_key of each name, in order (null for a null name or one with nothing left): a batch pays for one call into Python, not one per name.';
 
 --
+-- Name: capsule_folder(integer, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.capsule_folder(p_source_id integer, p_path text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+    select p_source_id::text || ':' || pg_catalog.regexp_replace(p_path, '/?[^/]*$', '')
+$_$;
+
+ALTER FUNCTION exo_private.capsule_folder(p_source_id integer, p_path text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION capsule_folder(p_source_id integer, p_path text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.capsule_folder(p_source_id integer, p_path text) IS 'A folder capsule''s scope_key: "source id:folder" of a document''s path ("12:notes/2020" for notes/2020/a.md of source 12; "12:" at the source''s root).';
+
+--
+-- Name: capsule_job(jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.capsule_job(message jsonb) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    if jsonb_typeof(message -> 'document_id') = 'number' then
+        return exo_private.build_capsule((message ->> 'document_id')::bigint);
+    end if;
+    if jsonb_typeof(message -> 'scope') is distinct from 'string' then
+        perform exo_private.invalid_argument(
+            format('message must hold document_id or {workspace, scope, key}, got %s', exo_private.quoted(message::text)));
+    end if;
+    return exo_private.build_group_capsule(message ->> 'workspace', message ->> 'scope', message ->> 'key');
+end
+$$;
+
+ALTER FUNCTION exo_private.capsule_job(message jsonb) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION capsule_job(message jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.capsule_job(message jsonb) IS 'Run one capsules-queue message: {document_id} builds a document''s capsule (build_capsule), {workspace, scope, key} a folder''s, workspace''s or entity''s (build_group_capsule).';
+
+--
 -- Name: capsule_stamp(text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -3696,7 +6510,7 @@ COMMENT ON FUNCTION exo_private.chat_person_names(identities bigint[]) IS 'For c
 -- Name: chat_window_senders(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.chat_window_senders(conversations bigint[]) RETURNS TABLE(workspace text, window_id bigint, document_id bigint, chunk_id bigint, name text, key text, is_owner boolean)
+CREATE FUNCTION exo_private.chat_window_senders(conversations bigint[]) RETURNS TABLE(workspace text, window_id bigint, document_id bigint, chunk_id bigint, name text, key text, is_owner boolean, messages bigint, first_at timestamp with time zone, last_at timestamp with time zone)
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -3707,18 +6521,22 @@ CREATE FUNCTION exo_private.chat_window_senders(conversations bigint[]) RETURNS 
         join exo_private.chunks c on c.workspace = cw.workspace and c.id = cw.chunk_id
         join exo_private.extraction_windows x on x.document_id = d.id and x.ordinal = c.ordinal
         where d.conversation_id = any(conversations)
-    ), senders as materialized (
-        select distinct w.workspace, w.window_id, w.document_id, w.chunk_id, m.identity_id
+    ), sent as materialized (
+        select w.workspace, w.window_id, w.document_id, w.chunk_id, m.identity_id,
+               count(*) as messages, min(m.sent_at) as first_at, max(m.sent_at) as last_at
         from windows w
         cross join unnest(w.message_ids) x (message_id)
         join exo_private.chat_messages m on m.id = x.message_id
+        group by w.workspace, w.window_id, w.document_id, w.chunk_id, m.identity_id
     )
-    select distinct on (s.window_id, n.key)
-           s.workspace, s.window_id, s.document_id, s.chunk_id, n.name, n.key, n.is_owner
-    from senders s
-    join exo_private.chat_person_names(array(select distinct s2.identity_id from senders s2)) n
+    -- One row a (window, person): a person's identities (two handles, one name) add up.
+    select s.workspace, s.window_id, s.document_id, s.chunk_id,
+           (array_agg(n.name order by n.is_owner desc, n.name))[1], n.key, bool_or(n.is_owner),
+           sum(s.messages)::bigint, min(s.first_at), max(s.last_at)
+    from sent s
+    join exo_private.chat_person_names(array(select distinct s2.identity_id from sent s2)) n
       on n.identity_id = s.identity_id
-    order by s.window_id, n.key, n.is_owner desc, n.name
+    group by s.workspace, s.window_id, s.document_id, s.chunk_id, n.key
 $$;
 
 ALTER FUNCTION exo_private.chat_window_senders(conversations bigint[]) OWNER TO exo_owner;
@@ -3727,7 +6545,7 @@ ALTER FUNCTION exo_private.chat_window_senders(conversations bigint[]) OWNER TO 
 -- Name: FUNCTION chat_window_senders(conversations bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.chat_window_senders(conversations bigint[]) IS 'For every window of the given conversations: its workspace, extraction window, document and chunk, and each Person who sent a message in it (exo_private.chat_person_names), once per key.';
+COMMENT ON FUNCTION exo_private.chat_window_senders(conversations bigint[]) IS 'For every window of the given conversations: its workspace, extraction window, document and chunk, and each Person who sent a message in it (exo_private.chat_person_names), once per key, with how many messages they sent in it and when the first and the last was sent.';
 
 --
 -- Name: check_bridge(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -4174,6 +6992,96 @@ ALTER FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigi
 --
 
 COMMENT ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb) IS 'One extract job''s result in one transaction: merge the entities, relations and attributes into generation p_generation (merge_extraction), record the window extracted with p_stats and the merge counts, advance its document''s stage and archive message p_msg_id. Returns the merge counts. Raises EX001 when the window is gone, EX002 when the generation is no longer current.';
+
+--
+-- Name: cue_type(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.cue_type(name text, said text DEFAULT NULL::text) RETURNS text
+    LANGUAGE plpython3u IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+"""What a name's own words say about its type (stdlib only): the cue lists, in one place.
+
+"Meridale Mutual" is an organisation and "Harbour Road" a place whatever a small model
+typed them. The worker corrects an extraction's types with cue_type, and the database's
+exo_private.cue_type (this module inlined) lets upsert_entity choose a type by the same rule.
+The placeholder words a model writes when it has no real name live here too.
+"""
+
+# A name of two or more words that has one of these words is an organisation ("Bank of
+# England", "Hale Lettings"), unless its last word makes it a place ("Bank Street").
+ORG_WORDS = frozenset(
+    {"ltd", "limited", "inc", "incorporated", "llc", "llp", "plc", "corp", "corporation", "gmbh"}
+    | {"ag", "sa", "bv", "pty", "co", "company", "mutual", "bank", "labs", "lab", "group", "council"}
+    | {"agency", "university", "college", "school", "academy", "hospital", "clinic", "trust"}
+    | {"foundation", "society", "association", "institute", "ministry", "department", "committee"}
+    | {"partners", "associates", "holdings", "insurance", "lettings", "services", "solutions"}
+    | {"systems", "technologies", "studios", "club", "church", "union", "federation", "bureau"}
+    | {"office", "authority", "commission", "surgery"}
+)
+
+# A name of two or more words ending in one of these is a place ("Harbour Road", "Larkhaven
+# Town"), and so is one starting with one of PLACE_FIRST_WORDS ("Mount Hood", "River Esk").
+PLACE_LAST_WORDS = frozenset(
+    {"street", "st", "road", "rd", "avenue", "ave", "drive", "close", "crescent", "square"}
+    | {"terrace", "gardens", "mews", "boulevard", "city", "town", "village", "river", "mountain"}
+    | {"mountains", "lake", "hills", "bay", "island", "islands", "valley", "county", "borough"}
+    | {"harbour", "harbor", "beach", "forest", "estate", "quay", "wharf", "station", "airport"}
+)
+# Place words that are common surnames too ("Lois Lane", "Benny Hill"): a cue only where the
+# model did not say Person.
+PLACE_LAST_WORDS_UNLESS_PERSON = frozenset(
+    {"lane", "ln", "hill", "heath", "park", "grove", "row", "moor", "fell", "bridge", "common"}
+)
+PLACE_FIRST_WORDS = frozenset({"mount", "mt", "lake", "loch", "river", "cape", "isle", "port", "fort"})
+
+# What a small model writes when it has no real name: the schema's own words, the type
+# names, placeholders and pronouns (which say nothing about who is meant).
+PLACEHOLDERS = frozenset(
+    {"subject", "object", "predicate", "attribute", "value", "name", "type", "entity", "entities"}
+    | {"person", "people", "place", "org", "organisation", "organization", "topic", "date"}
+    | {"relation", "relations", "example", "unknown", "none", "null", "n/a", "na", "nil", "string"}
+    | {"text", "tbd", "-", "?", "...", "etc", "other", "misc"}
+    | {"i", "me", "my", "myself", "you", "your", "he", "him", "his", "she", "her", "hers", "it", "its"}
+    | {"they", "them", "their", "we", "us", "our", "someone", "somebody", "something"}
+)
+
+def _words(name):
+    """The lower-case words of a name, punctuation around them dropped ("Acme, Inc." -> acme, inc)."""
+    words = []
+    for raw in name.split():
+        word = raw.strip(".,;:!?()[]{}\"'`\u201c\u201d\u2018\u2019").casefold()
+        if word:
+            words.append(word)
+    return words
+
+def cue_type(name, said=None):
+    """'Place', 'Org' or None: the type a name's own words say it has, where the model said
+    `said` (None: unknown). Only names of two or more words carry a cue; a bare "Bank" or
+    "Street" says nothing."""
+    if name is None:
+        return None
+    words = _words(name)
+    if len(words) < 2:
+        return None
+    if words[-1] in PLACE_LAST_WORDS or (said != "Person" and words[-1] in PLACE_LAST_WORDS_UNLESS_PERSON):
+        return "Place"
+    if any(word in ORG_WORDS for word in words):
+        return "Org"
+    if words[0] in PLACE_FIRST_WORDS:
+        return "Place"
+    return None
+return cue_type(name, said)
+$$;
+
+ALTER FUNCTION exo_private.cue_type(name text, said text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION cue_type(name text, said text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.cue_type(name text, said text) IS 'Place or Org where a name of two or more words carries a cue word (Road, Lane, Mount ...; Ltd, Mutual, Bank, University ...), null otherwise; said is the type the model gave (a place word that is also a common surname, such as Lane or Hill, is no cue against Person). The lists live in plpy/entity_types.py, which the worker uses too.';
 
 --
 -- Name: current_generation(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -5966,18 +8874,50 @@ ALTER FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, a
 COMMENT ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) IS 'Temporal signals of a query (plpy/temporal.py) for the given cue phrases, day and archive threshold.';
 
 --
+-- Name: drop_relation_edges(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.drop_relation_edges() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'ag_catalog', 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    grp record;
+begin
+    -- A relation goes with its window (a document re-chunked or deleted), its entity or a
+    -- rebuild of its document's structure; its edge's graphid derives from its id.
+    for grp in
+        select o.workspace, array_agg(ag_catalog._graphid(l.id, o.id)) as edge_ids
+        from old_relations o
+        join ag_catalog.ag_graph g on g.name = exo_private.graph_name(o.workspace)
+        join ag_catalog.ag_label l on l.graph = g.graphid and l.name = o.predicate and l.kind = 'e'
+        group by o.workspace
+    loop
+        execute format('delete from %I._ag_label_edge x where x.id = any($1)', exo_private.graph_name(grp.workspace))
+            using grp.edge_ids;
+    end loop;
+    return null;
+end
+$_$;
+
+ALTER FUNCTION exo_private.drop_relation_edges() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION drop_relation_edges(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.drop_relation_edges() IS 'Trigger after a delete from relations (a window re-made, a document deleted, a structural rebuild, an entity removed): delete their edges from the workspace''s AGE graph.';
+
+--
 -- Name: drop_unmentioned_entities(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
 CREATE FUNCTION exo_private.drop_unmentioned_entities() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'ag_catalog', 'exo_private', 'pg_temp'
-    AS $_$
+    AS $$
 declare
     orphans bigint[];
-    grp record;
-    graph name;
-    vertex_ids ag_catalog.graphid[];
 begin
     -- The owner's entity stands without mentions (seed_owner); every other one exists
     -- because a window mentions it. The candidates are locked first: a merge that is adding
@@ -5998,25 +8938,12 @@ begin
         return null;
     end if;
     -- Their vertices, and the edges at them, leave the AGE graph in the same transaction.
-    for grp in
-        select e.workspace, e.type, l.id as label_id, array_agg(e.id) as entity_ids
-        from exo_private.entities e
-        join ag_catalog.ag_graph g on g.name = exo_private.graph_name(e.workspace)
-        join ag_catalog.ag_label l on l.graph = g.graphid and l.name = e.type::text and l.kind = 'v'
-        where e.id = any(orphans)
-        group by e.workspace, e.type, l.id
-    loop
-        graph := exo_private.graph_name(grp.workspace);
-        vertex_ids := array(select ag_catalog._graphid(grp.label_id, x) from unnest(grp.entity_ids) x);
-        execute format('delete from %I._ag_label_edge x where x.start_id = any($1) or x.end_id = any($1)', graph)
-            using vertex_ids;
-        execute format('delete from %I.%I v where v.id = any($1)', graph, grp.type) using vertex_ids;
-    end loop;
+    perform exo_private.unproject_entities(orphans);
     -- Their relations go with them (on delete cascade).
     delete from exo_private.entities e where e.id = any(orphans);
     return null;
 end
-$_$;
+$$;
 
 ALTER FUNCTION exo_private.drop_unmentioned_entities() OWNER TO exo_owner;
 
@@ -7160,6 +10087,32 @@ ALTER FUNCTION exo_private.fact_line_ids(p_subject text, p_attribute text, p_bri
 COMMENT ON FUNCTION exo_private.fact_line_ids(p_subject text, p_attribute text, p_bridge text[]) IS 'The ids of every row of p_subject''s p_attribute (all kinds and workspaces), by kind, workspace and valid_from; raises invalid_parameter_value for a blank subject or attribute or a bad bridge.';
 
 --
+-- Name: fact_refusal(text, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.fact_refusal(p_subject text, p_attribute text, p_value text) RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select case
+        when exo_private.canonical_key(p_subject) is null or pg_catalog.length(p_subject) > 500 then
+            format('p_subject must be a name of at most 500 characters, got %s', exo_private.quoted(p_subject))
+        when coalesce(exo_private.normalise_attribute(p_attribute), '') = '' then
+            format('p_attribute must not be blank, got %s', exo_private.quoted(p_attribute))
+        when coalesce(pg_catalog.btrim(p_value), '') = '' then
+            format('p_value must not be blank, got %s', exo_private.quoted(p_value))
+    end
+$$;
+
+ALTER FUNCTION exo_private.fact_refusal(p_subject text, p_attribute text, p_value text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION fact_refusal(p_subject text, p_attribute text, p_value text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.fact_refusal(p_subject text, p_attribute text, p_value text) IS 'Why exo_private.record_fact would refuse this subject, attribute and value (a subject with no canonical key or over 500 characters, a blank attribute or value), naming the argument; null when it would record them. A writer of many facts (an extraction) skips and counts those it names.';
+
+--
 -- Name: facts_as_of(text, timestamp with time zone, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -7633,6 +10586,559 @@ ALTER FUNCTION exo_private.invalid_argument(message text, hint text) OWNER TO ex
 COMMENT ON FUNCTION exo_private.invalid_argument(message text, hint text) IS 'Raise invalid_parameter_value (sqlstate 22023) with the message (which names the argument) and an optional hint: the one way the exo API refuses bad input.';
 
 --
+-- Name: kb_add_profile(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_add_profile(p_name text) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    made bigint;
+begin
+    if p_name is null or p_name !~ '^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$' then
+        perform exo_private.invalid_argument(
+            format('profile name must be 1 to 64 letters, digits, _ . @ or -, starting with a letter or digit, got %s',
+                   exo_private.quoted(p_name)));
+    end if;
+    insert into exo_private.kb_profiles (name) values (p_name) on conflict (name) do nothing returning id into made;
+    if made is null then
+        perform exo_private.invalid_argument(format('profile %s exists already', exo_private.quoted(p_name)));
+    end if;
+    return made;
+end
+$_$;
+
+ALTER FUNCTION exo_private.kb_add_profile(p_name text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_add_profile(p_name text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_add_profile(p_name text) IS 'Make a user (a person or an agent profile) with an empty personal base; returns its id.';
+
+--
+-- Name: kb_after_search(text, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved jsonb) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    personal jsonb := coalesce(p_retrieved #> '{report,personal}', '{}'::jsonb);
+    documents bigint[];
+    chunk_ids bigint[];
+    from_base bigint[];
+    outcome jsonb;
+begin
+    if p_profile is null then
+        return p_retrieved;
+    end if;
+    -- Each document once, in the rank of its best chunk; the first 100.
+    select array_agg(x.document_id order by x.best) into documents
+    from (select (r ->> 'document_id')::bigint as document_id, min((r ->> 'rank')::int) as best
+          from jsonb_array_elements(p_retrieved -> 'results') r
+          group by 1 order by 2 limit 100) x;
+    documents := coalesce(documents, '{}');
+    chunk_ids := array(select (r ->> 'chunk_id')::bigint from jsonb_array_elements(p_retrieved -> 'results') r
+                       where (r ->> 'document_id')::bigint = any (documents) order by (r ->> 'rank')::int);
+    from_base := array(select distinct (r ->> 'document_id')::bigint
+                       from jsonb_array_elements(p_retrieved -> 'results') r where r ->> 'stage' = 'personal');
+    if current_setting('transaction_read_only') = 'on' then
+        outcome := jsonb_build_object('recorded', false,
+            'why', 'a read-only transaction: run the search in a read-write one (begin read write) to record it');
+    else
+        begin
+            if personal ->> 'mode' = 'similarity' then
+                perform exo_private.kb_write(
+                    p_profile, 'cache',
+                    array(select jsonb_array_elements_text(personal -> 'hits')::bigint), '{}',
+                    array(select c::bigint from jsonb_array_elements_text(personal -> 'checked') c
+                          except select h::bigint from jsonb_array_elements_text(personal -> 'hits') h));
+            end if;
+            perform exo_private.kb_write(p_profile, 'use', documents, chunk_ids);
+            outcome := jsonb_build_object('recorded', true);
+        exception when program_limit_exceeded then
+            outcome := jsonb_build_object('recorded', false, 'why', sqlerrm);
+        end;
+    end if;
+    return jsonb_set(p_retrieved, '{report}', (p_retrieved -> 'report') || jsonb_build_object(
+        'personal', personal || jsonb_build_object('profile', p_profile) || outcome,
+        'provenance', exo_private.kb_provenance(p_profile, documents, chunk_ids, from_base)));
+end
+$$;
+
+ALTER FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved jsonb) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_after_search(p_profile text, p_retrieved jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved jsonb) IS 'A search with a profile (exo.search, search_report, search_json, context_packet): records the personal stage''s checks (hits, misses: the miss streak) and the documents and chunks returned (exo_private.kb_write) when the transaction may write, else says why not (report.personal.recorded, why; over kb.writes_per_minute too), and adds the provenance block (report.provenance). Without a profile, the search as it was.';
+
+--
+-- Name: kb_decay(text, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_decay(p_profile text DEFAULT NULL::text, p_at timestamp with time zone DEFAULT now()) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    settings jsonb := exo_private.kb_settings();
+    w jsonb := settings -> 'score_weights';
+    w_recency float8 := (w ->> 'recency')::float8;
+    w_frequency float8 := (w ->> 'frequency')::float8;
+    w_explicit float8 := (w ->> 'explicit')::float8;
+    w_hit_rate float8 := (w ->> 'hit_rate')::float8;
+    w_sum float8 := nullif(w_recency + w_frequency + w_explicit + w_hit_rate, 0);
+    lambda float8 := (settings ->> 'recency_lambda')::float8;
+    saturation float8 := (settings ->> 'frequency_saturation')::float8;
+    pin_score float8 := (settings ->> 'pin_score')::float8;
+    demote_score float8 := (settings ->> 'demote_score')::float8;
+    profile bigint;
+    scored int;
+    pinned int;
+    demoted int := 0;
+    low record;
+begin
+    if p_profile is not null then
+        select p.id into profile from exo_private.kb_profiles p where p.name = p_profile;
+        if profile is null then
+            perform exo_private.invalid_argument(format('profile %s does not exist', exo_private.quoted(p_profile)));
+        end if;
+    end if;
+    -- The score, divided by the weights' sum: recency exp(-lambda x days since the last fetch),
+    -- frequency min(fetch_count / saturation, 1), explicit 1 when thumbs up outnumber thumbs
+    -- down, hit rate the personal stage's hits over its checks (0 before any check).
+    update exo_private.kb_items i
+       set (score, scored_at, high_since, low_since) = (
+           select s.score, p_at,
+                  case when s.score >= pin_score then coalesce(i.high_since, p_at) end,
+                  case when s.score < demote_score then coalesce(i.low_since, p_at) end
+           from (select (w_recency * exp(-lambda * greatest(
+                             extract(epoch from p_at - coalesce(i.last_fetched_at, i.state_changed_at)) / 86400, 0))
+                         + w_frequency * least(i.fetch_count / saturation, 1)
+                         + w_explicit * least(greatest(i.thumbs, 0), 1)
+                         + w_hit_rate * case when i.cache_checks > 0
+                                             then i.cache_hits::float8 / i.cache_checks else 0 end)
+                        / w_sum as score) s)
+     where (profile is null or i.profile_id = profile) and i.state <> 'global';
+    get diagnostics scored = row_count;
+    -- Held long enough above the pin score: pinned.
+    update exo_private.kb_items i
+       set state = exo_private.kb_next_state(i.state, 'score_high'), state_changed_at = p_at, high_since = null
+     where (profile is null or i.profile_id = profile)
+       and i.high_since <= p_at - make_interval(days => (settings ->> 'pin_days')::int)
+       and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'score_high');
+    get diagnostics pinned = row_count;
+    -- Held long enough below the demotion score: demoted.
+    for low in
+        select i.profile_id, array_agg(i.document_id) as documents
+        from exo_private.kb_items i
+        where (profile is null or i.profile_id = profile)
+          and i.low_since <= p_at - make_interval(days => (settings ->> 'demote_days')::int)
+        group by i.profile_id
+    loop
+        demoted := demoted + exo_private.kb_demote(low.profile_id, low.documents, 'score_low', p_at);
+    end loop;
+    return jsonb_build_object('scored', scored, 'pinned', pinned, 'demoted', demoted);
+end
+$$;
+
+ALTER FUNCTION exo_private.kb_decay(p_profile text, p_at timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_decay(p_profile text, p_at timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_decay(p_profile text, p_at timestamp with time zone) IS 'The daily decay (pg_cron job exo-kb-decay; exo kb decay): scores every user-document row that is not global (one profile''s with p_profile) as of p_at: (0.40 x recency exp(-0.05 x days since the last fetch) + 0.30 x frequency min(fetch_count / 20, 1) + 0.20 x explicit (1 when thumbs up outnumber thumbs down) + 0.15 x personal-stage hit rate) / the weights'' sum (kb.score_weights, kb.recency_lambda, kb.frequency_saturation; the default weights add up to 1.05, so the score lies in [0, 1]); keeps since when it has been at or above kb.pin_score or below kb.demote_score, pins a claimed document held high for kb.pin_days and demotes a claimed or (unforced) pinned one held low for kb.demote_days; returns {scored, pinned, demoted}.';
+
+--
+-- Name: kb_demote(bigint, bigint[], text, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone DEFAULT now()) RETURNS integer
+    LANGUAGE sql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with moved as (
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, p_event), state_changed_at = p_at,
+               fetch_count = 0, absent_streak = 0, miss_streak = 0, high_since = null, low_since = null,
+               next_suggestion_at = exo_private.kb_suggestion_gap(
+                   i.declines, (exo_private.kb_settings() ->> 'fetch_threshold')::int)
+         where i.profile_id = p_profile_id and i.document_id = any (p_documents) and not i.forced
+           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = p_event)
+        returning 1
+    )
+    select count(*)::int from moved
+$$;
+
+ALTER FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone) IS 'Demote a profile''s documents by p_event (score_low or miss_streak) where the transition table allows it and the pin was not forced: the fetch count starts again from zero; returns how many moved.';
+
+--
+-- Name: kb_next_state(exo_private.kb_state, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event text) RETURNS exo_private.kb_state
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    target exo_private.kb_state;
+begin
+    select t.to_state into target from exo_private.kb_transitions t where t.from_state = p_from and t.event = p_event;
+    if target is null then
+        perform exo_private.invalid_argument(
+            format('a document that is %s cannot take the event %s', p_from, exo_private.quoted(p_event)),
+            (select 'possible here: ' || string_agg(t.event, ', ' order by t.event)
+             from exo_private.kb_transitions t where t.from_state = p_from));
+    end if;
+    return target;
+end
+$$;
+
+ALTER FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_next_state(p_from exo_private.kb_state, p_event text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event text) IS 'The state an event takes a document to, from exo_private.kb_transitions; refuses (invalid_argument, naming the events possible) a transition the table does not list.';
+
+--
+-- Name: kb_personal(text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_personal(p_profile text, p_workspaces text[]) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    wanted bigint;
+begin
+    select p.id into wanted from exo_private.kb_profiles p where p.name = p_profile;
+    if wanted is null then
+        perform exo_private.invalid_argument(
+            format('profile %s does not exist', exo_private.quoted(p_profile)), 'exo user add NAME makes one');
+    end if;
+    return jsonb_build_object(
+        'profile_id', wanted,
+        'settings', exo_private.kb_settings(),
+        'saved', coalesce((
+            select jsonb_object_agg(x.workspace, x.documents)
+            from (select d.workspace, jsonb_agg(i.document_id order by i.document_id) as documents
+                  from exo_private.kb_items i
+                  join exo_private.documents d on d.id = i.document_id
+                  where i.profile_id = wanted and i.state in ('claimed', 'pinned')
+                    and d.workspace = any (p_workspaces)
+                  group by d.workspace) x), '{}'::jsonb));
+end
+$$;
+
+ALTER FUNCTION exo_private.kb_personal(p_profile text, p_workspaces text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_personal(p_profile text, p_workspaces text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_personal(p_profile text, p_workspaces text[]) IS 'The personal stage''s input for a search with a profile (plpy/stages.py): {profile_id, settings (kb.*), saved: {workspace: the claimed and pinned document ids}}; refuses an unknown profile.';
+
+--
+-- Name: kb_provenance(text, bigint[], bigint[], bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[] DEFAULT '{}'::bigint[]) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with sources as materialized (
+        select o.n, o.document_id, i.state, i.fetch_count,
+               case when k.document_id is null then quote_literal(coalesce(d.title, d.path))
+                    else 'document ' || o.document_id || ' (withheld)' end as label,
+               case when k.document_id is null then d.title end as title,
+               case when k.document_id is null then d.path end as path,
+               (o.document_id = any (p_personal)) as personal,
+               array(select c.id from exo_private.chunks c
+                     where c.id = any (p_chunks) and c.document_id = o.document_id order by c.id) as chunks
+        from unnest(p_documents) with ordinality o (document_id, n)
+        join exo_private.documents d on d.id = o.document_id
+        left join exo_private.kb_profiles p on p.name = p_profile
+        left join exo_private.kb_items i on i.profile_id = p.id and i.document_id = o.document_id
+        left join exo_private.closed_documents(p_documents, '{}') k on k.document_id = o.document_id
+    )
+    select jsonb_build_object(
+        'profile', p_profile,
+        'sources', coalesce(jsonb_agg(jsonb_build_object(
+            'document_id', s.document_id, 'title', s.title, 'path', s.path,
+            'from', case when s.personal then 'personal' else 'global' end, 'chunks', to_jsonb(s.chunks),
+            'state', coalesce(s.state::text, 'global'), 'fetch_count', coalesce(s.fetch_count, 0),
+            'suggestion', case when s.state = 'suggested' then exo_private.kb_suggestion(s.label, s.fetch_count) end)
+            order by s.n), '[]'::jsonb),
+        'text', format(E'Provenance (profile %s):\n', p_profile) || coalesce(string_agg(format(
+            '%s. %s, from %s, chunks %s: %s, fetched %s %s',
+            s.n, s.label, case when s.personal then 'your base' else 'global search' end,
+            coalesce(nullif(array_to_string(s.chunks, ', '), ''), 'none'), coalesce(s.state::text, 'global'),
+            coalesce(s.fetch_count, 0), case when coalesce(s.fetch_count, 0) = 1 then 'time' else 'times' end)
+            || case when s.state = 'suggested'
+                    then E'\n   ' || exo_private.kb_suggestion(s.label, s.fetch_count)
+                         || format(' (exo kb accept %s --profile %s)', s.document_id, p_profile) else '' end,
+            E'\n' order by s.n), '(no sources)'))
+    from sources s
+$$;
+
+ALTER FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[]) IS 'The provenance block of a search of the profile: per document returned, in rank order, its title and path (withheld for a charged document), whether it came from the user''s base (p_personal) or global search, which of p_chunks are its, its state and fetch count, and any pending save suggestion; as jsonb {profile, sources, text} with a text rendering.';
+
+--
+-- Name: kb_settings(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_settings() RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select jsonb_object_agg(substr(s.key, 4), s.value) from exo_private.settings s where s.key like 'kb.%'
+$$;
+
+ALTER FUNCTION exo_private.kb_settings() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_settings(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_settings() IS 'The kb.* settings as one jsonb object keyed without the prefix (fetch_threshold, score_weights, ...).';
+
+--
+-- Name: kb_suggestion(text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_suggestion(p_label text, p_fetch_count integer) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select format('%s has appeared in your questions %s times; save it?', p_label, p_fetch_count)
+$$;
+
+ALTER FUNCTION exo_private.kb_suggestion(p_label text, p_fetch_count integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_suggestion(p_label text, p_fetch_count integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_suggestion(p_label text, p_fetch_count integer) IS 'The pending save suggestion of a document: "''Kubernetes Pod Basics'' has appeared in your questions 3 times; save it?".';
+
+--
+-- Name: kb_suggestion_gap(integer, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_suggestion_gap(p_declines integer, p_threshold integer) RETURNS integer
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select case when p_declines = 0 then p_threshold
+                else (p_threshold * power(2, least(p_declines, 20)))::int end
+$$;
+
+ALTER FUNCTION exo_private.kb_suggestion_gap(p_declines integer, p_threshold integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_suggestion_gap(p_declines integer, p_threshold integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_suggestion_gap(p_declines integer, p_threshold integer) IS 'Fetches until the next suggestion after p_declines declines: the threshold, then threshold x 2^n (the gap doubling at each decline).';
+
+--
+-- Name: kb_write(text, text, bigint[], bigint[], bigint[], timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_kb
+--
+
+CREATE FUNCTION exo_private.kb_write(p_profile text, p_action text, p_documents bigint[], p_chunks bigint[] DEFAULT '{}'::bigint[], p_missed bigint[] DEFAULT '{}'::bigint[], p_at timestamp with time zone DEFAULT now()) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    settings jsonb := exo_private.kb_settings();
+    threshold int := (settings ->> 'fetch_threshold')::int;
+    most int := case p_action when 'cache' then 10000 else 100 end;
+    profile bigint;
+    writes int;
+    touched bigint[];
+    unknown bigint[];
+    stray bigint[];
+    item exo_private.kb_items;
+begin
+    if current_setting('transaction_read_only') = 'on' then
+        raise exception 'recording in a personal base writes, and this transaction is read-only'
+            using errcode = 'read_only_sql_transaction',
+                  hint = 'run it in a read-write transaction: begin read write (the reader may)';
+    end if;
+    if p_action is null or p_action not in ('use', 'cache', 'accept', 'decline', 'thumbs_up', 'thumbs_down',
+                                            'force_pin', 'force_remove') then
+        perform exo_private.invalid_argument(format(
+            'action must be one of use, cache, accept, decline, thumbs_up, thumbs_down, force_pin, force_remove, '
+            'got %s', exo_private.quoted(p_action)));
+    end if;
+    if p_documents is null or array_position(p_documents, null) is not null
+       or p_chunks is null or array_position(p_chunks, null) is not null
+       or p_missed is null or array_position(p_missed, null) is not null then
+        perform exo_private.invalid_argument('document ids, chunk ids and missed ids must be arrays without nulls');
+    end if;
+    -- A search records at most 100 documents; the personal stage checks every saved one.
+    if cardinality(p_documents) > most or cardinality(p_missed) > 10000 then
+        perform exo_private.invalid_argument(format(
+            'at most 100 documents per call (10,000 checked by the personal stage), got %s',
+            greatest(cardinality(p_documents), cardinality(p_missed))));
+    end if;
+    if cardinality(p_chunks) > 500 then
+        perform exo_private.invalid_argument(format('at most 500 chunks per call, got %s', cardinality(p_chunks)));
+    end if;
+    if p_action not in ('use', 'cache') and cardinality(p_documents) <> 1 then
+        perform exo_private.invalid_argument(format('%s takes exactly one document', p_action));
+    end if;
+    if p_at is null or not isfinite(p_at) then
+        perform exo_private.invalid_argument('the time must be a finite timestamp');
+    end if;
+    -- The profile row is the lock: one profile's writes queue behind each other.
+    select p.id into profile from exo_private.kb_profiles p where p.name = p_profile for update;
+    if profile is null then
+        perform exo_private.invalid_argument(
+            format('profile %s does not exist', exo_private.quoted(p_profile)), 'exo user add NAME makes one');
+    end if;
+    touched := array(select distinct d from unnest(p_documents || p_missed) d order by d);
+    select array_agg(d order by d) into unknown
+    from unnest(touched) d where not exists (select 1 from exo_private.documents x where x.id = d);
+    if unknown is not null then
+        perform exo_private.invalid_argument(
+            format('document ids %s do not exist', left(array_to_string(unknown[1:10], ', '), 200)));
+    end if;
+    select array_agg(k order by k) into stray
+    from unnest(p_chunks) k
+    where not exists (select 1 from exo_private.chunks c where c.id = k and c.document_id = any (p_documents));
+    if stray is not null then
+        perform exo_private.invalid_argument(format(
+            'chunk ids %s are not chunks of the documents given', left(array_to_string(stray[1:10], ', '), 200)));
+    end if;
+    -- The volume cap: a fixed window of a minute per profile.
+    update exo_private.kb_profiles p
+       set window_started_at = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
+                                         or p.window_started_at > p_at then p_at else p.window_started_at end,
+           window_writes = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
+                                     or p.window_started_at > p_at then 1 else p.window_writes + 1 end,
+           searches = p.searches + (p_action = 'use')::int
+     where p.id = profile
+    returning p.window_writes into writes;
+    if writes > (settings ->> 'writes_per_minute')::int then
+        raise exception 'profile % made more than % recording calls in a minute', exo_private.quoted(p_profile),
+            settings ->> 'writes_per_minute'
+            using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.writes_per_minute';
+    end if;
+
+    insert into exo_private.kb_items (profile_id, document_id, next_suggestion_at, state_changed_at)
+    select profile, d, threshold, p_at from unnest(touched) d
+    on conflict do nothing;
+
+    case p_action
+    when 'use' then
+        -- Returned: counted (fetch), suggested at the threshold (reach_threshold).
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, 'fetch'),
+               state_changed_at = case when exo_private.kb_next_state(i.state, 'fetch') = i.state
+                                       then i.state_changed_at else p_at end,
+               fetch_count = i.fetch_count + 1, first_fetched_at = coalesce(i.first_fetched_at, p_at),
+               last_fetched_at = p_at, absent_streak = 0,
+               last_chunks = array(select k from unnest(p_chunks) k
+                                   where exists (select 1 from exo_private.chunks c
+                                                 where c.id = k and c.document_id = i.document_id))
+         where i.profile_id = profile and i.document_id = any (p_documents);
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, 'reach_threshold'), state_changed_at = p_at
+         where i.profile_id = profile and i.document_id = any (p_documents)
+           and i.fetch_count >= i.next_suggestion_at
+           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reach_threshold');
+        -- Not returned: absent once more; at the reset threshold, counting starts again.
+        update exo_private.kb_items i
+           set absent_streak = i.absent_streak + 1
+         where i.profile_id = profile and i.document_id <> all (p_documents)
+           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reset');
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, 'reset'),
+               state_changed_at = case when exo_private.kb_next_state(i.state, 'reset') = i.state
+                                       then i.state_changed_at else p_at end,
+               fetch_count = 0, absent_streak = 0,
+               next_suggestion_at = exo_private.kb_suggestion_gap(i.declines, threshold)
+         where i.profile_id = profile and i.absent_streak >= (settings ->> 'reset_threshold')::int
+           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reset');
+    when 'cache' then
+        -- The personal stage's check of saved documents: p_documents passed, p_missed missed.
+        update exo_private.kb_items i
+           set cache_checks = i.cache_checks + 1,
+               cache_hits = i.cache_hits + (i.document_id = any (p_documents))::int,
+               miss_streak = case when i.document_id = any (p_documents) then 0 else i.miss_streak + 1 end
+         where i.profile_id = profile and i.document_id = any (touched) and i.state in ('claimed', 'pinned');
+        perform exo_private.kb_demote(
+            profile,
+            array(select i.document_id from exo_private.kb_items i
+                  where i.profile_id = profile and i.document_id = any (p_missed)
+                    and i.miss_streak >= (settings ->> 'max_cache_miss_streak')::int),
+            'miss_streak', p_at);
+    else
+        select * into item from exo_private.kb_items i
+        where i.profile_id = profile and i.document_id = p_documents[1];
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, p_action),
+               state_changed_at = case when exo_private.kb_next_state(i.state, p_action) = i.state
+                                       then i.state_changed_at else p_at end,
+               thumbs = case p_action when 'thumbs_up' then i.thumbs + 1 when 'thumbs_down' then i.thumbs - 1
+                                      when 'force_remove' then 0 else i.thumbs end,
+               declines = i.declines + (p_action = 'decline')::int,
+               next_suggestion_at = case p_action
+                   when 'decline' then i.fetch_count + exo_private.kb_suggestion_gap(i.declines + 1, threshold)
+                   when 'force_remove' then exo_private.kb_suggestion_gap(i.declines, threshold)
+                   else i.next_suggestion_at end,
+               forced = case p_action when 'force_pin' then true when 'force_remove' then false else i.forced end,
+               fetch_count = case when p_action = 'force_remove' then 0 else i.fetch_count end,
+               absent_streak = case when p_action = 'force_remove' then 0 else i.absent_streak end,
+               miss_streak = case when p_action in ('force_remove', 'force_pin') then 0 else i.miss_streak end,
+               cache_checks = case when p_action = 'force_remove' then 0 else i.cache_checks end,
+               cache_hits = case when p_action = 'force_remove' then 0 else i.cache_hits end,
+               high_since = case when p_action = 'force_remove' then null else i.high_since end,
+               low_since = case when p_action in ('force_remove', 'force_pin') then null else i.low_since end,
+               score = case when p_action = 'force_remove' then null else i.score end
+         where i.profile_id = profile and i.document_id = item.document_id;
+    end case;
+
+    return coalesce((
+        select jsonb_agg(jsonb_build_object(
+                   'document_id', i.document_id, 'state', i.state, 'forced', i.forced,
+                   'fetch_count', i.fetch_count, 'suggested', i.state = 'suggested')
+                   order by i.document_id)
+        from exo_private.kb_items i
+        where i.profile_id = profile and i.document_id = any (touched)), '[]'::jsonb);
+end
+$$;
+
+ALTER FUNCTION exo_private.kb_write(p_profile text, p_action text, p_documents bigint[], p_chunks bigint[], p_missed bigint[], p_at timestamp with time zone) OWNER TO exo_kb;
+
+--
+-- Name: FUNCTION kb_write(p_profile text, p_action text, p_documents bigint[], p_chunks bigint[], p_missed bigint[], p_at timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_kb
+--
+
+COMMENT ON FUNCTION exo_private.kb_write(p_profile text, p_action text, p_documents bigint[], p_chunks bigint[], p_missed bigint[], p_at timestamp with time zone) IS 'The one path that writes a personal base, run as exo_kb (which may write only the kb tables). Actions: use (a search of the profile returned p_documents, p_chunks among their chunks: fetch, threshold, absence and reset), cache (the personal stage: p_documents passed, p_missed missed; demotion by miss streak), and one document''s accept, decline, thumbs_up, thumbs_down, force_pin, force_remove. Checks: a known action, a profile that exists, documents that exist, chunks of those documents, at most 100 documents and 500 chunks, kb.writes_per_minute calls per profile, a read-write transaction. Returns the touched documents'' state and fetch count.';
+
+--
 -- Name: learn_routes(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -7736,38 +11242,31 @@ CREATE FUNCTION exo_private.link_participants(conversations bigint[]) RETURNS js
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
 declare
-    gens jsonb := '{}'::jsonb;
-    ws text;
+    gens jsonb;
+    structural boolean := coalesce(
+        (select (s.value #>> '{}')::boolean from exo_private.settings s where s.key = 'graph.structural'), true);
     ent_ids bigint[];
     rel_ids bigint[];
     n_mentions bigint;
 begin
-    -- The current generation of each workspace involved (generation 1 of 'seed' where there is
-    -- none), share-locked like a merge so that bump_generation waits for this one.
-    for ws in
-        select distinct d.workspace from exo_private.documents d
-        where d.conversation_id = any(conversations) order by 1
-    loop
-        gens := gens || jsonb_build_object(ws, exo_private.current_generation(ws, 'seed'));
-        perform 1 from exo_private.extraction_generations g
-        where g.workspace = ws and g.generation = (gens ->> ws)::int
-        for share;
-    end loop;
+    gens := exo_private.structure_generations(array(
+        select d.workspace from exo_private.documents d where d.conversation_id = any(conversations)));
 
-    -- The Person entities, one per (workspace, key); an existing one keeps its display name.
-    insert into exo_private.entities (workspace, generation, type, canonical_key, name, is_owner)
-    select distinct on (s.workspace, s.key) s.workspace, (gens ->> s.workspace)::int, 'Person', s.key, s.name,
-           s.is_owner
-    from exo_private.chat_window_senders(conversations) s
-    order by s.workspace, s.key, s.is_owner desc, s.name
-    on conflict do nothing;
-
-    with people as materialized (
-        select s.*, e.id as entity_id, e.generation
+    with senders as materialized (
+        select s.*, (gens ->> s.workspace)::int as generation
         from exo_private.chat_window_senders(conversations) s
-        join exo_private.entities e
-          on e.workspace = s.workspace and e.generation = (gens ->> s.workspace)::int
-         and e.type = 'Person' and e.canonical_key = s.key
+    ), resolved as materialized (
+        -- The Person entities, one per (workspace, key) made by upsert_entity; an existing one
+        -- (of any type) keeps its name.
+        select k.workspace, k.key,
+               exo_private.upsert_entity(k.workspace, k.generation, 'Person', k.key, k.name, k.is_owner) as id
+        from (select distinct on (s.workspace, s.key) s.workspace, s.generation, s.key, s.name, s.is_owner
+              from senders s
+              order by s.workspace, s.key, s.is_owner desc, s.name) k
+    ), people as materialized (
+        select s.*, e.id as entity_id
+        from senders s
+        join resolved e on e.workspace = s.workspace and e.key = s.key
     ), mentioned as (
         insert into exo_private.mentions (entity_id, window_id, document_id, chunk_id, surface, origin)
         select p.entity_id, p.window_id, p.document_id, p.chunk_id, p.name, 'structure'
@@ -7776,24 +11275,33 @@ begin
         returning 1
     ), related as (
         -- Everyone who wrote in one window talked with everyone else who did (one edge a
-        -- pair, the lower entity id first).
+        -- pair, the lower entity id first), from the first to the last message either of
+        -- them sent in it; unless graph.structural is off.
         insert into exo_private.relations
-            (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id, origin)
-        select w.workspace, w.generation, lo.id, hi.id, 'talked with', 'TALKED_WITH', w.window_id,
-               w.document_id, 'structure'
+            (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id, origin,
+             first_at, last_at, message_count)
+        select w.workspace, w.generation, lo.id, hi.id, 'talked with', 'TALKED_WITH', w.window_id, w.document_id,
+               'structure', least(lo.first_at, hi.first_at), greatest(lo.last_at, hi.last_at), lo.n + hi.n
         from (
-            select p.workspace, p.generation, p.window_id, p.document_id, array_agg(p.entity_id) as ids
+            select p.workspace, p.generation, p.window_id, p.document_id,
+                   array_agg(p.entity_id) as ids, array_agg(p.messages) as ns,
+                   array_agg(p.first_at) as firsts, array_agg(p.last_at) as lasts
             from people p
+            where structural
             group by p.workspace, p.generation, p.window_id, p.document_id
         ) w
         -- pairs within a window's few people (a self-join of the CTE would be planned blind)
-        cross join unnest(w.ids) lo (id)
-        cross join unnest(w.ids) hi (id)
+        cross join unnest(w.ids, w.ns, w.firsts, w.lasts) lo (id, n, first_at, last_at)
+        cross join unnest(w.ids, w.ns, w.firsts, w.lasts) hi (id, n, first_at, last_at)
         where hi.id > lo.id
-        on conflict do nothing
+        -- a window that gained messages says so
+        on conflict (subject_id, predicate, object_id, window_id) do update
+            set first_at = excluded.first_at, last_at = excluded.last_at, message_count = excluded.message_count
+            where (relations.first_at, relations.last_at, relations.message_count)
+                  is distinct from (excluded.first_at, excluded.last_at, excluded.message_count)
         returning exo_private.relations.id
     )
-    select (select coalesce(array_agg(distinct p.entity_id), '{}') from people p),
+    select (select coalesce(array_agg(distinct e.id), '{}') from resolved e),
            (select count(*) from mentioned),
            (select coalesce(array_agg(related.id), '{}') from related)
       into ent_ids, n_mentions, rel_ids;
@@ -7811,7 +11319,227 @@ ALTER FUNCTION exo_private.link_participants(conversations bigint[]) OWNER TO ex
 -- Name: FUNCTION link_participants(conversations bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.link_participants(conversations bigint[]) IS 'The structural graph of the given chat conversations'' windows, in each workspace''s current generation: a Person entity per sender who is a person (exo_private.chat_person_names), a mention of it in each window they wrote in, and a TALKED_WITH relation between the people of a window, all with origin ''structure''; projected into the AGE graph. Idempotent. Returns {entities, mentions_new, relations_new}.';
+COMMENT ON FUNCTION exo_private.link_participants(conversations bigint[]) IS 'The structural graph of the given chat conversations'' windows, in each workspace''s current generation: a Person entity per sender who is a person (exo_private.chat_person_names, made by upsert_entity), a mention of it in each window they wrote in, and, unless graph.structural is false, a TALKED_WITH relation between the people of a window with the first and last time and the count of the two''s messages in it (exo_private.structural_edges sums them across windows), all with origin ''structure''; projected into the AGE graph. Idempotent. Returns {entities, mentions_new, relations_new}.';
+
+--
+-- Name: link_structure(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.link_structure(doc_ids bigint[]) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    docs bigint[];
+    gens jsonb;
+    ent_ids bigint[];
+    rel_ids bigint[];
+    n_mentions bigint;
+begin
+    if doc_ids is null then
+        perform exo_private.invalid_argument('doc_ids must not be null');
+    end if;
+    -- The documents, and the replies ingested before the message they answer (they could not
+    -- name its sender then).
+    docs := array(
+        select d.id from exo_private.documents d
+        where d.id = any(doc_ids) and d.conversation_id is null
+        union
+        select r.id
+        from exo_private.documents r
+        where r.metadata ? 'in_reply_to'
+          and r.metadata ->> 'in_reply_to' = any(array(
+              select p.metadata ->> 'message_id' from exo_private.documents p
+              where p.id = any(doc_ids) and p.metadata ? 'message_id')));
+
+    -- What they said before goes first: a changed header replaces its edges.
+    delete from exo_private.relations r where r.document_id = any(docs) and r.origin = 'structure';
+    delete from exo_private.mentions m where m.document_id = any(docs) and m.origin = 'structure';
+    delete from exo_private.entity_addresses a where a.document_id = any(docs);
+    if not coalesce((select (s.value #>> '{}')::boolean from exo_private.settings s where s.key = 'graph.structural'),
+                    true)
+       or not exists (select 1 from exo_private.documents d
+                      where d.id = any(docs) and (d.metadata ? 'from' or d.frontmatter <> '{}'::jsonb))
+          and not exists (select 1 from exo_private.document_links l where l.source_document = any(docs)) then
+        return jsonb_build_object('documents', 0, 'entities', 0, 'mentions_new', 0, 'relations_new', 0);
+    end if;
+    gens := exo_private.structure_generations(array(
+        select d.workspace from exo_private.documents d
+        where d.id = any(docs) and d.workspace is not null and d.stage <> 'deleted'));
+
+    with parents as materialized (
+        select d.id as document_id, pick.id as parent_id
+        from exo_private.documents d
+        cross join lateral (
+            -- In-Reply-To first, then the newest reference; each id looked up alone, by index
+            -- (a join of the ids with documents is misjudged to match half the table).
+            select found.id
+            from jsonb_array_elements_text(
+                     jsonb_build_array(d.metadata -> 'in_reply_to') || coalesce(d.metadata -> 'references', '[]'))
+                 with ordinality ref (message_id, n)
+            cross join lateral (
+                select (array_agg(p.id order by p.id))[1] as id
+                from exo_private.documents p
+                where p.metadata ->> 'message_id' = ref.message_id and p.metadata ? 'message_id'
+                  and p.workspace = d.workspace and p.id <> d.id and p.stage <> 'deleted'
+            ) found
+            where found.id is not null
+            order by ref.n = 1 desc, ref.n desc
+            limit 1
+        ) pick
+        where d.id = any(docs) and (d.metadata ? 'in_reply_to' or d.metadata ? 'references')
+    ), named as materialized (
+        select p.*, p.document_id = any(docs) as own
+        from exo_private.structural_people(docs || array(select parent_id from parents), gens) p
+        where p.document_id = any(docs) or (p.source = 'email' and p.role = 'from' and p.ordinal = 0)
+    ), resolved as materialized (
+        -- One entity a (workspace, key), the one place entities are made (an alias gives its entity).
+        select k.workspace, k.key,
+               exo_private.upsert_entity(k.workspace, k.generation, k.type::text, k.key, k.name, k.is_owner) as id
+        from (select distinct on (n.workspace, n.key) n.workspace, n.generation, n.type, n.key, n.name, n.is_owner
+              from named n
+              order by n.workspace, n.key, n.is_owner desc, n.own desc, n.name) k
+    ), people as materialized (
+        select n.*, e.id as entity_id
+        from named n
+        join resolved e on e.workspace = n.workspace and e.key = n.key
+    ), mine as materialized (
+        select * from people p where p.own
+    ), mentioned as (
+        insert into exo_private.mentions (entity_id, window_id, document_id, chunk_id, surface, origin)
+        select distinct on (m.entity_id, m.window_id) m.entity_id, m.window_id, m.document_id, m.chunk_id,
+               coalesce(nullif(m.name, ''), m.address), 'structure'
+        from mine m
+        order by m.entity_id, m.window_id, m.source, m.role, m.ordinal
+        on conflict do nothing
+        returning 1
+    ), addressed as (
+        insert into exo_private.entity_addresses (document_id, window_id, workspace, canonical_key, address, name)
+        select distinct on (m.document_id, m.key, m.address) m.document_id, m.window_id, m.workspace, m.key,
+               m.address, m.name
+        from mine m
+        where m.address is not null
+        order by m.document_id, m.key, m.address, m.name
+        on conflict do nothing
+    ), edges as (
+        -- an email's sender to each of its To and Cc
+        select s.entity_id as subject_id, r.entity_id as object_id, r.role as predicate_raw, r.predicate,
+               s.workspace, s.generation, s.window_id, s.document_id, s.at, 1 as message_count
+        from mine s
+        join mine r on r.document_id = s.document_id and r.source = 'email' and r.role in ('to', 'cc')
+        where s.source = 'email' and s.role = 'from' and s.ordinal = 0
+        union all
+        -- a reply's sender to the sender of the message it answers
+        select s.entity_id, a.entity_id, 'in-reply-to', 'REPLIED_TO',
+               s.workspace, s.generation, s.window_id, s.document_id, s.at, 1
+        from mine s
+        join parents pa on pa.document_id = s.document_id
+        join people a on a.document_id = pa.parent_id and a.source = 'email' and a.role = 'from' and a.ordinal = 0
+        where s.source = 'email' and s.role = 'from' and s.ordinal = 0
+        union all
+        -- the people of one frontmatter key, pairwise (the lower entity id first)
+        select a.entity_id, b.entity_id, a.role, a.predicate,
+               a.workspace, a.generation, a.window_id, a.document_id, a.at, null
+        from mine a
+        join mine b on b.document_id = a.document_id and b.source = 'frontmatter' and b.role = a.role
+                   and b.entity_id > a.entity_id
+        where a.source = 'frontmatter' and a.type = 'Person' and a.predicate <> 'AUTHORED'
+        union all
+        -- an author to every other person the note names
+        select a.entity_id, b.entity_id, a.role, a.predicate,
+               a.workspace, a.generation, a.window_id, a.document_id, a.at, null
+        from mine a
+        join mine b on b.document_id = a.document_id and b.source = 'frontmatter' and b.type = 'Person'
+                   and b.entity_id <> a.entity_id
+        where a.source = 'frontmatter' and a.type = 'Person' and a.predicate = 'AUTHORED'
+        union all
+        -- every person the note names to each of its places
+        select a.entity_id, b.entity_id, b.role, b.predicate,
+               a.workspace, a.generation, a.window_id, a.document_id, a.at, null
+        from mine a
+        join mine b on b.document_id = a.document_id and b.source = 'frontmatter' and b.type = 'Place'
+                   and b.entity_id <> a.entity_id
+        where a.source = 'frontmatter' and a.type = 'Person'
+    ), related as (
+        insert into exo_private.relations
+            (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id,
+             origin, first_at, last_at, message_count)
+        select distinct on (e.subject_id, e.predicate, e.object_id, e.window_id)
+               e.workspace, e.generation, e.subject_id, e.object_id, e.predicate_raw, e.predicate, e.window_id,
+               e.document_id, 'structure', e.at, e.at, e.message_count
+        from edges e
+        where e.subject_id <> e.object_id
+        order by e.subject_id, e.predicate, e.object_id, e.window_id, e.predicate_raw
+        on conflict do nothing
+        returning exo_private.relations.id
+    )
+    select (select coalesce(array_agg(distinct e.id), '{}') from resolved e),
+           (select count(*) from mentioned),
+           (select coalesce(array_agg(related.id), '{}') from related)
+      into ent_ids, n_mentions, rel_ids;
+
+    -- Wiki links, once the names above exist: a [[link]] whose target is the name of a person or
+    -- place known from structure is a mention of them in the note, and a note titled by such a
+    -- name LINKS_TO them. Any other link stays a link between documents (document_links).
+    with linked as materialized (
+        select d.workspace, (gens ->> d.workspace)::int as generation, d.id as document_id, w.id as window_id,
+               c.id as chunk_id, l.target,
+               exo_private.canonical_key(pg_catalog.regexp_replace(l.target, '^.*/|\.md$', '', 'g')) as target_key,
+               exo_private.canonical_key(d.title) as title_key, d.written_at
+        from exo_private.documents d
+        join exo_private.document_links l on l.source_document = d.id
+        join exo_private.extraction_windows w on w.document_id = d.id and w.ordinal = 0
+        left join exo_private.chunks c on c.workspace = d.workspace and c.document_id = d.id and c.ordinal = 0
+        where d.id = any(docs) and gens ? d.workspace
+    ), known as materialized (
+        -- the entity of a key, when a header, a chat or frontmatter names it somewhere
+        select x.workspace, x.generation, x.canonical_key, x.id
+        from exo_private.entities x
+        where x.type in ('Person', 'Place')
+          and (x.workspace, x.generation, x.canonical_key) in (
+              select l.workspace, l.generation, k from linked l, unnest(array[l.target_key, l.title_key]) k)
+          and exists (select 1 from exo_private.mentions m where m.entity_id = x.id and m.origin = 'structure')
+    ), targets as materialized (
+        select distinct on (l.document_id, k.id) l.*, k.id as entity_id
+        from linked l
+        join known k on k.workspace = l.workspace and k.generation = l.generation and k.canonical_key = l.target_key
+        order by l.document_id, k.id, l.target
+    ), mentioned as (
+        insert into exo_private.mentions (entity_id, window_id, document_id, chunk_id, surface, origin)
+        select t.entity_id, t.window_id, t.document_id, t.chunk_id, t.target, 'structure'
+        from targets t
+        on conflict do nothing
+        returning 1
+    ), related as (
+        insert into exo_private.relations
+            (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id,
+             origin, first_at, last_at)
+        select t.workspace, t.generation, k.id, t.entity_id, 'wiki link', 'LINKS_TO', t.window_id, t.document_id,
+               'structure', t.written_at, t.written_at
+        from targets t
+        join known k on k.workspace = t.workspace and k.generation = t.generation and k.canonical_key = t.title_key
+        where k.id <> t.entity_id
+        on conflict do nothing
+        returning exo_private.relations.id
+    )
+    select n_mentions + (select count(*) from mentioned),
+           rel_ids || (select coalesce(array_agg(related.id), '{}') from related)
+      into n_mentions, rel_ids;
+
+    perform exo_private.project_entities(ent_ids);
+    perform exo_private.project_relations(rel_ids);
+    return jsonb_build_object('documents', cardinality(docs), 'entities', cardinality(ent_ids),
+                              'mentions_new', n_mentions, 'relations_new', cardinality(rel_ids));
+end
+$_$;
+
+ALTER FUNCTION exo_private.link_structure(doc_ids bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION link_structure(doc_ids bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.link_structure(doc_ids bigint[]) IS 'Rebuild the structural graph of the given documents (and of replies to them ingested earlier) in their workspaces'' current generation: their rows of origin ''structure'' and their entity_addresses go, then, unless graph.structural is false, each name of structural_people becomes an entity (upsert_entity) mentioned in the document''s first window and chunk, with WROTE_TO, COPIED, REPLIED_TO (email) and frontmatter-key relations, then wiki links to people and places known from structure become mentions and LINKS_TO (see sql/310_structural_graph.sql); projected into the AGE graph. Conversation documents are left to link_participants. Returns {documents, entities, mentions_new, relations_new}.';
 
 --
 -- Name: lock_fact_line(text, text, text, exo_private.fact_kind); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -8082,6 +11810,109 @@ ALTER FUNCTION exo_private.mention_state(p_entity bigint, p_window bigint, relea
 COMMENT ON FUNCTION exo_private.mention_state(p_entity bigint, p_window bigint, released text[]) IS 'Whether the mentions of an entity in an extraction window may be shown to a caller whose bridge opens released (exo_private.released_keys): {} when one may, else the closed subjects that withhold them all; null when the entity has no mention there.';
 
 --
+-- Name: merge_entities(bigint, bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.merge_entities(p_keep bigint, p_other bigint) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    keep_row exo_private.entities;
+    other_row exo_private.entities;
+    moved jsonb;
+    log_id bigint;
+begin
+    select * into keep_row from exo_private.entities e where e.id = p_keep for update;
+    if not found then
+        perform exo_private.invalid_argument(format('p_keep: there is no entity %s', p_keep));
+    end if;
+    select * into other_row from exo_private.entities e where e.id = p_other for update;
+    if not found then
+        perform exo_private.invalid_argument(format('p_other: there is no entity %s', p_other));
+    end if;
+    if p_keep = p_other then
+        perform exo_private.invalid_argument('p_other must be another entity than p_keep');
+    end if;
+    if (keep_row.workspace, keep_row.generation) <> (other_row.workspace, other_row.generation) then
+        perform exo_private.invalid_argument(format(
+            'p_other: entity %s is in workspace %s generation %s, entity %s in %s generation %s; only '
+            'entities of one graph merge', p_other, other_row.workspace, other_row.generation, p_keep,
+            keep_row.workspace, keep_row.generation));
+    end if;
+    if other_row.is_owner then
+        perform exo_private.invalid_argument(format(
+            'p_other: entity %s is the owner, who stays: merge the other way round', p_other));
+    end if;
+
+    -- What moves, as it was: the other entity, its mentions (moved: false where the kept
+    -- entity already had one at that window and chunk, so it was dropped), its relations
+    -- (moved: false for those that became a self-loop or a repeat) and its aliases.
+    moved := jsonb_build_object(
+        'entity', to_jsonb(other_row),
+        'mentions', coalesce((
+            select jsonb_agg(to_jsonb(m) || jsonb_build_object('moved', not exists (
+                       select 1 from exo_private.mentions k
+                       where k.entity_id = p_keep and k.window_id = m.window_id
+                         and k.chunk_id is not distinct from m.chunk_id)))
+            from exo_private.mentions m where m.entity_id = p_other), '[]'),
+        'relations', coalesce((
+            select jsonb_agg(to_jsonb(r) || jsonb_build_object('moved', not (
+                       x.subject_id = x.object_id or exists (
+                           select 1 from exo_private.relations o
+                           where o.subject_id = x.subject_id and o.object_id = x.object_id
+                             and o.predicate = r.predicate and o.window_id = r.window_id
+                             and o.id <> r.id))))
+            from exo_private.relations r
+            cross join lateral (
+                select case when r.subject_id = p_other then p_keep else r.subject_id end as subject_id,
+                       case when r.object_id = p_other then p_keep else r.object_id end as object_id
+            ) x
+            where r.subject_id = p_other or r.object_id = p_other), '[]'),
+        'aliases', coalesce((
+            select jsonb_agg(to_jsonb(a)) from exo_private.entity_aliases a where a.entity_id = p_other), '[]'));
+
+    perform exo_private.unproject_entities(array[p_keep, p_other]);
+    delete from exo_private.relations r
+     where r.id in (select (x ->> 'id')::bigint from jsonb_array_elements(moved -> 'relations') x
+                    where not (x ->> 'moved')::boolean);
+    update exo_private.relations r
+       set subject_id = case when r.subject_id = p_other then p_keep else r.subject_id end,
+           object_id = case when r.object_id = p_other then p_keep else r.object_id end
+     where r.subject_id = p_other or r.object_id = p_other;
+    update exo_private.entity_aliases a
+       set entity_id = p_keep
+     where a.entity_id = p_other
+       and not exists (select 1 from exo_private.entity_aliases k
+                       where k.entity_id = p_keep and k.alias_key = a.alias_key);
+    insert into exo_private.entity_aliases (entity_id, alias_key, surface, how)
+    values (p_keep, other_row.canonical_key, other_row.name, 'manual')
+    on conflict (entity_id, alias_key) do nothing;
+    update exo_private.mentions m
+       set entity_id = p_keep
+     where m.entity_id = p_other
+       and not exists (select 1 from exo_private.mentions k
+                       where k.entity_id = p_keep and k.window_id = m.window_id
+                         and k.chunk_id is not distinct from m.chunk_id);
+    delete from exo_private.entities e where e.id = p_other;
+    perform exo_private.reproject_entities(array[p_keep]);
+
+    insert into exo_private.entity_merge_log (kind, workspace, kept_id, other_id, moved)
+    values ('merge', keep_row.workspace, p_keep, p_other, moved)
+    returning id into log_id;
+    return log_id;
+end
+$$;
+
+ALTER FUNCTION exo_private.merge_entities(p_keep bigint, p_other bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION merge_entities(p_keep bigint, p_other bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.merge_entities(p_keep bigint, p_other bigint) IS 'Merge entity p_other into p_keep (same workspace and generation; the owner is never merged away): its mentions, relations and aliases move to p_keep (a mention p_keep already has at the same window and chunk, a relation that would join p_keep to itself or repeat one, are dropped), its name becomes a manual alias of p_keep, it is deleted and p_keep re-projected. Logged in entity_merge_log with everything that moved; returns the log id (unmerge_entities undoes it).';
+
+--
 -- Name: merge_extraction(bigint, integer, jsonb, jsonb, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -8093,15 +11924,18 @@ declare
     win record;
     names text[];
     keys text[];
-    ent_ids bigint[];
-    ent_keys text[];
-    ent_names text[];
+    item record;
+    ent_id bigint;
+    ent_ids bigint[] := '{}'::bigint[];
+    ent_keys text[] := '{}'::text[];
+    ent_names text[] := '{}'::text[];
     new_ids bigint[];
     rel_ids bigint[];
     n_mentions int;
     attr record;
     n_facts int := 0;
     n_undated int := 0;
+    n_skipped int := 0;
 begin
     select w.id, w.workspace, w.document_id, w.char_start, w.char_end into win
     from exo_private.extraction_windows w
@@ -8144,34 +11978,37 @@ begin
     from keyed k
     where k.key is not null;
 
-    -- Entities: identity (workspace, generation, type, key); the first display name stays.
-    with items as (
-        select distinct on (x.item ->> 'type', k.key)
-               (x.item ->> 'type')::exo_private.entity_type as type, k.key, k.name
-        from jsonb_array_elements(coalesce(p_entities, '[]')) with ordinality x(item, ord)
-        join unnest(names, keys) k(name, key) on k.name = pg_catalog.btrim(x.item ->> 'name')
-        order by x.item ->> 'type', k.key, x.ord
-    ), inserted as (
-        insert into exo_private.entities (workspace, generation, type, canonical_key, name)
-        select win.workspace, p_generation, i.type, i.key, i.name
-        from items i
-        order by i.type, i.key
-        on conflict do nothing
-        returning exo_private.entities.id
-    )
-    select coalesce(array_agg(inserted.id), '{}') into new_ids from inserted;
-
-    -- The entities of this extraction, in the order the model gave them (a separate
-    -- statement, so it sees rows a concurrent merge committed while this one waited).
-    select coalesce(array_agg(e.id order by x.ord), '{}'),
-           coalesce(array_agg(e.canonical_key order by x.ord), '{}'),
-           coalesce(array_agg(k.name order by x.ord), '{}')
-      into ent_ids, ent_keys, ent_names
-    from jsonb_array_elements(coalesce(p_entities, '[]')) with ordinality x(item, ord)
-    join unnest(names, keys) k(name, key) on k.name = pg_catalog.btrim(x.item ->> 'name')
-    join exo_private.entities e
-      on e.workspace = win.workspace and e.generation = p_generation
-     and e.type = (x.item ->> 'type')::exo_private.entity_type and e.canonical_key = k.key;
+    -- Entities, in the order the model gave them, each key once: upsert_entity makes or finds
+    -- each (by key, else by alias) and decides its type; the aliases the worker resolved in this
+    -- window ({surface, how}) are recorded with this window as their evidence.
+    for item in
+        select k.name, k.key, x.item ->> 'type' as type, x.item -> 'aliases' as aliases
+        from (select distinct on (k.key) x.item, x.ord, k.key
+              from jsonb_array_elements(coalesce(p_entities, '[]')) with ordinality x(item, ord)
+              join unnest(names, keys) k(name, key) on k.name = pg_catalog.btrim(x.item ->> 'name')
+              order by k.key, x.ord) x
+        join unnest(names, keys) k(name, key) on k.key = x.key and k.name = pg_catalog.btrim(x.item ->> 'name')
+        order by x.ord
+    loop
+        ent_id := exo_private.upsert_entity(win.workspace, p_generation, item.type, item.key, item.name);
+        ent_ids := ent_ids || ent_id;
+        ent_keys := ent_keys || item.key;
+        ent_names := ent_names || item.name;
+        insert into exo_private.entity_aliases (entity_id, alias_key, surface, window_id, how)
+        select ent_id, a.key, a.surface, win.id, a.how
+        from (select pg_catalog.btrim(y.alias ->> 'surface') as surface, y.alias ->> 'how' as how,
+                     exo_private.canonical_key(y.alias ->> 'surface') as key
+              from jsonb_array_elements(case when jsonb_typeof(item.aliases) = 'array'
+                                             then item.aliases else '[]' end) y(alias)) a
+        where a.key is not null and a.key <> item.key and a.how in ('surname', 'first_name')
+        on conflict do nothing;
+    end loop;
+    -- New: made by this merge, which gave each key one vote (a row a concurrent merge made
+    -- while this one waited has that merge's vote too).
+    select coalesce(array_agg(e.id), '{}') into new_ids
+    from exo_private.entities e
+    where e.id = any(ent_ids) and e.canonical_key = any(keys)
+      and (select sum(v.value::int) from jsonb_each_text(e.type_votes) v) = 1;
 
     -- Mentions: the chunks of this window's span that contain the name (case and
     -- whitespace ignored), or one row without a chunk when none does.
@@ -8199,9 +12036,8 @@ begin
     )
     select count(*) into n_mentions from inserted;
 
-    -- Relations: subject and object resolved by key through this extraction's entities
-    -- (the first one listed when a key has several types); unknown names and self-loops
-    -- are skipped.
+    -- Relations: subject and object resolved by key through this extraction's entities;
+    -- unknown names and self-loops (two names of one entity) are skipped.
     with rels as (
         select pg_catalog.btrim(x.item ->> 'subject') as subject,
                pg_catalog.btrim(x.item ->> 'object') as object,
@@ -8235,7 +12071,8 @@ begin
     -- each sourced by the window's first chunk that has its value (else its first chunk) and
     -- dated when that source says it held; an undated source records nothing.
     for attr in
-        select x.item ->> 'subject' as subject, x.item ->> 'attribute' as attribute,
+        select exo_private.attribute_subject(x.item ->> 'subject', win.document_id) as subject,
+               x.item ->> 'attribute' as attribute,
                x.item ->> 'value' as value, src.id as chunk_id,
                exo_private.evidence_valid_from(win.workspace, win.document_id, src.id) as valid_from
         from jsonb_array_elements(coalesce(p_attributes, '[]')) with ordinality x(item, ord)
@@ -8255,6 +12092,10 @@ begin
             n_undated := n_undated + 1;
             continue;
         end if;
+        if exo_private.fact_refusal(attr.subject, attr.attribute, attr.value) is not null then
+            n_skipped := n_skipped + 1;  -- "I" of no one known, a subject over 500 characters, ...
+            continue;
+        end if;
         perform exo_private.record_fact(
             win.workspace, attr.subject, attr.attribute, attr.value, 'extracted', attr.valid_from,
             jsonb_strip_nulls(jsonb_build_object('document_id', win.document_id, 'chunk_id', attr.chunk_id)));
@@ -8267,7 +12108,8 @@ begin
         'mentions_new', n_mentions,
         'relations_new', cardinality(rel_ids),
         'facts_recorded', n_facts,
-        'facts_undated', n_undated);
+        'facts_undated', n_undated,
+        'facts_skipped', n_skipped);
 end
 $$;
 
@@ -8277,7 +12119,7 @@ ALTER FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation int
 -- Name: FUNCTION merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) IS 'Merge one window''s validated extraction: upsert entities by (workspace, generation, type, key), mentions in the window''s chunks that contain the name, relations between listed names; project them into the AGE graph; record each attribute {subject, attribute, value} as an extracted fact (record_fact), sourced by the window''s chunk that states the value and valid from when that source says it held (evidence_valid_from). Idempotent. Returns {entities_new, entities_seen, mentions_new, relations_new, facts_recorded, facts_undated (attributes whose source has no date: not recorded)} (plus stale_generation when a newer generation exists, having written nothing). Raises when the window is gone.';
+COMMENT ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) IS 'Merge one window''s validated extraction: entities through upsert_entity (one per key, type by evidence; an item''s aliases [{surface, how: surname|first_name}] recorded with the window as evidence), mentions in the window''s chunks that contain the name, relations between listed names; project them into the AGE graph; record each attribute {subject, attribute, value} as an extracted fact (record_fact), sourced by the window''s chunk that states the value and valid from when that source says it held (evidence_valid_from). Idempotent. Returns {entities_new, entities_seen, mentions_new, relations_new, facts_recorded, facts_undated (attributes whose source has no date: not recorded), facts_skipped (refused by exo_private.fact_refusal, a first-person subject of no one known included: see exo_private.attribute_subject)} (plus stale_generation when a newer generation exists, having written nothing). Raises when the window is gone.';
 
 --
 -- Name: message_bands(date[], date); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -8640,6 +12482,58 @@ ALTER FUNCTION exo_private.message_bands(written date[], today date) OWNER TO ex
 COMMENT ON FUNCTION exo_private.message_bands(written date[], today date) IS 'The band (current, recent, archival) of each date as of today, by the rule of document bands (plpy/banding.py band_by_age, the banding.* settings); null for a null date, and for null arguments. exo.search_messages bands the messages it finds with it.';
 
 --
+-- Name: message_similarity(bigint[], text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.message_similarity(p_messages bigint[], p_vector text, p_model_id integer) RETURNS TABLE(message_id bigint, similarity double precision)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select e.message_id, (1 - (e.embedding operator(public.<=>) p_vector::public.vector))::float8
+    from exo_private.chat_message_embeddings e
+    where e.model_id = p_model_id and e.message_id = any (p_messages)
+$$;
+
+ALTER FUNCTION exo_private.message_similarity(p_messages bigint[], p_vector text, p_model_id integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION message_similarity(p_messages bigint[], p_vector text, p_model_id integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.message_similarity(p_messages bigint[], p_vector text, p_model_id integer) IS 'Cosine similarity between a query vector and the stored vectors of some chat messages (one model); a message without one is left out.';
+
+--
+-- Name: messages_to_embed(bigint[], text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.messages_to_embed(p_chunk_ids bigint[], p_model text, p_dimensions integer) RETURNS TABLE(message_id bigint, text text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- "Sender: text", the sender named as the window's lines name them (sql/210_chat_windows.sql).
+    select distinct on (m.id) m.id, coalesce(i.display_name, p.display_name, i.handle) || ': ' || m.body
+    from exo_private.chat_windows w
+    cross join unnest(w.message_ids) x (message_id)
+    join exo_private.chat_messages m on m.id = x.message_id
+    join exo_private.chat_identities i on i.id = m.identity_id
+    left join exo_private.people p on p.id = i.person_id
+    where w.chunk_id = any (p_chunk_ids)
+      and not exists (
+          select 1 from exo_private.chat_message_embeddings e
+          join exo_private.embedding_models em on em.id = e.model_id
+          where e.message_id = m.id and em.name = p_model and em.dimensions = p_dimensions)
+    order by m.id
+$$;
+
+ALTER FUNCTION exo_private.messages_to_embed(p_chunk_ids bigint[], p_model text, p_dimensions integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION messages_to_embed(p_chunk_ids bigint[], p_model text, p_dimensions integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.messages_to_embed(p_chunk_ids bigint[], p_model text, p_dimensions integer) IS 'The messages of the chat windows among p_chunk_ids that have no vector of model (p_model, p_dimensions) yet, each as "Sender: text"; the worker embeds them with the windows.';
+
+--
 -- Name: normalise_attribute(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -8859,14 +12753,16 @@ begin
            array(select j.id from judged j where not j.extends)
       into new_rows, closings, sourced, one_by_one;
     update exo_private.facts f
-       set valid_to = c.valid_to, closed_by = c.closed_by, close_reason = 'superseded'
+       set valid_to = c.valid_to, closed_by = c.closed_by,
+           close_reason = case when f.valid_from = c.valid_to then 'corrected' else 'superseded' end
       from jsonb_populate_recordset(null::exo_private.facts, closings) c
      where f.id = c.id;
     insert into exo_private.facts (id, workspace, subject, subject_key, attribute, value, kind,
                                    valid_from, valid_to, closed_by, close_reason)
     overriding system value
     select r.id, r.workspace, r.subject, r.subject_key, r.attribute, r.value, 'observation',
-           r.valid_from, r.valid_to, r.closed_by, case when r.closed_by is not null then 'superseded' end
+           r.valid_from, r.valid_to, r.closed_by,
+           case when r.valid_to = r.valid_from then 'corrected' when r.closed_by is not null then 'superseded' end
     from jsonb_populate_recordset(null::exo_private.facts, new_rows) r;
     return query
     insert into exo_private.fact_sources (fact_id, observation_id)
@@ -10141,6 +14037,8 @@ begin
 
     -- What the document declares (frontmatter, a canonical facts file), sourced to its new chunks.
     perform exo_private.record_declared_facts(doc_id);
+    -- Who its headers and frontmatter name, as graph rows of origin 'structure', in its new first window.
+    perform exo_private.link_structure(array[doc_id]);
 
     -- The queues are tables: the jobs commit (or roll back) with the chunks.
     if chunk_ids is not null then
@@ -10353,25 +14251,92 @@ CREATE FUNCTION exo_private.queue_capsules(p_workspace text DEFAULT NULL::text) 
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
 declare
-    due bigint[];
-    min_chars int := (select (s.value #>> '{}')::int from exo_private.settings s
-                      where s.key = 'capsules.min_document_chars');
+    due jsonb[];
+    setting jsonb := (select jsonb_object_agg(s.key, s.value) from exo_private.settings s
+                      where s.key like 'capsules.%');
+    min_chars int := (setting ->> 'capsules.min_document_chars')::int;
+    min_documents int := (setting ->> 'capsules.folder_min_documents')::int;
+    min_mentions int := (setting ->> 'capsules.entity_min_mentions')::int;
 begin
     if p_workspace is not null then
         perform exo_private.check_workspaces(array[p_workspace]);
     end if;
-    select coalesce(array_agg(d.id order by d.id), '{}') into due
-    from exo_private.documents d
-    left join exo_private.capsules k on k.document_id = d.id
-    left join exo_private.capsule_states s on s.capsule_id = k.id
-    where d.stage in ('chunked', 'embedded', 'graphed') and d.conversation_id is null
-      and (p_workspace is null or d.workspace = p_workspace)
-      and (k.id is not null and s.state <> 'fresh'
-           or k.id is null and (select max(c.char_end) from exo_private.chunks c
-                                where c.workspace = d.workspace and c.document_id = d.id) >= min_chars)
-      and not exists (select 1 from pgmq.q_capsules q where (q.message ->> 'document_id')::bigint = d.id);
+    with live as materialized (
+        select d.id, d.workspace, d.source_id, d.path, d.stage_changed_at
+        from exo_private.documents d
+        where d.stage in ('chunked', 'embedded', 'graphed') and d.conversation_id is null
+          and (p_workspace is null or d.workspace = p_workspace)
+    ), handled as (
+        -- when each message was last worked (a job that built nothing is not sent again until
+        -- its sources change)
+        select a.message, max(a.archived_at) as at
+        from pgmq.a_capsules a
+        group by a.message
+    ), documents_due as (
+        select jsonb_build_object('document_id', d.id) as message, d.id as n
+        from live d
+        left join exo_private.capsules k on k.document_id = d.id
+        left join exo_private.capsule_states s on s.capsule_id = k.id
+        where k.id is not null and s.state <> 'fresh'
+           or k.id is null
+              and (select max(c.char_end) from exo_private.chunks c
+                   where c.workspace = d.workspace and c.document_id = d.id) >= min_chars
+              and not exists (select 1 from handled h
+                              where h.message = jsonb_build_object('document_id', d.id)
+                                and h.at > d.stage_changed_at)
+    ), groups as (
+        select l.workspace, 'folder' as scope, exo_private.capsule_folder(l.source_id, l.path) as key,
+               max(l.stage_changed_at) as changed
+        from live l
+        group by 1, 3
+        having count(*) >= min_documents
+        union all
+        select l.workspace, 'workspace', l.workspace, max(l.stage_changed_at)
+        from live l
+        group by 1
+        having count(*) >= min_documents
+        union all
+        select e.workspace, 'entity', e.canonical_key, max(d.stage_changed_at)
+        from exo_private.mentions m
+        join exo_private.entities e on e.id = m.entity_id
+        join exo_private.documents d on d.id = m.document_id
+        where m.chunk_id is not null and (p_workspace is null or e.workspace = p_workspace)
+        group by e.workspace, e.canonical_key
+        having count(distinct m.chunk_id) >= min_mentions
+    ), groups_due as (
+        -- missing (and not worked since its documents changed), not fresh, or built before one
+        -- of its documents changed
+        select g.workspace, g.scope, g.key
+        from groups g
+        left join exo_private.capsules k on k.workspace = g.workspace and k.scope = g.scope and k.scope_key = g.key
+        left join exo_private.capsule_states s on s.capsule_id = k.id
+        where k.id is null
+              and not exists (select 1 from handled h
+                              where h.message = jsonb_build_object('workspace', g.workspace, 'scope', g.scope,
+                                                                   'key', g.key)
+                                and h.at > g.changed)
+           or s.state <> 'fresh' or g.changed > k.built_at
+        union
+        -- a group that no longer qualifies: its job drops the capsule
+        select k.workspace, k.scope, k.scope_key
+        from exo_private.capsules k
+        where k.scope <> 'document' and (p_workspace is null or k.workspace = p_workspace)
+          and not exists (select 1 from groups g
+                          where g.workspace = k.workspace and g.scope = k.scope and g.key = k.scope_key)
+    ), wanted as (
+        select x.message, 0 as kind, x.n, null::text as workspace, null::text as scope, null::text as key
+        from documents_due x
+        union all
+        select jsonb_build_object('workspace', g.workspace, 'scope', g.scope, 'key', g.key), 1, null,
+               g.workspace, g.scope, g.key
+        from groups_due g
+    )
+    -- document capsules first (a group reads them), groups in a stable order; none queued twice
+    select coalesce(array_agg(w.message order by w.kind, w.n, w.workspace, w.scope, w.key), '{}') into due
+    from wanted w
+    where not exists (select 1 from pgmq.q_capsules q where q.message = w.message);
     if due <> '{}' then
-        perform pgmq.send_batch('capsules', array(select jsonb_build_object('document_id', x) from unnest(due) x));
+        perform pgmq.send_batch('capsules', due);
     end if;
     return cardinality(due);
 end
@@ -10383,7 +14348,7 @@ ALTER FUNCTION exo_private.queue_capsules(p_workspace text) OWNER TO exo_owner;
 -- Name: FUNCTION queue_capsules(p_workspace text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.queue_capsules(p_workspace text) IS 'Queue (capsules queue) every live document of p_workspace (null: all) whose capsule is stale or withheld, or that is long enough and has none, unless it waits in the queue already; returns how many were queued.';
+COMMENT ON FUNCTION exo_private.queue_capsules(p_workspace text) IS 'Queue (capsules queue) every capsule due in p_workspace (null: all), unless its message waits in the queue already: documents whose capsule is stale or withheld, or long enough and without one; folders and workspaces with capsules.folder_min_documents live documents and entities named in capsules.entity_min_mentions chunks whose capsule is missing, not fresh, or older than a change to one of their documents, and group capsules whose group no longer qualifies (their job drops them). A missing capsule whose message was worked (archived) since its documents last changed is not queued again: that job found too little to build. Returns how many were queued. Run every 10 minutes by pg_cron (exo-capsules).';
 
 --
 -- Name: queue_messages(double precision); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -11078,6 +15043,7 @@ declare
     key text := exo_private.canonical_key(p_subject);
     attr text := exo_private.normalise_attribute(p_attribute);
     val text := pg_catalog.btrim(p_value);
+    problem text := exo_private.fact_refusal(p_subject, p_attribute, p_value);
     line_kind exo_private.fact_kind;
     held_id bigint;       -- the row valid at p_valid_from
     held_value text;
@@ -11086,16 +15052,8 @@ declare
     fact bigint;
 begin
     perform exo_private.check_workspaces(array[p_workspace]);
-    if key is null or pg_catalog.length(p_subject) > 500 then
-        perform exo_private.invalid_argument(
-            format('p_subject must be a name of at most 500 characters, got %s', exo_private.quoted(p_subject)));
-    end if;
-    if attr is null or attr = '' then
-        perform exo_private.invalid_argument(
-            format('p_attribute must not be blank, got %s', exo_private.quoted(p_attribute)));
-    end if;
-    if val is null or val = '' then
-        perform exo_private.invalid_argument(format('p_value must not be blank, got %s', exo_private.quoted(p_value)));
+    if problem is not null then
+        perform exo_private.invalid_argument(problem);
     end if;
     if p_kind is null or not p_kind = any (enum_range(null::exo_private.fact_kind)::text[]) then
         perform exo_private.invalid_argument(
@@ -11142,9 +15100,12 @@ begin
             values (fact, p_workspace, pg_catalog.btrim(p_subject), key, attr, val, line_kind,
                     p_valid_from, later_from, later_id, 'superseded');
         else
-            -- the newest value: it closes the line's current row (closed_by is checked at commit)
+            -- the newest value: it closes the line's current row (closed_by is checked at commit);
+            -- a value from the very moment the current row began is a correction of it (a source
+            -- read again, say by a new extraction model), not a change over time
             update exo_private.facts f
-               set valid_to = p_valid_from, closed_by = fact, close_reason = 'superseded'
+               set valid_to = p_valid_from, closed_by = fact,
+                   close_reason = case when f.valid_from = p_valid_from then 'corrected' else 'superseded' end
              where f.subject_key = key and f.attribute = attr and f.kind = line_kind
                and f.workspace = p_workspace and f.valid_to is null;
             insert into exo_private.facts (id, workspace, subject, subject_key, attribute, value, kind, valid_from)
@@ -11166,7 +15127,7 @@ ALTER FUNCTION exo_private.record_fact(p_workspace text, p_subject text, p_attri
 -- Name: FUNCTION record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb) IS 'Record that p_subject''s p_attribute had p_value from p_valid_from (when the source says so), as a fact of p_kind (observation, declared, extracted) in p_workspace, with p_source {document_id, chunk_id, observation_id} (at least one); returns the id of the row that holds the value. The line is (workspace, canonical key of the subject, normalised attribute, kind). The same value as the row valid at p_valid_from adds only a source; a newer value closes the line''s current row (superseded) and becomes current; an older one is history, closed by the row after it. Nothing else is closed. Writers of one line take turns (an advisory lock).';
+COMMENT ON FUNCTION exo_private.record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb) IS 'Record that p_subject''s p_attribute had p_value from p_valid_from (when the source says so), as a fact of p_kind (observation, declared, extracted) in p_workspace, with p_source {document_id, chunk_id, observation_id} (at least one); returns the id of the row that holds the value. The line is (workspace, canonical key of the subject, normalised attribute, kind). The same value as the row valid at p_valid_from adds only a source; a newer value closes the line''s current row (superseded; corrected when the current row began at p_valid_from too, so it was never valid: a source read again) and becomes current; an older one is history, closed by the row after it. Nothing else is closed. Writers of one line take turns (an advisory lock). Refuses what exo_private.fact_refusal names.';
 
 --
 -- Name: record_source_hash(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -11658,6 +15619,9 @@ while True:
         if marks != json.loads(row["charged"]):
             plpy.execute(update, [row["workspace"], row["id"], json.dumps(marks)])
             changed += 1
+# A capsule citing a chunk charged now is withheld until rebuilt without it (sql/610_capsules.sql).
+if changed:
+    plpy.execute("select exo_private.queue_capsules()")
 return changed
 $_$;
 
@@ -11667,7 +15631,32 @@ ALTER FUNCTION exo_private.remark_charged() OWNER TO exo_owner;
 -- Name: FUNCTION remark_charged(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.remark_charged() IS 'Recompute the deference marks of every chunk (and every chat message: mark_messages; a chat window''s chunk gets the union of its messages'' marks) in place after the list changed (text, ids, vectors and mentions stay); returns how many chunks changed.';
+COMMENT ON FUNCTION exo_private.remark_charged() IS 'Recompute the deference marks of every chunk (and every chat message: mark_messages; a chat window''s chunk gets the union of its messages'' marks) in place after the list changed (text, ids, vectors and mentions stay), then queues the capsules that are no longer fresh; returns how many chunks changed.';
+
+--
+-- Name: reproject_entities(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.reproject_entities(ids bigint[]) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    perform exo_private.project_entities(ids);
+    perform exo_private.project_relations(array(
+        select r.id from exo_private.relations r where r.subject_id = any(ids)
+        union
+        select r.id from exo_private.relations r where r.object_id = any(ids)));
+end
+$$;
+
+ALTER FUNCTION exo_private.reproject_entities(ids bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION reproject_entities(ids bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.reproject_entities(ids bigint[]) IS 'Project the given entities and every relation at them (after unproject_entities, when a type or a relation''s end changed).';
 
 --
 -- Name: requeue_dead(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -12651,11 +16640,12 @@ def chat_messages(body):
             messages.append(line)
     return messages
 
-def _grow(units, best, max_chars):
-    """(lo, hi): the run of units around `best`, joined by newlines within max_chars, grown one
-    unit after it (an answer is often a reply) and one before it at a time while they fit."""
-    lo = hi = best
-    size = len(units[best])
+def _grow(units, best, max_chars, last=None):
+    """(lo, hi): the run of units from `best` to `last` (default `best`), joined by newlines
+    within max_chars, grown one unit after it (an answer is often a reply) and one before it at a
+    time while they fit."""
+    lo, hi = best, best if last is None else last
+    size = sum(len(u) + 1 for u in units[lo : hi + 1]) - 1
     while True:
         grown = False
         if hi + 1 < len(units) and size + 1 + len(units[hi + 1]) <= max_chars:
@@ -12669,14 +16659,16 @@ def _grow(units, best, max_chars):
         if not grown:
             return lo, hi
 
-def chat_excerpt(body, words, max_chars):
-    """Whole messages of a chat chunk (at most max_chars and the ellipsis marks): the message
-    richest in `words` in what it says (said(); compared by their first five letters, as coverage()
-    does) and its
-    neighbours while they fit. A message longer than that keeps its time and sender and whole
-    lines around its line richest in `words`; only a line longer than the limit is cut."""
+def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
+    """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
+    one per message, from their vectors) or else the one richest in `words` in what it says
+    (said(); compared by their first five letters, as coverage() does), whole up to max_chars
+    with the reply when it asks a question, and its neighbours while the excerpt stays within
+    context_chars (default max_chars), plus the ellipsis marks. A message longer than max_chars keeps its time and sender and whole lines
+    around its line richest in `words`; only a line longer than the limit is cut."""
     text = body.strip()
-    if len(text) <= max_chars:
+    room = max_chars if context_chars is None else min(context_chars, max_chars)
+    if len(text) <= room:
         return text
     wanted = {w[:5] for w in words}
 
@@ -12685,9 +16677,15 @@ def chat_excerpt(body, words, max_chars):
         return max(range(len(units)), key=lambda i: (hits[i], -i))
 
     messages = chat_messages(text)
-    best = richest(messages)
-    if len(messages[best]) <= max_chars:
-        lo, hi = _grow(messages, best, max_chars)
+    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
+    best = max(range(len(messages)), key=lambda i: similarity[i] or -1.0) if known else richest(messages)
+    # A message that asks is answered by the next one: the two are the excerpt's core.
+    last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
+    core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
+    if core > max_chars:
+        last, core = best, len(messages[best])
+    if core <= max_chars:
+        lo, hi = _grow(messages, best, max(room, core), last)
         passage = "\n".join(messages[lo : hi + 1])
         return ("...\n" if lo > 0 else "") + passage + ("\n..." if hi + 1 < len(messages) else "")
     # One message longer than the excerpt: its label, then its richest lines.
@@ -12713,12 +16711,14 @@ def without_day(passage, day):
     prefix = day + " "
     return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
 
-def chunk_excerpt(c, words, max_chars):
+def chunk_excerpt(c, words, max_chars, chat_chars=None):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
-    citation names), sentences for a document's."""
+    citation names; neighbours of the answering message within chat_chars), sentences for a
+    document's."""
     if c.get("chat"):
         start = chat_start(c["body"])
-        return chat_excerpt(without_day(c["body"], start[:10]) if start else c["body"], words, max_chars)
+        body = without_day(c["body"], start[:10]) if start else c["body"]
+        return chat_excerpt(body, words, max_chars, c["chat"].get("similarity"), chat_chars)
     return excerpt(c["body"], words, max_chars)
 
 def chat_start(body):
@@ -12906,11 +16906,12 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         return "\n".join(lines) + "\n"
 
     fixed = head + fact_text + capsule_text + "## Evidence\n"
+    chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     for c in chosen:
 
         def block(chars, c=c):
-            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars)}\n\n"
+            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
         chars = settings["packet.excerpt_chars"]
         rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
@@ -13354,10 +17355,38 @@ ALTER FUNCTION exo_private.resolve_links(source integer) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.resolve_links(source integer) IS 'Resolve a source''s wiki links to documents by file name or title; returns how many resolved.';
 
 --
--- Name: retrieve(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: retirement(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.retrieve(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS jsonb
+CREATE FUNCTION exo_private.retirement() RETURNS TABLE(facts bigint, closed bigint, by_reason jsonb)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with totals as (select count(*) as n from exo_private.facts),
+    closed as (
+        select pg_catalog.split_part(f.close_reason, ':', 1) as why, count(*) as n
+        from exo_private.facts f
+        where f.valid_to is not null
+        group by 1
+    )
+    select t.n, (select coalesce(sum(c.n), 0)::bigint from closed c),
+           (select coalesce(jsonb_object_agg(c.why, c.n order by c.why), '{}') from closed c)
+    from totals t
+$$;
+
+ALTER FUNCTION exo_private.retirement() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION retirement(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.retirement() IS 'The facts'' retirement now: facts (all rows), closed (rows no longer current) and by_reason (closed rows per close reason, "closed: why" counted as closed). exo_private.audit() stores it with each run.';
+
+--
+-- Name: retrieve(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[], text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.retrieve(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[], profile text DEFAULT NULL::text) RETURNS jsonb
     LANGUAGE plpython3u
     SET search_path TO 'exo_private', 'public', 'pg_temp'
     SET "hnsw.iterative_scan" TO 'relaxed_order'
@@ -13902,11 +17931,12 @@ def chat_messages(body):
             messages.append(line)
     return messages
 
-def _grow(units, best, max_chars):
-    """(lo, hi): the run of units around `best`, joined by newlines within max_chars, grown one
-    unit after it (an answer is often a reply) and one before it at a time while they fit."""
-    lo = hi = best
-    size = len(units[best])
+def _grow(units, best, max_chars, last=None):
+    """(lo, hi): the run of units from `best` to `last` (default `best`), joined by newlines
+    within max_chars, grown one unit after it (an answer is often a reply) and one before it at a
+    time while they fit."""
+    lo, hi = best, best if last is None else last
+    size = sum(len(u) + 1 for u in units[lo : hi + 1]) - 1
     while True:
         grown = False
         if hi + 1 < len(units) and size + 1 + len(units[hi + 1]) <= max_chars:
@@ -13920,14 +17950,16 @@ def _grow(units, best, max_chars):
         if not grown:
             return lo, hi
 
-def chat_excerpt(body, words, max_chars):
-    """Whole messages of a chat chunk (at most max_chars and the ellipsis marks): the message
-    richest in `words` in what it says (said(); compared by their first five letters, as coverage()
-    does) and its
-    neighbours while they fit. A message longer than that keeps its time and sender and whole
-    lines around its line richest in `words`; only a line longer than the limit is cut."""
+def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
+    """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
+    one per message, from their vectors) or else the one richest in `words` in what it says
+    (said(); compared by their first five letters, as coverage() does), whole up to max_chars
+    with the reply when it asks a question, and its neighbours while the excerpt stays within
+    context_chars (default max_chars), plus the ellipsis marks. A message longer than max_chars keeps its time and sender and whole lines
+    around its line richest in `words`; only a line longer than the limit is cut."""
     text = body.strip()
-    if len(text) <= max_chars:
+    room = max_chars if context_chars is None else min(context_chars, max_chars)
+    if len(text) <= room:
         return text
     wanted = {w[:5] for w in words}
 
@@ -13936,9 +17968,15 @@ def chat_excerpt(body, words, max_chars):
         return max(range(len(units)), key=lambda i: (hits[i], -i))
 
     messages = chat_messages(text)
-    best = richest(messages)
-    if len(messages[best]) <= max_chars:
-        lo, hi = _grow(messages, best, max_chars)
+    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
+    best = max(range(len(messages)), key=lambda i: similarity[i] or -1.0) if known else richest(messages)
+    # A message that asks is answered by the next one: the two are the excerpt's core.
+    last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
+    core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
+    if core > max_chars:
+        last, core = best, len(messages[best])
+    if core <= max_chars:
+        lo, hi = _grow(messages, best, max(room, core), last)
         passage = "\n".join(messages[lo : hi + 1])
         return ("...\n" if lo > 0 else "") + passage + ("\n..." if hi + 1 < len(messages) else "")
     # One message longer than the excerpt: its label, then its richest lines.
@@ -13964,12 +18002,14 @@ def without_day(passage, day):
     prefix = day + " "
     return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
 
-def chunk_excerpt(c, words, max_chars):
+def chunk_excerpt(c, words, max_chars, chat_chars=None):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
-    citation names), sentences for a document's."""
+    citation names; neighbours of the answering message within chat_chars), sentences for a
+    document's."""
     if c.get("chat"):
         start = chat_start(c["body"])
-        return chat_excerpt(without_day(c["body"], start[:10]) if start else c["body"], words, max_chars)
+        body = without_day(c["body"], start[:10]) if start else c["body"]
+        return chat_excerpt(body, words, max_chars, c["chat"].get("similarity"), chat_chars)
     return excerpt(c["body"], words, max_chars)
 
 def chat_start(body):
@@ -14157,11 +18197,12 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         return "\n".join(lines) + "\n"
 
     fixed = head + fact_text + capsule_text + "## Evidence\n"
+    chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     for c in chosen:
 
         def block(chars, c=c):
-            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars)}\n\n"
+            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
         chars = settings["packet.excerpt_chars"]
         rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
@@ -14993,7 +19034,7 @@ def rerank_call_json(plpy, SD, GD, backend, endpoint, query, passages, ids, opti
 """Staged retrieval per workspace and the archive fallback (stdlib only).
 
 Part of exo_private.retrieve (plpy/retrieve.py). In each chosen workspace the stages of
-retrieval.stages run in order (exact, participant, lexical, capsules, graph, semantic) until the workspace
+retrieval.stages run in order (exact, participant, path, lexical, capsules, graph, semantic) until the workspace
 holds per_workspace candidates or enough confident ones; each stage runs the query
 exo_private.stage_sql writes for that workspace, prepared once per session. When the archive
 is closed by default and nothing in the present bands answers, the search runs again over
@@ -15002,8 +19043,150 @@ every band (the fallback), which never releases deferred material by itself.
 
 import time
 
+"""Relation families: which predicates state which kind of relation, and which words of a
+question ask for a path of them (stdlib only).
+
+A predicate is an upper snake case label (exo_private.normalise_predicate). It belongs to a
+family when one of its words is one of the family's words: MOTHER_OF, IS_PARENT_OF and
+HAS_DAUGHTER all state PARENT_OF. Its direction is the family's (subject -> object: parent ->
+child, person -> employer) unless the word names the other end (DAUGHTER_OF: the subject is the
+child) or the predicate turns it round (HAS_..., ..._BY). The multi-hop graph stage
+(plpy/stages.py) walks, from the entity a question names, one family per hop in the order the
+question's relation words give; `exo eval extraction` scores predicates by family.
+"""
+
+import re
+
+# family -> (words stating it subject -> object, words stating it object -> subject); the
+# order is the order families are tried in.
+FAMILIES = {
+    "SPOUSE_OF": (
+        ("SPOUSE", "SPOUSES", "MARRIED", "MARRIES", "MARRY", "WIFE", "HUSBAND", "WED", "WEDDED"),
+        (),
+    ),
+    "PARENT_OF": (
+        ("PARENT", "PARENTS", "FATHER", "MOTHER", "MUM", "MOM", "DAD"),
+        ("CHILD", "CHILDREN", "SON", "DAUGHTER", "KID", "KIDS"),
+    ),
+    "SIBLING_OF": (("SIBLING", "SIBLINGS", "BROTHER", "SISTER"), ()),
+    "FRIEND_OF": (("FRIEND", "FRIENDS", "BEFRIENDED"), ()),
+    "MANAGES": (
+        ("MANAGES", "MANAGE", "MANAGED", "MANAGER", "MANAGING", "LEADS", "LEAD", "LEADER", "HEADS", "BOSS"),
+        (),
+    ),
+    "MEMBER_OF": (("MEMBER", "MEMBERS", "BELONGS", "BELONG", "JOINED"), ()),
+    "RUNS": (("RUNS", "RUN", "OPERATES", "OPERATE", "MAINTAINS", "MAINTAIN", "OWNS"), ()),
+    "WORKS_AT": (("WORKS", "WORK", "WORKED", "WORKING", "EMPLOYED", "EMPLOYEE"), ("EMPLOYS", "EMPLOYER")),
+    "LIVES_IN": (("LIVES", "LIVE", "LIVED", "LIVING", "RESIDES", "RESIDENT", "MOVED", "BASED"), ()),
+}
+SYMMETRIC = frozenset({"SPOUSE_OF", "SIBLING_OF", "FRIEND_OF"})
+
+# Words of a question -> the hops they ask for, each hop a tuple of families; a hop nearer the
+# entity the question names comes first ("the daughter-in-law of X": X's child, then their spouse).
+_KIN_IN_LAW = (("SPOUSE_OF", "SIBLING_OF"), ("SPOUSE_OF", "SIBLING_OF"))
+QUESTION_WORDS = {
+    **dict.fromkeys(
+        ("daughter-in-law", "son-in-law", "child-in-law", "children-in-law"), (("PARENT_OF",), ("SPOUSE_OF",))
+    ),
+    **dict.fromkeys(
+        ("mother-in-law", "father-in-law", "parent-in-law", "parents-in-law"),
+        (("SPOUSE_OF",), ("PARENT_OF",)),
+    ),
+    **dict.fromkeys(("sister-in-law", "brother-in-law", "sibling-in-law"), _KIN_IN_LAW),
+    **dict.fromkeys(
+        (
+            "grandmother",
+            "grandfather",
+            "grandparent",
+            "grandparents",
+            "grandson",
+            "granddaughter",
+            "grandchild",
+            "grandchildren",
+        ),
+        (("PARENT_OF",), ("PARENT_OF",)),
+    ),
+    **dict.fromkeys(("aunt", "uncle"), (("PARENT_OF",), ("SIBLING_OF",))),
+    **dict.fromkeys(("niece", "nephew"), (("SIBLING_OF",), ("PARENT_OF",))),
+    **dict.fromkeys(
+        (
+            "mother",
+            "father",
+            "parent",
+            "parents",
+            "mum",
+            "dad",
+            "son",
+            "daughter",
+            "child",
+            "children",
+            "kids",
+        ),
+        (("PARENT_OF",),),
+    ),
+    **dict.fromkeys(("sibling", "siblings", "brother", "sister"), (("SIBLING_OF",),)),
+    **dict.fromkeys(("wife", "husband", "spouse", "married"), (("SPOUSE_OF",),)),
+    **dict.fromkeys(("friend", "friends"), (("FRIEND_OF",),)),
+    **dict.fromkeys(("manages", "manage", "managed", "manager", "leads", "lead", "boss"), (("MANAGES",),)),
+    **dict.fromkeys(("member", "members", "belong", "belongs"), (("MEMBER_OF",),)),
+    **dict.fromkeys(("runs", "run", "operates", "maintains"), (("RUNS",),)),
+    **dict.fromkeys(("works", "work", "employer", "employs", "employed"), (("WORKS_AT",),)),
+    **dict.fromkeys(("live", "lives", "living"), (("LIVES_IN",),)),
+}
+MAX_HOPS = 3
+_QUESTION_WORD = re.compile(r"[a-z]+(?:-in-law)?")
+
+def predicate_family(predicate):
+    """(family, reversed) of an upper snake case predicate, or None when no family's word is
+    in it; reversed: the predicate states the family object -> subject."""
+    words = (predicate or "").split("_")
+    turned = words[0] == "HAS" or words[-1] == "BY"
+    for family, (forward, backward) in FAMILIES.items():
+        for word in words:
+            if word in forward or word in backward:
+                return family, (word in backward) != turned
+    return None
+
+def family_pattern(families):
+    """A regular expression (the same in Python and PostgreSQL) that a predicate of any of
+    `families` matches."""
+    words = sorted({w for f in families for side in FAMILIES[f] for w in side})
+    return "(^|_)(" + "|".join(words) + ")(_|$)"
+
+def relation_path(question, anchors):
+    """The hops a question asks for from the entity it names: a list of tuples of families (at
+    most MAX_HOPS), empty when it asks for no relation. `anchors` are the names of the entities
+    it names; the first found in the text is where the path starts. Relation words before it
+    are taken nearest first ("the manager of the team that runs X": RUNS, then MANAGES), then
+    those after it in order ("where does the sister of X live": SIBLING_OF, then LIVES_IN);
+    a word asking for the hop the previous one ended with adds only its other hops ("which
+    company does the sister of X work for": one WORKS_AT hop)."""
+    text = (question or "").lower()
+    start = end = len(text)
+    for name in anchors:
+        at = text.find((name or "").lower())
+        if at >= 0 and name:
+            start, end = at, at + len(name)
+            break
+    before, after = [], []
+    for m in _QUESTION_WORD.finditer(text):
+        hops = QUESTION_WORDS.get(m.group())
+        if hops is None or (m.start() < end and m.end() > start):
+            continue
+        (before if m.end() <= start else after).append((m.start(), hops))
+    path = []
+    for _, hops in sorted(before, key=lambda x: -x[0]) + after:
+        if path and path[-1] == hops[0]:
+            hops = hops[1:]
+        path.extend(hops)
+    return path[:MAX_HOPS]
+
 class StageSearch:
     """The stages of one search over its chosen workspaces; candidate details fetched once."""
+
+    #: A profile's personal stage (exo_private.kb_personal): {settings, saved: {workspace:
+    #: [document ids]}}, set by retrieve when the search has a profile; None: no personal stage.
+    personal = None
 
     def __init__(self, plpy, db, question, chosen, per_workspace, settings, model, embedding, report):
         self.plpy = plpy
@@ -15039,6 +19222,8 @@ class StageSearch:
         common = [list(bands), q.as_of_day, self.per_workspace]
         base = ["text[]", "date", "int"]
         entities = q.entities.get(ws)
+        if stage == "personal":
+            return self.personal_rows(ws, common, base)
         if stage == "exact":
             # A document named by title or file name first: a chunk keeps the first match found.
             rows = []
@@ -15138,6 +19323,42 @@ class StageSearch:
                 for r in rows
                 if r["chunk_id"] is not None
             ], None
+        if stage == "path":
+            # A question that asks for relations ("the daughter-in-law of X", "who manages the
+            # team that runs X") walks them, typed, from X, and gets the chunks stating each hop.
+            if not entities:
+                return [], "no entity of this workspace's graph named in the query"
+            path = relation_path(q.text, [e["name"] for e in entities])
+            if not path:
+                return [], "no relation asked for in the query"
+            rows = run(
+                ("path", ws),
+                self.sql_text("path", ws),
+                ["bigint[]", *base, "text[]", "int"],
+                [
+                    [e["id"] for e in entities],
+                    *common,
+                    [family_pattern(hop) for hop in path],
+                    self.settings["retrieval.graph"]["per_node"],
+                ],
+            )
+            self.report.setdefault("paths", {})[ws] = {
+                "hops": [list(hop) for hop in path],
+                "found": len(rows),
+            }
+            # The last hop's evidence holds the answer (retrieval.rank_weights.match.path); the
+            # hops that lead to it are evidence of the way there.
+            return [
+                {
+                    "chunk_id": r["chunk_id"],
+                    "score": r["score"],
+                    "confident": True,
+                    "charged": r["charged"],
+                    "match": "path" if r["score"] >= 1 else "path_hop",
+                    "detail": "path " + r["detail"],
+                }
+                for r in rows
+            ], None
         if stage == "graph":
             if not entities:
                 return [], "no entity of this workspace's graph named in the query"
@@ -15200,6 +19421,44 @@ class StageSearch:
             ], None
         self.plpy.error("unknown stage " + repr(stage[:100]) + " in retrieval.stages")
 
+    def personal_rows(self, ws, common, base):
+        """The personal stage: the chunks of the user's saved documents in `ws` by similarity to
+        the question (kb.similarity_threshold, kb.local_top_k a document), else by shared words
+        when there is no query embedding (the report says which). Never confident: the global
+        stages still run, and every hit joins the combined-pool rerank."""
+        saved = self.personal["saved"].get(ws)
+        if not saved:
+            return [], "nothing saved in this workspace"
+        kb = self.personal["settings"]
+        mode = self.report["personal"]
+        model = self.model
+        text = self.embedding.vector(self.report) if model["id"] is not None else None
+        if text is not None:
+            key = ("personal", ws, model["id"], model["dimensions"])
+            args = [text, *common, saved, kb["similarity_threshold"], kb["local_top_k"]]
+            rows = self.db.run(key, self.sql_text(*key), ["text", *base, "bigint[]", "float8", "int"], args)
+            mode["mode"] = "similarity"
+            mode["checked"] += saved
+        else:
+            if not self.q.terms:
+                return [], "no query embedding and no searchable words in the query"
+            why = "no embeddings stored yet" if model["id"] is None else self.embedding.error["error_class"]
+            mode["mode"] = f"keyword (no query embedding: {why})"
+            args = [" or ".join(self.q.terms), *common, saved, 0.0, kb["local_top_k"]]
+            key = ("personal_keyword", ws)
+            rows = self.db.run(key, self.sql_text(*key), ["text", *base, "bigint[]", "float8", "int"], args)
+        mode["hits"] += sorted({int(r["detail"]) for r in rows})
+        return [
+            {
+                "chunk_id": r["chunk_id"],
+                "score": r["score"],
+                "confident": False,
+                "charged": r["charged"],
+                "detail": "your base",
+            }
+            for r in rows
+        ], None
+
     def workspaces(self, bands):
         """A WorkspacePool per chosen workspace after its stages over `bands`, each stage run or
         skipped (and why) in pool.stages."""
@@ -15209,7 +19468,7 @@ class StageSearch:
             for ws in self.chosen
         ]
         for pool in pools:
-            for stage in self.settings["retrieval.stages"]:
+            for stage in (["personal"] if self.personal else []) + list(self.settings["retrieval.stages"]):
                 go, why = pool.wants_more()
                 entry = {"stage": stage}
                 if go:
@@ -15349,6 +19608,47 @@ def pool_candidates(search, pools):
     candidates.sort(key=lambda c: c["chunk_id"])
     return candidates
 
+def personal_setup(db, profile, chosen, report):
+    """The personal stage's {settings, saved: {workspace: [document ids]}} for a profile (an
+    unknown one is refused), or None when it saved nothing in the chosen workspaces; starts
+    report["personal"]."""
+    personal = json.loads(
+        db.run(
+            "kb_personal",
+            "select exo_private.kb_personal($1, $2)::text as p",
+            ["text", "text[]"],
+            [profile, chosen],
+        )[0]["p"]
+    )
+    saved = sum(len(ids) for ids in personal["saved"].values())
+    report["personal"] = {"profile": profile, "saved": saved, "mode": None, "checked": [], "hits": []}
+    if not saved:
+        report["personal"]["mode"] = "skipped: nothing claimed or pinned in the workspaces searched"
+        return None
+    return personal
+
+def add_message_similarity(db, results, embedding, model, report):
+    """Each chat result's messages' cosine similarity to the query (chat.similarity, in the order
+    of chat.message_ids; null for a message without a vector): the packet's excerpt shows the
+    message that answers, which often shares no word with the question. Nothing without a query
+    vector."""
+    chats = [c for c in results if c["chat"]]
+    vector = embedding.vector(report) if chats and model["id"] is not None else None
+    if vector is None:
+        return
+    ids = [m for c in chats for m in c["chat"]["message_ids"]]
+    sims = {
+        r["message_id"]: r["similarity"]
+        for r in db.run(
+            "message_similarity",
+            "select * from exo_private.message_similarity($1, $2, $3)",
+            ["bigint[]", "text", "int"],
+            [ids, vector, model["id"]],
+        )
+    }
+    for c in chats:
+        c["chat"] = dict(c["chat"], similarity=[sims.get(m) for m in c["chat"]["message_ids"]])
+
 def result_row(n, c):
     """One result: what exo.search shows, the chat details of a chat chunk (the packet's citation
     and excerpt) and the charged subjects the packet's provenance names."""
@@ -15373,10 +19673,24 @@ def result_row(n, c):
         "charged": c["charged"],
     }
 
-def run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding):
+def run(
+    plpy,
+    SD,
+    GD,
+    query,
+    workspaces,
+    k,
+    per_workspace,
+    open_archive,
+    bridge,
+    as_of,
+    query_embedding,
+    profile=None,
+):
     """{results, report} of one search as JSON text (arguments checked by
     exo_private.check_search_arguments). SD holds the session's prepared statements, GD the
-    session's model budgets."""
+    session's model budgets. With a profile, the personal stage runs first in each workspace
+    over the user's saved documents (report["personal"])."""
     began = time.monotonic()
     db = Statements(plpy, SD)
     settings = load_settings(db)
@@ -15411,6 +19725,8 @@ def run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge,
 
         t = time.monotonic()
         search = StageSearch(plpy, db, q, chosen, per_workspace, settings, model, embedding, report)
+        if profile is not None:
+            search.personal = personal_setup(db, profile, chosen, report)
         pools, bands, fallback = search_with_fallback(search, open_archive)
         timings["stages"] = elapsed_ms(t)
         report["bands"] = list(bands)
@@ -15419,6 +19735,9 @@ def run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge,
             "why": q.archive_why if not fallback else "nothing in the present bands answered",
             "fallback": fallback,
         }
+        if profile is not None:  # the fallback ran the stages twice: each document once
+            for key in ("checked", "hits"):
+                report["personal"][key] = sorted(set(report["personal"][key]))
         for pool in pools:
             ran = [s["stage"] for s in pool.stages if s.get("ran")]
             report["workspaces"][pool.workspace] = {
@@ -15452,6 +19771,7 @@ def run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge,
         ranked = rank(candidates, relevance, weights, today, years, recency, present)
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}
+        add_message_similarity(db, ranked[:k], embedding, model, report)
     finally:
         embedding.close()
 
@@ -15460,16 +19780,16 @@ def run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge,
     report["released"] = released(ranked[:k], q.care.why_released)
     timings["total"] = elapsed_ms(began)
     return json.dumps({"results": results, "report": report})
-return run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding)
+return run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, profile)
 $_$;
 
-ALTER FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'The whole retrieval: temporal signal, staged search per workspace with early stop, deference (time and care decided apart), archive fallback, combined-pool rerank; {results, report}. Reads the first 2,000 characters of the query; its query embedding counts against reader.embed_calls_per_minute. Read through exo.search, exo.search_report, exo.search_json and exo.context_packet.';
+COMMENT ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) IS 'The whole retrieval: temporal signal, staged search per workspace with early stop, deference (time and care decided apart), archive fallback, combined-pool rerank; {results, report}. Reads the first 2,000 characters of the query; its query embedding counts against reader.embed_calls_per_minute. With a profile, the personal stage (the user''s claimed and pinned documents, sql/700_kb.sql) runs first in each workspace. Read through exo.search, exo.search_report, exo.search_json and exo.context_packet.';
 
 --
 -- Name: retry_failed(text, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -15807,18 +20127,13 @@ begin
     where w.name = any(workspaces)
       and not exists (select 1 from exo_private.extraction_generations g where g.workspace = w.name)
     on conflict do nothing;
-    with upserted as (
-        insert into exo_private.entities as e (workspace, generation, type, canonical_key, name, is_owner)
-        select g.workspace, max(g.generation), 'Person'::exo_private.entity_type, owner_key, owner_name, true
-        from exo_private.extraction_generations g
-        where g.workspace = any(workspaces)
-        group by g.workspace
-        on conflict (workspace, generation, type, canonical_key)
-            do update set is_owner = true, name = excluded.name
-            where not e.is_owner or e.name <> excluded.name
-        returning e.id
-    )
-    select coalesce(array_agg(upserted.id), '{}') into ids from upserted;
+    select coalesce(array_agg(exo_private.upsert_entity(g.workspace, g.generation, 'Person', owner_key,
+                                                         owner_name, true) order by g.workspace), '{}')
+      into ids
+    from (select g.workspace, max(g.generation) as generation
+          from exo_private.extraction_generations g
+          where g.workspace = any(workspaces)
+          group by g.workspace) g;
     return ids;
 end
 $$;
@@ -15829,7 +20144,7 @@ ALTER FUNCTION exo_private.seed_owner(workspaces text[]) OWNER TO exo_owner;
 -- Name: FUNCTION seed_owner(workspaces text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.seed_owner(workspaces text[]) IS 'Make the owner''s Person entity (key people.entity_key) exist, is_owner, named as the owner, in the current generation of the given workspaces; returns the entities written. Projection is the caller''s.';
+COMMENT ON FUNCTION exo_private.seed_owner(workspaces text[]) IS 'Make the owner''s Person entity (key people.entity_key) exist, is_owner, named as the owner, in the current generation of the given workspaces (upsert_entity); returns those entities. Projection is the caller''s.';
 
 --
 -- Name: set_embedding_model(text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -15893,6 +20208,8 @@ begin
     -- The owner's chat windows now mention the owner's entity.
     perform exo_private.link_participants(array(
         select d.conversation_id from exo_private.documents d where d.conversation_id is not null));
+    -- And the emails the owner's addresses wrote or received.
+    perform exo_private.link_structure(array(select d.id from exo_private.documents d where d.metadata ? 'from'));
 end
 $$;
 
@@ -15902,7 +20219,7 @@ ALTER FUNCTION exo_private.set_owner(display_name text) OWNER TO exo_owner;
 -- Name: FUNCTION set_owner(display_name text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.set_owner(display_name text) IS 'Name the owner: people''s owner row gets display_name and entity_key; every workspace''s current generation gets an is_owner Person entity for that key (generation 1 of model ''seed'' where there is none), projected into its graph, and the owner''s chat windows mention it (link_participants). Extractions naming the owner merge into it.';
+COMMENT ON FUNCTION exo_private.set_owner(display_name text) IS 'Name the owner: people''s owner row gets display_name and entity_key; every workspace''s current generation gets an is_owner Person entity for that key (generation 1 of model ''seed'' where there is none), projected into its graph, and the owner''s chat windows and emails mention it (link_participants, link_structure). Extractions naming the owner merge into it.';
 
 --
 -- Name: set_setting(text, jsonb, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -16025,6 +20342,87 @@ ALTER FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) OWNER TO exo
 COMMENT ON FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) IS 'The fact rows ids (ord: their position) as a caller whose bridge opens released subjects may see them: each with its open sources (document_id, chunk_id, path, title, written_at, observation_id, source, recorded_at); a fact whose every source is closed (a chunk charged for a subject the bridge leaves closed, a closed document; observations are never charged) is left out, and one last row per subject has only withheld: {subject, facts, how}.';
 
 --
+-- Name: split_entity(bigint, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.split_entity(p_entity bigint, p_alias text) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    ent exo_private.entities;
+    wanted_key text := exo_private.canonical_key(p_alias);
+    split_windows bigint[];
+    new_id bigint;
+    moved jsonb;
+    log_id bigint;
+begin
+    select * into ent from exo_private.entities e where e.id = p_entity for update;
+    if not found then
+        perform exo_private.invalid_argument(format('p_entity: there is no entity %s', p_entity));
+    end if;
+    if wanted_key is null or wanted_key = ent.canonical_key then
+        perform exo_private.invalid_argument(format(
+            'p_alias: %s is not another name of entity %s (%s)', exo_private.quoted(p_alias), p_entity,
+            exo_private.quoted(ent.name)));
+    end if;
+    if not exists (select 1 from exo_private.entity_aliases a where a.entity_id = p_entity and a.alias_key = wanted_key)
+       and not exists (select 1 from exo_private.mentions m
+                       where m.entity_id = p_entity and exo_private.canonical_key(m.surface) = wanted_key) then
+        perform exo_private.invalid_argument(format(
+            'p_alias: entity %s (%s) has no alias or mention named %s', p_entity, exo_private.quoted(ent.name),
+            exo_private.quoted(p_alias)), 'exo entity aliases lists them');
+    end if;
+
+    -- The windows where the entity is named only by that alias: their relations at it move too.
+    select coalesce(array_agg(distinct m.window_id), '{}') into split_windows
+    from exo_private.mentions m
+    where m.entity_id = p_entity and exo_private.canonical_key(m.surface) = wanted_key
+      and not exists (select 1 from exo_private.mentions o
+                      where o.entity_id = p_entity and o.window_id = m.window_id
+                        and exo_private.canonical_key(o.surface) <> wanted_key);
+    moved := jsonb_build_object(
+        'aliases', coalesce((select jsonb_agg(to_jsonb(a)) from exo_private.entity_aliases a
+                             where a.entity_id = p_entity and a.alias_key = wanted_key), '[]'),
+        'mentions', coalesce((select jsonb_agg(to_jsonb(m)) from exo_private.mentions m
+                              where m.entity_id = p_entity
+                                and exo_private.canonical_key(m.surface) = wanted_key), '[]'),
+        'relations', coalesce((select jsonb_agg(to_jsonb(r)) from exo_private.relations r
+                               where (r.subject_id = p_entity or r.object_id = p_entity)
+                                 and r.window_id = any(split_windows)), '[]'));
+    -- The alias goes first, so that upsert_entity makes the name an entity of its own.
+    delete from exo_private.entity_aliases a where a.entity_id = p_entity and a.alias_key = wanted_key;
+    new_id := exo_private.upsert_entity(ent.workspace, ent.generation, ent.type::text, wanted_key,
+                                        pg_catalog.btrim(p_alias));
+    perform exo_private.unproject_entities(array[p_entity]);
+    update exo_private.mentions m
+       set entity_id = new_id
+     where m.entity_id = p_entity and exo_private.canonical_key(m.surface) = wanted_key
+       and not exists (select 1 from exo_private.mentions k
+                       where k.entity_id = new_id and k.window_id = m.window_id
+                         and k.chunk_id is not distinct from m.chunk_id);
+    update exo_private.relations r
+       set subject_id = case when r.subject_id = p_entity then new_id else r.subject_id end,
+           object_id = case when r.object_id = p_entity then new_id else r.object_id end
+     where (r.subject_id = p_entity or r.object_id = p_entity) and r.window_id = any(split_windows)
+       and r.subject_id <> new_id and r.object_id <> new_id;
+    perform exo_private.reproject_entities(array[p_entity, new_id]);
+    insert into exo_private.entity_merge_log (kind, workspace, kept_id, other_id, moved)
+    values ('split', ent.workspace, p_entity, new_id, moved)
+    returning id into log_id;
+    return log_id;
+end
+$$;
+
+ALTER FUNCTION exo_private.split_entity(p_entity bigint, p_alias text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION split_entity(p_entity bigint, p_alias text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.split_entity(p_entity bigint, p_alias text) IS 'Split name p_alias off entity p_entity: the alias row goes, the mentions written with that name move to an entity of that key (upsert_entity: made, of p_entity''s type, when missing), and so do the relations at p_entity in the windows that name it only so. Logged in entity_merge_log (kind split, other_id the new entity); returns the log id. Its inverse is merge_entities.';
+
+--
 -- Name: stage_sql(text, text, integer, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -16131,6 +20529,52 @@ begin
             group by c.id, c.charged_subjects
             order by min(n.depth), count(distinct n.entity_id) desc, max(c.written_at) desc nulls last, c.id
             limit $4 $q$, per_entity / 10, chunks, visible);
+    when 'path' then  -- $1: entity ids, $5: one predicate pattern a hop, $6: neighbours per node
+        -- A typed multi-hop walk (plpy/relation_paths.py): from the named entities, hop i follows
+        -- relations of either origin and direction whose predicate matches $5[i], each node
+        -- expanding at most $6 of them (exo_private.typed_neighbours, hub-safe). Every relation walked
+        -- cites the chunks of its extraction window, those naming its ends first; the last hop's
+        -- evidence (the answer) scores above the hops that lead to it.
+        return format($q$
+            with recursive walk (entity_id, hop, relation_id) as (
+                select s.entity_id, 0, null::bigint from unnest($1::bigint[]) s (entity_id)
+                union
+                select nb.entity_id, w.hop + 1, nb.relation_id
+                from walk w
+                cross join lateral exo_private.typed_neighbours(w.entity_id, $5[w.hop + 1], $6) nb
+                where w.hop < cardinality($5)
+            ), steps as materialized (
+                -- By key, a walked relation at a time: the walk's size is unknown to the planner.
+                select r.id, r.document_id, r.subject_id, r.object_id, r.predicate, x.char_start, x.char_end,
+                       max(w.hop) as hop,
+                       (select e.name from exo_private.entities e where e.id = r.subject_id) || ' '
+                       || r.predicate || ' '
+                       || (select e.name from exo_private.entities e where e.id = r.object_id) as said
+                from walk w
+                cross join lateral (select r.* from exo_private.relations r where r.id = w.relation_id) r
+                cross join lateral (
+                    select x.char_start, x.char_end from exo_private.extraction_windows x where x.id = r.window_id
+                ) x
+                group by r.id, r.document_id, r.subject_id, r.object_id, r.predicate, x.char_start, x.char_end
+            )
+            select c.id as chunk_id,
+                   max(case when st.hop = cardinality($5) then 1.0 else 0.8 end)::float8 as score,
+                   c.charged_subjects as charged,
+                   string_agg(distinct st.said, '; ') as detail
+            from steps st
+            cross join lateral (
+                select c.id, c.charged_subjects, c.written_at
+                from exo_private.%I c
+                where c.document_id = st.document_id and c.char_start < st.char_end
+                  and c.char_end > st.char_start and %s
+                order by (select count(*) from exo_private.mentions m
+                          where m.chunk_id = c.id and m.entity_id in (st.subject_id, st.object_id)) desc,
+                         c.ordinal
+                limit 2
+            ) c
+            group by c.id, c.charged_subjects
+            order by score desc, max(c.written_at) desc nulls last, c.id
+            limit $4 $q$, chunks, visible);
     when 'semantic' then  -- $1: the query vector as text; cosine similarity over the model's HNSW index
         if model_id is null or dimensions is null then
             raise exception 'the semantic stage needs an embedding model and its dimensions';
@@ -16184,6 +20628,47 @@ begin
             order by x.score desc $q$,
             workspace, dimensions, dimensions, chunks, workspace, 'chunk_embeddings_' || workspace, model_id,
             visible);
+    when 'personal' then  -- $1: the query vector as text, $5: a user's saved documents, $6: the similarity threshold, $7: chunks per document
+        -- The personal stage (sql/700_kb.sql): the chunks of the user's claimed and pinned
+        -- documents in this workspace by exact cosine similarity, at most $7 per document, only
+        -- those at $6 or above; each row names its document (detail) for the miss streak.
+        if model_id is null or dimensions is null then
+            raise exception 'the personal stage needs an embedding model and its dimensions';
+        end if;
+        return format($q$
+            select x.chunk_id, x.score, x.charged, x.document_id::text as detail
+            from unnest($5::bigint[]) s (document_id)
+            cross join lateral (
+                select c.id as chunk_id, c.document_id, c.charged_subjects as charged,
+                       (1 - (e.embedding::public.vector(%s) operator(public.<=>) $1::public.vector(%s)))::float8 as score
+                from exo_private.%I c
+                join exo_private.%I e on e.workspace = c.workspace and e.chunk_id = c.id and e.model_id = %s
+                where c.workspace = %L and c.document_id = s.document_id and %s
+                order by score desc, c.id
+                limit $7
+            ) x
+            where x.score >= $6
+            order by x.score desc, x.chunk_id
+            limit $4 $q$,
+            dimensions, dimensions, chunks, 'chunk_embeddings_' || workspace, model_id, workspace, visible);
+    when 'personal_keyword' then  -- $1: the query's words joined by ' or ', $5: saved documents, $7: chunks per document
+        -- The personal stage without a query embedding: the saved documents' chunks that share a
+        -- word with the question, best ts_rank first.
+        return format($q$
+            select x.chunk_id, x.score, x.charged, x.document_id::text as detail
+            from unnest($5::bigint[]) s (document_id)
+            cross join lateral (
+                select c.id as chunk_id, c.document_id, c.charged_subjects as charged,
+                       pg_catalog.ts_rank(pg_catalog.to_tsvector('english', c.body),
+                                          pg_catalog.websearch_to_tsquery('english', $1))::float8 as score
+                from exo_private.%I c
+                where c.workspace = %L and c.document_id = s.document_id and %s
+                  and pg_catalog.to_tsvector('english', c.body) @@ pg_catalog.websearch_to_tsquery('english', $1)
+                order by score desc, c.id
+                limit $7
+            ) x
+            order by x.score desc, x.chunk_id
+            limit $4 $q$, chunks, workspace, visible);
     when 'capsules' then  -- $1: the query's words joined by ' or ' (websearch_to_tsquery's syntax)
         -- The workspace's capsules that match (sql/610_capsules.sql), best first. Of a fresh one,
         -- the chunks its matching lines come from: a capsule points to evidence, never replaces
@@ -16219,7 +20704,7 @@ begin
             limit $4 $q$, workspace, chunks, visible);
     else
         raise exception 'unknown retrieval stage %', left(stage, 100)
-            using hint = 'one of identifier, lexical, entity, document, graph, semantic, participant, capsules';
+            using hint = 'one of identifier, lexical, entity, document, graph, path, semantic, participant, capsules, personal, personal_keyword';
     end case;
 end
 $_$;
@@ -16230,7 +20715,7 @@ ALTER FUNCTION exo_private.stage_sql(stage text, workspace text, model_id intege
 -- Name: FUNCTION stage_sql(stage text, workspace text, model_id integer, dimensions integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer) IS 'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, document, graph, semantic, participant, capsules): $2 the open bands, the present ones or all (a chunk''s band as of $3, exo_private.band_as_of: the stored one when $3 is today or later), $3 the as_of day (nothing written after it), $4 the limit; prepared and cached by exo_private.retrieve, and explained by bench/search_latency.py.';
+COMMENT ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer) IS 'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, document, graph, path (typed multi-hop), semantic, participant, capsules): $2 the open bands, the present ones or all (a chunk''s band as of $3, exo_private.band_as_of: the stored one when $3 is today or later), $3 the as_of day (nothing written after it), $4 the limit; prepared and cached by exo_private.retrieve, and explained by bench/search_latency.py.';
 
 --
 -- Name: stop_runaway_readers(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -16313,6 +20798,43 @@ ALTER FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer, 
 COMMENT ON FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]) IS 'Store vectors of one model for chunks (dimensions checked); returns how many were stored.';
 
 --
+-- Name: store_message_embeddings(text, integer, bigint[], public.vector[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.store_message_embeddings(p_model text, p_dimensions integer, p_message_ids bigint[], p_vectors public.vector[]) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'public', 'pg_temp'
+    AS $$
+declare
+    model int := exo_private.embedding_model_id(p_model, p_dimensions);
+    stored int;
+begin
+    if cardinality(p_message_ids) <> cardinality(p_vectors) then
+        raise exception '% message ids but % vectors', cardinality(p_message_ids), cardinality(p_vectors);
+    end if;
+    if exists (select 1 from unnest(p_vectors) v where vector_dims(v) <> p_dimensions) then
+        raise exception 'a vector does not have the % dimensions model % records', p_dimensions, p_model;
+    end if;
+    -- Messages deleted since (their conversation was) are dropped.
+    insert into exo_private.chat_message_embeddings (message_id, model_id, embedding)
+    select m.id, model, v.vec
+    from unnest(p_message_ids, p_vectors) as v (message_id, vec)
+    join exo_private.chat_messages m on m.id = v.message_id
+    on conflict (message_id, model_id) do update set embedding = excluded.embedding;
+    get diagnostics stored = row_count;
+    return stored;
+end
+$$;
+
+ALTER FUNCTION exo_private.store_message_embeddings(p_model text, p_dimensions integer, p_message_ids bigint[], p_vectors public.vector[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION store_message_embeddings(p_model text, p_dimensions integer, p_message_ids bigint[], p_vectors public.vector[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.store_message_embeddings(p_model text, p_dimensions integer, p_message_ids bigint[], p_vectors public.vector[]) IS 'Store vectors of one model for chat messages (dimensions checked); returns how many were stored.';
+
+--
 -- Name: store_ocr_text(text, text, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -16351,6 +20873,252 @@ ALTER FUNCTION exo_private.store_ocr_text(p_sha256 text, p_body text, p_ocr json
 --
 
 COMMENT ON FUNCTION exo_private.store_ocr_text(p_sha256 text, p_body text, p_ocr jsonb) IS 'Store the text OCR read for content p_sha256 in the text cache (needs_ocr off, p_ocr kept as metadata.ocr) and return the documents of that content waiting at ocr_pending, locked, with the cached metadata: the caller continues each (routing, banding, chunking).';
+
+--
+-- Name: structural_names(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.structural_names(docs bigint[]) RETURNS TABLE(document_id bigint, source text, role text, type exo_private.entity_type, name text, key text, address text, ordinal integer, at timestamp with time zone, predicate text)
+    LANGUAGE plpython3u STABLE ROWS 10
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+"""Who and where a document's structure names, without a model: the people of an email's From,
+To and Cc headers (with their addresses and the message's Date), and the people and places of a
+note's frontmatter keys. Standard library only; inlined into exo_private.structural_names
+(sql/310_structural_graph.sql) and unit-tested as plain Python."""
+
+import datetime
+import email.utils
+import re
+
+"""Text normalisation shared by the database and the worker (stdlib only).
+
+Inlined into plpython3u functions by the migrator (`# exo:include textnorm`),
+and importable as plain Python for tests.
+"""
+
+import re
+import unicodedata
+
+_SPACE = re.compile(r"\s+")
+_EDGE_PUNCT = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+
+def canonical_key(name):
+    """The identity key of a name: NFKC, case-folded, inner whitespace collapsed,
+    surrounding quotes and punctuation removed. "  Jane  DOE. " -> "jane doe".
+    Returns None for None or for a name with nothing left."""
+    if name is None:
+        return None
+    text = unicodedata.normalize("NFKC", name).casefold()
+    text = _SPACE.sub(" ", text).strip().strip(_EDGE_PUNCT).strip()
+    return text or None
+
+EMAIL_ROLES = ("from", "to", "cc")
+#: Most names taken from one header or frontmatter key (a mailing list's To is not a circle of friends).
+MAX_NAMES = 50
+_ADDRESS = re.compile(r"^[^@\s]+@[^@\s]+$")
+_WIKI = re.compile(r"^\[\[([^\]\[|#]+)(?:[#|][^\]\[]*)?\]\]$")
+_SURNAME_FIRST = re.compile(r"^([^\W\d_][\w'.-]*),\s*([^\W\d_][\w'. -]*)$")
+
+def header_people(value: str, was_cut: bool) -> list[tuple[str, str]]:
+    """(name, address) of each well-formed address of a header, address lower-cased, name '' where
+    the header gives none (or gives the address again). "Hale, Prudence" reads as "Prudence Hale".
+    A header cut short loses its last address, which may be partial."""
+    pairs = email.utils.getaddresses([value])
+    if was_cut:
+        pairs = pairs[:-1]
+    people = []
+    for name, address in pairs:
+        address = address.strip().lower()
+        if not _ADDRESS.match(address):
+            continue
+        name = " ".join(name.split())
+        if "@" in name:
+            name = ""
+        if m := _SURNAME_FIRST.match(name):
+            name = f"{m.group(2).strip()} {m.group(1)}"
+        people.append((name, address))
+    return people[:MAX_NAMES]
+
+def frontmatter_names(value, split: bool) -> list[str]:
+    """The names a frontmatter value gives: a string, or a list of strings (YAML reads an unquoted
+    [[Wiki Link]] as a list in a list), each [[link]] unwrapped; with split, a string is also cut at
+    commas and semicolons (a people list, not a place such as "Lyon, France"). Values that are no
+    text (numbers, dates, mappings) and strings without a letter or with an @ name nobody."""
+    items = value if isinstance(value, list) else [value]
+    flat = [x for item in items for x in (item if isinstance(item, list) else [item])]
+    names = []
+    for item in flat:
+        if not isinstance(item, str):
+            continue
+        for part in re.split(r"[,;]", item) if split else [item]:
+            part = " ".join(part.split())
+            if m := _WIKI.match(part):
+                part = m.group(1).strip()
+            if any(c.isalpha() for c in part) and "@" not in part and part not in names:
+                names.append(part)
+    return names[:MAX_NAMES]
+
+def message_time(metadata: dict):
+    """The email's Date header as an aware datetime, or None."""
+    if metadata.get("date_source") != "email Date header":
+        return None
+    try:
+        at = datetime.datetime.fromisoformat(metadata.get("date") or "")
+    except ValueError:
+        return None
+    return at if at.tzinfo else at.replace(tzinfo=datetime.UTC)
+
+def _keyed(keys) -> dict:
+    """A setting's {frontmatter key: predicate}, keys without case."""
+    return {str(k).casefold(): str(v) for k, v in (keys or {}).items()}
+
+def names(metadata: dict, frontmatter: dict, people_keys: dict, place_keys: dict) -> list[dict]:
+    """Every name one document's structure gives, in order: {source, role, type, name, key, address,
+    ordinal, at, predicate}. source is email (role the header: from, to, cc) or frontmatter (role
+    the key as written); name is '' and key None for an address without a name (the caller may know
+    whose it is); predicate is that of the edges to the name (WROTE_TO for To, COPIED for Cc, the
+    key's from people_keys or place_keys), None for the sender."""
+    rows = []
+    if "from" in metadata:  # an email: only its extractor records the header
+        at = message_time(metadata)
+        cut = metadata.get("cut") or {}
+        for role, predicate in zip(EMAIL_ROLES, (None, "WROTE_TO", "COPIED"), strict=True):
+            if not isinstance(metadata.get(role), str):
+                continue
+            for i, (name, address) in enumerate(header_people(metadata[role], role in cut)):
+                key = canonical_key(name) if name else None
+                rows.append(
+                    {"source": "email", "role": role, "type": "Person", "name": name if key else "", "key": key,
+                     "address": address, "ordinal": i, "at": at, "predicate": predicate}
+                )  # fmt: skip
+    people, places = _keyed(people_keys), _keyed(place_keys)
+    for key, value in (frontmatter or {}).items():
+        folded = str(key).casefold()
+        if folded not in people and folded not in places:
+            continue
+        kind, predicate = ("Person", people[folded]) if folded in people else ("Place", places[folded])
+        for i, name in enumerate(frontmatter_names(value, split=kind == "Person")):
+            if name_key := canonical_key(name):
+                rows.append(
+                    {"source": "frontmatter", "role": str(key), "type": kind, "name": name, "key": name_key,
+                     "address": None, "ordinal": i, "at": None, "predicate": predicate}
+                )  # fmt: skip
+    return rows
+import json
+
+keys = {
+    r["key"]: json.loads(r["value"])
+    for r in plpy.execute(
+        "select key, value::text from exo_private.settings where key in ('graph.people_keys', 'graph.place_keys')"
+    )
+}
+people_keys, place_keys = keys.get("graph.people_keys") or {}, keys.get("graph.place_keys") or {}
+rows = plpy.execute(
+    plpy.prepare(
+        """select d.id, d.metadata::text as metadata, d.frontmatter::text as frontmatter
+           from exo_private.documents d
+           where d.id = any($1) and d.conversation_id is null
+             and (d.metadata ? 'from' or d.frontmatter <> '{}'::jsonb)""",
+        ["bigint[]"],
+    ),
+    [docs],
+)
+out = []
+for r in rows:
+    for n in names(json.loads(r["metadata"] or "{}"), json.loads(r["frontmatter"] or "{}"), people_keys, place_keys):
+        out.append(
+            (r["id"], n["source"], n["role"], n["type"], n["name"], n["key"], n["address"], n["ordinal"],
+             n["at"].isoformat() if n["at"] else None, n["predicate"])
+        )  # fmt: skip
+return out
+$_$;
+
+ALTER FUNCTION exo_private.structural_names(docs bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION structural_names(docs bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.structural_names(docs bigint[]) IS 'The names the structure of the given documents gives (plpy/structure.py): email From/To/Cc (source email, role the header, the address, at the Date, predicate WROTE_TO or COPIED) and the frontmatter keys of graph.people_keys and graph.place_keys (source frontmatter, role the key, predicate the key''s). name is empty and key null for an address without a name. Conversation documents are left out (sql/205_chat_graph.sql).';
+
+--
+-- Name: structural_people(bigint[], jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.structural_people(docs bigint[], gens jsonb) RETURNS TABLE(workspace text, generation integer, document_id bigint, window_id bigint, chunk_id bigint, source text, role text, type exo_private.entity_type, name text, key text, address text, ordinal integer, at timestamp with time zone, predicate text, is_owner boolean)
+    LANGUAGE sql STABLE ROWS 10
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- The owner is whoever writes from one of the owner's addresses or bears the owner's name;
+    -- before `exo owner` names them, an owner's address names nobody (as in chats).
+    with owner as (
+        select p.display_name, p.entity_key,
+               array(select pg_catalog.lower(a)
+                     from exo_private.settings s, jsonb_array_elements_text(s.value) a
+                     where s.key = 'graph.owner_addresses')
+               || array(select pg_catalog.lower(i.handle) from exo_private.chat_identities i
+                        where i.person_id = p.id and i.handle like '%@%') as addresses
+        from exo_private.people p
+        where p.is_owner
+    )
+    select d.workspace, (gens ->> d.workspace)::int, d.id, w.id, c.id, n.source, n.role,
+           case when x.is_owner then 'Person' else n.type end,
+           case when x.is_owner then o.display_name else n.name end,
+           case when x.is_owner then o.entity_key else n.key end,
+           n.address, n.ordinal, coalesce(n.at, d.written_at::timestamptz),
+           case when n.predicate is not null then exo_private.normalise_predicate(n.predicate) end, x.is_owner
+    from exo_private.structural_names(docs) n
+    join exo_private.documents d on d.id = n.document_id
+    join exo_private.extraction_windows w on w.document_id = d.id and w.ordinal = 0
+    left join exo_private.chunks c on c.workspace = d.workspace and c.document_id = d.id and c.ordinal = 0
+    left join owner o on true
+    cross join lateral (
+        select coalesce(n.address = any(o.addresses) or n.key = o.entity_key, false) as is_owner
+    ) x
+    where gens ? d.workspace
+      and case when x.is_owner then o.entity_key is not null else n.key is not null end
+$$;
+
+ALTER FUNCTION exo_private.structural_people(docs bigint[], gens jsonb) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION structural_people(docs bigint[], gens jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.structural_people(docs bigint[], gens jsonb) IS 'The names of exo_private.structural_names for documents of the workspaces in gens ({workspace: generation}), each with its document''s first window and chunk; the owner''s address or name gives the owner''s entity key and name (is_owner); names nobody (an address without a name) are left out.';
+
+--
+-- Name: structure_generations(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.structure_generations(workspaces text[]) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    gens jsonb := '{}'::jsonb;
+    ws text;
+begin
+    -- Generation 1 of 'seed' where there is none; share-locked like a merge, so that
+    -- bump_generation waits for the caller's transaction.
+    for ws in select distinct x from unnest(workspaces) x where x is not null order by 1 loop
+        gens := gens || jsonb_build_object(ws, exo_private.current_generation(ws, 'seed'));
+        perform 1 from exo_private.extraction_generations g
+        where g.workspace = ws and g.generation = (gens ->> ws)::int
+        for share;
+    end loop;
+    return gens;
+end
+$$;
+
+ALTER FUNCTION exo_private.structure_generations(workspaces text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION structure_generations(workspaces text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.structure_generations(workspaces text[]) IS 'The current extraction generation of each workspace as {workspace: generation} (generation 1 of model ''seed'' where there is none), each share-locked until the caller commits so that a generation change waits for structural rows being written into it.';
 
 --
 -- Name: train_router(boolean, double precision); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -16651,6 +21419,60 @@ ALTER FUNCTION exo_private.train_router(force boolean, min_change double precisi
 COMMENT ON FUNCTION exo_private.train_router(force boolean, min_change double precision) IS 'Count the words of each workspace''s training documents (router_training) into router_terms and router_classes when the training set or the routing.learned_* counting settings changed since the last training (or force); with min_change (a share, as an ingest passes routing.learned_retrain_share) only when the number of training documents changed by at least that share. Returns {trained, generation, documents, workspaces, terms}.';
 
 --
+-- Name: typed_neighbours(bigint, text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer) RETURNS TABLE(entity_id bigint, relation_id bigint)
+    LANGUAGE sql STABLE ROWS 10
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- The entity's distinct predicates each way, by a loose scan of the (end, predicate) indexes
+    -- (one probe a predicate), are matched against the pattern; only then are relations read,
+    -- those of the matching predicates, at most p_limit, lowest neighbour ids first: an entity
+    -- with thousands of relations of other kinds costs a probe per kind.
+    with recursive outgoing (predicate) as (
+        select min(r.predicate) from exo_private.relations r where r.subject_id = p_entity
+        union all
+        select (select min(r.predicate) from exo_private.relations r
+                where r.subject_id = p_entity and r.predicate > o.predicate)
+        from outgoing o where o.predicate is not null
+    ), incoming (predicate) as (
+        select min(r.predicate) from exo_private.relations r where r.object_id = p_entity
+        union all
+        select (select min(r.predicate) from exo_private.relations r
+                where r.object_id = p_entity and r.predicate > i.predicate)
+        from incoming i where i.predicate is not null
+    )
+    select x.id, x.relation_id
+    from (
+        (select r.object_id as id, r.id as relation_id
+         from outgoing o
+         join exo_private.relations r on r.subject_id = p_entity and r.predicate = o.predicate
+         where o.predicate ~ p_pattern
+         order by r.object_id, r.id
+         limit p_limit)
+        union all
+        (select r.subject_id, r.id
+         from incoming i
+         join exo_private.relations r on r.object_id = p_entity and r.predicate = i.predicate
+         where i.predicate ~ p_pattern
+         order by r.subject_id, r.id
+         limit p_limit)
+    ) x
+    where x.id <> p_entity
+    order by x.id, x.relation_id
+    limit p_limit
+$$;
+
+ALTER FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION typed_neighbours(p_entity bigint, p_pattern text, p_limit integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer) IS 'Neighbours of an entity (either direction, relations of every origin) along relations whose predicate matches the regular expression p_pattern, with the relation, at most p_limit, lowest neighbour ids first. Hub-safe: only the relations of matching predicates are read.';
+
+--
 -- Name: undefer_subject(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -16676,6 +21498,127 @@ ALTER FUNCTION exo_private.undefer_subject(subject_name text) OWNER TO exo_owner
 COMMENT ON FUNCTION exo_private.undefer_subject(subject_name text) IS 'Remove a deferred subject and re-mark all chunks and chat messages; returns chunks re-marked.';
 
 --
+-- Name: unmerge_entities(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.unmerge_entities(p_log_id bigint) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    entry exo_private.entity_merge_log;
+    other_id bigint;
+begin
+    select * into entry from exo_private.entity_merge_log l where l.id = p_log_id for update;
+    if not found or entry.kind <> 'merge' then
+        perform exo_private.invalid_argument(format('p_log_id: %s is no logged merge', p_log_id),
+            'exo entity log lists them; a split is undone by merging the entities again');
+    end if;
+    if entry.undone_at is not null then
+        perform exo_private.invalid_argument(format('p_log_id: merge %s was undone already', p_log_id));
+    end if;
+    perform 1 from exo_private.entities e where e.id = entry.kept_id for update;
+    if not found then
+        perform exo_private.invalid_argument(format(
+            'p_log_id: entity %s of merge %s is gone (a new extraction generation, or its mentions '
+            'were removed); nothing to undo', entry.kept_id, p_log_id));
+    end if;
+    other_id := entry.other_id;
+    if exists (select 1 from exo_private.entities e
+               where e.workspace = entry.workspace and e.generation = (entry.moved -> 'entity' ->> 'generation')::int
+                 and e.canonical_key = entry.moved -> 'entity' ->> 'canonical_key') then
+        perform exo_private.invalid_argument(format(
+            'p_log_id: an entity keyed %s exists again since merge %s; merge or split that one instead',
+            exo_private.quoted(entry.moved -> 'entity' ->> 'canonical_key'), p_log_id));
+    end if;
+
+    perform exo_private.unproject_entities(array[entry.kept_id]);
+    insert into exo_private.entities overriding system value
+    select * from jsonb_populate_record(null::exo_private.entities, entry.moved -> 'entity');
+    delete from exo_private.entity_aliases a
+     where a.entity_id = entry.kept_id and a.how = 'manual'
+       and a.alias_key = entry.moved -> 'entity' ->> 'canonical_key';
+    -- Aliases, mentions and relations go back as they were: the moved rows are taken back, the
+    -- dropped ones re-made.
+    delete from exo_private.entity_aliases a
+     where a.id in (select (x ->> 'id')::bigint from jsonb_array_elements(entry.moved -> 'aliases') x);
+    insert into exo_private.entity_aliases overriding system value
+    select a.id, a.entity_id, a.alias_key, a.surface,
+           (select w.id from exo_private.extraction_windows w where w.id = a.window_id), a.how, a.created_at
+    from jsonb_populate_recordset(null::exo_private.entity_aliases, entry.moved -> 'aliases') a;
+    update exo_private.mentions m
+       set entity_id = other_id
+      from jsonb_array_elements(entry.moved -> 'mentions') x
+     where (x ->> 'moved')::boolean and m.entity_id = entry.kept_id
+       and m.window_id = (x ->> 'window_id')::bigint
+       and m.chunk_id is not distinct from (x ->> 'chunk_id')::bigint;
+    -- (Rows of windows re-made since, or of an entity gone since, stay gone.)
+    insert into exo_private.mentions
+    select m.* from jsonb_populate_recordset(null::exo_private.mentions,
+        (select coalesce(jsonb_agg(x), '[]') from jsonb_array_elements(entry.moved -> 'mentions') x
+         where not (x ->> 'moved')::boolean)) m
+    where exists (select 1 from exo_private.extraction_windows w where w.id = m.window_id)
+    on conflict do nothing;
+    delete from exo_private.relations r
+     where r.id in (select (x ->> 'id')::bigint from jsonb_array_elements(entry.moved -> 'relations') x);
+    insert into exo_private.relations overriding system value
+    select r.* from jsonb_populate_recordset(null::exo_private.relations, entry.moved -> 'relations') r
+    where exists (select 1 from exo_private.extraction_windows w where w.id = r.window_id)
+      and exists (select 1 from exo_private.entities e where e.id = r.subject_id)
+      and exists (select 1 from exo_private.entities e where e.id = r.object_id);
+    perform exo_private.reproject_entities(array[entry.kept_id, other_id]);
+    update exo_private.entity_merge_log l set undone_at = now() where l.id = p_log_id;
+    return other_id;
+end
+$$;
+
+ALTER FUNCTION exo_private.unmerge_entities(p_log_id bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION unmerge_entities(p_log_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.unmerge_entities(p_log_id bigint) IS 'Undo merge p_log_id of entity_merge_log: the merged entity comes back with its id, mentions, relations and aliases as they were, the manual alias goes, both are re-projected, and the log row is marked undone. Returns the restored entity id. Refuses a split, a merge undone already, one whose kept entity is gone, or one whose key is an entity again.';
+
+--
+-- Name: unproject_entities(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.unproject_entities(ids bigint[]) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'ag_catalog', 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    grp record;
+    graph name;
+    vertex_ids ag_catalog.graphid[];
+begin
+    for grp in
+        select e.workspace, e.type, l.id as label_id, array_agg(e.id) as entity_ids
+        from exo_private.entities e
+        join ag_catalog.ag_graph g on g.name = exo_private.graph_name(e.workspace)
+        join ag_catalog.ag_label l on l.graph = g.graphid and l.name = e.type::text and l.kind = 'v'
+        where e.id = any(ids)
+        group by e.workspace, e.type, l.id
+    loop
+        graph := exo_private.graph_name(grp.workspace);
+        vertex_ids := array(select ag_catalog._graphid(grp.label_id, x) from unnest(grp.entity_ids) x);
+        execute format('delete from %I._ag_label_edge x where x.start_id = any($1) or x.end_id = any($1)', graph)
+            using vertex_ids;
+        execute format('delete from %I.%I v where v.id = any($1)', graph, grp.type) using vertex_ids;
+    end loop;
+end
+$_$;
+
+ALTER FUNCTION exo_private.unproject_entities(ids bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION unproject_entities(ids bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.unproject_entities(ids bigint[]) IS 'Delete the AGE vertices of the given entities (under their current type''s label) and every edge at them; the rows stay. Callers re-project what should remain (project_entities, project_relations).';
+
+--
 -- Name: unreleased(text[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -16698,6 +21641,85 @@ ALTER FUNCTION exo_private.unreleased(charged text[], released text[]) OWNER TO 
 --
 
 COMMENT ON FUNCTION exo_private.unreleased(charged text[], released text[]) IS 'The subjects of charged (a chunk''s or a chat message''s charged_subjects) whose key is not among released (exo_private.released_keys): empty when the chunk or message may be shown.';
+
+--
+-- Name: upsert_entity(text, integer, text, text, text, boolean); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean DEFAULT false) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    cue text;
+    ent record;
+    chosen exo_private.entity_type;
+begin
+    if p_key is null or pg_catalog.btrim(p_key) = '' then
+        perform exo_private.invalid_argument('p_key must name the entity (its canonical key), not be blank');
+    end if;
+    if p_name is null or pg_catalog.btrim(p_name) = '' then
+        perform exo_private.invalid_argument('p_name must not be blank');
+    end if;
+    if p_type is null or not p_type = any(enum_range(null::exo_private.entity_type)::text[]) then
+        perform exo_private.invalid_argument(
+            'p_type must be one of ' || array_to_string(enum_range(null::exo_private.entity_type)::text[], ', ')
+            || ', not ' || exo_private.quoted(p_type));
+    end if;
+    -- A name that is no entity's key but another name of one (an alias) is that entity.
+    if not coalesce(p_is_owner, false) and not exists (
+        select 1 from exo_private.entities e
+        where e.workspace = p_workspace and e.generation = p_generation and e.canonical_key = p_key
+    ) then
+        select min(a.entity_id) as id, count(distinct a.entity_id) as n into ent
+        from exo_private.entity_aliases a
+        join exo_private.entities e on e.id = a.entity_id
+        where a.alias_key = p_key and e.workspace = p_workspace and e.generation = p_generation;
+        if ent.n = 1 then
+            return ent.id;
+        end if;
+    end if;
+
+    -- Only a name of two or more words carries a cue (and one word skips the Python call).
+    if pg_catalog.btrim(p_name) ~ '\s' then
+        cue := exo_private.cue_type(p_name, p_type);
+    end if;
+    insert into exo_private.entities as e (workspace, generation, type, canonical_key, name, is_owner, type_votes)
+    values (p_workspace, p_generation,
+            case when p_is_owner then 'Person' else coalesce(cue, p_type) end::exo_private.entity_type,
+            p_key, pg_catalog.btrim(p_name), coalesce(p_is_owner, false), jsonb_build_object(p_type, 1))
+    on conflict (workspace, generation, canonical_key) do update
+        set type_votes = e.type_votes
+                || jsonb_build_object(p_type, coalesce((e.type_votes ->> p_type)::int, 0) + 1),
+            is_owner = e.is_owner or excluded.is_owner,
+            name = case when excluded.is_owner then excluded.name else e.name end
+    returning e.id, e.type, e.is_owner, e.type_votes into ent;
+
+    -- The type: the owner is a Person; else the name's cue; else the type asked for most
+    -- often (a tie keeps the current one).
+    chosen := case
+        when ent.is_owner then 'Person'
+        when cue is not null then cue
+        else (select v.key from jsonb_each_text(ent.type_votes) v
+              order by v.value::int desc, (v.key = ent.type::text) desc, v.key
+              limit 1)
+    end::exo_private.entity_type;
+    if chosen <> ent.type then
+        perform exo_private.unproject_entities(array[ent.id]);
+        update exo_private.entities e set type = chosen where e.id = ent.id;
+        perform exo_private.reproject_entities(array[ent.id]);
+    end if;
+    return ent.id;
+end
+$$;
+
+ALTER FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean) IS 'The entity of canonical key p_key in generation p_generation of p_workspace, created when missing (named p_name), the one place entities are made: one entity per key whatever the type. A key that is no entity''s but an alias of exactly one (entity_aliases) gives that entity. p_type is a vote (type_votes); the type is Person for the owner (p_is_owner), else the name''s cue (cue_type), else the most voted type; a changed type is re-projected. Returns the entity id; raises invalid_parameter_value for a blank key or name or an unknown type.';
 
 --
 -- Name: window_conversation(bigint, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -19534,8 +24556,11 @@ CREATE TABLE exo_private.capsules (
     chunk_ids bigint[] NOT NULL,
     tsv tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, body)) STORED,
     built_at timestamp with time zone DEFAULT now() NOT NULL,
+    scope_key text,
+    note text,
     CONSTRAINT capsules_check CHECK (((scope = 'document'::text) = (document_id IS NOT NULL))),
-    CONSTRAINT capsules_scope_check CHECK ((scope = 'document'::text)),
+    CONSTRAINT capsules_scope_check CHECK ((scope = ANY (ARRAY['document'::text, 'folder'::text, 'workspace'::text, 'entity'::text]))),
+    CONSTRAINT capsules_scope_key_check CHECK (((scope = 'document'::text) = (scope_key IS NULL))),
     CONSTRAINT capsules_sources_check CHECK ((cardinality(sources) > 0))
 );
 
@@ -19545,7 +24570,7 @@ ALTER TABLE exo_private.capsules OWNER TO exo_owner;
 -- Name: TABLE capsules; Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON TABLE exo_private.capsules IS 'Summaries of 400 to 1,200 tokens (this slice: one per document over capsules.min_document_chars), derived and rebuildable; the view exo_private.capsule_states says whether one is fresh.';
+COMMENT ON TABLE exo_private.capsules IS 'Summaries of 400 to 1,200 tokens per document over capsules.min_document_chars and per folder, workspace and much-mentioned entity, derived and rebuildable; the view exo_private.capsule_states says whether one is fresh.';
 
 --
 -- Name: COLUMN capsules.sources; Type: COMMENT; Schema: exo_private; Owner: exo_owner
@@ -19557,7 +24582,7 @@ COMMENT ON COLUMN exo_private.capsules.sources IS 'The documents whose content h
 -- Name: COLUMN capsules.builder; Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON COLUMN exo_private.capsules.builder IS 'The builder and its version (extractive-1: plpy/capsules.py).';
+COMMENT ON COLUMN exo_private.capsules.builder IS 'The builder and its version: extractive-1 (plpy/capsules.py) or model-1 (the chat model''s rewrite of the extractive lines, each sentence validated against the chunk it cites).';
 
 --
 -- Name: COLUMN capsules.stamp; Type: COMMENT; Schema: exo_private; Owner: exo_owner
@@ -19569,13 +24594,25 @@ COMMENT ON COLUMN exo_private.capsules.stamp IS 'The generation: exo_private.cap
 -- Name: COLUMN capsules.sentences; Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON COLUMN exo_private.capsules.sentences IS 'One {chunk_id, start, end} per line of body: the line is that chunk''s body[start:end] with its whitespace collapsed.';
+COMMENT ON COLUMN exo_private.capsules.sentences IS 'One entry per line of body: {chunk_id, start, end} (extractive: the line is that chunk''s body[start:end] with its whitespace collapsed) or {chunk_id} (model-1: the line is grounded in that chunk).';
 
 --
 -- Name: COLUMN capsules.chunk_ids; Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
 COMMENT ON COLUMN exo_private.capsules.chunk_ids IS 'The chunks the capsule cites, each once.';
+
+--
+-- Name: COLUMN capsules.scope_key; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.capsules.scope_key IS 'What a group capsule summarises: a folder ("source id:folder path"), a workspace (its name) or an entity (its canonical key); null for a document capsule.';
+
+--
+-- Name: COLUMN capsules.note; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.capsules.note IS 'Why the builder fell back to the extractive one (the model''s reply failed validation, the chat endpoint failed), or null.';
 
 --
 -- Name: capsule_states; Type: VIEW; Schema: exo_private; Owner: exo_owner
@@ -19618,6 +24655,7 @@ CREATE TABLE exo_private.entities (
     name text NOT NULL,
     is_owner boolean DEFAULT false NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    type_votes jsonb DEFAULT '{}'::jsonb NOT NULL,
     CONSTRAINT entities_canonical_key_check CHECK ((canonical_key <> ''::text))
 );
 
@@ -19627,7 +24665,13 @@ ALTER TABLE exo_private.entities OWNER TO exo_owner;
 -- Name: TABLE entities; Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON TABLE exo_private.entities IS 'Graph nodes. Identity is (workspace, type, canonical key) within a generation: one node per name per workspace, however many documents mention it.';
+COMMENT ON TABLE exo_private.entities IS 'Graph nodes. Identity is (workspace, canonical key) within a generation, whatever the type: one node per name per workspace, however many documents mention it; exo_private.upsert_entity creates them and chooses the type by evidence.';
+
+--
+-- Name: COLUMN entities.type_votes; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.entities.type_votes IS 'How often each type was asked for this entity ({"Person": 3, "Place": 1}): the evidence upsert_entity chooses the type by when the name carries no organisation or place cue.';
 
 --
 -- Name: fact_sources; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -19804,6 +24848,41 @@ ALTER VIEW exo_private.audit_findings OWNER TO exo_owner;
 COMMENT ON VIEW exo_private.audit_findings IS 'The self-audit''s findings now: reason (source gone, source changed, contradicted, capsule stale, entity gone; see sql/630_audit.sql), fact_id or capsule_id, workspace, detail. Only current facts are checked; exo_private.audit() closes the source gone ones.';
 
 --
+-- Name: audit_runs; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.audit_runs (
+    id bigint NOT NULL,
+    ran_at timestamp with time zone DEFAULT now() NOT NULL,
+    findings jsonb NOT NULL,
+    closed_now integer NOT NULL,
+    facts bigint NOT NULL,
+    closed bigint NOT NULL,
+    by_reason jsonb NOT NULL
+);
+
+ALTER TABLE exo_private.audit_runs OWNER TO exo_owner;
+
+--
+-- Name: TABLE audit_runs; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.audit_runs IS 'One row per run of exo_private.audit() (pg_cron daily, exo audit): findings (per reason, as found), closed_now (facts it closed), facts (all rows), closed (rows no longer current) and by_reason (per close reason: closed rows). exo.audit_summary reads the newest.';
+
+--
+-- Name: audit_runs_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.audit_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.audit_runs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: capsules_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -19889,6 +24968,24 @@ ALTER TABLE exo_private.chat_identities ALTER COLUMN id ADD GENERATED ALWAYS AS 
     NO MAXVALUE
     CACHE 1
 );
+
+--
+-- Name: chat_message_embeddings; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.chat_message_embeddings (
+    message_id bigint NOT NULL,
+    model_id integer NOT NULL,
+    embedding public.vector NOT NULL
+);
+
+ALTER TABLE exo_private.chat_message_embeddings OWNER TO exo_owner;
+
+--
+-- Name: TABLE chat_message_embeddings; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.chat_message_embeddings IS 'One vector per chat message and embedding model, of "Sender: text"; read by exo_private.message_similarity to choose the lines of a chat window''s excerpt.';
 
 --
 -- Name: chat_messages_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
@@ -20212,6 +25309,103 @@ ALTER TABLE exo_private.entities ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTIT
 );
 
 --
+-- Name: entity_addresses; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.entity_addresses (
+    document_id bigint NOT NULL,
+    window_id bigint NOT NULL,
+    workspace text NOT NULL,
+    canonical_key text NOT NULL,
+    address text NOT NULL,
+    name text NOT NULL,
+    CONSTRAINT entity_addresses_address_check CHECK ((address ~ '^[^@[:space:]]+@[^@[:space:]]+$'::text)),
+    CONSTRAINT entity_addresses_canonical_key_check CHECK ((canonical_key <> ''::text))
+);
+
+ALTER TABLE exo_private.entity_addresses OWNER TO exo_owner;
+
+--
+-- Name: TABLE entity_addresses; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.entity_addresses IS 'Identity evidence: the email address a header gave with a Person''s name, in the document whose header it is (kept by canonical key, so it outlives a graph generation; it goes with the document''s windows, as its mentions do).';
+
+--
+-- Name: entity_aliases; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.entity_aliases (
+    id bigint NOT NULL,
+    entity_id bigint NOT NULL,
+    alias_key text NOT NULL,
+    surface text NOT NULL,
+    window_id bigint,
+    how text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT entity_aliases_alias_key_check CHECK ((alias_key <> ''::text)),
+    CONSTRAINT entity_aliases_how_check CHECK ((how = ANY (ARRAY['surname'::text, 'first_name'::text, 'manual'::text])))
+);
+
+ALTER TABLE exo_private.entity_aliases OWNER TO exo_owner;
+
+--
+-- Name: TABLE entity_aliases; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.entity_aliases IS 'Other names of an entity, with their evidence: "Hale" for Prudence Hale because a window named both (how surname or first_name, window_id that window), or a person''s merge (manual). Later windows resolve a name through them (upsert_entity).';
+
+--
+-- Name: entity_aliases_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.entity_aliases ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.entity_aliases_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: entity_merge_log; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.entity_merge_log (
+    id bigint NOT NULL,
+    kind text NOT NULL,
+    workspace text NOT NULL,
+    kept_id bigint NOT NULL,
+    other_id bigint NOT NULL,
+    moved jsonb NOT NULL,
+    made_at timestamp with time zone DEFAULT now() NOT NULL,
+    undone_at timestamp with time zone,
+    CONSTRAINT entity_merge_log_kind_check CHECK ((kind = ANY (ARRAY['merge'::text, 'split'::text])))
+);
+
+ALTER TABLE exo_private.entity_merge_log OWNER TO exo_owner;
+
+--
+-- Name: TABLE entity_merge_log; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.entity_merge_log IS 'Manual corrections of entity identity (exo entity merge / split): kept_id the entity that stays, other_id the one merged into it or split out of it; moved holds what moved (the merged entity''s row, its mentions, relations and aliases, the rows dropped as repeats) so that unmerge_entities restores it.';
+
+--
+-- Name: entity_merge_log_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.entity_merge_log ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.entity_merge_log_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: extraction_generations; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -20363,6 +25557,137 @@ ALTER TABLE exo_private.job_failures ALTER COLUMN id ADD GENERATED ALWAYS AS IDE
 );
 
 --
+-- Name: kb_items; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.kb_items (
+    profile_id bigint NOT NULL,
+    document_id bigint NOT NULL,
+    state exo_private.kb_state DEFAULT 'global'::exo_private.kb_state NOT NULL,
+    forced boolean DEFAULT false NOT NULL,
+    fetch_count integer DEFAULT 0 NOT NULL,
+    first_fetched_at timestamp with time zone,
+    last_fetched_at timestamp with time zone,
+    last_chunks bigint[] DEFAULT '{}'::bigint[] NOT NULL,
+    absent_streak integer DEFAULT 0 NOT NULL,
+    declines integer DEFAULT 0 NOT NULL,
+    next_suggestion_at integer NOT NULL,
+    miss_streak integer DEFAULT 0 NOT NULL,
+    cache_checks integer DEFAULT 0 NOT NULL,
+    cache_hits integer DEFAULT 0 NOT NULL,
+    thumbs integer DEFAULT 0 NOT NULL,
+    score double precision,
+    scored_at timestamp with time zone,
+    high_since timestamp with time zone,
+    low_since timestamp with time zone,
+    state_changed_at timestamp with time zone NOT NULL
+);
+
+ALTER TABLE exo_private.kb_items OWNER TO exo_owner;
+
+--
+-- Name: TABLE kb_items; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.kb_items IS 'One row per user and document once the document was returned to the user or acted on.';
+
+--
+-- Name: COLUMN kb_items.forced; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.kb_items.forced IS 'Pinned by the user (force_pin): never demoted by score or misses.';
+
+--
+-- Name: COLUMN kb_items.absent_streak; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.kb_items.absent_streak IS 'Consecutive searches of the user that did not return the document (resets fetch_count at kb.reset_threshold).';
+
+--
+-- Name: COLUMN kb_items.next_suggestion_at; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.kb_items.next_suggestion_at IS 'The fetch count at which the document is suggested: kb.fetch_threshold, after the n-th decline fetch_count + kb.fetch_threshold x 2^n.';
+
+--
+-- Name: COLUMN kb_items.miss_streak; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.kb_items.miss_streak IS 'Consecutive personal-stage checks in which none of the document''s chunks passed kb.similarity_threshold.';
+
+--
+-- Name: COLUMN kb_items.thumbs; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.kb_items.thumbs IS 'Thumbs up minus thumbs down.';
+
+--
+-- Name: COLUMN kb_items.high_since; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.kb_items.high_since IS 'The score''s history for the hold days: since when it has been at or above kb.pin_score (null: it is not).';
+
+--
+-- Name: COLUMN kb_items.low_since; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.kb_items.low_since IS 'Since when the score has been below kb.demote_score (null: it is not).';
+
+--
+-- Name: kb_profiles; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.kb_profiles (
+    id bigint NOT NULL,
+    name text NOT NULL,
+    searches bigint DEFAULT 0 NOT NULL,
+    window_started_at timestamp with time zone,
+    window_writes integer DEFAULT 0 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT kb_profiles_name_check CHECK ((name ~ '^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$'::text))
+);
+
+ALTER TABLE exo_private.kb_profiles OWNER TO exo_owner;
+
+--
+-- Name: TABLE kb_profiles; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.kb_profiles IS 'Users (people or agent profiles) with a personal base: exo user add NAME. searches counts the searches recorded; window_started_at and window_writes cap the writes per minute (kb.writes_per_minute).';
+
+--
+-- Name: kb_profiles_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.kb_profiles ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.kb_profiles_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: kb_transitions; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.kb_transitions (
+    from_state exo_private.kb_state NOT NULL,
+    event text NOT NULL,
+    to_state exo_private.kb_state NOT NULL,
+    guard text NOT NULL
+);
+
+ALTER TABLE exo_private.kb_transitions OWNER TO exo_owner;
+
+--
+-- Name: TABLE kb_transitions; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.kb_transitions IS 'Every lifecycle transition (from_state, event) -> to_state, with the guard that raises the event. A state change not listed here is refused.';
+
+--
 -- Name: mentions; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -20482,6 +25807,10 @@ CREATE TABLE exo_private.relations (
     document_id bigint NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     origin text DEFAULT 'model'::text NOT NULL,
+    first_at timestamp with time zone,
+    last_at timestamp with time zone,
+    message_count integer,
+    CONSTRAINT relations_message_count_check CHECK ((message_count >= 0)),
     CONSTRAINT relations_origin_check CHECK ((origin = ANY (ARRAY['model'::text, 'structure'::text]))),
     CONSTRAINT relations_predicate_check CHECK ((predicate ~ '^[A-Z][A-Z0-9_]{0,62}$'::text))
 );
@@ -20499,6 +25828,24 @@ COMMENT ON TABLE exo_private.relations IS 'Subject-predicate-object triples from
 --
 
 COMMENT ON COLUMN exo_private.relations.origin IS 'model: graph extraction returned it; structure: known from the source itself (people who talked in one chat window).';
+
+--
+-- Name: COLUMN relations.first_at; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.relations.first_at IS 'Structural relations: when the first message of the exchange was sent (a chat pair''s first message in the window, an email''s Date, a note''s date); null for model relations.';
+
+--
+-- Name: COLUMN relations.last_at; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.relations.last_at IS 'Structural relations: when the last message of the exchange was sent; null for model relations.';
+
+--
+-- Name: COLUMN relations.message_count; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.relations.message_count IS 'Structural relations: messages the exchange held (the two people''s messages in a chat window, 1 for an email); null where there are no messages (frontmatter, model relations).';
 
 --
 -- Name: relations_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
@@ -20644,6 +25991,33 @@ ALTER TABLE exo_private.sources ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY
     NO MAXVALUE
     CACHE 1
 );
+
+--
+-- Name: structural_edges; Type: VIEW; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE VIEW exo_private.structural_edges AS
+ SELECT workspace,
+    generation,
+    subject_id,
+    predicate,
+    object_id,
+    min(first_at) AS first_at,
+    max(last_at) AS last_at,
+    sum(message_count) AS message_count,
+    count(DISTINCT window_id) AS windows,
+    count(DISTINCT document_id) AS documents
+   FROM exo_private.relations r
+  WHERE (origin = 'structure'::text)
+  GROUP BY workspace, generation, subject_id, predicate, object_id;
+
+ALTER VIEW exo_private.structural_edges OWNER TO exo_owner;
+
+--
+-- Name: VIEW structural_edges; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON VIEW exo_private.structural_edges IS 'One row per structural edge (workspace, generation, subject, predicate, object) across its evidence: when the first and the last message were sent, how many messages (a chat pair''s in every window they shared, one per email), in how many windows and documents; each window''s own relation row stays in exo_private.relations.';
 
 --
 -- Name: text_cache; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -21417,6 +26791,13 @@ ALTER TABLE ONLY graph_technical._ag_label_edge ALTER COLUMN id SET DEFAULT ag_c
 ALTER TABLE ONLY graph_technical._ag_label_vertex ALTER COLUMN id SET DEFAULT ag_catalog._graphid((ag_catalog._label_id('graph_technical'::name, '_ag_label_vertex'::name))::integer, nextval('graph_technical._ag_label_vertex_id_seq'::regclass));
 
 --
+-- Name: audit_runs audit_runs_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.audit_runs
+    ADD CONSTRAINT audit_runs_pkey PRIMARY KEY (id);
+
+--
 -- Name: capsules capsules_document_id_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -21457,6 +26838,13 @@ ALTER TABLE ONLY exo_private.chat_identities
 
 ALTER TABLE ONLY exo_private.chat_identities
     ADD CONSTRAINT chat_identities_source_handle_key UNIQUE (source, handle);
+
+--
+-- Name: chat_message_embeddings chat_message_embeddings_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chat_message_embeddings
+    ADD CONSTRAINT chat_message_embeddings_pkey PRIMARY KEY (message_id, model_id);
 
 --
 -- Name: chat_messages chat_messages_conversation_id_dedupe_key_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -21648,11 +27036,39 @@ ALTER TABLE ONLY exo_private.entities
     ADD CONSTRAINT entities_pkey PRIMARY KEY (id);
 
 --
--- Name: entities entities_workspace_generation_type_canonical_key_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+-- Name: entities entities_workspace_generation_canonical_key_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
 ALTER TABLE ONLY exo_private.entities
-    ADD CONSTRAINT entities_workspace_generation_type_canonical_key_key UNIQUE (workspace, generation, type, canonical_key);
+    ADD CONSTRAINT entities_workspace_generation_canonical_key_key UNIQUE (workspace, generation, canonical_key);
+
+--
+-- Name: entity_addresses entity_addresses_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.entity_addresses
+    ADD CONSTRAINT entity_addresses_pkey PRIMARY KEY (document_id, canonical_key, address);
+
+--
+-- Name: entity_aliases entity_aliases_entity_id_alias_key_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.entity_aliases
+    ADD CONSTRAINT entity_aliases_entity_id_alias_key_key UNIQUE (entity_id, alias_key);
+
+--
+-- Name: entity_aliases entity_aliases_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.entity_aliases
+    ADD CONSTRAINT entity_aliases_pkey PRIMARY KEY (id);
+
+--
+-- Name: entity_merge_log entity_merge_log_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.entity_merge_log
+    ADD CONSTRAINT entity_merge_log_pkey PRIMARY KEY (id);
 
 --
 -- Name: extraction_generations extraction_generations_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -21702,6 +27118,34 @@ ALTER TABLE ONLY exo_private.ingest_runs
 
 ALTER TABLE ONLY exo_private.job_failures
     ADD CONSTRAINT job_failures_pkey PRIMARY KEY (id);
+
+--
+-- Name: kb_items kb_items_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.kb_items
+    ADD CONSTRAINT kb_items_pkey PRIMARY KEY (profile_id, document_id);
+
+--
+-- Name: kb_profiles kb_profiles_name_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.kb_profiles
+    ADD CONSTRAINT kb_profiles_name_key UNIQUE (name);
+
+--
+-- Name: kb_profiles kb_profiles_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.kb_profiles
+    ADD CONSTRAINT kb_profiles_pkey PRIMARY KEY (id);
+
+--
+-- Name: kb_transitions kb_transitions_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.kb_transitions
+    ADD CONSTRAINT kb_transitions_pkey PRIMARY KEY (from_state, event);
 
 --
 -- Name: mentions mentions_entity_id_window_id_chunk_id_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -21963,6 +27407,12 @@ ALTER TABLE ONLY pgmq.topic_bindings
     ADD CONSTRAINT topic_bindings_unique_pattern_queue UNIQUE (pattern, queue_name);
 
 --
+-- Name: capsules_group_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE UNIQUE INDEX capsules_group_idx ON exo_private.capsules USING btree (workspace, scope, scope_key) WHERE (scope <> 'document'::text);
+
+--
 -- Name: capsules_tsv_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -22125,6 +27575,18 @@ CREATE INDEX documents_file_name_idx ON exo_private.documents USING btree (file_
 CREATE INDEX documents_file_stem_idx ON exo_private.documents USING btree (file_stem);
 
 --
+-- Name: documents_in_reply_to_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX documents_in_reply_to_idx ON exo_private.documents USING btree (((metadata ->> 'in_reply_to'::text))) WHERE (metadata ? 'in_reply_to'::text);
+
+--
+-- Name: documents_message_id_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX documents_message_id_idx ON exo_private.documents USING btree (((metadata ->> 'message_id'::text))) WHERE (metadata ? 'message_id'::text);
+
+--
 -- Name: documents_path_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -22171,6 +27633,30 @@ CREATE INDEX entities_key_idx ON exo_private.entities USING btree (canonical_key
 --
 
 CREATE INDEX entities_person_first_key_idx ON exo_private.entities USING btree (workspace, split_part(canonical_key, ' '::text, 1)) WHERE (type = 'Person'::exo_private.entity_type);
+
+--
+-- Name: entity_addresses_address_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX entity_addresses_address_idx ON exo_private.entity_addresses USING btree (workspace, address);
+
+--
+-- Name: entity_addresses_key_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX entity_addresses_key_idx ON exo_private.entity_addresses USING btree (workspace, canonical_key);
+
+--
+-- Name: entity_addresses_window_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX entity_addresses_window_idx ON exo_private.entity_addresses USING btree (window_id);
+
+--
+-- Name: entity_aliases_key_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX entity_aliases_key_idx ON exo_private.entity_aliases USING btree (alias_key);
 
 --
 -- Name: fact_sources_chunk_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -22221,6 +27707,18 @@ CREATE INDEX facts_words_idx ON exo_private.facts USING gin (to_tsvector('simple
 CREATE INDEX job_failures_target_idx ON exo_private.job_failures USING btree (queue, target_id);
 
 --
+-- Name: kb_items_document_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX kb_items_document_idx ON exo_private.kb_items USING btree (document_id);
+
+--
+-- Name: kb_items_state_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX kb_items_state_idx ON exo_private.kb_items USING btree (profile_id, state);
+
+--
 -- Name: mentions_chunk_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -22257,10 +27755,28 @@ CREATE UNIQUE INDEX people_one_owner ON exo_private.people USING btree (is_owner
 CREATE INDEX relations_object_idx ON exo_private.relations USING btree (object_id, subject_id);
 
 --
+-- Name: relations_object_predicate_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX relations_object_predicate_idx ON exo_private.relations USING btree (object_id, predicate, subject_id);
+
+--
+-- Name: relations_structure_document_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX relations_structure_document_idx ON exo_private.relations USING btree (document_id) WHERE (origin = 'structure'::text);
+
+--
 -- Name: relations_subject_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
 CREATE INDEX relations_subject_idx ON exo_private.relations USING btree (subject_id, object_id);
+
+--
+-- Name: relations_subject_predicate_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX relations_subject_predicate_idx ON exo_private.relations USING btree (subject_id, predicate, object_id);
 
 --
 -- Name: unreadable_folders_key_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -22497,6 +28013,12 @@ ALTER INDEX exo_private.chunks_workspace_document_id_ordinal_key ATTACH PARTITIO
 CREATE TRIGGER documents_queue_capsule AFTER UPDATE OF stage ON exo_private.documents FOR EACH ROW WHEN ((new.stage = 'chunked'::exo_private.document_stage)) EXECUTE FUNCTION exo_private.queue_capsule();
 
 --
+-- Name: relations drop_relation_edges; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER drop_relation_edges AFTER DELETE ON exo_private.relations REFERENCING OLD TABLE AS old_relations FOR EACH STATEMENT EXECUTE FUNCTION exo_private.drop_relation_edges();
+
+--
 -- Name: mentions drop_unmentioned_entities; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
 --
 
@@ -22620,6 +28142,20 @@ ALTER TABLE ONLY exo_private.chat_identities
     ADD CONSTRAINT chat_identities_person_id_fkey FOREIGN KEY (person_id) REFERENCES exo_private.people(id) ON DELETE SET NULL;
 
 --
+-- Name: chat_message_embeddings chat_message_embeddings_message_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chat_message_embeddings
+    ADD CONSTRAINT chat_message_embeddings_message_id_fkey FOREIGN KEY (message_id) REFERENCES exo_private.chat_messages(id) ON DELETE CASCADE;
+
+--
+-- Name: chat_message_embeddings chat_message_embeddings_model_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.chat_message_embeddings
+    ADD CONSTRAINT chat_message_embeddings_model_id_fkey FOREIGN KEY (model_id) REFERENCES exo_private.embedding_models(id);
+
+--
 -- Name: chat_messages chat_messages_conversation_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -22739,6 +28275,48 @@ ALTER TABLE ONLY exo_private.entities
     ADD CONSTRAINT entities_workspace_generation_fkey FOREIGN KEY (workspace, generation) REFERENCES exo_private.extraction_generations(workspace, generation) ON DELETE CASCADE;
 
 --
+-- Name: entity_addresses entity_addresses_document_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.entity_addresses
+    ADD CONSTRAINT entity_addresses_document_id_fkey FOREIGN KEY (document_id) REFERENCES exo_private.documents(id) ON DELETE CASCADE;
+
+--
+-- Name: entity_addresses entity_addresses_window_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.entity_addresses
+    ADD CONSTRAINT entity_addresses_window_id_fkey FOREIGN KEY (window_id) REFERENCES exo_private.extraction_windows(id) ON DELETE CASCADE;
+
+--
+-- Name: entity_addresses entity_addresses_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.entity_addresses
+    ADD CONSTRAINT entity_addresses_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name);
+
+--
+-- Name: entity_aliases entity_aliases_entity_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.entity_aliases
+    ADD CONSTRAINT entity_aliases_entity_id_fkey FOREIGN KEY (entity_id) REFERENCES exo_private.entities(id) ON DELETE CASCADE;
+
+--
+-- Name: entity_aliases entity_aliases_window_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.entity_aliases
+    ADD CONSTRAINT entity_aliases_window_id_fkey FOREIGN KEY (window_id) REFERENCES exo_private.extraction_windows(id) ON DELETE SET NULL;
+
+--
+-- Name: entity_merge_log entity_merge_log_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.entity_merge_log
+    ADD CONSTRAINT entity_merge_log_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name) ON DELETE CASCADE;
+
+--
 -- Name: extraction_generations extraction_generations_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -22793,6 +28371,20 @@ ALTER TABLE ONLY exo_private.facts
 
 ALTER TABLE ONLY exo_private.ingest_runs
     ADD CONSTRAINT ingest_runs_source_id_fkey FOREIGN KEY (source_id) REFERENCES exo_private.sources(id) ON DELETE CASCADE;
+
+--
+-- Name: kb_items kb_items_document_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.kb_items
+    ADD CONSTRAINT kb_items_document_id_fkey FOREIGN KEY (document_id) REFERENCES exo_private.documents(id) ON DELETE CASCADE;
+
+--
+-- Name: kb_items kb_items_profile_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.kb_items
+    ADD CONSTRAINT kb_items_profile_id_fkey FOREIGN KEY (profile_id) REFERENCES exo_private.kb_profiles(id) ON DELETE CASCADE;
 
 --
 -- Name: mentions mentions_document_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -23023,6 +28615,7 @@ GRANT USAGE ON SCHEMA exo TO exo_writer;
 --
 
 GRANT USAGE ON SCHEMA exo_private TO exo_api;
+GRANT USAGE ON SCHEMA exo_private TO exo_kb;
 GRANT USAGE ON SCHEMA exo_private TO exo_writer;
 
 --
@@ -23075,20 +28668,20 @@ GRANT ALL ON FUNCTION exo.audit_summary() TO exo_reader;
 GRANT ALL ON FUNCTION exo.audit_summary() TO exo_writer;
 
 --
--- Name: FUNCTION context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_reader;
-GRANT ALL ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_reader;
+GRANT ALL ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_writer;
 
 --
--- Name: FUNCTION context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_reader;
-GRANT ALL ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_reader;
+GRANT ALL ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_writer;
 
 --
 -- Name: FUNCTION conversation(conversation text, max_messages integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
@@ -23163,6 +28756,70 @@ GRANT ALL ON FUNCTION exo.facts_search(query text, max_results integer, bridge t
 GRANT ALL ON FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) TO exo_writer;
 
 --
+-- Name: FUNCTION kb_accept_suggestion(profile text, document_id bigint); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.kb_accept_suggestion(profile text, document_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_accept_suggestion(profile text, document_id bigint) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_accept_suggestion(profile text, document_id bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_decline_suggestion(profile text, document_id bigint); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.kb_decline_suggestion(profile text, document_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_decline_suggestion(profile text, document_id bigint) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_decline_suggestion(profile text, document_id bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_force_pin(profile text, document_id bigint); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.kb_force_pin(profile text, document_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_force_pin(profile text, document_id bigint) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_force_pin(profile text, document_id bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_force_remove(profile text, document_id bigint); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.kb_force_remove(profile text, document_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_force_remove(profile text, document_id bigint) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_force_remove(profile text, document_id bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_items(profile text); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.kb_items(profile text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_items(profile text) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_items(profile text) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_record_use(profile text, document_ids bigint[], chunk_ids bigint[]); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.kb_record_use(profile text, document_ids bigint[], chunk_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_record_use(profile text, document_ids bigint[], chunk_ids bigint[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_record_use(profile text, document_ids bigint[], chunk_ids bigint[]) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_thumbs_down(profile text, document_id bigint); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.kb_thumbs_down(profile text, document_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_thumbs_down(profile text, document_id bigint) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_thumbs_down(profile text, document_id bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_thumbs_up(profile text, document_id bigint); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.kb_thumbs_up(profile text, document_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_thumbs_up(profile text, document_id bigint) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_thumbs_up(profile text, document_id bigint) TO exo_writer;
+
+--
 -- Name: FUNCTION person_history(name text, max_results integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
@@ -23179,12 +28836,12 @@ GRANT ALL ON FUNCTION exo.related(entity text, workspace text, depth integer, pe
 GRANT ALL ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[]) TO exo_writer;
 
 --
--- Name: FUNCTION search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_reader;
-GRANT ALL ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_reader;
+GRANT ALL ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_writer;
 
 --
 -- Name: FUNCTION search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
@@ -23195,12 +28852,12 @@ GRANT ALL ON FUNCTION exo.search_entities(name text, entity_type text, workspace
 GRANT ALL ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]) TO exo_writer;
 
 --
--- Name: FUNCTION search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_reader;
-GRANT ALL ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_reader;
+GRANT ALL ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_writer;
 
 --
 -- Name: FUNCTION search_messages(query text, max_results integer, bridge text[], open_archive boolean, as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api
@@ -23211,12 +28868,12 @@ GRANT ALL ON FUNCTION exo.search_messages(query text, max_results integer, bridg
 GRANT ALL ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[], open_archive boolean, as_of timestamp with time zone) TO exo_writer;
 
 --
--- Name: FUNCTION search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_reader;
-GRANT ALL ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_reader;
+GRANT ALL ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_writer;
 
 --
 -- Name: FUNCTION setting(setting_key text); Type: ACL; Schema: exo; Owner: exo_api
@@ -23283,6 +28940,14 @@ GRANT ALL ON FUNCTION exo_private.agtype_jsonb(value text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.agtype_jsonb(value text) TO exo_writer;
 
 --
+-- Name: FUNCTION attribute_subject(p_subject text, p_document_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.attribute_subject(p_subject text, p_document_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.attribute_subject(p_subject text, p_document_id bigint) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.attribute_subject(p_subject text, p_document_id bigint) TO exo_writer;
+
+--
 -- Name: FUNCTION audit(); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -23315,6 +28980,14 @@ GRANT ALL ON FUNCTION exo_private.build_capsule(p_document_id bigint) TO exo_api
 GRANT ALL ON FUNCTION exo_private.build_capsule(p_document_id bigint) TO exo_writer;
 
 --
+-- Name: FUNCTION build_group_capsule(p_workspace text, p_scope text, p_key text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.build_group_capsule(p_workspace text, p_scope text, p_key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.build_group_capsule(p_workspace text, p_scope text, p_key text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.build_group_capsule(p_workspace text, p_scope text, p_key text) TO exo_writer;
+
+--
 -- Name: FUNCTION build_packet(retrieved jsonb, query text, token_budget integer); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -23345,6 +29018,22 @@ GRANT ALL ON FUNCTION exo_private.canonical_key(name text) TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.canonical_keys(names text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.canonical_keys(names text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.canonical_keys(names text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION capsule_folder(p_source_id integer, p_path text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.capsule_folder(p_source_id integer, p_path text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.capsule_folder(p_source_id integer, p_path text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.capsule_folder(p_source_id integer, p_path text) TO exo_writer;
+
+--
+-- Name: FUNCTION capsule_job(message jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.capsule_job(message jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.capsule_job(message jsonb) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.capsule_job(message jsonb) TO exo_writer;
 
 --
 -- Name: FUNCTION capsule_stamp(p_builder text, p_hashes text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -23466,6 +29155,14 @@ GRANT ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_
 GRANT ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb) TO exo_writer;
 
 --
+-- Name: FUNCTION cue_type(name text, said text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.cue_type(name text, said text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.cue_type(name text, said text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.cue_type(name text, said text) TO exo_writer;
+
+--
 -- Name: FUNCTION current_generation(ws text, model text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -23520,6 +29217,13 @@ GRANT ALL ON FUNCTION exo_private.deference_list() TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) TO exo_writer;
+
+--
+-- Name: FUNCTION drop_relation_edges(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.drop_relation_edges() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.drop_relation_edges() TO exo_writer;
 
 --
 -- Name: FUNCTION drop_unmentioned_entities(); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -23653,6 +29357,14 @@ GRANT ALL ON FUNCTION exo_private.fact_line_ids(p_subject text, p_attribute text
 GRANT ALL ON FUNCTION exo_private.fact_line_ids(p_subject text, p_attribute text, p_bridge text[]) TO exo_writer;
 
 --
+-- Name: FUNCTION fact_refusal(p_subject text, p_attribute text, p_value text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.fact_refusal(p_subject text, p_attribute text, p_value text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.fact_refusal(p_subject text, p_attribute text, p_value text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.fact_refusal(p_subject text, p_attribute text, p_value text) TO exo_writer;
+
+--
 -- Name: FUNCTION facts_as_of(p_subject text, p_as_of timestamp with time zone, p_bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -23746,7 +29458,100 @@ GRANT ALL ON FUNCTION exo_private.ingest_settings() TO exo_writer;
 
 REVOKE ALL ON FUNCTION exo_private.invalid_argument(message text, hint text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.invalid_argument(message text, hint text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.invalid_argument(message text, hint text) TO exo_kb;
 GRANT ALL ON FUNCTION exo_private.invalid_argument(message text, hint text) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_add_profile(p_name text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_add_profile(p_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_add_profile(p_name text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_add_profile(p_name text) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_after_search(p_profile text, p_retrieved jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved jsonb) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved jsonb) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_decay(p_profile text, p_at timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_decay(p_profile text, p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_decay(p_profile text, p_at timestamp with time zone) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_decay(p_profile text, p_at timestamp with time zone) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone) TO exo_kb;
+GRANT ALL ON FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_next_state(p_from exo_private.kb_state, p_event text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event text) TO exo_kb;
+GRANT ALL ON FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event text) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_personal(p_profile text, p_workspaces text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_personal(p_profile text, p_workspaces text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_personal(p_profile text, p_workspaces text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_personal(p_profile text, p_workspaces text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[]) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_settings(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_settings() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_settings() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_settings() TO exo_kb;
+GRANT ALL ON FUNCTION exo_private.kb_settings() TO exo_writer;
+
+--
+-- Name: FUNCTION kb_suggestion(p_label text, p_fetch_count integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_suggestion(p_label text, p_fetch_count integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_suggestion(p_label text, p_fetch_count integer) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_suggestion(p_label text, p_fetch_count integer) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_suggestion_gap(p_declines integer, p_threshold integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_suggestion_gap(p_declines integer, p_threshold integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_suggestion_gap(p_declines integer, p_threshold integer) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_suggestion_gap(p_declines integer, p_threshold integer) TO exo_kb;
+GRANT ALL ON FUNCTION exo_private.kb_suggestion_gap(p_declines integer, p_threshold integer) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_write(p_profile text, p_action text, p_documents bigint[], p_chunks bigint[], p_missed bigint[], p_at timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_kb
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_write(p_profile text, p_action text, p_documents bigint[], p_chunks bigint[], p_missed bigint[], p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_write(p_profile text, p_action text, p_documents bigint[], p_chunks bigint[], p_missed bigint[], p_at timestamp with time zone) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_write(p_profile text, p_action text, p_documents bigint[], p_chunks bigint[], p_missed bigint[], p_at timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION learn_routes(); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -23781,6 +29586,14 @@ GRANT ALL ON FUNCTION exo_private.link_participants(conversations bigint[]) TO e
 GRANT ALL ON FUNCTION exo_private.link_participants(conversations bigint[]) TO exo_writer;
 
 --
+-- Name: FUNCTION link_structure(doc_ids bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.link_structure(doc_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.link_structure(doc_ids bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.link_structure(doc_ids bigint[]) TO exo_writer;
+
+--
 -- Name: FUNCTION lock_fact_line(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -23813,6 +29626,14 @@ GRANT ALL ON FUNCTION exo_private.mention_state(p_entity bigint, p_window bigint
 GRANT ALL ON FUNCTION exo_private.mention_state(p_entity bigint, p_window bigint, released text[]) TO exo_writer;
 
 --
+-- Name: FUNCTION merge_entities(p_keep bigint, p_other bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.merge_entities(p_keep bigint, p_other bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.merge_entities(p_keep bigint, p_other bigint) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.merge_entities(p_keep bigint, p_other bigint) TO exo_writer;
+
+--
 -- Name: FUNCTION merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -23827,6 +29648,22 @@ GRANT ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generat
 REVOKE ALL ON FUNCTION exo_private.message_bands(written date[], today date) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.message_bands(written date[], today date) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.message_bands(written date[], today date) TO exo_writer;
+
+--
+-- Name: FUNCTION message_similarity(p_messages bigint[], p_vector text, p_model_id integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.message_similarity(p_messages bigint[], p_vector text, p_model_id integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.message_similarity(p_messages bigint[], p_vector text, p_model_id integer) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.message_similarity(p_messages bigint[], p_vector text, p_model_id integer) TO exo_writer;
+
+--
+-- Name: FUNCTION messages_to_embed(p_chunk_ids bigint[], p_model text, p_dimensions integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.messages_to_embed(p_chunk_ids bigint[], p_model text, p_dimensions integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.messages_to_embed(p_chunk_ids bigint[], p_model text, p_dimensions integer) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.messages_to_embed(p_chunk_ids bigint[], p_model text, p_dimensions integer) TO exo_writer;
 
 --
 -- Name: FUNCTION normalise_attribute(attribute text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -23984,6 +29821,7 @@ GRANT ALL ON FUNCTION exo_private.queue_target_key(p_queue text) TO exo_writer;
 
 REVOKE ALL ON FUNCTION exo_private.quoted(argument text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.quoted(argument text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.quoted(argument text) TO exo_kb;
 GRANT ALL ON FUNCTION exo_private.quoted(argument text) TO exo_writer;
 
 --
@@ -24075,6 +29913,14 @@ GRANT ALL ON FUNCTION exo_private.remark_charged() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.remark_charged() TO exo_writer;
 
 --
+-- Name: FUNCTION reproject_entities(ids bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.reproject_entities(ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.reproject_entities(ids bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.reproject_entities(ids bigint[]) TO exo_writer;
+
+--
 -- Name: FUNCTION requeue_dead(p_queue text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -24107,12 +29953,20 @@ GRANT ALL ON FUNCTION exo_private.resolve_links(source integer) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.resolve_links(source integer) TO exo_writer;
 
 --
--- Name: FUNCTION retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION retirement(); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.retirement() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.retirement() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.retirement() TO exo_writer;
+
+--
+-- Name: FUNCTION retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_writer;
 
 --
 -- Name: FUNCTION retry_failed(p_queue text, p_since timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -24210,6 +30064,14 @@ GRANT ALL ON FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) TO ex
 GRANT ALL ON FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) TO exo_writer;
 
 --
+-- Name: FUNCTION split_entity(p_entity bigint, p_alias text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.split_entity(p_entity bigint, p_alias text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.split_entity(p_entity bigint, p_alias text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.split_entity(p_entity bigint, p_alias text) TO exo_writer;
+
+--
 -- Name: FUNCTION stage_sql(stage text, workspace text, model_id integer, dimensions integer); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -24233,12 +30095,44 @@ GRANT ALL ON FUNCTION exo_private.store_embeddings(p_model text, p_dimensions in
 GRANT ALL ON FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]) TO exo_writer;
 
 --
+-- Name: FUNCTION store_message_embeddings(p_model text, p_dimensions integer, p_message_ids bigint[], p_vectors public.vector[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.store_message_embeddings(p_model text, p_dimensions integer, p_message_ids bigint[], p_vectors public.vector[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.store_message_embeddings(p_model text, p_dimensions integer, p_message_ids bigint[], p_vectors public.vector[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.store_message_embeddings(p_model text, p_dimensions integer, p_message_ids bigint[], p_vectors public.vector[]) TO exo_writer;
+
+--
 -- Name: FUNCTION store_ocr_text(p_sha256 text, p_body text, p_ocr jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.store_ocr_text(p_sha256 text, p_body text, p_ocr jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.store_ocr_text(p_sha256 text, p_body text, p_ocr jsonb) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.store_ocr_text(p_sha256 text, p_body text, p_ocr jsonb) TO exo_writer;
+
+--
+-- Name: FUNCTION structural_names(docs bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.structural_names(docs bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.structural_names(docs bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.structural_names(docs bigint[]) TO exo_writer;
+
+--
+-- Name: FUNCTION structural_people(docs bigint[], gens jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.structural_people(docs bigint[], gens jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.structural_people(docs bigint[], gens jsonb) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.structural_people(docs bigint[], gens jsonb) TO exo_writer;
+
+--
+-- Name: FUNCTION structure_generations(workspaces text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.structure_generations(workspaces text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.structure_generations(workspaces text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.structure_generations(workspaces text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION train_router(force boolean, min_change double precision); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -24249,6 +30143,14 @@ GRANT ALL ON FUNCTION exo_private.train_router(force boolean, min_change double 
 GRANT ALL ON FUNCTION exo_private.train_router(force boolean, min_change double precision) TO exo_writer;
 
 --
+-- Name: FUNCTION typed_neighbours(p_entity bigint, p_pattern text, p_limit integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer) TO exo_writer;
+
+--
 -- Name: FUNCTION undefer_subject(subject_name text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -24257,12 +30159,35 @@ GRANT ALL ON FUNCTION exo_private.undefer_subject(subject_name text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.undefer_subject(subject_name text) TO exo_writer;
 
 --
+-- Name: FUNCTION unmerge_entities(p_log_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.unmerge_entities(p_log_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.unmerge_entities(p_log_id bigint) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.unmerge_entities(p_log_id bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION unproject_entities(ids bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.unproject_entities(ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.unproject_entities(ids bigint[]) TO exo_writer;
+
+--
 -- Name: FUNCTION unreleased(charged text[], released text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.unreleased(charged text[], released text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.unreleased(charged text[], released text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.unreleased(charged text[], released text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean) TO exo_writer;
 
 --
 -- Name: FUNCTION window_conversation(conversation bigint, workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -25134,6 +31059,7 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_messages TO exo_writ
 --
 
 GRANT SELECT ON TABLE exo_private.chunks TO exo_api;
+GRANT SELECT ON TABLE exo_private.chunks TO exo_kb;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunks TO exo_writer;
 
 --
@@ -25157,6 +31083,7 @@ GRANT SELECT ON TABLE exo.deferred_subjects TO exo_writer;
 --
 
 GRANT SELECT ON TABLE exo_private.documents TO exo_api;
+GRANT SELECT ON TABLE exo_private.documents TO exo_kb;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.documents TO exo_writer;
 
 --
@@ -25173,6 +31100,7 @@ GRANT SELECT ON TABLE exo.quarantine TO exo_writer;
 --
 
 GRANT SELECT ON TABLE exo_private.settings TO exo_api;
+GRANT SELECT ON TABLE exo_private.settings TO exo_kb;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.settings TO exo_writer;
 
 --
@@ -25250,6 +31178,19 @@ GRANT SELECT ON TABLE exo_private.audit_findings TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.audit_findings TO exo_writer;
 
 --
+-- Name: TABLE audit_runs; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.audit_runs TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.audit_runs TO exo_writer;
+
+--
+-- Name: SEQUENCE audit_runs_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.audit_runs_id_seq TO exo_writer;
+
+--
 -- Name: SEQUENCE capsules_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -25280,6 +31221,13 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_identities TO exo_wr
 --
 
 GRANT SELECT,USAGE ON SEQUENCE exo_private.chat_identities_id_seq TO exo_writer;
+
+--
+-- Name: TABLE chat_message_embeddings; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.chat_message_embeddings TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chat_message_embeddings TO exo_writer;
 
 --
 -- Name: SEQUENCE chat_messages_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -25410,6 +31358,39 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.embedding_models_id_seq TO exo_writer
 GRANT SELECT,USAGE ON SEQUENCE exo_private.entities_id_seq TO exo_writer;
 
 --
+-- Name: TABLE entity_addresses; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.entity_addresses TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.entity_addresses TO exo_writer;
+
+--
+-- Name: TABLE entity_aliases; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.entity_aliases TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.entity_aliases TO exo_writer;
+
+--
+-- Name: SEQUENCE entity_aliases_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.entity_aliases_id_seq TO exo_writer;
+
+--
+-- Name: TABLE entity_merge_log; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.entity_merge_log TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.entity_merge_log TO exo_writer;
+
+--
+-- Name: SEQUENCE entity_merge_log_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.entity_merge_log_id_seq TO exo_writer;
+
+--
 -- Name: TABLE extraction_generations; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -25460,6 +31441,36 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.job_failures TO exo_write
 --
 
 GRANT SELECT,USAGE ON SEQUENCE exo_private.job_failures_id_seq TO exo_writer;
+
+--
+-- Name: TABLE kb_items; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.kb_items TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.kb_items TO exo_writer;
+GRANT SELECT,INSERT,UPDATE ON TABLE exo_private.kb_items TO exo_kb;
+
+--
+-- Name: TABLE kb_profiles; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.kb_profiles TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.kb_profiles TO exo_writer;
+GRANT SELECT,UPDATE ON TABLE exo_private.kb_profiles TO exo_kb;
+
+--
+-- Name: SEQUENCE kb_profiles_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.kb_profiles_id_seq TO exo_writer;
+
+--
+-- Name: TABLE kb_transitions; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.kb_transitions TO exo_api;
+GRANT SELECT ON TABLE exo_private.kb_transitions TO exo_kb;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.kb_transitions TO exo_writer;
 
 --
 -- Name: TABLE mentions; Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -25554,6 +31565,13 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.sources TO exo_writer;
 --
 
 GRANT SELECT,USAGE ON SEQUENCE exo_private.sources_id_seq TO exo_writer;
+
+--
+-- Name: TABLE structural_edges; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.structural_edges TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.structural_edges TO exo_writer;
 
 --
 -- Name: TABLE text_cache; Type: ACL; Schema: exo_private; Owner: exo_owner
