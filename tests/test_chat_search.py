@@ -206,9 +206,10 @@ def test_a_question_naming_a_participant_looks_in_their_windows_by_meaning(corpu
     book, trip = windows(corpus)
     found = ask(reader, "search_json", "Which novel was Iris enthusiastic about?", k=5)
     stages = {s["stage"]: s for s in found["report"]["workspaces"]["personal"]["stages"]}
-    assert [s["stage"] for s in found["report"]["workspaces"]["personal"]["stages"]][:3] == [
+    assert [s["stage"] for s in found["report"]["workspaces"]["personal"]["stages"]][:4] == [
         "exact",
         "participant",
+        "path",
         "lexical",
     ]
     assert stages["participant"]["found"] == 2  # both of Iris's windows, nothing else

@@ -512,7 +512,7 @@ as $$
     order by r.rank
 $$;
 comment on function exo.search(text, text[], int, int, boolean, text[], timestamptz, float8[], text) is
-    'Ranked chunks answering a question: staged retrieval (exact, lexical, capsules, graph, semantic) in '
+    'Ranked chunks answering a question: staged retrieval (exact, participant, path, lexical, capsules, graph, semantic) in '
     'each workspace (null: all) with at most per_workspace candidates each, temporal banding (the '
     'archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged or '
     'named by the question while the archive is open (deference.time_releases: an open archive alone), '
