@@ -7010,7 +7010,8 @@ The placeholder words a model writes when it has no real name live here too.
 """
 
 # A name of two or more words that has one of these words is an organisation ("Bank of
-# England", "Hale Lettings"), unless its last word makes it a place ("Bank Street").
+# England", "Hale Lettings", an email list such as "Data Platform"), unless its last word makes
+# it a place ("Bank Street").
 ORG_WORDS = frozenset(
     {"ltd", "limited", "inc", "incorporated", "llc", "llp", "plc", "corp", "corporation", "gmbh"}
     | {"ag", "sa", "bv", "pty", "co", "company", "mutual", "bank", "labs", "lab", "group", "council"}
@@ -7019,6 +7020,8 @@ ORG_WORDS = frozenset(
     | {"partners", "associates", "holdings", "insurance", "lettings", "services", "solutions"}
     | {"systems", "technologies", "studios", "club", "church", "union", "federation", "bureau"}
     | {"office", "authority", "commission", "surgery"}
+    # teams and lists that mail comes from or goes to ("Data Platform", "IT Support")
+    | {"team", "platform", "support", "helpdesk", "operations", "newsletter", "alerts", "notifications"}
 )
 
 # A name of two or more words ending in one of these is a place ("Harbour Road", "Larkhaven

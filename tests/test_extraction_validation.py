@@ -91,6 +91,7 @@ def test_cue_lists_are_one_module_for_the_worker_and_the_database():
     assert types.cue_type("Bank Street") == "Place"  # the last word decides
     assert types.cue_type("University of Leeds") == "Org"
     assert types.cue_type("Mount Hood") == "Place"
+    assert types.cue_type("Data Platform") == "Org"  # a team's mailing list in a To: header
     assert types.cue_type("Lois Lane", "Person") is None  # a surname that is also a place word
     assert types.cue_type("Lois Lane", "Place") == "Place"
     assert types.cue_type("Bank") is None  # one word carries no cue
