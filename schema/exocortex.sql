@@ -6663,6 +6663,33 @@ ALTER FUNCTION exo_private.check_workspaces(names text[]) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.check_workspaces(names text[]) IS 'Raise invalid_parameter_value naming the first of names that is no workspace (a null included), with the known workspaces as hint; a null array passes.';
 
 --
+-- Name: checked_vectors_model(text, integer, text, bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.checked_vectors_model(p_model text, p_dimensions integer, p_what text, p_ids bigint[], p_vectors text[]) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'public', 'pg_temp'
+    AS $$
+begin
+    if cardinality(p_ids) <> cardinality(p_vectors) then
+        raise exception '% % ids but % vectors', cardinality(p_ids), p_what, cardinality(p_vectors);
+    end if;
+    if exists (select 1 from unnest(p_vectors) v where vector_dims(v::vector) <> p_dimensions) then
+        raise exception 'a vector does not have the % dimensions model % records', p_dimensions, p_model;
+    end if;
+    return exo_private.embedding_model_id(p_model, p_dimensions);
+end
+$$;
+
+ALTER FUNCTION exo_private.checked_vectors_model(p_model text, p_dimensions integer, p_what text, p_ids bigint[], p_vectors text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION checked_vectors_model(p_model text, p_dimensions integer, p_what text, p_ids bigint[], p_vectors text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.checked_vectors_model(p_model text, p_dimensions integer, p_what text, p_ids bigint[], p_vectors text[]) IS 'The id of embedding model (p_model, p_dimensions), registering it once, after checking that there is one vector per id (p_what names the ids in the error) and that each has the model''s dimensions.';
+
+--
 -- Name: clear_derived(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -20770,15 +20797,9 @@ CREATE FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer,
     SET search_path TO 'exo_private', 'public', 'pg_temp'
     AS $$
 declare
-    model int := exo_private.embedding_model_id(p_model, p_dimensions);
+    model int := exo_private.checked_vectors_model(p_model, p_dimensions, 'chunk', p_chunk_ids, p_vectors);
     stored int;
 begin
-    if cardinality(p_chunk_ids) <> cardinality(p_vectors) then
-        raise exception '% chunk ids but % vectors', cardinality(p_chunk_ids), cardinality(p_vectors);
-    end if;
-    if exists (select 1 from unnest(p_vectors) v where vector_dims(v::vector) <> p_dimensions) then
-        raise exception 'a vector does not have the % dimensions model % records', p_dimensions, p_model;
-    end if;
     -- Chunks re-made since the job was queued are gone; their vectors are dropped.
     insert into exo_private.chunk_embeddings (workspace, chunk_id, model_id, embedding)
     select c.workspace, c.id, model, v.vec::vector
@@ -20809,15 +20830,9 @@ CREATE FUNCTION exo_private.store_message_embeddings(p_model text, p_dimensions 
     SET search_path TO 'exo_private', 'public', 'pg_temp'
     AS $$
 declare
-    model int := exo_private.embedding_model_id(p_model, p_dimensions);
+    model int := exo_private.checked_vectors_model(p_model, p_dimensions, 'message', p_message_ids, p_vectors::text[]);
     stored int;
 begin
-    if cardinality(p_message_ids) <> cardinality(p_vectors) then
-        raise exception '% message ids but % vectors', cardinality(p_message_ids), cardinality(p_vectors);
-    end if;
-    if exists (select 1 from unnest(p_vectors) v where vector_dims(v) <> p_dimensions) then
-        raise exception 'a vector does not have the % dimensions model % records', p_dimensions, p_model;
-    end if;
     -- Messages deleted since (their conversation was) are dropped.
     insert into exo_private.chat_message_embeddings (message_id, model_id, embedding)
     select m.id, model, v.vec
@@ -29085,6 +29100,14 @@ GRANT ALL ON FUNCTION exo_private.check_search_arguments(query text, workspaces 
 REVOKE ALL ON FUNCTION exo_private.check_workspaces(names text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.check_workspaces(names text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.check_workspaces(names text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION checked_vectors_model(p_model text, p_dimensions integer, p_what text, p_ids bigint[], p_vectors text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.checked_vectors_model(p_model text, p_dimensions integer, p_what text, p_ids bigint[], p_vectors text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.checked_vectors_model(p_model text, p_dimensions integer, p_what text, p_ids bigint[], p_vectors text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.checked_vectors_model(p_model text, p_dimensions integer, p_what text, p_ids bigint[], p_vectors text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION clear_derived(doc_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner

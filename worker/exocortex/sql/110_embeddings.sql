@@ -74,6 +74,29 @@ comment on function exo_private.active_embedding_model() is
     'Id of the embedding model named by the models.embeddings setting; null until it stored a vector '
     '(registering is done by store_embeddings and set_embedding_model, never inside a query).';
 
+-- exo_private.checked_vectors_model: a batch of vectors checked against its ids and model.
+create or replace function exo_private.checked_vectors_model(
+    p_model text, p_dimensions int, p_what text, p_ids bigint[], p_vectors text[]
+)
+returns int
+language plpgsql
+security invoker
+set search_path = exo_private, public, pg_temp
+as $$
+begin
+    if cardinality(p_ids) <> cardinality(p_vectors) then
+        raise exception '% % ids but % vectors', cardinality(p_ids), p_what, cardinality(p_vectors);
+    end if;
+    if exists (select 1 from unnest(p_vectors) v where vector_dims(v::vector) <> p_dimensions) then
+        raise exception 'a vector does not have the % dimensions model % records', p_dimensions, p_model;
+    end if;
+    return exo_private.embedding_model_id(p_model, p_dimensions);
+end
+$$;
+comment on function exo_private.checked_vectors_model(text, int, text, bigint[], text[]) is
+    'The id of embedding model (p_model, p_dimensions), registering it once, after checking that there '
+    'is one vector per id (p_what names the ids in the error) and that each has the model''s dimensions.';
+
 -- exo_private.store_embeddings: write one batch of vectors from the worker.
 create or replace function exo_private.store_embeddings(
     p_model text, p_dimensions int, p_chunk_ids bigint[], p_vectors text[]
@@ -84,15 +107,9 @@ security invoker
 set search_path = exo_private, public, pg_temp
 as $$
 declare
-    model int := exo_private.embedding_model_id(p_model, p_dimensions);
+    model int := exo_private.checked_vectors_model(p_model, p_dimensions, 'chunk', p_chunk_ids, p_vectors);
     stored int;
 begin
-    if cardinality(p_chunk_ids) <> cardinality(p_vectors) then
-        raise exception '% chunk ids but % vectors', cardinality(p_chunk_ids), cardinality(p_vectors);
-    end if;
-    if exists (select 1 from unnest(p_vectors) v where vector_dims(v::vector) <> p_dimensions) then
-        raise exception 'a vector does not have the % dimensions model % records', p_dimensions, p_model;
-    end if;
     -- Chunks re-made since the job was queued are gone; their vectors are dropped.
     insert into exo_private.chunk_embeddings (workspace, chunk_id, model_id, embedding)
     select c.workspace, c.id, model, v.vec::vector
@@ -143,15 +160,9 @@ security invoker
 set search_path = exo_private, public, pg_temp
 as $$
 declare
-    model int := exo_private.embedding_model_id(p_model, p_dimensions);
+    model int := exo_private.checked_vectors_model(p_model, p_dimensions, 'message', p_message_ids, p_vectors::text[]);
     stored int;
 begin
-    if cardinality(p_message_ids) <> cardinality(p_vectors) then
-        raise exception '% message ids but % vectors', cardinality(p_message_ids), cardinality(p_vectors);
-    end if;
-    if exists (select 1 from unnest(p_vectors) v where vector_dims(v) <> p_dimensions) then
-        raise exception 'a vector does not have the % dimensions model % records', p_dimensions, p_model;
-    end if;
     -- Messages deleted since (their conversation was) are dropped.
     insert into exo_private.chat_message_embeddings (message_id, model_id, embedding)
     select m.id, model, v.vec
