@@ -3359,9 +3359,9 @@ ENTITY_CHUNKS = (
 
 def build_group(plpy, SD, workspace, scope, key):
     """The capsule job of a folder, workspace or entity (scope) named by key, as JSON text
-    {status, capsule_id, tokens, ...}: built; fresh (its capsule is current and read the same
-    sources); or none made, and any old one dropped: too_few_documents (a folder or workspace
-    under capsules.folder_min_documents live documents), too_few_mentions (an entity named in
+    {status, capsule_id, tokens, ...}: built; fresh (its capsule is current, by the builder set,
+    and read the same sources and, an entity's, the same count of mentioning chunks); or none
+    made, and any old one dropped: too_few_documents (a folder or workspace under capsules.folder_min_documents live documents), too_few_mentions (an entity named in
     fewer than capsules.entity_min_mentions chunks), too_little_text. A folder or workspace
     reads its newest capsules.group_max_documents documents (their document capsules where fresh,
     else their prose); an entity the sentences naming it in the newest chunks that mention it."""
@@ -3378,8 +3378,17 @@ def build_group(plpy, SD, workspace, scope, key):
         )
         return json.dumps({"status": status})
 
+    mention_chunks = None
     if scope == "entity":
         rows = run("entity_chunks", ENTITY_CHUNKS, ["text", "text", "int"], [workspace, key, limit])
+        mention_chunks = run(
+            "entity_mention_chunks",
+            "select n.chunks from exo_private.entity_mention_chunks n "
+            "where n.workspace = $1 and n.canonical_key = $2",
+            ["text", "text"],
+            [workspace, key],
+        )
+        mention_chunks = mention_chunks[0]["chunks"] if mention_chunks else 0
         if len(rows) < settings["capsules.entity_min_mentions"]:
             return drop("too_few_mentions")
         names = [
@@ -3412,7 +3421,7 @@ def build_group(plpy, SD, workspace, scope, key):
         found, skipped = group_candidates(documents, chunks, capsules)
     current = run(
         "current_group",
-        "select k.id, k.builder, k.note, k.sources, s.state from exo_private.capsules k "
+        "select k.id, k.builder, k.note, k.sources, k.mention_chunks, s.state from exo_private.capsules k "
         "join exo_private.capsule_states s on s.capsule_id = k.id "
         "where k.workspace = $1 and k.scope = $2 and k.scope_key = $3",
         ["text", "text", "text"],
@@ -3423,6 +3432,7 @@ def build_group(plpy, SD, workspace, scope, key):
         and (current[0]["builder"] == wanted_builder(settings) or current[0]["note"] is not None)
         and current[0]["state"] == "fresh"
         and sorted(current[0]["sources"]) == sorted(documents)
+        and current[0]["mention_chunks"] == mention_chunks
     ):
         # current as of now: exo_private.queue_capsules compares built_at with its documents' changes
         run(
@@ -3442,14 +3452,29 @@ def build_group(plpy, SD, workspace, scope, key):
     capsule_id = run(
         "store_group",
         "insert into exo_private.capsules "
-        "(workspace, scope, scope_key, sources, builder, stamp, body, tokens, sentences, chunk_ids, note) "
-        "values ($1, $2, $3, $4, $5, exo_private.capsule_stamp($5, $6), $7, $8, $9::jsonb, $10, $11) "
+        "(workspace, scope, scope_key, sources, builder, stamp, body, tokens, sentences, chunk_ids, note, "
+        " mention_chunks) "
+        "values ($1, $2, $3, $4, $5, exo_private.capsule_stamp($5, $6), $7, $8, $9::jsonb, $10, $11, $12) "
         "on conflict (workspace, scope, scope_key) where scope <> 'document' do update set "
         "sources = excluded.sources, builder = excluded.builder, stamp = excluded.stamp, "
         "body = excluded.body, tokens = excluded.tokens, sentences = excluded.sentences, "
-        "chunk_ids = excluded.chunk_ids, note = excluded.note, built_at = now() "
+        "chunk_ids = excluded.chunk_ids, note = excluded.note, mention_chunks = excluded.mention_chunks, "
+        "built_at = now() "
         "returning id",
-        ["text", "text", "text", "bigint[]", "text", "text[]", "text", "int", "text", "bigint[]", "text"],
+        [
+            "text",
+            "text",
+            "text",
+            "bigint[]",
+            "text",
+            "text[]",
+            "text",
+            "int",
+            "text",
+            "bigint[]",
+            "text",
+            "int",
+        ],
         [
             workspace,
             scope,
@@ -3462,6 +3487,7 @@ def build_group(plpy, SD, workspace, scope, key):
             json.dumps(built["sentences"]),
             built["chunk_ids"],
             note,
+            mention_chunks,
         ],
     )[0]["id"]
     return _built(capsule_id, built, note)
@@ -5151,9 +5177,9 @@ ENTITY_CHUNKS = (
 
 def build_group(plpy, SD, workspace, scope, key):
     """The capsule job of a folder, workspace or entity (scope) named by key, as JSON text
-    {status, capsule_id, tokens, ...}: built; fresh (its capsule is current and read the same
-    sources); or none made, and any old one dropped: too_few_documents (a folder or workspace
-    under capsules.folder_min_documents live documents), too_few_mentions (an entity named in
+    {status, capsule_id, tokens, ...}: built; fresh (its capsule is current, by the builder set,
+    and read the same sources and, an entity's, the same count of mentioning chunks); or none
+    made, and any old one dropped: too_few_documents (a folder or workspace under capsules.folder_min_documents live documents), too_few_mentions (an entity named in
     fewer than capsules.entity_min_mentions chunks), too_little_text. A folder or workspace
     reads its newest capsules.group_max_documents documents (their document capsules where fresh,
     else their prose); an entity the sentences naming it in the newest chunks that mention it."""
@@ -5170,8 +5196,17 @@ def build_group(plpy, SD, workspace, scope, key):
         )
         return json.dumps({"status": status})
 
+    mention_chunks = None
     if scope == "entity":
         rows = run("entity_chunks", ENTITY_CHUNKS, ["text", "text", "int"], [workspace, key, limit])
+        mention_chunks = run(
+            "entity_mention_chunks",
+            "select n.chunks from exo_private.entity_mention_chunks n "
+            "where n.workspace = $1 and n.canonical_key = $2",
+            ["text", "text"],
+            [workspace, key],
+        )
+        mention_chunks = mention_chunks[0]["chunks"] if mention_chunks else 0
         if len(rows) < settings["capsules.entity_min_mentions"]:
             return drop("too_few_mentions")
         names = [
@@ -5204,7 +5239,7 @@ def build_group(plpy, SD, workspace, scope, key):
         found, skipped = group_candidates(documents, chunks, capsules)
     current = run(
         "current_group",
-        "select k.id, k.builder, k.note, k.sources, s.state from exo_private.capsules k "
+        "select k.id, k.builder, k.note, k.sources, k.mention_chunks, s.state from exo_private.capsules k "
         "join exo_private.capsule_states s on s.capsule_id = k.id "
         "where k.workspace = $1 and k.scope = $2 and k.scope_key = $3",
         ["text", "text", "text"],
@@ -5215,6 +5250,7 @@ def build_group(plpy, SD, workspace, scope, key):
         and (current[0]["builder"] == wanted_builder(settings) or current[0]["note"] is not None)
         and current[0]["state"] == "fresh"
         and sorted(current[0]["sources"]) == sorted(documents)
+        and current[0]["mention_chunks"] == mention_chunks
     ):
         # current as of now: exo_private.queue_capsules compares built_at with its documents' changes
         run(
@@ -5234,14 +5270,29 @@ def build_group(plpy, SD, workspace, scope, key):
     capsule_id = run(
         "store_group",
         "insert into exo_private.capsules "
-        "(workspace, scope, scope_key, sources, builder, stamp, body, tokens, sentences, chunk_ids, note) "
-        "values ($1, $2, $3, $4, $5, exo_private.capsule_stamp($5, $6), $7, $8, $9::jsonb, $10, $11) "
+        "(workspace, scope, scope_key, sources, builder, stamp, body, tokens, sentences, chunk_ids, note, "
+        " mention_chunks) "
+        "values ($1, $2, $3, $4, $5, exo_private.capsule_stamp($5, $6), $7, $8, $9::jsonb, $10, $11, $12) "
         "on conflict (workspace, scope, scope_key) where scope <> 'document' do update set "
         "sources = excluded.sources, builder = excluded.builder, stamp = excluded.stamp, "
         "body = excluded.body, tokens = excluded.tokens, sentences = excluded.sentences, "
-        "chunk_ids = excluded.chunk_ids, note = excluded.note, built_at = now() "
+        "chunk_ids = excluded.chunk_ids, note = excluded.note, mention_chunks = excluded.mention_chunks, "
+        "built_at = now() "
         "returning id",
-        ["text", "text", "text", "bigint[]", "text", "text[]", "text", "int", "text", "bigint[]", "text"],
+        [
+            "text",
+            "text",
+            "text",
+            "bigint[]",
+            "text",
+            "text[]",
+            "text",
+            "int",
+            "text",
+            "bigint[]",
+            "text",
+            "int",
+        ],
         [
             workspace,
             scope,
@@ -5254,6 +5305,7 @@ def build_group(plpy, SD, workspace, scope, key):
             json.dumps(built["sentences"]),
             built["chunk_ids"],
             note,
+            mention_chunks,
         ],
     )[0]["id"]
     return _built(capsule_id, built, note)
@@ -6403,6 +6455,48 @@ ALTER FUNCTION exo_private.canonical_keys(names text[]) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.canonical_keys(names text[]) IS 'exo_private.canonical_key of each name, in order (null for a null name or one with nothing left): a batch pays for one call into Python, not one per name.';
+
+--
+-- Name: capsule_builder_changed(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.capsule_builder_changed() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    perform exo_private.queue_capsules();
+    return new;
+end
+$$;
+
+ALTER FUNCTION exo_private.capsule_builder_changed() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION capsule_builder_changed(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.capsule_builder_changed() IS 'Trigger: capsules.builder changed, so queue the capsules the other builder made.';
+
+--
+-- Name: capsule_builder_due(text, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.capsule_builder_due(p_builder text, p_note text, p_wanted text) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- a fallback (p_note: why the model's capsule was not used) is not retried until its sources change
+    select p_note is null and (p_builder like 'model-%') <> (p_wanted = 'model')
+$$;
+
+ALTER FUNCTION exo_private.capsule_builder_due(p_builder text, p_note text, p_wanted text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION capsule_builder_due(p_builder text, p_note text, p_wanted text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.capsule_builder_due(p_builder text, p_note text, p_wanted text) IS 'True when a capsule built by p_builder must be built again because capsules.builder is now p_wanted; an extractive fallback with its reason (p_note) is not.';
 
 --
 -- Name: capsule_folder(integer, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -14287,6 +14381,7 @@ declare
     min_chars int := (setting ->> 'capsules.min_document_chars')::int;
     min_documents int := (setting ->> 'capsules.folder_min_documents')::int;
     min_mentions int := (setting ->> 'capsules.entity_min_mentions')::int;
+    wanted_builder text := setting ->> 'capsules.builder';
 begin
     if p_workspace is not null then
         perform exo_private.check_workspaces(array[p_workspace]);
@@ -14307,7 +14402,7 @@ begin
         from live d
         left join exo_private.capsules k on k.document_id = d.id
         left join exo_private.capsule_states s on s.capsule_id = k.id
-        where k.id is not null and s.state <> 'fresh'
+        where k.id is not null and (s.state <> 'fresh' or exo_private.capsule_builder_due(k.builder, k.note, wanted_builder))
            or k.id is null
               and (select max(c.char_end) from exo_private.chunks c
                    where c.workspace = d.workspace and c.document_id = d.id) >= min_chars
@@ -14316,26 +14411,22 @@ begin
                                 and h.at > d.stage_changed_at)
     ), groups as (
         select l.workspace, 'folder' as scope, exo_private.capsule_folder(l.source_id, l.path) as key,
-               max(l.stage_changed_at) as changed
+               max(l.stage_changed_at) as changed, null::int as mentions
         from live l
         group by 1, 3
         having count(*) >= min_documents
         union all
-        select l.workspace, 'workspace', l.workspace, max(l.stage_changed_at)
+        select l.workspace, 'workspace', l.workspace, max(l.stage_changed_at), null
         from live l
         group by 1
         having count(*) >= min_documents
         union all
-        select e.workspace, 'entity', e.canonical_key, max(d.stage_changed_at)
-        from exo_private.mentions m
-        join exo_private.entities e on e.id = m.entity_id
-        join exo_private.documents d on d.id = m.document_id
-        where m.chunk_id is not null and (p_workspace is null or e.workspace = p_workspace)
-        group by e.workspace, e.canonical_key
-        having count(distinct m.chunk_id) >= min_mentions
+        select n.workspace, 'entity', n.canonical_key, n.changed, n.chunks
+        from exo_private.entity_mention_chunks n
+        where n.chunks >= min_mentions and (p_workspace is null or n.workspace = p_workspace)
     ), groups_due as (
-        -- missing (and not worked since its documents changed), not fresh, or built before one
-        -- of its documents changed
+        -- missing (and not worked since its documents changed), not fresh, built before one of its
+        -- documents changed, by another builder, or (an entity) from another set of mentions
         select g.workspace, g.scope, g.key
         from groups g
         left join exo_private.capsules k on k.workspace = g.workspace and k.scope = g.scope and k.scope_key = g.key
@@ -14345,7 +14436,10 @@ begin
                               where h.message = jsonb_build_object('workspace', g.workspace, 'scope', g.scope,
                                                                    'key', g.key)
                                 and h.at > g.changed)
-           or s.state <> 'fresh' or g.changed > k.built_at
+           or k.id is not null
+              and (s.state <> 'fresh' or g.changed > k.built_at
+                   or exo_private.capsule_builder_due(k.builder, k.note, wanted_builder)
+                   or g.scope = 'entity' and k.mention_chunks is distinct from g.mentions)
         union
         -- a group that no longer qualifies: its job drops the capsule
         select k.workspace, k.scope, k.scope_key
@@ -14378,7 +14472,7 @@ ALTER FUNCTION exo_private.queue_capsules(p_workspace text) OWNER TO exo_owner;
 -- Name: FUNCTION queue_capsules(p_workspace text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.queue_capsules(p_workspace text) IS 'Queue (capsules queue) every capsule due in p_workspace (null: all), unless its message waits in the queue already: documents whose capsule is stale or withheld, or long enough and without one; folders and workspaces with capsules.folder_min_documents live documents and entities named in capsules.entity_min_mentions chunks whose capsule is missing, not fresh, or older than a change to one of their documents, and group capsules whose group no longer qualifies (their job drops them). A missing capsule whose message was worked (archived) since its documents last changed is not queued again: that job found too little to build. Returns how many were queued. Run every 10 minutes by pg_cron (exo-capsules).';
+COMMENT ON FUNCTION exo_private.queue_capsules(p_workspace text) IS 'Queue (capsules queue) every capsule due in p_workspace (null: all), unless its message waits in the queue already: documents whose capsule is stale, withheld or by another builder than capsules.builder, or long enough and without one; folders and workspaces with capsules.folder_min_documents live documents and entities named in capsules.entity_min_mentions chunks whose capsule is missing, not fresh, older than a change to one of their documents, by another builder, or (an entity) built from another count of mentioning chunks; and group capsules whose group no longer qualifies (their job drops them). A missing capsule whose message was worked (archived) since its documents last changed is not queued again: that job found too little to build. Returns how many were queued. Run every 10 minutes by pg_cron (exo-capsules) and when capsules.builder changes.';
 
 --
 -- Name: queue_messages(double precision); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -24576,7 +24670,9 @@ CREATE TABLE exo_private.capsules (
     built_at timestamp with time zone DEFAULT now() NOT NULL,
     scope_key text,
     note text,
+    mention_chunks integer,
     CONSTRAINT capsules_check CHECK (((scope = 'document'::text) = (document_id IS NOT NULL))),
+    CONSTRAINT capsules_mention_chunks_check CHECK (((scope = 'entity'::text) OR (mention_chunks IS NULL))),
     CONSTRAINT capsules_scope_check CHECK ((scope = ANY (ARRAY['document'::text, 'folder'::text, 'workspace'::text, 'entity'::text]))),
     CONSTRAINT capsules_scope_key_check CHECK (((scope = 'document'::text) = (scope_key IS NULL))),
     CONSTRAINT capsules_sources_check CHECK ((cardinality(sources) > 0))
@@ -24631,6 +24727,12 @@ COMMENT ON COLUMN exo_private.capsules.scope_key IS 'What a group capsule summar
 --
 
 COMMENT ON COLUMN exo_private.capsules.note IS 'Why the builder fell back to the extractive one (the model''s reply failed validation, the chat endpoint failed), or null.';
+
+--
+-- Name: COLUMN capsules.mention_chunks; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.capsules.mention_chunks IS 'An entity capsule''s count of the chunks that mentioned its entity when it was built (exo_private.entity_mention_chunks); another count now makes it due. Null for other scopes.';
 
 --
 -- Name: capsule_states; Type: VIEW; Schema: exo_private; Owner: exo_owner
@@ -25387,6 +25489,57 @@ ALTER TABLE exo_private.entity_aliases ALTER COLUMN id ADD GENERATED ALWAYS AS I
 );
 
 --
+-- Name: mentions; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.mentions (
+    entity_id bigint NOT NULL,
+    window_id bigint NOT NULL,
+    document_id bigint NOT NULL,
+    chunk_id bigint,
+    surface text NOT NULL,
+    origin text DEFAULT 'model'::text NOT NULL,
+    CONSTRAINT mentions_origin_check CHECK ((origin = ANY (ARRAY['model'::text, 'structure'::text])))
+);
+
+ALTER TABLE exo_private.mentions OWNER TO exo_owner;
+
+--
+-- Name: TABLE mentions; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.mentions IS 'Where an entity was found: the extraction window, its document, and the chunk holding the name.';
+
+--
+-- Name: COLUMN mentions.origin; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.mentions.origin IS 'model: graph extraction named the entity in the window; structure: known from the source itself (a chat window''s senders), kept through every extraction and rebuilt with each generation.';
+
+--
+-- Name: entity_mention_chunks; Type: VIEW; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE VIEW exo_private.entity_mention_chunks AS
+ SELECT e.workspace,
+    e.canonical_key,
+    (count(DISTINCT m.chunk_id))::integer AS chunks,
+    max(d.stage_changed_at) AS changed
+   FROM ((exo_private.mentions m
+     JOIN exo_private.entities e ON ((e.id = m.entity_id)))
+     JOIN exo_private.documents d ON ((d.id = m.document_id)))
+  WHERE (m.chunk_id IS NOT NULL)
+  GROUP BY e.workspace, e.canonical_key;
+
+ALTER VIEW exo_private.entity_mention_chunks OWNER TO exo_owner;
+
+--
+-- Name: VIEW entity_mention_chunks; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON VIEW exo_private.entity_mention_chunks IS 'Per workspace and entity canonical key: the chunks that mention it (an entity capsule is due when this count differs from its capsules.mention_chunks) and the newest change of their documents'' stage.';
+
+--
 -- Name: entity_merge_log; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -25704,34 +25857,6 @@ ALTER TABLE exo_private.kb_transitions OWNER TO exo_owner;
 --
 
 COMMENT ON TABLE exo_private.kb_transitions IS 'Every lifecycle transition (from_state, event) -> to_state, with the guard that raises the event. A state change not listed here is refused.';
-
---
--- Name: mentions; Type: TABLE; Schema: exo_private; Owner: exo_owner
---
-
-CREATE TABLE exo_private.mentions (
-    entity_id bigint NOT NULL,
-    window_id bigint NOT NULL,
-    document_id bigint NOT NULL,
-    chunk_id bigint,
-    surface text NOT NULL,
-    origin text DEFAULT 'model'::text NOT NULL,
-    CONSTRAINT mentions_origin_check CHECK ((origin = ANY (ARRAY['model'::text, 'structure'::text])))
-);
-
-ALTER TABLE exo_private.mentions OWNER TO exo_owner;
-
---
--- Name: TABLE mentions; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON TABLE exo_private.mentions IS 'Where an entity was found: the extraction window, its document, and the chunk holding the name.';
-
---
--- Name: COLUMN mentions.origin; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON COLUMN exo_private.mentions.origin IS 'model: graph extraction named the entity in the window; structure: known from the source itself (a chat window''s senders), kept through every extraction and rebuilt with each generation.';
 
 --
 -- Name: observations; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -28025,6 +28150,12 @@ ALTER INDEX exo_private.chunks_pkey ATTACH PARTITION exo_private.chunks_technica
 ALTER INDEX exo_private.chunks_workspace_document_id_ordinal_key ATTACH PARTITION exo_private.chunks_technical_workspace_document_id_ordinal_key;
 
 --
+-- Name: settings capsule_builder_changed; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER capsule_builder_changed AFTER UPDATE ON exo_private.settings FOR EACH ROW WHEN (((new.key = 'capsules.builder'::text) AND (old.value IS DISTINCT FROM new.value))) EXECUTE FUNCTION exo_private.capsule_builder_changed();
+
+--
 -- Name: documents documents_queue_capsule; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
 --
 
@@ -29036,6 +29167,22 @@ GRANT ALL ON FUNCTION exo_private.canonical_key(name text) TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.canonical_keys(names text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.canonical_keys(names text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.canonical_keys(names text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION capsule_builder_changed(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.capsule_builder_changed() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.capsule_builder_changed() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.capsule_builder_changed() TO exo_writer;
+
+--
+-- Name: FUNCTION capsule_builder_due(p_builder text, p_note text, p_wanted text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.capsule_builder_due(p_builder text, p_note text, p_wanted text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.capsule_builder_due(p_builder text, p_note text, p_wanted text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.capsule_builder_due(p_builder text, p_note text, p_wanted text) TO exo_writer;
 
 --
 -- Name: FUNCTION capsule_folder(p_source_id integer, p_path text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -31404,6 +31551,20 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.entity_aliases TO exo_wri
 GRANT SELECT,USAGE ON SEQUENCE exo_private.entity_aliases_id_seq TO exo_writer;
 
 --
+-- Name: TABLE mentions; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.mentions TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.mentions TO exo_writer;
+
+--
+-- Name: TABLE entity_mention_chunks; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.entity_mention_chunks TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.entity_mention_chunks TO exo_writer;
+
+--
 -- Name: TABLE entity_merge_log; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -31497,13 +31658,6 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.kb_profiles_id_seq TO exo_writer;
 GRANT SELECT ON TABLE exo_private.kb_transitions TO exo_api;
 GRANT SELECT ON TABLE exo_private.kb_transitions TO exo_kb;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.kb_transitions TO exo_writer;
-
---
--- Name: TABLE mentions; Type: ACL; Schema: exo_private; Owner: exo_owner
---
-
-GRANT SELECT ON TABLE exo_private.mentions TO exo_api;
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.mentions TO exo_writer;
 
 --
 -- Name: TABLE observations; Type: ACL; Schema: exo_private; Owner: exo_owner

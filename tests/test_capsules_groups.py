@@ -211,3 +211,58 @@ def test_a_group_that_no_longer_qualifies_loses_its_capsule(db, notes):
         assert conn.execute("select exo_private.queue_capsules()").fetchone()[0] == 0
     with db.connect() as conn, pytest.raises(Exception, match="p_scope must be folder, workspace or entity"):
         conn.execute("select exo_private.build_group_capsule('technical', 'shelf', 'x')")
+
+
+def test_an_entity_capsule_follows_its_mentions_and_a_new_builder_queues_every_capsule(db, notes):
+    drain(db)
+    with db.connect() as conn:
+        named = [
+            r[0]
+            for r in conn.execute(
+                "select c.id from exo_private.chunks c where c.body ~ '\\mmodule\\M' order by c.id"
+            )
+        ]
+        assert len(named) >= 4
+        mention(conn, "module", named[:-1])
+        conn.execute("select exo_private.queue_capsules()")
+    drain(db)
+    with db.connect() as conn:
+        first = conn.execute(
+            "select id, mention_chunks, built_at from exo_private.capsules where scope = 'entity'"
+        ).fetchone()
+        assert first[1] == len(named) - 1
+        assert conn.execute("select exo_private.queue_capsules()").fetchone()[0] == 0
+        # More chunks name it (a new extraction, a merge): no document changed, yet it is due
+        conn.execute(
+            """insert into exo_private.mentions (entity_id, window_id, document_id, chunk_id, surface)
+               select m.entity_id, m.window_id, c.document_id, c.id, 'module'
+               from exo_private.chunks c,
+                    (select entity_id, window_id from exo_private.mentions limit 1) m
+               where c.id = %s""",
+            (named[-1],),
+        )
+        assert conn.execute("select exo_private.queue_capsules()").fetchone()[0] == 1
+    drain(db)
+    with db.connect() as conn:
+        again = conn.execute(
+            "select id, mention_chunks, built_at from exo_private.capsules where scope = 'entity'"
+        ).fetchone()
+        assert again[0] == first[0] and again[1] == len(named) and again[2] > first[2]
+        assert conn.execute("select exo_private.queue_capsules()").fetchone()[0] == 0
+
+        # capsules.builder = model queues every capsule the extractive builder made; with the chat
+        # endpoint down each falls back, says why, and is not queued again
+        every = conn.execute("select count(*) from exo_private.capsules").fetchone()[0]
+        conn.execute(
+            'select exo_private.set_setting(\'models.chat\', value || \'{"url": "http://127.0.0.1:9/v1", '
+            "\"timeout_s\": 2}') from exo_private.settings where key = 'models.chat'"
+        )
+        conn.execute("select exo_private.set_setting('capsules.builder', '\"model\"')")
+        assert conn.execute("select count(*) from pgmq.q_capsules").fetchone()[0] == every
+    drain(db)
+    with db.connect() as conn:
+        notes_left = conn.execute(
+            "select count(*) filter (where note like 'chat endpoint:%'), count(*) from exo_private.capsules"
+        ).fetchone()
+        assert notes_left == (every, every)
+        assert conn.execute("select exo_private.queue_capsules()").fetchone()[0] == 0

@@ -395,9 +395,9 @@ ENTITY_CHUNKS = (
 
 def build_group(plpy, SD, workspace, scope, key):
     """The capsule job of a folder, workspace or entity (scope) named by key, as JSON text
-    {status, capsule_id, tokens, ...}: built; fresh (its capsule is current and read the same
-    sources); or none made, and any old one dropped: too_few_documents (a folder or workspace
-    under capsules.folder_min_documents live documents), too_few_mentions (an entity named in
+    {status, capsule_id, tokens, ...}: built; fresh (its capsule is current, by the builder set,
+    and read the same sources and, an entity's, the same count of mentioning chunks); or none
+    made, and any old one dropped: too_few_documents (a folder or workspace under capsules.folder_min_documents live documents), too_few_mentions (an entity named in
     fewer than capsules.entity_min_mentions chunks), too_little_text. A folder or workspace
     reads its newest capsules.group_max_documents documents (their document capsules where fresh,
     else their prose); an entity the sentences naming it in the newest chunks that mention it."""
@@ -414,8 +414,17 @@ def build_group(plpy, SD, workspace, scope, key):
         )
         return json.dumps({"status": status})
 
+    mention_chunks = None
     if scope == "entity":
         rows = run("entity_chunks", ENTITY_CHUNKS, ["text", "text", "int"], [workspace, key, limit])
+        mention_chunks = run(
+            "entity_mention_chunks",
+            "select n.chunks from exo_private.entity_mention_chunks n "
+            "where n.workspace = $1 and n.canonical_key = $2",
+            ["text", "text"],
+            [workspace, key],
+        )
+        mention_chunks = mention_chunks[0]["chunks"] if mention_chunks else 0
         if len(rows) < settings["capsules.entity_min_mentions"]:
             return drop("too_few_mentions")
         names = [
@@ -448,7 +457,7 @@ def build_group(plpy, SD, workspace, scope, key):
         found, skipped = group_candidates(documents, chunks, capsules)
     current = run(
         "current_group",
-        "select k.id, k.builder, k.note, k.sources, s.state from exo_private.capsules k "
+        "select k.id, k.builder, k.note, k.sources, k.mention_chunks, s.state from exo_private.capsules k "
         "join exo_private.capsule_states s on s.capsule_id = k.id "
         "where k.workspace = $1 and k.scope = $2 and k.scope_key = $3",
         ["text", "text", "text"],
@@ -459,6 +468,7 @@ def build_group(plpy, SD, workspace, scope, key):
         and (current[0]["builder"] == wanted_builder(settings) or current[0]["note"] is not None)
         and current[0]["state"] == "fresh"
         and sorted(current[0]["sources"]) == sorted(documents)
+        and current[0]["mention_chunks"] == mention_chunks
     ):
         # current as of now: exo_private.queue_capsules compares built_at with its documents' changes
         run(
@@ -478,14 +488,29 @@ def build_group(plpy, SD, workspace, scope, key):
     capsule_id = run(
         "store_group",
         "insert into exo_private.capsules "
-        "(workspace, scope, scope_key, sources, builder, stamp, body, tokens, sentences, chunk_ids, note) "
-        "values ($1, $2, $3, $4, $5, exo_private.capsule_stamp($5, $6), $7, $8, $9::jsonb, $10, $11) "
+        "(workspace, scope, scope_key, sources, builder, stamp, body, tokens, sentences, chunk_ids, note, "
+        " mention_chunks) "
+        "values ($1, $2, $3, $4, $5, exo_private.capsule_stamp($5, $6), $7, $8, $9::jsonb, $10, $11, $12) "
         "on conflict (workspace, scope, scope_key) where scope <> 'document' do update set "
         "sources = excluded.sources, builder = excluded.builder, stamp = excluded.stamp, "
         "body = excluded.body, tokens = excluded.tokens, sentences = excluded.sentences, "
-        "chunk_ids = excluded.chunk_ids, note = excluded.note, built_at = now() "
+        "chunk_ids = excluded.chunk_ids, note = excluded.note, mention_chunks = excluded.mention_chunks, "
+        "built_at = now() "
         "returning id",
-        ["text", "text", "text", "bigint[]", "text", "text[]", "text", "int", "text", "bigint[]", "text"],
+        [
+            "text",
+            "text",
+            "text",
+            "bigint[]",
+            "text",
+            "text[]",
+            "text",
+            "int",
+            "text",
+            "bigint[]",
+            "text",
+            "int",
+        ],
         [
             workspace,
             scope,
@@ -498,6 +523,7 @@ def build_group(plpy, SD, workspace, scope, key):
             json.dumps(built["sentences"]),
             built["chunk_ids"],
             note,
+            mention_chunks,
         ],
     )[0]["id"]
     return _built(capsule_id, built, note)

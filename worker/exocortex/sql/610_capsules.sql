@@ -72,6 +72,35 @@ comment on view exo_private.capsule_states is
     'cites is there and uncharged), stale (a source changed, was deleted or re-chunked) or withheld '
     '(a chunk it cites was charged since it was built). Only a fresh capsule is served.';
 
+-- exo_private.entity_mention_chunks: how many chunks mention each entity (by canonical key).
+-- A view so that a filter on workspace and key reaches the mentions through their indexes.
+create or replace view exo_private.entity_mention_chunks as
+select e.workspace, e.canonical_key, count(distinct m.chunk_id)::int as chunks,
+       max(d.stage_changed_at) as changed
+from exo_private.mentions m
+join exo_private.entities e on e.id = m.entity_id
+join exo_private.documents d on d.id = m.document_id
+where m.chunk_id is not null
+group by e.workspace, e.canonical_key;
+comment on view exo_private.entity_mention_chunks is
+    'Per workspace and entity canonical key: the chunks that mention it (an entity capsule is due '
+    'when this count differs from its capsules.mention_chunks) and the newest change of their '
+    'documents'' stage.';
+
+-- exo_private.capsule_builder_due: whether a capsule was made by another builder than the one set.
+create or replace function exo_private.capsule_builder_due(p_builder text, p_note text, p_wanted text)
+returns boolean
+language sql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- a fallback (p_note: why the model's capsule was not used) is not retried until its sources change
+    select p_note is null and (p_builder like 'model-%') <> (p_wanted = 'model')
+$$;
+comment on function exo_private.capsule_builder_due(text, text, text) is
+    'True when a capsule built by p_builder must be built again because capsules.builder is now '
+    'p_wanted; an extractive fallback with its reason (p_note) is not.';
+
 -- exo_private.build_capsule: the capsules queue's job for one document (plpy/capsules.py).
 create or replace function exo_private.build_capsule(p_document_id bigint)
 returns jsonb
@@ -177,6 +206,7 @@ declare
     min_chars int := (setting ->> 'capsules.min_document_chars')::int;
     min_documents int := (setting ->> 'capsules.folder_min_documents')::int;
     min_mentions int := (setting ->> 'capsules.entity_min_mentions')::int;
+    wanted_builder text := setting ->> 'capsules.builder';
 begin
     if p_workspace is not null then
         perform exo_private.check_workspaces(array[p_workspace]);
@@ -197,7 +227,7 @@ begin
         from live d
         left join exo_private.capsules k on k.document_id = d.id
         left join exo_private.capsule_states s on s.capsule_id = k.id
-        where k.id is not null and s.state <> 'fresh'
+        where k.id is not null and (s.state <> 'fresh' or exo_private.capsule_builder_due(k.builder, k.note, wanted_builder))
            or k.id is null
               and (select max(c.char_end) from exo_private.chunks c
                    where c.workspace = d.workspace and c.document_id = d.id) >= min_chars
@@ -206,26 +236,22 @@ begin
                                 and h.at > d.stage_changed_at)
     ), groups as (
         select l.workspace, 'folder' as scope, exo_private.capsule_folder(l.source_id, l.path) as key,
-               max(l.stage_changed_at) as changed
+               max(l.stage_changed_at) as changed, null::int as mentions
         from live l
         group by 1, 3
         having count(*) >= min_documents
         union all
-        select l.workspace, 'workspace', l.workspace, max(l.stage_changed_at)
+        select l.workspace, 'workspace', l.workspace, max(l.stage_changed_at), null
         from live l
         group by 1
         having count(*) >= min_documents
         union all
-        select e.workspace, 'entity', e.canonical_key, max(d.stage_changed_at)
-        from exo_private.mentions m
-        join exo_private.entities e on e.id = m.entity_id
-        join exo_private.documents d on d.id = m.document_id
-        where m.chunk_id is not null and (p_workspace is null or e.workspace = p_workspace)
-        group by e.workspace, e.canonical_key
-        having count(distinct m.chunk_id) >= min_mentions
+        select n.workspace, 'entity', n.canonical_key, n.changed, n.chunks
+        from exo_private.entity_mention_chunks n
+        where n.chunks >= min_mentions and (p_workspace is null or n.workspace = p_workspace)
     ), groups_due as (
-        -- missing (and not worked since its documents changed), not fresh, or built before one
-        -- of its documents changed
+        -- missing (and not worked since its documents changed), not fresh, built before one of its
+        -- documents changed, by another builder, or (an entity) from another set of mentions
         select g.workspace, g.scope, g.key
         from groups g
         left join exo_private.capsules k on k.workspace = g.workspace and k.scope = g.scope and k.scope_key = g.key
@@ -235,7 +261,10 @@ begin
                               where h.message = jsonb_build_object('workspace', g.workspace, 'scope', g.scope,
                                                                    'key', g.key)
                                 and h.at > g.changed)
-           or s.state <> 'fresh' or g.changed > k.built_at
+           or k.id is not null
+              and (s.state <> 'fresh' or g.changed > k.built_at
+                   or exo_private.capsule_builder_due(k.builder, k.note, wanted_builder)
+                   or g.scope = 'entity' and k.mention_chunks is distinct from g.mentions)
         union
         -- a group that no longer qualifies: its job drops the capsule
         select k.workspace, k.scope, k.scope_key
@@ -263,13 +292,36 @@ end
 $$;
 comment on function exo_private.queue_capsules(text) is
     'Queue (capsules queue) every capsule due in p_workspace (null: all), unless its message waits '
-    'in the queue already: documents whose capsule is stale or withheld, or long enough and without '
-    'one; folders and workspaces with capsules.folder_min_documents live documents and entities '
-    'named in capsules.entity_min_mentions chunks whose capsule is missing, not fresh, or older than '
-    'a change to one of their documents, and group capsules whose group no longer qualifies (their '
-    'job drops them). A missing capsule whose message was worked (archived) since its documents last '
-    'changed is not queued again: that job found too little to build. Returns how many were queued. '
-    'Run every 10 minutes by pg_cron (exo-capsules).';
+    'in the queue already: documents whose capsule is stale, withheld or by another builder than '
+    'capsules.builder, or long enough and without one; folders and workspaces with '
+    'capsules.folder_min_documents live documents and entities named in '
+    'capsules.entity_min_mentions chunks whose capsule is missing, not fresh, older than a change '
+    'to one of their documents, by another builder, or (an entity) built from another count of '
+    'mentioning chunks; and group capsules whose group no longer qualifies (their job drops them). '
+    'A missing capsule whose message was worked (archived) since its documents last changed is not '
+    'queued again: that job found too little to build. Returns how many were queued. Run every 10 '
+    'minutes by pg_cron (exo-capsules) and when capsules.builder changes.';
+
+-- A new capsules.builder re-makes every capsule the other builder made (not the fallbacks).
+create or replace function exo_private.capsule_builder_changed()
+returns trigger
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    perform exo_private.queue_capsules();
+    return new;
+end
+$$;
+comment on function exo_private.capsule_builder_changed() is
+    'Trigger: capsules.builder changed, so queue the capsules the other builder made.';
+
+create or replace trigger capsule_builder_changed
+    after update on exo_private.settings
+    for each row
+    when (new.key = 'capsules.builder' and old.value is distinct from new.value)
+    execute function exo_private.capsule_builder_changed();
 
 -- Every 10 minutes in the one database pg_cron serves, as the writer (as exo-audit).
 do $$
