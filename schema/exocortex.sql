@@ -1509,7 +1509,7 @@ ALTER FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_resu
 -- Name: FUNCTION timeline(entity text, workspace text, bridge text[], max_results integer); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer) IS 'One entity''s mentions in the order they were written (oldest first, undated last): written_at, document_id, path, title, band, workspace, surface (the name as written), excerpt (about 200 characters of the chunk around it) and withheld (null). entity: an id or a name (as in exo.dossier; a name in several workspaces gives all of them, see the workspace column); workspace narrows it. The most recent statement is usually the authoritative one. At most max_results rows (clamped to 1..5000), the oldest. Care: mentions in chunks or documents charged for a deferred subject, and every mention of an entity that is one or is seen only in such chunks, are left out unless bridge names the subject by name or alias; then one last row per subject and workspace has only withheld: {subject, workspace, mentions, how}.';
+COMMENT ON FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer) IS 'One entity''s mentions in the order they were written (oldest first, undated last): written_at, document_id, path, title, band, workspace, surface (the name as written), excerpt (about 200 characters of the chunk around it; a name only the document''s structure gives, a mail header, a chat or frontmatter, is prefixed "[structure: WROTE_TO, COPIED (object)] ", the predicates of its structural edges in that document) and withheld (null). entity: an id or a name (as in exo.dossier; a name in several workspaces gives all of them, see the workspace column); workspace narrows it. The most recent statement is usually the authoritative one. At most max_results rows (clamped to 1..5000), the oldest. Care: mentions in chunks or documents charged for a deferred subject, and every mention of an entity that is one or is seen only in such chunks, are left out unless bridge names the subject by name or alias; then one last row per subject and workspace has only withheld: {subject, workspace, mentions, how}.';
 
 --
 -- Name: version(); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -2403,6 +2403,11 @@ def released(results, why):
 
 # -- admitting candidates into a workspace's pool -------------------------------------------
 
+ANSWER_MATCHES = ("path",)
+"""Matches that say a chunk holds the answer to the question's relation (the path stage's last
+hop): on a chunk an earlier stage admitted, they replace its label, so the match's rank weight
+applies to it too."""
+
 class WorkspacePool:
     """The candidates one workspace contributes, in the order its stages found them."""
 
@@ -2434,6 +2439,10 @@ class WorkspacePool:
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
+                if row.get("match") in ANSWER_MATCHES:
+                    for hit in self.hits:
+                        if hit["chunk_id"] == chunk and hit["match"] not in ANSWER_MATCHES:
+                            hit.update(match=row["match"], detail=row.get("detail"), confident=True)
                 continue
             self.seen.add(chunk)
             subjects = withhold(row.get("charged") or [])
@@ -4221,6 +4230,11 @@ def released(results, why):
 
 # -- admitting candidates into a workspace's pool -------------------------------------------
 
+ANSWER_MATCHES = ("path",)
+"""Matches that say a chunk holds the answer to the question's relation (the path stage's last
+hop): on a chunk an earlier stage admitted, they replace its label, so the match's rank weight
+applies to it too."""
+
 class WorkspacePool:
     """The candidates one workspace contributes, in the order its stages found them."""
 
@@ -4252,6 +4266,10 @@ class WorkspacePool:
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
+                if row.get("match") in ANSWER_MATCHES:
+                    for hit in self.hits:
+                        if hit["chunk_id"] == chunk and hit["match"] not in ANSWER_MATCHES:
+                            hit.update(match=row["match"], detail=row.get("detail"), confident=True)
                 continue
             self.seen.add(chunk)
             subjects = withhold(row.get("charged") or [])
@@ -5660,6 +5678,11 @@ def released(results, why):
 
 # -- admitting candidates into a workspace's pool -------------------------------------------
 
+ANSWER_MATCHES = ("path",)
+"""Matches that say a chunk holds the answer to the question's relation (the path stage's last
+hop): on a chunk an earlier stage admitted, they replace its label, so the match's rank weight
+applies to it too."""
+
 class WorkspacePool:
     """The candidates one workspace contributes, in the order its stages found them."""
 
@@ -5691,6 +5714,10 @@ class WorkspacePool:
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
+                if row.get("match") in ANSWER_MATCHES:
+                    for hit in self.hits:
+                        if hit["chunk_id"] == chunk and hit["match"] not in ANSWER_MATCHES:
+                            hit.update(match=row["match"], detail=row.get("detail"), confident=True)
                 continue
             self.seen.add(chunk)
             subjects = withhold(row.get("charged") or [])
@@ -10028,7 +10055,7 @@ begin
             array(select distinct m.document_id from ms m where m.withheld = '{}'), p_bridge) k
     ), firsts as (
         -- chunks of a document are numbered in reading order
-        select m.document_id, m.workspace, m.chunk_id, m.window_id, m.surface,
+        select m.entity_id, m.document_id, m.workspace, m.chunk_id, m.window_id, m.surface,
                d.written_at, d.path, d.title, d.band::text as band,
                row_number() over (order by d.written_at nulls last, m.document_id, m.chunk_id nulls last,
                                            m.workspace) as ord
@@ -10059,10 +10086,25 @@ begin
     from (
         -- excerpts only for the rows returned
         select 0 as part, f.ord, f.written_at, f.document_id, f.path, f.title, f.band, f.workspace, f.surface,
-               exo_private.excerpt(coalesce(c.body, w.body), f.surface, 200) as excerpt, null::jsonb as hint
+               case when x.body is not null
+                         and pg_catalog.strpos(pg_catalog.lower(x.body), pg_catalog.lower(f.surface)) = 0
+                    -- named by the document's structure (a mail header, a chat, frontmatter), not
+                    -- in its text: say how, by the structural edges' predicates (never the other
+                    -- end's name: it may be a deferred subject)
+                    then coalesce((select '[structure: ' || pg_catalog.string_agg(r.how, ', ' order by r.how) || '] '
+                                   from (select distinct r.predicate
+                                                || case when r.subject_id = f.entity_id then '' else ' (object)' end
+                                                as how
+                                         from exo_private.relations r
+                                         where r.document_id = f.document_id and r.origin = 'structure'
+                                           and f.entity_id in (r.subject_id, r.object_id)) r), '')
+                    else ''
+               end || exo_private.excerpt(x.body, f.surface, 200) as excerpt,
+               null::jsonb as hint
         from firsts f
         left join exo_private.chunks c on c.workspace = f.workspace and c.id = f.chunk_id
         left join exo_private.extraction_windows w on f.chunk_id is null and w.id = f.window_id
+        cross join lateral (select coalesce(c.body, w.body) as body) x
         union all
         select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null, null, null,
                null,
@@ -16481,6 +16523,11 @@ def released(results, why):
 
 # -- admitting candidates into a workspace's pool -------------------------------------------
 
+ANSWER_MATCHES = ("path",)
+"""Matches that say a chunk holds the answer to the question's relation (the path stage's last
+hop): on a chunk an earlier stage admitted, they replace its label, so the match's rank weight
+applies to it too."""
+
 class WorkspacePool:
     """The candidates one workspace contributes, in the order its stages found them."""
 
@@ -16512,6 +16559,10 @@ class WorkspacePool:
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
+                if row.get("match") in ANSWER_MATCHES:
+                    for hit in self.hits:
+                        if hit["chunk_id"] == chunk and hit["match"] not in ANSWER_MATCHES:
+                            hit.update(match=row["match"], detail=row.get("detail"), confident=True)
                 continue
             self.seen.add(chunk)
             subjects = withhold(row.get("charged") or [])
@@ -17772,6 +17823,11 @@ def released(results, why):
 
 # -- admitting candidates into a workspace's pool -------------------------------------------
 
+ANSWER_MATCHES = ("path",)
+"""Matches that say a chunk holds the answer to the question's relation (the path stage's last
+hop): on a chunk an earlier stage admitted, they replace its label, so the match's rank weight
+applies to it too."""
+
 class WorkspacePool:
     """The candidates one workspace contributes, in the order its stages found them."""
 
@@ -17803,6 +17859,10 @@ class WorkspacePool:
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
+                if row.get("match") in ANSWER_MATCHES:
+                    for hit in self.hits:
+                        if hit["chunk_id"] == chunk and hit["match"] not in ANSWER_MATCHES:
+                            hit.update(match=row["match"], detail=row.get("detail"), confident=True)
                 continue
             self.seen.add(chunk)
             subjects = withhold(row.get("charged") or [])
@@ -19470,13 +19530,14 @@ class StageSearch:
                 "hops": [list(hop) for hop in path],
                 "found": len(rows),
             }
-            # The last hop's evidence holds the answer (retrieval.rank_weights.match.path); the
-            # hops that lead to it are evidence of the way there.
+            # The last hop's evidence holds the answer (retrieval.rank_weights.match.path) and is
+            # confident; the hops that lead to it are evidence of the way there, and leave room
+            # for the stages after (a wrong relation on the way must not stop BM25).
             return [
                 {
                     "chunk_id": r["chunk_id"],
                     "score": r["score"],
-                    "confident": True,
+                    "confident": r["score"] >= 1,
                     "charged": r["charged"],
                     "match": "path" if r["score"] >= 1 else "path_hop",
                     "detail": "path " + r["detail"],

@@ -128,6 +128,17 @@ def test_email_headers_become_dated_edges_between_people_with_their_evidence(mai
             ("prudence hale", "p.hale@example.org"), ("sam rivera", "sam@home.example"),
         ]  # fmt: skip
         assert not conn.execute("select * from exo_private.graph_disagreements('personal')").fetchall()
+    # The timeline says why a message named only in its headers is there
+    with db.connect("exo_reader") as conn:
+        timeline = conn.execute(
+            "select regexp_replace(path, '^.*/', ''), excerpt from exo.timeline('Prudence Hale') order by 1"
+        ).fetchall()
+    assert [(name, excerpt.split("] ")[0]) for name, excerpt in timeline] == [
+        ("early.eml", "[structure: WROTE_TO (object)"),
+        ("plans.eml", "[structure: COPIED, WROTE_TO"),
+        ("reply.eml", "[structure: REPLIED_TO (object), WROTE_TO (object)"),
+    ]
+    assert all(excerpt.endswith("See you at the allotment on Saturday.") for _, excerpt in timeline)
 
 
 def test_a_reply_ingested_before_its_message_links_once_the_message_arrives(mail):

@@ -642,7 +642,7 @@ begin
             array(select distinct m.document_id from ms m where m.withheld = '{}'), p_bridge) k
     ), firsts as (
         -- chunks of a document are numbered in reading order
-        select m.document_id, m.workspace, m.chunk_id, m.window_id, m.surface,
+        select m.entity_id, m.document_id, m.workspace, m.chunk_id, m.window_id, m.surface,
                d.written_at, d.path, d.title, d.band::text as band,
                row_number() over (order by d.written_at nulls last, m.document_id, m.chunk_id nulls last,
                                            m.workspace) as ord
@@ -673,10 +673,25 @@ begin
     from (
         -- excerpts only for the rows returned
         select 0 as part, f.ord, f.written_at, f.document_id, f.path, f.title, f.band, f.workspace, f.surface,
-               exo_private.excerpt(coalesce(c.body, w.body), f.surface, 200) as excerpt, null::jsonb as hint
+               case when x.body is not null
+                         and pg_catalog.strpos(pg_catalog.lower(x.body), pg_catalog.lower(f.surface)) = 0
+                    -- named by the document's structure (a mail header, a chat, frontmatter), not
+                    -- in its text: say how, by the structural edges' predicates (never the other
+                    -- end's name: it may be a deferred subject)
+                    then coalesce((select '[structure: ' || pg_catalog.string_agg(r.how, ', ' order by r.how) || '] '
+                                   from (select distinct r.predicate
+                                                || case when r.subject_id = f.entity_id then '' else ' (object)' end
+                                                as how
+                                         from exo_private.relations r
+                                         where r.document_id = f.document_id and r.origin = 'structure'
+                                           and f.entity_id in (r.subject_id, r.object_id)) r), '')
+                    else ''
+               end || exo_private.excerpt(x.body, f.surface, 200) as excerpt,
+               null::jsonb as hint
         from firsts f
         left join exo_private.chunks c on c.workspace = f.workspace and c.id = f.chunk_id
         left join exo_private.extraction_windows w on f.chunk_id is null and w.id = f.window_id
+        cross join lateral (select coalesce(c.body, w.body) as body) x
         union all
         select 1, row_number() over (order by h.subject, h.workspace), null, null, null, null, null, null, null,
                null,
@@ -710,7 +725,10 @@ $$;
 comment on function exo.timeline(text, text, text[], int) is
     'One entity''s mentions in the order they were written (oldest first, undated last): '
     'written_at, document_id, path, title, band, workspace, surface (the name as written), excerpt '
-    '(about 200 characters of the chunk around it) and withheld (null). entity: an id or a name (as '
+    '(about 200 characters of the chunk around it; a name only the document''s structure gives, a '
+    'mail header, a chat or frontmatter, is prefixed "[structure: WROTE_TO, COPIED (object)] ", '
+    'the predicates of its structural edges in that document) and withheld (null). entity: an id '
+    'or a name (as '
     'in exo.dossier; a name in several workspaces gives all of them, see the workspace column); '
     'workspace narrows it. The most recent statement is usually the authoritative one. At most '
     'max_results rows (clamped to 1..5000), the oldest. Care: mentions in chunks or documents '
