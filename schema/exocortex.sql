@@ -2403,11 +2403,6 @@ def released(results, why):
 
 # -- admitting candidates into a workspace's pool -------------------------------------------
 
-ANSWER_MATCHES = ("path",)
-"""Matches that say a chunk holds the answer to the question's relation (the path stage's last
-hop): on a chunk an earlier stage admitted, they replace its label, so the match's rank weight
-applies to it too."""
-
 class WorkspacePool:
     """The candidates one workspace contributes, in the order its stages found them."""
 
@@ -2439,10 +2434,6 @@ class WorkspacePool:
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
-                if row.get("match") in ANSWER_MATCHES:
-                    for hit in self.hits:
-                        if hit["chunk_id"] == chunk and hit["match"] not in ANSWER_MATCHES:
-                            hit.update(match=row["match"], detail=row.get("detail"), confident=True)
                 continue
             self.seen.add(chunk)
             subjects = withhold(row.get("charged") or [])
@@ -4230,11 +4221,6 @@ def released(results, why):
 
 # -- admitting candidates into a workspace's pool -------------------------------------------
 
-ANSWER_MATCHES = ("path",)
-"""Matches that say a chunk holds the answer to the question's relation (the path stage's last
-hop): on a chunk an earlier stage admitted, they replace its label, so the match's rank weight
-applies to it too."""
-
 class WorkspacePool:
     """The candidates one workspace contributes, in the order its stages found them."""
 
@@ -4266,10 +4252,6 @@ class WorkspacePool:
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
-                if row.get("match") in ANSWER_MATCHES:
-                    for hit in self.hits:
-                        if hit["chunk_id"] == chunk and hit["match"] not in ANSWER_MATCHES:
-                            hit.update(match=row["match"], detail=row.get("detail"), confident=True)
                 continue
             self.seen.add(chunk)
             subjects = withhold(row.get("charged") or [])
@@ -5678,11 +5660,6 @@ def released(results, why):
 
 # -- admitting candidates into a workspace's pool -------------------------------------------
 
-ANSWER_MATCHES = ("path",)
-"""Matches that say a chunk holds the answer to the question's relation (the path stage's last
-hop): on a chunk an earlier stage admitted, they replace its label, so the match's rank weight
-applies to it too."""
-
 class WorkspacePool:
     """The candidates one workspace contributes, in the order its stages found them."""
 
@@ -5714,10 +5691,6 @@ class WorkspacePool:
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
-                if row.get("match") in ANSWER_MATCHES:
-                    for hit in self.hits:
-                        if hit["chunk_id"] == chunk and hit["match"] not in ANSWER_MATCHES:
-                            hit.update(match=row["match"], detail=row.get("detail"), confident=True)
                 continue
             self.seen.add(chunk)
             subjects = withhold(row.get("charged") or [])
@@ -16523,11 +16496,6 @@ def released(results, why):
 
 # -- admitting candidates into a workspace's pool -------------------------------------------
 
-ANSWER_MATCHES = ("path",)
-"""Matches that say a chunk holds the answer to the question's relation (the path stage's last
-hop): on a chunk an earlier stage admitted, they replace its label, so the match's rank weight
-applies to it too."""
-
 class WorkspacePool:
     """The candidates one workspace contributes, in the order its stages found them."""
 
@@ -16559,10 +16527,6 @@ class WorkspacePool:
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
-                if row.get("match") in ANSWER_MATCHES:
-                    for hit in self.hits:
-                        if hit["chunk_id"] == chunk and hit["match"] not in ANSWER_MATCHES:
-                            hit.update(match=row["match"], detail=row.get("detail"), confident=True)
                 continue
             self.seen.add(chunk)
             subjects = withhold(row.get("charged") or [])
@@ -17823,11 +17787,6 @@ def released(results, why):
 
 # -- admitting candidates into a workspace's pool -------------------------------------------
 
-ANSWER_MATCHES = ("path",)
-"""Matches that say a chunk holds the answer to the question's relation (the path stage's last
-hop): on a chunk an earlier stage admitted, they replace its label, so the match's rank weight
-applies to it too."""
-
 class WorkspacePool:
     """The candidates one workspace contributes, in the order its stages found them."""
 
@@ -17859,10 +17818,6 @@ class WorkspacePool:
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
-                if row.get("match") in ANSWER_MATCHES:
-                    for hit in self.hits:
-                        if hit["chunk_id"] == chunk and hit["match"] not in ANSWER_MATCHES:
-                            hit.update(match=row["match"], detail=row.get("detail"), confident=True)
                 continue
             self.seen.add(chunk)
             subjects = withhold(row.get("charged") or [])
@@ -19530,14 +19485,13 @@ class StageSearch:
                 "hops": [list(hop) for hop in path],
                 "found": len(rows),
             }
-            # The last hop's evidence holds the answer (retrieval.rank_weights.match.path) and is
-            # confident; the hops that lead to it are evidence of the way there, and leave room
-            # for the stages after (a wrong relation on the way must not stop BM25).
+            # The last hop's evidence holds the answer (retrieval.rank_weights.match.path); the
+            # hops that lead to it are evidence of the way there.
             return [
                 {
                     "chunk_id": r["chunk_id"],
                     "score": r["score"],
-                    "confident": r["score"] >= 1,
+                    "confident": True,
                     "charged": r["charged"],
                     "match": "path" if r["score"] >= 1 else "path_hop",
                     "detail": "path " + r["detail"],

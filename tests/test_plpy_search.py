@@ -1057,17 +1057,3 @@ def test_packet_cites_a_chat_chunk_beside_a_document_with_whole_messages():
         'personal:chat "Iris Calder" 2024-03-04 09:12',
         "technical:notes/doc2.md (2026-01-01, current)",
     ]
-
-
-def test_a_path_answer_relabels_a_chunk_an_earlier_stage_admitted():
-    pool = search.WorkspacePool("personal", cap=10, need=8)
-    entity = dict(_row(1, True), match="entity", detail="entity Iris")
-    pool.admit("exact", [entity, dict(_row(2, True), match="entity")], _withhold())
-    answer = dict(_row(1, True), match="path", detail="path SPOUSE_OF")
-    hop = dict(_row(2, False), match="path_hop", detail="path SIBLING_OF")
-    assert pool.admit("path", [answer, hop, dict(answer, chunk_id=3)], _withhold()) == (1, 0)
-    assert [(h["chunk_id"], h["stage"], h["match"], h["detail"]) for h in pool.hits] == [
-        (1, "exact", "path", "path SPOUSE_OF"),  # found first by name, but it answers the relation
-        (2, "exact", "entity", None),  # a hop on the way keeps its label
-        (3, "path", "path", "path SPOUSE_OF"),
-    ]

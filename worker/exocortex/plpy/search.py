@@ -226,12 +226,6 @@ def released(results, why):
 # -- admitting candidates into a workspace's pool -------------------------------------------
 
 
-ANSWER_MATCHES = ("path",)
-"""Matches that say a chunk holds the answer to the question's relation (the path stage's last
-hop): on a chunk an earlier stage admitted, they replace its label, so the match's rank weight
-applies to it too."""
-
-
 class WorkspacePool:
     """The candidates one workspace contributes, in the order its stages found them."""
 
@@ -263,10 +257,6 @@ class WorkspacePool:
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
-                if row.get("match") in ANSWER_MATCHES:
-                    for hit in self.hits:
-                        if hit["chunk_id"] == chunk and hit["match"] not in ANSWER_MATCHES:
-                            hit.update(match=row["match"], detail=row.get("detail"), confident=True)
                 continue
             self.seen.add(chunk)
             subjects = withhold(row.get("charged") or [])

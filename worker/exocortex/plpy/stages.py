@@ -180,14 +180,13 @@ class StageSearch:
                 "hops": [list(hop) for hop in path],
                 "found": len(rows),
             }
-            # The last hop's evidence holds the answer (retrieval.rank_weights.match.path) and is
-            # confident; the hops that lead to it are evidence of the way there, and leave room
-            # for the stages after (a wrong relation on the way must not stop BM25).
+            # The last hop's evidence holds the answer (retrieval.rank_weights.match.path); the
+            # hops that lead to it are evidence of the way there.
             return [
                 {
                     "chunk_id": r["chunk_id"],
                     "score": r["score"],
-                    "confident": r["score"] >= 1,
+                    "confident": True,
                     "charged": r["charged"],
                     "match": "path" if r["score"] >= 1 else "path_hop",
                     "detail": "path " + r["detail"],
