@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import psycopg
 import pytest
 from support import REPO_ROOT
-from support.chat import fixtures, jsonl, msg, node, run_import, write
+from support.chat import MAIL_T0, fixtures, jsonl, msg, node, run_import, write
 
 from exocortex.ingest.chat import FORMATS, ChatImportError, ChatImportResult, import_chat
 
@@ -140,6 +140,34 @@ def test_whatsapp_import(db, tmp_path):
     assert participants == 2
 
 
+def test_mbox_import_makes_each_thread_a_conversation_of_its_senders_own_words(db, tmp_path):
+    result = run_import(db, fixtures(tmp_path)["mbox"], "mbox", ["sam@home.example"])
+
+    assert (result.conversations_added, result.messages_added, result.identities_added) == (2, 4, 3)
+    with db.connect() as conn:
+        rows = conn.execute(
+            "select c.external_id, c.title, i.handle, i.display_name, i.person_id is not null "
+            "  and i.person_id = (select id from exo_private.people where is_owner), m.external_id, m.sent_at, m.body "
+            "from exo_private.chat_messages m join exo_private.chat_conversations c on c.id = m.conversation_id "
+            "join exo_private.chat_identities i on i.id = m.identity_id order by m.sent_at"
+        ).fetchall()
+    thread = ("a1@example.org", "Allotment")
+    assert [row[:2] for row in rows] == [thread, thread, thread, ("d4@example.org", "Invoice 42")]
+    assert [(r[2], r[3], r[4], r[5]) for r in rows] == [
+        ("ann@example.org", "Ann Lee", False, "a1@example.org"),
+        ("sam@home.example", "Sam Rivera", True, "b2@home.example"),  # the owner, by address
+        ("ann@example.org", "Ann Lee", False, "c3@example.org"),  # In-Reply-To followed to the root
+        ("bo@example.org", "Bo Lund", False, "d4@example.org"),
+    ]
+    assert rows[0][6] == MAIL_T0
+    # a reply keeps its own words: the quoted mail and its "On ... wrote:" line are the other's
+    assert [r[7] for r in rows][:3] == [
+        "Shall we plant the beans on Saturday?",
+        "Yes, Saturday at ten.",
+        "I will bring the canes.",
+    ]
+
+
 def test_unknown_format_is_refused(db, tmp_path):
     with db.connect("exo_writer") as conn, pytest.raises(ValueError, match="unknown chat format 'csv'"):
         import_chat(conn, fixtures(tmp_path)["jsonl"], "csv")
@@ -216,6 +244,7 @@ def test_owner_identities_from_every_source_link_to_one_person(db, tmp_path):
     assert [(s, h) for s, h, _p in linked] == [
         ("chatgpt", "user"),
         ("jsonl", "Sam Rivera"),
+        ("mbox", "sam@home.example"),  # by the name the address came with
         ("whatsapp", "Sam Rivera"),
     ]
     assert {p for _s, _h, p in linked} == {owner_id}
@@ -223,6 +252,8 @@ def test_owner_identities_from_every_source_link_to_one_person(db, tmp_path):
         ("chatgpt", "assistant"),
         ("jsonl", "Ann"),
         ("jsonl:signal", "Ann"),
+        ("mbox", "ann@example.org"),
+        ("mbox", "bo@example.org"),
         ("whatsapp", "Jane Doe"),
     ]
 
@@ -628,6 +659,19 @@ MALFORMED = [
         r"line 1 has a day-first date and line 2 a month-first date",
     ),
     ("whatsapp", "WhatsApp Chat with X.txt", "1/2/24, 13:00 PM - Ann: hi\n", r"line 1: hour 13 with PM"),
+    ("mbox", "mail.mbox", "Subject: hi\n\nnot an archive\n", r"mail.mbox: not an mbox file"),
+    (
+        "mbox",
+        "mail.mbox",
+        "From MAILER-DAEMON Thu Jan  1 00:00:00 1970\nFrom: a@example.org\nSubject: x\n\n\n",
+        r"no messages with text",
+    ),
+    (
+        "mbox",
+        "mail.mbox",
+        "From x@y Thu Jan  1 00:00:00 1970\nSubject: x\nDate: Mon, 4 Mar 2024 09:15:00 +0000\n\nhello\n",
+        r"mail.mbox: message 1: no sender",
+    ),
 ]
 
 

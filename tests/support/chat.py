@@ -3,8 +3,11 @@ messages and whole sessions), and importing a file as the writer."""
 
 from __future__ import annotations
 
+import email.utils
 import json
-from datetime import datetime, timedelta
+import mailbox
+from datetime import UTC, datetime, timedelta
+from email.message import EmailMessage
 from pathlib import Path
 
 from exocortex.ingest.chat import ChatImportResult, import_chat
@@ -102,6 +105,82 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
+def mail(sender: str, to: str, subject: str, when: datetime, message_id: str, body: str,
+         in_reply_to: str | None = None, references: str | None = None) -> EmailMessage:  # fmt: skip
+    """One email as a mail client writes it."""
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = to
+    message["Subject"] = subject
+    message["Date"] = email.utils.format_datetime(when)
+    message["Message-ID"] = f"<{message_id}>"
+    if in_reply_to:
+        message["In-Reply-To"] = f"<{in_reply_to}>"
+    if references:
+        message["References"] = references
+    message.set_content(body)
+    return message
+
+
+def mbox(tmp_path: Path, name: str, *messages: EmailMessage) -> Path:
+    """A mail archive in mbox format, written by the standard library."""
+    path = tmp_path / name
+    box = mailbox.mbox(path)
+    for message in messages:
+        box.add(message)
+    box.flush()
+    box.close()
+    return path
+
+
+MAIL_T0 = datetime(2024, 3, 4, 9, 15, tzinfo=UTC)
+
+
+def mail_archive(tmp_path: Path) -> Path:
+    """A thread of three (a reply quoting its parent, a reply to the reply with only In-Reply-To)
+    and a message of its own."""
+    return mbox(
+        tmp_path,
+        "All mail.mbox",
+        mail(
+            "Ann Lee <ann@example.org>",
+            "sam@home.example",
+            "Allotment",
+            MAIL_T0,
+            "a1@example.org",
+            "Shall we plant the beans on Saturday?",
+        ),
+        mail(
+            "Sam Rivera <sam@home.example>",
+            "ann@example.org",
+            "Re: Allotment",
+            MAIL_T0 + timedelta(hours=2),
+            "b2@home.example",
+            "Yes, Saturday at ten.\n\nOn Mon, 4 Mar 2024, Ann Lee wrote:\n> Shall we plant"
+            " the beans on Saturday?\n",
+            in_reply_to="a1@example.org",
+            references="<a1@example.org>",
+        ),
+        mail(
+            "Ann Lee <ann@example.org>",
+            "sam@home.example",
+            "Re: Re: Allotment",
+            MAIL_T0 + timedelta(hours=3),
+            "c3@example.org",
+            "I will bring the canes.",
+            in_reply_to="b2@home.example",
+        ),
+        mail(
+            "Bo Lund <bo@example.org>",
+            "sam@home.example",
+            "Invoice 42",
+            MAIL_T0 + timedelta(days=1),
+            "d4@example.org",
+            "The invoice for March is attached.",
+        ),
+    )
+
+
 def fixtures(tmp_path: Path) -> dict[str, Path]:
     """One small export of each format."""
     return {
@@ -117,6 +196,7 @@ def fixtures(tmp_path: Path) -> dict[str, Path]:
         ),
         "chatgpt": write(tmp_path, "conversations.json", json.dumps(chatgpt_export())),
         "whatsapp": write(tmp_path, "WhatsApp Chat with Jane Doe.txt", WHATSAPP_ANDROID),
+        "mbox": mail_archive(tmp_path),
     }
 
 

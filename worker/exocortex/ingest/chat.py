@@ -1,4 +1,5 @@
-"""Chat history importers: generic JSONL, ChatGPT `conversations.json`, WhatsApp text exports.
+"""Chat history importers: generic JSONL, ChatGPT `conversations.json`, WhatsApp text exports,
+and mail archives (mbox: each thread a conversation, each message its sender's).
 
 Structured, no model. An import parses the whole file first into records
 (parse_export), so a malformed file fails before anything is written; then, in one
@@ -19,8 +20,12 @@ docs/chat-formats.md.
 
 from __future__ import annotations
 
+import email
+import email.policy
+import email.utils
 import hashlib
 import json
+import mailbox
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,7 +35,9 @@ from typing import Any
 
 import psycopg
 
-FORMATS = ("jsonl", "chatgpt", "whatsapp")
+from exocortex.ingest.extract import message_text, thread_ids
+
+FORMATS = ("jsonl", "chatgpt", "whatsapp", "mbox")
 
 #: to_tsvector refuses strings whose lexemes pass 1 MiB; longer bodies are refused while parsing.
 MAX_BODY_BYTES = 1_000_000
@@ -701,7 +708,96 @@ def _write(
     )
 
 
-_PARSERS = {"jsonl": _parse_jsonl, "chatgpt": _parse_chatgpt, "whatsapp": _parse_whatsapp}
+# --- mbox mail archives -------------------------------------------------------------------------
+
+_QUOTED = re.compile(r"^\s*>")
+_ATTRIBUTION = re.compile(r"^\s*On .{1,300} wrote:\s*$")  # "On Tue, 3 Mar 2024, Ann <a@b> wrote:"
+_SUBJECT_PREFIX = re.compile(r"^(?:\s*(?:re|fwd?|aw|sv|wg)\s*(?:\[\d+\])?\s*:)+\s*", re.I)
+
+
+def _own_words(text: str) -> str:
+    """A mail's own words: the quoted lines of the mail it answers (and the "On ... wrote:" line
+    that introduces them) are that mail's, stored once with it."""
+    lines = text.split("\n")
+    kept = [
+        line
+        for i, line in enumerate(lines)
+        if not _QUOTED.match(line)
+        and not (_ATTRIBUTION.match(line) and any(_QUOTED.match(x) for x in lines[i + 1 : i + 3]))
+    ]
+    return "\n".join(kept).strip()
+
+
+def _parse_mbox(path: Path, export: ChatExport) -> None:
+    """A mail archive (mbox, as mail clients and Google Takeout export it): each thread becomes a
+    conversation (its root's Message-ID: the first References id, else the In-Reply-To chain
+    followed within the file), each message a message of its sender (handle: the address)."""
+    try:
+        with path.open("rb") as fh:
+            first = fh.readline()
+    except OSError as exc:
+        raise ChatImportError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if not first.startswith(b"From "):
+        raise ChatImportError(f"{path}: not an mbox file (it does not begin with a 'From ' line)")
+    box = mailbox.mbox(path, factory=lambda f: email.message_from_binary_file(f, policy=email.policy.default),
+                       create=False)  # fmt: skip
+    mails = []
+    try:
+        for n, message in enumerate(box, start=1):
+            ids = thread_ids(message)
+            own = ids.get("message_id")
+            mails.append((n, message, own, ids.get("references") or [], ids.get("in_reply_to")))
+    finally:
+        box.close()
+    parent = {own: reply_to for _, _, own, _, reply_to in mails if own and reply_to}
+
+    def root(own: str | None, references: list[str], reply_to: str | None, n: int) -> str:
+        if references:
+            return references[0]
+        at, seen = reply_to or own, set()
+        while at in parent and at not in seen:  # a loop of replies ends where it closes
+            seen.add(at)
+            at = parent[at]
+        return at or f"{path.name}#{n}"
+
+    for n, message, own, references, reply_to in mails:
+        where = f"{path}: message {n}" + (f" <{own}>" if own else "")
+        name, address = email.utils.parseaddr(str(message.get("from", "")))
+        handle = address.lower() or name
+        if not handle:
+            raise ChatImportError(f"{where}: no sender (the From header is missing or empty)")
+        raw_time = str(message.get("date", ""))
+        try:
+            sent_at = email.utils.parsedate_to_datetime(raw_time) if raw_time else None
+        except (TypeError, ValueError):
+            sent_at = None
+        if sent_at is not None and sent_at.tzinfo is None:
+            sent_at = sent_at.replace(tzinfo=UTC)
+        conversation = root(own, references, reply_to, n)
+        subject = _SUBJECT_PREFIX.sub("", str(message.get("subject", ""))).strip() or None
+        export.conversation("mbox", conversation, subject, sent_at)
+        export.message(
+            where,
+            source="mbox",
+            conversation=conversation,
+            handle=handle,
+            display_name=name or address,
+            is_owner=False,
+            external_id=own,
+            raw_time=raw_time,
+            sent_at=sent_at,
+            body=_own_words(message_text(message)),
+        )
+    if not export.messages:
+        raise ChatImportError(f"{path}: no messages with text found in the mail archive")
+
+
+_PARSERS = {
+    "jsonl": _parse_jsonl,
+    "chatgpt": _parse_chatgpt,
+    "whatsapp": _parse_whatsapp,
+    "mbox": _parse_mbox,
+}
 
 
 def parse_export(path: Path, fmt: str, owner_names: Sequence[str] = ()) -> ChatExport:

@@ -392,19 +392,23 @@ def _eml(path: Path) -> Extracted:
         parsed = getattr(date, "datetime", None)
         _set_date(metadata, parsed or str(date), "email Date header")
     metadata["title"] = metadata.get("subject")
-    metadata.update(_thread_ids(message))
+    metadata.update(thread_ids(message))
     attachments = [part.get_filename() for part in message.walk() if part.get_filename()]
     if attachments:
         metadata["attachments"] = attachments
-    text = ""
+    return Extracted(message_text(message), metadata)
+
+
+def message_text(message: EmailMessage) -> str:
+    """An email's text: its plain-text body, else its HTML body as text, else nothing."""
     if body := message.get_body(preferencelist=("plain",)):
-        text = _part_text(body).replace("\r\n", "\n")
-    elif body := message.get_body(preferencelist=("html",)):
-        text = _html_to_text(_part_text(body))[0]
-    return Extracted(text, metadata)
+        return _part_text(body).replace("\r\n", "\n")
+    if body := message.get_body(preferencelist=("html",)):
+        return _html_to_text(_part_text(body))[0]
+    return ""
 
 
-def _thread_ids(message: EmailMessage) -> dict:
+def thread_ids(message: EmailMessage) -> dict:
     """The message's own Message-ID and the ids it answers (In-Reply-To; References, its last
     MAX_REFERENCES, oldest first), without their angle brackets: how the graph links a reply to
     the message it answers (sql/310_structural_graph.sql). Read from the raw headers, as above."""
