@@ -479,8 +479,9 @@ security definer
 set search_path = exo_private, pg_temp
 as $$
 declare
-    actions constant jsonb := '{"accept_suggestion": "accept", "decline_suggestion": "decline", "thumbs_up": '
-        '"thumbs_up", "thumbs_down": "thumbs_down", "force_pin": "force_pin", "force_remove": "force_remove"}';
+    actions constant jsonb := jsonb_build_object(
+        'accept_suggestion', 'accept', 'decline_suggestion', 'decline', 'thumbs_up', 'thumbs_up',
+        'thumbs_down', 'thumbs_down', 'force_pin', 'force_pin', 'force_remove', 'force_remove');
 begin
     if action is null or not actions ? action then
         perform exo_private.invalid_argument(format(
