@@ -211,6 +211,18 @@ def test_a_document_without_the_id_key_is_a_clear_error(kdb):
         retriever.invoke("liveness")
 
 
+def test_a_nul_character_in_a_wrapped_document_is_dropped_before_it_is_sent(kdb, conn):
+    who = new_profile(kdb)
+    odd = ListRetriever(
+        documents=[Document(page_content="a liveness\x00 probe", metadata={"source": "odd.md"})]
+    )
+    retriever = lc.LifecycleRetriever(
+        retriever=odd, id_key="source", profile=who, reader=Reader(kdb.url("exo_reader"))
+    )
+    assert [d.page_content for d in retriever.invoke("probe")] == ["a liveness\x00 probe"]  # as returned
+    assert item(conn, who, "odd.md")["fetch_count"] == 1
+
+
 def test_a_wrapper_needs_a_profile(kdb, monkeypatch):
     monkeypatch.delenv("EXO_PROFILE", raising=False)
     with pytest.raises(ValueError, match="needs a profile"):

@@ -211,8 +211,14 @@ def outside_retrieve(
 ) -> dict[str, Any]:
     """exo.kb_outside_retrieve: the personal stage, the merge with `returned` ([{key, title, text}]
     as the wrapped retriever gave them), the record, and the provenance block, in one call."""
-    args = {"profile": profile, "query": query, "returned": Jsonb(list(returned)), "k": int(k)}
+    # PostgreSQL text holds no NUL character (jsonb refuses \u0000): it goes before sending.
+    clean = [{name: _no_nul(value) for name, value in r.items()} for r in returned]
+    args = {"profile": profile, "query": _no_nul(query), "returned": Jsonb(clean), "k": int(k)}
     return api._call(reader, "kb_outside_retrieve", args, "value", read_write=True)
+
+
+def _no_nul(value: Any) -> Any:
+    return value.replace("\x00", "") if isinstance(value, str) else value
 
 
 class OutsideBase(PersonalBase):

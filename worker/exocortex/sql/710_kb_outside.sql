@@ -307,6 +307,9 @@ as $$
     with words as (
         -- any word counts: the words of plainto_tsquery joined by "or" (as exo.facts_search)
         select pg_catalog.replace(pg_catalog.plainto_tsquery('english', p_query)::text, ' & ', ' | ')::tsquery as q
+    ), top as materialized (
+        -- once, not per passage
+        select (exo_private.kb_settings() ->> 'local_top_k')::int as n
     ), saved as materialized (
         select i.outside_id from exo_private.kb_items i
         where i.profile_id = p_profile_id and i.state in ('claimed', 'pinned') and i.outside_id is not null
@@ -322,7 +325,8 @@ as $$
     select o.key, o.title, array_agg(m.body order by m.n), max(m.score)
     from matched m
     join exo_private.kb_outside_documents o on o.id = m.outside_id
-    where m.n <= (exo_private.kb_settings() ->> 'local_top_k')::int
+    cross join top
+    where m.n <= top.n
     group by o.id, o.key, o.title
     order by max(m.score) desc, o.key
     limit p_k
