@@ -9,7 +9,7 @@
 --
 -- Every function that changes state takes p_at (default now()): the clock tests move.
 
--- exo_private.kb_outside_demote: demote a profile's outside documents by an event (score_low, miss_streak).
+-- exo_private.kb_outside_demote: demote a profile's outside documents by an event (score_low).
 create or replace function exo_private.kb_outside_demote(
     p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamptz default now()
 )
@@ -31,7 +31,8 @@ as $$
     select count(*)::int from moved
 $$;
 comment on function exo_private.kb_outside_demote(bigint, bigint[], text, timestamptz) is
-    'exo_private.kb_demote for outside documents: demote them by p_event (score_low or miss_streak) where '
+    'exo_private.kb_demote for outside documents: demote them by p_event (score_low: no miss streak, see '
+    'exo.kb_outside_retrieve) where '
     'the transition table allows it and the pin was not forced; returns how many moved.';
 
 -- exo_private.kb_outside_decay: the decay's demotions of outside documents (kb_decay scores every item).
@@ -90,10 +91,10 @@ begin
             using errcode = 'read_only_sql_transaction',
                   hint = 'run it in a read-write transaction: begin read write (the reader may)';
     end if;
-    if p_action is null or p_action not in ('use', 'cache', 'accept', 'decline', 'thumbs_up', 'thumbs_down',
+    if p_action is null or p_action not in ('use', 'accept', 'decline', 'thumbs_up', 'thumbs_down',
                                             'force_pin', 'force_remove') then
         perform exo_private.invalid_argument(format(
-            'action must be one of use, cache, accept, decline, thumbs_up, thumbs_down, force_pin, force_remove, '
+            'action must be one of use, accept, decline, thumbs_up, thumbs_down, force_pin, force_remove, '
             'got %s', exo_private.quoted(p_action)));
     end if;
     if p_keys is null or array_position(p_keys, null) is not null then
@@ -106,7 +107,7 @@ begin
     if found then
         perform exo_private.invalid_argument(format('a key is 1 to 500 characters, got %s', exo_private.quoted(bad)));
     end if;
-    if p_action not in ('use', 'cache') and cardinality(p_keys) <> 1 then
+    if p_action <> 'use' and cardinality(p_keys) <> 1 then
         perform exo_private.invalid_argument(format('%s takes exactly one key', p_action));
     end if;
     -- Passages: [{key, title, text}], each of a key given, title null or text.
@@ -237,19 +238,6 @@ begin
          where i.profile_id = profile and i.outside_id is not null
            and i.absent_streak >= (settings ->> 'reset_threshold')::int
            and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reset');
-    when 'cache' then
-        -- The personal stage's check: the saved outside documents in p_keys matched, the others missed.
-        update exo_private.kb_items i
-           set cache_checks = i.cache_checks + 1,
-               cache_hits = i.cache_hits + (i.outside_id = any (touched))::int,
-               miss_streak = case when i.outside_id = any (touched) then 0 else i.miss_streak + 1 end
-         where i.profile_id = profile and i.outside_id is not null and i.state in ('claimed', 'pinned');
-        perform exo_private.kb_outside_demote(
-            profile,
-            array(select i.outside_id from exo_private.kb_items i
-                  where i.profile_id = profile and i.outside_id is not null
-                    and i.miss_streak >= (settings ->> 'max_cache_miss_streak')::int),
-            'miss_streak', p_at);
     else
         target := touched[1];
         update exo_private.kb_items i
@@ -289,8 +277,7 @@ comment on function exo_private.kb_outside_write(text, text, text[], jsonb, time
     'The one path that writes outside documents into a personal base, run as exo_kb (which may write only '
     'the kb tables), as exo_private.kb_write does for documents. Actions: use (a wrapped search of the '
     'profile returned the outside documents p_keys, in rank order, and p_passages [{key, title, text}] of '
-    'them: they become known, their passages kept; fetch, threshold, absence and reset), cache (the '
-    'personal stage: the saved ones in p_keys matched, the others missed; demotion by miss streak), and '
+    'them: they become known, their passages kept; fetch, threshold, absence and reset), and '
     'one key''s accept, decline, thumbs_up, thumbs_down, force_pin, force_remove. Checks: a known '
     'action, a profile that exists, at most 100 keys of 1 to 500 characters, at most 200 passages of '
     'those keys (a passage''s first 8,000 characters are kept), an action''s key known to the profile, '
@@ -438,14 +425,16 @@ begin
           from jsonb_array_elements(results) with ordinality e (r, n) group by 1) x;
     keys := coalesce(keys, '{}');
     hits := array(select p ->> 'key' from jsonb_array_elements(personal) p);
+    -- No cache check is recorded (hits, misses, the miss streak): outside documents are matched by
+    -- words only, and exo.search records checks only in similarity mode (sql/700_kb.sql,
+    -- kb_after_search). Counted here, every question that shares no word with a saved document
+    -- would be a miss: at kb.max_cache_miss_streak (10) nearly the whole base is demoted within ten
+    -- questions (bench.kb_outside saw 990 of 1,000). A saved outside document leaves by its score.
     if current_setting('transaction_read_only') = 'on' then
         outcome := jsonb_build_object('recorded', false,
             'why', 'a read-only transaction: run the search in a read-write one (begin read write) to record it');
     else
         begin
-            if checked > 0 then
-                perform exo_private.kb_outside_write(profile, 'cache', hits);
-            end if;
             perform exo_private.kb_outside_write(profile, 'use', keys, coalesce((
                 select jsonb_agg(jsonb_build_object(
                     'key', r ->> 'key', 'title', left(r ->> 'title', 500), 'text', r ->> 'text'))
@@ -471,7 +460,8 @@ comment on function exo.kb_outside_retrieve(text, text, jsonb, int) is
     'kept passages; its hits come first, then the retriever''s results less a passage the base already '
     'gave, the first k (1 to 100): results [{from: personal, key, title, text, score} | {from: global, '
     'key, index into returned}]. The outside documents returned are recorded in the profile''s base '
-    '(exo_private.kb_outside_write: fetch counts, suggestions, resets, the personal stage''s misses) when '
+    '(exo_private.kb_outside_write: fetch counts, suggestions, resets; no cache check: outside documents '
+    'are matched by words, and a miss by words says little) when '
     'the transaction may write, else report.personal says why not; provenance is the block {profile, '
     'sources: [{key, title, from, state, fetch_count, suggestion}], text}.';
 
@@ -505,7 +495,7 @@ comment on function exo.kb_outside_act(text, text, text) is
 create or replace function exo.kb_outside_items(profile text)
 returns table (
     key text, title text, state text, forced boolean, fetch_count int, last_fetched_at timestamptz,
-    declines int, next_suggestion_at int, miss_streak int, thumbs int, score float8, suggestion text
+    declines int, next_suggestion_at int, thumbs int, score float8, suggestion text
 )
 language plpgsql stable
 security definer
@@ -521,7 +511,7 @@ begin
     end if;
     return query
     select o.key, o.title, i.state::text, i.forced, i.fetch_count, i.last_fetched_at, i.declines,
-           i.next_suggestion_at, i.miss_streak, i.thumbs, i.score,
+           i.next_suggestion_at, i.thumbs, i.score,
            case when i.state = 'suggested'
                 then exo_private.kb_suggestion(quote_literal(coalesce(o.title, o.key)), i.fetch_count) end
     from exo_private.kb_items i
@@ -533,7 +523,7 @@ end
 $$;
 comment on function exo.kb_outside_items(text) is
     'The outside documents of a profile''s base (not global): pinned, claimed, suggested, surfaced, '
-    'demoted, with fetch count, declines, misses, thumbs, score and the pending save suggestion.';
+    'demoted, with fetch count, declines, thumbs, score and the pending save suggestion.';
 
 -- The recording path runs as exo_kb, which may write the kb tables and read what it checks.
 alter function exo_private.kb_outside_write(text, text, text[], jsonb, timestamptz) owner to exo_kb;
