@@ -1,14 +1,15 @@
 """Benchmark: the lifecycle retriever's one database call (exo.kb_outside_retrieve) with 1,000
-claimed outside documents against none, on real text.
+claimed outside documents against an empty base, on real text.
 
 A scratch database gets a profile whose base knows --claimed outside documents, all claimed:
 each is a text file under --docs (e.g. a folder of package documentation: README, changelog,
 copyright files, gzip or plain), keyed by its path under --docs, titled by its first line,
 with its first 8 paragraphs (at most 2,000 characters each) as the passages its retriever
 returned, recorded through exo_private.kb_outside_write as the wrapper records them. A second
-profile knows the same documents and has claimed none (the baseline: the personal stage finds
-nothing saved). Questions: half are three words of a claimed document's passage (a recurring
-interest: the personal stage finds it), half three words of a file that is not in the base.
+profile starts with an empty base (the baseline: the personal stage has nothing saved to search;
+its base learns only what the calls return). Questions: half are three words of a claimed
+document's passage (a recurring interest: the personal stage finds it), half three words of a
+file that is not in the base.
 
 Each call passes the same 5 passages as what the wrapped retriever returned and records them,
 in a read-write transaction as exo_reader (as LifecycleRetriever does). Warmed first, then
@@ -149,7 +150,7 @@ def main() -> None:
             admin.execute("select exo_private.set_setting('kb.writes_per_minute', '1000000')")
             for who in ("saved", "baseline"):
                 admin.execute("select exo_private.kb_add_profile(%s)", (who,))
-                know(admin, who, claimed)
+            know(admin, "saved", claimed)
             admin.execute(
                 """update exo_private.kb_items i set state = 'claimed'
                    from exo_private.kb_profiles p where p.id = i.profile_id and p.name = 'saved'"""
@@ -180,7 +181,7 @@ def main() -> None:
 
     saved, baseline = timings["saved"], timings["baseline"]
     print(f"\nexo.kb_outside_retrieve, {len(queries)} questions x {args.rounds} rounds, as exo_reader:")
-    print(f"  nothing claimed (baseline)  p50 {p(baseline, 0.5):.1f} ms  p95 {p(baseline, 0.95):.1f} ms")
+    print(f"  empty base (baseline)       p50 {p(baseline, 0.5):.1f} ms  p95 {p(baseline, 0.95):.1f} ms")
     print(
         f"  {len(claimed):,} claimed              p50 {p(saved, 0.5):.1f} ms  p95 {p(saved, 0.95):.1f} ms "
         f"({p(saved, 0.5) / p(baseline, 0.5):.2f}x at p50, {p(saved, 0.95) / p(baseline, 0.95):.2f}x at p95)"
