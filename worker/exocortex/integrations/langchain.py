@@ -150,7 +150,8 @@ class LifecycleRetriever(_common.OutsideBase, BaseRetriever):
     retriever: BaseRetriever
     """The user's own retriever (a vector store's as_retriever(), ...): the global stage."""
     id_key: str
-    """The metadata key whose value identifies a document (e.g. "source"): its key in the base."""
+    """The metadata key whose value identifies a document (e.g. "source"): its key in the base, as
+    text (a document from the base carries it as text, whatever type the wrapped retriever gave)."""
     title_key: str | None = "title"
     """The metadata key of a document's title, if it has one (shown in provenance and suggestions)."""
     profile: str | None = None
