@@ -594,14 +594,20 @@ def worker_requeue_dead(queue: str | None) -> None:
     type=click.IntRange(1),
     help="Each tool call's statement timeout.",
 )
-def mcp_cmd(statement_timeout_ms: int) -> None:
+@click.option(
+    "--profile",
+    default=None,
+    help="Serve this user (exo user add NAME): every call searches their base first and records in it, "
+    "and no tool takes a profile argument. Default: EXO_PROFILE, else none.",
+)
+def mcp_cmd(statement_timeout_ms: int, profile: str | None) -> None:
     """Serve the exo API to agents as MCP tools over stdio (read-only, as exo_reader).
 
     The database is EXO_READER_URL, else the local runtime's exo_reader. Logs go to stderr.
     """
     from exocortex import mcp_server  # the MCP SDK loads only for this command
 
-    mcp_server.serve(statement_timeout_ms)
+    mcp_server.serve(statement_timeout_ms, profile=profile)
 
 
 main.add_command(models)

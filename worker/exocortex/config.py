@@ -40,6 +40,9 @@ class Config:
     lock_timeout_s: float = 10.0
     """EXO_LOCK_TIMEOUT_S: how long the migrator waits for a table or catalog lock before it
     stops and names the session that holds it."""
+    profile: str | None = None
+    """EXO_PROFILE: the user (exo user add NAME) whose personal base the MCP server and the
+    retrievers search first and record in, when none is given; unset: nothing recorded."""
 
     @property
     def runtime_root(self) -> Path:
@@ -79,4 +82,5 @@ def load() -> Config:
         sql_dir=PACKAGE_DIR / "sql",
         plpy_dir=PACKAGE_DIR / "plpy",
         lock_timeout_s=lock_timeout_s,
+        profile=env.get("EXO_PROFILE") or None,
     )

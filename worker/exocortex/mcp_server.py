@@ -12,6 +12,11 @@ met it; one that is down fails the calls made meanwhile, as tool errors that say
 unreachable, and the session goes on. A call the database refuses (a bad argument, an
 unknown workspace, k out of range) comes back as a tool error (isError) with the
 database's message.
+
+A server started with a profile (`exo mcp --profile NAME`, or EXO_PROFILE) serves one user:
+every tool that takes a profile (search, context_packet, kb_items, kb_act, kb_record_use)
+runs under it, and the argument is gone from those tools, so a model can neither record in
+another user's base nor read it. Without one, the tools take the argument as before.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 from pydantic import ConfigDict, Field
 
-from exocortex import api
+from exocortex import api, config
 from exocortex.sqlguard import Rejected
 
 log = logging.getLogger("exocortex.mcp")
@@ -247,15 +252,16 @@ def _wire_type(annotation: Any) -> Any:
     return annotation
 
 
-def tool_signature(spec: ToolSpec) -> inspect.Signature:
-    """The api function's signature without its Reader, in types a JSON schema can say."""
+def tool_signature(spec: ToolSpec, profile: str | None = None) -> inspect.Signature:
+    """The api function's signature without its Reader (nor its profile when the server has
+    one), in types a JSON schema can say."""
     function = spec.function
     described = {**PARAMETERS, **spec.parameters}
     hints = typing.get_type_hints(function)
     parameters = []
     for p in inspect.signature(function).parameters.values():
         annotation = hints.get(p.name, Any)
-        if annotation is api.Reader:
+        if annotation is api.Reader or (profile is not None and p.name == "profile"):
             continue
         annotation = _wire_type(annotation)
         if p.name in described:
@@ -293,8 +299,15 @@ def error_message(exc: psycopg.Error) -> str:
     return f"{message} ({extra})" if extra else message
 
 
-def make_tool(spec: ToolSpec, reader: api.Reader) -> Callable[..., str]:
+def make_tool(spec: ToolSpec, reader: api.Reader, profile: str | None = None) -> Callable[..., str]:
+    bound = (
+        {"profile": profile}
+        if profile is not None and "profile" in inspect.signature(spec.function).parameters
+        else {}
+    )
+
     def call(**arguments: Any) -> str:
+        arguments |= bound
         started = time.perf_counter()
         try:
             result = spec.function(reader, **arguments)
@@ -312,7 +325,7 @@ def make_tool(spec: ToolSpec, reader: api.Reader) -> Callable[..., str]:
 
     call.__name__ = spec.name
     call.__doc__ = spec.function.__doc__
-    call.__signature__ = tool_signature(spec)  # type: ignore[attr-defined]
+    call.__signature__ = tool_signature(spec, profile)  # type: ignore[attr-defined]
     return call
 
 
@@ -326,14 +339,14 @@ def strict(tool: Tool) -> Tool:
     return tool
 
 
-def tools(reader: api.Reader, specs: Sequence[ToolSpec] = TOOLS) -> list[Tool]:
+def tools(reader: api.Reader, specs: Sequence[ToolSpec] = TOOLS, profile: str | None = None) -> list[Tool]:
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     records = ToolAnnotations(read_only_hint=False, idempotent_hint=False, open_world_hint=False)
     comments = catalog_comments(reader)
     return [
         strict(
             Tool.from_function(
-                make_tool(spec, reader),
+                make_tool(spec, reader, profile),
                 name=spec.name,
                 description=description(spec, comments),
                 annotations=read_only if spec.read_only else records,
@@ -344,9 +357,11 @@ def tools(reader: api.Reader, specs: Sequence[ToolSpec] = TOOLS) -> list[Tool]:
     ]
 
 
-def build(reader: api.Reader, specs: Sequence[ToolSpec] = TOOLS) -> MCPServer:
-    """The MCP server with one tool per ToolSpec."""
-    return MCPServer("exocortex", instructions=INSTRUCTIONS, version=_version(), tools=tools(reader, specs))
+def build(reader: api.Reader, specs: Sequence[ToolSpec] = TOOLS, profile: str | None = None) -> MCPServer:
+    """The MCP server with one tool per ToolSpec; with a profile, every call runs under it."""
+    return MCPServer(
+        "exocortex", instructions=INSTRUCTIONS, version=_version(), tools=tools(reader, specs, profile)
+    )
 
 
 def _version() -> str:
@@ -362,15 +377,26 @@ def serve(
     statement_timeout_ms: int = api.DEFAULT_TIMEOUT_MS,
     log_level: str = "INFO",
     pool_size: int = api.DEFAULT_POOL_SIZE,
+    profile: str | None = None,
 ) -> None:
-    """Run the server over stdio until the client closes it, on a pool of pool_size connections."""
+    """Run the server over stdio until the client closes it, on a pool of pool_size connections;
+    every call under `profile` (default: EXO_PROFILE), when there is one."""
     # Logging goes to stderr before the SDK configures its own (basicConfig: first one wins).
     logging.basicConfig(
         stream=sys.stderr, level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    reader = api.Reader.from_config(statement_timeout_ms=statement_timeout_ms, application_name="exo-mcp")
+    cfg = config.load()
+    profile = profile if profile is not None else cfg.profile
+    reader = api.Reader.from_config(
+        cfg, statement_timeout_ms=statement_timeout_ms, application_name="exo-mcp"
+    )
     with reader.pooled(pool_size) as pooled:
-        server = build(pooled)
-        log.info("exocortex MCP server on stdio: %d tools, up to %d connections", len(TOOLS), pool_size)
+        server = build(pooled, profile=profile)
+        log.info(
+            "exocortex MCP server on stdio: %d tools, up to %d connections%s",
+            len(TOOLS),
+            pool_size,
+            f", recording under profile {profile}" if profile is not None else "",
+        )
         with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C in a terminal: leave quietly
             server.run("stdio")

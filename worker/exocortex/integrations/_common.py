@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Literal
 
-from exocortex import api
+from psycopg.types.json import Jsonb
+
+from exocortex import api, config
 
 Mode = Literal["search", "packet"]
 
@@ -39,6 +41,11 @@ def make_reader(reader: api.Reader | None, url: str | None) -> api.Reader:
     if reader is not None:
         return reader
     return api.Reader(url) if url is not None else api.Reader.from_config()
+
+
+def configured_profile(profile: str | None) -> str | None:
+    """The profile given, else the configuration's (EXO_PROFILE), else None (nothing recorded)."""
+    return profile if profile is not None else config.load().profile
 
 
 @dataclass(frozen=True)
@@ -175,3 +182,54 @@ def row_metadata(row: Mapping[str, Any]) -> dict[str, Any]:
 
 def packet_metadata(packet: Mapping[str, Any]) -> dict[str, Any]:
     return {"tokens": packet["tokens"], "used": packet["used"], "hints": packet["hints"]}
+
+
+# -- the lifecycle retriever over a user's own retriever ------------------------------------
+
+
+def outside_key(metadata: Mapping[str, Any], id_key: str, text: str) -> str:
+    """The key of a wrapped retriever's document: the value of its id_key metadata, as text."""
+    value = metadata.get(id_key)
+    if value is None or str(value) == "":
+        excerpt = " ".join(text.split())[:60]
+        raise ValueError(
+            f"a document the wrapped retriever returned has no metadata {id_key!r} to identify it "
+            f"(its text begins {excerpt!r}; its metadata keys: {sorted(metadata)}): give "
+            f"id_key= the metadata key that names each document"
+        )
+    return str(value)
+
+
+def outside_title(metadata: Mapping[str, Any], title_key: str | None) -> str | None:
+    """A wrapped retriever's document's title: its title_key metadata when that is text."""
+    value = metadata.get(title_key) if title_key else None
+    return value if isinstance(value, str) and value else None
+
+
+def outside_retrieve(
+    reader: api.Reader, profile: str, query: str, returned: Sequence[Mapping[str, Any]], k: int
+) -> dict[str, Any]:
+    """exo.kb_outside_retrieve: the personal stage, the merge with `returned` ([{key, title, text}]
+    as the wrapped retriever gave them), the record, and the provenance block, in one call."""
+    # PostgreSQL text holds no NUL character (jsonb refuses \u0000): it goes before sending.
+    clean = [{name: _no_nul(value) for name, value in r.items()} for r in returned]
+    args = {"profile": profile, "query": _no_nul(query), "returned": Jsonb(clean), "k": int(k)}
+    return api._call(reader, "kb_outside_retrieve", args, "value", read_write=True)
+
+
+def _no_nul(value: Any) -> Any:
+    return value.replace("\x00", "") if isinstance(value, str) else value
+
+
+class OutsideBase(PersonalBase):
+    """The user actions of a lifecycle retriever: the same methods, each taking a document's key
+    (the value of its id_key metadata) instead of an exocortex document id."""
+
+    def _act(self, action: str, document_id: Any) -> dict[str, Any]:
+        args = {"profile": self.options.profile, "action": action, "key": str(document_id)}  # type: ignore[attr-defined]
+        return api._call(self.reader, "kb_outside_act", args, "value", read_write=True)  # type: ignore[attr-defined]
+
+    def personal_base(self) -> list[dict[str, Any]]:
+        """exo.kb_outside_items: the outside documents of the profile's base."""
+        args = {"profile": self.options.profile}  # type: ignore[attr-defined]
+        return api._call(self.reader, "kb_outside_items", args, "rows")  # type: ignore[attr-defined]

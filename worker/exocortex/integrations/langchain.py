@@ -13,11 +13,26 @@ tokens, used, hints). `last_report` is the search report of the latest call, fro
 single call (exo.search_json in search mode, exo.context_packet_json in packet mode);
 fetch_report=False leaves last_report None.
 
-With profile="NAME" (exo user add NAME) the user's saved documents are searched first (stage
+With profile="NAME" (exo user add NAME; default: EXO_PROFILE, else none) the user's saved documents are searched first (stage
 personal), every call is recorded in their base, `last_provenance.render()` / `.to_dict()`
 give the provenance block of the latest call, and accept_suggestion(document_id),
 decline_suggestion, thumbs_up, thumbs_down, force_pin, force_remove and personal_base() act
 on it.
+
+LifecycleRetriever wraps any LangChain retriever (the user's own vector store) as the global
+stage of a personal base kept in exocortex, the documents identified by a metadata key:
+
+    from exocortex.integrations.langchain import LifecycleRetriever
+
+    retriever = LifecycleRetriever(retriever=my_store.as_retriever(), id_key="source", profile="me")
+    docs = retriever.invoke("How do liveness probes work?")
+    print(retriever.last_provenance.render())          # "... has appeared in your questions 3 times; save it?"
+    retriever.accept_suggestion("k8s/probes.md")        # by the document's id_key value
+
+Each call runs the wrapped retriever, then one exo.kb_outside_retrieve call: the user's saved
+(claimed, pinned) outside documents that share words with the question come first (metadata
+kb_from "personal", with id_key and title_key), then the wrapped retriever's documents
+(kb_from "global"), the first k; what was returned is recorded in the user's base.
 """
 
 from __future__ import annotations
@@ -40,7 +55,7 @@ try:
 except ImportError as error:  # pragma: no cover - exercised by a test that hides the library
     raise _common.missing("langchain-core", "langchain", error) from error
 
-__all__ = ["ExocortexRetriever"]
+__all__ = ["ExocortexRetriever", "LifecycleRetriever"]
 
 
 class ExocortexRetriever(_common.PersonalBase, BaseRetriever):
@@ -71,6 +86,7 @@ class ExocortexRetriever(_common.PersonalBase, BaseRetriever):
     def _resolve_reader(self) -> ExocortexRetriever:
         self.reader = _common.make_reader(self.reader, self.url)
         self.url = None
+        self.profile = _common.configured_profile(self.profile)
         return self
 
     @property
@@ -124,3 +140,93 @@ class ExocortexRetriever(_common.PersonalBase, BaseRetriever):
         return await asyncio.to_thread(
             self._get_relevant_documents, query, run_manager=run_manager.get_sync(), **overrides
         )
+
+
+class LifecycleRetriever(_common.OutsideBase, BaseRetriever):
+    """Any LangChain retriever as the global stage of a personal base kept in exocortex."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    retriever: BaseRetriever
+    """The user's own retriever (a vector store's as_retriever(), ...): the global stage."""
+    id_key: str
+    """The metadata key whose value identifies a document (e.g. "source"): its key in the base, as
+    text (a document from the base carries it as text, whatever type the wrapped retriever gave)."""
+    title_key: str | None = "title"
+    """The metadata key of a document's title, if it has one (shown in provenance and suggestions)."""
+    profile: str | None = None
+    """The user (exo user add NAME); default: EXO_PROFILE."""
+    k: int = 5
+    """At most this many documents a call: the base's first, then the wrapped retriever's."""
+    reader: api.Reader | None = None
+    url: str | None = None
+
+    _last_result: dict[str, Any] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _resolve(self) -> LifecycleRetriever:
+        self.reader = _common.make_reader(self.reader, self.url)
+        self.url = None
+        self.profile = _common.configured_profile(self.profile)
+        if self.profile is None:
+            raise ValueError("a LifecycleRetriever needs a profile: give profile=NAME or set EXO_PROFILE")
+        return self
+
+    @property
+    def options(self) -> _common.Options:
+        return _common.Options(k=self.k, profile=self.profile)
+
+    @property
+    def last_report(self) -> dict[str, Any] | None:
+        """The report of the latest call: personal {profile, mode, checked, hits, recorded}."""
+        return self._last_result["report"] if self._last_result else None
+
+    @property
+    def last_provenance(self) -> _common.Provenance | None:
+        """The provenance block of the latest call (render(), to_dict())."""
+        return _common.Provenance(self._last_result["provenance"]) if self._last_result else None
+
+    def _k(self, overrides: dict[str, Any]) -> int:
+        unknown = set(overrides) - {"k"} - _common.IGNORED
+        if unknown:
+            raise TypeError(f"unknown retriever argument(s): {', '.join(sorted(unknown))}")
+        return int(overrides.get("k", self.k))
+
+    def _merge(self, query: str, found: list[Document], k: int) -> list[Document]:
+        """Record the call (exo.kb_outside_retrieve) and lay out the documents in its order."""
+        returned = [
+            {
+                "key": _common.outside_key(d.metadata, self.id_key, d.page_content),
+                "title": _common.outside_title(d.metadata, self.title_key),
+                "text": d.page_content,
+            }
+            for d in found
+        ]
+        assert self.reader is not None and self.profile is not None
+        result = _common.outside_retrieve(self.reader, self.profile, query, returned, k)
+        self._last_result = result
+        docs = []
+        for r in result["results"]:
+            if r["from"] == "personal":
+                metadata = {self.id_key: r["key"], "kb_from": "personal", "kb_score": r["score"]}
+                if self.title_key and r["title"] is not None:
+                    metadata[self.title_key] = r["title"]
+                docs.append(Document(page_content=r["text"], metadata=metadata))
+            else:
+                doc = found[r["index"]]
+                docs.append(doc.model_copy(update={"metadata": doc.metadata | {"kb_from": "global"}}))
+        return docs
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **overrides: Any
+    ) -> list[Document]:
+        k = self._k(overrides)
+        found = self.retriever.invoke(query, config={"callbacks": run_manager.get_child()})
+        return self._merge(query, found, k)
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **overrides: Any
+    ) -> list[Document]:
+        k = self._k(overrides)
+        found = await self.retriever.ainvoke(query, config={"callbacks": run_manager.get_child()})
+        return await asyncio.to_thread(self._merge, query, found, k)

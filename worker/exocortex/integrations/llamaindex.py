@@ -14,7 +14,12 @@ band, path, title and date with the text; the embedding text is the chunk alone.
 `last_report` is the search report of the latest call, from the same single call
 (exo.search_json in search mode, exo.context_packet_json in packet mode); fetch_report=False
 leaves last_report None. profile="NAME": as the LangChain retriever (the personal stage,
-recording, last_provenance and the user actions).
+recording, last_provenance and the user actions; default: EXO_PROFILE).
+
+LifecycleRetriever wraps any LlamaIndex retriever (the user's own index) as the global stage of
+a personal base kept in exocortex, as the LangChain one does: LifecycleRetriever(
+index.as_retriever(), id_key="file_name", profile="me"); the base's nodes first (metadata
+kb_from "personal"), then the wrapped retriever's (kb_from "global"), the first k.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ try:
 except ImportError as error:  # pragma: no cover - exercised by a test that hides the library
     raise _common.missing("llama-index-core", "llamaindex", error) from error
 
-__all__ = ["ExocortexRetriever"]
+__all__ = ["ExocortexRetriever", "LifecycleRetriever"]
 
 # Metadata the LLM does not need beside the text; none of it belongs in an embedding.
 _NOT_FOR_LLM = ["stage", "score", "rank", "chunk_id", "document_id", "tokens", "used", "hints"]
@@ -75,7 +80,7 @@ class ExocortexRetriever(_common.PersonalBase, BaseRetriever):
             as_of=as_of,
             token_budget=token_budget,
             fetch_report=fetch_report,
-            profile=profile,
+            profile=_common.configured_profile(profile),
         )
         self.last_report: dict[str, Any] | None = None
         """The search report of the latest call (hints, degradations, archive, rerank, timings_ms)."""
@@ -114,3 +119,70 @@ class ExocortexRetriever(_common.PersonalBase, BaseRetriever):
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return await asyncio.to_thread(self._retrieve, query_bundle)
+
+
+class LifecycleRetriever(_common.OutsideBase, BaseRetriever):
+    """Any LlamaIndex retriever as the global stage of a personal base kept in exocortex."""
+
+    def __init__(
+        self,
+        retriever: BaseRetriever,
+        *,
+        id_key: str,
+        title_key: str | None = "title",
+        profile: str | None = None,
+        k: int = 5,
+        reader: api.Reader | None = None,
+        url: str | None = None,
+        callback_manager: CallbackManager | None = None,
+        verbose: bool = False,
+    ) -> None:
+        self.retriever = retriever
+        self.id_key = id_key
+        self.title_key = title_key
+        self.reader = _common.make_reader(reader, url)
+        self.options = _common.Options(k=k, profile=_common.configured_profile(profile))
+        if self.options.profile is None:
+            raise ValueError("a LifecycleRetriever needs a profile: give profile=NAME or set EXO_PROFILE")
+        self.last_result: dict[str, Any] | None = None
+        """exo.kb_outside_retrieve's answer of the latest call: results, report, provenance."""
+        super().__init__(callback_manager=callback_manager, verbose=verbose)
+
+    @property
+    def last_provenance(self) -> _common.Provenance | None:
+        """The provenance block of the latest call (render(), to_dict())."""
+        return _common.Provenance(self.last_result["provenance"]) if self.last_result else None
+
+    def _merge(self, query: str, found: list[NodeWithScore]) -> list[NodeWithScore]:
+        """Record the call (exo.kb_outside_retrieve) and lay out the nodes in its order."""
+        returned = [
+            {
+                "key": _common.outside_key(n.node.metadata, self.id_key, n.node.get_content()),
+                "title": _common.outside_title(n.node.metadata, self.title_key),
+                "text": n.node.get_content(),
+            }
+            for n in found
+        ]
+        result = _common.outside_retrieve(self.reader, self.options.profile, query, returned, self.options.k)
+        self.last_result = result
+        nodes = []
+        for r in result["results"]:
+            if r["from"] == "personal":
+                metadata = {self.id_key: r["key"], "kb_from": "personal"}
+                if self.title_key and r["title"] is not None:
+                    metadata[self.title_key] = r["title"]
+                digest = hashlib.sha256(f"{r['key']}\0{r['text']}".encode()).hexdigest()[:16]
+                node = TextNode(text=r["text"], id_=f"kb-{digest}", metadata=metadata)
+                nodes.append(NodeWithScore(node=node, score=r["score"]))
+            else:
+                hit = found[r["index"]]
+                node = hit.node.model_copy(update={"metadata": hit.node.metadata | {"kb_from": "global"}})
+                nodes.append(NodeWithScore(node=node, score=hit.score))
+        return nodes
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return self._merge(query_bundle.query_str, self.retriever.retrieve(query_bundle))
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        found = await self.retriever.aretrieve(query_bundle)
+        return await asyncio.to_thread(self._merge, query_bundle.query_str, found)

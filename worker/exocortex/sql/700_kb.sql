@@ -331,6 +331,8 @@ begin
     loop
         demoted := demoted + exo_private.kb_demote(low.profile_id, low.documents, 'score_low', p_at);
     end loop;
+    -- Outside documents (sql/710_kb_outside.sql): scored above with the rest, demoted by their own key.
+    demoted := demoted + exo_private.kb_outside_decay(profile, p_at);
     return jsonb_build_object('scored', scored, 'pinned', pinned, 'demoted', demoted);
 end
 $$;

@@ -1,0 +1,196 @@
+"""Benchmark: the lifecycle retriever's one database call (exo.kb_outside_retrieve) with 1,000
+claimed outside documents against an empty base, on real text.
+
+A scratch database gets a profile whose base knows --claimed outside documents, all claimed:
+each is a text file under --docs (e.g. a folder of package documentation: README, changelog,
+copyright files, gzip or plain), keyed by its path under --docs, titled by its first line,
+with its first 8 paragraphs (at most 2,000 characters each) as the passages its retriever
+returned, recorded through exo_private.kb_outside_write as the wrapper records them. A second
+profile starts with an empty base (the baseline: the personal stage has nothing saved to search;
+its base learns only what the calls return). Questions: half are three words of a claimed
+document's passage (a recurring interest: the personal stage finds it), half three words of a
+file that is not in the base.
+
+Each call passes the same 5 passages as what the wrapped retriever returned and records them,
+in a read-write transaction as exo_reader (as LifecycleRetriever does). Warmed first, then
+rounds that interleave the two profiles; prints p50/p95 of each and their ratio, and the plans
+of the personal stage's statement (auto_explain: EXPLAIN ANALYZE of the nested statements).
+
+    .venv/bin/python -m bench.kb_outside --docs DIR [--claimed 1000] [--queries 40] [--rounds 3] [--seed 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import re
+from pathlib import Path
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from bench.search_latency import p, timed
+from exocortex import config
+from exocortex.db import admin_url, connect, role_url
+from exocortex.migrate import scratch_database
+
+CALL = "select exo.kb_outside_retrieve(%s, %s, %s, 5)"
+
+
+def read_text(path: Path) -> str:
+    data = path.read_bytes()
+    if path.suffix == ".gz":
+        data = gzip.decompress(data)
+    return data.decode("utf-8", "replace")
+
+
+def documents(root: Path, wanted: int, rng: random.Random) -> list[dict]:
+    """Up to `wanted` text files under root with at least 3 paragraphs: {key, title, passages}."""
+    paths = sorted(
+        f
+        for f in root.rglob("*")
+        if f.is_file() and not f.is_symlink() and f.suffix in ("", ".gz", ".txt", ".md")
+    )
+    rng.shuffle(paths)
+    found = []
+    for path in paths:
+        try:
+            text = read_text(path)
+        except (OSError, EOFError, gzip.BadGzipFile):
+            continue
+        if "\x00" in text or text.count("\ufffd") > 10:  # not text
+            continue
+        paragraphs = [" ".join(x.split())[:2000] for x in re.split(r"\n\s*\n", text) if len(x.split()) >= 8]
+        if len(paragraphs) >= 3:
+            title = text.strip().splitlines()[0][:200]
+            found.append({"key": str(path.relative_to(root)), "title": title, "passages": paragraphs[:8]})
+        if len(found) == wanted:
+            break
+    return found
+
+
+def question(doc: dict, rng: random.Random) -> str:
+    words = [w for w in re.findall(r"[A-Za-z]{5,}", rng.choice(doc["passages"]))]
+    return " ".join(rng.sample(words, min(3, len(words)))) if words else doc["title"]
+
+
+def know(admin: psycopg.Connection, who: str, docs: list[dict]) -> None:
+    """The profile's base knows the documents, recorded through the wrapper's own write path."""
+    for n in range(0, len(docs), 25):  # 25 documents of at most 8 passages: within the 200 a call
+        batch = docs[n : n + 25]
+        passages = [{"key": d["key"], "title": d["title"], "text": t} for d in batch for t in d["passages"]]
+        keys = [d["key"] for d in batch]
+        admin.execute("select exo_private.kb_outside_write(%s, 'use', %s, %s)", (who, keys, Jsonb(passages)))
+
+
+def explain_call(
+    admin: psycopg.Connection, who: str, query: str, returned: Jsonb
+) -> tuple[list[str], list[str]]:
+    """The plan of the personal stage's statement inside a wrapper call, and the summary lines of
+    the recording's updates and deletes (auto_explain of the nested statements)."""
+    plans: list[str] = []
+    admin.add_notice_handler(lambda diag: plans.append(diag.message_primary or ""))
+    admin.execute("load 'auto_explain'")
+    for setting, value in [
+        ("log_min_duration", "0"),
+        ("log_nested_statements", "on"),
+        ("log_analyze", "on"),
+        ("log_buffers", "on"),
+    ]:
+        admin.execute(f"set auto_explain.{setting} = {value}")
+    admin.execute("set client_min_messages = log")
+    with admin.transaction():
+        admin.execute(CALL, (who, query, returned))
+        raise psycopg.Rollback
+    admin.execute("reset client_min_messages")
+    admin.execute("set auto_explain.log_min_duration = -1")
+    kept = [plan for plan in plans if "kb_outside_passages ps" in plan and "matched as" in plan]
+    personal = kept[0].splitlines() if kept else ["(no plan of the personal stage was logged)"]
+    # The recording's statements on the base's rows: their duration and how they reach the rows.
+    recording = [
+        line
+        for plan in plans
+        if ("update exo_private.kb_items" in plan or "exo_private.kb_outside_passages s" in plan)
+        and "kb_outside_write" not in plan.splitlines()[0]
+        for line in plan.splitlines()
+        if "duration" in line or "Scan" in line or "Update on" in line or "Delete on" in line
+    ]
+    return personal, recording
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--docs", type=Path, required=True, help="a folder of text files (the outside documents)"
+    )
+    parser.add_argument("--claimed", type=int, default=1000)
+    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    cfg = config.load()
+    docs = documents(args.docs, args.claimed + args.queries, rng)
+    if len(docs) < args.claimed + args.queries // 2:
+        raise SystemExit(
+            f"--docs holds only {len(docs)} usable text files, need {args.claimed + args.queries // 2}"
+        )
+    claimed, outside = docs[: args.claimed], docs[args.claimed :]
+    queries = [question(rng.choice(claimed), rng) for _ in range(args.queries // 2)]
+    queries += [question(outside[n % len(outside)], rng) for n in range(args.queries - len(queries))]
+    rng.shuffle(queries)
+    returned = Jsonb([{"key": d["key"], "title": d["title"], "text": d["passages"][0]} for d in outside[:5]])
+    passages = sum(len(d["passages"]) for d in claimed)
+    print(f"outside documents: {len(claimed):,} claimed, {passages:,} passages; {len(queries)} questions")
+
+    with scratch_database(cfg, "bench_kb_outside") as name:
+        with connect(admin_url(cfg, name), "exo-bench-kb-outside", autocommit=True) as admin:
+            admin.execute("select exo_private.set_setting('kb.writes_per_minute', '1000000')")
+            for who in ("saved", "baseline"):
+                admin.execute("select exo_private.kb_add_profile(%s)", (who,))
+            know(admin, "saved", claimed)
+            admin.execute(
+                """update exo_private.kb_items i set state = 'claimed'
+                   from exo_private.kb_profiles p where p.id = i.profile_id and p.name = 'saved'"""
+            )
+            admin.execute(
+                "analyze exo_private.kb_items, exo_private.kb_outside_documents, exo_private.kb_outside_passages"
+            )
+        timings: dict[str, list[float]] = {"saved": [], "baseline": []}
+        hits = 0
+        with connect(role_url(cfg, "exo_reader", name), "exo-bench-kb-outside", autocommit=True) as conn:
+
+            def call(who: str, query: str) -> dict:
+                with conn.transaction():
+                    conn.execute("set transaction read write")
+                    return conn.execute(CALL, (who, query, returned)).fetchone()[0]
+
+            for who in ("saved", "baseline"):  # warm-up
+                for query in queries[:5]:
+                    call(who, query)
+            for _ in range(args.rounds):
+                for query in queries:
+                    for who in ("saved", "baseline"):
+                        ms, found = timed(lambda who=who, query=query: call(who, query))
+                        timings[who].append(ms)
+                        hits += who == "saved" and any(r["from"] == "personal" for r in found["results"])
+        with connect(admin_url(cfg, name), "exo-bench-kb-outside", autocommit=True) as admin:
+            plan, recording = explain_call(admin, "saved", queries[0], returned)
+
+    saved, baseline = timings["saved"], timings["baseline"]
+    print(f"\nexo.kb_outside_retrieve, {len(queries)} questions x {args.rounds} rounds, as exo_reader:")
+    print(f"  empty base (baseline)       p50 {p(baseline, 0.5):.1f} ms  p95 {p(baseline, 0.95):.1f} ms")
+    print(
+        f"  {len(claimed):,} claimed              p50 {p(saved, 0.5):.1f} ms  p95 {p(saved, 0.95):.1f} ms "
+        f"({p(saved, 0.5) / p(baseline, 0.5):.2f}x at p50, {p(saved, 0.95) / p(baseline, 0.95):.2f}x at p95)"
+    )
+    print(f"  calls answered from the base: {hits} of {len(saved)}")
+    print("\npersonal stage plan (auto_explain):\n  " + "\n  ".join(plan))
+    print("\nrecording (kb_outside_write 'use'), plan lines:\n  " + "\n  ".join(recording))
+    print(json.dumps({"p50_ratio": round(p(saved, 0.5) / p(baseline, 0.5), 2)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,532 @@
+-- The personal base over outside documents (issue 17, drop-in retrievers): a user's own retriever,
+-- wrapped by exocortex.integrations.*.LifecycleRetriever, is the global stage; exocortex keeps the
+-- lifecycle of what it returns (migration 0039: exo_private.kb_outside_documents, their passages, and
+-- kb_items.outside_id) with the states, transition table, settings and decay of sql/700_kb.sql.
+--
+--   exo_private.kb_outside_write   the one path that writes it, for the reader too (runs as exo_kb)
+--   exo.kb_outside_retrieve        one call of the wrapper: the personal stage, the merge, the record
+--   exo.kb_outside_act, exo.kb_outside_items   the user's actions and their base
+--
+-- Every function that changes state takes p_at (default now()): the clock tests move.
+
+-- exo_private.kb_outside_demote: demote a profile's outside documents by an event (score_low).
+create or replace function exo_private.kb_outside_demote(
+    p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamptz default now()
+)
+returns int
+language sql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    with moved as (
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, p_event), state_changed_at = p_at,
+               fetch_count = 0, absent_streak = 0, miss_streak = 0, high_since = null, low_since = null,
+               next_suggestion_at = exo_private.kb_suggestion_gap(
+                   i.declines, (exo_private.kb_settings() ->> 'fetch_threshold')::int)
+         where i.profile_id = p_profile_id and i.outside_id = any (p_outside) and not i.forced
+           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = p_event)
+        returning 1
+    )
+    select count(*)::int from moved
+$$;
+comment on function exo_private.kb_outside_demote(bigint, bigint[], text, timestamptz) is
+    'exo_private.kb_demote for outside documents: demote them by p_event (score_low: no miss streak, see '
+    'exo.kb_outside_retrieve) where '
+    'the transition table allows it and the pin was not forced; returns how many moved.';
+
+-- exo_private.kb_outside_decay: the decay's demotions of outside documents (kb_decay scores every item).
+create or replace function exo_private.kb_outside_decay(p_profile_id bigint, p_at timestamptz default now())
+returns int
+language plpgsql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    demoted int := 0;
+    low record;
+begin
+    for low in
+        select i.profile_id, array_agg(i.outside_id) as outside
+        from exo_private.kb_items i
+        where (p_profile_id is null or i.profile_id = p_profile_id) and i.outside_id is not null
+          and i.low_since <= p_at - make_interval(days => (exo_private.kb_settings() ->> 'demote_days')::int)
+        group by i.profile_id
+    loop
+        demoted := demoted + exo_private.kb_outside_demote(low.profile_id, low.outside, 'score_low', p_at);
+    end loop;
+    return demoted;
+end
+$$;
+comment on function exo_private.kb_outside_decay(bigint, timestamptz) is
+    'Called by exo_private.kb_decay after it scored every item: demotes the outside documents (of one '
+    'profile, or all with null) held below kb.demote_score for kb.demote_days; returns how many.';
+
+-- exo_private.kb_outside_write: the one path that writes outside documents into a user's base.
+create or replace function exo_private.kb_outside_write(
+    p_profile text,
+    p_action text,
+    p_keys text[],
+    p_passages jsonb default '[]',
+    p_at timestamptz default now()
+)
+returns jsonb
+language plpgsql volatile
+security definer
+set search_path = exo_private, pg_temp
+as $$
+declare
+    settings jsonb := exo_private.kb_settings();
+    threshold int := (settings ->> 'fetch_threshold')::int;
+    profile bigint;
+    writes int;
+    keys text[];
+    known int;
+    bad text;
+    touched bigint[];
+    target bigint;
+begin
+    if current_setting('transaction_read_only') = 'on' then
+        raise exception 'recording in a personal base writes, and this transaction is read-only'
+            using errcode = 'read_only_sql_transaction',
+                  hint = 'run it in a read-write transaction: begin read write (the reader may)';
+    end if;
+    if p_action is null or p_action not in ('use', 'accept', 'decline', 'thumbs_up', 'thumbs_down',
+                                            'force_pin', 'force_remove') then
+        perform exo_private.invalid_argument(format(
+            'action must be one of use, accept, decline, thumbs_up, thumbs_down, force_pin, force_remove, '
+            'got %s', exo_private.quoted(p_action)));
+    end if;
+    if p_keys is null or array_position(p_keys, null) is not null then
+        perform exo_private.invalid_argument('keys must be an array without nulls');
+    end if;
+    if cardinality(p_keys) > 100 then
+        perform exo_private.invalid_argument(format('at most 100 keys per call, got %s', cardinality(p_keys)));
+    end if;
+    select k into bad from unnest(p_keys) k where length(k) not between 1 and 500 limit 1;
+    if found then
+        perform exo_private.invalid_argument(format('a key is 1 to 500 characters, got %s', exo_private.quoted(bad)));
+    end if;
+    if p_action <> 'use' and cardinality(p_keys) <> 1 then
+        perform exo_private.invalid_argument(format('%s takes exactly one key', p_action));
+    end if;
+    -- Passages: [{key, title, text}], each of a key given, title null or text.
+    if p_passages is null or jsonb_typeof(p_passages) <> 'array' then
+        perform exo_private.invalid_argument('passages must be a JSON array of {key, title, text}');
+    end if;
+    if jsonb_array_length(p_passages) > 200 then
+        perform exo_private.invalid_argument(
+            format('at most 200 passages per call, got %s', jsonb_array_length(p_passages)));
+    end if;
+    if p_action <> 'use' and jsonb_array_length(p_passages) > 0 then
+        perform exo_private.invalid_argument(format('%s takes no passages', p_action));
+    end if;
+    if exists (select 1 from jsonb_array_elements(p_passages) x
+               where jsonb_typeof(x) <> 'object'
+                  or jsonb_typeof(x -> 'key') is distinct from 'string'
+                  or not (x ->> 'key') = any (p_keys)
+                  or coalesce(jsonb_typeof(x -> 'title'), 'null') not in ('string', 'null')
+                  or length(x ->> 'title') > 500
+                  or jsonb_typeof(x -> 'text') is distinct from 'string'
+                  or (x - 'key' - 'title' - 'text') <> '{}'::jsonb) then
+        perform exo_private.invalid_argument(
+            'each passage is {key, title, text}: key one of the keys given, title null or at most 500 '
+            'characters, text a string');
+    end if;
+    if p_at is null or not isfinite(p_at) then
+        perform exo_private.invalid_argument('the time must be a finite timestamp');
+    end if;
+    -- The profile row is the lock: one profile's writes queue behind each other.
+    select p.id into profile from exo_private.kb_profiles p where p.name = p_profile for update;
+    if profile is null then
+        perform exo_private.invalid_argument(
+            format('profile %s does not exist', exo_private.quoted(p_profile)), 'exo user add NAME makes one');
+    end if;
+    keys := array(select distinct k from unnest(p_keys) k);
+    if p_action <> 'use' then
+        select k into bad from unnest(keys) k
+        where not exists (select 1 from exo_private.kb_outside_documents o where o.profile_id = profile and o.key = k)
+        limit 1;
+        if found then
+            perform exo_private.invalid_argument(
+                format('the outside document %s is not in the base of profile %s', exo_private.quoted(bad),
+                       exo_private.quoted(p_profile)),
+                'a search of the profile returns it first');
+        end if;
+    end if;
+    -- The volume cap, shared with kb_write: a fixed window of a minute per profile.
+    update exo_private.kb_profiles p
+       set window_started_at = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
+                                         or p.window_started_at > p_at then p_at else p.window_started_at end,
+           window_writes = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
+                                     or p.window_started_at > p_at then 1 else p.window_writes + 1 end,
+           searches = p.searches + (p_action = 'use')::int
+     where p.id = profile
+    returning p.window_writes into writes;
+    if writes > (settings ->> 'writes_per_minute')::int then
+        raise exception 'profile % made more than % recording calls in a minute', exo_private.quoted(p_profile),
+            settings ->> 'writes_per_minute'
+            using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.writes_per_minute';
+    end if;
+
+    if p_action = 'use' then
+        select count(*) into known from exo_private.kb_outside_documents o where o.profile_id = profile;
+        if known + (select count(*) from unnest(keys) k
+                    where not exists (select 1 from exo_private.kb_outside_documents o
+                                      where o.profile_id = profile and o.key = k))
+           > (settings ->> 'outside_documents')::int then
+            raise exception 'profile % knows % outside documents, the most it may', exo_private.quoted(p_profile),
+                settings ->> 'outside_documents'
+                using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.outside_documents';
+        end if;
+        insert into exo_private.kb_outside_documents as o (profile_id, key, title, last_seen_at)
+        select profile, k, (select x ->> 'title' from jsonb_array_elements(p_passages) x
+                            where x ->> 'key' = k and x ->> 'title' is not null limit 1), p_at
+        from unnest(keys) k
+        on conflict (profile_id, key) do update
+            set title = coalesce(excluded.title, o.title), last_seen_at = excluded.last_seen_at;
+        insert into exo_private.kb_outside_passages as s (outside_id, digest, body, seen_at)
+        select distinct on (o.id, md5(left(x ->> 'text', 8000)))
+               o.id, md5(left(x ->> 'text', 8000)), left(x ->> 'text', 8000), p_at
+        from jsonb_array_elements(p_passages) x
+        join exo_private.kb_outside_documents o on o.profile_id = profile and o.key = x ->> 'key'
+        where x ->> 'text' <> ''
+        on conflict (outside_id, digest) do update set seen_at = excluded.seen_at;
+        -- Of each document, the passages most recently returned are kept.
+        delete from exo_private.kb_outside_passages s
+        using (select s2.outside_id, s2.digest,
+                      row_number() over (partition by s2.outside_id order by s2.seen_at desc, s2.digest) as n
+               from exo_private.kb_outside_passages s2
+               join exo_private.kb_outside_documents o on o.id = s2.outside_id
+               where o.profile_id = profile and o.key = any (keys)) old
+        where s.outside_id = old.outside_id and s.digest = old.digest
+          and old.n > (settings ->> 'outside_passages')::int;
+    end if;
+    touched := array(select o.id from exo_private.kb_outside_documents o
+                     where o.profile_id = profile and o.key = any (keys));
+    insert into exo_private.kb_items (profile_id, outside_id, next_suggestion_at, state_changed_at)
+    select profile, t, threshold, p_at from unnest(touched) t
+    on conflict do nothing;
+
+    case p_action
+    when 'use' then
+        -- Returned: counted (fetch), suggested at the threshold (reach_threshold).
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, 'fetch'),
+               state_changed_at = case when exo_private.kb_next_state(i.state, 'fetch') = i.state
+                                       then i.state_changed_at else p_at end,
+               fetch_count = i.fetch_count + 1, first_fetched_at = coalesce(i.first_fetched_at, p_at),
+               last_fetched_at = p_at, absent_streak = 0
+         where i.profile_id = profile and i.outside_id = any (touched);
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, 'reach_threshold'), state_changed_at = p_at
+         where i.profile_id = profile and i.outside_id = any (touched)
+           and i.fetch_count >= i.next_suggestion_at
+           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reach_threshold');
+        -- Not returned: absent once more from this profile's wrapped searches; at the reset threshold,
+        -- counting starts again.
+        update exo_private.kb_items i
+           set absent_streak = i.absent_streak + 1
+         where i.profile_id = profile and i.outside_id is not null and i.outside_id <> all (touched)
+           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reset');
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, 'reset'),
+               state_changed_at = case when exo_private.kb_next_state(i.state, 'reset') = i.state
+                                       then i.state_changed_at else p_at end,
+               fetch_count = 0, absent_streak = 0,
+               next_suggestion_at = exo_private.kb_suggestion_gap(i.declines, threshold)
+         where i.profile_id = profile and i.outside_id is not null
+           and i.absent_streak >= (settings ->> 'reset_threshold')::int
+           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reset');
+    else
+        target := touched[1];
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, p_action),
+               state_changed_at = case when exo_private.kb_next_state(i.state, p_action) = i.state
+                                       then i.state_changed_at else p_at end,
+               thumbs = case p_action when 'thumbs_up' then i.thumbs + 1 when 'thumbs_down' then i.thumbs - 1
+                                      when 'force_remove' then 0 else i.thumbs end,
+               declines = i.declines + (p_action = 'decline')::int,
+               next_suggestion_at = case p_action
+                   when 'decline' then i.fetch_count + exo_private.kb_suggestion_gap(i.declines + 1, threshold)
+                   when 'force_remove' then exo_private.kb_suggestion_gap(i.declines, threshold)
+                   else i.next_suggestion_at end,
+               forced = case p_action when 'force_pin' then true when 'force_remove' then false else i.forced end,
+               fetch_count = case when p_action = 'force_remove' then 0 else i.fetch_count end,
+               absent_streak = case when p_action = 'force_remove' then 0 else i.absent_streak end,
+               miss_streak = case when p_action in ('force_remove', 'force_pin') then 0 else i.miss_streak end,
+               cache_checks = case when p_action = 'force_remove' then 0 else i.cache_checks end,
+               cache_hits = case when p_action = 'force_remove' then 0 else i.cache_hits end,
+               high_since = case when p_action = 'force_remove' then null else i.high_since end,
+               low_since = case when p_action in ('force_remove', 'force_pin') then null else i.low_since end,
+               score = case when p_action = 'force_remove' then null else i.score end
+         where i.profile_id = profile and i.outside_id = target;
+    end case;
+
+    return coalesce((
+        select jsonb_agg(jsonb_build_object(
+                   'key', o.key, 'state', i.state, 'forced', i.forced,
+                   'fetch_count', i.fetch_count, 'suggested', i.state = 'suggested')
+                   order by o.key)
+        from exo_private.kb_items i
+        join exo_private.kb_outside_documents o on o.id = i.outside_id
+        where i.profile_id = profile and i.outside_id = any (touched)), '[]'::jsonb);
+end
+$$;
+comment on function exo_private.kb_outside_write(text, text, text[], jsonb, timestamptz) is
+    'The one path that writes outside documents into a personal base, run as exo_kb (which may write only '
+    'the kb tables), as exo_private.kb_write does for documents. Actions: use (a wrapped search of the '
+    'profile returned the outside documents p_keys, in rank order, and p_passages [{key, title, text}] of '
+    'them: they become known, their passages kept; fetch, threshold, absence and reset), and '
+    'one key''s accept, decline, thumbs_up, thumbs_down, force_pin, force_remove. Checks: a known '
+    'action, a profile that exists, at most 100 keys of 1 to 500 characters, at most 200 passages of '
+    'those keys (a passage''s first 8,000 characters are kept), an action''s key known to the profile, '
+    'kb.writes_per_minute calls and kb.outside_documents documents per profile, a read-write '
+    'transaction. Returns the touched documents'' key, state and fetch count.';
+
+-- exo_private.kb_outside_personal: the personal stage over a profile's saved outside documents.
+create or replace function exo_private.kb_outside_personal(p_profile_id bigint, p_query text, p_k int)
+returns table (key text, title text, passages text[], score float8)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    with words as (
+        -- any word counts: the words of plainto_tsquery joined by "or" (as exo.facts_search)
+        select pg_catalog.replace(pg_catalog.plainto_tsquery('english', p_query)::text, ' & ', ' | ')::tsquery as q
+    ), top as materialized (
+        -- once, not per passage
+        select (exo_private.kb_settings() ->> 'local_top_k')::int as n
+    ), saved as materialized (
+        select i.outside_id from exo_private.kb_items i
+        where i.profile_id = p_profile_id and i.state in ('claimed', 'pinned') and i.outside_id is not null
+    ), matched as (
+        select s.outside_id, ps.body, pg_catalog.ts_rank(ps.tsv, w.q)::float8 as score,
+               row_number() over (partition by s.outside_id
+                                  order by pg_catalog.ts_rank(ps.tsv, w.q) desc, ps.digest) as n
+        from saved s
+        cross join words w
+        join exo_private.kb_outside_passages ps on ps.outside_id = s.outside_id
+        where pg_catalog.numnode(w.q) > 0 and ps.tsv @@ w.q
+    )
+    select o.key, o.title, array_agg(m.body order by m.n), max(m.score)
+    from matched m
+    join exo_private.kb_outside_documents o on o.id = m.outside_id
+    cross join top
+    where m.n <= top.n
+    group by o.id, o.key, o.title
+    order by max(m.score) desc, o.key
+    limit p_k
+$$;
+comment on function exo_private.kb_outside_personal(bigint, text, int) is
+    'The personal stage over outside documents: the profile''s claimed and pinned ones whose kept passages '
+    'share a word with the question (english text search, any word), at most kb.local_top_k passages '
+    'each, best ts_rank first; at most p_k documents.';
+
+-- exo_private.kb_outside_provenance: where each outside document a wrapped search returned stands.
+create or replace function exo_private.kb_outside_provenance(p_profile text, p_keys text[], p_personal text[])
+returns jsonb
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    with sources as materialized (
+        select s.n, s.key, o.title, i.state, i.fetch_count, (s.key = any (p_personal)) as personal,
+               quote_literal(coalesce(o.title, s.key)) as label
+        from unnest(p_keys) with ordinality s (key, n)
+        join exo_private.kb_profiles p on p.name = p_profile
+        left join exo_private.kb_outside_documents o on o.profile_id = p.id and o.key = s.key
+        left join exo_private.kb_items i on i.profile_id = p.id and i.outside_id = o.id
+    )
+    select jsonb_build_object(
+        'profile', p_profile,
+        'sources', coalesce(jsonb_agg(jsonb_build_object(
+            'key', s.key, 'title', s.title, 'from', case when s.personal then 'personal' else 'global' end,
+            'state', coalesce(s.state::text, 'global'), 'fetch_count', coalesce(s.fetch_count, 0),
+            'suggestion', case when s.state = 'suggested' then exo_private.kb_suggestion(s.label, s.fetch_count) end)
+            order by s.n), '[]'::jsonb),
+        'text', format(E'Provenance (profile %s):\n', p_profile) || coalesce(string_agg(format(
+            '%s. %s, from %s: %s, fetched %s %s',
+            s.n, s.label, case when s.personal then 'your base' else 'your retriever' end,
+            coalesce(s.state::text, 'global'), coalesce(s.fetch_count, 0),
+            case when coalesce(s.fetch_count, 0) = 1 then 'time' else 'times' end)
+            || case when s.state = 'suggested'
+                    then E'\n   ' || exo_private.kb_suggestion(s.label, s.fetch_count)
+                         || format(' (accept_suggestion(%s))', quote_literal(s.key)) else '' end,
+            E'\n' order by s.n), '(no sources)'))
+    from sources s
+$$;
+comment on function exo_private.kb_outside_provenance(text, text[], text[]) is
+    'The provenance block of a wrapped search of the profile: per outside document returned (p_keys, in '
+    'rank order) its key and title, whether it came from the user''s base (p_personal) or their '
+    'retriever, its state and fetch count, and any pending save suggestion; as jsonb {profile, sources, '
+    'text} with a text rendering, as exo_private.kb_provenance.';
+
+-- exo.kb_outside_retrieve: one call of a lifecycle retriever over the user's own retriever.
+create or replace function exo.kb_outside_retrieve(profile text, query text, returned jsonb, k int default 5)
+returns jsonb
+language plpgsql volatile
+security definer
+set search_path = exo_private, pg_temp
+as $$
+declare
+    wanted bigint;
+    checked int;
+    personal jsonb;
+    results jsonb;
+    keys text[];
+    hits text[];
+    outcome jsonb;
+begin
+    if k is null or k not between 1 and 100 then
+        perform exo_private.invalid_argument(format('k must be between 1 and 100, got %s', coalesce(k::text, 'null')));
+    end if;
+    if query is null or length(query) > 10000 then
+        perform exo_private.invalid_argument('query must be text of at most 10,000 characters');
+    end if;
+    if returned is null or jsonb_typeof(returned) <> 'array' or jsonb_array_length(returned) > 200
+       or exists (select 1 from jsonb_array_elements(returned) x
+                  where jsonb_typeof(x) <> 'object' or jsonb_typeof(x -> 'key') is distinct from 'string'
+                     or jsonb_typeof(x -> 'text') is distinct from 'string') then
+        perform exo_private.invalid_argument(
+            'returned must be a JSON array of at most 200 {key, title, text}: what the wrapped retriever returned');
+    end if;
+    select p.id into wanted from exo_private.kb_profiles p where p.name = profile;
+    if wanted is null then
+        perform exo_private.invalid_argument(
+            format('profile %s does not exist', exo_private.quoted(profile)), 'exo user add NAME makes one');
+    end if;
+    select count(*) into checked from exo_private.kb_items i
+    where i.profile_id = wanted and i.state in ('claimed', 'pinned') and i.outside_id is not null;
+    select coalesce(jsonb_agg(jsonb_build_object('key', x.key, 'title', x.title, 'passages', to_jsonb(x.passages),
+                                                 'score', x.score) order by x.score desc, x.key), '[]'::jsonb)
+      into personal
+    from exo_private.kb_outside_personal(wanted, query, k) x;
+    -- The personal hits first (each passage, best first), then what the wrapped retriever returned
+    -- in its order, less a passage the base already gave; the first k.
+    with merged as (
+        select 0 as part, p.n * 1000 + q.m as n,
+               jsonb_build_object('from', 'personal', 'key', p.item ->> 'key', 'title', p.item ->> 'title',
+                                  'text', q.body, 'score', (p.item ->> 'score')::float8) as result
+        from jsonb_array_elements(personal) with ordinality p (item, n)
+        cross join lateral jsonb_array_elements_text(p.item -> 'passages') with ordinality q (body, m)
+        union all
+        select 1, r.n, jsonb_build_object('from', 'global', 'key', r.item ->> 'key', 'index', r.n - 1)
+        from jsonb_array_elements(returned) with ordinality r (item, n)
+        where not exists (select 1 from jsonb_array_elements(personal) p
+                          cross join lateral jsonb_array_elements_text(p -> 'passages') b
+                          where p ->> 'key' = r.item ->> 'key' and b = left(r.item ->> 'text', 8000))
+    )
+    select jsonb_agg(m.result order by m.part, m.n) into results
+    from (select * from merged order by part, n limit k) m;
+    results := coalesce(results, '[]'::jsonb);
+    select array_agg(x.key order by x.best) into keys
+    from (select r ->> 'key' as key, min(n) as best
+          from jsonb_array_elements(results) with ordinality e (r, n) group by 1) x;
+    keys := coalesce(keys, '{}');
+    hits := array(select p ->> 'key' from jsonb_array_elements(personal) p);
+    -- No cache check is recorded (hits, misses, the miss streak): outside documents are matched by
+    -- words only, and exo.search records checks only in similarity mode (sql/700_kb.sql,
+    -- kb_after_search). Counted here, every question that shares no word with a saved document
+    -- would be a miss: at kb.max_cache_miss_streak (10) nearly the whole base is demoted within ten
+    -- questions (bench.kb_outside saw 990 of 1,000). A saved outside document leaves by its score.
+    if current_setting('transaction_read_only') = 'on' then
+        outcome := jsonb_build_object('recorded', false,
+            'why', 'a read-only transaction: run the search in a read-write one (begin read write) to record it');
+    else
+        begin
+            perform exo_private.kb_outside_write(profile, 'use', keys, coalesce((
+                select jsonb_agg(jsonb_build_object(
+                    'key', r ->> 'key', 'title', left(r ->> 'title', 500), 'text', r ->> 'text'))
+                from jsonb_array_elements(returned) r where r ->> 'key' = any (keys)), '[]'::jsonb));
+            outcome := jsonb_build_object('recorded', true);
+        exception when program_limit_exceeded then
+            outcome := jsonb_build_object('recorded', false, 'why', sqlerrm);
+        end;
+    end if;
+    return jsonb_build_object(
+        'results', results,
+        'report', jsonb_build_object('personal', jsonb_build_object(
+            'profile', profile,
+            'mode', 'keyword (outside documents are matched by the words of the passages their retriever returned)',
+            'checked', checked, 'hits', to_jsonb(hits)) || outcome),
+        'provenance', exo_private.kb_outside_provenance(profile, keys, hits));
+end
+$$;
+comment on function exo.kb_outside_retrieve(text, text, jsonb, int) is
+    'One call of a lifecycle retriever (exocortex.integrations.*.LifecycleRetriever): returned is what the '
+    'user''s own retriever gave for the query, [{key, title, text}] in its order (at most 200). The '
+    'personal stage matches the profile''s claimed and pinned outside documents by the words of their '
+    'kept passages; its hits come first, then the retriever''s results less a passage the base already '
+    'gave, the first k (1 to 100): results [{from: personal, key, title, text, score} | {from: global, '
+    'key, index into returned}]. The outside documents returned are recorded in the profile''s base '
+    '(exo_private.kb_outside_write: fetch counts, suggestions, resets; no cache check: outside documents '
+    'are matched by words, and a miss by words says little) when '
+    'the transaction may write, else report.personal says why not; provenance is the block {profile, '
+    'sources: [{key, title, from, state, fetch_count, suggestion}], text}.';
+
+-- exo.kb_outside_act: the user's action on an outside document of their base.
+create or replace function exo.kb_outside_act(profile text, action text, key text)
+returns jsonb
+language plpgsql volatile
+security definer
+set search_path = exo_private, pg_temp
+as $$
+declare
+    actions constant jsonb := jsonb_build_object(
+        'accept_suggestion', 'accept', 'decline_suggestion', 'decline', 'thumbs_up', 'thumbs_up',
+        'thumbs_down', 'thumbs_down', 'force_pin', 'force_pin', 'force_remove', 'force_remove');
+begin
+    if action is null or not actions ? action then
+        perform exo_private.invalid_argument(format(
+            'action must be one of accept_suggestion, decline_suggestion, thumbs_up, thumbs_down, force_pin, '
+            'force_remove, got %s', exo_private.quoted(action)));
+    end if;
+    return exo_private.kb_outside_write(profile, actions ->> action, array[key]) -> 0;
+end
+$$;
+comment on function exo.kb_outside_act(text, text, text) is
+    'Act on an outside document (by its key) of the profile''s base: accept_suggestion, '
+    'decline_suggestion, thumbs_up, thumbs_down, force_pin or force_remove, as exo.kb_accept_suggestion '
+    'and the others do for documents; needs a read-write transaction. Returns {key, state, forced, '
+    'fetch_count, suggested}.';
+
+-- exo.kb_outside_items: the outside documents of a user's base.
+create or replace function exo.kb_outside_items(profile text)
+returns table (
+    key text, title text, state text, forced boolean, fetch_count int, last_fetched_at timestamptz,
+    declines int, next_suggestion_at int, thumbs int, score float8, suggestion text
+)
+language plpgsql stable
+security definer
+set search_path = exo_private, pg_temp
+as $$
+declare
+    wanted bigint;
+begin
+    select p.id into wanted from exo_private.kb_profiles p where p.name = profile;
+    if wanted is null then
+        perform exo_private.invalid_argument(
+            format('profile %s does not exist', exo_private.quoted(profile)), 'exo user add NAME makes one');
+    end if;
+    return query
+    select o.key, o.title, i.state::text, i.forced, i.fetch_count, i.last_fetched_at, i.declines,
+           i.next_suggestion_at, i.thumbs, i.score,
+           case when i.state = 'suggested'
+                then exo_private.kb_suggestion(quote_literal(coalesce(o.title, o.key)), i.fetch_count) end
+    from exo_private.kb_items i
+    join exo_private.kb_outside_documents o on o.id = i.outside_id
+    where i.profile_id = wanted and i.state <> 'global'
+    order by array_position(array['pinned', 'claimed', 'suggested', 'surfaced', 'demoted'], i.state::text),
+             i.fetch_count desc, o.key;
+end
+$$;
+comment on function exo.kb_outside_items(text) is
+    'The outside documents of a profile''s base (not global): pinned, claimed, suggested, surfaced, '
+    'demoted, with fetch count, declines, thumbs, score and the pending save suggestion.';
+
+-- The recording path runs as exo_kb, which may write the kb tables and read what it checks.
+alter function exo_private.kb_outside_write(text, text, text[], jsonb, timestamptz) owner to exo_kb;
+grant select, insert, update on exo_private.kb_outside_documents to exo_kb;
+grant select, insert, update, delete on exo_private.kb_outside_passages to exo_kb;
+grant execute on function exo_private.kb_outside_demote(bigint, bigint[], text, timestamptz) to exo_kb;
