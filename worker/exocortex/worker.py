@@ -64,7 +64,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from exocortex import extraction, ner, queries
+from exocortex import extraction, ner, queries, relation_patterns
 from exocortex.config import Config
 from exocortex.db import role_url
 from exocortex.ingest import ocr
@@ -452,13 +452,22 @@ class Worker:
         self._count("done", "embed", len(live.messages))
 
     def _extract(self, pool: ConnectionPool, settings: dict, job: Job) -> None:
-        endpoint = Endpoint.from_setting(settings["models.chat"])
+        """One window: the chat model's extraction (none when models.chat has no url) and the
+        pattern pass (extraction.patterns), merged in one call. A model that fails the window
+        leaves the patterns' relations (the job is recorded failed all the same)."""
+        chat = settings["models.chat"]
+        endpoint = Endpoint.from_setting(chat) if chat.get("url") else None
         (message,) = job.messages
         window_id = int(message.payload["window_id"])
         with pool.connection() as conn:
-            row = conn.execute(queries.WINDOW_TO_EXTRACT, (endpoint.model, window_id)).fetchone()
+            row = conn.execute(queries.WINDOW_TO_EXTRACT, (chat.get("model") or "none", window_id)).fetchone()
+            context = (
+                row
+                and row[1] is not None
+                and conn.execute(queries.WINDOW_AUTHORS, (row[1], window_id)).fetchone()
+            )
         # Gone, or the settings name another model now (its generation re-queued this window).
-        if row is None or row[1] is None:
+        if row is None or row[1] is None or not context:
             self._skip(pool, "extract", job.ids)
             return
         body, generation = row
@@ -466,6 +475,60 @@ class Worker:
         max_relations = int(settings["extraction.max_relations"])
         # Before the model is asked: a backend whose packages are missing fails the job at once.
         recognise = ner.recogniser(settings.get("extraction.ner", "none"))
+        labels = recognise(body) if recognise else None
+        parsed, stats = extraction.Extraction(), {}
+        if endpoint is not None:
+            answered = self._ask_model(pool, settings, job, endpoint, body, labels)
+            if answered is None and not settings.get("extraction.patterns", True):
+                return
+            if answered is None:
+                stats["model_failed"] = True
+            else:
+                parsed, stats = answered
+        else:
+            stats["model"] = None
+        if settings.get("extraction.patterns", True):
+            is_chat, from_header, owner, names = context
+            known = dict(labels or {})
+            for entry in names:
+                name, _, type_ = entry.partition("\t")
+                known[relation_patterns._key(name)] = type_
+            who = relation_patterns.author(is_chat, from_header, owner)
+            stats["patterns"] = relation_patterns.add_to(
+                parsed, body, max_entities, max_relations, who, known
+            )
+        stats = {**parsed.stats(), **stats}
+        try:
+            with pool.connection() as conn:
+                conn.execute(
+                    queries.COMPLETE_EXTRACTION,
+                    (
+                        message.msg_id,
+                        window_id,
+                        generation,
+                        Jsonb(parsed.entities),
+                        Jsonb(parsed.relations),
+                        Jsonb(stats),
+                        Jsonb(parsed.attributes),
+                    ),
+                )
+        except psycopg.Error as exc:
+            # The window was re-made, or another model took the graph over, while the model ran.
+            if exc.sqlstate not in (queries.TARGET_GONE, queries.STALE_REPLY):
+                raise
+            self._skip(pool, "extract", job.ids)
+            return
+        if not stats.get("model_failed"):
+            self._count("done", "extract")
+
+    def _ask_model(
+        self, pool: ConnectionPool, settings: dict, job: Job, endpoint: Endpoint, body: str, labels
+    ) -> tuple[extraction.Extraction, dict] | None:
+        """The chat model's extraction of a window (and the narrow relation pass when
+        extraction.relation_pass): what is kept of it and its stats, or None when the model
+        failed the job (recorded and archived by _answer)."""
+        max_entities = int(settings["extraction.max_entities"])
+        max_relations = int(settings["extraction.max_relations"])
         fmt = (
             extraction.response_format(max_entities, max_relations)
             if settings["models.chat"].get("response_format", True)
@@ -487,8 +550,7 @@ class Worker:
             ),
         )
         if reply is None:
-            return
-        labels = recognise(body) if recognise else None
+            return None
         parsed = extraction.parse(reply.content, body, max_entities, max_relations, labels)
         stats = {"finish_reason": reply.finish_reason, "completion_tokens": reply.completion_tokens}
         names = [e["name"] for e in parsed.entities]
@@ -512,32 +574,11 @@ class Worker:
                 ),
             )
             if second is None:
-                return
+                return None
             added = extraction.parse_relations(second.content, body, parsed, max_entities, max_relations)
             stats["completion_tokens"] += second.completion_tokens
             stats["relation_pass"] = added
-        stats = {**parsed.stats(), **stats}
-        try:
-            with pool.connection() as conn:
-                conn.execute(
-                    queries.COMPLETE_EXTRACTION,
-                    (
-                        message.msg_id,
-                        window_id,
-                        generation,
-                        Jsonb(parsed.entities),
-                        Jsonb(parsed.relations),
-                        Jsonb(stats),
-                        Jsonb(parsed.attributes),
-                    ),
-                )
-        except psycopg.Error as exc:
-            # The window was re-made, or another model took the graph over, while the model ran.
-            if exc.sqlstate not in (queries.TARGET_GONE, queries.STALE_REPLY):
-                raise
-            self._skip(pool, "extract", job.ids)
-            return
-        self._count("done", "extract")
+        return parsed, stats
 
     def _ocr(self, pool: ConnectionPool, settings: dict, job: Job) -> None:
         """Read one queued scan with OCR; its documents continue, or end with the error class."""
