@@ -11,7 +11,10 @@ FRIEND_OF, WORKS_AT, MANAGES, MEMBER_OF, RUNS, LIVES_IN), each with the sentence
                           husband Tom", "my sister Jane" (the author: a chat line's sender, an
                           email's sender, the owner in a note), "Anna married Tom", "Anna is
                           married to Tom", "Anna and Tom are married | siblings | friends",
-                          "Anna is friends with Tom"
+                          "Anna is friends with Tom", and after a couple is named (married, or
+                          "Anna and her husband Tom"): "Cy is their son", "Their daughter is Di",
+                          "They have two children: Cy and Di"; in a chat of two, "you're a good
+                          friend" / "we're still friends" (the sender and the other one)
   work                    "Tom works at | for Acme Ltd", "Tom joined Acme Ltd", "Tom is a nurse at
                           Leeds General", "Tom leads | manages | heads the Data Team", "Tom is on the
                           Data Team", "Tom is a member of the Data Team", "the Data Team runs |
@@ -356,11 +359,56 @@ PATTERNS = [
             + r")?\s+(?:lives|live|moved|is\s+based|are\s+based)\s+(?:in|to)\s+"
             + _p("b")
             + _NOT_POSS
+            + r"(?!\s*\d)"
         ),
         "LIVES_IN",
     ),
 ]
 
+# "their" and "they" of a couple named just before: "Ana and Ben married. Cy is their son."
+_CHILD = r"(?P<kin>son|daughter|child|kid)(?![\w-])"
+_CHILDREN = r"(?:children|kids|sons|daughters)"
+THEIR = [
+    # Cy is their son | Cy is their youngest daughter
+    re.compile(_p("b") + r"\s+is\s+their\s+" + _ADJ + _CHILD),
+    # Their son is Cy | Their daughter, Cy,
+    re.compile(r"(?<![\w'\u2019])[Tt]heir\s+" + _ADJ + _CHILD + r"(?:\s+is|,)\s+" + _p("b") + _NOT_POSS),
+]
+# They have two children: Cy, Di and Ed | Their kids are Cy and Di
+_LIST = re.compile(
+    r"(?<![\w'\u2019])(?:[Tt]hey\s+have\s+(?:\w+\s+)?"
+    + _CHILDREN
+    + r"\s*[:,]|[Tt]heir\s+"
+    + _CHILDREN
+    + r"\s+are)\s+"
+    r"(?P<list>[^.;!?]+)"
+)
+_LIST_ITEM = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+)")
+COUPLE_SENTENCES = 3
+"""A couple is "they" for this many sentences after the one that names them."""
+# In a chat of two: "you" is the other one ("You're a good friend", "We're still friends").
+_YOU_FRIEND = re.compile(
+    r"(?<![\w'\u2019])(?:[Yy]ou(?:'re|\u2019re|\s+are)\s+(?:a|my)\s+(?:(?:good|best|true|dear|old|real|great)\s+)?friend"
+    r"|[Ww]e(?:'re|\u2019re|\s+are)\s+(?:still\s+)?(?:(?:good|best|old|close)\s+)?friends)(?![\w-])"
+)
+
+# Words a sentence must contain (lower-cased) for a kind of pattern to be tried: most sentences
+# state none of these relations, and a substring test is far cheaper than the expressions.
+TRIGGERS = {
+    "kin": tuple(KIN),
+    "my_kin": tuple(KIN),
+    "SPOUSE_OF": ("married", "wed", "knot"),
+    "pair": tuple(_PAIR),
+    "FRIEND_OF": ("friends",),
+    "WORKS_AT": ("work",),
+    "joined": ("joined",),
+    "role_at": (" at ", " for "),
+    "MANAGES": ("leads", "manages", "heads"),
+    "my_MANAGES": ("lead", "manage", "head"),
+    "MEMBER_OF": (" on the ", "member"),
+    "RUNS": ("runs", "operates", "maintains"),
+    "LIVES_IN": ("live", "moved", "based"),
+}
 # Roles at an organisation that are no employment.
 _NOT_STAFF = frozenset({"customer", "client", "guest", "visitor", "student", "patient", "regular", "member"})
 _TEAM = re.compile(r"\b(team|squad|group|crew|committee|club)$", re.I)
@@ -391,6 +439,11 @@ def _kin_relation(kin: str, possessor: str, named: str) -> tuple[str, str, str]:
     return (possessor, family, named)
 
 
+def _senders(text: str) -> set[str]:
+    """The senders of a chat window's lines (none for other text)."""
+    return {m["sender"].strip() for m in map(_CHAT_LINE.match, text.split("\n")) if m}
+
+
 def _sentences(text: str, author: str | None):
     """(sentence, author) pairs: a chat line's sender is the author of its sentences."""
     for line in text.split("\n"):
@@ -419,6 +472,15 @@ def find(text: str, author: str | None = None, labels: dict[str, str] | None = N
             return None
         return name
 
+    # A one-word subject of a work or residence pattern ("Upstream moved to Apache 2") must be a
+    # known person or a first name or surname of a full name the window writes.
+    parts = {_key(w) for name in full_names(text) for w in (name.split()[0], name.split()[-1])}
+    parts |= {k for k, v in (labels or {}).items() if v == "Person"}
+
+    def worker(span: str | None) -> str | None:
+        name = person(span)
+        return name if name and (" " in name or _key(name) in parts) else None
+
     def thing(span: str | None) -> str | None:
         name = clean_name(span) if span else None
         if name and labels and labels.get(_key(name)) == "Person":
@@ -437,10 +499,33 @@ def find(text: str, author: str | None = None, labels: dict[str, str] | None = N
              "object_type": types[1], "evidence": evidence}
         )  # fmt: skip
 
+    senders = _senders(text)
+    couple: tuple[str, str] | None = None
+    couple_age = COUPLE_SENTENCES + 1
     for sentence, who in _sentences(text, author):
         quoted = bool(_QUOTE.search(sentence))
         reported = quoted or bool(_REPORTED.search(sentence))
+        lowered = sentence.lower()
+        couple_age += 1
+        if couple and couple_age <= COUPLE_SENTENCES and not quoted:
+            for regex in THEIR:
+                for m in regex.finditer(sentence):
+                    for parent in couple:
+                        add(parent, "PARENT_OF", person(m["b"]), ("Person", "Person"), sentence)
+            for m in _LIST.finditer(sentence):
+                items = [
+                    person(x) if re.fullmatch(_NAME, x) else None for x in _LIST_ITEM.split(m["list"].strip())
+                ]
+                if items and all(items):
+                    for child in items:
+                        for parent in couple:
+                            add(parent, "PARENT_OF", child, ("Person", "Person"), sentence)
+        if who and len(senders) == 2 and who in senders and not reported and _YOU_FRIEND.search(sentence):
+            (other,) = senders - {who}
+            add(who, "FRIEND_OF", clean_name(other) or None, ("Person", "Person"), sentence)
         for regex, how in PATTERNS:
+            if not any(word in lowered for word in TRIGGERS[how]):
+                continue
             if quoted and not how.startswith("my"):
                 # Names inside quotation marks may be titles, or someone else's words.
                 continue
@@ -452,6 +537,8 @@ def find(text: str, author: str | None = None, labels: dict[str, str] | None = N
                     if pa and pb:
                         s, p, o = _kin_relation(m["kin"], pa, pb)
                         add(s, p, o, ("Person", "Person"), sentence)
+                        if p == "SPOUSE_OF":
+                            couple, couple_age = (pa, pb), 0
                 elif how == "my_kin":
                     pb = person(b)
                     if who and pb and not reported:
@@ -459,22 +546,26 @@ def find(text: str, author: str | None = None, labels: dict[str, str] | None = N
                         add(s, p, o, ("Person", "Person"), sentence)
                 elif how == "pair":
                     add(person(a), _PAIR[m["pair"]], person(b), ("Person", "Person"), sentence)
+                    if m["pair"] == "married" and person(a) and person(b):
+                        couple, couple_age = (person(a), person(b)), 0
                 elif how in ("SPOUSE_OF", "FRIEND_OF"):
                     add(person(a), how, person(b), ("Person", "Person"), sentence)
+                    if how == "SPOUSE_OF" and person(a) and person(b):
+                        couple, couple_age = (person(a), person(b)), 0
                 elif how in ("WORKS_AT", "LIVES_IN"):
                     kind = "Org" if how == "WORKS_AT" else "Place"
                     place = thing(b)
                     for who_ in (a, groups.get("a2")):
-                        add(person(who_), how, place, ("Person", kind), sentence)
+                        add(worker(who_), how, place, ("Person", kind), sentence)
                 elif how == "joined":
                     org = thing(b)
-                    add(person(a), "MEMBER_OF" if org and _TEAM.search(org) else "WORKS_AT", org,
+                    add(worker(a), "MEMBER_OF" if org and _TEAM.search(org) else "WORKS_AT", org,
                         ("Person", "Org"), sentence)  # fmt: skip
                 elif how == "role_at":
                     if m["role"].split()[-1] not in _NOT_STAFF:
-                        add(person(a), "WORKS_AT", thing(b), ("Person", "Org"), sentence)
+                        add(worker(a), "WORKS_AT", thing(b), ("Person", "Org"), sentence)
                 elif how in ("MANAGES", "MEMBER_OF"):
-                    add(person(a), how, thing(b), ("Person", "Org"), sentence)
+                    add(worker(a), how, thing(b), ("Person", "Org"), sentence)
                 elif how == "my_MANAGES":
                     if who and not reported:
                         add(who, "MANAGES", thing(b), ("Person", "Org"), sentence)
@@ -513,7 +604,8 @@ def author(is_chat: bool, from_header: str | None, owner: str | None) -> str | N
     if is_chat:
         return None
     if from_header:
-        return clean_name(parseaddr(from_header)[0]) or None
+        name = parseaddr(from_header)[0].strip()
+        return clean_name(name) if re.fullmatch(_NAME, name) else None
     return owner
 
 
