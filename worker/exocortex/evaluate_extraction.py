@@ -294,11 +294,14 @@ def run_configuration(
     if settings.get("extraction.ner") == "spacy" and not ner_available():
         result.skipped = "spaCy is not installed (the optional extra `ner`)"
         return result
-    if settings.get(NO_MODEL):
-        chat = {**chat, "url": None}  # the same model name: no generation change
     with scratch_database(cfg, f"eval_extraction_{name.replace('-', '_')}") as db:
         with connect(admin_url(cfg, db), "exo-eval-extraction", autocommit=True) as admin:
-            _set(admin, "models.chat", chat)
+            if not settings.get(NO_MODEL):
+                _set(admin, "models.chat", chat)
+            else:  # no model: only the url goes (the same model name: no generation change)
+                admin.execute(
+                    """update exo_private.settings set value = value || '{"url": null}' where key = 'models.chat'"""
+                )
             for key, value in settings.items():
                 if key != NO_MODEL:
                     _set(admin, key, value)
@@ -376,7 +379,8 @@ def evaluate(
             f"unknown configuration {unknown[0]!r}; expected one of {', '.join(CONFIGURATIONS)}"
         )
     truth = Truth.load(corpus)
-    chat = chat_endpoint(cfg, url)
+    needs_model = any(not CONFIGURATIONS[name].get(NO_MODEL) for name in configurations)
+    chat = chat_endpoint(cfg, url) if needs_model else {}
     return [run_configuration(cfg, corpus, truth, name, chat, progress) for name in configurations]
 
 
