@@ -20,7 +20,8 @@ does with a right graph); --graph structure leaves the structural edges alone; -
 the worker's extraction with no chat model (models.chat's url null): the pattern pass's graph.
 
     .venv/bin/python -m bench.multihop [--size 3] [--seed 16] [--graph model|patterns|truth|structure] [--show N] [--json OUT]
-    .venv/bin/python -m bench.multihop --explain 100000   (the path stage's plan only)
+    .venv/bin/python -m bench.multihop --explain 100000   (the path stage's plan, and the pattern
+                                                          pass's window context query, only)
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import psycopg
 
 from bench import people_corpus
 from bench.scratch import serve_embeddings_from
-from exocortex import config, shadow
+from exocortex import config, queries, shadow
 from exocortex.db import admin_url, connect, role_url
 from exocortex.evaluate_extraction import WORKSPACE, chat_endpoint
 from exocortex.ingest import pipeline
@@ -253,6 +254,10 @@ def explain_at_scale(cfg: config.Config, n: int) -> str:
             cursor.execute(call, args)  # warm
             cursor.execute("explain (analyze, buffers, costs off) " + call, args)
             plans.append(f"-- from {key}\n" + "\n".join(r[0] for r in cursor))
+        # What the worker's pattern pass reads of a window besides its text (once per window).
+        window = admin.execute("select max(id) from exo_private.extraction_windows").fetchone()[0]
+        cursor.execute("explain (analyze, buffers, costs off) " + queries.WINDOW_AUTHORS, (gen, window))
+        plans.append("-- the pattern pass's window context\n" + "\n".join(r[0] for r in cursor))
         return "\n\n".join(plans)
 
 

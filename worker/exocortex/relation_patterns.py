@@ -444,7 +444,7 @@ def _senders(text: str) -> set[str]:
     return {m["sender"].strip() for m in map(_CHAT_LINE.match, text.split("\n")) if m}
 
 
-def _sentences(text: str, author: str | None):
+def sentences(text: str, author: str | None):
     """(sentence, author) pairs: a chat line's sender is the author of its sentences."""
     for line in text.split("\n"):
         if line.startswith(">"):  # a quoted email line: someone else wrote it
@@ -473,8 +473,8 @@ def find(text: str, author: str | None = None, labels: dict[str, str] | None = N
         return name
 
     # A one-word subject of a work or residence pattern ("Upstream moved to Apache 2") must be a
-    # known person or a first name or surname of a full name the window writes.
-    parts = {_key(w) for name in full_names(text) for w in (name.split()[0], name.split()[-1])}
+    # known person or the first name of a full name the window writes.
+    parts = {_key(name.split()[0]) for name in full_names(text)}
     parts |= {k for k, v in (labels or {}).items() if v == "Person"}
 
     def worker(span: str | None) -> str | None:
@@ -502,7 +502,7 @@ def find(text: str, author: str | None = None, labels: dict[str, str] | None = N
     senders = _senders(text)
     couple: tuple[str, str] | None = None
     couple_age = COUPLE_SENTENCES + 1
-    for sentence, who in _sentences(text, author):
+    for sentence, who in sentences(text, author):
         quoted = bool(_QUOTE.search(sentence))
         reported = quoted or bool(_REPORTED.search(sentence))
         lowered = sentence.lower()
