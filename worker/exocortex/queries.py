@@ -83,3 +83,7 @@ WINDOW_AUTHORS = (
 """What the pattern pass needs of a window besides its text: whether it is a chat's, the email's
 From header, the owner's name, and the names (with their types) its document's entities have in
 the generation."""
+
+MERGE_RELATIONS = "select exo_private.merge_extraction(%s, %s, %s, %s)"
+"""A window's entities and relations merged without marking it extracted (the pattern pass's,
+when the chat model failed the window)."""

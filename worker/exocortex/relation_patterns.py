@@ -468,29 +468,29 @@ def find(text: str, author: str | None = None, labels: dict[str, str] | None = N
 
     def person(span: str | None) -> str | None:
         name = clean_name(span) if span else None
-        if name and labels and labels.get(_key(name), "Person") not in ("Person", "Topic"):
+        if name and labels and labels.get(name_key(name), "Person") not in ("Person", "Topic"):
             return None
         return name
 
     # A one-word subject of a work or residence pattern ("Upstream moved to Apache 2") must be a
     # known person or the first name of a full name the window writes.
-    parts = {_key(name.split()[0]) for name in full_names(text)}
+    parts = {name_key(name.split()[0]) for name in full_names(text)}
     parts |= {k for k, v in (labels or {}).items() if v == "Person"}
 
     def worker(span: str | None) -> str | None:
         name = person(span)
-        return name if name and (" " in name or _key(name) in parts) else None
+        return name if name and (" " in name or name_key(name) in parts) else None
 
     def thing(span: str | None) -> str | None:
         name = clean_name(span) if span else None
-        if name and labels and labels.get(_key(name)) == "Person":
+        if name and labels and labels.get(name_key(name)) == "Person":
             return None
         return name
 
     def add(subject, predicate, obj, types, evidence):
-        if not subject or not obj or _key(subject) == _key(obj):
+        if not subject or not obj or name_key(subject) == name_key(obj):
             return
-        key = (_key(subject), predicate, _key(obj))
+        key = (name_key(subject), predicate, name_key(obj))
         if key in seen or (predicate in _SYMMETRIC and (key[2], predicate, key[0]) in seen):
             return
         seen.add(key)
@@ -579,7 +579,7 @@ def find(text: str, author: str | None = None, labels: dict[str, str] | None = N
 _SYMMETRIC = frozenset({"SPOUSE_OF", "SIBLING_OF", "FRIEND_OF"})
 
 
-def _key(name: str) -> str:
+def name_key(name: str) -> str:
     """How names are compared, as extraction and ner.spacy_labels compare them."""
     return fold(canonical_key(name) or "")
 
@@ -594,7 +594,7 @@ def full_names(text: str) -> list[str]:
     for m in _RUN.finditer(text):
         name = clean_name(m.group())
         if name and " " in name:
-            out.setdefault(_key(name), name)
+            out.setdefault(name_key(name), name)
     return list(out.values())
 
 
@@ -626,20 +626,20 @@ def add_to(
     found = find(text, who, known)
     if not found:
         return 0
-    before = {_key(e["name"]) for e in result.entities}
+    before = {name_key(e["name"]) for e in result.entities}
     present = set(before)
     for r in found:
         for side, said in ((r["subject"], r["subject_type"]), (r["object"], r["object_type"])):
-            if _key(side) not in present and (" " in side or said != "Person"):
-                present.add(_key(side))
-                result.entities.append({"name": side, "type": (known or {}).get(_key(side)) or said})
+            if name_key(side) not in present and (" " in side or said != "Person"):
+                present.add(name_key(side))
+                result.entities.append({"name": side, "type": (known or {}).get(name_key(side)) or said})
     for name in full_names(text):
-        if _key(name) not in present:
-            present.add(_key(name))
+        if name_key(name) not in present:
+            present.add(name_key(name))
             result.entities.append({"name": name, "type": checked_type(name, name, "Person") or "Person"})
     n = len(result.relations)
     raw = [{"subject": r["subject"], "predicate": r["predicate"], "object": r["object"]} for r in found]
     keep_relations(raw, result, text, len(result.entities) + max_entities, n + max_relations)
-    ends = {_key(r[side]) for r in result.relations for side in ("subject", "object")}
-    result.entities[:] = [e for e in result.entities if _key(e["name"]) in before | ends]
+    ends = {name_key(r[side]) for r in result.relations for side in ("subject", "object")}
+    result.entities[:] = [e for e in result.entities if name_key(e["name"]) in before | ends]
     return len(result.relations) - n

@@ -454,7 +454,8 @@ class Worker:
     def _extract(self, pool: ConnectionPool, settings: dict, job: Job) -> None:
         """One window: the chat model's extraction (none when models.chat has no url) and the
         pattern pass (extraction.patterns), merged in one call. A model that fails the window
-        leaves the patterns' relations (the job is recorded failed all the same)."""
+        leaves it unextracted (recorded failed: `exo worker retry-failed`), and the patterns'
+        relations merged."""
         chat = settings["models.chat"]
         endpoint = Endpoint.from_setting(chat) if chat.get("url") else None
         (message,) = job.messages
@@ -473,30 +474,37 @@ class Worker:
         body, generation = row
         max_entities = int(settings["extraction.max_entities"])
         max_relations = int(settings["extraction.max_relations"])
+        patterns = settings.get("extraction.patterns", True)
         # Before the model is asked: a backend whose packages are missing fails the job at once.
         recognise = ner.recogniser(settings.get("extraction.ner", "none"))
         labels = recognise(body) if recognise else None
-        parsed, stats = extraction.Extraction(), {}
-        if endpoint is not None:
-            answered = self._ask_model(pool, settings, job, endpoint, body, labels)
-            if answered is None and not settings.get("extraction.patterns", True):
-                return
-            if answered is None:
-                stats["model_failed"] = True
-            else:
-                parsed, stats = answered
-        else:
-            stats["model"] = None
-        if settings.get("extraction.patterns", True):
+        parsed, stats = extraction.Extraction(), {"model": None}
+        answered = self._ask_model(pool, settings, job, endpoint, body, labels) if endpoint else None
+        if answered is not None:
+            parsed, stats = answered
+        elif endpoint is not None and not patterns:
+            return
+        if patterns:
             is_chat, from_header, owner, names = context
             known = dict(labels or {})
             for entry in names:
                 name, _, type_ = entry.partition("\t")
-                known[relation_patterns._key(name)] = type_
+                known[relation_patterns.name_key(name)] = type_
             who = relation_patterns.author(is_chat, from_header, owner)
             stats["patterns"] = relation_patterns.add_to(
                 parsed, body, max_entities, max_relations, who, known
             )
+        if endpoint is not None and answered is None:
+            if parsed.relations:
+                try:
+                    with pool.connection() as conn:
+                        conn.execute(
+                            queries.MERGE_RELATIONS,
+                            (window_id, generation, Jsonb(parsed.entities), Jsonb(parsed.relations)),
+                        )
+                except psycopg.errors.RaiseException:
+                    pass  # the window was re-made or deleted while the model ran
+            return
         stats = {**parsed.stats(), **stats}
         try:
             with pool.connection() as conn:
@@ -518,8 +526,7 @@ class Worker:
                 raise
             self._skip(pool, "extract", job.ids)
             return
-        if not stats.get("model_failed"):
-            self._count("done", "extract")
+        self._count("done", "extract")
 
     def _ask_model(
         self, pool: ConnectionPool, settings: dict, job: Job, endpoint: Endpoint, body: str, labels
