@@ -5,7 +5,9 @@ reads its messages (exo_private.read_jobs: the queue's visibility timeout hides
 them from other workers, and a claim in the read's transaction names this
 worker), calls the model outside any transaction, then writes the result and
 archives the messages in one call (exo_private.complete_embedding,
-complete_extraction). A message read more than `worker.max_reads` times goes to
+complete_extraction). Extraction runs the deterministic pattern pass (exocortex.relation_patterns,
+setting extraction.patterns) on every window beside the chat model, and alone when models.chat
+has no url. A message read more than `worker.max_reads` times goes to
 the dead_letter queue with its last error. With nothing to read, the loop waits
 for pgmq's insert notification, the poll interval or the stop event. The SQL the
 worker sends is named in exocortex.queries.
