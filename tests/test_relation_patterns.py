@@ -156,7 +156,25 @@ def test_quoted_email_lines_are_someone_elses():
 
 def test_ner_labels_reject_a_name_of_another_type():
     assert find("Paris's sister Lena arrived.", None, {"paris": "Place"}) == []
-    assert find("Dana works at Ortiz.", None, {"ortiz": "Person"}) == []
+    assert find("Dana Reyes works at Ortiz.", None, {"ortiz": "Person"}) == []
+    assert find("Dana Reyes moved to Twelve Oaks.", None, {"twelve oaks": "Date"}) == []
+    assert find("Dana Reyes moved to Twelve Oaks.", None, {})[0]["object"] == "Twelve Oaks"
+
+
+def test_known_types_type_the_ends_the_pass_adds():
+    result = Extraction()
+    known = {"drolith labs": "Org", "brask": "Number"}
+    assert (
+        add_to(
+            result, "Dana Reyes works at Drolith Labs. Dana Reyes joined Brask Works.", 20, 20, None, known
+        )
+        == 2
+    )
+    assert sorted((e["name"], e["type"]) for e in result.entities) == [
+        ("Brask Works", "Org"),
+        ("Dana Reyes", "Person"),
+        ("Drolith Labs", "Org"),
+    ]
 
 
 def test_author_of_a_window():

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from email.utils import parseaddr
 
-from exocortex.extraction import Extraction, checked_type, fold, keep_relations
+from exocortex.extraction import ENTITY_TYPES, Extraction, checked_type, fold, keep_relations
 from exocortex.plpy.textnorm import canonical_key
 
 # Words a name never is nor contains (capitalised at a sentence start, titles, calendar words).
@@ -483,7 +483,7 @@ def find(text: str, author: str | None = None, labels: dict[str, str] | None = N
 
     def thing(span: str | None) -> str | None:
         name = clean_name(span) if span else None
-        if name and labels and labels.get(name_key(name)) == "Person":
+        if name and labels and labels.get(name_key(name)) in ("Person", "Date", "Number"):
             return None
         return name
 
@@ -632,7 +632,8 @@ def add_to(
         for side, said in ((r["subject"], r["subject_type"]), (r["object"], r["object_type"])):
             if name_key(side) not in present and (" " in side or said != "Person"):
                 present.add(name_key(side))
-                result.entities.append({"name": side, "type": (known or {}).get(name_key(side)) or said})
+                kind = (known or {}).get(name_key(side))
+                result.entities.append({"name": side, "type": kind if kind in ENTITY_TYPES else said})
     for name in full_names(text):
         if name_key(name) not in present:
             present.add(name_key(name))
