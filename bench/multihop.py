@@ -16,10 +16,12 @@ A method holds the answer when its text holds one of the question's answers (a r
 full or first name, exocortex.shadow.holds). `paths`: questions whose search report says the
 typed path (path) found evidence. Extraction seconds per window come from the same run.
 --graph truth writes the ground truth's relations instead of running the model (what retrieval
-does with a right graph); --graph structure leaves the structural edges alone.
+does with a right graph); --graph structure leaves the structural edges alone; --graph patterns runs
+the worker's extraction with no chat model (models.chat's url null): the pattern pass's graph.
 
-    .venv/bin/python -m bench.multihop [--size 3] [--seed 16] [--graph model|truth|structure] [--show N] [--json OUT]
-    .venv/bin/python -m bench.multihop --explain 100000   (the path stage's plan only)
+    .venv/bin/python -m bench.multihop [--size 3] [--seed 16] [--graph model|patterns|truth|structure] [--show N] [--json OUT]
+    .venv/bin/python -m bench.multihop --explain 100000   (the path stage's plan, and the pattern
+                                                          pass's window context query, only)
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import psycopg
 
 from bench import people_corpus
 from bench.scratch import serve_embeddings_from
-from exocortex import config, shadow
+from exocortex import config, queries, shadow
 from exocortex.db import admin_url, connect, role_url
 from exocortex.evaluate_extraction import WORKSPACE, chat_endpoint
 from exocortex.ingest import pipeline
@@ -46,9 +48,12 @@ from exocortex.worker import Worker
 METHODS = ("packet", "no-graph", "bm25")
 
 
-def build(cfg: config.Config, db: str, corpus: Path, owner: str, extract: bool = True) -> dict:
+def build(
+    cfg: config.Config, db: str, corpus: Path, owner: str, extract: bool = True, chat_model: bool = True
+) -> dict:
     """The corpus's database as a first run builds it; how long extraction took, per window
-    (extract False: the extract queue is left as it is)."""
+    (extract False: the extract queue is left as it is; chat_model False: models.chat has no url,
+    so the worker's extraction is the pattern pass alone)."""
     with connect(admin_url(cfg), "exo-bench-multihop", autocommit=True) as main:
         embeddings = main.execute(
             "select value from exo_private.settings where key = 'models.embeddings'"
@@ -57,7 +62,7 @@ def build(cfg: config.Config, db: str, corpus: Path, owner: str, extract: bool =
         serve_embeddings_from(admin, embeddings[0]["url"])
         admin.execute(
             "update exo_private.settings set value = %s where key = 'models.chat'",
-            (json.dumps(chat_endpoint(cfg, None)),),
+            (json.dumps({**chat_endpoint(cfg, None), **({} if chat_model else {"url": None})}),),
         )
         admin.execute("update exo_private.settings set value = 'true' where key = 'graph.structural'")
         admin.execute("select exo_private.set_owner(%s)", (owner,))
@@ -249,6 +254,10 @@ def explain_at_scale(cfg: config.Config, n: int) -> str:
             cursor.execute(call, args)  # warm
             cursor.execute("explain (analyze, buffers, costs off) " + call, args)
             plans.append(f"-- from {key}\n" + "\n".join(r[0] for r in cursor))
+        # What the worker's pattern pass reads of a window besides its text (once per window).
+        window = admin.execute("select max(id) from exo_private.extraction_windows").fetchone()[0]
+        cursor.execute("explain (analyze, buffers, costs off) " + queries.WINDOW_AUTHORS, (gen, window))
+        plans.append("-- the pattern pass's window context\n" + "\n".join(r[0] for r in cursor))
         return "\n\n".join(plans)
 
 
@@ -271,10 +280,11 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the rows and summary here")
     parser.add_argument(
         "--graph",
-        choices=("model", "truth", "structure"),
+        choices=("model", "patterns", "truth", "structure"),
         default="model",
-        help="the graph beside the structural edges: the chat model's extraction, the ground truth's "
-        "relations (the retrieval side's ceiling), or none",
+        help="the graph beside the structural edges: the shipped extraction (chat model and pattern "
+        "pass), the pattern pass with no chat model, the ground truth's relations (the retrieval "
+        "side's ceiling), or none",
     )
     parser.add_argument(
         "--explain",
@@ -294,7 +304,14 @@ def main() -> None:
         f"corpus: {len(world.files)} files, {len(world.chat)} chat messages, {len(world.questions)} questions"
     )
     with scratch_database(cfg, "bench_multihop") as db:
-        built = build(cfg, db, out, world.owner.name, extract=args.graph == "model")
+        built = build(
+            cfg,
+            db,
+            out,
+            world.owner.name,
+            extract=args.graph in ("model", "patterns"),
+            chat_model=args.graph == "model",
+        )
         if args.graph == "truth":
             built["truth_relations"] = truth_graph(cfg, db, world)
         print(json.dumps(built))

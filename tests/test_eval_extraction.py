@@ -8,8 +8,9 @@ import pytest
 from click.testing import CliRunner
 from support.graph import add_document, generation
 
+from bench import people_corpus
 from exocortex.cli import main
-from exocortex.evaluate_extraction import EvalProblem, Truth, score
+from exocortex.evaluate_extraction import EvalProblem, Truth, evaluate, score
 from exocortex.plpy.textnorm import canonical_key
 
 ENTITIES = {
@@ -103,3 +104,16 @@ def test_the_command_names_what_is_wrong_with_its_corpus(tmp_path):
     assert result.exit_code == 1 and "not a ground truth file" in result.output
     with pytest.raises(EvalProblem, match="ground_truth.json not found"):
         Truth.load(tmp_path / "nowhere")
+
+
+def test_the_patterns_configuration_runs_without_a_chat_model(cfg, tmp_path):
+    world = people_corpus.generate(3, 16)
+    people_corpus.write(world, tmp_path)
+    (result,) = evaluate(cfg, tmp_path, ["patterns"], progress=lambda _: None)
+    assert result.skipped is None and result.settings["models.chat"] is None
+    assert result.settings["extraction.patterns"] is True and result.settings["graph.structural"] is False
+    s = result.scores
+    assert result.windows > 0 and s.by_origin == {"model": s.relations}  # the worker's rows, no structure
+    # Every relation the pass states is a ground-truth one; it finds some of each kind.
+    assert s.precision == 1.0 and s.person_precision == 1.0
+    assert s.person_found > 0 and s.found > s.person_found

@@ -247,7 +247,8 @@ def test_partially_valid_replies_keep_the_valid_items(db, tmp_path):
 def test_malformed_json_keeps_nothing_and_the_response_format_can_be_turned_off(db, tmp_path):
     ingest_note(db, tmp_path)
     with StandIn(lambda path, req: chat('{"entities": [{"name": "Iris')) as model:
-        configure(db, models__chat={"url": model.url, "response_format": False})
+        # The model's reply alone: the pattern pass would state "Iris Calder works at Northwind Labs".
+        configure(db, models__chat={"url": model.url, "response_format": False}, extraction__patterns=False)
         result = run_worker(db, queues=("extract",))
         request = model.requests[0][1]
     assert result.done["extract"] == 1

@@ -17,6 +17,9 @@ database, or --endpoint). The graph it built is then scored (`score`, no model):
   the ground truth types it.
 - time: the worker's wall time over the windows it extracted (seconds a window, windows an hour).
 
+The configuration `patterns` runs no chat model at all (models.chat's url null): the graph is the
+pattern pass's (worker/exocortex/relation_patterns.py), and the run takes seconds.
+
 Scratch databases are dropped afterwards; nothing is written to your database.
 """
 
@@ -45,13 +48,37 @@ GROUND_TRUTH = "ground_truth.json"
 CHATS = "chats.jsonl"
 WORKSPACE = "personal"
 PERSON_FAMILIES = frozenset({"PARENT_OF", "SIBLING_OF", "SPOUSE_OF", "FRIEND_OF"})
-# The settings of each configuration: model only, a second relation pass, the NER type check,
-# and the shipped extraction (as the settings table has it) with structural edges.
+# The settings of each configuration: model only, a second relation pass, the NER type check
+# (each without the pattern pass), the shipped extraction (as the settings table has it) with
+# structural edges, and the pattern pass alone with no chat model (NO_MODEL: models.chat's url
+# null; it takes seconds).
+NO_MODEL = "no_model"
 CONFIGURATIONS = {
-    "model": {"extraction.relation_pass": False, "extraction.ner": "none", "graph.structural": False},
-    "two-pass": {"extraction.relation_pass": True, "extraction.ner": "none", "graph.structural": False},
-    "ner": {"extraction.relation_pass": False, "extraction.ner": "spacy", "graph.structural": False},
+    "model": {
+        "extraction.relation_pass": False,
+        "extraction.ner": "none",
+        "graph.structural": False,
+        "extraction.patterns": False,
+    },
+    "two-pass": {
+        "extraction.relation_pass": True,
+        "extraction.ner": "none",
+        "graph.structural": False,
+        "extraction.patterns": False,
+    },
+    "ner": {
+        "extraction.relation_pass": False,
+        "extraction.ner": "spacy",
+        "graph.structural": False,
+        "extraction.patterns": False,
+    },
     "structural": {"graph.structural": True},
+    "patterns": {
+        NO_MODEL: True,
+        "extraction.patterns": True,
+        "extraction.ner": "none",
+        "graph.structural": False,
+    },
 }
 
 
@@ -269,16 +296,31 @@ def run_configuration(
         return result
     with scratch_database(cfg, f"eval_extraction_{name.replace('-', '_')}") as db:
         with connect(admin_url(cfg, db), "exo-eval-extraction", autocommit=True) as admin:
-            _set(admin, "models.chat", chat)
+            if not settings.get(NO_MODEL):
+                _set(admin, "models.chat", chat)
+            else:  # no model: only the url goes (the same model name: no generation change)
+                admin.execute(
+                    """update exo_private.settings set value = value || '{"url": null}' where key = 'models.chat'"""
+                )
             for key, value in settings.items():
-                _set(admin, key, value)
+                if key != NO_MODEL:
+                    _set(admin, key, value)
             result.settings = {
                 k: v
                 for k, v in admin.execute(
                     "select key, value from exo_private.settings where key = any(%s) order by key",
-                    (["extraction.relation_pass", "extraction.ner", "graph.structural"],),
+                    (
+                        [
+                            "extraction.relation_pass",
+                            "extraction.ner",
+                            "graph.structural",
+                            "extraction.patterns",
+                        ],
+                    ),
                 )
             }
+            if settings.get(NO_MODEL):
+                result.settings["models.chat"] = None
             admin.execute("select exo_private.set_owner(%s)", (truth.owner,))
         progress(f"{name}: ingesting {corpus}")
         pipeline.ingest(cfg, corpus / "corpus", workspace=WORKSPACE, dbname=db)
@@ -337,7 +379,8 @@ def evaluate(
             f"unknown configuration {unknown[0]!r}; expected one of {', '.join(CONFIGURATIONS)}"
         )
     truth = Truth.load(corpus)
-    chat = chat_endpoint(cfg, url)
+    needs_model = any(not CONFIGURATIONS[name].get(NO_MODEL) for name in configurations)
+    chat = chat_endpoint(cfg, url) if needs_model else {}
     return [run_configuration(cfg, corpus, truth, name, chat, progress) for name in configurations]
 
 

@@ -5,7 +5,9 @@ reads its messages (exo_private.read_jobs: the queue's visibility timeout hides
 them from other workers, and a claim in the read's transaction names this
 worker), calls the model outside any transaction, then writes the result and
 archives the messages in one call (exo_private.complete_embedding,
-complete_extraction). A message read more than `worker.max_reads` times goes to
+complete_extraction). Extraction runs the deterministic pattern pass (exocortex.relation_patterns,
+setting extraction.patterns) on every window beside the chat model, and alone when models.chat
+has no url. A message read more than `worker.max_reads` times goes to
 the dead_letter queue with its last error. With nothing to read, the loop waits
 for pgmq's insert notification, the poll interval or the stop event. The SQL the
 worker sends is named in exocortex.queries.
@@ -64,7 +66,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from exocortex import extraction, ner, queries
+from exocortex import extraction, ner, queries, relation_patterns
 from exocortex.config import Config
 from exocortex.db import role_url
 from exocortex.ingest import ocr
@@ -452,20 +454,90 @@ class Worker:
         self._count("done", "embed", len(live.messages))
 
     def _extract(self, pool: ConnectionPool, settings: dict, job: Job) -> None:
-        endpoint = Endpoint.from_setting(settings["models.chat"])
+        """One window: the chat model's extraction (none when models.chat has no url) and the
+        pattern pass (extraction.patterns), merged in one call. A model that fails the window
+        leaves it unextracted (recorded failed: `exo worker retry-failed`), and the patterns'
+        relations merged."""
+        chat = settings["models.chat"]
+        endpoint = Endpoint.from_setting(chat) if chat.get("url") else None
         (message,) = job.messages
         window_id = int(message.payload["window_id"])
         with pool.connection() as conn:
-            row = conn.execute(queries.WINDOW_TO_EXTRACT, (endpoint.model, window_id)).fetchone()
+            row = conn.execute(queries.WINDOW_TO_EXTRACT, (chat.get("model") or "none", window_id)).fetchone()
+            context = (
+                row
+                and row[1] is not None
+                and conn.execute(queries.WINDOW_AUTHORS, (row[1], window_id)).fetchone()
+            )
         # Gone, or the settings name another model now (its generation re-queued this window).
-        if row is None or row[1] is None:
+        if row is None or row[1] is None or not context:
             self._skip(pool, "extract", job.ids)
             return
         body, generation = row
         max_entities = int(settings["extraction.max_entities"])
         max_relations = int(settings["extraction.max_relations"])
+        patterns = settings.get("extraction.patterns", True)
         # Before the model is asked: a backend whose packages are missing fails the job at once.
         recognise = ner.recogniser(settings.get("extraction.ner", "none"))
+        labels = recognise(body) if recognise else None
+        parsed, stats = extraction.Extraction(), {"model": None}
+        answered = self._ask_model(pool, settings, job, endpoint, body, labels) if endpoint else None
+        if answered is not None:
+            parsed, stats = answered
+        elif endpoint is not None and not patterns:
+            return
+        if patterns:
+            is_chat, from_header, owner, names = context
+            known = dict(labels or {})
+            for entry in names:
+                name, _, type_ = entry.partition("\t")
+                known[relation_patterns.name_key(name)] = type_
+            who = relation_patterns.author(is_chat, from_header, owner)
+            stats["patterns"] = relation_patterns.add_to(
+                parsed, body, max_entities, max_relations, who, known
+            )
+        if endpoint is not None and answered is None:
+            if parsed.relations:
+                try:
+                    with pool.connection() as conn:
+                        conn.execute(
+                            queries.MERGE_RELATIONS,
+                            (window_id, generation, Jsonb(parsed.entities), Jsonb(parsed.relations)),
+                        )
+                except psycopg.errors.RaiseException:
+                    pass  # the window was re-made or deleted while the model ran
+            return
+        stats = {**parsed.stats(), **stats}
+        try:
+            with pool.connection() as conn:
+                conn.execute(
+                    queries.COMPLETE_EXTRACTION,
+                    (
+                        message.msg_id,
+                        window_id,
+                        generation,
+                        Jsonb(parsed.entities),
+                        Jsonb(parsed.relations),
+                        Jsonb(stats),
+                        Jsonb(parsed.attributes),
+                    ),
+                )
+        except psycopg.Error as exc:
+            # The window was re-made, or another model took the graph over, while the model ran.
+            if exc.sqlstate not in (queries.TARGET_GONE, queries.STALE_REPLY):
+                raise
+            self._skip(pool, "extract", job.ids)
+            return
+        self._count("done", "extract")
+
+    def _ask_model(
+        self, pool: ConnectionPool, settings: dict, job: Job, endpoint: Endpoint, body: str, labels
+    ) -> tuple[extraction.Extraction, dict] | None:
+        """The chat model's extraction of a window (and the narrow relation pass when
+        extraction.relation_pass): what is kept of it and its stats, or None when the model
+        failed the job (recorded and archived by _answer)."""
+        max_entities = int(settings["extraction.max_entities"])
+        max_relations = int(settings["extraction.max_relations"])
         fmt = (
             extraction.response_format(max_entities, max_relations)
             if settings["models.chat"].get("response_format", True)
@@ -487,8 +559,7 @@ class Worker:
             ),
         )
         if reply is None:
-            return
-        labels = recognise(body) if recognise else None
+            return None
         parsed = extraction.parse(reply.content, body, max_entities, max_relations, labels)
         stats = {"finish_reason": reply.finish_reason, "completion_tokens": reply.completion_tokens}
         names = [e["name"] for e in parsed.entities]
@@ -512,32 +583,11 @@ class Worker:
                 ),
             )
             if second is None:
-                return
+                return None
             added = extraction.parse_relations(second.content, body, parsed, max_entities, max_relations)
             stats["completion_tokens"] += second.completion_tokens
             stats["relation_pass"] = added
-        stats = {**parsed.stats(), **stats}
-        try:
-            with pool.connection() as conn:
-                conn.execute(
-                    queries.COMPLETE_EXTRACTION,
-                    (
-                        message.msg_id,
-                        window_id,
-                        generation,
-                        Jsonb(parsed.entities),
-                        Jsonb(parsed.relations),
-                        Jsonb(stats),
-                        Jsonb(parsed.attributes),
-                    ),
-                )
-        except psycopg.Error as exc:
-            # The window was re-made, or another model took the graph over, while the model ran.
-            if exc.sqlstate not in (queries.TARGET_GONE, queries.STALE_REPLY):
-                raise
-            self._skip(pool, "extract", job.ids)
-            return
-        self._count("done", "extract")
+        return parsed, stats
 
     def _ocr(self, pool: ConnectionPool, settings: dict, job: Job) -> None:
         """Read one queued scan with OCR; its documents continue, or end with the error class."""

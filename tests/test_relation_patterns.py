@@ -1,0 +1,224 @@
+"""The pattern pass (worker/exocortex/relation_patterns.py) on hand-labelled sentences written in
+the styles of letters, diaries, work mail, chat and news, none of them from the people corpus'
+generator: what each states, and that the negatives (chains, in-laws, exes, idioms, surnames that
+are kinship words, negation, reported speech, questions, plurals) state nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from exocortex.extraction import Extraction
+from exocortex.relation_patterns import add_to, author, clean_name, find, full_names
+
+OWNER = "Robin Ash"
+
+POSITIVES = [
+    ("Had dinner with Clara's husband Jonas last night.", [("Clara", "SPOUSE_OF", "Jonas")]),
+    ("Jonas, Clara's husband, fixed the boiler.", [("Clara", "SPOUSE_OF", "Jonas")]),
+    ("Clara’s husband is Jonas Berg.", [("Clara", "SPOUSE_OF", "Jonas Berg")]),
+    ("Jonas is Clara's husband.", [("Clara", "SPOUSE_OF", "Jonas")]),
+    ("Jonas Berg is the husband of Clara Lind.", [("Clara Lind", "SPOUSE_OF", "Jonas Berg")]),
+    ("Clara and her husband Jonas came to the party.", [("Clara", "SPOUSE_OF", "Jonas")]),
+    ("Peter's mother Agnes turned ninety today.", [("Agnes", "PARENT_OF", "Peter")]),
+    ("Agnes is Peter's mother.", [("Agnes", "PARENT_OF", "Peter")]),
+    ("Peter's daughter, Mia, starts school in May.", [("Peter", "PARENT_OF", "Mia")]),
+    ("Mia is the youngest daughter of Peter Holm.", [("Peter Holm", "PARENT_OF", "Mia")]),
+    ("Sam's older brother Theo moved out.", [("Sam", "SIBLING_OF", "Theo")]),
+    ("On Monday Theo married Ines.", [("Theo", "SPOUSE_OF", "Ines")]),
+    ("Ines is married to Theo Varga.", [("Ines", "SPOUSE_OF", "Theo Varga")]),
+    ("Ines and Theo got married in Lisbon.", [("Ines", "SPOUSE_OF", "Theo")]),
+    ("Ines and Theo are siblings, believe it or not.", [("Ines", "SIBLING_OF", "Theo")]),
+    ("Ines and Theo are old friends.", [("Ines", "FRIEND_OF", "Theo")]),
+    ("Ines is close friends with Noor.", [("Ines", "FRIEND_OF", "Noor")]),
+    ("My sister Hanna called.", [(OWNER, "SIBLING_OF", "Hanna")]),
+    ("Hanna, my sister, called.", [(OWNER, "SIBLING_OF", "Hanna")]),
+    ("Yesterday my dad Oskar fell ill.", [("Oskar", "PARENT_OF", OWNER)]),
+    ("Oskar Lind works at Northwind Traders.", [("Oskar Lind", "WORKS_AT", "Northwind Traders")]),
+    (
+        "Oskar Lind and Hanna Berg work for Contoso.",
+        [("Oskar Lind", "WORKS_AT", "Contoso"), ("Hanna Berg", "WORKS_AT", "Contoso")],
+    ),
+    ("Dana Reyes is a nurse at Royal Infirmary.", [("Dana Reyes", "WORKS_AT", "Royal Infirmary")]),
+    ("Last year Dana Reyes joined Fabrikam.", [("Dana Reyes", "WORKS_AT", "Fabrikam")]),
+    ("Dana Reyes joined the Payments Team in March.", [("Dana Reyes", "MEMBER_OF", "Payments Team")]),
+    ("Lars Olsen leads the Payments Team.", [("Lars Olsen", "MANAGES", "Payments Team")]),
+    ("Dana Reyes is on the Payments Team.", [("Dana Reyes", "MEMBER_OF", "Payments Team")]),
+    ("The Payments Team maintains Ledgerline.", [("Payments Team", "RUNS", "Ledgerline")]),
+    ("I lead the Payments Team now.", [(OWNER, "MANAGES", "Payments Team")]),
+    ("Noor Haddad came by. Noor lives in Utrecht.", [("Noor", "LIVES_IN", "Utrecht")]),
+    (
+        "Noor Haddad and Ali Haddad live in Utrecht.",
+        [("Noor Haddad", "LIVES_IN", "Utrecht"), ("Ali Haddad", "LIVES_IN", "Utrecht")],
+    ),
+    ("Ali Haddad moved to Rotterdam in 2019.", [("Ali Haddad", "LIVES_IN", "Rotterdam")]),
+]
+
+NEGATIVES = [
+    "Clara's husband's car broke down again.",  # a chain: the car is no person
+    "That crash was the mother of all bugs.",  # an idiom, no names
+    "Tom Mother is our new plumber.",  # a surname that is a kinship word
+    "Jonas Brother played on Friday.",
+    "Clara's mother-in-law Greta visited.",  # an in-law is not a parent
+    "Clara's ex-husband Jonas called.",  # an ex is not a spouse
+    "Jonas was Clara's husband for ten years.",  # past
+    "Jonas is not Clara's husband.",  # negated
+    "Is Jonas Clara's husband?",  # a question
+    "Clara's husband is not Jonas.",
+    "Theo never married Ines.",
+    "Theo married Ines's cousin.",  # the object is someone else
+    'Tom said, "my sister Jane is coming."',  # reported speech: Tom's sister, not the author's
+    "Anna told me her brother Karl is ill.",  # a pronoun's brother
+    "Clara's friends Jonas and Mia came.",  # a plural: who is which
+    "I met Peter and his daughter at the fair.",  # no name for the daughter
+    "Pride and Prejudice is on tonight.",  # a title
+    "She works at Contoso.",  # a pronoun
+    "Dana is a customer at Fabrikam.",  # no employment
+    "Dana Reyes works for Hanna.",  # a person is no employer (Hanna is known as a person)
+    "Dana used to live in Utrecht.",
+    "The Beatles and the Stones are friends.",  # lower-case article: no names
+    "Our team runs the coffee machine.",  # no team name
+    "Upstream moved to Apache 2.",  # a one-word subject no full name of the window has
+    "Debian joined Software in the Public Interest.",
+    "Mum and Dad are married.",  # kinship words are no names
+    "Dear Clara, My husband Jonas says hello.",  # no author known
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), POSITIVES)
+def test_each_construction_states_its_relation(text, expected):
+    got = [(r["subject"], r["predicate"], r["object"]) for r in find(text, OWNER)]
+    assert got == expected
+
+
+@pytest.mark.parametrize("text", NEGATIVES)
+def test_negatives_state_nothing(text):
+    who = None if text.startswith("Dear Clara") else OWNER
+    assert find(text, who, {"hanna": "Person"}) == []
+
+
+def test_their_children_are_the_couple_named_just_before():
+    text = (
+        "Ana Moss and Ben Moss have been married for years; they met at a dance. "
+        "Cy Moss is their son. They have two kids: Di and Ed."
+    )
+    got = {(r["subject"], r["predicate"], r["object"]) for r in find(text)}
+    assert got == {("Ana Moss", "SPOUSE_OF", "Ben Moss")} | {
+        (parent, "PARENT_OF", child)
+        for parent in ("Ana Moss", "Ben Moss")
+        for child in ("Cy Moss", "Di", "Ed")
+    }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ana visited Bob and Sue. Mia is their daughter.",  # no couple was named
+        "Ana married Ben. We went home. It rained. The bus was late. Cy is their son.",  # too far back
+        "Ana married Ben. They have many friends: Cy and Di.",  # friends are no children
+        "Ana married Ben. They have two children: Cy and the twins.",  # a list item is no name
+    ],
+)
+def test_their_without_a_couple_just_before_names_nobody(text):
+    assert [r for r in find(text) if r["predicate"] == "PARENT_OF"] == []
+
+
+def test_in_a_chat_of_two_you_are_the_other_one():
+    window = (
+        "2025-04-30 10:01 Gwen Ortiz: Hi!\n"
+        "2025-04-30 10:12 Robin Ash: You're a good friend, you know that?\n"
+        "2025-04-30 10:14 Gwen Ortiz: Are we still friends? Tom said we're friends."
+    )
+    got = [(r["subject"], r["predicate"], r["object"]) for r in find(window)]
+    assert got == [("Robin Ash", "FRIEND_OF", "Gwen Ortiz")]
+    three = window + "\n2025-04-30 10:15 Pavel Ortiz: You're a good friend."
+    assert [r for r in find(three) if r["subject"] == "Pavel Ortiz"] == []
+
+
+def test_a_relation_keeps_the_sentence_that_states_it():
+    (relation,) = find("We ate early. Afterwards Sam's brother Theo drove us home. It rained.")
+    assert relation["evidence"] == "Afterwards Sam's brother Theo drove us home."
+    assert (relation["subject_type"], relation["object_type"]) == ("Person", "Person")
+
+
+def test_a_chat_line_speaks_for_its_sender():
+    window = (
+        "2025-04-30 10:01 Gwen Ortiz: Hi! Long week.\n"
+        "2025-04-30 10:10 Gwen Ortiz: My brother Pavel is visiting.\n"
+        "(undated) Robin Ash: Say hi to your brother Pavel!"
+    )
+    got = [(r["subject"], r["predicate"], r["object"]) for r in find(window)]
+    assert got == [("Gwen Ortiz", "SIBLING_OF", "Pavel")]
+
+
+def test_quoted_email_lines_are_someone_elses():
+    assert find("> My sister Hanna called.\nThanks for the news.", OWNER) == []
+
+
+def test_ner_labels_reject_a_name_of_another_type():
+    assert find("Paris's sister Lena arrived.", None, {"paris": "Place"}) == []
+    assert find("Dana Reyes works at Ortiz.", None, {"ortiz": "Person"}) == []
+    assert find("Dana Reyes moved to Twelve Oaks.", None, {"twelve oaks": "Date"}) == []
+    assert find("Dana Reyes moved to Twelve Oaks.", None, {})[0]["object"] == "Twelve Oaks"
+
+
+def test_known_types_type_the_ends_the_pass_adds():
+    result = Extraction()
+    known = {"drolith labs": "Org", "brask": "Number"}
+    assert (
+        add_to(
+            result, "Dana Reyes works at Drolith Labs. Dana Reyes joined Brask Works.", 20, 20, None, known
+        )
+        == 2
+    )
+    assert sorted((e["name"], e["type"]) for e in result.entities) == [
+        ("Brask Works", "Org"),
+        ("Dana Reyes", "Person"),
+        ("Drolith Labs", "Org"),
+    ]
+
+
+def test_author_of_a_window():
+    assert author(True, None, OWNER) is None
+    assert author(False, '"Lind, Oskar" <oskar@example.org>', OWNER) is None  # not a name as written
+    assert author(False, "Oskar Lind <oskar@example.org>", OWNER) == "Oskar Lind"
+    assert author(False, "oskar@example.org", OWNER) is None
+    assert author(False, None, OWNER) == OWNER
+
+
+def test_names_drop_leading_function_words_and_refuse_kinship_words():
+    assert clean_name("On Monday Theo") == "Theo"
+    assert clean_name("Tom Mother") is None
+    assert full_names("Yesterday Quassa Driadane met Skerick Driadane. Then Skerick left.") == [
+        "Quassa Driadane",
+        "Skerick Driadane",
+    ]
+
+
+def test_a_first_name_resolves_to_the_one_full_name_the_window_writes():
+    text = "Skerick Driadane is their daughter. Vovane Driadane is too. Vovane is Skerick's sister."
+    result = Extraction()
+    assert add_to(result, text, 20, 20) == 1
+    assert result.relations == [
+        {"subject": "Skerick Driadane", "predicate": "SIBLING_OF", "object": "Vovane Driadane"}
+    ]
+    assert sorted(e["name"] for e in result.entities) == ["Skerick Driadane", "Vovane Driadane"]
+    assert result.recovered["endpoint_first_name"] == 2
+
+
+def test_an_ambiguous_first_name_is_dropped():
+    text = "Anna Berg and Anna Lind came. Anna's husband Tom Berg drove."
+    result = Extraction()
+    assert add_to(result, text, 20, 20) == 0
+    assert result.dropped["ambiguous_endpoint"] == 1
+    assert result.entities == []
+
+
+def test_the_pattern_pass_adds_to_the_models_extraction_within_its_caps():
+    result = Extraction(entities=[{"name": "Clara Lind", "type": "Person"}])
+    text = "Clara Lind's husband Jonas Berg and Clara's sister Mia Lind came."
+    assert add_to(result, text, 20, 1) == 1
+    assert result.dropped["over_cap"] == 1
+    assert [(e["name"], e["type"]) for e in result.entities] == [
+        ("Clara Lind", "Person"),
+        ("Jonas Berg", "Person"),
+    ]
