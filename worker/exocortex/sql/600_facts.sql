@@ -230,6 +230,7 @@ declare
                                                    when 'array' then observations end;
     fallback text;
     problem text;
+    names text[];       -- the batch's distinct subjects
     recorded bigint[];  -- the observations' ids, subject keys and attributes, in input order
     keys text[];
     attrs text[];
@@ -249,12 +250,16 @@ begin
     end if;
     select s.value #>> '{}' into fallback from exo_private.settings s where s.key = 'facts.observation_workspace';
     -- The subject keys and attributes of the lines, once for the batch (null where none is given).
-    select exo_private.canonical_keys(array_agg(
-               case when jsonb_typeof(e.item -> 'subject') = 'string' then e.item ->> 'subject' end order by e.n)),
+    -- Each distinct subject goes through Python once (a probe reports many attributes of a host).
+    names := array(select distinct e.item ->> 'subject' from jsonb_array_elements(items) e (item)
+                    where jsonb_typeof(e.item -> 'subject') = 'string');
+    select array_agg(k.key order by e.n),
            array_agg(case when jsonb_typeof(e.item -> 'attribute') = 'string'
                           then exo_private.normalise_attribute(e.item ->> 'attribute') end order by e.n)
       into keys, attrs
-    from jsonb_array_elements(items) with ordinality e (item, n);
+    from jsonb_array_elements(items) with ordinality e (item, n)
+    left join unnest(names, exo_private.canonical_keys(names)) k (name, key)
+      on jsonb_typeof(e.item -> 'subject') = 'string' and k.name = e.item ->> 'subject';
     -- The first observation that cannot be recorded, and why; then none is.
     select format('observation %s: %s', e.n, p.why) into problem
     from rows from (jsonb_array_elements(items), unnest(keys), unnest(attrs)) with ordinality e (item, key, attr, n)
