@@ -40,6 +40,28 @@ $$;
 comment on function exo_private.check_bridge(text[]) is
     'Raise invalid_parameter_value for a bridge of more than 50 names or a name over 200 characters.';
 
+-- exo_private.lock_fact_lines: serialise the writers of many fact lines until commit.
+create or replace function exo_private.lock_fact_lines(
+    p_workspaces text[], p_subject_keys text[], p_attributes text[], p_kind exo_private.fact_kind
+)
+returns void
+language sql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- count: a SQL function's last select would stop at its first row
+    select count(pg_catalog.pg_advisory_xact_lock(
+               pg_catalog.hashtext('exo_private.record_fact'),
+               pg_catalog.hashtext(pg_catalog.jsonb_build_array(l.workspace, l.key, l.attr, p_kind)::text)))
+    from (select distinct x.workspace, x.key, x.attr
+          from unnest(p_workspaces, p_subject_keys, p_attributes) x (workspace, key, attr)
+          order by 1, 2, 3) l
+$$;
+comment on function exo_private.lock_fact_lines(text[], text[], text[], exo_private.fact_kind) is
+    'Take the transaction advisory lock of each fact line (p_workspaces[i], p_subject_keys[i], '
+    'p_attributes[i], p_kind), each once, in one order for every writer (so two writers never wait '
+    'on each other in a cycle): two writers of a line take turns, so it keeps exactly one current row.';
+
 -- exo_private.lock_fact_line: serialise the writers of one fact line until commit.
 create or replace function exo_private.lock_fact_line(
     p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind
@@ -49,13 +71,11 @@ language sql volatile
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-    select pg_catalog.pg_advisory_xact_lock(
-        pg_catalog.hashtext('exo_private.record_fact'),
-        pg_catalog.hashtext(pg_catalog.jsonb_build_array(p_workspace, p_subject_key, p_attribute, p_kind)::text))
+    select exo_private.lock_fact_lines(array[p_workspace], array[p_subject_key], array[p_attribute], p_kind)
 $$;
 comment on function exo_private.lock_fact_line(text, text, text, exo_private.fact_kind) is
-    'Take the transaction advisory lock of one fact line (workspace, subject key, attribute, kind): '
-    'two writers of a line take turns, so it keeps exactly one current row.';
+    'Take the transaction advisory lock of one fact line (workspace, subject key, attribute, kind), '
+    'as exo_private.lock_fact_lines does.';
 
 -- exo_private.fact_refusal: why record_fact would refuse a subject, attribute and value (null: it would not).
 create or replace function exo_private.fact_refusal(p_subject text, p_attribute text, p_value text)
@@ -231,7 +251,8 @@ declare
     fallback text;
     problem text;
     names text[];       -- the batch's distinct subjects
-    recorded bigint[];  -- the observations' ids, subject keys and attributes, in input order
+    recorded bigint[];  -- the observations' ids, workspaces, subject keys and attributes, in input order
+    spaces text[];
     keys text[];
     attrs text[];
     new_rows jsonb;     -- fact rows of the lines the batch only extends
@@ -249,17 +270,21 @@ begin
         return;
     end if;
     select s.value #>> '{}' into fallback from exo_private.settings s where s.key = 'facts.observation_workspace';
-    -- The subject keys and attributes of the lines, once for the batch (null where none is given).
-    -- Each distinct subject goes through Python once (a probe reports many attributes of a host).
+    -- The workspaces, subject keys and attributes of the lines, once for the batch (null where
+    -- none is given): each distinct subject goes through Python once, each distinct attribute
+    -- through normalise_attribute once (a probe reports many attributes of a few hosts).
     names := array(select distinct e.item ->> 'subject' from jsonb_array_elements(items) e (item)
                     where jsonb_typeof(e.item -> 'subject') = 'string');
-    select array_agg(k.key order by e.n),
-           array_agg(case when jsonb_typeof(e.item -> 'attribute') = 'string'
-                          then exo_private.normalise_attribute(e.item ->> 'attribute') end order by e.n)
-      into keys, attrs
+    select array_agg(coalesce(e.item ->> 'workspace', fallback) order by e.n),
+           array_agg(k.key order by e.n), array_agg(a.attr order by e.n)
+      into spaces, keys, attrs
     from jsonb_array_elements(items) with ordinality e (item, n)
     left join unnest(names, exo_private.canonical_keys(names)) k (name, key)
-      on jsonb_typeof(e.item -> 'subject') = 'string' and k.name = e.item ->> 'subject';
+      on jsonb_typeof(e.item -> 'subject') = 'string' and k.name = e.item ->> 'subject'
+    left join (select a.name, exo_private.normalise_attribute(a.name) as attr
+               from (select distinct x.item ->> 'attribute' from jsonb_array_elements(items) x (item)
+                     where jsonb_typeof(x.item -> 'attribute') = 'string') a (name)) a
+      on jsonb_typeof(e.item -> 'attribute') = 'string' and a.name = e.item ->> 'attribute';
     -- The first observation that cannot be recorded, and why; then none is.
     select format('observation %s: %s', e.n, p.why) into problem
     from rows from (jsonb_array_elements(items), unnest(keys), unnest(attrs)) with ordinality e (item, key, attr, n)
@@ -305,12 +330,8 @@ begin
     recorded := array(select nextval('exo_private.observations_id_seq')
                       from generate_series(1, jsonb_array_length(items)));
 
-    -- Every line of the batch locked, in one order for every writer (so two batches never wait
-    -- on each other in a cycle).
-    perform exo_private.lock_fact_line(l.workspace, l.key, l.attr, 'observation')
-    from (select distinct coalesce(e.item ->> 'workspace', fallback) as workspace, e.key, e.attr
-          from rows from (jsonb_array_elements(items), unnest(keys), unnest(attrs)) e (item, key, attr)
-          order by 1, 2, 3) l;
+    -- Every line of the batch locked, in one call.
+    perform exo_private.lock_fact_lines(spaces, keys, attrs, 'observation');
 
     -- The observations are written, and the lines the batch only extends (new lines, and lines
     -- whose current row began no later than the batch's first value for them) are worked out at
