@@ -113,12 +113,17 @@ def split_cmd(entity: str, alias: str, workspace: str | None) -> None:
 @entity_group.command("unmerge")
 @click.argument("log_id", type=int)
 def unmerge_cmd(log_id: int) -> None:
-    """Undo merge LOG_ID (exo entity log lists them): the merged entity comes back as it was."""
+    """Undo merge LOG_ID (exo entity log lists them): the merged entity comes back as it was
+    (after a new extraction generation: its name is split off the entity it is on now)."""
     try:
         with _connection() as conn:
             restored = conn.execute("select exo_private.unmerge_entities(%s)", (log_id,)).fetchone()[0]
     except psycopg.Error as exc:
         _fail(_error(exc))
+    if restored is None:
+        # the merge was replayed in a newer extraction generation that has not met the name yet
+        console.print(f"undid merge {log_id}: the name is no entity yet; its next extraction keeps it apart")
+        return
     console.print(f"undid merge {log_id}: entity {restored} is back")
 
 
