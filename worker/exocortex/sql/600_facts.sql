@@ -255,9 +255,22 @@ declare
     spaces text[];
     keys text[];
     attrs text[];
-    new_rows jsonb;     -- fact rows of the lines the batch only extends
-    closings jsonb;     -- their current rows the batch closes
-    sourced jsonb;      -- their observations, each with its fact row
+    -- the fact rows of the lines the batch only extends, column by column (arrays, not jsonb:
+    -- no round trip of every value through text)
+    new_ids bigint[];
+    new_spaces text[];
+    new_subjects text[];
+    new_keys text[];
+    new_attrs text[];
+    new_values text[];
+    new_froms timestamptz[];
+    new_tos timestamptz[];
+    new_bys bigint[];
+    close_ids bigint[];    -- their current rows the batch closes: when, and by which row
+    close_tos timestamptz[];
+    close_bys bigint[];
+    source_facts bigint[];  -- their observations, each with its fact row
+    source_observations bigint[];
     one_by_one bigint[];  -- observations of the other lines
     o exo_private.observations;
 begin
@@ -392,23 +405,24 @@ begin
         from runs u
         window w as (partition by u.workspace, u.key, u.attr order by u.run)
     )
-    select (select jsonb_agg(jsonb_build_object(
-                'id', c.id, 'workspace', c.workspace, 'subject', c.subject, 'subject_key', c.key,
-                'attribute', c.attr, 'value', c.value, 'valid_from', c.valid_from, 'valid_to', c.valid_to,
-                'closed_by', c.closed_by))
-            from chained c),
-           (select jsonb_agg(jsonb_build_object('id', c.current_id, 'valid_to', c.valid_from, 'closed_by', c.id))
-            from chained c where c.first and c.current_id is not null),
-           (select jsonb_agg(jsonb_build_object('fact_id', s.fact_id, 'observation_id', s.observation_id))
-            from (select c.id as fact_id, k.id as observation_id from chained c, unnest(c.observations) k (id)
-                  union all
-                  select r.current_id, r.id from numbered r where r.run = 0) s),
-           array(select j.id from judged j where not j.extends)
-      into new_rows, closings, sourced, one_by_one;
+    select n.ids, n.spaces, n.subjects, n.keys, n.attrs, n.vals, n.froms, n.tos, n.bys,
+           k.ids, k.tos, k.bys, x.facts, x.observations, array(select j.id from judged j where not j.extends)
+      into new_ids, new_spaces, new_subjects, new_keys, new_attrs, new_values, new_froms, new_tos, new_bys,
+           close_ids, close_tos, close_bys, source_facts, source_observations, one_by_one
+    from (select array_agg(c.id) as ids, array_agg(c.workspace) as spaces, array_agg(c.subject) as subjects,
+                 array_agg(c.key) as keys, array_agg(c.attr) as attrs, array_agg(c.value) as vals,
+                 array_agg(c.valid_from) as froms, array_agg(c.valid_to) as tos, array_agg(c.closed_by) as bys
+          from chained c) n,
+         (select array_agg(c.current_id) as ids, array_agg(c.valid_from) as tos, array_agg(c.id) as bys
+          from chained c where c.first and c.current_id is not null) k,
+         (select array_agg(s.fact_id) as facts, array_agg(s.observation_id) as observations
+          from (select c.id as fact_id, k.id as observation_id from chained c, unnest(c.observations) k (id)
+                union all
+                select r.current_id, r.id from numbered r where r.run = 0) s) x;
     update exo_private.facts f
        set valid_to = c.valid_to, closed_by = c.closed_by,
            close_reason = case when f.valid_from = c.valid_to then 'corrected' else 'superseded' end
-      from jsonb_populate_recordset(null::exo_private.facts, closings) c
+      from unnest(close_ids, close_tos, close_bys) c (id, valid_to, closed_by)
      where f.id = c.id;
     insert into exo_private.facts (id, workspace, subject, subject_key, attribute, value, kind,
                                    valid_from, valid_to, closed_by, close_reason)
@@ -416,11 +430,12 @@ begin
     select r.id, r.workspace, r.subject, r.subject_key, r.attribute, r.value, 'observation',
            r.valid_from, r.valid_to, r.closed_by,
            case when r.valid_to = r.valid_from then 'corrected' when r.closed_by is not null then 'superseded' end
-    from jsonb_populate_recordset(null::exo_private.facts, new_rows) r;
+    from unnest(new_ids, new_spaces, new_subjects, new_keys, new_attrs, new_values, new_froms, new_tos, new_bys)
+         r (id, workspace, subject, subject_key, attribute, value, valid_from, valid_to, closed_by);
     return query
     insert into exo_private.fact_sources (fact_id, observation_id)
     select s.fact_id, s.observation_id
-    from jsonb_populate_recordset(null::exo_private.fact_sources, sourced) s
+    from unnest(source_facts, source_observations) s (fact_id, observation_id)
     returning fact_sources.observation_id, fact_sources.fact_id;
 
     for o in
