@@ -370,13 +370,18 @@ def test_a_merge_outlives_a_new_generation_and_unmerges_after_it(db):
         assert mentioned_by(conn, a.windows[0]) == {("ann lee", "Ann Lee"), ("bob ray", "Bob Ray")}
 
 
-def test_an_unmerge_before_the_new_generation_extracts_the_name(two_people):
+def test_an_unmerge_before_the_new_generation_extracts_the_name(two_people, db, monkeypatch):
+    monkeypatch.setenv("EXO_DB_NAME", db.name)
     conn = two_people
     ann, annie = entity(conn, "Ann Lee")[0], entity(conn, "Annie Lee")[0]
     log_id = scalar(conn, "select exo_private.merge_entities(%s, %s)", ann, annie)
     gen = scalar(conn, "select exo_private.bump_generation('personal', 'model-b')")
     # nothing extracted again yet: undone, and the name will be its own entity
-    assert scalar(conn, "select exo_private.unmerge_entities(%s)", log_id) is None
+    out = CliRunner().invoke(main, ["entity", "unmerge", str(log_id)], catch_exceptions=False)
+    assert out.exit_code == 0 and "its next extraction keeps it apart" in out.output
+    log = json.loads(CliRunner().invoke(main, ["entity", "log", "--json"], catch_exceptions=False).output)
+    assert [(row["kept"], row["other"]) for row in log] == [("Ann Lee", "Annie Lee")]
+    assert log[0]["undone_at"] is not None
     later = add_document(conn, "personal", ["Annie Lee phoned."])
     merge(conn, later.windows[0], [person("Annie Lee")], gen=gen)
     assert mentioned_by(conn, later.windows[0]) == {("annie lee", "Annie Lee")}

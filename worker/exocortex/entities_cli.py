@@ -157,13 +157,14 @@ def aliases_cmd(entity: str, workspace: str | None, as_json: bool) -> None:
 @click.option("--workspace", help="Only this workspace.")
 @json_option
 def log_cmd(workspace: str | None, as_json: bool) -> None:
-    """The merges and splits made, newest first, and whether each was undone."""
+    """The merges and splits made, newest first, and whether each was undone (each outlives a
+    new extraction generation: it is kept by the names' canonical keys)."""
     try:
         with _connection() as conn:
             conn.row_factory = dict_row
             rows = conn.execute(
-                "select l.id, l.kind, l.workspace, l.kept_id, l.other_id, "
-                "coalesce(l.moved -> 'entity' ->> 'name', e.name) as other, "
+                "select l.id, l.kind, l.workspace, l.kept_id, l.kept_name as kept, l.other_id, "
+                "coalesce(l.other_name, l.moved -> 'entity' ->> 'name', e.name) as other, "
                 "jsonb_array_length(l.moved -> 'mentions') as mentions, "
                 "jsonb_array_length(l.moved -> 'relations') as relations, "
                 "l.made_at::text as made_at, l.undone_at::text as undone_at "
@@ -183,6 +184,7 @@ def log_cmd(workspace: str | None, as_json: bool) -> None:
             "kind",
             "workspace",
             "kept_id",
+            "kept",
             "other_id",
             "other",
             "mentions",
