@@ -5,7 +5,9 @@
    in time order, through exo_private.observe as the writer in batches of `batch`. The
    baseline, timed in the same run: the same rows as plain inserts (one insert ... select from
    the same jsonb per batch) into a scratch table shaped like exo_private.observations. The
-   ratio is observe's time over the baseline's.
+   ratio is observe's time over the baseline's. Where the server runs on this machine, the
+   server process's CPU seconds for each too (on a shared machine the wall time also counts the
+   waits for a core; the CPU time is the work).
 2. exo.facts latency at `rows` fact rows, built with generate_series in SQL (lines of
    `history` rows each, all closed but the last, one source each): one subject per call as the
    reader, as of now and as of a past time, median and p95.
@@ -22,6 +24,7 @@ Everything runs in a scratch database migrated from zero.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import time
@@ -81,6 +84,22 @@ def observations(subjects: int, attributes: int, values: int) -> list[dict]:
     ]
 
 
+def backend_cpu_s(conn: psycopg.Connection) -> float | None:
+    """CPU seconds the connection's server process has used (user + system), read from
+    /proc where the server runs on this machine; None elsewhere. On a shared machine the wall
+    time counts the waits for a core too, the CPU time only the work."""
+    pid = conn.execute("select pg_backend_pid()").fetchone()[0]
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmd:
+            if b"postgres" not in cmd.read():
+                return None
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def throughput(cfg: config.Config, name: str, args: argparse.Namespace) -> None:
     rows = observations(args.subjects, args.attributes, args.values)
     batches = [rows[i : i + args.batch] for i in range(0, len(rows), args.batch)]
@@ -89,14 +108,17 @@ def throughput(cfg: config.Config, name: str, args: argparse.Namespace) -> None:
         admin.execute("alter table public.bench_plain drop column id")
         admin.execute("grant insert on public.bench_plain to exo_writer")
     with connect(role_url(cfg, "exo_writer", name), "bench-facts", autocommit=True) as writer:
+        cpu_start = backend_cpu_s(writer)
         started = time.perf_counter()
         for batch in batches:
             writer.execute(PLAIN, (Jsonb(batch),))
         plain_s = time.perf_counter() - started
+        cpu_plain = backend_cpu_s(writer)
         started = time.perf_counter()
         for batch in batches:
             writer.execute("select count(*) from exo_private.observe(%s)", (Jsonb(batch),))
         observe_s = time.perf_counter() - started
+        cpu_observe = backend_cpu_s(writer)
         facts, current, closed = writer.execute(
             "select count(*), count(*) filter (where valid_to is null), count(*) filter (where closed_by is not null) "
             "from exo_private.facts"
@@ -108,7 +130,13 @@ def throughput(cfg: config.Config, name: str, args: argparse.Namespace) -> None:
     )
     print(f"  observe:  {observe_s:7.2f} s  {n / observe_s:10,.0f} observations/s   (goal: 10,000/s)")
     print(f"  baseline: {plain_s:7.2f} s  {n / plain_s:10,.0f} rows/s (plain insert of the same rows)")
-    print(f"  ratio observe / baseline: {observe_s / plain_s:.1f}x")
+    print(f"  ratio observe / baseline: {observe_s / plain_s:.1f}x   (load average {os.getloadavg()[0]:.1f})")
+    if cpu_start is not None and cpu_plain is not None and cpu_observe is not None:
+        observe_cpu, plain_cpu = cpu_observe - cpu_plain, cpu_plain - cpu_start
+        print(
+            f"  server CPU: observe {observe_cpu:.2f} s ({n / max(observe_cpu, 0.01):,.0f} observations per "
+            f"CPU second), baseline {plain_cpu:.2f} s; ratio {observe_cpu / max(plain_cpu, 0.01):.1f}x"
+        )
     print(f"  fact rows {facts:,}: current {current:,}, closed by a newer value {closed:,}")
 
 

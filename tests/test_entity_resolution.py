@@ -289,3 +289,137 @@ def test_the_cli_merges_lists_and_unmerges(two_people, db, monkeypatch):
     assert out.exit_code == 0 and f"entity {annie} is back" in out.output
     again = runner.invoke(main, ["entity", "unmerge", str(log[0]["id"])])
     assert again.exit_code == 1 and "undone already" in again.output
+
+
+def mentioned_by(conn, window_id: int) -> set[tuple]:
+    return set(
+        conn.execute(
+            "select e.canonical_key, m.surface from exo_private.mentions m "
+            "join exo_private.entities e on e.id = m.entity_id where m.window_id = %s",
+            (window_id,),
+        ).fetchall()
+    )
+
+
+def test_a_merge_outlives_a_new_generation_and_unmerges_after_it(db):
+    with db.connect("exo_writer") as conn:
+        a = add_document(conn, "personal", ["Ann Lee met Bob Ray at the market."])
+        b = add_document(conn, "personal", ["Annie Lee and Bob Ray fixed the fence."])
+
+        def extract(gen: int | None = None) -> None:
+            # Annie's window first: in a new generation her name meets no Ann Lee yet
+            merge(
+                conn,
+                b.windows[0],
+                [person("Annie Lee"), person("Bob Ray")],
+                [rel("Annie Lee", "met", "Bob Ray")],
+                gen,
+            )
+            merge(
+                conn,
+                a.windows[0],
+                [person("Ann Lee"), person("Bob Ray")],
+                [rel("Ann Lee", "met", "Bob Ray")],
+                gen,
+            )
+
+        extract()
+        ann, annie = entity(conn, "Ann Lee")[0], entity(conn, "Annie Lee")[0]
+        log_id = scalar(conn, "select exo_private.merge_entities(%s, %s)", ann, annie)
+
+        gen = scalar(conn, "select exo_private.bump_generation('personal', 'model-b')")
+        assert entity(conn, "Ann Lee") is None  # the old generation's rows are gone
+        extract(gen)
+        new_ann = entity(conn, "Ann Lee")[0]
+        assert new_ann != ann and entity(conn, "Annie Lee") is None
+        assert scalar(conn, "select name from exo_private.entities where id = %s", new_ann) == "Ann Lee"
+        # Annie's mentions and relation land on Ann Lee, her name its manual alias
+        assert mentioned_by(conn, b.windows[0]) == {("ann lee", "Annie Lee"), ("bob ray", "Bob Ray")}
+        assert (
+            scalar(
+                conn,
+                "select count(*) from exo_private.relations where window_id = %s and subject_id = %s",
+                b.windows[0],
+                new_ann,
+            )
+            == 1
+        )
+        assert conn.execute(
+            "select alias_key, how from exo_private.entity_aliases where entity_id = %s", (new_ann,)
+        ).fetchall() == [("annie lee", "manual")]
+        assert disagreements(conn, "personal") == []
+
+        # unmerged after the bump: the name is split off the entity it is on now
+        back = scalar(conn, "select exo_private.unmerge_entities(%s)", log_id)
+        assert entity(conn, "Annie Lee") == (back, "Person")
+        assert mentioned_by(conn, b.windows[0]) == {("annie lee", "Annie Lee"), ("bob ray", "Bob Ray")}
+        assert (
+            scalar(conn, "select count(*) from exo_private.entity_aliases where entity_id = %s", new_ann) == 0
+        )
+        assert scalar(
+            conn, "select undone_at is not null from exo_private.entity_merge_log where id = %s", log_id
+        )
+        assert disagreements(conn, "personal") == []
+        with pytest.raises(psycopg.errors.InvalidParameterValue, match="undone already"):
+            conn.execute("select exo_private.unmerge_entities(%s)", (log_id,))
+
+        # and a generation after that keeps them apart
+        gen = scalar(conn, "select exo_private.bump_generation('personal', 'model-c')")
+        extract(gen)
+        assert mentioned_by(conn, b.windows[0]) == {("annie lee", "Annie Lee"), ("bob ray", "Bob Ray")}
+        assert mentioned_by(conn, a.windows[0]) == {("ann lee", "Ann Lee"), ("bob ray", "Bob Ray")}
+
+
+def test_an_unmerge_before_the_new_generation_extracts_the_name(two_people, db, monkeypatch):
+    monkeypatch.setenv("EXO_DB_NAME", db.name)
+    conn = two_people
+    ann, annie = entity(conn, "Ann Lee")[0], entity(conn, "Annie Lee")[0]
+    log_id = scalar(conn, "select exo_private.merge_entities(%s, %s)", ann, annie)
+    gen = scalar(conn, "select exo_private.bump_generation('personal', 'model-b')")
+    # nothing extracted again yet: undone, and the name will be its own entity
+    out = CliRunner().invoke(main, ["entity", "unmerge", str(log_id)], catch_exceptions=False)
+    assert out.exit_code == 0 and "its next extraction keeps it apart" in out.output
+    log = json.loads(CliRunner().invoke(main, ["entity", "log", "--json"], catch_exceptions=False).output)
+    assert [(row["kept"], row["other"]) for row in log] == [("Ann Lee", "Annie Lee")]
+    assert log[0]["undone_at"] is not None
+    later = add_document(conn, "personal", ["Annie Lee phoned."])
+    merge(conn, later.windows[0], [person("Annie Lee")], gen=gen)
+    assert mentioned_by(conn, later.windows[0]) == {("annie lee", "Annie Lee")}
+
+
+def test_a_split_outlives_a_new_generation(db):
+    with db.connect("exo_writer") as conn:
+        first = add_document(conn, "personal", ["Prudence Hale came round. Hale brought the lease."])
+        later = add_document(conn, "personal", ["Hale rang about the boiler."])
+        prudence = {
+            "name": "Prudence Hale",
+            "type": "Person",
+            "aliases": [{"surface": "Hale", "how": "surname"}],
+        }
+
+        def extract(gen: int | None = None) -> None:
+            merge(conn, first.windows[0], [prudence], gen=gen)
+            merge(conn, later.windows[0], [person("Hale")], gen=gen)
+
+        extract()
+        assert mentioned_by(conn, later.windows[0]) == {("prudence hale", "Hale")}
+        # the Hale who rang is someone else
+        conn.execute("select exo_private.split_entity(%s, 'Hale')", (entity(conn, "Prudence Hale")[0],))
+        assert mentioned_by(conn, later.windows[0]) == {("hale", "Hale")}
+        # the same window read again in this generation records no such alias any more
+        merge(conn, first.windows[0], [prudence])
+        assert scalar(conn, "select count(*) from exo_private.entity_aliases where alias_key = 'hale'") == 0
+
+        gen = scalar(conn, "select exo_private.bump_generation('personal', 'model-b')")
+        extract(gen)
+        assert mentioned_by(conn, later.windows[0]) == {("hale", "Hale")}
+        assert scalar(conn, "select count(*) from exo_private.entity_aliases where alias_key = 'hale'") == 0
+        # a merge made after the split joins them again, in later generations too
+        conn.execute(
+            "select exo_private.merge_entities(%s, %s)",
+            (entity(conn, "Prudence Hale")[0], entity(conn, "Hale")[0]),
+        )
+        gen = scalar(conn, "select exo_private.bump_generation('personal', 'model-c')")
+        extract(gen)
+        assert mentioned_by(conn, later.windows[0]) == {("prudence hale", "Hale")}
+        assert disagreements(conn, "personal") == []

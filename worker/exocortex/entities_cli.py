@@ -113,12 +113,17 @@ def split_cmd(entity: str, alias: str, workspace: str | None) -> None:
 @entity_group.command("unmerge")
 @click.argument("log_id", type=int)
 def unmerge_cmd(log_id: int) -> None:
-    """Undo merge LOG_ID (exo entity log lists them): the merged entity comes back as it was."""
+    """Undo merge LOG_ID (exo entity log lists them): the merged entity comes back as it was
+    (after a new extraction generation: its name is split off the entity it is on now)."""
     try:
         with _connection() as conn:
             restored = conn.execute("select exo_private.unmerge_entities(%s)", (log_id,)).fetchone()[0]
     except psycopg.Error as exc:
         _fail(_error(exc))
+    if restored is None:
+        # the merge was replayed in a newer extraction generation that has not met the name yet
+        console.print(f"undid merge {log_id}: the name is no entity yet; its next extraction keeps it apart")
+        return
     console.print(f"undid merge {log_id}: entity {restored} is back")
 
 
@@ -152,13 +157,14 @@ def aliases_cmd(entity: str, workspace: str | None, as_json: bool) -> None:
 @click.option("--workspace", help="Only this workspace.")
 @json_option
 def log_cmd(workspace: str | None, as_json: bool) -> None:
-    """The merges and splits made, newest first, and whether each was undone."""
+    """The merges and splits made, newest first, and whether each was undone (each outlives a
+    new extraction generation: it is kept by the names' canonical keys)."""
     try:
         with _connection() as conn:
             conn.row_factory = dict_row
             rows = conn.execute(
-                "select l.id, l.kind, l.workspace, l.kept_id, l.other_id, "
-                "coalesce(l.moved -> 'entity' ->> 'name', e.name) as other, "
+                "select l.id, l.kind, l.workspace, l.kept_id, l.kept_name as kept, l.other_id, "
+                "coalesce(l.other_name, l.moved -> 'entity' ->> 'name', e.name) as other, "
                 "jsonb_array_length(l.moved -> 'mentions') as mentions, "
                 "jsonb_array_length(l.moved -> 'relations') as relations, "
                 "l.made_at::text as made_at, l.undone_at::text as undone_at "
@@ -178,6 +184,7 @@ def log_cmd(workspace: str | None, as_json: bool) -> None:
             "kind",
             "workspace",
             "kept_id",
+            "kept",
             "other_id",
             "other",
             "mentions",

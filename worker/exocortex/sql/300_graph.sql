@@ -435,6 +435,58 @@ comment on function exo_private.reproject_entities(bigint[]) is
     'Project the given entities and every relation at them (after unproject_entities, when a type '
     'or a relation''s end changed).';
 
+-- exo_private.merged_into: the logged merge that says which entity a key now is.
+create or replace function exo_private.merged_into(p_workspace text, p_key text)
+returns bigint
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    hop exo_private.entity_merge_log;
+    found_id bigint;
+    seen text[] := array[p_key];
+begin
+    -- A merged key's newest correction is its merge, unless a later split or an unmerge undid
+    -- it; a merge into a key merged on again is followed (a cycle stops where it began).
+    loop
+        select * into hop
+        from exo_private.entity_merge_log l
+        where l.workspace = p_workspace and l.other_key = seen[cardinality(seen)] and l.undone_at is null
+        order by l.id desc
+        limit 1;
+        exit when not found or hop.kind <> 'merge' or hop.kept_key is null or hop.kept_key = any (seen);
+        found_id := hop.id;
+        seen := seen || hop.kept_key;
+    end loop;
+    return found_id;
+end
+$$;
+comment on function exo_private.merged_into(text, text) is
+    'The id of the entity_merge_log row whose kept_key (and kept_name) key p_key of p_workspace '
+    'now resolves to by a person''s merges (exo entity merge), followed from merge to merge; null '
+    'when its newest correction is none, a split or an undone merge. Entity ids change with each '
+    'extraction generation; keys do not, so this is how a merge outlives one.';
+
+-- exo_private.kept_apart: whether a person split a name off an entity.
+create or replace function exo_private.kept_apart(p_workspace text, p_alias_key text, p_entity_key text)
+returns boolean
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select coalesce((select l.kind = 'split'
+                     from exo_private.entity_merge_log l
+                     where l.workspace = p_workspace and l.other_key = p_alias_key
+                       and l.kept_key = p_entity_key and l.undone_at is null
+                     order by l.id desc
+                     limit 1), false)
+$$;
+comment on function exo_private.kept_apart(text, text, text) is
+    'True when the newest correction between name p_alias_key and entity key p_entity_key of '
+    'p_workspace is a split (exo entity split): the name is never that entity''s alias again, in this '
+    'extraction generation or a later one; a merge of the two made after it makes this false.';
+
 -- exo_private.upsert_entity: the one place an entity is created; a type conflict is decided by evidence.
 create or replace function exo_private.upsert_entity(
     p_workspace text, p_generation int, p_type text, p_key text, p_name text,
@@ -448,6 +500,8 @@ as $$
 declare
     cue text;
     ent record;
+    kept record;
+    kept_id bigint;
     chosen exo_private.entity_type;
 begin
     if p_key is null or pg_catalog.btrim(p_key) = '' then
@@ -461,7 +515,23 @@ begin
             'p_type must be one of ' || array_to_string(enum_range(null::exo_private.entity_type)::text[], ', ')
             || ', not ' || exo_private.quoted(p_type));
     end if;
-    -- A name that is no entity's key but another name of one (an alias) is that entity.
+    -- A key a person merged into another (exo entity merge) is that entity, in this generation
+    -- or a later one: found or made under the kept key and name, the merged name its manual alias.
+    if not coalesce(p_is_owner, false) then
+        select l.kept_key, l.kept_name into kept
+        from exo_private.entity_merge_log l
+        where l.id = exo_private.merged_into(p_workspace, p_key);
+        if found then
+            kept_id := exo_private.upsert_entity(p_workspace, p_generation, p_type, kept.kept_key,
+                                                 coalesce(kept.kept_name, kept.kept_key));
+            insert into exo_private.entity_aliases (entity_id, alias_key, surface, how)
+            values (kept_id, p_key, pg_catalog.btrim(p_name), 'manual')
+            on conflict (entity_id, alias_key) do nothing;
+            return kept_id;
+        end if;
+    end if;
+    -- A name that is no entity's key but another name of one (an alias) is that entity, unless
+    -- a person split it off that entity (exo entity split).
     if not coalesce(p_is_owner, false) and not exists (
         select 1 from exo_private.entities e
         where e.workspace = p_workspace and e.generation = p_generation and e.canonical_key = p_key
@@ -469,7 +539,8 @@ begin
         select min(a.entity_id) as id, count(distinct a.entity_id) as n into ent
         from exo_private.entity_aliases a
         join exo_private.entities e on e.id = a.entity_id
-        where a.alias_key = p_key and e.workspace = p_workspace and e.generation = p_generation;
+        where a.alias_key = p_key and e.workspace = p_workspace and e.generation = p_generation
+          and not exo_private.kept_apart(p_workspace, p_key, e.canonical_key);
         if ent.n = 1 then
             return ent.id;
         end if;
@@ -510,8 +581,9 @@ $$;
 comment on function exo_private.upsert_entity(text, int, text, text, text, boolean) is
     'The entity of canonical key p_key in generation p_generation of p_workspace, created when '
     'missing (named p_name), the one place entities are made: one entity per key whatever the '
-    'type. A key that is no entity''s but an alias of exactly one (entity_aliases) gives that '
-    'entity. p_type is a vote (type_votes); the type is Person for the owner (p_is_owner), else '
+    'type. A key a person merged into another (exo_private.merged_into, any generation) gives the '
+    'kept key''s entity (made when missing) and becomes its manual alias; a key that is no entity''s '
+    'but an alias of exactly one (entity_aliases) not split off it (kept_apart) gives that entity. p_type is a vote (type_votes); the type is Person for the owner (p_is_owner), else '
     'the name''s cue (cue_type), else the most voted type; a changed type is re-projected. '
     'Returns the entity id; raises invalid_parameter_value for a blank key or name or an unknown type.';
 
@@ -606,6 +678,8 @@ begin
               from jsonb_array_elements(case when jsonb_typeof(item.aliases) = 'array'
                                              then item.aliases else '[]' end) y(alias)) a
         where a.key is not null and a.key <> item.key and a.how in ('surname', 'first_name')
+          and not exo_private.kept_apart(win.workspace, a.key,
+                                         (select e.canonical_key from exo_private.entities e where e.id = ent_id))
         on conflict do nothing;
     end loop;
     -- New: made by this merge, which gave each key one vote (a row a concurrent merge made
@@ -964,8 +1038,10 @@ begin
     delete from exo_private.entities e where e.id = p_other;
     perform exo_private.reproject_entities(array[p_keep]);
 
-    insert into exo_private.entity_merge_log (kind, workspace, kept_id, other_id, moved)
-    values ('merge', keep_row.workspace, p_keep, p_other, moved)
+    insert into exo_private.entity_merge_log (kind, workspace, kept_id, other_id, moved,
+                                              kept_key, kept_name, other_key, other_name)
+    values ('merge', keep_row.workspace, p_keep, p_other, moved,
+            keep_row.canonical_key, keep_row.name, other_row.canonical_key, other_row.name)
     returning id into log_id;
     return log_id;
 end
@@ -988,6 +1064,9 @@ as $$
 declare
     entry exo_private.entity_merge_log;
     other_id bigint;
+    target_key text;
+    target_id bigint;
+    split_id bigint;
 begin
     select * into entry from exo_private.entity_merge_log l where l.id = p_log_id for update;
     if not found or entry.kind <> 'merge' then
@@ -999,9 +1078,40 @@ begin
     end if;
     perform 1 from exo_private.entities e where e.id = entry.kept_id for update;
     if not found then
-        perform exo_private.invalid_argument(format(
-            'p_log_id: entity %s of merge %s is gone (a new extraction generation, or its mentions '
-            'were removed); nothing to undo', entry.kept_id, p_log_id));
+        -- The kept entity went with its generation; upsert_entity replayed the merge in the new
+        -- one, where the merged name is an alias of the entity its key resolves to: that name is
+        -- split off it (logged as a split, so later generations keep the two apart too).
+        if entry.other_key is null then
+            perform exo_private.invalid_argument(format(
+                'p_log_id: entity %s of merge %s is gone and the merge was logged without its names'' '
+                'keys; nothing to undo', entry.kept_id, p_log_id),
+                'exo entity split the name off the entity it is on now');
+        end if;
+        select l.kept_key into target_key
+        from exo_private.entity_merge_log l
+        where l.id = exo_private.merged_into(entry.workspace, entry.other_key);
+        update exo_private.entity_merge_log l set undone_at = now() where l.id = p_log_id;
+        select e.id into other_id
+        from exo_private.entities e
+        where e.workspace = entry.workspace and e.canonical_key = entry.other_key
+        order by e.generation desc
+        limit 1;
+        select e.id into target_id
+        from exo_private.entities e
+        where e.workspace = entry.workspace and e.canonical_key = target_key
+        order by e.generation desc
+        limit 1;
+        if other_id is not null or target_id is null then
+            return other_id;  -- apart already, or not extracted again yet
+        end if;
+        delete from exo_private.entity_aliases a
+         where a.entity_id = target_id and a.alias_key = entry.other_key and a.how = 'manual';
+        if not exists (select 1 from exo_private.mentions m
+                       where m.entity_id = target_id and exo_private.canonical_key(m.surface) = entry.other_key) then
+            return null;
+        end if;
+        split_id := exo_private.split_entity(target_id, coalesce(entry.other_name, entry.other_key));
+        return (select l.other_id from exo_private.entity_merge_log l where l.id = split_id);
     end if;
     other_id := entry.other_id;
     if exists (select 1 from exo_private.entities e
@@ -1054,8 +1164,11 @@ $$;
 comment on function exo_private.unmerge_entities(bigint) is
     'Undo merge p_log_id of entity_merge_log: the merged entity comes back with its id, mentions, '
     'relations and aliases as they were, the manual alias goes, both are re-projected, and the log '
-    'row is marked undone. Returns the restored entity id. Refuses a split, a merge undone already, '
-    'one whose kept entity is gone, or one whose key is an entity again.';
+    'row is marked undone. Returns the restored entity id. When the kept entity went with its '
+    'extraction generation (the merge replayed in the new one by upsert_entity), the merged name is '
+    'split off the entity it is on now (split_entity, logged) and that entity''s id returned; null '
+    'when the new generation has not extracted the name yet (its next extraction keeps it apart). '
+    'Refuses a split, a merge undone already, or one whose key is an entity again.';
 
 -- exo_private.split_entity: a person's correction: one of an entity's names is another entity.
 create or replace function exo_private.split_entity(p_entity bigint, p_alias text)
@@ -1105,10 +1218,17 @@ begin
         'relations', coalesce((select jsonb_agg(to_jsonb(r)) from exo_private.relations r
                                where (r.subject_id = p_entity or r.object_id = p_entity)
                                  and r.window_id = any(split_windows)), '[]'));
-    -- The alias goes first, so that upsert_entity makes the name an entity of its own.
+    -- The alias goes and the split is logged first, so that upsert_entity makes the name an
+    -- entity of its own (a merge of it logged before no longer sends it back to p_entity).
     delete from exo_private.entity_aliases a where a.entity_id = p_entity and a.alias_key = wanted_key;
+    insert into exo_private.entity_merge_log (kind, workspace, kept_id, other_id, moved,
+                                              kept_key, kept_name, other_key, other_name)
+    values ('split', ent.workspace, p_entity, p_entity, moved,
+            ent.canonical_key, ent.name, wanted_key, pg_catalog.btrim(p_alias))
+    returning id into log_id;
     new_id := exo_private.upsert_entity(ent.workspace, ent.generation, ent.type::text, wanted_key,
                                         pg_catalog.btrim(p_alias));
+    update exo_private.entity_merge_log l set other_id = new_id where l.id = log_id;
     perform exo_private.unproject_entities(array[p_entity]);
     update exo_private.mentions m
        set entity_id = new_id
@@ -1122,9 +1242,6 @@ begin
      where (r.subject_id = p_entity or r.object_id = p_entity) and r.window_id = any(split_windows)
        and r.subject_id <> new_id and r.object_id <> new_id;
     perform exo_private.reproject_entities(array[p_entity, new_id]);
-    insert into exo_private.entity_merge_log (kind, workspace, kept_id, other_id, moved)
-    values ('split', ent.workspace, p_entity, new_id, moved)
-    returning id into log_id;
     return log_id;
 end
 $$;

@@ -40,6 +40,28 @@ $$;
 comment on function exo_private.check_bridge(text[]) is
     'Raise invalid_parameter_value for a bridge of more than 50 names or a name over 200 characters.';
 
+-- exo_private.lock_fact_lines: serialise the writers of many fact lines until commit.
+create or replace function exo_private.lock_fact_lines(
+    p_workspaces text[], p_subject_keys text[], p_attributes text[], p_kind exo_private.fact_kind
+)
+returns void
+language sql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- count: a SQL function's last select would stop at its first row
+    select count(pg_catalog.pg_advisory_xact_lock(
+               pg_catalog.hashtext('exo_private.record_fact'),
+               pg_catalog.hashtext(pg_catalog.jsonb_build_array(l.workspace, l.key, l.attr, p_kind)::text)))
+    from (select distinct x.workspace, x.key, x.attr
+          from unnest(p_workspaces, p_subject_keys, p_attributes) x (workspace, key, attr)
+          order by 1, 2, 3) l
+$$;
+comment on function exo_private.lock_fact_lines(text[], text[], text[], exo_private.fact_kind) is
+    'Take the transaction advisory lock of each fact line (p_workspaces[i], p_subject_keys[i], '
+    'p_attributes[i], p_kind), each once, in one order for every writer (so two writers never wait '
+    'on each other in a cycle): two writers of a line take turns, so it keeps exactly one current row.';
+
 -- exo_private.lock_fact_line: serialise the writers of one fact line until commit.
 create or replace function exo_private.lock_fact_line(
     p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind
@@ -49,13 +71,11 @@ language sql volatile
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-    select pg_catalog.pg_advisory_xact_lock(
-        pg_catalog.hashtext('exo_private.record_fact'),
-        pg_catalog.hashtext(pg_catalog.jsonb_build_array(p_workspace, p_subject_key, p_attribute, p_kind)::text))
+    select exo_private.lock_fact_lines(array[p_workspace], array[p_subject_key], array[p_attribute], p_kind)
 $$;
 comment on function exo_private.lock_fact_line(text, text, text, exo_private.fact_kind) is
-    'Take the transaction advisory lock of one fact line (workspace, subject key, attribute, kind): '
-    'two writers of a line take turns, so it keeps exactly one current row.';
+    'Take the transaction advisory lock of one fact line (workspace, subject key, attribute, kind), '
+    'as exo_private.lock_fact_lines does.';
 
 -- exo_private.fact_refusal: why record_fact would refuse a subject, attribute and value (null: it would not).
 create or replace function exo_private.fact_refusal(p_subject text, p_attribute text, p_value text)
@@ -230,12 +250,27 @@ declare
                                                    when 'array' then observations end;
     fallback text;
     problem text;
-    recorded bigint[];  -- the observations' ids, subject keys and attributes, in input order
+    names text[];       -- the batch's distinct subjects
+    recorded bigint[];  -- the observations' ids, workspaces, subject keys and attributes, in input order
+    spaces text[];
     keys text[];
     attrs text[];
-    new_rows jsonb;     -- fact rows of the lines the batch only extends
-    closings jsonb;     -- their current rows the batch closes
-    sourced jsonb;      -- their observations, each with its fact row
+    -- the fact rows of the lines the batch only extends, column by column (arrays, not jsonb:
+    -- no round trip of every value through text)
+    new_ids bigint[];
+    new_spaces text[];
+    new_subjects text[];
+    new_keys text[];
+    new_attrs text[];
+    new_values text[];
+    new_froms timestamptz[];
+    new_tos timestamptz[];
+    new_bys bigint[];
+    close_ids bigint[];    -- their current rows the batch closes: when, and by which row
+    close_tos timestamptz[];
+    close_bys bigint[];
+    source_facts bigint[];  -- their observations, each with its fact row
+    source_observations bigint[];
     one_by_one bigint[];  -- observations of the other lines
     o exo_private.observations;
 begin
@@ -248,13 +283,21 @@ begin
         return;
     end if;
     select s.value #>> '{}' into fallback from exo_private.settings s where s.key = 'facts.observation_workspace';
-    -- The subject keys and attributes of the lines, once for the batch (null where none is given).
-    select exo_private.canonical_keys(array_agg(
-               case when jsonb_typeof(e.item -> 'subject') = 'string' then e.item ->> 'subject' end order by e.n)),
-           array_agg(case when jsonb_typeof(e.item -> 'attribute') = 'string'
-                          then exo_private.normalise_attribute(e.item ->> 'attribute') end order by e.n)
-      into keys, attrs
-    from jsonb_array_elements(items) with ordinality e (item, n);
+    -- The workspaces, subject keys and attributes of the lines, once for the batch (null where
+    -- none is given): each distinct subject goes through Python once, each distinct attribute
+    -- through normalise_attribute once (a probe reports many attributes of a few hosts).
+    names := array(select distinct e.item ->> 'subject' from jsonb_array_elements(items) e (item)
+                    where jsonb_typeof(e.item -> 'subject') = 'string');
+    select array_agg(coalesce(e.item ->> 'workspace', fallback) order by e.n),
+           array_agg(k.key order by e.n), array_agg(a.attr order by e.n)
+      into spaces, keys, attrs
+    from jsonb_array_elements(items) with ordinality e (item, n)
+    left join unnest(names, exo_private.canonical_keys(names)) k (name, key)
+      on jsonb_typeof(e.item -> 'subject') = 'string' and k.name = e.item ->> 'subject'
+    left join (select a.name, exo_private.normalise_attribute(a.name) as attr
+               from (select distinct x.item ->> 'attribute' from jsonb_array_elements(items) x (item)
+                     where jsonb_typeof(x.item -> 'attribute') = 'string') a (name)) a
+      on jsonb_typeof(e.item -> 'attribute') = 'string' and a.name = e.item ->> 'attribute';
     -- The first observation that cannot be recorded, and why; then none is.
     select format('observation %s: %s', e.n, p.why) into problem
     from rows from (jsonb_array_elements(items), unnest(keys), unnest(attrs)) with ordinality e (item, key, attr, n)
@@ -300,12 +343,8 @@ begin
     recorded := array(select nextval('exo_private.observations_id_seq')
                       from generate_series(1, jsonb_array_length(items)));
 
-    -- Every line of the batch locked, in one order for every writer (so two batches never wait
-    -- on each other in a cycle).
-    perform exo_private.lock_fact_line(l.workspace, l.key, l.attr, 'observation')
-    from (select distinct coalesce(e.item ->> 'workspace', fallback) as workspace, e.key, e.attr
-          from rows from (jsonb_array_elements(items), unnest(keys), unnest(attrs)) e (item, key, attr)
-          order by 1, 2, 3) l;
+    -- Every line of the batch locked, in one call.
+    perform exo_private.lock_fact_lines(spaces, keys, attrs, 'observation');
 
     -- The observations are written, and the lines the batch only extends (new lines, and lines
     -- whose current row began no later than the batch's first value for them) are worked out at
@@ -366,23 +405,24 @@ begin
         from runs u
         window w as (partition by u.workspace, u.key, u.attr order by u.run)
     )
-    select (select jsonb_agg(jsonb_build_object(
-                'id', c.id, 'workspace', c.workspace, 'subject', c.subject, 'subject_key', c.key,
-                'attribute', c.attr, 'value', c.value, 'valid_from', c.valid_from, 'valid_to', c.valid_to,
-                'closed_by', c.closed_by))
-            from chained c),
-           (select jsonb_agg(jsonb_build_object('id', c.current_id, 'valid_to', c.valid_from, 'closed_by', c.id))
-            from chained c where c.first and c.current_id is not null),
-           (select jsonb_agg(jsonb_build_object('fact_id', s.fact_id, 'observation_id', s.observation_id))
-            from (select c.id as fact_id, k.id as observation_id from chained c, unnest(c.observations) k (id)
-                  union all
-                  select r.current_id, r.id from numbered r where r.run = 0) s),
-           array(select j.id from judged j where not j.extends)
-      into new_rows, closings, sourced, one_by_one;
+    select n.ids, n.spaces, n.subjects, n.keys, n.attrs, n.vals, n.froms, n.tos, n.bys,
+           k.ids, k.tos, k.bys, x.facts, x.observations, array(select j.id from judged j where not j.extends)
+      into new_ids, new_spaces, new_subjects, new_keys, new_attrs, new_values, new_froms, new_tos, new_bys,
+           close_ids, close_tos, close_bys, source_facts, source_observations, one_by_one
+    from (select array_agg(c.id) as ids, array_agg(c.workspace) as spaces, array_agg(c.subject) as subjects,
+                 array_agg(c.key) as keys, array_agg(c.attr) as attrs, array_agg(c.value) as vals,
+                 array_agg(c.valid_from) as froms, array_agg(c.valid_to) as tos, array_agg(c.closed_by) as bys
+          from chained c) n,
+         (select array_agg(c.current_id) as ids, array_agg(c.valid_from) as tos, array_agg(c.id) as bys
+          from chained c where c.first and c.current_id is not null) k,
+         (select array_agg(s.fact_id) as facts, array_agg(s.observation_id) as observations
+          from (select c.id as fact_id, k.id as observation_id from chained c, unnest(c.observations) k (id)
+                union all
+                select r.current_id, r.id from numbered r where r.run = 0) s) x;
     update exo_private.facts f
        set valid_to = c.valid_to, closed_by = c.closed_by,
            close_reason = case when f.valid_from = c.valid_to then 'corrected' else 'superseded' end
-      from jsonb_populate_recordset(null::exo_private.facts, closings) c
+      from unnest(close_ids, close_tos, close_bys) c (id, valid_to, closed_by)
      where f.id = c.id;
     insert into exo_private.facts (id, workspace, subject, subject_key, attribute, value, kind,
                                    valid_from, valid_to, closed_by, close_reason)
@@ -390,11 +430,12 @@ begin
     select r.id, r.workspace, r.subject, r.subject_key, r.attribute, r.value, 'observation',
            r.valid_from, r.valid_to, r.closed_by,
            case when r.valid_to = r.valid_from then 'corrected' when r.closed_by is not null then 'superseded' end
-    from jsonb_populate_recordset(null::exo_private.facts, new_rows) r;
+    from unnest(new_ids, new_spaces, new_subjects, new_keys, new_attrs, new_values, new_froms, new_tos, new_bys)
+         r (id, workspace, subject, subject_key, attribute, value, valid_from, valid_to, closed_by);
     return query
     insert into exo_private.fact_sources (fact_id, observation_id)
     select s.fact_id, s.observation_id
-    from jsonb_populate_recordset(null::exo_private.fact_sources, sourced) s
+    from unnest(source_facts, source_observations) s (fact_id, observation_id)
     returning fact_sources.observation_id, fact_sources.fact_id;
 
     for o in

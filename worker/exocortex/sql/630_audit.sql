@@ -218,11 +218,13 @@ end
 $$;
 comment on function exo_private.record_source_hash() is
     'Trigger: a new fact source records the sha256 its document (document_id, else the chunk''s) has '
-    'now, so the self-audit can tell when the document changed.';
+    'now, so the self-audit can tell when the document changed. It fires only for a source with a '
+    'document or chunk (an observation has no document: a batch of them pays for no trigger call).';
 
 create or replace trigger fact_sources_record_hash
     before insert on exo_private.fact_sources
-    for each row execute function exo_private.record_source_hash();
+    for each row when (new.document_id is not null or new.chunk_id is not null)
+    execute function exo_private.record_source_hash();
 
 -- The daily job, in the one database pg_cron serves, run as the writer (as exo-reband).
 do $$
