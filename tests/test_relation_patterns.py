@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from exocortex.extraction import Extraction
-from exocortex.relation_patterns import add_to, author, clean_name, find, full_names
+from exocortex.relation_patterns import add_to, author, clean_name, find, full_names, note_subject
 
 OWNER = "Robin Ash"
 
@@ -222,3 +222,38 @@ def test_the_pattern_pass_adds_to_the_models_extraction_within_its_caps():
         ("Clara Lind", "Person"),
         ("Jonas Berg", "Person"),
     ]
+
+
+def test_in_a_note_about_a_person_she_and_her_are_that_person():
+    about = note_subject("Wenna Tarrow")
+    text = (
+        "# Wenna Tarrow\n\nShe lives in Pellmouth and keeps bees.\n"
+        "Her husband is Jory Penhale.\nHer brother is Cador Tarrow.\n"
+        "His sister Morwen Penhale visits in May.\nLast spring Morwen Penhale met Tamsin Hext.\n"
+        "Her daughter is Elowen Hext."
+    )
+    got = [(r["subject"], r["predicate"], r["object"]) for r in find(text, OWNER, about=about)]
+    assert got == [
+        ("Wenna Tarrow", "LIVES_IN", "Pellmouth"),
+        ("Wenna Tarrow", "SPOUSE_OF", "Jory Penhale"),  # the sentence before was about her
+        ("Wenna Tarrow", "SIBLING_OF", "Cador Tarrow"),  # so was this one's, naming her husband
+        # "His" in a note that calls Wenna "she" is someone else's, and "Her" after a sentence
+        # about two other women may be either's: nothing is read into them
+    ]
+    # without the note's subject, the pronouns say nothing
+    assert find(text, OWNER) == []
+
+
+@pytest.mark.parametrize(
+    ("title", "known", "expected"),
+    [
+        ("Wenna Tarrow", None, "Wenna Tarrow"),
+        ("Wenna", None, None),  # one word: not sure it is a person
+        ("Meeting notes 2024", None, None),
+        ("Northwind Labs", {"northwind labs": "Org"}, None),
+        ("On Monday Theo Lind", None, None),  # a title that is not only a name
+        (None, None, None),
+    ],
+)
+def test_the_subject_of_a_note_is_its_title_when_that_is_a_persons_full_name(title, known, expected):
+    assert note_subject(title, known) == expected

@@ -459,10 +459,63 @@ def sentences(text: str, author: str | None):
                 yield sentence, who
 
 
-def find(text: str, author: str | None = None, labels: dict[str, str] | None = None) -> list[dict]:
+# A sentence that opens with a singular third-person pronoun: in a note about one person, that
+# person, unless the sentence before named someone else.
+_PRONOUN = re.compile(r"(?P<pro>She|He|Her|His)\b(?!['\u2019])")
+
+
+def note_subject(title: str | None, known: dict[str, str] | None = None) -> str | None:
+    """The person a note is about: its title when that is a full name (two or three capitalised
+    words) that the workspace does not know as something other than a person."""
+    title = " ".join((title or "").split())
+    name = clean_name(title) if re.fullmatch(_NAME, title) else None
+    if not name or " " not in name or name != title:
+        return None
+    return name if (known or {}).get(name_key(name), "Person") in ("Person", "Topic") else None
+
+
+class NoteSubject:
+    """Who an opening "She"/"He" ("Her"/"His") means, sentence by sentence, in a note about one
+    person: that person, unless the sentence before named someone else and was not itself about
+    them; once the note calls them "she", "he" is someone else (and the other way round)."""
+
+    def __init__(self, about: str, known: dict[str, str] | None):
+        self.about = about
+        self.mine = {name_key(word) for word in about.split()} | {name_key(about)}
+        self.known = known or {}
+        self.pronoun: str | None = None
+        self.previous = ""
+        self.previous_on_subject = True  # the title line
+
+    def read(self, sentence: str) -> str:
+        """sentence, its opening pronoun replaced by the subject (or the subject's) where it means them."""
+        m = _PRONOUN.match(sentence)
+        said = sentence
+        if m:
+            family = "he" if m["pro"] in ("He", "His") else "she"
+            others = {name_key(n) for n in full_names(self.previous)} - self.mine
+            others |= {
+                name_key(w)
+                for w in re.findall(_WORD, self.previous)
+                if self.known.get(name_key(w)) == "Person" and name_key(w) not in self.mine
+            }
+            if self.pronoun in (None, family) and (self.previous_on_subject or not others):
+                self.pronoun = family
+                said = (self.about + "'s" if m["pro"] in ("Her", "His") else self.about) + sentence[m.end() :]
+        self.previous = sentence
+        self.previous_on_subject = said.startswith(self.about) or any(
+            name_key(w) in self.mine for w in re.findall(_WORD, sentence)[:1]
+        )
+        return said
+
+
+def find(
+    text: str, author: str | None = None, labels: dict[str, str] | None = None, about: str | None = None
+) -> list[dict]:
     """The relations text states: [{subject, predicate, object, subject_type, object_type,
     evidence}], once each in order. author: who "I" and "my" are (a chat line's sender overrides
-    it); labels: an NER backend's types of the window's spans (folded key -> type), when one ran."""
+    it); labels: an NER backend's types of the window's spans (folded key -> type), when one ran;
+    about: the person a note is about (note_subject), whom an opening "She"/"Her" means."""
     out: list[dict] = []
     seen: set[tuple[str, str, str]] = set()
 
@@ -502,7 +555,9 @@ def find(text: str, author: str | None = None, labels: dict[str, str] | None = N
     senders = _senders(text)
     couple: tuple[str, str] | None = None
     couple_age = COUPLE_SENTENCES + 1
-    for sentence, who in sentences(text, author):
+    subject = NoteSubject(about, labels) if about else None
+    for said, who in sentences(text, author):
+        sentence = subject.read(said) if subject else said
         quoted = bool(_QUOTE.search(sentence))
         reported = quoted or bool(_REPORTED.search(sentence))
         lowered = sentence.lower()
@@ -616,14 +671,16 @@ def add_to(
     max_relations: int,
     who: str | None = None,
     known: dict[str, str] | None = None,
+    about: str | None = None,
 ) -> int:
     """The pattern pass of one window, validated into result beside the model's extraction (or
     into an empty one): an end that is a first name or surname resolves to the one person of the
     window (the model's entities, known names, the full names the window writes) it names
     (extraction.keep_relations: the same resolution and drops); at most max_relations and
     max_entities more. known: folded key -> type of names the workspace already has (structure,
-    frontmatter, an NER backend). Returns how many relations it added."""
-    found = find(text, who, known)
+    frontmatter, an NER backend); about: the person a note is about. Returns how many relations it
+    added."""
+    found = find(text, who, known, about)
     if not found:
         return 0
     before = {name_key(e["name"]) for e in result.entities}

@@ -487,14 +487,15 @@ class Worker:
         elif endpoint is not None and not patterns:
             return
         if patterns:
-            is_chat, from_header, owner, names = context
+            is_chat, from_header, owner, names, title = context
             known = dict(labels or {})
             for entry in names:
                 name, _, type_ = entry.partition("\t")
                 known[relation_patterns.name_key(name)] = type_
             who = relation_patterns.author(is_chat, from_header, owner)
+            about = None if is_chat else relation_patterns.note_subject(title, known)
             stats["patterns"] = relation_patterns.add_to(
-                parsed, body, max_entities, max_relations, who, known
+                parsed, body, max_entities, max_relations, who, known, about
             )
         if endpoint is not None and answered is None:
             if parsed.relations:

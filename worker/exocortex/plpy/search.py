@@ -315,9 +315,12 @@ def hints(pools, how, named=None):
 
 
 def deterministic_relevance(candidate, weights):
-    """Relevance from what found the chunk and how much of the query it covers (0..1)."""
+    """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
+    of a typed walk (match "path") covers the question by the walk: its entity and relation words
+    chose the chunk, which need share no word with it ("the sister of X works for" ends at a team
+    mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
-    coverage = candidate.get("coverage") or 0.0
+    coverage = 1.0 if candidate.get("match") == "path" else candidate.get("coverage") or 0.0
     return 0.5 * stage + 0.5 * coverage
 
 
