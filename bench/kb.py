@@ -212,9 +212,7 @@ def main() -> None:
             ).fetchone()
             total = decay_rows(admin, args.rows, args.seed)
             recording = explain_recording(admin)
-            baseline = timed(lambda: admin.execute("update exo_private.kb_items set scored_at = scored_at"))[
-                0
-            ]
+            baseline = timed(lambda: admin.execute("update exo_private.kb_items set thumbs = thumbs"))[0]
             first = timed(lambda: admin.execute("select exo_private.kb_decay()").fetchone())[0]
             second, outcome = timed(lambda: admin.execute("select exo_private.kb_decay()").fetchone()[0])
 
