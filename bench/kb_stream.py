@@ -83,7 +83,7 @@ def question_lines(text: str) -> list[str]:
 
 
 def build(cfg, name: str, packages: dict[str, str], similarity: float | None) -> dict[str, int]:
-    """Ingest one document per package, embed it; returns {package: document id}."""
+    """Ingest one document per package, embed it; returns {package: document id} of those embedded."""
     with connect(admin_url(cfg), "exo-bench-kb-stream", autocommit=True) as main:
         url = main.execute(
             "select value ->> 'url' from exo_private.settings where key = 'models.embeddings'"
@@ -110,11 +110,13 @@ def build(cfg, name: str, packages: dict[str, str], similarity: float | None) ->
             "where c.document_id = d.id) from exo_private.documents d"
         ).fetchall()
         admin.execute("vacuum analyze")
-    if not all(r[2] for r in rows):
-        raise SystemExit(
-            "some documents have no embeddings: is the embedding server of models.embeddings up?"
-        )
-    return {Path(path).stem: doc for doc, path, _ in rows}
+    embedded = {Path(path).stem: doc for doc, path, vectors in rows if vectors}
+    if not embedded:
+        raise SystemExit("no document has embeddings: is the embedding server of models.embeddings up?")
+    print(
+        f"{len(packages) - len(embedded)} of {len(packages)} changelogs left out (not embedded)", flush=True
+    )
+    return embedded
 
 
 def stream(packages: dict[str, str], args, rng: random.Random) -> list[tuple[str, str, bool]]:
@@ -153,7 +155,6 @@ def main() -> None:
         f"{datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}", flush=True
     )
     packages = changelogs(args.packages, args.chars, rng)
-    questions = stream(packages, args, rng)
     rows = []
     with scratch_database(cfg, "bench_kb_stream") as name:
         began = time.perf_counter()
@@ -162,6 +163,8 @@ def main() -> None:
             f"corpus: {len(ids)} changelogs built and embedded in {time.perf_counter() - began:.0f} s",
             flush=True,
         )
+        packages = {p: packages[p] for p in ids}
+        questions = stream(packages, args, rng)
         with reader(cfg, name, "exo-bench-kb-stream") as conn:
             for n, (package, question, favourite) in enumerate(questions):
                 target = ids[package]
