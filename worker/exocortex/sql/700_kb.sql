@@ -265,6 +265,18 @@ comment on function exo_private.kb_write(text, text, bigint[], bigint[], bigint[
 
 -- exo_private.kb_scores: each user-document row's daily score, as of the profile's last decay.
 create or replace view exo_private.kb_scores as
+with w as materialized (  -- the settings once, not per row
+    select (k.s #>> '{score_weights,recency}')::float8 as recency,
+           (k.s #>> '{score_weights,frequency}')::float8 as frequency,
+           (k.s #>> '{score_weights,explicit}')::float8 as explicit,
+           (k.s #>> '{score_weights,hit_rate}')::float8 as hit_rate,
+           nullif((k.s #>> '{score_weights,recency}')::float8 + (k.s #>> '{score_weights,frequency}')::float8
+                  + (k.s #>> '{score_weights,explicit}')::float8 + (k.s #>> '{score_weights,hit_rate}')::float8,
+                  0) as total,
+           (k.s ->> 'recency_lambda')::float8 as lambda,
+           (k.s ->> 'frequency_saturation')::float8 as saturation
+    from (select exo_private.kb_settings() as s) k
+)
 select i.profile_id, i.document_id, i.state, i.high_since, i.low_since, p.decayed_at as scored_at,
        case when i.state <> 'global' and p.decayed_at is not null then
            (w.recency * exp(-w.lambda * greatest(
@@ -276,18 +288,7 @@ select i.profile_id, i.document_id, i.state, i.high_since, i.low_since, p.decaye
        end as score
 from exo_private.kb_items i
 join exo_private.kb_profiles p on p.id = i.profile_id
-cross join (
-    select (k.s #>> '{score_weights,recency}')::float8 as recency,
-           (k.s #>> '{score_weights,frequency}')::float8 as frequency,
-           (k.s #>> '{score_weights,explicit}')::float8 as explicit,
-           (k.s #>> '{score_weights,hit_rate}')::float8 as hit_rate,
-           nullif((k.s #>> '{score_weights,recency}')::float8 + (k.s #>> '{score_weights,frequency}')::float8
-                  + (k.s #>> '{score_weights,explicit}')::float8 + (k.s #>> '{score_weights,hit_rate}')::float8,
-                  0) as total,
-           (k.s ->> 'recency_lambda')::float8 as lambda,
-           (k.s ->> 'frequency_saturation')::float8 as saturation
-    from (select exo_private.kb_settings() as s) k
-) w;
+cross join w;
 comment on view exo_private.kb_scores is
     'The daily score of every user-document row, computed from its stored inputs as of the profile''s '
     'last decay (kb_profiles.decayed_at; null before the first, and for a global row): (0.40 x recency '
