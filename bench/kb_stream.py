@@ -23,7 +23,8 @@ packet tokens with and without the profile (mean; the packet with a profile carr
 provenance block), split into the favourite topics and the long tail.
 
     .venv/bin/python -m bench.kb_stream [--packages 150] [--questions 160] [--topics 5]
-        [--interest 0.7] [--warmup 40] [--token-budget 600] [--chars 2500] [--similarity S] [--seed 7]
+        [--interest 0.7] [--warmup 40] [--token-budget 600] [--chars 2500] [--similarity S]
+        [--miss-streak N] [--seed 7]
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def question_lines(text: str) -> list[str]:
     return lines
 
 
-def build(cfg, name: str, packages: dict[str, str], similarity: float | None) -> dict[str, int]:
+def build(cfg, name: str, packages: dict[str, str], settings: dict[str, float]) -> dict[str, int]:
     """Ingest one document per package, embed it; returns {package: document id} of those embedded."""
     with connect(admin_url(cfg), "exo-bench-kb-stream", autocommit=True) as main:
         url = main.execute(
@@ -92,10 +93,8 @@ def build(cfg, name: str, packages: dict[str, str], similarity: float | None) ->
         serve_embeddings_from(admin, url[0])
         admin.execute("select exo_private.set_setting('kb.writes_per_minute', '1000000')")
         admin.execute("select exo_private.kb_add_profile(%s)", (PROFILE,))
-        if similarity is not None:
-            admin.execute(
-                "select exo_private.set_setting('kb.similarity_threshold', %s::jsonb)", (str(similarity),)
-            )
+        for key, value in settings.items():
+            admin.execute("select exo_private.set_setting(%s, %s::jsonb)", (key, str(value)))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "changelogs"
         root.mkdir()
@@ -147,6 +146,7 @@ def main() -> None:
     parser.add_argument("--token-budget", type=int, default=600)
     parser.add_argument("--chars", type=int, default=2500)
     parser.add_argument("--similarity", type=float, help="kb.similarity_threshold (default: the setting's)")
+    parser.add_argument("--miss-streak", type=int, help="kb.max_cache_miss_streak (default: the setting's)")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     cfg = config.load()
@@ -158,7 +158,8 @@ def main() -> None:
     rows = []
     with scratch_database(cfg, "bench_kb_stream") as name:
         began = time.perf_counter()
-        ids = build(cfg, name, packages, args.similarity)
+        settings = {"kb.similarity_threshold": args.similarity, "kb.max_cache_miss_streak": args.miss_streak}
+        ids = build(cfg, name, packages, {k: v for k, v in settings.items() if v is not None})
         print(
             f"corpus: {len(ids)} changelogs built and embedded in {time.perf_counter() - began:.0f} s",
             flush=True,
@@ -196,9 +197,10 @@ def main() -> None:
             )
     after = [r for r in rows if r["n"] >= args.warmup]
     threshold = "default" if args.similarity is None else args.similarity
+    streak = "default" if args.miss_streak is None else args.miss_streak
     print(f"\n{len(questions)} questions ({args.topics} favourite packages of {len(packages)}, interest "
-          f"{args.interest:.0%}), token budget {args.token_budget}, kb.similarity_threshold {threshold}; "
-          f"after the first {args.warmup}:")  # fmt: skip
+          f"{args.interest:.0%}), token budget {args.token_budget}, kb.similarity_threshold {threshold}, "
+          f"kb.max_cache_miss_streak {streak}; after the first {args.warmup}:")  # fmt: skip
     print(f"  {'questions':<22} {'n':>4} {'from the base':>14} {'held with':>10} {'held without':>13} "
           f"{'tokens with':>12} {'tokens without':>15}")  # fmt: skip
     for label, part in [
