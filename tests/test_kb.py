@@ -617,6 +617,20 @@ def test_the_personal_stage_finds_saved_documents_by_similarity_and_records_the_
     assert item(conn, who, kube.id)["misses"] == 1
 
 
+def test_the_personal_stage_keeps_the_best_local_top_k_chunks_of_each_saved_document(conn, reader, saved):
+    who = profile(conn)
+    doc = add_document(conn, "personal", [f"part {i} of the runbook" for i in range(4)])
+    conn.execute(
+        "select exo_private.store_embeddings('all-MiniLM-L6-v2', %s, %s, %s)",
+        (DIMS, doc.chunks, [str(_axis(5, tilt)) for tilt in (0.3, 0.0, 0.2, 0.1)]),
+    )
+    claimed(conn, who, doc.id, at=datetime.now(UTC) - timedelta(days=1))
+    found = _search(reader, who, "the runbook", _axis(5))
+    personal = [r["chunk_id"] for r in found["results"] if r["stage"] == "personal"]
+    assert sorted(personal) == sorted([doc.chunks[1], doc.chunks[3], doc.chunks[2]])  # kb.local_top_k 3
+    assert found["report"]["personal"]["hits"] == [doc.id]
+
+
 def test_without_a_query_embedding_the_personal_stage_matches_words_and_says_so(conn, reader, saved):
     who, kube, _ = saved
     checks = "select cache_checks, miss_streak from exo_private.kb_items where document_id = %s"
