@@ -58,9 +58,10 @@ def write(conn, who, action, documents, at=T0, chunks=(), missed=()):
 
 def item(conn, who, document) -> dict:
     row = conn.execute(
-        """select i.state::text, i.fetch_count, i.next_suggestion_at, i.declines, i.absent_streak,
-                  i.miss_streak, i.forced, i.thumbs, i.score
+        """select i.state::text, i.fetch_count, i.next_suggestion_at, i.declines,
+                  coalesce(p.searches - i.last_seen_search, 0), i.miss_streak, i.forced, i.thumbs, s.score
            from exo_private.kb_items i join exo_private.kb_profiles p on p.id = i.profile_id
+           join exo_private.kb_scores s on s.profile_id = i.profile_id and s.document_id = i.document_id
            where p.name = %s and i.document_id = %s""",
         (who, document),
     ).fetchone()
@@ -267,6 +268,46 @@ def test_force_pin_holds_against_decay_and_force_remove_clears_everything(conn):
         "forced": False, "thumbs": 0, "score": None,
     }  # fmt: skip
     assert conn.execute("select count(*) from exo.kb_items(%s)", (who,)).fetchone()[0] == 0
+
+
+def xmin(conn, who, document) -> int:
+    return conn.execute(
+        """select i.xmin::text::bigint from exo_private.kb_items i join exo_private.kb_profiles p
+           on p.id = i.profile_id where p.name = %s and i.document_id = %s""",
+        (who, document),
+    ).fetchone()[0]
+
+
+def test_recording_a_search_rewrites_only_the_rows_it_returns_or_resets(conn):
+    who, [seen, waiting, other] = profile(conn), docs(conn, 3)
+    write(conn, who, "use", [seen, waiting], day(0))
+    before = xmin(conn, who, waiting)
+    write(conn, who, "use", [seen, other], day(1))
+    write(conn, who, "use", [seen], day(2))
+    assert xmin(conn, who, waiting) == before  # absent twice: nothing written, still counted
+    check(item(conn, who, waiting), {"state": "surfaced", "fetch_count": 1, "absent": 2})
+    write(conn, who, "use", [seen], day(3))
+    check(item(conn, who, waiting), {"state": "surfaced", "fetch_count": 0, "absent": 0})
+
+
+def test_the_decay_writes_only_the_rows_that_cross_a_threshold_and_scores_on_read(conn):
+    who, [high, middling] = profile(conn), docs(conn, 2)
+    claimed(conn, who, high, fetches=20)
+    write(conn, who, "thumbs_up", [high])
+    write(conn, who, "cache", [high], T0 + timedelta(hours=1))
+    claimed(conn, who, middling)
+    assert item(conn, who, middling)["score"] is None  # never decayed
+    untouched = xmin(conn, who, middling)
+    decay(conn, who, day(1))
+    assert xmin(conn, who, middling) == untouched
+    crossed = xmin(conn, who, high)
+    assert item(conn, who, high)["score"] >= 0.85
+    first = item(conn, who, middling)["score"]
+    assert decay(conn, who, day(2))["scored"] == 2
+    assert (xmin(conn, who, high), xmin(conn, who, middling)) == (crossed, untouched)
+    assert item(conn, who, middling)["score"] == pytest.approx(
+        first - 0.4 * (0.9512 - 0.9048) / 1.05, abs=1e-3
+    )
 
 
 # -- the pg_cron job -----------------------------------------------------------------------
@@ -574,6 +615,20 @@ def test_the_personal_stage_finds_saved_documents_by_similarity_and_records_the_
     assert missed["report"]["personal"]["hits"] == [] and missed["report"]["personal"]["checked"] == [kube.id]
     assert all(r["stage"] != "personal" for r in missed["results"])
     assert item(conn, who, kube.id)["misses"] == 1
+
+
+def test_the_personal_stage_keeps_the_best_local_top_k_chunks_of_each_saved_document(conn, reader, saved):
+    who = profile(conn)
+    doc = add_document(conn, "personal", [f"part {i} of the runbook" for i in range(4)])
+    conn.execute(
+        "select exo_private.store_embeddings('all-MiniLM-L6-v2', %s, %s, %s)",
+        (DIMS, doc.chunks, [str(_axis(5, tilt)) for tilt in (0.3, 0.0, 0.2, 0.1)]),
+    )
+    claimed(conn, who, doc.id, at=datetime.now(UTC) - timedelta(days=1))
+    found = _search(reader, who, "the runbook", _axis(5))
+    personal = [r["chunk_id"] for r in found["results"] if r["stage"] == "personal"]
+    assert sorted(personal) == sorted([doc.chunks[1], doc.chunks[3], doc.chunks[2]])  # kb.local_top_k 3
+    assert found["report"]["personal"]["hits"] == [doc.id]
 
 
 def test_without_a_query_embedding_the_personal_stage_matches_words_and_says_so(conn, reader, saved):

@@ -217,27 +217,37 @@ begin
             visible);
     when 'personal' then  -- $1: the query vector as text, $5: a user's saved documents, $6: the similarity threshold, $7: chunks per document
         -- The personal stage (sql/700_kb.sql): the chunks of the user's claimed and pinned
-        -- documents in this workspace by exact cosine similarity, at most $7 per document, only
-        -- those at $6 or above; each row names its document (detail) for the miss streak.
+        -- documents in this workspace by exact cosine similarity, only those at $6 or above, at
+        -- most $7 per document; each row names its document (detail) for the miss streak. One pass
+        -- over the saved documents' chunks, each chunk's vector by its primary key (the lateral's
+        -- limit keeps the planner from a hash join over every vector of the workspace), a window
+        -- per document over the few that pass, the query vector parsed once (an InitPlan).
         if model_id is null or dimensions is null then
             raise exception 'the personal stage needs an embedding model and its dimensions';
         end if;
         return format($q$
             select x.chunk_id, x.score, x.charged, x.document_id::text as detail
-            from unnest($5::bigint[]) s (document_id)
-            cross join lateral (
-                select c.id as chunk_id, c.document_id, c.charged_subjects as charged,
-                       (1 - (e.embedding::public.vector(%s) operator(public.<=>) $1::public.vector(%s)))::float8 as score
-                from exo_private.%I c
-                join exo_private.%I e on e.workspace = c.workspace and e.chunk_id = c.id and e.model_id = %s
-                where c.workspace = %L and c.document_id = s.document_id and %s
-                order by score desc, c.id
-                limit $7
+            from (
+                select y.*, pg_catalog.row_number() over (partition by y.document_id
+                                                          order by y.score desc, y.chunk_id) as n
+                from (
+                    select c.id as chunk_id, c.document_id, c.charged_subjects as charged, e.score
+                    from exo_private.%I c
+                    cross join lateral (
+                        select (1 - (e.embedding::public.vector(%s) operator(public.<=>)
+                                     (select $1::public.vector(%s))))::float8 as score
+                        from exo_private.%I e
+                        where e.workspace = c.workspace and e.model_id = %s and e.chunk_id = c.id
+                        limit 1
+                    ) e
+                    where c.workspace = %L and c.document_id = any ($5::bigint[]) and %s
+                ) y
+                where y.score >= $6
             ) x
-            where x.score >= $6
+            where x.n <= $7
             order by x.score desc, x.chunk_id
             limit $4 $q$,
-            dimensions, dimensions, chunks, 'chunk_embeddings_' || workspace, model_id, workspace, visible);
+            chunks, dimensions, dimensions, 'chunk_embeddings_' || workspace, model_id, workspace, visible);
     when 'personal_keyword' then  -- $1: the query's words joined by ' or ', $5: saved documents, $7: chunks per document
         -- The personal stage without a query embedding: the saved documents' chunks that share a
         -- word with the question, best ts_rank first.

@@ -70,7 +70,7 @@ as $$
     with moved as (
         update exo_private.kb_items i
            set state = exo_private.kb_next_state(i.state, p_event), state_changed_at = p_at,
-               fetch_count = 0, absent_streak = 0, miss_streak = 0, high_since = null, low_since = null,
+               fetch_count = 0, miss_streak = 0, high_since = null, low_since = null,
                next_suggestion_at = exo_private.kb_suggestion_gap(
                    i.declines, (exo_private.kb_settings() ->> 'fetch_threshold')::int)
          where i.profile_id = p_profile_id and i.document_id = any (p_documents) and not i.forced
@@ -103,6 +103,7 @@ declare
     most int := case p_action when 'cache' then 10000 else 100 end;
     profile bigint;
     writes int;
+    search bigint;
     touched bigint[];
     unknown bigint[];
     stray bigint[];
@@ -167,7 +168,7 @@ begin
                                      or p.window_started_at > p_at then 1 else p.window_writes + 1 end,
            searches = p.searches + (p_action = 'use')::int
      where p.id = profile
-    returning p.window_writes into writes;
+    returning p.window_writes, p.searches into writes, search;
     if writes > (settings ->> 'writes_per_minute')::int then
         raise exception 'profile % made more than % recording calls in a minute', exo_private.quoted(p_profile),
             settings ->> 'writes_per_minute'
@@ -186,7 +187,7 @@ begin
                state_changed_at = case when exo_private.kb_next_state(i.state, 'fetch') = i.state
                                        then i.state_changed_at else p_at end,
                fetch_count = i.fetch_count + 1, first_fetched_at = coalesce(i.first_fetched_at, p_at),
-               last_fetched_at = p_at, absent_streak = 0,
+               last_fetched_at = p_at, last_seen_search = search,
                last_chunks = array(select k from unnest(p_chunks) k
                                    where exists (select 1 from exo_private.chunks c
                                                  where c.id = k and c.document_id = i.document_id))
@@ -196,19 +197,16 @@ begin
          where i.profile_id = profile and i.document_id = any (p_documents)
            and i.fetch_count >= i.next_suggestion_at
            and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reach_threshold');
-        -- Not returned: absent once more; at the reset threshold, counting starts again.
-        update exo_private.kb_items i
-           set absent_streak = i.absent_streak + 1
-         where i.profile_id = profile and i.document_id <> all (p_documents)
-           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reset');
+        -- Not returned in kb.reset_threshold searches of the user since last seen: counting starts
+        -- again. Only the rows still counting (kb_items_counting_idx), not every row of the profile.
         update exo_private.kb_items i
            set state = exo_private.kb_next_state(i.state, 'reset'),
                state_changed_at = case when exo_private.kb_next_state(i.state, 'reset') = i.state
                                        then i.state_changed_at else p_at end,
-               fetch_count = 0, absent_streak = 0,
+               fetch_count = 0, last_seen_search = search,
                next_suggestion_at = exo_private.kb_suggestion_gap(i.declines, threshold)
-         where i.profile_id = profile and i.absent_streak >= (settings ->> 'reset_threshold')::int
-           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reset');
+         where i.profile_id = profile and i.state in ('surfaced', 'suggested') and i.fetch_count > 0
+           and i.last_seen_search <= search - (settings ->> 'reset_threshold')::int;
     when 'cache' then
         -- The personal stage's check of saved documents: p_documents passed, p_missed missed.
         update exo_private.kb_items i
@@ -238,13 +236,12 @@ begin
                    else i.next_suggestion_at end,
                forced = case p_action when 'force_pin' then true when 'force_remove' then false else i.forced end,
                fetch_count = case when p_action = 'force_remove' then 0 else i.fetch_count end,
-               absent_streak = case when p_action = 'force_remove' then 0 else i.absent_streak end,
+               last_seen_search = case when p_action = 'force_remove' then null else i.last_seen_search end,
                miss_streak = case when p_action in ('force_remove', 'force_pin') then 0 else i.miss_streak end,
                cache_checks = case when p_action = 'force_remove' then 0 else i.cache_checks end,
                cache_hits = case when p_action = 'force_remove' then 0 else i.cache_hits end,
                high_since = case when p_action = 'force_remove' then null else i.high_since end,
-               low_since = case when p_action in ('force_remove', 'force_pin') then null else i.low_since end,
-               score = case when p_action = 'force_remove' then null else i.score end
+               low_since = case when p_action in ('force_remove', 'force_pin') then null else i.low_since end
          where i.profile_id = profile and i.document_id = item.document_id;
     end case;
 
@@ -266,7 +263,41 @@ comment on function exo_private.kb_write(text, text, bigint[], bigint[], bigint[
     'those documents, at most 100 documents and 500 chunks, kb.writes_per_minute calls per profile, '
     'a read-write transaction. Returns the touched documents'' state and fetch count.';
 
--- exo_private.kb_decay: the daily score of every user-document row, and the pins and demotions it decides.
+-- exo_private.kb_scores: each user-document row's daily score, as of the profile's last decay.
+create or replace view exo_private.kb_scores as
+with w as materialized (  -- the settings once, not per row
+    select (k.s #>> '{score_weights,recency}')::float8 as recency,
+           (k.s #>> '{score_weights,frequency}')::float8 as frequency,
+           (k.s #>> '{score_weights,explicit}')::float8 as explicit,
+           (k.s #>> '{score_weights,hit_rate}')::float8 as hit_rate,
+           nullif((k.s #>> '{score_weights,recency}')::float8 + (k.s #>> '{score_weights,frequency}')::float8
+                  + (k.s #>> '{score_weights,explicit}')::float8 + (k.s #>> '{score_weights,hit_rate}')::float8,
+                  0) as total,
+           (k.s ->> 'recency_lambda')::float8 as lambda,
+           (k.s ->> 'frequency_saturation')::float8 as saturation
+    from (select exo_private.kb_settings() as s) k
+)
+select i.profile_id, i.document_id, i.state, i.high_since, i.low_since, p.decayed_at as scored_at,
+       case when i.state <> 'global' and p.decayed_at is not null then
+           (w.recency * exp(-w.lambda * greatest(
+                extract(epoch from p.decayed_at - coalesce(i.last_fetched_at, i.state_changed_at)) / 86400, 0))
+            + w.frequency * least(i.fetch_count / w.saturation, 1)
+            + w.explicit * least(greatest(i.thumbs, 0), 1)
+            + w.hit_rate * case when i.cache_checks > 0 then i.cache_hits::float8 / i.cache_checks else 0 end)
+           / w.total
+       end as score
+from exo_private.kb_items i
+join exo_private.kb_profiles p on p.id = i.profile_id
+cross join w;
+comment on view exo_private.kb_scores is
+    'The daily score of every user-document row, computed from its stored inputs as of the profile''s '
+    'last decay (kb_profiles.decayed_at; null before the first, and for a global row): (0.40 x recency '
+    'exp(-0.05 x days since the last fetch) + 0.30 x frequency min(fetch_count / 20, 1) + 0.20 x '
+    'explicit (1 when thumbs up outnumber thumbs down) + 0.15 x personal-stage hit rate (0 before any '
+    'check)) / the weights'' sum (kb.score_weights, kb.recency_lambda, kb.frequency_saturation; the '
+    'default weights add up to 1.05, so the score lies in [0, 1]).';
+
+-- exo_private.kb_decay: the daily score's holds, and the pins and demotions they decide.
 create or replace function exo_private.kb_decay(p_profile text default null, p_at timestamptz default now())
 returns jsonb
 language plpgsql volatile
@@ -275,14 +306,6 @@ set search_path = exo_private, pg_temp
 as $$
 declare
     settings jsonb := exo_private.kb_settings();
-    w jsonb := settings -> 'score_weights';
-    w_recency float8 := (w ->> 'recency')::float8;
-    w_frequency float8 := (w ->> 'frequency')::float8;
-    w_explicit float8 := (w ->> 'explicit')::float8;
-    w_hit_rate float8 := (w ->> 'hit_rate')::float8;
-    w_sum float8 := nullif(w_recency + w_frequency + w_explicit + w_hit_rate, 0);
-    lambda float8 := (settings ->> 'recency_lambda')::float8;
-    saturation float8 := (settings ->> 'frequency_saturation')::float8;
     pin_score float8 := (settings ->> 'pin_score')::float8;
     demote_score float8 := (settings ->> 'demote_score')::float8;
     profile bigint;
@@ -297,23 +320,25 @@ begin
             perform exo_private.invalid_argument(format('profile %s does not exist', exo_private.quoted(p_profile)));
         end if;
     end if;
-    -- The score, divided by the weights' sum: recency exp(-lambda x days since the last fetch),
-    -- frequency min(fetch_count / saturation, 1), explicit 1 when thumbs up outnumber thumbs
-    -- down, hit rate the personal stage's hits over its checks (0 before any check).
-    update exo_private.kb_items i
-       set (score, scored_at, high_since, low_since) = (
-           select s.score, p_at,
-                  case when s.score >= pin_score then coalesce(i.high_since, p_at) end,
-                  case when s.score < demote_score then coalesce(i.low_since, p_at) end
-           from (select (w_recency * exp(-lambda * greatest(
-                             extract(epoch from p_at - coalesce(i.last_fetched_at, i.state_changed_at)) / 86400, 0))
-                         + w_frequency * least(i.fetch_count / saturation, 1)
-                         + w_explicit * least(greatest(i.thumbs, 0), 1)
-                         + w_hit_rate * case when i.cache_checks > 0
-                                             then i.cache_hits::float8 / i.cache_checks else 0 end)
-                        / w_sum as score) s)
-     where (profile is null or i.profile_id = profile) and i.state <> 'global';
-    get diagnostics scored = row_count;
+    -- The scores (exo_private.kb_scores) are now as of p_at; only the rows that cross kb.pin_score
+    -- or kb.demote_score are written (their high_since / low_since), not every row.
+    update exo_private.kb_profiles p set decayed_at = p_at where profile is null or p.id = profile;
+    with scores as materialized (
+        select s.profile_id, s.document_id,
+               case when s.score >= pin_score then coalesce(s.high_since, p_at) end as high_since,
+               case when s.score < demote_score then coalesce(s.low_since, p_at) end as low_since,
+               s.high_since is distinct from case when s.score >= pin_score then coalesce(s.high_since, p_at) end
+               or s.low_since is distinct from case when s.score < demote_score then coalesce(s.low_since, p_at) end
+                   as changed
+        from exo_private.kb_scores s
+        where (profile is null or s.profile_id = profile) and s.state <> 'global'
+    ), crossed as (
+        update exo_private.kb_items i
+           set high_since = s.high_since, low_since = s.low_since
+          from scores s
+         where s.changed and i.profile_id = s.profile_id and i.document_id = s.document_id
+    )
+    select count(*) into scored from scores;
     -- Held long enough above the pin score: pinned.
     update exo_private.kb_items i
        set state = exo_private.kb_next_state(i.state, 'score_high'), state_changed_at = p_at, high_since = null
@@ -338,13 +363,10 @@ end
 $$;
 comment on function exo_private.kb_decay(text, timestamptz) is
     'The daily decay (pg_cron job exo-kb-decay; exo kb decay): scores every user-document row that is '
-    'not global (one profile''s with p_profile) as of p_at: (0.40 x recency exp(-0.05 x days since '
-    'the last fetch) + 0.30 x frequency min(fetch_count / 20, 1) + 0.20 x explicit (1 when thumbs up '
-    'outnumber thumbs down) + 0.15 x personal-stage hit rate) / the weights'' sum (kb.score_weights, '
-    'kb.recency_lambda, kb.frequency_saturation; the default weights add up to 1.05, so the score lies '
-    'in [0, 1]); keeps since when '
-    'it has been at or above kb.pin_score or below kb.demote_score, pins a claimed document held high '
-    'for kb.pin_days and demotes a claimed or (unforced) pinned one held low for kb.demote_days; '
+    'not global (one profile''s with p_profile) as of p_at (exo_private.kb_scores, computed on read: '
+    'the profile''s decayed_at becomes p_at); keeps since when each has been at or above kb.pin_score '
+    'or below kb.demote_score, writing only the rows that cross either; pins a claimed document held '
+    'high for kb.pin_days and demotes a claimed or (unforced) pinned one held low for kb.demote_days; '
     'returns {scored, pinned, demoted}.';
 
 -- exo_private.kb_add_profile: a new user (exo user add NAME).
@@ -646,7 +668,10 @@ begin
     end if;
     return query
     with items as materialized (
-        select i.* from exo_private.kb_items i where i.profile_id = wanted and i.state <> 'global'
+        select i.*, s.score
+        from exo_private.kb_items i
+        join exo_private.kb_scores s on s.profile_id = i.profile_id and s.document_id = i.document_id
+        where i.profile_id = wanted and i.state <> 'global'
     ), closed as (
         select k.document_id from exo_private.closed_documents(array(select x.document_id from items x), '{}') k
     )
