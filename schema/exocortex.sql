@@ -956,7 +956,10 @@ begin
     end if;
     return query
     with items as materialized (
-        select i.* from exo_private.kb_items i where i.profile_id = wanted and i.state <> 'global'
+        select i.*, s.score
+        from exo_private.kb_items i
+        join exo_private.kb_scores s on s.profile_id = i.profile_id and s.document_id = i.document_id
+        where i.profile_id = wanted and i.state <> 'global'
     ), closed as (
         select k.document_id from exo_private.closed_documents(array(select x.document_id from items x), '{}') k
     )
@@ -984,6 +987,175 @@ ALTER FUNCTION exo.kb_items(profile text) OWNER TO exo_api;
 --
 
 COMMENT ON FUNCTION exo.kb_items(profile text) IS 'A profile''s base: every document it was returned or acted on (not global), pinned, claimed, suggested, surfaced, demoted, with fetch count, declines, misses, thumbs, score and the pending save suggestion. A charged document''s title and path are withheld.';
+
+--
+-- Name: kb_outside_act(text, text, text); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.kb_outside_act(profile text, action text, key text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    actions constant jsonb := jsonb_build_object(
+        'accept_suggestion', 'accept', 'decline_suggestion', 'decline', 'thumbs_up', 'thumbs_up',
+        'thumbs_down', 'thumbs_down', 'force_pin', 'force_pin', 'force_remove', 'force_remove');
+begin
+    if action is null or not actions ? action then
+        perform exo_private.invalid_argument(format(
+            'action must be one of accept_suggestion, decline_suggestion, thumbs_up, thumbs_down, force_pin, '
+            'force_remove, got %s', exo_private.quoted(action)));
+    end if;
+    return exo_private.kb_outside_write(profile, actions ->> action, array[key]) -> 0;
+end
+$$;
+
+ALTER FUNCTION exo.kb_outside_act(profile text, action text, key text) OWNER TO exo_api;
+
+--
+-- Name: FUNCTION kb_outside_act(profile text, action text, key text); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.kb_outside_act(profile text, action text, key text) IS 'Act on an outside document (by its key) of the profile''s base: accept_suggestion, decline_suggestion, thumbs_up, thumbs_down, force_pin or force_remove, as exo.kb_accept_suggestion and the others do for documents; needs a read-write transaction. Returns {key, state, forced, fetch_count, suggested}.';
+
+--
+-- Name: kb_outside_items(text); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.kb_outside_items(profile text) RETURNS TABLE(key text, title text, state text, forced boolean, fetch_count integer, last_fetched_at timestamp with time zone, declines integer, next_suggestion_at integer, thumbs integer, score double precision, suggestion text)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    wanted bigint;
+begin
+    select p.id into wanted from exo_private.kb_profiles p where p.name = profile;
+    if wanted is null then
+        perform exo_private.invalid_argument(
+            format('profile %s does not exist', exo_private.quoted(profile)), 'exo user add NAME makes one');
+    end if;
+    return query
+    select o.key, o.title, i.state::text, i.forced, i.fetch_count, i.last_fetched_at, i.declines,
+           i.next_suggestion_at, i.thumbs, s.score,
+           case when i.state = 'suggested'
+                then exo_private.kb_suggestion(quote_literal(coalesce(o.title, o.key)), i.fetch_count) end
+    from exo_private.kb_items i
+    join exo_private.kb_outside_documents o on o.id = i.outside_id
+    left join exo_private.kb_scores s on s.profile_id = i.profile_id and s.outside_id = i.outside_id
+    where i.profile_id = wanted and i.state <> 'global'
+    order by array_position(array['pinned', 'claimed', 'suggested', 'surfaced', 'demoted'], i.state::text),
+             i.fetch_count desc, o.key;
+end
+$$;
+
+ALTER FUNCTION exo.kb_outside_items(profile text) OWNER TO exo_api;
+
+--
+-- Name: FUNCTION kb_outside_items(profile text); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.kb_outside_items(profile text) IS 'The outside documents of a profile''s base (not global): pinned, claimed, suggested, surfaced, demoted, with fetch count, declines, thumbs, score and the pending save suggestion.';
+
+--
+-- Name: kb_outside_retrieve(text, text, jsonb, integer); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.kb_outside_retrieve(profile text, query text, returned jsonb, k integer DEFAULT 5) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    wanted bigint;
+    checked int;
+    personal jsonb;
+    results jsonb;
+    keys text[];
+    hits text[];
+    outcome jsonb;
+begin
+    if k is null or k not between 1 and 100 then
+        perform exo_private.invalid_argument(format('k must be between 1 and 100, got %s', coalesce(k::text, 'null')));
+    end if;
+    if query is null or length(query) > 10000 then
+        perform exo_private.invalid_argument('query must be text of at most 10,000 characters');
+    end if;
+    if returned is null or jsonb_typeof(returned) <> 'array' or jsonb_array_length(returned) > 200
+       or exists (select 1 from jsonb_array_elements(returned) x
+                  where jsonb_typeof(x) <> 'object' or jsonb_typeof(x -> 'key') is distinct from 'string'
+                     or jsonb_typeof(x -> 'text') is distinct from 'string') then
+        perform exo_private.invalid_argument(
+            'returned must be a JSON array of at most 200 {key, title, text}: what the wrapped retriever returned');
+    end if;
+    select p.id into wanted from exo_private.kb_profiles p where p.name = profile;
+    if wanted is null then
+        perform exo_private.invalid_argument(
+            format('profile %s does not exist', exo_private.quoted(profile)), 'exo user add NAME makes one');
+    end if;
+    select count(*) into checked from exo_private.kb_items i
+    where i.profile_id = wanted and i.state in ('claimed', 'pinned') and i.outside_id is not null;
+    select coalesce(jsonb_agg(jsonb_build_object('key', x.key, 'title', x.title, 'passages', to_jsonb(x.passages),
+                                                 'score', x.score) order by x.score desc, x.key), '[]'::jsonb)
+      into personal
+    from exo_private.kb_outside_personal(wanted, query, k) x;
+    -- The personal hits first (each passage, best first), then what the wrapped retriever returned
+    -- in its order, less a passage the base already gave; the first k.
+    with merged as (
+        select 0 as part, p.n * 1000 + q.m as n,
+               jsonb_build_object('from', 'personal', 'key', p.item ->> 'key', 'title', p.item ->> 'title',
+                                  'text', q.body, 'score', (p.item ->> 'score')::float8) as result
+        from jsonb_array_elements(personal) with ordinality p (item, n)
+        cross join lateral jsonb_array_elements_text(p.item -> 'passages') with ordinality q (body, m)
+        union all
+        select 1, r.n, jsonb_build_object('from', 'global', 'key', r.item ->> 'key', 'index', r.n - 1)
+        from jsonb_array_elements(returned) with ordinality r (item, n)
+        where not exists (select 1 from jsonb_array_elements(personal) p
+                          cross join lateral jsonb_array_elements_text(p -> 'passages') b
+                          where p ->> 'key' = r.item ->> 'key' and b = left(r.item ->> 'text', 8000))
+    )
+    select jsonb_agg(m.result order by m.part, m.n) into results
+    from (select * from merged order by part, n limit k) m;
+    results := coalesce(results, '[]'::jsonb);
+    select array_agg(x.key order by x.best) into keys
+    from (select r ->> 'key' as key, min(n) as best
+          from jsonb_array_elements(results) with ordinality e (r, n) group by 1) x;
+    keys := coalesce(keys, '{}');
+    hits := array(select p ->> 'key' from jsonb_array_elements(personal) p);
+    -- No cache check is recorded (hits, misses, the miss streak): outside documents are matched by
+    -- words only, and exo.search records checks only in similarity mode (sql/700_kb.sql,
+    -- kb_after_search). Counted here, every question that shares no word with a saved document
+    -- would be a miss: at kb.max_cache_miss_streak (10) nearly the whole base is demoted within ten
+    -- questions (bench.kb_outside saw 990 of 1,000). A saved outside document leaves by its score.
+    if current_setting('transaction_read_only') = 'on' then
+        outcome := jsonb_build_object('recorded', false,
+            'why', 'a read-only transaction: run the search in a read-write one (begin read write) to record it');
+    else
+        begin
+            perform exo_private.kb_outside_write(profile, 'use', keys, coalesce((
+                select jsonb_agg(jsonb_build_object(
+                    'key', r ->> 'key', 'title', left(r ->> 'title', 500), 'text', r ->> 'text'))
+                from jsonb_array_elements(returned) r where r ->> 'key' = any (keys)), '[]'::jsonb));
+            outcome := jsonb_build_object('recorded', true);
+        exception when program_limit_exceeded then
+            outcome := jsonb_build_object('recorded', false, 'why', sqlerrm);
+        end;
+    end if;
+    return jsonb_build_object(
+        'results', results,
+        'report', jsonb_build_object('personal', jsonb_build_object(
+            'profile', profile,
+            'mode', 'keyword (outside documents are matched by the words of the passages their retriever returned)',
+            'checked', checked, 'hits', to_jsonb(hits)) || outcome),
+        'provenance', exo_private.kb_outside_provenance(profile, keys, hits));
+end
+$$;
+
+ALTER FUNCTION exo.kb_outside_retrieve(profile text, query text, returned jsonb, k integer) OWNER TO exo_api;
+
+--
+-- Name: FUNCTION kb_outside_retrieve(profile text, query text, returned jsonb, k integer); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.kb_outside_retrieve(profile text, query text, returned jsonb, k integer) IS 'One call of a lifecycle retriever (exocortex.integrations.*.LifecycleRetriever): returned is what the user''s own retriever gave for the query, [{key, title, text}] in its order (at most 200). The personal stage matches the profile''s claimed and pinned outside documents by the words of their kept passages; its hits come first, then the retriever''s results less a passage the base already gave, the first k (1 to 100): results [{from: personal, key, title, text, score} | {from: global, key, index into returned}]. The outside documents returned are recorded in the profile''s base (exo_private.kb_outside_write: fetch counts, suggestions, resets; no cache check: outside documents are matched by words, and a miss by words says little) when the transaction may write, else report.personal says why not; provenance is the block {profile, sources: [{key, title, from, state, fetch_count, suggestion}], text}.';
 
 --
 -- Name: kb_record_use(text, bigint[], bigint[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -2488,9 +2660,12 @@ def hints(pools, how, named=None):
 # -- the combined-pool rank -----------------------------------------------------------------
 
 def deterministic_relevance(candidate, weights):
-    """Relevance from what found the chunk and how much of the query it covers (0..1)."""
+    """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
+    of a typed walk (match "path") covers the question by the walk: its entity and relation words
+    chose the chunk, which need share no word with it ("the sister of X works for" ends at a team
+    mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
-    coverage = candidate.get("coverage") or 0.0
+    coverage = 1.0 if candidate.get("match") == "path" else candidate.get("coverage") or 0.0
     return 0.5 * stage + 0.5 * coverage
 
 def priority(candidate, weights, recency=True):
@@ -4306,9 +4481,12 @@ def hints(pools, how, named=None):
 # -- the combined-pool rank -----------------------------------------------------------------
 
 def deterministic_relevance(candidate, weights):
-    """Relevance from what found the chunk and how much of the query it covers (0..1)."""
+    """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
+    of a typed walk (match "path") covers the question by the walk: its entity and relation words
+    chose the chunk, which need share no word with it ("the sister of X works for" ends at a team
+    mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
-    coverage = candidate.get("coverage") or 0.0
+    coverage = 1.0 if candidate.get("match") == "path" else candidate.get("coverage") or 0.0
     return 0.5 * stage + 0.5 * coverage
 
 def priority(candidate, weights, recency=True):
@@ -5745,9 +5923,12 @@ def hints(pools, how, named=None):
 # -- the combined-pool rank -----------------------------------------------------------------
 
 def deterministic_relevance(candidate, weights):
-    """Relevance from what found the chunk and how much of the query it covers (0..1)."""
+    """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
+    of a typed walk (match "path") covers the question by the walk: its entity and relation words
+    chose the chunk, which need share no word with it ("the sister of X works for" ends at a team
+    mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
-    coverage = candidate.get("coverage") or 0.0
+    coverage = 1.0 if candidate.get("match") == "path" else candidate.get("coverage") or 0.0
     return 0.5 * stage + 0.5 * coverage
 
 def priority(candidate, weights, recency=True):
@@ -10826,14 +11007,6 @@ CREATE FUNCTION exo_private.kb_decay(p_profile text DEFAULT NULL::text, p_at tim
     AS $$
 declare
     settings jsonb := exo_private.kb_settings();
-    w jsonb := settings -> 'score_weights';
-    w_recency float8 := (w ->> 'recency')::float8;
-    w_frequency float8 := (w ->> 'frequency')::float8;
-    w_explicit float8 := (w ->> 'explicit')::float8;
-    w_hit_rate float8 := (w ->> 'hit_rate')::float8;
-    w_sum float8 := nullif(w_recency + w_frequency + w_explicit + w_hit_rate, 0);
-    lambda float8 := (settings ->> 'recency_lambda')::float8;
-    saturation float8 := (settings ->> 'frequency_saturation')::float8;
     pin_score float8 := (settings ->> 'pin_score')::float8;
     demote_score float8 := (settings ->> 'demote_score')::float8;
     profile bigint;
@@ -10848,23 +11021,31 @@ begin
             perform exo_private.invalid_argument(format('profile %s does not exist', exo_private.quoted(p_profile)));
         end if;
     end if;
-    -- The score, divided by the weights' sum: recency exp(-lambda x days since the last fetch),
-    -- frequency min(fetch_count / saturation, 1), explicit 1 when thumbs up outnumber thumbs
-    -- down, hit rate the personal stage's hits over its checks (0 before any check).
-    update exo_private.kb_items i
-       set (score, scored_at, high_since, low_since) = (
-           select s.score, p_at,
-                  case when s.score >= pin_score then coalesce(i.high_since, p_at) end,
-                  case when s.score < demote_score then coalesce(i.low_since, p_at) end
-           from (select (w_recency * exp(-lambda * greatest(
-                             extract(epoch from p_at - coalesce(i.last_fetched_at, i.state_changed_at)) / 86400, 0))
-                         + w_frequency * least(i.fetch_count / saturation, 1)
-                         + w_explicit * least(greatest(i.thumbs, 0), 1)
-                         + w_hit_rate * case when i.cache_checks > 0
-                                             then i.cache_hits::float8 / i.cache_checks else 0 end)
-                        / w_sum as score) s)
-     where (profile is null or i.profile_id = profile) and i.state <> 'global';
-    get diagnostics scored = row_count;
+    -- The scores (exo_private.kb_scores) are now as of p_at; only the rows that cross kb.pin_score
+    -- or kb.demote_score are written (their high_since / low_since), not every row.
+    update exo_private.kb_profiles p set decayed_at = p_at where profile is null or p.id = profile;
+    with scores as materialized (
+        select s.profile_id, s.document_id, s.outside_id,
+               case when s.score >= pin_score then coalesce(s.high_since, p_at) end as high_since,
+               case when s.score < demote_score then coalesce(s.low_since, p_at) end as low_since,
+               s.high_since is distinct from case when s.score >= pin_score then coalesce(s.high_since, p_at) end
+               or s.low_since is distinct from case when s.score < demote_score then coalesce(s.low_since, p_at) end
+                   as changed
+        from exo_private.kb_scores s
+        where (profile is null or s.profile_id = profile) and s.state <> 'global'
+    ), crossed as (
+        update exo_private.kb_items i
+           set high_since = s.high_since, low_since = s.low_since
+          from scores s
+         where s.changed and i.profile_id = s.profile_id and i.document_id = s.document_id
+    ), crossed_outside as (
+        -- outside documents (sql/710_kb_outside.sql), by their own key
+        update exo_private.kb_items i
+           set high_since = s.high_since, low_since = s.low_since
+          from scores s
+         where s.changed and i.profile_id = s.profile_id and i.outside_id = s.outside_id
+    )
+    select count(*) into scored from scores;
     -- Held long enough above the pin score: pinned.
     update exo_private.kb_items i
        set state = exo_private.kb_next_state(i.state, 'score_high'), state_changed_at = p_at, high_since = null
@@ -10882,6 +11063,8 @@ begin
     loop
         demoted := demoted + exo_private.kb_demote(low.profile_id, low.documents, 'score_low', p_at);
     end loop;
+    -- Outside documents (sql/710_kb_outside.sql): scored above with the rest, demoted by their own key.
+    demoted := demoted + exo_private.kb_outside_decay(profile, p_at);
     return jsonb_build_object('scored', scored, 'pinned', pinned, 'demoted', demoted);
 end
 $$;
@@ -10892,7 +11075,7 @@ ALTER FUNCTION exo_private.kb_decay(p_profile text, p_at timestamp with time zon
 -- Name: FUNCTION kb_decay(p_profile text, p_at timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.kb_decay(p_profile text, p_at timestamp with time zone) IS 'The daily decay (pg_cron job exo-kb-decay; exo kb decay): scores every user-document row that is not global (one profile''s with p_profile) as of p_at: (0.40 x recency exp(-0.05 x days since the last fetch) + 0.30 x frequency min(fetch_count / 20, 1) + 0.20 x explicit (1 when thumbs up outnumber thumbs down) + 0.15 x personal-stage hit rate) / the weights'' sum (kb.score_weights, kb.recency_lambda, kb.frequency_saturation; the default weights add up to 1.05, so the score lies in [0, 1]); keeps since when it has been at or above kb.pin_score or below kb.demote_score, pins a claimed document held high for kb.pin_days and demotes a claimed or (unforced) pinned one held low for kb.demote_days; returns {scored, pinned, demoted}.';
+COMMENT ON FUNCTION exo_private.kb_decay(p_profile text, p_at timestamp with time zone) IS 'The daily decay (pg_cron job exo-kb-decay; exo kb decay): scores every user-document row that is not global (one profile''s with p_profile) as of p_at (exo_private.kb_scores, computed on read: the profile''s decayed_at becomes p_at); keeps since when each has been at or above kb.pin_score or below kb.demote_score, writing only the rows that cross either; pins a claimed document held high for kb.pin_days and demotes a claimed or (unforced) pinned one held low for kb.demote_days; returns {scored, pinned, demoted}.';
 
 --
 -- Name: kb_demote(bigint, bigint[], text, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -10905,7 +11088,7 @@ CREATE FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[],
     with moved as (
         update exo_private.kb_items i
            set state = exo_private.kb_next_state(i.state, p_event), state_changed_at = p_at,
-               fetch_count = 0, absent_streak = 0, miss_streak = 0, high_since = null, low_since = null,
+               fetch_count = 0, miss_streak = 0, high_since = null, low_since = null,
                next_suggestion_at = exo_private.kb_suggestion_gap(
                    i.declines, (exo_private.kb_settings() ->> 'fetch_threshold')::int)
          where i.profile_id = p_profile_id and i.document_id = any (p_documents) and not i.forced
@@ -10952,6 +11135,365 @@ ALTER FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event te
 --
 
 COMMENT ON FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event text) IS 'The state an event takes a document to, from exo_private.kb_transitions; refuses (invalid_argument, naming the events possible) a transition the table does not list.';
+
+--
+-- Name: kb_outside_decay(bigint, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_outside_decay(p_profile_id bigint, p_at timestamp with time zone DEFAULT now()) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    demoted int := 0;
+    low record;
+begin
+    for low in
+        select i.profile_id, array_agg(i.outside_id) as outside
+        from exo_private.kb_items i
+        where (p_profile_id is null or i.profile_id = p_profile_id) and i.outside_id is not null
+          and i.low_since <= p_at - make_interval(days => (exo_private.kb_settings() ->> 'demote_days')::int)
+        group by i.profile_id
+    loop
+        demoted := demoted + exo_private.kb_outside_demote(low.profile_id, low.outside, 'score_low', p_at);
+    end loop;
+    return demoted;
+end
+$$;
+
+ALTER FUNCTION exo_private.kb_outside_decay(p_profile_id bigint, p_at timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_outside_decay(p_profile_id bigint, p_at timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_outside_decay(p_profile_id bigint, p_at timestamp with time zone) IS 'Called by exo_private.kb_decay after it scored every item: demotes the outside documents (of one profile, or all with null) held below kb.demote_score for kb.demote_days; returns how many.';
+
+--
+-- Name: kb_outside_demote(bigint, bigint[], text, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_outside_demote(p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamp with time zone DEFAULT now()) RETURNS integer
+    LANGUAGE sql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with moved as (
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, p_event), state_changed_at = p_at,
+               fetch_count = 0, miss_streak = 0, high_since = null, low_since = null,
+               next_suggestion_at = exo_private.kb_suggestion_gap(
+                   i.declines, (exo_private.kb_settings() ->> 'fetch_threshold')::int)
+         where i.profile_id = p_profile_id and i.outside_id = any (p_outside) and not i.forced
+           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = p_event)
+        returning 1
+    )
+    select count(*)::int from moved
+$$;
+
+ALTER FUNCTION exo_private.kb_outside_demote(p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_outside_demote(p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_outside_demote(p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamp with time zone) IS 'exo_private.kb_demote for outside documents: demote them by p_event (score_low: no miss streak, see exo.kb_outside_retrieve) where the transition table allows it and the pin was not forced; returns how many moved.';
+
+--
+-- Name: kb_outside_personal(bigint, text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_outside_personal(p_profile_id bigint, p_query text, p_k integer) RETURNS TABLE(key text, title text, passages text[], score double precision)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with words as (
+        -- any word counts: the words of plainto_tsquery joined by "or" (as exo.facts_search)
+        select pg_catalog.replace(pg_catalog.plainto_tsquery('english', p_query)::text, ' & ', ' | ')::tsquery as q
+    ), top as materialized (
+        -- once, not per passage
+        select (exo_private.kb_settings() ->> 'local_top_k')::int as n
+    ), saved as materialized (
+        select i.outside_id from exo_private.kb_items i
+        where i.profile_id = p_profile_id and i.state in ('claimed', 'pinned') and i.outside_id is not null
+    ), matched as (
+        select s.outside_id, ps.body, pg_catalog.ts_rank(ps.tsv, w.q)::float8 as score,
+               row_number() over (partition by s.outside_id
+                                  order by pg_catalog.ts_rank(ps.tsv, w.q) desc, ps.digest) as n
+        from saved s
+        cross join words w
+        join exo_private.kb_outside_passages ps on ps.outside_id = s.outside_id
+        where pg_catalog.numnode(w.q) > 0 and ps.tsv @@ w.q
+    )
+    select o.key, o.title, array_agg(m.body order by m.n), max(m.score)
+    from matched m
+    join exo_private.kb_outside_documents o on o.id = m.outside_id
+    cross join top
+    where m.n <= top.n
+    group by o.id, o.key, o.title
+    order by max(m.score) desc, o.key
+    limit p_k
+$$;
+
+ALTER FUNCTION exo_private.kb_outside_personal(p_profile_id bigint, p_query text, p_k integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_outside_personal(p_profile_id bigint, p_query text, p_k integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_outside_personal(p_profile_id bigint, p_query text, p_k integer) IS 'The personal stage over outside documents: the profile''s claimed and pinned ones whose kept passages share a word with the question (english text search, any word), at most kb.local_top_k passages each, best ts_rank first; at most p_k documents.';
+
+--
+-- Name: kb_outside_provenance(text, text[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_outside_provenance(p_profile text, p_keys text[], p_personal text[]) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with sources as materialized (
+        select s.n, s.key, o.title, i.state, i.fetch_count, (s.key = any (p_personal)) as personal,
+               quote_literal(coalesce(o.title, s.key)) as label
+        from unnest(p_keys) with ordinality s (key, n)
+        join exo_private.kb_profiles p on p.name = p_profile
+        left join exo_private.kb_outside_documents o on o.profile_id = p.id and o.key = s.key
+        left join exo_private.kb_items i on i.profile_id = p.id and i.outside_id = o.id
+    )
+    select jsonb_build_object(
+        'profile', p_profile,
+        'sources', coalesce(jsonb_agg(jsonb_build_object(
+            'key', s.key, 'title', s.title, 'from', case when s.personal then 'personal' else 'global' end,
+            'state', coalesce(s.state::text, 'global'), 'fetch_count', coalesce(s.fetch_count, 0),
+            'suggestion', case when s.state = 'suggested' then exo_private.kb_suggestion(s.label, s.fetch_count) end)
+            order by s.n), '[]'::jsonb),
+        'text', format(E'Provenance (profile %s):\n', p_profile) || coalesce(string_agg(format(
+            '%s. %s, from %s: %s, fetched %s %s',
+            s.n, s.label, case when s.personal then 'your base' else 'your retriever' end,
+            coalesce(s.state::text, 'global'), coalesce(s.fetch_count, 0),
+            case when coalesce(s.fetch_count, 0) = 1 then 'time' else 'times' end)
+            || case when s.state = 'suggested'
+                    then E'\n   ' || exo_private.kb_suggestion(s.label, s.fetch_count)
+                         || format(' (accept_suggestion(%s))', quote_literal(s.key)) else '' end,
+            E'\n' order by s.n), '(no sources)'))
+    from sources s
+$$;
+
+ALTER FUNCTION exo_private.kb_outside_provenance(p_profile text, p_keys text[], p_personal text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_outside_provenance(p_profile text, p_keys text[], p_personal text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_outside_provenance(p_profile text, p_keys text[], p_personal text[]) IS 'The provenance block of a wrapped search of the profile: per outside document returned (p_keys, in rank order) its key and title, whether it came from the user''s base (p_personal) or their retriever, its state and fetch count, and any pending save suggestion; as jsonb {profile, sources, text} with a text rendering, as exo_private.kb_provenance.';
+
+--
+-- Name: kb_outside_write(text, text, text[], jsonb, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_kb
+--
+
+CREATE FUNCTION exo_private.kb_outside_write(p_profile text, p_action text, p_keys text[], p_passages jsonb DEFAULT '[]'::jsonb, p_at timestamp with time zone DEFAULT now()) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    settings jsonb := exo_private.kb_settings();
+    threshold int := (settings ->> 'fetch_threshold')::int;
+    profile bigint;
+    writes int;
+    search bigint;
+    keys text[];
+    known int;
+    bad text;
+    touched bigint[];
+    target bigint;
+begin
+    if current_setting('transaction_read_only') = 'on' then
+        raise exception 'recording in a personal base writes, and this transaction is read-only'
+            using errcode = 'read_only_sql_transaction',
+                  hint = 'run it in a read-write transaction: begin read write (the reader may)';
+    end if;
+    if p_action is null or p_action not in ('use', 'accept', 'decline', 'thumbs_up', 'thumbs_down',
+                                            'force_pin', 'force_remove') then
+        perform exo_private.invalid_argument(format(
+            'action must be one of use, accept, decline, thumbs_up, thumbs_down, force_pin, force_remove, '
+            'got %s', exo_private.quoted(p_action)));
+    end if;
+    if p_keys is null or array_position(p_keys, null) is not null then
+        perform exo_private.invalid_argument('keys must be an array without nulls');
+    end if;
+    if cardinality(p_keys) > 100 then
+        perform exo_private.invalid_argument(format('at most 100 keys per call, got %s', cardinality(p_keys)));
+    end if;
+    select k into bad from unnest(p_keys) k where length(k) not between 1 and 500 limit 1;
+    if found then
+        perform exo_private.invalid_argument(format('a key is 1 to 500 characters, got %s', exo_private.quoted(bad)));
+    end if;
+    if p_action <> 'use' and cardinality(p_keys) <> 1 then
+        perform exo_private.invalid_argument(format('%s takes exactly one key', p_action));
+    end if;
+    -- Passages: [{key, title, text}], each of a key given, title null or text.
+    if p_passages is null or jsonb_typeof(p_passages) <> 'array' then
+        perform exo_private.invalid_argument('passages must be a JSON array of {key, title, text}');
+    end if;
+    if jsonb_array_length(p_passages) > 200 then
+        perform exo_private.invalid_argument(
+            format('at most 200 passages per call, got %s', jsonb_array_length(p_passages)));
+    end if;
+    if p_action <> 'use' and jsonb_array_length(p_passages) > 0 then
+        perform exo_private.invalid_argument(format('%s takes no passages', p_action));
+    end if;
+    if exists (select 1 from jsonb_array_elements(p_passages) x
+               where jsonb_typeof(x) <> 'object'
+                  or jsonb_typeof(x -> 'key') is distinct from 'string'
+                  or not (x ->> 'key') = any (p_keys)
+                  or coalesce(jsonb_typeof(x -> 'title'), 'null') not in ('string', 'null')
+                  or length(x ->> 'title') > 500
+                  or jsonb_typeof(x -> 'text') is distinct from 'string'
+                  or (x - 'key' - 'title' - 'text') <> '{}'::jsonb) then
+        perform exo_private.invalid_argument(
+            'each passage is {key, title, text}: key one of the keys given, title null or at most 500 '
+            'characters, text a string');
+    end if;
+    if p_at is null or not isfinite(p_at) then
+        perform exo_private.invalid_argument('the time must be a finite timestamp');
+    end if;
+    -- The profile row is the lock: one profile's writes queue behind each other.
+    select p.id into profile from exo_private.kb_profiles p where p.name = p_profile for update;
+    if profile is null then
+        perform exo_private.invalid_argument(
+            format('profile %s does not exist', exo_private.quoted(p_profile)), 'exo user add NAME makes one');
+    end if;
+    keys := array(select distinct k from unnest(p_keys) k);
+    if p_action <> 'use' then
+        select k into bad from unnest(keys) k
+        where not exists (select 1 from exo_private.kb_outside_documents o where o.profile_id = profile and o.key = k)
+        limit 1;
+        if found then
+            perform exo_private.invalid_argument(
+                format('the outside document %s is not in the base of profile %s', exo_private.quoted(bad),
+                       exo_private.quoted(p_profile)),
+                'a search of the profile returns it first');
+        end if;
+    end if;
+    -- The volume cap, shared with kb_write: a fixed window of a minute per profile.
+    update exo_private.kb_profiles p
+       set window_started_at = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
+                                         or p.window_started_at > p_at then p_at else p.window_started_at end,
+           window_writes = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
+                                     or p.window_started_at > p_at then 1 else p.window_writes + 1 end,
+           searches = p.searches + (p_action = 'use')::int
+     where p.id = profile
+    returning p.window_writes, p.searches into writes, search;
+    if writes > (settings ->> 'writes_per_minute')::int then
+        raise exception 'profile % made more than % recording calls in a minute', exo_private.quoted(p_profile),
+            settings ->> 'writes_per_minute'
+            using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.writes_per_minute';
+    end if;
+
+    if p_action = 'use' then
+        select count(*) into known from exo_private.kb_outside_documents o where o.profile_id = profile;
+        if known + (select count(*) from unnest(keys) k
+                    where not exists (select 1 from exo_private.kb_outside_documents o
+                                      where o.profile_id = profile and o.key = k))
+           > (settings ->> 'outside_documents')::int then
+            raise exception 'profile % knows % outside documents, the most it may', exo_private.quoted(p_profile),
+                settings ->> 'outside_documents'
+                using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.outside_documents';
+        end if;
+        insert into exo_private.kb_outside_documents as o (profile_id, key, title, last_seen_at)
+        select profile, k, (select x ->> 'title' from jsonb_array_elements(p_passages) x
+                            where x ->> 'key' = k and x ->> 'title' is not null limit 1), p_at
+        from unnest(keys) k
+        on conflict (profile_id, key) do update
+            set title = coalesce(excluded.title, o.title), last_seen_at = excluded.last_seen_at;
+        insert into exo_private.kb_outside_passages as s (outside_id, digest, body, seen_at)
+        select distinct on (o.id, md5(left(x ->> 'text', 8000)))
+               o.id, md5(left(x ->> 'text', 8000)), left(x ->> 'text', 8000), p_at
+        from jsonb_array_elements(p_passages) x
+        join exo_private.kb_outside_documents o on o.profile_id = profile and o.key = x ->> 'key'
+        where x ->> 'text' <> ''
+        on conflict (outside_id, digest) do update set seen_at = excluded.seen_at;
+        -- Of each document, the passages most recently returned are kept.
+        delete from exo_private.kb_outside_passages s
+        using (select s2.outside_id, s2.digest,
+                      row_number() over (partition by s2.outside_id order by s2.seen_at desc, s2.digest) as n
+               from exo_private.kb_outside_passages s2
+               join exo_private.kb_outside_documents o on o.id = s2.outside_id
+               where o.profile_id = profile and o.key = any (keys)) old
+        where s.outside_id = old.outside_id and s.digest = old.digest
+          and old.n > (settings ->> 'outside_passages')::int;
+    end if;
+    touched := array(select o.id from exo_private.kb_outside_documents o
+                     where o.profile_id = profile and o.key = any (keys));
+    insert into exo_private.kb_items (profile_id, outside_id, next_suggestion_at, state_changed_at)
+    select profile, t, threshold, p_at from unnest(touched) t
+    on conflict do nothing;
+
+    case p_action
+    when 'use' then
+        -- Returned: counted (fetch), suggested at the threshold (reach_threshold).
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, 'fetch'),
+               state_changed_at = case when exo_private.kb_next_state(i.state, 'fetch') = i.state
+                                       then i.state_changed_at else p_at end,
+               fetch_count = i.fetch_count + 1, first_fetched_at = coalesce(i.first_fetched_at, p_at),
+               last_fetched_at = p_at, last_seen_search = search
+         where i.profile_id = profile and i.outside_id = any (touched);
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, 'reach_threshold'), state_changed_at = p_at
+         where i.profile_id = profile and i.outside_id = any (touched)
+           and i.fetch_count >= i.next_suggestion_at
+           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reach_threshold');
+        -- Not returned in kb.reset_threshold searches of the user since last seen (the profile's
+        -- searches count both exo.search and wrapped ones, as kb_write does): counting starts again.
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, 'reset'),
+               state_changed_at = case when exo_private.kb_next_state(i.state, 'reset') = i.state
+                                       then i.state_changed_at else p_at end,
+               fetch_count = 0, last_seen_search = search,
+               next_suggestion_at = exo_private.kb_suggestion_gap(i.declines, threshold)
+         where i.profile_id = profile and i.state in ('surfaced', 'suggested') and i.fetch_count > 0
+           and i.last_seen_search <= search - (settings ->> 'reset_threshold')::int;
+    else
+        target := touched[1];
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, p_action),
+               state_changed_at = case when exo_private.kb_next_state(i.state, p_action) = i.state
+                                       then i.state_changed_at else p_at end,
+               thumbs = case p_action when 'thumbs_up' then i.thumbs + 1 when 'thumbs_down' then i.thumbs - 1
+                                      when 'force_remove' then 0 else i.thumbs end,
+               declines = i.declines + (p_action = 'decline')::int,
+               next_suggestion_at = case p_action
+                   when 'decline' then i.fetch_count + exo_private.kb_suggestion_gap(i.declines + 1, threshold)
+                   when 'force_remove' then exo_private.kb_suggestion_gap(i.declines, threshold)
+                   else i.next_suggestion_at end,
+               forced = case p_action when 'force_pin' then true when 'force_remove' then false else i.forced end,
+               fetch_count = case when p_action = 'force_remove' then 0 else i.fetch_count end,
+               last_seen_search = case when p_action = 'force_remove' then null else i.last_seen_search end,
+               miss_streak = case when p_action in ('force_remove', 'force_pin') then 0 else i.miss_streak end,
+               cache_checks = case when p_action = 'force_remove' then 0 else i.cache_checks end,
+               cache_hits = case when p_action = 'force_remove' then 0 else i.cache_hits end,
+               high_since = case when p_action = 'force_remove' then null else i.high_since end,
+               low_since = case when p_action in ('force_remove', 'force_pin') then null else i.low_since end
+         where i.profile_id = profile and i.outside_id = target;
+    end case;
+
+    return coalesce((
+        select jsonb_agg(jsonb_build_object(
+                   'key', o.key, 'state', i.state, 'forced', i.forced,
+                   'fetch_count', i.fetch_count, 'suggested', i.state = 'suggested')
+                   order by o.key)
+        from exo_private.kb_items i
+        join exo_private.kb_outside_documents o on o.id = i.outside_id
+        where i.profile_id = profile and i.outside_id = any (touched)), '[]'::jsonb);
+end
+$$;
+
+ALTER FUNCTION exo_private.kb_outside_write(p_profile text, p_action text, p_keys text[], p_passages jsonb, p_at timestamp with time zone) OWNER TO exo_kb;
+
+--
+-- Name: FUNCTION kb_outside_write(p_profile text, p_action text, p_keys text[], p_passages jsonb, p_at timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_kb
+--
+
+COMMENT ON FUNCTION exo_private.kb_outside_write(p_profile text, p_action text, p_keys text[], p_passages jsonb, p_at timestamp with time zone) IS 'The one path that writes outside documents into a personal base, run as exo_kb (which may write only the kb tables), as exo_private.kb_write does for documents. Actions: use (a wrapped search of the profile returned the outside documents p_keys, in rank order, and p_passages [{key, title, text}] of them: they become known, their passages kept; fetch, threshold, absence and reset), and one key''s accept, decline, thumbs_up, thumbs_down, force_pin, force_remove. Checks: a known action, a profile that exists, at most 100 keys of 1 to 500 characters, at most 200 passages of those keys (a passage''s first 8,000 characters are kept), an action''s key known to the profile, kb.writes_per_minute calls and kb.outside_documents documents per profile, a read-write transaction. Returns the touched documents'' key, state and fetch count.';
 
 --
 -- Name: kb_personal(text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -11114,6 +11656,7 @@ declare
     most int := case p_action when 'cache' then 10000 else 100 end;
     profile bigint;
     writes int;
+    search bigint;
     touched bigint[];
     unknown bigint[];
     stray bigint[];
@@ -11178,7 +11721,7 @@ begin
                                      or p.window_started_at > p_at then 1 else p.window_writes + 1 end,
            searches = p.searches + (p_action = 'use')::int
      where p.id = profile
-    returning p.window_writes into writes;
+    returning p.window_writes, p.searches into writes, search;
     if writes > (settings ->> 'writes_per_minute')::int then
         raise exception 'profile % made more than % recording calls in a minute', exo_private.quoted(p_profile),
             settings ->> 'writes_per_minute'
@@ -11197,7 +11740,7 @@ begin
                state_changed_at = case when exo_private.kb_next_state(i.state, 'fetch') = i.state
                                        then i.state_changed_at else p_at end,
                fetch_count = i.fetch_count + 1, first_fetched_at = coalesce(i.first_fetched_at, p_at),
-               last_fetched_at = p_at, absent_streak = 0,
+               last_fetched_at = p_at, last_seen_search = search,
                last_chunks = array(select k from unnest(p_chunks) k
                                    where exists (select 1 from exo_private.chunks c
                                                  where c.id = k and c.document_id = i.document_id))
@@ -11207,19 +11750,16 @@ begin
          where i.profile_id = profile and i.document_id = any (p_documents)
            and i.fetch_count >= i.next_suggestion_at
            and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reach_threshold');
-        -- Not returned: absent once more; at the reset threshold, counting starts again.
-        update exo_private.kb_items i
-           set absent_streak = i.absent_streak + 1
-         where i.profile_id = profile and i.document_id <> all (p_documents)
-           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reset');
+        -- Not returned in kb.reset_threshold searches of the user since last seen: counting starts
+        -- again. Only the rows still counting (kb_items_counting_idx), not every row of the profile.
         update exo_private.kb_items i
            set state = exo_private.kb_next_state(i.state, 'reset'),
                state_changed_at = case when exo_private.kb_next_state(i.state, 'reset') = i.state
                                        then i.state_changed_at else p_at end,
-               fetch_count = 0, absent_streak = 0,
+               fetch_count = 0, last_seen_search = search,
                next_suggestion_at = exo_private.kb_suggestion_gap(i.declines, threshold)
-         where i.profile_id = profile and i.absent_streak >= (settings ->> 'reset_threshold')::int
-           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reset');
+         where i.profile_id = profile and i.state in ('surfaced', 'suggested') and i.fetch_count > 0
+           and i.last_seen_search <= search - (settings ->> 'reset_threshold')::int;
     when 'cache' then
         -- The personal stage's check of saved documents: p_documents passed, p_missed missed.
         update exo_private.kb_items i
@@ -11249,13 +11789,12 @@ begin
                    else i.next_suggestion_at end,
                forced = case p_action when 'force_pin' then true when 'force_remove' then false else i.forced end,
                fetch_count = case when p_action = 'force_remove' then 0 else i.fetch_count end,
-               absent_streak = case when p_action = 'force_remove' then 0 else i.absent_streak end,
+               last_seen_search = case when p_action = 'force_remove' then null else i.last_seen_search end,
                miss_streak = case when p_action in ('force_remove', 'force_pin') then 0 else i.miss_streak end,
                cache_checks = case when p_action = 'force_remove' then 0 else i.cache_checks end,
                cache_hits = case when p_action = 'force_remove' then 0 else i.cache_hits end,
                high_since = case when p_action = 'force_remove' then null else i.high_since end,
-               low_since = case when p_action in ('force_remove', 'force_pin') then null else i.low_since end,
-               score = case when p_action = 'force_remove' then null else i.score end
+               low_since = case when p_action in ('force_remove', 'force_pin') then null else i.low_since end
          where i.profile_id = profile and i.document_id = item.document_id;
     end case;
 
@@ -11276,6 +11815,30 @@ ALTER FUNCTION exo_private.kb_write(p_profile text, p_action text, p_documents b
 --
 
 COMMENT ON FUNCTION exo_private.kb_write(p_profile text, p_action text, p_documents bigint[], p_chunks bigint[], p_missed bigint[], p_at timestamp with time zone) IS 'The one path that writes a personal base, run as exo_kb (which may write only the kb tables). Actions: use (a search of the profile returned p_documents, p_chunks among their chunks: fetch, threshold, absence and reset), cache (the personal stage: p_documents passed, p_missed missed; demotion by miss streak), and one document''s accept, decline, thumbs_up, thumbs_down, force_pin, force_remove. Checks: a known action, a profile that exists, documents that exist, chunks of those documents, at most 100 documents and 500 chunks, kb.writes_per_minute calls per profile, a read-write transaction. Returns the touched documents'' state and fetch count.';
+
+--
+-- Name: kept_apart(text, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kept_apart(p_workspace text, p_alias_key text, p_entity_key text) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select coalesce((select l.kind = 'split'
+                     from exo_private.entity_merge_log l
+                     where l.workspace = p_workspace and l.other_key = p_alias_key
+                       and l.kept_key = p_entity_key and l.undone_at is null
+                     order by l.id desc
+                     limit 1), false)
+$$;
+
+ALTER FUNCTION exo_private.kept_apart(p_workspace text, p_alias_key text, p_entity_key text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kept_apart(p_workspace text, p_alias_key text, p_entity_key text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kept_apart(p_workspace text, p_alias_key text, p_entity_key text) IS 'True when the newest correction between name p_alias_key and entity key p_entity_key of p_workspace is a split (exo entity split): the name is never that entity''s alias again, in this extraction generation or a later one; a merge of the two made after it makes this false.';
 
 --
 -- Name: learn_routes(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -11688,9 +12251,7 @@ CREATE FUNCTION exo_private.lock_fact_line(p_workspace text, p_subject_key text,
     LANGUAGE sql
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    select pg_catalog.pg_advisory_xact_lock(
-        pg_catalog.hashtext('exo_private.record_fact'),
-        pg_catalog.hashtext(pg_catalog.jsonb_build_array(p_workspace, p_subject_key, p_attribute, p_kind)::text))
+    select exo_private.lock_fact_lines(array[p_workspace], array[p_subject_key], array[p_attribute], p_kind)
 $$;
 
 ALTER FUNCTION exo_private.lock_fact_line(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind) OWNER TO exo_owner;
@@ -11699,7 +12260,32 @@ ALTER FUNCTION exo_private.lock_fact_line(p_workspace text, p_subject_key text, 
 -- Name: FUNCTION lock_fact_line(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.lock_fact_line(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind) IS 'Take the transaction advisory lock of one fact line (workspace, subject key, attribute, kind): two writers of a line take turns, so it keeps exactly one current row.';
+COMMENT ON FUNCTION exo_private.lock_fact_line(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind) IS 'Take the transaction advisory lock of one fact line (workspace, subject key, attribute, kind), as exo_private.lock_fact_lines does.';
+
+--
+-- Name: lock_fact_lines(text[], text[], text[], exo_private.fact_kind); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.lock_fact_lines(p_workspaces text[], p_subject_keys text[], p_attributes text[], p_kind exo_private.fact_kind) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- count: a SQL function's last select would stop at its first row
+    select count(pg_catalog.pg_advisory_xact_lock(
+               pg_catalog.hashtext('exo_private.record_fact'),
+               pg_catalog.hashtext(pg_catalog.jsonb_build_array(l.workspace, l.key, l.attr, p_kind)::text)))
+    from (select distinct x.workspace, x.key, x.attr
+          from unnest(p_workspaces, p_subject_keys, p_attributes) x (workspace, key, attr)
+          order by 1, 2, 3) l
+$$;
+
+ALTER FUNCTION exo_private.lock_fact_lines(p_workspaces text[], p_subject_keys text[], p_attributes text[], p_kind exo_private.fact_kind) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION lock_fact_lines(p_workspaces text[], p_subject_keys text[], p_attributes text[], p_kind exo_private.fact_kind); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.lock_fact_lines(p_workspaces text[], p_subject_keys text[], p_attributes text[], p_kind exo_private.fact_kind) IS 'Take the transaction advisory lock of each fact line (p_workspaces[i], p_subject_keys[i], p_attributes[i], p_kind), each once, in one order for every writer (so two writers never wait on each other in a cycle): two writers of a line take turns, so it keeps exactly one current row.';
 
 --
 -- Name: mark_messages(boolean); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -12036,8 +12622,10 @@ begin
     delete from exo_private.entities e where e.id = p_other;
     perform exo_private.reproject_entities(array[p_keep]);
 
-    insert into exo_private.entity_merge_log (kind, workspace, kept_id, other_id, moved)
-    values ('merge', keep_row.workspace, p_keep, p_other, moved)
+    insert into exo_private.entity_merge_log (kind, workspace, kept_id, other_id, moved,
+                                              kept_key, kept_name, other_key, other_name)
+    values ('merge', keep_row.workspace, p_keep, p_other, moved,
+            keep_row.canonical_key, keep_row.name, other_row.canonical_key, other_row.name)
     returning id into log_id;
     return log_id;
 end
@@ -12140,6 +12728,8 @@ begin
               from jsonb_array_elements(case when jsonb_typeof(item.aliases) = 'array'
                                              then item.aliases else '[]' end) y(alias)) a
         where a.key is not null and a.key <> item.key and a.how in ('surname', 'first_name')
+          and not exo_private.kept_apart(win.workspace, a.key,
+                                         (select e.canonical_key from exo_private.entities e where e.id = ent_id))
         on conflict do nothing;
     end loop;
     -- New: made by this merge, which gave each key one vote (a row a concurrent merge made
@@ -12259,6 +12849,43 @@ ALTER FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation int
 --
 
 COMMENT ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) IS 'Merge one window''s validated extraction: entities through upsert_entity (one per key, type by evidence; an item''s aliases [{surface, how: surname|first_name}] recorded with the window as evidence), mentions in the window''s chunks that contain the name, relations between listed names; project them into the AGE graph; record each attribute {subject, attribute, value} as an extracted fact (record_fact), sourced by the window''s chunk that states the value and valid from when that source says it held (evidence_valid_from). Idempotent. Returns {entities_new, entities_seen, mentions_new, relations_new, facts_recorded, facts_undated (attributes whose source has no date: not recorded), facts_skipped (refused by exo_private.fact_refusal, a first-person subject of no one known included: see exo_private.attribute_subject)} (plus stale_generation when a newer generation exists, having written nothing). Raises when the window is gone.';
+
+--
+-- Name: merged_into(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.merged_into(p_workspace text, p_key text) RETURNS bigint
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    hop exo_private.entity_merge_log;
+    found_id bigint;
+    seen text[] := array[p_key];
+begin
+    -- A merged key's newest correction is its merge, unless a later split or an unmerge undid
+    -- it; a merge into a key merged on again is followed (a cycle stops where it began).
+    loop
+        select * into hop
+        from exo_private.entity_merge_log l
+        where l.workspace = p_workspace and l.other_key = seen[cardinality(seen)] and l.undone_at is null
+        order by l.id desc
+        limit 1;
+        exit when not found or hop.kind <> 'merge' or hop.kept_key is null or hop.kept_key = any (seen);
+        found_id := hop.id;
+        seen := seen || hop.kept_key;
+    end loop;
+    return found_id;
+end
+$$;
+
+ALTER FUNCTION exo_private.merged_into(p_workspace text, p_key text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION merged_into(p_workspace text, p_key text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.merged_into(p_workspace text, p_key text) IS 'The id of the entity_merge_log row whose kept_key (and kept_name) key p_key of p_workspace now resolves to by a person''s merges (exo entity merge), followed from merge to merge; null when its newest correction is none, a split or an undone merge. Entity ids change with each extraction generation; keys do not, so this is how a merge outlives one.';
 
 --
 -- Name: message_bands(date[], date); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -12742,12 +13369,27 @@ declare
                                                    when 'array' then observations end;
     fallback text;
     problem text;
-    recorded bigint[];  -- the observations' ids, subject keys and attributes, in input order
+    names text[];       -- the batch's distinct subjects
+    recorded bigint[];  -- the observations' ids, workspaces, subject keys and attributes, in input order
+    spaces text[];
     keys text[];
     attrs text[];
-    new_rows jsonb;     -- fact rows of the lines the batch only extends
-    closings jsonb;     -- their current rows the batch closes
-    sourced jsonb;      -- their observations, each with its fact row
+    -- the fact rows of the lines the batch only extends, column by column (arrays, not jsonb:
+    -- no round trip of every value through text)
+    new_ids bigint[];
+    new_spaces text[];
+    new_subjects text[];
+    new_keys text[];
+    new_attrs text[];
+    new_values text[];
+    new_froms timestamptz[];
+    new_tos timestamptz[];
+    new_bys bigint[];
+    close_ids bigint[];    -- their current rows the batch closes: when, and by which row
+    close_tos timestamptz[];
+    close_bys bigint[];
+    source_facts bigint[];  -- their observations, each with its fact row
+    source_observations bigint[];
     one_by_one bigint[];  -- observations of the other lines
     o exo_private.observations;
 begin
@@ -12760,13 +13402,21 @@ begin
         return;
     end if;
     select s.value #>> '{}' into fallback from exo_private.settings s where s.key = 'facts.observation_workspace';
-    -- The subject keys and attributes of the lines, once for the batch (null where none is given).
-    select exo_private.canonical_keys(array_agg(
-               case when jsonb_typeof(e.item -> 'subject') = 'string' then e.item ->> 'subject' end order by e.n)),
-           array_agg(case when jsonb_typeof(e.item -> 'attribute') = 'string'
-                          then exo_private.normalise_attribute(e.item ->> 'attribute') end order by e.n)
-      into keys, attrs
-    from jsonb_array_elements(items) with ordinality e (item, n);
+    -- The workspaces, subject keys and attributes of the lines, once for the batch (null where
+    -- none is given): each distinct subject goes through Python once, each distinct attribute
+    -- through normalise_attribute once (a probe reports many attributes of a few hosts).
+    names := array(select distinct e.item ->> 'subject' from jsonb_array_elements(items) e (item)
+                    where jsonb_typeof(e.item -> 'subject') = 'string');
+    select array_agg(coalesce(e.item ->> 'workspace', fallback) order by e.n),
+           array_agg(k.key order by e.n), array_agg(a.attr order by e.n)
+      into spaces, keys, attrs
+    from jsonb_array_elements(items) with ordinality e (item, n)
+    left join unnest(names, exo_private.canonical_keys(names)) k (name, key)
+      on jsonb_typeof(e.item -> 'subject') = 'string' and k.name = e.item ->> 'subject'
+    left join (select a.name, exo_private.normalise_attribute(a.name) as attr
+               from (select distinct x.item ->> 'attribute' from jsonb_array_elements(items) x (item)
+                     where jsonb_typeof(x.item -> 'attribute') = 'string') a (name)) a
+      on jsonb_typeof(e.item -> 'attribute') = 'string' and a.name = e.item ->> 'attribute';
     -- The first observation that cannot be recorded, and why; then none is.
     select format('observation %s: %s', e.n, p.why) into problem
     from rows from (jsonb_array_elements(items), unnest(keys), unnest(attrs)) with ordinality e (item, key, attr, n)
@@ -12812,12 +13462,8 @@ begin
     recorded := array(select nextval('exo_private.observations_id_seq')
                       from generate_series(1, jsonb_array_length(items)));
 
-    -- Every line of the batch locked, in one order for every writer (so two batches never wait
-    -- on each other in a cycle).
-    perform exo_private.lock_fact_line(l.workspace, l.key, l.attr, 'observation')
-    from (select distinct coalesce(e.item ->> 'workspace', fallback) as workspace, e.key, e.attr
-          from rows from (jsonb_array_elements(items), unnest(keys), unnest(attrs)) e (item, key, attr)
-          order by 1, 2, 3) l;
+    -- Every line of the batch locked, in one call.
+    perform exo_private.lock_fact_lines(spaces, keys, attrs, 'observation');
 
     -- The observations are written, and the lines the batch only extends (new lines, and lines
     -- whose current row began no later than the batch's first value for them) are worked out at
@@ -12878,23 +13524,24 @@ begin
         from runs u
         window w as (partition by u.workspace, u.key, u.attr order by u.run)
     )
-    select (select jsonb_agg(jsonb_build_object(
-                'id', c.id, 'workspace', c.workspace, 'subject', c.subject, 'subject_key', c.key,
-                'attribute', c.attr, 'value', c.value, 'valid_from', c.valid_from, 'valid_to', c.valid_to,
-                'closed_by', c.closed_by))
-            from chained c),
-           (select jsonb_agg(jsonb_build_object('id', c.current_id, 'valid_to', c.valid_from, 'closed_by', c.id))
-            from chained c where c.first and c.current_id is not null),
-           (select jsonb_agg(jsonb_build_object('fact_id', s.fact_id, 'observation_id', s.observation_id))
-            from (select c.id as fact_id, k.id as observation_id from chained c, unnest(c.observations) k (id)
-                  union all
-                  select r.current_id, r.id from numbered r where r.run = 0) s),
-           array(select j.id from judged j where not j.extends)
-      into new_rows, closings, sourced, one_by_one;
+    select n.ids, n.spaces, n.subjects, n.keys, n.attrs, n.vals, n.froms, n.tos, n.bys,
+           k.ids, k.tos, k.bys, x.facts, x.observations, array(select j.id from judged j where not j.extends)
+      into new_ids, new_spaces, new_subjects, new_keys, new_attrs, new_values, new_froms, new_tos, new_bys,
+           close_ids, close_tos, close_bys, source_facts, source_observations, one_by_one
+    from (select array_agg(c.id) as ids, array_agg(c.workspace) as spaces, array_agg(c.subject) as subjects,
+                 array_agg(c.key) as keys, array_agg(c.attr) as attrs, array_agg(c.value) as vals,
+                 array_agg(c.valid_from) as froms, array_agg(c.valid_to) as tos, array_agg(c.closed_by) as bys
+          from chained c) n,
+         (select array_agg(c.current_id) as ids, array_agg(c.valid_from) as tos, array_agg(c.id) as bys
+          from chained c where c.first and c.current_id is not null) k,
+         (select array_agg(s.fact_id) as facts, array_agg(s.observation_id) as observations
+          from (select c.id as fact_id, k.id as observation_id from chained c, unnest(c.observations) k (id)
+                union all
+                select r.current_id, r.id from numbered r where r.run = 0) s) x;
     update exo_private.facts f
        set valid_to = c.valid_to, closed_by = c.closed_by,
            close_reason = case when f.valid_from = c.valid_to then 'corrected' else 'superseded' end
-      from jsonb_populate_recordset(null::exo_private.facts, closings) c
+      from unnest(close_ids, close_tos, close_bys) c (id, valid_to, closed_by)
      where f.id = c.id;
     insert into exo_private.facts (id, workspace, subject, subject_key, attribute, value, kind,
                                    valid_from, valid_to, closed_by, close_reason)
@@ -12902,11 +13549,12 @@ begin
     select r.id, r.workspace, r.subject, r.subject_key, r.attribute, r.value, 'observation',
            r.valid_from, r.valid_to, r.closed_by,
            case when r.valid_to = r.valid_from then 'corrected' when r.closed_by is not null then 'superseded' end
-    from jsonb_populate_recordset(null::exo_private.facts, new_rows) r;
+    from unnest(new_ids, new_spaces, new_subjects, new_keys, new_attrs, new_values, new_froms, new_tos, new_bys)
+         r (id, workspace, subject, subject_key, attribute, value, valid_from, valid_to, closed_by);
     return query
     insert into exo_private.fact_sources (fact_id, observation_id)
     select s.fact_id, s.observation_id
-    from jsonb_populate_recordset(null::exo_private.fact_sources, sourced) s
+    from unnest(source_facts, source_observations) s (fact_id, observation_id)
     returning fact_sources.observation_id, fact_sources.fact_id;
 
     for o in
@@ -15291,7 +15939,7 @@ ALTER FUNCTION exo_private.record_source_hash() OWNER TO exo_owner;
 -- Name: FUNCTION record_source_hash(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.record_source_hash() IS 'Trigger: a new fact source records the sha256 its document (document_id, else the chunk''s) has now, so the self-audit can tell when the document changed.';
+COMMENT ON FUNCTION exo_private.record_source_hash() IS 'Trigger: a new fact source records the sha256 its document (document_id, else the chunk''s) has now, so the self-audit can tell when the document changed. It fires only for a source with a document or chunk (an observation has no document: a batch of them pays for no trigger call).';
 
 --
 -- Name: related_entities(bigint, integer, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -16581,9 +17229,12 @@ def hints(pools, how, named=None):
 # -- the combined-pool rank -----------------------------------------------------------------
 
 def deterministic_relevance(candidate, weights):
-    """Relevance from what found the chunk and how much of the query it covers (0..1)."""
+    """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
+    of a typed walk (match "path") covers the question by the walk: its entity and relation words
+    chose the chunk, which need share no word with it ("the sister of X works for" ends at a team
+    mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
-    coverage = candidate.get("coverage") or 0.0
+    coverage = 1.0 if candidate.get("match") == "path" else candidate.get("coverage") or 0.0
     return 0.5 * stage + 0.5 * coverage
 
 def priority(candidate, weights, recency=True):
@@ -17872,9 +18523,12 @@ def hints(pools, how, named=None):
 # -- the combined-pool rank -----------------------------------------------------------------
 
 def deterministic_relevance(candidate, weights):
-    """Relevance from what found the chunk and how much of the query it covers (0..1)."""
+    """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
+    of a typed walk (match "path") covers the question by the walk: its entity and relation words
+    chose the chunk, which need share no word with it ("the sister of X works for" ends at a team
+    mail that names neither X nor a sister)."""
     stage = weights["stage"].get(candidate["stage"], 0.5)
-    coverage = candidate.get("coverage") or 0.0
+    coverage = 1.0 if candidate.get("match") == "path" else candidate.get("coverage") or 0.0
     return 0.5 * stage + 0.5 * coverage
 
 def priority(candidate, weights, recency=True):
@@ -20529,10 +21183,17 @@ begin
         'relations', coalesce((select jsonb_agg(to_jsonb(r)) from exo_private.relations r
                                where (r.subject_id = p_entity or r.object_id = p_entity)
                                  and r.window_id = any(split_windows)), '[]'));
-    -- The alias goes first, so that upsert_entity makes the name an entity of its own.
+    -- The alias goes and the split is logged first, so that upsert_entity makes the name an
+    -- entity of its own (a merge of it logged before no longer sends it back to p_entity).
     delete from exo_private.entity_aliases a where a.entity_id = p_entity and a.alias_key = wanted_key;
+    insert into exo_private.entity_merge_log (kind, workspace, kept_id, other_id, moved,
+                                              kept_key, kept_name, other_key, other_name)
+    values ('split', ent.workspace, p_entity, p_entity, moved,
+            ent.canonical_key, ent.name, wanted_key, pg_catalog.btrim(p_alias))
+    returning id into log_id;
     new_id := exo_private.upsert_entity(ent.workspace, ent.generation, ent.type::text, wanted_key,
                                         pg_catalog.btrim(p_alias));
+    update exo_private.entity_merge_log l set other_id = new_id where l.id = log_id;
     perform exo_private.unproject_entities(array[p_entity]);
     update exo_private.mentions m
        set entity_id = new_id
@@ -20546,9 +21207,6 @@ begin
      where (r.subject_id = p_entity or r.object_id = p_entity) and r.window_id = any(split_windows)
        and r.subject_id <> new_id and r.object_id <> new_id;
     perform exo_private.reproject_entities(array[p_entity, new_id]);
-    insert into exo_private.entity_merge_log (kind, workspace, kept_id, other_id, moved)
-    values ('split', ent.workspace, p_entity, new_id, moved)
-    returning id into log_id;
     return log_id;
 end
 $$;
@@ -20769,27 +21427,37 @@ begin
             visible);
     when 'personal' then  -- $1: the query vector as text, $5: a user's saved documents, $6: the similarity threshold, $7: chunks per document
         -- The personal stage (sql/700_kb.sql): the chunks of the user's claimed and pinned
-        -- documents in this workspace by exact cosine similarity, at most $7 per document, only
-        -- those at $6 or above; each row names its document (detail) for the miss streak.
+        -- documents in this workspace by exact cosine similarity, only those at $6 or above, at
+        -- most $7 per document; each row names its document (detail) for the miss streak. One pass
+        -- over the saved documents' chunks, each chunk's vector by its primary key (the lateral's
+        -- limit keeps the planner from a hash join over every vector of the workspace), a window
+        -- per document over the few that pass, the query vector parsed once (an InitPlan).
         if model_id is null or dimensions is null then
             raise exception 'the personal stage needs an embedding model and its dimensions';
         end if;
         return format($q$
             select x.chunk_id, x.score, x.charged, x.document_id::text as detail
-            from unnest($5::bigint[]) s (document_id)
-            cross join lateral (
-                select c.id as chunk_id, c.document_id, c.charged_subjects as charged,
-                       (1 - (e.embedding::public.vector(%s) operator(public.<=>) $1::public.vector(%s)))::float8 as score
-                from exo_private.%I c
-                join exo_private.%I e on e.workspace = c.workspace and e.chunk_id = c.id and e.model_id = %s
-                where c.workspace = %L and c.document_id = s.document_id and %s
-                order by score desc, c.id
-                limit $7
+            from (
+                select y.*, pg_catalog.row_number() over (partition by y.document_id
+                                                          order by y.score desc, y.chunk_id) as n
+                from (
+                    select c.id as chunk_id, c.document_id, c.charged_subjects as charged, e.score
+                    from exo_private.%I c
+                    cross join lateral (
+                        select (1 - (e.embedding::public.vector(%s) operator(public.<=>)
+                                     (select $1::public.vector(%s))))::float8 as score
+                        from exo_private.%I e
+                        where e.workspace = c.workspace and e.model_id = %s and e.chunk_id = c.id
+                        limit 1
+                    ) e
+                    where c.workspace = %L and c.document_id = any ($5::bigint[]) and %s
+                ) y
+                where y.score >= $6
             ) x
-            where x.score >= $6
+            where x.n <= $7
             order by x.score desc, x.chunk_id
             limit $4 $q$,
-            dimensions, dimensions, chunks, 'chunk_embeddings_' || workspace, model_id, workspace, visible);
+            chunks, dimensions, dimensions, 'chunk_embeddings_' || workspace, model_id, workspace, visible);
     when 'personal_keyword' then  -- $1: the query's words joined by ' or ', $5: saved documents, $7: chunks per document
         -- The personal stage without a query embedding: the saved documents' chunks that share a
         -- word with the question, best ts_rank first.
@@ -21635,6 +22303,9 @@ CREATE FUNCTION exo_private.unmerge_entities(p_log_id bigint) RETURNS bigint
 declare
     entry exo_private.entity_merge_log;
     other_id bigint;
+    target_key text;
+    target_id bigint;
+    split_id bigint;
 begin
     select * into entry from exo_private.entity_merge_log l where l.id = p_log_id for update;
     if not found or entry.kind <> 'merge' then
@@ -21646,9 +22317,40 @@ begin
     end if;
     perform 1 from exo_private.entities e where e.id = entry.kept_id for update;
     if not found then
-        perform exo_private.invalid_argument(format(
-            'p_log_id: entity %s of merge %s is gone (a new extraction generation, or its mentions '
-            'were removed); nothing to undo', entry.kept_id, p_log_id));
+        -- The kept entity went with its generation; upsert_entity replayed the merge in the new
+        -- one, where the merged name is an alias of the entity its key resolves to: that name is
+        -- split off it (logged as a split, so later generations keep the two apart too).
+        if entry.other_key is null then
+            perform exo_private.invalid_argument(format(
+                'p_log_id: entity %s of merge %s is gone and the merge was logged without its names'' '
+                'keys; nothing to undo', entry.kept_id, p_log_id),
+                'exo entity split the name off the entity it is on now');
+        end if;
+        select l.kept_key into target_key
+        from exo_private.entity_merge_log l
+        where l.id = exo_private.merged_into(entry.workspace, entry.other_key);
+        update exo_private.entity_merge_log l set undone_at = now() where l.id = p_log_id;
+        select e.id into other_id
+        from exo_private.entities e
+        where e.workspace = entry.workspace and e.canonical_key = entry.other_key
+        order by e.generation desc
+        limit 1;
+        select e.id into target_id
+        from exo_private.entities e
+        where e.workspace = entry.workspace and e.canonical_key = target_key
+        order by e.generation desc
+        limit 1;
+        if other_id is not null or target_id is null then
+            return other_id;  -- apart already, or not extracted again yet
+        end if;
+        delete from exo_private.entity_aliases a
+         where a.entity_id = target_id and a.alias_key = entry.other_key and a.how = 'manual';
+        if not exists (select 1 from exo_private.mentions m
+                       where m.entity_id = target_id and exo_private.canonical_key(m.surface) = entry.other_key) then
+            return null;
+        end if;
+        split_id := exo_private.split_entity(target_id, coalesce(entry.other_name, entry.other_key));
+        return (select l.other_id from exo_private.entity_merge_log l where l.id = split_id);
     end if;
     other_id := entry.other_id;
     if exists (select 1 from exo_private.entities e
@@ -21705,7 +22407,7 @@ ALTER FUNCTION exo_private.unmerge_entities(p_log_id bigint) OWNER TO exo_owner;
 -- Name: FUNCTION unmerge_entities(p_log_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.unmerge_entities(p_log_id bigint) IS 'Undo merge p_log_id of entity_merge_log: the merged entity comes back with its id, mentions, relations and aliases as they were, the manual alias goes, both are re-projected, and the log row is marked undone. Returns the restored entity id. Refuses a split, a merge undone already, one whose kept entity is gone, or one whose key is an entity again.';
+COMMENT ON FUNCTION exo_private.unmerge_entities(p_log_id bigint) IS 'Undo merge p_log_id of entity_merge_log: the merged entity comes back with its id, mentions, relations and aliases as they were, the manual alias goes, both are re-projected, and the log row is marked undone. Returns the restored entity id. When the kept entity went with its extraction generation (the merge replayed in the new one by upsert_entity), the merged name is split off the entity it is on now (split_entity, logged) and that entity''s id returned; null when the new generation has not extracted the name yet (its next extraction keeps it apart). Refuses a split, a merge undone already, or one whose key is an entity again.';
 
 --
 -- Name: unproject_entities(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -21780,6 +22482,8 @@ CREATE FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer
 declare
     cue text;
     ent record;
+    kept record;
+    kept_id bigint;
     chosen exo_private.entity_type;
 begin
     if p_key is null or pg_catalog.btrim(p_key) = '' then
@@ -21793,7 +22497,23 @@ begin
             'p_type must be one of ' || array_to_string(enum_range(null::exo_private.entity_type)::text[], ', ')
             || ', not ' || exo_private.quoted(p_type));
     end if;
-    -- A name that is no entity's key but another name of one (an alias) is that entity.
+    -- A key a person merged into another (exo entity merge) is that entity, in this generation
+    -- or a later one: found or made under the kept key and name, the merged name its manual alias.
+    if not coalesce(p_is_owner, false) then
+        select l.kept_key, l.kept_name into kept
+        from exo_private.entity_merge_log l
+        where l.id = exo_private.merged_into(p_workspace, p_key);
+        if found then
+            kept_id := exo_private.upsert_entity(p_workspace, p_generation, p_type, kept.kept_key,
+                                                 coalesce(kept.kept_name, kept.kept_key));
+            insert into exo_private.entity_aliases (entity_id, alias_key, surface, how)
+            values (kept_id, p_key, pg_catalog.btrim(p_name), 'manual')
+            on conflict (entity_id, alias_key) do nothing;
+            return kept_id;
+        end if;
+    end if;
+    -- A name that is no entity's key but another name of one (an alias) is that entity, unless
+    -- a person split it off that entity (exo entity split).
     if not coalesce(p_is_owner, false) and not exists (
         select 1 from exo_private.entities e
         where e.workspace = p_workspace and e.generation = p_generation and e.canonical_key = p_key
@@ -21801,7 +22521,8 @@ begin
         select min(a.entity_id) as id, count(distinct a.entity_id) as n into ent
         from exo_private.entity_aliases a
         join exo_private.entities e on e.id = a.entity_id
-        where a.alias_key = p_key and e.workspace = p_workspace and e.generation = p_generation;
+        where a.alias_key = p_key and e.workspace = p_workspace and e.generation = p_generation
+          and not exo_private.kept_apart(p_workspace, p_key, e.canonical_key);
         if ent.n = 1 then
             return ent.id;
         end if;
@@ -21846,7 +22567,7 @@ ALTER FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer,
 -- Name: FUNCTION upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean) IS 'The entity of canonical key p_key in generation p_generation of p_workspace, created when missing (named p_name), the one place entities are made: one entity per key whatever the type. A key that is no entity''s but an alias of exactly one (entity_aliases) gives that entity. p_type is a vote (type_votes); the type is Person for the owner (p_is_owner), else the name''s cue (cue_type), else the most voted type; a changed type is re-projected. Returns the entity id; raises invalid_parameter_value for a blank key or name or an unknown type.';
+COMMENT ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean) IS 'The entity of canonical key p_key in generation p_generation of p_workspace, created when missing (named p_name), the one place entities are made: one entity per key whatever the type. A key a person merged into another (exo_private.merged_into, any generation) gives the kept key''s entity (made when missing) and becomes its manual alias; a key that is no entity''s but an alias of exactly one (entity_aliases) not split off it (kept_apart) gives that entity. p_type is a vote (type_votes); the type is Person for the owner (p_is_owner), else the name''s cue (cue_type), else the most voted type; a changed type is re-projected. Returns the entity id; raises invalid_parameter_value for a blank key or name or an unknown type.';
 
 --
 -- Name: window_conversation(bigint, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -25567,6 +26288,10 @@ CREATE TABLE exo_private.entity_merge_log (
     moved jsonb NOT NULL,
     made_at timestamp with time zone DEFAULT now() NOT NULL,
     undone_at timestamp with time zone,
+    kept_key text,
+    kept_name text,
+    other_key text,
+    other_name text,
     CONSTRAINT entity_merge_log_kind_check CHECK ((kind = ANY (ARRAY['merge'::text, 'split'::text])))
 );
 
@@ -25577,6 +26302,18 @@ ALTER TABLE exo_private.entity_merge_log OWNER TO exo_owner;
 --
 
 COMMENT ON TABLE exo_private.entity_merge_log IS 'Manual corrections of entity identity (exo entity merge / split): kept_id the entity that stays, other_id the one merged into it or split out of it; moved holds what moved (the merged entity''s row, its mentions, relations and aliases, the rows dropped as repeats) so that unmerge_entities restores it.';
+
+--
+-- Name: COLUMN entity_merge_log.kept_key; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.entity_merge_log.kept_key IS 'The canonical key of the entity that stays (kept_id when logged); with other_key, what a new extraction generation replays the correction by.';
+
+--
+-- Name: COLUMN entity_merge_log.other_key; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.entity_merge_log.other_key IS 'The canonical key of the entity merged into kept_key, or of the name split off it.';
 
 --
 -- Name: entity_merge_log_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
@@ -25748,25 +26485,25 @@ ALTER TABLE exo_private.job_failures ALTER COLUMN id ADD GENERATED ALWAYS AS IDE
 
 CREATE TABLE exo_private.kb_items (
     profile_id bigint NOT NULL,
-    document_id bigint NOT NULL,
+    document_id bigint,
     state exo_private.kb_state DEFAULT 'global'::exo_private.kb_state NOT NULL,
     forced boolean DEFAULT false NOT NULL,
     fetch_count integer DEFAULT 0 NOT NULL,
     first_fetched_at timestamp with time zone,
     last_fetched_at timestamp with time zone,
     last_chunks bigint[] DEFAULT '{}'::bigint[] NOT NULL,
-    absent_streak integer DEFAULT 0 NOT NULL,
     declines integer DEFAULT 0 NOT NULL,
     next_suggestion_at integer NOT NULL,
     miss_streak integer DEFAULT 0 NOT NULL,
     cache_checks integer DEFAULT 0 NOT NULL,
     cache_hits integer DEFAULT 0 NOT NULL,
     thumbs integer DEFAULT 0 NOT NULL,
-    score double precision,
-    scored_at timestamp with time zone,
     high_since timestamp with time zone,
     low_since timestamp with time zone,
-    state_changed_at timestamp with time zone NOT NULL
+    state_changed_at timestamp with time zone NOT NULL,
+    outside_id bigint,
+    last_seen_search bigint,
+    CONSTRAINT kb_items_one_subject CHECK ((num_nonnulls(document_id, outside_id) = 1))
 );
 
 ALTER TABLE exo_private.kb_items OWNER TO exo_owner;
@@ -25782,12 +26519,6 @@ COMMENT ON TABLE exo_private.kb_items IS 'One row per user and document once the
 --
 
 COMMENT ON COLUMN exo_private.kb_items.forced IS 'Pinned by the user (force_pin): never demoted by score or misses.';
-
---
--- Name: COLUMN kb_items.absent_streak; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON COLUMN exo_private.kb_items.absent_streak IS 'Consecutive searches of the user that did not return the document (resets fetch_count at kb.reset_threshold).';
 
 --
 -- Name: COLUMN kb_items.next_suggestion_at; Type: COMMENT; Schema: exo_private; Owner: exo_owner
@@ -25820,6 +26551,74 @@ COMMENT ON COLUMN exo_private.kb_items.high_since IS 'The score''s history for t
 COMMENT ON COLUMN exo_private.kb_items.low_since IS 'Since when the score has been below kb.demote_score (null: it is not).';
 
 --
+-- Name: COLUMN kb_items.outside_id; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.kb_items.outside_id IS 'The outside document (exo_private.kb_outside_documents) the item is of, when not a document of exocortex''s own (document_id).';
+
+--
+-- Name: COLUMN kb_items.last_seen_search; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.kb_items.last_seen_search IS 'The number (kb_profiles.searches) of the user''s search that last returned the document, or the search at which its count was last reset; null: never returned since it entered or left the base. Searches since then >= kb.reset_threshold resets fetch_count.';
+
+--
+-- Name: kb_outside_documents; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.kb_outside_documents (
+    id bigint NOT NULL,
+    profile_id bigint NOT NULL,
+    key text NOT NULL,
+    title text,
+    last_seen_at timestamp with time zone NOT NULL,
+    CONSTRAINT kb_outside_documents_key_check CHECK (((length(key) >= 1) AND (length(key) <= 500))),
+    CONSTRAINT kb_outside_documents_title_check CHECK ((length(title) <= 500))
+);
+
+ALTER TABLE exo_private.kb_outside_documents OWNER TO exo_owner;
+
+--
+-- Name: TABLE kb_outside_documents; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.kb_outside_documents IS 'Documents exocortex does not hold, as a profile''s wrapped retriever identifies them (key: the value of its id metadata key; title: its title key''s, if any). Per profile: what one user''s retriever returned is never shown to another. At most kb.outside_documents per profile.';
+
+--
+-- Name: kb_outside_documents_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.kb_outside_documents ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.kb_outside_documents_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: kb_outside_passages; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.kb_outside_passages (
+    outside_id bigint NOT NULL,
+    digest text NOT NULL,
+    body text NOT NULL,
+    seen_at timestamp with time zone NOT NULL,
+    tsv tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, body)) STORED,
+    CONSTRAINT kb_outside_passages_body_check CHECK (((length(body) >= 1) AND (length(body) <= 8000)))
+);
+
+ALTER TABLE exo_private.kb_outside_passages OWNER TO exo_owner;
+
+--
+-- Name: TABLE kb_outside_passages; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.kb_outside_passages IS 'The passages (a retriever''s page_content, its first 8,000 characters) of an outside document its retriever returned, the kb.outside_passages most recently returned kept; digest is the md5 of the body. The personal stage matches a saved outside document''s passages by their words.';
+
+--
 -- Name: kb_profiles; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -25830,6 +26629,7 @@ CREATE TABLE exo_private.kb_profiles (
     window_started_at timestamp with time zone,
     window_writes integer DEFAULT 0 NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    decayed_at timestamp with time zone,
     CONSTRAINT kb_profiles_name_check CHECK ((name ~ '^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$'::text))
 );
 
@@ -25840,6 +26640,12 @@ ALTER TABLE exo_private.kb_profiles OWNER TO exo_owner;
 --
 
 COMMENT ON TABLE exo_private.kb_profiles IS 'Users (people or agent profiles) with a personal base: exo user add NAME. searches counts the searches recorded; window_started_at and window_writes cap the writes per minute (kb.writes_per_minute).';
+
+--
+-- Name: COLUMN kb_profiles.decayed_at; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.kb_profiles.decayed_at IS 'When the daily decay last scored this profile''s base (exo_private.kb_decay): the time exo_private.kb_scores computes scores as of; null: never.';
 
 --
 -- Name: kb_profiles_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
@@ -25853,6 +26659,48 @@ ALTER TABLE exo_private.kb_profiles ALTER COLUMN id ADD GENERATED ALWAYS AS IDEN
     NO MAXVALUE
     CACHE 1
 );
+
+--
+-- Name: kb_scores; Type: VIEW; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE VIEW exo_private.kb_scores AS
+ WITH w AS MATERIALIZED (
+         SELECT ((k.s #>> '{score_weights,recency}'::text[]))::double precision AS recency,
+            ((k.s #>> '{score_weights,frequency}'::text[]))::double precision AS frequency,
+            ((k.s #>> '{score_weights,explicit}'::text[]))::double precision AS explicit,
+            ((k.s #>> '{score_weights,hit_rate}'::text[]))::double precision AS hit_rate,
+            NULLIF((((((k.s #>> '{score_weights,recency}'::text[]))::double precision + ((k.s #>> '{score_weights,frequency}'::text[]))::double precision) + ((k.s #>> '{score_weights,explicit}'::text[]))::double precision) + ((k.s #>> '{score_weights,hit_rate}'::text[]))::double precision), (0)::double precision) AS total,
+            ((k.s ->> 'recency_lambda'::text))::double precision AS lambda,
+            ((k.s ->> 'frequency_saturation'::text))::double precision AS saturation
+           FROM ( SELECT exo_private.kb_settings() AS s) k
+        )
+ SELECT i.profile_id,
+    i.document_id,
+    i.state,
+    i.high_since,
+    i.low_since,
+    p.decayed_at AS scored_at,
+        CASE
+            WHEN ((i.state <> 'global'::exo_private.kb_state) AND (p.decayed_at IS NOT NULL)) THEN (((((w.recency * exp(((- w.lambda) * (GREATEST((EXTRACT(epoch FROM (p.decayed_at - COALESCE(i.last_fetched_at, i.state_changed_at))) / (86400)::numeric), (0)::numeric))::double precision))) + (w.frequency * LEAST(((i.fetch_count)::double precision / w.saturation), (1)::double precision))) + (w.explicit * (LEAST(GREATEST(i.thumbs, 0), 1))::double precision)) + (w.hit_rate *
+            CASE
+                WHEN (i.cache_checks > 0) THEN ((i.cache_hits)::double precision / (i.cache_checks)::double precision)
+                ELSE (0)::double precision
+            END)) / w.total)
+            ELSE NULL::double precision
+        END AS score,
+    i.outside_id
+   FROM ((exo_private.kb_items i
+     JOIN exo_private.kb_profiles p ON ((p.id = i.profile_id)))
+     CROSS JOIN w);
+
+ALTER VIEW exo_private.kb_scores OWNER TO exo_owner;
+
+--
+-- Name: VIEW kb_scores; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON VIEW exo_private.kb_scores IS 'The daily score of every user-document row, computed from its stored inputs as of the profile''s last decay (kb_profiles.decayed_at; null before the first, and for a global row): (0.40 x recency exp(-0.05 x days since the last fetch) + 0.30 x frequency min(fetch_count / 20, 1) + 0.20 x explicit (1 when thumbs up outnumber thumbs down) + 0.15 x personal-stage hit rate (0 before any check)) / the weights'' sum (kb.score_weights, kb.recency_lambda, kb.frequency_saturation; the default weights add up to 1.05, so the score lies in [0, 1]).';
 
 --
 -- Name: kb_transitions; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -27278,11 +28126,39 @@ ALTER TABLE ONLY exo_private.job_failures
     ADD CONSTRAINT job_failures_pkey PRIMARY KEY (id);
 
 --
--- Name: kb_items kb_items_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+-- Name: kb_items kb_items_profile_document_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
 ALTER TABLE ONLY exo_private.kb_items
-    ADD CONSTRAINT kb_items_pkey PRIMARY KEY (profile_id, document_id);
+    ADD CONSTRAINT kb_items_profile_document_key UNIQUE (profile_id, document_id);
+
+--
+-- Name: kb_items kb_items_profile_outside_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.kb_items
+    ADD CONSTRAINT kb_items_profile_outside_key UNIQUE (profile_id, outside_id);
+
+--
+-- Name: kb_outside_documents kb_outside_documents_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.kb_outside_documents
+    ADD CONSTRAINT kb_outside_documents_pkey PRIMARY KEY (id);
+
+--
+-- Name: kb_outside_documents kb_outside_documents_profile_id_key_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.kb_outside_documents
+    ADD CONSTRAINT kb_outside_documents_profile_id_key_key UNIQUE (profile_id, key);
+
+--
+-- Name: kb_outside_passages kb_outside_passages_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.kb_outside_passages
+    ADD CONSTRAINT kb_outside_passages_pkey PRIMARY KEY (outside_id, digest);
 
 --
 -- Name: kb_profiles kb_profiles_name_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -27817,6 +28693,12 @@ CREATE INDEX entity_addresses_window_idx ON exo_private.entity_addresses USING b
 CREATE INDEX entity_aliases_key_idx ON exo_private.entity_aliases USING btree (alias_key);
 
 --
+-- Name: entity_merge_log_other_key_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX entity_merge_log_other_key_idx ON exo_private.entity_merge_log USING btree (workspace, other_key, id) WHERE (undone_at IS NULL);
+
+--
 -- Name: fact_sources_chunk_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -27827,18 +28709,6 @@ CREATE INDEX fact_sources_chunk_idx ON exo_private.fact_sources USING btree (chu
 --
 
 CREATE INDEX fact_sources_document_idx ON exo_private.fact_sources USING btree (document_id) WHERE (document_id IS NOT NULL);
-
---
--- Name: fact_sources_observation_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
---
-
-CREATE INDEX fact_sources_observation_idx ON exo_private.fact_sources USING btree (observation_id) WHERE (observation_id IS NOT NULL);
-
---
--- Name: facts_closed_by_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
---
-
-CREATE INDEX facts_closed_by_idx ON exo_private.facts USING btree (closed_by) WHERE (closed_by IS NOT NULL);
 
 --
 -- Name: facts_current_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -27865,6 +28735,12 @@ CREATE INDEX facts_words_idx ON exo_private.facts USING gin (to_tsvector('simple
 CREATE INDEX job_failures_target_idx ON exo_private.job_failures USING btree (queue, target_id);
 
 --
+-- Name: kb_items_counting_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX kb_items_counting_idx ON exo_private.kb_items USING btree (profile_id, last_seen_search) WHERE ((state = ANY (ARRAY['surfaced'::exo_private.kb_state, 'suggested'::exo_private.kb_state])) AND (fetch_count > 0));
+
+--
 -- Name: kb_items_document_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -27875,6 +28751,12 @@ CREATE INDEX kb_items_document_idx ON exo_private.kb_items USING btree (document
 --
 
 CREATE INDEX kb_items_state_idx ON exo_private.kb_items USING btree (profile_id, state);
+
+--
+-- Name: kb_outside_passages_tsv_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX kb_outside_passages_tsv_idx ON exo_private.kb_outside_passages USING gin (tsv);
 
 --
 -- Name: mentions_chunk_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -28204,7 +29086,7 @@ CREATE TRIGGER extraction_model_changed AFTER UPDATE ON exo_private.settings FOR
 -- Name: fact_sources fact_sources_record_hash; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE TRIGGER fact_sources_record_hash BEFORE INSERT ON exo_private.fact_sources FOR EACH ROW EXECUTE FUNCTION exo_private.record_source_hash();
+CREATE TRIGGER fact_sources_record_hash BEFORE INSERT ON exo_private.fact_sources FOR EACH ROW WHEN (((new.document_id IS NOT NULL) OR (new.chunk_id IS NOT NULL))) EXECUTE FUNCTION exo_private.record_source_hash();
 
 --
 -- Name: workspaces provision_workspace; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
@@ -28544,11 +29426,32 @@ ALTER TABLE ONLY exo_private.kb_items
     ADD CONSTRAINT kb_items_document_id_fkey FOREIGN KEY (document_id) REFERENCES exo_private.documents(id) ON DELETE CASCADE;
 
 --
+-- Name: kb_items kb_items_outside_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.kb_items
+    ADD CONSTRAINT kb_items_outside_id_fkey FOREIGN KEY (outside_id) REFERENCES exo_private.kb_outside_documents(id) ON DELETE CASCADE;
+
+--
 -- Name: kb_items kb_items_profile_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
 ALTER TABLE ONLY exo_private.kb_items
     ADD CONSTRAINT kb_items_profile_id_fkey FOREIGN KEY (profile_id) REFERENCES exo_private.kb_profiles(id) ON DELETE CASCADE;
+
+--
+-- Name: kb_outside_documents kb_outside_documents_profile_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.kb_outside_documents
+    ADD CONSTRAINT kb_outside_documents_profile_id_fkey FOREIGN KEY (profile_id) REFERENCES exo_private.kb_profiles(id) ON DELETE CASCADE;
+
+--
+-- Name: kb_outside_passages kb_outside_passages_outside_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.kb_outside_passages
+    ADD CONSTRAINT kb_outside_passages_outside_id_fkey FOREIGN KEY (outside_id) REFERENCES exo_private.kb_outside_documents(id) ON DELETE CASCADE;
 
 --
 -- Name: mentions mentions_document_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -28958,6 +29861,30 @@ GRANT ALL ON FUNCTION exo.kb_force_remove(profile text, document_id bigint) TO e
 REVOKE ALL ON FUNCTION exo.kb_items(profile text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo.kb_items(profile text) TO exo_reader;
 GRANT ALL ON FUNCTION exo.kb_items(profile text) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_outside_act(profile text, action text, key text); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.kb_outside_act(profile text, action text, key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_outside_act(profile text, action text, key text) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_outside_act(profile text, action text, key text) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_outside_items(profile text); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.kb_outside_items(profile text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_outside_items(profile text) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_outside_items(profile text) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_outside_retrieve(profile text, query text, returned jsonb, k integer); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.kb_outside_retrieve(profile text, query text, returned jsonb, k integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_outside_retrieve(profile text, query text, returned jsonb, k integer) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_outside_retrieve(profile text, query text, returned jsonb, k integer) TO exo_writer;
 
 --
 -- Name: FUNCTION kb_record_use(profile text, document_ids bigint[], chunk_ids bigint[]); Type: ACL; Schema: exo; Owner: exo_api
@@ -29692,6 +30619,47 @@ GRANT ALL ON FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_e
 GRANT ALL ON FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event text) TO exo_writer;
 
 --
+-- Name: FUNCTION kb_outside_decay(p_profile_id bigint, p_at timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_outside_decay(p_profile_id bigint, p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_outside_decay(p_profile_id bigint, p_at timestamp with time zone) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_outside_decay(p_profile_id bigint, p_at timestamp with time zone) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_outside_demote(p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_outside_demote(p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_outside_demote(p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamp with time zone) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_outside_demote(p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamp with time zone) TO exo_kb;
+GRANT ALL ON FUNCTION exo_private.kb_outside_demote(p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamp with time zone) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_outside_personal(p_profile_id bigint, p_query text, p_k integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_outside_personal(p_profile_id bigint, p_query text, p_k integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_outside_personal(p_profile_id bigint, p_query text, p_k integer) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_outside_personal(p_profile_id bigint, p_query text, p_k integer) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_outside_provenance(p_profile text, p_keys text[], p_personal text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_outside_provenance(p_profile text, p_keys text[], p_personal text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_outside_provenance(p_profile text, p_keys text[], p_personal text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_outside_provenance(p_profile text, p_keys text[], p_personal text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_outside_write(p_profile text, p_action text, p_keys text[], p_passages jsonb, p_at timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_kb
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_outside_write(p_profile text, p_action text, p_keys text[], p_passages jsonb, p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_outside_write(p_profile text, p_action text, p_keys text[], p_passages jsonb, p_at timestamp with time zone) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_outside_write(p_profile text, p_action text, p_keys text[], p_passages jsonb, p_at timestamp with time zone) TO exo_writer;
+
+--
 -- Name: FUNCTION kb_personal(p_profile text, p_workspaces text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -29742,6 +30710,14 @@ GRANT ALL ON FUNCTION exo_private.kb_write(p_profile text, p_action text, p_docu
 GRANT ALL ON FUNCTION exo_private.kb_write(p_profile text, p_action text, p_documents bigint[], p_chunks bigint[], p_missed bigint[], p_at timestamp with time zone) TO exo_writer;
 
 --
+-- Name: FUNCTION kept_apart(p_workspace text, p_alias_key text, p_entity_key text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kept_apart(p_workspace text, p_alias_key text, p_entity_key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kept_apart(p_workspace text, p_alias_key text, p_entity_key text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kept_apart(p_workspace text, p_alias_key text, p_entity_key text) TO exo_writer;
+
+--
 -- Name: FUNCTION learn_routes(); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -29790,6 +30766,14 @@ GRANT ALL ON FUNCTION exo_private.lock_fact_line(p_workspace text, p_subject_key
 GRANT ALL ON FUNCTION exo_private.lock_fact_line(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind) TO exo_writer;
 
 --
+-- Name: FUNCTION lock_fact_lines(p_workspaces text[], p_subject_keys text[], p_attributes text[], p_kind exo_private.fact_kind); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.lock_fact_lines(p_workspaces text[], p_subject_keys text[], p_attributes text[], p_kind exo_private.fact_kind) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.lock_fact_lines(p_workspaces text[], p_subject_keys text[], p_attributes text[], p_kind exo_private.fact_kind) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.lock_fact_lines(p_workspaces text[], p_subject_keys text[], p_attributes text[], p_kind exo_private.fact_kind) TO exo_writer;
+
+--
 -- Name: FUNCTION mark_messages(every_conversation boolean); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -29828,6 +30812,14 @@ GRANT ALL ON FUNCTION exo_private.merge_entities(p_keep bigint, p_other bigint) 
 REVOKE ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) TO exo_writer;
+
+--
+-- Name: FUNCTION merged_into(p_workspace text, p_key text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.merged_into(p_workspace text, p_key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.merged_into(p_workspace text, p_key text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.merged_into(p_workspace text, p_key text) TO exo_writer;
 
 --
 -- Name: FUNCTION message_bands(written date[], today date); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -31653,6 +32645,28 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.kb_items TO exo_writer;
 GRANT SELECT,INSERT,UPDATE ON TABLE exo_private.kb_items TO exo_kb;
 
 --
+-- Name: TABLE kb_outside_documents; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.kb_outside_documents TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.kb_outside_documents TO exo_writer;
+GRANT SELECT,INSERT,UPDATE ON TABLE exo_private.kb_outside_documents TO exo_kb;
+
+--
+-- Name: SEQUENCE kb_outside_documents_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.kb_outside_documents_id_seq TO exo_writer;
+
+--
+-- Name: TABLE kb_outside_passages; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.kb_outside_passages TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.kb_outside_passages TO exo_kb;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.kb_outside_passages TO exo_writer;
+
+--
 -- Name: TABLE kb_profiles; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -31665,6 +32679,13 @@ GRANT SELECT,UPDATE ON TABLE exo_private.kb_profiles TO exo_kb;
 --
 
 GRANT SELECT,USAGE ON SEQUENCE exo_private.kb_profiles_id_seq TO exo_writer;
+
+--
+-- Name: TABLE kb_scores; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.kb_scores TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.kb_scores TO exo_writer;
 
 --
 -- Name: TABLE kb_transitions; Type: ACL; Schema: exo_private; Owner: exo_owner

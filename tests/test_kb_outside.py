@@ -111,10 +111,11 @@ def new_profile(db) -> str:
 
 def item(conn, who, key) -> dict:
     row = conn.execute(
-        """select i.state::text, i.fetch_count, i.next_suggestion_at, i.miss_streak, i.forced, i.score
+        """select i.state::text, i.fetch_count, i.next_suggestion_at, i.miss_streak, i.forced, s.score
            from exo_private.kb_items i
            join exo_private.kb_profiles p on p.id = i.profile_id
            join exo_private.kb_outside_documents o on o.id = i.outside_id
+           left join exo_private.kb_scores s on s.profile_id = i.profile_id and s.outside_id = i.outside_id
            where p.name = %s and o.key = %s""",
         (who, key),
     ).fetchone()

@@ -285,7 +285,8 @@ select i.profile_id, i.document_id, i.state, i.high_since, i.low_since, p.decaye
             + w.explicit * least(greatest(i.thumbs, 0), 1)
             + w.hit_rate * case when i.cache_checks > 0 then i.cache_hits::float8 / i.cache_checks else 0 end)
            / w.total
-       end as score
+       end as score,
+       i.outside_id
 from exo_private.kb_items i
 join exo_private.kb_profiles p on p.id = i.profile_id
 cross join w;
@@ -324,7 +325,7 @@ begin
     -- or kb.demote_score are written (their high_since / low_since), not every row.
     update exo_private.kb_profiles p set decayed_at = p_at where profile is null or p.id = profile;
     with scores as materialized (
-        select s.profile_id, s.document_id,
+        select s.profile_id, s.document_id, s.outside_id,
                case when s.score >= pin_score then coalesce(s.high_since, p_at) end as high_since,
                case when s.score < demote_score then coalesce(s.low_since, p_at) end as low_since,
                s.high_since is distinct from case when s.score >= pin_score then coalesce(s.high_since, p_at) end
@@ -337,6 +338,12 @@ begin
            set high_since = s.high_since, low_since = s.low_since
           from scores s
          where s.changed and i.profile_id = s.profile_id and i.document_id = s.document_id
+    ), crossed_outside as (
+        -- outside documents (sql/710_kb_outside.sql), by their own key
+        update exo_private.kb_items i
+           set high_since = s.high_since, low_since = s.low_since
+          from scores s
+         where s.changed and i.profile_id = s.profile_id and i.outside_id = s.outside_id
     )
     select count(*) into scored from scores;
     -- Held long enough above the pin score: pinned.

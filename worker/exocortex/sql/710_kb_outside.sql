@@ -21,7 +21,7 @@ as $$
     with moved as (
         update exo_private.kb_items i
            set state = exo_private.kb_next_state(i.state, p_event), state_changed_at = p_at,
-               fetch_count = 0, absent_streak = 0, miss_streak = 0, high_since = null, low_since = null,
+               fetch_count = 0, miss_streak = 0, high_since = null, low_since = null,
                next_suggestion_at = exo_private.kb_suggestion_gap(
                    i.declines, (exo_private.kb_settings() ->> 'fetch_threshold')::int)
          where i.profile_id = p_profile_id and i.outside_id = any (p_outside) and not i.forced
@@ -80,6 +80,7 @@ declare
     threshold int := (settings ->> 'fetch_threshold')::int;
     profile bigint;
     writes int;
+    search bigint;
     keys text[];
     known int;
     bad text;
@@ -162,7 +163,7 @@ begin
                                      or p.window_started_at > p_at then 1 else p.window_writes + 1 end,
            searches = p.searches + (p_action = 'use')::int
      where p.id = profile
-    returning p.window_writes into writes;
+    returning p.window_writes, p.searches into writes, search;
     if writes > (settings ->> 'writes_per_minute')::int then
         raise exception 'profile % made more than % recording calls in a minute', exo_private.quoted(p_profile),
             settings ->> 'writes_per_minute'
@@ -216,28 +217,23 @@ begin
                state_changed_at = case when exo_private.kb_next_state(i.state, 'fetch') = i.state
                                        then i.state_changed_at else p_at end,
                fetch_count = i.fetch_count + 1, first_fetched_at = coalesce(i.first_fetched_at, p_at),
-               last_fetched_at = p_at, absent_streak = 0
+               last_fetched_at = p_at, last_seen_search = search
          where i.profile_id = profile and i.outside_id = any (touched);
         update exo_private.kb_items i
            set state = exo_private.kb_next_state(i.state, 'reach_threshold'), state_changed_at = p_at
          where i.profile_id = profile and i.outside_id = any (touched)
            and i.fetch_count >= i.next_suggestion_at
            and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reach_threshold');
-        -- Not returned: absent once more from this profile's wrapped searches; at the reset threshold,
-        -- counting starts again.
-        update exo_private.kb_items i
-           set absent_streak = i.absent_streak + 1
-         where i.profile_id = profile and i.outside_id is not null and i.outside_id <> all (touched)
-           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reset');
+        -- Not returned in kb.reset_threshold searches of the user since last seen (the profile's
+        -- searches count both exo.search and wrapped ones, as kb_write does): counting starts again.
         update exo_private.kb_items i
            set state = exo_private.kb_next_state(i.state, 'reset'),
                state_changed_at = case when exo_private.kb_next_state(i.state, 'reset') = i.state
                                        then i.state_changed_at else p_at end,
-               fetch_count = 0, absent_streak = 0,
+               fetch_count = 0, last_seen_search = search,
                next_suggestion_at = exo_private.kb_suggestion_gap(i.declines, threshold)
-         where i.profile_id = profile and i.outside_id is not null
-           and i.absent_streak >= (settings ->> 'reset_threshold')::int
-           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reset');
+         where i.profile_id = profile and i.state in ('surfaced', 'suggested') and i.fetch_count > 0
+           and i.last_seen_search <= search - (settings ->> 'reset_threshold')::int;
     else
         target := touched[1];
         update exo_private.kb_items i
@@ -253,13 +249,12 @@ begin
                    else i.next_suggestion_at end,
                forced = case p_action when 'force_pin' then true when 'force_remove' then false else i.forced end,
                fetch_count = case when p_action = 'force_remove' then 0 else i.fetch_count end,
-               absent_streak = case when p_action = 'force_remove' then 0 else i.absent_streak end,
+               last_seen_search = case when p_action = 'force_remove' then null else i.last_seen_search end,
                miss_streak = case when p_action in ('force_remove', 'force_pin') then 0 else i.miss_streak end,
                cache_checks = case when p_action = 'force_remove' then 0 else i.cache_checks end,
                cache_hits = case when p_action = 'force_remove' then 0 else i.cache_hits end,
                high_since = case when p_action = 'force_remove' then null else i.high_since end,
-               low_since = case when p_action in ('force_remove', 'force_pin') then null else i.low_since end,
-               score = case when p_action = 'force_remove' then null else i.score end
+               low_since = case when p_action in ('force_remove', 'force_pin') then null else i.low_since end
          where i.profile_id = profile and i.outside_id = target;
     end case;
 
@@ -511,11 +506,12 @@ begin
     end if;
     return query
     select o.key, o.title, i.state::text, i.forced, i.fetch_count, i.last_fetched_at, i.declines,
-           i.next_suggestion_at, i.thumbs, i.score,
+           i.next_suggestion_at, i.thumbs, s.score,
            case when i.state = 'suggested'
                 then exo_private.kb_suggestion(quote_literal(coalesce(o.title, o.key)), i.fetch_count) end
     from exo_private.kb_items i
     join exo_private.kb_outside_documents o on o.id = i.outside_id
+    left join exo_private.kb_scores s on s.profile_id = i.profile_id and s.outside_id = i.outside_id
     where i.profile_id = wanted and i.state <> 'global'
     order by array_position(array['pinned', 'claimed', 'suggested', 'surfaced', 'demoted'], i.state::text),
              i.fetch_count desc, o.key;
