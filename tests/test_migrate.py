@@ -63,8 +63,8 @@ def test_objects_belong_to_their_owners(db):
               and n.nspname in ('exo', 'exo_private')
               -- the one function that runs a caller's Cypher (sql/985_graph_access.sql)
               and not (p.proname = 'run_cypher' and p.proowner = 'exo_graph'::regrole)
-              -- the one path that writes a personal base (sql/700_kb.sql)
-              and not (p.proname = 'kb_write' and p.proowner = 'exo_kb'::regrole)
+              -- the paths that write a personal base (sql/700_kb.sql, sql/710_kb_outside.sql)
+              and not (p.proname in ('kb_write', 'kb_outside_write') and p.proowner = 'exo_kb'::regrole)
             """
         ).fetchall()
     assert foreign == []

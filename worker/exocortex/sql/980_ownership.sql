@@ -11,8 +11,9 @@
 --   would belong to exo_api like the API it serves.
 -- * exo_private functions that sql/985_graph_access.sql gives to exo_graph (run_cypher,
 --   the one that runs a caller's Cypher) are left to it.
--- * exo_private.kb_write, the one path that writes a personal base (sql/700_kb.sql), is
---   left to exo_kb, which may write only the kb tables.
+-- * exo_private.kb_write, the one path that writes a personal base (sql/700_kb.sql), and its
+--   sibling for outside documents, kb_outside_write (sql/710_kb_outside.sql), are left to
+--   exo_kb, which may write only the kb tables.
 do $$
 declare
     obj record;
