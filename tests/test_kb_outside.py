@@ -163,7 +163,7 @@ def test_the_wrapper_suggests_saves_and_answers_from_the_base_first(kdb, conn):
     # The claimed outside document comes first, from the base, by its kept passages' words.
     docs = retriever.invoke("why did the liveness probe fail")
     assert docs[0].metadata["kb_from"] == "personal" and docs[0].metadata["source"] == "k8s/probes.md"
-    assert docs[0].metadata["title"] == "Probes"
+    assert docs[0].metadata["title"] == "Probes" and docs[0].metadata["kb_match"] == "keyword"
     assert docs[0].page_content == NOTES[0][2]
     # a passage the base gave is not given twice
     assert [d.page_content for d in docs].count(NOTES[0][2]) == 1
@@ -610,3 +610,12 @@ def test_the_personal_stage_finds_a_saved_outside_document_by_meaning(cfg, templ
         assert caller["report"]["personal"]["hits"] == [TRIP[0]]
         with pytest.raises(psycopg.errors.InvalidParameterValue, match="384"):
             ask_base(db, who, MEANING, vector[:10])
+
+        # Another embedding model queues every outside document again (its passages lack its vectors).
+        with db.connect() as conn:
+            conn.execute("delete from pgmq.q_embed")
+            conn.execute("select exo_private.set_embedding_model('another-model', 384)")
+            queued = conn.execute(
+                "select count(*) from pgmq.q_embed where message ? 'outside_id'"
+            ).fetchone()[0]
+        assert queued == 3

@@ -6,6 +6,8 @@
 --   exo_private.kb_outside_write   the one path that writes it, for the reader too (runs as exo_kb)
 --   exo.kb_outside_retrieve        one call of the wrapper: the personal stage, the merge, the record
 --   exo.kb_outside_act, exo.kb_outside_items   the user's actions and their base
+--   exo_private.kb_outside_queue_embedding, kb_outside_passages_to_embed, store_outside_embeddings
+--                                  the kept passages' vectors (migration 0043), made by the worker
 --
 -- Every function that changes state takes p_at (default now()): the clock tests move.
 
