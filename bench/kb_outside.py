@@ -1,5 +1,5 @@
 """Benchmark: the lifecycle retriever's one database call (exo.kb_outside_retrieve) with 1,000
-claimed outside documents against an empty base, on real text.
+claimed outside documents against an empty base, on real text, the personal stage by meaning.
 
 A scratch database gets a profile whose base knows --claimed outside documents, all claimed:
 each is a text file under --docs (e.g. a folder of package documentation: README, changelog,
@@ -7,14 +7,18 @@ copyright files, gzip or plain), keyed by its path under --docs, titled by its f
 with its first 8 paragraphs (at most 2,000 characters each) as the passages its retriever
 returned, recorded through exo_private.kb_outside_write as the wrapper records them. A second
 profile starts with an empty base (the baseline: the personal stage has nothing saved to search;
-its base learns only what the calls return). Questions: half are three words of a claimed
-document's passage (a recurring interest: the personal stage finds it), half three words of a
-file that is not in the base.
+its base learns only what the calls return). The run's own MiniLM server embeds the passages
+through `exo worker` (the embed messages the recording sent). Questions: half are three words of a
+claimed document's passage (a recurring interest: the personal stage finds it), half three words
+of a file that is not in the base.
 
 Each call passes the same 5 passages as what the wrapped retriever returned and records them,
-in a read-write transaction as exo_reader (as LifecycleRetriever does). Warmed first, then
-rounds that interleave the two profiles; prints p50/p95 of each and their ratio, and the plans
-of the personal stage's statement (auto_explain: EXPLAIN ANALYZE of the nested statements).
+in a read-write transaction as exo_reader (as LifecycleRetriever does). The claimed base is asked
+twice per question: with the question embedded by the database (exo.embed_query, as the wrappers
+call it) and with the caller's vector (query_embedding, embedded before timing: the database's
+own work). Warmed first, then rounds that interleave the profiles; prints p50/p95 of each and
+their ratio to the baseline, how many calls the base answered by meaning and by words, and the
+plans of the personal stage's statement (auto_explain: EXPLAIN ANALYZE of the nested statements).
 
     .venv/bin/python -m bench.kb_outside --docs DIR [--claimed 1000] [--queries 40] [--rounds 3] [--seed 7]
 """
@@ -26,17 +30,24 @@ import gzip
 import json
 import random
 import re
+import tempfile
 from pathlib import Path
 
 import psycopg
 from psycopg.types.json import Jsonb
 
+from bench.scratch import serve_embeddings_from
 from bench.search_latency import p, timed
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
 from exocortex.migrate import scratch_database
+from exocortex.models import services
+from exocortex.plpy import model_client as client
+from exocortex.plpy.model_client import Endpoint
+from exocortex.worker import Worker
+from tests.support.models import EMBEDDING_MODEL, free_ports
 
-CALL = "select exo.kb_outside_retrieve(%s, %s, %s, 5)"
+CALL = "select exo.kb_outside_retrieve(%s, %s, %s, 5, %s)"
 
 
 def read_text(path: Path) -> str:
@@ -86,7 +97,7 @@ def know(admin: psycopg.Connection, who: str, docs: list[dict]) -> None:
 
 
 def explain_call(
-    admin: psycopg.Connection, who: str, query: str, returned: Jsonb
+    admin: psycopg.Connection, who: str, query: str, returned: Jsonb, vector: list[float]
 ) -> tuple[list[str], list[str]]:
     """The plan of the personal stage's statement inside a wrapper call, and the summary lines of
     the recording's updates and deletes (auto_explain of the nested statements)."""
@@ -102,12 +113,17 @@ def explain_call(
         admin.execute(f"set auto_explain.{setting} = {value}")
     admin.execute("set client_min_messages = log")
     with admin.transaction():
-        admin.execute(CALL, (who, query, returned))
+        admin.execute(CALL, (who, query, returned, vector))
         raise psycopg.Rollback
     admin.execute("reset client_min_messages")
     admin.execute("set auto_explain.log_min_duration = -1")
     kept = [plan for plan in plans if "kb_outside_passages ps" in plan and "matched as" in plan]
     personal = kept[0].splitlines() if kept else ["(no plan of the personal stage was logged)"]
+    # the call's count of saved documents and of their passages without a vector
+    counted = [plan for plan in plans if "count(distinct i.outside_id)" in plan]
+    personal += ["", "the saved passages' count:"] + (
+        counted[0].splitlines() if counted else ["(not logged)"]
+    )
     # The recording's statements on the base's rows: their duration and how they reach the rows.
     recording = [
         line
@@ -118,6 +134,67 @@ def explain_call(
         if "duration" in line or "Scan" in line or "Update on" in line or "Delete on" in line
     ]
     return personal, recording
+
+
+def measure(
+    cfg,
+    name: str,
+    endpoint: Endpoint,
+    claimed: list[dict],
+    queries: list[str],
+    vectors: list,
+    returned: Jsonb,
+    rounds: int,
+) -> tuple[dict[str, list[float]], dict[str, int], list[str], list[str]]:
+    """The scratch database's profiles, the worker's embedding of the passages, and the timed calls."""
+    with connect(admin_url(cfg, name), "exo-bench-kb-outside", autocommit=True) as admin:
+        serve_embeddings_from(admin, endpoint.url)
+        admin.execute("select exo_private.set_setting('kb.writes_per_minute', '1000000')")
+        for who in ("saved", "baseline"):
+            admin.execute("select exo_private.kb_add_profile(%s)", (who,))
+        know(admin, "saved", claimed)
+        admin.execute(
+            """update exo_private.kb_items i set state = 'claimed'
+               from exo_private.kb_profiles p where p.id = i.profile_id and p.name = 'saved'"""
+        )
+    Worker(cfg, dbname=name, once=True, queues=("embed",), poll_s=0.05).run()
+    with connect(admin_url(cfg, name), "exo-bench-kb-outside", autocommit=True) as admin:
+        embedded = admin.execute("select count(*) from exo_private.kb_outside_passage_embeddings").fetchone()[
+            0
+        ]
+        print(f"passages embedded by the worker: {embedded:,}")
+        admin.execute(
+            "analyze exo_private.kb_items, exo_private.kb_outside_documents, exo_private.kb_outside_passages, "
+            "exo_private.kb_outside_passage_embeddings"
+        )
+    timings: dict[str, list[float]] = {"saved": [], "caller": [], "baseline": []}
+    hits = {"similarity": 0, "keyword": 0, "none": 0}
+    with connect(role_url(cfg, "exo_reader", name), "exo-bench-kb-outside", autocommit=True) as conn:
+
+        def call(who: str, query: str, vector: list[float] | None) -> dict:
+            with conn.transaction():
+                conn.execute("set transaction read write")
+                return conn.execute(CALL, (who, query, returned, vector)).fetchone()[0]
+
+        runs = [("saved", "saved", False), ("caller", "saved", True), ("baseline", "baseline", False)]
+        for _, who, by_caller in runs:  # warm-up
+            for query, vector in zip(queries[:5], vectors[:5], strict=True):
+                call(who, query, vector if by_caller else None)
+        for _ in range(rounds):
+            for query, vector in zip(queries, vectors, strict=True):
+                for label, who, by_caller in runs:
+                    ms, found = timed(
+                        lambda who=who, query=query, v=(vector if by_caller else None): call(who, query, v)
+                    )
+                    timings[label].append(ms)
+                    if label == "saved":
+                        matched = {r.get("match") for r in found["results"] if r["from"] == "personal"}
+                        hits[
+                            "similarity" if "similarity" in matched else "keyword" if matched else "none"
+                        ] += 1
+    with connect(admin_url(cfg, name), "exo-bench-kb-outside", autocommit=True) as admin:
+        plan, recording = explain_call(admin, "saved", queries[0], returned, vectors[0])
+    return timings, hits, plan, recording
 
 
 def main() -> None:
@@ -145,51 +222,41 @@ def main() -> None:
     passages = sum(len(d["passages"]) for d in claimed)
     print(f"outside documents: {len(claimed):,} claimed, {passages:,} passages; {len(queries)} questions")
 
-    with scratch_database(cfg, "bench_kb_outside") as name:
-        with connect(admin_url(cfg, name), "exo-bench-kb-outside", autocommit=True) as admin:
-            admin.execute("select exo_private.set_setting('kb.writes_per_minute', '1000000')")
-            for who in ("saved", "baseline"):
-                admin.execute("select exo_private.kb_add_profile(%s)", (who,))
-            know(admin, "saved", claimed)
-            admin.execute(
-                """update exo_private.kb_items i set state = 'claimed'
-                   from exo_private.kb_profiles p where p.id = i.profile_id and p.name = 'saved'"""
+    run_dir = Path(tempfile.mkdtemp(prefix="exo-bench-kb-outside-"))
+    (port,) = free_ports(1)
+    try:
+        services.start_embeddings(cfg, port, run_dir=run_dir)
+        endpoint = Endpoint(f"http://127.0.0.1:{port}/v1", EMBEDDING_MODEL, 60.0, {"dimensions": 384})
+        vectors = client.embed(endpoint, queries)
+        with scratch_database(cfg, "bench_kb_outside") as name:
+            timings, hits, plan, recording = measure(
+                cfg, name, endpoint, claimed, queries, vectors, returned, args.rounds
             )
-            admin.execute(
-                "analyze exo_private.kb_items, exo_private.kb_outside_documents, exo_private.kb_outside_passages"
-            )
-        timings: dict[str, list[float]] = {"saved": [], "baseline": []}
-        hits = 0
-        with connect(role_url(cfg, "exo_reader", name), "exo-bench-kb-outside", autocommit=True) as conn:
+    finally:
+        services.down(cfg, run_dir=run_dir)
 
-            def call(who: str, query: str) -> dict:
-                with conn.transaction():
-                    conn.execute("set transaction read write")
-                    return conn.execute(CALL, (who, query, returned)).fetchone()[0]
-
-            for who in ("saved", "baseline"):  # warm-up
-                for query in queries[:5]:
-                    call(who, query)
-            for _ in range(args.rounds):
-                for query in queries:
-                    for who in ("saved", "baseline"):
-                        ms, found = timed(lambda who=who, query=query: call(who, query))
-                        timings[who].append(ms)
-                        hits += who == "saved" and any(r["from"] == "personal" for r in found["results"])
-        with connect(admin_url(cfg, name), "exo-bench-kb-outside", autocommit=True) as admin:
-            plan, recording = explain_call(admin, "saved", queries[0], returned)
-
-    saved, baseline = timings["saved"], timings["baseline"]
+    baseline = timings["baseline"]
     print(f"\nexo.kb_outside_retrieve, {len(queries)} questions x {args.rounds} rounds, as exo_reader:")
-    print(f"  empty base (baseline)       p50 {p(baseline, 0.5):.1f} ms  p95 {p(baseline, 0.95):.1f} ms")
     print(
-        f"  {len(claimed):,} claimed              p50 {p(saved, 0.5):.1f} ms  p95 {p(saved, 0.95):.1f} ms "
-        f"({p(saved, 0.5) / p(baseline, 0.5):.2f}x at p50, {p(saved, 0.95) / p(baseline, 0.95):.2f}x at p95)"
+        f"  empty base (baseline)                    p50 {p(baseline, 0.5):.1f} ms  p95 {p(baseline, 0.95):.1f} ms"
     )
-    print(f"  calls answered from the base: {hits} of {len(saved)}")
-    print("\npersonal stage plan (auto_explain):\n  " + "\n  ".join(plan))
+    for label, what in [
+        ("saved", "question embedded by the database"),
+        ("caller", "the caller's query_embedding"),
+    ]:
+        times = timings[label]
+        print(
+            f"  {len(claimed):,} claimed, {what:34} p50 {p(times, 0.5):.1f} ms  p95 {p(times, 0.95):.1f} ms "
+            f"({p(times, 0.5) / p(baseline, 0.5):.2f}x at p50, {p(times, 0.95) / p(baseline, 0.95):.2f}x at p95)"
+        )
+    print(
+        f"  calls of the claimed base with a personal hit: {hits['similarity']} by meaning, "
+        f"{hits['keyword']} by words only, {hits['none']} none, of {len(timings['saved'])}"
+    )
+    print("\npersonal stage plan (auto_explain, the caller's vector):\n  " + "\n  ".join(plan))
     print("\nrecording (kb_outside_write 'use'), plan lines:\n  " + "\n  ".join(recording))
-    print(json.dumps({"p50_ratio": round(p(saved, 0.5) / p(baseline, 0.5), 2)}))
+    ratios = {label: round(p(timings[label], 0.5) / p(baseline, 0.5), 2) for label in ("saved", "caller")}
+    print(json.dumps({"p50_ratio": ratios}))
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ from support.db import cloned_database
 from exocortex.api import Reader
 from exocortex.integrations import langchain as lc
 from exocortex.integrations import llamaindex as li
+from exocortex.plpy import model_client as client
+from exocortex.worker import Worker
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 QUESTION = "how does a liveness probe restart a pod"
@@ -161,7 +163,7 @@ def test_the_wrapper_suggests_saves_and_answers_from_the_base_first(kdb, conn):
     # The claimed outside document comes first, from the base, by its kept passages' words.
     docs = retriever.invoke("why did the liveness probe fail")
     assert docs[0].metadata["kb_from"] == "personal" and docs[0].metadata["source"] == "k8s/probes.md"
-    assert docs[0].metadata["title"] == "Probes"
+    assert docs[0].metadata["title"] == "Probes" and docs[0].metadata["kb_match"] == "keyword"
     assert docs[0].page_content == NOTES[0][2]
     # a passage the base gave is not given twice
     assert [d.page_content for d in docs].count(NOTES[0][2]) == 1
@@ -171,7 +173,14 @@ def test_the_wrapper_suggests_saves_and_answers_from_the_base_first(kdb, conn):
         "personal",
         "claimed",
     )
-    assert "1. 'Probes', from your base: claimed, fetched 4 times" in retriever.last_provenance.render()
+    assert (
+        "1. 'Probes', from your base (by keywords): claimed, fetched 4 times"
+        in retriever.last_provenance.render()
+    )
+    assert sources[0]["match"] == "keyword"
+    # no passage has a vector (no worker ran): matched by words, and the report says why
+    assert retriever.last_report["personal"]["match"]["mode"] == "keyword"
+    assert "no saved passage has a vector" in retriever.last_report["personal"]["match"]["why"]
     assert retriever.last_report["personal"]["recorded"] is True
     assert retriever.last_report["personal"]["hits"] == ["k8s/probes.md"]
     assert item(conn, who, "k8s/probes.md")["misses"] == 0  # matched by words: no cache check is counted
@@ -327,6 +336,8 @@ def test_the_outside_recording_path_writes_nothing_else(kdb, conn, reader):
         ("select exo.kb_outside_retrieve(%s, 'probe', %s)", (alice, Jsonb([{"key": "k" * 501, "text": "x"}]))),
         ("select exo.kb_outside_retrieve(%s, 'probe', %s, 0)", (alice, good)),
         ("select exo.kb_outside_retrieve(%s, 'probe', %s)", (alice, None)),
+        ("select exo.kb_outside_retrieve(%s, 'probe', %s, 5, %s)", (alice, good, [])),
+        ("select exo.kb_outside_retrieve(%s, 'probe', %s, 5, %s)", (alice, good, [float("nan")])),
         ("select exo.kb_outside_act(%s, 'use', 'bob.md')", (alice,)),  # the internal action
         ("select exo_private.kb_outside_write(%s, 'cache', array['bob.md'])", (bob,)),
         ("select exo.kb_outside_act(%s, 'force_pin', 'bob.md')", (alice,)),  # bob's document
@@ -497,3 +508,114 @@ class TestLangChainStandardLifecycle(RetrieversIntegrationTests):
     @property
     def retriever_query_example(self) -> str:
         return QUESTION
+
+
+#: Outside documents for the personal stage by meaning: the question about the trip shares no
+#: word with its passage (english stems: plane, portug / flight, lisbon, leav, 12, may).
+TRIP = ("trips/lisbon.md", "Our flight to Lisbon leaves on 12 May.")
+MEANING = "when is the plane to Portugal"
+OTHERS = [
+    ("k8s/probes.md", "A liveness probe that fails makes the kubelet restart the container."),
+    ("bread/sourdough.md", "A sourdough loaf wants a long cold proof."),
+]
+
+
+def ask_base(db, who: str, query: str, vector: list[float] | None = None) -> dict:
+    """exo.kb_outside_retrieve as the wrapper calls it (reader, read-write), nothing returned by the
+    wrapped retriever: every result comes from the personal stage."""
+    with db.connect("exo_reader") as reader, reader.transaction():
+        reader.execute("set transaction read write")
+        return reader.execute(
+            "select exo.kb_outside_retrieve(%s, %s, '[]', 5, %s)", (who, query, vector)
+        ).fetchone()[0]
+
+
+def test_the_personal_stage_finds_a_saved_outside_document_by_meaning(cfg, template_db, real_models):
+    """The worker embeds the kept passages; the question's vector finds a claimed document that
+    shares no word with it, and only above kb.similarity_threshold (MiniLM gives this paraphrase
+    about 0.66, so the test sets 0.6; the other two saved documents stay below). With the endpoint
+    down the stage falls back to keywords and says so; a caller's vector still works."""
+    with cloned_database(cfg, template_db, "exo_kb_outside_vectors") as db:
+        endpoint = {"url": real_models.embeddings.url, "model": "all-MiniLM-L6-v2", "dimensions": 384}
+        who = new_profile(db)
+        with db.connect() as conn:
+            conn.execute(
+                "update exo_private.settings set value = value || %s where key = 'models.embeddings'",
+                (Jsonb(endpoint),),
+            )
+            conn.execute("select exo_private.set_setting('kb.similarity_threshold', '0.6')")
+            for key, text in [TRIP, *OTHERS]:
+                use(conn, who, key, T0, text)
+            conn.execute(
+                "update exo_private.kb_items i set state = 'claimed' from exo_private.kb_profiles p"
+                " where p.id = i.profile_id and p.name = %s",
+                (who,),
+            )
+            queued = conn.execute(
+                "select count(*) from pgmq.q_embed where message ? 'outside_id'"
+            ).fetchone()[0]
+        assert queued == 3  # one embed message per document with a new passage
+
+        # No vector yet: by words only, and none is shared.
+        before = ask_base(db, who, MEANING)
+        assert before["results"] == [] and before["report"]["personal"]["match"]["mode"] == "keyword"
+
+        Worker(cfg, dbname=db.name, once=True, queues=["embed"], poll_s=0.05).run()
+        with db.connect() as conn:
+            assert (
+                conn.execute("select count(*) from exo_private.kb_outside_passage_embeddings").fetchone()[0]
+                == 3
+            )
+
+        found = ask_base(db, who, MEANING)
+        report = found["report"]["personal"]
+        assert report["match"]["mode"] == "similarity" and report["match"]["query_embedding"] == "endpoint"
+        assert report["match"]["keyword_passages"] == 0
+        assert report["hits"] == [TRIP[0]]
+        (hit,) = found["results"]
+        assert (hit["from"], hit["key"], hit["text"], hit["match"]) == (
+            "personal",
+            TRIP[0],
+            TRIP[1],
+            "similarity",
+        )
+        assert 0.6 <= hit["score"] < 0.75
+        assert "from your base (by meaning)" in found["provenance"]["text"]
+
+        # A new passage has no vector yet; the endpoint goes down: every passage by its words.
+        with db.connect() as conn:
+            use(conn, who, OTHERS[0][0], T0, "The readiness probe gates traffic to the pod.")
+            conn.execute(
+                "update exo_private.settings set value = value || %s where key = 'models.embeddings'",
+                (Jsonb({"url": "http://127.0.0.1:9/v1"}),),
+            )
+        fallback = ask_base(db, who, "readiness probe")
+        match = fallback["report"]["personal"]["match"]
+        assert match["mode"] == "keyword" and match["why"].startswith("no query embedding: ")
+        assert fallback["report"]["personal"]["hits"] == [OTHERS[0][0]]
+        assert {r["match"] for r in fallback["results"]} == {"keyword"}
+        assert "from your base (by keywords)" in fallback["provenance"]["text"]
+        assert ask_base(db, who, MEANING)["results"] == []
+
+        # The caller's vector needs no endpoint; the passage without one is still matched by words.
+        (vector,) = client.embed(real_models.embeddings, [MEANING])
+        caller = ask_base(db, who, MEANING, vector)
+        match = caller["report"]["personal"]["match"]
+        assert (match["mode"], match["query_embedding"], match["keyword_passages"]) == (
+            "similarity",
+            "caller",
+            1,
+        )
+        assert "1 saved passage(s) have no vector yet" in match["why"]
+        assert caller["report"]["personal"]["hits"] == [TRIP[0]]
+        with pytest.raises(psycopg.errors.InvalidParameterValue, match="384"):
+            ask_base(db, who, MEANING, vector[:10])
+
+        # Another embedding model queues every outside document again (its passages lack its vectors).
+        with db.connect() as conn:
+            conn.execute("delete from pgmq.q_embed")
+            conn.execute("select exo_private.set_embedding_model('another-model', 384)")
+            queued = conn.execute(
+                "select count(*) from pgmq.q_embed where message ? 'outside_id'"
+            ).fetchone()[0]
+        assert queued == 3

@@ -58,6 +58,10 @@ CAPSULE_JOB = "select exo_private.capsule_job(%s)"
 MESSAGES_TO_EMBED = "select message_id, text from exo_private.messages_to_embed(%s, %s, %s)"
 STORE_MESSAGE_EMBEDDINGS = "select exo_private.store_message_embeddings(%s, %s, %s, %s)"
 COMPLETE_EMBEDDING = "select exo_private.complete_embedding(%s, %s, %s, %s, %s)"
+OUTSIDE_PASSAGES_TO_EMBED = (
+    "select outside_id, digest, body from exo_private.kb_outside_passages_to_embed(%s, %s, %s)"
+)
+STORE_OUTSIDE_EMBEDDINGS = "select exo_private.store_outside_embeddings(%s, %s, %s, %s, %s)"
 COMPLETE_EXTRACTION = "select exo_private.complete_extraction(%s, %s, %s, %s, %s, %s, %s)"
 
 TARGET_GONE = "EX001"

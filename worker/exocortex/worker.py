@@ -406,22 +406,35 @@ class Worker:
     def _embed(self, pool: ConnectionPool, settings: dict, job: Job) -> None:
         endpoint = Endpoint.from_setting(settings["models.embeddings"])
         dimensions = int(settings["models.embeddings"]["dimensions"])
-        ids = [int(m.payload["chunk_id"]) for m in job.messages]
+        # A message names a chunk, or an outside document whose new passages the personal stage
+        # of a wrapped retriever compares by meaning (exo_private.kb_outside_queue_embedding).
+        outside = [m for m in job.messages if "outside_id" in m.payload]
+        chunked = [m for m in job.messages if "outside_id" not in m.payload]
+        ids = [int(m.payload["chunk_id"]) for m in chunked]
         with pool.connection() as conn:
             bodies = dict(conn.execute(queries.CHUNK_BODIES, (ids,)).fetchall())
             # A chat window's messages are embedded with it, each once: the packet picks a
             # window's answering message by its vector.
             messages = conn.execute(queries.MESSAGES_TO_EMBED, (ids, endpoint.model, dimensions)).fetchall()
-        gone = [m.msg_id for m in job.messages if int(m.payload["chunk_id"]) not in bodies]
+            passages = conn.execute(
+                queries.OUTSIDE_PASSAGES_TO_EMBED,
+                ([int(m.payload["outside_id"]) for m in outside], endpoint.model, dimensions),
+            ).fetchall()
+        # A chunk re-made since, or an outside document with nothing left to embed: skipped.
+        wanted = {outside_id for outside_id, _, _ in passages}
+        gone = [m.msg_id for m in chunked if int(m.payload["chunk_id"]) not in bodies]
+        gone += [m.msg_id for m in outside if int(m.payload["outside_id"]) not in wanted]
         if gone:
             self._skip(pool, "embed", gone)
-        live = Job(
-            "embed", [m for m in job.messages if int(m.payload["chunk_id"]) in bodies], job.hidden_until
-        )
+        live = Job("embed", [m for m in job.messages if m.msg_id not in gone], job.hidden_until)
         if not live.messages:
             return
-        chunk_ids = [int(m.payload["chunk_id"]) for m in live.messages]
-        texts = [bodies[chunk_id] for chunk_id in chunk_ids] + [text for _, text in messages]
+        chunk_ids = [int(m.payload["chunk_id"]) for m in live.messages if "outside_id" not in m.payload]
+        texts = (
+            [bodies[chunk_id] for chunk_id in chunk_ids]
+            + [text for _, text in messages]
+            + [body for _, _, body in passages]
+        )
 
         def embed(ep: Endpoint) -> list[list[float]]:
             # No more texts a request than a batch of chunks: an endpoint caps its inputs.
@@ -436,6 +449,7 @@ class Worker:
         if vectors is None:
             return
         n = len(chunk_ids)
+        after = n + len(messages)
         with pool.connection() as conn, conn.transaction():
             if messages:
                 conn.execute(
@@ -444,7 +458,18 @@ class Worker:
                         endpoint.model,
                         dimensions,
                         [m for m, _ in messages],
-                        [Vector(v) for v in vectors[n:]],
+                        [Vector(v) for v in vectors[n:after]],
+                    ),
+                )
+            if passages:
+                conn.execute(
+                    queries.STORE_OUTSIDE_EMBEDDINGS,
+                    (
+                        endpoint.model,
+                        dimensions,
+                        [outside_id for outside_id, _, _ in passages],
+                        [digest for _, digest, _ in passages],
+                        [Vector(v) for v in vectors[after:]],
                     ),
                 )
             conn.execute(

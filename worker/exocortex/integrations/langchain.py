@@ -30,8 +30,9 @@ stage of a personal base kept in exocortex, the documents identified by a metada
     retriever.accept_suggestion("k8s/probes.md")        # by the document's id_key value
 
 Each call runs the wrapped retriever, then one exo.kb_outside_retrieve call: the user's saved
-(claimed, pinned) outside documents that share words with the question come first (metadata
-kb_from "personal", with id_key and title_key), then the wrapped retriever's documents
+(claimed, pinned) outside documents close to the question come first (by cosine similarity of
+their kept passages' vectors, else by shared words: metadata kb_from "personal", kb_match
+"similarity" or "keyword", with id_key and title_key), then the wrapped retriever's documents
 (kb_from "global"), the first k; what was returned is recorded in the user's base.
 """
 
@@ -208,7 +209,12 @@ class LifecycleRetriever(_common.OutsideBase, BaseRetriever):
         docs = []
         for r in result["results"]:
             if r["from"] == "personal":
-                metadata = {self.id_key: r["key"], "kb_from": "personal", "kb_score": r["score"]}
+                metadata = {
+                    self.id_key: r["key"],
+                    "kb_from": "personal",
+                    "kb_score": r["score"],
+                    "kb_match": r["match"],
+                }
                 if self.title_key and r["title"] is not None:
                     metadata[self.title_key] = r["title"]
                 docs.append(Document(page_content=r["text"], metadata=metadata))

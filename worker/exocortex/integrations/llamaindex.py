@@ -168,7 +168,7 @@ class LifecycleRetriever(_common.OutsideBase, BaseRetriever):
         nodes = []
         for r in result["results"]:
             if r["from"] == "personal":
-                metadata = {self.id_key: r["key"], "kb_from": "personal"}
+                metadata = {self.id_key: r["key"], "kb_from": "personal", "kb_match": r["match"]}
                 if self.title_key and r["title"] is not None:
                     metadata[self.title_key] = r["title"]
                 digest = hashlib.sha256(f"{r['key']}\0{r['text']}".encode()).hexdigest()[:16]

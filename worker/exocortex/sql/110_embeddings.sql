@@ -226,6 +226,12 @@ begin
     where not exists (select 1 from exo_private.chunk_embeddings e
                       where e.workspace = c.workspace and e.chunk_id = c.id and e.model_id = model)
     having count(*) > 0;
+    -- and every outside document whose kept passages lack its vector (sql/710_kb_outside.sql)
+    perform pgmq.send_batch('embed', array_agg(jsonb_build_object('outside_id', s.outside_id)))
+    from (select distinct p.outside_id from exo_private.kb_outside_passages p
+          where not exists (select 1 from exo_private.kb_outside_passage_embeddings e
+                            where e.outside_id = p.outside_id and e.digest = p.digest and e.model_id = model)) s
+    having count(*) > 0;
     perform exo_private.advance_stages(array(
         select d.id from exo_private.documents d where d.stage in ('embedded', 'graphed')));
     return new;
@@ -233,7 +239,8 @@ end
 $$;
 comment on function exo_private.embedding_model_changed() is
     'Trigger: when models.embeddings names another model or dimension, register it (its own HNSW '
-    'indexes) and queue every chunk without its vector; vectors of two models never share an index.';
+    'indexes) and queue every chunk, and every outside document with a kept passage, without its vector; '
+    'vectors of two models never share an index.';
 
 create or replace trigger embedding_model_changed
     after update on exo_private.settings

@@ -1,7 +1,8 @@
 -- The worker's queues: who holds which message, taking back a dead worker's work,
 -- the work that waits and what holds it, and bringing failed and dead-lettered work
--- back. The queues are embed (message {chunk_id, workspace}) and extract
--- ({window_id, workspace}); dead_letter holds {queue, msg_id, read_ct, message, last_error}.
+-- back. The queues are embed (message {chunk_id, workspace}, or {outside_id} for a personal
+-- base's outside document: sql/710_kb_outside.sql) and extract ({window_id, workspace});
+-- dead_letter holds {queue, msg_id, read_ct, message, last_error}.
 -- The worker's writes are the functions read_jobs, complete_embedding and complete_extraction.
 --
 -- SQLSTATEs the worker tells apart (class EX, exocortex):

@@ -6,6 +6,8 @@
 --   exo_private.kb_outside_write   the one path that writes it, for the reader too (runs as exo_kb)
 --   exo.kb_outside_retrieve        one call of the wrapper: the personal stage, the merge, the record
 --   exo.kb_outside_act, exo.kb_outside_items   the user's actions and their base
+--   exo_private.kb_outside_queue_embedding, kb_outside_passages_to_embed, store_outside_embeddings
+--                                  the kept passages' vectors (migration 0043), made by the worker
 --
 -- Every function that changes state takes p_at (default now()): the clock tests move.
 
@@ -62,6 +64,85 @@ comment on function exo_private.kb_outside_decay(bigint, timestamptz) is
     'Called by exo_private.kb_decay after it scored every item: demotes the outside documents (of one '
     'profile, or all with null) held below kb.demote_score for kb.demote_days; returns how many.';
 
+-- exo_private.kb_outside_queue_embedding: ask the worker to embed outside documents' new passages.
+create or replace function exo_private.kb_outside_queue_embedding(p_outside bigint[])
+returns int
+language sql volatile
+security definer
+set search_path = exo_private, pg_temp
+as $$
+    -- Only documents that exist: the recording path (exo_kb) reaches the queue through this alone.
+    with wanted as (
+        select array_agg(jsonb_build_object('outside_id', o.id) order by o.id) as messages
+        from exo_private.kb_outside_documents o
+        where o.id = any (p_outside)
+    )
+    select count(*)::int
+    from wanted w
+    cross join lateral pgmq.send_batch('embed', w.messages) m
+    where w.messages is not null
+$$;
+comment on function exo_private.kb_outside_queue_embedding(bigint[]) is
+    'Send one embed message {outside_id} per existing outside document of p_outside: the worker embeds '
+    'its kept passages that have no vector of the active model (exo_private.kb_outside_passages_to_embed). '
+    'Called by exo_private.kb_outside_write for the documents that got a new passage; returns how many '
+    'messages were sent.';
+
+-- exo_private.kb_outside_passages_to_embed: the kept passages of outside documents without a vector of a model.
+create or replace function exo_private.kb_outside_passages_to_embed(
+    p_outside bigint[], p_model text, p_dimensions int
+)
+returns table (outside_id bigint, digest text, body text)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select s.outside_id, s.digest, s.body
+    from exo_private.kb_outside_passages s
+    where s.outside_id = any (p_outside)
+      and not exists (
+          select 1 from exo_private.kb_outside_passage_embeddings e
+          join exo_private.embedding_models m on m.id = e.model_id
+          where e.outside_id = s.outside_id and e.digest = s.digest
+            and m.name = p_model and m.dimensions = p_dimensions)
+    order by s.outside_id, s.digest
+$$;
+comment on function exo_private.kb_outside_passages_to_embed(bigint[], text, int) is
+    'The worker''s embed job for outside documents: the kept passages of the documents p_outside '
+    'that have no vector of model (p_model, p_dimensions) yet.';
+
+-- exo_private.store_outside_embeddings: write one batch of outside passages' vectors from the worker.
+create or replace function exo_private.store_outside_embeddings(
+    p_model text, p_dimensions int, p_outside bigint[], p_digests text[], p_vectors public.vector[]
+)
+returns int
+language plpgsql volatile
+security invoker
+set search_path = exo_private, public, pg_temp
+as $$
+declare
+    model int := exo_private.checked_vectors_model(
+        p_model, p_dimensions, 'outside passage', p_outside, p_vectors::text[]);
+    stored int;
+begin
+    if cardinality(p_digests) is distinct from cardinality(p_outside) then
+        raise exception '% outside passage ids but % digests', cardinality(p_outside), cardinality(p_digests);
+    end if;
+    -- A passage dropped since (a document keeps its kb.outside_passages latest) gets no vector.
+    insert into exo_private.kb_outside_passage_embeddings (outside_id, digest, model_id, embedding)
+    select v.outside_id, v.digest, model, v.vec
+    from unnest(p_outside, p_digests, p_vectors) as v (outside_id, digest, vec)
+    join exo_private.kb_outside_passages s on s.outside_id = v.outside_id and s.digest = v.digest
+    on conflict (outside_id, digest, model_id) do update set embedding = excluded.embedding;
+    get diagnostics stored = row_count;
+    return stored;
+end
+$$;
+comment on function exo_private.store_outside_embeddings(text, int, bigint[], text[], public.vector[]) is
+    'Store vectors of one model for outside passages (p_outside, p_digests: their keys; dimensions '
+    'checked by exo_private.checked_vectors_model); passages gone meanwhile are skipped. Returns how '
+    'many were stored.';
+
 -- exo_private.kb_outside_write: the one path that writes outside documents into a user's base.
 create or replace function exo_private.kb_outside_write(
     p_profile text,
@@ -86,6 +167,7 @@ declare
     bad text;
     touched bigint[];
     target bigint;
+    fresh bigint[];
 begin
     if current_setting('transaction_read_only') = 'on' then
         raise exception 'recording in a personal base writes, and this transaction is read-only'
@@ -186,13 +268,17 @@ begin
         from unnest(keys) k
         on conflict (profile_id, key) do update
             set title = coalesce(excluded.title, o.title), last_seen_at = excluded.last_seen_at;
-        insert into exo_private.kb_outside_passages as s (outside_id, digest, body, seen_at)
-        select distinct on (o.id, md5(left(x ->> 'text', 8000)))
-               o.id, md5(left(x ->> 'text', 8000)), left(x ->> 'text', 8000), p_at
-        from jsonb_array_elements(p_passages) x
-        join exo_private.kb_outside_documents o on o.profile_id = profile and o.key = x ->> 'key'
-        where x ->> 'text' <> ''
-        on conflict (outside_id, digest) do update set seen_at = excluded.seen_at;
+        with kept as (
+            insert into exo_private.kb_outside_passages as s (outside_id, digest, body, seen_at)
+            select distinct on (o.id, md5(left(x ->> 'text', 8000)))
+                   o.id, md5(left(x ->> 'text', 8000)), left(x ->> 'text', 8000), p_at
+            from jsonb_array_elements(p_passages) x
+            join exo_private.kb_outside_documents o on o.profile_id = profile and o.key = x ->> 'key'
+            where x ->> 'text' <> ''
+            on conflict (outside_id, digest) do update set seen_at = excluded.seen_at
+            returning s.outside_id, s.xmax = 0 as inserted
+        )
+        select coalesce(array_agg(distinct k.outside_id) filter (where k.inserted), '{}') into fresh from kept k;
         -- Of each document, the passages most recently returned are kept.
         delete from exo_private.kb_outside_passages s
         using (select s2.outside_id, s2.digest,
@@ -202,6 +288,10 @@ begin
                where o.profile_id = profile and o.key = any (keys)) old
         where s.outside_id = old.outside_id and s.digest = old.digest
           and old.n > (settings ->> 'outside_passages')::int;
+        -- The worker embeds the new passages (the personal stage compares them by meaning).
+        if fresh <> '{}' then
+            perform exo_private.kb_outside_queue_embedding(fresh);
+        end if;
     end if;
     touched := array(select o.id from exo_private.kb_outside_documents o
                      where o.profile_id = profile and o.key = any (keys));
@@ -280,8 +370,10 @@ comment on function exo_private.kb_outside_write(text, text, text[], jsonb, time
     'transaction. Returns the touched documents'' key, state and fetch count.';
 
 -- exo_private.kb_outside_personal: the personal stage over a profile's saved outside documents.
-create or replace function exo_private.kb_outside_personal(p_profile_id bigint, p_query text, p_k int)
-returns table (key text, title text, passages text[], score float8)
+create or replace function exo_private.kb_outside_personal(
+    p_profile_id bigint, p_query text, p_vector text, p_k int
+)
+returns table (key text, title text, passages jsonb, score float8, match text)
 language sql stable
 security invoker
 set search_path = exo_private, pg_temp
@@ -289,44 +381,66 @@ as $$
     with words as (
         -- any word counts: the words of plainto_tsquery joined by "or" (as exo.facts_search)
         select pg_catalog.replace(pg_catalog.plainto_tsquery('english', p_query)::text, ' & ', ' | ')::tsquery as q
-    ), top as materialized (
-        -- once, not per passage
-        select (exo_private.kb_settings() ->> 'local_top_k')::int as n
+    ), knobs as materialized (
+        -- once, not per passage: the settings, the model in use and the query vector parsed
+        select (s ->> 'local_top_k')::int as top, (s ->> 'similarity_threshold')::float8 as threshold,
+               exo_private.active_embedding_model() as model, p_vector::public.vector as v
+        from exo_private.kb_settings() s
     ), saved as materialized (
         select i.outside_id from exo_private.kb_items i
         where i.profile_id = p_profile_id and i.state in ('claimed', 'pinned') and i.outside_id is not null
-    ), matched as (
-        select s.outside_id, ps.body, pg_catalog.ts_rank(ps.tsv, w.q)::float8 as score,
-               row_number() over (partition by s.outside_id
-                                  order by pg_catalog.ts_rank(ps.tsv, w.q) desc, ps.digest) as n
+    ), scored as (
+        -- A passage with a vector (and a query vector) by cosine similarity, one without by its words.
+        select s.outside_id, ps.digest, ps.body, e.cosine,
+               case when e.cosine is null and pg_catalog.numnode(w.q) > 0 and ps.tsv @@ w.q
+                    then pg_catalog.ts_rank(ps.tsv, w.q)::float8 end as rank
         from saved s
         cross join words w
+        cross join knobs k
         join exo_private.kb_outside_passages ps on ps.outside_id = s.outside_id
-        where pg_catalog.numnode(w.q) > 0 and ps.tsv @@ w.q
+        left join lateral (
+            select (1 - (x.embedding operator(public.<=>) k.v))::float8 as cosine
+            from exo_private.kb_outside_passage_embeddings x
+            where x.outside_id = ps.outside_id and x.digest = ps.digest and x.model_id = k.model
+        ) e on k.v is not null
+    ), matched as (
+        select m.outside_id, m.body, coalesce(m.cosine, m.rank) as score,
+               case when m.cosine is not null then 'similarity' else 'keyword' end as match,
+               row_number() over (partition by m.outside_id
+                                  order by m.cosine is not null desc, coalesce(m.cosine, m.rank) desc, m.digest) as n
+        from scored m
+        cross join knobs k
+        where m.cosine >= k.threshold or m.rank is not null
     )
-    select o.key, o.title, array_agg(m.body order by m.n), max(m.score)
+    select o.key, o.title,
+           jsonb_agg(jsonb_build_object('text', m.body, 'score', m.score, 'match', m.match) order by m.n),
+           max(m.score) filter (where m.n = 1), min(m.match) filter (where m.n = 1)
     from matched m
     join exo_private.kb_outside_documents o on o.id = m.outside_id
-    cross join top
-    where m.n <= top.n
+    cross join knobs k
+    where m.n <= k.top
     group by o.id, o.key, o.title
-    order by max(m.score) desc, o.key
+    -- by meaning first (a cosine and a ts_rank are not on one scale), then the best score
+    order by min(m.match) filter (where m.n = 1) desc, max(m.score) filter (where m.n = 1) desc, o.key
     limit p_k
 $$;
-comment on function exo_private.kb_outside_personal(bigint, text, int) is
-    'The personal stage over outside documents: the profile''s claimed and pinned ones whose kept passages '
-    'share a word with the question (english text search, any word), at most kb.local_top_k passages '
-    'each, best ts_rank first; at most p_k documents.';
+comment on function exo_private.kb_outside_personal(bigint, text, text, int) is
+    'The personal stage over outside documents: of the profile''s claimed and pinned ones, the kept '
+    'passages whose vector (of the active embedding model) has cosine similarity at least '
+    'kb.similarity_threshold with p_vector (the query''s, as pgvector text), and those without a vector '
+    '(none yet, or p_vector null: no query embedding) that share a word with the question (english text '
+    'search, any word, ts_rank); at most kb.local_top_k passages per document, [{text, score, match}] '
+    'best first, match similarity or keyword; documents matched by meaning first, at most p_k.';
 
 -- exo_private.kb_outside_provenance: where each outside document a wrapped search returned stands.
-create or replace function exo_private.kb_outside_provenance(p_profile text, p_keys text[], p_personal text[])
+create or replace function exo_private.kb_outside_provenance(p_profile text, p_keys text[], p_personal jsonb)
 returns jsonb
 language sql stable
 security invoker
 set search_path = exo_private, pg_temp
 as $$
     with sources as materialized (
-        select s.n, s.key, o.title, i.state, i.fetch_count, (s.key = any (p_personal)) as personal,
+        select s.n, s.key, o.title, i.state, i.fetch_count, p_personal ->> s.key as match,
                quote_literal(coalesce(o.title, s.key)) as label
         from unnest(p_keys) with ordinality s (key, n)
         join exo_private.kb_profiles p on p.name = p_profile
@@ -336,13 +450,16 @@ as $$
     select jsonb_build_object(
         'profile', p_profile,
         'sources', coalesce(jsonb_agg(jsonb_build_object(
-            'key', s.key, 'title', s.title, 'from', case when s.personal then 'personal' else 'global' end,
+            'key', s.key, 'title', s.title, 'from', case when s.match is not null then 'personal' else 'global' end,
+            'match', s.match,
             'state', coalesce(s.state::text, 'global'), 'fetch_count', coalesce(s.fetch_count, 0),
             'suggestion', case when s.state = 'suggested' then exo_private.kb_suggestion(s.label, s.fetch_count) end)
             order by s.n), '[]'::jsonb),
         'text', format(E'Provenance (profile %s):\n', p_profile) || coalesce(string_agg(format(
             '%s. %s, from %s: %s, fetched %s %s',
-            s.n, s.label, case when s.personal then 'your base' else 'your retriever' end,
+            s.n, s.label,
+            case s.match when 'similarity' then 'your base (by meaning)' when 'keyword' then 'your base (by keywords)'
+                         else 'your retriever' end,
             coalesce(s.state::text, 'global'), coalesce(s.fetch_count, 0),
             case when coalesce(s.fetch_count, 0) = 1 then 'time' else 'times' end)
             || case when s.state = 'suggested'
@@ -351,14 +468,16 @@ as $$
             E'\n' order by s.n), '(no sources)'))
     from sources s
 $$;
-comment on function exo_private.kb_outside_provenance(text, text[], text[]) is
+comment on function exo_private.kb_outside_provenance(text, text[], jsonb) is
     'The provenance block of a wrapped search of the profile: per outside document returned (p_keys, in '
-    'rank order) its key and title, whether it came from the user''s base (p_personal) or their '
-    'retriever, its state and fetch count, and any pending save suggestion; as jsonb {profile, sources, '
-    'text} with a text rendering, as exo_private.kb_provenance.';
+    'rank order) its key and title, whether it came from the user''s base (p_personal: {key: match}, '
+    'match similarity or keyword) or their retriever, its state and fetch count, and any pending save '
+    'suggestion; as jsonb {profile, sources, text} with a text rendering, as exo_private.kb_provenance.';
 
 -- exo.kb_outside_retrieve: one call of a lifecycle retriever over the user's own retriever.
-create or replace function exo.kb_outside_retrieve(profile text, query text, returned jsonb, k int default 5)
+create or replace function exo.kb_outside_retrieve(
+    profile text, query text, returned jsonb, k int default 5, query_embedding float8[] default null
+)
 returns jsonb
 language plpgsql volatile
 security definer
@@ -367,6 +486,13 @@ as $$
 declare
     wanted bigint;
     checked int;
+    model int := exo_private.active_embedding_model();
+    dimensions int;
+    passages int;
+    unembedded int;
+    query_vector text;
+    embedded jsonb;
+    stage jsonb;
     personal jsonb;
     results jsonb;
     keys text[];
@@ -386,31 +512,83 @@ begin
         perform exo_private.invalid_argument(
             'returned must be a JSON array of at most 200 {key, title, text}: what the wrapped retriever returned');
     end if;
+    select m.dimensions into dimensions from exo_private.embedding_models m where m.id = model;
+    if query_embedding is not null then
+        if coalesce(cardinality(query_embedding), 0) = 0
+           or exists (select 1 from unnest(query_embedding) v where v is null or v in ('NaN', 'Infinity', '-Infinity')) then
+            perform exo_private.invalid_argument('query_embedding must be a non-empty array of finite numbers');
+        end if;
+        if dimensions is not null and cardinality(query_embedding) <> dimensions then
+            perform exo_private.invalid_argument(format(
+                'query_embedding has %s dimensions; the embedding model in use has %s',
+                cardinality(query_embedding), dimensions));
+        end if;
+    end if;
     select p.id into wanted from exo_private.kb_profiles p where p.name = profile;
     if wanted is null then
         perform exo_private.invalid_argument(
             format('profile %s does not exist', exo_private.quoted(profile)), 'exo user add NAME makes one');
     end if;
-    select count(*) into checked from exo_private.kb_items i
+    -- The saved documents, and how many of their passages have no vector of the model in use.
+    select count(distinct i.outside_id), count(ps.digest), count(ps.digest) filter (where not exists (
+               select 1 from exo_private.kb_outside_passage_embeddings e
+               where e.outside_id = ps.outside_id and e.digest = ps.digest and e.model_id = model))
+      into checked, passages, unembedded
+    from exo_private.kb_items i
+    left join exo_private.kb_outside_passages ps on ps.outside_id = i.outside_id
     where i.profile_id = wanted and i.state in ('claimed', 'pinned') and i.outside_id is not null;
-    select coalesce(jsonb_agg(jsonb_build_object('key', x.key, 'title', x.title, 'passages', to_jsonb(x.passages),
-                                                 'score', x.score) order by x.score desc, x.key), '[]'::jsonb)
+    -- The question's vector: the caller's, else the endpoint's (exo.embed_query), asked only when a
+    -- saved passage has a vector to compare; without one the personal stage matches by words.
+    if checked = 0 then
+        stage := jsonb_build_object('mode', 'none', 'why', 'no claimed or pinned outside document');
+    elsif query_embedding is not null then
+        query_vector := query_embedding::text;
+        stage := jsonb_build_object('query_embedding', 'caller');
+    elsif model is null or unembedded = passages then
+        stage := jsonb_build_object('mode', 'keyword',
+            'why', 'no saved passage has a vector of the embedding model in use yet (the worker embeds them)');
+    else
+        embedded := exo.embed_query(query);
+        if embedded ? 'vector' and (embedded ->> 'dimensions')::int = dimensions then
+            query_vector := embedded ->> 'vector';
+            stage := jsonb_build_object('query_embedding', 'endpoint');
+        else
+            stage := jsonb_build_object('mode', 'keyword', 'why', 'no query embedding: ' || coalesce(
+                (embedded ->> 'error_class') || ': ' || (embedded ->> 'error'),
+                format('the endpoint gave %s dimensions, the stored vectors have %s',
+                       embedded ->> 'dimensions', dimensions)));
+        end if;
+    end if;
+    if query_vector is not null then
+        query_vector := replace(replace(query_vector, '{', '['), '}', ']');
+        stage := stage || jsonb_build_object(
+            'mode', 'similarity', 'threshold', (exo_private.kb_settings() ->> 'similarity_threshold')::float8,
+            'keyword_passages', unembedded);
+        if unembedded > 0 then
+            stage := stage || jsonb_build_object('why', format(
+                '%s saved passage(s) have no vector yet (the worker embeds them) and are matched by keywords',
+                unembedded));
+        end if;
+    end if;
+    select coalesce(jsonb_agg(jsonb_build_object('key', x.key, 'title', x.title, 'passages', x.passages,
+                                                 'score', x.score, 'match', x.match) order by x.n), '[]'::jsonb)
       into personal
-    from exo_private.kb_outside_personal(wanted, query, k) x;
+    from exo_private.kb_outside_personal(wanted, query, query_vector, k) with ordinality x (key, title, passages, score, match, n);
     -- The personal hits first (each passage, best first), then what the wrapped retriever returned
     -- in its order, less a passage the base already gave; the first k.
     with merged as (
         select 0 as part, p.n * 1000 + q.m as n,
                jsonb_build_object('from', 'personal', 'key', p.item ->> 'key', 'title', p.item ->> 'title',
-                                  'text', q.body, 'score', (p.item ->> 'score')::float8) as result
+                                  'text', q.passage ->> 'text', 'score', (q.passage ->> 'score')::float8,
+                                  'match', q.passage ->> 'match') as result
         from jsonb_array_elements(personal) with ordinality p (item, n)
-        cross join lateral jsonb_array_elements_text(p.item -> 'passages') with ordinality q (body, m)
+        cross join lateral jsonb_array_elements(p.item -> 'passages') with ordinality q (passage, m)
         union all
         select 1, r.n, jsonb_build_object('from', 'global', 'key', r.item ->> 'key', 'index', r.n - 1)
         from jsonb_array_elements(returned) with ordinality r (item, n)
         where not exists (select 1 from jsonb_array_elements(personal) p
-                          cross join lateral jsonb_array_elements_text(p -> 'passages') b
-                          where p ->> 'key' = r.item ->> 'key' and b = left(r.item ->> 'text', 8000))
+                          cross join lateral jsonb_array_elements(p -> 'passages') b
+                          where p ->> 'key' = r.item ->> 'key' and b ->> 'text' = left(r.item ->> 'text', 8000))
     )
     select jsonb_agg(m.result order by m.part, m.n) into results
     from (select * from merged order by part, n limit k) m;
@@ -420,11 +598,11 @@ begin
           from jsonb_array_elements(results) with ordinality e (r, n) group by 1) x;
     keys := coalesce(keys, '{}');
     hits := array(select p ->> 'key' from jsonb_array_elements(personal) p);
-    -- No cache check is recorded (hits, misses, the miss streak): outside documents are matched by
-    -- words only, and exo.search records checks only in similarity mode (sql/700_kb.sql,
-    -- kb_after_search). Counted here, every question that shares no word with a saved document
-    -- would be a miss: at kb.max_cache_miss_streak (10) nearly the whole base is demoted within ten
-    -- questions (bench.kb_outside saw 990 of 1,000). A saved outside document leaves by its score.
+    -- No cache check is recorded (hits, misses, the miss streak): exo.search records one per saved
+    -- document in similarity mode (sql/700_kb.sql, kb_after_search), but a wrapper's question
+    -- about one subject misses nearly every other saved document, and counted here the base
+    -- would be demoted within kb.max_cache_miss_streak (10) questions (bench.kb_outside saw 990
+    -- of 1,000 by words). A saved outside document leaves by its score.
     if current_setting('transaction_read_only') = 'on' then
         outcome := jsonb_build_object('recorded', false,
             'why', 'a read-only transaction: run the search in a read-write one (begin read write) to record it');
@@ -442,23 +620,28 @@ begin
     return jsonb_build_object(
         'results', results,
         'report', jsonb_build_object('personal', jsonb_build_object(
-            'profile', profile,
-            'mode', 'keyword (outside documents are matched by the words of the passages their retriever returned)',
-            'checked', checked, 'hits', to_jsonb(hits)) || outcome),
-        'provenance', exo_private.kb_outside_provenance(profile, keys, hits));
+            'profile', profile, 'checked', checked, 'hits', to_jsonb(hits),
+            'match', stage) || outcome),
+        'provenance', exo_private.kb_outside_provenance(profile, keys, coalesce(
+            (select jsonb_object_agg(p ->> 'key', p ->> 'match') from jsonb_array_elements(personal) p),
+            '{}'::jsonb)));
 end
 $$;
-comment on function exo.kb_outside_retrieve(text, text, jsonb, int) is
+comment on function exo.kb_outside_retrieve(text, text, jsonb, int, float8[]) is
     'One call of a lifecycle retriever (exocortex.integrations.*.LifecycleRetriever): returned is what the '
     'user''s own retriever gave for the query, [{key, title, text}] in its order (at most 200). The '
-    'personal stage matches the profile''s claimed and pinned outside documents by the words of their '
-    'kept passages; its hits come first, then the retriever''s results less a passage the base already '
-    'gave, the first k (1 to 100): results [{from: personal, key, title, text, score} | {from: global, '
-    'key, index into returned}]. The outside documents returned are recorded in the profile''s base '
-    '(exo_private.kb_outside_write: fetch counts, suggestions, resets; no cache check: outside documents '
-    'are matched by words, and a miss by words says little) when '
-    'the transaction may write, else report.personal says why not; provenance is the block {profile, '
-    'sources: [{key, title, from, state, fetch_count, suggestion}], text}.';
+    'personal stage searches the profile''s claimed and pinned outside documents by cosine similarity of '
+    'their kept passages'' vectors (the worker embeds them) with the query''s (query_embedding, the '
+    'caller''s in the model in use, else exo.embed_query''s), at least kb.similarity_threshold, at most '
+    'kb.local_top_k passages per document; a passage without a vector, or every passage without a query '
+    'embedding, by its words (report.personal.match says which: {mode similarity|keyword|none, why, '
+    'query_embedding, threshold, keyword_passages}). Its hits come first, then the retriever''s '
+    'results less a passage the base already gave, the first k (1 to 100): results [{from: personal, '
+    'key, title, text, score, match} | {from: global, key, index into returned}]. The outside documents '
+    'returned are recorded in the profile''s base (exo_private.kb_outside_write: fetch counts, '
+    'suggestions, resets; no cache check) when the transaction may write, else report.personal says why '
+    'not; provenance is the block {profile, sources: [{key, title, from, match, state, fetch_count, '
+    'suggestion}], text}.';
 
 -- exo.kb_outside_act: the user's action on an outside document of their base.
 create or replace function exo.kb_outside_act(profile text, action text, key text)
@@ -525,4 +708,5 @@ comment on function exo.kb_outside_items(text) is
 alter function exo_private.kb_outside_write(text, text, text[], jsonb, timestamptz) owner to exo_kb;
 grant select, insert, update on exo_private.kb_outside_documents to exo_kb;
 grant select, insert, update, delete on exo_private.kb_outside_passages to exo_kb;
-grant execute on function exo_private.kb_outside_demote(bigint, bigint[], text, timestamptz) to exo_kb;
+grant execute on function exo_private.kb_outside_demote(bigint, bigint[], text, timestamptz),
+    exo_private.kb_outside_queue_embedding(bigint[]) to exo_kb;
