@@ -11121,16 +11121,16 @@ begin
     get diagnostics pinned = row_count;
     -- Held long enough below the demotion score: demoted.
     for low in
-        select i.profile_id, array_agg(i.document_id) as documents
+        select i.profile_id,
+               coalesce(array_agg(i.document_id) filter (where i.document_id is not null), '{}') as documents,
+               coalesce(array_agg(i.outside_id) filter (where i.outside_id is not null), '{}') as outside
         from exo_private.kb_items i
         where (profile is null or i.profile_id = profile)
           and i.low_since <= p_at - make_interval(days => (settings ->> 'demote_days')::int)
         group by i.profile_id
     loop
-        demoted := demoted + exo_private.kb_demote(low.profile_id, low.documents, 'score_low', p_at);
+        demoted := demoted + exo_private.kb_demote(low.profile_id, low.documents, 'score_low', p_at, low.outside);
     end loop;
-    -- Outside documents (sql/710_kb_outside.sql): scored above with the rest, demoted by their own key.
-    demoted := demoted + exo_private.kb_outside_decay(profile, p_at);
     return jsonb_build_object('scored', scored, 'pinned', pinned, 'demoted', demoted);
 end
 $$;
@@ -11144,10 +11144,10 @@ ALTER FUNCTION exo_private.kb_decay(p_profile text, p_at timestamp with time zon
 COMMENT ON FUNCTION exo_private.kb_decay(p_profile text, p_at timestamp with time zone) IS 'The daily decay (pg_cron job exo-kb-decay; exo kb decay): scores every user-document row that is not global (one profile''s with p_profile) as of p_at (exo_private.kb_scores, computed on read: the profile''s decayed_at becomes p_at); keeps since when each has been at or above kb.pin_score or below kb.demote_score, writing only the rows that cross either; pins a claimed document held high for kb.pin_days and demotes a claimed or (unforced) pinned one held low for kb.demote_days; returns {scored, pinned, demoted}.';
 
 --
--- Name: kb_demote(bigint, bigint[], text, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: kb_demote(bigint, bigint[], text, timestamp with time zone, bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone DEFAULT now()) RETURNS integer
+CREATE FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone DEFAULT now(), p_outside bigint[] DEFAULT '{}'::bigint[]) RETURNS integer
     LANGUAGE sql
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -11157,20 +11157,21 @@ CREATE FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[],
                fetch_count = 0, miss_streak = 0, high_since = null, low_since = null,
                next_suggestion_at = exo_private.kb_suggestion_gap(
                    i.declines, (exo_private.kb_settings() ->> 'fetch_threshold')::int)
-         where i.profile_id = p_profile_id and i.document_id = any (p_documents) and not i.forced
+         where i.profile_id = p_profile_id and not i.forced
+           and (i.document_id = any (p_documents) or i.outside_id = any (p_outside))
            and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = p_event)
         returning 1
     )
     select count(*)::int from moved
 $$;
 
-ALTER FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone, p_outside bigint[]) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone, p_outside bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone) IS 'Demote a profile''s documents by p_event (score_low or miss_streak) where the transition table allows it and the pin was not forced: the fetch count starts again from zero; returns how many moved.';
+COMMENT ON FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone, p_outside bigint[]) IS 'Demote a profile''s documents and outside documents (p_outside: kb_outside_documents ids, sql/710_kb_outside.sql) by p_event (score_low or miss_streak) where the transition table allows it and the pin was not forced: the fetch count starts again from zero; returns how many moved.';
 
 --
 -- Name: kb_next_state(exo_private.kb_state, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -11201,68 +11202,6 @@ ALTER FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event te
 --
 
 COMMENT ON FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event text) IS 'The state an event takes a document to, from exo_private.kb_transitions; refuses (invalid_argument, naming the events possible) a transition the table does not list.';
-
---
--- Name: kb_outside_decay(bigint, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
---
-
-CREATE FUNCTION exo_private.kb_outside_decay(p_profile_id bigint, p_at timestamp with time zone DEFAULT now()) RETURNS integer
-    LANGUAGE plpgsql
-    SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
-declare
-    demoted int := 0;
-    low record;
-begin
-    for low in
-        select i.profile_id, array_agg(i.outside_id) as outside
-        from exo_private.kb_items i
-        where (p_profile_id is null or i.profile_id = p_profile_id) and i.outside_id is not null
-          and i.low_since <= p_at - make_interval(days => (exo_private.kb_settings() ->> 'demote_days')::int)
-        group by i.profile_id
-    loop
-        demoted := demoted + exo_private.kb_outside_demote(low.profile_id, low.outside, 'score_low', p_at);
-    end loop;
-    return demoted;
-end
-$$;
-
-ALTER FUNCTION exo_private.kb_outside_decay(p_profile_id bigint, p_at timestamp with time zone) OWNER TO exo_owner;
-
---
--- Name: FUNCTION kb_outside_decay(p_profile_id bigint, p_at timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON FUNCTION exo_private.kb_outside_decay(p_profile_id bigint, p_at timestamp with time zone) IS 'Called by exo_private.kb_decay after it scored every item: demotes the outside documents (of one profile, or all with null) held below kb.demote_score for kb.demote_days; returns how many.';
-
---
--- Name: kb_outside_demote(bigint, bigint[], text, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
---
-
-CREATE FUNCTION exo_private.kb_outside_demote(p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamp with time zone DEFAULT now()) RETURNS integer
-    LANGUAGE sql
-    SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
-    with moved as (
-        update exo_private.kb_items i
-           set state = exo_private.kb_next_state(i.state, p_event), state_changed_at = p_at,
-               fetch_count = 0, miss_streak = 0, high_since = null, low_since = null,
-               next_suggestion_at = exo_private.kb_suggestion_gap(
-                   i.declines, (exo_private.kb_settings() ->> 'fetch_threshold')::int)
-         where i.profile_id = p_profile_id and i.outside_id = any (p_outside) and not i.forced
-           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = p_event)
-        returning 1
-    )
-    select count(*)::int from moved
-$$;
-
-ALTER FUNCTION exo_private.kb_outside_demote(p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamp with time zone) OWNER TO exo_owner;
-
---
--- Name: FUNCTION kb_outside_demote(p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON FUNCTION exo_private.kb_outside_demote(p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamp with time zone) IS 'exo_private.kb_demote for outside documents: demote them by p_event (score_low: no miss streak, see exo.kb_outside_retrieve) where the transition table allows it and the pin was not forced; returns how many moved.';
 
 --
 -- Name: kb_outside_passages_to_embed(bigint[], text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -30828,13 +30767,13 @@ GRANT ALL ON FUNCTION exo_private.kb_decay(p_profile text, p_at timestamp with t
 GRANT ALL ON FUNCTION exo_private.kb_decay(p_profile text, p_at timestamp with time zone) TO exo_writer;
 
 --
--- Name: FUNCTION kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone, p_outside bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone) TO exo_kb;
-GRANT ALL ON FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone, p_outside bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone, p_outside bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone, p_outside bigint[]) TO exo_kb;
+GRANT ALL ON FUNCTION exo_private.kb_demote(p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamp with time zone, p_outside bigint[]) TO exo_writer;
 
 --
 -- Name: FUNCTION kb_next_state(p_from exo_private.kb_state, p_event text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -30844,23 +30783,6 @@ REVOKE ALL ON FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_
 GRANT ALL ON FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event text) TO exo_kb;
 GRANT ALL ON FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event text) TO exo_writer;
-
---
--- Name: FUNCTION kb_outside_decay(p_profile_id bigint, p_at timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
---
-
-REVOKE ALL ON FUNCTION exo_private.kb_outside_decay(p_profile_id bigint, p_at timestamp with time zone) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.kb_outside_decay(p_profile_id bigint, p_at timestamp with time zone) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.kb_outside_decay(p_profile_id bigint, p_at timestamp with time zone) TO exo_writer;
-
---
--- Name: FUNCTION kb_outside_demote(p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
---
-
-REVOKE ALL ON FUNCTION exo_private.kb_outside_demote(p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamp with time zone) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.kb_outside_demote(p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamp with time zone) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.kb_outside_demote(p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamp with time zone) TO exo_kb;
-GRANT ALL ON FUNCTION exo_private.kb_outside_demote(p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION kb_outside_passages_to_embed(p_outside bigint[], p_model text, p_dimensions integer); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -348,7 +348,7 @@ def test_the_outside_recording_path_writes_nothing_else(kdb, conn, reader):
          " select id, 'x.md', now() from exo_private.kb_profiles where name = %s", (alice,)),
         ("delete from exo_private.kb_outside_passages where %s::text is not null", (alice,)),
         ("update exo_private.kb_items set state = 'pinned' where %s::text is not null", (alice,)),
-        ("select exo_private.kb_outside_decay(null)", ()),
+        ("select exo_private.kb_decay(null)", ()),
     ]  # fmt: skip
     before = _snapshot(conn)
     for statement, args in attempts:

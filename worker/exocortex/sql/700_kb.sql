@@ -58,9 +58,10 @@ comment on function exo_private.kb_suggestion_gap(int, int) is
     'Fetches until the next suggestion after p_declines declines: the threshold, then threshold x 2^n '
     '(the gap doubling at each decline).';
 
--- exo_private.kb_demote: demote documents of a profile by an event (score_low, miss_streak).
+-- exo_private.kb_demote: demote documents (and outside documents) of a profile by an event.
 create or replace function exo_private.kb_demote(
-    p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamptz default now()
+    p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamptz default now(),
+    p_outside bigint[] default '{}'
 )
 returns int
 language sql volatile
@@ -73,14 +74,16 @@ as $$
                fetch_count = 0, miss_streak = 0, high_since = null, low_since = null,
                next_suggestion_at = exo_private.kb_suggestion_gap(
                    i.declines, (exo_private.kb_settings() ->> 'fetch_threshold')::int)
-         where i.profile_id = p_profile_id and i.document_id = any (p_documents) and not i.forced
+         where i.profile_id = p_profile_id and not i.forced
+           and (i.document_id = any (p_documents) or i.outside_id = any (p_outside))
            and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = p_event)
         returning 1
     )
     select count(*)::int from moved
 $$;
-comment on function exo_private.kb_demote(bigint, bigint[], text, timestamptz) is
-    'Demote a profile''s documents by p_event (score_low or miss_streak) where the transition table allows '
+comment on function exo_private.kb_demote(bigint, bigint[], text, timestamptz, bigint[]) is
+    'Demote a profile''s documents and outside documents (p_outside: kb_outside_documents ids, '
+    'sql/710_kb_outside.sql) by p_event (score_low or miss_streak) where the transition table allows '
     'it and the pin was not forced: the fetch count starts again from zero; returns how many moved.';
 
 -- exo_private.kb_write: the one path that writes a user's base (the reader's, through the exo.kb_* calls).
@@ -355,16 +358,16 @@ begin
     get diagnostics pinned = row_count;
     -- Held long enough below the demotion score: demoted.
     for low in
-        select i.profile_id, array_agg(i.document_id) as documents
+        select i.profile_id,
+               coalesce(array_agg(i.document_id) filter (where i.document_id is not null), '{}') as documents,
+               coalesce(array_agg(i.outside_id) filter (where i.outside_id is not null), '{}') as outside
         from exo_private.kb_items i
         where (profile is null or i.profile_id = profile)
           and i.low_since <= p_at - make_interval(days => (settings ->> 'demote_days')::int)
         group by i.profile_id
     loop
-        demoted := demoted + exo_private.kb_demote(low.profile_id, low.documents, 'score_low', p_at);
+        demoted := demoted + exo_private.kb_demote(low.profile_id, low.documents, 'score_low', p_at, low.outside);
     end loop;
-    -- Outside documents (sql/710_kb_outside.sql): scored above with the rest, demoted by their own key.
-    demoted := demoted + exo_private.kb_outside_decay(profile, p_at);
     return jsonb_build_object('scored', scored, 'pinned', pinned, 'demoted', demoted);
 end
 $$;
@@ -409,7 +412,7 @@ grant select on exo_private.settings, exo_private.documents, exo_private.chunks,
 grant select, update on exo_private.kb_profiles to exo_kb;
 grant select, insert, update on exo_private.kb_items to exo_kb;
 grant execute on function exo_private.kb_settings(), exo_private.kb_next_state(exo_private.kb_state, text),
-    exo_private.kb_suggestion_gap(int, int), exo_private.kb_demote(bigint, bigint[], text, timestamptz),
+    exo_private.kb_suggestion_gap(int, int), exo_private.kb_demote(bigint, bigint[], text, timestamptz, bigint[]),
     exo_private.invalid_argument(text, text), exo_private.quoted(text) to exo_kb;
 
 -- exo_private.kb_suggestion: the line that proposes saving a document.

@@ -11,59 +11,6 @@
 --
 -- Every function that changes state takes p_at (default now()): the clock tests move.
 
--- exo_private.kb_outside_demote: demote a profile's outside documents by an event (score_low).
-create or replace function exo_private.kb_outside_demote(
-    p_profile_id bigint, p_outside bigint[], p_event text, p_at timestamptz default now()
-)
-returns int
-language sql volatile
-security invoker
-set search_path = exo_private, pg_temp
-as $$
-    with moved as (
-        update exo_private.kb_items i
-           set state = exo_private.kb_next_state(i.state, p_event), state_changed_at = p_at,
-               fetch_count = 0, miss_streak = 0, high_since = null, low_since = null,
-               next_suggestion_at = exo_private.kb_suggestion_gap(
-                   i.declines, (exo_private.kb_settings() ->> 'fetch_threshold')::int)
-         where i.profile_id = p_profile_id and i.outside_id = any (p_outside) and not i.forced
-           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = p_event)
-        returning 1
-    )
-    select count(*)::int from moved
-$$;
-comment on function exo_private.kb_outside_demote(bigint, bigint[], text, timestamptz) is
-    'exo_private.kb_demote for outside documents: demote them by p_event (score_low: no miss streak, see '
-    'exo.kb_outside_retrieve) where '
-    'the transition table allows it and the pin was not forced; returns how many moved.';
-
--- exo_private.kb_outside_decay: the decay's demotions of outside documents (kb_decay scores every item).
-create or replace function exo_private.kb_outside_decay(p_profile_id bigint, p_at timestamptz default now())
-returns int
-language plpgsql volatile
-security invoker
-set search_path = exo_private, pg_temp
-as $$
-declare
-    demoted int := 0;
-    low record;
-begin
-    for low in
-        select i.profile_id, array_agg(i.outside_id) as outside
-        from exo_private.kb_items i
-        where (p_profile_id is null or i.profile_id = p_profile_id) and i.outside_id is not null
-          and i.low_since <= p_at - make_interval(days => (exo_private.kb_settings() ->> 'demote_days')::int)
-        group by i.profile_id
-    loop
-        demoted := demoted + exo_private.kb_outside_demote(low.profile_id, low.outside, 'score_low', p_at);
-    end loop;
-    return demoted;
-end
-$$;
-comment on function exo_private.kb_outside_decay(bigint, timestamptz) is
-    'Called by exo_private.kb_decay after it scored every item: demotes the outside documents (of one '
-    'profile, or all with null) held below kb.demote_score for kb.demote_days; returns how many.';
-
 -- exo_private.kb_outside_queue_embedding: ask the worker to embed outside documents' new passages.
 create or replace function exo_private.kb_outside_queue_embedding(p_outside bigint[])
 returns int
@@ -708,5 +655,4 @@ comment on function exo.kb_outside_items(text) is
 alter function exo_private.kb_outside_write(text, text, text[], jsonb, timestamptz) owner to exo_kb;
 grant select, insert, update on exo_private.kb_outside_documents to exo_kb;
 grant select, insert, update, delete on exo_private.kb_outside_passages to exo_kb;
-grant execute on function exo_private.kb_outside_demote(bigint, bigint[], text, timestamptz),
-    exo_private.kb_outside_queue_embedding(bigint[]) to exo_kb;
+grant execute on function exo_private.kb_outside_queue_embedding(bigint[]) to exo_kb;
