@@ -11064,6 +11064,45 @@ ALTER FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved jsonb) OW
 COMMENT ON FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved jsonb) IS 'A search with a profile (exo.search, search_report, search_json, context_packet): records the personal stage''s checks (hits, misses: the miss streak) and the documents and chunks returned (exo_private.kb_write) when the transaction may write, else says why not (report.personal.recorded, why; over kb.writes_per_minute too), and adds the provenance block (report.provenance). Without a profile, the search as it was.';
 
 --
+-- Name: kb_count_write(bigint, boolean, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    cap int := (exo_private.kb_settings() ->> 'writes_per_minute')::int;
+    writes int;
+    search bigint;
+begin
+    -- A fixed window of a minute per profile (a clock moved back starts a new one).
+    update exo_private.kb_profiles p
+       set window_started_at = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
+                                         or p.window_started_at > p_at then p_at else p.window_started_at end,
+           window_writes = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
+                                     or p.window_started_at > p_at then 1 else p.window_writes + 1 end,
+           searches = p.searches + p_search::int
+     where p.id = p_profile_id
+    returning p.window_writes, p.searches into writes, search;
+    if writes > cap then
+        raise exception 'profile % made more than % recording calls in a minute',
+            exo_private.quoted((select p.name from exo_private.kb_profiles p where p.id = p_profile_id)), cap
+            using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.writes_per_minute';
+    end if;
+    return search;
+end
+$$;
+
+ALTER FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone) IS 'The volume cap of the kb write paths (kb_write, kb_outside_write): counts one call of the profile in its minute window (kb.writes_per_minute, else program_limit_exceeded) and, for a search (p_search), one more search; returns the profile''s search number.';
+
+--
 -- Name: kb_decay(text, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -11379,7 +11418,6 @@ declare
     settings jsonb := exo_private.kb_settings();
     threshold int := (settings ->> 'fetch_threshold')::int;
     profile bigint;
-    writes int;
     search bigint;
     keys text[];
     known int;
@@ -11456,20 +11494,7 @@ begin
                 'a search of the profile returns it first');
         end if;
     end if;
-    -- The volume cap, shared with kb_write: a fixed window of a minute per profile.
-    update exo_private.kb_profiles p
-       set window_started_at = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
-                                         or p.window_started_at > p_at then p_at else p.window_started_at end,
-           window_writes = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
-                                     or p.window_started_at > p_at then 1 else p.window_writes + 1 end,
-           searches = p.searches + (p_action = 'use')::int
-     where p.id = profile
-    returning p.window_writes, p.searches into writes, search;
-    if writes > (settings ->> 'writes_per_minute')::int then
-        raise exception 'profile % made more than % recording calls in a minute', exo_private.quoted(p_profile),
-            settings ->> 'writes_per_minute'
-            using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.writes_per_minute';
-    end if;
+    search := exo_private.kb_count_write(profile, p_action = 'use', p_at);
 
     if p_action = 'use' then
         select count(*) into known from exo_private.kb_outside_documents o where o.profile_id = profile;
@@ -11746,7 +11771,6 @@ declare
     threshold int := (settings ->> 'fetch_threshold')::int;
     most int := case p_action when 'cache' then 10000 else 100 end;
     profile bigint;
-    writes int;
     search bigint;
     touched bigint[];
     unknown bigint[];
@@ -11804,20 +11828,7 @@ begin
         perform exo_private.invalid_argument(format(
             'chunk ids %s are not chunks of the documents given', left(array_to_string(stray[1:10], ', '), 200)));
     end if;
-    -- The volume cap: a fixed window of a minute per profile.
-    update exo_private.kb_profiles p
-       set window_started_at = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
-                                         or p.window_started_at > p_at then p_at else p.window_started_at end,
-           window_writes = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
-                                     or p.window_started_at > p_at then 1 else p.window_writes + 1 end,
-           searches = p.searches + (p_action = 'use')::int
-     where p.id = profile
-    returning p.window_writes, p.searches into writes, search;
-    if writes > (settings ->> 'writes_per_minute')::int then
-        raise exception 'profile % made more than % recording calls in a minute', exo_private.quoted(p_profile),
-            settings ->> 'writes_per_minute'
-            using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.writes_per_minute';
-    end if;
+    search := exo_private.kb_count_write(profile, p_action = 'use', p_at);
 
     insert into exo_private.kb_items (profile_id, document_id, next_suggestion_at, state_changed_at)
     select profile, d, threshold, p_at from unnest(touched) d
@@ -30757,6 +30768,15 @@ GRANT ALL ON FUNCTION exo_private.kb_add_profile(p_name text) TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved jsonb) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved jsonb) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone) TO exo_kb;
+GRANT ALL ON FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION kb_decay(p_profile text, p_at timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner

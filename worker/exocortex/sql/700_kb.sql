@@ -86,6 +86,40 @@ comment on function exo_private.kb_demote(bigint, bigint[], text, timestamptz, b
     'sql/710_kb_outside.sql) by p_event (score_low or miss_streak) where the transition table allows '
     'it and the pin was not forced: the fetch count starts again from zero; returns how many moved.';
 
+-- exo_private.kb_count_write: count one recording call of a profile against its volume cap.
+create or replace function exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamptz)
+returns bigint
+language plpgsql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    cap int := (exo_private.kb_settings() ->> 'writes_per_minute')::int;
+    writes int;
+    search bigint;
+begin
+    -- A fixed window of a minute per profile (a clock moved back starts a new one).
+    update exo_private.kb_profiles p
+       set window_started_at = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
+                                         or p.window_started_at > p_at then p_at else p.window_started_at end,
+           window_writes = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
+                                     or p.window_started_at > p_at then 1 else p.window_writes + 1 end,
+           searches = p.searches + p_search::int
+     where p.id = p_profile_id
+    returning p.window_writes, p.searches into writes, search;
+    if writes > cap then
+        raise exception 'profile % made more than % recording calls in a minute',
+            exo_private.quoted((select p.name from exo_private.kb_profiles p where p.id = p_profile_id)), cap
+            using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.writes_per_minute';
+    end if;
+    return search;
+end
+$$;
+comment on function exo_private.kb_count_write(bigint, boolean, timestamptz) is
+    'The volume cap of the kb write paths (kb_write, kb_outside_write): counts one call of the profile in '
+    'its minute window (kb.writes_per_minute, else program_limit_exceeded) and, for a search (p_search), '
+    'one more search; returns the profile''s search number.';
+
 -- exo_private.kb_write: the one path that writes a user's base (the reader's, through the exo.kb_* calls).
 create or replace function exo_private.kb_write(
     p_profile text,
@@ -105,7 +139,6 @@ declare
     threshold int := (settings ->> 'fetch_threshold')::int;
     most int := case p_action when 'cache' then 10000 else 100 end;
     profile bigint;
-    writes int;
     search bigint;
     touched bigint[];
     unknown bigint[];
@@ -163,20 +196,7 @@ begin
         perform exo_private.invalid_argument(format(
             'chunk ids %s are not chunks of the documents given', left(array_to_string(stray[1:10], ', '), 200)));
     end if;
-    -- The volume cap: a fixed window of a minute per profile.
-    update exo_private.kb_profiles p
-       set window_started_at = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
-                                         or p.window_started_at > p_at then p_at else p.window_started_at end,
-           window_writes = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
-                                     or p.window_started_at > p_at then 1 else p.window_writes + 1 end,
-           searches = p.searches + (p_action = 'use')::int
-     where p.id = profile
-    returning p.window_writes, p.searches into writes, search;
-    if writes > (settings ->> 'writes_per_minute')::int then
-        raise exception 'profile % made more than % recording calls in a minute', exo_private.quoted(p_profile),
-            settings ->> 'writes_per_minute'
-            using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.writes_per_minute';
-    end if;
+    search := exo_private.kb_count_write(profile, p_action = 'use', p_at);
 
     insert into exo_private.kb_items (profile_id, document_id, next_suggestion_at, state_changed_at)
     select profile, d, threshold, p_at from unnest(touched) d
@@ -413,6 +433,7 @@ grant select, update on exo_private.kb_profiles to exo_kb;
 grant select, insert, update on exo_private.kb_items to exo_kb;
 grant execute on function exo_private.kb_settings(), exo_private.kb_next_state(exo_private.kb_state, text),
     exo_private.kb_suggestion_gap(int, int), exo_private.kb_demote(bigint, bigint[], text, timestamptz, bigint[]),
+    exo_private.kb_count_write(bigint, boolean, timestamptz),
     exo_private.invalid_argument(text, text), exo_private.quoted(text) to exo_kb;
 
 -- exo_private.kb_suggestion: the line that proposes saving a document.

@@ -107,7 +107,6 @@ declare
     settings jsonb := exo_private.kb_settings();
     threshold int := (settings ->> 'fetch_threshold')::int;
     profile bigint;
-    writes int;
     search bigint;
     keys text[];
     known int;
@@ -184,20 +183,7 @@ begin
                 'a search of the profile returns it first');
         end if;
     end if;
-    -- The volume cap, shared with kb_write: a fixed window of a minute per profile.
-    update exo_private.kb_profiles p
-       set window_started_at = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
-                                         or p.window_started_at > p_at then p_at else p.window_started_at end,
-           window_writes = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
-                                     or p.window_started_at > p_at then 1 else p.window_writes + 1 end,
-           searches = p.searches + (p_action = 'use')::int
-     where p.id = profile
-    returning p.window_writes, p.searches into writes, search;
-    if writes > (settings ->> 'writes_per_minute')::int then
-        raise exception 'profile % made more than % recording calls in a minute', exo_private.quoted(p_profile),
-            settings ->> 'writes_per_minute'
-            using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.writes_per_minute';
-    end if;
+    search := exo_private.kb_count_write(profile, p_action = 'use', p_at);
 
     if p_action = 'use' then
         select count(*) into known from exo_private.kb_outside_documents o where o.profile_id = profile;
