@@ -1094,17 +1094,7 @@ begin
             'returned must be a JSON array of at most 200 {key, title, text}: what the wrapped retriever returned');
     end if;
     select m.dimensions into dimensions from exo_private.embedding_models m where m.id = model;
-    if query_embedding is not null then
-        if coalesce(cardinality(query_embedding), 0) = 0
-           or exists (select 1 from unnest(query_embedding) v where v is null or v in ('NaN', 'Infinity', '-Infinity')) then
-            perform exo_private.invalid_argument('query_embedding must be a non-empty array of finite numbers');
-        end if;
-        if dimensions is not null and cardinality(query_embedding) <> dimensions then
-            perform exo_private.invalid_argument(format(
-                'query_embedding has %s dimensions; the embedding model in use has %s',
-                cardinality(query_embedding), dimensions));
-        end if;
-    end if;
+    perform exo_private.check_query_embedding(query_embedding);
     select p.id into wanted from exo_private.kb_profiles p where p.name = profile;
     if wanted is null then
         perform exo_private.invalid_argument(
@@ -6909,6 +6899,41 @@ ALTER FUNCTION exo_private.check_bridge(bridge text[]) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.check_bridge(bridge text[]) IS 'Raise invalid_parameter_value for a bridge of more than 50 names or a name over 200 characters.';
 
 --
+-- Name: check_query_embedding(double precision[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.check_query_embedding(p_vector double precision[]) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    dimensions int;
+begin
+    if p_vector is null then
+        return;
+    end if;
+    if coalesce(cardinality(p_vector), 0) = 0
+       or exists (select 1 from unnest(p_vector) v where v is null or v in ('NaN', 'Infinity', '-Infinity')) then
+        perform exo_private.invalid_argument('query_embedding must be a non-empty array of finite numbers');
+    end if;
+    select m.dimensions into dimensions
+    from exo_private.embedding_models m where m.id = exo_private.active_embedding_model();
+    if dimensions is not null and cardinality(p_vector) <> dimensions then
+        perform exo_private.invalid_argument(format(
+            'query_embedding has %s dimensions; the embedding model in use has %s', cardinality(p_vector), dimensions));
+    end if;
+end
+$$;
+
+ALTER FUNCTION exo_private.check_query_embedding(p_vector double precision[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION check_query_embedding(p_vector double precision[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.check_query_embedding(p_vector double precision[]) IS 'Raise invalid_parameter_value unless a caller''s query_embedding (null: none given) is a non-empty array of finite numbers with the dimensions of the embedding model in use.';
+
+--
 -- Name: check_search_arguments(text, text[], integer, integer, double precision[], integer, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -6916,8 +6941,6 @@ CREATE FUNCTION exo_private.check_search_arguments(query text, workspaces text[]
     LANGUAGE plpgsql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-declare
-    dimensions int;
 begin
     if query is null then
         perform exo_private.invalid_argument('query must not be null');
@@ -6943,19 +6966,7 @@ begin
     if exists (select 1 from unnest(bridge) b where length(b) > 200) then
         perform exo_private.invalid_argument('bridge names must be at most 200 characters each');
     end if;
-    if query_embedding is not null then
-        if cardinality(query_embedding) is null
-           or exists (select 1 from unnest(query_embedding) v where v is null or v in ('NaN', 'Infinity', '-Infinity')) then
-            perform exo_private.invalid_argument('query_embedding must be a non-empty array of finite numbers');
-        end if;
-        select m.dimensions into dimensions
-        from exo_private.embedding_models m where m.id = exo_private.active_embedding_model();
-        if dimensions is not null and cardinality(query_embedding) <> dimensions then
-            perform exo_private.invalid_argument(format(
-                'query_embedding has %s dimensions; the embedding model in use has %s',
-                cardinality(query_embedding), dimensions));
-        end if;
-    end if;
+    perform exo_private.check_query_embedding(query_embedding);
 end
 $$;
 
@@ -30350,6 +30361,14 @@ GRANT ALL ON FUNCTION exo_private.chat_window_senders(conversations bigint[]) TO
 REVOKE ALL ON FUNCTION exo_private.check_bridge(bridge text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.check_bridge(bridge text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.check_bridge(bridge text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION check_query_embedding(p_vector double precision[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.check_query_embedding(p_vector double precision[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.check_query_embedding(p_vector double precision[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.check_query_embedding(p_vector double precision[]) TO exo_writer;
 
 --
 -- Name: FUNCTION check_search_arguments(query text, workspaces text[], k integer, per_workspace integer, query_embedding double precision[], token_budget integer, bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner

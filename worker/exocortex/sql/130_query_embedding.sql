@@ -50,3 +50,32 @@ comment on function exo.embed_query(text) is
     'retrieval.embed_timeout_s, at most reader.embed_calls_per_minute times per session in any minute: '
     '{vector, model, dimensions, ms}, or {error_class, error, ms} when the endpoint is down, slow or '
     'wrong or the budget is spent (rate_limited); never an error, so search can degrade and say so.';
+
+-- exo_private.check_query_embedding: a caller's query vector, checked before any search uses it.
+create or replace function exo_private.check_query_embedding(p_vector float8[])
+returns void
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    dimensions int;
+begin
+    if p_vector is null then
+        return;
+    end if;
+    if coalesce(cardinality(p_vector), 0) = 0
+       or exists (select 1 from unnest(p_vector) v where v is null or v in ('NaN', 'Infinity', '-Infinity')) then
+        perform exo_private.invalid_argument('query_embedding must be a non-empty array of finite numbers');
+    end if;
+    select m.dimensions into dimensions
+    from exo_private.embedding_models m where m.id = exo_private.active_embedding_model();
+    if dimensions is not null and cardinality(p_vector) <> dimensions then
+        perform exo_private.invalid_argument(format(
+            'query_embedding has %s dimensions; the embedding model in use has %s', cardinality(p_vector), dimensions));
+    end if;
+end
+$$;
+comment on function exo_private.check_query_embedding(float8[]) is
+    'Raise invalid_parameter_value unless a caller''s query_embedding (null: none given) is a non-empty '
+    'array of finite numbers with the dimensions of the embedding model in use.';

@@ -413,8 +413,6 @@ language plpgsql stable
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-declare
-    dimensions int;
 begin
     if query is null then
         perform exo_private.invalid_argument('query must not be null');
@@ -440,19 +438,7 @@ begin
     if exists (select 1 from unnest(bridge) b where length(b) > 200) then
         perform exo_private.invalid_argument('bridge names must be at most 200 characters each');
     end if;
-    if query_embedding is not null then
-        if cardinality(query_embedding) is null
-           or exists (select 1 from unnest(query_embedding) v where v is null or v in ('NaN', 'Infinity', '-Infinity')) then
-            perform exo_private.invalid_argument('query_embedding must be a non-empty array of finite numbers');
-        end if;
-        select m.dimensions into dimensions
-        from exo_private.embedding_models m where m.id = exo_private.active_embedding_model();
-        if dimensions is not null and cardinality(query_embedding) <> dimensions then
-            perform exo_private.invalid_argument(format(
-                'query_embedding has %s dimensions; the embedding model in use has %s',
-                cardinality(query_embedding), dimensions));
-        end if;
-    end if;
+    perform exo_private.check_query_embedding(query_embedding);
 end
 $$;
 comment on function exo_private.check_search_arguments(text, text[], int, int, float8[], int, text[]) is

@@ -446,17 +446,7 @@ begin
             'returned must be a JSON array of at most 200 {key, title, text}: what the wrapped retriever returned');
     end if;
     select m.dimensions into dimensions from exo_private.embedding_models m where m.id = model;
-    if query_embedding is not null then
-        if coalesce(cardinality(query_embedding), 0) = 0
-           or exists (select 1 from unnest(query_embedding) v where v is null or v in ('NaN', 'Infinity', '-Infinity')) then
-            perform exo_private.invalid_argument('query_embedding must be a non-empty array of finite numbers');
-        end if;
-        if dimensions is not null and cardinality(query_embedding) <> dimensions then
-            perform exo_private.invalid_argument(format(
-                'query_embedding has %s dimensions; the embedding model in use has %s',
-                cardinality(query_embedding), dimensions));
-        end if;
-    end if;
+    perform exo_private.check_query_embedding(query_embedding);
     select p.id into wanted from exo_private.kb_profiles p where p.name = profile;
     if wanted is null then
         perform exo_private.invalid_argument(
