@@ -9,10 +9,11 @@ import re
 
 import pytest
 from support.db import configure
+from support.deferred import defer_walter
 from support.graph import add_document, merge, org, person, rel
 
 from bench import people_corpus
-from exocortex.plpy.relation_paths import family_pattern, predicate_family, relation_path
+from exocortex.plpy.relation_paths import answer_relations, family_pattern, predicate_family, relation_path
 
 # -- relation words and predicate families ----------------------------------------------------
 
@@ -59,6 +60,22 @@ def test_a_family_pattern_matches_its_predicates_as_whole_words():
     pattern = re.compile(family_pattern(["PARENT_OF"]))
     assert pattern.search("MOTHER_OF") and pattern.search("HAS_CHILD") and pattern.search("SON")
     assert not pattern.search("PARENTHESIS_OF") and not pattern.search("MARRIED_TO")
+
+
+def test_only_the_relations_on_a_way_to_an_answer_are_kept_first_hop_first():
+    walked = [
+        [1, "Orla", "PARENT_OF", "Tam"],
+        [1, "Orla", "PARENT_OF", "Ivo"],  # a child with no spouse: leads nowhere
+        [2, "Tam", "SPOUSE_OF", "Pim"],
+        [2, "Ned", "SPOUSE_OF", "Uma"],  # reached some other way: not on a way from Orla's hop 1
+    ]
+    assert answer_relations(walked, 2) == [
+        (1, "Orla", "PARENT_OF", "Tam"),
+        (2, "Ned", "SPOUSE_OF", "Uma"),
+        (2, "Tam", "SPOUSE_OF", "Pim"),
+    ]
+    assert answer_relations(walked, 3) == []  # no relation of the last hop: no answer
+    assert answer_relations([[1, "Orla", "PARENT_OF", "Tam"]], 1) == [(1, "Orla", "PARENT_OF", "Tam")]
 
 
 # -- the graph stage ----------------------------------------------------------------------------
@@ -123,13 +140,60 @@ def test_the_path_stage_follows_a_typed_two_hop_path_and_cites_each_hop(db, fami
             "select exo.context_packet_json(%s, workspaces => array['personal'])",
             ("Who is the daughter-in-law of Orla Vend?",),
         ).fetchone()[0]
-    assert found["paths"] == {"personal": {"hops": [["PARENT_OF"], ["SPOUSE_OF"]], "found": 2}}
+    walk = found["paths"]["personal"]
+    assert (walk["hops"], walk["found"]) == ([["PARENT_OF"], ["SPOUSE_OF"]], 2)
+    assert [(r["hop"], r["subject"], r["object"], r["chunks"]) for r in walk["relations"]] == [
+        (1, "Orla Vend", "Tam Vend", [family["parent"].chunks[0]]),
+        (2, "Tam Vend", "Pim Quell", [family["spouse"].chunks[0]]),
+    ]
     cited = {r["chunk_id"]: r for r in rows}
     assert set(cited) == {family["parent"].chunks[0], family["spouse"].chunks[0]}
     assert all(r["stage"] == "path" for r in rows)
     # Both hops' chunks are in the packet, and nothing of the path not taken.
     assert "Pim Quell" in packet["text"] and "mother of Tam Vend" in packet["text"]
     assert "Suki Marr" not in packet["text"] and "Dex Harl" not in packet["text"]
+
+
+def test_the_packet_states_the_walk_before_its_evidence_at_any_budget(db, family):
+    configure(db, retrieval__stages=["path"])
+    question = "Who is the daughter-in-law of Orla Vend?"
+    with db.connect("exo_reader") as conn:
+        roomy, small = (
+            conn.execute(
+                "select exo.context_packet_json(%s, %s, workspaces => array['personal'])", (question, budget)
+            ).fetchone()[0]
+            for budget in (1000, 200)
+        )
+    for packet in (roomy, small):
+        section = packet["text"].split("## Relations", 1)[1].split("\n\n", 1)[0]
+        assert "Orla Vend" in section and "Tam Vend" in section and "Pim Quell" in section
+        assert f"(chunk {family['spouse'].chunks[0]})" in section
+        assert [(r["subject"], r["object"]) for r in packet["relations"]] == [
+            ("Orla Vend", "Tam Vend"),
+            ("Tam Vend", "Pim Quell"),
+        ]
+        assert packet["tokens"] <= packet["budget"]
+        assert packet["text"].index("## Relations") < packet["text"].index("## Evidence")
+
+
+def test_a_relation_naming_a_deferred_subject_stays_out_of_the_packet(db, family):
+    with db.connect() as conn:
+        doc = add_document(conn, "personal", ["Pim Quell is close to her grandfather."])
+        merge(
+            conn,
+            doc.windows[0],
+            [person("Pim Quell"), person("Walter Rivera")],
+            [rel("Pim Quell", "married", "Walter Rivera")],
+        )
+        defer_walter(conn)
+    configure(db, retrieval__stages=["path"])
+    with db.connect("exo_reader") as conn:
+        packet = conn.execute(
+            "select exo.context_packet_json(%s, workspaces => array['personal'])",
+            ("Who is the daughter-in-law of Orla Vend?",),
+        ).fetchone()[0]
+    assert "Walter" not in json.dumps(packet)
+    assert [r["object"] for r in packet["relations"]] == ["Tam Vend", "Pim Quell"]
 
 
 def test_a_question_without_relation_words_gets_the_neighbourhood(db, family):

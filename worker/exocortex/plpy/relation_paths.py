@@ -138,3 +138,21 @@ def relation_path(question, anchors):
             hops = hops[1:]
         path.extend(hops)
     return path[:MAX_HOPS]
+
+
+def answer_relations(walked, hops):
+    """The relations of a typed walk that lie on a way to an answer, first hop first. `walked`:
+    [hop, subject, predicate, object] lists as the path stage's rows state them (hop: the walk's
+    step that used the relation); `hops`: the path's length. A relation of the last hop states an
+    answer; one of an earlier hop is kept when one of its ends is an end of a kept relation of
+    the next hop (the way there), so the branches that led nowhere are left out."""
+    by_hop = {}
+    for hop, subject, predicate, obj in walked:
+        by_hop.setdefault(hop, set()).add((hop, subject, predicate, obj))
+    layer = sorted(by_hop.get(hops, ()))
+    kept = list(layer)
+    for hop in range(hops - 1, 0, -1):
+        ends = {name for r in layer for name in (r[1], r[3])}
+        layer = sorted(r for r in by_hop.get(hop, ()) if r[1] in ends or r[3] in ends)
+        kept = layer + kept
+    return kept

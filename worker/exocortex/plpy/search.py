@@ -755,6 +755,33 @@ def fact_section(facts, day, today):
     return "## Current facts\n" + "\n".join(lines) + "\n\n"
 
 
+RELATION_LINES = 8
+"""At most this many relations of a typed walk in a packet (and at most a quarter of its budget)."""
+
+
+def relation_section(report, ranked, budget):
+    """The packet's Relations section: the relations of the typed walks (report["paths"]) on a way
+    to an answer that a chunk among `ranked` states (so never one only withheld evidence states),
+    first hop first, each with those chunks; ("", []) when there are none or none fits."""
+    cited = {c["chunk_id"] for c in ranked}
+    lines, shown = [], []
+    for ws, walk in sorted((report.get("paths") or {}).items()):
+        for r in walk.get("relations") or []:
+            chunks = [c for c in r["chunks"] if c in cited]
+            if not chunks or len(shown) >= RELATION_LINES:
+                continue
+            line = "- {} {} {} (chunk {})".format(
+                r["subject"], r["predicate"], r["object"], ", ".join(map(str, chunks))
+            )
+            if estimate_tokens("## Relations\n" + "\n".join([*lines, line])) > budget // 4:
+                break
+            lines.append(line)
+            shown.append(dict(r, chunks=chunks, workspace=ws))
+    if not lines:
+        return "", []
+    return "## Relations (typed walk; the chunks state them)\n" + "\n".join(lines) + "\n\n", shown
+
+
 def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -768,6 +795,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     fact_text = fact_section(facts, fact_moment(report) if facts else None, today)
+    relation_text, relations = relation_section(report, ranked, budget)
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
     )
@@ -809,7 +837,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + fact_text + capsule_text + "## Evidence\n"
+    fixed = head + fact_text + relation_text + capsule_text + "## Evidence\n"
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     for c in chosen:
@@ -859,5 +887,6 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
             for n, c in enumerate(used, 1)
         ],
         "capsules": shown,
+        "relations": relations,
         "hints": hint_list,
     }

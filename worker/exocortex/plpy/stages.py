@@ -8,11 +8,20 @@ is closed by default and nothing in the present bands answers, the search runs a
 every band (the fallback), which never releases deferred material by itself.
 """
 
+import json
 import time
 
 from query_analysis import elapsed_ms
-from relation_paths import family_pattern, relation_path
-from search import ALL_BANDS, MAX_QUERY_CHARS, PRESENT_BANDS, WorkspacePool, coverage, name_keys
+from relation_paths import answer_relations, family_pattern, relation_path
+from search import (
+    ALL_BANDS,
+    MAX_QUERY_CHARS,
+    PRESENT_BANDS,
+    WorkspacePool,
+    coverage,
+    name_keys,
+    named_subjects,
+)
 
 
 class StageSearch:
@@ -179,6 +188,7 @@ class StageSearch:
             self.report.setdefault("paths", {})[ws] = {
                 "hops": [list(hop) for hop in path],
                 "found": len(rows),
+                "relations": self.walked_relations(rows, len(path)),
             }
             # The last hop's evidence holds the answer (retrieval.rank_weights.match.path); the
             # hops that lead to it are evidence of the way there.
@@ -292,6 +302,22 @@ class StageSearch:
             }
             for r in rows
         ], None
+
+    def walked_relations(self, rows, hops):
+        """The relations on a typed walk's ways to an answer (relation_paths.answer_relations),
+        each {hop, subject, predicate, object, chunks: the path rows' chunks that state it}; none
+        that names a subject deference withholds (its chunk may not be charged when the name is
+        in another chunk of the window)."""
+        chunks = {}
+        for r in rows:
+            for walked in json.loads(r["walked"]):
+                chunks.setdefault(tuple(walked), []).append(r["chunk_id"])
+        withheld = self.q.care.withheld
+        return [
+            {"hop": hop, "subject": s, "predicate": p, "object": o, "chunks": sorted(chunks[(hop, s, p, o)])}
+            for hop, s, p, o in answer_relations(list(chunks), hops)
+            if not withheld(named_subjects(s, self.q.deferred) + named_subjects(o, self.q.deferred))
+        ]
 
     def workspaces(self, bands):
         """A WorkspacePool per chosen workspace after its stages over `bands`, each stage run or

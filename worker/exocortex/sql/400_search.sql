@@ -121,7 +121,8 @@ begin
         -- relations of either origin and direction whose predicate matches $5[i], each node
         -- expanding at most $6 of them (exo_private.typed_neighbours, hub-safe). Every relation walked
         -- cites the chunks of its extraction window, those naming its ends first; the last hop's
-        -- evidence (the answer) scores above the hops that lead to it.
+        -- evidence (the answer) scores above the hops that lead to it. walked: the relations a
+        -- chunk states, each [hop, subject, predicate, object] (the packet's Relations section).
         return format($q$
             with recursive walk (entity_id, hop, relation_id) as (
                 select s.entity_id, 0, null::bigint from unnest($1::bigint[]) s (entity_id)
@@ -134,9 +135,8 @@ begin
                 -- By key, a walked relation at a time: the walk's size is unknown to the planner.
                 select r.id, r.document_id, r.subject_id, r.object_id, r.predicate, x.char_start, x.char_end,
                        max(w.hop) as hop,
-                       (select e.name from exo_private.entities e where e.id = r.subject_id) || ' '
-                       || r.predicate || ' '
-                       || (select e.name from exo_private.entities e where e.id = r.object_id) as said
+                       (select e.name from exo_private.entities e where e.id = r.subject_id) as subject_name,
+                       (select e.name from exo_private.entities e where e.id = r.object_id) as object_name
                 from walk w
                 cross join lateral (select r.* from exo_private.relations r where r.id = w.relation_id) r
                 cross join lateral (
@@ -147,7 +147,9 @@ begin
             select c.id as chunk_id,
                    max(case when st.hop = cardinality($5) then 1.0 else 0.8 end)::float8 as score,
                    c.charged_subjects as charged,
-                   string_agg(distinct st.said, '; ') as detail
+                   string_agg(distinct st.subject_name || ' ' || st.predicate || ' ' || st.object_name, '; ') as detail,
+                   jsonb_agg(distinct jsonb_build_array(st.hop, st.subject_name, st.predicate, st.object_name))::text
+                       as walked
             from steps st
             cross join lateral (
                 select c.id, c.charged_subjects, c.written_at
@@ -666,11 +668,12 @@ as $$
         query, token_budget)
 $$;
 comment on function exo.context_packet_json(text, int, text[], boolean, text[], timestamptz, float8[], text) is
-    'The context packet for a question as jsonb: text (current facts, then capsules of the cited '
+    'The context packet for a question as jsonb: text (current facts, then the relations of a typed '
+    'walk the question asks for with the chunks that state them, then capsules of the cited '
     'documents with their sources, then cited evidence excerpts, '
     'then deference hints, then provenance), tokens used (never over token_budget; about four '
     'characters a token), the citations used, the hints and the search report (with a profile, as '
-    'exo.search_report: the personal stage and the provenance block).';
+    'exo.search_report: the personal stage and the provenance block), relations shown.';
 
 -- exo.context_packet: the packet as text.
 create or replace function exo.context_packet(
@@ -693,6 +696,6 @@ as $$
 $$;
 comment on function exo.context_packet(text, int, text[], boolean, text[], timestamptz, float8[], text) is
     'A small cited answer packet for a question, within token_budget tokens: current facts first, '
-    'then numbered evidence excerpts (path, workspace, date, band; for a chat, whole messages with '
+    'then relations of a typed walk with the chunks that state them, then numbered evidence excerpts (path, workspace, date, band; for a chat, whole messages with '
     'their times and senders around the ones richest in the question''s words), then hints about withheld '
     'subjects, then provenance. exo.context_packet_json gives it with its token count and report.';
