@@ -13,7 +13,7 @@ from support.deferred import defer_walter
 from support.graph import add_document, merge, org, person, rel
 
 from bench import people_corpus
-from exocortex.plpy.relation_paths import answer_relations, family_pattern, predicate_family, relation_path
+from exocortex.plpy.relation_paths import answer_ways, family_pattern, predicate_family, relation_path
 
 # -- relation words and predicate families ----------------------------------------------------
 
@@ -62,20 +62,31 @@ def test_a_family_pattern_matches_its_predicates_as_whole_words():
     assert not pattern.search("PARENTHESIS_OF") and not pattern.search("MARRIED_TO")
 
 
-def test_only_the_relations_on_a_way_to_an_answer_are_kept_first_hop_first():
+def test_the_ways_to_an_answer_go_level_by_level_from_the_anchor():
     walked = [
-        [1, "Orla", "PARENT_OF", "Tam"],
-        [1, "Orla", "PARENT_OF", "Ivo"],  # a child with no spouse: leads nowhere
-        [2, "Tam", "SPOUSE_OF", "Pim"],
-        [2, "Ned", "SPOUSE_OF", "Uma"],  # reached some other way: not on a way from Orla's hop 1
+        [[1], "Orla", "PARENT_OF", "Tam"],
+        [[1], "Orla", "PARENT_OF", "Ivo"],  # a child with no spouse: leads nowhere
+        [[2], "Tam", "SPOUSE_OF", "Pim"],
+        [[2], "Pim", "SPOUSE_OF", "Tam"],  # the same marriage stated the other way round
+        [[2], "Ned", "SPOUSE_OF", "Uma"],  # reached some other way: no way from Orla to it
     ]
-    assert answer_relations(walked, 2) == [
-        (1, "Orla", "PARENT_OF", "Tam"),
-        (2, "Ned", "SPOUSE_OF", "Uma"),
-        (2, "Tam", "SPOUSE_OF", "Pim"),
+    assert answer_ways(walked, 2, ["Orla"]) == [
+        [("Orla", "PARENT_OF", "Tam", "Tam"), ("Pim", "SPOUSE_OF", "Tam", "Pim")],
+        [("Orla", "PARENT_OF", "Tam", "Tam"), ("Tam", "SPOUSE_OF", "Pim", "Pim")],
     ]
-    assert answer_relations(walked, 3) == []  # no relation of the last hop: no answer
-    assert answer_relations([[1, "Orla", "PARENT_OF", "Tam"]], 1) == [(1, "Orla", "PARENT_OF", "Tam")]
+    assert answer_ways(walked, 3, ["Orla"]) == []  # no relation of a third hop: no answer
+    assert answer_ways(walked, 2, ["Ned"]) == []
+    # The sister of a sister is a sister, no sister-in-law: a way never ends nearer than its hop.
+    siblings = [
+        [[1, 2], "Ana", "SIBLING_OF", "Bea"],
+        [[1, 2], "Ana", "SIBLING_OF", "Cy"],
+        [[2], "Bea", "SIBLING_OF", "Cy"],
+    ]
+    married = [[[1, 2], "Bea", "SPOUSE_OF", "Dan"]]
+    assert answer_ways(siblings + married, 2, ["Ana"]) == [
+        [("Ana", "SIBLING_OF", "Bea", "Bea"), ("Bea", "SPOUSE_OF", "Dan", "Dan")]
+    ]
+    assert len(answer_ways([[[1], "A", "P", f"B{i}"] for i in range(30)], 1, ["A"])) == 20
 
 
 # -- the graph stage ----------------------------------------------------------------------------
@@ -142,9 +153,11 @@ def test_the_path_stage_follows_a_typed_two_hop_path_and_cites_each_hop(db, fami
         ).fetchone()[0]
     walk = found["paths"]["personal"]
     assert (walk["hops"], walk["found"]) == ([["PARENT_OF"], ["SPOUSE_OF"]], 2)
-    assert [(r["hop"], r["subject"], r["object"], r["chunks"]) for r in walk["relations"]] == [
-        (1, "Orla Vend", "Tam Vend", [family["parent"].chunks[0]]),
-        (2, "Tam Vend", "Pim Quell", [family["spouse"].chunks[0]]),
+    assert [[(r["subject"], r["object"], r["chunks"]) for r in way] for way in walk["ways"]] == [
+        [
+            ("Orla Vend", "Tam Vend", [family["parent"].chunks[0]]),
+            ("Tam Vend", "Pim Quell", [family["spouse"].chunks[0]]),
+        ]
     ]
     cited = {r["chunk_id"]: r for r in rows}
     assert set(cited) == {family["parent"].chunks[0], family["spouse"].chunks[0]}
@@ -167,10 +180,10 @@ def test_the_packet_states_the_walk_before_its_evidence_at_any_budget(db, family
     for packet in (roomy, small):
         section = packet["text"].split("## Relations", 1)[1].split("\n\n", 1)[0]
         assert "Orla Vend" in section and "Tam Vend" in section and "Pim Quell" in section
-        assert f"(chunk {family['spouse'].chunks[0]})" in section
-        assert [(r["subject"], r["object"]) for r in packet["relations"]] == [
-            ("Orla Vend", "Tam Vend"),
-            ("Tam Vend", "Pim Quell"),
+        chunks = sorted([family["parent"].chunks[0], family["spouse"].chunks[0]])
+        assert "Vend MOTHER_OF Tam Vend; Tam Vend MARRIED Pim Quell (chunk {}, {})".format(*chunks) in section
+        assert [[(r["subject"], r["object"]) for r in way["relations"]] for way in packet["relations"]] == [
+            [("Orla Vend", "Tam Vend"), ("Tam Vend", "Pim Quell")]
         ]
         assert packet["tokens"] <= packet["budget"]
         assert packet["text"].index("## Relations") < packet["text"].index("## Evidence")
@@ -193,7 +206,9 @@ def test_a_relation_naming_a_deferred_subject_stays_out_of_the_packet(db, family
             ("Who is the daughter-in-law of Orla Vend?",),
         ).fetchone()[0]
     assert "Walter" not in json.dumps(packet)
-    assert [r["object"] for r in packet["relations"]] == ["Tam Vend", "Pim Quell"]
+    assert [[r["object"] for r in way["relations"]] for way in packet["relations"]] == [
+        ["Tam Vend", "Pim Quell"]
+    ]
 
 
 def test_a_question_without_relation_words_gets_the_neighbourhood(db, family):

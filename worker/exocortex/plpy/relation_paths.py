@@ -140,19 +140,29 @@ def relation_path(question, anchors):
     return path[:MAX_HOPS]
 
 
-def answer_relations(walked, hops):
-    """The relations of a typed walk that lie on a way to an answer, first hop first. `walked`:
-    [hop, subject, predicate, object] lists as the path stage's rows state them (hop: the walk's
-    step that used the relation); `hops`: the path's length. A relation of the last hop states an
-    answer; one of an earlier hop is kept when one of its ends is an end of a kept relation of
-    the next hop (the way there), so the branches that led nowhere are left out."""
-    by_hop = {}
-    for hop, subject, predicate, obj in walked:
-        by_hop.setdefault(hop, set()).add((hop, subject, predicate, obj))
-    layer = sorted(by_hop.get(hops, ()))
-    kept = list(layer)
-    for hop in range(hops - 1, 0, -1):
-        ends = {name for r in layer for name in (r[1], r[3])}
-        layer = sorted(r for r in by_hop.get(hop, ()) if r[1] in ends or r[3] in ends)
-        kept = layer + kept
-    return kept
+def answer_ways(walked, hops, anchors, limit=20):
+    """The ways a typed walk reached an answer, at most `limit`: lists of relations (subject,
+    predicate, object, the end it reached), one a hop, the first from an anchor (a name the
+    question names), each from where the one before ended (the last one's end: the answer). `walked`: [the hops that walked it, subject, predicate,
+    object] lists as the path stage's rows state them; `hops`: the path's length. Level by level,
+    as the walk goes: the k-th relation of a way ends at a name first reached at hop k, so a way
+    never returns to a name it passed or that is nearer ("the sister of my sister" is no
+    sister-in-law), and a branch that led nowhere is no way."""
+    at = {}
+    for walked_at, subject, predicate, obj in walked:
+        for hop in walked_at:
+            at.setdefault(hop, set()).add((subject, predicate, obj))
+    depth = dict.fromkeys(anchors, 0)
+    for hop in range(1, hops + 1):
+        reached = {b for s, _, o in at.get(hop, ()) for a, b in ((s, o), (o, s)) if depth.get(a) == hop - 1}
+        depth.update((name, hop) for name in reached if name not in depth)
+    ways = [([], anchor) for anchor in dict.fromkeys(anchors)]
+    for hop in range(1, hops + 1):
+        ways = [
+            ([*way, (*r, b)], b)
+            for way, end in ways
+            for r in sorted(at.get(hop, ()))
+            for a, b in ((r[0], r[2]), (r[2], r[0]))
+            if a == end and depth.get(b) == hop
+        ]
+    return [way for way, _ in ways][:limit]

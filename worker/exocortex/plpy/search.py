@@ -756,30 +756,51 @@ def fact_section(facts, day, today):
 
 
 RELATION_LINES = 8
-"""At most this many relations of a typed walk in a packet (and at most a quarter of its budget)."""
+"""At most this many lines of typed walks in a packet (and at most a third of its budget)."""
 
 
 def relation_section(report, ranked, budget):
-    """The packet's Relations section: the relations of the typed walks (report["paths"]) on a way
-    to an answer that a chunk among `ranked` states (so never one only withheld evidence states),
-    first hop first, each with those chunks; ("", []) when there are none or none fits."""
-    cited = {c["chunk_id"] for c in ranked}
-    lines, shown = [], []
+    """The packet's Relations section: the ways typed walks (report["paths"]) reached an answer
+    whose every relation a chunk among `ranked` states (so never one only withheld evidence
+    states), in the order `ranked` has their answers' chunks. Ways that differ only in their last
+    relation's far end share a line ("X SIBLING_OF A, B"); each relation cites its best-ranked
+    chunk. ("", []) when there are none or none fits."""
+    rank = {c["chunk_id"]: n for n, c in enumerate(ranked)}
+    lines = {}  # (workspace, the way before its last relation, that relation's start, predicate, direction)
     for ws, walk in sorted((report.get("paths") or {}).items()):
-        for r in walk.get("relations") or []:
-            chunks = [c for c in r["chunks"] if c in cited]
-            if not chunks or len(shown) >= RELATION_LINES:
+        for way in walk.get("ways") or []:
+            cited = [sorted((c for c in r["chunks"] if c in rank), key=rank.get)[:1] for r in way]
+            if not all(cited):
                 continue
-            line = "- {} {} {} (chunk {})".format(
-                r["subject"], r["predicate"], r["object"], ", ".join(map(str, chunks))
+            way = [dict(r, chunks=c) for r, c in zip(way, cited, strict=True)]
+            last = way[-1]
+            forward = last["reached"] == last["object"]
+            start = last["subject"] if forward else last["object"]
+            before = tuple((r["subject"], r["predicate"], r["object"]) for r in way[:-1])
+            line = lines.setdefault(
+                (ws, before, start, last["predicate"], forward), [len(rank), way[:-1], []]
             )
-            if estimate_tokens("## Relations\n" + "\n".join([*lines, line])) > budget // 4:
-                break
-            lines.append(line)
-            shown.append(dict(r, chunks=chunks, workspace=ws))
-    if not lines:
+            line[0] = min(line[0], rank[last["chunks"][0]])
+            line[2].append(last)
+    text, shown = [], []
+    for (ws, _, start, predicate, forward), (_, before, ends) in sorted(
+        lines.items(), key=lambda kv: kv[1][0]
+    ):
+        answers = ", ".join(dict.fromkeys(r["reached"] for r in ends))
+        said = ["{subject} {predicate} {object}".format(**r) for r in before]
+        said.append(f"{start} {predicate} {answers}" if forward else f"{answers} {predicate} {start}")
+        chunks = sorted({c for r in [*before, *ends] for c in r["chunks"]})
+        line = "- {} (chunk {})".format("; ".join(said), ", ".join(map(str, chunks)))
+        if (
+            len(text) >= RELATION_LINES
+            or estimate_tokens("## Relations\n" + "\n".join([*text, line])) > budget // 3
+        ):
+            break
+        text.append(line)
+        shown.extend({"workspace": ws, "relations": [*before, end]} for end in ends)
+    if not text:
         return "", []
-    return "## Relations (typed walk; the chunks state them)\n" + "\n".join(lines) + "\n\n", shown
+    return "## Relations (typed walk; the chunks state them)\n" + "\n".join(text) + "\n\n", shown
 
 
 def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):

@@ -12,7 +12,7 @@ import json
 import time
 
 from query_analysis import elapsed_ms
-from relation_paths import answer_relations, family_pattern, relation_path
+from relation_paths import answer_ways, family_pattern, relation_path
 from search import (
     ALL_BANDS,
     MAX_QUERY_CHARS,
@@ -188,7 +188,7 @@ class StageSearch:
             self.report.setdefault("paths", {})[ws] = {
                 "hops": [list(hop) for hop in path],
                 "found": len(rows),
-                "relations": self.walked_relations(rows, len(path)),
+                "ways": self.walk_ways(rows, len(path), [e["name"] for e in entities]),
             }
             # The last hop's evidence holds the answer (retrieval.rank_weights.match.path); the
             # hops that lead to it are evidence of the way there.
@@ -303,20 +303,33 @@ class StageSearch:
             for r in rows
         ], None
 
-    def walked_relations(self, rows, hops):
-        """The relations on a typed walk's ways to an answer (relation_paths.answer_relations),
-        each {hop, subject, predicate, object, chunks: the path rows' chunks that state it}; none
-        that names a subject deference withholds (its chunk may not be charged when the name is
-        in another chunk of the window)."""
-        chunks = {}
+    def walk_ways(self, rows, hops, anchors):
+        """The ways a typed walk from `anchors` reached an answer (relation_paths.answer_ways),
+        each a list of relations {subject, predicate, object, reached: the end the way went to,
+        chunks: the path rows' chunks that state it}; none with a relation that names a subject
+        deference withholds (its chunk may not be charged when the name is in another chunk of
+        the window)."""
+        chunks, walked = {}, []
         for r in rows:
-            for walked in json.loads(r["walked"]):
-                chunks.setdefault(tuple(walked), []).append(r["chunk_id"])
-        withheld = self.q.care.withheld
+            for hops_at, s, p, o in json.loads(r["walked"]):
+                chunks.setdefault((s, p, o), set()).add(r["chunk_id"])
+                walked.append([hops_at, s, p, o])
+        withheld, deferred = self.q.care.withheld, self.q.deferred
         return [
-            {"hop": hop, "subject": s, "predicate": p, "object": o, "chunks": sorted(chunks[(hop, s, p, o)])}
-            for hop, s, p, o in answer_relations(list(chunks), hops)
-            if not withheld(named_subjects(s, self.q.deferred) + named_subjects(o, self.q.deferred))
+            [
+                {
+                    "subject": s,
+                    "predicate": p,
+                    "object": o,
+                    "reached": to,
+                    "chunks": sorted(chunks[(s, p, o)]),
+                }
+                for s, p, o, to in way
+            ]
+            for way in answer_ways(walked, hops, anchors)
+            if not any(
+                withheld(named_subjects(s, deferred) + named_subjects(o, deferred)) for s, _, o, _ in way
+            )
         ]
 
     def workspaces(self, bands):

@@ -122,7 +122,8 @@ begin
         -- expanding at most $6 of them (exo_private.typed_neighbours, hub-safe). Every relation walked
         -- cites the chunks of its extraction window, those naming its ends first; the last hop's
         -- evidence (the answer) scores above the hops that lead to it. walked: the relations a
-        -- chunk states, each [hop, subject, predicate, object] (the packet's Relations section).
+        -- chunk states, each [the hops that walked it, subject, predicate, object], for the
+        -- packet's Relations section.
         return format($q$
             with recursive walk (entity_id, hop, relation_id) as (
                 select s.entity_id, 0, null::bigint from unnest($1::bigint[]) s (entity_id)
@@ -134,7 +135,7 @@ begin
             ), steps as materialized (
                 -- By key, a walked relation at a time: the walk's size is unknown to the planner.
                 select r.id, r.document_id, r.subject_id, r.object_id, r.predicate, x.char_start, x.char_end,
-                       max(w.hop) as hop,
+                       max(w.hop) as hop, array_agg(distinct w.hop) as hops,
                        (select e.name from exo_private.entities e where e.id = r.subject_id) as subject_name,
                        (select e.name from exo_private.entities e where e.id = r.object_id) as object_name
                 from walk w
@@ -148,7 +149,7 @@ begin
                    max(case when st.hop = cardinality($5) then 1.0 else 0.8 end)::float8 as score,
                    c.charged_subjects as charged,
                    string_agg(distinct st.subject_name || ' ' || st.predicate || ' ' || st.object_name, '; ') as detail,
-                   jsonb_agg(distinct jsonb_build_array(st.hop, st.subject_name, st.predicate, st.object_name))::text
+                   jsonb_agg(distinct jsonb_build_array(st.hops, st.subject_name, st.predicate, st.object_name))::text
                        as walked
             from steps st
             cross join lateral (
