@@ -257,3 +257,132 @@ def test_in_a_note_about_a_person_she_and_her_are_that_person():
 )
 def test_the_subject_of_a_note_is_its_title_when_that_is_a_persons_full_name(title, known, expected):
     assert note_subject(title, known) == expected
+
+
+# Coreference across two sentences: someone introduced, then named by the very next sentence.
+CROSS_SENTENCE = [
+    # a relative, then a pronoun or "name" sentence
+    (
+        "Lukas Brandt has an older sister. She is Greta Brandt.",
+        [("Lukas Brandt", "SIBLING_OF", "Greta Brandt")],
+    ),
+    ("Dear Mira,\nGreta has a little brother.\nHis name is Jakob.", [("Greta", "SIBLING_OF", "Jakob")]),
+    ("Jakob has a best friend. He's called Emil.", [("Jakob", "FRIEND_OF", "Emil")]),
+    ("Emil has a daughter. Her name’s Lotte.", [("Emil", "PARENT_OF", "Lotte")]),
+    ("Lotte has a partner. They're called Sam.", [("Lotte", "SPOUSE_OF", "Sam")]),
+    ("I have a brother. He is Pavel Ortiz.", [(OWNER, "SIBLING_OF", "Pavel Ortiz")]),
+    # children counted, then named (or named at once), of one parent or a couple
+    (
+        "Mira has three kids with Jonas. Their names are Ada, Bo and Cleo.",
+        [(parent, "PARENT_OF", child) for child in ("Ada", "Bo", "Cleo") for parent in ("Mira", "Jonas")],
+    ),
+    (
+        "Mira and Jonas have two children: Ada and Bo.",
+        [(parent, "PARENT_OF", child) for child in ("Ada", "Bo") for parent in ("Mira", "Jonas")],
+    ),
+    (
+        "Mira has 2 kids with Jonas. Ada is their daughter.",
+        [("Mira", "PARENT_OF", "Ada"), ("Jonas", "PARENT_OF", "Ada")],
+    ),
+    (
+        "Mira has two kids. Their names are Ada and Bo.",
+        [("Mira", "PARENT_OF", "Ada"), ("Mira", "PARENT_OF", "Bo")],
+    ),
+    ("I have two sons. They are Ivo and Nils.", [(OWNER, "PARENT_OF", "Ivo"), (OWNER, "PARENT_OF", "Nils")]),
+    # "the team" when the window names one team; plural members
+    (
+        "Hi both,\nI lead the Billing Team. Ada Ruiz and Bo Chen are on the team.",
+        [
+            (OWNER, "MANAGES", "Billing Team"),
+            ("Ada Ruiz", "MEMBER_OF", "Billing Team"),
+            ("Bo Chen", "MEMBER_OF", "Billing Team"),
+        ],
+    ),
+    (
+        "The Billing Team runs Ledgerline. Ada Ruiz joined the team in May.",
+        [("Billing Team", "RUNS", "Ledgerline"), ("Ada Ruiz", "MEMBER_OF", "Billing Team")],
+    ),
+    (
+        "Ada Ruiz and Bo Chen are on the Billing Team.",
+        [("Ada Ruiz", "MEMBER_OF", "Billing Team"), ("Bo Chen", "MEMBER_OF", "Billing Team")],
+    ),
+    # "Welcome to ORG" right after people were put on a team: they (or the one addressed) work there
+    (
+        "Ada Ruiz and Bo Chen are on the Billing Team. Welcome to Northwind Traders!",
+        [
+            ("Ada Ruiz", "MEMBER_OF", "Billing Team"),
+            ("Bo Chen", "MEMBER_OF", "Billing Team"),
+            ("Ada Ruiz", "WORKS_AT", "Northwind Traders"),
+            ("Bo Chen", "WORKS_AT", "Northwind Traders"),
+        ],
+    ),
+    (
+        "Ada Ruiz and Bo Chen joined the Billing Team. Welcome to Northwind, Ada!",
+        [
+            ("Ada Ruiz", "MEMBER_OF", "Billing Team"),
+            ("Bo Chen", "MEMBER_OF", "Billing Team"),
+            ("Ada Ruiz", "WORKS_AT", "Northwind"),
+        ],
+    ),
+    (
+        "Bo Chen joined the Billing Team.\nBo, welcome to Northwind.",
+        [("Bo Chen", "MEMBER_OF", "Billing Team"), ("Bo Chen", "WORKS_AT", "Northwind")],
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), CROSS_SENTENCE)
+def test_the_next_sentence_names_whom_the_one_before_introduced(text, expected):
+    got = [(r["subject"], r["predicate"], r["object"]) for r in find(text, OWNER)]
+    assert got == expected
+
+
+ADA_JOINED = ("Ada Ruiz", "MEMBER_OF", "Billing Team")
+# What the coreference rules must not add: each text with what its sentences state on their own.
+CROSS_SENTENCE_NEGATIVES = [
+    ("Lukas has a sister. She is tired.", []),  # no name
+    ("Lukas has a sister. She is Greta's friend.", []),  # someone else, named by a possessive
+    ("Lukas has a sister. She is French.", []),  # one word no person of the window has
+    ("Lukas has a sister. He is Jakob Brandt.", []),  # the pronoun contradicts the kinship word
+    ("Lukas has a sister? Her name is Greta.", []),  # a question
+    ("Lukas has a sister. Is her name Greta?", []),
+    ("Lukas has a sister. We met her in Bonn. Her name is Greta.", []),  # not the very next sentence
+    ("Lukas has a sibling. They are Greta Brandt.", []),  # "they are" names no one
+    ("Lukas had a sister. Her name was Greta.", []),  # past
+    ('Tom wrote: "I have a brother." His name is Karl.', []),  # quoted
+    ("Mira has two kids. Their names are on the list.", []),  # not all names
+    ("Mira has three kids. Their names are Ada and Bo.", []),  # two names for three children
+    ("Their names are Ada and Bo.", []),  # nothing counted before
+    ("Mira has two kids. The bus was late. Their names are Ada and Bo.", []),
+    ("Mira has two dogs. Their names are Rex and Bo.", []),  # no children
+    ("Mira has two kids with Jonas's brother. Their names are Ada and Bo.", []),
+    ("Ada Ruiz is on the team.", []),  # no team named
+    ("The Billing Team and the Search Team met. Ada Ruiz is on the team.", []),  # two teams
+    ("The Billing team is hiring. Ada Ruiz joined the team.", []),  # its name not written as a name
+    ("Ada Ruiz is on the team. The Billing Team ships on Friday.", []),  # named only afterwards
+    ("I met Ada and Bo Chen is on the Billing Team.", []),  # which of them?
+    ("Welcome to Debian!", []),  # a README's greeting
+    ("Ada Ruiz joined Northwind. Welcome to Contoso!", [("Ada Ruiz", "WORKS_AT", "Northwind")]),  # no team
+    ("Ada Ruiz joined the Billing Team. See you Monday. Welcome to Northwind!", [ADA_JOINED]),
+    ("Ada Ruiz joined the Billing Team. Welcome to Northwind, Bo!", [ADA_JOINED]),  # someone else
+    ("Ada Ruiz joined the Billing Team. Welcome to the Billing Team!", [ADA_JOINED]),  # no employer
+    ("Ada Ruiz joined the Billing Team. Welcome to Lisbon!", [ADA_JOINED]),  # known as a place
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), CROSS_SENTENCE_NEGATIVES)
+def test_no_coreference_without_a_name_right_after_its_introduction(text, expected):
+    got = [(r["subject"], r["predicate"], r["object"]) for r in find(text, OWNER, {"lisbon": "Place"})]
+    assert got == expected
+
+
+def test_a_chat_relative_is_named_by_the_same_sender():
+    window = (
+        "2025-05-01 09:00 Gwen Ortiz: I have a brother.\n"
+        "2025-05-01 09:01 Gwen Ortiz: His name is Pavel.\n"
+        "2025-05-01 09:02 Robin Ash: I have a sister.\n"
+        "2025-05-01 09:03 Gwen Ortiz: Her name is Ines?\n"
+        "2025-05-01 09:04 Gwen Ortiz: She is Ines."
+    )
+    got = [(r["subject"], r["predicate"], r["object"]) for r in find(window)]
+    assert got == [("Gwen Ortiz", "SIBLING_OF", "Pavel")]

@@ -17,9 +17,18 @@ FRIEND_OF, WORKS_AT, MANAGES, MEMBER_OF, RUNS, LIVES_IN), each with the sentence
                           friend" / "we're still friends" (the sender and the other one)
   work                    "Tom works at | for Acme Ltd", "Tom joined Acme Ltd", "Tom is a nurse at
                           Leeds General", "Tom leads | manages | heads the Data Team", "Tom is on the
-                          Data Team", "Tom is a member of the Data Team", "the Data Team runs |
+                          Data Team", "Tom and Anna are members of the Data Team", "the Data Team runs |
                           operates | maintains Bromira", "I lead the Data Team"
   residence               "Tom lives in Leeds", "Tom and Anna live in Leeds", "Tom moved to Leeds"
+  across two sentences    the very next sentence of the same author names whom one introduced:
+                          "Ana has a younger sister. She is Bea | Her name is Bea" (the pronoun
+                          agreeing with the kinship word; "I have a brother. He's called Tom");
+                          "Ana has three kids with Ben. Their names are Cy, Di and Ed" (as many
+                          names as counted; "has N kids with" makes a couple, "Ana and Ben have
+                          two children: Cy and Di" too); "Tom and Anna are on | joined the team"
+                          (the one team the window names, written before); after people are put
+                          on a team, "Welcome to Acme Ltd(, Tom)!" (they, or the one addressed,
+                          work there)
 
 A name is one to three capitalised words, none of them a function word, title, month, day or
 kinship word (STOP); a name the window's NER labels as no person is no person. Precision first:
@@ -257,6 +266,12 @@ def _p(group: str) -> str:
     return _BEFORE + f"(?P<{group}>" + _NAME + ")"
 
 
+# One name or a list of them ("Tom", "Tom and Anna", "Tom Reed, Anna Lind and Cy"), split by _LIST_ITEM.
+_PEOPLE = _BEFORE + r"(?P<people>" + _NAME + r"(?:\s*,\s*" + _NAME + r")*(?:,?\s+and\s+" + _NAME + r")?)"
+# What one joins or is on: a name, or "the team" (the one team the window names, _named_team).
+_TEAM_OBJECT = r"(?:" + _p("b") + _NOT_POSS + r"|(?P<team>team)" + _END + r")"
+
+
 # (regex, how): groups a / b name people (or an organisation / place for work and residence),
 # `kin` the kinship word; `how` says which relation they state.
 PATTERNS = [
@@ -328,8 +343,8 @@ PATTERNS = [
         ),
         "WORKS_AT",
     ),
-    # Tom joined Acme
-    (re.compile(_p("a") + r"\s+joined\s+(?:the\s+)?" + _p("b") + _NOT_POSS), "joined"),
+    # Tom joined Acme | Tom and Anna joined the Data Team | Tom joined the team
+    (re.compile(_PEOPLE + r"\s+joined\s+(?:the\s+)?" + _TEAM_OBJECT), "joined"),
     # Tom is a nurse at Leeds General
     (
         re.compile(
@@ -343,8 +358,15 @@ PATTERNS = [
     (re.compile(_p("a") + r"\s+(?:leads|manages|heads)\s+the\s+" + _p("b") + _NOT_POSS), "MANAGES"),
     # I lead the Data Team
     (re.compile(r"(?<![\w'\u2019])I\s+(?:lead|manage|head)\s+the\s+" + _p("b") + _NOT_POSS), "my_MANAGES"),
-    # Tom is on the Data Team | Tom is a member of the Data Team
-    (re.compile(_p("a") + r"\s+is\s+(?:on|a\s+member\s+of)\s+the\s+" + _p("b") + _NOT_POSS), "MEMBER_OF"),
+    # Tom is on the Data Team | Tom and Anna are members of the Data Team | Tom is on the team
+    (
+        re.compile(
+            _PEOPLE
+            + r"\s+(?:is\s+(?:on|a\s+member\s+of)|(?P<are>are)\s+(?:on|members\s+of))\s+the\s+"
+            + _TEAM_OBJECT
+        ),
+        "MEMBER_OF",
+    ),
     # the Data Team runs | operates | maintains Bromira
     (
         re.compile(r"\b[Tt]he\s+" + _p("a") + r"\s+(?:runs|operates|maintains)\s+" + _p("b") + _NOT_POSS),
@@ -386,6 +408,57 @@ _LIST = re.compile(
 _LIST_ITEM = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+)")
 COUPLE_SENTENCES = 3
 """A couple is "they" for this many sentences after the one that names them."""
+
+# Across two sentences: a sentence introduces someone, the very next one (by the same author)
+# names them. "Ana has a younger sister." | "I have a brother." (the author); fullmatch.
+_RELATIVE = re.compile(
+    r"(?:" + _p("a") + r"\s+has|(?P<i>I)\s+have)\s+(?:a|an|one)\s+" + _ADJ + _KIN + r"\s*[.!]?"
+)
+# "She is Bea." | "Her name is Bea." | "He's called Tom." | "They're called Sam."; fullmatch.
+_CALLED = re.compile(
+    r"(?:(?P<pro>[Ss]he|[Hh]e|[Tt]hey)(?:\s+(?:is|are)|['\u2019](?:s|re))\s+(?P<called>(?:called|named)\s+)?"
+    r"|(?P<poss>[Hh]er|[Hh]is|[Tt]heir)\s+name(?:\s+is|['\u2019]s)\s+)" + _p("b") + r"\s*[.!]?"
+)
+# The pronoun a kinship word takes ("sister" -> she); the other words take any.
+_GENDER = {
+    **dict.fromkeys(("mother", "mum", "mom", "daughter", "sister", "wife"), "she"),
+    **dict.fromkeys(("father", "dad", "son", "brother", "husband"), "he"),
+}
+_PRONOUN_OF = {"she": "she", "her": "she", "he": "he", "his": "he", "they": "they", "their": "they"}
+_COUNT = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+# Children counted: "Ana has three kids with Ben" (a couple) | "Ana and Ben have two children: Cy
+# and Di" | "I have two sons."; fullmatch. Without the list, _NAMES_ARE names them next.
+_PARENTS = r"(?:" + _p("a") + r"(?:\s+and\s+" + _p("a2") + r")?\s+(?:has|have)|(?P<i>I)\s+have)"
+_N = r"(?P<n>\d{1,2}|" + "|".join(_COUNT) + ")"
+_WITH = r"(?:\s+(?:together|with\s+" + _p("with") + "))?"
+_COUNTED = re.compile(
+    _PARENTS + r"\s+" + _N + r"\s+" + _CHILDREN + _WITH + r"(?:\s*[:,]\s*(?P<list>[^.;!?]+?))?\s*[.!]?"
+)
+# "Their names are Cy and Di." | "They are Cy and Di."; fullmatch.
+_NAMES_ARE = re.compile(
+    r"(?:[Tt]heir\s+names\s+are|[Tt]hey(?:\s+are|['\u2019]re)(?:\s+called|\s+named)?)\s+(?P<list>[^.;!?]+?)\s*[.!]?"
+)
+# "Welcome to Acme!" | "Welcome to Acme, Tom!" | "Tom, welcome aboard to Acme."; fullmatch. After a
+# sentence that put people on a team: they (or the one addressed) work there.
+_ADDRESSEE = r"(?:" + _p("to") + r",\s+)?"
+_ADDRESSEE_AFTER = r"(?:,\s+(?:" + _p("to2") + r"|everyone|all))?"
+_WELCOME = re.compile(
+    _ADDRESSEE + r"[Ww]elcome\s+(?:aboard\s+)?to\s+(?:the\s+)?" + _p("b") + _ADDRESSEE_AFTER + r"\s*[.!]*"
+)
+# A team the window names ("the Data Team", "the Ops team"): "the team" is the only one.
+_TEAM_NAMED = re.compile(r"\b[Tt]he\s+(?P<name>(?:[" + _UPPER + r"][\w'\u2019-]*\s+){1,3}[Tt]eam)\b")
+
+
+def _named_team(text: str) -> str | None:
+    """The one team text names, as a name ("Data Team"); None for none, several, or one written
+    only in lower case ("the Data team")."""
+    written = {m["name"] for m in _TEAM_NAMED.finditer(text)}
+    if len({name_key(name) for name in written}) != 1:
+        return None
+    names = [clean_name(name) for name in written if re.fullmatch(_NAME, name)]
+    return names[0] if names else None
+
+
 # In a chat of two: "you" is the other one ("You're a good friend", "We're still friends").
 _YOU_FRIEND = re.compile(
     r"(?<![\w'\u2019])(?:[Yy]ou(?:'re|\u2019re|\s+are)\s+(?:a|my)\s+(?:(?:good|best|true|dear|old|real|great)\s+)?friend"
@@ -552,29 +625,74 @@ def find(
              "object_type": types[1], "evidence": evidence}
         )  # fmt: skip
 
+    def names(span: str, count: int | None = None) -> list[str]:
+        """The people a list names ("Cy, Di and Ed"): all its items, or none when one is no name
+        or they are not `count`."""
+        items = [person(x) if re.fullmatch(_NAME, x) else None for x in _LIST_ITEM.split(span.strip())]
+        people = [x for x in items if x]
+        return people if len(people) == len(items) and count in (None, len(items)) else []
+
+    def children(parents, kids, evidence):
+        for child in kids:
+            for parent in parents:
+                add(parent, "PARENT_OF", child, ("Person", "Person"), evidence)
+
     senders = _senders(text)
     couple: tuple[str, str] | None = None
     couple_age = COUPLE_SENTENCES + 1
     subject = NoteSubject(about, labels) if about else None
+    team = _named_team(text)
+    team_named = False  # whether a sentence so far named the window's team
+    last: dict = {}  # what a sentence left for the next one to name: relative, children, newcomers
     for said, who in sentences(text, author):
         sentence = subject.read(said) if subject else said
         quoted = bool(_QUOTE.search(sentence))
         reported = quoted or bool(_REPORTED.search(sentence))
         lowered = sentence.lower()
         couple_age += 1
+        team_named = team_named or bool(team and _TEAM_NAMED.search(sentence))
+        before = last if last.get("who") == who and not quoted else {}
+        last = {"who": who}
         if couple and couple_age <= COUPLE_SENTENCES and not quoted:
             for regex in THEIR:
                 for m in regex.finditer(sentence):
                     for parent in couple:
                         add(parent, "PARENT_OF", person(m["b"]), ("Person", "Person"), sentence)
             for m in _LIST.finditer(sentence):
-                items = [
-                    person(x) if re.fullmatch(_NAME, x) else None for x in _LIST_ITEM.split(m["list"].strip())
-                ]
-                if items and all(items):
-                    for child in items:
-                        for parent in couple:
-                            add(parent, "PARENT_OF", child, ("Person", "Person"), sentence)
+                children(couple, names(m["list"]), sentence)
+        # the pronoun ("She is Bea") is read as written, not as a note's subject
+        if "relative" in before and (m := _CALLED.fullmatch(said)):
+            possessor, kin = before["relative"]
+            pronoun = _PRONOUN_OF[(m["pro"] or m["poss"]).lower()]
+            # "She is Bea" may be "She is French": a one-word name must be a person the window knows
+            named = person(m["b"]) if m["poss"] or m["called"] else worker(m["b"])
+            they_are = m["pro"] in ("They", "they") and not m["called"]  # "They are Sam": who?
+            if named and pronoun == _GENDER.get(kin, pronoun) and not they_are:
+                add(*_kin_relation(kin, possessor, named), ("Person", "Person"), sentence)
+        if "children" in before and (m := _NAMES_ARE.fullmatch(said)):
+            parents, count = before["children"]
+            children(parents, names(m["list"], count), sentence)
+        if "newcomers" in before and (m := _WELCOME.fullmatch(said)):
+            org = thing(m["b"])
+            to = name_key(m["to"] or m["to2"] or "")
+            if org and not _TEAM.search(org) and (labels or {}).get(name_key(org)) != "Place":
+                for p in before["newcomers"]:
+                    if not to or to in (name_key(p), name_key(p.split()[0])):
+                        add(p, "WORKS_AT", org, ("Person", "Org"), sentence)
+        if not quoted and (m := _RELATIVE.fullmatch(sentence)):
+            possessor = who if m["i"] else person(m["a"])
+            if possessor:
+                last["relative"] = (possessor, m["kin"])
+        if not quoted and (m := _COUNTED.fullmatch(sentence)):
+            parents = ([who] if m["i"] else []) + [person(x) for x in (m["a"], m["a2"], m["with"]) if x]
+            count = int(m["n"]) if m["n"].isdigit() else _COUNT[m["n"]]
+            if parents and all(parents):
+                if len(parents) == 2:
+                    couple, couple_age = (parents[0], parents[1]), 0
+                if m["list"]:
+                    children(parents, names(m["list"], count), sentence)
+                else:
+                    last["children"] = (parents, count)
         if who and len(senders) == 2 and who in senders and not reported and _YOU_FRIEND.search(sentence):
             (other,) = senders - {who}
             add(who, "FRIEND_OF", clean_name(other) or None, ("Person", "Person"), sentence)
@@ -612,14 +730,22 @@ def find(
                     place = thing(b)
                     for who_ in (a, groups.get("a2")):
                         add(worker(who_), how, place, ("Person", kind), sentence)
-                elif how == "joined":
-                    org = thing(b)
-                    add(worker(a), "MEMBER_OF" if org and _TEAM.search(org) else "WORKS_AT", org,
-                        ("Person", "Org"), sentence)  # fmt: skip
+                elif how in ("joined", "MEMBER_OF"):
+                    people = [worker(x) for x in _LIST_ITEM.split(m["people"].strip())]
+                    org = (team if team_named else None) if m["team"] else thing(b)
+                    if how == "MEMBER_OF" and bool(m["are"]) != (len(people) > 1):
+                        continue  # "I met Ana and Tom is on the team": who is on it?
+                    member = how == "MEMBER_OF" or bool(org and _TEAM.search(org))
+                    if not org or not all(people):
+                        continue
+                    for p in people:
+                        add(p, "MEMBER_OF" if member else "WORKS_AT", org, ("Person", "Org"), sentence)
+                    if member:
+                        last.setdefault("newcomers", []).extend(people)
                 elif how == "role_at":
                     if m["role"].split()[-1] not in _NOT_STAFF:
                         add(worker(a), "WORKS_AT", thing(b), ("Person", "Org"), sentence)
-                elif how in ("MANAGES", "MEMBER_OF"):
+                elif how == "MANAGES":
                     add(worker(a), how, thing(b), ("Person", "Org"), sentence)
                 elif how == "my_MANAGES":
                     if who and not reported:
