@@ -786,7 +786,9 @@ def relation_section(report, ranked, budget):
     for (ws, _, start, predicate, forward), (_, before, ends) in sorted(
         lines.items(), key=lambda kv: kv[1][0]
     ):
-        answers = ", ".join(dict.fromkeys(r["reached"] for r in ends))
+        names = list(dict.fromkeys(r["reached"] for r in ends))
+        # A first name or surname beside the full name it stands for says nothing more.
+        answers = ", ".join(n for n in names if not any(m != n and n in m.split() for m in names))
         said = ["{subject} {predicate} {object}".format(**r) for r in before]
         said.append(f"{start} {predicate} {answers}" if forward else f"{answers} {predicate} {start}")
         chunks = sorted({c for r in [*before, *ends] for c in r["chunks"]})

@@ -12,7 +12,7 @@ import json
 import time
 
 from query_analysis import elapsed_ms
-from relation_paths import answer_ways, family_pattern, relation_path
+from relation_paths import SYMMETRIC, answer_ways, family_pattern, predicate_family, relation_path
 from search import (
     ALL_BANDS,
     MAX_QUERY_CHARS,
@@ -306,26 +306,29 @@ class StageSearch:
     def walk_ways(self, rows, hops, anchors):
         """The ways a typed walk from `anchors` reached an answer (relation_paths.answer_ways),
         each a list of relations {subject, predicate, object, reached: the end the way went to,
-        chunks: the path rows' chunks that state it}; none with a relation that names a subject
-        deference withholds (its chunk may not be charged when the name is in another chunk of
-        the window)."""
+        chunks: the path rows' chunks that state it}, a symmetric one said from the end the way
+        came from; none with a relation that names a subject deference withholds (its chunk may
+        not be charged when the name is in another chunk of the window)."""
         chunks, walked = {}, []
         for r in rows:
             for hops_at, s, p, o in json.loads(r["walked"]):
                 chunks.setdefault((s, p, o), set()).add(r["chunk_id"])
                 walked.append([hops_at, s, p, o])
         withheld, deferred = self.q.care.withheld, self.q.deferred
+
+        def said(s, p, o, to):
+            turn = to == s and (predicate_family(p) or ("",))[0] in SYMMETRIC
+            ends = (o, s) if turn else (s, o)
+            return {
+                "subject": ends[0],
+                "predicate": p,
+                "object": ends[1],
+                "reached": to,
+                "chunks": sorted(chunks[(s, p, o)]),
+            }
+
         return [
-            [
-                {
-                    "subject": s,
-                    "predicate": p,
-                    "object": o,
-                    "reached": to,
-                    "chunks": sorted(chunks[(s, p, o)]),
-                }
-                for s, p, o, to in way
-            ]
+            [said(*r) for r in way]
             for way in answer_ways(walked, hops, anchors)
             if not any(
                 withheld(named_subjects(s, deferred) + named_subjects(o, deferred)) for s, _, o, _ in way
