@@ -318,7 +318,7 @@ ALTER FUNCTION exo.context_packet(query text, token_budget integer, workspaces t
 -- Name: FUNCTION context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) IS 'A small cited answer packet for a question, within token_budget tokens: current facts first, then numbered evidence excerpts (path, workspace, date, band; for a chat, whole messages with their times and senders around the ones richest in the question''s words), then hints about withheld subjects, then provenance. exo.context_packet_json gives it with its token count and report.';
+COMMENT ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) IS 'A small cited answer packet for a question, within token_budget tokens: current facts first, then relations of a typed walk with the chunks that state them, then numbered evidence excerpts (path, workspace, date, band; for a chat, whole messages with their times and senders around the ones richest in the question''s words), then hints about withheld subjects, then provenance. exo.context_packet_json gives it with its token count and report.';
 
 --
 -- Name: context_packet_json(text, integer, text[], boolean, text[], timestamp with time zone, double precision[], text); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -341,7 +341,7 @@ ALTER FUNCTION exo.context_packet_json(query text, token_budget integer, workspa
 -- Name: FUNCTION context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) IS 'The context packet for a question as jsonb: text (current facts, then capsules of the cited documents with their sources, then cited evidence excerpts, then deference hints, then provenance), tokens used (never over token_budget; about four characters a token), the citations used, the hints and the search report (with a profile, as exo.search_report: the personal stage and the provenance block).';
+COMMENT ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) IS 'The context packet for a question as jsonb: text (current facts, then the relations of a typed walk the question asks for with the chunks that state them, then capsules of the cited documents with their sources, then cited evidence excerpts, then deference hints, then provenance), tokens used (never over token_budget; about four characters a token), the citations used, the hints and the search report (with a profile, as exo.search_report: the personal stage and the provenance block), relations shown.';
 
 --
 -- Name: conversation(text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -3122,6 +3122,54 @@ def fact_section(facts, day, today):
     lines.extend(hints)
     return "## Current facts\n" + "\n".join(lines) + "\n\n"
 
+RELATION_LINES = 8
+"""At most this many lines of typed walks in a packet (and at most a third of its budget)."""
+
+def relation_section(report, ranked, budget):
+    """The packet's Relations section: the ways typed walks (report["paths"]) reached an answer
+    whose every relation a chunk among `ranked` states (so never one only withheld evidence
+    states), in the order `ranked` has their answers' chunks. Ways that differ only in their last
+    relation's far end share a line ("X SIBLING_OF A, B"); each relation cites its best-ranked
+    chunk. ("", []) when there are none or none fits."""
+    rank = {c["chunk_id"]: n for n, c in enumerate(ranked)}
+    lines = {}  # (workspace, the way before its last relation, that relation's start, predicate, direction)
+    for ws, walk in sorted((report.get("paths") or {}).items()):
+        for way in walk.get("ways") or []:
+            cited = [sorted((c for c in r["chunks"] if c in rank), key=rank.get)[:1] for r in way]
+            if not all(cited):
+                continue
+            way = [dict(r, chunks=c) for r, c in zip(way, cited, strict=True)]
+            last = way[-1]
+            forward = last["reached"] == last["object"]
+            start = last["subject"] if forward else last["object"]
+            before = tuple((r["subject"], r["predicate"], r["object"]) for r in way[:-1])
+            line = lines.setdefault(
+                (ws, before, start, last["predicate"], forward), [len(rank), way[:-1], []]
+            )
+            line[0] = min(line[0], rank[last["chunks"][0]])
+            line[2].append(last)
+    text, shown = [], []
+    for (ws, _, start, predicate, forward), (_, before, ends) in sorted(
+        lines.items(), key=lambda kv: kv[1][0]
+    ):
+        names = list(dict.fromkeys(r["reached"] for r in ends))
+        # A first name or surname beside the full name it stands for says nothing more.
+        answers = ", ".join(n for n in names if not any(m != n and n in m.split() for m in names))
+        said = ["{subject} {predicate} {object}".format(**r) for r in before]
+        said.append(f"{start} {predicate} {answers}" if forward else f"{answers} {predicate} {start}")
+        chunks = sorted({c for r in [*before, *ends] for c in r["chunks"]})
+        line = "- {} (chunk {})".format("; ".join(said), ", ".join(map(str, chunks)))
+        if (
+            len(text) >= RELATION_LINES
+            or estimate_tokens("## Relations\n" + "\n".join([*text, line])) > budget // 3
+        ):
+            break
+        text.append(line)
+        shown.extend({"workspace": ws, "relations": [*before, end]} for end in ends)
+    if not text:
+        return "", []
+    return "## Relations (typed walk; the chunks state them)\n" + "\n".join(text) + "\n\n", shown
+
 def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -3135,6 +3183,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     fact_text = fact_section(facts, fact_moment(report) if facts else None, today)
+    relation_text, relations = relation_section(report, ranked, budget)
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
     )
@@ -3176,7 +3225,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + fact_text + capsule_text + "## Evidence\n"
+    fixed = head + fact_text + relation_text + capsule_text + "## Evidence\n"
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     for c in chosen:
@@ -3226,6 +3275,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
             for n, c in enumerate(used, 1)
         ],
         "capsules": shown,
+        "relations": relations,
         "hints": hint_list,
     }
 
@@ -4943,6 +4993,54 @@ def fact_section(facts, day, today):
     lines.extend(hints)
     return "## Current facts\n" + "\n".join(lines) + "\n\n"
 
+RELATION_LINES = 8
+"""At most this many lines of typed walks in a packet (and at most a third of its budget)."""
+
+def relation_section(report, ranked, budget):
+    """The packet's Relations section: the ways typed walks (report["paths"]) reached an answer
+    whose every relation a chunk among `ranked` states (so never one only withheld evidence
+    states), in the order `ranked` has their answers' chunks. Ways that differ only in their last
+    relation's far end share a line ("X SIBLING_OF A, B"); each relation cites its best-ranked
+    chunk. ("", []) when there are none or none fits."""
+    rank = {c["chunk_id"]: n for n, c in enumerate(ranked)}
+    lines = {}  # (workspace, the way before its last relation, that relation's start, predicate, direction)
+    for ws, walk in sorted((report.get("paths") or {}).items()):
+        for way in walk.get("ways") or []:
+            cited = [sorted((c for c in r["chunks"] if c in rank), key=rank.get)[:1] for r in way]
+            if not all(cited):
+                continue
+            way = [dict(r, chunks=c) for r, c in zip(way, cited, strict=True)]
+            last = way[-1]
+            forward = last["reached"] == last["object"]
+            start = last["subject"] if forward else last["object"]
+            before = tuple((r["subject"], r["predicate"], r["object"]) for r in way[:-1])
+            line = lines.setdefault(
+                (ws, before, start, last["predicate"], forward), [len(rank), way[:-1], []]
+            )
+            line[0] = min(line[0], rank[last["chunks"][0]])
+            line[2].append(last)
+    text, shown = [], []
+    for (ws, _, start, predicate, forward), (_, before, ends) in sorted(
+        lines.items(), key=lambda kv: kv[1][0]
+    ):
+        names = list(dict.fromkeys(r["reached"] for r in ends))
+        # A first name or surname beside the full name it stands for says nothing more.
+        answers = ", ".join(n for n in names if not any(m != n and n in m.split() for m in names))
+        said = ["{subject} {predicate} {object}".format(**r) for r in before]
+        said.append(f"{start} {predicate} {answers}" if forward else f"{answers} {predicate} {start}")
+        chunks = sorted({c for r in [*before, *ends] for c in r["chunks"]})
+        line = "- {} (chunk {})".format("; ".join(said), ", ".join(map(str, chunks)))
+        if (
+            len(text) >= RELATION_LINES
+            or estimate_tokens("## Relations\n" + "\n".join([*text, line])) > budget // 3
+        ):
+            break
+        text.append(line)
+        shown.extend({"workspace": ws, "relations": [*before, end]} for end in ends)
+    if not text:
+        return "", []
+    return "## Relations (typed walk; the chunks state them)\n" + "\n".join(text) + "\n\n", shown
+
 def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -4956,6 +5054,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     fact_text = fact_section(facts, fact_moment(report) if facts else None, today)
+    relation_text, relations = relation_section(report, ranked, budget)
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
     )
@@ -4997,7 +5096,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + fact_text + capsule_text + "## Evidence\n"
+    fixed = head + fact_text + relation_text + capsule_text + "## Evidence\n"
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     for c in chosen:
@@ -5047,6 +5146,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
             for n, c in enumerate(used, 1)
         ],
         "capsules": shown,
+        "relations": relations,
         "hints": hint_list,
     }
 
@@ -6385,6 +6485,54 @@ def fact_section(facts, day, today):
     lines.extend(hints)
     return "## Current facts\n" + "\n".join(lines) + "\n\n"
 
+RELATION_LINES = 8
+"""At most this many lines of typed walks in a packet (and at most a third of its budget)."""
+
+def relation_section(report, ranked, budget):
+    """The packet's Relations section: the ways typed walks (report["paths"]) reached an answer
+    whose every relation a chunk among `ranked` states (so never one only withheld evidence
+    states), in the order `ranked` has their answers' chunks. Ways that differ only in their last
+    relation's far end share a line ("X SIBLING_OF A, B"); each relation cites its best-ranked
+    chunk. ("", []) when there are none or none fits."""
+    rank = {c["chunk_id"]: n for n, c in enumerate(ranked)}
+    lines = {}  # (workspace, the way before its last relation, that relation's start, predicate, direction)
+    for ws, walk in sorted((report.get("paths") or {}).items()):
+        for way in walk.get("ways") or []:
+            cited = [sorted((c for c in r["chunks"] if c in rank), key=rank.get)[:1] for r in way]
+            if not all(cited):
+                continue
+            way = [dict(r, chunks=c) for r, c in zip(way, cited, strict=True)]
+            last = way[-1]
+            forward = last["reached"] == last["object"]
+            start = last["subject"] if forward else last["object"]
+            before = tuple((r["subject"], r["predicate"], r["object"]) for r in way[:-1])
+            line = lines.setdefault(
+                (ws, before, start, last["predicate"], forward), [len(rank), way[:-1], []]
+            )
+            line[0] = min(line[0], rank[last["chunks"][0]])
+            line[2].append(last)
+    text, shown = [], []
+    for (ws, _, start, predicate, forward), (_, before, ends) in sorted(
+        lines.items(), key=lambda kv: kv[1][0]
+    ):
+        names = list(dict.fromkeys(r["reached"] for r in ends))
+        # A first name or surname beside the full name it stands for says nothing more.
+        answers = ", ".join(n for n in names if not any(m != n and n in m.split() for m in names))
+        said = ["{subject} {predicate} {object}".format(**r) for r in before]
+        said.append(f"{start} {predicate} {answers}" if forward else f"{answers} {predicate} {start}")
+        chunks = sorted({c for r in [*before, *ends] for c in r["chunks"]})
+        line = "- {} (chunk {})".format("; ".join(said), ", ".join(map(str, chunks)))
+        if (
+            len(text) >= RELATION_LINES
+            or estimate_tokens("## Relations\n" + "\n".join([*text, line])) > budget // 3
+        ):
+            break
+        text.append(line)
+        shown.extend({"workspace": ws, "relations": [*before, end]} for end in ends)
+    if not text:
+        return "", []
+    return "## Relations (typed walk; the chunks state them)\n" + "\n".join(text) + "\n\n", shown
+
 def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -6398,6 +6546,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     fact_text = fact_section(facts, fact_moment(report) if facts else None, today)
+    relation_text, relations = relation_section(report, ranked, budget)
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
     )
@@ -6439,7 +6588,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + fact_text + capsule_text + "## Evidence\n"
+    fixed = head + fact_text + relation_text + capsule_text + "## Evidence\n"
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     for c in chosen:
@@ -6489,6 +6638,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
             for n, c in enumerate(used, 1)
         ],
         "capsules": shown,
+        "relations": relations,
         "hints": hint_list,
     }
 import datetime
@@ -17754,6 +17904,54 @@ def fact_section(facts, day, today):
     lines.extend(hints)
     return "## Current facts\n" + "\n".join(lines) + "\n\n"
 
+RELATION_LINES = 8
+"""At most this many lines of typed walks in a packet (and at most a third of its budget)."""
+
+def relation_section(report, ranked, budget):
+    """The packet's Relations section: the ways typed walks (report["paths"]) reached an answer
+    whose every relation a chunk among `ranked` states (so never one only withheld evidence
+    states), in the order `ranked` has their answers' chunks. Ways that differ only in their last
+    relation's far end share a line ("X SIBLING_OF A, B"); each relation cites its best-ranked
+    chunk. ("", []) when there are none or none fits."""
+    rank = {c["chunk_id"]: n for n, c in enumerate(ranked)}
+    lines = {}  # (workspace, the way before its last relation, that relation's start, predicate, direction)
+    for ws, walk in sorted((report.get("paths") or {}).items()):
+        for way in walk.get("ways") or []:
+            cited = [sorted((c for c in r["chunks"] if c in rank), key=rank.get)[:1] for r in way]
+            if not all(cited):
+                continue
+            way = [dict(r, chunks=c) for r, c in zip(way, cited, strict=True)]
+            last = way[-1]
+            forward = last["reached"] == last["object"]
+            start = last["subject"] if forward else last["object"]
+            before = tuple((r["subject"], r["predicate"], r["object"]) for r in way[:-1])
+            line = lines.setdefault(
+                (ws, before, start, last["predicate"], forward), [len(rank), way[:-1], []]
+            )
+            line[0] = min(line[0], rank[last["chunks"][0]])
+            line[2].append(last)
+    text, shown = [], []
+    for (ws, _, start, predicate, forward), (_, before, ends) in sorted(
+        lines.items(), key=lambda kv: kv[1][0]
+    ):
+        names = list(dict.fromkeys(r["reached"] for r in ends))
+        # A first name or surname beside the full name it stands for says nothing more.
+        answers = ", ".join(n for n in names if not any(m != n and n in m.split() for m in names))
+        said = ["{subject} {predicate} {object}".format(**r) for r in before]
+        said.append(f"{start} {predicate} {answers}" if forward else f"{answers} {predicate} {start}")
+        chunks = sorted({c for r in [*before, *ends] for c in r["chunks"]})
+        line = "- {} (chunk {})".format("; ".join(said), ", ".join(map(str, chunks)))
+        if (
+            len(text) >= RELATION_LINES
+            or estimate_tokens("## Relations\n" + "\n".join([*text, line])) > budget // 3
+        ):
+            break
+        text.append(line)
+        shown.extend({"workspace": ws, "relations": [*before, end]} for end in ends)
+    if not text:
+        return "", []
+    return "## Relations (typed walk; the chunks state them)\n" + "\n".join(text) + "\n\n", shown
+
 def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -17767,6 +17965,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     fact_text = fact_section(facts, fact_moment(report) if facts else None, today)
+    relation_text, relations = relation_section(report, ranked, budget)
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
     )
@@ -17808,7 +18007,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + fact_text + capsule_text + "## Evidence\n"
+    fixed = head + fact_text + relation_text + capsule_text + "## Evidence\n"
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     for c in chosen:
@@ -17858,6 +18057,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
             for n, c in enumerate(used, 1)
         ],
         "capsules": shown,
+        "relations": relations,
         "hints": hint_list,
     }
 
@@ -19048,6 +19248,54 @@ def fact_section(facts, day, today):
     lines.extend(hints)
     return "## Current facts\n" + "\n".join(lines) + "\n\n"
 
+RELATION_LINES = 8
+"""At most this many lines of typed walks in a packet (and at most a third of its budget)."""
+
+def relation_section(report, ranked, budget):
+    """The packet's Relations section: the ways typed walks (report["paths"]) reached an answer
+    whose every relation a chunk among `ranked` states (so never one only withheld evidence
+    states), in the order `ranked` has their answers' chunks. Ways that differ only in their last
+    relation's far end share a line ("X SIBLING_OF A, B"); each relation cites its best-ranked
+    chunk. ("", []) when there are none or none fits."""
+    rank = {c["chunk_id"]: n for n, c in enumerate(ranked)}
+    lines = {}  # (workspace, the way before its last relation, that relation's start, predicate, direction)
+    for ws, walk in sorted((report.get("paths") or {}).items()):
+        for way in walk.get("ways") or []:
+            cited = [sorted((c for c in r["chunks"] if c in rank), key=rank.get)[:1] for r in way]
+            if not all(cited):
+                continue
+            way = [dict(r, chunks=c) for r, c in zip(way, cited, strict=True)]
+            last = way[-1]
+            forward = last["reached"] == last["object"]
+            start = last["subject"] if forward else last["object"]
+            before = tuple((r["subject"], r["predicate"], r["object"]) for r in way[:-1])
+            line = lines.setdefault(
+                (ws, before, start, last["predicate"], forward), [len(rank), way[:-1], []]
+            )
+            line[0] = min(line[0], rank[last["chunks"][0]])
+            line[2].append(last)
+    text, shown = [], []
+    for (ws, _, start, predicate, forward), (_, before, ends) in sorted(
+        lines.items(), key=lambda kv: kv[1][0]
+    ):
+        names = list(dict.fromkeys(r["reached"] for r in ends))
+        # A first name or surname beside the full name it stands for says nothing more.
+        answers = ", ".join(n for n in names if not any(m != n and n in m.split() for m in names))
+        said = ["{subject} {predicate} {object}".format(**r) for r in before]
+        said.append(f"{start} {predicate} {answers}" if forward else f"{answers} {predicate} {start}")
+        chunks = sorted({c for r in [*before, *ends] for c in r["chunks"]})
+        line = "- {} (chunk {})".format("; ".join(said), ", ".join(map(str, chunks)))
+        if (
+            len(text) >= RELATION_LINES
+            or estimate_tokens("## Relations\n" + "\n".join([*text, line])) > budget // 3
+        ):
+            break
+        text.append(line)
+        shown.extend({"workspace": ws, "relations": [*before, end]} for end in ends)
+    if not text:
+        return "", []
+    return "## Relations (typed walk; the chunks state them)\n" + "\n".join(text) + "\n\n", shown
+
 def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -19061,6 +19309,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     fact_text = fact_section(facts, fact_moment(report) if facts else None, today)
+    relation_text, relations = relation_section(report, ranked, budget)
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
     )
@@ -19102,7 +19351,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + fact_text + capsule_text + "## Evidence\n"
+    fixed = head + fact_text + relation_text + capsule_text + "## Evidence\n"
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     for c in chosen:
@@ -19152,6 +19401,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
             for n, c in enumerate(used, 1)
         ],
         "capsules": shown,
+        "relations": relations,
         "hints": hint_list,
     }
 
@@ -19947,6 +20197,7 @@ is closed by default and nothing in the present bands answers, the search runs a
 every band (the fallback), which never releases deferred material by itself.
 """
 
+import json
 import time
 
 """Relation families: which predicates state which kind of relation, and which words of a
@@ -20086,6 +20337,33 @@ def relation_path(question, anchors):
             hops = hops[1:]
         path.extend(hops)
     return path[:MAX_HOPS]
+
+def answer_ways(walked, hops, anchors, limit=20):
+    """The ways a typed walk reached an answer, at most `limit`: lists of relations (subject,
+    predicate, object, the end it reached), one a hop, the first from an anchor (a name the
+    question names), each from where the one before ended (the last one's end: the answer). `walked`: [the hops that walked it, subject, predicate,
+    object] lists as the path stage's rows state them; `hops`: the path's length. Level by level,
+    as the walk goes: the k-th relation of a way ends at a name first reached at hop k, so a way
+    never returns to a name it passed or that is nearer ("the sister of my sister" is no
+    sister-in-law), and a branch that led nowhere is no way."""
+    at = {}
+    for walked_at, subject, predicate, obj in walked:
+        for hop in walked_at:
+            at.setdefault(hop, set()).add((subject, predicate, obj))
+    depth = dict.fromkeys(anchors, 0)
+    for hop in range(1, hops + 1):
+        reached = {b for s, _, o in at.get(hop, ()) for a, b in ((s, o), (o, s)) if depth.get(a) == hop - 1}
+        depth.update((name, hop) for name in reached if name not in depth)
+    ways = [([], anchor) for anchor in dict.fromkeys(anchors)]
+    for hop in range(1, hops + 1):
+        ways = [
+            ([*way, (*r, b)], b)
+            for way, end in ways
+            for r in sorted(at.get(hop, ()))
+            for a, b in ((r[0], r[2]), (r[2], r[0]))
+            if a == end and depth.get(b) == hop
+        ]
+    return [way for way, _ in ways][:limit]
 
 class StageSearch:
     """The stages of one search over its chosen workspaces; candidate details fetched once."""
@@ -20251,6 +20529,7 @@ class StageSearch:
             self.report.setdefault("paths", {})[ws] = {
                 "hops": [list(hop) for hop in path],
                 "found": len(rows),
+                "ways": self.walk_ways(rows, len(path), [e["name"] for e in entities]),
             }
             # The last hop's evidence holds the answer (retrieval.rank_weights.match.path); the
             # hops that lead to it are evidence of the way there.
@@ -20364,6 +20643,38 @@ class StageSearch:
             }
             for r in rows
         ], None
+
+    def walk_ways(self, rows, hops, anchors):
+        """The ways a typed walk from `anchors` reached an answer (relation_paths.answer_ways),
+        each a list of relations {subject, predicate, object, reached: the end the way went to,
+        chunks: the path rows' chunks that state it}, a symmetric one said from the end the way
+        came from; none with a relation that names a subject deference withholds (its chunk may
+        not be charged when the name is in another chunk of the window)."""
+        chunks, walked = {}, []
+        for r in rows:
+            for hops_at, s, p, o in json.loads(r["walked"]):
+                chunks.setdefault((s, p, o), set()).add(r["chunk_id"])
+                walked.append([hops_at, s, p, o])
+        withheld, deferred = self.q.care.withheld, self.q.deferred
+
+        def said(s, p, o, to):
+            turn = to == s and (predicate_family(p) or ("",))[0] in SYMMETRIC
+            ends = (o, s) if turn else (s, o)
+            return {
+                "subject": ends[0],
+                "predicate": p,
+                "object": ends[1],
+                "reached": to,
+                "chunks": sorted(chunks[(s, p, o)]),
+            }
+
+        return [
+            [said(*r) for r in way]
+            for way in answer_ways(walked, hops, anchors)
+            if not any(
+                withheld(named_subjects(s, deferred) + named_subjects(o, deferred)) for s, _, o, _ in way
+            )
+        ]
 
     def workspaces(self, bands):
         """A WorkspacePool per chosen workspace after its stages over `bands`, each stage run or
@@ -21444,7 +21755,9 @@ begin
         -- relations of either origin and direction whose predicate matches $5[i], each node
         -- expanding at most $6 of them (exo_private.typed_neighbours, hub-safe). Every relation walked
         -- cites the chunks of its extraction window, those naming its ends first; the last hop's
-        -- evidence (the answer) scores above the hops that lead to it.
+        -- evidence (the answer) scores above the hops that lead to it. walked: the relations a
+        -- chunk states, each [the hops that walked it, subject, predicate, object], for the
+        -- packet's Relations section.
         return format($q$
             with recursive walk (entity_id, hop, relation_id) as (
                 select s.entity_id, 0, null::bigint from unnest($1::bigint[]) s (entity_id)
@@ -21456,10 +21769,9 @@ begin
             ), steps as materialized (
                 -- By key, a walked relation at a time: the walk's size is unknown to the planner.
                 select r.id, r.document_id, r.subject_id, r.object_id, r.predicate, x.char_start, x.char_end,
-                       max(w.hop) as hop,
-                       (select e.name from exo_private.entities e where e.id = r.subject_id) || ' '
-                       || r.predicate || ' '
-                       || (select e.name from exo_private.entities e where e.id = r.object_id) as said
+                       max(w.hop) as hop, array_agg(distinct w.hop) as hops,
+                       (select e.name from exo_private.entities e where e.id = r.subject_id) as subject_name,
+                       (select e.name from exo_private.entities e where e.id = r.object_id) as object_name
                 from walk w
                 cross join lateral (select r.* from exo_private.relations r where r.id = w.relation_id) r
                 cross join lateral (
@@ -21470,7 +21782,9 @@ begin
             select c.id as chunk_id,
                    max(case when st.hop = cardinality($5) then 1.0 else 0.8 end)::float8 as score,
                    c.charged_subjects as charged,
-                   string_agg(distinct st.said, '; ') as detail
+                   string_agg(distinct st.subject_name || ' ' || st.predicate || ' ' || st.object_name, '; ') as detail,
+                   jsonb_agg(distinct jsonb_build_array(st.hops, st.subject_name, st.predicate, st.object_name))::text
+                       as walked
             from steps st
             cross join lateral (
                 select c.id, c.charged_subjects, c.written_at
