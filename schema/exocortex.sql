@@ -1892,36 +1892,41 @@ CREATE FUNCTION exo_private.audit() RETURNS TABLE(reason text, fact_id bigint, c
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
 declare
-    gone record;
     others jsonb;
     counts jsonb;
-    n_closed int := 0;
-    n_gone int := 0;
+    gone_ids bigint[];  -- the facts whose every source is gone, with their workspaces and details
+    gone_spaces text[];
+    gone_details jsonb[];
+    closed_ids bigint[];
+    n_closed int;
+    n_gone int;
 begin
-    for gone in
-        select a.fact_id, a.workspace, a.detail, f.subject_key, f.attribute, f.kind
-        from exo_private.audit_findings a
-        join exo_private.facts f on f.id = a.fact_id
-        where a.reason = 'source gone'
-        order by a.fact_id
-    loop
-        perform exo_private.lock_fact_line(gone.workspace, gone.subject_key, gone.attribute, gone.kind);
-        -- still current and still without a source once the line is ours
+    select array_agg(a.fact_id order by a.fact_id), array_agg(a.workspace order by a.fact_id),
+           array_agg(a.detail order by a.fact_id)
+      into gone_ids, gone_spaces, gone_details
+    from exo_private.audit_findings a
+    where a.reason = 'source gone';
+    -- Their lines locked in one call, then closed at once: those still current and still without
+    -- a source once the lines are ours.
+    perform exo_private.lock_fact_buckets(array(
+        select exo_private.fact_line_bucket(f.workspace, f.subject_key, f.attribute, f.kind)
+        from exo_private.facts f where f.id = any (gone_ids)));
+    with closing as (
         update exo_private.facts f
            set valid_to = greatest(pg_catalog.now(), f.valid_from), close_reason = 'source gone'
-         where f.id = gone.fact_id and f.valid_to is null
+         where f.id = any (gone_ids) and f.valid_to is null
            and not exists (select 1 from exo_private.fact_source_states s
-                           where s.fact_id = f.id and s.state <> 'gone');
-        reason := 'source gone';
-        fact_id := gone.fact_id;
-        capsule_id := null;
-        workspace := gone.workspace;
-        detail := gone.detail;
-        closed := found;
-        n_gone := n_gone + 1;
-        n_closed := n_closed + found::int;
-        return next;
-    end loop;
+                           where s.fact_id = f.id and s.state <> 'gone')
+        returning f.id
+    )
+    select array_agg(c.id) into closed_ids from closing c;
+    n_gone := coalesce(cardinality(gone_ids), 0);
+    n_closed := coalesce(cardinality(closed_ids), 0);
+    return query
+        select 'source gone', g.id, null::bigint, g.workspace, g.detail, c.id is not null
+        from unnest(gone_ids, gone_spaces, gone_details) g (id, workspace, detail)
+        left join unnest(closed_ids) c (id) on c.id = g.id
+        order by g.id;
     -- The other findings, read once: returned, and counted for the run's row.
     select coalesce(jsonb_agg(to_jsonb(a) order by a.reason, a.fact_id, a.capsule_id), '[]')
       into others
@@ -7240,7 +7245,6 @@ CREATE FUNCTION exo_private.close_fact(p_workspace text, p_subject text, p_attri
 declare
     key text := exo_private.canonical_key(p_subject);
     attr text := exo_private.normalise_attribute(p_attribute);
-    line record;
     early text;
     closed int;
 begin
@@ -7257,14 +7261,10 @@ begin
     if p_at is null or not pg_catalog.isfinite(p_at) then
         perform exo_private.invalid_argument(format('p_at must be a finite time, got %s', coalesce(p_at::text, 'null')));
     end if;
-    for line in
-        select f.workspace, f.kind from exo_private.facts f
+    perform exo_private.lock_fact_buckets(array(
+        select exo_private.fact_line_bucket(f.workspace, key, attr, f.kind) from exo_private.facts f
         where f.subject_key = key and f.attribute = attr and f.valid_to is null
-          and (p_workspace is null or f.workspace = p_workspace)
-        order by f.workspace, f.kind
-    loop
-        perform exo_private.lock_fact_line(line.workspace, key, attr, line.kind);
-    end loop;
+          and (p_workspace is null or f.workspace = p_workspace)));
     select format('%s (%s, %s)', f.valid_from, f.workspace, f.kind) into early
     from exo_private.facts f
     where f.subject_key = key and f.attribute = attr and f.valid_to is null
@@ -10600,6 +10600,25 @@ ALTER FUNCTION exo_private.extraction_model_changed() OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.extraction_model_changed() IS 'Trigger: when the models.chat setting names another model, every graph gets a new generation built from that model only (bump_generation).';
 
 --
+-- Name: fact_line_bucket(text, text, text, exo_private.fact_kind); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.fact_line_bucket(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind) RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select pg_catalog.hashtext(pg_catalog.jsonb_build_array(p_workspace, p_subject_key, p_attribute, p_kind)::text) & 1023
+$$;
+
+ALTER FUNCTION exo_private.fact_line_bucket(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION fact_line_bucket(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.fact_line_bucket(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind) IS 'The lock key (0..1023) of the fact line (workspace, subject key, attribute, kind): see exo_private.lock_fact_buckets.';
+
+--
 -- Name: fact_line_ids(text, text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -12507,6 +12526,27 @@ ALTER FUNCTION exo_private.link_structure(doc_ids bigint[]) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.link_structure(doc_ids bigint[]) IS 'Rebuild the structural graph of the given documents (and of replies to them ingested earlier) in their workspaces'' current generation: their rows of origin ''structure'' and their entity_addresses go, then, unless graph.structural is false, each name of structural_people becomes an entity (upsert_entity) mentioned in the document''s first window and chunk, with WROTE_TO, COPIED, REPLIED_TO (email) and frontmatter-key relations, then wiki links to people and places known from structure become mentions and LINKS_TO (see sql/310_structural_graph.sql); projected into the AGE graph. Conversation documents are left to link_participants. Returns {documents, entities, mentions_new, relations_new}.';
 
 --
+-- Name: lock_fact_buckets(integer[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.lock_fact_buckets(buckets integer[]) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- count: a SQL function's last select would stop at its first row
+    select count(pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('exo_private.record_fact'), b.bucket))
+    from (select distinct x.bucket from unnest(buckets) x (bucket) order by 1) b
+$$;
+
+ALTER FUNCTION exo_private.lock_fact_buckets(buckets integer[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION lock_fact_buckets(buckets integer[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.lock_fact_buckets(buckets integer[]) IS 'Take the transaction advisory lock of each key (exo_private.fact_line_bucket) once, in ascending order: every writer takes all the keys it needs in one call, in one order, so two writers never wait on each other in a cycle, and the writers of a line take turns, so it keeps exactly one current row.';
+
+--
 -- Name: lock_fact_line(text, text, text, exo_private.fact_kind); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -12533,13 +12573,9 @@ CREATE FUNCTION exo_private.lock_fact_lines(p_workspaces text[], p_subject_keys 
     LANGUAGE sql
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    -- count: a SQL function's last select would stop at its first row
-    select count(pg_catalog.pg_advisory_xact_lock(
-               pg_catalog.hashtext('exo_private.record_fact'),
-               pg_catalog.hashtext(pg_catalog.jsonb_build_array(l.workspace, l.key, l.attr, p_kind)::text)))
-    from (select distinct x.workspace, x.key, x.attr
-          from unnest(p_workspaces, p_subject_keys, p_attributes) x (workspace, key, attr)
-          order by 1, 2, 3) l
+    select exo_private.lock_fact_buckets(array(
+        select exo_private.fact_line_bucket(x.workspace, x.key, x.attr, p_kind)
+        from unnest(p_workspaces, p_subject_keys, p_attributes) x (workspace, key, attr)))
 $$;
 
 ALTER FUNCTION exo_private.lock_fact_lines(p_workspaces text[], p_subject_keys text[], p_attributes text[], p_kind exo_private.fact_kind) OWNER TO exo_owner;
@@ -12548,7 +12584,7 @@ ALTER FUNCTION exo_private.lock_fact_lines(p_workspaces text[], p_subject_keys t
 -- Name: FUNCTION lock_fact_lines(p_workspaces text[], p_subject_keys text[], p_attributes text[], p_kind exo_private.fact_kind); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.lock_fact_lines(p_workspaces text[], p_subject_keys text[], p_attributes text[], p_kind exo_private.fact_kind) IS 'Take the transaction advisory lock of each fact line (p_workspaces[i], p_subject_keys[i], p_attributes[i], p_kind), each once, in one order for every writer (so two writers never wait on each other in a cycle): two writers of a line take turns, so it keeps exactly one current row.';
+COMMENT ON FUNCTION exo_private.lock_fact_lines(p_workspaces text[], p_subject_keys text[], p_attributes text[], p_kind exo_private.fact_kind) IS 'Lock the fact lines (p_workspaces[i], p_subject_keys[i], p_attributes[i], p_kind) for this transaction, all in one call (exo_private.lock_fact_buckets).';
 
 --
 -- Name: mark_messages(boolean); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -30974,6 +31010,14 @@ GRANT ALL ON FUNCTION exo_private.extraction_model_changed() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.extraction_model_changed() TO exo_writer;
 
 --
+-- Name: FUNCTION fact_line_bucket(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.fact_line_bucket(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.fact_line_bucket(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.fact_line_bucket(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind) TO exo_writer;
+
+--
 -- Name: FUNCTION fact_line_ids(p_subject text, p_attribute text, p_bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -31274,6 +31318,14 @@ GRANT ALL ON FUNCTION exo_private.link_participants(conversations bigint[]) TO e
 REVOKE ALL ON FUNCTION exo_private.link_structure(doc_ids bigint[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.link_structure(doc_ids bigint[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.link_structure(doc_ids bigint[]) TO exo_writer;
+
+--
+-- Name: FUNCTION lock_fact_buckets(buckets integer[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.lock_fact_buckets(buckets integer[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.lock_fact_buckets(buckets integer[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.lock_fact_buckets(buckets integer[]) TO exo_writer;
 
 --
 -- Name: FUNCTION lock_fact_line(p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -104,6 +104,29 @@ def test_a_fact_whose_every_source_is_deleted_is_closed_and_nothing_else(adb, va
     assert findings(audit(adb), [gone]) == set()
 
 
+def test_one_run_closes_thousands_of_facts_whose_source_is_gone(adb):
+    """More lines than the server's lock table holds locks (64 x 100 by default): the audit locks
+    them by key, in one call, and closes them in one statement."""
+    n = 30000
+    with adb.connect() as conn:
+        conn.execute(
+            """with f as (
+                   insert into exo_private.facts (workspace, subject, subject_key, attribute, value, kind, valid_from)
+                   select 'personal', 'Bulk Host ' || i, exo_private.canonical_key('Bulk Host ' || i), 'state', 'on',
+                          'declared', '2020-01-01'
+                   from generate_series(1, %s) i
+                   returning id)
+               insert into exo_private.fact_sources (fact_id, document_id) select f.id, -1 from f""",
+            (n,),
+        )
+    closed = [f for f in audit(adb) if f["reason"] == "source gone" and f["closed"]]
+    with adb.connect() as conn:
+        left = conn.execute(
+            "select count(*) from exo_private.facts where subject like 'Bulk Host %%' and valid_to is null"
+        ).fetchone()[0]
+    assert len(closed) >= n and left == 0
+
+
 def test_a_fact_whose_source_changed_is_flagged_not_closed(adb, vault):
     with adb.connect() as conn:
         ws = workspace_of(conn, "places/york.md")

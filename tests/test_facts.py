@@ -260,6 +260,24 @@ def test_observe_records_a_batch_and_refuses_a_bad_observation_by_number(fdb):
         ]
 
 
+def test_one_batch_may_hold_more_lines_than_the_server_has_locks(fdb):
+    """30,000 lines in one call: more than the lock table's 64 x 100 default slots, had each line
+    its own advisory lock; then the same lines again, each closing its current row."""
+    lines = [{"subject": f"Probe Host {i}", "attribute": "load", "source": "probe"} for i in range(30000)]
+    with fdb.connect("exo_writer") as conn:
+        for day, value in ((1, "low"), (2, "high")):
+            batch = [dict(line, value=value, observed_at=f"2024-03-0{day}T00:00:00Z") for line in lines]
+            assert (
+                len(conn.execute("select * from exo_private.observe(%s)", (Jsonb(batch),)).fetchall())
+                == 30000
+            )
+        current = conn.execute(
+            "select value, count(*) from exo_private.facts where subject like 'Probe Host %%' and valid_to is null "
+            "group by 1"
+        ).fetchall()
+    assert current == [("high", 30000)]
+
+
 def test_close_fact_closes_every_kinds_current_row_of_that_attribute_only(fdb):
     with fdb.connect("exo_writer") as conn:
         record(conn, "Hal Ives", "car", "Volvo", at(2019), kind="declared")

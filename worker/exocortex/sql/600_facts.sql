@@ -40,6 +40,44 @@ $$;
 comment on function exo_private.check_bridge(text[]) is
     'Raise invalid_parameter_value for a bridge of more than 50 names or a name over 200 characters.';
 
+-- Writers of a fact line take turns through transaction advisory locks. A line's lock is one of
+-- FACT_LOCK_BUCKETS (1,024) keys: a writer of many lines (a batch of observations, the audit
+-- closing thousands of facts) takes at most that many locks, where a lock per line ran out of
+-- the server's lock table ("out of shared memory") past a few thousand lines. Two lines that
+-- share a key only make their writers wait for each other.
+
+-- exo_private.fact_line_bucket: the lock key of a fact line.
+create or replace function exo_private.fact_line_bucket(
+    p_workspace text, p_subject_key text, p_attribute text, p_kind exo_private.fact_kind
+)
+returns int
+language sql immutable parallel safe
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select pg_catalog.hashtext(pg_catalog.jsonb_build_array(p_workspace, p_subject_key, p_attribute, p_kind)::text) & 1023
+$$;
+comment on function exo_private.fact_line_bucket(text, text, text, exo_private.fact_kind) is
+    'The lock key (0..1023) of the fact line (workspace, subject key, attribute, kind): see '
+    'exo_private.lock_fact_buckets.';
+
+-- exo_private.lock_fact_buckets: serialise the writers of the lines of these lock keys until commit.
+create or replace function exo_private.lock_fact_buckets(buckets int[])
+returns void
+language sql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- count: a SQL function's last select would stop at its first row
+    select count(pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('exo_private.record_fact'), b.bucket))
+    from (select distinct x.bucket from unnest(buckets) x (bucket) order by 1) b
+$$;
+comment on function exo_private.lock_fact_buckets(int[]) is
+    'Take the transaction advisory lock of each key (exo_private.fact_line_bucket) once, in '
+    'ascending order: every writer takes all the keys it needs in one call, in one order, so two '
+    'writers never wait on each other in a cycle, and the writers of a line take turns, so it keeps '
+    'exactly one current row.';
+
 -- exo_private.lock_fact_lines: serialise the writers of many fact lines until commit.
 create or replace function exo_private.lock_fact_lines(
     p_workspaces text[], p_subject_keys text[], p_attributes text[], p_kind exo_private.fact_kind
@@ -49,18 +87,13 @@ language sql volatile
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-    -- count: a SQL function's last select would stop at its first row
-    select count(pg_catalog.pg_advisory_xact_lock(
-               pg_catalog.hashtext('exo_private.record_fact'),
-               pg_catalog.hashtext(pg_catalog.jsonb_build_array(l.workspace, l.key, l.attr, p_kind)::text)))
-    from (select distinct x.workspace, x.key, x.attr
-          from unnest(p_workspaces, p_subject_keys, p_attributes) x (workspace, key, attr)
-          order by 1, 2, 3) l
+    select exo_private.lock_fact_buckets(array(
+        select exo_private.fact_line_bucket(x.workspace, x.key, x.attr, p_kind)
+        from unnest(p_workspaces, p_subject_keys, p_attributes) x (workspace, key, attr)))
 $$;
 comment on function exo_private.lock_fact_lines(text[], text[], text[], exo_private.fact_kind) is
-    'Take the transaction advisory lock of each fact line (p_workspaces[i], p_subject_keys[i], '
-    'p_attributes[i], p_kind), each once, in one order for every writer (so two writers never wait '
-    'on each other in a cycle): two writers of a line take turns, so it keeps exactly one current row.';
+    'Lock the fact lines (p_workspaces[i], p_subject_keys[i], p_attributes[i], p_kind) for this '
+    'transaction, all in one call (exo_private.lock_fact_buckets).';
 
 -- exo_private.lock_fact_line: serialise the writers of one fact line until commit.
 create or replace function exo_private.lock_fact_line(
@@ -472,7 +505,6 @@ as $$
 declare
     key text := exo_private.canonical_key(p_subject);
     attr text := exo_private.normalise_attribute(p_attribute);
-    line record;
     early text;
     closed int;
 begin
@@ -489,14 +521,10 @@ begin
     if p_at is null or not pg_catalog.isfinite(p_at) then
         perform exo_private.invalid_argument(format('p_at must be a finite time, got %s', coalesce(p_at::text, 'null')));
     end if;
-    for line in
-        select f.workspace, f.kind from exo_private.facts f
+    perform exo_private.lock_fact_buckets(array(
+        select exo_private.fact_line_bucket(f.workspace, key, attr, f.kind) from exo_private.facts f
         where f.subject_key = key and f.attribute = attr and f.valid_to is null
-          and (p_workspace is null or f.workspace = p_workspace)
-        order by f.workspace, f.kind
-    loop
-        perform exo_private.lock_fact_line(line.workspace, key, attr, line.kind);
-    end loop;
+          and (p_workspace is null or f.workspace = p_workspace)));
     select format('%s (%s, %s)', f.valid_from, f.workspace, f.kind) into early
     from exo_private.facts f
     where f.subject_key = key and f.attribute = attr and f.valid_to is null

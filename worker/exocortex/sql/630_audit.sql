@@ -119,36 +119,41 @@ security invoker
 set search_path = exo_private, pg_temp
 as $$
 declare
-    gone record;
     others jsonb;
     counts jsonb;
-    n_closed int := 0;
-    n_gone int := 0;
+    gone_ids bigint[];  -- the facts whose every source is gone, with their workspaces and details
+    gone_spaces text[];
+    gone_details jsonb[];
+    closed_ids bigint[];
+    n_closed int;
+    n_gone int;
 begin
-    for gone in
-        select a.fact_id, a.workspace, a.detail, f.subject_key, f.attribute, f.kind
-        from exo_private.audit_findings a
-        join exo_private.facts f on f.id = a.fact_id
-        where a.reason = 'source gone'
-        order by a.fact_id
-    loop
-        perform exo_private.lock_fact_line(gone.workspace, gone.subject_key, gone.attribute, gone.kind);
-        -- still current and still without a source once the line is ours
+    select array_agg(a.fact_id order by a.fact_id), array_agg(a.workspace order by a.fact_id),
+           array_agg(a.detail order by a.fact_id)
+      into gone_ids, gone_spaces, gone_details
+    from exo_private.audit_findings a
+    where a.reason = 'source gone';
+    -- Their lines locked in one call, then closed at once: those still current and still without
+    -- a source once the lines are ours.
+    perform exo_private.lock_fact_buckets(array(
+        select exo_private.fact_line_bucket(f.workspace, f.subject_key, f.attribute, f.kind)
+        from exo_private.facts f where f.id = any (gone_ids)));
+    with closing as (
         update exo_private.facts f
            set valid_to = greatest(pg_catalog.now(), f.valid_from), close_reason = 'source gone'
-         where f.id = gone.fact_id and f.valid_to is null
+         where f.id = any (gone_ids) and f.valid_to is null
            and not exists (select 1 from exo_private.fact_source_states s
-                           where s.fact_id = f.id and s.state <> 'gone');
-        reason := 'source gone';
-        fact_id := gone.fact_id;
-        capsule_id := null;
-        workspace := gone.workspace;
-        detail := gone.detail;
-        closed := found;
-        n_gone := n_gone + 1;
-        n_closed := n_closed + found::int;
-        return next;
-    end loop;
+                           where s.fact_id = f.id and s.state <> 'gone')
+        returning f.id
+    )
+    select array_agg(c.id) into closed_ids from closing c;
+    n_gone := coalesce(cardinality(gone_ids), 0);
+    n_closed := coalesce(cardinality(closed_ids), 0);
+    return query
+        select 'source gone', g.id, null::bigint, g.workspace, g.detail, c.id is not null
+        from unnest(gone_ids, gone_spaces, gone_details) g (id, workspace, detail)
+        left join unnest(closed_ids) c (id) on c.id = g.id
+        order by g.id;
     -- The other findings, read once: returned, and counted for the run's row.
     select coalesce(jsonb_agg(to_jsonb(a) order by a.reason, a.fact_id, a.capsule_id), '[]')
       into others
