@@ -25,7 +25,8 @@ import pytest
 from psycopg import sql
 from support.vault import vault_database
 
-from exocortex.db import admin_url, connect
+from exocortex import migrate
+from exocortex.db import admin_url, connect, load_secrets
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "worker/exocortex/sql"
 
@@ -258,7 +259,6 @@ SQL_WRITES = [
     "select nextval('exo_private.chunks_id_seq')",
     "create temporary table mine (id int)",
     "create table mine (id int)",
-    "alter role exo_reader set statement_timeout = 0",
     "alter role exo_reader connection limit -1",
     "select pg_catalog.set_config('exo.hidden_vertices', '{}', false); select 1",
     "copy (select 1) to '/tmp/exo-hostile'",
@@ -275,6 +275,36 @@ def test_reader_sql_cannot_write_whatever_its_settings(vault, statement):
         except psycopg.Error as exc:
             assert exc.sqlstate.startswith(ALLOWED_ERROR_CLASSES), f"{statement!r}: {exc.sqlstate} {exc}"
     assert_unchanged(before, snapshot(vault))
+
+
+def test_a_reader_may_set_its_own_defaults_gains_nothing_and_migrate_puts_them_back(vault):
+    """PostgreSQL lets every role set its own session defaults (no privilege governs it), so a
+    reader can write them: that loosens nothing (a new session still cannot write, privileges are
+    the boundary; the watchdog still ends a statement it let run), and `exo migrate` restores
+    exactly the reader's defaults, here and in the database."""
+    before = snapshot(vault)
+    with hostile_connect(vault) as conn:
+        name = conn.execute("select current_database()").fetchone()[0]
+        conn.execute("alter role exo_reader set statement_timeout = 0")
+        conn.execute(
+            sql.SQL("alter role exo_reader in database {} set work_mem = '1GB'").format(sql.Identifier(name))
+        )
+        conn.execute(
+            sql.SQL("alter role exo_reader in database {} set default_transaction_read_only = off").format(
+                sql.Identifier(name)
+            )
+        )
+    with vault.connect("exo_reader") as conn:
+        assert conn.execute("show default_transaction_read_only").fetchone()[0] == "off"
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("delete from exo_private.deferred_subjects")
+    with vault.connect() as admin:
+        migrate.ensure_roles(admin, load_secrets(vault.cfg))
+        migrate.set_reader_limits(admin)
+    assert_unchanged(before, snapshot(vault))
+    with vault.connect("exo_reader") as conn:
+        assert conn.execute("show default_transaction_read_only").fetchone()[0] == "on"
+        assert conn.execute("show statement_timeout").fetchone()[0] != "0"
 
 
 # -- every executable function, hostile arguments ------------------------------------------

@@ -235,6 +235,9 @@ def ensure_roles(conn: psycopg.Connection, passwords: dict[str, str]) -> None:
                     sql.SQL(verb), sql.Identifier(role), sql.Literal(passwords[role])
                 )
             )
+            # Every role may set its own session defaults (PostgreSQL grants no privilege over
+            # that), so a reader could have added some: the role keeps ours and only ours.
+            conn.execute(sql.SQL("alter role {} reset all").format(sql.Identifier(role)))
             for name, values in ROLE_SETTINGS[role].items():
                 # One literal per list element: a single quoted 'a, b' would be one schema name.
                 conn.execute(
@@ -400,7 +403,8 @@ def _limit_text(key: str, value: object) -> str:
 def set_reader_limits(conn: psycopg.Connection) -> None:
     """exo_reader's session limits in this database, from the settings table (READER_LIMITS).
 
-    A setting that is absent leaves the reader's value as it is; one the server refuses
+    Whatever else the reader set for itself in this database goes (a role may set its own
+    defaults). A setting that is absent leaves the server's default; one the server refuses
     stops the run with a message naming the setting, and changes nothing.
     """
     database = conn.execute("select current_database()").fetchone()[0]
@@ -412,6 +416,8 @@ def set_reader_limits(conn: psycopg.Connection) -> None:
         # pg_authid and pg_db_role_setting are shared by every database: serialise with the
         # migrators and clones of other databases, as ensure_roles does.
         conn.execute("lock table pg_catalog.pg_authid in share row exclusive mode")
+        # The reader may have set defaults of its own in this database: only the limits stay.
+        conn.execute(sql.SQL("alter role exo_reader in database {} reset all").format(sql.Identifier(database)))
         for key, parameter in READER_LIMITS.items():
             if key not in values:
                 continue
