@@ -417,7 +417,9 @@ def set_reader_limits(conn: psycopg.Connection) -> None:
         # migrators and clones of other databases, as ensure_roles does.
         conn.execute("lock table pg_catalog.pg_authid in share row exclusive mode")
         # The reader may have set defaults of its own in this database: only the limits stay.
-        conn.execute(sql.SQL("alter role exo_reader in database {} reset all").format(sql.Identifier(database)))
+        conn.execute(
+            sql.SQL("alter role exo_reader in database {} reset all").format(sql.Identifier(database))
+        )
         for key, parameter in READER_LIMITS.items():
             if key not in values:
                 continue
