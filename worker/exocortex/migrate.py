@@ -235,9 +235,10 @@ def ensure_roles(conn: psycopg.Connection, passwords: dict[str, str]) -> None:
                     sql.SQL(verb), sql.Identifier(role), sql.Literal(passwords[role])
                 )
             )
-            # Every role may set its own session defaults (PostgreSQL grants no privilege over
-            # that), so a reader could have added some: the role keeps ours and only ours.
-            conn.execute(sql.SQL("alter role {} reset all").format(sql.Identifier(role)))
+            if role == "exo_reader":
+                # Every role may set its own session defaults (no privilege governs that), so a
+                # reader could have added some: the reader keeps ours and only ours.
+                conn.execute(sql.SQL("alter role {} reset all").format(sql.Identifier(role)))
             for name, values in ROLE_SETTINGS[role].items():
                 # One literal per list element: a single quoted 'a, b' would be one schema name.
                 conn.execute(
