@@ -3088,11 +3088,16 @@ def _fact_source(sources):
         return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
     return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
 
-def fact_section(facts, day, today):
+FACT_SHARE = 2
+"""The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
+
+def fact_section(facts, day, today, words=(), max_tokens=None):
     """The packet's first section: per subject and attribute the value of the highest kind
     (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
     its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
-    facts only as a hint."""
+    facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
+    most words (`words`, the question's) with their attribute and value are kept, in their order,
+    and the section says how many it left out and where they are."""
     if not facts:
         return "## Current facts\n(none recorded yet)\n\n"
     lines = [] if day == today else [f"(as of {day})"]
@@ -3107,6 +3112,7 @@ def fact_section(facts, day, today):
             )
         else:
             groups.setdefault((f["subject"], f["attribute"]), []).append(f)
+    entries = []  # (subject, attribute, values, line)
     for (subject, attribute), rows in groups.items():
         values = {}
         for f in rows:
@@ -3123,9 +3129,32 @@ def fact_section(facts, day, today):
         line = f"- {subject}, {attribute}: {described[0]}"
         if len(described) > 1:
             line += "; sources disagree: " + "; ".join(described[1:])
-        lines.append(line)
-    lines.extend(hints)
-    return "## Current facts\n" + "\n".join(lines) + "\n\n"
+        entries.append((subject, attribute, " ".join(values), line))
+
+    def text(kept, left_out):
+        shown = [line for *_, line in kept]
+        if left_out:
+            subjects = ", ".join(sorted({s for s, *_ in left_out}))
+            shown.append(
+                f"- {len(left_out)} more fact(s) of {subjects} not shown: exo.facts(subject) lists them"
+            )
+        return "## Current facts\n" + "\n".join([*lines, *shown, *hints]) + "\n\n"
+
+    if max_tokens is None or estimate_tokens(text(entries, [])) <= max_tokens:
+        return text(entries, [])
+    asked = set(words)
+
+    def shared(entry):
+        _, attribute, value, _ = entry
+        return len(asked & set(query_words(attribute.replace("_", " ") + " " + value)))
+
+    kept = []
+    for entry in sorted(entries, key=shared, reverse=True):  # stable: equal ones keep their order
+        chosen = [x for x in entries if x in kept or x is entry]
+        if estimate_tokens(text(chosen, [x for x in entries if x not in chosen])) <= max_tokens:
+            kept.append(entry)
+    chosen = [x for x in entries if x in kept]
+    return text(chosen, [x for x in entries if x not in chosen])
 
 RELATION_LINES = 8
 """At most this many lines of typed walks in a packet (and at most a third of its budget)."""
@@ -3187,7 +3216,9 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     ]
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
-    fact_text = fact_section(facts, fact_moment(report) if facts else None, today)
+    fact_text = fact_section(
+        facts, fact_moment(report) if facts else None, today, words, budget // FACT_SHARE
+    )
     relation_text, relations = relation_section(report, ranked, budget)
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
@@ -4959,11 +4990,16 @@ def _fact_source(sources):
         return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
     return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
 
-def fact_section(facts, day, today):
+FACT_SHARE = 2
+"""The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
+
+def fact_section(facts, day, today, words=(), max_tokens=None):
     """The packet's first section: per subject and attribute the value of the highest kind
     (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
     its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
-    facts only as a hint."""
+    facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
+    most words (`words`, the question's) with their attribute and value are kept, in their order,
+    and the section says how many it left out and where they are."""
     if not facts:
         return "## Current facts\n(none recorded yet)\n\n"
     lines = [] if day == today else [f"(as of {day})"]
@@ -4978,6 +5014,7 @@ def fact_section(facts, day, today):
             )
         else:
             groups.setdefault((f["subject"], f["attribute"]), []).append(f)
+    entries = []  # (subject, attribute, values, line)
     for (subject, attribute), rows in groups.items():
         values = {}
         for f in rows:
@@ -4994,9 +5031,32 @@ def fact_section(facts, day, today):
         line = f"- {subject}, {attribute}: {described[0]}"
         if len(described) > 1:
             line += "; sources disagree: " + "; ".join(described[1:])
-        lines.append(line)
-    lines.extend(hints)
-    return "## Current facts\n" + "\n".join(lines) + "\n\n"
+        entries.append((subject, attribute, " ".join(values), line))
+
+    def text(kept, left_out):
+        shown = [line for *_, line in kept]
+        if left_out:
+            subjects = ", ".join(sorted({s for s, *_ in left_out}))
+            shown.append(
+                f"- {len(left_out)} more fact(s) of {subjects} not shown: exo.facts(subject) lists them"
+            )
+        return "## Current facts\n" + "\n".join([*lines, *shown, *hints]) + "\n\n"
+
+    if max_tokens is None or estimate_tokens(text(entries, [])) <= max_tokens:
+        return text(entries, [])
+    asked = set(words)
+
+    def shared(entry):
+        _, attribute, value, _ = entry
+        return len(asked & set(query_words(attribute.replace("_", " ") + " " + value)))
+
+    kept = []
+    for entry in sorted(entries, key=shared, reverse=True):  # stable: equal ones keep their order
+        chosen = [x for x in entries if x in kept or x is entry]
+        if estimate_tokens(text(chosen, [x for x in entries if x not in chosen])) <= max_tokens:
+            kept.append(entry)
+    chosen = [x for x in entries if x in kept]
+    return text(chosen, [x for x in entries if x not in chosen])
 
 RELATION_LINES = 8
 """At most this many lines of typed walks in a packet (and at most a third of its budget)."""
@@ -5058,7 +5118,9 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     ]
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
-    fact_text = fact_section(facts, fact_moment(report) if facts else None, today)
+    fact_text = fact_section(
+        facts, fact_moment(report) if facts else None, today, words, budget // FACT_SHARE
+    )
     relation_text, relations = relation_section(report, ranked, budget)
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
@@ -6451,11 +6513,16 @@ def _fact_source(sources):
         return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
     return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
 
-def fact_section(facts, day, today):
+FACT_SHARE = 2
+"""The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
+
+def fact_section(facts, day, today, words=(), max_tokens=None):
     """The packet's first section: per subject and attribute the value of the highest kind
     (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
     its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
-    facts only as a hint."""
+    facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
+    most words (`words`, the question's) with their attribute and value are kept, in their order,
+    and the section says how many it left out and where they are."""
     if not facts:
         return "## Current facts\n(none recorded yet)\n\n"
     lines = [] if day == today else [f"(as of {day})"]
@@ -6470,6 +6537,7 @@ def fact_section(facts, day, today):
             )
         else:
             groups.setdefault((f["subject"], f["attribute"]), []).append(f)
+    entries = []  # (subject, attribute, values, line)
     for (subject, attribute), rows in groups.items():
         values = {}
         for f in rows:
@@ -6486,9 +6554,32 @@ def fact_section(facts, day, today):
         line = f"- {subject}, {attribute}: {described[0]}"
         if len(described) > 1:
             line += "; sources disagree: " + "; ".join(described[1:])
-        lines.append(line)
-    lines.extend(hints)
-    return "## Current facts\n" + "\n".join(lines) + "\n\n"
+        entries.append((subject, attribute, " ".join(values), line))
+
+    def text(kept, left_out):
+        shown = [line for *_, line in kept]
+        if left_out:
+            subjects = ", ".join(sorted({s for s, *_ in left_out}))
+            shown.append(
+                f"- {len(left_out)} more fact(s) of {subjects} not shown: exo.facts(subject) lists them"
+            )
+        return "## Current facts\n" + "\n".join([*lines, *shown, *hints]) + "\n\n"
+
+    if max_tokens is None or estimate_tokens(text(entries, [])) <= max_tokens:
+        return text(entries, [])
+    asked = set(words)
+
+    def shared(entry):
+        _, attribute, value, _ = entry
+        return len(asked & set(query_words(attribute.replace("_", " ") + " " + value)))
+
+    kept = []
+    for entry in sorted(entries, key=shared, reverse=True):  # stable: equal ones keep their order
+        chosen = [x for x in entries if x in kept or x is entry]
+        if estimate_tokens(text(chosen, [x for x in entries if x not in chosen])) <= max_tokens:
+            kept.append(entry)
+    chosen = [x for x in entries if x in kept]
+    return text(chosen, [x for x in entries if x not in chosen])
 
 RELATION_LINES = 8
 """At most this many lines of typed walks in a packet (and at most a third of its budget)."""
@@ -6550,7 +6641,9 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     ]
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
-    fact_text = fact_section(facts, fact_moment(report) if facts else None, today)
+    fact_text = fact_section(
+        facts, fact_moment(report) if facts else None, today, words, budget // FACT_SHARE
+    )
     relation_text, relations = relation_section(report, ranked, budget)
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
@@ -17901,11 +17994,16 @@ def _fact_source(sources):
         return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
     return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
 
-def fact_section(facts, day, today):
+FACT_SHARE = 2
+"""The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
+
+def fact_section(facts, day, today, words=(), max_tokens=None):
     """The packet's first section: per subject and attribute the value of the highest kind
     (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
     its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
-    facts only as a hint."""
+    facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
+    most words (`words`, the question's) with their attribute and value are kept, in their order,
+    and the section says how many it left out and where they are."""
     if not facts:
         return "## Current facts\n(none recorded yet)\n\n"
     lines = [] if day == today else [f"(as of {day})"]
@@ -17920,6 +18018,7 @@ def fact_section(facts, day, today):
             )
         else:
             groups.setdefault((f["subject"], f["attribute"]), []).append(f)
+    entries = []  # (subject, attribute, values, line)
     for (subject, attribute), rows in groups.items():
         values = {}
         for f in rows:
@@ -17936,9 +18035,32 @@ def fact_section(facts, day, today):
         line = f"- {subject}, {attribute}: {described[0]}"
         if len(described) > 1:
             line += "; sources disagree: " + "; ".join(described[1:])
-        lines.append(line)
-    lines.extend(hints)
-    return "## Current facts\n" + "\n".join(lines) + "\n\n"
+        entries.append((subject, attribute, " ".join(values), line))
+
+    def text(kept, left_out):
+        shown = [line for *_, line in kept]
+        if left_out:
+            subjects = ", ".join(sorted({s for s, *_ in left_out}))
+            shown.append(
+                f"- {len(left_out)} more fact(s) of {subjects} not shown: exo.facts(subject) lists them"
+            )
+        return "## Current facts\n" + "\n".join([*lines, *shown, *hints]) + "\n\n"
+
+    if max_tokens is None or estimate_tokens(text(entries, [])) <= max_tokens:
+        return text(entries, [])
+    asked = set(words)
+
+    def shared(entry):
+        _, attribute, value, _ = entry
+        return len(asked & set(query_words(attribute.replace("_", " ") + " " + value)))
+
+    kept = []
+    for entry in sorted(entries, key=shared, reverse=True):  # stable: equal ones keep their order
+        chosen = [x for x in entries if x in kept or x is entry]
+        if estimate_tokens(text(chosen, [x for x in entries if x not in chosen])) <= max_tokens:
+            kept.append(entry)
+    chosen = [x for x in entries if x in kept]
+    return text(chosen, [x for x in entries if x not in chosen])
 
 RELATION_LINES = 8
 """At most this many lines of typed walks in a packet (and at most a third of its budget)."""
@@ -18000,7 +18122,9 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     ]
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
-    fact_text = fact_section(facts, fact_moment(report) if facts else None, today)
+    fact_text = fact_section(
+        facts, fact_moment(report) if facts else None, today, words, budget // FACT_SHARE
+    )
     relation_text, relations = relation_section(report, ranked, budget)
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
@@ -19245,11 +19369,16 @@ def _fact_source(sources):
         return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
     return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
 
-def fact_section(facts, day, today):
+FACT_SHARE = 2
+"""The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
+
+def fact_section(facts, day, today, words=(), max_tokens=None):
     """The packet's first section: per subject and attribute the value of the highest kind
     (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
     its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
-    facts only as a hint."""
+    facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
+    most words (`words`, the question's) with their attribute and value are kept, in their order,
+    and the section says how many it left out and where they are."""
     if not facts:
         return "## Current facts\n(none recorded yet)\n\n"
     lines = [] if day == today else [f"(as of {day})"]
@@ -19264,6 +19393,7 @@ def fact_section(facts, day, today):
             )
         else:
             groups.setdefault((f["subject"], f["attribute"]), []).append(f)
+    entries = []  # (subject, attribute, values, line)
     for (subject, attribute), rows in groups.items():
         values = {}
         for f in rows:
@@ -19280,9 +19410,32 @@ def fact_section(facts, day, today):
         line = f"- {subject}, {attribute}: {described[0]}"
         if len(described) > 1:
             line += "; sources disagree: " + "; ".join(described[1:])
-        lines.append(line)
-    lines.extend(hints)
-    return "## Current facts\n" + "\n".join(lines) + "\n\n"
+        entries.append((subject, attribute, " ".join(values), line))
+
+    def text(kept, left_out):
+        shown = [line for *_, line in kept]
+        if left_out:
+            subjects = ", ".join(sorted({s for s, *_ in left_out}))
+            shown.append(
+                f"- {len(left_out)} more fact(s) of {subjects} not shown: exo.facts(subject) lists them"
+            )
+        return "## Current facts\n" + "\n".join([*lines, *shown, *hints]) + "\n\n"
+
+    if max_tokens is None or estimate_tokens(text(entries, [])) <= max_tokens:
+        return text(entries, [])
+    asked = set(words)
+
+    def shared(entry):
+        _, attribute, value, _ = entry
+        return len(asked & set(query_words(attribute.replace("_", " ") + " " + value)))
+
+    kept = []
+    for entry in sorted(entries, key=shared, reverse=True):  # stable: equal ones keep their order
+        chosen = [x for x in entries if x in kept or x is entry]
+        if estimate_tokens(text(chosen, [x for x in entries if x not in chosen])) <= max_tokens:
+            kept.append(entry)
+    chosen = [x for x in entries if x in kept]
+    return text(chosen, [x for x in entries if x not in chosen])
 
 RELATION_LINES = 8
 """At most this many lines of typed walks in a packet (and at most a third of its budget)."""
@@ -19344,7 +19497,9 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     ]
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
-    fact_text = fact_section(facts, fact_moment(report) if facts else None, today)
+    fact_text = fact_section(
+        facts, fact_moment(report) if facts else None, today, words, budget // FACT_SHARE
+    )
     relation_text, relations = relation_section(report, ranked, budget)
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")

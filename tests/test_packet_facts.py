@@ -112,3 +112,45 @@ def test_a_question_in_the_first_person_gets_the_owners_facts(db):
         "- Sam Rivera, lives_in: Larkhaven (observation, since 2026-02-01; observed: probe)"
     ]
     assert facts_section(db, "Where does he live now?") == ["(none recorded yet)"]
+
+
+def test_the_facts_take_at_most_half_the_budget_keeping_those_the_question_asks_about(db):
+    """A first-person question opens with the owner's facts; twenty of them would fill a small
+    packet and leave no room for its evidence. Within half the budget the lines sharing the
+    question's words stay, and a line says how many are left out and where they are."""
+    with db.connect() as conn:
+        conn.execute("select exo_private.set_owner('Sam Rivera')")
+        add_document(
+            conn, "personal", ["The database on-call rota: Sam is on call this week, escalate to Tomas."]
+        )
+        conn.execute(
+            "select exo_private.observe(%s)",
+            (
+                Jsonb(
+                    [
+                        {"subject": "Sam Rivera", "attribute": f"hobby {i}", "observed_at": "2026-02-01",
+                         "value": f"a long description of pastime number {i} with many words in it",
+                         "source": "probe", "workspace": "personal"}
+                        for i in range(20)
+                    ]
+                    + [{"subject": "Sam Rivera", "attribute": "database role", "value": "on call this week",
+                        "observed_at": "2026-02-01", "source": "probe", "workspace": "personal"}]
+                ),
+            ),
+        )  # fmt: skip
+    with db.connect("exo_reader") as conn:
+        small, roomy = (
+            conn.execute(
+                "select exo.context_packet_json(%s, %s)", ("Am I on call for the database?", budget)
+            ).fetchone()[0]
+            for budget in (400, 4000)
+        )
+    facts = small["text"][: small["text"].index("## Evidence")]
+    assert len(facts) / 4 <= 200
+    assert "database_role: on call this week" in facts
+    assert "more fact(s) of Sam Rivera not shown: exo.facts(subject) lists them" in facts
+    assert "hobby_0" not in facts or "hobby_19" not in facts
+    assert "escalate to Tomas" in small["text"]  # the evidence still has room
+    # a budget that holds them all shows them all (packet_facts gives 20 at most)
+    assert roomy["text"].count("- Sam Rivera, ") == 20 and "not shown" not in roomy["text"]
+    assert facts.count("- Sam Rivera, ") < 20
