@@ -11843,26 +11843,7 @@ begin
            and i.last_seen_search <= search - (settings ->> 'reset_threshold')::int;
     else
         target := touched[1];
-        update exo_private.kb_items i
-           set state = exo_private.kb_next_state(i.state, p_action),
-               state_changed_at = case when exo_private.kb_next_state(i.state, p_action) = i.state
-                                       then i.state_changed_at else p_at end,
-               thumbs = case p_action when 'thumbs_up' then i.thumbs + 1 when 'thumbs_down' then i.thumbs - 1
-                                      when 'force_remove' then 0 else i.thumbs end,
-               declines = i.declines + (p_action = 'decline')::int,
-               next_suggestion_at = case p_action
-                   when 'decline' then i.fetch_count + exo_private.kb_suggestion_gap(i.declines + 1, threshold)
-                   when 'force_remove' then exo_private.kb_suggestion_gap(i.declines, threshold)
-                   else i.next_suggestion_at end,
-               forced = case p_action when 'force_pin' then true when 'force_remove' then false else i.forced end,
-               fetch_count = case when p_action = 'force_remove' then 0 else i.fetch_count end,
-               last_seen_search = case when p_action = 'force_remove' then null else i.last_seen_search end,
-               miss_streak = case when p_action in ('force_remove', 'force_pin') then 0 else i.miss_streak end,
-               cache_checks = case when p_action = 'force_remove' then 0 else i.cache_checks end,
-               cache_hits = case when p_action = 'force_remove' then 0 else i.cache_hits end,
-               high_since = case when p_action = 'force_remove' then null else i.high_since end,
-               low_since = case when p_action in ('force_remove', 'force_pin') then null else i.low_since end
-         where i.profile_id = profile and i.outside_id = target;
+        perform exo_private.kb_step_item(profile, null, target, p_action, p_at, threshold);
     end case;
 
     return coalesce((
@@ -11991,6 +11972,44 @@ ALTER FUNCTION exo_private.kb_settings() OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.kb_settings() IS 'The kb.* settings as one jsonb object keyed without the prefix (fetch_threshold, score_weights, ...).';
+
+--
+-- Name: kb_step_item(bigint, bigint, bigint, text, timestamp with time zone, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_step_item(p_profile_id bigint, p_document bigint, p_outside bigint, p_action text, p_at timestamp with time zone, p_threshold integer) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    update exo_private.kb_items i
+       set state = exo_private.kb_next_state(i.state, p_action),
+           state_changed_at = case when exo_private.kb_next_state(i.state, p_action) = i.state
+                                   then i.state_changed_at else p_at end,
+           thumbs = case p_action when 'thumbs_up' then i.thumbs + 1 when 'thumbs_down' then i.thumbs - 1
+                                  when 'force_remove' then 0 else i.thumbs end,
+           declines = i.declines + (p_action = 'decline')::int,
+           next_suggestion_at = case p_action
+               when 'decline' then i.fetch_count + exo_private.kb_suggestion_gap(i.declines + 1, p_threshold)
+               when 'force_remove' then exo_private.kb_suggestion_gap(i.declines, p_threshold)
+               else i.next_suggestion_at end,
+           forced = case p_action when 'force_pin' then true when 'force_remove' then false else i.forced end,
+           fetch_count = case when p_action = 'force_remove' then 0 else i.fetch_count end,
+           last_seen_search = case when p_action = 'force_remove' then null else i.last_seen_search end,
+           miss_streak = case when p_action in ('force_remove', 'force_pin') then 0 else i.miss_streak end,
+           cache_checks = case when p_action = 'force_remove' then 0 else i.cache_checks end,
+           cache_hits = case when p_action = 'force_remove' then 0 else i.cache_hits end,
+           high_since = case when p_action = 'force_remove' then null else i.high_since end,
+           low_since = case when p_action in ('force_remove', 'force_pin') then null else i.low_since end
+     where i.profile_id = p_profile_id and (i.document_id = p_document or i.outside_id = p_outside)
+$$;
+
+ALTER FUNCTION exo_private.kb_step_item(p_profile_id bigint, p_document bigint, p_outside bigint, p_action text, p_at timestamp with time zone, p_threshold integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_step_item(p_profile_id bigint, p_document bigint, p_outside bigint, p_action text, p_at timestamp with time zone, p_threshold integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_step_item(p_profile_id bigint, p_document bigint, p_outside bigint, p_action text, p_at timestamp with time zone, p_threshold integer) IS 'Apply a user''s action (accept, decline, thumbs, force_pin, force_remove ...) to the profile''s item of p_document or of p_outside (the other null): its state by exo_private.kb_next_state, and the counters the action sets (a decline pushes the next suggestion back, force_remove starts over); the single step of exo_private.kb_write and exo_private.kb_outside_write. p_threshold: kb.fetch_threshold.';
 
 --
 -- Name: kb_suggestion(text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -12151,26 +12170,7 @@ begin
     else
         select * into item from exo_private.kb_items i
         where i.profile_id = profile and i.document_id = p_documents[1];
-        update exo_private.kb_items i
-           set state = exo_private.kb_next_state(i.state, p_action),
-               state_changed_at = case when exo_private.kb_next_state(i.state, p_action) = i.state
-                                       then i.state_changed_at else p_at end,
-               thumbs = case p_action when 'thumbs_up' then i.thumbs + 1 when 'thumbs_down' then i.thumbs - 1
-                                      when 'force_remove' then 0 else i.thumbs end,
-               declines = i.declines + (p_action = 'decline')::int,
-               next_suggestion_at = case p_action
-                   when 'decline' then i.fetch_count + exo_private.kb_suggestion_gap(i.declines + 1, threshold)
-                   when 'force_remove' then exo_private.kb_suggestion_gap(i.declines, threshold)
-                   else i.next_suggestion_at end,
-               forced = case p_action when 'force_pin' then true when 'force_remove' then false else i.forced end,
-               fetch_count = case when p_action = 'force_remove' then 0 else i.fetch_count end,
-               last_seen_search = case when p_action = 'force_remove' then null else i.last_seen_search end,
-               miss_streak = case when p_action in ('force_remove', 'force_pin') then 0 else i.miss_streak end,
-               cache_checks = case when p_action = 'force_remove' then 0 else i.cache_checks end,
-               cache_hits = case when p_action = 'force_remove' then 0 else i.cache_hits end,
-               high_since = case when p_action = 'force_remove' then null else i.high_since end,
-               low_since = case when p_action in ('force_remove', 'force_pin') then null else i.low_since end
-         where i.profile_id = profile and i.document_id = item.document_id;
+        perform exo_private.kb_step_item(profile, item.document_id, null, p_action, p_at, threshold);
     end case;
 
     return coalesce((
@@ -31400,6 +31400,15 @@ REVOKE ALL ON FUNCTION exo_private.kb_settings() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.kb_settings() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.kb_settings() TO exo_kb;
 GRANT ALL ON FUNCTION exo_private.kb_settings() TO exo_writer;
+
+--
+-- Name: FUNCTION kb_step_item(p_profile_id bigint, p_document bigint, p_outside bigint, p_action text, p_at timestamp with time zone, p_threshold integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_step_item(p_profile_id bigint, p_document bigint, p_outside bigint, p_action text, p_at timestamp with time zone, p_threshold integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_step_item(p_profile_id bigint, p_document bigint, p_outside bigint, p_action text, p_at timestamp with time zone, p_threshold integer) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_step_item(p_profile_id bigint, p_document bigint, p_outside bigint, p_action text, p_at timestamp with time zone, p_threshold integer) TO exo_kb;
+GRANT ALL ON FUNCTION exo_private.kb_step_item(p_profile_id bigint, p_document bigint, p_outside bigint, p_action text, p_at timestamp with time zone, p_threshold integer) TO exo_writer;
 
 --
 -- Name: FUNCTION kb_suggestion(p_label text, p_fetch_count integer); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -58,6 +58,43 @@ comment on function exo_private.kb_suggestion_gap(int, int) is
     'Fetches until the next suggestion after p_declines declines: the threshold, then threshold x 2^n '
     '(the gap doubling at each decline).';
 
+-- exo_private.kb_step_item: a user's action on one item of their base (a document or an outside one).
+create or replace function exo_private.kb_step_item(
+    p_profile_id bigint, p_document bigint, p_outside bigint, p_action text, p_at timestamptz, p_threshold int
+)
+returns void
+language sql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    update exo_private.kb_items i
+       set state = exo_private.kb_next_state(i.state, p_action),
+           state_changed_at = case when exo_private.kb_next_state(i.state, p_action) = i.state
+                                   then i.state_changed_at else p_at end,
+           thumbs = case p_action when 'thumbs_up' then i.thumbs + 1 when 'thumbs_down' then i.thumbs - 1
+                                  when 'force_remove' then 0 else i.thumbs end,
+           declines = i.declines + (p_action = 'decline')::int,
+           next_suggestion_at = case p_action
+               when 'decline' then i.fetch_count + exo_private.kb_suggestion_gap(i.declines + 1, p_threshold)
+               when 'force_remove' then exo_private.kb_suggestion_gap(i.declines, p_threshold)
+               else i.next_suggestion_at end,
+           forced = case p_action when 'force_pin' then true when 'force_remove' then false else i.forced end,
+           fetch_count = case when p_action = 'force_remove' then 0 else i.fetch_count end,
+           last_seen_search = case when p_action = 'force_remove' then null else i.last_seen_search end,
+           miss_streak = case when p_action in ('force_remove', 'force_pin') then 0 else i.miss_streak end,
+           cache_checks = case when p_action = 'force_remove' then 0 else i.cache_checks end,
+           cache_hits = case when p_action = 'force_remove' then 0 else i.cache_hits end,
+           high_since = case when p_action = 'force_remove' then null else i.high_since end,
+           low_since = case when p_action in ('force_remove', 'force_pin') then null else i.low_since end
+     where i.profile_id = p_profile_id and (i.document_id = p_document or i.outside_id = p_outside)
+$$;
+comment on function exo_private.kb_step_item(bigint, bigint, bigint, text, timestamptz, int) is
+    'Apply a user''s action (accept, decline, thumbs, force_pin, force_remove ...) to the profile''s '
+    'item of p_document or of p_outside (the other null): its state by exo_private.kb_next_state, and '
+    'the counters the action sets (a decline pushes the next suggestion back, force_remove starts over); '
+    'the single step of exo_private.kb_write and exo_private.kb_outside_write. p_threshold: '
+    'kb.fetch_threshold.';
+
 -- exo_private.kb_demote: demote documents (and outside documents) of a profile by an event.
 create or replace function exo_private.kb_demote(
     p_profile_id bigint, p_documents bigint[], p_event text, p_at timestamptz default now(),
@@ -246,26 +283,7 @@ begin
     else
         select * into item from exo_private.kb_items i
         where i.profile_id = profile and i.document_id = p_documents[1];
-        update exo_private.kb_items i
-           set state = exo_private.kb_next_state(i.state, p_action),
-               state_changed_at = case when exo_private.kb_next_state(i.state, p_action) = i.state
-                                       then i.state_changed_at else p_at end,
-               thumbs = case p_action when 'thumbs_up' then i.thumbs + 1 when 'thumbs_down' then i.thumbs - 1
-                                      when 'force_remove' then 0 else i.thumbs end,
-               declines = i.declines + (p_action = 'decline')::int,
-               next_suggestion_at = case p_action
-                   when 'decline' then i.fetch_count + exo_private.kb_suggestion_gap(i.declines + 1, threshold)
-                   when 'force_remove' then exo_private.kb_suggestion_gap(i.declines, threshold)
-                   else i.next_suggestion_at end,
-               forced = case p_action when 'force_pin' then true when 'force_remove' then false else i.forced end,
-               fetch_count = case when p_action = 'force_remove' then 0 else i.fetch_count end,
-               last_seen_search = case when p_action = 'force_remove' then null else i.last_seen_search end,
-               miss_streak = case when p_action in ('force_remove', 'force_pin') then 0 else i.miss_streak end,
-               cache_checks = case when p_action = 'force_remove' then 0 else i.cache_checks end,
-               cache_hits = case when p_action = 'force_remove' then 0 else i.cache_hits end,
-               high_since = case when p_action = 'force_remove' then null else i.high_since end,
-               low_since = case when p_action in ('force_remove', 'force_pin') then null else i.low_since end
-         where i.profile_id = profile and i.document_id = item.document_id;
+        perform exo_private.kb_step_item(profile, item.document_id, null, p_action, p_at, threshold);
     end case;
 
     return coalesce((
@@ -434,6 +452,7 @@ grant select, insert, update on exo_private.kb_items to exo_kb;
 grant execute on function exo_private.kb_settings(), exo_private.kb_next_state(exo_private.kb_state, text),
     exo_private.kb_suggestion_gap(int, int), exo_private.kb_demote(bigint, bigint[], text, timestamptz, bigint[]),
     exo_private.kb_count_write(bigint, boolean, timestamptz),
+    exo_private.kb_step_item(bigint, bigint, bigint, text, timestamptz, int),
     exo_private.invalid_argument(text, text), exo_private.quoted(text) to exo_kb;
 
 -- exo_private.kb_suggestion: the line that proposes saving a document.

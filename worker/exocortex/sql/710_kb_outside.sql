@@ -259,26 +259,7 @@ begin
            and i.last_seen_search <= search - (settings ->> 'reset_threshold')::int;
     else
         target := touched[1];
-        update exo_private.kb_items i
-           set state = exo_private.kb_next_state(i.state, p_action),
-               state_changed_at = case when exo_private.kb_next_state(i.state, p_action) = i.state
-                                       then i.state_changed_at else p_at end,
-               thumbs = case p_action when 'thumbs_up' then i.thumbs + 1 when 'thumbs_down' then i.thumbs - 1
-                                      when 'force_remove' then 0 else i.thumbs end,
-               declines = i.declines + (p_action = 'decline')::int,
-               next_suggestion_at = case p_action
-                   when 'decline' then i.fetch_count + exo_private.kb_suggestion_gap(i.declines + 1, threshold)
-                   when 'force_remove' then exo_private.kb_suggestion_gap(i.declines, threshold)
-                   else i.next_suggestion_at end,
-               forced = case p_action when 'force_pin' then true when 'force_remove' then false else i.forced end,
-               fetch_count = case when p_action = 'force_remove' then 0 else i.fetch_count end,
-               last_seen_search = case when p_action = 'force_remove' then null else i.last_seen_search end,
-               miss_streak = case when p_action in ('force_remove', 'force_pin') then 0 else i.miss_streak end,
-               cache_checks = case when p_action = 'force_remove' then 0 else i.cache_checks end,
-               cache_hits = case when p_action = 'force_remove' then 0 else i.cache_hits end,
-               high_since = case when p_action = 'force_remove' then null else i.high_since end,
-               low_since = case when p_action in ('force_remove', 'force_pin') then null else i.low_since end
-         where i.profile_id = profile and i.outside_id = target;
+        perform exo_private.kb_step_item(profile, null, target, p_action, p_at, threshold);
     end case;
 
     return coalesce((
