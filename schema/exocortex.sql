@@ -10507,6 +10507,39 @@ ALTER FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_docum
 COMMENT ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint) IS 'Every mention of the given entities (only those in document in_document when it is given) with its workspace, document, chunk, window and surface, and withheld: the charged subjects the bridge leaves closed (empty: it may be shown).';
 
 --
+-- Name: entity_sense(text, text, text, bigint, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.entity_sense(p_workspace text, p_key text, p_type text, p_document bigint, p_address text DEFAULT NULL::text) RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- An address is the surest sign (a correspondent is who writes from it), then the type.
+    select coalesce((
+        select s.sense
+        from exo_private.entity_senses s
+        where s.workspace = p_workspace and s.canonical_key = p_key
+          and case s.anchor_kind
+                  when 'address' then
+                      case when p_address is not null then s.anchor = pg_catalog.lower(p_address)
+                           else exists (select 1 from exo_private.entity_addresses a
+                                        where a.document_id = p_document and a.canonical_key = p_key
+                                          and a.address = s.anchor) end
+                  when 'type' then s.anchor = p_type
+              end
+        order by s.anchor_kind = 'address' desc, s.sense
+        limit 1), '')
+$$;
+
+ALTER FUNCTION exo_private.entity_sense(p_workspace text, p_key text, p_type text, p_document bigint, p_address text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION entity_sense(p_workspace text, p_key text, p_type text, p_document bigint, p_address text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.entity_sense(p_workspace text, p_key text, p_type text, p_document bigint, p_address text) IS 'The sense (exo_private.entities.sense) of a mention of key p_key in workspace p_workspace: the sense of an address anchor (entity_senses) that is p_address, or, with no address given, one that a header of document p_document gives with that name (entity_addresses); else that of a type anchor equal to p_type; else '''' (the one thing the name means unless evidence says more).';
+
+--
 -- Name: entity_timeline(text, text, text[], integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -10868,6 +10901,83 @@ ALTER FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces 
 --
 
 COMMENT ON FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[]) IS 'exo.search_entities, which see.';
+
+--
+-- Name: find_type_senses(text[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.find_type_senses(workspaces text[], keys text[]) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    found record;
+    relink bigint[] := '{}'::bigint[];
+    n int := 0;
+begin
+    -- Only a name whose first sense was ever given as a Place can be one (a vote the structure
+    -- of a note's place key cast), so most names cost one probe of the unique index.
+    for found in
+        with candidates as materialized (
+            select e.id, e.workspace, e.generation, e.canonical_key as key
+            from (select distinct u.ws, u.key from unnest(workspaces, keys) u (ws, key)) u
+            join exo_private.entities e
+              on e.workspace = u.ws and e.canonical_key = u.key and e.sense = ''
+             and e.generation = (select max(g.generation) from exo_private.extraction_generations g
+                                 where g.workspace = u.ws)
+            where e.type_votes ? 'Place' and not e.is_owner
+              and not exists (select 1 from exo_private.entity_senses s
+                              where s.workspace = u.ws and s.canonical_key = u.key
+                                and s.anchor_kind = 'type' and s.anchor = 'Place')
+        ), notes as materialized (
+            -- the notes whose frontmatter names them (read again: a mention keeps no key)
+            select distinct c.id, c.key, m.document_id
+            from candidates c
+            join exo_private.mentions m on m.entity_id = c.id and m.origin = 'structure'
+            join exo_private.documents d on d.id = m.document_id
+            where d.conversation_id is null and not d.metadata ? 'from'
+        ), typed as materialized (
+            select o.id, n.type
+            from exo_private.structural_names(array(select distinct o.document_id from notes o)) n
+            join notes o on o.document_id = n.document_id and o.key = n.key
+        )
+        -- A Place by a note's place key, and a Person by a header, a chat or a note's people key.
+        select c.*, array(select o.document_id from notes o where o.id = c.id) as documents
+        from candidates c
+        where exists (select 1 from typed t where t.id = c.id and t.type = 'Place')
+          and (exists (select 1 from typed t where t.id = c.id and t.type = 'Person')
+               or exists (select 1 from exo_private.entity_addresses a
+                          where a.workspace = c.workspace and a.canonical_key = c.key)
+               or exists (select 1 from exo_private.mentions m
+                          join exo_private.documents d on d.id = m.document_id
+                          where m.entity_id = c.id and m.origin = 'structure' and d.conversation_id is not null))
+    loop
+        insert into exo_private.entity_senses (workspace, canonical_key, sense, anchor_kind, anchor, how)
+        values (found.workspace, found.key, 'place', 'type', 'Place', 'structure')
+        on conflict do nothing;
+        -- The first sense is the Person now; the Place's rows move to the new sense.
+        if (select e.type from exo_private.entities e where e.id = found.id) = 'Place' then
+            perform exo_private.unproject_entities(array[found.id]);
+            update exo_private.entities e set type = 'Person' where e.id = found.id;
+            perform exo_private.reproject_entities(array[found.id]);
+        end if;
+        relink := relink || found.documents;
+        n := n + 1;
+    end loop;
+    if n > 0 then
+        perform exo_private.link_structure(relink);
+    end if;
+    return n;
+end
+$$;
+
+ALTER FUNCTION exo_private.find_type_senses(workspaces text[], keys text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION find_type_senses(workspaces text[], keys text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.find_type_senses(workspaces text[], keys text[]) IS 'For the names keys[i] of workspaces[i]: a name the structure gives as a Place (a note''s graph.place_keys) and as a Person (an email header, a chat, a note''s graph.people_keys) means two things: entity_senses gets its Place sense (anchor type Place, how structure), the first sense becomes the Person, and the notes that name it are linked again so that the Place''s structural rows move to the new sense. Returns how many names got one.';
 
 --
 -- Name: forget_document(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -12325,6 +12435,8 @@ declare
     ent_ids bigint[];
     rel_ids bigint[];
     n_mentions bigint;
+    named_workspaces text[];
+    named_keys text[];
 begin
     gens := exo_private.structure_generations(array(
         select d.workspace from exo_private.documents d where d.conversation_id = any(conversations)));
@@ -12336,7 +12448,9 @@ begin
         -- The Person entities, one per (workspace, key) made by upsert_entity; an existing one
         -- (of any type) keeps its name.
         select k.workspace, k.key,
-               exo_private.upsert_entity(k.workspace, k.generation, 'Person', k.key, k.name, k.is_owner) as id
+               exo_private.upsert_entity(k.workspace, k.generation, 'Person', k.key, k.name, k.is_owner,
+                                         case when k.is_owner then ''
+                                              else exo_private.entity_sense(k.workspace, k.key, 'Person', null) end) as id
         from (select distinct on (s.workspace, s.key) s.workspace, s.generation, s.key, s.name, s.is_owner
               from senders s
               order by s.workspace, s.key, s.is_owner desc, s.name) k
@@ -12380,11 +12494,15 @@ begin
     )
     select (select coalesce(array_agg(distinct e.id), '{}') from resolved e),
            (select count(*) from mentioned),
-           (select coalesce(array_agg(related.id), '{}') from related)
-      into ent_ids, n_mentions, rel_ids;
+           (select coalesce(array_agg(related.id), '{}') from related),
+           (select array_agg(e.workspace order by e.workspace, e.key) from resolved e),
+           (select array_agg(e.key order by e.workspace, e.key) from resolved e)
+      into ent_ids, n_mentions, rel_ids, named_workspaces, named_keys;
 
     perform exo_private.project_entities(ent_ids);
     perform exo_private.project_relations(rel_ids);
+    -- A participant whose name a note gives as a place is two things.
+    perform exo_private.find_type_senses(named_workspaces, named_keys);
     return jsonb_build_object('entities', cardinality(ent_ids), 'mentions_new', n_mentions,
                               'relations_new', cardinality(rel_ids));
 end
@@ -12412,6 +12530,8 @@ declare
     ent_ids bigint[];
     rel_ids bigint[];
     n_mentions bigint;
+    named_workspaces text[];
+    named_keys text[];
 begin
     if doc_ids is null then
         perform exo_private.invalid_argument('doc_ids must not be null');
@@ -12429,15 +12549,17 @@ begin
               select p.metadata ->> 'message_id' from exo_private.documents p
               where p.id = any(doc_ids) and p.metadata ? 'message_id')));
 
-    -- What they said before goes first: a changed header replaces its edges.
+    -- What they said before goes first: a changed header replaces its edges. (Their mentions
+    -- go below, those not made again only: an entity left without a mention for a moment
+    -- would go, and its model relations with it.)
     delete from exo_private.relations r where r.document_id = any(docs) and r.origin = 'structure';
-    delete from exo_private.mentions m where m.document_id = any(docs) and m.origin = 'structure';
     delete from exo_private.entity_addresses a where a.document_id = any(docs);
     if not coalesce((select (s.value #>> '{}')::boolean from exo_private.settings s where s.key = 'graph.structural'),
                     true)
        or not exists (select 1 from exo_private.documents d
                       where d.id = any(docs) and (d.metadata ? 'from' or d.frontmatter <> '{}'::jsonb))
           and not exists (select 1 from exo_private.document_links l where l.source_document = any(docs)) then
+        delete from exo_private.mentions m where m.document_id = any(docs) and m.origin = 'structure';
         return jsonb_build_object('documents', 0, 'entities', 0, 'mentions_new', 0, 'relations_new', 0);
     end if;
     gens := exo_private.structure_generations(array(
@@ -12466,20 +12588,25 @@ begin
         ) pick
         where d.id = any(docs) and (d.metadata ? 'in_reply_to' or d.metadata ? 'references')
     ), named as materialized (
-        select p.*, p.document_id = any(docs) as own
+        -- (a namesake of the owner a person split off by address is not the owner)
+        select p.*, p.document_id = any(docs) as own,
+               exo_private.entity_sense(p.workspace, p.key, p.type::text, p.document_id, p.address) as sense
         from exo_private.structural_people(docs || array(select parent_id from parents), gens) p
         where p.document_id = any(docs) or (p.source = 'email' and p.role = 'from' and p.ordinal = 0)
     ), resolved as materialized (
-        -- One entity a (workspace, key), the one place entities are made (an alias gives its entity).
-        select k.workspace, k.key,
-               exo_private.upsert_entity(k.workspace, k.generation, k.type::text, k.key, k.name, k.is_owner) as id
-        from (select distinct on (n.workspace, n.key) n.workspace, n.generation, n.type, n.key, n.name, n.is_owner
+        -- One entity a (workspace, key, sense), the one place entities are made (an alias gives
+        -- its entity).
+        select k.workspace, k.key, k.sense,
+               exo_private.upsert_entity(k.workspace, k.generation, k.type::text, k.key, k.name,
+                                         k.is_owner and k.sense = '', k.sense) as id
+        from (select distinct on (n.workspace, n.key, n.sense)
+                     n.workspace, n.generation, n.type, n.key, n.sense, n.name, n.is_owner
               from named n
-              order by n.workspace, n.key, n.is_owner desc, n.own desc, n.name) k
+              order by n.workspace, n.key, n.sense, n.is_owner desc, n.own desc, n.name) k
     ), people as materialized (
         select n.*, e.id as entity_id
         from named n
-        join resolved e on e.workspace = n.workspace and e.key = n.key
+        join resolved e on e.workspace = n.workspace and e.key = n.key and e.sense = n.sense
     ), mine as materialized (
         select * from people p where p.own
     ), mentioned as (
@@ -12490,6 +12617,13 @@ begin
         order by m.entity_id, m.window_id, m.source, m.role, m.ordinal
         on conflict do nothing
         returning 1
+    ), unsaid as (
+        -- the structural mentions these documents no longer make (a wiki link's are made below)
+        delete from exo_private.mentions o
+        where o.document_id = any(docs) and o.origin = 'structure'
+          and not exists (select 1 from mine m
+                          where m.entity_id = o.entity_id and m.window_id = o.window_id
+                            and m.chunk_id is not distinct from o.chunk_id)
     ), addressed as (
         insert into exo_private.entity_addresses (document_id, window_id, workspace, canonical_key, address, name)
         select distinct on (m.document_id, m.key, m.address) m.document_id, m.window_id, m.workspace, m.key,
@@ -12552,8 +12686,10 @@ begin
     )
     select (select coalesce(array_agg(distinct e.id), '{}') from resolved e),
            (select count(*) from mentioned),
-           (select coalesce(array_agg(related.id), '{}') from related)
-      into ent_ids, n_mentions, rel_ids;
+           (select coalesce(array_agg(related.id), '{}') from related),
+           (select array_agg(m.workspace order by m.workspace, m.key) from mine m where m.type in ('Person', 'Place')),
+           (select array_agg(m.key order by m.workspace, m.key) from mine m where m.type in ('Person', 'Place'))
+      into ent_ids, n_mentions, rel_ids, named_workspaces, named_keys;
 
     -- Wiki links, once the names above exist: a [[link]] whose target is the name of a person or
     -- place known from structure is a mention of them in the note, and a note titled by such a
@@ -12569,13 +12705,15 @@ begin
         left join exo_private.chunks c on c.workspace = d.workspace and c.document_id = d.id and c.ordinal = 0
         where d.id = any(docs) and gens ? d.workspace
     ), known as materialized (
-        -- the entity of a key, when a header, a chat or frontmatter names it somewhere
-        select x.workspace, x.generation, x.canonical_key, x.id
+        -- the entity of a key, when a header, a chat or frontmatter names it somewhere (the
+        -- name's first sense, when it has two)
+        select distinct on (x.workspace, x.generation, x.canonical_key) x.workspace, x.generation, x.canonical_key, x.id
         from exo_private.entities x
         where x.type in ('Person', 'Place')
           and (x.workspace, x.generation, x.canonical_key) in (
               select l.workspace, l.generation, k from linked l, unnest(array[l.target_key, l.title_key]) k)
           and exists (select 1 from exo_private.mentions m where m.entity_id = x.id and m.origin = 'structure')
+        order by x.workspace, x.generation, x.canonical_key, x.sense
     ), targets as materialized (
         select distinct on (l.document_id, k.id) l.*, k.id as entity_id
         from linked l
@@ -12605,6 +12743,9 @@ begin
 
     perform exo_private.project_entities(ent_ids);
     perform exo_private.project_relations(rel_ids);
+    -- A name these documents give as a Place and another source as a Person is two things
+    -- (which links the notes naming it again, with the new sense).
+    perform exo_private.find_type_senses(named_workspaces, named_keys);
     return jsonb_build_object('documents', cardinality(docs), 'entities', cardinality(ent_ids),
                               'mentions_new', n_mentions, 'relations_new', cardinality(rel_ids));
 end
@@ -12961,6 +13102,25 @@ begin
         perform exo_private.invalid_argument(format(
             'p_other: entity %s is the owner, who stays: merge the other way round', p_other));
     end if;
+    -- Merges are kept by name (they outlive a generation), so a name's second sense merges only
+    -- back into its first, and then the name means one thing again.
+    if keep_row.sense <> '' or other_row.sense <> '' then
+        if keep_row.canonical_key <> other_row.canonical_key then
+            perform exo_private.invalid_argument(format(
+                'entity %s is the %s sense of %s: a second sense of a name merges only into that name''s first sense',
+                case when keep_row.sense <> '' then p_keep else p_other end,
+                exo_private.quoted(greatest(keep_row.sense, other_row.sense)),
+                exo_private.quoted(case when keep_row.sense <> '' then keep_row.name else other_row.name end)));
+        end if;
+        if keep_row.sense <> '' then
+            perform exo_private.invalid_argument(format(
+                'p_keep: entity %s is the %s sense of %s: keep the first sense (merge the other way round)',
+                p_keep, exo_private.quoted(keep_row.sense), exo_private.quoted(keep_row.name)));
+        end if;
+        delete from exo_private.entity_senses s
+         where s.workspace = other_row.workspace and s.canonical_key = other_row.canonical_key
+           and s.sense = other_row.sense;
+    end if;
 
     -- What moves, as it was: the other entity, its mentions (moved: false where the kept
     -- entity already had one at that window and chunk, so it was dropped), its relations
@@ -13003,7 +13163,8 @@ begin
        and not exists (select 1 from exo_private.entity_aliases k
                        where k.entity_id = p_keep and k.alias_key = a.alias_key);
     insert into exo_private.entity_aliases (entity_id, alias_key, surface, how)
-    values (p_keep, other_row.canonical_key, other_row.name, 'manual')
+    select p_keep, other_row.canonical_key, other_row.name, 'manual'
+    where other_row.canonical_key <> keep_row.canonical_key
     on conflict (entity_id, alias_key) do nothing;
     update exo_private.mentions m
        set entity_id = p_keep
@@ -13029,7 +13190,7 @@ ALTER FUNCTION exo_private.merge_entities(p_keep bigint, p_other bigint) OWNER T
 -- Name: FUNCTION merge_entities(p_keep bigint, p_other bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.merge_entities(p_keep bigint, p_other bigint) IS 'Merge entity p_other into p_keep (same workspace and generation; the owner is never merged away): its mentions, relations and aliases move to p_keep (a mention p_keep already has at the same window and chunk, a relation that would join p_keep to itself or repeat one, are dropped), its name becomes a manual alias of p_keep, it is deleted and p_keep re-projected. Logged in entity_merge_log with everything that moved; returns the log id (unmerge_entities undoes it).';
+COMMENT ON FUNCTION exo_private.merge_entities(p_keep bigint, p_other bigint) IS 'Merge entity p_other into p_keep (same workspace and generation; the owner is never merged away): its mentions, relations and aliases move to p_keep (a mention p_keep already has at the same window and chunk, a relation that would join p_keep to itself or repeat one, are dropped), its name becomes a manual alias of p_keep, it is deleted and p_keep re-projected. Logged in entity_merge_log with everything that moved; returns the log id (unmerge_entities undoes it). A name''s second sense (entities.sense) merges only into its first, which drops the sense from entity_senses (the name means one thing again; split_sense makes it two).';
 
 --
 -- Name: merge_extraction(bigint, integer, jsonb, jsonb, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -13045,6 +13206,7 @@ declare
     keys text[];
     item record;
     ent_id bigint;
+    ent_sense text;
     ent_ids bigint[] := '{}'::bigint[];
     ent_keys text[] := '{}'::text[];
     ent_names text[] := '{}'::text[];
@@ -13109,7 +13271,8 @@ begin
         join unnest(names, keys) k(name, key) on k.key = x.key and k.name = pg_catalog.btrim(x.item ->> 'name')
         order by x.ord
     loop
-        ent_id := exo_private.upsert_entity(win.workspace, p_generation, item.type, item.key, item.name);
+        ent_sense := exo_private.entity_sense(win.workspace, item.key, item.type, win.document_id);
+        ent_id := exo_private.upsert_entity(win.workspace, p_generation, item.type, item.key, item.name, false, ent_sense);
         ent_ids := ent_ids || ent_id;
         ent_keys := ent_keys || item.key;
         ent_names := ent_names || item.name;
@@ -13119,7 +13282,7 @@ begin
                      exo_private.canonical_key(y.alias ->> 'surface') as key
               from jsonb_array_elements(case when jsonb_typeof(item.aliases) = 'array'
                                              then item.aliases else '[]' end) y(alias)) a
-        where a.key is not null and a.key <> item.key and a.how in ('surname', 'first_name')
+        where a.key is not null and a.key <> item.key and a.how in ('surname', 'first_name') and ent_sense = ''
           and not exo_private.kept_apart(win.workspace, a.key,
                                          (select e.canonical_key from exo_private.entities e where e.id = ent_id))
         on conflict do nothing;
@@ -15265,7 +15428,9 @@ begin
                array_agg(e.id order by e.id) as entity_ids,
                array_agg(pg_catalog.jsonb_build_object(
                    'id', e.id, 'name', e.name, 'key', e.canonical_key, 'type', e.type,
-                   'generation', e.generation, 'is_owner', e.is_owner) order by e.id) as props
+                   'generation', e.generation, 'is_owner', e.is_owner)
+                   || case when e.sense <> '' then pg_catalog.jsonb_build_object('sense', e.sense)
+                           else '{}'::jsonb end order by e.id) as props
         from exo_private.entities e
         where e.id = any(ids)
           and e.generation = (select max(g.generation) from exo_private.extraction_generations g
@@ -15294,7 +15459,7 @@ ALTER FUNCTION exo_private.project_entities(ids bigint[]) OWNER TO exo_owner;
 -- Name: FUNCTION project_entities(ids bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.project_entities(ids bigint[]) IS 'Project entities (of their workspace''s current generation) into the AGE graph as vertices labelled by type, graphid derived from the entity id, properties id, name, key, type, generation, is_owner; changed properties are updated. Returns vertices written.';
+COMMENT ON FUNCTION exo_private.project_entities(ids bigint[]) IS 'Project entities (of their workspace''s current generation) into the AGE graph as vertices labelled by type, graphid derived from the entity id, properties id, name, key, type, generation, is_owner (and sense, for a second thing sharing a name); changed properties are updated. Returns vertices written.';
 
 --
 -- Name: project_relations(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -21835,6 +22000,113 @@ ALTER FUNCTION exo_private.split_entity(p_entity bigint, p_alias text) OWNER TO 
 COMMENT ON FUNCTION exo_private.split_entity(p_entity bigint, p_alias text) IS 'Split name p_alias off entity p_entity: the alias row goes, the mentions written with that name move to an entity of that key (upsert_entity: made, of p_entity''s type, when missing), and so do the relations at p_entity in the windows that name it only so. Logged in entity_merge_log (kind split, other_id the new entity); returns the log id. Its inverse is merge_entities.';
 
 --
+-- Name: split_sense(bigint, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.split_sense(p_entity bigint, p_anchor_kind text, p_anchor text) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    ent exo_private.entities;
+    anchor text := pg_catalog.btrim(p_anchor);
+    label text;
+    docs bigint[];
+    new_id bigint;
+begin
+    select * into ent from exo_private.entities e where e.id = p_entity for update;
+    if not found then
+        perform exo_private.invalid_argument(format('p_entity: there is no entity %s', p_entity));
+    end if;
+    if ent.sense <> '' then
+        perform exo_private.invalid_argument(format(
+            'p_entity: entity %s is the %s sense of %s already; split from the name''s first sense',
+            p_entity, exo_private.quoted(ent.sense), exo_private.quoted(ent.name)));
+    end if;
+    if p_anchor_kind = 'address' then
+        anchor := pg_catalog.lower(anchor);
+        if not exists (select 1 from exo_private.entity_addresses a
+                       where a.workspace = ent.workspace and a.canonical_key = ent.canonical_key and a.address = anchor) then
+            perform exo_private.invalid_argument(format(
+                'p_anchor: no email header of workspace %s gives %s with address %s', ent.workspace,
+                exo_private.quoted(ent.name), exo_private.quoted(p_anchor)));
+        end if;
+        if exists (select 1 from exo_private.settings s, jsonb_array_elements_text(s.value) a
+                   where s.key = 'graph.owner_addresses' and pg_catalog.lower(a) = anchor)
+           or exists (select 1 from exo_private.chat_identities i join exo_private.people p on p.id = i.person_id
+                      where p.is_owner and pg_catalog.lower(i.handle) = anchor) then
+            perform exo_private.invalid_argument(format('p_anchor: %s is an address of the owner', anchor));
+        end if;
+        label := anchor;
+        -- the documents whose headers give the name so
+        docs := array(select a.document_id from exo_private.entity_addresses a
+                      where a.workspace = ent.workspace and a.canonical_key = ent.canonical_key and a.address = anchor);
+    elsif p_anchor_kind = 'type' then
+        if anchor is null or not anchor = any (enum_range(null::exo_private.entity_type)::text[]) then
+            perform exo_private.invalid_argument(
+                'p_anchor must be one of ' || array_to_string(enum_range(null::exo_private.entity_type)::text[], ', ')
+                || ', not ' || exo_private.quoted(p_anchor));
+        end if;
+        if anchor = ent.type::text then
+            perform exo_private.invalid_argument(format(
+                'p_anchor: %s is a %s already; split off a type it is not', exo_private.quoted(ent.name), anchor));
+        end if;
+        label := pg_catalog.lower(anchor);
+        -- the notes whose frontmatter names it (a key of graph.place_keys gives a Place)
+        docs := array(select distinct m.document_id from exo_private.mentions m
+                      join exo_private.documents d on d.id = m.document_id
+                      where m.entity_id = p_entity and m.origin = 'structure'
+                        and d.conversation_id is null and not d.metadata ? 'from');
+    else
+        perform exo_private.invalid_argument(format(
+            'p_anchor_kind must be address or type, not %s', exo_private.quoted(p_anchor_kind)));
+    end if;
+    if exists (select 1 from exo_private.entity_senses s
+               where s.workspace = ent.workspace and s.canonical_key = ent.canonical_key and s.sense = label) then
+        perform exo_private.invalid_argument(format(
+            'p_anchor: %s has a sense %s already', exo_private.quoted(ent.name), exo_private.quoted(label)));
+    end if;
+
+    insert into exo_private.entity_senses (workspace, canonical_key, sense, anchor_kind, anchor, how)
+    values (ent.workspace, ent.canonical_key, label, p_anchor_kind, anchor, 'manual');
+    new_id := exo_private.upsert_entity(ent.workspace, ent.generation,
+                                        case when p_anchor_kind = 'type' then anchor else 'Person' end,
+                                        ent.canonical_key, ent.name, false, label);
+    -- What the model found in an address's documents is that correspondent's too (moved before
+    -- the structure is read again, so that no entity is left without a mention meanwhile). A model
+    -- mention keeps no type, so a type's model rows stay until the next generation reads them.
+    if p_anchor_kind = 'address' then
+        perform exo_private.unproject_entities(array[p_entity]);
+        update exo_private.mentions m
+           set entity_id = new_id
+         where m.entity_id = p_entity and m.document_id = any(docs) and m.origin = 'model'
+           and not exists (select 1 from exo_private.mentions k
+                           where k.entity_id = new_id and k.window_id = m.window_id
+                             and k.chunk_id is not distinct from m.chunk_id);
+        delete from exo_private.mentions m
+         where m.entity_id = p_entity and m.document_id = any(docs) and m.origin = 'model';
+        update exo_private.relations r
+           set subject_id = case when r.subject_id = p_entity then new_id else r.subject_id end,
+               object_id = case when r.object_id = p_entity then new_id else r.object_id end
+         where (r.subject_id = p_entity or r.object_id = p_entity) and r.document_id = any(docs)
+           and r.origin = 'model' and r.subject_id <> new_id and r.object_id <> new_id;
+        perform exo_private.reproject_entities(array[p_entity, new_id]);
+    end if;
+    perform exo_private.link_structure(docs);
+    perform exo_private.project_entities(array[new_id]);
+    return new_id;
+end
+$$;
+
+ALTER FUNCTION exo_private.split_sense(p_entity bigint, p_anchor_kind text, p_anchor text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION split_sense(p_entity bigint, p_anchor_kind text, p_anchor text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.split_sense(p_entity bigint, p_anchor_kind text, p_anchor text) IS 'A person''s correction: the name of entity p_entity (a name''s first sense) also means another thing, known by anchor p_anchor of kind p_anchor_kind: address (the headers that give the name with that address, and what the model found in their documents, move to it; not an owner''s address) or type (an entity type: the notes whose frontmatter names it so, and later extractions that type it so). Recorded in entity_senses (how manual; sense the address, or the type in lower case), so every later generation keeps the two apart. Returns the new sense''s entity id; merge_entities(p_entity, it) undoes it.';
+
+--
 -- Name: stage_sql(text, text, integer, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -22968,6 +23240,11 @@ begin
     if entry.undone_at is not null then
         perform exo_private.invalid_argument(format('p_log_id: merge %s was undone already', p_log_id));
     end if;
+    if entry.kept_key = entry.other_key then
+        perform exo_private.invalid_argument(format(
+            'p_log_id: merge %s joined two senses of the name %s', p_log_id, exo_private.quoted(entry.kept_name)),
+            'split them again: exo entity split NAME --address ADDRESS or --type TYPE');
+    end if;
     perform 1 from exo_private.entities e where e.id = entry.kept_id for update;
     if not found then
         -- The kept entity went with its generation; upsert_entity replayed the merge in the new
@@ -22985,12 +23262,12 @@ begin
         update exo_private.entity_merge_log l set undone_at = now() where l.id = p_log_id;
         select e.id into other_id
         from exo_private.entities e
-        where e.workspace = entry.workspace and e.canonical_key = entry.other_key
+        where e.workspace = entry.workspace and e.canonical_key = entry.other_key and e.sense = ''
         order by e.generation desc
         limit 1;
         select e.id into target_id
         from exo_private.entities e
-        where e.workspace = entry.workspace and e.canonical_key = target_key
+        where e.workspace = entry.workspace and e.canonical_key = target_key and e.sense = ''
         order by e.generation desc
         limit 1;
         if other_id is not null or target_id is null then
@@ -23008,7 +23285,7 @@ begin
     other_id := entry.other_id;
     if exists (select 1 from exo_private.entities e
                where e.workspace = entry.workspace and e.generation = (entry.moved -> 'entity' ->> 'generation')::int
-                 and e.canonical_key = entry.moved -> 'entity' ->> 'canonical_key') then
+                 and e.canonical_key = entry.moved -> 'entity' ->> 'canonical_key' and e.sense = '') then
         perform exo_private.invalid_argument(format(
             'p_log_id: an entity keyed %s exists again since merge %s; merge or split that one instead',
             exo_private.quoted(entry.moved -> 'entity' ->> 'canonical_key'), p_log_id));
@@ -23125,10 +23402,10 @@ ALTER FUNCTION exo_private.unreleased(charged text[], released text[]) OWNER TO 
 COMMENT ON FUNCTION exo_private.unreleased(charged text[], released text[]) IS 'The subjects of charged (a chunk''s or a chat message''s charged_subjects) whose key is not among released (exo_private.released_keys): empty when the chunk or message may be shown.';
 
 --
--- Name: upsert_entity(text, integer, text, text, text, boolean); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: upsert_entity(text, integer, text, text, text, boolean, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean DEFAULT false) RETURNS bigint
+CREATE FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean DEFAULT false, p_sense text DEFAULT ''::text) RETURNS bigint
     LANGUAGE plpgsql
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -23150,6 +23427,30 @@ begin
             'p_type must be one of ' || array_to_string(enum_range(null::exo_private.entity_type)::text[], ', ')
             || ', not ' || exo_private.quoted(p_type));
     end if;
+    if p_sense is null or p_sense <> '' and (coalesce(p_is_owner, false) or not exists (
+            select 1 from exo_private.entity_senses s
+            where s.workspace = p_workspace and s.canonical_key = p_key and s.sense = p_sense)) then
+        perform exo_private.invalid_argument(format(
+            'p_sense: %s is no sense of %s in workspace %s (exo_private.entity_senses)%s',
+            exo_private.quoted(p_sense), exo_private.quoted(p_key), p_workspace,
+            case when p_is_owner then '; the owner is the name''s first sense' else '' end));
+    end if;
+    -- A second thing sharing a name is only ever itself: merges and aliases are of a name's
+    -- first sense.
+    if p_sense <> '' then
+        insert into exo_private.entities as e (workspace, generation, type, canonical_key, sense, name, type_votes)
+        values (p_workspace, p_generation,
+                coalesce((select s.anchor from exo_private.entity_senses s
+                          where s.workspace = p_workspace and s.canonical_key = p_key and s.sense = p_sense
+                            and s.anchor_kind = 'type'
+                          limit 1), p_type)::exo_private.entity_type,
+                p_key, p_sense, pg_catalog.btrim(p_name), jsonb_build_object(p_type, 1))
+        on conflict (workspace, generation, canonical_key, sense) do update
+            set type_votes = e.type_votes
+                    || jsonb_build_object(p_type, coalesce((e.type_votes ->> p_type)::int, 0) + 1)
+        returning e.id into kept_id;
+        return kept_id;
+    end if;
     -- A key a person merged into another (exo entity merge) is that entity, in this generation
     -- or a later one: found or made under the kept key and name, the merged name its manual alias.
     if not coalesce(p_is_owner, false) then
@@ -23170,6 +23471,7 @@ begin
     if not coalesce(p_is_owner, false) and not exists (
         select 1 from exo_private.entities e
         where e.workspace = p_workspace and e.generation = p_generation and e.canonical_key = p_key
+          and e.sense = ''
     ) then
         select min(a.entity_id) as id, count(distinct a.entity_id) as n into ent
         from exo_private.entity_aliases a
@@ -23189,7 +23491,7 @@ begin
     values (p_workspace, p_generation,
             case when p_is_owner then 'Person' else coalesce(cue, p_type) end::exo_private.entity_type,
             p_key, pg_catalog.btrim(p_name), coalesce(p_is_owner, false), jsonb_build_object(p_type, 1))
-    on conflict (workspace, generation, canonical_key) do update
+    on conflict (workspace, generation, canonical_key, sense) do update
         set type_votes = e.type_votes
                 || jsonb_build_object(p_type, coalesce((e.type_votes ->> p_type)::int, 0) + 1),
             is_owner = e.is_owner or excluded.is_owner,
@@ -23197,13 +23499,16 @@ begin
     returning e.id, e.type, e.is_owner, e.type_votes into ent;
 
     -- The type: the owner is a Person; else the name's cue; else the type asked for most
-    -- often (a tie keeps the current one).
+    -- often (a tie keeps the current one), but never the type of another sense of the name.
     chosen := case
         when ent.is_owner then 'Person'
         when cue is not null then cue
-        else (select v.key from jsonb_each_text(ent.type_votes) v
-              order by v.value::int desc, (v.key = ent.type::text) desc, v.key
-              limit 1)
+        else coalesce((select v.key from jsonb_each_text(ent.type_votes) v
+                       where not exists (select 1 from exo_private.entity_senses s
+                                         where s.workspace = p_workspace and s.canonical_key = p_key
+                                           and s.anchor_kind = 'type' and s.anchor = v.key)
+                       order by v.value::int desc, (v.key = ent.type::text) desc, v.key
+                       limit 1), ent.type::text)
     end::exo_private.entity_type;
     if chosen <> ent.type then
         perform exo_private.unproject_entities(array[ent.id]);
@@ -23214,13 +23519,13 @@ begin
 end
 $$;
 
-ALTER FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean) IS 'The entity of canonical key p_key in generation p_generation of p_workspace, created when missing (named p_name), the one place entities are made: one entity per key whatever the type. A key a person merged into another (exo_private.merged_into, any generation) gives the kept key''s entity (made when missing) and becomes its manual alias; a key that is no entity''s but an alias of exactly one (entity_aliases) not split off it (kept_apart) gives that entity. p_type is a vote (type_votes); the type is Person for the owner (p_is_owner), else the name''s cue (cue_type), else the most voted type; a changed type is re-projected. Returns the entity id; raises invalid_parameter_value for a blank key or name or an unknown type.';
+COMMENT ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text) IS 'The entity of canonical key p_key and sense p_sense (exo_private.entity_sense; '''' unless entity_senses says the name means two things) in generation p_generation of p_workspace, created when missing (named p_name), the one place entities are made: one entity per key and sense whatever the type. A second sense is itself (its type the type anchor''s, if any); for the first: a key a person merged into another (exo_private.merged_into, any generation) gives the kept key''s entity (made when missing) and becomes its manual alias; a key that is no entity''s but an alias of exactly one (entity_aliases) not split off it (kept_apart) gives that entity. p_type is a vote (type_votes); the type is Person for the owner (p_is_owner), else the name''s cue (cue_type), else the most voted type; a changed type is re-projected. the name''s cue (cue_type), else the most voted type that is no other sense''s type anchor; a changed type is re-projected. Returns the entity id; raises invalid_parameter_value for a blank key or name, an unknown type or a sense entity_senses does not hold.';
 
 --
 -- Name: window_conversation(bigint, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -26165,6 +26470,7 @@ CREATE TABLE exo_private.entities (
     is_owner boolean DEFAULT false NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     type_votes jsonb DEFAULT '{}'::jsonb NOT NULL,
+    sense text DEFAULT ''::text NOT NULL,
     CONSTRAINT entities_canonical_key_check CHECK ((canonical_key <> ''::text))
 );
 
@@ -26181,6 +26487,12 @@ COMMENT ON TABLE exo_private.entities IS 'Graph nodes. Identity is (workspace, c
 --
 
 COMMENT ON COLUMN exo_private.entities.type_votes IS 'How often each type was asked for this entity ({"Person": 3, "Place": 1}): the evidence upsert_entity chooses the type by when the name carries no organisation or place cue.';
+
+--
+-- Name: COLUMN entities.sense; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.entities.sense IS 'Which of the things sharing this name the entity is: '''' for the one a name means unless entity_senses says it means more; else that sense''s label (an email address, or a type in lower case such as ''place'').';
 
 --
 -- Name: fact_sources; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -26980,6 +27292,33 @@ ALTER TABLE exo_private.entity_merge_log ALTER COLUMN id ADD GENERATED ALWAYS AS
     NO MAXVALUE
     CACHE 1
 );
+
+--
+-- Name: entity_senses; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.entity_senses (
+    workspace text NOT NULL,
+    canonical_key text NOT NULL,
+    sense text NOT NULL,
+    anchor_kind text NOT NULL,
+    anchor text NOT NULL,
+    how text NOT NULL,
+    made_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT entity_senses_anchor_check CHECK ((anchor <> ''::text)),
+    CONSTRAINT entity_senses_anchor_kind_check CHECK ((anchor_kind = ANY (ARRAY['address'::text, 'type'::text]))),
+    CONSTRAINT entity_senses_canonical_key_check CHECK ((canonical_key <> ''::text)),
+    CONSTRAINT entity_senses_how_check CHECK ((how = ANY (ARRAY['structure'::text, 'manual'::text]))),
+    CONSTRAINT entity_senses_sense_check CHECK ((sense <> ''::text))
+);
+
+ALTER TABLE exo_private.entity_senses OWNER TO exo_owner;
+
+--
+-- Name: TABLE entity_senses; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.entity_senses IS 'A second thing sharing a name, and how a mention is known to be it: anchor_kind address (a header giving the name with that address, and the rest of that header''s document), or type (a mention of the name as that entity type). how is structure (the structure of the corpus named it as a Place and as a Person) or manual (exo entity split). Kept by canonical key: it outlives every graph generation.';
 
 --
 -- Name: extraction_generations; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -28714,11 +29053,11 @@ ALTER TABLE ONLY exo_private.entities
     ADD CONSTRAINT entities_pkey PRIMARY KEY (id);
 
 --
--- Name: entities entities_workspace_generation_canonical_key_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+-- Name: entities entities_workspace_generation_canonical_key_sense_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
 ALTER TABLE ONLY exo_private.entities
-    ADD CONSTRAINT entities_workspace_generation_canonical_key_key UNIQUE (workspace, generation, canonical_key);
+    ADD CONSTRAINT entities_workspace_generation_canonical_key_sense_key UNIQUE (workspace, generation, canonical_key, sense);
 
 --
 -- Name: entity_addresses entity_addresses_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -28747,6 +29086,13 @@ ALTER TABLE ONLY exo_private.entity_aliases
 
 ALTER TABLE ONLY exo_private.entity_merge_log
     ADD CONSTRAINT entity_merge_log_pkey PRIMARY KEY (id);
+
+--
+-- Name: entity_senses entity_senses_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.entity_senses
+    ADD CONSTRAINT entity_senses_pkey PRIMARY KEY (workspace, canonical_key, anchor_kind, anchor);
 
 --
 -- Name: extraction_generations extraction_generations_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -30042,6 +30388,13 @@ ALTER TABLE ONLY exo_private.entity_merge_log
     ADD CONSTRAINT entity_merge_log_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name) ON DELETE CASCADE;
 
 --
+-- Name: entity_senses entity_senses_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.entity_senses
+    ADD CONSTRAINT entity_senses_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name) ON DELETE CASCADE;
+
+--
 -- Name: extraction_generations extraction_generations_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -31133,6 +31486,14 @@ GRANT ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], i
 GRANT ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint) TO exo_writer;
 
 --
+-- Name: FUNCTION entity_sense(p_workspace text, p_key text, p_type text, p_document bigint, p_address text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.entity_sense(p_workspace text, p_key text, p_type text, p_document bigint, p_address text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.entity_sense(p_workspace text, p_key text, p_type text, p_document bigint, p_address text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.entity_sense(p_workspace text, p_key text, p_type text, p_document bigint, p_address text) TO exo_writer;
+
+--
 -- Name: FUNCTION entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -31203,6 +31564,14 @@ GRANT ALL ON FUNCTION exo_private.facts_as_of(p_subject text, p_as_of timestamp 
 REVOKE ALL ON FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION find_type_senses(workspaces text[], keys text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.find_type_senses(workspaces text[], keys text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.find_type_senses(workspaces text[], keys text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.find_type_senses(workspaces text[], keys text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION forget_document(doc_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -31986,6 +32355,14 @@ GRANT ALL ON FUNCTION exo_private.split_entity(p_entity bigint, p_alias text) TO
 GRANT ALL ON FUNCTION exo_private.split_entity(p_entity bigint, p_alias text) TO exo_writer;
 
 --
+-- Name: FUNCTION split_sense(p_entity bigint, p_anchor_kind text, p_anchor text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.split_sense(p_entity bigint, p_anchor_kind text, p_anchor text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.split_sense(p_entity bigint, p_anchor_kind text, p_anchor text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.split_sense(p_entity bigint, p_anchor_kind text, p_anchor text) TO exo_writer;
+
+--
 -- Name: FUNCTION stage_sql(stage text, workspace text, model_id integer, dimensions integer); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -32104,12 +32481,12 @@ GRANT ALL ON FUNCTION exo_private.unreleased(charged text[], released text[]) TO
 GRANT ALL ON FUNCTION exo_private.unreleased(charged text[], released text[]) TO exo_writer;
 
 --
--- Name: FUNCTION upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text) TO exo_writer;
 
 --
 -- Name: FUNCTION window_conversation(conversation bigint, workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -33325,6 +33702,13 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.entity_merge_log TO exo_w
 --
 
 GRANT SELECT,USAGE ON SEQUENCE exo_private.entity_merge_log_id_seq TO exo_writer;
+
+--
+-- Name: TABLE entity_senses; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.entity_senses TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.entity_senses TO exo_writer;
 
 --
 -- Name: TABLE extraction_generations; Type: ACL; Schema: exo_private; Owner: exo_owner

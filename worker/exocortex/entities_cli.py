@@ -25,13 +25,13 @@ from exocortex.query_cli import _table, json_option
 console = Console(highlight=False)
 
 ENTITY = """
-select e.id, e.workspace, e.name, e.type::text as type
+select e.id, e.workspace, e.name, e.type::text as type, e.sense
 from exo_private.entities e
 where e.generation = (select max(g.generation) from exo_private.extraction_generations g
                       where g.workspace = e.workspace)
   and (%(id)s::bigint is null and e.canonical_key = exo_private.canonical_key(%(name)s) or e.id = %(id)s)
   and (%(workspace)s::text is null or e.workspace = %(workspace)s)
-order by e.workspace
+order by e.workspace, e.sense
 """
 
 
@@ -45,15 +45,20 @@ def _entity(conn: psycopg.Connection, ref: str, workspace: str | None) -> dict:
     rows = conn.execute(ENTITY, args).fetchall()
     if not rows:
         _fail(f"no entity {ref!r}" + (f" in workspace {workspace}" if workspace else ""))
-    if len(rows) > 1:
+    if len({r["workspace"] for r in rows}) > 1:
         _fail(
             f"{ref!r} is an entity in workspaces {', '.join(r['workspace'] for r in rows)}: pass --workspace"
+        )
+    if len(rows) > 1:
+        _fail(
+            f"{ref!r} means {len(rows)} things in workspace {rows[0]['workspace']}: pass one's id ({', '.join(_label(r) for r in rows)})"
         )
     return rows[0]
 
 
 def _label(entity: dict) -> str:
-    return f"{entity['name']} ({entity['type']}, entity {entity['id']}, {entity['workspace']})"
+    sense = f", sense {entity['sense']}" if entity.get("sense") else ""
+    return f"{entity['name']} ({entity['type']}{sense}, entity {entity['id']}, {entity['workspace']})"
 
 
 workspace_option = click.option(
@@ -88,22 +93,44 @@ def merge_cmd(keep: str, other: str, workspace: str | None) -> None:
 
 @entity_group.command("split")
 @click.argument("entity")
-@click.option("--alias", "alias", required=True, help="The name to split off as an entity of its own.")
+@click.option("--alias", help="A name of ENTITY to split off as an entity of its own.")
+@click.option(
+    "--address", help="An email address: the correspondent who writes so is another thing of that name."
+)
+@click.option("--type", "type_", help="An entity type (Place, Org, ...): the name so typed is another thing.")
 @workspace_option
-def split_cmd(entity: str, alias: str, workspace: str | None) -> None:
-    """Split the name ALIAS off ENTITY: the mentions written so, and the relations of the windows
-    that name it only so, move to an entity of that name."""
+def split_cmd(
+    entity: str, alias: str | None, address: str | None, type_: str | None, workspace: str | None
+) -> None:
+    """Split ENTITY in two. --alias: the mentions written with that other name, and the relations
+    of the windows that name it only so, move to an entity of that name. --address or --type: the
+    name means two things (two people called Sam Lee, Jordan a person and a country); what that
+    address or type marks moves to the name's new sense, in this generation and every later one."""
+    if sum(x is not None for x in (alias, address, type_)) != 1:
+        _fail("give exactly one of --alias, --address and --type")
     try:
         with _connection() as conn:
             conn.row_factory = dict_row
             ent = _entity(conn, entity, workspace)
-            row = conn.execute(
-                "select l.id, l.other_id from exo_private.entity_merge_log l "
-                "where l.id = exo_private.split_entity(%s, %s)",
-                (ent["id"], alias),
-            ).fetchone()
+            if alias is not None:
+                row = conn.execute(
+                    "select l.id, l.other_id from exo_private.entity_merge_log l "
+                    "where l.id = exo_private.split_entity(%s, %s)",
+                    (ent["id"], alias),
+                ).fetchone()
+            else:
+                kind, anchor = ("address", address) if address is not None else ("type", type_)
+                new_id = conn.execute(
+                    "select exo_private.split_sense(%s, %s, %s) as id", (ent["id"], kind, anchor)
+                ).fetchone()["id"]
     except psycopg.Error as exc:
         _fail(_error(exc))
+    if alias is None:
+        console.print(
+            f"{escape(_label(ent))} means two things: the one of {kind} {escape(anchor)} is entity {new_id} "
+            f"(undo: exo entity merge {ent['id']} {new_id})"
+        )
+        return
     console.print(
         f"split {escape(alias)} off {escape(_label(ent))} as entity {row['other_id']}: log {row['id']} "
         f"(undo: exo entity merge {ent['id']} {row['other_id']})"

@@ -85,6 +85,8 @@ declare
     ent_ids bigint[];
     rel_ids bigint[];
     n_mentions bigint;
+    named_workspaces text[];
+    named_keys text[];
 begin
     gens := exo_private.structure_generations(array(
         select d.workspace from exo_private.documents d where d.conversation_id = any(conversations)));
@@ -96,7 +98,9 @@ begin
         -- The Person entities, one per (workspace, key) made by upsert_entity; an existing one
         -- (of any type) keeps its name.
         select k.workspace, k.key,
-               exo_private.upsert_entity(k.workspace, k.generation, 'Person', k.key, k.name, k.is_owner) as id
+               exo_private.upsert_entity(k.workspace, k.generation, 'Person', k.key, k.name, k.is_owner,
+                                         case when k.is_owner then ''
+                                              else exo_private.entity_sense(k.workspace, k.key, 'Person', null) end) as id
         from (select distinct on (s.workspace, s.key) s.workspace, s.generation, s.key, s.name, s.is_owner
               from senders s
               order by s.workspace, s.key, s.is_owner desc, s.name) k
@@ -140,11 +144,15 @@ begin
     )
     select (select coalesce(array_agg(distinct e.id), '{}') from resolved e),
            (select count(*) from mentioned),
-           (select coalesce(array_agg(related.id), '{}') from related)
-      into ent_ids, n_mentions, rel_ids;
+           (select coalesce(array_agg(related.id), '{}') from related),
+           (select array_agg(e.workspace order by e.workspace, e.key) from resolved e),
+           (select array_agg(e.key order by e.workspace, e.key) from resolved e)
+      into ent_ids, n_mentions, rel_ids, named_workspaces, named_keys;
 
     perform exo_private.project_entities(ent_ids);
     perform exo_private.project_relations(rel_ids);
+    -- A participant whose name a note gives as a place is two things.
+    perform exo_private.find_type_senses(named_workspaces, named_keys);
     return jsonb_build_object('entities', cardinality(ent_ids), 'mentions_new', n_mentions,
                               'relations_new', cardinality(rel_ids));
 end

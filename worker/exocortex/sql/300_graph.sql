@@ -156,7 +156,9 @@ begin
                array_agg(e.id order by e.id) as entity_ids,
                array_agg(pg_catalog.jsonb_build_object(
                    'id', e.id, 'name', e.name, 'key', e.canonical_key, 'type', e.type,
-                   'generation', e.generation, 'is_owner', e.is_owner) order by e.id) as props
+                   'generation', e.generation, 'is_owner', e.is_owner)
+                   || case when e.sense <> '' then pg_catalog.jsonb_build_object('sense', e.sense)
+                           else '{}'::jsonb end order by e.id) as props
         from exo_private.entities e
         where e.id = any(ids)
           and e.generation = (select max(g.generation) from exo_private.extraction_generations g
@@ -181,7 +183,8 @@ $$;
 comment on function exo_private.project_entities(bigint[]) is
     'Project entities (of their workspace''s current generation) into the AGE graph as vertices '
     'labelled by type, graphid derived from the entity id, properties id, name, key, type, '
-    'generation, is_owner; changed properties are updated. Returns vertices written.';
+    'generation, is_owner (and sense, for a second thing sharing a name); changed properties are '
+    'updated. Returns vertices written.';
 
 -- exo_private.project_relations: write relations of current generations as AGE edges.
 create or replace function exo_private.project_relations(ids bigint[])
@@ -487,10 +490,41 @@ comment on function exo_private.kept_apart(text, text, text) is
     'p_workspace is a split (exo entity split): the name is never that entity''s alias again, in this '
     'extraction generation or a later one; a merge of the two made after it makes this false.';
 
+-- exo_private.entity_sense: which of the things sharing a name a mention is.
+create or replace function exo_private.entity_sense(
+    p_workspace text, p_key text, p_type text, p_document bigint, p_address text default null
+)
+returns text
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- An address is the surest sign (a correspondent is who writes from it), then the type.
+    select coalesce((
+        select s.sense
+        from exo_private.entity_senses s
+        where s.workspace = p_workspace and s.canonical_key = p_key
+          and case s.anchor_kind
+                  when 'address' then
+                      case when p_address is not null then s.anchor = pg_catalog.lower(p_address)
+                           else exists (select 1 from exo_private.entity_addresses a
+                                        where a.document_id = p_document and a.canonical_key = p_key
+                                          and a.address = s.anchor) end
+                  when 'type' then s.anchor = p_type
+              end
+        order by s.anchor_kind = 'address' desc, s.sense
+        limit 1), '')
+$$;
+comment on function exo_private.entity_sense(text, text, text, bigint, text) is
+    'The sense (exo_private.entities.sense) of a mention of key p_key in workspace p_workspace: the '
+    'sense of an address anchor (entity_senses) that is p_address, or, with no address given, one '
+    'that a header of document p_document gives with that name (entity_addresses); else that of a '
+    'type anchor equal to p_type; else '''' (the one thing the name means unless evidence says more).';
+
 -- exo_private.upsert_entity: the one place an entity is created; a type conflict is decided by evidence.
 create or replace function exo_private.upsert_entity(
     p_workspace text, p_generation int, p_type text, p_key text, p_name text,
-    p_is_owner boolean default false
+    p_is_owner boolean default false, p_sense text default ''
 )
 returns bigint
 language plpgsql
@@ -515,6 +549,30 @@ begin
             'p_type must be one of ' || array_to_string(enum_range(null::exo_private.entity_type)::text[], ', ')
             || ', not ' || exo_private.quoted(p_type));
     end if;
+    if p_sense is null or p_sense <> '' and (coalesce(p_is_owner, false) or not exists (
+            select 1 from exo_private.entity_senses s
+            where s.workspace = p_workspace and s.canonical_key = p_key and s.sense = p_sense)) then
+        perform exo_private.invalid_argument(format(
+            'p_sense: %s is no sense of %s in workspace %s (exo_private.entity_senses)%s',
+            exo_private.quoted(p_sense), exo_private.quoted(p_key), p_workspace,
+            case when p_is_owner then '; the owner is the name''s first sense' else '' end));
+    end if;
+    -- A second thing sharing a name is only ever itself: merges and aliases are of a name's
+    -- first sense.
+    if p_sense <> '' then
+        insert into exo_private.entities as e (workspace, generation, type, canonical_key, sense, name, type_votes)
+        values (p_workspace, p_generation,
+                coalesce((select s.anchor from exo_private.entity_senses s
+                          where s.workspace = p_workspace and s.canonical_key = p_key and s.sense = p_sense
+                            and s.anchor_kind = 'type'
+                          limit 1), p_type)::exo_private.entity_type,
+                p_key, p_sense, pg_catalog.btrim(p_name), jsonb_build_object(p_type, 1))
+        on conflict (workspace, generation, canonical_key, sense) do update
+            set type_votes = e.type_votes
+                    || jsonb_build_object(p_type, coalesce((e.type_votes ->> p_type)::int, 0) + 1)
+        returning e.id into kept_id;
+        return kept_id;
+    end if;
     -- A key a person merged into another (exo entity merge) is that entity, in this generation
     -- or a later one: found or made under the kept key and name, the merged name its manual alias.
     if not coalesce(p_is_owner, false) then
@@ -535,6 +593,7 @@ begin
     if not coalesce(p_is_owner, false) and not exists (
         select 1 from exo_private.entities e
         where e.workspace = p_workspace and e.generation = p_generation and e.canonical_key = p_key
+          and e.sense = ''
     ) then
         select min(a.entity_id) as id, count(distinct a.entity_id) as n into ent
         from exo_private.entity_aliases a
@@ -554,7 +613,7 @@ begin
     values (p_workspace, p_generation,
             case when p_is_owner then 'Person' else coalesce(cue, p_type) end::exo_private.entity_type,
             p_key, pg_catalog.btrim(p_name), coalesce(p_is_owner, false), jsonb_build_object(p_type, 1))
-    on conflict (workspace, generation, canonical_key) do update
+    on conflict (workspace, generation, canonical_key, sense) do update
         set type_votes = e.type_votes
                 || jsonb_build_object(p_type, coalesce((e.type_votes ->> p_type)::int, 0) + 1),
             is_owner = e.is_owner or excluded.is_owner,
@@ -562,13 +621,16 @@ begin
     returning e.id, e.type, e.is_owner, e.type_votes into ent;
 
     -- The type: the owner is a Person; else the name's cue; else the type asked for most
-    -- often (a tie keeps the current one).
+    -- often (a tie keeps the current one), but never the type of another sense of the name.
     chosen := case
         when ent.is_owner then 'Person'
         when cue is not null then cue
-        else (select v.key from jsonb_each_text(ent.type_votes) v
-              order by v.value::int desc, (v.key = ent.type::text) desc, v.key
-              limit 1)
+        else coalesce((select v.key from jsonb_each_text(ent.type_votes) v
+                       where not exists (select 1 from exo_private.entity_senses s
+                                         where s.workspace = p_workspace and s.canonical_key = p_key
+                                           and s.anchor_kind = 'type' and s.anchor = v.key)
+                       order by v.value::int desc, (v.key = ent.type::text) desc, v.key
+                       limit 1), ent.type::text)
     end::exo_private.entity_type;
     if chosen <> ent.type then
         perform exo_private.unproject_entities(array[ent.id]);
@@ -578,14 +640,18 @@ begin
     return ent.id;
 end
 $$;
-comment on function exo_private.upsert_entity(text, int, text, text, text, boolean) is
-    'The entity of canonical key p_key in generation p_generation of p_workspace, created when '
-    'missing (named p_name), the one place entities are made: one entity per key whatever the '
-    'type. A key a person merged into another (exo_private.merged_into, any generation) gives the '
+comment on function exo_private.upsert_entity(text, int, text, text, text, boolean, text) is
+    'The entity of canonical key p_key and sense p_sense (exo_private.entity_sense; '''' unless '
+    'entity_senses says the name means two things) in generation p_generation of p_workspace, '
+    'created when missing (named p_name), the one place entities are made: one entity per key and '
+    'sense whatever the type. A second sense is itself (its type the type anchor''s, if any); for '
+    'the first: a key a person merged into another (exo_private.merged_into, any generation) gives the '
     'kept key''s entity (made when missing) and becomes its manual alias; a key that is no entity''s '
     'but an alias of exactly one (entity_aliases) not split off it (kept_apart) gives that entity. p_type is a vote (type_votes); the type is Person for the owner (p_is_owner), else '
     'the name''s cue (cue_type), else the most voted type; a changed type is re-projected. '
-    'Returns the entity id; raises invalid_parameter_value for a blank key or name or an unknown type.';
+    'the name''s cue (cue_type), else the most voted type that is no other sense''s type anchor; a '
+    'changed type is re-projected. Returns the entity id; raises invalid_parameter_value for a blank '
+    'key or name, an unknown type or a sense entity_senses does not hold.';
 
 -- exo_private.merge_extraction: one window's validated extraction into the graph.
 create or replace function exo_private.merge_extraction(
@@ -603,6 +669,7 @@ declare
     keys text[];
     item record;
     ent_id bigint;
+    ent_sense text;
     ent_ids bigint[] := '{}'::bigint[];
     ent_keys text[] := '{}'::text[];
     ent_names text[] := '{}'::text[];
@@ -667,7 +734,8 @@ begin
         join unnest(names, keys) k(name, key) on k.key = x.key and k.name = pg_catalog.btrim(x.item ->> 'name')
         order by x.ord
     loop
-        ent_id := exo_private.upsert_entity(win.workspace, p_generation, item.type, item.key, item.name);
+        ent_sense := exo_private.entity_sense(win.workspace, item.key, item.type, win.document_id);
+        ent_id := exo_private.upsert_entity(win.workspace, p_generation, item.type, item.key, item.name, false, ent_sense);
         ent_ids := ent_ids || ent_id;
         ent_keys := ent_keys || item.key;
         ent_names := ent_names || item.name;
@@ -677,7 +745,7 @@ begin
                      exo_private.canonical_key(y.alias ->> 'surface') as key
               from jsonb_array_elements(case when jsonb_typeof(item.aliases) = 'array'
                                              then item.aliases else '[]' end) y(alias)) a
-        where a.key is not null and a.key <> item.key and a.how in ('surname', 'first_name')
+        where a.key is not null and a.key <> item.key and a.how in ('surname', 'first_name') and ent_sense = ''
           and not exo_private.kept_apart(win.workspace, a.key,
                                          (select e.canonical_key from exo_private.entities e where e.id = ent_id))
         on conflict do nothing;
@@ -985,6 +1053,25 @@ begin
         perform exo_private.invalid_argument(format(
             'p_other: entity %s is the owner, who stays: merge the other way round', p_other));
     end if;
+    -- Merges are kept by name (they outlive a generation), so a name's second sense merges only
+    -- back into its first, and then the name means one thing again.
+    if keep_row.sense <> '' or other_row.sense <> '' then
+        if keep_row.canonical_key <> other_row.canonical_key then
+            perform exo_private.invalid_argument(format(
+                'entity %s is the %s sense of %s: a second sense of a name merges only into that name''s first sense',
+                case when keep_row.sense <> '' then p_keep else p_other end,
+                exo_private.quoted(greatest(keep_row.sense, other_row.sense)),
+                exo_private.quoted(case when keep_row.sense <> '' then keep_row.name else other_row.name end)));
+        end if;
+        if keep_row.sense <> '' then
+            perform exo_private.invalid_argument(format(
+                'p_keep: entity %s is the %s sense of %s: keep the first sense (merge the other way round)',
+                p_keep, exo_private.quoted(keep_row.sense), exo_private.quoted(keep_row.name)));
+        end if;
+        delete from exo_private.entity_senses s
+         where s.workspace = other_row.workspace and s.canonical_key = other_row.canonical_key
+           and s.sense = other_row.sense;
+    end if;
 
     -- What moves, as it was: the other entity, its mentions (moved: false where the kept
     -- entity already had one at that window and chunk, so it was dropped), its relations
@@ -1027,7 +1114,8 @@ begin
        and not exists (select 1 from exo_private.entity_aliases k
                        where k.entity_id = p_keep and k.alias_key = a.alias_key);
     insert into exo_private.entity_aliases (entity_id, alias_key, surface, how)
-    values (p_keep, other_row.canonical_key, other_row.name, 'manual')
+    select p_keep, other_row.canonical_key, other_row.name, 'manual'
+    where other_row.canonical_key <> keep_row.canonical_key
     on conflict (entity_id, alias_key) do nothing;
     update exo_private.mentions m
        set entity_id = p_keep
@@ -1052,7 +1140,8 @@ comment on function exo_private.merge_entities(bigint, bigint) is
     'the same window and chunk, a relation that would join p_keep to itself or repeat one, are '
     'dropped), its name becomes a manual alias of p_keep, it is deleted and p_keep re-projected. '
     'Logged in entity_merge_log with everything that moved; returns the log id (unmerge_entities '
-    'undoes it).';
+    'undoes it). A name''s second sense (entities.sense) merges only into its first, which drops '
+    'the sense from entity_senses (the name means one thing again; split_sense makes it two).';
 
 -- exo_private.unmerge_entities: undo a logged merge.
 create or replace function exo_private.unmerge_entities(p_log_id bigint)
@@ -1076,6 +1165,11 @@ begin
     if entry.undone_at is not null then
         perform exo_private.invalid_argument(format('p_log_id: merge %s was undone already', p_log_id));
     end if;
+    if entry.kept_key = entry.other_key then
+        perform exo_private.invalid_argument(format(
+            'p_log_id: merge %s joined two senses of the name %s', p_log_id, exo_private.quoted(entry.kept_name)),
+            'split them again: exo entity split NAME --address ADDRESS or --type TYPE');
+    end if;
     perform 1 from exo_private.entities e where e.id = entry.kept_id for update;
     if not found then
         -- The kept entity went with its generation; upsert_entity replayed the merge in the new
@@ -1093,12 +1187,12 @@ begin
         update exo_private.entity_merge_log l set undone_at = now() where l.id = p_log_id;
         select e.id into other_id
         from exo_private.entities e
-        where e.workspace = entry.workspace and e.canonical_key = entry.other_key
+        where e.workspace = entry.workspace and e.canonical_key = entry.other_key and e.sense = ''
         order by e.generation desc
         limit 1;
         select e.id into target_id
         from exo_private.entities e
-        where e.workspace = entry.workspace and e.canonical_key = target_key
+        where e.workspace = entry.workspace and e.canonical_key = target_key and e.sense = ''
         order by e.generation desc
         limit 1;
         if other_id is not null or target_id is null then
@@ -1116,7 +1210,7 @@ begin
     other_id := entry.other_id;
     if exists (select 1 from exo_private.entities e
                where e.workspace = entry.workspace and e.generation = (entry.moved -> 'entity' ->> 'generation')::int
-                 and e.canonical_key = entry.moved -> 'entity' ->> 'canonical_key') then
+                 and e.canonical_key = entry.moved -> 'entity' ->> 'canonical_key' and e.sense = '') then
         perform exo_private.invalid_argument(format(
             'p_log_id: an entity keyed %s exists again since merge %s; merge or split that one instead',
             exo_private.quoted(entry.moved -> 'entity' ->> 'canonical_key'), p_log_id));
@@ -1250,6 +1344,112 @@ comment on function exo_private.split_entity(bigint, text) is
     'move to an entity of that key (upsert_entity: made, of p_entity''s type, when missing), and so do '
     'the relations at p_entity in the windows that name it only so. Logged in entity_merge_log '
     '(kind split, other_id the new entity); returns the log id. Its inverse is merge_entities.';
+
+-- exo_private.split_sense: a person's correction: a name means two things.
+create or replace function exo_private.split_sense(p_entity bigint, p_anchor_kind text, p_anchor text)
+returns bigint
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    ent exo_private.entities;
+    anchor text := pg_catalog.btrim(p_anchor);
+    label text;
+    docs bigint[];
+    new_id bigint;
+begin
+    select * into ent from exo_private.entities e where e.id = p_entity for update;
+    if not found then
+        perform exo_private.invalid_argument(format('p_entity: there is no entity %s', p_entity));
+    end if;
+    if ent.sense <> '' then
+        perform exo_private.invalid_argument(format(
+            'p_entity: entity %s is the %s sense of %s already; split from the name''s first sense',
+            p_entity, exo_private.quoted(ent.sense), exo_private.quoted(ent.name)));
+    end if;
+    if p_anchor_kind = 'address' then
+        anchor := pg_catalog.lower(anchor);
+        if not exists (select 1 from exo_private.entity_addresses a
+                       where a.workspace = ent.workspace and a.canonical_key = ent.canonical_key and a.address = anchor) then
+            perform exo_private.invalid_argument(format(
+                'p_anchor: no email header of workspace %s gives %s with address %s', ent.workspace,
+                exo_private.quoted(ent.name), exo_private.quoted(p_anchor)));
+        end if;
+        if exists (select 1 from exo_private.settings s, jsonb_array_elements_text(s.value) a
+                   where s.key = 'graph.owner_addresses' and pg_catalog.lower(a) = anchor)
+           or exists (select 1 from exo_private.chat_identities i join exo_private.people p on p.id = i.person_id
+                      where p.is_owner and pg_catalog.lower(i.handle) = anchor) then
+            perform exo_private.invalid_argument(format('p_anchor: %s is an address of the owner', anchor));
+        end if;
+        label := anchor;
+        -- the documents whose headers give the name so
+        docs := array(select a.document_id from exo_private.entity_addresses a
+                      where a.workspace = ent.workspace and a.canonical_key = ent.canonical_key and a.address = anchor);
+    elsif p_anchor_kind = 'type' then
+        if anchor is null or not anchor = any (enum_range(null::exo_private.entity_type)::text[]) then
+            perform exo_private.invalid_argument(
+                'p_anchor must be one of ' || array_to_string(enum_range(null::exo_private.entity_type)::text[], ', ')
+                || ', not ' || exo_private.quoted(p_anchor));
+        end if;
+        if anchor = ent.type::text then
+            perform exo_private.invalid_argument(format(
+                'p_anchor: %s is a %s already; split off a type it is not', exo_private.quoted(ent.name), anchor));
+        end if;
+        label := pg_catalog.lower(anchor);
+        -- the notes whose frontmatter names it (a key of graph.place_keys gives a Place)
+        docs := array(select distinct m.document_id from exo_private.mentions m
+                      join exo_private.documents d on d.id = m.document_id
+                      where m.entity_id = p_entity and m.origin = 'structure'
+                        and d.conversation_id is null and not d.metadata ? 'from');
+    else
+        perform exo_private.invalid_argument(format(
+            'p_anchor_kind must be address or type, not %s', exo_private.quoted(p_anchor_kind)));
+    end if;
+    if exists (select 1 from exo_private.entity_senses s
+               where s.workspace = ent.workspace and s.canonical_key = ent.canonical_key and s.sense = label) then
+        perform exo_private.invalid_argument(format(
+            'p_anchor: %s has a sense %s already', exo_private.quoted(ent.name), exo_private.quoted(label)));
+    end if;
+
+    insert into exo_private.entity_senses (workspace, canonical_key, sense, anchor_kind, anchor, how)
+    values (ent.workspace, ent.canonical_key, label, p_anchor_kind, anchor, 'manual');
+    new_id := exo_private.upsert_entity(ent.workspace, ent.generation,
+                                        case when p_anchor_kind = 'type' then anchor else 'Person' end,
+                                        ent.canonical_key, ent.name, false, label);
+    -- What the model found in an address's documents is that correspondent's too (moved before
+    -- the structure is read again, so that no entity is left without a mention meanwhile). A model
+    -- mention keeps no type, so a type's model rows stay until the next generation reads them.
+    if p_anchor_kind = 'address' then
+        perform exo_private.unproject_entities(array[p_entity]);
+        update exo_private.mentions m
+           set entity_id = new_id
+         where m.entity_id = p_entity and m.document_id = any(docs) and m.origin = 'model'
+           and not exists (select 1 from exo_private.mentions k
+                           where k.entity_id = new_id and k.window_id = m.window_id
+                             and k.chunk_id is not distinct from m.chunk_id);
+        delete from exo_private.mentions m
+         where m.entity_id = p_entity and m.document_id = any(docs) and m.origin = 'model';
+        update exo_private.relations r
+           set subject_id = case when r.subject_id = p_entity then new_id else r.subject_id end,
+               object_id = case when r.object_id = p_entity then new_id else r.object_id end
+         where (r.subject_id = p_entity or r.object_id = p_entity) and r.document_id = any(docs)
+           and r.origin = 'model' and r.subject_id <> new_id and r.object_id <> new_id;
+        perform exo_private.reproject_entities(array[p_entity, new_id]);
+    end if;
+    perform exo_private.link_structure(docs);
+    perform exo_private.project_entities(array[new_id]);
+    return new_id;
+end
+$$;
+comment on function exo_private.split_sense(bigint, text, text) is
+    'A person''s correction: the name of entity p_entity (a name''s first sense) also means another '
+    'thing, known by anchor p_anchor of kind p_anchor_kind: address (the headers that give the name '
+    'with that address, and what the model found in their documents, move to it; not an owner''s '
+    'address) or type (an entity type: the notes whose frontmatter names it so, and later extractions '
+    'that type it so). Recorded in entity_senses (how manual; sense the address, or the type in lower '
+    'case), so every later generation keeps the two apart. Returns the new sense''s entity id; '
+    'merge_entities(p_entity, it) undoes it.';
 
 -- exo_private.related_entities: the neighbourhood of an entity, hub-safe.
 create or replace function exo_private.related_entities(

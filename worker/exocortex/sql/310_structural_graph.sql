@@ -171,6 +171,80 @@ create or replace trigger drop_relation_edges
     referencing old table as old_relations
     for each statement execute function exo_private.drop_relation_edges();
 
+-- exo_private.find_type_senses: names the structure gives as a Place and as a Person.
+create or replace function exo_private.find_type_senses(workspaces text[], keys text[])
+returns int
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    found record;
+    relink bigint[] := '{}'::bigint[];
+    n int := 0;
+begin
+    -- Only a name whose first sense was ever given as a Place can be one (a vote the structure
+    -- of a note's place key cast), so most names cost one probe of the unique index.
+    for found in
+        with candidates as materialized (
+            select e.id, e.workspace, e.generation, e.canonical_key as key
+            from (select distinct u.ws, u.key from unnest(workspaces, keys) u (ws, key)) u
+            join exo_private.entities e
+              on e.workspace = u.ws and e.canonical_key = u.key and e.sense = ''
+             and e.generation = (select max(g.generation) from exo_private.extraction_generations g
+                                 where g.workspace = u.ws)
+            where e.type_votes ? 'Place' and not e.is_owner
+              and not exists (select 1 from exo_private.entity_senses s
+                              where s.workspace = u.ws and s.canonical_key = u.key
+                                and s.anchor_kind = 'type' and s.anchor = 'Place')
+        ), notes as materialized (
+            -- the notes whose frontmatter names them (read again: a mention keeps no key)
+            select distinct c.id, c.key, m.document_id
+            from candidates c
+            join exo_private.mentions m on m.entity_id = c.id and m.origin = 'structure'
+            join exo_private.documents d on d.id = m.document_id
+            where d.conversation_id is null and not d.metadata ? 'from'
+        ), typed as materialized (
+            select o.id, n.type
+            from exo_private.structural_names(array(select distinct o.document_id from notes o)) n
+            join notes o on o.document_id = n.document_id and o.key = n.key
+        )
+        -- A Place by a note's place key, and a Person by a header, a chat or a note's people key.
+        select c.*, array(select o.document_id from notes o where o.id = c.id) as documents
+        from candidates c
+        where exists (select 1 from typed t where t.id = c.id and t.type = 'Place')
+          and (exists (select 1 from typed t where t.id = c.id and t.type = 'Person')
+               or exists (select 1 from exo_private.entity_addresses a
+                          where a.workspace = c.workspace and a.canonical_key = c.key)
+               or exists (select 1 from exo_private.mentions m
+                          join exo_private.documents d on d.id = m.document_id
+                          where m.entity_id = c.id and m.origin = 'structure' and d.conversation_id is not null))
+    loop
+        insert into exo_private.entity_senses (workspace, canonical_key, sense, anchor_kind, anchor, how)
+        values (found.workspace, found.key, 'place', 'type', 'Place', 'structure')
+        on conflict do nothing;
+        -- The first sense is the Person now; the Place's rows move to the new sense.
+        if (select e.type from exo_private.entities e where e.id = found.id) = 'Place' then
+            perform exo_private.unproject_entities(array[found.id]);
+            update exo_private.entities e set type = 'Person' where e.id = found.id;
+            perform exo_private.reproject_entities(array[found.id]);
+        end if;
+        relink := relink || found.documents;
+        n := n + 1;
+    end loop;
+    if n > 0 then
+        perform exo_private.link_structure(relink);
+    end if;
+    return n;
+end
+$$;
+comment on function exo_private.find_type_senses(text[], text[]) is
+    'For the names keys[i] of workspaces[i]: a name the structure gives as a Place (a note''s '
+    'graph.place_keys) and as a Person (an email header, a chat, a note''s graph.people_keys) means '
+    'two things: entity_senses gets its Place sense (anchor type Place, how structure), the first '
+    'sense becomes the Person, and the notes that name it are linked again so that the Place''s '
+    'structural rows move to the new sense. Returns how many names got one.';
+
 -- exo_private.link_structure: the structural graph of some documents, rebuilt.
 create or replace function exo_private.link_structure(doc_ids bigint[])
 returns jsonb
@@ -184,6 +258,8 @@ declare
     ent_ids bigint[];
     rel_ids bigint[];
     n_mentions bigint;
+    named_workspaces text[];
+    named_keys text[];
 begin
     if doc_ids is null then
         perform exo_private.invalid_argument('doc_ids must not be null');
@@ -201,15 +277,17 @@ begin
               select p.metadata ->> 'message_id' from exo_private.documents p
               where p.id = any(doc_ids) and p.metadata ? 'message_id')));
 
-    -- What they said before goes first: a changed header replaces its edges.
+    -- What they said before goes first: a changed header replaces its edges. (Their mentions
+    -- go below, those not made again only: an entity left without a mention for a moment
+    -- would go, and its model relations with it.)
     delete from exo_private.relations r where r.document_id = any(docs) and r.origin = 'structure';
-    delete from exo_private.mentions m where m.document_id = any(docs) and m.origin = 'structure';
     delete from exo_private.entity_addresses a where a.document_id = any(docs);
     if not coalesce((select (s.value #>> '{}')::boolean from exo_private.settings s where s.key = 'graph.structural'),
                     true)
        or not exists (select 1 from exo_private.documents d
                       where d.id = any(docs) and (d.metadata ? 'from' or d.frontmatter <> '{}'::jsonb))
           and not exists (select 1 from exo_private.document_links l where l.source_document = any(docs)) then
+        delete from exo_private.mentions m where m.document_id = any(docs) and m.origin = 'structure';
         return jsonb_build_object('documents', 0, 'entities', 0, 'mentions_new', 0, 'relations_new', 0);
     end if;
     gens := exo_private.structure_generations(array(
@@ -238,20 +316,25 @@ begin
         ) pick
         where d.id = any(docs) and (d.metadata ? 'in_reply_to' or d.metadata ? 'references')
     ), named as materialized (
-        select p.*, p.document_id = any(docs) as own
+        -- (a namesake of the owner a person split off by address is not the owner)
+        select p.*, p.document_id = any(docs) as own,
+               exo_private.entity_sense(p.workspace, p.key, p.type::text, p.document_id, p.address) as sense
         from exo_private.structural_people(docs || array(select parent_id from parents), gens) p
         where p.document_id = any(docs) or (p.source = 'email' and p.role = 'from' and p.ordinal = 0)
     ), resolved as materialized (
-        -- One entity a (workspace, key), the one place entities are made (an alias gives its entity).
-        select k.workspace, k.key,
-               exo_private.upsert_entity(k.workspace, k.generation, k.type::text, k.key, k.name, k.is_owner) as id
-        from (select distinct on (n.workspace, n.key) n.workspace, n.generation, n.type, n.key, n.name, n.is_owner
+        -- One entity a (workspace, key, sense), the one place entities are made (an alias gives
+        -- its entity).
+        select k.workspace, k.key, k.sense,
+               exo_private.upsert_entity(k.workspace, k.generation, k.type::text, k.key, k.name,
+                                         k.is_owner and k.sense = '', k.sense) as id
+        from (select distinct on (n.workspace, n.key, n.sense)
+                     n.workspace, n.generation, n.type, n.key, n.sense, n.name, n.is_owner
               from named n
-              order by n.workspace, n.key, n.is_owner desc, n.own desc, n.name) k
+              order by n.workspace, n.key, n.sense, n.is_owner desc, n.own desc, n.name) k
     ), people as materialized (
         select n.*, e.id as entity_id
         from named n
-        join resolved e on e.workspace = n.workspace and e.key = n.key
+        join resolved e on e.workspace = n.workspace and e.key = n.key and e.sense = n.sense
     ), mine as materialized (
         select * from people p where p.own
     ), mentioned as (
@@ -262,6 +345,13 @@ begin
         order by m.entity_id, m.window_id, m.source, m.role, m.ordinal
         on conflict do nothing
         returning 1
+    ), unsaid as (
+        -- the structural mentions these documents no longer make (a wiki link's are made below)
+        delete from exo_private.mentions o
+        where o.document_id = any(docs) and o.origin = 'structure'
+          and not exists (select 1 from mine m
+                          where m.entity_id = o.entity_id and m.window_id = o.window_id
+                            and m.chunk_id is not distinct from o.chunk_id)
     ), addressed as (
         insert into exo_private.entity_addresses (document_id, window_id, workspace, canonical_key, address, name)
         select distinct on (m.document_id, m.key, m.address) m.document_id, m.window_id, m.workspace, m.key,
@@ -324,8 +414,10 @@ begin
     )
     select (select coalesce(array_agg(distinct e.id), '{}') from resolved e),
            (select count(*) from mentioned),
-           (select coalesce(array_agg(related.id), '{}') from related)
-      into ent_ids, n_mentions, rel_ids;
+           (select coalesce(array_agg(related.id), '{}') from related),
+           (select array_agg(m.workspace order by m.workspace, m.key) from mine m where m.type in ('Person', 'Place')),
+           (select array_agg(m.key order by m.workspace, m.key) from mine m where m.type in ('Person', 'Place'))
+      into ent_ids, n_mentions, rel_ids, named_workspaces, named_keys;
 
     -- Wiki links, once the names above exist: a [[link]] whose target is the name of a person or
     -- place known from structure is a mention of them in the note, and a note titled by such a
@@ -341,13 +433,15 @@ begin
         left join exo_private.chunks c on c.workspace = d.workspace and c.document_id = d.id and c.ordinal = 0
         where d.id = any(docs) and gens ? d.workspace
     ), known as materialized (
-        -- the entity of a key, when a header, a chat or frontmatter names it somewhere
-        select x.workspace, x.generation, x.canonical_key, x.id
+        -- the entity of a key, when a header, a chat or frontmatter names it somewhere (the
+        -- name's first sense, when it has two)
+        select distinct on (x.workspace, x.generation, x.canonical_key) x.workspace, x.generation, x.canonical_key, x.id
         from exo_private.entities x
         where x.type in ('Person', 'Place')
           and (x.workspace, x.generation, x.canonical_key) in (
               select l.workspace, l.generation, k from linked l, unnest(array[l.target_key, l.title_key]) k)
           and exists (select 1 from exo_private.mentions m where m.entity_id = x.id and m.origin = 'structure')
+        order by x.workspace, x.generation, x.canonical_key, x.sense
     ), targets as materialized (
         select distinct on (l.document_id, k.id) l.*, k.id as entity_id
         from linked l
@@ -377,6 +471,9 @@ begin
 
     perform exo_private.project_entities(ent_ids);
     perform exo_private.project_relations(rel_ids);
+    -- A name these documents give as a Place and another source as a Person is two things
+    -- (which links the notes naming it again, with the new sense).
+    perform exo_private.find_type_senses(named_workspaces, named_keys);
     return jsonb_build_object('documents', cardinality(docs), 'entities', cardinality(ent_ids),
                               'mentions_new', n_mentions, 'relations_new', cardinality(rel_ids));
 end
