@@ -6,15 +6,25 @@ merging the second sense back makes the name one thing again."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from pathlib import Path
+
 import psycopg
 import pytest
 from click.testing import CliRunner
-from support.chat import jsonl, run_import, session, write
+from support.chat import eml, jsonl, run_import, session, write
 from support.db import configure
 from support.graph import merge, person, rel
-from test_structural_graph import T0, T1, eml, ingest
 
 from exocortex.cli import main
+from exocortex.ingest import pipeline
+
+T0 = datetime(2024, 3, 4, 9, 0, tzinfo=UTC)
+T1 = datetime(2024, 3, 5, 18, 30, tzinfo=UTC)
+
+
+def ingest(db, root: Path) -> None:
+    pipeline.ingest(db.cfg, root, "personal", dbname=db.name)
 
 
 def senses(conn, key: str) -> list[tuple]:

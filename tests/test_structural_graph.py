@@ -4,13 +4,11 @@ re-ingest without duplicates, go with their document, and survive a new extracti
 
 from __future__ import annotations
 
-import email.utils
 from datetime import UTC, datetime
-from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
-from support.chat import jsonl, run_import, session, write
+from support.chat import eml, jsonl, run_import, session, write
 from support.db import configure
 from support.graph import merge, person, rel
 
@@ -18,26 +16,6 @@ from exocortex.ingest import pipeline
 
 T0 = datetime(2024, 3, 4, 9, 0, tzinfo=UTC)
 T1 = datetime(2024, 3, 5, 18, 30, tzinfo=UTC)
-
-
-def eml(root: Path, name: str, sender: str, to: str, when: datetime, message_id: str, cc: str | None = None,
-        in_reply_to: str | None = None, body: str = "See you at the allotment on Saturday.") -> Path:  # fmt: skip
-    """An email file written by the standard library, as a mail client would save it."""
-    msg = EmailMessage()
-    msg["From"] = sender
-    msg["To"] = to
-    if cc:
-        msg["Cc"] = cc
-    msg["Subject"] = f"About {name}"
-    msg["Date"] = email.utils.format_datetime(when)
-    msg["Message-ID"] = f"<{message_id}>"
-    if in_reply_to:
-        msg["In-Reply-To"] = f"<{in_reply_to}>"
-        msg["References"] = f"<{in_reply_to}>"
-    msg.set_content(body)
-    path = root / f"{name}.eml"
-    path.write_bytes(bytes(msg))
-    return path
 
 
 def ingest(db, root: Path) -> None:

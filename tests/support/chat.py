@@ -106,11 +106,13 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 
 def mail(sender: str, to: str, subject: str, when: datetime, message_id: str, body: str,
-         in_reply_to: str | None = None, references: str | None = None) -> EmailMessage:  # fmt: skip
+         in_reply_to: str | None = None, references: str | None = None, cc: str | None = None) -> EmailMessage:  # fmt: skip
     """One email as a mail client writes it."""
     message = EmailMessage()
     message["From"] = sender
     message["To"] = to
+    if cc:
+        message["Cc"] = cc
     message["Subject"] = subject
     message["Date"] = email.utils.format_datetime(when)
     message["Message-ID"] = f"<{message_id}>"
@@ -120,6 +122,16 @@ def mail(sender: str, to: str, subject: str, when: datetime, message_id: str, bo
         message["References"] = references
     message.set_content(body)
     return message
+
+
+def eml(root: Path, name: str, sender: str, to: str, when: datetime, message_id: str, cc: str | None = None,
+        in_reply_to: str | None = None, body: str = "See you at the allotment on Saturday.") -> Path:  # fmt: skip
+    """An email file NAME.eml (subject "About NAME"); a reply references the message it answers."""
+    message = mail(sender, to, f"About {name}", when, message_id, body, in_reply_to=in_reply_to,
+                   references=f"<{in_reply_to}>" if in_reply_to else None, cc=cc)  # fmt: skip
+    path = root / f"{name}.eml"
+    path.write_bytes(bytes(message))
+    return path
 
 
 def mbox(tmp_path: Path, name: str, *messages: EmailMessage) -> Path:
