@@ -7083,7 +7083,7 @@ COMMENT ON FUNCTION exo_private.chat_person_names(identities bigint[]) IS 'For c
 -- Name: chat_window_senders(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.chat_window_senders(conversations bigint[]) RETURNS TABLE(workspace text, window_id bigint, document_id bigint, chunk_id bigint, name text, key text, is_owner boolean, messages bigint, first_at timestamp with time zone, last_at timestamp with time zone)
+CREATE FUNCTION exo_private.chat_window_senders(conversations bigint[]) RETURNS TABLE(workspace text, window_id bigint, document_id bigint, chunk_id bigint, name text, key text, is_owner boolean, messages bigint, first_at timestamp with time zone, last_at timestamp with time zone, sense text)
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -7102,14 +7102,20 @@ CREATE FUNCTION exo_private.chat_window_senders(conversations bigint[]) RETURNS 
         join exo_private.chat_messages m on m.id = x.message_id
         group by w.workspace, w.window_id, w.document_id, w.chunk_id, m.identity_id
     )
-    -- One row a (window, person): a person's identities (two handles, one name) add up.
+    -- One row a (window, person): a person's identities (two handles, one name) add up, unless
+    -- a person split the name's sender at one address off (exo entity split --address).
     select s.workspace, s.window_id, s.document_id, s.chunk_id,
            (array_agg(n.name order by n.is_owner desc, n.name))[1], n.key, bool_or(n.is_owner),
-           sum(s.messages)::bigint, min(s.first_at), max(s.last_at)
+           sum(s.messages)::bigint, min(s.first_at), max(s.last_at), x.sense
     from sent s
     join exo_private.chat_person_names(array(select distinct s2.identity_id from sent s2)) n
       on n.identity_id = s.identity_id
-    group by s.workspace, s.window_id, s.document_id, s.chunk_id, n.key
+    join exo_private.chat_identities i on i.id = s.identity_id
+    cross join lateral (
+        select case when n.is_owner or i.handle !~ '@' then ''
+                    else exo_private.entity_sense(s.workspace, n.key, 'Person', null, i.handle) end as sense
+    ) x
+    group by s.workspace, s.window_id, s.document_id, s.chunk_id, n.key, x.sense
 $$;
 
 ALTER FUNCTION exo_private.chat_window_senders(conversations bigint[]) OWNER TO exo_owner;
@@ -7118,7 +7124,7 @@ ALTER FUNCTION exo_private.chat_window_senders(conversations bigint[]) OWNER TO 
 -- Name: FUNCTION chat_window_senders(conversations bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.chat_window_senders(conversations bigint[]) IS 'For every window of the given conversations: its workspace, extraction window, document and chunk, and each Person who sent a message in it (exo_private.chat_person_names), once per key, with how many messages they sent in it and when the first and the last was sent.';
+COMMENT ON FUNCTION exo_private.chat_window_senders(conversations bigint[]) IS 'For every window of the given conversations: its workspace, extraction window, document and chunk, and each Person who sent a message in it (exo_private.chat_person_names), once per key and sense (the sense of an address anchor equal to the identity''s handle, else ''''), with how many messages they sent in it and when the first and the last was sent.';
 
 --
 -- Name: check_bridge(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -12445,19 +12451,18 @@ begin
         select s.*, (gens ->> s.workspace)::int as generation
         from exo_private.chat_window_senders(conversations) s
     ), resolved as materialized (
-        -- The Person entities, one per (workspace, key) made by upsert_entity; an existing one
+        -- The Person entities, one per (workspace, key, sense) made by upsert_entity; an existing one
         -- (of any type) keeps its name.
-        select k.workspace, k.key,
-               exo_private.upsert_entity(k.workspace, k.generation, 'Person', k.key, k.name, k.is_owner,
-                                         case when k.is_owner then ''
-                                              else exo_private.entity_sense(k.workspace, k.key, 'Person', null) end) as id
-        from (select distinct on (s.workspace, s.key) s.workspace, s.generation, s.key, s.name, s.is_owner
+        select k.workspace, k.key, k.sense,
+               exo_private.upsert_entity(k.workspace, k.generation, 'Person', k.key, k.name, k.is_owner, k.sense) as id
+        from (select distinct on (s.workspace, s.key, s.sense) s.workspace, s.generation, s.key, s.sense, s.name,
+                     s.is_owner
               from senders s
-              order by s.workspace, s.key, s.is_owner desc, s.name) k
+              order by s.workspace, s.key, s.sense, s.is_owner desc, s.name) k
     ), people as materialized (
         select s.*, e.id as entity_id
         from senders s
-        join resolved e on e.workspace = s.workspace and e.key = s.key
+        join resolved e on e.workspace = s.workspace and e.key = s.key and e.sense = s.sense
     ), mentioned as (
         insert into exo_private.mentions (entity_id, window_id, document_id, chunk_id, surface, origin)
         select p.entity_id, p.window_id, p.document_id, p.chunk_id, p.name, 'structure'
@@ -22012,6 +22017,7 @@ declare
     anchor text := pg_catalog.btrim(p_anchor);
     label text;
     docs bigint[];
+    conversations bigint[] := '{}'::bigint[];
     new_id bigint;
 begin
     select * into ent from exo_private.entities e where e.id = p_entity for update;
@@ -22025,11 +22031,20 @@ begin
     end if;
     if p_anchor_kind = 'address' then
         anchor := pg_catalog.lower(anchor);
+        -- the conversations (a mail archive's threads) where a sender of that address and name wrote
+        conversations := array(
+            select distinct d.conversation_id
+            from exo_private.chat_identities i
+            join exo_private.chat_participants p on p.identity_id = i.id
+            join exo_private.documents d on d.conversation_id = p.conversation_id
+            where pg_catalog.lower(i.handle) = anchor and d.workspace = ent.workspace
+              and exo_private.canonical_key(i.display_name) = ent.canonical_key);
         if not exists (select 1 from exo_private.entity_addresses a
-                       where a.workspace = ent.workspace and a.canonical_key = ent.canonical_key and a.address = anchor) then
+                       where a.workspace = ent.workspace and a.canonical_key = ent.canonical_key and a.address = anchor)
+           and conversations = '{}' then
             perform exo_private.invalid_argument(format(
-                'p_anchor: no email header of workspace %s gives %s with address %s', ent.workspace,
-                exo_private.quoted(ent.name), exo_private.quoted(p_anchor)));
+                'p_anchor: no email header or mail archive sender of workspace %s gives %s with address %s',
+                ent.workspace, exo_private.quoted(ent.name), exo_private.quoted(p_anchor)));
         end if;
         if exists (select 1 from exo_private.settings s, jsonb_array_elements_text(s.value) a
                    where s.key = 'graph.owner_addresses' and pg_catalog.lower(a) = anchor)
@@ -22093,6 +22108,23 @@ begin
         perform exo_private.reproject_entities(array[p_entity, new_id]);
     end if;
     perform exo_private.link_structure(docs);
+    -- The threads' senders of that address are the new sense: linked again, then the first
+    -- sense's rows of the windows where no sender of its own wrote go.
+    if conversations <> '{}' then
+        perform exo_private.link_participants(conversations);
+        delete from exo_private.relations r
+         where (r.subject_id = p_entity or r.object_id = p_entity) and r.origin = 'structure'
+           and r.window_id in (select w.id from exo_private.extraction_windows w
+                               join exo_private.documents d on d.id = w.document_id
+                               where d.conversation_id = any(conversations))
+           and not exists (select 1 from exo_private.chat_window_senders(conversations) s
+                           where s.window_id = r.window_id and s.key = ent.canonical_key and s.sense = '');
+        delete from exo_private.mentions m
+         where m.entity_id = p_entity and m.origin = 'structure'
+           and m.document_id in (select d.id from exo_private.documents d where d.conversation_id = any(conversations))
+           and not exists (select 1 from exo_private.chat_window_senders(conversations) s
+                           where s.window_id = m.window_id and s.key = ent.canonical_key and s.sense = '');
+    end if;
     perform exo_private.project_entities(array[new_id]);
     return new_id;
 end
@@ -22104,7 +22136,7 @@ ALTER FUNCTION exo_private.split_sense(p_entity bigint, p_anchor_kind text, p_an
 -- Name: FUNCTION split_sense(p_entity bigint, p_anchor_kind text, p_anchor text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.split_sense(p_entity bigint, p_anchor_kind text, p_anchor text) IS 'A person''s correction: the name of entity p_entity (a name''s first sense) also means another thing, known by anchor p_anchor of kind p_anchor_kind: address (the headers that give the name with that address, and what the model found in their documents, move to it; not an owner''s address) or type (an entity type: the notes whose frontmatter names it so, and later extractions that type it so). Recorded in entity_senses (how manual; sense the address, or the type in lower case), so every later generation keeps the two apart. Returns the new sense''s entity id; merge_entities(p_entity, it) undoes it.';
+COMMENT ON FUNCTION exo_private.split_sense(p_entity bigint, p_anchor_kind text, p_anchor text) IS 'A person''s correction: the name of entity p_entity (a name''s first sense) also means another thing, known by anchor p_anchor of kind p_anchor_kind: address (the headers that give the name with that address, and what the model found in their documents, move to it, and so does a mail archive''s sender of that address and name; not an owner''s address) or type (an entity type: the notes whose frontmatter names it so, and later extractions that type it so). Recorded in entity_senses (how manual; sense the address, or the type in lower case), so every later generation keeps the two apart. Returns the new sense''s entity id; merge_entities(p_entity, it) undoes it.';
 
 --
 -- Name: stage_sql(text, text, integer, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner

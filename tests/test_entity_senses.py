@@ -6,13 +6,13 @@ merging the second sense back makes the name one thing again."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psycopg
 import pytest
 from click.testing import CliRunner
-from support.chat import eml, jsonl, run_import, session, write
+from support.chat import eml, jsonl, mail, mbox, run_import, session, write
 from support.db import configure
 from support.graph import merge, person, rel
 
@@ -275,3 +275,64 @@ def test_the_cli_splits_by_address_and_asks_for_an_id_when_a_name_means_two(name
     assert "sense slee@b.example" in said
     result = runner.invoke(main, ["entity", "split", "Sam Lee", "--alias", "Sam", "--type", "Place"])
     assert result.exit_code != 0 and "exactly one of" in " ".join(result.output.split())
+
+
+def test_a_mail_archive_sender_split_off_by_address_is_the_namesake_in_its_threads(db, tmp_path):
+    t2 = T1 + timedelta(minutes=10)
+    archive = mbox(
+        tmp_path,
+        "mail.mbox",
+        mail(
+            "Sam Lee <sam@a.example>",
+            "Ann Ward <ann@example.org>",
+            "Allotment",
+            T0,
+            "a1@a.example",
+            "Water butts?",
+        ),
+        mail(
+            "Ann Ward <ann@example.org>",
+            "Sam Lee <sam@a.example>",
+            "Re: Allotment",
+            T0 + timedelta(minutes=10),
+            "a2@example.org",
+            "Saturday.",
+            in_reply_to="a1@a.example",
+        ),
+        mail(
+            "Sam Lee <slee@b.example>", "Ann Ward <ann@example.org>", "Choir", T1, "b1@b.example", "Tenors?"
+        ),
+        mail(
+            "Ann Ward <ann@example.org>",
+            "Sam Lee <slee@b.example>",
+            "Re: Choir",
+            t2,
+            "b2@example.org",
+            "Two.",
+            in_reply_to="b1@b.example",
+        ),
+    )
+    run_import(db, archive, "mbox")
+    talked = {("Sam Lee", "", "TALKED_WITH", "Ann Ward", ""), ("Ann Ward", "", "TALKED_WITH", "Sam Lee", "")}
+    with db.connect("exo_writer") as conn:
+        assert senses(conn, "sam lee") == [("", "Person")]
+        assert len(sensed_edges(conn) & talked) == 1  # one edge a pair, whichever way round
+        sam = conn.execute("select id from exo_private.entities where canonical_key = 'sam lee'").fetchone()[
+            0
+        ]
+        conn.execute("select exo_private.split_sense(%s, 'address', 'slee@b.example')", (sam,))
+        assert senses(conn, "sam lee") == [("", "Person"), ("slee@b.example", "Person")]
+        threads = conn.execute(
+            """select e.sense, c.title from exo_private.mentions m
+               join exo_private.entities e on e.id = m.entity_id
+               join exo_private.documents d on d.id = m.document_id
+               join exo_private.chat_conversations c on c.id = d.conversation_id
+               where e.canonical_key = 'sam lee' order by 1"""
+        ).fetchall()
+        assert threads == [("", "Allotment"), ("slee@b.example", "Choir")]
+        pairs = {frozenset([(s, ss), (o, os_)]) for s, ss, _, o, os_ in sensed_edges(conn)}
+        assert pairs == {
+            frozenset([("Sam Lee", ""), ("Ann Ward", "")]),
+            frozenset([("Sam Lee", "slee@b.example"), ("Ann Ward", "")]),
+        }
+        assert not conn.execute("select * from exo_private.graph_disagreements('personal')").fetchall()

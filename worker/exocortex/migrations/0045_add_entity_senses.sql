@@ -31,5 +31,7 @@ comment on table exo_private.entity_senses is
     'named it as a Place and as a Person) or manual (exo entity split). Kept by canonical key: it '
     'outlives every graph generation.';
 
--- upsert_entity takes the sense (sql/300_graph.sql makes the new signature).
+-- upsert_entity takes the sense and chat_window_senders returns it (sql/300_graph.sql and
+-- sql/205_chat_graph.sql make them again).
 drop function if exists exo_private.upsert_entity(text, int, text, text, text, boolean);
+drop function if exists exo_private.chat_window_senders(bigint[]);

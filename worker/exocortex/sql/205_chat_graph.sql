@@ -37,7 +37,7 @@ comment on function exo_private.chat_person_names(bigint[]) is
 -- exo_private.chat_window_senders: who sent a message in each window of some conversations.
 create or replace function exo_private.chat_window_senders(conversations bigint[])
 returns table (workspace text, window_id bigint, document_id bigint, chunk_id bigint, name text, key text,
-               is_owner boolean, messages bigint, first_at timestamptz, last_at timestamptz)
+               is_owner boolean, messages bigint, first_at timestamptz, last_at timestamptz, sense text)
 language sql stable
 security invoker
 set search_path = exo_private, pg_temp
@@ -57,18 +57,25 @@ as $$
         join exo_private.chat_messages m on m.id = x.message_id
         group by w.workspace, w.window_id, w.document_id, w.chunk_id, m.identity_id
     )
-    -- One row a (window, person): a person's identities (two handles, one name) add up.
+    -- One row a (window, person): a person's identities (two handles, one name) add up, unless
+    -- a person split the name's sender at one address off (exo entity split --address).
     select s.workspace, s.window_id, s.document_id, s.chunk_id,
            (array_agg(n.name order by n.is_owner desc, n.name))[1], n.key, bool_or(n.is_owner),
-           sum(s.messages)::bigint, min(s.first_at), max(s.last_at)
+           sum(s.messages)::bigint, min(s.first_at), max(s.last_at), x.sense
     from sent s
     join exo_private.chat_person_names(array(select distinct s2.identity_id from sent s2)) n
       on n.identity_id = s.identity_id
-    group by s.workspace, s.window_id, s.document_id, s.chunk_id, n.key
+    join exo_private.chat_identities i on i.id = s.identity_id
+    cross join lateral (
+        select case when n.is_owner or i.handle !~ '@' then ''
+                    else exo_private.entity_sense(s.workspace, n.key, 'Person', null, i.handle) end as sense
+    ) x
+    group by s.workspace, s.window_id, s.document_id, s.chunk_id, n.key, x.sense
 $$;
 comment on function exo_private.chat_window_senders(bigint[]) is
     'For every window of the given conversations: its workspace, extraction window, document and '
-    'chunk, and each Person who sent a message in it (exo_private.chat_person_names), once per key, '
+    'chunk, and each Person who sent a message in it (exo_private.chat_person_names), once per key '
+    'and sense (the sense of an address anchor equal to the identity''s handle, else ''''), '
     'with how many messages they sent in it and when the first and the last was sent.';
 
 -- exo_private.link_participants: the structural graph of chat windows.
@@ -95,19 +102,18 @@ begin
         select s.*, (gens ->> s.workspace)::int as generation
         from exo_private.chat_window_senders(conversations) s
     ), resolved as materialized (
-        -- The Person entities, one per (workspace, key) made by upsert_entity; an existing one
+        -- The Person entities, one per (workspace, key, sense) made by upsert_entity; an existing one
         -- (of any type) keeps its name.
-        select k.workspace, k.key,
-               exo_private.upsert_entity(k.workspace, k.generation, 'Person', k.key, k.name, k.is_owner,
-                                         case when k.is_owner then ''
-                                              else exo_private.entity_sense(k.workspace, k.key, 'Person', null) end) as id
-        from (select distinct on (s.workspace, s.key) s.workspace, s.generation, s.key, s.name, s.is_owner
+        select k.workspace, k.key, k.sense,
+               exo_private.upsert_entity(k.workspace, k.generation, 'Person', k.key, k.name, k.is_owner, k.sense) as id
+        from (select distinct on (s.workspace, s.key, s.sense) s.workspace, s.generation, s.key, s.sense, s.name,
+                     s.is_owner
               from senders s
-              order by s.workspace, s.key, s.is_owner desc, s.name) k
+              order by s.workspace, s.key, s.sense, s.is_owner desc, s.name) k
     ), people as materialized (
         select s.*, e.id as entity_id
         from senders s
-        join resolved e on e.workspace = s.workspace and e.key = s.key
+        join resolved e on e.workspace = s.workspace and e.key = s.key and e.sense = s.sense
     ), mentioned as (
         insert into exo_private.mentions (entity_id, window_id, document_id, chunk_id, surface, origin)
         select p.entity_id, p.window_id, p.document_id, p.chunk_id, p.name, 'structure'

@@ -490,37 +490,6 @@ comment on function exo_private.kept_apart(text, text, text) is
     'p_workspace is a split (exo entity split): the name is never that entity''s alias again, in this '
     'extraction generation or a later one; a merge of the two made after it makes this false.';
 
--- exo_private.entity_sense: which of the things sharing a name a mention is.
-create or replace function exo_private.entity_sense(
-    p_workspace text, p_key text, p_type text, p_document bigint, p_address text default null
-)
-returns text
-language sql stable
-security invoker
-set search_path = exo_private, pg_temp
-as $$
-    -- An address is the surest sign (a correspondent is who writes from it), then the type.
-    select coalesce((
-        select s.sense
-        from exo_private.entity_senses s
-        where s.workspace = p_workspace and s.canonical_key = p_key
-          and case s.anchor_kind
-                  when 'address' then
-                      case when p_address is not null then s.anchor = pg_catalog.lower(p_address)
-                           else exists (select 1 from exo_private.entity_addresses a
-                                        where a.document_id = p_document and a.canonical_key = p_key
-                                          and a.address = s.anchor) end
-                  when 'type' then s.anchor = p_type
-              end
-        order by s.anchor_kind = 'address' desc, s.sense
-        limit 1), '')
-$$;
-comment on function exo_private.entity_sense(text, text, text, bigint, text) is
-    'The sense (exo_private.entities.sense) of a mention of key p_key in workspace p_workspace: the '
-    'sense of an address anchor (entity_senses) that is p_address, or, with no address given, one '
-    'that a header of document p_document gives with that name (entity_addresses); else that of a '
-    'type anchor equal to p_type; else '''' (the one thing the name means unless evidence says more).';
-
 -- exo_private.upsert_entity: the one place an entity is created; a type conflict is decided by evidence.
 create or replace function exo_private.upsert_entity(
     p_workspace text, p_generation int, p_type text, p_key text, p_name text,
@@ -1357,6 +1326,7 @@ declare
     anchor text := pg_catalog.btrim(p_anchor);
     label text;
     docs bigint[];
+    conversations bigint[] := '{}'::bigint[];
     new_id bigint;
 begin
     select * into ent from exo_private.entities e where e.id = p_entity for update;
@@ -1370,11 +1340,20 @@ begin
     end if;
     if p_anchor_kind = 'address' then
         anchor := pg_catalog.lower(anchor);
+        -- the conversations (a mail archive's threads) where a sender of that address and name wrote
+        conversations := array(
+            select distinct d.conversation_id
+            from exo_private.chat_identities i
+            join exo_private.chat_participants p on p.identity_id = i.id
+            join exo_private.documents d on d.conversation_id = p.conversation_id
+            where pg_catalog.lower(i.handle) = anchor and d.workspace = ent.workspace
+              and exo_private.canonical_key(i.display_name) = ent.canonical_key);
         if not exists (select 1 from exo_private.entity_addresses a
-                       where a.workspace = ent.workspace and a.canonical_key = ent.canonical_key and a.address = anchor) then
+                       where a.workspace = ent.workspace and a.canonical_key = ent.canonical_key and a.address = anchor)
+           and conversations = '{}' then
             perform exo_private.invalid_argument(format(
-                'p_anchor: no email header of workspace %s gives %s with address %s', ent.workspace,
-                exo_private.quoted(ent.name), exo_private.quoted(p_anchor)));
+                'p_anchor: no email header or mail archive sender of workspace %s gives %s with address %s',
+                ent.workspace, exo_private.quoted(ent.name), exo_private.quoted(p_anchor)));
         end if;
         if exists (select 1 from exo_private.settings s, jsonb_array_elements_text(s.value) a
                    where s.key = 'graph.owner_addresses' and pg_catalog.lower(a) = anchor)
@@ -1438,6 +1417,23 @@ begin
         perform exo_private.reproject_entities(array[p_entity, new_id]);
     end if;
     perform exo_private.link_structure(docs);
+    -- The threads' senders of that address are the new sense: linked again, then the first
+    -- sense's rows of the windows where no sender of its own wrote go.
+    if conversations <> '{}' then
+        perform exo_private.link_participants(conversations);
+        delete from exo_private.relations r
+         where (r.subject_id = p_entity or r.object_id = p_entity) and r.origin = 'structure'
+           and r.window_id in (select w.id from exo_private.extraction_windows w
+                               join exo_private.documents d on d.id = w.document_id
+                               where d.conversation_id = any(conversations))
+           and not exists (select 1 from exo_private.chat_window_senders(conversations) s
+                           where s.window_id = r.window_id and s.key = ent.canonical_key and s.sense = '');
+        delete from exo_private.mentions m
+         where m.entity_id = p_entity and m.origin = 'structure'
+           and m.document_id in (select d.id from exo_private.documents d where d.conversation_id = any(conversations))
+           and not exists (select 1 from exo_private.chat_window_senders(conversations) s
+                           where s.window_id = m.window_id and s.key = ent.canonical_key and s.sense = '');
+    end if;
     perform exo_private.project_entities(array[new_id]);
     return new_id;
 end
@@ -1445,8 +1441,8 @@ $$;
 comment on function exo_private.split_sense(bigint, text, text) is
     'A person''s correction: the name of entity p_entity (a name''s first sense) also means another '
     'thing, known by anchor p_anchor of kind p_anchor_kind: address (the headers that give the name '
-    'with that address, and what the model found in their documents, move to it; not an owner''s '
-    'address) or type (an entity type: the notes whose frontmatter names it so, and later extractions '
+    'with that address, and what the model found in their documents, move to it, and so does a mail '
+    'archive''s sender of that address and name; not an owner''s address) or type (an entity type: the notes whose frontmatter names it so, and later extractions '
     'that type it so). Recorded in entity_senses (how manual; sense the address, or the type in lower '
     'case), so every later generation keeps the two apart. Returns the new sense''s entity id; '
     'merge_entities(p_entity, it) undoes it.';
