@@ -763,7 +763,7 @@ ALTER FUNCTION exo.dossier(entity text, workspace text, bridge text[]) OWNER TO 
 -- Name: FUNCTION dossier(entity text, workspace text, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.dossier(entity text, workspace text, bridge text[]) IS 'What the graph knows about one entity, as jsonb. entity is an entity id (digits) or a name (matched by canonical key: case, spacing and edge punctuation ignored); workspace (null: all) narrows a name. One match gives one object; a name found in several workspaces (or as several types) gives an array of objects, one per entity, never merged. An object: entity_id, workspace, type, name, is_owner, mention_count, document_count, mentions (one per document, newest first, at most 100: document_id, path, title, written_at, band, surface, mentions), relations {out, in} (at most 100 each: predicate, predicate_raw, entity_id, name, type, documents, document_ids), hints. Care: mentions in chunks charged for a deferred subject, and relations to an entity that is one (or whose evidence lies only in withheld chunks), are left out unless bridge names the subject (by name or alias); each hint says what was left out: {subject, workspace, mentions, chunks, relations, how}. An entity that is itself a deferred subject, or one seen only in withheld chunks (by id as by name), gives only {entity_id, workspace, type, withheld: true, hints}. Raises invalid_parameter_value for a blank entity, an unknown workspace or a name that matches nothing.';
+COMMENT ON FUNCTION exo.dossier(entity text, workspace text, bridge text[]) IS 'What the graph knows about one entity, as jsonb. entity is an entity id (digits) or a name (matched by canonical key: case, spacing and edge punctuation ignored); workspace (null: all) narrows a name. One match gives one object; a name found in several workspaces (or as several types, or as two things of one name) gives an array of objects, one per entity, never merged. An object: entity_id, workspace, type, name, sense (null, or which of two things sharing the name it is: an address, or a type such as place), is_owner, mention_count, document_count, mentions (one per document, newest first, at most 100: document_id, path, title, written_at, band, surface, mentions), relations {out, in} (at most 100 each: predicate, predicate_raw, entity_id, name, type, documents, document_ids), hints. Care: mentions in chunks charged for a deferred subject, and relations to an entity that is one (or whose evidence lies only in withheld chunks), are left out unless bridge names the subject (by name or alias); each hint says what was left out: {subject, workspace, mentions, chunks, relations, how}. An entity that is itself a deferred subject, or one seen only in withheld chunks (by id as by name), gives only {entity_id, workspace, type, withheld: true, hints}. Raises invalid_parameter_value for a blank entity, an unknown workspace or a name that matches nothing.';
 
 --
 -- Name: embed_query(text); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -10284,7 +10284,7 @@ CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) RETUR
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
     with ent as (
-        select e.id, e.workspace, e.type, e.name, e.canonical_key, e.is_owner
+        select e.id, e.workspace, e.type, e.name, e.canonical_key, e.is_owner, e.sense
         from exo_private.entities e
         where e.id = p_entity
     ), released as materialized (
@@ -10381,7 +10381,7 @@ CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) RETUR
         else
             jsonb_build_object(
                 'entity_id', ent.id, 'workspace', ent.workspace, 'type', ent.type::text,
-                'name', ent.name, 'is_owner', ent.is_owner,
+                'name', ent.name, 'sense', nullif(ent.sense, ''), 'is_owner', ent.is_owner,
                 'mention_count', (select coalesce(sum(s.mentions), 0) from shown s),
                 'document_count', (select count(*) from shown),
                 'mentions', coalesce((

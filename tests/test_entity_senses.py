@@ -336,3 +336,18 @@ def test_a_mail_archive_sender_split_off_by_address_is_the_namesake_in_its_threa
             frozenset([("Sam Lee", "slee@b.example"), ("Ann Ward", "")]),
         }
         assert not conn.execute("select * from exo_private.graph_disagreements('personal')").fetchall()
+
+
+def test_the_dossier_of_a_name_that_means_two_things_says_which_is_which(namesakes):
+    db = namesakes
+    with db.connect("exo_writer") as conn:
+        sam = conn.execute("select id from exo_private.entities where canonical_key = 'sam lee'").fetchone()[
+            0
+        ]
+        conn.execute("select exo_private.split_sense(%s, 'address', 'slee@b.example')", (sam,))
+    with db.connect("exo_reader") as conn:
+        dossiers = conn.execute("select exo.dossier('Sam Lee')").fetchone()[0]
+    assert [(d["sense"], {r["name"] for r in d["relations"]["out"]}) for d in dossiers] == [
+        (None, {"Ann Ward"}),
+        ("slee@b.example", {"Ann Ward", "Bo Lund"}),
+    ]

@@ -136,7 +136,7 @@ security invoker
 set search_path = exo_private, pg_temp
 as $$
     with ent as (
-        select e.id, e.workspace, e.type, e.name, e.canonical_key, e.is_owner
+        select e.id, e.workspace, e.type, e.name, e.canonical_key, e.is_owner, e.sense
         from exo_private.entities e
         where e.id = p_entity
     ), released as materialized (
@@ -233,7 +233,7 @@ as $$
         else
             jsonb_build_object(
                 'entity_id', ent.id, 'workspace', ent.workspace, 'type', ent.type::text,
-                'name', ent.name, 'is_owner', ent.is_owner,
+                'name', ent.name, 'sense', nullif(ent.sense, ''), 'is_owner', ent.is_owner,
                 'mention_count', (select coalesce(sum(s.mentions), 0) from shown s),
                 'document_count', (select count(*) from shown),
                 'mentions', coalesce((
@@ -385,8 +385,9 @@ comment on function exo.dossier(text, text, text[]) is
     'What the graph knows about one entity, as jsonb. entity is an entity id (digits) or a name '
     '(matched by canonical key: case, spacing and edge punctuation ignored); workspace (null: all) '
     'narrows a name. One match gives one object; a name found in several workspaces (or as several '
-    'types) gives an array of objects, one per entity, never merged. An object: entity_id, '
-    'workspace, type, name, is_owner, mention_count, document_count, mentions (one per document, '
+    'types, or as two things of one name) gives an array of objects, one per entity, never merged. '
+    'An object: entity_id, workspace, type, name, sense (null, or which of two things sharing the '
+    'name it is: an address, or a type such as place), is_owner, mention_count, document_count, mentions (one per document, '
     'newest first, at most 100: document_id, path, title, written_at, band, surface, mentions), '
     'relations {out, in} (at most 100 each: predicate, predicate_raw, entity_id, name, type, '
     'documents, document_ids), hints. Care: mentions in chunks charged for a deferred subject, and '
