@@ -155,10 +155,11 @@ begin
            (select array_agg(e.key order by e.workspace, e.key) from resolved e)
       into ent_ids, n_mentions, rel_ids, named_workspaces, named_keys;
 
+    -- A participant whose name a note gives as a place is two things (before the projection:
+    -- entity rows are locked before graph labels).
+    perform exo_private.find_type_senses(named_workspaces, named_keys);
     perform exo_private.project_entities(ent_ids);
     perform exo_private.project_relations(rel_ids);
-    -- A participant whose name a note gives as a place is two things.
-    perform exo_private.find_type_senses(named_workspaces, named_keys);
     return jsonb_build_object('entities', cardinality(ent_ids), 'mentions_new', n_mentions,
                               'relations_new', cardinality(rel_ids));
 end

@@ -469,11 +469,12 @@ begin
            rel_ids || (select coalesce(array_agg(related.id), '{}') from related)
       into n_mentions, rel_ids;
 
+    -- A name these documents give as a Place and another source as a Person is two things
+    -- (which links the notes naming it again, with the new sense). Before the projection:
+    -- entity rows are locked before graph labels, as everywhere.
+    perform exo_private.find_type_senses(named_workspaces, named_keys);
     perform exo_private.project_entities(ent_ids);
     perform exo_private.project_relations(rel_ids);
-    -- A name these documents give as a Place and another source as a Person is two things
-    -- (which links the notes naming it again, with the new sense).
-    perform exo_private.find_type_senses(named_workspaces, named_keys);
     return jsonb_build_object('documents', cardinality(docs), 'entities', cardinality(ent_ids),
                               'mentions_new', n_mentions, 'relations_new', cardinality(rel_ids));
 end
