@@ -271,6 +271,72 @@ def test_merge_extraction_records_only_resolved_aliases(db):
         ]
 
 
+def full_name(name: str, first: str) -> dict:
+    return {"name": name, "type": "Person", "aliases": [{"surface": first, "how": "first_name"}]}
+
+
+def test_a_first_name_entity_becomes_the_person_a_later_window_shows_it_is(db):
+    with db.connect("exo_writer") as conn:
+        early = add_document(conn, "personal", ["Kelossa fed the cat. Kelossa and Bo went out."])
+        later = add_document(conn, "personal", ["Kelossa Kelyley moved in; Kelossa brought plants."])
+        merge(conn, early.windows[0], [person("Kelossa"), person("Bo")], [rel("Kelossa", "friend of", "Bo")])
+        stray = entity(conn, "Kelossa")[0]
+        result = merge(conn, later.windows[0], [full_name("Kelossa Kelyley", "Kelossa")])
+        assert result["entities_absorbed"] == 1
+        assert entity(conn, "Kelossa") is None
+        kelossa = entity(conn, "Kelossa Kelyley")[0]
+        # the early window's mention and relation are hers now
+        assert conn.execute(
+            "select entity_id, surface from exo_private.mentions where window_id = %s and surface = 'Kelossa'",
+            (early.windows[0],),
+        ).fetchall() == [(kelossa, "Kelossa")]
+        assert (
+            scalar(
+                conn,
+                "select count(*) from exo_private.relations where subject_id = %s and window_id = %s",
+                kelossa,
+                early.windows[0],
+            )
+            == 1
+        )
+        assert not conn.execute("select 1 from exo_private.entities where id = %s", (stray,)).fetchone()
+        assert disagreements(conn, "personal") == []
+        # the same window again changes nothing
+        assert (
+            merge(conn, later.windows[0], [full_name("Kelossa Kelyley", "Kelossa")])["entities_absorbed"] == 0
+        )
+
+
+def test_a_first_name_two_people_share_or_a_person_split_off_stays_its_own_entity(db):
+    with db.connect("exo_writer") as conn:
+        arden, kelyley, alone = (
+            add_document(conn, "personal", [text])
+            for text in ("Kelossa Arden, Kelossa to us.", "Kelossa Kelyley; Kelossa.", "Kelossa fed the cat.")
+        )
+        merge(conn, arden.windows[0], [full_name("Kelossa Arden", "Kelossa")])
+        merge(conn, kelyley.windows[0], [full_name("Kelossa Kelyley", "Kelossa")])
+        merge(conn, alone.windows[0], [person("Kelossa")])
+        assert entity(conn, "Kelossa") is not None  # whose? the alias is two people's
+        assert (
+            merge(conn, kelyley.windows[0], [full_name("Kelossa Kelyley", "Kelossa")])["entities_absorbed"]
+            == 0
+        )
+        assert entity(conn, "Kelossa") is not None
+        # one person's again once a person split the name off the other; then split off hers too
+        conn.execute("select exo_private.split_entity(%s, 'Kelossa')", (entity(conn, "Kelossa Arden")[0],))
+        assert (
+            merge(conn, kelyley.windows[0], [full_name("Kelossa Kelyley", "Kelossa")])["entities_absorbed"]
+            == 1
+        )
+        conn.execute("select exo_private.split_entity(%s, 'Kelossa')", (entity(conn, "Kelossa Kelyley")[0],))
+        assert entity(conn, "Kelossa") is not None
+        assert (
+            merge(conn, kelyley.windows[0], [full_name("Kelossa Kelyley", "Kelossa")])["entities_absorbed"]
+            == 0
+        )
+        assert entity(conn, "Kelossa") is not None
+
+
 def test_the_cli_merges_lists_and_unmerges(two_people, db, monkeypatch):
     monkeypatch.setenv("EXO_DB_NAME", db.name)
     conn = two_people

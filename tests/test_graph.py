@@ -129,6 +129,7 @@ def test_merging_twice_adds_nothing(db):
         first = merge(conn, doc.windows[0], entities, relations)
         assert first == {
             "entities_new": 3,
+            "entities_absorbed": 0,
             "entities_seen": 0,
             "mentions_new": 4,
             "relations_new": 2,
@@ -142,6 +143,7 @@ def test_merging_twice_adds_nothing(db):
         again = merge(conn, doc.windows[0], entities, relations)
         assert again == {
             "entities_new": 0,
+            "entities_absorbed": 0,
             "entities_seen": 3,
             "mentions_new": 0,
             "relations_new": 0,
@@ -389,6 +391,7 @@ def test_concurrent_merges_of_the_same_new_names(db):
     assert results["first"]["entities_new"] == 2
     assert results["second"] == {
         "entities_new": 0,
+        "entities_absorbed": 0,
         "entities_seen": 2,
         "mentions_new": 2,
         "relations_new": 1,
