@@ -13156,31 +13156,11 @@ begin
         'aliases', coalesce((
             select jsonb_agg(to_jsonb(a)) from exo_private.entity_aliases a where a.entity_id = p_other), '[]'));
 
-    perform exo_private.unproject_entities(array[p_keep, p_other]);
-    delete from exo_private.relations r
-     where r.id in (select (x ->> 'id')::bigint from jsonb_array_elements(moved -> 'relations') x
-                    where not (x ->> 'moved')::boolean);
-    update exo_private.relations r
-       set subject_id = case when r.subject_id = p_other then p_keep else r.subject_id end,
-           object_id = case when r.object_id = p_other then p_keep else r.object_id end
-     where r.subject_id = p_other or r.object_id = p_other;
-    update exo_private.entity_aliases a
-       set entity_id = p_keep
-     where a.entity_id = p_other
-       and not exists (select 1 from exo_private.entity_aliases k
-                       where k.entity_id = p_keep and k.alias_key = a.alias_key);
     insert into exo_private.entity_aliases (entity_id, alias_key, surface, how)
     select p_keep, other_row.canonical_key, other_row.name, 'manual'
     where other_row.canonical_key <> keep_row.canonical_key
     on conflict (entity_id, alias_key) do nothing;
-    update exo_private.mentions m
-       set entity_id = p_keep
-     where m.entity_id = p_other
-       and not exists (select 1 from exo_private.mentions k
-                       where k.entity_id = p_keep and k.window_id = m.window_id
-                         and k.chunk_id is not distinct from m.chunk_id);
-    delete from exo_private.entities e where e.id = p_other;
-    perform exo_private.reproject_entities(array[p_keep]);
+    perform exo_private.move_entity_rows(p_keep, p_other);
 
     insert into exo_private.entity_merge_log (kind, workspace, kept_id, other_id, moved,
                                               kept_key, kept_name, other_key, other_name)
@@ -13224,6 +13204,8 @@ declare
     n_facts int := 0;
     n_undated int := 0;
     n_skipped int := 0;
+    stray record;
+    n_absorbed int := 0;
 begin
     select w.id, w.workspace, w.document_id, w.char_start, w.char_end into win
     from exo_private.extraction_windows w
@@ -13355,6 +13337,32 @@ begin
     )
     select coalesce(array_agg(inserted.id), '{}') into rel_ids from inserted;
 
+    -- A first name this window shows to be one person's (its alias) that is an entity of its
+    -- own, made by a window that named only it, is that person: later windows resolve the name
+    -- so (upsert_entity), and the earlier one is made to agree, whatever order they came in.
+    -- Unless another person has that first name too, or a person split it off. (Before the
+    -- projection: entity rows are locked before graph labels, as everywhere.)
+    for stray in
+        select distinct on (s.id) s.id as stray_id, a.entity_id as keep_id
+        from exo_private.entity_aliases a
+        join exo_private.entities p on p.id = a.entity_id
+        join exo_private.entities s
+          on s.workspace = p.workspace and s.generation = p.generation and s.canonical_key = a.alias_key
+         and s.sense = '' and s.id <> p.id
+        where a.window_id = win.id and a.how = 'first_name' and p.sense = ''
+          and s.type = 'Person' and not s.is_owner
+          and not exo_private.kept_apart(win.workspace, a.alias_key, p.canonical_key)
+          and not exists (select 1 from exo_private.entity_aliases o
+                          join exo_private.entities oe on oe.id = o.entity_id
+                          where o.alias_key = a.alias_key and o.entity_id <> a.entity_id
+                            and oe.workspace = p.workspace and oe.generation = p.generation)
+        order by s.id, a.entity_id
+    loop
+        perform 1 from exo_private.entities e where e.id in (stray.keep_id, stray.stray_id) order by e.id for update;
+        perform exo_private.move_entity_rows(stray.keep_id, stray.stray_id);
+        n_absorbed := n_absorbed + 1;
+    end loop;
+
     perform exo_private.project_entities(ent_ids);
     perform exo_private.project_relations(rel_ids);
 
@@ -13395,6 +13403,7 @@ begin
 
     return jsonb_build_object(
         'entities_new', cardinality(new_ids),
+        'entities_absorbed', n_absorbed,
         'entities_seen', (select count(distinct x) from unnest(ent_ids) x) - cardinality(new_ids),
         'mentions_new', n_mentions,
         'relations_new', cardinality(rel_ids),
@@ -13410,7 +13419,7 @@ ALTER FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation int
 -- Name: FUNCTION merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) IS 'Merge one window''s validated extraction: entities through upsert_entity (one per key, type by evidence; an item''s aliases [{surface, how: surname|first_name}] recorded with the window as evidence), mentions in the window''s chunks that contain the name, relations between listed names; project them into the AGE graph; record each attribute {subject, attribute, value} as an extracted fact (record_fact), sourced by the window''s chunk that states the value and valid from when that source says it held (evidence_valid_from). Idempotent. Returns {entities_new, entities_seen, mentions_new, relations_new, facts_recorded, facts_undated (attributes whose source has no date: not recorded), facts_skipped (refused by exo_private.fact_refusal, a first-person subject of no one known included: see exo_private.attribute_subject)} (plus stale_generation when a newer generation exists, having written nothing). Raises when the window is gone.';
+COMMENT ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) IS 'Merge one window''s validated extraction: entities through upsert_entity (one per key, type by evidence; an item''s aliases [{surface, how: surname|first_name}] recorded with the window as evidence), mentions in the window''s chunks that contain the name, relations between listed names; project them into the AGE graph; record each attribute {subject, attribute, value} as an extracted fact (record_fact), sourced by the window''s chunk that states the value and valid from when that source says it held (evidence_valid_from); an entity named by a first name that this window shows to be one person''s alone (how first_name) becomes that person (move_entity_rows). Idempotent. Returns {entities_new, entities_absorbed, entities_seen, mentions_new, relations_new, facts_recorded, facts_undated (attributes whose source has no date: not recorded), facts_skipped (refused by exo_private.fact_refusal, a first-person subject of no one known included: see exo_private.attribute_subject)} (plus stale_generation when a newer generation exists, having written nothing). Raises when the window is gone.';
 
 --
 -- Name: merged_into(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -13860,6 +13869,56 @@ ALTER FUNCTION exo_private.messages_to_embed(p_chunk_ids bigint[], p_model text,
 --
 
 COMMENT ON FUNCTION exo_private.messages_to_embed(p_chunk_ids bigint[], p_model text, p_dimensions integer) IS 'The messages of the chat windows among p_chunk_ids that have no vector of model (p_model, p_dimensions) yet, each as "Sender: text"; the worker embeds them with the windows.';
+
+--
+-- Name: move_entity_rows(bigint, bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.move_entity_rows(p_keep bigint, p_other bigint) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    perform exo_private.unproject_entities(array[p_keep, p_other]);
+    -- A relation that would join p_keep to itself, or repeat one p_keep has, goes (merge_entities
+    -- logs them as not moved by the same rule).
+    delete from exo_private.relations r
+     using (select o.id, case when o.subject_id = p_other then p_keep else o.subject_id end as subject_id,
+                   case when o.object_id = p_other then p_keep else o.object_id end as object_id
+            from exo_private.relations o
+            where o.subject_id = p_other or o.object_id = p_other) x
+     where r.id = x.id
+       and (x.subject_id = x.object_id or exists (
+               select 1 from exo_private.relations k
+               where k.subject_id = x.subject_id and k.object_id = x.object_id
+                 and k.predicate = r.predicate and k.window_id = r.window_id and k.id <> r.id));
+    update exo_private.relations r
+       set subject_id = case when r.subject_id = p_other then p_keep else r.subject_id end,
+           object_id = case when r.object_id = p_other then p_keep else r.object_id end
+     where r.subject_id = p_other or r.object_id = p_other;
+    update exo_private.entity_aliases a
+       set entity_id = p_keep
+     where a.entity_id = p_other
+       and not exists (select 1 from exo_private.entity_aliases k
+                       where k.entity_id = p_keep and k.alias_key = a.alias_key);
+    update exo_private.mentions m
+       set entity_id = p_keep
+     where m.entity_id = p_other
+       and not exists (select 1 from exo_private.mentions k
+                       where k.entity_id = p_keep and k.window_id = m.window_id
+                         and k.chunk_id is not distinct from m.chunk_id);
+    delete from exo_private.entities e where e.id = p_other;
+    perform exo_private.reproject_entities(array[p_keep]);
+end
+$$;
+
+ALTER FUNCTION exo_private.move_entity_rows(p_keep bigint, p_other bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION move_entity_rows(p_keep bigint, p_other bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.move_entity_rows(p_keep bigint, p_other bigint) IS 'Entity p_other''s relations, aliases and mentions become p_keep''s (a relation that would join p_keep to itself or repeat one of its own, an alias or a mention p_keep has already, are dropped), p_other is deleted and p_keep re-projected. Unlogged: merge_entities logs a person''s merge around it; merge_extraction absorbs a first name shown to be a person''s.';
 
 --
 -- Name: normalise_attribute(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -31981,6 +32040,14 @@ GRANT ALL ON FUNCTION exo_private.message_similarity(p_messages bigint[], p_vect
 REVOKE ALL ON FUNCTION exo_private.messages_to_embed(p_chunk_ids bigint[], p_model text, p_dimensions integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.messages_to_embed(p_chunk_ids bigint[], p_model text, p_dimensions integer) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.messages_to_embed(p_chunk_ids bigint[], p_model text, p_dimensions integer) TO exo_writer;
+
+--
+-- Name: FUNCTION move_entity_rows(p_keep bigint, p_other bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.move_entity_rows(p_keep bigint, p_other bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.move_entity_rows(p_keep bigint, p_other bigint) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.move_entity_rows(p_keep bigint, p_other bigint) TO exo_writer;
 
 --
 -- Name: FUNCTION normalise_attribute(attribute text); Type: ACL; Schema: exo_private; Owner: exo_owner
