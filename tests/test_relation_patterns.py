@@ -314,6 +314,7 @@ CROSS_SENTENCE = [
             ("Bo Chen", "MEMBER_OF", "Billing Team"),
             ("Ada Ruiz", "WORKS_AT", "Northwind Traders"),
             ("Bo Chen", "WORKS_AT", "Northwind Traders"),
+            (OWNER, "WORKS_AT", "Northwind Traders"),  # the author welcomes them
         ],
     ),
     (
@@ -322,11 +323,16 @@ CROSS_SENTENCE = [
             ("Ada Ruiz", "MEMBER_OF", "Billing Team"),
             ("Bo Chen", "MEMBER_OF", "Billing Team"),
             ("Ada Ruiz", "WORKS_AT", "Northwind"),
+            (OWNER, "WORKS_AT", "Northwind"),
         ],
     ),
     (
         "Bo Chen joined the Billing Team.\nBo, welcome to Northwind.",
-        [("Bo Chen", "MEMBER_OF", "Billing Team"), ("Bo Chen", "WORKS_AT", "Northwind")],
+        [
+            ("Bo Chen", "MEMBER_OF", "Billing Team"),
+            ("Bo Chen", "WORKS_AT", "Northwind"),
+            (OWNER, "WORKS_AT", "Northwind"),
+        ],
     ),
 ]
 

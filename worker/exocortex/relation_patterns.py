@@ -28,7 +28,7 @@ FRIEND_OF, WORKS_AT, MANAGES, MEMBER_OF, RUNS, LIVES_IN), each with the sentence
                           two children: Cy and Di" too); "Tom and Anna are on | joined the team"
                           (the one team the window names, written before); after people are put
                           on a team, "Welcome to Acme Ltd(, Tom)!" (they, or the one addressed,
-                          work there)
+                          work there, and so does the author who welcomes them)
 
 A name is one to three capitalised words, none of them a function word, title, month, day or
 kinship word (STOP); a name the window's NER labels as no person is no person. Precision first:
@@ -676,9 +676,14 @@ def find(
             org = thing(m["b"])
             to = name_key(m["to"] or m["to2"] or "")
             if org and not _TEAM.search(org) and (labels or {}).get(name_key(org)) != "Place":
-                for p in before["newcomers"]:
-                    if not to or to in (name_key(p), name_key(p.split()[0])):
-                        add(p, "WORKS_AT", org, ("Person", "Org"), sentence)
+                welcomed = [
+                    p for p in before["newcomers"] if not to or to in (name_key(p), name_key(p.split()[0]))
+                ]
+                for p in welcomed:
+                    add(p, "WORKS_AT", org, ("Person", "Org"), sentence)
+                # who put them on the team and welcomes them there is there too
+                if welcomed and who and not reported:
+                    add(who, "WORKS_AT", org, ("Person", "Org"), sentence)
         if not quoted and (m := _RELATIVE.fullmatch(sentence)):
             possessor = who if m["i"] else person(m["a"])
             if possessor:
