@@ -13337,11 +13337,12 @@ begin
     )
     select coalesce(array_agg(inserted.id), '{}') into rel_ids from inserted;
 
-    -- A first name this window shows to be one person's (its alias) that is an entity of its
-    -- own, made by a window that named only it, is that person: later windows resolve the name
-    -- so (upsert_entity), and the earlier one is made to agree, whatever order they came in.
-    -- Unless another person has that first name too, or a person split it off. (Before the
-    -- projection: entity rows are locked before graph labels, as everywhere.)
+    -- A first name shown to be one of this window's people's (their alias, from this window or
+    -- an earlier one) that is an entity of its own, made by a window that named only it, is
+    -- that person: later windows resolve the name so (upsert_entity), and the earlier one is
+    -- made to agree, whatever order they came in. Unless another person has that first name
+    -- too, or a person split it off. (Before the projection: entity rows are locked before
+    -- graph labels, as everywhere.)
     for stray in
         select distinct on (s.id) s.id as stray_id, a.entity_id as keep_id
         from exo_private.entity_aliases a
@@ -13349,7 +13350,7 @@ begin
         join exo_private.entities s
           on s.workspace = p.workspace and s.generation = p.generation and s.canonical_key = a.alias_key
          and s.sense = '' and s.id <> p.id
-        where a.window_id = win.id and a.how = 'first_name' and p.sense = ''
+        where a.entity_id = any (ent_ids) and a.how = 'first_name' and p.sense = ''
           and s.type = 'Person' and not s.is_owner
           and not exo_private.kept_apart(win.workspace, a.alias_key, p.canonical_key)
           and not exists (select 1 from exo_private.entity_aliases o
@@ -13419,7 +13420,7 @@ ALTER FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation int
 -- Name: FUNCTION merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) IS 'Merge one window''s validated extraction: entities through upsert_entity (one per key, type by evidence; an item''s aliases [{surface, how: surname|first_name}] recorded with the window as evidence), mentions in the window''s chunks that contain the name, relations between listed names; project them into the AGE graph; record each attribute {subject, attribute, value} as an extracted fact (record_fact), sourced by the window''s chunk that states the value and valid from when that source says it held (evidence_valid_from); an entity named by a first name that this window shows to be one person''s alone (how first_name) becomes that person (move_entity_rows). Idempotent. Returns {entities_new, entities_absorbed, entities_seen, mentions_new, relations_new, facts_recorded, facts_undated (attributes whose source has no date: not recorded), facts_skipped (refused by exo_private.fact_refusal, a first-person subject of no one known included: see exo_private.attribute_subject)} (plus stale_generation when a newer generation exists, having written nothing). Raises when the window is gone.';
+COMMENT ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) IS 'Merge one window''s validated extraction: entities through upsert_entity (one per key, type by evidence; an item''s aliases [{surface, how: surname|first_name}] recorded with the window as evidence), mentions in the window''s chunks that contain the name, relations between listed names; project them into the AGE graph; record each attribute {subject, attribute, value} as an extracted fact (record_fact), sourced by the window''s chunk that states the value and valid from when that source says it held (evidence_valid_from); an entity named by a first name that is one of the window''s people''s alone (their alias, how first_name) becomes that person (move_entity_rows). Idempotent. Returns {entities_new, entities_absorbed, entities_seen, mentions_new, relations_new, facts_recorded, facts_undated (attributes whose source has no date: not recorded), facts_skipped (refused by exo_private.fact_refusal, a first-person subject of no one known included: see exo_private.attribute_subject)} (plus stale_generation when a newer generation exists, having written nothing). Raises when the window is gone.';
 
 --
 -- Name: merged_into(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
