@@ -14281,6 +14281,31 @@ ALTER FUNCTION exo_private.outstanding_work() OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.outstanding_work() IS 'Every chunk without a vector of the active embedding model (queue embed) and every window not extracted (queue extract), with its document and state: in_flight (a worker holds its message), pending (its message waits), dead (dead-lettered), failed (a recorded failure, not retried) or lost (no message at all). Dead, failed and lost work never advances on its own.';
 
 --
+-- Name: owner_addresses(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.owner_addresses() RETURNS text[]
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select array(select pg_catalog.lower(a)
+                 from exo_private.settings s, jsonb_array_elements_text(s.value) a
+                 where s.key = 'graph.owner_addresses')
+           || array(select pg_catalog.lower(i.handle)
+                    from exo_private.chat_identities i
+                    join exo_private.people p on p.id = i.person_id
+                    where p.is_owner and i.handle like '%@%')
+$$;
+
+ALTER FUNCTION exo_private.owner_addresses() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION owner_addresses(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.owner_addresses() IS 'The owner''s email addresses, lower-cased: the setting graph.owner_addresses and the owner''s chat identities that are addresses (a mail archive''s).';
+
+--
 -- Name: packet_capsules(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -22080,6 +22105,7 @@ declare
     label text;
     docs bigint[];
     conversations bigint[] := '{}'::bigint[];
+    first_windows bigint[];
     new_id bigint;
 begin
     select * into ent from exo_private.entities e where e.id = p_entity for update;
@@ -22108,10 +22134,7 @@ begin
                 'p_anchor: no email header or mail archive sender of workspace %s gives %s with address %s',
                 ent.workspace, exo_private.quoted(ent.name), exo_private.quoted(p_anchor)));
         end if;
-        if exists (select 1 from exo_private.settings s, jsonb_array_elements_text(s.value) a
-                   where s.key = 'graph.owner_addresses' and pg_catalog.lower(a) = anchor)
-           or exists (select 1 from exo_private.chat_identities i join exo_private.people p on p.id = i.person_id
-                      where p.is_owner and pg_catalog.lower(i.handle) = anchor) then
+        if anchor = any (exo_private.owner_addresses()) then
             perform exo_private.invalid_argument(format('p_anchor: %s is an address of the owner', anchor));
         end if;
         label := anchor;
@@ -22174,18 +22197,18 @@ begin
     -- sense's rows of the windows where no sender of its own wrote go.
     if conversations <> '{}' then
         perform exo_private.link_participants(conversations);
+        first_windows := array(select s.window_id from exo_private.chat_window_senders(conversations) s
+                               where s.key = ent.canonical_key and s.sense = '');
         delete from exo_private.relations r
          where (r.subject_id = p_entity or r.object_id = p_entity) and r.origin = 'structure'
            and r.window_id in (select w.id from exo_private.extraction_windows w
                                join exo_private.documents d on d.id = w.document_id
                                where d.conversation_id = any(conversations))
-           and not exists (select 1 from exo_private.chat_window_senders(conversations) s
-                           where s.window_id = r.window_id and s.key = ent.canonical_key and s.sense = '');
+           and not r.window_id = any (first_windows);
         delete from exo_private.mentions m
          where m.entity_id = p_entity and m.origin = 'structure'
            and m.document_id in (select d.id from exo_private.documents d where d.conversation_id = any(conversations))
-           and not exists (select 1 from exo_private.chat_window_senders(conversations) s
-                           where s.window_id = m.window_id and s.key = ent.canonical_key and s.sense = '');
+           and not m.window_id = any (first_windows);
     end if;
     perform exo_private.project_entities(array[new_id]);
     return new_id;
@@ -22867,12 +22890,7 @@ CREATE FUNCTION exo_private.structural_people(docs bigint[], gens jsonb) RETURNS
     -- The owner is whoever writes from one of the owner's addresses or bears the owner's name;
     -- before `exo owner` names them, an owner's address names nobody (as in chats).
     with owner as (
-        select p.display_name, p.entity_key,
-               array(select pg_catalog.lower(a)
-                     from exo_private.settings s, jsonb_array_elements_text(s.value) a
-                     where s.key = 'graph.owner_addresses')
-               || array(select pg_catalog.lower(i.handle) from exo_private.chat_identities i
-                        where i.person_id = p.id and i.handle like '%@%') as addresses
+        select p.display_name, p.entity_key, exo_private.owner_addresses() as addresses
         from exo_private.people p
         where p.is_owner
     )
@@ -32089,6 +32107,14 @@ GRANT ALL ON FUNCTION exo_private.ocr_job(p_document_id bigint) TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.outstanding_work() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.outstanding_work() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.outstanding_work() TO exo_writer;
+
+--
+-- Name: FUNCTION owner_addresses(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.owner_addresses() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.owner_addresses() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.owner_addresses() TO exo_writer;
 
 --
 -- Name: FUNCTION packet_capsules(p_documents bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -1385,6 +1385,7 @@ declare
     label text;
     docs bigint[];
     conversations bigint[] := '{}'::bigint[];
+    first_windows bigint[];
     new_id bigint;
 begin
     select * into ent from exo_private.entities e where e.id = p_entity for update;
@@ -1413,10 +1414,7 @@ begin
                 'p_anchor: no email header or mail archive sender of workspace %s gives %s with address %s',
                 ent.workspace, exo_private.quoted(ent.name), exo_private.quoted(p_anchor)));
         end if;
-        if exists (select 1 from exo_private.settings s, jsonb_array_elements_text(s.value) a
-                   where s.key = 'graph.owner_addresses' and pg_catalog.lower(a) = anchor)
-           or exists (select 1 from exo_private.chat_identities i join exo_private.people p on p.id = i.person_id
-                      where p.is_owner and pg_catalog.lower(i.handle) = anchor) then
+        if anchor = any (exo_private.owner_addresses()) then
             perform exo_private.invalid_argument(format('p_anchor: %s is an address of the owner', anchor));
         end if;
         label := anchor;
@@ -1479,18 +1477,18 @@ begin
     -- sense's rows of the windows where no sender of its own wrote go.
     if conversations <> '{}' then
         perform exo_private.link_participants(conversations);
+        first_windows := array(select s.window_id from exo_private.chat_window_senders(conversations) s
+                               where s.key = ent.canonical_key and s.sense = '');
         delete from exo_private.relations r
          where (r.subject_id = p_entity or r.object_id = p_entity) and r.origin = 'structure'
            and r.window_id in (select w.id from exo_private.extraction_windows w
                                join exo_private.documents d on d.id = w.document_id
                                where d.conversation_id = any(conversations))
-           and not exists (select 1 from exo_private.chat_window_senders(conversations) s
-                           where s.window_id = r.window_id and s.key = ent.canonical_key and s.sense = '');
+           and not r.window_id = any (first_windows);
         delete from exo_private.mentions m
          where m.entity_id = p_entity and m.origin = 'structure'
            and m.document_id in (select d.id from exo_private.documents d where d.conversation_id = any(conversations))
-           and not exists (select 1 from exo_private.chat_window_senders(conversations) s
-                           where s.window_id = m.window_id and s.key = ent.canonical_key and s.sense = '');
+           and not m.window_id = any (first_windows);
     end if;
     perform exo_private.project_entities(array[new_id]);
     return new_id;

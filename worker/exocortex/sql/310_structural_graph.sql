@@ -66,6 +66,25 @@ comment on function exo_private.structural_names(bigint[]) is
     'key, predicate the key''s). name is empty and key null for an address without a name. '
     'Conversation documents are left out (sql/205_chat_graph.sql).';
 
+-- exo_private.owner_addresses: the email addresses that are the owner's.
+create or replace function exo_private.owner_addresses()
+returns text[]
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select array(select pg_catalog.lower(a)
+                 from exo_private.settings s, jsonb_array_elements_text(s.value) a
+                 where s.key = 'graph.owner_addresses')
+           || array(select pg_catalog.lower(i.handle)
+                    from exo_private.chat_identities i
+                    join exo_private.people p on p.id = i.person_id
+                    where p.is_owner and i.handle like '%@%')
+$$;
+comment on function exo_private.owner_addresses() is
+    'The owner''s email addresses, lower-cased: the setting graph.owner_addresses and the owner''s '
+    'chat identities that are addresses (a mail archive''s).';
+
 -- exo_private.structural_people: those names as entities-to-be, anchored in their document.
 create or replace function exo_private.structural_people(docs bigint[], gens jsonb)
 returns table (workspace text, generation int, document_id bigint, window_id bigint, chunk_id bigint,
@@ -78,12 +97,7 @@ as $$
     -- The owner is whoever writes from one of the owner's addresses or bears the owner's name;
     -- before `exo owner` names them, an owner's address names nobody (as in chats).
     with owner as (
-        select p.display_name, p.entity_key,
-               array(select pg_catalog.lower(a)
-                     from exo_private.settings s, jsonb_array_elements_text(s.value) a
-                     where s.key = 'graph.owner_addresses')
-               || array(select pg_catalog.lower(i.handle) from exo_private.chat_identities i
-                        where i.person_id = p.id and i.handle like '%@%') as addresses
+        select p.display_name, p.entity_key, exo_private.owner_addresses() as addresses
         from exo_private.people p
         where p.is_owner
     )
