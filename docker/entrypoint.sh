@@ -22,4 +22,7 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
     createdb -h /var/run/postgresql "$EXO_DB_NAME"
     pg_ctl -D "$PGDATA" -w stop -m fast
 fi
+# Every server process starts under a soft data limit of 256 MB (sql/065_backend_memory.sql):
+# sessions lift it or bound it for good at login; parallel workers and pg_cron jobs keep it.
+ulimit -S -d 262144
 exec postgres -D "$PGDATA"

@@ -1980,6 +1980,77 @@ ALTER FUNCTION exo_private.await_ocr(p_document_id bigint) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.await_ocr(p_document_id bigint) IS 'Put a document at stage ocr_pending (its text is too thin: a scan) and queue it for OCR (message {document_id} on the ocr queue); returns the message id.';
 
 --
+-- Name: backend_memory(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.backend_memory() RETURNS jsonb
+    LANGUAGE plpython3u
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+"""The data limit (RLIMIT_DATA) of one server backend (stdlib only).
+
+The operating system's per-process limit is how PostgreSQL bounds a backend's memory: past
+it, malloc fails and the backend reports "out of memory" for that query alone, and every
+other session keeps working. RLIMIT_DATA counts a process's private writable memory (its
+heap and anonymous mappings), not the shared buffers, so a bound is the same number whatever
+shared_buffers is.
+
+The server starts every process under a soft default (the runtime's PROCESS_DATA_SOFT_LIMIT),
+so what never logs in, a parallel worker or a pg_cron job, is bounded too. At login
+(sql/065_backend_memory.sql) a reader's backend takes its own bound as both limits, which it
+can never raise; a trusted role's backend lifts its soft limit to the hard one.
+"""
+
+import resource
+
+UNLIMITED = resource.RLIM_INFINITY
+
+def data_in_use(status_path="/proc/self/status"):
+    """Bytes of private data this process maps now (VmData), 0 when the kernel does not say."""
+    try:
+        with open(status_path) as f:
+            for line in f:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+def bound(extra_bytes, in_use=None):
+    """Limit this process to what it uses now plus extra_bytes, soft and hard: for good, since
+    an unprivileged process never raises its hard limit. Returns the limit in bytes."""
+    if extra_bytes <= 0:
+        raise ValueError(f"the memory bound must be more than 0 bytes, got {extra_bytes}")
+    limit = (data_in_use() if in_use is None else in_use) + extra_bytes
+    _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != UNLIMITED:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    return limit
+
+def lift():
+    """Raise this process's soft limit to its hard one. Returns the limit (-1: none)."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    resource.setrlimit(resource.RLIMIT_DATA, (hard, hard))
+    return -1 if hard == UNLIMITED else hard
+
+def limits():
+    """(soft, hard) of this process, -1 for none."""
+    return tuple(-1 if v == UNLIMITED else v for v in resource.getrlimit(resource.RLIMIT_DATA))
+import json
+soft, hard = limits()
+return json.dumps({"soft": soft, "hard": hard, "in_use": data_in_use()})
+$$;
+
+ALTER FUNCTION exo_private.backend_memory() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION backend_memory(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.backend_memory() IS 'This backend''s data limits (RLIMIT_DATA) and the private data it maps now, in bytes: {soft, hard, in_use}; -1 for no limit.';
+
+--
 -- Name: band_as_of(exo_private.band, date, boolean, date, integer, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -2007,6 +2078,75 @@ ALTER FUNCTION exo_private.band_as_of(stored exo_private.band, written date, fol
 --
 
 COMMENT ON FUNCTION exo_private.band_as_of(stored exo_private.band, written date, follows_age boolean, as_of date, current_days integer, recent_days integer) IS 'The band of a chunk as of a day (plpy/banding.py band_by_age in SQL): the stored band when as_of is null, today or later, when the chunk is undated or its band does not follow its age (follows_age: its document''s band is inferred and the document is not canonical); else current within current_days of written, recent within recent_days, archival beyond (the banding.* settings). exo_private.stage_sql filters on it and exo_private.pool_details reports it.';
+
+--
+-- Name: bound_backend_memory(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.bound_backend_memory(p_bytes bigint) RETURNS bigint
+    LANGUAGE plpython3u
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+"""The data limit (RLIMIT_DATA) of one server backend (stdlib only).
+
+The operating system's per-process limit is how PostgreSQL bounds a backend's memory: past
+it, malloc fails and the backend reports "out of memory" for that query alone, and every
+other session keeps working. RLIMIT_DATA counts a process's private writable memory (its
+heap and anonymous mappings), not the shared buffers, so a bound is the same number whatever
+shared_buffers is.
+
+The server starts every process under a soft default (the runtime's PROCESS_DATA_SOFT_LIMIT),
+so what never logs in, a parallel worker or a pg_cron job, is bounded too. At login
+(sql/065_backend_memory.sql) a reader's backend takes its own bound as both limits, which it
+can never raise; a trusted role's backend lifts its soft limit to the hard one.
+"""
+
+import resource
+
+UNLIMITED = resource.RLIM_INFINITY
+
+def data_in_use(status_path="/proc/self/status"):
+    """Bytes of private data this process maps now (VmData), 0 when the kernel does not say."""
+    try:
+        with open(status_path) as f:
+            for line in f:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+def bound(extra_bytes, in_use=None):
+    """Limit this process to what it uses now plus extra_bytes, soft and hard: for good, since
+    an unprivileged process never raises its hard limit. Returns the limit in bytes."""
+    if extra_bytes <= 0:
+        raise ValueError(f"the memory bound must be more than 0 bytes, got {extra_bytes}")
+    limit = (data_in_use() if in_use is None else in_use) + extra_bytes
+    _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != UNLIMITED:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    return limit
+
+def lift():
+    """Raise this process's soft limit to its hard one. Returns the limit (-1: none)."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    resource.setrlimit(resource.RLIMIT_DATA, (hard, hard))
+    return -1 if hard == UNLIMITED else hard
+
+def limits():
+    """(soft, hard) of this process, -1 for none."""
+    return tuple(-1 if v == UNLIMITED else v for v in resource.getrlimit(resource.RLIMIT_DATA))
+return bound(p_bytes)
+$$;
+
+ALTER FUNCTION exo_private.bound_backend_memory(p_bytes bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION bound_backend_memory(p_bytes bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.bound_backend_memory(p_bytes bigint) IS 'Set this backend''s data limit (RLIMIT_DATA), soft and hard, to what it maps now plus p_bytes; it can never be raised again in this session. Returns the limit in bytes.';
 
 --
 -- Name: build_capsule(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -11361,6 +11501,30 @@ ALTER FUNCTION exo_private.invalid_argument(message text, hint text) OWNER TO ex
 COMMENT ON FUNCTION exo_private.invalid_argument(message text, hint text) IS 'Raise invalid_parameter_value (sqlstate 22023) with the message (which names the argument) and an optional hint: the one way the exo API refuses bad input.';
 
 --
+-- Name: is_reader_role(name); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.is_reader_role(p_role name) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select exists (
+        select 1 from pg_catalog.pg_roles r
+        where r.rolname = p_role
+          and (r.rolname = 'exo_reader'
+               or exists (select 1 from pg_catalog.pg_auth_members m
+                          where m.member = r.oid and m.roleid = 'exo_reader'::regrole)))
+$$;
+
+ALTER FUNCTION exo_private.is_reader_role(p_role name) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION is_reader_role(p_role name); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.is_reader_role(p_role name) IS 'True for exo_reader and the roles that are its direct members (each profile''s login role).';
+
+--
 -- Name: kb_add_profile(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -12367,6 +12531,75 @@ ALTER FUNCTION exo_private.learn_routes() OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.learn_routes() IS 'Train the learned router when its training set changed (train_router), then route every quarantined document again: returns the training''s report with how many left quarantine (moved) and how many stay (quarantined).';
+
+--
+-- Name: lift_backend_memory(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.lift_backend_memory() RETURNS bigint
+    LANGUAGE plpython3u
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+"""The data limit (RLIMIT_DATA) of one server backend (stdlib only).
+
+The operating system's per-process limit is how PostgreSQL bounds a backend's memory: past
+it, malloc fails and the backend reports "out of memory" for that query alone, and every
+other session keeps working. RLIMIT_DATA counts a process's private writable memory (its
+heap and anonymous mappings), not the shared buffers, so a bound is the same number whatever
+shared_buffers is.
+
+The server starts every process under a soft default (the runtime's PROCESS_DATA_SOFT_LIMIT),
+so what never logs in, a parallel worker or a pg_cron job, is bounded too. At login
+(sql/065_backend_memory.sql) a reader's backend takes its own bound as both limits, which it
+can never raise; a trusted role's backend lifts its soft limit to the hard one.
+"""
+
+import resource
+
+UNLIMITED = resource.RLIM_INFINITY
+
+def data_in_use(status_path="/proc/self/status"):
+    """Bytes of private data this process maps now (VmData), 0 when the kernel does not say."""
+    try:
+        with open(status_path) as f:
+            for line in f:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+def bound(extra_bytes, in_use=None):
+    """Limit this process to what it uses now plus extra_bytes, soft and hard: for good, since
+    an unprivileged process never raises its hard limit. Returns the limit in bytes."""
+    if extra_bytes <= 0:
+        raise ValueError(f"the memory bound must be more than 0 bytes, got {extra_bytes}")
+    limit = (data_in_use() if in_use is None else in_use) + extra_bytes
+    _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != UNLIMITED:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    return limit
+
+def lift():
+    """Raise this process's soft limit to its hard one. Returns the limit (-1: none)."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    resource.setrlimit(resource.RLIMIT_DATA, (hard, hard))
+    return -1 if hard == UNLIMITED else hard
+
+def limits():
+    """(soft, hard) of this process, -1 for none."""
+    return tuple(-1 if v == UNLIMITED else v for v in resource.getrlimit(resource.RLIMIT_DATA))
+return lift()
+$$;
+
+ALTER FUNCTION exo_private.lift_backend_memory() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION lift_backend_memory(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.lift_backend_memory() IS 'Raise this backend''s soft data limit (RLIMIT_DATA) to its hard one, for the trusted roles whose sessions start under the server''s soft default; returns the limit in bytes (-1: none).';
 
 --
 -- Name: like_pattern(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -14224,6 +14457,45 @@ ALTER FUNCTION exo_private.ocr_job(p_document_id bigint) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.ocr_job(p_document_id bigint) IS 'The source root, raw path, sha256 and page count (from extraction) of a document that waits at ocr_pending; no row when it no longer waits (read already, changed or deleted).';
+
+--
+-- Name: on_login(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.on_login() RETURNS event_trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    wanted text := coalesce((select s.value #>> '{}' from exo_private.settings s
+                             where s.key = 'reader.backend_memory'), '256MB');
+    bytes bigint;
+begin
+    if not exo_private.is_reader_role(session_user) then
+        perform exo_private.lift_backend_memory();
+        return;
+    end if;
+    begin
+        bytes := pg_catalog.pg_size_bytes(wanted);
+    exception when invalid_parameter_value then
+        bytes := null;
+    end;
+    if bytes is null or bytes < 16 * 1024 * 1024 then
+        -- A setting that is not a size of at least 16MB bounds the reader by the default.
+        raise warning 'reader.backend_memory = % is not a size of at least 16MB; using 256MB', wanted;
+        bytes := 256 * 1024 * 1024;
+    end if;
+    perform exo_private.bound_backend_memory(bytes);
+end
+$$;
+
+ALTER FUNCTION exo_private.on_login() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION on_login(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.on_login() IS 'The login event trigger exo_backend_memory: a reader''s backend (exo_private.is_reader_role) is bounded to reader.backend_memory above what it maps at login, for the whole session; any other role''s backend lifts the server''s soft default (exo_private.lift_backend_memory).';
 
 --
 -- Name: outstanding_work(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -31213,12 +31485,28 @@ GRANT ALL ON FUNCTION exo_private.await_ocr(p_document_id bigint) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.await_ocr(p_document_id bigint) TO exo_writer;
 
 --
+-- Name: FUNCTION backend_memory(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.backend_memory() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.backend_memory() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.backend_memory() TO exo_writer;
+
+--
 -- Name: FUNCTION band_as_of(stored exo_private.band, written date, follows_age boolean, as_of date, current_days integer, recent_days integer); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.band_as_of(stored exo_private.band, written date, follows_age boolean, as_of date, current_days integer, recent_days integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.band_as_of(stored exo_private.band, written date, follows_age boolean, as_of date, current_days integer, recent_days integer) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.band_as_of(stored exo_private.band, written date, follows_age boolean, as_of date, current_days integer, recent_days integer) TO exo_writer;
+
+--
+-- Name: FUNCTION bound_backend_memory(p_bytes bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.bound_backend_memory(p_bytes bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.bound_backend_memory(p_bytes bigint) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.bound_backend_memory(p_bytes bigint) TO exo_writer;
 
 --
 -- Name: FUNCTION build_capsule(p_document_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -31767,6 +32055,14 @@ GRANT ALL ON FUNCTION exo_private.invalid_argument(message text, hint text) TO e
 GRANT ALL ON FUNCTION exo_private.invalid_argument(message text, hint text) TO exo_writer;
 
 --
+-- Name: FUNCTION is_reader_role(p_role name); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.is_reader_role(p_role name) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.is_reader_role(p_role name) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.is_reader_role(p_role name) TO exo_writer;
+
+--
 -- Name: FUNCTION kb_add_profile(p_name text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -31931,6 +32227,13 @@ GRANT ALL ON FUNCTION exo_private.kept_apart(p_workspace text, p_alias_key text,
 REVOKE ALL ON FUNCTION exo_private.learn_routes() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.learn_routes() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.learn_routes() TO exo_writer;
+
+--
+-- Name: FUNCTION lift_backend_memory(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.lift_backend_memory() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.lift_backend_memory() TO exo_writer;
 
 --
 -- Name: FUNCTION like_pattern(input text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -32099,6 +32402,13 @@ GRANT ALL ON FUNCTION exo_private.observe(observations jsonb) TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.ocr_job(p_document_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.ocr_job(p_document_id bigint) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.ocr_job(p_document_id bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION on_login(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.on_login() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.on_login() TO exo_writer;
 
 --
 -- Name: FUNCTION outstanding_work(); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -34304,6 +34614,15 @@ ALTER DEFAULT PRIVILEGES FOR ROLE exo_owner IN SCHEMA pgmq GRANT SELECT ON TABLE
 --
 
 ALTER DEFAULT PRIVILEGES FOR ROLE exo_owner REVOKE ALL ON FUNCTIONS FROM PUBLIC;
+
+--
+-- Name: exo_backend_memory; Type: EVENT TRIGGER; Schema: -; Owner: postgres
+--
+
+CREATE EVENT TRIGGER exo_backend_memory ON login
+   EXECUTE FUNCTION exo_private.on_login();
+
+ALTER EVENT TRIGGER exo_backend_memory OWNER TO postgres;
 
 --
 -- PostgreSQL database dump complete

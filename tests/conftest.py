@@ -1,7 +1,8 @@
 """Test harness: one real server, one migrated template, a fresh database per test.
 
-The session brings the server up exactly as `exo db up` does (or uses
-EXO_DATABASE_URL). pytest-postgresql's `postgresql_noproc` points at it and its
+The server is the suite's own (support/runtime.py): its own EXO_HOME, data directory and
+port, never the user's memory. The session brings it up exactly as `exo db up` does (or
+uses EXO_TEST_DATABASE_URL). pytest-postgresql's `postgresql_noproc` points at it and its
 `load` step migrates a template database once; every test that asks for `db` gets
 a clone of it (`create database ... template`), dropped afterwards. Tests run
 against committed data on the real server, so pg_cron, NOTIFY and queue
@@ -17,12 +18,17 @@ import pytest
 from pytest_postgresql import factories
 from support.db import Database, cloned_database, create_database, drop_database, server, template_loader
 from support.models import RealModels, real_models
+from support.runtime import ServerMark, isolate, mark, seed_root
 
-from exocortex import config
 from exocortex.config import Config
+from exocortex.db import admin_url
+from exocortex.migrate import migrate
 from exocortex.runtime import server as runtime_server
 
-CFG = config.load()
+# Before anything reads the environment: the user's config, and the suite's own.
+USER_CFG, CFG = isolate(os.environ)
+#: The user's server as found before the first test (None: not running); the last test checks it.
+USER_SERVER = mark(USER_CFG)
 # The template is `exo_test_<pid>_tmpl`: sessions that run at once on one server keep apart.
 exo_postgresql = factories.postgresql_noproc(
     **server(CFG), dbname=f"exo_test_{os.getpid()}", load=[template_loader(CFG)]
@@ -31,8 +37,27 @@ exo_postgresql = factories.postgresql_noproc(
 
 @pytest.fixture(scope="session")
 def cfg() -> Config:
-    runtime_server.up(CFG, progress=lambda _message: None)
+    """The suite's server, up, with its main database migrated as `make setup` leaves the user's."""
+    runtime_server.up(CFG, progress=lambda _message: None, seed=seed_root(USER_CFG))
+    migrate(CFG, admin_url(CFG))
     return CFG
+
+
+@pytest.fixture(scope="session")
+def user_cfg() -> Config:
+    """The user's config: the suite only ever reads it."""
+    return USER_CFG
+
+
+@pytest.fixture(scope="session")
+def user_server() -> ServerMark | None:
+    return USER_SERVER
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The check that the user's server was left alone runs after every other test."""
+    last = [item for item in items if item.module.__name__ == "test_live_memory"]
+    items[:] = [item for item in items if item not in last] + last
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,8 @@ from exocortex.db import admin_url, connect
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 STATES = ["global", "surfaced", "suggested", "claimed", "pinned", "demoted"]
+#: The daily decay's pg_cron command: it lifts the soft memory limit of a job first (sql/065).
+DECAY_JOB = "select exo_private.kb_decay() from exo_private.lift_backend_memory()"
 
 
 @pytest.fixture(scope="module")
@@ -323,7 +325,7 @@ def test_the_cron_job_runs_the_decay_against_a_test_database(cfg, kdb, conn):
         scheduled = cron.execute(
             "select command, username from cron.job where jobname = 'exo-kb-decay'"
         ).fetchone()
-        command, username = scheduled or ("select exo_private.kb_decay()", "exo_writer")
+        command, username = scheduled or (DECAY_JOB, "exo_writer")
         job_id = cron.execute(
             "select cron.schedule_in_database(%s, '1 seconds', %s, %s, %s)",
             (job, command, kdb.name, username),
@@ -340,7 +342,7 @@ def test_the_cron_job_runs_the_decay_against_a_test_database(cfg, kdb, conn):
             cron.execute("select cron.unschedule(%s)", (job_id,))
             cron.execute("delete from cron.job_run_details where jobid = %s", (job_id,))
     assert runs, "the job did not run within 30 s"
-    assert (command, username) == ("select exo_private.kb_decay()", "exo_writer")
+    assert (command, username) == (DECAY_JOB, "exo_writer")
     score = item(conn, who, doc)["score"]
     assert score == pytest.approx((0.4 * 0.6065 + 0.3 * 3 / 20) / 1.05, abs=0.01)  # ten days since
 

@@ -31,7 +31,28 @@ EXO_FUNCTIONS = frozenset(
     }
 )
 
+# Names that are columns where a qualified name may point (api.sql reads them from the catalog).
+EXO_COLUMNS = frozenset(
+    {
+        "name",
+        "description",
+        "graph",
+        "subject",
+        "charged_chunks",
+        "key",
+        "value",
+        "rank",
+        "citation",
+        "workspaces",
+    }
+)
+
 ACCEPTED = [
+    "select (w).name, w.description from exo.workspaces w",
+    "select exo.workspaces.name from exo.workspaces",
+    "select (e).key, e.value from exo.settings s, jsonb_each(case when jsonb_typeof(s.value) = 'object' then s.value else '{}' end) e",
+    "select x.total from (select count(*) as total from exo.workspaces) x",
+    "select w.to_jsonb from exo.workspaces w",
     "select * from exo.workspaces",
     "select subject, charged_chunks from exo.deferred_subjects",
     "select rank, citation from exo.search('rent', k => 3)",
@@ -181,6 +202,15 @@ REJECTED = [
     ("select w.pg_read_file('x') from exo.workspaces w", "function_not_allowed"),
     ("select exo.search(pg_read_file('/etc/passwd'))", "function_not_allowed"),
     ("select xmlparse(document '<a/>')", "syntax"),  # special syntax sqlglot does not parse
+    # attribute notation: w.f and (expr).f call f(w) when f is no column
+    ("select (w).pg_column_size, w.pg_typeof from exo.workspaces w", "function_not_allowed"),
+    ("select w.pg_typeof from exo.workspaces w", "function_not_allowed"),
+    ("select (w).pg_column_size from exo.workspaces w", "function_not_allowed"),
+    ("select ((w)).obj_description from exo.workspaces w", "function_not_allowed"),
+    ("select (1::oid).lo_get", "function_not_allowed"),
+    ("select (w.name).quote_ident from exo.workspaces w", "function_not_allowed"),
+    ("select exo.workspaces.txid_current from exo.workspaces", "function_not_allowed"),
+    ("select w.description.inet_client_addr from exo.workspaces w", "function_not_allowed"),
     # cast_not_allowed
     ("select 'pg_authid'::regclass", "cast_not_allowed"),
     ("select 'pg_authid'::pg_catalog.regclass", "cast_not_allowed"),
@@ -196,14 +226,14 @@ REJECTED = [
 
 @pytest.mark.parametrize("statement", ACCEPTED)
 def test_accepted(statement):
-    checked = check(statement, EXO_FUNCTIONS)
-    assert checked == check(checked, EXO_FUNCTIONS), "the normalised statement is a fixed point"
+    checked = check(statement, EXO_FUNCTIONS, EXO_COLUMNS)
+    assert checked == check(checked, EXO_FUNCTIONS, EXO_COLUMNS), "the normalised statement is a fixed point"
 
 
 @pytest.mark.parametrize(("statement", "rule"), REJECTED)
 def test_rejected_by_rule(statement, rule):
     with pytest.raises(Rejected) as caught:
-        check(statement, EXO_FUNCTIONS)
+        check(statement, EXO_FUNCTIONS, EXO_COLUMNS)
     assert caught.value.rule == rule, str(caught.value)
     assert str(caught.value).startswith(f"rejected ({rule}): ")
 
@@ -372,3 +402,22 @@ def test_the_role_is_the_boundary_under_the_guard(db, reader):
             )
     with db.connect() as admin:
         assert admin.execute("select count(*) from exo.workspaces").fetchone()[0] == 4
+
+
+def test_attribute_notation_is_a_call_and_is_refused(reader):
+    with pytest.raises(
+        Rejected, match=r"rejected \(function_not_allowed\): .*calls pg_(typeof|column_size)\(\.\.\.\)"
+    ):
+        api.sql(reader, "select (w).pg_column_size, w.pg_typeof from exo.workspaces w")
+    shown = api.sql(reader, "select w.name, (w).description is not null as described from exo.workspaces w")
+    assert len(shown["rows"]) == 4
+
+
+def test_the_sql_tool_caps_bytes_and_time(reader, monkeypatch):
+    wide = api.sql(reader, "select repeat('x', 100000) as x from generate_series(1, 10)")
+    assert wide["truncated"] is True
+    assert 1 <= len(wide["rows"]) <= api.SQL_MAX_BYTES // 100000
+    monkeypatch.setattr(api, "SQL_TIMEOUT_MS", 200)
+    with pytest.raises(psycopg.errors.QueryCanceled):
+        api.sql(reader, "select count(*) from generate_series(1, 1000000000)")
+    assert api.sql(reader, "select 1 as one")["rows"] == [[1]]  # the session's own timeout is back

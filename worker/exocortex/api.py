@@ -312,15 +312,40 @@ def kb_record_use(
     return _call(reader, "kb_record_use", args, "value", read_write=True)
 
 
+#: The sql tool's own limits, tighter than the API's: an agent's ad-hoc SELECT runs at most
+#: SQL_TIMEOUT_MS and returns at most SQL_MAX_BYTES of values (then truncated says so).
+SQL_TIMEOUT_MS = 5_000
+SQL_MAX_BYTES = 256 * 1024
+
+#: What api.sql's guard needs of the catalog: the exo API's functions, and every name that is a
+#: column where a qualified name may point (the exo views', the exo functions' and the allowed
+#: builtins' columns, and the exo relations themselves, for exo.view.column).
+GUARD_CATALOG = """
+select 'function' as kind, p.proname as name
+from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+where n.nspname = 'exo'
+union
+select 'column', a.attname from pg_catalog.pg_attribute a
+join pg_catalog.pg_class c on c.oid = a.attrelid join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+where n.nspname = 'exo' and a.attnum > 0 and not a.attisdropped
+union
+select 'column', c.relname from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+where n.nspname = 'exo'
+union
+select 'column', unnest(p.proargnames) from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+where n.nspname = 'exo' or (n.nspname = 'pg_catalog' and p.proname = any(%s))
+"""
+
+
 def sql(reader: Reader, statement: str, max_rows: int = 200) -> dict[str, Any]:
     """One read-only SELECT over the exo views and functions: {columns, rows, truncated}.
 
     The statement must be a single SELECT (WITH and UNION allowed) that reads only exo.<view>
     and calls only exo.<function> and harmless builtins; anything else raises
     exocortex.sqlguard.Rejected naming the rule it broke, before it reaches the database. What
-    runs is the parsed statement regenerated, capped at max_rows (1..1000) rows, as the
-    read-only role with the Reader's statement timeout; truncated says whether more rows
-    were there.
+    runs is the parsed statement regenerated, capped at max_rows (1..1000) rows and SQL_MAX_BYTES
+    of values, as the read-only role with a statement timeout of SQL_TIMEOUT_MS; truncated says
+    whether more rows were there.
     """
     from psycopg.rows import tuple_row
 
@@ -328,19 +353,27 @@ def sql(reader: Reader, statement: str, max_rows: int = 200) -> dict[str, Any]:
 
     limit = max(1, min(int(max_rows), 1000))
     with reader.connection() as conn:
-        exo_functions = frozenset(
-            row["proname"]
-            for row in conn.execute(
-                "select p.proname from pg_catalog.pg_proc p"
-                " join pg_catalog.pg_namespace n on n.oid = p.pronamespace where n.nspname = 'exo'"
-            )
+        catalog = conn.execute(GUARD_CATALOG, (sorted(sqlguard.BUILTIN_FUNCTIONS),)).fetchall()
+        checked = sqlguard.check(
+            statement,
+            {r["name"] for r in catalog if r["kind"] == "function"},
+            {r["name"] for r in catalog if r["kind"] == "column"},
         )
-        checked = sqlguard.check(statement, exo_functions)
-        cursor = conn.cursor(row_factory=tuple_row)
-        cursor.execute(sqlguard.limited(checked, limit + 1))
-        columns = [column.name for column in cursor.description or ()]
-        rows = [list(row) for row in cursor.fetchall()]
-    return {"columns": columns, "rows": rows[:limit], "truncated": len(rows) > limit}
+        with conn.transaction():
+            conn.execute(f"set local statement_timeout = {SQL_TIMEOUT_MS}")
+            # A cursor on the server: rows come in batches, so the cap holds on this side too.
+            with conn.cursor("exo_sql", row_factory=tuple_row) as cursor:
+                cursor.itersize = 50
+                cursor.execute(sqlguard.limited(checked, limit + 1))
+                columns = [column.name for column in cursor.description or ()]
+                rows, size, truncated = [], 0, False
+                for row in cursor:
+                    size += sum(len(str(value).encode()) for value in row if value is not None)
+                    if len(rows) == limit or size > SQL_MAX_BYTES:
+                        truncated = True
+                        break
+                    rows.append(list(row))
+    return {"columns": columns, "rows": rows, "truncated": truncated}
 
 
 def status(reader: Reader) -> dict[str, Any]:

@@ -254,6 +254,16 @@ def ensure_roles(conn: psycopg.Connection, passwords: dict[str, str]) -> None:
             conn.execute(sql.SQL("grant {} to exo_owner").format(sql.Identifier(role)))
 
 
+#: The migrator's own session may build large indexes: it lifts the soft data limit every
+#: server process starts under, as the login trigger does for trusted roles (which a database
+#: migrated for the first time does not have yet; sql/065_backend_memory.sql).
+LIFT_MEMORY_LIMIT = "do language plpython3u $$\n# exo:include backend_memory\nlift()\n$$"
+
+
+def lift_memory_limit(conn: psycopg.Connection, plpy_dir: Path) -> None:
+    conn.execute(inline_plpy(LIFT_MEMORY_LIMIT, plpy_dir, "the migrator's memory limit"))
+
+
 def ensure_extensions(conn: psycopg.Connection) -> list[str]:
     available = {row[0] for row in conn.execute("select name from pg_available_extensions").fetchall()}
     cron_db = conn.execute("select current_setting('cron.database_name', true)").fetchone()[0]
@@ -560,6 +570,7 @@ def _migrate_steps(
 ) -> None:
     ensure_roles(conn, load_secrets(cfg))
     ensure_extensions(conn)
+    lift_memory_limit(conn, cfg.plpy_dir)
     if not cfg.external_url:
         close_maintenance_databases(conn)
     grant_database_privileges(conn)

@@ -16,6 +16,10 @@ Rules (the `rule` of a `Rejected`):
   exo_objects_only      a relation that is not exo.<name> (CTEs of the query are fine)
   function_not_allowed  a function that is neither exo.<api function> nor a harmless builtin
   cast_not_allowed      casts to the reg* catalog-lookup types, or to types outside exo/pg_catalog
+
+Attribute notation is a function call in Postgres: `w.f` and `(expr).f` call f(w) when f is
+no column of w. So a qualified name must be a column the exo views and functions (or the
+allowed builtins, or the query itself) define, or a function the rules above allow anyway.
 """
 
 from __future__ import annotations
@@ -265,6 +269,47 @@ def _check_functions(tree: exp.Expression, allowed_functions: frozenset[str]) ->
         raise Rejected("function_not_allowed", f"{shown} is not an exo API function or an allowed builtin")
 
 
+def _query_names(tree: exp.Expression) -> set[str]:
+    """The column and relation names the query itself defines: its aliases and CTE names."""
+    names: set[str] = set()
+    for node in tree.find_all(exp.Alias, exp.TableAlias):
+        for ident in node.find_all(exp.Identifier):
+            names.add(_name(ident))
+    return names
+
+
+def _attribute_names(tree: exp.Expression) -> Iterable[tuple[str, str]]:
+    """(name, as written) of every name read as an attribute of something: `w.f`, `x.y.f`,
+    `(expr).f`. A bare name is only ever a column, never a call."""
+    for column in tree.find_all(exp.Column):
+        if column.args.get("table") is None:
+            continue
+        shown = _render(column)
+        if column.args.get("db") is not None:  # schema.table.column, or alias.column.field
+            yield _name(column.args["table"]), shown
+        if isinstance(column.this, exp.Identifier):
+            yield _name(column.this), shown
+    for dot in tree.find_all(exp.Dot):
+        if isinstance(dot.expression, exp.Identifier) and not isinstance(dot.this, exp.Identifier):
+            yield _name(dot.expression), _render(dot)
+
+
+def _check_attributes(
+    tree: exp.Expression, allowed_functions: frozenset[str], columns: frozenset[str]
+) -> None:
+    known = columns | _query_names(tree)
+    for name, shown in _attribute_names(tree):
+        if NEVER.match(name):
+            raise Rejected("function_not_allowed", f"{shown} calls {name}(...), which is never allowed")
+        if name in known or name in BUILTIN_FUNCTIONS or name in allowed_functions:
+            continue
+        raise Rejected(
+            "function_not_allowed",
+            f"{shown}: {name} is no column of the exo views and functions, and attribute notation "
+            f"would call a function {name}(...)",
+        )
+
+
 def _type_name(node: exp.Expression) -> tuple[str | None, str]:
     """(schema, name) of a type node."""
     if isinstance(node, exp.DataType) and node.this == exp.DataType.Type.USERDEFINED:
@@ -294,27 +339,34 @@ def _check_casts(tree: exp.Expression) -> None:
             raise Rejected("cast_not_allowed", f"{shown} is not a builtin or exo type")
 
 
-def _classify(tree: exp.Expression, allowed_functions: frozenset[str]) -> None:
+def _classify(tree: exp.Expression, allowed_functions: frozenset[str], columns: frozenset[str]) -> None:
     _check_select_only(tree)
     _check_relations(tree)
     _check_functions(tree, allowed_functions)
+    _check_attributes(tree, allowed_functions, columns)
     _check_casts(tree)
 
 
-def check(statement: str, allowed_functions: Iterable[str] = frozenset()) -> str:
+def check(
+    statement: str, allowed_functions: Iterable[str] = frozenset(), columns: Iterable[str] = frozenset()
+) -> str:
     """The statement to run, regenerated from its parse, or Rejected(rule, detail).
 
     allowed_functions: the exo API functions (by name) the caller may use as exo.<name>.
+    columns: the names that are columns where a qualified name may point (the exo views' and
+    functions' columns and the allowed builtins' output columns; api.sql reads them from the
+    catalog).
     """
     allowed = frozenset(allowed_functions)
+    known = frozenset(columns)
     try:
         tree = _parse(statement)
-        _classify(tree, allowed)
+        _classify(tree, allowed, known)
         normalised = _render(tree)
         again = _parse(normalised)
         if _render(again) != normalised:
             raise Rejected("syntax", "the statement does not regenerate to itself")
-        _classify(again, allowed)
+        _classify(again, allowed, known)
     except Rejected:
         raise
     except Exception as exc:  # a tree the rules do not expect is refused, never run

@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import re
+import resource
 import shutil
 import socket
 import subprocess
@@ -46,6 +47,10 @@ SOCKET_DIR = "/run/postgresql"
 MIN_FREE_BYTES = 2 * 1024**3
 NEARLY_FULL_BYTES = 32 * 1024**2
 DISK_FULL = "No space left on device"
+#: The soft data limit (RLIMIT_DATA) every server process starts under: what never logs in (a
+#: parallel worker, a pg_cron job, autovacuum) stays bounded; a session lifts it or bounds it
+#: for good at login (sql/065_backend_memory.sql). The hard limit is left as it was.
+PROCESS_DATA_SOFT_LIMIT = 256 * 1024**2
 CHROOT_ENV = {
     "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
     "LC_ALL": "C.UTF-8",
@@ -82,7 +87,11 @@ def packages_digest() -> str:
 
 
 def is_provisioned(cfg: Config) -> bool:
-    marker = cfg.runtime_root / MARKER
+    return _is_complete(cfg.runtime_root)
+
+
+def _is_complete(root: Path) -> bool:
+    marker = root / MARKER
     return marker.exists() and json.loads(marker.read_text()).get("packages") == packages_digest()
 
 
@@ -200,11 +209,13 @@ def _install_packages(root: Path, progress: Progress) -> None:
         unmount_proc(root)
 
 
-def provision(cfg: Config, progress: Progress) -> bool:
+def provision(cfg: Config, progress: Progress, seed: Path | None = None) -> bool:
     """Build (or top up) the forky root. Returns True when anything was done.
 
     The root is built in root.partial and renamed only when complete, so a run
     that fails (disk full, network gone) never leaves a root that looks usable.
+    A complete `seed` root with the same packages is copied instead of built
+    (the test suite's runtime starts as a copy of the user's, read, never changed).
     """
     check_platform()
     root = cfg.runtime_root
@@ -214,6 +225,8 @@ def provision(cfg: Config, progress: Progress) -> bool:
         if (root / MARKER).exists():
             progress(f"package list changed ({PACKAGE_LIST}); installing into the existing root")
             _install_packages(root, progress)
+        elif seed is not None and _is_complete(seed):
+            _copy_root(seed, cfg, progress)
         else:
             _build_root(cfg, progress)
     except OSError as exc:
@@ -229,11 +242,7 @@ def provision(cfg: Config, progress: Progress) -> bool:
 
 
 def _build_root(cfg: Config, progress: Progress) -> None:
-    partial = cfg.home / "root.partial"
-    if partial.exists():
-        unmount_proc(partial)
-        shutil.rmtree(partial)
-    cfg.home.mkdir(parents=True, exist_ok=True)
+    partial = _fresh_partial(cfg)
     free = shutil.disk_usage(cfg.home).free
     if free < MIN_FREE_BYTES:
         raise OSError(errno.ENOSPC, f"only {free // 1024**2} MiB free in {cfg.home}")
@@ -272,6 +281,34 @@ def _build_root(cfg: Config, progress: Progress) -> None:
         if full and not (isinstance(exc, OSError) and exc.errno == errno.ENOSPC):
             raise OSError(errno.ENOSPC, f"{cfg.home} filled up while provisioning") from exc
         raise
+
+
+def _copy_root(seed: Path, cfg: Config, progress: Progress) -> None:
+    """Copy a complete root without its cluster, its sockets or its mounted /proc."""
+    partial = _fresh_partial(cfg)
+    progress(f"copying the runtime root {seed} into {partial}")
+    partial.mkdir(parents=True)
+    try:
+        _run_step(
+            ["sh", "-c", 'tar -C "$1" --one-file-system --exclude=./var/lib/exocortex '
+             '--exclude=./run/postgresql -cf - . | tar -C "$2" -xpf -', "copy", str(seed), str(partial)],
+            "copy",
+            progress,
+            re.compile(r"(?!)"),  # tar says nothing worth showing
+        )  # fmt: skip
+        partial.rename(cfg.runtime_root)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+
+
+def _fresh_partial(cfg: Config) -> Path:
+    partial = cfg.home / "root.partial"
+    if partial.exists():
+        unmount_proc(partial)
+        shutil.rmtree(partial)
+    cfg.home.mkdir(parents=True, exist_ok=True)
+    return partial
 
 
 def _write_marker(root: Path) -> None:
@@ -372,7 +409,11 @@ def start(cfg: Config, progress: Progress) -> bool:
     _in_root(cfg, ["mkdir", "-p", SOCKET_DIR], user=None, check=True)
     _in_root(cfg, ["chown", "postgres:postgres", SOCKET_DIR], user=None, check=True)
     progress(f"starting PostgreSQL {PG_MAJOR} on 127.0.0.1:{cfg.port}")
-    result = _in_root(cfg, [f"{PGBIN}/pg_ctl", "start", "-w", "-t", "120", "-D", DATA_DIR, "-l", LOG_FILE])
+    result = _in_root(
+        cfg,
+        [f"{PGBIN}/pg_ctl", "start", "-w", "-t", "120", "-D", DATA_DIR, "-l", LOG_FILE],
+        preexec_fn=_soft_data_limit,
+    )
     if result.returncode != 0:
         log = root / LOG_FILE.lstrip("/")
         last = log.read_text(errors="replace").splitlines()[-15:] if log.exists() else []
@@ -381,6 +422,13 @@ def start(cfg: Config, progress: Progress) -> bool:
     if ready.returncode != 0:
         raise RuntimeProblem(f"PostgreSQL started but is not accepting connections: {ready.stdout}")
     return True
+
+
+def _soft_data_limit() -> None:
+    """In the child that becomes pg_ctl, and so the postmaster: PROCESS_DATA_SOFT_LIMIT."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    soft = PROCESS_DATA_SOFT_LIMIT if hard == resource.RLIM_INFINITY else min(PROCESS_DATA_SOFT_LIMIT, hard)
+    resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
 
 
 def stop(cfg: Config) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import psycopg
 from psycopg import sql
@@ -25,8 +26,9 @@ class UpResult:
     seconds: float
 
 
-def up(cfg: Config, progress: Progress) -> UpResult:
-    """Provision (first time), initialise, start, create the database; idempotent."""
+def up(cfg: Config, progress: Progress, seed: Path | None = None) -> UpResult:
+    """Provision (first time, copying `seed`'s root when it is complete), initialise, start,
+    create the database; idempotent."""
     began = time.monotonic()
     if cfg.external_url:
         version = check_server(cfg)
@@ -35,7 +37,7 @@ def up(cfg: Config, progress: Progress) -> UpResult:
             False,
             time.monotonic() - began,
         )
-    provisioned = local.provision(cfg, progress)
+    provisioned = local.provision(cfg, progress, seed)
     local.init_cluster(cfg, progress)
     local.start(cfg, progress)
     ensure_database(cfg)

@@ -186,7 +186,7 @@ do $$
 begin
     if exists (select 1 from pg_catalog.pg_extension where extname = 'pg_cron') then
         perform cron.schedule_in_database(
-            'exo-train-router', '*/10 * * * *', 'select exo_private.train_router()', current_database(), 'exo_writer');
+            'exo-train-router', '*/10 * * * *', 'select exo_private.train_router() from exo_private.lift_backend_memory()', current_database(), 'exo_writer');
     end if;
 end
 $$;

@@ -95,7 +95,7 @@ do $$
 begin
     if exists (select 1 from pg_catalog.pg_extension where extname = 'pg_cron') then
         perform cron.schedule_in_database(
-            'exo-reband', '17 3 * * *', 'select exo_private.reband()', current_database(), 'exo_writer');
+            'exo-reband', '17 3 * * *', 'select exo_private.reband() from exo_private.lift_backend_memory()', current_database(), 'exo_writer');
     end if;
 end
 $$;

@@ -328,7 +328,7 @@ do $$
 begin
     if exists (select 1 from pg_catalog.pg_extension where extname = 'pg_cron') then
         perform cron.schedule_in_database(
-            'exo-capsules', '*/10 * * * *', 'select exo_private.queue_capsules()', current_database(), 'exo_writer');
+            'exo-capsules', '*/10 * * * *', 'select exo_private.queue_capsules() from exo_private.lift_backend_memory()', current_database(), 'exo_writer');
     end if;
 end
 $$;

@@ -236,7 +236,7 @@ do $$
 begin
     if exists (select 1 from pg_catalog.pg_extension where extname = 'pg_cron') then
         perform cron.schedule_in_database(
-            'exo-audit', '41 4 * * *', 'select count(*) from exo_private.audit()', current_database(), 'exo_writer');
+            'exo-audit', '41 4 * * *', 'select (select count(*) from exo_private.audit()) from exo_private.lift_backend_memory()', current_database(), 'exo_writer');
     end if;
 end
 $$;

@@ -751,7 +751,7 @@ do $$
 begin
     if exists (select 1 from pg_catalog.pg_extension where extname = 'pg_cron') then
         perform cron.schedule_in_database(
-            'exo-kb-decay', '17 3 * * *', 'select exo_private.kb_decay()', current_database(), 'exo_writer');
+            'exo-kb-decay', '17 3 * * *', 'select exo_private.kb_decay() from exo_private.lift_backend_memory()', current_database(), 'exo_writer');
     end if;
 end
 $$;

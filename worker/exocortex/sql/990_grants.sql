@@ -70,6 +70,9 @@ begin
 end
 $$;
 
+-- A reader's memory bound is for good: nothing the API runs may lift it (sql/065_backend_memory.sql).
+revoke execute on function exo_private.lift_backend_memory() from exo_api;
+
 -- exo_writer: ingest and the worker.
 grant usage on schema exo_private, pgmq to exo_writer;
 grant select, insert, update, delete on all tables in schema exo_private, pgmq to exo_writer;

@@ -1,0 +1,117 @@
+-- Memory per backend: the operating system's per-process data limit (RLIMIT_DATA,
+-- plpy/backend_memory.py), which PostgreSQL's own documentation points to for keeping one
+-- backend from exhausting the machine. Past its limit a backend's allocation fails, its query
+-- ends with "out of memory" (SQLSTATE 53200), and every other session keeps working.
+--
+-- The server starts every process under a soft default (exocortex.runtime.local,
+-- PROCESS_DATA_SOFT_LIMIT; docker/entrypoint.sh), so what never logs in, a parallel worker a
+-- reader's query asked for or a pg_cron job, is bounded too. At login this trigger gives a
+-- reader's backend (exo_reader and every profile role, its members) reader.backend_memory
+-- above what it uses, as both limits: an unprivileged process never raises a hard limit. Any
+-- other role's backend (the owner, the writer, the admin) lifts its soft limit to the hard one,
+-- and so do the pg_cron jobs that can grow with the memory (router training, re-banding,
+-- capsules, the audit, the kb decay), as the first thing their command does.
+-- docs/security.md says why and how to change it.
+
+-- exo_private.bound_backend_memory: limit this backend to what it uses plus p_bytes, for good.
+create or replace function exo_private.bound_backend_memory(p_bytes bigint)
+returns bigint
+language plpython3u volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+# exo:include backend_memory
+return bound(p_bytes)
+$$;
+comment on function exo_private.bound_backend_memory(bigint) is
+    'Set this backend''s data limit (RLIMIT_DATA), soft and hard, to what it maps now plus p_bytes; '
+    'it can never be raised again in this session. Returns the limit in bytes.';
+
+-- exo_private.lift_backend_memory: raise this backend's soft data limit to its hard one.
+create or replace function exo_private.lift_backend_memory()
+returns bigint
+language plpython3u volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+# exo:include backend_memory
+return lift()
+$$;
+comment on function exo_private.lift_backend_memory() is
+    'Raise this backend''s soft data limit (RLIMIT_DATA) to its hard one, for the trusted roles whose '
+    'sessions start under the server''s soft default; returns the limit in bytes (-1: none).';
+
+-- exo_private.backend_memory: this backend's data limits and what it maps now.
+create or replace function exo_private.backend_memory()
+returns jsonb
+language plpython3u volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+# exo:include backend_memory
+import json
+soft, hard = limits()
+return json.dumps({"soft": soft, "hard": hard, "in_use": data_in_use()})
+$$;
+comment on function exo_private.backend_memory() is
+    'This backend''s data limits (RLIMIT_DATA) and the private data it maps now, in bytes: '
+    '{soft, hard, in_use}; -1 for no limit.';
+
+-- exo_private.is_reader_role: whether a role is the reader or one of its members (a profile).
+create or replace function exo_private.is_reader_role(p_role name)
+returns boolean
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select exists (
+        select 1 from pg_catalog.pg_roles r
+        where r.rolname = p_role
+          and (r.rolname = 'exo_reader'
+               or exists (select 1 from pg_catalog.pg_auth_members m
+                          where m.member = r.oid and m.roleid = 'exo_reader'::regrole)))
+$$;
+comment on function exo_private.is_reader_role(name) is
+    'True for exo_reader and the roles that are its direct members (each profile''s login role).';
+
+-- exo_private.on_login: a new session's memory bound, by its role (the login event trigger).
+create or replace function exo_private.on_login()
+returns event_trigger
+language plpgsql volatile
+security definer
+set search_path = exo_private, pg_temp
+as $$
+declare
+    wanted text := coalesce((select s.value #>> '{}' from exo_private.settings s
+                             where s.key = 'reader.backend_memory'), '256MB');
+    bytes bigint;
+begin
+    if not exo_private.is_reader_role(session_user) then
+        perform exo_private.lift_backend_memory();
+        return;
+    end if;
+    begin
+        bytes := pg_catalog.pg_size_bytes(wanted);
+    exception when invalid_parameter_value then
+        bytes := null;
+    end;
+    if bytes is null or bytes < 16 * 1024 * 1024 then
+        -- A setting that is not a size of at least 16MB bounds the reader by the default.
+        raise warning 'reader.backend_memory = % is not a size of at least 16MB; using 256MB', wanted;
+        bytes := 256 * 1024 * 1024;
+    end if;
+    perform exo_private.bound_backend_memory(bytes);
+end
+$$;
+comment on function exo_private.on_login() is
+    'The login event trigger exo_backend_memory: a reader''s backend (exo_private.is_reader_role) is '
+    'bounded to reader.backend_memory above what it maps at login, for the whole session; any other '
+    'role''s backend lifts the server''s soft default (exo_private.lift_backend_memory).';
+
+do $$
+begin
+    if not exists (select 1 from pg_catalog.pg_event_trigger t where t.evtname = 'exo_backend_memory') then
+        create event trigger exo_backend_memory on login execute function exo_private.on_login();
+    end if;
+end
+$$;
