@@ -811,7 +811,7 @@ ALTER FUNCTION exo.fact_history(subject text, attribute text, bridge text[]) OWN
 -- Name: FUNCTION fact_history(subject text, attribute text, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.fact_history(subject text, attribute text, bridge text[]) IS 'The whole history of a subject''s attribute (subject by canonical key, attribute normalised: "Home Town" is home_town), every kind and workspace, oldest first per kind: fact_id, workspace, subject, attribute, kind, value, valid_from, valid_to (null: current), recorded_at, closed_by (the row that superseded it), close_reason (superseded, or closed: why), sources, withheld (null). Care as in exo.facts: rows whose every source is charged are left out unless bridged, with one last row per subject that has only withheld: {subject, facts, how}.';
+COMMENT ON FUNCTION exo.fact_history(subject text, attribute text, bridge text[]) IS 'The whole history of a subject''s attribute (subject by canonical key, attribute normalised: "Home Town" is home_town), every kind and workspace, oldest first per kind: fact_id, workspace, subject, attribute, kind, value, valid_from, valid_to (null: current), recorded_at, closed_by (the row that superseded it), close_reason (superseded, or closed: why), sources, withheld (null). Care as in exo.facts: rows about a deferred subject, or whose every source is charged, are left out unless bridged, with one last row per subject that has only withheld: {subject, facts, how}.';
 
 --
 -- Name: facts(text, timestamp with time zone, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -833,7 +833,7 @@ ALTER FUNCTION exo.facts(subject text, as_of timestamp with time zone, bridge te
 -- Name: FUNCTION facts(subject text, as_of timestamp with time zone, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.facts(subject text, as_of timestamp with time zone, bridge text[]) IS 'What is true of a subject (matched by canonical key: case and spacing ignored) as of as_of (default now): per workspace, attribute and kind the value valid then, by attribute and then precedence (observation, declared, extracted; kinds that disagree are all shown, never resolved): fact_id, workspace, subject, attribute, kind, value, valid_from, valid_to (null: still current), recorded_at, sources (document_id, chunk_id, path, title, written_at, observation_id, source, recorded_at), withheld (null). Care: a fact whose every source is charged for a deferred subject is left out unless bridge names the subject; then one last row per subject has only withheld: {subject, facts, how}. Next: exo.fact_history(subject, attribute).';
+COMMENT ON FUNCTION exo.facts(subject text, as_of timestamp with time zone, bridge text[]) IS 'What is true of a subject (matched by canonical key: case and spacing ignored) as of as_of (default now): per workspace, attribute and kind the value valid then, by attribute and then precedence (observation, declared, extracted; kinds that disagree are all shown, never resolved): fact_id, workspace, subject, attribute, kind, value, valid_from, valid_to (null: still current), recorded_at, sources (document_id, chunk_id, path, title, written_at, observation_id, source, recorded_at), withheld (null). Care: a fact about a deferred subject (its subject is one of the subject''s names or aliases, or its words name one near a cue) or whose every source is charged for one is left out unless bridge names the subject; then one last row per subject has only withheld: {subject, facts, how}. Next: exo.fact_history(subject, attribute).';
 
 --
 -- Name: facts_search(text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -843,15 +843,30 @@ CREATE FUNCTION exo.facts_search(query text, max_results integer DEFAULT 20, bri
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
-    with x as (
-        select s.*, count(*) filter (where s.withheld is null) over (order by s.ord) as shown_rank
+    -- The hints say what is withheld in the whole of the facts, never which withheld fact holds a
+    -- word of the query: one per deferred subject left closed that has current facts, counted.
+    with shown as (
+        select s.*, row_number() over (order by s.ord) as shown_rank
         from exo_private.shown_facts(exo_private.matching_facts($1, $2, $3), $3) s
+        where s.withheld is null
+    ), hints as (
+        select k.subject, count(*) as facts
+        from exo_private.closed_subject_keys($3) k
+        join exo_private.facts f on f.subject_key = k.key and f.valid_to is null
+        group by k.subject
     )
     select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from, x.valid_to,
            x.recorded_at, x.sources, x.withheld
-    from x
-    where x.withheld is not null or x.shown_rank <= $2
-    order by x.ord
+    from (select s.fact_id, s.workspace, s.subject, s.attribute, s.kind, s.value, s.valid_from, s.valid_to,
+                 s.recorded_at, s.sources, s.withheld, s.shown_rank as n
+          from shown s
+          where s.shown_rank <= $2
+          union all
+          select null, null, null, null, null, null, null, null, null, null,
+                 jsonb_build_object('subject', h.subject, 'facts', h.facts, 'how', exo_private.hint_how(h.subject)),
+                 $2 + row_number() over (order by h.subject)
+          from hints h) x
+    order by x.n
 $_$;
 
 ALTER FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) OWNER TO exo_api;
@@ -860,7 +875,7 @@ ALTER FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) 
 -- Name: FUNCTION facts_search(query text, max_results integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) IS 'Current facts whose subject, attribute or value hold any word of query (its first 1,000 characters; whole words, no stemming), best ranked first, at most max_results (1..200): the columns of exo.facts. A blank query finds nothing. Care as in exo.facts: facts whose every source is charged are left out unless bridge names the subject (decided among the best 5 x max_results matches), with one last row per subject that has only withheld: {subject, facts, how}. Next: exo.facts(subject), exo.fact_history(subject, attribute).';
+COMMENT ON FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) IS 'Current facts whose subject, attribute or value hold any word of query (its first 1,000 characters; whole words, no stemming), best ranked first, at most max_results (1..200): the columns of exo.facts. A blank query finds nothing. Care as in exo.facts: a fact about a deferred subject, or whose every source is charged, is left out unless bridge names the subject, and never takes a visible fact''s place. The last rows have only withheld: {subject, facts, how}, one per deferred subject left closed that has current facts (facts: how many), whatever the query: which words a withheld fact holds is never told. Next: exo.facts(subject), exo.fact_history(subject, attribute).';
 
 --
 -- Name: kb_accept_suggestion(text, bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -2756,6 +2771,20 @@ class Deference:
         """The charged subjects of one chunk that keep it out of the results."""
         return [s for s in charged if self.why_released(s) is None]
 
+    def released_keys_of_search(self):
+        """The canonical keys of the charged subjects this search releases, by why_released's
+        rule, for the stages' SQL (exo_private.stage_sql's $5): None when every one is (time
+        releases and the archive is open)."""
+        if self.archive_open and self.time_releases:
+            return None
+        keys = set(self.bridged)
+        if self.archive_open:
+            keys |= self.asked  # a subject on no list answers to its own name
+            for group in self.groups:
+                if group & self.asked:
+                    keys |= group
+        return sorted(keys)
+
 def released(results, why):
     """What charged material a search hands out: per (subject, workspace) the chunks among
     `results` charged for it, and `why(subject)` it was released (Deference.why_released)."""
@@ -2771,7 +2800,8 @@ def released(results, why):
 # -- admitting candidates into a workspace's pool -------------------------------------------
 
 class WorkspacePool:
-    """The candidates one workspace contributes, in the order its stages found them."""
+    """The candidates one workspace contributes, in the order its stages found them. Nothing
+    withheld ever comes here: the stages' SQL leaves it out (exo_private.stage_sql)."""
 
     def __init__(self, workspace, cap, need):
         self.workspace = workspace
@@ -2779,7 +2809,6 @@ class WorkspacePool:
         self.need = min(need, cap)
         self.hits = []
         self.seen = set()
-        self.withheld = {}
         self.stages = []
 
     @property
@@ -2794,21 +2823,14 @@ class WorkspacePool:
             return False, f"enough confident candidates ({self.confident} of {self.need})"
         return True, None
 
-    def admit(self, stage, rows, withhold):
-        """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
-        lists the subjects that keep a row out. Returns (admitted, withheld) counts."""
-        admitted = withheld = 0
+    def admit(self, stage, rows):
+        """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
+        admitted = 0
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
                 continue
             self.seen.add(chunk)
-            subjects = withhold(row.get("charged") or [])
-            if subjects:
-                withheld += 1
-                for subject in subjects:
-                    self.withheld.setdefault(subject, set()).add(chunk)
-                continue
             if len(self.hits) >= self.cap:
                 continue
             self.hits.append(
@@ -2824,7 +2846,7 @@ class WorkspacePool:
                 }
             )
             admitted += 1
-        return admitted, withheld
+        return admitted
 
 def named_subjects(query, deferred):
     """The deferred subjects the query names, by subject or alias."""
@@ -2835,21 +2857,16 @@ def named_subjects(query, deferred):
         if any(canonical_key(n) in keys for n in [s["subject"], *s.get("aliases", [])] if canonical_key(n))
     ]
 
-def hints(pools, how, named=None):
-    """One hint per (subject, workspace) with chunks withheld, never their text.
-
-    `named` {(subject, workspace): charged chunks} adds what the query asked about by name
-    but the search never reached (in a closed band, say): such material exists, and the hint
-    says so. A hint counts the larger of the two."""
-    counts = dict(named or {})
-    for pool in pools:
-        for subject, chunks in pool.withheld.items():
-            key = (subject, pool.workspace)
-            counts[key] = max(counts.get(key, 0), len(chunks))
+def hints(charged_counts, withheld, how):
+    """One hint per (subject, workspace) the search left withheld, never their text: for every
+    subject charged in a workspace searched that this search does not release, however the
+    question is worded (a hint that came only when a query word hit withheld material would tell
+    which words it holds). `charged_counts` {(subject, workspace): charged chunks}; `withheld`
+    (Deference.withheld) keeps the subjects still closed."""
     return [
         {"subject": subject, "workspace": workspace, "chunks": n, "how": how(subject)}
-        for (subject, workspace), n in sorted(counts.items())
-        if n > 0
+        for (subject, workspace), n in sorted(charged_counts.items())
+        if n > 0 and withheld([subject])
     ]
 
 # -- the combined-pool rank -----------------------------------------------------------------
@@ -3363,7 +3380,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
     )
-    report.setdefault("capsules", {"served": [], "stale_skipped": [], "withheld": []})["packet"] = {
+    report.setdefault("capsules", {"served": [], "stale_skipped": []})["packet"] = {
         "shown": [k["capsule_id"] for k in shown],
         "stale_skipped": stale,
         "withheld": withheld,
@@ -4658,6 +4675,20 @@ class Deference:
         """The charged subjects of one chunk that keep it out of the results."""
         return [s for s in charged if self.why_released(s) is None]
 
+    def released_keys_of_search(self):
+        """The canonical keys of the charged subjects this search releases, by why_released's
+        rule, for the stages' SQL (exo_private.stage_sql's $5): None when every one is (time
+        releases and the archive is open)."""
+        if self.archive_open and self.time_releases:
+            return None
+        keys = set(self.bridged)
+        if self.archive_open:
+            keys |= self.asked  # a subject on no list answers to its own name
+            for group in self.groups:
+                if group & self.asked:
+                    keys |= group
+        return sorted(keys)
+
 def released(results, why):
     """What charged material a search hands out: per (subject, workspace) the chunks among
     `results` charged for it, and `why(subject)` it was released (Deference.why_released)."""
@@ -4673,7 +4704,8 @@ def released(results, why):
 # -- admitting candidates into a workspace's pool -------------------------------------------
 
 class WorkspacePool:
-    """The candidates one workspace contributes, in the order its stages found them."""
+    """The candidates one workspace contributes, in the order its stages found them. Nothing
+    withheld ever comes here: the stages' SQL leaves it out (exo_private.stage_sql)."""
 
     def __init__(self, workspace, cap, need):
         self.workspace = workspace
@@ -4681,7 +4713,6 @@ class WorkspacePool:
         self.need = min(need, cap)
         self.hits = []
         self.seen = set()
-        self.withheld = {}
         self.stages = []
 
     @property
@@ -4696,21 +4727,14 @@ class WorkspacePool:
             return False, f"enough confident candidates ({self.confident} of {self.need})"
         return True, None
 
-    def admit(self, stage, rows, withhold):
-        """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
-        lists the subjects that keep a row out. Returns (admitted, withheld) counts."""
-        admitted = withheld = 0
+    def admit(self, stage, rows):
+        """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
+        admitted = 0
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
                 continue
             self.seen.add(chunk)
-            subjects = withhold(row.get("charged") or [])
-            if subjects:
-                withheld += 1
-                for subject in subjects:
-                    self.withheld.setdefault(subject, set()).add(chunk)
-                continue
             if len(self.hits) >= self.cap:
                 continue
             self.hits.append(
@@ -4726,7 +4750,7 @@ class WorkspacePool:
                 }
             )
             admitted += 1
-        return admitted, withheld
+        return admitted
 
 def named_subjects(query, deferred):
     """The deferred subjects the query names, by subject or alias."""
@@ -4737,21 +4761,16 @@ def named_subjects(query, deferred):
         if any(canonical_key(n) in keys for n in [s["subject"], *s.get("aliases", [])] if canonical_key(n))
     ]
 
-def hints(pools, how, named=None):
-    """One hint per (subject, workspace) with chunks withheld, never their text.
-
-    `named` {(subject, workspace): charged chunks} adds what the query asked about by name
-    but the search never reached (in a closed band, say): such material exists, and the hint
-    says so. A hint counts the larger of the two."""
-    counts = dict(named or {})
-    for pool in pools:
-        for subject, chunks in pool.withheld.items():
-            key = (subject, pool.workspace)
-            counts[key] = max(counts.get(key, 0), len(chunks))
+def hints(charged_counts, withheld, how):
+    """One hint per (subject, workspace) the search left withheld, never their text: for every
+    subject charged in a workspace searched that this search does not release, however the
+    question is worded (a hint that came only when a query word hit withheld material would tell
+    which words it holds). `charged_counts` {(subject, workspace): charged chunks}; `withheld`
+    (Deference.withheld) keeps the subjects still closed."""
     return [
         {"subject": subject, "workspace": workspace, "chunks": n, "how": how(subject)}
-        for (subject, workspace), n in sorted(counts.items())
-        if n > 0
+        for (subject, workspace), n in sorted(charged_counts.items())
+        if n > 0 and withheld([subject])
     ]
 
 # -- the combined-pool rank -----------------------------------------------------------------
@@ -5265,7 +5284,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
     )
-    report.setdefault("capsules", {"served": [], "stale_skipped": [], "withheld": []})["packet"] = {
+    report.setdefault("capsules", {"served": [], "stale_skipped": []})["packet"] = {
         "shown": [k["capsule_id"] for k in shown],
         "stale_skipped": stale,
         "withheld": withheld,
@@ -6181,6 +6200,20 @@ class Deference:
         """The charged subjects of one chunk that keep it out of the results."""
         return [s for s in charged if self.why_released(s) is None]
 
+    def released_keys_of_search(self):
+        """The canonical keys of the charged subjects this search releases, by why_released's
+        rule, for the stages' SQL (exo_private.stage_sql's $5): None when every one is (time
+        releases and the archive is open)."""
+        if self.archive_open and self.time_releases:
+            return None
+        keys = set(self.bridged)
+        if self.archive_open:
+            keys |= self.asked  # a subject on no list answers to its own name
+            for group in self.groups:
+                if group & self.asked:
+                    keys |= group
+        return sorted(keys)
+
 def released(results, why):
     """What charged material a search hands out: per (subject, workspace) the chunks among
     `results` charged for it, and `why(subject)` it was released (Deference.why_released)."""
@@ -6196,7 +6229,8 @@ def released(results, why):
 # -- admitting candidates into a workspace's pool -------------------------------------------
 
 class WorkspacePool:
-    """The candidates one workspace contributes, in the order its stages found them."""
+    """The candidates one workspace contributes, in the order its stages found them. Nothing
+    withheld ever comes here: the stages' SQL leaves it out (exo_private.stage_sql)."""
 
     def __init__(self, workspace, cap, need):
         self.workspace = workspace
@@ -6204,7 +6238,6 @@ class WorkspacePool:
         self.need = min(need, cap)
         self.hits = []
         self.seen = set()
-        self.withheld = {}
         self.stages = []
 
     @property
@@ -6219,21 +6252,14 @@ class WorkspacePool:
             return False, f"enough confident candidates ({self.confident} of {self.need})"
         return True, None
 
-    def admit(self, stage, rows, withhold):
-        """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
-        lists the subjects that keep a row out. Returns (admitted, withheld) counts."""
-        admitted = withheld = 0
+    def admit(self, stage, rows):
+        """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
+        admitted = 0
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
                 continue
             self.seen.add(chunk)
-            subjects = withhold(row.get("charged") or [])
-            if subjects:
-                withheld += 1
-                for subject in subjects:
-                    self.withheld.setdefault(subject, set()).add(chunk)
-                continue
             if len(self.hits) >= self.cap:
                 continue
             self.hits.append(
@@ -6249,7 +6275,7 @@ class WorkspacePool:
                 }
             )
             admitted += 1
-        return admitted, withheld
+        return admitted
 
 def named_subjects(query, deferred):
     """The deferred subjects the query names, by subject or alias."""
@@ -6260,21 +6286,16 @@ def named_subjects(query, deferred):
         if any(canonical_key(n) in keys for n in [s["subject"], *s.get("aliases", [])] if canonical_key(n))
     ]
 
-def hints(pools, how, named=None):
-    """One hint per (subject, workspace) with chunks withheld, never their text.
-
-    `named` {(subject, workspace): charged chunks} adds what the query asked about by name
-    but the search never reached (in a closed band, say): such material exists, and the hint
-    says so. A hint counts the larger of the two."""
-    counts = dict(named or {})
-    for pool in pools:
-        for subject, chunks in pool.withheld.items():
-            key = (subject, pool.workspace)
-            counts[key] = max(counts.get(key, 0), len(chunks))
+def hints(charged_counts, withheld, how):
+    """One hint per (subject, workspace) the search left withheld, never their text: for every
+    subject charged in a workspace searched that this search does not release, however the
+    question is worded (a hint that came only when a query word hit withheld material would tell
+    which words it holds). `charged_counts` {(subject, workspace): charged chunks}; `withheld`
+    (Deference.withheld) keeps the subjects still closed."""
     return [
         {"subject": subject, "workspace": workspace, "chunks": n, "how": how(subject)}
-        for (subject, workspace), n in sorted(counts.items())
-        if n > 0
+        for (subject, workspace), n in sorted(charged_counts.items())
+        if n > 0 and withheld([subject])
     ]
 
 # -- the combined-pool rank -----------------------------------------------------------------
@@ -6788,7 +6809,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
     )
-    report.setdefault("capsules", {"served": [], "stale_skipped": [], "withheld": []})["packet"] = {
+    report.setdefault("capsules", {"served": [], "stale_skipped": []})["packet"] = {
         "shown": [k["capsule_id"] for k in shown],
         "stale_skipped": stale,
         "withheld": withheld,
@@ -7184,6 +7205,30 @@ ALTER FUNCTION exo_private.capsule_stamp(p_builder text, p_hashes text[]) OWNER 
 --
 
 COMMENT ON FUNCTION exo_private.capsule_stamp(p_builder text, p_hashes text[]) IS 'A capsule''s generation: the sha256 (hex) of its builder and its sources'' content hashes (in sorted order; a missing hash counts as -).';
+
+--
+-- Name: charged_counts(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.charged_counts(p_workspaces text[]) RETURNS TABLE(subject text, workspace text, n integer)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- The charged chunks only, through their partial index (chunks_charged_workspace_idx).
+    select s.subject, c.workspace, count(*)::int
+    from exo_private.chunks c
+    cross join lateral unnest(c.charged_subjects) s (subject)
+    where c.charged_subjects <> '{}' and c.workspace = any (p_workspaces)
+    group by 1, 2
+$$;
+
+ALTER FUNCTION exo_private.charged_counts(p_workspaces text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION charged_counts(p_workspaces text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.charged_counts(p_workspaces text[]) IS 'Per charged subject and workspace of p_workspaces, how many chunks (document chunks and chat windows) are charged for it: what a search''s hints count, whatever its question.';
 
 --
 -- Name: chat_person_names(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -7640,16 +7685,7 @@ CREATE FUNCTION exo_private.closed_subject_keys(bridge text[]) RETURNS TABLE(sub
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    with released as materialized (
-        select exo_private.released_keys(bridge) as keys
-    )
-    select distinct s.subject, k.key
-    from exo_private.deferred_subjects s
-    cross join released r
-    cross join lateral unnest(s.subject || s.aliases) n
-    cross join lateral (select exo_private.canonical_key(n) as key) k
-    where k.key is not null
-      and not (exo_private.canonical_key(s.subject) = any (r.keys))
+    select distinct n.subject, n.key from exo_private.closed_subject_names(bridge) n
 $$;
 
 ALTER FUNCTION exo_private.closed_subject_keys(bridge text[]) OWNER TO exo_owner;
@@ -7659,6 +7695,34 @@ ALTER FUNCTION exo_private.closed_subject_keys(bridge text[]) OWNER TO exo_owner
 --
 
 COMMENT ON FUNCTION exo_private.closed_subject_keys(bridge text[]) IS 'Canonical keys of the names and aliases of every deferred subject the bridge does not open, with the subject: an entity with one of these keys is that subject.';
+
+--
+-- Name: closed_subject_names(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.closed_subject_names(bridge text[]) RETURNS TABLE(subject text, name text, key text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with released as materialized (
+        select exo_private.released_keys(bridge) as keys
+    )
+    select distinct s.subject, n.name, k.key
+    from exo_private.deferred_subjects s
+    cross join released r
+    cross join lateral unnest(s.subject || s.aliases) n (name)
+    cross join lateral (select exo_private.canonical_key(n.name) as key) k
+    where k.key is not null
+      and not (exo_private.canonical_key(s.subject) = any (r.keys))
+$$;
+
+ALTER FUNCTION exo_private.closed_subject_names(bridge text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION closed_subject_names(bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.closed_subject_names(bridge text[]) IS 'The name and every alias of each deferred subject the bridge does not open, as written and as canonical keys, with the subject: an entity or a fact with one of these keys is that subject.';
 
 --
 -- Name: closed_windows(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -7754,6 +7818,29 @@ ALTER FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigi
 --
 
 COMMENT ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb) IS 'One extract job''s result in one transaction: merge the entities, relations and attributes into generation p_generation (merge_extraction), record the window extracted with p_stats and the merge counts, advance its document''s stage and archive message p_msg_id. Returns the merge counts. Raises EX001 when the window is gone, EX002 when the generation is no longer current.';
+
+--
+-- Name: cue_pattern(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.cue_pattern() RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select coalesce(pg_catalog.string_agg('(?:' || p.pattern || ')', '|'), '[^\s\S]')
+    from exo_private.settings s
+    cross join lateral jsonb_array_elements_text(s.value) c (cue)
+    cross join lateral (select exo_private.phrase_pattern(c.cue) as pattern) p
+    where s.key = 'deference.cues' and p.pattern is not null
+$$;
+
+ALTER FUNCTION exo_private.cue_pattern() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION cue_pattern(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.cue_pattern() IS 'A regular expression (for ~*) that finds any cue of the setting deference.cues as whole words; one that finds nothing when there is none.';
 
 --
 -- Name: cue_type(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -10398,6 +10485,11 @@ begin
                        partition_name || '_document_idx', partition_name);
         execute format('create index %I on exo_private.%I using bm25 (body) with (text_config = %L)',
                        partition_name || '_bm25', partition_name, 'english');
+        -- the chunks charged for nothing alone: what a search that releases nothing ranks by, so
+        -- no statistic of it holds withheld material (exo_private.stage_sql)
+        execute format('create index %I on exo_private.%I using bm25 (body) with (text_config = %L) '
+                       'where charged_subjects = ''{}''',
+                       partition_name || '_bm25_open', partition_name, 'english');
     end if;
     if to_regclass(format('exo_private.%I', 'chunk_embeddings_' || workspace)) is null then
         execute format('create table exo_private.%I partition of exo_private.chunk_embeddings for values in (%L)',
@@ -10413,7 +10505,7 @@ ALTER FUNCTION exo_private.ensure_workspace_storage(workspace text) OWNER TO exo
 -- Name: FUNCTION ensure_workspace_storage(workspace text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.ensure_workspace_storage(workspace text) IS 'Create a workspace''s chunk partition (with its document and BM25 indexes) and its embeddings partition when missing.';
+COMMENT ON FUNCTION exo_private.ensure_workspace_storage(workspace text) IS 'Create a workspace''s chunk partition (with its document index, its BM25 index and the BM25 index of its chunks charged for nothing) and its embeddings partition when missing.';
 
 --
 -- Name: entity_dossier(bigint, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -13073,9 +13165,17 @@ CREATE FUNCTION exo_private.mark_messages(every_conversation boolean DEFAULT fal
 A chunk is charged for a subject when the document's frontmatter says so
 (`charged: [subject]`), or when the subject or one of its aliases occurs near a
 cue (a word like "funeral" or "died"). Near means in the same chunk, or in the
-chunk and its document's title or path, which head every chunk: a note titled
-"The funeral" that names Grandpa is charged where it names him. Each mark records
-the rule that fired.
+chunk and its document's heading: its title, its path and its frontmatter's
+fields, which head every chunk. A note titled "The funeral" that names Grandpa is
+charged where it names him; a note whose frontmatter says `died: ...` of
+`subject: Walter Rivera` is charged throughout. Each mark records the rule that fired.
+
+A document is read as a whole too (document_marks), the way people write about
+someone: a document whose title or a frontmatter value is the subject's name or an
+alias is about the subject, every chunk of it; in a document with a chunk charged
+for a subject, another chunk is charged when it names any part of the subject's
+names ("Mr. Walter") or, right after a charged chunk, refers to someone as he or
+she (a chain of pronouns). Over-withholding is the safe direction.
 
 A chat message is charged the same way, where near means in the message or in the
 message before or after it in its conversation (a cue in one message and the name
@@ -13130,13 +13230,73 @@ def charged_marks(text, subjects, cues, frontmatter_charged):
     """[{subject, rule}] for one text; `subjects` as from compile_subjects."""
     return _marks(text, subjects, compile_cues(cues), frontmatter_charged)
 
-def heading(title, path):
-    """The text that heads every chunk of a document: its title and path, one a line."""
-    return "\n".join(str(part) for part in (title, path) if part)
+def _field_text(value):
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_field_text(v) for v in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_field_text(v)}" for k, v in value.items())
+    return str(value)
+
+def heading(title, path, frontmatter=None):
+    """The text that heads every chunk of a document: its title, its path and its frontmatter's
+    fields ("key: value"), one a line."""
+    fields = [f"{key}: {_field_text(value)}" for key, value in (frontmatter or {}).items()]
+    return "\n".join(str(part) for part in (title, path, *fields) if part)
 
 def chunk_marks(text, head, subjects, cues, frontmatter_charged):
     """[{subject, rule}] for one chunk read under its document's heading (see heading())."""
     return charged_marks(head + "\n" + text if head else text, subjects, cues, frontmatter_charged)
+
+#: A third person singular, which continues talk of someone named just before.
+_PRONOUN = re.compile(r"(?<!\w)(he|him|his|himself|she|her|hers|herself)(?!\w)", re.I)
+
+def _same(a, b):
+    return " ".join(str(a).split()).casefold() == " ".join(str(b).split()).casefold()
+
+def _values(frontmatter):
+    for value in (frontmatter or {}).values():
+        yield from (value if isinstance(value, (list, tuple)) else [value])
+
+def document_marks(texts, title, path, frontmatter, subjects, cues):
+    """[[{subject, rule}]] for the chunks of one document, in order (texts: their bodies).
+
+    Each chunk by chunk_marks under the document's heading; then, by subject: every chunk when
+    the title or a frontmatter value is one of its names; where a chunk is charged for it, every
+    other chunk that names a word of its names, and each chunk right after a charged one that
+    says he or she, and so on down the document."""
+    frontmatter = frontmatter if isinstance(frontmatter, dict) else {}
+    declared = frontmatter.get("charged") or []
+    if isinstance(declared, str):
+        declared = [declared]
+    head = heading(title, path, frontmatter)
+    cue_patterns = compile_cues(cues)
+    marks = [_marks(head + "\n" + t if head else t, subjects, cue_patterns, declared) for t in texts]
+    for subject, names in subjects:
+        about = next(
+            (f"about: {v!r} is its name" for v in [title, *_values(frontmatter)]
+             for n, _p in names if v is not None and _same(v, n)),
+            None,
+        )  # fmt: skip
+        charged = [any(m["subject"] == subject for m in chunk) for chunk in marks]
+        if about is None and not any(charged):
+            continue
+        parts = {w for n, _p in names for w in n.split() if len(w) > 1}
+        part_patterns = [(w, _phrase(w)) for w in sorted(parts)]
+        for i, text in enumerate(texts):
+            if charged[i]:
+                continue
+            part = next((w for w, p in part_patterns if p.search(text)), None)
+            if about is not None:
+                rule = about
+            elif part is not None:
+                rule = f"names '{part}' in a document charged for it"
+            elif i > 0 and charged[i - 1] and _PRONOUN.search(text):
+                rule = "he or she right after a chunk charged for it"
+            else:
+                continue
+            marks[i].append({"subject": subject, "rule": rule})
+            charged[i] = True
+    return marks
 
 def message_marks(lines, subjects, cues, title=None):
     """[[{subject, rule}]] for the messages of one conversation, in order.
@@ -13252,7 +13412,8 @@ begin
     if pg_catalog.numnode(words) = 0 then
         return '{}'::bigint[];
     end if;
-    -- What is withheld is decided among the best 5 x p_max matches.
+    -- Every match is judged (exo.facts_search shows the best p_max of those a caller may see), so
+    -- withheld facts never take the place of visible ones; past 10,000 a query is too broad to rank.
     return array(
         select f.id
         from exo_private.facts f
@@ -13262,7 +13423,7 @@ begin
         order by pg_catalog.ts_rank(pg_catalog.to_tsvector('simple'::regconfig, f.subject || ' '
                      || pg_catalog.replace(f.attribute, '_', ' ') || ' ' || f.value), words) desc,
                  f.valid_from desc, f.id desc
-        limit 5 * p_max);
+        limit 10000);
 end
 $$;
 
@@ -13272,7 +13433,7 @@ ALTER FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge 
 -- Name: FUNCTION matching_facts(p_query text, p_max integer, p_bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[]) IS 'The ids of at most 5 x p_max current fact rows whose subject, attribute or value hold any word of p_query (its first 1,000 characters; simple text search, no stemming), best ranked first; raises invalid_parameter_value for a null query, p_max outside 1..200 or a bad bridge.';
+COMMENT ON FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[]) IS 'The ids of at most 10,000 current fact rows whose subject, attribute or value hold any word of p_query (its first 1,000 characters; simple text search, no stemming), best ranked first; raises invalid_parameter_value for a null query, p_max outside 1..200 or a bad bridge.';
 
 --
 -- Name: mention_state(bigint, bigint, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -14682,6 +14843,30 @@ ALTER FUNCTION exo_private.parse_entity_type(entity_type text) OWNER TO exo_owne
 COMMENT ON FUNCTION exo_private.parse_entity_type(entity_type text) IS 'The entity type named (case-insensitive), null for null or blank; raises invalid_parameter_value naming entity_type and the types otherwise.';
 
 --
+-- Name: phrase_pattern(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.phrase_pattern(phrase text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+    -- The rule of plpy/deference.py _phrase: the words in order, any white space between them,
+    -- no letter or digit just before or after. Each word's own characters are literal.
+    select '(?<!\w)' || pg_catalog.string_agg(pg_catalog.regexp_replace(w.word, '([\\^$.|?*+()\[\]{}])', '\\\1', 'g'),
+                                              '\s+' order by w.n) || '(?!\w)'
+    from pg_catalog.regexp_split_to_table(pg_catalog.btrim(phrase), '\s+') with ordinality w (word, n)
+    where w.word <> ''
+$_$;
+
+ALTER FUNCTION exo_private.phrase_pattern(phrase text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION phrase_pattern(phrase text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.phrase_pattern(phrase text) IS 'A regular expression (for ~*) that finds the phrase as whole words, any white space between them: the rule plpy/deference.py applies to names and cues. Null for a blank phrase.';
+
+--
 -- Name: plan_document(jsonb, text, jsonb, jsonb, date); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -15125,9 +15310,17 @@ def utf8_spans(text, spans):
 A chunk is charged for a subject when the document's frontmatter says so
 (`charged: [subject]`), or when the subject or one of its aliases occurs near a
 cue (a word like "funeral" or "died"). Near means in the same chunk, or in the
-chunk and its document's title or path, which head every chunk: a note titled
-"The funeral" that names Grandpa is charged where it names him. Each mark records
-the rule that fired.
+chunk and its document's heading: its title, its path and its frontmatter's
+fields, which head every chunk. A note titled "The funeral" that names Grandpa is
+charged where it names him; a note whose frontmatter says `died: ...` of
+`subject: Walter Rivera` is charged throughout. Each mark records the rule that fired.
+
+A document is read as a whole too (document_marks), the way people write about
+someone: a document whose title or a frontmatter value is the subject's name or an
+alias is about the subject, every chunk of it; in a document with a chunk charged
+for a subject, another chunk is charged when it names any part of the subject's
+names ("Mr. Walter") or, right after a charged chunk, refers to someone as he or
+she (a chain of pronouns). Over-withholding is the safe direction.
 
 A chat message is charged the same way, where near means in the message or in the
 message before or after it in its conversation (a cue in one message and the name
@@ -15182,13 +15375,73 @@ def charged_marks(text, subjects, cues, frontmatter_charged):
     """[{subject, rule}] for one text; `subjects` as from compile_subjects."""
     return _marks(text, subjects, compile_cues(cues), frontmatter_charged)
 
-def heading(title, path):
-    """The text that heads every chunk of a document: its title and path, one a line."""
-    return "\n".join(str(part) for part in (title, path) if part)
+def _field_text(value):
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_field_text(v) for v in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_field_text(v)}" for k, v in value.items())
+    return str(value)
+
+def heading(title, path, frontmatter=None):
+    """The text that heads every chunk of a document: its title, its path and its frontmatter's
+    fields ("key: value"), one a line."""
+    fields = [f"{key}: {_field_text(value)}" for key, value in (frontmatter or {}).items()]
+    return "\n".join(str(part) for part in (title, path, *fields) if part)
 
 def chunk_marks(text, head, subjects, cues, frontmatter_charged):
     """[{subject, rule}] for one chunk read under its document's heading (see heading())."""
     return charged_marks(head + "\n" + text if head else text, subjects, cues, frontmatter_charged)
+
+#: A third person singular, which continues talk of someone named just before.
+_PRONOUN = re.compile(r"(?<!\w)(he|him|his|himself|she|her|hers|herself)(?!\w)", re.I)
+
+def _same(a, b):
+    return " ".join(str(a).split()).casefold() == " ".join(str(b).split()).casefold()
+
+def _values(frontmatter):
+    for value in (frontmatter or {}).values():
+        yield from (value if isinstance(value, (list, tuple)) else [value])
+
+def document_marks(texts, title, path, frontmatter, subjects, cues):
+    """[[{subject, rule}]] for the chunks of one document, in order (texts: their bodies).
+
+    Each chunk by chunk_marks under the document's heading; then, by subject: every chunk when
+    the title or a frontmatter value is one of its names; where a chunk is charged for it, every
+    other chunk that names a word of its names, and each chunk right after a charged one that
+    says he or she, and so on down the document."""
+    frontmatter = frontmatter if isinstance(frontmatter, dict) else {}
+    declared = frontmatter.get("charged") or []
+    if isinstance(declared, str):
+        declared = [declared]
+    head = heading(title, path, frontmatter)
+    cue_patterns = compile_cues(cues)
+    marks = [_marks(head + "\n" + t if head else t, subjects, cue_patterns, declared) for t in texts]
+    for subject, names in subjects:
+        about = next(
+            (f"about: {v!r} is its name" for v in [title, *_values(frontmatter)]
+             for n, _p in names if v is not None and _same(v, n)),
+            None,
+        )  # fmt: skip
+        charged = [any(m["subject"] == subject for m in chunk) for chunk in marks]
+        if about is None and not any(charged):
+            continue
+        parts = {w for n, _p in names for w in n.split() if len(w) > 1}
+        part_patterns = [(w, _phrase(w)) for w in sorted(parts)]
+        for i, text in enumerate(texts):
+            if charged[i]:
+                continue
+            part = next((w for w, p in part_patterns if p.search(text)), None)
+            if about is not None:
+                rule = about
+            elif part is not None:
+                rule = f"names '{part}' in a document charged for it"
+            elif i > 0 and charged[i - 1] and _PRONOUN.search(text):
+                rule = "he or she right after a chunk charged for it"
+            else:
+                continue
+            marks[i].append({"subject": subject, "rule": rule})
+            charged[i] = True
+    return marks
 
 def message_marks(lines, subjects, cues, title=None):
     """[[{subject, rule}]] for the messages of one conversation, in order.
@@ -15538,21 +15791,24 @@ def plan(doc, text, settings, subjects, today, router=None):
         settings["banding.recent_days"],
         doc.get("metadata") or {},
     )
-    compiled = compile_subjects(subjects)
-    declared = frontmatter.get("charged") or []
-    if isinstance(declared, str):
-        declared = [declared]
     chunks = split_text(text, settings["chunking.chunk_chars"], settings["chunking.overlap_chars"])
     windows = split_text(text, settings["chunking.window_chars"], settings["chunking.window_overlap_chars"])
     encoded = utf8_spans(text, chunks + windows)
-    head = heading(doc.get("title"), doc["path"])
+    marks = document_marks(
+        [text[start:end] for start, end in chunks],
+        doc.get("title"),
+        doc["path"],
+        frontmatter,
+        compile_subjects(subjects),
+        settings["deference.cues"],
+    )
     result["chunks"] = [
         {
             "start": start,
             "end": end,
             "byte_start": encoded[i][0],
             "byte_end": encoded[i][1],
-            "charged": chunk_marks(text[start:end], head, compiled, settings["deference.cues"], declared),
+            "charged": marks[i],
         }
         for i, (start, end) in enumerate(chunks)
     ]
@@ -17083,9 +17339,17 @@ CREATE FUNCTION exo_private.remark_charged() RETURNS integer
 A chunk is charged for a subject when the document's frontmatter says so
 (`charged: [subject]`), or when the subject or one of its aliases occurs near a
 cue (a word like "funeral" or "died"). Near means in the same chunk, or in the
-chunk and its document's title or path, which head every chunk: a note titled
-"The funeral" that names Grandpa is charged where it names him. Each mark records
-the rule that fired.
+chunk and its document's heading: its title, its path and its frontmatter's
+fields, which head every chunk. A note titled "The funeral" that names Grandpa is
+charged where it names him; a note whose frontmatter says `died: ...` of
+`subject: Walter Rivera` is charged throughout. Each mark records the rule that fired.
+
+A document is read as a whole too (document_marks), the way people write about
+someone: a document whose title or a frontmatter value is the subject's name or an
+alias is about the subject, every chunk of it; in a document with a chunk charged
+for a subject, another chunk is charged when it names any part of the subject's
+names ("Mr. Walter") or, right after a charged chunk, refers to someone as he or
+she (a chain of pronouns). Over-withholding is the safe direction.
 
 A chat message is charged the same way, where near means in the message or in the
 message before or after it in its conversation (a cue in one message and the name
@@ -17140,13 +17404,73 @@ def charged_marks(text, subjects, cues, frontmatter_charged):
     """[{subject, rule}] for one text; `subjects` as from compile_subjects."""
     return _marks(text, subjects, compile_cues(cues), frontmatter_charged)
 
-def heading(title, path):
-    """The text that heads every chunk of a document: its title and path, one a line."""
-    return "\n".join(str(part) for part in (title, path) if part)
+def _field_text(value):
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_field_text(v) for v in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_field_text(v)}" for k, v in value.items())
+    return str(value)
+
+def heading(title, path, frontmatter=None):
+    """The text that heads every chunk of a document: its title, its path and its frontmatter's
+    fields ("key: value"), one a line."""
+    fields = [f"{key}: {_field_text(value)}" for key, value in (frontmatter or {}).items()]
+    return "\n".join(str(part) for part in (title, path, *fields) if part)
 
 def chunk_marks(text, head, subjects, cues, frontmatter_charged):
     """[{subject, rule}] for one chunk read under its document's heading (see heading())."""
     return charged_marks(head + "\n" + text if head else text, subjects, cues, frontmatter_charged)
+
+#: A third person singular, which continues talk of someone named just before.
+_PRONOUN = re.compile(r"(?<!\w)(he|him|his|himself|she|her|hers|herself)(?!\w)", re.I)
+
+def _same(a, b):
+    return " ".join(str(a).split()).casefold() == " ".join(str(b).split()).casefold()
+
+def _values(frontmatter):
+    for value in (frontmatter or {}).values():
+        yield from (value if isinstance(value, (list, tuple)) else [value])
+
+def document_marks(texts, title, path, frontmatter, subjects, cues):
+    """[[{subject, rule}]] for the chunks of one document, in order (texts: their bodies).
+
+    Each chunk by chunk_marks under the document's heading; then, by subject: every chunk when
+    the title or a frontmatter value is one of its names; where a chunk is charged for it, every
+    other chunk that names a word of its names, and each chunk right after a charged one that
+    says he or she, and so on down the document."""
+    frontmatter = frontmatter if isinstance(frontmatter, dict) else {}
+    declared = frontmatter.get("charged") or []
+    if isinstance(declared, str):
+        declared = [declared]
+    head = heading(title, path, frontmatter)
+    cue_patterns = compile_cues(cues)
+    marks = [_marks(head + "\n" + t if head else t, subjects, cue_patterns, declared) for t in texts]
+    for subject, names in subjects:
+        about = next(
+            (f"about: {v!r} is its name" for v in [title, *_values(frontmatter)]
+             for n, _p in names if v is not None and _same(v, n)),
+            None,
+        )  # fmt: skip
+        charged = [any(m["subject"] == subject for m in chunk) for chunk in marks]
+        if about is None and not any(charged):
+            continue
+        parts = {w for n, _p in names for w in n.split() if len(w) > 1}
+        part_patterns = [(w, _phrase(w)) for w in sorted(parts)]
+        for i, text in enumerate(texts):
+            if charged[i]:
+                continue
+            part = next((w for w, p in part_patterns if p.search(text)), None)
+            if about is not None:
+                rule = about
+            elif part is not None:
+                rule = f"names '{part}' in a document charged for it"
+            elif i > 0 and charged[i - 1] and _PRONOUN.search(text):
+                rule = "he or she right after a chunk charged for it"
+            else:
+                continue
+            marks[i].append({"subject": subject, "rule": rule})
+            charged[i] = True
+    return marks
 
 def message_marks(lines, subjects, cues, title=None):
     """[[{subject, rule}]] for the messages of one conversation, in order.
@@ -17288,25 +17612,39 @@ update = plpy.prepare(
     "where workspace = $1 and id = $2",
     ["text", "bigint", "text"],
 )
+# A document's chunks are judged together (plpy/deference.py document_marks), in order.
 cursor = plpy.cursor(
-    "select c.workspace, c.id, c.body, c.charged::text as charged, d.frontmatter -> 'charged' as declared, "
-    "d.title, d.path "
+    "select c.document_id, c.workspace, c.id, c.body, c.charged::text as charged, "
+    "d.frontmatter::text as frontmatter, d.title, d.path "
     "from exo_private.chunks c join exo_private.documents d on d.id = c.document_id "
-    "where d.conversation_id is null"
+    "where d.conversation_id is null "
+    "order by c.document_id, c.ordinal"
 )
+
+def remark(rows):
+    """Mark one document's chunks; how many marks changed."""
+    marks = document_marks(
+        [r["body"] for r in rows], rows[0]["title"], rows[0]["path"],
+        json.loads(rows[0]["frontmatter"] or "{}"), subjects, cues,
+    )
+    stale = [(row, new) for row, new in zip(rows, marks) if new != json.loads(row["charged"])]
+    for row, new in stale:
+        plpy.execute(update, [row["workspace"], row["id"], json.dumps(new)])
+    return len(stale)
+
 changed = 0
+document = []
 while True:
     rows = cursor.fetch(500)
+    for row in rows:
+        if document and row["document_id"] != document[0]["document_id"]:
+            changed += remark(document)
+            document = []
+        document.append(row)
     if not rows:
         break
-    for row in rows:
-        declared = json.loads(row["declared"]) if row["declared"] else []
-        if isinstance(declared, str):
-            declared = [declared]
-        marks = chunk_marks(row["body"], heading(row["title"], row["path"]), subjects, cues, declared)
-        if marks != json.loads(row["charged"]):
-            plpy.execute(update, [row["workspace"], row["id"], json.dumps(marks)])
-            changed += 1
+if document:
+    changed += remark(document)
 # Chat messages by the same rule, in place (sql/200_chat.sql); then each chat window (a chunk of a
 # conversation document) carries the union of its messages' marks.
 plpy.execute("select exo_private.mark_messages(true)")
@@ -18051,6 +18389,20 @@ class Deference:
         """The charged subjects of one chunk that keep it out of the results."""
         return [s for s in charged if self.why_released(s) is None]
 
+    def released_keys_of_search(self):
+        """The canonical keys of the charged subjects this search releases, by why_released's
+        rule, for the stages' SQL (exo_private.stage_sql's $5): None when every one is (time
+        releases and the archive is open)."""
+        if self.archive_open and self.time_releases:
+            return None
+        keys = set(self.bridged)
+        if self.archive_open:
+            keys |= self.asked  # a subject on no list answers to its own name
+            for group in self.groups:
+                if group & self.asked:
+                    keys |= group
+        return sorted(keys)
+
 def released(results, why):
     """What charged material a search hands out: per (subject, workspace) the chunks among
     `results` charged for it, and `why(subject)` it was released (Deference.why_released)."""
@@ -18066,7 +18418,8 @@ def released(results, why):
 # -- admitting candidates into a workspace's pool -------------------------------------------
 
 class WorkspacePool:
-    """The candidates one workspace contributes, in the order its stages found them."""
+    """The candidates one workspace contributes, in the order its stages found them. Nothing
+    withheld ever comes here: the stages' SQL leaves it out (exo_private.stage_sql)."""
 
     def __init__(self, workspace, cap, need):
         self.workspace = workspace
@@ -18074,7 +18427,6 @@ class WorkspacePool:
         self.need = min(need, cap)
         self.hits = []
         self.seen = set()
-        self.withheld = {}
         self.stages = []
 
     @property
@@ -18089,21 +18441,14 @@ class WorkspacePool:
             return False, f"enough confident candidates ({self.confident} of {self.need})"
         return True, None
 
-    def admit(self, stage, rows, withhold):
-        """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
-        lists the subjects that keep a row out. Returns (admitted, withheld) counts."""
-        admitted = withheld = 0
+    def admit(self, stage, rows):
+        """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
+        admitted = 0
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
                 continue
             self.seen.add(chunk)
-            subjects = withhold(row.get("charged") or [])
-            if subjects:
-                withheld += 1
-                for subject in subjects:
-                    self.withheld.setdefault(subject, set()).add(chunk)
-                continue
             if len(self.hits) >= self.cap:
                 continue
             self.hits.append(
@@ -18119,7 +18464,7 @@ class WorkspacePool:
                 }
             )
             admitted += 1
-        return admitted, withheld
+        return admitted
 
 def named_subjects(query, deferred):
     """The deferred subjects the query names, by subject or alias."""
@@ -18130,21 +18475,16 @@ def named_subjects(query, deferred):
         if any(canonical_key(n) in keys for n in [s["subject"], *s.get("aliases", [])] if canonical_key(n))
     ]
 
-def hints(pools, how, named=None):
-    """One hint per (subject, workspace) with chunks withheld, never their text.
-
-    `named` {(subject, workspace): charged chunks} adds what the query asked about by name
-    but the search never reached (in a closed band, say): such material exists, and the hint
-    says so. A hint counts the larger of the two."""
-    counts = dict(named or {})
-    for pool in pools:
-        for subject, chunks in pool.withheld.items():
-            key = (subject, pool.workspace)
-            counts[key] = max(counts.get(key, 0), len(chunks))
+def hints(charged_counts, withheld, how):
+    """One hint per (subject, workspace) the search left withheld, never their text: for every
+    subject charged in a workspace searched that this search does not release, however the
+    question is worded (a hint that came only when a query word hit withheld material would tell
+    which words it holds). `charged_counts` {(subject, workspace): charged chunks}; `withheld`
+    (Deference.withheld) keeps the subjects still closed."""
     return [
         {"subject": subject, "workspace": workspace, "chunks": n, "how": how(subject)}
-        for (subject, workspace), n in sorted(counts.items())
-        if n > 0
+        for (subject, workspace), n in sorted(charged_counts.items())
+        if n > 0 and withheld([subject])
     ]
 
 # -- the combined-pool rank -----------------------------------------------------------------
@@ -18658,7 +18998,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
     )
-    report.setdefault("capsules", {"served": [], "stale_skipped": [], "withheld": []})["packet"] = {
+    report.setdefault("capsules", {"served": [], "stale_skipped": []})["packet"] = {
         "shown": [k["capsule_id"] for k in shown],
         "stale_skipped": stale,
         "withheld": withheld,
@@ -18828,16 +19168,25 @@ class Question:
         )
 
     def read_material(self, db, chosen, max_entities):
-        """Entities the question names (per workspace, longest name first), identifiers,
-        content words, title keys and file keys."""
+        """Entities the question names (per workspace, longest name first) that the search may
+        show (one known only from withheld material is not recognised: the report would tell
+        it exists), identifiers, content words, title keys and file keys."""
+        released = self.care.released_keys_of_search()
+        if released is None:  # every subject released: its names open it
+            released = [n for s in self.deferred for n in [s["subject"], *s["aliases"]]]
         self.entities = {}
         for r in db.run(
             "entities",
-            "select e.id, e.workspace, e.name from exo_private.entities e "
-            "where e.canonical_key = any ($1) and e.workspace = any ($2) "
-            "order by e.workspace, length(e.canonical_key) desc, e.id",
-            ["text[]", "text[]"],
-            [ngram_keys(self.text), chosen],
+            "with found as materialized ("
+            "  select e.id, e.workspace, e.name, e.canonical_key from exo_private.entities e"
+            "  where e.canonical_key = any ($1) and e.workspace = any ($2)"
+            ") "
+            "select f.id, f.workspace, f.name from found f "
+            "join exo_private.entity_evidence(array(select x.id from found x), $3) v "
+            "  on v.entity_id = f.id and v.withheld = '{}' "
+            "order by f.workspace, length(f.canonical_key) desc, f.id",
+            ["text[]", "text[]", "text[]"],
+            [ngram_keys(self.text), chosen, released],
         ):
             found = self.entities.setdefault(r["workspace"], [])
             if len(found) < max_entities:
@@ -19426,6 +19775,20 @@ class Deference:
         """The charged subjects of one chunk that keep it out of the results."""
         return [s for s in charged if self.why_released(s) is None]
 
+    def released_keys_of_search(self):
+        """The canonical keys of the charged subjects this search releases, by why_released's
+        rule, for the stages' SQL (exo_private.stage_sql's $5): None when every one is (time
+        releases and the archive is open)."""
+        if self.archive_open and self.time_releases:
+            return None
+        keys = set(self.bridged)
+        if self.archive_open:
+            keys |= self.asked  # a subject on no list answers to its own name
+            for group in self.groups:
+                if group & self.asked:
+                    keys |= group
+        return sorted(keys)
+
 def released(results, why):
     """What charged material a search hands out: per (subject, workspace) the chunks among
     `results` charged for it, and `why(subject)` it was released (Deference.why_released)."""
@@ -19441,7 +19804,8 @@ def released(results, why):
 # -- admitting candidates into a workspace's pool -------------------------------------------
 
 class WorkspacePool:
-    """The candidates one workspace contributes, in the order its stages found them."""
+    """The candidates one workspace contributes, in the order its stages found them. Nothing
+    withheld ever comes here: the stages' SQL leaves it out (exo_private.stage_sql)."""
 
     def __init__(self, workspace, cap, need):
         self.workspace = workspace
@@ -19449,7 +19813,6 @@ class WorkspacePool:
         self.need = min(need, cap)
         self.hits = []
         self.seen = set()
-        self.withheld = {}
         self.stages = []
 
     @property
@@ -19464,21 +19827,14 @@ class WorkspacePool:
             return False, f"enough confident candidates ({self.confident} of {self.need})"
         return True, None
 
-    def admit(self, stage, rows, withhold):
-        """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
-        lists the subjects that keep a row out. Returns (admitted, withheld) counts."""
-        admitted = withheld = 0
+    def admit(self, stage, rows):
+        """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
+        admitted = 0
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
                 continue
             self.seen.add(chunk)
-            subjects = withhold(row.get("charged") or [])
-            if subjects:
-                withheld += 1
-                for subject in subjects:
-                    self.withheld.setdefault(subject, set()).add(chunk)
-                continue
             if len(self.hits) >= self.cap:
                 continue
             self.hits.append(
@@ -19494,7 +19850,7 @@ class WorkspacePool:
                 }
             )
             admitted += 1
-        return admitted, withheld
+        return admitted
 
 def named_subjects(query, deferred):
     """The deferred subjects the query names, by subject or alias."""
@@ -19505,21 +19861,16 @@ def named_subjects(query, deferred):
         if any(canonical_key(n) in keys for n in [s["subject"], *s.get("aliases", [])] if canonical_key(n))
     ]
 
-def hints(pools, how, named=None):
-    """One hint per (subject, workspace) with chunks withheld, never their text.
-
-    `named` {(subject, workspace): charged chunks} adds what the query asked about by name
-    but the search never reached (in a closed band, say): such material exists, and the hint
-    says so. A hint counts the larger of the two."""
-    counts = dict(named or {})
-    for pool in pools:
-        for subject, chunks in pool.withheld.items():
-            key = (subject, pool.workspace)
-            counts[key] = max(counts.get(key, 0), len(chunks))
+def hints(charged_counts, withheld, how):
+    """One hint per (subject, workspace) the search left withheld, never their text: for every
+    subject charged in a workspace searched that this search does not release, however the
+    question is worded (a hint that came only when a query word hit withheld material would tell
+    which words it holds). `charged_counts` {(subject, workspace): charged chunks}; `withheld`
+    (Deference.withheld) keeps the subjects still closed."""
     return [
         {"subject": subject, "workspace": workspace, "chunks": n, "how": how(subject)}
-        for (subject, workspace), n in sorted(counts.items())
-        if n > 0
+        for (subject, workspace), n in sorted(charged_counts.items())
+        if n > 0 and withheld([subject])
     ]
 
 # -- the combined-pool rank -----------------------------------------------------------------
@@ -20033,7 +20384,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
     )
-    report.setdefault("capsules", {"served": [], "stale_skipped": [], "withheld": []})["packet"] = {
+    report.setdefault("capsules", {"served": [], "stale_skipped": []})["packet"] = {
         "shown": [k["capsule_id"] for k in shown],
         "stale_skipped": stale,
         "withheld": withheld,
@@ -20203,16 +20554,25 @@ class Question:
         )
 
     def read_material(self, db, chosen, max_entities):
-        """Entities the question names (per workspace, longest name first), identifiers,
-        content words, title keys and file keys."""
+        """Entities the question names (per workspace, longest name first) that the search may
+        show (one known only from withheld material is not recognised: the report would tell
+        it exists), identifiers, content words, title keys and file keys."""
+        released = self.care.released_keys_of_search()
+        if released is None:  # every subject released: its names open it
+            released = [n for s in self.deferred for n in [s["subject"], *s["aliases"]]]
         self.entities = {}
         for r in db.run(
             "entities",
-            "select e.id, e.workspace, e.name from exo_private.entities e "
-            "where e.canonical_key = any ($1) and e.workspace = any ($2) "
-            "order by e.workspace, length(e.canonical_key) desc, e.id",
-            ["text[]", "text[]"],
-            [ngram_keys(self.text), chosen],
+            "with found as materialized ("
+            "  select e.id, e.workspace, e.name, e.canonical_key from exo_private.entities e"
+            "  where e.canonical_key = any ($1) and e.workspace = any ($2)"
+            ") "
+            "select f.id, f.workspace, f.name from found f "
+            "join exo_private.entity_evidence(array(select x.id from found x), $3) v "
+            "  on v.entity_id = f.id and v.withheld = '{}' "
+            "order by f.workspace, length(f.canonical_key) desc, f.id",
+            ["text[]", "text[]", "text[]"],
+            [ngram_keys(self.text), chosen, released],
         ):
             found = self.entities.setdefault(r["workspace"], [])
             if len(found) < max_entities:
@@ -21109,22 +21469,24 @@ class StageSearch:
         }
 
     def sql_text(self, stage, ws, model_id=None, dimensions=None):
-        """exo_private.stage_sql's query for a stage in a workspace, asked once per session."""
+        """exo_private.stage_sql's query for a stage in a workspace, asked once per session: the
+        one that reads charged chunks too when this search releases any (released)."""
+        released = self.q.care.released_keys_of_search() != []
         return self.db.cached(
-            ("sql", stage, ws, model_id, dimensions),
+            ("sql", stage, ws, model_id, dimensions, released),
             lambda: self.db.run(
                 "stage_sql",
-                "select exo_private.stage_sql($1, $2, $3, $4) as q",
-                ["text", "text", "int", "int"],
-                [stage, ws, model_id, dimensions],
+                "select exo_private.stage_sql($1, $2, $3, $4, $5) as q",
+                ["text", "text", "int", "int", "bool"],
+                [stage, ws, model_id, dimensions, released],
             )[0]["q"],
         )
 
     def rows(self, stage, ws, bands):
         """(rows, skipped_reason) of one stage in one workspace."""
         q, run = self.q, self.db.run
-        common = [list(bands), q.as_of_day, self.per_workspace]
-        base = ["text[]", "date", "int"]
+        common = [list(bands), q.as_of_day, self.per_workspace, q.care.released_keys_of_search()]
+        base = ["text[]", "date", "int", "text[]"]
         entities = q.entities.get(ws)
         if stage == "personal":
             return self.personal_rows(ws, common, base)
@@ -21202,7 +21564,7 @@ class StageSearch:
             ], None
         if stage == "capsules":
             # A capsule points to evidence, never replaces it: the chunks its matching lines come
-            # from. A stale or withheld one serves nothing; the report names it.
+            # from. A stale one serves nothing; the report names it (a withheld one never matches).
             if not q.terms:
                 return [], "no searchable words in the query"
             rows = run(
@@ -21211,9 +21573,9 @@ class StageSearch:
                 ["text", *base],
                 [" or ".join(q.terms), *common],
             )
-            seen = self.report.setdefault("capsules", {"served": [], "stale_skipped": [], "withheld": []})
+            seen = self.report.setdefault("capsules", {"served": [], "stale_skipped": []})
             for r in rows:
-                key = {"fresh": "served", "stale": "stale_skipped"}.get(r["state"], "withheld")
+                key = "served" if r["state"] == "fresh" else "stale_skipped"
                 if r["capsule_id"] not in seen[key] and (key != "served" or r["chunk_id"] is not None):
                     seen[key].append(r["capsule_id"])
             return [
@@ -21300,8 +21662,8 @@ class StageSearch:
                 rows = run(
                     key,
                     self.sql_text(*key),
-                    ["text", "text[]", "date", "int", "text[]"],
-                    [text, list(bands), q.as_of_day, limit, name_keys(q.text)],
+                    ["text", *base, "text[]"],
+                    [text, *common[:2], limit, common[3], name_keys(q.text)],
                 )
                 return [
                     {
@@ -21399,7 +21761,6 @@ class StageSearch:
     def workspaces(self, bands):
         """A WorkspacePool per chosen workspace after its stages over `bands`, each stage run or
         skipped (and why) in pool.stages."""
-        withhold = self.q.care.withheld
         pools = [
             WorkspacePool(ws, self.per_workspace, self.settings["retrieval.confident_needed"])
             for ws in self.chosen
@@ -21412,12 +21773,10 @@ class StageSearch:
                     t0 = time.monotonic()
                     rows, why = self.rows(stage, pool.workspace, bands)
                     if why is None:
-                        admitted, held = pool.admit(stage, rows, withhold)
                         entry.update(
                             ran=True,
                             found=len(rows),
-                            admitted=admitted,
-                            withheld=held,
+                            admitted=pool.admit(stage, rows),
                             confident=pool.confident,
                             ms=elapsed_ms(t0),
                         )
@@ -21454,20 +21813,15 @@ class StageSearch:
 def search_with_fallback(search, open_archive):
     """(pools, bands, fallback): the stages over the bands the question opens; when the archive
     is closed by default (open_archive null, no temporal signal) and nothing present answers,
-    again over every band. Chunks withheld in the first pass stay counted for the hints."""
+    again over every band."""
     q = search.q
     bands = ALL_BANDS if q.archive_open else PRESENT_BANDS
     pools = search.workspaces(bands)
     if q.archive_open or open_archive is not None or search.present_answers(pools):
         return pools, bands, False
     # Recency preference: the archive answers only when nothing present does.
-    before = pools
     bands = ALL_BANDS
-    pools = search.workspaces(bands)
-    for first, second in zip(before, pools, strict=True):
-        for subject, chunks in first.withheld.items():
-            second.withheld.setdefault(subject, set()).update(chunks)
-    return pools, bands, True
+    return search.workspaces(bands), bands, True
 
 class Statements:
     """The session's prepared statements (plpython's SD), by key; prepared on first use."""
@@ -21482,11 +21836,13 @@ class Statements:
         return self.plans[key]
 
     def run(self, key, text, types, args):
-        return self.plpy.execute(self.cached(key, lambda: self.plpy.prepare(text, types)), args)
+        """Execute `text`, prepared once per session under key and text (a stage's text differs
+        with whether the search releases anything)."""
+        return self.plpy.execute(self.cached((key, text), lambda: self.plpy.prepare(text, types)), args)
 
-def withheld_hints(db, q, pools, chosen):
-    """One hint per (subject, workspace) with chunks withheld, or named by the question but
-    charged in a band the search did not open; how to reach it, never its text."""
+def withheld_hints(db, q, chosen):
+    """One hint per (subject, workspace searched) with charged chunks the search leaves withheld:
+    how to reach it, never its text, and the same whatever the question's words."""
     by_time = (
         "name the time you mean" if q.time_releases else "name it in a question that names the time you mean"
     )
@@ -21501,21 +21857,16 @@ def withheld_hints(db, q, pools, chosen):
             + "."
         )
 
-    named = {}
-    asked_about = [s for s in named_subjects(q.text, q.deferred) if q.care.withheld([s])]
-    if asked_about:
+    counts = {
+        (r["subject"], r["workspace"]): r["n"]
         for r in db.run(
             "charged_counts",
-            "select s.subject, c.workspace, count(*)::int as n "
-            "from unnest($1::text[]) s (subject) "
-            "join exo_private.chunks c on c.charged_subjects <> '{}' and c.charged_subjects @> array[s.subject] "
-            "and c.workspace = any ($2) "
-            "group by 1, 2",
-            ["text[]", "text[]"],
-            [asked_about, chosen],
-        ):
-            named[(r["subject"], r["workspace"])] = r["n"]
-    return hints(pools, how, named)
+            "select * from exo_private.charged_counts($1)",
+            ["text[]"],
+            [chosen],
+        )
+    }
+    return hints(counts, q.care.withheld, how)
 
 def pool_candidates(search, pools):
     """The merged pool: every workspace's hits with their chunk and document (and, for a chat
@@ -21683,7 +22034,7 @@ def run(
                 "stopped_after": ran[-1] if ran else None,
                 "stages": pool.stages,
             }
-        report["hints"] = withheld_hints(db, q, pools, chosen)
+        report["hints"] = withheld_hints(db, q, chosen)
 
         t = time.monotonic()
         candidates = pool_candidates(search, pools)
@@ -22196,15 +22547,35 @@ CREATE FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) RETURNS TAB
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    -- A source is closed by the rule of its evidence: a chunk (a document's or a chat window's)
-    -- while it is charged for a closed subject; a document (no chunk, or its chunk is gone) while
-    -- exo_private.closed_documents says so; an observation never. A fact is withheld when every
-    -- source of it is closed; a fact shown lists only its open sources, and a document's path
-    -- and title only while the document is not closed.
+    -- A fact about a closed deferred subject is withheld whatever its sources: its subject is one
+    -- of the subject's names or aliases, or its words (subject, attribute, value) name one near a
+    -- cue, the rule that charges a chunk (plpy/deference.py); so a declared or observed value is
+    -- judged like text. Otherwise a source is closed by the rule of its evidence: a chunk (a
+    -- document's or a chat window's) while it is charged for a closed subject; a document (no
+    -- chunk, or its chunk is gone) while exo_private.closed_documents says so; an observation
+    -- never. A fact is withheld when every source of it is closed; a fact shown lists only its
+    -- open sources, and a document's path and title only while the document is not closed.
     with asked as materialized (
         select i.ord, f.*
         from unnest(ids) with ordinality i (id, ord)
         join exo_private.facts f on f.id = i.id
+    ), names as materialized (
+        select n.subject, n.key, exo_private.phrase_pattern(n.name) as pattern
+        from exo_private.closed_subject_names(bridge) n
+    ), cues as materialized (
+        select exo_private.cue_pattern() as pattern
+    ), about as materialized (
+        select a.id, n.subject
+        from asked a
+        join names n on n.key = a.subject_key
+        union
+        select a.id, n.subject
+        from asked a
+        cross join cues c
+        cross join lateral (select a.subject || ' ' || pg_catalog.replace(a.attribute, '_', ' ') || ' '
+                                   || a.value as words) w
+        join names n on w.words ~* n.pattern
+        where w.words ~* c.pattern
     ), sourced as materialized (
         select a.id as fact_id, s.document_id, s.chunk_id, s.observation_id, s.recorded_at,
                c.id is not null as chunk_found, c.charged_subjects, d.path, d.title, d.written_at,
@@ -22234,17 +22605,22 @@ CREATE FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) RETURNS TAB
         from sourced s
         left join closed_docs k on k.document_id = s.document_id
     ), verdicts as materialized (
-        select a.id, coalesce(bool_or(j.held = '{}'), true) as shown
+        select a.id,
+               not exists (select 1 from about t where t.id = a.id)
+               and coalesce(bool_or(j.held = '{}'), true) as shown
         from asked a
         left join judged j on j.fact_id = a.id
         group by a.id
     ), held as (
-        select s.subject, count(distinct v.id) as facts
-        from verdicts v
-        join judged j on j.fact_id = v.id
-        cross join lateral unnest(j.held) s (subject)
+        select w.subject, count(distinct w.id) as facts
+        from (select t.id, t.subject from about t
+              union
+              select j.fact_id, s.subject
+              from judged j
+              cross join lateral unnest(j.held) s (subject)) w
+        join verdicts v on v.id = w.id
         where not v.shown
-        group by s.subject
+        group by w.subject
     )
     select a.ord, a.id, a.workspace, a.subject, a.attribute, a.kind::text, a.value, a.valid_from,
            a.valid_to, a.recorded_at, a.closed_by, a.close_reason,
@@ -22276,7 +22652,7 @@ ALTER FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) OWNER TO exo
 -- Name: FUNCTION shown_facts(ids bigint[], bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) IS 'The fact rows ids (ord: their position) as a caller whose bridge opens released subjects may see them: each with its open sources (document_id, chunk_id, path, title, written_at, observation_id, source, recorded_at); a fact whose every source is closed (a chunk charged for a subject the bridge leaves closed, a closed document; observations are never charged) is left out, and one last row per subject has only withheld: {subject, facts, how}.';
+COMMENT ON FUNCTION exo_private.shown_facts(ids bigint[], bridge text[]) IS 'The fact rows ids (ord: their position) as a caller whose bridge opens released subjects may see them: each with its open sources (document_id, chunk_id, path, title, written_at, observation_id, source, recorded_at). Left out: a fact about a deferred subject the bridge leaves closed (its subject is one of the subject''s names or aliases, or its words name one near a cue), and a fact whose every source is closed (a chunk charged for such a subject, a closed document; an observation is judged by its words alone); one last row per subject has only withheld: {subject, facts, how}.';
 
 --
 -- Name: split_entity(bigint, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -22496,23 +22872,31 @@ ALTER FUNCTION exo_private.split_sense(p_entity bigint, p_anchor_kind text, p_an
 COMMENT ON FUNCTION exo_private.split_sense(p_entity bigint, p_anchor_kind text, p_anchor text) IS 'A person''s correction: the name of entity p_entity (a name''s first sense) also means another thing, known by anchor p_anchor of kind p_anchor_kind: address (the headers that give the name with that address, and what the model found in their documents, move to it, and so does a mail archive''s sender of that address and name; not an owner''s address) or type (an entity type: the notes whose frontmatter names it so, and later extractions that type it so). Recorded in entity_senses (how manual; sense the address, or the type in lower case), so every later generation keeps the two apart. Returns the new sense''s entity id; merge_entities(p_entity, it) undoes it.';
 
 --
--- Name: stage_sql(text, text, integer, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: stage_sql(text, text, integer, integer, boolean); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer DEFAULT NULL::integer, dimensions integer DEFAULT NULL::integer) RETURNS text
+CREATE FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer DEFAULT NULL::integer, dimensions integer DEFAULT NULL::integer, released boolean DEFAULT false) RETURNS text
     LANGUAGE plpgsql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
 declare
     chunks text := 'chunks_' || workspace;
-    bm25 text := format('exo_private.%I', 'chunks_' || workspace || '_bm25');
-    -- Every stage: $2 the bands open (text[]), $3 the as_of day, $4 the row limit. Nothing
-    -- written after as_of. The band: the stored one (as of today), compared as the enum, not as
-    -- text, so the planner keeps the column's statistics; as of a past day, the band the chunk had
-    -- then (exo_private.band_as_of), worked out only for a chunk whose stored band is closed: a
-    -- band only moves towards archival as time passes, so one open now (the bands opened are the
-    -- present ones or all) was open on any earlier day.
+    -- A search that releases nothing reads only what is charged for nothing, through the BM25
+    -- index of those chunks alone (chunks_<workspace>_bm25_open): no statistic it ranks by (how
+    -- rare a word is, how long a chunk) holds withheld material. One that releases a subject
+    -- (released) ranks by the index of every chunk, which the subjects it releases are in.
+    bm25 text := format('exo_private.%I', 'chunks_' || workspace || case when released then '_bm25' else '_bm25_open' end);
+    -- Every stage: $2 the bands open (text[]), $3 the as_of day, $4 the row limit, $5 the
+    -- canonical keys of the charged subjects this search releases (null: every one; without
+    -- released, none). Nothing written after as_of. Nothing charged for a subject the search
+    -- leaves closed, in any stage: withheld material never takes a place among the candidates,
+    -- nor counts in a report (docs/security.md, the oracle rule). The band: the stored one (as of
+    -- today), compared as the enum, not as text, so the planner keeps the column's statistics; as
+    -- of a past day, the band the chunk had then (exo_private.band_as_of), worked out only for a
+    -- chunk whose stored band is closed: a band only moves towards archival as time passes, so one
+    -- open now (the bands opened are the present ones or all) was open on any earlier day.
     visible text := format($v$c.workspace = %L and (c.written_at is null or c.written_at <= $3)
+        and %s
         and (c.band = any ($2::exo_private.band[])
              or $3 < current_date and exo_private.band_as_of(
                 c.band, c.written_at,
@@ -22521,7 +22905,12 @@ declare
                 $3,
                 (select bs.value::int from exo_private.settings bs where bs.key = 'banding.current_days'),
                 (select bs.value::int from exo_private.settings bs where bs.key = 'banding.recent_days'))
-            = any ($2::exo_private.band[]))$v$, workspace);
+            = any ($2::exo_private.band[]))$v$,
+        workspace,
+        case when released
+             then $c$(c.charged_subjects = '{}' or $5::text[] is null
+                      or exo_private.unreleased(c.charged_subjects, $5::text[]) = '{}')$c$
+             else $c$c.charged_subjects = '{}'$c$ end);
     -- Chunks per named entity the entity and graph stages look at, newest first: a hub of
     -- thousands of mentions costs this many rows, not all of them. Only mentions the text makes
     -- (origin 'model'): a chat participant is the sender of every line of their windows, which
@@ -22571,7 +22960,7 @@ begin
             group by c.id, c.charged_subjects
             order by count(distinct e.id) desc, max(c.written_at) desc nulls last, c.id
             limit $4 $q$, per_entity, chunks, visible);
-    when 'document' then  -- $1: title keys, $5: file names or stems; a matched document's first chunks
+    when 'document' then  -- $1: title keys, $6: file names or stems; a matched document's first chunks
         -- Not a conversation's: its title names a person more often than not, and its first
         -- windows, its oldest messages, answer nothing by being first.
         return format($q$
@@ -22583,15 +22972,15 @@ begin
                 order by c.ordinal limit 2
             ) c
             where d.workspace = %L and d.conversation_id is null
-              and (d.title_key = any ($1) or d.file_name = any ($5) or d.file_stem = any ($5))
+              and (d.title_key = any ($1) or d.file_name = any ($6) or d.file_stem = any ($6))
             order by d.written_at desc nulls last, d.id
             limit $4 $q$, chunks, visible, workspace);
-    when 'graph' then  -- $1: entity ids, $5: depth, $6: neighbours per node
+    when 'graph' then  -- $1: entity ids, $6: depth, $7: neighbours per node
         return format($q$
             select c.id as chunk_id, (1.0 / (1 + min(n.depth)))::float8 as score, c.charged_subjects as charged,
                    string_agg(distinct n.name, ', ') as detail
             from unnest($1::bigint[]) s (entity_id)
-            cross join lateral exo_private.related_entities(s.entity_id, $5, $6) n
+            cross join lateral exo_private.related_entities(s.entity_id, $6, $7) n
             cross join lateral (
                 select m.chunk_id from exo_private.mentions m
                 where m.entity_id = n.entity_id and m.chunk_id is not null and m.origin = 'model'
@@ -22602,10 +22991,10 @@ begin
             group by c.id, c.charged_subjects
             order by min(n.depth), count(distinct n.entity_id) desc, max(c.written_at) desc nulls last, c.id
             limit $4 $q$, per_entity / 10, chunks, visible);
-    when 'path' then  -- $1: entity ids, $5: one predicate pattern a hop, $6: neighbours per node
+    when 'path' then  -- $1: entity ids, $6: one predicate pattern a hop, $7: neighbours per node
         -- A typed multi-hop walk (plpy/relation_paths.py): from the named entities, hop i follows
-        -- relations of either origin and direction whose predicate matches $5[i], each node
-        -- expanding at most $6 of them (exo_private.typed_neighbours, hub-safe). Every relation walked
+        -- relations of either origin and direction whose predicate matches $6[i], each node
+        -- expanding at most $7 of them (exo_private.typed_neighbours, hub-safe). Every relation walked
         -- cites the chunks of its extraction window, those naming its ends first; the last hop's
         -- evidence (the answer) scores above the hops that lead to it. walked: the relations a
         -- chunk states, each [the hops that walked it, subject, predicate, object], for the
@@ -22616,8 +23005,8 @@ begin
                 union
                 select nb.entity_id, w.hop + 1, nb.relation_id
                 from walk w
-                cross join lateral exo_private.typed_neighbours(w.entity_id, $5[w.hop + 1], $6) nb
-                where w.hop < cardinality($5)
+                cross join lateral exo_private.typed_neighbours(w.entity_id, $6[w.hop + 1], $7) nb
+                where w.hop < cardinality($6)
             ), steps as materialized (
                 -- By key, a walked relation at a time: the walk's size is unknown to the planner.
                 select r.id, r.document_id, r.subject_id, r.object_id, r.predicate, x.char_start, x.char_end,
@@ -22632,7 +23021,7 @@ begin
                 group by r.id, r.document_id, r.subject_id, r.object_id, r.predicate, x.char_start, x.char_end
             )
             select c.id as chunk_id,
-                   max(case when st.hop = cardinality($5) then 1.0 else 0.8 end)::float8 as score,
+                   max(case when st.hop = cardinality($6) then 1.0 else 0.8 end)::float8 as score,
                    c.charged_subjects as charged,
                    string_agg(distinct st.subject_name || ' ' || st.predicate || ' ' || st.object_name, '; ') as detail,
                    jsonb_agg(distinct jsonb_build_array(st.hops, st.subject_name, st.predicate, st.object_name))::text
@@ -22670,7 +23059,7 @@ begin
             order by x.score desc $q$,
             dimensions, dimensions, 'chunk_embeddings_' || workspace, chunks, model_id, visible,
             dimensions, dimensions);
-    when 'participant' then  -- $1: the query vector as text, $5: name keys of the query's words
+    when 'participant' then  -- $1: the query vector as text, $6: name keys of the query's words
         -- The chat windows of the people the question names (by full name or first name), by
         -- similarity to it: "Where does Priya live now?" names whose conversation to look in,
         -- while its answer ("Officially a Porto resident") shares no word with it. The owner takes
@@ -22682,7 +23071,7 @@ begin
             with named as materialized (
                 select e.id from exo_private.entities e
                 where e.workspace = %L and e.type = 'Person'
-                  and (e.canonical_key = any ($5) or pg_catalog.split_part(e.canonical_key, ' ', 1) = any ($5))
+                  and (e.canonical_key = any ($6) or pg_catalog.split_part(e.canonical_key, ' ', 1) = any ($6))
                   and e.canonical_key is distinct from
                       (select p.entity_key from exo_private.people p where p.is_owner)
             ), windows as materialized (
@@ -22704,10 +23093,10 @@ begin
             order by x.score desc $q$,
             workspace, dimensions, dimensions, chunks, workspace, 'chunk_embeddings_' || workspace, model_id,
             visible);
-    when 'personal' then  -- $1: the query vector as text, $5: a user's saved documents, $6: the similarity threshold, $7: chunks per document
+    when 'personal' then  -- $1: the query vector as text, $6: a user's saved documents, $7: the similarity threshold, $8: chunks per document
         -- The personal stage (sql/700_kb.sql): the chunks of the user's claimed and pinned
-        -- documents in this workspace by exact cosine similarity, only those at $6 or above, at
-        -- most $7 per document; each row names its document (detail) for the miss streak. One pass
+        -- documents in this workspace by exact cosine similarity, only those at $7 or above, at
+        -- most $8 per document; each row names its document (detail) for the miss streak. One pass
         -- over the saved documents' chunks, each chunk's vector by its primary key (the lateral's
         -- limit keeps the planner from a hash join over every vector of the workspace), a window
         -- per document over the few that pass, the query vector parsed once (an InitPlan).
@@ -22729,20 +23118,20 @@ begin
                         where e.workspace = c.workspace and e.model_id = %s and e.chunk_id = c.id
                         limit 1
                     ) e
-                    where c.workspace = %L and c.document_id = any ($5::bigint[]) and %s
+                    where c.workspace = %L and c.document_id = any ($6::bigint[]) and %s
                 ) y
-                where y.score >= $6
+                where y.score >= $7
             ) x
-            where x.n <= $7
+            where x.n <= $8
             order by x.score desc, x.chunk_id
             limit $4 $q$,
             chunks, dimensions, dimensions, 'chunk_embeddings_' || workspace, model_id, workspace, visible);
-    when 'personal_keyword' then  -- $1: the query's words joined by ' or ', $5: saved documents, $7: chunks per document
+    when 'personal_keyword' then  -- $1: the query's words joined by ' or ', $6: saved documents, $8: chunks per document
         -- The personal stage without a query embedding: the saved documents' chunks that share a
         -- word with the question, best ts_rank first.
         return format($q$
             select x.chunk_id, x.score, x.charged, x.document_id::text as detail
-            from unnest($5::bigint[]) s (document_id)
+            from unnest($6::bigint[]) s (document_id)
             cross join lateral (
                 select c.id as chunk_id, c.document_id, c.charged_subjects as charged,
                        pg_catalog.ts_rank(pg_catalog.to_tsvector('english', c.body),
@@ -22751,14 +23140,15 @@ begin
                 where c.workspace = %L and c.document_id = s.document_id and %s
                   and pg_catalog.to_tsvector('english', c.body) @@ pg_catalog.websearch_to_tsquery('english', $1)
                 order by score desc, c.id
-                limit $7
+                limit $8
             ) x
             order by x.score desc, x.chunk_id
             limit $4 $q$, chunks, workspace, visible);
     when 'capsules' then  -- $1: the query's words joined by ' or ' (websearch_to_tsquery's syntax)
         -- The workspace's capsules that match (sql/610_capsules.sql), best first. Of a fresh one,
         -- the chunks its matching lines come from: a capsule points to evidence, never replaces
-        -- it. A stale or withheld one gives a row without a chunk: the report says it was skipped.
+        -- it. A stale one gives a row without a chunk: the report says it was skipped. A withheld
+        -- one (it cites a charged chunk) is never matched, as its chunks would not be.
         return format($q$
             with matched as materialized (
                 select k.id, k.body, k.sentences, s.state,
@@ -22766,6 +23156,7 @@ begin
                 from exo_private.capsules k
                 join exo_private.capsule_states s on s.capsule_id = k.id
                 where k.workspace = %L and k.tsv @@ pg_catalog.websearch_to_tsquery('english', $1)
+                  and s.state <> 'withheld'
                 order by score desc, k.id
                 limit $4
             ), lines as (
@@ -22795,13 +23186,13 @@ begin
 end
 $_$;
 
-ALTER FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer, released boolean) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION stage_sql(stage text, workspace text, model_id integer, dimensions integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION stage_sql(stage text, workspace text, model_id integer, dimensions integer, released boolean); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer) IS 'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, document, graph, path (typed multi-hop), semantic, participant, capsules): $2 the open bands, the present ones or all (a chunk''s band as of $3, exo_private.band_as_of: the stored one when $3 is today or later), $3 the as_of day (nothing written after it), $4 the limit; prepared and cached by exo_private.retrieve, and explained by bench/search_latency.py.';
+COMMENT ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer, released boolean) IS 'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, document, graph, path (typed multi-hop), semantic, participant, capsules): $2 the open bands, the present ones or all (a chunk''s band as of $3, exo_private.band_as_of: the stored one when $3 is today or later), $3 the as_of day (nothing written after it), $4 the limit, $5 the keys of the charged subjects the search releases (null: all). Without released, nothing charged is read, and BM25 ranks by the index of the chunks charged for nothing; with it, what $5 leaves closed is left out and BM25 ranks by the index of every chunk. Prepared and cached by exo_private.retrieve, and explained by bench/search_latency.py.';
 
 --
 -- Name: stop_runaway_readers(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -26633,15 +27024,30 @@ COMMENT ON COLUMN exo_private.documents.conversation_id IS 'Set on a conversatio
 --
 
 CREATE VIEW exo.quarantine AS
- SELECT id,
-    path,
-    title,
-    (route -> 'candidates'::text) AS candidates,
-    ((route ->> 'confidence'::text))::real AS confidence,
-    (route -> 'reasons'::text) AS reasons,
-    stage_changed_at AS quarantined_at
-   FROM exo_private.documents d
-  WHERE (stage = 'quarantined'::exo_private.document_stage);
+ SELECT d.id,
+        CASE
+            WHEN (NOT c.closed) THEN d.path
+            ELSE NULL::text
+        END AS path,
+        CASE
+            WHEN (NOT c.closed) THEN d.title
+            ELSE NULL::text
+        END AS title,
+    (d.route -> 'candidates'::text) AS candidates,
+    ((d.route ->> 'confidence'::text))::real AS confidence,
+        CASE
+            WHEN (NOT c.closed) THEN (d.route -> 'reasons'::text)
+            ELSE NULL::jsonb
+        END AS reasons,
+    d.stage_changed_at AS quarantined_at,
+    c.closed AS withheld
+   FROM (exo_private.documents d
+     CROSS JOIN LATERAL ( SELECT (COALESCE((((jsonb_typeof((d.frontmatter -> 'charged'::text)) = 'array'::text) AND (jsonb_array_length((d.frontmatter -> 'charged'::text)) > 0)) OR ((jsonb_typeof((d.frontmatter -> 'charged'::text)) = 'string'::text) AND (btrim((d.frontmatter ->> 'charged'::text)) <> ''::text))), false) OR ((EXISTS ( SELECT 1
+                   FROM exo_private.chunks x
+                  WHERE (x.document_id = d.id))) AND (NOT (EXISTS ( SELECT 1
+                   FROM exo_private.chunks x
+                  WHERE ((x.document_id = d.id) AND (x.charged_subjects = '{}'::text[]))))))) AS closed) c)
+  WHERE (d.stage = 'quarantined'::exo_private.document_stage);
 
 ALTER VIEW exo.quarantine OWNER TO exo_api;
 
@@ -26649,7 +27055,7 @@ ALTER VIEW exo.quarantine OWNER TO exo_api;
 -- Name: VIEW quarantine; Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON VIEW exo.quarantine IS 'Documents the router was not confident about, with candidate workspaces, scores and reasons.';
+COMMENT ON VIEW exo.quarantine IS 'Documents the router was not confident about, with candidate workspaces, scores and reasons; withheld is true for a document charged for a deferred subject, whose path, title and reasons are then null (bridging does not apply: review it with exo quarantine list).';
 
 --
 -- Name: settings; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -29928,6 +30334,12 @@ CREATE INDEX chat_windows_message_ids_idx ON exo_private.chat_windows USING gin 
 CREATE INDEX chunks_administrative_bm25 ON exo_private.chunks_administrative USING bm25 (body) WITH (text_config=english);
 
 --
+-- Name: chunks_administrative_bm25_open; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_administrative_bm25_open ON exo_private.chunks_administrative USING bm25 (body) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
+
+--
 -- Name: chunks_charged_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -29946,10 +30358,28 @@ CREATE INDEX chunks_administrative_charged_subjects_idx ON exo_private.chunks_ad
 CREATE INDEX chunks_administrative_document_idx ON exo_private.chunks_administrative USING btree (document_id);
 
 --
+-- Name: chunks_charged_workspace_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_charged_workspace_idx ON ONLY exo_private.chunks USING btree (workspace) INCLUDE (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
+
+--
+-- Name: chunks_administrative_workspace_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_administrative_workspace_charged_subjects_idx ON exo_private.chunks_administrative USING btree (workspace) INCLUDE (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
+
+--
 -- Name: chunks_creative_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
 CREATE INDEX chunks_creative_bm25 ON exo_private.chunks_creative USING bm25 (body) WITH (text_config=english);
+
+--
+-- Name: chunks_creative_bm25_open; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_creative_bm25_open ON exo_private.chunks_creative USING bm25 (body) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
 
 --
 -- Name: chunks_creative_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -29964,10 +30394,22 @@ CREATE INDEX chunks_creative_charged_subjects_idx ON exo_private.chunks_creative
 CREATE INDEX chunks_creative_document_idx ON exo_private.chunks_creative USING btree (document_id);
 
 --
+-- Name: chunks_creative_workspace_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_creative_workspace_charged_subjects_idx ON exo_private.chunks_creative USING btree (workspace) INCLUDE (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
+
+--
 -- Name: chunks_personal_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
 CREATE INDEX chunks_personal_bm25 ON exo_private.chunks_personal USING bm25 (body) WITH (text_config=english);
+
+--
+-- Name: chunks_personal_bm25_open; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_personal_bm25_open ON exo_private.chunks_personal USING bm25 (body) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
 
 --
 -- Name: chunks_personal_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -29982,10 +30424,22 @@ CREATE INDEX chunks_personal_charged_subjects_idx ON exo_private.chunks_personal
 CREATE INDEX chunks_personal_document_idx ON exo_private.chunks_personal USING btree (document_id);
 
 --
+-- Name: chunks_personal_workspace_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_personal_workspace_charged_subjects_idx ON exo_private.chunks_personal USING btree (workspace) INCLUDE (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
+
+--
 -- Name: chunks_technical_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
 CREATE INDEX chunks_technical_bm25 ON exo_private.chunks_technical USING bm25 (body) WITH (text_config=english);
+
+--
+-- Name: chunks_technical_bm25_open; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_technical_bm25_open ON exo_private.chunks_technical USING bm25 (body) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
 
 --
 -- Name: chunks_technical_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -29998,6 +30452,12 @@ CREATE INDEX chunks_technical_charged_subjects_idx ON exo_private.chunks_technic
 --
 
 CREATE INDEX chunks_technical_document_idx ON exo_private.chunks_technical USING btree (document_id);
+
+--
+-- Name: chunks_technical_workspace_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_technical_workspace_charged_subjects_idx ON exo_private.chunks_technical USING btree (workspace) INCLUDE (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
 
 --
 -- Name: document_links_target_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -30396,6 +30856,12 @@ ALTER INDEX exo_private.chunks_charged_idx ATTACH PARTITION exo_private.chunks_a
 ALTER INDEX exo_private.chunks_pkey ATTACH PARTITION exo_private.chunks_administrative_pkey;
 
 --
+-- Name: chunks_administrative_workspace_charged_subjects_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_charged_workspace_idx ATTACH PARTITION exo_private.chunks_administrative_workspace_charged_subjects_idx;
+
+--
 -- Name: chunks_administrative_workspace_document_id_ordinal_key; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
 --
 
@@ -30412,6 +30878,12 @@ ALTER INDEX exo_private.chunks_charged_idx ATTACH PARTITION exo_private.chunks_c
 --
 
 ALTER INDEX exo_private.chunks_pkey ATTACH PARTITION exo_private.chunks_creative_pkey;
+
+--
+-- Name: chunks_creative_workspace_charged_subjects_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_charged_workspace_idx ATTACH PARTITION exo_private.chunks_creative_workspace_charged_subjects_idx;
 
 --
 -- Name: chunks_creative_workspace_document_id_ordinal_key; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
@@ -30432,6 +30904,12 @@ ALTER INDEX exo_private.chunks_charged_idx ATTACH PARTITION exo_private.chunks_p
 ALTER INDEX exo_private.chunks_pkey ATTACH PARTITION exo_private.chunks_personal_pkey;
 
 --
+-- Name: chunks_personal_workspace_charged_subjects_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_charged_workspace_idx ATTACH PARTITION exo_private.chunks_personal_workspace_charged_subjects_idx;
+
+--
 -- Name: chunks_personal_workspace_document_id_ordinal_key; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
 --
 
@@ -30448,6 +30926,12 @@ ALTER INDEX exo_private.chunks_charged_idx ATTACH PARTITION exo_private.chunks_t
 --
 
 ALTER INDEX exo_private.chunks_pkey ATTACH PARTITION exo_private.chunks_technical_pkey;
+
+--
+-- Name: chunks_technical_workspace_charged_subjects_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_charged_workspace_idx ATTACH PARTITION exo_private.chunks_technical_workspace_charged_subjects_idx;
 
 --
 -- Name: chunks_technical_workspace_document_id_ordinal_key; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
@@ -31597,6 +32081,14 @@ GRANT ALL ON FUNCTION exo_private.capsule_stamp(p_builder text, p_hashes text[])
 GRANT ALL ON FUNCTION exo_private.capsule_stamp(p_builder text, p_hashes text[]) TO exo_writer;
 
 --
+-- Name: FUNCTION charged_counts(p_workspaces text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.charged_counts(p_workspaces text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.charged_counts(p_workspaces text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.charged_counts(p_workspaces text[]) TO exo_writer;
+
+--
 -- Name: FUNCTION chat_person_names(identities bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -31700,6 +32192,14 @@ GRANT ALL ON FUNCTION exo_private.closed_subject_keys(bridge text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.closed_subject_keys(bridge text[]) TO exo_writer;
 
 --
+-- Name: FUNCTION closed_subject_names(bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.closed_subject_names(bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.closed_subject_names(bridge text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.closed_subject_names(bridge text[]) TO exo_writer;
+
+--
 -- Name: FUNCTION closed_windows(bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -31722,6 +32222,14 @@ GRANT ALL ON FUNCTION exo_private.complete_embedding(p_msg_ids bigint[], p_model
 REVOKE ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb) TO exo_writer;
+
+--
+-- Name: FUNCTION cue_pattern(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.cue_pattern() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.cue_pattern() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.cue_pattern() TO exo_writer;
 
 --
 -- Name: FUNCTION cue_type(name text, said text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -32451,6 +32959,14 @@ GRANT ALL ON FUNCTION exo_private.parse_entity_type(entity_type text) TO exo_api
 GRANT ALL ON FUNCTION exo_private.parse_entity_type(entity_type text) TO exo_writer;
 
 --
+-- Name: FUNCTION phrase_pattern(phrase text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.phrase_pattern(phrase text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.phrase_pattern(phrase text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.phrase_pattern(phrase text) TO exo_writer;
+
+--
 -- Name: FUNCTION plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -32801,12 +33317,12 @@ GRANT ALL ON FUNCTION exo_private.split_sense(p_entity bigint, p_anchor_kind tex
 GRANT ALL ON FUNCTION exo_private.split_sense(p_entity bigint, p_anchor_kind text, p_anchor text) TO exo_writer;
 
 --
--- Name: FUNCTION stage_sql(stage text, workspace text, model_id integer, dimensions integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION stage_sql(stage text, workspace text, model_id integer, dimensions integer, released boolean); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer, released boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer, released boolean) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer, released boolean) TO exo_writer;
 
 --
 -- Name: FUNCTION stop_runaway_readers(); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -260,6 +260,38 @@ def import_chats(conn, corpus: dict) -> None:
         import_chat(conn, path, "jsonl")
 
 
+#: Whom the generated facts are about, besides the subject: no generated name is like it.
+FACT_SUBJECT = "Olwen Tarrant"
+
+
+def write_facts(conn, corpus: dict, kinds: dict[int, str]) -> None:
+    """Facts as their three writers leave them, each value with a token of its own: observed (of
+    the subject by an alias; of another person, naming the subject near a cue; a plain one),
+    extracted from a document's first chunk, declared by a document whose frontmatter charges."""
+    forms, cue = corpus["forms"], CUES[0]
+    observed = [
+        (forms[1], "drink", "tea fo0q"),
+        (FACT_SUBJECT, "memory", f"the {cue} of {forms[corpus['asked_form']]} fo1q"),
+        (FACT_SUBJECT, "hobby", "sailing fo2q"),
+    ]
+    conn.execute(
+        "select count(*) from exo_private.observe(%s)",
+        (Jsonb([{"subject": s, "attribute": a, "value": v, "workspace": "personal",
+                 "observed_at": "2020-01-01", "source": "test"} for s, a, v in observed]),),
+    )  # fmt: skip
+    for n, doc_id in enumerate(kinds):
+        chunk_id, workspace = conn.execute(
+            "select id, workspace from exo_private.chunks where document_id = %s order by ordinal limit 1",
+            (doc_id,),
+        ).fetchone()
+        conn.execute(
+            "select exo_private.record_fact(%s, %s, %s, %s, %s, '2020-01-01', %s)",
+            (workspace, FACT_SUBJECT, f"game{n}", f"chess fv{n}q",
+             "declared" if kinds[doc_id] == "frontmatter" else "extracted",
+             Jsonb({"document_id": doc_id, "chunk_id": chunk_id})),
+        )  # fmt: skip
+
+
 def write_corpus(conn, corpus: dict) -> dict[int, str]:
     """Write the corpus; {document id: its kind}."""
     kinds = write_documents(conn, corpus)
@@ -268,6 +300,7 @@ def write_corpus(conn, corpus: dict) -> dict[int, str]:
     conn.execute("select exo_private.defer_subject(%s, %s)", (corpus["subject"], corpus["forms"][1:]))
     if corpus["chats_after_deferring"]:
         import_chats(conn, corpus)  # marked on import
+    write_facts(conn, corpus, kinds)
     return kinds
 
 
@@ -275,8 +308,9 @@ def write_corpus(conn, corpus: dict) -> dict[int, str]:
 
 
 def token(text: str) -> str:
-    """The token of its own in a chunk, message, title or path: ck3q, ms12q, dt0q, dp0q, ct1q."""
-    return re.search(r"(?:ck|ms|dt|dp|ct)[0-9]+q", text).group()
+    """The token of its own in a chunk, message, title, path or fact: ck3q, ms12q, dt0q, dp0q, ct1q,
+    fo1q, fv2q."""
+    return re.search(r"(?:ck|ms|dt|dp|ct|fo|fv)[0-9]+q", text).group()
 
 
 def words(text: str) -> set[str]:
@@ -300,6 +334,7 @@ class World:
     conversations: dict[int, dict]
     kinds: dict[int, str]  # document id: the plan's kind
     matches: dict[str, set[int]]  # message query: the messages it finds
+    facts: dict[int, dict]
 
     @classmethod
     def read(cls, conn, corpus: dict, kinds: dict[int, str]) -> World:
@@ -357,6 +392,15 @@ class World:
             conversations={c["id"]: c for c in table("select id, title from exo_private.chat_conversations")},
             kinds=kinds,
             matches={},
+            facts={
+                f["id"]: f
+                for f in table(
+                    "select f.id, f.subject, f.subject_key as key, f.attribute, f.value, f.valid_to is null as current, "
+                    "array_remove(array_agg(s.chunk_id), null) as chunks, "
+                    "bool_or(s.observation_id is not null) as observed "
+                    "from exo_private.facts f join exo_private.fact_sources s on s.fact_id = f.id group by f.id"
+                )
+            },
         )
         # A message query finds the messages that hold any of its words (every word counts, none
         # is required); "or" is a stop word. Every message holds a word of the vocabulary.
@@ -405,6 +449,14 @@ class World:
         charged = self.documents[document_id]["declared"] or (chunks and all(c["charged"] for c in chunks))
         return not self.opened and bool(charged)
 
+    def fact_shown(self, fact_id: int) -> bool:
+        """Not about the subject (by a name, or naming it near a cue) and from something shown."""
+        f = self.facts[fact_id]
+        about = f["key"] in self.subject_keys or (
+            self.names_subject(f["value"]) and any(cue in f["value"] for cue in CUES)
+        )
+        return self.opened or (not about and (f["observed"] or any(map(self.chunk_shown, f["chunks"]))))
+
     def message_shown(self, message_id: int) -> bool:
         return self.opened or not self.messages[message_id]["charged"]
 
@@ -431,6 +483,7 @@ class World:
         for i, c in self.conversations.items():
             if self.conversation_closed(i):
                 tokens.add(token(c["title"]))
+        tokens |= {token(f["value"]) for i, f in self.facts.items() if not self.fact_shown(i)}
         return {s.casefold() for s in {*self.forms, *secret, *tokens}}
 
 
@@ -767,8 +820,9 @@ def check_search(ask: Asker, words: list[str], form: str, timing: str) -> None:
                 assert {r["subject"] for r in report["released"]} == {w.subject}, (what, report["released"])
             assert not w.opened or report["hints"] == [], (what, report["hints"])
             continue
-        # Closed: nothing charged; a hint when charged material answers, by its words or by name.
-        withheld = bool(present) or (timed and bool(findable)) or (named and bool(charged))
+        # Closed: nothing charged; a hint whenever anything is charged in the workspaces searched
+        # (all of them), whatever the question's words find: which words it holds is never told.
+        withheld = bool(charged)
         shown = [{k: r[k] for k in ("body", "path", "title")} for r in results]
         ask.check(what, shown, report["hints"], withheld)
         assert not ids & charged, (what, ids & charged)
@@ -783,6 +837,41 @@ def check_search(ask: Asker, words: list[str], form: str, timing: str) -> None:
             ask.check(f"context packet {question!r}", [packet["used"], text], packet["hints"], withheld)
 
 
+def check_facts(ask: Asker) -> None:
+    """exo.facts and exo.fact_history of every subject, exo.facts_search of every fact's token, and
+    the packet's facts section: a fact about the subject, by a name or naming it near a cue, or
+    whose every source is withheld, is withheld with a hint (the search's: never by its words)."""
+    w = ask.world
+    by_subject: dict[str, list[int]] = {}
+    for i, f in w.facts.items():
+        by_subject.setdefault(f["subject"], []).append(i)
+    for subject, ids in sorted(by_subject.items()):
+        current = [i for i in ids if w.facts[i]["current"]]
+        shown, hints = ask.rows("facts", subject)
+        ask.check(f"facts {subject!r}", shown, hints, not all(map(w.fact_shown, current)))
+        assert {r["fact_id"] for r in shown} == set(filter(w.fact_shown, current)), (subject, shown)
+        for attribute in sorted({w.facts[i]["attribute"] for i in ids}):
+            line = [i for i in ids if w.facts[i]["attribute"] == attribute]
+            shown, hints = ask.rows("fact_history", subject, attribute)
+            ask.check(f"fact_history {subject!r} {attribute}", shown, hints, not all(map(w.fact_shown, line)))
+            assert {r["fact_id"] for r in shown} == set(filter(w.fact_shown, line))
+    current = [i for i, f in w.facts.items() if f["current"]]
+    query = " ".join(token(w.facts[i]["value"]) for i in current)
+    shown, hints = ask.rows("facts_search", query, max_results=200)
+    own = any(w.facts[i]["key"] in w.subject_keys for i in current)  # the subject's own facts
+    ask.check("facts_search", shown, hints, own and not w.opened)
+    assert {r["fact_id"] for r in shown} == set(filter(w.fact_shown, current)), shown
+    packet = value(ask.conn, "context_packet_json", f"What about {FACT_SUBJECT}?", bridge=ask.bridge)
+    # a withheld fact's line in the facts section names the subject: it is a hint
+    text = re.sub(r"- \d+ fact\(s\) about [^\n]* withheld[^\n]*\n?", "", packet["text"])
+    text = re.sub(r"## Withheld\n.*?\n\n", "", text, flags=re.S)
+    for s in ask.forbidden if not w.opened else ():
+        assert s not in text.casefold(), ("packet facts", s, packet["text"])
+    for i in filter(w.fact_shown, current):
+        if w.facts[i]["subject"] == FACT_SUBJECT:
+            assert w.facts[i]["value"] in packet["text"], (w.facts[i], packet["text"])
+
+
 # -- the property -----------------------------------------------------------------------------------
 
 
@@ -793,15 +882,22 @@ def test_nothing_deferred_leaks_on_any_reader_path_and_every_withholding_is_hint
         try:
             world = World.read(conn, corpus, write_corpus(conn, corpus))
             # The marks this property rests on: a chunk is charged exactly when it names the
-            # subject near a cue or its document charges the subject (frontmatter, title); a
+            # subject near a cue or its document charges the subject (frontmatter, title), or
+            # when it names a word of the subject's names in a document with such a chunk; a
             # message when it or a neighbour names the subject near a cue (the title counts).
+            parts = {p.casefold() for f in corpus["forms"] for p in f.split()}
+
+            def charged_alone(c):
+                named = world.names_subject(c["body"]) and any(cue in c["body"] for cue in CUES)
+                return named or world.kinds[c["document_id"]] != "plain"
+
             for c in world.chunks.values():
                 if c["messages"] is not None:  # a chat window: charged when one of its messages is
                     assert c["charged"] == any(world.messages[m]["charged"] for m in c["messages"]), c
                     continue
-                kind = world.kinds[c["document_id"]]
-                named = world.names_subject(c["body"]) and any(cue in c["body"] for cue in CUES)
-                assert c["charged"] == (named or kind != "plain"), (kind, c)
+                siblings = [x for x in world.chunks.values() if x["document_id"] == c["document_id"]]
+                by_part = any(map(charged_alone, siblings)) and bool(parts & words(c["body"]))
+                assert c["charged"] == (charged_alone(c) or by_part), (world.kinds[c["document_id"]], c)
             for m in world.messages.values():
                 title = world.conversations[m["conversation_id"]]["title"]
                 if world.names_subject(m["body"] + " " + m["sender"] + " " + title):
@@ -819,6 +915,7 @@ def test_nothing_deferred_leaks_on_any_reader_path_and_every_withholding_is_hint
             check_documents(ask)
             check_messages(ask, [*corpus["asked"], EVERY_WORD])
             check_search(ask, corpus["asked"], corpus["forms"][corpus["asked_form"]], corpus["timing"])
+            check_facts(ask)
         finally:
             conn.rollback()
 

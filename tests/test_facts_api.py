@@ -77,7 +77,10 @@ def test_a_charged_fact_is_a_hint_until_bridged(reader):
     assert [f["withheld"]["subject"] for f in shown] == [WALTER] and shown[0]["value"] is None
     bridged = api.facts(reader, "Ann Lee", bridge=[WALTER])
     assert [(f["value"], f["withheld"]) for f in bridged] == [("St Mary Hospice", None)]
-    assert [f["withheld"]["subject"] for f in api.facts_search(reader, "hospice")] == [WALTER]
+    # facts_search never tells which words a withheld fact holds: "hospice" finds nothing shown and
+    # gives the hints of any other question (none here: Walter has no facts of his own)
+    assert api.facts_search(reader, "hospice") == api.facts_search(reader, "xylophone") == []
+    assert [f["value"] for f in api.facts_search(reader, "hospice", bridge=[WALTER])] == ["St Mary Hospice"]
 
 
 def test_audit_summary_reads_the_newest_audit_run(fdb, reader):

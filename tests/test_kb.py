@@ -600,7 +600,7 @@ def test_the_personal_stage_finds_saved_documents_by_similarity_and_records_the_
     }  # fmt: skip
     stages = found["report"]["workspaces"]["personal"]["stages"]
     assert stages[0] | {"ms": None} == {
-        "stage": "personal", "ran": True, "found": 1, "admitted": 1, "withheld": 0, "confident": False, "ms": None
+        "stage": "personal", "ran": True, "found": 1, "admitted": 1, "confident": False, "ms": None
     }  # fmt: skip
     source = found["report"]["provenance"]["sources"][0]
     assert source | {"path": None} == {

@@ -85,3 +85,52 @@ def test_one_message_alone_and_no_subjects():
     assert subjects(deference.message_marks(["Sam: Grandpa died."], SUBJECTS, CUES)) == [[WALTER]]
     assert deference.message_marks(["Sam: Grandpa died."], [], CUES) == [[]]
     assert deference.message_marks([], SUBJECTS, CUES) == []
+
+
+# -- a document read as a whole ---------------------------------------------------------
+
+
+def document(texts, title=None, path="diary/x.md", frontmatter=None):
+    return subjects(deference.document_marks(texts, title, path, frontmatter, SUBJECTS, CUES))
+
+
+def test_frontmatter_fields_head_every_chunk():
+    frontmatter = {"subject": "Walter Rivera", "died": "19 March 2017, St Brigid's"}
+    assert document(["He was peaceful.", "We sat by the window."], frontmatter=frontmatter) == [[WALTER]] * 2
+    rules = deference.document_marks(["Tea."], None, "x.md", frontmatter, SUBJECTS, CUES)
+    assert rules == [[{"subject": WALTER, "rule": "cue 'died' with 'Walter Rivera'"}]]
+    rules = deference.document_marks(["Tea."], None, "x.md", {"subject": "Walter Rivera"}, SUBJECTS, CUES)
+    assert rules == [[{"subject": WALTER, "rule": "about: 'Walter Rivera' is its name"}]]
+    # a field that names him with no cue anywhere: the document is about him all the same
+    assert document(["Tea."], frontmatter={"people": ["Sam", "grandpa  walter"]}) == [[WALTER]]
+    assert document(["Tea."], frontmatter={"tags": ["family", "recipe"]}) == [[]]
+
+
+def test_a_title_that_is_the_subjects_name_charges_every_chunk():
+    assert document(["Tea and cake.", "A long walk."], title="Grandpa") == [[WALTER]] * 2
+    assert document(["Two onions."], title="Grandpa Walter's Chili") == [[]]  # about chili
+
+
+def test_a_part_of_the_name_in_a_charged_document_is_charged():
+    texts = [
+        "Grandpa moved to the hospice on Monday.",  # an alias near a cue
+        "Tomas signed it off.",
+        "The nurses call him Mr. Walter and he pretends to be annoyed.",  # a part of his name
+    ]
+    assert document(texts) == [[WALTER], [], [WALTER]]
+    rules = deference.document_marks(texts, None, "x.md", None, SUBJECTS, CUES)
+    assert rules[2] == [{"subject": WALTER, "rule": "names 'Walter' in a document charged for it"}]
+    # the same words in a document charged for nothing: nothing
+    assert document(texts[1:]) == [[], []]
+
+
+def test_he_or_she_right_after_a_charged_chunk_continues_the_chain():
+    texts = [
+        "Grandpa is in the hospice.",
+        "He asked for the radio.",  # the chain
+        "She brought it from the workshop; her hands shook.",  # goes on
+        "The kettle boiled.",  # breaks it
+        "He said nothing.",  # after a plain chunk: nothing
+    ]
+    assert document(texts) == [[WALTER], [WALTER], [WALTER], [], []]
+    assert document(["He asked for the radio."]) == [[]]

@@ -110,12 +110,15 @@ class FakePlpy:
         if self.fail_on and self.fail_on in text:
             raise RuntimeError("the database failed: " + self.fail_on)
         if text.startswith("STAGE "):
+            # as exo_private.stage_sql's `visible`: the bands opened, nothing charged for a subject
+            # the search leaves closed ($5, null: every one released)
             _, stage, ws = text.split()
-            bands = args[1]
+            bands, released = args[1], args[4]
             return [
                 {"chunk_id": i, "score": score, "charged": self.chunks[i]["charged"], "detail": "x"}
                 for i, score in self.hits.get((stage, ws), [])
                 if self.chunks[i]["band"] in bands
+                and (released is None or all(canonical_key(s) in released for s in self.chunks[i]["charged"]))
             ]
         if "from exo_private.settings" in text:
             return [{"key": k, "value": json.dumps(v)} for k, v in self.settings.items()]
@@ -139,11 +142,11 @@ class FakePlpy:
             ]
         if "hint_how" in text:
             return [{"h": f"bridge => array[{args[0]!r}]"}]
-        if "count(*)::int as n" in text:
+        if "charged_counts" in text:
             counts = {}
             for c in self.chunks.values():
-                for s in args[0]:
-                    if s in c["charged"] and c["workspace"] in args[1]:
+                for s in c["charged"]:
+                    if c["workspace"] in args[0]:
                         counts[(s, c["workspace"])] = counts.get((s, c["workspace"]), 0) + 1
             return [{"subject": s, "workspace": w, "n": n} for (s, w), n in counts.items()]
         raise AssertionError("unexpected statement: " + text[:200])
@@ -437,16 +440,20 @@ def test_withheld_chunks_become_a_hint_without_their_text(embedder):
     found = search(plpy, "chapel")
     assert [r["chunk_id"] for r in found["results"]] == [11]
     (hint,) = found["report"]["hints"]
-    assert (hint["subject"], hint["workspace"], hint["chunks"]) == ("Walter Rivera", "personal", 1)
+    # every charged chunk of the workspace searched, not only those the question's words found
+    assert (hint["subject"], hint["workspace"], hint["chunks"]) == ("Walter Rivera", "personal", 2)
     assert hint["how"].startswith("To include it, bridge => array['Walter Rivera']")
     assert "funeral" not in json.dumps(found["report"])
     lexical = found["report"]["workspaces"]["personal"]["stages"][1]
-    assert (lexical["stage"], lexical["found"], lexical["admitted"], lexical["withheld"]) == (
-        "lexical",
-        2,
-        1,
-        1,
-    )
+    assert (lexical["stage"], lexical["found"], lexical["admitted"]) == ("lexical", 1, 1)
+    assert "withheld" not in lexical
+
+
+def test_the_hints_are_the_same_whatever_the_words_find(embedder):
+    hits = {("lexical", "personal"): [(10, 5.0)]}
+    asked = [search(FakePlpy(FAMILY, hits, deferred=DEFERRED, model=False), q) for q in ("funeral", "roof")]
+    assert asked[0]["report"]["hints"] == asked[1]["report"]["hints"] != []
+    assert [r["chunk_id"] for r in asked[0]["results"]] == []
 
 
 def test_a_named_subject_in_a_closed_band_is_hinted_with_every_charged_chunk(embedder):

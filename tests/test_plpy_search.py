@@ -69,10 +69,6 @@ def _care(bridge=(), query="", archive_open=False, time_releases=False):
     return search.Deference(DEFERRED, list(bridge), query, archive_open, why, time_releases)
 
 
-def _withhold(bridge=(), query="", archive_open=False):
-    return _care(bridge, query, archive_open).withheld
-
-
 # -- identifiers ----------------------------------------------------------------------------
 
 
@@ -335,10 +331,10 @@ def _row(chunk_id, confident=False, charged=None, score=1.0):
 def test_pool_dedups_across_stages_and_stops_on_enough_confident():
     pool = search.WorkspacePool("technical", cap=10, need=2)
     assert pool.wants_more() == (True, None)
-    assert pool.admit("exact", [_row(1, True), _row(2), _row(1, True)], _withhold()) == (2, 0)
+    assert pool.admit("exact", [_row(1, True), _row(2), _row(1, True)]) == 2
     assert pool.confident == 1
     assert pool.wants_more() == (True, None)
-    assert pool.admit("lexical", [_row(2, True), _row(3, True)], _withhold()) == (1, 0)
+    assert pool.admit("lexical", [_row(2, True), _row(3, True)]) == 1
     assert [(h["chunk_id"], h["stage"], h["confident"]) for h in pool.hits] == [
         (1, "exact", True),
         (2, "exact", False),  # the first stage to find a chunk keeps it
@@ -351,54 +347,50 @@ def test_pool_dedups_across_stages_and_stops_on_enough_confident():
 def test_pool_holds_at_most_its_cap_and_need_never_exceeds_it():
     pool = search.WorkspacePool("technical", cap=3, need=8)
     assert pool.need == 3
-    assert pool.admit("lexical", [_row(i) for i in range(6)], _withhold()) == (3, 0)
+    assert pool.admit("lexical", [_row(i) for i in range(6)]) == 3
     assert [h["chunk_id"] for h in pool.hits] == [0, 1, 2]
     assert pool.wants_more() == (False, "the workspace holds per_workspace candidates")
-    assert pool.admit("semantic", [_row(9, True)], _withhold()) == (0, 0)
+    assert pool.admit("semantic", [_row(9, True)]) == 0
     assert len(pool.hits) == 3
 
 
-def test_pool_counts_withheld_chunks_per_subject_once_each():
-    pool = search.WorkspacePool("personal", cap=2, need=2)
-    rows = [_row(10, charged=["Alice Smith"]), _row(11, charged=["Alice Smith", "Dad"]), _row(12), _row(13)]
-    assert pool.admit("exact", rows, _withhold()) == (2, 2)
-    # A later stage finding the same chunks, and one more past the cap, still counts right.
-    more = [_row(10, charged=["Alice Smith"]), _row(14, charged=["Dad"]), _row(15)]
-    assert pool.admit("lexical", more, _withhold()) == (0, 1)
-    assert pool.withheld == {"Alice Smith": {10, 11}, "Dad": {11, 14}}
-    assert [h["chunk_id"] for h in pool.hits] == [12, 13]
+def test_an_admitted_chunk_keeps_the_subjects_the_search_released():
+    pool = search.WorkspacePool("personal", cap=5, need=5)
+    assert pool.admit("exact", [_row(10, charged=["Alice Smith"]), _row(12)]) == 2
+    # what the report's "released" counts
+    assert [(h["chunk_id"], h["charged"]) for h in pool.hits] == [(10, ["Alice Smith"]), (12, [])]
 
-    bridged = search.WorkspacePool("personal", cap=5, need=5)
-    assert bridged.admit("exact", rows, _withhold(bridge=["ally"])) == (3, 1)
-    assert bridged.withheld == {"Dad": {11}}
-    # An admitted chunk keeps its charged subjects: what the report's "released" counts.
-    assert [(h["chunk_id"], h["charged"]) for h in bridged.hits] == [
-        (10, ["Alice Smith"]),
-        (12, []),
-        (13, []),
+
+def test_the_released_keys_of_a_search_follow_why_released():
+    deferred = [
+        {"subject": "Alice Smith", "aliases": ["Ally"]},
+        {"subject": "Dad", "aliases": []},
     ]
+    closed = search.Deference(deferred)
+    assert closed.released_keys_of_search() == []
+    bridged = search.Deference(deferred, bridge=["ally"])
+    assert bridged.released_keys_of_search() == ["alice smith", "ally"]
+    named = search.Deference(
+        deferred, query="what did dad say in 2009", archive_open=True, archive_why="2009"
+    )
+    keys = named.released_keys_of_search()
+    assert "dad" in keys and "alice smith" not in keys
+    assert search.Deference(deferred, query="what did dad say").released_keys_of_search() == []
+    loose = search.Deference(deferred, archive_open=True, archive_why="2009", time_releases=True)
+    assert loose.released_keys_of_search() is None
+    # the same rule as why_released, subject by subject
+    for care in (closed, bridged, named):
+        keys = set(care.released_keys_of_search())
+        for subject in ("Alice Smith", "Dad", "Zed"):
+            assert (search.canonical_key(subject) in keys) == (care.why_released(subject) is not None)
 
 
-def test_hints_count_chunks_and_never_carry_text():
-    pools = [search.WorkspacePool("personal", 5, 5), search.WorkspacePool("creative", 5, 5)]
-    pools[0].admit("exact", [_row(1, charged=["Dad"]), _row(2, charged=["Alice Smith", "Dad"])], _withhold())
-    pools[1].admit("exact", [_row(3, charged=["Dad"])], _withhold())
-    out = search.hints(pools, lambda s: "bridge " + s)
+def test_hints_name_every_closed_subject_charged_in_a_workspace_searched():
+    counts = {("Dad", "personal"): 7, ("Dad", "creative"): 2, ("Mum", "personal"): 0, ("Ally", "personal"): 3}
+    out = search.hints(counts, lambda charged: [s for s in charged if s != "Ally"], lambda s: "bridge " + s)
     assert out == [
-        {"subject": "Alice Smith", "workspace": "personal", "chunks": 1, "how": "bridge Alice Smith"},
-        {"subject": "Dad", "workspace": "creative", "chunks": 1, "how": "bridge Dad"},
-        {"subject": "Dad", "workspace": "personal", "chunks": 2, "how": "bridge Dad"},
-    ]
-
-
-def test_hints_add_subjects_the_query_names_and_count_the_larger():
-    pools = [search.WorkspacePool("personal", 5, 5)]
-    pools[0].admit("exact", [_row(1, charged=["Dad"])], _withhold())
-    named = {("Dad", "personal"): 7, ("Dad", "creative"): 2, ("Mum", "personal"): 0}
-    out = search.hints(pools, lambda s: "bridge " + s, named)
-    assert [(h["subject"], h["workspace"], h["chunks"]) for h in out] == [
-        ("Dad", "creative", 2),
-        ("Dad", "personal", 7),
+        {"subject": "Dad", "workspace": "creative", "chunks": 2, "how": "bridge Dad"},
+        {"subject": "Dad", "workspace": "personal", "chunks": 7, "how": "bridge Dad"},
     ]
 
 

@@ -262,7 +262,8 @@ def quarantine_list() -> None:
     """Quarantined documents with their candidate workspaces."""
     with _writer() as conn:
         rows = conn.execute(
-            "select id, path, confidence, candidates from exo.quarantine order by id"
+            "select id, path, (route ->> 'confidence')::real, route -> 'candidates' "
+            "from exo_private.documents where stage = 'quarantined' order by id"
         ).fetchall()
     if not rows:
         console.print("quarantine is empty")

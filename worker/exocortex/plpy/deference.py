@@ -3,9 +3,17 @@
 A chunk is charged for a subject when the document's frontmatter says so
 (`charged: [subject]`), or when the subject or one of its aliases occurs near a
 cue (a word like "funeral" or "died"). Near means in the same chunk, or in the
-chunk and its document's title or path, which head every chunk: a note titled
-"The funeral" that names Grandpa is charged where it names him. Each mark records
-the rule that fired.
+chunk and its document's heading: its title, its path and its frontmatter's
+fields, which head every chunk. A note titled "The funeral" that names Grandpa is
+charged where it names him; a note whose frontmatter says `died: ...` of
+`subject: Walter Rivera` is charged throughout. Each mark records the rule that fired.
+
+A document is read as a whole too (document_marks), the way people write about
+someone: a document whose title or a frontmatter value is the subject's name or an
+alias is about the subject, every chunk of it; in a document with a chunk charged
+for a subject, another chunk is charged when it names any part of the subject's
+names ("Mr. Walter") or, right after a charged chunk, refers to someone as he or
+she (a chain of pronouns). Over-withholding is the safe direction.
 
 A chat message is charged the same way, where near means in the message or in the
 message before or after it in its conversation (a cue in one message and the name
@@ -66,14 +74,79 @@ def charged_marks(text, subjects, cues, frontmatter_charged):
     return _marks(text, subjects, compile_cues(cues), frontmatter_charged)
 
 
-def heading(title, path):
-    """The text that heads every chunk of a document: its title and path, one a line."""
-    return "\n".join(str(part) for part in (title, path) if part)
+def _field_text(value):
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_field_text(v) for v in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_field_text(v)}" for k, v in value.items())
+    return str(value)
+
+
+def heading(title, path, frontmatter=None):
+    """The text that heads every chunk of a document: its title, its path and its frontmatter's
+    fields ("key: value"), one a line."""
+    fields = [f"{key}: {_field_text(value)}" for key, value in (frontmatter or {}).items()]
+    return "\n".join(str(part) for part in (title, path, *fields) if part)
 
 
 def chunk_marks(text, head, subjects, cues, frontmatter_charged):
     """[{subject, rule}] for one chunk read under its document's heading (see heading())."""
     return charged_marks(head + "\n" + text if head else text, subjects, cues, frontmatter_charged)
+
+
+#: A third person singular, which continues talk of someone named just before.
+_PRONOUN = re.compile(r"(?<!\w)(he|him|his|himself|she|her|hers|herself)(?!\w)", re.I)
+
+
+def _same(a, b):
+    return " ".join(str(a).split()).casefold() == " ".join(str(b).split()).casefold()
+
+
+def _values(frontmatter):
+    for value in (frontmatter or {}).values():
+        yield from (value if isinstance(value, (list, tuple)) else [value])
+
+
+def document_marks(texts, title, path, frontmatter, subjects, cues):
+    """[[{subject, rule}]] for the chunks of one document, in order (texts: their bodies).
+
+    Each chunk by chunk_marks under the document's heading; then, by subject: every chunk when
+    the title or a frontmatter value is one of its names; where a chunk is charged for it, every
+    other chunk that names a word of its names, and each chunk right after a charged one that
+    says he or she, and so on down the document."""
+    frontmatter = frontmatter if isinstance(frontmatter, dict) else {}
+    declared = frontmatter.get("charged") or []
+    if isinstance(declared, str):
+        declared = [declared]
+    head = heading(title, path, frontmatter)
+    cue_patterns = compile_cues(cues)
+    marks = [_marks(head + "\n" + t if head else t, subjects, cue_patterns, declared) for t in texts]
+    for subject, names in subjects:
+        about = next(
+            (f"about: {v!r} is its name" for v in [title, *_values(frontmatter)]
+             for n, _p in names if v is not None and _same(v, n)),
+            None,
+        )  # fmt: skip
+        charged = [any(m["subject"] == subject for m in chunk) for chunk in marks]
+        if about is None and not any(charged):
+            continue
+        parts = {w for n, _p in names for w in n.split() if len(w) > 1}
+        part_patterns = [(w, _phrase(w)) for w in sorted(parts)]
+        for i, text in enumerate(texts):
+            if charged[i]:
+                continue
+            part = next((w for w, p in part_patterns if p.search(text)), None)
+            if about is not None:
+                rule = about
+            elif part is not None:
+                rule = f"names '{part}' in a document charged for it"
+            elif i > 0 and charged[i - 1] and _PRONOUN.search(text):
+                rule = "he or she right after a chunk charged for it"
+            else:
+                continue
+            marks[i].append({"subject": subject, "rule": rule})
+            charged[i] = True
+    return marks
 
 
 def message_marks(lines, subjects, cues, title=None):

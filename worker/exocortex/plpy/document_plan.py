@@ -10,7 +10,7 @@ are inlined by the migrator.
 
 from banding import band_for
 from chunking import split_text, utf8_spans
-from deference import chunk_marks, compile_subjects, heading
+from deference import compile_subjects, document_marks
 from routing import route
 
 
@@ -59,21 +59,24 @@ def plan(doc, text, settings, subjects, today, router=None):
         settings["banding.recent_days"],
         doc.get("metadata") or {},
     )
-    compiled = compile_subjects(subjects)
-    declared = frontmatter.get("charged") or []
-    if isinstance(declared, str):
-        declared = [declared]
     chunks = split_text(text, settings["chunking.chunk_chars"], settings["chunking.overlap_chars"])
     windows = split_text(text, settings["chunking.window_chars"], settings["chunking.window_overlap_chars"])
     encoded = utf8_spans(text, chunks + windows)
-    head = heading(doc.get("title"), doc["path"])
+    marks = document_marks(
+        [text[start:end] for start, end in chunks],
+        doc.get("title"),
+        doc["path"],
+        frontmatter,
+        compile_subjects(subjects),
+        settings["deference.cues"],
+    )
     result["chunks"] = [
         {
             "start": start,
             "end": end,
             "byte_start": encoded[i][0],
             "byte_end": encoded[i][1],
-            "charged": chunk_marks(text[start:end], head, compiled, settings["deference.cues"], declared),
+            "charged": marks[i],
         }
         for i, (start, end) in enumerate(chunks)
     ]

@@ -95,16 +95,25 @@ class Question:
         )
 
     def read_material(self, db, chosen, max_entities):
-        """Entities the question names (per workspace, longest name first), identifiers,
-        content words, title keys and file keys."""
+        """Entities the question names (per workspace, longest name first) that the search may
+        show (one known only from withheld material is not recognised: the report would tell
+        it exists), identifiers, content words, title keys and file keys."""
+        released = self.care.released_keys_of_search()
+        if released is None:  # every subject released: its names open it
+            released = [n for s in self.deferred for n in [s["subject"], *s["aliases"]]]
         self.entities = {}
         for r in db.run(
             "entities",
-            "select e.id, e.workspace, e.name from exo_private.entities e "
-            "where e.canonical_key = any ($1) and e.workspace = any ($2) "
-            "order by e.workspace, length(e.canonical_key) desc, e.id",
-            ["text[]", "text[]"],
-            [ngram_keys(self.text), chosen],
+            "with found as materialized ("
+            "  select e.id, e.workspace, e.name, e.canonical_key from exo_private.entities e"
+            "  where e.canonical_key = any ($1) and e.workspace = any ($2)"
+            ") "
+            "select f.id, f.workspace, f.name from found f "
+            "join exo_private.entity_evidence(array(select x.id from found x), $3) v "
+            "  on v.entity_id = f.id and v.withheld = '{}' "
+            "order by f.workspace, length(f.canonical_key) desc, f.id",
+            ["text[]", "text[]", "text[]"],
+            [ngram_keys(self.text), chosen, released],
         ):
             found = self.entities.setdefault(r["workspace"], [])
             if len(found) < max_entities:

@@ -20,7 +20,6 @@ from search import (
     citation,
     deterministic_relevance,
     hints,
-    named_subjects,
     rank,
     released,
 )
@@ -40,12 +39,14 @@ class Statements:
         return self.plans[key]
 
     def run(self, key, text, types, args):
-        return self.plpy.execute(self.cached(key, lambda: self.plpy.prepare(text, types)), args)
+        """Execute `text`, prepared once per session under key and text (a stage's text differs
+        with whether the search releases anything)."""
+        return self.plpy.execute(self.cached((key, text), lambda: self.plpy.prepare(text, types)), args)
 
 
-def withheld_hints(db, q, pools, chosen):
-    """One hint per (subject, workspace) with chunks withheld, or named by the question but
-    charged in a band the search did not open; how to reach it, never its text."""
+def withheld_hints(db, q, chosen):
+    """One hint per (subject, workspace searched) with charged chunks the search leaves withheld:
+    how to reach it, never its text, and the same whatever the question's words."""
     by_time = (
         "name the time you mean" if q.time_releases else "name it in a question that names the time you mean"
     )
@@ -60,21 +61,16 @@ def withheld_hints(db, q, pools, chosen):
             + "."
         )
 
-    named = {}
-    asked_about = [s for s in named_subjects(q.text, q.deferred) if q.care.withheld([s])]
-    if asked_about:
+    counts = {
+        (r["subject"], r["workspace"]): r["n"]
         for r in db.run(
             "charged_counts",
-            "select s.subject, c.workspace, count(*)::int as n "
-            "from unnest($1::text[]) s (subject) "
-            "join exo_private.chunks c on c.charged_subjects <> '{}' and c.charged_subjects @> array[s.subject] "
-            "and c.workspace = any ($2) "
-            "group by 1, 2",
-            ["text[]", "text[]"],
-            [asked_about, chosen],
-        ):
-            named[(r["subject"], r["workspace"])] = r["n"]
-    return hints(pools, how, named)
+            "select * from exo_private.charged_counts($1)",
+            ["text[]"],
+            [chosen],
+        )
+    }
+    return hints(counts, q.care.withheld, how)
 
 
 def pool_candidates(search, pools):
@@ -247,7 +243,7 @@ def run(
                 "stopped_after": ran[-1] if ran else None,
                 "stages": pool.stages,
             }
-        report["hints"] = withheld_hints(db, q, pools, chosen)
+        report["hints"] = withheld_hints(db, q, chosen)
 
         t = time.monotonic()
         candidates = pool_candidates(search, pools)

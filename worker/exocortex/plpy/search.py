@@ -209,6 +209,20 @@ class Deference:
         """The charged subjects of one chunk that keep it out of the results."""
         return [s for s in charged if self.why_released(s) is None]
 
+    def released_keys_of_search(self):
+        """The canonical keys of the charged subjects this search releases, by why_released's
+        rule, for the stages' SQL (exo_private.stage_sql's $5): None when every one is (time
+        releases and the archive is open)."""
+        if self.archive_open and self.time_releases:
+            return None
+        keys = set(self.bridged)
+        if self.archive_open:
+            keys |= self.asked  # a subject on no list answers to its own name
+            for group in self.groups:
+                if group & self.asked:
+                    keys |= group
+        return sorted(keys)
+
 
 def released(results, why):
     """What charged material a search hands out: per (subject, workspace) the chunks among
@@ -227,7 +241,8 @@ def released(results, why):
 
 
 class WorkspacePool:
-    """The candidates one workspace contributes, in the order its stages found them."""
+    """The candidates one workspace contributes, in the order its stages found them. Nothing
+    withheld ever comes here: the stages' SQL leaves it out (exo_private.stage_sql)."""
 
     def __init__(self, workspace, cap, need):
         self.workspace = workspace
@@ -235,7 +250,6 @@ class WorkspacePool:
         self.need = min(need, cap)
         self.hits = []
         self.seen = set()
-        self.withheld = {}
         self.stages = []
 
     @property
@@ -250,21 +264,14 @@ class WorkspacePool:
             return False, f"enough confident candidates ({self.confident} of {self.need})"
         return True, None
 
-    def admit(self, stage, rows, withhold):
-        """Take a stage's rows {chunk_id, score, confident, charged, detail}; `withhold(charged)`
-        lists the subjects that keep a row out. Returns (admitted, withheld) counts."""
-        admitted = withheld = 0
+    def admit(self, stage, rows):
+        """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
+        admitted = 0
         for row in rows:
             chunk = row["chunk_id"]
             if chunk in self.seen:
                 continue
             self.seen.add(chunk)
-            subjects = withhold(row.get("charged") or [])
-            if subjects:
-                withheld += 1
-                for subject in subjects:
-                    self.withheld.setdefault(subject, set()).add(chunk)
-                continue
             if len(self.hits) >= self.cap:
                 continue
             self.hits.append(
@@ -280,7 +287,7 @@ class WorkspacePool:
                 }
             )
             admitted += 1
-        return admitted, withheld
+        return admitted
 
 
 def named_subjects(query, deferred):
@@ -293,21 +300,16 @@ def named_subjects(query, deferred):
     ]
 
 
-def hints(pools, how, named=None):
-    """One hint per (subject, workspace) with chunks withheld, never their text.
-
-    `named` {(subject, workspace): charged chunks} adds what the query asked about by name
-    but the search never reached (in a closed band, say): such material exists, and the hint
-    says so. A hint counts the larger of the two."""
-    counts = dict(named or {})
-    for pool in pools:
-        for subject, chunks in pool.withheld.items():
-            key = (subject, pool.workspace)
-            counts[key] = max(counts.get(key, 0), len(chunks))
+def hints(charged_counts, withheld, how):
+    """One hint per (subject, workspace) the search left withheld, never their text: for every
+    subject charged in a workspace searched that this search does not release, however the
+    question is worded (a hint that came only when a query word hit withheld material would tell
+    which words it holds). `charged_counts` {(subject, workspace): charged chunks}; `withheld`
+    (Deference.withheld) keeps the subjects still closed."""
     return [
         {"subject": subject, "workspace": workspace, "chunks": n, "how": how(subject)}
-        for (subject, workspace), n in sorted(counts.items())
-        if n > 0
+        for (subject, workspace), n in sorted(charged_counts.items())
+        if n > 0 and withheld([subject])
     ]
 
 
@@ -854,7 +856,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     capsule_text, shown, stale, withheld = capsule_section(
         chosen, capsules, words, budget, settings.get("packet.capsules")
     )
-    report.setdefault("capsules", {"served": [], "stale_skipped": [], "withheld": []})["packet"] = {
+    report.setdefault("capsules", {"served": [], "stale_skipped": []})["packet"] = {
         "shown": [k["capsule_id"] for k in shown],
         "stale_skipped": stale,
         "withheld": withheld,

@@ -48,22 +48,24 @@ class StageSearch:
         }
 
     def sql_text(self, stage, ws, model_id=None, dimensions=None):
-        """exo_private.stage_sql's query for a stage in a workspace, asked once per session."""
+        """exo_private.stage_sql's query for a stage in a workspace, asked once per session: the
+        one that reads charged chunks too when this search releases any (released)."""
+        released = self.q.care.released_keys_of_search() != []
         return self.db.cached(
-            ("sql", stage, ws, model_id, dimensions),
+            ("sql", stage, ws, model_id, dimensions, released),
             lambda: self.db.run(
                 "stage_sql",
-                "select exo_private.stage_sql($1, $2, $3, $4) as q",
-                ["text", "text", "int", "int"],
-                [stage, ws, model_id, dimensions],
+                "select exo_private.stage_sql($1, $2, $3, $4, $5) as q",
+                ["text", "text", "int", "int", "bool"],
+                [stage, ws, model_id, dimensions, released],
             )[0]["q"],
         )
 
     def rows(self, stage, ws, bands):
         """(rows, skipped_reason) of one stage in one workspace."""
         q, run = self.q, self.db.run
-        common = [list(bands), q.as_of_day, self.per_workspace]
-        base = ["text[]", "date", "int"]
+        common = [list(bands), q.as_of_day, self.per_workspace, q.care.released_keys_of_search()]
+        base = ["text[]", "date", "int", "text[]"]
         entities = q.entities.get(ws)
         if stage == "personal":
             return self.personal_rows(ws, common, base)
@@ -141,7 +143,7 @@ class StageSearch:
             ], None
         if stage == "capsules":
             # A capsule points to evidence, never replaces it: the chunks its matching lines come
-            # from. A stale or withheld one serves nothing; the report names it.
+            # from. A stale one serves nothing; the report names it (a withheld one never matches).
             if not q.terms:
                 return [], "no searchable words in the query"
             rows = run(
@@ -150,9 +152,9 @@ class StageSearch:
                 ["text", *base],
                 [" or ".join(q.terms), *common],
             )
-            seen = self.report.setdefault("capsules", {"served": [], "stale_skipped": [], "withheld": []})
+            seen = self.report.setdefault("capsules", {"served": [], "stale_skipped": []})
             for r in rows:
-                key = {"fresh": "served", "stale": "stale_skipped"}.get(r["state"], "withheld")
+                key = "served" if r["state"] == "fresh" else "stale_skipped"
                 if r["capsule_id"] not in seen[key] and (key != "served" or r["chunk_id"] is not None):
                     seen[key].append(r["capsule_id"])
             return [
@@ -239,8 +241,8 @@ class StageSearch:
                 rows = run(
                     key,
                     self.sql_text(*key),
-                    ["text", "text[]", "date", "int", "text[]"],
-                    [text, list(bands), q.as_of_day, limit, name_keys(q.text)],
+                    ["text", *base, "text[]"],
+                    [text, *common[:2], limit, common[3], name_keys(q.text)],
                 )
                 return [
                     {
@@ -338,7 +340,6 @@ class StageSearch:
     def workspaces(self, bands):
         """A WorkspacePool per chosen workspace after its stages over `bands`, each stage run or
         skipped (and why) in pool.stages."""
-        withhold = self.q.care.withheld
         pools = [
             WorkspacePool(ws, self.per_workspace, self.settings["retrieval.confident_needed"])
             for ws in self.chosen
@@ -351,12 +352,10 @@ class StageSearch:
                     t0 = time.monotonic()
                     rows, why = self.rows(stage, pool.workspace, bands)
                     if why is None:
-                        admitted, held = pool.admit(stage, rows, withhold)
                         entry.update(
                             ran=True,
                             found=len(rows),
-                            admitted=admitted,
-                            withheld=held,
+                            admitted=pool.admit(stage, rows),
                             confident=pool.confident,
                             ms=elapsed_ms(t0),
                         )
@@ -394,17 +393,12 @@ class StageSearch:
 def search_with_fallback(search, open_archive):
     """(pools, bands, fallback): the stages over the bands the question opens; when the archive
     is closed by default (open_archive null, no temporal signal) and nothing present answers,
-    again over every band. Chunks withheld in the first pass stay counted for the hints."""
+    again over every band."""
     q = search.q
     bands = ALL_BANDS if q.archive_open else PRESENT_BANDS
     pools = search.workspaces(bands)
     if q.archive_open or open_archive is not None or search.present_answers(pools):
         return pools, bands, False
     # Recency preference: the archive answers only when nothing present does.
-    before = pools
     bands = ALL_BANDS
-    pools = search.workspaces(bands)
-    for first, second in zip(before, pools, strict=True):
-        for subject, chunks in first.withheld.items():
-            second.withheld.setdefault(subject, set()).update(chunks)
-    return pools, bands, True
+    return search.workspaces(bands), bands, True

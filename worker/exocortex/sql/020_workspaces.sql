@@ -97,6 +97,11 @@ begin
                        partition_name || '_document_idx', partition_name);
         execute format('create index %I on exo_private.%I using bm25 (body) with (text_config = %L)',
                        partition_name || '_bm25', partition_name, 'english');
+        -- the chunks charged for nothing alone: what a search that releases nothing ranks by, so
+        -- no statistic of it holds withheld material (exo_private.stage_sql)
+        execute format('create index %I on exo_private.%I using bm25 (body) with (text_config = %L) '
+                       'where charged_subjects = ''{}''',
+                       partition_name || '_bm25_open', partition_name, 'english');
     end if;
     if to_regclass(format('exo_private.%I', 'chunk_embeddings_' || workspace)) is null then
         execute format('create table exo_private.%I partition of exo_private.chunk_embeddings for values in (%L)',
@@ -106,8 +111,8 @@ begin
 end
 $$;
 comment on function exo_private.ensure_workspace_storage(text) is
-    'Create a workspace''s chunk partition (with its document and BM25 indexes) and its '
-    'embeddings partition when missing.';
+    'Create a workspace''s chunk partition (with its document index, its BM25 index and the BM25 '
+    'index of its chunks charged for nothing) and its embeddings partition when missing.';
 
 -- exo_private.workspace_created: trigger that gives a new workspace its graph and storage.
 create or replace function exo_private.workspace_created()

@@ -283,14 +283,35 @@ comment on function exo_private.review_document(bigint, text, text) is
     'Quarantine review: approve (top candidate), reassign to a workspace, or reject (skipped).';
 
 -- exo.quarantine: documents waiting for a person's routing decision.
+-- A charged document's path, title and reasons (which quote its words) are withheld, as
+-- exo.document withholds them: its frontmatter charges a subject, or every chunk it has is
+-- charged (exo_private.closed_documents with no bridge, which a view cannot call: the functions
+-- a view calls run as its caller, who may not read the tables). The owner reviews the whole
+-- quarantine with `exo quarantine list`, as the writer.
 create or replace view exo.quarantine as
-    select d.id, d.path, d.title, d.route -> 'candidates' as candidates,
-           (d.route ->> 'confidence')::real as confidence, d.route -> 'reasons' as reasons,
-           d.stage_changed_at as quarantined_at
+    select d.id,
+           case when not c.closed then d.path end as path,
+           case when not c.closed then d.title end as title,
+           d.route -> 'candidates' as candidates,
+           (d.route ->> 'confidence')::real as confidence,
+           case when not c.closed then d.route -> 'reasons' end as reasons,
+           d.stage_changed_at as quarantined_at,
+           c.closed as withheld
     from exo_private.documents d
+    cross join lateral (
+        select coalesce(jsonb_typeof(d.frontmatter -> 'charged') = 'array'
+                            and jsonb_array_length(d.frontmatter -> 'charged') > 0
+                        or jsonb_typeof(d.frontmatter -> 'charged') = 'string'
+                            and btrim(d.frontmatter ->> 'charged') <> '', false)
+               or exists (select 1 from exo_private.chunks x where x.document_id = d.id)
+                  and not exists (select 1 from exo_private.chunks x
+                                  where x.document_id = d.id and x.charged_subjects = '{}') as closed
+    ) c
     where d.stage = 'quarantined';
 comment on view exo.quarantine is
-    'Documents the router was not confident about, with candidate workspaces, scores and reasons.';
+    'Documents the router was not confident about, with candidate workspaces, scores and reasons; '
+    'withheld is true for a document charged for a deferred subject, whose path, title and reasons '
+    'are then null (bridging does not apply: review it with exo quarantine list).';
 
 -- exo_private.remark_charged: recompute the deference marks of every chunk and message (after the list changes).
 create or replace function exo_private.remark_charged()
@@ -314,25 +335,41 @@ update = plpy.prepare(
     "where workspace = $1 and id = $2",
     ["text", "bigint", "text"],
 )
+# A document's chunks are judged together (plpy/deference.py document_marks), in order.
 cursor = plpy.cursor(
-    "select c.workspace, c.id, c.body, c.charged::text as charged, d.frontmatter -> 'charged' as declared, "
-    "d.title, d.path "
+    "select c.document_id, c.workspace, c.id, c.body, c.charged::text as charged, "
+    "d.frontmatter::text as frontmatter, d.title, d.path "
     "from exo_private.chunks c join exo_private.documents d on d.id = c.document_id "
-    "where d.conversation_id is null"
+    "where d.conversation_id is null "
+    "order by c.document_id, c.ordinal"
 )
+
+
+def remark(rows):
+    """Mark one document's chunks; how many marks changed."""
+    marks = document_marks(
+        [r["body"] for r in rows], rows[0]["title"], rows[0]["path"],
+        json.loads(rows[0]["frontmatter"] or "{}"), subjects, cues,
+    )
+    stale = [(row, new) for row, new in zip(rows, marks) if new != json.loads(row["charged"])]
+    for row, new in stale:
+        plpy.execute(update, [row["workspace"], row["id"], json.dumps(new)])
+    return len(stale)
+
+
 changed = 0
+document = []
 while True:
     rows = cursor.fetch(500)
+    for row in rows:
+        if document and row["document_id"] != document[0]["document_id"]:
+            changed += remark(document)
+            document = []
+        document.append(row)
     if not rows:
         break
-    for row in rows:
-        declared = json.loads(row["declared"]) if row["declared"] else []
-        if isinstance(declared, str):
-            declared = [declared]
-        marks = chunk_marks(row["body"], heading(row["title"], row["path"]), subjects, cues, declared)
-        if marks != json.loads(row["charged"]):
-            plpy.execute(update, [row["workspace"], row["id"], json.dumps(marks)])
-            changed += 1
+if document:
+    changed += remark(document)
 # Chat messages by the same rule, in place (sql/200_chat.sql); then each chat window (a chunk of a
 # conversation document) carries the union of its messages' marks.
 plpy.execute("select exo_private.mark_messages(true)")

@@ -11,7 +11,9 @@
 -- exo_private.stage_sql writes for one workspace partition.
 
 -- exo_private.stage_sql: the query one retrieval stage runs in one workspace.
-create or replace function exo_private.stage_sql(stage text, workspace text, model_id int default null, dimensions int default null)
+create or replace function exo_private.stage_sql(
+    stage text, workspace text, model_id int default null, dimensions int default null, released boolean default false
+)
 returns text
 language plpgsql stable
 security invoker
@@ -19,14 +21,22 @@ set search_path = exo_private, pg_temp
 as $$
 declare
     chunks text := 'chunks_' || workspace;
-    bm25 text := format('exo_private.%I', 'chunks_' || workspace || '_bm25');
-    -- Every stage: $2 the bands open (text[]), $3 the as_of day, $4 the row limit. Nothing
-    -- written after as_of. The band: the stored one (as of today), compared as the enum, not as
-    -- text, so the planner keeps the column's statistics; as of a past day, the band the chunk had
-    -- then (exo_private.band_as_of), worked out only for a chunk whose stored band is closed: a
-    -- band only moves towards archival as time passes, so one open now (the bands opened are the
-    -- present ones or all) was open on any earlier day.
+    -- A search that releases nothing reads only what is charged for nothing, through the BM25
+    -- index of those chunks alone (chunks_<workspace>_bm25_open): no statistic it ranks by (how
+    -- rare a word is, how long a chunk) holds withheld material. One that releases a subject
+    -- (released) ranks by the index of every chunk, which the subjects it releases are in.
+    bm25 text := format('exo_private.%I', 'chunks_' || workspace || case when released then '_bm25' else '_bm25_open' end);
+    -- Every stage: $2 the bands open (text[]), $3 the as_of day, $4 the row limit, $5 the
+    -- canonical keys of the charged subjects this search releases (null: every one; without
+    -- released, none). Nothing written after as_of. Nothing charged for a subject the search
+    -- leaves closed, in any stage: withheld material never takes a place among the candidates,
+    -- nor counts in a report (docs/security.md, the oracle rule). The band: the stored one (as of
+    -- today), compared as the enum, not as text, so the planner keeps the column's statistics; as
+    -- of a past day, the band the chunk had then (exo_private.band_as_of), worked out only for a
+    -- chunk whose stored band is closed: a band only moves towards archival as time passes, so one
+    -- open now (the bands opened are the present ones or all) was open on any earlier day.
     visible text := format($v$c.workspace = %L and (c.written_at is null or c.written_at <= $3)
+        and %s
         and (c.band = any ($2::exo_private.band[])
              or $3 < current_date and exo_private.band_as_of(
                 c.band, c.written_at,
@@ -35,7 +45,12 @@ declare
                 $3,
                 (select bs.value::int from exo_private.settings bs where bs.key = 'banding.current_days'),
                 (select bs.value::int from exo_private.settings bs where bs.key = 'banding.recent_days'))
-            = any ($2::exo_private.band[]))$v$, workspace);
+            = any ($2::exo_private.band[]))$v$,
+        workspace,
+        case when released
+             then $c$(c.charged_subjects = '{}' or $5::text[] is null
+                      or exo_private.unreleased(c.charged_subjects, $5::text[]) = '{}')$c$
+             else $c$c.charged_subjects = '{}'$c$ end);
     -- Chunks per named entity the entity and graph stages look at, newest first: a hub of
     -- thousands of mentions costs this many rows, not all of them. Only mentions the text makes
     -- (origin 'model'): a chat participant is the sender of every line of their windows, which
@@ -85,7 +100,7 @@ begin
             group by c.id, c.charged_subjects
             order by count(distinct e.id) desc, max(c.written_at) desc nulls last, c.id
             limit $4 $q$, per_entity, chunks, visible);
-    when 'document' then  -- $1: title keys, $5: file names or stems; a matched document's first chunks
+    when 'document' then  -- $1: title keys, $6: file names or stems; a matched document's first chunks
         -- Not a conversation's: its title names a person more often than not, and its first
         -- windows, its oldest messages, answer nothing by being first.
         return format($q$
@@ -97,15 +112,15 @@ begin
                 order by c.ordinal limit 2
             ) c
             where d.workspace = %L and d.conversation_id is null
-              and (d.title_key = any ($1) or d.file_name = any ($5) or d.file_stem = any ($5))
+              and (d.title_key = any ($1) or d.file_name = any ($6) or d.file_stem = any ($6))
             order by d.written_at desc nulls last, d.id
             limit $4 $q$, chunks, visible, workspace);
-    when 'graph' then  -- $1: entity ids, $5: depth, $6: neighbours per node
+    when 'graph' then  -- $1: entity ids, $6: depth, $7: neighbours per node
         return format($q$
             select c.id as chunk_id, (1.0 / (1 + min(n.depth)))::float8 as score, c.charged_subjects as charged,
                    string_agg(distinct n.name, ', ') as detail
             from unnest($1::bigint[]) s (entity_id)
-            cross join lateral exo_private.related_entities(s.entity_id, $5, $6) n
+            cross join lateral exo_private.related_entities(s.entity_id, $6, $7) n
             cross join lateral (
                 select m.chunk_id from exo_private.mentions m
                 where m.entity_id = n.entity_id and m.chunk_id is not null and m.origin = 'model'
@@ -116,10 +131,10 @@ begin
             group by c.id, c.charged_subjects
             order by min(n.depth), count(distinct n.entity_id) desc, max(c.written_at) desc nulls last, c.id
             limit $4 $q$, per_entity / 10, chunks, visible);
-    when 'path' then  -- $1: entity ids, $5: one predicate pattern a hop, $6: neighbours per node
+    when 'path' then  -- $1: entity ids, $6: one predicate pattern a hop, $7: neighbours per node
         -- A typed multi-hop walk (plpy/relation_paths.py): from the named entities, hop i follows
-        -- relations of either origin and direction whose predicate matches $5[i], each node
-        -- expanding at most $6 of them (exo_private.typed_neighbours, hub-safe). Every relation walked
+        -- relations of either origin and direction whose predicate matches $6[i], each node
+        -- expanding at most $7 of them (exo_private.typed_neighbours, hub-safe). Every relation walked
         -- cites the chunks of its extraction window, those naming its ends first; the last hop's
         -- evidence (the answer) scores above the hops that lead to it. walked: the relations a
         -- chunk states, each [the hops that walked it, subject, predicate, object], for the
@@ -130,8 +145,8 @@ begin
                 union
                 select nb.entity_id, w.hop + 1, nb.relation_id
                 from walk w
-                cross join lateral exo_private.typed_neighbours(w.entity_id, $5[w.hop + 1], $6) nb
-                where w.hop < cardinality($5)
+                cross join lateral exo_private.typed_neighbours(w.entity_id, $6[w.hop + 1], $7) nb
+                where w.hop < cardinality($6)
             ), steps as materialized (
                 -- By key, a walked relation at a time: the walk's size is unknown to the planner.
                 select r.id, r.document_id, r.subject_id, r.object_id, r.predicate, x.char_start, x.char_end,
@@ -146,7 +161,7 @@ begin
                 group by r.id, r.document_id, r.subject_id, r.object_id, r.predicate, x.char_start, x.char_end
             )
             select c.id as chunk_id,
-                   max(case when st.hop = cardinality($5) then 1.0 else 0.8 end)::float8 as score,
+                   max(case when st.hop = cardinality($6) then 1.0 else 0.8 end)::float8 as score,
                    c.charged_subjects as charged,
                    string_agg(distinct st.subject_name || ' ' || st.predicate || ' ' || st.object_name, '; ') as detail,
                    jsonb_agg(distinct jsonb_build_array(st.hops, st.subject_name, st.predicate, st.object_name))::text
@@ -184,7 +199,7 @@ begin
             order by x.score desc $q$,
             dimensions, dimensions, 'chunk_embeddings_' || workspace, chunks, model_id, visible,
             dimensions, dimensions);
-    when 'participant' then  -- $1: the query vector as text, $5: name keys of the query's words
+    when 'participant' then  -- $1: the query vector as text, $6: name keys of the query's words
         -- The chat windows of the people the question names (by full name or first name), by
         -- similarity to it: "Where does Priya live now?" names whose conversation to look in,
         -- while its answer ("Officially a Porto resident") shares no word with it. The owner takes
@@ -196,7 +211,7 @@ begin
             with named as materialized (
                 select e.id from exo_private.entities e
                 where e.workspace = %L and e.type = 'Person'
-                  and (e.canonical_key = any ($5) or pg_catalog.split_part(e.canonical_key, ' ', 1) = any ($5))
+                  and (e.canonical_key = any ($6) or pg_catalog.split_part(e.canonical_key, ' ', 1) = any ($6))
                   and e.canonical_key is distinct from
                       (select p.entity_key from exo_private.people p where p.is_owner)
             ), windows as materialized (
@@ -218,10 +233,10 @@ begin
             order by x.score desc $q$,
             workspace, dimensions, dimensions, chunks, workspace, 'chunk_embeddings_' || workspace, model_id,
             visible);
-    when 'personal' then  -- $1: the query vector as text, $5: a user's saved documents, $6: the similarity threshold, $7: chunks per document
+    when 'personal' then  -- $1: the query vector as text, $6: a user's saved documents, $7: the similarity threshold, $8: chunks per document
         -- The personal stage (sql/700_kb.sql): the chunks of the user's claimed and pinned
-        -- documents in this workspace by exact cosine similarity, only those at $6 or above, at
-        -- most $7 per document; each row names its document (detail) for the miss streak. One pass
+        -- documents in this workspace by exact cosine similarity, only those at $7 or above, at
+        -- most $8 per document; each row names its document (detail) for the miss streak. One pass
         -- over the saved documents' chunks, each chunk's vector by its primary key (the lateral's
         -- limit keeps the planner from a hash join over every vector of the workspace), a window
         -- per document over the few that pass, the query vector parsed once (an InitPlan).
@@ -243,20 +258,20 @@ begin
                         where e.workspace = c.workspace and e.model_id = %s and e.chunk_id = c.id
                         limit 1
                     ) e
-                    where c.workspace = %L and c.document_id = any ($5::bigint[]) and %s
+                    where c.workspace = %L and c.document_id = any ($6::bigint[]) and %s
                 ) y
-                where y.score >= $6
+                where y.score >= $7
             ) x
-            where x.n <= $7
+            where x.n <= $8
             order by x.score desc, x.chunk_id
             limit $4 $q$,
             chunks, dimensions, dimensions, 'chunk_embeddings_' || workspace, model_id, workspace, visible);
-    when 'personal_keyword' then  -- $1: the query's words joined by ' or ', $5: saved documents, $7: chunks per document
+    when 'personal_keyword' then  -- $1: the query's words joined by ' or ', $6: saved documents, $8: chunks per document
         -- The personal stage without a query embedding: the saved documents' chunks that share a
         -- word with the question, best ts_rank first.
         return format($q$
             select x.chunk_id, x.score, x.charged, x.document_id::text as detail
-            from unnest($5::bigint[]) s (document_id)
+            from unnest($6::bigint[]) s (document_id)
             cross join lateral (
                 select c.id as chunk_id, c.document_id, c.charged_subjects as charged,
                        pg_catalog.ts_rank(pg_catalog.to_tsvector('english', c.body),
@@ -265,14 +280,15 @@ begin
                 where c.workspace = %L and c.document_id = s.document_id and %s
                   and pg_catalog.to_tsvector('english', c.body) @@ pg_catalog.websearch_to_tsquery('english', $1)
                 order by score desc, c.id
-                limit $7
+                limit $8
             ) x
             order by x.score desc, x.chunk_id
             limit $4 $q$, chunks, workspace, visible);
     when 'capsules' then  -- $1: the query's words joined by ' or ' (websearch_to_tsquery's syntax)
         -- The workspace's capsules that match (sql/610_capsules.sql), best first. Of a fresh one,
         -- the chunks its matching lines come from: a capsule points to evidence, never replaces
-        -- it. A stale or withheld one gives a row without a chunk: the report says it was skipped.
+        -- it. A stale one gives a row without a chunk: the report says it was skipped. A withheld
+        -- one (it cites a charged chunk) is never matched, as its chunks would not be.
         return format($q$
             with matched as materialized (
                 select k.id, k.body, k.sentences, s.state,
@@ -280,6 +296,7 @@ begin
                 from exo_private.capsules k
                 join exo_private.capsule_states s on s.capsule_id = k.id
                 where k.workspace = %L and k.tsv @@ pg_catalog.websearch_to_tsquery('english', $1)
+                  and s.state <> 'withheld'
                 order by score desc, k.id
                 limit $4
             ), lines as (
@@ -308,12 +325,15 @@ begin
     end case;
 end
 $$;
-comment on function exo_private.stage_sql(text, text, int, int) is
+comment on function exo_private.stage_sql(text, text, int, int, boolean) is
     'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, '
     'document, graph, path (typed multi-hop), semantic, participant, capsules): $2 the open bands, the present ones or all (a chunk''s '
     'band as of $3, exo_private.band_as_of: the stored one when $3 is today or later), '
-    '$3 the as_of day (nothing written after it), $4 the limit; prepared and '
-    'cached by exo_private.retrieve, and explained by bench/search_latency.py.';
+    '$3 the as_of day (nothing written after it), $4 the limit, $5 the keys of the charged subjects '
+    'the search releases (null: all). Without released, nothing charged is read, and BM25 ranks by '
+    'the index of the chunks charged for nothing; with it, what $5 leaves closed is left out and '
+    'BM25 ranks by the index of every chunk. Prepared and cached by exo_private.retrieve, and '
+    'explained by bench/search_latency.py.';
 
 -- exo_private.pool_details: what the rerank and the packet need of each candidate.
 create or replace function exo_private.pool_details(p_workspaces text[], p_chunks bigint[], p_as_of date default null)

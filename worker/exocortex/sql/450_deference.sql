@@ -49,9 +49,9 @@ comment on function exo_private.released_keys(text[]) is
     'name and alias of a deferred subject the bridge names, except one an unbridged subject shares, '
     'and each bridged name on no list: the rule of plpy/search.py Deference.released_keys.';
 
--- exo_private.closed_subject_keys: the names of deferred subjects a bridge leaves closed.
-create or replace function exo_private.closed_subject_keys(bridge text[])
-returns table (subject text, key text)
+-- exo_private.closed_subject_names: every name of the deferred subjects a bridge leaves closed.
+create or replace function exo_private.closed_subject_names(bridge text[])
+returns table (subject text, name text, key text)
 language sql stable
 security invoker
 set search_path = exo_private, pg_temp
@@ -59,17 +59,65 @@ as $$
     with released as materialized (
         select exo_private.released_keys(bridge) as keys
     )
-    select distinct s.subject, k.key
+    select distinct s.subject, n.name, k.key
     from exo_private.deferred_subjects s
     cross join released r
-    cross join lateral unnest(s.subject || s.aliases) n
-    cross join lateral (select exo_private.canonical_key(n) as key) k
+    cross join lateral unnest(s.subject || s.aliases) n (name)
+    cross join lateral (select exo_private.canonical_key(n.name) as key) k
     where k.key is not null
       and not (exo_private.canonical_key(s.subject) = any (r.keys))
+$$;
+comment on function exo_private.closed_subject_names(text[]) is
+    'The name and every alias of each deferred subject the bridge does not open, as written and as '
+    'canonical keys, with the subject: an entity or a fact with one of these keys is that subject.';
+
+-- exo_private.closed_subject_keys: the names of deferred subjects a bridge leaves closed.
+create or replace function exo_private.closed_subject_keys(bridge text[])
+returns table (subject text, key text)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select distinct n.subject, n.key from exo_private.closed_subject_names(bridge) n
 $$;
 comment on function exo_private.closed_subject_keys(text[]) is
     'Canonical keys of the names and aliases of every deferred subject the bridge does not open, '
     'with the subject: an entity with one of these keys is that subject.';
+
+-- exo_private.phrase_pattern: a name or cue as a case-insensitive pattern of whole words.
+create or replace function exo_private.phrase_pattern(phrase text)
+returns text
+language sql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- The rule of plpy/deference.py _phrase: the words in order, any white space between them,
+    -- no letter or digit just before or after. Each word's own characters are literal.
+    select '(?<!\w)' || pg_catalog.string_agg(pg_catalog.regexp_replace(w.word, '([\\^$.|?*+()\[\]{}])', '\\\1', 'g'),
+                                              '\s+' order by w.n) || '(?!\w)'
+    from pg_catalog.regexp_split_to_table(pg_catalog.btrim(phrase), '\s+') with ordinality w (word, n)
+    where w.word <> ''
+$$;
+comment on function exo_private.phrase_pattern(text) is
+    'A regular expression (for ~*) that finds the phrase as whole words, any white space between '
+    'them: the rule plpy/deference.py applies to names and cues. Null for a blank phrase.';
+
+-- exo_private.cue_pattern: one pattern that finds any cue of deference.cues.
+create or replace function exo_private.cue_pattern()
+returns text
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select coalesce(pg_catalog.string_agg('(?:' || p.pattern || ')', '|'), '[^\s\S]')
+    from exo_private.settings s
+    cross join lateral jsonb_array_elements_text(s.value) c (cue)
+    cross join lateral (select exo_private.phrase_pattern(c.cue) as pattern) p
+    where s.key = 'deference.cues' and p.pattern is not null
+$$;
+comment on function exo_private.cue_pattern() is
+    'A regular expression (for ~*) that finds any cue of the setting deference.cues as whole words; '
+    'one that finds nothing when there is none.';
 
 -- exo_private.unreleased: the charged subjects of a chunk or message a bridge leaves closed.
 create or replace function exo_private.unreleased(charged text[], released text[])
@@ -140,6 +188,24 @@ $$;
 comment on function exo_private.closed_chunks(text[]) is
     'Every chunk charged for a subject the bridge leaves closed: its id (unique across '
     'workspaces), workspace, document and span, and withheld, those subjects.';
+
+-- exo_private.charged_counts: how many chunks each charged subject has in each of some workspaces.
+create or replace function exo_private.charged_counts(p_workspaces text[])
+returns table (subject text, workspace text, n int)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- The charged chunks only, through their partial index (chunks_charged_workspace_idx).
+    select s.subject, c.workspace, count(*)::int
+    from exo_private.chunks c
+    cross join lateral unnest(c.charged_subjects) s (subject)
+    where c.charged_subjects <> '{}' and c.workspace = any (p_workspaces)
+    group by 1, 2
+$$;
+comment on function exo_private.charged_counts(text[]) is
+    'Per charged subject and workspace of p_workspaces, how many chunks (document chunks and chat '
+    'windows) are charged for it: what a search''s hints count, whatever its question.';
 
 -- exo_private.entity_mentions: the mentions of entities, each with what withholds it.
 create or replace function exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint default null)

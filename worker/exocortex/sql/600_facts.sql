@@ -566,15 +566,35 @@ language sql stable
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-    -- A source is closed by the rule of its evidence: a chunk (a document's or a chat window's)
-    -- while it is charged for a closed subject; a document (no chunk, or its chunk is gone) while
-    -- exo_private.closed_documents says so; an observation never. A fact is withheld when every
-    -- source of it is closed; a fact shown lists only its open sources, and a document's path
-    -- and title only while the document is not closed.
+    -- A fact about a closed deferred subject is withheld whatever its sources: its subject is one
+    -- of the subject's names or aliases, or its words (subject, attribute, value) name one near a
+    -- cue, the rule that charges a chunk (plpy/deference.py); so a declared or observed value is
+    -- judged like text. Otherwise a source is closed by the rule of its evidence: a chunk (a
+    -- document's or a chat window's) while it is charged for a closed subject; a document (no
+    -- chunk, or its chunk is gone) while exo_private.closed_documents says so; an observation
+    -- never. A fact is withheld when every source of it is closed; a fact shown lists only its
+    -- open sources, and a document's path and title only while the document is not closed.
     with asked as materialized (
         select i.ord, f.*
         from unnest(ids) with ordinality i (id, ord)
         join exo_private.facts f on f.id = i.id
+    ), names as materialized (
+        select n.subject, n.key, exo_private.phrase_pattern(n.name) as pattern
+        from exo_private.closed_subject_names(bridge) n
+    ), cues as materialized (
+        select exo_private.cue_pattern() as pattern
+    ), about as materialized (
+        select a.id, n.subject
+        from asked a
+        join names n on n.key = a.subject_key
+        union
+        select a.id, n.subject
+        from asked a
+        cross join cues c
+        cross join lateral (select a.subject || ' ' || pg_catalog.replace(a.attribute, '_', ' ') || ' '
+                                   || a.value as words) w
+        join names n on w.words ~* n.pattern
+        where w.words ~* c.pattern
     ), sourced as materialized (
         select a.id as fact_id, s.document_id, s.chunk_id, s.observation_id, s.recorded_at,
                c.id is not null as chunk_found, c.charged_subjects, d.path, d.title, d.written_at,
@@ -604,17 +624,22 @@ as $$
         from sourced s
         left join closed_docs k on k.document_id = s.document_id
     ), verdicts as materialized (
-        select a.id, coalesce(bool_or(j.held = '{}'), true) as shown
+        select a.id,
+               not exists (select 1 from about t where t.id = a.id)
+               and coalesce(bool_or(j.held = '{}'), true) as shown
         from asked a
         left join judged j on j.fact_id = a.id
         group by a.id
     ), held as (
-        select s.subject, count(distinct v.id) as facts
-        from verdicts v
-        join judged j on j.fact_id = v.id
-        cross join lateral unnest(j.held) s (subject)
+        select w.subject, count(distinct w.id) as facts
+        from (select t.id, t.subject from about t
+              union
+              select j.fact_id, s.subject
+              from judged j
+              cross join lateral unnest(j.held) s (subject)) w
+        join verdicts v on v.id = w.id
         where not v.shown
-        group by s.subject
+        group by w.subject
     )
     select a.ord, a.id, a.workspace, a.subject, a.attribute, a.kind::text, a.value, a.valid_from,
            a.valid_to, a.recorded_at, a.closed_by, a.close_reason,
@@ -642,9 +667,11 @@ $$;
 comment on function exo_private.shown_facts(bigint[], text[]) is
     'The fact rows ids (ord: their position) as a caller whose bridge opens released subjects may see '
     'them: each with its open sources (document_id, chunk_id, path, title, written_at, observation_id, '
-    'source, recorded_at); a fact whose every source is closed (a chunk charged for a subject the '
-    'bridge leaves closed, a closed document; observations are never charged) is left out, and one '
-    'last row per subject has only withheld: {subject, facts, how}.';
+    'source, recorded_at). Left out: a fact about a deferred subject the bridge leaves closed (its '
+    'subject is one of the subject''s names or aliases, or its words name one near a cue), and a fact '
+    'whose every source is closed (a chunk charged for such a subject, a closed document; an '
+    'observation is judged by its words alone); one last row per subject has only withheld: '
+    '{subject, facts, how}.';
 
 -- exo_private.facts_as_of: the ids of a subject's facts valid at a time, one per line.
 create or replace function exo_private.facts_as_of(p_subject text, p_as_of timestamptz, p_bridge text[])
@@ -696,8 +723,9 @@ comment on function exo.facts(text, timestamptz, text[]) is
     'precedence (observation, declared, extracted; kinds that disagree are all shown, never '
     'resolved): fact_id, workspace, subject, attribute, kind, value, valid_from, valid_to (null: '
     'still current), recorded_at, sources (document_id, chunk_id, path, title, written_at, '
-    'observation_id, source, recorded_at), withheld (null). Care: a fact whose every source is '
-    'charged for a deferred subject is left out unless bridge names the subject; then one last row '
+    'observation_id, source, recorded_at), withheld (null). Care: a fact about a deferred subject (its '
+    'subject is one of the subject''s names or aliases, or its words name one near a cue) or whose '
+    'every source is charged for one is left out unless bridge names the subject; then one last row '
     'per subject has only withheld: {subject, facts, how}. Next: exo.fact_history(subject, attribute).';
 
 -- exo_private.fact_line_ids: the ids of every row of a subject's attribute.
@@ -749,8 +777,9 @@ comment on function exo.fact_history(text, text, text[]) is
     '"Home Town" is home_town), every kind and workspace, oldest first per kind: fact_id, workspace, '
     'subject, attribute, kind, value, valid_from, valid_to (null: current), recorded_at, closed_by '
     '(the row that superseded it), close_reason (superseded, or closed: why), sources, withheld '
-    '(null). Care as in exo.facts: rows whose every source is charged are left out unless bridged, '
-    'with one last row per subject that has only withheld: {subject, facts, how}.';
+    '(null). Care as in exo.facts: rows about a deferred subject, or whose every source is charged, '
+    'are left out unless bridged, with one last row per subject that has only withheld: {subject, '
+    'facts, how}.';
 
 -- exo_private.matching_facts: the ids of current facts that hold a question's words, best first.
 create or replace function exo_private.matching_facts(p_query text, p_max int, p_bridge text[])
@@ -776,7 +805,8 @@ begin
     if pg_catalog.numnode(words) = 0 then
         return '{}'::bigint[];
     end if;
-    -- What is withheld is decided among the best 5 x p_max matches.
+    -- Every match is judged (exo.facts_search shows the best p_max of those a caller may see), so
+    -- withheld facts never take the place of visible ones; past 10,000 a query is too broad to rank.
     return array(
         select f.id
         from exo_private.facts f
@@ -786,11 +816,11 @@ begin
         order by pg_catalog.ts_rank(pg_catalog.to_tsvector('simple'::regconfig, f.subject || ' '
                      || pg_catalog.replace(f.attribute, '_', ' ') || ' ' || f.value), words) desc,
                  f.valid_from desc, f.id desc
-        limit 5 * p_max);
+        limit 10000);
 end
 $$;
 comment on function exo_private.matching_facts(text, int, text[]) is
-    'The ids of at most 5 x p_max current fact rows whose subject, attribute or value hold any word of '
+    'The ids of at most 10,000 current fact rows whose subject, attribute or value hold any word of '
     'p_query (its first 1,000 characters; simple text search, no stemming), best ranked first; raises '
     'invalid_parameter_value for a null query, p_max outside 1..200 or a bad bridge.';
 
@@ -804,20 +834,37 @@ language sql stable
 security definer
 set search_path = exo_private, pg_temp
 as $$
-    with x as (
-        select s.*, count(*) filter (where s.withheld is null) over (order by s.ord) as shown_rank
+    -- The hints say what is withheld in the whole of the facts, never which withheld fact holds a
+    -- word of the query: one per deferred subject left closed that has current facts, counted.
+    with shown as (
+        select s.*, row_number() over (order by s.ord) as shown_rank
         from exo_private.shown_facts(exo_private.matching_facts($1, $2, $3), $3) s
+        where s.withheld is null
+    ), hints as (
+        select k.subject, count(*) as facts
+        from exo_private.closed_subject_keys($3) k
+        join exo_private.facts f on f.subject_key = k.key and f.valid_to is null
+        group by k.subject
     )
     select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from, x.valid_to,
            x.recorded_at, x.sources, x.withheld
-    from x
-    where x.withheld is not null or x.shown_rank <= $2
-    order by x.ord
+    from (select s.fact_id, s.workspace, s.subject, s.attribute, s.kind, s.value, s.valid_from, s.valid_to,
+                 s.recorded_at, s.sources, s.withheld, s.shown_rank as n
+          from shown s
+          where s.shown_rank <= $2
+          union all
+          select null, null, null, null, null, null, null, null, null, null,
+                 jsonb_build_object('subject', h.subject, 'facts', h.facts, 'how', exo_private.hint_how(h.subject)),
+                 $2 + row_number() over (order by h.subject)
+          from hints h) x
+    order by x.n
 $$;
 comment on function exo.facts_search(text, int, text[]) is
     'Current facts whose subject, attribute or value hold any word of query (its first 1,000 '
     'characters; whole words, no stemming), best ranked first, at most max_results (1..200): the '
-    'columns of exo.facts. A blank query finds nothing. Care as in exo.facts: facts whose every '
-    'source is charged are left out unless bridge names the subject (decided among the best 5 x '
-    'max_results matches), with one last row per subject that has only withheld: {subject, facts, '
-    'how}. Next: exo.facts(subject), exo.fact_history(subject, attribute).';
+    'columns of exo.facts. A blank query finds nothing. Care as in exo.facts: a fact about a deferred '
+    'subject, or whose every source is charged, is left out unless bridge names the subject, and never '
+    'takes a visible fact''s place. The last rows have only withheld: {subject, facts, how}, one per '
+    'deferred subject left closed that has current facts (facts: how many), whatever the query: which '
+    'words a withheld fact holds is never told. Next: exo.facts(subject), exo.fact_history(subject, '
+    'attribute).';

@@ -1,0 +1,137 @@
+"""No report, hint, error or count varies with what withheld material says (docs/security.md).
+
+Two memories are built from corpora that differ only inside charged material: the same notes,
+the same charged notes at the same paths and of the same length, but the charged notes' words
+differ (one holds the words the questions ask for, the other does not). Every question a hostile
+reader might use as a probe gets the same answer from both, rows, reports and hints alike, but
+for the timings: nothing tells which words the withheld material holds. Bridged, the two differ,
+as they should.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.db import Database, cloned_database
+
+from exocortex.ingest import pipeline
+
+SUBJECT, ALIAS = "Walter Rivera", "Grandpa"
+COMMON = ["harbour", "lantern", "orchard", "kettle", "ferry", "violin", "quarry", "meadow", "garden", "radio"]
+#: The probes: words only the first corpus's charged notes hold, only the second's, and both's.
+FIRST_ONLY = ["xylophone", "glacier", "saffron"]
+SECOND_ONLY = ["hospice", "nurses", "chapel"]
+
+
+def _note(front: dict, body: str) -> str:
+    lines = [f"{k}: {json.dumps(v)}" for k, v in front.items()]
+    return "---\n" + "\n".join(lines) + "\n---\n" + body + "\n"
+
+
+def _corpus(root: Path, seed: int, secret: list[str]) -> None:
+    """Plain notes, the same for every seed's two corpora, and charged notes that hold `secret`."""
+    rng = random.Random(seed)
+    for n in range(10):
+        words = rng.sample(COMMON, 4) + ([rng.choice(FIRST_ONLY + SECOND_ONLY)] if n % 3 == 0 else [])
+        workspace = rng.choice(["personal", "technical"])
+        (root / f"plain{n:02d}.md").write_text(
+            _note(
+                {"workspace": workspace, "date": f"2026-0{1 + n % 9}-1{n % 9}"}, " ".join(words) + " today."
+            )
+        )
+    # charged three ways: by frontmatter, by a cue near the subject's name, by the title
+    kinds = [
+        ({"charged": [SUBJECT]}, "We talked for an hour."),
+        ({}, f"{ALIAS} was at the funeral and we talked."),
+        ({"title": f"The funeral of {SUBJECT}"}, "We talked for an hour."),
+    ]
+    for n, (front, opening) in enumerate(kinds):
+        body = f"{opening} {' '.join(secret)} {rng.choice(COMMON)}."
+        (root / f"charged{n}.md").write_text(
+            _note({"workspace": "personal", "date": "2026-02-02", **front}, body)
+        )
+
+
+@pytest.fixture(scope="module", params=[3, 17])
+def twins(request, cfg, template_db, tmp_path_factory) -> Iterator[tuple[Database, Database]]:
+    seed = request.param
+    # the same length of secret in both: the same chunks, at the same ids
+    secrets = [FIRST_ONLY, SECOND_ONLY]
+    with (
+        cloned_database(cfg, template_db, "exo_twin") as first,
+        cloned_database(cfg, template_db, "exo_twin") as second,
+    ):
+        for db, secret in zip((first, second), secrets, strict=True):
+            root = tmp_path_factory.mktemp(f"corpus{seed}")
+            _corpus(root, seed, secret)
+            with db.connect() as conn:
+                conn.execute("select exo_private.defer_subject(%s, %s)", (SUBJECT, [ALIAS]))
+                # facts withheld for their subject (an alias) and for their words (a name near a cue)
+                observed = [
+                    {"subject": ALIAS, "attribute": "note", "value": " ".join(secret)},
+                    {
+                        "subject": "Sam Rivera",
+                        "attribute": "note",
+                        "value": f"{ALIAS} died; {' '.join(secret)}",
+                    },
+                ]
+                conn.execute(
+                    "select exo_private.observe(%s)",
+                    (json.dumps([o | {"workspace": "personal", "observed_at": "2026-03-01", "source": "test"}
+                                 for o in observed]),),
+                )  # fmt: skip
+            pipeline.ingest(cfg, root, dbname=db.name)
+        yield first, second
+
+
+def _strip(value):
+    """The answer without what timing changes: timings_ms, a stage's ms."""
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if k not in ("timings_ms", "ms")}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
+
+
+def _answers(db: Database, query: str, bridge: list[str]) -> dict:
+    with db.connect("exo_reader") as conn:
+
+        def one(sql: str, *args):
+            return _strip(conn.execute(sql, args).fetchone()[0])
+
+        return {
+            "search": one("select exo.search_json(%s, k => 10, bridge => %s)", query, bridge),
+            "packet": one("select exo.context_packet_json(%s, 600, bridge => %s)", query, bridge),
+            "archive": one("select exo.search_report(%s, open_archive => true, bridge => %s)", query, bridge),
+            "facts": one(
+                "select coalesce(jsonb_agg(to_jsonb(f)), '[]') from exo.facts_search(%s, bridge => %s) f",
+                query,
+                bridge,
+            ),
+            "entities": one(
+                "select coalesce(jsonb_agg(to_jsonb(e)), '[]') from exo.search_entities(%s) e",
+                query,
+            ),
+        }
+
+
+QUERIES = [*FIRST_ONLY, *SECOND_ONLY, "harbour", "we talked", "Grandpa", "funeral", "hospice harbour"]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_what_withheld_material_says_changes_no_answer(twins, query):
+    first, second = twins
+    assert _answers(first, query, []) == _answers(second, query, [])
+
+
+def test_bridged_the_two_memories_differ(twins):
+    first, second = twins
+    found = [
+        {r["chunk_id"] for r in _answers(db, "hospice", [SUBJECT])["search"]["results"]}
+        for db in (first, second)
+    ]
+    assert found[1] - found[0]  # the second's charged notes hold "hospice"
