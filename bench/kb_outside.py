@@ -1,24 +1,27 @@
 """Benchmark: the lifecycle retriever's one database call (exo.kb_outside_retrieve) with 1,000
 claimed outside documents against an empty base, on real text, the personal stage by meaning.
 
-A scratch database gets a profile whose base knows --claimed outside documents, all claimed:
+A scratch database gets a profile, with its login role (a member of exo_reader: a session of it
+is the profile), whose base knows --claimed outside documents, all claimed:
 each is a text file under --docs (e.g. a folder of package documentation: README, changelog,
 copyright files, gzip or plain), keyed by its path under --docs, titled by its first line,
 with its first 8 paragraphs (at most 2,000 characters each) as the passages its retriever
-returned, recorded through exo_private.kb_outside_write as the wrapper records them. A second
-profile starts with an empty base (the baseline: the personal stage has nothing saved to search;
-its base learns only what the calls return). The run's own MiniLM server embeds the passages
-through `exo worker` (the embed messages the recording sent). Questions: half are three words of a
-claimed document's passage (a recurring interest: the personal stage finds it), half three words
-of a file that is not in the base.
+returned, recorded through exo_private.kb_outside_write (as the admin, naming the profile) as the
+wrapper records them. A second profile starts with an empty base (the baseline: the personal stage
+has nothing saved to search; its base learns only what the calls return). The run's own MiniLM
+server embeds the passages through `exo worker` (the embed messages the recording sent).
+Questions: half are three words of a claimed document's passage (a recurring interest: the
+personal stage finds it), half three words of a file that is not in the base.
 
 Each call passes the same 5 passages as what the wrapped retriever returned and records them,
-in a read-write transaction as exo_reader (as LifecycleRetriever does). The claimed base is asked
+in a read-write transaction in a session of the profile's login role (as LifecycleRetriever does
+with profile=NAME: the call takes no profile, the session is one). The claimed base is asked
 twice per question: with the question embedded by the database (exo.embed_query, as the wrappers
 call it) and with the caller's vector (query_embedding, embedded before timing: the database's
 own work). Warmed first, then rounds that interleave the profiles; prints p50/p95 of each and
 their ratio to the baseline, how many calls the base answered by meaning and by words, and the
-plans of the personal stage's statement (auto_explain: EXPLAIN ANALYZE of the nested statements).
+plans of the personal stage's statement (auto_explain: EXPLAIN ANALYZE of the nested statements,
+in an admin session that loads it and then takes the profile's role as its session user).
 
     .venv/bin/python -m bench.kb_outside --docs DIR [--claimed 1000] [--queries 40] [--rounds 3] [--seed 7]
 """
@@ -31,14 +34,16 @@ import json
 import random
 import re
 import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 
 import psycopg
+from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from bench.scratch import serve_embeddings_from
 from bench.search_latency import p, timed
-from exocortex import config
+from exocortex import config, profiles
 from exocortex.db import admin_url, connect, role_url
 from exocortex.migrate import scratch_database
 from exocortex.models import services
@@ -47,7 +52,14 @@ from exocortex.plpy.model_client import Endpoint
 from exocortex.worker import Worker
 from tests.support.models import EMBEDDING_MODEL, free_ports
 
-CALL = "select exo.kb_outside_retrieve(%s, %s, %s, 5, %s)"
+CALL = "select exo.kb_outside_retrieve(%s, %s, 5, %s)"
+#: The profiles' recording caps, lifted: the base is filled with 1,000 documents in a few seconds.
+WRITE_CAPS = (
+    "kb.writes_per_minute",
+    "kb.write_rows_per_minute",
+    "kb.write_bytes_per_minute",
+    "kb.embeddings_per_minute",
+)
 
 
 def read_text(path: Path) -> str:
@@ -97,10 +109,13 @@ def know(admin: psycopg.Connection, who: str, docs: list[dict]) -> None:
 
 
 def explain_call(
-    admin: psycopg.Connection, who: str, query: str, returned: Jsonb, vector: list[float]
+    admin: psycopg.Connection, role: str, query: str, returned: Jsonb, vector: list[float]
 ) -> tuple[list[str], list[str]]:
-    """The plan of the personal stage's statement inside a wrapper call, and the summary lines of
-    the recording's updates and deletes (auto_explain of the nested statements)."""
+    """The plan of the personal stage's statement inside a wrapper call of the profile whose login
+    role is `role`, and the summary lines of the recording's updates and deletes (auto_explain of
+    the nested statements). Only a superuser loads auto_explain and sets it: the admin's session
+    does, then takes the profile's role as its session user for the call's transaction (the call
+    reads the profile from session_user), so the call runs as the profile's own session would."""
     plans: list[str] = []
     admin.add_notice_handler(lambda diag: plans.append(diag.message_primary or ""))
     admin.execute("load 'auto_explain'")
@@ -113,7 +128,8 @@ def explain_call(
         admin.execute(f"set auto_explain.{setting} = {value}")
     admin.execute("set client_min_messages = log")
     with admin.transaction():
-        admin.execute(CALL, (who, query, returned, vector))
+        admin.execute(sql.SQL("set local session authorization {}").format(sql.Identifier(role)))
+        admin.execute(CALL, (query, returned, vector))
         raise psycopg.Rollback
     admin.execute("reset client_min_messages")
     admin.execute("set auto_explain.log_min_duration = -1")
@@ -146,12 +162,13 @@ def measure(
     returned: Jsonb,
     rounds: int,
 ) -> tuple[dict[str, list[float]], dict[str, int], list[str], list[str]]:
-    """The scratch database's profiles, the worker's embedding of the passages, and the timed calls."""
+    """The scratch database's profiles with their login roles, the worker's embedding of the
+    passages, and the timed calls, each in a session of its profile's role."""
     with connect(admin_url(cfg, name), "exo-bench-kb-outside", autocommit=True) as admin:
         serve_embeddings_from(admin, endpoint.url)
-        admin.execute("select exo_private.set_setting('kb.writes_per_minute', '1000000')")
-        for who in ("saved", "baseline"):
-            admin.execute("select exo_private.kb_add_profile(%s)", (who,))
+        for cap in WRITE_CAPS:
+            admin.execute("select exo_private.set_setting(%s, '1000000')", (cap,))
+        roles = {who: profiles.ensure(admin, cfg, who) for who in ("saved", "baseline")}
         know(admin, "saved", claimed)
         admin.execute(
             """update exo_private.kb_items i set state = 'claimed'
@@ -169,12 +186,22 @@ def measure(
         )
     timings: dict[str, list[float]] = {"saved": [], "caller": [], "baseline": []}
     hits = {"similarity": 0, "keyword": 0, "none": 0}
-    with connect(role_url(cfg, "exo_reader", name), "exo-bench-kb-outside", autocommit=True) as conn:
+    with ExitStack() as stack:
+        sessions = {
+            who: stack.enter_context(
+                connect(role_url(cfg, role, name), "exo-bench-kb-outside", autocommit=True)
+            )
+            for who, role in roles.items()
+        }
+        for who, conn in sessions.items():
+            if conn.execute("select exo.profile()").fetchone()[0] != who:
+                raise SystemExit(f"a session of {roles[who]} is expected to be profile {who!r}")
 
         def call(who: str, query: str, vector: list[float] | None) -> dict:
+            conn = sessions[who]
             with conn.transaction():
                 conn.execute("set transaction read write")
-                return conn.execute(CALL, (who, query, returned, vector)).fetchone()[0]
+                return conn.execute(CALL, (query, returned, vector)).fetchone()[0]
 
         runs = [("saved", "saved", False), ("caller", "saved", True), ("baseline", "baseline", False)]
         for _, who, by_caller in runs:  # warm-up
@@ -193,7 +220,7 @@ def measure(
                             "similarity" if "similarity" in matched else "keyword" if matched else "none"
                         ] += 1
     with connect(admin_url(cfg, name), "exo-bench-kb-outside", autocommit=True) as admin:
-        plan, recording = explain_call(admin, "saved", queries[0], returned, vectors[0])
+        plan, recording = explain_call(admin, roles["saved"], queries[0], returned, vectors[0])
     return timings, hits, plan, recording
 
 
@@ -236,7 +263,9 @@ def main() -> None:
         services.down(cfg, run_dir=run_dir)
 
     baseline = timings["baseline"]
-    print(f"\nexo.kb_outside_retrieve, {len(queries)} questions x {args.rounds} rounds, as exo_reader:")
+    print(
+        f"\nexo.kb_outside_retrieve, {len(queries)} questions x {args.rounds} rounds, each profile's own login:"
+    )
     print(
         f"  empty base (baseline)                    p50 {p(baseline, 0.5):.1f} ms  p95 {p(baseline, 0.95):.1f} ms"
     )

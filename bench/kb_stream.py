@@ -9,12 +9,14 @@ workspace of a scratch database and embedded by the embedding server of your dat
 The stream: --questions questions of a user who keeps asking about a few packages among many.
 Each question is a changelog line (at least six words) of one package: with probability
 --interest one of --topics favourite packages, else any other package (the long tail). The
-user has a profile and behaves as a person would: every search is recorded (a read-write
-transaction as exo_reader), and every save suggestion its provenance block shows is accepted
-(exo.kb_accept_suggestion). Each question is asked twice, as exo_reader, in the same run:
+user is a profile 'stream' with its own login role (a member of exo_reader: a session of it is
+the profile) and behaves as a person would: every search is recorded (a read-write transaction
+in a session of the profile's role), and every save suggestion its provenance block shows is
+accepted (exo.kb_accept_suggestion(document_id), in the same transaction). Each question is
+asked twice, exo.context_packet_json(q, token_budget), in the same run:
 
-  with        exo.context_packet_json(q, token_budget, profile => 'stream')
-  without     exo.context_packet_json(q, token_budget)            (read-only, nothing recorded)
+  with        in the session of the profile's role                 (recorded)
+  without     in a session of exo_reader, which has no profile     (read-only, nothing recorded)
 
 Reported over the questions after the first --warmup: the share answered from the personal
 base (the packet cites the package's document as found by the personal stage), the share
@@ -43,8 +45,8 @@ from statistics import mean
 
 from bench.scratch import serve_embeddings_from
 from bench.search_latency import reader
-from exocortex import config
-from exocortex.db import admin_url, connect
+from exocortex import config, profiles
+from exocortex.db import admin_url, connect, role_url
 from exocortex.ingest import pipeline
 from exocortex.migrate import scratch_database
 from exocortex.worker import Worker
@@ -52,7 +54,9 @@ from exocortex.worker import Worker
 DOCS = Path("/usr/share/doc")
 WORKSPACE = "technical"
 PROFILE = "stream"
-PACKET = "select exo.context_packet_json(%s, %s, array[%s], query_embedding => null, profile => %s)"
+PACKET = "select exo.context_packet_json(%s, %s, array[%s], query_embedding => null)"
+#: The profile's recording caps (per minute), lifted: the stream records many times a minute.
+WRITE_CAPS = ("kb.writes_per_minute", "kb.write_rows_per_minute", "kb.write_bytes_per_minute")
 
 
 def changelogs(n: int, chars: int, rng: random.Random) -> dict[str, str]:
@@ -83,16 +87,18 @@ def question_lines(text: str) -> list[str]:
     return lines
 
 
-def build(cfg, name: str, packages: dict[str, str], settings: dict[str, float]) -> dict[str, int]:
-    """Ingest one document per package, embed it; returns {package: document id} of those embedded."""
+def build(cfg, name: str, packages: dict[str, str], settings: dict[str, float]) -> tuple[dict[str, int], str]:
+    """Make the profile and its login role, ingest one document per package, embed it; returns
+    ({package: document id} of those embedded, the profile's role)."""
     with connect(admin_url(cfg), "exo-bench-kb-stream", autocommit=True) as main:
         url = main.execute(
             "select value ->> 'url' from exo_private.settings where key = 'models.embeddings'"
         ).fetchone()
     with connect(admin_url(cfg, name), "exo-bench-kb-stream", autocommit=True) as admin:
         serve_embeddings_from(admin, url[0])
-        admin.execute("select exo_private.set_setting('kb.writes_per_minute', '1000000')")
-        admin.execute("select exo_private.kb_add_profile(%s)", (PROFILE,))
+        for cap in WRITE_CAPS:
+            admin.execute("select exo_private.set_setting(%s, '1000000')", (cap,))
+        role = profiles.ensure(admin, cfg, PROFILE)
         for key, value in settings.items():
             admin.execute("select exo_private.set_setting(%s, %s::jsonb)", (key, str(value)))
     with tempfile.TemporaryDirectory() as tmp:
@@ -115,7 +121,7 @@ def build(cfg, name: str, packages: dict[str, str], settings: dict[str, float]) 
     print(
         f"{len(packages) - len(embedded)} of {len(packages)} changelogs left out (not embedded)", flush=True
     )
-    return embedded
+    return embedded, role
 
 
 def stream(packages: dict[str, str], args, rng: random.Random) -> list[tuple[str, str, bool]]:
@@ -159,27 +165,28 @@ def main() -> None:
     with scratch_database(cfg, "bench_kb_stream") as name:
         began = time.perf_counter()
         settings = {"kb.similarity_threshold": args.similarity, "kb.max_cache_miss_streak": args.miss_streak}
-        ids = build(cfg, name, packages, {k: v for k, v in settings.items() if v is not None})
+        ids, role = build(cfg, name, packages, {k: v for k, v in settings.items() if v is not None})
         print(
             f"corpus: {len(ids)} changelogs built and embedded in {time.perf_counter() - began:.0f} s",
             flush=True,
         )
         packages = {p: packages[p] for p in ids}
         questions = stream(packages, args, rng)
-        with reader(cfg, name, "exo-bench-kb-stream") as conn:
+        with (
+            reader(cfg, name, "exo-bench-kb-stream") as conn,
+            connect(role_url(cfg, role, name), "exo-bench-kb-stream", autocommit=True) as mine,
+        ):
+            if mine.execute("select exo.profile()").fetchone()[0] != PROFILE:
+                raise SystemExit(f"a session of {role} is expected to be profile {PROFILE!r}")
             for n, (package, question, favourite) in enumerate(questions):
                 target = ids[package]
-                with conn.transaction():
-                    conn.execute("set transaction read write")
-                    with_ = conn.execute(
-                        PACKET, (question, args.token_budget, WORKSPACE, PROFILE)
-                    ).fetchone()[0]
+                with mine.transaction():
+                    mine.execute("set transaction read write")
+                    with_ = mine.execute(PACKET, (question, args.token_budget, WORKSPACE)).fetchone()[0]
                     for source in with_["report"]["provenance"]["sources"]:
                         if source["suggestion"]:
-                            conn.execute(
-                                "select exo.kb_accept_suggestion(%s, %s)", (PROFILE, source["document_id"])
-                            )
-                without = conn.execute(PACKET, (question, args.token_budget, WORKSPACE, None)).fetchone()[0]
+                            mine.execute("select exo.kb_accept_suggestion(%s)", (source["document_id"],))
+                without = conn.execute(PACKET, (question, args.token_budget, WORKSPACE)).fetchone()[0]
                 personal = with_["report"]["personal"]
                 rows.append({
                     "n": n, "favourite": favourite,

@@ -379,8 +379,8 @@ def packet_variants(
 def stage_params(admin: psycopg.Connection, info: CorpusInfo, ws: str, embed: Callable) -> dict[str, tuple]:
     """Representative (types, values) of each stage in workspace ws, as exo_private.retrieve binds them."""
     bands = list(search_logic.PRESENT_BANDS)
-    common = [bands, info.as_of, 30]
-    base = ["text[]", "date", "int"]
+    common = [bands, info.as_of, 30, []]  # $5: the search releases no charged subject
+    base = ["text[]", "date", "int", "text[]"]
     ident = next(
         (i for i, ids in info.identifiers.items() if admin.execute(
             f"select 1 from exo_private.chunks_{ws} where id = any(%s) and band <> 'archival' limit 1", (ids,)

@@ -301,47 +301,47 @@ ALTER FUNCTION exo.audit_summary() OWNER TO exo_api;
 COMMENT ON FUNCTION exo.audit_summary() IS 'The newest self-audit run (exo_private.audit: daily by pg_cron, and exo audit) as numbers: ran_at (null: never run), findings (per reason, as found then: source gone, source changed, contradicted, capsule stale, entity gone), closed_now (facts that run closed), facts (all rows), closed (rows no longer current), retirement_rate (closed / facts) and by_reason (per close reason, "closed: why" counted as closed: closed rows and their share of all rows), so over-eager closing shows as a number. Counts only, never text; reading it costs one row.';
 
 --
--- Name: context_packet(text, integer, text[], boolean, text[], timestamp with time zone, double precision[], text); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: context_packet(text, integer, text[], boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.context_packet(query text, token_budget integer DEFAULT 4000, workspaces text[] DEFAULT NULL::text[], open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[], profile text DEFAULT NULL::text) RETURNS text
+CREATE FUNCTION exo.context_packet(query text, token_budget integer DEFAULT 4000, workspaces text[] DEFAULT NULL::text[], open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS text
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
     select exo.context_packet_json(
-               query, token_budget, workspaces, open_archive, bridge, as_of, query_embedding, profile) ->> 'text'
+               query, token_budget, workspaces, open_archive, bridge, as_of, query_embedding) ->> 'text'
 $$;
 
-ALTER FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) OWNER TO exo_api;
+ALTER FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_api;
 
 --
--- Name: FUNCTION context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) IS 'A small cited answer packet for a question, within token_budget tokens: current facts first, then relations of a typed walk with the chunks that state them, then numbered evidence excerpts (path, workspace, date, band; for a chat, whole messages with their times and senders around the ones richest in the question''s words), then hints about withheld subjects, then provenance. exo.context_packet_json gives it with its token count and report.';
+COMMENT ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'A small cited answer packet for a question, within token_budget tokens: current facts first, then relations of a typed walk with the chunks that state them, then numbered evidence excerpts (path, workspace, date, band; for a chat, whole messages with their times and senders around the ones richest in the question''s words), then hints about withheld subjects, then provenance. exo.context_packet_json gives it with its token count and report.';
 
 --
--- Name: context_packet_json(text, integer, text[], boolean, text[], timestamp with time zone, double precision[], text); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: context_packet_json(text, integer, text[], boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.context_packet_json(query text, token_budget integer DEFAULT 4000, workspaces text[] DEFAULT NULL::text[], open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[], profile text DEFAULT NULL::text) RETURNS jsonb
+CREATE FUNCTION exo.context_packet_json(query text, token_budget integer DEFAULT 4000, workspaces text[] DEFAULT NULL::text[], open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS jsonb
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
     select exo_private.check_search_arguments(query, workspaces, 25, 30, query_embedding, token_budget, bridge);
     select exo_private.build_packet(
-        exo_private.kb_after_search(profile, exo_private.retrieve(
-            query, workspaces, 25, 30, open_archive, bridge, as_of, query_embedding, profile)),
+        exo_private.kb_after_search(exo_private.session_profile_name(), exo_private.retrieve(
+            query, workspaces, 25, 30, open_archive, bridge, as_of, query_embedding, exo_private.session_profile_name())),
         query, token_budget)
 $$;
 
-ALTER FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) OWNER TO exo_api;
+ALTER FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_api;
 
 --
--- Name: FUNCTION context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) IS 'The context packet for a question as jsonb: text (current facts, then the relations of a typed walk the question asks for with the chunks that state them, then capsules of the cited documents with their sources, then cited evidence excerpts, then deference hints, then provenance), tokens used (never over token_budget; about four characters a token), the citations used, the hints and the search report (with a profile, as exo.search_report: the personal stage and the provenance block), relations shown.';
+COMMENT ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'The context packet for a question as jsonb: text (current facts, then the relations of a typed walk the question asks for with the chunks that state them, then capsules of the cited documents with their sources, then cited evidence excerpts, then deference hints, then provenance), tokens used (never over token_budget; about four characters a token), the citations used, the hints and the search report (in a profile''s session, as exo.search_report: the personal stage and the provenance block), relations shown.';
 
 --
 -- Name: conversation(text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -878,97 +878,94 @@ ALTER FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) 
 COMMENT ON FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) IS 'Current facts whose subject, attribute or value hold any word of query (its first 1,000 characters; whole words, no stemming), best ranked first, at most max_results (1..200): the columns of exo.facts. A blank query finds nothing. Care as in exo.facts: a fact about a deferred subject, or whose every source is charged, is left out unless bridge names the subject, and never takes a visible fact''s place. The last rows have only withheld: {subject, facts, how}, one per deferred subject left closed that has current facts (facts: how many), whatever the query: which words a withheld fact holds is never told. Next: exo.facts(subject), exo.fact_history(subject, attribute).';
 
 --
--- Name: kb_accept_suggestion(text, bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: kb_accept_suggestion(bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.kb_accept_suggestion(profile text, document_id bigint) RETURNS jsonb
+CREATE FUNCTION exo.kb_accept_suggestion(document_id bigint) RETURNS jsonb
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    select exo_private.kb_write(profile, 'accept', array[document_id]) -> 0
+    select exo_private.kb_write(exo_private.session_profile_name(), 'accept', array[document_id]) -> 0
 $$;
 
-ALTER FUNCTION exo.kb_accept_suggestion(profile text, document_id bigint) OWNER TO exo_api;
+ALTER FUNCTION exo.kb_accept_suggestion(document_id bigint) OWNER TO exo_api;
 
 --
--- Name: FUNCTION kb_accept_suggestion(profile text, document_id bigint); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_accept_suggestion(document_id bigint); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.kb_accept_suggestion(profile text, document_id bigint) IS 'Save a document the profile was suggested (suggested -> claimed); needs a read-write transaction.';
+COMMENT ON FUNCTION exo.kb_accept_suggestion(document_id bigint) IS 'Save a document this session''s profile was suggested (suggested -> claimed); needs a read-write transaction.';
 
 --
--- Name: kb_decline_suggestion(text, bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: kb_decline_suggestion(bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.kb_decline_suggestion(profile text, document_id bigint) RETURNS jsonb
+CREATE FUNCTION exo.kb_decline_suggestion(document_id bigint) RETURNS jsonb
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    select exo_private.kb_write(profile, 'decline', array[document_id]) -> 0
+    select exo_private.kb_write(exo_private.session_profile_name(), 'decline', array[document_id]) -> 0
 $$;
 
-ALTER FUNCTION exo.kb_decline_suggestion(profile text, document_id bigint) OWNER TO exo_api;
+ALTER FUNCTION exo.kb_decline_suggestion(document_id bigint) OWNER TO exo_api;
 
 --
--- Name: FUNCTION kb_decline_suggestion(profile text, document_id bigint); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_decline_suggestion(document_id bigint); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.kb_decline_suggestion(profile text, document_id bigint) IS 'Decline a suggestion (suggested -> surfaced): suggested again at fetch_count + kb.fetch_threshold x 2^declines.';
+COMMENT ON FUNCTION exo.kb_decline_suggestion(document_id bigint) IS 'Decline a suggestion (suggested -> surfaced): suggested again at fetch_count + kb.fetch_threshold x 2^declines.';
 
 --
--- Name: kb_force_pin(text, bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: kb_force_pin(bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.kb_force_pin(profile text, document_id bigint) RETURNS jsonb
+CREATE FUNCTION exo.kb_force_pin(document_id bigint) RETURNS jsonb
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    select exo_private.kb_write(profile, 'force_pin', array[document_id]) -> 0
+    select exo_private.kb_write(exo_private.session_profile_name(), 'force_pin', array[document_id]) -> 0
 $$;
 
-ALTER FUNCTION exo.kb_force_pin(profile text, document_id bigint) OWNER TO exo_api;
+ALTER FUNCTION exo.kb_force_pin(document_id bigint) OWNER TO exo_api;
 
 --
--- Name: FUNCTION kb_force_pin(profile text, document_id bigint); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_force_pin(document_id bigint); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.kb_force_pin(profile text, document_id bigint) IS 'Pin a document in the profile''s base from any state; a forced pin is never demoted by score or misses.';
+COMMENT ON FUNCTION exo.kb_force_pin(document_id bigint) IS 'Pin a document in this session''s profile''s base from any state; a forced pin is never demoted by score or misses.';
 
 --
--- Name: kb_force_remove(text, bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: kb_force_remove(bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.kb_force_remove(profile text, document_id bigint) RETURNS jsonb
+CREATE FUNCTION exo.kb_force_remove(document_id bigint) RETURNS jsonb
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    select exo_private.kb_write(profile, 'force_remove', array[document_id]) -> 0
+    select exo_private.kb_write(exo_private.session_profile_name(), 'force_remove', array[document_id]) -> 0
 $$;
 
-ALTER FUNCTION exo.kb_force_remove(profile text, document_id bigint) OWNER TO exo_api;
+ALTER FUNCTION exo.kb_force_remove(document_id bigint) OWNER TO exo_api;
 
 --
--- Name: FUNCTION kb_force_remove(profile text, document_id bigint); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_force_remove(document_id bigint); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.kb_force_remove(profile text, document_id bigint) IS 'Take a document out of the profile''s base (any state -> global, every counter back to zero).';
+COMMENT ON FUNCTION exo.kb_force_remove(document_id bigint) IS 'Take a document out of this session''s profile''s base (any state -> global, every counter back to zero).';
 
 --
--- Name: kb_items(text); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: kb_items(); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.kb_items(profile text) RETURNS TABLE(document_id bigint, title text, path text, state text, forced boolean, fetch_count integer, last_fetched_at timestamp with time zone, declines integer, next_suggestion_at integer, miss_streak integer, thumbs integer, score double precision, suggestion text)
+CREATE FUNCTION exo.kb_items() RETURNS TABLE(document_id bigint, title text, path text, state text, forced boolean, fetch_count integer, last_fetched_at timestamp with time zone, declines integer, next_suggestion_at integer, miss_streak integer, thumbs integer, score double precision, suggestion text)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
 declare
     wanted bigint;
 begin
-    select p.id into wanted from exo_private.kb_profiles p where p.name = profile;
-    if wanted is null then
-        perform exo_private.invalid_argument(
-            format('profile %s does not exist', exo_private.quoted(profile)), 'exo user add NAME makes one');
-    end if;
+    perform exo_private.check_profile(exo_private.session_profile_name());
+    select p.id into wanted from exo_private.kb_profiles p where p.role = session_user;
     return query
     with items as materialized (
         select i.*, s.score
@@ -995,19 +992,19 @@ begin
 end
 $$;
 
-ALTER FUNCTION exo.kb_items(profile text) OWNER TO exo_api;
+ALTER FUNCTION exo.kb_items() OWNER TO exo_api;
 
 --
--- Name: FUNCTION kb_items(profile text); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_items(); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.kb_items(profile text) IS 'A profile''s base: every document it was returned or acted on (not global), pinned, claimed, suggested, surfaced, demoted, with fetch count, declines, misses, thumbs, score and the pending save suggestion. A charged document''s title and path are withheld.';
+COMMENT ON FUNCTION exo.kb_items() IS 'This session''s profile''s base (its login role''s; a session without one is refused): every document it was returned or acted on (not global), pinned, claimed, suggested, surfaced, demoted, with fetch count, declines, misses, thumbs, score and the pending save suggestion. A charged document''s title and path are withheld.';
 
 --
--- Name: kb_outside_act(text, text, text); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: kb_outside_act(text, text); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.kb_outside_act(profile text, action text, key text) RETURNS jsonb
+CREATE FUNCTION exo.kb_outside_act(action text, key text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -1021,34 +1018,31 @@ begin
             'action must be one of accept_suggestion, decline_suggestion, thumbs_up, thumbs_down, force_pin, '
             'force_remove, got %s', exo_private.quoted(action)));
     end if;
-    return exo_private.kb_outside_write(profile, actions ->> action, array[key]) -> 0;
+    return exo_private.kb_outside_write(exo_private.session_profile_name(), actions ->> action, array[key]) -> 0;
 end
 $$;
 
-ALTER FUNCTION exo.kb_outside_act(profile text, action text, key text) OWNER TO exo_api;
+ALTER FUNCTION exo.kb_outside_act(action text, key text) OWNER TO exo_api;
 
 --
--- Name: FUNCTION kb_outside_act(profile text, action text, key text); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_outside_act(action text, key text); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.kb_outside_act(profile text, action text, key text) IS 'Act on an outside document (by its key) of the profile''s base: accept_suggestion, decline_suggestion, thumbs_up, thumbs_down, force_pin or force_remove, as exo.kb_accept_suggestion and the others do for documents; needs a read-write transaction. Returns {key, state, forced, fetch_count, suggested}.';
+COMMENT ON FUNCTION exo.kb_outside_act(action text, key text) IS 'Act on an outside document (by its key) of this session''s profile''s base: accept_suggestion, decline_suggestion, thumbs_up, thumbs_down, force_pin or force_remove, as exo.kb_accept_suggestion and the others do for documents; needs a read-write transaction. Returns {key, state, forced, fetch_count, suggested}.';
 
 --
--- Name: kb_outside_items(text); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: kb_outside_items(); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.kb_outside_items(profile text) RETURNS TABLE(key text, title text, state text, forced boolean, fetch_count integer, last_fetched_at timestamp with time zone, declines integer, next_suggestion_at integer, thumbs integer, score double precision, suggestion text)
+CREATE FUNCTION exo.kb_outside_items() RETURNS TABLE(key text, title text, state text, forced boolean, fetch_count integer, last_fetched_at timestamp with time zone, declines integer, next_suggestion_at integer, thumbs integer, score double precision, suggestion text)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
 declare
     wanted bigint;
 begin
-    select p.id into wanted from exo_private.kb_profiles p where p.name = profile;
-    if wanted is null then
-        perform exo_private.invalid_argument(
-            format('profile %s does not exist', exo_private.quoted(profile)), 'exo user add NAME makes one');
-    end if;
+    perform exo_private.check_profile(exo_private.session_profile_name());
+    select p.id into wanted from exo_private.kb_profiles p where p.role = session_user;
     return query
     select o.key, o.title, i.state::text, i.forced, i.fetch_count, i.last_fetched_at, i.declines,
            i.next_suggestion_at, i.thumbs, s.score,
@@ -1063,23 +1057,24 @@ begin
 end
 $$;
 
-ALTER FUNCTION exo.kb_outside_items(profile text) OWNER TO exo_api;
+ALTER FUNCTION exo.kb_outside_items() OWNER TO exo_api;
 
 --
--- Name: FUNCTION kb_outside_items(profile text); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_outside_items(); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.kb_outside_items(profile text) IS 'The outside documents of a profile''s base (not global): pinned, claimed, suggested, surfaced, demoted, with fetch count, declines, thumbs, score and the pending save suggestion.';
+COMMENT ON FUNCTION exo.kb_outside_items() IS 'The outside documents of this session''s profile''s base (not global): pinned, claimed, suggested, surfaced, demoted, with fetch count, declines, thumbs, score and the pending save suggestion.';
 
 --
--- Name: kb_outside_retrieve(text, text, jsonb, integer, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: kb_outside_retrieve(text, jsonb, integer, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.kb_outside_retrieve(profile text, query text, returned jsonb, k integer DEFAULT 5, query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS jsonb
+CREATE FUNCTION exo.kb_outside_retrieve(query text, returned jsonb, k integer DEFAULT 5, query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
 declare
+    profile text := exo_private.session_profile_name();
     wanted bigint;
     checked int;
     model int := exo_private.active_embedding_model();
@@ -1094,6 +1089,7 @@ declare
     keys text[];
     hits text[];
     outcome jsonb;
+    waited text;
 begin
     if k is null or k not between 1 and 100 then
         perform exo_private.invalid_argument(format('k must be between 1 and 100, got %s', coalesce(k::text, 'null')));
@@ -1110,11 +1106,8 @@ begin
     end if;
     select m.dimensions into dimensions from exo_private.embedding_models m where m.id = model;
     perform exo_private.check_query_embedding(query_embedding);
-    select p.id into wanted from exo_private.kb_profiles p where p.name = profile;
-    if wanted is null then
-        perform exo_private.invalid_argument(
-            format('profile %s does not exist', exo_private.quoted(profile)), 'exo user add NAME makes one');
-    end if;
+    perform exo_private.check_profile(profile);
+    select p.id into wanted from exo_private.kb_profiles p where p.role = session_user;
     -- The saved documents, and how many of their passages have no vector of the model in use.
     select count(distinct i.outside_id), count(ps.digest), count(ps.digest) filter (where not exists (
                select 1 from exo_private.kb_outside_passage_embeddings e
@@ -1193,15 +1186,21 @@ begin
         outcome := jsonb_build_object('recorded', false,
             'why', 'a read-only transaction: run the search in a read-write one (begin read write) to record it');
     else
+        -- Best effort, as exo_private.kb_after_search: the results come back whatever recording meets.
+        waited := current_setting('lock_timeout');
+        perform set_config('lock_timeout', exo_private.kb_settings() ->> 'lock_timeout', true);
         begin
             perform exo_private.kb_outside_write(profile, 'use', keys, coalesce((
                 select jsonb_agg(jsonb_build_object(
                     'key', r ->> 'key', 'title', left(r ->> 'title', 500), 'text', r ->> 'text'))
                 from jsonb_array_elements(returned) r where r ->> 'key' = any (keys)), '[]'::jsonb));
             outcome := jsonb_build_object('recorded', true);
-        exception when program_limit_exceeded then
-            outcome := jsonb_build_object('recorded', false, 'why', sqlerrm);
+        exception when others then
+            outcome := jsonb_build_object('recorded', false, 'why', case sqlstate
+                when '55P03' then 'another session of this profile holds its rows (kb.lock_timeout): not recorded'
+                else sqlerrm end);
         end;
+        perform set_config('lock_timeout', waited, true);
     end if;
     return jsonb_build_object(
         'results', results,
@@ -1214,73 +1213,75 @@ begin
 end
 $$;
 
-ALTER FUNCTION exo.kb_outside_retrieve(profile text, query text, returned jsonb, k integer, query_embedding double precision[]) OWNER TO exo_api;
+ALTER FUNCTION exo.kb_outside_retrieve(query text, returned jsonb, k integer, query_embedding double precision[]) OWNER TO exo_api;
 
 --
--- Name: FUNCTION kb_outside_retrieve(profile text, query text, returned jsonb, k integer, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_outside_retrieve(query text, returned jsonb, k integer, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.kb_outside_retrieve(profile text, query text, returned jsonb, k integer, query_embedding double precision[]) IS 'One call of a lifecycle retriever (exocortex.integrations.*.LifecycleRetriever): returned is what the user''s own retriever gave for the query, [{key, title, text}] in its order (at most 200). The personal stage searches the profile''s claimed and pinned outside documents by cosine similarity of their kept passages'' vectors (the worker embeds them) with the query''s (query_embedding, the caller''s in the model in use, else exo.embed_query''s), at least kb.similarity_threshold, at most kb.local_top_k passages per document; a passage without a vector, or every passage without a query embedding, by its words (report.personal.match says which: {mode similarity|keyword|none, why, query_embedding, threshold, keyword_passages}). Its hits come first, then the retriever''s results less a passage the base already gave, the first k (1 to 100): results [{from: personal, key, title, text, score, match} | {from: global, key, index into returned}]. The outside documents returned are recorded in the profile''s base (exo_private.kb_outside_write: fetch counts, suggestions, resets; no cache check) when the transaction may write, else report.personal says why not; provenance is the block {profile, sources: [{key, title, from, match, state, fetch_count, suggestion}], text}.';
+COMMENT ON FUNCTION exo.kb_outside_retrieve(query text, returned jsonb, k integer, query_embedding double precision[]) IS 'One call of a lifecycle retriever (exocortex.integrations.*.LifecycleRetriever) of this session''s profile (its login role''s; a session without one is refused): returned is what the user''s own retriever gave for the query, [{key, title, text}] in its order (at most 200). The personal stage searches the profile''s claimed and pinned outside documents by cosine similarity of their kept passages'' vectors (the worker embeds them) with the query''s (query_embedding, the caller''s in the model in use, else exo.embed_query''s), at least kb.similarity_threshold, at most kb.local_top_k passages per document; a passage without a vector, or every passage without a query embedding, by its words (report.personal.match says which: {mode similarity|keyword|none, why, query_embedding, threshold, keyword_passages}). Its hits come first, then the retriever''s results less a passage the base already gave, the first k (1 to 100): results [{from: personal, key, title, text, score, match} | {from: global, key, index into returned}]. The outside documents returned are recorded in the profile''s base (exo_private.kb_outside_write: fetch counts, suggestions, resets; no cache check) when the transaction may write, else report.personal says why not; provenance is the block {profile, sources: [{key, title, from, match, state, fetch_count, suggestion}], text}.';
 
 --
--- Name: kb_record_use(text, bigint[], bigint[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: kb_record_use(bigint[], bigint[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.kb_record_use(profile text, document_ids bigint[], chunk_ids bigint[] DEFAULT '{}'::bigint[]) RETURNS jsonb
+CREATE FUNCTION exo.kb_record_use(document_ids bigint[], chunk_ids bigint[] DEFAULT '{}'::bigint[]) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
+declare
+    profile text := exo_private.session_profile_name();
 begin
     perform exo_private.kb_write(profile, 'use', document_ids, coalesce(chunk_ids, '{}'));
     return exo_private.kb_provenance(profile, document_ids, coalesce(chunk_ids, '{}'));
 end
 $$;
 
-ALTER FUNCTION exo.kb_record_use(profile text, document_ids bigint[], chunk_ids bigint[]) OWNER TO exo_api;
+ALTER FUNCTION exo.kb_record_use(document_ids bigint[], chunk_ids bigint[]) OWNER TO exo_api;
 
 --
--- Name: FUNCTION kb_record_use(profile text, document_ids bigint[], chunk_ids bigint[]); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_record_use(document_ids bigint[], chunk_ids bigint[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.kb_record_use(profile text, document_ids bigint[], chunk_ids bigint[]) IS 'Record that a search of the profile returned these documents (at most 100, in rank order) and chunks (at most 500, chunks of those documents): fetch counts, suggestions at kb.fetch_threshold, resets after kb.reset_threshold absent searches. Writes, so it needs a read-write transaction (begin read write); at most kb.writes_per_minute calls per profile. Returns the provenance block {profile, sources: [{document_id, title, path, from, chunks, state, fetch_count, suggestion}], text}.';
+COMMENT ON FUNCTION exo.kb_record_use(document_ids bigint[], chunk_ids bigint[]) IS 'Record that a search of this session''s profile (its login role''s) returned these documents (at most 100, in rank order) and chunks (at most 500, chunks of those documents): fetch counts, suggestions at kb.fetch_threshold, resets after kb.reset_threshold absent searches. Writes, so it needs a read-write transaction (begin read write); at most kb.writes_per_minute calls per profile. Returns the provenance block {profile, sources: [{document_id, title, path, from, chunks, state, fetch_count, suggestion}], text}.';
 
 --
--- Name: kb_thumbs_down(text, bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: kb_thumbs_down(bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.kb_thumbs_down(profile text, document_id bigint) RETURNS jsonb
+CREATE FUNCTION exo.kb_thumbs_down(document_id bigint) RETURNS jsonb
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    select exo_private.kb_write(profile, 'thumbs_down', array[document_id]) -> 0
+    select exo_private.kb_write(exo_private.session_profile_name(), 'thumbs_down', array[document_id]) -> 0
 $$;
 
-ALTER FUNCTION exo.kb_thumbs_down(profile text, document_id bigint) OWNER TO exo_api;
+ALTER FUNCTION exo.kb_thumbs_down(document_id bigint) OWNER TO exo_api;
 
 --
--- Name: FUNCTION kb_thumbs_down(profile text, document_id bigint); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_thumbs_down(document_id bigint); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.kb_thumbs_down(profile text, document_id bigint) IS 'Mark a document not useful to the profile; needs a read-write transaction.';
+COMMENT ON FUNCTION exo.kb_thumbs_down(document_id bigint) IS 'Mark a document not useful to this session''s profile; needs a read-write transaction.';
 
 --
--- Name: kb_thumbs_up(text, bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: kb_thumbs_up(bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.kb_thumbs_up(profile text, document_id bigint) RETURNS jsonb
+CREATE FUNCTION exo.kb_thumbs_up(document_id bigint) RETURNS jsonb
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    select exo_private.kb_write(profile, 'thumbs_up', array[document_id]) -> 0
+    select exo_private.kb_write(exo_private.session_profile_name(), 'thumbs_up', array[document_id]) -> 0
 $$;
 
-ALTER FUNCTION exo.kb_thumbs_up(profile text, document_id bigint) OWNER TO exo_api;
+ALTER FUNCTION exo.kb_thumbs_up(document_id bigint) OWNER TO exo_api;
 
 --
--- Name: FUNCTION kb_thumbs_up(profile text, document_id bigint); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_thumbs_up(document_id bigint); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.kb_thumbs_up(profile text, document_id bigint) IS 'Mark a document useful to the profile (the decay score''s explicit signal); needs a read-write transaction.';
+COMMENT ON FUNCTION exo.kb_thumbs_up(document_id bigint) IS 'Mark a document useful to this session''s profile (the decay score''s explicit signal); needs a read-write transaction.';
 
 --
 -- Name: person_history(text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1382,6 +1383,25 @@ ALTER FUNCTION exo.person_history(name text, max_results integer, bridge text[])
 COMMENT ON FUNCTION exo.person_history(name text, max_results integer, bridge text[]) IS 'Chat identities whose display name or handle, or whose linked person''s name, contains name (case-insensitive substring), across every source: person (the linked person, the owner''s identities all link to the owner), source, handle, display_name, is_owner, entity_ids (the Person entities this identity is, one per workspace it talked in: exo.dossier, exo.related and exo.timeline join its chats and documents), messages, conversations, first_seen and last_seen (first and last message), withheld (null). At most max_results rows (clamped to 1..1000). Raises invalid_parameter_value for a blank name. Care: messages charged for a deferred subject are neither counted nor dated, and an identity named like a deferred subject (its name or an alias) is left out, as is one whose every message is withheld, unless bridge names the subject; then one last row per subject has only withheld: {subject, messages, how}.';
 
 --
+-- Name: profile(); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.profile() RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select exo_private.session_profile_name()
+$$;
+
+ALTER FUNCTION exo.profile() OWNER TO exo_api;
+
+--
+-- Name: FUNCTION profile(); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.profile() IS 'The profile (exo user add NAME) whose login role this session is: its searches look in that user''s base first and record in it, and exo.kb_* act on it; null for the plain reader, which has no base.';
+
+--
 -- Name: related(text, text, integer, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
@@ -1401,10 +1421,10 @@ ALTER FUNCTION exo.related(entity text, workspace text, depth integer, per_node 
 COMMENT ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[]) IS 'Entities related to one entity (either direction) in its workspace''s graph: entity_id, workspace, type, name, depth (hops, each entity once at its smallest depth), withheld (null), nearest first. entity: an id or a name (as in exo.dossier; a name in several workspaces walks each). depth: 1..3 (1: direct neighbours). per_node (1..1000): each node expands at most that many neighbours, lowest ids first, so a hub (the owner, say) costs per_node rows per level. Care: the walk goes only through what the caller may see: never to or through an entity that is a deferred subject or is seen only in chunks charged for one, nor along a relation whose evidence is withheld, unless bridge names the subject; from such an entity itself nothing is listed. Then one last row per subject and workspace has only withheld: {subject, workspace, relations (left untaken), how}. Raises invalid_parameter_value for bad arguments.';
 
 --
--- Name: search(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[], text); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: search(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.search(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[], profile text DEFAULT NULL::text) RETURNS TABLE(rank integer, chunk_id bigint, body text, path text, title text, workspace text, band text, written_at date, stage text, citation text, score double precision, document_id bigint, canonical boolean)
+CREATE FUNCTION exo.search(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS TABLE(rank integer, chunk_id bigint, body text, path text, title text, workspace text, band text, written_at date, stage text, citation text, score double precision, document_id bigint, canonical boolean)
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -1412,21 +1432,21 @@ CREATE FUNCTION exo.search(query text, workspaces text[] DEFAULT NULL::text[], k
     select r.rank, r.chunk_id, r.body, r.path, r.title, r.workspace, r.band, r.written_at, r.stage,
            r.citation, r.score, r.document_id, r.canonical
     from jsonb_to_recordset(
-        exo_private.kb_after_search(profile, exo_private.retrieve(
-            query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, profile))
+        exo_private.kb_after_search(exo_private.session_profile_name(), exo_private.retrieve(
+            query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, exo_private.session_profile_name()))
         -> 'results') as r (
         rank int, chunk_id bigint, body text, path text, title text, workspace text, band text,
         written_at date, stage text, citation text, score float8, document_id bigint, canonical boolean)
     order by r.rank
 $$;
 
-ALTER FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) OWNER TO exo_api;
+ALTER FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_api;
 
 --
--- Name: FUNCTION search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) IS 'Ranked chunks answering a question: staged retrieval (exact, participant, path, lexical, capsules, graph, semantic) in each workspace (null: all) with at most per_workspace candidates each, temporal banding (the archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged or named by the question while the archive is open (deference.time_releases: an open archive alone), then one rerank of the merged pool; k rows with citation, band and the stage that found each. Chat windows (chunks of imported conversations, path chat/<source>/<id>) are found, ranked and cited with documents; their citation is workspace:chat "conversation title" and the time of the window''s first message (personal:chat "Iris Calder" 2024-03-04 09:12). query_embedding (float8[], the question embedded by the caller with the model in use) replaces the embeddings endpoint. profile (exo user add NAME): the user''s saved documents are searched first (stage personal) and what the search returned is recorded in their base when the transaction may write (begin read write). exo.search_report says what happened.';
+COMMENT ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'Ranked chunks answering a question: staged retrieval (exact, participant, path, lexical, capsules, graph, semantic) in each workspace (null: all) with at most per_workspace candidates each, temporal banding (the archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged or named by the question while the archive is open (deference.time_releases: an open archive alone), then one rerank of the merged pool; k rows with citation, band and the stage that found each. Chat windows (chunks of imported conversations, path chat/<source>/<id>) are found, ranked and cited with documents; their citation is workspace:chat "conversation title" and the time of the window''s first message (personal:chat "Iris Calder" 2024-03-04 09:12). query_embedding (float8[], the question embedded by the caller with the model in use) replaces the embeddings endpoint. A session of a profile''s login role (exo user add NAME) searches that user''s saved documents first (stage personal) and records what the search returned in their base when the transaction may write (begin read write). exo.search_report says what happened.';
 
 --
 -- Name: search_entities(text, text, text[], integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1448,10 +1468,10 @@ ALTER FUNCTION exo.search_entities(name text, entity_type text, workspaces text[
 COMMENT ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]) IS 'Graph entities (people, orgs, places, topics, dates) whose name contains name (case-insensitive substring; % and _ are plain characters; null or blank: every entity), of entity_type (Person, Org, Place, Topic or Date; null: any), in workspaces (null: all), most mentioned first: entity_id, workspace, type, name, mentions, documents (mentions and distinct documents that may be shown), withheld (null). The same name in two workspaces is two entities. max_results is clamped to 1..500. Care: an entity that is a deferred subject (exo.deferred_subjects, by name or alias), and one seen only in chunks charged for a deferred subject, is left out unless bridge names that subject, and mentions in charged chunks are not counted; then one last row per subject and workspace has only withheld: {subject, workspace, entities, how}. Next: exo.dossier(entity_id::text).';
 
 --
--- Name: search_json(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[], text); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: search_json(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.search_json(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[], profile text DEFAULT NULL::text) RETURNS jsonb
+CREATE FUNCTION exo.search_json(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS jsonb
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -1467,17 +1487,17 @@ CREATE FUNCTION exo.search_json(query text, workspaces text[] DEFAULT NULL::text
                    order by (r ->> 'rank')::int)
             from jsonb_array_elements(found -> 'results') r), '[]'::jsonb),
         'report', found -> 'report')
-    from exo_private.kb_after_search(profile, exo_private.retrieve(
-        query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, profile)) found
+    from exo_private.kb_after_search(exo_private.session_profile_name(), exo_private.retrieve(
+        query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, exo_private.session_profile_name())) found
 $$;
 
-ALTER FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) OWNER TO exo_api;
+ALTER FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_api;
 
 --
--- Name: FUNCTION search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) IS 'One search, rows and report together (jsonb): {results: the rows exo.search gives (rank, chunk_id, body, path, title, workspace, band, written_at, stage, citation, score, document_id, canonical), report: what exo.search_report says of the same run (signal, bands, stages, hints, released, degradations, rerank, timings)}. Same arguments and defaults as exo.search; one retrieval, one now().';
+COMMENT ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'One search, rows and report together (jsonb): {results: the rows exo.search gives (rank, chunk_id, body, path, title, workspace, band, written_at, stage, citation, score, document_id, canonical), report: what exo.search_report says of the same run (signal, bands, stages, hints, released, degradations, rerank, timings)}. Same arguments and defaults as exo.search; one retrieval, one now().';
 
 --
 -- Name: search_messages(text, integer, text[], boolean, timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1604,26 +1624,26 @@ ALTER FUNCTION exo.search_messages(query text, max_results integer, bridge text[
 COMMENT ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[], open_archive boolean, as_of timestamp with time zone) IS 'Chat messages ranked by BM25 for a question (pg_textsearch, English stemming: every word counts, none is required, stop words need not match), best first (rank, then newest): message_id, conversation_id, conversation_title, source, sender, is_owner, sent_at, body, rank, band (the message''s band by its age as of as_of, as for documents; null when undated), withheld (null). Messages sent after as_of are left out. Bands as in exo.search: archival messages are left out unless open_archive is true, or open_archive is null and the question carries a temporal signal (exo.temporal_signal), or nothing of the present bands answers; when they are left out, one last row has only withheld: {band: "archival", messages (how many matched), how}. Care: a message charged for a deferred subject (its name or an alias near a cue, in the message or the one before or after it) is left out unless bridge names the subject (by name or alias); then one row per subject and conversation has only withheld: {subject, conversation, messages, how}. Everything is decided among the best 5 x max_results matches (at least 200). A blank query returns nothing; only its first 1,000 characters count. Raises invalid_parameter_value for a null query, max_results outside 1..200, or a bridge of more than 50 names or a name over 200 characters.';
 
 --
--- Name: search_report(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[], text); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: search_report(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.search_report(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[], profile text DEFAULT NULL::text) RETURNS jsonb
+CREATE FUNCTION exo.search_report(query text, workspaces text[] DEFAULT NULL::text[], k integer DEFAULT 25, per_workspace integer DEFAULT 30, open_archive boolean DEFAULT NULL::boolean, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT now(), query_embedding double precision[] DEFAULT NULL::double precision[]) RETURNS jsonb
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
     select exo_private.check_search_arguments(query, workspaces, k, per_workspace, query_embedding, null, bridge);
-    select exo_private.kb_after_search(profile, exo_private.retrieve(
-               query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, profile))
+    select exo_private.kb_after_search(exo_private.session_profile_name(), exo_private.retrieve(
+               query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, exo_private.session_profile_name()))
            -> 'report'
 $$;
 
-ALTER FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) OWNER TO exo_api;
+ALTER FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) OWNER TO exo_api;
 
 --
--- Name: FUNCTION search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) IS 'What exo.search does for the same arguments (jsonb): the temporal signal and the bands opened, per workspace the stages run or skipped (and why) with counts and times, deference hints (subject, workspace, chunks withheld, how to open them; never their text), what deferred material was released (subject, workspace, chunks, why), degradations (an endpoint down or rate_limited, a stage skipped), the rerank backend and its fallbacks, and timings; with a profile, the personal stage (personal) and the provenance block (provenance: {profile, sources, text}).';
+COMMENT ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'What exo.search does for the same arguments (jsonb): the temporal signal and the bands opened, per workspace the stages run or skipped (and why) with counts and times, deference hints (subject, workspace, chunks withheld, how to open them; never their text), what deferred material was released (subject, workspace, chunks, why), degradations (an endpoint down or rate_limited, a stage skipped), the rerank backend and its fallbacks, and timings; in a profile''s session, the personal stage (personal) and the provenance block (provenance: {profile, sources, text}).';
 
 --
 -- Name: setting(text); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -7338,6 +7358,38 @@ ALTER FUNCTION exo_private.check_bridge(bridge text[]) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.check_bridge(bridge text[]) IS 'Raise invalid_parameter_value for a bridge of more than 50 names or a name over 200 characters.';
 
 --
+-- Name: check_profile(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.check_profile(p_profile text) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    if p_profile is null then
+        raise exception 'this session has no profile: its base is a profile''s, kept by that profile''s own login'
+            using errcode = 'insufficient_privilege',
+                  hint = 'exo user add NAME makes a profile and prints its URL; exo db url --role reader --profile NAME prints it again';
+    end if;
+    -- The reader's functions pass the session's own profile; anything else is a bug or a misuse.
+    -- Row security holds regardless: the message never says whether another profile exists.
+    if exo_private.is_reader_role(session_user)
+       and p_profile is distinct from exo_private.session_profile_name() then
+        raise exception 'a session acts for its own profile only'
+            using errcode = 'insufficient_privilege';
+    end if;
+end
+$$;
+
+ALTER FUNCTION exo_private.check_profile(p_profile text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION check_profile(p_profile text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.check_profile(p_profile text) IS 'Raise insufficient_privilege when p_profile is null (no profile) or, in a reader session, is not the session''s own profile (exo_private.session_profile_name).';
+
+--
 -- Name: check_query_embedding(double precision[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -11632,7 +11684,9 @@ begin
             format('profile name must be 1 to 64 letters, digits, _ . @ or -, starting with a letter or digit, got %s',
                    exo_private.quoted(p_name)));
     end if;
-    insert into exo_private.kb_profiles (name) values (p_name) on conflict (name) do nothing returning id into made;
+    -- its login role (made by the migrator or exo user add, as the admin)
+    insert into exo_private.kb_profiles (name, role) values (p_name, exo_private.profile_role(p_name))
+    on conflict (name) do nothing returning id into made;
     if made is null then
         perform exo_private.invalid_argument(format('profile %s exists already', exo_private.quoted(p_name)));
     end if;
@@ -11646,7 +11700,7 @@ ALTER FUNCTION exo_private.kb_add_profile(p_name text) OWNER TO exo_owner;
 -- Name: FUNCTION kb_add_profile(p_name text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.kb_add_profile(p_name text) IS 'Make a user (a person or an agent profile) with an empty personal base; returns its id.';
+COMMENT ON FUNCTION exo_private.kb_add_profile(p_name text) IS 'Make a user (a person or an agent profile) with an empty personal base and the name of its login role (kb_profiles.role; the migrator or exo user add makes the role); returns its id.';
 
 --
 -- Name: kb_after_search(text, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -11662,6 +11716,7 @@ declare
     chunk_ids bigint[];
     from_base bigint[];
     outcome jsonb;
+    waited text;
 begin
     if p_profile is null then
         return p_retrieved;
@@ -11680,6 +11735,10 @@ begin
         outcome := jsonb_build_object('recorded', false,
             'why', 'a read-only transaction: run the search in a read-write one (begin read write) to record it');
     else
+        -- Best effort: the search answers whatever recording meets. A lock another session of the
+        -- profile holds is waited for kb.lock_timeout at most (then the transaction's own again).
+        waited := current_setting('lock_timeout');
+        perform set_config('lock_timeout', exo_private.kb_settings() ->> 'lock_timeout', true);
         begin
             if personal ->> 'mode' = 'similarity' then
                 perform exo_private.kb_write(
@@ -11690,9 +11749,12 @@ begin
             end if;
             perform exo_private.kb_write(p_profile, 'use', documents, chunk_ids);
             outcome := jsonb_build_object('recorded', true);
-        exception when program_limit_exceeded then
-            outcome := jsonb_build_object('recorded', false, 'why', sqlerrm);
+        exception when others then
+            outcome := jsonb_build_object('recorded', false, 'why', case sqlstate
+                when '55P03' then 'another session of this profile holds its rows (kb.lock_timeout): not recorded'
+                else sqlerrm end);
         end;
+        perform set_config('lock_timeout', waited, true);
     end if;
     return jsonb_set(p_retrieved, '{report}', (p_retrieved -> 'report') || jsonb_build_object(
         'personal', personal || jsonb_build_object('profile', p_profile) || outcome,
@@ -11706,46 +11768,61 @@ ALTER FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved jsonb) OW
 -- Name: FUNCTION kb_after_search(p_profile text, p_retrieved jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved jsonb) IS 'A search with a profile (exo.search, search_report, search_json, context_packet): records the personal stage''s checks (hits, misses: the miss streak) and the documents and chunks returned (exo_private.kb_write) when the transaction may write, else says why not (report.personal.recorded, why; over kb.writes_per_minute too), and adds the provenance block (report.provenance). Without a profile, the search as it was.';
+COMMENT ON FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved jsonb) IS 'A search with a profile (exo.search, search_report, search_json, context_packet): records the personal stage''s checks (hits, misses: the miss streak) and the documents and chunks returned (exo_private.kb_write) when the transaction may write, else says why not (report.personal.recorded, why): best effort, a lock held past kb.lock_timeout, a cap reached or any other error of recording leaves the search''s answer as it is. Adds the provenance block (report.provenance). Without a profile, the search as it was.';
 
 --
--- Name: kb_count_write(bigint, boolean, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: kb_count_write(bigint, boolean, timestamp with time zone, integer, bigint, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone) RETURNS bigint
+CREATE FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone, p_rows integer DEFAULT 0, p_bytes bigint DEFAULT 0, p_embeddings integer DEFAULT 0) RETURNS bigint
     LANGUAGE plpgsql
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
 declare
-    cap int := (exo_private.kb_settings() ->> 'writes_per_minute')::int;
-    writes int;
-    search bigint;
+    settings jsonb := exo_private.kb_settings();
+    counted exo_private.kb_profiles;
+    over text;
 begin
-    -- A fixed window of a minute per profile (a clock moved back starts a new one).
+    -- A fixed window of a minute per profile (a clock moved back starts a new one): calls, rows
+    -- written, bytes of text stored, passages queued for embedding.
     update exo_private.kb_profiles p
-       set window_started_at = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
-                                         or p.window_started_at > p_at then p_at else p.window_started_at end,
-           window_writes = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
-                                     or p.window_started_at > p_at then 1 else p.window_writes + 1 end,
+       set window_started_at = case when w.fresh then p_at else p.window_started_at end,
+           window_writes = case when w.fresh then 0 else p.window_writes end + 1,
+           window_rows = case when w.fresh then 0 else p.window_rows end + p_rows,
+           window_bytes = case when w.fresh then 0 else p.window_bytes end + p_bytes,
+           window_embeddings = case when w.fresh then 0 else p.window_embeddings end + p_embeddings,
            searches = p.searches + p_search::int
+      from (select p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
+                   or p.window_started_at > p_at as fresh
+            from exo_private.kb_profiles p where p.id = p_profile_id) w
      where p.id = p_profile_id
-    returning p.window_writes, p.searches into writes, search;
-    if writes > cap then
-        raise exception 'profile % made more than % recording calls in a minute',
-            exo_private.quoted((select p.name from exo_private.kb_profiles p where p.id = p_profile_id)), cap
-            using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.writes_per_minute';
+    returning p.* into counted;
+    over := case
+        when counted.window_writes > (settings ->> 'writes_per_minute')::int
+            then format('more than %s recording calls in a minute (kb.writes_per_minute)', settings ->> 'writes_per_minute')
+        when counted.window_rows > (settings ->> 'write_rows_per_minute')::int
+            then format('more than %s rows written in a minute (kb.write_rows_per_minute)', settings ->> 'write_rows_per_minute')
+        when counted.window_bytes > (settings ->> 'write_bytes_per_minute')::bigint
+            then format('more than %s bytes stored in a minute (kb.write_bytes_per_minute)', settings ->> 'write_bytes_per_minute')
+        when counted.window_embeddings > (settings ->> 'embeddings_per_minute')::int
+            then format('more than %s passages queued for embedding in a minute (kb.embeddings_per_minute)',
+                        settings ->> 'embeddings_per_minute')
+    end;
+    if over is not null then
+        raise exception 'profile % made %', exo_private.quoted(counted.name), over
+            using errcode = 'program_limit_exceeded', hint = 'wait a minute, or raise the setting';
     end if;
-    return search;
+    return counted.searches;
 end
 $$;
 
-ALTER FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone, p_rows integer, p_bytes bigint, p_embeddings integer) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone, p_rows integer, p_bytes bigint, p_embeddings integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone) IS 'The volume cap of the kb write paths (kb_write, kb_outside_write): counts one call of the profile in its minute window (kb.writes_per_minute, else program_limit_exceeded) and, for a search (p_search), one more search; returns the profile''s search number.';
+COMMENT ON FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone, p_rows integer, p_bytes bigint, p_embeddings integer) IS 'The volume caps of the kb write paths (kb_write, kb_outside_write): counts one call of the profile in its minute window with the rows it writes, the bytes of text it stores and the passages it queues for embedding (kb.writes_per_minute, kb.write_rows_per_minute, kb.write_bytes_per_minute, kb.embeddings_per_minute; past one, program_limit_exceeded) and, for a search (p_search), one more search; returns the profile''s search number.';
 
 --
 -- Name: kb_decay(text, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -12070,6 +12147,7 @@ declare
     touched bigint[];
     target bigint;
     fresh bigint[];
+    stored bigint;
 begin
     if current_setting('transaction_read_only') = 'on' then
         raise exception 'recording in a personal base writes, and this transaction is read-only'
@@ -12121,6 +12199,7 @@ begin
     if p_at is null or not isfinite(p_at) then
         perform exo_private.invalid_argument('the time must be a finite timestamp');
     end if;
+    perform exo_private.check_profile(p_profile);
     -- The profile row is the lock: one profile's writes queue behind each other.
     select p.id into profile from exo_private.kb_profiles p where p.name = p_profile for update;
     if profile is null then
@@ -12139,7 +12218,14 @@ begin
                 'a search of the profile returns it first');
         end if;
     end if;
-    search := exo_private.kb_count_write(profile, p_action = 'use', p_at);
+    -- What the call may write, counted as given (each passage may be new, so embedded): the rows,
+    -- the bytes of text kept (a passage's first 8,000 characters, a title) and the embedding work.
+    search := exo_private.kb_count_write(
+        profile, p_action = 'use', p_at,
+        cardinality(p_keys) + jsonb_array_length(p_passages),
+        coalesce((select sum(octet_length(left(x ->> 'text', 8000)) + coalesce(octet_length(x ->> 'title'), 0))
+                  from jsonb_array_elements(p_passages) x), 0),
+        jsonb_array_length(p_passages));
 
     if p_action = 'use' then
         select count(*) into known from exo_private.kb_outside_documents o where o.profile_id = profile;
@@ -12165,18 +12251,34 @@ begin
             join exo_private.kb_outside_documents o on o.profile_id = profile and o.key = x ->> 'key'
             where x ->> 'text' <> ''
             on conflict (outside_id, digest) do update set seen_at = excluded.seen_at
-            returning s.outside_id, s.xmax = 0 as inserted
+            returning s.outside_id, s.xmax = 0 as inserted, octet_length(s.body) as bytes
         )
-        select coalesce(array_agg(distinct k.outside_id) filter (where k.inserted), '{}') into fresh from kept k;
+        select coalesce(array_agg(distinct k.outside_id) filter (where k.inserted), '{}'),
+               coalesce(sum(k.bytes) filter (where k.inserted), 0)
+          into fresh, stored
+        from kept k;
         -- Of each document, the passages most recently returned are kept.
-        delete from exo_private.kb_outside_passages s
-        using (select s2.outside_id, s2.digest,
-                      row_number() over (partition by s2.outside_id order by s2.seen_at desc, s2.digest) as n
-               from exo_private.kb_outside_passages s2
-               join exo_private.kb_outside_documents o on o.id = s2.outside_id
-               where o.profile_id = profile and o.key = any (keys)) old
-        where s.outside_id = old.outside_id and s.digest = old.digest
-          and old.n > (settings ->> 'outside_passages')::int;
+        with dropped as (
+            delete from exo_private.kb_outside_passages s
+            using (select s2.outside_id, s2.digest,
+                          row_number() over (partition by s2.outside_id order by s2.seen_at desc, s2.digest) as n
+                   from exo_private.kb_outside_passages s2
+                   join exo_private.kb_outside_documents o on o.id = s2.outside_id
+                   where o.profile_id = profile and o.key = any (keys)) old
+            where s.outside_id = old.outside_id and s.digest = old.digest
+              and old.n > (settings ->> 'outside_passages')::int
+            returning octet_length(s.body) as bytes
+        )
+        select stored - coalesce(sum(d.bytes), 0) into stored from dropped d;
+        -- What the profile keeps in all is bounded too (kb.stored_bytes).
+        update exo_private.kb_profiles p set stored_bytes = p.stored_bytes + stored
+         where p.id = profile
+        returning p.stored_bytes into stored;
+        if stored > (settings ->> 'stored_bytes')::bigint then
+            raise exception 'profile % would keep % bytes of outside passages, more than it may',
+                exo_private.quoted(p_profile), stored
+                using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.stored_bytes';
+        end if;
         -- The worker embeds the new passages (the personal stage compares them by meaning).
         if fresh <> '{}' then
             perform exo_private.kb_outside_queue_embedding(fresh);
@@ -12327,6 +12429,28 @@ ALTER FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p
 COMMENT ON FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[]) IS 'The provenance block of a search of the profile: per document returned, in rank order, its title and path (withheld for a charged document), whether it came from the user''s base (p_personal) or global search, which of p_chunks are its, its state and fetch count, and any pending save suggestion; as jsonb {profile, sources, text} with a text rendering.';
 
 --
+-- Name: kb_sees(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_sees(p_profile_id bigint) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- A reader role sees its own profile's rows alone; a trusted session (writer, owner, admin)
+    -- every row. The lookup of the session's profile reads kb_profiles under its own policy.
+    select not exo_private.is_reader_role(session_user)
+           or p_profile_id = (select p.id from exo_private.kb_profiles p where p.role = session_user)
+$$;
+
+ALTER FUNCTION exo_private.kb_sees(p_profile_id bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_sees(p_profile_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_sees(p_profile_id bigint) IS 'Row security of the kb tables: true when this session may see the rows of profile p_profile_id: its login role is that profile''s, or it is not a reader role at all.';
+
+--
 -- Name: kb_settings(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -12472,6 +12596,7 @@ begin
     if p_at is null or not isfinite(p_at) then
         perform exo_private.invalid_argument('the time must be a finite timestamp');
     end if;
+    perform exo_private.check_profile(p_profile);
     -- The profile row is the lock: one profile's writes queue behind each other.
     select p.id into profile from exo_private.kb_profiles p where p.name = p_profile for update;
     if profile is null then
@@ -12492,7 +12617,7 @@ begin
         perform exo_private.invalid_argument(format(
             'chunk ids %s are not chunks of the documents given', left(array_to_string(stray[1:10], ', '), 200)));
     end if;
-    search := exo_private.kb_count_write(profile, p_action = 'use', p_at);
+    search := exo_private.kb_count_write(profile, p_action = 'use', p_at, cardinality(touched));
 
     insert into exo_private.kb_items (profile_id, document_id, next_suggestion_at, state_changed_at)
     select profile, d, threshold, p_at from unnest(touched) d
@@ -12561,7 +12686,7 @@ ALTER FUNCTION exo_private.kb_write(p_profile text, p_action text, p_documents b
 -- Name: FUNCTION kb_write(p_profile text, p_action text, p_documents bigint[], p_chunks bigint[], p_missed bigint[], p_at timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_kb
 --
 
-COMMENT ON FUNCTION exo_private.kb_write(p_profile text, p_action text, p_documents bigint[], p_chunks bigint[], p_missed bigint[], p_at timestamp with time zone) IS 'The one path that writes a personal base, run as exo_kb (which may write only the kb tables). Actions: use (a search of the profile returned p_documents, p_chunks among their chunks: fetch, threshold, absence and reset), cache (the personal stage: p_documents passed, p_missed missed; demotion by miss streak), and one document''s accept, decline, thumbs_up, thumbs_down, force_pin, force_remove. Checks: a known action, a profile that exists, documents that exist, chunks of those documents, at most 100 documents and 500 chunks, kb.writes_per_minute calls per profile, a read-write transaction. Returns the touched documents'' state and fetch count.';
+COMMENT ON FUNCTION exo_private.kb_write(p_profile text, p_action text, p_documents bigint[], p_chunks bigint[], p_missed bigint[], p_at timestamp with time zone) IS 'The one path that writes a personal base, run as exo_kb (which may write only the kb tables). Actions: use (a search of the profile returned p_documents, p_chunks among their chunks: fetch, threshold, absence and reset), cache (the personal stage: p_documents passed, p_missed missed; demotion by miss streak), and one document''s accept, decline, thumbs_up, thumbs_down, force_pin, force_remove. Checks: a known action, a profile that exists and is the session''s own (a reader role acts for its own profile alone, exo_private.check_profile), documents that exist, chunks of those documents, at most 100 documents and 500 chunks, the per-minute caps of exo_private.kb_count_write, a read-write transaction. Returns the touched documents'' state and fetch count.';
 
 --
 -- Name: kept_apart(text, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -16026,6 +16151,27 @@ ALTER FUNCTION exo_private.process_document(doc_id bigint) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.process_document(doc_id bigint) IS 'Route, band and chunk one extracted document from the text cache (pieces cut by byte offsets, so the cost is linear in its size); enqueues embed and extract jobs.';
+
+--
+-- Name: profile_role(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.profile_role(p_name text) RETURNS name
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- exo_user_NAME; a name too long for a role name (63 bytes) is cut and told apart by its digest
+    select case when octet_length(p_name) <= 54 then 'exo_user_' || p_name
+                else 'exo_user_' || left(p_name, 37) || '_' || left(md5(p_name), 16) end
+$$;
+
+ALTER FUNCTION exo_private.profile_role(p_name text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION profile_role(p_name text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.profile_role(p_name text) IS 'The login role of profile p_name: exo_user_NAME, or, for a name over 54 bytes, its first 37 characters and 16 of its md5 digest.';
 
 --
 -- Name: project_entities(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -22435,6 +22581,25 @@ ALTER FUNCTION exo_private.seed_owner(workspaces text[]) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.seed_owner(workspaces text[]) IS 'Make the owner''s Person entity (key people.entity_key) exist, is_owner, named as the owner, in the current generation of the given workspaces (upsert_entity); returns those entities. Projection is the caller''s.';
 
 --
+-- Name: session_profile_name(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.session_profile_name() RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select p.name from exo_private.kb_profiles p where p.role = session_user
+$$;
+
+ALTER FUNCTION exo_private.session_profile_name() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION session_profile_name(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.session_profile_name() IS 'The profile whose login role this session is (kb_profiles.role = session_user), or null: the plain reader, the writer and the admin have none.';
+
+--
 -- Name: set_embedding_model(text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -23213,7 +23378,7 @@ CREATE FUNCTION exo_private.stop_runaway_readers() RETURNS TABLE(pid integer, ac
                extract(epoch from pg_catalog.now()
                    - case when a.state = 'active' then a.query_start else a.state_change end)::int as seconds
         from pg_catalog.pg_stat_activity a, limits l
-        where a.usename = 'exo_reader'
+        where exo_private.is_reader_role(a.usename)
           and a.pid <> pg_catalog.pg_backend_pid()
           and ((a.state = 'active'
                 and a.query_start < pg_catalog.now() - pg_catalog.make_interval(secs => l.statement_s))
@@ -23233,7 +23398,7 @@ ALTER FUNCTION exo_private.stop_runaway_readers() OWNER TO exo_owner;
 -- Name: FUNCTION stop_runaway_readers(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.stop_runaway_readers() IS 'Cancel every exo_reader statement running longer than reader.max_statement_s and end every exo_reader session idle in a transaction longer than reader.max_idle_in_transaction_s, in any database of the server; returns what it signalled (pid, action, state, seconds). Run every 10 s by pg_cron (job exo-reader-watchdog).';
+COMMENT ON FUNCTION exo_private.stop_runaway_readers() IS 'Cancel every reader statement (exo_reader''s or a profile role''s) running longer than reader.max_statement_s and end every reader session idle in a transaction longer than reader.max_idle_in_transaction_s, in any database of the server; returns what it signalled (pid, action, state, seconds). Run every 10 s by pg_cron (job exo-reader-watchdog).';
 
 --
 -- Name: store_embeddings(text, integer, bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -28431,6 +28596,11 @@ CREATE TABLE exo_private.kb_profiles (
     window_writes integer DEFAULT 0 NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     decayed_at timestamp with time zone,
+    role name NOT NULL,
+    window_bytes bigint DEFAULT 0 NOT NULL,
+    window_rows integer DEFAULT 0 NOT NULL,
+    window_embeddings integer DEFAULT 0 NOT NULL,
+    stored_bytes bigint DEFAULT 0 NOT NULL,
     CONSTRAINT kb_profiles_name_check CHECK ((name ~ '^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$'::text))
 );
 
@@ -28449,6 +28619,36 @@ COMMENT ON TABLE exo_private.kb_profiles IS 'Users (people or agent profiles) wi
 COMMENT ON COLUMN exo_private.kb_profiles.decayed_at IS 'When the daily decay last scored this profile''s base (exo_private.kb_decay): the time exo_private.kb_scores computes scores as of; null: never.';
 
 --
+-- Name: COLUMN kb_profiles.role; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.kb_profiles.role IS 'The login role of the profile (exo_user_NAME; exo_private.profile_role): a session of this role is this profile, and the only one whose kb rows it sees.';
+
+--
+-- Name: COLUMN kb_profiles.window_bytes; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.kb_profiles.window_bytes IS 'Bytes of text the profile''s recording stored in the current minute (kb.write_bytes_per_minute).';
+
+--
+-- Name: COLUMN kb_profiles.window_rows; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.kb_profiles.window_rows IS 'Rows the profile''s recording wrote in the current minute (kb.write_rows_per_minute).';
+
+--
+-- Name: COLUMN kb_profiles.window_embeddings; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.kb_profiles.window_embeddings IS 'Passages the profile''s recording queued for embedding in the current minute (kb.embeddings_per_minute).';
+
+--
+-- Name: COLUMN kb_profiles.stored_bytes; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.kb_profiles.stored_bytes IS 'Bytes of outside passages the profile keeps now (kb.stored_bytes).';
+
+--
 -- Name: kb_profiles_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -28465,7 +28665,7 @@ ALTER TABLE exo_private.kb_profiles ALTER COLUMN id ADD GENERATED ALWAYS AS IDEN
 -- Name: kb_scores; Type: VIEW; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE VIEW exo_private.kb_scores AS
+CREATE VIEW exo_private.kb_scores WITH (security_invoker='true') AS
  WITH w AS MATERIALIZED (
          SELECT ((k.s #>> '{score_weights,recency}'::text[]))::double precision AS recency,
             ((k.s #>> '{score_weights,frequency}'::text[]))::double precision AS frequency,
@@ -28501,7 +28701,7 @@ ALTER VIEW exo_private.kb_scores OWNER TO exo_owner;
 -- Name: VIEW kb_scores; Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON VIEW exo_private.kb_scores IS 'The daily score of every user-document row, computed from its stored inputs as of the profile''s last decay (kb_profiles.decayed_at; null before the first, and for a global row): (0.40 x recency exp(-0.05 x days since the last fetch) + 0.30 x frequency min(fetch_count / 20, 1) + 0.20 x explicit (1 when thumbs up outnumber thumbs down) + 0.15 x personal-stage hit rate (0 before any check)) / the weights'' sum (kb.score_weights, kb.recency_lambda, kb.frequency_saturation; the default weights add up to 1.05, so the score lies in [0, 1]).';
+COMMENT ON VIEW exo_private.kb_scores IS 'Read with the caller''s row security (security_invoker): a reader role scores only its own rows. The daily score of every user-document row, computed from its stored inputs as of the profile''s last decay (kb_profiles.decayed_at; null before the first, and for a global row): (0.40 x recency exp(-0.05 x days since the last fetch) + 0.30 x frequency min(fetch_count / 20, 1) + 0.20 x explicit (1 when thumbs up outnumber thumbs down) + 0.15 x personal-stage hit rate (0 before any check)) / the weights'' sum (kb.score_weights, kb.recency_lambda, kb.frequency_saturation; the default weights add up to 1.05, so the score lies in [0, 1]).';
 
 --
 -- Name: kb_transitions; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -29988,6 +30188,13 @@ ALTER TABLE ONLY exo_private.kb_profiles
 
 ALTER TABLE ONLY exo_private.kb_profiles
     ADD CONSTRAINT kb_profiles_pkey PRIMARY KEY (id);
+
+--
+-- Name: kb_profiles kb_profiles_role_key; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.kb_profiles
+    ADD CONSTRAINT kb_profiles_role_key UNIQUE (role);
 
 --
 -- Name: kb_transitions kb_transitions_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -31480,6 +31687,104 @@ ALTER TABLE ONLY pgmq.topic_bindings
     ADD CONSTRAINT topic_bindings_meta_queue_name_fk FOREIGN KEY (queue_name) REFERENCES pgmq.meta(queue_name) ON DELETE CASCADE;
 
 --
+-- Name: kb_items every_profile; Type: POLICY; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE POLICY every_profile ON exo_private.kb_items TO exo_writer USING (true) WITH CHECK (true);
+
+--
+-- Name: kb_outside_documents every_profile; Type: POLICY; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE POLICY every_profile ON exo_private.kb_outside_documents TO exo_writer USING (true) WITH CHECK (true);
+
+--
+-- Name: kb_outside_passage_embeddings every_profile; Type: POLICY; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE POLICY every_profile ON exo_private.kb_outside_passage_embeddings TO exo_writer USING (true) WITH CHECK (true);
+
+--
+-- Name: kb_outside_passages every_profile; Type: POLICY; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE POLICY every_profile ON exo_private.kb_outside_passages TO exo_writer USING (true) WITH CHECK (true);
+
+--
+-- Name: kb_profiles every_profile; Type: POLICY; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE POLICY every_profile ON exo_private.kb_profiles TO exo_writer USING (true) WITH CHECK (true);
+
+--
+-- Name: kb_items; Type: ROW SECURITY; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.kb_items ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: kb_outside_documents; Type: ROW SECURITY; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.kb_outside_documents ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: kb_outside_passage_embeddings; Type: ROW SECURITY; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.kb_outside_passage_embeddings ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: kb_outside_passages; Type: ROW SECURITY; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.kb_outside_passages ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: kb_profiles; Type: ROW SECURITY; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.kb_profiles ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: kb_items own_profile; Type: POLICY; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE POLICY own_profile ON exo_private.kb_items TO exo_api, exo_kb USING (exo_private.kb_sees(profile_id)) WITH CHECK (exo_private.kb_sees(profile_id));
+
+--
+-- Name: kb_outside_documents own_profile; Type: POLICY; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE POLICY own_profile ON exo_private.kb_outside_documents TO exo_api, exo_kb USING (exo_private.kb_sees(profile_id)) WITH CHECK (exo_private.kb_sees(profile_id));
+
+--
+-- Name: kb_outside_passage_embeddings own_profile; Type: POLICY; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE POLICY own_profile ON exo_private.kb_outside_passage_embeddings TO exo_api, exo_kb USING ((EXISTS ( SELECT 1
+   FROM exo_private.kb_outside_documents o
+  WHERE (o.id = kb_outside_passage_embeddings.outside_id)))) WITH CHECK ((EXISTS ( SELECT 1
+   FROM exo_private.kb_outside_documents o
+  WHERE (o.id = kb_outside_passage_embeddings.outside_id))));
+
+--
+-- Name: kb_outside_passages own_profile; Type: POLICY; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE POLICY own_profile ON exo_private.kb_outside_passages TO exo_api, exo_kb USING ((EXISTS ( SELECT 1
+   FROM exo_private.kb_outside_documents o
+  WHERE (o.id = kb_outside_passages.outside_id)))) WITH CHECK ((EXISTS ( SELECT 1
+   FROM exo_private.kb_outside_documents o
+  WHERE (o.id = kb_outside_passages.outside_id))));
+
+--
+-- Name: kb_profiles own_profile; Type: POLICY; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE POLICY own_profile ON exo_private.kb_profiles TO exo_api, exo_kb USING (((NOT exo_private.is_reader_role(SESSION_USER)) OR (role = SESSION_USER))) WITH CHECK (((NOT exo_private.is_reader_role(SESSION_USER)) OR (role = SESSION_USER)));
+
+--
 -- Name: _ag_label_edge; Type: ROW SECURITY; Schema: graph_administrative; Owner: exo_owner
 --
 
@@ -31649,20 +31954,20 @@ GRANT ALL ON FUNCTION exo.audit_summary() TO exo_reader;
 GRANT ALL ON FUNCTION exo.audit_summary() TO exo_writer;
 
 --
--- Name: FUNCTION context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_reader;
-GRANT ALL ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.context_packet(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
 
 --
--- Name: FUNCTION context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_reader;
-GRANT ALL ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
 
 --
 -- Name: FUNCTION conversation(conversation text, max_messages integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
@@ -31737,92 +32042,92 @@ GRANT ALL ON FUNCTION exo.facts_search(query text, max_results integer, bridge t
 GRANT ALL ON FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) TO exo_writer;
 
 --
--- Name: FUNCTION kb_accept_suggestion(profile text, document_id bigint); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_accept_suggestion(document_id bigint); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.kb_accept_suggestion(profile text, document_id bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.kb_accept_suggestion(profile text, document_id bigint) TO exo_reader;
-GRANT ALL ON FUNCTION exo.kb_accept_suggestion(profile text, document_id bigint) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.kb_accept_suggestion(document_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_accept_suggestion(document_id bigint) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_accept_suggestion(document_id bigint) TO exo_writer;
 
 --
--- Name: FUNCTION kb_decline_suggestion(profile text, document_id bigint); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_decline_suggestion(document_id bigint); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.kb_decline_suggestion(profile text, document_id bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.kb_decline_suggestion(profile text, document_id bigint) TO exo_reader;
-GRANT ALL ON FUNCTION exo.kb_decline_suggestion(profile text, document_id bigint) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.kb_decline_suggestion(document_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_decline_suggestion(document_id bigint) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_decline_suggestion(document_id bigint) TO exo_writer;
 
 --
--- Name: FUNCTION kb_force_pin(profile text, document_id bigint); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_force_pin(document_id bigint); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.kb_force_pin(profile text, document_id bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.kb_force_pin(profile text, document_id bigint) TO exo_reader;
-GRANT ALL ON FUNCTION exo.kb_force_pin(profile text, document_id bigint) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.kb_force_pin(document_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_force_pin(document_id bigint) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_force_pin(document_id bigint) TO exo_writer;
 
 --
--- Name: FUNCTION kb_force_remove(profile text, document_id bigint); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_force_remove(document_id bigint); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.kb_force_remove(profile text, document_id bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.kb_force_remove(profile text, document_id bigint) TO exo_reader;
-GRANT ALL ON FUNCTION exo.kb_force_remove(profile text, document_id bigint) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.kb_force_remove(document_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_force_remove(document_id bigint) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_force_remove(document_id bigint) TO exo_writer;
 
 --
--- Name: FUNCTION kb_items(profile text); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_items(); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.kb_items(profile text) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.kb_items(profile text) TO exo_reader;
-GRANT ALL ON FUNCTION exo.kb_items(profile text) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.kb_items() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_items() TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_items() TO exo_writer;
 
 --
--- Name: FUNCTION kb_outside_act(profile text, action text, key text); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_outside_act(action text, key text); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.kb_outside_act(profile text, action text, key text) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.kb_outside_act(profile text, action text, key text) TO exo_reader;
-GRANT ALL ON FUNCTION exo.kb_outside_act(profile text, action text, key text) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.kb_outside_act(action text, key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_outside_act(action text, key text) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_outside_act(action text, key text) TO exo_writer;
 
 --
--- Name: FUNCTION kb_outside_items(profile text); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_outside_items(); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.kb_outside_items(profile text) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.kb_outside_items(profile text) TO exo_reader;
-GRANT ALL ON FUNCTION exo.kb_outside_items(profile text) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.kb_outside_items() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_outside_items() TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_outside_items() TO exo_writer;
 
 --
--- Name: FUNCTION kb_outside_retrieve(profile text, query text, returned jsonb, k integer, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_outside_retrieve(query text, returned jsonb, k integer, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.kb_outside_retrieve(profile text, query text, returned jsonb, k integer, query_embedding double precision[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.kb_outside_retrieve(profile text, query text, returned jsonb, k integer, query_embedding double precision[]) TO exo_reader;
-GRANT ALL ON FUNCTION exo.kb_outside_retrieve(profile text, query text, returned jsonb, k integer, query_embedding double precision[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.kb_outside_retrieve(query text, returned jsonb, k integer, query_embedding double precision[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_outside_retrieve(query text, returned jsonb, k integer, query_embedding double precision[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_outside_retrieve(query text, returned jsonb, k integer, query_embedding double precision[]) TO exo_writer;
 
 --
--- Name: FUNCTION kb_record_use(profile text, document_ids bigint[], chunk_ids bigint[]); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_record_use(document_ids bigint[], chunk_ids bigint[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.kb_record_use(profile text, document_ids bigint[], chunk_ids bigint[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.kb_record_use(profile text, document_ids bigint[], chunk_ids bigint[]) TO exo_reader;
-GRANT ALL ON FUNCTION exo.kb_record_use(profile text, document_ids bigint[], chunk_ids bigint[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.kb_record_use(document_ids bigint[], chunk_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_record_use(document_ids bigint[], chunk_ids bigint[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_record_use(document_ids bigint[], chunk_ids bigint[]) TO exo_writer;
 
 --
--- Name: FUNCTION kb_thumbs_down(profile text, document_id bigint); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_thumbs_down(document_id bigint); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.kb_thumbs_down(profile text, document_id bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.kb_thumbs_down(profile text, document_id bigint) TO exo_reader;
-GRANT ALL ON FUNCTION exo.kb_thumbs_down(profile text, document_id bigint) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.kb_thumbs_down(document_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_thumbs_down(document_id bigint) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_thumbs_down(document_id bigint) TO exo_writer;
 
 --
--- Name: FUNCTION kb_thumbs_up(profile text, document_id bigint); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION kb_thumbs_up(document_id bigint); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.kb_thumbs_up(profile text, document_id bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.kb_thumbs_up(profile text, document_id bigint) TO exo_reader;
-GRANT ALL ON FUNCTION exo.kb_thumbs_up(profile text, document_id bigint) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.kb_thumbs_up(document_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.kb_thumbs_up(document_id bigint) TO exo_reader;
+GRANT ALL ON FUNCTION exo.kb_thumbs_up(document_id bigint) TO exo_writer;
 
 --
 -- Name: FUNCTION person_history(name text, max_results integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
@@ -31833,6 +32138,14 @@ GRANT ALL ON FUNCTION exo.person_history(name text, max_results integer, bridge 
 GRANT ALL ON FUNCTION exo.person_history(name text, max_results integer, bridge text[]) TO exo_writer;
 
 --
+-- Name: FUNCTION profile(); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.profile() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.profile() TO exo_reader;
+GRANT ALL ON FUNCTION exo.profile() TO exo_writer;
+
+--
 -- Name: FUNCTION related(entity text, workspace text, depth integer, per_node integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
@@ -31841,12 +32154,12 @@ GRANT ALL ON FUNCTION exo.related(entity text, workspace text, depth integer, pe
 GRANT ALL ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[]) TO exo_writer;
 
 --
--- Name: FUNCTION search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_reader;
-GRANT ALL ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
 
 --
 -- Name: FUNCTION search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
@@ -31857,12 +32170,12 @@ GRANT ALL ON FUNCTION exo.search_entities(name text, entity_type text, workspace
 GRANT ALL ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]) TO exo_writer;
 
 --
--- Name: FUNCTION search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_reader;
-GRANT ALL ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
 
 --
 -- Name: FUNCTION search_messages(query text, max_results integer, bridge text[], open_archive boolean, as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api
@@ -31873,12 +32186,12 @@ GRANT ALL ON FUNCTION exo.search_messages(query text, max_results integer, bridg
 GRANT ALL ON FUNCTION exo.search_messages(query text, max_results integer, bridge text[], open_archive boolean, as_of timestamp with time zone) TO exo_writer;
 
 --
--- Name: FUNCTION search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_reader;
-GRANT ALL ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.search_report(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
 
 --
 -- Name: FUNCTION setting(setting_key text); Type: ACL; Schema: exo; Owner: exo_api
@@ -32111,6 +32424,15 @@ GRANT ALL ON FUNCTION exo_private.chat_window_senders(conversations bigint[]) TO
 REVOKE ALL ON FUNCTION exo_private.check_bridge(bridge text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.check_bridge(bridge text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.check_bridge(bridge text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION check_profile(p_profile text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.check_profile(p_profile text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.check_profile(p_profile text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.check_profile(p_profile text) TO exo_kb;
+GRANT ALL ON FUNCTION exo_private.check_profile(p_profile text) TO exo_writer;
 
 --
 -- Name: FUNCTION check_query_embedding(p_vector double precision[]); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -32568,6 +32890,7 @@ GRANT ALL ON FUNCTION exo_private.invalid_argument(message text, hint text) TO e
 
 REVOKE ALL ON FUNCTION exo_private.is_reader_role(p_role name) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.is_reader_role(p_role name) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.is_reader_role(p_role name) TO exo_kb;
 GRANT ALL ON FUNCTION exo_private.is_reader_role(p_role name) TO exo_writer;
 
 --
@@ -32587,13 +32910,13 @@ GRANT ALL ON FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved js
 GRANT ALL ON FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved jsonb) TO exo_writer;
 
 --
--- Name: FUNCTION kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone, p_rows integer, p_bytes bigint, p_embeddings integer); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone) TO exo_kb;
-GRANT ALL ON FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone, p_rows integer, p_bytes bigint, p_embeddings integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone, p_rows integer, p_bytes bigint, p_embeddings integer) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone, p_rows integer, p_bytes bigint, p_embeddings integer) TO exo_kb;
+GRANT ALL ON FUNCTION exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone, p_rows integer, p_bytes bigint, p_embeddings integer) TO exo_writer;
 
 --
 -- Name: FUNCTION kb_decay(p_profile text, p_at timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -32676,6 +32999,15 @@ GRANT ALL ON FUNCTION exo_private.kb_personal(p_profile text, p_workspaces text[
 REVOKE ALL ON FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[]) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_sees(p_profile_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_sees(p_profile_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_sees(p_profile_id bigint) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_sees(p_profile_id bigint) TO exo_kb;
+GRANT ALL ON FUNCTION exo_private.kb_sees(p_profile_id bigint) TO exo_writer;
 
 --
 -- Name: FUNCTION kb_settings(); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -32999,6 +33331,14 @@ GRANT ALL ON FUNCTION exo_private.process_document(doc_id bigint) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.process_document(doc_id bigint) TO exo_writer;
 
 --
+-- Name: FUNCTION profile_role(p_name text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.profile_role(p_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.profile_role(p_name text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.profile_role(p_name text) TO exo_writer;
+
+--
 -- Name: FUNCTION project_entities(ids bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -33267,6 +33607,15 @@ GRANT ALL ON FUNCTION exo_private.run_cypher(graph name, query text, max_rows in
 REVOKE ALL ON FUNCTION exo_private.seed_owner(workspaces text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.seed_owner(workspaces text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.seed_owner(workspaces text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION session_profile_name(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.session_profile_name() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.session_profile_name() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.session_profile_name() TO exo_kb;
+GRANT ALL ON FUNCTION exo_private.session_profile_name() TO exo_writer;
 
 --
 -- Name: FUNCTION set_embedding_model(p_model text, p_dimensions integer); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -16,7 +16,15 @@ from collections.abc import Iterator
 
 import pytest
 from pytest_postgresql import factories
-from support.db import Database, cloned_database, create_database, drop_database, server, template_loader
+from support.db import (
+    Database,
+    cloned_database,
+    create_database,
+    drop_database,
+    drop_profile_roles,
+    server,
+    template_loader,
+)
 from support.models import RealModels, real_models
 from support.runtime import ServerMark, isolate, mark, seed_root
 
@@ -36,11 +44,13 @@ exo_postgresql = factories.postgresql_noproc(
 
 
 @pytest.fixture(scope="session")
-def cfg() -> Config:
-    """The suite's server, up, with its main database migrated as `make setup` leaves the user's."""
+def cfg() -> Iterator[Config]:
+    """The suite's server, up, with its main database migrated as `make setup` leaves the user's;
+    the profiles' login roles the tests made are dropped at the end."""
     runtime_server.up(CFG, progress=lambda _message: None, seed=seed_root(USER_CFG))
     migrate(CFG, admin_url(CFG))
-    return CFG
+    yield CFG
+    drop_profile_roles(CFG)
 
 
 @pytest.fixture(scope="session")

@@ -23,10 +23,12 @@ from pathlib import Path
 import psycopg
 import pytest
 from psycopg import sql
+from psycopg.types.json import Jsonb
 from support.vault import vault_database
 
-from exocortex import migrate
+from exocortex import api, migrate, sqlguard
 from exocortex.db import admin_url, connect, load_secrets
+from exocortex.ingest import pipeline
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "worker/exocortex/sql"
 
@@ -494,3 +496,170 @@ def test_watchdog_is_scheduled_where_pg_cron_runs(cfg):
     except psycopg.OperationalError:
         pytest.skip(f"pg_cron's database {cron_db} is not migrated on this server")
     assert jobs == [("10 seconds", "exo_owner")]
+
+
+# -- the named reproductions (issue 27) ------------------------------------------------------
+
+#: The finding's note: a deferred subject's facts in frontmatter, about his death.
+WALTER_NOTE = """---
+title: Grandad
+date: 2017-03-19
+workspace: personal
+subject: Walter Rivera
+died: 19 March 2017, St Brigid's hospice
+cause_of_death: heart failure
+---
+He was peaceful at the end. The nurses were kind to us.
+"""
+
+
+@pytest.fixture
+def facts_db(cfg, db, tmp_path):
+    (tmp_path / "grandad.md").write_text(WALTER_NOTE)
+    with db.connect() as conn:
+        conn.execute("select exo_private.defer_subject('Walter Rivera', array['Grandpa Walter', 'Grandpa'])")
+        conn.execute(
+            "select exo_private.observe(%s)",
+            (
+                '[{"subject": "Grandpa Walter", "attribute": "hospital", "value": "St Brigid\'s",'
+                ' "workspace": "personal", "observed_at": "2017-03-01", "source": "agent"}]',
+            ),
+        )
+    pipeline.ingest(cfg, tmp_path, dbname=db.name)
+    return db
+
+
+def test_facts_of_a_deferred_subject_are_withheld_with_a_hint_whatever_their_sources(facts_db):
+    with hostile_connect(facts_db) as conn:
+        for statement in (
+            "select to_jsonb(f) from exo.facts('Walter Rivera') f",
+            "select to_jsonb(f) from exo.facts('Grandpa Walter') f",
+            "select to_jsonb(f) from exo.facts_search('hospice died heart St Brigid') f",
+            "select to_jsonb(f) from exo.fact_history('Walter Rivera', 'died') f",
+            "select exo.context_packet_json('When did Walter Rivera die?', 800)",
+            "select exo.search_json('hospice nurses')",
+        ):
+            answer = str(conn.execute(statement).fetchall())
+            assert "hospice" not in answer.replace("'hospice nurses'", "") and "heart failure" not in answer
+            assert "St Brigid" not in answer, (statement, answer)
+        (hint,) = [r[0] for r in conn.execute("select withheld from exo.facts('Walter Rivera')")]
+        assert hint["subject"] == "Walter Rivera" and hint["facts"] == 2  # died, cause_of_death
+        bridged = {
+            r[0]
+            for subject in ("Walter Rivera", "Grandpa Walter")
+            for r in conn.execute("select value from exo.facts(%s, bridge => array['Grandpa'])", (subject,))
+        }
+        assert bridged >= {"heart failure", "St Brigid's", "19 March 2017, St Brigid's hospice"}
+
+
+def _profile_pinned_the_charged_documents(vault, who: str) -> None:
+    """The finding's profile: it pinned every document charged for Walter Rivera."""
+    with vault.connect() as admin:
+        charged = [r[0] for r in admin.execute(
+            "select distinct document_id from exo_private.chunks where charged_subjects <> '{}'")]  # fmt: skip
+        admin.execute("select exo_private.kb_add_profile(%s) where not exists "
+                      "(select 1 from exo_private.kb_profiles where name = %s)", (who, who))  # fmt: skip
+        for doc in charged:
+            admin.execute("select exo_private.kb_write(%s, 'force_pin', %s)", (who, [doc]))
+
+
+def test_reports_are_no_oracles_of_withheld_words(vault):
+    """With a profile that pinned the charged documents, the personal stage's hits and the
+    hints are the same for a word those documents hold and one they do not."""
+    _profile_pinned_the_charged_documents(vault, "oracle")
+    with vault.connect_profile("oracle") as session:
+        reports = {
+            word: session.execute("select exo.search_report(%s, k => 5)", (word,)).fetchone()[0]
+            for word in ("hospice", "xylophone", "undertaker")
+        }
+    for report in reports.values():
+        assert report["personal"]["hits"] == [] and report["personal"]["saved"] > 0
+    hints = [r["hints"] for r in reports.values()]
+    assert hints[0] == hints[1] == hints[2] != []
+
+
+def test_a_profile_session_as_mcp_connects_reaches_no_other_profile(vault):
+    """`exo mcp --profile bob`: the sql tool and every kb tool are bob's session, so alice's
+    saved text, keys and documents are not there to read or change; the plain reader sees none."""
+    with vault.connect() as admin:
+        admin.execute("select exo_private.kb_add_profile('alice') where not exists "
+                      "(select 1 from exo_private.kb_profiles where name = 'alice')")  # fmt: skip
+    with vault.connect_profile("alice") as alice, alice.transaction():
+        alice.execute("set transaction read write")
+        alice.execute(
+            "select exo.kb_outside_retrieve('x', %s)",
+            (Jsonb([{"key": "alice-diary", "title": "Alice's diary", "text": "alice's secret text"}]),),
+        )
+        alice.execute("select exo.kb_force_pin(1)")
+    bob_url = vault.profile_url("bob")
+    probes = [
+        "select * from exo.kb_items()",
+        "select * from exo.kb_outside_items()",
+        "select exo.search_json('secret', k => 3)",
+        "select exo.kb_outside_retrieve('secret', '[]')",
+        "select exo.profile()",
+    ]
+    with psycopg.connect(bob_url) as bob:
+        answers = str([bob.execute(p).fetchall() for p in probes])
+        assert bob.execute("select exo.profile()").fetchone() == ("bob",)
+        for hostile in (
+            "select exo.kb_items('alice')",
+            "select exo.kb_force_pin('alice', 1)",
+            "select exo.search_json('x', profile => 'alice')",
+            "select * from exo_private.kb_outside_passages",
+        ):
+            with pytest.raises(psycopg.Error) as raised, bob.transaction():
+                bob.execute(hostile)
+            assert raised.value.sqlstate in ("42883", "42501"), (hostile, raised.value)
+    assert "alice" not in answers.lower() and "secret text" not in answers
+    with (
+        vault.connect("exo_reader") as reader,
+        pytest.raises(psycopg.errors.InsufficientPrivilege, match="this session has no profile"),
+    ):
+        reader.execute("select * from exo.kb_outside_items()")
+
+
+def test_one_reader_query_cannot_hold_gigabytes_through_the_sql_tool(vault):
+    reader = api.Reader(vault.url("exo_reader"))
+    statement = (
+        "select length(string_agg(repeat('x',1000),'')) a, length(string_agg(repeat('y',1000),'')) b "
+        "from generate_series(1,900000)"
+    )
+    began = time.monotonic()
+    with pytest.raises(psycopg.errors.OutOfMemory):
+        api.sql(reader, statement)
+    assert time.monotonic() - began < 10
+    assert api.sql(reader, "select count(*) as n from exo.workspaces")["rows"] == [[4]]
+
+
+def test_attribute_notation_is_refused_by_the_sql_gate(vault):
+    with pytest.raises(sqlguard.Rejected, match="function_not_allowed"):
+        api.sql(
+            api.Reader(vault.url("exo_reader")),
+            "select (w).pg_column_size, w.pg_typeof from exo.workspaces w",
+        )
+
+
+def test_recording_is_best_effort_and_no_user_waits_on_another(vault):
+    """One session of alice's holds her rows in an idle read-write transaction (kb_thumbs_up):
+    bob's recording search is not blocked at all (his rows are his), and another session of
+    alice's answers within kb.lock_timeout, saying it did not record."""
+    with vault.connect() as admin:
+        admin.execute("select exo_private.kb_add_profile('carol') where not exists "
+                      "(select 1 from exo_private.kb_profiles where name = 'carol')")  # fmt: skip
+    holder = vault.connect_profile("carol", autocommit=False)
+    try:
+        holder.execute("set transaction read write")
+        holder.execute("select exo.kb_thumbs_up(1)")  # idle in transaction, her profile's row locked
+        for who, recorded in (("bob", True), ("carol", False)):
+            with vault.connect_profile(who) as session, session.transaction():
+                session.execute("set transaction read write")
+                began = time.monotonic()
+                found = session.execute("select exo.search_json('rent', k => 3)").fetchone()[0]
+                assert time.monotonic() - began < 5
+            assert found["results"] and found["report"]["personal"]["recorded"] is recorded, (who, found)
+            if not recorded:
+                assert "kb.lock_timeout" in found["report"]["personal"]["why"]
+    finally:
+        holder.rollback()
+        holder.close()

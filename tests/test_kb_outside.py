@@ -105,9 +105,9 @@ def reader(kdb):
 
 
 def new_profile(db) -> str:
+    """A new profile with its login role (a session of it is the profile)."""
     name = f"user-{uuid.uuid4().hex[:8]}"
-    with db.connect() as conn:
-        conn.execute("select exo_private.kb_add_profile(%s)", (name,))
+    db.profile_url(name)
     return name
 
 
@@ -142,7 +142,7 @@ def use(conn, who, key, at, text="a liveness probe restarts the container"):
 def test_the_wrapper_suggests_saves_and_answers_from_the_base_first(kdb, conn):
     who = new_profile(kdb)
     retriever = lc.LifecycleRetriever(
-        retriever=store(), id_key="source", profile=who, k=4, reader=Reader(kdb.url("exo_reader"))
+        retriever=store(), id_key="source", profile=who, k=4, url=kdb.profile_url(who)
     )
     for _ in range(3):
         docs = retriever.invoke(QUESTION)
@@ -203,7 +203,7 @@ def test_the_wrapper_suggests_saves_and_answers_from_the_base_first(kdb, conn):
 def test_k_cuts_the_merged_list_and_only_what_was_returned_is_recorded(kdb, conn):
     who = new_profile(kdb)
     retriever = lc.LifecycleRetriever(
-        retriever=store(), id_key="source", profile=who, reader=Reader(kdb.url("exo_reader"))
+        retriever=store(), id_key="source", profile=who, url=kdb.profile_url(who)
     )
     docs = retriever.invoke(QUESTION, k=2)
     assert [d.metadata["source"] for d in docs] == ["k8s/probes.md", "k8s/probes.md"]
@@ -215,9 +215,8 @@ def test_k_cuts_the_merged_list_and_only_what_was_returned_is_recorded(kdb, conn
 
 def test_a_document_without_the_id_key_is_a_clear_error(kdb):
     bare = ListRetriever(documents=[Document(page_content="a liveness probe", metadata={"path": "x.md"})])
-    retriever = lc.LifecycleRetriever(
-        retriever=bare, id_key="source", profile=new_profile(kdb), reader=Reader(kdb.url("exo_reader"))
-    )
+    who = new_profile(kdb)
+    retriever = lc.LifecycleRetriever(retriever=bare, id_key="source", profile=who, url=kdb.profile_url(who))
     with pytest.raises(ValueError, match=r"no metadata 'source'.*begins 'a liveness probe'.*\['path'\]"):
         retriever.invoke("liveness")
 
@@ -227,9 +226,7 @@ def test_a_nul_character_in_a_wrapped_document_is_dropped_before_it_is_sent(kdb,
     odd = ListRetriever(
         documents=[Document(page_content="a liveness\x00 probe", metadata={"source": "odd.md"})]
     )
-    retriever = lc.LifecycleRetriever(
-        retriever=odd, id_key="source", profile=who, reader=Reader(kdb.url("exo_reader"))
-    )
+    retriever = lc.LifecycleRetriever(retriever=odd, id_key="source", profile=who, url=kdb.profile_url(who))
     assert [d.page_content for d in retriever.invoke("probe")] == ["a liveness\x00 probe"]  # as returned
     assert item(conn, who, "odd.md")["fetch_count"] == 1
 
@@ -320,29 +317,29 @@ def _snapshot(conn):
     ).fetchone()
 
 
+def _as(session, statement, args=()):
+    with session.transaction():
+        session.execute("set transaction read write")
+        return session.execute(statement, args).fetchone()[0]
+
+
 def test_the_outside_recording_path_writes_nothing_else(kdb, conn, reader):
     alice, bob = new_profile(kdb), new_profile(kdb)
     use(conn, bob, "bob.md", datetime.now(UTC))
     good = Jsonb([{"key": "a.md", "title": "A", "text": "a liveness probe"}])
-    attempts = [
-        ("select exo.kb_outside_retrieve(%s, 'probe', %s)", (name, good))
-        for name in [None, "", "nobody", "x' or '1'='1", "x" * 100_000, "%"]
-    ]
-    attempts += [
-        ("select exo.kb_outside_retrieve(%s, 'probe', %s)", (alice, Jsonb([{"key": "a.md"}] * 201))),
-        ("select exo.kb_outside_retrieve(%s, 'probe', %s)", (alice, Jsonb({"key": "a.md"}))),
-        ("select exo.kb_outside_retrieve(%s, 'probe', %s)", (alice, Jsonb([{"key": 1, "text": "x"}]))),
-        ("select exo.kb_outside_retrieve(%s, 'probe', %s)", (alice, Jsonb([{"key": "", "text": "x"}]))),
-        ("select exo.kb_outside_retrieve(%s, 'probe', %s)", (alice, Jsonb([{"key": "k" * 501, "text": "x"}]))),
-        ("select exo.kb_outside_retrieve(%s, 'probe', %s, 0)", (alice, good)),
-        ("select exo.kb_outside_retrieve(%s, 'probe', %s)", (alice, None)),
-        ("select exo.kb_outside_retrieve(%s, 'probe', %s, 5, %s)", (alice, good, [])),
-        ("select exo.kb_outside_retrieve(%s, 'probe', %s, 5, %s)", (alice, good, [float("nan")])),
-        ("select exo.kb_outside_act(%s, 'use', 'bob.md')", (alice,)),  # the internal action
+    as_alice = [
+        ("select exo.kb_outside_retrieve('probe', %s)", (Jsonb([{"key": "a.md"}] * 201),)),
+        ("select exo.kb_outside_retrieve('probe', %s)", (Jsonb({"key": "a.md"}),)),
+        ("select exo.kb_outside_retrieve('probe', %s)", (Jsonb([{"key": 1, "text": "x"}]),)),
+        ("select exo.kb_outside_retrieve('probe', %s, 0)", (good,)),
+        ("select exo.kb_outside_retrieve('probe', %s)", (None,)),
+        ("select exo.kb_outside_retrieve('probe', %s, 5, %s)", (good, [])),
+        ("select exo.kb_outside_retrieve('probe', %s, 5, %s)", (good, [float("nan")])),
+        ("select exo.kb_outside_act('use', 'bob.md')", ()),  # the internal action
         ("select exo_private.kb_outside_write(%s, 'cache', array['bob.md'])", (bob,)),
-        ("select exo.kb_outside_act(%s, 'force_pin', 'bob.md')", (alice,)),  # bob's document
-        ("select exo.kb_outside_act(%s, 'accept_suggestion', 'bob.md')", (bob,)),  # nothing suggested
-        ("select exo.kb_outside_act(%s, 'force_pin', null)", (alice,)),
+        ("select exo.kb_outside_act('force_pin', 'bob.md')", ()),  # bob's document is not in her base
+        ("select exo.kb_outside_act('accept_suggestion', 'bob.md')", ()),
+        ("select exo.kb_outside_act('force_pin', null)", ()),
         ("select exo_private.kb_outside_write(%s, 'use', array['a.md'])", (alice,)),  # the internal path
         ("insert into exo_private.kb_outside_documents (profile_id, key, last_seen_at)"
          " select id, 'x.md', now() from exo_private.kb_profiles where name = %s", (alice,)),
@@ -350,37 +347,52 @@ def test_the_outside_recording_path_writes_nothing_else(kdb, conn, reader):
         ("update exo_private.kb_items set state = 'pinned' where %s::text is not null", (alice,)),
         ("select exo_private.kb_decay(null)", ()),
     ]  # fmt: skip
+    # the plain reader has no profile, so no base to record in or read
+    as_reader = [
+        ("select exo.kb_outside_retrieve('probe', %s)", (good,)),
+        ("select exo.kb_outside_act('force_pin', 'bob.md')", ()),
+        ("select count(*) from exo.kb_outside_items()", ()),
+    ]
     before = _snapshot(conn)
-    for statement, args in attempts:
-        with pytest.raises(psycopg.Error) as raised, reader.transaction():
-            reader.execute("set transaction read write")
-            reader.execute(statement, args)
-        assert raised.value.sqlstate[:2] in {"22", "42"}, (statement, raised.value)
-    assert _snapshot(conn) == before
-    # alice's call touches only alice's base; bob's document of the same key is his alone
-    with reader.transaction():
-        reader.execute("set transaction read write")
-        reader.execute(
-            "select exo.kb_outside_retrieve(%s, 'probe', %s)",
-            (alice, Jsonb([{"key": "bob.md", "title": None, "text": "alice's own text"}])),
+    with kdb.connect_profile(alice) as session:
+        for who, statements in ((session, as_alice), (reader, as_reader)):
+            for statement, args in statements:
+                with pytest.raises(psycopg.Error) as raised:
+                    _as(who, statement, args)
+                assert raised.value.sqlstate[:2] in {"22", "42"}, (statement, raised.value)
+        # a key the recording path refuses: the answer comes, the refusal is reported, nothing is kept
+        for key in ("", "k" * 501):
+            found = _as(
+                session, "select exo.kb_outside_retrieve('probe', %s)", (Jsonb([{"key": key, "text": "x"}]),)
+            )
+            personal = found["report"]["personal"]
+            assert personal["recorded"] is False and "a key is 1 to 500 characters" in personal["why"]
+        assert _snapshot(conn) == before
+        # alice's call touches only alice's base; bob's document of the same key is his alone
+        _as(
+            session,
+            "select exo.kb_outside_retrieve('probe', %s)",
+            (Jsonb([{"key": "bob.md", "title": None, "text": "alice's own text"}]),),
         )
+        assert [r[0] for r in session.execute("select key from exo.kb_outside_items()")] == ["bob.md"]
     assert item(conn, bob, "bob.md")["fetch_count"] == 1
     assert item(conn, alice, "bob.md")["fetch_count"] == 1
 
 
-def test_a_read_only_call_answers_but_records_nothing(kdb, conn, reader):
+def test_a_read_only_call_answers_but_records_nothing(kdb, conn):
     who = new_profile(kdb)
-    found = reader.execute(
-        "select exo.kb_outside_retrieve(%s, 'probe', %s)",
-        (who, Jsonb([{"key": "a.md", "title": "A", "text": "a liveness probe"}])),
-    ).fetchone()[0]
+    with kdb.connect_profile(who) as session:
+        found = session.execute(
+            "select exo.kb_outside_retrieve('probe', %s)",
+            (Jsonb([{"key": "a.md", "title": "A", "text": "a liveness probe"}]),),
+        ).fetchone()[0]
     assert found["results"] == [{"from": "global", "key": "a.md", "index": 0}]
     assert found["report"]["personal"]["recorded"] is False
     assert "read-only" in found["report"]["personal"]["why"]
     assert item(conn, who, "a.md") == {}
 
 
-def test_the_outside_path_cannot_flood(kdb, conn, reader):
+def test_the_outside_path_cannot_flood(kdb, conn):
     who = new_profile(kdb)
     conn.execute("select exo_private.set_setting('kb.outside_documents', '3')")
     try:
@@ -388,12 +400,12 @@ def test_the_outside_path_cannot_flood(kdb, conn, reader):
         with pytest.raises(psycopg.errors.ProgramLimitExceeded, match="kb.outside_documents"):
             write(conn, who, "use", ["3", "4"], datetime.now(UTC))
         # in the wrapper's call the cap is reported, not raised: the answer still comes
-        with reader.transaction():
-            reader.execute("set transaction read write")
-            found = reader.execute(
-                "select exo.kb_outside_retrieve(%s, 'x', %s)",
-                (who, Jsonb([{"key": k, "title": None, "text": "x"} for k in ("5", "6")])),
-            ).fetchone()[0]
+        with kdb.connect_profile(who) as session:
+            found = _as(
+                session,
+                "select exo.kb_outside_retrieve('x', %s)",
+                (Jsonb([{"key": k, "title": None, "text": "x"} for k in ("5", "6")]),),
+            )
         assert found["report"]["personal"]["recorded"] is False
         assert (
             "kb.outside_documents" in found["report"]["personal"]["why"]
@@ -405,6 +417,38 @@ def test_the_outside_path_cannot_flood(kdb, conn, reader):
     assert item(conn, who, "5") == {}
 
 
+def test_bytes_rows_and_embedding_work_are_bounded_per_profile(kdb, conn):
+    """The issue's flood: 10 calls in seconds, each recording 200 passages of 8,000 characters of
+    100 documents (16 MB and 2,000 passages to embed). The minute's caps let the first call
+    through (1.6 MB, 200 passages) and refuse the rest, reported, the answers still given."""
+    who = new_profile(kdb)
+    queued = "select count(*) from pgmq.q_embed"
+    before = conn.execute(queued).fetchone()[0]
+    found = []
+    with kdb.connect_profile(who) as session:
+        for n in range(10):
+            passages = [
+                {"key": f"k{n}-{i % 100}", "title": None, "text": f"{n} {i} " + "x" * 8000}
+                for i in range(200)
+            ]
+            found.append(_as(session, "select exo.kb_outside_retrieve('x', %s, 100)", (Jsonb(passages),)))
+    personal = [f["report"]["personal"] for f in found]
+    assert [p["recorded"] for p in personal] == [True] + [False] * 9
+    assert all(len(f["results"]) == 100 for f in found)
+    assert "kb.write_bytes_per_minute" in personal[1]["why"]
+    assert conn.execute(queued).fetchone()[0] == before + 100  # one embed message a new document
+    stored = conn.execute("select stored_bytes from exo_private.kb_profiles where name = %s", (who,))
+    assert stored.fetchone()[0] == 200 * 8000  # a passage keeps its first 8,000 characters
+    # what a profile keeps in all is bounded too
+    conn.execute("select exo_private.set_setting('kb.stored_bytes', '1000000')")
+    try:
+        with pytest.raises(psycopg.errors.ProgramLimitExceeded, match="kb.stored_bytes"):
+            write(conn, who, "use", ["more"], datetime.now(UTC) + timedelta(minutes=2),
+                  [{"key": "more", "title": None, "text": "z" * 100}])  # fmt: skip
+    finally:
+        conn.execute("select exo_private.set_setting('kb.stored_bytes', '50000000')")
+
+
 # -- LlamaIndex ------------------------------------------------------------------------------
 
 
@@ -412,7 +456,7 @@ def test_llamaindex_wrapper_in_brief(kdb):
     who = new_profile(kdb)
     nodes = [TextNode(text=t, id_=f"n{i}", metadata={"file_name": s}) for i, (s, _, t) in enumerate(NOTES)]
     retriever = li.LifecycleRetriever(
-        ListNodeRetriever(nodes), id_key="file_name", profile=who, k=3, reader=Reader(kdb.url("exo_reader"))
+        ListNodeRetriever(nodes), id_key="file_name", profile=who, k=3, url=kdb.profile_url(who)
     )
     for _ in range(3):
         found = retriever.retrieve(QUESTION)
@@ -433,13 +477,16 @@ def test_llamaindex_wrapper_in_brief(kdb):
 def test_the_retrievers_take_the_profile_from_the_configuration(kdb, conn, monkeypatch):
     who = new_profile(kdb)
     monkeypatch.setenv("EXO_PROFILE", who)
-    wrapper = lc.LifecycleRetriever(retriever=store(), id_key="source", reader=Reader(kdb.url("exo_reader")))
-    assert wrapper.profile == who
+    monkeypatch.setenv("EXO_DB_NAME", kdb.name)  # the profile's login role is found in this database
+    wrapper = lc.LifecycleRetriever(retriever=store(), id_key="source")
+    assert wrapper.profile == who and wrapper.reader.profile == who
     wrapper.invoke(QUESTION)
     assert item(conn, who, "k8s/probes.md")["fetch_count"] == 1
-    assert lc.ExocortexRetriever(reader=Reader(kdb.url("exo_reader"))).profile == who
-    assert li.ExocortexRetriever(Reader(kdb.url("exo_reader"))).options.profile == who
-    assert lc.ExocortexRetriever(reader=Reader(kdb.url("exo_reader")), profile="other").profile == "other"
+    assert lc.ExocortexRetriever().profile == who
+    assert li.ExocortexRetriever().options.profile == who
+    # a reader of another session is not taken for the profile's: the profile is the session's
+    with pytest.raises(ValueError, match="not profile"):
+        lc.ExocortexRetriever(reader=Reader(kdb.url("exo_reader")), profile=who)
 
 
 def test_the_mcp_server_records_every_call_under_its_configured_profile(kdb, conn):
@@ -452,7 +499,12 @@ def test_the_mcp_server_records_every_call_under_its_configured_profile(kdb, con
         command=sys.executable,
         args=["-m", "exocortex.cli", "mcp"],
         # this checkout's package, where PYTHONPATH points at it (the client passes few variables on)
-        env={"EXO_READER_URL": kdb.url("exo_reader"), "EXO_PROFILE": who}
+        env={
+            "EXO_HOME": os.environ["EXO_HOME"],
+            "EXO_PG_PORT": os.environ["EXO_PG_PORT"],
+            "EXO_DB_NAME": kdb.name,
+            "EXO_PROFILE": who,
+        }
         | ({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
     )
 
@@ -471,6 +523,9 @@ def test_the_mcp_server_records_every_call_under_its_configured_profile(kdb, con
             assert not result.is_error and json.loads(result.content[0].text)["state"] == "claimed"
             refused = await session.call_tool("search", {"query": "probe", "profile": "someone-else"})
             assert refused.is_error
+            # the sql tool is the profile's session too: another user's rows are not there to read
+            found = await session.call_tool("sql", {"statement": "select count(*) as n from exo.kb_items()"})
+            assert json.loads(found.content[0].text)["rows"] == [[1]]
 
     anyio.run(main)
     row = conn.execute(
@@ -494,8 +549,8 @@ class TestLangChainStandardLifecycle(RetrieversIntegrationTests):
 
     @pytest.fixture(autouse=True)
     def _kdb(self, kdb) -> None:
-        self.url = kdb.url("exo_reader")
         self.profile = new_profile(kdb)
+        self.url = kdb.profile_url(self.profile)
 
     @property
     def retriever_constructor(self) -> type[lc.LifecycleRetriever]:
@@ -523,11 +578,8 @@ OTHERS = [
 def ask_base(db, who: str, query: str, vector: list[float] | None = None) -> dict:
     """exo.kb_outside_retrieve as the wrapper calls it (reader, read-write), nothing returned by the
     wrapped retriever: every result comes from the personal stage."""
-    with db.connect("exo_reader") as reader, reader.transaction():
-        reader.execute("set transaction read write")
-        return reader.execute(
-            "select exo.kb_outside_retrieve(%s, %s, '[]', 5, %s)", (who, query, vector)
-        ).fetchone()[0]
+    with db.connect_profile(who) as session:
+        return _as(session, "select exo.kb_outside_retrieve(%s, '[]', 5, %s)", (query, vector))
 
 
 def test_the_personal_stage_finds_a_saved_outside_document_by_meaning(cfg, template_db, real_models):

@@ -36,15 +36,15 @@ def kdb(cfg, template_db) -> Iterator:
 
 
 def new_profile(db) -> str:
+    """A new profile with its login role (a session of it is the profile)."""
     name = f"agent-{uuid.uuid4().hex[:8]}"
-    with db.connect() as conn:
-        conn.execute("select exo_private.kb_add_profile(%s)", (name,))
+    db.profile_url(name)
     return name
 
 
 def test_langchain_retriever_with_a_profile_suggests_saves_and_searches_the_base_first(kdb):
     who = new_profile(kdb)
-    retriever = lc.ExocortexRetriever(reader=Reader(kdb.url("exo_reader")), k=10, profile=who)
+    retriever = lc.ExocortexRetriever(reader=Reader(kdb.profile_url(who), profile=who), k=10, profile=who)
     for _ in range(3):
         docs = retriever.invoke(QUESTION)
     top = docs[0].metadata["document_id"]
@@ -79,7 +79,7 @@ def test_a_retriever_without_a_profile_records_nothing_and_has_no_actions(kdb):
 
 def test_llamaindex_retriever_with_a_profile(kdb):
     who = new_profile(kdb)
-    retriever = li.ExocortexRetriever(Reader(kdb.url("exo_reader")), k=10, profile=who)
+    retriever = li.ExocortexRetriever(url=kdb.profile_url(who), k=10, profile=who)
     nodes = retriever.retrieve(QUESTION)
     assert nodes and retriever.last_provenance.to_dict()["profile"] == who
     document = nodes[0].node.metadata["document_id"]
@@ -101,8 +101,8 @@ class TestLangChainStandardWithAProfile(RetrieversIntegrationTests):
 
     @pytest.fixture(autouse=True)
     def _kdb(self, kdb) -> None:
-        self.url = kdb.url("exo_reader")
         self.profile = new_profile(kdb)
+        self.url = kdb.profile_url(self.profile)
 
     @property
     def retriever_constructor(self) -> type[lc.ExocortexRetriever]:

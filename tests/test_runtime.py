@@ -9,14 +9,16 @@ import re
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg import sql
 from support import REPO_ROOT
 
 from exocortex import config
-from exocortex.db import admin_url, connect
+from exocortex.db import admin_url, connect, role_url
 from exocortex.runtime import local, server
 from exocortex.runtime.local import RuntimeProblem
 from exocortex.runtime.packages import read_packages
@@ -197,3 +199,31 @@ def test_config_rejects_a_bad_port(monkeypatch):
 def test_runtime_lives_outside_the_checkout(cfg):
     assert REPO_ROOT not in Path(cfg.home).parents
     assert oct(cfg.secrets_file.stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_memory_is_copied_while_pg_cron_runs(cfg):
+    """`create database ... template` needs the source alone; pg_cron's scheduler holds a session
+    on the database it serves (this runtime's main one): exo db copy ends it for the copy, and the
+    scheduler comes back. A client of the source makes the copy refuse, naming it."""
+    name = f"exo_copy_{os.getpid()}"
+    scheduler = (
+        "select count(*) from pg_stat_activity where datname = %s and backend_type = 'pg_cron launcher'"
+    )
+    with connect(admin_url(cfg, "postgres"), "exo-test", autocommit=True) as admin:
+        assert admin.execute(scheduler, (cfg.database,)).fetchone() == (1,)
+        with (
+            connect(admin_url(cfg), "exo-test-client"),
+            pytest.raises(server.CopyRefused, match="1 client session.*exo-test-client"),
+        ):
+            server.copy_database(cfg, name)
+        try:
+            assert "copied" in server.copy_database(cfg, name)
+            copy = dataclasses.replace(cfg, database=name)
+            with connect(role_url(copy, "exo_reader", name), "exo-test") as reader:  # the clone's grants
+                assert reader.execute("select count(*) from exo.workspaces").fetchone()[0] == 4
+            deadline = time.monotonic() + 30
+            while admin.execute(scheduler, (cfg.database,)).fetchone() != (1,):
+                assert time.monotonic() < deadline, "pg_cron's scheduler did not come back"
+                time.sleep(0.5)
+        finally:
+            admin.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))

@@ -14,10 +14,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import psycopg
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.json import Jsonb
 from pytest_postgresql.janitor import DatabaseJanitor
 
+from exocortex import profiles
 from exocortex.config import Config
 from exocortex.db import ADMIN, admin_url, connect, role_url
 from exocortex.migrate import grant_database_privileges, migrate
@@ -35,6 +37,15 @@ class Database:
 
     def connect(self, role: str = ADMIN, autocommit: bool = True) -> psycopg.Connection:
         return connect(self.url(role), f"exo-test-{role}", autocommit=autocommit)
+
+    def profile_url(self, name: str) -> str:
+        """The URL of profile NAME's login role here (the profile and its role made when missing)."""
+        with self.connect() as admin:
+            return self.url(profiles.ensure(admin, self.cfg, name))
+
+    def connect_profile(self, name: str, autocommit: bool = True) -> psycopg.Connection:
+        """A session of profile NAME's login role: it is that user (sql/700_kb.sql)."""
+        return connect(self.profile_url(name), f"exo-test-{name}", autocommit=autocommit)
 
 
 def server(cfg: Config) -> dict:
@@ -60,6 +71,19 @@ def template_loader(cfg: Config) -> Callable[..., None]:
 def admin_connection(cfg: Config) -> psycopg.Connection:
     """The admin, on the server's maintenance database."""
     return connect(admin_url(cfg, "postgres"), "exo-test-admin", autocommit=True)
+
+
+def drop_profile_roles(cfg: Config) -> None:
+    """Drop the profiles' login roles the suite made (exo_user_*), on the suite's own server: a
+    role still granted a database of another session's goes on (its drop fails and is skipped)."""
+    with admin_connection(cfg) as conn:
+        for (role,) in conn.execute(
+            "select rolname from pg_roles where rolname like 'exo\\_user\\_%'"
+        ).fetchall():
+            try:
+                conn.execute(sql.SQL("drop role {}").format(sql.Identifier(role)))
+            except psycopg.errors.DependentObjectsStillExist:
+                continue
 
 
 def _janitor(cfg: Config, name: str, template: str | None = None) -> DatabaseJanitor:

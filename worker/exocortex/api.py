@@ -4,6 +4,10 @@ Every function here is one call of one `exo` SQL function as the read-only role,
 `default_transaction_read_only` on and a statement timeout. There is no logic here that
 the SQL function does not have: psql users get the same answers.
 
+A Reader of a profile (`Reader.for_profile`, EXO_PROFILE) connects as that profile's login role:
+its searches run the personal stage and are recorded in its base, and its kb calls act on its
+base; the profile is the session's, never an argument (docs/security.md).
+
 A Reader connects per call, or, once `pooled()` (the MCP server, a long-lived agent),
 borrows from a small pool of connections whose plpython sessions are already warm. A
 pooled connection that fails is discarded with the idle ones that died with it, so a
@@ -25,7 +29,7 @@ from psycopg import sql as pgsql
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from exocortex import config
+from exocortex import config, profiles
 from exocortex.db import role_url
 
 log = logging.getLogger("exocortex.api")
@@ -53,12 +57,22 @@ class Reader:
     statement_timeout_ms: int = DEFAULT_TIMEOUT_MS
     application_name: str = "exo-api"
     pool: ConnectionPool | None = field(default=None, repr=False, compare=False)
+    profile: str | None = None
+    """The profile whose login role `url` is: its searches are recorded (read-write transactions)."""
 
     @classmethod
     def from_config(cls, cfg: config.Config | None = None, **kw: Any) -> Reader:
-        """EXO_READER_URL, else exo_reader on the local runtime (password from its secrets file)."""
+        """EXO_PROFILE's login role when it is set, else EXO_READER_URL, else exo_reader on the local
+        runtime (passwords from its secrets file)."""
         cfg = cfg or config.load()
+        if cfg.profile is not None and "profile" not in kw:
+            return cls.for_profile(cfg.profile, cfg, **kw)
         return cls(cfg.reader_url or role_url(cfg, "exo_reader"), **kw)
+
+    @classmethod
+    def for_profile(cls, name: str, cfg: config.Config | None = None, **kw: Any) -> Reader:
+        """Profile NAME's login role on the local runtime (exocortex.profiles.url)."""
+        return cls(profiles.url(cfg or config.load(), name), profile=name, **kw)
 
     def _connect_kwargs(self) -> dict[str, Any]:
         options = f"-c default_transaction_read_only=on -c statement_timeout={int(self.statement_timeout_ms)}"
@@ -163,11 +177,8 @@ def _search_args(
     bridge: Sequence[str],
     as_of: datetime | None,
     query_embedding: Sequence[float] | None,
-    profile: str | None = None,
 ) -> dict[str, Any]:
     args: dict[str, Any] = {"open_archive": open_archive, "bridge": list(bridge)}
-    if profile is not None:
-        args["profile"] = profile
     if workspaces is not None:
         args["workspaces"] = list(workspaces)
     if as_of is not None:
@@ -188,17 +199,16 @@ def search_json(
     bridge: Sequence[str] = (),
     as_of: datetime | None = None,
     query_embedding: Sequence[float] | None = None,
-    profile: str | None = None,
 ) -> dict[str, Any]:
     """exo.search_json: one search, {results: exo.search's rows, report: what exo.search_report says of it}.
 
-    The rows are JSON: written_at is an ISO date string here (search() gives dates). With a
-    profile, the user's saved documents are searched first and the search is recorded in their
-    base (a read-write transaction); the report carries `personal` and `provenance`.
+    The rows are JSON: written_at is an ISO date string here (search() gives dates). A profile's
+    Reader searches the user's saved documents first and records the search in their base (a
+    read-write transaction); the report carries `personal` and `provenance`.
     """
     args = {"query": query, "k": k, "per_workspace": per_workspace}
-    args |= _search_args(workspaces, open_archive, bridge, as_of, query_embedding, profile)
-    return _call(reader, "search_json", args, "value", read_write=profile is not None)
+    args |= _search_args(workspaces, open_archive, bridge, as_of, query_embedding)
+    return _call(reader, "search_json", args, "value", read_write=reader.profile is not None)
 
 
 def search(
@@ -212,7 +222,6 @@ def search(
     bridge: Sequence[str] = (),
     as_of: datetime | None = None,
     query_embedding: Sequence[float] | None = None,
-    profile: str | None = None,
 ) -> list[dict[str, Any]]:
     """exo.search: ranked chunks with citation, workspace, band and the stage that found each.
 
@@ -228,7 +237,6 @@ def search(
         bridge=bridge,
         as_of=as_of,
         query_embedding=query_embedding,
-        profile=profile,
     )
     return [_dated(row) for row in found["results"]]
 
@@ -250,12 +258,11 @@ def search_report(
     bridge: Sequence[str] = (),
     as_of: datetime | None = None,
     query_embedding: Sequence[float] | None = None,
-    profile: str | None = None,
 ) -> dict[str, Any]:
     """exo.search_report: stages, bands, hints, degradations and timings of the same search."""
     args = {"query": query, "k": k, "per_workspace": per_workspace}
-    args |= _search_args(workspaces, open_archive, bridge, as_of, query_embedding, profile)
-    return _call(reader, "search_report", args, "value", read_write=profile is not None)
+    args |= _search_args(workspaces, open_archive, bridge, as_of, query_embedding)
+    return _call(reader, "search_report", args, "value", read_write=reader.profile is not None)
 
 
 def context_packet(
@@ -268,15 +275,14 @@ def context_packet(
     bridge: Sequence[str] = (),
     as_of: datetime | None = None,
     query_embedding: Sequence[float] | None = None,
-    profile: str | None = None,
 ) -> dict[str, Any]:
-    """exo.context_packet_json: {text, tokens, used, hints, report}; with a profile as search_json."""
+    """exo.context_packet_json: {text, tokens, used, hints, report}; a profile's as search_json."""
     args = {"query": query, "token_budget": token_budget}
-    args |= _search_args(workspaces, open_archive, bridge, as_of, query_embedding, profile)
-    return _call(reader, "context_packet_json", args, "value", read_write=profile is not None)
+    args |= _search_args(workspaces, open_archive, bridge, as_of, query_embedding)
+    return _call(reader, "context_packet_json", args, "value", read_write=reader.profile is not None)
 
 
-#: The reader's actions on a document of its personal base: exo.kb_<action>(profile, document_id).
+#: The actions on a document of the Reader's profile's base: exo.kb_<action>(document_id).
 KB_ACTIONS = (
     "accept_suggestion",
     "decline_suggestion",
@@ -287,28 +293,23 @@ KB_ACTIONS = (
 )
 
 
-def kb_items(reader: Reader, profile: str) -> list[dict[str, Any]]:
-    """exo.kb_items: a profile's base (pinned, claimed, suggested, surfaced, demoted) with counts and suggestions."""
-    return _call(reader, "kb_items", {"profile": profile}, "rows")
+def kb_items(reader: Reader) -> list[dict[str, Any]]:
+    """exo.kb_items: the Reader's profile's base (pinned, claimed, suggested, surfaced, demoted)."""
+    return _call(reader, "kb_items", {}, "rows")
 
 
-def kb_act(reader: Reader, profile: str, action: str, document_id: int) -> dict[str, Any]:
-    """exo.kb_<action> (one of KB_ACTIONS) on a document of the profile's base: its new state."""
+def kb_act(reader: Reader, action: str, document_id: int) -> dict[str, Any]:
+    """exo.kb_<action> (one of KB_ACTIONS) on a document of the Reader's profile's base: its new state."""
     if action not in KB_ACTIONS:
         raise ValueError(f"action must be one of {', '.join(KB_ACTIONS)}, got {action!r}")
-    args = {"profile": profile, "document_id": int(document_id)}
-    return _call(reader, "kb_" + action, args, "value", read_write=True)
+    return _call(reader, "kb_" + action, {"document_id": int(document_id)}, "value", read_write=True)
 
 
 def kb_record_use(
-    reader: Reader, profile: str, document_ids: Sequence[int], chunk_ids: Sequence[int] = ()
+    reader: Reader, document_ids: Sequence[int], chunk_ids: Sequence[int] = ()
 ) -> dict[str, Any]:
-    """exo.kb_record_use: record what a search of the profile returned (rank order); its provenance block."""
-    args = {
-        "profile": profile,
-        "document_ids": [int(d) for d in document_ids],
-        "chunk_ids": [int(c) for c in chunk_ids],
-    }
+    """exo.kb_record_use: record what a search of the Reader's profile returned (rank order); its provenance."""
+    args = {"document_ids": [int(d) for d in document_ids], "chunk_ids": [int(c) for c in chunk_ids]}
     return _call(reader, "kb_record_use", args, "value", read_write=True)
 
 

@@ -18,7 +18,18 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from exocortex import audit_cli, config, doctor, entities_cli, facts_cli, kb_cli, lint, query_cli, schema_dump
+from exocortex import (
+    audit_cli,
+    config,
+    doctor,
+    entities_cli,
+    facts_cli,
+    kb_cli,
+    lint,
+    profiles,
+    query_cli,
+    schema_dump,
+)
 from exocortex import worker as worker_module
 from exocortex.db import ADMIN, ROLES, admin_url, as_uri, connect, role_url
 from exocortex.evaluate_cli import eval_group
@@ -97,10 +108,29 @@ def db_status(as_json: bool) -> None:
     default="reader",
     show_default=True,
 )
-def db_url(role: str) -> None:
-    """Print a connection URL (with password) for one role."""
+@click.option("--profile", help="With --role reader: the login role of this user (exo user add NAME).")
+def db_url(role: str, profile: str | None) -> None:
+    """Print a connection URL (with password) for one role, or a user's login role."""
+    if profile is not None:
+        if role != "reader":
+            _fail("--profile goes with --role reader: a user's login role is a reader")
+        try:
+            click.echo(profiles.url(config.load(), profile))
+        except profiles.UnknownProfile as exc:
+            _fail(str(exc))
+        return
     name = role if role == ADMIN else f"exo_{role}"
     click.echo(as_uri(role_url(config.load(), name)))
+
+
+@db.command("copy")
+@click.argument("name")
+def db_copy(name: str) -> None:
+    """Copy the memory to database NAME (while pg_cron runs; stop its other clients first)."""
+    try:
+        console.print(server.copy_database(config.load(), name))
+    except (server.CopyRefused, psycopg.Error) as exc:
+        _fail(str(exc).strip())
 
 
 @db.command("psql", context_settings={"ignore_unknown_options": True})
@@ -598,13 +628,14 @@ def worker_requeue_dead(queue: str | None) -> None:
 @click.option(
     "--profile",
     default=None,
-    help="Serve this user (exo user add NAME): every call searches their base first and records in it, "
-    "and no tool takes a profile argument. Default: EXO_PROFILE, else none.",
+    help="Serve this user (exo user add NAME) as their login role: every search looks in their base "
+    "first and records in it, and no tool can reach another user's. Default: EXO_PROFILE, else none.",
 )
 def mcp_cmd(statement_timeout_ms: int, profile: str | None) -> None:
-    """Serve the exo API to agents as MCP tools over stdio (read-only, as exo_reader).
+    """Serve the exo API to agents as MCP tools over stdio (read-only, as exo_reader or a user's role).
 
-    The database is EXO_READER_URL, else the local runtime's exo_reader. Logs go to stderr.
+    The database is the user's login role with --profile, else EXO_READER_URL, else the local
+    runtime's exo_reader. Logs go to stderr.
     """
     from exocortex import mcp_server  # the MCP SDK loads only for this command
 

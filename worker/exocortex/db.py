@@ -7,12 +7,16 @@ Roles:
   exo_writer  ingest and worker
   exo_reader  agents and MCP; may only use the exo API, with session limits from the
               settings table (migrate.set_reader_limits) and CONNECT on this database only
+  exo_user_NAME  one login role per profile (exo user add NAME), a member of exo_reader:
+              a session of it is that profile (sql/700_kb.sql); its password is kept with
+              the others (save_secret)
 Nobody logs in as exo_api (owns the exo API, may only read) or exo_graph (runs a caller's
 Cypher, may only read the graphs); see migrate.INTERNAL_ROLES.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
@@ -61,6 +65,20 @@ def _read_secrets(path: Path) -> dict[str, str]:
     return data
 
 
+def save_secret(cfg: Config, role: str, password: str) -> None:
+    """Keep a profile role's password with the others (0600), replacing the file whole under a lock."""
+    path = cfg.secrets_file
+    load_secrets(cfg)
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        data = _read_secrets(path) | {role: password}
+        partial = path.with_suffix(".partial")
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=2)
+        partial.replace(path)
+
+
 def admin_url(cfg: Config, dbname: str | None = None) -> str:
     if cfg.external_url:
         base = cfg.external_url
@@ -76,12 +94,17 @@ def admin_url(cfg: Config, dbname: str | None = None) -> str:
 
 
 def role_url(cfg: Config, role: str, dbname: str | None = None) -> str:
-    """The URL for one of the exo roles on the same server and database as the admin URL."""
+    """The URL for one of the exo roles, or a profile's (exo_user_*), on the same server and
+    database as the admin URL."""
     if role == ADMIN:
         return admin_url(cfg, dbname)
-    if role not in ROLES:
-        raise ValueError(f"unknown role {role!r}; expected one of {', '.join((ADMIN, *ROLES))}")
-    return make_conninfo(admin_url(cfg, dbname), user=role, password=load_secrets(cfg)[role])
+    known = load_secrets(cfg)
+    if role not in ROLES and not (role.startswith("exo_user_") and role in known):
+        raise ValueError(
+            f"unknown role {role!r}; expected one of {', '.join((ADMIN, *ROLES))} or a profile's "
+            f"(exo user add NAME)"
+        )
+    return make_conninfo(admin_url(cfg, dbname), user=role, password=known[role])
 
 
 def database_of(url: str) -> str:

@@ -1,9 +1,10 @@
 """`exo user add | list` and `exo kb list | accept | decline | pin | remove | up | down | decay`:
 the personal knowledge base per user in a terminal (registered in exocortex.cli).
 
-Users are made and the decay runs as exo_writer (exo_private.kb_add_profile, kb_decay); a
-user's base is read and acted on as the read-only role, through the API's one narrow
-recording path (exo.kb_items, exo.kb_accept_suggestion, ...), exactly as an agent would.
+A user is a profile and its login role, made as the admin (exocortex.profiles); the list and
+the decay run as exo_writer. A user's base is read and acted on as that user's login role,
+through the API's one narrow recording path (exo.kb_items, exo.kb_accept_suggestion, ...),
+exactly as the user's agent would: the profile is the session's, never an argument.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import psycopg
 from rich.console import Console
 from rich.markup import escape
 
-from exocortex import api, config
+from exocortex import api, config, profiles
 from exocortex.db import connect, role_url
 from exocortex.query_cli import _table, json_option
 
@@ -55,9 +56,13 @@ def _writer(statement: str, args: tuple) -> Any:
         _fail(exc)
 
 
-def _reader(call: Any) -> Any:
+def _as_profile(profile: str, call: Any) -> Any:
+    """Call the API as profile's login role."""
     try:
-        return call(api.Reader.from_config(application_name="exo-cli"))
+        return call(api.Reader.for_profile(profile, application_name="exo-cli"))
+    except profiles.UnknownProfile as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        sys.exit(1)
     except psycopg.Error as exc:
         _fail(exc)
 
@@ -70,9 +75,14 @@ def user_group() -> None:
 @user_group.command("add")
 @click.argument("name")
 def user_add_cmd(name: str) -> None:
-    """Make user NAME (letters, digits, _ . @ -): searches with --profile NAME then record use."""
-    made = _writer("select exo_private.kb_add_profile(%s)", (name,))
-    console.print(f"user {escape(name)} added (id {made})")
+    """Make user NAME (letters, digits, _ . @ -) and its login role, and print the role's URL: a
+    session of it is that user (its searches record in its base; --profile NAME connects with it)."""
+    try:
+        url, made = profiles.add(config.load(), name)
+    except psycopg.Error as exc:
+        _fail(exc)
+    err.print(f"user {escape(name)} {'added' if made else 'exists'}; its URL:")
+    click.echo(url)
 
 
 @user_group.command("list")
@@ -107,7 +117,7 @@ def kb_group() -> None:
 @json_option
 def kb_list_cmd(profile: str, as_json: bool) -> None:
     """The profile's base: pinned, claimed, suggested, surfaced and demoted documents."""
-    rows = _reader(lambda r: api.kb_items(r, profile))
+    rows = _as_profile(profile, api.kb_items)
     if as_json:
         click.echo(json.dumps(rows, indent=2, default=str, ensure_ascii=False))
         return
@@ -125,7 +135,7 @@ def _action_command(verb: str, action: str, help_text: str) -> click.Command:
     @click.argument("document_id", type=int)
     @profile_option
     def command(document_id: int, profile: str) -> None:
-        item = _reader(lambda r: api.kb_act(r, profile, action, document_id))
+        item = _as_profile(profile, lambda r: api.kb_act(r, action, document_id))
         console.print(f"document {document_id}: {item['state']} (fetched {item['fetch_count']} times)")
 
     return command

@@ -13,10 +13,11 @@ unreachable, and the session goes on. A call the database refuses (a bad argumen
 unknown workspace, k out of range) comes back as a tool error (isError) with the
 database's message.
 
-A server started with a profile (`exo mcp --profile NAME`, or EXO_PROFILE) serves one user:
-every tool that takes a profile (search, context_packet, kb_items, kb_act, kb_record_use)
-runs under it, and the argument is gone from those tools, so a model can neither record in
-another user's base nor read it. Without one, the tools take the argument as before.
+A server started with a profile (`exo mcp --profile NAME`, or EXO_PROFILE) connects as that
+profile's login role (exocortex.profiles): its searches record in that user's base and its kb
+tools act on it. No tool takes a profile: the database reads it from the session, and row
+security shows the role only its own rows, so neither a tool nor the sql tool can reach another
+user's base. Without one, the searches record nothing and the kb tools say there is no profile.
 """
 
 from __future__ import annotations
@@ -192,8 +193,6 @@ PARAMETERS = {
     "subject": "Whom or what the facts are about: a name (case and spacing do not matter).",
     "attribute": "A fact's attribute, e.g. employer or home_town (exo.facts lists a subject's).",
     "statement": "One SELECT over exo.<view> and exo.<function>(...) calls, e.g. select * from exo.workspaces.",
-    "profile": "Your user profile (exo user add NAME): your saved documents are searched first and the "
-    "search is recorded in your base; null: nothing recorded.",
     "action": "accept_suggestion, decline_suggestion, thumbs_up, thumbs_down, force_pin or force_remove.",
     "document_id": "A document's id (a search's results and provenance give it).",
     "document_ids": "The documents a search of yours returned, best first.",
@@ -252,16 +251,15 @@ def _wire_type(annotation: Any) -> Any:
     return annotation
 
 
-def tool_signature(spec: ToolSpec, profile: str | None = None) -> inspect.Signature:
-    """The api function's signature without its Reader (nor its profile when the server has
-    one), in types a JSON schema can say."""
+def tool_signature(spec: ToolSpec) -> inspect.Signature:
+    """The api function's signature without its Reader, in types a JSON schema can say."""
     function = spec.function
     described = {**PARAMETERS, **spec.parameters}
     hints = typing.get_type_hints(function)
     parameters = []
     for p in inspect.signature(function).parameters.values():
         annotation = hints.get(p.name, Any)
-        if annotation is api.Reader or (profile is not None and p.name == "profile"):
+        if annotation is api.Reader:
             continue
         annotation = _wire_type(annotation)
         if p.name in described:
@@ -299,15 +297,8 @@ def error_message(exc: psycopg.Error) -> str:
     return f"{message} ({extra})" if extra else message
 
 
-def make_tool(spec: ToolSpec, reader: api.Reader, profile: str | None = None) -> Callable[..., str]:
-    bound = (
-        {"profile": profile}
-        if profile is not None and "profile" in inspect.signature(spec.function).parameters
-        else {}
-    )
-
+def make_tool(spec: ToolSpec, reader: api.Reader) -> Callable[..., str]:
     def call(**arguments: Any) -> str:
-        arguments |= bound
         started = time.perf_counter()
         try:
             result = spec.function(reader, **arguments)
@@ -325,7 +316,7 @@ def make_tool(spec: ToolSpec, reader: api.Reader, profile: str | None = None) ->
 
     call.__name__ = spec.name
     call.__doc__ = spec.function.__doc__
-    call.__signature__ = tool_signature(spec, profile)  # type: ignore[attr-defined]
+    call.__signature__ = tool_signature(spec)  # type: ignore[attr-defined]
     return call
 
 
@@ -339,14 +330,14 @@ def strict(tool: Tool) -> Tool:
     return tool
 
 
-def tools(reader: api.Reader, specs: Sequence[ToolSpec] = TOOLS, profile: str | None = None) -> list[Tool]:
+def tools(reader: api.Reader, specs: Sequence[ToolSpec] = TOOLS) -> list[Tool]:
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     records = ToolAnnotations(read_only_hint=False, idempotent_hint=False, open_world_hint=False)
     comments = catalog_comments(reader)
     return [
         strict(
             Tool.from_function(
-                make_tool(spec, reader, profile),
+                make_tool(spec, reader),
                 name=spec.name,
                 description=description(spec, comments),
                 annotations=read_only if spec.read_only else records,
@@ -357,11 +348,9 @@ def tools(reader: api.Reader, specs: Sequence[ToolSpec] = TOOLS, profile: str | 
     ]
 
 
-def build(reader: api.Reader, specs: Sequence[ToolSpec] = TOOLS, profile: str | None = None) -> MCPServer:
-    """The MCP server with one tool per ToolSpec; with a profile, every call runs under it."""
-    return MCPServer(
-        "exocortex", instructions=INSTRUCTIONS, version=_version(), tools=tools(reader, specs, profile)
-    )
+def build(reader: api.Reader, specs: Sequence[ToolSpec] = TOOLS) -> MCPServer:
+    """The MCP server with one tool per ToolSpec, every call on `reader` (a profile's: its own)."""
+    return MCPServer("exocortex", instructions=INSTRUCTIONS, version=_version(), tools=tools(reader, specs))
 
 
 def _version() -> str:
@@ -379,19 +368,22 @@ def serve(
     pool_size: int = api.DEFAULT_POOL_SIZE,
     profile: str | None = None,
 ) -> None:
-    """Run the server over stdio until the client closes it, on a pool of pool_size connections;
-    every call under `profile` (default: EXO_PROFILE), when there is one."""
+    """Run the server over stdio until the client closes it, on a pool of pool_size connections of
+    `profile`'s login role (default: EXO_PROFILE), else of the reader."""
     # Logging goes to stderr before the SDK configures its own (basicConfig: first one wins).
     logging.basicConfig(
         stream=sys.stderr, level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     cfg = config.load()
     profile = profile if profile is not None else cfg.profile
-    reader = api.Reader.from_config(
-        cfg, statement_timeout_ms=statement_timeout_ms, application_name="exo-mcp"
+    options = {"statement_timeout_ms": statement_timeout_ms, "application_name": "exo-mcp"}
+    reader = (
+        api.Reader.for_profile(profile, cfg, **options)
+        if profile is not None
+        else api.Reader.from_config(cfg, **options)
     )
     with reader.pooled(pool_size) as pooled:
-        server = build(pooled, profile=profile)
+        server = build(pooled)
         log.info(
             "exocortex MCP server on stdio: %d tools, up to %d connections%s",
             len(TOOLS),

@@ -27,6 +27,7 @@ import ast
 import hashlib
 import os
 import re
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -39,7 +40,7 @@ import psycopg
 from psycopg import sql
 
 from exocortex.config import Config
-from exocortex.db import ROLES, admin_url, connect, load_secrets
+from exocortex.db import ROLES, admin_url, connect, load_secrets, save_secret
 from exocortex.runtime.packages import package_for_extension
 
 #: pg_advisory_lock key: "exocortex migrate"
@@ -86,6 +87,8 @@ READER_LIMITS = {
     "reader.client_connection_check_interval": "client_connection_check_interval",
 }
 READER_CONNECTION_LIMIT = "reader.connection_limit"
+#: Each profile role's connection limit (server-wide, like the reader's).
+PROFILE_CONNECTION_LIMIT = "reader.profile_connection_limit"
 
 #: Who the sessions with the given pids are, for messages that name the holder of a lock.
 SESSIONS = """
@@ -239,15 +242,7 @@ def ensure_roles(conn: psycopg.Connection, passwords: dict[str, str]) -> None:
                 # Every role may set its own session defaults (no privilege governs that), so a
                 # reader could have added some: the reader keeps ours and only ours.
                 conn.execute(sql.SQL("alter role {} reset all").format(sql.Identifier(role)))
-            for name, values in ROLE_SETTINGS[role].items():
-                # One literal per list element: a single quoted 'a, b' would be one schema name.
-                conn.execute(
-                    sql.SQL("alter role {} set {} = {}").format(
-                        sql.Identifier(role),
-                        sql.Identifier(name),
-                        sql.SQL(", ").join(map(sql.Literal, values)),
-                    )
-                )
+            _set_role_settings(conn, role, ROLE_SETTINGS[role])
         for role in INTERNAL_ROLES:
             if not conn.execute("select 1 from pg_roles where rolname = %s", (role,)).fetchone():
                 conn.execute(sql.SQL("create role {} nologin noinherit").format(sql.Identifier(role)))
@@ -262,6 +257,66 @@ LIFT_MEMORY_LIMIT = "do language plpython3u $$\n# exo:include backend_memory\nli
 
 def lift_memory_limit(conn: psycopg.Connection, plpy_dir: Path) -> None:
     conn.execute(inline_plpy(LIFT_MEMORY_LIMIT, plpy_dir, "the migrator's memory limit"))
+
+
+def _set_role_settings(conn: psycopg.Connection, role: str, settings: dict[str, list[str]]) -> None:
+    for name, values in settings.items():
+        # One literal per list element: a single quoted 'a, b' would be one schema name.
+        conn.execute(
+            sql.SQL("alter role {} set {} = {}").format(
+                sql.Identifier(role), sql.Identifier(name), sql.SQL(", ").join(map(sql.Literal, values))
+            )
+        )
+
+
+#: The profiles' login roles of this database (kb_profiles.role) that exist, once the column does.
+PROFILE_ROLES = """
+select p.role from exo_private.kb_profiles p join pg_catalog.pg_roles r on r.rolname = p.role order by p.role
+"""
+
+
+def profile_roles(conn: psycopg.Connection) -> list[str]:
+    """The login roles of this database's profiles that exist (none before migration 0048)."""
+    return [r[0] for r in conn.execute(PROFILE_ROLES)] if profile_roles_column(conn) else []
+
+
+def ensure_profile_roles(cfg: Config, conn: psycopg.Connection, renew_unknown: bool = False) -> list[str]:
+    """Make the login role of every profile of this database that has none: a member of exo_reader
+    with the reader's session defaults, its password kept with the others (db.save_secret). With
+    renew_unknown, a role that exists but whose password this EXO_HOME does not keep gets a new
+    one (exo user add prints a URL that works). Returns the roles made or renewed."""
+    if not profile_roles_column(conn):
+        return []
+    known = load_secrets(cfg)
+    made = []
+    with conn.transaction():
+        conn.execute("lock table pg_catalog.pg_authid in share row exclusive mode")
+        for role, exists in conn.execute(
+            "select p.role, r.rolname is not null from exo_private.kb_profiles p "
+            "left join pg_catalog.pg_roles r on r.rolname = p.role order by p.role"
+        ).fetchall():
+            if exists and not (renew_unknown and role not in known):
+                continue
+            password = secrets.token_urlsafe(24)
+            verb = "alter" if exists else "create"
+            conn.execute(
+                sql.SQL("{} role {} login password {}").format(
+                    sql.SQL(verb), sql.Identifier(role), sql.Literal(password)
+                )
+            )
+            conn.execute(sql.SQL("grant exo_reader to {}").format(sql.Identifier(role)))
+            conn.execute(sql.SQL("alter role {} reset all").format(sql.Identifier(role)))
+            _set_role_settings(conn, role, ROLE_SETTINGS["exo_reader"])
+            save_secret(cfg, role, password)
+            made.append(role)
+    return made
+
+
+def profile_roles_column(conn: psycopg.Connection) -> bool:
+    return conn.execute(
+        "select exists (select 1 from pg_catalog.pg_attribute where attrelid = to_regclass('exo_private.kb_profiles')"
+        " and attname = 'role' and not attisdropped)"
+    ).fetchone()[0]
 
 
 def ensure_extensions(conn: psycopg.Connection) -> list[str]:
@@ -372,6 +427,12 @@ def grant_database_privileges(conn: psycopg.Connection) -> None:
             "grant temporary on database {} to exo_writer",
         ):
             conn.execute(sql.SQL(statement).format(sql.Identifier(database)))
+        for role in profile_roles(conn):
+            conn.execute(
+                sql.SQL("grant connect on database {} to {}").format(
+                    sql.Identifier(database), sql.Identifier(role)
+                )
+            )
         # exo_owner creates the workspace graphs (ensure_workspace_graph).
         conn.execute("grant usage on schema ag_catalog to exo_owner")
         conn.execute("grant select on ag_catalog.ag_graph, ag_catalog.ag_label to exo_owner")
@@ -412,14 +473,15 @@ def _limit_text(key: str, value: object) -> str:
 
 
 def set_reader_limits(conn: psycopg.Connection) -> None:
-    """exo_reader's session limits in this database, from the settings table (READER_LIMITS).
+    """The session limits of every reader role in this database (exo_reader's and each profile
+    role's), from the settings table (READER_LIMITS), and their connection limits.
 
-    Whatever else the reader set for itself in this database goes (a role may set its own
+    Whatever else a reader role set for itself in this database goes (a role may set its own
     defaults). A setting that is absent leaves the server's default; one the server refuses
     stops the run with a message naming the setting, and changes nothing.
     """
     database = conn.execute("select current_database()").fetchone()[0]
-    keys = [*READER_LIMITS, READER_CONNECTION_LIMIT]
+    keys = [*READER_LIMITS, READER_CONNECTION_LIMIT, PROFILE_CONNECTION_LIMIT]
     values = dict(
         conn.execute("select key, value from exo_private.settings where key = any(%s)", (keys,)).fetchall()
     )
@@ -427,37 +489,49 @@ def set_reader_limits(conn: psycopg.Connection) -> None:
         # pg_authid and pg_db_role_setting are shared by every database: serialise with the
         # migrators and clones of other databases, as ensure_roles does.
         conn.execute("lock table pg_catalog.pg_authid in share row exclusive mode")
-        # The reader may have set defaults of its own in this database: only the limits stay.
-        conn.execute(
-            sql.SQL("alter role exo_reader in database {} reset all").format(sql.Identifier(database))
+        roles = {"exo_reader": READER_CONNECTION_LIMIT} | dict.fromkeys(
+            profile_roles(conn), PROFILE_CONNECTION_LIMIT
         )
-        for key, parameter in READER_LIMITS.items():
-            if key not in values:
-                continue
-            text = _limit_text(key, values[key])
-            try:
-                conn.execute(
-                    sql.SQL("alter role exo_reader in database {} set {} = {}").format(
-                        sql.Identifier(database), sql.Identifier(parameter), sql.Literal(text)
+        for role, connection_key in roles.items():
+            # A reader role may have set defaults of its own in this database: only the limits stay.
+            conn.execute(
+                sql.SQL("alter role {} in database {} reset all").format(
+                    sql.Identifier(role), sql.Identifier(database)
+                )
+            )
+            for key, parameter in READER_LIMITS.items():
+                if key not in values:
+                    continue
+                text = _limit_text(key, values[key])
+                try:
+                    conn.execute(
+                        sql.SQL("alter role {} in database {} set {} = {}").format(
+                            sql.Identifier(role),
+                            sql.Identifier(database),
+                            sql.Identifier(parameter),
+                            sql.Literal(text),
+                        )
                     )
-                )
-            except psycopg.Error as exc:
-                raise MigrationError(
-                    f"setting {key} = {text!r} was refused for {parameter}: {exc.diag.message_primary}; "
-                    f"fix it with exo_private.set_setting and run `exo migrate` again"
-                ) from exc
-        if READER_CONNECTION_LIMIT in values:
-            limit = values[READER_CONNECTION_LIMIT]
-            if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-                raise MigrationError(
-                    f"setting {READER_CONNECTION_LIMIT} must be a whole number of connections, at least 1, "
-                    f"got {limit!r}; fix it with exo_private.set_setting and run `exo migrate` again"
-                )
-            current = conn.execute(
-                "select rolconnlimit from pg_roles where rolname = 'exo_reader'"
-            ).fetchone()
-            if current != (limit,):
-                conn.execute(sql.SQL("alter role exo_reader connection limit {}").format(sql.Literal(limit)))
+                except psycopg.Error as exc:
+                    raise MigrationError(
+                        f"setting {key} = {text!r} was refused for {parameter}: {exc.diag.message_primary}; "
+                        f"fix it with exo_private.set_setting and run `exo migrate` again"
+                    ) from exc
+            if connection_key in values:
+                _set_connection_limit(conn, role, connection_key, values[connection_key])
+
+
+def _set_connection_limit(conn: psycopg.Connection, role: str, key: str, limit: object) -> None:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise MigrationError(
+            f"setting {key} must be a whole number of connections, at least 1, "
+            f"got {limit!r}; fix it with exo_private.set_setting and run `exo migrate` again"
+        )
+    current = conn.execute("select rolconnlimit from pg_roles where rolname = %s", (role,)).fetchone()
+    if current != (limit,):
+        conn.execute(
+            sql.SQL("alter role {} connection limit {}").format(sql.Identifier(role), sql.Literal(limit))
+        )
 
 
 def _describe_sessions(rows: list[tuple]) -> str:
@@ -584,8 +658,11 @@ def _migrate_steps(
     for name in result.applied:
         progress(f"applied {name}")
     result.sql_files = apply_sql(conn, cfg.sql_dir, cfg.plpy_dir)
-    # Again after the files: a migration of this run may have added or changed a limit.
-    set_reader_limits(conn)
+    # A profile made by SQL, or before profiles had roles (migration 0048), gets its login role.
+    ensure_profile_roles(cfg, conn)
+    # Again after the files: a migration of this run may have added or changed a limit, and a
+    # profile role its database privileges.
+    grant_database_privileges(conn)
 
 
 @contextmanager

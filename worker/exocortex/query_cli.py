@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from exocortex import api
+from exocortex import api, profiles
 
 console = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
@@ -42,10 +42,19 @@ archive_option = click.option(
 )
 
 
-def _run(call: Callable[[api.Reader], Any]) -> Any:
-    """Call the API; a database error or a refused argument ends the command with its message."""
+def _run(call: Callable[[api.Reader], Any], profile: str | None = None) -> Any:
+    """Call the API, as profile's login role when one is given; a database error, a refused
+    argument or an unknown profile ends the command with its message."""
     try:
-        return call(api.Reader.from_config(application_name="exo-cli"))
+        reader = (
+            api.Reader.for_profile(profile, application_name="exo-cli")
+            if profile is not None
+            else api.Reader.from_config(application_name="exo-cli")
+        )
+        return call(reader)
+    except profiles.UnknownProfile as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        sys.exit(1)
     except psycopg.Error as exc:
         message = exc.diag.message_primary or str(exc)
         hint = f" ({exc.diag.message_hint})" if exc.diag.message_hint else ""
@@ -111,13 +120,8 @@ def search_cmd(
     as_json: bool,
 ) -> None:
     """Ranked chunks for a question, with citations, and what the search did (exo.search_json)."""
-    options = {
-        "workspaces": workspaces or None,
-        "open_archive": open_archive,
-        "bridge": bridge,
-        "profile": profile,
-    }
-    found = _run(lambda r: api.search_json(r, query, k=k, **options))
+    options = {"workspaces": workspaces or None, "open_archive": open_archive, "bridge": bridge}
+    found = _run(lambda r: api.search_json(r, query, k=k, **options), profile)
     if as_json:
         _dump(found)
         return
@@ -166,8 +170,8 @@ def context_cmd(
             workspaces=workspaces or None,
             open_archive=open_archive,
             bridge=bridge,
-            profile=profile,
-        )
+        ),
+        profile,
     )
     if as_json:
         _dump(packet)

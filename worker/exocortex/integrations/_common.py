@@ -35,12 +35,21 @@ def missing(library: str, extra: str, error: ImportError) -> ImportError:
     return ImportError(message, name=error.name)
 
 
-def make_reader(reader: api.Reader | None, url: str | None) -> api.Reader:
+def make_reader(reader: api.Reader | None, url: str | None, profile: str | None = None) -> api.Reader:
+    """The Reader a retriever calls: the one given; else one of url (the login role of `profile`
+    when there is one); else profile's on the local runtime; else the configuration's. A profile is
+    the session's login role, never an argument (docs/security.md)."""
     if reader is not None and url is not None:
         raise ValueError("give reader or url, not both")
     if reader is not None:
+        if profile is not None and reader.profile != profile:
+            raise ValueError(
+                f"the reader given is not profile {profile!r}'s: give Reader.for_profile({profile!r})"
+            )
         return reader
-    return api.Reader(url) if url is not None else api.Reader.from_config()
+    if url is not None:
+        return api.Reader(url, profile=profile)
+    return api.Reader.for_profile(profile) if profile is not None else api.Reader.from_config()
 
 
 def configured_profile(profile: str | None) -> str | None:
@@ -87,7 +96,6 @@ def retrieve(reader: api.Reader, query: str, options: Options) -> Retrieved:
         "open_archive": options.open_archive,
         "bridge": tuple(options.bridge),
         "as_of": options.as_of,
-        "profile": options.profile,
     }
     if options.mode == "packet":
         packet = api.context_packet(reader, query, token_budget=options.token_budget, **common)
@@ -128,7 +136,7 @@ class PersonalBase:
     def _act(self, action: str, document_id: int) -> dict[str, Any]:
         if self.options.profile is None:  # type: ignore[attr-defined]
             raise ValueError("this retriever has no profile: give profile=NAME (exo user add NAME)")
-        return api.kb_act(self.reader, self.options.profile, action, document_id)  # type: ignore[attr-defined]
+        return api.kb_act(self.reader, action, document_id)  # type: ignore[attr-defined]
 
     def accept_suggestion(self, document_id: int) -> dict[str, Any]:
         """Save a suggested document to the profile's base."""
@@ -154,7 +162,7 @@ class PersonalBase:
         """exo.kb_items: the profile's base."""
         if self.options.profile is None:  # type: ignore[attr-defined]
             raise ValueError("this retriever has no profile: give profile=NAME (exo user add NAME)")
-        return api.kb_items(self.reader, self.options.profile)  # type: ignore[attr-defined]
+        return api.kb_items(self.reader)  # type: ignore[attr-defined]
 
 
 def _date(written_at: str | None) -> date | None:
@@ -207,13 +215,13 @@ def outside_title(metadata: Mapping[str, Any], title_key: str | None) -> str | N
 
 
 def outside_retrieve(
-    reader: api.Reader, profile: str, query: str, returned: Sequence[Mapping[str, Any]], k: int
+    reader: api.Reader, query: str, returned: Sequence[Mapping[str, Any]], k: int
 ) -> dict[str, Any]:
     """exo.kb_outside_retrieve: the personal stage, the merge with `returned` ([{key, title, text}]
     as the wrapped retriever gave them), the record, and the provenance block, in one call."""
     # PostgreSQL text holds no NUL character (jsonb refuses \u0000): it goes before sending.
     clean = [{name: _no_nul(value) for name, value in r.items()} for r in returned]
-    args = {"profile": profile, "query": _no_nul(query), "returned": Jsonb(clean), "k": int(k)}
+    args = {"query": _no_nul(query), "returned": Jsonb(clean), "k": int(k)}
     return api._call(reader, "kb_outside_retrieve", args, "value", read_write=True)
 
 
@@ -226,10 +234,9 @@ class OutsideBase(PersonalBase):
     (the value of its id_key metadata) instead of an exocortex document id."""
 
     def _act(self, action: str, document_id: Any) -> dict[str, Any]:
-        args = {"profile": self.options.profile, "action": action, "key": str(document_id)}  # type: ignore[attr-defined]
+        args = {"action": action, "key": str(document_id)}
         return api._call(self.reader, "kb_outside_act", args, "value", read_write=True)  # type: ignore[attr-defined]
 
     def personal_base(self) -> list[dict[str, Any]]:
         """exo.kb_outside_items: the outside documents of the profile's base."""
-        args = {"profile": self.options.profile}  # type: ignore[attr-defined]
-        return api._call(self.reader, "kb_outside_items", args, "rows")  # type: ignore[attr-defined]
+        return api._call(self.reader, "kb_outside_items", {}, "rows")  # type: ignore[attr-defined]

@@ -85,9 +85,9 @@ class ExocortexRetriever(_common.PersonalBase, BaseRetriever):
 
     @model_validator(mode="after")
     def _resolve_reader(self) -> ExocortexRetriever:
-        self.reader = _common.make_reader(self.reader, self.url)
-        self.url = None
         self.profile = _common.configured_profile(self.profile)
+        self.reader = _common.make_reader(self.reader, self.url, self.profile)
+        self.url = None
         return self
 
     @property
@@ -166,11 +166,11 @@ class LifecycleRetriever(_common.OutsideBase, BaseRetriever):
 
     @model_validator(mode="after")
     def _resolve(self) -> LifecycleRetriever:
-        self.reader = _common.make_reader(self.reader, self.url)
-        self.url = None
         self.profile = _common.configured_profile(self.profile)
         if self.profile is None:
             raise ValueError("a LifecycleRetriever needs a profile: give profile=NAME or set EXO_PROFILE")
+        self.reader = _common.make_reader(self.reader, self.url, self.profile)
+        self.url = None
         return self
 
     @property
@@ -203,8 +203,8 @@ class LifecycleRetriever(_common.OutsideBase, BaseRetriever):
             }
             for d in found
         ]
-        assert self.reader is not None and self.profile is not None
-        result = _common.outside_retrieve(self.reader, self.profile, query, returned, k)
+        assert self.reader is not None
+        result = _common.outside_retrieve(self.reader, query, returned, k)
         self._last_result = result
         docs = []
         for r in result["results"]:

@@ -69,7 +69,8 @@ class ExocortexRetriever(_common.PersonalBase, BaseRetriever):
     ) -> None:
         if mode not in ("search", "packet"):
             raise ValueError(f"mode must be 'search' or 'packet', got {mode!r}")
-        self.reader = _common.make_reader(reader, url)
+        profile = _common.configured_profile(profile)
+        self.reader = _common.make_reader(reader, url, profile)
         self.options = _common.Options(
             mode=mode,
             k=k,
@@ -80,7 +81,7 @@ class ExocortexRetriever(_common.PersonalBase, BaseRetriever):
             as_of=as_of,
             token_budget=token_budget,
             fetch_report=fetch_report,
-            profile=_common.configured_profile(profile),
+            profile=profile,
         )
         self.last_report: dict[str, Any] | None = None
         """The search report of the latest call (hints, degradations, archive, rerank, timings_ms)."""
@@ -140,10 +141,11 @@ class LifecycleRetriever(_common.OutsideBase, BaseRetriever):
         self.retriever = retriever
         self.id_key = id_key
         self.title_key = title_key
-        self.reader = _common.make_reader(reader, url)
-        self.options = _common.Options(k=k, profile=_common.configured_profile(profile))
-        if self.options.profile is None:
+        profile = _common.configured_profile(profile)
+        if profile is None:
             raise ValueError("a LifecycleRetriever needs a profile: give profile=NAME or set EXO_PROFILE")
+        self.reader = _common.make_reader(reader, url, profile)
+        self.options = _common.Options(k=k, profile=profile)
         self.last_result: dict[str, Any] | None = None
         """exo.kb_outside_retrieve's answer of the latest call: results, report, provenance."""
         super().__init__(callback_manager=callback_manager, verbose=verbose)
@@ -163,7 +165,7 @@ class LifecycleRetriever(_common.OutsideBase, BaseRetriever):
             }
             for n in found
         ]
-        result = _common.outside_retrieve(self.reader, self.options.profile, query, returned, self.options.k)
+        result = _common.outside_retrieve(self.reader, query, returned, self.options.k)
         self.last_result = result
         nodes = []
         for r in result["results"]:

@@ -11,7 +11,7 @@ from psycopg import sql
 
 from exocortex.config import PG_MAJOR, Config
 from exocortex.db import admin_url, connect
-from exocortex.migrate import CRON, EXTENSIONS
+from exocortex.migrate import CRON, EXTENSIONS, grant_database_privileges
 from exocortex.runtime import local
 from exocortex.runtime.local import Progress, RuntimeProblem
 from exocortex.runtime.packages import package_for_extension
@@ -65,6 +65,60 @@ def ensure_database(cfg: Config) -> None:
         exists = conn.execute("select 1 from pg_database where datname = %s", (cfg.database,)).fetchone()
         if not exists:
             conn.execute(sql.SQL("create database {}").format(sql.Identifier(cfg.database)))
+
+
+class CopyRefused(RuntimeError):
+    """A copy that cannot be made now; the message names why and what to do."""
+
+
+#: The sessions on a database other than the caller's own and pg_cron's scheduler: a copy
+#: (create database ... template) needs none.
+OTHER_SESSIONS = """
+select a.pid, a.usename, a.application_name, a.state
+from pg_catalog.pg_stat_activity a
+where a.datname = %s and a.pid <> pg_catalog.pg_backend_pid()
+  and a.backend_type = 'client backend'
+order by a.pid
+"""
+
+
+def copy_database(cfg: Config, name: str) -> str:
+    """A copy of the memory (cfg.database) as database NAME, made while pg_cron runs: `create
+    database NAME template ...` needs the source to have no other session, and pg_cron's
+    scheduler holds one on the database it serves. The source refuses new connections for the
+    moment of the copy, the scheduler's session is ended (pg_cron starts it again at once, and
+    reconnects when the source accepts connections again), and the copy gets the privileges a
+    clone does not inherit. A client of the source (a worker, an agent) makes it refuse, naming
+    the sessions. Returns what it did."""
+    source = cfg.database
+    if name == source:
+        raise CopyRefused(f"the copy needs a name of its own, not {source!r}")
+    with connect(admin_url(cfg, "postgres"), "exo-db-copy", autocommit=True) as conn:
+        if conn.execute("select 1 from pg_database where datname = %s", (name,)).fetchone():
+            raise CopyRefused(f"database {name!r} exists already; drop it or choose another name")
+        others = conn.execute(OTHER_SESSIONS, (source,)).fetchall()
+        if others:
+            described = "; ".join(
+                f"pid {p} ({u}, {a or 'no application_name'}, {s})" for p, u, a, s in others
+            )
+            raise CopyRefused(
+                f"{source!r} has {len(others)} client session(s): {described}; stop them (exo worker, "
+                f"exo mcp, agents) and copy again"
+            )
+        database = sql.Identifier(source)
+        conn.execute(sql.SQL("alter database {} with allow_connections false").format(database))
+        try:
+            conn.execute(
+                "select pg_catalog.pg_terminate_backend(a.pid) from pg_catalog.pg_stat_activity a "
+                "where a.datname = %s and a.backend_type = 'pg_cron launcher'",
+                (source,),
+            )
+            conn.execute(sql.SQL("create database {} template {}").format(sql.Identifier(name), database))
+        finally:
+            conn.execute(sql.SQL("alter database {} with allow_connections true").format(database))
+    with connect(admin_url(cfg, name), "exo-db-copy", autocommit=True) as copy:
+        grant_database_privileges(copy)
+    return f"copied {source} to {name} (pg_cron's jobs stay with {source}: cron.database_name)"
 
 
 def check_server(cfg: Config) -> str:

@@ -71,3 +71,32 @@ $$;
 comment on function exo_private.hint_how(text) is
     'The "how" of a deference hint: the bridge argument that opens the subject.';
 
+-- exo_private.is_reader_role: whether a role is the reader or one of its members (a profile).
+create or replace function exo_private.is_reader_role(p_role name)
+returns boolean
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select exists (
+        select 1 from pg_catalog.pg_roles r
+        where r.rolname = p_role
+          and (r.rolname = 'exo_reader'
+               or exists (select 1 from pg_catalog.pg_auth_members m
+                          where m.member = r.oid and m.roleid = 'exo_reader'::regrole)))
+$$;
+comment on function exo_private.is_reader_role(name) is
+    'True for exo_reader and the roles that are its direct members (each profile''s login role).';
+
+-- exo_private.session_profile_name: the profile this session's login role is, or null.
+create or replace function exo_private.session_profile_name()
+returns text
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select p.name from exo_private.kb_profiles p where p.role = session_user
+$$;
+comment on function exo_private.session_profile_name() is
+    'The profile whose login role this session is (kb_profiles.role = session_user), or null: the '
+    'plain reader, the writer and the admin have none.';

@@ -25,7 +25,7 @@ as $$
                extract(epoch from pg_catalog.now()
                    - case when a.state = 'active' then a.query_start else a.state_change end)::int as seconds
         from pg_catalog.pg_stat_activity a, limits l
-        where a.usename = 'exo_reader'
+        where exo_private.is_reader_role(a.usename)
           and a.pid <> pg_catalog.pg_backend_pid()
           and ((a.state = 'active'
                 and a.query_start < pg_catalog.now() - pg_catalog.make_interval(secs => l.statement_s))
@@ -39,8 +39,9 @@ as $$
     where s.sent
 $$;
 comment on function exo_private.stop_runaway_readers() is
-    'Cancel every exo_reader statement running longer than reader.max_statement_s and end every '
-    'exo_reader session idle in a transaction longer than reader.max_idle_in_transaction_s, in any '
+    'Cancel every reader statement (exo_reader''s or a profile role''s) running longer than '
+    'reader.max_statement_s and end every reader session idle in a transaction longer than '
+    'reader.max_idle_in_transaction_s, in any '
     'database of the server; returns what it signalled (pid, action, state, seconds). Run every '
     '10 s by pg_cron (job exo-reader-watchdog).';
 

@@ -57,23 +57,6 @@ comment on function exo_private.backend_memory() is
     'This backend''s data limits (RLIMIT_DATA) and the private data it maps now, in bytes: '
     '{soft, hard, in_use}; -1 for no limit.';
 
--- exo_private.is_reader_role: whether a role is the reader or one of its members (a profile).
-create or replace function exo_private.is_reader_role(p_role name)
-returns boolean
-language sql stable
-security invoker
-set search_path = exo_private, pg_temp
-as $$
-    select exists (
-        select 1 from pg_catalog.pg_roles r
-        where r.rolname = p_role
-          and (r.rolname = 'exo_reader'
-               or exists (select 1 from pg_catalog.pg_auth_members m
-                          where m.member = r.oid and m.roleid = 'exo_reader'::regrole)))
-$$;
-comment on function exo_private.is_reader_role(name) is
-    'True for exo_reader and the roles that are its direct members (each profile''s login role).';
-
 -- exo_private.on_login: a new session's memory bound, by its role (the login event trigger).
 create or replace function exo_private.on_login()
 returns event_trigger

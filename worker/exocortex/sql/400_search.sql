@@ -508,8 +508,7 @@ create or replace function exo.search(
     open_archive boolean default null,
     bridge text[] default '{}',
     as_of timestamptz default now(),
-    query_embedding float8[] default null,
-    profile text default null
+    query_embedding float8[] default null
 )
 returns table (
     rank int, chunk_id bigint, body text, path text, title text, workspace text, band text,
@@ -523,14 +522,14 @@ as $$
     select r.rank, r.chunk_id, r.body, r.path, r.title, r.workspace, r.band, r.written_at, r.stage,
            r.citation, r.score, r.document_id, r.canonical
     from jsonb_to_recordset(
-        exo_private.kb_after_search(profile, exo_private.retrieve(
-            query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, profile))
+        exo_private.kb_after_search(exo_private.session_profile_name(), exo_private.retrieve(
+            query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, exo_private.session_profile_name()))
         -> 'results') as r (
         rank int, chunk_id bigint, body text, path text, title text, workspace text, band text,
         written_at date, stage text, citation text, score float8, document_id bigint, canonical boolean)
     order by r.rank
 $$;
-comment on function exo.search(text, text[], int, int, boolean, text[], timestamptz, float8[], text) is
+comment on function exo.search(text, text[], int, int, boolean, text[], timestamptz, float8[]) is
     'Ranked chunks answering a question: staged retrieval (exact, participant, path, lexical, capsules, graph, semantic) in '
     'each workspace (null: all) with at most per_workspace candidates each, temporal banding (the '
     'archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged or '
@@ -540,9 +539,9 @@ comment on function exo.search(text, text[], int, int, boolean, text[], timestam
     'cited with documents; their citation is workspace:chat "conversation title" and the time of '
     'the window''s first message (personal:chat "Iris Calder" 2024-03-04 09:12). '
     'query_embedding (float8[], the question embedded by the caller with the model in use) replaces '
-    'the embeddings endpoint. profile (exo user add NAME): the user''s saved documents are searched '
-    'first (stage personal) and what the search returned is recorded in their base when the '
-    'transaction may write (begin read write). exo.search_report says what happened.';
+    'the embeddings endpoint. A session of a profile''s login role (exo user add NAME) searches that '
+    'user''s saved documents first (stage personal) and records what the search returned in their base '
+    'when the transaction may write (begin read write). exo.search_report says what happened.';
 
 -- exo.search_report: what a search did.
 create or replace function exo.search_report(
@@ -553,8 +552,7 @@ create or replace function exo.search_report(
     open_archive boolean default null,
     bridge text[] default '{}',
     as_of timestamptz default now(),
-    query_embedding float8[] default null,
-    profile text default null
+    query_embedding float8[] default null
 )
 returns jsonb
 language sql volatile
@@ -562,17 +560,17 @@ security definer
 set search_path = exo_private, pg_temp
 as $$
     select exo_private.check_search_arguments(query, workspaces, k, per_workspace, query_embedding, null, bridge);
-    select exo_private.kb_after_search(profile, exo_private.retrieve(
-               query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, profile))
+    select exo_private.kb_after_search(exo_private.session_profile_name(), exo_private.retrieve(
+               query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, exo_private.session_profile_name()))
            -> 'report'
 $$;
-comment on function exo.search_report(text, text[], int, int, boolean, text[], timestamptz, float8[], text) is
+comment on function exo.search_report(text, text[], int, int, boolean, text[], timestamptz, float8[]) is
     'What exo.search does for the same arguments (jsonb): the temporal signal and the bands opened, '
     'per workspace the stages run or skipped (and why) with counts and times, deference hints '
     '(subject, workspace, chunks withheld, how to open them; never their text), what deferred '
     'material was released (subject, workspace, chunks, why), degradations (an endpoint down or '
-    'rate_limited, a stage skipped), the rerank backend and its fallbacks, and timings; with a profile, '
-    'the personal stage (personal) and the provenance block (provenance: {profile, sources, text}).';
+    'rate_limited, a stage skipped), the rerank backend and its fallbacks, and timings; in a profile''s '
+    'session, the personal stage (personal) and the provenance block (provenance: {profile, sources, text}).';
 
 -- exo.search_json: exo.search's rows and exo.search_report's report from one retrieval.
 create or replace function exo.search_json(
@@ -583,8 +581,7 @@ create or replace function exo.search_json(
     open_archive boolean default null,
     bridge text[] default '{}',
     as_of timestamptz default now(),
-    query_embedding float8[] default null,
-    profile text default null
+    query_embedding float8[] default null
 )
 returns jsonb
 language sql volatile
@@ -603,10 +600,10 @@ as $$
                    order by (r ->> 'rank')::int)
             from jsonb_array_elements(found -> 'results') r), '[]'::jsonb),
         'report', found -> 'report')
-    from exo_private.kb_after_search(profile, exo_private.retrieve(
-        query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, profile)) found
+    from exo_private.kb_after_search(exo_private.session_profile_name(), exo_private.retrieve(
+        query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, exo_private.session_profile_name())) found
 $$;
-comment on function exo.search_json(text, text[], int, int, boolean, text[], timestamptz, float8[], text) is
+comment on function exo.search_json(text, text[], int, int, boolean, text[], timestamptz, float8[]) is
     'One search, rows and report together (jsonb): {results: the rows exo.search gives (rank, chunk_id, '
     'body, path, title, workspace, band, written_at, stage, citation, score, document_id, canonical), '
     'report: what exo.search_report says of the same run (signal, bands, stages, hints, released, '
@@ -674,8 +671,7 @@ create or replace function exo.context_packet_json(
     open_archive boolean default null,
     bridge text[] default '{}',
     as_of timestamptz default now(),
-    query_embedding float8[] default null,
-    profile text default null
+    query_embedding float8[] default null
 )
 returns jsonb
 language sql volatile
@@ -684,16 +680,16 @@ set search_path = exo_private, pg_temp
 as $$
     select exo_private.check_search_arguments(query, workspaces, 25, 30, query_embedding, token_budget, bridge);
     select exo_private.build_packet(
-        exo_private.kb_after_search(profile, exo_private.retrieve(
-            query, workspaces, 25, 30, open_archive, bridge, as_of, query_embedding, profile)),
+        exo_private.kb_after_search(exo_private.session_profile_name(), exo_private.retrieve(
+            query, workspaces, 25, 30, open_archive, bridge, as_of, query_embedding, exo_private.session_profile_name())),
         query, token_budget)
 $$;
-comment on function exo.context_packet_json(text, int, text[], boolean, text[], timestamptz, float8[], text) is
+comment on function exo.context_packet_json(text, int, text[], boolean, text[], timestamptz, float8[]) is
     'The context packet for a question as jsonb: text (current facts, then the relations of a typed '
     'walk the question asks for with the chunks that state them, then capsules of the cited '
     'documents with their sources, then cited evidence excerpts, '
     'then deference hints, then provenance), tokens used (never over token_budget; about four '
-    'characters a token), the citations used, the hints and the search report (with a profile, as '
+    'characters a token), the citations used, the hints and the search report (in a profile''s session, as '
     'exo.search_report: the personal stage and the provenance block), relations shown.';
 
 -- exo.context_packet: the packet as text.
@@ -704,8 +700,7 @@ create or replace function exo.context_packet(
     open_archive boolean default null,
     bridge text[] default '{}',
     as_of timestamptz default now(),
-    query_embedding float8[] default null,
-    profile text default null
+    query_embedding float8[] default null
 )
 returns text
 language sql volatile
@@ -713,9 +708,9 @@ security definer
 set search_path = exo_private, pg_temp
 as $$
     select exo.context_packet_json(
-               query, token_budget, workspaces, open_archive, bridge, as_of, query_embedding, profile) ->> 'text'
+               query, token_budget, workspaces, open_archive, bridge, as_of, query_embedding) ->> 'text'
 $$;
-comment on function exo.context_packet(text, int, text[], boolean, text[], timestamptz, float8[], text) is
+comment on function exo.context_packet(text, int, text[], boolean, text[], timestamptz, float8[]) is
     'A small cited answer packet for a question, within token_budget tokens: current facts first, '
     'then relations of a typed walk with the chunks that state them, then numbered evidence excerpts (path, workspace, date, band; for a chat, whole messages with '
     'their times and senders around the ones richest in the question''s words), then hints about withheld '

@@ -6,6 +6,12 @@
 --   exo.kb_record_use, exo.kb_accept_suggestion, ...   the reader's calls, through kb_write
 --   exo.kb_items                  a user's base
 --
+-- A profile is a person, not an argument (issue 27): each profile has a login role of its own
+-- (kb_profiles.role, a member of exo_reader; `exo user add NAME`), and the reader's functions
+-- take the profile from the session's role (exo_private.session_profile_name). Row security on
+-- the kb tables (exo_private.kb_sees) shows a reader role only its own profile's rows and the
+-- plain reader none; the writer, the owner and the admin see all.
+--
 -- Every function that changes state takes p_at (default now()): the clock tests move.
 
 -- exo_private.kb_settings: the kb.* settings as one jsonb object (keys without the prefix).
@@ -19,6 +25,77 @@ as $$
 $$;
 comment on function exo_private.kb_settings() is
     'The kb.* settings as one jsonb object keyed without the prefix (fetch_threshold, score_weights, ...).';
+
+-- exo_private.kb_sees: whether this session may see a profile's kb rows (the row security predicate).
+create or replace function exo_private.kb_sees(p_profile_id bigint)
+returns boolean
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- A reader role sees its own profile's rows alone; a trusted session (writer, owner, admin)
+    -- every row. The lookup of the session's profile reads kb_profiles under its own policy.
+    select not exo_private.is_reader_role(session_user)
+           or p_profile_id = (select p.id from exo_private.kb_profiles p where p.role = session_user)
+$$;
+comment on function exo_private.kb_sees(bigint) is
+    'Row security of the kb tables: true when this session may see the rows of profile p_profile_id: '
+    'its login role is that profile''s, or it is not a reader role at all.';
+
+-- exo_private.check_profile: refuse a reader session that acts for another profile than its own.
+create or replace function exo_private.check_profile(p_profile text)
+returns void
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    if p_profile is null then
+        raise exception 'this session has no profile: its base is a profile''s, kept by that profile''s own login'
+            using errcode = 'insufficient_privilege',
+                  hint = 'exo user add NAME makes a profile and prints its URL; exo db url --role reader --profile NAME prints it again';
+    end if;
+    -- The reader's functions pass the session's own profile; anything else is a bug or a misuse.
+    -- Row security holds regardless: the message never says whether another profile exists.
+    if exo_private.is_reader_role(session_user)
+       and p_profile is distinct from exo_private.session_profile_name() then
+        raise exception 'a session acts for its own profile only'
+            using errcode = 'insufficient_privilege';
+    end if;
+end
+$$;
+comment on function exo_private.check_profile(text) is
+    'Raise insufficient_privilege when p_profile is null (no profile) or, in a reader session, is not '
+    'the session''s own profile (exo_private.session_profile_name).';
+
+-- Row security of the kb tables (migration 0048 enables it): the API's and the recording path's
+-- queries see what exo_private.kb_sees allows; the writer (worker, decay, exo user list) all.
+do $$
+declare
+    t text;
+begin
+    foreach t in array array['kb_profiles', 'kb_items', 'kb_outside_documents', 'kb_outside_passages',
+                             'kb_outside_passage_embeddings'] loop
+        execute format('drop policy if exists own_profile on exo_private.%I', t);
+        execute format('drop policy if exists every_profile on exo_private.%I', t);
+        execute format('create policy every_profile on exo_private.%I to exo_writer using (true) with check (true)', t);
+    end loop;
+end
+$$;
+create policy own_profile on exo_private.kb_profiles to exo_api, exo_kb
+    using (not exo_private.is_reader_role(session_user) or role = session_user)
+    with check (not exo_private.is_reader_role(session_user) or role = session_user);
+create policy own_profile on exo_private.kb_items to exo_api, exo_kb
+    using (exo_private.kb_sees(profile_id)) with check (exo_private.kb_sees(profile_id));
+create policy own_profile on exo_private.kb_outside_documents to exo_api, exo_kb
+    using (exo_private.kb_sees(profile_id)) with check (exo_private.kb_sees(profile_id));
+-- a passage or its vector is its outside document's: seen when the document is (under its policy)
+create policy own_profile on exo_private.kb_outside_passages to exo_api, exo_kb
+    using (exists (select 1 from exo_private.kb_outside_documents o where o.id = outside_id))
+    with check (exists (select 1 from exo_private.kb_outside_documents o where o.id = outside_id));
+create policy own_profile on exo_private.kb_outside_passage_embeddings to exo_api, exo_kb
+    using (exists (select 1 from exo_private.kb_outside_documents o where o.id = outside_id))
+    with check (exists (select 1 from exo_private.kb_outside_documents o where o.id = outside_id));
 
 -- exo_private.kb_next_state: where an event takes a state, by the transition table.
 create or replace function exo_private.kb_next_state(p_from exo_private.kb_state, p_event text)
@@ -123,39 +200,59 @@ comment on function exo_private.kb_demote(bigint, bigint[], text, timestamptz, b
     'sql/710_kb_outside.sql) by p_event (score_low or miss_streak) where the transition table allows '
     'it and the pin was not forced: the fetch count starts again from zero; returns how many moved.';
 
--- exo_private.kb_count_write: count one recording call of a profile against its volume cap.
-create or replace function exo_private.kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamptz)
+-- exo_private.kb_count_write: count one recording call of a profile against its volume caps.
+create or replace function exo_private.kb_count_write(
+    p_profile_id bigint, p_search boolean, p_at timestamptz,
+    p_rows int default 0, p_bytes bigint default 0, p_embeddings int default 0
+)
 returns bigint
 language plpgsql volatile
 security invoker
 set search_path = exo_private, pg_temp
 as $$
 declare
-    cap int := (exo_private.kb_settings() ->> 'writes_per_minute')::int;
-    writes int;
-    search bigint;
+    settings jsonb := exo_private.kb_settings();
+    counted exo_private.kb_profiles;
+    over text;
 begin
-    -- A fixed window of a minute per profile (a clock moved back starts a new one).
+    -- A fixed window of a minute per profile (a clock moved back starts a new one): calls, rows
+    -- written, bytes of text stored, passages queued for embedding.
     update exo_private.kb_profiles p
-       set window_started_at = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
-                                         or p.window_started_at > p_at then p_at else p.window_started_at end,
-           window_writes = case when p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
-                                     or p.window_started_at > p_at then 1 else p.window_writes + 1 end,
+       set window_started_at = case when w.fresh then p_at else p.window_started_at end,
+           window_writes = case when w.fresh then 0 else p.window_writes end + 1,
+           window_rows = case when w.fresh then 0 else p.window_rows end + p_rows,
+           window_bytes = case when w.fresh then 0 else p.window_bytes end + p_bytes,
+           window_embeddings = case when w.fresh then 0 else p.window_embeddings end + p_embeddings,
            searches = p.searches + p_search::int
+      from (select p.window_started_at is null or p.window_started_at <= p_at - interval '1 minute'
+                   or p.window_started_at > p_at as fresh
+            from exo_private.kb_profiles p where p.id = p_profile_id) w
      where p.id = p_profile_id
-    returning p.window_writes, p.searches into writes, search;
-    if writes > cap then
-        raise exception 'profile % made more than % recording calls in a minute',
-            exo_private.quoted((select p.name from exo_private.kb_profiles p where p.id = p_profile_id)), cap
-            using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.writes_per_minute';
+    returning p.* into counted;
+    over := case
+        when counted.window_writes > (settings ->> 'writes_per_minute')::int
+            then format('more than %s recording calls in a minute (kb.writes_per_minute)', settings ->> 'writes_per_minute')
+        when counted.window_rows > (settings ->> 'write_rows_per_minute')::int
+            then format('more than %s rows written in a minute (kb.write_rows_per_minute)', settings ->> 'write_rows_per_minute')
+        when counted.window_bytes > (settings ->> 'write_bytes_per_minute')::bigint
+            then format('more than %s bytes stored in a minute (kb.write_bytes_per_minute)', settings ->> 'write_bytes_per_minute')
+        when counted.window_embeddings > (settings ->> 'embeddings_per_minute')::int
+            then format('more than %s passages queued for embedding in a minute (kb.embeddings_per_minute)',
+                        settings ->> 'embeddings_per_minute')
+    end;
+    if over is not null then
+        raise exception 'profile % made %', exo_private.quoted(counted.name), over
+            using errcode = 'program_limit_exceeded', hint = 'wait a minute, or raise the setting';
     end if;
-    return search;
+    return counted.searches;
 end
 $$;
-comment on function exo_private.kb_count_write(bigint, boolean, timestamptz) is
-    'The volume cap of the kb write paths (kb_write, kb_outside_write): counts one call of the profile in '
-    'its minute window (kb.writes_per_minute, else program_limit_exceeded) and, for a search (p_search), '
-    'one more search; returns the profile''s search number.';
+comment on function exo_private.kb_count_write(bigint, boolean, timestamptz, int, bigint, int) is
+    'The volume caps of the kb write paths (kb_write, kb_outside_write): counts one call of the profile '
+    'in its minute window with the rows it writes, the bytes of text it stores and the passages it '
+    'queues for embedding (kb.writes_per_minute, kb.write_rows_per_minute, kb.write_bytes_per_minute, '
+    'kb.embeddings_per_minute; past one, program_limit_exceeded) and, for a search (p_search), one '
+    'more search; returns the profile''s search number.';
 
 -- exo_private.kb_write: the one path that writes a user's base (the reader's, through the exo.kb_* calls).
 create or replace function exo_private.kb_write(
@@ -213,6 +310,7 @@ begin
     if p_at is null or not isfinite(p_at) then
         perform exo_private.invalid_argument('the time must be a finite timestamp');
     end if;
+    perform exo_private.check_profile(p_profile);
     -- The profile row is the lock: one profile's writes queue behind each other.
     select p.id into profile from exo_private.kb_profiles p where p.name = p_profile for update;
     if profile is null then
@@ -233,7 +331,7 @@ begin
         perform exo_private.invalid_argument(format(
             'chunk ids %s are not chunks of the documents given', left(array_to_string(stray[1:10], ', '), 200)));
     end if;
-    search := exo_private.kb_count_write(profile, p_action = 'use', p_at);
+    search := exo_private.kb_count_write(profile, p_action = 'use', p_at, cardinality(touched));
 
     insert into exo_private.kb_items (profile_id, document_id, next_suggestion_at, state_changed_at)
     select profile, d, threshold, p_at from unnest(touched) d
@@ -300,12 +398,14 @@ comment on function exo_private.kb_write(text, text, bigint[], bigint[], bigint[
     'Actions: use (a search of the profile returned p_documents, p_chunks among their chunks: fetch, '
     'threshold, absence and reset), cache (the personal stage: p_documents passed, p_missed missed; '
     'demotion by miss streak), and one document''s accept, decline, thumbs_up, thumbs_down, force_pin, '
-    'force_remove. Checks: a known action, a profile that exists, documents that exist, chunks of '
-    'those documents, at most 100 documents and 500 chunks, kb.writes_per_minute calls per profile, '
-    'a read-write transaction. Returns the touched documents'' state and fetch count.';
+    'force_remove. Checks: a known action, a profile that exists and is the session''s own (a reader '
+    'role acts for its own profile alone, exo_private.check_profile), documents that exist, chunks of '
+    'those documents, at most 100 documents and 500 chunks, the per-minute caps of '
+    'exo_private.kb_count_write, a read-write transaction. Returns the touched documents'' state and '
+    'fetch count.';
 
 -- exo_private.kb_scores: each user-document row's daily score, as of the profile's last decay.
-create or replace view exo_private.kb_scores as
+create or replace view exo_private.kb_scores with (security_invoker = true) as
 with w as materialized (  -- the settings once, not per row
     select (k.s #>> '{score_weights,recency}')::float8 as recency,
            (k.s #>> '{score_weights,frequency}')::float8 as frequency,
@@ -332,6 +432,7 @@ from exo_private.kb_items i
 join exo_private.kb_profiles p on p.id = i.profile_id
 cross join w;
 comment on view exo_private.kb_scores is
+    'Read with the caller''s row security (security_invoker): a reader role scores only its own rows. '
     'The daily score of every user-document row, computed from its stored inputs as of the profile''s '
     'last decay (kb_profiles.decayed_at; null before the first, and for a global row): (0.40 x recency '
     'exp(-0.05 x days since the last fetch) + 0.30 x frequency min(fetch_count / 20, 1) + 0.20 x '
@@ -417,6 +518,21 @@ comment on function exo_private.kb_decay(text, timestamptz) is
     'high for kb.pin_days and demotes a claimed or (unforced) pinned one held low for kb.demote_days; '
     'returns {scored, pinned, demoted}.';
 
+-- exo_private.profile_role: the login role of a profile's name.
+create or replace function exo_private.profile_role(p_name text)
+returns name
+language sql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- exo_user_NAME; a name too long for a role name (63 bytes) is cut and told apart by its digest
+    select case when octet_length(p_name) <= 54 then 'exo_user_' || p_name
+                else 'exo_user_' || left(p_name, 37) || '_' || left(md5(p_name), 16) end
+$$;
+comment on function exo_private.profile_role(text) is
+    'The login role of profile p_name: exo_user_NAME, or, for a name over 54 bytes, its first 37 '
+    'characters and 16 of its md5 digest.';
+
 -- exo_private.kb_add_profile: a new user (exo user add NAME).
 create or replace function exo_private.kb_add_profile(p_name text)
 returns bigint
@@ -432,7 +548,9 @@ begin
             format('profile name must be 1 to 64 letters, digits, _ . @ or -, starting with a letter or digit, got %s',
                    exo_private.quoted(p_name)));
     end if;
-    insert into exo_private.kb_profiles (name) values (p_name) on conflict (name) do nothing returning id into made;
+    -- its login role (made by the migrator or exo user add, as the admin)
+    insert into exo_private.kb_profiles (name, role) values (p_name, exo_private.profile_role(p_name))
+    on conflict (name) do nothing returning id into made;
     if made is null then
         perform exo_private.invalid_argument(format('profile %s exists already', exo_private.quoted(p_name)));
     end if;
@@ -440,7 +558,8 @@ begin
 end
 $$;
 comment on function exo_private.kb_add_profile(text) is
-    'Make a user (a person or an agent profile) with an empty personal base; returns its id.';
+    'Make a user (a person or an agent profile) with an empty personal base and the name of its login '
+    'role (kb_profiles.role; the migrator or exo user add makes the role); returns its id.';
 
 -- The recording path runs as exo_kb, which may write the kb tables and read what it checks.
 alter function exo_private.kb_write(text, text, bigint[], bigint[], bigint[], timestamptz) owner to exo_kb;
@@ -451,8 +570,10 @@ grant select, update on exo_private.kb_profiles to exo_kb;
 grant select, insert, update on exo_private.kb_items to exo_kb;
 grant execute on function exo_private.kb_settings(), exo_private.kb_next_state(exo_private.kb_state, text),
     exo_private.kb_suggestion_gap(int, int), exo_private.kb_demote(bigint, bigint[], text, timestamptz, bigint[]),
-    exo_private.kb_count_write(bigint, boolean, timestamptz),
+    exo_private.kb_count_write(bigint, boolean, timestamptz, int, bigint, int),
     exo_private.kb_step_item(bigint, bigint, bigint, text, timestamptz, int),
+    exo_private.check_profile(text), exo_private.session_profile_name(), exo_private.kb_sees(bigint),
+    exo_private.is_reader_role(name),
     exo_private.invalid_argument(text, text), exo_private.quoted(text) to exo_kb;
 
 -- exo_private.kb_suggestion: the line that proposes saving a document.
@@ -562,6 +683,7 @@ declare
     chunk_ids bigint[];
     from_base bigint[];
     outcome jsonb;
+    waited text;
 begin
     if p_profile is null then
         return p_retrieved;
@@ -580,6 +702,10 @@ begin
         outcome := jsonb_build_object('recorded', false,
             'why', 'a read-only transaction: run the search in a read-write one (begin read write) to record it');
     else
+        -- Best effort: the search answers whatever recording meets. A lock another session of the
+        -- profile holds is waited for kb.lock_timeout at most (then the transaction's own again).
+        waited := current_setting('lock_timeout');
+        perform set_config('lock_timeout', exo_private.kb_settings() ->> 'lock_timeout', true);
         begin
             if personal ->> 'mode' = 'similarity' then
                 perform exo_private.kb_write(
@@ -590,9 +716,12 @@ begin
             end if;
             perform exo_private.kb_write(p_profile, 'use', documents, chunk_ids);
             outcome := jsonb_build_object('recorded', true);
-        exception when program_limit_exceeded then
-            outcome := jsonb_build_object('recorded', false, 'why', sqlerrm);
+        exception when others then
+            outcome := jsonb_build_object('recorded', false, 'why', case sqlstate
+                when '55P03' then 'another session of this profile holds its rows (kb.lock_timeout): not recorded'
+                else sqlerrm end);
         end;
+        perform set_config('lock_timeout', waited, true);
     end if;
     return jsonb_set(p_retrieved, '{report}', (p_retrieved -> 'report') || jsonb_build_object(
         'personal', personal || jsonb_build_object('profile', p_profile) || outcome,
@@ -603,102 +732,119 @@ comment on function exo_private.kb_after_search(text, jsonb) is
     'A search with a profile (exo.search, search_report, search_json, context_packet): records the '
     'personal stage''s checks (hits, misses: the miss streak) and the documents and chunks returned '
     '(exo_private.kb_write) when the transaction may write, else says why not (report.personal.recorded, '
-    'why; over kb.writes_per_minute too), and adds the provenance block (report.provenance). '
-    'Without a profile, the search as it was.';
+    'why): best effort, a lock held past kb.lock_timeout, a cap reached or any other error of recording '
+    'leaves the search''s answer as it is. Adds the provenance block (report.provenance). Without a '
+    'profile, the search as it was.';
 
--- exo.kb_record_use: record what a search of the profile returned; its provenance block.
-create or replace function exo.kb_record_use(profile text, document_ids bigint[], chunk_ids bigint[] default '{}')
+-- exo.kb_record_use: record what a search of the session's profile returned; its provenance block.
+create or replace function exo.kb_record_use(document_ids bigint[], chunk_ids bigint[] default '{}')
 returns jsonb
 language plpgsql volatile
 security definer
 set search_path = exo_private, pg_temp
 as $$
+declare
+    profile text := exo_private.session_profile_name();
 begin
     perform exo_private.kb_write(profile, 'use', document_ids, coalesce(chunk_ids, '{}'));
     return exo_private.kb_provenance(profile, document_ids, coalesce(chunk_ids, '{}'));
 end
 $$;
-comment on function exo.kb_record_use(text, bigint[], bigint[]) is
-    'Record that a search of the profile returned these documents (at most 100, in rank order) and chunks '
+comment on function exo.kb_record_use(bigint[], bigint[]) is
+    'Record that a search of this session''s profile (its login role''s) returned these documents (at most 100, in rank order) and chunks '
     '(at most 500, chunks of those documents): fetch counts, suggestions at kb.fetch_threshold, resets '
     'after kb.reset_threshold absent searches. Writes, so it needs a read-write transaction (begin read '
     'write); at most kb.writes_per_minute calls per profile. Returns the provenance block {profile, '
     'sources: [{document_id, title, path, from, chunks, state, fetch_count, suggestion}], text}.';
 
 -- exo.kb_accept_suggestion: save a suggested document.
-create or replace function exo.kb_accept_suggestion(profile text, document_id bigint)
+create or replace function exo.kb_accept_suggestion(document_id bigint)
 returns jsonb
 language sql volatile
 security definer
 set search_path = exo_private, pg_temp
 as $$
-    select exo_private.kb_write(profile, 'accept', array[document_id]) -> 0
+    select exo_private.kb_write(exo_private.session_profile_name(), 'accept', array[document_id]) -> 0
 $$;
-comment on function exo.kb_accept_suggestion(text, bigint) is
-    'Save a document the profile was suggested (suggested -> claimed); needs a read-write transaction.';
+comment on function exo.kb_accept_suggestion(bigint) is
+    'Save a document this session''s profile was suggested (suggested -> claimed); needs a read-write transaction.';
 
 -- exo.kb_decline_suggestion: decline a suggestion; the next waits twice as long.
-create or replace function exo.kb_decline_suggestion(profile text, document_id bigint)
+create or replace function exo.kb_decline_suggestion(document_id bigint)
 returns jsonb
 language sql volatile
 security definer
 set search_path = exo_private, pg_temp
 as $$
-    select exo_private.kb_write(profile, 'decline', array[document_id]) -> 0
+    select exo_private.kb_write(exo_private.session_profile_name(), 'decline', array[document_id]) -> 0
 $$;
-comment on function exo.kb_decline_suggestion(text, bigint) is
+comment on function exo.kb_decline_suggestion(bigint) is
     'Decline a suggestion (suggested -> surfaced): suggested again at fetch_count + kb.fetch_threshold x 2^declines.';
 
 -- exo.kb_thumbs_up: mark a document useful.
-create or replace function exo.kb_thumbs_up(profile text, document_id bigint)
+create or replace function exo.kb_thumbs_up(document_id bigint)
 returns jsonb
 language sql volatile
 security definer
 set search_path = exo_private, pg_temp
 as $$
-    select exo_private.kb_write(profile, 'thumbs_up', array[document_id]) -> 0
+    select exo_private.kb_write(exo_private.session_profile_name(), 'thumbs_up', array[document_id]) -> 0
 $$;
-comment on function exo.kb_thumbs_up(text, bigint) is
-    'Mark a document useful to the profile (the decay score''s explicit signal); needs a read-write transaction.';
+comment on function exo.kb_thumbs_up(bigint) is
+    'Mark a document useful to this session''s profile (the decay score''s explicit signal); needs a read-write transaction.';
 
 -- exo.kb_thumbs_down: mark a document not useful.
-create or replace function exo.kb_thumbs_down(profile text, document_id bigint)
+create or replace function exo.kb_thumbs_down(document_id bigint)
 returns jsonb
 language sql volatile
 security definer
 set search_path = exo_private, pg_temp
 as $$
-    select exo_private.kb_write(profile, 'thumbs_down', array[document_id]) -> 0
+    select exo_private.kb_write(exo_private.session_profile_name(), 'thumbs_down', array[document_id]) -> 0
 $$;
-comment on function exo.kb_thumbs_down(text, bigint) is
-    'Mark a document not useful to the profile; needs a read-write transaction.';
+comment on function exo.kb_thumbs_down(bigint) is
+    'Mark a document not useful to this session''s profile; needs a read-write transaction.';
 
 -- exo.kb_force_pin: pin a document whatever its score.
-create or replace function exo.kb_force_pin(profile text, document_id bigint)
+create or replace function exo.kb_force_pin(document_id bigint)
 returns jsonb
 language sql volatile
 security definer
 set search_path = exo_private, pg_temp
 as $$
-    select exo_private.kb_write(profile, 'force_pin', array[document_id]) -> 0
+    select exo_private.kb_write(exo_private.session_profile_name(), 'force_pin', array[document_id]) -> 0
 $$;
-comment on function exo.kb_force_pin(text, bigint) is
-    'Pin a document in the profile''s base from any state; a forced pin is never demoted by score or misses.';
+comment on function exo.kb_force_pin(bigint) is
+    'Pin a document in this session''s profile''s base from any state; a forced pin is never demoted by score or misses.';
 
 -- exo.kb_force_remove: take a document out of the personal base entirely.
-create or replace function exo.kb_force_remove(profile text, document_id bigint)
+create or replace function exo.kb_force_remove(document_id bigint)
 returns jsonb
 language sql volatile
 security definer
 set search_path = exo_private, pg_temp
 as $$
-    select exo_private.kb_write(profile, 'force_remove', array[document_id]) -> 0
+    select exo_private.kb_write(exo_private.session_profile_name(), 'force_remove', array[document_id]) -> 0
 $$;
-comment on function exo.kb_force_remove(text, bigint) is
-    'Take a document out of the profile''s base (any state -> global, every counter back to zero).';
+comment on function exo.kb_force_remove(bigint) is
+    'Take a document out of this session''s profile''s base (any state -> global, every counter back to zero).';
+
+-- exo.profile: the profile this session is.
+create or replace function exo.profile()
+returns text
+language sql stable
+security definer
+set search_path = exo_private, pg_temp
+as $$
+    select exo_private.session_profile_name()
+$$;
+comment on function exo.profile() is
+    'The profile (exo user add NAME) whose login role this session is: its searches look in that '
+    'user''s base first and record in it, and exo.kb_* act on it; null for the plain reader, which '
+    'has no base.';
 
 -- exo.kb_items: a user's base.
-create or replace function exo.kb_items(profile text)
+create or replace function exo.kb_items()
 returns table (
     document_id bigint, title text, path text, state text, forced boolean, fetch_count int,
     last_fetched_at timestamptz, declines int, next_suggestion_at int, miss_streak int, thumbs int,
@@ -711,11 +857,8 @@ as $$
 declare
     wanted bigint;
 begin
-    select p.id into wanted from exo_private.kb_profiles p where p.name = profile;
-    if wanted is null then
-        perform exo_private.invalid_argument(
-            format('profile %s does not exist', exo_private.quoted(profile)), 'exo user add NAME makes one');
-    end if;
+    perform exo_private.check_profile(exo_private.session_profile_name());
+    select p.id into wanted from exo_private.kb_profiles p where p.role = session_user;
     return query
     with items as materialized (
         select i.*, s.score
@@ -741,8 +884,8 @@ begin
              i.fetch_count desc, i.document_id;
 end
 $$;
-comment on function exo.kb_items(text) is
-    'A profile''s base: every document it was returned or acted on (not global), pinned, claimed, '
+comment on function exo.kb_items() is
+    'This session''s profile''s base (its login role''s; a session without one is refused): every document it was returned or acted on (not global), pinned, claimed, '
     'suggested, surfaced, demoted, with fetch count, declines, misses, thumbs, score and the pending '
     'save suggestion. A charged document''s title and path are withheld.';
 

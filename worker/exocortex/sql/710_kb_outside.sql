@@ -114,6 +114,7 @@ declare
     touched bigint[];
     target bigint;
     fresh bigint[];
+    stored bigint;
 begin
     if current_setting('transaction_read_only') = 'on' then
         raise exception 'recording in a personal base writes, and this transaction is read-only'
@@ -165,6 +166,7 @@ begin
     if p_at is null or not isfinite(p_at) then
         perform exo_private.invalid_argument('the time must be a finite timestamp');
     end if;
+    perform exo_private.check_profile(p_profile);
     -- The profile row is the lock: one profile's writes queue behind each other.
     select p.id into profile from exo_private.kb_profiles p where p.name = p_profile for update;
     if profile is null then
@@ -183,7 +185,14 @@ begin
                 'a search of the profile returns it first');
         end if;
     end if;
-    search := exo_private.kb_count_write(profile, p_action = 'use', p_at);
+    -- What the call may write, counted as given (each passage may be new, so embedded): the rows,
+    -- the bytes of text kept (a passage's first 8,000 characters, a title) and the embedding work.
+    search := exo_private.kb_count_write(
+        profile, p_action = 'use', p_at,
+        cardinality(p_keys) + jsonb_array_length(p_passages),
+        coalesce((select sum(octet_length(left(x ->> 'text', 8000)) + coalesce(octet_length(x ->> 'title'), 0))
+                  from jsonb_array_elements(p_passages) x), 0),
+        jsonb_array_length(p_passages));
 
     if p_action = 'use' then
         select count(*) into known from exo_private.kb_outside_documents o where o.profile_id = profile;
@@ -209,18 +218,34 @@ begin
             join exo_private.kb_outside_documents o on o.profile_id = profile and o.key = x ->> 'key'
             where x ->> 'text' <> ''
             on conflict (outside_id, digest) do update set seen_at = excluded.seen_at
-            returning s.outside_id, s.xmax = 0 as inserted
+            returning s.outside_id, s.xmax = 0 as inserted, octet_length(s.body) as bytes
         )
-        select coalesce(array_agg(distinct k.outside_id) filter (where k.inserted), '{}') into fresh from kept k;
+        select coalesce(array_agg(distinct k.outside_id) filter (where k.inserted), '{}'),
+               coalesce(sum(k.bytes) filter (where k.inserted), 0)
+          into fresh, stored
+        from kept k;
         -- Of each document, the passages most recently returned are kept.
-        delete from exo_private.kb_outside_passages s
-        using (select s2.outside_id, s2.digest,
-                      row_number() over (partition by s2.outside_id order by s2.seen_at desc, s2.digest) as n
-               from exo_private.kb_outside_passages s2
-               join exo_private.kb_outside_documents o on o.id = s2.outside_id
-               where o.profile_id = profile and o.key = any (keys)) old
-        where s.outside_id = old.outside_id and s.digest = old.digest
-          and old.n > (settings ->> 'outside_passages')::int;
+        with dropped as (
+            delete from exo_private.kb_outside_passages s
+            using (select s2.outside_id, s2.digest,
+                          row_number() over (partition by s2.outside_id order by s2.seen_at desc, s2.digest) as n
+                   from exo_private.kb_outside_passages s2
+                   join exo_private.kb_outside_documents o on o.id = s2.outside_id
+                   where o.profile_id = profile and o.key = any (keys)) old
+            where s.outside_id = old.outside_id and s.digest = old.digest
+              and old.n > (settings ->> 'outside_passages')::int
+            returning octet_length(s.body) as bytes
+        )
+        select stored - coalesce(sum(d.bytes), 0) into stored from dropped d;
+        -- What the profile keeps in all is bounded too (kb.stored_bytes).
+        update exo_private.kb_profiles p set stored_bytes = p.stored_bytes + stored
+         where p.id = profile
+        returning p.stored_bytes into stored;
+        if stored > (settings ->> 'stored_bytes')::bigint then
+            raise exception 'profile % would keep % bytes of outside passages, more than it may',
+                exo_private.quoted(p_profile), stored
+                using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.stored_bytes';
+        end if;
         -- The worker embeds the new passages (the personal stage compares them by meaning).
         if fresh <> '{}' then
             perform exo_private.kb_outside_queue_embedding(fresh);
@@ -390,7 +415,7 @@ comment on function exo_private.kb_outside_provenance(text, text[], jsonb) is
 
 -- exo.kb_outside_retrieve: one call of a lifecycle retriever over the user's own retriever.
 create or replace function exo.kb_outside_retrieve(
-    profile text, query text, returned jsonb, k int default 5, query_embedding float8[] default null
+    query text, returned jsonb, k int default 5, query_embedding float8[] default null
 )
 returns jsonb
 language plpgsql volatile
@@ -398,6 +423,7 @@ security definer
 set search_path = exo_private, pg_temp
 as $$
 declare
+    profile text := exo_private.session_profile_name();
     wanted bigint;
     checked int;
     model int := exo_private.active_embedding_model();
@@ -412,6 +438,7 @@ declare
     keys text[];
     hits text[];
     outcome jsonb;
+    waited text;
 begin
     if k is null or k not between 1 and 100 then
         perform exo_private.invalid_argument(format('k must be between 1 and 100, got %s', coalesce(k::text, 'null')));
@@ -428,11 +455,8 @@ begin
     end if;
     select m.dimensions into dimensions from exo_private.embedding_models m where m.id = model;
     perform exo_private.check_query_embedding(query_embedding);
-    select p.id into wanted from exo_private.kb_profiles p where p.name = profile;
-    if wanted is null then
-        perform exo_private.invalid_argument(
-            format('profile %s does not exist', exo_private.quoted(profile)), 'exo user add NAME makes one');
-    end if;
+    perform exo_private.check_profile(profile);
+    select p.id into wanted from exo_private.kb_profiles p where p.role = session_user;
     -- The saved documents, and how many of their passages have no vector of the model in use.
     select count(distinct i.outside_id), count(ps.digest), count(ps.digest) filter (where not exists (
                select 1 from exo_private.kb_outside_passage_embeddings e
@@ -511,15 +535,21 @@ begin
         outcome := jsonb_build_object('recorded', false,
             'why', 'a read-only transaction: run the search in a read-write one (begin read write) to record it');
     else
+        -- Best effort, as exo_private.kb_after_search: the results come back whatever recording meets.
+        waited := current_setting('lock_timeout');
+        perform set_config('lock_timeout', exo_private.kb_settings() ->> 'lock_timeout', true);
         begin
             perform exo_private.kb_outside_write(profile, 'use', keys, coalesce((
                 select jsonb_agg(jsonb_build_object(
                     'key', r ->> 'key', 'title', left(r ->> 'title', 500), 'text', r ->> 'text'))
                 from jsonb_array_elements(returned) r where r ->> 'key' = any (keys)), '[]'::jsonb));
             outcome := jsonb_build_object('recorded', true);
-        exception when program_limit_exceeded then
-            outcome := jsonb_build_object('recorded', false, 'why', sqlerrm);
+        exception when others then
+            outcome := jsonb_build_object('recorded', false, 'why', case sqlstate
+                when '55P03' then 'another session of this profile holds its rows (kb.lock_timeout): not recorded'
+                else sqlerrm end);
         end;
+        perform set_config('lock_timeout', waited, true);
     end if;
     return jsonb_build_object(
         'results', results,
@@ -531,8 +561,9 @@ begin
             '{}'::jsonb)));
 end
 $$;
-comment on function exo.kb_outside_retrieve(text, text, jsonb, int, float8[]) is
-    'One call of a lifecycle retriever (exocortex.integrations.*.LifecycleRetriever): returned is what the '
+comment on function exo.kb_outside_retrieve(text, jsonb, int, float8[]) is
+    'One call of a lifecycle retriever (exocortex.integrations.*.LifecycleRetriever) of this session''s '
+    'profile (its login role''s; a session without one is refused): returned is what the '
     'user''s own retriever gave for the query, [{key, title, text}] in its order (at most 200). The '
     'personal stage searches the profile''s claimed and pinned outside documents by cosine similarity of '
     'their kept passages'' vectors (the worker embeds them) with the query''s (query_embedding, the '
@@ -548,7 +579,7 @@ comment on function exo.kb_outside_retrieve(text, text, jsonb, int, float8[]) is
     'suggestion}], text}.';
 
 -- exo.kb_outside_act: the user's action on an outside document of their base.
-create or replace function exo.kb_outside_act(profile text, action text, key text)
+create or replace function exo.kb_outside_act(action text, key text)
 returns jsonb
 language plpgsql volatile
 security definer
@@ -564,17 +595,17 @@ begin
             'action must be one of accept_suggestion, decline_suggestion, thumbs_up, thumbs_down, force_pin, '
             'force_remove, got %s', exo_private.quoted(action)));
     end if;
-    return exo_private.kb_outside_write(profile, actions ->> action, array[key]) -> 0;
+    return exo_private.kb_outside_write(exo_private.session_profile_name(), actions ->> action, array[key]) -> 0;
 end
 $$;
-comment on function exo.kb_outside_act(text, text, text) is
-    'Act on an outside document (by its key) of the profile''s base: accept_suggestion, '
+comment on function exo.kb_outside_act(text, text) is
+    'Act on an outside document (by its key) of this session''s profile''s base: accept_suggestion, '
     'decline_suggestion, thumbs_up, thumbs_down, force_pin or force_remove, as exo.kb_accept_suggestion '
     'and the others do for documents; needs a read-write transaction. Returns {key, state, forced, '
     'fetch_count, suggested}.';
 
 -- exo.kb_outside_items: the outside documents of a user's base.
-create or replace function exo.kb_outside_items(profile text)
+create or replace function exo.kb_outside_items()
 returns table (
     key text, title text, state text, forced boolean, fetch_count int, last_fetched_at timestamptz,
     declines int, next_suggestion_at int, thumbs int, score float8, suggestion text
@@ -586,11 +617,8 @@ as $$
 declare
     wanted bigint;
 begin
-    select p.id into wanted from exo_private.kb_profiles p where p.name = profile;
-    if wanted is null then
-        perform exo_private.invalid_argument(
-            format('profile %s does not exist', exo_private.quoted(profile)), 'exo user add NAME makes one');
-    end if;
+    perform exo_private.check_profile(exo_private.session_profile_name());
+    select p.id into wanted from exo_private.kb_profiles p where p.role = session_user;
     return query
     select o.key, o.title, i.state::text, i.forced, i.fetch_count, i.last_fetched_at, i.declines,
            i.next_suggestion_at, i.thumbs, s.score,
@@ -604,8 +632,8 @@ begin
              i.fetch_count desc, o.key;
 end
 $$;
-comment on function exo.kb_outside_items(text) is
-    'The outside documents of a profile''s base (not global): pinned, claimed, suggested, surfaced, '
+comment on function exo.kb_outside_items() is
+    'The outside documents of this session''s profile''s base (not global): pinned, claimed, suggested, surfaced, '
     'demoted, with fetch count, declines, thumbs, score and the pending save suggestion.';
 
 -- The recording path runs as exo_kb, which may write the kb tables and read what it checks.
