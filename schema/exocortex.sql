@@ -11580,6 +11580,59 @@ ALTER FUNCTION exo_private.guard_graph_table(relation regclass, kind "char") OWN
 COMMENT ON FUNCTION exo_private.guard_graph_table(relation regclass, kind "char") IS 'Let exo_graph read one vertex (v) or edge (e) table of an AGE graph, through a row security policy that hides the graphids exo.cypher lists in exo.cypher_hidden_vertices or _edges (everything when unset).';
 
 --
+-- Name: hidden_entities(text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.hidden_entities(p_workspace text, p_released text[]) RETURNS bigint[]
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select coalesce(array_agg(e.id), '{}')
+    from exo_private.deferred_subjects s
+    cross join lateral unnest(s.subject || s.aliases) n (name)
+    join exo_private.entities e
+      on e.workspace = p_workspace and e.canonical_key = exo_private.canonical_key(n.name)
+    where p_released is not null
+      and not (exo_private.canonical_key(s.subject) = any (p_released))
+$$;
+
+ALTER FUNCTION exo_private.hidden_entities(p_workspace text, p_released text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION hidden_entities(p_workspace text, p_released text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.hidden_entities(p_workspace text, p_released text[]) IS 'The entities of p_workspace that are a deferred subject (by a name or an alias) whose key is not among p_released (null: none): the graph and path stages pass through none of them.';
+
+--
+-- Name: hidden_windows(text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.hidden_windows(p_workspace text, p_released text[]) RETURNS bigint[]
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+    -- A relation is evidence of its window: one whose window overlaps a chunk the search
+    -- withholds (p_released: the keys it releases, exo_private.stage_sql's $5; null: all) is
+    -- not walked, or the graph would tell what withheld text relates.
+    select coalesce(array_agg(distinct w.id), '{}')
+    from exo_private.chunks c
+    join exo_private.extraction_windows w
+      on w.workspace = c.workspace and w.document_id = c.document_id
+     and c.char_start < w.char_end and c.char_end > w.char_start
+    where p_released is not null and c.workspace = p_workspace and c.charged_subjects <> '{}'
+      and exo_private.unreleased(c.charged_subjects, p_released) <> '{}'
+$_$;
+
+ALTER FUNCTION exo_private.hidden_windows(p_workspace text, p_released text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION hidden_windows(p_workspace text, p_released text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.hidden_windows(p_workspace text, p_released text[]) IS 'The extraction windows of p_workspace that overlap a chunk charged for a subject whose key is not among p_released (null: every subject released, none hidden): the graph and path stages walk no relation of them.';
+
+--
 -- Name: hint_how(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -17265,10 +17318,10 @@ ALTER FUNCTION exo_private.record_source_hash() OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.record_source_hash() IS 'Trigger: a new fact source records the sha256 its document (document_id, else the chunk''s) has now, so the self-audit can tell when the document changed. It fires only for a source with a document or chunk (an observation has no document: a batch of them pays for no trigger call).';
 
 --
--- Name: related_entities(bigint, integer, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: related_entities(bigint, integer, integer, bigint[], bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer DEFAULT 2, p_per_node integer DEFAULT 50) RETURNS TABLE(entity_id bigint, depth integer, name text, type exo_private.entity_type)
+CREATE FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer DEFAULT 2, p_per_node integer DEFAULT 50, p_hidden_windows bigint[] DEFAULT '{}'::bigint[], p_hidden_entities bigint[] DEFAULT '{}'::bigint[]) RETURNS TABLE(entity_id bigint, depth integer, name text, type exo_private.entity_type)
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -17284,12 +17337,14 @@ CREATE FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth intege
             select x.id
             from (
                 (select r.object_id as id from exo_private.relations r
-                 where r.subject_id = w.entity_id order by r.object_id)
+                 where r.subject_id = w.entity_id and r.window_id <> all (p_hidden_windows)
+                 order by r.object_id)
                 union all
                 (select r.subject_id from exo_private.relations r
-                 where r.object_id = w.entity_id order by r.subject_id)
+                 where r.object_id = w.entity_id and r.window_id <> all (p_hidden_windows)
+                 order by r.subject_id)
             ) x
-            where x.id <> w.entity_id
+            where x.id <> w.entity_id and x.id <> all (p_hidden_entities)
             group by x.id
             order by x.id
             limit greatest(1, least(coalesce(p_per_node, 50), 1000))
@@ -17307,13 +17362,13 @@ CREATE FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth intege
     order by d.depth, d.entity_id
 $$;
 
-ALTER FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION related_entities(p_entity bigint, p_max_depth integer, p_per_node integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_hidden_windows bigint[], p_hidden_entities bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer) IS 'Entities related to p_entity (either direction) within p_max_depth (clamped to 1..3) steps, each once at its smallest depth, the entity itself excluded; each node expands at most p_per_node (1..1000) neighbours, lowest ids first: a level-set walk that stays fast on hubs.';
+COMMENT ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) IS 'Entities related to p_entity (either direction) within p_max_depth (clamped to 1..3) steps, each once at its smallest depth, the entity itself excluded; each node expands at most p_per_node (1..1000) neighbours, lowest ids first: a level-set walk that stays fast on hubs. Never along a relation of p_hidden_windows nor through an entity of p_hidden_entities (exo_private.hidden_windows, hidden_entities: what a search withholds).';
 
 --
 -- Name: related_to(text, text, integer, integer, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -23141,11 +23196,18 @@ begin
             order by d.written_at desc nulls last, d.id
             limit $4 $q$, chunks, visible, workspace);
     when 'graph' then  -- $1: entity ids, $6: depth, $7: neighbours per node
+        -- Never along what the search withholds: a relation of a window that overlaps a withheld
+        -- chunk, a closed subject's entity (exo_private.hidden_windows, hidden_entities).
         return format($q$
+            with hidden as materialized (
+                select exo_private.hidden_windows(%L, $5::text[]) as windows,
+                       exo_private.hidden_entities(%L, $5::text[]) as entities
+            )
             select c.id as chunk_id, (1.0 / (1 + min(n.depth)))::float8 as score, c.charged_subjects as charged,
                    string_agg(distinct n.name, ', ') as detail
-            from unnest($1::bigint[]) s (entity_id)
-            cross join lateral exo_private.related_entities(s.entity_id, $6, $7) n
+            from hidden h
+            cross join unnest($1::bigint[]) s (entity_id)
+            cross join lateral exo_private.related_entities(s.entity_id, $6, $7, h.windows, h.entities) n
             cross join lateral (
                 select m.chunk_id from exo_private.mentions m
                 where m.entity_id = n.entity_id and m.chunk_id is not null and m.origin = 'model'
@@ -23155,7 +23217,7 @@ begin
             where %s and n.entity_id <> all ($1)
             group by c.id, c.charged_subjects
             order by min(n.depth), count(distinct n.entity_id) desc, max(c.written_at) desc nulls last, c.id
-            limit $4 $q$, per_entity / 10, chunks, visible);
+            limit $4 $q$, workspace, workspace, per_entity / 10, chunks, visible);
     when 'path' then  -- $1: entity ids, $6: one predicate pattern a hop, $7: neighbours per node
         -- A typed multi-hop walk (plpy/relation_paths.py): from the named entities, hop i follows
         -- relations of either origin and direction whose predicate matches $6[i], each node
@@ -23165,12 +23227,17 @@ begin
         -- chunk states, each [the hops that walked it, subject, predicate, object], for the
         -- packet's Relations section.
         return format($q$
-            with recursive walk (entity_id, hop, relation_id) as (
+            with recursive hidden as materialized (
+                -- never along what the search withholds, as the graph stage
+                select exo_private.hidden_windows(%L, $5::text[]) as windows,
+                       exo_private.hidden_entities(%L, $5::text[]) as entities
+            ), walk (entity_id, hop, relation_id) as (
                 select s.entity_id, 0, null::bigint from unnest($1::bigint[]) s (entity_id)
                 union
                 select nb.entity_id, w.hop + 1, nb.relation_id
                 from walk w
-                cross join lateral exo_private.typed_neighbours(w.entity_id, $6[w.hop + 1], $7) nb
+                cross join hidden h
+                cross join lateral exo_private.typed_neighbours(w.entity_id, $6[w.hop + 1], $7, h.windows, h.entities) nb
                 where w.hop < cardinality($6)
             ), steps as materialized (
                 -- By key, a walked relation at a time: the walk's size is unknown to the planner.
@@ -23204,7 +23271,7 @@ begin
             ) c
             group by c.id, c.charged_subjects
             order by score desc, max(c.written_at) desc nulls last, c.id
-            limit $4 $q$, chunks, visible);
+            limit $4 $q$, workspace, workspace, chunks, visible);
     when 'semantic' then  -- $1: the query vector as text; cosine similarity over the model's HNSW index
         if model_id is null or dimensions is null then
             raise exception 'the semantic stage needs an embedding model and its dimensions';
@@ -24079,10 +24146,10 @@ ALTER FUNCTION exo_private.train_router(force boolean, min_change double precisi
 COMMENT ON FUNCTION exo_private.train_router(force boolean, min_change double precision) IS 'Count the words of each workspace''s training documents (router_training) into router_terms and router_classes when the training set or the routing.learned_* counting settings changed since the last training (or force); with min_change (a share, as an ingest passes routing.learned_retrain_share) only when the number of training documents changed by at least that share. Returns {trained, generation, documents, workspaces, terms}.';
 
 --
--- Name: typed_neighbours(bigint, text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: typed_neighbours(bigint, text, integer, bigint[], bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer) RETURNS TABLE(entity_id bigint, relation_id bigint)
+CREATE FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_hidden_windows bigint[] DEFAULT '{}'::bigint[], p_hidden_entities bigint[] DEFAULT '{}'::bigint[]) RETURNS TABLE(entity_id bigint, relation_id bigint)
     LANGUAGE sql STABLE ROWS 10
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -24109,6 +24176,7 @@ CREATE FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_
          from outgoing o
          join exo_private.relations r on r.subject_id = p_entity and r.predicate = o.predicate
          where o.predicate ~ p_pattern
+           and r.window_id <> all (p_hidden_windows) and r.object_id <> all (p_hidden_entities)
          order by r.object_id, r.id
          limit p_limit)
         union all
@@ -24116,6 +24184,7 @@ CREATE FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_
          from incoming i
          join exo_private.relations r on r.object_id = p_entity and r.predicate = i.predicate
          where i.predicate ~ p_pattern
+           and r.window_id <> all (p_hidden_windows) and r.subject_id <> all (p_hidden_entities)
          order by r.subject_id, r.id
          limit p_limit)
     ) x
@@ -24124,13 +24193,13 @@ CREATE FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_
     limit p_limit
 $$;
 
-ALTER FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION typed_neighbours(p_entity bigint, p_pattern text, p_limit integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_hidden_windows bigint[], p_hidden_entities bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer) IS 'Neighbours of an entity (either direction, relations of every origin) along relations whose predicate matches the regular expression p_pattern, with the relation, at most p_limit, lowest neighbour ids first. Hub-safe: only the relations of matching predicates are read.';
+COMMENT ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) IS 'Neighbours of an entity (either direction, relations of every origin) along relations whose predicate matches the regular expression p_pattern, with the relation, at most p_limit, lowest neighbour ids first, never along a relation of p_hidden_windows nor to an entity of p_hidden_entities (exo_private.hidden_windows, hidden_entities: what a search withholds). Hub-safe: only the relations of matching predicates are read.';
 
 --
 -- Name: undefer_subject(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -32860,6 +32929,22 @@ GRANT ALL ON FUNCTION exo_private.guard_graph_table(relation regclass, kind "cha
 GRANT ALL ON FUNCTION exo_private.guard_graph_table(relation regclass, kind "char") TO exo_writer;
 
 --
+-- Name: FUNCTION hidden_entities(p_workspace text, p_released text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.hidden_entities(p_workspace text, p_released text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.hidden_entities(p_workspace text, p_released text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.hidden_entities(p_workspace text, p_released text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION hidden_windows(p_workspace text, p_released text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.hidden_windows(p_workspace text, p_released text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.hidden_windows(p_workspace text, p_released text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.hidden_windows(p_workspace text, p_released text[]) TO exo_writer;
+
+--
 -- Name: FUNCTION hint_how(subject text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -33458,12 +33543,12 @@ GRANT ALL ON FUNCTION exo_private.record_source_hash() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.record_source_hash() TO exo_writer;
 
 --
--- Name: FUNCTION related_entities(p_entity bigint, p_max_depth integer, p_per_node integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_hidden_windows bigint[], p_hidden_entities bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) TO exo_writer;
 
 --
 -- Name: FUNCTION related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -33745,12 +33830,12 @@ GRANT ALL ON FUNCTION exo_private.train_router(force boolean, min_change double 
 GRANT ALL ON FUNCTION exo_private.train_router(force boolean, min_change double precision) TO exo_writer;
 
 --
--- Name: FUNCTION typed_neighbours(p_entity bigint, p_pattern text, p_limit integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_hidden_windows bigint[], p_hidden_entities bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) TO exo_writer;
 
 --
 -- Name: FUNCTION undefer_subject(subject_name text); Type: ACL; Schema: exo_private; Owner: exo_owner

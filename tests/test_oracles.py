@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from support.db import Database, cloned_database
+from support.graph import merge, person, rel
 
 from exocortex.ingest import pipeline
 
@@ -32,11 +33,16 @@ def _note(front: dict, body: str) -> str:
     return "---\n" + "\n".join(lines) + "\n---\n" + body + "\n"
 
 
+#: Two people in plain notes and in the charged ones; only the first corpus's charged note relates them.
+PEOPLE = ["Olwen Tarrant", "Pim Vos"]
+
+
 def _corpus(root: Path, seed: int, secret: list[str]) -> None:
     """Plain notes, the same for every seed's two corpora, and charged notes that hold `secret`."""
     rng = random.Random(seed)
     for n in range(10):
         words = rng.sample(COMMON, 4) + ([rng.choice(FIRST_ONLY + SECOND_ONLY)] if n % 3 == 0 else [])
+        words += [PEOPLE[n]] if n < len(PEOPLE) else []
         workspace = rng.choice(["personal", "technical"])
         (root / f"plain{n:02d}.md").write_text(
             _note(
@@ -50,7 +56,7 @@ def _corpus(root: Path, seed: int, secret: list[str]) -> None:
         ({"title": f"The funeral of {SUBJECT}"}, "We talked for an hour."),
     ]
     for n, (front, opening) in enumerate(kinds):
-        body = f"{opening} {' '.join(secret)} {rng.choice(COMMON)}."
+        body = f"{opening} {' '.join(secret)} {rng.choice(COMMON)} with {' and '.join(PEOPLE)}."
         (root / f"charged{n}.md").write_text(
             _note({"workspace": "personal", "date": "2026-02-02", **front}, body)
         )
@@ -85,7 +91,23 @@ def twins(request, cfg, template_db, tmp_path_factory) -> Iterator[tuple[Databas
                                  for o in observed]),),
                 )  # fmt: skip
             pipeline.ingest(cfg, root, dbname=db.name)
+            _extract(db, related=secret is FIRST_ONLY)
         yield first, second
+
+
+def _extract(db: Database, related: bool) -> None:
+    """The graph a model would leave: each person where named; from the first corpus's charged
+    note (its text differs) also a relation between them, which the second's does not give."""
+    with db.connect("exo_writer") as conn:
+        windows = conn.execute(
+            "select w.id, d.path from exo_private.extraction_windows w"
+            " join exo_private.documents d on d.id = w.document_id order by w.id"
+        ).fetchall()
+        for window, path in windows:
+            named = [p for p in PEOPLE if path.startswith("charged") or path == f"plain0{PEOPLE.index(p)}.md"]
+            relations = [rel(*PEOPLE[:1], "knows", PEOPLE[1])] if related and path == "charged1.md" else []
+            if named:
+                merge(conn, window, [person(p) for p in named], relations)
 
 
 def _strip(value):
@@ -119,7 +141,16 @@ def _answers(db: Database, query: str, bridge: list[str]) -> dict:
         }
 
 
-QUERIES = [*FIRST_ONLY, *SECOND_ONLY, "harbour", "we talked", "Grandpa", "funeral", "hospice harbour"]
+QUERIES = [
+    *FIRST_ONLY,
+    *SECOND_ONLY,
+    "harbour",
+    "we talked",
+    "Grandpa",
+    "funeral",
+    "hospice harbour",
+    *PEOPLE,
+]
 
 
 @pytest.mark.parametrize("query", QUERIES)

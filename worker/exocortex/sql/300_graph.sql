@@ -1505,7 +1505,8 @@ comment on function exo_private.split_sense(bigint, text, text) is
 
 -- exo_private.related_entities: the neighbourhood of an entity, hub-safe.
 create or replace function exo_private.related_entities(
-    p_entity bigint, p_max_depth int default 2, p_per_node int default 50
+    p_entity bigint, p_max_depth int default 2, p_per_node int default 50,
+    p_hidden_windows bigint[] default '{}', p_hidden_entities bigint[] default '{}'
 )
 returns table (entity_id bigint, depth int, name text, type exo_private.entity_type)
 language sql stable
@@ -1524,12 +1525,14 @@ as $$
             select x.id
             from (
                 (select r.object_id as id from exo_private.relations r
-                 where r.subject_id = w.entity_id order by r.object_id)
+                 where r.subject_id = w.entity_id and r.window_id <> all (p_hidden_windows)
+                 order by r.object_id)
                 union all
                 (select r.subject_id from exo_private.relations r
-                 where r.object_id = w.entity_id order by r.subject_id)
+                 where r.object_id = w.entity_id and r.window_id <> all (p_hidden_windows)
+                 order by r.subject_id)
             ) x
-            where x.id <> w.entity_id
+            where x.id <> w.entity_id and x.id <> all (p_hidden_entities)
             group by x.id
             order by x.id
             limit greatest(1, least(coalesce(p_per_node, 50), 1000))
@@ -1546,10 +1549,12 @@ as $$
     join exo_private.entities e on e.id = d.entity_id
     order by d.depth, d.entity_id
 $$;
-comment on function exo_private.related_entities(bigint, int, int) is
+comment on function exo_private.related_entities(bigint, int, int, bigint[], bigint[]) is
     'Entities related to p_entity (either direction) within p_max_depth (clamped to 1..3) steps, '
     'each once at its smallest depth, the entity itself excluded; each node expands at most '
-    'p_per_node (1..1000) neighbours, lowest ids first: a level-set walk that stays fast on hubs.';
+    'p_per_node (1..1000) neighbours, lowest ids first: a level-set walk that stays fast on hubs. '
+    'Never along a relation of p_hidden_windows nor through an entity of p_hidden_entities '
+    '(exo_private.hidden_windows, hidden_entities: what a search withholds).';
 
 -- exo_private.generation_for: the generation a model's extraction goes into, or null when
 -- the workspace's graph now belongs to another model (the reply is stale: discard it).

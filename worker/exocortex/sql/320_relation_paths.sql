@@ -3,7 +3,10 @@
 -- plpy/relation_paths.py).
 
 -- exo_private.typed_neighbours: an entity's neighbours along relations whose predicate matches.
-create or replace function exo_private.typed_neighbours(p_entity bigint, p_pattern text, p_limit int)
+create or replace function exo_private.typed_neighbours(
+    p_entity bigint, p_pattern text, p_limit int,
+    p_hidden_windows bigint[] default '{}', p_hidden_entities bigint[] default '{}'
+)
 returns table (entity_id bigint, relation_id bigint)
 language sql stable
 rows 10
@@ -33,6 +36,7 @@ as $$
          from outgoing o
          join exo_private.relations r on r.subject_id = p_entity and r.predicate = o.predicate
          where o.predicate ~ p_pattern
+           and r.window_id <> all (p_hidden_windows) and r.object_id <> all (p_hidden_entities)
          order by r.object_id, r.id
          limit p_limit)
         union all
@@ -40,6 +44,7 @@ as $$
          from incoming i
          join exo_private.relations r on r.object_id = p_entity and r.predicate = i.predicate
          where i.predicate ~ p_pattern
+           and r.window_id <> all (p_hidden_windows) and r.subject_id <> all (p_hidden_entities)
          order by r.subject_id, r.id
          limit p_limit)
     ) x
@@ -47,7 +52,9 @@ as $$
     order by x.id, x.relation_id
     limit p_limit
 $$;
-comment on function exo_private.typed_neighbours(bigint, text, int) is
+comment on function exo_private.typed_neighbours(bigint, text, int, bigint[], bigint[]) is
     'Neighbours of an entity (either direction, relations of every origin) along relations whose '
     'predicate matches the regular expression p_pattern, with the relation, at most p_limit, lowest '
-    'neighbour ids first. Hub-safe: only the relations of matching predicates are read.';
+    'neighbour ids first, never along a relation of p_hidden_windows nor to an entity of '
+    'p_hidden_entities (exo_private.hidden_windows, hidden_entities: what a search withholds). '
+    'Hub-safe: only the relations of matching predicates are read.';

@@ -116,11 +116,18 @@ begin
             order by d.written_at desc nulls last, d.id
             limit $4 $q$, chunks, visible, workspace);
     when 'graph' then  -- $1: entity ids, $6: depth, $7: neighbours per node
+        -- Never along what the search withholds: a relation of a window that overlaps a withheld
+        -- chunk, a closed subject's entity (exo_private.hidden_windows, hidden_entities).
         return format($q$
+            with hidden as materialized (
+                select exo_private.hidden_windows(%L, $5::text[]) as windows,
+                       exo_private.hidden_entities(%L, $5::text[]) as entities
+            )
             select c.id as chunk_id, (1.0 / (1 + min(n.depth)))::float8 as score, c.charged_subjects as charged,
                    string_agg(distinct n.name, ', ') as detail
-            from unnest($1::bigint[]) s (entity_id)
-            cross join lateral exo_private.related_entities(s.entity_id, $6, $7) n
+            from hidden h
+            cross join unnest($1::bigint[]) s (entity_id)
+            cross join lateral exo_private.related_entities(s.entity_id, $6, $7, h.windows, h.entities) n
             cross join lateral (
                 select m.chunk_id from exo_private.mentions m
                 where m.entity_id = n.entity_id and m.chunk_id is not null and m.origin = 'model'
@@ -130,7 +137,7 @@ begin
             where %s and n.entity_id <> all ($1)
             group by c.id, c.charged_subjects
             order by min(n.depth), count(distinct n.entity_id) desc, max(c.written_at) desc nulls last, c.id
-            limit $4 $q$, per_entity / 10, chunks, visible);
+            limit $4 $q$, workspace, workspace, per_entity / 10, chunks, visible);
     when 'path' then  -- $1: entity ids, $6: one predicate pattern a hop, $7: neighbours per node
         -- A typed multi-hop walk (plpy/relation_paths.py): from the named entities, hop i follows
         -- relations of either origin and direction whose predicate matches $6[i], each node
@@ -140,12 +147,17 @@ begin
         -- chunk states, each [the hops that walked it, subject, predicate, object], for the
         -- packet's Relations section.
         return format($q$
-            with recursive walk (entity_id, hop, relation_id) as (
+            with recursive hidden as materialized (
+                -- never along what the search withholds, as the graph stage
+                select exo_private.hidden_windows(%L, $5::text[]) as windows,
+                       exo_private.hidden_entities(%L, $5::text[]) as entities
+            ), walk (entity_id, hop, relation_id) as (
                 select s.entity_id, 0, null::bigint from unnest($1::bigint[]) s (entity_id)
                 union
                 select nb.entity_id, w.hop + 1, nb.relation_id
                 from walk w
-                cross join lateral exo_private.typed_neighbours(w.entity_id, $6[w.hop + 1], $7) nb
+                cross join hidden h
+                cross join lateral exo_private.typed_neighbours(w.entity_id, $6[w.hop + 1], $7, h.windows, h.entities) nb
                 where w.hop < cardinality($6)
             ), steps as materialized (
                 -- By key, a walked relation at a time: the walk's size is unknown to the planner.
@@ -179,7 +191,7 @@ begin
             ) c
             group by c.id, c.charged_subjects
             order by score desc, max(c.written_at) desc nulls last, c.id
-            limit $4 $q$, chunks, visible);
+            limit $4 $q$, workspace, workspace, chunks, visible);
     when 'semantic' then  -- $1: the query vector as text; cosine similarity over the model's HNSW index
         if model_id is null or dimensions is null then
             raise exception 'the semantic stage needs an embedding model and its dimensions';

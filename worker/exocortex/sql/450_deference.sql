@@ -207,6 +207,48 @@ comment on function exo_private.charged_counts(text[]) is
     'Per charged subject and workspace of p_workspaces, how many chunks (document chunks and chat '
     'windows) are charged for it: what a search''s hints count, whatever its question.';
 
+-- exo_private.hidden_windows: the extraction windows of a workspace a search walks no relation of.
+create or replace function exo_private.hidden_windows(p_workspace text, p_released text[])
+returns bigint[]
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- A relation is evidence of its window: one whose window overlaps a chunk the search
+    -- withholds (p_released: the keys it releases, exo_private.stage_sql's $5; null: all) is
+    -- not walked, or the graph would tell what withheld text relates.
+    select coalesce(array_agg(distinct w.id), '{}')
+    from exo_private.chunks c
+    join exo_private.extraction_windows w
+      on w.workspace = c.workspace and w.document_id = c.document_id
+     and c.char_start < w.char_end and c.char_end > w.char_start
+    where p_released is not null and c.workspace = p_workspace and c.charged_subjects <> '{}'
+      and exo_private.unreleased(c.charged_subjects, p_released) <> '{}'
+$$;
+comment on function exo_private.hidden_windows(text, text[]) is
+    'The extraction windows of p_workspace that overlap a chunk charged for a subject whose key is not '
+    'among p_released (null: every subject released, none hidden): the graph and path stages walk no '
+    'relation of them.';
+
+-- exo_private.hidden_entities: the entities of a workspace that are subjects a search leaves closed.
+create or replace function exo_private.hidden_entities(p_workspace text, p_released text[])
+returns bigint[]
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select coalesce(array_agg(e.id), '{}')
+    from exo_private.deferred_subjects s
+    cross join lateral unnest(s.subject || s.aliases) n (name)
+    join exo_private.entities e
+      on e.workspace = p_workspace and e.canonical_key = exo_private.canonical_key(n.name)
+    where p_released is not null
+      and not (exo_private.canonical_key(s.subject) = any (p_released))
+$$;
+comment on function exo_private.hidden_entities(text, text[]) is
+    'The entities of p_workspace that are a deferred subject (by a name or an alias) whose key is not '
+    'among p_released (null: none): the graph and path stages pass through none of them.';
+
 -- exo_private.entity_mentions: the mentions of entities, each with what withholds it.
 create or replace function exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint default null)
 returns table (
