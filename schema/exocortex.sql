@@ -3850,7 +3850,8 @@ def build_group(plpy, SD, workspace, scope, key):
     {status, capsule_id, tokens, ...}: built; fresh (its capsule is current, by the builder set,
     and read the same sources and, an entity's, the same count of mentioning chunks); or none
     made, and any old one dropped: too_few_documents (a folder or workspace under capsules.folder_min_documents live documents), too_few_mentions (an entity named in
-    fewer than capsules.entity_min_mentions chunks), too_little_text. A folder or workspace
+    fewer than capsules.entity_min_mentions chunks), deferred_subject (an entity that is a deferred
+    subject, by a name or an alias), too_little_text. A folder or workspace
     reads its newest capsules.group_max_documents documents (their document capsules where fresh,
     else their prose); an entity the sentences naming it in the newest chunks that mention it."""
     run = _runner(plpy, SD)
@@ -3868,6 +3869,14 @@ def build_group(plpy, SD, workspace, scope, key):
 
     mention_chunks = None
     if scope == "entity":
+        deferred = run(
+            "deferred_key",
+            "select exists (select 1 from exo_private.deferred_subject_keys() k where k.key = $1) as yes",
+            ["text"],
+            [key],
+        )
+        if deferred[0]["yes"]:  # no capsule sums up a deferred subject
+            return drop("deferred_subject")
         rows = run("entity_chunks", ENTITY_CHUNKS, ["text", "text", "int"], [workspace, key, limit])
         mention_chunks = run(
             "entity_mention_chunks",
@@ -5754,7 +5763,8 @@ def build_group(plpy, SD, workspace, scope, key):
     {status, capsule_id, tokens, ...}: built; fresh (its capsule is current, by the builder set,
     and read the same sources and, an entity's, the same count of mentioning chunks); or none
     made, and any old one dropped: too_few_documents (a folder or workspace under capsules.folder_min_documents live documents), too_few_mentions (an entity named in
-    fewer than capsules.entity_min_mentions chunks), too_little_text. A folder or workspace
+    fewer than capsules.entity_min_mentions chunks), deferred_subject (an entity that is a deferred
+    subject, by a name or an alias), too_little_text. A folder or workspace
     reads its newest capsules.group_max_documents documents (their document capsules where fresh,
     else their prose); an entity the sentences naming it in the newest chunks that mention it."""
     run = _runner(plpy, SD)
@@ -5772,6 +5782,14 @@ def build_group(plpy, SD, workspace, scope, key):
 
     mention_chunks = None
     if scope == "entity":
+        deferred = run(
+            "deferred_key",
+            "select exists (select 1 from exo_private.deferred_subject_keys() k where k.key = $1) as yes",
+            ["text"],
+            [key],
+        )
+        if deferred[0]["yes"]:  # no capsule sums up a deferred subject
+            return drop("deferred_subject")
         rows = run("entity_chunks", ENTITY_CHUNKS, ["text", "text", "int"], [workspace, key, limit])
         mention_chunks = run(
             "entity_mention_chunks",
@@ -5992,7 +6010,7 @@ ALTER FUNCTION exo_private.build_group_capsule(p_workspace text, p_scope text, p
 -- Name: FUNCTION build_group_capsule(p_workspace text, p_scope text, p_key text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.build_group_capsule(p_workspace text, p_scope text, p_key text) IS 'Build (or rebuild, or drop) the capsule of a folder (p_key: exo_private.capsule_folder), a workspace (p_key: its name) or an entity (p_key: its canonical key) of p_workspace: {status: built, fresh (current, same sources), too_few_documents, too_few_mentions or too_little_text (none, any old one dropped), capsule_id, tokens, sentences, candidates, charged_skipped}. Sentences of charged chunks are never taken.';
+COMMENT ON FUNCTION exo_private.build_group_capsule(p_workspace text, p_scope text, p_key text) IS 'Build (or rebuild, or drop) the capsule of a folder (p_key: exo_private.capsule_folder), a workspace (p_key: its name) or an entity (p_key: its canonical key) of p_workspace: {status: built, fresh (current, same sources), too_few_documents, too_few_mentions, deferred_subject or too_little_text (none, any old one dropped), capsule_id, tokens, sentences, candidates, charged_skipped}. Sentences of charged chunks are never taken.';
 
 --
 -- Name: build_packet(jsonb, text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -9190,6 +9208,29 @@ ALTER FUNCTION exo_private.deference_list() OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.deference_list() IS 'The deferred subjects with their aliases, as jsonb.';
+
+--
+-- Name: deferred_subject_keys(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.deferred_subject_keys() RETURNS TABLE(subject text, key text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select distinct s.subject, k.key
+    from exo_private.deferred_subjects s
+    cross join lateral unnest(s.subject || s.aliases) n (name)
+    cross join lateral (select exo_private.canonical_key(n.name) as key) k
+    where k.key is not null
+$$;
+
+ALTER FUNCTION exo_private.deferred_subject_keys() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION deferred_subject_keys(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.deferred_subject_keys() IS 'The canonical key of every name and alias of every deferred subject, with the subject: a capsule of an entity with one of these keys is never built nor served.';
 
 --
 -- Name: detect_temporal(text, jsonb, date, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -16463,6 +16504,8 @@ begin
         select n.workspace, 'entity', n.canonical_key, n.changed, n.chunks
         from exo_private.entity_mention_chunks n
         where n.chunks >= min_mentions and (p_workspace is null or n.workspace = p_workspace)
+          -- no capsule sums up a deferred subject
+          and n.canonical_key not in (select k.key from exo_private.deferred_subject_keys() k)
     ), groups_due as (
         -- missing (and not worked since its documents changed), not fresh, built before one of its
         -- documents changed, by another builder, or (an entity) from another set of mentions
@@ -27468,6 +27511,8 @@ CREATE VIEW exo_private.capsule_states AS
             WHEN (EXISTS ( SELECT 1
                FROM exo_private.chunks c
               WHERE ((c.workspace = k.workspace) AND (c.id = ANY (k.chunk_ids)) AND (c.charged_subjects <> '{}'::text[])))) THEN 'withheld'::text
+            WHEN ((scope = 'entity'::text) AND (scope_key IN ( SELECT k2.key
+               FROM exo_private.deferred_subject_keys() k2(subject, key)))) THEN 'withheld'::text
             ELSE 'fresh'::text
         END AS state
    FROM exo_private.capsules k;
@@ -27478,7 +27523,7 @@ ALTER VIEW exo_private.capsule_states OWNER TO exo_owner;
 -- Name: VIEW capsule_states; Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON VIEW exo_private.capsule_states IS 'Each capsule''s state: fresh (its stamp matches its sources'' content hashes and every chunk it cites is there and uncharged), stale (a source changed, was deleted or re-chunked) or withheld (a chunk it cites was charged since it was built). Only a fresh capsule is served.';
+COMMENT ON VIEW exo_private.capsule_states IS 'Each capsule''s state: fresh (its stamp matches its sources'' content hashes and every chunk it cites is there and uncharged), stale (a source changed, was deleted or re-chunked) or withheld (a chunk it cites was charged since it was built, or it is the capsule of an entity that is a deferred subject). Only a fresh capsule is served.';
 
 --
 -- Name: entities; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -32677,6 +32722,14 @@ GRANT ALL ON FUNCTION exo_private.defer_subject(subject_name text, subject_alias
 REVOKE ALL ON FUNCTION exo_private.deference_list() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.deference_list() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.deference_list() TO exo_writer;
+
+--
+-- Name: FUNCTION deferred_subject_keys(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.deferred_subject_keys() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.deferred_subject_keys() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.deferred_subject_keys() TO exo_writer;
 
 --
 -- Name: FUNCTION detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer); Type: ACL; Schema: exo_private; Owner: exo_owner

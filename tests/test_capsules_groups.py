@@ -266,3 +266,31 @@ def test_an_entity_capsule_follows_its_mentions_and_a_new_builder_queues_every_c
         ).fetchone()
         assert notes_left == (every, every)
         assert conn.execute("select exo_private.queue_capsules()").fetchone()[0] == 0
+
+
+def test_no_capsule_sums_up_a_deferred_subject(db, notes):
+    """An entity capsule whose entity is a deferred subject (by a name or an alias) is withheld
+    whatever it cites, then dropped; none is built for it again."""
+    drain(db)
+    with db.connect() as conn:
+        named = [
+            r[0]
+            for r in conn.execute(
+                "select c.id from exo_private.chunks c where c.body ~ '\\mmodule\\M' order by c.id"
+            )
+        ]
+        mention(conn, "module", named)
+        conn.execute("select exo_private.queue_capsules()")
+    drain(db)
+    assert groups(db)[("entity", "module")][0] == "fresh"
+    with db.connect() as conn:
+        conn.execute("select exo_private.defer_subject('Module', array['the module'])")
+    assert groups(db)[("entity", "module")][0] == "withheld"
+    with db.connect() as conn:
+        assert conn.execute("select exo_private.queue_capsules()").fetchone()[0] >= 1
+    drain(db)
+    assert ("entity", "module") not in groups(db)
+    with db.connect() as conn:
+        conn.execute("select exo_private.queue_capsules()")
+    drain(db)
+    assert ("entity", "module") not in groups(db)

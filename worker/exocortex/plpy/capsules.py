@@ -398,7 +398,8 @@ def build_group(plpy, SD, workspace, scope, key):
     {status, capsule_id, tokens, ...}: built; fresh (its capsule is current, by the builder set,
     and read the same sources and, an entity's, the same count of mentioning chunks); or none
     made, and any old one dropped: too_few_documents (a folder or workspace under capsules.folder_min_documents live documents), too_few_mentions (an entity named in
-    fewer than capsules.entity_min_mentions chunks), too_little_text. A folder or workspace
+    fewer than capsules.entity_min_mentions chunks), deferred_subject (an entity that is a deferred
+    subject, by a name or an alias), too_little_text. A folder or workspace
     reads its newest capsules.group_max_documents documents (their document capsules where fresh,
     else their prose); an entity the sentences naming it in the newest chunks that mention it."""
     run = _runner(plpy, SD)
@@ -416,6 +417,14 @@ def build_group(plpy, SD, workspace, scope, key):
 
     mention_chunks = None
     if scope == "entity":
+        deferred = run(
+            "deferred_key",
+            "select exists (select 1 from exo_private.deferred_subject_keys() k where k.key = $1) as yes",
+            ["text"],
+            [key],
+        )
+        if deferred[0]["yes"]:  # no capsule sums up a deferred subject
+            return drop("deferred_subject")
         rows = run("entity_chunks", ENTITY_CHUNKS, ["text", "text", "int"], [workspace, key, limit])
         mention_chunks = run(
             "entity_mention_chunks",

@@ -49,6 +49,23 @@ comment on function exo_private.released_keys(text[]) is
     'name and alias of a deferred subject the bridge names, except one an unbridged subject shares, '
     'and each bridged name on no list: the rule of plpy/search.py Deference.released_keys.';
 
+-- exo_private.deferred_subject_keys: the canonical key of every name and alias on the list.
+create or replace function exo_private.deferred_subject_keys()
+returns table (subject text, key text)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select distinct s.subject, k.key
+    from exo_private.deferred_subjects s
+    cross join lateral unnest(s.subject || s.aliases) n (name)
+    cross join lateral (select exo_private.canonical_key(n.name) as key) k
+    where k.key is not null
+$$;
+comment on function exo_private.deferred_subject_keys() is
+    'The canonical key of every name and alias of every deferred subject, with the subject: a '
+    'capsule of an entity with one of these keys is never built nor served.';
+
 -- exo_private.closed_subject_names: every name of the deferred subjects a bridge leaves closed.
 create or replace function exo_private.closed_subject_names(bridge text[])
 returns table (subject text, name text, key text)

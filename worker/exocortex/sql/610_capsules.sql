@@ -64,13 +64,18 @@ select k.id as capsule_id,
                         where c.workspace = k.workspace and c.id = any (k.chunk_ids)
                           and c.charged_subjects <> '{}')
            then 'withheld'
+           -- the capsule of an entity that is a deferred subject, by a name or an alias: withheld
+           -- whatever it cites (queue_capsules drops it)
+           when k.scope = 'entity' and k.scope_key in (select k2.key from exo_private.deferred_subject_keys() k2)
+           then 'withheld'
            else 'fresh'
        end as state
 from exo_private.capsules k;
 comment on view exo_private.capsule_states is
     'Each capsule''s state: fresh (its stamp matches its sources'' content hashes and every chunk it '
     'cites is there and uncharged), stale (a source changed, was deleted or re-chunked) or withheld '
-    '(a chunk it cites was charged since it was built). Only a fresh capsule is served.';
+    '(a chunk it cites was charged since it was built, or it is the capsule of an entity that is a '
+    'deferred subject). Only a fresh capsule is served.';
 
 -- exo_private.entity_mention_chunks: how many chunks mention each entity (by canonical key).
 -- A view so that a filter on workspace and key reaches the mentions through their indexes.
@@ -137,7 +142,7 @@ $$;
 comment on function exo_private.build_group_capsule(text, text, text) is
     'Build (or rebuild, or drop) the capsule of a folder (p_key: exo_private.capsule_folder), a '
     'workspace (p_key: its name) or an entity (p_key: its canonical key) of p_workspace: {status: '
-    'built, fresh (current, same sources), too_few_documents, too_few_mentions or too_little_text '
+    'built, fresh (current, same sources), too_few_documents, too_few_mentions, deferred_subject or too_little_text '
     '(none, any old one dropped), capsule_id, tokens, sentences, candidates, charged_skipped}. '
     'Sentences of charged chunks are never taken.';
 
@@ -249,6 +254,8 @@ begin
         select n.workspace, 'entity', n.canonical_key, n.changed, n.chunks
         from exo_private.entity_mention_chunks n
         where n.chunks >= min_mentions and (p_workspace is null or n.workspace = p_workspace)
+          -- no capsule sums up a deferred subject
+          and n.canonical_key not in (select k.key from exo_private.deferred_subject_keys() k)
     ), groups_due as (
         -- missing (and not worked since its documents changed), not fresh, built before one of its
         -- documents changed, by another builder, or (an entity) from another set of mentions
