@@ -663,3 +663,42 @@ def test_recording_is_best_effort_and_no_user_waits_on_another(vault):
     finally:
         holder.rollback()
         holder.close()
+
+
+def test_the_outside_document_path_cannot_flood(vault):
+    """The finding's flood: 10 calls in seconds, each recording 200 passages of 8,000 characters
+    of 100 documents (16 MB and 2,000 passages to embed). The minute's caps let the first call
+    through (1.6 MB, 200 passages) and refuse the rest, reported, the answers still given; what a
+    profile keeps in all is bounded too."""
+    with vault.connect() as admin:
+        admin.execute("select exo_private.kb_add_profile('flood') where not exists "
+                      "(select 1 from exo_private.kb_profiles where name = 'flood')")  # fmt: skip
+        queued = "select count(*) from pgmq.q_embed"
+        before = admin.execute(queued).fetchone()[0]
+        found = []
+        with vault.connect_profile("flood") as session:
+            for n in range(10):
+                passages = [
+                    {"key": f"k{n}-{i % 100}", "title": None, "text": f"{n} {i} " + "x" * 8000}
+                    for i in range(200)
+                ]
+                with session.transaction():
+                    session.execute("set transaction read write")
+                    call = session.execute("select exo.kb_outside_retrieve('x', %s, 100)", (Jsonb(passages),))
+                    found.append(call.fetchone()[0])
+        personal = [f["report"]["personal"] for f in found]
+        assert [p["recorded"] for p in personal] == [True] + [False] * 9
+        assert all(len(f["results"]) == 100 for f in found)
+        assert "kb.write_bytes_per_minute" in personal[1]["why"]
+        assert admin.execute(queued).fetchone()[0] == before + 100  # one embed message a new document
+        stored = admin.execute("select stored_bytes from exo_private.kb_profiles where name = 'flood'")
+        assert stored.fetchone()[0] == 200 * 8000  # a passage keeps its first 8,000 characters
+        admin.execute("select exo_private.set_setting('kb.stored_bytes', '1000000')")
+        try:
+            with pytest.raises(psycopg.errors.ProgramLimitExceeded, match="kb.stored_bytes"):
+                admin.execute(
+                    "select exo_private.kb_outside_write('flood', 'use', array['more'], %s, now() + interval '2 min')",
+                    (Jsonb([{"key": "more", "title": None, "text": "z" * 100}]),),
+                )
+        finally:
+            admin.execute("select exo_private.set_setting('kb.stored_bytes', '50000000')")

@@ -417,38 +417,6 @@ def test_the_outside_path_cannot_flood(kdb, conn):
     assert item(conn, who, "5") == {}
 
 
-def test_bytes_rows_and_embedding_work_are_bounded_per_profile(kdb, conn):
-    """The issue's flood: 10 calls in seconds, each recording 200 passages of 8,000 characters of
-    100 documents (16 MB and 2,000 passages to embed). The minute's caps let the first call
-    through (1.6 MB, 200 passages) and refuse the rest, reported, the answers still given."""
-    who = new_profile(kdb)
-    queued = "select count(*) from pgmq.q_embed"
-    before = conn.execute(queued).fetchone()[0]
-    found = []
-    with kdb.connect_profile(who) as session:
-        for n in range(10):
-            passages = [
-                {"key": f"k{n}-{i % 100}", "title": None, "text": f"{n} {i} " + "x" * 8000}
-                for i in range(200)
-            ]
-            found.append(_as(session, "select exo.kb_outside_retrieve('x', %s, 100)", (Jsonb(passages),)))
-    personal = [f["report"]["personal"] for f in found]
-    assert [p["recorded"] for p in personal] == [True] + [False] * 9
-    assert all(len(f["results"]) == 100 for f in found)
-    assert "kb.write_bytes_per_minute" in personal[1]["why"]
-    assert conn.execute(queued).fetchone()[0] == before + 100  # one embed message a new document
-    stored = conn.execute("select stored_bytes from exo_private.kb_profiles where name = %s", (who,))
-    assert stored.fetchone()[0] == 200 * 8000  # a passage keeps its first 8,000 characters
-    # what a profile keeps in all is bounded too
-    conn.execute("select exo_private.set_setting('kb.stored_bytes', '1000000')")
-    try:
-        with pytest.raises(psycopg.errors.ProgramLimitExceeded, match="kb.stored_bytes"):
-            write(conn, who, "use", ["more"], datetime.now(UTC) + timedelta(minutes=2),
-                  [{"key": "more", "title": None, "text": "z" * 100}])  # fmt: skip
-    finally:
-        conn.execute("select exo_private.set_setting('kb.stored_bytes', '50000000')")
-
-
 # -- LlamaIndex ------------------------------------------------------------------------------
 
 
