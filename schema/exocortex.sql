@@ -2072,6 +2072,32 @@ def lift():
 def limits():
     """(soft, hard) of this process, -1 for none."""
     return tuple(-1 if v == UNLIMITED else v for v in resource.getrlimit(resource.RLIMIT_DATA))
+
+def postmaster_limits(proc="/proc"):
+    """(soft, hard) data limits of this backend's parent, the postmaster: what every process that
+    never logs in (a parallel worker, a pg_cron job) runs under; -1 for none, None unknown."""
+    import os
+
+    try:
+        with open(f"{proc}/{os.getppid()}/limits") as f:
+            for line in f:
+                if line.startswith("Max data size"):
+                    soft, hard = line.split()[3:5]
+                    return tuple(-1 if v == "unlimited" else int(v) for v in (soft, hard))
+    except OSError:
+        pass
+    return None
+
+def memory_total(meminfo="/proc/meminfo"):
+    """The machine's memory in bytes, 0 when the kernel does not say."""
+    try:
+        with open(meminfo) as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 import json
 soft, hard = limits()
 return json.dumps({"soft": soft, "hard": hard, "in_use": data_in_use()})
@@ -2172,6 +2198,32 @@ def lift():
 def limits():
     """(soft, hard) of this process, -1 for none."""
     return tuple(-1 if v == UNLIMITED else v for v in resource.getrlimit(resource.RLIMIT_DATA))
+
+def postmaster_limits(proc="/proc"):
+    """(soft, hard) data limits of this backend's parent, the postmaster: what every process that
+    never logs in (a parallel worker, a pg_cron job) runs under; -1 for none, None unknown."""
+    import os
+
+    try:
+        with open(f"{proc}/{os.getppid()}/limits") as f:
+            for line in f:
+                if line.startswith("Max data size"):
+                    soft, hard = line.split()[3:5]
+                    return tuple(-1 if v == "unlimited" else int(v) for v in (soft, hard))
+    except OSError:
+        pass
+    return None
+
+def memory_total(meminfo="/proc/meminfo"):
+    """The machine's memory in bytes, 0 when the kernel does not say."""
+    try:
+        with open(meminfo) as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 return bound(p_bytes)
 $$;
 
@@ -12901,6 +12953,32 @@ def lift():
 def limits():
     """(soft, hard) of this process, -1 for none."""
     return tuple(-1 if v == UNLIMITED else v for v in resource.getrlimit(resource.RLIMIT_DATA))
+
+def postmaster_limits(proc="/proc"):
+    """(soft, hard) data limits of this backend's parent, the postmaster: what every process that
+    never logs in (a parallel worker, a pg_cron job) runs under; -1 for none, None unknown."""
+    import os
+
+    try:
+        with open(f"{proc}/{os.getppid()}/limits") as f:
+            for line in f:
+                if line.startswith("Max data size"):
+                    soft, hard = line.split()[3:5]
+                    return tuple(-1 if v == "unlimited" else int(v) for v in (soft, hard))
+    except OSError:
+        pass
+    return None
+
+def memory_total(meminfo="/proc/meminfo"):
+    """The machine's memory in bytes, 0 when the kernel does not say."""
+    try:
+        with open(meminfo) as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 return lift()
 $$;
 
@@ -22677,6 +22755,107 @@ ALTER FUNCTION exo_private.seed_owner(workspaces text[]) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.seed_owner(workspaces text[]) IS 'Make the owner''s Person entity (key people.entity_key) exist, is_owner, named as the owner, in the current generation of the given workspaces (upsert_entity); returns those entities. Projection is the caller''s.';
+
+--
+-- Name: server_memory(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.server_memory() RETURNS jsonb
+    LANGUAGE plpython3u
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+"""The data limit (RLIMIT_DATA) of one server backend (stdlib only).
+
+The operating system's per-process limit is how PostgreSQL bounds a backend's memory: past
+it, malloc fails and the backend reports "out of memory" for that query alone, and every
+other session keeps working. RLIMIT_DATA counts a process's private writable memory (its
+heap and anonymous mappings), not the shared buffers, so a bound is the same number whatever
+shared_buffers is.
+
+The server starts every process under a soft default (the runtime's PROCESS_DATA_SOFT_LIMIT),
+so what never logs in, a parallel worker or a pg_cron job, is bounded too. At login
+(sql/065_backend_memory.sql) a reader's backend takes its own bound as both limits, which it
+can never raise; a trusted role's backend lifts its soft limit to the hard one.
+"""
+
+import resource
+
+UNLIMITED = resource.RLIM_INFINITY
+
+def data_in_use(status_path="/proc/self/status"):
+    """Bytes of private data this process maps now (VmData), 0 when the kernel does not say."""
+    try:
+        with open(status_path) as f:
+            for line in f:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+def bound(extra_bytes, in_use=None):
+    """Limit this process to what it uses now plus extra_bytes, soft and hard: for good, since
+    an unprivileged process never raises its hard limit. Returns the limit in bytes."""
+    if extra_bytes <= 0:
+        raise ValueError(f"the memory bound must be more than 0 bytes, got {extra_bytes}")
+    limit = (data_in_use() if in_use is None else in_use) + extra_bytes
+    _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != UNLIMITED:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    return limit
+
+def lift():
+    """Raise this process's soft limit to its hard one. Returns the limit (-1: none)."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    resource.setrlimit(resource.RLIMIT_DATA, (hard, hard))
+    return -1 if hard == UNLIMITED else hard
+
+def limits():
+    """(soft, hard) of this process, -1 for none."""
+    return tuple(-1 if v == UNLIMITED else v for v in resource.getrlimit(resource.RLIMIT_DATA))
+
+def postmaster_limits(proc="/proc"):
+    """(soft, hard) data limits of this backend's parent, the postmaster: what every process that
+    never logs in (a parallel worker, a pg_cron job) runs under; -1 for none, None unknown."""
+    import os
+
+    try:
+        with open(f"{proc}/{os.getppid()}/limits") as f:
+            for line in f:
+                if line.startswith("Max data size"):
+                    soft, hard = line.split()[3:5]
+                    return tuple(-1 if v == "unlimited" else int(v) for v in (soft, hard))
+    except OSError:
+        pass
+    return None
+
+def memory_total(meminfo="/proc/meminfo"):
+    """The machine's memory in bytes, 0 when the kernel does not say."""
+    try:
+        with open(meminfo) as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+import json
+limits = postmaster_limits()
+return json.dumps({
+    "postmaster_soft": limits[0] if limits else None,
+    "postmaster_hard": limits[1] if limits else None,
+    "memory_total": memory_total(),
+})
+$$;
+
+ALTER FUNCTION exo_private.server_memory() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION server_memory(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.server_memory() IS 'What bounds the server''s processes: the postmaster''s data limits (soft, hard; -1 none, null unknown), which every process that never logs in runs under, and the machine''s memory in bytes.';
 
 --
 -- Name: session_profile_name(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -33745,6 +33924,14 @@ GRANT ALL ON FUNCTION exo_private.run_cypher(graph name, query text, max_rows in
 REVOKE ALL ON FUNCTION exo_private.seed_owner(workspaces text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.seed_owner(workspaces text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.seed_owner(workspaces text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION server_memory(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.server_memory() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.server_memory() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.server_memory() TO exo_writer;
 
 --
 -- Name: FUNCTION session_profile_name(); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -18,6 +18,7 @@ from psycopg import sql
 from support import REPO_ROOT
 
 from exocortex import config
+from exocortex import doctor as doctor_module
 from exocortex.db import admin_url, connect, role_url
 from exocortex.runtime import local, server
 from exocortex.runtime.local import RuntimeProblem
@@ -181,6 +182,17 @@ def test_cli_url_status_and_doctor(cfg):
     doctor = _exo("doctor")
     assert doctor.returncode == 0, doctor.stdout
     assert "FAIL" not in doctor.stdout
+    assert "memory bounds: 256 MB a process that never logs in" in " ".join(doctor.stdout.split())
+
+
+def test_doctor_says_when_memory_is_not_bounded():
+    mb, gb = 1024**2, 1024**3
+    unbounded = doctor_module.memory_check({"postmaster_soft": -1, "memory_total": 24 * gb}, 256 * mb, 32)
+    assert not unbounded.ok and "no data limit" in unbounded.detail
+    too_much = doctor_module.memory_check({"postmaster_soft": 256 * mb, "memory_total": 12 * gb}, 256 * mb, 40)
+    assert not too_much.ok and "40 x 256 MB = 10.0 GB of 12 GB" in too_much.detail
+    fits = doctor_module.memory_check({"postmaster_soft": 256 * mb, "memory_total": 24 * gb}, 256 * mb, 40)
+    assert fits.ok
 
 
 def test_doctor_reports_what_is_missing_and_the_fix(tmp_path):

@@ -58,16 +58,20 @@ class Reader:
     application_name: str = "exo-api"
     pool: ConnectionPool | None = field(default=None, repr=False, compare=False)
     profile: str | None = None
-    """The profile whose login role `url` is: its searches are recorded (read-write transactions)."""
+    """The profile whose login role `url` is (exo.profile() is the session's own word): its
+    searches run in read-write transactions, so that the session records them."""
 
     @classmethod
-    def from_config(cls, cfg: config.Config | None = None, **kw: Any) -> Reader:
-        """EXO_PROFILE's login role when it is set, else EXO_READER_URL, else exo_reader on the local
-        runtime (passwords from its secrets file)."""
+    def from_config(cls, cfg: config.Config | None = None, profile: str | None = None, **kw: Any) -> Reader:
+        """The reader of the configuration: EXO_READER_URL, else exo_reader on the local runtime
+        (its password from the secrets file). With a profile (the argument, else EXO_PROFILE) the
+        session is that user's login role: EXO_READER_URL is then that role's URL, else the local
+        runtime's (exocortex.profiles.url)."""
         cfg = cfg or config.load()
-        if cfg.profile is not None and "profile" not in kw:
-            return cls.for_profile(cfg.profile, cfg, **kw)
-        return cls(cfg.reader_url or role_url(cfg, "exo_reader"), **kw)
+        profile = profile if profile is not None else cfg.profile
+        if profile is None:
+            return cls(cfg.reader_url or role_url(cfg, "exo_reader"), **kw)
+        return cls(cfg.reader_url or profiles.url(cfg, profile), profile=profile, **kw)
 
     @classmethod
     def for_profile(cls, name: str, cfg: config.Config | None = None, **kw: Any) -> Reader:
@@ -156,7 +160,8 @@ def _call(reader: Reader, function: str, args: dict[str, Any], shape: str, read_
     """select exo.<function>(name => value, ...): rows, or the one value (shape "rows" | "value").
 
     read_write: in a read-write transaction, for the calls that record in a personal base (the
-    reader's one narrow write path, exo_private.kb_write; it may write nothing else).
+    reader's one narrow write path, exo_private.kb_write; it may write nothing else): a search of
+    a profile's Reader, whose session records it.
     """
     named = [pgsql.SQL("{} => {}").format(pgsql.Identifier(k), pgsql.Placeholder()) for k in args]
     call = pgsql.SQL("exo.{}({})").format(pgsql.Identifier(function), pgsql.SQL(", ").join(named))

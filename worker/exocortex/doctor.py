@@ -140,10 +140,14 @@ def _database(cfg: Config) -> list[Check]:
                 else None
             )
             reader_elsewhere = [row[0] for row in conn.execute(READER_ELSEWHERE)]
+            has_memory = conn.execute("select to_regprocedure('exo_private.server_memory()')").fetchone()[0]
+            memory = conn.execute(SERVER_MEMORY).fetchone() if has_memory else None
     except psycopg.Error as exc:
         return [*checks, Check("database", False, str(exc).strip(), "run `exo db up`")]
     checks.append(migrations_check(applied, [path.name for path in migration_files(cfg.migrations_dir)]))
     checks.append(Check("pgmq", pgmq is not None, pgmq[0] if pgmq else "not installed", "run `exo migrate`"))
+    if memory is not None:
+        checks.append(memory_check(*memory))
     if cfg.external_url:
         # The local runtime's migrator closes its maintenance databases; a foreign server's
         # other databases are not ours to change, so say which the reader can reach.
@@ -159,6 +163,39 @@ def _database(cfg: Config) -> list[Check]:
             )
         )
     return checks
+
+
+#: The server's process bounds and what readers may hold at most (docs/security.md, Memory).
+SERVER_MEMORY = """
+select exo_private.server_memory(),
+       pg_size_bytes(coalesce((select value #>> '{}' from exo_private.settings where key = 'reader.backend_memory'),
+                              '256MB')),
+       (select sum(greatest(r.rolconnlimit, 0)) from pg_roles r where exo_private.is_reader_role(r.rolname))
+"""
+
+
+def memory_check(server: dict, bound: int, connections: int | None) -> Check:
+    """Every process that never logs in starts bounded, and all reader sessions together fit."""
+    name = "memory bounds"
+    soft, total = server.get("postmaster_soft"), server.get("memory_total") or 0
+    if soft is None or soft < 0:
+        return Check(
+            name,
+            False,
+            "the server's processes start with no data limit: a parallel worker a reader asks for is unbounded",
+            "start PostgreSQL with a soft data limit (exo db up does; elsewhere `ulimit -S -d 262144` or "
+            "LimitDATA=268435456:infinity, docs/security.md)",
+        )
+    readers = bound * (connections or 0)
+    detail = (
+        f"{soft // 1024**2} MB a process that never logs in; reader sessions at most "
+        f"{connections or 0} x {bound // 1024**2} MB = {readers / 1024**3:.1f} GB"
+        + (f" of {total / 1024**3:.0f} GB" if total else "")
+    )
+    fits = not total or readers <= total * 3 // 4  # what is left: shared buffers, the writer, the OS
+    return Check(
+        name, fits, detail, "lower reader.backend_memory or the connection limits (docs/security.md)"
+    )
 
 
 def ocr_check(cfg: Config) -> Check:

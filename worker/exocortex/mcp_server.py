@@ -44,7 +44,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 from pydantic import ConfigDict, Field
 
-from exocortex import api, config
+from exocortex import api
 from exocortex.sqlguard import Rejected
 
 log = logging.getLogger("exocortex.mcp")
@@ -369,19 +369,15 @@ def serve(
     profile: str | None = None,
 ) -> None:
     """Run the server over stdio until the client closes it, on a pool of pool_size connections of
-    `profile`'s login role (default: EXO_PROFILE), else of the reader."""
+    `profile`'s login role (default: EXO_PROFILE), else of the reader (api.Reader.from_config)."""
     # Logging goes to stderr before the SDK configures its own (basicConfig: first one wins).
     logging.basicConfig(
         stream=sys.stderr, level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    cfg = config.load()
-    profile = profile if profile is not None else cfg.profile
-    options = {"statement_timeout_ms": statement_timeout_ms, "application_name": "exo-mcp"}
-    reader = (
-        api.Reader.for_profile(profile, cfg, **options)
-        if profile is not None
-        else api.Reader.from_config(cfg, **options)
+    reader = api.Reader.from_config(
+        profile=profile, statement_timeout_ms=statement_timeout_ms, application_name="exo-mcp"
     )
+    profile = reader.profile
     with reader.pooled(pool_size) as pooled:
         server = build(pooled)
         log.info(

@@ -37,8 +37,8 @@ def missing(library: str, extra: str, error: ImportError) -> ImportError:
 
 def make_reader(reader: api.Reader | None, url: str | None, profile: str | None = None) -> api.Reader:
     """The Reader a retriever calls: the one given; else one of url (the login role of `profile`
-    when there is one); else profile's on the local runtime; else the configuration's. A profile is
-    the session's login role, never an argument (docs/security.md)."""
+    when there is one); else the configuration's (api.Reader.from_config), profile's role when
+    there is one. A profile is the session's login role, never an argument (docs/security.md)."""
     if reader is not None and url is not None:
         raise ValueError("give reader or url, not both")
     if reader is not None:
@@ -49,7 +49,7 @@ def make_reader(reader: api.Reader | None, url: str | None, profile: str | None 
         return reader
     if url is not None:
         return api.Reader(url, profile=profile)
-    return api.Reader.for_profile(profile) if profile is not None else api.Reader.from_config()
+    return api.Reader.from_config(profile=profile)
 
 
 def configured_profile(profile: str | None) -> str | None:

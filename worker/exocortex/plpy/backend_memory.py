@@ -52,3 +52,31 @@ def lift():
 def limits():
     """(soft, hard) of this process, -1 for none."""
     return tuple(-1 if v == UNLIMITED else v for v in resource.getrlimit(resource.RLIMIT_DATA))
+
+
+def postmaster_limits(proc="/proc"):
+    """(soft, hard) data limits of this backend's parent, the postmaster: what every process that
+    never logs in (a parallel worker, a pg_cron job) runs under; -1 for none, None unknown."""
+    import os
+
+    try:
+        with open(f"{proc}/{os.getppid()}/limits") as f:
+            for line in f:
+                if line.startswith("Max data size"):
+                    soft, hard = line.split()[3:5]
+                    return tuple(-1 if v == "unlimited" else int(v) for v in (soft, hard))
+    except OSError:
+        pass
+    return None
+
+
+def memory_total(meminfo="/proc/meminfo"):
+    """The machine's memory in bytes, 0 when the kernel does not say."""
+    try:
+        with open(meminfo) as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0

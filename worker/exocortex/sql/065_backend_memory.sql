@@ -57,6 +57,26 @@ comment on function exo_private.backend_memory() is
     'This backend''s data limits (RLIMIT_DATA) and the private data it maps now, in bytes: '
     '{soft, hard, in_use}; -1 for no limit.';
 
+-- exo_private.server_memory: the bounds of the server's processes, for exo doctor.
+create or replace function exo_private.server_memory()
+returns jsonb
+language plpython3u volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+# exo:include backend_memory
+import json
+limits = postmaster_limits()
+return json.dumps({
+    "postmaster_soft": limits[0] if limits else None,
+    "postmaster_hard": limits[1] if limits else None,
+    "memory_total": memory_total(),
+})
+$$;
+comment on function exo_private.server_memory() is
+    'What bounds the server''s processes: the postmaster''s data limits (soft, hard; -1 none, null '
+    'unknown), which every process that never logs in runs under, and the machine''s memory in bytes.';
+
 -- exo_private.on_login: a new session's memory bound, by its role (the login event trigger).
 create or replace function exo_private.on_login()
 returns event_trigger
