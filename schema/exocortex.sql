@@ -3923,7 +3923,7 @@ def build_group(plpy, SD, workspace, scope, key):
     if scope == "entity":
         deferred = run(
             "deferred_key",
-            "select exists (select 1 from exo_private.deferred_subject_keys() k where k.key = $1) as yes",
+            "select exists (select 1 from exo_private.deferred_subject_names() n where n.key = $1) as yes",
             ["text"],
             [key],
         )
@@ -5836,7 +5836,7 @@ def build_group(plpy, SD, workspace, scope, key):
     if scope == "entity":
         deferred = run(
             "deferred_key",
-            "select exists (select 1 from exo_private.deferred_subject_keys() k where k.key = $1) as yes",
+            "select exists (select 1 from exo_private.deferred_subject_names() n where n.key = $1) as yes",
             ["text"],
             [key],
         )
@@ -7829,13 +7829,10 @@ CREATE FUNCTION exo_private.closed_subject_names(bridge text[]) RETURNS TABLE(su
     with released as materialized (
         select exo_private.released_keys(bridge) as keys
     )
-    select distinct s.subject, n.name, k.key
-    from exo_private.deferred_subjects s
+    select n.subject, n.name, n.key
+    from exo_private.deferred_subject_names() n
     cross join released r
-    cross join lateral unnest(s.subject || s.aliases) n (name)
-    cross join lateral (select exo_private.canonical_key(n.name) as key) k
-    where k.key is not null
-      and not (exo_private.canonical_key(s.subject) = any (r.keys))
+    where not (exo_private.canonical_key(n.subject) = any (r.keys))
 $$;
 
 ALTER FUNCTION exo_private.closed_subject_names(bridge text[]) OWNER TO exo_owner;
@@ -9262,27 +9259,27 @@ ALTER FUNCTION exo_private.deference_list() OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.deference_list() IS 'The deferred subjects with their aliases, as jsonb.';
 
 --
--- Name: deferred_subject_keys(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: deferred_subject_names(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.deferred_subject_keys() RETURNS TABLE(subject text, key text)
+CREATE FUNCTION exo_private.deferred_subject_names() RETURNS TABLE(subject text, name text, key text)
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    select distinct s.subject, k.key
+    select distinct s.subject, n.name, k.key
     from exo_private.deferred_subjects s
     cross join lateral unnest(s.subject || s.aliases) n (name)
     cross join lateral (select exo_private.canonical_key(n.name) as key) k
     where k.key is not null
 $$;
 
-ALTER FUNCTION exo_private.deferred_subject_keys() OWNER TO exo_owner;
+ALTER FUNCTION exo_private.deferred_subject_names() OWNER TO exo_owner;
 
 --
--- Name: FUNCTION deferred_subject_keys(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION deferred_subject_names(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.deferred_subject_keys() IS 'The canonical key of every name and alias of every deferred subject, with the subject: a capsule of an entity with one of these keys is never built nor served.';
+COMMENT ON FUNCTION exo_private.deferred_subject_names() IS 'The name and every alias of every deferred subject, as written and as a canonical key, with the subject: an entity, a fact or a capsule of an entity with one of these keys is that subject.';
 
 --
 -- Name: detect_temporal(text, jsonb, date, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -11680,13 +11677,11 @@ CREATE FUNCTION exo_private.hidden_entities(p_workspace text, p_released text[])
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    select coalesce(array_agg(e.id), '{}')
-    from exo_private.deferred_subjects s
-    cross join lateral unnest(s.subject || s.aliases) n (name)
-    join exo_private.entities e
-      on e.workspace = p_workspace and e.canonical_key = exo_private.canonical_key(n.name)
+    select coalesce(array_agg(distinct e.id), '{}')
+    from exo_private.deferred_subject_names() n
+    join exo_private.entities e on e.workspace = p_workspace and e.canonical_key = n.key
     where p_released is not null
-      and not (exo_private.canonical_key(s.subject) = any (p_released))
+      and not (exo_private.canonical_key(n.subject) = any (p_released))
 $$;
 
 ALTER FUNCTION exo_private.hidden_entities(p_workspace text, p_released text[]) OWNER TO exo_owner;
@@ -16583,7 +16578,7 @@ begin
         from exo_private.entity_mention_chunks n
         where n.chunks >= min_mentions and (p_workspace is null or n.workspace = p_workspace)
           -- no capsule sums up a deferred subject
-          and n.canonical_key not in (select k.key from exo_private.deferred_subject_keys() k)
+          and n.canonical_key not in (select d.key from exo_private.deferred_subject_names() d)
     ), groups_due as (
         -- missing (and not worked since its documents changed), not fresh, built before one of its
         -- documents changed, by another builder, or (an entity) from another set of mentions
@@ -27690,8 +27685,8 @@ CREATE VIEW exo_private.capsule_states AS
             WHEN (EXISTS ( SELECT 1
                FROM exo_private.chunks c
               WHERE ((c.workspace = k.workspace) AND (c.id = ANY (k.chunk_ids)) AND (c.charged_subjects <> '{}'::text[])))) THEN 'withheld'::text
-            WHEN ((scope = 'entity'::text) AND (scope_key IN ( SELECT k2.key
-               FROM exo_private.deferred_subject_keys() k2(subject, key)))) THEN 'withheld'::text
+            WHEN ((scope = 'entity'::text) AND (scope_key IN ( SELECT n.key
+               FROM exo_private.deferred_subject_names() n(subject, name, key)))) THEN 'withheld'::text
             ELSE 'fresh'::text
         END AS state
    FROM exo_private.capsules k;
@@ -32903,12 +32898,12 @@ GRANT ALL ON FUNCTION exo_private.deference_list() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.deference_list() TO exo_writer;
 
 --
--- Name: FUNCTION deferred_subject_keys(); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION deferred_subject_names(); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.deferred_subject_keys() FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.deferred_subject_keys() TO exo_api;
-GRANT ALL ON FUNCTION exo_private.deferred_subject_keys() TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.deferred_subject_names() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.deferred_subject_names() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.deferred_subject_names() TO exo_writer;
 
 --
 -- Name: FUNCTION detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer); Type: ACL; Schema: exo_private; Owner: exo_owner

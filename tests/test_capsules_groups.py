@@ -213,15 +213,16 @@ def test_a_group_that_no_longer_qualifies_loses_its_capsule(db, notes):
         conn.execute("select exo_private.build_group_capsule('technical', 'shelf', 'x')")
 
 
+def naming_module(conn) -> list[int]:
+    """The chunks that name "module", in order."""
+    found = conn.execute("select c.id from exo_private.chunks c where c.body ~ '\\mmodule\\M' order by c.id")
+    return [r[0] for r in found]
+
+
 def test_an_entity_capsule_follows_its_mentions_and_a_new_builder_queues_every_capsule(db, notes):
     drain(db)
     with db.connect() as conn:
-        named = [
-            r[0]
-            for r in conn.execute(
-                "select c.id from exo_private.chunks c where c.body ~ '\\mmodule\\M' order by c.id"
-            )
-        ]
+        named = naming_module(conn)
         assert len(named) >= 4
         mention(conn, "module", named[:-1])
         conn.execute("select exo_private.queue_capsules()")
@@ -273,13 +274,7 @@ def test_no_capsule_sums_up_a_deferred_subject(db, notes):
     whatever it cites, then dropped; none is built for it again."""
     drain(db)
     with db.connect() as conn:
-        named = [
-            r[0]
-            for r in conn.execute(
-                "select c.id from exo_private.chunks c where c.body ~ '\\mmodule\\M' order by c.id"
-            )
-        ]
-        mention(conn, "module", named)
+        mention(conn, "module", naming_module(conn))
         conn.execute("select exo_private.queue_capsules()")
     drain(db)
     assert groups(db)[("entity", "module")][0] == "fresh"

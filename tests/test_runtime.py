@@ -189,7 +189,9 @@ def test_doctor_says_when_memory_is_not_bounded():
     mb, gb = 1024**2, 1024**3
     unbounded = doctor_module.memory_check({"postmaster_soft": -1, "memory_total": 24 * gb}, 256 * mb, 32)
     assert not unbounded.ok and "no data limit" in unbounded.detail
-    too_much = doctor_module.memory_check({"postmaster_soft": 256 * mb, "memory_total": 12 * gb}, 256 * mb, 40)
+    too_much = doctor_module.memory_check(
+        {"postmaster_soft": 256 * mb, "memory_total": 12 * gb}, 256 * mb, 40
+    )
     assert not too_much.ok and "40 x 256 MB = 10.0 GB of 12 GB" in too_much.detail
     fits = doctor_module.memory_check({"postmaster_soft": 256 * mb, "memory_total": 24 * gb}, 256 * mb, 40)
     assert fits.ok

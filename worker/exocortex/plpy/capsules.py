@@ -419,7 +419,7 @@ def build_group(plpy, SD, workspace, scope, key):
     if scope == "entity":
         deferred = run(
             "deferred_key",
-            "select exists (select 1 from exo_private.deferred_subject_keys() k where k.key = $1) as yes",
+            "select exists (select 1 from exo_private.deferred_subject_names() n where n.key = $1) as yes",
             ["text"],
             [key],
         )

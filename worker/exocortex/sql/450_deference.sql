@@ -49,22 +49,22 @@ comment on function exo_private.released_keys(text[]) is
     'name and alias of a deferred subject the bridge names, except one an unbridged subject shares, '
     'and each bridged name on no list: the rule of plpy/search.py Deference.released_keys.';
 
--- exo_private.deferred_subject_keys: the canonical key of every name and alias on the list.
-create or replace function exo_private.deferred_subject_keys()
-returns table (subject text, key text)
+-- exo_private.deferred_subject_names: every name and alias on the list, with its canonical key.
+create or replace function exo_private.deferred_subject_names()
+returns table (subject text, name text, key text)
 language sql stable
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-    select distinct s.subject, k.key
+    select distinct s.subject, n.name, k.key
     from exo_private.deferred_subjects s
     cross join lateral unnest(s.subject || s.aliases) n (name)
     cross join lateral (select exo_private.canonical_key(n.name) as key) k
     where k.key is not null
 $$;
-comment on function exo_private.deferred_subject_keys() is
-    'The canonical key of every name and alias of every deferred subject, with the subject: a '
-    'capsule of an entity with one of these keys is never built nor served.';
+comment on function exo_private.deferred_subject_names() is
+    'The name and every alias of every deferred subject, as written and as a canonical key, with the '
+    'subject: an entity, a fact or a capsule of an entity with one of these keys is that subject.';
 
 -- exo_private.closed_subject_names: every name of the deferred subjects a bridge leaves closed.
 create or replace function exo_private.closed_subject_names(bridge text[])
@@ -76,13 +76,10 @@ as $$
     with released as materialized (
         select exo_private.released_keys(bridge) as keys
     )
-    select distinct s.subject, n.name, k.key
-    from exo_private.deferred_subjects s
+    select n.subject, n.name, n.key
+    from exo_private.deferred_subject_names() n
     cross join released r
-    cross join lateral unnest(s.subject || s.aliases) n (name)
-    cross join lateral (select exo_private.canonical_key(n.name) as key) k
-    where k.key is not null
-      and not (exo_private.canonical_key(s.subject) = any (r.keys))
+    where not (exo_private.canonical_key(n.subject) = any (r.keys))
 $$;
 comment on function exo_private.closed_subject_names(text[]) is
     'The name and every alias of each deferred subject the bridge does not open, as written and as '
@@ -254,13 +251,11 @@ language sql stable
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-    select coalesce(array_agg(e.id), '{}')
-    from exo_private.deferred_subjects s
-    cross join lateral unnest(s.subject || s.aliases) n (name)
-    join exo_private.entities e
-      on e.workspace = p_workspace and e.canonical_key = exo_private.canonical_key(n.name)
+    select coalesce(array_agg(distinct e.id), '{}')
+    from exo_private.deferred_subject_names() n
+    join exo_private.entities e on e.workspace = p_workspace and e.canonical_key = n.key
     where p_released is not null
-      and not (exo_private.canonical_key(s.subject) = any (p_released))
+      and not (exo_private.canonical_key(n.subject) = any (p_released))
 $$;
 comment on function exo_private.hidden_entities(text, text[]) is
     'The entities of p_workspace that are a deferred subject (by a name or an alias) whose key is not '

@@ -66,7 +66,7 @@ select k.id as capsule_id,
            then 'withheld'
            -- the capsule of an entity that is a deferred subject, by a name or an alias: withheld
            -- whatever it cites (queue_capsules drops it)
-           when k.scope = 'entity' and k.scope_key in (select k2.key from exo_private.deferred_subject_keys() k2)
+           when k.scope = 'entity' and k.scope_key in (select n.key from exo_private.deferred_subject_names() n)
            then 'withheld'
            else 'fresh'
        end as state
@@ -255,7 +255,7 @@ begin
         from exo_private.entity_mention_chunks n
         where n.chunks >= min_mentions and (p_workspace is null or n.workspace = p_workspace)
           -- no capsule sums up a deferred subject
-          and n.canonical_key not in (select k.key from exo_private.deferred_subject_keys() k)
+          and n.canonical_key not in (select d.key from exo_private.deferred_subject_names() d)
     ), groups_due as (
         -- missing (and not worked since its documents changed), not fresh, built before one of its
         -- documents changed, by another builder, or (an entity) from another set of mentions
