@@ -14923,10 +14923,28 @@ declare
     wanted text := coalesce((select s.value #>> '{}' from exo_private.settings s
                              where s.key = 'reader.backend_memory'), '256MB');
     bytes bigint;
+    allowed jsonb := (select s.value from exo_private.settings s where s.key = 'reader.connection_limit');
+    sessions bigint;
 begin
     if not exo_private.is_reader_role(session_user) then
         perform exo_private.lift_backend_memory();
         return;
+    end if;
+    -- All reader sessions together, whichever role (exo_reader, each profile's): their memory
+    -- is reader.connection_limit x reader.backend_memory however many profiles there are. This
+    -- backend is in pg_stat_activity before the trigger runs, so two logins at once both count
+    -- each other and the total never passes the limit.
+    if jsonb_typeof(allowed) is distinct from 'number' or allowed::numeric < 1 then
+        raise warning 'reader.connection_limit = % is not a number of sessions; using 32', allowed;
+        allowed := '32';
+    end if;
+    sessions := (select count(*) from pg_catalog.pg_stat_activity a
+                 where a.backend_type = 'client backend' and exo_private.is_reader_role(a.usename));
+    if sessions > allowed::numeric then
+        raise exception 'too many reader sessions: % are open and reader.connection_limit is %',
+            sessions, allowed
+            using errcode = 'too_many_connections',
+                  hint = 'wait for one to close, or raise reader.connection_limit (docs/security.md)';
     end if;
     begin
         bytes := pg_catalog.pg_size_bytes(wanted);
@@ -14948,7 +14966,7 @@ ALTER FUNCTION exo_private.on_login() OWNER TO exo_owner;
 -- Name: FUNCTION on_login(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.on_login() IS 'The login event trigger exo_backend_memory: a reader''s backend (exo_private.is_reader_role) is bounded to reader.backend_memory above what it maps at login, for the whole session; any other role''s backend lifts the server''s soft default (exo_private.lift_backend_memory).';
+COMMENT ON FUNCTION exo_private.on_login() IS 'The login event trigger exo_backend_memory: a reader''s backend (exo_private.is_reader_role) is refused past reader.connection_limit reader sessions in all, and bounded to reader.backend_memory above what it maps at login, for the whole session; any other role''s backend lifts the server''s soft default (exo_private.lift_backend_memory).';
 
 --
 -- Name: outstanding_work(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner

@@ -12,6 +12,7 @@ import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
+from exocortex import doctor
 from exocortex.runtime import local
 
 #: Two strings of 900 MB each, one row at a time: several GB resident in an unbounded backend.
@@ -21,6 +22,20 @@ HOG = (
 )
 #: What the server log says when a backend's death takes the whole cluster through a restart.
 CRASH = re.compile(r"terminated by signal|all server processes terminated|database system was interrupted")
+
+
+#: The reader sessions open on the server, whichever reader role (exo_reader, each profile's).
+READER_SESSIONS = """
+select count(*) from pg_stat_activity a
+where a.backend_type = 'client backend' and exo_private.is_reader_role(a.usename)
+"""
+
+
+def _reader_sessions_left(db) -> int:
+    """How many more reader sessions the login trigger lets in: reader.connection_limit in all."""
+    with db.connect() as conn:
+        limit = conn.execute("select value from exo_private.settings where key = 'reader.connection_limit'")
+        return limit.fetchone()[0] - conn.execute(READER_SESSIONS).fetchone()[0]
 
 
 def _log_size(cfg) -> int:
@@ -57,9 +72,8 @@ def test_a_reader_query_past_its_bound_fails_alone(db):
 
 
 def test_every_reader_connection_at_once_leaves_the_server_up(cfg, db):
+    allowed = _reader_sessions_left(db)
     with db.connect() as admin:
-        limit = admin.execute("select rolconnlimit from pg_roles where rolname = 'exo_reader'")
-        allowed = limit.fetchone()[0]
         started = admin.execute("select pg_postmaster_start_time()").fetchone()[0]
     log_offset = _log_size(cfg)
     answered: list[float] = []
@@ -125,3 +139,42 @@ def test_a_setting_that_is_not_a_size_bounds_readers_by_the_default(db):
             "select length(string_agg(repeat('x', 1000), '')) from generate_series(1, 300000)"
         )
         assert size.fetchone()[0] == 300_000_000
+
+
+def test_reader_sessions_of_every_profile_together_stop_at_the_limit(db):
+    """Profiles add login roles, not memory: past reader.connection_limit reader sessions in
+    all, whichever roles they are, a reader's login is refused; a trusted role's is not."""
+    db.connect_profile("mara").close()  # the profile and its role
+    with db.connect() as conn:
+        limit = conn.execute(READER_SESSIONS).fetchone()[0] + 3  # three more than are open now
+        conn.execute("select exo_private.set_setting('reader.connection_limit', %s)", (Jsonb(limit),))
+    sessions = [db.connect("exo_reader"), db.connect_profile("mara"), db.connect("exo_reader")]
+    try:
+        # A refused login is an OperationalError in psycopg, whatever its SQLSTATE (53300).
+        with pytest.raises(psycopg.OperationalError, match=rf"too many reader sessions: .* is {limit}\b"):
+            db.connect_profile("mara")
+        with pytest.raises(psycopg.OperationalError, match="too many reader sessions"):
+            db.connect("exo_reader")
+        with db.connect("exo_writer") as writer:
+            assert writer.execute("select 1").fetchone() == (1,)
+        sessions.pop().close()
+        with db.connect_profile("mara") as conn:  # one closed: one more comes in
+            assert conn.execute("select exo.profile()").fetchone()[0] == "mara"
+    finally:
+        for conn in sessions:
+            conn.close()
+
+
+def test_a_connection_limit_that_is_not_a_number_still_lets_readers_in(db):
+    with db.connect() as conn:
+        conn.execute("select exo_private.set_setting('reader.connection_limit', %s)", (Jsonb("lots"),))
+    with db.connect("exo_reader") as conn:
+        assert conn.execute("select 1").fetchone() == (1,)
+
+
+def test_doctor_budgets_the_readers_by_the_total_not_by_the_profiles(db):
+    for name in ("p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9", "p10"):
+        db.profile_url(name)  # ten profiles: ten roles of 8 connections each
+    with db.connect() as conn:
+        _server, bound, connections = conn.execute(doctor.SERVER_MEMORY).fetchone()
+    assert (bound, connections) == (256 * 1024**2, 32)

@@ -170,7 +170,9 @@ SERVER_MEMORY = """
 select exo_private.server_memory(),
        pg_size_bytes(coalesce((select value #>> '{}' from exo_private.settings where key = 'reader.backend_memory'),
                               '256MB')),
-       (select sum(greatest(r.rolconnlimit, 0)) from pg_roles r where exo_private.is_reader_role(r.rolname))
+       least((select (value #>> '{}')::int from exo_private.settings where key = 'reader.connection_limit'
+                 and jsonb_typeof(value) = 'number'),
+             current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int)
 """
 
 

@@ -10,7 +10,9 @@
 -- above what it uses, as both limits: an unprivileged process never raises a hard limit. Any
 -- other role's backend (the owner, the writer, the admin) lifts its soft limit to the hard one,
 -- and so do the pg_cron jobs that can grow with the memory (router training, re-banding,
--- capsules, the audit, the kb decay), as the first thing their command does.
+-- capsules, the audit, the kb decay), as the first thing their command does. A reader's login
+-- past reader.connection_limit reader sessions in all (every profile's role counts) is refused,
+-- so the readers' memory together has a bound that adding profiles does not raise.
 -- docs/security.md says why and how to change it.
 
 -- exo_private.bound_backend_memory: limit this backend to what it uses plus p_bytes, for good.
@@ -88,10 +90,28 @@ declare
     wanted text := coalesce((select s.value #>> '{}' from exo_private.settings s
                              where s.key = 'reader.backend_memory'), '256MB');
     bytes bigint;
+    allowed jsonb := (select s.value from exo_private.settings s where s.key = 'reader.connection_limit');
+    sessions bigint;
 begin
     if not exo_private.is_reader_role(session_user) then
         perform exo_private.lift_backend_memory();
         return;
+    end if;
+    -- All reader sessions together, whichever role (exo_reader, each profile's): their memory
+    -- is reader.connection_limit x reader.backend_memory however many profiles there are. This
+    -- backend is in pg_stat_activity before the trigger runs, so two logins at once both count
+    -- each other and the total never passes the limit.
+    if jsonb_typeof(allowed) is distinct from 'number' or allowed::numeric < 1 then
+        raise warning 'reader.connection_limit = % is not a number of sessions; using 32', allowed;
+        allowed := '32';
+    end if;
+    sessions := (select count(*) from pg_catalog.pg_stat_activity a
+                 where a.backend_type = 'client backend' and exo_private.is_reader_role(a.usename));
+    if sessions > allowed::numeric then
+        raise exception 'too many reader sessions: % are open and reader.connection_limit is %',
+            sessions, allowed
+            using errcode = 'too_many_connections',
+                  hint = 'wait for one to close, or raise reader.connection_limit (docs/security.md)';
     end if;
     begin
         bytes := pg_catalog.pg_size_bytes(wanted);
@@ -108,6 +128,7 @@ end
 $$;
 comment on function exo_private.on_login() is
     'The login event trigger exo_backend_memory: a reader''s backend (exo_private.is_reader_role) is '
+    'refused past reader.connection_limit reader sessions in all, and '
     'bounded to reader.backend_memory above what it maps at login, for the whole session; any other '
     'role''s backend lifts the server''s soft default (exo_private.lift_backend_memory).';
 
