@@ -10628,8 +10628,9 @@ begin
         execute format('create index %I on exo_private.%I using bm25 (body) with (text_config = %L)',
                        partition_name || '_bm25', partition_name, 'english');
         -- the chunks charged for nothing alone: what a search that releases nothing ranks by, so
-        -- no statistic of it holds withheld material (exo_private.stage_sql)
-        execute format('create index %I on exo_private.%I using bm25 (body) with (text_config = %L) '
+        -- no statistic of it holds withheld material; on (body || ''), which only it matches
+        -- (exo_private.stage_sql)
+        execute format('create index %I on exo_private.%I using bm25 ((body || '''')) with (text_config = %L) '
                        'where charged_subjects = ''{}''',
                        partition_name || '_bm25_open', partition_name, 'english');
     end if;
@@ -23346,6 +23347,10 @@ declare
     -- rare a word is, how long a chunk) holds withheld material. One that releases a subject
     -- (released) ranks by the index of every chunk, which the subjects it releases are in.
     bm25 text := format('exo_private.%I', 'chunks_' || workspace || case when released then '_bm25' else '_bm25_open' end);
+    -- What the index ranks: the open index is on (body || ''), an expression only it matches, so
+    -- the planner can never scan the index of every chunk for it (with nothing charged the two
+    -- cost the same, and to_bm25query refuses a scan of an index other than the one it names).
+    ranked text := case when released then 'c.body' else $e$(c.body || '')$e$ end;
     -- Every stage: $2 the bands open (text[]), $3 the as_of day, $4 the row limit, $5 the
     -- canonical keys of the charged subjects this search releases (null: every one; without
     -- released, none). Nothing written after as_of. Nothing charged for a subject the search
@@ -23387,24 +23392,24 @@ begin
         -- prefix ("INC") never walks its thousands of postings.
         return format($q$
             select x.chunk_id, x.score, x.charged from (
-                select c.id as chunk_id, -(c.body operator(public.<@>) public.to_bm25query($1, %L)) as score,
+                select c.id as chunk_id, -(%s operator(public.<@>) public.to_bm25query($1, %L)) as score,
                        c.charged_subjects as charged, c.body
                 from exo_private.%I c
                 where %s
-                order by c.body operator(public.<@>) public.to_bm25query($1, %L)
+                order by %s operator(public.<@>) public.to_bm25query($1, %L)
                 limit $4 * 10
             ) x
             where pg_catalog.strpos(pg_catalog.lower(x.body), pg_catalog.lower($1)) > 0
             order by x.score desc
-            limit $4 $q$, bm25, chunks, visible, bm25);
+            limit $4 $q$, ranked, bm25, chunks, visible, ranked, bm25);
     when 'lexical' then  -- $1: the query
         return format($q$
-            select c.id as chunk_id, -(c.body operator(public.<@>) public.to_bm25query($1, %L)) as score,
+            select c.id as chunk_id, -(%s operator(public.<@>) public.to_bm25query($1, %L)) as score,
                    c.charged_subjects as charged
             from exo_private.%I c
-            where %s and c.body operator(public.<@>) public.to_bm25query($1, %L) < 0
-            order by c.body operator(public.<@>) public.to_bm25query($1, %L)
-            limit $4 $q$, bm25, chunks, visible, bm25, bm25);
+            where %s and %s operator(public.<@>) public.to_bm25query($1, %L) < 0
+            order by %s operator(public.<@>) public.to_bm25query($1, %L)
+            limit $4 $q$, ranked, bm25, chunks, visible, ranked, bm25, ranked, bm25);
     when 'entity' then  -- $1: entity ids; the chunks that name them, newest first
         return format($q$
             select c.id as chunk_id, 1.0::float8 as score, c.charged_subjects as charged,
@@ -30855,7 +30860,7 @@ CREATE INDEX chunks_administrative_bm25 ON exo_private.chunks_administrative USI
 -- Name: chunks_administrative_bm25_open; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_administrative_bm25_open ON exo_private.chunks_administrative USING bm25 (body) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
+CREATE INDEX chunks_administrative_bm25_open ON exo_private.chunks_administrative USING bm25 (((body || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
 
 --
 -- Name: chunks_charged_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -30897,7 +30902,7 @@ CREATE INDEX chunks_creative_bm25 ON exo_private.chunks_creative USING bm25 (bod
 -- Name: chunks_creative_bm25_open; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_creative_bm25_open ON exo_private.chunks_creative USING bm25 (body) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
+CREATE INDEX chunks_creative_bm25_open ON exo_private.chunks_creative USING bm25 (((body || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
 
 --
 -- Name: chunks_creative_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -30927,7 +30932,7 @@ CREATE INDEX chunks_personal_bm25 ON exo_private.chunks_personal USING bm25 (bod
 -- Name: chunks_personal_bm25_open; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_personal_bm25_open ON exo_private.chunks_personal USING bm25 (body) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
+CREATE INDEX chunks_personal_bm25_open ON exo_private.chunks_personal USING bm25 (((body || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
 
 --
 -- Name: chunks_personal_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -30957,7 +30962,7 @@ CREATE INDEX chunks_technical_bm25 ON exo_private.chunks_technical USING bm25 (b
 -- Name: chunks_technical_bm25_open; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX chunks_technical_bm25_open ON exo_private.chunks_technical USING bm25 (body) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
+CREATE INDEX chunks_technical_bm25_open ON exo_private.chunks_technical USING bm25 (((body || ''::text))) WITH (text_config=english) WHERE (charged_subjects = '{}'::text[]);
 
 --
 -- Name: chunks_technical_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner

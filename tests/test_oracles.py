@@ -166,3 +166,37 @@ def test_bridged_the_two_memories_differ(twins):
         for db in (first, second)
     ]
     assert found[1] - found[0]  # the second's charged notes hold "hospice"
+
+
+@pytest.mark.parametrize("released", [False, True])
+def test_a_search_that_releases_nothing_can_never_rank_by_the_index_of_every_chunk(db, released):
+    """The lexical stage of a search that releases nothing ranks by the open index, one that
+    releases a subject by the index of every chunk, and neither index can serve the other's
+    query: their keys differ. With the same key, the planner could take the index of every chunk
+    for an unbridged search (with nothing charged the two cost the same), and to_bm25query
+    refuses a scan of an index it does not name."""
+    with db.connect() as conn, conn.transaction():
+        workspace = conn.execute("select name from exo_private.workspaces order by name limit 1").fetchone()[
+            0
+        ]
+        keys = dict(
+            conn.execute(
+                """select c.relname, pg_get_indexdef(i.indexrelid, 1, true)
+                   from pg_index i join pg_class c on c.oid = i.indexrelid join pg_am a on a.oid = c.relam
+                   where i.indrelid = %s::regclass and a.amname = 'bm25'""",
+                (f"exo_private.chunks_{workspace}",),
+            )
+        )
+        full, open_ = f"chunks_{workspace}_bm25", f"chunks_{workspace}_bm25_open"
+        assert set(keys) == {full, open_} and keys[full] != keys[open_], keys
+        query = conn.execute(
+            "select exo_private.stage_sql('lexical', %s, released => %s)", (workspace, released)
+        )
+        conn.execute(f"prepare stage(text, text[], date, int, text[]) as {query.fetchone()[0]}")
+        for plan_node in ("seqscan", "bitmapscan", "sort"):  # a nearly empty table: an ordered index if any
+            conn.execute(f"set local enable_{plan_node} = off")
+        plan = "\n".join(
+            r[0] for r in conn.execute("explain execute stage('x', '{current}', current_date, 5, null)")
+        )
+        conn.execute("deallocate stage")
+        assert f"Index Scan using {full if released else open_} on" in plan, plan

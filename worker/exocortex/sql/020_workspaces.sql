@@ -98,8 +98,9 @@ begin
         execute format('create index %I on exo_private.%I using bm25 (body) with (text_config = %L)',
                        partition_name || '_bm25', partition_name, 'english');
         -- the chunks charged for nothing alone: what a search that releases nothing ranks by, so
-        -- no statistic of it holds withheld material (exo_private.stage_sql)
-        execute format('create index %I on exo_private.%I using bm25 (body) with (text_config = %L) '
+        -- no statistic of it holds withheld material; on (body || ''), which only it matches
+        -- (exo_private.stage_sql)
+        execute format('create index %I on exo_private.%I using bm25 ((body || '''')) with (text_config = %L) '
                        'where charged_subjects = ''{}''',
                        partition_name || '_bm25_open', partition_name, 'english');
     end if;

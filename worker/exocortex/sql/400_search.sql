@@ -26,6 +26,10 @@ declare
     -- rare a word is, how long a chunk) holds withheld material. One that releases a subject
     -- (released) ranks by the index of every chunk, which the subjects it releases are in.
     bm25 text := format('exo_private.%I', 'chunks_' || workspace || case when released then '_bm25' else '_bm25_open' end);
+    -- What the index ranks: the open index is on (body || ''), an expression only it matches, so
+    -- the planner can never scan the index of every chunk for it (with nothing charged the two
+    -- cost the same, and to_bm25query refuses a scan of an index other than the one it names).
+    ranked text := case when released then 'c.body' else $e$(c.body || '')$e$ end;
     -- Every stage: $2 the bands open (text[]), $3 the as_of day, $4 the row limit, $5 the
     -- canonical keys of the charged subjects this search releases (null: every one; without
     -- released, none). Nothing written after as_of. Nothing charged for a subject the search
@@ -67,24 +71,24 @@ begin
         -- prefix ("INC") never walks its thousands of postings.
         return format($q$
             select x.chunk_id, x.score, x.charged from (
-                select c.id as chunk_id, -(c.body operator(public.<@>) public.to_bm25query($1, %L)) as score,
+                select c.id as chunk_id, -(%s operator(public.<@>) public.to_bm25query($1, %L)) as score,
                        c.charged_subjects as charged, c.body
                 from exo_private.%I c
                 where %s
-                order by c.body operator(public.<@>) public.to_bm25query($1, %L)
+                order by %s operator(public.<@>) public.to_bm25query($1, %L)
                 limit $4 * 10
             ) x
             where pg_catalog.strpos(pg_catalog.lower(x.body), pg_catalog.lower($1)) > 0
             order by x.score desc
-            limit $4 $q$, bm25, chunks, visible, bm25);
+            limit $4 $q$, ranked, bm25, chunks, visible, ranked, bm25);
     when 'lexical' then  -- $1: the query
         return format($q$
-            select c.id as chunk_id, -(c.body operator(public.<@>) public.to_bm25query($1, %L)) as score,
+            select c.id as chunk_id, -(%s operator(public.<@>) public.to_bm25query($1, %L)) as score,
                    c.charged_subjects as charged
             from exo_private.%I c
-            where %s and c.body operator(public.<@>) public.to_bm25query($1, %L) < 0
-            order by c.body operator(public.<@>) public.to_bm25query($1, %L)
-            limit $4 $q$, bm25, chunks, visible, bm25, bm25);
+            where %s and %s operator(public.<@>) public.to_bm25query($1, %L) < 0
+            order by %s operator(public.<@>) public.to_bm25query($1, %L)
+            limit $4 $q$, ranked, bm25, chunks, visible, ranked, bm25, ranked, bm25);
     when 'entity' then  -- $1: entity ids; the chunks that name them, newest first
         return format($q$
             select c.id as chunk_id, 1.0::float8 as score, c.charged_subjects as charged,
