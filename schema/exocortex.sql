@@ -17296,6 +17296,43 @@ ALTER FUNCTION exo_private.rebuild(only_workspace text) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.rebuild(only_workspace text) IS 'Re-route, re-band and re-chunk documents from the text cache, and re-window conversation documents from their messages (window_conversation); returns how many were processed.';
 
 --
+-- Name: rebuild_open_indexes(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.rebuild_open_indexes() RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    flagged record;
+    rebuilt int := 0;
+begin
+    for flagged in
+        select r.workspace, r.charged_by from exo_private.open_index_rebuilds r
+        where pg_catalog.pg_xact_status(r.charged_by) is distinct from 'in progress'
+          and not exists (select 1 from pg_catalog.pg_stat_activity a
+                          where a.pid <> pg_catalog.pg_backend_pid() and a.backend_xmin is not null
+                            and pg_catalog.age(a.backend_xmin) >= pg_catalog.age(pg_catalog.xid(r.charged_by)))
+        order by r.workspace
+        for update of r skip locked
+    loop
+        execute format('reindex index exo_private.%I', 'chunks_' || flagged.workspace || '_bm25_open');
+        delete from exo_private.open_index_rebuilds r where r.workspace = flagged.workspace;
+        rebuilt := rebuilt + 1;
+    end loop;
+    return rebuilt;
+end
+$$;
+
+ALTER FUNCTION exo_private.rebuild_open_indexes() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION rebuild_open_indexes(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.rebuild_open_indexes() IS 'Rebuild chunks_<workspace>_bm25_open of each workspace in open_index_rebuilds that no running snapshot predates (pg_cron''s exo-open-indexes, every minute); returns how many.';
+
+--
 -- Name: record_declared_facts(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -17970,8 +18007,15 @@ def remark(rows):
     )
     stale = [(row, new) for row, new in zip(rows, marks) if new != json.loads(row["charged"])]
     for row, new in stale:
-        plpy.execute(update, [row["workspace"], row["id"], json.dumps(new)])
+        mark(row, new)
     return len(stale)
+
+def mark(row, new):
+    plpy.execute(update, [row["workspace"], row["id"], json.dumps(new)])
+    if new and not json.loads(row["charged"]):
+        newly_charged.add(row["workspace"])
+
+newly_charged = set()
 
 changed = 0
 document = []
@@ -18004,8 +18048,18 @@ while True:
     for row in rows:
         marks = window_marks(json.loads(row["messages"] or "[]"))
         if marks != json.loads(row["charged"]):
-            plpy.execute(update, [row["workspace"], row["id"], json.dumps(marks)])
+            mark(row, marks)
             changed += 1
+# The open BM25 index of a workspace where a chunk is charged now still counts the chunk's old row
+# in its statistics (how rare a word is): flagged, it is built again once this transaction is over
+# (exo_private.rebuild_open_indexes).
+flag = plpy.prepare(
+    "insert into exo_private.open_index_rebuilds (workspace, charged_by) values ($1, pg_current_xact_id()) "
+    "on conflict (workspace) do update set charged_by = excluded.charged_by",
+    ["text"],
+)
+for workspace in sorted(newly_charged):
+    plpy.execute(flag, [workspace])
 # A capsule citing a chunk charged now is withheld until rebuilt without it (sql/610_capsules.sql).
 if changed:
     plpy.execute("select exo_private.queue_capsules()")
@@ -29075,6 +29129,23 @@ ALTER TABLE exo_private.observations ALTER COLUMN id ADD GENERATED ALWAYS AS IDE
 );
 
 --
+-- Name: open_index_rebuilds; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.open_index_rebuilds (
+    workspace text NOT NULL,
+    charged_by xid8 NOT NULL
+);
+
+ALTER TABLE exo_private.open_index_rebuilds OWNER TO exo_owner;
+
+--
+-- Name: TABLE open_index_rebuilds; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.open_index_rebuilds IS 'Workspaces whose open BM25 index still counts chunks charged since it was built, and the transaction that charged them (exo_private.rebuild_open_indexes).';
+
+--
 -- Name: people; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -30534,6 +30605,13 @@ ALTER TABLE ONLY exo_private.observations
     ADD CONSTRAINT observations_pkey PRIMARY KEY (id);
 
 --
+-- Name: open_index_rebuilds open_index_rebuilds_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.open_index_rebuilds
+    ADD CONSTRAINT open_index_rebuilds_pkey PRIMARY KEY (workspace);
+
+--
 -- Name: people people_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -31917,6 +31995,13 @@ ALTER TABLE ONLY exo_private.mentions
 
 ALTER TABLE ONLY exo_private.observations
     ADD CONSTRAINT observations_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name);
+
+--
+-- Name: open_index_rebuilds open_index_rebuilds_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.open_index_rebuilds
+    ADD CONSTRAINT open_index_rebuilds_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name) ON DELETE CASCADE;
 
 --
 -- Name: relations relations_document_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -33774,6 +33859,13 @@ GRANT ALL ON FUNCTION exo_private.rebuild(only_workspace text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.rebuild(only_workspace text) TO exo_writer;
 
 --
+-- Name: FUNCTION rebuild_open_indexes(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.rebuild_open_indexes() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.rebuild_open_indexes() TO exo_writer;
+
+--
 -- Name: FUNCTION record_declared_facts(doc_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -35491,6 +35583,13 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.observations TO exo_write
 --
 
 GRANT SELECT,USAGE ON SEQUENCE exo_private.observations_id_seq TO exo_writer;
+
+--
+-- Name: TABLE open_index_rebuilds; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.open_index_rebuilds TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.open_index_rebuilds TO exo_writer;
 
 --
 -- Name: TABLE people; Type: ACL; Schema: exo_private; Owner: exo_owner

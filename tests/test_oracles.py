@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -62,9 +63,11 @@ def _corpus(root: Path, seed: int, secret: list[str]) -> None:
         )
 
 
-@pytest.fixture(scope="module", params=[3, 17])
+@pytest.fixture(scope="module", params=[(3, "deferred first"), (17, "deferred after the ingest")], ids=str)
 def twins(request, cfg, template_db, tmp_path_factory) -> Iterator[tuple[Database, Database]]:
-    seed = request.param
+    """Two memories that differ only inside charged material. The subject is on the deference list
+    before the notes come in, or only after (its chunks charged in place, exo_private.remark_charged)."""
+    seed, when = request.param
     # the same length of secret in both: the same chunks, at the same ids
     secrets = [FIRST_ONLY, SECOND_ONLY]
     with (
@@ -75,7 +78,8 @@ def twins(request, cfg, template_db, tmp_path_factory) -> Iterator[tuple[Databas
             root = tmp_path_factory.mktemp(f"corpus{seed}")
             _corpus(root, seed, secret)
             with db.connect() as conn:
-                conn.execute("select exo_private.defer_subject(%s, %s)", (SUBJECT, [ALIAS]))
+                if when == "deferred first":
+                    conn.execute("select exo_private.defer_subject(%s, %s)", (SUBJECT, [ALIAS]))
                 # facts withheld for their subject (an alias) and for their words (a name near a cue)
                 observed = [
                     {"subject": ALIAS, "attribute": "note", "value": " ".join(secret)},
@@ -92,6 +96,13 @@ def twins(request, cfg, template_db, tmp_path_factory) -> Iterator[tuple[Databas
                 )  # fmt: skip
             pipeline.ingest(cfg, root, dbname=db.name)
             _extract(db, related=secret is FIRST_ONLY)
+            if when == "deferred after the ingest":
+                with db.connect() as conn:
+                    assert conn.execute(
+                        "select exo_private.defer_subject(%s, %s)", (SUBJECT, [ALIAS])
+                    ).fetchone()[0]
+                with db.connect("exo_writer") as conn:  # as pg_cron's exo-open-indexes does, a minute on
+                    assert conn.execute("select exo_private.rebuild_open_indexes()").fetchone() == (1,)
         yield first, second
 
 
@@ -200,3 +211,42 @@ def test_a_search_that_releases_nothing_can_never_rank_by_the_index_of_every_chu
         )
         conn.execute("deallocate stage")
         assert f"Index Scan using {full if released else open_} on" in plan, plan
+
+
+def test_the_open_index_counts_no_charged_chunk(twins):
+    """The statistics an unbridged search ranks by count the chunks charged for nothing alone,
+    also when the subject was deferred after its chunks were indexed (vacuum never takes an old
+    row out of them: exo_private.rebuild_open_indexes builds the index again)."""
+    for db in twins:
+        with db.connect() as conn:
+            for workspace, open_chunks in conn.execute(
+                "select workspace, count(*) filter (where charged_subjects = '{}') from exo_private.chunks group by 1"
+            ).fetchall():
+                summary = conn.execute(
+                    "select public.bm25_summarize_index(%s)", (f"exo_private.chunks_{workspace}_bm25_open",)
+                ).fetchone()[0]
+                assert re.search(r"total_docs: (\d+)", summary).group(1) == str(open_chunks), (
+                    workspace,
+                    summary,
+                )
+
+
+def test_the_open_index_is_rebuilt_once_no_older_snapshot_runs(cfg, db, tmp_path):
+    (tmp_path / "a.md").write_text(
+        _note({"workspace": "personal"}, f"{SUBJECT} was at the funeral and we talked.")
+    )
+    (tmp_path / "b.md").write_text(_note({"workspace": "personal"}, "The kettle and the ferry today."))
+    pipeline.ingest(cfg, tmp_path, dbname=db.name)
+    with db.connect("exo_reader", autocommit=False) as old:
+        old.execute("set transaction isolation level repeatable read")
+        old.execute("select count(*) from exo.workspaces").fetchone()  # its snapshot predates the charging
+        with db.connect() as conn:
+            assert conn.execute("select exo_private.defer_subject(%s)", (SUBJECT,)).fetchone()[0] == 1
+        with db.connect("exo_writer") as conn:
+            assert conn.execute("select exo_private.rebuild_open_indexes()").fetchone() == (0,)
+            assert conn.execute("select workspace from exo_private.open_index_rebuilds").fetchall() == [
+                ("personal",)
+            ]
+    with db.connect("exo_writer") as conn:
+        assert conn.execute("select exo_private.rebuild_open_indexes()").fetchone() == (1,)
+        assert conn.execute("select count(*) from exo_private.open_index_rebuilds").fetchone() == (0,)

@@ -115,6 +115,50 @@ comment on function exo_private.ensure_workspace_storage(text) is
     'Create a workspace''s chunk partition (with its document index, its BM25 index and the BM25 '
     'index of its chunks charged for nothing) and its embeddings partition when missing.';
 
+-- exo_private.rebuild_open_indexes: build again the open BM25 index of each workspace flagged in
+-- open_index_rebuilds (exo_private.remark_charged flags them). A chunk charged in place leaves its
+-- old row in the index's statistics, which vacuum does not take out; a rebuild leaves it out once
+-- no snapshot can see it, so a flag waits while a session older than its transaction runs.
+create or replace function exo_private.rebuild_open_indexes()
+returns int
+language plpgsql volatile
+security definer
+set search_path = exo_private, pg_temp
+as $$
+declare
+    flagged record;
+    rebuilt int := 0;
+begin
+    for flagged in
+        select r.workspace, r.charged_by from exo_private.open_index_rebuilds r
+        where pg_catalog.pg_xact_status(r.charged_by) is distinct from 'in progress'
+          and not exists (select 1 from pg_catalog.pg_stat_activity a
+                          where a.pid <> pg_catalog.pg_backend_pid() and a.backend_xmin is not null
+                            and pg_catalog.age(a.backend_xmin) >= pg_catalog.age(pg_catalog.xid(r.charged_by)))
+        order by r.workspace
+        for update of r skip locked
+    loop
+        execute format('reindex index exo_private.%I', 'chunks_' || flagged.workspace || '_bm25_open');
+        delete from exo_private.open_index_rebuilds r where r.workspace = flagged.workspace;
+        rebuilt := rebuilt + 1;
+    end loop;
+    return rebuilt;
+end
+$$;
+comment on function exo_private.rebuild_open_indexes() is
+    'Rebuild chunks_<workspace>_bm25_open of each workspace in open_index_rebuilds that no running '
+    'snapshot predates (pg_cron''s exo-open-indexes, every minute); returns how many.';
+
+-- Every minute in the one database pg_cron serves, as the writer.
+do $$
+begin
+    if exists (select 1 from pg_catalog.pg_extension where extname = 'pg_cron') then
+        perform cron.schedule_in_database(
+            'exo-open-indexes', '* * * * *', 'select exo_private.rebuild_open_indexes()', current_database(), 'exo_writer');
+    end if;
+end
+$$;
+
 -- exo_private.workspace_created: trigger that gives a new workspace its graph and storage.
 create or replace function exo_private.workspace_created()
 returns trigger

@@ -353,8 +353,17 @@ def remark(rows):
     )
     stale = [(row, new) for row, new in zip(rows, marks) if new != json.loads(row["charged"])]
     for row, new in stale:
-        plpy.execute(update, [row["workspace"], row["id"], json.dumps(new)])
+        mark(row, new)
     return len(stale)
+
+
+def mark(row, new):
+    plpy.execute(update, [row["workspace"], row["id"], json.dumps(new)])
+    if new and not json.loads(row["charged"]):
+        newly_charged.add(row["workspace"])
+
+
+newly_charged = set()
 
 
 changed = 0
@@ -388,8 +397,18 @@ while True:
     for row in rows:
         marks = window_marks(json.loads(row["messages"] or "[]"))
         if marks != json.loads(row["charged"]):
-            plpy.execute(update, [row["workspace"], row["id"], json.dumps(marks)])
+            mark(row, marks)
             changed += 1
+# The open BM25 index of a workspace where a chunk is charged now still counts the chunk's old row
+# in its statistics (how rare a word is): flagged, it is built again once this transaction is over
+# (exo_private.rebuild_open_indexes).
+flag = plpy.prepare(
+    "insert into exo_private.open_index_rebuilds (workspace, charged_by) values ($1, pg_current_xact_id()) "
+    "on conflict (workspace) do update set charged_by = excluded.charged_by",
+    ["text"],
+)
+for workspace in sorted(newly_charged):
+    plpy.execute(flag, [workspace])
 # A capsule citing a chunk charged now is withheld until rebuilt without it (sql/610_capsules.sql).
 if changed:
     plpy.execute("select exo_private.queue_capsules()")
