@@ -87,10 +87,11 @@ def explain_personal(admin: psycopg.Connection, vector: list[float]) -> list[str
     text = admin.execute(
         "select exo_private.stage_sql('personal', %s, %s, %s)", (ws, model, DIMENSIONS)
     ).fetchone()[0]
-    admin.execute(f"prepare personal (text, text[], date, int, bigint[], float8, int) as {text}")
+    # $5: the released subjects' keys (none released); then the personal stage's own parameters.
+    admin.execute(f"prepare personal (text, text[], date, int, text[], bigint[], float8, int) as {text}")
     # EXECUTE takes no bind parameters: the arguments as literals.
     execute = sql.SQL(
-        "execute personal({}::text, array['current', 'recent'], current_date, 30, {}::bigint[], 0.75, 3)"
+        "execute personal({}::text, array['current', 'recent'], current_date, 30, null, {}::bigint[], 0.75, 3)"
     ).format(sql.Literal(str(vector)), sql.Literal(saved))
     plan = admin.execute(sql.SQL("explain (analyze, buffers) ") + execute).fetchall()
     # A stage prepared in a session (plpy) runs the generic plan after five calls.
