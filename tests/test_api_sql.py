@@ -13,7 +13,7 @@ import pytest
 from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
-from support import PACKAGE_DIR
+from support import SQL_DIR
 from support.chat import fixtures, run_import
 from support.db import create_database, drop_database
 from support.deferred import LUNCH, WALTER, charge_lunch, defer_walter, place
@@ -905,7 +905,7 @@ def test_each_api_function_runs_for_the_reader(graph, statement):
 def test_every_api_function_of_the_api_files_is_exercised():
     """A new exo function in sql/5NN_*.sql (entities, cypher, documents, conversations, status)
     gets a line in API_CALLS."""
-    files = sorted((PACKAGE_DIR / "sql").glob("5[0-9][0-9]_*.sql"))
+    files = sorted(SQL_DIR.glob("5[0-9][0-9]_*.sql"))
     assert len(files) >= 5
     text = "\n".join(f.read_text() for f in files)
     defined = set(re.findall(r"create or replace function exo\.(\w+)\(", text))

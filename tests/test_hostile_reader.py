@@ -18,19 +18,17 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import psycopg
 import pytest
 from psycopg import sql
 from psycopg.types.json import Jsonb
+from support import SQL_DIR
 from support.vault import vault_database
 
 from exocortex import api, migrate, sqlguard
 from exocortex.db import admin_url, connect, load_secrets
 from exocortex.ingest import pipeline
-
-SQL_DIR = Path(__file__).resolve().parent.parent / "worker/exocortex/sql"
 
 #: Text of the two chunks charged for Walter Rivera by frontmatter, and of nothing else.
 WITHHELD_MARKERS = ("chapel on Brook Street", "undertaker, a gentle man")

@@ -25,15 +25,19 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from support import PACKAGE_DIR, REPO_ROOT
+from support import MIGRATIONS_DIR, PACKAGE_DIR, PLPY_DIR, REPO_ROOT, SQL_DIR
 
 from exocortex import mcp_server
 from exocortex.migrate import LOCAL_IMPORT, migration_files
 
-PLPY_DIR = PACKAGE_DIR / "plpy"
-
-#: The package data the database needs, as globs under exocortex/ (pyproject's package-data).
-PACKAGE_DATA = ("migrations/*.sql", "sql/*.sql", "plpy/*.py", "runtime/*.txt", "runtime/*.conf")
+#: The files the database needs, where they are in the checkout, and their place in the wheel.
+PACKAGE_DATA = (
+    (MIGRATIONS_DIR, "*.sql", "exocortex/migrations"),
+    (SQL_DIR, "*.sql", "exocortex/sql"),
+    (PLPY_DIR, "*.py", "exocortex/plpy"),
+    (PACKAGE_DIR / "runtime", "*.txt", "exocortex/runtime"),
+    (PACKAGE_DIR / "runtime", "*.conf", "exocortex/runtime"),
+)
 
 
 def foreign_imports(plpy_dir: Path) -> list[str]:
@@ -94,14 +98,16 @@ def _run(argv: list, **kwargs) -> subprocess.CompletedProcess:
 
 
 def build_wheel(tmp_path: Path) -> Path:
-    """The package's wheel, built offline from a copy of pyproject.toml, README.md and worker/."""
+    """The package's wheel, built offline from a copy of pyproject.toml, README.md, worker/ and the
+    database's folders (migrations/, sql/, plpy/)."""
     source = tmp_path / "source"
     source.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO_ROOT / name, source / name)
-    shutil.copytree(
-        PACKAGE_DIR, source / "worker" / "exocortex", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
-    )
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(PACKAGE_DIR, source / "worker" / "exocortex", ignore=ignore)
+    for folder in (MIGRATIONS_DIR, SQL_DIR, PLPY_DIR):
+        shutil.copytree(folder, source / folder.name, ignore=ignore)
     wheels = tmp_path / "wheels"
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
     _run([*pip, "wheel", "--no-deps", "--no-build-isolation", "--no-index", "--wheel-dir", wheels, source])
@@ -128,8 +134,8 @@ def test_the_wheel_installed_outside_the_checkout_migrates_and_serves_mcp(cfg, e
 
     with zipfile.ZipFile(wheel) as archive:
         shipped = {name for name in archive.namelist() if name.startswith("exocortex/")}
-    for pattern in PACKAGE_DATA:
-        wanted = {f"exocortex/{p.relative_to(PACKAGE_DIR)}" for p in PACKAGE_DIR.glob(pattern)}
+    for folder, pattern, inside in PACKAGE_DATA:
+        wanted = {f"{inside}/{p.name}" for p in folder.glob(pattern)}
         assert wanted and wanted <= shipped, f"the wheel lacks {sorted(wanted - shipped)}"
 
     venv = fresh_venv(tmp_path, wheel)
@@ -145,7 +151,7 @@ def test_the_wheel_installed_outside_the_checkout_migrates_and_serves_mcp(cfg, e
     assert Path(where.stdout.strip()).is_relative_to(venv), where.stdout
 
     migrated = _run([venv / "bin" / "exo", "migrate"], cwd=tmp_path, env=env)
-    files = [path.name for path in migration_files(PACKAGE_DIR / "migrations")]
+    files = [path.name for path in migration_files(MIGRATIONS_DIR)]
     assert f"migrated {empty_db.name}: {len(files)} migration(s) applied" in migrated.stdout
     with empty_db.connect() as conn:
         applied = [r[0] for r in conn.execute("select name from exo_private.schema_migrations order by name")]

@@ -508,13 +508,13 @@ def test_the_inlined_body_the_database_runs_gives_the_same_answer():
     # exo_private.retrieve's body as plpython runs it: every module inlined into one function
     # (plpython cannot import files), the arguments as globals. A name two modules both define
     # would change the answer here first.
-    from support import PACKAGE_DIR
+    from support import PLPY_DIR, SQL_DIR
 
     from exocortex.migrate import inline_plpy
 
-    sql = (PACKAGE_DIR / "sql" / "400_search.sql").read_text()
+    sql = (SQL_DIR / "400_search.sql").read_text()
     body = sql.split("create or replace function exo_private.retrieve(", 1)[1].split("as $$\n", 1)[1]
-    body = inline_plpy(body.split("$$;", 1)[0], PACKAGE_DIR / "plpy", "400_search.sql")
+    body = inline_plpy(body.split("$$;", 1)[0], PLPY_DIR, "400_search.sql")
     hits = {("lexical", "technical"): [(1, 5.0), (2, 4.0)], ("lexical", "creative"): [(3, 4.0)]}
     plain = search(FakePlpy(CORPUS, hits, model=False), "postgres sea")
     namespace = {"__name__": "__main__", "plpy": FakePlpy(CORPUS, hits, model=False), "SD": {}, "GD": {}}

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from support import PACKAGE_DIR
+from support import SQL_DIR
 
 from exocortex import schema_dump
 from exocortex.migrate import migrate
@@ -165,13 +165,13 @@ def test_sql_definitions_are_read_with_their_identity_arguments(db, tmp_path):
 
 def test_a_function_no_sql_file_defines_is_named_with_its_arguments(db):
     with db.connect() as conn:
-        assert undefined_functions(conn, PACKAGE_DIR / "sql") == []
+        assert undefined_functions(conn, SQL_DIR) == []
         # An overload of a defined function, as a changed signature leaves behind, and a removed one.
         conn.execute(
             "create function exo.version(n int) returns jsonb language sql as $$ select null::jsonb $$"
         )
         conn.execute("create function exo_private.removed() returns int language sql as $$ select 1 $$")
-        assert undefined_functions(conn, PACKAGE_DIR / "sql") == [
+        assert undefined_functions(conn, SQL_DIR) == [
             "exo.version(integer)",
             "exo_private.removed()",
         ]
@@ -206,7 +206,7 @@ def test_upgrading_the_previous_release_gives_the_schema_of_a_database_migrated_
 
     problems = []
     with empty_db.connect() as conn:
-        undefined = undefined_functions(conn, PACKAGE_DIR / "sql")
+        undefined = undefined_functions(conn, SQL_DIR)
     if undefined:
         problems.append(
             "functions no sql/ file defines (left by the previous release: each needs "

@@ -7,12 +7,12 @@ import types
 
 from exocortex.migrate import inline_plpy
 
-from . import PACKAGE_DIR
+from . import PLPY_DIR
 
 
 def load(name: str) -> types.ModuleType:
     """plpy/NAME.py with its `from sibling import ...` lines inlined, as a module."""
-    source = inline_plpy(f"# exo:include {name}", PACKAGE_DIR / "plpy", f"support.plpy.load({name!r})")
+    source = inline_plpy(f"# exo:include {name}", PLPY_DIR, f"support.plpy.load({name!r})")
     module = types.ModuleType(f"plpy_{name}")
     sys.modules[module.__name__] = module  # a dataclass looks its module up there
     exec(compile(source, f"<plpy/{name}.py, inlined>", "exec"), module.__dict__)

@@ -20,6 +20,12 @@ PG_MAJOR = 18
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
+def data_dir(name: str) -> Path:
+    """migrations/, sql/ or plpy/: inside the installed package (a wheel), else at the checkout's root."""
+    shipped = PACKAGE_DIR / name
+    return shipped if shipped.is_dir() else PACKAGE_DIR.parents[1] / name
+
+
 @dataclass(frozen=True)
 class Config:
     home: Path
@@ -78,9 +84,9 @@ def load() -> Config:
         reader_url=env.get("EXO_READER_URL") or None,
         debian_mirror=env.get("EXO_DEBIAN_MIRROR") or None,
         debian_suite=env.get("EXO_DEBIAN_SUITE", "forky"),
-        migrations_dir=PACKAGE_DIR / "migrations",
-        sql_dir=PACKAGE_DIR / "sql",
-        plpy_dir=PACKAGE_DIR / "plpy",
+        migrations_dir=data_dir("migrations"),
+        sql_dir=data_dir("sql"),
+        plpy_dir=data_dir("plpy"),
         lock_timeout_s=lock_timeout_s,
         profile=env.get("EXO_PROFILE") or None,
     )
