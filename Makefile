@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 EXO := $(BIN)/exo
 DEMO_WINDOWS ?= 6
 
-.PHONY: setup demo test lint bench schema-dump clean
+.PHONY: setup demo test test-fast lint bench schema-dump clean
 
 # The virtualenv, rebuilt when pyproject.toml changes.
 $(VENV)/.installed: pyproject.toml
@@ -48,9 +48,13 @@ demo: setup
 	    "select jsonb_pretty(exo.search_report('grandpa funeral', k => 3) -> 'hints') as hints" -c \
 	    "select exo.context_packet('Who is on call for the database, and how do I escalate?', 700)"
 
-## test: set up, then run the whole suite against the real server
+## test: set up, then run the whole suite against the real server (the 25 slowest listed)
 test: setup
-	$(BIN)/pytest
+	$(BIN)/pytest --durations=25
+
+## test-fast: the unit and db tiers, without the real models (tests/conftest.py, tier)
+test-fast: setup
+	$(BIN)/pytest -m "not e2e" --durations=10
 
 ## lint: ruff, ruff format, plpgsql_check
 lint: setup

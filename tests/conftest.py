@@ -20,8 +20,9 @@ from support.db import (
     Database,
     cloned_database,
     create_database,
-    drop_database,
     drop_profile_roles,
+    drop_retired,
+    retire_database,
     server,
     template_loader,
 )
@@ -50,6 +51,7 @@ def cfg() -> Iterator[Config]:
     runtime_server.up(CFG, progress=lambda _message: None, seed=seed_root(USER_CFG))
     migrate(CFG, admin_url(CFG))
     yield CFG
+    drop_retired()
     drop_profile_roles(CFG)
 
 
@@ -64,8 +66,20 @@ def user_server() -> ServerMark | None:
     return USER_SERVER
 
 
+def tier(item: pytest.Item) -> str:
+    """A test's tier, from what it asks for: e2e runs the real local models (the real_models
+    fixture, or a mark for a test that starts them itself), db the suite's server (every server
+    fixture depends on cfg), unit neither. `make test-fast` runs unit and db."""
+    if item.get_closest_marker("e2e") or "real_models" in item.fixturenames:
+        return "e2e"
+    return "db" if "cfg" in item.fixturenames else "unit"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The check that the user's server was left alone runs after every other test."""
+    """Each test gets its tier's mark; the check that the user's server was left alone runs
+    after every other test."""
+    for item in items:
+        item.add_marker(tier(item))
     last = [item for item in items if item.module.__name__ == "test_live_memory"]
     items[:] = [item for item in items if item not in last] + last
 
@@ -90,7 +104,7 @@ def empty_db(cfg: Config) -> Iterator[Database]:
     try:
         yield db
     finally:
-        drop_database(db)
+        retire_database(db)
 
 
 @pytest.fixture(scope="session", name="real_models")

@@ -15,7 +15,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from support import SQL_DIR
 from support.chat import fixtures, run_import
-from support.db import create_database, drop_database
+from support.db import create_database, retire_database
 from support.deferred import LUNCH, WALTER, charge_lunch, defer_walter, place
 from support.graph import Doc, add_document, merge, org, person, rel
 from support.vault import vault_database
@@ -126,7 +126,7 @@ def graph(cfg, template_db, tmp_path_factory) -> Iterator[Graph]:
         run_import(db, files["whatsapp"], "whatsapp", owner_names=["sam rivera"])
         yield Graph(db, docs)
     finally:
-        drop_database(db)
+        retire_database(db)
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from support.chat import jsonl, msg
-from support.db import Database, create_database, drop_database
+from support.db import Database, create_database, retire_database
 
 from exocortex.ingest import pipeline
 from exocortex.ingest.chat import import_chat
@@ -97,7 +97,7 @@ def corpus(cfg, template_db, real_models) -> Iterator[Database]:
         Worker(cfg, dbname=db.name, once=True, queues=["embed"], poll_s=0.05).run()
         yield db
     finally:
-        drop_database(db)
+        retire_database(db)
 
 
 @pytest.fixture(scope="module")

@@ -339,6 +339,7 @@ def db_cfg(cfg: Config, db) -> Config:
     return dataclasses.replace(cfg, database=db.name, external_url=db.url() if cfg.external_url else None)
 
 
+@pytest.mark.e2e  # starts the real model servers
 def test_up_is_idempotent_and_down_stops_both(db_cfg, db, tmp_path):
     chat_port, embed_port = free_ports(2)
     _set_url(db, "models.chat", f"http://127.0.0.1:{chat_port}/v1")

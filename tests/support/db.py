@@ -100,14 +100,40 @@ def create_database(cfg: Config, prefix: str, template: str | None = None) -> Da
 @contextmanager
 def cloned_database(cfg: Config, template: Database, prefix: str) -> Iterator[Database]:
     """A clone of the migrated template (`prefix_<random>`) with the database's own grants (a
-    clone does not inherit them), dropped afterwards."""
+    clone does not inherit them), retired afterwards."""
     db = create_database(cfg, prefix, template=template.name)
     try:
         with db.connect() as conn:
             grant_database_privileges(conn)
         yield db
     finally:
-        drop_database(db)
+        retire_database(db)
+
+
+#: Databases the tests are done with, closed to sessions and dropped in batches of this many (a
+#: clone is about 16 MB): on ext4 without a journal (as on the CI machines) the kernel skips every
+#: inode freed in the last 30 seconds when it makes a file, so a clone made while drops run, one
+#: per test, takes 0.6-0.8 s instead of 0.05 s.
+RETIRE_BATCH = 200
+_retired: list[Database] = []
+
+
+def retire_database(db: Database) -> None:
+    """End `db`'s sessions and refuse new ones now; drop it with the next batch."""
+    with admin_connection(db.cfg) as conn:
+        conn.execute(
+            sql.SQL("alter database {} with allow_connections false").format(sql.Identifier(db.name))
+        )
+        conn.execute("select pg_terminate_backend(pid) from pg_stat_activity where datname = %s", (db.name,))
+    _retired.append(db)
+    if len(_retired) >= RETIRE_BATCH:
+        drop_retired()
+
+
+def drop_retired() -> None:
+    """Drop every retired database (the suite calls it at the end, too)."""
+    while _retired:
+        drop_database(_retired.pop())
 
 
 def drop_database(db: Database) -> None:
