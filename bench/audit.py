@@ -21,7 +21,7 @@ import time
 
 from exocortex import config
 from exocortex.db import admin_url, connect
-from exocortex.migrate import scratch_database
+from exocortex.ops.migrate import scratch_database
 
 BUILD_DOCUMENTS = """
 with src as (insert into exo_private.sources (root) values ('bench-audit') returning id)

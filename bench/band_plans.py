@@ -31,7 +31,7 @@ from bench.search_corpus import DIMENSIONS, build_corpus
 from bench.search_latency import STAGES, stage_params, summarise_plan
 from exocortex import config
 from exocortex.db import admin_url, connect
-from exocortex.migrate import scratch_database
+from exocortex.ops.migrate import scratch_database
 
 # The band condition of stage_sql that follows as_of, and the one it replaced.
 AS_OF_BAND = re.compile(

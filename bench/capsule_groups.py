@@ -23,8 +23,8 @@ from pathlib import Path
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
 from exocortex.ingest.pipeline import ingest
-from exocortex.migrate import scratch_database
-from exocortex.worker import Worker
+from exocortex.ops.migrate import scratch_database
+from exocortex.worker.loop import Worker
 
 QUESTIONS = [
     "what does this package document about configuration files",

@@ -36,7 +36,7 @@ from bench.chat_recall import load_note
 from exocortex import config
 from exocortex.db import connect, role_url
 from exocortex.ingest.chat import ChatImportResult, import_chat, parse_export
-from exocortex.migrate import scratch_database
+from exocortex.ops.migrate import scratch_database
 
 GOAL_RATIO = 2.0
 GROWN_CONVERSATIONS = 10

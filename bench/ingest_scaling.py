@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from exocortex import config
-from exocortex.migrate import scratch_database
+from exocortex.ops.migrate import scratch_database
 
 MB = 1_000_000
 TEXT_SIZES_MB = [1, 2, 5, 10, 25, 50]

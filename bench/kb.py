@@ -43,9 +43,10 @@ from psycopg import sql
 from bench.scratch import serve_embeddings_from
 from bench.search_corpus import DIMENSIONS, build_corpus
 from bench.search_latency import p, query_mix, reader, timed
-from exocortex import config, profiles
+from exocortex import config
 from exocortex.db import admin_url, connect, role_url
-from exocortex.migrate import scratch_database
+from exocortex.ops import profiles
+from exocortex.ops.migrate import scratch_database
 
 PROFILE = "bench"
 SEARCH = "select rank, chunk_id, body from exo.search(%s, query_embedding => %s::float8[])"

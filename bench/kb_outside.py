@@ -43,13 +43,14 @@ from psycopg.types.json import Jsonb
 
 from bench.scratch import serve_embeddings_from
 from bench.search_latency import p, timed
-from exocortex import config, profiles
+from exocortex import config
 from exocortex.db import admin_url, connect, role_url
-from exocortex.migrate import scratch_database
 from exocortex.models import services
+from exocortex.ops import profiles
+from exocortex.ops.migrate import scratch_database
 from exocortex.plpy import model_client as client
 from exocortex.plpy.model_client import Endpoint
-from exocortex.worker import Worker
+from exocortex.worker.loop import Worker
 from tests.support.models import EMBEDDING_MODEL, free_ports
 
 CALL = "select exo.kb_outside_retrieve(%s, %s, 5, %s)"

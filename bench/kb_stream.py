@@ -45,11 +45,12 @@ from statistics import mean
 
 from bench.scratch import serve_embeddings_from
 from bench.search_latency import reader
-from exocortex import config, profiles
+from exocortex import config
 from exocortex.db import admin_url, connect, role_url
 from exocortex.ingest import pipeline
-from exocortex.migrate import scratch_database
-from exocortex.worker import Worker
+from exocortex.ops import profiles
+from exocortex.ops.migrate import scratch_database
+from exocortex.worker.loop import Worker
 
 DOCS = Path("/usr/share/doc")
 WORKSPACE = "technical"

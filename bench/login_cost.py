@@ -25,7 +25,7 @@ import psycopg
 
 from exocortex import config
 from exocortex.db import admin_url, role_url
-from exocortex.migrate import scratch_database
+from exocortex.ops.migrate import scratch_database
 
 
 def connect_once(url: str) -> float:

@@ -8,7 +8,7 @@ the same queries run three ways, interleaved query by query so drift hits them a
   reused     psycopg, one exo_reader connection for the whole run (the baseline):
              select exo.search_json(q, k => K), what the `search` tool runs
   per call   the same on a fresh exo_reader connection per call, with the options
-             exocortex.api sets: what a Reader without a pool does (the CLI), and
+             exocortex.client.api sets: what a Reader without a pool does (the CLI), and
              what the MCP server did for every tool call before it had a pool
   mcp        a real MCP client (the SDK's stdio client) calling the `search` tool of
              `exo mcp` running as a subprocess (its calls borrow warm connections from
@@ -37,10 +37,11 @@ from pathlib import Path
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from exocortex import api, config
+from exocortex import config
+from exocortex.client import api
 from exocortex.db import role_url
 from exocortex.ingest import pipeline
-from exocortex.migrate import scratch_database
+from exocortex.ops.migrate import scratch_database
 
 VAULT = Path(__file__).resolve().parents[1] / "examples" / "vault"
 QUERIES = [

@@ -19,15 +19,16 @@ from pathlib import Path
 
 from psycopg.types.json import Jsonb
 
-from exocortex import config, extraction
+from exocortex import config
 from exocortex.config import PACKAGE_DIR
 from exocortex.db import admin_url, connect
+from exocortex.extraction import llm as extraction
 from exocortex.ingest.pipeline import ingest
-from exocortex.migrate import scratch_database
 from exocortex.models import services
+from exocortex.ops.migrate import scratch_database
 from exocortex.plpy import model_client as client
 from exocortex.plpy.model_client import Endpoint
-from exocortex.worker import Worker
+from exocortex.worker.loop import Worker
 from tests.support.models import CHAT_MODEL, free_ports
 
 

@@ -1,19 +1,19 @@
 """Benchmark: two-hop questions over a generated people-and-organisations corpus (issue 16): does
 the context packet hold the answer, against BM25 top-5 at the same tokens?
 
-bench/people_corpus.py writes the corpus (--size families, --seed); a scratch database gets the
+worker/exocortex/eval/people_corpus.py writes the corpus (--size families, --seed); a scratch database gets the
 owner, the corpus's notes and mail ingested into the workspace "personal" and its chat export
 imported, structural edges on (graph.structural) and the shipped extraction settings; the worker
 embeds every chunk (models.embeddings of your database) and drains the extract queue with the chat
 model (models.chat of your database), as a user's first run would. Then, for every question:
 
-  bm25      the --k (5) best chunks by BM25 (exocortex.shadow.run_bm25); tokens: characters / 4
+  bm25      the --k (5) best chunks by BM25 (exocortex.eval.shadow.run_bm25); tokens: characters / 4
   packet    exo.context_packet_json as exo_reader with the question's vector and a token budget
             equal to bm25's tokens (at least 200, the packet's floor): the same tokens
   no-graph  the same packet with the path and graph stages left out of retrieval.stages
 
 A method holds the answer when its text holds one of the question's answers (a right answer's
-full or first name, exocortex.shadow.holds). `paths`: questions whose search report says the
+full or first name, exocortex.eval.shadow.holds). `paths`: questions whose search report says the
 typed path (path) found evidence. Extraction seconds per window come from the same run.
 --graph truth writes the ground truth's relations instead of running the model (what retrieval
 does with a right graph); --graph structure leaves the structural edges alone; --graph patterns runs
@@ -34,16 +34,17 @@ from pathlib import Path
 
 import psycopg
 
-from bench import people_corpus
 from bench.scratch import serve_embeddings_from
-from exocortex import config, queries, shadow
+from exocortex import config
 from exocortex.db import admin_url, connect, role_url
-from exocortex.evaluate_extraction import WORKSPACE, chat_endpoint
+from exocortex.eval import people_corpus, shadow
+from exocortex.eval.ground_truth import WORKSPACE, chat_endpoint
 from exocortex.ingest import pipeline
 from exocortex.ingest.chat import import_chat
-from exocortex.migrate import scratch_database
+from exocortex.ops.migrate import scratch_database
 from exocortex.plpy.relation_paths import family_pattern, relation_path
-from exocortex.worker import Worker
+from exocortex.worker import queries
+from exocortex.worker.loop import Worker
 
 METHODS = ("packet", "no-graph", "bm25")
 

@@ -1,4 +1,4 @@
-"""Benchmark: the pattern pass (worker/exocortex/relation_patterns.py) on text nobody here wrote.
+"""Benchmark: the pattern pass (worker/exocortex/extraction/relation_patterns.py) on text nobody here wrote.
 
 Every changelog, NEWS, README, AUTHORS, THANKS and .txt file under --doc-root (Debian's
 /usr/share/doc: maintainers' and upstream authors' prose, names, thanks to wives and employers,
@@ -18,7 +18,7 @@ import gzip
 import time
 from pathlib import Path
 
-from exocortex import relation_patterns
+from exocortex.extraction import relation_patterns
 
 GLOBS = ("*/changelog*.gz", "*/NEWS*", "*/README*", "*/AUTHORS*", "*/THANKS*", "*/*.txt*")
 AUTHOR = "Owner Person"

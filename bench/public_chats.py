@@ -81,10 +81,10 @@ from bench.scratch import serve_embeddings_from
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
 from exocortex.ingest.chat import import_chat
-from exocortex.migrate import scratch_database
 from exocortex.models import services
+from exocortex.ops.migrate import scratch_database
 from exocortex.plpy.model_client import Endpoint
-from exocortex.worker import Worker
+from exocortex.worker.loop import Worker
 from tests.support.models import free_ports
 
 PACKAGE = "chitchat-dataset==0.9.0"

@@ -46,7 +46,7 @@ from psycopg.types.json import Jsonb
 from exocortex import config
 from exocortex.db import admin_url, connect
 from exocortex.ingest.pipeline import ingest
-from exocortex.migrate import scratch_database
+from exocortex.ops.migrate import scratch_database
 
 TOPICS = {
     "corporate": ["earn", "acq"],

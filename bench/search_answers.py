@@ -33,7 +33,7 @@ from typing import Any
 from bench import search_latency
 from exocortex import config
 from exocortex.db import admin_url, connect
-from exocortex.migrate import scratch_database
+from exocortex.ops.migrate import scratch_database
 
 AS_OF = date(2026, 11, 30)  # the corpus's dates and every search's as_of: one fixed day
 TIMINGS = frozenset({"ms", "timings_ms"})

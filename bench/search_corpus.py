@@ -52,8 +52,8 @@ from pgvector.psycopg import register_vector
 
 from exocortex import config
 from exocortex.db import admin_url, connect
-from exocortex.migrate import scratch_database
 from exocortex.models import services
+from exocortex.ops.migrate import scratch_database
 from exocortex.plpy import model_client as client
 from exocortex.plpy.model_client import Endpoint
 

@@ -52,8 +52,8 @@ from bench.scratch import serve_embeddings_from
 from bench.search_corpus import DIMENSIONS, MODEL, CorpusInfo, build_corpus
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
-from exocortex.migrate import scratch_database
 from exocortex.models import services
+from exocortex.ops.migrate import scratch_database
 from exocortex.plpy import model_client as client
 from exocortex.plpy.model_client import Endpoint
 from tests.support import plpy

@@ -3,7 +3,7 @@
 Builds what `make demo` builds, less the graph extraction (a model's choices, slow on CPU), in
 a scratch database: the owner, the deferred subject, the vault, the three chat exports, every
 chunk embedded by MiniLM from an embedding server started for the run. Then runs
-`exo eval shadow` (exocortex.shadow) over examples/questions/shadow.jsonl and prints its
+`exo eval shadow` (exocortex.eval.shadow) over examples/questions/shadow.jsonl and prints its
 tables; --json writes its JSON too.
 
     .venv/bin/python -m bench.shadow_vault [--k 10] [--budget 4000] [--json OUT] [--show N]
@@ -21,13 +21,14 @@ from pathlib import Path
 from rich.console import Console
 
 from bench.scratch import serve_embeddings_from
-from exocortex import config, shadow
+from exocortex import config
 from exocortex.db import admin_url, connect, role_url
+from exocortex.eval import shadow
 from exocortex.ingest import pipeline
 from exocortex.ingest.chat import import_chat
-from exocortex.migrate import scratch_database
 from exocortex.models import services
-from exocortex.worker import Worker
+from exocortex.ops.migrate import scratch_database
+from exocortex.worker.loop import Worker
 from tests.support.models import free_ports
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

@@ -26,7 +26,7 @@ from pathlib import Path
 from exocortex import config
 from exocortex.db import admin_url, connect
 from exocortex.ingest import pipeline
-from exocortex.migrate import grant_database_privileges, scratch_database
+from exocortex.ops.migrate import grant_database_privileges, scratch_database
 
 FIRST = ["Ann", "Bo", "Cy", "Dee", "Eli", "Fay", "Gus", "Hal", "Ida", "Jo", "Kit", "Lou", "Max", "Ned"]
 LAST = ["Ward", "Lund", "Moss", "Park", "Ray", "Hale", "Shaw"]

@@ -33,7 +33,7 @@ import psycopg
 
 from exocortex import config
 from exocortex.db import admin_url, connect
-from exocortex.migrate import scratch_database
+from exocortex.ops.migrate import scratch_database
 
 ENTITIES_PER_DOC = 6
 PAIRS_PER_DOC = 2

@@ -23,8 +23,8 @@ from bench.ingest_corpus import make_corpus
 from exocortex import config
 from exocortex.db import admin_url, connect
 from exocortex.ingest.pipeline import ingest
-from exocortex.migrate import scratch_database
-from exocortex.worker import Worker
+from exocortex.ops.migrate import scratch_database
+from exocortex.worker.loop import Worker
 from tests.support.standin import StandIn, embeddings
 
 

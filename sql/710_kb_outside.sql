@@ -1,5 +1,5 @@
 -- The personal base over outside documents (issue 17, drop-in retrievers): a user's own retriever,
--- wrapped by exocortex.integrations.*.LifecycleRetriever, is the global stage; exocortex keeps the
+-- wrapped by exocortex.client.integrations.*.LifecycleRetriever, is the global stage; exocortex keeps the
 -- lifecycle of what it returns (migration 0039: exo_private.kb_outside_documents, their passages, and
 -- kb_items.outside_id) with the states, transition table, settings and decay of sql/700_kb.sql.
 --
@@ -562,7 +562,7 @@ begin
 end
 $$;
 comment on function exo.kb_outside_retrieve(text, jsonb, int, float8[]) is
-    'One call of a lifecycle retriever (exocortex.integrations.*.LifecycleRetriever) of this session''s '
+    'One call of a lifecycle retriever (exocortex.client.integrations.*.LifecycleRetriever) of this session''s '
     'profile (its login role''s; a session without one is refused): returned is what the '
     'user''s own retriever gave for the query, [{key, title, text}] in its order (at most 200). The '
     'personal stage searches the profile''s claimed and pinned outside documents by cosine similarity of '

@@ -31,7 +31,7 @@ from support.runtime import ServerMark, isolate, mark, seed_root
 
 from exocortex.config import Config
 from exocortex.db import admin_url
-from exocortex.migrate import migrate
+from exocortex.ops.migrate import migrate
 from exocortex.runtime import server as runtime_server
 
 # Before anything reads the environment: the user's config, and the suite's own.

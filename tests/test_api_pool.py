@@ -1,4 +1,4 @@
-"""exocortex.api's pooled Reader: session options and a warm plpython session on every pooled
+"""exocortex.client.api's pooled Reader: session options and a warm plpython session on every pooled
 connection, dead connections discarded (a restart fails at most one call), the real reason
 when the database refuses, and pgvector's adapter where the vector type is visible."""
 
@@ -13,7 +13,7 @@ from psycopg import sql
 from support.db import admin_connection, configure
 from support.standin import StandIn, embeddings
 
-from exocortex import api
+from exocortex.client import api
 from exocortex.db import register_vector
 
 

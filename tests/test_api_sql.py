@@ -20,8 +20,8 @@ from support.deferred import LUNCH, WALTER, charge_lunch, defer_walter, place
 from support.graph import Doc, add_document, merge, org, person, rel
 from support.vault import vault_database
 
-from exocortex import api
-from exocortex.migrate import grant_database_privileges
+from exocortex.client import api
+from exocortex.ops.migrate import grant_database_privileges
 
 BAD = psycopg.errors.InvalidParameterValue
 

@@ -20,7 +20,7 @@ from support.plpy import load
 
 from exocortex.cli import main
 from exocortex.ingest import pipeline
-from exocortex.worker import Worker
+from exocortex.worker.loop import Worker
 
 capsules = load("capsules")
 chunking = load("chunking")

@@ -14,7 +14,7 @@ from support.graph import generation
 from support.plpy import load
 
 from exocortex.ingest import pipeline
-from exocortex.worker import Worker
+from exocortex.worker.loop import Worker
 
 capsules = load("capsules")
 

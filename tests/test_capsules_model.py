@@ -15,7 +15,7 @@ from support.plpy import load
 from support.standin import Reply, StandIn, chat
 
 from exocortex.ingest import pipeline
-from exocortex.worker import Worker
+from exocortex.worker.loop import Worker
 
 capsules = load("capsules")
 

@@ -23,8 +23,8 @@ from support.db import Database, create_database, retire_database
 
 from exocortex.ingest import pipeline
 from exocortex.ingest.chat import import_chat
-from exocortex.migrate import grant_database_privileges
-from exocortex.worker import Worker
+from exocortex.ops.migrate import grant_database_privileges
+from exocortex.worker.loop import Worker
 
 TODAY = datetime.datetime.now(datetime.UTC).date()
 BOOK_DAY = TODAY - datetime.timedelta(days=20)

@@ -18,7 +18,7 @@ from support.standin import StandIn, chat, embeddings
 
 from exocortex.cli import main
 from exocortex.ingest.chat import ChatImportError
-from exocortex.worker import Worker
+from exocortex.worker.loop import Worker
 
 # -- plpy/chat_windows.py -----------------------------------------------------------------
 

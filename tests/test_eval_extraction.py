@@ -8,9 +8,9 @@ import pytest
 from click.testing import CliRunner
 from support.graph import add_document, generation
 
-from bench import people_corpus
 from exocortex.cli import main
-from exocortex.evaluate_extraction import EvalProblem, Truth, evaluate, score
+from exocortex.eval import people_corpus
+from exocortex.eval.ground_truth import EvalProblem, Truth, evaluate, score
 from exocortex.plpy.textnorm import canonical_key
 
 ENTITIES = {

@@ -16,8 +16,8 @@ from support.db import configure
 from support.models import free_ports
 from support.standin import Reply, StandIn, chat
 
-from exocortex import evaluate as ev
-from exocortex.evaluate_cli import eval_group
+from exocortex.cli.eval import eval_group
+from exocortex.eval import compare_models as ev
 from exocortex.ingest import pipeline
 
 # Two or three sentences each, so that Gemma answers in seconds; NOTE gives relations.

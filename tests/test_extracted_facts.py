@@ -15,7 +15,7 @@ from support.graph import add_document, generation, person
 from support.standin import StandIn, chat
 
 from exocortex.ingest import pipeline
-from exocortex.worker import Worker
+from exocortex.worker.loop import Worker
 
 T0 = datetime(2024, 3, 4, 9, 0, tzinfo=UTC)
 
@@ -186,7 +186,7 @@ def test_an_attribute_record_fact_would_refuse_is_skipped_and_counted(db):
 
 
 def test_the_first_person_is_the_owner_in_the_owners_own_notes(db):
-    from exocortex.extraction import parse
+    from exocortex.extraction.llm import parse
 
     said = "I moved to Larkhaven in 2020."
     kept = parse(

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from exocortex import extraction
+from exocortex.extraction import llm as extraction
 
 WINDOW = "Iris Calder works at Northwind Labs in Larkhaven.\nSam Rivera met   Iris Calder in 2016."
 

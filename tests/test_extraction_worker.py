@@ -10,7 +10,7 @@ from support.db import configure
 from support.standin import StandIn, chat
 
 from exocortex.ingest import pipeline
-from exocortex.worker import Worker
+from exocortex.worker.loop import Worker
 
 NOTE = (
     "Iris Calder works at Northwind Labs in Larkhaven. She runs the Postgres upgrade.\n\n"

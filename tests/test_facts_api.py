@@ -1,4 +1,4 @@
-"""The fact readers from Python (exocortex.api): exo.facts, fact_history, facts_search and
+"""The fact readers from Python (exocortex.client.api): exo.facts, fact_history, facts_search and
 exo.audit_summary as the read-only role, deference included. The MCP tools that wrap them are
 tested in tests/test_mcp.py."""
 
@@ -13,7 +13,7 @@ from support.db import cloned_database
 from support.deferred import LUNCH, WALTER, defer_walter
 from support.graph import add_document
 
-from exocortex import api
+from exocortex.client import api
 
 
 def at(year: int) -> datetime:

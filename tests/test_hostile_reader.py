@@ -26,9 +26,10 @@ from psycopg.types.json import Jsonb
 from support import SQL_DIR
 from support.vault import vault_database
 
-from exocortex import api, migrate, sqlguard
+from exocortex.client import api, sqlguard
 from exocortex.db import admin_url, connect, load_secrets
 from exocortex.ingest import pipeline
+from exocortex.ops import migrate
 
 #: Text of the two chunks charged for Walter Rivera by frontmatter, and of nothing else.
 WITHHELD_MARKERS = ("chapel on Brook Street", "undertaker, a gentle man")

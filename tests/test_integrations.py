@@ -21,9 +21,9 @@ from langchain_tests.integration_tests import RetrieversIntegrationTests
 from llama_index.core.schema import NodeWithScore, TextNode
 from support.vault import vault_database
 
-from exocortex.api import Reader
-from exocortex.integrations import langchain as lc
-from exocortex.integrations import llamaindex as li
+from exocortex.client.api import Reader
+from exocortex.client.integrations import langchain as lc
+from exocortex.client.integrations import llamaindex as li
 
 RENT = "How much is my rent?"
 
@@ -95,7 +95,7 @@ def test_langchain_report_hints_a_deferred_subject(reader, charged):
 
 
 def test_a_search_mode_call_is_one_database_call_with_its_report(reader, monkeypatch):
-    from exocortex import api
+    from exocortex.client import api
 
     calls = []
     for name in ("search", "search_json", "search_report"):
@@ -203,8 +203,8 @@ def test_llamaindex_workspaces_hints_packet_and_async(reader, charged):
 
 def test_core_never_imports_a_framework():
     code = (
-        "import sys, exocortex, exocortex.api, exocortex.cli, exocortex.integrations, "
-        "exocortex.integrations._common\n"
+        "import sys, exocortex, exocortex.client.api, exocortex.cli, exocortex.client.integrations, "
+        "exocortex.client.integrations.common\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('langchain_core', 'llama_index')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -218,7 +218,7 @@ def test_core_never_imports_a_framework():
 def test_a_missing_framework_names_the_extra(module, library, extra):
     code = (
         f"import sys; sys.modules[{library!r}] = None\n"
-        f"try:\n    import exocortex.integrations.{module}\n"
+        f"try:\n    import exocortex.client.integrations.{module}\n"
         "except ImportError as e:\n    print(e)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

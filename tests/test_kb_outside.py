@@ -30,11 +30,11 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from psycopg.types.json import Jsonb
 from support.db import cloned_database
 
-from exocortex.api import Reader
-from exocortex.integrations import langchain as lc
-from exocortex.integrations import llamaindex as li
+from exocortex.client.api import Reader
+from exocortex.client.integrations import langchain as lc
+from exocortex.client.integrations import llamaindex as li
 from exocortex.plpy import model_client as client
-from exocortex.worker import Worker
+from exocortex.worker.loop import Worker
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 QUESTION = "how does a liveness probe restart a pod"

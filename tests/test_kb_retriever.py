@@ -14,9 +14,9 @@ from langchain_tests.integration_tests import RetrieversIntegrationTests
 from support.db import cloned_database
 from support.graph import add_document
 
-from exocortex.api import Reader
-from exocortex.integrations import langchain as lc
-from exocortex.integrations import llamaindex as li
+from exocortex.client.api import Reader
+from exocortex.client.integrations import langchain as lc
+from exocortex.client.integrations import llamaindex as li
 
 QUESTION = "liveness probe restarts"
 

@@ -1,6 +1,6 @@
 """plpgsql_check over the PL/pgSQL functions: the real schema is clean, a planted bug is found."""
 
-from exocortex import lint
+from exocortex.ops import lint
 
 
 def test_sql_functions_pass_plpgsql_check(cfg):

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from support import REPO_ROOT
 
-from exocortex import doctor, schema_dump
 from exocortex.db import connect
-from exocortex.migrate import LOCK_KEY, MigrationError, inline_plpy, migrate, migration_files
+from exocortex.ops import doctor, schema_dump
+from exocortex.ops.migrate import LOCK_KEY, MigrationError, inline_plpy, migrate, migration_files
 
 SEEDED_WORKSPACES = {"technical", "creative", "personal", "administrative"}
 

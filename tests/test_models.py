@@ -27,9 +27,9 @@ from click.testing import CliRunner
 from support.models import CHAT_MODEL, free_ports
 from support.standin import Reply, StandIn
 
+from exocortex.cli.models import models
 from exocortex.config import Config
 from exocortex.models import services
-from exocortex.models.cli import models
 from exocortex.models.services import ServiceProblem
 from exocortex.plpy import model_client as client
 from exocortex.plpy.model_client import (

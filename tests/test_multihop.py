@@ -12,7 +12,7 @@ from support.db import configure
 from support.deferred import defer_walter
 from support.graph import add_document, merge, org, person, rel
 
-from bench import people_corpus
+from exocortex.eval import people_corpus
 from exocortex.plpy.relation_paths import answer_ways, family_pattern, predicate_family, relation_path
 
 # -- relation words and predicate families ----------------------------------------------------

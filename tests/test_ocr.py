@@ -18,12 +18,12 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image, ImageDraw, ImageFont
 
-from exocortex import doctor
 from exocortex.cli import main
 from exocortex.ingest import ocr, pipeline
 from exocortex.ingest.extract import extract
+from exocortex.ops import doctor
 from exocortex.runtime import local
-from exocortex.worker import Worker
+from exocortex.worker.loop import Worker
 
 HARBOUR = [
     ["The harbour ledger of 1887 records", "a cargo of cinnamon and nutmeg", "landed from Zanzibar."],

@@ -27,8 +27,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from support import MIGRATIONS_DIR, PACKAGE_DIR, PLPY_DIR, REPO_ROOT, SQL_DIR
 
-from exocortex import mcp_server
-from exocortex.migrate import LOCAL_IMPORT, migration_files
+from exocortex.client import mcp_server
+from exocortex.ops.migrate import LOCAL_IMPORT, migration_files
 
 #: The files the database needs, where they are in the checkout, and their place in the wheel.
 PACKAGE_DATA = (

@@ -11,7 +11,7 @@ from support.db import configure
 from support.standin import Reply, StandIn, chat
 
 from exocortex.ingest import pipeline
-from exocortex.worker import Worker
+from exocortex.worker.loop import Worker
 
 NOTE = (
     "# Harbour week\n\n"

@@ -510,7 +510,7 @@ def test_the_inlined_body_the_database_runs_gives_the_same_answer():
     # would change the answer here first.
     from support import PLPY_DIR, SQL_DIR
 
-    from exocortex.migrate import inline_plpy
+    from exocortex.ops.migrate import inline_plpy
 
     sql = (SQL_DIR / "400_search.sql").read_text()
     body = sql.split("create or replace function exo_private.retrieve(", 1)[1].split("as $$\n", 1)[1]

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from exocortex import cli
+from exocortex.cli import memory
 from exocortex.ingest import pipeline
 
 # Cricket reports and bread recipes: words the default keyword lists do not know.
@@ -142,7 +143,7 @@ def test_bulk_review_refuses_bad_input(db):
 
 
 def test_quarantine_commands_take_selectors(db, inbox, monkeypatch):
-    monkeypatch.setattr(cli, "_writer", lambda: db.connect("exo_writer"))
+    monkeypatch.setattr(memory, "writer", lambda _cfg, _name: db.connect("exo_writer"))
     runner = CliRunner()
 
     def exo(*args: str, ok: bool = True) -> str:
@@ -166,7 +167,7 @@ def test_the_ingest_summary_says_which_rule_routed_how_many(capsys):
     summary = pipeline.IngestSummary(
         "vault", routed_by=Counter({"learned": 7, "folder": 2}), moved_from_quarantine=3
     )
-    cli._print_summary(summary)
+    memory.print_summary(summary)
     out = capsys.readouterr().out
     assert "routed by: learned 7, folder 2" in out
     assert "moved 3 document(s) from quarantine" in out

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
-from exocortex.migrate import READER_LIMITS, MigrationError, migrate, set_reader_limits
+from exocortex.ops.migrate import READER_LIMITS, MigrationError, migrate, set_reader_limits
 
 
 def _set(db, key: str, value: object) -> None:

@@ -12,7 +12,7 @@ import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
-from exocortex import doctor
+from exocortex.ops import doctor
 from exocortex.runtime import local
 
 #: Two strings of 900 MB each, one row at a time: several GB resident in an unbounded backend.

@@ -1,4 +1,4 @@
-"""The pattern pass (worker/exocortex/relation_patterns.py) on hand-labelled sentences written in
+"""The pattern pass (worker/exocortex/extraction/relation_patterns.py) on hand-labelled sentences written in
 the styles of letters, diaries, work mail, chat and news, none of them from the people corpus'
 generator: what each states, and that the negatives (chains, in-laws, exes, idioms, surnames that
 are kinship words, negation, reported speech, questions, plurals) state nothing."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from exocortex.extraction import Extraction
-from exocortex.relation_patterns import add_to, author, clean_name, find, full_names, note_subject
+from exocortex.extraction.llm import Extraction
+from exocortex.extraction.relation_patterns import add_to, author, clean_name, find, full_names, note_subject
 
 OWNER = "Robin Ash"
 

@@ -7,9 +7,9 @@ import dataclasses
 import psycopg
 import pytest
 
-from exocortex import doctor
 from exocortex.db import role_url
-from exocortex.migrate import migration_files
+from exocortex.ops import doctor
+from exocortex.ops.migrate import migration_files
 
 DENIED = (psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction)
 

@@ -18,8 +18,8 @@ from psycopg import sql
 from support import REPO_ROOT
 
 from exocortex import config
-from exocortex import doctor as doctor_module
 from exocortex.db import admin_url, connect, role_url
+from exocortex.ops import doctor as doctor_module
 from exocortex.runtime import local, server
 from exocortex.runtime.local import RuntimeProblem
 from exocortex.runtime.packages import read_packages

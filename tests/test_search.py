@@ -19,7 +19,7 @@ from psycopg.types.json import Jsonb
 from support.models import free_ports
 from support.vault import vault_database
 
-from exocortex.worker import Worker
+from exocortex.worker.loop import Worker
 
 COLUMNS = "rank, chunk_id, workspace, band, stage, citation, path, written_at, body"
 

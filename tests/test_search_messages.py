@@ -15,7 +15,7 @@ from psycopg.rows import dict_row
 from support.chat import jsonl, msg, run_import
 from support.db import Database, create_database, drop_database
 
-from exocortex.migrate import grant_database_privileges
+from exocortex.ops.migrate import grant_database_privileges
 
 WALTER = "Walter Rivera"
 HOW = "ask with bridge => array['Walter Rivera']"

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from psycopg.types.json import Jsonb
 from support.vault import EXAMPLES, VAULT, vault_database
 
-from exocortex.evaluate_cli import eval_group
-from exocortex.shadow import (
+from exocortex.cli.eval import eval_group
+from exocortex.eval.shadow import (
     Item,
     Question,
     ShadowProblem,
@@ -27,7 +27,7 @@ from exocortex.shadow import (
     source_cited,
     stale_as_current,
 )
-from exocortex.worker import Worker
+from exocortex.worker.loop import Worker
 
 SHIPPED = EXAMPLES / "questions" / "shadow.jsonl"
 RENT = Question("How much is my rent?", expect=("1,210",), stale=("1,150",))

@@ -1,4 +1,4 @@
-"""The SQL guard (exocortex.sqlguard) and the agents' `sql` entry point (exocortex.api.sql).
+"""The SQL guard (exocortex.client.sqlguard) and the agents' `sql` entry point (exocortex.client.api.sql).
 
 The guard is defence in depth: every rule is checked on the parsed statement, with
 hostile inputs; the end-to-end tests run what it accepts as exo_reader, and show the
@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from exocortex import api, sqlguard
-from exocortex.api import Reader
-from exocortex.sqlguard import Rejected, check
+from exocortex.client import api, sqlguard
+from exocortex.client.api import Reader
+from exocortex.client.sqlguard import Rejected, check
 
 # What exo_reader sees in pg_proc for schema exo (api.sql loads it per call).
 EXO_FUNCTIONS = frozenset(

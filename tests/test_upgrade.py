@@ -23,8 +23,8 @@ import psycopg
 import pytest
 from support import SQL_DIR
 
-from exocortex import schema_dump
-from exocortex.migrate import migrate
+from exocortex.ops import schema_dump
+from exocortex.ops.migrate import migrate
 
 #: The previous release, the only one vendored; its archive holds one folder, exocortex-VERSION.
 (RELEASE,) = (Path(__file__).parent / "data").glob("release-*.tar.gz")
@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 
 import exocortex
-from exocortex import config, migrate
+from exocortex import config, migrate  # the previous release's layout
 
 assert Path(exocortex.__file__).resolve().is_relative_to(Path(sys.argv[1]).resolve()), exocortex.__file__
 cfg = config.load()

@@ -19,10 +19,10 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.json import Jsonb
 from pytest_postgresql.janitor import DatabaseJanitor
 
-from exocortex import profiles
 from exocortex.config import Config
 from exocortex.db import ADMIN, admin_url, connect, role_url
-from exocortex.migrate import grant_database_privileges, migrate
+from exocortex.ops import profiles
+from exocortex.ops.migrate import grant_database_privileges, migrate
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import types
 
-from exocortex.migrate import inline_plpy
+from exocortex.ops.migrate import inline_plpy
 
 from . import PLPY_DIR
 

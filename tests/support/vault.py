@@ -15,7 +15,7 @@ import psycopg
 
 from exocortex.config import Config
 from exocortex.ingest import pipeline
-from exocortex.migrate import grant_database_privileges
+from exocortex.ops.migrate import grant_database_privileges
 
 from . import REPO_ROOT
 from .db import Database, create_database, drop_database

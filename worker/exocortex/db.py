@@ -130,6 +130,11 @@ def connect(url: str, application_name: str, **kwargs) -> psycopg.Connection:
     return psycopg.connect(url, application_name=application_name, **kwargs)
 
 
+def writer(cfg: Config, application_name: str) -> psycopg.Connection:
+    """An autocommit session as exo_writer: what the CLI's write commands and the eval use."""
+    return connect(role_url(cfg, "exo_writer"), application_name, autocommit=True)
+
+
 def register_vector(conn: psycopg.Connection) -> bool:
     """pgvector's psycopg adapter on conn: a pgvector.Vector crosses as vector, both ways.
 

@@ -11,7 +11,7 @@ from psycopg import sql
 
 from exocortex.config import PG_MAJOR, Config
 from exocortex.db import admin_url, connect
-from exocortex.migrate import CRON, EXTENSIONS, grant_database_privileges
+from exocortex.ops.migrate import CRON, EXTENSIONS, grant_database_privileges
 from exocortex.runtime import local
 from exocortex.runtime.local import Progress, RuntimeProblem
 from exocortex.runtime.packages import package_for_extension

@@ -1,0 +1,17 @@
+"""The `exo` command line: one module per command group, and output.py for what they print with."""
+
+from __future__ import annotations
+
+import click
+
+from exocortex.cli import audit, entities, eval, facts, kb, mcp, memory, models, query, server, worker
+
+
+@click.group()
+def main() -> None:
+    """exocortex: a Postgres-native personal knowledge substrate for language-model agents."""
+
+
+for module in (server, memory, worker, mcp, query, facts, audit, kb, entities, models, eval):
+    for command in module.COMMANDS:
+        main.add_command(command)

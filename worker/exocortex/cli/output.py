@@ -1,0 +1,72 @@
+"""What every `exo` command prints with: the two consoles, an error that ends the command, a
+database error's message, tables, JSON, and the hints that say what was withheld."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+import click
+import psycopg
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+console = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+def progress(message: str) -> None:
+    err.print(f"[dim]·[/dim] {message}")
+
+
+def fail(message: str) -> NoReturn:
+    """Print the error and end the command with exit code 1."""
+    err.print(f"[red]error:[/red] {escape(message)}")
+    sys.exit(1)
+
+
+def db_error(exc: psycopg.Error) -> str:
+    """A database error as one line: its primary message, and its hint in parentheses."""
+    message = exc.diag.message_primary or str(exc).strip()
+    return message + (f" ({exc.diag.message_hint})" if exc.diag.message_hint else "")
+
+
+def dump(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, default=str, ensure_ascii=False))
+
+
+def table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: str | None = None) -> None:
+    shown = Table(title=title, show_lines=False, title_justify="left")
+    for column in columns:
+        shown.add_column(column)
+    for row in rows:
+        shown.add_row(*(escape("" if row.get(c) is None else str(row[c])) for c in columns))
+    console.print(shown)
+
+
+def hint_line(hint: dict[str, Any]) -> str:
+    """One hint, whatever it counts: "2 chunks, 3 mentions about Walter in personal. how"."""
+    counts = ", ".join(f"{v} {k}" for k, v in hint.items() if k not in ("subject", "workspace", "how"))
+    where = f" in {hint['workspace']}" if hint.get("workspace") else ""
+    about = escape(hint["subject"]) + where
+    return f"[yellow]withheld:[/yellow] {escape(counts)} about {about}. {escape(hint['how'])}"
+
+
+def withheld(rows: Sequence[dict[str, Any]]) -> None:
+    """Print the hints of a table answer: its rows with only `withheld` set."""
+    for row in rows:
+        if row.get("withheld") is not None:
+            console.print(hint_line(row["withheld"]))
+
+
+def hints(report: dict[str, Any]) -> None:
+    """Print a search report's hints and degradations."""
+    for hint in report.get("hints", []):
+        console.print(hint_line(hint))
+    for d in report.get("degradations", []):
+        console.print(f"[yellow]degraded:[/yellow] {d['component']} ({d['error_class']})")

@@ -1,0 +1,227 @@
+"""`exo search | context | dossier | related | timeline | status`: the exo API in a terminal.
+
+Each command is one call of exocortex.client.api (one exo SQL function as the read-only
+role) printed as a readable table, or as JSON with --json. Registered in
+exocortex.cli.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+import psycopg
+from rich.markup import escape
+
+from exocortex.cli.output import console, db_error, dump, err, fail, hints, json_option, table, withheld
+from exocortex.client import api, search_options
+from exocortex.ops import profiles
+
+#: How the CLI spells a search option; the others are --name-with-dashes. The CLI takes no
+#: query vector (query_embedding): the database embeds the question.
+FLAGS = {
+    "workspaces": "--workspace",
+    "open_archive": "--archive/--no-archive",
+    "token_budget": "--budget",
+    "k": "-k",
+}
+#: A terminal shows fewer results than an agent's default.
+CLI_DEFAULTS = {"k": 10}
+AS_OF_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"]
+
+
+def search_flags(function: str) -> Callable[[click.Command], click.Command]:
+    """The options of exo.<function> as flags, each with its help from the one description
+    (client/search_options.py); a list (workspaces, bridge) is a repeatable flag."""
+
+    def add(command: Any) -> Any:
+        for option in reversed(search_options.FUNCTIONS[function]):
+            if option.name == "query_embedding":
+                continue
+            kw: dict[str, Any] = {
+                "help": option.help,
+                "default": CLI_DEFAULTS.get(option.name, option.default),
+            }
+            if option.repeatable:
+                kw |= {"multiple": True, "default": (), "help": option.help + " Repeatable."}
+            elif option.name == "as_of":
+                kw |= {"type": click.DateTime(AS_OF_FORMATS), "metavar": "DATE"}
+            elif type(option.default) is int:
+                kw |= {"type": int, "show_default": True}
+            flag = FLAGS.get(option.name, "--" + option.name.replace("_", "-"))
+            command = click.option(flag, option.name, **kw)(command)
+        return command
+
+    return add
+
+
+def given(options: dict[str, Any]) -> dict[str, Any]:
+    """The search options a command was given; a repeatable flag not given is the database's default."""
+    return {name: (value or None) if isinstance(value, tuple) else value for name, value in options.items()}
+
+
+bridge_option = click.option("--bridge", multiple=True, help=search_options.BRIDGE.help + " Repeatable.")
+profile_option = click.option(
+    "--profile",
+    help="Your user (exo user add NAME): your saved documents are searched first and the search is recorded.",
+)
+
+
+def _run(call: Callable[[api.Reader], Any], profile: str | None = None) -> Any:
+    """Call the API, as profile's login role when one is given; a database error, a refused
+    argument or an unknown profile ends the command with its message."""
+    try:
+        reader = (
+            api.Reader.for_profile(profile, application_name="exo-cli")
+            if profile is not None
+            else api.Reader.from_config(application_name="exo-cli")
+        )
+        return call(reader)
+    except profiles.UnknownProfile as exc:
+        fail(str(exc))
+    except psycopg.Error as exc:
+        fail(db_error(exc))
+
+
+def _shown(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of a table answer, without its last rows that only say what was withheld."""
+    return [row for row in rows if row.get("withheld") is None]
+
+
+@click.command("search")
+@click.argument("query")
+@search_flags("search_json")
+@profile_option
+@json_option
+def search_cmd(query: str, profile: str | None, as_json: bool, **options: Any) -> None:
+    """Ranked chunks for a question, with citations, and what the search did (exo.search_json)."""
+    found = _run(lambda r: api.search_json(r, query, **given(options)), profile)
+    if as_json:
+        dump(found)
+        return
+    rows, report = found["results"], found["report"]
+    for row in rows:
+        row["text"] = " ".join(row["body"].split())[:100]
+    table(rows, ["rank", "citation", "stage", "text"])
+    why = report["archive"]["why"]
+    if report["archive"]["open"]:
+        console.print(f"archive open: {escape(str(why))}")
+    hints(report)
+    _provenance(report)
+
+
+def _provenance(report: dict[str, Any]) -> None:
+    """A search with a profile: its provenance block, and why it was not recorded if it was not."""
+    if "provenance" in report:
+        click.echo(report["provenance"]["text"])
+    if report.get("personal", {}).get("recorded") is False:
+        console.print(f"[yellow]not recorded:[/yellow] {escape(report['personal']['why'])}")
+
+
+@click.command("context")
+@click.argument("query")
+@search_flags("context_packet_json")
+@profile_option
+@json_option
+def context_cmd(query: str, profile: str | None, as_json: bool, **options: Any) -> None:
+    """The cited context packet for a question (exo.context_packet)."""
+    packet = _run(lambda r: api.context_packet(r, query, **given(options)), profile)
+    if as_json:
+        dump(packet)
+        return
+    click.echo(packet["text"])
+    _provenance(packet["report"])
+    err.print(f"{packet['tokens']} of {options['token_budget']} tokens")
+
+
+@click.command("dossier")
+@click.argument("entity")
+@click.option("--workspace", help="The entity's workspace (default: every workspace that has it).")
+@bridge_option
+@json_option
+def dossier_cmd(entity: str, workspace: str | None, bridge: tuple[str, ...], as_json: bool) -> None:
+    """One entity: type, dated mentions across documents, relations (exo.dossier)."""
+    found = _run(lambda r: api.dossier(r, entity, workspace=workspace, bridge=bridge))
+    if as_json:
+        dump(found)
+        return
+    for one in found if isinstance(found, list) else [found]:
+        if one.get("withheld"):
+            console.print(
+                f"[bold]entity {one['entity_id']}[/bold] ({one['type']}, {one['workspace']}): withheld"
+            )
+        else:
+            console.print(
+                f"[bold]{escape(one['name'])}[/bold] ({one['type']}, {one['workspace']}): "
+                f"{one['mention_count']} mention(s) in {one['document_count']} document(s)"
+            )
+            table(one["mentions"], ["written_at", "band", "path", "surface"], title="mentions")
+            for direction in ("out", "in"):
+                if one["relations"][direction]:
+                    table(
+                        one["relations"][direction],
+                        ["predicate", "name", "type", "documents"],
+                        title=direction,
+                    )
+        hints(one)
+
+
+@click.command("related")
+@click.argument("entity")
+@click.option("--workspace", help="The entity's workspace (default: every workspace that has it).")
+@click.option("--depth", default=1, show_default=True, type=click.IntRange(1, 3), help="Hops (level sets).")
+@bridge_option
+@json_option
+def related_cmd(
+    entity: str, workspace: str | None, depth: int, bridge: tuple[str, ...], as_json: bool
+) -> None:
+    """Entities related to one, up to three hops, hub-safe (exo.related)."""
+    rows = _run(lambda r: api.related(r, entity, workspace=workspace, depth=depth, bridge=bridge))
+    if as_json:
+        dump(rows)
+        return
+    table(_shown(rows), ["depth", "workspace", "type", "name"])
+    withheld(rows)
+
+
+@click.command("timeline")
+@click.argument("entity")
+@click.option("--workspace", help="The entity's workspace (default: every workspace that has it).")
+@bridge_option
+@json_option
+def timeline_cmd(entity: str, workspace: str | None, bridge: tuple[str, ...], as_json: bool) -> None:
+    """One entity's mentions ordered by document date (exo.timeline)."""
+    rows = _run(lambda r: api.timeline(r, entity, workspace=workspace, bridge=bridge))
+    if as_json:
+        dump(rows)
+        return
+    table(_shown(rows), ["written_at", "band", "workspace", "path", "excerpt"])
+    withheld(rows)
+
+
+@click.command("status")
+@json_option
+def status_cmd(as_json: bool) -> None:
+    """Pipeline stages, queues, graph totals and the worker's heartbeat (exo.status)."""
+    found = _run(api.status)
+    if as_json:
+        dump(found)
+        return
+    tabled = {"queues", "work_by_stage", "stuck"}
+    for key, value in found.items():
+        if key not in tabled:
+            console.print(f"[bold]{key}[/bold] {escape(json.dumps(value, default=str, ensure_ascii=False))}")
+    work = ["pending", "in_flight", "failed", "dead"]
+    queues = [{"queue": q, **v} for q, v in found.get("queues", {}).items() if q != "dead_letter"]
+    table(queues, ["queue", *work, "held_by_dead_workers", "oldest_age_s"], "queues (messages; failed: jobs)")
+    stages = [{"stage": s, **v} for s, v in found.get("work_by_stage", {}).items()]
+    if stages:
+        table(stages, ["stage", "documents", *work, "lost", "stuck"], "documents with work, by stage")
+    stuck = found.get("stuck") or {}
+    if stuck.get("documents"):
+        console.print(f"[bold red]stuck[/bold red] {escape(stuck['hint'])}")
+
+
+COMMANDS = [search_cmd, context_cmd, dossier_cmd, related_cmd, timeline_cmd, status_cmd]

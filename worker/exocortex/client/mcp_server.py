@@ -1,0 +1,383 @@
+"""The exo API as an MCP server: every public function of exocortex.client.api is one tool.
+
+`exo mcp` runs it over stdio (stdout is the protocol; logs go to stderr). The tools
+are built from one registration list, TOOLS: a tool's parameters are its api
+function's signature (without the Reader), its description is the `comment on
+function` of the SQL function it calls, read once at startup from the database's
+catalog (pg_description), else the api function's docstring.
+
+Calls borrow read-only connections from a small pool whose plpython sessions are warm
+(exocortex.client.api's pooled Reader). A database that restarts fails at most the call that
+met it; one that is down fails the calls made meanwhile, as tool errors that say it is
+unreachable, and the session goes on. A call the database refuses (a bad argument, an
+unknown workspace, k out of range) comes back as a tool error (isError) with the
+database's message.
+
+A server started with a profile (`exo mcp --profile NAME`, or EXO_PROFILE) connects as that
+profile's login role (exocortex.ops.profiles): its searches record in that user's base and its kb
+tools act on it. No tool takes a profile: the database reads it from the session, and row
+security shows the role only its own rows, so neither a tool nor the sql tool can reach another
+user's base. Without one, the searches record nothing and the kb tools say there is no profile.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import contextlib
+import inspect
+import json
+import logging
+import sys
+import time
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Annotated, Any
+
+import psycopg
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import ToolAnnotations
+from pydantic import ConfigDict, Field
+
+from exocortex.client import api, search_options
+from exocortex.client.sqlguard import Rejected
+
+log = logging.getLogger("exocortex.mcp")
+
+INSTRUCTIONS = """\
+exocortex is a read-only memory of one person's documents, notes and chats, split into
+workspaces and bands (current, recent, archival). To answer a question, call
+context_packet: a small packet of current facts and numbered evidence excerpts; cite
+them as [n]. search gives ranked chunks with citations and the report of the same
+search (why it found what it did, and hints about what it withheld). For people, organisations and places: search_entities, then
+dossier, related and timeline. document and conversation read one source;
+person_history and search_messages cover chats; facts, fact_history and facts_search
+read what is true now and what was true before (audit_summary: how much the self-audit retired); cypher (a workspace's graph) and sql
+(a SELECT over the exo views and functions) answer what the others do not; status
+describes the whole store. Deferred subjects are withheld unless named in bridge; a
+hint says when something was withheld (in a list of rows: the last rows, with only
+"withheld" set). Errors come back as tool errors with the database's message: fix the
+argument and call again."""
+
+
+def _json(value: Any) -> str:
+    """Compact JSON: dates as ISO 8601, decimals as numbers."""
+
+    def default(o: Any) -> Any:
+        if isinstance(o, datetime | date):
+            return o.isoformat()
+        if isinstance(o, Decimal):
+            return float(o)
+        return str(o)
+
+    return json.dumps(value, default=default, ensure_ascii=False, separators=(",", ":"))
+
+
+def _packet_text(packet: dict[str, Any]) -> str:
+    """The packet's text; with a profile, its provenance block after it."""
+    provenance = packet.get("report", {}).get("provenance")
+    return packet["text"] + (f"\n\n{provenance['text']}" if provenance else "")
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One MCP tool: an exocortex.client.api function, the SQL function that describes it, how it answers."""
+
+    name: str
+    function: Callable[..., Any]
+    sql_function: str | None
+    """exo.<name> whose `comment on function` is the description; None: the docstring."""
+    render: Callable[[Any], str] = _json
+    returns: str = "Returns compact JSON."
+    parameters: Mapping[str, str] = field(default_factory=dict)
+    """Descriptions of this tool's parameters where PARAMETERS' would mislead."""
+    summary: str | None = None
+    """The description, where neither a SQL comment nor the docstring speaks to a model."""
+    read_only: bool = True
+    """False: the tool records in the caller's personal base (exo_private.kb_write, the one write path)."""
+
+
+#: The tools, in the order a client lists them. Every public function of exocortex.client.api is here
+#: (tests/test_mcp.py checks it) but search and search_report: the search tool answers both
+#: from one retrieval (search_json).
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "context_packet",
+        api.context_packet,
+        "exo.context_packet",
+        _packet_text,
+        "Returns the packet as text; cite its evidence as [n].",
+    ),
+    ToolSpec(
+        "search",
+        api.search_json,
+        "exo.search_json",
+        returns="Returns compact JSON: {results: the rows, best first; report}.",
+    ),
+    ToolSpec("search_messages", api.search_messages, "exo.search_messages"),
+    ToolSpec("search_entities", api.search_entities, "exo.search_entities"),
+    ToolSpec("dossier", api.dossier, "exo.dossier"),
+    ToolSpec("related", api.related, "exo.related"),
+    ToolSpec("timeline", api.timeline, "exo.timeline"),
+    ToolSpec("cross_document_entities", api.cross_document_entities, "exo.cross_document_entities"),
+    ToolSpec("document", api.document, "exo.document"),
+    ToolSpec("conversation", api.conversation, "exo.conversation"),
+    ToolSpec("person_history", api.person_history, "exo.person_history"),
+    ToolSpec("facts", api.facts, "exo.facts"),
+    ToolSpec("fact_history", api.fact_history, "exo.fact_history"),
+    ToolSpec("facts_search", api.facts_search, "exo.facts_search"),
+    ToolSpec("audit_summary", api.audit_summary, "exo.audit_summary"),
+    ToolSpec(
+        "cypher",
+        api.cypher,
+        "exo.cypher",
+        returns="Returns a compact JSON array: one value per row.",
+        parameters={"query": "A read-only Cypher query, MATCH ... RETURN one value (a map for several)."},
+    ),
+    ToolSpec(
+        "sql",
+        api.sql,
+        None,
+        returns="Returns compact JSON: {columns, rows, truncated}.",
+        summary=(
+            "One read-only SELECT over the exo views (exo.workspaces, exo.settings, exo.quarantine, "
+            "exo.deferred_subjects, ...) and exo.<function>(...) calls, with harmless builtins; WITH and "
+            "UNION allowed. Anything else is refused before it reaches the database, naming the rule it "
+            "broke. At most max_rows rows (1 to 1000); truncated says whether there were more."
+        ),
+    ),
+    ToolSpec("status", api.status, "exo.status"),
+    ToolSpec("kb_items", api.kb_items, "exo.kb_items"),
+    ToolSpec(
+        "kb_act",
+        api.kb_act,
+        None,
+        read_only=False,
+        summary=(
+            "Act on a document of the profile's personal base: accept_suggestion or decline_suggestion "
+            "(a search's provenance names pending ones), thumbs_up, thumbs_down, force_pin, force_remove."
+        ),
+        returns="Returns compact JSON: the document's new state and fetch count.",
+    ),
+    ToolSpec("kb_record_use", api.kb_record_use, "exo.kb_record_use", read_only=False),
+)
+
+#: Descriptions of parameters, by name (a ToolSpec's own `parameters` win); the search options'
+#: come from their one description (client/search_options.py).
+PARAMETERS = {option.name: option.help for option in search_options.OPTIONS.values()} | {
+    "query": "The question or search text: natural language, an identifier, a name.",
+    "workspace": "A workspace name (the status tool lists them).",
+    "entity": "An entity's name or id (search_entities finds them).",
+    "name": "A name, or part of one (case-insensitive).",
+    "entity_type": "Person, Org, Place, Topic or Date; null: any.",
+    "depth": "How many relation steps out.",
+    "per_node": "At most this many neighbours followed from each entity.",
+    "min_documents": "Only entities named in at least this many documents.",
+    "document": "A document's id, its path, or a unique end of its path.",
+    "conversation": "A conversation's id, or words of its title.",
+    "max_results": "At most this many results.",
+    "max_messages": "At most this many messages.",
+    "max_rows": "At most this many rows come back.",
+    "subject": "Whom or what the facts are about: a name (case and spacing do not matter).",
+    "attribute": "A fact's attribute, e.g. employer or home_town (exo.facts lists a subject's).",
+    "statement": "One SELECT over exo.<view> and exo.<function>(...) calls, e.g. select * from exo.workspaces.",
+    "action": "accept_suggestion, decline_suggestion, thumbs_up, thumbs_down, force_pin or force_remove.",
+    "document_id": "A document's id (a search's results and provenance give it).",
+    "document_ids": "The documents a search of yours returned, best first.",
+    "chunk_ids": "The chunks of those documents it returned.",
+}
+
+
+# -- descriptions ---------------------------------------------------------------------------
+
+#: Each exo function's `comment on function`; of overloads, the one with the most arguments.
+CATALOG_COMMENTS = """\
+select distinct on (p.proname) 'exo.' || p.proname as function, d.description
+from pg_catalog.pg_proc p
+join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+join pg_catalog.pg_description d
+  on d.objoid = p.oid and d.classoid = 'pg_catalog.pg_proc'::regclass and d.objsubid = 0
+where n.nspname = 'exo'
+order by p.proname, p.pronargs desc"""
+
+
+def catalog_comments(reader: api.Reader) -> dict[str, str]:
+    """{exo.f: its comment} from the database's catalog; {} (logged) when it cannot be read.
+
+    On a connection of its own: startup need not wait for the pool's warm-up search.
+    """
+    try:
+        with reader.connect() as conn:
+            return {row["function"]: row["description"] for row in conn.execute(CATALOG_COMMENTS)}
+    except psycopg.Error as exc:
+        log.warning("tool descriptions fall back to docstrings: %s", error_message(exc))
+        return {}
+
+
+def description(spec: ToolSpec, comments: Mapping[str, str]) -> str:
+    """The summary, else the SQL function's comment, else the api function's docstring; then returns."""
+    text = spec.summary or (comments.get(spec.sql_function) if spec.sql_function else None)
+    text = text or inspect.cleandoc(spec.function.__doc__ or spec.name)
+    return f"{text}\n\n{spec.returns}"
+
+
+# -- signatures -----------------------------------------------------------------------------
+
+
+def _wire_type(annotation: Any) -> Any:
+    """The JSON-friendly form of an api annotation: Sequence[X] -> list[X], through unions."""
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (Sequence, collections.abc.Sequence, list, tuple) and args:
+        return list[_wire_type(args[0])]
+    if origin in (typing.Union, types.UnionType):
+        wired = [_wire_type(a) for a in args]
+        union = wired[0]
+        for a in wired[1:]:
+            union = union | a
+        return union
+    return annotation
+
+
+def tool_signature(spec: ToolSpec) -> inspect.Signature:
+    """The api function's signature without its Reader, in types a JSON schema can say."""
+    function = spec.function
+    described = {**PARAMETERS, **spec.parameters}
+    hints = typing.get_type_hints(function)
+    parameters = []
+    for p in inspect.signature(function).parameters.values():
+        annotation = hints.get(p.name, p.annotation)  # a search option's: its description's type
+        if annotation is api.Reader:
+            continue
+        annotation = _wire_type(annotation)
+        if p.name in described:
+            annotation = Annotated[annotation, Field(description=described[p.name])]
+        default = list(p.default) if isinstance(p.default, tuple) else p.default
+        parameters.append(p.replace(annotation=annotation, default=default))
+    return inspect.Signature(parameters, return_annotation=str)
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+#: SQLSTATEs that mean the server went away or is going away (admin shutdown, crash, restart).
+_GONE = {"57P01", "57P02", "57P03"}
+
+
+def _unreachable(exc: psycopg.Error) -> bool:
+    state = exc.sqlstate
+    return isinstance(exc, psycopg.OperationalError) and (
+        state is None or state.startswith("08") or state in _GONE
+    )
+
+
+def error_message(exc: psycopg.Error) -> str:
+    """What the model reads: the database's message, its detail and hint; or that it is unreachable."""
+    if _unreachable(exc):
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return f"the database is unreachable, try again later ({first})"
+    diag = exc.diag
+    message = diag.message_primary or str(exc).strip()
+    extra = "; ".join(
+        f"{label}: {text}"
+        for label, text in (("detail", diag.message_detail), ("hint", diag.message_hint))
+        if text
+    )
+    return f"{message} ({extra})" if extra else message
+
+
+def make_tool(spec: ToolSpec, reader: api.Reader) -> Callable[..., str]:
+    def call(**arguments: Any) -> str:
+        started = time.perf_counter()
+        try:
+            result = spec.function(reader, **arguments)
+        except psycopg.Error as exc:
+            message = error_message(exc)
+            log.info(
+                "%s failed after %.0f ms: %s", spec.name, (time.perf_counter() - started) * 1000, message
+            )
+            raise ToolError(message) from exc
+        except Rejected as exc:  # the SQL guard refused the statement before the database saw it
+            log.info("%s refused: %s", spec.name, exc)
+            raise ToolError(str(exc)) from exc
+        log.info("%s answered in %.0f ms", spec.name, (time.perf_counter() - started) * 1000)
+        return spec.render(result)
+
+    call.__name__ = spec.name
+    call.__doc__ = spec.function.__doc__
+    call.__signature__ = tool_signature(spec)  # type: ignore[attr-defined]
+    return call
+
+
+def strict(tool: Tool) -> Tool:
+    """Refuse arguments the tool does not have (a misspelt `workspace` for `workspaces` is an
+    error, not silently ignored); the schema says so too (additionalProperties: false)."""
+    loose = tool.fn_metadata.arg_model
+    model = type(loose.__name__, (loose,), {"model_config": ConfigDict(extra="forbid")})
+    tool.fn_metadata.arg_model = model
+    tool.parameters = model.model_json_schema(by_alias=True)
+    return tool
+
+
+def tools(reader: api.Reader, specs: Sequence[ToolSpec] = TOOLS) -> list[Tool]:
+    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+    records = ToolAnnotations(read_only_hint=False, idempotent_hint=False, open_world_hint=False)
+    comments = catalog_comments(reader)
+    return [
+        strict(
+            Tool.from_function(
+                make_tool(spec, reader),
+                name=spec.name,
+                description=description(spec, comments),
+                annotations=read_only if spec.read_only else records,
+                structured_output=False,
+            )
+        )
+        for spec in specs
+    ]
+
+
+def build(reader: api.Reader, specs: Sequence[ToolSpec] = TOOLS) -> MCPServer:
+    """The MCP server with one tool per ToolSpec, every call on `reader` (a profile's: its own)."""
+    return MCPServer("exocortex", instructions=INSTRUCTIONS, version=_version(), tools=tools(reader, specs))
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("exocortex")
+    except Exception:
+        return ""
+
+
+def serve(
+    statement_timeout_ms: int = api.DEFAULT_TIMEOUT_MS,
+    log_level: str = "INFO",
+    pool_size: int = api.DEFAULT_POOL_SIZE,
+    profile: str | None = None,
+) -> None:
+    """Run the server over stdio until the client closes it, on a pool of pool_size connections of
+    `profile`'s login role (default: EXO_PROFILE), else of the reader (api.Reader.from_config)."""
+    # Logging goes to stderr before the SDK configures its own (basicConfig: first one wins).
+    logging.basicConfig(
+        stream=sys.stderr, level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    reader = api.Reader.from_config(
+        profile=profile, statement_timeout_ms=statement_timeout_ms, application_name="exo-mcp"
+    )
+    profile = reader.profile
+    with reader.pooled(pool_size) as pooled:
+        server = build(pooled)
+        log.info(
+            "exocortex MCP server on stdio: %d tools, up to %d connections%s",
+            len(TOOLS),
+            pool_size,
+            f", recording under profile {profile}" if profile is not None else "",
+        )
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C in a terminal: leave quietly
+            server.run("stdio")

@@ -1,0 +1,1 @@
+"""The worker: the queue loop, its jobs and the statements it sends."""
