@@ -1,6 +1,6 @@
 -- Which of the things sharing a name a mention is (issue 16). A name is one entity per workspace
 -- unless exo_private.entity_senses says it means more (find_type_senses in sql/310_structural_graph.sql from
--- the structure, split_sense in sql/300_graph.sql from a person); chats, headers and extraction all ask this function.
+-- the structure, split_sense in sql/305_entity_identity.sql from a person); chats, headers and extraction all ask this function.
 -- Here, before the chat graph (sql/205_chat_graph.sql), whose SQL functions call it.
 
 -- exo_private.entity_sense: which of the things sharing a name a mention is.
