@@ -1794,6 +1794,50 @@ ALTER FUNCTION exo.version() OWNER TO exo_api;
 COMMENT ON FUNCTION exo.version() IS 'Schema version (last migration), vendored components, extension versions and server version.';
 
 --
+-- Name: absorb_first_names(text, bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.absorb_first_names(p_workspace text, ent_ids bigint[]) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    stray record;
+    n_absorbed int := 0;
+begin
+    for stray in
+        select distinct on (s.id) s.id as stray_id, a.entity_id as keep_id
+        from exo_private.entity_aliases a
+        join exo_private.entities p on p.id = a.entity_id
+        join exo_private.entities s
+          on s.workspace = p.workspace and s.generation = p.generation and s.canonical_key = a.alias_key
+         and s.sense = '' and s.id <> p.id
+        where a.entity_id = any (ent_ids) and a.how = 'first_name' and p.sense = ''
+          and s.type = 'Person' and not s.is_owner
+          and not exo_private.kept_apart(p_workspace, a.alias_key, p.canonical_key)
+          and not exists (select 1 from exo_private.entity_aliases o
+                          join exo_private.entities oe on oe.id = o.entity_id
+                          where o.alias_key = a.alias_key and o.entity_id <> a.entity_id
+                            and oe.workspace = p.workspace and oe.generation = p.generation)
+        order by s.id, a.entity_id
+    loop
+        perform 1 from exo_private.entities e where e.id in (stray.keep_id, stray.stray_id) order by e.id for update;
+        perform exo_private.move_entity_rows(stray.keep_id, stray.stray_id);
+        n_absorbed := n_absorbed + 1;
+    end loop;
+    return n_absorbed;
+end
+$$;
+
+ALTER FUNCTION exo_private.absorb_first_names(p_workspace text, ent_ids bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION absorb_first_names(p_workspace text, ent_ids bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.absorb_first_names(p_workspace text, ent_ids bigint[]) IS 'A first name shown to be one of these entities'' people''s (their alias, from this window or an earlier one) that is an entity of its own, made by a window that named only it, is that person: later windows resolve the name so (upsert_entity), and the earlier one is made to agree (move_entity_rows), whatever order they came in. Unless another person has that first name too, or a person split it off. Returns how many were absorbed.';
+
+--
 -- Name: active_embedding_model(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -13868,21 +13912,12 @@ declare
     win record;
     names text[];
     keys text[];
-    item record;
-    ent_id bigint;
-    ent_sense text;
-    ent_ids bigint[] := '{}'::bigint[];
-    ent_keys text[] := '{}'::text[];
-    ent_names text[] := '{}'::text[];
+    ents record;
     new_ids bigint[];
     rel_ids bigint[];
     n_mentions int;
-    attr record;
-    n_facts int := 0;
-    n_undated int := 0;
-    n_skipped int := 0;
-    stray record;
-    n_absorbed int := 0;
+    n_absorbed int;
+    facts record;
 begin
     select w.id, w.workspace, w.document_id, w.char_start, w.char_end into win
     from exo_private.extraction_windows w
@@ -13925,9 +13960,112 @@ begin
     from keyed k
     where k.key is not null;
 
-    -- Entities, in the order the model gave them, each key once: upsert_entity makes or finds
-    -- each (by key, else by alias) and decides its type; the aliases the worker resolved in this
-    -- window ({surface, how}) are recorded with this window as their evidence.
+    ents := exo_private.merge_window_entities(win.id, win.workspace, win.document_id, p_generation,
+                                              p_entities, names, keys);
+    -- New: made by this merge, which gave each key one vote (a row a concurrent merge made
+    -- while this one waited has that merge's vote too).
+    select coalesce(array_agg(e.id), '{}') into new_ids
+    from exo_private.entities e
+    where e.id = any(ents.ent_ids) and e.canonical_key = any(keys)
+      and (select sum(v.value::int) from jsonb_each_text(e.type_votes) v) = 1;
+    n_mentions := exo_private.merge_window_mentions(win.id, win.workspace, win.document_id, win.char_start,
+                                                    win.char_end, ents.ent_ids, ents.ent_names);
+    rel_ids := exo_private.merge_window_relations(win.id, win.workspace, win.document_id, p_generation,
+                                                  p_relations, names, keys, ents.ent_ids, ents.ent_keys);
+    -- Before the projection: entity rows are locked before graph labels, as everywhere.
+    n_absorbed := exo_private.absorb_first_names(win.workspace, ents.ent_ids);
+    perform exo_private.project_entities(ents.ent_ids);
+    perform exo_private.project_relations(rel_ids);
+    facts := exo_private.merge_window_attributes(win.workspace, win.document_id, win.char_start, win.char_end,
+                                                 p_attributes);
+    return jsonb_build_object(
+        'entities_new', cardinality(new_ids),
+        'entities_absorbed', n_absorbed,
+        'entities_seen', (select count(distinct x) from unnest(ents.ent_ids) x) - cardinality(new_ids),
+        'mentions_new', n_mentions,
+        'relations_new', cardinality(rel_ids),
+        'facts_recorded', facts.recorded,
+        'facts_undated', facts.undated,
+        'facts_skipped', facts.skipped);
+end
+$$;
+
+ALTER FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) IS 'Merge one window''s validated extraction: entities through upsert_entity (one per key, type by evidence; an item''s aliases [{surface, how: surname|first_name}] recorded with the window as evidence), mentions in the window''s chunks that contain the name, relations between listed names; project them into the AGE graph; record each attribute {subject, attribute, value} as an extracted fact (record_fact), sourced by the window''s chunk that states the value and valid from when that source says it held (evidence_valid_from); an entity named by a first name that is one of the window''s people''s alone (their alias, how first_name) becomes that person (move_entity_rows). Idempotent. Returns {entities_new, entities_absorbed, entities_seen, mentions_new, relations_new, facts_recorded, facts_undated (attributes whose source has no date: not recorded), facts_skipped (refused by exo_private.fact_refusal, a first-person subject of no one known included: see exo_private.attribute_subject)} (plus stale_generation when a newer generation exists, having written nothing). Raises when the window is gone.';
+
+--
+-- Name: merge_window_attributes(text, bigint, integer, integer, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.merge_window_attributes(p_workspace text, p_document_id bigint, p_char_start integer, p_char_end integer, p_attributes jsonb, OUT recorded integer, OUT undated integer, OUT skipped integer) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    attr record;
+begin
+    recorded := 0; undated := 0; skipped := 0;
+    for attr in
+        select exo_private.attribute_subject(x.item ->> 'subject', p_document_id) as subject,
+               x.item ->> 'attribute' as attribute,
+               x.item ->> 'value' as value, src.id as chunk_id,
+               exo_private.evidence_valid_from(p_workspace, p_document_id, src.id) as valid_from
+        from jsonb_array_elements(coalesce(p_attributes, '[]')) with ordinality x(item, ord)
+        left join lateral (
+            select c.id
+            from exo_private.chunks c
+            where c.workspace = p_workspace and c.document_id = p_document_id
+              and c.char_start < p_char_end and c.char_end > p_char_start
+            order by pg_catalog.strpos(pg_catalog.lower(pg_catalog.regexp_replace(c.body, '\s+', ' ', 'g')),
+                                       pg_catalog.lower(x.item ->> 'value')) = 0,
+                     c.ordinal
+            limit 1
+        ) src on true
+        order by x.ord
+    loop
+        if attr.valid_from is null then
+            undated := undated + 1;
+            continue;
+        end if;
+        if exo_private.fact_refusal(attr.subject, attr.attribute, attr.value) is not null then
+            skipped := skipped + 1;  -- "I" of no one known, a subject over 500 characters, ...
+            continue;
+        end if;
+        perform exo_private.record_fact(
+            p_workspace, attr.subject, attr.attribute, attr.value, 'extracted', attr.valid_from,
+            jsonb_strip_nulls(jsonb_build_object('document_id', p_document_id, 'chunk_id', attr.chunk_id)));
+        recorded := recorded + 1;
+    end loop;
+end
+$$;
+
+ALTER FUNCTION exo_private.merge_window_attributes(p_workspace text, p_document_id bigint, p_char_start integer, p_char_end integer, p_attributes jsonb, OUT recorded integer, OUT undated integer, OUT skipped integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION merge_window_attributes(p_workspace text, p_document_id bigint, p_char_start integer, p_char_end integer, p_attributes jsonb, OUT recorded integer, OUT undated integer, OUT skipped integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.merge_window_attributes(p_workspace text, p_document_id bigint, p_char_start integer, p_char_end integer, p_attributes jsonb, OUT recorded integer, OUT undated integer, OUT skipped integer) IS 'merge_extraction''s attributes {subject, attribute, value}: facts of kind extracted (record_fact closes the row a new value replaces), each sourced by the window''s first chunk that has its value (else its first chunk) and dated when that source says it held (evidence_valid_from). Returns how many were recorded, undated (nothing recorded) and skipped (fact_refusal).';
+
+--
+-- Name: merge_window_entities(bigint, text, bigint, integer, jsonb, text[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.merge_window_entities(p_window_id bigint, p_workspace text, p_document_id bigint, p_generation integer, p_entities jsonb, names text[], keys text[], OUT ent_ids bigint[], OUT ent_keys text[], OUT ent_names text[]) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    item record;
+    ent_id bigint;
+    ent_sense text;
+begin
+    ent_ids := '{}'; ent_keys := '{}'; ent_names := '{}';
     for item in
         select k.name, k.key, x.item ->> 'type' as type, x.item -> 'aliases' as aliases
         from (select distinct on (k.key) x.item, x.ord, k.key
@@ -13937,36 +14075,49 @@ begin
         join unnest(names, keys) k(name, key) on k.key = x.key and k.name = pg_catalog.btrim(x.item ->> 'name')
         order by x.ord
     loop
-        ent_sense := exo_private.entity_sense(win.workspace, item.key, item.type, win.document_id);
-        ent_id := exo_private.upsert_entity(win.workspace, p_generation, item.type, item.key, item.name, false, ent_sense);
+        ent_sense := exo_private.entity_sense(p_workspace, item.key, item.type, p_document_id);
+        ent_id := exo_private.upsert_entity(p_workspace, p_generation, item.type, item.key, item.name, false, ent_sense);
         ent_ids := ent_ids || ent_id;
         ent_keys := ent_keys || item.key;
         ent_names := ent_names || item.name;
         insert into exo_private.entity_aliases (entity_id, alias_key, surface, window_id, how)
-        select ent_id, a.key, a.surface, win.id, a.how
+        select ent_id, a.key, a.surface, p_window_id, a.how
         from (select pg_catalog.btrim(y.alias ->> 'surface') as surface, y.alias ->> 'how' as how,
                      exo_private.canonical_key(y.alias ->> 'surface') as key
               from jsonb_array_elements(case when jsonb_typeof(item.aliases) = 'array'
                                              then item.aliases else '[]' end) y(alias)) a
         where a.key is not null and a.key <> item.key and a.how in ('surname', 'first_name') and ent_sense = ''
-          and not exo_private.kept_apart(win.workspace, a.key,
+          and not exo_private.kept_apart(p_workspace, a.key,
                                          (select e.canonical_key from exo_private.entities e where e.id = ent_id))
         on conflict do nothing;
     end loop;
-    -- New: made by this merge, which gave each key one vote (a row a concurrent merge made
-    -- while this one waited has that merge's vote too).
-    select coalesce(array_agg(e.id), '{}') into new_ids
-    from exo_private.entities e
-    where e.id = any(ent_ids) and e.canonical_key = any(keys)
-      and (select sum(v.value::int) from jsonb_each_text(e.type_votes) v) = 1;
+end
+$$;
 
-    -- Mentions: the chunks of this window's span that contain the name (case and
-    -- whitespace ignored), or one row without a chunk when none does.
+ALTER FUNCTION exo_private.merge_window_entities(p_window_id bigint, p_workspace text, p_document_id bigint, p_generation integer, p_entities jsonb, names text[], keys text[], OUT ent_ids bigint[], OUT ent_keys text[], OUT ent_names text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION merge_window_entities(p_window_id bigint, p_workspace text, p_document_id bigint, p_generation integer, p_entities jsonb, names text[], keys text[], OUT ent_ids bigint[], OUT ent_keys text[], OUT ent_names text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.merge_window_entities(p_window_id bigint, p_workspace text, p_document_id bigint, p_generation integer, p_entities jsonb, names text[], keys text[], OUT ent_ids bigint[], OUT ent_keys text[], OUT ent_names text[]) IS 'merge_extraction''s entities: each key once, in the order the model gave them, made or found by upsert_entity (its sense from entity_sense), and the aliases the worker resolved in the window ({surface, how: surname|first_name}) recorded with the window as evidence. Returns the entity ids, keys and names in that order (names and keys: every name of the extraction, keyed).';
+
+--
+-- Name: merge_window_mentions(bigint, text, bigint, integer, integer, bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.merge_window_mentions(p_window_id bigint, p_workspace text, p_document_id bigint, p_char_start integer, p_char_end integer, ent_ids bigint[], ent_names text[]) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    n_mentions int;
+begin
     with chunk_text as materialized (
         select c.id, pg_catalog.lower(pg_catalog.regexp_replace(c.body, '\s+', ' ', 'g')) as body
         from exo_private.chunks c
-        where c.workspace = win.workspace and c.document_id = win.document_id
-          and c.char_start < win.char_end and c.char_end > win.char_start
+        where c.workspace = p_workspace and c.document_id = p_document_id
+          and c.char_start < p_char_end and c.char_end > p_char_start
     ), ents as (
         select distinct on (u.id) u.id, u.name,
                pg_catalog.lower(pg_catalog.regexp_replace(u.name, '\s+', ' ', 'g')) as needle
@@ -13977,17 +14128,37 @@ begin
         from ents join chunk_text on pg_catalog.strpos(chunk_text.body, ents.needle) > 0
     ), inserted as (
         insert into exo_private.mentions (entity_id, window_id, document_id, chunk_id, surface)
-        select found.id, win.id, win.document_id, found.chunk_id, found.name from found
+        select found.id, p_window_id, p_document_id, found.chunk_id, found.name from found
         union all
-        select ents.id, win.id, win.document_id, null, ents.name
+        select ents.id, p_window_id, p_document_id, null, ents.name
         from ents where not exists (select 1 from found where found.id = ents.id)
         on conflict do nothing
         returning 1
     )
     select count(*) into n_mentions from inserted;
+    return n_mentions;
+end
+$$;
 
-    -- Relations: subject and object resolved by key through this extraction's entities;
-    -- unknown names and self-loops (two names of one entity) are skipped.
+ALTER FUNCTION exo_private.merge_window_mentions(p_window_id bigint, p_workspace text, p_document_id bigint, p_char_start integer, p_char_end integer, ent_ids bigint[], ent_names text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION merge_window_mentions(p_window_id bigint, p_workspace text, p_document_id bigint, p_char_start integer, p_char_end integer, ent_ids bigint[], ent_names text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.merge_window_mentions(p_window_id bigint, p_workspace text, p_document_id bigint, p_char_start integer, p_char_end integer, ent_ids bigint[], ent_names text[]) IS 'merge_extraction''s mentions: for each entity, the chunks of the window''s span that contain its name (case and whitespace ignored), or one mention without a chunk when none does. Returns how many were new.';
+
+--
+-- Name: merge_window_relations(bigint, text, bigint, integer, jsonb, text[], text[], bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.merge_window_relations(p_window_id bigint, p_workspace text, p_document_id bigint, p_generation integer, p_relations jsonb, names text[], keys text[], ent_ids bigint[], ent_keys text[]) RETURNS bigint[]
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    rel_ids bigint[];
+begin
     with rels as (
         select pg_catalog.btrim(x.item ->> 'subject') as subject,
                pg_catalog.btrim(x.item ->> 'object') as object,
@@ -14005,99 +14176,25 @@ begin
     ), inserted as (
         insert into exo_private.relations
             (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id)
-        select win.workspace, p_generation, r.subject_id, r.object_id, r.predicate_raw,
-               exo_private.normalise_predicate(r.predicate_raw), win.id, win.document_id
+        select p_workspace, p_generation, r.subject_id, r.object_id, r.predicate_raw,
+               exo_private.normalise_predicate(r.predicate_raw), p_window_id, p_document_id
         from resolved r
         where r.subject_id is not null and r.object_id is not null and r.subject_id <> r.object_id
         on conflict do nothing
         returning exo_private.relations.id
     )
     select coalesce(array_agg(inserted.id), '{}') into rel_ids from inserted;
-
-    -- A first name shown to be one of this window's people's (their alias, from this window or
-    -- an earlier one) that is an entity of its own, made by a window that named only it, is
-    -- that person: later windows resolve the name so (upsert_entity), and the earlier one is
-    -- made to agree, whatever order they came in. Unless another person has that first name
-    -- too, or a person split it off. (Before the projection: entity rows are locked before
-    -- graph labels, as everywhere.)
-    for stray in
-        select distinct on (s.id) s.id as stray_id, a.entity_id as keep_id
-        from exo_private.entity_aliases a
-        join exo_private.entities p on p.id = a.entity_id
-        join exo_private.entities s
-          on s.workspace = p.workspace and s.generation = p.generation and s.canonical_key = a.alias_key
-         and s.sense = '' and s.id <> p.id
-        where a.entity_id = any (ent_ids) and a.how = 'first_name' and p.sense = ''
-          and s.type = 'Person' and not s.is_owner
-          and not exo_private.kept_apart(win.workspace, a.alias_key, p.canonical_key)
-          and not exists (select 1 from exo_private.entity_aliases o
-                          join exo_private.entities oe on oe.id = o.entity_id
-                          where o.alias_key = a.alias_key and o.entity_id <> a.entity_id
-                            and oe.workspace = p.workspace and oe.generation = p.generation)
-        order by s.id, a.entity_id
-    loop
-        perform 1 from exo_private.entities e where e.id in (stray.keep_id, stray.stray_id) order by e.id for update;
-        perform exo_private.move_entity_rows(stray.keep_id, stray.stray_id);
-        n_absorbed := n_absorbed + 1;
-    end loop;
-
-    perform exo_private.project_entities(ent_ids);
-    perform exo_private.project_relations(rel_ids);
-
-    -- Attributes: facts of kind 'extracted' (record_fact closes the row a new value replaces),
-    -- each sourced by the window's first chunk that has its value (else its first chunk) and
-    -- dated when that source says it held; an undated source records nothing.
-    for attr in
-        select exo_private.attribute_subject(x.item ->> 'subject', win.document_id) as subject,
-               x.item ->> 'attribute' as attribute,
-               x.item ->> 'value' as value, src.id as chunk_id,
-               exo_private.evidence_valid_from(win.workspace, win.document_id, src.id) as valid_from
-        from jsonb_array_elements(coalesce(p_attributes, '[]')) with ordinality x(item, ord)
-        left join lateral (
-            select c.id
-            from exo_private.chunks c
-            where c.workspace = win.workspace and c.document_id = win.document_id
-              and c.char_start < win.char_end and c.char_end > win.char_start
-            order by pg_catalog.strpos(pg_catalog.lower(pg_catalog.regexp_replace(c.body, '\s+', ' ', 'g')),
-                                       pg_catalog.lower(x.item ->> 'value')) = 0,
-                     c.ordinal
-            limit 1
-        ) src on true
-        order by x.ord
-    loop
-        if attr.valid_from is null then
-            n_undated := n_undated + 1;
-            continue;
-        end if;
-        if exo_private.fact_refusal(attr.subject, attr.attribute, attr.value) is not null then
-            n_skipped := n_skipped + 1;  -- "I" of no one known, a subject over 500 characters, ...
-            continue;
-        end if;
-        perform exo_private.record_fact(
-            win.workspace, attr.subject, attr.attribute, attr.value, 'extracted', attr.valid_from,
-            jsonb_strip_nulls(jsonb_build_object('document_id', win.document_id, 'chunk_id', attr.chunk_id)));
-        n_facts := n_facts + 1;
-    end loop;
-
-    return jsonb_build_object(
-        'entities_new', cardinality(new_ids),
-        'entities_absorbed', n_absorbed,
-        'entities_seen', (select count(distinct x) from unnest(ent_ids) x) - cardinality(new_ids),
-        'mentions_new', n_mentions,
-        'relations_new', cardinality(rel_ids),
-        'facts_recorded', n_facts,
-        'facts_undated', n_undated,
-        'facts_skipped', n_skipped);
+    return rel_ids;
 end
 $$;
 
-ALTER FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.merge_window_relations(p_window_id bigint, p_workspace text, p_document_id bigint, p_generation integer, p_relations jsonb, names text[], keys text[], ent_ids bigint[], ent_keys text[]) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION merge_window_relations(p_window_id bigint, p_workspace text, p_document_id bigint, p_generation integer, p_relations jsonb, names text[], keys text[], ent_ids bigint[], ent_keys text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) IS 'Merge one window''s validated extraction: entities through upsert_entity (one per key, type by evidence; an item''s aliases [{surface, how: surname|first_name}] recorded with the window as evidence), mentions in the window''s chunks that contain the name, relations between listed names; project them into the AGE graph; record each attribute {subject, attribute, value} as an extracted fact (record_fact), sourced by the window''s chunk that states the value and valid from when that source says it held (evidence_valid_from); an entity named by a first name that is one of the window''s people''s alone (their alias, how first_name) becomes that person (move_entity_rows). Idempotent. Returns {entities_new, entities_absorbed, entities_seen, mentions_new, relations_new, facts_recorded, facts_undated (attributes whose source has no date: not recorded), facts_skipped (refused by exo_private.fact_refusal, a first-person subject of no one known included: see exo_private.attribute_subject)} (plus stale_generation when a newer generation exists, having written nothing). Raises when the window is gone.';
+COMMENT ON FUNCTION exo_private.merge_window_relations(p_window_id bigint, p_workspace text, p_document_id bigint, p_generation integer, p_relations jsonb, names text[], keys text[], ent_ids bigint[], ent_keys text[]) IS 'merge_extraction''s relations: subject and object resolved by key through the extraction''s entities; unknown names and self-loops (two names of one entity) skipped. Returns the new relations'' ids.';
 
 --
 -- Name: merged_into(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -32625,6 +32722,14 @@ GRANT ALL ON FUNCTION exo.version() TO exo_reader;
 GRANT ALL ON FUNCTION exo.version() TO exo_writer;
 
 --
+-- Name: FUNCTION absorb_first_names(p_workspace text, ent_ids bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.absorb_first_names(p_workspace text, ent_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.absorb_first_names(p_workspace text, ent_ids bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.absorb_first_names(p_workspace text, ent_ids bigint[]) TO exo_writer;
+
+--
 -- Name: FUNCTION active_embedding_model(); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -33585,6 +33690,38 @@ GRANT ALL ON FUNCTION exo_private.merge_entities(p_keep bigint, p_other bigint) 
 REVOKE ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) TO exo_writer;
+
+--
+-- Name: FUNCTION merge_window_attributes(p_workspace text, p_document_id bigint, p_char_start integer, p_char_end integer, p_attributes jsonb, OUT recorded integer, OUT undated integer, OUT skipped integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.merge_window_attributes(p_workspace text, p_document_id bigint, p_char_start integer, p_char_end integer, p_attributes jsonb, OUT recorded integer, OUT undated integer, OUT skipped integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.merge_window_attributes(p_workspace text, p_document_id bigint, p_char_start integer, p_char_end integer, p_attributes jsonb, OUT recorded integer, OUT undated integer, OUT skipped integer) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.merge_window_attributes(p_workspace text, p_document_id bigint, p_char_start integer, p_char_end integer, p_attributes jsonb, OUT recorded integer, OUT undated integer, OUT skipped integer) TO exo_writer;
+
+--
+-- Name: FUNCTION merge_window_entities(p_window_id bigint, p_workspace text, p_document_id bigint, p_generation integer, p_entities jsonb, names text[], keys text[], OUT ent_ids bigint[], OUT ent_keys text[], OUT ent_names text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.merge_window_entities(p_window_id bigint, p_workspace text, p_document_id bigint, p_generation integer, p_entities jsonb, names text[], keys text[], OUT ent_ids bigint[], OUT ent_keys text[], OUT ent_names text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.merge_window_entities(p_window_id bigint, p_workspace text, p_document_id bigint, p_generation integer, p_entities jsonb, names text[], keys text[], OUT ent_ids bigint[], OUT ent_keys text[], OUT ent_names text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.merge_window_entities(p_window_id bigint, p_workspace text, p_document_id bigint, p_generation integer, p_entities jsonb, names text[], keys text[], OUT ent_ids bigint[], OUT ent_keys text[], OUT ent_names text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION merge_window_mentions(p_window_id bigint, p_workspace text, p_document_id bigint, p_char_start integer, p_char_end integer, ent_ids bigint[], ent_names text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.merge_window_mentions(p_window_id bigint, p_workspace text, p_document_id bigint, p_char_start integer, p_char_end integer, ent_ids bigint[], ent_names text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.merge_window_mentions(p_window_id bigint, p_workspace text, p_document_id bigint, p_char_start integer, p_char_end integer, ent_ids bigint[], ent_names text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.merge_window_mentions(p_window_id bigint, p_workspace text, p_document_id bigint, p_char_start integer, p_char_end integer, ent_ids bigint[], ent_names text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION merge_window_relations(p_window_id bigint, p_workspace text, p_document_id bigint, p_generation integer, p_relations jsonb, names text[], keys text[], ent_ids bigint[], ent_keys text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.merge_window_relations(p_window_id bigint, p_workspace text, p_document_id bigint, p_generation integer, p_relations jsonb, names text[], keys text[], ent_ids bigint[], ent_keys text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.merge_window_relations(p_window_id bigint, p_workspace text, p_document_id bigint, p_generation integer, p_relations jsonb, names text[], keys text[], ent_ids bigint[], ent_keys text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.merge_window_relations(p_window_id bigint, p_workspace text, p_document_id bigint, p_generation integer, p_relations jsonb, names text[], keys text[], ent_ids bigint[], ent_keys text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION merged_into(p_workspace text, p_key text); Type: ACL; Schema: exo_private; Owner: exo_owner

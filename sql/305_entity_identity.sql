@@ -187,7 +187,239 @@ comment on function exo_private.upsert_entity(text, int, text, text, text, boole
     'changed type is re-projected. Returns the entity id; raises invalid_parameter_value for a blank '
     'key or name, an unknown type or a sense entity_senses does not hold.';
 
--- exo_private.merge_extraction: one window's validated extraction into the graph.
+-- exo_private.merge_window_entities: merge_extraction's entities, in the order the model gave them.
+create or replace function exo_private.merge_window_entities(
+    p_window_id bigint, p_workspace text, p_document_id bigint, p_generation int, p_entities jsonb,
+    names text[], keys text[],
+    out ent_ids bigint[], out ent_keys text[], out ent_names text[]
+)
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    item record;
+    ent_id bigint;
+    ent_sense text;
+begin
+    ent_ids := '{}'; ent_keys := '{}'; ent_names := '{}';
+    for item in
+        select k.name, k.key, x.item ->> 'type' as type, x.item -> 'aliases' as aliases
+        from (select distinct on (k.key) x.item, x.ord, k.key
+              from jsonb_array_elements(coalesce(p_entities, '[]')) with ordinality x(item, ord)
+              join unnest(names, keys) k(name, key) on k.name = pg_catalog.btrim(x.item ->> 'name')
+              order by k.key, x.ord) x
+        join unnest(names, keys) k(name, key) on k.key = x.key and k.name = pg_catalog.btrim(x.item ->> 'name')
+        order by x.ord
+    loop
+        ent_sense := exo_private.entity_sense(p_workspace, item.key, item.type, p_document_id);
+        ent_id := exo_private.upsert_entity(p_workspace, p_generation, item.type, item.key, item.name, false, ent_sense);
+        ent_ids := ent_ids || ent_id;
+        ent_keys := ent_keys || item.key;
+        ent_names := ent_names || item.name;
+        insert into exo_private.entity_aliases (entity_id, alias_key, surface, window_id, how)
+        select ent_id, a.key, a.surface, p_window_id, a.how
+        from (select pg_catalog.btrim(y.alias ->> 'surface') as surface, y.alias ->> 'how' as how,
+                     exo_private.canonical_key(y.alias ->> 'surface') as key
+              from jsonb_array_elements(case when jsonb_typeof(item.aliases) = 'array'
+                                             then item.aliases else '[]' end) y(alias)) a
+        where a.key is not null and a.key <> item.key and a.how in ('surname', 'first_name') and ent_sense = ''
+          and not exo_private.kept_apart(p_workspace, a.key,
+                                         (select e.canonical_key from exo_private.entities e where e.id = ent_id))
+        on conflict do nothing;
+    end loop;
+end
+$$;
+comment on function exo_private.merge_window_entities(bigint, text, bigint, int, jsonb, text[], text[]) is
+    'merge_extraction''s entities: each key once, in the order the model gave them, made or found by '
+    'upsert_entity (its sense from entity_sense), and the aliases the worker resolved in the window '
+    '({surface, how: surname|first_name}) recorded with the window as evidence. Returns the entity '
+    'ids, keys and names in that order (names and keys: every name of the extraction, keyed).';
+
+-- exo_private.merge_window_mentions: merge_extraction's mentions.
+create or replace function exo_private.merge_window_mentions(
+    p_window_id bigint, p_workspace text, p_document_id bigint, p_char_start int, p_char_end int,
+    ent_ids bigint[], ent_names text[]
+)
+returns int
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    n_mentions int;
+begin
+    with chunk_text as materialized (
+        select c.id, pg_catalog.lower(pg_catalog.regexp_replace(c.body, '\s+', ' ', 'g')) as body
+        from exo_private.chunks c
+        where c.workspace = p_workspace and c.document_id = p_document_id
+          and c.char_start < p_char_end and c.char_end > p_char_start
+    ), ents as (
+        select distinct on (u.id) u.id, u.name,
+               pg_catalog.lower(pg_catalog.regexp_replace(u.name, '\s+', ' ', 'g')) as needle
+        from unnest(ent_ids, ent_names) with ordinality u(id, name, ord)
+        order by u.id, u.ord
+    ), found as (
+        select ents.id, ents.name, chunk_text.id as chunk_id
+        from ents join chunk_text on pg_catalog.strpos(chunk_text.body, ents.needle) > 0
+    ), inserted as (
+        insert into exo_private.mentions (entity_id, window_id, document_id, chunk_id, surface)
+        select found.id, p_window_id, p_document_id, found.chunk_id, found.name from found
+        union all
+        select ents.id, p_window_id, p_document_id, null, ents.name
+        from ents where not exists (select 1 from found where found.id = ents.id)
+        on conflict do nothing
+        returning 1
+    )
+    select count(*) into n_mentions from inserted;
+    return n_mentions;
+end
+$$;
+comment on function exo_private.merge_window_mentions(bigint, text, bigint, int, int, bigint[], text[]) is
+    'merge_extraction''s mentions: for each entity, the chunks of the window''s span that contain its '
+    'name (case and whitespace ignored), or one mention without a chunk when none does. Returns how '
+    'many were new.';
+
+-- exo_private.merge_window_relations: merge_extraction's relations.
+create or replace function exo_private.merge_window_relations(
+    p_window_id bigint, p_workspace text, p_document_id bigint, p_generation int, p_relations jsonb,
+    names text[], keys text[], ent_ids bigint[], ent_keys text[]
+)
+returns bigint[]
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    rel_ids bigint[];
+begin
+    with rels as (
+        select pg_catalog.btrim(x.item ->> 'subject') as subject,
+               pg_catalog.btrim(x.item ->> 'object') as object,
+               coalesce(pg_catalog.btrim(x.item ->> 'predicate'), '') as predicate_raw
+        from jsonb_array_elements(coalesce(p_relations, '[]')) x(item)
+    ), resolved as (
+        select (select u.id from unnest(ent_ids, ent_keys) with ordinality u(id, key, ord)
+                 where u.key = sk.key order by u.ord limit 1) as subject_id,
+               (select u.id from unnest(ent_ids, ent_keys) with ordinality u(id, key, ord)
+                 where u.key = ok.key order by u.ord limit 1) as object_id,
+               rels.predicate_raw
+        from rels
+        join unnest(names, keys) sk(name, key) on sk.name = rels.subject
+        join unnest(names, keys) ok(name, key) on ok.name = rels.object
+    ), inserted as (
+        insert into exo_private.relations
+            (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id)
+        select p_workspace, p_generation, r.subject_id, r.object_id, r.predicate_raw,
+               exo_private.normalise_predicate(r.predicate_raw), p_window_id, p_document_id
+        from resolved r
+        where r.subject_id is not null and r.object_id is not null and r.subject_id <> r.object_id
+        on conflict do nothing
+        returning exo_private.relations.id
+    )
+    select coalesce(array_agg(inserted.id), '{}') into rel_ids from inserted;
+    return rel_ids;
+end
+$$;
+comment on function exo_private.merge_window_relations(bigint, text, bigint, int, jsonb, text[], text[], bigint[], text[]) is
+    'merge_extraction''s relations: subject and object resolved by key through the extraction''s '
+    'entities; unknown names and self-loops (two names of one entity) skipped. Returns the new '
+    'relations'' ids.';
+
+-- exo_private.absorb_first_names: a person's first name that became an entity of its own.
+create or replace function exo_private.absorb_first_names(p_workspace text, ent_ids bigint[])
+returns int
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    stray record;
+    n_absorbed int := 0;
+begin
+    for stray in
+        select distinct on (s.id) s.id as stray_id, a.entity_id as keep_id
+        from exo_private.entity_aliases a
+        join exo_private.entities p on p.id = a.entity_id
+        join exo_private.entities s
+          on s.workspace = p.workspace and s.generation = p.generation and s.canonical_key = a.alias_key
+         and s.sense = '' and s.id <> p.id
+        where a.entity_id = any (ent_ids) and a.how = 'first_name' and p.sense = ''
+          and s.type = 'Person' and not s.is_owner
+          and not exo_private.kept_apart(p_workspace, a.alias_key, p.canonical_key)
+          and not exists (select 1 from exo_private.entity_aliases o
+                          join exo_private.entities oe on oe.id = o.entity_id
+                          where o.alias_key = a.alias_key and o.entity_id <> a.entity_id
+                            and oe.workspace = p.workspace and oe.generation = p.generation)
+        order by s.id, a.entity_id
+    loop
+        perform 1 from exo_private.entities e where e.id in (stray.keep_id, stray.stray_id) order by e.id for update;
+        perform exo_private.move_entity_rows(stray.keep_id, stray.stray_id);
+        n_absorbed := n_absorbed + 1;
+    end loop;
+    return n_absorbed;
+end
+$$;
+comment on function exo_private.absorb_first_names(text, bigint[]) is
+    'A first name shown to be one of these entities'' people''s (their alias, from this window or an '
+    'earlier one) that is an entity of its own, made by a window that named only it, is that '
+    'person: later windows resolve the name so (upsert_entity), and the earlier one is made to '
+    'agree (move_entity_rows), whatever order they came in. Unless another person has that first '
+    'name too, or a person split it off. Returns how many were absorbed.';
+
+-- exo_private.merge_window_attributes: merge_extraction's attributes, as extracted facts.
+create or replace function exo_private.merge_window_attributes(
+    p_workspace text, p_document_id bigint, p_char_start int, p_char_end int, p_attributes jsonb,
+    out recorded int, out undated int, out skipped int
+)
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    attr record;
+begin
+    recorded := 0; undated := 0; skipped := 0;
+    for attr in
+        select exo_private.attribute_subject(x.item ->> 'subject', p_document_id) as subject,
+               x.item ->> 'attribute' as attribute,
+               x.item ->> 'value' as value, src.id as chunk_id,
+               exo_private.evidence_valid_from(p_workspace, p_document_id, src.id) as valid_from
+        from jsonb_array_elements(coalesce(p_attributes, '[]')) with ordinality x(item, ord)
+        left join lateral (
+            select c.id
+            from exo_private.chunks c
+            where c.workspace = p_workspace and c.document_id = p_document_id
+              and c.char_start < p_char_end and c.char_end > p_char_start
+            order by pg_catalog.strpos(pg_catalog.lower(pg_catalog.regexp_replace(c.body, '\s+', ' ', 'g')),
+                                       pg_catalog.lower(x.item ->> 'value')) = 0,
+                     c.ordinal
+            limit 1
+        ) src on true
+        order by x.ord
+    loop
+        if attr.valid_from is null then
+            undated := undated + 1;
+            continue;
+        end if;
+        if exo_private.fact_refusal(attr.subject, attr.attribute, attr.value) is not null then
+            skipped := skipped + 1;  -- "I" of no one known, a subject over 500 characters, ...
+            continue;
+        end if;
+        perform exo_private.record_fact(
+            p_workspace, attr.subject, attr.attribute, attr.value, 'extracted', attr.valid_from,
+            jsonb_strip_nulls(jsonb_build_object('document_id', p_document_id, 'chunk_id', attr.chunk_id)));
+        recorded := recorded + 1;
+    end loop;
+end
+$$;
+comment on function exo_private.merge_window_attributes(text, bigint, int, int, jsonb) is
+    'merge_extraction''s attributes {subject, attribute, value}: facts of kind extracted (record_fact '
+    'closes the row a new value replaces), each sourced by the window''s first chunk that has its '
+    'value (else its first chunk) and dated when that source says it held (evidence_valid_from). '
+    'Returns how many were recorded, undated (nothing recorded) and skipped (fact_refusal).';
+
+-- exo_private.merge_extraction: merge one window's validated extraction.
 create or replace function exo_private.merge_extraction(
     p_window_id bigint, p_generation int, p_entities jsonb, p_relations jsonb,
     p_attributes jsonb default '[]'
@@ -201,21 +433,12 @@ declare
     win record;
     names text[];
     keys text[];
-    item record;
-    ent_id bigint;
-    ent_sense text;
-    ent_ids bigint[] := '{}'::bigint[];
-    ent_keys text[] := '{}'::text[];
-    ent_names text[] := '{}'::text[];
+    ents record;
     new_ids bigint[];
     rel_ids bigint[];
     n_mentions int;
-    attr record;
-    n_facts int := 0;
-    n_undated int := 0;
-    n_skipped int := 0;
-    stray record;
-    n_absorbed int := 0;
+    n_absorbed int;
+    facts record;
 begin
     select w.id, w.workspace, w.document_id, w.char_start, w.char_end into win
     from exo_private.extraction_windows w
@@ -258,169 +481,33 @@ begin
     from keyed k
     where k.key is not null;
 
-    -- Entities, in the order the model gave them, each key once: upsert_entity makes or finds
-    -- each (by key, else by alias) and decides its type; the aliases the worker resolved in this
-    -- window ({surface, how}) are recorded with this window as their evidence.
-    for item in
-        select k.name, k.key, x.item ->> 'type' as type, x.item -> 'aliases' as aliases
-        from (select distinct on (k.key) x.item, x.ord, k.key
-              from jsonb_array_elements(coalesce(p_entities, '[]')) with ordinality x(item, ord)
-              join unnest(names, keys) k(name, key) on k.name = pg_catalog.btrim(x.item ->> 'name')
-              order by k.key, x.ord) x
-        join unnest(names, keys) k(name, key) on k.key = x.key and k.name = pg_catalog.btrim(x.item ->> 'name')
-        order by x.ord
-    loop
-        ent_sense := exo_private.entity_sense(win.workspace, item.key, item.type, win.document_id);
-        ent_id := exo_private.upsert_entity(win.workspace, p_generation, item.type, item.key, item.name, false, ent_sense);
-        ent_ids := ent_ids || ent_id;
-        ent_keys := ent_keys || item.key;
-        ent_names := ent_names || item.name;
-        insert into exo_private.entity_aliases (entity_id, alias_key, surface, window_id, how)
-        select ent_id, a.key, a.surface, win.id, a.how
-        from (select pg_catalog.btrim(y.alias ->> 'surface') as surface, y.alias ->> 'how' as how,
-                     exo_private.canonical_key(y.alias ->> 'surface') as key
-              from jsonb_array_elements(case when jsonb_typeof(item.aliases) = 'array'
-                                             then item.aliases else '[]' end) y(alias)) a
-        where a.key is not null and a.key <> item.key and a.how in ('surname', 'first_name') and ent_sense = ''
-          and not exo_private.kept_apart(win.workspace, a.key,
-                                         (select e.canonical_key from exo_private.entities e where e.id = ent_id))
-        on conflict do nothing;
-    end loop;
+    ents := exo_private.merge_window_entities(win.id, win.workspace, win.document_id, p_generation,
+                                              p_entities, names, keys);
     -- New: made by this merge, which gave each key one vote (a row a concurrent merge made
     -- while this one waited has that merge's vote too).
     select coalesce(array_agg(e.id), '{}') into new_ids
     from exo_private.entities e
-    where e.id = any(ent_ids) and e.canonical_key = any(keys)
+    where e.id = any(ents.ent_ids) and e.canonical_key = any(keys)
       and (select sum(v.value::int) from jsonb_each_text(e.type_votes) v) = 1;
-
-    -- Mentions: the chunks of this window's span that contain the name (case and
-    -- whitespace ignored), or one row without a chunk when none does.
-    with chunk_text as materialized (
-        select c.id, pg_catalog.lower(pg_catalog.regexp_replace(c.body, '\s+', ' ', 'g')) as body
-        from exo_private.chunks c
-        where c.workspace = win.workspace and c.document_id = win.document_id
-          and c.char_start < win.char_end and c.char_end > win.char_start
-    ), ents as (
-        select distinct on (u.id) u.id, u.name,
-               pg_catalog.lower(pg_catalog.regexp_replace(u.name, '\s+', ' ', 'g')) as needle
-        from unnest(ent_ids, ent_names) with ordinality u(id, name, ord)
-        order by u.id, u.ord
-    ), found as (
-        select ents.id, ents.name, chunk_text.id as chunk_id
-        from ents join chunk_text on pg_catalog.strpos(chunk_text.body, ents.needle) > 0
-    ), inserted as (
-        insert into exo_private.mentions (entity_id, window_id, document_id, chunk_id, surface)
-        select found.id, win.id, win.document_id, found.chunk_id, found.name from found
-        union all
-        select ents.id, win.id, win.document_id, null, ents.name
-        from ents where not exists (select 1 from found where found.id = ents.id)
-        on conflict do nothing
-        returning 1
-    )
-    select count(*) into n_mentions from inserted;
-
-    -- Relations: subject and object resolved by key through this extraction's entities;
-    -- unknown names and self-loops (two names of one entity) are skipped.
-    with rels as (
-        select pg_catalog.btrim(x.item ->> 'subject') as subject,
-               pg_catalog.btrim(x.item ->> 'object') as object,
-               coalesce(pg_catalog.btrim(x.item ->> 'predicate'), '') as predicate_raw
-        from jsonb_array_elements(coalesce(p_relations, '[]')) x(item)
-    ), resolved as (
-        select (select u.id from unnest(ent_ids, ent_keys) with ordinality u(id, key, ord)
-                 where u.key = sk.key order by u.ord limit 1) as subject_id,
-               (select u.id from unnest(ent_ids, ent_keys) with ordinality u(id, key, ord)
-                 where u.key = ok.key order by u.ord limit 1) as object_id,
-               rels.predicate_raw
-        from rels
-        join unnest(names, keys) sk(name, key) on sk.name = rels.subject
-        join unnest(names, keys) ok(name, key) on ok.name = rels.object
-    ), inserted as (
-        insert into exo_private.relations
-            (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id)
-        select win.workspace, p_generation, r.subject_id, r.object_id, r.predicate_raw,
-               exo_private.normalise_predicate(r.predicate_raw), win.id, win.document_id
-        from resolved r
-        where r.subject_id is not null and r.object_id is not null and r.subject_id <> r.object_id
-        on conflict do nothing
-        returning exo_private.relations.id
-    )
-    select coalesce(array_agg(inserted.id), '{}') into rel_ids from inserted;
-
-    -- A first name shown to be one of this window's people's (their alias, from this window or
-    -- an earlier one) that is an entity of its own, made by a window that named only it, is
-    -- that person: later windows resolve the name so (upsert_entity), and the earlier one is
-    -- made to agree, whatever order they came in. Unless another person has that first name
-    -- too, or a person split it off. (Before the projection: entity rows are locked before
-    -- graph labels, as everywhere.)
-    for stray in
-        select distinct on (s.id) s.id as stray_id, a.entity_id as keep_id
-        from exo_private.entity_aliases a
-        join exo_private.entities p on p.id = a.entity_id
-        join exo_private.entities s
-          on s.workspace = p.workspace and s.generation = p.generation and s.canonical_key = a.alias_key
-         and s.sense = '' and s.id <> p.id
-        where a.entity_id = any (ent_ids) and a.how = 'first_name' and p.sense = ''
-          and s.type = 'Person' and not s.is_owner
-          and not exo_private.kept_apart(win.workspace, a.alias_key, p.canonical_key)
-          and not exists (select 1 from exo_private.entity_aliases o
-                          join exo_private.entities oe on oe.id = o.entity_id
-                          where o.alias_key = a.alias_key and o.entity_id <> a.entity_id
-                            and oe.workspace = p.workspace and oe.generation = p.generation)
-        order by s.id, a.entity_id
-    loop
-        perform 1 from exo_private.entities e where e.id in (stray.keep_id, stray.stray_id) order by e.id for update;
-        perform exo_private.move_entity_rows(stray.keep_id, stray.stray_id);
-        n_absorbed := n_absorbed + 1;
-    end loop;
-
-    perform exo_private.project_entities(ent_ids);
+    n_mentions := exo_private.merge_window_mentions(win.id, win.workspace, win.document_id, win.char_start,
+                                                    win.char_end, ents.ent_ids, ents.ent_names);
+    rel_ids := exo_private.merge_window_relations(win.id, win.workspace, win.document_id, p_generation,
+                                                  p_relations, names, keys, ents.ent_ids, ents.ent_keys);
+    -- Before the projection: entity rows are locked before graph labels, as everywhere.
+    n_absorbed := exo_private.absorb_first_names(win.workspace, ents.ent_ids);
+    perform exo_private.project_entities(ents.ent_ids);
     perform exo_private.project_relations(rel_ids);
-
-    -- Attributes: facts of kind 'extracted' (record_fact closes the row a new value replaces),
-    -- each sourced by the window's first chunk that has its value (else its first chunk) and
-    -- dated when that source says it held; an undated source records nothing.
-    for attr in
-        select exo_private.attribute_subject(x.item ->> 'subject', win.document_id) as subject,
-               x.item ->> 'attribute' as attribute,
-               x.item ->> 'value' as value, src.id as chunk_id,
-               exo_private.evidence_valid_from(win.workspace, win.document_id, src.id) as valid_from
-        from jsonb_array_elements(coalesce(p_attributes, '[]')) with ordinality x(item, ord)
-        left join lateral (
-            select c.id
-            from exo_private.chunks c
-            where c.workspace = win.workspace and c.document_id = win.document_id
-              and c.char_start < win.char_end and c.char_end > win.char_start
-            order by pg_catalog.strpos(pg_catalog.lower(pg_catalog.regexp_replace(c.body, '\s+', ' ', 'g')),
-                                       pg_catalog.lower(x.item ->> 'value')) = 0,
-                     c.ordinal
-            limit 1
-        ) src on true
-        order by x.ord
-    loop
-        if attr.valid_from is null then
-            n_undated := n_undated + 1;
-            continue;
-        end if;
-        if exo_private.fact_refusal(attr.subject, attr.attribute, attr.value) is not null then
-            n_skipped := n_skipped + 1;  -- "I" of no one known, a subject over 500 characters, ...
-            continue;
-        end if;
-        perform exo_private.record_fact(
-            win.workspace, attr.subject, attr.attribute, attr.value, 'extracted', attr.valid_from,
-            jsonb_strip_nulls(jsonb_build_object('document_id', win.document_id, 'chunk_id', attr.chunk_id)));
-        n_facts := n_facts + 1;
-    end loop;
-
+    facts := exo_private.merge_window_attributes(win.workspace, win.document_id, win.char_start, win.char_end,
+                                                 p_attributes);
     return jsonb_build_object(
         'entities_new', cardinality(new_ids),
         'entities_absorbed', n_absorbed,
-        'entities_seen', (select count(distinct x) from unnest(ent_ids) x) - cardinality(new_ids),
+        'entities_seen', (select count(distinct x) from unnest(ents.ent_ids) x) - cardinality(new_ids),
         'mentions_new', n_mentions,
         'relations_new', cardinality(rel_ids),
-        'facts_recorded', n_facts,
-        'facts_undated', n_undated,
-        'facts_skipped', n_skipped);
+        'facts_recorded', facts.recorded,
+        'facts_undated', facts.undated,
+        'facts_skipped', facts.skipped);
 end
 $$;
 comment on function exo_private.merge_extraction(bigint, int, jsonb, jsonb, jsonb) is
