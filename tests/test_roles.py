@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 
 import psycopg
 import pytest
+from support.db import Database, cloned_database
 
 from exocortex.db import role_url
 from exocortex.ops import doctor
@@ -51,18 +53,26 @@ def _attempt(db, statement: str, read_write: bool) -> Exception | None:
     return None
 
 
+@pytest.fixture(scope="module")
+def refused_db(cfg, template_db) -> Iterator[Database]:
+    """One database for the tests of what the reader is refused: nothing they try can change it
+    (were one to succeed, that test fails and the database is this module's alone)."""
+    with cloned_database(cfg, template_db, "exo_roles") as db:
+        yield db
+
+
 @pytest.mark.parametrize("statement", WRITES)
 @pytest.mark.parametrize("read_write", [False, True], ids=["default", "read-write-asked"])
-def test_reader_cannot_write_or_create(db, statement, read_write):
-    error = _attempt(db, statement, read_write)
+def test_reader_cannot_write_or_create(refused_db, statement, read_write):
+    error = _attempt(refused_db, statement, read_write)
     assert isinstance(error, DENIED), f"{statement!r} gave {error!r}"
     if read_write:
         assert isinstance(error, psycopg.errors.InsufficientPrivilege)
 
 
 @pytest.mark.parametrize("statement", NON_API_CALLS)
-def test_reader_cannot_call_or_read_internals(db, statement):
-    error = _attempt(db, statement, read_write=False)
+def test_reader_cannot_call_or_read_internals(refused_db, statement):
+    error = _attempt(refused_db, statement, read_write=False)
     assert isinstance(error, psycopg.errors.InsufficientPrivilege), f"{statement!r} gave {error!r}"
 
 
@@ -148,8 +158,8 @@ ADVISORY_LOCKS = [
 
 
 @pytest.fixture
-def hostile_reader(db):
-    with db.connect("exo_reader") as conn:
+def hostile_reader(refused_db):
+    with refused_db.connect("exo_reader") as conn:
         for statement in HOSTILE_SESSION:
             conn.execute(statement)
         yield conn
@@ -164,8 +174,8 @@ def _refusal(conn: psycopg.Connection, statement: str) -> Exception | None:
     return None
 
 
-def test_a_hostile_reader_cannot_change_any_table_or_sequence(db, hostile_reader):
-    with db.connect() as admin:
+def test_a_hostile_reader_cannot_change_any_table_or_sequence(refused_db, hostile_reader):
+    with refused_db.connect() as admin:
         tables = [
             r[0]
             for r in admin.execute(

@@ -7,10 +7,13 @@ role boundary underneath it holds on its own.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import psycopg
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.db import Database, cloned_database
 
 from exocortex.client import api, sqlguard
 from exocortex.client.api import Reader
@@ -316,9 +319,16 @@ def test_any_input_is_checked_or_rejected_never_crashes(statement):
 # -- end to end, as exo_reader ------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def guarded_db(cfg, template_db) -> Iterator[Database]:
+    """One database for the module: every test here reads as exo_reader, which cannot write."""
+    with cloned_database(cfg, template_db, "exo_sqlguard") as db:
+        yield db
+
+
 @pytest.fixture
-def reader(db) -> Reader:
-    return Reader(db.url("exo_reader"), statement_timeout_ms=10_000)
+def reader(guarded_db) -> Reader:
+    return Reader(guarded_db.url("exo_reader"), statement_timeout_ms=10_000)
 
 
 def test_rows_come_back(reader):
@@ -379,7 +389,7 @@ def test_rejected_before_the_database(reader):
         api.sql(reader, "with x as (delete from exo.workspaces returning *) select * from x")
 
 
-def test_the_role_is_the_boundary_under_the_guard(db, reader):
+def test_the_role_is_the_boundary_under_the_guard(guarded_db, reader):
     """What the guard stops, the role stops too: the reader's session is read-only and has no write privilege."""
     with reader.connect() as conn:
         assert conn.execute("select current_setting('transaction_read_only') as ro").fetchone()["ro"] == "on"
@@ -400,7 +410,7 @@ def test_the_role_is_the_boundary_under_the_guard(db, reader):
             conn.execute(
                 sqlguard.limited("with x as (delete from exo.workspaces returning *) select * from x", 10)
             )
-    with db.connect() as admin:
+    with guarded_db.connect() as admin:
         assert admin.execute("select count(*) from exo.workspaces").fetchone()[0] == 4
 
 
