@@ -61,23 +61,54 @@ class StageSearch:
             )[0]["q"],
         )
 
+    def parameters(self):
+        """{stage: [(name, type)]}: exo_private.stage_parameters, read once per session."""
+
+        def read():
+            described = {}
+            for r in self.db.run(
+                "stage_parameters",
+                'select stage, name, type from exo_private.stage_parameters() order by stage, "position"',
+                [],
+                [],
+            ):
+                described.setdefault(r["stage"], []).append((r["name"], r["type"]))
+            return described
+
+        return self.db.cached(("stage_parameters",), read)
+
+    def run_stage(self, stage, ws, bands, values, model=None):
+        """One stage's rows in one workspace: its query (sql_text, prepared once per session) with
+        the values of its parameters sent by name (exo_private.stage_parameters). bands, as_of,
+        row_limit (the per-workspace pool unless values say) and released are every stage's."""
+        every = {
+            "bands": list(bands),
+            "as_of": self.q.as_of_day,
+            "row_limit": self.per_workspace,
+            "released": self.q.care.released_keys_of_search(),
+        }
+        values = every | values
+        parameters = self.parameters()[stage]
+        key = (stage, ws) if model is None else (stage, ws, model["id"], model["dimensions"])
+        return self.db.run(
+            key,
+            self.sql_text(*key),
+            [type_ for _name, type_ in parameters],
+            [values[name] for name, _type in parameters],
+        )
+
     def rows(self, stage, ws, bands):
         """(rows, skipped_reason) of one stage in one workspace."""
-        q, run = self.q, self.db.run
-        common = [list(bands), q.as_of_day, self.per_workspace, q.care.released_keys_of_search()]
-        base = ["text[]", "date", "int", "text[]"]
+        q = self.q
         entities = q.entities.get(ws)
         if stage == "personal":
-            return self.personal_rows(ws, common, base)
+            return self.personal_rows(ws, bands)
         if stage == "exact":
             # A document named by title or file name first: a chunk keeps the first match found.
             rows = []
             if q.titles or q.files:
-                for r in run(
-                    ("document", ws),
-                    self.sql_text("document", ws),
-                    ["text[]", *base, "text[]"],
-                    [q.titles, *common, q.files],
+                for r in self.run_stage(
+                    "document", ws, bands, {"title_keys": q.titles, "file_names": q.files}
                 ):
                     rows.append(
                         {
@@ -90,9 +121,7 @@ class StageSearch:
                         }
                     )
             for ident in q.idents:
-                for r in run(
-                    ("identifier", ws), self.sql_text("identifier", ws), ["text", *base], [ident, *common]
-                ):
+                for r in self.run_stage("identifier", ws, bands, {"identifier": ident}):
                     rows.append(
                         {
                             "chunk_id": r["chunk_id"],
@@ -104,12 +133,7 @@ class StageSearch:
                         }
                     )
             if entities:
-                for r in run(
-                    ("entity", ws),
-                    self.sql_text("entity", ws),
-                    ["bigint[]", *base],
-                    [[e["id"] for e in entities], *common],
-                ):
+                for r in self.run_stage("entity", ws, bands, {"entity_ids": [e["id"] for e in entities]}):
                     rows.append(
                         {
                             "chunk_id": r["chunk_id"],
@@ -126,12 +150,7 @@ class StageSearch:
         if stage == "lexical":
             if not q.terms:
                 return [], "no searchable words in the query"
-            rows = run(
-                ("lexical", ws),
-                self.sql_text("lexical", ws),
-                ["text", *base],
-                [q.text[:MAX_QUERY_CHARS], *common],
-            )
+            rows = self.run_stage("lexical", ws, bands, {"query": q.text[:MAX_QUERY_CHARS]})
             return [
                 {
                     "chunk_id": r["chunk_id"],
@@ -146,12 +165,7 @@ class StageSearch:
             # from. A stale one serves nothing; the report names it (a withheld one never matches).
             if not q.terms:
                 return [], "no searchable words in the query"
-            rows = run(
-                ("capsules", ws),
-                self.sql_text("capsules", ws),
-                ["text", *base],
-                [" or ".join(q.terms), *common],
-            )
+            rows = self.run_stage("capsules", ws, bands, {"terms": " or ".join(q.terms)})
             seen = self.report.setdefault("capsules", {"served": [], "stale_skipped": []})
             for r in rows:
                 key = "served" if r["state"] == "fresh" else "stale_skipped"
@@ -176,16 +190,15 @@ class StageSearch:
             path = relation_path(q.text, [e["name"] for e in entities])
             if not path:
                 return [], "no relation asked for in the query"
-            rows = run(
-                ("path", ws),
-                self.sql_text("path", ws),
-                ["bigint[]", *base, "text[]", "int"],
-                [
-                    [e["id"] for e in entities],
-                    *common,
-                    [family_pattern(hop) for hop in path],
-                    self.settings["retrieval.graph"]["per_node"],
-                ],
+            rows = self.run_stage(
+                "path",
+                ws,
+                bands,
+                {
+                    "entity_ids": [e["id"] for e in entities],
+                    "hop_patterns": [family_pattern(hop) for hop in path],
+                    "per_node": self.settings["retrieval.graph"]["per_node"],
+                },
             )
             self.report.setdefault("paths", {})[ws] = {
                 "hops": [list(hop) for hop in path],
@@ -209,12 +222,12 @@ class StageSearch:
             if not entities:
                 return [], "no entity of this workspace's graph named in the query"
             graph = self.settings["retrieval.graph"]
-            rows = run(
-                ("graph", ws),
-                self.sql_text("graph", ws),
-                ["bigint[]", *base, "int", "int"],
-                [[e["id"] for e in entities], *common, graph["depth"], graph["per_node"]],
-            )
+            values = {
+                "entity_ids": [e["id"] for e in entities],
+                "depth": graph["depth"],
+                "per_node": graph["per_node"],
+            }
+            rows = self.run_stage("graph", ws, bands, values)
             return [
                 {
                     "chunk_id": r["chunk_id"],
@@ -232,18 +245,13 @@ class StageSearch:
             text = self.embedding.vector(self.report)
             if text is None:
                 return [], "query embedding unavailable ({})".format(self.embedding.error["error_class"])
-            key = (stage, ws, model["id"], model["dimensions"])
             if stage == "participant":
                 # As many windows as a confident pool needs, not the whole room: BM25 and the other
                 # stages still look everywhere. A window of the person named is where to look, not
                 # an answer, so none of them counts as confident.
                 limit = min(self.per_workspace, self.settings["retrieval.confident_needed"])
-                rows = run(
-                    key,
-                    self.sql_text(*key),
-                    ["text", *base, "text[]"],
-                    [text, *common[:2], limit, common[3], name_keys(q.text)],
-                )
+                values = {"query_vector": text, "row_limit": limit, "name_keys": name_keys(q.text)}
+                rows = self.run_stage("participant", ws, bands, values, model)
                 return [
                     {
                         "chunk_id": r["chunk_id"],
@@ -253,7 +261,7 @@ class StageSearch:
                     }
                     for r in rows
                 ], None
-            rows = run(key, self.sql_text(*key), ["text", *base], [text, *common])
+            rows = self.run_stage("semantic", ws, bands, {"query_vector": text}, model)
             low = self.settings["retrieval.semantic_min_similarity"]
             return [
                 {
@@ -267,7 +275,7 @@ class StageSearch:
             ], None
         self.plpy.error("unknown stage " + repr(stage[:100]) + " in retrieval.stages")
 
-    def personal_rows(self, ws, common, base):
+    def personal_rows(self, ws, bands):
         """The personal stage: the chunks of the user's saved documents in `ws` by similarity to
         the question (kb.similarity_threshold, kb.local_top_k a document), else by shared words
         when there is no query embedding (the report says which). Never confident: the global
@@ -280,9 +288,13 @@ class StageSearch:
         model = self.model
         text = self.embedding.vector(self.report) if model["id"] is not None else None
         if text is not None:
-            key = ("personal", ws, model["id"], model["dimensions"])
-            args = [text, *common, saved, kb["similarity_threshold"], kb["local_top_k"]]
-            rows = self.db.run(key, self.sql_text(*key), ["text", *base, "bigint[]", "float8", "int"], args)
+            values = {
+                "query_vector": text,
+                "documents": saved,
+                "threshold": kb["similarity_threshold"],
+                "per_document": kb["local_top_k"],
+            }
+            rows = self.run_stage("personal", ws, bands, values, model)
             mode["mode"] = "similarity"
             mode["checked"] += saved
         else:
@@ -290,9 +302,12 @@ class StageSearch:
                 return [], "no query embedding and no searchable words in the query"
             why = "no embeddings stored yet" if model["id"] is None else self.embedding.error["error_class"]
             mode["mode"] = f"keyword (no query embedding: {why})"
-            args = [" or ".join(self.q.terms), *common, saved, 0.0, kb["local_top_k"]]
-            key = ("personal_keyword", ws)
-            rows = self.db.run(key, self.sql_text(*key), ["text", *base, "bigint[]", "float8", "int"], args)
+            values = {
+                "terms": " or ".join(self.q.terms),
+                "documents": saved,
+                "per_document": kb["local_top_k"],
+            }
+            rows = self.run_stage("personal_keyword", ws, bands, values)
         mode["hits"] += sorted({int(r["detail"]) for r in rows})
         return [
             {

@@ -2185,6 +2185,36 @@ ALTER FUNCTION exo_private.band_as_of(stored exo_private.band, written date, fol
 COMMENT ON FUNCTION exo_private.band_as_of(stored exo_private.band, written date, follows_age boolean, as_of date, current_days integer, recent_days integer) IS 'The band of a chunk as of a day (plpy/banding.py band_by_age in SQL): the stored band when as_of is null, today or later, when the chunk is undated or its band does not follow its age (follows_age: its document''s band is inferred and the document is not canonical); else current within current_days of written, recent within recent_days, archival beyond (the banding.* settings). exo_private.stage_sql filters on it and exo_private.pool_details reports it.';
 
 --
+-- Name: bind_stage(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.bind_stage(p_stage text, p_sql text) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    parameter record;
+    bound text := p_sql;
+begin
+    for parameter in select * from exo_private.stage_parameters() p where p.stage = p_stage loop
+        bound := replace(bound, '{' || parameter.name || '}', '$' || parameter."position");
+    end loop;
+    if bound ~ '[{][a-z_]+[}]' then
+        raise exception 'stage % names a parameter it does not have: %', p_stage, substring(bound from '[{][a-z_]+[}]');
+    end if;
+    return bound;
+end
+$_$;
+
+ALTER FUNCTION exo_private.bind_stage(p_stage text, p_sql text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION bind_stage(p_stage text, p_sql text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.bind_stage(p_stage text, p_sql text) IS 'A stage''s query with each {name} of exo_private.stage_parameters replaced by $position; raises naming a {name} the stage does not have.';
+
+--
 -- Name: bound_backend_memory(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -21964,23 +21994,54 @@ class StageSearch:
             )[0]["q"],
         )
 
+    def parameters(self):
+        """{stage: [(name, type)]}: exo_private.stage_parameters, read once per session."""
+
+        def read():
+            described = {}
+            for r in self.db.run(
+                "stage_parameters",
+                'select stage, name, type from exo_private.stage_parameters() order by stage, "position"',
+                [],
+                [],
+            ):
+                described.setdefault(r["stage"], []).append((r["name"], r["type"]))
+            return described
+
+        return self.db.cached(("stage_parameters",), read)
+
+    def run_stage(self, stage, ws, bands, values, model=None):
+        """One stage's rows in one workspace: its query (sql_text, prepared once per session) with
+        the values of its parameters sent by name (exo_private.stage_parameters). bands, as_of,
+        row_limit (the per-workspace pool unless values say) and released are every stage's."""
+        every = {
+            "bands": list(bands),
+            "as_of": self.q.as_of_day,
+            "row_limit": self.per_workspace,
+            "released": self.q.care.released_keys_of_search(),
+        }
+        values = every | values
+        parameters = self.parameters()[stage]
+        key = (stage, ws) if model is None else (stage, ws, model["id"], model["dimensions"])
+        return self.db.run(
+            key,
+            self.sql_text(*key),
+            [type_ for _name, type_ in parameters],
+            [values[name] for name, _type in parameters],
+        )
+
     def rows(self, stage, ws, bands):
         """(rows, skipped_reason) of one stage in one workspace."""
-        q, run = self.q, self.db.run
-        common = [list(bands), q.as_of_day, self.per_workspace, q.care.released_keys_of_search()]
-        base = ["text[]", "date", "int", "text[]"]
+        q = self.q
         entities = q.entities.get(ws)
         if stage == "personal":
-            return self.personal_rows(ws, common, base)
+            return self.personal_rows(ws, bands)
         if stage == "exact":
             # A document named by title or file name first: a chunk keeps the first match found.
             rows = []
             if q.titles or q.files:
-                for r in run(
-                    ("document", ws),
-                    self.sql_text("document", ws),
-                    ["text[]", *base, "text[]"],
-                    [q.titles, *common, q.files],
+                for r in self.run_stage(
+                    "document", ws, bands, {"title_keys": q.titles, "file_names": q.files}
                 ):
                     rows.append(
                         {
@@ -21993,9 +22054,7 @@ class StageSearch:
                         }
                     )
             for ident in q.idents:
-                for r in run(
-                    ("identifier", ws), self.sql_text("identifier", ws), ["text", *base], [ident, *common]
-                ):
+                for r in self.run_stage("identifier", ws, bands, {"identifier": ident}):
                     rows.append(
                         {
                             "chunk_id": r["chunk_id"],
@@ -22007,12 +22066,7 @@ class StageSearch:
                         }
                     )
             if entities:
-                for r in run(
-                    ("entity", ws),
-                    self.sql_text("entity", ws),
-                    ["bigint[]", *base],
-                    [[e["id"] for e in entities], *common],
-                ):
+                for r in self.run_stage("entity", ws, bands, {"entity_ids": [e["id"] for e in entities]}):
                     rows.append(
                         {
                             "chunk_id": r["chunk_id"],
@@ -22029,12 +22083,7 @@ class StageSearch:
         if stage == "lexical":
             if not q.terms:
                 return [], "no searchable words in the query"
-            rows = run(
-                ("lexical", ws),
-                self.sql_text("lexical", ws),
-                ["text", *base],
-                [q.text[:MAX_QUERY_CHARS], *common],
-            )
+            rows = self.run_stage("lexical", ws, bands, {"query": q.text[:MAX_QUERY_CHARS]})
             return [
                 {
                     "chunk_id": r["chunk_id"],
@@ -22049,12 +22098,7 @@ class StageSearch:
             # from. A stale one serves nothing; the report names it (a withheld one never matches).
             if not q.terms:
                 return [], "no searchable words in the query"
-            rows = run(
-                ("capsules", ws),
-                self.sql_text("capsules", ws),
-                ["text", *base],
-                [" or ".join(q.terms), *common],
-            )
+            rows = self.run_stage("capsules", ws, bands, {"terms": " or ".join(q.terms)})
             seen = self.report.setdefault("capsules", {"served": [], "stale_skipped": []})
             for r in rows:
                 key = "served" if r["state"] == "fresh" else "stale_skipped"
@@ -22079,16 +22123,15 @@ class StageSearch:
             path = relation_path(q.text, [e["name"] for e in entities])
             if not path:
                 return [], "no relation asked for in the query"
-            rows = run(
-                ("path", ws),
-                self.sql_text("path", ws),
-                ["bigint[]", *base, "text[]", "int"],
-                [
-                    [e["id"] for e in entities],
-                    *common,
-                    [family_pattern(hop) for hop in path],
-                    self.settings["retrieval.graph"]["per_node"],
-                ],
+            rows = self.run_stage(
+                "path",
+                ws,
+                bands,
+                {
+                    "entity_ids": [e["id"] for e in entities],
+                    "hop_patterns": [family_pattern(hop) for hop in path],
+                    "per_node": self.settings["retrieval.graph"]["per_node"],
+                },
             )
             self.report.setdefault("paths", {})[ws] = {
                 "hops": [list(hop) for hop in path],
@@ -22112,12 +22155,12 @@ class StageSearch:
             if not entities:
                 return [], "no entity of this workspace's graph named in the query"
             graph = self.settings["retrieval.graph"]
-            rows = run(
-                ("graph", ws),
-                self.sql_text("graph", ws),
-                ["bigint[]", *base, "int", "int"],
-                [[e["id"] for e in entities], *common, graph["depth"], graph["per_node"]],
-            )
+            values = {
+                "entity_ids": [e["id"] for e in entities],
+                "depth": graph["depth"],
+                "per_node": graph["per_node"],
+            }
+            rows = self.run_stage("graph", ws, bands, values)
             return [
                 {
                     "chunk_id": r["chunk_id"],
@@ -22135,18 +22178,13 @@ class StageSearch:
             text = self.embedding.vector(self.report)
             if text is None:
                 return [], "query embedding unavailable ({})".format(self.embedding.error["error_class"])
-            key = (stage, ws, model["id"], model["dimensions"])
             if stage == "participant":
                 # As many windows as a confident pool needs, not the whole room: BM25 and the other
                 # stages still look everywhere. A window of the person named is where to look, not
                 # an answer, so none of them counts as confident.
                 limit = min(self.per_workspace, self.settings["retrieval.confident_needed"])
-                rows = run(
-                    key,
-                    self.sql_text(*key),
-                    ["text", *base, "text[]"],
-                    [text, *common[:2], limit, common[3], name_keys(q.text)],
-                )
+                values = {"query_vector": text, "row_limit": limit, "name_keys": name_keys(q.text)}
+                rows = self.run_stage("participant", ws, bands, values, model)
                 return [
                     {
                         "chunk_id": r["chunk_id"],
@@ -22156,7 +22194,7 @@ class StageSearch:
                     }
                     for r in rows
                 ], None
-            rows = run(key, self.sql_text(*key), ["text", *base], [text, *common])
+            rows = self.run_stage("semantic", ws, bands, {"query_vector": text}, model)
             low = self.settings["retrieval.semantic_min_similarity"]
             return [
                 {
@@ -22170,7 +22208,7 @@ class StageSearch:
             ], None
         self.plpy.error("unknown stage " + repr(stage[:100]) + " in retrieval.stages")
 
-    def personal_rows(self, ws, common, base):
+    def personal_rows(self, ws, bands):
         """The personal stage: the chunks of the user's saved documents in `ws` by similarity to
         the question (kb.similarity_threshold, kb.local_top_k a document), else by shared words
         when there is no query embedding (the report says which). Never confident: the global
@@ -22183,9 +22221,13 @@ class StageSearch:
         model = self.model
         text = self.embedding.vector(self.report) if model["id"] is not None else None
         if text is not None:
-            key = ("personal", ws, model["id"], model["dimensions"])
-            args = [text, *common, saved, kb["similarity_threshold"], kb["local_top_k"]]
-            rows = self.db.run(key, self.sql_text(*key), ["text", *base, "bigint[]", "float8", "int"], args)
+            values = {
+                "query_vector": text,
+                "documents": saved,
+                "threshold": kb["similarity_threshold"],
+                "per_document": kb["local_top_k"],
+            }
+            rows = self.run_stage("personal", ws, bands, values, model)
             mode["mode"] = "similarity"
             mode["checked"] += saved
         else:
@@ -22193,9 +22235,12 @@ class StageSearch:
                 return [], "no query embedding and no searchable words in the query"
             why = "no embeddings stored yet" if model["id"] is None else self.embedding.error["error_class"]
             mode["mode"] = f"keyword (no query embedding: {why})"
-            args = [" or ".join(self.q.terms), *common, saved, 0.0, kb["local_top_k"]]
-            key = ("personal_keyword", ws)
-            rows = self.db.run(key, self.sql_text(*key), ["text", *base, "bigint[]", "float8", "int"], args)
+            values = {
+                "terms": " or ".join(self.q.terms),
+                "documents": saved,
+                "per_document": kb["local_top_k"],
+            }
+            rows = self.run_stage("personal_keyword", ws, bands, values)
         mode["hits"] += sorted({int(r["detail"]) for r in rows})
         return [
             {
@@ -23474,6 +23519,54 @@ ALTER FUNCTION exo_private.split_sense(p_entity bigint, p_anchor_kind text, p_an
 COMMENT ON FUNCTION exo_private.split_sense(p_entity bigint, p_anchor_kind text, p_anchor text) IS 'A person''s correction: the name of entity p_entity (a name''s first sense) also means another thing, known by anchor p_anchor of kind p_anchor_kind: address (the headers that give the name with that address, and what the model found in their documents, move to it, and so does a mail archive''s sender of that address and name; not an owner''s address) or type (an entity type: the notes whose frontmatter names it so, and later extractions that type it so). Recorded in entity_senses (how manual; sense the address, or the type in lower case), so every later generation keeps the two apart. Returns the new sense''s entity id; merge_entities(p_entity, it) undoes it.';
 
 --
+-- Name: stage_parameters(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.stage_parameters() RETURNS TABLE(stage text, "position" integer, name text, type text)
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with own (stage, "position", name, type) as (values
+        ('identifier', 1, 'identifier', 'text'),
+        ('lexical', 1, 'query', 'text'),
+        ('entity', 1, 'entity_ids', 'bigint[]'),
+        ('document', 1, 'title_keys', 'text[]'),
+        ('document', 6, 'file_names', 'text[]'),
+        ('graph', 1, 'entity_ids', 'bigint[]'),
+        ('graph', 6, 'depth', 'int'),
+        ('graph', 7, 'per_node', 'int'),
+        ('path', 1, 'entity_ids', 'bigint[]'),
+        ('path', 6, 'hop_patterns', 'text[]'),
+        ('path', 7, 'per_node', 'int'),
+        ('semantic', 1, 'query_vector', 'text'),
+        ('participant', 1, 'query_vector', 'text'),
+        ('participant', 6, 'name_keys', 'text[]'),
+        ('personal', 1, 'query_vector', 'text'),
+        ('personal', 6, 'documents', 'bigint[]'),
+        ('personal', 7, 'threshold', 'float8'),
+        ('personal', 8, 'per_document', 'int'),
+        ('personal_keyword', 1, 'terms', 'text'),
+        ('personal_keyword', 6, 'documents', 'bigint[]'),
+        ('personal_keyword', 7, 'per_document', 'int'),
+        ('capsules', 1, 'terms', 'text')
+    ), common ("position", name, type) as (values
+        (2, 'bands', 'text[]'), (3, 'as_of', 'date'), (4, 'row_limit', 'int'), (5, 'released', 'text[]')
+    )
+    select o.stage, o."position", o.name, o.type from own o
+    union all
+    select s.stage, c."position", c.name, c.type from (select distinct o.stage from own o) s cross join common c
+    order by 1, 2
+$$;
+
+ALTER FUNCTION exo_private.stage_parameters() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION stage_parameters(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.stage_parameters() IS 'Each retrieval stage''s parameters (stage, position, name, type), in order: the one description that exo_private.stage_sql binds and plpy/stages.py sends by name.';
+
+--
 -- Name: stage_sql(text, text, integer, integer, boolean); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -23492,315 +23585,51 @@ declare
     -- the planner can never scan the index of every chunk for it (with nothing charged the two
     -- cost the same, and to_bm25query refuses a scan of an index other than the one it names).
     ranked text := case when released then 'c.body' else $e$(c.body || '')$e$ end;
-    -- Every stage: $2 the bands open (text[]), $3 the as_of day, $4 the row limit, $5 the
-    -- canonical keys of the charged subjects this search releases (null: every one; without
-    -- released, none). Nothing written after as_of. Nothing charged for a subject the search
+    -- Every stage (exo_private.stage_parameters): bands open, as_of day, row_limit, released keys.
+    -- Nothing written after as_of. Nothing charged for a subject the search
     -- leaves closed, in any stage: withheld material never takes a place among the candidates,
     -- nor counts in a report (docs/security.md, the oracle rule). The band: the stored one (as of
     -- today), compared as the enum, not as text, so the planner keeps the column's statistics; as
     -- of a past day, the band the chunk had then (exo_private.band_as_of), worked out only for a
     -- chunk whose stored band is closed: a band only moves towards archival as time passes, so one
     -- open now (the bands opened are the present ones or all) was open on any earlier day.
-    visible text := format($v$c.workspace = %L and (c.written_at is null or c.written_at <= $3)
+    visible text := format($v$c.workspace = %L and (c.written_at is null or c.written_at <= {as_of})
         and %s
-        and (c.band = any ($2::exo_private.band[])
-             or $3 < current_date and exo_private.band_as_of(
+        and (c.band = any ({bands}::exo_private.band[])
+             or {as_of} < current_date and exo_private.band_as_of(
                 c.band, c.written_at,
                 (select bd.band_source = 'inferred' and not bd.canonical
                  from exo_private.documents bd where bd.id = c.document_id),
-                $3,
+                {as_of},
                 (select bs.value::int from exo_private.settings bs where bs.key = 'banding.current_days'),
                 (select bs.value::int from exo_private.settings bs where bs.key = 'banding.recent_days'))
-            = any ($2::exo_private.band[]))$v$,
+            = any ({bands}::exo_private.band[]))$v$,
         workspace,
         case when released
-             then $c$(c.charged_subjects = '{}' or $5::text[] is null
-                      or exo_private.unreleased(c.charged_subjects, $5::text[]) = '{}')$c$
+             then $c$(c.charged_subjects = '{}' or {released}::text[] is null
+                      or exo_private.unreleased(c.charged_subjects, {released}::text[]) = '{}')$c$
              else $c$c.charged_subjects = '{}'$c$ end);
-    -- Chunks per named entity the entity and graph stages look at, newest first: a hub of
-    -- thousands of mentions costs this many rows, not all of them. Only mentions the text makes
-    -- (origin 'model'): a chat participant is the sender of every line of their windows, which
-    -- says nothing about what a window answers (the lexical stage still matches the name).
-    per_entity constant int := 200;
 begin
     if not exists (select 1 from exo_private.workspaces w where w.name = stage_sql.workspace) then
         raise exception 'workspace % does not exist', left(workspace, 100);
     end if;
-    case stage
-    when 'identifier' then  -- $1: a string that must occur verbatim (case-insensitive)
-        -- The BM25 hits of the identifier's words, best first and at most 10 x the limit,
-        -- checked for the string itself: a rare identifier is among the first, and a common
-        -- prefix ("INC") never walks its thousands of postings.
-        return format($q$
-            select x.chunk_id, x.score, x.charged from (
-                select c.id as chunk_id, -(%s operator(public.<@>) public.to_bm25query($1, %L)) as score,
-                       c.charged_subjects as charged, c.body
-                from exo_private.%I c
-                where %s
-                order by %s operator(public.<@>) public.to_bm25query($1, %L)
-                limit $4 * 10
-            ) x
-            where pg_catalog.strpos(pg_catalog.lower(x.body), pg_catalog.lower($1)) > 0
-            order by x.score desc
-            limit $4 $q$, ranked, bm25, chunks, visible, ranked, bm25);
-    when 'lexical' then  -- $1: the query
-        return format($q$
-            select c.id as chunk_id, -(%s operator(public.<@>) public.to_bm25query($1, %L)) as score,
-                   c.charged_subjects as charged
-            from exo_private.%I c
-            where %s and %s operator(public.<@>) public.to_bm25query($1, %L) < 0
-            order by %s operator(public.<@>) public.to_bm25query($1, %L)
-            limit $4 $q$, ranked, bm25, chunks, visible, ranked, bm25, ranked, bm25);
-    when 'entity' then  -- $1: entity ids; the chunks that name them, newest first
-        return format($q$
-            select c.id as chunk_id, 1.0::float8 as score, c.charged_subjects as charged,
-                   min(e.name) as detail
-            from exo_private.entities e
-            cross join lateral (
-                select m.chunk_id from exo_private.mentions m
-                where m.entity_id = e.id and m.chunk_id is not null and m.origin = 'model'
-                order by m.chunk_id desc limit %s
-            ) m
-            join exo_private.%I c on c.id = m.chunk_id
-            where e.id = any ($1) and %s
-            group by c.id, c.charged_subjects
-            order by count(distinct e.id) desc, max(c.written_at) desc nulls last, c.id
-            limit $4 $q$, per_entity, chunks, visible);
-    when 'document' then  -- $1: title keys, $6: file names or stems; a matched document's first chunks
-        -- Not a conversation's: its title names a person more often than not, and its first
-        -- windows, its oldest messages, answer nothing by being first.
-        return format($q$
-            select c.id as chunk_id, 1.0::float8 as score, c.charged_subjects as charged, d.path as detail
-            from exo_private.documents d
-            cross join lateral (
-                select c.id, c.charged_subjects from exo_private.%I c
-                where c.document_id = d.id and %s
-                order by c.ordinal limit 2
-            ) c
-            where d.workspace = %L and d.conversation_id is null
-              and (d.title_key = any ($1) or d.file_name = any ($6) or d.file_stem = any ($6))
-            order by d.written_at desc nulls last, d.id
-            limit $4 $q$, chunks, visible, workspace);
-    when 'graph' then  -- $1: entity ids, $6: depth, $7: neighbours per node
-        -- Never along what the search withholds: a relation of a window that overlaps a withheld
-        -- chunk, a closed subject's entity (exo_private.hidden_windows, hidden_entities).
-        return format($q$
-            with hidden as materialized (
-                select exo_private.hidden_windows(%L, $5::text[]) as windows,
-                       exo_private.hidden_entities(%L, $5::text[]) as entities
-            )
-            select c.id as chunk_id, (1.0 / (1 + min(n.depth)))::float8 as score, c.charged_subjects as charged,
-                   string_agg(distinct n.name, ', ') as detail
-            from hidden h
-            cross join unnest($1::bigint[]) s (entity_id)
-            cross join lateral exo_private.related_entities(s.entity_id, $6, $7, h.windows, h.entities) n
-            cross join lateral (
-                select m.chunk_id from exo_private.mentions m
-                where m.entity_id = n.entity_id and m.chunk_id is not null and m.origin = 'model'
-                order by m.chunk_id desc limit %s
-            ) m
-            join exo_private.%I c on c.id = m.chunk_id
-            where %s and n.entity_id <> all ($1)
-            group by c.id, c.charged_subjects
-            order by min(n.depth), count(distinct n.entity_id) desc, max(c.written_at) desc nulls last, c.id
-            limit $4 $q$, workspace, workspace, per_entity / 10, chunks, visible);
-    when 'path' then  -- $1: entity ids, $6: one predicate pattern a hop, $7: neighbours per node
-        -- A typed multi-hop walk (plpy/relation_paths.py): from the named entities, hop i follows
-        -- relations of either origin and direction whose predicate matches $6[i], each node
-        -- expanding at most $7 of them (exo_private.typed_neighbours, hub-safe). Every relation walked
-        -- cites the chunks of its extraction window, those naming its ends first; the last hop's
-        -- evidence (the answer) scores above the hops that lead to it. walked: the relations a
-        -- chunk states, each [the hops that walked it, subject, predicate, object], for the
-        -- packet's Relations section.
-        return format($q$
-            with recursive hidden as materialized (
-                -- never along what the search withholds, as the graph stage
-                select exo_private.hidden_windows(%L, $5::text[]) as windows,
-                       exo_private.hidden_entities(%L, $5::text[]) as entities
-            ), walk (entity_id, hop, relation_id) as (
-                select s.entity_id, 0, null::bigint from unnest($1::bigint[]) s (entity_id)
-                union
-                select nb.entity_id, w.hop + 1, nb.relation_id
-                from walk w
-                cross join hidden h
-                cross join lateral exo_private.typed_neighbours(w.entity_id, $6[w.hop + 1], $7, h.windows, h.entities) nb
-                where w.hop < cardinality($6)
-            ), steps as materialized (
-                -- By key, a walked relation at a time: the walk's size is unknown to the planner.
-                select r.id, r.document_id, r.subject_id, r.object_id, r.predicate, x.char_start, x.char_end,
-                       max(w.hop) as hop, array_agg(distinct w.hop) as hops,
-                       (select e.name from exo_private.entities e where e.id = r.subject_id) as subject_name,
-                       (select e.name from exo_private.entities e where e.id = r.object_id) as object_name
-                from walk w
-                cross join lateral (select r.* from exo_private.relations r where r.id = w.relation_id) r
-                cross join lateral (
-                    select x.char_start, x.char_end from exo_private.extraction_windows x where x.id = r.window_id
-                ) x
-                group by r.id, r.document_id, r.subject_id, r.object_id, r.predicate, x.char_start, x.char_end
-            )
-            select c.id as chunk_id,
-                   max(case when st.hop = cardinality($6) then 1.0 else 0.8 end)::float8 as score,
-                   c.charged_subjects as charged,
-                   string_agg(distinct st.subject_name || ' ' || st.predicate || ' ' || st.object_name, '; ') as detail,
-                   jsonb_agg(distinct jsonb_build_array(st.hops, st.subject_name, st.predicate, st.object_name))::text
-                       as walked
-            from steps st
-            cross join lateral (
-                select c.id, c.charged_subjects, c.written_at
-                from exo_private.%I c
-                where c.document_id = st.document_id and c.char_start < st.char_end
-                  and c.char_end > st.char_start and %s
-                order by (select count(*) from exo_private.mentions m
-                          where m.chunk_id = c.id and m.entity_id in (st.subject_id, st.object_id)) desc,
-                         c.ordinal
-                limit 2
-            ) c
-            group by c.id, c.charged_subjects
-            order by score desc, max(c.written_at) desc nulls last, c.id
-            limit $4 $q$, workspace, workspace, chunks, visible);
-    when 'semantic' then  -- $1: the query vector as text; cosine similarity over the model's HNSW index
-        if model_id is null or dimensions is null then
-            raise exception 'the semantic stage needs an embedding model and its dimensions';
-        end if;
-        -- Written as embedding::vector(N) with model_id = N so the partial HNSW index matches.
-        return format($q$
-            select x.chunk_id, x.score, x.charged from (
-                select c.id as chunk_id,
-                       (1 - (e.embedding::public.vector(%s) operator(public.<=>) $1::public.vector(%s)))::float8 as score,
-                       c.charged_subjects as charged
-                from exo_private.%I e
-                join exo_private.%I c on c.workspace = e.workspace and c.id = e.chunk_id
-                where e.model_id = %s and %s
-                order by e.embedding::public.vector(%s) operator(public.<=>) $1::public.vector(%s)
-                limit $4
-            ) x
-            order by x.score desc $q$,
-            dimensions, dimensions, 'chunk_embeddings_' || workspace, chunks, model_id, visible,
-            dimensions, dimensions);
-    when 'participant' then  -- $1: the query vector as text, $6: name keys of the query's words
-        -- The chat windows of the people the question names (by full name or first name), by
-        -- similarity to it: "Where does Priya live now?" names whose conversation to look in,
-        -- while its answer ("Officially a Porto resident") shares no word with it. The owner takes
-        -- part in every window, so naming the owner narrows nothing and is left out.
-        if model_id is null or dimensions is null then
-            raise exception 'the participant stage needs an embedding model and its dimensions';
-        end if;
-        return format($q$
-            with named as materialized (
-                select e.id from exo_private.entities e
-                where e.workspace = %L and e.type = 'Person'
-                  and (e.canonical_key = any ($6) or pg_catalog.split_part(e.canonical_key, ' ', 1) = any ($6))
-                  and e.canonical_key is distinct from
-                      (select p.entity_key from exo_private.people p where p.is_owner)
-            ), windows as materialized (
-                select distinct m.chunk_id from exo_private.mentions m
-                where m.entity_id in (select n.id from named n) and m.origin = 'structure'
-                  and m.chunk_id is not null
-            )
-            select x.chunk_id, x.score, x.charged from (
-                select c.id as chunk_id,
-                       (1 - (e.embedding::public.vector(%s) operator(public.<=>) $1::public.vector(%s)))::float8 as score,
-                       c.charged_subjects as charged
-                from windows w
-                join exo_private.%I c on c.workspace = %L and c.id = w.chunk_id
-                join exo_private.%I e on e.workspace = c.workspace and e.chunk_id = c.id and e.model_id = %s
-                where %s
-                order by score desc, c.id desc
-                limit $4
-            ) x
-            order by x.score desc $q$,
-            workspace, dimensions, dimensions, chunks, workspace, 'chunk_embeddings_' || workspace, model_id,
-            visible);
-    when 'personal' then  -- $1: the query vector as text, $6: a user's saved documents, $7: the similarity threshold, $8: chunks per document
-        -- The personal stage (sql/700_kb.sql): the chunks of the user's claimed and pinned
-        -- documents in this workspace by exact cosine similarity, only those at $7 or above, at
-        -- most $8 per document; each row names its document (detail) for the miss streak. One pass
-        -- over the saved documents' chunks, each chunk's vector by its primary key (the lateral's
-        -- limit keeps the planner from a hash join over every vector of the workspace), a window
-        -- per document over the few that pass, the query vector parsed once (an InitPlan).
-        if model_id is null or dimensions is null then
-            raise exception 'the personal stage needs an embedding model and its dimensions';
-        end if;
-        return format($q$
-            select x.chunk_id, x.score, x.charged, x.document_id::text as detail
-            from (
-                select y.*, pg_catalog.row_number() over (partition by y.document_id
-                                                          order by y.score desc, y.chunk_id) as n
-                from (
-                    select c.id as chunk_id, c.document_id, c.charged_subjects as charged, e.score
-                    from exo_private.%I c
-                    cross join lateral (
-                        select (1 - (e.embedding::public.vector(%s) operator(public.<=>)
-                                     (select $1::public.vector(%s))))::float8 as score
-                        from exo_private.%I e
-                        where e.workspace = c.workspace and e.model_id = %s and e.chunk_id = c.id
-                        limit 1
-                    ) e
-                    where c.workspace = %L and c.document_id = any ($6::bigint[]) and %s
-                ) y
-                where y.score >= $7
-            ) x
-            where x.n <= $8
-            order by x.score desc, x.chunk_id
-            limit $4 $q$,
-            chunks, dimensions, dimensions, 'chunk_embeddings_' || workspace, model_id, workspace, visible);
-    when 'personal_keyword' then  -- $1: the query's words joined by ' or ', $6: saved documents, $8: chunks per document
-        -- The personal stage without a query embedding: the saved documents' chunks that share a
-        -- word with the question, best ts_rank first.
-        return format($q$
-            select x.chunk_id, x.score, x.charged, x.document_id::text as detail
-            from unnest($6::bigint[]) s (document_id)
-            cross join lateral (
-                select c.id as chunk_id, c.document_id, c.charged_subjects as charged,
-                       pg_catalog.ts_rank(pg_catalog.to_tsvector('english', c.body),
-                                          pg_catalog.websearch_to_tsquery('english', $1))::float8 as score
-                from exo_private.%I c
-                where c.workspace = %L and c.document_id = s.document_id and %s
-                  and pg_catalog.to_tsvector('english', c.body) @@ pg_catalog.websearch_to_tsquery('english', $1)
-                order by score desc, c.id
-                limit $8
-            ) x
-            order by x.score desc, x.chunk_id
-            limit $4 $q$, chunks, workspace, visible);
-    when 'capsules' then  -- $1: the query's words joined by ' or ' (websearch_to_tsquery's syntax)
-        -- The workspace's capsules that match (sql/610_capsules.sql), best first. Of a fresh one,
-        -- the chunks its matching lines come from: a capsule points to evidence, never replaces
-        -- it. A stale one gives a row without a chunk: the report says it was skipped. A withheld
-        -- one (it cites a charged chunk) is never matched, as its chunks would not be.
-        return format($q$
-            with matched as materialized (
-                select k.id, k.body, k.sentences, s.state,
-                       pg_catalog.ts_rank(k.tsv, pg_catalog.websearch_to_tsquery('english', $1))::float8 as score
-                from exo_private.capsules k
-                join exo_private.capsule_states s on s.capsule_id = k.id
-                where k.workspace = %L and k.tsv @@ pg_catalog.websearch_to_tsquery('english', $1)
-                  and s.state <> 'withheld'
-                order by score desc, k.id
-                limit $4
-            ), lines as (
-                select m.id, (s.sentence ->> 'chunk_id')::bigint as chunk_id, count(*) as hits
-                from matched m
-                cross join lateral rows from (
-                    pg_catalog.jsonb_array_elements(m.sentences),
-                    pg_catalog.unnest(pg_catalog.string_to_array(m.body, E'\n'))) s (sentence, line)
-                where m.state = 'fresh'
-                  and pg_catalog.to_tsvector('english', s.line) @@ pg_catalog.websearch_to_tsquery('english', $1)
-                group by 1, 2
-            )
-            select m.id as capsule_id, m.state, x.chunk_id, m.score, x.charged
-            from matched m
-            left join lateral (
-                select c.id as chunk_id, c.charged_subjects as charged, l.hits
-                from lines l
-                join exo_private.%I c on c.id = l.chunk_id
-                where l.id = m.id and %s
-            ) x on true
-            order by m.score desc, x.hits desc nulls last, x.chunk_id
-            limit $4 $q$, workspace, chunks, visible);
-    else
+    if not exists (select 1 from exo_private.stage_parameters() p where p.stage = stage_sql.stage) then
         raise exception 'unknown retrieval stage %', left(stage, 100)
             using hint = 'one of identifier, lexical, entity, document, graph, path, semantic, participant, capsules, personal, personal_keyword';
-    end case;
+    end if;
+    return exo_private.bind_stage(stage, case stage
+        when 'identifier' then exo_private.stage_sql_identifier(chunks, bm25, ranked, visible)
+        when 'lexical' then exo_private.stage_sql_lexical(chunks, bm25, ranked, visible)
+        when 'entity' then exo_private.stage_sql_entity(chunks, visible)
+        when 'document' then exo_private.stage_sql_document(workspace, chunks, visible)
+        when 'graph' then exo_private.stage_sql_graph(workspace, chunks, visible)
+        when 'path' then exo_private.stage_sql_path(workspace, chunks, visible)
+        when 'semantic' then exo_private.stage_sql_semantic(workspace, chunks, visible, model_id, dimensions)
+        when 'participant' then exo_private.stage_sql_participant(workspace, chunks, visible, model_id, dimensions)
+        when 'personal' then exo_private.stage_sql_personal(workspace, chunks, visible, model_id, dimensions)
+        when 'personal_keyword' then exo_private.stage_sql_personal_keyword(workspace, chunks, visible)
+        when 'capsules' then exo_private.stage_sql_capsules(workspace, chunks, visible)
+    end);
 end
 $_$;
 
@@ -23810,7 +23639,432 @@ ALTER FUNCTION exo_private.stage_sql(stage text, workspace text, model_id intege
 -- Name: FUNCTION stage_sql(stage text, workspace text, model_id integer, dimensions integer, released boolean); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer, released boolean) IS 'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, document, graph, path (typed multi-hop), semantic, participant, capsules): $2 the open bands, the present ones or all (a chunk''s band as of $3, exo_private.band_as_of: the stored one when $3 is today or later), $3 the as_of day (nothing written after it), $4 the limit, $5 the keys of the charged subjects the search releases (null: all). Without released, nothing charged is read, and BM25 ranks by the index of the chunks charged for nothing; with it, what $5 leaves closed is left out and BM25 ranks by the index of every chunk. Prepared and cached by exo_private.retrieve, and explained by bench/search_latency.py.';
+COMMENT ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer, released boolean) IS 'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, document, graph, path (typed multi-hop), semantic, participant, capsules, personal, personal_keyword: exo_private.stage_sql_<stage>), its parameters bound to the positions exo_private.stage_parameters gives them. Every stage reads what the open bands hold (a chunk''s band as of as_of, exo_private.band_as_of: the stored one when as_of is today or later), nothing written after as_of, at most row_limit rows, and nothing charged for a subject released leaves closed. Without released, nothing charged is read, and BM25 ranks by the index of the chunks charged for nothing; with it, BM25 ranks by the index of every chunk. Prepared and cached by exo_private.retrieve, and explained by bench/search_latency.py.';
+
+--
+-- Name: stage_sql_capsules(text, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.stage_sql_capsules(workspace text, chunks text, visible text) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+begin
+    -- The workspace's capsules that match (sql/610_capsules.sql), best first. Of a fresh one,
+    -- the chunks its matching lines come from: a capsule points to evidence, never replaces
+    -- it. A stale one gives a row without a chunk: the report says it was skipped. A withheld
+    -- one (it cites a charged chunk) is never matched, as its chunks would not be.
+    return format($q$
+        with matched as materialized (
+            select k.id, k.body, k.sentences, s.state,
+                   pg_catalog.ts_rank(k.tsv, pg_catalog.websearch_to_tsquery('english', {terms}))::float8 as score
+            from exo_private.capsules k
+            join exo_private.capsule_states s on s.capsule_id = k.id
+            where k.workspace = %L and k.tsv @@ pg_catalog.websearch_to_tsquery('english', {terms})
+              and s.state <> 'withheld'
+            order by score desc, k.id
+            limit {row_limit}
+        ), lines as (
+            select m.id, (s.sentence ->> 'chunk_id')::bigint as chunk_id, count(*) as hits
+            from matched m
+            cross join lateral rows from (
+                pg_catalog.jsonb_array_elements(m.sentences),
+                pg_catalog.unnest(pg_catalog.string_to_array(m.body, E'\n'))) s (sentence, line)
+            where m.state = 'fresh'
+              and pg_catalog.to_tsvector('english', s.line) @@ pg_catalog.websearch_to_tsquery('english', {terms})
+            group by 1, 2
+        )
+        select m.id as capsule_id, m.state, x.chunk_id, m.score, x.charged
+        from matched m
+        left join lateral (
+            select c.id as chunk_id, c.charged_subjects as charged, l.hits
+            from lines l
+            join exo_private.%I c on c.id = l.chunk_id
+            where l.id = m.id and %s
+        ) x on true
+        order by m.score desc, x.hits desc nulls last, x.chunk_id
+        limit {row_limit} $q$, workspace, chunks, visible);
+end
+$_$;
+
+ALTER FUNCTION exo_private.stage_sql_capsules(workspace text, chunks text, visible text) OWNER TO exo_owner;
+
+--
+-- Name: stage_sql_document(text, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.stage_sql_document(workspace text, chunks text, visible text) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+begin
+    -- Not a conversation's: its title names a person more often than not, and its first
+    -- windows, its oldest messages, answer nothing by being first.
+    return format($q$
+        select c.id as chunk_id, 1.0::float8 as score, c.charged_subjects as charged, d.path as detail
+        from exo_private.documents d
+        cross join lateral (
+            select c.id, c.charged_subjects from exo_private.%I c
+            where c.document_id = d.id and %s
+            order by c.ordinal limit 2
+        ) c
+        where d.workspace = %L and d.conversation_id is null
+          and (d.title_key = any ({title_keys}) or d.file_name = any ({file_names}) or d.file_stem = any ({file_names}))
+        order by d.written_at desc nulls last, d.id
+        limit {row_limit} $q$, chunks, visible, workspace);
+end
+$_$;
+
+ALTER FUNCTION exo_private.stage_sql_document(workspace text, chunks text, visible text) OWNER TO exo_owner;
+
+--
+-- Name: stage_sql_entity(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.stage_sql_entity(chunks text, visible text) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    -- Chunks per named entity looked at, newest first: a hub of thousands of mentions costs this
+    -- many rows, not all of them. Only mentions the text makes (origin 'model'): a chat participant
+    -- is the sender of every line of their windows, which says nothing about what a window answers
+    -- (the lexical stage still matches the name).
+    per_entity constant int := 200;
+begin
+    return format($q$
+        select c.id as chunk_id, 1.0::float8 as score, c.charged_subjects as charged,
+               min(e.name) as detail
+        from exo_private.entities e
+        cross join lateral (
+            select m.chunk_id from exo_private.mentions m
+            where m.entity_id = e.id and m.chunk_id is not null and m.origin = 'model'
+            order by m.chunk_id desc limit %s
+        ) m
+        join exo_private.%I c on c.id = m.chunk_id
+        where e.id = any ({entity_ids}) and %s
+        group by c.id, c.charged_subjects
+        order by count(distinct e.id) desc, max(c.written_at) desc nulls last, c.id
+        limit {row_limit} $q$, per_entity, chunks, visible);
+end
+$_$;
+
+ALTER FUNCTION exo_private.stage_sql_entity(chunks text, visible text) OWNER TO exo_owner;
+
+--
+-- Name: stage_sql_graph(text, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.stage_sql_graph(workspace text, chunks text, visible text) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    -- Chunks per named entity looked at, newest first: a hub of thousands of mentions costs this
+    -- many rows, not all of them. Only mentions the text makes (origin 'model'): a chat participant
+    -- is the sender of every line of their windows, which says nothing about what a window answers
+    -- (the lexical stage still matches the name).
+    per_entity constant int := 200;
+begin
+    -- Never along what the search withholds: a relation of a window that overlaps a withheld
+    -- chunk, a closed subject's entity (exo_private.hidden_windows, hidden_entities).
+    return format($q$
+        with hidden as materialized (
+            select exo_private.hidden_windows(%L, {released}::text[]) as windows,
+                   exo_private.hidden_entities(%L, {released}::text[]) as entities
+        )
+        select c.id as chunk_id, (1.0 / (1 + min(n.depth)))::float8 as score, c.charged_subjects as charged,
+               string_agg(distinct n.name, ', ') as detail
+        from hidden h
+        cross join unnest({entity_ids}::bigint[]) s (entity_id)
+        cross join lateral exo_private.related_entities(s.entity_id, {depth}, {per_node}, h.windows, h.entities) n
+        cross join lateral (
+            select m.chunk_id from exo_private.mentions m
+            where m.entity_id = n.entity_id and m.chunk_id is not null and m.origin = 'model'
+            order by m.chunk_id desc limit %s
+        ) m
+        join exo_private.%I c on c.id = m.chunk_id
+        where %s and n.entity_id <> all ({entity_ids})
+        group by c.id, c.charged_subjects
+        order by min(n.depth), count(distinct n.entity_id) desc, max(c.written_at) desc nulls last, c.id
+        limit {row_limit} $q$, workspace, workspace, per_entity / 10, chunks, visible);
+end
+$_$;
+
+ALTER FUNCTION exo_private.stage_sql_graph(workspace text, chunks text, visible text) OWNER TO exo_owner;
+
+--
+-- Name: stage_sql_identifier(text, text, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.stage_sql_identifier(chunks text, bm25 text, ranked text, visible text) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+begin
+    -- The BM25 hits of the identifier's words, best first and at most 10 x the limit,
+    -- checked for the string itself: a rare identifier is among the first, and a common
+    -- prefix ("INC") never walks its thousands of postings.
+    return format($q$
+        select x.chunk_id, x.score, x.charged from (
+            select c.id as chunk_id, -(%s operator(public.<@>) public.to_bm25query({identifier}, %L)) as score,
+                   c.charged_subjects as charged, c.body
+            from exo_private.%I c
+            where %s
+            order by %s operator(public.<@>) public.to_bm25query({identifier}, %L)
+            limit {row_limit} * 10
+        ) x
+        where pg_catalog.strpos(pg_catalog.lower(x.body), pg_catalog.lower({identifier})) > 0
+        order by x.score desc
+        limit {row_limit} $q$, ranked, bm25, chunks, visible, ranked, bm25);
+end
+$_$;
+
+ALTER FUNCTION exo_private.stage_sql_identifier(chunks text, bm25 text, ranked text, visible text) OWNER TO exo_owner;
+
+--
+-- Name: stage_sql_lexical(text, text, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.stage_sql_lexical(chunks text, bm25 text, ranked text, visible text) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+begin
+    return format($q$
+        select c.id as chunk_id, -(%s operator(public.<@>) public.to_bm25query({query}, %L)) as score,
+               c.charged_subjects as charged
+        from exo_private.%I c
+        where %s and %s operator(public.<@>) public.to_bm25query({query}, %L) < 0
+        order by %s operator(public.<@>) public.to_bm25query({query}, %L)
+        limit {row_limit} $q$, ranked, bm25, chunks, visible, ranked, bm25, ranked, bm25);
+end
+$_$;
+
+ALTER FUNCTION exo_private.stage_sql_lexical(chunks text, bm25 text, ranked text, visible text) OWNER TO exo_owner;
+
+--
+-- Name: stage_sql_participant(text, text, text, integer, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.stage_sql_participant(workspace text, chunks text, visible text, model_id integer, dimensions integer) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+begin
+    -- The chat windows of the people the question names (by full name or first name), by
+    -- similarity to it: "Where does Priya live now?" names whose conversation to look in,
+    -- while its answer ("Officially a Porto resident") shares no word with it. The owner takes
+    -- part in every window, so naming the owner narrows nothing and is left out.
+    if model_id is null or dimensions is null then
+        raise exception 'the participant stage needs an embedding model and its dimensions';
+    end if;
+    return format($q$
+        with named as materialized (
+            select e.id from exo_private.entities e
+            where e.workspace = %L and e.type = 'Person'
+              and (e.canonical_key = any ({name_keys}) or pg_catalog.split_part(e.canonical_key, ' ', 1) = any ({name_keys}))
+              and e.canonical_key is distinct from
+                  (select p.entity_key from exo_private.people p where p.is_owner)
+        ), windows as materialized (
+            select distinct m.chunk_id from exo_private.mentions m
+            where m.entity_id in (select n.id from named n) and m.origin = 'structure'
+              and m.chunk_id is not null
+        )
+        select x.chunk_id, x.score, x.charged from (
+            select c.id as chunk_id,
+                   (1 - (e.embedding::public.vector(%s) operator(public.<=>) {query_vector}::public.vector(%s)))::float8 as score,
+                   c.charged_subjects as charged
+            from windows w
+            join exo_private.%I c on c.workspace = %L and c.id = w.chunk_id
+            join exo_private.%I e on e.workspace = c.workspace and e.chunk_id = c.id and e.model_id = %s
+            where %s
+            order by score desc, c.id desc
+            limit {row_limit}
+        ) x
+        order by x.score desc $q$,
+        workspace, dimensions, dimensions, chunks, workspace, 'chunk_embeddings_' || workspace, model_id,
+        visible);
+end
+$_$;
+
+ALTER FUNCTION exo_private.stage_sql_participant(workspace text, chunks text, visible text, model_id integer, dimensions integer) OWNER TO exo_owner;
+
+--
+-- Name: stage_sql_path(text, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.stage_sql_path(workspace text, chunks text, visible text) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+begin
+    -- A typed multi-hop walk (plpy/relation_paths.py): from the named entities, hop i follows
+    -- relations of either origin and direction whose predicate matches {hop_patterns}[i], each node
+    -- expanding at most {per_node} of them (exo_private.typed_neighbours, hub-safe). Every relation walked
+    -- cites the chunks of its extraction window, those naming its ends first; the last hop's
+    -- evidence (the answer) scores above the hops that lead to it. walked: the relations a
+    -- chunk states, each [the hops that walked it, subject, predicate, object], for the
+    -- packet's Relations section.
+    return format($q$
+        with recursive hidden as materialized (
+            -- never along what the search withholds, as the graph stage
+            select exo_private.hidden_windows(%L, {released}::text[]) as windows,
+                   exo_private.hidden_entities(%L, {released}::text[]) as entities
+        ), walk (entity_id, hop, relation_id) as (
+            select s.entity_id, 0, null::bigint from unnest({entity_ids}::bigint[]) s (entity_id)
+            union
+            select nb.entity_id, w.hop + 1, nb.relation_id
+            from walk w
+            cross join hidden h
+            cross join lateral exo_private.typed_neighbours(w.entity_id, {hop_patterns}[w.hop + 1], {per_node}, h.windows, h.entities) nb
+            where w.hop < cardinality({hop_patterns})
+        ), steps as materialized (
+            -- By key, a walked relation at a time: the walk's size is unknown to the planner.
+            select r.id, r.document_id, r.subject_id, r.object_id, r.predicate, x.char_start, x.char_end,
+                   max(w.hop) as hop, array_agg(distinct w.hop) as hops,
+                   (select e.name from exo_private.entities e where e.id = r.subject_id) as subject_name,
+                   (select e.name from exo_private.entities e where e.id = r.object_id) as object_name
+            from walk w
+            cross join lateral (select r.* from exo_private.relations r where r.id = w.relation_id) r
+            cross join lateral (
+                select x.char_start, x.char_end from exo_private.extraction_windows x where x.id = r.window_id
+            ) x
+            group by r.id, r.document_id, r.subject_id, r.object_id, r.predicate, x.char_start, x.char_end
+        )
+        select c.id as chunk_id,
+               max(case when st.hop = cardinality({hop_patterns}) then 1.0 else 0.8 end)::float8 as score,
+               c.charged_subjects as charged,
+               string_agg(distinct st.subject_name || ' ' || st.predicate || ' ' || st.object_name, '; ') as detail,
+               jsonb_agg(distinct jsonb_build_array(st.hops, st.subject_name, st.predicate, st.object_name))::text
+                   as walked
+        from steps st
+        cross join lateral (
+            select c.id, c.charged_subjects, c.written_at
+            from exo_private.%I c
+            where c.document_id = st.document_id and c.char_start < st.char_end
+              and c.char_end > st.char_start and %s
+            order by (select count(*) from exo_private.mentions m
+                      where m.chunk_id = c.id and m.entity_id in (st.subject_id, st.object_id)) desc,
+                     c.ordinal
+            limit 2
+        ) c
+        group by c.id, c.charged_subjects
+        order by score desc, max(c.written_at) desc nulls last, c.id
+        limit {row_limit} $q$, workspace, workspace, chunks, visible);
+end
+$_$;
+
+ALTER FUNCTION exo_private.stage_sql_path(workspace text, chunks text, visible text) OWNER TO exo_owner;
+
+--
+-- Name: stage_sql_personal(text, text, text, integer, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.stage_sql_personal(workspace text, chunks text, visible text, model_id integer, dimensions integer) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+begin
+    -- The personal stage (sql/700_kb.sql): the chunks of the user's claimed and pinned
+    -- documents in this workspace by exact cosine similarity, only those at {threshold} or above, at
+    -- most {per_document} per document; each row names its document (detail) for the miss streak. One pass
+    -- over the saved documents' chunks, each chunk's vector by its primary key (the lateral's
+    -- limit keeps the planner from a hash join over every vector of the workspace), a window
+    -- per document over the few that pass, the query vector parsed once (an InitPlan).
+    if model_id is null or dimensions is null then
+        raise exception 'the personal stage needs an embedding model and its dimensions';
+    end if;
+    return format($q$
+        select x.chunk_id, x.score, x.charged, x.document_id::text as detail
+        from (
+            select y.*, pg_catalog.row_number() over (partition by y.document_id
+                                                      order by y.score desc, y.chunk_id) as n
+            from (
+                select c.id as chunk_id, c.document_id, c.charged_subjects as charged, e.score
+                from exo_private.%I c
+                cross join lateral (
+                    select (1 - (e.embedding::public.vector(%s) operator(public.<=>)
+                                 (select {query_vector}::public.vector(%s))))::float8 as score
+                    from exo_private.%I e
+                    where e.workspace = c.workspace and e.model_id = %s and e.chunk_id = c.id
+                    limit 1
+                ) e
+                where c.workspace = %L and c.document_id = any ({documents}::bigint[]) and %s
+            ) y
+            where y.score >= {threshold}
+        ) x
+        where x.n <= {per_document}
+        order by x.score desc, x.chunk_id
+        limit {row_limit} $q$,
+        chunks, dimensions, dimensions, 'chunk_embeddings_' || workspace, model_id, workspace, visible);
+end
+$_$;
+
+ALTER FUNCTION exo_private.stage_sql_personal(workspace text, chunks text, visible text, model_id integer, dimensions integer) OWNER TO exo_owner;
+
+--
+-- Name: stage_sql_personal_keyword(text, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.stage_sql_personal_keyword(workspace text, chunks text, visible text) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+begin
+    -- The personal stage without a query embedding: the saved documents' chunks that share a
+    -- word with the question, best ts_rank first.
+    return format($q$
+        select x.chunk_id, x.score, x.charged, x.document_id::text as detail
+        from unnest({documents}::bigint[]) s (document_id)
+        cross join lateral (
+            select c.id as chunk_id, c.document_id, c.charged_subjects as charged,
+                   pg_catalog.ts_rank(pg_catalog.to_tsvector('english', c.body),
+                                      pg_catalog.websearch_to_tsquery('english', {terms}))::float8 as score
+            from exo_private.%I c
+            where c.workspace = %L and c.document_id = s.document_id and %s
+              and pg_catalog.to_tsvector('english', c.body) @@ pg_catalog.websearch_to_tsquery('english', {terms})
+            order by score desc, c.id
+            limit {per_document}
+        ) x
+        order by x.score desc, x.chunk_id
+        limit {row_limit} $q$, chunks, workspace, visible);
+end
+$_$;
+
+ALTER FUNCTION exo_private.stage_sql_personal_keyword(workspace text, chunks text, visible text) OWNER TO exo_owner;
+
+--
+-- Name: stage_sql_semantic(text, text, text, integer, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.stage_sql_semantic(workspace text, chunks text, visible text, model_id integer, dimensions integer) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+begin
+    if model_id is null or dimensions is null then
+        raise exception 'the semantic stage needs an embedding model and its dimensions';
+    end if;
+    -- Written as embedding::vector(N) with model_id = N so the partial HNSW index matches.
+    return format($q$
+        select x.chunk_id, x.score, x.charged from (
+            select c.id as chunk_id,
+                   (1 - (e.embedding::public.vector(%s) operator(public.<=>) {query_vector}::public.vector(%s)))::float8 as score,
+                   c.charged_subjects as charged
+            from exo_private.%I e
+            join exo_private.%I c on c.workspace = e.workspace and c.id = e.chunk_id
+            where e.model_id = %s and %s
+            order by e.embedding::public.vector(%s) operator(public.<=>) {query_vector}::public.vector(%s)
+            limit {row_limit}
+        ) x
+        order by x.score desc $q$,
+        dimensions, dimensions, 'chunk_embeddings_' || workspace, chunks, model_id, visible,
+        dimensions, dimensions);
+end
+$_$;
+
+ALTER FUNCTION exo_private.stage_sql_semantic(workspace text, chunks text, visible text, model_id integer, dimensions integer) OWNER TO exo_owner;
 
 --
 -- Name: stop_runaway_readers(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -32794,6 +33048,14 @@ GRANT ALL ON FUNCTION exo_private.band_as_of(stored exo_private.band, written da
 GRANT ALL ON FUNCTION exo_private.band_as_of(stored exo_private.band, written date, follows_age boolean, as_of date, current_days integer, recent_days integer) TO exo_writer;
 
 --
+-- Name: FUNCTION bind_stage(p_stage text, p_sql text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.bind_stage(p_stage text, p_sql text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.bind_stage(p_stage text, p_sql text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.bind_stage(p_stage text, p_sql text) TO exo_writer;
+
+--
 -- Name: FUNCTION bound_backend_memory(p_bytes bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -34233,12 +34495,108 @@ GRANT ALL ON FUNCTION exo_private.split_sense(p_entity bigint, p_anchor_kind tex
 GRANT ALL ON FUNCTION exo_private.split_sense(p_entity bigint, p_anchor_kind text, p_anchor text) TO exo_writer;
 
 --
+-- Name: FUNCTION stage_parameters(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.stage_parameters() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.stage_parameters() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.stage_parameters() TO exo_writer;
+
+--
 -- Name: FUNCTION stage_sql(stage text, workspace text, model_id integer, dimensions integer, released boolean); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer, released boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer, released boolean) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer, released boolean) TO exo_writer;
+
+--
+-- Name: FUNCTION stage_sql_capsules(workspace text, chunks text, visible text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.stage_sql_capsules(workspace text, chunks text, visible text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.stage_sql_capsules(workspace text, chunks text, visible text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.stage_sql_capsules(workspace text, chunks text, visible text) TO exo_writer;
+
+--
+-- Name: FUNCTION stage_sql_document(workspace text, chunks text, visible text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.stage_sql_document(workspace text, chunks text, visible text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.stage_sql_document(workspace text, chunks text, visible text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.stage_sql_document(workspace text, chunks text, visible text) TO exo_writer;
+
+--
+-- Name: FUNCTION stage_sql_entity(chunks text, visible text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.stage_sql_entity(chunks text, visible text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.stage_sql_entity(chunks text, visible text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.stage_sql_entity(chunks text, visible text) TO exo_writer;
+
+--
+-- Name: FUNCTION stage_sql_graph(workspace text, chunks text, visible text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.stage_sql_graph(workspace text, chunks text, visible text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.stage_sql_graph(workspace text, chunks text, visible text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.stage_sql_graph(workspace text, chunks text, visible text) TO exo_writer;
+
+--
+-- Name: FUNCTION stage_sql_identifier(chunks text, bm25 text, ranked text, visible text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.stage_sql_identifier(chunks text, bm25 text, ranked text, visible text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.stage_sql_identifier(chunks text, bm25 text, ranked text, visible text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.stage_sql_identifier(chunks text, bm25 text, ranked text, visible text) TO exo_writer;
+
+--
+-- Name: FUNCTION stage_sql_lexical(chunks text, bm25 text, ranked text, visible text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.stage_sql_lexical(chunks text, bm25 text, ranked text, visible text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.stage_sql_lexical(chunks text, bm25 text, ranked text, visible text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.stage_sql_lexical(chunks text, bm25 text, ranked text, visible text) TO exo_writer;
+
+--
+-- Name: FUNCTION stage_sql_participant(workspace text, chunks text, visible text, model_id integer, dimensions integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.stage_sql_participant(workspace text, chunks text, visible text, model_id integer, dimensions integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.stage_sql_participant(workspace text, chunks text, visible text, model_id integer, dimensions integer) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.stage_sql_participant(workspace text, chunks text, visible text, model_id integer, dimensions integer) TO exo_writer;
+
+--
+-- Name: FUNCTION stage_sql_path(workspace text, chunks text, visible text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.stage_sql_path(workspace text, chunks text, visible text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.stage_sql_path(workspace text, chunks text, visible text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.stage_sql_path(workspace text, chunks text, visible text) TO exo_writer;
+
+--
+-- Name: FUNCTION stage_sql_personal(workspace text, chunks text, visible text, model_id integer, dimensions integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.stage_sql_personal(workspace text, chunks text, visible text, model_id integer, dimensions integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.stage_sql_personal(workspace text, chunks text, visible text, model_id integer, dimensions integer) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.stage_sql_personal(workspace text, chunks text, visible text, model_id integer, dimensions integer) TO exo_writer;
+
+--
+-- Name: FUNCTION stage_sql_personal_keyword(workspace text, chunks text, visible text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.stage_sql_personal_keyword(workspace text, chunks text, visible text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.stage_sql_personal_keyword(workspace text, chunks text, visible text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.stage_sql_personal_keyword(workspace text, chunks text, visible text) TO exo_writer;
+
+--
+-- Name: FUNCTION stage_sql_semantic(workspace text, chunks text, visible text, model_id integer, dimensions integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.stage_sql_semantic(workspace text, chunks text, visible text, model_id integer, dimensions integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.stage_sql_semantic(workspace text, chunks text, visible text, model_id integer, dimensions integer) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.stage_sql_semantic(workspace text, chunks text, visible text, model_id integer, dimensions integer) TO exo_writer;
 
 --
 -- Name: FUNCTION stop_runaway_readers(); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import textwrap
 import threading
 import time
@@ -20,6 +21,7 @@ import query_embedding
 import reranking
 import retrieve
 from model_client import EndpointDown
+from support import SQL_DIR
 from textnorm import canonical_key
 
 SETTINGS = {
@@ -82,6 +84,22 @@ class Plan:
         self.text, self.types = text, types
 
 
+def _stage_parameters() -> list[tuple[str, int, str, str]]:
+    """exo_private.stage_parameters as sql/400_search.sql writes it: each stage's own, then bands,
+    as_of, row_limit and released (positions 2 to 5) of every stage, ordered as the function orders."""
+    text = (SQL_DIR / "400_search.sql").read_text()
+    own = [
+        (s, int(p), n, t)
+        for s, p, n, t in re.findall(r"\('([a-z_]+)', (\d+), '([a-z_]+)', '([a-z0-9\[\]]+)'\)", text)
+    ]
+    common = [(int(p), n, t) for p, n, t in re.findall(r"\((\d), '([a-z_]+)', '([a-z0-9\[\]]+)'\)", text)]
+    rows = own + [(stage, *c) for stage in {o[0] for o in own} for c in common]
+    return sorted(rows, key=lambda r: (r[0], r[1]))
+
+
+STAGE_PARAMETERS = _stage_parameters()
+
+
 class FakePlpy:
     """Answers retrieve's statements from canned chunks; `hits[(stage, workspace)]` lists
     (chunk_id, score) a stage finds, filtered by the bands the search opened."""
@@ -132,6 +150,8 @@ class FakePlpy:
             return self.deferred
         if "from exo_private.entities" in text:
             return [e for e in self.entities if e["canonical_key"] in args[0] and e["workspace"] in args[1]]
+        if "exo_private.stage_parameters" in text:
+            return [{"stage": st, "name": name, "type": type_} for st, _pos, name, type_ in STAGE_PARAMETERS]
         if "exo_private.stage_sql" in text:
             return [{"q": f"STAGE {args[0]} {args[1]}"}]
         if "pool_details" in text:
