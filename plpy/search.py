@@ -211,7 +211,7 @@ class Deference:
 
     def released_keys_of_search(self):
         """The canonical keys of the charged subjects this search releases, by why_released's
-        rule, for the stages' SQL (exo_private.stage_sql's $5): None when every one is (time
+        rule, for the stages' SQL (their `released` parameter): None when every one is (time
         releases and the archive is open)."""
         if self.archive_open and self.time_releases:
             return None

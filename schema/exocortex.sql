@@ -2919,7 +2919,7 @@ class Deference:
 
     def released_keys_of_search(self):
         """The canonical keys of the charged subjects this search releases, by why_released's
-        rule, for the stages' SQL (exo_private.stage_sql's $5): None when every one is (time
+        rule, for the stages' SQL (their `released` parameter): None when every one is (time
         releases and the archive is open)."""
         if self.archive_open and self.time_releases:
             return None
@@ -4832,7 +4832,7 @@ class Deference:
 
     def released_keys_of_search(self):
         """The canonical keys of the charged subjects this search releases, by why_released's
-        rule, for the stages' SQL (exo_private.stage_sql's $5): None when every one is (time
+        rule, for the stages' SQL (their `released` parameter): None when every one is (time
         releases and the archive is open)."""
         if self.archive_open and self.time_releases:
             return None
@@ -6366,7 +6366,7 @@ class Deference:
 
     def released_keys_of_search(self):
         """The canonical keys of the charged subjects this search releases, by why_released's
-        rule, for the stages' SQL (exo_private.stage_sql's $5): None when every one is (time
+        rule, for the stages' SQL (their `released` parameter): None when every one is (time
         releases and the archive is open)."""
         if self.archive_open and self.time_releases:
             return None
@@ -11764,9 +11764,9 @@ COMMENT ON FUNCTION exo_private.hidden_entities(p_workspace text, p_released tex
 CREATE FUNCTION exo_private.hidden_windows(p_workspace text, p_released text[]) RETURNS bigint[]
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
-    AS $_$
+    AS $$
     -- A relation is evidence of its window: one whose window overlaps a chunk the search
-    -- withholds (p_released: the keys it releases, exo_private.stage_sql's $5; null: all) is
+    -- withholds (p_released: the keys it releases, exo_private.stage_sql's released; null: all) is
     -- not walked, or the graph would tell what withheld text relates.
     select coalesce(array_agg(distinct w.id), '{}')
     from exo_private.chunks c
@@ -11775,7 +11775,7 @@ CREATE FUNCTION exo_private.hidden_windows(p_workspace text, p_released text[]) 
      and c.char_start < w.char_end and c.char_end > w.char_start
     where p_released is not null and c.workspace = p_workspace and c.charged_subjects <> '{}'
       and exo_private.unreleased(c.charged_subjects, p_released) <> '{}'
-$_$;
+$$;
 
 ALTER FUNCTION exo_private.hidden_windows(p_workspace text, p_released text[]) OWNER TO exo_owner;
 
@@ -18903,7 +18903,7 @@ class Deference:
 
     def released_keys_of_search(self):
         """The canonical keys of the charged subjects this search releases, by why_released's
-        rule, for the stages' SQL (exo_private.stage_sql's $5): None when every one is (time
+        rule, for the stages' SQL (their `released` parameter): None when every one is (time
         releases and the archive is open)."""
         if self.archive_open and self.time_releases:
             return None
@@ -20289,7 +20289,7 @@ class Deference:
 
     def released_keys_of_search(self):
         """The canonical keys of the charged subjects this search releases, by why_released's
-        rule, for the stages' SQL (exo_private.stage_sql's $5): None when every one is (time
+        rule, for the stages' SQL (their `released` parameter): None when every one is (time
         releases and the archive is open)."""
         if self.archive_open and self.time_releases:
             return None

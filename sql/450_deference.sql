@@ -229,7 +229,7 @@ security invoker
 set search_path = exo_private, pg_temp
 as $$
     -- A relation is evidence of its window: one whose window overlaps a chunk the search
-    -- withholds (p_released: the keys it releases, exo_private.stage_sql's $5; null: all) is
+    -- withholds (p_released: the keys it releases, exo_private.stage_sql's released; null: all) is
     -- not walked, or the graph would tell what withheld text relates.
     select coalesce(array_agg(distinct w.id), '{}')
     from exo_private.chunks c
