@@ -10726,8 +10726,6 @@ CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) RETUR
         select e.id, e.workspace, e.type, e.name, e.canonical_key, e.is_owner, e.sense
         from exo_private.entities e
         where e.id = p_entity
-    ), released as materialized (
-        select exo_private.released_keys(bridge) as keys
     ), closed as materialized (
         select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
     ), itself as (
@@ -10753,22 +10751,8 @@ CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) RETUR
         from shown s join exo_private.documents d on d.id = s.document_id
         order by d.written_at desc nulls last, s.document_id desc
         limit 100
-    ), rels as (
-        select r.id, r.window_id, r.document_id, r.predicate, r.predicate_raw,
-               case when r.subject_id = p_entity then 'out' else 'in' end as direction,
-               case when r.subject_id = p_entity then r.object_id else r.subject_id end as other_id
-        from exo_private.relations r
-        where r.subject_id = p_entity or r.object_id = p_entity
-    ), rels_judged as (
-        select rl.*, o.name as other_name, o.type::text as other_type,
-               (select c.subject from closed c where c.key = o.canonical_key order by c.subject limit 1)
-                   as other_subject,
-               -- both ends must be shown in the relation's window: what withholds either
-               exo_private.mention_state(p_entity, rl.window_id, r.keys)
-                   || exo_private.mention_state(rl.other_id, rl.window_id, r.keys) as evidence_withheld
-        from rels rl
-        join exo_private.entities o on o.id = rl.other_id
-        cross join released r
+    ), rels_judged as materialized (
+        select * from exo_private.entity_relations_judged(p_entity, bridge)
     ), rels_shown as (
         select rj.direction, rj.predicate, rj.other_id, rj.other_name, rj.other_type,
                count(distinct rj.document_id) as documents,
@@ -10803,7 +10787,7 @@ CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) RETUR
                 'hints', jsonb_build_array(jsonb_build_object(
                     'subject', (select i.subject from itself i), 'workspace', ent.workspace,
                     'mentions', (select count(*) from ms),
-                    'relations', (select count(*) from rels),
+                    'relations', (select count(*) from rels_judged),
                     'how', exo_private.hint_how((select i.subject from itself i)))))
         when (select h.yes from hidden h) then
             -- Seen only in withheld material: that it exists, never its name.
@@ -10813,7 +10797,7 @@ CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) RETUR
                 'hints', (
                     select jsonb_agg(jsonb_build_object(
                         'subject', wm.subject, 'workspace', ent.workspace, 'mentions', wm.mentions,
-                        'chunks', wm.chunks, 'relations', (select count(*) from rels),
+                        'chunks', wm.chunks, 'relations', (select count(*) from rels_judged),
                         'how', exo_private.hint_how(wm.subject))
                         order by wm.subject)
                     from withheld_mentions wm))
@@ -10830,23 +10814,17 @@ CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) RETUR
                         'mentions', d.mentions)
                         order by d.written_at desc nulls last, d.document_id desc)
                     from docs d), '[]'),
-                'relations', jsonb_build_object(
-                    'out', coalesce((
+                'relations', (
+                    -- out and in, each the 100 with the most documents
+                    select jsonb_object_agg(d.direction, coalesce((
                         select jsonb_agg(jsonb_build_object(
                             'predicate', x.predicate, 'predicate_raw', x.predicate_raw,
                             'entity_id', x.other_id, 'name', x.other_name, 'type', x.other_type,
                             'documents', x.documents, 'document_ids', x.document_ids)
                             order by x.documents desc, x.predicate, x.other_name)
-                        from (select * from rels_shown rs where rs.direction = 'out'
-                              order by rs.documents desc, rs.predicate, rs.other_name limit 100) x), '[]'),
-                    'in', coalesce((
-                        select jsonb_agg(jsonb_build_object(
-                            'predicate', x.predicate, 'predicate_raw', x.predicate_raw,
-                            'entity_id', x.other_id, 'name', x.other_name, 'type', x.other_type,
-                            'documents', x.documents, 'document_ids', x.document_ids)
-                            order by x.documents desc, x.predicate, x.other_name)
-                        from (select * from rels_shown rs where rs.direction = 'in'
-                              order by rs.documents desc, rs.predicate, rs.other_name limit 100) x), '[]')),
+                        from (select * from rels_shown rs where rs.direction = d.direction
+                              order by rs.documents desc, rs.predicate, rs.other_name limit 100) x), '[]'))
+                    from (values ('out'), ('in')) d (direction)),
                 'hints', coalesce((
                     select jsonb_agg(jsonb_build_object(
                         'subject', h.subject, 'workspace', ent.workspace, 'mentions', h.mentions,
@@ -10950,6 +10928,44 @@ ALTER FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_docum
 --
 
 COMMENT ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint) IS 'Every mention of the given entities (only those in document in_document when it is given) with its workspace, document, chunk, window and surface, and withheld: the charged subjects the bridge leaves closed (empty: it may be shown).';
+
+--
+-- Name: entity_relations_judged(bigint, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.entity_relations_judged(p_entity bigint, bridge text[]) RETURNS TABLE(id bigint, document_id bigint, direction text, predicate text, predicate_raw text, other_id bigint, other_name text, other_type text, other_subject text, evidence_withheld text[])
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with released as materialized (
+        select exo_private.released_keys(bridge) as keys
+    ), closed as materialized (
+        select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
+    ), rels as (
+        select r.id, r.window_id, r.document_id, r.predicate, r.predicate_raw,
+               case when r.subject_id = p_entity then 'out' else 'in' end as direction,
+               case when r.subject_id = p_entity then r.object_id else r.subject_id end as other_id
+        from exo_private.relations r
+        where r.subject_id = p_entity or r.object_id = p_entity
+    )
+    select rl.id, rl.document_id, rl.direction, rl.predicate, rl.predicate_raw, rl.other_id,
+           o.name, o.type::text,
+           (select c.subject from closed c where c.key = o.canonical_key order by c.subject limit 1),
+           -- both ends must be shown in the relation's window: what withholds either
+           exo_private.mention_state(p_entity, rl.window_id, r.keys)
+               || exo_private.mention_state(rl.other_id, rl.window_id, r.keys)
+    from rels rl
+    join exo_private.entities o on o.id = rl.other_id
+    cross join released r
+$$;
+
+ALTER FUNCTION exo_private.entity_relations_judged(p_entity bigint, bridge text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION entity_relations_judged(p_entity bigint, bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.entity_relations_judged(p_entity bigint, bridge text[]) IS 'Every relation of an entity (out: it is the subject; in: the object) with the other end''s name and type, the closed subject the other end is (null: none the bridge leaves closed) and the subjects whose withheld mentions in the relation''s window withhold its evidence (empty: none).';
 
 --
 -- Name: entity_sense(text, text, text, bigint, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -33480,6 +33496,14 @@ GRANT ALL ON FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) T
 REVOKE ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION entity_relations_judged(p_entity bigint, bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.entity_relations_judged(p_entity bigint, bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.entity_relations_judged(p_entity bigint, bridge text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.entity_relations_judged(p_entity bigint, bridge text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION entity_sense(p_workspace text, p_key text, p_type text, p_document bigint, p_address text); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -128,6 +128,42 @@ comment on function exo_private.excerpt(text, text, int) is
     'About width characters of body (whitespace collapsed) centred on the first case-insensitive '
     'occurrence of needle (the start when absent), with … where it was cut.';
 
+-- exo_private.entity_relations_judged: an entity's relations, each with what withholds it.
+create or replace function exo_private.entity_relations_judged(p_entity bigint, bridge text[])
+returns table (
+    id bigint, document_id bigint, direction text, predicate text, predicate_raw text, other_id bigint,
+    other_name text, other_type text, other_subject text, evidence_withheld text[]
+)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    with released as materialized (
+        select exo_private.released_keys(bridge) as keys
+    ), closed as materialized (
+        select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
+    ), rels as (
+        select r.id, r.window_id, r.document_id, r.predicate, r.predicate_raw,
+               case when r.subject_id = p_entity then 'out' else 'in' end as direction,
+               case when r.subject_id = p_entity then r.object_id else r.subject_id end as other_id
+        from exo_private.relations r
+        where r.subject_id = p_entity or r.object_id = p_entity
+    )
+    select rl.id, rl.document_id, rl.direction, rl.predicate, rl.predicate_raw, rl.other_id,
+           o.name, o.type::text,
+           (select c.subject from closed c where c.key = o.canonical_key order by c.subject limit 1),
+           -- both ends must be shown in the relation's window: what withholds either
+           exo_private.mention_state(p_entity, rl.window_id, r.keys)
+               || exo_private.mention_state(rl.other_id, rl.window_id, r.keys)
+    from rels rl
+    join exo_private.entities o on o.id = rl.other_id
+    cross join released r
+$$;
+comment on function exo_private.entity_relations_judged(bigint, text[]) is
+    'Every relation of an entity (out: it is the subject; in: the object) with the other end''s name '
+    'and type, the closed subject the other end is (null: none the bridge leaves closed) and the '
+    'subjects whose withheld mentions in the relation''s window withhold its evidence (empty: none).';
+
 -- exo_private.entity_dossier: one entity's dossier.
 create or replace function exo_private.entity_dossier(p_entity bigint, bridge text[])
 returns jsonb
@@ -139,8 +175,6 @@ as $$
         select e.id, e.workspace, e.type, e.name, e.canonical_key, e.is_owner, e.sense
         from exo_private.entities e
         where e.id = p_entity
-    ), released as materialized (
-        select exo_private.released_keys(bridge) as keys
     ), closed as materialized (
         select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
     ), itself as (
@@ -166,22 +200,8 @@ as $$
         from shown s join exo_private.documents d on d.id = s.document_id
         order by d.written_at desc nulls last, s.document_id desc
         limit 100
-    ), rels as (
-        select r.id, r.window_id, r.document_id, r.predicate, r.predicate_raw,
-               case when r.subject_id = p_entity then 'out' else 'in' end as direction,
-               case when r.subject_id = p_entity then r.object_id else r.subject_id end as other_id
-        from exo_private.relations r
-        where r.subject_id = p_entity or r.object_id = p_entity
-    ), rels_judged as (
-        select rl.*, o.name as other_name, o.type::text as other_type,
-               (select c.subject from closed c where c.key = o.canonical_key order by c.subject limit 1)
-                   as other_subject,
-               -- both ends must be shown in the relation's window: what withholds either
-               exo_private.mention_state(p_entity, rl.window_id, r.keys)
-                   || exo_private.mention_state(rl.other_id, rl.window_id, r.keys) as evidence_withheld
-        from rels rl
-        join exo_private.entities o on o.id = rl.other_id
-        cross join released r
+    ), rels_judged as materialized (
+        select * from exo_private.entity_relations_judged(p_entity, bridge)
     ), rels_shown as (
         select rj.direction, rj.predicate, rj.other_id, rj.other_name, rj.other_type,
                count(distinct rj.document_id) as documents,
@@ -216,7 +236,7 @@ as $$
                 'hints', jsonb_build_array(jsonb_build_object(
                     'subject', (select i.subject from itself i), 'workspace', ent.workspace,
                     'mentions', (select count(*) from ms),
-                    'relations', (select count(*) from rels),
+                    'relations', (select count(*) from rels_judged),
                     'how', exo_private.hint_how((select i.subject from itself i)))))
         when (select h.yes from hidden h) then
             -- Seen only in withheld material: that it exists, never its name.
@@ -226,7 +246,7 @@ as $$
                 'hints', (
                     select jsonb_agg(jsonb_build_object(
                         'subject', wm.subject, 'workspace', ent.workspace, 'mentions', wm.mentions,
-                        'chunks', wm.chunks, 'relations', (select count(*) from rels),
+                        'chunks', wm.chunks, 'relations', (select count(*) from rels_judged),
                         'how', exo_private.hint_how(wm.subject))
                         order by wm.subject)
                     from withheld_mentions wm))
@@ -243,23 +263,17 @@ as $$
                         'mentions', d.mentions)
                         order by d.written_at desc nulls last, d.document_id desc)
                     from docs d), '[]'),
-                'relations', jsonb_build_object(
-                    'out', coalesce((
+                'relations', (
+                    -- out and in, each the 100 with the most documents
+                    select jsonb_object_agg(d.direction, coalesce((
                         select jsonb_agg(jsonb_build_object(
                             'predicate', x.predicate, 'predicate_raw', x.predicate_raw,
                             'entity_id', x.other_id, 'name', x.other_name, 'type', x.other_type,
                             'documents', x.documents, 'document_ids', x.document_ids)
                             order by x.documents desc, x.predicate, x.other_name)
-                        from (select * from rels_shown rs where rs.direction = 'out'
-                              order by rs.documents desc, rs.predicate, rs.other_name limit 100) x), '[]'),
-                    'in', coalesce((
-                        select jsonb_agg(jsonb_build_object(
-                            'predicate', x.predicate, 'predicate_raw', x.predicate_raw,
-                            'entity_id', x.other_id, 'name', x.other_name, 'type', x.other_type,
-                            'documents', x.documents, 'document_ids', x.document_ids)
-                            order by x.documents desc, x.predicate, x.other_name)
-                        from (select * from rels_shown rs where rs.direction = 'in'
-                              order by rs.documents desc, rs.predicate, rs.other_name limit 100) x), '[]')),
+                        from (select * from rels_shown rs where rs.direction = d.direction
+                              order by rs.documents desc, rs.predicate, rs.other_name limit 100) x), '[]'))
+                    from (values ('out'), ('in')) d (direction)),
                 'hints', coalesce((
                     select jsonb_agg(jsonb_build_object(
                         'subject', h.subject, 'workspace', ent.workspace, 'mentions', h.mentions,
