@@ -13227,7 +13227,7 @@ COMMENT ON FUNCTION exo_private.link_participants(conversations bigint[]) IS 'Th
 CREATE FUNCTION exo_private.link_structure(doc_ids bigint[]) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path TO 'exo_private', 'pg_temp'
-    AS $_$
+    AS $$
 declare
     docs bigint[];
     gens jsonb;
@@ -13236,6 +13236,7 @@ declare
     n_mentions bigint;
     named_workspaces text[];
     named_keys text[];
+    wiki record;
 begin
     if doc_ids is null then
         perform exo_private.invalid_argument('doc_ids must not be null');
@@ -13395,9 +13396,39 @@ begin
            (select array_agg(m.key order by m.workspace, m.key) from mine m where m.type in ('Person', 'Place'))
       into ent_ids, n_mentions, rel_ids, named_workspaces, named_keys;
 
-    -- Wiki links, once the names above exist: a [[link]] whose target is the name of a person or
-    -- place known from structure is a mention of them in the note, and a note titled by such a
-    -- name LINKS_TO them. Any other link stays a link between documents (document_links).
+    -- Wiki links, once the names above exist.
+    wiki := exo_private.link_wiki_targets(docs, gens);
+    n_mentions := n_mentions + wiki.mentions_new;
+    rel_ids := rel_ids || wiki.relations_new;
+
+    -- A name these documents give as a Place and another source as a Person is two things
+    -- (which links the notes naming it again, with the new sense). Before the projection:
+    -- entity rows are locked before graph labels, as everywhere.
+    perform exo_private.find_type_senses(named_workspaces, named_keys);
+    perform exo_private.project_entities(ent_ids);
+    perform exo_private.project_relations(rel_ids);
+    return jsonb_build_object('documents', cardinality(docs), 'entities', cardinality(ent_ids),
+                              'mentions_new', n_mentions, 'relations_new', cardinality(rel_ids));
+end
+$$;
+
+ALTER FUNCTION exo_private.link_structure(doc_ids bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION link_structure(doc_ids bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.link_structure(doc_ids bigint[]) IS 'Rebuild the structural graph of the given documents (and of replies to them ingested earlier) in their workspaces'' current generation: their rows of origin ''structure'' and their entity_addresses go, then, unless graph.structural is false, each name of structural_people becomes an entity (upsert_entity) mentioned in the document''s first window and chunk, with WROTE_TO, COPIED, REPLIED_TO (email) and frontmatter-key relations, then wiki links to people and places known from structure become mentions and LINKS_TO (see sql/310_structural_graph.sql); projected into the AGE graph. Conversation documents are left to link_participants. Returns {documents, entities, mentions_new, relations_new}.';
+
+--
+-- Name: link_wiki_targets(bigint[], jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.link_wiki_targets(docs bigint[], gens jsonb, OUT mentions_new bigint, OUT relations_new bigint[]) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+begin
     with linked as materialized (
         select d.workspace, (gens ->> d.workspace)::int as generation, d.id as document_id, w.id as window_id,
                c.id as chunk_id, l.target,
@@ -13441,28 +13472,18 @@ begin
         on conflict do nothing
         returning exo_private.relations.id
     )
-    select n_mentions + (select count(*) from mentioned),
-           rel_ids || (select coalesce(array_agg(related.id), '{}') from related)
-      into n_mentions, rel_ids;
-
-    -- A name these documents give as a Place and another source as a Person is two things
-    -- (which links the notes naming it again, with the new sense). Before the projection:
-    -- entity rows are locked before graph labels, as everywhere.
-    perform exo_private.find_type_senses(named_workspaces, named_keys);
-    perform exo_private.project_entities(ent_ids);
-    perform exo_private.project_relations(rel_ids);
-    return jsonb_build_object('documents', cardinality(docs), 'entities', cardinality(ent_ids),
-                              'mentions_new', n_mentions, 'relations_new', cardinality(rel_ids));
+    select (select count(*) from mentioned), (select coalesce(array_agg(related.id), '{}') from related)
+      into mentions_new, relations_new;
 end
 $_$;
 
-ALTER FUNCTION exo_private.link_structure(doc_ids bigint[]) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.link_wiki_targets(docs bigint[], gens jsonb, OUT mentions_new bigint, OUT relations_new bigint[]) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION link_structure(doc_ids bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION link_wiki_targets(docs bigint[], gens jsonb, OUT mentions_new bigint, OUT relations_new bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.link_structure(doc_ids bigint[]) IS 'Rebuild the structural graph of the given documents (and of replies to them ingested earlier) in their workspaces'' current generation: their rows of origin ''structure'' and their entity_addresses go, then, unless graph.structural is false, each name of structural_people becomes an entity (upsert_entity) mentioned in the document''s first window and chunk, with WROTE_TO, COPIED, REPLIED_TO (email) and frontmatter-key relations, then wiki links to people and places known from structure become mentions and LINKS_TO (see sql/310_structural_graph.sql); projected into the AGE graph. Conversation documents are left to link_participants. Returns {documents, entities, mentions_new, relations_new}.';
+COMMENT ON FUNCTION exo_private.link_wiki_targets(docs bigint[], gens jsonb, OUT mentions_new bigint, OUT relations_new bigint[]) IS 'link_structure''s wiki links, once the names of structure exist (gens: each workspace''s current generation): a [[link]] whose target is the name of a person or place known from structure is a mention of them in the note, and a note titled by such a name LINKS_TO them; any other link stays a link between documents (document_links). Returns the new mentions'' count and relations'' ids.';
 
 --
 -- Name: lock_fact_buckets(integer[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -33912,6 +33933,14 @@ GRANT ALL ON FUNCTION exo_private.link_participants(conversations bigint[]) TO e
 REVOKE ALL ON FUNCTION exo_private.link_structure(doc_ids bigint[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.link_structure(doc_ids bigint[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.link_structure(doc_ids bigint[]) TO exo_writer;
+
+--
+-- Name: FUNCTION link_wiki_targets(docs bigint[], gens jsonb, OUT mentions_new bigint, OUT relations_new bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.link_wiki_targets(docs bigint[], gens jsonb, OUT mentions_new bigint, OUT relations_new bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.link_wiki_targets(docs bigint[], gens jsonb, OUT mentions_new bigint, OUT relations_new bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.link_wiki_targets(docs bigint[], gens jsonb, OUT mentions_new bigint, OUT relations_new bigint[]) TO exo_writer;
 
 --
 -- Name: FUNCTION lock_fact_buckets(buckets integer[]); Type: ACL; Schema: exo_private; Owner: exo_owner

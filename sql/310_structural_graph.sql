@@ -259,6 +259,68 @@ comment on function exo_private.find_type_senses(text[], text[]) is
     'sense becomes the Person, and the notes that name it are linked again so that the Place''s '
     'structural rows move to the new sense. Returns how many names got one.';
 
+-- exo_private.link_wiki_targets: link_structure's wiki links.
+create or replace function exo_private.link_wiki_targets(
+    docs bigint[], gens jsonb, out mentions_new bigint, out relations_new bigint[]
+)
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    with linked as materialized (
+        select d.workspace, (gens ->> d.workspace)::int as generation, d.id as document_id, w.id as window_id,
+               c.id as chunk_id, l.target,
+               exo_private.canonical_key(pg_catalog.regexp_replace(l.target, '^.*/|\.md$', '', 'g')) as target_key,
+               exo_private.canonical_key(d.title) as title_key, d.written_at
+        from exo_private.documents d
+        join exo_private.document_links l on l.source_document = d.id
+        join exo_private.extraction_windows w on w.document_id = d.id and w.ordinal = 0
+        left join exo_private.chunks c on c.workspace = d.workspace and c.document_id = d.id and c.ordinal = 0
+        where d.id = any(docs) and gens ? d.workspace
+    ), known as materialized (
+        -- the entity of a key, when a header, a chat or frontmatter names it somewhere (the
+        -- name's first sense, when it has two)
+        select distinct on (x.workspace, x.generation, x.canonical_key) x.workspace, x.generation, x.canonical_key, x.id
+        from exo_private.entities x
+        where x.type in ('Person', 'Place')
+          and (x.workspace, x.generation, x.canonical_key) in (
+              select l.workspace, l.generation, k from linked l, unnest(array[l.target_key, l.title_key]) k)
+          and exists (select 1 from exo_private.mentions m where m.entity_id = x.id and m.origin = 'structure')
+        order by x.workspace, x.generation, x.canonical_key, x.sense
+    ), targets as materialized (
+        select distinct on (l.document_id, k.id) l.*, k.id as entity_id
+        from linked l
+        join known k on k.workspace = l.workspace and k.generation = l.generation and k.canonical_key = l.target_key
+        order by l.document_id, k.id, l.target
+    ), mentioned as (
+        insert into exo_private.mentions (entity_id, window_id, document_id, chunk_id, surface, origin)
+        select t.entity_id, t.window_id, t.document_id, t.chunk_id, t.target, 'structure'
+        from targets t
+        on conflict do nothing
+        returning 1
+    ), related as (
+        insert into exo_private.relations
+            (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id,
+             origin, first_at, last_at)
+        select t.workspace, t.generation, k.id, t.entity_id, 'wiki link', 'LINKS_TO', t.window_id, t.document_id,
+               'structure', t.written_at, t.written_at
+        from targets t
+        join known k on k.workspace = t.workspace and k.generation = t.generation and k.canonical_key = t.title_key
+        where k.id <> t.entity_id
+        on conflict do nothing
+        returning exo_private.relations.id
+    )
+    select (select count(*) from mentioned), (select coalesce(array_agg(related.id), '{}') from related)
+      into mentions_new, relations_new;
+end
+$$;
+comment on function exo_private.link_wiki_targets(bigint[], jsonb) is
+    'link_structure''s wiki links, once the names of structure exist (gens: each workspace''s current '
+    'generation): a [[link]] whose target is the name of a person or place known from structure is a '
+    'mention of them in the note, and a note titled by such a name LINKS_TO them; any other link stays '
+    'a link between documents (document_links). Returns the new mentions'' count and relations'' ids.';
+
 -- exo_private.link_structure: the structural graph of some documents, rebuilt.
 create or replace function exo_private.link_structure(doc_ids bigint[])
 returns jsonb
@@ -274,6 +336,7 @@ declare
     n_mentions bigint;
     named_workspaces text[];
     named_keys text[];
+    wiki record;
 begin
     if doc_ids is null then
         perform exo_private.invalid_argument('doc_ids must not be null');
@@ -433,55 +496,10 @@ begin
            (select array_agg(m.key order by m.workspace, m.key) from mine m where m.type in ('Person', 'Place'))
       into ent_ids, n_mentions, rel_ids, named_workspaces, named_keys;
 
-    -- Wiki links, once the names above exist: a [[link]] whose target is the name of a person or
-    -- place known from structure is a mention of them in the note, and a note titled by such a
-    -- name LINKS_TO them. Any other link stays a link between documents (document_links).
-    with linked as materialized (
-        select d.workspace, (gens ->> d.workspace)::int as generation, d.id as document_id, w.id as window_id,
-               c.id as chunk_id, l.target,
-               exo_private.canonical_key(pg_catalog.regexp_replace(l.target, '^.*/|\.md$', '', 'g')) as target_key,
-               exo_private.canonical_key(d.title) as title_key, d.written_at
-        from exo_private.documents d
-        join exo_private.document_links l on l.source_document = d.id
-        join exo_private.extraction_windows w on w.document_id = d.id and w.ordinal = 0
-        left join exo_private.chunks c on c.workspace = d.workspace and c.document_id = d.id and c.ordinal = 0
-        where d.id = any(docs) and gens ? d.workspace
-    ), known as materialized (
-        -- the entity of a key, when a header, a chat or frontmatter names it somewhere (the
-        -- name's first sense, when it has two)
-        select distinct on (x.workspace, x.generation, x.canonical_key) x.workspace, x.generation, x.canonical_key, x.id
-        from exo_private.entities x
-        where x.type in ('Person', 'Place')
-          and (x.workspace, x.generation, x.canonical_key) in (
-              select l.workspace, l.generation, k from linked l, unnest(array[l.target_key, l.title_key]) k)
-          and exists (select 1 from exo_private.mentions m where m.entity_id = x.id and m.origin = 'structure')
-        order by x.workspace, x.generation, x.canonical_key, x.sense
-    ), targets as materialized (
-        select distinct on (l.document_id, k.id) l.*, k.id as entity_id
-        from linked l
-        join known k on k.workspace = l.workspace and k.generation = l.generation and k.canonical_key = l.target_key
-        order by l.document_id, k.id, l.target
-    ), mentioned as (
-        insert into exo_private.mentions (entity_id, window_id, document_id, chunk_id, surface, origin)
-        select t.entity_id, t.window_id, t.document_id, t.chunk_id, t.target, 'structure'
-        from targets t
-        on conflict do nothing
-        returning 1
-    ), related as (
-        insert into exo_private.relations
-            (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id,
-             origin, first_at, last_at)
-        select t.workspace, t.generation, k.id, t.entity_id, 'wiki link', 'LINKS_TO', t.window_id, t.document_id,
-               'structure', t.written_at, t.written_at
-        from targets t
-        join known k on k.workspace = t.workspace and k.generation = t.generation and k.canonical_key = t.title_key
-        where k.id <> t.entity_id
-        on conflict do nothing
-        returning exo_private.relations.id
-    )
-    select n_mentions + (select count(*) from mentioned),
-           rel_ids || (select coalesce(array_agg(related.id), '{}') from related)
-      into n_mentions, rel_ids;
+    -- Wiki links, once the names above exist.
+    wiki := exo_private.link_wiki_targets(docs, gens);
+    n_mentions := n_mentions + wiki.mentions_new;
+    rel_ids := rel_ids || wiki.relations_new;
 
     -- A name these documents give as a Place and another source as a Person is two things
     -- (which links the notes naming it again, with the new sense). Before the projection:
