@@ -14820,6 +14820,61 @@ ALTER FUNCTION exo_private.normalise_predicate(raw text) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.normalise_predicate(raw text) IS 'Edge label of a predicate: upper snake case of its words (Latin accents folded, apostrophes dropped, other non-alphanumerics one _), at most 63 characters; RELATED_TO when nothing is left (null, punctuation, non-Latin script), RELATED_TO_ before one that starts with a digit.';
 
 --
+-- Name: observation_problem(jsonb, text[], text[], text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.observation_problem(items jsonb, keys text[], attrs text[], fallback text) RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select format('observation %s: %s', e.n, p.why)
+    from rows from (jsonb_array_elements(items), unnest(keys), unnest(attrs)) with ordinality e (item, key, attr, n)
+    cross join lateral (select coalesce(e.item ->> 'workspace', fallback) as workspace) f
+    cross join lateral (
+        select case
+            when jsonb_typeof(e.item) <> 'object' then format('must be a JSON object, got %s', jsonb_typeof(e.item))
+            when e.item - array['subject', 'attribute', 'value', 'observed_at', 'source', 'workspace'] <> '{}' then
+                format('unknown field %s (the fields: subject, attribute, value, observed_at, source, workspace)',
+                       exo_private.quoted((select k from jsonb_object_keys(e.item) k
+                                           where k not in ('subject', 'attribute', 'value', 'observed_at',
+                                                           'source', 'workspace')
+                                           order by k limit 1)))
+            when not e.item ?& array['subject', 'attribute', 'value', 'observed_at', 'source'] then
+                format('%s is missing', (select k from unnest(array['subject', 'attribute', 'value', 'observed_at',
+                                                                    'source']) k
+                                         where not e.item ? k limit 1))
+            when e.key is null or pg_catalog.length(e.item ->> 'subject') > 500 then
+                'subject must be a name (a string of at most 500 characters)'
+            when e.attr is null or e.attr = '' then
+                'attribute must be a non-blank string'
+            when jsonb_typeof(e.item -> 'value') not in ('string', 'number', 'boolean')
+                 or pg_catalog.btrim(e.item ->> 'value') = '' then
+                'value must be a non-blank string, a number or a boolean'
+            when jsonb_typeof(e.item -> 'observed_at') <> 'string'
+                 or not pg_input_is_valid(e.item ->> 'observed_at', 'timestamptz') then
+                format('observed_at must be a timestamp, got %s', exo_private.quoted((e.item -> 'observed_at')::text))
+            when not pg_catalog.isfinite((e.item ->> 'observed_at')::timestamptz) then
+                format('observed_at must be a finite timestamp, got %s', exo_private.quoted(e.item ->> 'observed_at'))
+            when jsonb_typeof(e.item -> 'source') <> 'string' or pg_catalog.btrim(e.item ->> 'source') = '' then
+                'source must be a non-blank string (who or what observed it)'
+            when not exists (select 1 from exo_private.workspaces w where w.name = f.workspace) then
+                format('workspace %s does not exist', exo_private.quoted(f.workspace))
+        end as why
+    ) p
+    where p.why is not null
+    order by e.n
+    limit 1
+$$;
+
+ALTER FUNCTION exo_private.observation_problem(items jsonb, keys text[], attrs text[], fallback text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION observation_problem(items jsonb, keys text[], attrs text[], fallback text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.observation_problem(items jsonb, keys text[], attrs text[], fallback text) IS 'observe''s check of a batch (items: a JSON array; keys and attrs: each item''s subject key and normalised attribute, null where it has none; fallback: the workspace of an item without one): "observation N: why" for the first item that cannot be recorded, null when every one can.';
+
+--
 -- Name: observe(jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -14881,43 +14936,7 @@ begin
                      where jsonb_typeof(x.item -> 'attribute') = 'string') a (name)) a
       on jsonb_typeof(e.item -> 'attribute') = 'string' and a.name = e.item ->> 'attribute';
     -- The first observation that cannot be recorded, and why; then none is.
-    select format('observation %s: %s', e.n, p.why) into problem
-    from rows from (jsonb_array_elements(items), unnest(keys), unnest(attrs)) with ordinality e (item, key, attr, n)
-    cross join lateral (select coalesce(e.item ->> 'workspace', fallback) as workspace) f
-    cross join lateral (
-        select case
-            when jsonb_typeof(e.item) <> 'object' then format('must be a JSON object, got %s', jsonb_typeof(e.item))
-            when e.item - array['subject', 'attribute', 'value', 'observed_at', 'source', 'workspace'] <> '{}' then
-                format('unknown field %s (the fields: subject, attribute, value, observed_at, source, workspace)',
-                       exo_private.quoted((select k from jsonb_object_keys(e.item) k
-                                           where k not in ('subject', 'attribute', 'value', 'observed_at',
-                                                           'source', 'workspace')
-                                           order by k limit 1)))
-            when not e.item ?& array['subject', 'attribute', 'value', 'observed_at', 'source'] then
-                format('%s is missing', (select k from unnest(array['subject', 'attribute', 'value', 'observed_at',
-                                                                    'source']) k
-                                         where not e.item ? k limit 1))
-            when e.key is null or pg_catalog.length(e.item ->> 'subject') > 500 then
-                'subject must be a name (a string of at most 500 characters)'
-            when e.attr is null or e.attr = '' then
-                'attribute must be a non-blank string'
-            when jsonb_typeof(e.item -> 'value') not in ('string', 'number', 'boolean')
-                 or pg_catalog.btrim(e.item ->> 'value') = '' then
-                'value must be a non-blank string, a number or a boolean'
-            when jsonb_typeof(e.item -> 'observed_at') <> 'string'
-                 or not pg_input_is_valid(e.item ->> 'observed_at', 'timestamptz') then
-                format('observed_at must be a timestamp, got %s', exo_private.quoted((e.item -> 'observed_at')::text))
-            when not pg_catalog.isfinite((e.item ->> 'observed_at')::timestamptz) then
-                format('observed_at must be a finite timestamp, got %s', exo_private.quoted(e.item ->> 'observed_at'))
-            when jsonb_typeof(e.item -> 'source') <> 'string' or pg_catalog.btrim(e.item ->> 'source') = '' then
-                'source must be a non-blank string (who or what observed it)'
-            when not exists (select 1 from exo_private.workspaces w where w.name = f.workspace) then
-                format('workspace %s does not exist', exo_private.quoted(f.workspace))
-        end as why
-    ) p
-    where p.why is not null
-    order by e.n
-    limit 1;
+    problem := exo_private.observation_problem(items, keys, attrs, fallback);
     if problem is not null then
         perform exo_private.invalid_argument(problem);
     end if;
@@ -34093,6 +34112,14 @@ GRANT ALL ON FUNCTION exo_private.normalise_attribute(attribute text) TO exo_wri
 REVOKE ALL ON FUNCTION exo_private.normalise_predicate(raw text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.normalise_predicate(raw text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.normalise_predicate(raw text) TO exo_writer;
+
+--
+-- Name: FUNCTION observation_problem(items jsonb, keys text[], attrs text[], fallback text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.observation_problem(items jsonb, keys text[], attrs text[], fallback text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.observation_problem(items jsonb, keys text[], attrs text[], fallback text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.observation_problem(items jsonb, keys text[], attrs text[], fallback text) TO exo_writer;
 
 --
 -- Name: FUNCTION observe(observations jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner

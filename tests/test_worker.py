@@ -26,7 +26,9 @@ from exocortex.cli import main
 from exocortex.ingest import pipeline
 from exocortex.plpy import model_client as client
 from exocortex.runtime import server
-from exocortex.worker.loop import Pace, Worker, summary_line
+from exocortex.worker.loop import Worker
+from exocortex.worker.pace import Pace
+from exocortex.worker.run_result import summary_line
 
 FAST_RETRIES = [0.05, 0.05, 0.05]
 NOTE = (

@@ -13,6 +13,7 @@ from exocortex import config
 from exocortex.cli.output import console, err, fail
 from exocortex.db import writer
 from exocortex.worker import loop as worker_module
+from exocortex.worker import run_result
 
 
 @click.group("worker", invoke_without_command=True)
@@ -68,9 +69,9 @@ def worker_cmd(
         signal.signal(sig, on_signal)
     result = worker.run()
     if as_json:
-        click.echo(worker_module.as_json(result))
+        click.echo(run_result.as_json(result))
     else:
-        console.print(worker_module.summary_line(result))
+        console.print(run_result.summary_line(result))
     if result.unfinished:
         sys.stdout.flush()
         os._exit(1)  # model calls still running in threads: leave without waiting for them

@@ -48,21 +48,18 @@ No work is lost to an outage, a slow CPU or a dead worker:
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 import socket
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import psycopg
 from pgvector import Vector
 from pgvector.psycopg import register_vector
-from psycopg import sql
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
@@ -75,6 +72,9 @@ from exocortex.ingest.pipeline import continue_extracted
 from exocortex.plpy import model_client as client
 from exocortex.plpy.model_client import ClientError, Endpoint, ModelError
 from exocortex.worker import queries
+from exocortex.worker.listener import Listener
+from exocortex.worker.pace import Pace
+from exocortex.worker.run_result import RunResult
 
 TARGET_KEYS = {"embed": "chunk_id", "extract": "window_id", "ocr": "document_id", "capsules": "document_id"}
 """Each queue's message key naming its target (exo_private.queue_target_key)."""
@@ -86,14 +86,8 @@ EXIT_ENDPOINT_DOWN = 75
 HEARTBEAT_MAX_S = 5.0
 HOLD_MARGIN_S = 30.0
 """Messages stay hidden this long beyond the deadline of the model call in progress."""
-PACE_MARGIN = 2.0
-"""A deadline allows this many times the time the endpoint's measured speed predicts."""
-PACE_WEIGHT = 0.3
-"""Weight of the newest call in the running average of an endpoint's speed."""
 CALM_CALLS = 4
 """Calls in a row without a timeout before the worker takes one more job at once again."""
-STOP_CHECK_S = 0.2
-"""While it waits for a notification, the worker looks at its stop event this often."""
 
 
 class EndpointUnavailable(Exception):
@@ -125,65 +119,6 @@ class Job:
     @property
     def ids(self) -> list[int]:
         return [m.msg_id for m in self.messages]
-
-
-@dataclass
-class RunResult:
-    done: Counter = field(default_factory=Counter)
-    """Messages archived after their result was written, per queue."""
-    skipped: Counter = field(default_factory=Counter)
-    """Messages archived because their chunk, window or waiting document no longer exists."""
-    failed: Counter = field(default_factory=Counter)
-    errors: Counter = field(default_factory=Counter)
-    """Jobs that raised unexpectedly; their messages return after the first backoff wait."""
-    unread: Counter = field(default_factory=Counter)
-    """Scans OCR could not read: their documents ended failed (or skipped) with the error class."""
-    dead_lettered: Counter = field(default_factory=Counter)
-    returned: Counter = field(default_factory=Counter)
-    """Messages given back at once, their read not counted: the endpoint was down."""
-    slowed: Counter = field(default_factory=Counter)
-    """Model calls that timed out on a working endpoint and were tried again with a longer deadline."""
-    longest_deadline_s: dict = field(default_factory=dict)
-    """Per queue, the longest deadline a slow call was given."""
-    lowest_concurrency: int | None = None
-    """The fewest jobs at once the worker went down to under load (None: it never had to)."""
-    reclaimed: int = 0
-    """Messages taken back from dead workers."""
-    endpoint_down: bool = False
-    stop_reason: str | None = None
-    unfinished: int = 0
-    """Jobs still running when the grace period ended."""
-
-
-class Pace:
-    """How long one endpoint takes now, in seconds per unit of work (a chat call, an embedded
-    text): a running average of successful calls, raised by every timeout (the endpoint is at
-    least that slow). Thread-safe: the jobs of one worker share it."""
-
-    def __init__(self) -> None:
-        self.per_unit: float | None = None
-        self._lock = threading.Lock()
-
-    def deadline(self, floor: float, cap: float, units: int) -> float:
-        """PACE_MARGIN times what the measured speed predicts, within [floor, cap]."""
-        with self._lock:
-            expected = (self.per_unit or 0.0) * units * PACE_MARGIN
-        return min(cap, max(floor, expected))
-
-    def observe(self, seconds: float, units: int) -> None:
-        per_unit = seconds / max(units, 1)
-        with self._lock:
-            self.per_unit = (
-                per_unit
-                if self.per_unit is None
-                else (1 - PACE_WEIGHT) * self.per_unit + PACE_WEIGHT * per_unit
-            )
-
-    def timed_out(self, deadline: float, cap: float, units: int) -> float:
-        """A call got no answer within deadline: the deadline for the next try (at least twice it)."""
-        with self._lock:
-            self.per_unit = max(self.per_unit or 0.0, deadline / max(units, 1))
-        return self.deadline(deadline, cap, units)
 
 
 def _target_id(payload: dict, key: str) -> int | None:
@@ -882,93 +817,3 @@ class Worker:
                 if not in_flight:
                     break
             listener.wait(self.poll_s)
-
-
-class Listener:
-    """The worker's LISTEN connection: wakes it when a message is sent to one of its queues.
-
-    pgmq notifies on insert (migration 0014); a message made visible again (a timeout, a
-    reaped worker) sends nothing, and a notification sent while the connection is being
-    opened again is lost, so the wait always ends after the poll interval too."""
-
-    def __init__(self, url: str, application_name: str, queues: tuple[str, ...], stop: threading.Event):
-        self.url = url
-        self.application_name = application_name
-        self.queues = queues
-        self.stop = stop
-        self.conn: psycopg.Connection | None = None
-
-    def open(self) -> None:
-        self.conn = psycopg.connect(self.url, application_name=self.application_name, autocommit=True)
-        for queue in self.queues:
-            self.conn.execute(sql.SQL("listen {}").format(sql.Identifier(queries.notify_channel(queue))))
-
-    def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
-
-    def wait(self, timeout_s: float) -> bool:
-        """Wait until a notification (True), the timeout or the stop event (False)."""
-        deadline = time.monotonic() + timeout_s
-        while not self.stop.is_set() and (left := deadline - time.monotonic()) > 0:
-            try:
-                if self.conn is None or self.conn.closed:
-                    self.open()
-                    return False  # what was sent while it was closed: read now
-                for _ in self.conn.notifies(timeout=min(left, STOP_CHECK_S), stop_after=1):
-                    return True
-            except psycopg.OperationalError:
-                self.close()
-                self.stop.wait(min(max(left, 0), STOP_CHECK_S))
-        return False
-
-
-def summary_line(result: RunResult) -> str:
-    parts = [f"{q}: {n} done" for q, n in sorted(result.done.items())]
-    for label, counter in (
-        ("skipped", result.skipped),
-        ("failed (`exo worker retry-failed` queues them again)", result.failed),
-        ("errors", result.errors),
-        ("could not be read by OCR (their documents failed with the error class)", result.unread),
-        ("dead-lettered", result.dead_lettered),
-        ("returned to the queue, not counted as reads (endpoint down)", result.returned),
-    ):
-        parts += [f"{q}: {n} {label}" for q, n in sorted(counter.items())]
-    parts += [
-        f"{q}: {n} slow call(s) tried again with a longer deadline (up to {result.longest_deadline_s[q]:g} s)"
-        for q, n in sorted(result.slowed.items())
-    ]
-    if result.lowest_concurrency is not None:
-        parts.append(f"jobs at once lowered to {result.lowest_concurrency} under load")
-    if result.reclaimed:
-        parts.append(f"{result.reclaimed} message(s) taken back from dead workers")
-    text = "; ".join(parts) or "nothing to do"
-    if result.stop_reason:
-        text += f"; stopped: {result.stop_reason}"
-    if result.endpoint_down:
-        text += "; the work stays queued: run the worker again when the endpoint is back"
-    if result.unfinished:
-        text += f"; {result.unfinished} job(s) unfinished after the grace period (their messages will return)"
-    return text
-
-
-def as_json(result: RunResult) -> str:
-    return json.dumps(
-        {
-            "done": result.done,
-            "skipped": result.skipped,
-            "failed": result.failed,
-            "errors": result.errors,
-            "unread": result.unread,
-            "dead_lettered": result.dead_lettered,
-            "returned": result.returned,
-            "slowed": result.slowed,
-            "longest_deadline_s": result.longest_deadline_s,
-            "lowest_concurrency": result.lowest_concurrency,
-            "reclaimed": result.reclaimed,
-            "endpoint_down": result.endpoint_down,
-            "stop_reason": result.stop_reason,
-            "unfinished": result.unfinished,
-        }
-    )
