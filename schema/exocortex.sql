@@ -23673,6 +23673,9 @@ begin
         raise exception 'unknown retrieval stage %', left(stage, 100)
             using hint = 'one of identifier, lexical, entity, document, graph, path, semantic, participant, capsules, personal, personal_keyword';
     end if;
+    if stage in ('semantic', 'participant', 'personal') and (model_id is null or dimensions is null) then
+        raise exception 'the % stage needs an embedding model and its dimensions', stage;
+    end if;
     return exo_private.bind_stage(stage, case stage
         when 'identifier' then exo_private.stage_sql_identifier(chunks, bm25, ranked, visible)
         when 'lexical' then exo_private.stage_sql_lexical(chunks, bm25, ranked, visible)
@@ -23912,9 +23915,6 @@ begin
     -- similarity to it: "Where does Priya live now?" names whose conversation to look in,
     -- while its answer ("Officially a Porto resident") shares no word with it. The owner takes
     -- part in every window, so naming the owner narrows nothing and is left out.
-    if model_id is null or dimensions is null then
-        raise exception 'the participant stage needs an embedding model and its dimensions';
-    end if;
     return format($q$
         with named as materialized (
             select e.id from exo_private.entities e
@@ -24028,9 +24028,6 @@ begin
     -- over the saved documents' chunks, each chunk's vector by its primary key (the lateral's
     -- limit keeps the planner from a hash join over every vector of the workspace), a window
     -- per document over the few that pass, the query vector parsed once (an InitPlan).
-    if model_id is null or dimensions is null then
-        raise exception 'the personal stage needs an embedding model and its dimensions';
-    end if;
     return format($q$
         select x.chunk_id, x.score, x.charged, x.document_id::text as detail
         from (
@@ -24099,9 +24096,6 @@ CREATE FUNCTION exo_private.stage_sql_semantic(workspace text, chunks text, visi
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
 begin
-    if model_id is null or dimensions is null then
-        raise exception 'the semantic stage needs an embedding model and its dimensions';
-    end if;
     -- Written as embedding::vector(N) with model_id = N so the partial HNSW index matches.
     return format($q$
         select x.chunk_id, x.score, x.charged from (
