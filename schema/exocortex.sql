@@ -10752,7 +10752,9 @@ CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) RETUR
         order by d.written_at desc nulls last, s.document_id desc
         limit 100
     ), rels_judged as materialized (
-        select * from exo_private.entity_relations_judged(p_entity, bridge)
+        select j.* from exo_private.entity_relations_judged(
+            p_entity, exo_private.released_keys(bridge),
+            array(select c.subject from closed c order by c.key), array(select c.key from closed c order by c.key)) j
     ), rels_shown as (
         select rj.direction, rj.predicate, rj.other_id, rj.other_name, rj.other_type,
                count(distinct rj.document_id) as documents,
@@ -10930,17 +10932,15 @@ ALTER FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_docum
 COMMENT ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint) IS 'Every mention of the given entities (only those in document in_document when it is given) with its workspace, document, chunk, window and surface, and withheld: the charged subjects the bridge leaves closed (empty: it may be shown).';
 
 --
--- Name: entity_relations_judged(bigint, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: entity_relations_judged(bigint, text[], text[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.entity_relations_judged(p_entity bigint, bridge text[]) RETURNS TABLE(id bigint, document_id bigint, direction text, predicate text, predicate_raw text, other_id bigint, other_name text, other_type text, other_subject text, evidence_withheld text[])
+CREATE FUNCTION exo_private.entity_relations_judged(p_entity bigint, released text[], closed_subjects text[], closed_keys text[]) RETURNS TABLE(id bigint, document_id bigint, direction text, predicate text, predicate_raw text, other_id bigint, other_name text, other_type text, other_subject text, evidence_withheld text[])
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    with released as materialized (
-        select exo_private.released_keys(bridge) as keys
-    ), closed as materialized (
-        select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
+    with closed as (
+        select c.subject, c.key from unnest(closed_subjects, closed_keys) c (subject, key)
     ), rels as (
         select r.id, r.window_id, r.document_id, r.predicate, r.predicate_raw,
                case when r.subject_id = p_entity then 'out' else 'in' end as direction,
@@ -10952,20 +10952,19 @@ CREATE FUNCTION exo_private.entity_relations_judged(p_entity bigint, bridge text
            o.name, o.type::text,
            (select c.subject from closed c where c.key = o.canonical_key order by c.subject limit 1),
            -- both ends must be shown in the relation's window: what withholds either
-           exo_private.mention_state(p_entity, rl.window_id, r.keys)
-               || exo_private.mention_state(rl.other_id, rl.window_id, r.keys)
+           exo_private.mention_state(p_entity, rl.window_id, released)
+               || exo_private.mention_state(rl.other_id, rl.window_id, released)
     from rels rl
     join exo_private.entities o on o.id = rl.other_id
-    cross join released r
 $$;
 
-ALTER FUNCTION exo_private.entity_relations_judged(p_entity bigint, bridge text[]) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.entity_relations_judged(p_entity bigint, released text[], closed_subjects text[], closed_keys text[]) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION entity_relations_judged(p_entity bigint, bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION entity_relations_judged(p_entity bigint, released text[], closed_subjects text[], closed_keys text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.entity_relations_judged(p_entity bigint, bridge text[]) IS 'Every relation of an entity (out: it is the subject; in: the object) with the other end''s name and type, the closed subject the other end is (null: none the bridge leaves closed) and the subjects whose withheld mentions in the relation''s window withhold its evidence (empty: none).';
+COMMENT ON FUNCTION exo_private.entity_relations_judged(p_entity bigint, released text[], closed_subjects text[], closed_keys text[]) IS 'Every relation of an entity (out: it is the subject; in: the object; released, closed_subjects and closed_keys as the dossier works them out from its bridge) with the other end''s name and type, the closed subject the other end is (null: none the bridge leaves closed) and the subjects whose withheld mentions in the relation''s window withhold its evidence (empty: none).';
 
 --
 -- Name: entity_sense(text, text, text, bigint, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -33532,12 +33531,12 @@ GRANT ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], i
 GRANT ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint) TO exo_writer;
 
 --
--- Name: FUNCTION entity_relations_judged(p_entity bigint, bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION entity_relations_judged(p_entity bigint, released text[], closed_subjects text[], closed_keys text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.entity_relations_judged(p_entity bigint, bridge text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.entity_relations_judged(p_entity bigint, bridge text[]) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.entity_relations_judged(p_entity bigint, bridge text[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.entity_relations_judged(p_entity bigint, released text[], closed_subjects text[], closed_keys text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.entity_relations_judged(p_entity bigint, released text[], closed_subjects text[], closed_keys text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.entity_relations_judged(p_entity bigint, released text[], closed_subjects text[], closed_keys text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION entity_sense(p_workspace text, p_key text, p_type text, p_document bigint, p_address text); Type: ACL; Schema: exo_private; Owner: exo_owner

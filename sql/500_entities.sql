@@ -129,7 +129,9 @@ comment on function exo_private.excerpt(text, text, int) is
     'occurrence of needle (the start when absent), with … where it was cut.';
 
 -- exo_private.entity_relations_judged: an entity's relations, each with what withholds it.
-create or replace function exo_private.entity_relations_judged(p_entity bigint, bridge text[])
+create or replace function exo_private.entity_relations_judged(
+    p_entity bigint, released text[], closed_subjects text[], closed_keys text[]
+)
 returns table (
     id bigint, document_id bigint, direction text, predicate text, predicate_raw text, other_id bigint,
     other_name text, other_type text, other_subject text, evidence_withheld text[]
@@ -138,10 +140,8 @@ language sql stable
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-    with released as materialized (
-        select exo_private.released_keys(bridge) as keys
-    ), closed as materialized (
-        select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
+    with closed as (
+        select c.subject, c.key from unnest(closed_subjects, closed_keys) c (subject, key)
     ), rels as (
         select r.id, r.window_id, r.document_id, r.predicate, r.predicate_raw,
                case when r.subject_id = p_entity then 'out' else 'in' end as direction,
@@ -153,14 +153,13 @@ as $$
            o.name, o.type::text,
            (select c.subject from closed c where c.key = o.canonical_key order by c.subject limit 1),
            -- both ends must be shown in the relation's window: what withholds either
-           exo_private.mention_state(p_entity, rl.window_id, r.keys)
-               || exo_private.mention_state(rl.other_id, rl.window_id, r.keys)
+           exo_private.mention_state(p_entity, rl.window_id, released)
+               || exo_private.mention_state(rl.other_id, rl.window_id, released)
     from rels rl
     join exo_private.entities o on o.id = rl.other_id
-    cross join released r
 $$;
-comment on function exo_private.entity_relations_judged(bigint, text[]) is
-    'Every relation of an entity (out: it is the subject; in: the object) with the other end''s name '
+comment on function exo_private.entity_relations_judged(bigint, text[], text[], text[]) is
+    'Every relation of an entity (out: it is the subject; in: the object; released, closed_subjects and closed_keys as the dossier works them out from its bridge) with the other end''s name '
     'and type, the closed subject the other end is (null: none the bridge leaves closed) and the '
     'subjects whose withheld mentions in the relation''s window withhold its evidence (empty: none).';
 
@@ -201,7 +200,9 @@ as $$
         order by d.written_at desc nulls last, s.document_id desc
         limit 100
     ), rels_judged as materialized (
-        select * from exo_private.entity_relations_judged(p_entity, bridge)
+        select j.* from exo_private.entity_relations_judged(
+            p_entity, exo_private.released_keys(bridge),
+            array(select c.subject from closed c order by c.key), array(select c.key from closed c order by c.key)) j
     ), rels_shown as (
         select rj.direction, rj.predicate, rj.other_id, rj.other_name, rj.other_type,
                count(distinct rj.document_id) as documents,
