@@ -21,7 +21,19 @@ in the reply is how people talk), each message read with its sender's name and
 the conversation's title.
 """
 
+import json
 import re
+
+DEFERENCE_CUES = "select value::text as v from exo_private.settings where key = 'deference.cues'"
+DEFERENCE_LIST = "select exo_private.deference_list()::text as v"
+
+
+def deference_rules(plpy):
+    """(subjects, cues): the deferred subjects (compile_subjects) and the cue words (the setting
+    deference.cues), read inside the database (mark_messages, remark_charged)."""
+    cues = json.loads(plpy.execute(DEFERENCE_CUES)[0]["v"])
+    subjects = compile_subjects(json.loads(plpy.execute(DEFERENCE_LIST)[0]["v"]))
+    return subjects, cues
 
 
 def _phrase(words):

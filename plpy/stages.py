@@ -99,181 +99,159 @@ class StageSearch:
 
     def rows(self, stage, ws, bands):
         """(rows, skipped_reason) of one stage in one workspace."""
-        q = self.q
-        entities = q.entities.get(ws)
         if stage == "personal":
             return self.personal_rows(ws, bands)
         if stage == "exact":
-            # A document named by title or file name first: a chunk keeps the first match found.
-            rows = []
-            if q.titles or q.files:
-                for r in self.run_stage(
-                    "document", ws, bands, {"title_keys": q.titles, "file_names": q.files}
-                ):
-                    rows.append(
-                        {
-                            "chunk_id": r["chunk_id"],
-                            "score": r["score"],
-                            "confident": True,
-                            "charged": r["charged"],
-                            "match": "document",
-                            "detail": "document " + r["detail"],
-                        }
-                    )
-            for ident in q.idents:
-                for r in self.run_stage("identifier", ws, bands, {"identifier": ident}):
-                    rows.append(
-                        {
-                            "chunk_id": r["chunk_id"],
-                            "score": r["score"],
-                            "confident": True,
-                            "charged": r["charged"],
-                            "match": "identifier",
-                            "detail": "identifier " + ident,
-                        }
-                    )
-            if entities:
-                for r in self.run_stage("entity", ws, bands, {"entity_ids": [e["id"] for e in entities]}):
-                    rows.append(
-                        {
-                            "chunk_id": r["chunk_id"],
-                            "score": r["score"],
-                            "confident": True,
-                            "charged": r["charged"],
-                            "match": "entity",
-                            "detail": "entity " + r["detail"],
-                        }
-                    )
-            if not (q.idents or entities or q.titles or q.files):
-                return [], "no identifier, entity, title or file name in the query"
-            return rows, None
+            return self.exact_rows(ws, bands)
         if stage == "lexical":
-            if not q.terms:
-                return [], "no searchable words in the query"
-            rows = self.run_stage("lexical", ws, bands, {"query": q.text[:MAX_QUERY_CHARS]})
-            return [
-                {
-                    "chunk_id": r["chunk_id"],
-                    "score": r["score"],
-                    "confident": r["score"] >= self.thresholds["lexical"],
-                    "charged": r["charged"],
-                }
-                for r in rows
-            ], None
+            return self.lexical_rows(ws, bands)
         if stage == "capsules":
-            # A capsule points to evidence, never replaces it: the chunks its matching lines come
-            # from. A stale one serves nothing; the report names it (a withheld one never matches).
-            if not q.terms:
-                return [], "no searchable words in the query"
-            rows = self.run_stage("capsules", ws, bands, {"terms": " or ".join(q.terms)})
-            seen = self.report.setdefault("capsules", {"served": [], "stale_skipped": []})
-            for r in rows:
-                key = "served" if r["state"] == "fresh" else "stale_skipped"
-                if r["capsule_id"] not in seen[key] and (key != "served" or r["chunk_id"] is not None):
-                    seen[key].append(r["capsule_id"])
-            return [
-                {
-                    "chunk_id": r["chunk_id"],
-                    "score": r["score"],
-                    "confident": False,
-                    "charged": r["charged"],
-                    "detail": "capsule {}".format(r["capsule_id"]),
-                }
-                for r in rows
-                if r["chunk_id"] is not None
-            ], None
+            return self.capsule_rows(ws, bands)
         if stage == "path":
-            # A question that asks for relations ("the daughter-in-law of X", "who manages the
-            # team that runs X") walks them, typed, from X, and gets the chunks stating each hop.
-            if not entities:
-                return [], "no entity of this workspace's graph named in the query"
-            path = relation_path(q.text, [e["name"] for e in entities])
-            if not path:
-                return [], "no relation asked for in the query"
-            rows = self.run_stage(
-                "path",
-                ws,
-                bands,
-                {
-                    "entity_ids": [e["id"] for e in entities],
-                    "hop_patterns": [family_pattern(hop) for hop in path],
-                    "per_node": self.settings["retrieval.graph"]["per_node"],
-                },
-            )
-            self.report.setdefault("paths", {})[ws] = {
-                "hops": [list(hop) for hop in path],
-                "found": len(rows),
-                "ways": self.walk_ways(rows, len(path), [e["name"] for e in entities]),
-            }
-            # The last hop's evidence holds the answer (retrieval.rank_weights.match.path); the
-            # hops that lead to it are evidence of the way there.
-            return [
-                {
-                    "chunk_id": r["chunk_id"],
-                    "score": r["score"],
-                    "confident": True,
-                    "charged": r["charged"],
-                    "match": "path" if r["score"] >= 1 else "path_hop",
-                    "detail": "path " + r["detail"],
-                }
-                for r in rows
-            ], None
+            return self.path_rows(ws, bands)
         if stage == "graph":
-            if not entities:
-                return [], "no entity of this workspace's graph named in the query"
-            graph = self.settings["retrieval.graph"]
-            values = {
-                "entity_ids": [e["id"] for e in entities],
-                "depth": graph["depth"],
-                "per_node": graph["per_node"],
-            }
-            rows = self.run_stage("graph", ws, bands, values)
-            return [
-                {
-                    "chunk_id": r["chunk_id"],
-                    "score": r["score"],
-                    "confident": False,
-                    "charged": r["charged"],
-                    "detail": "near " + r["detail"],
-                }
-                for r in rows
-            ], None
-        if stage in ("participant", "semantic"):
-            model = self.model
-            if model["id"] is None:
-                return [], "no embeddings stored yet"
-            text = self.embedding.vector(self.report)
-            if text is None:
-                return [], "query embedding unavailable ({})".format(self.embedding.error["error_class"])
-            if stage == "participant":
-                # As many windows as a confident pool needs, not the whole room: BM25 and the other
-                # stages still look everywhere. A window of the person named is where to look, not
-                # an answer, so none of them counts as confident.
-                limit = min(self.per_workspace, self.settings["retrieval.confident_needed"])
-                values = {"query_vector": text, "row_limit": limit, "name_keys": name_keys(q.text)}
-                rows = self.run_stage("participant", ws, bands, values, model)
-                return [
-                    {
-                        "chunk_id": r["chunk_id"],
-                        "score": r["score"],
-                        "confident": False,
-                        "charged": r["charged"],
-                    }
-                    for r in rows
-                ], None
-            rows = self.run_stage("semantic", ws, bands, {"query_vector": text}, model)
-            low = self.settings["retrieval.semantic_min_similarity"]
-            return [
-                {
-                    "chunk_id": r["chunk_id"],
-                    "score": r["score"],
-                    "confident": r["score"] >= self.thresholds["semantic"],
-                    "charged": r["charged"],
-                }
-                for r in rows
-                if r["score"] >= low
-            ], None
+            return self.graph_rows(ws, bands)
+        if stage == "participant":
+            return self.participant_rows(ws, bands)
+        if stage == "semantic":
+            return self.semantic_rows(ws, bands)
         self.plpy.error("unknown stage " + repr(stage[:100]) + " in retrieval.stages")
+
+    @staticmethod
+    def candidate(r, confident, **more):
+        """A stage row as WorkspacePool.admit takes it: {chunk_id, score, confident, charged} and
+        `more` (match, detail)."""
+        return {
+            "chunk_id": r["chunk_id"],
+            "score": r["score"],
+            "confident": confident,
+            "charged": r["charged"],
+            **more,
+        }
+
+    def exact_rows(self, ws, bands):
+        """The exact stage: a document named by title or file name first, then each identifier,
+        then the entities of this workspace the query names; a chunk keeps the first match found."""
+        q = self.q
+        entities = q.entities.get(ws)
+        if not (q.idents or entities or q.titles or q.files):
+            return [], "no identifier, entity, title or file name in the query"
+        rows = []
+        if q.titles or q.files:
+            for r in self.run_stage("document", ws, bands, {"title_keys": q.titles, "file_names": q.files}):
+                rows.append(self.candidate(r, True, match="document", detail="document " + r["detail"]))
+        for ident in q.idents:
+            for r in self.run_stage("identifier", ws, bands, {"identifier": ident}):
+                rows.append(self.candidate(r, True, match="identifier", detail="identifier " + ident))
+        if entities:
+            for r in self.run_stage("entity", ws, bands, {"entity_ids": [e["id"] for e in entities]}):
+                rows.append(self.candidate(r, True, match="entity", detail="entity " + r["detail"]))
+        return rows, None
+
+    def lexical_rows(self, ws, bands):
+        """The lexical stage: BM25 over the query text, confident from retrieval.lexical_confident_score."""
+        if not self.q.terms:
+            return [], "no searchable words in the query"
+        rows = self.run_stage("lexical", ws, bands, {"query": self.q.text[:MAX_QUERY_CHARS]})
+        return [self.candidate(r, r["score"] >= self.thresholds["lexical"]) for r in rows], None
+
+    def capsule_rows(self, ws, bands):
+        """The capsules stage. A capsule points to evidence, never replaces it: the chunks its
+        matching lines come from. A stale one serves nothing; the report names it (a withheld one
+        never matches)."""
+        if not self.q.terms:
+            return [], "no searchable words in the query"
+        rows = self.run_stage("capsules", ws, bands, {"terms": " or ".join(self.q.terms)})
+        seen = self.report.setdefault("capsules", {"served": [], "stale_skipped": []})
+        for r in rows:
+            key = "served" if r["state"] == "fresh" else "stale_skipped"
+            if r["capsule_id"] not in seen[key] and (key != "served" or r["chunk_id"] is not None):
+                seen[key].append(r["capsule_id"])
+        return [
+            self.candidate(r, False, detail="capsule {}".format(r["capsule_id"]))
+            for r in rows
+            if r["chunk_id"] is not None
+        ], None
+
+    def path_rows(self, ws, bands):
+        """The path stage: a question that asks for relations ("the daughter-in-law of X", "who
+        manages the team that runs X") walks them, typed, from X, and gets the chunks stating each
+        hop; the report's paths[ws] says the hops, how many rows and the ways found."""
+        entities = self.q.entities.get(ws)
+        if not entities:
+            return [], "no entity of this workspace's graph named in the query"
+        names = [e["name"] for e in entities]
+        path = relation_path(self.q.text, names)
+        if not path:
+            return [], "no relation asked for in the query"
+        values = {
+            "entity_ids": [e["id"] for e in entities],
+            "hop_patterns": [family_pattern(hop) for hop in path],
+            "per_node": self.settings["retrieval.graph"]["per_node"],
+        }
+        rows = self.run_stage("path", ws, bands, values)
+        self.report.setdefault("paths", {})[ws] = {
+            "hops": [list(hop) for hop in path],
+            "found": len(rows),
+            "ways": self.walk_ways(rows, len(path), names),
+        }
+        # The last hop's evidence holds the answer (retrieval.rank_weights.match.path); the
+        # hops that lead to it are evidence of the way there.
+        return [
+            self.candidate(
+                r, True, match="path" if r["score"] >= 1 else "path_hop", detail="path " + r["detail"]
+            )
+            for r in rows
+        ], None
+
+    def graph_rows(self, ws, bands):
+        """The graph stage: the chunks near the entities the query names (retrieval.graph's depth
+        and per_node); never confident."""
+        entities = self.q.entities.get(ws)
+        if not entities:
+            return [], "no entity of this workspace's graph named in the query"
+        graph = self.settings["retrieval.graph"]
+        values = {
+            "entity_ids": [e["id"] for e in entities],
+            "depth": graph["depth"],
+            "per_node": graph["per_node"],
+        }
+        rows = self.run_stage("graph", ws, bands, values)
+        return [self.candidate(r, False, detail="near " + r["detail"]) for r in rows], None
+
+    def query_vector(self):
+        """(the query's embedding, None) for a vector stage, or (None, why it cannot run)."""
+        if self.model["id"] is None:
+            return None, "no embeddings stored yet"
+        vector = self.embedding.vector(self.report)
+        if vector is None:
+            return None, "query embedding unavailable ({})".format(self.embedding.error["error_class"])
+        return vector, None
+
+    def participant_rows(self, ws, bands):
+        """The participant stage: the windows of the people the query names, by similarity. As
+        many as a confident pool needs, not the whole room: BM25 and the other stages still look
+        everywhere. A window of the person named is where to look, not an answer, so none of them
+        counts as confident."""
+        vector, why = self.query_vector()
+        if vector is None:
+            return [], why
+        limit = min(self.per_workspace, self.settings["retrieval.confident_needed"])
+        values = {"query_vector": vector, "row_limit": limit, "name_keys": name_keys(self.q.text)}
+        rows = self.run_stage("participant", ws, bands, values, self.model)
+        return [self.candidate(r, False) for r in rows], None
+
+    def semantic_rows(self, ws, bands):
+        """The semantic stage: chunks by similarity from retrieval.semantic_min_similarity,
+        confident from retrieval.semantic_confident_similarity."""
+        vector, why = self.query_vector()
+        if vector is None:
+            return [], why
+        rows = self.run_stage("semantic", ws, bands, {"query_vector": vector}, self.model)
+        low = self.settings["retrieval.semantic_min_similarity"]
+        return [
+            self.candidate(r, r["score"] >= self.thresholds["semantic"]) for r in rows if r["score"] >= low
+        ], None
 
     def personal_rows(self, ws, bands):
         """The personal stage: the chunks of the user's saved documents in `ws` by similarity to
@@ -309,16 +287,7 @@ class StageSearch:
             }
             rows = self.run_stage("personal_keyword", ws, bands, values)
         mode["hits"] += sorted({int(r["detail"]) for r in rows})
-        return [
-            {
-                "chunk_id": r["chunk_id"],
-                "score": r["score"],
-                "confident": False,
-                "charged": r["charged"],
-                "detail": "your base",
-            }
-            for r in rows
-        ], None
+        return [self.candidate(r, False, detail="your base") for r in rows], None
 
     def walk_ways(self, rows, hops, anchors):
         """The ways a typed walk from `anchors` reached an answer (relation_paths.answer_ways),

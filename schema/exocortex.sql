@@ -1838,6 +1838,523 @@ ALTER FUNCTION exo_private.absorb_first_names(p_workspace text, ent_ids bigint[]
 COMMENT ON FUNCTION exo_private.absorb_first_names(p_workspace text, ent_ids bigint[]) IS 'A first name shown to be one of these entities'' people''s (their alias, from this window or an earlier one) that is an entity of its own, made by a window that named only it, is that person: later windows resolve the name so (upsert_entity), and the earlier one is made to agree (move_entity_rows), whatever order they came in. Unless another person has that first name too, or a person split it off. Returns how many were absorbed.';
 
 --
+-- Name: accept_extraction(text, jsonb, jsonb, jsonb, integer, integer, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.accept_extraction(window_text text, entities jsonb, relations jsonb, attributes jsonb, max_entities integer, max_relations integer, ner jsonb DEFAULT NULL::jsonb) RETURNS jsonb
+    LANGUAGE plpython3u IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+"""What is kept of an extraction of one window (stdlib only): the one acceptance every writer gets.
+
+exo_private.accept_extraction (this module inlined) runs it inside exo_private.merge_extraction,
+so entities, relations and attributes from any writer pass the same rules; the worker runs the
+same module (exocortex.ops.plpy_modules.shared) on the model's reply before its narrow relation
+request and the pattern pass, whose additions the database then accepts again unchanged.
+
+Every item is checked on its own (a bad item is dropped, the rest kept). An entity is kept as
+the window writes it when its name occurs there as a whole word or phrase (case and accents
+folded: grounding) and looks like a name (name_problem: no letters alone, placeholders or
+numbers typed as people); its type is checked (checked_type: cue words of
+plpy/entity_types.py, an NER backend's label); a one-word name that is the first name or surname
+of exactly one person of the window becomes that person's alias. A relation's ends are resolved
+to the kept entities (the same key, an alias, a unique first name or surname) or added when
+grounded (keep_relations), and only then dropped. An attribute (subject, attribute, value) is
+kept when its subject is one of the kept entities, or names one by a unique first name or
+surname, or occurs in the window as a whole word or phrase, and its value occurs there as a
+whole word or phrase too. Caps bound each list. Every drop is counted.
+"""
+
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+
+"""What a name's own words say about its type (stdlib only): the cue lists, in one place.
+
+"Meridale Mutual" is an organisation and "Harbour Road" a place whatever a small model
+typed them. The worker corrects an extraction's types with cue_type, and the database's
+exo_private.cue_type (this module inlined) lets upsert_entity choose a type by the same rule.
+The placeholder words a model writes when it has no real name live here too.
+"""
+
+# A name of two or more words that has one of these words is an organisation ("Bank of
+# England", "Hale Lettings", an email list such as "Data Platform"), unless its last word makes
+# it a place ("Bank Street").
+ORG_WORDS = frozenset(
+    {"ltd", "limited", "inc", "incorporated", "llc", "llp", "plc", "corp", "corporation", "gmbh"}
+    | {"ag", "sa", "bv", "pty", "co", "company", "mutual", "bank", "labs", "lab", "group", "council"}
+    | {"agency", "university", "college", "school", "academy", "hospital", "clinic", "trust"}
+    | {"foundation", "society", "association", "institute", "ministry", "department", "committee"}
+    | {"partners", "associates", "holdings", "insurance", "lettings", "services", "solutions"}
+    | {"systems", "technologies", "studios", "club", "church", "union", "federation", "bureau"}
+    | {"office", "authority", "commission", "surgery"}
+    # teams and lists that mail comes from or goes to ("Data Platform", "IT Support")
+    | {"team", "platform", "support", "helpdesk", "operations", "newsletter", "alerts", "notifications"}
+)
+
+# A name of two or more words ending in one of these is a place ("Harbour Road", "Larkhaven
+# Town"), and so is one starting with one of PLACE_FIRST_WORDS ("Mount Hood", "River Esk").
+PLACE_LAST_WORDS = frozenset(
+    {"street", "st", "road", "rd", "avenue", "ave", "drive", "close", "crescent", "square"}
+    | {"terrace", "gardens", "mews", "boulevard", "city", "town", "village", "river", "mountain"}
+    | {"mountains", "lake", "hills", "bay", "island", "islands", "valley", "county", "borough"}
+    | {"harbour", "harbor", "beach", "forest", "estate", "quay", "wharf", "station", "airport"}
+)
+# Place words that are common surnames too ("Lois Lane", "Benny Hill"): a cue only where the
+# model did not say Person.
+PLACE_LAST_WORDS_UNLESS_PERSON = frozenset(
+    {"lane", "ln", "hill", "heath", "park", "grove", "row", "moor", "fell", "bridge", "common"}
+)
+PLACE_FIRST_WORDS = frozenset({"mount", "mt", "lake", "loch", "river", "cape", "isle", "port", "fort"})
+
+# What a small model writes when it has no real name: the schema's own words, the type
+# names, placeholders and pronouns (which say nothing about who is meant).
+PLACEHOLDERS = frozenset(
+    {"subject", "object", "predicate", "attribute", "value", "name", "type", "entity", "entities"}
+    | {"person", "people", "place", "org", "organisation", "organization", "topic", "date"}
+    | {"relation", "relations", "example", "unknown", "none", "null", "n/a", "na", "nil", "string"}
+    | {"text", "tbd", "-", "?", "...", "etc", "other", "misc"}
+    | {"i", "me", "my", "myself", "you", "your", "he", "him", "his", "she", "her", "hers", "it", "its"}
+    | {"they", "them", "their", "we", "us", "our", "someone", "somebody", "something"}
+)
+
+def _words(name):
+    """The lower-case words of a name, punctuation around them dropped ("Acme, Inc." -> acme, inc)."""
+    words = []
+    for raw in name.split():
+        word = raw.strip(".,;:!?()[]{}\"'`\u201c\u201d\u2018\u2019").casefold()
+        if word:
+            words.append(word)
+    return words
+
+def cue_type(name, said=None):
+    """'Place', 'Org' or None: the type a name's own words say it has, where the model said
+    `said` (None: unknown). Only names of two or more words carry a cue; a bare "Bank" or
+    "Street" says nothing."""
+    if name is None:
+        return None
+    words = _words(name)
+    if len(words) < 2:
+        return None
+    if words[-1] in PLACE_LAST_WORDS or (said != "Person" and words[-1] in PLACE_LAST_WORDS_UNLESS_PERSON):
+        return "Place"
+    if any(word in ORG_WORDS for word in words):
+        return "Org"
+    if words[0] in PLACE_FIRST_WORDS:
+        return "Place"
+    return None
+"""Text normalisation shared by the database and the worker (stdlib only).
+
+Inlined into plpython3u functions by the migrator (`# exo:include textnorm`),
+and importable as plain Python for tests.
+"""
+
+import re
+import unicodedata
+
+_SPACE = re.compile(r"\s+")
+_EDGE_PUNCT = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+
+def canonical_key(name):
+    """The identity key of a name: NFKC, case-folded, inner whitespace collapsed,
+    surrounding quotes and punctuation removed. "  Jane  DOE. " -> "jane doe".
+    Returns None for None or for a name with nothing left."""
+    if name is None:
+        return None
+    text = unicodedata.normalize("NFKC", name).casefold()
+    text = _SPACE.sub(" ", text).strip().strip(_EDGE_PUNCT).strip()
+    return text or None
+
+ENTITY_TYPES = ("Person", "Org", "Place", "Topic", "Date")
+
+# Longest name, predicate, attribute or value kept (the request's schema leaves lengths out:
+# see exocortex/extraction/llm.py).
+MAX_NAME = 80
+
+# The fields of each kind of item: required, and optional with their own check.
+ENTITY_FIELDS = ("name", "type")
+RELATION_FIELDS = ("subject", "predicate", "object")
+ATTRIBUTE_FIELDS = ("subject", "attribute", "value")
+ALIAS_HOW = ("first_name", "surname")
+
+# A subject in the first person: kept as "I" (exo_private.attribute_subject makes it the owner in
+# the owner's own notes, and skips it elsewhere).
+FIRST_PERSON = frozenset({"i", "me", "my", "myself"})
+
+# Edges a value loses: the sentence's punctuation and quotes around what was copied.
+VALUE_EDGES = " .,;:!?\"'`\u201c\u201d\u2018\u2019"
+
+# The types a name must be written with a capital for (a cased script): "car" is no Person.
+NAMED_TYPES = ("Person", "Org", "Place")
+
+# Predicates whose object is a place when nothing else says what it is.
+PLACE_PREDICATE = re.compile(r"\b(in|at|from|to|near|lives?|located|born|moved|visited)\b", re.I)
+
+WHITESPACE = re.compile(r"\s+")
+DIGIT = re.compile(r"\d")
+
+@dataclass
+class Extraction:
+    entities: list = field(default_factory=list)
+    relations: list = field(default_factory=list)
+    attributes: list = field(default_factory=list)
+    dropped: Counter = field(default_factory=Counter)
+    """malformed_entity, placeholder_entity, not_a_name (a letter, one-character words),
+    number_as_name (a number or date typed as a person, organisation or place),
+    ungrounded_entity, duplicate_entity (a key listed again, whatever its type),
+    malformed_relation, placeholder_endpoint, ambiguous_endpoint (a first name or surname of
+    several people), dangling_relation (an endpoint neither listed, resolvable nor grounded),
+    self_relation, duplicate_relation, malformed_attribute, placeholder_subject,
+    ambiguous_subject (a first name or surname of several people), ungrounded_subject,
+    placeholder_value, ungrounded_value, duplicate_attribute (the same subject and attribute
+    again: the first value is kept), over_cap, no_json, truncated (the reply was cut off and
+    its complete items were kept)"""
+
+    recovered: Counter = field(default_factory=Counter)
+    """retyped (a cue or NER corrected the type), surname / first_name (a one-word entity made an
+    alias of the window's person), endpoint_surname / endpoint_first_name (a relation's end
+    resolved so), endpoint_added (a grounded end the entity list lacked)"""
+
+    def stats(self) -> dict:
+        return {
+            "entities": len(self.entities),
+            "relations": len(self.relations),
+            "attributes": len(self.attributes),
+            "dropped": dict(self.dropped),
+            "recovered": dict(self.recovered),
+        }
+
+    def kept(self) -> dict:
+        return {"entities": self.entities, "relations": self.relations, "attributes": self.attributes}
+
+def squeeze(text: str) -> str:
+    """text with its whitespace collapsed and trimmed."""
+    return WHITESPACE.sub(" ", text).strip()
+
+def norm(text: str) -> str:
+    return squeeze(text).casefold()
+
+def fold(text: str) -> str:
+    """text with case and accents folded, one character for one ("Zoë Ó Brien" -> "zoe o brien"),
+    so that a match in the folded text is a match at the same place in the original."""
+    out = []
+    for ch in text:
+        bare = "".join(
+            c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c)
+        ).casefold()
+        out.append(bare if len(bare) == 1 else ch.lower() if len(ch.lower()) == 1 else ch)
+    return "".join(out)
+
+def folded_key(name: str) -> str:
+    """The key names are compared by within a window: canonical key, accents folded ("" for none)."""
+    return fold(canonical_key(name) or "")
+
+def as_written(phrase: str, window: str) -> str | None:
+    """phrase as the window writes it (whitespace collapsed) where it occurs there as a whole
+    word or phrase, case, accents and spacing ignored; None where it does not."""
+    words = fold(phrase).split()
+    if not words:
+        return None
+    pattern = r"(?<!\w)" + r"\s+".join(map(re.escape, words)) + r"(?!\w)"
+    found = re.search(pattern, fold(window))
+    return WHITESPACE.sub(" ", window[found.start() : found.end()]) if found else None
+
+def normalise_attribute(raw: str) -> str:
+    """An attribute's label as facts store it: lower case, trimmed, inner whitespace and hyphens
+    to "_", none at either end, at most 100 characters (" Lives-in " -> "lives_in"); the same
+    rule as exo_private.normalise_attribute."""
+    return re.sub(r"[\s\-]+", "_", raw.lower()).strip("_")[:100]
+
+def well_formed(item, fields: tuple, optional: tuple = ()) -> bool:
+    """item is an object with exactly these string fields (1 to MAX_NAME characters each) and
+    nothing else but the optional ones."""
+    return (
+        isinstance(item, dict)
+        and set(fields) <= set(item) <= set(fields) | set(optional)
+        and all(isinstance(item[f], str) and 1 <= len(item[f]) <= MAX_NAME for f in fields)
+    )
+
+def name_problem(name: str, type_: str) -> str | None:
+    """Why name cannot be an entity of type_, or None when it looks like a name: a placeholder
+    or schema word ("entity", "Unknown", "Person"), no name at all (under two letters, or only
+    one-character words: "A", "B C"), a number or date typed as a person, organisation or place
+    ("2016" is a Date, not a Person)."""
+    key = canonical_key(name)
+    if key is None or key in PLACEHOLDERS or fold(key) in PLACEHOLDERS:
+        return "placeholder_entity"
+    if type_ == "Date":
+        return None
+    if (
+        type_ in NAMED_TYPES
+        and DIGIT.search(key)
+        and (type_ == "Person" or not re.search(r"[^\W\d_]{2}", key))
+    ):
+        return "number_as_name"
+    if sum(ch.isalpha() for ch in key) < 2 or all(len(word.strip(".")) <= 1 for word in key.split()):
+        return "not_a_name"
+    return None
+
+def checked_type(name: str, written: str, said: str, ner: dict | None = None) -> str | None:
+    """The type an entity keeps: the cue of its own words (entity_types.cue_type) wins, then the
+    NER backend's label of the same span (when one ran), else what was said; a name the window
+    writes without a capital is a Topic, not a Person, Org or Place. None: NER calls the span a
+    number or date, and the writer a person, organisation or place (rejected)."""
+    cue = cue_type(name, said)
+    if cue:
+        return cue
+    if ner:
+        label = ner.get(fold(canonical_key(name) or ""))
+        if label == "Number" and said in NAMED_TYPES:
+            return None
+        if label in ENTITY_TYPES:
+            return label
+    if said in NAMED_TYPES and written == written.lower() and written != written.upper():
+        return "Topic"
+    return said
+
+def name_parts(entities: list) -> dict:
+    """First names and surnames of the window's people of two or more words: part (folded
+    key) -> [(full name, 'first_name' | 'surname')]."""
+    parts: dict = {}
+    for entity in entities:
+        words = folded_key(entity["name"]).split(" ")
+        if entity["type"] == "Person" and len(words) > 1:
+            for part, how in ((words[0], "first_name"), (words[-1], "surname")):
+                if entity["name"] not in (n for n, _ in parts.get(part, [])):
+                    parts.setdefault(part, []).append((entity["name"], how))
+    return parts
+
+def add_alias(entities: list, name: str, surface: str, how: str) -> None:
+    for entity in entities:
+        if entity["name"] == name:
+            aliases = entity.setdefault("aliases", [])
+            if all(folded_key(a["surface"]) != folded_key(surface) for a in aliases):
+                aliases.append({"surface": surface, "how": how})
+
+def given_aliases(item: dict, window: str) -> list:
+    """An entity's aliases as a writer gives them ([{surface, how}]), those the window writes."""
+    aliases = item.get("aliases")
+    kept = []
+    for alias in aliases if isinstance(aliases, list) else []:
+        if well_formed(alias, ("surface", "how")) and alias["how"] in ALIAS_HOW:
+            surface = as_written(alias["surface"], window)
+            if surface and all(folded_key(a["surface"]) != folded_key(surface) for a in kept):
+                kept.append({"surface": surface, "how": alias["how"]})
+    return kept
+
+def keep_entities(raw: list, result: Extraction, window: str, max_entities: int, ner: dict | None) -> None:
+    """Validate entities into result: well formed, a name (name_problem), grounded, type checked,
+    each key once, at most max_entities; drops counted by reason."""
+    seen = {folded_key(e["name"]) for e in result.entities}
+    for item in raw:
+        if not well_formed(item, ENTITY_FIELDS, ("aliases",)) or item["type"] not in ENTITY_TYPES:
+            result.dropped["malformed_entity"] += 1
+            continue
+        name = squeeze(item["name"])
+        problem = name_problem(name, item["type"])
+        if problem:
+            result.dropped[problem] += 1
+            continue
+        written = as_written(name, window)
+        if written is None:
+            result.dropped["ungrounded_entity"] += 1
+            continue
+        type_ = checked_type(written, written, item["type"], ner)
+        if type_ is None:
+            result.dropped["number_as_name"] += 1
+            continue
+        key = folded_key(written)
+        if key in seen:
+            result.dropped["duplicate_entity"] += 1
+            continue
+        if len(result.entities) >= max_entities:
+            result.dropped["over_cap"] += 1
+            continue
+        seen.add(key)
+        if type_ != item["type"]:
+            result.recovered["retyped"] += 1
+        entity = {"name": written, "type": type_}
+        aliases = given_aliases(item, window)
+        if aliases:
+            entity["aliases"] = aliases
+        result.entities.append(entity)
+
+def resolve_bare_names(result: Extraction) -> None:
+    """A one-word entity that is the first name or surname of exactly one person of the window
+    ("Hale" beside "Prudence Hale") is that person: it leaves the list as their alias. A word
+    with a cue of its own, or the part of several people, stays."""
+    parts = name_parts(result.entities)
+    kept = []
+    for entity in result.entities:
+        key = folded_key(entity["name"])
+        people = parts.get(key, []) if " " not in key and entity["type"] in ("Person", "Topic") else []
+        if len(people) == 1:
+            full, how = people[0]
+            add_alias(result.entities, full, entity["name"], how)
+            result.recovered[how] += 1
+        else:
+            kept.append(entity)
+    result.entities[:] = kept
+
+def endpoint(
+    raw: str, role: str, predicate: str, result: Extraction, names: dict, window: str, max_entities: int
+) -> tuple:
+    """The listed entity name a relation's subject or object stands for, or None and why it was
+    dropped: the same key; else an alias made in this window; else the one person whose first
+    name or surname it is (recorded as an alias); else the name as the window writes it, added
+    as an entity, when it is grounded there and looks like a name."""
+    name = squeeze(raw)
+    key = folded_key(name)
+    if not key or key in PLACEHOLDERS:
+        return None, "placeholder_endpoint"
+    if key in names:
+        return names[key], ""
+    written = as_written(name, window)
+    if " " not in key:
+        people = name_parts(result.entities).get(key, [])
+        if len(people) == 1:
+            full, how = people[0]
+            add_alias(result.entities, full, written or name, how)
+            names[key] = full
+            result.recovered[f"endpoint_{how}"] += 1
+            return full, ""
+        if people:
+            return None, "ambiguous_endpoint"
+    if written is None:
+        return None, "dangling_relation"
+    said = "Place" if role == "object" and PLACE_PREDICATE.search(predicate) else "Person"
+    type_ = checked_type(written, written, said)
+    if type_ is None or name_problem(written, type_):
+        return None, "placeholder_endpoint"
+    if len(result.entities) >= max_entities:
+        return None, "over_cap"
+    result.entities.append({"name": written, "type": type_})
+    names[key] = written
+    result.recovered["endpoint_added"] += 1
+    return written, ""
+
+def keep_relations(raw: list, result: Extraction, window: str, max_entities: int, max_relations: int) -> None:
+    """Validate relations into result: each endpoint resolved (endpoint), self-loops and repeats
+    dropped, at most max_relations kept; drops counted by reason."""
+    names = {folded_key(e["name"]): e["name"] for e in result.entities}
+    for entity in result.entities:
+        for alias in entity.get("aliases", []):
+            names.setdefault(folded_key(alias["surface"]), entity["name"])
+    relation_keys = {(norm(r["subject"]), norm(r["predicate"]), norm(r["object"])) for r in result.relations}
+    for item in raw:
+        predicate = squeeze(item["predicate"]) if well_formed(item, RELATION_FIELDS) else ""
+        if not predicate or norm(predicate) in PLACEHOLDERS:
+            result.dropped["malformed_relation"] += 1
+            continue
+        subject, reason = endpoint(item["subject"], "subject", predicate, result, names, window, max_entities)
+        obj = None
+        if subject is not None:
+            obj, reason = endpoint(item["object"], "object", predicate, result, names, window, max_entities)
+        if subject is None or obj is None:
+            result.dropped[reason] += 1
+            continue
+        if folded_key(subject) == folded_key(obj):
+            result.dropped["self_relation"] += 1
+            continue
+        key3 = (norm(subject), norm(predicate), norm(obj))
+        if key3 in relation_keys:
+            result.dropped["duplicate_relation"] += 1
+            continue
+        if len(result.relations) >= max_relations:
+            result.dropped["over_cap"] += 1
+            continue
+        relation_keys.add(key3)
+        result.relations.append({"subject": subject, "predicate": predicate, "object": obj})
+
+def attribute_subject(raw: str, entities: list, window: str) -> tuple:
+    """The name an attribute's subject stands for, or None and why it was dropped: a kept
+    entity with the same key; else the one Person whose first name or surname it is; else the
+    subject as the window writes it, where it has it as a whole word or phrase."""
+    name = squeeze(raw)
+    key = canonical_key(name)
+    if key in FIRST_PERSON:
+        return "I", ""
+    if key is None or key in PLACEHOLDERS:
+        return None, "placeholder_subject"
+    for entity in entities:
+        if canonical_key(entity["name"]) == key:
+            return entity["name"], ""
+    if " " not in key:
+        people = set()
+        for entity in entities:
+            words = canonical_key(entity["name"]).split(" ")
+            if entity["type"] == "Person" and len(words) > 1 and key in (words[0], words[-1]):
+                people.add(entity["name"])
+        if len(people) == 1:
+            return people.pop(), ""
+        if people:
+            return None, "ambiguous_subject"
+    written = as_written(name, window)
+    return (written, "") if written else (None, "ungrounded_subject")
+
+def keep_attributes(raw: list, result: Extraction, window: str, max_attributes: int) -> None:
+    """Validate attributes into result: a subject (attribute_subject), a grounded value that is
+    no placeholder, the first value of each subject and attribute, at most max_attributes."""
+    attribute_keys = {(canonical_key(a["subject"]), a["attribute"]) for a in result.attributes}
+    for item in raw:
+        attribute = normalise_attribute(item["attribute"]) if well_formed(item, ATTRIBUTE_FIELDS) else ""
+        if not attribute:
+            result.dropped["malformed_attribute"] += 1
+            continue
+        subject, reason = attribute_subject(item["subject"], result.entities, window)
+        if subject is None:
+            result.dropped[reason] += 1
+            continue
+        value = WHITESPACE.sub(" ", item["value"]).strip(VALUE_EDGES)
+        if not value or norm(value) in PLACEHOLDERS:
+            result.dropped["placeholder_value"] += 1
+            continue
+        value = as_written(value, window)
+        if value is None:
+            result.dropped["ungrounded_value"] += 1
+            continue
+        key2 = (canonical_key(subject), attribute)
+        if key2 in attribute_keys:
+            result.dropped["duplicate_attribute"] += 1
+            continue
+        if len(result.attributes) >= max_attributes:
+            result.dropped["over_cap"] += 1
+            continue
+        attribute_keys.add(key2)
+        result.attributes.append({"subject": subject, "attribute": attribute, "value": value})
+
+def listed(data: dict, key: str) -> list:
+    return data.get(key) if isinstance(data.get(key), list) else []
+
+def accept(
+    data: dict, window: str, max_entities: int, max_relations: int, ner: dict | None = None, result=None
+) -> Extraction:
+    """What is kept of data ({entities, relations, attributes}) for one window, added to result
+    (a new Extraction by default); ner (fold(key) -> type, or 'Number') is what an NER backend
+    found in the window, when one ran. Attributes are capped by max_relations."""
+    result = result if result is not None else Extraction()
+    keep_entities(listed(data, "entities"), result, window, max_entities, ner)
+    resolve_bare_names(result)
+    keep_relations(listed(data, "relations"), result, window, max_entities, max_relations)
+    keep_attributes(listed(data, "attributes"), result, window, max_relations)
+    return result
+import json
+data = {key: json.loads(value) if value else [] for key, value in
+        (("entities", entities), ("relations", relations), ("attributes", attributes))}
+kept = accept(data, window_text or "", max_entities, max_relations, json.loads(ner) if ner else None)
+return json.dumps({**kept.kept(), "dropped": dict(kept.dropped), "recovered": dict(kept.recovered)})
+$$;
+
+ALTER FUNCTION exo_private.accept_extraction(window_text text, entities jsonb, relations jsonb, attributes jsonb, max_entities integer, max_relations integer, ner jsonb) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION accept_extraction(window_text text, entities jsonb, relations jsonb, attributes jsonb, max_entities integer, max_relations integer, ner jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.accept_extraction(window_text text, entities jsonb, relations jsonb, attributes jsonb, max_entities integer, max_relations integer, ner jsonb) IS 'What is kept of an extraction of window_text: {entities, relations, attributes, dropped, recovered}. Each item checked on its own (plpy/extraction_acceptance.py, which the worker runs too): entities well formed, names that look like names, grounded in the window as written, types checked by cue words and ner (folded key -> type) and each key once; one-word names of one person made their alias; relation ends resolved to the entities or grounded; attributes with a grounded subject and value; at most max_entities entities and max_relations relations and attributes. dropped and recovered count by reason.';
+
+--
 -- Name: active_embedding_model(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -7967,10 +8484,10 @@ ALTER FUNCTION exo_private.complete_embedding(p_msg_ids bigint[], p_model text, 
 COMMENT ON FUNCTION exo_private.complete_embedding(p_msg_ids bigint[], p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors public.vector[]) IS 'One embed job''s result in one transaction: store the vectors of model p_model for the chunks (those re-made meanwhile are dropped), advance their documents'' stages and archive the messages p_msg_ids. Returns how many vectors were stored.';
 
 --
--- Name: complete_extraction(bigint, bigint, integer, jsonb, jsonb, jsonb, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: complete_extraction(bigint, bigint, integer, jsonb, jsonb, jsonb, jsonb, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb DEFAULT '[]'::jsonb) RETURNS jsonb
+CREATE FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb DEFAULT '[]'::jsonb, p_ner jsonb DEFAULT NULL::jsonb) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -7988,7 +8505,7 @@ begin
             using errcode = 'EX001',
                   hint = 'its document was re-chunked or deleted while the model ran; drop the job';
     end if;
-    merged := exo_private.merge_extraction(p_window_id, p_generation, p_entities, p_relations, p_attributes);
+    merged := exo_private.merge_extraction(p_window_id, p_generation, p_entities, p_relations, p_attributes, p_ner);
     if merged ? 'stale_generation' then
         raise exception 'generation % of window %''s workspace is no longer current', p_generation, p_window_id
             using errcode = 'EX002',
@@ -8004,13 +8521,13 @@ begin
 end
 $$;
 
-ALTER FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb, p_ner jsonb) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb, p_ner jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb) IS 'One extract job''s result in one transaction: merge the entities, relations and attributes into generation p_generation (merge_extraction), record the window extracted with p_stats and the merge counts, advance its document''s stage and archive message p_msg_id. Returns the merge counts. Raises EX001 when the window is gone, EX002 when the generation is no longer current.';
+COMMENT ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb, p_ner jsonb) IS 'One extract job''s result in one transaction: merge the entities, relations and attributes into generation p_generation (merge_extraction, which accepts them by the worker''s rules, p_ner an NER backend''s labels), record the window extracted with p_stats and the merge counts, advance its document''s stage and archive message p_msg_id. Returns the merge counts. Raises EX001 when the window is gone, EX002 when the generation is no longer current.';
 
 --
 -- Name: cue_pattern(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -11992,6 +12509,85 @@ ALTER FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved jsonb) OW
 COMMENT ON FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved jsonb) IS 'A search with a profile (exo.search, search_report, search_json, context_packet): records the personal stage''s checks (hits, misses: the miss streak) and the documents and chunks returned (exo_private.kb_write) when the transaction may write, else says why not (report.personal.recorded, why): best effort, a lock held past kb.lock_timeout, a cap reached or any other error of recording leaves the search''s answer as it is. Adds the provenance block (report.provenance). Without a profile, the search as it was.';
 
 --
+-- Name: kb_apply_action(bigint, text, bigint[], bigint[], bigint, timestamp with time zone, bigint[], bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_apply_action(p_profile_id bigint, p_action text, p_documents bigint[], p_outside bigint[], p_search bigint, p_at timestamp with time zone, p_chunks bigint[] DEFAULT '{}'::bigint[], p_missed bigint[] DEFAULT '{}'::bigint[]) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    settings jsonb := exo_private.kb_settings();
+    threshold int := (settings ->> 'fetch_threshold')::int;
+begin
+    -- Every item the call names gets its row (global) if it has none; documents in id order.
+    insert into exo_private.kb_items (profile_id, document_id, outside_id, next_suggestion_at, state_changed_at)
+    select p_profile_id, d, null, threshold, p_at
+    from unnest(array(select distinct d from unnest(p_documents || p_missed) d order by d)) d
+    union all
+    select p_profile_id, null, o, threshold, p_at from unnest(p_outside) o
+    on conflict do nothing;
+
+    case p_action
+    when 'use' then
+        -- Returned: counted (fetch), suggested at the threshold (reach_threshold). A document keeps
+        -- which of p_chunks are its (an outside document has none: p_chunks is empty).
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, 'fetch'),
+               state_changed_at = case when exo_private.kb_next_state(i.state, 'fetch') = i.state
+                                       then i.state_changed_at else p_at end,
+               fetch_count = i.fetch_count + 1, first_fetched_at = coalesce(i.first_fetched_at, p_at),
+               last_fetched_at = p_at, last_seen_search = p_search,
+               last_chunks = array(select k from unnest(p_chunks) k
+                                   where exists (select 1 from exo_private.chunks c
+                                                 where c.id = k and c.document_id = i.document_id))
+         where i.profile_id = p_profile_id and (i.document_id = any (p_documents) or i.outside_id = any (p_outside));
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, 'reach_threshold'), state_changed_at = p_at
+         where i.profile_id = p_profile_id and (i.document_id = any (p_documents) or i.outside_id = any (p_outside))
+           and i.fetch_count >= i.next_suggestion_at
+           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reach_threshold');
+        -- Not returned in kb.reset_threshold searches of the user since last seen (the profile's
+        -- searches count both exo.search and wrapped ones): counting starts again, for documents
+        -- and outside ones. Only the rows still counting (kb_items_counting_idx), not every row.
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, 'reset'),
+               state_changed_at = case when exo_private.kb_next_state(i.state, 'reset') = i.state
+                                       then i.state_changed_at else p_at end,
+               fetch_count = 0, last_seen_search = p_search,
+               next_suggestion_at = exo_private.kb_suggestion_gap(i.declines, threshold)
+         where i.profile_id = p_profile_id and i.state in ('surfaced', 'suggested') and i.fetch_count > 0
+           and i.last_seen_search <= p_search - (settings ->> 'reset_threshold')::int;
+    when 'cache' then
+        -- The personal stage's check of saved documents: p_documents passed, p_missed missed.
+        update exo_private.kb_items i
+           set cache_checks = i.cache_checks + 1,
+               cache_hits = i.cache_hits + (i.document_id = any (p_documents))::int,
+               miss_streak = case when i.document_id = any (p_documents) then 0 else i.miss_streak + 1 end
+         where i.profile_id = p_profile_id and i.document_id = any (p_documents || p_missed)
+           and i.state in ('claimed', 'pinned');
+        perform exo_private.kb_demote(
+            p_profile_id,
+            array(select i.document_id from exo_private.kb_items i
+                  where i.profile_id = p_profile_id and i.document_id = any (p_missed)
+                    and i.miss_streak >= (settings ->> 'max_cache_miss_streak')::int),
+            'miss_streak', p_at);
+    else
+        -- One item's action: the first of p_documents or of p_outside (the other is empty).
+        perform exo_private.kb_step_item(p_profile_id, p_documents[1], p_outside[1], p_action, p_at, threshold);
+    end case;
+end
+$$;
+
+ALTER FUNCTION exo_private.kb_apply_action(p_profile_id bigint, p_action text, p_documents bigint[], p_outside bigint[], p_search bigint, p_at timestamp with time zone, p_chunks bigint[], p_missed bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_apply_action(p_profile_id bigint, p_action text, p_documents bigint[], p_outside bigint[], p_search bigint, p_at timestamp with time zone, p_chunks bigint[], p_missed bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_apply_action(p_profile_id bigint, p_action text, p_documents bigint[], p_outside bigint[], p_search bigint, p_at timestamp with time zone, p_chunks bigint[], p_missed bigint[]) IS 'The lifecycle state machine of a personal base, written once for exo_private.kb_write (p_documents, p_outside empty) and exo_private.kb_outside_write (p_outside: kb_outside_documents ids, p_documents empty), which check the arguments, lock the profile and count the call (p_search: the profile''s search number) first. Makes a row for each item named (p_documents, p_missed, p_outside) that has none; then use: fetch, threshold and the profile''s resets (p_chunks: the returned chunks of the documents); cache (documents only): the personal stage''s hits (p_documents) and misses (p_missed), demotion by miss streak; any other action: exo_private.kb_step_item on the one item.';
+
+--
 -- Name: kb_count_write(bigint, boolean, timestamp with time zone, integer, bigint, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -12186,6 +12782,86 @@ ALTER FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event te
 COMMENT ON FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event text) IS 'The state an event takes a document to, from exo_private.kb_transitions; refuses (invalid_argument, naming the events possible) a transition the table does not list.';
 
 --
+-- Name: kb_outside_keep(bigint, text, text[], jsonb, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_outside_keep(p_profile_id bigint, p_profile text, p_keys text[], p_passages jsonb, p_at timestamp with time zone) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    settings jsonb := exo_private.kb_settings();
+    known int;
+    fresh bigint[];
+    stored bigint;
+begin
+    select count(*) into known from exo_private.kb_outside_documents o where o.profile_id = p_profile_id;
+    if known + (select count(*) from unnest(p_keys) k
+                where not exists (select 1 from exo_private.kb_outside_documents o
+                                  where o.profile_id = p_profile_id and o.key = k))
+       > (settings ->> 'outside_documents')::int then
+        raise exception 'profile % knows % outside documents, the most it may', exo_private.quoted(p_profile),
+            settings ->> 'outside_documents'
+            using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.outside_documents';
+    end if;
+    insert into exo_private.kb_outside_documents as o (profile_id, key, title, last_seen_at)
+    select p_profile_id, k, (select x ->> 'title' from jsonb_array_elements(p_passages) x
+                             where x ->> 'key' = k and x ->> 'title' is not null limit 1), p_at
+    from unnest(p_keys) k
+    on conflict (profile_id, key) do update
+        set title = coalesce(excluded.title, o.title), last_seen_at = excluded.last_seen_at;
+    with kept as (
+        insert into exo_private.kb_outside_passages as s (outside_id, digest, body, seen_at)
+        select distinct on (o.id, md5(left(x ->> 'text', 8000)))
+               o.id, md5(left(x ->> 'text', 8000)), left(x ->> 'text', 8000), p_at
+        from jsonb_array_elements(p_passages) x
+        join exo_private.kb_outside_documents o on o.profile_id = p_profile_id and o.key = x ->> 'key'
+        where x ->> 'text' <> ''
+        on conflict (outside_id, digest) do update set seen_at = excluded.seen_at
+        returning s.outside_id, s.xmax = 0 as inserted, octet_length(s.body) as bytes
+    )
+    select coalesce(array_agg(distinct k.outside_id) filter (where k.inserted), '{}'),
+           coalesce(sum(k.bytes) filter (where k.inserted), 0)
+      into fresh, stored
+    from kept k;
+    -- Of each document, the passages most recently returned are kept.
+    with dropped as (
+        delete from exo_private.kb_outside_passages s
+        using (select s2.outside_id, s2.digest,
+                      row_number() over (partition by s2.outside_id order by s2.seen_at desc, s2.digest) as n
+               from exo_private.kb_outside_passages s2
+               join exo_private.kb_outside_documents o on o.id = s2.outside_id
+               where o.profile_id = p_profile_id and o.key = any (p_keys)) old
+        where s.outside_id = old.outside_id and s.digest = old.digest
+          and old.n > (settings ->> 'outside_passages')::int
+        returning octet_length(s.body) as bytes
+    )
+    select stored - coalesce(sum(d.bytes), 0) into stored from dropped d;
+    -- What the profile keeps in all is bounded too (kb.stored_bytes).
+    update exo_private.kb_profiles p set stored_bytes = p.stored_bytes + stored
+     where p.id = p_profile_id
+    returning p.stored_bytes into stored;
+    if stored > (settings ->> 'stored_bytes')::bigint then
+        raise exception 'profile % would keep % bytes of outside passages, more than it may',
+            exo_private.quoted(p_profile), stored
+            using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.stored_bytes';
+    end if;
+    -- The worker embeds the new passages (the personal stage compares them by meaning).
+    if fresh <> '{}' then
+        perform exo_private.kb_outside_queue_embedding(fresh);
+    end if;
+end
+$$;
+
+ALTER FUNCTION exo_private.kb_outside_keep(p_profile_id bigint, p_profile text, p_keys text[], p_passages jsonb, p_at timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_outside_keep(p_profile_id bigint, p_profile text, p_keys text[], p_passages jsonb, p_at timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_outside_keep(p_profile_id bigint, p_profile text, p_keys text[], p_passages jsonb, p_at timestamp with time zone) IS 'The use action''s own part in exo_private.kb_outside_write, before the state machine: the outside documents p_keys (distinct) of profile p_profile_id (p_profile: its name, for the messages) become known (at most kb.outside_documents), with a passage''s title; the passages p_passages [{key, title, text}] are kept (the first 8,000 characters, the kb.outside_passages latest of a document, at most kb.stored_bytes in all: past either cap, program_limit_exceeded) and the new ones queued for embedding.';
+
+--
 -- Name: kb_outside_passages_to_embed(bigint[], text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -12358,17 +13034,11 @@ CREATE FUNCTION exo_private.kb_outside_write(p_profile text, p_action text, p_ke
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
 declare
-    settings jsonb := exo_private.kb_settings();
-    threshold int := (settings ->> 'fetch_threshold')::int;
     profile bigint;
     search bigint;
     keys text[];
-    known int;
     bad text;
     touched bigint[];
-    target bigint;
-    fresh bigint[];
-    stored bigint;
 begin
     if current_setting('transaction_read_only') = 'on' then
         raise exception 'recording in a personal base writes, and this transaction is read-only'
@@ -12449,97 +13119,11 @@ begin
         jsonb_array_length(p_passages));
 
     if p_action = 'use' then
-        select count(*) into known from exo_private.kb_outside_documents o where o.profile_id = profile;
-        if known + (select count(*) from unnest(keys) k
-                    where not exists (select 1 from exo_private.kb_outside_documents o
-                                      where o.profile_id = profile and o.key = k))
-           > (settings ->> 'outside_documents')::int then
-            raise exception 'profile % knows % outside documents, the most it may', exo_private.quoted(p_profile),
-                settings ->> 'outside_documents'
-                using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.outside_documents';
-        end if;
-        insert into exo_private.kb_outside_documents as o (profile_id, key, title, last_seen_at)
-        select profile, k, (select x ->> 'title' from jsonb_array_elements(p_passages) x
-                            where x ->> 'key' = k and x ->> 'title' is not null limit 1), p_at
-        from unnest(keys) k
-        on conflict (profile_id, key) do update
-            set title = coalesce(excluded.title, o.title), last_seen_at = excluded.last_seen_at;
-        with kept as (
-            insert into exo_private.kb_outside_passages as s (outside_id, digest, body, seen_at)
-            select distinct on (o.id, md5(left(x ->> 'text', 8000)))
-                   o.id, md5(left(x ->> 'text', 8000)), left(x ->> 'text', 8000), p_at
-            from jsonb_array_elements(p_passages) x
-            join exo_private.kb_outside_documents o on o.profile_id = profile and o.key = x ->> 'key'
-            where x ->> 'text' <> ''
-            on conflict (outside_id, digest) do update set seen_at = excluded.seen_at
-            returning s.outside_id, s.xmax = 0 as inserted, octet_length(s.body) as bytes
-        )
-        select coalesce(array_agg(distinct k.outside_id) filter (where k.inserted), '{}'),
-               coalesce(sum(k.bytes) filter (where k.inserted), 0)
-          into fresh, stored
-        from kept k;
-        -- Of each document, the passages most recently returned are kept.
-        with dropped as (
-            delete from exo_private.kb_outside_passages s
-            using (select s2.outside_id, s2.digest,
-                          row_number() over (partition by s2.outside_id order by s2.seen_at desc, s2.digest) as n
-                   from exo_private.kb_outside_passages s2
-                   join exo_private.kb_outside_documents o on o.id = s2.outside_id
-                   where o.profile_id = profile and o.key = any (keys)) old
-            where s.outside_id = old.outside_id and s.digest = old.digest
-              and old.n > (settings ->> 'outside_passages')::int
-            returning octet_length(s.body) as bytes
-        )
-        select stored - coalesce(sum(d.bytes), 0) into stored from dropped d;
-        -- What the profile keeps in all is bounded too (kb.stored_bytes).
-        update exo_private.kb_profiles p set stored_bytes = p.stored_bytes + stored
-         where p.id = profile
-        returning p.stored_bytes into stored;
-        if stored > (settings ->> 'stored_bytes')::bigint then
-            raise exception 'profile % would keep % bytes of outside passages, more than it may',
-                exo_private.quoted(p_profile), stored
-                using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.stored_bytes';
-        end if;
-        -- The worker embeds the new passages (the personal stage compares them by meaning).
-        if fresh <> '{}' then
-            perform exo_private.kb_outside_queue_embedding(fresh);
-        end if;
+        perform exo_private.kb_outside_keep(profile, p_profile, keys, p_passages, p_at);
     end if;
     touched := array(select o.id from exo_private.kb_outside_documents o
                      where o.profile_id = profile and o.key = any (keys));
-    insert into exo_private.kb_items (profile_id, outside_id, next_suggestion_at, state_changed_at)
-    select profile, t, threshold, p_at from unnest(touched) t
-    on conflict do nothing;
-
-    case p_action
-    when 'use' then
-        -- Returned: counted (fetch), suggested at the threshold (reach_threshold).
-        update exo_private.kb_items i
-           set state = exo_private.kb_next_state(i.state, 'fetch'),
-               state_changed_at = case when exo_private.kb_next_state(i.state, 'fetch') = i.state
-                                       then i.state_changed_at else p_at end,
-               fetch_count = i.fetch_count + 1, first_fetched_at = coalesce(i.first_fetched_at, p_at),
-               last_fetched_at = p_at, last_seen_search = search
-         where i.profile_id = profile and i.outside_id = any (touched);
-        update exo_private.kb_items i
-           set state = exo_private.kb_next_state(i.state, 'reach_threshold'), state_changed_at = p_at
-         where i.profile_id = profile and i.outside_id = any (touched)
-           and i.fetch_count >= i.next_suggestion_at
-           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reach_threshold');
-        -- Not returned in kb.reset_threshold searches of the user since last seen (the profile's
-        -- searches count both exo.search and wrapped ones, as kb_write does): counting starts again.
-        update exo_private.kb_items i
-           set state = exo_private.kb_next_state(i.state, 'reset'),
-               state_changed_at = case when exo_private.kb_next_state(i.state, 'reset') = i.state
-                                       then i.state_changed_at else p_at end,
-               fetch_count = 0, last_seen_search = search,
-               next_suggestion_at = exo_private.kb_suggestion_gap(i.declines, threshold)
-         where i.profile_id = profile and i.state in ('surfaced', 'suggested') and i.fetch_count > 0
-           and i.last_seen_search <= search - (settings ->> 'reset_threshold')::int;
-    else
-        target := touched[1];
-        perform exo_private.kb_step_item(profile, null, target, p_action, p_at, threshold);
-    end case;
+    perform exo_private.kb_apply_action(profile, p_action, '{}', touched, search, p_at);
 
     return coalesce((
         select jsonb_agg(jsonb_build_object(
@@ -12726,7 +13310,7 @@ ALTER FUNCTION exo_private.kb_step_item(p_profile_id bigint, p_document bigint, 
 -- Name: FUNCTION kb_step_item(p_profile_id bigint, p_document bigint, p_outside bigint, p_action text, p_at timestamp with time zone, p_threshold integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.kb_step_item(p_profile_id bigint, p_document bigint, p_outside bigint, p_action text, p_at timestamp with time zone, p_threshold integer) IS 'Apply a user''s action (accept, decline, thumbs, force_pin, force_remove ...) to the profile''s item of p_document or of p_outside (the other null): its state by exo_private.kb_next_state, and the counters the action sets (a decline pushes the next suggestion back, force_remove starts over); the single step of exo_private.kb_write and exo_private.kb_outside_write. p_threshold: kb.fetch_threshold.';
+COMMENT ON FUNCTION exo_private.kb_step_item(p_profile_id bigint, p_document bigint, p_outside bigint, p_action text, p_at timestamp with time zone, p_threshold integer) IS 'Apply a user''s action (accept, decline, thumbs, force_pin, force_remove ...) to the profile''s item of p_document or of p_outside (the other null): its state by exo_private.kb_next_state, and the counters the action sets (a decline pushes the next suggestion back, force_remove starts over); the single step of exo_private.kb_apply_action (kb_write''s and kb_outside_write''s). p_threshold: kb.fetch_threshold.';
 
 --
 -- Name: kb_suggestion(text, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -12776,15 +13360,12 @@ CREATE FUNCTION exo_private.kb_write(p_profile text, p_action text, p_documents 
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
 declare
-    settings jsonb := exo_private.kb_settings();
-    threshold int := (settings ->> 'fetch_threshold')::int;
     most int := case p_action when 'cache' then 10000 else 100 end;
     profile bigint;
     search bigint;
     touched bigint[];
     unknown bigint[];
     stray bigint[];
-    item exo_private.kb_items;
 begin
     if current_setting('transaction_read_only') = 'on' then
         raise exception 'recording in a personal base writes, and this transaction is read-only'
@@ -12839,57 +13420,7 @@ begin
             'chunk ids %s are not chunks of the documents given', left(array_to_string(stray[1:10], ', '), 200)));
     end if;
     search := exo_private.kb_count_write(profile, p_action = 'use', p_at, cardinality(touched));
-
-    insert into exo_private.kb_items (profile_id, document_id, next_suggestion_at, state_changed_at)
-    select profile, d, threshold, p_at from unnest(touched) d
-    on conflict do nothing;
-
-    case p_action
-    when 'use' then
-        -- Returned: counted (fetch), suggested at the threshold (reach_threshold).
-        update exo_private.kb_items i
-           set state = exo_private.kb_next_state(i.state, 'fetch'),
-               state_changed_at = case when exo_private.kb_next_state(i.state, 'fetch') = i.state
-                                       then i.state_changed_at else p_at end,
-               fetch_count = i.fetch_count + 1, first_fetched_at = coalesce(i.first_fetched_at, p_at),
-               last_fetched_at = p_at, last_seen_search = search,
-               last_chunks = array(select k from unnest(p_chunks) k
-                                   where exists (select 1 from exo_private.chunks c
-                                                 where c.id = k and c.document_id = i.document_id))
-         where i.profile_id = profile and i.document_id = any (p_documents);
-        update exo_private.kb_items i
-           set state = exo_private.kb_next_state(i.state, 'reach_threshold'), state_changed_at = p_at
-         where i.profile_id = profile and i.document_id = any (p_documents)
-           and i.fetch_count >= i.next_suggestion_at
-           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reach_threshold');
-        -- Not returned in kb.reset_threshold searches of the user since last seen: counting starts
-        -- again. Only the rows still counting (kb_items_counting_idx), not every row of the profile.
-        update exo_private.kb_items i
-           set state = exo_private.kb_next_state(i.state, 'reset'),
-               state_changed_at = case when exo_private.kb_next_state(i.state, 'reset') = i.state
-                                       then i.state_changed_at else p_at end,
-               fetch_count = 0, last_seen_search = search,
-               next_suggestion_at = exo_private.kb_suggestion_gap(i.declines, threshold)
-         where i.profile_id = profile and i.state in ('surfaced', 'suggested') and i.fetch_count > 0
-           and i.last_seen_search <= search - (settings ->> 'reset_threshold')::int;
-    when 'cache' then
-        -- The personal stage's check of saved documents: p_documents passed, p_missed missed.
-        update exo_private.kb_items i
-           set cache_checks = i.cache_checks + 1,
-               cache_hits = i.cache_hits + (i.document_id = any (p_documents))::int,
-               miss_streak = case when i.document_id = any (p_documents) then 0 else i.miss_streak + 1 end
-         where i.profile_id = profile and i.document_id = any (touched) and i.state in ('claimed', 'pinned');
-        perform exo_private.kb_demote(
-            profile,
-            array(select i.document_id from exo_private.kb_items i
-                  where i.profile_id = profile and i.document_id = any (p_missed)
-                    and i.miss_streak >= (settings ->> 'max_cache_miss_streak')::int),
-            'miss_streak', p_at);
-    else
-        select * into item from exo_private.kb_items i
-        where i.profile_id = profile and i.document_id = p_documents[1];
-        perform exo_private.kb_step_item(profile, item.document_id, null, p_action, p_at, threshold);
-    end case;
+    perform exo_private.kb_apply_action(profile, p_action, p_documents, '{}', search, p_at, p_chunks, p_missed);
 
     return coalesce((
         select jsonb_agg(jsonb_build_object(
@@ -13240,18 +13771,7 @@ begin
     if doc_ids is null then
         perform exo_private.invalid_argument('doc_ids must not be null');
     end if;
-    -- The documents, and the replies ingested before the message they answer (they could not
-    -- name its sender then).
-    docs := array(
-        select d.id from exo_private.documents d
-        where d.id = any(doc_ids) and d.conversation_id is null
-        union
-        select r.id
-        from exo_private.documents r
-        where r.metadata ? 'in_reply_to'
-          and r.metadata ->> 'in_reply_to' = any(array(
-              select p.metadata ->> 'message_id' from exo_private.documents p
-              where p.id = any(doc_ids) and p.metadata ? 'message_id')));
+    docs := exo_private.structure_documents(doc_ids);
 
     -- What they said before goes first: a changed header replaces its edges. (Their mentions
     -- go below, those not made again only: an entity left without a mention for a moment
@@ -13270,47 +13790,10 @@ begin
         select d.workspace from exo_private.documents d
         where d.id = any(docs) and d.workspace is not null and d.stage <> 'deleted'));
 
-    with parents as materialized (
-        select d.id as document_id, pick.id as parent_id
-        from exo_private.documents d
-        cross join lateral (
-            -- In-Reply-To first, then the newest reference; each id looked up alone, by index
-            -- (a join of the ids with documents is misjudged to match half the table).
-            select found.id
-            from jsonb_array_elements_text(
-                     jsonb_build_array(d.metadata -> 'in_reply_to') || coalesce(d.metadata -> 'references', '[]'))
-                 with ordinality ref (message_id, n)
-            cross join lateral (
-                select (array_agg(p.id order by p.id))[1] as id
-                from exo_private.documents p
-                where p.metadata ->> 'message_id' = ref.message_id and p.metadata ? 'message_id'
-                  and p.workspace = d.workspace and p.id <> d.id and p.stage <> 'deleted'
-            ) found
-            where found.id is not null
-            order by ref.n = 1 desc, ref.n desc
-            limit 1
-        ) pick
-        where d.id = any(docs) and (d.metadata ? 'in_reply_to' or d.metadata ? 'references')
-    ), named as materialized (
-        -- (a namesake of the owner a person split off by address is not the owner)
-        select p.*, p.document_id = any(docs) as own,
-               exo_private.entity_sense(p.workspace, p.key, p.type::text, p.document_id, p.address) as sense
-        from exo_private.structural_people(docs || array(select parent_id from parents), gens) p
-        where p.document_id = any(docs) or (p.source = 'email' and p.role = 'from' and p.ordinal = 0)
-    ), resolved as materialized (
-        -- One entity a (workspace, key, sense), the one place entities are made (an alias gives
-        -- its entity).
-        select k.workspace, k.key, k.sense,
-               exo_private.upsert_entity(k.workspace, k.generation, k.type::text, k.key, k.name,
-                                         k.is_owner and k.sense = '', k.sense) as id
-        from (select distinct on (n.workspace, n.key, n.sense)
-                     n.workspace, n.generation, n.type, n.key, n.sense, n.name, n.is_owner
-              from named n
-              order by n.workspace, n.key, n.sense, n.is_owner desc, n.own desc, n.name) k
-    ), people as materialized (
-        select n.*, e.id as entity_id
-        from named n
-        join resolved e on e.workspace = n.workspace and e.key = n.key and e.sense = n.sense
+    -- The names become entities (structural_entities), mentioned in their document's first window
+    -- and chunk, with their addresses and the edges between them (structural_pairs, per document).
+    with people as materialized (
+        select * from exo_private.structural_entities(docs, gens)
     ), mine as materialized (
         select * from people p where p.own
     ), mentioned as (
@@ -13336,59 +13819,27 @@ begin
         where m.address is not null
         order by m.document_id, m.key, m.address, m.name
         on conflict do nothing
-    ), edges as (
-        -- an email's sender to each of its To and Cc
-        select s.entity_id as subject_id, r.entity_id as object_id, r.role as predicate_raw, r.predicate,
-               s.workspace, s.generation, s.window_id, s.document_id, s.at, 1 as message_count
-        from mine s
-        join mine r on r.document_id = s.document_id and r.source = 'email' and r.role in ('to', 'cc')
-        where s.source = 'email' and s.role = 'from' and s.ordinal = 0
-        union all
-        -- a reply's sender to the sender of the message it answers
-        select s.entity_id, a.entity_id, 'in-reply-to', 'REPLIED_TO',
-               s.workspace, s.generation, s.window_id, s.document_id, s.at, 1
-        from mine s
-        join parents pa on pa.document_id = s.document_id
-        join people a on a.document_id = pa.parent_id and a.source = 'email' and a.role = 'from' and a.ordinal = 0
-        where s.source = 'email' and s.role = 'from' and s.ordinal = 0
-        union all
-        -- the people of one frontmatter key, pairwise (the lower entity id first)
-        select a.entity_id, b.entity_id, a.role, a.predicate,
-               a.workspace, a.generation, a.window_id, a.document_id, a.at, null
-        from mine a
-        join mine b on b.document_id = a.document_id and b.source = 'frontmatter' and b.role = a.role
-                   and b.entity_id > a.entity_id
-        where a.source = 'frontmatter' and a.type = 'Person' and a.predicate <> 'AUTHORED'
-        union all
-        -- an author to every other person the note names
-        select a.entity_id, b.entity_id, a.role, a.predicate,
-               a.workspace, a.generation, a.window_id, a.document_id, a.at, null
-        from mine a
-        join mine b on b.document_id = a.document_id and b.source = 'frontmatter' and b.type = 'Person'
-                   and b.entity_id <> a.entity_id
-        where a.source = 'frontmatter' and a.type = 'Person' and a.predicate = 'AUTHORED'
-        union all
-        -- every person the note names to each of its places
-        select a.entity_id, b.entity_id, b.role, b.predicate,
-               a.workspace, a.generation, a.window_id, a.document_id, a.at, null
-        from mine a
-        join mine b on b.document_id = a.document_id and b.source = 'frontmatter' and b.type = 'Place'
-                   and b.entity_id <> a.entity_id
-        where a.source = 'frontmatter' and a.type = 'Person'
     ), related as (
         insert into exo_private.relations
             (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id,
              origin, first_at, last_at, message_count)
-        select distinct on (e.subject_id, e.predicate, e.object_id, e.window_id)
-               e.workspace, e.generation, e.subject_id, e.object_id, e.predicate_raw, e.predicate, e.window_id,
-               e.document_id, 'structure', e.at, e.at, e.message_count
-        from edges e
+        select distinct on (e.subject_id, e.predicate, e.object_id, d.window_id)
+               d.workspace, d.generation, e.subject_id, e.object_id, e.predicate_raw, e.predicate, d.window_id,
+               d.document_id, 'structure', e.at, e.at, e.message_count
+        from (select m.workspace, m.generation, m.window_id, m.document_id,
+                     array_agg(m.entity_id) as entity_ids, array_agg(m.source) as sources,
+                     array_agg(m.role) as roles, array_agg(m.ordinal) as ordinals, array_agg(m.type) as types,
+                     array_agg(m.predicate) as predicates, array_agg(m.at) as ats, m.replied_to
+              from mine m
+              group by m.workspace, m.generation, m.window_id, m.document_id, m.replied_to) d
+        cross join lateral exo_private.structural_pairs(d.entity_ids, d.sources, d.roles, d.ordinals, d.types,
+                                                        d.predicates, d.ats, d.replied_to) e
         where e.subject_id <> e.object_id
-        order by e.subject_id, e.predicate, e.object_id, e.window_id, e.predicate_raw
+        order by e.subject_id, e.predicate, e.object_id, d.window_id, e.predicate_raw
         on conflict do nothing
         returning exo_private.relations.id
     )
-    select (select coalesce(array_agg(distinct e.id), '{}') from resolved e),
+    select (select coalesce(array_agg(distinct p.entity_id), '{}') from people p),
            (select count(*) from mentioned),
            (select coalesce(array_agg(related.id), '{}') from related),
            (select array_agg(m.workspace order by m.workspace, m.key) from mine m where m.type in ('Person', 'Place')),
@@ -13553,6 +14004,17 @@ CREATE FUNCTION exo_private.mark_messages(every_conversation boolean DEFAULT fal
     LANGUAGE plpython3u
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
+"""exo_private.mark_messages: the deference marks of chat messages, a conversation at a time.
+
+`run(plpy, every_conversation)` is the whole function: it reads the deference rules, then each
+conversation that has a message not yet marked (or every conversation), its messages in order
+as "sender: body" lines, marks them (deference.message_marks: a message's marks depend on its
+neighbours, so a conversation is marked whole) and writes the marks that changed in place (ids,
+text and search vectors stay). `changed_marks` decides what is written.
+"""
+
+import json
+
 """Mark text charged for deferred subjects (stdlib only).
 
 A chunk is charged for a subject when the document's frontmatter says so
@@ -13576,7 +14038,18 @@ in the reply is how people talk), each message read with its sender's name and
 the conversation's title.
 """
 
+import json
 import re
+
+DEFERENCE_CUES = "select value::text as v from exo_private.settings where key = 'deference.cues'"
+DEFERENCE_LIST = "select exo_private.deference_list()::text as v"
+
+def deference_rules(plpy):
+    """(subjects, cues): the deferred subjects (compile_subjects) and the cue words (the setting
+    deference.cues), read inside the database (mark_messages, remark_charged)."""
+    cues = json.loads(plpy.execute(DEFERENCE_CUES)[0]["v"])
+    subjects = compile_subjects(json.loads(plpy.execute(DEFERENCE_LIST)[0]["v"]))
+    return subjects, cues
 
 def _phrase(words):
     return re.compile(r"(?<!\w)" + r"\s+".join(re.escape(w) for w in words.split()) + r"(?!\w)", re.I)
@@ -13717,59 +14190,61 @@ def message_marks(lines, subjects, cues, title=None):
                 merged.setdefault(mark["subject"], mark)
         result.append(list(merged.values()))
     return result
-import json
 
-# Marks change in place (ids, text and search vectors stay). A conversation is marked whole:
-# a message's marks depend on its neighbours.
-cues = json.loads(plpy.execute("select value::text as v from exo_private.settings where key = 'deference.cues'")[0]["v"])
-subjects = compile_subjects(
-    json.loads(plpy.execute("select exo_private.deference_list()::text as v")[0]["v"])
+CONVERSATIONS = (
+    "select c.id, c.title from exo_private.chat_conversations c "
+    "where $1 or exists (select 1 from exo_private.chat_messages m "
+    "                    where m.conversation_id = c.id and m.charged is null) "
+    "order by c.id"
 )
-conversations = plpy.cursor(
-    plpy.prepare(
-        "select c.id, c.title from exo_private.chat_conversations c "
-        "where $1 or exists (select 1 from exo_private.chat_messages m "
-        "                    where m.conversation_id = c.id and m.charged is null) "
-        "order by c.id",
-        ["boolean"],
-    ),
-    [every_conversation],
-)
-messages = plpy.prepare(
+MESSAGES = (
     "select m.id, coalesce(i.display_name, p.display_name, i.handle) || ': ' || m.body as line, "
     "       m.charged::text as charged "
     "from exo_private.chat_messages m "
     "join exo_private.chat_identities i on i.id = m.identity_id "
     "left join exo_private.people p on p.id = i.person_id "
     "where m.conversation_id = $1 "
-    "order by m.sent_at nulls last, m.id",
-    ["bigint"],
+    "order by m.sent_at nulls last, m.id"
 )
-update = plpy.prepare(
+UPDATE_MESSAGES = (
     "update exo_private.chat_messages m "
     "set charged = u.marks::jsonb, "
     "    charged_subjects = array(select x ->> 'subject' from jsonb_array_elements(u.marks::jsonb) x) "
     "from unnest($1::bigint[], $2::text[]) u (id, marks) "
-    "where m.id = u.id",
-    ["bigint[]", "text[]"],
+    "where m.id = u.id"
 )
-changed = 0
-while True:
-    batch = conversations.fetch(100)
-    if not batch:
-        break
-    for conversation in batch:
-        rows = plpy.execute(messages, [conversation["id"]])
-        marked = message_marks([r["line"] for r in rows], subjects, cues, conversation["title"])
-        ids, values = [], []
-        for row, marks in zip(rows, marked):
-            if row["charged"] is None or json.loads(row["charged"]) != marks:
-                ids.append(row["id"])
-                values.append(json.dumps(marks))
-        if ids:
-            plpy.execute(update, [ids, values])
-            changed += len(ids)
-return changed
+CONVERSATION_BATCH = 100
+
+def run(plpy, every_conversation):
+    """Mark the messages; returns how many messages' marks changed."""
+    subjects, cues = deference_rules(plpy)
+    conversations = plpy.cursor(plpy.prepare(CONVERSATIONS, ["boolean"]), [every_conversation])
+    messages = plpy.prepare(MESSAGES, ["bigint"])
+    update = plpy.prepare(UPDATE_MESSAGES, ["bigint[]", "text[]"])
+    changed = 0
+    while True:
+        batch = conversations.fetch(CONVERSATION_BATCH)
+        if not batch:
+            break
+        for conversation in batch:
+            rows = plpy.execute(messages, [conversation["id"]])
+            marked = message_marks([r["line"] for r in rows], subjects, cues, conversation["title"])
+            ids, values = changed_marks(rows, marked)
+            if ids:
+                plpy.execute(update, [ids, values])
+                changed += len(ids)
+    return changed
+
+def changed_marks(rows, marked):
+    """(ids, marks as JSON) of the messages whose marks are new: never marked (charged null, so
+    even no marks is written) or marked otherwise."""
+    ids, values = [], []
+    for row, marks in zip(rows, marked, strict=False):
+        if row["charged"] is None or json.loads(row["charged"]) != marks:
+            ids.append(row["id"])
+            values.append(json.dumps(marks))
+    return ids, values
+return run(plpy, every_conversation)
 $_$;
 
 ALTER FUNCTION exo_private.mark_messages(every_conversation boolean) OWNER TO exo_owner;
@@ -13967,15 +14442,16 @@ ALTER FUNCTION exo_private.merge_entities(p_keep bigint, p_other bigint) OWNER T
 COMMENT ON FUNCTION exo_private.merge_entities(p_keep bigint, p_other bigint) IS 'Merge entity p_other into p_keep (same workspace and generation; the owner is never merged away): its mentions, relations and aliases move to p_keep (a mention p_keep already has at the same window and chunk, a relation that would join p_keep to itself or repeat one, are dropped), its name becomes a manual alias of p_keep, it is deleted and p_keep re-projected. Logged in entity_merge_log with everything that moved; returns the log id (unmerge_entities undoes it). A name''s second sense (entities.sense) merges only into its first, which drops the sense from entity_senses (the name means one thing again; split_sense makes it two).';
 
 --
--- Name: merge_extraction(bigint, integer, jsonb, jsonb, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: merge_extraction(bigint, integer, jsonb, jsonb, jsonb, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb DEFAULT '[]'::jsonb) RETURNS jsonb
+CREATE FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb DEFAULT '[]'::jsonb, p_ner jsonb DEFAULT NULL::jsonb) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
 declare
     win record;
+    kept jsonb;
     names text[];
     keys text[];
     ents record;
@@ -13985,7 +14461,7 @@ declare
     n_absorbed int;
     facts record;
 begin
-    select w.id, w.workspace, w.document_id, w.char_start, w.char_end into win
+    select w.id, w.workspace, w.document_id, w.char_start, w.char_end, w.body into win
     from exo_private.extraction_windows w
     where w.id = p_window_id;
     if not found then
@@ -14009,13 +14485,21 @@ begin
                                   'relations_new', 0, 'stale_generation', true);
     end if;
 
+    -- Every writer's extraction passes the worker's acceptance. The caps are twice the settings':
+    -- the model's pass and the pattern pass each add up to extraction.max_entities/max_relations.
+    kept := exo_private.accept_extraction(
+        win.body, p_entities, p_relations, p_attributes,
+        2 * (select (s.value #>> '{}')::int from exo_private.settings s where s.key = 'extraction.max_entities'),
+        2 * (select (s.value #>> '{}')::int from exo_private.settings s where s.key = 'extraction.max_relations'),
+        p_ner);
+
     -- Every distinct name (entities, subjects, objects) keyed once.
     with given as (
         select pg_catalog.btrim(x.item ->> 'name') as name
-        from jsonb_array_elements(coalesce(p_entities, '[]')) x(item)
+        from jsonb_array_elements(kept -> 'entities') x(item)
         union
         select pg_catalog.btrim(x.item ->> side)
-        from jsonb_array_elements(coalesce(p_relations, '[]')) x(item),
+        from jsonb_array_elements(kept -> 'relations') x(item),
              unnest(array['subject', 'object']) side
     ), keyed as materialized (
         select g.name, exo_private.canonical_key(g.name) as key
@@ -14027,7 +14511,7 @@ begin
     where k.key is not null;
 
     ents := exo_private.merge_window_entities(win.id, win.workspace, win.document_id, p_generation,
-                                              p_entities, names, keys);
+                                              kept -> 'entities', names, keys);
     -- New: made by this merge, which gave each key one vote (a row a concurrent merge made
     -- while this one waited has that merge's vote too).
     select coalesce(array_agg(e.id), '{}') into new_ids
@@ -14037,13 +14521,13 @@ begin
     n_mentions := exo_private.merge_window_mentions(win.id, win.workspace, win.document_id, win.char_start,
                                                     win.char_end, ents.ent_ids, ents.ent_names);
     rel_ids := exo_private.merge_window_relations(win.id, win.workspace, win.document_id, p_generation,
-                                                  p_relations, names, keys, ents.ent_ids, ents.ent_keys);
+                                                  kept -> 'relations', names, keys, ents.ent_ids, ents.ent_keys);
     -- Before the projection: entity rows are locked before graph labels, as everywhere.
     n_absorbed := exo_private.absorb_first_names(win.workspace, ents.ent_ids);
     perform exo_private.project_entities(ents.ent_ids);
     perform exo_private.project_relations(rel_ids);
     facts := exo_private.merge_window_attributes(win.workspace, win.document_id, win.char_start, win.char_end,
-                                                 p_attributes);
+                                                 kept -> 'attributes');
     return jsonb_build_object(
         'entities_new', cardinality(new_ids),
         'entities_absorbed', n_absorbed,
@@ -14052,17 +14536,18 @@ begin
         'relations_new', cardinality(rel_ids),
         'facts_recorded', facts.recorded,
         'facts_undated', facts.undated,
-        'facts_skipped', facts.skipped);
+        'facts_skipped', facts.skipped)
+        || case when kept -> 'dropped' = '{}' then '{}' else jsonb_build_object('refused', kept -> 'dropped') end;
 end
 $$;
 
-ALTER FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb, p_ner jsonb) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb, p_ner jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) IS 'Merge one window''s validated extraction: entities through upsert_entity (one per key, type by evidence; an item''s aliases [{surface, how: surname|first_name}] recorded with the window as evidence), mentions in the window''s chunks that contain the name, relations between listed names; project them into the AGE graph; record each attribute {subject, attribute, value} as an extracted fact (record_fact), sourced by the window''s chunk that states the value and valid from when that source says it held (evidence_valid_from); an entity named by a first name that is one of the window''s people''s alone (their alias, how first_name) becomes that person (move_entity_rows). Idempotent. Returns {entities_new, entities_absorbed, entities_seen, mentions_new, relations_new, facts_recorded, facts_undated (attributes whose source has no date: not recorded), facts_skipped (refused by exo_private.fact_refusal, a first-person subject of no one known included: see exo_private.attribute_subject)} (plus stale_generation when a newer generation exists, having written nothing). Raises when the window is gone.';
+COMMENT ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb, p_ner jsonb) IS 'Merge what accept_extraction keeps of one window''s extraction (p_ner: an NER backend''s labels): entities through upsert_entity (one per key, type by evidence; an item''s aliases [{surface, how: surname|first_name}] recorded with the window as evidence), mentions in the window''s chunks that contain the name, relations between listed names; project them into the AGE graph; record each attribute {subject, attribute, value} as an extracted fact (record_fact), sourced by the window''s chunk that states the value and valid from when that source says it held (evidence_valid_from); an entity named by a first name that is one of the window''s people''s alone (their alias, how first_name) becomes that person (move_entity_rows). Idempotent. Returns {entities_new, entities_absorbed, entities_seen, mentions_new, relations_new, facts_recorded, facts_undated (attributes whose source has no date: not recorded), facts_skipped (refused by exo_private.fact_refusal, a first-person subject of no one known included: see exo_private.attribute_subject)} (plus stale_generation when a newer generation exists, having written nothing). Raises when the window is gone.';
 
 --
 -- Name: merge_window_attributes(text, bigint, integer, integer, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -14819,6 +15304,42 @@ ALTER FUNCTION exo_private.normalise_predicate(raw text) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.normalise_predicate(raw text) IS 'Edge label of a predicate: upper snake case of its words (Latin accents folded, apostrophes dropped, other non-alphanumerics one _), at most 63 characters; RELATED_TO when nothing is left (null, punctuation, non-Latin script), RELATED_TO_ before one that starts with a digit.';
 
 --
+-- Name: observation_lines(jsonb, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.observation_lines(items jsonb, fallback text, OUT spaces text[], OUT keys text[], OUT attrs text[]) RETURNS record
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    names text[];  -- the batch's distinct subjects
+begin
+    -- Each distinct subject goes through Python once, each distinct attribute through
+    -- normalise_attribute once (a probe reports many attributes of a few hosts).
+    names := array(select distinct e.item ->> 'subject' from jsonb_array_elements(items) e (item)
+                    where jsonb_typeof(e.item -> 'subject') = 'string');
+    select array_agg(coalesce(e.item ->> 'workspace', fallback) order by e.n),
+           array_agg(k.key order by e.n), array_agg(a.attr order by e.n)
+      into spaces, keys, attrs
+    from jsonb_array_elements(items) with ordinality e (item, n)
+    left join unnest(names, exo_private.canonical_keys(names)) k (name, key)
+      on jsonb_typeof(e.item -> 'subject') = 'string' and k.name = e.item ->> 'subject'
+    left join (select a.name, exo_private.normalise_attribute(a.name) as attr
+               from (select distinct x.item ->> 'attribute' from jsonb_array_elements(items) x (item)
+                     where jsonb_typeof(x.item -> 'attribute') = 'string') a (name)) a
+      on jsonb_typeof(e.item -> 'attribute') = 'string' and a.name = e.item ->> 'attribute';
+end
+$$;
+
+ALTER FUNCTION exo_private.observation_lines(items jsonb, fallback text, OUT spaces text[], OUT keys text[], OUT attrs text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION observation_lines(items jsonb, fallback text, OUT spaces text[], OUT keys text[], OUT attrs text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.observation_lines(items jsonb, fallback text, OUT spaces text[], OUT keys text[], OUT attrs text[]) IS 'observe''s lines of a batch (items: a JSON array), in its order: each item''s workspace (fallback where it names none), subject key (canonical_keys) and attribute (normalise_attribute), null where the item has no string subject or attribute.';
+
+--
 -- Name: observation_problem(jsonb, text[], text[], text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -14874,6 +15395,61 @@ ALTER FUNCTION exo_private.observation_problem(items jsonb, keys text[], attrs t
 COMMENT ON FUNCTION exo_private.observation_problem(items jsonb, keys text[], attrs text[], fallback text) IS 'observe''s check of a batch (items: a JSON array; keys and attrs: each item''s subject key and normalised attribute, null where it has none; fallback: the workspace of an item without one): "observation N: why" for the first item that cannot be recorded, null when every one can.';
 
 --
+-- Name: observation_runs(jsonb, bigint[], text[], text[], text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.observation_runs(items jsonb, ids bigint[], keys text[], attrs text[], fallback text) RETURNS TABLE(id bigint, workspace text, subject text, attribute text, key text, attr text, value text, observed_at timestamp with time zone, source text, current_id bigint, extends boolean, run bigint)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- By record_fact's rule: in time order, a run of equal values is one fact row (a run that
+    -- repeats the current value, run 0, only adds sources to it) and each run closes the one
+    -- before it (the first run closes the current row) at its start.
+    with parsed as materialized (
+        select e.id, coalesce(e.item ->> 'workspace', fallback) as workspace,
+               pg_catalog.btrim(e.item ->> 'subject') as subject, e.item ->> 'attribute' as attribute,
+               e.key, e.attr, pg_catalog.btrim(e.item ->> 'value') as value,
+               (e.item ->> 'observed_at')::timestamptz as observed_at, pg_catalog.btrim(e.item ->> 'source') as source
+        from rows from (jsonb_array_elements(items), unnest(ids), unnest(keys), unnest(attrs))
+             e (item, id, key, attr)
+    ), batch as materialized (
+        select p.*, c.id as current_id, c.value as current_value, c.valid_from as current_from
+        from parsed p
+        left join exo_private.facts c
+          on c.subject_key = p.key and c.attribute = p.attr and c.kind = 'observation'
+         and c.workspace = p.workspace and c.valid_to is null
+    ), lined as (
+        select b.*, min(b.observed_at) over line as first_at,
+               coalesce(lag(b.value) over ordered, b.current_value) is distinct from b.value as starts
+        from batch b
+        window line as (partition by b.workspace, b.key, b.attr),
+               ordered as (partition by b.workspace, b.key, b.attr order by b.observed_at, b.id)
+    ), judged as materialized (
+        -- the batch only extends a new line, and one whose current row began no later than the
+        -- batch's first value for it
+        select l.*,
+               coalesce(l.current_from <= l.first_at,
+                        not exists (select 1 from exo_private.facts f
+                                    where f.subject_key = l.key and f.attribute = l.attr
+                                      and f.kind = 'observation' and f.workspace = l.workspace)) as extends
+        from lined l
+    )
+    select j.id, j.workspace, j.subject, j.attribute, j.key, j.attr, j.value, j.observed_at, j.source,
+           j.current_id, j.extends, case when j.extends then count(*) filter (where j.starts) over ordered end
+    from judged j
+    window ordered as (partition by j.workspace, j.key, j.attr order by j.observed_at, j.id)
+    order by j.workspace, j.key, j.attr, j.observed_at, j.id
+$$;
+
+ALTER FUNCTION exo_private.observation_runs(items jsonb, ids bigint[], keys text[], attrs text[], fallback text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION observation_runs(items jsonb, ids bigint[], keys text[], attrs text[], fallback text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.observation_runs(items jsonb, ids bigint[], keys text[], attrs text[], fallback text) IS 'observe''s batch (items, with ids[i], keys[i] and attrs[i] the i-th item''s observation id, subject key and attribute; fallback the workspace of an item without one) as observations are recorded (subject, value and source trimmed), each with the current row of its line (current_id), whether the batch only extends the line (extends: a new line, or one whose current row began no later than the batch''s first value for it) and, if so, its run in time order: a run of equal values is one fact row, run 0 repeats the current row''s value. In line and time order.';
+
+--
 -- Name: observe(jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -14886,28 +15462,11 @@ declare
                                                    when 'array' then observations end;
     fallback text;
     problem text;
-    names text[];       -- the batch's distinct subjects
     recorded bigint[];  -- the observations' ids, workspaces, subject keys and attributes, in input order
     spaces text[];
     keys text[];
     attrs text[];
-    -- the fact rows of the lines the batch only extends, column by column (arrays, not jsonb:
-    -- no round trip of every value through text)
-    new_ids bigint[];
-    new_spaces text[];
-    new_subjects text[];
-    new_keys text[];
-    new_attrs text[];
-    new_values text[];
-    new_froms timestamptz[];
-    new_tos timestamptz[];
-    new_bys bigint[];
-    close_ids bigint[];    -- their current rows the batch closes: when, and by which row
-    close_tos timestamptz[];
-    close_bys bigint[];
-    source_facts bigint[];  -- their observations, each with its fact row
-    source_observations bigint[];
-    one_by_one bigint[];  -- observations of the other lines
+    written record;  -- what record_observation_runs wrote, and left to record_fact
     o exo_private.observations;
 begin
     if items is null then
@@ -14920,20 +15479,8 @@ begin
     end if;
     select s.value #>> '{}' into fallback from exo_private.settings s where s.key = 'facts.observation_workspace';
     -- The workspaces, subject keys and attributes of the lines, once for the batch (null where
-    -- none is given): each distinct subject goes through Python once, each distinct attribute
-    -- through normalise_attribute once (a probe reports many attributes of a few hosts).
-    names := array(select distinct e.item ->> 'subject' from jsonb_array_elements(items) e (item)
-                    where jsonb_typeof(e.item -> 'subject') = 'string');
-    select array_agg(coalesce(e.item ->> 'workspace', fallback) order by e.n),
-           array_agg(k.key order by e.n), array_agg(a.attr order by e.n)
-      into spaces, keys, attrs
-    from jsonb_array_elements(items) with ordinality e (item, n)
-    left join unnest(names, exo_private.canonical_keys(names)) k (name, key)
-      on jsonb_typeof(e.item -> 'subject') = 'string' and k.name = e.item ->> 'subject'
-    left join (select a.name, exo_private.normalise_attribute(a.name) as attr
-               from (select distinct x.item ->> 'attribute' from jsonb_array_elements(items) x (item)
-                     where jsonb_typeof(x.item -> 'attribute') = 'string') a (name)) a
-      on jsonb_typeof(e.item -> 'attribute') = 'string' and a.name = e.item ->> 'attribute';
+    -- none is given).
+    select l.spaces, l.keys, l.attrs into spaces, keys, attrs from exo_private.observation_lines(items, fallback) l;
     -- The first observation that cannot be recorded, and why; then none is.
     problem := exo_private.observation_problem(items, keys, attrs, fallback);
     if problem is not null then
@@ -14946,101 +15493,16 @@ begin
     -- Every line of the batch locked, in one call.
     perform exo_private.lock_fact_lines(spaces, keys, attrs, 'observation');
 
-    -- The observations are written, and the lines the batch only extends (new lines, and lines
-    -- whose current row began no later than the batch's first value for them) are worked out at
-    -- once, by record_fact's rule: in time order, a run of equal values is one fact row (a run
-    -- that repeats the current value only adds sources to it) and each run closes the one before
-    -- it (the first run closes the current row) at its start. Observations of other lines go
-    -- through record_fact one by one.
-    with parsed as materialized (
-        select e.id, coalesce(e.item ->> 'workspace', fallback) as workspace,
-               pg_catalog.btrim(e.item ->> 'subject') as subject, e.item ->> 'attribute' as attribute,
-               e.key, e.attr, pg_catalog.btrim(e.item ->> 'value') as value,
-               (e.item ->> 'observed_at')::timestamptz as observed_at, pg_catalog.btrim(e.item ->> 'source') as source
-        from rows from (jsonb_array_elements(items), unnest(recorded), unnest(keys), unnest(attrs))
-             e (item, id, key, attr)
-    ), inserted as (
-        insert into exo_private.observations (id, workspace, subject, attribute, value, observed_at, source)
-        overriding system value
-        select p.id, p.workspace, p.subject, p.attribute, p.value, p.observed_at, p.source
-        from parsed p
-    ), batch as materialized (
-        select p.id, p.workspace, p.subject, p.key, p.attr, p.value, p.observed_at,
-               c.id as current_id, c.value as current_value, c.valid_from as current_from
-        from parsed p
-        left join exo_private.facts c
-          on c.subject_key = p.key and c.attribute = p.attr and c.kind = 'observation'
-         and c.workspace = p.workspace and c.valid_to is null
-    ), lined as (
-        select b.*, min(b.observed_at) over line as first_at,
-               coalesce(lag(b.value) over ordered, b.current_value) is distinct from b.value as starts
-        from batch b
-        window line as (partition by b.workspace, b.key, b.attr),
-               ordered as (partition by b.workspace, b.key, b.attr order by b.observed_at, b.id)
-    ), judged as materialized (
-        select l.*,
-               coalesce(l.current_from <= l.first_at,
-                        not exists (select 1 from exo_private.facts f
-                                    where f.subject_key = l.key and f.attribute = l.attr
-                                      and f.kind = 'observation' and f.workspace = l.workspace)) as extends
-        from lined l
-    ), numbered as materialized (
-        select j.*, count(*) filter (where j.starts) over ordered as run
-        from judged j
-        where j.extends
-        window ordered as (partition by j.workspace, j.key, j.attr order by j.observed_at, j.id)
-    ), runs as materialized (
-        -- ids in time order within a line, as one by one would give them
-        select g.*, nextval('exo_private.facts_id_seq') as id
-        from (select r.workspace, r.key, r.attr, r.run, min(r.current_id) as current_id,
-                     (array_agg(r.subject order by r.observed_at, r.id))[1] as subject,
-                     min(r.value) as value, min(r.observed_at) as valid_from, array_agg(r.id) as observations
-              from numbered r
-              where r.run > 0
-              group by r.workspace, r.key, r.attr, r.run
-              order by r.workspace, r.key, r.attr, r.run) g
-    ), chained as materialized (
-        select u.*, lead(u.valid_from) over w as valid_to, lead(u.id) over w as closed_by,
-               lag(u.id) over w is null as first
-        from runs u
-        window w as (partition by u.workspace, u.key, u.attr order by u.run)
-    )
-    select n.ids, n.spaces, n.subjects, n.keys, n.attrs, n.vals, n.froms, n.tos, n.bys,
-           k.ids, k.tos, k.bys, x.facts, x.observations, array(select j.id from judged j where not j.extends)
-      into new_ids, new_spaces, new_subjects, new_keys, new_attrs, new_values, new_froms, new_tos, new_bys,
-           close_ids, close_tos, close_bys, source_facts, source_observations, one_by_one
-    from (select array_agg(c.id) as ids, array_agg(c.workspace) as spaces, array_agg(c.subject) as subjects,
-                 array_agg(c.key) as keys, array_agg(c.attr) as attrs, array_agg(c.value) as vals,
-                 array_agg(c.valid_from) as froms, array_agg(c.valid_to) as tos, array_agg(c.closed_by) as bys
-          from chained c) n,
-         (select array_agg(c.current_id) as ids, array_agg(c.valid_from) as tos, array_agg(c.id) as bys
-          from chained c where c.first and c.current_id is not null) k,
-         (select array_agg(s.fact_id) as facts, array_agg(s.observation_id) as observations
-          from (select c.id as fact_id, k.id as observation_id from chained c, unnest(c.observations) k (id)
-                union all
-                select r.current_id, r.id from numbered r where r.run = 0) s) x;
-    update exo_private.facts f
-       set valid_to = c.valid_to, closed_by = c.closed_by,
-           close_reason = case when f.valid_from = c.valid_to then 'corrected' else 'superseded' end
-      from unnest(close_ids, close_tos, close_bys) c (id, valid_to, closed_by)
-     where f.id = c.id;
-    insert into exo_private.facts (id, workspace, subject, subject_key, attribute, value, kind,
-                                   valid_from, valid_to, closed_by, close_reason)
-    overriding system value
-    select r.id, r.workspace, r.subject, r.subject_key, r.attribute, r.value, 'observation',
-           r.valid_from, r.valid_to, r.closed_by,
-           case when r.valid_to = r.valid_from then 'corrected' when r.closed_by is not null then 'superseded' end
-    from unnest(new_ids, new_spaces, new_subjects, new_keys, new_attrs, new_values, new_froms, new_tos, new_bys)
-         r (id, workspace, subject, subject_key, attribute, value, valid_from, valid_to, closed_by);
-    return query
-    insert into exo_private.fact_sources (fact_id, observation_id)
-    select s.fact_id, s.observation_id
-    from unnest(source_facts, source_observations) s (fact_id, observation_id)
-    returning fact_sources.observation_id, fact_sources.fact_id;
+    -- The observations are written and the lines the batch only extends (new lines, and lines
+    -- whose current row began no later than the batch's first value for them) get their fact rows
+    -- at once, by record_fact's rule; observations of other lines go through record_fact one by one.
+    written := exo_private.record_observation_runs(items, recorded, keys, attrs, fallback);
+    return query select s.observation_id, s.fact_id
+                 from unnest(written.observation_ids, written.fact_ids) s (observation_id, fact_id);
 
     for o in
         select x.* from exo_private.observations x
-        where x.id = any (one_by_one)
+        where x.id = any (written.one_by_one)
         order by x.workspace, exo_private.canonical_key(x.subject), exo_private.normalise_attribute(x.attribute),
                  x.observed_at, x.id
     loop
@@ -15816,7 +16278,18 @@ in the reply is how people talk), each message read with its sender's name and
 the conversation's title.
 """
 
+import json
 import re
+
+DEFERENCE_CUES = "select value::text as v from exo_private.settings where key = 'deference.cues'"
+DEFERENCE_LIST = "select exo_private.deference_list()::text as v"
+
+def deference_rules(plpy):
+    """(subjects, cues): the deferred subjects (compile_subjects) and the cue words (the setting
+    deference.cues), read inside the database (mark_messages, remark_charged)."""
+    cues = json.loads(plpy.execute(DEFERENCE_CUES)[0]["v"])
+    subjects = compile_subjects(json.loads(plpy.execute(DEFERENCE_LIST)[0]["v"]))
+    return subjects, cues
 
 def _phrase(words):
     return re.compile(r"(?<!\w)" + r"\s+".join(re.escape(w) for w in words.split()) + r"(?!\w)", re.I)
@@ -17013,6 +17486,19 @@ CREATE FUNCTION exo_private.reband(today date DEFAULT CURRENT_DATE) RETURNS inte
     LANGUAGE plpython3u
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
+"""exo_private.reband: every inferred band worked out again as of a day (run daily by pg_cron).
+
+`run(plpy, today)` is the whole function (today: the date as ISO text). A document with an
+inferred band and a date (not a conversation's) is banded again by its date (banding.band_by_age,
+the rule ingest applies) and moves with its chunks when the band changed. A conversation
+document's windows are banded each by their own first message's date; the document takes its
+newest window's band, and so do windows of undated messages (`conversation_bands` decides).
+Bands from frontmatter never change.
+"""
+
+import datetime
+import json
+
 """Temporal banding of a document (stdlib only).
 
 Authority order for the band: frontmatter `band`, then inference from the date the document
@@ -17342,40 +17828,17 @@ def band_by_age(written, canonical, today, current_days, recent_days, how=None):
         band = "current"
         reason += "; canonical document: never demoted by inference"
     return band, reason
-import datetime
-import json
 
-settings = banding_settings(plpy)
-day = datetime.date.fromisoformat(today)
-documents = plpy.execute(
+DOCUMENTS = (
     "select id, band::text as band, written_at, canonical from exo_private.documents "
     "where band_source = 'inferred' and written_at is not null and workspace is not null "
     "  and conversation_id is null"
 )
-update_document = plpy.prepare(
-    "update exo_private.documents set band = $2::exo_private.band, band_reason = $3 where id = $1",
-    ["bigint", "text", "text"],
+UPDATE_DOCUMENT = (
+    "update exo_private.documents set band = $2::exo_private.band, band_reason = $3 where id = $1"
 )
-update_chunks = plpy.prepare(
-    "update exo_private.chunks set band = $2::exo_private.band where document_id = $1", ["bigint", "text"]
-)
-changed = 0
-for d in documents:
-    band, reason = band_by_age(
-        datetime.date.fromisoformat(d["written_at"]),
-        d["canonical"],
-        day,
-        settings["banding.current_days"],
-        settings["banding.recent_days"],
-    )
-    if band != d["band"]:
-        plpy.execute(update_document, [d["id"], band, reason + "; re-banded " + today])
-        plpy.execute(update_chunks, [d["id"], band])
-        changed += 1
-
-# A conversation document's windows each by their own first message's date; the document
-# takes its newest window's band, and so do windows of undated messages.
-conversations = plpy.execute(
+UPDATE_CHUNKS = "update exo_private.chunks set band = $2::exo_private.band where document_id = $1"
+CONVERSATIONS = (
     "select d.id, d.band::text as band, "
     "       json_agg(json_build_object('workspace', c.workspace, 'id', c.id, 'band', c.band, "
     "                                  'written_at', c.written_at))::text as chunks "
@@ -17384,37 +17847,62 @@ conversations = plpy.execute(
     "join exo_private.documents d on d.conversation_id = w.conversation_id "
     "group by d.id"
 )
-update_chunk = plpy.prepare(
-    "update exo_private.chunks set band = $3::exo_private.band where workspace = $1 and id = $2",
-    ["text", "bigint", "text"],
-)
-for d in conversations:
-    chunks = json.loads(d["chunks"])
-    newest = None
-    for c in chunks:
-        if c["written_at"]:
-            c["new"], c["reason"] = band_by_age(
-                datetime.date.fromisoformat(c["written_at"]),
-                False,
-                day,
-                settings["banding.current_days"],
-                settings["banding.recent_days"],
-                "first message of the window",
-            )
-            if newest is None or c["written_at"] > newest["written_at"]:
-                newest = c
-    band = newest["new"] if newest else "current"
-    moved = False
-    for c in chunks:
-        if c.get("new", band) != c["band"]:
-            plpy.execute(update_chunk, [c["workspace"], c["id"], c.get("new", band)])
+UPDATE_CHUNK = "update exo_private.chunks set band = $3::exo_private.band where workspace = $1 and id = $2"
+
+def run(plpy, today):
+    """Band every inferred band again as of today; returns how many documents moved."""
+    settings = banding_settings(plpy)
+    day = datetime.date.fromisoformat(today)
+    current_days, recent_days = settings["banding.current_days"], settings["banding.recent_days"]
+    documents = plpy.execute(DOCUMENTS)
+    update_document = plpy.prepare(UPDATE_DOCUMENT, ["bigint", "text", "text"])
+    update_chunks = plpy.prepare(UPDATE_CHUNKS, ["bigint", "text"])
+    changed = 0
+    for d in documents:
+        band, reason = band_by_age(
+            datetime.date.fromisoformat(d["written_at"]), d["canonical"], day, current_days, recent_days
+        )
+        if band != d["band"]:
+            plpy.execute(update_document, [d["id"], band, reason + "; re-banded " + today])
+            plpy.execute(update_chunks, [d["id"], band])
+            changed += 1
+    conversations = plpy.execute(CONVERSATIONS)
+    update_chunk = plpy.prepare(UPDATE_CHUNK, ["text", "bigint", "text"])
+    for d in conversations:
+        chunks = json.loads(d["chunks"])
+        bands, band, reason = conversation_bands(chunks, day, current_days, recent_days)
+        moved = False
+        for c, new in zip(chunks, bands, strict=True):
+            if new != c["band"]:
+                plpy.execute(update_chunk, [c["workspace"], c["id"], new])
+                moved = True
+        if band != d["band"]:
+            plpy.execute(update_document, [d["id"], band, reason + "; re-banded " + today])
             moved = True
-    if band != d["band"]:
-        reason = newest["reason"] + " (the newest window)" if newest else "undated conversation"
-        plpy.execute(update_document, [d["id"], band, reason + "; re-banded " + today])
-        moved = True
-    changed += moved
-return changed
+        changed += moved
+    return changed
+
+def conversation_bands(chunks, day, current_days, recent_days):
+    """(bands, band, reason) of a conversation document as of day: each window chunk's band, in
+    order (by its own first message's date, written_at; an undated one the document's), and the
+    document's band and reason: its newest window's (the first of the newest, on a tie), current
+    when no window is dated."""
+    newest = None
+    dated = {}
+    for i, c in enumerate(chunks):
+        if c["written_at"]:
+            dated[i] = band_by_age(
+                datetime.date.fromisoformat(c["written_at"]), False, day, current_days, recent_days,
+                "first message of the window",
+            )  # fmt: skip
+            if newest is None or c["written_at"] > chunks[newest]["written_at"]:
+                newest = i
+    if newest is None:
+        band, reason = "current", "undated conversation"
+    else:
+        band, reason = dated[newest][0], dated[newest][1] + " (the newest window)"
+    return [dated[i][0] if i in dated else band for i in range(len(chunks))], band, reason
+return run(plpy, today)
 $_$;
 
 ALTER FUNCTION exo_private.reband(today date) OWNER TO exo_owner;
@@ -17640,6 +18128,98 @@ ALTER FUNCTION exo_private.record_fact(p_workspace text, p_subject text, p_attri
 --
 
 COMMENT ON FUNCTION exo_private.record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb) IS 'Record that p_subject''s p_attribute had p_value from p_valid_from (when the source says so), as a fact of p_kind (observation, declared, extracted) in p_workspace, with p_source {document_id, chunk_id, observation_id} (at least one); returns the id of the row that holds the value. The line is (workspace, canonical key of the subject, normalised attribute, kind). The same value as the row valid at p_valid_from adds only a source; a newer value closes the line''s current row (superseded; corrected when the current row began at p_valid_from too, so it was never valid: a source read again) and becomes current; an older one is history, closed by the row after it. Nothing else is closed. Writers of one line take turns (an advisory lock). Refuses what exo_private.fact_refusal names.';
+
+--
+-- Name: record_observation_runs(jsonb, bigint[], text[], text[], text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.record_observation_runs(items jsonb, ids bigint[], keys text[], attrs text[], fallback text, OUT observation_ids bigint[], OUT fact_ids bigint[], OUT one_by_one bigint[]) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    -- the fact rows of the lines the batch only extends, column by column (arrays, not jsonb:
+    -- no round trip of every value through text)
+    new_ids bigint[];
+    new_spaces text[];
+    new_subjects text[];
+    new_keys text[];
+    new_attrs text[];
+    new_values text[];
+    new_froms timestamptz[];
+    new_tos timestamptz[];
+    new_bys bigint[];
+    close_ids bigint[];    -- their current rows the batch closes: when, and by which row
+    close_tos timestamptz[];
+    close_bys bigint[];
+begin
+    -- The observations are written, and the fact rows of the lines the batch only extends are
+    -- worked out at once from its runs (observation_runs): each run is a row, closed when the next
+    -- run of its line begins; the first closes the line's current row.
+    with batch as materialized (
+        select * from exo_private.observation_runs(items, ids, keys, attrs, fallback)
+    ), inserted as (
+        insert into exo_private.observations (id, workspace, subject, attribute, value, observed_at, source)
+        overriding system value
+        select b.id, b.workspace, b.subject, b.attribute, b.value, b.observed_at, b.source
+        from batch b
+        order by b.id
+    ), runs as materialized (
+        -- ids in time order within a line, as one by one would give them
+        select g.*, nextval('exo_private.facts_id_seq') as id
+        from (select r.workspace, r.key, r.attr, r.run, min(r.current_id) as current_id,
+                     (array_agg(r.subject order by r.observed_at, r.id))[1] as subject,
+                     min(r.value) as value, min(r.observed_at) as valid_from, array_agg(r.id) as observations
+              from batch r
+              where r.run > 0
+              group by r.workspace, r.key, r.attr, r.run
+              order by r.workspace, r.key, r.attr, r.run) g
+    ), chained as materialized (
+        select u.*, lead(u.valid_from) over w as valid_to, lead(u.id) over w as closed_by,
+               lag(u.id) over w is null as first
+        from runs u
+        window w as (partition by u.workspace, u.key, u.attr order by u.run)
+    )
+    select n.ids, n.spaces, n.subjects, n.keys, n.attrs, n.vals, n.froms, n.tos, n.bys,
+           k.ids, k.tos, k.bys, x.facts, x.observations, array(select b.id from batch b where not b.extends)
+      into new_ids, new_spaces, new_subjects, new_keys, new_attrs, new_values, new_froms, new_tos, new_bys,
+           close_ids, close_tos, close_bys, fact_ids, observation_ids, one_by_one
+    from (select array_agg(c.id) as ids, array_agg(c.workspace) as spaces, array_agg(c.subject) as subjects,
+                 array_agg(c.key) as keys, array_agg(c.attr) as attrs, array_agg(c.value) as vals,
+                 array_agg(c.valid_from) as froms, array_agg(c.valid_to) as tos, array_agg(c.closed_by) as bys
+          from chained c) n,
+         (select array_agg(c.current_id) as ids, array_agg(c.valid_from) as tos, array_agg(c.id) as bys
+          from chained c where c.first and c.current_id is not null) k,
+         (select array_agg(s.fact_id) as facts, array_agg(s.observation_id) as observations
+          from (select c.id as fact_id, k.id as observation_id from chained c, unnest(c.observations) k (id)
+                union all
+                select r.current_id, r.id from batch r where r.run = 0) s) x;
+    update exo_private.facts f
+       set valid_to = c.valid_to, closed_by = c.closed_by,
+           close_reason = case when f.valid_from = c.valid_to then 'corrected' else 'superseded' end
+      from unnest(close_ids, close_tos, close_bys) c (id, valid_to, closed_by)
+     where f.id = c.id;
+    insert into exo_private.facts (id, workspace, subject, subject_key, attribute, value, kind,
+                                   valid_from, valid_to, closed_by, close_reason)
+    overriding system value
+    select r.id, r.workspace, r.subject, r.subject_key, r.attribute, r.value, 'observation',
+           r.valid_from, r.valid_to, r.closed_by,
+           case when r.valid_to = r.valid_from then 'corrected' when r.closed_by is not null then 'superseded' end
+    from unnest(new_ids, new_spaces, new_subjects, new_keys, new_attrs, new_values, new_froms, new_tos, new_bys)
+         r (id, workspace, subject, subject_key, attribute, value, valid_from, valid_to, closed_by);
+    insert into exo_private.fact_sources (fact_id, observation_id)
+    select s.fact_id, s.observation_id
+    from unnest(fact_ids, observation_ids) s (fact_id, observation_id);
+end
+$$;
+
+ALTER FUNCTION exo_private.record_observation_runs(items jsonb, ids bigint[], keys text[], attrs text[], fallback text, OUT observation_ids bigint[], OUT fact_ids bigint[], OUT one_by_one bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION record_observation_runs(items jsonb, ids bigint[], keys text[], attrs text[], fallback text, OUT observation_ids bigint[], OUT fact_ids bigint[], OUT one_by_one bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.record_observation_runs(items jsonb, ids bigint[], keys text[], attrs text[], fallback text, OUT observation_ids bigint[], OUT fact_ids bigint[], OUT one_by_one bigint[]) IS 'observe''s set-based part, its batch''s lines locked (arguments as observation_runs takes them): write every observation of the batch (observations, with the ids given) and, for the lines the batch only extends, a fact row per run, each closed by the next (superseded; corrected when both begin at once), the first closing the line''s current row, and a source per observation (run 0: the current row). Returns the sources written, in order (observation_ids[i] of fact_ids[i]), and the ids of the observations of the other lines (one_by_one), which record_fact must record.';
 
 --
 -- Name: record_source_hash(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -17884,6 +18464,122 @@ CREATE FUNCTION exo_private.remark_charged() RETURNS integer
     LANGUAGE plpython3u
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
+"""exo_private.remark_charged: the deference marks of every chunk and message, worked out again.
+
+`run(plpy)` is the whole function, run after the deference list changed. The chunks keep their
+text, ids, vectors and graph mentions: only the marks change. A document's chunks are judged
+together, in order (deference.document_marks); then the chat messages by the same rule, in place
+(exo_private.mark_messages); then each chat window (a chunk of a conversation document) carries
+the union of its messages' marks (chat_windows.window_marks). A workspace where a chunk is
+charged now, and was not, gets its open BM25 index rebuilt (the index still counts the old row
+in its statistics); when any chunk changed, the capsules are queued (one citing a chunk charged
+now is withheld until rebuilt without it). `documents` and `stale_marks` decide; the rest are
+one statement each.
+"""
+
+import json
+
+"""Chat windows: a conversation cut into chunks of consecutive messages (stdlib only).
+
+A conversation's transcript is one line per message, `YYYY-MM-DD HH:MM Sender: text`
+(the local time in the setting chat.time_zone; `(undated)` for a message without a
+time), joined by "\\n"; a body's own line breaks become continuation lines indented by
+two spaces, so every unindented line starts a message. Messages come in order (dated
+first by time, then undated, then by id). A session ends at a gap longer than
+`gap_minutes` or a new local day; undated messages form a session of their own. A
+window closes when the next message would make it longer than `max_chars` (a single
+longer message is a window of its own); the next window of the same session starts with
+the last `overlap` messages of the one before. A window never spans two sessions.
+"""
+
+UNDATED = "(undated)"
+
+def message_line(local, sender, body):
+    """One message as transcript text: `local` is 'YYYY-MM-DD HH:MM' or None when undated."""
+    lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    head = (local or UNDATED) + " " + sender + ": " + lines[0]
+    return "\n".join([head] + ["  " + line for line in lines[1:]])
+
+def sessions(messages, gap_minutes):
+    """The messages split into sessions (lists of indexes into `messages`).
+
+    A message is a dict with `epoch` (seconds, or None when undated) and `local`
+    ('YYYY-MM-DD HH:MM' in the chat's time zone, or None).
+    """
+    result = []
+    previous = None
+    for i, m in enumerate(messages):
+        if previous is None or (m["epoch"] is None) != (previous["epoch"] is None):
+            new = True
+        elif m["epoch"] is None:
+            new = False
+        else:
+            new = (
+                m["epoch"] - previous["epoch"] > gap_minutes * 60 or m["local"][:10] != previous["local"][:10]
+            )
+        if new:
+            result.append([])
+        result[-1].append(i)
+        previous = m
+    return result
+
+def _size(window, lengths):
+    """Characters of a window: its lines and the line breaks between them."""
+    return sum(lengths[i] for i in window) + len(window) - 1
+
+def _cut(session, lengths, max_chars, overlap):
+    """The windows of one session (lists of indexes into the messages)."""
+    windows = []
+    current = []
+    for i in session:
+        if current and _size([*current, i], lengths) > max_chars:
+            windows.append(current)
+            # The last `overlap` messages again (never the whole window before), as many as fit.
+            keep = min(overlap, len(current) - 1)
+            current = current[len(current) - keep :] if keep > 0 else []
+            while current and _size([*current, i], lengths) > max_chars:
+                current = current[1:]
+        current.append(i)
+    if current:
+        windows.append(current)
+    return windows
+
+def plan(messages, gap_minutes, max_chars, overlap):
+    """{transcript_chars, transcript_bytes (UTF-8), windows}: each window {messages (indexes),
+    message_ids, body, char_start, char_end}, where body = transcript[char_start:char_end]."""
+    lines = [message_line(m["local"], m["sender"], m["body"]) for m in messages]
+    starts = []
+    offset = 0
+    for line in lines:
+        starts.append(offset)
+        offset += len(line) + 1
+    lengths = [len(line) for line in lines]
+    windows = []
+    for session in sessions(messages, gap_minutes):
+        for window in _cut(session, lengths, max_chars, overlap):
+            first, last = window[0], window[-1]
+            windows.append(
+                {
+                    "messages": window,
+                    "message_ids": [messages[i]["id"] for i in window],
+                    "body": "\n".join(lines[i] for i in window),
+                    "char_start": starts[first],
+                    "char_end": starts[last] + lengths[last],
+                }
+            )
+    return {
+        "transcript_chars": max(offset - 1, 0),
+        "transcript_bytes": max(sum(len(line.encode()) + 1 for line in lines) - 1, 0),
+        "windows": windows,
+    }
+
+def window_marks(message_marks):
+    """A window's deference marks: the union, by subject, of its messages' marks (in order)."""
+    merged = {}
+    for marks in message_marks:
+        for mark in marks:
+            merged.setdefault(mark["subject"], mark)
+    return list(merged.values())
 """Mark text charged for deferred subjects (stdlib only).
 
 A chunk is charged for a subject when the document's frontmatter says so
@@ -17907,7 +18603,18 @@ in the reply is how people talk), each message read with its sender's name and
 the conversation's title.
 """
 
+import json
 import re
+
+DEFERENCE_CUES = "select value::text as v from exo_private.settings where key = 'deference.cues'"
+DEFERENCE_LIST = "select exo_private.deference_list()::text as v"
+
+def deference_rules(plpy):
+    """(subjects, cues): the deferred subjects (compile_subjects) and the cue words (the setting
+    deference.cues), read inside the database (mark_messages, remark_charged)."""
+    cues = json.loads(plpy.execute(DEFERENCE_CUES)[0]["v"])
+    subjects = compile_subjects(json.loads(plpy.execute(DEFERENCE_LIST)[0]["v"]))
+    return subjects, cues
 
 def _phrase(words):
     return re.compile(r"(?<!\w)" + r"\s+".join(re.escape(w) for w in words.split()) + r"(?!\w)", re.I)
@@ -18048,164 +18755,21 @@ def message_marks(lines, subjects, cues, title=None):
                 merged.setdefault(mark["subject"], mark)
         result.append(list(merged.values()))
     return result
-"""Chat windows: a conversation cut into chunks of consecutive messages (stdlib only).
 
-A conversation's transcript is one line per message, `YYYY-MM-DD HH:MM Sender: text`
-(the local time in the setting chat.time_zone; `(undated)` for a message without a
-time), joined by "\\n"; a body's own line breaks become continuation lines indented by
-two spaces, so every unindented line starts a message. Messages come in order (dated
-first by time, then undated, then by id). A session ends at a gap longer than
-`gap_minutes` or a new local day; undated messages form a session of their own. A
-window closes when the next message would make it longer than `max_chars` (a single
-longer message is a window of its own); the next window of the same session starts with
-the last `overlap` messages of the one before. A window never spans two sessions.
-"""
-
-UNDATED = "(undated)"
-
-def message_line(local, sender, body):
-    """One message as transcript text: `local` is 'YYYY-MM-DD HH:MM' or None when undated."""
-    lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    head = (local or UNDATED) + " " + sender + ": " + lines[0]
-    return "\n".join([head] + ["  " + line for line in lines[1:]])
-
-def sessions(messages, gap_minutes):
-    """The messages split into sessions (lists of indexes into `messages`).
-
-    A message is a dict with `epoch` (seconds, or None when undated) and `local`
-    ('YYYY-MM-DD HH:MM' in the chat's time zone, or None).
-    """
-    result = []
-    previous = None
-    for i, m in enumerate(messages):
-        if previous is None or (m["epoch"] is None) != (previous["epoch"] is None):
-            new = True
-        elif m["epoch"] is None:
-            new = False
-        else:
-            new = (
-                m["epoch"] - previous["epoch"] > gap_minutes * 60 or m["local"][:10] != previous["local"][:10]
-            )
-        if new:
-            result.append([])
-        result[-1].append(i)
-        previous = m
-    return result
-
-def _size(window, lengths):
-    """Characters of a window: its lines and the line breaks between them."""
-    return sum(lengths[i] for i in window) + len(window) - 1
-
-def _cut(session, lengths, max_chars, overlap):
-    """The windows of one session (lists of indexes into the messages)."""
-    windows = []
-    current = []
-    for i in session:
-        if current and _size([*current, i], lengths) > max_chars:
-            windows.append(current)
-            # The last `overlap` messages again (never the whole window before), as many as fit.
-            keep = min(overlap, len(current) - 1)
-            current = current[len(current) - keep :] if keep > 0 else []
-            while current and _size([*current, i], lengths) > max_chars:
-                current = current[1:]
-        current.append(i)
-    if current:
-        windows.append(current)
-    return windows
-
-def plan(messages, gap_minutes, max_chars, overlap):
-    """{transcript_chars, transcript_bytes (UTF-8), windows}: each window {messages (indexes),
-    message_ids, body, char_start, char_end}, where body = transcript[char_start:char_end]."""
-    lines = [message_line(m["local"], m["sender"], m["body"]) for m in messages]
-    starts = []
-    offset = 0
-    for line in lines:
-        starts.append(offset)
-        offset += len(line) + 1
-    lengths = [len(line) for line in lines]
-    windows = []
-    for session in sessions(messages, gap_minutes):
-        for window in _cut(session, lengths, max_chars, overlap):
-            first, last = window[0], window[-1]
-            windows.append(
-                {
-                    "messages": window,
-                    "message_ids": [messages[i]["id"] for i in window],
-                    "body": "\n".join(lines[i] for i in window),
-                    "char_start": starts[first],
-                    "char_end": starts[last] + lengths[last],
-                }
-            )
-    return {
-        "transcript_chars": max(offset - 1, 0),
-        "transcript_bytes": max(sum(len(line.encode()) + 1 for line in lines) - 1, 0),
-        "windows": windows,
-    }
-
-def window_marks(message_marks):
-    """A window's deference marks: the union, by subject, of its messages' marks (in order)."""
-    merged = {}
-    for marks in message_marks:
-        for mark in marks:
-            merged.setdefault(mark["subject"], mark)
-    return list(merged.values())
-import json
-
-# The chunks keep their text, ids, vectors and graph mentions: only the marks change.
-cues = json.loads(plpy.execute("select value::text as v from exo_private.settings where key = 'deference.cues'")[0]["v"])
-subjects = compile_subjects(
-    json.loads(plpy.execute("select exo_private.deference_list()::text as v")[0]["v"])
-)
-update = plpy.prepare(
-    "update exo_private.chunks set charged = $3::jsonb, "
-    "charged_subjects = array(select m ->> 'subject' from jsonb_array_elements($3::jsonb) m) "
-    "where workspace = $1 and id = $2",
-    ["text", "bigint", "text"],
-)
-# A document's chunks are judged together (plpy/deference.py document_marks), in order.
-cursor = plpy.cursor(
+CHUNKS = (
     "select c.document_id, c.workspace, c.id, c.body, c.charged::text as charged, "
     "d.frontmatter::text as frontmatter, d.title, d.path "
     "from exo_private.chunks c join exo_private.documents d on d.id = c.document_id "
     "where d.conversation_id is null "
     "order by c.document_id, c.ordinal"
 )
-
-def remark(rows):
-    """Mark one document's chunks; how many marks changed."""
-    marks = document_marks(
-        [r["body"] for r in rows], rows[0]["title"], rows[0]["path"],
-        json.loads(rows[0]["frontmatter"] or "{}"), subjects, cues,
-    )
-    stale = [(row, new) for row, new in zip(rows, marks) if new != json.loads(row["charged"])]
-    for row, new in stale:
-        mark(row, new)
-    return len(stale)
-
-def mark(row, new):
-    plpy.execute(update, [row["workspace"], row["id"], json.dumps(new)])
-    if new and not json.loads(row["charged"]):
-        newly_charged.add(row["workspace"])
-
-newly_charged = set()
-
-changed = 0
-document = []
-while True:
-    rows = cursor.fetch(500)
-    for row in rows:
-        if document and row["document_id"] != document[0]["document_id"]:
-            changed += remark(document)
-            document = []
-        document.append(row)
-    if not rows:
-        break
-if document:
-    changed += remark(document)
-# Chat messages by the same rule, in place (sql/200_chat.sql); then each chat window (a chunk of a
-# conversation document) carries the union of its messages' marks.
-plpy.execute("select exo_private.mark_messages(true)")
-cursor = plpy.cursor(
+UPDATE_CHUNK = (
+    "update exo_private.chunks set charged = $3::jsonb, "
+    "charged_subjects = array(select m ->> 'subject' from jsonb_array_elements($3::jsonb) m) "
+    "where workspace = $1 and id = $2"
+)
+MARK_MESSAGES = "select exo_private.mark_messages(true)"
+WINDOWS = (
     "select w.workspace, w.chunk_id as id, c.charged::text as charged, "
     "       (select json_agg(coalesce(m.charged, '[]') order by u.ord) "
     "        from unnest(w.message_ids) with ordinality u (id, ord) "
@@ -18213,29 +18777,72 @@ cursor = plpy.cursor(
     "from exo_private.chat_windows w "
     "join exo_private.chunks c on c.workspace = w.workspace and c.id = w.chunk_id"
 )
-while True:
-    rows = cursor.fetch(500)
-    if not rows:
-        break
-    for row in rows:
-        marks = window_marks(json.loads(row["messages"] or "[]"))
-        if marks != json.loads(row["charged"]):
-            mark(row, marks)
-            changed += 1
-# The open BM25 index of a workspace where a chunk is charged now still counts the chunk's old row
-# in its statistics (how rare a word is): flagged, it is built again once this transaction is over
-# (exo_private.rebuild_open_indexes).
-flag = plpy.prepare(
+# The rebuild runs once this transaction is over (exo_private.rebuild_open_indexes).
+FLAG_OPEN_INDEX = (
     "insert into exo_private.open_index_rebuilds (workspace, charged_by) values ($1, pg_current_xact_id()) "
-    "on conflict (workspace) do update set charged_by = excluded.charged_by",
-    ["text"],
+    "on conflict (workspace) do update set charged_by = excluded.charged_by"
 )
-for workspace in sorted(newly_charged):
-    plpy.execute(flag, [workspace])
-# A capsule citing a chunk charged now is withheld until rebuilt without it (sql/610_capsules.sql).
-if changed:
-    plpy.execute("select exo_private.queue_capsules()")
-return changed
+QUEUE_CAPSULES = "select exo_private.queue_capsules()"
+FETCH_ROWS = 500
+
+def run(plpy):
+    """Mark every chunk and message again; returns how many chunks changed."""
+    subjects, cues = deference_rules(plpy)
+    update = plpy.prepare(UPDATE_CHUNK, ["text", "bigint", "text"])
+    newly_charged = set()
+
+    def mark(row, new):
+        plpy.execute(update, [row["workspace"], row["id"], json.dumps(new)])
+        if new and not json.loads(row["charged"]):
+            newly_charged.add(row["workspace"])
+
+    changed = 0
+    for rows in documents(plpy.cursor(CHUNKS)):
+        marks = document_marks(
+            [r["body"] for r in rows], rows[0]["title"], rows[0]["path"],
+            json.loads(rows[0]["frontmatter"] or "{}"), subjects, cues,
+        )  # fmt: skip
+        for row, new in stale_marks(rows, marks):
+            mark(row, new)
+            changed += 1
+    plpy.execute(MARK_MESSAGES)
+    windows = plpy.cursor(WINDOWS)
+    while True:
+        rows = windows.fetch(FETCH_ROWS)
+        if not rows:
+            break
+        for row in rows:
+            marks = window_marks(json.loads(row["messages"] or "[]"))
+            if marks != json.loads(row["charged"]):
+                mark(row, marks)
+                changed += 1
+    flag = plpy.prepare(FLAG_OPEN_INDEX, ["text"])
+    for workspace in sorted(newly_charged):
+        plpy.execute(flag, [workspace])
+    if changed:
+        plpy.execute(QUEUE_CAPSULES)
+    return changed
+
+def documents(cursor):
+    """The rows of CHUNKS (by document, in order), one document's rows at a time, though a
+    document runs across fetches."""
+    document = []
+    while True:
+        rows = cursor.fetch(FETCH_ROWS)
+        if not rows:
+            break
+        for row in rows:
+            if document and row["document_id"] != document[0]["document_id"]:
+                yield document
+                document = []
+            document.append(row)
+    if document:
+        yield document
+
+def stale_marks(rows, marks):
+    """[(row, marks)] for the chunks whose new marks differ from those they carry."""
+    return [(row, new) for row, new in zip(rows, marks, strict=False) if new != json.loads(row["charged"])]
+return run(plpy)
 $_$;
 
 ALTER FUNCTION exo_private.remark_charged() OWNER TO exo_owner;
@@ -18245,6 +18852,44 @@ ALTER FUNCTION exo_private.remark_charged() OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.remark_charged() IS 'Recompute the deference marks of every chunk (and every chat message: mark_messages; a chat window''s chunk gets the union of its messages'' marks) in place after the list changed (text, ids, vectors and mentions stay), then queues the capsules that are no longer fresh; returns how many chunks changed.';
+
+--
+-- Name: reply_parents(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.reply_parents(docs bigint[]) RETURNS TABLE(document_id bigint, parent_id bigint)
+    LANGUAGE sql STABLE ROWS 10
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select d.id, pick.id
+    from exo_private.documents d
+    cross join lateral (
+        -- In-Reply-To first, then the newest reference; each id looked up alone, by index
+        -- (a join of the ids with documents is misjudged to match half the table).
+        select found.id
+        from jsonb_array_elements_text(
+                 jsonb_build_array(d.metadata -> 'in_reply_to') || coalesce(d.metadata -> 'references', '[]'))
+             with ordinality ref (message_id, n)
+        cross join lateral (
+            select (array_agg(p.id order by p.id))[1] as id
+            from exo_private.documents p
+            where p.metadata ->> 'message_id' = ref.message_id and p.metadata ? 'message_id'
+              and p.workspace = d.workspace and p.id <> d.id and p.stage <> 'deleted'
+        ) found
+        where found.id is not null
+        order by ref.n = 1 desc, ref.n desc
+        limit 1
+    ) pick
+    where d.id = any(docs) and (d.metadata ? 'in_reply_to' or d.metadata ? 'references')
+$$;
+
+ALTER FUNCTION exo_private.reply_parents(docs bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION reply_parents(docs bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.reply_parents(docs bigint[]) IS 'For each email among docs that answers one ingested in its workspace (not deleted): its parent, the message of its In-Reply-To, else of its newest References id that is ingested (the lowest document id where a message id is ingested twice).';
 
 --
 -- Name: reproject_entities(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -22087,181 +22732,159 @@ class StageSearch:
 
     def rows(self, stage, ws, bands):
         """(rows, skipped_reason) of one stage in one workspace."""
-        q = self.q
-        entities = q.entities.get(ws)
         if stage == "personal":
             return self.personal_rows(ws, bands)
         if stage == "exact":
-            # A document named by title or file name first: a chunk keeps the first match found.
-            rows = []
-            if q.titles or q.files:
-                for r in self.run_stage(
-                    "document", ws, bands, {"title_keys": q.titles, "file_names": q.files}
-                ):
-                    rows.append(
-                        {
-                            "chunk_id": r["chunk_id"],
-                            "score": r["score"],
-                            "confident": True,
-                            "charged": r["charged"],
-                            "match": "document",
-                            "detail": "document " + r["detail"],
-                        }
-                    )
-            for ident in q.idents:
-                for r in self.run_stage("identifier", ws, bands, {"identifier": ident}):
-                    rows.append(
-                        {
-                            "chunk_id": r["chunk_id"],
-                            "score": r["score"],
-                            "confident": True,
-                            "charged": r["charged"],
-                            "match": "identifier",
-                            "detail": "identifier " + ident,
-                        }
-                    )
-            if entities:
-                for r in self.run_stage("entity", ws, bands, {"entity_ids": [e["id"] for e in entities]}):
-                    rows.append(
-                        {
-                            "chunk_id": r["chunk_id"],
-                            "score": r["score"],
-                            "confident": True,
-                            "charged": r["charged"],
-                            "match": "entity",
-                            "detail": "entity " + r["detail"],
-                        }
-                    )
-            if not (q.idents or entities or q.titles or q.files):
-                return [], "no identifier, entity, title or file name in the query"
-            return rows, None
+            return self.exact_rows(ws, bands)
         if stage == "lexical":
-            if not q.terms:
-                return [], "no searchable words in the query"
-            rows = self.run_stage("lexical", ws, bands, {"query": q.text[:MAX_QUERY_CHARS]})
-            return [
-                {
-                    "chunk_id": r["chunk_id"],
-                    "score": r["score"],
-                    "confident": r["score"] >= self.thresholds["lexical"],
-                    "charged": r["charged"],
-                }
-                for r in rows
-            ], None
+            return self.lexical_rows(ws, bands)
         if stage == "capsules":
-            # A capsule points to evidence, never replaces it: the chunks its matching lines come
-            # from. A stale one serves nothing; the report names it (a withheld one never matches).
-            if not q.terms:
-                return [], "no searchable words in the query"
-            rows = self.run_stage("capsules", ws, bands, {"terms": " or ".join(q.terms)})
-            seen = self.report.setdefault("capsules", {"served": [], "stale_skipped": []})
-            for r in rows:
-                key = "served" if r["state"] == "fresh" else "stale_skipped"
-                if r["capsule_id"] not in seen[key] and (key != "served" or r["chunk_id"] is not None):
-                    seen[key].append(r["capsule_id"])
-            return [
-                {
-                    "chunk_id": r["chunk_id"],
-                    "score": r["score"],
-                    "confident": False,
-                    "charged": r["charged"],
-                    "detail": "capsule {}".format(r["capsule_id"]),
-                }
-                for r in rows
-                if r["chunk_id"] is not None
-            ], None
+            return self.capsule_rows(ws, bands)
         if stage == "path":
-            # A question that asks for relations ("the daughter-in-law of X", "who manages the
-            # team that runs X") walks them, typed, from X, and gets the chunks stating each hop.
-            if not entities:
-                return [], "no entity of this workspace's graph named in the query"
-            path = relation_path(q.text, [e["name"] for e in entities])
-            if not path:
-                return [], "no relation asked for in the query"
-            rows = self.run_stage(
-                "path",
-                ws,
-                bands,
-                {
-                    "entity_ids": [e["id"] for e in entities],
-                    "hop_patterns": [family_pattern(hop) for hop in path],
-                    "per_node": self.settings["retrieval.graph"]["per_node"],
-                },
-            )
-            self.report.setdefault("paths", {})[ws] = {
-                "hops": [list(hop) for hop in path],
-                "found": len(rows),
-                "ways": self.walk_ways(rows, len(path), [e["name"] for e in entities]),
-            }
-            # The last hop's evidence holds the answer (retrieval.rank_weights.match.path); the
-            # hops that lead to it are evidence of the way there.
-            return [
-                {
-                    "chunk_id": r["chunk_id"],
-                    "score": r["score"],
-                    "confident": True,
-                    "charged": r["charged"],
-                    "match": "path" if r["score"] >= 1 else "path_hop",
-                    "detail": "path " + r["detail"],
-                }
-                for r in rows
-            ], None
+            return self.path_rows(ws, bands)
         if stage == "graph":
-            if not entities:
-                return [], "no entity of this workspace's graph named in the query"
-            graph = self.settings["retrieval.graph"]
-            values = {
-                "entity_ids": [e["id"] for e in entities],
-                "depth": graph["depth"],
-                "per_node": graph["per_node"],
-            }
-            rows = self.run_stage("graph", ws, bands, values)
-            return [
-                {
-                    "chunk_id": r["chunk_id"],
-                    "score": r["score"],
-                    "confident": False,
-                    "charged": r["charged"],
-                    "detail": "near " + r["detail"],
-                }
-                for r in rows
-            ], None
-        if stage in ("participant", "semantic"):
-            model = self.model
-            if model["id"] is None:
-                return [], "no embeddings stored yet"
-            text = self.embedding.vector(self.report)
-            if text is None:
-                return [], "query embedding unavailable ({})".format(self.embedding.error["error_class"])
-            if stage == "participant":
-                # As many windows as a confident pool needs, not the whole room: BM25 and the other
-                # stages still look everywhere. A window of the person named is where to look, not
-                # an answer, so none of them counts as confident.
-                limit = min(self.per_workspace, self.settings["retrieval.confident_needed"])
-                values = {"query_vector": text, "row_limit": limit, "name_keys": name_keys(q.text)}
-                rows = self.run_stage("participant", ws, bands, values, model)
-                return [
-                    {
-                        "chunk_id": r["chunk_id"],
-                        "score": r["score"],
-                        "confident": False,
-                        "charged": r["charged"],
-                    }
-                    for r in rows
-                ], None
-            rows = self.run_stage("semantic", ws, bands, {"query_vector": text}, model)
-            low = self.settings["retrieval.semantic_min_similarity"]
-            return [
-                {
-                    "chunk_id": r["chunk_id"],
-                    "score": r["score"],
-                    "confident": r["score"] >= self.thresholds["semantic"],
-                    "charged": r["charged"],
-                }
-                for r in rows
-                if r["score"] >= low
-            ], None
+            return self.graph_rows(ws, bands)
+        if stage == "participant":
+            return self.participant_rows(ws, bands)
+        if stage == "semantic":
+            return self.semantic_rows(ws, bands)
         self.plpy.error("unknown stage " + repr(stage[:100]) + " in retrieval.stages")
+
+    @staticmethod
+    def candidate(r, confident, **more):
+        """A stage row as WorkspacePool.admit takes it: {chunk_id, score, confident, charged} and
+        `more` (match, detail)."""
+        return {
+            "chunk_id": r["chunk_id"],
+            "score": r["score"],
+            "confident": confident,
+            "charged": r["charged"],
+            **more,
+        }
+
+    def exact_rows(self, ws, bands):
+        """The exact stage: a document named by title or file name first, then each identifier,
+        then the entities of this workspace the query names; a chunk keeps the first match found."""
+        q = self.q
+        entities = q.entities.get(ws)
+        if not (q.idents or entities or q.titles or q.files):
+            return [], "no identifier, entity, title or file name in the query"
+        rows = []
+        if q.titles or q.files:
+            for r in self.run_stage("document", ws, bands, {"title_keys": q.titles, "file_names": q.files}):
+                rows.append(self.candidate(r, True, match="document", detail="document " + r["detail"]))
+        for ident in q.idents:
+            for r in self.run_stage("identifier", ws, bands, {"identifier": ident}):
+                rows.append(self.candidate(r, True, match="identifier", detail="identifier " + ident))
+        if entities:
+            for r in self.run_stage("entity", ws, bands, {"entity_ids": [e["id"] for e in entities]}):
+                rows.append(self.candidate(r, True, match="entity", detail="entity " + r["detail"]))
+        return rows, None
+
+    def lexical_rows(self, ws, bands):
+        """The lexical stage: BM25 over the query text, confident from retrieval.lexical_confident_score."""
+        if not self.q.terms:
+            return [], "no searchable words in the query"
+        rows = self.run_stage("lexical", ws, bands, {"query": self.q.text[:MAX_QUERY_CHARS]})
+        return [self.candidate(r, r["score"] >= self.thresholds["lexical"]) for r in rows], None
+
+    def capsule_rows(self, ws, bands):
+        """The capsules stage. A capsule points to evidence, never replaces it: the chunks its
+        matching lines come from. A stale one serves nothing; the report names it (a withheld one
+        never matches)."""
+        if not self.q.terms:
+            return [], "no searchable words in the query"
+        rows = self.run_stage("capsules", ws, bands, {"terms": " or ".join(self.q.terms)})
+        seen = self.report.setdefault("capsules", {"served": [], "stale_skipped": []})
+        for r in rows:
+            key = "served" if r["state"] == "fresh" else "stale_skipped"
+            if r["capsule_id"] not in seen[key] and (key != "served" or r["chunk_id"] is not None):
+                seen[key].append(r["capsule_id"])
+        return [
+            self.candidate(r, False, detail="capsule {}".format(r["capsule_id"]))
+            for r in rows
+            if r["chunk_id"] is not None
+        ], None
+
+    def path_rows(self, ws, bands):
+        """The path stage: a question that asks for relations ("the daughter-in-law of X", "who
+        manages the team that runs X") walks them, typed, from X, and gets the chunks stating each
+        hop; the report's paths[ws] says the hops, how many rows and the ways found."""
+        entities = self.q.entities.get(ws)
+        if not entities:
+            return [], "no entity of this workspace's graph named in the query"
+        names = [e["name"] for e in entities]
+        path = relation_path(self.q.text, names)
+        if not path:
+            return [], "no relation asked for in the query"
+        values = {
+            "entity_ids": [e["id"] for e in entities],
+            "hop_patterns": [family_pattern(hop) for hop in path],
+            "per_node": self.settings["retrieval.graph"]["per_node"],
+        }
+        rows = self.run_stage("path", ws, bands, values)
+        self.report.setdefault("paths", {})[ws] = {
+            "hops": [list(hop) for hop in path],
+            "found": len(rows),
+            "ways": self.walk_ways(rows, len(path), names),
+        }
+        # The last hop's evidence holds the answer (retrieval.rank_weights.match.path); the
+        # hops that lead to it are evidence of the way there.
+        return [
+            self.candidate(
+                r, True, match="path" if r["score"] >= 1 else "path_hop", detail="path " + r["detail"]
+            )
+            for r in rows
+        ], None
+
+    def graph_rows(self, ws, bands):
+        """The graph stage: the chunks near the entities the query names (retrieval.graph's depth
+        and per_node); never confident."""
+        entities = self.q.entities.get(ws)
+        if not entities:
+            return [], "no entity of this workspace's graph named in the query"
+        graph = self.settings["retrieval.graph"]
+        values = {
+            "entity_ids": [e["id"] for e in entities],
+            "depth": graph["depth"],
+            "per_node": graph["per_node"],
+        }
+        rows = self.run_stage("graph", ws, bands, values)
+        return [self.candidate(r, False, detail="near " + r["detail"]) for r in rows], None
+
+    def query_vector(self):
+        """(the query's embedding, None) for a vector stage, or (None, why it cannot run)."""
+        if self.model["id"] is None:
+            return None, "no embeddings stored yet"
+        vector = self.embedding.vector(self.report)
+        if vector is None:
+            return None, "query embedding unavailable ({})".format(self.embedding.error["error_class"])
+        return vector, None
+
+    def participant_rows(self, ws, bands):
+        """The participant stage: the windows of the people the query names, by similarity. As
+        many as a confident pool needs, not the whole room: BM25 and the other stages still look
+        everywhere. A window of the person named is where to look, not an answer, so none of them
+        counts as confident."""
+        vector, why = self.query_vector()
+        if vector is None:
+            return [], why
+        limit = min(self.per_workspace, self.settings["retrieval.confident_needed"])
+        values = {"query_vector": vector, "row_limit": limit, "name_keys": name_keys(self.q.text)}
+        rows = self.run_stage("participant", ws, bands, values, self.model)
+        return [self.candidate(r, False) for r in rows], None
+
+    def semantic_rows(self, ws, bands):
+        """The semantic stage: chunks by similarity from retrieval.semantic_min_similarity,
+        confident from retrieval.semantic_confident_similarity."""
+        vector, why = self.query_vector()
+        if vector is None:
+            return [], why
+        rows = self.run_stage("semantic", ws, bands, {"query_vector": vector}, self.model)
+        low = self.settings["retrieval.semantic_min_similarity"]
+        return [
+            self.candidate(r, r["score"] >= self.thresholds["semantic"]) for r in rows if r["score"] >= low
+        ], None
 
     def personal_rows(self, ws, bands):
         """The personal stage: the chunks of the user's saved documents in `ws` by similarity to
@@ -22297,16 +22920,7 @@ class StageSearch:
             }
             rows = self.run_stage("personal_keyword", ws, bands, values)
         mode["hits"] += sorted({int(r["detail"]) for r in rows})
-        return [
-            {
-                "chunk_id": r["chunk_id"],
-                "score": r["score"],
-                "confident": False,
-                "charged": r["charged"],
-                "detail": "your base",
-            }
-            for r in rows
-        ], None
+        return [self.candidate(r, False, detail="your base") for r in rows], None
 
     def walk_ways(self, rows, hops, anchors):
         """The ways a typed walk from `anchors` reached an answer (relation_paths.answer_ways),
@@ -24296,6 +24910,54 @@ ALTER FUNCTION exo_private.store_outside_embeddings(p_model text, p_dimensions i
 COMMENT ON FUNCTION exo_private.store_outside_embeddings(p_model text, p_dimensions integer, p_outside bigint[], p_digests text[], p_vectors public.vector[]) IS 'Store vectors of one model for outside passages (p_outside, p_digests: their keys; dimensions checked by exo_private.checked_vectors_model); passages gone meanwhile are skipped. Returns how many were stored.';
 
 --
+-- Name: structural_entities(bigint[], jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.structural_entities(docs bigint[], gens jsonb) RETURNS TABLE(workspace text, generation integer, document_id bigint, window_id bigint, chunk_id bigint, source text, role text, type exo_private.entity_type, name text, key text, address text, ordinal integer, at timestamp with time zone, predicate text, is_owner boolean, own boolean, sense text, entity_id bigint, replied_to bigint[])
+    LANGUAGE sql ROWS 10
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with parents as materialized (
+        select * from exo_private.reply_parents(docs)
+    ), named as materialized (
+        -- (a namesake of the owner a person split off by address is not the owner)
+        select p.*, p.document_id = any(docs) as own,
+               exo_private.entity_sense(p.workspace, p.key, p.type::text, p.document_id, p.address) as sense
+        from exo_private.structural_people(docs || array(select pa.parent_id from parents pa), gens) p
+        where p.document_id = any(docs) or (p.source = 'email' and p.role = 'from' and p.ordinal = 0)
+    ), resolved as materialized (
+        -- One entity a (workspace, key, sense), the one place entities are made (an alias gives
+        -- its entity).
+        select k.workspace, k.key, k.sense,
+               exo_private.upsert_entity(k.workspace, k.generation, k.type::text, k.key, k.name,
+                                         k.is_owner and k.sense = '', k.sense) as id
+        from (select distinct on (n.workspace, n.key, n.sense)
+                     n.workspace, n.generation, n.type, n.key, n.sense, n.name, n.is_owner
+              from named n
+              order by n.workspace, n.key, n.sense, n.is_owner desc, n.own desc, n.name) k
+    ), people as materialized (
+        select n.*, e.id as entity_id
+        from named n
+        join resolved e on e.workspace = n.workspace and e.key = n.key and e.sense = n.sense
+    )
+    select p.*, coalesce(s.entity_ids, '{}')
+    from people p
+    left join parents pa on pa.document_id = p.document_id
+    left join (select a.document_id, array_agg(a.entity_id) as entity_ids
+               from people a
+               where a.source = 'email' and a.role = 'from' and a.ordinal = 0
+               group by a.document_id) s on s.document_id = pa.parent_id
+$$;
+
+ALTER FUNCTION exo_private.structural_entities(docs bigint[], gens jsonb) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION structural_entities(docs bigint[], gens jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.structural_entities(docs bigint[], gens jsonb) IS 'link_structure''s people: the names of structural_people in docs (own) and the senders of the messages replies among them answer (reply_parents), each with its sense (entity_sense) and its entity, made or found here by upsert_entity (the owner''s where is_owner), one a (workspace, key, sense); replied_to: the entity of the sender of the message a reply''s document answers.';
+
+--
 -- Name: structural_names(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -24464,6 +25126,58 @@ ALTER FUNCTION exo_private.structural_names(docs bigint[]) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.structural_names(docs bigint[]) IS 'The names the structure of the given documents gives (plpy/structure.py): email From/To/Cc (source email, role the header, the address, at the Date, predicate WROTE_TO or COPIED) and the frontmatter keys of graph.people_keys and graph.place_keys (source frontmatter, role the key, predicate the key''s). name is empty and key null for an address without a name. Conversation documents are left out (sql/205_chat_graph.sql).';
 
 --
+-- Name: structural_pairs(bigint[], text[], text[], integer[], exo_private.entity_type[], text[], timestamp with time zone[], bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.structural_pairs(entity_ids bigint[], sources text[], roles text[], ordinals integer[], types exo_private.entity_type[], predicates text[], ats timestamp with time zone[], replied_to bigint[]) RETURNS TABLE(subject_id bigint, object_id bigint, predicate_raw text, predicate text, at timestamp with time zone, message_count integer)
+    LANGUAGE sql IMMUTABLE ROWS 10
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    with named as materialized (
+        select *
+        from unnest(entity_ids, sources, roles, ordinals, types, predicates, ats)
+             n (entity_id, source, role, ordinal, type, predicate, at)
+    )
+    -- an email's sender to each of its To and Cc
+    select s.entity_id, r.entity_id, r.role, r.predicate, s.at, 1
+    from named s
+    join named r on r.source = 'email' and r.role in ('to', 'cc')
+    where s.source = 'email' and s.role = 'from' and s.ordinal = 0
+    union all
+    -- a reply's sender to the sender of the message it answers
+    select s.entity_id, a.entity_id, 'in-reply-to', 'REPLIED_TO', s.at, 1
+    from named s
+    cross join unnest(replied_to) a (entity_id)
+    where s.source = 'email' and s.role = 'from' and s.ordinal = 0
+    union all
+    -- the people of one frontmatter key, pairwise (the lower entity id first)
+    select a.entity_id, b.entity_id, a.role, a.predicate, a.at, null
+    from named a
+    join named b on b.source = 'frontmatter' and b.role = a.role and b.entity_id > a.entity_id
+    where a.source = 'frontmatter' and a.type = 'Person' and a.predicate <> 'AUTHORED'
+    union all
+    -- an author to every other person the note names
+    select a.entity_id, b.entity_id, a.role, a.predicate, a.at, null
+    from named a
+    join named b on b.source = 'frontmatter' and b.type = 'Person' and b.entity_id <> a.entity_id
+    where a.source = 'frontmatter' and a.type = 'Person' and a.predicate = 'AUTHORED'
+    union all
+    -- every person the note names to each of its places
+    select a.entity_id, b.entity_id, b.role, b.predicate, a.at, null
+    from named a
+    join named b on b.source = 'frontmatter' and b.type = 'Place' and b.entity_id <> a.entity_id
+    where a.source = 'frontmatter' and a.type = 'Person'
+$$;
+
+ALTER FUNCTION exo_private.structural_pairs(entity_ids bigint[], sources text[], roles text[], ordinals integer[], types exo_private.entity_type[], predicates text[], ats timestamp with time zone[], replied_to bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION structural_pairs(entity_ids bigint[], sources text[], roles text[], ordinals integer[], types exo_private.entity_type[], predicates text[], ats timestamp with time zone[], replied_to bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.structural_pairs(entity_ids bigint[], sources text[], roles text[], ordinals integer[], types exo_private.entity_type[], predicates text[], ats timestamp with time zone[], replied_to bigint[]) IS 'The edges of one document''s names (the i-th name: entity_ids[i], sources[i] email|frontmatter, roles[i], ordinals[i], types[i], predicates[i] and ats[i], as structural_people gives them): its sender WROTE_TO each To and COPIED each Cc (predicate_raw the header), REPLIED_TO each of replied_to (the sender of the message it answers), the people of one frontmatter key pairwise (its predicate, the lower entity id first), an AUTHORED key''s people to every other person, every person LOCATED_IN (or the key''s predicate) each place; at is the subject''s, message_count 1 for an email''s edge. Self-loops are the caller''s to drop.';
+
+--
 -- Name: structural_people(bigint[], jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -24503,6 +25217,35 @@ ALTER FUNCTION exo_private.structural_people(docs bigint[], gens jsonb) OWNER TO
 --
 
 COMMENT ON FUNCTION exo_private.structural_people(docs bigint[], gens jsonb) IS 'The names of exo_private.structural_names for documents of the workspaces in gens ({workspace: generation}), each with its document''s first window and chunk; the owner''s address or name gives the owner''s entity key and name (is_owner); names nobody (an address without a name) are left out.';
+
+--
+-- Name: structure_documents(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.structure_documents(doc_ids bigint[]) RETURNS bigint[]
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- The replies were ingested before the message they answer: they could not name its sender then.
+    select array(
+        select d.id from exo_private.documents d
+        where d.id = any(doc_ids) and d.conversation_id is null
+        union
+        select r.id
+        from exo_private.documents r
+        where r.metadata ? 'in_reply_to'
+          and r.metadata ->> 'in_reply_to' = any(array(
+              select p.metadata ->> 'message_id' from exo_private.documents p
+              where p.id = any(doc_ids) and p.metadata ? 'message_id')))
+$$;
+
+ALTER FUNCTION exo_private.structure_documents(doc_ids bigint[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION structure_documents(doc_ids bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.structure_documents(doc_ids bigint[]) IS 'The documents link_structure rebuilds for doc_ids: those that are no conversation, and every reply (In-Reply-To) to a message among them, ingested before it.';
 
 --
 -- Name: structure_generations(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -33033,6 +33776,14 @@ GRANT ALL ON FUNCTION exo_private.absorb_first_names(p_workspace text, ent_ids b
 GRANT ALL ON FUNCTION exo_private.absorb_first_names(p_workspace text, ent_ids bigint[]) TO exo_writer;
 
 --
+-- Name: FUNCTION accept_extraction(window_text text, entities jsonb, relations jsonb, attributes jsonb, max_entities integer, max_relations integer, ner jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.accept_extraction(window_text text, entities jsonb, relations jsonb, attributes jsonb, max_entities integer, max_relations integer, ner jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.accept_extraction(window_text text, entities jsonb, relations jsonb, attributes jsonb, max_entities integer, max_relations integer, ner jsonb) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.accept_extraction(window_text text, entities jsonb, relations jsonb, attributes jsonb, max_entities integer, max_relations integer, ner jsonb) TO exo_writer;
+
+--
 -- Name: FUNCTION active_embedding_model(); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -33345,12 +34096,12 @@ GRANT ALL ON FUNCTION exo_private.complete_embedding(p_msg_ids bigint[], p_model
 GRANT ALL ON FUNCTION exo_private.complete_embedding(p_msg_ids bigint[], p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors public.vector[]) TO exo_writer;
 
 --
--- Name: FUNCTION complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb, p_ner jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb, p_ner jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb, p_ner jsonb) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.complete_extraction(p_msg_id bigint, p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_stats jsonb, p_attributes jsonb, p_ner jsonb) TO exo_writer;
 
 --
 -- Name: FUNCTION cue_pattern(); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -33749,6 +34500,15 @@ GRANT ALL ON FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved js
 GRANT ALL ON FUNCTION exo_private.kb_after_search(p_profile text, p_retrieved jsonb) TO exo_writer;
 
 --
+-- Name: FUNCTION kb_apply_action(p_profile_id bigint, p_action text, p_documents bigint[], p_outside bigint[], p_search bigint, p_at timestamp with time zone, p_chunks bigint[], p_missed bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_apply_action(p_profile_id bigint, p_action text, p_documents bigint[], p_outside bigint[], p_search bigint, p_at timestamp with time zone, p_chunks bigint[], p_missed bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_apply_action(p_profile_id bigint, p_action text, p_documents bigint[], p_outside bigint[], p_search bigint, p_at timestamp with time zone, p_chunks bigint[], p_missed bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_apply_action(p_profile_id bigint, p_action text, p_documents bigint[], p_outside bigint[], p_search bigint, p_at timestamp with time zone, p_chunks bigint[], p_missed bigint[]) TO exo_kb;
+GRANT ALL ON FUNCTION exo_private.kb_apply_action(p_profile_id bigint, p_action text, p_documents bigint[], p_outside bigint[], p_search bigint, p_at timestamp with time zone, p_chunks bigint[], p_missed bigint[]) TO exo_writer;
+
+--
 -- Name: FUNCTION kb_count_write(p_profile_id bigint, p_search boolean, p_at timestamp with time zone, p_rows integer, p_bytes bigint, p_embeddings integer); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -33782,6 +34542,15 @@ REVOKE ALL ON FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_
 GRANT ALL ON FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event text) TO exo_kb;
 GRANT ALL ON FUNCTION exo_private.kb_next_state(p_from exo_private.kb_state, p_event text) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_outside_keep(p_profile_id bigint, p_profile text, p_keys text[], p_passages jsonb, p_at timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_outside_keep(p_profile_id bigint, p_profile text, p_keys text[], p_passages jsonb, p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_outside_keep(p_profile_id bigint, p_profile text, p_keys text[], p_passages jsonb, p_at timestamp with time zone) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_outside_keep(p_profile_id bigint, p_profile text, p_keys text[], p_passages jsonb, p_at timestamp with time zone) TO exo_kb;
+GRANT ALL ON FUNCTION exo_private.kb_outside_keep(p_profile_id bigint, p_profile text, p_keys text[], p_passages jsonb, p_at timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION kb_outside_passages_to_embed(p_outside bigint[], p_model text, p_dimensions integer); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -34011,12 +34780,12 @@ GRANT ALL ON FUNCTION exo_private.merge_entities(p_keep bigint, p_other bigint) 
 GRANT ALL ON FUNCTION exo_private.merge_entities(p_keep bigint, p_other bigint) TO exo_writer;
 
 --
--- Name: FUNCTION merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb, p_ner jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb, p_ner jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb, p_ner jsonb) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.merge_extraction(p_window_id bigint, p_generation integer, p_entities jsonb, p_relations jsonb, p_attributes jsonb, p_ner jsonb) TO exo_writer;
 
 --
 -- Name: FUNCTION merge_window_attributes(p_workspace text, p_document_id bigint, p_char_start integer, p_char_end integer, p_attributes jsonb, OUT recorded integer, OUT undated integer, OUT skipped integer); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -34107,12 +34876,28 @@ GRANT ALL ON FUNCTION exo_private.normalise_predicate(raw text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.normalise_predicate(raw text) TO exo_writer;
 
 --
+-- Name: FUNCTION observation_lines(items jsonb, fallback text, OUT spaces text[], OUT keys text[], OUT attrs text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.observation_lines(items jsonb, fallback text, OUT spaces text[], OUT keys text[], OUT attrs text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.observation_lines(items jsonb, fallback text, OUT spaces text[], OUT keys text[], OUT attrs text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.observation_lines(items jsonb, fallback text, OUT spaces text[], OUT keys text[], OUT attrs text[]) TO exo_writer;
+
+--
 -- Name: FUNCTION observation_problem(items jsonb, keys text[], attrs text[], fallback text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.observation_problem(items jsonb, keys text[], attrs text[], fallback text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.observation_problem(items jsonb, keys text[], attrs text[], fallback text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.observation_problem(items jsonb, keys text[], attrs text[], fallback text) TO exo_writer;
+
+--
+-- Name: FUNCTION observation_runs(items jsonb, ids bigint[], keys text[], attrs text[], fallback text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.observation_runs(items jsonb, ids bigint[], keys text[], attrs text[], fallback text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.observation_runs(items jsonb, ids bigint[], keys text[], attrs text[], fallback text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.observation_runs(items jsonb, ids bigint[], keys text[], attrs text[], fallback text) TO exo_writer;
 
 --
 -- Name: FUNCTION observe(observations jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -34344,6 +35129,14 @@ GRANT ALL ON FUNCTION exo_private.record_fact(p_workspace text, p_subject text, 
 GRANT ALL ON FUNCTION exo_private.record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb) TO exo_writer;
 
 --
+-- Name: FUNCTION record_observation_runs(items jsonb, ids bigint[], keys text[], attrs text[], fallback text, OUT observation_ids bigint[], OUT fact_ids bigint[], OUT one_by_one bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.record_observation_runs(items jsonb, ids bigint[], keys text[], attrs text[], fallback text, OUT observation_ids bigint[], OUT fact_ids bigint[], OUT one_by_one bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.record_observation_runs(items jsonb, ids bigint[], keys text[], attrs text[], fallback text, OUT observation_ids bigint[], OUT fact_ids bigint[], OUT one_by_one bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.record_observation_runs(items jsonb, ids bigint[], keys text[], attrs text[], fallback text, OUT observation_ids bigint[], OUT fact_ids bigint[], OUT one_by_one bigint[]) TO exo_writer;
+
+--
 -- Name: FUNCTION record_source_hash(); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -34382,6 +35175,14 @@ GRANT ALL ON FUNCTION exo_private.released_keys(bridge text[]) TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.remark_charged() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.remark_charged() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.remark_charged() TO exo_writer;
+
+--
+-- Name: FUNCTION reply_parents(docs bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.reply_parents(docs bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.reply_parents(docs bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.reply_parents(docs bigint[]) TO exo_writer;
 
 --
 -- Name: FUNCTION reproject_entities(ids bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -34711,6 +35512,14 @@ GRANT ALL ON FUNCTION exo_private.store_outside_embeddings(p_model text, p_dimen
 GRANT ALL ON FUNCTION exo_private.store_outside_embeddings(p_model text, p_dimensions integer, p_outside bigint[], p_digests text[], p_vectors public.vector[]) TO exo_writer;
 
 --
+-- Name: FUNCTION structural_entities(docs bigint[], gens jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.structural_entities(docs bigint[], gens jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.structural_entities(docs bigint[], gens jsonb) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.structural_entities(docs bigint[], gens jsonb) TO exo_writer;
+
+--
 -- Name: FUNCTION structural_names(docs bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -34719,12 +35528,28 @@ GRANT ALL ON FUNCTION exo_private.structural_names(docs bigint[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.structural_names(docs bigint[]) TO exo_writer;
 
 --
+-- Name: FUNCTION structural_pairs(entity_ids bigint[], sources text[], roles text[], ordinals integer[], types exo_private.entity_type[], predicates text[], ats timestamp with time zone[], replied_to bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.structural_pairs(entity_ids bigint[], sources text[], roles text[], ordinals integer[], types exo_private.entity_type[], predicates text[], ats timestamp with time zone[], replied_to bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.structural_pairs(entity_ids bigint[], sources text[], roles text[], ordinals integer[], types exo_private.entity_type[], predicates text[], ats timestamp with time zone[], replied_to bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.structural_pairs(entity_ids bigint[], sources text[], roles text[], ordinals integer[], types exo_private.entity_type[], predicates text[], ats timestamp with time zone[], replied_to bigint[]) TO exo_writer;
+
+--
 -- Name: FUNCTION structural_people(docs bigint[], gens jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
 REVOKE ALL ON FUNCTION exo_private.structural_people(docs bigint[], gens jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.structural_people(docs bigint[], gens jsonb) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.structural_people(docs bigint[], gens jsonb) TO exo_writer;
+
+--
+-- Name: FUNCTION structure_documents(doc_ids bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.structure_documents(doc_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.structure_documents(doc_ids bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.structure_documents(doc_ids bigint[]) TO exo_writer;
 
 --
 -- Name: FUNCTION structure_generations(workspaces text[]); Type: ACL; Schema: exo_private; Owner: exo_owner

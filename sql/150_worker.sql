@@ -482,7 +482,7 @@ comment on function exo_private.complete_embedding(bigint[], text, int, bigint[]
 -- exo_private.complete_extraction: merge an extract job's reply, mark its window and archive the message.
 create or replace function exo_private.complete_extraction(
     p_msg_id bigint, p_window_id bigint, p_generation int, p_entities jsonb, p_relations jsonb,
-    p_stats jsonb, p_attributes jsonb default '[]'
+    p_stats jsonb, p_attributes jsonb default '[]', p_ner jsonb default null
 )
 returns jsonb
 language plpgsql
@@ -503,7 +503,7 @@ begin
             using errcode = 'EX001',
                   hint = 'its document was re-chunked or deleted while the model ran; drop the job';
     end if;
-    merged := exo_private.merge_extraction(p_window_id, p_generation, p_entities, p_relations, p_attributes);
+    merged := exo_private.merge_extraction(p_window_id, p_generation, p_entities, p_relations, p_attributes, p_ner);
     if merged ? 'stale_generation' then
         raise exception 'generation % of window %''s workspace is no longer current', p_generation, p_window_id
             using errcode = 'EX002',
@@ -518,8 +518,9 @@ begin
     return merged;
 end
 $$;
-comment on function exo_private.complete_extraction(bigint, bigint, int, jsonb, jsonb, jsonb, jsonb) is
+comment on function exo_private.complete_extraction(bigint, bigint, int, jsonb, jsonb, jsonb, jsonb, jsonb) is
     'One extract job''s result in one transaction: merge the entities, relations and attributes into '
-    'generation p_generation (merge_extraction), record the window extracted with p_stats and the '
+    'generation p_generation (merge_extraction, which accepts them by the worker''s rules, p_ner an NER '
+    'backend''s labels), record the window extracted with p_stats and the '
     'merge counts, advance its document''s stage and archive message p_msg_id. Returns the merge '
     'counts. Raises EX001 when the window is gone, EX002 when the generation is no longer current.';

@@ -12,60 +12,8 @@ language plpython3u volatile
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-# exo:include deference
-import json
-
-# Marks change in place (ids, text and search vectors stay). A conversation is marked whole:
-# a message's marks depend on its neighbours.
-cues = json.loads(plpy.execute("select value::text as v from exo_private.settings where key = 'deference.cues'")[0]["v"])
-subjects = compile_subjects(
-    json.loads(plpy.execute("select exo_private.deference_list()::text as v")[0]["v"])
-)
-conversations = plpy.cursor(
-    plpy.prepare(
-        "select c.id, c.title from exo_private.chat_conversations c "
-        "where $1 or exists (select 1 from exo_private.chat_messages m "
-        "                    where m.conversation_id = c.id and m.charged is null) "
-        "order by c.id",
-        ["boolean"],
-    ),
-    [every_conversation],
-)
-messages = plpy.prepare(
-    "select m.id, coalesce(i.display_name, p.display_name, i.handle) || ': ' || m.body as line, "
-    "       m.charged::text as charged "
-    "from exo_private.chat_messages m "
-    "join exo_private.chat_identities i on i.id = m.identity_id "
-    "left join exo_private.people p on p.id = i.person_id "
-    "where m.conversation_id = $1 "
-    "order by m.sent_at nulls last, m.id",
-    ["bigint"],
-)
-update = plpy.prepare(
-    "update exo_private.chat_messages m "
-    "set charged = u.marks::jsonb, "
-    "    charged_subjects = array(select x ->> 'subject' from jsonb_array_elements(u.marks::jsonb) x) "
-    "from unnest($1::bigint[], $2::text[]) u (id, marks) "
-    "where m.id = u.id",
-    ["bigint[]", "text[]"],
-)
-changed = 0
-while True:
-    batch = conversations.fetch(100)
-    if not batch:
-        break
-    for conversation in batch:
-        rows = plpy.execute(messages, [conversation["id"]])
-        marked = message_marks([r["line"] for r in rows], subjects, cues, conversation["title"])
-        ids, values = [], []
-        for row, marks in zip(rows, marked):
-            if row["charged"] is None or json.loads(row["charged"]) != marks:
-                ids.append(row["id"])
-                values.append(json.dumps(marks))
-        if ids:
-            plpy.execute(update, [ids, values])
-            changed += len(ids)
-return changed
+# exo:include mark_messages
+return run(plpy, every_conversation)
 $$;
 comment on function exo_private.mark_messages(boolean) is
     'Set the deference marks (charged, charged_subjects) of the chat messages of every conversation '

@@ -419,10 +419,36 @@ comment on function exo_private.merge_window_attributes(text, bigint, int, int, 
     'value (else its first chunk) and dated when that source says it held (evidence_valid_from). '
     'Returns how many were recorded, undated (nothing recorded) and skipped (fact_refusal).';
 
+-- exo_private.accept_extraction: what is kept of an extraction of one window, by the worker's rules.
+create or replace function exo_private.accept_extraction(
+    window_text text, entities jsonb, relations jsonb, attributes jsonb,
+    max_entities int, max_relations int, ner jsonb default null
+)
+returns jsonb
+language plpython3u immutable parallel safe
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+# exo:include extraction_acceptance
+import json
+data = {key: json.loads(value) if value else [] for key, value in
+        (("entities", entities), ("relations", relations), ("attributes", attributes))}
+kept = accept(data, window_text or "", max_entities, max_relations, json.loads(ner) if ner else None)
+return json.dumps({**kept.kept(), "dropped": dict(kept.dropped), "recovered": dict(kept.recovered)})
+$$;
+comment on function exo_private.accept_extraction(text, jsonb, jsonb, jsonb, int, int, jsonb) is
+    'What is kept of an extraction of window_text: {entities, relations, attributes, dropped, '
+    'recovered}. Each item checked on its own (plpy/extraction_acceptance.py, which the worker runs '
+    'too): entities well formed, names that look like names, grounded in the window as written, '
+    'types checked by cue words and ner (folded key -> type) and each key once; one-word names of '
+    'one person made their alias; relation ends resolved to the entities or grounded; attributes '
+    'with a grounded subject and value; at most max_entities entities and max_relations relations '
+    'and attributes. dropped and recovered count by reason.';
+
 -- exo_private.merge_extraction: merge one window's validated extraction.
 create or replace function exo_private.merge_extraction(
     p_window_id bigint, p_generation int, p_entities jsonb, p_relations jsonb,
-    p_attributes jsonb default '[]'
+    p_attributes jsonb default '[]', p_ner jsonb default null
 )
 returns jsonb
 language plpgsql
@@ -431,6 +457,7 @@ set search_path = exo_private, pg_temp
 as $$
 declare
     win record;
+    kept jsonb;
     names text[];
     keys text[];
     ents record;
@@ -440,7 +467,7 @@ declare
     n_absorbed int;
     facts record;
 begin
-    select w.id, w.workspace, w.document_id, w.char_start, w.char_end into win
+    select w.id, w.workspace, w.document_id, w.char_start, w.char_end, w.body into win
     from exo_private.extraction_windows w
     where w.id = p_window_id;
     if not found then
@@ -464,13 +491,21 @@ begin
                                   'relations_new', 0, 'stale_generation', true);
     end if;
 
+    -- Every writer's extraction passes the worker's acceptance. The caps are twice the settings':
+    -- the model's pass and the pattern pass each add up to extraction.max_entities/max_relations.
+    kept := exo_private.accept_extraction(
+        win.body, p_entities, p_relations, p_attributes,
+        2 * (select (s.value #>> '{}')::int from exo_private.settings s where s.key = 'extraction.max_entities'),
+        2 * (select (s.value #>> '{}')::int from exo_private.settings s where s.key = 'extraction.max_relations'),
+        p_ner);
+
     -- Every distinct name (entities, subjects, objects) keyed once.
     with given as (
         select pg_catalog.btrim(x.item ->> 'name') as name
-        from jsonb_array_elements(coalesce(p_entities, '[]')) x(item)
+        from jsonb_array_elements(kept -> 'entities') x(item)
         union
         select pg_catalog.btrim(x.item ->> side)
-        from jsonb_array_elements(coalesce(p_relations, '[]')) x(item),
+        from jsonb_array_elements(kept -> 'relations') x(item),
              unnest(array['subject', 'object']) side
     ), keyed as materialized (
         select g.name, exo_private.canonical_key(g.name) as key
@@ -482,7 +517,7 @@ begin
     where k.key is not null;
 
     ents := exo_private.merge_window_entities(win.id, win.workspace, win.document_id, p_generation,
-                                              p_entities, names, keys);
+                                              kept -> 'entities', names, keys);
     -- New: made by this merge, which gave each key one vote (a row a concurrent merge made
     -- while this one waited has that merge's vote too).
     select coalesce(array_agg(e.id), '{}') into new_ids
@@ -492,13 +527,13 @@ begin
     n_mentions := exo_private.merge_window_mentions(win.id, win.workspace, win.document_id, win.char_start,
                                                     win.char_end, ents.ent_ids, ents.ent_names);
     rel_ids := exo_private.merge_window_relations(win.id, win.workspace, win.document_id, p_generation,
-                                                  p_relations, names, keys, ents.ent_ids, ents.ent_keys);
+                                                  kept -> 'relations', names, keys, ents.ent_ids, ents.ent_keys);
     -- Before the projection: entity rows are locked before graph labels, as everywhere.
     n_absorbed := exo_private.absorb_first_names(win.workspace, ents.ent_ids);
     perform exo_private.project_entities(ents.ent_ids);
     perform exo_private.project_relations(rel_ids);
     facts := exo_private.merge_window_attributes(win.workspace, win.document_id, win.char_start, win.char_end,
-                                                 p_attributes);
+                                                 kept -> 'attributes');
     return jsonb_build_object(
         'entities_new', cardinality(new_ids),
         'entities_absorbed', n_absorbed,
@@ -507,11 +542,12 @@ begin
         'relations_new', cardinality(rel_ids),
         'facts_recorded', facts.recorded,
         'facts_undated', facts.undated,
-        'facts_skipped', facts.skipped);
+        'facts_skipped', facts.skipped)
+        || case when kept -> 'dropped' = '{}' then '{}' else jsonb_build_object('refused', kept -> 'dropped') end;
 end
 $$;
-comment on function exo_private.merge_extraction(bigint, int, jsonb, jsonb, jsonb) is
-    'Merge one window''s validated extraction: entities through upsert_entity (one per key, type by '
+comment on function exo_private.merge_extraction(bigint, int, jsonb, jsonb, jsonb, jsonb) is
+    'Merge what accept_extraction keeps of one window''s extraction (p_ner: an NER backend''s labels): entities through upsert_entity (one per key, type by '
     'evidence; an item''s aliases [{surface, how: surname|first_name}] recorded with the window as '
     'evidence), mentions in the window''s chunks that contain the name, relations between listed names; '
     'project them into the AGE graph; record each attribute {subject, attribute, value} as an '

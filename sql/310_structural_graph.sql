@@ -321,6 +321,166 @@ comment on function exo_private.link_wiki_targets(bigint[], jsonb) is
     'mention of them in the note, and a note titled by such a name LINKS_TO them; any other link stays '
     'a link between documents (document_links). Returns the new mentions'' count and relations'' ids.';
 
+-- exo_private.structure_documents: link_structure's documents, with the replies that waited for them.
+create or replace function exo_private.structure_documents(doc_ids bigint[])
+returns bigint[]
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- The replies were ingested before the message they answer: they could not name its sender then.
+    select array(
+        select d.id from exo_private.documents d
+        where d.id = any(doc_ids) and d.conversation_id is null
+        union
+        select r.id
+        from exo_private.documents r
+        where r.metadata ? 'in_reply_to'
+          and r.metadata ->> 'in_reply_to' = any(array(
+              select p.metadata ->> 'message_id' from exo_private.documents p
+              where p.id = any(doc_ids) and p.metadata ? 'message_id')))
+$$;
+comment on function exo_private.structure_documents(bigint[]) is
+    'The documents link_structure rebuilds for doc_ids: those that are no conversation, and every '
+    'reply (In-Reply-To) to a message among them, ingested before it.';
+
+-- exo_private.reply_parents: the message each reply among some documents answers.
+create or replace function exo_private.reply_parents(docs bigint[])
+returns table (document_id bigint, parent_id bigint)
+language sql stable rows 10
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select d.id, pick.id
+    from exo_private.documents d
+    cross join lateral (
+        -- In-Reply-To first, then the newest reference; each id looked up alone, by index
+        -- (a join of the ids with documents is misjudged to match half the table).
+        select found.id
+        from jsonb_array_elements_text(
+                 jsonb_build_array(d.metadata -> 'in_reply_to') || coalesce(d.metadata -> 'references', '[]'))
+             with ordinality ref (message_id, n)
+        cross join lateral (
+            select (array_agg(p.id order by p.id))[1] as id
+            from exo_private.documents p
+            where p.metadata ->> 'message_id' = ref.message_id and p.metadata ? 'message_id'
+              and p.workspace = d.workspace and p.id <> d.id and p.stage <> 'deleted'
+        ) found
+        where found.id is not null
+        order by ref.n = 1 desc, ref.n desc
+        limit 1
+    ) pick
+    where d.id = any(docs) and (d.metadata ? 'in_reply_to' or d.metadata ? 'references')
+$$;
+comment on function exo_private.reply_parents(bigint[]) is
+    'For each email among docs that answers one ingested in its workspace (not deleted): its parent, '
+    'the message of its In-Reply-To, else of its newest References id that is ingested (the lowest '
+    'document id where a message id is ingested twice).';
+
+-- exo_private.structural_entities: the names structure gives in some documents, each with its entity.
+create or replace function exo_private.structural_entities(docs bigint[], gens jsonb)
+returns table (workspace text, generation int, document_id bigint, window_id bigint, chunk_id bigint,
+               source text, role text, type exo_private.entity_type, name text, key text, address text,
+               ordinal int, at timestamptz, predicate text, is_owner boolean, own boolean, sense text,
+               entity_id bigint, replied_to bigint[])
+language sql volatile rows 10
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    with parents as materialized (
+        select * from exo_private.reply_parents(docs)
+    ), named as materialized (
+        -- (a namesake of the owner a person split off by address is not the owner)
+        select p.*, p.document_id = any(docs) as own,
+               exo_private.entity_sense(p.workspace, p.key, p.type::text, p.document_id, p.address) as sense
+        from exo_private.structural_people(docs || array(select pa.parent_id from parents pa), gens) p
+        where p.document_id = any(docs) or (p.source = 'email' and p.role = 'from' and p.ordinal = 0)
+    ), resolved as materialized (
+        -- One entity a (workspace, key, sense), the one place entities are made (an alias gives
+        -- its entity).
+        select k.workspace, k.key, k.sense,
+               exo_private.upsert_entity(k.workspace, k.generation, k.type::text, k.key, k.name,
+                                         k.is_owner and k.sense = '', k.sense) as id
+        from (select distinct on (n.workspace, n.key, n.sense)
+                     n.workspace, n.generation, n.type, n.key, n.sense, n.name, n.is_owner
+              from named n
+              order by n.workspace, n.key, n.sense, n.is_owner desc, n.own desc, n.name) k
+    ), people as materialized (
+        select n.*, e.id as entity_id
+        from named n
+        join resolved e on e.workspace = n.workspace and e.key = n.key and e.sense = n.sense
+    )
+    select p.*, coalesce(s.entity_ids, '{}')
+    from people p
+    left join parents pa on pa.document_id = p.document_id
+    left join (select a.document_id, array_agg(a.entity_id) as entity_ids
+               from people a
+               where a.source = 'email' and a.role = 'from' and a.ordinal = 0
+               group by a.document_id) s on s.document_id = pa.parent_id
+$$;
+comment on function exo_private.structural_entities(bigint[], jsonb) is
+    'link_structure''s people: the names of structural_people in docs (own) and the senders of the '
+    'messages replies among them answer (reply_parents), each with its sense (entity_sense) and its '
+    'entity, made or found here by upsert_entity (the owner''s where is_owner), one a (workspace, key, '
+    'sense); replied_to: the entity of the sender of the message a reply''s document answers.';
+
+-- exo_private.structural_pairs: the relations the names of one document give between their entities.
+create or replace function exo_private.structural_pairs(
+    entity_ids bigint[], sources text[], roles text[], ordinals int[], types exo_private.entity_type[],
+    predicates text[], ats timestamptz[], replied_to bigint[]
+)
+returns table (subject_id bigint, object_id bigint, predicate_raw text, predicate text, at timestamptz,
+               message_count int)
+language sql immutable rows 10
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    with named as materialized (
+        select *
+        from unnest(entity_ids, sources, roles, ordinals, types, predicates, ats)
+             n (entity_id, source, role, ordinal, type, predicate, at)
+    )
+    -- an email's sender to each of its To and Cc
+    select s.entity_id, r.entity_id, r.role, r.predicate, s.at, 1
+    from named s
+    join named r on r.source = 'email' and r.role in ('to', 'cc')
+    where s.source = 'email' and s.role = 'from' and s.ordinal = 0
+    union all
+    -- a reply's sender to the sender of the message it answers
+    select s.entity_id, a.entity_id, 'in-reply-to', 'REPLIED_TO', s.at, 1
+    from named s
+    cross join unnest(replied_to) a (entity_id)
+    where s.source = 'email' and s.role = 'from' and s.ordinal = 0
+    union all
+    -- the people of one frontmatter key, pairwise (the lower entity id first)
+    select a.entity_id, b.entity_id, a.role, a.predicate, a.at, null
+    from named a
+    join named b on b.source = 'frontmatter' and b.role = a.role and b.entity_id > a.entity_id
+    where a.source = 'frontmatter' and a.type = 'Person' and a.predicate <> 'AUTHORED'
+    union all
+    -- an author to every other person the note names
+    select a.entity_id, b.entity_id, a.role, a.predicate, a.at, null
+    from named a
+    join named b on b.source = 'frontmatter' and b.type = 'Person' and b.entity_id <> a.entity_id
+    where a.source = 'frontmatter' and a.type = 'Person' and a.predicate = 'AUTHORED'
+    union all
+    -- every person the note names to each of its places
+    select a.entity_id, b.entity_id, b.role, b.predicate, a.at, null
+    from named a
+    join named b on b.source = 'frontmatter' and b.type = 'Place' and b.entity_id <> a.entity_id
+    where a.source = 'frontmatter' and a.type = 'Person'
+$$;
+comment on function exo_private.structural_pairs(
+    bigint[], text[], text[], int[], exo_private.entity_type[], text[], timestamptz[], bigint[]
+) is
+    'The edges of one document''s names (the i-th name: entity_ids[i], sources[i] email|frontmatter, '
+    'roles[i], ordinals[i], types[i], predicates[i] and ats[i], as structural_people gives them): its '
+    'sender WROTE_TO each To and COPIED each Cc (predicate_raw the header), REPLIED_TO each of '
+    'replied_to (the sender of the message it answers), the people of one frontmatter key pairwise '
+    '(its predicate, the lower entity id first), an AUTHORED key''s people to every other person, '
+    'every person LOCATED_IN (or the key''s predicate) each place; at is the subject''s, message_count '
+    '1 for an email''s edge. Self-loops are the caller''s to drop.';
+
 -- exo_private.link_structure: the structural graph of some documents, rebuilt.
 create or replace function exo_private.link_structure(doc_ids bigint[])
 returns jsonb
@@ -341,18 +501,7 @@ begin
     if doc_ids is null then
         perform exo_private.invalid_argument('doc_ids must not be null');
     end if;
-    -- The documents, and the replies ingested before the message they answer (they could not
-    -- name its sender then).
-    docs := array(
-        select d.id from exo_private.documents d
-        where d.id = any(doc_ids) and d.conversation_id is null
-        union
-        select r.id
-        from exo_private.documents r
-        where r.metadata ? 'in_reply_to'
-          and r.metadata ->> 'in_reply_to' = any(array(
-              select p.metadata ->> 'message_id' from exo_private.documents p
-              where p.id = any(doc_ids) and p.metadata ? 'message_id')));
+    docs := exo_private.structure_documents(doc_ids);
 
     -- What they said before goes first: a changed header replaces its edges. (Their mentions
     -- go below, those not made again only: an entity left without a mention for a moment
@@ -371,47 +520,10 @@ begin
         select d.workspace from exo_private.documents d
         where d.id = any(docs) and d.workspace is not null and d.stage <> 'deleted'));
 
-    with parents as materialized (
-        select d.id as document_id, pick.id as parent_id
-        from exo_private.documents d
-        cross join lateral (
-            -- In-Reply-To first, then the newest reference; each id looked up alone, by index
-            -- (a join of the ids with documents is misjudged to match half the table).
-            select found.id
-            from jsonb_array_elements_text(
-                     jsonb_build_array(d.metadata -> 'in_reply_to') || coalesce(d.metadata -> 'references', '[]'))
-                 with ordinality ref (message_id, n)
-            cross join lateral (
-                select (array_agg(p.id order by p.id))[1] as id
-                from exo_private.documents p
-                where p.metadata ->> 'message_id' = ref.message_id and p.metadata ? 'message_id'
-                  and p.workspace = d.workspace and p.id <> d.id and p.stage <> 'deleted'
-            ) found
-            where found.id is not null
-            order by ref.n = 1 desc, ref.n desc
-            limit 1
-        ) pick
-        where d.id = any(docs) and (d.metadata ? 'in_reply_to' or d.metadata ? 'references')
-    ), named as materialized (
-        -- (a namesake of the owner a person split off by address is not the owner)
-        select p.*, p.document_id = any(docs) as own,
-               exo_private.entity_sense(p.workspace, p.key, p.type::text, p.document_id, p.address) as sense
-        from exo_private.structural_people(docs || array(select parent_id from parents), gens) p
-        where p.document_id = any(docs) or (p.source = 'email' and p.role = 'from' and p.ordinal = 0)
-    ), resolved as materialized (
-        -- One entity a (workspace, key, sense), the one place entities are made (an alias gives
-        -- its entity).
-        select k.workspace, k.key, k.sense,
-               exo_private.upsert_entity(k.workspace, k.generation, k.type::text, k.key, k.name,
-                                         k.is_owner and k.sense = '', k.sense) as id
-        from (select distinct on (n.workspace, n.key, n.sense)
-                     n.workspace, n.generation, n.type, n.key, n.sense, n.name, n.is_owner
-              from named n
-              order by n.workspace, n.key, n.sense, n.is_owner desc, n.own desc, n.name) k
-    ), people as materialized (
-        select n.*, e.id as entity_id
-        from named n
-        join resolved e on e.workspace = n.workspace and e.key = n.key and e.sense = n.sense
+    -- The names become entities (structural_entities), mentioned in their document's first window
+    -- and chunk, with their addresses and the edges between them (structural_pairs, per document).
+    with people as materialized (
+        select * from exo_private.structural_entities(docs, gens)
     ), mine as materialized (
         select * from people p where p.own
     ), mentioned as (
@@ -437,59 +549,27 @@ begin
         where m.address is not null
         order by m.document_id, m.key, m.address, m.name
         on conflict do nothing
-    ), edges as (
-        -- an email's sender to each of its To and Cc
-        select s.entity_id as subject_id, r.entity_id as object_id, r.role as predicate_raw, r.predicate,
-               s.workspace, s.generation, s.window_id, s.document_id, s.at, 1 as message_count
-        from mine s
-        join mine r on r.document_id = s.document_id and r.source = 'email' and r.role in ('to', 'cc')
-        where s.source = 'email' and s.role = 'from' and s.ordinal = 0
-        union all
-        -- a reply's sender to the sender of the message it answers
-        select s.entity_id, a.entity_id, 'in-reply-to', 'REPLIED_TO',
-               s.workspace, s.generation, s.window_id, s.document_id, s.at, 1
-        from mine s
-        join parents pa on pa.document_id = s.document_id
-        join people a on a.document_id = pa.parent_id and a.source = 'email' and a.role = 'from' and a.ordinal = 0
-        where s.source = 'email' and s.role = 'from' and s.ordinal = 0
-        union all
-        -- the people of one frontmatter key, pairwise (the lower entity id first)
-        select a.entity_id, b.entity_id, a.role, a.predicate,
-               a.workspace, a.generation, a.window_id, a.document_id, a.at, null
-        from mine a
-        join mine b on b.document_id = a.document_id and b.source = 'frontmatter' and b.role = a.role
-                   and b.entity_id > a.entity_id
-        where a.source = 'frontmatter' and a.type = 'Person' and a.predicate <> 'AUTHORED'
-        union all
-        -- an author to every other person the note names
-        select a.entity_id, b.entity_id, a.role, a.predicate,
-               a.workspace, a.generation, a.window_id, a.document_id, a.at, null
-        from mine a
-        join mine b on b.document_id = a.document_id and b.source = 'frontmatter' and b.type = 'Person'
-                   and b.entity_id <> a.entity_id
-        where a.source = 'frontmatter' and a.type = 'Person' and a.predicate = 'AUTHORED'
-        union all
-        -- every person the note names to each of its places
-        select a.entity_id, b.entity_id, b.role, b.predicate,
-               a.workspace, a.generation, a.window_id, a.document_id, a.at, null
-        from mine a
-        join mine b on b.document_id = a.document_id and b.source = 'frontmatter' and b.type = 'Place'
-                   and b.entity_id <> a.entity_id
-        where a.source = 'frontmatter' and a.type = 'Person'
     ), related as (
         insert into exo_private.relations
             (workspace, generation, subject_id, object_id, predicate_raw, predicate, window_id, document_id,
              origin, first_at, last_at, message_count)
-        select distinct on (e.subject_id, e.predicate, e.object_id, e.window_id)
-               e.workspace, e.generation, e.subject_id, e.object_id, e.predicate_raw, e.predicate, e.window_id,
-               e.document_id, 'structure', e.at, e.at, e.message_count
-        from edges e
+        select distinct on (e.subject_id, e.predicate, e.object_id, d.window_id)
+               d.workspace, d.generation, e.subject_id, e.object_id, e.predicate_raw, e.predicate, d.window_id,
+               d.document_id, 'structure', e.at, e.at, e.message_count
+        from (select m.workspace, m.generation, m.window_id, m.document_id,
+                     array_agg(m.entity_id) as entity_ids, array_agg(m.source) as sources,
+                     array_agg(m.role) as roles, array_agg(m.ordinal) as ordinals, array_agg(m.type) as types,
+                     array_agg(m.predicate) as predicates, array_agg(m.at) as ats, m.replied_to
+              from mine m
+              group by m.workspace, m.generation, m.window_id, m.document_id, m.replied_to) d
+        cross join lateral exo_private.structural_pairs(d.entity_ids, d.sources, d.roles, d.ordinals, d.types,
+                                                        d.predicates, d.ats, d.replied_to) e
         where e.subject_id <> e.object_id
-        order by e.subject_id, e.predicate, e.object_id, e.window_id, e.predicate_raw
+        order by e.subject_id, e.predicate, e.object_id, d.window_id, e.predicate_raw
         on conflict do nothing
         returning exo_private.relations.id
     )
-    select (select coalesce(array_agg(distinct e.id), '{}') from resolved e),
+    select (select coalesce(array_agg(distinct p.entity_id), '{}') from people p),
            (select count(*) from mentioned),
            (select coalesce(array_agg(related.id), '{}') from related),
            (select array_agg(m.workspace order by m.workspace, m.key) from mine m where m.type in ('Person', 'Place')),

@@ -321,23 +321,104 @@ comment on function exo_private.observation_problem(jsonb, text[], text[], text)
     'normalised attribute, null where it has none; fallback: the workspace of an item without one): '
     '"observation N: why" for the first item that cannot be recorded, null when every one can.';
 
--- exo_private.observe: record observations, as facts of kind observation.
-create or replace function exo_private.observe(observations jsonb)
-returns table (observation_id bigint, fact_id bigint)
+-- exo_private.observation_lines: the line of each observation of a batch.
+create or replace function exo_private.observation_lines(
+    items jsonb, fallback text, out spaces text[], out keys text[], out attrs text[]
+)
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    names text[];  -- the batch's distinct subjects
+begin
+    -- Each distinct subject goes through Python once, each distinct attribute through
+    -- normalise_attribute once (a probe reports many attributes of a few hosts).
+    names := array(select distinct e.item ->> 'subject' from jsonb_array_elements(items) e (item)
+                    where jsonb_typeof(e.item -> 'subject') = 'string');
+    select array_agg(coalesce(e.item ->> 'workspace', fallback) order by e.n),
+           array_agg(k.key order by e.n), array_agg(a.attr order by e.n)
+      into spaces, keys, attrs
+    from jsonb_array_elements(items) with ordinality e (item, n)
+    left join unnest(names, exo_private.canonical_keys(names)) k (name, key)
+      on jsonb_typeof(e.item -> 'subject') = 'string' and k.name = e.item ->> 'subject'
+    left join (select a.name, exo_private.normalise_attribute(a.name) as attr
+               from (select distinct x.item ->> 'attribute' from jsonb_array_elements(items) x (item)
+                     where jsonb_typeof(x.item -> 'attribute') = 'string') a (name)) a
+      on jsonb_typeof(e.item -> 'attribute') = 'string' and a.name = e.item ->> 'attribute';
+end
+$$;
+comment on function exo_private.observation_lines(jsonb, text) is
+    'observe''s lines of a batch (items: a JSON array), in its order: each item''s workspace (fallback '
+    'where it names none), subject key (canonical_keys) and attribute (normalise_attribute), null '
+    'where the item has no string subject or attribute.';
+
+-- exo_private.observation_runs: a batch of observations, each with its line's current row and its run.
+create or replace function exo_private.observation_runs(
+    items jsonb, ids bigint[], keys text[], attrs text[], fallback text
+)
+returns table (id bigint, workspace text, subject text, attribute text, key text, attr text, value text,
+               observed_at timestamptz, source text, current_id bigint, extends boolean, run bigint)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- By record_fact's rule: in time order, a run of equal values is one fact row (a run that
+    -- repeats the current value, run 0, only adds sources to it) and each run closes the one
+    -- before it (the first run closes the current row) at its start.
+    with parsed as materialized (
+        select e.id, coalesce(e.item ->> 'workspace', fallback) as workspace,
+               pg_catalog.btrim(e.item ->> 'subject') as subject, e.item ->> 'attribute' as attribute,
+               e.key, e.attr, pg_catalog.btrim(e.item ->> 'value') as value,
+               (e.item ->> 'observed_at')::timestamptz as observed_at, pg_catalog.btrim(e.item ->> 'source') as source
+        from rows from (jsonb_array_elements(items), unnest(ids), unnest(keys), unnest(attrs))
+             e (item, id, key, attr)
+    ), batch as materialized (
+        select p.*, c.id as current_id, c.value as current_value, c.valid_from as current_from
+        from parsed p
+        left join exo_private.facts c
+          on c.subject_key = p.key and c.attribute = p.attr and c.kind = 'observation'
+         and c.workspace = p.workspace and c.valid_to is null
+    ), lined as (
+        select b.*, min(b.observed_at) over line as first_at,
+               coalesce(lag(b.value) over ordered, b.current_value) is distinct from b.value as starts
+        from batch b
+        window line as (partition by b.workspace, b.key, b.attr),
+               ordered as (partition by b.workspace, b.key, b.attr order by b.observed_at, b.id)
+    ), judged as materialized (
+        -- the batch only extends a new line, and one whose current row began no later than the
+        -- batch's first value for it
+        select l.*,
+               coalesce(l.current_from <= l.first_at,
+                        not exists (select 1 from exo_private.facts f
+                                    where f.subject_key = l.key and f.attribute = l.attr
+                                      and f.kind = 'observation' and f.workspace = l.workspace)) as extends
+        from lined l
+    )
+    select j.id, j.workspace, j.subject, j.attribute, j.key, j.attr, j.value, j.observed_at, j.source,
+           j.current_id, j.extends, case when j.extends then count(*) filter (where j.starts) over ordered end
+    from judged j
+    window ordered as (partition by j.workspace, j.key, j.attr order by j.observed_at, j.id)
+    order by j.workspace, j.key, j.attr, j.observed_at, j.id
+$$;
+comment on function exo_private.observation_runs(jsonb, bigint[], text[], text[], text) is
+    'observe''s batch (items, with ids[i], keys[i] and attrs[i] the i-th item''s observation id, subject '
+    'key and attribute; fallback the workspace of an item without one) as observations are recorded '
+    '(subject, value and source trimmed), each with the current row of its line (current_id), whether '
+    'the batch only extends the line (extends: a new line, or one whose current row began no later than '
+    'the batch''s first value for it) and, if so, its run in time order: a run of equal values is one '
+    'fact row, run 0 repeats the current row''s value. In line and time order.';
+
+-- exo_private.record_observation_runs: write a batch's observations, and the lines it only extends.
+create or replace function exo_private.record_observation_runs(
+    items jsonb, ids bigint[], keys text[], attrs text[], fallback text,
+    out observation_ids bigint[], out fact_ids bigint[], out one_by_one bigint[]
+)
 language plpgsql volatile
 security invoker
 set search_path = exo_private, pg_temp
 as $$
 declare
-    items jsonb := case jsonb_typeof(observations) when 'object' then jsonb_build_array(observations)
-                                                   when 'array' then observations end;
-    fallback text;
-    problem text;
-    names text[];       -- the batch's distinct subjects
-    recorded bigint[];  -- the observations' ids, workspaces, subject keys and attributes, in input order
-    spaces text[];
-    keys text[];
-    attrs text[];
     -- the fact rows of the lines the batch only extends, column by column (arrays, not jsonb:
     -- no round trip of every value through text)
     new_ids bigint[];
@@ -352,97 +433,25 @@ declare
     close_ids bigint[];    -- their current rows the batch closes: when, and by which row
     close_tos timestamptz[];
     close_bys bigint[];
-    source_facts bigint[];  -- their observations, each with its fact row
-    source_observations bigint[];
-    one_by_one bigint[];  -- observations of the other lines
-    o exo_private.observations;
 begin
-    if items is null then
-        perform exo_private.invalid_argument(format(
-            'observations must be a JSON object or an array of objects, got %s',
-            coalesce(jsonb_typeof(observations), 'null')));
-    end if;
-    if jsonb_array_length(items) = 0 then
-        return;
-    end if;
-    select s.value #>> '{}' into fallback from exo_private.settings s where s.key = 'facts.observation_workspace';
-    -- The workspaces, subject keys and attributes of the lines, once for the batch (null where
-    -- none is given): each distinct subject goes through Python once, each distinct attribute
-    -- through normalise_attribute once (a probe reports many attributes of a few hosts).
-    names := array(select distinct e.item ->> 'subject' from jsonb_array_elements(items) e (item)
-                    where jsonb_typeof(e.item -> 'subject') = 'string');
-    select array_agg(coalesce(e.item ->> 'workspace', fallback) order by e.n),
-           array_agg(k.key order by e.n), array_agg(a.attr order by e.n)
-      into spaces, keys, attrs
-    from jsonb_array_elements(items) with ordinality e (item, n)
-    left join unnest(names, exo_private.canonical_keys(names)) k (name, key)
-      on jsonb_typeof(e.item -> 'subject') = 'string' and k.name = e.item ->> 'subject'
-    left join (select a.name, exo_private.normalise_attribute(a.name) as attr
-               from (select distinct x.item ->> 'attribute' from jsonb_array_elements(items) x (item)
-                     where jsonb_typeof(x.item -> 'attribute') = 'string') a (name)) a
-      on jsonb_typeof(e.item -> 'attribute') = 'string' and a.name = e.item ->> 'attribute';
-    -- The first observation that cannot be recorded, and why; then none is.
-    problem := exo_private.observation_problem(items, keys, attrs, fallback);
-    if problem is not null then
-        perform exo_private.invalid_argument(problem);
-    end if;
-
-    recorded := array(select nextval('exo_private.observations_id_seq')
-                      from generate_series(1, jsonb_array_length(items)));
-
-    -- Every line of the batch locked, in one call.
-    perform exo_private.lock_fact_lines(spaces, keys, attrs, 'observation');
-
-    -- The observations are written, and the lines the batch only extends (new lines, and lines
-    -- whose current row began no later than the batch's first value for them) are worked out at
-    -- once, by record_fact's rule: in time order, a run of equal values is one fact row (a run
-    -- that repeats the current value only adds sources to it) and each run closes the one before
-    -- it (the first run closes the current row) at its start. Observations of other lines go
-    -- through record_fact one by one.
-    with parsed as materialized (
-        select e.id, coalesce(e.item ->> 'workspace', fallback) as workspace,
-               pg_catalog.btrim(e.item ->> 'subject') as subject, e.item ->> 'attribute' as attribute,
-               e.key, e.attr, pg_catalog.btrim(e.item ->> 'value') as value,
-               (e.item ->> 'observed_at')::timestamptz as observed_at, pg_catalog.btrim(e.item ->> 'source') as source
-        from rows from (jsonb_array_elements(items), unnest(recorded), unnest(keys), unnest(attrs))
-             e (item, id, key, attr)
+    -- The observations are written, and the fact rows of the lines the batch only extends are
+    -- worked out at once from its runs (observation_runs): each run is a row, closed when the next
+    -- run of its line begins; the first closes the line's current row.
+    with batch as materialized (
+        select * from exo_private.observation_runs(items, ids, keys, attrs, fallback)
     ), inserted as (
         insert into exo_private.observations (id, workspace, subject, attribute, value, observed_at, source)
         overriding system value
-        select p.id, p.workspace, p.subject, p.attribute, p.value, p.observed_at, p.source
-        from parsed p
-    ), batch as materialized (
-        select p.id, p.workspace, p.subject, p.key, p.attr, p.value, p.observed_at,
-               c.id as current_id, c.value as current_value, c.valid_from as current_from
-        from parsed p
-        left join exo_private.facts c
-          on c.subject_key = p.key and c.attribute = p.attr and c.kind = 'observation'
-         and c.workspace = p.workspace and c.valid_to is null
-    ), lined as (
-        select b.*, min(b.observed_at) over line as first_at,
-               coalesce(lag(b.value) over ordered, b.current_value) is distinct from b.value as starts
+        select b.id, b.workspace, b.subject, b.attribute, b.value, b.observed_at, b.source
         from batch b
-        window line as (partition by b.workspace, b.key, b.attr),
-               ordered as (partition by b.workspace, b.key, b.attr order by b.observed_at, b.id)
-    ), judged as materialized (
-        select l.*,
-               coalesce(l.current_from <= l.first_at,
-                        not exists (select 1 from exo_private.facts f
-                                    where f.subject_key = l.key and f.attribute = l.attr
-                                      and f.kind = 'observation' and f.workspace = l.workspace)) as extends
-        from lined l
-    ), numbered as materialized (
-        select j.*, count(*) filter (where j.starts) over ordered as run
-        from judged j
-        where j.extends
-        window ordered as (partition by j.workspace, j.key, j.attr order by j.observed_at, j.id)
+        order by b.id
     ), runs as materialized (
         -- ids in time order within a line, as one by one would give them
         select g.*, nextval('exo_private.facts_id_seq') as id
         from (select r.workspace, r.key, r.attr, r.run, min(r.current_id) as current_id,
                      (array_agg(r.subject order by r.observed_at, r.id))[1] as subject,
                      min(r.value) as value, min(r.observed_at) as valid_from, array_agg(r.id) as observations
-              from numbered r
+              from batch r
               where r.run > 0
               group by r.workspace, r.key, r.attr, r.run
               order by r.workspace, r.key, r.attr, r.run) g
@@ -453,9 +462,9 @@ begin
         window w as (partition by u.workspace, u.key, u.attr order by u.run)
     )
     select n.ids, n.spaces, n.subjects, n.keys, n.attrs, n.vals, n.froms, n.tos, n.bys,
-           k.ids, k.tos, k.bys, x.facts, x.observations, array(select j.id from judged j where not j.extends)
+           k.ids, k.tos, k.bys, x.facts, x.observations, array(select b.id from batch b where not b.extends)
       into new_ids, new_spaces, new_subjects, new_keys, new_attrs, new_values, new_froms, new_tos, new_bys,
-           close_ids, close_tos, close_bys, source_facts, source_observations, one_by_one
+           close_ids, close_tos, close_bys, fact_ids, observation_ids, one_by_one
     from (select array_agg(c.id) as ids, array_agg(c.workspace) as spaces, array_agg(c.subject) as subjects,
                  array_agg(c.key) as keys, array_agg(c.attr) as attrs, array_agg(c.value) as vals,
                  array_agg(c.valid_from) as froms, array_agg(c.valid_to) as tos, array_agg(c.closed_by) as bys
@@ -465,7 +474,7 @@ begin
          (select array_agg(s.fact_id) as facts, array_agg(s.observation_id) as observations
           from (select c.id as fact_id, k.id as observation_id from chained c, unnest(c.observations) k (id)
                 union all
-                select r.current_id, r.id from numbered r where r.run = 0) s) x;
+                select r.current_id, r.id from batch r where r.run = 0) s) x;
     update exo_private.facts f
        set valid_to = c.valid_to, closed_by = c.closed_by,
            close_reason = case when f.valid_from = c.valid_to then 'corrected' else 'superseded' end
@@ -479,15 +488,72 @@ begin
            case when r.valid_to = r.valid_from then 'corrected' when r.closed_by is not null then 'superseded' end
     from unnest(new_ids, new_spaces, new_subjects, new_keys, new_attrs, new_values, new_froms, new_tos, new_bys)
          r (id, workspace, subject, subject_key, attribute, value, valid_from, valid_to, closed_by);
-    return query
     insert into exo_private.fact_sources (fact_id, observation_id)
     select s.fact_id, s.observation_id
-    from unnest(source_facts, source_observations) s (fact_id, observation_id)
-    returning fact_sources.observation_id, fact_sources.fact_id;
+    from unnest(fact_ids, observation_ids) s (fact_id, observation_id);
+end
+$$;
+comment on function exo_private.record_observation_runs(jsonb, bigint[], text[], text[], text) is
+    'observe''s set-based part, its batch''s lines locked (arguments as observation_runs takes them): '
+    'write every observation of the batch (observations, with the ids given) and, for the lines the '
+    'batch only extends, a fact row per run, each closed by the next (superseded; corrected when both '
+    'begin at once), the first closing the line''s current row, and a source per observation (run 0: '
+    'the current row). Returns the sources written, in order (observation_ids[i] of fact_ids[i]), and '
+    'the ids of the observations of the other lines (one_by_one), which record_fact must record.';
+
+-- exo_private.observe: record observations, as facts of kind observation.
+create or replace function exo_private.observe(observations jsonb)
+returns table (observation_id bigint, fact_id bigint)
+language plpgsql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    items jsonb := case jsonb_typeof(observations) when 'object' then jsonb_build_array(observations)
+                                                   when 'array' then observations end;
+    fallback text;
+    problem text;
+    recorded bigint[];  -- the observations' ids, workspaces, subject keys and attributes, in input order
+    spaces text[];
+    keys text[];
+    attrs text[];
+    written record;  -- what record_observation_runs wrote, and left to record_fact
+    o exo_private.observations;
+begin
+    if items is null then
+        perform exo_private.invalid_argument(format(
+            'observations must be a JSON object or an array of objects, got %s',
+            coalesce(jsonb_typeof(observations), 'null')));
+    end if;
+    if jsonb_array_length(items) = 0 then
+        return;
+    end if;
+    select s.value #>> '{}' into fallback from exo_private.settings s where s.key = 'facts.observation_workspace';
+    -- The workspaces, subject keys and attributes of the lines, once for the batch (null where
+    -- none is given).
+    select l.spaces, l.keys, l.attrs into spaces, keys, attrs from exo_private.observation_lines(items, fallback) l;
+    -- The first observation that cannot be recorded, and why; then none is.
+    problem := exo_private.observation_problem(items, keys, attrs, fallback);
+    if problem is not null then
+        perform exo_private.invalid_argument(problem);
+    end if;
+
+    recorded := array(select nextval('exo_private.observations_id_seq')
+                      from generate_series(1, jsonb_array_length(items)));
+
+    -- Every line of the batch locked, in one call.
+    perform exo_private.lock_fact_lines(spaces, keys, attrs, 'observation');
+
+    -- The observations are written and the lines the batch only extends (new lines, and lines
+    -- whose current row began no later than the batch's first value for them) get their fact rows
+    -- at once, by record_fact's rule; observations of other lines go through record_fact one by one.
+    written := exo_private.record_observation_runs(items, recorded, keys, attrs, fallback);
+    return query select s.observation_id, s.fact_id
+                 from unnest(written.observation_ids, written.fact_ids) s (observation_id, fact_id);
 
     for o in
         select x.* from exo_private.observations x
-        where x.id = any (one_by_one)
+        where x.id = any (written.one_by_one)
         order by x.workspace, exo_private.canonical_key(x.subject), exo_private.normalise_attribute(x.attribute),
                  x.observed_at, x.id
     loop

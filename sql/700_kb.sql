@@ -2,6 +2,7 @@
 -- (exo_private.kb_items) a lifecycle state that moves only along exo_private.kb_transitions.
 --
 --   exo_private.kb_write          the one path that writes, for the reader too (runs as exo_kb)
+--   exo_private.kb_apply_action   its state machine, for documents and outside documents alike
 --   exo_private.kb_decay          the daily score and the pins and demotions it decides (pg_cron)
 --   exo.kb_record_use, exo.kb_accept_suggestion, ...   the reader's calls, through kb_write
 --   exo.kb_items                  a user's base
@@ -169,7 +170,7 @@ comment on function exo_private.kb_step_item(bigint, bigint, bigint, text, times
     'Apply a user''s action (accept, decline, thumbs, force_pin, force_remove ...) to the profile''s '
     'item of p_document or of p_outside (the other null): its state by exo_private.kb_next_state, and '
     'the counters the action sets (a decline pushes the next suggestion back, force_remove starts over); '
-    'the single step of exo_private.kb_write and exo_private.kb_outside_write. p_threshold: '
+    'the single step of exo_private.kb_apply_action (kb_write''s and kb_outside_write''s). p_threshold: '
     'kb.fetch_threshold.';
 
 -- exo_private.kb_demote: demote documents (and outside documents) of a profile by an event.
@@ -254,6 +255,87 @@ comment on function exo_private.kb_count_write(bigint, boolean, timestamptz, int
     'kb.embeddings_per_minute; past one, program_limit_exceeded) and, for a search (p_search), one '
     'more search; returns the profile''s search number.';
 
+-- exo_private.kb_apply_action: one write's action on a profile's items, documents and outside ones alike.
+create or replace function exo_private.kb_apply_action(
+    p_profile_id bigint, p_action text, p_documents bigint[], p_outside bigint[], p_search bigint,
+    p_at timestamptz, p_chunks bigint[] default '{}', p_missed bigint[] default '{}'
+)
+returns void
+language plpgsql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    settings jsonb := exo_private.kb_settings();
+    threshold int := (settings ->> 'fetch_threshold')::int;
+begin
+    -- Every item the call names gets its row (global) if it has none; documents in id order.
+    insert into exo_private.kb_items (profile_id, document_id, outside_id, next_suggestion_at, state_changed_at)
+    select p_profile_id, d, null, threshold, p_at
+    from unnest(array(select distinct d from unnest(p_documents || p_missed) d order by d)) d
+    union all
+    select p_profile_id, null, o, threshold, p_at from unnest(p_outside) o
+    on conflict do nothing;
+
+    case p_action
+    when 'use' then
+        -- Returned: counted (fetch), suggested at the threshold (reach_threshold). A document keeps
+        -- which of p_chunks are its (an outside document has none: p_chunks is empty).
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, 'fetch'),
+               state_changed_at = case when exo_private.kb_next_state(i.state, 'fetch') = i.state
+                                       then i.state_changed_at else p_at end,
+               fetch_count = i.fetch_count + 1, first_fetched_at = coalesce(i.first_fetched_at, p_at),
+               last_fetched_at = p_at, last_seen_search = p_search,
+               last_chunks = array(select k from unnest(p_chunks) k
+                                   where exists (select 1 from exo_private.chunks c
+                                                 where c.id = k and c.document_id = i.document_id))
+         where i.profile_id = p_profile_id and (i.document_id = any (p_documents) or i.outside_id = any (p_outside));
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, 'reach_threshold'), state_changed_at = p_at
+         where i.profile_id = p_profile_id and (i.document_id = any (p_documents) or i.outside_id = any (p_outside))
+           and i.fetch_count >= i.next_suggestion_at
+           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reach_threshold');
+        -- Not returned in kb.reset_threshold searches of the user since last seen (the profile's
+        -- searches count both exo.search and wrapped ones): counting starts again, for documents
+        -- and outside ones. Only the rows still counting (kb_items_counting_idx), not every row.
+        update exo_private.kb_items i
+           set state = exo_private.kb_next_state(i.state, 'reset'),
+               state_changed_at = case when exo_private.kb_next_state(i.state, 'reset') = i.state
+                                       then i.state_changed_at else p_at end,
+               fetch_count = 0, last_seen_search = p_search,
+               next_suggestion_at = exo_private.kb_suggestion_gap(i.declines, threshold)
+         where i.profile_id = p_profile_id and i.state in ('surfaced', 'suggested') and i.fetch_count > 0
+           and i.last_seen_search <= p_search - (settings ->> 'reset_threshold')::int;
+    when 'cache' then
+        -- The personal stage's check of saved documents: p_documents passed, p_missed missed.
+        update exo_private.kb_items i
+           set cache_checks = i.cache_checks + 1,
+               cache_hits = i.cache_hits + (i.document_id = any (p_documents))::int,
+               miss_streak = case when i.document_id = any (p_documents) then 0 else i.miss_streak + 1 end
+         where i.profile_id = p_profile_id and i.document_id = any (p_documents || p_missed)
+           and i.state in ('claimed', 'pinned');
+        perform exo_private.kb_demote(
+            p_profile_id,
+            array(select i.document_id from exo_private.kb_items i
+                  where i.profile_id = p_profile_id and i.document_id = any (p_missed)
+                    and i.miss_streak >= (settings ->> 'max_cache_miss_streak')::int),
+            'miss_streak', p_at);
+    else
+        -- One item's action: the first of p_documents or of p_outside (the other is empty).
+        perform exo_private.kb_step_item(p_profile_id, p_documents[1], p_outside[1], p_action, p_at, threshold);
+    end case;
+end
+$$;
+comment on function exo_private.kb_apply_action(bigint, text, bigint[], bigint[], bigint, timestamptz, bigint[], bigint[]) is
+    'The lifecycle state machine of a personal base, written once for exo_private.kb_write (p_documents, '
+    'p_outside empty) and exo_private.kb_outside_write (p_outside: kb_outside_documents ids, p_documents '
+    'empty), which check the arguments, lock the profile and count the call (p_search: the profile''s '
+    'search number) first. Makes a row for each item named (p_documents, p_missed, p_outside) that has '
+    'none; then use: fetch, threshold and the profile''s resets (p_chunks: the returned chunks of the '
+    'documents); cache (documents only): the personal stage''s hits (p_documents) and misses '
+    '(p_missed), demotion by miss streak; any other action: exo_private.kb_step_item on the one item.';
+
 -- exo_private.kb_write: the one path that writes a user's base (the reader's, through the exo.kb_* calls).
 create or replace function exo_private.kb_write(
     p_profile text,
@@ -269,15 +351,12 @@ security definer
 set search_path = exo_private, pg_temp
 as $$
 declare
-    settings jsonb := exo_private.kb_settings();
-    threshold int := (settings ->> 'fetch_threshold')::int;
     most int := case p_action when 'cache' then 10000 else 100 end;
     profile bigint;
     search bigint;
     touched bigint[];
     unknown bigint[];
     stray bigint[];
-    item exo_private.kb_items;
 begin
     if current_setting('transaction_read_only') = 'on' then
         raise exception 'recording in a personal base writes, and this transaction is read-only'
@@ -332,57 +411,7 @@ begin
             'chunk ids %s are not chunks of the documents given', left(array_to_string(stray[1:10], ', '), 200)));
     end if;
     search := exo_private.kb_count_write(profile, p_action = 'use', p_at, cardinality(touched));
-
-    insert into exo_private.kb_items (profile_id, document_id, next_suggestion_at, state_changed_at)
-    select profile, d, threshold, p_at from unnest(touched) d
-    on conflict do nothing;
-
-    case p_action
-    when 'use' then
-        -- Returned: counted (fetch), suggested at the threshold (reach_threshold).
-        update exo_private.kb_items i
-           set state = exo_private.kb_next_state(i.state, 'fetch'),
-               state_changed_at = case when exo_private.kb_next_state(i.state, 'fetch') = i.state
-                                       then i.state_changed_at else p_at end,
-               fetch_count = i.fetch_count + 1, first_fetched_at = coalesce(i.first_fetched_at, p_at),
-               last_fetched_at = p_at, last_seen_search = search,
-               last_chunks = array(select k from unnest(p_chunks) k
-                                   where exists (select 1 from exo_private.chunks c
-                                                 where c.id = k and c.document_id = i.document_id))
-         where i.profile_id = profile and i.document_id = any (p_documents);
-        update exo_private.kb_items i
-           set state = exo_private.kb_next_state(i.state, 'reach_threshold'), state_changed_at = p_at
-         where i.profile_id = profile and i.document_id = any (p_documents)
-           and i.fetch_count >= i.next_suggestion_at
-           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reach_threshold');
-        -- Not returned in kb.reset_threshold searches of the user since last seen: counting starts
-        -- again. Only the rows still counting (kb_items_counting_idx), not every row of the profile.
-        update exo_private.kb_items i
-           set state = exo_private.kb_next_state(i.state, 'reset'),
-               state_changed_at = case when exo_private.kb_next_state(i.state, 'reset') = i.state
-                                       then i.state_changed_at else p_at end,
-               fetch_count = 0, last_seen_search = search,
-               next_suggestion_at = exo_private.kb_suggestion_gap(i.declines, threshold)
-         where i.profile_id = profile and i.state in ('surfaced', 'suggested') and i.fetch_count > 0
-           and i.last_seen_search <= search - (settings ->> 'reset_threshold')::int;
-    when 'cache' then
-        -- The personal stage's check of saved documents: p_documents passed, p_missed missed.
-        update exo_private.kb_items i
-           set cache_checks = i.cache_checks + 1,
-               cache_hits = i.cache_hits + (i.document_id = any (p_documents))::int,
-               miss_streak = case when i.document_id = any (p_documents) then 0 else i.miss_streak + 1 end
-         where i.profile_id = profile and i.document_id = any (touched) and i.state in ('claimed', 'pinned');
-        perform exo_private.kb_demote(
-            profile,
-            array(select i.document_id from exo_private.kb_items i
-                  where i.profile_id = profile and i.document_id = any (p_missed)
-                    and i.miss_streak >= (settings ->> 'max_cache_miss_streak')::int),
-            'miss_streak', p_at);
-    else
-        select * into item from exo_private.kb_items i
-        where i.profile_id = profile and i.document_id = p_documents[1];
-        perform exo_private.kb_step_item(profile, item.document_id, null, p_action, p_at, threshold);
-    end case;
+    perform exo_private.kb_apply_action(profile, p_action, p_documents, '{}', search, p_at, p_chunks, p_missed);
 
     return coalesce((
         select jsonb_agg(jsonb_build_object(
@@ -572,6 +601,7 @@ grant execute on function exo_private.kb_settings(), exo_private.kb_next_state(e
     exo_private.kb_suggestion_gap(int, int), exo_private.kb_demote(bigint, bigint[], text, timestamptz, bigint[]),
     exo_private.kb_count_write(bigint, boolean, timestamptz, int, bigint, int),
     exo_private.kb_step_item(bigint, bigint, bigint, text, timestamptz, int),
+    exo_private.kb_apply_action(bigint, text, bigint[], bigint[], bigint, timestamptz, bigint[], bigint[]),
     exo_private.check_profile(text), exo_private.session_profile_name(), exo_private.kb_sees(bigint),
     exo_private.is_reader_role(name),
     exo_private.invalid_argument(text, text), exo_private.quoted(text) to exo_kb;

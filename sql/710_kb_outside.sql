@@ -4,6 +4,8 @@
 -- kb_items.outside_id) with the states, transition table, settings and decay of sql/700_kb.sql.
 --
 --   exo_private.kb_outside_write   the one path that writes it, for the reader too (runs as exo_kb)
+--                                  (the state machine is sql/700_kb.sql's kb_apply_action;
+--                                  kb_outside_keep keeps what a search returned)
 --   exo.kb_outside_retrieve        one call of the wrapper: the personal stage, the merge, the record
 --   exo.kb_outside_act, exo.kb_outside_items   the user's actions and their base
 --   exo_private.kb_outside_queue_embedding, kb_outside_passages_to_embed, store_outside_embeddings
@@ -90,6 +92,86 @@ comment on function exo_private.store_outside_embeddings(text, int, bigint[], te
     'checked by exo_private.checked_vectors_model); passages gone meanwhile are skipped. Returns how '
     'many were stored.';
 
+-- exo_private.kb_outside_keep: make the outside documents a wrapped search returned known, and keep their passages.
+create or replace function exo_private.kb_outside_keep(
+    p_profile_id bigint, p_profile text, p_keys text[], p_passages jsonb, p_at timestamptz
+)
+returns void
+language plpgsql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    settings jsonb := exo_private.kb_settings();
+    known int;
+    fresh bigint[];
+    stored bigint;
+begin
+    select count(*) into known from exo_private.kb_outside_documents o where o.profile_id = p_profile_id;
+    if known + (select count(*) from unnest(p_keys) k
+                where not exists (select 1 from exo_private.kb_outside_documents o
+                                  where o.profile_id = p_profile_id and o.key = k))
+       > (settings ->> 'outside_documents')::int then
+        raise exception 'profile % knows % outside documents, the most it may', exo_private.quoted(p_profile),
+            settings ->> 'outside_documents'
+            using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.outside_documents';
+    end if;
+    insert into exo_private.kb_outside_documents as o (profile_id, key, title, last_seen_at)
+    select p_profile_id, k, (select x ->> 'title' from jsonb_array_elements(p_passages) x
+                             where x ->> 'key' = k and x ->> 'title' is not null limit 1), p_at
+    from unnest(p_keys) k
+    on conflict (profile_id, key) do update
+        set title = coalesce(excluded.title, o.title), last_seen_at = excluded.last_seen_at;
+    with kept as (
+        insert into exo_private.kb_outside_passages as s (outside_id, digest, body, seen_at)
+        select distinct on (o.id, md5(left(x ->> 'text', 8000)))
+               o.id, md5(left(x ->> 'text', 8000)), left(x ->> 'text', 8000), p_at
+        from jsonb_array_elements(p_passages) x
+        join exo_private.kb_outside_documents o on o.profile_id = p_profile_id and o.key = x ->> 'key'
+        where x ->> 'text' <> ''
+        on conflict (outside_id, digest) do update set seen_at = excluded.seen_at
+        returning s.outside_id, s.xmax = 0 as inserted, octet_length(s.body) as bytes
+    )
+    select coalesce(array_agg(distinct k.outside_id) filter (where k.inserted), '{}'),
+           coalesce(sum(k.bytes) filter (where k.inserted), 0)
+      into fresh, stored
+    from kept k;
+    -- Of each document, the passages most recently returned are kept.
+    with dropped as (
+        delete from exo_private.kb_outside_passages s
+        using (select s2.outside_id, s2.digest,
+                      row_number() over (partition by s2.outside_id order by s2.seen_at desc, s2.digest) as n
+               from exo_private.kb_outside_passages s2
+               join exo_private.kb_outside_documents o on o.id = s2.outside_id
+               where o.profile_id = p_profile_id and o.key = any (p_keys)) old
+        where s.outside_id = old.outside_id and s.digest = old.digest
+          and old.n > (settings ->> 'outside_passages')::int
+        returning octet_length(s.body) as bytes
+    )
+    select stored - coalesce(sum(d.bytes), 0) into stored from dropped d;
+    -- What the profile keeps in all is bounded too (kb.stored_bytes).
+    update exo_private.kb_profiles p set stored_bytes = p.stored_bytes + stored
+     where p.id = p_profile_id
+    returning p.stored_bytes into stored;
+    if stored > (settings ->> 'stored_bytes')::bigint then
+        raise exception 'profile % would keep % bytes of outside passages, more than it may',
+            exo_private.quoted(p_profile), stored
+            using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.stored_bytes';
+    end if;
+    -- The worker embeds the new passages (the personal stage compares them by meaning).
+    if fresh <> '{}' then
+        perform exo_private.kb_outside_queue_embedding(fresh);
+    end if;
+end
+$$;
+comment on function exo_private.kb_outside_keep(bigint, text, text[], jsonb, timestamptz) is
+    'The use action''s own part in exo_private.kb_outside_write, before the state machine: the outside '
+    'documents p_keys (distinct) of profile p_profile_id (p_profile: its name, for the messages) become '
+    'known (at most kb.outside_documents), with a passage''s title; the passages p_passages [{key, '
+    'title, text}] are kept (the first 8,000 characters, the kb.outside_passages latest of a document, '
+    'at most kb.stored_bytes in all: past either cap, program_limit_exceeded) and the new ones queued '
+    'for embedding.';
+
 -- exo_private.kb_outside_write: the one path that writes outside documents into a user's base.
 create or replace function exo_private.kb_outside_write(
     p_profile text,
@@ -104,17 +186,11 @@ security definer
 set search_path = exo_private, pg_temp
 as $$
 declare
-    settings jsonb := exo_private.kb_settings();
-    threshold int := (settings ->> 'fetch_threshold')::int;
     profile bigint;
     search bigint;
     keys text[];
-    known int;
     bad text;
     touched bigint[];
-    target bigint;
-    fresh bigint[];
-    stored bigint;
 begin
     if current_setting('transaction_read_only') = 'on' then
         raise exception 'recording in a personal base writes, and this transaction is read-only'
@@ -195,97 +271,11 @@ begin
         jsonb_array_length(p_passages));
 
     if p_action = 'use' then
-        select count(*) into known from exo_private.kb_outside_documents o where o.profile_id = profile;
-        if known + (select count(*) from unnest(keys) k
-                    where not exists (select 1 from exo_private.kb_outside_documents o
-                                      where o.profile_id = profile and o.key = k))
-           > (settings ->> 'outside_documents')::int then
-            raise exception 'profile % knows % outside documents, the most it may', exo_private.quoted(p_profile),
-                settings ->> 'outside_documents'
-                using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.outside_documents';
-        end if;
-        insert into exo_private.kb_outside_documents as o (profile_id, key, title, last_seen_at)
-        select profile, k, (select x ->> 'title' from jsonb_array_elements(p_passages) x
-                            where x ->> 'key' = k and x ->> 'title' is not null limit 1), p_at
-        from unnest(keys) k
-        on conflict (profile_id, key) do update
-            set title = coalesce(excluded.title, o.title), last_seen_at = excluded.last_seen_at;
-        with kept as (
-            insert into exo_private.kb_outside_passages as s (outside_id, digest, body, seen_at)
-            select distinct on (o.id, md5(left(x ->> 'text', 8000)))
-                   o.id, md5(left(x ->> 'text', 8000)), left(x ->> 'text', 8000), p_at
-            from jsonb_array_elements(p_passages) x
-            join exo_private.kb_outside_documents o on o.profile_id = profile and o.key = x ->> 'key'
-            where x ->> 'text' <> ''
-            on conflict (outside_id, digest) do update set seen_at = excluded.seen_at
-            returning s.outside_id, s.xmax = 0 as inserted, octet_length(s.body) as bytes
-        )
-        select coalesce(array_agg(distinct k.outside_id) filter (where k.inserted), '{}'),
-               coalesce(sum(k.bytes) filter (where k.inserted), 0)
-          into fresh, stored
-        from kept k;
-        -- Of each document, the passages most recently returned are kept.
-        with dropped as (
-            delete from exo_private.kb_outside_passages s
-            using (select s2.outside_id, s2.digest,
-                          row_number() over (partition by s2.outside_id order by s2.seen_at desc, s2.digest) as n
-                   from exo_private.kb_outside_passages s2
-                   join exo_private.kb_outside_documents o on o.id = s2.outside_id
-                   where o.profile_id = profile and o.key = any (keys)) old
-            where s.outside_id = old.outside_id and s.digest = old.digest
-              and old.n > (settings ->> 'outside_passages')::int
-            returning octet_length(s.body) as bytes
-        )
-        select stored - coalesce(sum(d.bytes), 0) into stored from dropped d;
-        -- What the profile keeps in all is bounded too (kb.stored_bytes).
-        update exo_private.kb_profiles p set stored_bytes = p.stored_bytes + stored
-         where p.id = profile
-        returning p.stored_bytes into stored;
-        if stored > (settings ->> 'stored_bytes')::bigint then
-            raise exception 'profile % would keep % bytes of outside passages, more than it may',
-                exo_private.quoted(p_profile), stored
-                using errcode = 'program_limit_exceeded', hint = 'the limit is the setting kb.stored_bytes';
-        end if;
-        -- The worker embeds the new passages (the personal stage compares them by meaning).
-        if fresh <> '{}' then
-            perform exo_private.kb_outside_queue_embedding(fresh);
-        end if;
+        perform exo_private.kb_outside_keep(profile, p_profile, keys, p_passages, p_at);
     end if;
     touched := array(select o.id from exo_private.kb_outside_documents o
                      where o.profile_id = profile and o.key = any (keys));
-    insert into exo_private.kb_items (profile_id, outside_id, next_suggestion_at, state_changed_at)
-    select profile, t, threshold, p_at from unnest(touched) t
-    on conflict do nothing;
-
-    case p_action
-    when 'use' then
-        -- Returned: counted (fetch), suggested at the threshold (reach_threshold).
-        update exo_private.kb_items i
-           set state = exo_private.kb_next_state(i.state, 'fetch'),
-               state_changed_at = case when exo_private.kb_next_state(i.state, 'fetch') = i.state
-                                       then i.state_changed_at else p_at end,
-               fetch_count = i.fetch_count + 1, first_fetched_at = coalesce(i.first_fetched_at, p_at),
-               last_fetched_at = p_at, last_seen_search = search
-         where i.profile_id = profile and i.outside_id = any (touched);
-        update exo_private.kb_items i
-           set state = exo_private.kb_next_state(i.state, 'reach_threshold'), state_changed_at = p_at
-         where i.profile_id = profile and i.outside_id = any (touched)
-           and i.fetch_count >= i.next_suggestion_at
-           and i.state in (select t.from_state from exo_private.kb_transitions t where t.event = 'reach_threshold');
-        -- Not returned in kb.reset_threshold searches of the user since last seen (the profile's
-        -- searches count both exo.search and wrapped ones, as kb_write does): counting starts again.
-        update exo_private.kb_items i
-           set state = exo_private.kb_next_state(i.state, 'reset'),
-               state_changed_at = case when exo_private.kb_next_state(i.state, 'reset') = i.state
-                                       then i.state_changed_at else p_at end,
-               fetch_count = 0, last_seen_search = search,
-               next_suggestion_at = exo_private.kb_suggestion_gap(i.declines, threshold)
-         where i.profile_id = profile and i.state in ('surfaced', 'suggested') and i.fetch_count > 0
-           and i.last_seen_search <= search - (settings ->> 'reset_threshold')::int;
-    else
-        target := touched[1];
-        perform exo_private.kb_step_item(profile, null, target, p_action, p_at, threshold);
-    end case;
+    perform exo_private.kb_apply_action(profile, p_action, '{}', touched, search, p_at);
 
     return coalesce((
         select jsonb_agg(jsonb_build_object(
@@ -640,4 +630,5 @@ comment on function exo.kb_outside_items() is
 alter function exo_private.kb_outside_write(text, text, text[], jsonb, timestamptz) owner to exo_kb;
 grant select, insert, update on exo_private.kb_outside_documents to exo_kb;
 grant select, insert, update, delete on exo_private.kb_outside_passages to exo_kb;
-grant execute on function exo_private.kb_outside_queue_embedding(bigint[]) to exo_kb;
+grant execute on function exo_private.kb_outside_queue_embedding(bigint[]),
+    exo_private.kb_outside_keep(bigint, text, text[], jsonb, timestamptz) to exo_kb;

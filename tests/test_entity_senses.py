@@ -141,9 +141,9 @@ def namesakes(db, tmp_path):
     root = tmp_path / "mail"
     root.mkdir()
     eml(root, "from-a", "Sam Lee <sam@a.example>", "Ann Ward <ann@example.org>", T0, "a1@a.example",
-        body="Sam Lee here, about the allotment.")  # fmt: skip
+        body="Sam Lee here, about the allotment, Ann Ward.")  # fmt: skip
     eml(root, "from-b", "Sam Lee <SLee@b.example>", "Ann Ward <ann@example.org>", T1, "b1@b.example",
-        cc="Bo Lund <bo@example.org>", body="Sam Lee from the choir.")  # fmt: skip
+        cc="Bo Lund <bo@example.org>", body="Sam Lee from the choir, with Bo Lund.")  # fmt: skip
     ingest(db, root)
     with db.connect() as conn:
         read_by_model(conn)

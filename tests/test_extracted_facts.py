@@ -173,7 +173,7 @@ def test_a_new_reading_of_the_same_source_corrects_the_value_it_read_before(db):
     assert by_reason == {"corrected": 1}  # the retirement rate tells a re-reading from a change
 
 
-def test_an_attribute_record_fact_would_refuse_is_skipped_and_counted(db):
+def test_an_attribute_past_the_length_limit_is_refused_and_counted(db):
     with db.connect("exo_writer") as conn:
         doc = dated_document(conn, ["Iris Calder lives in Larkhaven."], date(2020, 1, 1))
         merged = merge(
@@ -182,7 +182,9 @@ def test_an_attribute_record_fact_would_refuse_is_skipped_and_counted(db):
             [person("Iris Calder")],
             [fact("Iris " * 120, "lives in", "Larkhaven"), fact("Iris Calder", "lives in", "Larkhaven")],
         )
-    assert (merged["facts_recorded"], merged["facts_skipped"]) == (1, 1)
+    # a subject over acceptance's 80 characters never reaches record_fact (which refuses 500)
+    assert (merged["facts_recorded"], merged["facts_skipped"]) == (1, 0)
+    assert merged["refused"] == {"malformed_attribute": 1}
 
 
 def test_the_first_person_is_the_owner_in_the_owners_own_notes(db):

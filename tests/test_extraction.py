@@ -28,7 +28,7 @@ def test_response_format_is_closed_required_and_capped():
     entity = schema["properties"]["entities"]["items"]
     assert entity["additionalProperties"] is False
     assert set(entity["required"]) == {"name", "type"}
-    assert entity["properties"]["type"]["enum"] == list(extraction.ENTITY_TYPES)
+    assert entity["properties"]["type"]["enum"] == list(extraction.acceptance.ENTITY_TYPES)
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,8 @@ from exocortex.cli import main
 from exocortex.ingest import pipeline
 
 NOTES = {
-    "work/oncall.md": "Iris Calder runs the on-call rota at Northwind Labs. Escalate to Sam after 15 minutes.",
-    "work/upgrade.md": "Tomas Okafor signed off the PostgreSQL 16 upgrade at Northwind Labs in 2023.",
+    "work/oncall.md": "Iris Calder runs the on-call rota at Northwind Labs with Tomas Okafor. Escalate to Sam after 15 minutes.",
+    "work/upgrade.md": "Tomas Okafor signed off the PostgreSQL 16 upgrade at Northwind Labs in 2023; Iris Calder reviewed it.",
 }
 
 

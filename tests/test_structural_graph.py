@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support.chat import eml, jsonl, run_import, session, write
 from support.db import configure
-from support.graph import merge, person, rel
+from support.graph import merge, rel
 
 from exocortex.ingest import pipeline
 
@@ -176,8 +176,8 @@ def test_a_generation_change_replaces_model_relations_and_keeps_structural_ones(
         merge(
             conn,
             window,
-            [person("Prudence Hale"), person("Bo Lund")],
-            [rel("Prudence Hale", "neighbour of", "Bo Lund")],
+            [{"name": "allotment", "type": "Topic"}, {"name": "Saturday", "type": "Date"}],
+            [rel("allotment", "meets on", "Saturday")],  # what the body says
         )
         structural = edges(conn)
         assert (
@@ -305,3 +305,34 @@ def test_naming_the_owner_later_links_the_emails_of_their_addresses(db, tmp_path
         assert edges(conn) == set()  # the owner's address names nobody before the owner is named
         conn.execute("select exo_private.set_owner('Sam Rivera')")
         assert edges(conn) == {("Prudence Hale", "WROTE_TO", "Sam Rivera", "to", "plans.eml")}
+
+
+def test_the_pairs_of_one_documents_names_follow_the_header_and_key_rules(db):
+    """structural_pairs alone: a sender to its To and Cc and to whom it replied; one key's people
+    pairwise, an author to everyone, everyone to each place; at is the subject's."""
+    names = [  # entity, source, role, ordinal, type, predicate, at
+        (1, "email", "from", 0, "Person", None, T0),
+        (2, "email", "to", 0, "Person", "WROTE_TO", T0),
+        (3, "email", "cc", 0, "Person", "COPIED", T0),
+        (4, "email", "from", 1, "Person", None, T0),  # a second author writes to nobody
+        (5, "frontmatter", "attendees", 0, "Person", "ATTENDED", T1),
+        (6, "frontmatter", "attendees", 1, "Person", "ATTENDED", T1),
+        (7, "frontmatter", "author", 0, "Person", "AUTHORED", T1),
+        (8, "frontmatter", "location", 0, "Place", "LOCATED_IN", T1),
+    ]
+    with db.connect() as conn:
+        pairs = set(
+            conn.execute(
+                """select subject_id, object_id, predicate_raw, predicate, at, message_count
+                   from exo_private.structural_pairs(%s, %s, %s, %s, %s::exo_private.entity_type[], %s, %s, %s)""",
+                (*([n[i] for n in names] for i in range(7)), [9]),
+            ).fetchall()
+        )
+    assert pairs == {
+        (1, 2, "to", "WROTE_TO", T0, 1),
+        (1, 3, "cc", "COPIED", T0, 1),
+        (1, 9, "in-reply-to", "REPLIED_TO", T0, 1),
+        (5, 6, "attendees", "ATTENDED", T1, None),
+        *{(7, b, "author", "AUTHORED", T1, None) for b in (5, 6)},
+        *{(a, 8, "location", "LOCATED_IN", T1, None) for a in (5, 6, 7)},
+    }

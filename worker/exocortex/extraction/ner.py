@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from exocortex.extraction.llm import fold
+from exocortex.extraction.llm import acceptance
 from exocortex.plpy.textnorm import canonical_key
 
 # spaCy's labels as entity types; "Number": a span that is no name of anything.
@@ -52,7 +52,7 @@ def spacy_labels(window: str) -> dict[str, str]:
     for span in _spacy_pipeline()(window).ents:
         key = canonical_key(span.text)
         if key and span.label_ in LABELS:
-            found.setdefault(fold(key), LABELS[span.label_])
+            found.setdefault(acceptance.fold(key), LABELS[span.label_])
     return found
 
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from email.utils import parseaddr
 
-from exocortex.extraction.llm import ENTITY_TYPES, Extraction, checked_type, fold, keep_relations
+from exocortex.extraction.llm import acceptance
 from exocortex.plpy.textnorm import canonical_key
 
 # Words a name never is nor contains (capitalised at a sentence start, titles, calendar words).
@@ -589,118 +589,172 @@ def find(
     evidence}], once each in order. author: who "I" and "my" are (a chat line's sender overrides
     it); labels: an NER backend's types of the window's spans (folded key -> type), when one ran;
     about: the person a note is about (note_subject), whom an opening "She"/"Her" means."""
-    out: list[dict] = []
-    seen: set[tuple[str, str, str]] = set()
+    window = PatternPass(text, labels, about)
+    for said, who in sentences(text, author):
+        window.read(said, who)
+    return window.found
 
-    def person(span: str | None) -> str | None:
+
+class PatternPass:
+    """One pass of `find` over a window, sentence by sentence: the relations found so far, and
+    what the sentences read so far leave for the next ones (a couple, the window's team, someone
+    introduced but not yet named)."""
+
+    def __init__(self, text: str, labels: dict[str, str] | None, about: str | None):
+        self.labels = labels
+        self.found: list[dict] = []
+        self.seen: set[tuple[str, str, str]] = set()
+        # A one-word subject of a work or residence pattern ("Upstream moved to Apache 2") must be
+        # a known person or the first name of a full name the window writes.
+        self.first_names = {name_key(name.split()[0]) for name in full_names(text)}
+        self.first_names |= {k for k, v in (labels or {}).items() if v == "Person"}
+        self.senders = _senders(text)
+        self.couple: tuple[str, str] | None = None
+        self.couple_age = COUPLE_SENTENCES + 1  # sentences since the couple was named
+        self.subject = NoteSubject(about, labels) if about else None
+        self.team = _named_team(text)  # whom "the team" means
+        self.team_named = False  # whether a sentence so far named the window's team
+        self.last: dict = {}  # what a sentence left for the next one to name: relative, children, newcomers
+
+    def person(self, span: str | None) -> str | None:
+        """The name span holds, unless the NER labels call it something other than a person or topic."""
         name = clean_name(span) if span else None
-        if name and labels and labels.get(name_key(name), "Person") not in ("Person", "Topic"):
+        if name and self.labels and self.labels.get(name_key(name), "Person") not in ("Person", "Topic"):
             return None
         return name
 
-    # A one-word subject of a work or residence pattern ("Upstream moved to Apache 2") must be a
-    # known person or the first name of a full name the window writes.
-    parts = {name_key(name.split()[0]) for name in full_names(text)}
-    parts |= {k for k, v in (labels or {}).items() if v == "Person"}
+    def worker(self, span: str | None) -> str | None:
+        """A person who works or lives somewhere: a full name, or one word that is a known
+        person or the first name of a full name the window writes."""
+        name = self.person(span)
+        return name if name and (" " in name or name_key(name) in self.first_names) else None
 
-    def worker(span: str | None) -> str | None:
-        name = person(span)
-        return name if name and (" " in name or name_key(name) in parts) else None
-
-    def thing(span: str | None) -> str | None:
+    def thing(self, span: str | None) -> str | None:
+        """An organisation, place or topic: a name the NER labels as no person, date or number."""
         name = clean_name(span) if span else None
-        if name and labels and labels.get(name_key(name)) in ("Person", "Date", "Number"):
+        if name and self.labels and self.labels.get(name_key(name)) in ("Person", "Date", "Number"):
             return None
         return name
 
-    def add(subject, predicate, obj, types, evidence):
+    def names(self, span: str, count: int | None = None) -> list[str]:
+        """The people a list names ("Cy, Di and Ed"): all its items, or none when one is no name
+        or they are not `count`."""
+        items = [self.person(x) if re.fullmatch(_NAME, x) else None for x in _LIST_ITEM.split(span.strip())]
+        people = [x for x in items if x]
+        return people if len(people) == len(items) and count in (None, len(items)) else []
+
+    def add(self, subject, predicate, obj, types, evidence):
+        """Keep a relation unless an end is missing, both ends are one, or it is found already
+        (a symmetric one either way round)."""
         if not subject or not obj or name_key(subject) == name_key(obj):
             return
         key = (name_key(subject), predicate, name_key(obj))
-        if key in seen or (predicate in _SYMMETRIC and (key[2], predicate, key[0]) in seen):
+        if key in self.seen or (predicate in _SYMMETRIC and (key[2], predicate, key[0]) in self.seen):
             return
-        seen.add(key)
-        out.append(
+        self.seen.add(key)
+        self.found.append(
             {"subject": subject, "predicate": predicate, "object": obj, "subject_type": types[0],
              "object_type": types[1], "evidence": evidence}
         )  # fmt: skip
 
-    def names(span: str, count: int | None = None) -> list[str]:
-        """The people a list names ("Cy, Di and Ed"): all its items, or none when one is no name
-        or they are not `count`."""
-        items = [person(x) if re.fullmatch(_NAME, x) else None for x in _LIST_ITEM.split(span.strip())]
-        people = [x for x in items if x]
-        return people if len(people) == len(items) and count in (None, len(items)) else []
-
-    def children(parents, kids, evidence):
+    def add_children(self, parents, kids, evidence):
         for child in kids:
             for parent in parents:
-                add(parent, "PARENT_OF", child, ("Person", "Person"), evidence)
+                self.add(parent, "PARENT_OF", child, ("Person", "Person"), evidence)
 
-    senders = _senders(text)
-    couple: tuple[str, str] | None = None
-    couple_age = COUPLE_SENTENCES + 1
-    subject = NoteSubject(about, labels) if about else None
-    team = _named_team(text)
-    team_named = False  # whether a sentence so far named the window's team
-    last: dict = {}  # what a sentence left for the next one to name: relative, children, newcomers
-    for said, who in sentences(text, author):
-        sentence = subject.read(said) if subject else said
+    def name_couple(self, a: str, b: str) -> None:
+        """a and b are the couple "they" and "their" mean for the next COUPLE_SENTENCES sentences."""
+        self.couple, self.couple_age = (a, b), 0
+
+    def read(self, said: str, who: str | None) -> None:
+        """The relations one sentence states, alone and with the sentences before it."""
+        sentence = self.subject.read(said) if self.subject else said
         quoted = bool(_QUOTE.search(sentence))
         reported = quoted or bool(_REPORTED.search(sentence))
-        lowered = sentence.lower()
-        couple_age += 1
-        team_named = team_named or bool(team and _TEAM_NAMED.search(sentence))
-        before = last if last.get("who") == who and not quoted else {}
-        last = {"who": who}
-        if couple and couple_age <= COUPLE_SENTENCES and not quoted:
-            for regex in THEIR:
-                for m in regex.finditer(sentence):
-                    for parent in couple:
-                        add(parent, "PARENT_OF", person(m["b"]), ("Person", "Person"), sentence)
-            for m in _LIST.finditer(sentence):
-                children(couple, names(m["list"]), sentence)
+        self.couple_age += 1
+        self.team_named = self.team_named or bool(self.team and _TEAM_NAMED.search(sentence))
+        before = self.last if self.last.get("who") == who and not quoted else {}
+        self.last = {"who": who}
+        if self.couple and self.couple_age <= COUPLE_SENTENCES and not quoted:
+            self.couple_children(sentence)
         # the pronoun ("She is Bea") is read as written, not as a note's subject
         if "relative" in before and (m := _CALLED.fullmatch(said)):
-            possessor, kin = before["relative"]
-            pronoun = _PRONOUN_OF[(m["pro"] or m["poss"]).lower()]
-            # "She is Bea" may be "She is French": a one-word name must be a person the window knows
-            named = person(m["b"]) if m["poss"] or m["called"] else worker(m["b"])
-            they_are = m["pro"] in ("They", "they") and not m["called"]  # "They are Sam": who?
-            if named and pronoun == _GENDER.get(kin, pronoun) and not they_are:
-                add(*_kin_relation(kin, possessor, named), ("Person", "Person"), sentence)
+            self.relative_named(m, *before["relative"], sentence)
         if "children" in before and (m := _NAMES_ARE.fullmatch(said)):
             parents, count = before["children"]
-            children(parents, names(m["list"], count), sentence)
+            self.add_children(parents, self.names(m["list"], count), sentence)
         if "newcomers" in before and (m := _WELCOME.fullmatch(said)):
-            org = thing(m["b"])
-            to = name_key(m["to"] or m["to2"] or "")
-            if org and not _TEAM.search(org) and (labels or {}).get(name_key(org)) != "Place":
-                welcomed = [
-                    p for p in before["newcomers"] if not to or to in (name_key(p), name_key(p.split()[0]))
-                ]
-                for p in welcomed:
-                    add(p, "WORKS_AT", org, ("Person", "Org"), sentence)
-                # who put them on the team and welcomes them there is there too
-                if welcomed and who and not reported:
-                    add(who, "WORKS_AT", org, ("Person", "Org"), sentence)
+            self.newcomers_welcomed(m, before["newcomers"], who, reported, sentence)
         if not quoted and (m := _RELATIVE.fullmatch(sentence)):
-            possessor = who if m["i"] else person(m["a"])
+            possessor = who if m["i"] else self.person(m["a"])
             if possessor:
-                last["relative"] = (possessor, m["kin"])
+                self.last["relative"] = (possessor, m["kin"])
         if not quoted and (m := _COUNTED.fullmatch(sentence)):
-            parents = ([who] if m["i"] else []) + [person(x) for x in (m["a"], m["a2"], m["with"]) if x]
-            count = int(m["n"]) if m["n"].isdigit() else _COUNT[m["n"]]
-            if parents and all(parents):
-                if len(parents) == 2:
-                    couple, couple_age = (parents[0], parents[1]), 0
-                if m["list"]:
-                    children(parents, names(m["list"], count), sentence)
-                else:
-                    last["children"] = (parents, count)
-        if who and len(senders) == 2 and who in senders and not reported and _YOU_FRIEND.search(sentence):
-            (other,) = senders - {who}
-            add(who, "FRIEND_OF", clean_name(other) or None, ("Person", "Person"), sentence)
+            self.children_counted(m, who, sentence)
+        if who and not reported:
+            self.friend_in_chat(who, sentence)
+        self.match_patterns(sentence, who, quoted, reported)
+
+    def friend_in_chat(self, who: str, sentence: str) -> None:
+        """In a chat of two, "you're a good friend" / "we're still friends": the sender and the other one."""
+        if len(self.senders) == 2 and who in self.senders and _YOU_FRIEND.search(sentence):
+            (other,) = self.senders - {who}
+            self.add(who, "FRIEND_OF", clean_name(other) or None, ("Person", "Person"), sentence)
+
+    def couple_children(self, sentence: str) -> None:
+        """The children "their" and "they" of the couple named just before name: "Cy is their son",
+        "They have two children: Cy and Di"."""
+        for regex in THEIR:
+            for m in regex.finditer(sentence):
+                for parent in self.couple:
+                    self.add(parent, "PARENT_OF", self.person(m["b"]), ("Person", "Person"), sentence)
+        for m in _LIST.finditer(sentence):
+            self.add_children(self.couple, self.names(m["list"]), sentence)
+
+    def relative_named(self, m: re.Match, possessor: str, kin: str, sentence: str) -> None:
+        """The relative the sentence before introduced, named by a pronoun that agrees with the
+        kinship word: "Ana has a younger sister. She is Bea." """
+        pronoun = _PRONOUN_OF[(m["pro"] or m["poss"]).lower()]
+        # "She is Bea" may be "She is French": a one-word name must be a person the window knows
+        named = self.person(m["b"]) if m["poss"] or m["called"] else self.worker(m["b"])
+        they_are = m["pro"] in ("They", "they") and not m["called"]  # "They are Sam": who?
+        if named and pronoun == _GENDER.get(kin, pronoun) and not they_are:
+            self.add(*_kin_relation(kin, possessor, named), ("Person", "Person"), sentence)
+
+    def newcomers_welcomed(
+        self, m: re.Match, newcomers: list[str], who: str | None, reported: bool, sentence: str
+    ) -> None:
+        """After a sentence that put people on a team, "Welcome to Acme(, Tom)!": they (or the one
+        addressed) work at Acme, and so does the author who welcomes them."""
+        org = self.thing(m["b"])
+        to = name_key(m["to"] or m["to2"] or "")
+        if not org or _TEAM.search(org) or (self.labels or {}).get(name_key(org)) == "Place":
+            return
+        welcomed = [p for p in newcomers if not to or to in (name_key(p), name_key(p.split()[0]))]
+        for p in welcomed:
+            self.add(p, "WORKS_AT", org, ("Person", "Org"), sentence)
+        # who put them on the team and welcomes them there is there too
+        if welcomed and who and not reported:
+            self.add(who, "WORKS_AT", org, ("Person", "Org"), sentence)
+
+    def children_counted(self, m: re.Match, who: str | None, sentence: str) -> None:
+        """Children counted, "Ana has three kids with Ben(: Cy, Di and Ed)": two parents are a
+        couple; the children are named here, or left for the next sentence to name."""
+        parents = ([who] if m["i"] else []) + [self.person(x) for x in (m["a"], m["a2"], m["with"]) if x]
+        count = int(m["n"]) if m["n"].isdigit() else _COUNT[m["n"]]
+        if not parents or not all(parents):
+            return
+        if len(parents) == 2:
+            self.name_couple(parents[0], parents[1])
+        if m["list"]:
+            self.add_children(parents, self.names(m["list"], count), sentence)
+        else:
+            self.last["children"] = (parents, count)
+
+    def match_patterns(self, sentence: str, who: str | None, quoted: bool, reported: bool) -> None:
+        """The relations of PATTERNS the sentence states, each kind tried only when its TRIGGERS
+        words are in it."""
+        lowered = sentence.lower()
         for regex, how in PATTERNS:
             if not any(word in lowered for word in TRIGGERS[how]):
                 continue
@@ -708,58 +762,71 @@ def find(
                 # Names inside quotation marks may be titles, or someone else's words.
                 continue
             for m in regex.finditer(sentence):
-                groups = m.groupdict()
-                a, b = groups.get("a"), groups.get("b")
-                if how == "kin":
-                    pa, pb = person(a), person(b)
-                    if pa and pb:
-                        s, p, o = _kin_relation(m["kin"], pa, pb)
-                        add(s, p, o, ("Person", "Person"), sentence)
-                        if p == "SPOUSE_OF":
-                            couple, couple_age = (pa, pb), 0
-                elif how == "my_kin":
-                    pb = person(b)
-                    if who and pb and not reported:
-                        s, p, o = _kin_relation(m["kin"], who, pb)
-                        add(s, p, o, ("Person", "Person"), sentence)
-                elif how == "pair":
-                    add(person(a), _PAIR[m["pair"]], person(b), ("Person", "Person"), sentence)
-                    if m["pair"] == "married" and person(a) and person(b):
-                        couple, couple_age = (person(a), person(b)), 0
-                elif how in ("SPOUSE_OF", "FRIEND_OF"):
-                    add(person(a), how, person(b), ("Person", "Person"), sentence)
-                    if how == "SPOUSE_OF" and person(a) and person(b):
-                        couple, couple_age = (person(a), person(b)), 0
-                elif how in ("WORKS_AT", "LIVES_IN"):
-                    kind = "Org" if how == "WORKS_AT" else "Place"
-                    place = thing(b)
-                    for who_ in (a, groups.get("a2")):
-                        add(worker(who_), how, place, ("Person", kind), sentence)
+                if how in ("kin", "my_kin", "pair", "SPOUSE_OF", "FRIEND_OF"):
+                    self.kinship(how, m, who, reported, sentence)
                 elif how in ("joined", "MEMBER_OF"):
-                    people = [worker(x) for x in _LIST_ITEM.split(m["people"].strip())]
-                    org = (team if team_named else None) if m["team"] else thing(b)
-                    if how == "MEMBER_OF" and bool(m["are"]) != (len(people) > 1):
-                        continue  # "I met Ana and Tom is on the team": who is on it?
-                    member = how == "MEMBER_OF" or bool(org and _TEAM.search(org))
-                    if not org or not all(people):
-                        continue
-                    for p in people:
-                        add(p, "MEMBER_OF" if member else "WORKS_AT", org, ("Person", "Org"), sentence)
-                    if member:
-                        last.setdefault("newcomers", []).extend(people)
-                elif how == "role_at":
-                    if m["role"].split()[-1] not in _NOT_STAFF:
-                        add(worker(a), "WORKS_AT", thing(b), ("Person", "Org"), sentence)
-                elif how == "MANAGES":
-                    add(worker(a), how, thing(b), ("Person", "Org"), sentence)
-                elif how == "my_MANAGES":
-                    if who and not reported:
-                        add(who, "MANAGES", thing(b), ("Person", "Org"), sentence)
-                elif how == "RUNS":
-                    team = thing(a)
-                    if team and _TEAM.search(team):
-                        add(team, "RUNS", thing(b), ("Org", "Topic"), sentence)
-    return out
+                    self.membership(how, m, sentence)
+                else:
+                    self.work_or_residence(how, m, who, reported, sentence)
+
+    def kinship(self, how: str, m: re.Match, who: str | None, reported: bool, sentence: str) -> None:
+        """A kin, my_kin, pair, SPOUSE_OF or FRIEND_OF match; a marriage names the couple."""
+        groups = m.groupdict()
+        pa, pb = self.person(groups.get("a")), self.person(groups.get("b"))
+        if how == "kin":
+            if pa and pb:
+                s, p, o = _kin_relation(m["kin"], pa, pb)
+                self.add(s, p, o, ("Person", "Person"), sentence)
+                if p == "SPOUSE_OF":
+                    self.name_couple(pa, pb)
+        elif how == "my_kin":
+            if who and pb and not reported:
+                self.add(*_kin_relation(m["kin"], who, pb), ("Person", "Person"), sentence)
+        else:
+            predicate = _PAIR[m["pair"]] if how == "pair" else how
+            self.add(pa, predicate, pb, ("Person", "Person"), sentence)
+            if predicate == "SPOUSE_OF" and pa and pb:
+                self.name_couple(pa, pb)
+
+    def membership(self, how: str, m: re.Match, sentence: str) -> None:
+        """A joined or MEMBER_OF match: the people it lists joined or are on a team (MEMBER_OF,
+        and they are newcomers the next sentence may welcome), or joined an organisation (WORKS_AT)."""
+        people = [self.worker(x) for x in _LIST_ITEM.split(m["people"].strip())]
+        org = (self.team if self.team_named else None) if m["team"] else self.thing(m["b"])
+        if how == "MEMBER_OF" and bool(m["are"]) != (len(people) > 1):
+            return  # "I met Ana and Tom is on the team": who is on it?
+        member = how == "MEMBER_OF" or bool(org and _TEAM.search(org))
+        if not org or not all(people):
+            return
+        for p in people:
+            self.add(p, "MEMBER_OF" if member else "WORKS_AT", org, ("Person", "Org"), sentence)
+        if member:
+            self.last.setdefault("newcomers", []).extend(people)
+
+    def work_or_residence(
+        self, how: str, m: re.Match, who: str | None, reported: bool, sentence: str
+    ) -> None:
+        """A WORKS_AT, LIVES_IN, role_at, MANAGES, my_MANAGES or RUNS match."""
+        groups = m.groupdict()
+        a, b = groups.get("a"), groups.get("b")
+        if how in ("WORKS_AT", "LIVES_IN"):
+            kind = "Org" if how == "WORKS_AT" else "Place"
+            place = self.thing(b)
+            for who_ in (a, groups.get("a2")):
+                self.add(self.worker(who_), how, place, ("Person", kind), sentence)
+        elif how == "role_at":
+            if m["role"].split()[-1] not in _NOT_STAFF:
+                self.add(self.worker(a), "WORKS_AT", self.thing(b), ("Person", "Org"), sentence)
+        elif how == "MANAGES":
+            self.add(self.worker(a), how, self.thing(b), ("Person", "Org"), sentence)
+        elif how == "my_MANAGES":
+            if who and not reported:
+                self.add(who, "MANAGES", self.thing(b), ("Person", "Org"), sentence)
+        elif how == "RUNS":
+            # from here on, "the team" of a later sentence is what runs something here
+            self.team = self.thing(a)
+            if self.team and _TEAM.search(self.team):
+                self.add(self.team, "RUNS", self.thing(b), ("Org", "Topic"), sentence)
 
 
 _SYMMETRIC = frozenset({"SPOUSE_OF", "SIBLING_OF", "FRIEND_OF"})
@@ -767,7 +834,7 @@ _SYMMETRIC = frozenset({"SPOUSE_OF", "SIBLING_OF", "FRIEND_OF"})
 
 def name_key(name: str) -> str:
     """How names are compared, as extraction and ner.spacy_labels compare them."""
-    return fold(canonical_key(name) or "")
+    return acceptance.fold(canonical_key(name) or "")
 
 
 _RUN = re.compile(_BEFORE + _NAME)
@@ -796,7 +863,7 @@ def author(is_chat: bool, from_header: str | None, owner: str | None) -> str | N
 
 
 def add_to(
-    result: Extraction,
+    result: acceptance.Extraction,
     text: str,
     max_entities: int,
     max_relations: int,
@@ -807,7 +874,7 @@ def add_to(
     """The pattern pass of one window, validated into result beside the model's extraction (or
     into an empty one): an end that is a first name or surname resolves to the one person of the
     window (the model's entities, known names, the full names the window writes) it names
-    (extraction.keep_relations: the same resolution and drops); at most max_relations and
+    (acceptance.keep_relations: the same resolution and drops); at most max_relations and
     max_entities more. known: folded key -> type of names the workspace already has (structure,
     frontmatter, an NER backend); about: the person a note is about. Returns how many relations it
     added."""
@@ -821,14 +888,18 @@ def add_to(
             if name_key(side) not in present and (" " in side or said != "Person"):
                 present.add(name_key(side))
                 kind = (known or {}).get(name_key(side))
-                result.entities.append({"name": side, "type": kind if kind in ENTITY_TYPES else said})
+                result.entities.append(
+                    {"name": side, "type": kind if kind in acceptance.ENTITY_TYPES else said}
+                )
     for name in full_names(text):
         if name_key(name) not in present:
             present.add(name_key(name))
-            result.entities.append({"name": name, "type": checked_type(name, name, "Person") or "Person"})
+            result.entities.append(
+                {"name": name, "type": acceptance.checked_type(name, name, "Person") or "Person"}
+            )
     n = len(result.relations)
     raw = [{"subject": r["subject"], "predicate": r["predicate"], "object": r["object"]} for r in found]
-    keep_relations(raw, result, text, len(result.entities) + max_entities, n + max_relations)
+    acceptance.keep_relations(raw, result, text, len(result.entities) + max_entities, n + max_relations)
     ends = {name_key(r[side]) for r in result.relations for side in ("subject", "object")}
     result.entities[:] = [e for e in result.entities if name_key(e["name"]) in before | ends]
     return len(result.relations) - n

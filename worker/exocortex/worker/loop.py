@@ -465,7 +465,13 @@ class Worker:
                     with pool.connection() as conn:
                         conn.execute(
                             queries.MERGE_RELATIONS,
-                            (window_id, generation, Jsonb(parsed.entities), Jsonb(parsed.relations)),
+                            (
+                                window_id,
+                                generation,
+                                Jsonb(parsed.entities),
+                                Jsonb(parsed.relations),
+                                Jsonb(labels),
+                            ),
                         )
                 except psycopg.errors.RaiseException:
                     pass  # the window was re-made or deleted while the model ran
@@ -483,6 +489,7 @@ class Worker:
                         Jsonb(parsed.relations),
                         Jsonb(stats),
                         Jsonb(parsed.attributes),
+                        Jsonb(labels),
                     ),
                 )
         except psycopg.Error as exc:

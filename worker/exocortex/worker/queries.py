@@ -62,7 +62,7 @@ OUTSIDE_PASSAGES_TO_EMBED = (
     "select outside_id, digest, body from exo_private.kb_outside_passages_to_embed(%s, %s, %s)"
 )
 STORE_OUTSIDE_EMBEDDINGS = "select exo_private.store_outside_embeddings(%s, %s, %s, %s, %s)"
-COMPLETE_EXTRACTION = "select exo_private.complete_extraction(%s, %s, %s, %s, %s, %s, %s)"
+COMPLETE_EXTRACTION = "select exo_private.complete_extraction(%s, %s, %s, %s, %s, %s, %s, %s)"
 
 TARGET_GONE = "EX001"
 """SQLSTATE: the job's chunk or window no longer exists (sql/150_worker.sql)."""
@@ -89,6 +89,6 @@ WINDOW_AUTHORS = (
 From header, the owner's name, the names (with their types) its document's entities have in the
 generation, and the document's title (a note about a person is titled by their name)."""
 
-MERGE_RELATIONS = "select exo_private.merge_extraction(%s, %s, %s, %s)"
+MERGE_RELATIONS = "select exo_private.merge_extraction(%s, %s, %s, %s, '[]', %s)"
 """A window's entities and relations merged without marking it extracted (the pattern pass's,
 when the chat model failed the window)."""
