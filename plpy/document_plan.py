@@ -58,6 +58,7 @@ def plan(doc, text, settings, subjects, today, router=None):
         settings["banding.current_days"],
         settings["banding.recent_days"],
         doc.get("metadata") or {},
+        settings.get("banding.numeric_date_order", "dmy"),
     )
     chunks = split_text(text, settings["chunking.chunk_chars"], settings["chunking.overlap_chars"])
     windows = split_text(text, settings["chunking.window_chars"], settings["chunking.window_overlap_chars"])

@@ -16,3 +16,19 @@ MONTHS = {
 
 #: A regex group matching any month name or abbreviation, with an optional dot.
 MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+
+WEEKDAYS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"),
+            ("thursday", "thu", "thur", "thurs"), ("friday", "fri"), ("saturday", "sat"),
+            ("sunday", "sun"),
+        ]
+    )
+    for name in names
+}  # fmt: skip
+"""Weekday names and abbreviations, Monday 0 (datetime.date.weekday)."""
+
+#: A regex group matching any weekday name or abbreviation, with an optional dot.
+WEEKDAY_PATTERN = "(" + "|".join(sorted(WEEKDAYS, key=len, reverse=True)) + r")\.?"

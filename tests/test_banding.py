@@ -1,6 +1,8 @@
 """plpy/banding.py as plain Python: when a document was written, from its best evidence."""
 
 import datetime
+import re
+import time
 
 import banding
 import pytest
@@ -43,7 +45,9 @@ def test_each_source_in_order_and_the_reason_names_it():
         "metadata date '1796-09-20' (email Date header)",
     )
     assert written(text, path, {}, sources["title"]) == ("1795-07-01", "year in title '1795'")
-    assert written(text, path) == ("1796-07-01", "year in first lines '1796'")
+    # The first line's year is made precise by the second line's full date of that year.
+    assert written(text, path) == ("1796-09-19", "date in first lines 'September 19, 1796'")
+    assert written(head + FILLER + closing, path) == ("1796-07-01", "year in first lines '1796'")
     assert written(body + FILLER + closing, path) == (
         "1796-09-19",
         "date in first lines 'September 19, 1796'",
@@ -206,3 +210,202 @@ def test_years_in_paths_and_numbers_that_are_not(path, expected):
 
 def test_a_frontmatter_date_is_kept_even_in_the_future():
     assert written("x", frontmatter={"date": "2027-03-01"}) == ("2027-03-01", "frontmatter date")
+
+
+# -- full dates in every common form, numeric order, precision, paths ---------------------------
+
+#: 24 June 2025 (a Tuesday) as people write it.
+FORMS = [
+    "2025-06-24",
+    "2025/06/24",
+    "2025.06.24",
+    "24 June 2025",
+    "24th of June, 2025",
+    "June 24th, 2025",
+    "Tuesday 24 June 2025",
+    "Tue, 24 Jun 2025",
+    "Tuesday, June 24th, 2025",
+    "24/06/2025",
+    "24-06-2025",
+    "24.06.2025",
+    "06/24/2025",
+]
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_each_full_date_form_is_read_wherever_dates_are_read(form):
+    where = re.sub(r"^T\w+,? ", "", form)  # the date a weekday stands before
+    assert written(form + "\n\n" + FILLER) == ("2025-06-24", f"date in first lines '{where}'")
+    assert written("x", metadata={"title": "Journal " + form}) == ("2025-06-24", f"date in title '{where}'")
+    assert written("Untitled\n\nx\n\ny\n\nWritten " + form + ".") == ("2025-06-24", f"date in text '{where}'")
+    assert written(FILLER + "\n\n-- Robin, " + form) == ("2025-06-24", f"date in closing lines '{where}'")
+    assert written("x", frontmatter={"date": form}) == ("2025-06-24", "frontmatter date")
+    assert written("x", metadata={"date": form, "date_source": "x"}) == (
+        "2025-06-24",
+        "metadata date '2025-06-24' (x)",
+    )
+    assert banding.parse_date(form, TODAY) == datetime.date(2025, 6, 24)
+    if "/" not in form:  # a form a file name can hold
+        assert written("x", f"notes/{form} notes.md") == ("2025-06-24", f"date in path '{where}'")
+
+
+@pytest.mark.parametrize(
+    ("text", "dmy", "mdy"),
+    [
+        ("04/03/2025", "2025-03-04", "2025-04-03"),
+        ("04-03-2025", "2025-03-04", "2025-04-03"),
+        ("04.03.2025", "2025-03-04", "2025-04-03"),
+        ("4/3/2025", "2025-03-04", "2025-04-03"),
+        ("12/12/2025", "2025-12-12", "2025-12-12"),
+        ("24/06/2025", "2025-06-24", "2025-06-24"),  # one number over 12: the day either way
+        ("06/24/2025", "2025-06-24", "2025-06-24"),
+        ("31/02/2025", "2025-07-01", "2025-07-01"),  # no such day: the year only
+        ("24/25/2025", "2025-07-01", "2025-07-01"),  # two numbers over 12
+    ],
+)
+def test_a_numeric_day_and_month_read_by_the_setting_where_ambiguous(text, dmy, mdy):
+    def on(order, frontmatter=None, path="notes/x.txt", body=text):
+        band = banding.band_for(
+            frontmatter or {}, body, path, _ns(MTIME), False, TODAY, 365, 1095, None, order
+        )
+        return band["written_at"]
+
+    assert (on("dmy"), on("mdy")) == (dmy, mdy)
+    assert written(text)[0] == dmy  # 'dmy' is the default
+    if dmy != "2025-07-01":
+        assert (on("dmy", {"date": text}, body="x"), on("mdy", {"date": text}, body="x")) == (dmy, mdy)
+        name = text.replace("/", "-") + " journal.md"
+        assert (on("dmy", path=name, body="x"), on("mdy", path=name, body="x")) == (dmy, mdy)
+
+
+def test_the_numeric_order_setting_must_be_dmy_or_mdy():
+    with pytest.raises(ValueError, match="numeric_date_order"):
+        banding.band_for({}, "04/03/2025", "x.txt", 0, False, TODAY, 365, 1095, None, "ymd")
+    assert banding.numeric_order(" MDY ") == "mdy"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Patch 8.2.1909 fixes the crash",  # a version, not 8 February 1909
+        "Release 2019.1.3 is out",
+        "Build 1.24.06.2025.7",
+        "Call 555-12-2019 after six",
+    ],
+)
+def test_versions_and_codes_are_not_numeric_dates(text):
+    assert written(text) == ("2026-11-01", "file modification time")
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "frontmatter", "expected"),
+    [
+        # a year from a higher source, the full date of that year from a lower one
+        ("Notes, 2025\n\n" + FILLER, "diary/2025-04-09.md", None, ("2025-04-09", "date in path '2025-04-09'")),
+        ("x", "diary/2025-04-09.md", {"date": 2025}, ("2025-04-09", "date in path '2025-04-09'")),
+        ("x", "diary/2025-04-09.md", {"date": "2025-04"}, ("2025-04-09", "date in path '2025-04-09'")),
+        ("Notes, 2025\n\n" + FILLER + "\n\nSigned 3 May 2025.", "x.txt", None, ("2025-05-03", "date in closing lines '3 May 2025'")),
+        # ... and a month from between them
+        ("Letters from June 2025\n\n" + FILLER, "2025-06-24.md", None, ("2025-06-24", "date in path '2025-06-24'")),
+        ("Notes, 2025\n\n" + FILLER, "2025-06/Tuesday.md", None, ("2025-06-01", "month in path '2025-06'")),
+        # evidence that disagrees refines nothing
+        ("Notes, 2024\n\n" + FILLER, "diary/2025-04-09.md", None, ("2024-07-01", "year in first lines '2024'")),
+        ("Letters from June 2025\n\n" + FILLER, "2025-07-02.md", None, ("2025-06-01", "month in first lines 'June 2025'")),
+        ("x", "diary/2025-04-09.md", {"date": "2025-05"}, ("2025-05-01", "frontmatter date")),
+        # a full date keeps its place in the order, whatever comes lower
+        ("24/06/2025\n\n" + FILLER, "diary/2025-04-09.md", None, ("2025-06-24", "date in first lines '24/06/2025'")),
+    ],
+)  # fmt: skip
+def test_a_more_precise_date_lower_in_the_order_wins_where_it_agrees(text, path, frontmatter, expected):
+    assert written(text, path, frontmatter) == expected
+
+
+def test_the_modification_time_never_makes_a_year_precise():
+    assert written("Plans, 2026\n\n" + FILLER) == ("2026-07-01", "year in first lines '2026'")
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("2025/06/24.md", ("2025-06-24", "date in path '2025/06/24'")),
+        ("diary/2025/06/24 notes.md", ("2025-06-24", "date in path '2025/06/24'")),
+        ("2025/6/24th.txt", ("2025-06-24", "date in path '2025/6/24'")),
+        ("2025-06/24.md", ("2025-06-24", "date in path '2025-06/24'")),
+        ("2025_06/24-walk.md", ("2025-06-24", "date in path '2025_06/24'")),
+        ("journal/2025/June/24.md", ("2025-06-24", "date in path '2025/June/24'")),
+        ("journal/2025/06-June/24.md", ("2025-06-24", "date in path '2025/06-June/24'")),
+        ("journal/June 2025/Tuesday 24.md", ("2025-06-24", "date in path 'June 2025/24'")),
+        ("journal/2025/June 24th.md", ("2025-06-24", "date in path '2025/June 24th'")),
+        ("2025/06/24/entry.md", ("2025-06-24", "date in path '2025/06/24'")),
+        ("24-06-2025 journal.md", ("2025-06-24", "date in path '24-06-2025'")),
+        ("journal/24.06.2025.md", ("2025-06-24", "date in path '24.06.2025'")),
+        ("notes_24-06-2025.txt", ("2025-06-24", "date in path '24-06-2025'")),
+        ("2025/2025-06-24 late.md", ("2025-06-24", "date in path '2025-06-24'")),
+        ("scans/20250624.pdf", ("2025-06-24", "date in path '20250624'")),
+        # a month without its day
+        ("2025-06/Tuesday.md", ("2025-06-01", "month in path '2025-06'")),
+        ("2025/06/notes.md", ("2025-06-01", "month in path '2025/06'")),
+        ("2025/06/31.md", ("2025-06-01", "month in path '2025/06'")),  # no 31 June
+        ("2025-06/Wednesday 24.md", ("2025-06-01", "month in path '2025-06'")),  # 24 June was a Tuesday
+        ("journal/June 2025/notes.md", ("2025-06-01", "month in path 'June 2025'")),
+        # a name between them ends the run
+        ("projects/2025/misc/3.md", ("2025-07-01", "year in path '2025'")),
+        ("2025/photos/06/24.md", ("2025-07-01", "year in path '2025'")),
+        ("2025/12 best shots.md", ("2025-07-01", "year in path '2025'")),
+        ("2027/06/24.md", ("2026-11-01", "file modification time")),  # after today
+    ],
+)
+def test_a_date_read_across_folders_and_file_name(path, expected):
+    assert written("nothing dated", path) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "title", "expected"),
+    [
+        ("x", None, ("2025-06-01", "month in path '2025-06'")),
+        ("June 24th\n\n" + FILLER, None, ("2025-06-24", "date in first lines 'June 24th', year from month in path '2025-06'")),
+        ("Tuesday 24 June\n\n" + FILLER, None, ("2025-06-24", "date in first lines 'Tuesday 24 June', year from month in path '2025-06'")),
+        ("x", "Tue, 24th of June", ("2025-06-24", "date in title 'Tue, 24th of June', year from month in path '2025-06'")),
+        # a day that is no Tuesday, a heading's weekday that is wrong, another month, a day in prose
+        ("June 25th\n\n" + FILLER, None, ("2025-06-01", "month in path '2025-06'")),
+        ("Monday 24 June\n\n" + FILLER, None, ("2025-06-01", "month in path '2025-06'")),
+        ("July 1st\n\n" + FILLER, None, ("2025-06-01", "month in path '2025-06'")),
+        ("We met on June 24th at noon.\n\n" + FILLER, None, ("2025-06-01", "month in path '2025-06'")),
+    ],
+)  # fmt: skip
+def test_a_weekday_in_a_month_folder_keeps_the_month_unless_something_gives_the_day(text, title, expected):
+    metadata = {"title": title} if title else None
+    assert written(text, "diary/2025-06/Tuesday.md", metadata=metadata) == expected
+
+
+def test_a_heading_day_and_month_takes_its_year_from_other_evidence_only():
+    assert written("June 24th\n\n" + FILLER) == ("2026-11-01", "file modification time")
+    assert written("June 24th\n\nNotes of the year, 2025") == (
+        "2025-06-24",
+        "date in first lines 'June 24th', year from year in first lines '2025'",
+    )
+    assert written("June 24th\n\n" + FILLER, "diary/2025/x.md") == (
+        "2025-06-24",
+        "date in first lines 'June 24th', year from year in path '2025'",
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1" + " " * 100_000 + "x",
+        "1 of" * 50_000,
+        "24/" * 50_000,
+        "2025/" * 40_000,
+        "24." * 50_000 + "2025",
+        "Tuesday, " * 20_000 + "24",
+        "June " * 40_000 + "2025x",
+    ],
+)
+def test_date_reading_is_linear_on_long_adversarial_text(text):
+    began = time.perf_counter()
+    banding.full_dates(text, TODAY)
+    banding.band_for(
+        {}, text, text[:5000] + ".md", _ns(MTIME), False, TODAY, 365, 1095, {"title": text[:5000]}
+    )
+    assert time.perf_counter() - began < 2

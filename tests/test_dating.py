@@ -115,6 +115,16 @@ FILES = {
         "1500 people gathered in room 1850.\n\nThe fare was $1,200 for 1850 km, No. 1234.\n\n" + PROSE
     ),
     "archive/1848/letter.txt": lambda p: p.write_text("My dear friend,\n\n" + PROSE),
+    # Diary layouts (bench/diary_year.py): dates in folders and names, numeric and slashed forms.
+    "diary/2025/06/24.md": lambda p: p.write_text("Walked to the river.\n\n" + PROSE),
+    "diary/24-06-2025 journal.md": lambda p: p.write_text(PROSE),
+    "diary/2025-06/Tuesday.md": lambda p: p.write_text("June 17th\n\n" + PROSE),
+    "diary/2025-05/Friday.md": lambda p: p.write_text(PROSE),
+    "diary/2025-04-09.md": lambda p: p.write_text("Notes, 2025\n\n" + PROSE),
+    "diary/2025-04-10.md": lambda p: p.write_text("# 10/04/2025\n\n" + PROSE),
+    "diary/slashed.md": lambda p: p.write_text("---\ndate: 2025/06/23\n---\n" + PROSE),
+    "diary/dmy.md": lambda p: p.write_text("---\ndate: 22/06/2025\ntitle: A quiet day\n---\n" + PROSE),
+    "diary/ambiguous.md": lambda p: p.write_text("04/03/2025\n\n" + PROSE),
 }
 
 EXPECTED = {
@@ -132,6 +142,18 @@ EXPECTED = {
     "speeches/farewell.txt": ("1796-07-01", "year in first lines '1796'"),
     "speeches/guards.txt": ("2026-06-01", "file modification time"),
     "archive/1848/letter.txt": ("1848-07-01", "year in path '1848'"),
+    "diary/2025/06/24.md": ("2025-06-24", "date in path '2025/06/24'"),
+    "diary/24-06-2025 journal.md": ("2025-06-24", "date in path '24-06-2025'"),
+    "diary/2025-06/Tuesday.md": (
+        "2025-06-17",
+        "date in first lines 'June 17th', year from month in path '2025-06'",
+    ),
+    "diary/2025-05/Friday.md": ("2025-05-01", "month in path '2025-05'"),
+    "diary/2025-04-09.md": ("2025-04-09", "date in path '2025-04-09'"),
+    "diary/2025-04-10.md": ("2025-04-10", "date in title '10/04/2025'"),
+    "diary/slashed.md": ("2025-06-23", "frontmatter date"),
+    "diary/dmy.md": ("2025-06-22", "frontmatter date"),
+    "diary/ambiguous.md": ("2025-03-04", "date in first lines '04/03/2025'"),
 }
 
 
@@ -196,3 +218,23 @@ def test_rebuild_redates_from_the_cache_and_stored_metadata(dated):
     assert {path: found[path][0] for path in EXPECTED if path != "mail/engine.eml"} == {
         path: expected[0] for path, expected in EXPECTED.items() if path != "mail/engine.eml"
     }
+
+
+def test_numeric_dates_follow_the_numeric_date_order_setting(dated):
+    try:
+        with dated.connect() as conn:
+            conn.execute(
+                "update exo_private.settings set value = '\"mdy\"' where key = 'banding.numeric_date_order'"
+            )
+            conn.execute("select exo_private.rebuild()")
+        found = _dates(dated)
+        assert found["diary/ambiguous.md"][0] == "2025-04-03"
+        assert found["diary/2025-04-10.md"][0] == "2025-10-04"
+        assert found["diary/dmy.md"][0] == "2025-06-22"  # 22 is no month: the day either way
+    finally:
+        with dated.connect() as conn:
+            conn.execute(
+                "update exo_private.settings set value = '\"dmy\"' where key = 'banding.numeric_date_order'"
+            )
+            conn.execute("select exo_private.rebuild()")
+    assert _dates(dated)["diary/ambiguous.md"][0] == "2025-03-04"

@@ -240,6 +240,16 @@ def test_plan_routes_bands_chunks_and_marks():
         )
 
 
+@pytest.mark.parametrize(
+    ("order", "expected"), [(None, "2017-03-04"), ("dmy", "2017-03-04"), ("mdy", "2017-04-03")]
+)
+def test_plan_reads_numeric_dates_by_the_banding_setting(order, expected):
+    doc = {"path": "diary/x.md", "frontmatter": {}, "mtime_ns": 0}
+    settings = SETTINGS if order is None else {**SETTINGS, "banding.numeric_date_order": order}
+    planned = document_plan.plan(doc, "04/03/2017\n\nWe walked by the river.", settings, [], TODAY)
+    assert planned["band"]["written_at"] == expected
+
+
 @pytest.mark.parametrize("value", [True, "true", "yes"])
 def test_plan_reads_canonical_from_frontmatter(value):
     doc = {"path": "admin/facts.md", "frontmatter": {"canonical": value, "date": "2015-06-01"}, "mtime_ns": 0}
