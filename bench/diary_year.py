@@ -863,7 +863,7 @@ def explain(reader: psycopg.Connection, q: shadow.Question, vector: list[float] 
         "source_stage": stage,
         "top": [f"{r['path']} ({r['written_at']}, {r['stage']})" for r in results[:5]],
         "signals": signals,
-        "date_read": any(s.get("kind") == "date" for s in temporal.get("signals") or []),
+        "date_read": bool(temporal.get("span")),  # a day, a week, a month or more read
         "bands": (found.get("report") or {}).get("bands"),
     }
 
@@ -910,7 +910,7 @@ def summary_tables(report: shadow.ShadowReport, explained: dict[int, dict]) -> t
         return cells
 
     by_kind = Table(
-        title="by kind (answer in context; packet source cited; question's date read as a date)",
+        title="by kind (answer in context; packet source cited; question's days read: report.temporal.span)",
         box=box.MARKDOWN,
     )
     for c in ("kind", "n", "packet", "vector", "bm25", "packet src", "date read"):

@@ -70,7 +70,7 @@ COLD_SESSIONS = 3
 BIG_TABLE_ROWS = 10_000
 #: (packet.max_chunks, packet.excerpt_chars) tried in a rolled-back transaction; the first is the default.
 PACKET_VARIANTS = ((8, 600), (6, 400), (5, 300), (4, 300), (3, 240))
-STAGES = ("identifier", "lexical", "entity", "document", "graph", "semantic")
+STAGES = ("identifier", "lexical", "dated", "entity", "document", "graph", "semantic")
 REPORT_STAGES = ("exact", "lexical", "capsules", "graph", "semantic")
 TIMINGS = ("temporal", "query_analysis", "embed_query", "stages", "pool", "rerank", "total")
 PLANS_DIR = Path(tempfile.gettempdir())
@@ -202,6 +202,7 @@ def query_mix(info: CorpusInfo, n: int, seed: int) -> list[Query]:
     out.extend(Query("topic", ph) for ph in topic)
 
     out.append(Query("archival year", f"what did I write in {info.archival_year}"))
+    out.append(Query("named day", f"what did I do on {info.as_of:%d %B %Y}"))
     out.append(Query("owner", info.owner))
     out.append(Query("deferred", f"{info.deferred_subject} funeral"))
     return out
@@ -400,12 +401,21 @@ def stage_params(admin: psycopg.Connection, info: CorpusInfo, ws: str, embed: Ca
         (ws,),
     ).fetchone()[0]
     phrase = info.topic_phrases[ws][0]
+    (day,) = admin.execute(
+        f"select max(written_at) from exo_private.chunks_{ws} where band = 'current' and written_at <= %s",
+        (info.as_of,),
+    ).fetchone()
     semantic = next(q for q, w, _t in info.semantic_queries if w == ws)
     (vector,) = embed([semantic])
     vector_text = "[" + ",".join(repr(float(x)) for x in vector) + "]"
     return {
         "identifier": (["text", *base], [ident, *common], f"identifier {ident!r}"),
         "lexical": (["text", *base], [phrase, *common], f"query {phrase!r}"),
+        "dated": (
+            ["date", *base, "date", "text"],
+            [day, *common, day, phrase],
+            f"on {day}, query {phrase!r}",
+        ),
         "entity": (["bigint[]", *base], [entity_ids, *common], f"entity {name!r}"),
         "document": (
             ["text[]", *base, "text[]"],

@@ -56,6 +56,16 @@ def active_model(db):
     )
 
 
+def stands_alone(text, start, end):
+    """Whether text[start:end] is words of their own, not part of a longer token ("2017-03-28"
+    in the file name "2017-03-28.md" is part of an identifier)."""
+    before = text[start - 1] if start > 0 else " "
+    after = text[end : end + 2]
+    return (before.isspace() or before in "([\"'") and (
+        not after or after[0].isspace() or (after[0] in ",.;:!?)]\"'" and not after[1:].isalnum())
+    )
+
+
 class Question:
     """One search's reading of its question: day, signal, archive decision, deference, material."""
 
@@ -75,6 +85,14 @@ class Question:
             )[0]["s"]
         )
         self.archive_open, self.archive_why = archive_decision(self.signal, open_archive)
+        self.span = self.signal.get("span")
+        # The question's words without the times it names: a date is a time to rank by
+        # (freshness, the dated stage), not words to match ("2025", "06", "June" match other days).
+        words = list(self.text)
+        for s in self.signal["signals"]:
+            if s["kind"] != "cue" and stands_alone(self.text, s["start"], s["end"]):
+                words[s["start"] : s["end"]] = " " * (s["end"] - s["start"])
+        self.words = "".join(words)
 
     def read_care(self, db, bridge, settings):
         """The deferred subjects and this search's Deference (time and care decided apart)."""
@@ -118,8 +136,8 @@ class Question:
             found = self.entities.setdefault(r["workspace"], [])
             if len(found) < max_entities:
                 found.append({"id": r["id"], "name": r["name"]})
-        self.idents = identifiers(self.text)
-        self.terms = content_words(self.text)
+        self.idents = identifiers(self.words)
+        self.terms = content_words(self.words)
         self.titles = title_keys(self.text)
         self.files = file_keys(self.text)
 
@@ -132,6 +150,7 @@ class Question:
                 for s in self.signal["signals"]
             ],
             "years": self.signal["years"],
+            "span": self.span,
         }
 
     def recognised_report(self):

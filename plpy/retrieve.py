@@ -20,6 +20,7 @@ from search import (
     citation,
     deterministic_relevance,
     hints,
+    named_days,
     rank,
     released,
 )
@@ -255,9 +256,11 @@ def run(
         present = recency and not years and asks_present(q.text)
         report["temporal"]["asks_present"] = present
         today = q.today.toordinal()
+        days = named_days(q.span)
         deterministic = {c["chunk_id"]: deterministic_relevance(c, weights) for c in candidates}
         incoming = [
-            c["chunk_id"] for c in rank(candidates, deterministic, weights, today, years, recency, present)
+            c["chunk_id"]
+            for c in rank(candidates, deterministic, weights, today, years, recency, present, days)
         ]
         t = time.monotonic()
         relevance, backend, attempts = rerank_relevance(
@@ -265,7 +268,7 @@ def run(
                 db, candidates, incoming, deterministic, settings, q.text, model, embedding, report, GD
             )
         )
-        ranked = rank(candidates, relevance, weights, today, years, recency, present)
+        ranked = rank(candidates, relevance, weights, today, years, recency, present, days)
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}
         add_message_similarity(db, ranked[:k], embedding, model, report)

@@ -6,6 +6,7 @@ what the query words are, which candidates a workspace admits, how the combined
 pool is ordered, and what a context packet holds.
 """
 
+import datetime
 import math
 import re
 
@@ -351,15 +352,35 @@ def asks_present(query):
     return bool(_ASKS_PRESENT.search(query or ""))
 
 
-def freshness(candidate, weights, today_ordinal, years, recency=True, present=False):
-    """Closeness to the years the question names; else, under recency preference, recency (over
-    present_half_life_days for a question about the present); else (the archive is open)
-    neutral."""
+# The longest span of days a question may name for the days themselves to rank (a day, a week, a
+# month): longer ones (a year, a decade) rank by year.
+NAMED_DAYS_MAX = 62
+
+
+def named_days(span):
+    """(first, last) day ordinals of the span a question names (temporal.detect's span) when it
+    is a day, a week or a month; None otherwise."""
+    if not span:
+        return None
+    first = datetime.date.fromisoformat(span["first"]).toordinal()
+    last = datetime.date.fromisoformat(span["last"]).toordinal()
+    return (first, last) if last - first < NAMED_DAYS_MAX else None
+
+
+def freshness(candidate, weights, today_ordinal, years, recency=True, present=False, days=None):
+    """Closeness to the days (named_days) or else the years the question names: within a week's
+    or the span's length of it, falling to date_miss_floor; else, under recency preference,
+    recency (over present_half_life_days for a question about the present); else (the archive
+    is open) neutral."""
     if candidate.get("canonical"):
         return 1.0  # a canonical document is current by declaration, whatever its date
     written = candidate.get("written_ordinal")
     if written is None:
         return weights["freshness_floor"]
+    if days:
+        first, last = days
+        miss = first - written if written < first else written - last if written > last else 0
+        return max(weights["date_miss_floor"], 1.0 - miss / max(7, last - first + 1))
     if years:
         year = candidate["written_year"]
         first, last = min(years), max(years)
@@ -411,7 +432,7 @@ def from_ranking(ranked_ids, ids):
     return {chunk: 1.0 - (rank / n) * 0.95 for rank, chunk in enumerate(order)}
 
 
-def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False):
+def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False, days=None):
     """The candidates in final order, each with its relevance and score.
 
     A reranker only reorders: the chunks out are exactly the chunks in, whatever the
@@ -421,7 +442,9 @@ def rank(candidates, relevance, weights, today_ordinal, years, recency=True, pre
         r = relevance.get(c["chunk_id"])
         r = 0.0 if r is None or not math.isfinite(r) else r
         score = (
-            r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency, present)
+            r
+            * priority(c, weights, recency)
+            * freshness(c, weights, today_ordinal, years, recency, present, days)
         )
         ranked.append(dict(c, relevance=round(r, 4), score=round(score, 6)))
     ranked.sort(key=lambda c: (-c["score"], -c["relevance"], c["chunk_id"]))
@@ -902,7 +925,9 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         def block(chars, c=c):
             return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
-        chars = settings["packet.excerpt_chars"]
+        # The best evidence gets twice the room: its answer is often a sentence or a message away
+        # from the one that shares the question's words.
+        chars = settings["packet.excerpt_chars"] * (1 if used else 2)
         rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
         if estimate_tokens(rest + block(chars)) > budget:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.

@@ -20,6 +20,7 @@ from search import (
     WorkspacePool,
     coverage,
     name_keys,
+    named_days,
     named_subjects,
 )
 
@@ -131,11 +132,14 @@ class StageSearch:
 
     def exact_rows(self, ws, bands):
         """The exact stage: a document named by title or file name first, then each identifier,
-        then the entities of this workspace the query names; a chunk keeps the first match found."""
+        then the entities of this workspace the query names, then what was written on the day,
+        week or month it names (never confident: a day holds more than the answer); a chunk
+        keeps the first match found."""
         q = self.q
         entities = q.entities.get(ws)
-        if not (q.idents or entities or q.titles or q.files):
-            return [], "no identifier, entity, title or file name in the query"
+        days = named_days(q.span)
+        if not (q.idents or entities or q.titles or q.files or days):
+            return [], "no identifier, entity, title, file name or day in the query"
         rows = []
         if q.titles or q.files:
             for r in self.run_stage("document", ws, bands, {"title_keys": q.titles, "file_names": q.files}):
@@ -146,13 +150,21 @@ class StageSearch:
         if entities:
             for r in self.run_stage("entity", ws, bands, {"entity_ids": [e["id"] for e in entities]}):
                 rows.append(self.candidate(r, True, match="entity", detail="entity " + r["detail"]))
+        if days:
+            values = {
+                "first_day": q.span["first"],
+                "last_day": q.span["last"],
+                "query": q.words[:MAX_QUERY_CHARS],
+            }
+            for r in self.run_stage("dated", ws, bands, values):
+                rows.append(self.candidate(r, False, match="dated", detail="written " + r["detail"]))
         return rows, None
 
     def lexical_rows(self, ws, bands):
         """The lexical stage: BM25 over the query text, confident from retrieval.lexical_confident_score."""
         if not self.q.terms:
             return [], "no searchable words in the query"
-        rows = self.run_stage("lexical", ws, bands, {"query": self.q.text[:MAX_QUERY_CHARS]})
+        rows = self.run_stage("lexical", ws, bands, {"query": self.q.words[:MAX_QUERY_CHARS]})
         return [self.candidate(r, r["score"] >= self.thresholds["lexical"]) for r in rows], None
 
     def capsule_rows(self, ws, bands):

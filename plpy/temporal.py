@@ -23,11 +23,14 @@ specific kind, in this order:
 
 - `date`: "2014-03-02", "2014/03/02", "4 March 2014", "4th of March, 2014",
   "March 4, 2014", "02/03/2014" (this form only from 1900: "8.1.1424" is a
-  version), "March 4, 1803", "1803-03-04". Fields `year`, `date` (ISO; null
-  when a numeric day/month order is ambiguous, as in "02/03/2014").
+  version), "March 4, 1803", "1803-03-04". Fields `year`, `date` (ISO; where
+  both readings of a numeric day and month are dates, as in "02/03/2014",
+  `numeric_order` decides: 'dmy' (2 March) or 'mdy' (3 February)).
 - `month_year`: "March 2014", "Mar. 2014", "March of 2014", "May 1790",
   "2014-03", "2014/03", "03/2014" (the numeric forms only from 1900). Fields
-  `year`, `month`. A month without a year ("in March") is not a signal.
+  `year`, `month`. A capitalised month without a year after "in", "during",
+  "last" or "this" ("in March") is the latest such month begun by today
+  ("last March" one before this month).
   "2010-11" reads as November 2010.
 - `century`: "the 1800s", "the 1800's", "the 19th century", "the nineteenth
   century", "19th-century", "the eighteen hundreds", from the 11th century
@@ -105,7 +108,7 @@ import datetime
 import re
 import unicodedata
 
-from months import MONTH_PATTERN, MONTHS
+from months import MONTH_PATTERN, MONTHS, WEEKDAYS
 
 SCAN_CHARS = 2000
 MAX_CUES = 200
@@ -164,6 +167,36 @@ _YEAR_MONTH = re.compile(_NB + _NOT_AFTER_NUMBER + _YEAR + r"[-/]([0-9]{2})" + _
 _MONTH_SLASH_YEAR = re.compile(
     _NB + r"(?<![0-9A-Za-z_][-/.])([0-9]{1,2})/" + _YEAR + _NA + _NOT_BEFORE_NUMBER
 )
+# A day and month without a year ("24 June", "June 24th", "Tuesday, 24 June"): the latest such day
+# on or before today (one on the weekday named, when the last 28 years have one). Not before a
+# number ("June 24, 2025" is a date with its year; "June 24 12:30" a time).
+_WEEKDAY_NAME = r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_NO_NUMBER_AFTER = r"(?!\s*,?\s*[0-9])(?![:.][0-9])"
+_DAY_MONTH = re.compile(
+    r"(?<!\w)(?:" + _WEEKDAY_NAME + r",?\s+(?:the\s+)?)?" + _NB + r"(?P<day>[0-9]{1,2})" + _ORDINAL
+    + r"(?:\s+of)?\s+(?P<month>" + MONTH_PATTERN + r")" + _NA + _NO_NUMBER_AFTER,
+    re.I,
+)  # fmt: skip
+_MONTH_DAY = re.compile(
+    r"(?<!\w)(?:" + _WEEKDAY_NAME + r",?\s+)?(?P<month>" + MONTH_PATTERN + r")\s+(?:the\s+)?"
+    + _NB + r"(?P<day>[0-9]{1,2})" + _ORDINAL + _NA + _NO_NUMBER_AFTER,
+    re.I,
+)  # fmt: skip
+# A month without a year after "in", "during", "last" or "this" ("in March"): the latest such month
+# begun by today ("last March": before this month).
+_MONTH_ALONE = re.compile(
+    r"(?<!\w)(?P<which>in|during|last|this)\s+(?P<month>"
+    + MONTH_PATTERN
+    + r")(?!\w)(?!\s*,?\s*(?:of\s+)?[0-9])",
+    re.I,
+)
+# "yesterday", "last Tuesday", "on Tuesday": a day counted back from today. A weekday followed by
+# a day or month ("on Tuesday, 24 June") is read by the forms above.
+_DAY_BACK = re.compile(
+    r"(?<!\w)(?:(?P<yesterday>(?:the\s+day\s+before\s+)?yesterday)|(?P<which>last|this\s+past|on)\s+"
+    + _WEEKDAY_NAME + r")(?!\w)(?!\s*,?\s*(?:the\s+)?[0-9])(?!\s*,?\s*" + MONTH_PATTERN + r")",
+    re.I,
+)  # fmt: skip
 _THE_MOD = r"(?<!\w)(?:(?P<the>the)\s+)?(?:(?P<mod>early|mid|late)(?:-|\s+)?)?"
 _DECADE = re.compile(
     _THE_MOD + r"(?:" + _NB + r"(?P<full>1[0-9]{2}0|20[0-9]0)" + _APOSTROPHE + r"?s"
@@ -298,22 +331,16 @@ def _iso_date(m, text, today, days):
     day = _date(int(m.group(1)), int(m.group(3)), int(m.group(4)))
     if not day:
         return None
-    return {
-        "kind": "date",
-        "year": day.year,
-        "date": day.isoformat(),
-        "opens_archive": _opens(day, today, days),
-    }
+    return _day_signal(day, today, days)
 
 
-def _numeric_date(m, text, today, days):
+def _numeric_date(m, text, today, days, order="dmy"):
     a, b, year = int(m.group(1)), int(m.group(3)), int(m.group(4))
-    candidates = {d for d in (_date(year, b, a), _date(year, a, b)) if d}
-    if not candidates:
-        return None
-    earliest = min(candidates)
-    exact = earliest.isoformat() if len(candidates) == 1 else None
-    return {"kind": "date", "year": year, "date": exact, "opens_archive": _opens(earliest, today, days)}
+    readings = (
+        (_date(year, b, a), _date(year, a, b)) if order == "dmy" else (_date(year, a, b), _date(year, b, a))
+    )
+    day = readings[0] or readings[1]
+    return _day_signal(day, today, days) if day else None
 
 
 def _named_date(day_group, month_group, year_group):
@@ -321,14 +348,76 @@ def _named_date(day_group, month_group, year_group):
         day = _date(int(m.group(year_group)), MONTHS[m.group(month_group).lower()], int(m.group(day_group)))
         if not day:
             return None
-        return {
-            "kind": "date",
-            "year": day.year,
-            "date": day.isoformat(),
-            "opens_archive": _opens(day, today, days),
-        }
+        return _day_signal(day, today, days)
 
     return handler
+
+
+def _latest_day(today, month, day, weekday=None):
+    """The latest date on or before today with this month and day, on `weekday` when one of the
+    last 28 years (a full cycle of weekdays and leap years) has it there."""
+    for back in range(29):
+        found = _date(today.year - back, month, day)
+        if found and found <= today and (weekday is None or found.weekday() == weekday):
+            return found
+    return None if weekday is None else _latest_day(today, month, day)
+
+
+def _day_month(m, text, today, days):
+    written = m.group("month").rstrip(".")
+    if (written.lower() == "may" or len(written) <= 4) and not written[0].isupper():
+        return None  # "I may 2", "mar 3": a verb or a word, not a month, unless capitalised
+    weekday = m.group("weekday")
+    month = MONTHS[written.lower()]
+    day = _latest_day(today, month, int(m.group("day")), WEEKDAYS[weekday.lower()] if weekday else None)
+    return _day_signal(day, today, days) if day else None
+
+
+def _month_alone(m, text, today, days):
+    written = m.group("month").rstrip(".")
+    if not written[0].isupper():
+        return None  # "in may", "in mar": a month is written with a capital when it stands alone
+    month = MONTHS[written.lower()]
+    year = (
+        today.year
+        if month < today.month or (month == today.month and m.group("which").lower() != "last")
+        else today.year - 1
+    )
+    first = datetime.date(year, month, 1)
+    return {
+        "kind": "month_year",
+        "year": year,
+        "month": month,
+        "opens_archive": _opens(first, today, days),
+        **_days(first, datetime.date(year, month, calendar.monthrange(year, month)[1])),
+    }
+
+
+def _day_back(m, text, today, days):
+    if m.group("yesterday"):
+        back = 2 if len(m.group("yesterday").split()) > 1 else 1
+    else:
+        # "on Tuesday" may be today; "last Tuesday" and "this past Tuesday" are before it
+        back = (today.weekday() - WEEKDAYS[m.group("weekday").lower()]) % 7
+        if back == 0 and m.group("which").lower() != "on":
+            back = 7
+    return _day_signal(today - datetime.timedelta(days=back), today, days)
+
+
+def _day_signal(day, today, days):
+    """The signal of one named day."""
+    return {
+        "kind": "date",
+        "year": day.year,
+        "date": day.isoformat(),
+        "opens_archive": _opens(day, today, days),
+        **_days(day, day),
+    }
+
+
+def _days(first, last):
+    """The days a signal names, first and last (ISO), for ranking by closeness in time."""
+    return {"first_day": first.isoformat(), "last_day": last.isoformat()}
 
 
 def _month_year(year_group, month_group, named):
@@ -338,11 +427,13 @@ def _month_year(year_group, month_group, named):
         if not 1 <= month <= 12:
             return None
         first = datetime.date(year, month, 1)
+        last = datetime.date(year, month, calendar.monthrange(year, month)[1])
         return {
             "kind": "month_year",
             "year": year,
             "month": month,
             "opens_archive": _opens(first, today, days),
+            **_days(first, last),
         }
 
     return handler
@@ -361,6 +452,7 @@ def _century_span(first, m, today, days):
         "first": first,
         "last": last,
         "opens_archive": _opens(datetime.date(first, 1, 1), today, days),
+        **_year_days(first, last),
     }
 
 
@@ -383,6 +475,7 @@ def _decade(m, text, today, days):
         "first": first,
         "last": first + 9,
         "opens_archive": _opens(datetime.date(first, 1, 1), today, days),
+        **_year_days(first, first + 9),
     }
 
 
@@ -405,7 +498,7 @@ def _bare_year(m, text, today, days):
     if not _reads_as_year(text, m.start(), m.end(), year, today):
         return None
     opens = year < today.year and _opens(datetime.date(year, 1, 1), today, days)
-    return {"kind": "year", "year": year, "opens_archive": opens}
+    return {"kind": "year", "year": year, "opens_archive": opens, **_year_days(year, year)}
 
 
 def _ago(m, text, today, days):
@@ -431,6 +524,7 @@ def _ago(m, text, today, days):
         "days_ago": (today - day).days,
         "year": None if approximate or day.year < MIN_YEAR else day.year,
         "opens_archive": _opens(day, today, days),
+        **({} if approximate or day.year < MIN_YEAR else _around(day, unit)),
     }
 
 
@@ -445,6 +539,11 @@ def _last(m, text, today, days):
             day = _minus_months(today.replace(day=1), 1)
         else:
             day = today - datetime.timedelta(days=7)
+    if unit == "week":  # the calendar week before this one, Monday to Sunday
+        monday = today - datetime.timedelta(days=today.weekday() + 7)
+        named = _days(monday, monday + datetime.timedelta(days=6))
+    else:
+        named = _around(day, unit)
     return {
         "kind": "relative",
         "unit": unit,
@@ -453,7 +552,26 @@ def _last(m, text, today, days):
         "days_ago": (today - day).days,
         "year": day.year,
         "opens_archive": _opens(day, today, days),
+        **named,
     }
+
+
+def _year_days(first, last):
+    return _days(datetime.date(first, 1, 1), datetime.date(last, 12, 31))
+
+
+def _around(day, unit):
+    """The days "N units ago" names: that day, the week around it, its calendar month or year,
+    the decade around it."""
+    if unit == "day":
+        return _days(day, day)
+    if unit == "week":
+        return _days(day - datetime.timedelta(days=3), day + datetime.timedelta(days=3))
+    if unit == "month":
+        return _days(day.replace(day=1), day.replace(day=calendar.monthrange(day.year, day.month)[1]))
+    if unit == "year":
+        return _year_days(day.year, day.year)
+    return _year_days(max(MIN_YEAR, day.year - 5), day.year + 4)
 
 
 _PATTERNS = [
@@ -467,9 +585,13 @@ _PATTERNS = [
     (_CENTURY, _century),
     (_HUNDREDS, _hundreds),
     (_DECADE, _decade),
+    (_DAY_MONTH, _day_month),
+    (_MONTH_DAY, _day_month),
+    (_MONTH_ALONE, _month_alone),
     (_BARE_YEAR, _bare_year),
     (_LAST, _last),
     (_AGO, _ago),
+    (_DAY_BACK, _day_back),
 ]
 
 
@@ -496,8 +618,12 @@ def cue_pattern(cues):
     return re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + r")(?!\w)", re.I), phrases
 
 
-def detect(query, cues, today, archive_after_days=365):
-    """The temporal signals of `query` (see the module docstring)."""
+def detect(query, cues, today, archive_after_days=365, numeric_order="dmy"):
+    """The temporal signals of `query` (see the module docstring); numeric_order ('dmy' or
+    'mdy', the setting banding.numeric_date_order) reads a numeric date both ways of which are
+    dates."""
+    if numeric_order not in ("dmy", "mdy"):
+        raise ValueError(f"numeric_order must be 'dmy' or 'mdy', not {numeric_order!r}")
     if (
         not isinstance(archive_after_days, int)
         or isinstance(archive_after_days, bool)
@@ -516,7 +642,10 @@ def detect(query, cues, today, archive_after_days=365):
         for m in pattern.finditer(text):
             if not free(m.start(), m.end()):
                 continue
-            found = handler(m, text, today, archive_after_days)
+            if handler is _numeric_date:
+                found = handler(m, text, today, archive_after_days, numeric_order)
+            else:
+                found = handler(m, text, today, archive_after_days)
             if found:
                 claimed.append((m.start(), m.end()))
                 kind = found.pop("kind")
@@ -553,10 +682,17 @@ def detect(query, cues, today, archive_after_days=365):
             years.update((s["first"], s["last"]))
         elif s.get("year") is not None:
             years.add(s["year"])
+    named = [s for s in signals if "first_day" in s]
     return {
         "signal": bool(signals),
         "opens_archive": any(s["opens_archive"] for s in signals),
         "years": sorted(years),
+        "span": {
+            "first": min(s["first_day"] for s in named),
+            "last": max(s["last_day"] for s in named),
+        }
+        if named
+        else None,
         "truncated": len(query) > SCAN_CHARS,
         "signals": signals,
     }

@@ -1738,7 +1738,8 @@ CREATE FUNCTION exo.temporal_signal(query text, as_of date DEFAULT CURRENT_DATE)
         query,
         (select s.value from exo_private.settings s where s.key = 'retrieval.temporal_cues'),
         coalesce(as_of, current_date),
-        (select s.value from exo_private.settings s where s.key = 'retrieval.archive_after_days')::int)
+        (select s.value from exo_private.settings s where s.key = 'retrieval.archive_after_days')::int,
+        (select s.value #>> '{}' from exo_private.settings s where s.key = 'banding.numeric_date_order'))
 $$;
 
 ALTER FUNCTION exo.temporal_signal(query text, as_of date) OWNER TO exo_api;
@@ -3224,6 +3225,7 @@ what the query words are, which candidates a workspace admits, how the combined
 pool is ordered, and what a context packet holds.
 """
 
+import datetime
 import math
 import re
 
@@ -3565,15 +3567,33 @@ def asks_present(query):
     "these days", "still")."""
     return bool(_ASKS_PRESENT.search(query or ""))
 
-def freshness(candidate, weights, today_ordinal, years, recency=True, present=False):
-    """Closeness to the years the question names; else, under recency preference, recency (over
-    present_half_life_days for a question about the present); else (the archive is open)
-    neutral."""
+# The longest span of days a question may name for the days themselves to rank (a day, a week, a
+# month): longer ones (a year, a decade) rank by year.
+NAMED_DAYS_MAX = 62
+
+def named_days(span):
+    """(first, last) day ordinals of the span a question names (temporal.detect's span) when it
+    is a day, a week or a month; None otherwise."""
+    if not span:
+        return None
+    first = datetime.date.fromisoformat(span["first"]).toordinal()
+    last = datetime.date.fromisoformat(span["last"]).toordinal()
+    return (first, last) if last - first < NAMED_DAYS_MAX else None
+
+def freshness(candidate, weights, today_ordinal, years, recency=True, present=False, days=None):
+    """Closeness to the days (named_days) or else the years the question names: within a week's
+    or the span's length of it, falling to date_miss_floor; else, under recency preference,
+    recency (over present_half_life_days for a question about the present); else (the archive
+    is open) neutral."""
     if candidate.get("canonical"):
         return 1.0  # a canonical document is current by declaration, whatever its date
     written = candidate.get("written_ordinal")
     if written is None:
         return weights["freshness_floor"]
+    if days:
+        first, last = days
+        miss = first - written if written < first else written - last if written > last else 0
+        return max(weights["date_miss_floor"], 1.0 - miss / max(7, last - first + 1))
     if years:
         year = candidate["written_year"]
         first, last = min(years), max(years)
@@ -3621,7 +3641,7 @@ def from_ranking(ranked_ids, ids):
     n = len(order)
     return {chunk: 1.0 - (rank / n) * 0.95 for rank, chunk in enumerate(order)}
 
-def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False):
+def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False, days=None):
     """The candidates in final order, each with its relevance and score.
 
     A reranker only reorders: the chunks out are exactly the chunks in, whatever the
@@ -3631,7 +3651,9 @@ def rank(candidates, relevance, weights, today_ordinal, years, recency=True, pre
         r = relevance.get(c["chunk_id"])
         r = 0.0 if r is None or not math.isfinite(r) else r
         score = (
-            r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency, present)
+            r
+            * priority(c, weights, recency)
+            * freshness(c, weights, today_ordinal, years, recency, present, days)
         )
         ranked.append(dict(c, relevance=round(r, 4), score=round(score, 6)))
     ranked.sort(key=lambda c: (-c["score"], -c["relevance"], c["chunk_id"]))
@@ -4089,7 +4111,9 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         def block(chars, c=c):
             return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
-        chars = settings["packet.excerpt_chars"]
+        # The best evidence gets twice the room: its answer is often a sentence or a message away
+        # from the one that shares the question's words.
+        chars = settings["packet.excerpt_chars"] * (1 if used else 2)
         rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
         if estimate_tokens(rest + block(chars)) > budget:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
@@ -5137,6 +5161,7 @@ what the query words are, which candidates a workspace admits, how the combined
 pool is ordered, and what a context packet holds.
 """
 
+import datetime
 import math
 import re
 
@@ -5478,15 +5503,33 @@ def asks_present(query):
     "these days", "still")."""
     return bool(_ASKS_PRESENT.search(query or ""))
 
-def freshness(candidate, weights, today_ordinal, years, recency=True, present=False):
-    """Closeness to the years the question names; else, under recency preference, recency (over
-    present_half_life_days for a question about the present); else (the archive is open)
-    neutral."""
+# The longest span of days a question may name for the days themselves to rank (a day, a week, a
+# month): longer ones (a year, a decade) rank by year.
+NAMED_DAYS_MAX = 62
+
+def named_days(span):
+    """(first, last) day ordinals of the span a question names (temporal.detect's span) when it
+    is a day, a week or a month; None otherwise."""
+    if not span:
+        return None
+    first = datetime.date.fromisoformat(span["first"]).toordinal()
+    last = datetime.date.fromisoformat(span["last"]).toordinal()
+    return (first, last) if last - first < NAMED_DAYS_MAX else None
+
+def freshness(candidate, weights, today_ordinal, years, recency=True, present=False, days=None):
+    """Closeness to the days (named_days) or else the years the question names: within a week's
+    or the span's length of it, falling to date_miss_floor; else, under recency preference,
+    recency (over present_half_life_days for a question about the present); else (the archive
+    is open) neutral."""
     if candidate.get("canonical"):
         return 1.0  # a canonical document is current by declaration, whatever its date
     written = candidate.get("written_ordinal")
     if written is None:
         return weights["freshness_floor"]
+    if days:
+        first, last = days
+        miss = first - written if written < first else written - last if written > last else 0
+        return max(weights["date_miss_floor"], 1.0 - miss / max(7, last - first + 1))
     if years:
         year = candidate["written_year"]
         first, last = min(years), max(years)
@@ -5534,7 +5577,7 @@ def from_ranking(ranked_ids, ids):
     n = len(order)
     return {chunk: 1.0 - (rank / n) * 0.95 for rank, chunk in enumerate(order)}
 
-def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False):
+def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False, days=None):
     """The candidates in final order, each with its relevance and score.
 
     A reranker only reorders: the chunks out are exactly the chunks in, whatever the
@@ -5544,7 +5587,9 @@ def rank(candidates, relevance, weights, today_ordinal, years, recency=True, pre
         r = relevance.get(c["chunk_id"])
         r = 0.0 if r is None or not math.isfinite(r) else r
         score = (
-            r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency, present)
+            r
+            * priority(c, weights, recency)
+            * freshness(c, weights, today_ordinal, years, recency, present, days)
         )
         ranked.append(dict(c, relevance=round(r, 4), score=round(score, 6)))
     ranked.sort(key=lambda c: (-c["score"], -c["relevance"], c["chunk_id"]))
@@ -6002,7 +6047,9 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         def block(chars, c=c):
             return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
-        chars = settings["packet.excerpt_chars"]
+        # The best evidence gets twice the room: its answer is often a sentence or a message away
+        # from the one that shares the question's words.
+        chars = settings["packet.excerpt_chars"] * (1 if used else 2)
         rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
         if estimate_tokens(rest + block(chars)) > budget:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
@@ -6671,6 +6718,7 @@ what the query words are, which candidates a workspace admits, how the combined
 pool is ordered, and what a context packet holds.
 """
 
+import datetime
 import math
 import re
 
@@ -7012,15 +7060,33 @@ def asks_present(query):
     "these days", "still")."""
     return bool(_ASKS_PRESENT.search(query or ""))
 
-def freshness(candidate, weights, today_ordinal, years, recency=True, present=False):
-    """Closeness to the years the question names; else, under recency preference, recency (over
-    present_half_life_days for a question about the present); else (the archive is open)
-    neutral."""
+# The longest span of days a question may name for the days themselves to rank (a day, a week, a
+# month): longer ones (a year, a decade) rank by year.
+NAMED_DAYS_MAX = 62
+
+def named_days(span):
+    """(first, last) day ordinals of the span a question names (temporal.detect's span) when it
+    is a day, a week or a month; None otherwise."""
+    if not span:
+        return None
+    first = datetime.date.fromisoformat(span["first"]).toordinal()
+    last = datetime.date.fromisoformat(span["last"]).toordinal()
+    return (first, last) if last - first < NAMED_DAYS_MAX else None
+
+def freshness(candidate, weights, today_ordinal, years, recency=True, present=False, days=None):
+    """Closeness to the days (named_days) or else the years the question names: within a week's
+    or the span's length of it, falling to date_miss_floor; else, under recency preference,
+    recency (over present_half_life_days for a question about the present); else (the archive
+    is open) neutral."""
     if candidate.get("canonical"):
         return 1.0  # a canonical document is current by declaration, whatever its date
     written = candidate.get("written_ordinal")
     if written is None:
         return weights["freshness_floor"]
+    if days:
+        first, last = days
+        miss = first - written if written < first else written - last if written > last else 0
+        return max(weights["date_miss_floor"], 1.0 - miss / max(7, last - first + 1))
     if years:
         year = candidate["written_year"]
         first, last = min(years), max(years)
@@ -7068,7 +7134,7 @@ def from_ranking(ranked_ids, ids):
     n = len(order)
     return {chunk: 1.0 - (rank / n) * 0.95 for rank, chunk in enumerate(order)}
 
-def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False):
+def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False, days=None):
     """The candidates in final order, each with its relevance and score.
 
     A reranker only reorders: the chunks out are exactly the chunks in, whatever the
@@ -7078,7 +7144,9 @@ def rank(candidates, relevance, weights, today_ordinal, years, recency=True, pre
         r = relevance.get(c["chunk_id"])
         r = 0.0 if r is None or not math.isfinite(r) else r
         score = (
-            r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency, present)
+            r
+            * priority(c, weights, recency)
+            * freshness(c, weights, today_ordinal, years, recency, present, days)
         )
         ranked.append(dict(c, relevance=round(r, 4), score=round(score, 6)))
     ranked.sort(key=lambda c: (-c["score"], -c["relevance"], c["chunk_id"]))
@@ -7536,7 +7604,9 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         def block(chars, c=c):
             return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
-        chars = settings["packet.excerpt_chars"]
+        # The best evidence gets twice the room: its answer is often a sentence or a message away
+        # from the one that shares the question's words.
+        chars = settings["packet.excerpt_chars"] * (1 if used else 2)
         rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
         if estimate_tokens(rest + block(chars)) > budget:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
@@ -8724,13 +8794,25 @@ names the source:
 3. a date or year in the title or the first lines (HEAD_LINES lines of at most HEAD_LINE_CHARS);
 4. the first full date in the opening of the text (TEXT_DATE_SEARCH_CHARS);
 5. the last full date in the closing lines (CLOSING_CHARS: a signature or a trailer);
-6. a date or year in the path;
+6. a date, month or year in the path: a full date in one folder or the file name, or one spread
+   over them ("2025/06/24.md", "2025-06/24 notes.md", "journal/2025/June/24.md");
 7. the file's modification time.
 
-Years run from 1000 to today. A full date ("1803-03-04", "4 March 1803", "March 4, 1803",
-"04-MAR-1803") is a date wherever it stands; a bare year counts only where it reads as a year
-(year_in_line) and never next to a currency, a label such as "room" or "No.", or a noun
-("1500 people", "1850 km"). A canonical document is current unless its frontmatter says otherwise.
+Precision beats that order where they agree: a year (or a month) from one source gives way to
+a month or a full date of that year (and month) from a source lower down ("2025" in the first
+line, "2025-04-09.md" the file name: 2025-04-09, by the path). The file's modification time
+never refines anything. A year alone is kept as 1 July, a month alone as its first day (as
+"June 2025" always was): a weekday in a month's folder ("2025-06/Tuesday.md") says which month,
+not which Tuesday.
+
+Years run from 1000 to today. A full date is a date wherever it stands: "1803-03-04",
+"1803/03/04", "1803.03.04", "4 March 1803", "4th of March, 1803", "March 4th, 1803", "04-MAR-1803",
+a weekday before any of them, and the numeric "04/03/1803", "04-03-1803", "04.03.1803", read
+day first or month first by the setting banding.numeric_date_order ('dmy' or 'mdy') where both
+numbers are 12 or less, and as the only possible date where one is over 12. A bare year counts
+only where it reads as a year (year_in_line) and never next to a currency, a label such as
+"room" or "No.", or a noun ("1500 people", "1850 km"). A canonical document is current unless
+its frontmatter says otherwise.
 """
 
 import datetime
@@ -8757,6 +8839,22 @@ MONTHS = {
 #: A regex group matching any month name or abbreviation, with an optional dot.
 MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 
+WEEKDAYS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"),
+            ("thursday", "thu", "thur", "thurs"), ("friday", "fri"), ("saturday", "sat"),
+            ("sunday", "sun"),
+        ]
+    )
+    for name in names
+}  # fmt: skip
+"""Weekday names and abbreviations, Monday 0 (datetime.date.weekday)."""
+
+#: A regex group matching any weekday name or abbreviation, with an optional dot.
+WEEKDAY_PATTERN = "(" + "|".join(sorted(WEEKDAYS, key=len, reverse=True)) + r")\.?"
+
 BANDS = ("current", "recent", "archival")
 FIRST_YEAR = 1000
 TEXT_DATE_SEARCH_CHARS = 1000
@@ -8775,27 +8873,97 @@ TOOL_DEFAULT_DATES = frozenset(
 #: Metadata dates may be written in another time zone than the file's mtime: a day of slack.
 MTIME_SLACK = datetime.timedelta(days=1)
 
+NUMERIC_DATE_ORDERS = ("dmy", "mdy")
+"""banding.numeric_date_order: how "04/03/1803" reads when both numbers could be the month."""
+
 def banding_settings(plpy):
     """The banding.* settings, keyed by name, read inside the database (reband, message_bands)."""
     rows = plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
     return {r["key"]: json.loads(r["value"]) for r in rows}
 
-_YEAR = r"(1\d{3}|20\d\d)"
+def numeric_order(value):
+    """The banding.numeric_date_order setting checked: 'dmy' or 'mdy'."""
+    order = str(value).strip().lower()
+    if order not in NUMERIC_DATE_ORDERS:
+        raise ValueError("banding.numeric_date_order must be 'dmy' or 'mdy', not " + repr(value))
+    return order
+
+#: Precisions of a date found: a day and month without a year, a year alone, a month of a year,
+#: a day.
+DAY_OF_MONTH, YEAR, MONTH, DAY = 0, 1, 2, 3
+
+_Y = r"1\d{3}|20\d\d"
+_YEAR = "(" + _Y + ")"
+_ORDINAL = r"(?:st|nd|rd|th)?"
+#: After a numeric date: no more digits, nor a separator and a digit (a version "2020.03.04-1").
+_NUMERIC_END = r"(?!\d|[-/.]\d)"
+_MONTH_NAME = "(?P<M>" + MONTH_PATTERN + ")"
+#: Named groups: y year, m month number, M month name, d day; a and b the two numbers of a
+#: numeric day and month, in the order written. Dotted dates take two-digit days and months only
+#: ("24.06.2025", not the version "8.2.1909"). Each pattern is a sequence of bounded pieces (no
+#: nested repetition): linear time.
 _DATE_PATTERNS = [
-    (re.compile(r"(?<![\d.])" + _YEAR + r"-(\d\d)-(\d\d)(?!\d)"), ("y", "m", "d")),
-    (
-        re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + MONTH_PATTERN + r",?\s+" + _YEAR + r"(?!\d)", re.I),
-        ("d", "M", "y"),
+    re.compile(r"(?<![\d.])(?P<y>" + _Y + r")-(?P<m>\d\d)-(?P<d>\d\d)(?!\d)"),
+    re.compile(r"(?<![\d./])(?P<y>" + _Y + r")/(?P<m>\d{1,2})/(?P<d>\d{1,2})" + _NUMERIC_END),
+    re.compile(r"(?<![\d./])(?P<y>" + _Y + r")\.(?P<m>\d\d)\.(?P<d>\d\d)" + _NUMERIC_END),
+    re.compile(r"(?<![\w./-])(?P<a>\d{1,2})(?P<s>[-/])(?P<b>\d{1,2})(?P=s)(?P<y>" + _Y + ")" + _NUMERIC_END),
+    re.compile(r"(?<![\w./-])(?P<a>\d\d)\.(?P<b>\d\d)\.(?P<y>" + _Y + ")" + _NUMERIC_END),
+    re.compile(
+        r"\b(?P<d>\d{1,2})" + _ORDINAL + r"\s+(?:of\s+)?" + _MONTH_NAME + r",?\s+(?P<y>" + _Y + r")(?!\d)",
+        re.I,
     ),
-    (
-        re.compile(r"\b" + MONTH_PATTERN + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+" + _YEAR + r"(?!\d)", re.I),
-        ("M", "d", "y"),
+    re.compile(
+        r"\b" + _MONTH_NAME + r"\s+(?P<d>\d{1,2})" + _ORDINAL + r",?\s+(?P<y>" + _Y + r")(?!\d)", re.I
     ),
-    (re.compile(r"\b(\d{1,2})-" + MONTH_PATTERN + r"-" + _YEAR + r"(?!\d)", re.I), ("d", "M", "y")),
+    re.compile(r"\b(?P<d>\d{1,2})-" + _MONTH_NAME + r"-(?P<y>" + _Y + r")(?!\d)", re.I),
 ]
-_PATH_DATE = re.compile(r"(?<!\d)" + _YEAR + r"[-_.]?(\d\d)[-_.]?(\d\d)(?!\d)")
+_PATH_DATE = re.compile(r"(?<!\d)(?P<y>" + _Y + r")[-_.]?(?P<m>\d\d)[-_.]?(?P<d>\d\d)(?!\d)")
 _PATH_YEAR = re.compile(r"(?<!\d)" + _YEAR + r"(?!\d)")
 _PATH_PART_YEAR = re.compile(r"(?<![^/])\d{4}(?:[-_ .]|/|$)")
+#: A file name's extension ("notes.md"), not the last number of a dotted date ("2025.06.24").
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
+#: Whole folder or file names (fullmatch) that hold part of a date, read together in order:
+#: a year ("2025"), a year and month ("2025-06", "2025 June", "June 2025"), a month under a year
+#: ("06", "June", "06-June"), a day under a month ("24", "24th", "24 notes", "Tuesday 24").
+_PART_YEAR = re.compile("(?P<y>" + _Y + ")")
+_PART_YEAR_MONTH = [
+    re.compile("(?P<y>" + _Y + r")[-_. ](?P<m>\d{1,2})"),
+    re.compile("(?P<y>" + _Y + r")[-_. ]+" + _MONTH_NAME, re.I),
+    re.compile(_MONTH_NAME + r"[-_. ]+(?P<y>" + _Y + ")", re.I),
+]
+_PART_MONTH = [
+    re.compile(r"(?P<m>\d{1,2})"),
+    re.compile(r"(?:\d{1,2}[-_. ]+)?" + _MONTH_NAME, re.I),
+]
+_WEEKDAY = "(?P<w>" + WEEKDAY_PATTERN + ")"
+_PART_DAY = re.compile(
+    r"(?:" + _WEEKDAY + r"[-_., ]+)?(?P<d>\d{1,2})" + _ORDINAL + r"(?:[-_., ]+[^\d\s].*)?", re.I | re.S
+)
+_PART_WEEKDAY = re.compile(_WEEKDAY, re.I)
+#: A day and month without a year that is the whole line or name ("February 2nd", "Tuesday 24
+#: June", "Tue, June 24th."): a diary's heading. Its year must come from other evidence.
+_DAY_MONTH = [
+    re.compile(
+        r"(?:"
+        + _WEEKDAY
+        + r",?\s+)?(?:the\s+)?(?P<d>\d{1,2})"
+        + _ORDINAL
+        + r"[\s_-]+(?:of[\s_-]+)?"
+        + _MONTH_NAME
+        + r"[.,:;!]?",
+        re.I,
+    ),
+    re.compile(
+        r"(?:"
+        + _WEEKDAY
+        + r",?\s+)?"
+        + _MONTH_NAME
+        + r"[\s_-]+(?:the\s+)?(?P<d>\d{1,2})"
+        + _ORDINAL
+        + r"[.,:;!]?",
+        re.I,
+    ),
+]
 
 # A bare year: four digits not glued to a word, a currency sign, a reference sign ('#', '!', '@',
 # '~') or a decimal or thousands separator, optionally a range ("1861-65", "1986/87", "1861-1865");
@@ -8837,11 +9005,20 @@ _CODE_AFTER = re.compile(r"[-/]\d")
 _CUE_MARKS = (",", "(", "[", ":", " -", "\u2013", "\u2014")
 _NEXT_WORD = re.compile(r"([^\W\d_]+)")
 
-def _make_date(fields, order):
-    values = dict(zip(order, fields, strict=False))
-    month = MONTHS[values["M"].lower()] if "M" in values else int(values["m"])
+def _make_date(fields, order="dmy"):
+    """The date of a match's named groups (y with m or M and d, or y with a and b: a numeric day and
+    month, read by `order` where both could be the month), or None if there is no such day."""
+    if fields.get("a"):
+        first, second = int(fields["a"]), int(fields["b"])
+        if first > 12 and second > 12:
+            return None
+        day_first = first > 12 or (second <= 12 and order == "dmy")
+        day, month = (first, second) if day_first else (second, first)
+    else:
+        day = int(fields["d"])
+        month = MONTHS[fields["M"].rstrip(".").lower()] if fields.get("M") else int(fields["m"])
     try:
-        return datetime.date(int(values["y"]), month, int(values["d"]))
+        return datetime.date(int(fields["y"]), month, day)
     except ValueError:
         return None
 
@@ -8849,12 +9026,13 @@ def _year_date(year, today, month=None):
     """A year (or a month of it) as a day: 1 July (or the month's first), never after today."""
     return min(datetime.date(year, month or 7, 1), today)
 
-def full_dates(text, today):
-    """[(start, date, matched, "date")]: the full dates in text, FIRST_YEAR to today, in order."""
+def full_dates(text, today, order="dmy"):
+    """[(start, date, matched, "date")]: the full dates in text, FIRST_YEAR to today, in order;
+    `order` ('dmy' or 'mdy') reads a numeric day and month where both could be the month."""
     found = []
-    for pattern, order in _DATE_PATTERNS:
+    for pattern in _DATE_PATTERNS:
         for m in pattern.finditer(text):
-            day = _make_date(m.groups(), order)
+            day = _make_date(m.groupdict(), order)
             if day and day <= today:
                 found.append((m.start(), day, m.group(0), "date"))
     return sorted(found)
@@ -8894,41 +9072,63 @@ def year_in_line(line, today):
         return m.start(), _year_date(year, today), m.group(1), "year"
     return None
 
-def parse_date(value, today=None):
-    """A date from a frontmatter or metadata value: a date or datetime, an ISO string, a full
-    date in words (an email's "Mon, 01 Jan 2001 ..." too), a year alone (as 1 July) or a year
-    and month (as its first day); None if none."""
-    today = today or datetime.date.today()
+def _found(precision, day, reason, year=None, month=None):
+    """One piece of evidence: (precision, date, (year, month), reason). The year and month are the
+    ones written (a year or month as a day is never after today, so its date may differ)."""
+    return precision, day, (year or day.year, month or day.month), reason
+
+def _parsed(value, today, order="dmy"):
+    """(precision, date, (year, month)) of a frontmatter or metadata value, or None."""
     if isinstance(value, datetime.datetime):
-        return value.date()
+        value = value.date()
     if isinstance(value, datetime.date):
-        return value
+        return DAY, value, (value.year, value.month)
     if isinstance(value, int) and not isinstance(value, bool) and FIRST_YEAR <= value <= today.year:
-        return _year_date(value, today)
+        return YEAR, _year_date(value, today), (value, None)
     if not isinstance(value, str):
         return None
     text = value.strip()
     m = re.match(r"^(\d{4})-(\d\d)-(\d\d)", text)
     if m:
-        return _make_date(m.groups(), ("y", "m", "d")) if int(m.group(1)) >= FIRST_YEAR else None
-    m = re.fullmatch(r"(\d{4})(?:-(\d\d))?", text)
+        day = _make_date({"y": m.group(1), "m": m.group(2), "d": m.group(3)})
+        return (DAY, day, (day.year, day.month)) if day and day.year >= FIRST_YEAR else None
+    m = re.fullmatch(r"(\d{4})(?:[-/.](\d{1,2}))?", text)
     if m:
         year = int(m.group(1))
         month = int(m.group(2)) if m.group(2) and 1 <= int(m.group(2)) <= 12 else None
-        return _year_date(year, today, month) if FIRST_YEAR <= year <= today.year else None
-    found = full_dates(text, datetime.date.max)
-    return found[0][1] if found else None
+    else:
+        m = re.fullmatch(_MONTH_NAME + r"[\s,]+(?P<y>\d{4})", text, re.I)  # "June 2025"
+        year, month = (int(m.group("y")), _month_of(m)) if m else (None, None)
+    if year is not None:
+        if not FIRST_YEAR <= year <= today.year:
+            return None
+        return (MONTH if month else YEAR), _year_date(year, today, month), (year, month)
+    found = full_dates(text, datetime.date.max, order)
+    return (DAY, found[0][1], (found[0][1].year, found[0][1].month)) if found else None
 
-def metadata_date(metadata, mtime_ns, today):
-    """(date, reason) from the format's own metadata, or None: metadata["date"] unless it is before
-    FIRST_YEAR, a tool's default, after today, or after the file's mtime (with MTIME_SLACK)."""
-    day = parse_date(metadata.get("date"), today)
-    if day is None or day.year < FIRST_YEAR or day in TOOL_DEFAULT_DATES or day > today:
+def parse_date(value, today=None, order="dmy"):
+    """A date from a frontmatter or metadata value: a date or datetime, an ISO string, a full
+    date in any form full_dates reads (an email's "Mon, 01 Jan 2001 ..." too), a year alone (as
+    1 July) or a year and month ("1796-09", "1796/09", "September 1796": as its first day); None
+    if none."""
+    parsed = _parsed(value, today or datetime.date.today(), order)
+    return parsed[1] if parsed else None
+
+def metadata_date(metadata, mtime_ns, today, order="dmy"):
+    """The format's own metadata["date"] as evidence (_found), or None: before FIRST_YEAR, a tool's
+    default, after today, or after the file's mtime (with MTIME_SLACK) are no evidence."""
+    parsed = _parsed(metadata.get("date"), today, order)
+    if parsed is None:
+        return None
+    precision, day, (year, month) = parsed
+    if day.year < FIRST_YEAR or day in TOOL_DEFAULT_DATES or day > today:
         return None
     if day > _mtime_date(mtime_ns) + MTIME_SLACK:
         return None
     source = metadata.get("date_source") or "format metadata"
-    return day, "metadata date '" + day.isoformat() + "' (" + str(source) + ")"
+    return _found(
+        precision, day, "metadata date '" + day.isoformat() + "' (" + str(source) + ")", year, month
+    )
 
 def _head_lines(text):
     """The first HEAD_LINES non-empty lines (a heading's '#' dropped), those of at most HEAD_LINE_CHARS:
@@ -8942,35 +9142,147 @@ def _head_lines(text):
                 break
     return [line for line in lines if len(line) <= HEAD_LINE_CHARS]
 
-def date_in_head(title, text, today):
-    """(date, reason) from the title or the first lines, or None: in each, in order, the first
-    full date or year that reads as one (a year as 1 July, a month and year as its first day)."""
+def dates_in_head(title, text, today, order):
+    """Evidence (_found) from the title, then each first line, in the order they stand: its first
+    full date and first year (or month) that reads as one; a line that is a day and month alone
+    ("June 24th") as (DAY_OF_MONTH, (month, day, weekday or None), None, reason)."""
     for where, lines in (("title", [title] if title else []), ("first lines", _head_lines(text))):
         for line in lines:
-            hits = full_dates(line, today)[:1] + [hit for hit in [year_in_line(line, today)] if hit]
-            if hits:
-                _start, day, matched, kind = min(hits)
-                return day, kind + " in " + where + " '" + matched + "'"
-    return None
+            day_month = _day_month(line)
+            if day_month:
+                yield DAY_OF_MONTH, day_month, None, "date in " + where + " '" + line + "'"
+                continue
+            hits = full_dates(line, today, order)[:1] + [hit for hit in [year_in_line(line, today)] if hit]
+            for _start, day, matched, kind in sorted(hits):
+                reason = kind + " in " + where + " '" + matched + "'"
+                if kind == "month":  # "June 2026" as of 2 March 2026 is kept as that day, still June's
+                    month = MONTHS[_NEXT_WORD.match(matched).group(1).lower()]
+                    yield _found(MONTH, day, reason, day.year, month)
+                else:
+                    yield _found(DAY if kind == "date" else YEAR, day, reason)
 
-def date_in_text(text, today):
+def _day_month(text):
+    """(month, day, weekday or None) of a day and month without a year that is all of text, or None."""
+    m = _fullmatch_any(_DAY_MONTH, text.strip())
+    if not m or not 1 <= int(m.group("d")) <= 31:
+        return None
+    return MONTHS[m.group("M").rstrip(".").lower()], int(m.group("d")), _weekday_of(m)
+
+def _weekday_of(m):
+    return WEEKDAYS[m.group("w").rstrip(".").lower()] if m and m.group("w") else None
+
+def _checked_day(year, month, day_number, today, *weekdays):
+    """The day (year, month, day_number) if there is one, not after today, on each weekday named
+    (None: none named); else None."""
+    try:
+        day = datetime.date(year, month, day_number)
+    except ValueError:
+        return None
+    if day > today or any(w is not None and w != day.weekday() for w in weekdays):
+        return None
+    return day
+
+def _with_day_of_month(coarse, day_month, weekday, today):
+    """A date from a year (or month) and a day and month from elsewhere that agree with it and with
+    the weekdays named (in the heading, and by the file name), or None."""
+    month, day_number, named = day_month
+    year, coarse_month = coarse[2]
+    if coarse[0] == MONTH and month != coarse_month:
+        return None
+    return _checked_day(year, month, day_number, today, named, weekday)
+
+def date_in_text(text, today, order="dmy"):
     """(start, date, matched, kind): the first full date in the opening of the text, not in the future."""
-    found = full_dates(text[:TEXT_DATE_SEARCH_CHARS], today)
+    found = full_dates(text[:TEXT_DATE_SEARCH_CHARS], today, order)
     return found[0] if found else None
 
-def date_at_end(text, today):
+def date_at_end(text, today, order="dmy"):
     """(start, date, matched, kind): the last full date in the closing lines (a signature, a trailer)."""
-    found = full_dates(text[-CLOSING_CHARS:], today)
+    found = full_dates(text[-CLOSING_CHARS:], today, order)
     return found[-1] if found else None
 
-def date_in_path(path, today):
-    """A full date in the file name or folders, else the last year in them (as 1 July). A year
-    before 1900 counts only as a whole folder or the start of a name ("1848/", "1848-letter.txt"),
-    not inside one ("ticket-1500.txt")."""
-    for m in _PATH_DATE.finditer(path):
-        day = _make_date(m.groups(), ("y", "m", "d"))
-        if day and day <= today:
-            return day, "date in path '" + m.group(0) + "'"
+def _path_parts(path):
+    """The folder names and the file name without its extension."""
+    parts = [part for part in path.split("/") if part]
+    if parts:
+        parts[-1] = _EXTENSION.sub("", parts[-1]) or parts[-1]
+    return parts
+
+def _fullmatch_any(patterns, part):
+    for pattern in patterns:
+        m = pattern.fullmatch(part)
+        if m:
+            return m
+    return None
+
+def _month_of(m):
+    month = MONTHS[m.group("M").rstrip(".").lower()] if m.groupdict().get("M") else int(m.group("m"))
+    return month if 1 <= month <= 12 else None
+
+def _date_across_parts(parts, today):
+    """(year, month, day, shown) read from whole folder and file names in order: a year, then its
+    month, then that month's day, each right after the one before ("2025/06/24", "2025-06/24
+    notes", "journal/2025/June/24"); a name that is none of them ends the run."""
+    year = month = day = None
+    shown = []
+    expect = None  # what the next name may add: "month" or "day"
+    for part in parts:
+        m = _fullmatch_any(_PART_YEAR_MONTH, part)
+        if m and _month_of(m) and FIRST_YEAR <= int(m.group("y")) <= today.year:
+            year, month, day, shown, expect = int(m.group("y")), _month_of(m), None, [part], "day"
+            continue
+        m = _PART_YEAR.fullmatch(part)
+        if m and FIRST_YEAR <= int(m.group("y")) <= today.year:
+            year, month, day, shown, expect = int(m.group("y")), None, None, [part], "month"
+            continue
+        if expect == "month":
+            m = _fullmatch_any(_PART_MONTH, part)
+            if m and _month_of(m):
+                month, expect = _month_of(m), "day"
+                shown.append(part)
+                continue
+            day_month = _day_month(part)
+            if day_month:
+                day = _checked_day(year, *day_month[:2], today, day_month[2])
+                if day:
+                    month, expect = day.month, None
+                    shown.append(part)
+                    continue
+        elif expect == "day":
+            m = _PART_DAY.fullmatch(part)
+            if m:
+                day = _checked_day(year, month, int(m.group("d")), today, _weekday_of(m))
+                if day:
+                    shown.append(m.group("d"))
+                    expect = None
+                    continue
+        expect = None
+    return year, month, day, shown
+
+def date_in_path(path, today, order="dmy"):
+    """The path's best evidence (_found): a full date in one folder or file name (the file name first, then
+    the folders from the innermost), else one read across them, else a month read across them,
+    else the last year in the path (as 1 July). A year before 1900 counts only as a whole folder or
+    the start of a name ("1848/", "1848-letter.txt"), not inside one ("ticket-1500.txt")."""
+    parts = _path_parts(path)
+    for part in reversed(parts):
+        hits = [
+            (m.start(), day, m.group(0))
+            for m in _PATH_DATE.finditer(part)
+            for day in [_make_date(m.groupdict())]
+            if day and day <= today
+        ]
+        hits += [hit[:3] for hit in full_dates(part.replace("_", " "), today, order)]
+        if hits:
+            _start, day, matched = min(hits)
+            return _found(DAY, day, "date in path '" + matched + "'")
+    year, month, day, shown = _date_across_parts(parts, today)
+    if day and day <= today:
+        return _found(DAY, day, "date in path '" + "/".join(shown) + "'")
+    if month:
+        return _found(
+            MONTH, _year_date(year, today, month), "month in path '" + "/".join(shown) + "'", year, month
+        )
     years = [
         int(m.group(1))
         for m in _PATH_YEAR.finditer(path)
@@ -8978,40 +9290,80 @@ def date_in_path(path, today):
         and (int(m.group(1)) >= 1900 or _PATH_PART_YEAR.match(path, m.start()))
     ]
     if years:
-        return _year_date(years[-1], today), "year in path '" + str(years[-1]) + "'"
+        return _found(YEAR, _year_date(years[-1], today), "year in path '" + str(years[-1]) + "'", years[-1])
     return None
 
 def _mtime_date(mtime_ns):
     return datetime.datetime.fromtimestamp(mtime_ns / 1e9, tz=datetime.UTC).date()
 
-def written_date(frontmatter, text, path, mtime_ns, today, metadata=None):
-    """(date, reason): when the document was written, and how that was found (the module's order)."""
-    metadata = metadata or {}
-    day = parse_date(frontmatter.get("date"), today)
-    if day:  # the person's word, even for a day still to come
-        return day, "frontmatter date"
-    hit = metadata_date(metadata, mtime_ns, today)
-    if hit:
-        return hit
+def _evidence(frontmatter, text, path, mtime_ns, today, metadata, order):
+    """Every piece of evidence of when the document was written, in the module's order (lazily)."""
+    parsed = _parsed(frontmatter.get("date"), today, order)
+    if parsed:  # the person's word, even for a day still to come
+        yield _found(parsed[0], parsed[1], "frontmatter date", *parsed[2])
+    found = metadata_date(metadata, mtime_ns, today, order)
+    if found:
+        yield found
     title = metadata.get("title")
     stem = posixpath.splitext(posixpath.basename(path))[0]
-    hit = date_in_head(title if isinstance(title, str) and title != stem else None, text, today)
+    yield from dates_in_head(title if isinstance(title, str) and title != stem else None, text, today, order)
+    hit = date_in_text(text, today, order)
     if hit:
-        return hit
-    hit = date_in_text(text, today)
+        yield _found(DAY, hit[1], "date in text '" + hit[2] + "'")
+    hit = date_at_end(text, today, order)
     if hit:
-        return hit[1], "date in text '" + hit[2] + "'"
-    hit = date_at_end(text, today)
-    if hit:
-        return hit[1], "date in closing lines '" + hit[2] + "'"
-    hit = date_in_path(path, today)
-    if hit:
-        return hit
+        yield _found(DAY, hit[1], "date in closing lines '" + hit[2] + "'")
+    found = date_in_path(path, today, order)
+    if found:
+        yield found
+
+def _refines(finer, coarser):
+    """Whether `finer` is more precise than `coarser` and agrees with it (its year, and its month
+    where `coarser` has one)."""
+    if finer[0] <= coarser[0]:
+        return False
+    (year, month), (coarse_year, coarse_month) = finer[2], coarser[2]
+    return year == coarse_year and (coarser[0] < MONTH or month == coarse_month)
+
+def written_date(frontmatter, text, path, mtime_ns, today, metadata=None, numeric_date_order="dmy"):
+    """(date, reason): when the document was written, and how that was found: the first evidence in
+    the module's order, made more precise by any later evidence that agrees with it."""
+    order = numeric_order(numeric_date_order)
+    parts = _path_parts(path)
+    stem_weekday = _weekday_of(_PART_WEEKDAY.fullmatch(parts[-1])) if parts else None  # "Tuesday.md"
+    best, day_months = None, []
+    for found in _evidence(frontmatter, text, path, mtime_ns, today, metadata or {}, order):
+        if found[0] == DAY_OF_MONTH:
+            day_months.append(found)
+        elif best is None or _refines(found, best):
+            best = found
+        if best and best[0] < DAY:  # a heading's day and month with this year (and month)
+            for _p, day_month, _ym, reason in day_months:
+                day = _with_day_of_month(best, day_month, stem_weekday, today)
+                if day:
+                    best = _found(DAY, day, reason + ", year from " + best[3])
+                    break
+        if best and best[0] == DAY:
+            break
+    if best:
+        return best[1], best[3]
     return _mtime_date(mtime_ns), "file modification time"
 
-def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, recent_days, metadata=None):
-    """{band, source, reason, written_at} for one document; metadata: the format's own (title, date)."""
-    written, how = written_date(frontmatter, text, path, mtime_ns, today, metadata)
+def band_for(
+    frontmatter,
+    text,
+    path,
+    mtime_ns,
+    canonical,
+    today,
+    current_days,
+    recent_days,
+    metadata=None,
+    numeric_date_order="dmy",
+):
+    """{band, source, reason, written_at} for one document; metadata: the format's own (title, date);
+    numeric_date_order: the banding.numeric_date_order setting ('dmy' or 'mdy')."""
+    written, how = written_date(frontmatter, text, path, mtime_ns, today, metadata, numeric_date_order)
     declared = str(frontmatter.get("band", "")).strip().lower()
     if declared in BANDS:
         return {
@@ -9863,10 +10215,10 @@ ALTER FUNCTION exo_private.deferred_subject_names() OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.deferred_subject_names() IS 'The name and every alias of every deferred subject, as written and as a canonical key, with the subject: an entity, a fact or a capsule of an entity with one of these keys is that subject.';
 
 --
--- Name: detect_temporal(text, jsonb, date, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: detect_temporal(text, jsonb, date, integer, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) RETURNS jsonb
+CREATE FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer, numeric_order text) RETURNS jsonb
     LANGUAGE plpython3u IMMUTABLE PARALLEL SAFE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
@@ -9895,11 +10247,14 @@ specific kind, in this order:
 
 - `date`: "2014-03-02", "2014/03/02", "4 March 2014", "4th of March, 2014",
   "March 4, 2014", "02/03/2014" (this form only from 1900: "8.1.1424" is a
-  version), "March 4, 1803", "1803-03-04". Fields `year`, `date` (ISO; null
-  when a numeric day/month order is ambiguous, as in "02/03/2014").
+  version), "March 4, 1803", "1803-03-04". Fields `year`, `date` (ISO; where
+  both readings of a numeric day and month are dates, as in "02/03/2014",
+  `numeric_order` decides: 'dmy' (2 March) or 'mdy' (3 February)).
 - `month_year`: "March 2014", "Mar. 2014", "March of 2014", "May 1790",
   "2014-03", "2014/03", "03/2014" (the numeric forms only from 1900). Fields
-  `year`, `month`. A month without a year ("in March") is not a signal.
+  `year`, `month`. A capitalised month without a year after "in", "during",
+  "last" or "this" ("in March") is the latest such month begun by today
+  ("last March" one before this month).
   "2010-11" reads as November 2010.
 - `century`: "the 1800s", "the 1800's", "the 19th century", "the nineteenth
   century", "19th-century", "the eighteen hundreds", from the 11th century
@@ -9996,6 +10351,22 @@ MONTHS = {
 #: A regex group matching any month name or abbreviation, with an optional dot.
 MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 
+WEEKDAYS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"),
+            ("thursday", "thu", "thur", "thurs"), ("friday", "fri"), ("saturday", "sat"),
+            ("sunday", "sun"),
+        ]
+    )
+    for name in names
+}  # fmt: skip
+"""Weekday names and abbreviations, Monday 0 (datetime.date.weekday)."""
+
+#: A regex group matching any weekday name or abbreviation, with an optional dot.
+WEEKDAY_PATTERN = "(" + "|".join(sorted(WEEKDAYS, key=len, reverse=True)) + r")\.?"
+
 SCAN_CHARS = 2000
 MAX_CUES = 200
 MAX_CUE_CHARS = 100
@@ -10053,6 +10424,36 @@ _YEAR_MONTH = re.compile(_NB + _NOT_AFTER_NUMBER + _YEAR + r"[-/]([0-9]{2})" + _
 _MONTH_SLASH_YEAR = re.compile(
     _NB + r"(?<![0-9A-Za-z_][-/.])([0-9]{1,2})/" + _YEAR + _NA + _NOT_BEFORE_NUMBER
 )
+# A day and month without a year ("24 June", "June 24th", "Tuesday, 24 June"): the latest such day
+# on or before today (one on the weekday named, when the last 28 years have one). Not before a
+# number ("June 24, 2025" is a date with its year; "June 24 12:30" a time).
+_WEEKDAY_NAME = r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_NO_NUMBER_AFTER = r"(?!\s*,?\s*[0-9])(?![:.][0-9])"
+_DAY_MONTH = re.compile(
+    r"(?<!\w)(?:" + _WEEKDAY_NAME + r",?\s+(?:the\s+)?)?" + _NB + r"(?P<day>[0-9]{1,2})" + _ORDINAL
+    + r"(?:\s+of)?\s+(?P<month>" + MONTH_PATTERN + r")" + _NA + _NO_NUMBER_AFTER,
+    re.I,
+)  # fmt: skip
+_MONTH_DAY = re.compile(
+    r"(?<!\w)(?:" + _WEEKDAY_NAME + r",?\s+)?(?P<month>" + MONTH_PATTERN + r")\s+(?:the\s+)?"
+    + _NB + r"(?P<day>[0-9]{1,2})" + _ORDINAL + _NA + _NO_NUMBER_AFTER,
+    re.I,
+)  # fmt: skip
+# A month without a year after "in", "during", "last" or "this" ("in March"): the latest such month
+# begun by today ("last March": before this month).
+_MONTH_ALONE = re.compile(
+    r"(?<!\w)(?P<which>in|during|last|this)\s+(?P<month>"
+    + MONTH_PATTERN
+    + r")(?!\w)(?!\s*,?\s*(?:of\s+)?[0-9])",
+    re.I,
+)
+# "yesterday", "last Tuesday", "on Tuesday": a day counted back from today. A weekday followed by
+# a day or month ("on Tuesday, 24 June") is read by the forms above.
+_DAY_BACK = re.compile(
+    r"(?<!\w)(?:(?P<yesterday>(?:the\s+day\s+before\s+)?yesterday)|(?P<which>last|this\s+past|on)\s+"
+    + _WEEKDAY_NAME + r")(?!\w)(?!\s*,?\s*(?:the\s+)?[0-9])(?!\s*,?\s*" + MONTH_PATTERN + r")",
+    re.I,
+)  # fmt: skip
 _THE_MOD = r"(?<!\w)(?:(?P<the>the)\s+)?(?:(?P<mod>early|mid|late)(?:-|\s+)?)?"
 _DECADE = re.compile(
     _THE_MOD + r"(?:" + _NB + r"(?P<full>1[0-9]{2}0|20[0-9]0)" + _APOSTROPHE + r"?s"
@@ -10179,35 +10580,85 @@ def _iso_date(m, text, today, days):
     day = _date(int(m.group(1)), int(m.group(3)), int(m.group(4)))
     if not day:
         return None
-    return {
-        "kind": "date",
-        "year": day.year,
-        "date": day.isoformat(),
-        "opens_archive": _opens(day, today, days),
-    }
+    return _day_signal(day, today, days)
 
-def _numeric_date(m, text, today, days):
+def _numeric_date(m, text, today, days, order="dmy"):
     a, b, year = int(m.group(1)), int(m.group(3)), int(m.group(4))
-    candidates = {d for d in (_date(year, b, a), _date(year, a, b)) if d}
-    if not candidates:
-        return None
-    earliest = min(candidates)
-    exact = earliest.isoformat() if len(candidates) == 1 else None
-    return {"kind": "date", "year": year, "date": exact, "opens_archive": _opens(earliest, today, days)}
+    readings = (
+        (_date(year, b, a), _date(year, a, b)) if order == "dmy" else (_date(year, a, b), _date(year, b, a))
+    )
+    day = readings[0] or readings[1]
+    return _day_signal(day, today, days) if day else None
 
 def _named_date(day_group, month_group, year_group):
     def handler(m, text, today, days):
         day = _date(int(m.group(year_group)), MONTHS[m.group(month_group).lower()], int(m.group(day_group)))
         if not day:
             return None
-        return {
-            "kind": "date",
-            "year": day.year,
-            "date": day.isoformat(),
-            "opens_archive": _opens(day, today, days),
-        }
+        return _day_signal(day, today, days)
 
     return handler
+
+def _latest_day(today, month, day, weekday=None):
+    """The latest date on or before today with this month and day, on `weekday` when one of the
+    last 28 years (a full cycle of weekdays and leap years) has it there."""
+    for back in range(29):
+        found = _date(today.year - back, month, day)
+        if found and found <= today and (weekday is None or found.weekday() == weekday):
+            return found
+    return None if weekday is None else _latest_day(today, month, day)
+
+def _day_month(m, text, today, days):
+    written = m.group("month").rstrip(".")
+    if (written.lower() == "may" or len(written) <= 4) and not written[0].isupper():
+        return None  # "I may 2", "mar 3": a verb or a word, not a month, unless capitalised
+    weekday = m.group("weekday")
+    month = MONTHS[written.lower()]
+    day = _latest_day(today, month, int(m.group("day")), WEEKDAYS[weekday.lower()] if weekday else None)
+    return _day_signal(day, today, days) if day else None
+
+def _month_alone(m, text, today, days):
+    written = m.group("month").rstrip(".")
+    if not written[0].isupper():
+        return None  # "in may", "in mar": a month is written with a capital when it stands alone
+    month = MONTHS[written.lower()]
+    year = (
+        today.year
+        if month < today.month or (month == today.month and m.group("which").lower() != "last")
+        else today.year - 1
+    )
+    first = datetime.date(year, month, 1)
+    return {
+        "kind": "month_year",
+        "year": year,
+        "month": month,
+        "opens_archive": _opens(first, today, days),
+        **_days(first, datetime.date(year, month, calendar.monthrange(year, month)[1])),
+    }
+
+def _day_back(m, text, today, days):
+    if m.group("yesterday"):
+        back = 2 if len(m.group("yesterday").split()) > 1 else 1
+    else:
+        # "on Tuesday" may be today; "last Tuesday" and "this past Tuesday" are before it
+        back = (today.weekday() - WEEKDAYS[m.group("weekday").lower()]) % 7
+        if back == 0 and m.group("which").lower() != "on":
+            back = 7
+    return _day_signal(today - datetime.timedelta(days=back), today, days)
+
+def _day_signal(day, today, days):
+    """The signal of one named day."""
+    return {
+        "kind": "date",
+        "year": day.year,
+        "date": day.isoformat(),
+        "opens_archive": _opens(day, today, days),
+        **_days(day, day),
+    }
+
+def _days(first, last):
+    """The days a signal names, first and last (ISO), for ranking by closeness in time."""
+    return {"first_day": first.isoformat(), "last_day": last.isoformat()}
 
 def _month_year(year_group, month_group, named):
     def handler(m, text, today, days):
@@ -10216,11 +10667,13 @@ def _month_year(year_group, month_group, named):
         if not 1 <= month <= 12:
             return None
         first = datetime.date(year, month, 1)
+        last = datetime.date(year, month, calendar.monthrange(year, month)[1])
         return {
             "kind": "month_year",
             "year": year,
             "month": month,
             "opens_archive": _opens(first, today, days),
+            **_days(first, last),
         }
 
     return handler
@@ -10238,6 +10691,7 @@ def _century_span(first, m, today, days):
         "first": first,
         "last": last,
         "opens_archive": _opens(datetime.date(first, 1, 1), today, days),
+        **_year_days(first, last),
     }
 
 def _decade(m, text, today, days):
@@ -10259,6 +10713,7 @@ def _decade(m, text, today, days):
         "first": first,
         "last": first + 9,
         "opens_archive": _opens(datetime.date(first, 1, 1), today, days),
+        **_year_days(first, first + 9),
     }
 
 def _century(m, text, today, days):
@@ -10278,7 +10733,7 @@ def _bare_year(m, text, today, days):
     if not _reads_as_year(text, m.start(), m.end(), year, today):
         return None
     opens = year < today.year and _opens(datetime.date(year, 1, 1), today, days)
-    return {"kind": "year", "year": year, "opens_archive": opens}
+    return {"kind": "year", "year": year, "opens_archive": opens, **_year_days(year, year)}
 
 def _ago(m, text, today, days):
     unit = m.group("unit").lower()
@@ -10303,6 +10758,7 @@ def _ago(m, text, today, days):
         "days_ago": (today - day).days,
         "year": None if approximate or day.year < MIN_YEAR else day.year,
         "opens_archive": _opens(day, today, days),
+        **({} if approximate or day.year < MIN_YEAR else _around(day, unit)),
     }
 
 def _last(m, text, today, days):
@@ -10316,6 +10772,11 @@ def _last(m, text, today, days):
             day = _minus_months(today.replace(day=1), 1)
         else:
             day = today - datetime.timedelta(days=7)
+    if unit == "week":  # the calendar week before this one, Monday to Sunday
+        monday = today - datetime.timedelta(days=today.weekday() + 7)
+        named = _days(monday, monday + datetime.timedelta(days=6))
+    else:
+        named = _around(day, unit)
     return {
         "kind": "relative",
         "unit": unit,
@@ -10324,7 +10785,24 @@ def _last(m, text, today, days):
         "days_ago": (today - day).days,
         "year": day.year,
         "opens_archive": _opens(day, today, days),
+        **named,
     }
+
+def _year_days(first, last):
+    return _days(datetime.date(first, 1, 1), datetime.date(last, 12, 31))
+
+def _around(day, unit):
+    """The days "N units ago" names: that day, the week around it, its calendar month or year,
+    the decade around it."""
+    if unit == "day":
+        return _days(day, day)
+    if unit == "week":
+        return _days(day - datetime.timedelta(days=3), day + datetime.timedelta(days=3))
+    if unit == "month":
+        return _days(day.replace(day=1), day.replace(day=calendar.monthrange(day.year, day.month)[1]))
+    if unit == "year":
+        return _year_days(day.year, day.year)
+    return _year_days(max(MIN_YEAR, day.year - 5), day.year + 4)
 
 _PATTERNS = [
     (_ISO_DATE, _iso_date),
@@ -10337,9 +10815,13 @@ _PATTERNS = [
     (_CENTURY, _century),
     (_HUNDREDS, _hundreds),
     (_DECADE, _decade),
+    (_DAY_MONTH, _day_month),
+    (_MONTH_DAY, _day_month),
+    (_MONTH_ALONE, _month_alone),
     (_BARE_YEAR, _bare_year),
     (_LAST, _last),
     (_AGO, _ago),
+    (_DAY_BACK, _day_back),
 ]
 
 def cue_pattern(cues):
@@ -10364,8 +10846,12 @@ def cue_pattern(cues):
     ]
     return re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + r")(?!\w)", re.I), phrases
 
-def detect(query, cues, today, archive_after_days=365):
-    """The temporal signals of `query` (see the module docstring)."""
+def detect(query, cues, today, archive_after_days=365, numeric_order="dmy"):
+    """The temporal signals of `query` (see the module docstring); numeric_order ('dmy' or
+    'mdy', the setting banding.numeric_date_order) reads a numeric date both ways of which are
+    dates."""
+    if numeric_order not in ("dmy", "mdy"):
+        raise ValueError(f"numeric_order must be 'dmy' or 'mdy', not {numeric_order!r}")
     if (
         not isinstance(archive_after_days, int)
         or isinstance(archive_after_days, bool)
@@ -10384,7 +10870,10 @@ def detect(query, cues, today, archive_after_days=365):
         for m in pattern.finditer(text):
             if not free(m.start(), m.end()):
                 continue
-            found = handler(m, text, today, archive_after_days)
+            if handler is _numeric_date:
+                found = handler(m, text, today, archive_after_days, numeric_order)
+            else:
+                found = handler(m, text, today, archive_after_days)
             if found:
                 claimed.append((m.start(), m.end()))
                 kind = found.pop("kind")
@@ -10421,10 +10910,17 @@ def detect(query, cues, today, archive_after_days=365):
             years.update((s["first"], s["last"]))
         elif s.get("year") is not None:
             years.add(s["year"])
+    named = [s for s in signals if "first_day" in s]
     return {
         "signal": bool(signals),
         "opens_archive": any(s["opens_archive"] for s in signals),
         "years": sorted(years),
+        "span": {
+            "first": min(s["first_day"] for s in named),
+            "last": max(s["last_day"] for s in named),
+        }
+        if named
+        else None,
         "truncated": len(query) > SCAN_CHARS,
         "signals": signals,
     }
@@ -10437,16 +10933,17 @@ if archive_after_days is None:
     raise ValueError("archive_after_days is null: is the setting retrieval.archive_after_days missing?")
 if as_of is None:
     raise ValueError("as_of must not be null")
-return json.dumps(detect(query, json.loads(cues), datetime.date.fromisoformat(as_of), archive_after_days))
+return json.dumps(detect(query, json.loads(cues), datetime.date.fromisoformat(as_of), archive_after_days,
+                         numeric_order or "dmy"))
 $_$;
 
-ALTER FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer, numeric_order text) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer, numeric_order text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) IS 'Temporal signals of a query (plpy/temporal.py) for the given cue phrases, day and archive threshold.';
+COMMENT ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer, numeric_order text) IS 'Temporal signals of a query (plpy/temporal.py) for the given cue phrases, day, archive threshold and numeric date order (dmy or mdy; null: dmy).';
 
 --
 -- Name: drop_relation_edges(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -14806,13 +15303,25 @@ names the source:
 3. a date or year in the title or the first lines (HEAD_LINES lines of at most HEAD_LINE_CHARS);
 4. the first full date in the opening of the text (TEXT_DATE_SEARCH_CHARS);
 5. the last full date in the closing lines (CLOSING_CHARS: a signature or a trailer);
-6. a date or year in the path;
+6. a date, month or year in the path: a full date in one folder or the file name, or one spread
+   over them ("2025/06/24.md", "2025-06/24 notes.md", "journal/2025/June/24.md");
 7. the file's modification time.
 
-Years run from 1000 to today. A full date ("1803-03-04", "4 March 1803", "March 4, 1803",
-"04-MAR-1803") is a date wherever it stands; a bare year counts only where it reads as a year
-(year_in_line) and never next to a currency, a label such as "room" or "No.", or a noun
-("1500 people", "1850 km"). A canonical document is current unless its frontmatter says otherwise.
+Precision beats that order where they agree: a year (or a month) from one source gives way to
+a month or a full date of that year (and month) from a source lower down ("2025" in the first
+line, "2025-04-09.md" the file name: 2025-04-09, by the path). The file's modification time
+never refines anything. A year alone is kept as 1 July, a month alone as its first day (as
+"June 2025" always was): a weekday in a month's folder ("2025-06/Tuesday.md") says which month,
+not which Tuesday.
+
+Years run from 1000 to today. A full date is a date wherever it stands: "1803-03-04",
+"1803/03/04", "1803.03.04", "4 March 1803", "4th of March, 1803", "March 4th, 1803", "04-MAR-1803",
+a weekday before any of them, and the numeric "04/03/1803", "04-03-1803", "04.03.1803", read
+day first or month first by the setting banding.numeric_date_order ('dmy' or 'mdy') where both
+numbers are 12 or less, and as the only possible date where one is over 12. A bare year counts
+only where it reads as a year (year_in_line) and never next to a currency, a label such as
+"room" or "No.", or a noun ("1500 people", "1850 km"). A canonical document is current unless
+its frontmatter says otherwise.
 """
 
 import datetime
@@ -14839,6 +15348,22 @@ MONTHS = {
 #: A regex group matching any month name or abbreviation, with an optional dot.
 MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 
+WEEKDAYS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"),
+            ("thursday", "thu", "thur", "thurs"), ("friday", "fri"), ("saturday", "sat"),
+            ("sunday", "sun"),
+        ]
+    )
+    for name in names
+}  # fmt: skip
+"""Weekday names and abbreviations, Monday 0 (datetime.date.weekday)."""
+
+#: A regex group matching any weekday name or abbreviation, with an optional dot.
+WEEKDAY_PATTERN = "(" + "|".join(sorted(WEEKDAYS, key=len, reverse=True)) + r")\.?"
+
 BANDS = ("current", "recent", "archival")
 FIRST_YEAR = 1000
 TEXT_DATE_SEARCH_CHARS = 1000
@@ -14857,27 +15382,97 @@ TOOL_DEFAULT_DATES = frozenset(
 #: Metadata dates may be written in another time zone than the file's mtime: a day of slack.
 MTIME_SLACK = datetime.timedelta(days=1)
 
+NUMERIC_DATE_ORDERS = ("dmy", "mdy")
+"""banding.numeric_date_order: how "04/03/1803" reads when both numbers could be the month."""
+
 def banding_settings(plpy):
     """The banding.* settings, keyed by name, read inside the database (reband, message_bands)."""
     rows = plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
     return {r["key"]: json.loads(r["value"]) for r in rows}
 
-_YEAR = r"(1\d{3}|20\d\d)"
+def numeric_order(value):
+    """The banding.numeric_date_order setting checked: 'dmy' or 'mdy'."""
+    order = str(value).strip().lower()
+    if order not in NUMERIC_DATE_ORDERS:
+        raise ValueError("banding.numeric_date_order must be 'dmy' or 'mdy', not " + repr(value))
+    return order
+
+#: Precisions of a date found: a day and month without a year, a year alone, a month of a year,
+#: a day.
+DAY_OF_MONTH, YEAR, MONTH, DAY = 0, 1, 2, 3
+
+_Y = r"1\d{3}|20\d\d"
+_YEAR = "(" + _Y + ")"
+_ORDINAL = r"(?:st|nd|rd|th)?"
+#: After a numeric date: no more digits, nor a separator and a digit (a version "2020.03.04-1").
+_NUMERIC_END = r"(?!\d|[-/.]\d)"
+_MONTH_NAME = "(?P<M>" + MONTH_PATTERN + ")"
+#: Named groups: y year, m month number, M month name, d day; a and b the two numbers of a
+#: numeric day and month, in the order written. Dotted dates take two-digit days and months only
+#: ("24.06.2025", not the version "8.2.1909"). Each pattern is a sequence of bounded pieces (no
+#: nested repetition): linear time.
 _DATE_PATTERNS = [
-    (re.compile(r"(?<![\d.])" + _YEAR + r"-(\d\d)-(\d\d)(?!\d)"), ("y", "m", "d")),
-    (
-        re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + MONTH_PATTERN + r",?\s+" + _YEAR + r"(?!\d)", re.I),
-        ("d", "M", "y"),
+    re.compile(r"(?<![\d.])(?P<y>" + _Y + r")-(?P<m>\d\d)-(?P<d>\d\d)(?!\d)"),
+    re.compile(r"(?<![\d./])(?P<y>" + _Y + r")/(?P<m>\d{1,2})/(?P<d>\d{1,2})" + _NUMERIC_END),
+    re.compile(r"(?<![\d./])(?P<y>" + _Y + r")\.(?P<m>\d\d)\.(?P<d>\d\d)" + _NUMERIC_END),
+    re.compile(r"(?<![\w./-])(?P<a>\d{1,2})(?P<s>[-/])(?P<b>\d{1,2})(?P=s)(?P<y>" + _Y + ")" + _NUMERIC_END),
+    re.compile(r"(?<![\w./-])(?P<a>\d\d)\.(?P<b>\d\d)\.(?P<y>" + _Y + ")" + _NUMERIC_END),
+    re.compile(
+        r"\b(?P<d>\d{1,2})" + _ORDINAL + r"\s+(?:of\s+)?" + _MONTH_NAME + r",?\s+(?P<y>" + _Y + r")(?!\d)",
+        re.I,
     ),
-    (
-        re.compile(r"\b" + MONTH_PATTERN + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+" + _YEAR + r"(?!\d)", re.I),
-        ("M", "d", "y"),
+    re.compile(
+        r"\b" + _MONTH_NAME + r"\s+(?P<d>\d{1,2})" + _ORDINAL + r",?\s+(?P<y>" + _Y + r")(?!\d)", re.I
     ),
-    (re.compile(r"\b(\d{1,2})-" + MONTH_PATTERN + r"-" + _YEAR + r"(?!\d)", re.I), ("d", "M", "y")),
+    re.compile(r"\b(?P<d>\d{1,2})-" + _MONTH_NAME + r"-(?P<y>" + _Y + r")(?!\d)", re.I),
 ]
-_PATH_DATE = re.compile(r"(?<!\d)" + _YEAR + r"[-_.]?(\d\d)[-_.]?(\d\d)(?!\d)")
+_PATH_DATE = re.compile(r"(?<!\d)(?P<y>" + _Y + r")[-_.]?(?P<m>\d\d)[-_.]?(?P<d>\d\d)(?!\d)")
 _PATH_YEAR = re.compile(r"(?<!\d)" + _YEAR + r"(?!\d)")
 _PATH_PART_YEAR = re.compile(r"(?<![^/])\d{4}(?:[-_ .]|/|$)")
+#: A file name's extension ("notes.md"), not the last number of a dotted date ("2025.06.24").
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
+#: Whole folder or file names (fullmatch) that hold part of a date, read together in order:
+#: a year ("2025"), a year and month ("2025-06", "2025 June", "June 2025"), a month under a year
+#: ("06", "June", "06-June"), a day under a month ("24", "24th", "24 notes", "Tuesday 24").
+_PART_YEAR = re.compile("(?P<y>" + _Y + ")")
+_PART_YEAR_MONTH = [
+    re.compile("(?P<y>" + _Y + r")[-_. ](?P<m>\d{1,2})"),
+    re.compile("(?P<y>" + _Y + r")[-_. ]+" + _MONTH_NAME, re.I),
+    re.compile(_MONTH_NAME + r"[-_. ]+(?P<y>" + _Y + ")", re.I),
+]
+_PART_MONTH = [
+    re.compile(r"(?P<m>\d{1,2})"),
+    re.compile(r"(?:\d{1,2}[-_. ]+)?" + _MONTH_NAME, re.I),
+]
+_WEEKDAY = "(?P<w>" + WEEKDAY_PATTERN + ")"
+_PART_DAY = re.compile(
+    r"(?:" + _WEEKDAY + r"[-_., ]+)?(?P<d>\d{1,2})" + _ORDINAL + r"(?:[-_., ]+[^\d\s].*)?", re.I | re.S
+)
+_PART_WEEKDAY = re.compile(_WEEKDAY, re.I)
+#: A day and month without a year that is the whole line or name ("February 2nd", "Tuesday 24
+#: June", "Tue, June 24th."): a diary's heading. Its year must come from other evidence.
+_DAY_MONTH = [
+    re.compile(
+        r"(?:"
+        + _WEEKDAY
+        + r",?\s+)?(?:the\s+)?(?P<d>\d{1,2})"
+        + _ORDINAL
+        + r"[\s_-]+(?:of[\s_-]+)?"
+        + _MONTH_NAME
+        + r"[.,:;!]?",
+        re.I,
+    ),
+    re.compile(
+        r"(?:"
+        + _WEEKDAY
+        + r",?\s+)?"
+        + _MONTH_NAME
+        + r"[\s_-]+(?:the\s+)?(?P<d>\d{1,2})"
+        + _ORDINAL
+        + r"[.,:;!]?",
+        re.I,
+    ),
+]
 
 # A bare year: four digits not glued to a word, a currency sign, a reference sign ('#', '!', '@',
 # '~') or a decimal or thousands separator, optionally a range ("1861-65", "1986/87", "1861-1865");
@@ -14919,11 +15514,20 @@ _CODE_AFTER = re.compile(r"[-/]\d")
 _CUE_MARKS = (",", "(", "[", ":", " -", "\u2013", "\u2014")
 _NEXT_WORD = re.compile(r"([^\W\d_]+)")
 
-def _make_date(fields, order):
-    values = dict(zip(order, fields, strict=False))
-    month = MONTHS[values["M"].lower()] if "M" in values else int(values["m"])
+def _make_date(fields, order="dmy"):
+    """The date of a match's named groups (y with m or M and d, or y with a and b: a numeric day and
+    month, read by `order` where both could be the month), or None if there is no such day."""
+    if fields.get("a"):
+        first, second = int(fields["a"]), int(fields["b"])
+        if first > 12 and second > 12:
+            return None
+        day_first = first > 12 or (second <= 12 and order == "dmy")
+        day, month = (first, second) if day_first else (second, first)
+    else:
+        day = int(fields["d"])
+        month = MONTHS[fields["M"].rstrip(".").lower()] if fields.get("M") else int(fields["m"])
     try:
-        return datetime.date(int(values["y"]), month, int(values["d"]))
+        return datetime.date(int(fields["y"]), month, day)
     except ValueError:
         return None
 
@@ -14931,12 +15535,13 @@ def _year_date(year, today, month=None):
     """A year (or a month of it) as a day: 1 July (or the month's first), never after today."""
     return min(datetime.date(year, month or 7, 1), today)
 
-def full_dates(text, today):
-    """[(start, date, matched, "date")]: the full dates in text, FIRST_YEAR to today, in order."""
+def full_dates(text, today, order="dmy"):
+    """[(start, date, matched, "date")]: the full dates in text, FIRST_YEAR to today, in order;
+    `order` ('dmy' or 'mdy') reads a numeric day and month where both could be the month."""
     found = []
-    for pattern, order in _DATE_PATTERNS:
+    for pattern in _DATE_PATTERNS:
         for m in pattern.finditer(text):
-            day = _make_date(m.groups(), order)
+            day = _make_date(m.groupdict(), order)
             if day and day <= today:
                 found.append((m.start(), day, m.group(0), "date"))
     return sorted(found)
@@ -14976,41 +15581,63 @@ def year_in_line(line, today):
         return m.start(), _year_date(year, today), m.group(1), "year"
     return None
 
-def parse_date(value, today=None):
-    """A date from a frontmatter or metadata value: a date or datetime, an ISO string, a full
-    date in words (an email's "Mon, 01 Jan 2001 ..." too), a year alone (as 1 July) or a year
-    and month (as its first day); None if none."""
-    today = today or datetime.date.today()
+def _found(precision, day, reason, year=None, month=None):
+    """One piece of evidence: (precision, date, (year, month), reason). The year and month are the
+    ones written (a year or month as a day is never after today, so its date may differ)."""
+    return precision, day, (year or day.year, month or day.month), reason
+
+def _parsed(value, today, order="dmy"):
+    """(precision, date, (year, month)) of a frontmatter or metadata value, or None."""
     if isinstance(value, datetime.datetime):
-        return value.date()
+        value = value.date()
     if isinstance(value, datetime.date):
-        return value
+        return DAY, value, (value.year, value.month)
     if isinstance(value, int) and not isinstance(value, bool) and FIRST_YEAR <= value <= today.year:
-        return _year_date(value, today)
+        return YEAR, _year_date(value, today), (value, None)
     if not isinstance(value, str):
         return None
     text = value.strip()
     m = re.match(r"^(\d{4})-(\d\d)-(\d\d)", text)
     if m:
-        return _make_date(m.groups(), ("y", "m", "d")) if int(m.group(1)) >= FIRST_YEAR else None
-    m = re.fullmatch(r"(\d{4})(?:-(\d\d))?", text)
+        day = _make_date({"y": m.group(1), "m": m.group(2), "d": m.group(3)})
+        return (DAY, day, (day.year, day.month)) if day and day.year >= FIRST_YEAR else None
+    m = re.fullmatch(r"(\d{4})(?:[-/.](\d{1,2}))?", text)
     if m:
         year = int(m.group(1))
         month = int(m.group(2)) if m.group(2) and 1 <= int(m.group(2)) <= 12 else None
-        return _year_date(year, today, month) if FIRST_YEAR <= year <= today.year else None
-    found = full_dates(text, datetime.date.max)
-    return found[0][1] if found else None
+    else:
+        m = re.fullmatch(_MONTH_NAME + r"[\s,]+(?P<y>\d{4})", text, re.I)  # "June 2025"
+        year, month = (int(m.group("y")), _month_of(m)) if m else (None, None)
+    if year is not None:
+        if not FIRST_YEAR <= year <= today.year:
+            return None
+        return (MONTH if month else YEAR), _year_date(year, today, month), (year, month)
+    found = full_dates(text, datetime.date.max, order)
+    return (DAY, found[0][1], (found[0][1].year, found[0][1].month)) if found else None
 
-def metadata_date(metadata, mtime_ns, today):
-    """(date, reason) from the format's own metadata, or None: metadata["date"] unless it is before
-    FIRST_YEAR, a tool's default, after today, or after the file's mtime (with MTIME_SLACK)."""
-    day = parse_date(metadata.get("date"), today)
-    if day is None or day.year < FIRST_YEAR or day in TOOL_DEFAULT_DATES or day > today:
+def parse_date(value, today=None, order="dmy"):
+    """A date from a frontmatter or metadata value: a date or datetime, an ISO string, a full
+    date in any form full_dates reads (an email's "Mon, 01 Jan 2001 ..." too), a year alone (as
+    1 July) or a year and month ("1796-09", "1796/09", "September 1796": as its first day); None
+    if none."""
+    parsed = _parsed(value, today or datetime.date.today(), order)
+    return parsed[1] if parsed else None
+
+def metadata_date(metadata, mtime_ns, today, order="dmy"):
+    """The format's own metadata["date"] as evidence (_found), or None: before FIRST_YEAR, a tool's
+    default, after today, or after the file's mtime (with MTIME_SLACK) are no evidence."""
+    parsed = _parsed(metadata.get("date"), today, order)
+    if parsed is None:
+        return None
+    precision, day, (year, month) = parsed
+    if day.year < FIRST_YEAR or day in TOOL_DEFAULT_DATES or day > today:
         return None
     if day > _mtime_date(mtime_ns) + MTIME_SLACK:
         return None
     source = metadata.get("date_source") or "format metadata"
-    return day, "metadata date '" + day.isoformat() + "' (" + str(source) + ")"
+    return _found(
+        precision, day, "metadata date '" + day.isoformat() + "' (" + str(source) + ")", year, month
+    )
 
 def _head_lines(text):
     """The first HEAD_LINES non-empty lines (a heading's '#' dropped), those of at most HEAD_LINE_CHARS:
@@ -15024,35 +15651,147 @@ def _head_lines(text):
                 break
     return [line for line in lines if len(line) <= HEAD_LINE_CHARS]
 
-def date_in_head(title, text, today):
-    """(date, reason) from the title or the first lines, or None: in each, in order, the first
-    full date or year that reads as one (a year as 1 July, a month and year as its first day)."""
+def dates_in_head(title, text, today, order):
+    """Evidence (_found) from the title, then each first line, in the order they stand: its first
+    full date and first year (or month) that reads as one; a line that is a day and month alone
+    ("June 24th") as (DAY_OF_MONTH, (month, day, weekday or None), None, reason)."""
     for where, lines in (("title", [title] if title else []), ("first lines", _head_lines(text))):
         for line in lines:
-            hits = full_dates(line, today)[:1] + [hit for hit in [year_in_line(line, today)] if hit]
-            if hits:
-                _start, day, matched, kind = min(hits)
-                return day, kind + " in " + where + " '" + matched + "'"
-    return None
+            day_month = _day_month(line)
+            if day_month:
+                yield DAY_OF_MONTH, day_month, None, "date in " + where + " '" + line + "'"
+                continue
+            hits = full_dates(line, today, order)[:1] + [hit for hit in [year_in_line(line, today)] if hit]
+            for _start, day, matched, kind in sorted(hits):
+                reason = kind + " in " + where + " '" + matched + "'"
+                if kind == "month":  # "June 2026" as of 2 March 2026 is kept as that day, still June's
+                    month = MONTHS[_NEXT_WORD.match(matched).group(1).lower()]
+                    yield _found(MONTH, day, reason, day.year, month)
+                else:
+                    yield _found(DAY if kind == "date" else YEAR, day, reason)
 
-def date_in_text(text, today):
+def _day_month(text):
+    """(month, day, weekday or None) of a day and month without a year that is all of text, or None."""
+    m = _fullmatch_any(_DAY_MONTH, text.strip())
+    if not m or not 1 <= int(m.group("d")) <= 31:
+        return None
+    return MONTHS[m.group("M").rstrip(".").lower()], int(m.group("d")), _weekday_of(m)
+
+def _weekday_of(m):
+    return WEEKDAYS[m.group("w").rstrip(".").lower()] if m and m.group("w") else None
+
+def _checked_day(year, month, day_number, today, *weekdays):
+    """The day (year, month, day_number) if there is one, not after today, on each weekday named
+    (None: none named); else None."""
+    try:
+        day = datetime.date(year, month, day_number)
+    except ValueError:
+        return None
+    if day > today or any(w is not None and w != day.weekday() for w in weekdays):
+        return None
+    return day
+
+def _with_day_of_month(coarse, day_month, weekday, today):
+    """A date from a year (or month) and a day and month from elsewhere that agree with it and with
+    the weekdays named (in the heading, and by the file name), or None."""
+    month, day_number, named = day_month
+    year, coarse_month = coarse[2]
+    if coarse[0] == MONTH and month != coarse_month:
+        return None
+    return _checked_day(year, month, day_number, today, named, weekday)
+
+def date_in_text(text, today, order="dmy"):
     """(start, date, matched, kind): the first full date in the opening of the text, not in the future."""
-    found = full_dates(text[:TEXT_DATE_SEARCH_CHARS], today)
+    found = full_dates(text[:TEXT_DATE_SEARCH_CHARS], today, order)
     return found[0] if found else None
 
-def date_at_end(text, today):
+def date_at_end(text, today, order="dmy"):
     """(start, date, matched, kind): the last full date in the closing lines (a signature, a trailer)."""
-    found = full_dates(text[-CLOSING_CHARS:], today)
+    found = full_dates(text[-CLOSING_CHARS:], today, order)
     return found[-1] if found else None
 
-def date_in_path(path, today):
-    """A full date in the file name or folders, else the last year in them (as 1 July). A year
-    before 1900 counts only as a whole folder or the start of a name ("1848/", "1848-letter.txt"),
-    not inside one ("ticket-1500.txt")."""
-    for m in _PATH_DATE.finditer(path):
-        day = _make_date(m.groups(), ("y", "m", "d"))
-        if day and day <= today:
-            return day, "date in path '" + m.group(0) + "'"
+def _path_parts(path):
+    """The folder names and the file name without its extension."""
+    parts = [part for part in path.split("/") if part]
+    if parts:
+        parts[-1] = _EXTENSION.sub("", parts[-1]) or parts[-1]
+    return parts
+
+def _fullmatch_any(patterns, part):
+    for pattern in patterns:
+        m = pattern.fullmatch(part)
+        if m:
+            return m
+    return None
+
+def _month_of(m):
+    month = MONTHS[m.group("M").rstrip(".").lower()] if m.groupdict().get("M") else int(m.group("m"))
+    return month if 1 <= month <= 12 else None
+
+def _date_across_parts(parts, today):
+    """(year, month, day, shown) read from whole folder and file names in order: a year, then its
+    month, then that month's day, each right after the one before ("2025/06/24", "2025-06/24
+    notes", "journal/2025/June/24"); a name that is none of them ends the run."""
+    year = month = day = None
+    shown = []
+    expect = None  # what the next name may add: "month" or "day"
+    for part in parts:
+        m = _fullmatch_any(_PART_YEAR_MONTH, part)
+        if m and _month_of(m) and FIRST_YEAR <= int(m.group("y")) <= today.year:
+            year, month, day, shown, expect = int(m.group("y")), _month_of(m), None, [part], "day"
+            continue
+        m = _PART_YEAR.fullmatch(part)
+        if m and FIRST_YEAR <= int(m.group("y")) <= today.year:
+            year, month, day, shown, expect = int(m.group("y")), None, None, [part], "month"
+            continue
+        if expect == "month":
+            m = _fullmatch_any(_PART_MONTH, part)
+            if m and _month_of(m):
+                month, expect = _month_of(m), "day"
+                shown.append(part)
+                continue
+            day_month = _day_month(part)
+            if day_month:
+                day = _checked_day(year, *day_month[:2], today, day_month[2])
+                if day:
+                    month, expect = day.month, None
+                    shown.append(part)
+                    continue
+        elif expect == "day":
+            m = _PART_DAY.fullmatch(part)
+            if m:
+                day = _checked_day(year, month, int(m.group("d")), today, _weekday_of(m))
+                if day:
+                    shown.append(m.group("d"))
+                    expect = None
+                    continue
+        expect = None
+    return year, month, day, shown
+
+def date_in_path(path, today, order="dmy"):
+    """The path's best evidence (_found): a full date in one folder or file name (the file name first, then
+    the folders from the innermost), else one read across them, else a month read across them,
+    else the last year in the path (as 1 July). A year before 1900 counts only as a whole folder or
+    the start of a name ("1848/", "1848-letter.txt"), not inside one ("ticket-1500.txt")."""
+    parts = _path_parts(path)
+    for part in reversed(parts):
+        hits = [
+            (m.start(), day, m.group(0))
+            for m in _PATH_DATE.finditer(part)
+            for day in [_make_date(m.groupdict())]
+            if day and day <= today
+        ]
+        hits += [hit[:3] for hit in full_dates(part.replace("_", " "), today, order)]
+        if hits:
+            _start, day, matched = min(hits)
+            return _found(DAY, day, "date in path '" + matched + "'")
+    year, month, day, shown = _date_across_parts(parts, today)
+    if day and day <= today:
+        return _found(DAY, day, "date in path '" + "/".join(shown) + "'")
+    if month:
+        return _found(
+            MONTH, _year_date(year, today, month), "month in path '" + "/".join(shown) + "'", year, month
+        )
     years = [
         int(m.group(1))
         for m in _PATH_YEAR.finditer(path)
@@ -15060,40 +15799,80 @@ def date_in_path(path, today):
         and (int(m.group(1)) >= 1900 or _PATH_PART_YEAR.match(path, m.start()))
     ]
     if years:
-        return _year_date(years[-1], today), "year in path '" + str(years[-1]) + "'"
+        return _found(YEAR, _year_date(years[-1], today), "year in path '" + str(years[-1]) + "'", years[-1])
     return None
 
 def _mtime_date(mtime_ns):
     return datetime.datetime.fromtimestamp(mtime_ns / 1e9, tz=datetime.UTC).date()
 
-def written_date(frontmatter, text, path, mtime_ns, today, metadata=None):
-    """(date, reason): when the document was written, and how that was found (the module's order)."""
-    metadata = metadata or {}
-    day = parse_date(frontmatter.get("date"), today)
-    if day:  # the person's word, even for a day still to come
-        return day, "frontmatter date"
-    hit = metadata_date(metadata, mtime_ns, today)
-    if hit:
-        return hit
+def _evidence(frontmatter, text, path, mtime_ns, today, metadata, order):
+    """Every piece of evidence of when the document was written, in the module's order (lazily)."""
+    parsed = _parsed(frontmatter.get("date"), today, order)
+    if parsed:  # the person's word, even for a day still to come
+        yield _found(parsed[0], parsed[1], "frontmatter date", *parsed[2])
+    found = metadata_date(metadata, mtime_ns, today, order)
+    if found:
+        yield found
     title = metadata.get("title")
     stem = posixpath.splitext(posixpath.basename(path))[0]
-    hit = date_in_head(title if isinstance(title, str) and title != stem else None, text, today)
+    yield from dates_in_head(title if isinstance(title, str) and title != stem else None, text, today, order)
+    hit = date_in_text(text, today, order)
     if hit:
-        return hit
-    hit = date_in_text(text, today)
+        yield _found(DAY, hit[1], "date in text '" + hit[2] + "'")
+    hit = date_at_end(text, today, order)
     if hit:
-        return hit[1], "date in text '" + hit[2] + "'"
-    hit = date_at_end(text, today)
-    if hit:
-        return hit[1], "date in closing lines '" + hit[2] + "'"
-    hit = date_in_path(path, today)
-    if hit:
-        return hit
+        yield _found(DAY, hit[1], "date in closing lines '" + hit[2] + "'")
+    found = date_in_path(path, today, order)
+    if found:
+        yield found
+
+def _refines(finer, coarser):
+    """Whether `finer` is more precise than `coarser` and agrees with it (its year, and its month
+    where `coarser` has one)."""
+    if finer[0] <= coarser[0]:
+        return False
+    (year, month), (coarse_year, coarse_month) = finer[2], coarser[2]
+    return year == coarse_year and (coarser[0] < MONTH or month == coarse_month)
+
+def written_date(frontmatter, text, path, mtime_ns, today, metadata=None, numeric_date_order="dmy"):
+    """(date, reason): when the document was written, and how that was found: the first evidence in
+    the module's order, made more precise by any later evidence that agrees with it."""
+    order = numeric_order(numeric_date_order)
+    parts = _path_parts(path)
+    stem_weekday = _weekday_of(_PART_WEEKDAY.fullmatch(parts[-1])) if parts else None  # "Tuesday.md"
+    best, day_months = None, []
+    for found in _evidence(frontmatter, text, path, mtime_ns, today, metadata or {}, order):
+        if found[0] == DAY_OF_MONTH:
+            day_months.append(found)
+        elif best is None or _refines(found, best):
+            best = found
+        if best and best[0] < DAY:  # a heading's day and month with this year (and month)
+            for _p, day_month, _ym, reason in day_months:
+                day = _with_day_of_month(best, day_month, stem_weekday, today)
+                if day:
+                    best = _found(DAY, day, reason + ", year from " + best[3])
+                    break
+        if best and best[0] == DAY:
+            break
+    if best:
+        return best[1], best[3]
     return _mtime_date(mtime_ns), "file modification time"
 
-def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, recent_days, metadata=None):
-    """{band, source, reason, written_at} for one document; metadata: the format's own (title, date)."""
-    written, how = written_date(frontmatter, text, path, mtime_ns, today, metadata)
+def band_for(
+    frontmatter,
+    text,
+    path,
+    mtime_ns,
+    canonical,
+    today,
+    current_days,
+    recent_days,
+    metadata=None,
+    numeric_date_order="dmy",
+):
+    """{band, source, reason, written_at} for one document; metadata: the format's own (title, date);
+    numeric_date_order: the banding.numeric_date_order setting ('dmy' or 'mdy')."""
+    written, how = written_date(frontmatter, text, path, mtime_ns, today, metadata, numeric_date_order)
     declared = str(frontmatter.get("band", "")).strip().lower()
     if declared in BANDS:
         return {
@@ -15847,13 +16626,25 @@ names the source:
 3. a date or year in the title or the first lines (HEAD_LINES lines of at most HEAD_LINE_CHARS);
 4. the first full date in the opening of the text (TEXT_DATE_SEARCH_CHARS);
 5. the last full date in the closing lines (CLOSING_CHARS: a signature or a trailer);
-6. a date or year in the path;
+6. a date, month or year in the path: a full date in one folder or the file name, or one spread
+   over them ("2025/06/24.md", "2025-06/24 notes.md", "journal/2025/June/24.md");
 7. the file's modification time.
 
-Years run from 1000 to today. A full date ("1803-03-04", "4 March 1803", "March 4, 1803",
-"04-MAR-1803") is a date wherever it stands; a bare year counts only where it reads as a year
-(year_in_line) and never next to a currency, a label such as "room" or "No.", or a noun
-("1500 people", "1850 km"). A canonical document is current unless its frontmatter says otherwise.
+Precision beats that order where they agree: a year (or a month) from one source gives way to
+a month or a full date of that year (and month) from a source lower down ("2025" in the first
+line, "2025-04-09.md" the file name: 2025-04-09, by the path). The file's modification time
+never refines anything. A year alone is kept as 1 July, a month alone as its first day (as
+"June 2025" always was): a weekday in a month's folder ("2025-06/Tuesday.md") says which month,
+not which Tuesday.
+
+Years run from 1000 to today. A full date is a date wherever it stands: "1803-03-04",
+"1803/03/04", "1803.03.04", "4 March 1803", "4th of March, 1803", "March 4th, 1803", "04-MAR-1803",
+a weekday before any of them, and the numeric "04/03/1803", "04-03-1803", "04.03.1803", read
+day first or month first by the setting banding.numeric_date_order ('dmy' or 'mdy') where both
+numbers are 12 or less, and as the only possible date where one is over 12. A bare year counts
+only where it reads as a year (year_in_line) and never next to a currency, a label such as
+"room" or "No.", or a noun ("1500 people", "1850 km"). A canonical document is current unless
+its frontmatter says otherwise.
 """
 
 import datetime
@@ -15880,6 +16671,22 @@ MONTHS = {
 #: A regex group matching any month name or abbreviation, with an optional dot.
 MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 
+WEEKDAYS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"),
+            ("thursday", "thu", "thur", "thurs"), ("friday", "fri"), ("saturday", "sat"),
+            ("sunday", "sun"),
+        ]
+    )
+    for name in names
+}  # fmt: skip
+"""Weekday names and abbreviations, Monday 0 (datetime.date.weekday)."""
+
+#: A regex group matching any weekday name or abbreviation, with an optional dot.
+WEEKDAY_PATTERN = "(" + "|".join(sorted(WEEKDAYS, key=len, reverse=True)) + r")\.?"
+
 BANDS = ("current", "recent", "archival")
 FIRST_YEAR = 1000
 TEXT_DATE_SEARCH_CHARS = 1000
@@ -15898,27 +16705,97 @@ TOOL_DEFAULT_DATES = frozenset(
 #: Metadata dates may be written in another time zone than the file's mtime: a day of slack.
 MTIME_SLACK = datetime.timedelta(days=1)
 
+NUMERIC_DATE_ORDERS = ("dmy", "mdy")
+"""banding.numeric_date_order: how "04/03/1803" reads when both numbers could be the month."""
+
 def banding_settings(plpy):
     """The banding.* settings, keyed by name, read inside the database (reband, message_bands)."""
     rows = plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
     return {r["key"]: json.loads(r["value"]) for r in rows}
 
-_YEAR = r"(1\d{3}|20\d\d)"
+def numeric_order(value):
+    """The banding.numeric_date_order setting checked: 'dmy' or 'mdy'."""
+    order = str(value).strip().lower()
+    if order not in NUMERIC_DATE_ORDERS:
+        raise ValueError("banding.numeric_date_order must be 'dmy' or 'mdy', not " + repr(value))
+    return order
+
+#: Precisions of a date found: a day and month without a year, a year alone, a month of a year,
+#: a day.
+DAY_OF_MONTH, YEAR, MONTH, DAY = 0, 1, 2, 3
+
+_Y = r"1\d{3}|20\d\d"
+_YEAR = "(" + _Y + ")"
+_ORDINAL = r"(?:st|nd|rd|th)?"
+#: After a numeric date: no more digits, nor a separator and a digit (a version "2020.03.04-1").
+_NUMERIC_END = r"(?!\d|[-/.]\d)"
+_MONTH_NAME = "(?P<M>" + MONTH_PATTERN + ")"
+#: Named groups: y year, m month number, M month name, d day; a and b the two numbers of a
+#: numeric day and month, in the order written. Dotted dates take two-digit days and months only
+#: ("24.06.2025", not the version "8.2.1909"). Each pattern is a sequence of bounded pieces (no
+#: nested repetition): linear time.
 _DATE_PATTERNS = [
-    (re.compile(r"(?<![\d.])" + _YEAR + r"-(\d\d)-(\d\d)(?!\d)"), ("y", "m", "d")),
-    (
-        re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + MONTH_PATTERN + r",?\s+" + _YEAR + r"(?!\d)", re.I),
-        ("d", "M", "y"),
+    re.compile(r"(?<![\d.])(?P<y>" + _Y + r")-(?P<m>\d\d)-(?P<d>\d\d)(?!\d)"),
+    re.compile(r"(?<![\d./])(?P<y>" + _Y + r")/(?P<m>\d{1,2})/(?P<d>\d{1,2})" + _NUMERIC_END),
+    re.compile(r"(?<![\d./])(?P<y>" + _Y + r")\.(?P<m>\d\d)\.(?P<d>\d\d)" + _NUMERIC_END),
+    re.compile(r"(?<![\w./-])(?P<a>\d{1,2})(?P<s>[-/])(?P<b>\d{1,2})(?P=s)(?P<y>" + _Y + ")" + _NUMERIC_END),
+    re.compile(r"(?<![\w./-])(?P<a>\d\d)\.(?P<b>\d\d)\.(?P<y>" + _Y + ")" + _NUMERIC_END),
+    re.compile(
+        r"\b(?P<d>\d{1,2})" + _ORDINAL + r"\s+(?:of\s+)?" + _MONTH_NAME + r",?\s+(?P<y>" + _Y + r")(?!\d)",
+        re.I,
     ),
-    (
-        re.compile(r"\b" + MONTH_PATTERN + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+" + _YEAR + r"(?!\d)", re.I),
-        ("M", "d", "y"),
+    re.compile(
+        r"\b" + _MONTH_NAME + r"\s+(?P<d>\d{1,2})" + _ORDINAL + r",?\s+(?P<y>" + _Y + r")(?!\d)", re.I
     ),
-    (re.compile(r"\b(\d{1,2})-" + MONTH_PATTERN + r"-" + _YEAR + r"(?!\d)", re.I), ("d", "M", "y")),
+    re.compile(r"\b(?P<d>\d{1,2})-" + _MONTH_NAME + r"-(?P<y>" + _Y + r")(?!\d)", re.I),
 ]
-_PATH_DATE = re.compile(r"(?<!\d)" + _YEAR + r"[-_.]?(\d\d)[-_.]?(\d\d)(?!\d)")
+_PATH_DATE = re.compile(r"(?<!\d)(?P<y>" + _Y + r")[-_.]?(?P<m>\d\d)[-_.]?(?P<d>\d\d)(?!\d)")
 _PATH_YEAR = re.compile(r"(?<!\d)" + _YEAR + r"(?!\d)")
 _PATH_PART_YEAR = re.compile(r"(?<![^/])\d{4}(?:[-_ .]|/|$)")
+#: A file name's extension ("notes.md"), not the last number of a dotted date ("2025.06.24").
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
+#: Whole folder or file names (fullmatch) that hold part of a date, read together in order:
+#: a year ("2025"), a year and month ("2025-06", "2025 June", "June 2025"), a month under a year
+#: ("06", "June", "06-June"), a day under a month ("24", "24th", "24 notes", "Tuesday 24").
+_PART_YEAR = re.compile("(?P<y>" + _Y + ")")
+_PART_YEAR_MONTH = [
+    re.compile("(?P<y>" + _Y + r")[-_. ](?P<m>\d{1,2})"),
+    re.compile("(?P<y>" + _Y + r")[-_. ]+" + _MONTH_NAME, re.I),
+    re.compile(_MONTH_NAME + r"[-_. ]+(?P<y>" + _Y + ")", re.I),
+]
+_PART_MONTH = [
+    re.compile(r"(?P<m>\d{1,2})"),
+    re.compile(r"(?:\d{1,2}[-_. ]+)?" + _MONTH_NAME, re.I),
+]
+_WEEKDAY = "(?P<w>" + WEEKDAY_PATTERN + ")"
+_PART_DAY = re.compile(
+    r"(?:" + _WEEKDAY + r"[-_., ]+)?(?P<d>\d{1,2})" + _ORDINAL + r"(?:[-_., ]+[^\d\s].*)?", re.I | re.S
+)
+_PART_WEEKDAY = re.compile(_WEEKDAY, re.I)
+#: A day and month without a year that is the whole line or name ("February 2nd", "Tuesday 24
+#: June", "Tue, June 24th."): a diary's heading. Its year must come from other evidence.
+_DAY_MONTH = [
+    re.compile(
+        r"(?:"
+        + _WEEKDAY
+        + r",?\s+)?(?:the\s+)?(?P<d>\d{1,2})"
+        + _ORDINAL
+        + r"[\s_-]+(?:of[\s_-]+)?"
+        + _MONTH_NAME
+        + r"[.,:;!]?",
+        re.I,
+    ),
+    re.compile(
+        r"(?:"
+        + _WEEKDAY
+        + r",?\s+)?"
+        + _MONTH_NAME
+        + r"[\s_-]+(?:the\s+)?(?P<d>\d{1,2})"
+        + _ORDINAL
+        + r"[.,:;!]?",
+        re.I,
+    ),
+]
 
 # A bare year: four digits not glued to a word, a currency sign, a reference sign ('#', '!', '@',
 # '~') or a decimal or thousands separator, optionally a range ("1861-65", "1986/87", "1861-1865");
@@ -15960,11 +16837,20 @@ _CODE_AFTER = re.compile(r"[-/]\d")
 _CUE_MARKS = (",", "(", "[", ":", " -", "\u2013", "\u2014")
 _NEXT_WORD = re.compile(r"([^\W\d_]+)")
 
-def _make_date(fields, order):
-    values = dict(zip(order, fields, strict=False))
-    month = MONTHS[values["M"].lower()] if "M" in values else int(values["m"])
+def _make_date(fields, order="dmy"):
+    """The date of a match's named groups (y with m or M and d, or y with a and b: a numeric day and
+    month, read by `order` where both could be the month), or None if there is no such day."""
+    if fields.get("a"):
+        first, second = int(fields["a"]), int(fields["b"])
+        if first > 12 and second > 12:
+            return None
+        day_first = first > 12 or (second <= 12 and order == "dmy")
+        day, month = (first, second) if day_first else (second, first)
+    else:
+        day = int(fields["d"])
+        month = MONTHS[fields["M"].rstrip(".").lower()] if fields.get("M") else int(fields["m"])
     try:
-        return datetime.date(int(values["y"]), month, int(values["d"]))
+        return datetime.date(int(fields["y"]), month, day)
     except ValueError:
         return None
 
@@ -15972,12 +16858,13 @@ def _year_date(year, today, month=None):
     """A year (or a month of it) as a day: 1 July (or the month's first), never after today."""
     return min(datetime.date(year, month or 7, 1), today)
 
-def full_dates(text, today):
-    """[(start, date, matched, "date")]: the full dates in text, FIRST_YEAR to today, in order."""
+def full_dates(text, today, order="dmy"):
+    """[(start, date, matched, "date")]: the full dates in text, FIRST_YEAR to today, in order;
+    `order` ('dmy' or 'mdy') reads a numeric day and month where both could be the month."""
     found = []
-    for pattern, order in _DATE_PATTERNS:
+    for pattern in _DATE_PATTERNS:
         for m in pattern.finditer(text):
-            day = _make_date(m.groups(), order)
+            day = _make_date(m.groupdict(), order)
             if day and day <= today:
                 found.append((m.start(), day, m.group(0), "date"))
     return sorted(found)
@@ -16017,41 +16904,63 @@ def year_in_line(line, today):
         return m.start(), _year_date(year, today), m.group(1), "year"
     return None
 
-def parse_date(value, today=None):
-    """A date from a frontmatter or metadata value: a date or datetime, an ISO string, a full
-    date in words (an email's "Mon, 01 Jan 2001 ..." too), a year alone (as 1 July) or a year
-    and month (as its first day); None if none."""
-    today = today or datetime.date.today()
+def _found(precision, day, reason, year=None, month=None):
+    """One piece of evidence: (precision, date, (year, month), reason). The year and month are the
+    ones written (a year or month as a day is never after today, so its date may differ)."""
+    return precision, day, (year or day.year, month or day.month), reason
+
+def _parsed(value, today, order="dmy"):
+    """(precision, date, (year, month)) of a frontmatter or metadata value, or None."""
     if isinstance(value, datetime.datetime):
-        return value.date()
+        value = value.date()
     if isinstance(value, datetime.date):
-        return value
+        return DAY, value, (value.year, value.month)
     if isinstance(value, int) and not isinstance(value, bool) and FIRST_YEAR <= value <= today.year:
-        return _year_date(value, today)
+        return YEAR, _year_date(value, today), (value, None)
     if not isinstance(value, str):
         return None
     text = value.strip()
     m = re.match(r"^(\d{4})-(\d\d)-(\d\d)", text)
     if m:
-        return _make_date(m.groups(), ("y", "m", "d")) if int(m.group(1)) >= FIRST_YEAR else None
-    m = re.fullmatch(r"(\d{4})(?:-(\d\d))?", text)
+        day = _make_date({"y": m.group(1), "m": m.group(2), "d": m.group(3)})
+        return (DAY, day, (day.year, day.month)) if day and day.year >= FIRST_YEAR else None
+    m = re.fullmatch(r"(\d{4})(?:[-/.](\d{1,2}))?", text)
     if m:
         year = int(m.group(1))
         month = int(m.group(2)) if m.group(2) and 1 <= int(m.group(2)) <= 12 else None
-        return _year_date(year, today, month) if FIRST_YEAR <= year <= today.year else None
-    found = full_dates(text, datetime.date.max)
-    return found[0][1] if found else None
+    else:
+        m = re.fullmatch(_MONTH_NAME + r"[\s,]+(?P<y>\d{4})", text, re.I)  # "June 2025"
+        year, month = (int(m.group("y")), _month_of(m)) if m else (None, None)
+    if year is not None:
+        if not FIRST_YEAR <= year <= today.year:
+            return None
+        return (MONTH if month else YEAR), _year_date(year, today, month), (year, month)
+    found = full_dates(text, datetime.date.max, order)
+    return (DAY, found[0][1], (found[0][1].year, found[0][1].month)) if found else None
 
-def metadata_date(metadata, mtime_ns, today):
-    """(date, reason) from the format's own metadata, or None: metadata["date"] unless it is before
-    FIRST_YEAR, a tool's default, after today, or after the file's mtime (with MTIME_SLACK)."""
-    day = parse_date(metadata.get("date"), today)
-    if day is None or day.year < FIRST_YEAR or day in TOOL_DEFAULT_DATES or day > today:
+def parse_date(value, today=None, order="dmy"):
+    """A date from a frontmatter or metadata value: a date or datetime, an ISO string, a full
+    date in any form full_dates reads (an email's "Mon, 01 Jan 2001 ..." too), a year alone (as
+    1 July) or a year and month ("1796-09", "1796/09", "September 1796": as its first day); None
+    if none."""
+    parsed = _parsed(value, today or datetime.date.today(), order)
+    return parsed[1] if parsed else None
+
+def metadata_date(metadata, mtime_ns, today, order="dmy"):
+    """The format's own metadata["date"] as evidence (_found), or None: before FIRST_YEAR, a tool's
+    default, after today, or after the file's mtime (with MTIME_SLACK) are no evidence."""
+    parsed = _parsed(metadata.get("date"), today, order)
+    if parsed is None:
+        return None
+    precision, day, (year, month) = parsed
+    if day.year < FIRST_YEAR or day in TOOL_DEFAULT_DATES or day > today:
         return None
     if day > _mtime_date(mtime_ns) + MTIME_SLACK:
         return None
     source = metadata.get("date_source") or "format metadata"
-    return day, "metadata date '" + day.isoformat() + "' (" + str(source) + ")"
+    return _found(
+        precision, day, "metadata date '" + day.isoformat() + "' (" + str(source) + ")", year, month
+    )
 
 def _head_lines(text):
     """The first HEAD_LINES non-empty lines (a heading's '#' dropped), those of at most HEAD_LINE_CHARS:
@@ -16065,35 +16974,147 @@ def _head_lines(text):
                 break
     return [line for line in lines if len(line) <= HEAD_LINE_CHARS]
 
-def date_in_head(title, text, today):
-    """(date, reason) from the title or the first lines, or None: in each, in order, the first
-    full date or year that reads as one (a year as 1 July, a month and year as its first day)."""
+def dates_in_head(title, text, today, order):
+    """Evidence (_found) from the title, then each first line, in the order they stand: its first
+    full date and first year (or month) that reads as one; a line that is a day and month alone
+    ("June 24th") as (DAY_OF_MONTH, (month, day, weekday or None), None, reason)."""
     for where, lines in (("title", [title] if title else []), ("first lines", _head_lines(text))):
         for line in lines:
-            hits = full_dates(line, today)[:1] + [hit for hit in [year_in_line(line, today)] if hit]
-            if hits:
-                _start, day, matched, kind = min(hits)
-                return day, kind + " in " + where + " '" + matched + "'"
-    return None
+            day_month = _day_month(line)
+            if day_month:
+                yield DAY_OF_MONTH, day_month, None, "date in " + where + " '" + line + "'"
+                continue
+            hits = full_dates(line, today, order)[:1] + [hit for hit in [year_in_line(line, today)] if hit]
+            for _start, day, matched, kind in sorted(hits):
+                reason = kind + " in " + where + " '" + matched + "'"
+                if kind == "month":  # "June 2026" as of 2 March 2026 is kept as that day, still June's
+                    month = MONTHS[_NEXT_WORD.match(matched).group(1).lower()]
+                    yield _found(MONTH, day, reason, day.year, month)
+                else:
+                    yield _found(DAY if kind == "date" else YEAR, day, reason)
 
-def date_in_text(text, today):
+def _day_month(text):
+    """(month, day, weekday or None) of a day and month without a year that is all of text, or None."""
+    m = _fullmatch_any(_DAY_MONTH, text.strip())
+    if not m or not 1 <= int(m.group("d")) <= 31:
+        return None
+    return MONTHS[m.group("M").rstrip(".").lower()], int(m.group("d")), _weekday_of(m)
+
+def _weekday_of(m):
+    return WEEKDAYS[m.group("w").rstrip(".").lower()] if m and m.group("w") else None
+
+def _checked_day(year, month, day_number, today, *weekdays):
+    """The day (year, month, day_number) if there is one, not after today, on each weekday named
+    (None: none named); else None."""
+    try:
+        day = datetime.date(year, month, day_number)
+    except ValueError:
+        return None
+    if day > today or any(w is not None and w != day.weekday() for w in weekdays):
+        return None
+    return day
+
+def _with_day_of_month(coarse, day_month, weekday, today):
+    """A date from a year (or month) and a day and month from elsewhere that agree with it and with
+    the weekdays named (in the heading, and by the file name), or None."""
+    month, day_number, named = day_month
+    year, coarse_month = coarse[2]
+    if coarse[0] == MONTH and month != coarse_month:
+        return None
+    return _checked_day(year, month, day_number, today, named, weekday)
+
+def date_in_text(text, today, order="dmy"):
     """(start, date, matched, kind): the first full date in the opening of the text, not in the future."""
-    found = full_dates(text[:TEXT_DATE_SEARCH_CHARS], today)
+    found = full_dates(text[:TEXT_DATE_SEARCH_CHARS], today, order)
     return found[0] if found else None
 
-def date_at_end(text, today):
+def date_at_end(text, today, order="dmy"):
     """(start, date, matched, kind): the last full date in the closing lines (a signature, a trailer)."""
-    found = full_dates(text[-CLOSING_CHARS:], today)
+    found = full_dates(text[-CLOSING_CHARS:], today, order)
     return found[-1] if found else None
 
-def date_in_path(path, today):
-    """A full date in the file name or folders, else the last year in them (as 1 July). A year
-    before 1900 counts only as a whole folder or the start of a name ("1848/", "1848-letter.txt"),
-    not inside one ("ticket-1500.txt")."""
-    for m in _PATH_DATE.finditer(path):
-        day = _make_date(m.groups(), ("y", "m", "d"))
-        if day and day <= today:
-            return day, "date in path '" + m.group(0) + "'"
+def _path_parts(path):
+    """The folder names and the file name without its extension."""
+    parts = [part for part in path.split("/") if part]
+    if parts:
+        parts[-1] = _EXTENSION.sub("", parts[-1]) or parts[-1]
+    return parts
+
+def _fullmatch_any(patterns, part):
+    for pattern in patterns:
+        m = pattern.fullmatch(part)
+        if m:
+            return m
+    return None
+
+def _month_of(m):
+    month = MONTHS[m.group("M").rstrip(".").lower()] if m.groupdict().get("M") else int(m.group("m"))
+    return month if 1 <= month <= 12 else None
+
+def _date_across_parts(parts, today):
+    """(year, month, day, shown) read from whole folder and file names in order: a year, then its
+    month, then that month's day, each right after the one before ("2025/06/24", "2025-06/24
+    notes", "journal/2025/June/24"); a name that is none of them ends the run."""
+    year = month = day = None
+    shown = []
+    expect = None  # what the next name may add: "month" or "day"
+    for part in parts:
+        m = _fullmatch_any(_PART_YEAR_MONTH, part)
+        if m and _month_of(m) and FIRST_YEAR <= int(m.group("y")) <= today.year:
+            year, month, day, shown, expect = int(m.group("y")), _month_of(m), None, [part], "day"
+            continue
+        m = _PART_YEAR.fullmatch(part)
+        if m and FIRST_YEAR <= int(m.group("y")) <= today.year:
+            year, month, day, shown, expect = int(m.group("y")), None, None, [part], "month"
+            continue
+        if expect == "month":
+            m = _fullmatch_any(_PART_MONTH, part)
+            if m and _month_of(m):
+                month, expect = _month_of(m), "day"
+                shown.append(part)
+                continue
+            day_month = _day_month(part)
+            if day_month:
+                day = _checked_day(year, *day_month[:2], today, day_month[2])
+                if day:
+                    month, expect = day.month, None
+                    shown.append(part)
+                    continue
+        elif expect == "day":
+            m = _PART_DAY.fullmatch(part)
+            if m:
+                day = _checked_day(year, month, int(m.group("d")), today, _weekday_of(m))
+                if day:
+                    shown.append(m.group("d"))
+                    expect = None
+                    continue
+        expect = None
+    return year, month, day, shown
+
+def date_in_path(path, today, order="dmy"):
+    """The path's best evidence (_found): a full date in one folder or file name (the file name first, then
+    the folders from the innermost), else one read across them, else a month read across them,
+    else the last year in the path (as 1 July). A year before 1900 counts only as a whole folder or
+    the start of a name ("1848/", "1848-letter.txt"), not inside one ("ticket-1500.txt")."""
+    parts = _path_parts(path)
+    for part in reversed(parts):
+        hits = [
+            (m.start(), day, m.group(0))
+            for m in _PATH_DATE.finditer(part)
+            for day in [_make_date(m.groupdict())]
+            if day and day <= today
+        ]
+        hits += [hit[:3] for hit in full_dates(part.replace("_", " "), today, order)]
+        if hits:
+            _start, day, matched = min(hits)
+            return _found(DAY, day, "date in path '" + matched + "'")
+    year, month, day, shown = _date_across_parts(parts, today)
+    if day and day <= today:
+        return _found(DAY, day, "date in path '" + "/".join(shown) + "'")
+    if month:
+        return _found(
+            MONTH, _year_date(year, today, month), "month in path '" + "/".join(shown) + "'", year, month
+        )
     years = [
         int(m.group(1))
         for m in _PATH_YEAR.finditer(path)
@@ -16101,40 +17122,80 @@ def date_in_path(path, today):
         and (int(m.group(1)) >= 1900 or _PATH_PART_YEAR.match(path, m.start()))
     ]
     if years:
-        return _year_date(years[-1], today), "year in path '" + str(years[-1]) + "'"
+        return _found(YEAR, _year_date(years[-1], today), "year in path '" + str(years[-1]) + "'", years[-1])
     return None
 
 def _mtime_date(mtime_ns):
     return datetime.datetime.fromtimestamp(mtime_ns / 1e9, tz=datetime.UTC).date()
 
-def written_date(frontmatter, text, path, mtime_ns, today, metadata=None):
-    """(date, reason): when the document was written, and how that was found (the module's order)."""
-    metadata = metadata or {}
-    day = parse_date(frontmatter.get("date"), today)
-    if day:  # the person's word, even for a day still to come
-        return day, "frontmatter date"
-    hit = metadata_date(metadata, mtime_ns, today)
-    if hit:
-        return hit
+def _evidence(frontmatter, text, path, mtime_ns, today, metadata, order):
+    """Every piece of evidence of when the document was written, in the module's order (lazily)."""
+    parsed = _parsed(frontmatter.get("date"), today, order)
+    if parsed:  # the person's word, even for a day still to come
+        yield _found(parsed[0], parsed[1], "frontmatter date", *parsed[2])
+    found = metadata_date(metadata, mtime_ns, today, order)
+    if found:
+        yield found
     title = metadata.get("title")
     stem = posixpath.splitext(posixpath.basename(path))[0]
-    hit = date_in_head(title if isinstance(title, str) and title != stem else None, text, today)
+    yield from dates_in_head(title if isinstance(title, str) and title != stem else None, text, today, order)
+    hit = date_in_text(text, today, order)
     if hit:
-        return hit
-    hit = date_in_text(text, today)
+        yield _found(DAY, hit[1], "date in text '" + hit[2] + "'")
+    hit = date_at_end(text, today, order)
     if hit:
-        return hit[1], "date in text '" + hit[2] + "'"
-    hit = date_at_end(text, today)
-    if hit:
-        return hit[1], "date in closing lines '" + hit[2] + "'"
-    hit = date_in_path(path, today)
-    if hit:
-        return hit
+        yield _found(DAY, hit[1], "date in closing lines '" + hit[2] + "'")
+    found = date_in_path(path, today, order)
+    if found:
+        yield found
+
+def _refines(finer, coarser):
+    """Whether `finer` is more precise than `coarser` and agrees with it (its year, and its month
+    where `coarser` has one)."""
+    if finer[0] <= coarser[0]:
+        return False
+    (year, month), (coarse_year, coarse_month) = finer[2], coarser[2]
+    return year == coarse_year and (coarser[0] < MONTH or month == coarse_month)
+
+def written_date(frontmatter, text, path, mtime_ns, today, metadata=None, numeric_date_order="dmy"):
+    """(date, reason): when the document was written, and how that was found: the first evidence in
+    the module's order, made more precise by any later evidence that agrees with it."""
+    order = numeric_order(numeric_date_order)
+    parts = _path_parts(path)
+    stem_weekday = _weekday_of(_PART_WEEKDAY.fullmatch(parts[-1])) if parts else None  # "Tuesday.md"
+    best, day_months = None, []
+    for found in _evidence(frontmatter, text, path, mtime_ns, today, metadata or {}, order):
+        if found[0] == DAY_OF_MONTH:
+            day_months.append(found)
+        elif best is None or _refines(found, best):
+            best = found
+        if best and best[0] < DAY:  # a heading's day and month with this year (and month)
+            for _p, day_month, _ym, reason in day_months:
+                day = _with_day_of_month(best, day_month, stem_weekday, today)
+                if day:
+                    best = _found(DAY, day, reason + ", year from " + best[3])
+                    break
+        if best and best[0] == DAY:
+            break
+    if best:
+        return best[1], best[3]
     return _mtime_date(mtime_ns), "file modification time"
 
-def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, recent_days, metadata=None):
-    """{band, source, reason, written_at} for one document; metadata: the format's own (title, date)."""
-    written, how = written_date(frontmatter, text, path, mtime_ns, today, metadata)
+def band_for(
+    frontmatter,
+    text,
+    path,
+    mtime_ns,
+    canonical,
+    today,
+    current_days,
+    recent_days,
+    metadata=None,
+    numeric_date_order="dmy",
+):
+    """{band, source, reason, written_at} for one document; metadata: the format's own (title, date);
+    numeric_date_order: the banding.numeric_date_order setting ('dmy' or 'mdy')."""
+    written, how = written_date(frontmatter, text, path, mtime_ns, today, metadata, numeric_date_order)
     declared = str(frontmatter.get("band", "")).strip().lower()
     if declared in BANDS:
         return {
@@ -16751,6 +17812,7 @@ def plan(doc, text, settings, subjects, today, router=None):
         settings["banding.current_days"],
         settings["banding.recent_days"],
         doc.get("metadata") or {},
+        settings.get("banding.numeric_date_order", "dmy"),
     )
     chunks = split_text(text, settings["chunking.chunk_chars"], settings["chunking.overlap_chars"])
     windows = split_text(text, settings["chunking.window_chars"], settings["chunking.window_overlap_chars"])
@@ -17512,13 +18574,25 @@ names the source:
 3. a date or year in the title or the first lines (HEAD_LINES lines of at most HEAD_LINE_CHARS);
 4. the first full date in the opening of the text (TEXT_DATE_SEARCH_CHARS);
 5. the last full date in the closing lines (CLOSING_CHARS: a signature or a trailer);
-6. a date or year in the path;
+6. a date, month or year in the path: a full date in one folder or the file name, or one spread
+   over them ("2025/06/24.md", "2025-06/24 notes.md", "journal/2025/June/24.md");
 7. the file's modification time.
 
-Years run from 1000 to today. A full date ("1803-03-04", "4 March 1803", "March 4, 1803",
-"04-MAR-1803") is a date wherever it stands; a bare year counts only where it reads as a year
-(year_in_line) and never next to a currency, a label such as "room" or "No.", or a noun
-("1500 people", "1850 km"). A canonical document is current unless its frontmatter says otherwise.
+Precision beats that order where they agree: a year (or a month) from one source gives way to
+a month or a full date of that year (and month) from a source lower down ("2025" in the first
+line, "2025-04-09.md" the file name: 2025-04-09, by the path). The file's modification time
+never refines anything. A year alone is kept as 1 July, a month alone as its first day (as
+"June 2025" always was): a weekday in a month's folder ("2025-06/Tuesday.md") says which month,
+not which Tuesday.
+
+Years run from 1000 to today. A full date is a date wherever it stands: "1803-03-04",
+"1803/03/04", "1803.03.04", "4 March 1803", "4th of March, 1803", "March 4th, 1803", "04-MAR-1803",
+a weekday before any of them, and the numeric "04/03/1803", "04-03-1803", "04.03.1803", read
+day first or month first by the setting banding.numeric_date_order ('dmy' or 'mdy') where both
+numbers are 12 or less, and as the only possible date where one is over 12. A bare year counts
+only where it reads as a year (year_in_line) and never next to a currency, a label such as
+"room" or "No.", or a noun ("1500 people", "1850 km"). A canonical document is current unless
+its frontmatter says otherwise.
 """
 
 import datetime
@@ -17545,6 +18619,22 @@ MONTHS = {
 #: A regex group matching any month name or abbreviation, with an optional dot.
 MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 
+WEEKDAYS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"),
+            ("thursday", "thu", "thur", "thurs"), ("friday", "fri"), ("saturday", "sat"),
+            ("sunday", "sun"),
+        ]
+    )
+    for name in names
+}  # fmt: skip
+"""Weekday names and abbreviations, Monday 0 (datetime.date.weekday)."""
+
+#: A regex group matching any weekday name or abbreviation, with an optional dot.
+WEEKDAY_PATTERN = "(" + "|".join(sorted(WEEKDAYS, key=len, reverse=True)) + r")\.?"
+
 BANDS = ("current", "recent", "archival")
 FIRST_YEAR = 1000
 TEXT_DATE_SEARCH_CHARS = 1000
@@ -17563,27 +18653,97 @@ TOOL_DEFAULT_DATES = frozenset(
 #: Metadata dates may be written in another time zone than the file's mtime: a day of slack.
 MTIME_SLACK = datetime.timedelta(days=1)
 
+NUMERIC_DATE_ORDERS = ("dmy", "mdy")
+"""banding.numeric_date_order: how "04/03/1803" reads when both numbers could be the month."""
+
 def banding_settings(plpy):
     """The banding.* settings, keyed by name, read inside the database (reband, message_bands)."""
     rows = plpy.execute("select key, value::text from exo_private.settings where key like 'banding.%'")
     return {r["key"]: json.loads(r["value"]) for r in rows}
 
-_YEAR = r"(1\d{3}|20\d\d)"
+def numeric_order(value):
+    """The banding.numeric_date_order setting checked: 'dmy' or 'mdy'."""
+    order = str(value).strip().lower()
+    if order not in NUMERIC_DATE_ORDERS:
+        raise ValueError("banding.numeric_date_order must be 'dmy' or 'mdy', not " + repr(value))
+    return order
+
+#: Precisions of a date found: a day and month without a year, a year alone, a month of a year,
+#: a day.
+DAY_OF_MONTH, YEAR, MONTH, DAY = 0, 1, 2, 3
+
+_Y = r"1\d{3}|20\d\d"
+_YEAR = "(" + _Y + ")"
+_ORDINAL = r"(?:st|nd|rd|th)?"
+#: After a numeric date: no more digits, nor a separator and a digit (a version "2020.03.04-1").
+_NUMERIC_END = r"(?!\d|[-/.]\d)"
+_MONTH_NAME = "(?P<M>" + MONTH_PATTERN + ")"
+#: Named groups: y year, m month number, M month name, d day; a and b the two numbers of a
+#: numeric day and month, in the order written. Dotted dates take two-digit days and months only
+#: ("24.06.2025", not the version "8.2.1909"). Each pattern is a sequence of bounded pieces (no
+#: nested repetition): linear time.
 _DATE_PATTERNS = [
-    (re.compile(r"(?<![\d.])" + _YEAR + r"-(\d\d)-(\d\d)(?!\d)"), ("y", "m", "d")),
-    (
-        re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + MONTH_PATTERN + r",?\s+" + _YEAR + r"(?!\d)", re.I),
-        ("d", "M", "y"),
+    re.compile(r"(?<![\d.])(?P<y>" + _Y + r")-(?P<m>\d\d)-(?P<d>\d\d)(?!\d)"),
+    re.compile(r"(?<![\d./])(?P<y>" + _Y + r")/(?P<m>\d{1,2})/(?P<d>\d{1,2})" + _NUMERIC_END),
+    re.compile(r"(?<![\d./])(?P<y>" + _Y + r")\.(?P<m>\d\d)\.(?P<d>\d\d)" + _NUMERIC_END),
+    re.compile(r"(?<![\w./-])(?P<a>\d{1,2})(?P<s>[-/])(?P<b>\d{1,2})(?P=s)(?P<y>" + _Y + ")" + _NUMERIC_END),
+    re.compile(r"(?<![\w./-])(?P<a>\d\d)\.(?P<b>\d\d)\.(?P<y>" + _Y + ")" + _NUMERIC_END),
+    re.compile(
+        r"\b(?P<d>\d{1,2})" + _ORDINAL + r"\s+(?:of\s+)?" + _MONTH_NAME + r",?\s+(?P<y>" + _Y + r")(?!\d)",
+        re.I,
     ),
-    (
-        re.compile(r"\b" + MONTH_PATTERN + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+" + _YEAR + r"(?!\d)", re.I),
-        ("M", "d", "y"),
+    re.compile(
+        r"\b" + _MONTH_NAME + r"\s+(?P<d>\d{1,2})" + _ORDINAL + r",?\s+(?P<y>" + _Y + r")(?!\d)", re.I
     ),
-    (re.compile(r"\b(\d{1,2})-" + MONTH_PATTERN + r"-" + _YEAR + r"(?!\d)", re.I), ("d", "M", "y")),
+    re.compile(r"\b(?P<d>\d{1,2})-" + _MONTH_NAME + r"-(?P<y>" + _Y + r")(?!\d)", re.I),
 ]
-_PATH_DATE = re.compile(r"(?<!\d)" + _YEAR + r"[-_.]?(\d\d)[-_.]?(\d\d)(?!\d)")
+_PATH_DATE = re.compile(r"(?<!\d)(?P<y>" + _Y + r")[-_.]?(?P<m>\d\d)[-_.]?(?P<d>\d\d)(?!\d)")
 _PATH_YEAR = re.compile(r"(?<!\d)" + _YEAR + r"(?!\d)")
 _PATH_PART_YEAR = re.compile(r"(?<![^/])\d{4}(?:[-_ .]|/|$)")
+#: A file name's extension ("notes.md"), not the last number of a dotted date ("2025.06.24").
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
+#: Whole folder or file names (fullmatch) that hold part of a date, read together in order:
+#: a year ("2025"), a year and month ("2025-06", "2025 June", "June 2025"), a month under a year
+#: ("06", "June", "06-June"), a day under a month ("24", "24th", "24 notes", "Tuesday 24").
+_PART_YEAR = re.compile("(?P<y>" + _Y + ")")
+_PART_YEAR_MONTH = [
+    re.compile("(?P<y>" + _Y + r")[-_. ](?P<m>\d{1,2})"),
+    re.compile("(?P<y>" + _Y + r")[-_. ]+" + _MONTH_NAME, re.I),
+    re.compile(_MONTH_NAME + r"[-_. ]+(?P<y>" + _Y + ")", re.I),
+]
+_PART_MONTH = [
+    re.compile(r"(?P<m>\d{1,2})"),
+    re.compile(r"(?:\d{1,2}[-_. ]+)?" + _MONTH_NAME, re.I),
+]
+_WEEKDAY = "(?P<w>" + WEEKDAY_PATTERN + ")"
+_PART_DAY = re.compile(
+    r"(?:" + _WEEKDAY + r"[-_., ]+)?(?P<d>\d{1,2})" + _ORDINAL + r"(?:[-_., ]+[^\d\s].*)?", re.I | re.S
+)
+_PART_WEEKDAY = re.compile(_WEEKDAY, re.I)
+#: A day and month without a year that is the whole line or name ("February 2nd", "Tuesday 24
+#: June", "Tue, June 24th."): a diary's heading. Its year must come from other evidence.
+_DAY_MONTH = [
+    re.compile(
+        r"(?:"
+        + _WEEKDAY
+        + r",?\s+)?(?:the\s+)?(?P<d>\d{1,2})"
+        + _ORDINAL
+        + r"[\s_-]+(?:of[\s_-]+)?"
+        + _MONTH_NAME
+        + r"[.,:;!]?",
+        re.I,
+    ),
+    re.compile(
+        r"(?:"
+        + _WEEKDAY
+        + r",?\s+)?"
+        + _MONTH_NAME
+        + r"[\s_-]+(?:the\s+)?(?P<d>\d{1,2})"
+        + _ORDINAL
+        + r"[.,:;!]?",
+        re.I,
+    ),
+]
 
 # A bare year: four digits not glued to a word, a currency sign, a reference sign ('#', '!', '@',
 # '~') or a decimal or thousands separator, optionally a range ("1861-65", "1986/87", "1861-1865");
@@ -17625,11 +18785,20 @@ _CODE_AFTER = re.compile(r"[-/]\d")
 _CUE_MARKS = (",", "(", "[", ":", " -", "\u2013", "\u2014")
 _NEXT_WORD = re.compile(r"([^\W\d_]+)")
 
-def _make_date(fields, order):
-    values = dict(zip(order, fields, strict=False))
-    month = MONTHS[values["M"].lower()] if "M" in values else int(values["m"])
+def _make_date(fields, order="dmy"):
+    """The date of a match's named groups (y with m or M and d, or y with a and b: a numeric day and
+    month, read by `order` where both could be the month), or None if there is no such day."""
+    if fields.get("a"):
+        first, second = int(fields["a"]), int(fields["b"])
+        if first > 12 and second > 12:
+            return None
+        day_first = first > 12 or (second <= 12 and order == "dmy")
+        day, month = (first, second) if day_first else (second, first)
+    else:
+        day = int(fields["d"])
+        month = MONTHS[fields["M"].rstrip(".").lower()] if fields.get("M") else int(fields["m"])
     try:
-        return datetime.date(int(values["y"]), month, int(values["d"]))
+        return datetime.date(int(fields["y"]), month, day)
     except ValueError:
         return None
 
@@ -17637,12 +18806,13 @@ def _year_date(year, today, month=None):
     """A year (or a month of it) as a day: 1 July (or the month's first), never after today."""
     return min(datetime.date(year, month or 7, 1), today)
 
-def full_dates(text, today):
-    """[(start, date, matched, "date")]: the full dates in text, FIRST_YEAR to today, in order."""
+def full_dates(text, today, order="dmy"):
+    """[(start, date, matched, "date")]: the full dates in text, FIRST_YEAR to today, in order;
+    `order` ('dmy' or 'mdy') reads a numeric day and month where both could be the month."""
     found = []
-    for pattern, order in _DATE_PATTERNS:
+    for pattern in _DATE_PATTERNS:
         for m in pattern.finditer(text):
-            day = _make_date(m.groups(), order)
+            day = _make_date(m.groupdict(), order)
             if day and day <= today:
                 found.append((m.start(), day, m.group(0), "date"))
     return sorted(found)
@@ -17682,41 +18852,63 @@ def year_in_line(line, today):
         return m.start(), _year_date(year, today), m.group(1), "year"
     return None
 
-def parse_date(value, today=None):
-    """A date from a frontmatter or metadata value: a date or datetime, an ISO string, a full
-    date in words (an email's "Mon, 01 Jan 2001 ..." too), a year alone (as 1 July) or a year
-    and month (as its first day); None if none."""
-    today = today or datetime.date.today()
+def _found(precision, day, reason, year=None, month=None):
+    """One piece of evidence: (precision, date, (year, month), reason). The year and month are the
+    ones written (a year or month as a day is never after today, so its date may differ)."""
+    return precision, day, (year or day.year, month or day.month), reason
+
+def _parsed(value, today, order="dmy"):
+    """(precision, date, (year, month)) of a frontmatter or metadata value, or None."""
     if isinstance(value, datetime.datetime):
-        return value.date()
+        value = value.date()
     if isinstance(value, datetime.date):
-        return value
+        return DAY, value, (value.year, value.month)
     if isinstance(value, int) and not isinstance(value, bool) and FIRST_YEAR <= value <= today.year:
-        return _year_date(value, today)
+        return YEAR, _year_date(value, today), (value, None)
     if not isinstance(value, str):
         return None
     text = value.strip()
     m = re.match(r"^(\d{4})-(\d\d)-(\d\d)", text)
     if m:
-        return _make_date(m.groups(), ("y", "m", "d")) if int(m.group(1)) >= FIRST_YEAR else None
-    m = re.fullmatch(r"(\d{4})(?:-(\d\d))?", text)
+        day = _make_date({"y": m.group(1), "m": m.group(2), "d": m.group(3)})
+        return (DAY, day, (day.year, day.month)) if day and day.year >= FIRST_YEAR else None
+    m = re.fullmatch(r"(\d{4})(?:[-/.](\d{1,2}))?", text)
     if m:
         year = int(m.group(1))
         month = int(m.group(2)) if m.group(2) and 1 <= int(m.group(2)) <= 12 else None
-        return _year_date(year, today, month) if FIRST_YEAR <= year <= today.year else None
-    found = full_dates(text, datetime.date.max)
-    return found[0][1] if found else None
+    else:
+        m = re.fullmatch(_MONTH_NAME + r"[\s,]+(?P<y>\d{4})", text, re.I)  # "June 2025"
+        year, month = (int(m.group("y")), _month_of(m)) if m else (None, None)
+    if year is not None:
+        if not FIRST_YEAR <= year <= today.year:
+            return None
+        return (MONTH if month else YEAR), _year_date(year, today, month), (year, month)
+    found = full_dates(text, datetime.date.max, order)
+    return (DAY, found[0][1], (found[0][1].year, found[0][1].month)) if found else None
 
-def metadata_date(metadata, mtime_ns, today):
-    """(date, reason) from the format's own metadata, or None: metadata["date"] unless it is before
-    FIRST_YEAR, a tool's default, after today, or after the file's mtime (with MTIME_SLACK)."""
-    day = parse_date(metadata.get("date"), today)
-    if day is None or day.year < FIRST_YEAR or day in TOOL_DEFAULT_DATES or day > today:
+def parse_date(value, today=None, order="dmy"):
+    """A date from a frontmatter or metadata value: a date or datetime, an ISO string, a full
+    date in any form full_dates reads (an email's "Mon, 01 Jan 2001 ..." too), a year alone (as
+    1 July) or a year and month ("1796-09", "1796/09", "September 1796": as its first day); None
+    if none."""
+    parsed = _parsed(value, today or datetime.date.today(), order)
+    return parsed[1] if parsed else None
+
+def metadata_date(metadata, mtime_ns, today, order="dmy"):
+    """The format's own metadata["date"] as evidence (_found), or None: before FIRST_YEAR, a tool's
+    default, after today, or after the file's mtime (with MTIME_SLACK) are no evidence."""
+    parsed = _parsed(metadata.get("date"), today, order)
+    if parsed is None:
+        return None
+    precision, day, (year, month) = parsed
+    if day.year < FIRST_YEAR or day in TOOL_DEFAULT_DATES or day > today:
         return None
     if day > _mtime_date(mtime_ns) + MTIME_SLACK:
         return None
     source = metadata.get("date_source") or "format metadata"
-    return day, "metadata date '" + day.isoformat() + "' (" + str(source) + ")"
+    return _found(
+        precision, day, "metadata date '" + day.isoformat() + "' (" + str(source) + ")", year, month
+    )
 
 def _head_lines(text):
     """The first HEAD_LINES non-empty lines (a heading's '#' dropped), those of at most HEAD_LINE_CHARS:
@@ -17730,35 +18922,147 @@ def _head_lines(text):
                 break
     return [line for line in lines if len(line) <= HEAD_LINE_CHARS]
 
-def date_in_head(title, text, today):
-    """(date, reason) from the title or the first lines, or None: in each, in order, the first
-    full date or year that reads as one (a year as 1 July, a month and year as its first day)."""
+def dates_in_head(title, text, today, order):
+    """Evidence (_found) from the title, then each first line, in the order they stand: its first
+    full date and first year (or month) that reads as one; a line that is a day and month alone
+    ("June 24th") as (DAY_OF_MONTH, (month, day, weekday or None), None, reason)."""
     for where, lines in (("title", [title] if title else []), ("first lines", _head_lines(text))):
         for line in lines:
-            hits = full_dates(line, today)[:1] + [hit for hit in [year_in_line(line, today)] if hit]
-            if hits:
-                _start, day, matched, kind = min(hits)
-                return day, kind + " in " + where + " '" + matched + "'"
-    return None
+            day_month = _day_month(line)
+            if day_month:
+                yield DAY_OF_MONTH, day_month, None, "date in " + where + " '" + line + "'"
+                continue
+            hits = full_dates(line, today, order)[:1] + [hit for hit in [year_in_line(line, today)] if hit]
+            for _start, day, matched, kind in sorted(hits):
+                reason = kind + " in " + where + " '" + matched + "'"
+                if kind == "month":  # "June 2026" as of 2 March 2026 is kept as that day, still June's
+                    month = MONTHS[_NEXT_WORD.match(matched).group(1).lower()]
+                    yield _found(MONTH, day, reason, day.year, month)
+                else:
+                    yield _found(DAY if kind == "date" else YEAR, day, reason)
 
-def date_in_text(text, today):
+def _day_month(text):
+    """(month, day, weekday or None) of a day and month without a year that is all of text, or None."""
+    m = _fullmatch_any(_DAY_MONTH, text.strip())
+    if not m or not 1 <= int(m.group("d")) <= 31:
+        return None
+    return MONTHS[m.group("M").rstrip(".").lower()], int(m.group("d")), _weekday_of(m)
+
+def _weekday_of(m):
+    return WEEKDAYS[m.group("w").rstrip(".").lower()] if m and m.group("w") else None
+
+def _checked_day(year, month, day_number, today, *weekdays):
+    """The day (year, month, day_number) if there is one, not after today, on each weekday named
+    (None: none named); else None."""
+    try:
+        day = datetime.date(year, month, day_number)
+    except ValueError:
+        return None
+    if day > today or any(w is not None and w != day.weekday() for w in weekdays):
+        return None
+    return day
+
+def _with_day_of_month(coarse, day_month, weekday, today):
+    """A date from a year (or month) and a day and month from elsewhere that agree with it and with
+    the weekdays named (in the heading, and by the file name), or None."""
+    month, day_number, named = day_month
+    year, coarse_month = coarse[2]
+    if coarse[0] == MONTH and month != coarse_month:
+        return None
+    return _checked_day(year, month, day_number, today, named, weekday)
+
+def date_in_text(text, today, order="dmy"):
     """(start, date, matched, kind): the first full date in the opening of the text, not in the future."""
-    found = full_dates(text[:TEXT_DATE_SEARCH_CHARS], today)
+    found = full_dates(text[:TEXT_DATE_SEARCH_CHARS], today, order)
     return found[0] if found else None
 
-def date_at_end(text, today):
+def date_at_end(text, today, order="dmy"):
     """(start, date, matched, kind): the last full date in the closing lines (a signature, a trailer)."""
-    found = full_dates(text[-CLOSING_CHARS:], today)
+    found = full_dates(text[-CLOSING_CHARS:], today, order)
     return found[-1] if found else None
 
-def date_in_path(path, today):
-    """A full date in the file name or folders, else the last year in them (as 1 July). A year
-    before 1900 counts only as a whole folder or the start of a name ("1848/", "1848-letter.txt"),
-    not inside one ("ticket-1500.txt")."""
-    for m in _PATH_DATE.finditer(path):
-        day = _make_date(m.groups(), ("y", "m", "d"))
-        if day and day <= today:
-            return day, "date in path '" + m.group(0) + "'"
+def _path_parts(path):
+    """The folder names and the file name without its extension."""
+    parts = [part for part in path.split("/") if part]
+    if parts:
+        parts[-1] = _EXTENSION.sub("", parts[-1]) or parts[-1]
+    return parts
+
+def _fullmatch_any(patterns, part):
+    for pattern in patterns:
+        m = pattern.fullmatch(part)
+        if m:
+            return m
+    return None
+
+def _month_of(m):
+    month = MONTHS[m.group("M").rstrip(".").lower()] if m.groupdict().get("M") else int(m.group("m"))
+    return month if 1 <= month <= 12 else None
+
+def _date_across_parts(parts, today):
+    """(year, month, day, shown) read from whole folder and file names in order: a year, then its
+    month, then that month's day, each right after the one before ("2025/06/24", "2025-06/24
+    notes", "journal/2025/June/24"); a name that is none of them ends the run."""
+    year = month = day = None
+    shown = []
+    expect = None  # what the next name may add: "month" or "day"
+    for part in parts:
+        m = _fullmatch_any(_PART_YEAR_MONTH, part)
+        if m and _month_of(m) and FIRST_YEAR <= int(m.group("y")) <= today.year:
+            year, month, day, shown, expect = int(m.group("y")), _month_of(m), None, [part], "day"
+            continue
+        m = _PART_YEAR.fullmatch(part)
+        if m and FIRST_YEAR <= int(m.group("y")) <= today.year:
+            year, month, day, shown, expect = int(m.group("y")), None, None, [part], "month"
+            continue
+        if expect == "month":
+            m = _fullmatch_any(_PART_MONTH, part)
+            if m and _month_of(m):
+                month, expect = _month_of(m), "day"
+                shown.append(part)
+                continue
+            day_month = _day_month(part)
+            if day_month:
+                day = _checked_day(year, *day_month[:2], today, day_month[2])
+                if day:
+                    month, expect = day.month, None
+                    shown.append(part)
+                    continue
+        elif expect == "day":
+            m = _PART_DAY.fullmatch(part)
+            if m:
+                day = _checked_day(year, month, int(m.group("d")), today, _weekday_of(m))
+                if day:
+                    shown.append(m.group("d"))
+                    expect = None
+                    continue
+        expect = None
+    return year, month, day, shown
+
+def date_in_path(path, today, order="dmy"):
+    """The path's best evidence (_found): a full date in one folder or file name (the file name first, then
+    the folders from the innermost), else one read across them, else a month read across them,
+    else the last year in the path (as 1 July). A year before 1900 counts only as a whole folder or
+    the start of a name ("1848/", "1848-letter.txt"), not inside one ("ticket-1500.txt")."""
+    parts = _path_parts(path)
+    for part in reversed(parts):
+        hits = [
+            (m.start(), day, m.group(0))
+            for m in _PATH_DATE.finditer(part)
+            for day in [_make_date(m.groupdict())]
+            if day and day <= today
+        ]
+        hits += [hit[:3] for hit in full_dates(part.replace("_", " "), today, order)]
+        if hits:
+            _start, day, matched = min(hits)
+            return _found(DAY, day, "date in path '" + matched + "'")
+    year, month, day, shown = _date_across_parts(parts, today)
+    if day and day <= today:
+        return _found(DAY, day, "date in path '" + "/".join(shown) + "'")
+    if month:
+        return _found(
+            MONTH, _year_date(year, today, month), "month in path '" + "/".join(shown) + "'", year, month
+        )
     years = [
         int(m.group(1))
         for m in _PATH_YEAR.finditer(path)
@@ -17766,40 +19070,80 @@ def date_in_path(path, today):
         and (int(m.group(1)) >= 1900 or _PATH_PART_YEAR.match(path, m.start()))
     ]
     if years:
-        return _year_date(years[-1], today), "year in path '" + str(years[-1]) + "'"
+        return _found(YEAR, _year_date(years[-1], today), "year in path '" + str(years[-1]) + "'", years[-1])
     return None
 
 def _mtime_date(mtime_ns):
     return datetime.datetime.fromtimestamp(mtime_ns / 1e9, tz=datetime.UTC).date()
 
-def written_date(frontmatter, text, path, mtime_ns, today, metadata=None):
-    """(date, reason): when the document was written, and how that was found (the module's order)."""
-    metadata = metadata or {}
-    day = parse_date(frontmatter.get("date"), today)
-    if day:  # the person's word, even for a day still to come
-        return day, "frontmatter date"
-    hit = metadata_date(metadata, mtime_ns, today)
-    if hit:
-        return hit
+def _evidence(frontmatter, text, path, mtime_ns, today, metadata, order):
+    """Every piece of evidence of when the document was written, in the module's order (lazily)."""
+    parsed = _parsed(frontmatter.get("date"), today, order)
+    if parsed:  # the person's word, even for a day still to come
+        yield _found(parsed[0], parsed[1], "frontmatter date", *parsed[2])
+    found = metadata_date(metadata, mtime_ns, today, order)
+    if found:
+        yield found
     title = metadata.get("title")
     stem = posixpath.splitext(posixpath.basename(path))[0]
-    hit = date_in_head(title if isinstance(title, str) and title != stem else None, text, today)
+    yield from dates_in_head(title if isinstance(title, str) and title != stem else None, text, today, order)
+    hit = date_in_text(text, today, order)
     if hit:
-        return hit
-    hit = date_in_text(text, today)
+        yield _found(DAY, hit[1], "date in text '" + hit[2] + "'")
+    hit = date_at_end(text, today, order)
     if hit:
-        return hit[1], "date in text '" + hit[2] + "'"
-    hit = date_at_end(text, today)
-    if hit:
-        return hit[1], "date in closing lines '" + hit[2] + "'"
-    hit = date_in_path(path, today)
-    if hit:
-        return hit
+        yield _found(DAY, hit[1], "date in closing lines '" + hit[2] + "'")
+    found = date_in_path(path, today, order)
+    if found:
+        yield found
+
+def _refines(finer, coarser):
+    """Whether `finer` is more precise than `coarser` and agrees with it (its year, and its month
+    where `coarser` has one)."""
+    if finer[0] <= coarser[0]:
+        return False
+    (year, month), (coarse_year, coarse_month) = finer[2], coarser[2]
+    return year == coarse_year and (coarser[0] < MONTH or month == coarse_month)
+
+def written_date(frontmatter, text, path, mtime_ns, today, metadata=None, numeric_date_order="dmy"):
+    """(date, reason): when the document was written, and how that was found: the first evidence in
+    the module's order, made more precise by any later evidence that agrees with it."""
+    order = numeric_order(numeric_date_order)
+    parts = _path_parts(path)
+    stem_weekday = _weekday_of(_PART_WEEKDAY.fullmatch(parts[-1])) if parts else None  # "Tuesday.md"
+    best, day_months = None, []
+    for found in _evidence(frontmatter, text, path, mtime_ns, today, metadata or {}, order):
+        if found[0] == DAY_OF_MONTH:
+            day_months.append(found)
+        elif best is None or _refines(found, best):
+            best = found
+        if best and best[0] < DAY:  # a heading's day and month with this year (and month)
+            for _p, day_month, _ym, reason in day_months:
+                day = _with_day_of_month(best, day_month, stem_weekday, today)
+                if day:
+                    best = _found(DAY, day, reason + ", year from " + best[3])
+                    break
+        if best and best[0] == DAY:
+            break
+    if best:
+        return best[1], best[3]
     return _mtime_date(mtime_ns), "file modification time"
 
-def band_for(frontmatter, text, path, mtime_ns, canonical, today, current_days, recent_days, metadata=None):
-    """{band, source, reason, written_at} for one document; metadata: the format's own (title, date)."""
-    written, how = written_date(frontmatter, text, path, mtime_ns, today, metadata)
+def band_for(
+    frontmatter,
+    text,
+    path,
+    mtime_ns,
+    canonical,
+    today,
+    current_days,
+    recent_days,
+    metadata=None,
+    numeric_date_order="dmy",
+):
+    """{band, source, reason, written_at} for one document; metadata: the format's own (title, date);
+    numeric_date_order: the banding.numeric_date_order setting ('dmy' or 'mdy')."""
+    written, how = written_date(frontmatter, text, path, mtime_ns, today, metadata, numeric_date_order)
     declared = str(frontmatter.get("band", "")).strip().lower()
     if declared in BANDS:
         return {
@@ -19391,6 +20735,7 @@ what the query words are, which candidates a workspace admits, how the combined
 pool is ordered, and what a context packet holds.
 """
 
+import datetime
 import math
 import re
 
@@ -19732,15 +21077,33 @@ def asks_present(query):
     "these days", "still")."""
     return bool(_ASKS_PRESENT.search(query or ""))
 
-def freshness(candidate, weights, today_ordinal, years, recency=True, present=False):
-    """Closeness to the years the question names; else, under recency preference, recency (over
-    present_half_life_days for a question about the present); else (the archive is open)
-    neutral."""
+# The longest span of days a question may name for the days themselves to rank (a day, a week, a
+# month): longer ones (a year, a decade) rank by year.
+NAMED_DAYS_MAX = 62
+
+def named_days(span):
+    """(first, last) day ordinals of the span a question names (temporal.detect's span) when it
+    is a day, a week or a month; None otherwise."""
+    if not span:
+        return None
+    first = datetime.date.fromisoformat(span["first"]).toordinal()
+    last = datetime.date.fromisoformat(span["last"]).toordinal()
+    return (first, last) if last - first < NAMED_DAYS_MAX else None
+
+def freshness(candidate, weights, today_ordinal, years, recency=True, present=False, days=None):
+    """Closeness to the days (named_days) or else the years the question names: within a week's
+    or the span's length of it, falling to date_miss_floor; else, under recency preference,
+    recency (over present_half_life_days for a question about the present); else (the archive
+    is open) neutral."""
     if candidate.get("canonical"):
         return 1.0  # a canonical document is current by declaration, whatever its date
     written = candidate.get("written_ordinal")
     if written is None:
         return weights["freshness_floor"]
+    if days:
+        first, last = days
+        miss = first - written if written < first else written - last if written > last else 0
+        return max(weights["date_miss_floor"], 1.0 - miss / max(7, last - first + 1))
     if years:
         year = candidate["written_year"]
         first, last = min(years), max(years)
@@ -19788,7 +21151,7 @@ def from_ranking(ranked_ids, ids):
     n = len(order)
     return {chunk: 1.0 - (rank / n) * 0.95 for rank, chunk in enumerate(order)}
 
-def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False):
+def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False, days=None):
     """The candidates in final order, each with its relevance and score.
 
     A reranker only reorders: the chunks out are exactly the chunks in, whatever the
@@ -19798,7 +21161,9 @@ def rank(candidates, relevance, weights, today_ordinal, years, recency=True, pre
         r = relevance.get(c["chunk_id"])
         r = 0.0 if r is None or not math.isfinite(r) else r
         score = (
-            r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency, present)
+            r
+            * priority(c, weights, recency)
+            * freshness(c, weights, today_ordinal, years, recency, present, days)
         )
         ranked.append(dict(c, relevance=round(r, 4), score=round(score, 6)))
     ranked.sort(key=lambda c: (-c["score"], -c["relevance"], c["chunk_id"]))
@@ -20256,7 +21621,9 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         def block(chars, c=c):
             return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
-        chars = settings["packet.excerpt_chars"]
+        # The best evidence gets twice the room: its answer is often a sentence or a message away
+        # from the one that shares the question's words.
+        chars = settings["packet.excerpt_chars"] * (1 if used else 2)
         rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
         if estimate_tokens(rest + block(chars)) > budget:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
@@ -20341,6 +21708,15 @@ def active_model(db):
         {"id": row[0]["id"], "dimensions": row[0]["dimensions"]} if row else {"id": None, "dimensions": None}
     )
 
+def stands_alone(text, start, end):
+    """Whether text[start:end] is words of their own, not part of a longer token ("2017-03-28"
+    in the file name "2017-03-28.md" is part of an identifier)."""
+    before = text[start - 1] if start > 0 else " "
+    after = text[end : end + 2]
+    return (before.isspace() or before in "([\"'") and (
+        not after or after[0].isspace() or (after[0] in ",.;:!?)]\"'" and not after[1:].isalnum())
+    )
+
 class Question:
     """One search's reading of its question: day, signal, archive decision, deference, material."""
 
@@ -20360,6 +21736,14 @@ class Question:
             )[0]["s"]
         )
         self.archive_open, self.archive_why = archive_decision(self.signal, open_archive)
+        self.span = self.signal.get("span")
+        # The question's words without the times it names: a date is a time to rank by
+        # (freshness, the dated stage), not words to match ("2025", "06", "June" match other days).
+        words = list(self.text)
+        for s in self.signal["signals"]:
+            if s["kind"] != "cue" and stands_alone(self.text, s["start"], s["end"]):
+                words[s["start"] : s["end"]] = " " * (s["end"] - s["start"])
+        self.words = "".join(words)
 
     def read_care(self, db, bridge, settings):
         """The deferred subjects and this search's Deference (time and care decided apart)."""
@@ -20403,8 +21787,8 @@ class Question:
             found = self.entities.setdefault(r["workspace"], [])
             if len(found) < max_entities:
                 found.append({"id": r["id"], "name": r["name"]})
-        self.idents = identifiers(self.text)
-        self.terms = content_words(self.text)
+        self.idents = identifiers(self.words)
+        self.terms = content_words(self.words)
         self.titles = title_keys(self.text)
         self.files = file_keys(self.text)
 
@@ -20417,6 +21801,7 @@ class Question:
                 for s in self.signal["signals"]
             ],
             "years": self.signal["years"],
+            "span": self.span,
         }
 
     def recognised_report(self):
@@ -20777,6 +22162,7 @@ what the query words are, which candidates a workspace admits, how the combined
 pool is ordered, and what a context packet holds.
 """
 
+import datetime
 import math
 import re
 
@@ -21118,15 +22504,33 @@ def asks_present(query):
     "these days", "still")."""
     return bool(_ASKS_PRESENT.search(query or ""))
 
-def freshness(candidate, weights, today_ordinal, years, recency=True, present=False):
-    """Closeness to the years the question names; else, under recency preference, recency (over
-    present_half_life_days for a question about the present); else (the archive is open)
-    neutral."""
+# The longest span of days a question may name for the days themselves to rank (a day, a week, a
+# month): longer ones (a year, a decade) rank by year.
+NAMED_DAYS_MAX = 62
+
+def named_days(span):
+    """(first, last) day ordinals of the span a question names (temporal.detect's span) when it
+    is a day, a week or a month; None otherwise."""
+    if not span:
+        return None
+    first = datetime.date.fromisoformat(span["first"]).toordinal()
+    last = datetime.date.fromisoformat(span["last"]).toordinal()
+    return (first, last) if last - first < NAMED_DAYS_MAX else None
+
+def freshness(candidate, weights, today_ordinal, years, recency=True, present=False, days=None):
+    """Closeness to the days (named_days) or else the years the question names: within a week's
+    or the span's length of it, falling to date_miss_floor; else, under recency preference,
+    recency (over present_half_life_days for a question about the present); else (the archive
+    is open) neutral."""
     if candidate.get("canonical"):
         return 1.0  # a canonical document is current by declaration, whatever its date
     written = candidate.get("written_ordinal")
     if written is None:
         return weights["freshness_floor"]
+    if days:
+        first, last = days
+        miss = first - written if written < first else written - last if written > last else 0
+        return max(weights["date_miss_floor"], 1.0 - miss / max(7, last - first + 1))
     if years:
         year = candidate["written_year"]
         first, last = min(years), max(years)
@@ -21174,7 +22578,7 @@ def from_ranking(ranked_ids, ids):
     n = len(order)
     return {chunk: 1.0 - (rank / n) * 0.95 for rank, chunk in enumerate(order)}
 
-def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False):
+def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False, days=None):
     """The candidates in final order, each with its relevance and score.
 
     A reranker only reorders: the chunks out are exactly the chunks in, whatever the
@@ -21184,7 +22588,9 @@ def rank(candidates, relevance, weights, today_ordinal, years, recency=True, pre
         r = relevance.get(c["chunk_id"])
         r = 0.0 if r is None or not math.isfinite(r) else r
         score = (
-            r * priority(c, weights, recency) * freshness(c, weights, today_ordinal, years, recency, present)
+            r
+            * priority(c, weights, recency)
+            * freshness(c, weights, today_ordinal, years, recency, present, days)
         )
         ranked.append(dict(c, relevance=round(r, 4), score=round(score, 6)))
     ranked.sort(key=lambda c: (-c["score"], -c["relevance"], c["chunk_id"]))
@@ -21642,7 +23048,9 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         def block(chars, c=c):
             return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
-        chars = settings["packet.excerpt_chars"]
+        # The best evidence gets twice the room: its answer is often a sentence or a message away
+        # from the one that shares the question's words.
+        chars = settings["packet.excerpt_chars"] * (1 if used else 2)
         rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
         if estimate_tokens(rest + block(chars)) > budget:
             # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
@@ -21727,6 +23135,15 @@ def active_model(db):
         {"id": row[0]["id"], "dimensions": row[0]["dimensions"]} if row else {"id": None, "dimensions": None}
     )
 
+def stands_alone(text, start, end):
+    """Whether text[start:end] is words of their own, not part of a longer token ("2017-03-28"
+    in the file name "2017-03-28.md" is part of an identifier)."""
+    before = text[start - 1] if start > 0 else " "
+    after = text[end : end + 2]
+    return (before.isspace() or before in "([\"'") and (
+        not after or after[0].isspace() or (after[0] in ",.;:!?)]\"'" and not after[1:].isalnum())
+    )
+
 class Question:
     """One search's reading of its question: day, signal, archive decision, deference, material."""
 
@@ -21746,6 +23163,14 @@ class Question:
             )[0]["s"]
         )
         self.archive_open, self.archive_why = archive_decision(self.signal, open_archive)
+        self.span = self.signal.get("span")
+        # The question's words without the times it names: a date is a time to rank by
+        # (freshness, the dated stage), not words to match ("2025", "06", "June" match other days).
+        words = list(self.text)
+        for s in self.signal["signals"]:
+            if s["kind"] != "cue" and stands_alone(self.text, s["start"], s["end"]):
+                words[s["start"] : s["end"]] = " " * (s["end"] - s["start"])
+        self.words = "".join(words)
 
     def read_care(self, db, bridge, settings):
         """The deferred subjects and this search's Deference (time and care decided apart)."""
@@ -21789,8 +23214,8 @@ class Question:
             found = self.entities.setdefault(r["workspace"], [])
             if len(found) < max_entities:
                 found.append({"id": r["id"], "name": r["name"]})
-        self.idents = identifiers(self.text)
-        self.terms = content_words(self.text)
+        self.idents = identifiers(self.words)
+        self.terms = content_words(self.words)
         self.titles = title_keys(self.text)
         self.files = file_keys(self.text)
 
@@ -21803,6 +23228,7 @@ class Question:
                 for s in self.signal["signals"]
             ],
             "years": self.signal["years"],
+            "span": self.span,
         }
 
     def recognised_report(self):
@@ -22764,11 +24190,14 @@ class StageSearch:
 
     def exact_rows(self, ws, bands):
         """The exact stage: a document named by title or file name first, then each identifier,
-        then the entities of this workspace the query names; a chunk keeps the first match found."""
+        then the entities of this workspace the query names, then what was written on the day,
+        week or month it names (never confident: a day holds more than the answer); a chunk
+        keeps the first match found."""
         q = self.q
         entities = q.entities.get(ws)
-        if not (q.idents or entities or q.titles or q.files):
-            return [], "no identifier, entity, title or file name in the query"
+        days = named_days(q.span)
+        if not (q.idents or entities or q.titles or q.files or days):
+            return [], "no identifier, entity, title, file name or day in the query"
         rows = []
         if q.titles or q.files:
             for r in self.run_stage("document", ws, bands, {"title_keys": q.titles, "file_names": q.files}):
@@ -22779,13 +24208,21 @@ class StageSearch:
         if entities:
             for r in self.run_stage("entity", ws, bands, {"entity_ids": [e["id"] for e in entities]}):
                 rows.append(self.candidate(r, True, match="entity", detail="entity " + r["detail"]))
+        if days:
+            values = {
+                "first_day": q.span["first"],
+                "last_day": q.span["last"],
+                "query": q.words[:MAX_QUERY_CHARS],
+            }
+            for r in self.run_stage("dated", ws, bands, values):
+                rows.append(self.candidate(r, False, match="dated", detail="written " + r["detail"]))
         return rows, None
 
     def lexical_rows(self, ws, bands):
         """The lexical stage: BM25 over the query text, confident from retrieval.lexical_confident_score."""
         if not self.q.terms:
             return [], "no searchable words in the query"
-        rows = self.run_stage("lexical", ws, bands, {"query": self.q.text[:MAX_QUERY_CHARS]})
+        rows = self.run_stage("lexical", ws, bands, {"query": self.q.words[:MAX_QUERY_CHARS]})
         return [self.candidate(r, r["score"] >= self.thresholds["lexical"]) for r in rows], None
 
     def capsule_rows(self, ws, bands):
@@ -23242,9 +24679,11 @@ def run(
         present = recency and not years and asks_present(q.text)
         report["temporal"]["asks_present"] = present
         today = q.today.toordinal()
+        days = named_days(q.span)
         deterministic = {c["chunk_id"]: deterministic_relevance(c, weights) for c in candidates}
         incoming = [
-            c["chunk_id"] for c in rank(candidates, deterministic, weights, today, years, recency, present)
+            c["chunk_id"]
+            for c in rank(candidates, deterministic, weights, today, years, recency, present, days)
         ]
         t = time.monotonic()
         relevance, backend, attempts = rerank_relevance(
@@ -23252,7 +24691,7 @@ def run(
                 db, candidates, incoming, deterministic, settings, q.text, model, embedding, report, GD
             )
         )
-        ranked = rank(candidates, relevance, weights, today, years, recency, present)
+        ranked = rank(candidates, relevance, weights, today, years, recency, present, days)
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}
         add_message_similarity(db, ranked[:k], embedding, model, report)
@@ -24198,6 +25637,9 @@ CREATE FUNCTION exo_private.stage_parameters() RETURNS TABLE(stage text, "positi
     with own (stage, "position", name, type) as (values
         ('identifier', 1, 'identifier', 'text'),
         ('lexical', 1, 'query', 'text'),
+        ('dated', 1, 'first_day', 'date'),
+        ('dated', 6, 'last_day', 'date'),
+        ('dated', 7, 'query', 'text'),
         ('entity', 1, 'entity_ids', 'bigint[]'),
         ('document', 1, 'title_keys', 'text[]'),
         ('document', 6, 'file_names', 'text[]'),
@@ -24284,7 +25726,7 @@ begin
     end if;
     if not exists (select 1 from exo_private.stage_parameters() p where p.stage = stage_sql.stage) then
         raise exception 'unknown retrieval stage %', left(stage, 100)
-            using hint = 'one of identifier, lexical, entity, document, graph, path, semantic, participant, capsules, personal, personal_keyword';
+            using hint = 'one of identifier, lexical, dated, entity, document, graph, path, semantic, participant, capsules, personal, personal_keyword';
     end if;
     if stage in ('semantic', 'participant', 'personal') and (model_id is null or dimensions is null) then
         raise exception 'the % stage needs an embedding model and its dimensions', stage;
@@ -24292,6 +25734,7 @@ begin
     return exo_private.bind_stage(stage, case stage
         when 'identifier' then exo_private.stage_sql_identifier(chunks, bm25, ranked, visible)
         when 'lexical' then exo_private.stage_sql_lexical(chunks, bm25, ranked, visible)
+        when 'dated' then exo_private.stage_sql_dated(chunks, bm25, ranked, visible)
         when 'entity' then exo_private.stage_sql_entity(chunks, visible)
         when 'document' then exo_private.stage_sql_document(workspace, chunks, visible)
         when 'graph' then exo_private.stage_sql_graph(workspace, chunks, visible)
@@ -24311,7 +25754,7 @@ ALTER FUNCTION exo_private.stage_sql(stage text, workspace text, model_id intege
 -- Name: FUNCTION stage_sql(stage text, workspace text, model_id integer, dimensions integer, released boolean); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer, released boolean) IS 'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, document, graph, path (typed multi-hop), semantic, participant, capsules, personal, personal_keyword: exo_private.stage_sql_<stage>), its parameters bound to the positions exo_private.stage_parameters gives them. Every stage reads what the open bands hold (a chunk''s band as of as_of, exo_private.band_as_of: the stored one when as_of is today or later), nothing written after as_of, at most row_limit rows, and nothing charged for a subject released leaves closed. Without released, nothing charged is read, and BM25 ranks by the index of the chunks charged for nothing; with it, BM25 ranks by the index of every chunk. Prepared and cached by exo_private.retrieve, and explained by bench/search_latency.py.';
+COMMENT ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id integer, dimensions integer, released boolean) IS 'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, dated, entity, document, graph, path (typed multi-hop), semantic, participant, capsules, personal, personal_keyword: exo_private.stage_sql_<stage>), its parameters bound to the positions exo_private.stage_parameters gives them. Every stage reads what the open bands hold (a chunk''s band as of as_of, exo_private.band_as_of: the stored one when as_of is today or later), nothing written after as_of, at most row_limit rows, and nothing charged for a subject released leaves closed. Without released, nothing charged is read, and BM25 ranks by the index of the chunks charged for nothing; with it, BM25 ranks by the index of every chunk. Prepared and cached by exo_private.retrieve, and explained by bench/search_latency.py.';
 
 --
 -- Name: stage_sql_capsules(text, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -24360,6 +25803,30 @@ end
 $_$;
 
 ALTER FUNCTION exo_private.stage_sql_capsules(workspace text, chunks text, visible text) OWNER TO exo_owner;
+
+--
+-- Name: stage_sql_dated(text, text, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.stage_sql_dated(chunks text, bm25 text, ranked text, visible text) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+begin
+    -- What was written on the days a question names (a day, a week, a month: plpy/stages.py keeps
+    -- the span short), those that share its words first: a named day finds its note even where
+    -- the note never writes the date.
+    return format($q$
+        select c.id as chunk_id, -(%s operator(public.<@>) public.to_bm25query({query}, %L)) as score,
+               c.charged_subjects as charged, c.written_at::text as detail
+        from exo_private.%I c
+        where %s and c.written_at between {first_day} and {last_day}
+        order by 2 desc, c.written_at, c.id
+        limit {row_limit} $q$, ranked, bm25, chunks, visible);
+end
+$_$;
+
+ALTER FUNCTION exo_private.stage_sql_dated(chunks text, bm25 text, ranked text, visible text) OWNER TO exo_owner;
 
 --
 -- Name: stage_sql_document(text, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -32104,6 +33571,18 @@ CREATE INDEX chunks_charged_workspace_idx ON ONLY exo_private.chunks USING btree
 CREATE INDEX chunks_administrative_workspace_charged_subjects_idx ON exo_private.chunks_administrative USING btree (workspace) INCLUDE (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
 
 --
+-- Name: chunks_written_at_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_written_at_idx ON ONLY exo_private.chunks USING btree (written_at);
+
+--
+-- Name: chunks_administrative_written_at_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_administrative_written_at_idx ON exo_private.chunks_administrative USING btree (written_at);
+
+--
 -- Name: chunks_creative_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -32132,6 +33611,12 @@ CREATE INDEX chunks_creative_document_idx ON exo_private.chunks_creative USING b
 --
 
 CREATE INDEX chunks_creative_workspace_charged_subjects_idx ON exo_private.chunks_creative USING btree (workspace) INCLUDE (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
+
+--
+-- Name: chunks_creative_written_at_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_creative_written_at_idx ON exo_private.chunks_creative USING btree (written_at);
 
 --
 -- Name: chunks_personal_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -32164,6 +33649,12 @@ CREATE INDEX chunks_personal_document_idx ON exo_private.chunks_personal USING b
 CREATE INDEX chunks_personal_workspace_charged_subjects_idx ON exo_private.chunks_personal USING btree (workspace) INCLUDE (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
 
 --
+-- Name: chunks_personal_written_at_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_personal_written_at_idx ON exo_private.chunks_personal USING btree (written_at);
+
+--
 -- Name: chunks_technical_bm25; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -32192,6 +33683,12 @@ CREATE INDEX chunks_technical_document_idx ON exo_private.chunks_technical USING
 --
 
 CREATE INDEX chunks_technical_workspace_charged_subjects_idx ON exo_private.chunks_technical USING btree (workspace) INCLUDE (charged_subjects) WHERE (charged_subjects <> '{}'::text[]);
+
+--
+-- Name: chunks_technical_written_at_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_technical_written_at_idx ON exo_private.chunks_technical USING btree (written_at);
 
 --
 -- Name: document_links_target_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -32602,6 +34099,12 @@ ALTER INDEX exo_private.chunks_charged_workspace_idx ATTACH PARTITION exo_privat
 ALTER INDEX exo_private.chunks_workspace_document_id_ordinal_key ATTACH PARTITION exo_private.chunks_administrative_workspace_document_id_ordinal_key;
 
 --
+-- Name: chunks_administrative_written_at_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_written_at_idx ATTACH PARTITION exo_private.chunks_administrative_written_at_idx;
+
+--
 -- Name: chunks_creative_charged_subjects_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
 --
 
@@ -32624,6 +34127,12 @@ ALTER INDEX exo_private.chunks_charged_workspace_idx ATTACH PARTITION exo_privat
 --
 
 ALTER INDEX exo_private.chunks_workspace_document_id_ordinal_key ATTACH PARTITION exo_private.chunks_creative_workspace_document_id_ordinal_key;
+
+--
+-- Name: chunks_creative_written_at_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_written_at_idx ATTACH PARTITION exo_private.chunks_creative_written_at_idx;
 
 --
 -- Name: chunks_personal_charged_subjects_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
@@ -32650,6 +34159,12 @@ ALTER INDEX exo_private.chunks_charged_workspace_idx ATTACH PARTITION exo_privat
 ALTER INDEX exo_private.chunks_workspace_document_id_ordinal_key ATTACH PARTITION exo_private.chunks_personal_workspace_document_id_ordinal_key;
 
 --
+-- Name: chunks_personal_written_at_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_written_at_idx ATTACH PARTITION exo_private.chunks_personal_written_at_idx;
+
+--
 -- Name: chunks_technical_charged_subjects_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
 --
 
@@ -32672,6 +34187,12 @@ ALTER INDEX exo_private.chunks_charged_workspace_idx ATTACH PARTITION exo_privat
 --
 
 ALTER INDEX exo_private.chunks_workspace_document_id_ordinal_key ATTACH PARTITION exo_private.chunks_technical_workspace_document_id_ordinal_key;
+
+--
+-- Name: chunks_technical_written_at_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_written_at_idx ATTACH PARTITION exo_private.chunks_technical_written_at_idx;
 
 --
 -- Name: settings capsule_builder_changed; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
@@ -34176,12 +35697,12 @@ GRANT ALL ON FUNCTION exo_private.deferred_subject_names() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.deferred_subject_names() TO exo_writer;
 
 --
--- Name: FUNCTION detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer, numeric_order text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer, numeric_order text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer, numeric_order text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer, numeric_order text) TO exo_writer;
 
 --
 -- Name: FUNCTION drop_relation_edges(); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -35391,6 +36912,14 @@ GRANT ALL ON FUNCTION exo_private.stage_sql(stage text, workspace text, model_id
 REVOKE ALL ON FUNCTION exo_private.stage_sql_capsules(workspace text, chunks text, visible text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.stage_sql_capsules(workspace text, chunks text, visible text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.stage_sql_capsules(workspace text, chunks text, visible text) TO exo_writer;
+
+--
+-- Name: FUNCTION stage_sql_dated(chunks text, bm25 text, ranked text, visible text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.stage_sql_dated(chunks text, bm25 text, ranked text, visible text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.stage_sql_dated(chunks text, bm25 text, ranked text, visible text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.stage_sql_dated(chunks text, bm25 text, ranked text, visible text) TO exo_writer;
 
 --
 -- Name: FUNCTION stage_sql_document(workspace text, chunks text, visible text); Type: ACL; Schema: exo_private; Owner: exo_owner

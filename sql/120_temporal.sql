@@ -4,7 +4,7 @@
 
 -- exo_private.detect_temporal: the temporal signals of a query, given the cues and the threshold.
 create or replace function exo_private.detect_temporal(
-    query text, cues jsonb, as_of date, archive_after_days int
+    query text, cues jsonb, as_of date, archive_after_days int, numeric_order text
 )
 returns jsonb
 language plpython3u immutable parallel safe
@@ -21,10 +21,12 @@ if archive_after_days is None:
     raise ValueError("archive_after_days is null: is the setting retrieval.archive_after_days missing?")
 if as_of is None:
     raise ValueError("as_of must not be null")
-return json.dumps(detect(query, json.loads(cues), datetime.date.fromisoformat(as_of), archive_after_days))
+return json.dumps(detect(query, json.loads(cues), datetime.date.fromisoformat(as_of), archive_after_days,
+                         numeric_order or "dmy"))
 $$;
-comment on function exo_private.detect_temporal(text, jsonb, date, int) is
-    'Temporal signals of a query (plpy/temporal.py) for the given cue phrases, day and archive threshold.';
+comment on function exo_private.detect_temporal(text, jsonb, date, int, text) is
+    'Temporal signals of a query (plpy/temporal.py) for the given cue phrases, day, archive threshold '
+    'and numeric date order (dmy or mdy; null: dmy).';
 
 -- exo.temporal_signal: the temporal signals of a query, with the configured cues and threshold.
 create or replace function exo.temporal_signal(query text, as_of date default current_date)
@@ -37,7 +39,8 @@ as $$
         query,
         (select s.value from exo_private.settings s where s.key = 'retrieval.temporal_cues'),
         coalesce(as_of, current_date),
-        (select s.value from exo_private.settings s where s.key = 'retrieval.archive_after_days')::int)
+        (select s.value from exo_private.settings s where s.key = 'retrieval.archive_after_days')::int,
+        (select s.value #>> '{}' from exo_private.settings s where s.key = 'banding.numeric_date_order'))
 $$;
 comment on function exo.temporal_signal(text, date) is
     'Temporal signals of a query (years, decades, month-years, dates, relative expressions, the cues in '

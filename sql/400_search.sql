@@ -24,6 +24,9 @@ as $$
     with own (stage, "position", name, type) as (values
         ('identifier', 1, 'identifier', 'text'),
         ('lexical', 1, 'query', 'text'),
+        ('dated', 1, 'first_day', 'date'),
+        ('dated', 6, 'last_day', 'date'),
+        ('dated', 7, 'query', 'text'),
         ('entity', 1, 'entity_ids', 'bigint[]'),
         ('document', 1, 'title_keys', 'text[]'),
         ('document', 6, 'file_names', 'text[]'),
@@ -97,6 +100,27 @@ begin
         where %s and %s operator(public.<@>) public.to_bm25query({query}, %L) < 0
         order by %s operator(public.<@>) public.to_bm25query({query}, %L)
         limit {row_limit} $q$, ranked, bm25, chunks, visible, ranked, bm25, ranked, bm25);
+end
+$$;
+
+-- exo_private.stage_sql_dated: {first_day}..{last_day}: the days the question names; {query}: its words
+create or replace function exo_private.stage_sql_dated(chunks text, bm25 text, ranked text, visible text)
+returns text
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    -- What was written on the days a question names (a day, a week, a month: plpy/stages.py keeps
+    -- the span short), those that share its words first: a named day finds its note even where
+    -- the note never writes the date.
+    return format($q$
+        select c.id as chunk_id, -(%s operator(public.<@>) public.to_bm25query({query}, %L)) as score,
+               c.charged_subjects as charged, c.written_at::text as detail
+        from exo_private.%I c
+        where %s and c.written_at between {first_day} and {last_day}
+        order by 2 desc, c.written_at, c.id
+        limit {row_limit} $q$, ranked, bm25, chunks, visible);
 end
 $$;
 
@@ -513,7 +537,7 @@ begin
     end if;
     if not exists (select 1 from exo_private.stage_parameters() p where p.stage = stage_sql.stage) then
         raise exception 'unknown retrieval stage %', left(stage, 100)
-            using hint = 'one of identifier, lexical, entity, document, graph, path, semantic, participant, capsules, personal, personal_keyword';
+            using hint = 'one of identifier, lexical, dated, entity, document, graph, path, semantic, participant, capsules, personal, personal_keyword';
     end if;
     if stage in ('semantic', 'participant', 'personal') and (model_id is null or dimensions is null) then
         raise exception 'the % stage needs an embedding model and its dimensions', stage;
@@ -521,6 +545,7 @@ begin
     return exo_private.bind_stage(stage, case stage
         when 'identifier' then exo_private.stage_sql_identifier(chunks, bm25, ranked, visible)
         when 'lexical' then exo_private.stage_sql_lexical(chunks, bm25, ranked, visible)
+        when 'dated' then exo_private.stage_sql_dated(chunks, bm25, ranked, visible)
         when 'entity' then exo_private.stage_sql_entity(chunks, visible)
         when 'document' then exo_private.stage_sql_document(workspace, chunks, visible)
         when 'graph' then exo_private.stage_sql_graph(workspace, chunks, visible)
@@ -534,7 +559,7 @@ begin
 end
 $$;
 comment on function exo_private.stage_sql(text, text, int, int, boolean) is
-    'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, entity, '
+    'The SQL one retrieval stage runs in one workspace''s partitions (identifier, lexical, dated, entity, '
     'document, graph, path (typed multi-hop), semantic, participant, capsules, personal, '
     'personal_keyword: exo_private.stage_sql_<stage>), its parameters bound to the positions '
     'exo_private.stage_parameters gives them. Every stage reads what the open bands hold (a chunk''s '

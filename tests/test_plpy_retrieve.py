@@ -319,7 +319,8 @@ def test_a_closed_archive_never_falls_back(embedder):
 
 def test_a_temporal_signal_opens_the_archive_before_any_stage(embedder):
     signal = {"signal": "year", "opens_archive": True, "years": [2019],
-              "signals": [{"kind": "year", "text": "2019", "opens_archive": True}]}  # fmt: skip
+              "signals": [{"kind": "year", "text": "2019", "start": 15, "end": 19, "opens_archive": True}],
+              "span": {"first": "2019-01-01", "last": "2019-12-31"}}  # fmt: skip
     plpy = FakePlpy(CORPUS, {("lexical", "technical"): [(1, 5.0), (4, 4.0)]}, signal=signal, model=False)
     found = search(plpy, "replication in 2019")
     assert found["report"]["archive"] == {"open": True, "why": "temporal signal: '2019'", "fallback": False}

@@ -1034,11 +1034,12 @@ def test_packet_provenance_names_the_released_subjects_it_cites_in_one_line():
 
 def test_packet_cites_a_chat_chunk_beside_a_document_with_whole_messages():
     ranked = _ranked([_chat_candidate(1), _candidate(2, body="The zebra lives here.")], {1: 1.0, 2: 0.9})
-    settings = dict(PACKET, **{"packet.excerpt_chars": 200})
+    settings = dict(PACKET, **{"packet.excerpt_chars": 100})
     out = search.packet("where is the zebra farm", ranked, [], REPORT, 4000, settings)
     text = out["text"]
-    # The lines show their time without the day the citation names, so 200 characters hold the
-    # answering message, the question before it and the reply after it.
+    # The first block has twice the room (200 characters). The lines show their time without the
+    # day the citation names, so they hold the answering message, the question before it and the
+    # reply after it.
     lines = CHAT.replace("2024-03-04 ", "").split("\n")
     excerpt = "...\n" + "\n".join(lines[1:5]) + "\n..."
     assert f'[1] personal:chat "Iris Calder" 2024-03-04 09:12\n{excerpt}\n\n' in text

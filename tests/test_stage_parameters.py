@@ -8,7 +8,7 @@ import re
 import psycopg
 import pytest
 
-STAGES = ["identifier", "lexical", "entity", "document", "graph", "path", "semantic", "participant",
+STAGES = ["identifier", "lexical", "dated", "entity", "document", "graph", "path", "semantic", "participant",
           "personal", "personal_keyword", "capsules"]  # fmt: skip
 
 

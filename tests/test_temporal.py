@@ -48,6 +48,7 @@ def test_numbers_that_are_not_years(query):
         "years": [],
         "truncated": False,
         "signals": [],
+        "span": None,
     }
 
 
@@ -93,7 +94,7 @@ def test_last_year_opens_the_archive_even_on_new_years_day():
         ("mar. 4th 2014", "2014-03-04"),
         ("13/03/2014", "2014-03-13"),
         ("03/13/2014", "2014-03-13"),
-        ("02/03/2014", None),  # day and month order unknown
+        ("02/03/2014", "2014-03-02"),  # both orders are dates: day first by default
     ],
 )
 def test_dates(query, iso):
@@ -131,8 +132,14 @@ def test_month_years(query):
     assert result["opens_archive"]
 
 
-def test_a_month_without_a_year_is_not_a_signal():
-    assert not _detect("what did I do in March?")["signal"]
+def test_a_month_without_a_year_is_the_latest_such_month():
+    # today is 29 November 2026
+    assert _detect("what did I do in March?")["span"] == {"first": "2026-03-01", "last": "2026-03-31"}
+    assert _detect("what did I do in December?")["span"] == {"first": "2025-12-01", "last": "2025-12-31"}
+    assert _detect("what did I do last November?")["span"] == {"first": "2025-11-01", "last": "2025-11-30"}
+    assert _detect("what did I do this November?")["span"] == {"first": "2026-11-01", "last": "2026-11-30"}
+    assert not _detect("march in march")["signal"]  # a verb, a word: no capital
+    assert not _detect("in may we trust")["signal"]
     assert _detect("2014-13")["signals"][0]["kind"] != "month_year"
 
 
@@ -582,3 +589,71 @@ def test_hostile_queries_neither_fail_nor_write(db):
 def test_the_reader_cannot_call_the_internal_function(db):
     with db.connect("exo_reader") as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
         conn.execute("select exo_private.detect_temporal('2014', '[]', current_date, 365)")
+
+
+# -- the days a question names ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "first", "last"),
+    [
+        ("on 2025/04/03", "2025-04-03", "2025-04-03"),
+        ("on June 24th, 2025", "2025-06-24", "2025-06-24"),
+        ("on 24/06/2025", "2025-06-24", "2025-06-24"),
+        ("on 02/03/2014", "2014-03-02", "2014-03-02"),  # both orders are dates: day first by default
+        ("in March 2025", "2025-03-01", "2025-03-31"),
+        ("in February 2024", "2024-02-01", "2024-02-29"),
+        ("in 2014", "2014-01-01", "2014-12-31"),
+        ("in the 1990s", "1990-01-01", "1999-12-31"),
+        ("between 2011 and 2013", "2011-01-01", "2013-12-31"),
+        ("three days ago", "2026-11-26", "2026-11-26"),
+        ("two weeks ago", "2026-11-12", "2026-11-18"),
+        ("last week", "2026-11-16", "2026-11-22"),  # Monday to Sunday before this week
+        ("last month", "2026-10-01", "2026-10-31"),
+        ("yesterday", "2026-11-28", "2026-11-28"),
+        ("the day before yesterday", "2026-11-27", "2026-11-27"),
+        ("last Tuesday", "2026-11-24", "2026-11-24"),
+        ("on Sunday", "2026-11-29", "2026-11-29"),  # today is a Sunday
+        ("last Sunday", "2026-11-22", "2026-11-22"),
+        ("24 June", "2026-06-24", "2026-06-24"),  # the latest 24 June
+        ("on the 30th of December", "2025-12-30", "2025-12-30"),  # none yet this year
+        ("Tuesday, June 24", "2025-06-24", "2025-06-24"),  # the latest on a Tuesday
+        ("Friday 29 February", "2008-02-29", "2008-02-29"),
+    ],
+)
+def test_the_span_is_the_days_the_question_names(query, first, last):
+    assert _detect(query)["span"] == {"first": first, "last": last}
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "I may 2 of them",
+        "at the mar 3 stand",
+        "June 24 12:30",
+        "version 24 June.2",
+        "a few days ago",
+        "as of now",
+    ],
+)
+def test_no_span_where_nothing_names_days(query):
+    assert _detect(query)["span"] is None
+
+
+def test_a_weekday_before_a_date_is_part_of_it():
+    result = _detect("what did I do on Tuesday, 24 June 2025?")
+    assert _kinds(result) == [("date", "24 June 2025")]  # "on Tuesday" is no other day
+    assert result["span"] == {"first": "2025-06-24", "last": "2025-06-24"}
+
+
+def test_the_numeric_order_reads_a_date_both_ways_of_which_are_dates():
+    assert _detect("on 02/03/2014", numeric_order="mdy")["span"] == {
+        "first": "2014-02-03",
+        "last": "2014-02-03",
+    }
+    assert _detect("on 24/06/2025", numeric_order="mdy")["span"] == {
+        "first": "2025-06-24",
+        "last": "2025-06-24",
+    }
+    with pytest.raises(ValueError, match="numeric_order must be 'dmy' or 'mdy'"):
+        _detect("on 02/03/2014", numeric_order="ymd")

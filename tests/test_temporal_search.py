@@ -160,3 +160,55 @@ def test_band_as_of_is_the_rule_of_band_by_age(vault):
         for age in ages
     ]
     assert kept == ("archival", "recent", "recent")  # declared or canonical; as of today; undated
+
+
+# -- a named day, week or month ----------------------------------------------------------------
+
+# Days alike in their words: only the date (in frontmatter alone) tells them apart.
+SWIMS = {
+    "diary/a.md": ("2014-03-10", "Swam thirty lengths at the lido with Iris, then coffee."),
+    "diary/b.md": ("2014-03-12", "Swam forty lengths at the lido with Iris, then coffee."),
+    "diary/c.md": ("2014-04-02", "Swam twenty lengths at the lido with Iris, then coffee."),
+    "diary/d.md": ("2013-03-12", "Swam ten lengths at the lido with Iris, then coffee."),
+}
+
+
+@pytest.fixture(scope="module")
+def diary(cfg, template_db, tmp_path_factory) -> Iterator[Database]:
+    root = tmp_path_factory.mktemp("diary")
+    for name, (day, body) in SWIMS.items():
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).write_text(f"---\nworkspace: personal\ndate: {day}\n---\n{body}\n")
+    with cloned_database(cfg, template_db, "exo_temporal_days") as db:
+        pipeline.ingest(cfg, root, dbname=db.name)
+        yield db
+
+
+@pytest.mark.parametrize(
+    ("question", "day"),
+    [
+        ("How many lengths did I swim on 10 March 2014?", "2014-03-10"),
+        ("How many lengths did I swim on 2014/03/12?", "2014-03-12"),
+        ("How many lengths did I swim on March 12th, 2014?", "2014-03-12"),
+        ("How many lengths did I swim on 12 March 2013?", "2013-03-12"),
+        ("lengths at the lido, Wednesday 2 April", "2014-04-02"),  # no year: the latest 2 April a Wednesday
+    ],
+)
+def test_a_named_day_ranks_its_note_first_though_the_note_never_writes_it(diary, question, day):
+    with diary.connect("exo_reader") as conn:
+        found = search_json(conn, question, as_of="2014-06-01")
+    assert found["results"][0]["written_at"] == day
+    assert found["report"]["temporal"]["span"] == {"first": day, "last": day}
+    # the date is no word to match: other days' notes that write "March" or "2014" gain nothing
+    assert found["results"][0]["stage"] == "exact"
+
+
+def test_a_named_month_ranks_that_months_notes_first(diary):
+    with diary.connect("exo_reader") as conn:
+        found = search_json(conn, "How many lengths at the lido in March 2014?", as_of="2014-06-01")
+    days = [r["written_at"] for r in found["results"]]
+    assert sorted(days[:2]) == ["2014-03-10", "2014-03-12"] and sorted(days[2:]) == [
+        "2013-03-12",
+        "2014-04-02",
+    ]
+    assert found["report"]["temporal"]["span"] == {"first": "2014-03-01", "last": "2014-03-31"}
