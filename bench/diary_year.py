@@ -61,7 +61,11 @@ from exocortex.ingest import pipeline
 from exocortex.models import services
 from exocortex.ops.migrate import scratch_database
 from exocortex.worker.loop import Worker
+from tests.support import plpy
 from tests.support.models import free_ports
+
+#: What a packet says when nothing answers (plpy/search.py).
+NOTHING_ANSWERS = plpy.load("search").NOTHING_ANSWERS
 
 MONTH_NAMES = (
     "January", "February", "March", "April", "May", "June",
@@ -264,6 +268,44 @@ class Diary:
     questions: list[DiaryQuestion]
     shortfall: list[str] = field(default_factory=list)
     """Question cells that found fewer candidates than asked for."""
+    unanswerable: list[str] = field(default_factory=list)
+    """Questions about what the diary never tells (an activity, a person or a thing it never
+    names, a day before it begins): the packet should say that nothing answers."""
+
+
+# What the diary never tells: (the words that must occur in no note, the questions), in several
+# shapes, with and without a day, so that "nothing answers" is not read off one phrasing.
+NEVER_TOLD = [
+    ("skydiv", ("When did I go skydiving?", "Who jumped with me when I went skydiving?")),
+    ("piano", ("How much did my piano lessons cost?", "Who is my piano teacher?")),
+    ("karaoke", ("Which song did I sing at karaoke?", "Who came to karaoke night with me?")),
+    ("pottery", ("What did I make in my pottery class?", "When is my pottery class?")),
+    ("surf", ("Where did I go surfing?", "What board did I rent for surfing?")),
+    ("horse", ("What is the name of the horse I ride?", "How often do I go horse riding?")),
+    ("chess", ("Did I win the chess tournament?", "Who beat me at chess?")),
+    ("opera", ("Which opera did I see?", "What did I wear to the opera?")),
+    ("vet", ("What did the vet say about my cat?", "How much was the vet bill?")),
+    ("wedding", ("Whose wedding did I go to?", "What gift did I bring to the wedding?")),
+    ("tax return", ("When did I file my tax return?", "How much tax did I get back?")),
+    ("guitar", ("What guitar did I buy?", "Which chords did I learn on the guitar?")),
+]
+
+
+def never_told(notes: list[Note], rng: random.Random) -> list[str]:
+    """The NEVER_TOLD questions whose words no note holds, a third of them asked of a day in the
+    year before the diary begins (no note that day either)."""
+    folded = [fold(n.text) for n in notes]
+    first = min(n.day for n in notes)
+    asked = []
+    for word, shapes in NEVER_TOLD:
+        if any(word in t for t in folded):
+            continue
+        for text in shapes:
+            if rng.random() < 1 / 3:
+                day = first - timedelta(days=rng.randint(30, 330))
+                text = text.rstrip("?") + f" on {day.day} {day:%B %Y}?"
+            asked.append(text)
+    return asked
 
 
 def fold(text: str) -> str:
@@ -787,7 +829,7 @@ def generate(seed: int = 29, days: int = 365, questions: int = 120, year: int = 
         day = date(year, 1, 1) + timedelta(days=i)
         notes.append(make_note(day, writer.day_events(day), rng, taken))
     asked, shortfall = make_questions(notes, questions, rng)
-    return Diary(notes, asked, shortfall)
+    return Diary(notes, asked, shortfall, never_told(notes, rng))
 
 
 def write(diary: Diary, root: Path) -> Path:
@@ -799,6 +841,13 @@ def write(diary: Diary, root: Path) -> Path:
         path.write_text(note.text, encoding="utf-8")
     (root / "questions.jsonl").write_text(
         "".join(json.dumps(q.to_json()) + "\n" for q in diary.questions), encoding="utf-8"
+    )
+    (root / "unanswerable.jsonl").write_text(
+        "".join(
+            json.dumps({"question": q, "expect": [NOTHING_ANSWERS], "kind": "unanswerable"}) + "\n"
+            for q in diary.unanswerable
+        ),
+        encoding="utf-8",
     )
     (root / "notes.json").write_text(json.dumps([n.to_json() for n in diary.notes], indent=1) + "\n")
     return vault
@@ -865,6 +914,7 @@ def explain(reader: psycopg.Connection, q: shadow.Question, vector: list[float] 
         "signals": signals,
         "date_read": bool(temporal.get("span")),  # a day, a week, a month or more read
         "bands": (found.get("report") or {}).get("bands"),
+        "answer": (found.get("report") or {}).get("answer") or {},
     }
 
 
@@ -928,6 +978,39 @@ def summary_tables(report: shadow.ShadowReport, explained: dict[int, dict]) -> t
         group = [r for r in results if r.question.kind.endswith("/" + where)]
         by_kind.add_row(*row_of(f"*/{where}", group))
     return overall, by_kind
+
+
+def quartiles(values: list[float]) -> str:
+    """min / q1 / median / q3 / max of sorted values."""
+    if not values:
+        return "-"
+    return " / ".join(f"{values[int(q * (len(values) - 1))]:.2f}" for q in (0, 0.25, 0.5, 0.75, 1))
+
+
+def print_nothing_answers(
+    answerable: shadow.ShadowReport, unanswerable: shadow.ShadowReport, explained: dict[int, dict]
+) -> None:
+    """Both directions of "nothing answers": said for the questions the diary never answers, and
+    wrongly for those it does; the best similarity of each (report.answer)."""
+
+    def checks(results):
+        return [explained[id(r)]["answer"] for r in results if id(r) in explained]
+
+    said = sum(r.outcomes["packet"].every for r in unanswerable.results)
+    wrong = sum(a.get("found") is False for a in checks(answerable.results))
+    print(
+        f"\nnothing answers: said for {pct(said, len(unanswerable.results))} of the questions the diary "
+        f"never answers; wrongly for {pct(wrong, len(answerable.results))} of those it answers"
+    )
+    for label, results in (("unanswerable", unanswerable.results), ("answerable", answerable.results)):
+        sims = sorted(a["best_similarity"] for a in checks(results) if a.get("best_similarity") is not None)
+        print(f"  {label:12s} best similarity min/q1/median/q3/max {quartiles(sims)}")
+    for r in unanswerable.results:
+        if not r.outcomes["packet"].every:
+            a = explained[id(r)]["answer"]
+            print(
+                f"  not said: {r.question.question} ({a.get('why')}, similarity {a.get('best_similarity')})"
+            )
 
 
 def main() -> None:
@@ -1017,6 +1100,17 @@ def main() -> None:
                 for r in report.results:
                     answer = shadow.embed_question(admin, r.question.question)
                     explained[id(r)] = explain(reader, r.question, answer.get("vector"))
+                unanswerable = shadow.evaluate(
+                    admin,
+                    reader,
+                    shadow.load_questions(root / "unanswerable.jsonl"),
+                    "unanswerable.jsonl",
+                    k=args.k,
+                    budget=args.budget,
+                )
+                for r in unanswerable.results:
+                    answer = shadow.embed_question(admin, r.question.question)
+                    explained[id(r)] = explain(reader, r.question, answer.get("vector"))
     finally:
         services.down(cfg, run_dir=run_dir)
 
@@ -1036,6 +1130,7 @@ def main() -> None:
     overall, by_kind = summary_tables(report, explained)
     console.print(overall)
     console.print(by_kind)
+    print_nothing_answers(report, unanswerable, explained)
 
     notes_by_path = {n.path: n for n in notes}
     misses = Counter()

@@ -73,7 +73,10 @@ def remote_rerank(budget_store, backend, endpoint, query, passages, ids, options
 
 class RerankPool:
     """What every backend may read: the pool (by chunk id), its incoming order (deterministic
-    rank, best first), the deterministic relevance, the settings and the query."""
+    rank, best first), the deterministic relevance, the settings and the query. `similarity`:
+    each candidate's cosine similarity to the question, where the embedding backend ran."""
+
+    similarity = None
 
     def __init__(
         self,
@@ -126,6 +129,7 @@ def rerank_embedding(pool, t0):
     }
     # Cosine similarity is already on a common scale: clipped, not stretched.
     relevance = {c["chunk_id"]: min(1.0, max(0.0, sims.get(c["chunk_id"]) or 0.0)) for c in pool.candidates}
+    pool.similarity = relevance  # whether anything answers at all (search.answer_check) reads it
     return relevance, {
         "outcome": "answered",
         "ms": elapsed_ms(t0),

@@ -16,6 +16,8 @@ from query_embedding import QueryEmbedding
 from reranking import RerankPool, rerank_relevance
 from search import (
     MAX_INPUT_CHARS,
+    answer_check,
+    answer_words,
     asks_present,
     citation,
     deterministic_relevance,
@@ -263,12 +265,17 @@ def run(
             for c in rank(candidates, deterministic, weights, today, years, recency, present, days)
         ]
         t = time.monotonic()
-        relevance, backend, attempts = rerank_relevance(
-            RerankPool(
-                db, candidates, incoming, deterministic, settings, q.text, model, embedding, report, GD
-            )
+        pool = RerankPool(
+            db, candidates, incoming, deterministic, settings, q.text, model, embedding, report, GD
         )
+        relevance, backend, attempts = rerank_relevance(pool)
         ranked = rank(candidates, relevance, weights, today, years, recency, present, days)
+        report["answer"] = answer_check(
+            ranked[:k],
+            pool.similarity,
+            settings["packet.answer_close_similarity"],
+            lambda: search.never_used(answer_words(q.terms, q.entities)),
+        )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}
         add_message_similarity(db, ranked[:k], embedding, model, report)

@@ -317,6 +317,43 @@ def hints(charged_counts, withheld, how):
 # -- the combined-pool rank -----------------------------------------------------------------
 
 
+# Matches that answer by what they are, whatever words they share: an identifier, a title or file
+# name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
+ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
+
+
+def answer_words(terms, entities):
+    """The question's content words that are not words of the names it gives (entities:
+    {workspace: [{name}]}, as recognised): a passage that shares only a name does not answer."""
+    named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
+    return [w for w in terms if w not in named]
+
+
+def answer_check(candidates, similarity, close, never_used):
+    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
+    by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
+    (where the embedding rerank ran); else when the memory uses every content word of the
+    question beyond its names: never_used() gives those it never uses (what the question asks
+    about is not there), asked only then."""
+    sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
+    check = {"best_similarity": max(sims, default=None)}
+    if not candidates:
+        return dict(check, found=False, why="no passage matched the question")
+    if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
+        return dict(check, found=True, why="an exact match")
+    if sims and max(sims) >= close:
+        return dict(check, found=True, why="a passage close in meaning")
+    absent = never_used()
+    if absent:
+        named = ", ".join(repr(w) for w in absent)
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named}, and none comes close in meaning",
+        )
+    return dict(check, found=True, why="the memory uses the question's words")
+
+
 def deterministic_relevance(candidate, weights):
     """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
     of a typed walk (match "path") covers the question by the walk: its entity and relation words
@@ -494,6 +531,10 @@ def parse_listwise(content, ids):
 
 
 # -- the context packet -----------------------------------------------------------------------
+
+
+NOTHING_ANSWERS = "Nothing in the memory answers this question"
+NEAREST_NOT_ANSWERS = 2
 
 
 def estimate_tokens(text):
@@ -870,6 +911,11 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
         : settings["packet.max_chunks"]
     ]
+    # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
+    # does either: said, with the two nearest passages.
+    nothing = (report.get("answer") or {}).get("found") is False and not facts
+    if nothing:
+        chosen = chosen[:NEAREST_NOT_ANSWERS]
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     fact_text = fact_section(
@@ -917,7 +963,10 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + fact_text + relation_text + capsule_text + "## Evidence\n"
+    evidence = "## Evidence\n"
+    if nothing:
+        evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
+    fixed = head + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     for c in chosen:

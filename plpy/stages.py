@@ -301,6 +301,17 @@ class StageSearch:
         mode["hits"] += sorted({int(r["detail"]) for r in rows})
         return [self.candidate(r, False, detail="your base") for r in rows], None
 
+    def never_used(self, words):
+        """The words no chunk of the chosen workspaces holds in any band (BM25, as the lexical
+        stage reads: nothing withheld counts)."""
+        return [
+            w
+            for w in words
+            if not any(
+                self.run_stage("lexical", ws, ALL_BANDS, {"query": w, "row_limit": 1}) for ws in self.chosen
+            )
+        ]
+
     def walk_ways(self, rows, hops, anchors):
         """The ways a typed walk from `anchors` reached an answer (relation_paths.answer_ways),
         each a list of relations {subject, predicate, object, reached: the end the way went to,

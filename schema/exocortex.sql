@@ -3536,6 +3536,40 @@ def hints(charged_counts, withheld, how):
 
 # -- the combined-pool rank -----------------------------------------------------------------
 
+# Matches that answer by what they are, whatever words they share: an identifier, a title or file
+# name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
+ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
+
+def answer_words(terms, entities):
+    """The question's content words that are not words of the names it gives (entities:
+    {workspace: [{name}]}, as recognised): a passage that shares only a name does not answer."""
+    named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
+    return [w for w in terms if w not in named]
+
+def answer_check(candidates, similarity, close, never_used):
+    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
+    by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
+    (where the embedding rerank ran); else when the memory uses every content word of the
+    question beyond its names: never_used() gives those it never uses (what the question asks
+    about is not there), asked only then."""
+    sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
+    check = {"best_similarity": max(sims, default=None)}
+    if not candidates:
+        return dict(check, found=False, why="no passage matched the question")
+    if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
+        return dict(check, found=True, why="an exact match")
+    if sims and max(sims) >= close:
+        return dict(check, found=True, why="a passage close in meaning")
+    absent = never_used()
+    if absent:
+        named = ", ".join(repr(w) for w in absent)
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named}, and none comes close in meaning",
+        )
+    return dict(check, found=True, why="the memory uses the question's words")
+
 def deterministic_relevance(candidate, weights):
     """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
     of a typed walk (match "path") covers the question by the walk: its entity and relation words
@@ -3700,6 +3734,9 @@ def parse_listwise(content, ids):
     return ranked
 
 # -- the context packet -----------------------------------------------------------------------
+
+NOTHING_ANSWERS = "Nothing in the memory answers this question"
+NEAREST_NOT_ANSWERS = 2
 
 def estimate_tokens(text):
     """Tokens of a text, estimated as one per four characters (rounded up)."""
@@ -4056,6 +4093,11 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
         : settings["packet.max_chunks"]
     ]
+    # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
+    # does either: said, with the two nearest passages.
+    nothing = (report.get("answer") or {}).get("found") is False and not facts
+    if nothing:
+        chosen = chosen[:NEAREST_NOT_ANSWERS]
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     fact_text = fact_section(
@@ -4103,7 +4145,10 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + fact_text + relation_text + capsule_text + "## Evidence\n"
+    evidence = "## Evidence\n"
+    if nothing:
+        evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
+    fixed = head + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     for c in chosen:
@@ -5472,6 +5517,40 @@ def hints(charged_counts, withheld, how):
 
 # -- the combined-pool rank -----------------------------------------------------------------
 
+# Matches that answer by what they are, whatever words they share: an identifier, a title or file
+# name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
+ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
+
+def answer_words(terms, entities):
+    """The question's content words that are not words of the names it gives (entities:
+    {workspace: [{name}]}, as recognised): a passage that shares only a name does not answer."""
+    named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
+    return [w for w in terms if w not in named]
+
+def answer_check(candidates, similarity, close, never_used):
+    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
+    by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
+    (where the embedding rerank ran); else when the memory uses every content word of the
+    question beyond its names: never_used() gives those it never uses (what the question asks
+    about is not there), asked only then."""
+    sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
+    check = {"best_similarity": max(sims, default=None)}
+    if not candidates:
+        return dict(check, found=False, why="no passage matched the question")
+    if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
+        return dict(check, found=True, why="an exact match")
+    if sims and max(sims) >= close:
+        return dict(check, found=True, why="a passage close in meaning")
+    absent = never_used()
+    if absent:
+        named = ", ".join(repr(w) for w in absent)
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named}, and none comes close in meaning",
+        )
+    return dict(check, found=True, why="the memory uses the question's words")
+
 def deterministic_relevance(candidate, weights):
     """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
     of a typed walk (match "path") covers the question by the walk: its entity and relation words
@@ -5636,6 +5715,9 @@ def parse_listwise(content, ids):
     return ranked
 
 # -- the context packet -----------------------------------------------------------------------
+
+NOTHING_ANSWERS = "Nothing in the memory answers this question"
+NEAREST_NOT_ANSWERS = 2
 
 def estimate_tokens(text):
     """Tokens of a text, estimated as one per four characters (rounded up)."""
@@ -5992,6 +6074,11 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
         : settings["packet.max_chunks"]
     ]
+    # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
+    # does either: said, with the two nearest passages.
+    nothing = (report.get("answer") or {}).get("found") is False and not facts
+    if nothing:
+        chosen = chosen[:NEAREST_NOT_ANSWERS]
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     fact_text = fact_section(
@@ -6039,7 +6126,10 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + fact_text + relation_text + capsule_text + "## Evidence\n"
+    evidence = "## Evidence\n"
+    if nothing:
+        evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
+    fixed = head + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     for c in chosen:
@@ -7029,6 +7119,40 @@ def hints(charged_counts, withheld, how):
 
 # -- the combined-pool rank -----------------------------------------------------------------
 
+# Matches that answer by what they are, whatever words they share: an identifier, a title or file
+# name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
+ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
+
+def answer_words(terms, entities):
+    """The question's content words that are not words of the names it gives (entities:
+    {workspace: [{name}]}, as recognised): a passage that shares only a name does not answer."""
+    named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
+    return [w for w in terms if w not in named]
+
+def answer_check(candidates, similarity, close, never_used):
+    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
+    by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
+    (where the embedding rerank ran); else when the memory uses every content word of the
+    question beyond its names: never_used() gives those it never uses (what the question asks
+    about is not there), asked only then."""
+    sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
+    check = {"best_similarity": max(sims, default=None)}
+    if not candidates:
+        return dict(check, found=False, why="no passage matched the question")
+    if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
+        return dict(check, found=True, why="an exact match")
+    if sims and max(sims) >= close:
+        return dict(check, found=True, why="a passage close in meaning")
+    absent = never_used()
+    if absent:
+        named = ", ".join(repr(w) for w in absent)
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named}, and none comes close in meaning",
+        )
+    return dict(check, found=True, why="the memory uses the question's words")
+
 def deterministic_relevance(candidate, weights):
     """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
     of a typed walk (match "path") covers the question by the walk: its entity and relation words
@@ -7193,6 +7317,9 @@ def parse_listwise(content, ids):
     return ranked
 
 # -- the context packet -----------------------------------------------------------------------
+
+NOTHING_ANSWERS = "Nothing in the memory answers this question"
+NEAREST_NOT_ANSWERS = 2
 
 def estimate_tokens(text):
     """Tokens of a text, estimated as one per four characters (rounded up)."""
@@ -7549,6 +7676,11 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
         : settings["packet.max_chunks"]
     ]
+    # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
+    # does either: said, with the two nearest passages.
+    nothing = (report.get("answer") or {}).get("found") is False and not facts
+    if nothing:
+        chosen = chosen[:NEAREST_NOT_ANSWERS]
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     fact_text = fact_section(
@@ -7596,7 +7728,10 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + fact_text + relation_text + capsule_text + "## Evidence\n"
+    evidence = "## Evidence\n"
+    if nothing:
+        evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
+    fixed = head + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     for c in chosen:
@@ -21046,6 +21181,40 @@ def hints(charged_counts, withheld, how):
 
 # -- the combined-pool rank -----------------------------------------------------------------
 
+# Matches that answer by what they are, whatever words they share: an identifier, a title or file
+# name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
+ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
+
+def answer_words(terms, entities):
+    """The question's content words that are not words of the names it gives (entities:
+    {workspace: [{name}]}, as recognised): a passage that shares only a name does not answer."""
+    named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
+    return [w for w in terms if w not in named]
+
+def answer_check(candidates, similarity, close, never_used):
+    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
+    by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
+    (where the embedding rerank ran); else when the memory uses every content word of the
+    question beyond its names: never_used() gives those it never uses (what the question asks
+    about is not there), asked only then."""
+    sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
+    check = {"best_similarity": max(sims, default=None)}
+    if not candidates:
+        return dict(check, found=False, why="no passage matched the question")
+    if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
+        return dict(check, found=True, why="an exact match")
+    if sims and max(sims) >= close:
+        return dict(check, found=True, why="a passage close in meaning")
+    absent = never_used()
+    if absent:
+        named = ", ".join(repr(w) for w in absent)
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named}, and none comes close in meaning",
+        )
+    return dict(check, found=True, why="the memory uses the question's words")
+
 def deterministic_relevance(candidate, weights):
     """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
     of a typed walk (match "path") covers the question by the walk: its entity and relation words
@@ -21210,6 +21379,9 @@ def parse_listwise(content, ids):
     return ranked
 
 # -- the context packet -----------------------------------------------------------------------
+
+NOTHING_ANSWERS = "Nothing in the memory answers this question"
+NEAREST_NOT_ANSWERS = 2
 
 def estimate_tokens(text):
     """Tokens of a text, estimated as one per four characters (rounded up)."""
@@ -21566,6 +21738,11 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
         : settings["packet.max_chunks"]
     ]
+    # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
+    # does either: said, with the two nearest passages.
+    nothing = (report.get("answer") or {}).get("found") is False and not facts
+    if nothing:
+        chosen = chosen[:NEAREST_NOT_ANSWERS]
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     fact_text = fact_section(
@@ -21613,7 +21790,10 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + fact_text + relation_text + capsule_text + "## Evidence\n"
+    evidence = "## Evidence\n"
+    if nothing:
+        evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
+    fixed = head + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     for c in chosen:
@@ -21863,7 +22043,10 @@ def remote_rerank(budget_store, backend, endpoint, query, passages, ids, options
 
 class RerankPool:
     """What every backend may read: the pool (by chunk id), its incoming order (deterministic
-    rank, best first), the deterministic relevance, the settings and the query."""
+    rank, best first), the deterministic relevance, the settings and the query. `similarity`:
+    each candidate's cosine similarity to the question, where the embedding backend ran."""
+
+    similarity = None
 
     def __init__(
         self,
@@ -21914,6 +22097,7 @@ def rerank_embedding(pool, t0):
     }
     # Cosine similarity is already on a common scale: clipped, not stretched.
     relevance = {c["chunk_id"]: min(1.0, max(0.0, sims.get(c["chunk_id"]) or 0.0)) for c in pool.candidates}
+    pool.similarity = relevance  # whether anything answers at all (search.answer_check) reads it
     return relevance, {
         "outcome": "answered",
         "ms": elapsed_ms(t0),
@@ -22473,6 +22657,40 @@ def hints(charged_counts, withheld, how):
 
 # -- the combined-pool rank -----------------------------------------------------------------
 
+# Matches that answer by what they are, whatever words they share: an identifier, a title or file
+# name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
+ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
+
+def answer_words(terms, entities):
+    """The question's content words that are not words of the names it gives (entities:
+    {workspace: [{name}]}, as recognised): a passage that shares only a name does not answer."""
+    named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
+    return [w for w in terms if w not in named]
+
+def answer_check(candidates, similarity, close, never_used):
+    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
+    by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
+    (where the embedding rerank ran); else when the memory uses every content word of the
+    question beyond its names: never_used() gives those it never uses (what the question asks
+    about is not there), asked only then."""
+    sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
+    check = {"best_similarity": max(sims, default=None)}
+    if not candidates:
+        return dict(check, found=False, why="no passage matched the question")
+    if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
+        return dict(check, found=True, why="an exact match")
+    if sims and max(sims) >= close:
+        return dict(check, found=True, why="a passage close in meaning")
+    absent = never_used()
+    if absent:
+        named = ", ".join(repr(w) for w in absent)
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named}, and none comes close in meaning",
+        )
+    return dict(check, found=True, why="the memory uses the question's words")
+
 def deterministic_relevance(candidate, weights):
     """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
     of a typed walk (match "path") covers the question by the walk: its entity and relation words
@@ -22637,6 +22855,9 @@ def parse_listwise(content, ids):
     return ranked
 
 # -- the context packet -----------------------------------------------------------------------
+
+NOTHING_ANSWERS = "Nothing in the memory answers this question"
+NEAREST_NOT_ANSWERS = 2
 
 def estimate_tokens(text):
     """Tokens of a text, estimated as one per four characters (rounded up)."""
@@ -22993,6 +23214,11 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
         : settings["packet.max_chunks"]
     ]
+    # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
+    # does either: said, with the two nearest passages.
+    nothing = (report.get("answer") or {}).get("found") is False and not facts
+    if nothing:
+        chosen = chosen[:NEAREST_NOT_ANSWERS]
 
     head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
     fact_text = fact_section(
@@ -23040,7 +23266,10 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         lines.extend("note: " + n for n in notes)
         return "\n".join(lines) + "\n"
 
-    fixed = head + fact_text + relation_text + capsule_text + "## Evidence\n"
+    evidence = "## Evidence\n"
+    if nothing:
+        evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
+    fixed = head + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     for c in chosen:
@@ -23774,7 +24003,10 @@ def remote_rerank(budget_store, backend, endpoint, query, passages, ids, options
 
 class RerankPool:
     """What every backend may read: the pool (by chunk id), its incoming order (deterministic
-    rank, best first), the deterministic relevance, the settings and the query."""
+    rank, best first), the deterministic relevance, the settings and the query. `similarity`:
+    each candidate's cosine similarity to the question, where the embedding backend ran."""
+
+    similarity = None
 
     def __init__(
         self,
@@ -23825,6 +24057,7 @@ def rerank_embedding(pool, t0):
     }
     # Cosine similarity is already on a common scale: clipped, not stretched.
     relevance = {c["chunk_id"]: min(1.0, max(0.0, sims.get(c["chunk_id"]) or 0.0)) for c in pool.candidates}
+    pool.similarity = relevance  # whether anything answers at all (search.answer_check) reads it
     return relevance, {
         "outcome": "answered",
         "ms": elapsed_ms(t0),
@@ -24359,6 +24592,17 @@ class StageSearch:
         mode["hits"] += sorted({int(r["detail"]) for r in rows})
         return [self.candidate(r, False, detail="your base") for r in rows], None
 
+    def never_used(self, words):
+        """The words no chunk of the chosen workspaces holds in any band (BM25, as the lexical
+        stage reads: nothing withheld counts)."""
+        return [
+            w
+            for w in words
+            if not any(
+                self.run_stage("lexical", ws, ALL_BANDS, {"query": w, "row_limit": 1}) for ws in self.chosen
+            )
+        ]
+
     def walk_ways(self, rows, hops, anchors):
         """The ways a typed walk from `anchors` reached an answer (relation_paths.answer_ways),
         each a list of relations {subject, predicate, object, reached: the end the way went to,
@@ -24686,12 +24930,17 @@ def run(
             for c in rank(candidates, deterministic, weights, today, years, recency, present, days)
         ]
         t = time.monotonic()
-        relevance, backend, attempts = rerank_relevance(
-            RerankPool(
-                db, candidates, incoming, deterministic, settings, q.text, model, embedding, report, GD
-            )
+        pool = RerankPool(
+            db, candidates, incoming, deterministic, settings, q.text, model, embedding, report, GD
         )
+        relevance, backend, attempts = rerank_relevance(pool)
         ranked = rank(candidates, relevance, weights, today, years, recency, present, days)
+        report["answer"] = answer_check(
+            ranked[:k],
+            pool.similarity,
+            settings["packet.answer_close_similarity"],
+            lambda: search.never_used(answer_words(q.terms, q.entities)),
+        )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}
         add_message_similarity(db, ranked[:k], embedding, model, report)

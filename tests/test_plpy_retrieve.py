@@ -46,6 +46,7 @@ SETTINGS = {
         "freshness_half_life_days": 1095,
         "freshness_floor": 0.6,
         "year_miss_per_year": 0.15,
+        "date_miss_floor": 0.2,
     },
     "models.embeddings": {
         "url": "http://127.0.0.1:9/v1",
@@ -58,6 +59,7 @@ SETTINGS = {
     "reader.embed_calls_per_minute": 120,
     "reader.rerank_calls_per_minute": 120,
     "deference.time_releases": False,
+    "packet.answer_close_similarity": 0.5,
 }
 NO_SIGNAL = {"signal": "none", "opens_archive": False, "signals": [], "years": []}
 

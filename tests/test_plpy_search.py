@@ -1050,3 +1050,58 @@ def test_packet_cites_a_chat_chunk_beside_a_document_with_whole_messages():
         'personal:chat "Iris Calder" 2024-03-04 09:12',
         "technical:notes/doc2.md (2026-01-01, current)",
     ]
+
+
+# -- nothing answers ------------------------------------------------------------------------
+
+
+def _never_used(words):
+    """A never_used that records that it was asked."""
+    asked = []
+
+    def never_used():
+        asked.append(True)
+        return words
+
+    return never_used, asked
+
+
+def test_an_exact_match_or_a_close_passage_answers_without_asking_which_words_are_used():
+    never_used, asked = _never_used(["skydiving"])
+    dated = search.answer_check([_candidate(1, match="dated")], None, 0.5, never_used)
+    assert (dated["found"], dated["why"]) == (True, "an exact match")
+    close = search.answer_check([_candidate(1), _candidate(2)], {1: 0.2, 2: 0.55}, 0.5, never_used)
+    assert (close["found"], close["best_similarity"]) == (True, 0.55)
+    assert asked == []
+    entity = search.answer_check([_candidate(1, match="entity")], {1: 0.3}, 0.5, never_used)
+    assert entity["found"] is False  # a name is no answer: it shares no asked-about word
+    assert entity["why"] == "no passage open to this search uses 'skydiving', and none comes close in meaning"
+
+
+def test_every_word_used_somewhere_answers_and_no_candidate_does_not():
+    assert search.answer_check([_candidate(1)], {1: 0.1}, 0.5, lambda: [])["found"] is True
+    assert search.answer_check([], None, 0.5, lambda: [])["found"] is False
+
+
+def test_answer_words_leave_the_names_out():
+    entities = {"personal": [{"id": 1, "name": "Iris Calder"}]}
+    assert search.answer_words(["iris", "calder", "karaoke", "night"], entities) == ["karaoke", "night"]
+
+
+def test_a_packet_says_nothing_answers_and_shows_two_nearest_unless_a_fact_does():
+    ranked = _ranked([_candidate(n, body=f"{VOCAB[n]} notes.") for n in range(1, 5)])
+    report = dict(
+        REPORT,
+        as_of="2026-01-01",
+        answer={"found": False, "why": "no passage open to this search uses 'vet'"},
+    )
+    text = search.packet("what did the vet say", ranked, [], report, 4000, PACKET)["text"]
+    assert (
+        f"{search.NOTHING_ANSWERS} (no passage open to this search uses 'vet'). The nearest, not an answer:"
+        in text
+    )
+    assert "[2] " in text and "[3] " not in text
+    fact = {"subject": "Sam", "attribute": "vet", "value": "Dr Ansell", "kind": "declared",
+            "valid_from": "2024-01-01", "sources": []}  # fmt: skip
+    answered = search.packet("what did the vet say", ranked, [], report, 4000, PACKET, facts=[fact])["text"]
+    assert search.NOTHING_ANSWERS not in answered and "[4] " in answered
