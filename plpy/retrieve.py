@@ -227,13 +227,13 @@ def run(
         search = StageSearch(plpy, db, q, chosen, per_workspace, settings, model, embedding, report)
         if profile is not None:
             search.personal = personal_setup(db, profile, chosen, report)
-        pools, bands, fallback = search_with_fallback(search, open_archive)
+        pools, bands, opened = search_with_fallback(search, open_archive)
         timings["stages"] = elapsed_ms(t)
         report["bands"] = list(bands)
         report["archive"] = {
-            "open": q.archive_open or fallback,
-            "why": q.archive_why if not fallback else "nothing in the present bands answered",
-            "fallback": fallback,
+            "open": q.archive_open or opened is not None,
+            "why": opened or q.archive_why,
+            "fallback": opened is not None,
         }
         if profile is not None:  # the fallback ran the stages twice: each document once
             for key in ("checked", "hits"):

@@ -301,6 +301,28 @@ class StageSearch:
         mode["hits"] += sorted({int(r["detail"]) for r in rows})
         return [self.candidate(r, False, detail="your base") for r in rows], None
 
+    def archive_stronger(self, pools):
+        """Why the archive opens though the present answers: in some workspace the archival
+        band's best BM25 match is at least retrieval.archive_margin times the present bands' best,
+        or confident (retrieval.lexical_confident_score) where no present chunk matched its words
+        (a workspace the present answers by an exact match is left alone); None when in none."""
+        if not self.q.terms:
+            return None
+        margin = self.settings["retrieval.archive_margin"]
+        for pool in pools:
+            if any(h["confident"] and h["stage"] != "lexical" for h in pool.hits):
+                continue  # found by what it is (an identifier, a title, a day): words do not outweigh it
+            present = max((h["score"] for h in pool.hits if h["stage"] == "lexical"), default=0.0)
+            query = {"query": self.q.words[:MAX_QUERY_CHARS], "row_limit": 1}
+            archival = max(
+                (r["score"] for r in self.run_stage("lexical", pool.workspace, ["archival"], query)),
+                default=0.0,
+            )
+            # Stronger than some present match by the margin; with no present word match, confident.
+            if archival >= margin * present and (present > 0 or archival >= self.thresholds["lexical"]):
+                return f"archival matches are clearly stronger (BM25 {archival:.1f} against {present:.1f} in {pool.workspace})"
+        return None
+
     def never_used(self, words):
         """The words no chunk of the chosen workspaces holds in any band (BM25, as the lexical
         stage reads: nothing withheld counts)."""
@@ -398,14 +420,18 @@ class StageSearch:
 
 
 def search_with_fallback(search, open_archive):
-    """(pools, bands, fallback): the stages over the bands the question opens; when the archive
-    is closed by default (open_archive null, no temporal signal) and nothing present answers,
-    again over every band."""
+    """(pools, bands, opened): the stages over the bands the question opens; when the archive is
+    closed by default (open_archive null, no temporal signal) and nothing present answers, or the
+    archive's words match clearly better than the present's (archive_stronger), again over every
+    band; `opened` says why the search opened it (None: it did not)."""
     q = search.q
     bands = ALL_BANDS if q.archive_open else PRESENT_BANDS
     pools = search.workspaces(bands)
-    if q.archive_open or open_archive is not None or search.present_answers(pools):
-        return pools, bands, False
-    # Recency preference: the archive answers only when nothing present does.
-    bands = ALL_BANDS
-    return search.workspaces(bands), bands, True
+    if q.archive_open or open_archive is not None:
+        return pools, bands, None
+    # Recency is a preference, not a wall: weak present matches do not hide strong old ones.
+    opened = "nothing in the present bands answered" if not search.present_answers(pools) else None
+    opened = opened or search.archive_stronger(pools)
+    if opened is None:
+        return pools, bands, None
+    return search.workspaces(ALL_BANDS), ALL_BANDS, opened

@@ -212,3 +212,32 @@ def test_a_named_month_ranks_that_months_notes_first(diary):
         "2014-04-02",
     ]
     assert found["report"]["temporal"]["span"] == {"first": "2014-03-01", "last": "2014-03-31"}
+
+
+# -- recency is a preference, not a wall -----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def eras(cfg, template_db, tmp_path_factory) -> Iterator[Database]:
+    """An old note that answers, and a recent one that only shares some of the question's words."""
+    root = tmp_path_factory.mktemp("eras")
+    recent = (datetime.date.today() - datetime.timedelta(days=10)).isoformat()
+    notes = {
+        "old.md": ("2019-05-14", "Caroline went to the LGBTQ support group at the library on 14 May."),
+        "new.md": (recent, "Hi Caroline! The group chat says support is needed for the bake sale."),
+    }
+    for name, (day, body) in notes.items():
+        (root / name).write_text(f"---\nworkspace: personal\ndate: {day}\n---\n{body}\n")
+    with cloned_database(cfg, template_db, "exo_temporal_eras") as db:
+        pipeline.ingest(cfg, root, dbname=db.name)
+        yield db
+
+
+def test_weak_present_matches_do_not_hide_a_strong_old_one(eras):
+    with eras.connect("exo_reader") as conn:
+        found = search_json(conn, "When did Caroline go to the LGBTQ support group?")
+        kept = search_json(conn, "When did Caroline go to the LGBTQ support group?", open_archive=False)
+    assert found["report"]["archive"]["open"] is True
+    assert found["report"]["archive"]["why"].startswith("archival matches are clearly stronger (BM25 ")
+    assert paths(found)[0] == "old.md"
+    assert paths(kept) == ["new.md"]  # the caller's choice stands
