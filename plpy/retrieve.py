@@ -15,6 +15,7 @@ from query_analysis import Question, active_model, choose_workspaces, elapsed_ms
 from query_embedding import QueryEmbedding
 from reranking import RerankPool, rerank_relevance
 from search import (
+    COMMON_WORD_CHUNKS,
     MAX_INPUT_CHARS,
     answer_check,
     answer_words,
@@ -274,7 +275,7 @@ def run(
             ranked[:k],
             pool.similarity,
             settings["packet.answer_close_similarity"],
-            lambda: search.never_used(answer_words(q.terms, q.entities)),
+            lambda: search.word_uses(answer_words(q.terms, q.entities), COMMON_WORD_CHUNKS),
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}

@@ -33,7 +33,7 @@ STOPWORDS = frozenset(
     her here hers him his how i if in into is it its just me more most my no nor not now of off on
     once only or other our out over own same she should so some such than that the their them then
     there these they this those through to too under until up very was we were what when where which
-    while who whom why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
+    while who whom whose why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
 )
 
 
@@ -323,18 +323,24 @@ ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
 
 def answer_words(terms, entities):
-    """The question's content words that are not words of the names it gives (entities:
-    {workspace: [{name}]}, as recognised): a passage that shares only a name does not answer."""
+    """The question's content words that say what it asks about: not words of the names it gives
+    (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
+    answer), nor shorter than three letters (the "s" of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named]
+    return [w for w in terms if w not in named and len(w) >= 3]
 
 
-def answer_check(candidates, similarity, close, never_used):
+# A word this many chunks hold is a common one: it says little of what a question asks about.
+COMMON_WORD_CHUNKS = 20
+
+
+def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else when the memory uses every content word of the
-    question beyond its names: never_used() gives those it never uses (what the question asks
-    about is not there), asked only then."""
+    (where the embedding rerank ran); else unless the question asks about a word no passage open to
+    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS):
+    word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
+    paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -343,8 +349,10 @@ def answer_check(candidates, similarity, close, never_used):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    absent = never_used()
-    if absent:
+    uses = word_uses()
+    absent = [w for w, n in uses.items() if n == 0]
+    specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    if absent and not specific:
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,

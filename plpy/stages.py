@@ -323,16 +323,19 @@ class StageSearch:
                 return f"archival matches are clearly stronger (BM25 {archival:.1f} against {present:.1f} in {pool.workspace})"
         return None
 
-    def never_used(self, words):
-        """The words no chunk of the chosen workspaces holds in any band (BM25, as the lexical
-        stage reads: nothing withheld counts)."""
-        return [
-            w
-            for w in words
-            if not any(
-                self.run_stage("lexical", ws, ALL_BANDS, {"query": w, "row_limit": 1}) for ws in self.chosen
+    def word_uses(self, words, cap):
+        """{word: how many chunks of the chosen workspaces hold it in any band, counted up to cap}
+        (BM25, as the lexical stage reads: nothing withheld counts)."""
+        return {
+            w: min(
+                cap,
+                sum(
+                    len(self.run_stage("lexical", ws, ALL_BANDS, {"query": w, "row_limit": cap}))
+                    for ws in self.chosen
+                ),
             )
-        ]
+            for w in words
+        }
 
     def walk_ways(self, rows, hops, anchors):
         """The ways a typed walk from `anchors` reached an answer (relation_paths.answer_ways),

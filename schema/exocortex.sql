@@ -3272,7 +3272,7 @@ STOPWORDS = frozenset(
     her here hers him his how i if in into is it its just me more most my no nor not now of off on
     once only or other our out over own same she should so some such than that the their them then
     there these they this those through to too under until up very was we were what when where which
-    while who whom why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
+    while who whom whose why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
 )
 
 # -- the query ---------------------------------------------------------------------------
@@ -3541,17 +3541,22 @@ def hints(charged_counts, withheld, how):
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
 def answer_words(terms, entities):
-    """The question's content words that are not words of the names it gives (entities:
-    {workspace: [{name}]}, as recognised): a passage that shares only a name does not answer."""
+    """The question's content words that say what it asks about: not words of the names it gives
+    (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
+    answer), nor shorter than three letters (the "s" of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named]
+    return [w for w in terms if w not in named and len(w) >= 3]
 
-def answer_check(candidates, similarity, close, never_used):
+# A word this many chunks hold is a common one: it says little of what a question asks about.
+COMMON_WORD_CHUNKS = 20
+
+def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else when the memory uses every content word of the
-    question beyond its names: never_used() gives those it never uses (what the question asks
-    about is not there), asked only then."""
+    (where the embedding rerank ran); else unless the question asks about a word no passage open to
+    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS):
+    word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
+    paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -3560,8 +3565,10 @@ def answer_check(candidates, similarity, close, never_used):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    absent = never_used()
-    if absent:
+    uses = word_uses()
+    absent = [w for w, n in uses.items() if n == 0]
+    specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    if absent and not specific:
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -5253,7 +5260,7 @@ STOPWORDS = frozenset(
     her here hers him his how i if in into is it its just me more most my no nor not now of off on
     once only or other our out over own same she should so some such than that the their them then
     there these they this those through to too under until up very was we were what when where which
-    while who whom why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
+    while who whom whose why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
 )
 
 # -- the query ---------------------------------------------------------------------------
@@ -5522,17 +5529,22 @@ def hints(charged_counts, withheld, how):
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
 def answer_words(terms, entities):
-    """The question's content words that are not words of the names it gives (entities:
-    {workspace: [{name}]}, as recognised): a passage that shares only a name does not answer."""
+    """The question's content words that say what it asks about: not words of the names it gives
+    (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
+    answer), nor shorter than three letters (the "s" of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named]
+    return [w for w in terms if w not in named and len(w) >= 3]
 
-def answer_check(candidates, similarity, close, never_used):
+# A word this many chunks hold is a common one: it says little of what a question asks about.
+COMMON_WORD_CHUNKS = 20
+
+def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else when the memory uses every content word of the
-    question beyond its names: never_used() gives those it never uses (what the question asks
-    about is not there), asked only then."""
+    (where the embedding rerank ran); else unless the question asks about a word no passage open to
+    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS):
+    word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
+    paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -5541,8 +5553,10 @@ def answer_check(candidates, similarity, close, never_used):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    absent = never_used()
-    if absent:
+    uses = word_uses()
+    absent = [w for w, n in uses.items() if n == 0]
+    specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    if absent and not specific:
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -6855,7 +6869,7 @@ STOPWORDS = frozenset(
     her here hers him his how i if in into is it its just me more most my no nor not now of off on
     once only or other our out over own same she should so some such than that the their them then
     there these they this those through to too under until up very was we were what when where which
-    while who whom why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
+    while who whom whose why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
 )
 
 # -- the query ---------------------------------------------------------------------------
@@ -7124,17 +7138,22 @@ def hints(charged_counts, withheld, how):
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
 def answer_words(terms, entities):
-    """The question's content words that are not words of the names it gives (entities:
-    {workspace: [{name}]}, as recognised): a passage that shares only a name does not answer."""
+    """The question's content words that say what it asks about: not words of the names it gives
+    (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
+    answer), nor shorter than three letters (the "s" of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named]
+    return [w for w in terms if w not in named and len(w) >= 3]
 
-def answer_check(candidates, similarity, close, never_used):
+# A word this many chunks hold is a common one: it says little of what a question asks about.
+COMMON_WORD_CHUNKS = 20
+
+def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else when the memory uses every content word of the
-    question beyond its names: never_used() gives those it never uses (what the question asks
-    about is not there), asked only then."""
+    (where the embedding rerank ran); else unless the question asks about a word no passage open to
+    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS):
+    word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
+    paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -7143,8 +7162,10 @@ def answer_check(candidates, similarity, close, never_used):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    absent = never_used()
-    if absent:
+    uses = word_uses()
+    absent = [w for w, n in uses.items() if n == 0]
+    specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    if absent and not specific:
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -20917,7 +20938,7 @@ STOPWORDS = frozenset(
     her here hers him his how i if in into is it its just me more most my no nor not now of off on
     once only or other our out over own same she should so some such than that the their them then
     there these they this those through to too under until up very was we were what when where which
-    while who whom why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
+    while who whom whose why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
 )
 
 # -- the query ---------------------------------------------------------------------------
@@ -21186,17 +21207,22 @@ def hints(charged_counts, withheld, how):
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
 def answer_words(terms, entities):
-    """The question's content words that are not words of the names it gives (entities:
-    {workspace: [{name}]}, as recognised): a passage that shares only a name does not answer."""
+    """The question's content words that say what it asks about: not words of the names it gives
+    (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
+    answer), nor shorter than three letters (the "s" of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named]
+    return [w for w in terms if w not in named and len(w) >= 3]
 
-def answer_check(candidates, similarity, close, never_used):
+# A word this many chunks hold is a common one: it says little of what a question asks about.
+COMMON_WORD_CHUNKS = 20
+
+def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else when the memory uses every content word of the
-    question beyond its names: never_used() gives those it never uses (what the question asks
-    about is not there), asked only then."""
+    (where the embedding rerank ran); else unless the question asks about a word no passage open to
+    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS):
+    word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
+    paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -21205,8 +21231,10 @@ def answer_check(candidates, similarity, close, never_used):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    absent = never_used()
-    if absent:
+    uses = word_uses()
+    absent = [w for w, n in uses.items() if n == 0]
+    specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    if absent and not specific:
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -22393,7 +22421,7 @@ STOPWORDS = frozenset(
     her here hers him his how i if in into is it its just me more most my no nor not now of off on
     once only or other our out over own same she should so some such than that the their them then
     there these they this those through to too under until up very was we were what when where which
-    while who whom why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
+    while who whom whose why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
 )
 
 # -- the query ---------------------------------------------------------------------------
@@ -22662,17 +22690,22 @@ def hints(charged_counts, withheld, how):
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
 def answer_words(terms, entities):
-    """The question's content words that are not words of the names it gives (entities:
-    {workspace: [{name}]}, as recognised): a passage that shares only a name does not answer."""
+    """The question's content words that say what it asks about: not words of the names it gives
+    (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
+    answer), nor shorter than three letters (the "s" of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named]
+    return [w for w in terms if w not in named and len(w) >= 3]
 
-def answer_check(candidates, similarity, close, never_used):
+# A word this many chunks hold is a common one: it says little of what a question asks about.
+COMMON_WORD_CHUNKS = 20
+
+def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else when the memory uses every content word of the
-    question beyond its names: never_used() gives those it never uses (what the question asks
-    about is not there), asked only then."""
+    (where the embedding rerank ran); else unless the question asks about a word no passage open to
+    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS):
+    word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
+    paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -22681,8 +22714,10 @@ def answer_check(candidates, similarity, close, never_used):
         return dict(check, found=True, why="an exact match")
     if sims and max(sims) >= close:
         return dict(check, found=True, why="a passage close in meaning")
-    absent = never_used()
-    if absent:
+    uses = word_uses()
+    absent = [w for w, n in uses.items() if n == 0]
+    specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    if absent and not specific:
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -24614,16 +24649,19 @@ class StageSearch:
                 return f"archival matches are clearly stronger (BM25 {archival:.1f} against {present:.1f} in {pool.workspace})"
         return None
 
-    def never_used(self, words):
-        """The words no chunk of the chosen workspaces holds in any band (BM25, as the lexical
-        stage reads: nothing withheld counts)."""
-        return [
-            w
-            for w in words
-            if not any(
-                self.run_stage("lexical", ws, ALL_BANDS, {"query": w, "row_limit": 1}) for ws in self.chosen
+    def word_uses(self, words, cap):
+        """{word: how many chunks of the chosen workspaces hold it in any band, counted up to cap}
+        (BM25, as the lexical stage reads: nothing withheld counts)."""
+        return {
+            w: min(
+                cap,
+                sum(
+                    len(self.run_stage("lexical", ws, ALL_BANDS, {"query": w, "row_limit": cap}))
+                    for ws in self.chosen
+                ),
             )
-        ]
+            for w in words
+        }
 
     def walk_ways(self, rows, hops, anchors):
         """The ways a typed walk from `anchors` reached an answer (relation_paths.answer_ways),
@@ -24965,7 +25003,7 @@ def run(
             ranked[:k],
             pool.similarity,
             settings["packet.answer_close_similarity"],
-            lambda: search.never_used(answer_words(q.terms, q.entities)),
+            lambda: search.word_uses(answer_words(q.terms, q.entities), COMMON_WORD_CHUNKS),
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}

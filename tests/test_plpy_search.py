@@ -1055,19 +1055,19 @@ def test_packet_cites_a_chat_chunk_beside_a_document_with_whole_messages():
 # -- nothing answers ------------------------------------------------------------------------
 
 
-def _never_used(words):
-    """A never_used that records that it was asked."""
+def _word_uses(uses):
+    """A word_uses that records that it was asked."""
     asked = []
 
-    def never_used():
+    def word_uses():
         asked.append(True)
-        return words
+        return uses
 
-    return never_used, asked
+    return word_uses, asked
 
 
 def test_an_exact_match_or_a_close_passage_answers_without_asking_which_words_are_used():
-    never_used, asked = _never_used(["skydiving"])
+    never_used, asked = _word_uses({"skydiving": 0, "went": 20})
     dated = search.answer_check([_candidate(1, match="dated")], None, 0.5, never_used)
     assert (dated["found"], dated["why"]) == (True, "an exact match")
     close = search.answer_check([_candidate(1), _candidate(2)], {1: 0.2, 2: 0.55}, 0.5, never_used)
@@ -1078,14 +1078,19 @@ def test_an_exact_match_or_a_close_passage_answers_without_asking_which_words_ar
     assert entity["why"] == "no passage open to this search uses 'skydiving', and none comes close in meaning"
 
 
-def test_every_word_used_somewhere_answers_and_no_candidate_does_not():
-    assert search.answer_check([_candidate(1)], {1: 0.1}, 0.5, lambda: [])["found"] is True
-    assert search.answer_check([], None, 0.5, lambda: [])["found"] is False
+def test_a_specific_word_in_memory_answers_and_no_candidate_does_not():
+    def found(uses):
+        return search.answer_check([_candidate(1)], {1: 0.1}, 0.5, lambda: uses)["found"]
+
+    assert found({"gift": 0, "picture": 3})  # a paraphrase: its other, rarer words are there
+    assert found({"went": 20, "jumped": 20})  # nothing absent
+    assert not found({"went": 20, "skydiving": 0})  # the only word not common is nowhere
+    assert search.answer_check([], None, 0.5, lambda: {})["found"] is False
 
 
 def test_answer_words_leave_the_names_out():
     entities = {"personal": [{"id": 1, "name": "Iris Calder"}]}
-    assert search.answer_words(["iris", "calder", "karaoke", "night"], entities) == ["karaoke", "night"]
+    assert search.answer_words(["iris", "calder", "s", "karaoke", "night"], entities) == ["karaoke", "night"]
 
 
 def test_a_packet_says_nothing_answers_and_shows_two_nearest_unless_a_fact_does():
