@@ -15,9 +15,11 @@ from query_analysis import elapsed_ms
 from relation_paths import SYMMETRIC, answer_ways, family_pattern, predicate_family, relation_path
 from search import (
     ALL_BANDS,
+    ANSWERING_MATCHES,
     MAX_QUERY_CHARS,
     PRESENT_BANDS,
     WorkspacePool,
+    answer_words,
     coverage,
     name_keys,
     named_days,
@@ -302,25 +304,33 @@ class StageSearch:
         return [self.candidate(r, False, detail="your base") for r in rows], None
 
     def archive_stronger(self, pools):
-        """Why the archive opens though the present answers: in some workspace the archival
-        band's best BM25 match is at least retrieval.archive_margin times the present bands' best,
-        or confident (retrieval.lexical_confident_score) where no present chunk matched its words
-        (a workspace the present answers by an exact match is left alone); None when in none."""
-        if not self.q.terms:
-            return None
+        """Why the archive opens though the present answers weakly (no confident candidate found
+        by what it is or by BM25 in any workspace: a name, or closeness in meaning, is weak): in
+        some workspace the archival band's best BM25 match holds more of the words the
+        question asks about (answer_words: its names left out) than any present candidate, and
+        scores at least retrieval.archive_margin times the present bands' best (or confidently,
+        retrieval.lexical_confident_score, where no present chunk matched the words); None when
+        in none. Weak present matches (a name, common words) no longer hide strong old ones."""
+        words = answer_words(self.q.terms, self.q.entities)
+        if not words or any(
+            h["confident"] and (h["match"] in ANSWERING_MATCHES or h["stage"] == "lexical")
+            for p in pools
+            for h in p.hits
+        ):
+            return None  # the present answers by what it is, or by the question's words, confidently
         margin = self.settings["retrieval.archive_margin"]
         for pool in pools:
-            if any(h["confident"] and h["stage"] != "lexical" for h in pool.hits):
-                continue  # found by what it is (an identifier, a title, a day): words do not outweigh it
             present = max((h["score"] for h in pool.hits if h["stage"] == "lexical"), default=0.0)
             query = {"query": self.q.words[:MAX_QUERY_CHARS], "row_limit": 1}
-            archival = max(
-                (r["score"] for r in self.run_stage("lexical", pool.workspace, ["archival"], query)),
-                default=0.0,
-            )
-            # Stronger than some present match by the margin; with no present word match, confident.
-            if archival >= margin * present and (present > 0 or archival >= self.thresholds["lexical"]):
-                return f"archival matches are clearly stronger (BM25 {archival:.1f} against {present:.1f} in {pool.workspace})"
+            rows = self.run_stage("lexical", pool.workspace, ["archival"], query)
+            if not rows or rows[0]["score"] < (
+                margin * present if present > 0 else self.thresholds["lexical"]
+            ):
+                continue
+            held = max((coverage(d["body"], words) for d in self.fetch_details(pool.hits)), default=0.0)
+            (old,) = self.fetch_details([{"workspace": pool.workspace, "chunk_id": rows[0]["chunk_id"]}])
+            if coverage(old["body"], words) > held:
+                return f"archival matches are clearly stronger (BM25 {rows[0]['score']:.1f} against {present:.1f} in {pool.workspace})"
         return None
 
     def word_uses(self, words, cap):

@@ -295,8 +295,8 @@ def test_deferred_material_is_withheld_with_a_hint(reader, vault):
 
 
 def test_the_named_subject_is_hinted_even_in_a_closed_band(reader, vault):
-    found = report(reader, "grandpa funeral")
-    assert found["archive"]["open"] is False  # a present diary entry answers
+    found = report(reader, "grandpa funeral", open_archive=False)
+    assert found["archive"]["open"] is False  # kept closed by the caller
     assert found["hints"] == [
         {
             "subject": "Walter Rivera",
