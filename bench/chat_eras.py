@@ -77,8 +77,8 @@ from bench.chat_histories import (
     History,
     Message,
     Question,
-    _fill,
-    _session_times,
+    fill,
+    session_times,
 )
 from bench.chat_recall import (
     BM25,
@@ -464,8 +464,8 @@ def _chatter(rng: random.Random, couple: tuple[str, str], at: datetime, noise: f
         name = rng.choice(mentions)
         asked, answered = rng.choice(NOISE)
         return [(first, asked.format(name=name), None), (second, answered.format(name=name), None)]
-    return [(first, _fill(rng, rng.choice(FILLER), second, at), None),
-            (second, _fill(rng, rng.choice(FILLER), first, at), None)]  # fmt: skip
+    return [(first, fill(rng, rng.choice(FILLER), second, at), None),
+            (second, fill(rng, rng.choice(FILLER), first, at), None)]  # fmt: skip
 
 
 def _beats(rng: random.Random, couple: tuple[str, str], sessions: int, used: dict) -> list[list]:
@@ -505,7 +505,7 @@ def _history(
     as_of, current_days, recent_days = bands
     oldest, newest = era_ages(era, rng, current_days, recent_days)
     sessions = rng.randint(10, 16)
-    starts = _session_times(rng, as_of - timedelta(days=oldest), oldest - newest + 1, sessions)
+    starts = session_times(rng, as_of - timedelta(days=oldest), oldest - newest + 1, sessions)
     segments = _beats(rng, couple, sessions, used)
     fixed = sum(len(beat) for segment in segments for beat in segment) + 3 * sessions
     noise = 0.1 if era == "archival" else 0.5

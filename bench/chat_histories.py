@@ -283,7 +283,7 @@ class _Beat:
     answer: int = 0  # index in lines
 
 
-def _fill(rng: random.Random, template: str, other: str, at: datetime) -> str:
+def fill(rng: random.Random, template: str, other: str, at: datetime) -> str:
     food, food2 = rng.sample(FOODS, 2)
     text = template.format(
         other=other,
@@ -428,7 +428,7 @@ class _Script:
         }
 
 
-def _session_times(rng: random.Random, start: date, span_days: int, sessions: int) -> list[datetime]:
+def session_times(rng: random.Random, start: date, span_days: int, sessions: int) -> list[datetime]:
     days = sorted(rng.sample(range(span_days), min(sessions, span_days)))
     while len(days) < sessions:  # more sessions than days: a second session later the same day
         days.append(rng.choice(days))
@@ -477,7 +477,7 @@ def _conversation(
     while len(sizes) < 6:  # enough sessions for facts that change
         sizes.append(rng.randint(5, 15))
     span = rng.randint(90, 365)
-    times = _session_times(rng, end - timedelta(days=span), span, len(sizes))
+    times = session_times(rng, end - timedelta(days=span), span, len(sizes))
     script = _Script(rng, first, used)
     beats = script.beats()
     place = _placement(rng, len(sizes))
@@ -503,7 +503,7 @@ def _conversation(
                     owner_speaks = owner_speaks if rng.random() < 0.25 else not owner_speaks
                     template = rng.choice([t for t in FILLER if t != last_filler])
                     last_filler = template
-                    text = _fill(rng, template, first if owner_speaks else OWNER_FIRST, at)
+                    text = fill(rng, template, first if owner_speaks else OWNER_FIRST, at)
                 else:
                     owner_speaks = not by_friend
                     ahead = {"trip_date": 30 + rng.randrange(40), "event_date": 10 + rng.randrange(50)}

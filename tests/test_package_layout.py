@@ -20,12 +20,13 @@ def _python_files():
 
 
 def _private_uses(path) -> list[str]:
-    """`from exocortex... import _name`, and `module._name` on a module imported from exocortex."""
+    """`from exocortex... import _name` (or from bench...), and `module._name` on a module imported
+    from exocortex."""
     tree = ast.parse(path.read_text())
     modules: set[str] = set()
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("exocortex"):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(("exocortex", "bench")):
             for alias in node.names:
                 if alias.name.startswith("_") and alias.name != "__version__":
                     found.append(f"from {node.module} import {alias.name}")
