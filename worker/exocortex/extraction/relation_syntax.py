@@ -1,0 +1,616 @@
+"""Relations a CPU can find by syntax: spaCy's dependency parse of one extraction window.
+
+The pattern pass (relation_patterns.py) matches word sequences; this pass reads the parse
+(exocortex.extraction.ner.parse: the pipeline the NER backend loads, with its parser), so one rule
+covers a construction wherever it stands in a sentence and however long its names are. It returns
+relations in the pattern pass's shape and vocabulary (PARENT_OF, SIBLING_OF, SPOUSE_OF, FRIEND_OF,
+WORKS_AT, MEMBER_OF, MANAGES, LIVES_IN), each with the sentence that states it.
+
+A relation noun (relation_patterns.KIN: mother, son, sister, wife, partner, friend, ...) links
+  its possessor   a possessive ("Ana's son", "my son": the author, "her son": the person the
+                  sentence or the note is about), an "of" object ("the son of Ana"), or the
+                  subject of "have" ("Ana has two sons, ...")
+  to whom it names  an apposition ("Ana's son Cy", "Cy, Ana's son,", "Ana has a son, Cy"), the
+                  other side of a copular "be" ("Cy is Ana's son", "the sons of Ana are Cy and Di")
+Every side may be a conjunction list ("the children of Ana and Ben are Cy, Di and Ed"); the
+noun's kind gives the direction ("Cy is Ana's son": Ana PARENT_OF Cy; "Ana is Cy's mother" too).
+A plural peer noun or "married" after "be" relates the conjoined subjects pairwise ("Ana and Ben
+are siblings | friends | married"; "Ana and Ben married"); "Ana is friends with Ben".
+Verbs relate their subject (a name, a relative pronoun's antecedent "Ana, who lives in Oslo", the
+noun a participle hangs on "Ana, based in Oslo", the subject of the verb a conjoined one shares)
+to an object, a prepositional object or a passive agent: VERBS (work at | for, join, hire,
+employ, lead, live | reside in, move to, be based in, marry, befriend). A role noun joined to a
+person by "be" or apposition relates them to the organisation of its "at" / "for" ("an engineer
+at Acme"), or of its "of" for roles of office (ROLE_OF: "the CEO of Acme").
+
+Names are a proper noun and the compound proper nouns before it (with hyphens and name particles:
+"Jean-Luc Martin", "Ludwig van Beethoven"), widened for organisations and places to the entity
+span spaCy finds there ("University of Oslo"); every word capitalised, no kinship word, title or
+pronoun. The slot gives the type (the small model's entity labels are often wrong for foreign
+names); a name the labels call a date or number is none.
+
+States nothing: a question, a clause under "if" / "unless" / "whether", a negated or modal
+predicate ("is not Ana's son", "never worked", "might move"), an ex, former, step or in-law
+relative ("ex-wife", "mother-in-law"), a chain ("Ana's brother's car"), and in the past tense a
+state that can end (was married to, was Ana's wife, worked at, lived in, were friends); kinship by
+blood holds in any tense ("Ana's father was Bo"), and events state their result in any tense
+(married, joined, was hired by, moved to, befriended).
+"""
+
+from __future__ import annotations
+
+import re
+
+from exocortex.extraction import ner, relation_patterns
+from exocortex.extraction.llm import acceptance
+from exocortex.extraction.relation_patterns import KIN, NoteSubject, name_key
+
+# A relation noun's predicate and side ("parent": the named person is the possessor's parent).
+RELATION_NOUNS = {**KIN, "twin": ("SIBLING_OF", "peer")}
+# Plural peer nouns of "Ana and Ben are siblings" (and "husband and wife").
+PAIR_NOUNS = {
+    "sibling": "SIBLING_OF",
+    "brother": "SIBLING_OF",
+    "sister": "SIBLING_OF",
+    "twin": "SIBLING_OF",
+    "friend": "FRIEND_OF",
+    "spouse": "SPOUSE_OF",
+    "husband": "SPOUSE_OF",
+    "wife": "SPOUSE_OF",
+}
+# Predicates that hold only while something lasts: stated in the present, not in the past.
+ENDING = frozenset({"SPOUSE_OF", "FRIEND_OF", "WORKS_AT", "LIVES_IN", "MANAGES", "MEMBER_OF"})
+SYMMETRIC = frozenset({"SPOUSE_OF", "SIBLING_OF", "FRIEND_OF"})
+TYPES = {
+    "WORKS_AT": ("Person", "Org"),
+    "MEMBER_OF": ("Person", "Org"),
+    "MANAGES": ("Person", "Org"),
+    "LIVES_IN": ("Person", "Place"),
+}
+
+# verb lemma -> (predicate, how its other end is attached, event?): "prep:at,for" a prepositional
+# object, "dobj" a direct object, "agent" a passive's "by" object; an event ("joined", "moved to")
+# states its result in any tense, a state ("works at") only in the present.
+VERBS = {
+    "work": ("WORKS_AT", "prep:at,for", False),
+    "join": ("WORKS_AT", "dobj", True),
+    "employ": ("WORKS_AT", "agent", False),
+    "hire": ("WORKS_AT", "agent", True),
+    "recruit": ("WORKS_AT", "agent", True),
+    "lead": ("MANAGES", "dobj", False),
+    "manage": ("MANAGES", "dobj", False),
+    "head": ("MANAGES", "dobj", False),
+    "live": ("LIVES_IN", "prep:in", False),
+    "reside": ("LIVES_IN", "prep:in", False),
+    "base": ("LIVES_IN", "prep:in", False),
+    "move": ("LIVES_IN", "prep:to", True),
+    "relocate": ("LIVES_IN", "prep:to", True),
+    "settle": ("LIVES_IN", "prep:in", True),
+    "marry": ("SPOUSE_OF", "dobj", True),
+    "wed": ("SPOUSE_OF", "dobj", True),
+    "befriend": ("FRIEND_OF", "dobj", True),
+}
+# An organisation that does the hiring is the active subject: "Acme hired Ana".
+EMPLOYERS = frozenset({"employ", "hire", "recruit"})
+# Roles "of" an organisation that are a post there ("the CEO of Acme"); any other role is so only
+# "at" or "for" it ("an engineer at Acme"), unless it is no employment (NOT_STAFF).
+ROLE_OF = frozenset(
+    {
+        "ceo",
+        "cto",
+        "cfo",
+        "coo",
+        "cio",
+        "director",
+        "president",
+        "chairman",
+        "chairwoman",
+        "chair",
+        "head",
+        "manager",
+        "chief",
+        "employee",
+        "executive",
+        "treasurer",
+        "secretary",
+        "editor",
+        "principal",
+        "dean",
+    }
+)
+NOT_STAFF = frozenset(
+    {
+        "customer",
+        "client",
+        "guest",
+        "visitor",
+        "student",
+        "patient",
+        "regular",
+        "fan",
+        "alumnus",
+        "alumna",
+        "graduate",
+        "member",
+        "resident",
+        "native",
+        "citizen",
+        "friend",
+        "owner",
+        "shareholder",
+        "investor",
+    }
+)
+# "a member of X" is MEMBER_OF; "a resident of X" LIVES_IN.
+NOUN_OF = {"member": "MEMBER_OF", "resident": "LIVES_IN"}
+# Words before a relation noun that make it no (present) relative.
+NOT_KIN = frozenset({"ex", "former", "step", "estranged", "future", "would-be", "prospective", "foster"})
+HYPOTHETICAL = frozenset({"if", "unless", "whether"})
+# Lower-case words inside a name: particles of people's names, function words of organisations'.
+PARTICLES = frozenset(
+    {
+        "van",
+        "von",
+        "de",
+        "der",
+        "den",
+        "da",
+        "das",
+        "dos",
+        "del",
+        "della",
+        "di",
+        "du",
+        "la",
+        "le",
+        "bin",
+        "ibn",
+        "al",
+        "el",
+        "ter",
+        "ten",
+        "y",
+        "zu",
+        "af",
+    }
+)
+ORG_WORDS = PARTICLES | {"of", "and", "for", "the", "&"}
+TITLES = frozenset(
+    {"mr", "mrs", "ms", "miss", "dr", "prof", "professor", "sir", "dame", "lady", "lord", "st", "saint"}
+)
+NOT_NAMES = frozenset(RELATION_NOUNS) | TITLES | {"mum", "mom", "dad", "god"}
+PRONOUNS = {"he": "he", "she": "she", "his": "he", "her": "she", "him": "he"}
+PERSON_DEPS = ("nsubj", "nsubjpass")
+_CAPITAL = re.compile(r"[^\W\d_]")
+
+
+def find(
+    text: str, author: str | None = None, labels: dict[str, str] | None = None, about: str | None = None
+) -> list[dict]:
+    """The relations text states: [{subject, predicate, object, subject_type, object_type,
+    evidence}], once each in order (as relation_patterns.find). author: who "my" is; labels:
+    folded key -> type of names known (a date or number is no name); about: the person a note
+    is about, whom an opening "She"/"His" means."""
+    found = Found(labels or {})
+    subject = NoteSubject(about, labels) if about else None
+    for sent in ner.parse(text).sents:
+        said = sent.text.strip()
+        opening = bool(subject) and subject.read(said) != said
+        if not said or said.endswith("?"):
+            continue
+        reader = Sentence(sent, found, author, about if opening else None)
+        reader.read()
+    return found.relations
+
+
+def merged(first: list[dict], then: list[dict]) -> list[dict]:
+    """first, then what then adds to it: a relation both found (the same ends and predicate, a
+    symmetric one either way round) once, as first has it."""
+    seen = set()
+    for r in first:
+        seen.add((name_key(r["subject"]), r["predicate"], name_key(r["object"])))
+    out = list(first)
+    for r in then:
+        key = (name_key(r["subject"]), r["predicate"], name_key(r["object"]))
+        if key not in seen and not (r["predicate"] in SYMMETRIC and (key[2], key[1], key[0]) in seen):
+            seen.add(key)
+            out.append(r)
+    return out
+
+
+def add_to(
+    result: acceptance.Extraction,
+    text: str,
+    max_entities: int,
+    max_relations: int,
+    who: str | None = None,
+    known: dict[str, str] | None = None,
+    about: str | None = None,
+) -> int:
+    """relation_patterns.add_to with this pass beside the pattern pass: the pattern pass's
+    relations, then those only the parse found, validated into result together (the ends this
+    pass typed keep its type: the slot says more than the small model's label). Returns how
+    many relations it added."""
+    patterns = relation_patterns.find(text, who, known, about)
+    syntax = find(text, who, known, about)
+    typed = dict(known or {})
+    for r in syntax:
+        typed[name_key(r["subject"])] = r["subject_type"]
+        typed[name_key(r["object"])] = r["object_type"]
+    found = merged(patterns, syntax)
+    return relation_patterns.keep_found(result, text, found, max_entities, max_relations, typed)
+
+
+class Found:
+    """The relations found in a window so far, each once (a symmetric one either way round)."""
+
+    def __init__(self, labels: dict[str, str]):
+        self.labels = labels
+        self.relations: list[dict] = []
+        self.seen: set[tuple[str, str, str]] = set()
+
+    def add(self, subject: str | None, predicate: str, obj: str | None, evidence: str) -> None:
+        if not subject or not obj or name_key(subject) == name_key(obj):
+            return
+        key = (name_key(subject), predicate, name_key(obj))
+        if key in self.seen or (predicate in SYMMETRIC and (key[2], predicate, key[0]) in self.seen):
+            return
+        self.seen.add(key)
+        types = TYPES.get(predicate, ("Person", "Person"))
+        self.relations.append(
+            {"subject": subject, "predicate": predicate, "object": obj, "subject_type": types[0],
+             "object_type": types[1], "evidence": evidence}
+        )  # fmt: skip
+
+
+def name_tokens(token) -> list:
+    """The tokens of the name token heads: it and the compound proper nouns (hyphens, particles)
+    written right before it, contiguous."""
+    parts = {token.i}
+    stack = [token]
+    while stack:
+        for child in stack.pop().children:
+            joined = child.i < token.i and child.dep_ in ("compound", "flat", "punct", "nmod")
+            if joined and (
+                child.pos_ == "PROPN" or child.text in ("-", "\u2010") or child.lower_ in PARTICLES
+            ):
+                parts.add(child.i)
+                stack.append(child)
+    start = token.i
+    while start - 1 in parts:
+        start -= 1
+    return list(token.doc[start : token.i + 1])
+
+
+def entity_tokens(token) -> list:
+    """The entity span spaCy found around token, less a leading article and a trailing "'s"."""
+    if ner.LABELS.get(token.ent_type_, "Number") in ("Date", "Number"):
+        return []  # no entity, or a date or number
+    span = next((e for e in token.doc.ents if e.start <= token.i < e.end), None)
+    words = list(span) if span is not None else []
+    while words and (words[0].dep_ == "det" or words[0].lower_ == "the"):
+        words.pop(0)
+    while words and (words[-1].dep_ == "case" or words[-1].is_punct):
+        words.pop()
+    return words
+
+
+def well_named(words: list, allowed: frozenset) -> bool:
+    """Every word capitalised but the allowed lower-case ones inside, the first and last
+    capitalised, no title, kinship word or pronoun, no digit in a person's name."""
+    if not words or any(w.pos_ == "PRON" for w in words):
+        return False
+    texts = [w.text for w in words if w.text not in ("-", "\u2010", "&")]
+    if not texts or not texts[0][:1].isupper() or not texts[-1][:1].isupper():
+        return False
+    if any(not t[:1].isupper() and t.lower() not in allowed for t in texts):
+        return False
+    return not any(t.lower().strip(".") in NOT_NAMES for t in texts) and bool(_CAPITAL.search(texts[-1]))
+
+
+class Sentence:
+    """One sentence of a window: the names its tokens stand for, and the relations it states."""
+
+    def __init__(self, sent, found: Found, author: str | None, opening_about: str | None):
+        self.sent = sent
+        self.found = found
+        self.author = author
+        self.opening_about = opening_about  # whom an opening he/she/his/her means here
+        self.evidence = " ".join(sent.text.split())
+
+    def read(self) -> None:
+        for token in self.sent:
+            if token.pos_ in ("NOUN", "PROPN") and token.lemma_.lower() in RELATION_NOUNS:
+                self.relation_noun(token)
+            if token.lemma_ in ("be", "become") and token.pos_ in ("AUX", "VERB"):
+                self.copula(token)
+            if token.pos_ in ("VERB", "AUX", "ADJ") and token.lemma_ in VERBS:
+                self.verb(token)
+            if token.pos_ == "NOUN" and token.lemma_.lower() not in RELATION_NOUNS:
+                self.role_noun(token)
+
+    # -- names ---------------------------------------------------------------------------------
+
+    def name(self, token, kind: str = "Person") -> str | None:
+        """The name token heads (a person's, or an organisation's or place's for kind Org/Place),
+        the person a pronoun means, or None."""
+        if token.pos_ == "PRON":
+            return self.pronoun(token) if kind == "Person" else None
+        if token.pos_ != "PROPN" and not (
+            kind != "Person" and token.ent_type_ in ("ORG", "GPE", "LOC", "FAC")
+        ):
+            return None
+        words = name_tokens(token)
+        if kind != "Person":
+            wide = entity_tokens(token)
+            if wide and wide[0].i <= words[0].i and wide[-1].i >= token.i:
+                words = wide
+        if not well_named(words, PARTICLES if kind == "Person" else ORG_WORDS):
+            return None
+        if kind == "Person" and any(w.like_num for w in words):
+            return None
+        text = " ".join(token.doc[words[0].i : words[-1].i + 1].text.split())
+        if self.found.labels.get(name_key(text)) in ("Date", "Number"):
+            return None
+        return text
+
+    def names(self, token, kind: str = "Person") -> list[str]:
+        """The names of token and of the tokens conjoined with it ("Cy, Di and Ed"); none when
+        one of them is no name (a list of names and things names nobody for sure)."""
+        out = []
+        for item in [token, *conjuncts(token)]:
+            named = self.name(item, kind)
+            if named is None and item.pos_ == "NOUN" and kind == "Person":
+                # "the Nobel laureate Ana Lind", "her husband Tom": the name in apposition
+                named = next((self.name(a) for a in item.children if a.dep_ == "appos"), None)
+            if named is None:
+                return []
+            out.append(named)
+        return out
+
+    def pronoun(self, token) -> str | None:
+        """Whom he/she/his/her means: the one person the sentence names as a subject before it,
+        else (an opening pronoun of a note about someone) the note's subject; "my" is the author."""
+        lower = token.lower_
+        if lower in ("my", "i", "me"):
+            return self.author if lower == "my" else None
+        if lower not in PRONOUNS or token.dep_ not in ("poss", *PERSON_DEPS):
+            return None
+        owner = token.head
+        if token.dep_ == "poss" and owner.dep_ == "conj" and owner.head.pos_ == "PROPN":
+            return self.name(owner.head)  # "Ana and her husband Tom"
+        before = {
+            self.name(t)
+            for t in self.sent
+            if t.i < token.i and t.dep_ in PERSON_DEPS and t.pos_ == "PROPN" and not conjuncts(t)
+        } - {None}
+        if len(before) == 1:
+            return before.pop()
+        return self.opening_about if not before else None
+
+    def subjects(self, verb) -> list[str]:
+        """Who a verb's subject is: its nsubj (a relative pronoun's antecedent), else the subject
+        of the verb it is conjoined to, or the name a participle hangs on ("Ana, based in Oslo")."""
+        subject = next((c for c in verb.children if c.dep_ in PERSON_DEPS), None)
+        if subject is not None:
+            if subject.tag_ in ("WP", "WDT") and verb.dep_ == "relcl":
+                return self.names(verb.head)
+            return self.names(subject)
+        if verb.dep_ == "conj" and verb.head.pos_ in ("VERB", "AUX"):
+            return self.subjects(verb.head)
+        if verb.dep_ == "acl" and verb.tag_ in ("VBN", "VBG"):
+            return self.names(verb.head)
+        return []
+
+    def add(self, subjects, predicate: str, objects) -> None:
+        for s in subjects:
+            for o in objects:
+                self.found.add(s, predicate, o, self.evidence)
+
+    def add_pairs(self, people: list[str], predicate: str) -> None:
+        """Every two of people (who are siblings, friends or married to each other)."""
+        for i, a in enumerate(people):
+            for b in people[i + 1 :]:
+                self.found.add(a, predicate, b, self.evidence)
+
+    # -- relation nouns ------------------------------------------------------------------------
+
+    def relation_noun(self, noun) -> None:
+        """A relation noun between its possessor and whom it names: "Ana's son Cy", "Cy, the son
+        of Ana,", "Cy is Ana's son", "Ana's sons are Cy and Di", "Ana has a son, Cy"."""
+        predicate, side = RELATION_NOUNS[noun.lemma_.lower()]
+        if noun.dep_ == "poss" or not current_relative(noun):
+            return
+        owners, named = self.possessors(noun), self.named_by(noun)
+        copular = noun.dep_ in ("attr", "nsubj") and noun.head.lemma_ in ("be", "become")
+        clause = noun.head if copular or (noun.dep_ == "dobj" and noun.head.lemma_ == "have") else noun
+        if not owners or not named or not holds(clause, predicate, event=False):
+            return
+        if side == "parent":
+            self.add(named, predicate, owners)
+        else:
+            self.add(owners, predicate, named)
+
+    def possessors(self, noun) -> list[str]:
+        """Whose relative noun is: a possessive, an "of" object, the subject of "have"."""
+        for child in noun.children:
+            if child.dep_ == "poss":
+                return self.names(child)
+            if child.dep_ == "prep" and child.lower_ == "of":
+                return [n for pobj in child.children if pobj.dep_ == "pobj" for n in self.names(pobj)]
+        if noun.dep_ == "dobj" and noun.head.lemma_ == "have":
+            return self.subjects(noun.head)
+        return []
+
+    def named_by(self, noun) -> list[str]:
+        """Whom noun names: its apposition, the name it is in apposition to or a compound of, or
+        the other side of a copular "be"."""
+        for child in noun.children:
+            if child.dep_ == "appos":
+                return self.names(child)
+        head = noun.head
+        if noun.dep_ in ("appos", "compound") and head.pos_ == "PROPN":
+            return self.names(head)
+        if head.lemma_ in ("be", "become") and noun.dep_ == "attr":
+            return self.subjects(head)
+        if head.lemma_ == "be" and noun.dep_ == "nsubj":
+            return [n for c in head.children if c.dep_ == "attr" for n in self.names(c)]
+        return []
+
+    # -- copular pairs -------------------------------------------------------------------------
+
+    def copula(self, be) -> None:
+        """ "Ana and Ben are siblings | friends | husband and wife | married", "Ana is married to
+        Ben", "Ana is friends with Ben"."""
+        for child in be.children:
+            lemma = child.lemma_.lower()
+            if child.dep_ == "attr" and lemma in PAIR_NOUNS and not self.possessors(child):
+                predicate = PAIR_NOUNS[lemma]
+                if not holds(be, predicate, event=be.lemma_ == "become"):
+                    continue
+                partners = [n for p in child.children if p.dep_ == "prep" and p.lower_ == "with"
+                            for o in p.children if o.dep_ == "pobj" for n in self.names(o)]  # fmt: skip
+                if partners and child.tag_ == "NNS":
+                    self.add(self.subjects(be), predicate, partners)
+                elif child.tag_ == "NNS" or any(c.dep_ == "conj" for c in child.children):
+                    self.add_pairs(self.subjects(be), predicate)
+            elif child.dep_ == "acomp" and child.lower_ == "married" and holds(be, "SPOUSE_OF", False):
+                self.married(child, self.subjects(be))
+
+    def married(self, word, subjects: list[str]) -> None:
+        """ "married to Ben" relates subjects to Ben; "married" alone relates them to each other."""
+        spouses = [n for p in word.children if p.dep_ == "prep" and p.lower_ == "to"
+                   for o in p.children if o.dep_ == "pobj" for n in self.names(o)]  # fmt: skip
+        if spouses:
+            self.add(subjects, "SPOUSE_OF", spouses)
+        else:
+            self.add_pairs(subjects, "SPOUSE_OF")
+
+    # -- verbs ---------------------------------------------------------------------------------
+
+    def verb(self, verb) -> None:
+        """A verb of VERBS between its subject and its object ("Ana joined Acme", "Acme hired
+        Ana", "Ana is employed by Acme", "Ana lives in Oslo", "Ana and Ben married")."""
+        predicate, how, event = VERBS[verb.lemma_]
+        passive = any(c.dep_ in ("nsubjpass", "auxpass") for c in verb.children)
+        if not holds(verb, predicate, event) or (
+            verb.lemma_ == "base" and not passive and verb.dep_ != "acl"
+        ):
+            return
+        kind = TYPES.get(predicate, ("Person", "Person"))[1]
+        if verb.lemma_ in EMPLOYERS and not passive:
+            objects = [n for c in verb.children if c.dep_ == "dobj" for n in self.names(c)]
+            orgs = [n for c in verb.children if c.dep_ == "nsubj" for n in self.names(c, kind)]
+            self.add(objects, predicate, orgs)
+            return
+        subjects = self.subjects(verb)
+        if predicate == "SPOUSE_OF" and verb.lemma_ == "marry" and passive:
+            self.married(verb, subjects)
+            return
+        objects = self.objects(verb, how, kind)
+        if predicate == "SPOUSE_OF" and not objects and not any(c.dep_ == "dobj" for c in verb.children):
+            self.add_pairs(subjects, predicate)
+        elif verb.lemma_ == "join" and objects and all(team(o) for o in objects):
+            self.add(subjects, "MEMBER_OF", objects)
+        else:
+            self.add(subjects, predicate, objects)
+
+    def objects(self, verb, how: str, kind: str) -> list[str]:
+        """The names a verb's other end is: its direct object, a prepositional object ("at",
+        "for"; "works as an engineer at Acme" too), or a passive's agent."""
+        out = []
+        preps = how.removeprefix("prep:").split(",") if how.startswith("prep:") else ["by"]
+        for child in verb.children:
+            if how == "dobj" and child.dep_ == "dobj":
+                out += self.names(child, kind)
+            elif child.dep_ in ("prep", "agent") and child.lower_ in preps and how != "dobj":
+                out += [n for o in child.children if o.dep_ == "pobj" for n in self.names(o, kind)]
+            elif child.dep_ == "prep" and child.lower_ == "as" and kind == "Org":
+                for role in (o for o in child.children if o.dep_ == "pobj"):
+                    out += self.role_objects(role, preps)
+        return out
+
+    # -- roles ---------------------------------------------------------------------------------
+
+    def role_noun(self, noun) -> None:
+        """A person's role at an organisation: "Ana, an engineer at Acme,", "Ana is the CEO of
+        Acme", "Ana is a member of the Data Team", "Ana, a resident of Oslo"."""
+        lemma = noun.lemma_.lower()
+        if lemma in NOT_STAFF - set(NOUN_OF) or not current_relative(noun):
+            return
+        if noun.dep_ == "attr" and noun.head.lemma_ == "be":
+            people, clause = self.subjects(noun.head), noun.head
+        elif noun.dep_ == "appos" and noun.head.pos_ == "PROPN":
+            people, clause = self.names(noun.head), noun
+        else:
+            return
+        predicate = NOUN_OF.get(lemma, "WORKS_AT")
+        kind = TYPES[predicate][1]
+        places = self.role_objects(noun, ["of"] if lemma in NOUN_OF else ["at", "for"], kind)
+        if holds(clause, predicate, event=False):
+            self.add(people, predicate, places)
+
+    def role_objects(self, noun, preps: list[str], kind: str = "Org") -> list[str]:
+        """The organisations of a role noun's "at" / "for" (or, for a post, "of")."""
+        lemma = noun.lemma_.lower()
+        if lemma in NOT_STAFF - set(NOUN_OF) or lemma in RELATION_NOUNS:
+            return []
+        allowed = set(preps) | ({"of"} if lemma in ROLE_OF else set())
+        out = []
+        for child in noun.children:
+            if child.dep_ == "prep" and child.lower_ in allowed:
+                out += [n for o in child.children if o.dep_ == "pobj" for n in self.names(o, kind)]
+        return out
+
+
+def conjuncts(token) -> list:
+    """The tokens conjoined after token ("Cy" -> "Di", "Ed" in "Cy, Di and Ed")."""
+    out, stack = [], [token]
+    while stack:
+        for child in stack.pop().children:
+            if child.dep_ == "conj":
+                out.append(child)
+                stack.append(child)
+    return sorted(out, key=lambda t: t.i)
+
+
+def current_relative(noun) -> bool:
+    """noun is no ex, former, step or in-law relative (or role): "ex-wife", "former boss",
+    "mother-in-law", "step-son"."""
+    doc = noun.doc
+    before = [t.lower_ for t in doc[max(0, noun.i - 2) : noun.i]]
+    if any(w in NOT_KIN for w in before) or any(c.lower_ in NOT_KIN for c in noun.children):
+        return False
+    after = "".join(t.text for t in doc[noun.i + 1 : noun.i + 4]).lower()
+    return not after.startswith("-in-law")
+
+
+def holds(clause, predicate: str, event: bool) -> bool:
+    """The clause states its relation: not negated, modal or under "if", and for a relation that
+    can end, an event or in the present (perfect): "was married to" states nothing."""
+    children = list(clause.children)
+    if any(c.dep_ == "neg" or (c.dep_ == "det" and c.lower_ == "no") for c in children):
+        return False
+    if any(c.lower_ == "longer" and any(n.dep_ == "neg" for n in c.children) for c in children):
+        return False  # "no longer lives in Oslo"
+    if any(c.dep_ == "aux" and c.tag_ == "MD" for c in children):
+        return False
+    for node in [clause, *clause.ancestors]:
+        if any(c.dep_ == "mark" and c.lower_ in HYPOTHETICAL for c in node.children):
+            return False
+    if predicate not in ENDING or event:
+        return True
+    auxes = [c for c in children if c.dep_ in ("aux", "auxpass")]
+    if auxes:
+        return auxes[0].tag_ not in ("VBD",)
+    return clause.tag_ != "VBD" or clause.pos_ == "NOUN"
+
+
+_GROUPS = re.compile(
+    r"\b(team|squad|group|crew|committee|club|band|board|society|union|choir|orchestra)$", re.I
+)
+
+
+def team(name: str) -> bool:
+    """A name of a group one is a member of rather than employed by ("the Data Team")."""
+    return bool(_GROUPS.search(name))
