@@ -9,6 +9,7 @@ window (the last few windows' parses are kept, so the two share it)."""
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Callable
 
@@ -54,6 +55,8 @@ def pipeline():
 # A line that starts a block of its own (never the rest of a sentence wrapped onto it): a heading,
 # a list item, a quote, a table row, a rule or frontmatter fence, or a "key: value" line.
 _BLOCK_LINE = re.compile(r"\s*(?:#|[-*+>|]|\d+[.)]\s|[\w-]+:(?:\s|$))")
+# A heading's, list item's or quote's marker, which is no word of the sentence after it.
+_MARKER = re.compile(r"^\s*(?:#+|[-*+>]|\d+[.)])\s+")
 _BLOCK_END = re.compile(r"(?:[.!?:;]|^\s*#.*|^\s*[-*+|].*|^[\w-]+:.*)\s*$")
 
 
@@ -71,20 +74,17 @@ def block_starts(text: str) -> list[int]:
 
 @functools.lru_cache(maxsize=8)
 def parse(window: str):
-    """window through the whole pipeline (a spaCy Doc), each block of it (block_starts) a sentence
-    of its own, as the parser would otherwise run a heading into the prose under it."""
+    """window through the whole pipeline (one spaCy Doc), each block of it (block_starts) parsed
+    on its own: the parser would otherwise run a heading into the prose under it, or split a
+    name after a heading with no full stop."""
+    from spacy.tokens import Doc  # installed with the pipeline (pipeline() says so when not)
+
     nlp = pipeline()
-    doc = nlp.make_doc(window)
-    starts = iter(block_starts(window))
-    start = next(starts, None)
-    for token in doc[1:]:
-        if start is not None and token.idx >= start and not token.is_space:
-            token.is_sent_start = True
-            while start is not None and start <= token.idx:
-                start = next(starts, None)
-    for _, component in nlp.pipeline:
-        doc = component(doc)
-    return doc
+    cuts = [0, *block_starts(window), len(window)]
+    blocks = [_MARKER.sub("", window[a:b]) for a, b in itertools.pairwise(cuts)]
+    blocks = [block for block in blocks if block.strip()]
+    docs = list(nlp.pipe(blocks))
+    return Doc.from_docs(docs) if docs else nlp.make_doc("")
 
 
 def spacy_labels(window: str) -> dict[str, str]:

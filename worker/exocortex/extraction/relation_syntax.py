@@ -181,6 +181,8 @@ TITLES = frozenset(
 NOT_NAMES = frozenset(RELATION_NOUNS) | TITLES | {"mum", "mom", "dad", "god"}
 PRONOUNS = {"he": "he", "she": "she", "his": "he", "her": "she", "him": "he"}
 PERSON_DEPS = ("nsubj", "nsubjpass")
+# Where a verb the tagger mistook ("live" as an adverb) still heads a clause.
+CLAUSES = ("ROOT", "conj", "relcl", "acl", "advcl", "ccomp")
 _CAPITAL = re.compile(r"[^\W\d_]")
 
 
@@ -201,6 +203,25 @@ def find(
         reader = Sentence(sent, found, author, about if opening else None)
         reader.read()
     return found.relations
+
+
+_TITLE_WORD = re.compile(r"[^\W\d_][\w'\u2019-]*")
+
+
+def note_subject(title: str | None, known: dict[str, str] | None = None) -> str | None:
+    """relation_patterns.note_subject, for names of two to five words with particles and hyphens
+    too ("Ingrid van der Berg", "Hye-jin Kim"): the person a note titled so is about."""
+    words = " ".join((title or "").split()).split(" ")
+    if not 2 <= len(words) <= 5 or not all(_TITLE_WORD.fullmatch(w) for w in words):
+        return relation_patterns.note_subject(title, known)
+    if not (words[0][:1].isupper() and words[-1][:1].isupper()):
+        return None
+    if any(not w[:1].isupper() and w.lower() not in PARTICLES for w in words):
+        return None
+    if any(w.lower() in NOT_NAMES for w in words):
+        return None
+    name = " ".join(words)
+    return name if (known or {}).get(name_key(name), "Person") in ("Person", "Topic") else None
 
 
 def merged(first: list[dict], then: list[dict]) -> list[dict]:
@@ -264,22 +285,42 @@ class Found:
 
 
 def name_tokens(token) -> list:
-    """The tokens of the name token heads: it and the compound proper nouns (hyphens, particles)
-    written right before it, contiguous."""
+    """The tokens of the name token heads: it and the compound proper nouns (particles, and the
+    parts of a hyphenated word: "Hye-jin") written right before it, contiguous."""
     parts = {token.i}
     stack = [token]
     while stack:
         for child in stack.pop().children:
             joined = child.i < token.i and child.dep_ in ("compound", "flat", "punct", "nmod")
-            if joined and (
-                child.pos_ == "PROPN" or child.text in ("-", "\u2010") or child.lower_ in PARTICLES
-            ):
+            capitalised = child.pos_ == "PROPN" or (child.is_alpha and child.text[:1].isupper())
+            if joined and (capitalised or child.lower_ in PARTICLES or glued(child)):
                 parts.add(child.i)
                 stack.append(child)
     start = token.i
-    while start - 1 in parts:
+    while start - 1 in parts or (start > 0 and glued(token.doc[start - 1]) and glued(token.doc[start])):
         start -= 1
     return list(token.doc[start : token.i + 1])
+
+
+def proper(token, kind: str) -> bool:
+    """token may head a name: a proper noun, or a capitalised word the tagger called something
+    else inside an entity or after a proper noun ("García-López" tagged a noun)."""
+    if token.pos_ == "PROPN":
+        return True
+    if kind != "Person" and token.ent_type_ in ("ORG", "GPE", "LOC", "FAC"):
+        return True
+    named = bool(token.ent_type_) or any(c.dep_ == "compound" and c.pos_ == "PROPN" for c in token.children)
+    return token.is_alpha and token.text[:1].isupper() and token.pos_ in ("NOUN", "ADJ", "X") and named
+
+
+def glued(token) -> bool:
+    """token is a hyphen inside a word, or a part of a hyphenated word ("Hye", "-", "jin")."""
+    doc = token.doc
+    if token.text in ("-", "\u2010"):
+        return not token.whitespace_ and token.i > 0 and not doc[token.i - 1].whitespace_
+    before = token.i > 0 and doc[token.i - 1].text in ("-", "\u2010") and not doc[token.i - 1].whitespace_
+    after = token.i + 1 < len(doc) and not token.whitespace_ and doc[token.i + 1].text in ("-", "\u2010")
+    return token.is_alpha and (before or after)
 
 
 def entity_tokens(token) -> list:
@@ -300,7 +341,7 @@ def well_named(words: list, allowed: frozenset) -> bool:
     capitalised, no title, kinship word or pronoun, no digit in a person's name."""
     if not words or any(w.pos_ == "PRON" for w in words):
         return False
-    texts = [w.text for w in words if w.text not in ("-", "\u2010", "&")]
+    texts = "".join(w.text_with_ws for w in words).replace("&", " ").split()
     if not texts or not texts[0][:1].isupper() or not texts[-1][:1].isupper():
         return False
     if any(not t[:1].isupper() and t.lower() not in allowed for t in texts):
@@ -324,8 +365,9 @@ class Sentence:
                 self.relation_noun(token)
             if token.lemma_ in ("be", "become") and token.pos_ in ("AUX", "VERB"):
                 self.copula(token)
-            if token.pos_ in ("VERB", "AUX", "ADJ") and token.lemma_ in VERBS:
-                self.verb(token)
+            lemma = verb_lemma(token)
+            if lemma and (token.pos_ in ("VERB", "AUX", "ADJ") or token.dep_ in CLAUSES):
+                self.verb(token, lemma)
             if token.pos_ == "NOUN" and token.lemma_.lower() not in RELATION_NOUNS:
                 self.role_noun(token)
 
@@ -336,9 +378,7 @@ class Sentence:
         the person a pronoun means, or None."""
         if token.pos_ == "PRON":
             return self.pronoun(token) if kind == "Person" else None
-        if token.pos_ != "PROPN" and not (
-            kind != "Person" and token.ent_type_ in ("ORG", "GPE", "LOC", "FAC")
-        ):
+        if not proper(token, kind):
             return None
         words = name_tokens(token)
         if kind != "Person":
@@ -356,9 +396,15 @@ class Sentence:
 
     def names(self, token, kind: str = "Person") -> list[str]:
         """The names of token and of the tokens conjoined with it ("Cy, Di and Ed"); none when
-        one of them is no name (a list of names and things names nobody for sure)."""
+        one of them is a proper noun but no name; a common noun or verb the parser conjoined to a
+        name is no item of the list ("in Lagos, volunteers at ...")."""
         out = []
-        for item in [token, *conjuncts(token)]:
+        items = [
+            c
+            for c in conjuncts(token, kind == "Person")
+            if proper(c, kind) or c.pos_ == "PRON" or appositive(c)
+        ]
+        for item in [token, *items]:
             named = self.name(item, kind)
             if named is None and item.pos_ == "NOUN" and kind == "Person":
                 # "the Nobel laureate Ana Lind", "her husband Tom": the name in apposition
@@ -391,7 +437,9 @@ class Sentence:
     def subjects(self, verb) -> list[str]:
         """Who a verb's subject is: its nsubj (a relative pronoun's antecedent), else the subject
         of the verb it is conjoined to, or the name a participle hangs on ("Ana, based in Oslo")."""
-        subject = next((c for c in verb.children if c.dep_ in PERSON_DEPS), None)
+        # the subject, or the subject the parser hung on an auxiliary ("Ana and Ben got married")
+        helpers = [verb, *(c for c in verb.children if c.dep_ in ("aux", "auxpass"))]
+        subject = next((c for h in helpers for c in h.children if c.dep_ in PERSON_DEPS), None)
         if subject is not None:
             if subject.tag_ in ("WP", "WDT") and verb.dep_ == "relcl":
                 return self.names(verb.head)
@@ -448,6 +496,9 @@ class Sentence:
         for child in noun.children:
             if child.dep_ == "appos":
                 return self.names(child)
+        listed = [c for c in noun.children if c.dep_ == "conj" and c.pos_ == "PROPN"]
+        if listed and noun.dep_ == "dobj" and noun.head.lemma_ == "have":
+            return self.names(listed[0])  # "Ana has two sons, Cy and Di"
         head = noun.head
         if noun.dep_ in ("appos", "compound") and head.pos_ == "PROPN":
             return self.names(head)
@@ -488,29 +539,27 @@ class Sentence:
 
     # -- verbs ---------------------------------------------------------------------------------
 
-    def verb(self, verb) -> None:
+    def verb(self, verb, lemma: str) -> None:
         """A verb of VERBS between its subject and its object ("Ana joined Acme", "Acme hired
         Ana", "Ana is employed by Acme", "Ana lives in Oslo", "Ana and Ben married")."""
-        predicate, how, event = VERBS[verb.lemma_]
+        predicate, how, event = VERBS[lemma]
         passive = any(c.dep_ in ("nsubjpass", "auxpass") for c in verb.children)
-        if not holds(verb, predicate, event) or (
-            verb.lemma_ == "base" and not passive and verb.dep_ != "acl"
-        ):
+        if not holds(verb, predicate, event) or (lemma == "base" and not passive and verb.dep_ != "acl"):
             return
         kind = TYPES.get(predicate, ("Person", "Person"))[1]
-        if verb.lemma_ in EMPLOYERS and not passive:
+        if lemma in EMPLOYERS and not passive:
             objects = [n for c in verb.children if c.dep_ == "dobj" for n in self.names(c)]
             orgs = [n for c in verb.children if c.dep_ == "nsubj" for n in self.names(c, kind)]
             self.add(objects, predicate, orgs)
             return
         subjects = self.subjects(verb)
-        if predicate == "SPOUSE_OF" and verb.lemma_ == "marry" and passive:
+        if predicate == "SPOUSE_OF" and lemma == "marry" and passive:
             self.married(verb, subjects)
             return
         objects = self.objects(verb, how, kind)
         if predicate == "SPOUSE_OF" and not objects and not any(c.dep_ == "dobj" for c in verb.children):
             self.add_pairs(subjects, predicate)
-        elif verb.lemma_ == "join" and objects and all(team(o) for o in objects):
+        elif lemma == "join" and objects and all(team(o) for o in objects):
             self.add(subjects, "MEMBER_OF", objects)
         else:
             self.add(subjects, predicate, objects)
@@ -563,12 +612,39 @@ class Sentence:
         return out
 
 
-def conjuncts(token) -> list:
-    """The tokens conjoined after token ("Cy" -> "Di", "Ed" in "Cy, Di and Ed")."""
+def appositive(token) -> bool:
+    """A common noun with a name in apposition ("her husband Tom")."""
+    return token.pos_ == "NOUN" and any(c.dep_ == "appos" and c.pos_ == "PROPN" for c in token.children)
+
+
+def _forms(lemma: str) -> list[str]:
+    """The written forms of a regular verb ("marry": marries, married, marrying)."""
+    stem = lemma[:-1] if lemma.endswith("e") else lemma
+    if lemma.endswith("y") and lemma[-2] not in "aeiou":
+        return [lemma, lemma[:-1] + "ies", lemma[:-1] + "ied", lemma + "ing"]
+    return [lemma, lemma + "s", stem + "ed", stem + "ing"]
+
+
+# Every form of VERBS' verbs: the lemmatizer gets some wrong ("lives" tagged a noun: "life").
+VERB_FORMS = {form: lemma for lemma in VERBS for form in _forms(lemma)} | {"led": "lead", "wedded": "wed"}
+
+
+def verb_lemma(token) -> str | None:
+    """The verb of VERBS token is a form of, or None."""
+    if token.lemma_ in VERBS:
+        return token.lemma_
+    return VERB_FORMS.get(token.lower_) if token.pos_ != "PROPN" else None
+
+
+def conjuncts(token, listed: bool = False) -> list:
+    """The tokens conjoined after token ("Cy" -> "Di", "Ed" in "Cy, Di and Ed"); listed: a proper
+    noun in apposition to a proper noun is an item of the list too ("Cy Sato, Di Sato and Ed")."""
     out, stack = [], [token]
     while stack:
         for child in stack.pop().children:
-            if child.dep_ == "conj":
+            if child.dep_ == "conj" or (
+                listed and child.dep_ == "appos" and child.pos_ == child.head.pos_ == "PROPN"
+            ):
                 out.append(child)
                 stack.append(child)
     return sorted(out, key=lambda t: t.i)

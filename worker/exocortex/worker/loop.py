@@ -457,11 +457,10 @@ class Worker:
                 name, _, type_ = entry.partition("\t")
                 known[relation_patterns.name_key(name)] = type_
             who = relation_patterns.author(is_chat, from_header, owner)
-            about = None if is_chat else relation_patterns.note_subject(title, known)
             # With spaCy's pipeline loaded (extraction.ner 'spacy'), its parse finds relations too.
-            passes = (
-                relation_syntax if settings.get("extraction.ner", "none") == "spacy" else relation_patterns
-            )
+            spacy = settings.get("extraction.ner", "none") == "spacy"
+            passes = relation_syntax if spacy else relation_patterns
+            about = None if is_chat else passes.note_subject(title, known)
             stats["patterns"] = passes.add_to(parsed, body, max_entities, max_relations, who, known, about)
         if endpoint is not None and answered is None:
             if parsed.relations:
