@@ -703,6 +703,11 @@ def ask(reader, admin, q: Question, vec: list[float], corpus: dict) -> Asked:
     return result
 
 
+def archive_rule(why: str | None) -> str:
+    """The rule report.archive.why names, without its word and counts."""
+    return re.sub(r"'[^']*'", "W", re.sub(r" \(.*", "", why or ""))
+
+
 def why_missed(
     reader, q: Question, vec, evidence: set, cited: bool, archive_open: bool
 ) -> tuple[str, int | None]:
@@ -778,7 +783,7 @@ def print_results(results: list[Asked], show: int) -> None:
         print(line)
     for k in kinds:
         rs = rows[k]
-        why = Counter(re.sub(r" \(.*", "", r.archive_why or "") if r.archive_open else "closed" for r in rs)
+        why = Counter(archive_rule(r.archive_why) if r.archive_open else "closed" for r in rs)
         print(f"  {k}: packet archive open {sum(r.archive_open for r in rs)}/{len(rs)} ("
               + "; ".join(f"{n} {w}" for w, n in why.most_common()) + "); packet cites the evidence's window "
               f"{sum(r.cited for r in rs)}/{len(rs)}; search_messages left archival matches out "

@@ -118,14 +118,19 @@ def file_keys(query):
     return [i.casefold().rsplit("/", 1)[-1] for i in identifiers(query) if " " not in i]
 
 
+def stems(text):
+    """The words of `text` by their first five letters, casefolded (a cheap stem: "replication"
+    meets "replicas", "invoiced" meets "invoices")."""
+    return {w[:5] for w in _WORD.findall(text.casefold())}
+
+
 def coverage(body, words):
     """The share of `words` (a query's content words) among the words of `body`, compared by
-    their first five letters (a cheap stem: "replication" meets "replicas", "invoiced" meets
-    "invoices"); 0 without words."""
+    their stems(); 0 without words."""
     if not words:
         return 0.0
-    stems = {w[:5] for w in _WORD.findall(body.casefold())}
-    return sum(1 for w in words if w[:5] in stems) / len(words)
+    held = stems(body)
+    return sum(1 for w in words if w[:5] in held) / len(words)
 
 
 # -- bands and deference ------------------------------------------------------------------

@@ -15,15 +15,15 @@ from query_analysis import elapsed_ms
 from relation_paths import SYMMETRIC, answer_ways, family_pattern, predicate_family, relation_path
 from search import (
     ALL_BANDS,
-    ANSWERING_MATCHES,
+    COMMON_WORD_CHUNKS,
     MAX_QUERY_CHARS,
     PRESENT_BANDS,
     WorkspacePool,
-    answer_words,
     coverage,
     name_keys,
     named_days,
     named_subjects,
+    stems,
 )
 
 
@@ -303,49 +303,36 @@ class StageSearch:
         mode["hits"] += sorted({int(r["detail"]) for r in rows})
         return [self.candidate(r, False, detail="your base") for r in rows], None
 
-    def archive_stronger(self, pools):
-        """Why the archive opens though the present answers weakly (no confident candidate found
-        by what it is or by BM25 in any workspace: a name, or closeness in meaning, is weak): in
-        some workspace the archival band's best BM25 match holds more of the words the
-        question asks about (answer_words: its names left out) than any present candidate, and
-        scores at least retrieval.archive_margin times the present bands' best (or confidently,
-        retrieval.lexical_confident_score, where no present chunk matched the words); None when
-        in none. Weak present matches (a name, common words) no longer hide strong old ones."""
-        words = answer_words(self.q.terms, self.q.entities)
-        if not words or any(
-            h["confident"] and (h["match"] in ANSWERING_MATCHES or h["stage"] == "lexical")
-            for p in pools
-            for h in p.hits
-        ):
-            return None  # the present answers by what it is, or by the question's words, confidently
-        margin = self.settings["retrieval.archive_margin"]
-        for pool in pools:
-            present = max((h["score"] for h in pool.hits if h["stage"] == "lexical"), default=0.0)
-            query = {"query": self.q.words[:MAX_QUERY_CHARS], "row_limit": 1}
-            rows = self.run_stage("lexical", pool.workspace, ["archival"], query)
-            if not rows or rows[0]["score"] < (
-                margin * present if present > 0 else self.thresholds["lexical"]
-            ):
+    def only_archival_word(self, pools):
+        """Why the archive opens though the present answers: a word the question asks with (three
+        letters or more, names included) that no present candidate holds is held by no present
+        chunk of any chosen workspace at all, yet by a few archival ones (fewer than
+        COMMON_WORD_CHUNKS: a specific word, not chatter), "perthshire" of "Which mountain did John
+        climb in Perthshire?" when every recent passage says only "mountain" and "John". Weak
+        present matches (a name, common words) no longer hide strong old ones, and a word the
+        present uses keeps the search there ("rent" of "How much is my rent?"); None when no word
+        is only archival. BM25 reads as the lexical stage does: nothing withheld counts."""
+        held = set().union(
+            *(stems(d["body"]) for d in self.fetch_details([h for p in pools for h in p.hits]))
+        )
+        for word in [w for w in self.q.terms if len(w) >= 3 and w[:5] not in held]:
+            if self.lexical_hits(word, PRESENT_BANDS, 1):
                 continue
-            held = max((coverage(d["body"], words) for d in self.fetch_details(pool.hits)), default=0.0)
-            (old,) = self.fetch_details([{"workspace": pool.workspace, "chunk_id": rows[0]["chunk_id"]}])
-            if coverage(old["body"], words) > held:
-                return f"archival matches are clearly stronger (BM25 {rows[0]['score']:.1f} against {present:.1f} in {pool.workspace})"
+            old = self.lexical_hits(word, ["archival"], COMMON_WORD_CHUNKS)
+            if 0 < old < COMMON_WORD_CHUNKS:
+                return f"the question's word {word!r} is only in archival passages ({old})"
         return None
+
+    def lexical_hits(self, word, bands, cap):
+        """How many chunks of the chosen workspaces in `bands` BM25 finds for `word`, up to cap
+        a workspace."""
+        query = {"query": word, "row_limit": cap}
+        return sum(len(self.run_stage("lexical", ws, bands, query)) for ws in self.chosen)
 
     def word_uses(self, words, cap):
         """{word: how many chunks of the chosen workspaces hold it in any band, counted up to cap}
         (BM25, as the lexical stage reads: nothing withheld counts)."""
-        return {
-            w: min(
-                cap,
-                sum(
-                    len(self.run_stage("lexical", ws, ALL_BANDS, {"query": w, "row_limit": cap}))
-                    for ws in self.chosen
-                ),
-            )
-            for w in words
-        }
+        return {w: min(cap, self.lexical_hits(w, ALL_BANDS, cap)) for w in words}
 
     def walk_ways(self, rows, hops, anchors):
         """The ways a typed walk from `anchors` reached an answer (relation_paths.answer_ways),
@@ -434,9 +421,8 @@ class StageSearch:
 
 def search_with_fallback(search, open_archive):
     """(pools, bands, opened): the stages over the bands the question opens; when the archive is
-    closed by default (open_archive null, no temporal signal) and nothing present answers, or the
-    archive's words match clearly better than the present's (archive_stronger), again over every
-    band; `opened` says why the search opened it (None: it did not)."""
+    closed by default (open_archive null, no temporal signal) and nothing present answers, or a
+    word of the question is only in the archive (only_archival_word), again over every band; `opened` says why the search opened it (None: it did not)."""
     q = search.q
     bands = ALL_BANDS if q.archive_open else PRESENT_BANDS
     pools = search.workspaces(bands)
@@ -444,7 +430,7 @@ def search_with_fallback(search, open_archive):
         return pools, bands, None
     # Recency is a preference, not a wall: weak present matches do not hide strong old ones.
     opened = "nothing in the present bands answered" if not search.present_answers(pools) else None
-    opened = opened or search.archive_stronger(pools)
+    opened = opened or search.only_archival_word(pools)
     if opened is None:
         return pools, bands, None
     return search.workspaces(ALL_BANDS), ALL_BANDS, opened

@@ -22,6 +22,7 @@ from support.db import (
     create_database,
     drop_profile_roles,
     drop_retired,
+    relax_durability,
     retire_database,
     server,
     template_loader,
@@ -46,9 +47,11 @@ exo_postgresql = factories.postgresql_noproc(
 
 @pytest.fixture(scope="session")
 def cfg() -> Iterator[Config]:
-    """The suite's server, up, with its main database migrated as `make setup` leaves the user's;
-    the profiles' login roles the tests made are dropped at the end."""
+    """The suite's server, up (without crash safety: support/db.py, FAST_SERVER_SETTINGS), with its
+    main database migrated as `make setup` leaves the user's; the profiles' login roles the tests
+    made are dropped at the end."""
     runtime_server.up(CFG, progress=lambda _message: None, seed=seed_root(USER_CFG))
+    relax_durability(CFG)
     migrate(CFG, admin_url(CFG))
     yield CFG
     drop_retired()

@@ -60,7 +60,6 @@ SETTINGS = {
     "reader.rerank_calls_per_minute": 120,
     "deference.time_releases": False,
     "packet.answer_close_similarity": 0.5,
-    "retrieval.archive_margin": 1.5,
 }
 NO_SIGNAL = {"signal": "none", "opens_archive": False, "signals": [], "years": []}
 

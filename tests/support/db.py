@@ -73,6 +73,24 @@ def admin_connection(cfg: Config) -> psycopg.Connection:
     return connect(admin_url(cfg, "postgres"), "exo-test-admin", autocommit=True)
 
 
+#: The suite's own server trades durability for speed: every test database is dropped, and each
+#: DROP DATABASE forces an immediate checkpoint, which with fsync on writes out every dirty page of
+#: every other database (a batch of 200 drops took 18 s quiet, 128 s beside another session's
+#: tests; with these off, about a sixth less for the db tier). Nothing the suite asserts depends on
+#: a crash-safe disk; a clean shutdown still writes everything.
+FAST_SERVER_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+
+
+def relax_durability(cfg: Config) -> None:
+    """Apply FAST_SERVER_SETTINGS to the suite's own server (never to EXO_TEST_DATABASE_URL's)."""
+    if cfg.external_url:
+        return
+    with admin_connection(cfg) as conn:
+        for name, value in FAST_SERVER_SETTINGS.items():
+            conn.execute(sql.SQL("alter system set {} = {}").format(sql.Identifier(name), sql.Literal(value)))
+        conn.execute("select pg_reload_conf()")
+
+
 def drop_profile_roles(cfg: Config) -> None:
     """Drop the profiles' login roles the suite made (exo_user_*), on the suite's own server: a
     role still granted a database of another session's goes on (its drop fails and is skipped)."""
