@@ -1016,10 +1016,6 @@ def table(syntax: dict[str, Tally], regex: dict[str, Tally]) -> list[str]:
         s, r = syntax.get(name, Tally()), regex.get(name, Tally())
         if not (s.stated or s.found or r.found):
             continue
-        family = name.split(":")[0]
-        for total, part in zip(families[family], (s, r), strict=True):
-            for attr in ("stated", "hit", "found", "right"):
-                setattr(total, attr, getattr(total, attr) + getattr(part, attr))
         if name in DISTRACTORS or name == "(no sentence)":
             rows.append(f"| {name} | 0 | found {s.found} | | found {r.found} | |")
         else:
@@ -1027,6 +1023,11 @@ def table(syntax: dict[str, Tally], regex: dict[str, Tally]) -> list[str]:
                 f"| {name} | {s.stated} | {fmt(s.precision())} | {fmt(s.recall())} | "
                 f"{fmt(r.precision())} | {fmt(r.recall())} |"
             )
+            family = name.split(":")[0]
+            for total, part in zip(families[family], (s, r), strict=True):
+                for attr in ("stated", "hit", "found", "right"):
+                    setattr(total, attr, getattr(total, attr) + getattr(part, attr))
+
     rows += [
         "",
         "| relation | stated | syntax P | syntax R | regex P | regex R |",

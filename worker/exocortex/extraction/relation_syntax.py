@@ -195,12 +195,14 @@ def find(
     is about, whom an opening "She"/"His" means."""
     found = Found(labels or {})
     subject = NoteSubject(about, labels) if about else None
-    for sent in ner.parse(text).sents:
+    doc = ner.parse(text)
+    found.people |= {name_key(e.text) for e in doc.ents if e.label_ == "PERSON"}
+    for sent in doc.sents:
         said = sent.text.strip()
         opening = bool(subject) and subject.read(said) != said
         if not said or said.endswith("?"):
             continue
-        reader = Sentence(sent, found, author, about if opening else None)
+        reader = Sentence(sent, found, author, about if opening else None, about)
         reader.read()
     return found.relations
 
@@ -262,11 +264,16 @@ def add_to(
     return relation_patterns.keep_found(result, text, found, max_entities, max_relations, typed)
 
 
+_CODE = re.compile(r"[/+()\[\]{}<>@=_:;]")
+
+
 class Found:
-    """The relations found in a window so far, each once (a symmetric one either way round)."""
+    """The relations found in a window so far, each once (a symmetric one either way round),
+    and the names the labels call people."""
 
     def __init__(self, labels: dict[str, str]):
         self.labels = labels
+        self.people = {key for key, kind in labels.items() if kind == "Person"}
         self.relations: list[dict] = []
         self.seen: set[tuple[str, str, str]] = set()
 
@@ -352,11 +359,17 @@ def well_named(words: list, allowed: frozenset) -> bool:
 class Sentence:
     """One sentence of a window: the names its tokens stand for, and the relations it states."""
 
-    def __init__(self, sent, found: Found, author: str | None, opening_about: str | None):
+    def __init__(
+        self, sent, found: Found, author: str | None, opening_about: str | None, about: str | None = None
+    ):
         self.sent = sent
         self.found = found
         self.author = author
         self.opening_about = opening_about  # whom an opening he/she/his/her means here
+        # a note's subject by a first name or surname alone ("Wróbel was raised in Łódź")
+        parts = (about or "").split()
+        self.about_parts = {name_key(parts[0]), name_key(parts[-1])} if len(parts) > 1 else set()
+        self.about = about
         self.evidence = " ".join(sent.text.split())
 
     def read(self) -> None:
@@ -390,6 +403,8 @@ class Sentence:
         if kind == "Person" and any(w.like_num for w in words):
             return None
         text = " ".join(token.doc[words[0].i : words[-1].i + 1].text.split())
+        if kind == "Person" and " " not in text and name_key(text) in self.about_parts:
+            return self.about
         if self.found.labels.get(name_key(text)) in ("Date", "Number"):
             return None
         return text
@@ -451,8 +466,15 @@ class Sentence:
         return []
 
     def add(self, subjects, predicate: str, objects) -> None:
+        """subjects to objects; for work and residence only a person's full name (or a name
+        spaCy or the labels call a person, or the note's subject) to a name with no digit or
+        code character ("Scd: Fix driver for SCM SPR332" relates nothing)."""
         for s in subjects:
+            if predicate in TYPES and not (" " in s or s == self.about or name_key(s) in self.found.people):
+                continue
             for o in objects:
+                if predicate in TYPES and (_CODE.search(o) or any(c.isdigit() for c in o)):
+                    continue
                 self.found.add(s, predicate, o, self.evidence)
 
     def add_pairs(self, people: list[str], predicate: str) -> None:
@@ -587,6 +609,8 @@ class Sentence:
         lemma = noun.lemma_.lower()
         if lemma in NOT_STAFF - set(NOUN_OF) or not current_relative(noun):
             return
+        if not any(c.dep_ in ("det", "poss") for c in noun.children):
+            return  # "Scd: Fix driver for SCM" (a heading, no role); "an engineer at Acme" has one
         if noun.dep_ == "attr" and noun.head.lemma_ == "be":
             people, clause = self.subjects(noun.head), noun.head
         elif noun.dep_ == "appos" and noun.head.pos_ == "PROPN":
@@ -657,7 +681,7 @@ def current_relative(noun) -> bool:
     before = [t.lower_ for t in doc[max(0, noun.i - 2) : noun.i]]
     if any(w in NOT_KIN for w in before) or any(c.lower_ in NOT_KIN for c in noun.children):
         return False
-    after = "".join(t.text for t in doc[noun.i + 1 : noun.i + 4]).lower()
+    after = "".join(t.text for t in doc[noun.i + 1 : noun.i + 5]).lower()
     return not after.startswith("-in-law")
 
 

