@@ -705,7 +705,7 @@ def ask(reader, admin, q: Question, vec: list[float], corpus: dict) -> Asked:
 
 def archive_rule(why: str | None) -> str:
     """The rule report.archive.why names, without its word and counts."""
-    return re.sub(r"'[^']*'", "W", re.sub(r" \(.*", "", why or ""))
+    return re.sub(r" '[^']*'", " W", re.sub(r" \(.*", "", why or ""))
 
 
 def why_missed(

@@ -15,7 +15,7 @@ import math
 import re
 
 from model_client import Endpoint, ModelError, chat
-from search import _SENTENCE_END, _WORD, STOPWORDS
+from search import _WORD, STOPWORDS, sentence_spans
 
 BUILDER = "extractive-1"
 """The builder's name and version; part of every capsule's stamp (exo_private.capsule_stamp)."""
@@ -39,24 +39,6 @@ MODEL_PROMPT = (
     "the passages say. End every sentence with the number of the passage it comes from in square "
     "brackets, like this: The module is loaded once [2]."
 )
-
-
-def sentence_spans(body):
-    """(start, end) of each sentence of a chunk's body, trimmed of surrounding whitespace."""
-    spans = []
-    start = 0
-    for m in [*_SENTENCE_END.finditer(body), None]:
-        end = m.start() if m else len(body)
-        a, b = start, end
-        while a < b and body[a].isspace():
-            a += 1
-        while b > a and body[b - 1].isspace():
-            b -= 1
-        if b > a:
-            spans.append((a, b))
-        if m:
-            start = m.end()
-    return spans
 
 
 def prose(text):

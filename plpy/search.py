@@ -343,7 +343,8 @@ def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
-    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS):
+    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
+    the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -357,7 +358,7 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
-    if absent and not specific:
+    if absent and (not specific or 2 * len(absent) > len(uses)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -555,25 +556,42 @@ def estimate_tokens(text):
     return (len(text) + 3) // 4
 
 
-def excerpt(body, words, max_chars):
-    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
-    text = body.strip()
-    if len(text) <= max_chars:
-        return text
+def sentence_spans(body):
+    """(start, end) of each sentence of a chunk's body (a blank line or a list item ends one, too),
+    trimmed of surrounding whitespace."""
     spans = []
     start = 0
-    for m in _SENTENCE_END.finditer(text):
-        if m.start() > start:
-            spans.append((start, m.start()))
-        start = m.end()
-    if start < len(text):
-        spans.append((start, len(text)))
+    for m in [*_SENTENCE_END.finditer(body), None]:
+        end = m.start() if m else len(body)
+        a, b = start, end
+        while a < b and body[a].isspace():
+            a += 1
+        while b > a and body[b - 1].isspace():
+            b -= 1
+        if b > a:
+            spans.append((a, b))
+        if m:
+            start = m.end()
+    return spans
+
+
+def richest_sentence(text, spans, words):
+    """The index of the span of `text` holding most of `words` (the first of equals)."""
     wanted = set(words)
 
     def hits(span):
         return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
 
-    best = max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+    return max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+
+
+def excerpt(body, words, max_chars):
+    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    spans = sentence_spans(text)
+    best = richest_sentence(text, spans, words)
     lo = hi = best
     while True:
         grown = False
@@ -631,6 +649,37 @@ def _grow(units, best, max_chars, last=None):
             return lo, hi
 
 
+def richest_unit(units, words):
+    """The index of the chat unit (message or line) whose said() words hold most of `words`,
+    compared by their first five letters, as coverage() does (the first of equals)."""
+    wanted = {w[:5] for w in words}
+    hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
+    return max(range(len(units)), key=lambda i: (hits[i], -i))
+
+
+def answering_message(messages, words, similarity=None):
+    """The index of the message most similar to the question (`similarity`, one per message, from
+    their vectors), or else the one richest in `words`."""
+    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
+    if known:
+        return max(range(len(messages)), key=lambda i: similarity[i] or -1.0)
+    return richest_unit(messages, words)
+
+
+def answering_line(c, words):
+    """The line a candidate's excerpt centres on: the answering message of a chat window, with its
+    time and sender, or the sentence of a document richest in `words`."""
+    text = c["body"].strip()
+    if c.get("chat"):
+        messages = chat_messages(text)
+        return messages[answering_message(messages, words, c["chat"].get("similarity"))]
+    spans = sentence_spans(text)
+    if not spans:
+        return text
+    a, b = spans[richest_sentence(text, spans, words)]
+    return text[a:b]
+
+
 def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
     """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
     one per message, from their vectors) or else the one richest in `words` in what it says
@@ -642,15 +691,8 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
         return text
-    wanted = {w[:5] for w in words}
-
-    def richest(units):
-        hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
-        return max(range(len(units)), key=lambda i: (hits[i], -i))
-
     messages = chat_messages(text)
-    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
-    best = max(range(len(messages)), key=lambda i: similarity[i] or -1.0) if known else richest(messages)
+    best = answering_message(messages, words, similarity)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
     core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
@@ -665,7 +707,7 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
     label = label.group() if label and label.end() <= max_chars // 2 else ""
     lines = messages[best][len(label) :].split("\n")
     room = max_chars - len(label)
-    at = richest(lines)
+    at = richest_unit(lines, words)
     if len(lines[at]) > room:
         return label + excerpt(lines[at], words, room)
     lo, hi = _grow(lines, at, room)
@@ -914,16 +956,50 @@ def relation_section(report, ranked, budget):
     return "## Relations (typed walk; the chunks state them)\n" + "\n".join(text) + "\n\n", shown
 
 
+# A line this long that a passage centres on, said again in another, is shown once.
+SAME_LINE_CHARS = 20
+
+
+def packet_choice(query, ranked, settings):
+    """The candidates the packet may cite, in their order: within packet.min_relative_score of
+    the best score, none whose answering line (without time and sender) an earlier one already
+    centres on (a question asked again in another session, one file under two roots), at most
+    packet.max_chunks."""
+    words = content_words(query)
+    top = max((c["score"] for c in ranked), default=0.0)
+    keep, seen = [], set()
+    for c in ranked:
+        if top <= 0 or c["score"] < settings["packet.min_relative_score"] * top:
+            continue
+        line = " ".join(said(answering_line(c, words)).casefold().split())
+        if len(line) >= SAME_LINE_CHARS and line in seen:
+            continue
+        seen.add(line)
+        keep.append(c)
+    return keep[: settings["packet.max_chunks"]]
+
+
+def change_note(c, numbers):
+    """What a cited passage's change mark says (plpy/changes.py order_changes), after its
+    citation; `numbers` maps chunk ids to their block numbers."""
+    change = c.get("change")
+    if not change:
+        return ""
+    refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
+    if change["kind"] == "disagrees":
+        return f" (disagrees with {refs}, the same day)"
+    if change["kind"] == "later":
+        return f" (later, {change['day']}: {'updates' if change['update'] else 'differs from'} {refs})"
+    return f" (earlier, {change['day']}; superseded by {refs}?)"
+
+
 def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
     `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
     section; the report's capsules.packet says which were shown and which skipped."""
     words = content_words(query)
-    top = ranked[0]["score"] if ranked else 0.0
-    chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
-        : settings["packet.max_chunks"]
-    ]
+    chosen = packet_choice(query, ranked, settings)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
     nothing = (report.get("answer") or {}).get("found") is False and not facts
@@ -982,10 +1058,12 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     fixed = head + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
+    numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
     for c in chosen:
 
         def block(chars, c=c):
-            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+            head = f"[{len(used) + 1}] {citation(c)}{change_note(c, numbers)}"
+            return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
@@ -1027,6 +1105,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
                 "band": c["band"],
                 "written_at": c.get("written_at"),
                 "stage": c["stage"],
+                "change": c.get("change"),
             }
             for n, c in enumerate(used, 1)
         ],

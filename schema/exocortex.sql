@@ -3558,7 +3558,8 @@ def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
-    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS):
+    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
+    the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -3572,7 +3573,7 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
-    if absent and not specific:
+    if absent and (not specific or 2 * len(absent) > len(uses)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -3753,25 +3754,40 @@ def estimate_tokens(text):
     """Tokens of a text, estimated as one per four characters (rounded up)."""
     return (len(text) + 3) // 4
 
-def excerpt(body, words, max_chars):
-    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
-    text = body.strip()
-    if len(text) <= max_chars:
-        return text
+def sentence_spans(body):
+    """(start, end) of each sentence of a chunk's body (a blank line or a list item ends one, too),
+    trimmed of surrounding whitespace."""
     spans = []
     start = 0
-    for m in _SENTENCE_END.finditer(text):
-        if m.start() > start:
-            spans.append((start, m.start()))
-        start = m.end()
-    if start < len(text):
-        spans.append((start, len(text)))
+    for m in [*_SENTENCE_END.finditer(body), None]:
+        end = m.start() if m else len(body)
+        a, b = start, end
+        while a < b and body[a].isspace():
+            a += 1
+        while b > a and body[b - 1].isspace():
+            b -= 1
+        if b > a:
+            spans.append((a, b))
+        if m:
+            start = m.end()
+    return spans
+
+def richest_sentence(text, spans, words):
+    """The index of the span of `text` holding most of `words` (the first of equals)."""
     wanted = set(words)
 
     def hits(span):
         return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
 
-    best = max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+    return max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+
+def excerpt(body, words, max_chars):
+    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    spans = sentence_spans(text)
+    best = richest_sentence(text, spans, words)
     lo = hi = best
     while True:
         grown = False
@@ -3825,6 +3841,34 @@ def _grow(units, best, max_chars, last=None):
         if not grown:
             return lo, hi
 
+def richest_unit(units, words):
+    """The index of the chat unit (message or line) whose said() words hold most of `words`,
+    compared by their first five letters, as coverage() does (the first of equals)."""
+    wanted = {w[:5] for w in words}
+    hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
+    return max(range(len(units)), key=lambda i: (hits[i], -i))
+
+def answering_message(messages, words, similarity=None):
+    """The index of the message most similar to the question (`similarity`, one per message, from
+    their vectors), or else the one richest in `words`."""
+    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
+    if known:
+        return max(range(len(messages)), key=lambda i: similarity[i] or -1.0)
+    return richest_unit(messages, words)
+
+def answering_line(c, words):
+    """The line a candidate's excerpt centres on: the answering message of a chat window, with its
+    time and sender, or the sentence of a document richest in `words`."""
+    text = c["body"].strip()
+    if c.get("chat"):
+        messages = chat_messages(text)
+        return messages[answering_message(messages, words, c["chat"].get("similarity"))]
+    spans = sentence_spans(text)
+    if not spans:
+        return text
+    a, b = spans[richest_sentence(text, spans, words)]
+    return text[a:b]
+
 def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
     """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
     one per message, from their vectors) or else the one richest in `words` in what it says
@@ -3836,15 +3880,8 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
         return text
-    wanted = {w[:5] for w in words}
-
-    def richest(units):
-        hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
-        return max(range(len(units)), key=lambda i: (hits[i], -i))
-
     messages = chat_messages(text)
-    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
-    best = max(range(len(messages)), key=lambda i: similarity[i] or -1.0) if known else richest(messages)
+    best = answering_message(messages, words, similarity)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
     core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
@@ -3859,7 +3896,7 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
     label = label.group() if label and label.end() <= max_chars // 2 else ""
     lines = messages[best][len(label) :].split("\n")
     room = max_chars - len(label)
-    at = richest(lines)
+    at = richest_unit(lines, words)
     if len(lines[at]) > room:
         return label + excerpt(lines[at], words, room)
     lo, hi = _grow(lines, at, room)
@@ -4094,16 +4131,47 @@ def relation_section(report, ranked, budget):
         return "", []
     return "## Relations (typed walk; the chunks state them)\n" + "\n".join(text) + "\n\n", shown
 
+# A line this long that a passage centres on, said again in another, is shown once.
+SAME_LINE_CHARS = 20
+
+def packet_choice(query, ranked, settings):
+    """The candidates the packet may cite, in their order: within packet.min_relative_score of
+    the best score, none whose answering line (without time and sender) an earlier one already
+    centres on (a question asked again in another session, one file under two roots), at most
+    packet.max_chunks."""
+    words = content_words(query)
+    top = max((c["score"] for c in ranked), default=0.0)
+    keep, seen = [], set()
+    for c in ranked:
+        if top <= 0 or c["score"] < settings["packet.min_relative_score"] * top:
+            continue
+        line = " ".join(said(answering_line(c, words)).casefold().split())
+        if len(line) >= SAME_LINE_CHARS and line in seen:
+            continue
+        seen.add(line)
+        keep.append(c)
+    return keep[: settings["packet.max_chunks"]]
+
+def change_note(c, numbers):
+    """What a cited passage's change mark says (plpy/changes.py order_changes), after its
+    citation; `numbers` maps chunk ids to their block numbers."""
+    change = c.get("change")
+    if not change:
+        return ""
+    refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
+    if change["kind"] == "disagrees":
+        return f" (disagrees with {refs}, the same day)"
+    if change["kind"] == "later":
+        return f" (later, {change['day']}: {'updates' if change['update'] else 'differs from'} {refs})"
+    return f" (earlier, {change['day']}; superseded by {refs}?)"
+
 def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
     `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
     section; the report's capsules.packet says which were shown and which skipped."""
     words = content_words(query)
-    top = ranked[0]["score"] if ranked else 0.0
-    chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
-        : settings["packet.max_chunks"]
-    ]
+    chosen = packet_choice(query, ranked, settings)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
     nothing = (report.get("answer") or {}).get("found") is False and not facts
@@ -4162,10 +4230,12 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     fixed = head + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
+    numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
     for c in chosen:
 
         def block(chars, c=c):
-            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+            head = f"[{len(used) + 1}] {citation(c)}{change_note(c, numbers)}"
+            return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
@@ -4207,6 +4277,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
                 "band": c["band"],
                 "written_at": c.get("written_at"),
                 "stage": c["stage"],
+                "change": c.get("change"),
             }
             for n, c in enumerate(used, 1)
         ],
@@ -4237,23 +4308,6 @@ MODEL_PROMPT = (
     "the passages say. End every sentence with the number of the passage it comes from in square "
     "brackets, like this: The module is loaded once [2]."
 )
-
-def sentence_spans(body):
-    """(start, end) of each sentence of a chunk's body, trimmed of surrounding whitespace."""
-    spans = []
-    start = 0
-    for m in [*_SENTENCE_END.finditer(body), None]:
-        end = m.start() if m else len(body)
-        a, b = start, end
-        while a < b and body[a].isspace():
-            a += 1
-        while b > a and body[b - 1].isspace():
-            b -= 1
-        if b > a:
-            spans.append((a, b))
-        if m:
-            start = m.end()
-    return spans
 
 def prose(text):
     """Whether a sentence (whitespace already collapsed) reads as prose worth a capsule line."""
@@ -5550,7 +5604,8 @@ def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
-    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS):
+    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
+    the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -5564,7 +5619,7 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
-    if absent and not specific:
+    if absent and (not specific or 2 * len(absent) > len(uses)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -5745,25 +5800,40 @@ def estimate_tokens(text):
     """Tokens of a text, estimated as one per four characters (rounded up)."""
     return (len(text) + 3) // 4
 
-def excerpt(body, words, max_chars):
-    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
-    text = body.strip()
-    if len(text) <= max_chars:
-        return text
+def sentence_spans(body):
+    """(start, end) of each sentence of a chunk's body (a blank line or a list item ends one, too),
+    trimmed of surrounding whitespace."""
     spans = []
     start = 0
-    for m in _SENTENCE_END.finditer(text):
-        if m.start() > start:
-            spans.append((start, m.start()))
-        start = m.end()
-    if start < len(text):
-        spans.append((start, len(text)))
+    for m in [*_SENTENCE_END.finditer(body), None]:
+        end = m.start() if m else len(body)
+        a, b = start, end
+        while a < b and body[a].isspace():
+            a += 1
+        while b > a and body[b - 1].isspace():
+            b -= 1
+        if b > a:
+            spans.append((a, b))
+        if m:
+            start = m.end()
+    return spans
+
+def richest_sentence(text, spans, words):
+    """The index of the span of `text` holding most of `words` (the first of equals)."""
     wanted = set(words)
 
     def hits(span):
         return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
 
-    best = max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+    return max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+
+def excerpt(body, words, max_chars):
+    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    spans = sentence_spans(text)
+    best = richest_sentence(text, spans, words)
     lo = hi = best
     while True:
         grown = False
@@ -5817,6 +5887,34 @@ def _grow(units, best, max_chars, last=None):
         if not grown:
             return lo, hi
 
+def richest_unit(units, words):
+    """The index of the chat unit (message or line) whose said() words hold most of `words`,
+    compared by their first five letters, as coverage() does (the first of equals)."""
+    wanted = {w[:5] for w in words}
+    hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
+    return max(range(len(units)), key=lambda i: (hits[i], -i))
+
+def answering_message(messages, words, similarity=None):
+    """The index of the message most similar to the question (`similarity`, one per message, from
+    their vectors), or else the one richest in `words`."""
+    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
+    if known:
+        return max(range(len(messages)), key=lambda i: similarity[i] or -1.0)
+    return richest_unit(messages, words)
+
+def answering_line(c, words):
+    """The line a candidate's excerpt centres on: the answering message of a chat window, with its
+    time and sender, or the sentence of a document richest in `words`."""
+    text = c["body"].strip()
+    if c.get("chat"):
+        messages = chat_messages(text)
+        return messages[answering_message(messages, words, c["chat"].get("similarity"))]
+    spans = sentence_spans(text)
+    if not spans:
+        return text
+    a, b = spans[richest_sentence(text, spans, words)]
+    return text[a:b]
+
 def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
     """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
     one per message, from their vectors) or else the one richest in `words` in what it says
@@ -5828,15 +5926,8 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
         return text
-    wanted = {w[:5] for w in words}
-
-    def richest(units):
-        hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
-        return max(range(len(units)), key=lambda i: (hits[i], -i))
-
     messages = chat_messages(text)
-    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
-    best = max(range(len(messages)), key=lambda i: similarity[i] or -1.0) if known else richest(messages)
+    best = answering_message(messages, words, similarity)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
     core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
@@ -5851,7 +5942,7 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
     label = label.group() if label and label.end() <= max_chars // 2 else ""
     lines = messages[best][len(label) :].split("\n")
     room = max_chars - len(label)
-    at = richest(lines)
+    at = richest_unit(lines, words)
     if len(lines[at]) > room:
         return label + excerpt(lines[at], words, room)
     lo, hi = _grow(lines, at, room)
@@ -6086,16 +6177,47 @@ def relation_section(report, ranked, budget):
         return "", []
     return "## Relations (typed walk; the chunks state them)\n" + "\n".join(text) + "\n\n", shown
 
+# A line this long that a passage centres on, said again in another, is shown once.
+SAME_LINE_CHARS = 20
+
+def packet_choice(query, ranked, settings):
+    """The candidates the packet may cite, in their order: within packet.min_relative_score of
+    the best score, none whose answering line (without time and sender) an earlier one already
+    centres on (a question asked again in another session, one file under two roots), at most
+    packet.max_chunks."""
+    words = content_words(query)
+    top = max((c["score"] for c in ranked), default=0.0)
+    keep, seen = [], set()
+    for c in ranked:
+        if top <= 0 or c["score"] < settings["packet.min_relative_score"] * top:
+            continue
+        line = " ".join(said(answering_line(c, words)).casefold().split())
+        if len(line) >= SAME_LINE_CHARS and line in seen:
+            continue
+        seen.add(line)
+        keep.append(c)
+    return keep[: settings["packet.max_chunks"]]
+
+def change_note(c, numbers):
+    """What a cited passage's change mark says (plpy/changes.py order_changes), after its
+    citation; `numbers` maps chunk ids to their block numbers."""
+    change = c.get("change")
+    if not change:
+        return ""
+    refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
+    if change["kind"] == "disagrees":
+        return f" (disagrees with {refs}, the same day)"
+    if change["kind"] == "later":
+        return f" (later, {change['day']}: {'updates' if change['update'] else 'differs from'} {refs})"
+    return f" (earlier, {change['day']}; superseded by {refs}?)"
+
 def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
     `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
     section; the report's capsules.packet says which were shown and which skipped."""
     words = content_words(query)
-    top = ranked[0]["score"] if ranked else 0.0
-    chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
-        : settings["packet.max_chunks"]
-    ]
+    chosen = packet_choice(query, ranked, settings)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
     nothing = (report.get("answer") or {}).get("found") is False and not facts
@@ -6154,10 +6276,12 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     fixed = head + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
+    numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
     for c in chosen:
 
         def block(chars, c=c):
-            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+            head = f"[{len(used) + 1}] {citation(c)}{change_note(c, numbers)}"
+            return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
@@ -6199,6 +6323,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
                 "band": c["band"],
                 "written_at": c.get("written_at"),
                 "stage": c["stage"],
+                "change": c.get("change"),
             }
             for n, c in enumerate(used, 1)
         ],
@@ -6229,23 +6354,6 @@ MODEL_PROMPT = (
     "the passages say. End every sentence with the number of the passage it comes from in square "
     "brackets, like this: The module is loaded once [2]."
 )
-
-def sentence_spans(body):
-    """(start, end) of each sentence of a chunk's body, trimmed of surrounding whitespace."""
-    spans = []
-    start = 0
-    for m in [*_SENTENCE_END.finditer(body), None]:
-        end = m.start() if m else len(body)
-        a, b = start, end
-        while a < b and body[a].isspace():
-            a += 1
-        while b > a and body[b - 1].isspace():
-            b -= 1
-        if b > a:
-            spans.append((a, b))
-        if m:
-            start = m.end()
-    return spans
 
 def prose(text):
     """Whether a sentence (whitespace already collapsed) reads as prose worth a capsule line."""
@@ -6822,6 +6930,34 @@ CREATE FUNCTION exo_private.build_packet(retrieved jsonb, query text, token_budg
     LANGUAGE plpython3u STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
+"""What changed, said: passages of one packet that state different values for the same thing.
+
+A question about what holds now ("Who is my manager?", "When is the offsite?": a verb in the
+present tense, none in the past, no date named) is often answered by passages of different
+times: "My manager is Priya Nair" in March, "I report to Tomasz Wolski now" in October. Read
+alone, the packet would present both as true. Here, for each passage the packet cites, its
+answering line (the message or sentence its excerpt centres on) gives:
+
+  values   what the line states: numbers ("£1,210", "250" of "250 ms", "9:30"), and
+           names (capitalised words not opening a sentence, not the question's own)
+  about    its content words beyond stop words and values, by their stems
+  time     the message's time (a chat window), else the document's date
+
+A question in a line tells nothing but what precedes its last comma ("Living in Leeds, which
+broadband is best?"). Two passages are about the same thing when their lines share a content
+word, and a word of the question is in one of them ("rent": "I pay £1,150 in rent every month"
+and "New lease signed: £1,210 a month" share "month"); they differ when, for a kind of value
+both tell (money, a time of day, a count, a name), they tell different ones. Such passages are
+ordered newest first in the places they held, and each says so after its citation: "(later,
+2024-05-02: updates [3])" or "(earlier, 2023-03-14; superseded by [1]?)"; a later line with a
+word that says it changed ("now", "moved", "instead", "no longer") updates, else differs from.
+Two sources (conversations, documents) that differ on the same day are a disagreement: each
+says "(disagrees with [n], the same day)", and neither is put first. Syntax and the packet's own
+text only: no list of subjects, no model.
+"""
+
+import re
+
 """Retrieval logic that is not a query (stdlib only).
 
 Inlined into exo_private.retrieve (`# exo:include search`) and importable as
@@ -7163,7 +7299,8 @@ def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
-    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS):
+    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
+    the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -7177,7 +7314,7 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
-    if absent and not specific:
+    if absent and (not specific or 2 * len(absent) > len(uses)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -7358,25 +7495,40 @@ def estimate_tokens(text):
     """Tokens of a text, estimated as one per four characters (rounded up)."""
     return (len(text) + 3) // 4
 
-def excerpt(body, words, max_chars):
-    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
-    text = body.strip()
-    if len(text) <= max_chars:
-        return text
+def sentence_spans(body):
+    """(start, end) of each sentence of a chunk's body (a blank line or a list item ends one, too),
+    trimmed of surrounding whitespace."""
     spans = []
     start = 0
-    for m in _SENTENCE_END.finditer(text):
-        if m.start() > start:
-            spans.append((start, m.start()))
-        start = m.end()
-    if start < len(text):
-        spans.append((start, len(text)))
+    for m in [*_SENTENCE_END.finditer(body), None]:
+        end = m.start() if m else len(body)
+        a, b = start, end
+        while a < b and body[a].isspace():
+            a += 1
+        while b > a and body[b - 1].isspace():
+            b -= 1
+        if b > a:
+            spans.append((a, b))
+        if m:
+            start = m.end()
+    return spans
+
+def richest_sentence(text, spans, words):
+    """The index of the span of `text` holding most of `words` (the first of equals)."""
     wanted = set(words)
 
     def hits(span):
         return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
 
-    best = max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+    return max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+
+def excerpt(body, words, max_chars):
+    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    spans = sentence_spans(text)
+    best = richest_sentence(text, spans, words)
     lo = hi = best
     while True:
         grown = False
@@ -7430,6 +7582,34 @@ def _grow(units, best, max_chars, last=None):
         if not grown:
             return lo, hi
 
+def richest_unit(units, words):
+    """The index of the chat unit (message or line) whose said() words hold most of `words`,
+    compared by their first five letters, as coverage() does (the first of equals)."""
+    wanted = {w[:5] for w in words}
+    hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
+    return max(range(len(units)), key=lambda i: (hits[i], -i))
+
+def answering_message(messages, words, similarity=None):
+    """The index of the message most similar to the question (`similarity`, one per message, from
+    their vectors), or else the one richest in `words`."""
+    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
+    if known:
+        return max(range(len(messages)), key=lambda i: similarity[i] or -1.0)
+    return richest_unit(messages, words)
+
+def answering_line(c, words):
+    """The line a candidate's excerpt centres on: the answering message of a chat window, with its
+    time and sender, or the sentence of a document richest in `words`."""
+    text = c["body"].strip()
+    if c.get("chat"):
+        messages = chat_messages(text)
+        return messages[answering_message(messages, words, c["chat"].get("similarity"))]
+    spans = sentence_spans(text)
+    if not spans:
+        return text
+    a, b = spans[richest_sentence(text, spans, words)]
+    return text[a:b]
+
 def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
     """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
     one per message, from their vectors) or else the one richest in `words` in what it says
@@ -7441,15 +7621,8 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
         return text
-    wanted = {w[:5] for w in words}
-
-    def richest(units):
-        hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
-        return max(range(len(units)), key=lambda i: (hits[i], -i))
-
     messages = chat_messages(text)
-    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
-    best = max(range(len(messages)), key=lambda i: similarity[i] or -1.0) if known else richest(messages)
+    best = answering_message(messages, words, similarity)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
     core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
@@ -7464,7 +7637,7 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
     label = label.group() if label and label.end() <= max_chars // 2 else ""
     lines = messages[best][len(label) :].split("\n")
     room = max_chars - len(label)
-    at = richest(lines)
+    at = richest_unit(lines, words)
     if len(lines[at]) > room:
         return label + excerpt(lines[at], words, room)
     lo, hi = _grow(lines, at, room)
@@ -7699,16 +7872,47 @@ def relation_section(report, ranked, budget):
         return "", []
     return "## Relations (typed walk; the chunks state them)\n" + "\n".join(text) + "\n\n", shown
 
+# A line this long that a passage centres on, said again in another, is shown once.
+SAME_LINE_CHARS = 20
+
+def packet_choice(query, ranked, settings):
+    """The candidates the packet may cite, in their order: within packet.min_relative_score of
+    the best score, none whose answering line (without time and sender) an earlier one already
+    centres on (a question asked again in another session, one file under two roots), at most
+    packet.max_chunks."""
+    words = content_words(query)
+    top = max((c["score"] for c in ranked), default=0.0)
+    keep, seen = [], set()
+    for c in ranked:
+        if top <= 0 or c["score"] < settings["packet.min_relative_score"] * top:
+            continue
+        line = " ".join(said(answering_line(c, words)).casefold().split())
+        if len(line) >= SAME_LINE_CHARS and line in seen:
+            continue
+        seen.add(line)
+        keep.append(c)
+    return keep[: settings["packet.max_chunks"]]
+
+def change_note(c, numbers):
+    """What a cited passage's change mark says (plpy/changes.py order_changes), after its
+    citation; `numbers` maps chunk ids to their block numbers."""
+    change = c.get("change")
+    if not change:
+        return ""
+    refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
+    if change["kind"] == "disagrees":
+        return f" (disagrees with {refs}, the same day)"
+    if change["kind"] == "later":
+        return f" (later, {change['day']}: {'updates' if change['update'] else 'differs from'} {refs})"
+    return f" (earlier, {change['day']}; superseded by {refs}?)"
+
 def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
     `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
     section; the report's capsules.packet says which were shown and which skipped."""
     words = content_words(query)
-    top = ranked[0]["score"] if ranked else 0.0
-    chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
-        : settings["packet.max_chunks"]
-    ]
+    chosen = packet_choice(query, ranked, settings)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
     nothing = (report.get("answer") or {}).get("found") is False and not facts
@@ -7767,10 +7971,12 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     fixed = head + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
+    numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
     for c in chosen:
 
         def block(chars, c=c):
-            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+            head = f"[{len(used) + 1}] {citation(c)}{change_note(c, numbers)}"
+            return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
@@ -7812,6 +8018,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
                 "band": c["band"],
                 "written_at": c.get("written_at"),
                 "stage": c["stage"],
+                "change": c.get("change"),
             }
             for n, c in enumerate(used, 1)
         ],
@@ -7819,6 +8026,152 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
         "relations": relations,
         "hints": hint_list,
     }
+
+# A question about the present: a present-tense auxiliary or copula ("s": "What's"), or a word
+# of the present; one in the past tense is about a time before.
+PRESENT = frozenset(["is", "are", "am", "s", "do", "does", "has", "have", "current", "currently", "now", "still", "latest", "nowadays"])  # fmt: skip
+PAST = frozenset(["did", "was", "were", "had", "used"])
+# Words that say a statement changes an earlier one.
+CHANGE_WORDS = frozenset(
+    [
+        "now",
+        "moved",
+        "changed",
+        "change",
+        "instead",
+        "longer",
+        "anymore",
+        "actually",
+        "pushed",
+        "postponed",
+        "rescheduled",
+        "reduced",
+        "raised",
+        "increased",
+        "lowered",
+        "cut",
+        "switched",
+        "updated",
+        "update",
+        "new",
+        "replaced",
+    ]
+)
+_NUMBER = re.compile(r"[£$€]?\d+(?:[.,:]\d+)*")
+_NAME = re.compile(r"\b[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
+_OPENS = re.compile(r"(?:^|[.!?:;]\s+)$")
+
+def asks_now(query, report):
+    """Whether the question asks what holds now: a present-tense verb, no past one, no date."""
+    if (report.get("temporal") or {}).get("span"):
+        return False
+    words = set(query_words(query))
+    return bool(words & PRESENT) and not words & PAST
+
+def stem(word):
+    """A word without its commonest English endings ("living", "lives", "lived" -> "liv")."""
+    for end in ("ing", "ed", "es", "s", "e"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            return word[: -len(end)]
+    return word
+
+def told(line):
+    """What a line tells: its sentences, a question left out but for what precedes its last comma
+    ("Living in Leeds, which broadband is best?" tells "Living in Leeds")."""
+    kept = []
+    for part in re.split(r"(?<=[.!?])\s+", line.strip()):
+        if part.endswith("?"):
+            part = re.split(r"[,;]\s+", part)[0] if re.search(r"[,;]\s+", part) else ""
+        kept.append(part)
+    return " ".join(p for p in kept if p)
+
+def value_kind(number):
+    """What a number is, so that only numbers of one kind are compared: an amount of money, a
+    time of day, or a count ("£1,150" and the "1" of "the 1st" tell different things)."""
+    if number[0] in "£$€":
+        return "money"
+    return "time" if ":" in number else "number"
+
+def differ(a, b):
+    """Whether two statements' values ({(kind, value)}) tell different things: for some kind both
+    tell, they tell different values of it."""
+    kinds = {k for k, _ in a} & {k for k, _ in b}
+    return any({v for k, v in a if k == kind} != {v for k, v in b if k == kind} for kind in kinds)
+
+def statement(line, asked):
+    """(values, about) of an answering line: the values it tells (told()), and the stems of its
+    content words."""
+    text = told(line)
+    numbers = {m.group() for m in _NUMBER.finditer(text)}
+    # A capitalised run that opens the line or a sentence may be any word ("The", "Sold").
+    names = {m.group() for m in _NAME.finditer(text) if not _OPENS.search(text[: m.start()])}
+    names = {n for n in names if n.casefold() not in asked and n not in ("I", "I'm", "I've", "I'll")}
+    values = {(value_kind(v), v) for v in numbers} | {("name", n) for n in names}
+    inside = {w.casefold() for _, v in values for w in _WORD.findall(v)}
+    about = {w.casefold() for w in _WORD.findall(line)} - STOPWORDS - inside
+    return values, {stem(w) for w in about if len(w) >= 3 and not w.isdigit()}
+
+def stated(c, words, asked):
+    """What the candidate's answering line states: {line, values, about, time, day, source}."""
+    line = answering_line(c, words)
+    label = _CHAT_LABEL.match(line)
+    time = label.group(1) if label and len(label.group(1)) == 16 else c.get("written_at")
+    text = line[label.end() :] if label else line
+    values, about = statement(text, asked)
+    chat = c.get("chat")
+    source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
+    changed = bool({w.casefold() for w in _WORD.findall(text)} & CHANGE_WORDS)
+    return {"values": values, "about": about, "time": time, "day": (time or "")[:10], "source": source,
+            "update": changed}  # fmt: skip
+
+def same_thing(a, b, asked):
+    """Two statements of the same thing that differ: they share a content word, one of them holds
+    a word of the question (`asked`: the stems of its content words), and they differ()."""
+    if not (a["values"] and b["values"] and a["time"] and b["time"]):
+        return False
+    anchored = (a["about"] | b["about"]) & asked
+    return bool(a["about"] & b["about"]) and bool(anchored) and differ(a["values"], b["values"])
+
+def order_changes(query, chosen, report):
+    """`chosen` (the packet's evidence, in its order) with passages that state different values
+    of one thing ordered newest first in the places they held, each marked (c["change"]:
+    {kind: later|earlier|disagrees, day, others: chunk ids, update}); report.changes lists the
+    groups. Unchanged unless the question asks what holds now (asks_now)."""
+    if not asks_now(query, report) or len(chosen) < 2:
+        return chosen
+    words = [w for w in query_words(query) if w not in STOPWORDS]
+    facts = [stated(c, words, set(query_words(query))) for c in chosen]
+    asked = {stem(w) for w in words if len(w) >= 3}
+    groups = []
+    for i in range(len(chosen)):
+        for g in groups:
+            if all(same_thing(facts[i], facts[j], asked) for j in g):
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    out = list(chosen)
+    changes = []
+    for g in (g for g in groups if len(g) > 1):
+        days = {facts[i]["day"] for i in g}
+        sources = {facts[i]["source"] for i in g}
+        newest = sorted(g, key=lambda i: facts[i]["time"], reverse=True)
+        ids = [chosen[i]["chunk_id"] for i in newest]
+        if len(days) == 1 and len(sources) > 1 and not facts[newest[0]]["update"]:
+            kind = "disagreement"
+            for i in g:
+                out[i] = dict(chosen[i], change={"kind": "disagrees", "day": facts[i]["day"],
+                                                 "others": [x for x in ids if x != chosen[i]["chunk_id"]]})  # fmt: skip
+        else:
+            kind = "update"
+            for place, i in zip(sorted(g), newest, strict=True):
+                later = i == newest[0]
+                others = [x for x in ids if x != chosen[i]["chunk_id"]] if later else ids[:1]
+                out[place] = dict(chosen[i], change={"kind": "later" if later else "earlier", "others": others,
+                                                     "day": facts[i]["day"], "update": facts[i]["update"]})  # fmt: skip
+        changes.append({"kind": kind, "chunks": ids})
+    report["changes"] = changes
+    return out
 import datetime
 import json
 
@@ -7853,8 +8206,11 @@ facts = [
         ],
     )
 ]
+# Passages that state different values of one thing: newest first, each marked (plpy/changes.py).
+chosen = packet_choice(query, found["results"], settings)
+ranked = order_changes(query, chosen, report) + [r for r in found["results"] if r not in chosen]
 result = packet(
-    query, found["results"], report["hints"], report, token_budget, settings, capsules, facts,
+    query, ranked, report["hints"], report, token_budget, settings, capsules, facts,
     datetime.date.today().isoformat(),
 )
 result["report"] = report
@@ -21236,7 +21592,8 @@ def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
-    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS):
+    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
+    the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -21250,7 +21607,7 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
-    if absent and not specific:
+    if absent and (not specific or 2 * len(absent) > len(uses)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -21431,25 +21788,40 @@ def estimate_tokens(text):
     """Tokens of a text, estimated as one per four characters (rounded up)."""
     return (len(text) + 3) // 4
 
-def excerpt(body, words, max_chars):
-    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
-    text = body.strip()
-    if len(text) <= max_chars:
-        return text
+def sentence_spans(body):
+    """(start, end) of each sentence of a chunk's body (a blank line or a list item ends one, too),
+    trimmed of surrounding whitespace."""
     spans = []
     start = 0
-    for m in _SENTENCE_END.finditer(text):
-        if m.start() > start:
-            spans.append((start, m.start()))
-        start = m.end()
-    if start < len(text):
-        spans.append((start, len(text)))
+    for m in [*_SENTENCE_END.finditer(body), None]:
+        end = m.start() if m else len(body)
+        a, b = start, end
+        while a < b and body[a].isspace():
+            a += 1
+        while b > a and body[b - 1].isspace():
+            b -= 1
+        if b > a:
+            spans.append((a, b))
+        if m:
+            start = m.end()
+    return spans
+
+def richest_sentence(text, spans, words):
+    """The index of the span of `text` holding most of `words` (the first of equals)."""
     wanted = set(words)
 
     def hits(span):
         return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
 
-    best = max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+    return max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+
+def excerpt(body, words, max_chars):
+    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    spans = sentence_spans(text)
+    best = richest_sentence(text, spans, words)
     lo = hi = best
     while True:
         grown = False
@@ -21503,6 +21875,34 @@ def _grow(units, best, max_chars, last=None):
         if not grown:
             return lo, hi
 
+def richest_unit(units, words):
+    """The index of the chat unit (message or line) whose said() words hold most of `words`,
+    compared by their first five letters, as coverage() does (the first of equals)."""
+    wanted = {w[:5] for w in words}
+    hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
+    return max(range(len(units)), key=lambda i: (hits[i], -i))
+
+def answering_message(messages, words, similarity=None):
+    """The index of the message most similar to the question (`similarity`, one per message, from
+    their vectors), or else the one richest in `words`."""
+    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
+    if known:
+        return max(range(len(messages)), key=lambda i: similarity[i] or -1.0)
+    return richest_unit(messages, words)
+
+def answering_line(c, words):
+    """The line a candidate's excerpt centres on: the answering message of a chat window, with its
+    time and sender, or the sentence of a document richest in `words`."""
+    text = c["body"].strip()
+    if c.get("chat"):
+        messages = chat_messages(text)
+        return messages[answering_message(messages, words, c["chat"].get("similarity"))]
+    spans = sentence_spans(text)
+    if not spans:
+        return text
+    a, b = spans[richest_sentence(text, spans, words)]
+    return text[a:b]
+
 def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
     """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
     one per message, from their vectors) or else the one richest in `words` in what it says
@@ -21514,15 +21914,8 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
         return text
-    wanted = {w[:5] for w in words}
-
-    def richest(units):
-        hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
-        return max(range(len(units)), key=lambda i: (hits[i], -i))
-
     messages = chat_messages(text)
-    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
-    best = max(range(len(messages)), key=lambda i: similarity[i] or -1.0) if known else richest(messages)
+    best = answering_message(messages, words, similarity)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
     core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
@@ -21537,7 +21930,7 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
     label = label.group() if label and label.end() <= max_chars // 2 else ""
     lines = messages[best][len(label) :].split("\n")
     room = max_chars - len(label)
-    at = richest(lines)
+    at = richest_unit(lines, words)
     if len(lines[at]) > room:
         return label + excerpt(lines[at], words, room)
     lo, hi = _grow(lines, at, room)
@@ -21772,16 +22165,47 @@ def relation_section(report, ranked, budget):
         return "", []
     return "## Relations (typed walk; the chunks state them)\n" + "\n".join(text) + "\n\n", shown
 
+# A line this long that a passage centres on, said again in another, is shown once.
+SAME_LINE_CHARS = 20
+
+def packet_choice(query, ranked, settings):
+    """The candidates the packet may cite, in their order: within packet.min_relative_score of
+    the best score, none whose answering line (without time and sender) an earlier one already
+    centres on (a question asked again in another session, one file under two roots), at most
+    packet.max_chunks."""
+    words = content_words(query)
+    top = max((c["score"] for c in ranked), default=0.0)
+    keep, seen = [], set()
+    for c in ranked:
+        if top <= 0 or c["score"] < settings["packet.min_relative_score"] * top:
+            continue
+        line = " ".join(said(answering_line(c, words)).casefold().split())
+        if len(line) >= SAME_LINE_CHARS and line in seen:
+            continue
+        seen.add(line)
+        keep.append(c)
+    return keep[: settings["packet.max_chunks"]]
+
+def change_note(c, numbers):
+    """What a cited passage's change mark says (plpy/changes.py order_changes), after its
+    citation; `numbers` maps chunk ids to their block numbers."""
+    change = c.get("change")
+    if not change:
+        return ""
+    refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
+    if change["kind"] == "disagrees":
+        return f" (disagrees with {refs}, the same day)"
+    if change["kind"] == "later":
+        return f" (later, {change['day']}: {'updates' if change['update'] else 'differs from'} {refs})"
+    return f" (earlier, {change['day']}; superseded by {refs}?)"
+
 def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
     `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
     section; the report's capsules.packet says which were shown and which skipped."""
     words = content_words(query)
-    top = ranked[0]["score"] if ranked else 0.0
-    chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
-        : settings["packet.max_chunks"]
-    ]
+    chosen = packet_choice(query, ranked, settings)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
     nothing = (report.get("answer") or {}).get("found") is False and not facts
@@ -21840,10 +22264,12 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     fixed = head + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
+    numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
     for c in chosen:
 
         def block(chars, c=c):
-            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+            head = f"[{len(used) + 1}] {citation(c)}{change_note(c, numbers)}"
+            return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
@@ -21885,6 +22311,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
                 "band": c["band"],
                 "written_at": c.get("written_at"),
                 "stage": c["stage"],
+                "change": c.get("change"),
             }
             for n, c in enumerate(used, 1)
         ],
@@ -22723,7 +23150,8 @@ def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
-    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS):
+    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
+    the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -22737,7 +23165,7 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
-    if absent and not specific:
+    if absent and (not specific or 2 * len(absent) > len(uses)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -22918,25 +23346,40 @@ def estimate_tokens(text):
     """Tokens of a text, estimated as one per four characters (rounded up)."""
     return (len(text) + 3) // 4
 
-def excerpt(body, words, max_chars):
-    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
-    text = body.strip()
-    if len(text) <= max_chars:
-        return text
+def sentence_spans(body):
+    """(start, end) of each sentence of a chunk's body (a blank line or a list item ends one, too),
+    trimmed of surrounding whitespace."""
     spans = []
     start = 0
-    for m in _SENTENCE_END.finditer(text):
-        if m.start() > start:
-            spans.append((start, m.start()))
-        start = m.end()
-    if start < len(text):
-        spans.append((start, len(text)))
+    for m in [*_SENTENCE_END.finditer(body), None]:
+        end = m.start() if m else len(body)
+        a, b = start, end
+        while a < b and body[a].isspace():
+            a += 1
+        while b > a and body[b - 1].isspace():
+            b -= 1
+        if b > a:
+            spans.append((a, b))
+        if m:
+            start = m.end()
+    return spans
+
+def richest_sentence(text, spans, words):
+    """The index of the span of `text` holding most of `words` (the first of equals)."""
     wanted = set(words)
 
     def hits(span):
         return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
 
-    best = max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+    return max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+
+def excerpt(body, words, max_chars):
+    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    spans = sentence_spans(text)
+    best = richest_sentence(text, spans, words)
     lo = hi = best
     while True:
         grown = False
@@ -22990,6 +23433,34 @@ def _grow(units, best, max_chars, last=None):
         if not grown:
             return lo, hi
 
+def richest_unit(units, words):
+    """The index of the chat unit (message or line) whose said() words hold most of `words`,
+    compared by their first five letters, as coverage() does (the first of equals)."""
+    wanted = {w[:5] for w in words}
+    hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
+    return max(range(len(units)), key=lambda i: (hits[i], -i))
+
+def answering_message(messages, words, similarity=None):
+    """The index of the message most similar to the question (`similarity`, one per message, from
+    their vectors), or else the one richest in `words`."""
+    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
+    if known:
+        return max(range(len(messages)), key=lambda i: similarity[i] or -1.0)
+    return richest_unit(messages, words)
+
+def answering_line(c, words):
+    """The line a candidate's excerpt centres on: the answering message of a chat window, with its
+    time and sender, or the sentence of a document richest in `words`."""
+    text = c["body"].strip()
+    if c.get("chat"):
+        messages = chat_messages(text)
+        return messages[answering_message(messages, words, c["chat"].get("similarity"))]
+    spans = sentence_spans(text)
+    if not spans:
+        return text
+    a, b = spans[richest_sentence(text, spans, words)]
+    return text[a:b]
+
 def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
     """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
     one per message, from their vectors) or else the one richest in `words` in what it says
@@ -23001,15 +23472,8 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
     room = max_chars if context_chars is None else min(context_chars, max_chars)
     if len(text) <= room:
         return text
-    wanted = {w[:5] for w in words}
-
-    def richest(units):
-        hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
-        return max(range(len(units)), key=lambda i: (hits[i], -i))
-
     messages = chat_messages(text)
-    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
-    best = max(range(len(messages)), key=lambda i: similarity[i] or -1.0) if known else richest(messages)
+    best = answering_message(messages, words, similarity)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
     core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
@@ -23024,7 +23488,7 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
     label = label.group() if label and label.end() <= max_chars // 2 else ""
     lines = messages[best][len(label) :].split("\n")
     room = max_chars - len(label)
-    at = richest(lines)
+    at = richest_unit(lines, words)
     if len(lines[at]) > room:
         return label + excerpt(lines[at], words, room)
     lo, hi = _grow(lines, at, room)
@@ -23259,16 +23723,47 @@ def relation_section(report, ranked, budget):
         return "", []
     return "## Relations (typed walk; the chunks state them)\n" + "\n".join(text) + "\n\n", shown
 
+# A line this long that a passage centres on, said again in another, is shown once.
+SAME_LINE_CHARS = 20
+
+def packet_choice(query, ranked, settings):
+    """The candidates the packet may cite, in their order: within packet.min_relative_score of
+    the best score, none whose answering line (without time and sender) an earlier one already
+    centres on (a question asked again in another session, one file under two roots), at most
+    packet.max_chunks."""
+    words = content_words(query)
+    top = max((c["score"] for c in ranked), default=0.0)
+    keep, seen = [], set()
+    for c in ranked:
+        if top <= 0 or c["score"] < settings["packet.min_relative_score"] * top:
+            continue
+        line = " ".join(said(answering_line(c, words)).casefold().split())
+        if len(line) >= SAME_LINE_CHARS and line in seen:
+            continue
+        seen.add(line)
+        keep.append(c)
+    return keep[: settings["packet.max_chunks"]]
+
+def change_note(c, numbers):
+    """What a cited passage's change mark says (plpy/changes.py order_changes), after its
+    citation; `numbers` maps chunk ids to their block numbers."""
+    change = c.get("change")
+    if not change:
+        return ""
+    refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
+    if change["kind"] == "disagrees":
+        return f" (disagrees with {refs}, the same day)"
+    if change["kind"] == "later":
+        return f" (later, {change['day']}: {'updates' if change['update'] else 'differs from'} {refs})"
+    return f" (earlier, {change['day']}; superseded by {refs}?)"
+
 def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
     `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
     section; the report's capsules.packet says which were shown and which skipped."""
     words = content_words(query)
-    top = ranked[0]["score"] if ranked else 0.0
-    chosen = [c for c in ranked if top > 0 and c["score"] >= settings["packet.min_relative_score"] * top][
-        : settings["packet.max_chunks"]
-    ]
+    chosen = packet_choice(query, ranked, settings)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
     nothing = (report.get("answer") or {}).get("found") is False and not facts
@@ -23327,10 +23822,12 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
     fixed = head + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
+    numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
     for c in chosen:
 
         def block(chars, c=c):
-            return f"[{len(used) + 1}] {citation(c)}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+            head = f"[{len(used) + 1}] {citation(c)}{change_note(c, numbers)}"
+            return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
 
         # The best evidence gets twice the room: its answer is often a sentence or a message away
         # from the one that shares the question's words.
@@ -23372,6 +23869,7 @@ def packet(query, ranked, hint_list, report, budget, settings, capsules=(), fact
                 "band": c["band"],
                 "written_at": c.get("written_at"),
                 "stage": c["stage"],
+                "change": c.get("change"),
             }
             for n, c in enumerate(used, 1)
         ],

@@ -850,7 +850,7 @@ language plpython3u stable
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-# exo:include search
+# exo:include changes
 import datetime
 import json
 
@@ -885,8 +885,11 @@ facts = [
         ],
     )
 ]
+# Passages that state different values of one thing: newest first, each marked (plpy/changes.py).
+chosen = packet_choice(query, found["results"], settings)
+ranked = order_changes(query, chosen, report) + [r for r in found["results"] if r not in chosen]
 result = packet(
-    query, found["results"], report["hints"], report, token_budget, settings, capsules, facts,
+    query, ranked, report["hints"], report, token_budget, settings, capsules, facts,
     datetime.date.today().isoformat(),
 )
 result["report"] = report

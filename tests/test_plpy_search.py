@@ -915,10 +915,17 @@ def test_packet_fits_its_budget_and_cites_in_order(budget, candidates, data, hin
 
     top = ranked[0]["score"] if ranked else 0.0
     eligible = [c for c in ranked if top > 0 and c["score"] >= PACKET["packet.min_relative_score"] * top]
+    # a passage whose answering line an earlier one already centres on is shown once
+    lines, distinct = set(), []
+    for c in eligible:
+        line = " ".join(search.answering_line(c, search.content_words(query)).casefold().split())
+        if len(line) < search.SAME_LINE_CHARS or line not in lines:
+            distinct.append(c)
+        lines.add(line)
     used = out["used"]
     assert len(used) <= PACKET["packet.max_chunks"]
     assert [u["n"] for u in used] == list(range(1, len(used) + 1))
-    assert [u["chunk_id"] for u in used] == [c["chunk_id"] for c in eligible[: len(used)]]
+    assert [u["chunk_id"] for u in used] == [c["chunk_id"] for c in distinct[: len(used)]]
 
     assert _sections(text)[:3] == ["# Context for: " + query, "## Current facts", "## Evidence"]
     if not text.endswith("\n..."):  # not cut short: every part is whole

@@ -1,0 +1,184 @@
+"""What changed, said: passages of one packet that state different values for the same thing.
+
+A question about what holds now ("Who is my manager?", "When is the offsite?": a verb in the
+present tense, none in the past, no date named) is often answered by passages of different
+times: "My manager is Priya Nair" in March, "I report to Tomasz Wolski now" in October. Read
+alone, the packet would present both as true. Here, for each passage the packet cites, its
+answering line (the message or sentence its excerpt centres on) gives:
+
+  values   what the line states: numbers ("£1,210", "250" of "250 ms", "9:30"), and
+           names (capitalised words not opening a sentence, not the question's own)
+  about    its content words beyond stop words and values, by their stems
+  time     the message's time (a chat window), else the document's date
+
+A question in a line tells nothing but what precedes its last comma ("Living in Leeds, which
+broadband is best?"). Two passages are about the same thing when their lines share a content
+word, and a word of the question is in one of them ("rent": "I pay £1,150 in rent every month"
+and "New lease signed: £1,210 a month" share "month"); they differ when, for a kind of value
+both tell (money, a time of day, a count, a name), they tell different ones. Such passages are
+ordered newest first in the places they held, and each says so after its citation: "(later,
+2024-05-02: updates [3])" or "(earlier, 2023-03-14; superseded by [1]?)"; a later line with a
+word that says it changed ("now", "moved", "instead", "no longer") updates, else differs from.
+Two sources (conversations, documents) that differ on the same day are a disagreement: each
+says "(disagrees with [n], the same day)", and neither is put first. Syntax and the packet's own
+text only: no list of subjects, no model.
+"""
+
+import re
+
+from search import _CHAT_LABEL, _WORD, STOPWORDS, answering_line, query_words
+
+# A question about the present: a present-tense auxiliary or copula ("s": "What's"), or a word
+# of the present; one in the past tense is about a time before.
+PRESENT = frozenset(["is", "are", "am", "s", "do", "does", "has", "have", "current", "currently", "now", "still", "latest", "nowadays"])  # fmt: skip
+PAST = frozenset(["did", "was", "were", "had", "used"])
+# Words that say a statement changes an earlier one.
+CHANGE_WORDS = frozenset(
+    [
+        "now",
+        "moved",
+        "changed",
+        "change",
+        "instead",
+        "longer",
+        "anymore",
+        "actually",
+        "pushed",
+        "postponed",
+        "rescheduled",
+        "reduced",
+        "raised",
+        "increased",
+        "lowered",
+        "cut",
+        "switched",
+        "updated",
+        "update",
+        "new",
+        "replaced",
+    ]
+)
+_NUMBER = re.compile(r"[£$€]?\d+(?:[.,:]\d+)*")
+_NAME = re.compile(r"\b[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
+_OPENS = re.compile(r"(?:^|[.!?:;]\s+)$")
+
+
+def asks_now(query, report):
+    """Whether the question asks what holds now: a present-tense verb, no past one, no date."""
+    if (report.get("temporal") or {}).get("span"):
+        return False
+    words = set(query_words(query))
+    return bool(words & PRESENT) and not words & PAST
+
+
+def stem(word):
+    """A word without its commonest English endings ("living", "lives", "lived" -> "liv")."""
+    for end in ("ing", "ed", "es", "s", "e"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            return word[: -len(end)]
+    return word
+
+
+def told(line):
+    """What a line tells: its sentences, a question left out but for what precedes its last comma
+    ("Living in Leeds, which broadband is best?" tells "Living in Leeds")."""
+    kept = []
+    for part in re.split(r"(?<=[.!?])\s+", line.strip()):
+        if part.endswith("?"):
+            part = re.split(r"[,;]\s+", part)[0] if re.search(r"[,;]\s+", part) else ""
+        kept.append(part)
+    return " ".join(p for p in kept if p)
+
+
+def value_kind(number):
+    """What a number is, so that only numbers of one kind are compared: an amount of money, a
+    time of day, or a count ("£1,150" and the "1" of "the 1st" tell different things)."""
+    if number[0] in "£$€":
+        return "money"
+    return "time" if ":" in number else "number"
+
+
+def differ(a, b):
+    """Whether two statements' values ({(kind, value)}) tell different things: for some kind both
+    tell, they tell different values of it."""
+    kinds = {k for k, _ in a} & {k for k, _ in b}
+    return any({v for k, v in a if k == kind} != {v for k, v in b if k == kind} for kind in kinds)
+
+
+def statement(line, asked):
+    """(values, about) of an answering line: the values it tells (told()), and the stems of its
+    content words."""
+    text = told(line)
+    numbers = {m.group() for m in _NUMBER.finditer(text)}
+    # A capitalised run that opens the line or a sentence may be any word ("The", "Sold").
+    names = {m.group() for m in _NAME.finditer(text) if not _OPENS.search(text[: m.start()])}
+    names = {n for n in names if n.casefold() not in asked and n not in ("I", "I'm", "I've", "I'll")}
+    values = {(value_kind(v), v) for v in numbers} | {("name", n) for n in names}
+    inside = {w.casefold() for _, v in values for w in _WORD.findall(v)}
+    about = {w.casefold() for w in _WORD.findall(line)} - STOPWORDS - inside
+    return values, {stem(w) for w in about if len(w) >= 3 and not w.isdigit()}
+
+
+def stated(c, words, asked):
+    """What the candidate's answering line states: {line, values, about, time, day, source}."""
+    line = answering_line(c, words)
+    label = _CHAT_LABEL.match(line)
+    time = label.group(1) if label and len(label.group(1)) == 16 else c.get("written_at")
+    text = line[label.end() :] if label else line
+    values, about = statement(text, asked)
+    chat = c.get("chat")
+    source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
+    changed = bool({w.casefold() for w in _WORD.findall(text)} & CHANGE_WORDS)
+    return {"values": values, "about": about, "time": time, "day": (time or "")[:10], "source": source,
+            "update": changed}  # fmt: skip
+
+
+def same_thing(a, b, asked):
+    """Two statements of the same thing that differ: they share a content word, one of them holds
+    a word of the question (`asked`: the stems of its content words), and they differ()."""
+    if not (a["values"] and b["values"] and a["time"] and b["time"]):
+        return False
+    anchored = (a["about"] | b["about"]) & asked
+    return bool(a["about"] & b["about"]) and bool(anchored) and differ(a["values"], b["values"])
+
+
+def order_changes(query, chosen, report):
+    """`chosen` (the packet's evidence, in its order) with passages that state different values
+    of one thing ordered newest first in the places they held, each marked (c["change"]:
+    {kind: later|earlier|disagrees, day, others: chunk ids, update}); report.changes lists the
+    groups. Unchanged unless the question asks what holds now (asks_now)."""
+    if not asks_now(query, report) or len(chosen) < 2:
+        return chosen
+    words = [w for w in query_words(query) if w not in STOPWORDS]
+    facts = [stated(c, words, set(query_words(query))) for c in chosen]
+    asked = {stem(w) for w in words if len(w) >= 3}
+    groups = []
+    for i in range(len(chosen)):
+        for g in groups:
+            if all(same_thing(facts[i], facts[j], asked) for j in g):
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    out = list(chosen)
+    changes = []
+    for g in (g for g in groups if len(g) > 1):
+        days = {facts[i]["day"] for i in g}
+        sources = {facts[i]["source"] for i in g}
+        newest = sorted(g, key=lambda i: facts[i]["time"], reverse=True)
+        ids = [chosen[i]["chunk_id"] for i in newest]
+        if len(days) == 1 and len(sources) > 1 and not facts[newest[0]]["update"]:
+            kind = "disagreement"
+            for i in g:
+                out[i] = dict(chosen[i], change={"kind": "disagrees", "day": facts[i]["day"],
+                                                 "others": [x for x in ids if x != chosen[i]["chunk_id"]]})  # fmt: skip
+        else:
+            kind = "update"
+            for place, i in zip(sorted(g), newest, strict=True):
+                later = i == newest[0]
+                others = [x for x in ids if x != chosen[i]["chunk_id"]] if later else ids[:1]
+                out[place] = dict(chosen[i], change={"kind": "later" if later else "earlier", "others": others,
+                                                     "day": facts[i]["day"], "update": facts[i]["update"]})  # fmt: skip
+        changes.append({"kind": kind, "chunks": ids})
+    report["changes"] = changes
+    return out

@@ -1,0 +1,126 @@
+"""plpy/changes.py as plain Python: passages of one packet that state different values of one thing.
+
+exo_private.build_packet runs it on the packet's evidence (the SQL around it is tested in
+tests/test_search.py); bench/chat_updates measures it.
+"""
+
+import changes
+import pytest
+import search
+
+SETTINGS = {"packet.min_relative_score": 0.5, "packet.max_chunks": 5}
+
+
+def chat(chunk_id, conversation, *lines):
+    """A chat window's candidate: lines "YYYY-MM-DD HH:MM Sender: text"."""
+    return {
+        "chunk_id": chunk_id,
+        "document_id": 100 + chunk_id,
+        "body": "\n".join(lines),
+        "chat": {"conversation_id": conversation, "title": conversation, "similarity": None},
+        "written_at": lines[0][:10],
+        "score": 1.0,
+        "workspace": "personal",
+        "path": f"chat/{conversation}",
+        "band": "current",
+    }
+
+
+def note(chunk_id, day, body):
+    return {"chunk_id": chunk_id, "document_id": chunk_id, "body": body, "chat": None, "written_at": day,
+            "score": 1.0, "workspace": "personal", "path": f"n{chunk_id}.md", "band": "current"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "now"),
+    [
+        ("Who is my manager?", True),
+        ("What's our checkout latency budget?", True),
+        ("What car do I drive?", True),
+        ("Where does Anna live these days?", True),
+        ("Who was my manager?", False),  # about a time before
+        ("Which mountain did John climb?", False),
+        ("Tell me about Perthshire", False),  # no verb of the present
+    ],
+)
+def test_a_question_asks_what_holds_now_by_its_tense(question, now):
+    assert changes.asks_now(question, {}) is now
+
+
+def test_a_question_naming_a_date_is_about_that_date():
+    assert not changes.asks_now("Who is on call on 3 May?", {"temporal": {"span": {"first": "2026-05-03"}}})
+
+
+def test_a_line_tells_its_numbers_and_names_not_its_questions_nor_its_opening_word():
+    values, about = changes.statement("The landlord put the rent up to £1,210.", {"rent"})
+    assert values == {("money", "£1,210")} and {"landlord", "rent"} <= about
+    values, _ = changes.statement("Living in Leeds, which broadband is best for Netflix?", set())
+    assert values == {("name", "Leeds")}
+    values, _ = changes.statement("What should I bring to a 1:1 with my manager?", set())
+    assert values == set()
+    values, _ = changes.statement("Sold the old car; I drive a Renault Zoe now.", set())
+    assert values == {("name", "Renault Zoe")}
+
+
+def test_an_update_is_put_first_and_both_say_which_is_later():
+    old = chat(1, "c1", "2025-03-02 09:00 Sam: My manager is Priya Nair, any tips for a 1:1?")
+    other = note(2, "2025-06-01", "Notes on the garden: the roses need pruning in March.")
+    new = chat(3, "c2", "2025-10-14 18:20 Sam: My new manager is Tomasz Wolski.")
+    report = {}
+    out = changes.order_changes("Who is my manager?", [old, other, new], report)
+    assert [c["chunk_id"] for c in out] == [3, 2, 1]  # newest first, in the places they held
+    assert out[0]["change"] == {"kind": "later", "others": [1], "day": "2025-10-14", "update": True}
+    assert out[2]["change"] == {"kind": "earlier", "others": [3], "day": "2025-03-02", "update": False}
+    assert "change" not in out[1]
+    assert report["changes"] == [{"kind": "update", "chunks": [3, 1]}]
+    numbers = {c["chunk_id"]: n for n, c in enumerate(out, 1)}
+    assert search.change_note(out[0], numbers) == " (later, 2025-10-14: updates [3])"
+    assert search.change_note(out[2], numbers) == " (earlier, 2025-03-02; superseded by [1]?)"
+
+
+def test_two_sources_that_differ_on_one_day_disagree_and_neither_is_put_first():
+    a = chat(1, "ana", "2026-07-23 12:01 Ana: The cabin deposit is £400, paid by Friday.")
+    b = chat(2, "ben", "2026-07-23 20:12 Ben: The cabin deposit is £450, paid by Friday.")
+    report = {}
+    out = changes.order_changes("How much is the deposit for the cabin?", [a, b], report)
+    assert [c["chunk_id"] for c in out] == [1, 2]
+    assert [c["change"]["kind"] for c in out] == ["disagrees", "disagrees"]
+    assert search.change_note(out[0], {1: 1, 2: 2}) == " (disagrees with [2], the same day)"
+    assert report["changes"] == [{"kind": "disagreement", "chunks": [2, 1]}]
+
+
+def test_one_conversation_correcting_itself_on_one_day_is_an_update():
+    first = chat(1, "c", "2026-07-23 12:01 Ana: Standup is at 9:30 tomorrow.")
+    then = chat(2, "c", "2026-07-23 12:40 Ana: Actually standup moved to 10:15.")
+    out = changes.order_changes("When is standup?", [first, then], {})
+    assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(2, "later"), (1, "earlier")]
+
+
+@pytest.mark.parametrize(
+    ("question", "bodies"),
+    [
+        # the same value said twice is no change
+        ("What is my rent?", ["My rent is £1,150.", "Rent is still £1,150, paid on the 1st."]),
+        # different values of different things: no word of the question in common
+        ("What is my rent?", ["My rent is £1,150.", "The gym costs £40 a month."]),
+        # a question about the past: the earlier value may be the answer
+        ("What was my rent?", ["My rent is £1,150.", "My rent is now £1,210."]),
+    ],
+)
+def test_no_change_is_said_where_none_is(question, bodies):
+    chosen = [note(i, f"2025-0{i}-01", body) for i, body in enumerate(bodies, 1)]
+    report = {}
+    out = changes.order_changes(question, chosen, report)
+    assert out == chosen and not any("change" in c for c in out)
+    assert report.get("changes", []) == []
+
+
+def test_the_packet_shows_a_line_said_again_once():
+    asked = [
+        chat(i, f"c{i}", f"2026-0{i}-01 10:00 Sam: What should I bring to a 1:1 with my manager?")
+        for i in (1, 2)
+    ]
+    told = chat(3, "c3", "2026-03-01 10:00 Sam: My manager is Priya Nair.")
+    short = [chat(i, f"d{i}", f"2026-0{i}-02 10:00 Sam: Yes.") for i in (4, 5)]  # too short to matter
+    kept = search.packet_choice("Who is my manager?", [*asked, told, *short], SETTINGS)
+    assert [c["chunk_id"] for c in kept] == [1, 3, 4, 5]
