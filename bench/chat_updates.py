@@ -24,16 +24,20 @@ earlier ones), `disagreement` (both values), `unanswerable`. Per question, as ex
   bm25@5      BM25 (pg_textsearch) over the single messages, "Sender: text", top 5
   vector@5    the same messages embedded by the same model, exact cosine top 5
 
-Scores: newest held (the newest value's text is in what the method returns); newest first (of the
-values returned, the first one is the newest: for the packet, in its evidence text; for the
-baselines, in rank order); marked (packet only: the newest value's block says it is the later
-one, "(later, DATE...)", and every block showing an older value without the newest says
-"earlier"); disagreement flagged (the
-packet holds both values and says they disagree); nothing said (report.answer.found false) for
-the unanswerable ones, and wrongly for the answerable ones. Tokens: the packet's own count, the
+Scores: newest held (the newest value's text is in what the method returns); newest first (the
+first block or message, in the packet's order or the baseline's rank, that shows any of the
+subject's values shows the newest); marked (packet only: the newest value's block says it is the
+later one, "(later, DATE...)", and every block showing an older value without the newest says
+"earlier"); disagreement flagged (the packet holds both values and says they disagree); stray
+marks (a block marked later, earlier or disagreeing that shows none of the values the question is
+about: every mark, for an unanswerable one); nothing said (report.answer.found false) for the
+unanswerable ones, and wrongly for the answerable ones. Tokens: the packet's own count, the
 baselines' characters/4.
 
-    .venv/bin/python -m bench.chat_updates [--seed 31] [--show 3] [--keep DIR]
+Each seed of --seeds is its own corpus and scratch database; the table counts them together, and
+a line a seed gives each one's counts.
+
+    .venv/bin/python -m bench.chat_updates [--seeds 31 32 33] [--show 3] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import statistics
 import tempfile
 import time
@@ -76,6 +81,7 @@ APP = "exo-bench-chat-updates"
 OWNER = "Sam Rivera"
 ASSISTANT = "Assistant"
 KINDS = ("update", "disagreement", "unanswerable")
+MARK = re.compile(r"\((?:later|earlier|disagrees)\b")
 
 
 @dataclass(frozen=True)
@@ -354,14 +360,10 @@ def write(corpus: Corpus, out: Path) -> Path:
 # --- scoring ------------------------------------------------------------------------------------
 
 
-def first_value(texts: list[str], values: list[str]) -> str | None:
-    """The value that appears first in `texts` read in order (the earliest position in the first
-    text holding any)."""
-    for text in texts:
-        hits = [(text.find(v), v) for v in values if v in text]
-        if hits:
-            return min(hits)[1]
-    return None
+def newest_first(texts: list[str], values: list[str]) -> bool:
+    """Whether the first of `texts` (in order) to show any of the values shows the newest (the
+    last): "from 300 ms to 250 ms" shows the newest first, as the line that says it changed."""
+    return next((values[-1] in t for t in texts if any(v in t for v in values)), False)
 
 
 def blocks(packet_text: str) -> list[str]:
@@ -387,6 +389,7 @@ class Scored:
     flagged: bool = False
     nothing: bool = False
     text: str = ""
+    stray: int = 0
 
 
 def score(q: Question, packet: dict, bm25: list[str], near: list[str]) -> Scored:
@@ -395,7 +398,7 @@ def score(q: Question, packet: dict, bm25: list[str], near: list[str]) -> Scored
     returned = {"packet": evidence, "bm25@5": bm25, "vector@5": near}
     newest = q.values[-1] if q.values else None
     held = {m: newest is not None and any(newest in t for t in ts) for m, ts in returned.items()}
-    first = {m: first_value(ts, q.values) == newest for m, ts in returned.items()}
+    first = {m: bool(q.values) and newest_first(ts, q.values) for m, ts in returned.items()}
     tokens = {"packet": packet["tokens"], "bm25@5": sum((len(t) + 3) // 4 for t in bm25),
               "vector@5": sum((len(t) + 3) // 4 for t in near)}  # fmt: skip
     header = {v: next((b.split("\n", 1)[0] for b in evidence if v in b), "") for v in q.values}
@@ -407,7 +410,20 @@ def score(q: Question, packet: dict, bm25: list[str], near: list[str]) -> Scored
     both = all(any(v in b for b in evidence) for v in q.values)
     flagged = both and all("disagree" in header[v] for v in q.values)
     nothing = (packet["report"].get("answer") or {}).get("found") is False
-    return Scored(q, held, first, tokens, marked and len(q.values) > 1, flagged, nothing, text)
+    # marks on blocks that show none of the values asked about (all of them, for unanswerable)
+    stray = sum(1 for b in evidence if MARK.search(b.split("\n", 1)[0]) and not any(v in b for v in q.values))
+    return Scored(q, held, first, tokens, marked and len(q.values) > 1, flagged, nothing, text, stray)
+
+
+def summary(results: list[Scored]) -> str:
+    """One seed's counts: updates newest first and marked, disagreements flagged, nothing said."""
+    up = [r for r in results if r.q.kind == "update"]
+    un = [r for r in results if r.q.kind == "unanswerable"]
+    dis = [r for r in results if r.q.kind == "disagreement"]
+    return (f"updates newest held {sum(r.held['packet'] for r in up)}/{len(up)}, newest first "
+            f"{sum(r.first['packet'] for r in up)}, first and marked {sum(r.first['packet'] and r.marked for r in up)}; "
+            f"disagreements flagged {sum(r.flagged for r in dis)}/{len(dis)}; unanswerable said "
+            f"{sum(r.nothing for r in un)}/{len(un)}, answerable wrongly {sum(r.nothing for r in up + dis)}")  # fmt: skip
 
 
 def print_results(results: list[Scored], show: int) -> None:
@@ -420,7 +436,8 @@ def print_results(results: list[Scored], show: int) -> None:
         marked = share([r.first[m] and r.marked for r in up]) if m == "packet" else "-"
         print(f"  {m:<10}{share([r.held[m] for r in up]):>13}{share([r.first[m] for r in up]):>14}"
               f"{marked:>14}{statistics.median(r.tokens[m] for r in results):>8.0f}")  # fmt: skip
-    print(f"  disagreements flagged by the packet: {share([r.flagged for r in dis])}")
+    print(f"  disagreements flagged by the packet: {share([r.flagged for r in dis])}; marks on blocks that show "
+          f"none of the values asked about: {sum(r.stray for r in results)} in {len(results)} packets")  # fmt: skip
     print(f"  nothing answers: said for {share([r.nothing for r in un])} of the unanswerable, "
           f"wrongly for {share([r.nothing for r in answerable])} of the answerable")  # fmt: skip
     shown = 0
@@ -438,9 +455,9 @@ def print_results(results: list[Scored], show: int) -> None:
             )
 
 
-def run(cfg: config.Config, endpoint: Endpoint, args: argparse.Namespace, run_dir: Path) -> list[Scored]:
-    corpus = generate(args.seed)
-    export = write(corpus, args.keep or run_dir)
+def run(cfg: config.Config, endpoint: Endpoint, seed: int, out: Path) -> list[Scored]:
+    corpus = generate(seed)
+    export = write(corpus, out)
     print(
         f"as of {corpus.as_of}: {len(corpus.messages)} messages, {len(corpus.questions)} questions in {export}"
     )
@@ -467,7 +484,7 @@ def run(cfg: config.Config, endpoint: Endpoint, args: argparse.Namespace, run_di
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=31)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[31, 32, 33])
     parser.add_argument("--show", type=int, default=3, help="print this many packets that fall short")
     parser.add_argument("--keep", type=Path, help="write chats.jsonl and questions.json here")
     args = parser.parse_args()
@@ -479,7 +496,12 @@ def main() -> None:
     try:
         services.start_embeddings(cfg, port, run_dir=run_dir)
         endpoint = Endpoint(f"http://127.0.0.1:{port}/v1", MODEL, 60.0, {"dimensions": DIMENSIONS})
-        print_results(run(cfg, endpoint, args, run_dir), args.show)
+        results = []
+        for seed in args.seeds:
+            got = run(cfg, endpoint, seed, (args.keep or run_dir) / f"seed-{seed}")
+            print(f"seed {seed}: " + summary(got), flush=True)
+            results += got
+        print_results(results, args.show)
     finally:
         services.down(cfg, run_dir=run_dir)
     print(f"\nfinished in {time.perf_counter() - began:.0f} s with {load_note()}")

@@ -6945,12 +6945,13 @@ answering line (the message or sentence its excerpt centres on) gives:
 
 A question in a line tells nothing but what precedes its last comma ("Living in Leeds, which
 broadband is best?"). Two passages are about the same thing when their lines share a content
-word, and a word of the question is in one of them ("rent": "I pay £1,150 in rent every month"
-and "New lease signed: £1,210 a month" share "month"); they differ when, for a kind of value
-both tell (money, a time of day, a count, a name), they tell different ones. Such passages are
-ordered newest first in the places they held, and each says so after its citation: "(later,
-2024-05-02: updates [3])" or "(earlier, 2023-03-14; superseded by [1]?)"; a later line with a
-word that says it changed ("now", "moved", "instead", "no longer") updates, else differs from.
+word or a value ("...instead of the Volkswagen Golf") and one of them holds a word of the
+question ("rent": "I pay £1,150 in rent every month" and "New lease signed: £1,210 a month"
+share "month"); they differ when, for a kind of value both tell (money, a time of day, a count,
+a name), they tell different ones. Such passages are ordered newest first in the places they
+held, and each says so after its citation: "(later, 2024-05-02: updates [3])" or "(earlier,
+2023-03-14; superseded by [1]?)"; a later line with a word that says it changed ("now", "moved",
+"instead", "no longer") updates, else differs from.
 Two sources (conversations, documents) that differ on the same day are a disagreement: each
 says "(disagrees with [n], the same day)", and neither is put first. Syntax and the packet's own
 text only: no list of subjects, no model.
@@ -8058,7 +8059,8 @@ CHANGE_WORDS = frozenset(
     ]
 )
 _NUMBER = re.compile(r"[£$€]?\d+(?:[.,:]\d+)*")
-_NAME = re.compile(r"\b[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
+# A run of capitalised words, after a short abbreviation ("Dr. Okafor", "St. Ives").
+_NAME = re.compile(r"\b(?:[A-Z][a-z]{0,2}\.\s+)?[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
 _OPENS = re.compile(r"(?:^|[.!?:;]\s+)$")
 
 def asks_now(query, report):
@@ -8098,13 +8100,20 @@ def differ(a, b):
     kinds = {k for k, _ in a} & {k for k, _ in b}
     return any({v for k, v in a if k == kind} != {v for k, v in b if k == kind} for kind in kinds)
 
+def without_opening(m, text):
+    """A capitalised run (a _NAME match in text) without the word that opens a sentence, which is
+    capitalised whatever it is ("The Renault Zoe arrived" names "Renault Zoe", "Sold" nothing)."""
+    if not _OPENS.search(text[: m.start()]):
+        return m.group()
+    _, _, rest = m.group().partition(" ")
+    return rest.strip()
+
 def statement(line, asked):
     """(values, about) of an answering line: the values it tells (told()), and the stems of its
     content words."""
     text = told(line)
     numbers = {m.group() for m in _NUMBER.finditer(text)}
-    # A capitalised run that opens the line or a sentence may be any word ("The", "Sold").
-    names = {m.group() for m in _NAME.finditer(text) if not _OPENS.search(text[: m.start()])}
+    names = {name for m in _NAME.finditer(text) if (name := without_opening(m, text))}
     names = {n for n in names if n.casefold() not in asked and n not in ("I", "I'm", "I've", "I'll")}
     values = {(value_kind(v), v) for v in numbers} | {("name", n) for n in names}
     inside = {w.casefold() for _, v in values for w in _WORD.findall(v)}
@@ -8125,12 +8134,14 @@ def stated(c, words, asked):
             "update": changed}  # fmt: skip
 
 def same_thing(a, b, asked):
-    """Two statements of the same thing that differ: they share a content word, one of them holds
-    a word of the question (`asked`: the stems of its content words), and they differ()."""
+    """Two statements of the same thing that differ: they share a content word or a value ("from
+    21 km to 42 km" after "from 10 km to 21 km"), one of them holds a word of the question
+    (`asked`: the stems of its content words), and they differ()."""
     if not (a["values"] and b["values"] and a["time"] and b["time"]):
         return False
     anchored = (a["about"] | b["about"]) & asked
-    return bool(a["about"] & b["about"]) and bool(anchored) and differ(a["values"], b["values"])
+    shared = a["about"] & b["about"] or a["values"] & b["values"]
+    return bool(shared) and bool(anchored) and differ(a["values"], b["values"])
 
 def order_changes(query, chosen, report):
     """`chosen` (the packet's evidence, in its order) with passages that state different values
