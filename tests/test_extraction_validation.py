@@ -205,5 +205,15 @@ def test_an_unknown_ner_backend_is_refused():
     from exocortex.extraction import ner
 
     assert ner.recogniser("none") is None
-    with pytest.raises(ValueError, match="extraction.ner must be one of none, spacy, not 'flair'"):
+    with pytest.raises(ValueError, match="extraction.ner must be one of none, spacy, auto, not 'flair'"):
         ner.recogniser("flair")
+
+
+def test_auto_is_spacy_where_the_pipeline_is_installed_and_none_elsewhere(monkeypatch):
+    from exocortex.extraction import ner
+
+    assert ner.backend("none") == "none" and ner.backend("spacy") == "spacy"
+    assert ner.backend("auto") == ("spacy" if ner.installed() else "none")
+    monkeypatch.setattr(ner, "installed", lambda: False)
+    assert ner.backend("auto") == "none"
+    assert ner.recogniser("auto") is None

@@ -37,6 +37,7 @@ from rich.table import Table
 
 from exocortex.config import Config
 from exocortex.db import admin_url, connect, role_url
+from exocortex.extraction import ner
 from exocortex.ingest import pipeline
 from exocortex.ingest.chat import import_chat
 from exocortex.ops.migrate import scratch_database
@@ -269,14 +270,6 @@ class Result:
         }
 
 
-def ner_available() -> bool:
-    try:
-        import spacy  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def _set(admin: psycopg.Connection, key: str, value) -> None:
     if admin.execute("select 1 from exo_private.settings where key = %s", (key,)).fetchone() is None:
         raise EvalProblem(f"setting {key} does not exist in this version's schema")
@@ -289,7 +282,7 @@ def run_configuration(
     """Build the corpus's graph in a scratch database with configuration `name`, and score it."""
     settings = CONFIGURATIONS[name]
     result = Result(name, settings)
-    if settings.get("extraction.ner") == "spacy" and not ner_available():
+    if settings.get("extraction.ner") == "spacy" and not ner.installed():
         result.skipped = "spaCy is not installed (the optional extra `ner`)"
         return result
     with scratch_database(cfg, f"eval_extraction_{name.replace('-', '_')}") as db:

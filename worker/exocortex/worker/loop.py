@@ -7,8 +7,8 @@ worker), calls the model outside any transaction, then writes the result and
 archives the messages in one call (exo_private.complete_embedding,
 complete_extraction). Extraction runs the deterministic pattern pass (exocortex.extraction.relation_patterns,
 setting extraction.patterns) on every window beside the chat model, and alone when models.chat
-has no url; with extraction.ner 'spacy' the syntax pass (exocortex.extraction.relation_syntax)
-runs beside it. A message read more than `worker.max_reads` times goes to
+has no url; with spaCy's pipeline (extraction.ner 'spacy', or 'auto' where it is installed) the
+syntax pass (exocortex.extraction.relation_syntax) runs beside it. A message read more than `worker.max_reads` times goes to
 the dead_letter queue with its last error. With nothing to read, the loop waits
 for pgmq's insert notification, the poll interval or the stop event. The SQL the
 worker sends is named in exocortex.worker.queries.
@@ -418,7 +418,7 @@ class Worker:
 
     def _extract(self, pool: ConnectionPool, settings: dict, job: Job) -> None:
         """One window: the chat model's extraction (none when models.chat has no url) and the
-        pattern pass (extraction.patterns; with extraction.ner 'spacy', the syntax pass of
+        pattern pass (extraction.patterns; where ner.backend chooses spaCy, the syntax pass of
         relation_syntax beside it), merged in one call. A model that fails the window
         leaves it unextracted (recorded failed: `exo worker retry-failed`), and the patterns'
         relations merged."""
@@ -442,7 +442,8 @@ class Worker:
         max_relations = int(settings["extraction.max_relations"])
         patterns = settings.get("extraction.patterns", True)
         # Before the model is asked: a backend whose packages are missing fails the job at once.
-        recognise = ner.recogniser(settings.get("extraction.ner", "none"))
+        chosen = ner.backend(settings.get("extraction.ner", "auto"))
+        recognise = ner.recogniser(chosen)
         labels = recognise(body) if recognise else None
         parsed, stats = extraction.Extraction(), {"model": None}
         answered = self._ask_model(pool, settings, job, endpoint, body, labels) if endpoint else None
@@ -457,9 +458,9 @@ class Worker:
                 name, _, type_ = entry.partition("\t")
                 known[relation_patterns.name_key(name)] = type_
             who = relation_patterns.author(is_chat, from_header, owner)
-            # With spaCy's pipeline loaded (extraction.ner 'spacy'), its parse finds relations too.
-            spacy = settings.get("extraction.ner", "none") == "spacy"
-            passes = relation_syntax if spacy else relation_patterns
+            # With spaCy's pipeline loaded (extraction.ner 'spacy', or 'auto' where it is
+            # installed), its parse finds relations too.
+            passes = relation_syntax if chosen == "spacy" else relation_patterns
             about = None if is_chat else passes.note_subject(title, known)
             stats["patterns"] = passes.add_to(parsed, body, max_entities, max_relations, who, known, about)
         if endpoint is not None and answered is None:
