@@ -128,13 +128,37 @@ begin
         join unnest((select array_agg(x.id order by x.id) from hits x),
                     exo_private.message_bands((select array_agg(x.sent_on order by x.id) from hits x), day))
              b (id, band) on b.id = h.id
+    ), lexed as materialized (
+        -- What shown-able matches say, as lexemes: only where the rule below decides anything
+        -- (the archive closed by default, not opened by the question), each body once.
+        select b.band, pg_catalog.to_tsvector('english', m.body) as words
+        from banded b
+        join exo_private.chat_messages m on m.id = b.id
+        where b.held = '{}' and not archive_open and search_messages.open_archive is null
+    ), only_archival as (
+        -- A word of the question (an English lexeme of three letters or more) that a few shown-able
+        -- archival matches hold and no shown-able present one does, as exo.search opens the archive
+        -- (plpy/stages.py only_archival_word): weak present matches do not hide strong old ones.
+        -- What deference withholds counts on neither side, so it changes nothing shown.
+        select 1
+        from unnest(pg_catalog.tsvector_to_array(pg_catalog.to_tsvector('english', question))) w (lexeme)
+        cross join lateral (
+            select count(*) filter (where l.band = 'archival') as archival,
+                   count(*) filter (where l.band is distinct from 'archival') as present
+            from lexed l
+            where l.words @@ pg_catalog.plainto_tsquery('simple', w.lexeme)
+        ) n
+        where pg_catalog.length(w.lexeme) >= 3 and n.present = 0 and n.archival between 1 and 19
+        limit 1
     ), opened as (
         -- Like exo.search, a closed archive is a preference: when open_archive is null and no
-        -- message of the present bands can be shown, the archive answers.
+        -- message of the present bands can be shown, or a word of the question is only archival,
+        -- the archive answers.
         select archive_open
                or (search_messages.open_archive is null
-                   and not exists (select 1 from banded b
-                                   where b.band is distinct from 'archival' and b.held = '{}')) as every_band
+                   and (not exists (select 1 from banded b
+                                    where b.band is distinct from 'archival' and b.held = '{}')
+                        or exists (select 1 from only_archival))) as every_band
     ), visible as materialized (
         select b.* from banded b cross join opened o
         where o.every_band or b.band is distinct from 'archival'
@@ -190,7 +214,9 @@ comment on function exo.search_messages(text, int, text[], boolean, timestamptz)
     'message''s band by its age as of as_of, as for documents; null when undated), withheld (null). '
     'Messages sent after as_of are left out. Bands as in exo.search: archival messages are left out '
     'unless open_archive is true, or open_archive is null and the question carries a temporal signal '
-    '(exo.temporal_signal), or nothing of the present bands answers; when they are left out, one last '
+    '(exo.temporal_signal), or nothing of the present bands answers, or a word of the question (an '
+    'English lexeme of 3+ letters) is held by 1-19 archival matches and no present one; when they are '
+    'left out, one last '
     'row has only withheld: {band: "archival", messages (how many matched), how}. Care: a message '
     'charged for a deferred subject (its name or an alias near a cue, in the message or the one '
     'before or after it) is left out unless bridge names the subject (by name or alias); then one '

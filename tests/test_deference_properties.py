@@ -742,10 +742,18 @@ def check_messages(ask: Asker, queries: list[str]) -> None:
     w = ask.world
     for query in queries:
         # Bands as in search: with the archive open, every match; by default the present ones,
-        # unless none of them may be shown (then the archive answers), and a row counting the rest.
+        # unless none of them may be shown, or a word of the question is held by 1-19 archival
+        # matches that may be shown and by no present one that may (then the archive answers), and
+        # a row counting the rest. What is withheld counts on neither side.
         matched = w.matches[query]
         present = {m for m in matched if not w.messages[m]["archival"]}
-        every_band = not any(map(w.message_shown, present))
+        shown = [m for m in matched if w.message_shown(m)]
+
+        def only_archival(word: str, shown: list[int] = shown) -> bool:
+            holding = [w.messages[m]["archival"] for m in shown if word in words(w.messages[m]["body"])]
+            return all(holding) and 1 <= len(holding) <= 19
+
+        every_band = not any(map(w.message_shown, present)) or any(map(only_archival, words(query) - {"or"}))
         for args, looked_at, archived in (
             ({"open_archive": True}, matched, 0),
             ({}, matched if every_band else present, 0 if every_band else len(matched - present)),

@@ -180,6 +180,19 @@ def test_the_archive_answers_when_nothing_present_does_unless_kept_closed(chats)
     assert split(closed) == ([], [{"band": "archival", "messages": 1, "how": ARCHIVE_HOW}])
 
 
+def test_a_word_only_archival_messages_hold_opens_the_archive(chats):
+    # "summer" is in no present message: the old one answers beside the present club chatter
+    rows = ask(chats, "Did the climbing club close for the summer?")
+    assert split(rows)[1] == []
+    assert bodies(rows)[0] == "The climbing club closed for the summer"
+    # a word the present uses keeps the archive closed
+    assert split(ask(chats, "climbing club"))[1] == [{"band": "archival", "messages": 1, "how": ARCHIVE_HOW}]
+    # a withheld message's word opens nothing: "flowers" is only in a charged archival message
+    shown, held = split(ask(chats, "sailing flowers"))
+    assert bodies(shown) == ["Shall we go sailing on Saturday?"]
+    assert {"band": "archival", "messages": 1, "how": ARCHIVE_HOW} in held
+
+
 def test_an_undated_message_has_no_band_and_is_never_left_out_for_its_time(chats):
     for as_of in (AS_OF, datetime(2001, 1, 1, tzinfo=UTC)):
         rows = ask(chats, "lighthouse", as_of=as_of, open_archive=False)
