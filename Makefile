@@ -52,9 +52,13 @@ demo: setup
 test: setup
 	$(BIN)/pytest --durations=25
 
-## test-fast: the unit and db tiers, without the real models (tests/conftest.py, tier)
+## test-fast: the unit and db tiers, without the real models (tests/conftest.py, tier): two
+## processes at once (pytest-xdist, a file each), then the tests marked serial alone; the user's
+## server is noted once for both runs (tests/support/runtime.py, MARK_FILE)
 test-fast: setup
-	$(BIN)/pytest -m "not e2e" --durations=10
+	mark=$$(mktemp) && trap 'rm -f "$$mark"' EXIT && \
+	EXO_TEST_USER_MARK=$$mark $(BIN)/pytest -n 2 --dist loadfile -m "not e2e and not serial" --durations=10 && \
+	EXO_TEST_USER_MARK=$$mark $(BIN)/pytest -m "not e2e and serial"
 
 ## lint: ruff, ruff format, plpgsql_check
 lint: setup

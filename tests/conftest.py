@@ -28,7 +28,7 @@ from support.db import (
     template_loader,
 )
 from support.models import RealModels, real_models
-from support.runtime import ServerMark, isolate, mark, seed_root
+from support.runtime import ServerMark, first_mark, isolate, seed_root
 
 from exocortex.config import Config
 from exocortex.db import admin_url
@@ -37,8 +37,9 @@ from exocortex.runtime import server as runtime_server
 
 # Before anything reads the environment: the user's config, and the suite's own.
 USER_CFG, CFG = isolate(os.environ)
-#: The user's server as found before the first test (None: not running); the last test checks it.
-USER_SERVER = mark(USER_CFG)
+#: The user's server as found before the first test (None: not running), by the first of the runs
+#: make test-fast makes; the last test checks it.
+USER_SERVER = first_mark(USER_CFG)
 # The template is `exo_test_<pid>_tmpl`: sessions that run at once on one server keep apart.
 exo_postgresql = factories.postgresql_noproc(
     **server(CFG), dbname=f"exo_test_{os.getpid()}", load=[template_loader(CFG)]

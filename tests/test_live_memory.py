@@ -15,6 +15,10 @@ from support.runtime import ServerMark, disturbances, mark
 
 from exocortex.runtime import local
 
+# It stops and starts the suite's server, or checks what the whole run left: never beside other
+# tests (make test-fast runs the serial ones alone, after the rest).
+pytestmark = pytest.mark.serial
+
 
 def test_the_suite_runs_on_its_own_server(cfg, user_cfg):
     assert cfg.home != user_cfg.home

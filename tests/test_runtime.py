@@ -26,6 +26,10 @@ from exocortex.runtime.packages import read_packages
 
 EXO = [sys.executable, "-m", "exocortex.cli"]
 
+# It stops and starts the suite's server, or checks what the whole run left: never beside other
+# tests (make test-fast runs the serial ones alone, after the rest).
+pytestmark = pytest.mark.serial
+
 
 def _exo(*args: str, env: dict | None = None, user: str | None = None) -> subprocess.CompletedProcess:
     prefix = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"] if user else []

@@ -17,6 +17,7 @@ last test can show the server was neither stopped, restarted nor refused a conne
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import MutableMapping
@@ -34,9 +35,36 @@ TROUBLE = re.compile(
 )
 
 
+#: What points at a memory, as the user's environment had it before isolate changed it (JSON):
+#: the processes pytest-xdist starts inherit the changed environment, and read the user's from it.
+USER_ENVIRONMENT = "EXO_TEST_USER_ENVIRONMENT"
+MEMORY_VARIABLES = ("EXO_HOME", "EXO_PG_PORT", "EXO_DATABASE_URL", "EXO_READER_URL", "EXO_PROFILE")
+
+
+def user_config(environ: MutableMapping[str, str]) -> Config:
+    """The user's config, from the environment as it was before the first isolate."""
+    if USER_ENVIRONMENT not in environ:
+        environ[USER_ENVIRONMENT] = json.dumps({name: environ.get(name) for name in MEMORY_VARIABLES})
+    saved = json.loads(environ[USER_ENVIRONMENT])
+    now = {name: environ.get(name) for name in MEMORY_VARIABLES}
+
+    def put(values: dict) -> None:
+        for name, value in values.items():
+            if value is None:
+                environ.pop(name, None)
+            else:
+                environ[name] = value
+
+    put(saved)
+    try:
+        return config.load()
+    finally:
+        put(now)
+
+
 def isolate(environ: MutableMapping[str, str]) -> tuple[Config, Config]:
     """Point this process at the suite's runtime; returns (the user's config, the suite's)."""
-    user = config.load()
+    user = user_config(environ)
     cache = Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     home = Path(environ.get("EXO_TEST_HOME") or cache / "exocortex-test").resolve()
     port = environ.get("EXO_TEST_PG_PORT", str(TEST_PORT))
@@ -81,6 +109,26 @@ def mark(user: Config) -> ServerMark | None:
     except (OSError, ValueError, IndexError):
         return None
     return ServerMark(pid, log, log.stat().st_size if log.exists() else 0)
+
+
+#: A file that the first of several pytest runs over one suite (make test-fast: the parallel part,
+#: then the serial one) notes the user's server in, and the later ones read: the last test then
+#: covers them all. An empty or missing file: this run is the first.
+MARK_FILE = "EXO_TEST_USER_MARK"
+
+
+def first_mark(user: Config) -> ServerMark | None:
+    """The user's server as the first run of the suite found it (MARK_FILE), else as now (mark)."""
+    path = os.environ.get(MARK_FILE)
+    saved = Path(path) if path else None
+    if saved and saved.exists() and saved.stat().st_size:
+        found = json.loads(saved.read_text())
+        return found and ServerMark(found["pid"], Path(found["log"]), found["log_size"])
+    now = mark(user)
+    if saved:
+        noted = now and {"pid": now.pid, "log": str(now.log), "log_size": now.log_size}
+        saved.write_text(json.dumps(noted))
+    return now
 
 
 def disturbances(user: Config, before: ServerMark) -> list[str]:
