@@ -82,13 +82,12 @@ from bench.chat_histories import (
 )
 from bench.chat_recall import (
     BM25,
-    DIMENSIONS,
-    MODEL,
     NEAREST,
     PACKET,
     Outcome,
     baseline_table,
     embed_all,
+    embedding_endpoint,
     load_note,
     outcome,
     share,
@@ -98,11 +97,9 @@ from bench.scratch import serve_embeddings_from
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
 from exocortex.eval.shadow import holds
-from exocortex.models import services
 from exocortex.ops.migrate import scratch_database
 from exocortex.plpy.model_client import Endpoint
 from exocortex.worker.loop import Worker
-from tests.support.models import free_ports
 
 APP = "exo-bench-chat-eras"
 CURRENT_DAYS, RECENT_DAYS = 365, 1095
@@ -819,13 +816,8 @@ def main() -> None:
     run_dir = Path(tempfile.mkdtemp(prefix="exo-bench-chat-eras-"))
     print(f"{datetime.now():%Y-%m-%d %H:%M}, {load_note()}", flush=True)
     began = time.perf_counter()
-    (port,) = free_ports(1)
-    try:
-        services.start_embeddings(cfg, port, run_dir=run_dir)
-        endpoint = Endpoint(f"http://127.0.0.1:{port}/v1", MODEL, 60.0, {"dimensions": DIMENSIONS})
+    with embedding_endpoint(cfg, run_dir) as endpoint:
         run(cfg, endpoint, args, run_dir)
-    finally:
-        services.down(cfg, run_dir=run_dir)
     print(f"\nfinished in {time.perf_counter() - began:.0f} s with {load_note()}")
 
 

@@ -31,6 +31,8 @@ import re
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -89,6 +91,18 @@ class SizeResult:
     plan: str = ""
     """--explain: the participant stage's query plan for the first question."""
     """The first packets that missed (--show): the question, its answer, the packet's text."""
+
+
+@contextmanager
+def embedding_endpoint(cfg: config.Config, run_dir: Path) -> Iterator[Endpoint]:
+    """The real MiniLM embedding server on a free port for one benchmark run, as an Endpoint;
+    stopped afterwards."""
+    (port,) = free_ports(1)
+    try:
+        services.start_embeddings(cfg, port, run_dir=run_dir)
+        yield Endpoint(f"http://127.0.0.1:{port}/v1", MODEL, 60.0, {"dimensions": DIMENSIONS})
+    finally:
+        services.down(cfg, run_dir=run_dir)
 
 
 def load_note() -> str:

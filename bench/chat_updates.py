@@ -58,12 +58,11 @@ from pgvector import Vector
 from bench.chat_histories import History, Message
 from bench.chat_recall import (
     BM25,
-    DIMENSIONS,
-    MODEL,
     NEAREST,
     PACKET,
     baseline_table,
     embed_all,
+    embedding_endpoint,
     load_note,
     share,
 )
@@ -71,11 +70,9 @@ from bench.public_chats import import_export
 from bench.scratch import serve_embeddings_from
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
-from exocortex.models import services
 from exocortex.ops.migrate import scratch_database
 from exocortex.plpy.model_client import Endpoint
 from exocortex.worker.loop import Worker
-from tests.support.models import free_ports
 
 APP = "exo-bench-chat-updates"
 OWNER = "Sam Rivera"
@@ -492,18 +489,13 @@ def main() -> None:
     run_dir = Path(tempfile.mkdtemp(prefix="exo-bench-chat-updates-"))
     print(f"{datetime.now():%Y-%m-%d %H:%M}, {load_note()}", flush=True)
     began = time.perf_counter()
-    (port,) = free_ports(1)
-    try:
-        services.start_embeddings(cfg, port, run_dir=run_dir)
-        endpoint = Endpoint(f"http://127.0.0.1:{port}/v1", MODEL, 60.0, {"dimensions": DIMENSIONS})
+    with embedding_endpoint(cfg, run_dir) as endpoint:
         results = []
         for seed in args.seeds:
             got = run(cfg, endpoint, seed, (args.keep or run_dir) / f"seed-{seed}")
             print(f"seed {seed}: " + summary(got), flush=True)
             results += got
         print_results(results, args.show)
-    finally:
-        services.down(cfg, run_dir=run_dir)
     print(f"\nfinished in {time.perf_counter() - began:.0f} s with {load_note()}")
 
 
