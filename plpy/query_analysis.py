@@ -73,6 +73,8 @@ class Question:
         self.text = text  # the query's first search.MAX_INPUT_CHARS characters
         self.as_of_day = (as_of or "")[:10] or datetime.date.today().isoformat()
         self.today = datetime.date.fromisoformat(self.as_of_day)
+        # The exact moment: nothing sent after it is shown (search.cut_at); None: now.
+        self.moment = datetime.datetime.fromisoformat(as_of) if as_of else None
 
     def read_time(self, db, open_archive):
         """The temporal signal and whether the archive opens before any search."""

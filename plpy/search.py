@@ -7,6 +7,7 @@ pool is ordered, and what a context packet holds.
 """
 
 import datetime
+import json
 import math
 import re
 
@@ -736,6 +737,27 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None):
         body = without_day(c["body"], start[:10]) if start else c["body"]
         return chat_excerpt(body, words, max_chars, c["chat"].get("similarity"), chat_chars)
     return excerpt(c["body"], words, max_chars)
+
+
+def cut_at(detail, moment):
+    """A pool_details row as of `moment` (a datetime; None: now): a chat window without the
+    messages sent after it (its body's messages and chat.message_ids and chat.sent_at alike); None
+    when none is left, or when its body does not show one message per id (it cannot be cut
+    exactly, so nothing of it is shown). Anything else as it is."""
+    chat = json.loads(detail["chat"]) if isinstance(detail.get("chat"), str) else detail.get("chat")
+    if moment is None or not chat or not chat.get("sent_at"):
+        return detail
+    sent = [None if t is None else datetime.datetime.fromisoformat(t) for t in chat["sent_at"]]
+    keep = [i for i, t in enumerate(sent) if t is None or t <= moment]
+    if len(keep) == len(sent):
+        return detail
+    messages = chat_messages(detail["body"].strip())
+    if not keep or len(messages) != len(sent):
+        return None
+    cut = dict(
+        chat, message_ids=[chat["message_ids"][i] for i in keep], sent_at=[chat["sent_at"][i] for i in keep]
+    )
+    return dict(detail, body="\n".join(messages[i] for i in keep), chat=json.dumps(cut))
 
 
 def chat_start(body):

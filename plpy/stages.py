@@ -20,6 +20,7 @@ from search import (
     PRESENT_BANDS,
     WorkspacePool,
     coverage,
+    cut_at,
     name_keys,
     named_days,
     named_subjects,
@@ -395,7 +396,8 @@ class StageSearch:
         return pools
 
     def fetch_details(self, hits):
-        """pool_details rows of hits (with the query's coverage), each fetched once per search."""
+        """pool_details rows of hits (with the query's coverage), each fetched once per search, a
+        chat window cut at the search's moment (cut_at: one it leaves nothing of is left out)."""
         missing = [h for h in hits if h["chunk_id"] not in self.details]
         if missing:
             for d in self.db.run(
@@ -404,7 +406,9 @@ class StageSearch:
                 ["text[]", "bigint[]", "date"],
                 [[h["workspace"] for h in missing], [h["chunk_id"] for h in missing], self.q.as_of_day],
             ):
-                self.details[d["chunk_id"]] = dict(d, coverage=coverage(d["body"], self.q.terms))
+                d = cut_at(d, self.q.moment)
+                if d is not None:
+                    self.details[d["chunk_id"]] = dict(d, coverage=coverage(d["body"], self.q.terms))
         return [self.details[h["chunk_id"]] for h in hits if h["chunk_id"] in self.details]
 
     def present_answers(self, pools):

@@ -3250,6 +3250,7 @@ pool is ordered, and what a context packet holds.
 """
 
 import datetime
+import json
 import math
 import re
 
@@ -3947,6 +3948,26 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None):
         body = without_day(c["body"], start[:10]) if start else c["body"]
         return chat_excerpt(body, words, max_chars, c["chat"].get("similarity"), chat_chars)
     return excerpt(c["body"], words, max_chars)
+
+def cut_at(detail, moment):
+    """A pool_details row as of `moment` (a datetime; None: now): a chat window without the
+    messages sent after it (its body's messages and chat.message_ids and chat.sent_at alike); None
+    when none is left, or when its body does not show one message per id (it cannot be cut
+    exactly, so nothing of it is shown). Anything else as it is."""
+    chat = json.loads(detail["chat"]) if isinstance(detail.get("chat"), str) else detail.get("chat")
+    if moment is None or not chat or not chat.get("sent_at"):
+        return detail
+    sent = [None if t is None else datetime.datetime.fromisoformat(t) for t in chat["sent_at"]]
+    keep = [i for i, t in enumerate(sent) if t is None or t <= moment]
+    if len(keep) == len(sent):
+        return detail
+    messages = chat_messages(detail["body"].strip())
+    if not keep or len(messages) != len(sent):
+        return None
+    cut = dict(
+        chat, message_ids=[chat["message_ids"][i] for i in keep], sent_at=[chat["sent_at"][i] for i in keep]
+    )
+    return dict(detail, body="\n".join(messages[i] for i in keep), chat=json.dumps(cut))
 
 def chat_start(body):
     """The time of a chat chunk's first message as its lines show it ("2024-03-04 09:12"), or
@@ -5296,6 +5317,7 @@ pool is ordered, and what a context packet holds.
 """
 
 import datetime
+import json
 import math
 import re
 
@@ -5993,6 +6015,26 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None):
         body = without_day(c["body"], start[:10]) if start else c["body"]
         return chat_excerpt(body, words, max_chars, c["chat"].get("similarity"), chat_chars)
     return excerpt(c["body"], words, max_chars)
+
+def cut_at(detail, moment):
+    """A pool_details row as of `moment` (a datetime; None: now): a chat window without the
+    messages sent after it (its body's messages and chat.message_ids and chat.sent_at alike); None
+    when none is left, or when its body does not show one message per id (it cannot be cut
+    exactly, so nothing of it is shown). Anything else as it is."""
+    chat = json.loads(detail["chat"]) if isinstance(detail.get("chat"), str) else detail.get("chat")
+    if moment is None or not chat or not chat.get("sent_at"):
+        return detail
+    sent = [None if t is None else datetime.datetime.fromisoformat(t) for t in chat["sent_at"]]
+    keep = [i for i, t in enumerate(sent) if t is None or t <= moment]
+    if len(keep) == len(sent):
+        return detail
+    messages = chat_messages(detail["body"].strip())
+    if not keep or len(messages) != len(sent):
+        return None
+    cut = dict(
+        chat, message_ids=[chat["message_ids"][i] for i in keep], sent_at=[chat["sent_at"][i] for i in keep]
+    )
+    return dict(detail, body="\n".join(messages[i] for i in keep), chat=json.dumps(cut))
 
 def chat_start(body):
     """The time of a chat chunk's first message as its lines show it ("2024-03-04 09:12"), or
@@ -6992,6 +7034,7 @@ pool is ordered, and what a context packet holds.
 """
 
 import datetime
+import json
 import math
 import re
 
@@ -7689,6 +7732,26 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None):
         body = without_day(c["body"], start[:10]) if start else c["body"]
         return chat_excerpt(body, words, max_chars, c["chat"].get("similarity"), chat_chars)
     return excerpt(c["body"], words, max_chars)
+
+def cut_at(detail, moment):
+    """A pool_details row as of `moment` (a datetime; None: now): a chat window without the
+    messages sent after it (its body's messages and chat.message_ids and chat.sent_at alike); None
+    when none is left, or when its body does not show one message per id (it cannot be cut
+    exactly, so nothing of it is shown). Anything else as it is."""
+    chat = json.loads(detail["chat"]) if isinstance(detail.get("chat"), str) else detail.get("chat")
+    if moment is None or not chat or not chat.get("sent_at"):
+        return detail
+    sent = [None if t is None else datetime.datetime.fromisoformat(t) for t in chat["sent_at"]]
+    keep = [i for i, t in enumerate(sent) if t is None or t <= moment]
+    if len(keep) == len(sent):
+        return detail
+    messages = chat_messages(detail["body"].strip())
+    if not keep or len(messages) != len(sent):
+        return None
+    cut = dict(
+        chat, message_ids=[chat["message_ids"][i] for i in keep], sent_at=[chat["sent_at"][i] for i in keep]
+    )
+    return dict(detail, body="\n".join(messages[i] for i in keep), chat=json.dumps(cut))
 
 def chat_start(body):
     """The time of a chat chunk's first message as its lines show it ("2024-03-04 09:12"), or
@@ -18437,7 +18500,11 @@ CREATE FUNCTION exo_private.pool_details(p_workspaces text[], p_chunks bigint[],
            c.written_at, d.path, d.title, d.canonical,
            case when cw.chunk_id is not null then jsonb_build_object(
                'conversation_id', cw.conversation_id, 'title', d.title, 'senders', s.senders,
-               'first_sent_at', cw.first_sent_at, 'message_ids', to_jsonb(cw.message_ids)) end
+               'first_sent_at', cw.first_sent_at, 'message_ids', to_jsonb(cw.message_ids),
+               -- each message's time, in the order of message_ids: as_of cuts a window (search.cut_at)
+               'sent_at', (select jsonb_agg(m.sent_at order by o.n)
+                           from unnest(cw.message_ids) with ordinality o (message_id, n)
+                           join exo_private.chat_messages m on m.id = o.message_id)) end
     from unnest(p_workspaces, p_chunks) w (workspace, chunk_id)
     join exo_private.chunks c on c.workspace = w.workspace and c.id = w.chunk_id
     join exo_private.documents d on d.id = c.document_id
@@ -21295,6 +21362,7 @@ pool is ordered, and what a context packet holds.
 """
 
 import datetime
+import json
 import math
 import re
 
@@ -21993,6 +22061,26 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None):
         return chat_excerpt(body, words, max_chars, c["chat"].get("similarity"), chat_chars)
     return excerpt(c["body"], words, max_chars)
 
+def cut_at(detail, moment):
+    """A pool_details row as of `moment` (a datetime; None: now): a chat window without the
+    messages sent after it (its body's messages and chat.message_ids and chat.sent_at alike); None
+    when none is left, or when its body does not show one message per id (it cannot be cut
+    exactly, so nothing of it is shown). Anything else as it is."""
+    chat = json.loads(detail["chat"]) if isinstance(detail.get("chat"), str) else detail.get("chat")
+    if moment is None or not chat or not chat.get("sent_at"):
+        return detail
+    sent = [None if t is None else datetime.datetime.fromisoformat(t) for t in chat["sent_at"]]
+    keep = [i for i, t in enumerate(sent) if t is None or t <= moment]
+    if len(keep) == len(sent):
+        return detail
+    messages = chat_messages(detail["body"].strip())
+    if not keep or len(messages) != len(sent):
+        return None
+    cut = dict(
+        chat, message_ids=[chat["message_ids"][i] for i in keep], sent_at=[chat["sent_at"][i] for i in keep]
+    )
+    return dict(detail, body="\n".join(messages[i] for i in keep), chat=json.dumps(cut))
+
 def chat_start(body):
     """The time of a chat chunk's first message as its lines show it ("2024-03-04 09:12"), or
     None when it is undated."""
@@ -22410,6 +22498,8 @@ class Question:
         self.text = text  # the query's first search.MAX_INPUT_CHARS characters
         self.as_of_day = (as_of or "")[:10] or datetime.date.today().isoformat()
         self.today = datetime.date.fromisoformat(self.as_of_day)
+        # The exact moment: nothing sent after it is shown (search.cut_at); None: now.
+        self.moment = datetime.datetime.fromisoformat(as_of) if as_of else None
 
     def read_time(self, db, open_archive):
         """The temporal signal and whether the archive opens before any search."""
@@ -22853,6 +22943,7 @@ pool is ordered, and what a context packet holds.
 """
 
 import datetime
+import json
 import math
 import re
 
@@ -23551,6 +23642,26 @@ def chunk_excerpt(c, words, max_chars, chat_chars=None):
         return chat_excerpt(body, words, max_chars, c["chat"].get("similarity"), chat_chars)
     return excerpt(c["body"], words, max_chars)
 
+def cut_at(detail, moment):
+    """A pool_details row as of `moment` (a datetime; None: now): a chat window without the
+    messages sent after it (its body's messages and chat.message_ids and chat.sent_at alike); None
+    when none is left, or when its body does not show one message per id (it cannot be cut
+    exactly, so nothing of it is shown). Anything else as it is."""
+    chat = json.loads(detail["chat"]) if isinstance(detail.get("chat"), str) else detail.get("chat")
+    if moment is None or not chat or not chat.get("sent_at"):
+        return detail
+    sent = [None if t is None else datetime.datetime.fromisoformat(t) for t in chat["sent_at"]]
+    keep = [i for i, t in enumerate(sent) if t is None or t <= moment]
+    if len(keep) == len(sent):
+        return detail
+    messages = chat_messages(detail["body"].strip())
+    if not keep or len(messages) != len(sent):
+        return None
+    cut = dict(
+        chat, message_ids=[chat["message_ids"][i] for i in keep], sent_at=[chat["sent_at"][i] for i in keep]
+    )
+    return dict(detail, body="\n".join(messages[i] for i in keep), chat=json.dumps(cut))
+
 def chat_start(body):
     """The time of a chat chunk's first message as its lines show it ("2024-03-04 09:12"), or
     None when it is undated."""
@@ -23968,6 +24079,8 @@ class Question:
         self.text = text  # the query's first search.MAX_INPUT_CHARS characters
         self.as_of_day = (as_of or "")[:10] or datetime.date.today().isoformat()
         self.today = datetime.date.fromisoformat(self.as_of_day)
+        # The exact moment: nothing sent after it is shown (search.cut_at); None: now.
+        self.moment = datetime.datetime.fromisoformat(as_of) if as_of else None
 
     def read_time(self, db, open_archive):
         """The temporal signal and whether the archive opens before any search."""
@@ -25272,7 +25385,8 @@ class StageSearch:
         return pools
 
     def fetch_details(self, hits):
-        """pool_details rows of hits (with the query's coverage), each fetched once per search."""
+        """pool_details rows of hits (with the query's coverage), each fetched once per search, a
+        chat window cut at the search's moment (cut_at: one it leaves nothing of is left out)."""
         missing = [h for h in hits if h["chunk_id"] not in self.details]
         if missing:
             for d in self.db.run(
@@ -25281,7 +25395,9 @@ class StageSearch:
                 ["text[]", "bigint[]", "date"],
                 [[h["workspace"] for h in missing], [h["chunk_id"] for h in missing], self.q.as_of_day],
             ):
-                self.details[d["chunk_id"]] = dict(d, coverage=coverage(d["body"], self.q.terms))
+                d = cut_at(d, self.q.moment)
+                if d is not None:
+                    self.details[d["chunk_id"]] = dict(d, coverage=coverage(d["body"], self.q.terms))
         return [self.details[h["chunk_id"]] for h in hits if h["chunk_id"] in self.details]
 
     def present_answers(self, pools):

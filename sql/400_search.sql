@@ -586,7 +586,11 @@ as $$
            c.written_at, d.path, d.title, d.canonical,
            case when cw.chunk_id is not null then jsonb_build_object(
                'conversation_id', cw.conversation_id, 'title', d.title, 'senders', s.senders,
-               'first_sent_at', cw.first_sent_at, 'message_ids', to_jsonb(cw.message_ids)) end
+               'first_sent_at', cw.first_sent_at, 'message_ids', to_jsonb(cw.message_ids),
+               -- each message's time, in the order of message_ids: as_of cuts a window (search.cut_at)
+               'sent_at', (select jsonb_agg(m.sent_at order by o.n)
+                           from unnest(cw.message_ids) with ordinality o (message_id, n)
+                           join exo_private.chat_messages m on m.id = o.message_id)) end
     from unnest(p_workspaces, p_chunks) w (workspace, chunk_id)
     join exo_private.chunks c on c.workspace = w.workspace and c.id = w.chunk_id
     join exo_private.documents d on d.id = c.document_id

@@ -6,6 +6,7 @@ exo_private.retrieve inlines this module; these tests hold its promises without 
 
 import datetime
 import itertools
+import json
 import math
 import random
 import re
@@ -1117,3 +1118,20 @@ def test_a_packet_says_nothing_answers_and_shows_two_nearest_unless_a_fact_does(
             "valid_from": "2024-01-01", "sources": []}  # fmt: skip
     answered = search.packet("what did the vet say", ranked, [], report, 4000, PACKET, facts=[fact])["text"]
     assert search.NOTHING_ANSWERS not in answered and "[4] " in answered
+
+
+def test_a_chat_window_is_cut_at_the_moment_and_one_that_cannot_be_cut_exactly_is_left_out():
+    body = "2025-06-30 11:00 Ana: first\n2025-06-30 11:50 Ana: second\n  and its second line"
+    chat = {"message_ids": [1, 2], "sent_at": ["2025-06-30T11:00:00+00:00", "2025-06-30T11:50:00+00:00"]}
+    detail = {"chunk_id": 7, "body": body, "chat": json.dumps(chat)}
+    at = datetime.datetime.fromisoformat
+    assert search.cut_at(detail, None) is detail
+    assert search.cut_at(detail, at("2025-06-30 12:00:00+00")) is detail
+    cut = search.cut_at(detail, at("2025-06-30 13:30:00+02"))  # 11:30 UTC
+    assert cut["body"] == "2025-06-30 11:00 Ana: first"
+    assert json.loads(cut["chat"]) == {"message_ids": [1], "sent_at": ["2025-06-30T11:00:00+00:00"]}
+    assert search.cut_at(detail, at("2025-06-30 10:00:00+00")) is None  # nothing left
+    one_line = dict(detail, body="2025-06-30 11:00 Ana: first and second in one line")
+    assert search.cut_at(one_line, at("2025-06-30 11:30:00+00")) is None  # not one message per id
+    document = {"chunk_id": 8, "body": "a note", "chat": None}
+    assert search.cut_at(document, at("2000-01-01 00:00:00+00")) is document

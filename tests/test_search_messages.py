@@ -289,3 +289,30 @@ def test_the_bm25_index_serves_the_search_of_twenty_thousand_messages(db):
     (plan,) = [p for p in plans if "with hits as materialized" in p]
     assert "Index Scan using chat_messages_bm25 on chat_messages" in plan, plan
     assert "Seq Scan on chat_messages" not in plan, plan
+
+
+def test_a_window_that_straddles_as_of_is_cut_at_it_on_every_search_path(db, tmp_path):
+    path = tmp_path / "chat.jsonl"
+    path.write_text(
+        jsonl(
+            msg("boat", "Ana", "The lighthouse keeper called about the boat", "2025-06-30T11:00:00Z"),
+            msg("boat", "Sam", "Did he say what it costs?", "2025-06-30T11:05:00Z"),
+            msg("boat", "Ana", "The lighthouse keeper sold the boat to Priya", "2025-06-30T11:50:00Z"),
+        )
+    )
+    run_import(db, path, "jsonl")
+    before = datetime(2025, 6, 30, 11, 30, tzinfo=UTC)
+    with db.connect("exo_reader") as conn:
+        found = conn.execute(
+            "select exo.search_json('lighthouse keeper boat', as_of => %s)", (before,)
+        ).fetchone()[0]
+        packet = conn.execute(
+            "select exo.context_packet_json('lighthouse keeper boat', as_of => %s)", (before,)
+        ).fetchone()[0]
+        later = conn.execute(
+            "select exo.context_packet_json('lighthouse keeper boat', as_of => %s)", (AS_OF,)
+        ).fetchone()[0]
+    (result,) = found["results"]
+    assert "called about the boat" in result["body"] and "sold the boat" not in result["body"]
+    assert "called about the boat" in packet["text"] and "Priya" not in packet["text"]
+    assert "sold the boat to Priya" in later["text"]  # as of later, the whole window
