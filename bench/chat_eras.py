@@ -79,6 +79,7 @@ from bench.chat_histories import (
     Question,
     fill,
     session_times,
+    write_export,
 )
 from bench.chat_recall import (
     BM25,
@@ -606,13 +607,7 @@ def generate(
 
 def write(eras: Eras, out: Path) -> Path:
     """The generic JSONL export (chats.jsonl) and the questions (questions.json) in out."""
-    out.mkdir(parents=True, exist_ok=True)
-    export = out / "chats.jsonl"
-    seen: set[str] = set()
-    with export.open("w", encoding="utf-8") as fh:
-        for m in eras.messages:
-            fh.write(json.dumps(m.record(m.conversation_id not in seen)) + "\n")
-            seen.add(m.conversation_id)
+    export = write_export(eras.messages, out)
     questions = [dict(asdict(q), expect=q.facts[0], era=eras.eras[q.conversation_id]) for q in eras.questions]
     (out / "questions.json").write_text(json.dumps(questions, indent=1) + "\n", encoding="utf-8")
     return export

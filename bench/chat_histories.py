@@ -570,15 +570,22 @@ def generate(conversations: int, seed: int, end: date = END, max_messages: int |
     return History(messages, questions)
 
 
-def write(history: History, out: Path) -> tuple[Path, Path]:
-    """The JSONL export and the questions file, in out."""
+def write_export(messages: list[Message], out: Path) -> Path:
+    """The generic JSONL export of `messages` (docs/chat-formats.md) as out/chats.jsonl, each
+    conversation's title on its first message."""
     out.mkdir(parents=True, exist_ok=True)
-    export, questions = out / EXPORT_NAME, out / QUESTIONS_NAME
+    export = out / EXPORT_NAME
     seen: set[str] = set()
     with export.open("w", encoding="utf-8") as fh:
-        for m in history.messages:
+        for m in messages:
             fh.write(json.dumps(m.record(m.conversation_id not in seen)) + "\n")
             seen.add(m.conversation_id)
+    return export
+
+
+def write(history: History, out: Path) -> tuple[Path, Path]:
+    """The JSONL export and the questions file, in out."""
+    export, questions = write_export(history.messages, out), out / QUESTIONS_NAME
     questions.write_text(
         json.dumps([asdict(q) for q in history.questions], indent=1) + "\n", encoding="utf-8"
     )

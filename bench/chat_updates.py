@@ -55,7 +55,7 @@ from pathlib import Path
 
 from pgvector import Vector
 
-from bench.chat_histories import History, Message
+from bench.chat_histories import History, Message, write_export
 from bench.chat_recall import (
     BM25,
     NEAREST,
@@ -343,13 +343,8 @@ def generate(seed: int = 31, as_of: date | None = None) -> Corpus:
 
 
 def write(corpus: Corpus, out: Path) -> Path:
-    out.mkdir(parents=True, exist_ok=True)
-    export = out / "chats.jsonl"
-    seen: set[str] = set()
-    with export.open("w", encoding="utf-8") as fh:
-        for m in corpus.messages:
-            fh.write(json.dumps(m.record(m.conversation_id not in seen)) + "\n")
-            seen.add(m.conversation_id)
+    """The JSONL export (chats.jsonl) and the questions (questions.json) in out."""
+    export = write_export(corpus.messages, out)
     (out / "questions.json").write_text(json.dumps([asdict(q) for q in corpus.questions], indent=1) + "\n")
     return export
 
