@@ -3942,11 +3942,14 @@ def without_day(passage, day):
 def chunk_excerpt(c, words, max_chars, chat_chars=None):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
     citation names; neighbours of the answering message within chat_chars), sentences for a
-    document's."""
+    document's. In a chat, the participants' names are no words to match: "What about Kate?"
+    in a chat with Kate says nothing of what the question asks."""
     if c.get("chat"):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
-        return chat_excerpt(body, words, max_chars, c["chat"].get("similarity"), chat_chars)
+        named = {w.casefold() for s in c["chat"].get("senders") or [] for w in _WORD.findall(s)}
+        asked = [w for w in words if w not in named]
+        return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars)
     return excerpt(c["body"], words, max_chars)
 
 def cut_at(detail, moment):
@@ -6009,11 +6012,14 @@ def without_day(passage, day):
 def chunk_excerpt(c, words, max_chars, chat_chars=None):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
     citation names; neighbours of the answering message within chat_chars), sentences for a
-    document's."""
+    document's. In a chat, the participants' names are no words to match: "What about Kate?"
+    in a chat with Kate says nothing of what the question asks."""
     if c.get("chat"):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
-        return chat_excerpt(body, words, max_chars, c["chat"].get("similarity"), chat_chars)
+        named = {w.casefold() for s in c["chat"].get("senders") or [] for w in _WORD.findall(s)}
+        asked = [w for w in words if w not in named]
+        return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars)
     return excerpt(c["body"], words, max_chars)
 
 def cut_at(detail, moment):
@@ -7726,11 +7732,14 @@ def without_day(passage, day):
 def chunk_excerpt(c, words, max_chars, chat_chars=None):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
     citation names; neighbours of the answering message within chat_chars), sentences for a
-    document's."""
+    document's. In a chat, the participants' names are no words to match: "What about Kate?"
+    in a chat with Kate says nothing of what the question asks."""
     if c.get("chat"):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
-        return chat_excerpt(body, words, max_chars, c["chat"].get("similarity"), chat_chars)
+        named = {w.casefold() for s in c["chat"].get("senders") or [] for w in _WORD.findall(s)}
+        asked = [w for w in words if w not in named]
+        return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars)
     return excerpt(c["body"], words, max_chars)
 
 def cut_at(detail, moment):
@@ -22054,11 +22063,14 @@ def without_day(passage, day):
 def chunk_excerpt(c, words, max_chars, chat_chars=None):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
     citation names; neighbours of the answering message within chat_chars), sentences for a
-    document's."""
+    document's. In a chat, the participants' names are no words to match: "What about Kate?"
+    in a chat with Kate says nothing of what the question asks."""
     if c.get("chat"):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
-        return chat_excerpt(body, words, max_chars, c["chat"].get("similarity"), chat_chars)
+        named = {w.casefold() for s in c["chat"].get("senders") or [] for w in _WORD.findall(s)}
+        asked = [w for w in words if w not in named]
+        return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars)
     return excerpt(c["body"], words, max_chars)
 
 def cut_at(detail, moment):
@@ -23635,11 +23647,14 @@ def without_day(passage, day):
 def chunk_excerpt(c, words, max_chars, chat_chars=None):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
     citation names; neighbours of the answering message within chat_chars), sentences for a
-    document's."""
+    document's. In a chat, the participants' names are no words to match: "What about Kate?"
+    in a chat with Kate says nothing of what the question asks."""
     if c.get("chat"):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
-        return chat_excerpt(body, words, max_chars, c["chat"].get("similarity"), chat_chars)
+        named = {w.casefold() for s in c["chat"].get("senders") or [] for w in _WORD.findall(s)}
+        asked = [w for w in words if w not in named]
+        return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars)
     return excerpt(c["body"], words, max_chars)
 
 def cut_at(detail, moment):

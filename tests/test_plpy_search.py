@@ -1135,3 +1135,18 @@ def test_a_chat_window_is_cut_at_the_moment_and_one_that_cannot_be_cut_exactly_i
     assert search.cut_at(one_line, at("2025-06-30 11:30:00+00")) is None  # not one message per id
     document = {"chunk_id": 8, "body": "a note", "chat": None}
     assert search.cut_at(document, at("2000-01-01 00:00:00+00")) is document
+
+
+def test_a_chat_excerpt_matches_no_participants_name():
+    body = "\n".join(
+        [
+            "09:00 Sam: Morning!",
+            "09:01 Kate: What about Kate's plan, Sam?",
+            "09:02 Sam: The ferry leaves at noon, the harbour is packed.",
+            "09:03 Kate: Great.",
+            "09:04 Sam: See you there.",
+        ]
+    )
+    chunk = {"body": body, "chat": {"senders": ["Sam", "Kate"], "similarity": None}}
+    shown = search.chunk_excerpt(chunk, ["kate", "ferry"], 70)
+    assert "The ferry leaves at noon" in shown and "What about Kate" not in shown
