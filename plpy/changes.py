@@ -161,8 +161,9 @@ def order_changes(query, chosen, report):
     groups. Unchanged unless the question asks what holds now (asks_now)."""
     if not asks_now(query, report) or len(chosen) < 2:
         return chosen
-    words = [w for w in query_words(query) if w not in STOPWORDS]
-    facts = [stated(c, words, set(query_words(query))) for c in chosen]
+    every = query_words(query)
+    words = [w for w in every if w not in STOPWORDS]
+    facts = [stated(c, words, set(every)) for c in chosen]
     asked = {stem(w) for w in words if len(w) >= 3}
     groups = []
     for i in range(len(chosen)):

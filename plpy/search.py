@@ -747,7 +747,7 @@ def cut_at(detail, moment):
     messages sent after it (its body's messages and chat.message_ids and chat.sent_at alike); None
     when none is left, or when its body does not show one message per id (it cannot be cut
     exactly, so nothing of it is shown). Anything else as it is."""
-    chat = json.loads(detail["chat"]) if isinstance(detail.get("chat"), str) else detail.get("chat")
+    chat = json.loads(detail["chat"]) if detail.get("chat") else None
     if moment is None or not chat or not chat.get("sent_at"):
         return detail
     sent = [None if t is None else datetime.datetime.fromisoformat(t) for t in chat["sent_at"]]
@@ -1018,13 +1018,17 @@ def change_note(c, numbers):
     return f" (earlier, {change['day']}; superseded by {refs}?)"
 
 
-def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
+def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None, order=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
     `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
-    section; the report's capsules.packet says which were shown and which skipped."""
+    section; the report's capsules.packet says which were shown and which skipped. `order`
+    (query, chosen, report) -> chosen reorders and marks what the packet cites
+    (plpy/changes.py order_changes, which build_packet passes)."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
+    if order is not None:
+        chosen = order(query, chosen, report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
     nothing = (report.get("answer") or {}).get("found") is False and not facts

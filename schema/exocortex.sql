@@ -3957,7 +3957,7 @@ def cut_at(detail, moment):
     messages sent after it (its body's messages and chat.message_ids and chat.sent_at alike); None
     when none is left, or when its body does not show one message per id (it cannot be cut
     exactly, so nothing of it is shown). Anything else as it is."""
-    chat = json.loads(detail["chat"]) if isinstance(detail.get("chat"), str) else detail.get("chat")
+    chat = json.loads(detail["chat"]) if detail.get("chat") else None
     if moment is None or not chat or not chat.get("sent_at"):
         return detail
     sent = [None if t is None else datetime.datetime.fromisoformat(t) for t in chat["sent_at"]]
@@ -4213,13 +4213,17 @@ def change_note(c, numbers):
         return f" (later, {change['day']}: {'updates' if change['update'] else 'differs from'} {refs})"
     return f" (earlier, {change['day']}; superseded by {refs}?)"
 
-def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
+def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None, order=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
     `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
-    section; the report's capsules.packet says which were shown and which skipped."""
+    section; the report's capsules.packet says which were shown and which skipped. `order`
+    (query, chosen, report) -> chosen reorders and marks what the packet cites
+    (plpy/changes.py order_changes, which build_packet passes)."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
+    if order is not None:
+        chosen = order(query, chosen, report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
     nothing = (report.get("answer") or {}).get("found") is False and not facts
@@ -6027,7 +6031,7 @@ def cut_at(detail, moment):
     messages sent after it (its body's messages and chat.message_ids and chat.sent_at alike); None
     when none is left, or when its body does not show one message per id (it cannot be cut
     exactly, so nothing of it is shown). Anything else as it is."""
-    chat = json.loads(detail["chat"]) if isinstance(detail.get("chat"), str) else detail.get("chat")
+    chat = json.loads(detail["chat"]) if detail.get("chat") else None
     if moment is None or not chat or not chat.get("sent_at"):
         return detail
     sent = [None if t is None else datetime.datetime.fromisoformat(t) for t in chat["sent_at"]]
@@ -6283,13 +6287,17 @@ def change_note(c, numbers):
         return f" (later, {change['day']}: {'updates' if change['update'] else 'differs from'} {refs})"
     return f" (earlier, {change['day']}; superseded by {refs}?)"
 
-def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
+def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None, order=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
     `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
-    section; the report's capsules.packet says which were shown and which skipped."""
+    section; the report's capsules.packet says which were shown and which skipped. `order`
+    (query, chosen, report) -> chosen reorders and marks what the packet cites
+    (plpy/changes.py order_changes, which build_packet passes)."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
+    if order is not None:
+        chosen = order(query, chosen, report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
     nothing = (report.get("answer") or {}).get("found") is False and not facts
@@ -7747,7 +7755,7 @@ def cut_at(detail, moment):
     messages sent after it (its body's messages and chat.message_ids and chat.sent_at alike); None
     when none is left, or when its body does not show one message per id (it cannot be cut
     exactly, so nothing of it is shown). Anything else as it is."""
-    chat = json.loads(detail["chat"]) if isinstance(detail.get("chat"), str) else detail.get("chat")
+    chat = json.loads(detail["chat"]) if detail.get("chat") else None
     if moment is None or not chat or not chat.get("sent_at"):
         return detail
     sent = [None if t is None else datetime.datetime.fromisoformat(t) for t in chat["sent_at"]]
@@ -8003,13 +8011,17 @@ def change_note(c, numbers):
         return f" (later, {change['day']}: {'updates' if change['update'] else 'differs from'} {refs})"
     return f" (earlier, {change['day']}; superseded by {refs}?)"
 
-def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
+def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None, order=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
     `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
-    section; the report's capsules.packet says which were shown and which skipped."""
+    section; the report's capsules.packet says which were shown and which skipped. `order`
+    (query, chosen, report) -> chosen reorders and marks what the packet cites
+    (plpy/changes.py order_changes, which build_packet passes)."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
+    if order is not None:
+        chosen = order(query, chosen, report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
     nothing = (report.get("answer") or {}).get("found") is False and not facts
@@ -8246,8 +8258,9 @@ def order_changes(query, chosen, report):
     groups. Unchanged unless the question asks what holds now (asks_now)."""
     if not asks_now(query, report) or len(chosen) < 2:
         return chosen
-    words = [w for w in query_words(query) if w not in STOPWORDS]
-    facts = [stated(c, words, set(query_words(query))) for c in chosen]
+    every = query_words(query)
+    words = [w for w in every if w not in STOPWORDS]
+    facts = [stated(c, words, set(every)) for c in chosen]
     asked = {stem(w) for w in words if len(w) >= 3}
     groups = []
     for i in range(len(chosen)):
@@ -8314,11 +8327,9 @@ facts = [
     )
 ]
 # Passages that state different values of one thing: newest first, each marked (plpy/changes.py).
-chosen = packet_choice(query, found["results"], settings)
-ranked = order_changes(query, chosen, report) + [r for r in found["results"] if r not in chosen]
 result = packet(
-    query, ranked, report["hints"], report, token_budget, settings, capsules, facts,
-    datetime.date.today().isoformat(),
+    query, found["results"], report["hints"], report, token_budget, settings, capsules, facts,
+    datetime.date.today().isoformat(), order_changes,
 )
 result["report"] = report
 return json.dumps(result)
@@ -22078,7 +22089,7 @@ def cut_at(detail, moment):
     messages sent after it (its body's messages and chat.message_ids and chat.sent_at alike); None
     when none is left, or when its body does not show one message per id (it cannot be cut
     exactly, so nothing of it is shown). Anything else as it is."""
-    chat = json.loads(detail["chat"]) if isinstance(detail.get("chat"), str) else detail.get("chat")
+    chat = json.loads(detail["chat"]) if detail.get("chat") else None
     if moment is None or not chat or not chat.get("sent_at"):
         return detail
     sent = [None if t is None else datetime.datetime.fromisoformat(t) for t in chat["sent_at"]]
@@ -22334,13 +22345,17 @@ def change_note(c, numbers):
         return f" (later, {change['day']}: {'updates' if change['update'] else 'differs from'} {refs})"
     return f" (earlier, {change['day']}; superseded by {refs}?)"
 
-def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
+def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None, order=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
     `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
-    section; the report's capsules.packet says which were shown and which skipped."""
+    section; the report's capsules.packet says which were shown and which skipped. `order`
+    (query, chosen, report) -> chosen reorders and marks what the packet cites
+    (plpy/changes.py order_changes, which build_packet passes)."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
+    if order is not None:
+        chosen = order(query, chosen, report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
     nothing = (report.get("answer") or {}).get("found") is False and not facts
@@ -23662,7 +23677,7 @@ def cut_at(detail, moment):
     messages sent after it (its body's messages and chat.message_ids and chat.sent_at alike); None
     when none is left, or when its body does not show one message per id (it cannot be cut
     exactly, so nothing of it is shown). Anything else as it is."""
-    chat = json.loads(detail["chat"]) if isinstance(detail.get("chat"), str) else detail.get("chat")
+    chat = json.loads(detail["chat"]) if detail.get("chat") else None
     if moment is None or not chat or not chat.get("sent_at"):
         return detail
     sent = [None if t is None else datetime.datetime.fromisoformat(t) for t in chat["sent_at"]]
@@ -23918,13 +23933,17 @@ def change_note(c, numbers):
         return f" (later, {change['day']}: {'updates' if change['update'] else 'differs from'} {refs})"
     return f" (earlier, {change['day']}; superseded by {refs}?)"
 
-def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None):
+def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None, order=None):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
     `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
-    section; the report's capsules.packet says which were shown and which skipped."""
+    section; the report's capsules.packet says which were shown and which skipped. `order`
+    (query, chosen, report) -> chosen reorders and marks what the packet cites
+    (plpy/changes.py order_changes, which build_packet passes)."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
+    if order is not None:
+        chosen = order(query, chosen, report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
     nothing = (report.get("answer") or {}).get("found") is False and not facts

@@ -890,11 +890,9 @@ facts = [
     )
 ]
 # Passages that state different values of one thing: newest first, each marked (plpy/changes.py).
-chosen = packet_choice(query, found["results"], settings)
-ranked = order_changes(query, chosen, report) + [r for r in found["results"] if r not in chosen]
 result = packet(
-    query, ranked, report["hints"], report, token_budget, settings, capsules, facts,
-    datetime.date.today().isoformat(),
+    query, found["results"], report["hints"], report, token_budget, settings, capsules, facts,
+    datetime.date.today().isoformat(), order_changes,
 )
 result["report"] = report
 return json.dumps(result)
