@@ -27,7 +27,7 @@ text only: no list of subjects, no model.
 
 import re
 
-from search import _CHAT_LABEL, _WORD, STOPWORDS, answering_line, query_words
+from search import _CHAT_LABEL, _WORD, STOPWORDS, answering_line, query_words, stem
 
 # A question about the present: a present-tense auxiliary or copula ("s": "What's"), or a word
 # of the present; one in the past tense is about a time before.
@@ -71,14 +71,6 @@ def asks_now(query, report):
         return False
     words = set(query_words(query))
     return bool(words & PRESENT) and not words & PAST
-
-
-def stem(word):
-    """A word without its commonest English endings ("living", "lives", "lived" -> "liv")."""
-    for end in ("ing", "ed", "es", "s", "e"):
-        if word.endswith(end) and len(word) - len(end) >= 3:
-            return word[: -len(end)]
-    return word
 
 
 def told(line):

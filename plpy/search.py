@@ -125,6 +125,14 @@ def stems(text):
     return {w[:5] for w in _WORD.findall(text.casefold())}
 
 
+def stem(word):
+    """A word without its commonest English endings ("living", "lives", "lived" -> "liv")."""
+    for end in ("ing", "ed", "es", "s", "e"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            return word[: -len(end)]
+    return word
+
+
 def coverage(body, words):
     """The share of `words` (a query's content words) among the words of `body`, compared by
     their stems(); 0 without words."""
@@ -866,14 +874,14 @@ FACT_SHARE = 2
 
 
 def fact_section(facts, day, today, words=(), max_tokens=None):
-    """The packet's first section: per subject and attribute the value of the highest kind
+    """The packet's first section (none without facts): per subject and attribute the value of the highest kind
     (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
     its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
     facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
     most words (`words`, the question's) with their attribute and value are kept, in their order,
     and the section says how many it left out and where they are."""
     if not facts:
-        return "## Current facts\n(none recorded yet)\n\n"
+        return ""
     lines = [] if day == today else [f"(as of {day})"]
     groups, hints = {}, []
     for f in facts:
@@ -1018,20 +1026,36 @@ def change_note(c, numbers):
     return f" (earlier, {change['day']}; superseded by {refs}?)"
 
 
-def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None, order=None):
+def packet(
+    query,
+    ranked,
+    hint_list,
+    report,
+    budget,
+    settings,
+    capsules=(),
+    facts=(),
+    today=None,
+    order=None,
+    choose_facts=None,
+):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
-    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
-    section; the report's capsules.packet says which were shown and which skipped. `order`
-    (query, chosen, report) -> chosen reorders and marks what the packet cites
-    (plpy/changes.py order_changes, which build_packet passes)."""
+    those of them `choose_facts` (query, facts, cited passages, report) -> facts keeps
+    (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
+    rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
+    which were shown and which skipped. `order` (query, chosen, report) -> chosen reorders and
+    marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
         chosen = order(query, chosen, report)
+    found = (report.get("answer") or {}).get("found") is not False
+    if choose_facts is not None:
+        facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
-    nothing = (report.get("answer") or {}).get("found") is False and not facts
+    nothing = not found and not facts
     if nothing:
         chosen = chosen[:NEAREST_NOT_ANSWERS]
 

@@ -3377,6 +3377,13 @@ def stems(text):
     meets "replicas", "invoiced" meets "invoices")."""
     return {w[:5] for w in _WORD.findall(text.casefold())}
 
+def stem(word):
+    """A word without its commonest English endings ("living", "lives", "lived" -> "liv")."""
+    for end in ("ing", "ed", "es", "s", "e"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            return word[: -len(end)]
+    return word
+
 def coverage(body, words):
     """The share of `words` (a query's content words) among the words of `body`, compared by
     their stems(); 0 without words."""
@@ -4067,14 +4074,14 @@ FACT_SHARE = 2
 """The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
 
 def fact_section(facts, day, today, words=(), max_tokens=None):
-    """The packet's first section: per subject and attribute the value of the highest kind
+    """The packet's first section (none without facts): per subject and attribute the value of the highest kind
     (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
     its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
     facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
     most words (`words`, the question's) with their attribute and value are kept, in their order,
     and the section says how many it left out and where they are."""
     if not facts:
-        return "## Current facts\n(none recorded yet)\n\n"
+        return ""
     lines = [] if day == today else [f"(as of {day})"]
     groups, hints = {}, []
     for f in facts:
@@ -4213,20 +4220,36 @@ def change_note(c, numbers):
         return f" (later, {change['day']}: {'updates' if change['update'] else 'differs from'} {refs})"
     return f" (earlier, {change['day']}; superseded by {refs}?)"
 
-def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None, order=None):
+def packet(
+    query,
+    ranked,
+    hint_list,
+    report,
+    budget,
+    settings,
+    capsules=(),
+    facts=(),
+    today=None,
+    order=None,
+    choose_facts=None,
+):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
-    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
-    section; the report's capsules.packet says which were shown and which skipped. `order`
-    (query, chosen, report) -> chosen reorders and marks what the packet cites
-    (plpy/changes.py order_changes, which build_packet passes)."""
+    those of them `choose_facts` (query, facts, cited passages, report) -> facts keeps
+    (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
+    rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
+    which were shown and which skipped. `order` (query, chosen, report) -> chosen reorders and
+    marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
         chosen = order(query, chosen, report)
+    found = (report.get("answer") or {}).get("found") is not False
+    if choose_facts is not None:
+        facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
-    nothing = (report.get("answer") or {}).get("found") is False and not facts
+    nothing = not found and not facts
     if nothing:
         chosen = chosen[:NEAREST_NOT_ANSWERS]
 
@@ -5451,6 +5474,13 @@ def stems(text):
     meets "replicas", "invoiced" meets "invoices")."""
     return {w[:5] for w in _WORD.findall(text.casefold())}
 
+def stem(word):
+    """A word without its commonest English endings ("living", "lives", "lived" -> "liv")."""
+    for end in ("ing", "ed", "es", "s", "e"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            return word[: -len(end)]
+    return word
+
 def coverage(body, words):
     """The share of `words` (a query's content words) among the words of `body`, compared by
     their stems(); 0 without words."""
@@ -6141,14 +6171,14 @@ FACT_SHARE = 2
 """The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
 
 def fact_section(facts, day, today, words=(), max_tokens=None):
-    """The packet's first section: per subject and attribute the value of the highest kind
+    """The packet's first section (none without facts): per subject and attribute the value of the highest kind
     (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
     its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
     facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
     most words (`words`, the question's) with their attribute and value are kept, in their order,
     and the section says how many it left out and where they are."""
     if not facts:
-        return "## Current facts\n(none recorded yet)\n\n"
+        return ""
     lines = [] if day == today else [f"(as of {day})"]
     groups, hints = {}, []
     for f in facts:
@@ -6287,20 +6317,36 @@ def change_note(c, numbers):
         return f" (later, {change['day']}: {'updates' if change['update'] else 'differs from'} {refs})"
     return f" (earlier, {change['day']}; superseded by {refs}?)"
 
-def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None, order=None):
+def packet(
+    query,
+    ranked,
+    hint_list,
+    report,
+    budget,
+    settings,
+    capsules=(),
+    facts=(),
+    today=None,
+    order=None,
+    choose_facts=None,
+):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
-    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
-    section; the report's capsules.packet says which were shown and which skipped. `order`
-    (query, chosen, report) -> chosen reorders and marks what the packet cites
-    (plpy/changes.py order_changes, which build_packet passes)."""
+    those of them `choose_facts` (query, facts, cited passages, report) -> facts keeps
+    (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
+    rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
+    which were shown and which skipped. `order` (query, chosen, report) -> chosen reorders and
+    marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
         chosen = order(query, chosen, report)
+    found = (report.get("answer") or {}).get("found") is not False
+    if choose_facts is not None:
+        facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
-    nothing = (report.get("answer") or {}).get("found") is False and not facts
+    nothing = not found and not facts
     if nothing:
         chosen = chosen[:NEAREST_NOT_ANSWERS]
 
@@ -7175,6 +7221,13 @@ def stems(text):
     meets "replicas", "invoiced" meets "invoices")."""
     return {w[:5] for w in _WORD.findall(text.casefold())}
 
+def stem(word):
+    """A word without its commonest English endings ("living", "lives", "lived" -> "liv")."""
+    for end in ("ing", "ed", "es", "s", "e"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            return word[: -len(end)]
+    return word
+
 def coverage(body, words):
     """The share of `words` (a query's content words) among the words of `body`, compared by
     their stems(); 0 without words."""
@@ -7865,14 +7918,14 @@ FACT_SHARE = 2
 """The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
 
 def fact_section(facts, day, today, words=(), max_tokens=None):
-    """The packet's first section: per subject and attribute the value of the highest kind
+    """The packet's first section (none without facts): per subject and attribute the value of the highest kind
     (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
     its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
     facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
     most words (`words`, the question's) with their attribute and value are kept, in their order,
     and the section says how many it left out and where they are."""
     if not facts:
-        return "## Current facts\n(none recorded yet)\n\n"
+        return ""
     lines = [] if day == today else [f"(as of {day})"]
     groups, hints = {}, []
     for f in facts:
@@ -8011,20 +8064,36 @@ def change_note(c, numbers):
         return f" (later, {change['day']}: {'updates' if change['update'] else 'differs from'} {refs})"
     return f" (earlier, {change['day']}; superseded by {refs}?)"
 
-def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None, order=None):
+def packet(
+    query,
+    ranked,
+    hint_list,
+    report,
+    budget,
+    settings,
+    capsules=(),
+    facts=(),
+    today=None,
+    order=None,
+    choose_facts=None,
+):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
-    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
-    section; the report's capsules.packet says which were shown and which skipped. `order`
-    (query, chosen, report) -> chosen reorders and marks what the packet cites
-    (plpy/changes.py order_changes, which build_packet passes)."""
+    those of them `choose_facts` (query, facts, cited passages, report) -> facts keeps
+    (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
+    rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
+    which were shown and which skipped. `order` (query, chosen, report) -> chosen reorders and
+    marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
         chosen = order(query, chosen, report)
+    found = (report.get("answer") or {}).get("found") is not False
+    if choose_facts is not None:
+        facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
-    nothing = (report.get("answer") or {}).get("found") is False and not facts
+    nothing = not found and not facts
     if nothing:
         chosen = chosen[:NEAREST_NOT_ANSWERS]
 
@@ -8178,13 +8247,6 @@ def asks_now(query, report):
     words = set(query_words(query))
     return bool(words & PRESENT) and not words & PAST
 
-def stem(word):
-    """A word without its commonest English endings ("living", "lives", "lived" -> "liv")."""
-    for end in ("ing", "ed", "es", "s", "e"):
-        if word.endswith(end) and len(word) - len(end) >= 3:
-            return word[: -len(end)]
-    return word
-
 def told(line):
     """What a line tells: its sentences, a question left out but for what precedes its last comma
     ("Living in Leeds, which broadband is best?" tells "Living in Leeds")."""
@@ -8292,11 +8354,1660 @@ def order_changes(query, chosen, report):
         changes.append({"kind": kind, "chunks": ids})
     report["changes"] = changes
     return out
+"""Which facts a context packet shows: the lines the question is about (stdlib only).
+
+exo_private.packet_facts gives every fact of the subjects a question names, and a question in
+the first person names the owner: their whole file (blood type, IBAN, the dog's microchip).
+A packet shows only the lines the question is about. A line is about it when
+
+  profile   the question asks about the subject as a whole ("Who is Priya?", "Tell me about
+            myself"): it has no content word beyond the subject's name and words of asking;
+  words     the line's attribute shares a word with the question ("Where does Priya live?":
+            lives_in), or its value shares two;
+  meaning   its attribute, alone or with its value, is at least packet.fact_similarity similar
+            to the question and within FACT_MARGIN of the most similar line ("Who is my
+            doctor?": gp);
+  evidence  the passages the packet cites, other than of the fact's own document, state its value
+            (two thirds of the words it names outside parentheses, two at least): "Where did I live in 2014?" cites
+            a diary line "I now live at 14 Fenwick Street, Flat 3", the address of 2014.
+
+A sensitive line (its attribute matches a pattern of packet.sensitive_facts: account numbers,
+identity and health data; or its value holds a number and a word that does: "IBAN XX00 ...") is
+shown only when the question asks for it, by those words or its attribute's meaning: never in a
+profile, never by evidence. Withheld facts stay as hints whatever the question. Words are
+compared by stem() ("live", "lives", "lived"). Meaning needs the embeddings endpoint; without it
+the other rules still choose.
+"""
+
+import math
+import re
+
+"""A per-session call budget for model endpoints the reader can reach (stdlib only).
+
+Inlined into plpython3u functions (`# exo:include budget`). The store is plpython's
+GD, a dict that lives as long as the database session and is shared by every
+plpython function in it, so one budget covers `exo.embed_query` and the search's own
+model calls alike. A sliding window: at most `limit` calls in any `window_s` seconds.
+"""
+
+import time
+
+def allow(store, key, limit, window_s=60.0, now=None):
+    """Whether one more call of kind `key` fits the budget; counts it when it does.
+
+    `limit` <= 0 refuses every call (an owner can switch a path off)."""
+    now = time.monotonic() if now is None else now
+    calls = store.setdefault("exo_budget", {}).setdefault(key, [])
+    while calls and calls[0] <= now - window_s:
+        calls.pop(0)
+    if len(calls) >= limit:
+        return False
+    calls.append(now)
+    return True
+"""The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings,
+and llama.cpp's /v1/rerank (query + documents -> one relevance score per document).
+
+Standard library only and free of exocortex imports, so the same file can be
+inlined into a plpython3u function body. Every failure is a ModelError whose
+``error_class`` the worker records and decides retries on; this module never
+retries.
+
+    endpoint_down   connection refused or reset, unknown host, TLS failure
+    timeout         no answer within the endpoint's timeout_s
+    http_5xx        the server answered 5xx (ServerError.status)
+    http_4xx        the server rejected the request (ClientError.status, its message)
+    bad_response    a 2xx body that is not JSON or lacks the expected fields
+"""
+
+import http.client
+import ipaddress
+import json
+import math
+import socket
+import ssl
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_TIMEOUT_S = 30.0
+_READ_CHUNK = 64 * 1024
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+_DEFAULT = urllib.request.build_opener()
+
+class ModelError(Exception):
+    """A model call failed; ``error_class`` says how."""
+
+    error_class = "model_error"
+
+    def __init__(self, message: str, url: str | None = None):
+        super().__init__(message)
+        self.url = url
+
+class EndpointDown(ModelError):
+    error_class = "endpoint_down"
+
+class Timeout(ModelError):
+    error_class = "timeout"
+
+class BadResponse(ModelError):
+    error_class = "bad_response"
+
+class _HTTPStatusError(ModelError):
+    def __init__(self, message: str, url: str | None = None, status: int = 0):
+        super().__init__(message, url)
+        self.status = status
+
+class ServerError(_HTTPStatusError):
+    error_class = "http_5xx"
+
+class ClientError(_HTTPStatusError):
+    error_class = "http_4xx"
+
+@dataclass(frozen=True)
+class Endpoint:
+    url: str
+    """Base URL of the OpenAI-compatible API, such as http://127.0.0.1:54330/v1."""
+    model: str
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    extra: dict[str, Any] = field(default_factory=dict)
+    """The setting's other keys (dimensions, response_format, ...)."""
+
+    @classmethod
+    def from_setting(cls, value: dict[str, Any]) -> Endpoint:
+        """An endpoint from a ``models.*`` setting: {"url", "model", "timeout_s", ...}."""
+        if not isinstance(value, dict):
+            raise ValueError(f"a model setting must be a JSON object, got {value!r}")
+        url, model = value.get("url"), value.get("model")
+        if not isinstance(url, str) or not url:
+            raise ValueError("the model setting has no url (null means no endpoint is configured)")
+        if not isinstance(model, str) or not model:
+            raise ValueError(f"the model setting for {url} has no model name")
+        timeout = value.get("timeout_s", DEFAULT_TIMEOUT_S)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise ValueError(f"timeout_s of {url} must be a positive number, got {timeout!r}")
+        extra = {k: v for k, v in value.items() if k not in {"url", "model", "timeout_s"}}
+        return cls(url.rstrip("/"), model, float(timeout), extra)
+
+@dataclass(frozen=True)
+class ChatReply:
+    content: str
+    finish_reason: str
+    prompt_tokens: int
+    completion_tokens: int
+
+# -- the calls ----------------------------------------------------------------------------
+
+def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
+    """One vector per text, in the order of ``texts``."""
+    if not texts:
+        return []
+    url = f"{endpoint.url}/embeddings"
+    body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s)
+    data = body.get("data")
+    if not isinstance(data, list):
+        raise BadResponse(f"{url} answered without a data list", url)
+    if len(data) != len(texts):
+        raise BadResponse(f"{url} returned {len(data)} embeddings for {len(texts)} inputs", url)
+    vectors: list[list[float] | None] = [None] * len(texts)
+    for item in data:
+        index = item.get("index") if isinstance(item, dict) else None
+        vector = item.get("embedding") if isinstance(item, dict) else None
+        if not isinstance(index, int) or not 0 <= index < len(texts) or vectors[index] is not None:
+            raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
+        if not isinstance(vector, list) or not vector or not all(_is_number(x) for x in vector):
+            raise BadResponse(f"{url} returned an embedding that is not a list of numbers", url)
+        vectors[index] = [float(x) for x in vector]
+    sizes = {len(v) for v in vectors if v is not None}
+    expected = endpoint.extra.get("dimensions")
+    if len(sizes) != 1 or (isinstance(expected, int) and sizes != {expected}):
+        want = f"; the setting says {expected}" if isinstance(expected, int) else ""
+        raise BadResponse(f"{url} returned embeddings of sizes {sorted(sizes)}{want}", url)
+    return vectors  # type: ignore[return-value]
+
+def rerank(endpoint: Endpoint, query: str, documents: list[str]) -> list[float]:
+    """One relevance score per document, in the order of ``documents`` (higher is more relevant).
+
+    Speaks llama.cpp's /v1/rerank: POST {model, query, documents, top_n} and read
+    {"results": [{"index", "relevance_score"}, ...]} in any order. A score is needed
+    for every document, so the request asks for ``top_n = len(documents)`` and a
+    reply that leaves any document out is a BadResponse.
+    """
+    if not documents:
+        return []
+    url = f"{endpoint.url}/rerank"
+    payload = {
+        "model": endpoint.model,
+        "query": query,
+        "documents": list(documents),
+        "top_n": len(documents),
+    }
+    body = _post_json(url, payload, endpoint.timeout_s)
+    results = body.get("results")
+    if not isinstance(results, list):
+        raise BadResponse(f"{url} answered without a results list", url)
+    scores: list[float | None] = [None] * len(documents)
+    for item in results:
+        index = item.get("index") if isinstance(item, dict) else None
+        score = item.get("relevance_score") if isinstance(item, dict) else None
+        if (
+            not isinstance(index, int)
+            or isinstance(index, bool)
+            or not 0 <= index < len(documents)
+            or scores[index] is not None
+        ):
+            raise BadResponse(f"{url} returned a missing, duplicate or out-of-range index {index!r}", url)
+        if not _is_number(score):
+            raise BadResponse(f"{url} returned a relevance_score that is not a finite number: {score!r}", url)
+        scores[index] = float(score)  # type: ignore[arg-type]
+    if len(results) != len(documents):
+        raise BadResponse(f"{url} returned {len(results)} scores for {len(documents)} documents", url)
+    return scores  # type: ignore[return-value]
+
+def chat(
+    endpoint: Endpoint,
+    messages: list[dict[str, Any]],
+    *,
+    max_tokens: int,
+    response_format: dict[str, Any] | None = None,
+    temperature: float = 0.0,
+) -> ChatReply:
+    """One non-streaming chat completion.
+
+    ``response_format`` (such as a json_schema) is left out when the endpoint's
+    setting says ``"response_format": false``, for servers that misbehave with it.
+    """
+    url = f"{endpoint.url}/chat/completions"
+    payload: dict[str, Any] = {
+        "model": endpoint.model,
+        "messages": messages,
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        "stream": False,
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
+    if response_format is not None and endpoint.extra.get("response_format", True) is not False:
+        payload["response_format"] = response_format
+    body = _post_json(url, payload, endpoint.timeout_s)
+    try:
+        choice = body["choices"][0]
+        content = choice["message"]["content"]
+        finish_reason = choice.get("finish_reason") or "unknown"
+    except (KeyError, IndexError, TypeError):
+        raise BadResponse(f"{url} answered without choices[0].message.content", url) from None
+    if not isinstance(content, str):
+        raise BadResponse(f"{url} answered with a {type(content).__name__} message content", url)
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    return ChatReply(
+        content=content,
+        finish_reason=str(finish_reason),
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
+    )
+
+def embed_one(setting: dict[str, Any], text: str) -> dict[str, Any]:
+    """One text's embedding from a ``models.embeddings``-style setting, never raising for a
+    model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
+    What the database uses for a query's vector."""
+    began = time.monotonic()
+    try:
+        target = Endpoint.from_setting(setting)
+        (vector,) = embed(target, [text])
+    except (ModelError, ValueError) as exc:
+        return {
+            "error_class": getattr(exc, "error_class", "bad_setting"),
+            "error": str(exc)[:500],
+            "ms": round((time.monotonic() - began) * 1000, 1),
+        }
+    return {
+        "vector": "[" + ",".join(repr(x) for x in vector) + "]",
+        "model": target.model,
+        "dimensions": len(vector),
+        "ms": round((time.monotonic() - began) * 1000, 1),
+    }
+
+def probe(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> bool:
+    """True when the endpoint answers a one-token request with 2xx (the body is not checked)."""
+    return probe_error(endpoint, kind, timeout_s=timeout_s) is None
+
+def probe_error(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None) -> ModelError | None:
+    """How a one-token request to the endpoint failed, or None when it answered 2xx. A Timeout
+    means the server took the request but did not answer in time: busy, or hung."""
+    if kind == "chat":
+        url = f"{endpoint.url}/chat/completions"
+        payload: dict[str, Any] = {
+            "model": endpoint.model,
+            "messages": [{"role": "user", "content": "ping"}],
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "chat_template_kwargs": {"enable_thinking": False},
+        }
+    elif kind == "embeddings":
+        url = f"{endpoint.url}/embeddings"
+        payload = {"model": endpoint.model, "input": ["ping"]}
+    else:
+        raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
+    try:
+        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s)
+    except ModelError as exc:
+        return exc
+    return None
+
+# -- HTTP ---------------------------------------------------------------------------------
+
+def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    raw = _request(url, payload, timeout_s)
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadResponse(f"{url} answered with a body that is not JSON: {_snippet(raw)}", url) from None
+    if not isinstance(body, dict):
+        raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
+    return body
+
+def _request(url: str, payload: dict[str, Any], timeout_s: float) -> bytes:
+    """POST JSON and return the 2xx body; raise the matching ModelError otherwise.
+
+    ``timeout_s`` bounds the whole call: it is the socket timeout for connecting
+    and for the wait for the answer (a non-streaming reply arrives only when the
+    generation is done), and the deadline checked while the body is read.
+    """
+    deadline = time.monotonic() + timeout_s
+    data = json.dumps(payload).encode()
+    request = urllib.request.Request(
+        url,
+        data=data,
+        method="POST",
+        headers={"Content-Type": "application/json", "Accept": "application/json"},
+    )
+    opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
+    try:
+        with opener.open(request, timeout=timeout_s) as response:
+            status = response.status
+            chunks = []
+            while chunk := response.read1(_READ_CHUNK):  # read1: returns what has arrived
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise TimeoutError
+            raw = b"".join(chunks)
+    except urllib.error.HTTPError as exc:
+        raise _status_error(url, exc.code, _read_error_body(exc)) from None
+    except urllib.error.URLError as exc:
+        raise _transport_error(url, exc.reason, timeout_s) from None
+    except (OSError, http.client.HTTPException) as exc:
+        raise _transport_error(url, exc, timeout_s) from None
+    if time.monotonic() > deadline:
+        raise Timeout(f"{url} took longer than {timeout_s:g} s", url)
+    if not 200 <= status < 300:
+        raise BadResponse(f"{url} answered HTTP {status}", url)
+    return raw
+
+def _transport_error(url: str, reason: object, timeout_s: float) -> ModelError:
+    if isinstance(reason, TimeoutError):  # socket.timeout is TimeoutError
+        return Timeout(f"{url} did not answer within {timeout_s:g} s", url)
+    if isinstance(reason, http.client.IncompleteRead):
+        return EndpointDown(f"{url} closed the connection in the middle of its answer", url)
+    if isinstance(reason, http.client.RemoteDisconnected | ConnectionError):
+        return EndpointDown(f"{url} closed the connection: {reason}", url)
+    if isinstance(reason, http.client.HTTPException):
+        return BadResponse(f"{url} answered with malformed HTTP: {reason!r}", url)
+    if isinstance(reason, socket.gaierror):
+        return EndpointDown(f"{url}: unknown host ({reason})", url)
+    if isinstance(reason, ssl.SSLError):
+        return EndpointDown(f"{url}: TLS failed ({reason})", url)
+    if isinstance(reason, OSError):
+        return EndpointDown(f"{url} is unreachable: {reason.strerror or reason}", url)
+    return EndpointDown(f"{url} is unreachable: {reason}", url)
+
+def _status_error(url: str, status: int, body: bytes) -> ModelError:
+    message = _error_message(body)
+    if status >= 500:
+        return ServerError(f"{url} answered HTTP {status}: {message}", url, status)
+    if status >= 400:
+        return ClientError(f"{url} answered HTTP {status}: {message}", url, status)
+    return BadResponse(f"{url} answered HTTP {status}: {message}", url)
+
+def _read_error_body(exc: urllib.error.HTTPError) -> bytes:
+    try:
+        return exc.read() or b""
+    except (OSError, http.client.HTTPException):
+        return b""
+    finally:
+        exc.close()
+
+def _error_message(body: bytes) -> str:
+    """The server's own words: OpenAI's {"error": {"message"}}, {"error": "..."} or the text."""
+    try:
+        parsed = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return _snippet(body) or "(empty body)"
+    if isinstance(parsed, dict):
+        error = parsed.get("error", parsed.get("detail", parsed.get("message")))
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return error["message"]
+        if isinstance(error, str):
+            return error
+    return _snippet(body)
+
+def _snippet(raw: bytes, limit: int = 200) -> str:
+    text = raw.decode("utf-8", "replace").strip()
+    return text if len(text) <= limit else text[:limit] + "..."
+
+def _is_loopback(url: str) -> bool:
+    """Loopback endpoints never go through an environment proxy (no_proxy rarely lists them)."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+def _is_number(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+"""Retrieval logic that is not a query (stdlib only).
+
+Inlined into exo_private.retrieve (`# exo:include search`) and importable as
+plain Python for tests. The database runs the stage queries; this module decides
+what the query words are, which candidates a workspace admits, how the combined
+pool is ordered, and what a context packet holds.
+"""
+
 import datetime
+import json
+import math
+import re
+
+"""Text normalisation shared by the database and the worker (stdlib only).
+
+Inlined into plpython3u functions by the migrator (`# exo:include textnorm`),
+and importable as plain Python for tests.
+"""
+
+import re
+import unicodedata
+
+_SPACE = re.compile(r"\s+")
+_EDGE_PUNCT = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+
+def canonical_key(name):
+    """The identity key of a name: NFKC, case-folded, inner whitespace collapsed,
+    surrounding quotes and punctuation removed. "  Jane  DOE. " -> "jane doe".
+    Returns None for None or for a name with nothing left."""
+    if name is None:
+        return None
+    text = unicodedata.normalize("NFKC", name).casefold()
+    text = _SPACE.sub(" ", text).strip().strip(_EDGE_PUNCT).strip()
+    return text or None
+
+PRESENT_BANDS = ("current", "recent")
+ALL_BANDS = ("current", "recent", "archival")
+MAX_QUERY_CHARS = 1000  # the query's words, n-grams and identifiers come from this much of it
+MAX_INPUT_CHARS = 2000  # a search reads no more of a query (the temporal scan and the embedding)
+MAX_NGRAM = 6
+MAX_IDENTIFIERS = 8
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
+_QUOTED = re.compile(r"\"([^\"]{3,100})\"")
+_EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
+# The start of a message line in a chat chunk: its time (or "(undated)") and its sender; in a
+# packet's excerpt the time without the day its citation names (without_day).
+_CHAT_LABEL = re.compile(r"^((?:\d{4}-\d\d-\d\d )?\d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
+# Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
+STOPWORDS = frozenset(
+    """a about above after again all am an and any are as at be been before being below between both
+    but by can could did do does doing down during each few for from further had has have having he
+    her here hers him his how i if in into is it its just me more most my no nor not now of off on
+    once only or other our out over own same she should so some such than that the their them then
+    there these they this those through to too under until up very was we were what when where which
+    while who whom whose why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
+)
+
+# -- the query ---------------------------------------------------------------------------
+
+def query_words(query):
+    """The query's words, lower-cased, in order (its first MAX_QUERY_CHARS characters)."""
+    return [w.casefold() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
+
+def content_words(query):
+    """Distinct words of the query that are not stopwords, in order."""
+    seen = []
+    for word in query_words(query):
+        if word not in STOPWORDS and word not in seen:
+            seen.append(word)
+    return seen
+
+def _key_runs(tokens, max_n, keep):
+    """Canonical keys of every run of 1..max_n tokens, distinct, in order, that `keep` accepts."""
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(tokens) - n + 1):
+            key = canonical_key(" ".join(tokens[i : i + n]))
+            if key and keep(key) and key not in keys:
+                keys.append(key)
+    return keys
+
+def ngram_keys(query, max_n=MAX_NGRAM):
+    """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
+    or a title can only match one of these)."""
+    tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
+    return _key_runs(tokens, max_n, lambda key: True)
+
+def name_keys(query, max_n=3):
+    """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
+    question writes it, without the punctuation around it ("Priya's" is "priya")."""
+    return _key_runs(query_words(query), max_n, lambda key: len(key) > 1 and key not in STOPWORDS)
+
+def title_keys(query, max_n=MAX_NGRAM):
+    """Runs of 1..max_n query words joined by single spaces: documents.title_key's form, which
+    lower-cases (SQL lower(), not casefold: "Straße" stays "straße")."""
+    words = [w.lower() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(words) - n + 1):
+            key = " ".join(words[i : i + n])
+            if (n > 1 or len(key) >= 4) and key not in STOPWORDS and key not in keys:
+                keys.append(key)
+    return keys
+
+def identifiers(query):
+    """Strings to find verbatim: quoted phrases, and tokens that mix letters with digits or
+    carry inner punctuation (host names, ticket ids, file names, versions). Abbreviations of
+    single letters ("e.g.", "U.S.") are not identifiers."""
+    text = (query or "")[:MAX_QUERY_CHARS]
+    found = [m.group(1).strip() for m in _QUOTED.finditer(text)]
+    for token in text.split():
+        token = token.strip(_EDGE)
+        if not 3 <= len(token) <= 100:
+            continue
+        has_digit = any(c.isdigit() for c in token)
+        has_alpha = any(c.isalpha() for c in token)
+        inner = _IDENTIFIER_INNER.search(token[1:-1]) and any(len(w) > 1 for w in _WORD.findall(token))
+        if has_alpha and (has_digit or inner):
+            found.append(token)
+    unique = []
+    for item in found:
+        if item and item.casefold() not in [u.casefold() for u in unique]:
+            unique.append(item)
+    return unique[:MAX_IDENTIFIERS]
+
+def file_keys(query):
+    """Lower-cased tokens that could be a file name or a file's stem."""
+    return [i.casefold().rsplit("/", 1)[-1] for i in identifiers(query) if " " not in i]
+
+def stems(text):
+    """The words of `text` by their first five letters, casefolded (a cheap stem: "replication"
+    meets "replicas", "invoiced" meets "invoices")."""
+    return {w[:5] for w in _WORD.findall(text.casefold())}
+
+def stem(word):
+    """A word without its commonest English endings ("living", "lives", "lived" -> "liv")."""
+    for end in ("ing", "ed", "es", "s", "e"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            return word[: -len(end)]
+    return word
+
+def coverage(body, words):
+    """The share of `words` (a query's content words) among the words of `body`, compared by
+    their stems(); 0 without words."""
+    if not words:
+        return 0.0
+    held = stems(body)
+    return sum(1 for w in words if w[:5] in held) / len(words)
+
+# -- bands and deference ------------------------------------------------------------------
+
+def archive_decision(signal, open_archive):
+    """(open, why): whether the archival band opens before any search, and why."""
+    if open_archive is True:
+        return True, "the caller opened the archive"
+    if open_archive is False:
+        return False, "the caller kept the archive closed"
+    if signal.get("opens_archive"):
+        texts = [s["text"] for s in signal.get("signals", []) if s.get("opens_archive")]
+        return True, "temporal signal: " + ", ".join(repr(t) for t in texts)
+    return False, None
+
+class Deference:
+    """Which charged subjects of one search stay withheld, and why the others are released.
+
+    Time and care are separate decisions. An open archive (a temporal signal or open_archive,
+    never the fallback taken when nothing present answers) opens archival bands; it releases a
+    subject only when the question also names it, by name or alias. Bridging a subject releases
+    it wherever it is. `time_releases` (the setting deference.time_releases) restores the looser
+    rule: an open archive alone releases every subject.
+
+    Every charged subject counts, whether it is on the deference list or only declared charged
+    by a document's frontmatter (over-withholding is the safe direction); a subject on the list
+    answers to its name and every alias.
+    """
+
+    def __init__(
+        self, deferred, bridge=None, query="", archive_open=False, archive_why=None, time_releases=False
+    ):
+        self.groups = [
+            {k for k in (canonical_key(n) for n in [s["subject"], *s.get("aliases", [])]) if k}
+            for s in deferred
+        ]
+        self.bridged = self.released_keys(bridge or [])
+        self.asked = set(ngram_keys(query))
+        self.archive_open = bool(archive_open)
+        self.archive_why = archive_why
+        self.time_releases = bool(time_releases)
+
+    def names(self, subject):
+        """Canonical keys a subject answers to: all names of its deferred subject(s), else its own."""
+        key = canonical_key(subject)
+        if not key:
+            return set()
+        keys = {key}
+        for group in self.groups:
+            if key in group:
+                keys |= group
+        return keys
+
+    def released_keys(self, bridge):
+        """The keys a bridge opens: each bridged name not on the list, and every name of a bridged
+        deferred subject that no unbridged subject shares (an alias two subjects share stays
+        closed until both are bridged: bridging one person never opens another's material)."""
+        given = {k for k in (canonical_key(b or "") for b in bridge) if k}
+        bridged = [g for g in self.groups if g & given]
+        unbridged = [g for g in self.groups if not g & given]
+        listed = set().union(*self.groups)
+        opened = set().union(*bridged) - set().union(*unbridged)
+        return (given - listed) | opened
+
+    def why_released(self, subject):
+        """Why a charged subject is released in this search, or None while it is withheld."""
+        names = self.names(subject)
+        if canonical_key(subject) in self.bridged:
+            return "bridged"
+        if not self.archive_open:
+            return None
+        named = sorted(names & self.asked, key=lambda k: (-len(k), k))
+        if named:
+            return f"the question names {named[0]!r} and the archive is open ({self.archive_why})"
+        if self.time_releases:
+            return f"time releases (deference.time_releases) and the archive is open ({self.archive_why})"
+        return None
+
+    def withheld(self, charged):
+        """The charged subjects of one chunk that keep it out of the results."""
+        return [s for s in charged if self.why_released(s) is None]
+
+    def released_keys_of_search(self):
+        """The canonical keys of the charged subjects this search releases, by why_released's
+        rule, for the stages' SQL (their `released` parameter): None when every one is (time
+        releases and the archive is open)."""
+        if self.archive_open and self.time_releases:
+            return None
+        keys = set(self.bridged)
+        if self.archive_open:
+            keys |= self.asked  # a subject on no list answers to its own name
+            for group in self.groups:
+                if group & self.asked:
+                    keys |= group
+        return sorted(keys)
+
+def released(results, why):
+    """What charged material a search hands out: per (subject, workspace) the chunks among
+    `results` charged for it, and `why(subject)` it was released (Deference.why_released)."""
+    counts = {}
+    for r in results:
+        for subject in r.get("charged") or []:
+            counts[(subject, r["workspace"])] = counts.get((subject, r["workspace"]), 0) + 1
+    return [
+        {"subject": subject, "workspace": workspace, "chunks": n, "why": why(subject)}
+        for (subject, workspace), n in sorted(counts.items())
+    ]
+
+# -- admitting candidates into a workspace's pool -------------------------------------------
+
+class WorkspacePool:
+    """The candidates one workspace contributes, in the order its stages found them. Nothing
+    withheld ever comes here: the stages' SQL leaves it out (exo_private.stage_sql)."""
+
+    def __init__(self, workspace, cap, need):
+        self.workspace = workspace
+        self.cap = cap
+        self.need = min(need, cap)
+        self.hits = []
+        self.seen = set()
+        self.stages = []
+
+    @property
+    def confident(self):
+        return sum(1 for h in self.hits if h["confident"])
+
+    def wants_more(self):
+        """(True, None) while a stage should run, else (False, why it is skipped)."""
+        if len(self.hits) >= self.cap:
+            return False, "the workspace holds per_workspace candidates"
+        if self.confident >= self.need:
+            return False, f"enough confident candidates ({self.confident} of {self.need})"
+        return True, None
+
+    def admit(self, stage, rows):
+        """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
+        admitted = 0
+        for row in rows:
+            chunk = row["chunk_id"]
+            if chunk in self.seen:
+                continue
+            self.seen.add(chunk)
+            if len(self.hits) >= self.cap:
+                continue
+            self.hits.append(
+                {
+                    "chunk_id": chunk,
+                    "workspace": self.workspace,
+                    "stage": stage,
+                    "score": row["score"],
+                    "confident": bool(row["confident"]),
+                    "detail": row.get("detail"),
+                    "match": row.get("match", stage),
+                    "charged": list(row.get("charged") or []),  # released: report["released"] names them
+                }
+            )
+            admitted += 1
+        return admitted
+
+def named_subjects(query, deferred):
+    """The deferred subjects the query names, by subject or alias."""
+    keys = set(ngram_keys(query))
+    return [
+        s["subject"]
+        for s in deferred
+        if any(canonical_key(n) in keys for n in [s["subject"], *s.get("aliases", [])] if canonical_key(n))
+    ]
+
+def hints(charged_counts, withheld, how):
+    """One hint per (subject, workspace) the search left withheld, never their text: for every
+    subject charged in a workspace searched that this search does not release, however the
+    question is worded (a hint that came only when a query word hit withheld material would tell
+    which words it holds). `charged_counts` {(subject, workspace): charged chunks}; `withheld`
+    (Deference.withheld) keeps the subjects still closed."""
+    return [
+        {"subject": subject, "workspace": workspace, "chunks": n, "how": how(subject)}
+        for (subject, workspace), n in sorted(charged_counts.items())
+        if n > 0 and withheld([subject])
+    ]
+
+# -- the combined-pool rank -----------------------------------------------------------------
+
+# Matches that answer by what they are, whatever words they share: an identifier, a title or file
+# name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
+ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
+
+def answer_words(terms, entities):
+    """The question's content words that say what it asks about: not words of the names it gives
+    (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
+    answer), nor shorter than three letters (the "s" of "John's")."""
+    named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
+    return [w for w in terms if w not in named and len(w) >= 3]
+
+# A word this many chunks hold is a common one: it says little of what a question asks about.
+COMMON_WORD_CHUNKS = 20
+
+def answer_check(candidates, similarity, close, word_uses):
+    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
+    by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
+    (where the embedding rerank ran); else unless the question asks about a word no passage open to
+    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
+    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
+    paraphrase ("gift" for a message that says "present") still answers through its other words."""
+    sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
+    check = {"best_similarity": max(sims, default=None)}
+    if not candidates:
+        return dict(check, found=False, why="no passage matched the question")
+    if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
+        return dict(check, found=True, why="an exact match")
+    if sims and max(sims) >= close:
+        return dict(check, found=True, why="a passage close in meaning")
+    uses = word_uses()
+    absent = [w for w, n in uses.items() if n == 0]
+    specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    if absent and (not specific or 2 * len(absent) > len(uses)):
+        named = ", ".join(repr(w) for w in absent)
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named}, and none comes close in meaning",
+        )
+    return dict(check, found=True, why="the memory uses the question's words")
+
+def deterministic_relevance(candidate, weights):
+    """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
+    of a typed walk (match "path") covers the question by the walk: its entity and relation words
+    chose the chunk, which need share no word with it ("the sister of X works for" ends at a team
+    mail that names neither X nor a sister)."""
+    stage = weights["stage"].get(candidate["stage"], 0.5)
+    coverage = 1.0 if candidate.get("match") == "path" else candidate.get("coverage") or 0.0
+    return 0.5 * stage + 0.5 * coverage
+
+def priority(candidate, weights, recency=True):
+    """Band weight (only under recency preference), times the boost of how the chunk matched
+    (a document named by title or file name outranks one that only mentions it), times the
+    canonical boost."""
+    value = weights["band"].get(candidate["band"], 1.0) if recency else 1.0
+    value *= weights.get("match", {}).get(candidate.get("match"), 1.0)
+    if candidate.get("canonical"):
+        value *= weights["canonical"]
+    return value
+
+# A question about the present state of things ("where does she live now?"): among evidence of
+# like relevance, the newest value is the answer, so recency counts over months, not years.
+_ASKS_PRESENT = re.compile(
+    r"\b(?:now|nowadays|currently|current|these days|at the moment|at present|still|any ?more|lately|latest)\b",
+    re.I,
+)
+
+def asks_present(query):
+    """Whether a question asks what is true now (a present-state word such as "now", "currently",
+    "these days", "still")."""
+    return bool(_ASKS_PRESENT.search(query or ""))
+
+# The longest span of days a question may name for the days themselves to rank (a day, a week, a
+# month): longer ones (a year, a decade) rank by year.
+NAMED_DAYS_MAX = 62
+
+def named_days(span):
+    """(first, last) day ordinals of the span a question names (temporal.detect's span) when it
+    is a day, a week or a month; None otherwise."""
+    if not span:
+        return None
+    first = datetime.date.fromisoformat(span["first"]).toordinal()
+    last = datetime.date.fromisoformat(span["last"]).toordinal()
+    return (first, last) if last - first < NAMED_DAYS_MAX else None
+
+def freshness(candidate, weights, today_ordinal, years, recency=True, present=False, days=None):
+    """Closeness to the days (named_days) or else the years the question names: within a week's
+    or the span's length of it, falling to date_miss_floor; else, under recency preference,
+    recency (over present_half_life_days for a question about the present); else (the archive
+    is open) neutral."""
+    if candidate.get("canonical"):
+        return 1.0  # a canonical document is current by declaration, whatever its date
+    written = candidate.get("written_ordinal")
+    if written is None:
+        return weights["freshness_floor"]
+    if days:
+        first, last = days
+        miss = first - written if written < first else written - last if written > last else 0
+        return max(weights["date_miss_floor"], 1.0 - miss / max(7, last - first + 1))
+    if years:
+        year = candidate["written_year"]
+        first, last = min(years), max(years)
+        miss = first - year if year < first else year - last if year > last else 0
+        return max(weights["freshness_floor"], 1.0 - weights["year_miss_per_year"] * miss)
+    if not recency:
+        return 1.0
+    age = max(0, today_ordinal - written)
+    half_life = weights["present_half_life_days"] if present else weights["freshness_half_life_days"]
+    decay = 0.5 ** (age / float(half_life))
+    return weights["freshness_floor"] + (1.0 - weights["freshness_floor"]) * decay
+
+def normalise(scores):
+    """Scores of any scale to 0.05..1 (min-max), so a backend's relevance multiplies like another's."""
+    values = [s for s in scores.values() if s is not None and math.isfinite(s)]
+    if not values:
+        return {k: 0.05 for k in scores}
+    low, high = min(values), max(values)
+    if not math.isfinite(high - low):  # the span overflows: halve everything first
+        values = {k: s / 2 for k, s in scores.items() if s is not None and math.isfinite(s)}
+        low, high = low / 2, high / 2
+    else:
+        values = {k: s for k, s in scores.items() if s is not None and math.isfinite(s)}
+    span = high - low
+    return {
+        k: (0.05 if k not in values else 1.0 if span == 0 else 0.05 + 0.95 * (values[k] - low) / span)
+        for k in scores
+    }
+
+def blend(backend, deterministic, share):
+    """A backend's relevance mixed with the deterministic one: `share` of it from the backend,
+    so what found a chunk and how much of the query it covers still count."""
+    return {k: share * backend.get(k, 0.0) + (1.0 - share) * v for k, v in deterministic.items()}
+
+def from_ranking(ranked_ids, ids):
+    """Relevance from an ordered id list (a listwise reply): first 1.0, falling linearly.
+
+    Enforces the permutation: ids the reply invented or repeated are dropped, ids it left
+    out follow in their incoming order."""
+    order = []
+    for i in ranked_ids:
+        if i in ids and i not in order:
+            order.append(i)
+    order += [i for i in ids if i not in order]
+    n = len(order)
+    return {chunk: 1.0 - (rank / n) * 0.95 for rank, chunk in enumerate(order)}
+
+def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False, days=None):
+    """The candidates in final order, each with its relevance and score.
+
+    A reranker only reorders: the chunks out are exactly the chunks in, whatever the
+    backend returned (a missing relevance counts as the lowest)."""
+    ranked = []
+    for c in candidates:
+        r = relevance.get(c["chunk_id"])
+        r = 0.0 if r is None or not math.isfinite(r) else r
+        score = (
+            r
+            * priority(c, weights, recency)
+            * freshness(c, weights, today_ordinal, years, recency, present, days)
+        )
+        ranked.append(dict(c, relevance=round(r, 4), score=round(score, 6)))
+    ranked.sort(key=lambda c: (-c["score"], -c["relevance"], c["chunk_id"]))
+    if sorted(c["chunk_id"] for c in ranked) != sorted(c["chunk_id"] for c in candidates):
+        raise AssertionError("rerank changed the set of candidates")
+    return ranked
+
+def listwise_prompt(query, candidates, excerpt_chars):
+    """The chat messages asking a model to order candidates by usefulness for the query."""
+    lines = ["[{}] {}".format(c["chunk_id"], " ".join(c["body"].split())[:excerpt_chars]) for c in candidates]
+    return [
+        {
+            "role": "system",
+            "content": "You rank passages by how well they answer a question. Reply with JSON only.",
+        },
+        {
+            "role": "user",
+            "content": "Question: "
+            + query[:MAX_QUERY_CHARS]
+            + "\n\nPassages:\n"
+            + "\n".join(lines)
+            + '\n\nReply as {"ranking": [ids, most useful first]}.',
+        },
+    ]
+
+def parse_listwise(content, ids):
+    """The ids a listwise reply ranks, in its order; ValueError when it ranks none of ours."""
+    import json
+
+    try:
+        reply = json.loads(content or "")
+    except ValueError:
+        # A reply cut off at its token cap: the ids it managed to list still count.
+        match = re.search(r"\[\s*(\d[\d,\s]*)", content or "")
+        if not match:
+            raise ValueError("the reply is neither JSON nor holds a list of ids") from None
+        reply = {"ranking": [int(x) for x in re.findall(r"\d+", match.group(1))]}
+    ranking = reply.get("ranking") if isinstance(reply, dict) else reply
+    if not isinstance(ranking, list):
+        raise ValueError("the reply has no ranking list")
+    ranked = [i for i in ranking if isinstance(i, int) and not isinstance(i, bool) and i in ids]
+    if not ranked:
+        raise ValueError("the ranking names none of the candidates")
+    return ranked
+
+# -- the context packet -----------------------------------------------------------------------
+
+NOTHING_ANSWERS = "Nothing in the memory answers this question"
+NEAREST_NOT_ANSWERS = 2
+
+def estimate_tokens(text):
+    """Tokens of a text, estimated as one per four characters (rounded up)."""
+    return (len(text) + 3) // 4
+
+def sentence_spans(body):
+    """(start, end) of each sentence of a chunk's body (a blank line or a list item ends one, too),
+    trimmed of surrounding whitespace."""
+    spans = []
+    start = 0
+    for m in [*_SENTENCE_END.finditer(body), None]:
+        end = m.start() if m else len(body)
+        a, b = start, end
+        while a < b and body[a].isspace():
+            a += 1
+        while b > a and body[b - 1].isspace():
+            b -= 1
+        if b > a:
+            spans.append((a, b))
+        if m:
+            start = m.end()
+    return spans
+
+def richest_sentence(text, spans, words):
+    """The index of the span of `text` holding most of `words` (the first of equals)."""
+    wanted = set(words)
+
+    def hits(span):
+        return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
+
+    return max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+
+def excerpt(body, words, max_chars):
+    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    spans = sentence_spans(text)
+    best = richest_sentence(text, spans, words)
+    lo = hi = best
+    while True:
+        grown = False
+        if hi + 1 < len(spans) and spans[hi + 1][1] - spans[lo][0] <= max_chars:
+            hi += 1
+            grown = True
+        if lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:
+            lo -= 1
+            grown = True
+        if not grown:
+            break
+    a, b = spans[lo][0], spans[hi][1]
+    if b - a > max_chars:  # one sentence longer than the excerpt
+        b = a + max_chars
+    passage = text[a:b].strip()
+    return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
+
+def said(body):
+    """What a chat chunk's messages say, without their time and sender labels: a question naming
+    the other person matches the sender of half the lines, which says nothing about which one
+    answers it."""
+    return _CHAT_LABEL.sub("", body)
+
+def chat_messages(body):
+    """The messages of a chat chunk's body, each its lines joined: an unindented line starts a
+    message, an indented one continues it."""
+    messages = []
+    for line in body.strip().split("\n"):
+        if messages and line[:1].isspace():
+            messages[-1] += "\n" + line
+        else:
+            messages.append(line)
+    return messages
+
+def _grow(units, best, max_chars, last=None):
+    """(lo, hi): the run of units from `best` to `last` (default `best`), joined by newlines
+    within max_chars, grown one unit after it (an answer is often a reply) and one before it at a
+    time while they fit."""
+    lo, hi = best, best if last is None else last
+    size = sum(len(u) + 1 for u in units[lo : hi + 1]) - 1
+    while True:
+        grown = False
+        if hi + 1 < len(units) and size + 1 + len(units[hi + 1]) <= max_chars:
+            hi += 1
+            size += 1 + len(units[hi])
+            grown = True
+        if lo > 0 and size + 1 + len(units[lo - 1]) <= max_chars:
+            lo -= 1
+            size += 1 + len(units[lo])
+            grown = True
+        if not grown:
+            return lo, hi
+
+def richest_unit(units, words):
+    """The index of the chat unit (message or line) whose said() words hold most of `words`,
+    compared by their first five letters, as coverage() does (the first of equals)."""
+    wanted = {w[:5] for w in words}
+    hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
+    return max(range(len(units)), key=lambda i: (hits[i], -i))
+
+def answering_message(messages, words, similarity=None):
+    """The index of the message most similar to the question (`similarity`, one per message, from
+    their vectors), or else the one richest in `words`."""
+    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
+    if known:
+        return max(range(len(messages)), key=lambda i: similarity[i] or -1.0)
+    return richest_unit(messages, words)
+
+def answering_line(c, words):
+    """The line a candidate's excerpt centres on: the answering message of a chat window, with its
+    time and sender, or the sentence of a document richest in `words`."""
+    text = c["body"].strip()
+    if c.get("chat"):
+        messages = chat_messages(text)
+        return messages[answering_message(messages, words, c["chat"].get("similarity"))]
+    spans = sentence_spans(text)
+    if not spans:
+        return text
+    a, b = spans[richest_sentence(text, spans, words)]
+    return text[a:b]
+
+def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
+    """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
+    one per message, from their vectors) or else the one richest in `words` in what it says
+    (said(); compared by their first five letters, as coverage() does), whole up to max_chars
+    with the reply when it asks a question, and its neighbours while the excerpt stays within
+    context_chars (default max_chars), plus the ellipsis marks. A message longer than max_chars keeps its time and sender and whole lines
+    around its line richest in `words`; only a line longer than the limit is cut."""
+    text = body.strip()
+    room = max_chars if context_chars is None else min(context_chars, max_chars)
+    if len(text) <= room:
+        return text
+    messages = chat_messages(text)
+    best = answering_message(messages, words, similarity)
+    # A message that asks is answered by the next one: the two are the excerpt's core.
+    last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
+    core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
+    if core > max_chars:
+        last, core = best, len(messages[best])
+    if core <= max_chars:
+        lo, hi = _grow(messages, best, max(room, core), last)
+        passage = "\n".join(messages[lo : hi + 1])
+        return ("...\n" if lo > 0 else "") + passage + ("\n..." if hi + 1 < len(messages) else "")
+    # One message longer than the excerpt: its label, then its richest lines.
+    label = _CHAT_LABEL.match(messages[best])
+    label = label.group() if label and label.end() <= max_chars // 2 else ""
+    lines = messages[best][len(label) :].split("\n")
+    room = max_chars - len(label)
+    at = richest_unit(lines, words)
+    if len(lines[at]) > room:
+        return label + excerpt(lines[at], words, room)
+    lo, hi = _grow(lines, at, room)
+    passage = "\n".join(lines[lo : hi + 1]).lstrip()  # a continuation line's indent goes after "... "
+    return (
+        label
+        + ("... " if lo > 0 else "")
+        + passage
+        + ("\n..." if hi + 1 < len(lines) or best + 1 < len(messages) else "")
+    )
+
+def without_day(passage, day):
+    """A chat passage's message lines with their time only where their day is `day`: a window
+    never spans two days, and its citation names the day."""
+    prefix = day + " "
+    return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
+
+def chunk_excerpt(c, words, max_chars, chat_chars=None):
+    """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
+    citation names; neighbours of the answering message within chat_chars), sentences for a
+    document's. In a chat, the participants' names are no words to match: "What about Kate?"
+    in a chat with Kate says nothing of what the question asks."""
+    if c.get("chat"):
+        start = chat_start(c["body"])
+        body = without_day(c["body"], start[:10]) if start else c["body"]
+        named = {w.casefold() for s in c["chat"].get("senders") or [] for w in _WORD.findall(s)}
+        asked = [w for w in words if w not in named]
+        return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars)
+    return excerpt(c["body"], words, max_chars)
+
+def cut_at(detail, moment):
+    """A pool_details row as of `moment` (a datetime; None: now): a chat window without the
+    messages sent after it (its body's messages and chat.message_ids and chat.sent_at alike); None
+    when none is left, or when its body does not show one message per id (it cannot be cut
+    exactly, so nothing of it is shown). Anything else as it is."""
+    chat = json.loads(detail["chat"]) if detail.get("chat") else None
+    if moment is None or not chat or not chat.get("sent_at"):
+        return detail
+    sent = [None if t is None else datetime.datetime.fromisoformat(t) for t in chat["sent_at"]]
+    keep = [i for i, t in enumerate(sent) if t is None or t <= moment]
+    if len(keep) == len(sent):
+        return detail
+    messages = chat_messages(detail["body"].strip())
+    if not keep or len(messages) != len(sent):
+        return None
+    cut = dict(
+        chat, message_ids=[chat["message_ids"][i] for i in keep], sent_at=[chat["sent_at"][i] for i in keep]
+    )
+    return dict(detail, body="\n".join(messages[i] for i in keep), chat=json.dumps(cut))
+
+def chat_start(body):
+    """The time of a chat chunk's first message as its lines show it ("2024-03-04 09:12"), or
+    None when it is undated."""
+    label = _CHAT_LABEL.match(body)
+    return label.group(1) if label and len(label.group(1)) == 16 else None
+
+def citation(c):
+    """A chunk's citation label: workspace, path, date and band; for a chat chunk, workspace,
+    the conversation's title and its first message's time as the chunk shows it."""
+    if c.get("chat"):
+        when = chat_start(c["body"]) or "undated"
+        return '{}:chat "{}" {}'.format(c["workspace"], c["chat"]["title"], when)
+    date = c.get("written_at") or "undated"
+    return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
+
+def capsule_section(chosen, capsules, words, budget, cfg):
+    """The packet's "## Capsules" section: the fresh capsules of the documents the chosen evidence
+    comes from (in its order, at most cfg["max"]), each cut to whole lines, those richest in the
+    question's `words` first, within cfg["chars"] characters and all within cfg["share"] of the
+    budget; each cites the chunks its lines come from. Returns (text, shown, stale ids, withheld
+    ids); a stale or withheld capsule is never shown: the evidence stands alone."""
+    by_document = {k["document_id"]: k for k in capsules}
+    fresh, stale, withheld = [], [], []
+    for c in chosen:
+        k = by_document.pop(c["document_id"], None)
+        if k is None:
+            continue
+        if k["state"] == "fresh":
+            fresh.append((c, k))
+        else:
+            (stale if k["state"] == "stale" else withheld).append(k["capsule_id"])
+    fresh = fresh[: cfg["max"]] if cfg else []
+    room = int(budget * 4 * cfg["share"]) // max(1, len(fresh)) if fresh else 0
+    chars = min(cfg["chars"], room) if fresh else 0
+    if chars < 200:  # a tiny budget holds evidence, not summaries
+        return "", [], stale, withheld
+    wanted = {w[:5] for w in words}
+    blocks, shown = [], []
+    for c, k in fresh:
+        lines = k["body"].split("\n")
+        hits = [len(wanted & {w[:5] for w in _WORD.findall(line.casefold())}) for line in lines]
+        kept, size = [], 0
+        for i in sorted(range(len(lines)), key=lambda i: (-hits[i], i)):
+            if size + len(lines[i]) + 1 <= chars:
+                kept.append(i)
+                size += len(lines[i]) + 1
+        kept.sort()
+        cited = sorted({k["sentences"][i]["chunk_id"] for i in kept})
+        n = f"C{len(shown) + 1}"
+        head = "[{}] summary of {}; cites chunk(s) {}".format(n, citation(c), ", ".join(map(str, cited)))
+        text = "\n".join(lines[i] for i in kept) + ("\n..." if len(kept) < len(lines) else "")
+        blocks.append(head + "\n" + text + "\n\n")
+        shown.append(
+            {
+                "n": n,
+                "capsule_id": k["capsule_id"],
+                "document_id": k["document_id"],
+                "citation": citation(c),
+                "chunk_ids": cited,
+                "builder": k["builder"],
+            }
+        )
+    return "## Capsules\n" + "".join(blocks), shown, stale, withheld
+
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
+_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself)\b", re.I)
+
+def first_person(query):
+    """Whether a question is asked in the first person ("Where do I live now?"), so that it is
+    about the owner: "I" counts only as a capital (a lower-case "i" is a list item or a typo)."""
+    text = (query or "")[:MAX_QUERY_CHARS]
+    return bool(_FIRST_PERSON.search(text) or _FIRST_PERSON_LOWER.search(text))
+
+def fact_moment(report):
+    """The day whose facts a packet opens with: the search's as_of day, or, for a question about
+    the past (a year it names, and not about the present), the last day of that year."""
+    day = report["as_of"]
+    temporal = report.get("temporal") or {}
+    years = temporal.get("years") or []
+    if years and not temporal.get("asks_present"):
+        day = min(day, f"{max(years):04d}-12-31")
+    return day
+
+def _fact_source(sources):
+    if not sources:
+        return "no open source"
+    first = sources[0]
+    if first.get("observation_id") is not None:
+        return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
+    return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
+
+FACT_SHARE = 2
+"""The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
+
+def fact_section(facts, day, today, words=(), max_tokens=None):
+    """The packet's first section (none without facts): per subject and attribute the value of the highest kind
+    (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
+    its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
+    facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
+    most words (`words`, the question's) with their attribute and value are kept, in their order,
+    and the section says how many it left out and where they are."""
+    if not facts:
+        return ""
+    lines = [] if day == today else [f"(as of {day})"]
+    groups, hints = {}, []
+    for f in facts:
+        if f.get("withheld"):
+            w = f["withheld"]
+            hints.append(
+                "- {} fact(s) about {} withheld (deferred subject). {}".format(
+                    w["facts"], w["subject"], w["how"]
+                )
+            )
+        else:
+            groups.setdefault((f["subject"], f["attribute"]), []).append(f)
+    entries = []  # (subject, attribute, values, line)
+    for (subject, attribute), rows in groups.items():
+        values = {}
+        for f in rows:
+            values.setdefault(f["value"], []).append(f)
+        described = [
+            "{} ({}, since {}; {})".format(
+                value,
+                "+".join(f["kind"] for f in said),
+                str(said[0]["valid_from"])[:10],
+                _fact_source(said[0]["sources"]),
+            )
+            for value, said in values.items()
+        ]
+        line = f"- {subject}, {attribute}: {described[0]}"
+        if len(described) > 1:
+            line += "; sources disagree: " + "; ".join(described[1:])
+        entries.append((subject, attribute, " ".join(values), line))
+
+    def text(kept, left_out):
+        shown = [line for *_, line in kept]
+        if left_out:
+            subjects = ", ".join(sorted({s for s, *_ in left_out}))
+            shown.append(
+                f"- {len(left_out)} more fact(s) of {subjects} not shown: exo.facts(subject) lists them"
+            )
+        return "## Current facts\n" + "\n".join([*lines, *shown, *hints]) + "\n\n"
+
+    if max_tokens is None or estimate_tokens(text(entries, [])) <= max_tokens:
+        return text(entries, [])
+    asked = set(words)
+
+    def shared(entry):
+        _, attribute, value, _ = entry
+        return len(asked & set(query_words(attribute.replace("_", " ") + " " + value)))
+
+    kept = []
+    for entry in sorted(entries, key=shared, reverse=True):  # stable: equal ones keep their order
+        chosen = [x for x in entries if x in kept or x is entry]
+        if estimate_tokens(text(chosen, [x for x in entries if x not in chosen])) <= max_tokens:
+            kept.append(entry)
+    chosen = [x for x in entries if x in kept]
+    return text(chosen, [x for x in entries if x not in chosen])
+
+RELATION_LINES = 8
+"""At most this many lines of typed walks in a packet (and at most a third of its budget)."""
+
+def relation_section(report, ranked, budget):
+    """The packet's Relations section: the ways typed walks (report["paths"]) reached an answer
+    whose every relation a chunk among `ranked` states (so never one only withheld evidence
+    states), in the order `ranked` has their answers' chunks. Ways that differ only in their last
+    relation's far end share a line ("X SIBLING_OF A, B"); each relation cites its best-ranked
+    chunk. ("", []) when there are none or none fits."""
+    rank = {c["chunk_id"]: n for n, c in enumerate(ranked)}
+    lines = {}  # (workspace, the way before its last relation, that relation's start, predicate, direction)
+    for ws, walk in sorted((report.get("paths") or {}).items()):
+        for way in walk.get("ways") or []:
+            cited = [sorted((c for c in r["chunks"] if c in rank), key=rank.get)[:1] for r in way]
+            if not all(cited):
+                continue
+            way = [dict(r, chunks=c) for r, c in zip(way, cited, strict=True)]
+            last = way[-1]
+            forward = last["reached"] == last["object"]
+            start = last["subject"] if forward else last["object"]
+            before = tuple((r["subject"], r["predicate"], r["object"]) for r in way[:-1])
+            line = lines.setdefault(
+                (ws, before, start, last["predicate"], forward), [len(rank), way[:-1], []]
+            )
+            line[0] = min(line[0], rank[last["chunks"][0]])
+            line[2].append(last)
+    text, shown = [], []
+    for (ws, _, start, predicate, forward), (_, before, ends) in sorted(
+        lines.items(), key=lambda kv: kv[1][0]
+    ):
+        names = list(dict.fromkeys(r["reached"] for r in ends))
+        # A first name or surname beside the full name it stands for says nothing more.
+        answers = ", ".join(n for n in names if not any(m != n and n in m.split() for m in names))
+        said = ["{subject} {predicate} {object}".format(**r) for r in before]
+        said.append(f"{start} {predicate} {answers}" if forward else f"{answers} {predicate} {start}")
+        chunks = sorted({c for r in [*before, *ends] for c in r["chunks"]})
+        line = "- {} (chunk {})".format("; ".join(said), ", ".join(map(str, chunks)))
+        if (
+            len(text) >= RELATION_LINES
+            or estimate_tokens("## Relations\n" + "\n".join([*text, line])) > budget // 3
+        ):
+            break
+        text.append(line)
+        shown.extend({"workspace": ws, "relations": [*before, end]} for end in ends)
+    if not text:
+        return "", []
+    return "## Relations (typed walk; the chunks state them)\n" + "\n".join(text) + "\n\n", shown
+
+# A line this long that a passage centres on, said again in another, is shown once.
+SAME_LINE_CHARS = 20
+
+def packet_choice(query, ranked, settings):
+    """The candidates the packet may cite, in their order: within packet.min_relative_score of
+    the best score, none whose answering line (without time and sender) an earlier one already
+    centres on (a question asked again in another session, one file under two roots), at most
+    packet.max_chunks."""
+    words = content_words(query)
+    top = max((c["score"] for c in ranked), default=0.0)
+    keep, seen = [], set()
+    for c in ranked:
+        if top <= 0 or c["score"] < settings["packet.min_relative_score"] * top:
+            continue
+        line = " ".join(said(answering_line(c, words)).casefold().split())
+        if len(line) >= SAME_LINE_CHARS and line in seen:
+            continue
+        seen.add(line)
+        keep.append(c)
+    return keep[: settings["packet.max_chunks"]]
+
+def change_note(c, numbers):
+    """What a cited passage's change mark says (plpy/changes.py order_changes), after its
+    citation; `numbers` maps chunk ids to their block numbers."""
+    change = c.get("change")
+    if not change:
+        return ""
+    refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
+    if change["kind"] == "disagrees":
+        return f" (disagrees with {refs}, the same day)"
+    if change["kind"] == "later":
+        return f" (later, {change['day']}: {'updates' if change['update'] else 'differs from'} {refs})"
+    return f" (earlier, {change['day']}; superseded by {refs}?)"
+
+def packet(
+    query,
+    ranked,
+    hint_list,
+    report,
+    budget,
+    settings,
+    capsules=(),
+    facts=(),
+    today=None,
+    order=None,
+    choose_facts=None,
+):
+    """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
+    `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
+    those of them `choose_facts` (query, facts, cited passages, report) -> facts keeps
+    (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
+    rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
+    which were shown and which skipped. `order` (query, chosen, report) -> chosen reorders and
+    marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
+    words = content_words(query)
+    chosen = packet_choice(query, ranked, settings)
+    if order is not None:
+        chosen = order(query, chosen, report)
+    found = (report.get("answer") or {}).get("found") is not False
+    if choose_facts is not None:
+        facts = choose_facts(query, facts, chosen if found else [], report)
+    # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
+    # does either: said, with the two nearest passages.
+    nothing = not found and not facts
+    if nothing:
+        chosen = chosen[:NEAREST_NOT_ANSWERS]
+
+    head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
+    fact_text = fact_section(
+        facts, fact_moment(report) if facts else None, today, words, budget // FACT_SHARE
+    )
+    relation_text, relations = relation_section(report, ranked, budget)
+    capsule_text, shown, stale, withheld = capsule_section(
+        chosen, capsules, words, budget, settings.get("packet.capsules")
+    )
+    report.setdefault("capsules", {"served": [], "stale_skipped": []})["packet"] = {
+        "shown": [k["capsule_id"] for k in shown],
+        "stale_skipped": stale,
+        "withheld": withheld,
+    }
+    hint_lines = [
+        "- {} chunk(s) about {} in {} withheld (deferred subject). {}".format(
+            h["chunks"], h["subject"], h["workspace"], h["how"]
+        )
+        for h in hint_list
+    ]
+    hint_text = ("## Withheld\n" + "\n".join(hint_lines) + "\n\n") if hint_lines else ""
+    notes = []
+    if report.get("archive", {}).get("open"):
+        notes.append("archive open: " + str(report["archive"].get("why")))
+    for d in report.get("degradations", []):
+        notes.append("degraded: {} ({})".format(d["component"], d["error_class"]))
+    if stale:
+        notes.append(f"{len(stale)} stale capsule(s) skipped (a source changed since): raw evidence only")
+
+    why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
+
+    def provenance(used):
+        # One short line per cited chunk: its document and conversation are in `used`.
+        lines = ["## Provenance", "rerank: " + report["rerank"]["backend"]]
+        lines.extend(
+            "[{}] chunk {} via {} (rank {:.3f})".format(n, c["chunk_id"], c["stage"], c["score"])
+            for n, c in enumerate(used, 1)
+        )
+        cited = released(used, why)
+        if cited:  # the first note: a packet cut short keeps it
+            lines.append(
+                "note: released deferred material: "
+                + "; ".join("{subject} in {workspace} ({chunks} chunk(s): {why})".format(**r) for r in cited)
+            )
+        lines.extend("note: " + n for n in notes)
+        return "\n".join(lines) + "\n"
+
+    evidence = "## Evidence\n"
+    if nothing:
+        evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
+    fixed = head + fact_text + relation_text + capsule_text + evidence
+    chat_chars = settings.get("packet.chat_excerpt_chars")
+    used, blocks = [], []
+    numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
+    for c in chosen:
+
+        def block(chars, c=c):
+            head = f"[{len(used) + 1}] {citation(c)}{change_note(c, numbers)}"
+            return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
+        # The best evidence gets twice the room: its answer is often a sentence or a message away
+        # from the one that shares the question's words.
+        chars = settings["packet.excerpt_chars"] * (1 if used else 2)
+        rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
+        if estimate_tokens(rest + block(chars)) > budget:
+            # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
+            chars = budget * 4 - len(rest + block(0)) - 8  # room for the ellipsis marks
+            if chars < 120:
+                break
+            blocks.append(block(chars))
+            used.append(c)
+            break
+        blocks.append(block(chars))
+        used.append(c)
+    if not used:
+        blocks = ["(nothing found)\n\n"]
+    text = fixed + "".join(blocks) + hint_text + provenance(used)
+    while estimate_tokens(text) > budget and hint_lines:
+        hint_lines.pop()  # a tiny budget: hints are cut before the text ever overflows
+        hint_text = ("## Withheld\n" + "\n".join(hint_lines) + "\n\n") if hint_lines else ""
+        text = fixed + "".join(blocks) + hint_text + provenance(used)
+    if estimate_tokens(text) > budget:
+        text = text[: max(0, budget * 4 - 4)].rstrip() + "\n..."
+        text = text[: budget * 4]
+    return {
+        "text": text,
+        "tokens": estimate_tokens(text),
+        "budget": budget,
+        "used": [
+            {
+                "n": n,
+                "chunk_id": c["chunk_id"],
+                "document_id": c["document_id"],
+                "conversation_id": c["chat"]["conversation_id"] if c.get("chat") else None,
+                "citation": citation(c),
+                "workspace": c["workspace"],
+                "path": c["path"],
+                "band": c["band"],
+                "written_at": c.get("written_at"),
+                "stage": c["stage"],
+                "change": c.get("change"),
+            }
+            for n, c in enumerate(used, 1)
+        ],
+        "capsules": shown,
+        "relations": relations,
+        "hints": hint_list,
+    }
+
+# Words that ask about a subject as a whole rather than one thing of it.
+ASKING = frozenset(
+    """tell know describe profile summary summarise summarize everything anything info information
+    details facts fact myself yourself himself herself themselves""".split()  # noqa: SIM905
+)
+FACT_MARGIN = 0.1
+"""A line found by meaning is within this of the most similar line's similarity."""
+MAX_CACHED_VECTORS = 5000
+
+def word_stems(text):
+    """The stems of the words of `text` that are not stop words."""
+    return {stem(w) for w in query_words(text) if w not in STOPWORDS}
+
+def attribute_text(fact):
+    return fact["attribute"].replace("_", " ")
+
+def facts_about(query, facts, passages, report, settings, meaning=None):
+    """The rows of `facts` the question is about, in their order; report.facts says how many
+    were shown, by which rule, and how many were not about the question. `passages` are the
+    candidates the packet cites; `meaning(query, texts)` gives one similarity per text, or None
+    when no model is at hand."""
+    rows = [f for f in facts if not f.get("withheld")]
+    names = set().union(set(), *(word_stems(f["subject"]) for f in rows))
+    asked = {stem(w) for w in query_words(query) if w not in STOPWORDS and w not in ASKING} - names
+    patterns = [re.compile(p) for p in settings.get("packet.sensitive_facts") or []]
+    shown = {}  # id(row) -> the first rule that showed it
+    said = {}  # the documents a fact comes from -> the stems the other cited passages hold
+
+    def sensitive(f):
+        # the words of its attribute that make it sensitive ("insurance" of car_insurance), and
+        # of a value that holds a number ("IBAN XX00 0000", not "Larkhaven Health Centre")
+        text = attribute_text(f)
+        if sum(c.isdigit() for c in f["value"]) >= 4:
+            text += " " + f["value"]
+        return {stem(w) for w in query_words(text) if any(p.search(w) for p in patterns)}
+
+    scores = None
+    if meaning and rows and asked:
+        scores = meaning(
+            query, [t for f in rows for t in (attribute_text(f), f"{attribute_text(f)}: {f['value']}")]
+        )
+    if scores:
+        best = [max(scores[2 * n], scores[2 * n + 1]) for n in range(len(rows))]
+        floor = max(settings.get("packet.fact_similarity", 0.45), max(best) - FACT_MARGIN)
+    for n, f in enumerate(rows):
+        private = sensitive(f)
+        if private:  # only when asked for: by those words, or by the meaning of its attribute
+            if private & asked:
+                shown[id(f)] = "words"
+            elif scores and scores[2 * n] >= floor:
+                shown[id(f)] = "meaning"
+            continue
+        own = frozenset(s.get("document_id") for s in f.get("sources") or [])
+        held = word_stems(f["value"]) - names
+        # what the value names: its words outside parentheses, not its numbers or dates
+        named = {w for w in word_stems(re.sub(r"\([^)]*\)", " ", f["value"])) - names if w.isalpha()}
+        if not asked:
+            shown[id(f)] = "profile"
+        elif word_stems(attribute_text(f)) & asked or len(held & asked) >= 2:
+            shown[id(f)] = "words"
+        elif scores and best[n] >= floor:
+            shown[id(f)] = "meaning"
+        elif (
+            len(named) >= 2
+            and len(named & said.setdefault(own, stated_by(passages, own))) * 3 >= len(named) * 2
+        ):
+            shown[id(f)] = "evidence"
+    chosen = [f for f in facts if f.get("withheld") or id(f) in shown]
+    by = {}
+    for why in shown.values():
+        by[why] = by.get(why, 0) + 1
+    report["facts"] = {"shown": len(shown), "not_about_question": len(rows) - len(shown), "by": by}
+    return chosen
+
+def stated_by(passages, own):
+    """The word stems of the passages not from the documents `own` (a passage of the document a
+    fact comes from states every fact of it: no evidence that the question is about one)."""
+    return set().union(
+        set(), *(word_stems(p.get("body") or "") for p in passages if p.get("document_id") not in own)
+    )
+
+def embedding_meaning(setting, timeout_s, calls_per_minute, budget_store, cache):
+    """meaning(query, texts) for facts_about: cosine similarities by the embeddings endpoint of
+    `setting` (a models.embeddings value), one call for the texts not in `cache` (a dict kept
+    for the session), within the session's "embed" budget; None when the call fails or the
+    budget is spent (the packet then chooses by words and evidence)."""
+
+    def meaning(query, texts):
+        model = setting.get("model")
+        missing = [t for t in dict.fromkeys([query, *texts]) if (model, t) not in cache]
+        if missing:
+            try:
+                endpoint = Endpoint.from_setting(dict(setting, timeout_s=timeout_s or 3))
+                if not allow(budget_store, "embed", calls_per_minute):
+                    return None
+                vectors = embed(endpoint, missing)
+            except (ModelError, ValueError):
+                return None
+            if len(cache) + len(missing) > MAX_CACHED_VECTORS:
+                cache.clear()
+            cache.update({(model, t): v for t, v in zip(missing, vectors, strict=True)})
+        asked = cache[(model, query)]
+        return [cosine(asked, cache[(model, t)]) for t in texts]
+
+    return meaning
+
+def cosine(a, b):
+    norm = math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+    return sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
+import datetime
+import functools
 import json
 
 if "settings" not in SD:
-    SD["settings"] = plpy.prepare("select key, value::text from exo_private.settings where key like 'packet.%'", [])
+    SD["settings"] = plpy.prepare(
+        "select key, value::text from exo_private.settings where key like 'packet.%' or key in "
+        "('models.embeddings', 'retrieval.embed_timeout_s', 'reader.embed_calls_per_minute')", []
+    )
 settings = {r["key"]: json.loads(r["value"]) for r in plpy.execute(SD["settings"], [])}
 found = json.loads(retrieved)
 report = found["report"]
@@ -8326,10 +10037,19 @@ facts = [
         ],
     )
 ]
+# Only the facts the question is about (plpy/fact_choice.py): by words, by the embeddings'
+# meaning unless the search found the endpoint failing, by what the cited passages state.
+meaning = None
+if not any(d["component"] == "embeddings" for d in report.get("degradations") or []):
+    meaning = embedding_meaning(
+        settings.get("models.embeddings") or {}, settings.get("retrieval.embed_timeout_s"),
+        settings.get("reader.embed_calls_per_minute", 120), GD, SD.setdefault("fact_vectors", {}),
+    )
 # Passages that state different values of one thing: newest first, each marked (plpy/changes.py).
 result = packet(
     query, found["results"], report["hints"], report, token_budget, settings, capsules, facts,
     datetime.date.today().isoformat(), order_changes,
+    functools.partial(facts_about, settings=settings, meaning=meaning),
 )
 result["report"] = report
 return json.dumps(result)
@@ -8871,6 +10591,46 @@ ALTER FUNCTION exo_private.check_workspaces(names text[]) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.check_workspaces(names text[]) IS 'Raise invalid_parameter_value naming the first of names that is no workspace (a null included), with the known workspaces as hint; a null array passes.';
+
+--
+-- Name: checked_fact_kind(text, text, text, text, text, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.checked_fact_kind(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_source jsonb) RETURNS exo_private.fact_kind
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    problem text := exo_private.fact_refusal(p_subject, p_attribute, p_value);
+begin
+    perform exo_private.check_workspaces(array[p_workspace]);
+    if problem is not null then
+        perform exo_private.invalid_argument(problem);
+    end if;
+    if p_kind is null or not p_kind = any (enum_range(null::exo_private.fact_kind)::text[]) then
+        perform exo_private.invalid_argument(
+            format('p_kind must be one of observation, declared, extracted, got %s', exo_private.quoted(p_kind)));
+    end if;
+    if jsonb_typeof(p_source) is distinct from 'object'
+       or exists (select 1 from jsonb_each(p_source) e
+                  where e.key not in ('document_id', 'chunk_id', 'observation_id')
+                     or jsonb_typeof(e.value) <> 'number' or e.value::text !~ '^[1-9][0-9]{0,17}$')
+       or not (p_source ?| array['document_id', 'chunk_id', 'observation_id']) then
+        perform exo_private.invalid_argument(
+            format('p_source must be an object of document_id, chunk_id and observation_id (positive '
+                   'integers, at least one), got %s', exo_private.quoted(p_source::text)));
+    end if;
+    return p_kind::exo_private.fact_kind;
+end
+$_$;
+
+ALTER FUNCTION exo_private.checked_fact_kind(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_source jsonb) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION checked_fact_kind(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_source jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.checked_fact_kind(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_source jsonb) IS 'Raise invalid_parameter_value unless a fact can be recorded as given (a workspace that exists, what exo_private.fact_refusal accepts, a kind of exo_private.fact_kind, a source object of document_id, chunk_id and observation_id, positive integers, at least one); returns the kind.';
 
 --
 -- Name: checked_vectors_model(text, integer, text, bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -12895,6 +14655,921 @@ ALTER FUNCTION exo_private.fact_line_ids(p_subject text, p_attribute text, p_bri
 COMMENT ON FUNCTION exo_private.fact_line_ids(p_subject text, p_attribute text, p_bridge text[]) IS 'The ids of every row of p_subject''s p_attribute (all kinds and workspaces), by kind, workspace and valid_from; raises invalid_parameter_value for a blank subject or attribute or a bad bridge.';
 
 --
+-- Name: fact_periods(text[], text[], date, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.fact_periods(attributes text[], vals text[], today date, numeric_order text) RETURNS TABLE(n integer, attribute text, value text, valid_from date, valid_to date)
+    LANGUAGE plpython3u IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+"""When a declared fact held, as its value says (stdlib only).
+
+Inlined into plpython3u (`# exo:include fact_periods`, sql/620_declared_facts.sql) and
+importable as plain Python for tests. The dates are found by plpy/temporal.py.
+
+Only two kinds of expression set a value's validity; any other date in it is content ("born
+14 July 1988", "adopted 13 March 2021"), and such a value holds from its document's date:
+
+- a start: "since" before a date ("since 15 August 2020": from that day; "since March 2019":
+  from its first day; "since 2011": from 1 January), or a range to the present ("2016 to
+  present", "March 2016 - now"): open, still valid;
+- a closed range: two dates joined by "-", an en or em dash, "to", "until", "till" or
+  "through", with an optional "from" before the first ("April 2013 to August 2020", "(2011 to April 2013)",
+  "2012-2016", "from March 2016 until June 2022"): valid from the first date's first day until
+  the end of the second date's period, exclusive ("to August 2020" holds through August:
+  valid_to 2020-09-01; "to 2016": 2017-01-01; "to 15 August 2020": 2020-08-16). A range that runs
+  backwards is no range.
+
+A date is a day, a month or a year with its year written out (ISO 2020-08-15, "15 August 2020",
+"August 15, 2020", "Aug 2020", "2020-08", "2020", in the numeric order given for "02/03/2020");
+"since June" or "since the 1990s" set nothing. The first such expression in a value is its
+period.
+
+History: an attribute `previous_x`, `former_x` or `past_x` (normalised; x's simple English
+plural made singular: "previous_addresses" -> "address") lists past values of the line `x`.
+Its items are separated by ";" (outside parentheses), and by ", " only where every item then
+has a closed range of its own (a frontmatter list is joined with ", "). Each item with a closed
+range is a closed row of `x`; its value is the item without the range (and without the
+parentheses the range leaves empty): "14 Fenwick Street, Flat 3, Larkhaven (April 2013 to August
+2020)" -> "14 Fenwick Street, Flat 3, Larkhaven". An item without one is no history. The
+`previous_x` fact itself stays as declared, valid from the document's date: its dates belong
+to its items.
+"""
+
+import datetime
+import re
+
+"""Temporal signals in a retrieval query (stdlib only).
+
+Inlined into plpython3u functions by the migrator (`# exo:include temporal`),
+and importable as plain Python for tests. Search uses the result to decide the
+bands: no signal means recency preference (present bands first); a signal that
+opens the archive lets the archival band in, and the report names the signal.
+
+`detect(query, cues, today, archive_after_days=365)` returns
+
+    {"signal": bool, "opens_archive": bool, "years": [int, ...],
+     "truncated": bool, "signals": [{"kind", "text", "start", "end",
+                                     "opens_archive", ...kind fields}]}
+
+Years run from 1000 to next year. A date or a month named with its year is
+one whatever the year ("March 4, 1803", "1803-03-04", "May 1790"); numeric
+forms other than ISO dates start at 1900; a bare number is a year by the
+rules of `year` below.
+
+`text` is the query's slice `query[start:end]` (offsets in code points), with
+control and format characters other than tabs and line breaks shown as spaces.
+Signals are in query order. A stretch of text is reported once, under the most
+specific kind, in this order:
+
+- `date`: "2014-03-02", "2014/03/02", "4 March 2014", "4th of March, 2014",
+  "March 4, 2014", "02/03/2014" (this form only from 1900: "8.1.1424" is a
+  version), "March 4, 1803", "1803-03-04". Fields `year`, `date` (ISO; where
+  both readings of a numeric day and month are dates, as in "02/03/2014",
+  `numeric_order` decides: 'dmy' (2 March) or 'mdy' (3 February)).
+- `month_year`: "March 2014", "Mar. 2014", "March of 2014", "May 1790",
+  "2014-03", "2014/03", "03/2014" (the numeric forms only from 1900). Fields
+  `year`, `month`. A capitalised month without a year after "in", "during",
+  "last" or "this" ("in March") is the latest such month begun by today
+  ("last March" one before this month).
+  "2010-11" reads as November 2010.
+- `century`: "the 1800s", "the 1800's", "the 19th century", "the nineteenth
+  century", "19th-century", "the eighteen hundreds", from the 11th century
+  (1000s) to the 21st. Fields `first`, `last`: "the 1800s" and "the 19th
+  century" are 1800..1899 (years, not the strict 1801..1900). "early", "mid"
+  and "late" before it name its first, middle and last third ("late 19th
+  century" is 1866..1899). "the 1000s" to "the 1900s" are centuries, "the
+  2000s" is the decade 2000..2009. Without "the" or a modifier and followed
+  by "of" such a number is a count ("1000s of files"), not a century.
+- `decade`: "1990s", "1990's", "the 90s", "the '90s", "90's", "mid-90s",
+  "the late eighties", "nineties", "noughties", "the 2010s", "the 1790s",
+  "the eighteen-nineties", "the eighteen nineties". Fields `first`, `last`
+  (the decade's first and last year). A two-digit decade is the latest one
+  that has begun ("20s" in 2026 is the 2020s, "30s" the 1930s). After a
+  possessive ("my 30s", "in her nineties") it is an age, not a decade.
+- `year`: a standalone 4-digit number ("2014", "in 2009?", "1999-2003" gives
+  two). Not inside a longer number or word ("120145", "v2014"), not a decimal
+  or time ("3.2014", "1,2014"), not money ("$2014"). From 1900 to next year
+  a number is a year unless a unit or count follows it with nothing year-like
+  before ("1950 km", "2000 years ago"). From 1000 to 1899 it is a year only
+  in a year-like context: directly after in, since, from, by, until, till, of,
+  around, circa, c., ca., before, after, during, between, "year" or "AD"
+  ("in 1803", "the year 1066", "c. 1790"), directly before "AD" or "CE", or
+  continuing a range from a year ("from 1790 to 1803", "in 1790-1803"); and
+  never before a unit or count ("of 1500 people", "by 1850 km", "1200
+  pages", "1024-bit"), nor after a quantity word and "of", "around" or "by"
+  ("a total of 1500", "multiplied by 1000", "instead of 1024"), nor in a
+  range of counts ("from 1024 to 16", "from 1024 to 4096"). A range runs
+  forward: in "CVE-2022-1271" 1271 is not a year. "BC" or "BCE" after a
+  number makes it a year before the era, outside the range: no signal. Field
+  `year`.
+- `relative`: "last year", "the year before last", "last month", "last week",
+  "N days/weeks/months/years/decades ago" with N a number, "a", "an",
+  "one".."twelve", "a couple of", "a few", "several", "many", or no N at all
+  ("years ago"). Fields `unit`, `amount`, `approximate` (true for vague
+  amounts), `days_ago`, `year` (the year it names; null when approximate or
+  before the year 1000, as in "2000 years ago").
+- `cue`: each configured cue phrase, matched case-insensitively on word
+  boundaries, any run of whitespace matching a space. Field `cue` (the phrase
+  as configured), `anchored` ("time", "present" or null; see below).
+
+Opening the archive. Every dated signal has a first day (a year's 1 January,
+a month's 1st, a decade's or century's first 1 January, a date itself; for a
+relative expression today minus the amount, or the first day of the calendar
+year or month that "last year", "the year before last" and "last month"
+name). It
+opens the archive when that first day is at least `archive_after_days` before
+`today`, because part of what it names is then old enough to be archival.
+Rules on top of that:
+
+- The current-year rule: a bare `year` equal to the current year (or later)
+  never opens the archive, whatever the threshold; it is still a signal.
+  Months and dates of the current year follow the threshold alone.
+- Future dates never open the archive.
+- A cue opens the archive, unless it is anchored: directly followed (only
+  spaces or a comma between) by a date, month-year, decade, century or year
+  signal, the cue reads through that time, and that signal alone decides. So
+  "as of 2026" with today in 2026 is a signal (cue and year) that does not
+  open the archive, while "as of 2019" opens it through the year. A cue directly
+  followed by "now", "today", "currently", "present" or "this year/month/week"
+  is anchored to the present and does not open it either ("as of now").
+
+`years` is the sorted set of years the signals name: a decade or a century
+contributes its first and last year; approximate relative expressions and cues
+contribute none.
+
+Robustness: only the first SCAN_CHARS characters are scanned (`truncated`
+says so); control and format characters other than tabs and line breaks count
+as spaces; only ASCII digits are read; every pattern is linear (no nested repetition), so hostile input
+costs little. The query is data: nothing in it is executed.
+"""
+
+import calendar
+import datetime
+import re
+import unicodedata
+
+"""English month names for the date readers (stdlib only): banding and temporal."""
+
+MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}  # fmt: skip
+
+#: A regex group matching any month name or abbreviation, with an optional dot.
+MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+
+WEEKDAYS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"),
+            ("thursday", "thu", "thur", "thurs"), ("friday", "fri"), ("saturday", "sat"),
+            ("sunday", "sun"),
+        ]
+    )
+    for name in names
+}  # fmt: skip
+"""Weekday names and abbreviations, Monday 0 (datetime.date.weekday)."""
+
+#: A regex group matching any weekday name or abbreviation, with an optional dot.
+WEEKDAY_PATTERN = "(" + "|".join(sorted(WEEKDAYS, key=len, reverse=True)) + r")\.?"
+
+SCAN_CHARS = 2000
+MAX_CUES = 200
+MAX_CUE_CHARS = 100
+
+_NUMBER_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+}  # fmt: skip
+_VAGUE_AMOUNTS = {"a couple of": 2, "a few": 3, "several": 3, "many": 5}
+_DECADE_WORDS = {
+    "twenties": 20, "thirties": 30, "forties": 40, "fifties": 50, "sixties": 60,
+    "seventies": 70, "eighties": 80, "nineties": 90, "noughties": 0, "aughts": 0,
+}  # fmt: skip
+# The first two digits of a year in words: "the eighteen-nineties", "the eighteen hundreds".
+_HUNDREDS_WORDS = {
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}  # fmt: skip
+_CENTURY_WORDS = {
+    "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14, "fifteenth": 15,
+    "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19, "twentieth": 20,
+    "twenty-first": 21, "twenty first": 21,
+}  # fmt: skip
+MIN_YEAR = 1000
+_UNIT_DAYS = {"day": 1, "week": 7}
+_KEPT = "\t\n\r\f\v"
+
+# Boundaries: numbers use ASCII letters and digits (so "2014\u5e74" is a year);
+# words use Unicode word characters.
+_NB = r"(?<![0-9A-Za-z_])"
+_NA = r"(?![0-9A-Za-z_])"
+_NOT_AFTER_NUMBER = r"(?<![0-9][.,:/])"
+_NOT_BEFORE_NUMBER = r"(?![.,:/-][0-9])"
+_YEAR = r"((?:19|20)[0-9]{2})"  # a year in a numeric form ("2014-03", "03/2014", "02/03/2014")
+_ANY_YEAR = r"(1[0-9]{3}|20[0-9]{2})"  # with a month name, or ISO with a day: 1000..2099
+_APOSTROPHE = "['\u2018\u2019`]"
+_ORDINAL = r"(?:st|nd|rd|th)?"
+
+_ISO_DATE = re.compile(
+    _NB + _NOT_AFTER_NUMBER + _ANY_YEAR + r"([-/.])([0-9]{1,2})\2([0-9]{1,2})" + _NA + _NOT_BEFORE_NUMBER
+)
+_NUMERIC_DATE = re.compile(
+    _NB + _NOT_AFTER_NUMBER + r"([0-9]{1,2})([-/.])([0-9]{1,2})\2" + _YEAR + _NA + _NOT_BEFORE_NUMBER
+)
+_DAY_MONTH_YEAR = re.compile(
+    _NB + r"([0-9]{1,2})" + _ORDINAL + r"(?:\s+of)?\s+" + MONTH_PATTERN + r",?\s+" + _ANY_YEAR + _NA, re.I
+)
+_MONTH_DAY_YEAR = re.compile(
+    r"(?<!\w)" + MONTH_PATTERN + r"\s+([0-9]{1,2})" + _ORDINAL + r",?\s+" + _ANY_YEAR + _NA, re.I
+)
+_MONTH_NAME_YEAR = re.compile(
+    r"(?<!\w)" + MONTH_PATTERN + r"(?:\s*,\s*|\s+of\s+|\s+)" + _ANY_YEAR + _NA + _NOT_BEFORE_NUMBER, re.I
+)
+_YEAR_MONTH = re.compile(_NB + _NOT_AFTER_NUMBER + _YEAR + r"[-/]([0-9]{2})" + _NA + _NOT_BEFORE_NUMBER)
+_MONTH_SLASH_YEAR = re.compile(
+    _NB + r"(?<![0-9A-Za-z_][-/.])([0-9]{1,2})/" + _YEAR + _NA + _NOT_BEFORE_NUMBER
+)
+# A day and month without a year ("24 June", "June 24th", "Tuesday, 24 June"): the latest such day
+# on or before today (one on the weekday named, when the last 28 years have one). Not before a
+# number ("June 24, 2025" is a date with its year; "June 24 12:30" a time).
+_WEEKDAY_NAME = r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_NO_NUMBER_AFTER = r"(?!\s*,?\s*[0-9])(?![:.][0-9])"
+_DAY_MONTH = re.compile(
+    r"(?<!\w)(?:" + _WEEKDAY_NAME + r",?\s+(?:the\s+)?)?" + _NB + r"(?P<day>[0-9]{1,2})" + _ORDINAL
+    + r"(?:\s+of)?\s+(?P<month>" + MONTH_PATTERN + r")" + _NA + _NO_NUMBER_AFTER,
+    re.I,
+)  # fmt: skip
+_MONTH_DAY = re.compile(
+    r"(?<!\w)(?:" + _WEEKDAY_NAME + r",?\s+)?(?P<month>" + MONTH_PATTERN + r")\s+(?:the\s+)?"
+    + _NB + r"(?P<day>[0-9]{1,2})" + _ORDINAL + _NA + _NO_NUMBER_AFTER,
+    re.I,
+)  # fmt: skip
+# A month without a year after "in", "during", "last" or "this" ("in March"): the latest such month
+# begun by today ("last March": before this month).
+_MONTH_ALONE = re.compile(
+    r"(?<!\w)(?P<which>in|during|last|this)\s+(?P<month>"
+    + MONTH_PATTERN
+    + r")(?!\w)(?!\s*,?\s*(?:of\s+)?[0-9])",
+    re.I,
+)
+# "yesterday", "last Tuesday", "on Tuesday": a day counted back from today. A weekday followed by
+# a day or month ("on Tuesday, 24 June") is read by the forms above.
+_DAY_BACK = re.compile(
+    r"(?<!\w)(?:(?P<yesterday>(?:the\s+day\s+before\s+)?yesterday)|(?P<which>last|this\s+past|on)\s+"
+    + _WEEKDAY_NAME + r")(?!\w)(?!\s*,?\s*(?:the\s+)?[0-9])(?!\s*,?\s*" + MONTH_PATTERN + r")",
+    re.I,
+)  # fmt: skip
+_THE_MOD = r"(?<!\w)(?:(?P<the>the)\s+)?(?:(?P<mod>early|mid|late)(?:-|\s+)?)?"
+_DECADE = re.compile(
+    _THE_MOD + r"(?:" + _NB + r"(?P<full>1[0-9]{2}0|20[0-9]0)" + _APOSTROPHE + r"?s"
+    r"|" + _APOSTROPHE + r"?" + _NB + r"(?P<short>[0-9]0)" + _APOSTROPHE + r"?s"
+    r"|(?:(?P<hundreds>" + "|".join(_HUNDREDS_WORDS) + r")(?:-|\s+))?"
+    r"(?P<word>" + "|".join(_DECADE_WORDS) + r"))(?!\w)",
+    re.I,
+)
+_CENTURY = re.compile(
+    _THE_MOD + r"(?:" + _NB + r"(?P<number>[0-9]{1,2})(?:st|nd|rd|th)"
+    r"|(?P<word>" + "|".join(w.replace(" ", r"\s+") for w in _CENTURY_WORDS) + r"))"
+    r"(?:-|\s+)century(?!\w)",
+    re.I,
+)
+_HUNDREDS = re.compile(
+    _THE_MOD + r"(?P<word>" + "|".join(_HUNDREDS_WORDS) + r")(?:-|\s+)hundreds(?!\w)", re.I
+)
+_POSSESSIVE_BEFORE = re.compile(r"(?:^|\W)(?:my|your|his|her|our|their|whose)\s+$", re.I)
+_BARE_YEAR = re.compile(
+    r"(?<![$\u20ac\u00a3\u00a5#])" + _NB + _NOT_AFTER_NUMBER + r"([0-9]{4})" + _NA + r"(?![.,:][0-9])"
+)
+# What makes a bare number a year (see `year` in the module docstring), read next to it.
+_YEAR_WORD_BEFORE = re.compile(
+    r"(?:^|[^\w.])(?:(?:in|since|from|by|until|till|of|around|circa|before|after|during|between|year"
+    r"|ad|a\.d\.)\s+|(?:c|ca)\.\s*)$",
+    re.I,
+)
+_QUANTITY_BEFORE = re.compile(
+    r"(?<!\w)(?:(?:total|sum|population|number|count|maximum|minimum|max|min|average|batch|crowd|group"
+    r"|team|budget|price|cost|salary|score|height|depth|length|distance|weight|capacity|balance"
+    r"|amount|value|size|rate|speed|speedup|factor|ratio|limit|threshold|timeout|power|powers|base|offset"
+    r"|multiple|multiplier|default|index|port)\s+(?:of|around|by)"
+    r"|(?:multipl|divid|increas|decreas|reduc|grow|grew|rais|scal)\w*\s+by|instead\s+of|out\s+of)\s+$",
+    re.I,
+)
+_RANGE = r"\s*(?:-|\u2013|\u2014|to|and|or|through|until|till)\s*"
+_RANGE_BEFORE = re.compile(r"(?<![0-9A-Za-z_])([0-9]{4})" + _RANGE + "$", re.I)
+_RANGE_AFTER = re.compile(_RANGE + r"([0-9]+)(?![0-9A-Za-z_])", re.I)
+_ERA_AFTER = re.compile(r"\s*(?:ad|a\.d\.|ce|c\.e\.)(?!\w)", re.I)
+_BEFORE_ERA_AFTER = re.compile(r"\s*(?:bc|b\.c\.|bce|b\.c\.e\.)(?!\w)", re.I)
+_COUNT_AFTER = re.compile(
+    r"(?:\s*|-)(?:%|\u00b0|(?:people|persons?|men|women|children|kids|soldiers|troops|students|employees"
+    r"|workers|users|members|visitors|residents|votes|km|kms|kilomet(?:er|re)s?|miles?|mi|m|met(?:er|re)s?"
+    r"|cm|mm|feet|foot|ft|inch(?:es)?|yards?|kg|kgs|kilos?|kilograms?|grams?|lbs?|pounds?|tons?|tonnes?"
+    r"|oz|ounces?|lit(?:er|re)s?|ml|gallons?|acres?|hectares?|dollars?|euros?|usd|eur|gbp|chf|yen"
+    r"|pages?|pp|words?|characters?|chars|lines?|rows?|items?|units?|pieces?|copies|files?|times"
+    r"|steps|calories|kcal|cal|hp|rpm|mph|kph|kmh|hours?|hrs?|minutes?|mins?|seconds?|secs?|days?"
+    r"|weeks?|months?|years?|decades?|centuries|points?|pts|dpi|px|kb|mb|gb|tb|ms|hz|khz|mhz|ghz"
+    r"|kw|kwh|degrees?|bits?|bytes?|digits?|operations?|ops|cycles?|iterations?|entries|records?"
+    r"|requests?|samples?|threads?|connections?|nodes?|cores?|tokens?|frames?|packets?|calls?)(?!\w))",
+    re.I,
+)
+_LOOK = 40  # characters read on either side of a bare number for its context
+_OF_AFTER = re.compile(r"\s+of(?!\w)")
+_AMOUNT = (
+    r"(?P<amount>[0-9]{1,4}|"
+    + "|".join(a.replace(" ", r"\s+") for a in _VAGUE_AMOUNTS)
+    + "|"
+    + "|".join(_NUMBER_WORDS)
+    + ")"
+)
+_AGO = re.compile(r"(?<!\w)(?:" + _AMOUNT + r"\s+)?(?P<unit>day|week|month|year|decade)s?\s+ago(?!\w)", re.I)
+_LAST = re.compile(
+    r"(?<!\w)(?:(?P<before>the\s+year\s+before\s+last)|last\s+(?P<unit>year|month|week))(?!\w)", re.I
+)
+_PRESENT_AFTER = re.compile(r"\s*,?\s*(?:now|today|currently|present|this\s+(?:year|month|week))(?!\w)", re.I)
+_ANCHOR_GAP = re.compile(r"\s*,?\s*")
+
+def _clean(text):
+    """Control, format and other non-printing characters become spaces (offsets kept);
+    tabs and line breaks stay as they are."""
+    return "".join(" " if c not in _KEPT and unicodedata.category(c)[0] == "C" else c for c in text)
+
+def _year_ok(year, today):
+    return MIN_YEAR <= year <= today.year + 1
+
+def _reads_as_year(text, start, end, year, today, depth=0):
+    """Whether the bare 4-digit number text[start:end] (= year) is a year by its context (see
+    `year` in the module docstring). A range continues from a number that is itself a year; a
+    chain of ranges is followed three numbers back at most."""
+    if not _year_ok(year, today):
+        return False
+    back, ahead = max(0, start - _LOOK), end + _LOOK  # searched in place: boundaries stay true
+    if _BEFORE_ERA_AFTER.match(text, end, ahead):
+        return False
+    said = bool(
+        (_YEAR_WORD_BEFORE.search(text, back, start) and not _QUANTITY_BEFORE.search(text, back, start))
+        or _ERA_AFTER.match(text, end, ahead)
+    )
+    if not said and depth < 3:
+        m = _RANGE_BEFORE.search(text, back, start)
+        if m and int(m.group(1)) < year:  # a range runs forward: "2022-1271" is an identifier
+            said = _reads_as_year(text, m.start(1), m.end(1), int(m.group(1)), today, depth + 1)
+    counted = bool(_COUNT_AFTER.match(text, end, ahead))
+    if year >= 1900:
+        return said or not counted
+    m = _RANGE_AFTER.match(text, end, ahead)
+    if m and not counted:  # "from 1024 to 16", "from 1040 to 1904 bytes": a range of counts
+        partner = m.group(1)
+        counted = not (len(partner) == 4 and year < int(partner) and _year_ok(int(partner), today)) or bool(
+            _COUNT_AFTER.match(text, m.end(), ahead)
+        )
+    return said and not counted
+
+def _minus_months(day, months):
+    """The same day `months` earlier (the month's last day where it is shorter)."""
+    year, month = divmod(day.year * 12 + day.month - 1 - months, 12)
+    if year < 1:
+        return datetime.date.min
+    return datetime.date(year, month + 1, min(day.day, calendar.monthrange(year, month + 1)[1]))
+
+def _opens(first_day, today, archive_after_days):
+    return first_day <= today and (today - first_day).days >= archive_after_days
+
+def _date(year, month, day):
+    try:
+        return datetime.date(year, month, day)
+    except ValueError:
+        return None
+
+# -- one handler per pattern: match -> signal fields, or None to skip the match -----------
+
+def _iso_date(m, text, today, days):
+    day = _date(int(m.group(1)), int(m.group(3)), int(m.group(4)))
+    if not day:
+        return None
+    return _day_signal(day, today, days)
+
+def _numeric_date(m, text, today, days, order="dmy"):
+    a, b, year = int(m.group(1)), int(m.group(3)), int(m.group(4))
+    readings = (
+        (_date(year, b, a), _date(year, a, b)) if order == "dmy" else (_date(year, a, b), _date(year, b, a))
+    )
+    day = readings[0] or readings[1]
+    return _day_signal(day, today, days) if day else None
+
+def _named_date(day_group, month_group, year_group):
+    def handler(m, text, today, days):
+        day = _date(int(m.group(year_group)), MONTHS[m.group(month_group).lower()], int(m.group(day_group)))
+        if not day:
+            return None
+        return _day_signal(day, today, days)
+
+    return handler
+
+def _latest_day(today, month, day, weekday=None):
+    """The latest date on or before today with this month and day, on `weekday` when one of the
+    last 28 years (a full cycle of weekdays and leap years) has it there."""
+    for back in range(29):
+        found = _date(today.year - back, month, day)
+        if found and found <= today and (weekday is None or found.weekday() == weekday):
+            return found
+    return None if weekday is None else _latest_day(today, month, day)
+
+def _day_month(m, text, today, days):
+    written = m.group("month").rstrip(".")
+    if (written.lower() == "may" or len(written) <= 4) and not written[0].isupper():
+        return None  # "I may 2", "mar 3": a verb or a word, not a month, unless capitalised
+    weekday = m.group("weekday")
+    month = MONTHS[written.lower()]
+    day = _latest_day(today, month, int(m.group("day")), WEEKDAYS[weekday.lower()] if weekday else None)
+    return _day_signal(day, today, days) if day else None
+
+def _month_alone(m, text, today, days):
+    written = m.group("month").rstrip(".")
+    if not written[0].isupper():
+        return None  # "in may", "in mar": a month is written with a capital when it stands alone
+    month = MONTHS[written.lower()]
+    year = (
+        today.year
+        if month < today.month or (month == today.month and m.group("which").lower() != "last")
+        else today.year - 1
+    )
+    first = datetime.date(year, month, 1)
+    return {
+        "kind": "month_year",
+        "year": year,
+        "month": month,
+        "opens_archive": _opens(first, today, days),
+        **_days(first, datetime.date(year, month, calendar.monthrange(year, month)[1])),
+    }
+
+def _day_back(m, text, today, days):
+    if m.group("yesterday"):
+        back = 2 if len(m.group("yesterday").split()) > 1 else 1
+    else:
+        # "on Tuesday" may be today; "last Tuesday" and "this past Tuesday" are before it
+        back = (today.weekday() - WEEKDAYS[m.group("weekday").lower()]) % 7
+        if back == 0 and m.group("which").lower() != "on":
+            back = 7
+    return _day_signal(today - datetime.timedelta(days=back), today, days)
+
+def _day_signal(day, today, days):
+    """The signal of one named day."""
+    return {
+        "kind": "date",
+        "year": day.year,
+        "date": day.isoformat(),
+        "opens_archive": _opens(day, today, days),
+        **_days(day, day),
+    }
+
+def _days(first, last):
+    """The days a signal names, first and last (ISO), for ranking by closeness in time."""
+    return {"first_day": first.isoformat(), "last_day": last.isoformat()}
+
+def _month_year(year_group, month_group, named):
+    def handler(m, text, today, days):
+        year = int(m.group(year_group))
+        month = MONTHS[m.group(month_group).lower()] if named else int(m.group(month_group))
+        if not 1 <= month <= 12:
+            return None
+        first = datetime.date(year, month, 1)
+        last = datetime.date(year, month, calendar.monthrange(year, month)[1])
+        return {
+            "kind": "month_year",
+            "year": year,
+            "month": month,
+            "opens_archive": _opens(first, today, days),
+            **_days(first, last),
+        }
+
+    return handler
+
+def _century_span(first, m, today, days):
+    """A century's signal from its first year; "early", "mid" or "late" narrow it to a third."""
+    mod = (m.group("mod") or "").lower()
+    first, last = {
+        "early": (first, first + 32),
+        "mid": (first + 33, first + 65),
+        "late": (first + 66, first + 99),
+    }.get(mod, (first, first + 99))
+    return {
+        "kind": "century",
+        "first": first,
+        "last": last,
+        "opens_archive": _opens(datetime.date(first, 1, 1), today, days),
+        **_year_days(first, last),
+    }
+
+def _decade(m, text, today, days):
+    if m.group("full"):
+        first = int(m.group("full"))
+        if first % 100 == 0 and first < 2000:  # "the 1800s": the century
+            if not (m.group("the") or m.group("mod")) and _OF_AFTER.match(text, m.end()):
+                return None  # "1000s of files": a count
+            return _century_span(first, m, today, days)
+    elif m.group("hundreds"):
+        first = _HUNDREDS_WORDS[m.group("hundreds").lower()] * 100 + _DECADE_WORDS[m.group("word").lower()]
+    else:
+        short = int(m.group("short")) if m.group("short") else _DECADE_WORDS[m.group("word").lower()]
+        first = 2000 + short if 2000 + short <= today.year else 1900 + short
+        if not m.group("the") and _POSSESSIVE_BEFORE.search(text[max(0, m.start() - 12) : m.start()]):
+            return None  # "my 30s", "in her nineties": an age
+    return {
+        "kind": "decade",
+        "first": first,
+        "last": first + 9,
+        "opens_archive": _opens(datetime.date(first, 1, 1), today, days),
+        **_year_days(first, first + 9),
+    }
+
+def _century(m, text, today, days):
+    if m.group("number"):
+        number = int(m.group("number"))
+    else:
+        number = _CENTURY_WORDS[" ".join(m.group("word").lower().split())]
+    if not 11 <= number <= 21:
+        return None  # before the year 1000, or a century still to come
+    return _century_span((number - 1) * 100, m, today, days)
+
+def _hundreds(m, text, today, days):
+    return _century_span(_HUNDREDS_WORDS[m.group("word").lower()] * 100, m, today, days)
+
+def _bare_year(m, text, today, days):
+    year = int(m.group(1))
+    if not _reads_as_year(text, m.start(), m.end(), year, today):
+        return None
+    opens = year < today.year and _opens(datetime.date(year, 1, 1), today, days)
+    return {"kind": "year", "year": year, "opens_archive": opens, **_year_days(year, year)}
+
+def _ago(m, text, today, days):
+    unit = m.group("unit").lower()
+    raw = " ".join((m.group("amount") or "").lower().split())
+    approximate = not raw or raw in _VAGUE_AMOUNTS
+    if not raw:
+        amount = 2  # "years ago": at least two
+    elif raw.isdigit():
+        amount = int(raw)
+    else:
+        amount = _VAGUE_AMOUNTS.get(raw) or _NUMBER_WORDS[raw]
+    if unit in _UNIT_DAYS:
+        back = min(amount * _UNIT_DAYS[unit], (today - datetime.date.min).days)
+        day = today - datetime.timedelta(days=back)
+    else:
+        day = _minus_months(today, amount * {"month": 1, "year": 12, "decade": 120}[unit])
+    return {
+        "kind": "relative",
+        "unit": unit,
+        "amount": amount,
+        "approximate": approximate,
+        "days_ago": (today - day).days,
+        "year": None if approximate or day.year < MIN_YEAR else day.year,
+        "opens_archive": _opens(day, today, days),
+        **({} if approximate or day.year < MIN_YEAR else _around(day, unit)),
+    }
+
+def _last(m, text, today, days):
+    if m.group("before"):
+        unit, amount, day = "year", 2, datetime.date(today.year - 2, 1, 1)
+    else:
+        unit, amount = m.group("unit").lower(), 1
+        if unit == "year":
+            day = datetime.date(today.year - 1, 1, 1)
+        elif unit == "month":
+            day = _minus_months(today.replace(day=1), 1)
+        else:
+            day = today - datetime.timedelta(days=7)
+    if unit == "week":  # the calendar week before this one, Monday to Sunday
+        monday = today - datetime.timedelta(days=today.weekday() + 7)
+        named = _days(monday, monday + datetime.timedelta(days=6))
+    else:
+        named = _around(day, unit)
+    return {
+        "kind": "relative",
+        "unit": unit,
+        "amount": amount,
+        "approximate": False,
+        "days_ago": (today - day).days,
+        "year": day.year,
+        "opens_archive": _opens(day, today, days),
+        **named,
+    }
+
+def _year_days(first, last):
+    return _days(datetime.date(first, 1, 1), datetime.date(last, 12, 31))
+
+def _around(day, unit):
+    """The days "N units ago" names: that day, the week around it, its calendar month or year,
+    the decade around it."""
+    if unit == "day":
+        return _days(day, day)
+    if unit == "week":
+        return _days(day - datetime.timedelta(days=3), day + datetime.timedelta(days=3))
+    if unit == "month":
+        return _days(day.replace(day=1), day.replace(day=calendar.monthrange(day.year, day.month)[1]))
+    if unit == "year":
+        return _year_days(day.year, day.year)
+    return _year_days(max(MIN_YEAR, day.year - 5), day.year + 4)
+
+_PATTERNS = [
+    (_ISO_DATE, _iso_date),
+    (_DAY_MONTH_YEAR, _named_date(1, 2, 3)),
+    (_MONTH_DAY_YEAR, _named_date(2, 1, 3)),
+    (_NUMERIC_DATE, _numeric_date),
+    (_MONTH_NAME_YEAR, _month_year(2, 1, named=True)),
+    (_YEAR_MONTH, _month_year(1, 2, named=False)),
+    (_MONTH_SLASH_YEAR, _month_year(2, 1, named=False)),
+    (_CENTURY, _century),
+    (_HUNDREDS, _hundreds),
+    (_DECADE, _decade),
+    (_DAY_MONTH, _day_month),
+    (_MONTH_DAY, _day_month),
+    (_MONTH_ALONE, _month_alone),
+    (_BARE_YEAR, _bare_year),
+    (_LAST, _last),
+    (_AGO, _ago),
+    (_DAY_BACK, _day_back),
+]
+
+def cue_pattern(cues):
+    """One regex for the configured cue phrases, longest first, and the phrase for each
+    normalised spelling. Blank phrases are skipped."""
+    if not isinstance(cues, list) or not all(isinstance(c, str) for c in cues):
+        raise ValueError("temporal cues must be a list of strings")
+    if len(cues) > MAX_CUES:
+        raise ValueError(f"at most {MAX_CUES} temporal cues, not {len(cues)}")
+    phrases = {}
+    for cue in cues:
+        words = cue.split()
+        if not words:
+            continue
+        if len(cue) > MAX_CUE_CHARS:
+            raise ValueError(f"temporal cue longer than {MAX_CUE_CHARS} characters: {cue[:40]!r}...")
+        phrases.setdefault(" ".join(words).lower(), cue.strip())
+    if not phrases:
+        return None, {}
+    alternatives = [
+        r"\s+".join(re.escape(w) for w in key.split()) for key in sorted(phrases, key=lambda k: (-len(k), k))
+    ]
+    return re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + r")(?!\w)", re.I), phrases
+
+def detect(query, cues, today, archive_after_days=365, numeric_order="dmy"):
+    """The temporal signals of `query` (see the module docstring); numeric_order ('dmy' or
+    'mdy', the setting banding.numeric_date_order) reads a numeric date both ways of which are
+    dates."""
+    if numeric_order not in ("dmy", "mdy"):
+        raise ValueError(f"numeric_order must be 'dmy' or 'mdy', not {numeric_order!r}")
+    if (
+        not isinstance(archive_after_days, int)
+        or isinstance(archive_after_days, bool)
+        or archive_after_days < 0
+    ):
+        raise ValueError(f"archive_after_days must be a non-negative integer, not {archive_after_days!r}")
+    query = query or ""
+    text = _clean(query[:SCAN_CHARS])
+    claimed = []
+
+    def free(start, end):
+        return all(end <= s or start >= e for s, e in claimed)
+
+    signals = []
+    for pattern, handler in _PATTERNS:
+        for m in pattern.finditer(text):
+            if not free(m.start(), m.end()):
+                continue
+            if handler is _numeric_date:
+                found = handler(m, text, today, archive_after_days, numeric_order)
+            else:
+                found = handler(m, text, today, archive_after_days)
+            if found:
+                claimed.append((m.start(), m.end()))
+                kind = found.pop("kind")
+                signals.append(
+                    {"kind": kind, "text": m.group(0), "start": m.start(), "end": m.end(), **found}
+                )
+
+    pattern, phrases = cue_pattern(cues)
+    cue_signals = []
+    if pattern:
+        for m in pattern.finditer(text):
+            if free(m.start(), m.end()):
+                key = " ".join(m.group(0).split()).lower()
+                cue = phrases.get(key, key)
+                cue_signals.append(
+                    {"kind": "cue", "text": m.group(0), "start": m.start(), "end": m.end(), "cue": cue}
+                )
+
+    starts = {s["start"] for s in signals if s["kind"] in ("date", "month_year", "decade", "century", "year")}
+    for signal in cue_signals:
+        gap = _ANCHOR_GAP.match(text, signal["end"]).end()
+        if gap in starts:
+            signal["anchored"] = "time"
+        elif _PRESENT_AFTER.match(text, signal["end"]):
+            signal["anchored"] = "present"
+        else:
+            signal["anchored"] = None
+        signal["opens_archive"] = signal["anchored"] is None
+    signals = sorted(signals + cue_signals, key=lambda s: s["start"])
+
+    years = set()
+    for s in signals:
+        if s["kind"] in ("decade", "century"):
+            years.update((s["first"], s["last"]))
+        elif s.get("year") is not None:
+            years.add(s["year"])
+    named = [s for s in signals if "first_day" in s]
+    return {
+        "signal": bool(signals),
+        "opens_archive": any(s["opens_archive"] for s in signals),
+        "years": sorted(years),
+        "span": {
+            "first": min(s["first_day"] for s in named),
+            "last": max(s["last_day"] for s in named),
+        }
+        if named
+        else None,
+        "truncated": len(query) > SCAN_CHARS,
+        "signals": signals,
+    }
+
+# The signals of temporal.detect that date a period, when their text writes the year out
+# ("24 June" or "in March" are read against today, which a document's value is not about).
+PERIOD_KINDS = ("date", "month_year", "year")
+_WRITTEN_YEAR = re.compile(r"[0-9]{4}")
+_SINCE_BEFORE = re.compile(r"(?<!\w)since\s+(?:the\s+)?$", re.I)
+_FROM_BEFORE = re.compile(r"(?<!\w)from\s+(?:the\s+)?$", re.I)
+_PERIOD_JOIN = re.compile(r"\s*(?:-|\u2013|\u2014|to|until|till|through|thru)\s*(?:the\s+)?", re.I)
+_TO_PRESENT = re.compile(
+    r"\s*(?:-|\u2013|\u2014|to|until|till|through)\s*(?:the\s+)?(?:present|now|today|date)(?!\w)", re.I
+)
+_LOOK_BACK = 16  # characters read before a date for "since" or "from"
+_HISTORY_ATTRIBUTE = re.compile(r"^(?:previous|former|past)_(\w+)$")
+
+def _period_dates(value, today, numeric_order):
+    """The dates of `value` that may bound a period, in order: (start, end, first day, last day)."""
+    found = detect(value, [], today, numeric_order=numeric_order)["signals"]
+    return [
+        (
+            s["start"],
+            s["end"],
+            datetime.date.fromisoformat(s["first_day"]),
+            datetime.date.fromisoformat(s["last_day"]),
+        )
+        for s in found
+        if s["kind"] in PERIOD_KINDS and _WRITTEN_YEAR.search(s["text"])
+    ]
+
+def stated_period(value, today, numeric_order="dmy"):
+    """The period `value` states (see the module docstring), or None: {"valid_from": date,
+    "valid_to": date (exclusive) or None (still valid), "start", "end": the expression's offsets
+    in `value`, "since" or "from" included}. `today` bounds the years read (temporal.detect)."""
+    dates = _period_dates(value or "", today, numeric_order)
+    for i, (start, end, first, _) in enumerate(dates):
+        ahead = dates[i + 1] if i + 1 < len(dates) else None
+        if ahead and _PERIOD_JOIN.fullmatch(value, end, ahead[0]) and ahead[3] >= first:
+            before = _FROM_BEFORE.search(value, max(0, start - _LOOK_BACK), start)
+            return {
+                "valid_from": first,
+                "valid_to": ahead[3] + datetime.timedelta(days=1),
+                "start": before.start() if before else start,
+                "end": ahead[1],
+            }
+        present = _TO_PRESENT.match(value, end)
+        if present:
+            before = _FROM_BEFORE.search(value, max(0, start - _LOOK_BACK), start)
+            return {
+                "valid_from": first,
+                "valid_to": None,
+                "start": before.start() if before else start,
+                "end": present.end(),
+            }
+        since = _SINCE_BEFORE.search(value, max(0, start - _LOOK_BACK), start)
+        if since:
+            return {"valid_from": first, "valid_to": None, "start": since.start(), "end": end}
+    return None
+
+def singular_attribute(attribute):
+    """An attribute with the simple English plural of its last word made singular
+    ("addresses" -> "address", "employers" -> "employer", "companies" -> "company"); a word in
+    -ss, -us or -is is left as it is ("address", "status", "analysis")."""
+    if re.search(r"(?:ss|sh|ch|x|z)es$", attribute):
+        return attribute[:-2]
+    if re.search(r"[^aeiou]ies$", attribute):
+        return attribute[:-3] + "y"
+    if attribute.endswith("s") and not re.search(r"(?:ss|us|is)$", attribute):
+        return attribute[:-1]
+    return attribute
+
+def history_line(attribute):
+    """The attribute whose past values `attribute` lists (previous_addresses -> address), or None."""
+    m = _HISTORY_ATTRIBUTE.match(attribute or "")
+    if not m:
+        return None
+    line = singular_attribute(m.group(1))
+    return line or None
+
+def _split_outside_brackets(text, separator):
+    """`text` cut at each `separator` that stands outside parentheses and brackets."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        c = text[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth = max(0, depth - 1)
+        elif depth == 0 and text.startswith(separator, i):
+            parts.append(text[start:i])
+            start = i = i + len(separator)
+            continue
+        i += 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+def _closed(period):
+    return period is not None and period["valid_to"] is not None
+
+def _without(item, period):
+    """The item's value: its text without the range, nor the parentheses or punctuation the
+    range leaves behind."""
+    text = item[: period["start"]] + item[period["end"] :]
+    text = re.sub(r"\(\s*[;,:]?\s*", "(", text)
+    text = re.sub(r"\s*[;,:]?\s*\)", ")", text)
+    text = re.sub(r"\(\s*\)|\[\s*\]", "", text)
+    text = re.sub(r"\s+([,;:.)\]])", r"\1", text)
+    text = re.sub(r"\s{2,}", " ", text)
+    return text.strip(" \t,;:-\u2013\u2014")
+
+def history_items(value, today, numeric_order="dmy"):
+    """The past values a previous_x value lists that have a closed range of their own:
+    [(value without the range, valid_from, valid_to)], in the value's order."""
+    items = []
+    for part in _split_outside_brackets(value or "", ";"):
+        pieces = _split_outside_brackets(part, ", ")
+        if len(pieces) > 1 and all(_closed(stated_period(p, today, numeric_order)) for p in pieces):
+            items += pieces
+        else:
+            items.append(part)
+    found = []
+    for item in items:
+        period = stated_period(item, today, numeric_order)
+        if _closed(period):
+            text = _without(item, period)
+            if text:
+                found.append((text, period["valid_from"], period["valid_to"]))
+    return found
+
+def fact_periods(attributes, values, today, numeric_order="dmy"):
+    """The rows a document's declared facts make (attributes[i] with values[i]): for each fact,
+    {"n": i + 1, "attribute", "value", "valid_from", "valid_to"} with the period its value
+    states (valid_from None: the document's date; valid_to None: still valid), and after a
+    previous_x fact (valid from the document's date) the closed rows of x its items give."""
+    if numeric_order not in ("dmy", "mdy"):
+        raise ValueError(f"numeric_order must be 'dmy' or 'mdy', not {numeric_order!r}")
+    rows = []
+    for n, (attribute, value) in enumerate(zip(attributes, values, strict=True), start=1):
+        line = history_line(attribute)
+        period = None if line else stated_period(value, today, numeric_order)
+        rows.append(
+            {
+                "n": n,
+                "attribute": attribute,
+                "value": value,
+                "valid_from": period and period["valid_from"],
+                "valid_to": period and period["valid_to"],
+            }
+        )
+        if line:
+            for text, first, until in history_items(value, today, numeric_order):
+                rows.append(
+                    {"n": n, "attribute": line, "value": text, "valid_from": first, "valid_to": until}
+                )
+    return rows
+import datetime
+
+if today is None:
+    raise ValueError("today must not be null")
+return fact_periods(attributes or [], vals or [], datetime.date.fromisoformat(today), numeric_order or "dmy")
+$_$;
+
+ALTER FUNCTION exo_private.fact_periods(attributes text[], vals text[], today date, numeric_order text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION fact_periods(attributes text[], vals text[], today date, numeric_order text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.fact_periods(attributes text[], vals text[], today date, numeric_order text) IS 'plpy/fact_periods.py: for each declared fact (attributes[i], vals[i]; n = i) its row, valid_from and valid_to as its value states ("since ...", a closed range; null: the document''s date, still valid), and after a previous_x/former_x/past_x fact a closed row of x per item with a range of its own (the item without the range). today bounds the years read; numeric_order (dmy or mdy; null: dmy) reads "02/03/2014".';
+
+--
 -- Name: fact_refusal(text, text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -14602,6 +17277,29 @@ ALTER FUNCTION exo_private.kept_apart(p_workspace text, p_alias_key text, p_enti
 --
 
 COMMENT ON FUNCTION exo_private.kept_apart(p_workspace text, p_alias_key text, p_entity_key text) IS 'True when the newest correction between name p_alias_key and entity key p_entity_key of p_workspace is a split (exo entity split): the name is never that entity''s alias again, in this extraction generation or a later one; a merge of the two made after it makes this false.';
+
+--
+-- Name: key_forms(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.key_forms(key text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    BEGIN ATOMIC
+ SELECT array_agg(DISTINCT f.form ORDER BY f.form) AS array_agg
+    FROM ( SELECT regexp_replace(array_to_string(w.words[i.i:], ''::text), '[[:space:][:punct:]]+'::text, ''::text, 'g'::text) AS form,
+             i.i
+            FROM ( SELECT regexp_split_to_array(key_forms.key, ' '::text) AS words) w,
+             LATERAL generate_subscripts(w.words, 1) i(i)) f
+   WHERE ((f.form <> ''::text) AND ((f.i = 1) OR ((f.form ~ '[0-9]'::text) AND (f.form ~ '[^0-9]'::text) AND (length(f.form) >= 4))));
+END;
+
+ALTER FUNCTION exo_private.key_forms(key text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION key_forms(key text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.key_forms(key text) IS 'The forms by which a question may name a subject key: the key without spaces or punctuation, and each word-final run of it that holds a letter and a digit (at least 4 characters), the same way squashed: key_forms(''order ortand-88'') is {orderortand88, ortand88}.';
 
 --
 -- Name: learn_routes(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -17139,11 +19837,18 @@ CREATE FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with t
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    -- A subject is named by its whole key ("priya okafor") or, for a person, by the first word of
-    -- it ("Priya"): the entities' partial index finds those, the facts' line index the rest. A
-    -- question in the first person (p_owner) names the owner, once `exo owner` has named them.
+    -- A subject is named by its whole key ("priya okafor"), by a form of it (an identifier
+    -- however written: "ORTAND 88" names "order ortand-88", exo_private.key_forms) or, for a
+    -- person, by the first word of it ("Priya"): the entities' partial index finds those, the
+    -- facts' indexes the rest. A question in the first person (p_owner) names the owner, once
+    -- `exo owner` has named them.
     with subjects as materialized (
         select k.key from unnest(p_keys) k (key)
+        union
+        select distinct f.subject_key from exo_private.facts f
+        where exo_private.key_forms(f.subject_key) && array(
+            select pg_catalog.regexp_replace(k.key, '[[:space:][:punct:]]+', '', 'g') from unnest(p_keys) k (key))
+          and f.workspace = any (p_workspaces)
         union
         select p.entity_key from exo_private.people p where p_owner and p.is_owner and p.entity_key is not null
         union
@@ -17176,7 +19881,7 @@ ALTER FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with ti
 -- Name: FUNCTION packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer) IS 'The facts a context packet opens with: for the subjects p_keys name (canonical keys of the question''s words; a person also by the first word of their name; the owner when p_owner, a question in the first person), in p_workspaces, the row of every workspace, attribute and kind valid at p_as_of (at most p_max), as exo_private.shown_facts shows them to a caller with p_bridge (charged-only facts withheld, one last row per withheld subject).';
+COMMENT ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer) IS 'The facts a context packet opens with: for the subjects p_keys name (canonical keys of the question''s words, also as exo_private.key_forms; a person also by the first word of their name; the owner when p_owner, a question in the first person), in p_workspaces, the row of every workspace, attribute and kind valid at p_as_of (at most p_max), as exo_private.shown_facts shows them to a caller with p_bridge (charged-only facts withheld, one last row per withheld subject).';
 
 --
 -- Name: parse_entity_type(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -19983,6 +22688,62 @@ ALTER FUNCTION exo_private.rebuild_open_indexes() OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.rebuild_open_indexes() IS 'Rebuild chunks_<workspace>_bm25_open of each workspace in open_index_rebuilds that no running snapshot predates (pg_cron''s exo-open-indexes, every minute); returns how many.';
 
 --
+-- Name: record_closed_fact(text, text, text, text, text, timestamp with time zone, timestamp with time zone, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.record_closed_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_valid_to timestamp with time zone, p_source jsonb) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    key text := exo_private.canonical_key(p_subject);
+    attr text := exo_private.normalise_attribute(p_attribute);
+    val text := pg_catalog.btrim(p_value);
+    line_kind exo_private.fact_kind;
+    fact bigint;
+begin
+    line_kind := exo_private.checked_fact_kind(p_workspace, p_subject, p_attribute, p_value, p_kind, p_source);
+    if p_valid_from is null or p_valid_to is null or not pg_catalog.isfinite(p_valid_from)
+       or not pg_catalog.isfinite(p_valid_to) or p_valid_to <= p_valid_from then
+        perform exo_private.invalid_argument(
+            format('p_valid_from and p_valid_to must be finite times, the first before the second, got %s and %s',
+                   coalesce(p_valid_from::text, 'null'), coalesce(p_valid_to::text, 'null')));
+    end if;
+
+    perform exo_private.lock_fact_line(p_workspace, key, attr, line_kind);
+    -- The same value over the same period again (the document re-processed): only a source more.
+    select f.id into fact
+    from exo_private.facts f
+    where f.subject_key = key and f.attribute = attr and f.kind = line_kind and f.workspace = p_workspace
+      and f.valid_from = p_valid_from and f.valid_to = p_valid_to and f.value = val
+    order by f.id
+    limit 1;
+    if fact is null then
+        -- Closed when written: the line's current row and its other rows stay as they are (the
+        -- reader takes, at a time, the row with the latest valid_from not closed by then).
+        insert into exo_private.facts (workspace, subject, subject_key, attribute, value, kind,
+                                       valid_from, valid_to, close_reason)
+        values (p_workspace, pg_catalog.btrim(p_subject), key, attr, val, line_kind,
+                p_valid_from, p_valid_to, 'ended')
+        returning id into fact;
+    end if;
+    insert into exo_private.fact_sources (fact_id, document_id, chunk_id, observation_id)
+    values (fact, (p_source ->> 'document_id')::bigint, (p_source ->> 'chunk_id')::bigint,
+            (p_source ->> 'observation_id')::bigint)
+    on conflict do nothing;
+    return fact;
+end
+$$;
+
+ALTER FUNCTION exo_private.record_closed_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_valid_to timestamp with time zone, p_source jsonb) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION record_closed_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_valid_to timestamp with time zone, p_source jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.record_closed_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_valid_to timestamp with time zone, p_source jsonb) IS 'Record that p_subject''s p_attribute had p_value from p_valid_from until p_valid_to (exclusive), as its source states, as a closed row of the line (workspace, subject key, attribute, p_kind): close_reason ended, no closed_by. The same value over the same period adds only a source (p_source as record_fact takes it); no other row is closed or changed. Returns the row''s id. Refuses what exo_private.fact_refusal names, and a period that does not run forward.';
+
+--
 -- Name: record_declared_facts(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -19993,7 +22754,12 @@ CREATE FUNCTION exo_private.record_declared_facts(doc_id bigint) RETURNS integer
 declare
     doc exo_private.documents;
     recorded int := 0;
+    subjects text[];   -- the declared facts, column by column, in declared_facts' order
+    attrs text[];
+    vals text[];
+    chunk_ids bigint[];
     fact record;
+    source jsonb;
 begin
     select * into doc from exo_private.documents d where d.id = doc_id;
     if not found then
@@ -20002,11 +22768,32 @@ begin
     if doc.workspace is null or doc.written_at is null then
         return 0;  -- quarantined, or not yet processed: nothing is declared yet
     end if;
-    for fact in select * from exo_private.declared_facts(doc_id) loop
-        perform exo_private.record_fact(
-            doc.workspace, fact.subject, fact.attribute, fact.value, 'declared',
-            doc.written_at::timestamp at time zone 'UTC',
-            jsonb_strip_nulls(jsonb_build_object('document_id', doc_id, 'chunk_id', fact.chunk_id)));
+    select array_agg(d.subject order by d.n), array_agg(d.attribute order by d.n),
+           array_agg(d.value order by d.n), array_agg(d.chunk_id order by d.n)
+      into subjects, attrs, vals, chunk_ids
+    from exo_private.declared_facts(doc_id) with ordinality d (subject, attribute, value, chunk_id, n);
+    if attrs is null then
+        return 0;  -- most documents declare nothing: no call into Python
+    end if;
+    for fact in
+        select p.n, p.attribute, p.value, p.valid_from, p.valid_to
+        from exo_private.fact_periods(
+            attrs, vals, current_date,
+            (select s.value #>> '{}' from exo_private.settings s where s.key = 'banding.numeric_date_order')) p
+        -- the values still valid first: record_fact closes a new value by a row of its line that
+        -- begins later, so a closed row recorded before a value of now could close it
+        order by p.valid_to is not null, p.n, p.valid_from
+    loop
+        source := jsonb_strip_nulls(jsonb_build_object('document_id', doc_id, 'chunk_id', chunk_ids[fact.n]));
+        if fact.valid_to is null then
+            perform exo_private.record_fact(
+                doc.workspace, subjects[fact.n], fact.attribute, fact.value, 'declared',
+                coalesce(fact.valid_from, doc.written_at)::timestamp at time zone 'UTC', source);
+        else
+            perform exo_private.record_closed_fact(
+                doc.workspace, subjects[fact.n], fact.attribute, fact.value, 'declared',
+                fact.valid_from::timestamp at time zone 'UTC', fact.valid_to::timestamp at time zone 'UTC', source);
+        end if;
         recorded := recorded + 1;
     end loop;
     return recorded;
@@ -20019,7 +22806,7 @@ ALTER FUNCTION exo_private.record_declared_facts(doc_id bigint) OWNER TO exo_own
 -- Name: FUNCTION record_declared_facts(doc_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.record_declared_facts(doc_id bigint) IS 'Record each fact of exo_private.declared_facts(doc_id) through record_fact (kind declared, in the document''s workspace, valid from its written_at at midnight UTC, source {document_id, chunk_id}); returns how many it passed on. The same value again adds only a source; a changed value closes the old row. Nothing is closed for a key the document no longer has (the audit''s work).';
+COMMENT ON FUNCTION exo_private.record_declared_facts(doc_id bigint) IS 'Record each fact of exo_private.declared_facts(doc_id) (kind declared, in the document''s workspace, source {document_id, chunk_id}), at midnight UTC: valid from the date its value states ("since ...", a range to the present), else from the document''s written_at, through record_fact; a value that states a closed range, and each dated item of a previous_x/former_x/past_x value (as the line x), through record_closed_fact (exo_private.fact_periods). Returns how many rows it passed on. The same value again adds only a source; a changed value closes the old row. Nothing is closed for a key the document no longer has (the audit''s work).';
 
 --
 -- Name: record_fact(text, text, text, text, text, timestamp with time zone, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -20028,12 +22815,11 @@ COMMENT ON FUNCTION exo_private.record_declared_facts(doc_id bigint) IS 'Record 
 CREATE FUNCTION exo_private.record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb) RETURNS bigint
     LANGUAGE plpgsql
     SET search_path TO 'exo_private', 'pg_temp'
-    AS $_$
+    AS $$
 declare
     key text := exo_private.canonical_key(p_subject);
     attr text := exo_private.normalise_attribute(p_attribute);
     val text := pg_catalog.btrim(p_value);
-    problem text := exo_private.fact_refusal(p_subject, p_attribute, p_value);
     line_kind exo_private.fact_kind;
     held_id bigint;       -- the row valid at p_valid_from
     held_value text;
@@ -20041,27 +22827,10 @@ declare
     later_from timestamptz;
     fact bigint;
 begin
-    perform exo_private.check_workspaces(array[p_workspace]);
-    if problem is not null then
-        perform exo_private.invalid_argument(problem);
-    end if;
-    if p_kind is null or not p_kind = any (enum_range(null::exo_private.fact_kind)::text[]) then
-        perform exo_private.invalid_argument(
-            format('p_kind must be one of observation, declared, extracted, got %s', exo_private.quoted(p_kind)));
-    end if;
-    line_kind := p_kind::exo_private.fact_kind;
+    line_kind := exo_private.checked_fact_kind(p_workspace, p_subject, p_attribute, p_value, p_kind, p_source);
     if p_valid_from is null or not pg_catalog.isfinite(p_valid_from) then
         perform exo_private.invalid_argument(
             format('p_valid_from must be a finite time, got %s', coalesce(p_valid_from::text, 'null')));
-    end if;
-    if jsonb_typeof(p_source) is distinct from 'object'
-       or exists (select 1 from jsonb_each(p_source) e
-                  where e.key not in ('document_id', 'chunk_id', 'observation_id')
-                     or jsonb_typeof(e.value) <> 'number' or e.value::text !~ '^[1-9][0-9]{0,17}$')
-       or not (p_source ?| array['document_id', 'chunk_id', 'observation_id']) then
-        perform exo_private.invalid_argument(
-            format('p_source must be an object of document_id, chunk_id and observation_id (positive '
-                   'integers, at least one), got %s', exo_private.quoted(p_source::text)));
     end if;
 
     perform exo_private.lock_fact_line(p_workspace, key, attr, line_kind);
@@ -20109,7 +22878,7 @@ begin
     on conflict do nothing;
     return fact;
 end
-$_$;
+$$;
 
 ALTER FUNCTION exo_private.record_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_source jsonb) OWNER TO exo_owner;
 
@@ -21509,6 +24278,13 @@ def stems(text):
     meets "replicas", "invoiced" meets "invoices")."""
     return {w[:5] for w in _WORD.findall(text.casefold())}
 
+def stem(word):
+    """A word without its commonest English endings ("living", "lives", "lived" -> "liv")."""
+    for end in ("ing", "ed", "es", "s", "e"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            return word[: -len(end)]
+    return word
+
 def coverage(body, words):
     """The share of `words` (a query's content words) among the words of `body`, compared by
     their stems(); 0 without words."""
@@ -22199,14 +24975,14 @@ FACT_SHARE = 2
 """The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
 
 def fact_section(facts, day, today, words=(), max_tokens=None):
-    """The packet's first section: per subject and attribute the value of the highest kind
+    """The packet's first section (none without facts): per subject and attribute the value of the highest kind
     (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
     its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
     facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
     most words (`words`, the question's) with their attribute and value are kept, in their order,
     and the section says how many it left out and where they are."""
     if not facts:
-        return "## Current facts\n(none recorded yet)\n\n"
+        return ""
     lines = [] if day == today else [f"(as of {day})"]
     groups, hints = {}, []
     for f in facts:
@@ -22345,20 +25121,36 @@ def change_note(c, numbers):
         return f" (later, {change['day']}: {'updates' if change['update'] else 'differs from'} {refs})"
     return f" (earlier, {change['day']}; superseded by {refs}?)"
 
-def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None, order=None):
+def packet(
+    query,
+    ranked,
+    hint_list,
+    report,
+    budget,
+    settings,
+    capsules=(),
+    facts=(),
+    today=None,
+    order=None,
+    choose_facts=None,
+):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
-    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
-    section; the report's capsules.packet says which were shown and which skipped. `order`
-    (query, chosen, report) -> chosen reorders and marks what the packet cites
-    (plpy/changes.py order_changes, which build_packet passes)."""
+    those of them `choose_facts` (query, facts, cited passages, report) -> facts keeps
+    (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
+    rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
+    which were shown and which skipped. `order` (query, chosen, report) -> chosen reorders and
+    marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
         chosen = order(query, chosen, report)
+    found = (report.get("answer") or {}).get("found") is not False
+    if choose_facts is not None:
+        facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
-    nothing = (report.get("answer") or {}).get("found") is False and not facts
+    nothing = not found and not facts
     if nothing:
         chosen = chosen[:NEAREST_NOT_ANSWERS]
 
@@ -23097,6 +25889,13 @@ def stems(text):
     meets "replicas", "invoiced" meets "invoices")."""
     return {w[:5] for w in _WORD.findall(text.casefold())}
 
+def stem(word):
+    """A word without its commonest English endings ("living", "lives", "lived" -> "liv")."""
+    for end in ("ing", "ed", "es", "s", "e"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            return word[: -len(end)]
+    return word
+
 def coverage(body, words):
     """The share of `words` (a query's content words) among the words of `body`, compared by
     their stems(); 0 without words."""
@@ -23787,14 +26586,14 @@ FACT_SHARE = 2
 """The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
 
 def fact_section(facts, day, today, words=(), max_tokens=None):
-    """The packet's first section: per subject and attribute the value of the highest kind
+    """The packet's first section (none without facts): per subject and attribute the value of the highest kind
     (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
     its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
     facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
     most words (`words`, the question's) with their attribute and value are kept, in their order,
     and the section says how many it left out and where they are."""
     if not facts:
-        return "## Current facts\n(none recorded yet)\n\n"
+        return ""
     lines = [] if day == today else [f"(as of {day})"]
     groups, hints = {}, []
     for f in facts:
@@ -23933,20 +26732,36 @@ def change_note(c, numbers):
         return f" (later, {change['day']}: {'updates' if change['update'] else 'differs from'} {refs})"
     return f" (earlier, {change['day']}; superseded by {refs}?)"
 
-def packet(query, ranked, hint_list, report, budget, settings, capsules=(), facts=(), today=None, order=None):
+def packet(
+    query,
+    ranked,
+    hint_list,
+    report,
+    budget,
+    settings,
+    capsules=(),
+    facts=(),
+    today=None,
+    order=None,
+    choose_facts=None,
+):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
-    `capsules` (exo_private.packet_capsules rows of the documents of `ranked`) its capsule
-    section; the report's capsules.packet says which were shown and which skipped. `order`
-    (query, chosen, report) -> chosen reorders and marks what the packet cites
-    (plpy/changes.py order_changes, which build_packet passes)."""
+    those of them `choose_facts` (query, facts, cited passages, report) -> facts keeps
+    (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
+    rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
+    which were shown and which skipped. `order` (query, chosen, report) -> chosen reorders and
+    marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
         chosen = order(query, chosen, report)
+    found = (report.get("answer") or {}).get("found") is not False
+    if choose_facts is not None:
+        facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
-    nothing = (report.get("answer") or {}).get("found") is False and not facts
+    nothing = not found and not facts
     if nothing:
         chosen = chosen[:NEAREST_NOT_ANSWERS]
 
@@ -34833,6 +37648,12 @@ CREATE UNIQUE INDEX facts_current_idx ON exo_private.facts USING btree (subject_
 CREATE INDEX facts_line_idx ON exo_private.facts USING btree (subject_key, attribute, kind, workspace, valid_from);
 
 --
+-- Name: facts_subject_forms_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX facts_subject_forms_idx ON exo_private.facts USING gin (exo_private.key_forms(subject_key));
+
+--
 -- Name: facts_words_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -36548,6 +39369,14 @@ GRANT ALL ON FUNCTION exo_private.check_workspaces(names text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.check_workspaces(names text[]) TO exo_writer;
 
 --
+-- Name: FUNCTION checked_fact_kind(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_source jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.checked_fact_kind(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_source jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.checked_fact_kind(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_source jsonb) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.checked_fact_kind(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_source jsonb) TO exo_writer;
+
+--
 -- Name: FUNCTION checked_vectors_model(p_model text, p_dimensions integer, p_what text, p_ids bigint[], p_vectors text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -36877,6 +39706,14 @@ GRANT ALL ON FUNCTION exo_private.fact_line_ids(p_subject text, p_attribute text
 GRANT ALL ON FUNCTION exo_private.fact_line_ids(p_subject text, p_attribute text, p_bridge text[]) TO exo_writer;
 
 --
+-- Name: FUNCTION fact_periods(attributes text[], vals text[], today date, numeric_order text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.fact_periods(attributes text[], vals text[], today date, numeric_order text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.fact_periods(attributes text[], vals text[], today date, numeric_order text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.fact_periods(attributes text[], vals text[], today date, numeric_order text) TO exo_writer;
+
+--
 -- Name: FUNCTION fact_refusal(p_subject text, p_attribute text, p_value text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -37198,6 +40035,14 @@ GRANT ALL ON FUNCTION exo_private.kb_write(p_profile text, p_action text, p_docu
 REVOKE ALL ON FUNCTION exo_private.kept_apart(p_workspace text, p_alias_key text, p_entity_key text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.kept_apart(p_workspace text, p_alias_key text, p_entity_key text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.kept_apart(p_workspace text, p_alias_key text, p_entity_key text) TO exo_writer;
+
+--
+-- Name: FUNCTION key_forms(key text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.key_forms(key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.key_forms(key text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.key_forms(key text) TO exo_writer;
 
 --
 -- Name: FUNCTION learn_routes(); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -37642,6 +40487,14 @@ GRANT ALL ON FUNCTION exo_private.rebuild(only_workspace text) TO exo_writer;
 
 REVOKE ALL ON FUNCTION exo_private.rebuild_open_indexes() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.rebuild_open_indexes() TO exo_writer;
+
+--
+-- Name: FUNCTION record_closed_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_valid_to timestamp with time zone, p_source jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.record_closed_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_valid_to timestamp with time zone, p_source jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.record_closed_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_valid_to timestamp with time zone, p_source jsonb) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.record_closed_fact(p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_valid_from timestamp with time zone, p_valid_to timestamp with time zone, p_source jsonb) TO exo_writer;
 
 --
 -- Name: FUNCTION record_declared_facts(doc_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner

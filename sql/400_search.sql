@@ -855,11 +855,16 @@ security invoker
 set search_path = exo_private, pg_temp
 as $$
 # exo:include changes
+# exo:include fact_choice
 import datetime
+import functools
 import json
 
 if "settings" not in SD:
-    SD["settings"] = plpy.prepare("select key, value::text from exo_private.settings where key like 'packet.%'", [])
+    SD["settings"] = plpy.prepare(
+        "select key, value::text from exo_private.settings where key like 'packet.%' or key in "
+        "('models.embeddings', 'retrieval.embed_timeout_s', 'reader.embed_calls_per_minute')", []
+    )
 settings = {r["key"]: json.loads(r["value"]) for r in plpy.execute(SD["settings"], [])}
 found = json.loads(retrieved)
 report = found["report"]
@@ -889,10 +894,19 @@ facts = [
         ],
     )
 ]
+# Only the facts the question is about (plpy/fact_choice.py): by words, by the embeddings'
+# meaning unless the search found the endpoint failing, by what the cited passages state.
+meaning = None
+if not any(d["component"] == "embeddings" for d in report.get("degradations") or []):
+    meaning = embedding_meaning(
+        settings.get("models.embeddings") or {}, settings.get("retrieval.embed_timeout_s"),
+        settings.get("reader.embed_calls_per_minute", 120), GD, SD.setdefault("fact_vectors", {}),
+    )
 # Passages that state different values of one thing: newest first, each marked (plpy/changes.py).
 result = packet(
     query, found["results"], report["hints"], report, token_budget, settings, capsules, facts,
     datetime.date.today().isoformat(), order_changes,
+    functools.partial(facts_about, settings=settings, meaning=meaning),
 )
 result["report"] = report
 return json.dumps(result)

@@ -155,6 +155,43 @@ comment on function exo_private.attribute_subject(text, bigint) is
     'no mail with a From header, and has no frontmatter author but the owner); null where the first '
     'person names no one known (a chat window, another author''s text, no owner named).';
 
+-- exo_private.checked_fact_kind: the arguments of a fact to record, checked; its kind.
+create or replace function exo_private.checked_fact_kind(
+    p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text, p_source jsonb
+)
+returns exo_private.fact_kind
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    problem text := exo_private.fact_refusal(p_subject, p_attribute, p_value);
+begin
+    perform exo_private.check_workspaces(array[p_workspace]);
+    if problem is not null then
+        perform exo_private.invalid_argument(problem);
+    end if;
+    if p_kind is null or not p_kind = any (enum_range(null::exo_private.fact_kind)::text[]) then
+        perform exo_private.invalid_argument(
+            format('p_kind must be one of observation, declared, extracted, got %s', exo_private.quoted(p_kind)));
+    end if;
+    if jsonb_typeof(p_source) is distinct from 'object'
+       or exists (select 1 from jsonb_each(p_source) e
+                  where e.key not in ('document_id', 'chunk_id', 'observation_id')
+                     or jsonb_typeof(e.value) <> 'number' or e.value::text !~ '^[1-9][0-9]{0,17}$')
+       or not (p_source ?| array['document_id', 'chunk_id', 'observation_id']) then
+        perform exo_private.invalid_argument(
+            format('p_source must be an object of document_id, chunk_id and observation_id (positive '
+                   'integers, at least one), got %s', exo_private.quoted(p_source::text)));
+    end if;
+    return p_kind::exo_private.fact_kind;
+end
+$$;
+comment on function exo_private.checked_fact_kind(text, text, text, text, text, jsonb) is
+    'Raise invalid_parameter_value unless a fact can be recorded as given (a workspace that exists, '
+    'what exo_private.fact_refusal accepts, a kind of exo_private.fact_kind, a source object of '
+    'document_id, chunk_id and observation_id, positive integers, at least one); returns the kind.';
+
 -- exo_private.record_fact: record a value of a fact line with its source; close, never overwrite.
 create or replace function exo_private.record_fact(
     p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text,
@@ -169,7 +206,6 @@ declare
     key text := exo_private.canonical_key(p_subject);
     attr text := exo_private.normalise_attribute(p_attribute);
     val text := pg_catalog.btrim(p_value);
-    problem text := exo_private.fact_refusal(p_subject, p_attribute, p_value);
     line_kind exo_private.fact_kind;
     held_id bigint;       -- the row valid at p_valid_from
     held_value text;
@@ -177,27 +213,10 @@ declare
     later_from timestamptz;
     fact bigint;
 begin
-    perform exo_private.check_workspaces(array[p_workspace]);
-    if problem is not null then
-        perform exo_private.invalid_argument(problem);
-    end if;
-    if p_kind is null or not p_kind = any (enum_range(null::exo_private.fact_kind)::text[]) then
-        perform exo_private.invalid_argument(
-            format('p_kind must be one of observation, declared, extracted, got %s', exo_private.quoted(p_kind)));
-    end if;
-    line_kind := p_kind::exo_private.fact_kind;
+    line_kind := exo_private.checked_fact_kind(p_workspace, p_subject, p_attribute, p_value, p_kind, p_source);
     if p_valid_from is null or not pg_catalog.isfinite(p_valid_from) then
         perform exo_private.invalid_argument(
             format('p_valid_from must be a finite time, got %s', coalesce(p_valid_from::text, 'null')));
-    end if;
-    if jsonb_typeof(p_source) is distinct from 'object'
-       or exists (select 1 from jsonb_each(p_source) e
-                  where e.key not in ('document_id', 'chunk_id', 'observation_id')
-                     or jsonb_typeof(e.value) <> 'number' or e.value::text !~ '^[1-9][0-9]{0,17}$')
-       or not (p_source ?| array['document_id', 'chunk_id', 'observation_id']) then
-        perform exo_private.invalid_argument(
-            format('p_source must be an object of document_id, chunk_id and observation_id (positive '
-                   'integers, at least one), got %s', exo_private.quoted(p_source::text)));
     end if;
 
     perform exo_private.lock_fact_line(p_workspace, key, attr, line_kind);
@@ -948,3 +967,25 @@ comment on function exo.facts_search(text, int, text[]) is
     'deferred subject left closed that has current facts (facts: how many), whatever the query: which '
     'words a withheld fact holds is never told. Next: exo.facts(subject), exo.fact_history(subject, '
     'attribute).';
+
+-- A subject is found however the question writes an identifier in its name: "ORTAND-88",
+-- "ortand 88" and "Ortand88" all find `order ortand-88`. Its forms: the whole key without
+-- spaces or punctuation, and each of its word-final runs that holds a letter and a digit.
+create or replace function exo_private.key_forms(key text) returns text[]
+language sql immutable strict parallel safe
+begin atomic
+    select array_agg(distinct f.form order by f.form)
+    from (
+        select pg_catalog.regexp_replace(pg_catalog.array_to_string(w.words[i:], ''), '[[:space:][:punct:]]+', '', 'g') as form, i
+        from (select pg_catalog.regexp_split_to_array(key, ' ') as words) w,
+             pg_catalog.generate_subscripts(w.words, 1) i
+    ) f
+    where f.form <> '' and (f.i = 1 or (f.form ~ '[0-9]' and f.form ~ '[^0-9]' and pg_catalog.length(f.form) >= 4));
+end;
+comment on function exo_private.key_forms(text) is
+    'The forms by which a question may name a subject key: the key without spaces or punctuation, '
+    'and each word-final run of it that holds a letter and a digit (at least 4 characters), the '
+    'same way squashed: key_forms(''order ortand-88'') is {orderortand88, ortand88}.';
+-- The subjects by their forms (exo_private.packet_facts). Immutable as the index needs it: a
+-- change of key_forms must rebuild the index (reindex index exo_private.facts_subject_forms_idx).
+create index if not exists facts_subject_forms_idx on exo_private.facts using gin (exo_private.key_forms(subject_key));

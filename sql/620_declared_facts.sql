@@ -11,11 +11,27 @@
 --   and bold marks, "- **Key:** value", are allowed). Source: the chunk holding the line.
 -- One attribute, one value: an attribute the document gives two different values (a key repeated
 -- in the text, or a line against the frontmatter) is ambiguous and declares nothing.
--- A value over 500 characters is prose, not a fact, and is skipped. valid_from is the document's
--- written_at (midnight UTC). Re-processing an unchanged document adds no fact row (the value
--- held is the same: record_fact adds only a source row, for the new chunk id); an edited value
--- closes the old row. A key removed from the file is left as it was: closing facts whose source
--- is gone is the self-audit's work.
+-- A value over 500 characters is prose, not a fact, and is skipped.
+--
+-- When a value held (plpy/fact_periods.py, its dates read by plpy/temporal.py): a value that
+-- says when it began ("since 15 August 2020", "since March 2019", "2016 to present") is valid
+-- from that day (a month's first, a year's 1 January), and one that states a closed range
+-- ("April 2013 to August 2020", "(2011 to April 2013)", "2012-2016", "from March 2016 until
+-- June 2022") is a closed row (close_reason ended, no closed_by: exo_private.record_closed_fact),
+-- valid until the end of the range's last day, month or year (exclusive: "to August 2020" gives
+-- valid_to 2020-09-01); the first such expression counts.
+-- Any other date in a value ("born 14 July 1988", "adopted 13 March 2021") is content: the
+-- value is valid from the document's written_at. All at midnight UTC; the value is kept as
+-- written. An attribute previous_x, former_x or past_x (previous_addresses: x's plural made
+-- singular) is recorded as declared, valid from written_at, and each of its items (";"-separated,
+-- or ", "-separated where every item has a range) with a closed range of its own is also a
+-- closed row of the line x, its value the item without the range ("14 Fenwick Street, Flat 3,
+-- Larkhaven"); an item without a range makes no row of x.
+--
+-- Re-processing an unchanged document adds no fact row (the value held is the same: record_fact
+-- adds only a source row, for the new chunk id; record_closed_fact finds the same closed row);
+-- an edited value closes the old row. A key removed from the file is left as it was: closing
+-- facts whose source is gone is the self-audit's work.
 
 -- exo_private.declared_facts: the facts a document declares, with the chunk each comes from.
 create or replace function exo_private.declared_facts(doc_id bigint)
@@ -98,6 +114,85 @@ comment on function exo_private.declared_facts(bigint) is
     'and, in a canonical document, its "key: value" lines (a key of at most 4 words; the chunk holding '
     'the first line); an attribute given two different values, or a value over 500 characters, is skipped.';
 
+-- exo_private.fact_periods: the rows a document's declared facts make, with the periods their values state.
+create or replace function exo_private.fact_periods(
+    attributes text[], vals text[], today date, numeric_order text
+)
+returns table (n int, attribute text, value text, valid_from date, valid_to date)
+language plpython3u immutable parallel safe
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+# exo:include fact_periods
+import datetime
+
+if today is None:
+    raise ValueError("today must not be null")
+return fact_periods(attributes or [], vals or [], datetime.date.fromisoformat(today), numeric_order or "dmy")
+$$;
+comment on function exo_private.fact_periods(text[], text[], date, text) is
+    'plpy/fact_periods.py: for each declared fact (attributes[i], vals[i]; n = i) its row, valid_from '
+    'and valid_to as its value states ("since ...", a closed range; null: the document''s date, still '
+    'valid), and after a previous_x/former_x/past_x fact a closed row of x per item with a range of '
+    'its own (the item without the range). today bounds the years read; numeric_order (dmy or mdy; '
+    'null: dmy) reads "02/03/2014".';
+
+-- exo_private.record_closed_fact: record a value that held over a stated period and no longer holds.
+create or replace function exo_private.record_closed_fact(
+    p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text,
+    p_valid_from timestamptz, p_valid_to timestamptz, p_source jsonb
+)
+returns bigint
+language plpgsql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    key text := exo_private.canonical_key(p_subject);
+    attr text := exo_private.normalise_attribute(p_attribute);
+    val text := pg_catalog.btrim(p_value);
+    line_kind exo_private.fact_kind;
+    fact bigint;
+begin
+    line_kind := exo_private.checked_fact_kind(p_workspace, p_subject, p_attribute, p_value, p_kind, p_source);
+    if p_valid_from is null or p_valid_to is null or not pg_catalog.isfinite(p_valid_from)
+       or not pg_catalog.isfinite(p_valid_to) or p_valid_to <= p_valid_from then
+        perform exo_private.invalid_argument(
+            format('p_valid_from and p_valid_to must be finite times, the first before the second, got %s and %s',
+                   coalesce(p_valid_from::text, 'null'), coalesce(p_valid_to::text, 'null')));
+    end if;
+
+    perform exo_private.lock_fact_line(p_workspace, key, attr, line_kind);
+    -- The same value over the same period again (the document re-processed): only a source more.
+    select f.id into fact
+    from exo_private.facts f
+    where f.subject_key = key and f.attribute = attr and f.kind = line_kind and f.workspace = p_workspace
+      and f.valid_from = p_valid_from and f.valid_to = p_valid_to and f.value = val
+    order by f.id
+    limit 1;
+    if fact is null then
+        -- Closed when written: the line's current row and its other rows stay as they are (the
+        -- reader takes, at a time, the row with the latest valid_from not closed by then).
+        insert into exo_private.facts (workspace, subject, subject_key, attribute, value, kind,
+                                       valid_from, valid_to, close_reason)
+        values (p_workspace, pg_catalog.btrim(p_subject), key, attr, val, line_kind,
+                p_valid_from, p_valid_to, 'ended')
+        returning id into fact;
+    end if;
+    insert into exo_private.fact_sources (fact_id, document_id, chunk_id, observation_id)
+    values (fact, (p_source ->> 'document_id')::bigint, (p_source ->> 'chunk_id')::bigint,
+            (p_source ->> 'observation_id')::bigint)
+    on conflict do nothing;
+    return fact;
+end
+$$;
+comment on function exo_private.record_closed_fact(text, text, text, text, text, timestamptz, timestamptz, jsonb) is
+    'Record that p_subject''s p_attribute had p_value from p_valid_from until p_valid_to (exclusive), '
+    'as its source states, as a closed row of the line (workspace, subject key, attribute, p_kind): '
+    'close_reason ended, no closed_by. The same value over the same period adds only a source (p_source '
+    'as record_fact takes it); no other row is closed or changed. Returns the row''s id. Refuses what '
+    'exo_private.fact_refusal names, and a period that does not run forward.';
+
 -- exo_private.record_declared_facts: record what a processed document declares, as declared facts.
 create or replace function exo_private.record_declared_facts(doc_id bigint)
 returns int
@@ -108,7 +203,12 @@ as $$
 declare
     doc exo_private.documents;
     recorded int := 0;
+    subjects text[];   -- the declared facts, column by column, in declared_facts' order
+    attrs text[];
+    vals text[];
+    chunk_ids bigint[];
     fact record;
+    source jsonb;
 begin
     select * into doc from exo_private.documents d where d.id = doc_id;
     if not found then
@@ -117,18 +217,42 @@ begin
     if doc.workspace is null or doc.written_at is null then
         return 0;  -- quarantined, or not yet processed: nothing is declared yet
     end if;
-    for fact in select * from exo_private.declared_facts(doc_id) loop
-        perform exo_private.record_fact(
-            doc.workspace, fact.subject, fact.attribute, fact.value, 'declared',
-            doc.written_at::timestamp at time zone 'UTC',
-            jsonb_strip_nulls(jsonb_build_object('document_id', doc_id, 'chunk_id', fact.chunk_id)));
+    select array_agg(d.subject order by d.n), array_agg(d.attribute order by d.n),
+           array_agg(d.value order by d.n), array_agg(d.chunk_id order by d.n)
+      into subjects, attrs, vals, chunk_ids
+    from exo_private.declared_facts(doc_id) with ordinality d (subject, attribute, value, chunk_id, n);
+    if attrs is null then
+        return 0;  -- most documents declare nothing: no call into Python
+    end if;
+    for fact in
+        select p.n, p.attribute, p.value, p.valid_from, p.valid_to
+        from exo_private.fact_periods(
+            attrs, vals, current_date,
+            (select s.value #>> '{}' from exo_private.settings s where s.key = 'banding.numeric_date_order')) p
+        -- the values still valid first: record_fact closes a new value by a row of its line that
+        -- begins later, so a closed row recorded before a value of now could close it
+        order by p.valid_to is not null, p.n, p.valid_from
+    loop
+        source := jsonb_strip_nulls(jsonb_build_object('document_id', doc_id, 'chunk_id', chunk_ids[fact.n]));
+        if fact.valid_to is null then
+            perform exo_private.record_fact(
+                doc.workspace, subjects[fact.n], fact.attribute, fact.value, 'declared',
+                coalesce(fact.valid_from, doc.written_at)::timestamp at time zone 'UTC', source);
+        else
+            perform exo_private.record_closed_fact(
+                doc.workspace, subjects[fact.n], fact.attribute, fact.value, 'declared',
+                fact.valid_from::timestamp at time zone 'UTC', fact.valid_to::timestamp at time zone 'UTC', source);
+        end if;
         recorded := recorded + 1;
     end loop;
     return recorded;
 end
 $$;
 comment on function exo_private.record_declared_facts(bigint) is
-    'Record each fact of exo_private.declared_facts(doc_id) through record_fact (kind declared, in the '
-    'document''s workspace, valid from its written_at at midnight UTC, source {document_id, chunk_id}); '
-    'returns how many it passed on. The same value again adds only a source; a changed value closes '
-    'the old row. Nothing is closed for a key the document no longer has (the audit''s work).';
+    'Record each fact of exo_private.declared_facts(doc_id) (kind declared, in the document''s workspace, '
+    'source {document_id, chunk_id}), at midnight UTC: valid from the date its value states ("since ...", '
+    'a range to the present), else from the document''s written_at, through record_fact; a value that '
+    'states a closed range, and each dated item of a previous_x/former_x/past_x value (as the line x), '
+    'through record_closed_fact (exo_private.fact_periods). Returns how many rows it passed on. The '
+    'same value again adds only a source; a changed value closes the old row. Nothing is closed for a '
+    'key the document no longer has (the audit''s work).';

@@ -15,11 +15,18 @@ language sql stable
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-    -- A subject is named by its whole key ("priya okafor") or, for a person, by the first word of
-    -- it ("Priya"): the entities' partial index finds those, the facts' line index the rest. A
-    -- question in the first person (p_owner) names the owner, once `exo owner` has named them.
+    -- A subject is named by its whole key ("priya okafor"), by a form of it (an identifier
+    -- however written: "ORTAND 88" names "order ortand-88", exo_private.key_forms) or, for a
+    -- person, by the first word of it ("Priya"): the entities' partial index finds those, the
+    -- facts' indexes the rest. A question in the first person (p_owner) names the owner, once
+    -- `exo owner` has named them.
     with subjects as materialized (
         select k.key from unnest(p_keys) k (key)
+        union
+        select distinct f.subject_key from exo_private.facts f
+        where exo_private.key_forms(f.subject_key) && array(
+            select pg_catalog.regexp_replace(k.key, '[[:space:][:punct:]]+', '', 'g') from unnest(p_keys) k (key))
+          and f.workspace = any (p_workspaces)
         union
         select p.entity_key from exo_private.people p where p_owner and p.is_owner and p.entity_key is not null
         union
@@ -47,7 +54,7 @@ as $$
 $$;
 comment on function exo_private.packet_facts(text[], timestamptz, text[], text[], boolean, int) is
     'The facts a context packet opens with: for the subjects p_keys name (canonical keys of the '
-    'question''s words; a person also by the first word of their name; the owner when p_owner, a '
+    'question''s words, also as exo_private.key_forms; a person also by the first word of their name; the owner when p_owner, a '
     'question in the first person), in p_workspaces, the row '
     'of every workspace, attribute and kind valid at p_as_of (at most p_max), as '
     'exo_private.shown_facts shows them to a caller with p_bridge (charged-only facts withheld, one '

@@ -175,7 +175,7 @@ def test_the_worker_builds_a_capsule_and_an_edited_source_makes_it_stale(db, tmp
 
     found = packet(db, QUESTION)
     text = found["text"]
-    assert "## Capsules" in text and text.index("## Current facts") < text.index("## Capsules")
+    assert "## Capsules" in text and text.index("## Capsules") < text.index("## Evidence")
     assert text.index("## Capsules") < text.index("## Evidence")
     assert "technical:notes/execution-model.md" in text.split("## Evidence")[0]
     assert found["tokens"] <= 4000

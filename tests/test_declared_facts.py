@@ -216,3 +216,120 @@ def test_a_real_packages_metadata_as_a_canonical_file_declares_its_header_fields
         assert declared[key.lower().replace("-", "_")] == header[key].strip()
     # a field given many different values is ambiguous
     assert "classifier" not in declared and "project_url" not in declared
+
+
+# A facts file whose values say when they held (examples/vault/admin/facts.md, its own subject).
+DATED = """---
+canonical: true
+date: 2015-06-01
+former employers: ["Initech (2009 to 2011)", "Globex (2011-2012)"]
+---
+# Rowan Vale
+
+- **Born:** 14 July 1988, Cindermoor
+- **Address:** 27 Alder Row, Larkhaven, LH4 0ZZ (since 15 August 2020; rented from Hale Lettings)
+- **Previous addresses:** 14 Fenwick Street, Flat 3, Larkhaven (April 2013 to August 2020); shared flat, \
+Mill Lane, Hollowmere (2011 to April 2013); a tent somewhere
+- **Role:** Senior Database Administrator since 1 June 2022; joined as Database Administrator on 7 March 2016
+- **Previous employer:** Copperleaf Analytics (February 2012 to March 2016), Hollowmere then Larkhaven office
+- **Dog:** Pixel, terrier mix, adopted 13 March 2021 from Larkhaven Animal Shelter
+- **Team:** Payments (from March 2016 until June 2022)
+"""
+
+
+def declared_as_of(db, subject, attribute, as_of):
+    with db.connect() as conn:
+        return conn.execute(
+            "select f.value from exo.facts(%s, %s) f where f.attribute = %s and f.kind = 'declared'",
+            (subject, as_of, attribute),
+        ).fetchall()
+
+
+def test_a_value_that_says_when_it_held_is_valid_then_and_a_previous_list_is_the_lines_history(ddb, tmp_path):
+    ingest(ddb, tmp_path, {"rowan.md": DATED})
+    declared = rows(ddb, "Rowan Vale")
+    by_attribute = {}
+    for r in declared:
+        by_attribute.setdefault(r[0], []).append(r[1:5])
+    doc_date = midnight("2015-06-01")
+    # a date that is content, not validity, keeps the document's date
+    assert by_attribute["born"] == [("14 July 1988, Cindermoor", doc_date, None, None)]
+    assert by_attribute["dog"][0][1:] == (doc_date, None, None)
+    # "since" sets valid_from; the value is kept as written
+    assert by_attribute["role"] == [
+        (
+            "Senior Database Administrator since 1 June 2022; joined as Database Administrator on 7 March 2016",
+            midnight("2022-06-01"),
+            None,
+            None,
+        )
+    ]
+    # a closed range is a closed row, valid through the end of its last month
+    assert by_attribute["team"] == [
+        (
+            "Payments (from March 2016 until June 2022)",
+            midnight("2016-03-01"),
+            midnight("2022-07-01"),
+            "ended",
+        )
+    ]
+    # the previous_x lines stay as declared; their dated items are closed rows of x (an item
+    # without a range, the tent, is no history)
+    assert [r[1:] for r in by_attribute["previous_addresses"]] == [(doc_date, None, None)]
+    assert by_attribute["address"] == [
+        ("shared flat, Mill Lane, Hollowmere", midnight("2011-01-01"), midnight("2013-05-01"), "ended"),
+        ("14 Fenwick Street, Flat 3, Larkhaven", midnight("2013-04-01"), midnight("2020-09-01"), "ended"),
+        (
+            "27 Alder Row, Larkhaven, LH4 0ZZ (since 15 August 2020; rented from Hale Lettings)",
+            midnight("2020-08-15"),
+            None,
+            None,
+        ),
+    ]
+    # a frontmatter list (joined with ", ") and a single dated item
+    assert by_attribute["employer"] == [
+        ("Initech", midnight("2009-01-01"), midnight("2012-01-01"), "ended"),
+        ("Globex", midnight("2011-01-01"), midnight("2013-01-01"), "ended"),
+        (
+            "Copperleaf Analytics, Hollowmere then Larkhaven office",
+            midnight("2012-02-01"),
+            midnight("2016-04-01"),
+            "ended",
+        ),
+    ]
+    # each row keeps its source: the line's chunk
+    assert all(r[5] and r[6] for r in declared)
+
+    # where did Rowan live in 2014, and now?
+    assert declared_as_of(ddb, "Rowan Vale", "address", midnight("2014-12-31")) == [
+        ("14 Fenwick Street, Flat 3, Larkhaven",)
+    ]
+    assert declared_as_of(ddb, "Rowan Vale", "address", midnight("2012-06-01")) == [
+        ("shared flat, Mill Lane, Hollowmere",)
+    ]
+    assert declared_as_of(ddb, "Rowan Vale", "address", datetime.now(UTC)) == [
+        ("27 Alder Row, Larkhaven, LH4 0ZZ (since 15 August 2020; rented from Hale Lettings)",)
+    ]
+    assert declared_as_of(ddb, "Rowan Vale", "role", midnight("2022-05-31")) == []
+
+    # re-processing the unchanged file adds no row, only sources for the new chunk ids
+    with ddb.connect() as conn:
+        conn.execute(
+            "select exo_private.process_document(id) from exo_private.documents where path = 'rowan.md'"
+        )
+    again = rows(ddb, "Rowan Vale")
+    assert [r[:5] for r in again] == [r[:5] for r in declared]
+    assert all(len(r[5]) == 2 for r in again)
+
+
+def test_a_closed_row_is_written_only_over_a_period_that_runs_forward(ddb):
+    with ddb.connect() as conn, pytest.raises(psycopg.errors.InvalidParameterValue, match="the first before"):
+        conn.execute(
+            """select exo_private.record_closed_fact('personal', 'Rowan Vale', 'address', 'Nowhere', 'declared',
+                                                     '2020-01-01', '2020-01-01', '{"document_id": 1}')"""
+        )
+    with ddb.connect() as conn, pytest.raises(psycopg.errors.InvalidParameterValue, match="p_source must be"):
+        conn.execute(
+            """select exo_private.record_closed_fact('personal', 'Rowan Vale', 'address', 'Nowhere', 'declared',
+                                                     '2019-01-01', '2020-01-01', '{}')"""
+        )

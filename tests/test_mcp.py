@@ -326,9 +326,18 @@ def test_fact_tools_read_the_declared_facts_and_the_audit(vault):
         by_attribute = {f["attribute"]: f for f in current}
         assert by_attribute["employer"]["value"].startswith("Northwind Labs")
         assert by_attribute["employer"]["kind"] == "declared" and by_attribute["employer"]["sources"]
-        assert json.loads(await call(session, "facts", subject="Sam Rivera", as_of="2014-01-01")) == []
+        # the file is dated 2015; its previous addresses and employer give their own years
+        then = json.loads(await call(session, "facts", subject="Sam Rivera", as_of="2014-01-01"))
+        assert {f["attribute"]: f["value"] for f in then} == {
+            "address": "14 Fenwick Street, Flat 3, Larkhaven",
+            "employer": "Copperleaf Analytics, Hollowmere then Larkhaven office",
+        }
+        assert json.loads(await call(session, "facts", subject="Sam Rivera", as_of="2010-01-01")) == []
         line = json.loads(await call(session, "fact_history", subject="Sam Rivera", attribute="Employer"))
-        assert [f["value"] for f in line] == [by_attribute["employer"]["value"]]
+        assert sorted(f["value"] for f in line) == [
+            "Copperleaf Analytics, Hollowmere then Larkhaven office",
+            by_attribute["employer"]["value"],
+        ]
         found = json.loads(await call(session, "facts_search", query="Northwind", max_results=3))
         assert 0 < len(found) <= 3 and all(f["subject"] == "Sam Rivera" for f in found)
         audit = json.loads(await call(session, "audit_summary"))

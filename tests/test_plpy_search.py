@@ -928,10 +928,11 @@ def test_packet_fits_its_budget_and_cites_in_order(budget, candidates, data, hin
     assert [u["n"] for u in used] == list(range(1, len(used) + 1))
     assert [u["chunk_id"] for u in used] == [c["chunk_id"] for c in distinct[: len(used)]]
 
-    assert _sections(text)[:3] == ["# Context for: " + query, "## Current facts", "## Evidence"]
+    # no facts given: no facts section
+    assert _sections(text)[:2] == ["# Context for: " + query, "## Evidence"]
     if not text.endswith("\n..."):  # not cut short: every part is whole
         expected = ["## Withheld", "## Provenance"] if "## Withheld" in text else ["## Provenance"]
-        assert _sections(text)[3:] == expected
+        assert _sections(text)[2:] == expected
         evidence = text[text.index("## Evidence") : text.index(expected[0])]
         provenance = text[text.index("## Provenance") :]
         at = at_prov = 0
@@ -971,7 +972,6 @@ def test_packet_cites_excerpts_and_leaves_out_weak_chunks():
     assert "## Withheld" not in text
     assert _sections(text) == [
         "# Context for: where does the zebra live",
-        "## Current facts",
         "## Evidence",
         "## Provenance",
     ]
@@ -995,7 +995,7 @@ def test_packet_with_nothing_found_keeps_hints_and_notes():
     assert "(nothing found)" in text
     assert "- 2 chunk(s) about Dad in personal withheld (deferred subject). Bridge 'Dad'." in text
     assert "note: degraded: embeddings (unreachable)" in text
-    assert _sections(text)[3:] == ["## Withheld", "## Provenance"]
+    assert _sections(text)[2:] == ["## Withheld", "## Provenance"]
 
 
 def test_packet_cuts_hints_then_text_to_stay_within_a_tiny_budget():

@@ -17,9 +17,7 @@ import pytest
 from psycopg import sql
 from psycopg.types.json import Jsonb
 from support.models import free_ports
-from support.vault import vault_database
-
-from exocortex.worker.loop import Worker
+from support.vault import embedded_vault
 
 COLUMNS = "rank, chunk_id, workspace, band, stage, citation, path, written_at, body"
 
@@ -30,16 +28,7 @@ def set_setting(conn, key: str, value) -> None:
 
 @pytest.fixture(scope="module")
 def vault(cfg, template_db, real_models) -> Iterator:
-    embeddings = {
-        "url": real_models.embeddings.url,
-        "model": "all-MiniLM-L6-v2",
-        "dimensions": 384,
-        "timeout_s": 30,
-    }
-    with vault_database(
-        cfg, template_db, "exo_search", lambda conn: set_setting(conn, "models.embeddings", embeddings)
-    ) as db:
-        Worker(cfg, dbname=db.name, once=True, queues=["embed"], poll_s=0.05).run()
+    with embedded_vault(cfg, template_db, "exo_search", real_models.embeddings.url) as db:
         yield db
 
 
@@ -670,7 +659,8 @@ def test_the_packet_cites_within_its_budget(reader):
         assert len(result["text"]) <= budget * 4
     result = packet(reader, "How much is my rent?")
     text = result["text"]
-    sections = [text.index(s) for s in ("## Current facts", "## Evidence", "## Provenance")]
+    assert "## Current facts" not in text  # no facts of the owner here, none of rent
+    sections = [text.index(s) for s in ("# Context for", "## Evidence", "## Provenance")]
     assert sections == sorted(sections)
     assert "1,210" in text  # the answer is in the packet
     for used in result["used"]:

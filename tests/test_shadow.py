@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from psycopg.types.json import Jsonb
-from support.vault import EXAMPLES, VAULT, vault_database
+from support.vault import EXAMPLES, VAULT, embedded_vault
 
 from exocortex.cli.eval import eval_group
 from exocortex.eval.shadow import (
@@ -27,7 +26,6 @@ from exocortex.eval.shadow import (
     source_cited,
     stale_as_current,
 )
-from exocortex.worker.loop import Worker
 
 SHIPPED = EXAMPLES / "questions" / "shadow.jsonl"
 RENT = Question("How much is my rent?", expect=("1,210",), stale=("1,150",))
@@ -88,7 +86,8 @@ def test_a_source_is_the_path_a_path_ending_in_it_or_a_folder_holding_it():
 
 def test_packet_items_split_the_evidence_by_its_cited_blocks():
     text = (
-        "# Context for: rent\n\n## Current facts\n(none recorded yet)\n\n"
+        "# Context for: rent\n\n## Current facts\n"
+        "- Sam Rivera, landlord: Prudence Hale (declared, since 2020-08-15; admin/facts.md)\n\n"
         "## Capsules\n[C1] summary of administrative:admin/b.eml (2025-04-02, current); cites chunk(s) 7\n"
         "The rent rises.\n\n## Evidence\n"
         "[1] administrative:admin/a.md (2023-09-01, recent)\nrent 1,150\n\n"
@@ -181,20 +180,7 @@ def _text(path: Path) -> str:
 
 @pytest.fixture(scope="module")
 def vault(cfg, template_db, real_models) -> Iterator:
-    embeddings = {
-        "url": real_models.embeddings.url,
-        "model": "all-MiniLM-L6-v2",
-        "dimensions": 384,
-        "timeout_s": 30,
-    }
-
-    def prepare(conn) -> None:
-        conn.execute(
-            "update exo_private.settings set value = %s where key = 'models.embeddings'", (Jsonb(embeddings),)
-        )
-
-    with vault_database(cfg, template_db, "exo_shadow", prepare) as db:
-        Worker(cfg, dbname=db.name, once=True, queues=["embed"], poll_s=0.05).run()
+    with embedded_vault(cfg, template_db, "exo_shadow", real_models.embeddings.url) as db:
         yield db
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 from exocortex.config import Config
 from exocortex.ingest import pipeline
@@ -45,6 +46,32 @@ def vault_database(
         yield db
     finally:
         drop_database(db)
+
+
+@contextmanager
+def embedded_vault(
+    cfg: Config,
+    template: Database,
+    prefix: str,
+    embeddings_url: str,
+    prepare: Callable[[psycopg.Connection], None] | None = None,
+) -> Iterator[Database]:
+    """vault_database with MiniLM at `embeddings_url` as its embeddings model and every chunk
+    embedded; `prepare(admin connection)` runs before the ingest."""
+    from exocortex.worker.loop import Worker  # the worker's imports are heavy: only when asked
+
+    embeddings = {"url": embeddings_url, "model": "all-MiniLM-L6-v2", "dimensions": 384, "timeout_s": 30}
+
+    def configure(conn: psycopg.Connection) -> None:
+        conn.execute(
+            "update exo_private.settings set value = %s where key = 'models.embeddings'", (Jsonb(embeddings),)
+        )
+        if prepare:
+            prepare(conn)
+
+    with vault_database(cfg, template, prefix, configure) as db:
+        Worker(cfg, dbname=db.name, once=True, queues=["embed"], poll_s=0.05).run()
+        yield db
 
 
 def _windows(conn: psycopg.Connection, workspace: str, text: str) -> list[int]:

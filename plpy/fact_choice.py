@@ -1,0 +1,147 @@
+"""Which facts a context packet shows: the lines the question is about (stdlib only).
+
+exo_private.packet_facts gives every fact of the subjects a question names, and a question in
+the first person names the owner: their whole file (blood type, IBAN, the dog's microchip).
+A packet shows only the lines the question is about. A line is about it when
+
+  profile   the question asks about the subject as a whole ("Who is Priya?", "Tell me about
+            myself"): it has no content word beyond the subject's name and words of asking;
+  words     the line's attribute shares a word with the question ("Where does Priya live?":
+            lives_in), or its value shares two;
+  meaning   its attribute, alone or with its value, is at least packet.fact_similarity similar
+            to the question and within FACT_MARGIN of the most similar line ("Who is my
+            doctor?": gp);
+  evidence  the passages the packet cites, other than of the fact's own document, state its value
+            (two thirds of the words it names outside parentheses, two at least): "Where did I live in 2014?" cites
+            a diary line "I now live at 14 Fenwick Street, Flat 3", the address of 2014.
+
+A sensitive line (its attribute matches a pattern of packet.sensitive_facts: account numbers,
+identity and health data; or its value holds a number and a word that does: "IBAN XX00 ...") is
+shown only when the question asks for it, by those words or its attribute's meaning: never in a
+profile, never by evidence. Withheld facts stay as hints whatever the question. Words are
+compared by stem() ("live", "lives", "lived"). Meaning needs the embeddings endpoint; without it
+the other rules still choose.
+"""
+
+import math
+import re
+
+from budget import allow
+from model_client import Endpoint, ModelError, embed
+from search import STOPWORDS, query_words, stem
+
+# Words that ask about a subject as a whole rather than one thing of it.
+ASKING = frozenset(
+    """tell know describe profile summary summarise summarize everything anything info information
+    details facts fact myself yourself himself herself themselves""".split()  # noqa: SIM905
+)
+FACT_MARGIN = 0.1
+"""A line found by meaning is within this of the most similar line's similarity."""
+MAX_CACHED_VECTORS = 5000
+
+
+def word_stems(text):
+    """The stems of the words of `text` that are not stop words."""
+    return {stem(w) for w in query_words(text) if w not in STOPWORDS}
+
+
+def attribute_text(fact):
+    return fact["attribute"].replace("_", " ")
+
+
+def facts_about(query, facts, passages, report, settings, meaning=None):
+    """The rows of `facts` the question is about, in their order; report.facts says how many
+    were shown, by which rule, and how many were not about the question. `passages` are the
+    candidates the packet cites; `meaning(query, texts)` gives one similarity per text, or None
+    when no model is at hand."""
+    rows = [f for f in facts if not f.get("withheld")]
+    names = set().union(set(), *(word_stems(f["subject"]) for f in rows))
+    asked = {stem(w) for w in query_words(query) if w not in STOPWORDS and w not in ASKING} - names
+    patterns = [re.compile(p) for p in settings.get("packet.sensitive_facts") or []]
+    shown = {}  # id(row) -> the first rule that showed it
+    said = {}  # the documents a fact comes from -> the stems the other cited passages hold
+
+    def sensitive(f):
+        # the words of its attribute that make it sensitive ("insurance" of car_insurance), and
+        # of a value that holds a number ("IBAN XX00 0000", not "Larkhaven Health Centre")
+        text = attribute_text(f)
+        if sum(c.isdigit() for c in f["value"]) >= 4:
+            text += " " + f["value"]
+        return {stem(w) for w in query_words(text) if any(p.search(w) for p in patterns)}
+
+    scores = None
+    if meaning and rows and asked:
+        scores = meaning(
+            query, [t for f in rows for t in (attribute_text(f), f"{attribute_text(f)}: {f['value']}")]
+        )
+    if scores:
+        best = [max(scores[2 * n], scores[2 * n + 1]) for n in range(len(rows))]
+        floor = max(settings.get("packet.fact_similarity", 0.45), max(best) - FACT_MARGIN)
+    for n, f in enumerate(rows):
+        private = sensitive(f)
+        if private:  # only when asked for: by those words, or by the meaning of its attribute
+            if private & asked:
+                shown[id(f)] = "words"
+            elif scores and scores[2 * n] >= floor:
+                shown[id(f)] = "meaning"
+            continue
+        own = frozenset(s.get("document_id") for s in f.get("sources") or [])
+        held = word_stems(f["value"]) - names
+        # what the value names: its words outside parentheses, not its numbers or dates
+        named = {w for w in word_stems(re.sub(r"\([^)]*\)", " ", f["value"])) - names if w.isalpha()}
+        if not asked:
+            shown[id(f)] = "profile"
+        elif word_stems(attribute_text(f)) & asked or len(held & asked) >= 2:
+            shown[id(f)] = "words"
+        elif scores and best[n] >= floor:
+            shown[id(f)] = "meaning"
+        elif (
+            len(named) >= 2
+            and len(named & said.setdefault(own, stated_by(passages, own))) * 3 >= len(named) * 2
+        ):
+            shown[id(f)] = "evidence"
+    chosen = [f for f in facts if f.get("withheld") or id(f) in shown]
+    by = {}
+    for why in shown.values():
+        by[why] = by.get(why, 0) + 1
+    report["facts"] = {"shown": len(shown), "not_about_question": len(rows) - len(shown), "by": by}
+    return chosen
+
+
+def stated_by(passages, own):
+    """The word stems of the passages not from the documents `own` (a passage of the document a
+    fact comes from states every fact of it: no evidence that the question is about one)."""
+    return set().union(
+        set(), *(word_stems(p.get("body") or "") for p in passages if p.get("document_id") not in own)
+    )
+
+
+def embedding_meaning(setting, timeout_s, calls_per_minute, budget_store, cache):
+    """meaning(query, texts) for facts_about: cosine similarities by the embeddings endpoint of
+    `setting` (a models.embeddings value), one call for the texts not in `cache` (a dict kept
+    for the session), within the session's "embed" budget; None when the call fails or the
+    budget is spent (the packet then chooses by words and evidence)."""
+
+    def meaning(query, texts):
+        model = setting.get("model")
+        missing = [t for t in dict.fromkeys([query, *texts]) if (model, t) not in cache]
+        if missing:
+            try:
+                endpoint = Endpoint.from_setting(dict(setting, timeout_s=timeout_s or 3))
+                if not allow(budget_store, "embed", calls_per_minute):
+                    return None
+                vectors = embed(endpoint, missing)
+            except (ModelError, ValueError):
+                return None
+            if len(cache) + len(missing) > MAX_CACHED_VECTORS:
+                cache.clear()
+            cache.update({(model, t): v for t, v in zip(missing, vectors, strict=True)})
+        asked = cache[(model, query)]
+        return [cosine(asked, cache[(model, t)]) for t in texts]
+
+    return meaning
+
+
+def cosine(a, b):
+    norm = math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+    return sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
