@@ -37,7 +37,7 @@ baselines' characters/4.
 Each seed of --seeds is its own corpus and scratch database; the table counts them together, and
 a line a seed gives each one's counts.
 
-    .venv/bin/python -m bench.chat_updates [--seeds 31 32 33] [--show 3] [--keep DIR]
+    .venv/bin/python -m bench.chat_updates [--seeds 31 32 33] [--show 3] [--keep DIR] [--extract]
 """
 
 from __future__ import annotations
@@ -382,6 +382,7 @@ class Scored:
     nothing: bool = False
     text: str = ""
     stray: int = 0
+    facts: bool = False  # the facts section gives the newest value and no older one
 
 
 def score(q: Question, packet: dict, bm25: list[str], near: list[str]) -> Scored:
@@ -404,7 +405,9 @@ def score(q: Question, packet: dict, bm25: list[str], near: list[str]) -> Scored
     nothing = (packet["report"].get("answer") or {}).get("found") is False
     # marks on blocks that show none of the values asked about (all of them, for unanswerable)
     stray = sum(1 for b in evidence if MARK.search(b.split("\n", 1)[0]) and not any(v in b for v in q.values))
-    return Scored(q, held, first, tokens, marked and len(q.values) > 1, flagged, nothing, text, stray)
+    section = text.partition("## Current facts\n")[2].partition("\n## ")[0]
+    facts = newest is not None and newest in section and not any(v in section for v in q.values[:-1])
+    return Scored(q, held, first, tokens, marked and len(q.values) > 1, flagged, nothing, text, stray, facts)
 
 
 def summary(results: list[Scored]) -> str:
@@ -413,7 +416,8 @@ def summary(results: list[Scored]) -> str:
     un = [r for r in results if r.q.kind == "unanswerable"]
     dis = [r for r in results if r.q.kind == "disagreement"]
     return (f"updates newest held {sum(r.held['packet'] for r in up)}/{len(up)}, newest first "
-            f"{sum(r.first['packet'] for r in up)}, first and marked {sum(r.first['packet'] and r.marked for r in up)}; "
+            f"{sum(r.first['packet'] for r in up)}, first and marked {sum(r.first['packet'] and r.marked for r in up)}, "
+            f"newest in the facts section {sum(r.facts for r in up)}; "
             f"disagreements flagged {sum(r.flagged for r in dis)}/{len(dis)}; unanswerable said "
             f"{sum(r.nothing for r in un)}/{len(un)}, answerable wrongly {sum(r.nothing for r in up + dis)}")  # fmt: skip
 
@@ -428,6 +432,8 @@ def print_results(results: list[Scored], show: int) -> None:
         marked = share([r.first[m] and r.marked for r in up]) if m == "packet" else "-"
         print(f"  {m:<10}{share([r.held[m] for r in up]):>13}{share([r.first[m] for r in up]):>14}"
               f"{marked:>14}{statistics.median(r.tokens[m] for r in results):>8.0f}")  # fmt: skip
+    print(f"  the facts section gives the newest value (and no older one) for {share([r.facts for r in up])}; "
+          f"newest held in the facts section or first and marked: {share([r.facts or (r.first['packet'] and r.marked) for r in up])}")  # fmt: skip
     print(f"  disagreements flagged by the packet: {share([r.flagged for r in dis])}; marks on blocks that show "
           f"none of the values asked about: {sum(r.stray for r in results)} in {len(results)} packets")  # fmt: skip
     print(f"  nothing answers: said for {share([r.nothing for r in un])} of the unanswerable, "
@@ -447,7 +453,7 @@ def print_results(results: list[Scored], show: int) -> None:
             )
 
 
-def run(cfg: config.Config, endpoint: Endpoint, seed: int, out: Path) -> list[Scored]:
+def run(cfg: config.Config, endpoint: Endpoint, seed: int, out: Path, extract: bool = False) -> list[Scored]:
     corpus = generate(seed)
     export = write(corpus, out)
     print(
@@ -460,6 +466,17 @@ def run(cfg: config.Config, endpoint: Endpoint, seed: int, out: Path) -> list[Sc
         began = time.perf_counter()
         done = Worker(cfg, dbname=name, once=True, queues=("embed",), poll_s=0.01).run().done["embed"]
         print(f"embed queue: {done:,} windows in {time.perf_counter() - began:.0f} s", flush=True)
+        if extract:
+            # The worker's CPU passes as `exo worker` runs them without a chat model: relations by
+            # pattern and parse, and the owner's own statements of a value as facts.
+            with connect(admin_url(cfg, name), APP, autocommit=True) as admin:
+                admin.execute("select exo_private.set_owner('Sam Rivera')")
+                admin.execute(
+                    "update exo_private.settings set value = value || '{\"url\": null}' where key = 'models.chat'"
+                )
+            began = time.perf_counter()
+            done = Worker(cfg, dbname=name, once=True, queues=("extract",), poll_s=0.01).run().done["extract"]
+            print(f"extract queue: {done:,} windows in {time.perf_counter() - began:.0f} s", flush=True)
         texts = {m.ordinal: f"{m.sender}: {m.text}" for m in corpus.messages}
         with connect(admin_url(cfg, name), APP, autocommit=True) as admin:
             baseline_table(admin, History(corpus.messages, []), embed_all(endpoint, list(texts.values())))
@@ -479,6 +496,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[31, 32, 33])
     parser.add_argument("--show", type=int, default=3, help="print this many packets that fall short")
     parser.add_argument("--keep", type=Path, help="write chats.jsonl and questions.json here")
+    parser.add_argument(
+        "--extract", action="store_true", help="also run the extract queue without a chat model (CPU passes)"
+    )
     args = parser.parse_args()
     cfg = config.load()
     run_dir = Path(tempfile.mkdtemp(prefix="exo-bench-chat-updates-"))
@@ -487,7 +507,7 @@ def main() -> None:
     with embedding_endpoint(cfg, run_dir) as endpoint:
         results = []
         for seed in args.seeds:
-            got = run(cfg, endpoint, seed, (args.keep or run_dir) / f"seed-{seed}")
+            got = run(cfg, endpoint, seed, (args.keep or run_dir) / f"seed-{seed}", args.extract)
             print(f"seed {seed}: " + summary(got), flush=True)
             results += got
         print_results(results, args.show)

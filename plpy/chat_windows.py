@@ -11,7 +11,11 @@ longer message is a window of its own); the next window of the same session star
 the last `overlap` messages of the one before. A window never spans two sessions.
 """
 
+import re
+
 UNDATED = "(undated)"
+# The head of a message line: its time and its sender (message_line writes it).
+MESSAGE_HEAD = re.compile(r"^(?:\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) (?P<sender>[^:\n]{1,80}): ", re.M)
 
 
 def message_line(local, sender, body):
@@ -19,6 +23,11 @@ def message_line(local, sender, body):
     lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     head = (local or UNDATED) + " " + sender + ": " + lines[0]
     return "\n".join([head] + ["  " + line for line in lines[1:]])
+
+
+def window_senders(text):
+    """The senders of a transcript's message lines, as written (none for other text)."""
+    return {m["sender"].strip() for m in MESSAGE_HEAD.finditer(text)}
 
 
 def sessions(messages, gap_minutes):

@@ -25,6 +25,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
+from chat_windows import window_senders
 from entity_types import PLACEHOLDERS, cue_type
 from textnorm import canonical_key
 
@@ -348,11 +349,14 @@ def keep_relations(raw: list, result: Extraction, window: str, max_entities: int
 
 
 def attribute_subject(raw: str, entities: list, window: str) -> tuple:
-    """The name an attribute's subject stands for, or None and why it was dropped: a kept
+    """The name an attribute's subject stands for, or None and why it was dropped: "I" for the
+    first person (but a chat's sender named "Me" is that sender, as written); a kept
     entity with the same key; else the one Person whose first name or surname it is; else the
     subject as the window writes it, where it has it as a whole word or phrase."""
     name = squeeze(raw)
     key = canonical_key(name)
+    if name in window_senders(window):  # a chat's sender ("Me", "user") is that sender, as written
+        return name, ""
     if key in FIRST_PERSON:
         return "I", ""
     if key is None or key in PLACEHOLDERS:

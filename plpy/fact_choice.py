@@ -8,19 +8,19 @@ A packet shows only the lines the question is about. A line is about it when
             myself"): it has no content word beyond the subject's name and words of asking;
   words     the line's attribute shares a word with the question ("Where does Priya live?":
             lives_in), or its value shares two;
-  meaning   its attribute, alone or with its value, is at least packet.fact_similarity similar
-            to the question and within FACT_MARGIN of the most similar line ("Who is my
-            doctor?": gp);
+  meaning   the question that asks for it ("What is my address?"), or its attribute with its
+            value, is at least packet.fact_similarity similar to the question and within
+            FACT_MARGIN of the most similar line ("Where do I live?": address);
   evidence  the passages the packet cites, other than of the fact's own document, state its value
             (two thirds of the words it names outside parentheses, two at least): "Where did I live in 2014?" cites
             a diary line "I now live at 14 Fenwick Street, Flat 3", the address of 2014.
 
 A sensitive line (its attribute matches a pattern of packet.sensitive_facts: account numbers,
 identity and health data; or its value holds a number and a word that does: "IBAN XX00 ...") is
-shown only when the question asks for it, by those words or its attribute's meaning: never in a
-profile, never by evidence. Withheld facts stay as hints whatever the question. Words are
-compared by stem() ("live", "lives", "lived"). Meaning needs the embeddings endpoint; without it
-the other rules still choose.
+shown only when the question asks for it, by those words or as close as the question that asks
+for it: never in a profile, never by evidence. Withheld facts stay as hints whatever the
+question. Words are compared by stem() ("live", "lives", "lived"). Meaning needs the embeddings
+endpoint; without it the other rules still choose.
 """
 
 import math
@@ -49,6 +49,13 @@ def attribute_text(fact):
     return fact["attribute"].replace("_", " ")
 
 
+def asked_for(fact, mine):
+    """The question that asks for a fact ("What is my gp?", "What is Priya Okafor's lives in?"):
+    a question is closer to another question than to a label ("Where do I live?": address)."""
+    whose = "my" if mine else fact["subject"] + "'s"
+    return f"What is {whose} {attribute_text(fact)}?"
+
+
 def facts_about(query, facts, passages, report, settings, meaning=None):
     """The rows of `facts` the question is about, in their order; report.facts says how many
     were shown, by which rule, and how many were not about the question. `passages` are the
@@ -71,15 +78,16 @@ def facts_about(query, facts, passages, report, settings, meaning=None):
 
     scores = None
     if meaning and rows and asked:
+        mine = not {stem(w) for w in query_words(query)} & names  # the owner's, by the first person
         scores = meaning(
-            query, [t for f in rows for t in (attribute_text(f), f"{attribute_text(f)}: {f['value']}")]
+            query, [t for f in rows for t in (asked_for(f, mine), f"{attribute_text(f)}: {f['value']}")]
         )
     if scores:
         best = [max(scores[2 * n], scores[2 * n + 1]) for n in range(len(rows))]
-        floor = max(settings.get("packet.fact_similarity", 0.45), max(best) - FACT_MARGIN)
+        floor = max(settings.get("packet.fact_similarity", 0.4), max(best) - FACT_MARGIN)
     for n, f in enumerate(rows):
         private = sensitive(f)
-        if private:  # only when asked for: by those words, or by the meaning of its attribute
+        if private:  # only when asked for: by those words, or by the question that asks for it
             if private & asked:
                 shown[id(f)] = "words"
             elif scores and scores[2 * n] >= floor:

@@ -1895,6 +1895,115 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
+"""Chat windows: a conversation cut into chunks of consecutive messages (stdlib only).
+
+A conversation's transcript is one line per message, `YYYY-MM-DD HH:MM Sender: text`
+(the local time in the setting chat.time_zone; `(undated)` for a message without a
+time), joined by "\\n"; a body's own line breaks become continuation lines indented by
+two spaces, so every unindented line starts a message. Messages come in order (dated
+first by time, then undated, then by id). A session ends at a gap longer than
+`gap_minutes` or a new local day; undated messages form a session of their own. A
+window closes when the next message would make it longer than `max_chars` (a single
+longer message is a window of its own); the next window of the same session starts with
+the last `overlap` messages of the one before. A window never spans two sessions.
+"""
+
+import re
+
+UNDATED = "(undated)"
+# The head of a message line: its time and its sender (message_line writes it).
+MESSAGE_HEAD = re.compile(r"^(?:\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) (?P<sender>[^:\n]{1,80}): ", re.M)
+
+def message_line(local, sender, body):
+    """One message as transcript text: `local` is 'YYYY-MM-DD HH:MM' or None when undated."""
+    lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    head = (local or UNDATED) + " " + sender + ": " + lines[0]
+    return "\n".join([head] + ["  " + line for line in lines[1:]])
+
+def window_senders(text):
+    """The senders of a transcript's message lines, as written (none for other text)."""
+    return {m["sender"].strip() for m in MESSAGE_HEAD.finditer(text)}
+
+def sessions(messages, gap_minutes):
+    """The messages split into sessions (lists of indexes into `messages`).
+
+    A message is a dict with `epoch` (seconds, or None when undated) and `local`
+    ('YYYY-MM-DD HH:MM' in the chat's time zone, or None).
+    """
+    result = []
+    previous = None
+    for i, m in enumerate(messages):
+        if previous is None or (m["epoch"] is None) != (previous["epoch"] is None):
+            new = True
+        elif m["epoch"] is None:
+            new = False
+        else:
+            new = (
+                m["epoch"] - previous["epoch"] > gap_minutes * 60 or m["local"][:10] != previous["local"][:10]
+            )
+        if new:
+            result.append([])
+        result[-1].append(i)
+        previous = m
+    return result
+
+def _size(window, lengths):
+    """Characters of a window: its lines and the line breaks between them."""
+    return sum(lengths[i] for i in window) + len(window) - 1
+
+def _cut(session, lengths, max_chars, overlap):
+    """The windows of one session (lists of indexes into the messages)."""
+    windows = []
+    current = []
+    for i in session:
+        if current and _size([*current, i], lengths) > max_chars:
+            windows.append(current)
+            # The last `overlap` messages again (never the whole window before), as many as fit.
+            keep = min(overlap, len(current) - 1)
+            current = current[len(current) - keep :] if keep > 0 else []
+            while current and _size([*current, i], lengths) > max_chars:
+                current = current[1:]
+        current.append(i)
+    if current:
+        windows.append(current)
+    return windows
+
+def plan(messages, gap_minutes, max_chars, overlap):
+    """{transcript_chars, transcript_bytes (UTF-8), windows}: each window {messages (indexes),
+    message_ids, body, char_start, char_end}, where body = transcript[char_start:char_end]."""
+    lines = [message_line(m["local"], m["sender"], m["body"]) for m in messages]
+    starts = []
+    offset = 0
+    for line in lines:
+        starts.append(offset)
+        offset += len(line) + 1
+    lengths = [len(line) for line in lines]
+    windows = []
+    for session in sessions(messages, gap_minutes):
+        for window in _cut(session, lengths, max_chars, overlap):
+            first, last = window[0], window[-1]
+            windows.append(
+                {
+                    "messages": window,
+                    "message_ids": [messages[i]["id"] for i in window],
+                    "body": "\n".join(lines[i] for i in window),
+                    "char_start": starts[first],
+                    "char_end": starts[last] + lengths[last],
+                }
+            )
+    return {
+        "transcript_chars": max(offset - 1, 0),
+        "transcript_bytes": max(sum(len(line.encode()) + 1 for line in lines) - 1, 0),
+        "windows": windows,
+    }
+
+def window_marks(message_marks):
+    """A window's deference marks: the union, by subject, of its messages' marks (in order)."""
+    merged = {}
+    for marks in message_marks:
+        for mark in marks:
+            merged.setdefault(mark["subject"], mark)
+    return list(merged.values())
 """What a name's own words say about its type (stdlib only): the cue lists, in one place.
 
 "Meridale Mutual" is an organisation and "Harbour Road" a place whatever a small model
@@ -2293,11 +2402,14 @@ def keep_relations(raw: list, result: Extraction, window: str, max_entities: int
         result.relations.append({"subject": subject, "predicate": predicate, "object": obj})
 
 def attribute_subject(raw: str, entities: list, window: str) -> tuple:
-    """The name an attribute's subject stands for, or None and why it was dropped: a kept
+    """The name an attribute's subject stands for, or None and why it was dropped: "I" for the
+    first person (but a chat's sender named "Me" is that sender, as written); a kept
     entity with the same key; else the one Person whose first name or surname it is; else the
     subject as the window writes it, where it has it as a whole word or phrase."""
     name = squeeze(raw)
     key = canonical_key(name)
+    if name in window_senders(window):  # a chat's sender ("Me", "user") is that sender, as written
+        return name, ""
     if key in FIRST_PERSON:
         return "I", ""
     if key is None or key in PLACEHOLDERS:
@@ -2485,14 +2597,25 @@ CREATE FUNCTION exo_private.attribute_subject(p_subject text, p_document_id bigi
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
     select case
-        when not coalesce(exo_private.canonical_key(p_subject) = any (array['i', 'me', 'my', 'myself']), false)
-            then p_subject
-        else (select p.display_name
-              from exo_private.people p
-              join exo_private.documents d on d.id = p_document_id
-              where p.is_owner and p.entity_key is not null
-                and d.conversation_id is null and not d.metadata ? 'from'
-                and coalesce(exo_private.canonical_key(d.frontmatter ->> 'author') = p.entity_key, true))
+        -- the name the owner's lines carry in a chat ("Sam", "Me", "user") is the owner
+        when exists (select 1
+                     from exo_private.documents d
+                     join exo_private.chat_identities i
+                       on exo_private.canonical_key(i.display_name) = exo_private.canonical_key(p_subject)
+                       or exo_private.canonical_key(i.handle) = exo_private.canonical_key(p_subject)
+                     join exo_private.people p on p.id = i.person_id and p.is_owner and p.entity_key is not null
+                     where d.id = p_document_id and d.conversation_id is not null
+                       and exists (select 1 from exo_private.chat_messages m
+                                   where m.conversation_id = d.conversation_id and m.identity_id = i.id))
+            then (select p.display_name from exo_private.people p where p.is_owner)
+        when coalesce(exo_private.canonical_key(p_subject) = any (array['i', 'me', 'my', 'myself']), false)
+            then (select p.display_name
+                  from exo_private.people p
+                  join exo_private.documents d on d.id = p_document_id
+                  where p.is_owner and p.entity_key is not null
+                    and d.conversation_id is null and not d.metadata ? 'from'
+                    and coalesce(exo_private.canonical_key(d.frontmatter ->> 'author') = p.entity_key, true))
+        else p_subject
     end
 $$;
 
@@ -2502,7 +2625,7 @@ ALTER FUNCTION exo_private.attribute_subject(p_subject text, p_document_id bigin
 -- Name: FUNCTION attribute_subject(p_subject text, p_document_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.attribute_subject(p_subject text, p_document_id bigint) IS 'The subject an extracted attribute is about: p_subject itself, but a first-person subject (I, me, my, myself) is the owner (exo owner) in the owner''s own notes (a document that is no chat window, no mail with a From header, and has no frontmatter author but the owner); null where the first person names no one known (a chat window, another author''s text, no owner named).';
+COMMENT ON FUNCTION exo_private.attribute_subject(p_subject text, p_document_id bigint) IS 'The subject an extracted attribute is about: p_subject itself, but a first-person subject (I, me, my, myself) is the owner (exo owner) in the owner''s own notes (a document that is no chat window, no mail with a From header, and has no frontmatter author but the owner); null where the first person names no one known (a chat window, another author''s text, no owner named). In a chat, the name or handle of an identity of the owner''s that wrote in it is the owner.';
 
 --
 -- Name: audit(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -8364,19 +8487,19 @@ A packet shows only the lines the question is about. A line is about it when
             myself"): it has no content word beyond the subject's name and words of asking;
   words     the line's attribute shares a word with the question ("Where does Priya live?":
             lives_in), or its value shares two;
-  meaning   its attribute, alone or with its value, is at least packet.fact_similarity similar
-            to the question and within FACT_MARGIN of the most similar line ("Who is my
-            doctor?": gp);
+  meaning   the question that asks for it ("What is my address?"), or its attribute with its
+            value, is at least packet.fact_similarity similar to the question and within
+            FACT_MARGIN of the most similar line ("Where do I live?": address);
   evidence  the passages the packet cites, other than of the fact's own document, state its value
             (two thirds of the words it names outside parentheses, two at least): "Where did I live in 2014?" cites
             a diary line "I now live at 14 Fenwick Street, Flat 3", the address of 2014.
 
 A sensitive line (its attribute matches a pattern of packet.sensitive_facts: account numbers,
 identity and health data; or its value holds a number and a word that does: "IBAN XX00 ...") is
-shown only when the question asks for it, by those words or its attribute's meaning: never in a
-profile, never by evidence. Withheld facts stay as hints whatever the question. Words are
-compared by stem() ("live", "lives", "lived"). Meaning needs the embeddings endpoint; without it
-the other rules still choose.
+shown only when the question asks for it, by those words or as close as the question that asks
+for it: never in a profile, never by evidence. Withheld facts stay as hints whatever the
+question. Words are compared by stem() ("live", "lives", "lived"). Meaning needs the embeddings
+endpoint; without it the other rules still choose.
 """
 
 import math
@@ -9906,6 +10029,12 @@ def word_stems(text):
 def attribute_text(fact):
     return fact["attribute"].replace("_", " ")
 
+def asked_for(fact, mine):
+    """The question that asks for a fact ("What is my gp?", "What is Priya Okafor's lives in?"):
+    a question is closer to another question than to a label ("Where do I live?": address)."""
+    whose = "my" if mine else fact["subject"] + "'s"
+    return f"What is {whose} {attribute_text(fact)}?"
+
 def facts_about(query, facts, passages, report, settings, meaning=None):
     """The rows of `facts` the question is about, in their order; report.facts says how many
     were shown, by which rule, and how many were not about the question. `passages` are the
@@ -9928,15 +10057,16 @@ def facts_about(query, facts, passages, report, settings, meaning=None):
 
     scores = None
     if meaning and rows and asked:
+        mine = not {stem(w) for w in query_words(query)} & names  # the owner's, by the first person
         scores = meaning(
-            query, [t for f in rows for t in (attribute_text(f), f"{attribute_text(f)}: {f['value']}")]
+            query, [t for f in rows for t in (asked_for(f, mine), f"{attribute_text(f)}: {f['value']}")]
         )
     if scores:
         best = [max(scores[2 * n], scores[2 * n + 1]) for n in range(len(rows))]
-        floor = max(settings.get("packet.fact_similarity", 0.45), max(best) - FACT_MARGIN)
+        floor = max(settings.get("packet.fact_similarity", 0.4), max(best) - FACT_MARGIN)
     for n, f in enumerate(rows):
         private = sensitive(f)
-        if private:  # only when asked for: by those words, or by the meaning of its attribute
+        if private:  # only when asked for: by those words, or by the question that asks for it
             if private & asked:
                 shown[id(f)] = "words"
             elif scores and scores[2 * n] >= floor:
@@ -11807,13 +11937,21 @@ longer message is a window of its own); the next window of the same session star
 the last `overlap` messages of the one before. A window never spans two sessions.
 """
 
+import re
+
 UNDATED = "(undated)"
+# The head of a message line: its time and its sender (message_line writes it).
+MESSAGE_HEAD = re.compile(r"^(?:\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) (?P<sender>[^:\n]{1,80}): ", re.M)
 
 def message_line(local, sender, body):
     """One message as transcript text: `local` is 'YYYY-MM-DD HH:MM' or None when undated."""
     lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     head = (local or UNDATED) + " " + sender + ": " + lines[0]
     return "\n".join([head] + ["  " + line for line in lines[1:]])
+
+def window_senders(text):
+    """The senders of a transcript's message lines, as written (none for other text)."""
+    return {m["sender"].strip() for m in MESSAGE_HEAD.finditer(text)}
 
 def sessions(messages, gap_minutes):
     """The messages split into sessions (lists of indexes into `messages`).
@@ -23251,13 +23389,21 @@ longer message is a window of its own); the next window of the same session star
 the last `overlap` messages of the one before. A window never spans two sessions.
 """
 
+import re
+
 UNDATED = "(undated)"
+# The head of a message line: its time and its sender (message_line writes it).
+MESSAGE_HEAD = re.compile(r"^(?:\d{4}-\d\d-\d\d \d\d:\d\d|\(undated\)) (?P<sender>[^:\n]{1,80}): ", re.M)
 
 def message_line(local, sender, body):
     """One message as transcript text: `local` is 'YYYY-MM-DD HH:MM' or None when undated."""
     lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     head = (local or UNDATED) + " " + sender + ": " + lines[0]
     return "\n".join([head] + ["  " + line for line in lines[1:]])
+
+def window_senders(text):
+    """The senders of a transcript's message lines, as written (none for other text)."""
+    return {m["sender"].strip() for m in MESSAGE_HEAD.finditer(text)}
 
 def sessions(messages, gap_minutes):
     """The messages split into sessions (lists of indexes into `messages`).

@@ -139,21 +139,33 @@ security invoker
 set search_path = exo_private, pg_temp
 as $$
     select case
-        when not coalesce(exo_private.canonical_key(p_subject) = any (array['i', 'me', 'my', 'myself']), false)
-            then p_subject
-        else (select p.display_name
-              from exo_private.people p
-              join exo_private.documents d on d.id = p_document_id
-              where p.is_owner and p.entity_key is not null
-                and d.conversation_id is null and not d.metadata ? 'from'
-                and coalesce(exo_private.canonical_key(d.frontmatter ->> 'author') = p.entity_key, true))
+        -- the name the owner's lines carry in a chat ("Sam", "Me", "user") is the owner
+        when exists (select 1
+                     from exo_private.documents d
+                     join exo_private.chat_identities i
+                       on exo_private.canonical_key(i.display_name) = exo_private.canonical_key(p_subject)
+                       or exo_private.canonical_key(i.handle) = exo_private.canonical_key(p_subject)
+                     join exo_private.people p on p.id = i.person_id and p.is_owner and p.entity_key is not null
+                     where d.id = p_document_id and d.conversation_id is not null
+                       and exists (select 1 from exo_private.chat_messages m
+                                   where m.conversation_id = d.conversation_id and m.identity_id = i.id))
+            then (select p.display_name from exo_private.people p where p.is_owner)
+        when coalesce(exo_private.canonical_key(p_subject) = any (array['i', 'me', 'my', 'myself']), false)
+            then (select p.display_name
+                  from exo_private.people p
+                  join exo_private.documents d on d.id = p_document_id
+                  where p.is_owner and p.entity_key is not null
+                    and d.conversation_id is null and not d.metadata ? 'from'
+                    and coalesce(exo_private.canonical_key(d.frontmatter ->> 'author') = p.entity_key, true))
+        else p_subject
     end
 $$;
 comment on function exo_private.attribute_subject(text, bigint) is
     'The subject an extracted attribute is about: p_subject itself, but a first-person subject (I, me, '
     'my, myself) is the owner (exo owner) in the owner''s own notes (a document that is no chat window, '
     'no mail with a From header, and has no frontmatter author but the owner); null where the first '
-    'person names no one known (a chat window, another author''s text, no owner named).';
+    'person names no one known (a chat window, another author''s text, no owner named). In a chat, the '
+    'name or handle of an identity of the owner''s that wrote in it is the owner.';
 
 -- exo_private.checked_fact_kind: the arguments of a fact to record, checked; its kind.
 create or replace function exo_private.checked_fact_kind(

