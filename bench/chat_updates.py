@@ -383,6 +383,7 @@ class Scored:
     text: str = ""
     stray: int = 0
     facts: bool = False  # the facts section gives the newest value and no older one
+    facts_stale: bool = False  # the facts section gives an older value and not the newest
 
 
 def score(q: Question, packet: dict, bm25: list[str], near: list[str]) -> Scored:
@@ -406,8 +407,12 @@ def score(q: Question, packet: dict, bm25: list[str], near: list[str]) -> Scored
     # marks on blocks that show none of the values asked about (all of them, for unanswerable)
     stray = sum(1 for b in evidence if MARK.search(b.split("\n", 1)[0]) and not any(v in b for v in q.values))
     section = text.partition("## Current facts\n")[2].partition("\n## ")[0]
-    facts = newest is not None and newest in section and not any(v in section for v in q.values[:-1])
-    return Scored(q, held, first, tokens, marked and len(q.values) > 1, flagged, nothing, text, stray, facts)
+    older_said = any(v in section for v in q.values[:-1])
+    facts = newest is not None and newest in section and not older_said
+    stale = newest is not None and older_said and newest not in section
+    return Scored(
+        q, held, first, tokens, marked and len(q.values) > 1, flagged, nothing, text, stray, facts, stale
+    )
 
 
 def summary(results: list[Scored]) -> str:
@@ -432,7 +437,8 @@ def print_results(results: list[Scored], show: int) -> None:
         marked = share([r.first[m] and r.marked for r in up]) if m == "packet" else "-"
         print(f"  {m:<10}{share([r.held[m] for r in up]):>13}{share([r.first[m] for r in up]):>14}"
               f"{marked:>14}{statistics.median(r.tokens[m] for r in results):>8.0f}")  # fmt: skip
-    print(f"  the facts section gives the newest value (and no older one) for {share([r.facts for r in up])}; "
+    print(f"  the facts section gives the newest value (and no older one) for {share([r.facts for r in up])}, "
+          f"an older one without the newest for {share([r.facts_stale for r in up])}; "
           f"newest held in the facts section or first and marked: {share([r.facts or (r.first['packet'] and r.marked) for r in up])}")  # fmt: skip
     print(f"  disagreements flagged by the packet: {share([r.flagged for r in dis])}; marks on blocks that show "
           f"none of the values asked about: {sum(r.stray for r in results)} in {len(results)} packets")  # fmt: skip

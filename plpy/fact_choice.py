@@ -15,6 +15,9 @@ A packet shows only the lines the question is about. A line is about it when
             (two thirds of the words it names outside parentheses, two at least): "Where did I live in 2014?" cites
             a diary line "I now live at 14 Fenwick Street, Flat 3", the address of 2014.
 
+An extracted fact (kind extracted: what one passage said) is not stated as current when a cited
+passage about the question is of a later day (report.facts.not_current counts them).
+
 A sensitive line (its attribute matches a pattern of packet.sensitive_facts: account numbers,
 identity and health data; or its value holds a number and a word that does: "IBAN XX00 ...") is
 shown only when the question asks for it, by those words or as close as the question that asks
@@ -28,7 +31,7 @@ import re
 
 from budget import allow
 from model_client import Endpoint, ModelError, embed
-from search import STOPWORDS, query_words, stem
+from search import STOPWORDS, chat_start, query_words, stem
 
 # Words that ask about a subject as a whole rather than one thing of it.
 ASKING = frozenset(
@@ -108,12 +111,35 @@ def facts_about(query, facts, passages, report, settings, meaning=None):
             and len(named & said.setdefault(own, stated_by(passages, own))) * 3 >= len(named) * 2
         ):
             shown[id(f)] = "evidence"
-    chosen = [f for f in facts if f.get("withheld") or id(f) in shown]
+    # An extracted fact is what one passage said at its time: a cited passage about the question
+    # written on a later day may have changed it ("I report to Tomasz now" after "My manager is
+    # Priya"), so it is not stated as current; observed and declared facts are.
+    for f in rows:
+        if id(f) in shown and f.get("kind") == "extracted":
+            own = {s.get("document_id") for s in f.get("sources") or []}
+            day = str(f.get("valid_from") or "")[:10]
+            if any(
+                passage_day(p) > day and word_stems(p.get("body") or "") & asked
+                for p in passages
+                if p.get("document_id") not in own
+            ):
+                shown[id(f)] = "later passages"
+    chosen = [f for f in facts if f.get("withheld") or shown.get(id(f), "later passages") != "later passages"]
     by = {}
     for why in shown.values():
         by[why] = by.get(why, 0) + 1
-    report["facts"] = {"shown": len(shown), "not_about_question": len(rows) - len(shown), "by": by}
+    later = by.pop("later passages", 0)
+    report["facts"] = {"shown": len(shown) - later, "not_about_question": len(rows) - len(shown), "by": by}
+    if later:
+        report["facts"]["not_current"] = later
     return chosen
+
+
+def passage_day(passage):
+    """The day a cited passage was written: a chat chunk's first message's, else its document's."""
+    return (
+        (passage.get("chat") and chat_start(passage.get("body") or "")) or passage.get("written_at") or ""
+    )[:10]
 
 
 def stated_by(passages, own):

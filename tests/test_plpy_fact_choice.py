@@ -152,3 +152,20 @@ def test_meaning_compares_the_question_with_the_one_that_asks_for_each_line():
         ["What is my address?", "address: 27 Alder Row, Larkhaven (since 15 August 2020)"],
         ["What is Priya Okafor's lives in?", "lives in: Leeds"],
     ]
+
+
+def test_an_extracted_fact_a_later_passage_may_have_changed_is_not_stated_as_current():
+    said = dict(
+        fact("manager", "Priya Nair", document_id=3), kind="extracted", valid_from="2025-07-01 00:00:00+00"
+    )
+    later = {"document_id": 9, "written_at": "2026-02-01", "body": "First 1:1 with Helen Achebe, my manager."}
+    earlier = dict(later, written_at="2025-06-01")
+    other = dict(later, body="Booked the dentist for Friday.")
+    report = {}
+    assert fact_choice.facts_about("Who is my manager?", [said], [later], report, SETTINGS) == []
+    assert report["facts"] == {"shown": 0, "not_about_question": 0, "by": {}, "not_current": 1}
+    for passages in ([earlier], [other], []):
+        assert fact_choice.facts_about("Who is my manager?", [said], passages, {}, SETTINGS) == [said]
+    # a declared fact is the file's word: a later passage does not unseat it
+    declared = dict(said, kind="declared")
+    assert fact_choice.facts_about("Who is my manager?", [declared], [later], {}, SETTINGS) == [declared]
