@@ -47,7 +47,7 @@ exo.search_json ranks with the same arguments, it ranks there but is not cited, 
 the excerpt left the message out; --show N prints the first N misses with their packets.
 
     .venv/bin/python -m bench.chat_eras [--pairs 10] [--questions 150] [--seed 29] [--old-share 0.7]
-        [--show 4] [--keep DIR]
+        [--show 4] [--keep DIR] [--setting KEY=JSON ...]
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ from bench.chat_recall import (
     share,
 )
 from bench.public_chats import import_export, print_corpus
-from bench.scratch import serve_embeddings_from
+from bench.scratch import add_setting_option, apply_settings, serve_embeddings_from, trial_settings
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
 from exocortex.eval.shadow import holds
@@ -720,6 +720,7 @@ def run(cfg: config.Config, endpoint: Endpoint, args: argparse.Namespace, run_di
     with scratch_database(cfg, "bench_chat_eras") as name:
         with connect(admin_url(cfg, name), APP, autocommit=True) as admin:
             serve_embeddings_from(admin, endpoint.url)
+            apply_settings(admin, args.settings)
             current_days, recent_days = band_days(admin)
         eras = generate(
             args.pairs, args.questions, args.seed, None, current_days, recent_days, args.old_share
@@ -806,7 +807,9 @@ def main() -> None:
     )
     parser.add_argument("--show", type=int, default=4, help="print this many packets that missed")
     parser.add_argument("--keep", type=Path, help="write chats.jsonl and questions.json here")
+    add_setting_option(parser)
     args = parser.parse_args()
+    args.settings = trial_settings(parser, args)
     cfg = config.load()
     run_dir = Path(tempfile.mkdtemp(prefix="exo-bench-chat-eras-"))
     print(f"{datetime.now():%Y-%m-%d %H:%M}, {load_note()}", flush=True)

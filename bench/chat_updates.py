@@ -37,7 +37,7 @@ baselines' characters/4.
 Each seed of --seeds is its own corpus and scratch database; the table counts them together, and
 a line a seed gives each one's counts.
 
-    .venv/bin/python -m bench.chat_updates [--seeds 31 32 33] [--show 3] [--keep DIR] [--extract]
+    .venv/bin/python -m bench.chat_updates [--seeds 31 32 33] [--show 3] [--keep DIR] [--extract] [--setting KEY=JSON ...]
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ from bench.chat_recall import (
     share,
 )
 from bench.public_chats import import_export
-from bench.scratch import serve_embeddings_from
+from bench.scratch import add_setting_option, apply_settings, serve_embeddings_from, trial_settings
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
 from exocortex.ops.migrate import scratch_database
@@ -459,7 +459,9 @@ def print_results(results: list[Scored], show: int) -> None:
             )
 
 
-def run(cfg: config.Config, endpoint: Endpoint, seed: int, out: Path, extract: bool = False) -> list[Scored]:
+def run(
+    cfg: config.Config, endpoint: Endpoint, seed: int, out: Path, extract: bool = False, settings=()
+) -> list[Scored]:
     corpus = generate(seed)
     export = write(corpus, out)
     print(
@@ -468,6 +470,7 @@ def run(cfg: config.Config, endpoint: Endpoint, seed: int, out: Path, extract: b
     with scratch_database(cfg, "bench_chat_updates") as name:
         with connect(admin_url(cfg, name), APP, autocommit=True) as admin:
             serve_embeddings_from(admin, endpoint.url)
+            apply_settings(admin, settings)
         import_export(cfg, name, export)
         began = time.perf_counter()
         done = Worker(cfg, dbname=name, once=True, queues=("embed",), poll_s=0.01).run().done["embed"]
@@ -505,7 +508,9 @@ def main() -> None:
     parser.add_argument(
         "--extract", action="store_true", help="also run the extract queue without a chat model (CPU passes)"
     )
+    add_setting_option(parser)
     args = parser.parse_args()
+    settings = trial_settings(parser, args)
     cfg = config.load()
     run_dir = Path(tempfile.mkdtemp(prefix="exo-bench-chat-updates-"))
     print(f"{datetime.now():%Y-%m-%d %H:%M}, {load_note()}", flush=True)
@@ -513,7 +518,7 @@ def main() -> None:
     with embedding_endpoint(cfg, run_dir) as endpoint:
         results = []
         for seed in args.seeds:
-            got = run(cfg, endpoint, seed, (args.keep or run_dir) / f"seed-{seed}", args.extract)
+            got = run(cfg, endpoint, seed, (args.keep or run_dir) / f"seed-{seed}", args.extract, settings)
             print(f"seed {seed}: " + summary(got), flush=True)
             results += got
         print_results(results, args.show)

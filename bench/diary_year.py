@@ -53,7 +53,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from bench.scratch import serve_embeddings_from
+from bench.scratch import add_setting_option, apply_settings, serve_embeddings_from, trial_settings
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
 from exocortex.eval import shadow
@@ -1026,24 +1026,9 @@ def main() -> None:
     parser.add_argument(
         "--show", type=int, default=4, help="print the packets of up to N misses (one form after another)"
     )
-    parser.add_argument(
-        "--setting",
-        action="append",
-        default=[],
-        metavar="KEY=JSON",
-        help="set a setting in the scratch database before the questions (a trial: retrieval.rerank_order)",
-    )
+    add_setting_option(parser)
     args = parser.parse_args()
-    settings = []
-    for item in args.setting:
-        key, sep, value = item.partition("=")
-        if not sep:
-            parser.error(f"--setting wants KEY=JSON, got {item!r}")
-        try:
-            json.loads(value)
-        except json.JSONDecodeError as exc:
-            parser.error(f"--setting {key}: not JSON ({exc.msg})")
-        settings.append((key, value))
+    settings = trial_settings(parser, args)
 
     began_all = time.perf_counter()
     diary = generate(args.seed, args.days, args.questions, args.year)
@@ -1078,9 +1063,7 @@ def main() -> None:
                 connect(role_url(cfg, "exo_reader", name), "exo-bench-diary", autocommit=True) as reader,
             ):
                 dated = dating(admin, notes)
-                for key, value in settings:
-                    admin.execute("select exo_private.set_setting(%s, %s)", (key, value))
-                    print(f"set {key} = {value}")
+                apply_settings(admin, settings)
                 began = time.perf_counter()
 
                 def progress(done: int, total: int) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
+import json
+
 import psycopg
 
 
@@ -16,3 +19,36 @@ def serve_embeddings_from(admin: psycopg.Connection, url: str) -> None:
     )
     for budget in ("reader.embed_calls_per_minute", "reader.rerank_calls_per_minute"):
         admin.execute("select exo_private.set_setting(%s, '1000000')", (budget,))
+
+
+def add_setting_option(parser: argparse.ArgumentParser) -> None:
+    """--setting KEY=JSON (repeatable): a trial of a setting in the scratch database."""
+    parser.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="set a setting in the scratch database before the questions (a trial: retrieval.rerank_order)",
+    )
+
+
+def trial_settings(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The (key, JSON text) pairs of --setting, each checked, or the parser's error."""
+    settings = []
+    for item in args.setting:
+        key, sep, value = item.partition("=")
+        if not sep:
+            parser.error(f"--setting wants KEY=JSON, got {item!r}")
+        try:
+            json.loads(value)
+        except json.JSONDecodeError as exc:
+            parser.error(f"--setting {key}: not JSON ({exc.msg})")
+        settings.append((key, value))
+    return settings
+
+
+def apply_settings(admin: psycopg.Connection, settings: list[tuple[str, str]]) -> None:
+    """Set each trial setting (exo_private.set_setting checks it) and say so."""
+    for key, value in settings:
+        admin.execute("select exo_private.set_setting(%s, %s)", (key, value))
+        print(f"set {key} = {value}", flush=True)

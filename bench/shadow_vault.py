@@ -6,7 +6,7 @@ chunk embedded by MiniLM from an embedding server started for the run. Then runs
 `exo eval shadow` (exocortex.eval.shadow) over examples/questions/shadow.jsonl and prints its
 tables; --json writes its JSON too.
 
-    .venv/bin/python -m bench.shadow_vault [--k 10] [--budget 4000] [--json OUT] [--show N]
+    .venv/bin/python -m bench.shadow_vault [--k 10] [--budget 4000] [--json OUT] [--show N] [--setting KEY=JSON ...]
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from bench.scratch import serve_embeddings_from
+from bench.scratch import add_setting_option, apply_settings, serve_embeddings_from, trial_settings
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
 from exocortex.eval import shadow
@@ -65,7 +65,9 @@ def main() -> None:
     parser.add_argument(
         "--show", type=int, default=0, help="print the packets of up to N questions they miss"
     )
+    add_setting_option(parser)
     args = parser.parse_args()
+    settings = trial_settings(parser, args)
     cfg = config.load()
     run_dir = Path(tempfile.mkdtemp(prefix="exo-bench-shadow-"))
     (port,) = free_ports(1)
@@ -81,6 +83,7 @@ def main() -> None:
                 connect(admin_url(cfg, name), "exo-bench-shadow", autocommit=True) as admin,
                 connect(role_url(cfg, "exo_reader", name), "exo-bench-shadow", autocommit=True) as reader,
             ):
+                apply_settings(admin, settings)
                 questions = shadow.load_questions(QUESTIONS)
                 report = shadow.evaluate(
                     admin, reader, questions, QUESTIONS.name, k=args.k, budget=args.budget
