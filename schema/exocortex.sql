@@ -344,10 +344,10 @@ ALTER FUNCTION exo.context_packet_json(query text, token_budget integer, workspa
 COMMENT ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'The context packet for a question as jsonb: text (current facts, then the relations of a typed walk the question asks for with the chunks that state them, then capsules of the cited documents with their sources, then cited evidence excerpts, then deference hints, then provenance), tokens used (never over token_budget; about four characters a token), the citations used, the hints and the search report (in a profile''s session, as exo.search_report: the personal stage and the provenance block), relations shown.';
 
 --
--- Name: conversation(text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: conversation(text, integer, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.conversation(conversation text, max_messages integer DEFAULT 200, bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(conversation_id bigint, title text, source text, sent_at timestamp with time zone, sender text, is_owner boolean, body text, withheld jsonb)
+CREATE FUNCTION exo.conversation(conversation text, max_messages integer DEFAULT 200, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(conversation_id bigint, title text, source text, sent_at timestamp with time zone, sender text, is_owner boolean, body text, withheld jsonb)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
@@ -405,6 +405,7 @@ begin
                exo_private.unreleased(m.charged_subjects, released) as held
         from exo_private.chat_messages m
         where m.conversation_id = ids[1]
+          and (as_of is null or m.sent_at <= as_of)  -- an undated message has no place before as_of
     ), shown as (
         select m.*, row_number() over (order by m.sent_at nulls last, m.id) as ord
         from messages m
@@ -436,13 +437,13 @@ begin
 end
 $_$;
 
-ALTER FUNCTION exo.conversation(conversation text, max_messages integer, bridge text[]) OWNER TO exo_api;
+ALTER FUNCTION exo.conversation(conversation text, max_messages integer, bridge text[], as_of timestamp with time zone) OWNER TO exo_api;
 
 --
--- Name: FUNCTION conversation(conversation text, max_messages integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION conversation(conversation text, max_messages integer, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.conversation(conversation text, max_messages integer, bridge text[]) IS 'The messages of one chat conversation, oldest first: conversation_id, title, source, sent_at, sender, is_owner (sent by the corpus''s owner), body, withheld (null). conversation: an id (digits) or words of its title (case-insensitive substring; a title equal to them wins). Raises invalid_parameter_value when nothing matches, or when several conversations do (listing up to 5 as id, title, source). At most max_messages rows (clamped to 1..2000), the first ones. Care: a message charged for a deferred subject (its name or an alias near a cue, in the message or the one before or after it, the title near them all) is left out unless bridge names the subject (by name or alias); then one last row per subject has only withheld: {subject, conversation, messages, how}. A conversation whose every message is withheld shows no title, in the listing of an ambiguous one too.';
+COMMENT ON FUNCTION exo.conversation(conversation text, max_messages integer, bridge text[], as_of timestamp with time zone) IS 'The messages of one chat conversation, oldest first: conversation_id, title, source, sent_at, sender, is_owner (sent by the corpus''s owner), body, withheld (null). conversation: an id (digits) or words of its title (case-insensitive substring; a title equal to them wins). Raises invalid_parameter_value when nothing matches, or when several conversations do (listing up to 5 as id, title, source). At most max_messages rows (clamped to 1..2000), the first ones. Care: a message charged for a deferred subject (its name or an alias near a cue, in the message or the one before or after it, the title near them all) is left out unless bridge names the subject (by name or alias); then one last row per subject has only withheld: {subject, conversation, messages, how}. A conversation whose every message is withheld shows no title, in the listing of an ambiguous one too. as_of: only the messages sent by then (undated ones left out), the withheld counts too; null: all.';
 
 --
 -- Name: cross_document_entities(integer, text[], integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1775,23 +1776,23 @@ ALTER FUNCTION exo.temporal_signal(query text, as_of date) OWNER TO exo_api;
 COMMENT ON FUNCTION exo.temporal_signal(query text, as_of date) IS 'Temporal signals of a query (years, decades, month-years, dates, relative expressions, the cues in retrieval.temporal_cues) and whether they open the archival band (retrieval.archive_after_days).';
 
 --
--- Name: timeline(text, text, text[], integer); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: timeline(text, text, text[], integer, timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.timeline(entity text, workspace text DEFAULT NULL::text, bridge text[] DEFAULT '{}'::text[], max_results integer DEFAULT 500) RETURNS TABLE(written_at date, document_id bigint, path text, title text, band text, workspace text, surface text, excerpt text, withheld jsonb)
+CREATE FUNCTION exo.timeline(entity text, workspace text DEFAULT NULL::text, bridge text[] DEFAULT '{}'::text[], max_results integer DEFAULT 500, as_of timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(written_at date, document_id bigint, path text, title text, band text, workspace text, surface text, excerpt text, withheld jsonb)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
-    select * from exo_private.entity_timeline($1, $2, $3, $4)
+    select * from exo_private.entity_timeline($1, $2, $3, $4, $5)
 $_$;
 
-ALTER FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer) OWNER TO exo_api;
+ALTER FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer, as_of timestamp with time zone) OWNER TO exo_api;
 
 --
--- Name: FUNCTION timeline(entity text, workspace text, bridge text[], max_results integer); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION timeline(entity text, workspace text, bridge text[], max_results integer, as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer) IS 'One entity''s mentions in the order they were written (oldest first, undated last): written_at, document_id, path, title, band, workspace, surface (the name as written), excerpt (about 200 characters of the chunk around it; a name only the document''s structure gives, a mail header, a chat or frontmatter, is prefixed "[structure: WROTE_TO, COPIED (object)] ", the predicates of its structural edges in that document) and withheld (null). entity: an id or a name (as in exo.dossier; a name in several workspaces gives all of them, see the workspace column); workspace narrows it. The most recent statement is usually the authoritative one. At most max_results rows (clamped to 1..5000), the oldest. Care: mentions in chunks or documents charged for a deferred subject, and every mention of an entity that is one or is seen only in such chunks, are left out unless bridge names the subject by name or alias; then one last row per subject and workspace has only withheld: {subject, workspace, mentions, how}.';
+COMMENT ON FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer, as_of timestamp with time zone) IS 'One entity''s mentions in the order they were written (oldest first, undated last): written_at, document_id, path, title, band, workspace, surface (the name as written), excerpt (about 200 characters of the chunk around it; a name only the document''s structure gives, a mail header, a chat or frontmatter, is prefixed "[structure: WROTE_TO, COPIED (object)] ", the predicates of its structural edges in that document) and withheld (null). entity: an id or a name (as in exo.dossier; a name in several workspaces gives all of them, see the workspace column); workspace narrows it. The most recent statement is usually the authoritative one. At most max_results rows (clamped to 1..5000), the oldest. Care: mentions in chunks or documents charged for a deferred subject, and every mention of an entity that is one or is seen only in such chunks, are left out unless bridge names the subject by name or alias; then one last row per subject and workspace has only withheld: {subject, workspace, mentions, how}. as_of: only the mentions written by then (the chunk''s day, else the document''s; undated ones left out), the withheld counts too; null: all.';
 
 --
 -- Name: version(); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -14579,10 +14580,10 @@ ALTER FUNCTION exo_private.entity_sense(p_workspace text, p_key text, p_type tex
 COMMENT ON FUNCTION exo_private.entity_sense(p_workspace text, p_key text, p_type text, p_document bigint, p_address text) IS 'The sense (exo_private.entities.sense) of a mention of key p_key in workspace p_workspace: the sense of an address anchor (entity_senses) that is p_address, or, with no address given, one that a header of document p_document gives with that name (entity_addresses); else that of a type anchor equal to p_type; else '''' (the one thing the name means unless evidence says more).';
 
 --
--- Name: entity_timeline(text, text, text[], integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: entity_timeline(text, text, text[], integer, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer) RETURNS TABLE(written_at date, document_id bigint, path text, title text, band text, workspace text, surface text, excerpt text, withheld jsonb)
+CREATE FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer, p_as_of timestamp with time zone) RETURNS TABLE(written_at date, document_id bigint, path text, title text, band text, workspace text, surface text, excerpt text, withheld jsonb)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -14596,6 +14597,7 @@ begin
     ), ms as materialized (
         select m.* from exo_private.entity_mentions(
             array(select v.entity_id from evidence v where v.withheld = '{}'), p_bridge) m
+        where p_as_of is null or exo_private.written_by(m.document_id, m.chunk_id, p_as_of)
     ), closed_docs as materialized (
         select k.document_id, k.withheld from exo_private.closed_documents(
             array(select distinct m.document_id from ms m where m.withheld = '{}'), p_bridge) k
@@ -14623,6 +14625,7 @@ begin
             select x.entity_id, v.withheld
             from evidence v join exo_private.mentions x on x.entity_id = v.entity_id
             where v.withheld <> '{}'
+              and (p_as_of is null or exo_private.written_by(x.document_id, x.chunk_id, p_as_of))
         ) t
         join exo_private.entities e on e.id = t.entity_id
         cross join lateral unnest(t.subjects) s (subject)
@@ -14662,13 +14665,13 @@ begin
 end
 $$;
 
-ALTER FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer, p_as_of timestamp with time zone) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer, p_as_of timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer) IS 'exo.timeline, which see.';
+COMMENT ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer, p_as_of timestamp with time zone) IS 'exo.timeline, which see.';
 
 --
 -- Name: evidence_valid_from(text, bigint, bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -31657,6 +31660,28 @@ ALTER FUNCTION exo_private.workspace_created() OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.workspace_created() IS 'Trigger: a new workspace gets its AGE graph and its chunk partition.';
 
 --
+-- Name: written_by(bigint, bigint, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.written_by(p_document_id bigint, p_chunk_id bigint, p_as_of timestamp with time zone) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select coalesce(
+        (select c.written_at from exo_private.chunks c where c.id = p_chunk_id),
+        (select d.written_at from exo_private.documents d where d.id = p_document_id)
+    ) <= p_as_of::date
+$$;
+
+ALTER FUNCTION exo_private.written_by(p_document_id bigint, p_chunk_id bigint, p_as_of timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION written_by(p_document_id bigint, p_chunk_id bigint, p_as_of timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.written_by(p_document_id bigint, p_chunk_id bigint, p_as_of timestamp with time zone) IS 'Whether the chunk p_chunk_id (else, without a chunk or its day, the document p_document_id) was written on or before the day of p_as_of; null (never true) when undated.';
+
+--
 -- Name: _belongs_to_pgmq(text); Type: FUNCTION; Schema: pgmq; Owner: exo_owner
 --
 
@@ -39027,12 +39052,12 @@ GRANT ALL ON FUNCTION exo.context_packet_json(query text, token_budget integer, 
 GRANT ALL ON FUNCTION exo.context_packet_json(query text, token_budget integer, workspaces text[], open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
 
 --
--- Name: FUNCTION conversation(conversation text, max_messages integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION conversation(conversation text, max_messages integer, bridge text[], as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.conversation(conversation text, max_messages integer, bridge text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.conversation(conversation text, max_messages integer, bridge text[]) TO exo_reader;
-GRANT ALL ON FUNCTION exo.conversation(conversation text, max_messages integer, bridge text[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.conversation(conversation text, max_messages integer, bridge text[], as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.conversation(conversation text, max_messages integer, bridge text[], as_of timestamp with time zone) TO exo_reader;
+GRANT ALL ON FUNCTION exo.conversation(conversation text, max_messages integer, bridge text[], as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
@@ -39275,12 +39300,12 @@ GRANT ALL ON FUNCTION exo.temporal_signal(query text, as_of date) TO exo_reader;
 GRANT ALL ON FUNCTION exo.temporal_signal(query text, as_of date) TO exo_writer;
 
 --
--- Name: FUNCTION timeline(entity text, workspace text, bridge text[], max_results integer); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION timeline(entity text, workspace text, bridge text[], max_results integer, as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer) TO exo_reader;
-GRANT ALL ON FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer, as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer, as_of timestamp with time zone) TO exo_reader;
+GRANT ALL ON FUNCTION exo.timeline(entity text, workspace text, bridge text[], max_results integer, as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION version(); Type: ACL; Schema: exo; Owner: exo_api
@@ -39829,12 +39854,12 @@ GRANT ALL ON FUNCTION exo_private.entity_sense(p_workspace text, p_key text, p_t
 GRANT ALL ON FUNCTION exo_private.entity_sense(p_workspace text, p_key text, p_type text, p_document bigint, p_address text) TO exo_writer;
 
 --
--- Name: FUNCTION entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer, p_as_of timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer, p_as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer, p_as_of timestamp with time zone) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer, p_as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION evidence_valid_from(p_workspace text, p_document_id bigint, p_chunk_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -41216,6 +41241,14 @@ GRANT ALL ON FUNCTION exo_private.worker_queues(p_queue text) TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.workspace_created() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.workspace_created() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.workspace_created() TO exo_writer;
+
+--
+-- Name: FUNCTION written_by(p_document_id bigint, p_chunk_id bigint, p_as_of timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.written_by(p_document_id bigint, p_chunk_id bigint, p_as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.written_by(p_document_id bigint, p_chunk_id bigint, p_as_of timestamp with time zone) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.written_by(p_document_id bigint, p_chunk_id bigint, p_as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION lo_close(integer); Type: ACL; Schema: pg_catalog; Owner: postgres

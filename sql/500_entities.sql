@@ -631,9 +631,25 @@ comment on function exo.related(text, text, int, int, text[]) is
     'listed. Then one last row per subject and workspace has only withheld: {subject, workspace, '
     'relations (left untaken), how}. Raises invalid_parameter_value for bad arguments.';
 
+-- exo_private.written_by: whether a chunk (else its document) was written by as_of.
+create or replace function exo_private.written_by(p_document_id bigint, p_chunk_id bigint, p_as_of timestamptz)
+returns boolean
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select coalesce(
+        (select c.written_at from exo_private.chunks c where c.id = p_chunk_id),
+        (select d.written_at from exo_private.documents d where d.id = p_document_id)
+    ) <= p_as_of::date
+$$;
+comment on function exo_private.written_by(bigint, bigint, timestamptz) is
+    'Whether the chunk p_chunk_id (else, without a chunk or its day, the document p_document_id) '
+    'was written on or before the day of p_as_of; null (never true) when undated.';
+
 -- exo_private.entity_timeline: the body of exo.timeline.
 create or replace function exo_private.entity_timeline(
-    p_entity text, p_workspace text, p_bridge text[], p_max int
+    p_entity text, p_workspace text, p_bridge text[], p_max int, p_as_of timestamptz
 )
 returns table (
     written_at date, document_id bigint, path text, title text, band text, workspace text,
@@ -653,6 +669,7 @@ begin
     ), ms as materialized (
         select m.* from exo_private.entity_mentions(
             array(select v.entity_id from evidence v where v.withheld = '{}'), p_bridge) m
+        where p_as_of is null or exo_private.written_by(m.document_id, m.chunk_id, p_as_of)
     ), closed_docs as materialized (
         select k.document_id, k.withheld from exo_private.closed_documents(
             array(select distinct m.document_id from ms m where m.withheld = '{}'), p_bridge) k
@@ -680,6 +697,7 @@ begin
             select x.entity_id, v.withheld
             from evidence v join exo_private.mentions x on x.entity_id = v.entity_id
             where v.withheld <> '{}'
+              and (p_as_of is null or exo_private.written_by(x.document_id, x.chunk_id, p_as_of))
         ) t
         join exo_private.entities e on e.id = t.entity_id
         cross join lateral unnest(t.subjects) s (subject)
@@ -718,7 +736,7 @@ begin
     order by y.part, y.ord;
 end
 $$;
-comment on function exo_private.entity_timeline(text, text, text[], int) is
+comment on function exo_private.entity_timeline(text, text, text[], int, timestamptz) is
     'exo.timeline, which see.';
 
 -- exo.timeline: one entity's mentions in the order they were written.
@@ -726,7 +744,8 @@ create or replace function exo.timeline(
     entity text,
     workspace text default null,
     bridge text[] default '{}',
-    max_results int default 500
+    max_results int default 500,
+    as_of timestamptz default null
 )
 returns table (
     written_at date, document_id bigint, path text, title text, band text, workspace text,
@@ -736,9 +755,9 @@ language sql stable
 security definer
 set search_path = exo_private, pg_temp
 as $$
-    select * from exo_private.entity_timeline($1, $2, $3, $4)
+    select * from exo_private.entity_timeline($1, $2, $3, $4, $5)
 $$;
-comment on function exo.timeline(text, text, text[], int) is
+comment on function exo.timeline(text, text, text[], int, timestamptz) is
     'One entity''s mentions in the order they were written (oldest first, undated last): '
     'written_at, document_id, path, title, band, workspace, surface (the name as written), excerpt '
     '(about 200 characters of the chunk around it; a name only the document''s structure gives, a '
@@ -750,4 +769,6 @@ comment on function exo.timeline(text, text, text[], int) is
     'max_results rows (clamped to 1..5000), the oldest. Care: mentions in chunks or documents '
     'charged for a deferred subject, and every mention of an entity that is one or is seen only in '
     'such chunks, are left out unless bridge names the subject by name or alias; then one last row '
-    'per subject and workspace has only withheld: {subject, workspace, mentions, how}.';
+    'per subject and workspace has only withheld: {subject, workspace, mentions, how}. as_of: only '
+    'the mentions written by then (the chunk''s day, else the document''s; undated ones left out), '
+    'the withheld counts too; null: all.';

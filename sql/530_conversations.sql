@@ -3,7 +3,9 @@
 -- rule of sql/450_deference.sql, with a hint per subject.
 
 -- exo.conversation: the messages of one chat conversation, oldest first.
-create or replace function exo.conversation(conversation text, max_messages int default 200, bridge text[] default '{}')
+create or replace function exo.conversation(
+    conversation text, max_messages int default 200, bridge text[] default '{}', as_of timestamptz default null
+)
 returns table (
     conversation_id bigint, title text, source text, sent_at timestamptz, sender text,
     is_owner boolean, body text, withheld jsonb
@@ -66,6 +68,7 @@ begin
                exo_private.unreleased(m.charged_subjects, released) as held
         from exo_private.chat_messages m
         where m.conversation_id = ids[1]
+          and (as_of is null or m.sent_at <= as_of)  -- an undated message has no place before as_of
     ), shown as (
         select m.*, row_number() over (order by m.sent_at nulls last, m.id) as ord
         from messages m
@@ -96,7 +99,7 @@ begin
     order by x.part, x.ord;
 end
 $$;
-comment on function exo.conversation(text, int, text[]) is
+comment on function exo.conversation(text, int, text[], timestamptz) is
     'The messages of one chat conversation, oldest first: conversation_id, title, source, sent_at, '
     'sender, is_owner (sent by the corpus''s owner), body, withheld (null). conversation: an id '
     '(digits) or words of its title (case-insensitive substring; a title equal to them wins). Raises '
@@ -106,7 +109,8 @@ comment on function exo.conversation(text, int, text[]) is
     'the one before or after it, the title near them all) is left out unless bridge names the '
     'subject (by name or alias); then one last row per subject has only withheld: {subject, '
     'conversation, messages, how}. A conversation whose every message is withheld shows no title, '
-    'in the listing of an ambiguous one too.';
+    'in the listing of an ambiguous one too. as_of: only the messages sent by then (undated ones '
+    'left out), the withheld counts too; null: all.';
 
 -- exo.person_history: who someone is across chat sources.
 create or replace function exo.person_history(name text, max_results int default 200, bridge text[] default '{}')

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
@@ -499,6 +500,10 @@ def test_timeline_in_written_order_with_excerpts(reader):
     )
     assert len(call(reader, "timeline", "Iris Calder", workspace="technical")) == 2
     assert len(call(reader, "timeline", "Iris Calder", max_results=1)) == 1
+    # as_of: only what was written by then (the day itself included)
+    then = call(reader, "timeline", "Iris Calder", as_of=datetime(2021, 3, 1, 12, tzinfo=UTC))
+    assert [r["path"] for r in then] == ["creative/c1.md", "technical/t1.md"]
+    assert call(reader, "timeline", "Iris Calder", as_of=datetime(2019, 6, 30, tzinfo=UTC)) == []
 
 
 def test_timeline_excerpt_is_about_200_characters_around_the_name(db):
@@ -792,6 +797,10 @@ def test_conversation_by_title_oldest_first(reader):
     assert {(r["title"], r["source"]) for r in rows} == {("Home Postgres", "chatgpt")}
     assert call(reader, "conversation", str(rows[0]["conversation_id"])) == rows
     assert len(call(reader, "conversation", "home postgres", max_messages=2)) == 2
+    # as_of: only the messages sent by then
+    first = rows[0]["sent_at"]
+    assert [r["body"] for r in call(reader, "conversation", "home postgres", as_of=first)] == [rows[0]["body"]]
+    assert call(reader, "conversation", "home postgres", as_of=first - timedelta(seconds=1)) == []
     whatsapp = call(reader, "conversation", "Jane Doe")
     assert [r["sender"] for r in whatsapp] == ["Jane Doe", "Sam Rivera", "Jane Doe"]
     assert [r["is_owner"] for r in whatsapp] == [False, True, False]

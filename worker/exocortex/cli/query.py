@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 import click
@@ -190,10 +191,15 @@ def related_cmd(
 @click.argument("entity")
 @click.option("--workspace", help="The entity's workspace (default: every workspace that has it).")
 @bridge_option
+@click.option(
+    "--as-of", "as_of", type=click.DateTime(AS_OF_FORMATS), metavar="DATE", help=search_options.AS_OF.help
+)
 @json_option
-def timeline_cmd(entity: str, workspace: str | None, bridge: tuple[str, ...], as_json: bool) -> None:
+def timeline_cmd(
+    entity: str, workspace: str | None, bridge: tuple[str, ...], as_of: datetime | None, as_json: bool
+) -> None:
     """One entity's mentions ordered by document date (exo.timeline)."""
-    rows = _run(lambda r: api.timeline(r, entity, workspace=workspace, bridge=bridge))
+    rows = _run(lambda r: api.timeline(r, entity, workspace=workspace, bridge=bridge, as_of=as_of))
     if as_json:
         dump(rows)
         return

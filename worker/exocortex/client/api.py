@@ -403,12 +403,15 @@ def timeline(
     workspace: str | None = None,
     bridge: Sequence[str] = (),
     max_results: int = 500,
+    as_of: datetime | None = None,
 ) -> list[dict[str, Any]]:
-    """exo.timeline: the entity's mentions, oldest first, with excerpts.
+    """exo.timeline: the entity's mentions, oldest first, with excerpts (those written by as_of).
 
     Rows with only `withheld` set come last: hints about mentions left out (deferred subjects).
     """
     args = {"entity": str(entity), "workspace": workspace, "bridge": list(bridge), "max_results": max_results}
+    if as_of is not None:
+        args["as_of"] = as_of
     return call(reader, "timeline", args, "rows")
 
 
@@ -418,13 +421,21 @@ def document(reader: Reader, document: str | int, *, bridge: Sequence[str] = ())
 
 
 def conversation(
-    reader: Reader, conversation: str | int, *, max_messages: int = 200, bridge: Sequence[str] = ()
+    reader: Reader,
+    conversation: str | int,
+    *,
+    max_messages: int = 200,
+    bridge: Sequence[str] = (),
+    as_of: datetime | None = None,
 ) -> list[dict[str, Any]]:
-    """exo.conversation: a chat conversation's messages (by id or title), oldest first.
+    """exo.conversation: a chat conversation's messages (by id or title), oldest first (those
+    sent by as_of).
 
     Rows with only `withheld` set come last: hints about messages left out (deferred subjects).
     """
     args = {"conversation": str(conversation), "max_messages": max_messages, "bridge": list(bridge)}
+    if as_of is not None:
+        args["as_of"] = as_of
     return call(reader, "conversation", args, "rows")
 
 
