@@ -8491,9 +8491,10 @@ A packet shows only the lines the question is about. A line is about it when
   meaning   the question that asks for it ("What is my address?"), or its attribute with its
             value, is at least packet.fact_similarity similar to the question and within
             FACT_MARGIN of the most similar line ("Where do I live?": address);
-  evidence  the passages the packet cites, other than of the fact's own document, state its value
-            (two thirds of the words it names outside parentheses, two at least): "Where did I live in 2014?" cites
-            a diary line "I now live at 14 Fenwick Street, Flat 3", the address of 2014.
+  evidence  the answering lines of the passages the packet cites (the sentence or message each
+            excerpt centres on), other than of the fact's own document, state its value (two
+            thirds of the words it names outside parentheses, two at least): "Where did I live
+            in 2014?" cites "I now live at 14 Fenwick Street, Flat 3", the address of 2014.
 
 An extracted fact (kind extracted: what one passage said) is not stated as current when a cited
 passage about the question is of a later day (report.facts.not_current counts them).
@@ -10088,7 +10089,8 @@ def facts_about(query, facts, passages, report, settings, meaning=None):
             shown[id(f)] = "meaning"
         elif (
             len(named) >= 2
-            and len(named & said.setdefault(own, stated_by(passages, own))) * 3 >= len(named) * 2
+            and len(named & said.setdefault(own, stated_by(passages, own, content_words(query)))) * 3
+            >= len(named) * 2
         ):
             shown[id(f)] = "evidence"
     # An extracted fact is what one passage said at its time: a cited passage about the question
@@ -10120,11 +10122,13 @@ def passage_day(passage):
         (passage.get("chat") and chat_start(passage.get("body") or "")) or passage.get("written_at") or ""
     )[:10]
 
-def stated_by(passages, own):
-    """The word stems of the passages not from the documents `own` (a passage of the document a
-    fact comes from states every fact of it: no evidence that the question is about one)."""
+def stated_by(passages, own, words):
+    """The word stems of the answering lines (search.answering_line: the sentence or message a
+    passage's excerpt centres on, by the question's `words`) of the passages not from the
+    documents `own`: a passage of the document a fact comes from states every fact of it, and a
+    name elsewhere in a passage ("Tomas" in a note about a marathon) is no answer."""
     return set().union(
-        set(), *(word_stems(p.get("body") or "") for p in passages if p.get("document_id") not in own)
+        set(), *(word_stems(answering_line(p, words)) for p in passages if p.get("document_id") not in own)
     )
 
 def embedding_meaning(setting, timeout_s, calls_per_minute, budget_store, cache):

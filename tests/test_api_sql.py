@@ -799,7 +799,9 @@ def test_conversation_by_title_oldest_first(reader):
     assert len(call(reader, "conversation", "home postgres", max_messages=2)) == 2
     # as_of: only the messages sent by then
     first = rows[0]["sent_at"]
-    assert [r["body"] for r in call(reader, "conversation", "home postgres", as_of=first)] == [rows[0]["body"]]
+    assert [r["body"] for r in call(reader, "conversation", "home postgres", as_of=first)] == [
+        rows[0]["body"]
+    ]
     assert call(reader, "conversation", "home postgres", as_of=first - timedelta(seconds=1)) == []
     whatsapp = call(reader, "conversation", "Jane Doe")
     assert [r["sender"] for r in whatsapp] == ["Jane Doe", "Sam Rivera", "Jane Doe"]

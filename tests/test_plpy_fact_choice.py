@@ -95,12 +95,14 @@ def test_meaning_finds_a_line_no_word_of_the_question_names():
 def test_evidence_from_another_document_shows_the_value_it_states():
     diary = {
         "document_id": 7,
-        "body": "Moving day. I now live at 27 Alder Row, and the boxes are everywhere.",
+        "body": "Moving day, finally. We carried boxes all afternoon. The new flat is at 27 Alder Row, up the hill.",
     }
-    assert chosen("Where was I on moving day?", passages=[diary])[0] == ["address"]
+    assert chosen("Where is the new flat?", passages=[diary])[0] == ["address"]
+    # the sentence the excerpt centres on states it, not another one of the passage
+    assert chosen("How long did we carry boxes?", passages=[diary])[0] == []
     # the fact's own document states every fact of it: no evidence of what is asked
     own = dict(diary, document_id=1)
-    assert chosen("Where was I on moving day?", passages=[own])[0] == []
+    assert chosen("Where is the new flat?", passages=[own])[0] == []
     # never a sensitive line
     card = {"document_id": 7, "body": "Paid the vet; Pixel the terrier mix had the microchip checked."}
     assert chosen("What happened at the vet?", passages=[card])[0] == []
