@@ -312,7 +312,8 @@ class StageSearch:
         climb in Perthshire?" when every recent passage says only "mountain" and "John". Weak
         present matches (a name, common words) no longer hide strong old ones, and a word the
         present uses keeps the search there ("rent" of "How much is my rent?"); None when no word
-        is only archival. BM25 reads as the lexical stage does: nothing withheld counts."""
+        is only archival (then only_archival_entity decides). BM25 reads as the lexical stage does:
+        nothing withheld counts."""
         held = set().union(
             *(stems(d["body"]) for d in self.fetch_details([h for p in pools for h in p.hits]))
         )
@@ -322,6 +323,24 @@ class StageSearch:
             old = self.lexical_hits(word, ["archival"], COMMON_WORD_CHUNKS)
             if 0 < old < COMMON_WORD_CHUNKS:
                 return f"the question's word {word!r} is only in archival passages ({old})"
+        return self.only_archival_entity()
+
+    def only_archival_entity(self):
+        """Why the archive opens for a person, place or thing the question names (q.entities)
+        whose every mention is archival, however many there are and whatever others' passages
+        say of the name ("Fiona", who wrote in a chat of 2023, named in a recent one); None when
+        the question names none such."""
+        released = self.q.care.released_keys_of_search()
+        for found in self.q.entities.values():
+            for e in found:
+                only = self.db.run(
+                    "entity_only_archival",
+                    "select exo_private.entity_only_archival($1, $2, $3) as only",
+                    ["bigint", "text[]", "date"],
+                    [e["id"], released, self.q.as_of_day],
+                )[0]["only"]
+                if only:
+                    return f"the question names {e['name']!r}, whose every mention is archival"
         return None
 
     def lexical_hits(self, word, bands, cap):

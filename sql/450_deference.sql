@@ -294,6 +294,33 @@ comment on function exo_private.entity_mentions(bigint[], text[], bigint) is
     'its workspace, document, chunk, window and surface, and withheld: the charged subjects the '
     'bridge leaves closed (empty: it may be shown).';
 
+-- exo_private.entity_only_archival: whether every mention of an entity a search may show is archival.
+create or replace function exo_private.entity_only_archival(p_entity bigint, p_released text[], p_as_of date)
+returns boolean
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- What the search withholds counts on neither side (p_released as the stages take it). The
+    -- first present mention ends the search for one: a person in today's chats costs little.
+    with shown as (
+        select c.band
+        from exo_private.entities e
+        join exo_private.mentions m on m.entity_id = e.id
+        join exo_private.chunks c on c.workspace = e.workspace and c.id = m.chunk_id
+        where e.id = p_entity
+          and (p_as_of is null or c.written_at is null or c.written_at <= p_as_of)
+          and (c.charged_subjects = '{}' or p_released is null
+               or exo_private.unreleased(c.charged_subjects, p_released) = '{}')
+    )
+    select not exists (select 1 from shown where band <> 'archival')
+       and exists (select 1 from shown where band = 'archival')
+$$;
+comment on function exo_private.entity_only_archival(bigint, text[], date) is
+    'Whether the chunks that mention entity p_entity, written by p_as_of (null: any day), are all '
+    'archival, and there is one: a chunk charged for a subject p_released does not release (null: '
+    'every one released, as the search stages take it) counts on neither side.';
+
 -- exo_private.mention_state: whether an entity's mentions in one window may be shown.
 create or replace function exo_private.mention_state(p_entity bigint, p_window bigint, released text[])
 returns text[]

@@ -241,3 +241,40 @@ def test_weak_present_matches_do_not_hide_a_strong_old_one(eras):
     assert found["report"]["archive"]["why"] == "the question's word 'lgbtq' is only in archival passages (1)"
     assert paths(found)[0] == "old.md"
     assert paths(kept) == ["new.md"]  # the caller's choice stands
+
+
+def test_a_person_whose_every_mention_is_archival_opens_it_though_the_present_says_the_name(
+    cfg, template_db, tmp_path
+):
+    """Fiona wrote only in a chat of 2019; a recent note says her name and every other word of
+    the question, so no word is only archival: the person she is (a chat participant, an entity
+    the question names) still opens the archive."""
+    from support.chat import jsonl, run_import, session, write
+
+    recent = datetime.date.today() - datetime.timedelta(days=10)
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "bake.md").write_text(
+        f"---\nworkspace: personal\ndate: {recent}\n---\nFiona's cousin says volunteers are wanted for the bake sale.\n"
+    )
+    old = datetime.datetime(2019, 5, 14, 10, tzinfo=datetime.UTC)
+    export = write(tmp_path, "fiona.jsonl", jsonl(*session(
+        "fiona", old, ("Fiona", "I signed up to volunteer at the Riverside community garden."), ("Me", "Lovely!"))))  # fmt: skip
+    with cloned_database(cfg, template_db, "exo_temporal_person") as db:
+        pipeline.ingest(cfg, tmp_path / "notes", dbname=db.name)
+        run_import(db, export, "jsonl", workspace="personal")
+        with db.connect("exo_reader") as conn:
+            found = search_json(conn, "Where did Fiona volunteer?")
+        assert found["report"]["archive"]["open"] is True
+        assert (
+            found["report"]["archive"]["why"] == "the question names 'Fiona', whose every mention is archival"
+        )
+        assert any("Riverside community garden" in r["body"] for r in found["results"])
+        # once Fiona writes in a recent chat, the present has her: the rule no longer opens it
+        now = datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=3)
+        later = write(
+            tmp_path, "later.jsonl", jsonl(*session("fiona-2", now, ("Fiona", "Back from holiday!")))
+        )
+        run_import(db, later, "jsonl", workspace="personal")
+        with db.connect("exo_reader") as conn:
+            found = search_json(conn, "Where did Fiona volunteer?")
+        assert found["report"]["archive"]["open"] is False
