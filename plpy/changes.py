@@ -60,6 +60,9 @@ CHANGE_WORDS = frozenset(
     ]
 )
 _NUMBER = re.compile(r"[£$€]?\d+(?:[.,:]\d+)*")
+# A unit written right after a number ("10 km", "50GB", "250 ms"): its kind of quantity.
+_UNIT = re.compile(r"\s?([A-Za-z]{1,5})\b")
+WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())  # noqa: SIM905
 # A run of capitalised words, after a short abbreviation ("Dr. Okafor", "St. Ives").
 _NAME = re.compile(r"\b(?:[A-Z][a-z]{0,2}\.\s+)?[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
 _OPENS = re.compile(r"(?:^|[.!?:;]\s+)$")
@@ -84,12 +87,36 @@ def told(line):
     return " ".join(p for p in kept if p)
 
 
-def value_kind(number):
+def value_kind(number, after=""):
     """What a number is, so that only numbers of one kind are compared: an amount of money, a
-    time of day, or a count ("£1,150" and the "1" of "the 1st" tell different things)."""
+    time of day, a quantity of the unit written right `after` it ("number km"), or a count
+    ("£1,150" and the "1" of "the 1st" tell different things)."""
     if number[0] in "£$€":
         return "money"
-    return "time" if ":" in number else "number"
+    if ":" in number:
+        return "time"
+    unit = _UNIT.match(after)
+    return (
+        "number " + unit.group(1).casefold()
+        if unit and unit.group(1).casefold() not in STOPWORDS
+        else "number"
+    )
+
+
+def name_kind(name):
+    """What a name is: a day of the week ("Thursdays"), a person by a title ("Dr. Okafor": "name
+    dr."), or a name."""
+    folded = name.casefold()
+    if folded.rstrip("s") in WEEKDAYS:
+        return "weekday"
+    title = re.match(r"([A-Z][a-z]{0,2}\.)\s", name)
+    return "name " + title.group(1).casefold() if title else "name"
+
+
+# Kinds specific enough that two lines telling different values of one are about the same thing
+# though they share no word ("Gym day is Tuesdays" / "I train on Thursdays"); money, times and
+# bare counts and names are too common for that.
+SPECIFIC = re.compile(r"number \w+|weekday|name \S+")
 
 
 def differ(a, b):
@@ -112,10 +139,10 @@ def statement(line, asked):
     """(values, about) of an answering line: the values it tells (told()), and the stems of its
     content words."""
     text = told(line)
-    numbers = {m.group() for m in _NUMBER.finditer(text)}
+    numbers = {(value_kind(m.group(), text[m.end() :]), m.group()) for m in _NUMBER.finditer(text)}
     names = {name for m in _NAME.finditer(text) if (name := without_opening(m, text))}
     names = {n for n in names if n.casefold() not in asked and n not in ("I", "I'm", "I've", "I'll")}
-    values = {(value_kind(v), v) for v in numbers} | {("name", n) for n in names}
+    values = numbers | {(name_kind(n), n) for n in names}
     inside = {w.casefold() for _, v in values for w in _WORD.findall(v)}
     about = {w.casefold() for w in _WORD.findall(line)} - STOPWORDS - inside
     return values, {stem(w) for w in about if len(w) >= 3 and not w.isdigit()}
@@ -137,13 +164,22 @@ def stated(c, words, asked):
 
 def same_thing(a, b, asked):
     """Two statements of the same thing that differ: they share a content word or a value ("from
-    21 km to 42 km" after "from 10 km to 21 km"), one of them holds a word of the question
-    (`asked`: the stems of its content words), and they differ()."""
+    21 km to 42 km" after "from 10 km to 21 km"), or a SPECIFIC kind of value ("Tuesdays" and
+    "Thursdays", "21 km" and "42 km") that is all a line without a word of the question tells
+    (`asked`: the stems of its content words); and they differ(). A group of them is about the
+    question when one of its lines holds a word of it (order_changes)."""
     if not (a["values"] and b["values"] and a["time"] and b["time"]):
         return False
-    anchored = (a["about"] | b["about"]) & asked
-    shared = a["about"] & b["about"] or a["values"] & b["values"]
-    return bool(shared) and bool(anchored) and differ(a["values"], b["values"])
+    kinds = {k for k, _ in a["values"]} & {k for k, _ in b["values"]}
+    # by a specific kind only where a line that holds no word of the question tells nothing else
+    # ("Dinner is on Saturday at 7" is no other day for "When does Karl's flight land?")
+    alike = any(
+        all(f["about"] & asked or {k for k, _ in f["values"]} == {kind} for f in (a, b))
+        for kind in kinds
+        if SPECIFIC.fullmatch(kind)
+    )
+    shared = a["about"] & b["about"] or a["values"] & b["values"] or alike
+    return bool(shared) and differ(a["values"], b["values"])
 
 
 def order_changes(query, chosen, report):
@@ -167,7 +203,9 @@ def order_changes(query, chosen, report):
             groups.append([i])
     out = list(chosen)
     changes = []
-    for g in (g for g in groups if len(g) > 1):
+    # a group of statements is about the question when one of them holds a word of it
+    about = [g for g in groups if len(g) > 1 and any(facts[i]["about"] & asked for i in g)]
+    for g in about:
         days = {facts[i]["day"] for i in g}
         sources = {facts[i]["source"] for i in g}
         newest = sorted(g, key=lambda i: facts[i]["time"], reverse=True)

@@ -8360,6 +8360,9 @@ CHANGE_WORDS = frozenset(
     ]
 )
 _NUMBER = re.compile(r"[£$€]?\d+(?:[.,:]\d+)*")
+# A unit written right after a number ("10 km", "50GB", "250 ms"): its kind of quantity.
+_UNIT = re.compile(r"\s?([A-Za-z]{1,5})\b")
+WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())  # noqa: SIM905
 # A run of capitalised words, after a short abbreviation ("Dr. Okafor", "St. Ives").
 _NAME = re.compile(r"\b(?:[A-Z][a-z]{0,2}\.\s+)?[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
 _OPENS = re.compile(r"(?:^|[.!?:;]\s+)$")
@@ -8381,12 +8384,34 @@ def told(line):
         kept.append(part)
     return " ".join(p for p in kept if p)
 
-def value_kind(number):
+def value_kind(number, after=""):
     """What a number is, so that only numbers of one kind are compared: an amount of money, a
-    time of day, or a count ("£1,150" and the "1" of "the 1st" tell different things)."""
+    time of day, a quantity of the unit written right `after` it ("number km"), or a count
+    ("£1,150" and the "1" of "the 1st" tell different things)."""
     if number[0] in "£$€":
         return "money"
-    return "time" if ":" in number else "number"
+    if ":" in number:
+        return "time"
+    unit = _UNIT.match(after)
+    return (
+        "number " + unit.group(1).casefold()
+        if unit and unit.group(1).casefold() not in STOPWORDS
+        else "number"
+    )
+
+def name_kind(name):
+    """What a name is: a day of the week ("Thursdays"), a person by a title ("Dr. Okafor": "name
+    dr."), or a name."""
+    folded = name.casefold()
+    if folded.rstrip("s") in WEEKDAYS:
+        return "weekday"
+    title = re.match(r"([A-Z][a-z]{0,2}\.)\s", name)
+    return "name " + title.group(1).casefold() if title else "name"
+
+# Kinds specific enough that two lines telling different values of one are about the same thing
+# though they share no word ("Gym day is Tuesdays" / "I train on Thursdays"); money, times and
+# bare counts and names are too common for that.
+SPECIFIC = re.compile(r"number \w+|weekday|name \S+")
 
 def differ(a, b):
     """Whether two statements' values ({(kind, value)}) tell different things: for some kind both
@@ -8406,10 +8431,10 @@ def statement(line, asked):
     """(values, about) of an answering line: the values it tells (told()), and the stems of its
     content words."""
     text = told(line)
-    numbers = {m.group() for m in _NUMBER.finditer(text)}
+    numbers = {(value_kind(m.group(), text[m.end() :]), m.group()) for m in _NUMBER.finditer(text)}
     names = {name for m in _NAME.finditer(text) if (name := without_opening(m, text))}
     names = {n for n in names if n.casefold() not in asked and n not in ("I", "I'm", "I've", "I'll")}
-    values = {(value_kind(v), v) for v in numbers} | {("name", n) for n in names}
+    values = numbers | {(name_kind(n), n) for n in names}
     inside = {w.casefold() for _, v in values for w in _WORD.findall(v)}
     about = {w.casefold() for w in _WORD.findall(line)} - STOPWORDS - inside
     return values, {stem(w) for w in about if len(w) >= 3 and not w.isdigit()}
@@ -8429,13 +8454,22 @@ def stated(c, words, asked):
 
 def same_thing(a, b, asked):
     """Two statements of the same thing that differ: they share a content word or a value ("from
-    21 km to 42 km" after "from 10 km to 21 km"), one of them holds a word of the question
-    (`asked`: the stems of its content words), and they differ()."""
+    21 km to 42 km" after "from 10 km to 21 km"), or a SPECIFIC kind of value ("Tuesdays" and
+    "Thursdays", "21 km" and "42 km") that is all a line without a word of the question tells
+    (`asked`: the stems of its content words); and they differ(). A group of them is about the
+    question when one of its lines holds a word of it (order_changes)."""
     if not (a["values"] and b["values"] and a["time"] and b["time"]):
         return False
-    anchored = (a["about"] | b["about"]) & asked
-    shared = a["about"] & b["about"] or a["values"] & b["values"]
-    return bool(shared) and bool(anchored) and differ(a["values"], b["values"])
+    kinds = {k for k, _ in a["values"]} & {k for k, _ in b["values"]}
+    # by a specific kind only where a line that holds no word of the question tells nothing else
+    # ("Dinner is on Saturday at 7" is no other day for "When does Karl's flight land?")
+    alike = any(
+        all(f["about"] & asked or {k for k, _ in f["values"]} == {kind} for f in (a, b))
+        for kind in kinds
+        if SPECIFIC.fullmatch(kind)
+    )
+    shared = a["about"] & b["about"] or a["values"] & b["values"] or alike
+    return bool(shared) and differ(a["values"], b["values"])
 
 def order_changes(query, chosen, report):
     """`chosen` (the packet's evidence, in its order) with passages that state different values
@@ -8458,7 +8492,9 @@ def order_changes(query, chosen, report):
             groups.append([i])
     out = list(chosen)
     changes = []
-    for g in (g for g in groups if len(g) > 1):
+    # a group of statements is about the question when one of them holds a word of it
+    about = [g for g in groups if len(g) > 1 and any(facts[i]["about"] & asked for i in g)]
+    for g in about:
         days = {facts[i]["day"] for i in g}
         sources = {facts[i]["source"] for i in g}
         newest = sorted(g, key=lambda i: facts[i]["time"], reverse=True)
@@ -14514,6 +14550,38 @@ ALTER FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_docum
 --
 
 COMMENT ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint) IS 'Every mention of the given entities (only those in document in_document when it is given) with its workspace, document, chunk, window and surface, and withheld: the charged subjects the bridge leaves closed (empty: it may be shown).';
+
+--
+-- Name: entity_only_archival(bigint, text[], date); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.entity_only_archival(p_entity bigint, p_released text[], p_as_of date) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- What the search withholds counts on neither side (p_released as the stages take it). The
+    -- first present mention ends the search for one: a person in today's chats costs little.
+    with shown as (
+        select c.band
+        from exo_private.entities e
+        join exo_private.mentions m on m.entity_id = e.id
+        join exo_private.chunks c on c.workspace = e.workspace and c.id = m.chunk_id
+        where e.id = p_entity
+          and (p_as_of is null or c.written_at is null or c.written_at <= p_as_of)
+          and (c.charged_subjects = '{}' or p_released is null
+               or exo_private.unreleased(c.charged_subjects, p_released) = '{}')
+    )
+    select not exists (select 1 from shown where band <> 'archival')
+       and exists (select 1 from shown where band = 'archival')
+$$;
+
+ALTER FUNCTION exo_private.entity_only_archival(p_entity bigint, p_released text[], p_as_of date) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION entity_only_archival(p_entity bigint, p_released text[], p_as_of date); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.entity_only_archival(p_entity bigint, p_released text[], p_as_of date) IS 'Whether the chunks that mention entity p_entity, written by p_as_of (null: any day), are all archival, and there is one: a chunk charged for a subject p_released does not release (null: every one released, as the search stages take it) counts on neither side.';
 
 --
 -- Name: entity_relations_judged(bigint, text[], text[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -28328,7 +28396,8 @@ class StageSearch:
         climb in Perthshire?" when every recent passage says only "mountain" and "John". Weak
         present matches (a name, common words) no longer hide strong old ones, and a word the
         present uses keeps the search there ("rent" of "How much is my rent?"); None when no word
-        is only archival. BM25 reads as the lexical stage does: nothing withheld counts."""
+        is only archival (then only_archival_entity decides). BM25 reads as the lexical stage does:
+        nothing withheld counts."""
         held = set().union(
             *(stems(d["body"]) for d in self.fetch_details([h for p in pools for h in p.hits]))
         )
@@ -28338,6 +28407,24 @@ class StageSearch:
             old = self.lexical_hits(word, ["archival"], COMMON_WORD_CHUNKS)
             if 0 < old < COMMON_WORD_CHUNKS:
                 return f"the question's word {word!r} is only in archival passages ({old})"
+        return self.only_archival_entity()
+
+    def only_archival_entity(self):
+        """Why the archive opens for a person, place or thing the question names (q.entities)
+        whose every mention is archival, however many there are and whatever others' passages
+        say of the name ("Fiona", who wrote in a chat of 2023, named in a recent one); None when
+        the question names none such."""
+        released = self.q.care.released_keys_of_search()
+        for found in self.q.entities.values():
+            for e in found:
+                only = self.db.run(
+                    "entity_only_archival",
+                    "select exo_private.entity_only_archival($1, $2, $3) as only",
+                    ["bigint", "text[]", "date"],
+                    [e["id"], released, self.q.as_of_day],
+                )[0]["only"]
+                if only:
+                    return f"the question names {e['name']!r}, whose every mention is archival"
         return None
 
     def lexical_hits(self, word, bands, cap):
@@ -39840,6 +39927,14 @@ GRANT ALL ON FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) T
 REVOKE ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.entity_mentions(ids bigint[], bridge text[], in_document bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION entity_only_archival(p_entity bigint, p_released text[], p_as_of date); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.entity_only_archival(p_entity bigint, p_released text[], p_as_of date) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.entity_only_archival(p_entity bigint, p_released text[], p_as_of date) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.entity_only_archival(p_entity bigint, p_released text[], p_as_of date) TO exo_writer;
 
 --
 -- Name: FUNCTION entity_relations_judged(p_entity bigint, released text[], closed_subjects text[], closed_keys text[]); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -96,6 +96,27 @@ def test_one_conversation_correcting_itself_on_one_day_is_an_update():
     assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(2, "later"), (1, "earlier")]
 
 
+def test_values_of_a_specific_kind_tie_lines_that_share_no_word():
+    """A weekday, a quantity in one unit, a person by a title: a line that tells nothing else is
+    about the same thing as one that holds the question's word ("gym"); a group is marked when
+    one of its lines holds a word of the question."""
+    values, _ = changes.statement("I'm training for 10 km and 5 kg lighter, as Dr. Okafor says.", set())
+    assert values == {("number km", "10"), ("number kg", "5"), ("name dr.", "Dr. Okafor")}
+    first = chat(1, "g0", "2025-08-06 18:00 Sam: Gym day is Tuesdays for me.")
+    then = chat(2, "g1", "2026-01-03 16:34 Sam: Class times changed, so I train on Thursdays.")
+    report = {}
+    out = changes.order_changes("Which day do I go to the gym?", [first, then], report)
+    assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(2, "later"), (1, "earlier")]
+    # a line that tells more than a day is no other day of the question's thing
+    dinner = chat(3, "a", "2026-09-28 17:49 Ana: Dinner at the Parkers' is on Saturday at 7.")
+    flight = chat(4, "b", "2026-04-23 20:52 Ana: Karl's flight lands at 6:40 on Sunday.")
+    assert changes.order_changes("When does Karl's flight land?", [dinner, flight], {}) == [dinner, flight]
+    # a group none of whose lines holds a word of the question is not marked
+    runs = [chat(5, "r0", "2025-10-02 18:07 Sam: Upgraded the plan from 10 km to 21 km."),
+            chat(6, "r1", "2026-10-04 18:11 Sam: Upgraded the plan from 21 km to 42 km.")]  # fmt: skip
+    assert changes.order_changes("What is my salary?", runs, {}) == runs
+
+
 @pytest.mark.parametrize(
     ("question", "bodies"),
     [
