@@ -152,6 +152,9 @@ class FakePlpy:
             return self.deferred
         if "from exo_private.entities" in text:
             return [e for e in self.entities if e["canonical_key"] in args[0] and e["workspace"] in args[1]]
+        if "entity_only_archival" in text:
+            # an entity says so itself here: {"only_archival": True} (the rule is tested on the database)
+            return [{"only": any(e["id"] == args[0] and e.get("only_archival") for e in self.entities)}]
         if "exo_private.stage_parameters" in text:
             return [{"stage": st, "name": name, "type": type_} for st, _pos, name, type_ in STAGE_PARAMETERS]
         if "exo_private.stage_sql" in text:
