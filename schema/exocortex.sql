@@ -738,10 +738,10 @@ ALTER FUNCTION exo.document(document text, bridge text[]) OWNER TO exo_api;
 COMMENT ON FUNCTION exo.document(document text, bridge text[]) IS 'One document of the ledger as jsonb. document: an id (digits), an exact path, or a unique path suffix at a folder boundary (case-insensitive: "rent.md", "admin/rent.md"). Gives document_id, path, source, title, extension, stage, size_bytes, sha256, written_at, first_seen_at, stage_changed_at, band, band_source, band_reason, workspace, route (the router''s decision), canonical, error_class, error_message, chunks, charged_chunks, entities extracted from it (at most 200, most mentioned first: entity_id, name, type, mentions) and hints. Care: entities that are deferred subjects and mentions in charged chunks are left out unless bridge names the subject; a hint says so {subject, workspace, mentions, chunks, how}. A charged document (its frontmatter charges a deferred subject, or every chunk is withheld, as when its title or path names the subject near a cue) gives only {document_id, workspace, stage, withheld: true, hints {subject, workspace, chunks, how}} unless bridge names the subject: no title, no path. Raises invalid_parameter_value when nothing matches, or when several do (listing up to 5, a charged document''s path withheld).';
 
 --
--- Name: dossier(text, text, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: dossier(text, text, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.dossier(entity text, workspace text DEFAULT NULL::text, bridge text[] DEFAULT '{}'::text[]) RETURNS jsonb
+CREATE FUNCTION exo.dossier(entity text, workspace text DEFAULT NULL::text, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -749,7 +749,7 @@ declare
     ids bigint[] := exo_private.resolve_entity(entity, workspace);
     dossiers jsonb;
 begin
-    select jsonb_agg(exo_private.entity_dossier(i.id, bridge) order by i.ord) into dossiers
+    select jsonb_agg(exo_private.entity_dossier(i.id, bridge, as_of) order by i.ord) into dossiers
     from unnest(ids) with ordinality i(id, ord);
     if jsonb_array_length(dossiers) = 1 then
         return dossiers -> 0;
@@ -758,13 +758,13 @@ begin
 end
 $$;
 
-ALTER FUNCTION exo.dossier(entity text, workspace text, bridge text[]) OWNER TO exo_api;
+ALTER FUNCTION exo.dossier(entity text, workspace text, bridge text[], as_of timestamp with time zone) OWNER TO exo_api;
 
 --
--- Name: FUNCTION dossier(entity text, workspace text, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION dossier(entity text, workspace text, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.dossier(entity text, workspace text, bridge text[]) IS 'What the graph knows about one entity, as jsonb. entity is an entity id (digits) or a name (matched by canonical key: case, spacing and edge punctuation ignored); workspace (null: all) narrows a name. One match gives one object; a name found in several workspaces (or as several types, or as two things of one name) gives an array of objects, one per entity, never merged. An object: entity_id, workspace, type, name, sense (null, or which of two things sharing the name it is: an address, or a type such as place), is_owner, mention_count, document_count, mentions (one per document, newest first, at most 100: document_id, path, title, written_at, band, surface, mentions), relations {out, in} (at most 100 each: predicate, predicate_raw, entity_id, name, type, documents, document_ids), hints. Care: mentions in chunks charged for a deferred subject, and relations to an entity that is one (or whose evidence lies only in withheld chunks), are left out unless bridge names the subject (by name or alias); each hint says what was left out: {subject, workspace, mentions, chunks, relations, how}. An entity that is itself a deferred subject, or one seen only in withheld chunks (by id as by name), gives only {entity_id, workspace, type, withheld: true, hints}. Raises invalid_parameter_value for a blank entity, an unknown workspace or a name that matches nothing.';
+COMMENT ON FUNCTION exo.dossier(entity text, workspace text, bridge text[], as_of timestamp with time zone) IS 'What the graph knows about one entity, as jsonb. entity is an entity id (digits) or a name (matched by canonical key: case, spacing and edge punctuation ignored); workspace (null: all) narrows a name. One match gives one object; a name found in several workspaces (or as several types, or as two things of one name) gives an array of objects, one per entity, never merged. An object: entity_id, workspace, type, name, sense (null, or which of two things sharing the name it is: an address, or a type such as place), is_owner, mention_count, document_count, mentions (one per document, newest first, at most 100: document_id, path, title, written_at, band, surface, mentions), relations {out, in} (at most 100 each: predicate, predicate_raw, entity_id, name, type, documents, document_ids), hints. Care: mentions in chunks charged for a deferred subject, and relations to an entity that is one (or whose evidence lies only in withheld chunks), are left out unless bridge names the subject (by name or alias); each hint says what was left out: {subject, workspace, mentions, chunks, relations, how}. An entity that is itself a deferred subject, or one seen only in withheld chunks (by id as by name), gives only {entity_id, workspace, type, withheld: true, hints}. as_of: only the mentions and relations written by then (the chunk''s day, else the document''s; undated ones left out); null: all. Raises invalid_parameter_value for a blank entity, an unknown workspace or a name that matches nothing.';
 
 --
 -- Name: embed_query(text); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -14335,10 +14335,10 @@ ALTER FUNCTION exo_private.ensure_workspace_storage(workspace text) OWNER TO exo
 COMMENT ON FUNCTION exo_private.ensure_workspace_storage(workspace text) IS 'Create a workspace''s chunk partition (with its document index, its BM25 index and the BM25 index of its chunks charged for nothing) and its embeddings partition when missing.';
 
 --
--- Name: entity_dossier(bigint, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: entity_dossier(bigint, text[], timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) RETURNS jsonb
+CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[], p_as_of timestamp with time zone) RETURNS jsonb
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -14354,6 +14354,7 @@ CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) RETUR
         order by c.subject limit 1
     ), ms as materialized (
         select m.* from exo_private.entity_mentions(array[p_entity], bridge) m
+        where p_as_of is null or exo_private.written_by(m.document_id, m.chunk_id, p_as_of)
     ), hidden as (
         -- every mention is withheld: the entity's only evidence is charged material
         select exists (select 1 from ms) and not exists (select 1 from ms m where m.withheld = '{}') as yes
@@ -14375,6 +14376,7 @@ CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) RETUR
         select j.* from exo_private.entity_relations_judged(
             p_entity, exo_private.released_keys(bridge),
             array(select c.subject from closed c order by c.key), array(select c.key from closed c order by c.key)) j
+        where p_as_of is null or exo_private.written_by(j.document_id, null, p_as_of)
     ), rels_shown as (
         select rj.direction, rj.predicate, rj.other_id, rj.other_name, rj.other_type,
                count(distinct rj.document_id) as documents,
@@ -14457,13 +14459,13 @@ CREATE FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) RETUR
     from ent
 $$;
 
-ALTER FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[], p_as_of timestamp with time zone) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION entity_dossier(p_entity bigint, bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION entity_dossier(p_entity bigint, bridge text[], p_as_of timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) IS 'The dossier of one entity as exo.dossier gives it (null when the entity does not exist).';
+COMMENT ON FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[], p_as_of timestamp with time zone) IS 'The dossier of one entity as exo.dossier gives it (null when the entity does not exist).';
 
 --
 -- Name: entity_evidence(bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -39175,12 +39177,12 @@ GRANT ALL ON FUNCTION exo.document(document text, bridge text[]) TO exo_reader;
 GRANT ALL ON FUNCTION exo.document(document text, bridge text[]) TO exo_writer;
 
 --
--- Name: FUNCTION dossier(entity text, workspace text, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION dossier(entity text, workspace text, bridge text[], as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.dossier(entity text, workspace text, bridge text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.dossier(entity text, workspace text, bridge text[]) TO exo_reader;
-GRANT ALL ON FUNCTION exo.dossier(entity text, workspace text, bridge text[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.dossier(entity text, workspace text, bridge text[], as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.dossier(entity text, workspace text, bridge text[], as_of timestamp with time zone) TO exo_reader;
+GRANT ALL ON FUNCTION exo.dossier(entity text, workspace text, bridge text[], as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION embed_query(query text); Type: ACL; Schema: exo; Owner: exo_api
@@ -39905,12 +39907,12 @@ REVOKE ALL ON FUNCTION exo_private.ensure_workspace_storage(workspace text) FROM
 GRANT ALL ON FUNCTION exo_private.ensure_workspace_storage(workspace text) TO exo_writer;
 
 --
--- Name: FUNCTION entity_dossier(p_entity bigint, bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION entity_dossier(p_entity bigint, bridge text[], p_as_of timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[], p_as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[], p_as_of timestamp with time zone) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[], p_as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION entity_evidence(ids bigint[], bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -163,8 +163,24 @@ comment on function exo_private.entity_relations_judged(bigint, text[], text[], 
     'and type, the closed subject the other end is (null: none the bridge leaves closed) and the '
     'subjects whose withheld mentions in the relation''s window withhold its evidence (empty: none).';
 
+-- exo_private.written_by: whether a chunk (else its document) was written by as_of.
+create or replace function exo_private.written_by(p_document_id bigint, p_chunk_id bigint, p_as_of timestamptz)
+returns boolean
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select coalesce(
+        (select c.written_at from exo_private.chunks c where c.id = p_chunk_id),
+        (select d.written_at from exo_private.documents d where d.id = p_document_id)
+    ) <= p_as_of::date
+$$;
+comment on function exo_private.written_by(bigint, bigint, timestamptz) is
+    'Whether the chunk p_chunk_id (else, without a chunk or its day, the document p_document_id) '
+    'was written on or before the day of p_as_of; null (never true) when undated.';
+
 -- exo_private.entity_dossier: one entity's dossier.
-create or replace function exo_private.entity_dossier(p_entity bigint, bridge text[])
+create or replace function exo_private.entity_dossier(p_entity bigint, bridge text[], p_as_of timestamptz)
 returns jsonb
 language sql stable
 security invoker
@@ -182,6 +198,7 @@ as $$
         order by c.subject limit 1
     ), ms as materialized (
         select m.* from exo_private.entity_mentions(array[p_entity], bridge) m
+        where p_as_of is null or exo_private.written_by(m.document_id, m.chunk_id, p_as_of)
     ), hidden as (
         -- every mention is withheld: the entity's only evidence is charged material
         select exists (select 1 from ms) and not exists (select 1 from ms m where m.withheld = '{}') as yes
@@ -203,6 +220,7 @@ as $$
         select j.* from exo_private.entity_relations_judged(
             p_entity, exo_private.released_keys(bridge),
             array(select c.subject from closed c order by c.key), array(select c.key from closed c order by c.key)) j
+        where p_as_of is null or exo_private.written_by(j.document_id, null, p_as_of)
     ), rels_shown as (
         select rj.direction, rj.predicate, rj.other_id, rj.other_name, rj.other_type,
                count(distinct rj.document_id) as documents,
@@ -284,7 +302,7 @@ as $$
         end
     from ent
 $$;
-comment on function exo_private.entity_dossier(bigint, text[]) is
+comment on function exo_private.entity_dossier(bigint, text[], timestamptz) is
     'The dossier of one entity as exo.dossier gives it (null when the entity does not exist).';
 
 -- exo_private.find_entities: the body of exo.search_entities (plpgsql may not name an
@@ -378,7 +396,9 @@ comment on function exo.search_entities(text, text, text[], int, text[]) is
     'Next: exo.dossier(entity_id::text).';
 
 -- exo.dossier: everything the graph knows about an entity.
-create or replace function exo.dossier(entity text, workspace text default null, bridge text[] default '{}')
+create or replace function exo.dossier(
+    entity text, workspace text default null, bridge text[] default '{}', as_of timestamptz default null
+)
 returns jsonb
 language plpgsql stable
 security definer
@@ -388,7 +408,7 @@ declare
     ids bigint[] := exo_private.resolve_entity(entity, workspace);
     dossiers jsonb;
 begin
-    select jsonb_agg(exo_private.entity_dossier(i.id, bridge) order by i.ord) into dossiers
+    select jsonb_agg(exo_private.entity_dossier(i.id, bridge, as_of) order by i.ord) into dossiers
     from unnest(ids) with ordinality i(id, ord);
     if jsonb_array_length(dossiers) = 1 then
         return dossiers -> 0;
@@ -396,7 +416,7 @@ begin
     return dossiers;
 end
 $$;
-comment on function exo.dossier(text, text, text[]) is
+comment on function exo.dossier(text, text, text[], timestamptz) is
     'What the graph knows about one entity, as jsonb. entity is an entity id (digits) or a name '
     '(matched by canonical key: case, spacing and edge punctuation ignored); workspace (null: all) '
     'narrows a name. One match gives one object; a name found in several workspaces (or as several '
@@ -410,7 +430,8 @@ comment on function exo.dossier(text, text, text[]) is
     'out unless bridge names the subject (by name or alias); each hint says what was left out: '
     '{subject, workspace, mentions, chunks, relations, how}. An entity that is itself a deferred '
     'subject, or one seen only in withheld chunks (by id as by name), gives only {entity_id, '
-    'workspace, type, withheld: true, hints}. Raises '
+    'workspace, type, withheld: true, hints}. as_of: only the mentions and relations written by '
+    'then (the chunk''s day, else the document''s; undated ones left out); null: all. Raises '
     'invalid_parameter_value for a blank entity, an unknown workspace or a name that matches nothing.';
 
 -- exo.cross_document_entities: entities that connect documents, and how many do.
@@ -630,22 +651,6 @@ comment on function exo.related(text, text, int, int, text[]) is
     'evidence is withheld, unless bridge names the subject; from such an entity itself nothing is '
     'listed. Then one last row per subject and workspace has only withheld: {subject, workspace, '
     'relations (left untaken), how}. Raises invalid_parameter_value for bad arguments.';
-
--- exo_private.written_by: whether a chunk (else its document) was written by as_of.
-create or replace function exo_private.written_by(p_document_id bigint, p_chunk_id bigint, p_as_of timestamptz)
-returns boolean
-language sql stable
-security invoker
-set search_path = exo_private, pg_temp
-as $$
-    select coalesce(
-        (select c.written_at from exo_private.chunks c where c.id = p_chunk_id),
-        (select d.written_at from exo_private.documents d where d.id = p_document_id)
-    ) <= p_as_of::date
-$$;
-comment on function exo_private.written_by(bigint, bigint, timestamptz) is
-    'Whether the chunk p_chunk_id (else, without a chunk or its day, the document p_document_id) '
-    'was written on or before the day of p_as_of; null (never true) when undated.';
 
 -- exo_private.entity_timeline: the body of exo.timeline.
 create or replace function exo_private.entity_timeline(

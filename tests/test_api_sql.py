@@ -306,6 +306,19 @@ def test_the_same_name_in_two_workspaces_is_two_dossiers(reader, graph):
     northwind = value(reader, "dossier", "Northwind Labs")
     assert sorted(r["name"] for r in northwind["relations"]["in"]) == ["Iris Calder", "Tomas Okafor"]
     assert northwind["relations"]["in"][0]["document_ids"] == [graph.docs["t1"].id]
+    # as_of: only what was written by then
+    then = value(
+        reader, "dossier", "Iris Calder", workspace="technical", as_of=datetime(2022, 1, 1, tzinfo=UTC)
+    )
+    assert [m["path"] for m in then["mentions"]] == ["technical/t1.md"] and then["mention_count"] == 1
+    said = {(r["predicate"], r["name"]): r["document_ids"] for r in then["relations"]["out"]}
+    assert said and all(ids == [graph.docs["t1"].id] for ids in said.values())
+    assert (
+        value(
+            reader, "dossier", "Iris Calder", workspace="technical", as_of=datetime(2020, 1, 1, tzinfo=UTC)
+        )["mentions"]
+        == []
+    )
 
 
 def test_dossier_withholds_charged_mentions_with_a_hint(reader, graph):

@@ -64,6 +64,9 @@ def given(options: dict[str, Any]) -> dict[str, Any]:
 
 
 bridge_option = click.option("--bridge", multiple=True, help=search_options.BRIDGE.help + " Repeatable.")
+as_of_option = click.option(
+    "--as-of", "as_of", type=click.DateTime(AS_OF_FORMATS), metavar="DATE", help=search_options.AS_OF.help
+)
 profile_option = click.option(
     "--profile",
     help="Your user (exo user add NAME): your saved documents are searched first and the search is recorded.",
@@ -141,10 +144,13 @@ def context_cmd(query: str, profile: str | None, as_json: bool, **options: Any) 
 @click.argument("entity")
 @click.option("--workspace", help="The entity's workspace (default: every workspace that has it).")
 @bridge_option
+@as_of_option
 @json_option
-def dossier_cmd(entity: str, workspace: str | None, bridge: tuple[str, ...], as_json: bool) -> None:
+def dossier_cmd(
+    entity: str, workspace: str | None, bridge: tuple[str, ...], as_of: datetime | None, as_json: bool
+) -> None:
     """One entity: type, dated mentions across documents, relations (exo.dossier)."""
-    found = _run(lambda r: api.dossier(r, entity, workspace=workspace, bridge=bridge))
+    found = _run(lambda r: api.dossier(r, entity, workspace=workspace, bridge=bridge, as_of=as_of))
     if as_json:
         dump(found)
         return
@@ -191,9 +197,7 @@ def related_cmd(
 @click.argument("entity")
 @click.option("--workspace", help="The entity's workspace (default: every workspace that has it).")
 @bridge_option
-@click.option(
-    "--as-of", "as_of", type=click.DateTime(AS_OF_FORMATS), metavar="DATE", help=search_options.AS_OF.help
-)
+@as_of_option
 @json_option
 def timeline_cmd(
     entity: str, workspace: str | None, bridge: tuple[str, ...], as_of: datetime | None, as_json: bool

@@ -355,10 +355,18 @@ def search_entities(
 
 
 def dossier(
-    reader: Reader, entity: str | int, *, workspace: str | None = None, bridge: Sequence[str] = ()
+    reader: Reader,
+    entity: str | int,
+    *,
+    workspace: str | None = None,
+    bridge: Sequence[str] = (),
+    as_of: datetime | None = None,
 ) -> dict[str, Any] | list[dict[str, Any]]:
-    """exo.dossier: one entity's mentions, relations and hints (a list when a name is in several workspaces)."""
+    """exo.dossier: one entity's mentions, relations and hints (a list when a name is in several
+    workspaces), those written by as_of."""
     args = {"entity": str(entity), "workspace": workspace, "bridge": list(bridge)}
+    if as_of is not None:
+        args["as_of"] = as_of
     return call(reader, "dossier", args, "value")
 
 
