@@ -869,14 +869,22 @@ def _fact_source(sources):
     return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
 
 
+def with_previous(rows):
+    """exo_private.packet_facts rows as the packet reads them: the rows valid at its moment (and
+    the withheld hints), each with `before`, the row of its line before it (previous_of), or None."""
+    before = {r["previous_of"]: r for r in rows if r.get("previous_of") is not None}
+    return [dict(r, before=before.get(r["fact_id"])) for r in rows if r.get("previous_of") is None]
+
+
 FACT_SHARE = 2
 """The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
 
 
 def fact_section(facts, day, today, words=(), max_tokens=None):
-    """The packet's first section (none without facts): per subject and attribute the value of the highest kind
-    (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
-    its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
+    """The packet's first section (none without facts): per subject and attribute the value of
+    the highest kind (observation, declared, extracted; exo_private.packet_facts gives them in
+    that order), with its date and source and the value before it (with_previous: "before: X
+    (FROM to TO)"); a kind that says otherwise is shown beside it, never dropped; withheld
     facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
     most words (`words`, the question's) with their attribute and value are kept, in their order,
     and the section says how many it left out and where they are."""
@@ -909,6 +917,11 @@ def fact_section(facts, day, today, words=(), max_tokens=None):
             for value, said in values.items()
         ]
         line = f"- {subject}, {attribute}: {described[0]}"
+        earlier = next(iter(values.values()))[0].get("before")
+        if earlier:
+            line += "; before: {} ({} to {})".format(
+                earlier["value"], str(earlier["valid_from"])[:10], str(earlier["valid_to"] or "")[:10] or "?"
+            )
         if len(described) > 1:
             line += "; sources disagree: " + "; ".join(described[1:])
         entries.append((subject, attribute, " ".join(values), line))

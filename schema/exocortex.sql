@@ -4194,13 +4194,20 @@ def _fact_source(sources):
         return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
     return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
 
+def with_previous(rows):
+    """exo_private.packet_facts rows as the packet reads them: the rows valid at its moment (and
+    the withheld hints), each with `before`, the row of its line before it (previous_of), or None."""
+    before = {r["previous_of"]: r for r in rows if r.get("previous_of") is not None}
+    return [dict(r, before=before.get(r["fact_id"])) for r in rows if r.get("previous_of") is None]
+
 FACT_SHARE = 2
 """The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
 
 def fact_section(facts, day, today, words=(), max_tokens=None):
-    """The packet's first section (none without facts): per subject and attribute the value of the highest kind
-    (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
-    its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
+    """The packet's first section (none without facts): per subject and attribute the value of
+    the highest kind (observation, declared, extracted; exo_private.packet_facts gives them in
+    that order), with its date and source and the value before it (with_previous: "before: X
+    (FROM to TO)"); a kind that says otherwise is shown beside it, never dropped; withheld
     facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
     most words (`words`, the question's) with their attribute and value are kept, in their order,
     and the section says how many it left out and where they are."""
@@ -4233,6 +4240,11 @@ def fact_section(facts, day, today, words=(), max_tokens=None):
             for value, said in values.items()
         ]
         line = f"- {subject}, {attribute}: {described[0]}"
+        earlier = next(iter(values.values()))[0].get("before")
+        if earlier:
+            line += "; before: {} ({} to {})".format(
+                earlier["value"], str(earlier["valid_from"])[:10], str(earlier["valid_to"] or "")[:10] or "?"
+            )
         if len(described) > 1:
             line += "; sources disagree: " + "; ".join(described[1:])
         entries.append((subject, attribute, " ".join(values), line))
@@ -6291,13 +6303,20 @@ def _fact_source(sources):
         return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
     return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
 
+def with_previous(rows):
+    """exo_private.packet_facts rows as the packet reads them: the rows valid at its moment (and
+    the withheld hints), each with `before`, the row of its line before it (previous_of), or None."""
+    before = {r["previous_of"]: r for r in rows if r.get("previous_of") is not None}
+    return [dict(r, before=before.get(r["fact_id"])) for r in rows if r.get("previous_of") is None]
+
 FACT_SHARE = 2
 """The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
 
 def fact_section(facts, day, today, words=(), max_tokens=None):
-    """The packet's first section (none without facts): per subject and attribute the value of the highest kind
-    (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
-    its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
+    """The packet's first section (none without facts): per subject and attribute the value of
+    the highest kind (observation, declared, extracted; exo_private.packet_facts gives them in
+    that order), with its date and source and the value before it (with_previous: "before: X
+    (FROM to TO)"); a kind that says otherwise is shown beside it, never dropped; withheld
     facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
     most words (`words`, the question's) with their attribute and value are kept, in their order,
     and the section says how many it left out and where they are."""
@@ -6330,6 +6349,11 @@ def fact_section(facts, day, today, words=(), max_tokens=None):
             for value, said in values.items()
         ]
         line = f"- {subject}, {attribute}: {described[0]}"
+        earlier = next(iter(values.values()))[0].get("before")
+        if earlier:
+            line += "; before: {} ({} to {})".format(
+                earlier["value"], str(earlier["valid_from"])[:10], str(earlier["valid_to"] or "")[:10] or "?"
+            )
         if len(described) > 1:
             line += "; sources disagree: " + "; ".join(described[1:])
         entries.append((subject, attribute, " ".join(values), line))
@@ -8038,13 +8062,20 @@ def _fact_source(sources):
         return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
     return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
 
+def with_previous(rows):
+    """exo_private.packet_facts rows as the packet reads them: the rows valid at its moment (and
+    the withheld hints), each with `before`, the row of its line before it (previous_of), or None."""
+    before = {r["previous_of"]: r for r in rows if r.get("previous_of") is not None}
+    return [dict(r, before=before.get(r["fact_id"])) for r in rows if r.get("previous_of") is None]
+
 FACT_SHARE = 2
 """The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
 
 def fact_section(facts, day, today, words=(), max_tokens=None):
-    """The packet's first section (none without facts): per subject and attribute the value of the highest kind
-    (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
-    its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
+    """The packet's first section (none without facts): per subject and attribute the value of
+    the highest kind (observation, declared, extracted; exo_private.packet_facts gives them in
+    that order), with its date and source and the value before it (with_previous: "before: X
+    (FROM to TO)"); a kind that says otherwise is shown beside it, never dropped; withheld
     facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
     most words (`words`, the question's) with their attribute and value are kept, in their order,
     and the section says how many it left out and where they are."""
@@ -8077,6 +8108,11 @@ def fact_section(facts, day, today, words=(), max_tokens=None):
             for value, said in values.items()
         ]
         line = f"- {subject}, {attribute}: {described[0]}"
+        earlier = next(iter(values.values()))[0].get("before")
+        if earlier:
+            line += "; before: {} ({} to {})".format(
+                earlier["value"], str(earlier["valid_from"])[:10], str(earlier["valid_to"] or "")[:10] or "?"
+            )
         if len(described) > 1:
             line += "; sources disagree: " + "; ".join(described[1:])
         entries.append((subject, attribute, " ".join(values), line))
@@ -9763,13 +9799,20 @@ def _fact_source(sources):
         return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
     return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
 
+def with_previous(rows):
+    """exo_private.packet_facts rows as the packet reads them: the rows valid at its moment (and
+    the withheld hints), each with `before`, the row of its line before it (previous_of), or None."""
+    before = {r["previous_of"]: r for r in rows if r.get("previous_of") is not None}
+    return [dict(r, before=before.get(r["fact_id"])) for r in rows if r.get("previous_of") is None]
+
 FACT_SHARE = 2
 """The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
 
 def fact_section(facts, day, today, words=(), max_tokens=None):
-    """The packet's first section (none without facts): per subject and attribute the value of the highest kind
-    (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
-    its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
+    """The packet's first section (none without facts): per subject and attribute the value of
+    the highest kind (observation, declared, extracted; exo_private.packet_facts gives them in
+    that order), with its date and source and the value before it (with_previous: "before: X
+    (FROM to TO)"); a kind that says otherwise is shown beside it, never dropped; withheld
     facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
     most words (`words`, the question's) with their attribute and value are kept, in their order,
     and the section says how many it left out and where they are."""
@@ -9802,6 +9845,11 @@ def fact_section(facts, day, today, words=(), max_tokens=None):
             for value, said in values.items()
         ]
         line = f"- {subject}, {attribute}: {described[0]}"
+        earlier = next(iter(values.values()))[0].get("before")
+        if earlier:
+            line += "; before: {} ({} to {})".format(
+                earlier["value"], str(earlier["valid_from"])[:10], str(earlier["valid_to"] or "")[:10] or "?"
+            )
         if len(described) > 1:
             line += "; sources disagree: " + "; ".join(described[1:])
         entries.append((subject, attribute, " ".join(values), line))
@@ -10220,7 +10268,7 @@ if "facts" not in SD:
         "select * from exo_private.packet_facts($1, ($2::date + 1)::timestamptz - interval '1 microsecond', $3, $4, $5)",
         ["text[]", "text", "text[]", "text[]", "boolean"],
     )
-facts = [
+facts = with_previous([
     dict(r, sources=json.loads(r["sources"] or "[]"), withheld=json.loads(r["withheld"]) if r["withheld"] else None)
     for r in plpy.execute(
         SD["facts"],
@@ -10232,7 +10280,7 @@ facts = [
             first_person(query),
         ],
     )
-]
+])
 # Only the facts the question is about (plpy/fact_choice.py): by words, by the embeddings'
 # meaning unless the search found the endpoint failing, by what the cited passages state.
 meaning = None
@@ -20073,7 +20121,7 @@ COMMENT ON FUNCTION exo_private.packet_capsules(p_documents bigint[]) IS 'The ca
 -- Name: packet_facts(text[], timestamp with time zone, text[], text[], boolean, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean DEFAULT false, p_max integer DEFAULT 20) RETURNS TABLE(ord bigint, fact_id bigint, workspace text, subject text, attribute text, kind text, value text, valid_from timestamp with time zone, sources jsonb, withheld jsonb)
+CREATE FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean DEFAULT false, p_max integer DEFAULT 20) RETURNS TABLE(ord bigint, fact_id bigint, workspace text, subject text, attribute text, kind text, value text, valid_from timestamp with time zone, valid_to timestamp with time zone, sources jsonb, withheld jsonb, previous_of bigint)
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -20108,10 +20156,23 @@ CREATE FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with t
             ) x
             order by x.subject_key, x.attribute, x.kind
             limit p_max) as list
+    ), previous as materialized (
+        -- each line's value before the one it holds then: what it was, and until when
+        select p.id, c.id as previous_of
+        from unnest((select i.list from ids i)) c (id)
+        join exo_private.facts f on f.id = c.id
+        cross join lateral (
+            select g.id from exo_private.facts g
+            where g.subject_key = f.subject_key and g.attribute = f.attribute and g.kind = f.kind
+              and g.workspace = f.workspace and g.valid_from < f.valid_from and g.value <> f.value
+            order by g.valid_from desc, g.id desc
+            limit 1
+        ) p
     )
-    select s.ord, s.fact_id, s.workspace, s.subject, s.attribute, s.kind, s.value, s.valid_from, s.sources,
-           s.withheld
-    from ids, exo_private.shown_facts(ids.list, p_bridge) s
+    select s.ord, s.fact_id, s.workspace, s.subject, s.attribute, s.kind, s.value, s.valid_from, s.valid_to,
+           s.sources, s.withheld, p.previous_of
+    from ids, exo_private.shown_facts(ids.list || array(select p.id from previous p), p_bridge) s
+    left join previous p on p.id = s.fact_id
     order by s.ord
 $$;
 
@@ -20121,7 +20182,7 @@ ALTER FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with ti
 -- Name: FUNCTION packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer) IS 'The facts a context packet opens with: for the subjects p_keys name (canonical keys of the question''s words, also as exo_private.key_forms; a person also by the first word of their name; the owner when p_owner, a question in the first person), in p_workspaces, the row of every workspace, attribute and kind valid at p_as_of (at most p_max), as exo_private.shown_facts shows them to a caller with p_bridge (charged-only facts withheld, one last row per withheld subject).';
+COMMENT ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer) IS 'The facts a context packet opens with: for the subjects p_keys name (canonical keys of the question''s words, also as exo_private.key_forms; a person also by the first word of their name; the owner when p_owner, a question in the first person), in p_workspaces, the row of every workspace, attribute and kind valid at p_as_of (at most p_max), as exo_private.shown_facts shows them to a caller with p_bridge (charged-only facts withheld, one last row per withheld subject), and after them, for each, the row of its line before it (the latest with another value and an earlier valid_from), previous_of naming the row it preceded (null for the rows valid at p_as_of).';
 
 --
 -- Name: parse_entity_type(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -25219,13 +25280,20 @@ def _fact_source(sources):
         return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
     return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
 
+def with_previous(rows):
+    """exo_private.packet_facts rows as the packet reads them: the rows valid at its moment (and
+    the withheld hints), each with `before`, the row of its line before it (previous_of), or None."""
+    before = {r["previous_of"]: r for r in rows if r.get("previous_of") is not None}
+    return [dict(r, before=before.get(r["fact_id"])) for r in rows if r.get("previous_of") is None]
+
 FACT_SHARE = 2
 """The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
 
 def fact_section(facts, day, today, words=(), max_tokens=None):
-    """The packet's first section (none without facts): per subject and attribute the value of the highest kind
-    (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
-    its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
+    """The packet's first section (none without facts): per subject and attribute the value of
+    the highest kind (observation, declared, extracted; exo_private.packet_facts gives them in
+    that order), with its date and source and the value before it (with_previous: "before: X
+    (FROM to TO)"); a kind that says otherwise is shown beside it, never dropped; withheld
     facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
     most words (`words`, the question's) with their attribute and value are kept, in their order,
     and the section says how many it left out and where they are."""
@@ -25258,6 +25326,11 @@ def fact_section(facts, day, today, words=(), max_tokens=None):
             for value, said in values.items()
         ]
         line = f"- {subject}, {attribute}: {described[0]}"
+        earlier = next(iter(values.values()))[0].get("before")
+        if earlier:
+            line += "; before: {} ({} to {})".format(
+                earlier["value"], str(earlier["valid_from"])[:10], str(earlier["valid_to"] or "")[:10] or "?"
+            )
         if len(described) > 1:
             line += "; sources disagree: " + "; ".join(described[1:])
         entries.append((subject, attribute, " ".join(values), line))
@@ -26830,13 +26903,20 @@ def _fact_source(sources):
         return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
     return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
 
+def with_previous(rows):
+    """exo_private.packet_facts rows as the packet reads them: the rows valid at its moment (and
+    the withheld hints), each with `before`, the row of its line before it (previous_of), or None."""
+    before = {r["previous_of"]: r for r in rows if r.get("previous_of") is not None}
+    return [dict(r, before=before.get(r["fact_id"])) for r in rows if r.get("previous_of") is None]
+
 FACT_SHARE = 2
 """The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
 
 def fact_section(facts, day, today, words=(), max_tokens=None):
-    """The packet's first section (none without facts): per subject and attribute the value of the highest kind
-    (observation, declared, extracted; exo_private.packet_facts gives them in that order), with
-    its date and source; a kind that says otherwise is shown beside it, never dropped; withheld
+    """The packet's first section (none without facts): per subject and attribute the value of
+    the highest kind (observation, declared, extracted; exo_private.packet_facts gives them in
+    that order), with its date and source and the value before it (with_previous: "before: X
+    (FROM to TO)"); a kind that says otherwise is shown beside it, never dropped; withheld
     facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
     most words (`words`, the question's) with their attribute and value are kept, in their order,
     and the section says how many it left out and where they are."""
@@ -26869,6 +26949,11 @@ def fact_section(facts, day, today, words=(), max_tokens=None):
             for value, said in values.items()
         ]
         line = f"- {subject}, {attribute}: {described[0]}"
+        earlier = next(iter(values.values()))[0].get("before")
+        if earlier:
+            line += "; before: {} ({} to {})".format(
+                earlier["value"], str(earlier["valid_from"])[:10], str(earlier["valid_to"] or "")[:10] or "?"
+            )
         if len(described) > 1:
             line += "; sources disagree: " + "; ".join(described[1:])
         entries.append((subject, attribute, " ".join(values), line))

@@ -881,7 +881,7 @@ if "facts" not in SD:
         "select * from exo_private.packet_facts($1, ($2::date + 1)::timestamptz - interval '1 microsecond', $3, $4, $5)",
         ["text[]", "text", "text[]", "text[]", "boolean"],
     )
-facts = [
+facts = with_previous([
     dict(r, sources=json.loads(r["sources"] or "[]"), withheld=json.loads(r["withheld"]) if r["withheld"] else None)
     for r in plpy.execute(
         SD["facts"],
@@ -893,7 +893,7 @@ facts = [
             first_person(query),
         ],
     )
-]
+])
 # Only the facts the question is about (plpy/fact_choice.py): by words, by the embeddings'
 # meaning unless the search found the endpoint failing, by what the cited passages state.
 meaning = None

@@ -9,7 +9,7 @@ create or replace function exo_private.packet_facts(
 )
 returns table (
     ord bigint, fact_id bigint, workspace text, subject text, attribute text, kind text, value text,
-    valid_from timestamptz, sources jsonb, withheld jsonb
+    valid_from timestamptz, valid_to timestamptz, sources jsonb, withheld jsonb, previous_of bigint
 )
 language sql stable
 security invoker
@@ -46,10 +46,23 @@ as $$
             ) x
             order by x.subject_key, x.attribute, x.kind
             limit p_max) as list
+    ), previous as materialized (
+        -- each line's value before the one it holds then: what it was, and until when
+        select p.id, c.id as previous_of
+        from unnest((select i.list from ids i)) c (id)
+        join exo_private.facts f on f.id = c.id
+        cross join lateral (
+            select g.id from exo_private.facts g
+            where g.subject_key = f.subject_key and g.attribute = f.attribute and g.kind = f.kind
+              and g.workspace = f.workspace and g.valid_from < f.valid_from and g.value <> f.value
+            order by g.valid_from desc, g.id desc
+            limit 1
+        ) p
     )
-    select s.ord, s.fact_id, s.workspace, s.subject, s.attribute, s.kind, s.value, s.valid_from, s.sources,
-           s.withheld
-    from ids, exo_private.shown_facts(ids.list, p_bridge) s
+    select s.ord, s.fact_id, s.workspace, s.subject, s.attribute, s.kind, s.value, s.valid_from, s.valid_to,
+           s.sources, s.withheld, p.previous_of
+    from ids, exo_private.shown_facts(ids.list || array(select p.id from previous p), p_bridge) s
+    left join previous p on p.id = s.fact_id
     order by s.ord
 $$;
 comment on function exo_private.packet_facts(text[], timestamptz, text[], text[], boolean, int) is
@@ -58,4 +71,6 @@ comment on function exo_private.packet_facts(text[], timestamptz, text[], text[]
     'question in the first person), in p_workspaces, the row '
     'of every workspace, attribute and kind valid at p_as_of (at most p_max), as '
     'exo_private.shown_facts shows them to a caller with p_bridge (charged-only facts withheld, one '
-    'last row per withheld subject).';
+    'last row per withheld subject), and after them, for each, the row of its line before it (the '
+    'latest with another value and an earlier valid_from), previous_of naming the row it preceded '
+    '(null for the rows valid at p_as_of).';

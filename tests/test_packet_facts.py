@@ -67,9 +67,10 @@ def facts_section(db, query, **named):
 
 def test_the_highest_kind_leads_and_a_disagreeing_kind_is_shown_beside_it(db):
     lines = facts_section(db, "Where does Priya Okafor live now?")
+    # the value before the current one is said with its dates
     assert (
         "- Priya Okafor, lives_in: Porto (observation, since 2026-03-01; observed: address book); "
-        "sources disagree: Leeds (extracted, since 2024-01-01; "
+        "before: Leeds (2024-02-01 to 2026-03-01); sources disagree: Leeds (extracted, since 2024-01-01; "
     ) in "\n".join(lines)
     # where she works is not what the question asks; who she is asks for everything
     assert "works_at" not in "\n".join(lines)

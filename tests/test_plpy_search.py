@@ -1150,3 +1150,22 @@ def test_a_chat_excerpt_matches_no_participants_name():
     chunk = {"body": body, "chat": {"senders": ["Sam", "Kate"], "similarity": None}}
     shown = search.chunk_excerpt(chunk, ["kate", "ferry"], 70)
     assert "The ferry leaves at noon" in shown and "What about Kate" not in shown
+
+
+def test_a_fact_line_says_the_value_before_it():
+    rows = [
+        {"fact_id": 1, "previous_of": None, "subject": "Sam", "attribute": "address", "value": "Alder Row",
+         "kind": "declared", "valid_from": "2020-08-15", "valid_to": None, "sources": [{"path": "facts.md"}]},
+        {"fact_id": 2, "previous_of": None, "subject": "Sam", "attribute": "gp", "value": "Dr. Ansell",
+         "kind": "declared", "valid_from": "2015-06-01", "valid_to": None, "sources": [{"path": "facts.md"}]},
+        {"fact_id": 9, "previous_of": 1, "subject": "Sam", "attribute": "address", "value": "Fenwick Street",
+         "kind": "declared", "valid_from": "2013-04-01", "valid_to": "2020-09-01", "sources": []},
+    ]  # fmt: skip
+    facts = search.with_previous(rows)
+    assert [f["fact_id"] for f in facts] == [1, 2] and facts[0]["before"]["value"] == "Fenwick Street"
+    text = search.fact_section(facts, "2026-12-05", "2026-12-05")
+    assert (
+        "- Sam, address: Alder Row (declared, since 2020-08-15; facts.md); "
+        "before: Fenwick Street (2013-04-01 to 2020-09-01)"
+    ) in text
+    assert "- Sam, gp: Dr. Ansell (declared, since 2015-06-01; facts.md)\n" in text

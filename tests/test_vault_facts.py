@@ -64,6 +64,8 @@ def test_a_past_year_gets_the_lines_that_held_then_dated_by_their_values(vault):
     lines, _ = facts(vault, "Where do I live?")
     assert any(
         line.startswith("- Sam Rivera, address: 27 Alder Row, Larkhaven, LH4 0ZZ (since 15 August 2020; ")
-        and "(declared, since 2020-08-15; admin/facts.md)" in line
+        and "(declared, since 2020-08-15; admin/facts.md); before: 14 Fenwick Street, Flat 3, Larkhaven "
+        "(2013-04-01 to 2020-09-01)"
+        in line
         for line in lines
     )
