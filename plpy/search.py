@@ -666,12 +666,32 @@ def richest_unit(units, words):
     return max(range(len(units)), key=lambda i: (hits[i], -i))
 
 
+# A message that holds this share of the question's words is the one asked about, whatever the
+# vectors say ("solid team quite progress": the message those words come from).
+ANSWER_COVERAGE = 2 / 3
+
+
 def answering_message(messages, words, similarity=None):
-    """The index of the message most similar to the question (`similarity`, one per message, from
-    their vectors), or else the one richest in `words`."""
+    """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
+    words) and asks nothing itself, the most similar such; else the message most similar to the
+    question (`similarity`, one per message, from their vectors), or else the one richest in
+    `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
+
+    def close(i):
+        return (similarity[i] or -1.0) if known else 0.0
+
+    holding = [
+        i
+        for i, m in enumerate(messages)
+        if len(words) >= 2
+        and coverage(said(m), words) >= ANSWER_COVERAGE
+        and not said(m).rstrip().endswith("?")
+    ]
+    if holding:
+        return max(holding, key=lambda i: (coverage(said(messages[i]), words), close(i), -i))
     if known:
-        return max(range(len(messages)), key=lambda i: similarity[i] or -1.0)
+        return max(range(len(messages)), key=close)
     return richest_unit(messages, words)
 
 

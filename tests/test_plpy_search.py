@@ -814,6 +814,21 @@ def test_a_chat_excerpt_of_a_message_that_asks_keeps_its_reply():
     assert out == "...\n" + lines[1] + "\n..."
 
 
+def test_a_message_that_holds_the_words_asked_is_the_answer_whatever_the_vectors_say():
+    messages = [
+        "2018-05-01 20:15 a1: My team made quite solid progress this sprint.",
+        "2018-05-01 20:16 b2: Progress on what? Is the team solid?",
+        "2018-05-01 20:17 a1: Mostly logos, some site design.",
+    ]
+    # the vectors prefer the last; the first holds three of the four words asked
+    assert search.answering_message(messages, ["solid", "team", "quite", "progress"], [0.2, 0.5, 0.6]) == 0
+    # a message that asks holds the words but answers nothing
+    assert search.answering_message(messages[1:], ["solid", "team", "progress"], [0.5, 0.6]) == 1
+    # too few of the words: the vectors decide
+    assert search.answering_message(messages, ["solid", "logos", "weather", "design"], [0.9, 0.1, 0.2]) == 0
+    assert search.answering_message(messages, ["weather", "sprint"], [0.1, 0.1, 0.9]) == 2
+
+
 def test_a_chat_message_longer_than_the_excerpt_keeps_its_time_and_sender():
     long = "2024-03-04 09:15 Iris Calder: " + " ".join(f"lemur {i}." for i in range(40))
     body = "\n".join([long, "  The zebra met a quokka.", "  " + "okapi " * 30, "2024-03-04 09:16 Sam: ok"])
