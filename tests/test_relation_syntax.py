@@ -59,6 +59,28 @@ POSITIVES = [
     ("Lena Fischer resides in Kraków.", [("Lena Fischer", "LIVES_IN", "Kraków")]),
     ("Lena Fischer is based in Gdańsk.", [("Lena Fischer", "LIVES_IN", "Gdańsk")]),
     ("In 2004 Lena Fischer moved to Bergen.", [("Lena Fischer", "LIVES_IN", "Bergen")]),
+    ("Lena Fischer got married to Tom Reed.", [("Lena Fischer", "SPOUSE_OF", "Tom Reed")]),
+    # names the small parser splits or mis-attaches: a name is its run of capitalised words
+    ("Ana Johansson and Nils Reyes got married in 2020.", [("Ana Johansson", "SPOUSE_OF", "Nils Reyes")]),
+    ("Ines Kowalski and Kwame Kim are married.", [("Kwame Kim", "SPOUSE_OF", "Ines Kowalski")]),
+    (
+        "Sven Ben Youssef and Rosa Johansson are friends.",
+        [("Sven Ben Youssef", "FRIEND_OF", "Rosa Johansson")],
+    ),
+    ("Sven Mbeki is Dagny Kaur's husband.", [("Dagny Kaur", "SPOUSE_OF", "Sven Mbeki")]),
+    (
+        "Ebele Da Silva and Chloé Rossi live in Porto.",
+        [("Ebele Da Silva", "LIVES_IN", "Porto"), ("Chloé Rossi", "LIVES_IN", "Porto")],
+    ),
+    (
+        "Lars Sato and Kwame de la Cruz live in Cork.",
+        [("Lars Sato", "LIVES_IN", "Cork"), ("Kwame de la Cruz", "LIVES_IN", "Cork")],
+    ),
+    (
+        "The siblings of Nadia Reyes are Kwame Reyes and Chloé Reyes.",
+        [("Nadia Reyes", "SIBLING_OF", n) for n in ("Kwame Reyes", "Chloé Reyes")],
+    ),
+    ("In January Ana Lind moved to Oslo.", [("Ana Lind", "LIVES_IN", "Oslo")]),  # a date is no name
 ]
 
 NEGATIVES = [
@@ -76,6 +98,7 @@ NEGATIVES = [
     "Lena Fischer might move to Oslo.",  # modal
     "Lena Fischer wants to work at Equinor.",
     "Lena Fischer was married to Tom Reed.",  # a past state
+    "Lena Fischer and Tom Reed were married.",
     "Lena Fischer worked at Equinor in the nineties.",
     "Lena Fischer and Tom Reed were friends.",
     "Lena Fischer met Tom Reed in Oslo.",  # a mention

@@ -23,10 +23,13 @@ employ, lead, live | reside in, move to, be based in, marry, befriend). A role n
 person by "be" or apposition relates them to the organisation of its "at" / "for" ("an engineer
 at Acme"), or of its "of" for roles of office (ROLE_OF: "the CEO of Acme").
 
-Names are a proper noun and the compound proper nouns before it (with hyphens and name particles:
-"Jean-Luc Martin", "Ludwig van Beethoven"), widened for organisations and places to the entity
-span spaCy finds there ("University of Oslo"); every word capitalised, no kinship word, title or
-pronoun. The slot gives the type (the small model's entity labels are often wrong for foreign
+A person's name is read off the surface, as the small parser splits and mis-attaches names it
+does not know: the run of contiguous capitalised words, with hyphens and name particles inside
+("Jean-Luc Martin", "Kwame de la Cruz"), around the word the parse points at; the items of a list
+are the names the parse conjoins to any word of that run, and a run only "and" parts from it. An
+organisation's or place's name is a proper noun and the compound proper nouns before it, widened
+to the entity span spaCy finds there ("University of Oslo"). Every word capitalised, no kinship
+word, title or pronoun. The slot gives the type (the small model's entity labels are often wrong for foreign
 names); a name the labels call a date or number is none.
 
 States nothing: a question, a clause under "if" / "unless" / "whether", a negated or modal
@@ -181,6 +184,8 @@ TITLES = frozenset(
 NOT_NAMES = frozenset(RELATION_NOUNS) | TITLES | {"mum", "mom", "dad", "god"}
 PRONOUNS = {"he": "he", "she": "she", "his": "he", "her": "she", "him": "he"}
 PERSON_DEPS = ("nsubj", "nsubjpass")
+# How the parser hangs the words of a name before its last on it.
+NAME_PARTS = ("compound", "flat", "nmod")
 # Where a verb the tagger mistook ("live" as an adverb) still heads a clause.
 CLAUSES = ("ROOT", "conj", "relcl", "acl", "advcl", "ccomp")
 _CAPITAL = re.compile(r"[^\W\d_]")
@@ -298,7 +303,7 @@ def name_tokens(token) -> list:
     stack = [token]
     while stack:
         for child in stack.pop().children:
-            joined = child.i < token.i and child.dep_ in ("compound", "flat", "punct", "nmod")
+            joined = child.i < token.i and child.dep_ in (*NAME_PARTS, "punct")
             capitalised = child.pos_ == "PROPN" or (child.is_alpha and child.text[:1].isupper())
             if joined and (capitalised or child.lower_ in PARTICLES or glued(child)):
                 parts.add(child.i)
@@ -309,12 +314,69 @@ def name_tokens(token) -> list:
     return list(token.doc[start : token.i + 1])
 
 
-def proper(token, kind: str) -> bool:
-    """token may head a name: a proper noun, or a capitalised word the tagger called something
-    else inside an entity or after a proper noun ("García-López" tagged a noun)."""
-    if token.pos_ == "PROPN":
+def name_word(token) -> bool:
+    """token may be a word of a person's name as written: a proper noun, a part of a hyphenated
+    name ("Hye-jin", not "Oslo-based"), or a capitalised word the tagger called something else
+    ("García-López" a noun); at a sentence's opening, where any word is capitalised, such a word
+    only if spaCy's person label or the parse vouches for it ("Sven" tagged a preposition, but
+    labelled a person or hung on the proper noun after it); no date, number or pronoun."""
+    if ner.LABELS.get(token.ent_type_) in ("Date", "Number") or token.pos_ == "PRON":
+        return False
+    if glued(token):
+        return not token.tag_.startswith("VB")
+    if not (lettered(token) and token.text[:1].isupper()):
+        return False
+    if token.pos_ == "PROPN" or token.ent_type_ == "PERSON":
         return True
-    if kind != "Person" and token.ent_type_ in ("ORG", "GPE", "LOC", "FAC"):
+    if opening(token):
+        return token.dep_ in NAME_PARTS and token.head.pos_ == "PROPN" and token.head.i > token.i
+    return token.pos_ in ("NOUN", "ADJ", "X")
+
+
+def lettered(token) -> bool:
+    """token is a word of letters, with apostrophes inside ("O'Brien") or an abbreviation's
+    period ("Jr.") too."""
+    return token.text.removesuffix(".").replace("'", "").replace("\u2019", "").isalpha()
+
+
+def opening(token) -> bool:
+    """token opens its sentence, a line or a quotation."""
+    before = token.doc[token.i - 1] if token.i > token.sent.start else None
+    return before is None or before.is_space or (before.is_punct and before.text != "," and not glued(before))
+
+
+def name_runs(sent) -> dict[int, list]:
+    """Token index -> the run of name words around it: the maximal sequence of contiguous
+    name_words with lower-case particles inside ("Kwame de la Cruz"). The small parser splits and
+    mis-attaches names it does not know ("Nils" and "Reyes" two conjuncts), the surface does not."""
+    runs: dict[int, list] = {}
+    run: list = []
+    for token in [*sent, None]:
+        if token is not None and (name_word(token) or (run and token.text in PARTICLES)):
+            run.append(token)
+            continue
+        while run and not (lettered(run[-1]) and name_word(run[-1])):
+            run.pop()  # a trailing particle or hyphen
+        runs.update({t.i: run for t in run})
+        run = []
+    return runs
+
+
+def org_tokens(token) -> list:
+    """The words of the organisation's or place's name token heads: name_tokens, widened to the
+    entity span spaCy finds there ("University of Oslo")."""
+    if not proper(token):
+        return []
+    words = name_tokens(token)
+    wide = entity_tokens(token)
+    return wide if wide and wide[0].i <= words[0].i and wide[-1].i >= token.i else words
+
+
+def proper(token) -> bool:
+    """token may head an organisation's or place's name: a proper noun, a word in such an entity,
+    or a capitalised word the tagger called something else inside an entity or after a proper
+    noun."""
+    if token.pos_ == "PROPN" or token.ent_type_ in ("ORG", "GPE", "LOC", "FAC"):
         return True
     named = bool(token.ent_type_) or any(c.dep_ == "compound" and c.pos_ == "PROPN" for c in token.children)
     return token.is_alpha and token.text[:1].isupper() and token.pos_ in ("NOUN", "ADJ", "X") and named
@@ -363,6 +425,7 @@ class Sentence:
         self, sent, found: Found, author: str | None, opening_about: str | None, about: str | None = None
     ):
         self.sent = sent
+        self.runs = name_runs(sent)
         self.found = found
         self.author = author
         self.opening_about = opening_about  # whom an opening he/she/his/her means here
@@ -376,7 +439,7 @@ class Sentence:
         for token in self.sent:
             if token.pos_ in ("NOUN", "PROPN") and token.lemma_.lower() in RELATION_NOUNS:
                 self.relation_noun(token)
-            if token.lemma_ in ("be", "become") and token.pos_ in ("AUX", "VERB"):
+            if token.lemma_ in ("be", "become", "get") and token.pos_ in ("AUX", "VERB"):
                 self.copula(token)
             lemma = verb_lemma(token)
             if lemma and (token.pos_ in ("VERB", "AUX", "ADJ") or token.dep_ in CLAUSES):
@@ -391,13 +454,7 @@ class Sentence:
         the person a pronoun means, or None."""
         if token.pos_ == "PRON":
             return self.pronoun(token) if kind == "Person" else None
-        if not proper(token, kind):
-            return None
-        words = name_tokens(token)
-        if kind != "Person":
-            wide = entity_tokens(token)
-            if wide and wide[0].i <= words[0].i and wide[-1].i >= token.i:
-                words = wide
+        words = self.runs.get(token.i, []) if kind == "Person" else org_tokens(token)
         if not well_named(words, PARTICLES if kind == "Person" else ORG_WORDS):
             return None
         if kind == "Person" and any(w.like_num for w in words):
@@ -411,15 +468,9 @@ class Sentence:
 
     def names(self, token, kind: str = "Person") -> list[str]:
         """The names of token and of the tokens conjoined with it ("Cy, Di and Ed"); none when
-        one of them is a proper noun but no name; a common noun or verb the parser conjoined to a
-        name is no item of the list ("in Lagos, volunteers at ...")."""
+        one of them is a proper noun but no name."""
         out = []
-        items = [
-            c
-            for c in conjuncts(token, kind == "Person")
-            if proper(c, kind) or c.pos_ == "PRON" or appositive(c)
-        ]
-        for item in [token, *items]:
+        for item in self.items(token, kind):
             named = self.name(item, kind)
             if named is None and item.pos_ == "NOUN" and kind == "Person":
                 # "the Nobel laureate Ana Lind", "her husband Tom": the name in apposition
@@ -428,6 +479,42 @@ class Sentence:
                 return []
             out.append(named)
         return out
+
+    def items(self, token, kind: str) -> list:
+        """token and the tokens conjoined to it that may be names, one a name; a common noun or
+        verb the parser conjoined to a name is no item ("in Lagos, volunteers at ..."). A person's
+        name is its run of words (name_runs), whatever the parser hung on which of them: what is
+        conjoined to any of them counts, as does a proper noun in apposition ("Cy Sato, Di Sato
+        and Ed") and a name only "and" parts from it ("Ines Kowalski and Kwame Kim", the parser
+        making Kowalski an nmod of Kim)."""
+        if kind != "Person":
+            return [token, *(c for c in conjuncts(token) if proper(c))]
+        start = self.runs.get(token.i, [token])
+        seen, stack, out = {start[0].i}, [start], []
+        while stack:
+            for word in stack.pop():
+                for child in word.children:
+                    run = self.runs.get(child.i, [child])
+                    if run[0].i in seen or not self.conjoined(word, child):
+                        continue
+                    seen.add(run[0].i)
+                    stack.append(run)
+                    if child.i in self.runs or child.pos_ == "PRON" or appositive(child):
+                        out.append(child)
+        return [token, *sorted(out, key=lambda t: t.i)]
+
+    def conjoined(self, word, child) -> bool:
+        """child is another item of the list word is in: its conjunct, a name in apposition to a
+        name, or a name that only "and" parts from word's."""
+        if child.dep_ == "conj":
+            return True
+        if child.i not in self.runs or word.i not in self.runs:
+            return False
+        if child.dep_ == "appos":
+            return True
+        first, second = sorted((self.runs[word.i], self.runs[child.i]), key=lambda r: r[0].i)
+        between = [t.lower_ for t in word.doc[first[-1].i + 1 : second[0].i]]
+        return between in (["and"], [",", "and"])
 
     def pronoun(self, token) -> str | None:
         """Whom he/she/his/her means: the one person the sentence names as a subject before it,
@@ -443,7 +530,10 @@ class Sentence:
         before = {
             self.name(t)
             for t in self.sent
-            if t.i < token.i and t.dep_ in PERSON_DEPS and t.pos_ == "PROPN" and not conjuncts(t)
+            if t.i < token.i
+            and t.dep_ in PERSON_DEPS
+            and t.i in self.runs
+            and len(self.items(t, "Person")) == 1
         } - {None}
         if len(before) == 1:
             return before.pop()
@@ -534,12 +624,13 @@ class Sentence:
 
     def copula(self, be) -> None:
         """ "Ana and Ben are siblings | friends | husband and wife | married", "Ana is married to
-        Ben", "Ana is friends with Ben"."""
+        Ben", "Ana is friends with Ben", "Ana and Ben became friends | got married" (events)."""
+        event = be.lemma_ != "be"
         for child in be.children:
             lemma = child.lemma_.lower()
             if child.dep_ == "attr" and lemma in PAIR_NOUNS and not self.possessors(child):
                 predicate = PAIR_NOUNS[lemma]
-                if not holds(be, predicate, event=be.lemma_ == "become"):
+                if not holds(be, predicate, event):
                     continue
                 partners = [n for p in child.children if p.dep_ == "prep" and p.lower_ == "with"
                             for o in p.children if o.dep_ == "pobj" for n in self.names(o)]  # fmt: skip
@@ -547,7 +638,7 @@ class Sentence:
                     self.add(self.subjects(be), predicate, partners)
                 elif child.tag_ == "NNS" or any(c.dep_ == "conj" for c in child.children):
                     self.add_pairs(self.subjects(be), predicate)
-            elif child.dep_ == "acomp" and child.lower_ == "married" and holds(be, "SPOUSE_OF", False):
+            elif child.dep_ == "acomp" and child.lower_ == "married" and holds(be, "SPOUSE_OF", event):
                 self.married(child, self.subjects(be))
 
     def married(self, word, subjects: list[str]) -> None:
@@ -566,6 +657,8 @@ class Sentence:
         Ana", "Ana is employed by Acme", "Ana lives in Oslo", "Ana and Ben married")."""
         predicate, how, event = VERBS[lemma]
         passive = any(c.dep_ in ("nsubjpass", "auxpass") for c in verb.children)
+        if passive and predicate == "SPOUSE_OF":  # "got married" an event, "was married (to)" a state
+            event = any(c.dep_ == "auxpass" and c.lemma_ == "get" for c in verb.children)
         if not holds(verb, predicate, event) or (lemma == "base" and not passive and verb.dep_ != "acl"):
             return
         kind = TYPES.get(predicate, ("Person", "Person"))[1]
@@ -660,15 +753,12 @@ def verb_lemma(token) -> str | None:
     return VERB_FORMS.get(token.lower_) if token.pos_ != "PROPN" else None
 
 
-def conjuncts(token, listed: bool = False) -> list:
-    """The tokens conjoined after token ("Cy" -> "Di", "Ed" in "Cy, Di and Ed"); listed: a proper
-    noun in apposition to a proper noun is an item of the list too ("Cy Sato, Di Sato and Ed")."""
+def conjuncts(token) -> list:
+    """The tokens conjoined after token ("Acme" -> "Initech" in "Acme and Initech")."""
     out, stack = [], [token]
     while stack:
         for child in stack.pop().children:
-            if child.dep_ == "conj" or (
-                listed and child.dep_ == "appos" and child.pos_ == child.head.pos_ == "PROPN"
-            ):
+            if child.dep_ == "conj":
                 out.append(child)
                 stack.append(child)
     return sorted(out, key=lambda t: t.i)
