@@ -20,7 +20,7 @@ STATED = [
     ("Quick one: my dentist is Dr. Okafor; how often should I book a check-up?", ("dentist", "Dr. Okafor")),
     ("My car is a Renault Zoe these days.", ("car", "Renault Zoe")),
     ("Our home address is 27 Alder Row, Larkhaven.", ("home address", "27 Alder Row, Larkhaven")),
-    ("My favourite colour is green.", ("favourite colour", "green")),
+    ("My favourite meal is probably lasagna :)", ("favourite meal", "lasagna")),
     # "my X <verb> to Y", "<change> my X to Y"
     ("My standup moved to 9:30.", ("standup", "9:30")),
     ("My gym day switched to Thursday.", ("gym day", "Thursday")),
@@ -44,6 +44,17 @@ NOTHING = [
     "I sent my CV to Acme.",  # sends it somewhere, gives it no value
     "The meeting moved to 3pm.",  # not the owner's by the sentence
     "Tom's rent is £700.",  # someone else's
+    # descriptions, not values (real chats: bench/statements_public)
+    "My wifi is so bad.",
+    "My dad is a big fan so I watched some stuff with him.",
+    "My grandparents are nice but they dont give advice.",
+    "Oh cool my siblings are all odd ages haha",
+    "I'm not sure, but my family and I went to Disneyland last year.",
+    "I do odd jobs, I work construction for my dad.",
+    "Im working on it one at a time",
+    "My brother-in-law rock climbs too and is 6 ft.",
+    'He says "Our brains are the limit of the mind" and I agree.',  # someone else's words
+    "I lived in the south western part of Japan.",  # a state that has ended
 ]
 
 

@@ -9,19 +9,21 @@ attributes {subject, attribute, value} of the extraction: extracted facts, dated
 
 Read from spaCy's parse (exocortex.extraction.ner), in three constructions:
   be    "my X is Y": X's noun with its compound nouns and adjectives ("phone plan", "running
-        goal", "favourite colour"; a word that only dates it, CHANGE_WORDS: "new", "current", is
-        left out), the complement of a present-tense "be" as Y
-  to    "my X moved | switched | was reduced to Y": a verb whose subject is "my X" and whose "to"
-        gives Y, X no relative ("my son went to school" tells where he went); "(I) changed |
-        moved my X to Y": a verb of CHANGE_VERBS whose object is "my X" ("sent my CV to Acme"
-        gives the CV no value)
+        goal", "favourite meal"; a word that only dates it, CHANGE_WORDS: "new", "current", is
+        left out), the noun complement of a present-tense "be" as Y, one that names rather than
+        describes ("lasagna", "Priya Nair", "a Renault Zoe"; not "nice", "so bad", "a big fan")
+  to    "my X moved | switched | was reduced | went up to Y", "(I) changed | moved my X to Y": a
+        verb of CHANGE_VERBS (or "go up | down") whose subject or object is "my X" and whose "to"
+        gives Y, X no relative ("my family went to Disneyland" tells a trip, "sent my CV to
+        Acme" gives the CV no value)
   verb  "I live in Y", "I moved to Y", "I work at Y": the first person with a verb of
-        relation_syntax.VERBS that takes a preposition, as the relation's attribute (lives_in)
+        relation_syntax.VERBS that takes a preposition, as the relation's attribute (lives_in),
+        Y a named place or organisation ("I work construction for my dad" names none)
 Y is the complement's whole phrase ("£1,150 a month", "27 Alder Row, Larkhaven") without a
-leading article. The subject comes before the verb (not a question: "Is my rent...?"); nothing is
-said by a negated, modal or conditional clause ("My rent is not", "My rent might go up to",
-"if my rent is"), by a value that is a pronoun or a question word, or in "be"'s past tense ("my
-rent was £900" tells what no longer holds).
+leading article. The subject comes before the verb (not a question: "Is my rent...?") and
+outside quotation marks; nothing is said by a negated, modal or conditional clause ("My rent is
+not", "My rent might go up to", "if my rent is"), by a value that is a pronoun or a question
+word, or in "be"'s past tense ("my rent was £900" tells what no longer holds).
 """
 
 from __future__ import annotations
@@ -78,8 +80,13 @@ def _stated(doc) -> list[tuple[str, str]]:
             continue
         if token.lemma_ == "be" and token.tag_ in ("VBZ", "VBP"):
             subject = _possessed_subject(token)
-            complement = next((c for c in token.children if c.dep_ in ("attr", "acomp")), None)
-            if subject is not None and complement is not None and subject.i < token.i < complement.i:
+            complement = next((c for c in token.children if c.dep_ == "attr"), None)
+            if (
+                subject is not None
+                and complement is not None
+                and subject.i < token.i < complement.i
+                and not _described(complement)
+            ):
                 found.append((_attribute(subject), _value(complement)))
         elif token.pos_ == "VERB":
             found.extend(_to_value(token))
@@ -94,17 +101,12 @@ def _to_value(verb) -> list[tuple[str, str]]:
     if subject is None:
         thing = next((c for c in verb.children if c.dep_ == "dobj"), None)
         actor = next((c for c in verb.children if c.dep_ == "nsubj"), None)
-        changes = verb.lemma_.lower() in CHANGE_VERBS
-        if (
-            thing is not None
-            and _possessed(thing)
-            and changes
-            and (actor is None or actor.lower_ in ("i", "we"))
-        ):
+        if thing is not None and _possessed(thing) and (actor is None or actor.lower_ in ("i", "we")):
             subject = thing
     if (
         value is not None
         and subject is not None
+        and _changes(verb)
         and subject.lemma_.lower() not in KIN
         and subject.i < value.i
     ):
@@ -113,24 +115,71 @@ def _to_value(verb) -> list[tuple[str, str]]:
     known = VERBS.get(verb.lemma_.lower())
     if actor is None or actor.lower_ != "i" or not known or not known[1].startswith("prep:"):
         return []
+    if verb.tag_ == "VBD" and not known[2]:
+        return []  # "I lived in Japan": a state that has ended (an event, "I moved to", holds)
     preps = known[1].removeprefix("prep:").split(",")
     for prep in verb.children:
         place = next((c for c in prep.children if c.dep_ == "pobj"), None)
-        if prep.dep_ == "prep" and prep.lower_ in preps and place is not None:
+        # a named place or organisation ("in Leeds", "at Northwind Labs"), not "for my dad"
+        if prep.dep_ == "prep" and prep.lower_ in preps and place is not None and _named(place):
             return [(known[0].lower(), _value(place))]
     return []
 
 
+def _changes(verb) -> bool:
+    """A verb that gives a thing a new value: CHANGE_VERBS, or "go up | down" ("my family went to
+    Disneyland" tells a trip, not a value of the family's)."""
+    lemma = verb.lemma_.lower()
+    return lemma in CHANGE_VERBS or (
+        lemma == "go" and any(c.dep_ == "prt" and c.lower_ in ("up", "down") for c in verb.children)
+    )
+
+
+def _named(head) -> bool:
+    """The phrase head heads names something or counts: a proper noun or a number in it."""
+    return any(t.pos_ in ("PROPN", "NUM") for t in head.subtree)
+
+
+def _described(head) -> bool:
+    """A complement that describes rather than names ("a big fan", "all odd ages", "just temporary
+    homes"): an indefinite article or an adjective in it, and nothing named."""
+    if _named(head):
+        return False
+    words = list(head.subtree)
+    return any(t.dep_ == "det" and t.lower_ in ("a", "an") for t in words) or any(
+        t.dep_ == "amod" and t.pos_ == "ADJ" for t in words
+    )
+
+
 def _possessed(noun) -> bool:
+    """ "my X" or "our X", X no time ("moved my senior year to Arizona")."""
+    if noun.ent_type_ in ("DATE", "TIME"):
+        return False
     return any(c.dep_ == "poss" and c.lower_ in FIRST_PERSON_POSSESSIVE for c in noun.children)
+
+
+def _quoted(token) -> bool:
+    """token stands inside quotation marks in its sentence: someone else's words, or a title."""
+    marks = [t for t in token.sent if t.i < token.i and t.text in ('"', "\u201c", "\u201d", "''", "``")]
+    return len(marks) % 2 == 1
 
 
 def _possessed_subject(verb):
     noun = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
-    return noun if noun is not None and noun.pos_ in ("NOUN", "PROPN") and _possessed(noun) else None
+    if noun is None or noun.pos_ not in ("NOUN", "PROPN") or not _possessed(noun):
+        return None
+    if _quoted(noun):
+        return None
+    # a word a hyphen joins to more is not the thing ("my brother-in-law")
+    after = noun.doc[noun.i + 1] if noun.i + 1 < len(noun.doc) else None
+    return None if after is not None and after.text == "-" else noun
 
 
 def _attribute(noun) -> str:
+    """X of "my X": the noun with its compound nouns and adjectives, words of letters only
+    (nothing where the noun itself is none: "my go-to's")."""
+    if not noun.is_alpha:
+        return ""
     words = [
         c.lower_
         for c in noun.children
