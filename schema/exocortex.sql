@@ -793,26 +793,32 @@ ALTER FUNCTION exo.embed_query(query text) OWNER TO exo_api;
 COMMENT ON FUNCTION exo.embed_query(query text) IS 'Embed a query (its first 2,000 characters) with the models.embeddings endpoint within retrieval.embed_timeout_s, at most reader.embed_calls_per_minute times per session in any minute: {vector, model, dimensions, ms}, or {error_class, error, ms} when the endpoint is down, slow or wrong or the budget is spent (rate_limited); never an error, so search can degrade and say so.';
 
 --
--- Name: fact_history(text, text, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: fact_history(text, text, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.fact_history(subject text, attribute text, bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(fact_id bigint, workspace text, subject text, attribute text, kind text, value text, valid_from timestamp with time zone, valid_to timestamp with time zone, recorded_at timestamp with time zone, closed_by bigint, close_reason text, sources jsonb, withheld jsonb)
+CREATE FUNCTION exo.fact_history(subject text, attribute text, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(fact_id bigint, workspace text, subject text, attribute text, kind text, value text, valid_from timestamp with time zone, valid_to timestamp with time zone, recorded_at timestamp with time zone, closed_by bigint, close_reason text, sources jsonb, withheld jsonb)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
-    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from, x.valid_to,
-           x.recorded_at, x.closed_by, x.close_reason, x.sources, x.withheld
+    -- as_of: the rows begun by then, an end after it not told (nor what ended them)
+    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from,
+           case when $4 is null or x.valid_to <= $4 then x.valid_to end,
+           x.recorded_at,
+           case when $4 is null or x.valid_to <= $4 then x.closed_by end,
+           case when $4 is null or x.valid_to <= $4 then x.close_reason end,
+           x.sources, x.withheld
     from exo_private.shown_facts(exo_private.fact_line_ids($1, $2, $3), $3) x
+    where $4 is null or x.withheld is not null or x.valid_from <= $4
     order by x.ord
 $_$;
 
-ALTER FUNCTION exo.fact_history(subject text, attribute text, bridge text[]) OWNER TO exo_api;
+ALTER FUNCTION exo.fact_history(subject text, attribute text, bridge text[], as_of timestamp with time zone) OWNER TO exo_api;
 
 --
--- Name: FUNCTION fact_history(subject text, attribute text, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION fact_history(subject text, attribute text, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.fact_history(subject text, attribute text, bridge text[]) IS 'The whole history of a subject''s attribute (subject by canonical key, attribute normalised: "Home Town" is home_town), every kind and workspace, oldest first per kind: fact_id, workspace, subject, attribute, kind, value, valid_from, valid_to (null: current), recorded_at, closed_by (the row that superseded it), close_reason (superseded, or closed: why), sources, withheld (null). Care as in exo.facts: rows about a deferred subject, or whose every source is charged, are left out unless bridged, with one last row per subject that has only withheld: {subject, facts, how}.';
+COMMENT ON FUNCTION exo.fact_history(subject text, attribute text, bridge text[], as_of timestamp with time zone) IS 'The whole history of a subject''s attribute (subject by canonical key, attribute normalised: "Home Town" is home_town), every kind and workspace, oldest first per kind: fact_id, workspace, subject, attribute, kind, value, valid_from, valid_to (null: current), recorded_at, closed_by (the row that superseded it), close_reason (superseded, or closed: why), sources, withheld (null). Care as in exo.facts: rows about a deferred subject, or whose every source is charged, are left out unless bridged, with one last row per subject that has only withheld: {subject, facts, how}. as_of: only the rows begun by then, and an end after it (valid_to, closed_by, close_reason) not told; null: all.';
 
 --
 -- Name: facts(text, timestamp with time zone, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -822,8 +828,9 @@ CREATE FUNCTION exo.facts(subject text, as_of timestamp with time zone DEFAULT n
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
-    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from, x.valid_to,
-           x.recorded_at, x.sources, x.withheld
+    -- as of a past moment a row's end is not known yet: valid_to only when it came by then
+    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from,
+           case when x.valid_to <= $2 then x.valid_to end, x.recorded_at, x.sources, x.withheld
     from exo_private.shown_facts(exo_private.facts_as_of($1, $2, $3), $3) x
     order by x.ord
 $_$;
@@ -834,7 +841,7 @@ ALTER FUNCTION exo.facts(subject text, as_of timestamp with time zone, bridge te
 -- Name: FUNCTION facts(subject text, as_of timestamp with time zone, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.facts(subject text, as_of timestamp with time zone, bridge text[]) IS 'What is true of a subject (matched by canonical key: case and spacing ignored) as of as_of (default now): per workspace, attribute and kind the value valid then, by attribute and then precedence (observation, declared, extracted; kinds that disagree are all shown, never resolved): fact_id, workspace, subject, attribute, kind, value, valid_from, valid_to (null: still current), recorded_at, sources (document_id, chunk_id, path, title, written_at, observation_id, source, recorded_at), withheld (null). Care: a fact about a deferred subject (its subject is one of the subject''s names or aliases, or its words name one near a cue) or whose every source is charged for one is left out unless bridge names the subject; then one last row per subject has only withheld: {subject, facts, how}. Next: exo.fact_history(subject, attribute).';
+COMMENT ON FUNCTION exo.facts(subject text, as_of timestamp with time zone, bridge text[]) IS 'What is true of a subject (matched by canonical key: case and spacing ignored) as of as_of (default now): per workspace, attribute and kind the value valid then, by attribute and then precedence (observation, declared, extracted; kinds that disagree are all shown, never resolved): fact_id, workspace, subject, attribute, kind, value, valid_from, valid_to (null: still current as of as_of: an end after as_of is not told), recorded_at, sources (document_id, chunk_id, path, title, written_at, observation_id, source, recorded_at), withheld (null). Care: a fact about a deferred subject (its subject is one of the subject''s names or aliases, or its words name one near a cue) or whose every source is charged for one is left out unless bridge names the subject; then one last row per subject has only withheld: {subject, facts, how}. Next: exo.fact_history(subject, attribute).';
 
 --
 -- Name: facts_search(text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -39392,12 +39399,12 @@ GRANT ALL ON FUNCTION exo.embed_query(query text) TO exo_reader;
 GRANT ALL ON FUNCTION exo.embed_query(query text) TO exo_writer;
 
 --
--- Name: FUNCTION fact_history(subject text, attribute text, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION fact_history(subject text, attribute text, bridge text[], as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.fact_history(subject text, attribute text, bridge text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.fact_history(subject text, attribute text, bridge text[]) TO exo_reader;
-GRANT ALL ON FUNCTION exo.fact_history(subject text, attribute text, bridge text[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.fact_history(subject text, attribute text, bridge text[], as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.fact_history(subject text, attribute text, bridge text[], as_of timestamp with time zone) TO exo_reader;
+GRANT ALL ON FUNCTION exo.fact_history(subject text, attribute text, bridge text[], as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION facts(subject text, as_of timestamp with time zone, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api

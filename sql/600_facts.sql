@@ -823,8 +823,9 @@ language sql stable
 security definer
 set search_path = exo_private, pg_temp
 as $$
-    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from, x.valid_to,
-           x.recorded_at, x.sources, x.withheld
+    -- as of a past moment a row's end is not known yet: valid_to only when it came by then
+    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from,
+           case when x.valid_to <= $2 then x.valid_to end, x.recorded_at, x.sources, x.withheld
     from exo_private.shown_facts(exo_private.facts_as_of($1, $2, $3), $3) x
     order by x.ord
 $$;
@@ -833,7 +834,7 @@ comment on function exo.facts(text, timestamptz, text[]) is
     '(default now): per workspace, attribute and kind the value valid then, by attribute and then '
     'precedence (observation, declared, extracted; kinds that disagree are all shown, never '
     'resolved): fact_id, workspace, subject, attribute, kind, value, valid_from, valid_to (null: '
-    'still current), recorded_at, sources (document_id, chunk_id, path, title, written_at, '
+    'still current as of as_of: an end after as_of is not told), recorded_at, sources (document_id, chunk_id, path, title, written_at, '
     'observation_id, source, recorded_at), withheld (null). Care: a fact about a deferred subject (its '
     'subject is one of the subject''s names or aliases, or its words name one near a cue) or whose '
     'every source is charged for one is left out unless bridge names the subject; then one last row '
@@ -868,7 +869,9 @@ comment on function exo_private.fact_line_ids(text, text, text[]) is
     'and valid_from; raises invalid_parameter_value for a blank subject or attribute or a bad bridge.';
 
 -- exo.fact_history: every value a subject's attribute had, and what closed each.
-create or replace function exo.fact_history(subject text, attribute text, bridge text[] default '{}')
+create or replace function exo.fact_history(
+    subject text, attribute text, bridge text[] default '{}', as_of timestamptz default null
+)
 returns table (
     fact_id bigint, workspace text, subject text, attribute text, kind text, value text,
     valid_from timestamptz, valid_to timestamptz, recorded_at timestamptz, closed_by bigint,
@@ -878,19 +881,26 @@ language sql stable
 security definer
 set search_path = exo_private, pg_temp
 as $$
-    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from, x.valid_to,
-           x.recorded_at, x.closed_by, x.close_reason, x.sources, x.withheld
+    -- as_of: the rows begun by then, an end after it not told (nor what ended them)
+    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from,
+           case when $4 is null or x.valid_to <= $4 then x.valid_to end,
+           x.recorded_at,
+           case when $4 is null or x.valid_to <= $4 then x.closed_by end,
+           case when $4 is null or x.valid_to <= $4 then x.close_reason end,
+           x.sources, x.withheld
     from exo_private.shown_facts(exo_private.fact_line_ids($1, $2, $3), $3) x
+    where $4 is null or x.withheld is not null or x.valid_from <= $4
     order by x.ord
 $$;
-comment on function exo.fact_history(text, text, text[]) is
+comment on function exo.fact_history(text, text, text[], timestamptz) is
     'The whole history of a subject''s attribute (subject by canonical key, attribute normalised: '
     '"Home Town" is home_town), every kind and workspace, oldest first per kind: fact_id, workspace, '
     'subject, attribute, kind, value, valid_from, valid_to (null: current), recorded_at, closed_by '
     '(the row that superseded it), close_reason (superseded, or closed: why), sources, withheld '
     '(null). Care as in exo.facts: rows about a deferred subject, or whose every source is charged, '
     'are left out unless bridged, with one last row per subject that has only withheld: {subject, '
-    'facts, how}.';
+    'facts, how}. as_of: only the rows begun by then, and an end after it (valid_to, closed_by, '
+    'close_reason) not told; null: all.';
 
 -- exo_private.matching_facts: the ids of current facts that hold a question's words, best first.
 create or replace function exo_private.matching_facts(p_query text, p_max int, p_bridge text[])

@@ -53,6 +53,10 @@ def test_facts_now_and_as_of(reader):
     assert [(f["attribute"], f["value"]) for f in api.facts(reader, "eve hart")] == [("home_town", "Oslo")]
     assert [f["value"] for f in api.facts(reader, "Eve Hart", as_of=at(2016))] == ["York"]
     assert api.facts(reader, "Eve Hart", as_of=at(2009)) == []
+    # as of 2016 York had not ended yet: its later end is not told
+    (york,) = api.facts(reader, "Eve Hart", as_of=at(2016))
+    assert york["valid_to"] is None
+    assert api.facts(reader, "Eve Hart", as_of=at(2022))[0]["valid_to"] is None
 
 
 def test_fact_history_names_what_closed_each_row(reader):
@@ -65,6 +69,12 @@ def test_fact_history_names_what_closed_each_row(reader):
     assert [f["closed_by"] for f in line[:2]] == [f["fact_id"] for f in line[1:]]
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="attribute must not be blank"):
         api.fact_history(reader, "Eve Hart", " ")
+    # as_of: the rows begun by then, no end after it told
+    then = api.fact_history(reader, "Eve Hart", "Home Town", as_of=at(2016))
+    assert [(f["value"], f["valid_to"], f["close_reason"], f["closed_by"]) for f in then] == [
+        ("Leeds", at(2015), "superseded", line[1]["fact_id"]),
+        ("York", None, None, None),
+    ]
 
 
 def test_facts_search_finds_current_values_only(reader):

@@ -132,11 +132,19 @@ def show_cmd(subject: str, as_of: str | None, bridge: tuple[str, ...], as_json: 
 @fact_group.command("history")
 @click.argument("subject")
 @click.argument("attribute")
+@click.option(
+    "--as-of", "as_of", help="Only what had begun by this time, no end after it told (default: all)."
+)
 @bridge_option
 @json_option
-def history_cmd(subject: str, attribute: str, bridge: tuple[str, ...], as_json: bool) -> None:
+def history_cmd(
+    subject: str, attribute: str, as_of: str | None, bridge: tuple[str, ...], as_json: bool
+) -> None:
     """Every value SUBJECT's ATTRIBUTE had, with what closed each (exo.fact_history)."""
-    rows = _read("select * from exo.fact_history(%s, %s, %s)", (subject, attribute, list(bridge)))
+    rows = _read(
+        "select * from exo.fact_history(%s, %s, %s, %s::timestamptz)",
+        (subject, attribute, list(bridge), as_of),
+    )
     _print(rows, [*FACT_COLUMNS, "close_reason"], as_json)
 
 

@@ -505,10 +505,13 @@ def facts(
 
 
 def fact_history(
-    reader: Reader, subject: str, attribute: str, *, bridge: Sequence[str] = ()
+    reader: Reader, subject: str, attribute: str, *, bridge: Sequence[str] = (), as_of: datetime | None = None
 ) -> list[dict[str, Any]]:
-    """exo.fact_history: every row of a subject's attribute, oldest first, with what closed each."""
+    """exo.fact_history: every row of a subject's attribute, oldest first, with what closed each
+    (those begun by as_of, no end after it told)."""
     args = {"subject": subject, "attribute": attribute, "bridge": list(bridge)}
+    if as_of is not None:
+        args["as_of"] = as_of
     return call(reader, "fact_history", args, "rows")
 
 
