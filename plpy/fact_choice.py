@@ -29,6 +29,7 @@ endpoint; without it the other rules still choose.
 
 import math
 import re
+import time
 
 from budget import allow
 from model_client import Endpoint, ModelError, embed
@@ -42,6 +43,8 @@ ASKING = frozenset(
 FACT_MARGIN = 0.1
 """A line found by meaning is within this of the most similar line's similarity."""
 MAX_CACHED_VECTORS = 5000
+RETRY_AFTER_S = 60.0
+"""How long a session leaves the embeddings endpoint alone after a failed call."""
 
 
 def word_stems(text):
@@ -158,18 +161,26 @@ def embedding_meaning(setting, timeout_s, calls_per_minute, budget_store, cache)
     """meaning(query, texts) for facts_about: cosine similarities by the embeddings endpoint of
     `setting` (a models.embeddings value), one call for the texts not in `cache` (a dict kept
     for the session), within the session's "embed" budget; None when the call fails or the
-    budget is spent (the packet then chooses by words and evidence)."""
+    budget is spent (the packet then chooses by words and evidence). After a failed call the
+    endpoint is not asked again for RETRY_AFTER_S: a hanging server costs one timeout a minute,
+    not one a packet."""
 
     def meaning(query, texts):
         model = setting.get("model")
         missing = [t for t in dict.fromkeys([query, *texts]) if (model, t) not in cache]
         if missing:
+            if time.monotonic() < cache.get("failed_until", 0.0):
+                return None
             try:
                 endpoint = Endpoint.from_setting(dict(setting, timeout_s=timeout_s or 3))
-                if not allow(budget_store, "embed", calls_per_minute):
-                    return None
+            except ValueError:
+                return None  # no endpoint configured: nothing to ask
+            if not allow(budget_store, "embed", calls_per_minute):
+                return None
+            try:
                 vectors = embed(endpoint, missing)
             except (ModelError, ValueError):
+                cache["failed_until"] = time.monotonic() + RETRY_AFTER_S
                 return None
             if len(cache) + len(missing) > MAX_CACHED_VECTORS:
                 cache.clear()

@@ -127,6 +127,8 @@ def test_embedding_meaning_asks_once_per_text_and_degrades_without_an_endpoint()
         {"url": "http://127.0.0.1:9/v1", "model": "m"}, 1, 10, budget, cache
     )
     assert meaning("q", ["a"]) is None and len(budget["exo_budget"]["embed"]) == 1
+    # the failed endpoint is left alone for a while: no second call, no budget spent
+    assert meaning("q2", ["a2"]) is None and len(budget["exo_budget"]["embed"]) == 1
     # cached vectors need no call, and the budget is not spent again
     cache.update({("m", "q"): [1.0, 0.0], ("m", "a"): [1.0, 0.0], ("m", "b"): [0.0, 1.0]})
     assert meaning("q", ["a", "b"]) == [1.0, 0.0]
