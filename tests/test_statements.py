@@ -53,6 +53,7 @@ NOTHING = [
     "I do odd jobs, I work construction for my dad.",
     "Im working on it one at a time",
     "My brother-in-law rock climbs too and is 6 ft.",
+    "Our changes are < the last release's.",  # no value: a sign
     'He says "Our brains are the limit of the mind" and I agree.',  # someone else's words
     "I lived in the south western part of Japan.",  # a state that has ended
 ]

@@ -90,7 +90,7 @@ def _stated(doc) -> list[tuple[str, str]]:
                 found.append((_attribute(subject), _value(complement)))
         elif token.pos_ == "VERB":
             found.extend(_to_value(token))
-    return [(a, v) for a, v in found if a and v]
+    return [(a, v) for a, v in found if a and any(c.isalnum() for c in v)]
 
 
 def _to_value(verb) -> list[tuple[str, str]]:
