@@ -1077,12 +1077,12 @@ def packet(
     those of them `choose_facts` (query, facts, cited passages, report) -> facts keeps
     (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
-    which were shown and which skipped. `order` (query, chosen, report) -> chosen reorders and
-    marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
+    which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
+    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
-        chosen = order(query, chosen, report)
+        chosen = order(query, chosen, report, ranked)
     found = (report.get("answer") or {}).get("found") is not False
     if choose_facts is not None:
         facts = choose_facts(query, facts, chosen if found else [], report)

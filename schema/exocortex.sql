@@ -4400,12 +4400,12 @@ def packet(
     those of them `choose_facts` (query, facts, cited passages, report) -> facts keeps
     (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
-    which were shown and which skipped. `order` (query, chosen, report) -> chosen reorders and
-    marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
+    which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
+    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
-        chosen = order(query, chosen, report)
+        chosen = order(query, chosen, report, ranked)
     found = (report.get("answer") or {}).get("found") is not False
     if choose_facts is not None:
         facts = choose_facts(query, facts, chosen if found else [], report)
@@ -6528,12 +6528,12 @@ def packet(
     those of them `choose_facts` (query, facts, cited passages, report) -> facts keeps
     (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
-    which were shown and which skipped. `order` (query, chosen, report) -> chosen reorders and
-    marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
+    which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
+    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
-        chosen = order(query, chosen, report)
+        chosen = order(query, chosen, report, ranked)
     found = (report.get("answer") or {}).get("found") is not False
     if choose_facts is not None:
         facts = choose_facts(query, facts, chosen if found else [], report)
@@ -8306,12 +8306,12 @@ def packet(
     those of them `choose_facts` (query, facts, cited passages, report) -> facts keeps
     (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
-    which were shown and which skipped. `order` (query, chosen, report) -> chosen reorders and
-    marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
+    which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
+    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
-        chosen = order(query, chosen, report)
+        chosen = order(query, chosen, report, ranked)
     found = (report.get("answer") or {}).get("found") is not False
     if choose_facts is not None:
         facts = choose_facts(query, facts, chosen if found else [], report)
@@ -8571,17 +8571,43 @@ def same_thing(a, b, asked):
     shared = a["about"] & b["about"] or a["values"] & b["values"] or alike
     return bool(shared) and differ(a["values"], b["values"])
 
-def order_changes(query, chosen, report):
+def newer_from_pool(chosen, facts, pool, words, every, asked):
+    """A statement the search ranked below the packet's cut (`pool`, in rank order) that is newer
+    than one the packet cites about the question and differs from it ("I switched to a 50 GB
+    plan." after "My phone plan has 20 GB of data") takes the place of the last cited passage
+    that states nothing asked (a chat about data usage on Android); (chosen, facts) with them."""
+    chosen, facts = list(chosen), list(facts)
+    cited = {c["chunk_id"] for c in chosen}
+    spare = [i for i, f in enumerate(facts) if not (f["values"] and f["about"] & asked)]
+    for c in pool:
+        if not spare:
+            break
+        if c["chunk_id"] in cited:
+            continue
+        f = stated(c, words, every)
+        if any(
+            g["about"] & asked and f["time"] > g["time"] and same_thing(f, g, asked)
+            for g in facts
+            if g["time"]
+        ):
+            place = spare.pop()
+            chosen[place], facts[place] = c, f
+            cited.add(c["chunk_id"])
+    return chosen, facts
+
+def order_changes(query, chosen, report, pool=()):
     """`chosen` (the packet's evidence, in its order) with passages that state different values
     of one thing ordered newest first in the places they held, each marked (c["change"]:
     {kind: later|earlier|disagrees, day, others: chunk ids, update}); report.changes lists the
-    groups. Unchanged unless the question asks what holds now (asks_now)."""
+    groups. A newer statement from the rest of the ranked `pool` joins them (newer_from_pool).
+    Unchanged unless the question asks what holds now (asks_now)."""
     if not asks_now(query, report) or len(chosen) < 2:
         return chosen
     every = query_words(query)
     words = [w for w in every if w not in STOPWORDS]
     facts = [stated(c, words, set(every)) for c in chosen]
     asked = {stem(w) for w in words if len(w) >= 3}
+    chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked)
     groups = []
     for i in range(len(chosen)):
         for g in groups:
@@ -10063,12 +10089,12 @@ def packet(
     those of them `choose_facts` (query, facts, cited passages, report) -> facts keeps
     (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
-    which were shown and which skipped. `order` (query, chosen, report) -> chosen reorders and
-    marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
+    which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
+    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
-        chosen = order(query, chosen, report)
+        chosen = order(query, chosen, report, ranked)
     found = (report.get("answer") or {}).get("found") is not False
     if choose_facts is not None:
         facts = choose_facts(query, facts, chosen if found else [], report)
@@ -25573,12 +25599,12 @@ def packet(
     those of them `choose_facts` (query, facts, cited passages, report) -> facts keeps
     (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
-    which were shown and which skipped. `order` (query, chosen, report) -> chosen reorders and
-    marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
+    which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
+    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
-        chosen = order(query, chosen, report)
+        chosen = order(query, chosen, report, ranked)
     found = (report.get("answer") or {}).get("found") is not False
     if choose_facts is not None:
         facts = choose_facts(query, facts, chosen if found else [], report)
@@ -27215,12 +27241,12 @@ def packet(
     those of them `choose_facts` (query, facts, cited passages, report) -> facts keeps
     (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
-    which were shown and which skipped. `order` (query, chosen, report) -> chosen reorders and
-    marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
+    which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
+    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
-        chosen = order(query, chosen, report)
+        chosen = order(query, chosen, report, ranked)
     found = (report.get("answer") or {}).get("found") is not False
     if choose_facts is not None:
         facts = choose_facts(query, facts, chosen if found else [], report)

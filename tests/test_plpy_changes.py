@@ -117,6 +117,26 @@ def test_values_of_a_specific_kind_tie_lines_that_share_no_word():
     assert changes.order_changes("What is my salary?", runs, {}) == runs
 
 
+def test_a_newer_statement_below_the_cut_takes_the_place_of_chatter():
+    old = chat(1, "p0", "2025-08-03 17:02 Sam: My phone plan has 20 GB of data; is that enough?")
+    chatter = chat(2, "p1", "2026-10-11 11:45 Sam: How do I check data usage on Android?")
+    newer = chat(3, "p2", "2026-03-10 09:00 Sam: I switched to a 50 GB plan.")
+    unrelated = chat(4, "p3", "2026-04-01 09:00 Sam: The gym is 40 minutes from the plan office.")
+    report = {}
+    out = changes.order_changes(
+        "How much data does my phone plan have?", [old, chatter], report, [old, chatter, unrelated, newer]
+    )
+    assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(3, "later"), (1, "earlier")]
+    # nothing newer in the pool, or a question about the past: the packet's own choice stands
+    assert changes.order_changes(
+        "How much data does my phone plan have?", [old, chatter], {}, [unrelated]
+    ) == [old, chatter]
+    assert changes.order_changes("How much data did my phone plan have?", [old, chatter], {}, [newer]) == [
+        old,
+        chatter,
+    ]
+
+
 @pytest.mark.parametrize(
     ("question", "bodies"),
     [
