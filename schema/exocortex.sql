@@ -594,10 +594,10 @@ ALTER FUNCTION exo.cypher(workspace text, query text, max_rows integer, bridge t
 COMMENT ON FUNCTION exo.cypher(workspace text, query text, max_rows integer, bridge text[]) IS 'A read-only openCypher query on one workspace''s Apache AGE graph, one jsonb per row: e.g. exo.cypher(''technical'', ''MATCH (p:Person)-[r]->(o:Org) RETURN {person: p.name, rel: type(r), org: o.name}''). Vertices are labelled by entity type (Person, Org, Place, Topic, Date) with properties id (the entity id), name, key, type, is_owner; edges by predicate (WORKS_AT, ...) with properties predicate_raw, document_id. RETURN exactly one value (a map for several); a vertex or edge comes back as {id, label, properties, ...}. At most max_rows rows are read (clamped to 1..1000). Only MATCH, OPTIONAL MATCH, WHERE, WITH, RETURN, ORDER BY, SKIP, LIMIT, UNWIND, UNION and AGE''s read functions (id, type, labels, properties, size, toUpper, count, collect, ...); refused (invalid_parameter_value naming the rule, the token and its position): any write or procedure word (CREATE, MERGE, SET, DELETE, REMOVE, CALL, ...), other or dotted function calls, variable-length relationships (-[*]-), comments, $, ; and :: casts. Care: the query runs over what the caller may see: a deferred subject''s vertex, an entity seen only in withheld chunks, and a relation with such an end or whose only evidence is withheld are left out of the graph it reads unless bridge names the subject; while anything of the graph is left out, a last row {"exo_withheld": {subjects, how}} names the subjects and how to ask.';
 
 --
--- Name: document(text, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: document(text, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.document(document text, bridge text[] DEFAULT '{}'::text[]) RETURNS jsonb
+CREATE FUNCTION exo.document(document text, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
@@ -665,6 +665,12 @@ begin
                            order by s.subject)
                 from unnest(held_back) s (subject)));
     end if;
+    -- (after the care above: a withheld document's date is not told by this either)
+    if as_of is not null and (doc.written_at is null or doc.written_at > as_of::date) then
+        perform exo_private.invalid_argument(
+            format('document %s was not written by %s', exo_private.quoted(document), as_of::date),
+            'leave as_of out for every document');
+    end if;
     with closed as materialized (
         select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
     ), ms as materialized (
@@ -729,13 +735,13 @@ begin
 end
 $_$;
 
-ALTER FUNCTION exo.document(document text, bridge text[]) OWNER TO exo_api;
+ALTER FUNCTION exo.document(document text, bridge text[], as_of timestamp with time zone) OWNER TO exo_api;
 
 --
--- Name: FUNCTION document(document text, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION document(document text, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.document(document text, bridge text[]) IS 'One document of the ledger as jsonb. document: an id (digits), an exact path, or a unique path suffix at a folder boundary (case-insensitive: "rent.md", "admin/rent.md"). Gives document_id, path, source, title, extension, stage, size_bytes, sha256, written_at, first_seen_at, stage_changed_at, band, band_source, band_reason, workspace, route (the router''s decision), canonical, error_class, error_message, chunks, charged_chunks, entities extracted from it (at most 200, most mentioned first: entity_id, name, type, mentions) and hints. Care: entities that are deferred subjects and mentions in charged chunks are left out unless bridge names the subject; a hint says so {subject, workspace, mentions, chunks, how}. A charged document (its frontmatter charges a deferred subject, or every chunk is withheld, as when its title or path names the subject near a cue) gives only {document_id, workspace, stage, withheld: true, hints {subject, workspace, chunks, how}} unless bridge names the subject: no title, no path. Raises invalid_parameter_value when nothing matches, or when several do (listing up to 5, a charged document''s path withheld).';
+COMMENT ON FUNCTION exo.document(document text, bridge text[], as_of timestamp with time zone) IS 'One document of the ledger as jsonb. document: an id (digits), an exact path, or a unique path suffix at a folder boundary (case-insensitive: "rent.md", "admin/rent.md"). Gives document_id, path, source, title, extension, stage, size_bytes, sha256, written_at, first_seen_at, stage_changed_at, band, band_source, band_reason, workspace, route (the router''s decision), canonical, error_class, error_message, chunks, charged_chunks, entities extracted from it (at most 200, most mentioned first: entity_id, name, type, mentions) and hints. Care: entities that are deferred subjects and mentions in charged chunks are left out unless bridge names the subject; a hint says so {subject, workspace, mentions, chunks, how}. A charged document (its frontmatter charges a deferred subject, or every chunk is withheld, as when its title or path names the subject near a cue) gives only {document_id, workspace, stage, withheld: true, hints {subject, workspace, chunks, how}} unless bridge names the subject: no title, no path. Raises invalid_parameter_value when nothing matches, or when several do (listing up to 5, a charged document''s path withheld), and when as_of is given and the document was not written by its day (an undated one neither; a charged document answers as above whatever as_of).';
 
 --
 -- Name: dossier(text, text, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -39412,12 +39418,12 @@ GRANT ALL ON FUNCTION exo.cypher(workspace text, query text, max_rows integer, b
 GRANT ALL ON FUNCTION exo.cypher(workspace text, query text, max_rows integer, bridge text[]) TO exo_writer;
 
 --
--- Name: FUNCTION document(document text, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION document(document text, bridge text[], as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.document(document text, bridge text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.document(document text, bridge text[]) TO exo_reader;
-GRANT ALL ON FUNCTION exo.document(document text, bridge text[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.document(document text, bridge text[], as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.document(document text, bridge text[], as_of timestamp with time zone) TO exo_reader;
+GRANT ALL ON FUNCTION exo.document(document text, bridge text[], as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION dossier(entity text, workspace text, bridge text[], as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api

@@ -2,7 +2,7 @@
 -- charged document's title and path are withheld with its text (sql/450_deference.sql).
 
 -- exo.document: one document's ledger row and the entities extracted from it.
-create or replace function exo.document(document text, bridge text[] default '{}')
+create or replace function exo.document(document text, bridge text[] default '{}', as_of timestamptz default null)
 returns jsonb
 language plpgsql stable
 security definer
@@ -72,6 +72,12 @@ begin
                            order by s.subject)
                 from unnest(held_back) s (subject)));
     end if;
+    -- (after the care above: a withheld document's date is not told by this either)
+    if as_of is not null and (doc.written_at is null or doc.written_at > as_of::date) then
+        perform exo_private.invalid_argument(
+            format('document %s was not written by %s', exo_private.quoted(document), as_of::date),
+            'leave as_of out for every document');
+    end if;
     with closed as materialized (
         select k.subject, k.key from exo_private.closed_subject_keys(bridge) k
     ), ms as materialized (
@@ -135,7 +141,7 @@ begin
     return result;
 end
 $$;
-comment on function exo.document(text, text[]) is
+comment on function exo.document(text, text[], timestamptz) is
     'One document of the ledger as jsonb. document: an id (digits), an exact path, or a unique path '
     'suffix at a folder boundary (case-insensitive: "rent.md", "admin/rent.md"). Gives document_id, '
     'path, source, title, extension, stage, size_bytes, sha256, written_at, first_seen_at, '
@@ -148,4 +154,5 @@ comment on function exo.document(text, text[]) is
     'names the subject near a cue) gives only {document_id, workspace, stage, withheld: true, hints '
     '{subject, workspace, chunks, how}} unless bridge names the subject: no title, no path. Raises '
     'invalid_parameter_value when nothing matches, or when several do (listing up to 5, a charged '
-    'document''s path withheld).';
+    'document''s path withheld), and when as_of is given and the document was not written by its '
+    'day (an undated one neither; a charged document answers as above whatever as_of).';

@@ -558,6 +558,10 @@ def test_document_by_id_path_and_suffix(reader, graph):
     assert value(reader, "document", "/technical/t1.md") == by_id
     assert by_id["stage"] == "chunked" and by_id["workspace"] == "technical" and by_id["chunks"] == 2
     assert by_id["title"] == "Team notes" and by_id["written_at"] == "2021-03-01"
+    # as_of: the document as of a day it was written by, none before it
+    assert value(reader, "document", "t1.md", as_of=datetime(2021, 3, 1, 9, tzinfo=UTC)) == by_id
+    with pytest.raises(BAD, match="document 't1.md' was not written by 2021-02-28"):
+        value(reader, "document", "t1.md", as_of=datetime(2021, 2, 28, tzinfo=UTC))
     assert {"size_bytes", "sha256", "band", "band_reason", "route", "canonical", "error_class"} <= set(by_id)
     assert by_id["entities"] == [
         {
@@ -652,6 +656,8 @@ def test_a_document_whose_every_chunk_is_charged_is_withheld(db):
                 "withheld": True,
                 "hints": [{"subject": WALTER, "workspace": "personal", "chunks": 2, "how": HOW}],
             }
+        # whatever as_of asks, a charged document's date is not told by an error either
+        assert value(conn, "document", "a/grief.md", as_of=datetime(2000, 1, 1, tzinfo=UTC)) == closed
         letters = value(conn, "document", "c/letters.md")
         assert letters["withheld"] is True and "Hospice" not in str(letters)
         assert [h["subject"] for h in letters["hints"]] == [WALTER]  # the alias names the subject

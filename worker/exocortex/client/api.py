@@ -423,9 +423,15 @@ def timeline(
     return call(reader, "timeline", args, "rows")
 
 
-def document(reader: Reader, document: str | int, *, bridge: Sequence[str] = ()) -> dict[str, Any]:
-    """exo.document: a document's ledger row and entities, by id, path or unique path suffix."""
-    return call(reader, "document", {"document": str(document), "bridge": list(bridge)}, "value")
+def document(
+    reader: Reader, document: str | int, *, bridge: Sequence[str] = (), as_of: datetime | None = None
+) -> dict[str, Any]:
+    """exo.document: a document's ledger row and entities, by id, path or unique path suffix (one
+    written by as_of)."""
+    args: dict[str, Any] = {"document": str(document), "bridge": list(bridge)}
+    if as_of is not None:
+        args["as_of"] = as_of
+    return call(reader, "document", args, "value")
 
 
 def conversation(
