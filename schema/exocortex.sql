@@ -2529,6 +2529,28 @@ ALTER FUNCTION exo_private.active_embedding_model() OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.active_embedding_model() IS 'Id of the embedding model named by the models.embeddings setting; null until it stored a vector (registering is done by store_embeddings and set_embedding_model, never inside a query).';
 
 --
+-- Name: add_fact_source(bigint, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.add_fact_source(p_fact bigint, p_source jsonb) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    insert into exo_private.fact_sources (fact_id, document_id, chunk_id, observation_id)
+    values (p_fact, (p_source ->> 'document_id')::bigint, (p_source ->> 'chunk_id')::bigint,
+            (p_source ->> 'observation_id')::bigint)
+    on conflict do nothing
+$$;
+
+ALTER FUNCTION exo_private.add_fact_source(p_fact bigint, p_source jsonb) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION add_fact_source(p_fact bigint, p_source jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.add_fact_source(p_fact bigint, p_source jsonb) IS 'Add p_source {document_id, chunk_id, observation_id} (as exo_private.checked_fact_kind accepts it) as a source of fact row p_fact; nothing when it is one already.';
+
+--
 -- Name: advance_stages(bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -23154,10 +23176,7 @@ begin
                 p_valid_from, p_valid_to, 'ended')
         returning id into fact;
     end if;
-    insert into exo_private.fact_sources (fact_id, document_id, chunk_id, observation_id)
-    values (fact, (p_source ->> 'document_id')::bigint, (p_source ->> 'chunk_id')::bigint,
-            (p_source ->> 'observation_id')::bigint)
-    on conflict do nothing;
+    perform exo_private.add_fact_source(fact, p_source);
     return fact;
 end
 $$;
@@ -23299,10 +23318,7 @@ begin
             values (fact, p_workspace, pg_catalog.btrim(p_subject), key, attr, val, line_kind, p_valid_from);
         end if;
     end if;
-    insert into exo_private.fact_sources (fact_id, document_id, chunk_id, observation_id)
-    values (fact, (p_source ->> 'document_id')::bigint, (p_source ->> 'chunk_id')::bigint,
-            (p_source ->> 'observation_id')::bigint)
-    on conflict do nothing;
+    perform exo_private.add_fact_source(fact, p_source);
     return fact;
 end
 $$;
@@ -39680,6 +39696,14 @@ GRANT ALL ON FUNCTION exo_private.accept_extraction(window_text text, entities j
 REVOKE ALL ON FUNCTION exo_private.active_embedding_model() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.active_embedding_model() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.active_embedding_model() TO exo_writer;
+
+--
+-- Name: FUNCTION add_fact_source(p_fact bigint, p_source jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.add_fact_source(p_fact bigint, p_source jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.add_fact_source(p_fact bigint, p_source jsonb) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.add_fact_source(p_fact bigint, p_source jsonb) TO exo_writer;
 
 --
 -- Name: FUNCTION advance_stages(p_documents bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -204,6 +204,22 @@ comment on function exo_private.checked_fact_kind(text, text, text, text, text, 
     'what exo_private.fact_refusal accepts, a kind of exo_private.fact_kind, a source object of '
     'document_id, chunk_id and observation_id, positive integers, at least one); returns the kind.';
 
+-- exo_private.add_fact_source: a source of a fact row, once (record_fact, record_closed_fact).
+create or replace function exo_private.add_fact_source(p_fact bigint, p_source jsonb)
+returns void
+language sql volatile
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    insert into exo_private.fact_sources (fact_id, document_id, chunk_id, observation_id)
+    values (p_fact, (p_source ->> 'document_id')::bigint, (p_source ->> 'chunk_id')::bigint,
+            (p_source ->> 'observation_id')::bigint)
+    on conflict do nothing
+$$;
+comment on function exo_private.add_fact_source(bigint, jsonb) is
+    'Add p_source {document_id, chunk_id, observation_id} (as exo_private.checked_fact_kind accepts '
+    'it) as a source of fact row p_fact; nothing when it is one already.';
+
 -- exo_private.record_fact: record a value of a fact line with its source; close, never overwrite.
 create or replace function exo_private.record_fact(
     p_workspace text, p_subject text, p_attribute text, p_value text, p_kind text,
@@ -270,10 +286,7 @@ begin
             values (fact, p_workspace, pg_catalog.btrim(p_subject), key, attr, val, line_kind, p_valid_from);
         end if;
     end if;
-    insert into exo_private.fact_sources (fact_id, document_id, chunk_id, observation_id)
-    values (fact, (p_source ->> 'document_id')::bigint, (p_source ->> 'chunk_id')::bigint,
-            (p_source ->> 'observation_id')::bigint)
-    on conflict do nothing;
+    perform exo_private.add_fact_source(fact, p_source);
     return fact;
 end
 $$;

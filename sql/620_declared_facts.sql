@@ -179,10 +179,7 @@ begin
                 p_valid_from, p_valid_to, 'ended')
         returning id into fact;
     end if;
-    insert into exo_private.fact_sources (fact_id, document_id, chunk_id, observation_id)
-    values (fact, (p_source ->> 'document_id')::bigint, (p_source ->> 'chunk_id')::bigint,
-            (p_source ->> 'observation_id')::bigint)
-    on conflict do nothing;
+    perform exo_private.add_fact_source(fact, p_source);
     return fact;
 end
 $$;
