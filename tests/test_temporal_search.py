@@ -12,6 +12,8 @@ import pytest
 from psycopg import sql
 from support import plpy
 from support.db import Database, cloned_database
+from support.deferred import WALTER, defer_walter
+from support.graph import add_document
 
 from exocortex.ingest import pipeline
 
@@ -269,6 +271,23 @@ def test_a_person_whose_every_mention_is_archival_opens_it_though_the_present_sa
             found["report"]["archive"]["why"] == "the question names 'Fiona', whose every mention is archival"
         )
         assert any("Riverside community garden" in r["body"] for r in found["results"])
+        # a present mention in material withheld from the search counts on neither side: the
+        # archive opens as before, and the report says the same
+        with db.connect() as conn:
+            defer_walter(conn)
+            note = add_document(conn, "personal", ["Grandpa's funeral: Fiona sent flowers."])
+            conn.execute(
+                "update exo_private.chunks set charged_subjects = %s where id = %s",
+                ([WALTER], note.chunks[0]),
+            )
+            conn.execute(
+                "insert into exo_private.mentions (entity_id, window_id, document_id, chunk_id, surface) "
+                "select e.id, %s, %s, %s, 'Fiona' from exo_private.entities e where e.canonical_key = 'fiona'",
+                (note.windows[0], note.id, note.chunks[0]),
+            )
+        with db.connect("exo_reader") as conn:
+            again = search_json(conn, "Where did Fiona volunteer?")
+        assert again["report"]["archive"] == found["report"]["archive"]
         # once Fiona writes in a recent chat, the present has her: the rule no longer opens it
         now = datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=3)
         later = write(
