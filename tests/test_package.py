@@ -12,6 +12,7 @@ folder is not a site directory of the fresh one, so the editable install's own .
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import json
 import os
 import shutil
@@ -24,9 +25,11 @@ from pathlib import Path
 
 import anyio
 import pytest
+from click.testing import CliRunner
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from support import MIGRATIONS_DIR, PACKAGE_DIR, PLPY_DIR, REPO_ROOT, SQL_DIR
 
+from exocortex.cli import main
 from exocortex.client import mcp_server
 from exocortex.ops.migrate import LOCAL_IMPORT, migration_files
 
@@ -67,6 +70,12 @@ def foreign_imports(plpy_dir: Path) -> list[str]:
                 elif not top or top not in sys.stdlib_module_names:
                     found.append(f"{where}: {name} is neither the standard library nor a plpy/ module")
     return found
+
+
+def test_exo_version_prints_the_installed_package_version():
+    version = importlib.metadata.version("exocortex")
+    result = CliRunner().invoke(main, ["--version"], prog_name="exo")
+    assert (result.exit_code, result.output) == (0, f"exo {version}\n")
 
 
 def test_plpy_modules_import_only_the_standard_library_and_their_siblings():

@@ -8,6 +8,7 @@ from exocortex.cli import audit, entities, eval, facts, kb, mcp, memory, models,
 
 
 @click.group()
+@click.version_option(package_name="exocortex", message="%(prog)s %(version)s")
 def main() -> None:
     """exocortex: a Postgres-native personal knowledge substrate for language-model agents."""
 
