@@ -173,6 +173,17 @@ def test_html(tmp_path):
     )
 
 
+def test_html_site_furniture_is_not_text(tmp_path):
+    path = tmp_path / "post.html"
+    path.write_text(
+        "<body><header>Site name <nav>Home | About</nav></header><aside>Popular posts</aside>"
+        "<main><article><header><h1>Vacuum notes</h1></header><p>Tune the autovacuum.</p>"
+        "<aside>Related: indexes</aside><footer>Filed under postgres</footer></article></main>"
+        "<footer>Copyright 2026 <script>track()</script></footer></body>"
+    )
+    assert extract(path).text == "Vacuum notes\n\nTune the autovacuum.\n\nFiled under postgres"
+
+
 def test_html_nesting_of_any_depth(tmp_path):
     path = tmp_path / "deep.html"
     path.write_text("<html><body>" + "<div>" * 100_000 + "deep text" + "</div>" * 100_000 + "</body></html>")

@@ -199,11 +199,16 @@ _HTML_DATE_META = (
     "citation_publication_date", "citation_date", "dc.date", "dcterms.date", "date", "pubdate",
     "publication_date", "publish-date",
 )  # fmt: skip
-_DROP_TAGS = frozenset(("script", "style", "noscript", "template", "head", "title"))
+#: Elements whose text is never indexed: code, the head, and a site's navigation and sidebars.
+_DROP_TAGS = frozenset(("script", "style", "noscript", "template", "head", "title", "nav", "aside"))
+#: A page's header and footer are dropped too; inside an <article> or <main> they are its own (its
+#: title, byline, notes) and kept.
+_PAGE_TAGS = frozenset(("header", "footer"))
+_CONTENT_TAGS = frozenset(("article", "main"))
 _BLOCK_TAGS = frozenset([
-    "address", "article", "aside", "blockquote", "body", "dd", "details", "dialog", "div", "dl", "dt",
+    "address", "article", "blockquote", "body", "dd", "details", "dialog", "div", "dl", "dt",
     "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
-    "hr", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table", "ul",
+    "hr", "li", "main", "ol", "p", "pre", "section", "summary", "table", "ul",
 ])  # fmt: skip
 
 
@@ -215,7 +220,8 @@ class _HtmlText(HTMLParser):
         self.parts: list[str] = []
         self.title: str | None = None
         self._title: list[str] | None = None
-        self._dropped = 0  # open script, style, head, ... elements
+        self._dropped = 0  # open script, style, head, nav, ... elements
+        self._content = 0  # open article and main elements
         self._pre = 0
         self.dates: dict[str, str] = {}  # "meta NAME" or "<time datetime>": its first value
 
@@ -231,7 +237,8 @@ class _HtmlText(HTMLParser):
             self._dropped = 0  # a <head> left open ends where the body starts
         if tag == "title" and self.title is None:
             self._title = []
-        if tag in _DROP_TAGS:
+        self._content += tag in _CONTENT_TAGS
+        if self._drops(tag):
             self._dropped += 1
         elif self._dropped:
             return
@@ -245,7 +252,8 @@ class _HtmlText(HTMLParser):
         if tag == "title" and self._title is not None:
             self.title = " ".join(part.strip() for part in self._title if part.strip())
             self._title = None
-        if tag in _DROP_TAGS:
+        self._content = max(self._content - (tag in _CONTENT_TAGS), 0)
+        if self._drops(tag):
             self._dropped = max(self._dropped - 1, 0)
         elif self._dropped:
             return
@@ -256,6 +264,9 @@ class _HtmlText(HTMLParser):
         elif tag in _BLOCK_TAGS:
             self.parts.append(_PARA)
             self._pre = max(self._pre - (tag == "pre"), 0)
+
+    def _drops(self, tag: str) -> bool:
+        return tag in _DROP_TAGS or (tag in _PAGE_TAGS and not self._content)
 
     def handle_data(self, data: str) -> None:
         if self._title is not None:
