@@ -446,10 +446,10 @@ ALTER FUNCTION exo.conversation(conversation text, max_messages integer, bridge 
 COMMENT ON FUNCTION exo.conversation(conversation text, max_messages integer, bridge text[], as_of timestamp with time zone) IS 'The messages of one chat conversation, oldest first: conversation_id, title, source, sent_at, sender, is_owner (sent by the corpus''s owner), body, withheld (null). conversation: an id (digits) or words of its title (case-insensitive substring; a title equal to them wins). Raises invalid_parameter_value when nothing matches, or when several conversations do (listing up to 5 as id, title, source). At most max_messages rows (clamped to 1..2000), the first ones. Care: a message charged for a deferred subject (its name or an alias near a cue, in the message or the one before or after it, the title near them all) is left out unless bridge names the subject (by name or alias); then one last row per subject has only withheld: {subject, conversation, messages, how}. A conversation whose every message is withheld shows no title, in the listing of an ambiguous one too. as_of: only the messages sent by then (undated ones left out), the withheld counts too; null: all.';
 
 --
--- Name: cross_document_entities(integer, text[], integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: cross_document_entities(integer, text[], integer, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.cross_document_entities(min_documents integer DEFAULT 2, workspaces text[] DEFAULT NULL::text[], max_results integer DEFAULT 100, bridge text[] DEFAULT '{}'::text[]) RETURNS jsonb
+CREATE FUNCTION exo.cross_document_entities(min_documents integer DEFAULT 2, workspaces text[] DEFAULT NULL::text[], max_results integer DEFAULT 100, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -467,7 +467,7 @@ begin
         from exo_private.entities e
         where (workspaces is null or e.workspace = any (workspaces))
     ), evidence as materialized (
-        select v.* from exo_private.entity_evidence(array(select c.id from candidates c), bridge) v
+        select v.* from exo_private.entity_evidence(array(select c.id from candidates c), bridge, as_of) v
     ), counted as materialized (
         -- the entities mentioned where the caller may see them
         select c.id, c.workspace, c.type, c.name, v.documents
@@ -512,13 +512,13 @@ begin
 end
 $$;
 
-ALTER FUNCTION exo.cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[]) OWNER TO exo_api;
+ALTER FUNCTION exo.cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[], as_of timestamp with time zone) OWNER TO exo_api;
 
 --
--- Name: FUNCTION cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[]) IS 'Entities that connect documents, as jsonb: entities (at most max_results, clamped to 1..1000, most documents first: entity_id, workspace, type, name, documents) mentioned in at least min_documents (>= 1) distinct documents; bridging_rate {overall, by_workspace}: the share of mentioned entities that appear in 2 or more documents (how well the graph links the corpus), with the counts behind it; hints. workspaces null: all. Care: entities that are deferred subjects, or seen only in chunks charged for one, and mentions in charged chunks are not counted unless bridge names the subject (by name or alias); a hint per subject and workspace says how many entities were left out: {subject, workspace, entities, how}.';
+COMMENT ON FUNCTION exo.cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[], as_of timestamp with time zone) IS 'Entities that connect documents, as jsonb: entities (at most max_results, clamped to 1..1000, most documents first: entity_id, workspace, type, name, documents) mentioned in at least min_documents (>= 1) distinct documents; bridging_rate {overall, by_workspace}: the share of mentioned entities that appear in 2 or more documents (how well the graph links the corpus), with the counts behind it; hints. workspaces null: all. Care: entities that are deferred subjects, or seen only in chunks charged for one, and mentions in charged chunks are not counted unless bridge names the subject (by name or alias); a hint per subject and workspace says how many entities were left out: {subject, workspace, entities, how}. as_of: only the mentions written by then (the chunk''s day, else the document''s; undated ones left out); null: all.';
 
 --
 -- Name: cypher(text, text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -850,10 +850,10 @@ ALTER FUNCTION exo.facts(subject text, as_of timestamp with time zone, bridge te
 COMMENT ON FUNCTION exo.facts(subject text, as_of timestamp with time zone, bridge text[]) IS 'What is true of a subject (matched by canonical key: case and spacing ignored) as of as_of (default now): per workspace, attribute and kind the value valid then, by attribute and then precedence (observation, declared, extracted; kinds that disagree are all shown, never resolved): fact_id, workspace, subject, attribute, kind, value, valid_from, valid_to (null: still current as of as_of: an end after as_of is not told), recorded_at, sources (document_id, chunk_id, path, title, written_at, observation_id, source, recorded_at), withheld (null). Care: a fact about a deferred subject (its subject is one of the subject''s names or aliases, or its words name one near a cue) or whose every source is charged for one is left out unless bridge names the subject; then one last row per subject has only withheld: {subject, facts, how}. Next: exo.fact_history(subject, attribute).';
 
 --
--- Name: facts_search(text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: facts_search(text, integer, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.facts_search(query text, max_results integer DEFAULT 20, bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(fact_id bigint, workspace text, subject text, attribute text, kind text, value text, valid_from timestamp with time zone, valid_to timestamp with time zone, recorded_at timestamp with time zone, sources jsonb, withheld jsonb)
+CREATE FUNCTION exo.facts_search(query text, max_results integer DEFAULT 20, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(fact_id bigint, workspace text, subject text, attribute text, kind text, value text, valid_from timestamp with time zone, valid_to timestamp with time zone, recorded_at timestamp with time zone, sources jsonb, withheld jsonb)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
@@ -861,7 +861,7 @@ CREATE FUNCTION exo.facts_search(query text, max_results integer DEFAULT 20, bri
     -- word of the query: one per deferred subject left closed that has current facts, counted.
     with shown as (
         select s.*, row_number() over (order by s.ord) as shown_rank
-        from exo_private.shown_facts(exo_private.matching_facts($1, $2, $3), $3) s
+        from exo_private.shown_facts(exo_private.matching_facts($1, $2, $3, $4), $3) s
         where s.withheld is null
     ), hints as (
         select k.subject, count(*) as facts
@@ -869,8 +869,9 @@ CREATE FUNCTION exo.facts_search(query text, max_results integer DEFAULT 20, bri
         join exo_private.facts f on f.subject_key = k.key and f.valid_to is null
         group by k.subject
     )
-    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from, x.valid_to,
-           x.recorded_at, x.sources, x.withheld
+    -- as of a past moment a row's end is not known yet (as exo.facts)
+    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from,
+           case when $4 is null or x.valid_to <= $4 then x.valid_to end, x.recorded_at, x.sources, x.withheld
     from (select s.fact_id, s.workspace, s.subject, s.attribute, s.kind, s.value, s.valid_from, s.valid_to,
                  s.recorded_at, s.sources, s.withheld, s.shown_rank as n
           from shown s
@@ -883,13 +884,13 @@ CREATE FUNCTION exo.facts_search(query text, max_results integer DEFAULT 20, bri
     order by x.n
 $_$;
 
-ALTER FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) OWNER TO exo_api;
+ALTER FUNCTION exo.facts_search(query text, max_results integer, bridge text[], as_of timestamp with time zone) OWNER TO exo_api;
 
 --
--- Name: FUNCTION facts_search(query text, max_results integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION facts_search(query text, max_results integer, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) IS 'Current facts whose subject, attribute or value hold any word of query (its first 1,000 characters; whole words, no stemming), best ranked first, at most max_results (1..200): the columns of exo.facts. A blank query finds nothing. Care as in exo.facts: a fact about a deferred subject, or whose every source is charged, is left out unless bridge names the subject, and never takes a visible fact''s place. The last rows have only withheld: {subject, facts, how}, one per deferred subject left closed that has current facts (facts: how many), whatever the query: which words a withheld fact holds is never told. Next: exo.facts(subject), exo.fact_history(subject, attribute).';
+COMMENT ON FUNCTION exo.facts_search(query text, max_results integer, bridge text[], as_of timestamp with time zone) IS 'Current facts whose subject, attribute or value hold any word of query (its first 1,000 characters; whole words, no stemming), best ranked first, at most max_results (1..200): the columns of exo.facts. A blank query finds nothing. Care as in exo.facts: a fact about a deferred subject, or whose every source is charged, is left out unless bridge names the subject, and never takes a visible fact''s place. The last rows have only withheld: {subject, facts, how}, one per deferred subject left closed that has current facts (facts: how many), whatever the query: which words a withheld fact holds is never told. as_of: the facts current then instead (an end after it not told); null: now. Next: exo.facts(subject), exo.fact_history(subject, attribute).';
 
 --
 -- Name: kb_accept_suggestion(bigint); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1298,10 +1299,10 @@ ALTER FUNCTION exo.kb_thumbs_up(document_id bigint) OWNER TO exo_api;
 COMMENT ON FUNCTION exo.kb_thumbs_up(document_id bigint) IS 'Mark a document useful to this session''s profile (the decay score''s explicit signal); needs a read-write transaction.';
 
 --
--- Name: person_history(text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: person_history(text, integer, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.person_history(name text, max_results integer DEFAULT 200, bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(person text, source text, handle text, display_name text, is_owner boolean, entity_ids bigint[], messages bigint, conversations bigint, first_seen timestamp with time zone, last_seen timestamp with time zone, withheld jsonb)
+CREATE FUNCTION exo.person_history(name text, max_results integer DEFAULT 200, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(person text, source text, handle text, display_name text, is_owner boolean, entity_ids bigint[], messages bigint, conversations bigint, first_seen timestamp with time zone, last_seen timestamp with time zone, withheld jsonb)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -1333,6 +1334,7 @@ begin
                exo_private.unreleased(m.charged_subjects, released) as held
         from identities d
         join exo_private.chat_messages m on m.identity_id = d.id
+        where person_history.as_of is null or m.sent_at <= person_history.as_of
     ), listed as (
         -- counts and dates by shown messages only
         select d.person, d.source, d.handle, d.display_name, d.owner,
@@ -1347,6 +1349,8 @@ begin
         where d.itself is null
           -- seen only in withheld messages: that they exist is in the hint, never their name
           and (s.id is not null or not exists (select 1 from sent s2 where s2.identity_id = d.id))
+          -- as of a past moment, someone who had not written yet is not known
+          and (person_history.as_of is null or s.id is not null)
         group by d.id, d.person, d.source, d.handle, d.display_name, d.owner
     ), numbered as (
         select l.*, row_number() over (order by l.person nulls last, l.messages desc, l.source, l.handle) as ord
@@ -1388,13 +1392,13 @@ begin
 end
 $$;
 
-ALTER FUNCTION exo.person_history(name text, max_results integer, bridge text[]) OWNER TO exo_api;
+ALTER FUNCTION exo.person_history(name text, max_results integer, bridge text[], as_of timestamp with time zone) OWNER TO exo_api;
 
 --
--- Name: FUNCTION person_history(name text, max_results integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION person_history(name text, max_results integer, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.person_history(name text, max_results integer, bridge text[]) IS 'Chat identities whose display name or handle, or whose linked person''s name, contains name (case-insensitive substring), across every source: person (the linked person, the owner''s identities all link to the owner), source, handle, display_name, is_owner, entity_ids (the Person entities this identity is, one per workspace it talked in: exo.dossier, exo.related and exo.timeline join its chats and documents), messages, conversations, first_seen and last_seen (first and last message), withheld (null). At most max_results rows (clamped to 1..1000). Raises invalid_parameter_value for a blank name. Care: messages charged for a deferred subject are neither counted nor dated, and an identity named like a deferred subject (its name or an alias) is left out, as is one whose every message is withheld, unless bridge names the subject; then one last row per subject has only withheld: {subject, messages, how}.';
+COMMENT ON FUNCTION exo.person_history(name text, max_results integer, bridge text[], as_of timestamp with time zone) IS 'Chat identities whose display name or handle, or whose linked person''s name, contains name (case-insensitive substring), across every source: person (the linked person, the owner''s identities all link to the owner), source, handle, display_name, is_owner, entity_ids (the Person entities this identity is, one per workspace it talked in: exo.dossier, exo.related and exo.timeline join its chats and documents), messages, conversations, first_seen and last_seen (first and last message), withheld (null). At most max_results rows (clamped to 1..1000). Raises invalid_parameter_value for a blank name. Care: messages charged for a deferred subject are neither counted nor dated, and an identity named like a deferred subject (its name or an alias) is left out, as is one whose every message is withheld, unless bridge names the subject; then one last row per subject has only withheld: {subject, messages, how}. as_of: only the messages sent by then (undated ones left out) are counted and dated, and only identities that had sent one are listed; null: all.';
 
 --
 -- Name: profile(); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1416,23 +1420,23 @@ ALTER FUNCTION exo.profile() OWNER TO exo_api;
 COMMENT ON FUNCTION exo.profile() IS 'The profile (exo user add NAME) whose login role this session is: its searches look in that user''s base first and record in it, and exo.kb_* act on it; null for the plain reader, which has no base.';
 
 --
--- Name: related(text, text, integer, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: related(text, text, integer, integer, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.related(entity text, workspace text DEFAULT NULL::text, depth integer DEFAULT 1, per_node integer DEFAULT 50, bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(entity_id bigint, workspace text, type text, name text, depth integer, withheld jsonb)
+CREATE FUNCTION exo.related(entity text, workspace text DEFAULT NULL::text, depth integer DEFAULT 1, per_node integer DEFAULT 50, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(entity_id bigint, workspace text, type text, name text, depth integer, withheld jsonb)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
-    select * from exo_private.related_to($1, $2, $3, $4, $5)
+    select * from exo_private.related_to($1, $2, $3, $4, $5, $6)
 $_$;
 
-ALTER FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[]) OWNER TO exo_api;
+ALTER FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[], as_of timestamp with time zone) OWNER TO exo_api;
 
 --
--- Name: FUNCTION related(entity text, workspace text, depth integer, per_node integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION related(entity text, workspace text, depth integer, per_node integer, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[]) IS 'Entities related to one entity (either direction) in its workspace''s graph: entity_id, workspace, type, name, depth (hops, each entity once at its smallest depth), withheld (null), nearest first. entity: an id or a name (as in exo.dossier; a name in several workspaces walks each). depth: 1..3 (1: direct neighbours). per_node (1..1000): each node expands at most that many neighbours, lowest ids first, so a hub (the owner, say) costs per_node rows per level. Care: the walk goes only through what the caller may see: never to or through an entity that is a deferred subject or is seen only in chunks charged for one, nor along a relation whose evidence is withheld, unless bridge names the subject; from such an entity itself nothing is listed. Then one last row per subject and workspace has only withheld: {subject, workspace, relations (left untaken), how}. Raises invalid_parameter_value for bad arguments.';
+COMMENT ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[], as_of timestamp with time zone) IS 'Entities related to one entity (either direction) in its workspace''s graph: entity_id, workspace, type, name, depth (hops, each entity once at its smallest depth), withheld (null), nearest first. entity: an id or a name (as in exo.dossier; a name in several workspaces walks each). depth: 1..3 (1: direct neighbours). per_node (1..1000): each node expands at most that many neighbours, lowest ids first, so a hub (the owner, say) costs per_node rows per level. Care: the walk goes only through what the caller may see: never to or through an entity that is a deferred subject or is seen only in chunks charged for one, nor along a relation whose evidence is withheld, unless bridge names the subject; from such an entity itself nothing is listed. Then one last row per subject and workspace has only withheld: {subject, workspace, relations (left untaken), how}. as_of: only relations written by then (their document''s day; undated ones left out), so only what was known then is reached; null: all. Raises invalid_parameter_value for bad arguments.';
 
 --
 -- Name: search(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -1463,23 +1467,23 @@ ALTER FUNCTION exo.search(query text, workspaces text[], k integer, per_workspac
 COMMENT ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) IS 'Ranked chunks answering a question: staged retrieval (exact, participant, path, lexical, capsules, graph, semantic) in each workspace (null: all) with at most per_workspace candidates each, temporal banding (the archive opens on a temporal signal or open_archive), deferred subjects withheld unless bridged or named by the question while the archive is open (deference.time_releases: an open archive alone), then one rerank of the merged pool; k rows with citation, band and the stage that found each. Chat windows (chunks of imported conversations, path chat/<source>/<id>) are found, ranked and cited with documents; their citation is workspace:chat "conversation title" and the time of the window''s first message (personal:chat "Iris Calder" 2024-03-04 09:12). query_embedding (float8[], the question embedded by the caller with the model in use) replaces the embeddings endpoint. A session of a profile''s login role (exo user add NAME) searches that user''s saved documents first (stage personal) and records what the search returned in their base when the transaction may write (begin read write). exo.search_report says what happened.';
 
 --
--- Name: search_entities(text, text, text[], integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: search_entities(text, text, text[], integer, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.search_entities(name text DEFAULT NULL::text, entity_type text DEFAULT NULL::text, workspaces text[] DEFAULT NULL::text[], max_results integer DEFAULT 50, bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(entity_id bigint, workspace text, type text, name text, mentions bigint, documents bigint, withheld jsonb)
+CREATE FUNCTION exo.search_entities(name text DEFAULT NULL::text, entity_type text DEFAULT NULL::text, workspaces text[] DEFAULT NULL::text[], max_results integer DEFAULT 50, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(entity_id bigint, workspace text, type text, name text, mentions bigint, documents bigint, withheld jsonb)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
-    select * from exo_private.find_entities($1, $2, $3, $4, $5)
+    select * from exo_private.find_entities($1, $2, $3, $4, $5, $6)
 $_$;
 
-ALTER FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]) OWNER TO exo_api;
+ALTER FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[], as_of timestamp with time zone) OWNER TO exo_api;
 
 --
--- Name: FUNCTION search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]) IS 'Graph entities (people, orgs, places, topics, dates) whose name contains name (case-insensitive substring; % and _ are plain characters; null or blank: every entity), of entity_type (Person, Org, Place, Topic or Date; null: any), in workspaces (null: all), most mentioned first: entity_id, workspace, type, name, mentions, documents (mentions and distinct documents that may be shown), withheld (null). The same name in two workspaces is two entities. max_results is clamped to 1..500. Care: an entity that is a deferred subject (exo.deferred_subjects, by name or alias), and one seen only in chunks charged for a deferred subject, is left out unless bridge names that subject, and mentions in charged chunks are not counted; then one last row per subject and workspace has only withheld: {subject, workspace, entities, how}. Next: exo.dossier(entity_id::text).';
+COMMENT ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[], as_of timestamp with time zone) IS 'Graph entities (people, orgs, places, topics, dates) whose name contains name (case-insensitive substring; % and _ are plain characters; null or blank: every entity), of entity_type (Person, Org, Place, Topic or Date; null: any), in workspaces (null: all), most mentioned first: entity_id, workspace, type, name, mentions, documents (mentions and distinct documents that may be shown), withheld (null). The same name in two workspaces is two entities. max_results is clamped to 1..500. Care: an entity that is a deferred subject (exo.deferred_subjects, by name or alias), and one seen only in chunks charged for a deferred subject, is left out unless bridge names that subject, and mentions in charged chunks are not counted; then one last row per subject and workspace has only withheld: {subject, workspace, entities, how}. as_of: only entities mentioned by then, their mentions and documents counted by then (the chunk''s day, else the document''s; undated ones left out); null: all. Next: exo.dossier(entity_id::text).';
 
 --
 -- Name: search_json(text, text[], integer, integer, boolean, text[], timestamp with time zone, double precision[]); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -14664,10 +14668,10 @@ ALTER FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[], p_as_o
 COMMENT ON FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[], p_as_of timestamp with time zone) IS 'The dossier of one entity as exo.dossier gives it (null when the entity does not exist).';
 
 --
--- Name: entity_evidence(bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: entity_evidence(bigint[], text[], timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) RETURNS TABLE(entity_id bigint, mentions bigint, documents bigint, withheld text[])
+CREATE FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[], p_as_of timestamp with time zone) RETURNS TABLE(entity_id bigint, mentions bigint, documents bigint, withheld text[])
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -14685,6 +14689,7 @@ CREATE FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) RETURNS
     ), ms as materialized (
         select m.entity_id, m.document_id, m.withheld
         from exo_private.entity_mentions(array(select x.id from ents x where x.itself is null), bridge) m
+        where p_as_of is null or exo_private.written_by(m.document_id, m.chunk_id, p_as_of)
     ), counted as (
         select m.entity_id,
                count(*) filter (where m.withheld = '{}') as shown,
@@ -14706,13 +14711,13 @@ CREATE FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) RETURNS
     left join held h on h.entity_id = e.id
 $$;
 
-ALTER FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[], p_as_of timestamp with time zone) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION entity_evidence(ids bigint[], bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION entity_evidence(ids bigint[], bridge text[], p_as_of timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) IS 'For each of the given entities: mentions and documents (distinct) that may be shown, and withheld: {} when the entity may be shown, else the closed subjects why: it is a deferred subject the bridge leaves closed (by canonical key of its name or an alias; then no mention counts), or every mention of it is withheld (its only evidence is charged material). The graph API computes its answers over the open ones.';
+COMMENT ON FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[], p_as_of timestamp with time zone) IS 'For each of the given entities: mentions and documents (distinct) that may be shown, written by p_as_of (null: any day; exo_private.written_by), and withheld: {} when the entity may be shown, else the closed subjects why: it is a deferred subject the bridge leaves closed (by canonical key of its name or an alias; then no mention counts), or every mention of it is withheld (its only evidence is charged material). The graph API computes its answers over the open ones.';
 
 --
 -- Name: entity_mentions(bigint[], text[], bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -14863,7 +14868,7 @@ declare
 begin
     return query
     with evidence as materialized (
-        select v.entity_id, v.withheld from exo_private.entity_evidence(ids, p_bridge) v
+        select v.entity_id, v.withheld from exo_private.entity_evidence(ids, p_bridge, null) v
     ), ms as materialized (
         select m.* from exo_private.entity_mentions(
             array(select v.entity_id from evidence v where v.withheld = '{}'), p_bridge) m
@@ -16067,10 +16072,10 @@ ALTER FUNCTION exo_private.facts_as_of(p_subject text, p_as_of timestamp with ti
 COMMENT ON FUNCTION exo_private.facts_as_of(p_subject text, p_as_of timestamp with time zone, p_bridge text[]) IS 'The ids of p_subject''s fact rows valid at p_as_of (null: now), one per workspace, attribute and kind, by attribute then precedence; raises invalid_parameter_value for a blank subject or a bad bridge.';
 
 --
--- Name: find_entities(text, text, text[], integer, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: find_entities(text, text, text[], integer, text[], timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[]) RETURNS TABLE(entity_id bigint, workspace text, type text, name text, mentions bigint, documents bigint, withheld jsonb)
+CREATE FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[], p_as_of timestamp with time zone) RETURNS TABLE(entity_id bigint, workspace text, type text, name text, mentions bigint, documents bigint, withheld jsonb)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -16091,13 +16096,13 @@ begin
           and (wanted_type is null or e.type = wanted_type)
           and (p_workspaces is null or e.workspace = any (p_workspaces))
     ), evidence as materialized (
-        select v.* from exo_private.entity_evidence(array(select c.id from candidates c), p_bridge) v
+        select v.* from exo_private.entity_evidence(array(select c.id from candidates c), p_bridge, p_as_of) v
     ), listed as (
         select c.id, c.workspace, c.type::text as type, c.name, v.mentions, v.documents,
                row_number() over (order by v.mentions desc, c.name, c.id) as ord
         from candidates c
         join evidence v on v.entity_id = c.id
-        where v.withheld = '{}'
+        where v.withheld = '{}' and (p_as_of is null or v.mentions > 0)
         order by ord
         limit n
     ), held as (
@@ -16121,13 +16126,13 @@ begin
 end
 $$;
 
-ALTER FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[]) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[], p_as_of timestamp with time zone) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[], p_as_of timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[]) IS 'exo.search_entities, which see.';
+COMMENT ON FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[], p_as_of timestamp with time zone) IS 'exo.search_entities, which see.';
 
 --
 -- Name: find_type_senses(text[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -18529,10 +18534,10 @@ ALTER FUNCTION exo_private.mark_messages(every_conversation boolean) OWNER TO ex
 COMMENT ON FUNCTION exo_private.mark_messages(every_conversation boolean) IS 'Set the deference marks (charged, charged_subjects) of the chat messages of every conversation that has a message not yet marked, or of every conversation (after the deference list changed), in place; returns how many messages changed.';
 
 --
--- Name: matching_facts(text, integer, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: matching_facts(text, integer, text[], timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[]) RETURNS bigint[]
+CREATE FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[], p_as_of timestamp with time zone) RETURNS bigint[]
     LANGUAGE plpgsql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -18555,26 +18560,37 @@ begin
     end if;
     -- Every match is judged (exo.facts_search shows the best p_max of those a caller may see), so
     -- withheld facts never take the place of visible ones; past 10,000 a query is too broad to rank.
+    -- The current rows are found through facts_words_idx; as of a past moment, the rows closed
+    -- since then too, without an index (a time-travel query is rare).
     return array(
-        select f.id
-        from exo_private.facts f
-        where f.valid_to is null
-          and pg_catalog.to_tsvector('simple'::regconfig, f.subject || ' ' || pg_catalog.replace(f.attribute, '_', ' ')
-                                     || ' ' || f.value) @@ words
-        order by pg_catalog.ts_rank(pg_catalog.to_tsvector('simple'::regconfig, f.subject || ' '
-                     || pg_catalog.replace(f.attribute, '_', ' ') || ' ' || f.value), words) desc,
-                 f.valid_from desc, f.id desc
+        select m.id
+        from (
+            select f.id, f.valid_from, pg_catalog.to_tsvector('simple'::regconfig, f.subject || ' '
+                       || pg_catalog.replace(f.attribute, '_', ' ') || ' ' || f.value) as doc
+            from exo_private.facts f
+            where f.valid_to is null and (p_as_of is null or f.valid_from <= p_as_of)
+              and pg_catalog.to_tsvector('simple'::regconfig, f.subject || ' '
+                      || pg_catalog.replace(f.attribute, '_', ' ') || ' ' || f.value) @@ words
+            union all
+            select f.id, f.valid_from, pg_catalog.to_tsvector('simple'::regconfig, f.subject || ' '
+                       || pg_catalog.replace(f.attribute, '_', ' ') || ' ' || f.value)
+            from exo_private.facts f
+            where p_as_of is not null and f.valid_to > p_as_of and f.valid_from <= p_as_of
+              and pg_catalog.to_tsvector('simple'::regconfig, f.subject || ' '
+                      || pg_catalog.replace(f.attribute, '_', ' ') || ' ' || f.value) @@ words
+        ) m
+        order by pg_catalog.ts_rank(m.doc, words) desc, m.valid_from desc, m.id desc
         limit 10000);
 end
 $$;
 
-ALTER FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[]) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[], p_as_of timestamp with time zone) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION matching_facts(p_query text, p_max integer, p_bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION matching_facts(p_query text, p_max integer, p_bridge text[], p_as_of timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[]) IS 'The ids of at most 10,000 current fact rows whose subject, attribute or value hold any word of p_query (its first 1,000 characters; simple text search, no stemming), best ranked first; raises invalid_parameter_value for a null query, p_max outside 1..200 or a bad bridge.';
+COMMENT ON FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[], p_as_of timestamp with time zone) IS 'The ids of at most 10,000 fact rows current at p_as_of (null: now) whose subject, attribute or value hold any word of p_query (its first 1,000 characters; simple text search, no stemming), best ranked first; raises invalid_parameter_value for a null query, p_max outside 1..200 or a bad bridge.';
 
 --
 -- Name: mention_state(bigint, bigint, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -23502,10 +23518,10 @@ ALTER FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer
 COMMENT ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) IS 'Entities related to p_entity (either direction) within p_max_depth (clamped to 1..3) steps, each once at its smallest depth, the entity itself excluded; each node expands at most p_per_node (1..1000) neighbours, lowest ids first: a level-set walk that stays fast on hubs. Never along a relation of p_hidden_windows nor through an entity of p_hidden_entities (exo_private.hidden_windows, hidden_entities: what a search withholds).';
 
 --
--- Name: related_to(text, text, integer, integer, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: related_to(text, text, integer, integer, text[], timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[]) RETURNS TABLE(entity_id bigint, workspace text, type text, name text, depth integer, withheld jsonb)
+CREATE FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[], p_as_of timestamp with time zone) RETURNS TABLE(entity_id bigint, workspace text, type text, name text, depth integer, withheld jsonb)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -23533,7 +23549,7 @@ begin
     ), closed_windows as materialized (
         select k.window_id from exo_private.closed_windows(p_bridge) k
     ), starts as materialized (
-        select v.entity_id, v.withheld from exo_private.entity_evidence(ids, p_bridge) v
+        select v.entity_id, v.withheld from exo_private.entity_evidence(ids, p_bridge, null) v
     ), walk (node, hops) as (
         select s.entity_id, 0 from starts s where s.withheld = '{}'
         union
@@ -23542,12 +23558,15 @@ begin
         cross join lateral (
             select x.id
             from (
-                select r.object_id as id, r.window_id from exo_private.relations r where r.subject_id = w.node
+                select r.object_id as id, r.window_id, r.document_id
+                from exo_private.relations r where r.subject_id = w.node
                 union all
-                select r.subject_id, r.window_id from exo_private.relations r where r.object_id = w.node
+                select r.subject_id, r.window_id, r.document_id
+                from exo_private.relations r where r.object_id = w.node
             ) x
             join exo_private.entities e on e.id = x.id
             where x.id <> w.node
+              and (p_as_of is null or exo_private.written_by(x.document_id, null, p_as_of))
               and not exists (select 1 from closed c where c.key = e.canonical_key)
               and (x.window_id not in (select cw.window_id from closed_windows cw)
                    or (exo_private.mention_state(w.node, x.window_id, released) = '{}'
@@ -23568,10 +23587,11 @@ begin
         from (select distinct w.node, e.workspace from walk w join exo_private.entities e on e.id = w.node
               where w.hops < p_depth) f
         cross join lateral (
-            select r.id as relation, r.object_id as id, r.window_id
+            select r.id as relation, r.object_id as id, r.window_id, r.document_id
             from exo_private.relations r where r.subject_id = f.node
             union all
-            select r.id, r.subject_id, r.window_id from exo_private.relations r where r.object_id = f.node
+            select r.id, r.subject_id, r.window_id, r.document_id
+            from exo_private.relations r where r.object_id = f.node
         ) x
         join exo_private.entities e on e.id = x.id
         cross join lateral unnest(
@@ -23581,6 +23601,7 @@ begin
                  then coalesce(exo_private.mention_state(f.node, x.window_id, released), '{}')
                       || coalesce(exo_private.mention_state(x.id, x.window_id, released), '{}')
                  else '{}'::text[] end) s (subject)
+        where p_as_of is null or exo_private.written_by(x.document_id, null, p_as_of)
         union
         -- a closed start: none of its relations is walked
         select e.workspace, r.id, s.subject
@@ -23588,6 +23609,7 @@ begin
         join exo_private.entities e on e.id = st.entity_id
         cross join lateral unnest(st.withheld) s (subject)
         left join exo_private.relations r on r.subject_id = st.entity_id or r.object_id = st.entity_id
+        where p_as_of is null or exo_private.written_by(r.document_id, null, p_as_of)
     ), held as (
         select h.subject, h.workspace, count(distinct h.relation) as relations
         from hidden h
@@ -23609,13 +23631,13 @@ begin
 end
 $$;
 
-ALTER FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[]) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[], p_as_of timestamp with time zone) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[], p_as_of timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[]) IS 'exo.related, which see.';
+COMMENT ON FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[], p_as_of timestamp with time zone) IS 'exo.related, which see.';
 
 --
 -- Name: released_keys(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -25855,7 +25877,7 @@ class Question:
             "  where e.canonical_key = any ($1) and e.workspace = any ($2)"
             ") "
             "select f.id, f.workspace, f.name from found f "
-            "join exo_private.entity_evidence(array(select x.id from found x), $3) v "
+            "join exo_private.entity_evidence(array(select x.id from found x), $3, null) v "
             "  on v.entity_id = f.id and v.withheld = '{}' "
             "order by f.workspace, length(f.canonical_key) desc, f.id",
             ["text[]", "text[]", "text[]"],
@@ -27497,7 +27519,7 @@ class Question:
             "  where e.canonical_key = any ($1) and e.workspace = any ($2)"
             ") "
             "select f.id, f.workspace, f.name from found f "
-            "join exo_private.entity_evidence(array(select x.id from found x), $3) v "
+            "join exo_private.entity_evidence(array(select x.id from found x), $3, null) v "
             "  on v.entity_id = f.id and v.withheld = '{}' "
             "order by f.workspace, length(f.canonical_key) desc, f.id",
             ["text[]", "text[]", "text[]"],
@@ -39418,12 +39440,12 @@ GRANT ALL ON FUNCTION exo.conversation(conversation text, max_messages integer, 
 GRANT ALL ON FUNCTION exo.conversation(conversation text, max_messages integer, bridge text[], as_of timestamp with time zone) TO exo_writer;
 
 --
--- Name: FUNCTION cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[], as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[]) TO exo_reader;
-GRANT ALL ON FUNCTION exo.cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[], as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[], as_of timestamp with time zone) TO exo_reader;
+GRANT ALL ON FUNCTION exo.cross_document_entities(min_documents integer, workspaces text[], max_results integer, bridge text[], as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION cypher(workspace text, query text, max_rows integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
@@ -39474,12 +39496,12 @@ GRANT ALL ON FUNCTION exo.facts(subject text, as_of timestamp with time zone, br
 GRANT ALL ON FUNCTION exo.facts(subject text, as_of timestamp with time zone, bridge text[]) TO exo_writer;
 
 --
--- Name: FUNCTION facts_search(query text, max_results integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION facts_search(query text, max_results integer, bridge text[], as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) TO exo_reader;
-GRANT ALL ON FUNCTION exo.facts_search(query text, max_results integer, bridge text[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.facts_search(query text, max_results integer, bridge text[], as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.facts_search(query text, max_results integer, bridge text[], as_of timestamp with time zone) TO exo_reader;
+GRANT ALL ON FUNCTION exo.facts_search(query text, max_results integer, bridge text[], as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION kb_accept_suggestion(document_id bigint); Type: ACL; Schema: exo; Owner: exo_api
@@ -39570,12 +39592,12 @@ GRANT ALL ON FUNCTION exo.kb_thumbs_up(document_id bigint) TO exo_reader;
 GRANT ALL ON FUNCTION exo.kb_thumbs_up(document_id bigint) TO exo_writer;
 
 --
--- Name: FUNCTION person_history(name text, max_results integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION person_history(name text, max_results integer, bridge text[], as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.person_history(name text, max_results integer, bridge text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.person_history(name text, max_results integer, bridge text[]) TO exo_reader;
-GRANT ALL ON FUNCTION exo.person_history(name text, max_results integer, bridge text[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.person_history(name text, max_results integer, bridge text[], as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.person_history(name text, max_results integer, bridge text[], as_of timestamp with time zone) TO exo_reader;
+GRANT ALL ON FUNCTION exo.person_history(name text, max_results integer, bridge text[], as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION profile(); Type: ACL; Schema: exo; Owner: exo_api
@@ -39586,12 +39608,12 @@ GRANT ALL ON FUNCTION exo.profile() TO exo_reader;
 GRANT ALL ON FUNCTION exo.profile() TO exo_writer;
 
 --
--- Name: FUNCTION related(entity text, workspace text, depth integer, per_node integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION related(entity text, workspace text, depth integer, per_node integer, bridge text[], as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[]) TO exo_reader;
-GRANT ALL ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[], as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[], as_of timestamp with time zone) TO exo_reader;
+GRANT ALL ON FUNCTION exo.related(entity text, workspace text, depth integer, per_node integer, bridge text[], as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
@@ -39602,12 +39624,12 @@ GRANT ALL ON FUNCTION exo.search(query text, workspaces text[], k integer, per_w
 GRANT ALL ON FUNCTION exo.search(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]) TO exo_writer;
 
 --
--- Name: FUNCTION search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[], as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]) TO exo_reader;
-GRANT ALL ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[], as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[], as_of timestamp with time zone) TO exo_reader;
+GRANT ALL ON FUNCTION exo.search_entities(name text, entity_type text, workspaces text[], max_results integer, bridge text[], as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION search_json(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[]); Type: ACL; Schema: exo; Owner: exo_api
@@ -40188,12 +40210,12 @@ GRANT ALL ON FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[],
 GRANT ALL ON FUNCTION exo_private.entity_dossier(p_entity bigint, bridge text[], p_as_of timestamp with time zone) TO exo_writer;
 
 --
--- Name: FUNCTION entity_evidence(ids bigint[], bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION entity_evidence(ids bigint[], bridge text[], p_as_of timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[], p_as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[], p_as_of timestamp with time zone) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.entity_evidence(ids bigint[], bridge text[], p_as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION entity_mentions(ids bigint[], bridge text[], in_document bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -40300,12 +40322,12 @@ GRANT ALL ON FUNCTION exo_private.facts_as_of(p_subject text, p_as_of timestamp 
 GRANT ALL ON FUNCTION exo_private.facts_as_of(p_subject text, p_as_of timestamp with time zone, p_bridge text[]) TO exo_writer;
 
 --
--- Name: FUNCTION find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[], p_as_of timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[]) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[], p_as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[], p_as_of timestamp with time zone) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.find_entities(p_name text, p_type text, p_workspaces text[], p_max integer, p_bridge text[], p_as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION find_type_senses(workspaces text[], keys text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -40702,12 +40724,12 @@ GRANT ALL ON FUNCTION exo_private.mark_messages(every_conversation boolean) TO e
 GRANT ALL ON FUNCTION exo_private.mark_messages(every_conversation boolean) TO exo_writer;
 
 --
--- Name: FUNCTION matching_facts(p_query text, p_max integer, p_bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION matching_facts(p_query text, p_max integer, p_bridge text[], p_as_of timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[]) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[], p_as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[], p_as_of timestamp with time zone) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.matching_facts(p_query text, p_max integer, p_bridge text[], p_as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION mention_state(p_entity bigint, p_window bigint, released text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -41107,12 +41129,12 @@ GRANT ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth 
 GRANT ALL ON FUNCTION exo_private.related_entities(p_entity bigint, p_max_depth integer, p_per_node integer, p_hidden_windows bigint[], p_hidden_entities bigint[]) TO exo_writer;
 
 --
--- Name: FUNCTION related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[], p_as_of timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[]) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[], p_as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[], p_as_of timestamp with time zone) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.related_to(p_entity text, p_workspace text, p_depth integer, p_per_node integer, p_bridge text[], p_as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION released_keys(bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner

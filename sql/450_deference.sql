@@ -349,8 +349,24 @@ comment on function exo_private.mention_state(bigint, bigint, text[]) is
     'bridge opens released (exo_private.released_keys): {} when one may, else the closed subjects '
     'that withhold them all; null when the entity has no mention there.';
 
+-- exo_private.written_by: whether a chunk (else its document) was written by as_of.
+create or replace function exo_private.written_by(p_document_id bigint, p_chunk_id bigint, p_as_of timestamptz)
+returns boolean
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select coalesce(
+        (select c.written_at from exo_private.chunks c where c.id = p_chunk_id),
+        (select d.written_at from exo_private.documents d where d.id = p_document_id)
+    ) <= p_as_of::date
+$$;
+comment on function exo_private.written_by(bigint, bigint, timestamptz) is
+    'Whether the chunk p_chunk_id (else, without a chunk or its day, the document p_document_id) '
+    'was written on or before the day of p_as_of; null (never true) when undated.';
+
 -- exo_private.entity_evidence: what of each entity a bridge lets a caller see.
-create or replace function exo_private.entity_evidence(ids bigint[], bridge text[])
+create or replace function exo_private.entity_evidence(ids bigint[], bridge text[], p_as_of timestamptz)
 returns table (entity_id bigint, mentions bigint, documents bigint, withheld text[])
 language sql stable
 security invoker
@@ -370,6 +386,7 @@ as $$
     ), ms as materialized (
         select m.entity_id, m.document_id, m.withheld
         from exo_private.entity_mentions(array(select x.id from ents x where x.itself is null), bridge) m
+        where p_as_of is null or exo_private.written_by(m.document_id, m.chunk_id, p_as_of)
     ), counted as (
         select m.entity_id,
                count(*) filter (where m.withheld = '{}') as shown,
@@ -390,8 +407,9 @@ as $$
     left join counted k on k.entity_id = e.id
     left join held h on h.entity_id = e.id
 $$;
-comment on function exo_private.entity_evidence(bigint[], text[]) is
-    'For each of the given entities: mentions and documents (distinct) that may be shown, and '
+comment on function exo_private.entity_evidence(bigint[], text[], timestamptz) is
+    'For each of the given entities: mentions and documents (distinct) that may be shown, written by '
+    'p_as_of (null: any day; exo_private.written_by), and '
     'withheld: {} when the entity may be shown, else the closed subjects why: it is a deferred '
     'subject the bridge leaves closed (by canonical key of its name or an alias; then no mention '
     'counts), or every mention of it is withheld (its only evidence is charged material). The graph '

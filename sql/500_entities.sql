@@ -163,22 +163,6 @@ comment on function exo_private.entity_relations_judged(bigint, text[], text[], 
     'and type, the closed subject the other end is (null: none the bridge leaves closed) and the '
     'subjects whose withheld mentions in the relation''s window withhold its evidence (empty: none).';
 
--- exo_private.written_by: whether a chunk (else its document) was written by as_of.
-create or replace function exo_private.written_by(p_document_id bigint, p_chunk_id bigint, p_as_of timestamptz)
-returns boolean
-language sql stable
-security invoker
-set search_path = exo_private, pg_temp
-as $$
-    select coalesce(
-        (select c.written_at from exo_private.chunks c where c.id = p_chunk_id),
-        (select d.written_at from exo_private.documents d where d.id = p_document_id)
-    ) <= p_as_of::date
-$$;
-comment on function exo_private.written_by(bigint, bigint, timestamptz) is
-    'Whether the chunk p_chunk_id (else, without a chunk or its day, the document p_document_id) '
-    'was written on or before the day of p_as_of; null (never true) when undated.';
-
 -- exo_private.entity_dossier: one entity's dossier.
 create or replace function exo_private.entity_dossier(p_entity bigint, bridge text[], p_as_of timestamptz)
 returns jsonb
@@ -308,7 +292,7 @@ comment on function exo_private.entity_dossier(bigint, text[], timestamptz) is
 -- exo_private.find_entities: the body of exo.search_entities (plpgsql may not name an
 -- argument like a result column).
 create or replace function exo_private.find_entities(
-    p_name text, p_type text, p_workspaces text[], p_max int, p_bridge text[]
+    p_name text, p_type text, p_workspaces text[], p_max int, p_bridge text[], p_as_of timestamptz
 )
 returns table (
     entity_id bigint, workspace text, type text, name text, mentions bigint, documents bigint, withheld jsonb
@@ -334,13 +318,13 @@ begin
           and (wanted_type is null or e.type = wanted_type)
           and (p_workspaces is null or e.workspace = any (p_workspaces))
     ), evidence as materialized (
-        select v.* from exo_private.entity_evidence(array(select c.id from candidates c), p_bridge) v
+        select v.* from exo_private.entity_evidence(array(select c.id from candidates c), p_bridge, p_as_of) v
     ), listed as (
         select c.id, c.workspace, c.type::text as type, c.name, v.mentions, v.documents,
                row_number() over (order by v.mentions desc, c.name, c.id) as ord
         from candidates c
         join evidence v on v.entity_id = c.id
-        where v.withheld = '{}'
+        where v.withheld = '{}' and (p_as_of is null or v.mentions > 0)
         order by ord
         limit n
     ), held as (
@@ -363,7 +347,7 @@ begin
     order by x.part, x.ord;
 end
 $$;
-comment on function exo_private.find_entities(text, text, text[], int, text[]) is
+comment on function exo_private.find_entities(text, text, text[], int, text[], timestamptz) is
     'exo.search_entities, which see.';
 
 -- exo.search_entities: entities whose name contains a string, most mentioned first.
@@ -372,7 +356,8 @@ create or replace function exo.search_entities(
     entity_type text default null,
     workspaces text[] default null,
     max_results int default 50,
-    bridge text[] default '{}'
+    bridge text[] default '{}',
+    as_of timestamptz default null
 )
 returns table (
     entity_id bigint, workspace text, type text, name text, mentions bigint, documents bigint, withheld jsonb
@@ -381,9 +366,9 @@ language sql stable
 security definer
 set search_path = exo_private, pg_temp
 as $$
-    select * from exo_private.find_entities($1, $2, $3, $4, $5)
+    select * from exo_private.find_entities($1, $2, $3, $4, $5, $6)
 $$;
-comment on function exo.search_entities(text, text, text[], int, text[]) is
+comment on function exo.search_entities(text, text, text[], int, text[], timestamptz) is
     'Graph entities (people, orgs, places, topics, dates) whose name contains name (case-insensitive '
     'substring; % and _ are plain characters; null or blank: every entity), of entity_type (Person, '
     'Org, Place, Topic or Date; null: any), in workspaces (null: all), most mentioned first: '
@@ -392,8 +377,9 @@ comment on function exo.search_entities(text, text, text[], int, text[]) is
     'clamped to 1..500. Care: an entity that is a deferred subject (exo.deferred_subjects, by name or '
     'alias), and one seen only in chunks charged for a deferred subject, is left out unless bridge '
     'names that subject, and mentions in charged chunks are not counted; then one last row per '
-    'subject and workspace has only withheld: {subject, workspace, entities, how}. '
-    'Next: exo.dossier(entity_id::text).';
+    'subject and workspace has only withheld: {subject, workspace, entities, how}. as_of: only '
+    'entities mentioned by then, their mentions and documents counted by then (the chunk''s day, '
+    'else the document''s; undated ones left out); null: all. Next: exo.dossier(entity_id::text).';
 
 -- exo.dossier: everything the graph knows about an entity.
 create or replace function exo.dossier(
@@ -439,7 +425,8 @@ create or replace function exo.cross_document_entities(
     min_documents int default 2,
     workspaces text[] default null,
     max_results int default 100,
-    bridge text[] default '{}'
+    bridge text[] default '{}',
+    as_of timestamptz default null
 )
 returns jsonb
 language plpgsql stable
@@ -460,7 +447,7 @@ begin
         from exo_private.entities e
         where (workspaces is null or e.workspace = any (workspaces))
     ), evidence as materialized (
-        select v.* from exo_private.entity_evidence(array(select c.id from candidates c), bridge) v
+        select v.* from exo_private.entity_evidence(array(select c.id from candidates c), bridge, as_of) v
     ), counted as materialized (
         -- the entities mentioned where the caller may see them
         select c.id, c.workspace, c.type, c.name, v.documents
@@ -504,7 +491,7 @@ begin
     return result;
 end
 $$;
-comment on function exo.cross_document_entities(int, text[], int, text[]) is
+comment on function exo.cross_document_entities(int, text[], int, text[], timestamptz) is
     'Entities that connect documents, as jsonb: entities (at most max_results, clamped to 1..1000, '
     'most documents first: entity_id, workspace, type, name, documents) mentioned in at least '
     'min_documents (>= 1) distinct documents; bridging_rate {overall, by_workspace}: the share of '
@@ -512,11 +499,12 @@ comment on function exo.cross_document_entities(int, text[], int, text[]) is
     'with the counts behind it; hints. workspaces null: all. Care: entities that are deferred '
     'subjects, or seen only in chunks charged for one, and mentions in charged chunks are not '
     'counted unless bridge names the subject (by name or alias); a hint per subject and workspace '
-    'says how many entities were left out: {subject, workspace, entities, how}.';
+    'says how many entities were left out: {subject, workspace, entities, how}. as_of: only the '
+    'mentions written by then (the chunk''s day, else the document''s; undated ones left out); null: all.';
 
 -- exo_private.related_to: the body of exo.related.
 create or replace function exo_private.related_to(
-    p_entity text, p_workspace text, p_depth int, p_per_node int, p_bridge text[]
+    p_entity text, p_workspace text, p_depth int, p_per_node int, p_bridge text[], p_as_of timestamptz
 )
 returns table (entity_id bigint, workspace text, type text, name text, depth int, withheld jsonb)
 language plpgsql stable
@@ -547,7 +535,7 @@ begin
     ), closed_windows as materialized (
         select k.window_id from exo_private.closed_windows(p_bridge) k
     ), starts as materialized (
-        select v.entity_id, v.withheld from exo_private.entity_evidence(ids, p_bridge) v
+        select v.entity_id, v.withheld from exo_private.entity_evidence(ids, p_bridge, null) v
     ), walk (node, hops) as (
         select s.entity_id, 0 from starts s where s.withheld = '{}'
         union
@@ -556,12 +544,15 @@ begin
         cross join lateral (
             select x.id
             from (
-                select r.object_id as id, r.window_id from exo_private.relations r where r.subject_id = w.node
+                select r.object_id as id, r.window_id, r.document_id
+                from exo_private.relations r where r.subject_id = w.node
                 union all
-                select r.subject_id, r.window_id from exo_private.relations r where r.object_id = w.node
+                select r.subject_id, r.window_id, r.document_id
+                from exo_private.relations r where r.object_id = w.node
             ) x
             join exo_private.entities e on e.id = x.id
             where x.id <> w.node
+              and (p_as_of is null or exo_private.written_by(x.document_id, null, p_as_of))
               and not exists (select 1 from closed c where c.key = e.canonical_key)
               and (x.window_id not in (select cw.window_id from closed_windows cw)
                    or (exo_private.mention_state(w.node, x.window_id, released) = '{}'
@@ -582,10 +573,11 @@ begin
         from (select distinct w.node, e.workspace from walk w join exo_private.entities e on e.id = w.node
               where w.hops < p_depth) f
         cross join lateral (
-            select r.id as relation, r.object_id as id, r.window_id
+            select r.id as relation, r.object_id as id, r.window_id, r.document_id
             from exo_private.relations r where r.subject_id = f.node
             union all
-            select r.id, r.subject_id, r.window_id from exo_private.relations r where r.object_id = f.node
+            select r.id, r.subject_id, r.window_id, r.document_id
+            from exo_private.relations r where r.object_id = f.node
         ) x
         join exo_private.entities e on e.id = x.id
         cross join lateral unnest(
@@ -595,6 +587,7 @@ begin
                  then coalesce(exo_private.mention_state(f.node, x.window_id, released), '{}')
                       || coalesce(exo_private.mention_state(x.id, x.window_id, released), '{}')
                  else '{}'::text[] end) s (subject)
+        where p_as_of is null or exo_private.written_by(x.document_id, null, p_as_of)
         union
         -- a closed start: none of its relations is walked
         select e.workspace, r.id, s.subject
@@ -602,6 +595,7 @@ begin
         join exo_private.entities e on e.id = st.entity_id
         cross join lateral unnest(st.withheld) s (subject)
         left join exo_private.relations r on r.subject_id = st.entity_id or r.object_id = st.entity_id
+        where p_as_of is null or exo_private.written_by(r.document_id, null, p_as_of)
     ), held as (
         select h.subject, h.workspace, count(distinct h.relation) as relations
         from hidden h
@@ -622,7 +616,7 @@ begin
     order by x.part, x.ord;
 end
 $$;
-comment on function exo_private.related_to(text, text, int, int, text[]) is
+comment on function exo_private.related_to(text, text, int, int, text[], timestamptz) is
     'exo.related, which see.';
 
 -- exo.related: the neighbourhood of an entity in its workspace's graph.
@@ -631,16 +625,17 @@ create or replace function exo.related(
     workspace text default null,
     depth int default 1,
     per_node int default 50,
-    bridge text[] default '{}'
+    bridge text[] default '{}',
+    as_of timestamptz default null
 )
 returns table (entity_id bigint, workspace text, type text, name text, depth int, withheld jsonb)
 language sql stable
 security definer
 set search_path = exo_private, pg_temp
 as $$
-    select * from exo_private.related_to($1, $2, $3, $4, $5)
+    select * from exo_private.related_to($1, $2, $3, $4, $5, $6)
 $$;
-comment on function exo.related(text, text, int, int, text[]) is
+comment on function exo.related(text, text, int, int, text[], timestamptz) is
     'Entities related to one entity (either direction) in its workspace''s graph: entity_id, '
     'workspace, type, name, depth (hops, each entity once at its smallest depth), withheld (null), '
     'nearest first. entity: an id or a name (as in exo.dossier; a name in several workspaces walks '
@@ -650,7 +645,9 @@ comment on function exo.related(text, text, int, int, text[]) is
     'is a deferred subject or is seen only in chunks charged for one, nor along a relation whose '
     'evidence is withheld, unless bridge names the subject; from such an entity itself nothing is '
     'listed. Then one last row per subject and workspace has only withheld: {subject, workspace, '
-    'relations (left untaken), how}. Raises invalid_parameter_value for bad arguments.';
+    'relations (left untaken), how}. as_of: only relations written by then (their document''s day; '
+    'undated ones left out), so only what was known then is reached; null: all. Raises '
+    'invalid_parameter_value for bad arguments.';
 
 -- exo_private.entity_timeline: the body of exo.timeline.
 create or replace function exo_private.entity_timeline(
@@ -670,7 +667,7 @@ declare
 begin
     return query
     with evidence as materialized (
-        select v.entity_id, v.withheld from exo_private.entity_evidence(ids, p_bridge) v
+        select v.entity_id, v.withheld from exo_private.entity_evidence(ids, p_bridge, null) v
     ), ms as materialized (
         select m.* from exo_private.entity_mentions(
             array(select v.entity_id from evidence v where v.withheld = '{}'), p_bridge) m

@@ -113,7 +113,9 @@ comment on function exo.conversation(text, int, text[], timestamptz) is
     'left out), the withheld counts too; null: all.';
 
 -- exo.person_history: who someone is across chat sources.
-create or replace function exo.person_history(name text, max_results int default 200, bridge text[] default '{}')
+create or replace function exo.person_history(
+    name text, max_results int default 200, bridge text[] default '{}', as_of timestamptz default null
+)
 returns table (
     person text, source text, handle text, display_name text, is_owner boolean, entity_ids bigint[], messages bigint,
     conversations bigint, first_seen timestamptz, last_seen timestamptz, withheld jsonb
@@ -150,6 +152,7 @@ begin
                exo_private.unreleased(m.charged_subjects, released) as held
         from identities d
         join exo_private.chat_messages m on m.identity_id = d.id
+        where person_history.as_of is null or m.sent_at <= person_history.as_of
     ), listed as (
         -- counts and dates by shown messages only
         select d.person, d.source, d.handle, d.display_name, d.owner,
@@ -164,6 +167,8 @@ begin
         where d.itself is null
           -- seen only in withheld messages: that they exist is in the hint, never their name
           and (s.id is not null or not exists (select 1 from sent s2 where s2.identity_id = d.id))
+          -- as of a past moment, someone who had not written yet is not known
+          and (person_history.as_of is null or s.id is not null)
         group by d.id, d.person, d.source, d.handle, d.display_name, d.owner
     ), numbered as (
         select l.*, row_number() over (order by l.person nulls last, l.messages desc, l.source, l.handle) as ord
@@ -204,7 +209,7 @@ begin
     order by x.part, x.ord;
 end
 $$;
-comment on function exo.person_history(text, int, text[]) is
+comment on function exo.person_history(text, int, text[], timestamptz) is
     'Chat identities whose display name or handle, or whose linked person''s name, contains name '
     '(case-insensitive substring), across every source: person (the linked person, the owner''s '
     'identities all link to the owner), source, handle, display_name, is_owner, entity_ids (the '
@@ -215,4 +220,6 @@ comment on function exo.person_history(text, int, text[]) is
     'messages charged for a deferred subject are neither counted nor dated, and an identity named '
     'like a deferred subject (its name or an alias) is left out, as is one whose every message is '
     'withheld, unless bridge names the subject; '
-    'then one last row per subject has only withheld: {subject, messages, how}.';
+    'then one last row per subject has only withheld: {subject, messages, how}. as_of: only the '
+    'messages sent by then (undated ones left out) are counted and dated, and only identities that '
+    'had sent one are listed; null: all.';

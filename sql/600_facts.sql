@@ -916,7 +916,7 @@ comment on function exo.fact_history(text, text, text[], timestamptz) is
     'close_reason) not told; null: all.';
 
 -- exo_private.matching_facts: the ids of current facts that hold a question's words, best first.
-create or replace function exo_private.matching_facts(p_query text, p_max int, p_bridge text[])
+create or replace function exo_private.matching_facts(p_query text, p_max int, p_bridge text[], p_as_of timestamptz)
 returns bigint[]
 language plpgsql stable
 security invoker
@@ -941,25 +941,38 @@ begin
     end if;
     -- Every match is judged (exo.facts_search shows the best p_max of those a caller may see), so
     -- withheld facts never take the place of visible ones; past 10,000 a query is too broad to rank.
+    -- The current rows are found through facts_words_idx; as of a past moment, the rows closed
+    -- since then too, without an index (a time-travel query is rare).
     return array(
-        select f.id
-        from exo_private.facts f
-        where f.valid_to is null
-          and pg_catalog.to_tsvector('simple'::regconfig, f.subject || ' ' || pg_catalog.replace(f.attribute, '_', ' ')
-                                     || ' ' || f.value) @@ words
-        order by pg_catalog.ts_rank(pg_catalog.to_tsvector('simple'::regconfig, f.subject || ' '
-                     || pg_catalog.replace(f.attribute, '_', ' ') || ' ' || f.value), words) desc,
-                 f.valid_from desc, f.id desc
+        select m.id
+        from (
+            select f.id, f.valid_from, pg_catalog.to_tsvector('simple'::regconfig, f.subject || ' '
+                       || pg_catalog.replace(f.attribute, '_', ' ') || ' ' || f.value) as doc
+            from exo_private.facts f
+            where f.valid_to is null and (p_as_of is null or f.valid_from <= p_as_of)
+              and pg_catalog.to_tsvector('simple'::regconfig, f.subject || ' '
+                      || pg_catalog.replace(f.attribute, '_', ' ') || ' ' || f.value) @@ words
+            union all
+            select f.id, f.valid_from, pg_catalog.to_tsvector('simple'::regconfig, f.subject || ' '
+                       || pg_catalog.replace(f.attribute, '_', ' ') || ' ' || f.value)
+            from exo_private.facts f
+            where p_as_of is not null and f.valid_to > p_as_of and f.valid_from <= p_as_of
+              and pg_catalog.to_tsvector('simple'::regconfig, f.subject || ' '
+                      || pg_catalog.replace(f.attribute, '_', ' ') || ' ' || f.value) @@ words
+        ) m
+        order by pg_catalog.ts_rank(m.doc, words) desc, m.valid_from desc, m.id desc
         limit 10000);
 end
 $$;
-comment on function exo_private.matching_facts(text, int, text[]) is
-    'The ids of at most 10,000 current fact rows whose subject, attribute or value hold any word of '
+comment on function exo_private.matching_facts(text, int, text[], timestamptz) is
+    'The ids of at most 10,000 fact rows current at p_as_of (null: now) whose subject, attribute or value hold any word of '
     'p_query (its first 1,000 characters; simple text search, no stemming), best ranked first; raises '
     'invalid_parameter_value for a null query, p_max outside 1..200 or a bad bridge.';
 
 -- exo.facts_search: current facts whose subject, attribute or value hold the words.
-create or replace function exo.facts_search(query text, max_results int default 20, bridge text[] default '{}')
+create or replace function exo.facts_search(
+    query text, max_results int default 20, bridge text[] default '{}', as_of timestamptz default null
+)
 returns table (
     fact_id bigint, workspace text, subject text, attribute text, kind text, value text,
     valid_from timestamptz, valid_to timestamptz, recorded_at timestamptz, sources jsonb, withheld jsonb
@@ -972,7 +985,7 @@ as $$
     -- word of the query: one per deferred subject left closed that has current facts, counted.
     with shown as (
         select s.*, row_number() over (order by s.ord) as shown_rank
-        from exo_private.shown_facts(exo_private.matching_facts($1, $2, $3), $3) s
+        from exo_private.shown_facts(exo_private.matching_facts($1, $2, $3, $4), $3) s
         where s.withheld is null
     ), hints as (
         select k.subject, count(*) as facts
@@ -980,8 +993,9 @@ as $$
         join exo_private.facts f on f.subject_key = k.key and f.valid_to is null
         group by k.subject
     )
-    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from, x.valid_to,
-           x.recorded_at, x.sources, x.withheld
+    -- as of a past moment a row's end is not known yet (as exo.facts)
+    select x.fact_id, x.workspace, x.subject, x.attribute, x.kind, x.value, x.valid_from,
+           case when $4 is null or x.valid_to <= $4 then x.valid_to end, x.recorded_at, x.sources, x.withheld
     from (select s.fact_id, s.workspace, s.subject, s.attribute, s.kind, s.value, s.valid_from, s.valid_to,
                  s.recorded_at, s.sources, s.withheld, s.shown_rank as n
           from shown s
@@ -993,15 +1007,15 @@ as $$
           from hints h) x
     order by x.n
 $$;
-comment on function exo.facts_search(text, int, text[]) is
+comment on function exo.facts_search(text, int, text[], timestamptz) is
     'Current facts whose subject, attribute or value hold any word of query (its first 1,000 '
     'characters; whole words, no stemming), best ranked first, at most max_results (1..200): the '
     'columns of exo.facts. A blank query finds nothing. Care as in exo.facts: a fact about a deferred '
     'subject, or whose every source is charged, is left out unless bridge names the subject, and never '
     'takes a visible fact''s place. The last rows have only withheld: {subject, facts, how}, one per '
     'deferred subject left closed that has current facts (facts: how many), whatever the query: which '
-    'words a withheld fact holds is never told. Next: exo.facts(subject), exo.fact_history(subject, '
-    'attribute).';
+    'words a withheld fact holds is never told. as_of: the facts current then instead (an end after '
+    'it not told); null: now. Next: exo.facts(subject), exo.fact_history(subject, attribute).';
 
 -- A subject is found however the question writes an identifier in its name: "ORTAND-88",
 -- "ortand 88" and "Ortand88" all find `order ortand-88`. Its forms: the whole key without

@@ -254,6 +254,14 @@ def test_search_entities_by_substring_most_mentioned_first(reader):
     orgs = call(reader, "search_entities", entity_type="org", workspaces=["technical"])
     assert {r["name"] for r in orgs} == {"Northwind Labs", "Hub Corp"}
     assert call(reader, "search_entities", "iris", workspaces=["creative"])[0]["workspace"] == "creative"
+    # as_of: only the entities mentioned by then, counted by then
+    then = call(reader, "search_entities", "iris", as_of=datetime(2022, 1, 1, tzinfo=UTC))
+    assert sorted((r["workspace"], r["mentions"], r["documents"]) for r in then) == [
+        ("creative", 1, 1),
+        ("technical", 1, 1),
+    ]
+    earlier = call(reader, "search_entities", "iris", as_of=datetime(2020, 1, 1, tzinfo=UTC))
+    assert [r["workspace"] for r in earlier] == ["creative"]
 
 
 def test_search_entities_treats_wildcards_as_characters(reader):
@@ -447,6 +455,10 @@ def test_cross_document_entities_and_bridging_rate(reader):
     one = value(reader, "cross_document_entities", min_documents=1, workspaces=["creative"], max_results=5)
     assert [e["name"] for e in one["entities"]] == ["Iris Calder"]
     assert len(value(reader, "cross_document_entities", min_documents=1, max_results=0)["entities"]) == 1
+    # as_of mid-2021: the technical workspace had one note (Iris Calder, Tomas Okafor, Northwind)
+    then = value(reader, "cross_document_entities", as_of=datetime(2021, 6, 1, tzinfo=UTC))
+    assert [e["name"] for e in then["entities"]] == ["Ann Lee"]
+    assert then["counts"]["technical"] == {"entities": 3, "bridging": 0}
     with pytest.raises(BAD, match="min_documents must be at least 1"):
         value(reader, "cross_document_entities", min_documents=0)
     with pytest.raises(BAD, match="workspace 'nowhere' does not exist"):
@@ -465,6 +477,12 @@ def test_related_one_hop_and_hub_safe_depth(reader):
     assert [(r["name"], r["depth"]) for r in two if r["depth"] == 1] == [("Hub Corp", 1)]
     assert 1 <= len([r for r in two if r["depth"] == 2]) <= 5
     assert all(r["workspace"] == "technical" for r in two)
+    # as_of: along the relations written by then (Tomas Okafor came in 2023)
+    then = call(
+        reader, "related", "Iris Calder", workspace="technical", as_of=datetime(2022, 1, 1, tzinfo=UTC)
+    )
+    assert [(r["name"], r["depth"]) for r in then] == [("Northwind Labs", 1)]
+    assert call(reader, "related", "Iris Calder", as_of=datetime(2020, 1, 1, tzinfo=UTC)) == []
 
 
 def test_related_leaves_deferred_subjects_out_unless_bridged(reader, graph):
@@ -858,6 +876,12 @@ def test_person_history_across_sources(reader):
         "2024-03-13"
     )
     assert len(call(reader, "person_history", "a", max_results=1)) == 1
+    # as_of: the messages sent by then; someone who had not written yet is not listed
+    then = call(reader, "person_history", "JANE", as_of=jane[0]["first_seen"])
+    assert [(r["messages"], r["first_seen"], r["last_seen"]) for r in then] == [
+        (1, jane[0]["first_seen"], jane[0]["first_seen"])
+    ]
+    assert call(reader, "person_history", "JANE", as_of=jane[0]["first_seen"] - timedelta(seconds=1)) == []
     with pytest.raises(BAD, match="name must be a name or handle"):
         call(reader, "person_history", "")
 

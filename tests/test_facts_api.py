@@ -82,6 +82,14 @@ def test_facts_search_finds_current_values_only(reader):
     assert api.facts_search(reader, "Oslo", max_results=1)[0]["subject"] == "Eve Hart"
 
 
+def test_facts_search_as_of_finds_the_values_current_then(reader):
+    (york,) = api.facts_search(reader, "Oslo York Leeds", as_of=at(2016))
+    # York had not ended in 2016: its later end is not told
+    assert (york["value"], york["valid_to"]) == ("York", None)
+    assert api.facts_search(reader, "Oslo", as_of=at(2016)) == []
+    assert api.facts_search(reader, "Leeds", as_of=at(2009)) == []
+
+
 def test_a_charged_fact_is_a_hint_until_bridged(reader):
     shown = api.facts(reader, "Ann Lee")
     assert [f["withheld"]["subject"] for f in shown] == [WALTER] and shown[0]["value"] is None

@@ -151,11 +151,17 @@ def history_cmd(
 @fact_group.command("search")
 @click.argument("query")
 @click.option("-k", "max_results", default=20, show_default=True, help="Facts to return.")
+@click.option("--as-of", "as_of", help="The facts current at this time (default: now).")
 @bridge_option
 @json_option
-def search_cmd(query: str, max_results: int, bridge: tuple[str, ...], as_json: bool) -> None:
+def search_cmd(
+    query: str, max_results: int, as_of: str | None, bridge: tuple[str, ...], as_json: bool
+) -> None:
     """Current facts whose subject, attribute or value hold the words, best first (exo.facts_search)."""
-    rows = _read("select * from exo.facts_search(%s, %s, %s)", (query, max_results, list(bridge)))
+    rows = _read(
+        "select * from exo.facts_search(%s, %s, %s, %s::timestamptz)",
+        (query, max_results, list(bridge), as_of),
+    )
     _print(rows, ["subject", *FACT_COLUMNS], as_json)
 
 

@@ -180,12 +180,20 @@ def dossier_cmd(
 @click.option("--workspace", help="The entity's workspace (default: every workspace that has it).")
 @click.option("--depth", default=1, show_default=True, type=click.IntRange(1, 3), help="Hops (level sets).")
 @bridge_option
+@as_of_option
 @json_option
 def related_cmd(
-    entity: str, workspace: str | None, depth: int, bridge: tuple[str, ...], as_json: bool
+    entity: str,
+    workspace: str | None,
+    depth: int,
+    bridge: tuple[str, ...],
+    as_of: datetime | None,
+    as_json: bool,
 ) -> None:
     """Entities related to one, up to three hops, hub-safe (exo.related)."""
-    rows = _run(lambda r: api.related(r, entity, workspace=workspace, depth=depth, bridge=bridge))
+    rows = _run(
+        lambda r: api.related(r, entity, workspace=workspace, depth=depth, bridge=bridge, as_of=as_of)
+    )
     if as_json:
         dump(rows)
         return

@@ -342,8 +342,10 @@ def search_entities(
     workspaces: Sequence[str] | None = None,
     max_results: int = 50,
     bridge: Sequence[str] = (),
+    as_of: datetime | None = None,
 ) -> list[dict[str, Any]]:
-    """exo.search_entities: entities whose name contains `name`, most mentioned first.
+    """exo.search_entities: entities whose name contains `name`, most mentioned first (those
+    mentioned by as_of, counted by then).
 
     Rows with only `withheld` set come last: hints about entities left out (deferred subjects).
     """
@@ -351,6 +353,8 @@ def search_entities(
     args |= {"bridge": list(bridge)}
     if workspaces is not None:
         args["workspaces"] = list(workspaces)
+    if as_of is not None:
+        args["as_of"] = as_of
     return call(reader, "search_entities", args, "rows")
 
 
@@ -377,12 +381,16 @@ def cross_document_entities(
     workspaces: Sequence[str] | None = None,
     max_results: int = 100,
     bridge: Sequence[str] = (),
+    as_of: datetime | None = None,
 ) -> dict[str, Any]:
-    """exo.cross_document_entities: {entities, bridging_rate, counts, hints}."""
+    """exo.cross_document_entities: {entities, bridging_rate, counts, hints} (over the mentions
+    written by as_of)."""
     args: dict[str, Any] = {"min_documents": min_documents, "max_results": max_results}
     args |= {"bridge": list(bridge)}
     if workspaces is not None:
         args["workspaces"] = list(workspaces)
+    if as_of is not None:
+        args["as_of"] = as_of
     return call(reader, "cross_document_entities", args, "value")
 
 
@@ -394,13 +402,17 @@ def related(
     depth: int = 1,
     per_node: int = 50,
     bridge: Sequence[str] = (),
+    as_of: datetime | None = None,
 ) -> list[dict[str, Any]]:
-    """exo.related: the entity's neighbourhood (hub-safe, up to depth 3), nearest first.
+    """exo.related: the entity's neighbourhood (hub-safe, up to depth 3), nearest first (along
+    the relations written by as_of).
 
     Rows with only `withheld` set come last: hints about relations left untaken (deferred subjects).
     """
     args = {"entity": str(entity), "workspace": workspace, "depth": depth, "per_node": per_node}
     args |= {"bridge": list(bridge)}
+    if as_of is not None:
+        args["as_of"] = as_of
     return call(reader, "related", args, "rows")
 
 
@@ -454,13 +466,21 @@ def conversation(
 
 
 def person_history(
-    reader: Reader, name: str, *, max_results: int = 200, bridge: Sequence[str] = ()
+    reader: Reader,
+    name: str,
+    *,
+    max_results: int = 200,
+    bridge: Sequence[str] = (),
+    as_of: datetime | None = None,
 ) -> list[dict[str, Any]]:
-    """exo.person_history: chat identities matching a name across sources, with message counts.
+    """exo.person_history: chat identities matching a name across sources, with message counts
+    (those sent by as_of).
 
     Rows with only `withheld` set come last: hints about messages left out (deferred subjects).
     """
-    args = {"name": name, "max_results": max_results, "bridge": list(bridge)}
+    args: dict[str, Any] = {"name": name, "max_results": max_results, "bridge": list(bridge)}
+    if as_of is not None:
+        args["as_of"] = as_of
     return call(reader, "person_history", args, "rows")
 
 
@@ -522,10 +542,18 @@ def fact_history(
 
 
 def facts_search(
-    reader: Reader, query: str, *, max_results: int = 20, bridge: Sequence[str] = ()
+    reader: Reader,
+    query: str,
+    *,
+    max_results: int = 20,
+    bridge: Sequence[str] = (),
+    as_of: datetime | None = None,
 ) -> list[dict[str, Any]]:
-    """exo.facts_search: current facts whose subject, attribute or value matches the query."""
-    args = {"query": query, "max_results": max_results, "bridge": list(bridge)}
+    """exo.facts_search: facts current now (or at as_of) whose subject, attribute or value
+    matches the query."""
+    args: dict[str, Any] = {"query": query, "max_results": max_results, "bridge": list(bridge)}
+    if as_of is not None:
+        args["as_of"] = as_of
     return call(reader, "facts_search", args, "rows")
 
 
