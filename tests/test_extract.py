@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import datetime
 import json
+import logging
 import os
 import random
 import sys
 import time
+import warnings
 import zipfile
 from email.message import EmailMessage
 from pathlib import Path
@@ -263,7 +265,10 @@ def test_md_invalid_frontmatter_keeps_whole_text(tmp_path):
     path.write_text(text, encoding="utf-8")
     result = extract(path)
     assert result.text == text.strip()
-    assert result.metadata["frontmatter_error"].startswith("invalid YAML frontmatter")
+    assert result.metadata["frontmatter_error"] == (
+        "invalid YAML frontmatter: while parsing a flow sequence at line 2, column 8; "
+        "expected ',' or ']', but got '<stream end>' at line 3, column 1"
+    )
     assert "frontmatter" not in result.metadata
 
 
@@ -716,6 +721,28 @@ def test_library_exceptions_do_not_escape(tmp_path, monkeypatch):
     assert "KeyError" in info.value.message
 
 
+def test_what_libraries_log_or_warn_is_kept_in_the_metadata(tmp_path, monkeypatch, capfd):
+    def noisy(path):
+        logging.getLogger("pypdf._reader").warning("invalid pdf header: %r", b"junk")
+        logging.getLogger("pypdf._reader").info("not worth keeping")
+        warnings.warn("Workbook contains no default style", UserWarning, stacklevel=1)
+        for number in range(20):
+            logging.getLogger("pypdf").warning("Ignoring wrong pointing object %d", number % 12)
+        return ex.Extracted(path.read_text())
+
+    monkeypatch.setitem(ex.EXTRACTORS, "txt", noisy)
+    path = tmp_path / "note.txt"
+    path.write_text("text", encoding="utf-8")
+    warnings_kept = extract(path).metadata["warnings"]
+    assert warnings_kept[:3] == [
+        "invalid pdf header: b'junk'",
+        "Workbook contains no default style",
+        "Ignoring wrong pointing object 0",
+    ]
+    assert len(warnings_kept) == ex.MAX_WARNINGS  # distinct, the first ones
+    assert capfd.readouterr().err == ""  # nothing printed without the file's path
+
+
 def test_nul_and_surrogates_are_removed(tmp_path, monkeypatch):
     monkeypatch.setitem(ex.EXTRACTORS, "txt", lambda path: ex.Extracted("a\0b\ud800c", {"title": "t\0"}))
     path = tmp_path / "note.txt"
@@ -833,3 +860,13 @@ def test_sandbox_text_left_unread_does_not_leak_into_the_next_file(tmp_path):
         next(sandbox.text())  # one block of several
         sandbox.extract(second, "txt")
         assert b"".join(sandbox.text()) == b"second"
+
+
+def test_a_pdf_with_a_bad_header_reads_and_says_so_from_the_sandbox(tmp_path, capfd):
+    path = write_pdf(tmp_path / "prefixed.pdf", [PROSE * 3])
+    path.write_bytes(b"junk\n" + path.read_bytes())
+    with Sandbox(LIMITS) as sandbox:
+        result = sandbox.extract(path, "pdf")
+        assert "quick brown fox" in b"".join(sandbox.text()).decode()
+    assert "invalid pdf header: b'junk\\n'" in result.metadata["warnings"]
+    assert "invalid pdf header" not in capfd.readouterr().err  # the child printed nothing

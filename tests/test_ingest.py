@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from fpdf import FPDF
 
+from exocortex.cli import memory
 from exocortex.ingest import pipeline
 from exocortex.ingest.extract import MAX_FILE_BYTES
 from exocortex.ingest.watch import watch
@@ -360,6 +361,29 @@ def test_bad_inputs_are_recorded_and_the_run_goes_on(db, tmp_path):
     assert all(messages.values())  # every failure says why
     assert encoding == ("cp1252",)
     assert run(db, root).processed == 0  # failures are settled too: a re-run does not retry them
+
+
+def test_what_a_file_ingested_with_warnings_is_named_in_the_summary(db, tmp_path, capsys):
+    root = tmp_path / "notes"
+    write(root, "work/broken.md", "---\ntitle: [unclosed\n---\nStill ingested: postgres vacuum.")
+    write(root, "work/fine.md", "---\ntitle: Fine\n---\nNothing to say about postgres.")
+    _pdf(root / "work/prefixed.pdf", PROSE)
+    write(root, "work/prefixed.pdf", b"junk\n" + (root / "work/prefixed.pdf").read_bytes())
+
+    summary = run(db, root)
+    assert documents(db)["work/broken.md"]["stage"] == "chunked"
+    noticed = {(w["path"], w["warning"]) for w in summary.warnings}
+    broken = (
+        "invalid YAML frontmatter: while parsing a flow sequence at line 2, column 8; "
+        "expected ',' or ']', but got '<stream end>' at line 3, column 1"
+    )
+    assert {("work/broken.md", broken), ("work/prefixed.pdf", "invalid pdf header: b'junk\\n'")} <= noticed
+    assert {path for path, _ in noticed} == {"work/broken.md", "work/prefixed.pdf"}
+    memory.print_summary(summary)
+    printed = capsys.readouterr()
+    assert f"warning: work/broken.md: {broken}" in printed.out.splitlines()
+    assert "invalid pdf header" not in printed.err  # never without its path
+    assert run(db, root).warnings == []  # an unchanged file is not read again
 
 
 def test_sensitive_files_are_never_opened(db, tmp_path):

@@ -45,6 +45,9 @@ def print_summary(s: pipeline.IngestSummary) -> None:
         console.print(f"moved {s.moved_from_quarantine} document(s) from quarantine to the --workspace")
     if s.errors:
         console.print("not ingested, by reason: " + ", ".join(f"{e} {n}" for e, n in s.errors.most_common()))
+    for noticed in s.warnings:
+        line = f"[yellow]warning:[/yellow] {escape(noticed['path'])}: {escape(noticed['warning'])}"
+        console.print(line, soft_wrap=True)  # one line a path can be found in
 
 
 @click.command("ingest")

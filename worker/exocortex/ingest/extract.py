@@ -7,7 +7,9 @@ on the extension, and turns every failure into an `ExtractionError` with a
 short, stable `error_class`, so one bad file never stops a scan. The text it
 returns has paragraphs separated by blank lines; `metadata` is JSON-serialisable,
 with header values (title, subject, from, to, cc) cut to MAX_HEADER_CHARS and
-each cut recorded under metadata["cut"]. Every extractor is linear in its input.
+each cut recorded under metadata["cut"], and what the format libraries logged or warned
+about the file (pypdf's "invalid pdf header", ...) under metadata["warnings"], rather than
+printed without its path. Every extractor is linear in its input.
 Format libraries are imported inside their extractor, so importing this module stays cheap.
 """
 
@@ -18,6 +20,7 @@ import contextlib
 import datetime as dt
 import email
 import email.policy
+import logging
 import math
 import os
 import re
@@ -26,6 +29,7 @@ import signal
 import stat
 import subprocess
 import tempfile
+import warnings
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -62,6 +66,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _MESSAGE_ID = re.compile(r"<([^<>@\s]{1,200}@[^<>@\s]{1,200})>")
 _THREAD_HEADERS = {"message-id": "message_id", "in-reply-to": "in_reply_to", "references": "references"}
 MAX_REFERENCES = 20
+#: At most this many distinct messages of a file's libraries are kept in metadata["warnings"].
+MAX_WARNINGS = 10
 WIKI_LINK = re.compile(r"\[\[([^\]\[|#\n]+)(?:#[^\]\[|\n]*)?(?:\|[^\]\[\n]*)?\]\]")
 
 
@@ -117,6 +123,23 @@ def binary_reason(data: bytes) -> str | None:
                 "UTF-8: binary content with a text extension"
             )
     return None
+
+
+@contextlib.contextmanager
+def _noticed() -> Iterator[list[str]]:
+    """The messages logged (WARNING and up) or warned while the block runs, in order."""
+    messages: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: messages.append(record.getMessage())
+    root = logging.getLogger()
+    with warnings.catch_warnings():  # restores the filters and showwarning
+        warnings.simplefilter("always")
+        warnings.showwarning = lambda message, *_: messages.append(str(message))
+        root.addHandler(handler)
+        try:
+            yield messages
+        finally:
+            root.removeHandler(handler)
 
 
 def _read_text(path: Path) -> tuple[str, dict]:
@@ -334,6 +357,18 @@ class _NoAliasLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
+def _yaml_error(exc: Exception) -> str:
+    """A frontmatter error in one line, placed by line and column of the file (the YAML starts on line 2)."""
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return str(exc)
+    parts = [(exc.context, exc.context_mark), (exc.problem, exc.problem_mark)]
+    return "; ".join(
+        what + (f" at line {mark.line + 2}, column {mark.column + 1}" if mark else "")
+        for what, mark in parts
+        if what
+    )
+
+
 def parse_frontmatter(text: str) -> tuple[dict, str, str | None]:
     """Split YAML frontmatter off a Markdown text: (frontmatter, body, error). Never raises."""
     match = _FRONTMATTER.match(text)
@@ -342,7 +377,7 @@ def parse_frontmatter(text: str) -> tuple[dict, str, str | None]:
     try:
         data = yaml.load(match.group(1), Loader=_NoAliasLoader)  # a SafeLoader subclass
     except (yaml.YAMLError, ValueError, RecursionError) as exc:  # ValueError: a date like 2024-13-45
-        return {}, text, f"invalid YAML frontmatter: {exc}"
+        return {}, text, f"invalid YAML frontmatter: {_yaml_error(exc)}"
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -676,7 +711,8 @@ def extract(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Extracted:
         )
     _check_file(path, max_bytes)
     try:
-        result = extractor(path)
+        with _noticed() as noticed:
+            result = extractor(path)
     except ExtractionError:
         raise
     except OSError as exc:
@@ -685,6 +721,8 @@ def extract(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Extracted:
         raise ExtractionError("too_large", "extracting it needs more memory than allowed") from exc
     except Exception as exc:  # any library failure on a malformed file
         raise ExtractionError("corrupt", f"{type(exc).__name__}: {exc}") from exc
+    if noticed:
+        result.metadata["warnings"] = list(dict.fromkeys(noticed))[:MAX_WARNINGS]
     result.text = _clean(result.text).strip()
     result.metadata = _jsonable(result.metadata)
     for name in _HEADERS:

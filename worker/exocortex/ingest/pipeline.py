@@ -80,6 +80,9 @@ class IngestSummary:
     """Documents of this source that were in quarantine and the run's --workspace routed."""
     router: dict = field(default_factory=dict)
     """The learned router's training at the start of the run (exo_private.train_router)."""
+    warnings: list[dict] = field(default_factory=list)
+    """{path, warning} of what this run noticed in a file it still ingested: frontmatter that
+    does not parse, what a format library logged (the metadata's frontmatter_error and warnings)."""
 
 
 @dataclass
@@ -267,6 +270,9 @@ class Ingest:
                 self._set_stage(doc_id, stage, exc.error_class, exc.message)
                 return
             self.summary.extracted += 1
+        noticed = [metadata["frontmatter_error"]] if "frontmatter_error" in metadata else []
+        for warning in noticed + metadata.get("warnings", []):
+            self.summary.warnings.append({"path": entry.path, "warning": warning})
         if needs_ocr:  # a scan: the worker reads it (exocortex.ingest.ocr) and it continues from there
             self.conn.execute("select exo_private.await_ocr(%s)", (doc_id,))
             self.summary.run["ocr_pending"] += 1
@@ -461,6 +467,7 @@ def summary_json(s: IngestSummary) -> dict:
         "routed_by": dict(s.routed_by),
         "moved_from_quarantine": s.moved_from_quarantine,
         "router": s.router,
+        "warnings": s.warnings,
     }
 
 
