@@ -76,6 +76,37 @@ def test_graph_commands(exo):
     assert status["chunks"]["total"] == 2
 
 
+def test_tables_fit_the_terminal_and_full_shows_whole_texts(exo, monkeypatch):
+    question = "who runs the on-call rota?"
+    monkeypatch.setenv("COLUMNS", "60")
+    cut = exo("search", question, "-k", "1").output
+    assert max(map(len, cut.splitlines())) <= 60 and "\u2026" in cut
+    whole = exo("search", question, "-k", "1", "--full").output
+    assert max(map(len, whole.splitlines())) <= 60 and "\u2026" not in whole and "minutes." in whole
+    for command in (["dossier", "Northwind Labs"], ["related", "Iris Calder"], ["timeline", "Iris Calder"]):
+        assert "\u2026" not in exo(*command, "--full").output
+    monkeypatch.setenv("COLUMNS", "250")
+    assert NOTES["work/oncall.md"] in exo("search", question, "-k", "1").output  # no fixed cut
+
+
+def test_status_prints_readable_lines_and_tables(exo, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    lines = [line.rstrip() for line in exo("status").output.splitlines()]
+    assert "documents           2 (chunked 2), 0 of them conversations" in lines
+    assert "graph               technical: 3 entities, 6 mentions, 4 relations" in lines
+    assert not any("{" in line or "\u2026" in line for line in lines)  # no JSON, no header cut short
+    assert max(map(len, lines)) <= 80
+    assert json.loads(exo("status", "--json").output)["queues"]["embed"]["pending"] == 2
+
+
+def test_an_empty_query_is_refused(exo):
+    for command in (["search"], ["context"], ["fact", "search"]):
+        for query in ("", " \t "):
+            result = exo(*command, query, ok=False)
+            assert result.exit_code == 2
+            assert "Error: Invalid value for 'QUERY': is empty: say what to look for." in result.output
+
+
 def test_errors_name_the_argument(exo):
     result = exo("search", "rent", "--workspace", "nowhere", ok=False)
     assert "workspace 'nowhere' does not exist" in result.output

@@ -17,7 +17,7 @@ from psycopg.rows import dict_row
 from rich.markup import escape
 
 from exocortex import config
-from exocortex.cli.output import console, db_error, fail, json_option, table
+from exocortex.cli.output import console, db_error, fail, full_option, json_option, table
 from exocortex.db import writer
 
 ENTITY = """
@@ -149,8 +149,9 @@ def unmerge_cmd(log_id: int) -> None:
 @entity_group.command("aliases")
 @click.argument("entity")
 @workspace_option
+@full_option
 @json_option
-def aliases_cmd(entity: str, workspace: str | None, as_json: bool) -> None:
+def aliases_cmd(entity: str, workspace: str | None, full: bool, as_json: bool) -> None:
     """ENTITY's other names, with their evidence: how each was made and the window that showed it."""
     try:
         with writer(config.load(), "exo-cli") as conn:
@@ -169,13 +170,14 @@ def aliases_cmd(entity: str, workspace: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2, default=str, ensure_ascii=False))
         return
-    table(rows, ["alias", "how", "evidence", "since"], title=_label(ent))
+    table(rows, ["alias", "how", "evidence", "since"], _label(ent), full)
 
 
 @entity_group.command("log")
 @click.option("--workspace", help="Only this workspace.")
+@full_option
 @json_option
-def log_cmd(workspace: str | None, as_json: bool) -> None:
+def log_cmd(workspace: str | None, full: bool, as_json: bool) -> None:
     """The merges and splits made, newest first, and whether each was undone (each outlives a
     new extraction generation: it is kept by the names' canonical keys)."""
     try:
@@ -211,6 +213,7 @@ def log_cmd(workspace: str | None, as_json: bool) -> None:
             "made_at",
             "undone_at",
         ],
+        full=full,
     )
 
 

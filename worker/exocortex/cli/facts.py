@@ -17,8 +17,8 @@ from psycopg.types.json import Jsonb
 from rich.markup import escape
 
 from exocortex import config
-from exocortex.cli.output import console, db_error, fail, json_option, table, withheld
-from exocortex.cli.query import bridge_option
+from exocortex.cli.output import console, db_error, fail, full_option, json_option, table, withheld
+from exocortex.cli.query import bridge_option, query_argument
 from exocortex.client import api
 from exocortex.db import writer
 
@@ -98,14 +98,14 @@ def _read(statement: str, args: tuple) -> list[dict[str, Any]]:
         fail(db_error(exc))
 
 
-def _print(rows: list[dict[str, Any]], columns: list[str], as_json: bool) -> None:
+def _print(rows: list[dict[str, Any]], columns: list[str], full: bool, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2, default=str, ensure_ascii=False))
         return
     shown = [row for row in rows if row.get("withheld") is None]
     for row in shown:
         row["sources"] = ", ".join(_source_label(s) for s in row["sources"] or [])
-    table(shown, columns)
+    table(shown, columns, full=full)
     withheld(rows)
 
 
@@ -120,13 +120,14 @@ def _source_label(source: dict[str, Any]) -> str:
 @click.argument("subject")
 @click.option("--as-of", "as_of", help="The facts valid at this time (default: now).")
 @bridge_option
+@full_option
 @json_option
-def show_cmd(subject: str, as_of: str | None, bridge: tuple[str, ...], as_json: bool) -> None:
+def show_cmd(subject: str, as_of: str | None, bridge: tuple[str, ...], full: bool, as_json: bool) -> None:
     """SUBJECT's facts valid now (or --as-of), one row per attribute and kind (exo.facts)."""
     rows = _read(
         "select * from exo.facts(%s, coalesce(%s::timestamptz, now()), %s)", (subject, as_of, list(bridge))
     )
-    _print(rows, FACT_COLUMNS, as_json)
+    _print(rows, FACT_COLUMNS, full, as_json)
 
 
 @fact_group.command("history")
@@ -136,33 +137,35 @@ def show_cmd(subject: str, as_of: str | None, bridge: tuple[str, ...], as_json: 
     "--as-of", "as_of", help="Only what had begun by this time, no end after it told (default: all)."
 )
 @bridge_option
+@full_option
 @json_option
 def history_cmd(
-    subject: str, attribute: str, as_of: str | None, bridge: tuple[str, ...], as_json: bool
+    subject: str, attribute: str, as_of: str | None, bridge: tuple[str, ...], full: bool, as_json: bool
 ) -> None:
     """Every value SUBJECT's ATTRIBUTE had, with what closed each (exo.fact_history)."""
     rows = _read(
         "select * from exo.fact_history(%s, %s, %s, %s::timestamptz)",
         (subject, attribute, list(bridge), as_of),
     )
-    _print(rows, [*FACT_COLUMNS, "close_reason"], as_json)
+    _print(rows, [*FACT_COLUMNS, "close_reason"], full, as_json)
 
 
 @fact_group.command("search")
-@click.argument("query")
+@query_argument
 @click.option("-k", "max_results", default=20, show_default=True, help="Facts to return.")
 @click.option("--as-of", "as_of", help="The facts current at this time (default: now).")
 @bridge_option
+@full_option
 @json_option
 def search_cmd(
-    query: str, max_results: int, as_of: str | None, bridge: tuple[str, ...], as_json: bool
+    query: str, max_results: int, as_of: str | None, bridge: tuple[str, ...], full: bool, as_json: bool
 ) -> None:
     """Current facts whose subject, attribute or value hold the words, best first (exo.facts_search)."""
     rows = _read(
         "select * from exo.facts_search(%s, %s, %s, %s::timestamptz)",
         (query, max_results, list(bridge), as_of),
     )
-    _print(rows, ["subject", *FACT_COLUMNS], as_json)
+    _print(rows, ["subject", *FACT_COLUMNS], full, as_json)
 
 
 COMMANDS = [observe_cmd, fact_group]

@@ -18,7 +18,7 @@ import psycopg
 from rich.markup import escape
 
 from exocortex import config
-from exocortex.cli.output import console, db_error, err, fail, json_option, table
+from exocortex.cli.output import console, db_error, err, fail, full_option, json_option, table
 from exocortex.client import api
 from exocortex.db import writer
 from exocortex.ops import profiles
@@ -105,8 +105,9 @@ def kb_group() -> None:
 
 @kb_group.command("list")
 @profile_option
+@full_option
 @json_option
-def kb_list_cmd(profile: str, as_json: bool) -> None:
+def kb_list_cmd(profile: str, full: bool, as_json: bool) -> None:
     """The profile's base: pinned, claimed, suggested, surfaced and demoted documents."""
     rows = _as_profile(profile, api.kb_items)
     if as_json:
@@ -115,7 +116,7 @@ def kb_list_cmd(profile: str, as_json: bool) -> None:
     for row in rows:
         row["document"] = row["title"] or row["path"] or "(withheld)"
         row["score"] = None if row["score"] is None else f"{row['score']:.2f}"
-    table(rows, ["document_id", "document", "state", "fetch_count", "score", "thumbs"])
+    table(rows, ["document_id", "document", "state", "fetch_count", "score", "thumbs"], full=full)
     for row in rows:
         if row["suggestion"]:
             click.echo(f"{row['suggestion']} (exo kb accept {row['document_id']} --profile {profile})")

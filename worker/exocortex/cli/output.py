@@ -1,23 +1,31 @@
 """What every `exo` command prints with: the two consoles, an error that ends the command, a
-database error's message, tables, JSON, and the hints that say what was withheld."""
+database error's message, tables as wide as the terminal, JSON, and the hints that say what was
+withheld."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import click
 import psycopg
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 console = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+full_option = click.option(
+    "--full",
+    is_flag=True,
+    help="Whole texts, wrapped (default: one line a row, cut to the terminal's width).",
+)
 
 
 def progress(message: str) -> None:
@@ -40,13 +48,25 @@ def dump(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, default=str, ensure_ascii=False))
 
 
-def table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: str | None = None) -> None:
-    shown = Table(title=title, show_lines=False, title_justify="left")
+def show(renderable: RenderableType) -> None:
+    """Print as wide as the terminal (shutil.get_terminal_size: COLUMNS, else the terminal, else 80)."""
+    console.print(renderable, width=shutil.get_terminal_size().columns)
+
+
+def table(
+    rows: Sequence[dict[str, Any]], columns: Sequence[str], title: str | None = None, full: bool = False
+) -> None:
+    """The rows' columns as a table that fits the terminal: each cell one line, the widest cut with
+    an ellipsis; full: whole texts, wrapped (a word longer than its column folded), a line between rows."""
+    shown = Table(title=title, show_lines=full, title_justify="left")
     for column in columns:
-        shown.add_column(column)
+        shown.add_column(column, overflow="fold")  # a header is never cut
     for row in rows:
-        shown.add_row(*(escape("" if row.get(c) is None else str(row[c])) for c in columns))
-    console.print(shown)
+        cells = ("" if row.get(c) is None else str(row[c]) for c in columns)
+        shown.add_row(
+            *(Text(cell, no_wrap=not full, overflow="fold" if full else "ellipsis") for cell in cells)
+        )
+    show(shown)
 
 
 def hint_line(hint: dict[str, Any]) -> str:

@@ -1,8 +1,8 @@
 """`exo search | context | dossier | related | timeline | status`: the exo API in a terminal.
 
 Each command is one call of exocortex.client.api (one exo SQL function as the read-only
-role) printed as a readable table, or as JSON with --json. Registered in
-exocortex.cli.
+role) printed as a readable table that fits the terminal (whole texts with --full), or as JSON
+with --json. Registered in exocortex.cli.
 """
 
 from __future__ import annotations
@@ -15,8 +15,22 @@ from typing import Any
 import click
 import psycopg
 from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
 
-from exocortex.cli.output import console, db_error, dump, err, fail, hints, json_option, table, withheld
+from exocortex.cli.output import (
+    console,
+    db_error,
+    dump,
+    err,
+    fail,
+    full_option,
+    hints,
+    json_option,
+    show,
+    table,
+    withheld,
+)
 from exocortex.client import api, search_options
 from exocortex.ops import profiles
 
@@ -73,6 +87,16 @@ profile_option = click.option(
 )
 
 
+def _nonblank(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if not value.strip():
+        raise click.BadParameter("is empty: say what to look for.", ctx, param)
+    return value
+
+
+#: The words a search command looks for: refused when empty or only whitespace.
+query_argument = click.argument("query", callback=_nonblank)
+
+
 def _run(call: Callable[[api.Reader], Any], profile: str | None = None) -> Any:
     """Call the API, as profile's login role when one is given; a database error, a refused
     argument or an unknown profile ends the command with its message."""
@@ -95,11 +119,12 @@ def _shown(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @click.command("search")
-@click.argument("query")
+@query_argument
 @search_flags("search_json")
 @profile_option
+@full_option
 @json_option
-def search_cmd(query: str, profile: str | None, as_json: bool, **options: Any) -> None:
+def search_cmd(query: str, profile: str | None, full: bool, as_json: bool, **options: Any) -> None:
     """Ranked chunks for a question, with citations, and what the search did (exo.search_json)."""
     found = _run(lambda r: api.search_json(r, query, **given(options)), profile)
     if as_json:
@@ -107,8 +132,8 @@ def search_cmd(query: str, profile: str | None, as_json: bool, **options: Any) -
         return
     rows, report = found["results"], found["report"]
     for row in rows:
-        row["text"] = " ".join(row["body"].split())[:100]
-    table(rows, ["rank", "citation", "stage", "text"])
+        row["text"] = " ".join(row["body"].split())
+    table(rows, ["rank", "citation", "stage", "text"], full=full)
     why = report["archive"]["why"]
     if report["archive"]["open"]:
         console.print(f"archive open: {escape(str(why))}")
@@ -125,7 +150,7 @@ def _provenance(report: dict[str, Any]) -> None:
 
 
 @click.command("context")
-@click.argument("query")
+@query_argument
 @search_flags("context_packet_json")
 @profile_option
 @json_option
@@ -145,9 +170,15 @@ def context_cmd(query: str, profile: str | None, as_json: bool, **options: Any) 
 @click.option("--workspace", help="The entity's workspace (default: every workspace that has it).")
 @bridge_option
 @as_of_option
+@full_option
 @json_option
 def dossier_cmd(
-    entity: str, workspace: str | None, bridge: tuple[str, ...], as_of: datetime | None, as_json: bool
+    entity: str,
+    workspace: str | None,
+    bridge: tuple[str, ...],
+    as_of: datetime | None,
+    full: bool,
+    as_json: bool,
 ) -> None:
     """One entity: type, dated mentions across documents, relations (exo.dossier)."""
     found = _run(lambda r: api.dossier(r, entity, workspace=workspace, bridge=bridge, as_of=as_of))
@@ -164,13 +195,14 @@ def dossier_cmd(
                 f"[bold]{escape(one['name'])}[/bold] ({one['type']}, {one['workspace']}): "
                 f"{one['mention_count']} mention(s) in {one['document_count']} document(s)"
             )
-            table(one["mentions"], ["written_at", "band", "path", "surface"], title="mentions")
+            table(one["mentions"], ["written_at", "band", "path", "surface"], "mentions", full)
             for direction in ("out", "in"):
                 if one["relations"][direction]:
                     table(
                         one["relations"][direction],
                         ["predicate", "name", "type", "documents"],
-                        title=direction,
+                        direction,
+                        full,
                     )
         hints(one)
 
@@ -181,6 +213,7 @@ def dossier_cmd(
 @click.option("--depth", default=1, show_default=True, type=click.IntRange(1, 3), help="Hops (level sets).")
 @bridge_option
 @as_of_option
+@full_option
 @json_option
 def related_cmd(
     entity: str,
@@ -188,6 +221,7 @@ def related_cmd(
     depth: int,
     bridge: tuple[str, ...],
     as_of: datetime | None,
+    full: bool,
     as_json: bool,
 ) -> None:
     """Entities related to one, up to three hops, hub-safe (exo.related)."""
@@ -197,7 +231,7 @@ def related_cmd(
     if as_json:
         dump(rows)
         return
-    table(_shown(rows), ["depth", "workspace", "type", "name"])
+    table(_shown(rows), ["depth", "workspace", "type", "name"], full=full)
     withheld(rows)
 
 
@@ -206,37 +240,118 @@ def related_cmd(
 @click.option("--workspace", help="The entity's workspace (default: every workspace that has it).")
 @bridge_option
 @as_of_option
+@full_option
 @json_option
 def timeline_cmd(
-    entity: str, workspace: str | None, bridge: tuple[str, ...], as_of: datetime | None, as_json: bool
+    entity: str,
+    workspace: str | None,
+    bridge: tuple[str, ...],
+    as_of: datetime | None,
+    full: bool,
+    as_json: bool,
 ) -> None:
     """One entity's mentions ordered by document date (exo.timeline)."""
     rows = _run(lambda r: api.timeline(r, entity, workspace=workspace, bridge=bridge, as_of=as_of))
     if as_json:
         dump(rows)
         return
-    table(_shown(rows), ["written_at", "band", "workspace", "path", "excerpt"])
+    table(_shown(rows), ["written_at", "band", "workspace", "path", "excerpt"], full=full)
     withheld(rows)
+
+
+def _counts(counts: dict[str, Any]) -> str:
+    """{"chunked": 2, "routed": 1} as "chunked 2, routed 1"."""
+    return ", ".join(f"{name} {n}" for name, n in counts.items()) or "none"
+
+
+def _audit(audit: dict[str, Any]) -> str:
+    closed = f"{audit['closed']} of {audit['facts']} fact rows closed ({float(audit['retirement_rate']):.2%})"
+    if audit["ran_at"] is None:
+        return f"{closed}; never run"
+    return f"{closed}; last run {audit['ran_at']}: {_counts(audit['findings'])}"
+
+
+#: How `exo status` says each part of exo.status, in this order; a part not here prints as JSON.
+STATUS_LINES: dict[str, Callable[[Any], str]] = {
+    "as_of": str,
+    "documents": lambda d: (
+        f"{d['total']} ({_counts(d['by_stage'])}), {d['conversations']} of them conversations"
+    ),
+    "quarantine": lambda n: f"{n} waiting for a routing decision (exo quarantine list)" if n else "empty",
+    "unreadable_folders": lambda u: "\n".join(
+        [str(u["total"])] + [f"{f['source']}: {f['path']} ({f['error']})" for f in u["folders"]]
+    ),
+    "chunks": lambda c: f"{c['total']} ({c['charged']} charged): {_counts(c['by_workspace'])}",
+    "embeddings": lambda models: (
+        "\n".join(
+            f"{m['model']}: {m['vectors']} vectors of {m['dimensions']}{' (active)' if m['active'] else ''}"
+            for m in models
+        )
+        or "no model"
+    ),
+    "graph": lambda graph: (
+        "\n".join(
+            f"{ws}: {g['entities']} entities, {g['mentions']} mentions, {g['relations']} relations"
+            for ws, g in graph.items()
+            if any(g.values())
+        )
+        or "empty"
+    ),
+    "deferred_subjects": str,
+    "audit": _audit,
+    "worker": lambda w: (
+        f"{w['running']} running, {w['dead']} dead in the last day; "
+        f"last heartbeat {w['last_heartbeat'] or 'never'}"
+    ),
+}
+
+
+#: The columns of the queues and work_by_stage tables: {header: key}.
+QUEUE_COLUMNS = {
+    "pending": "pending",
+    "in flight": "in_flight",
+    "failed": "failed",
+    "dead": "dead",
+    "held by dead workers": "held_by_dead_workers",
+    "oldest (s)": "oldest_age_s",
+}
+STAGE_COLUMNS = {
+    "documents": "documents",
+    "pending": "pending",
+    "in flight": "in_flight",
+    "failed": "failed",
+    "dead": "dead",
+    "lost": "lost",
+    "stuck": "stuck",
+}
+
+
+def _rows(named: dict[str, dict[str, Any]], first: str, columns: dict[str, str]) -> list[dict[str, Any]]:
+    """One row per name: {first: name, header: its value of key, ...} for columns {header: key}."""
+    return [{first: name} | {h: values[key] for h, key in columns.items()} for name, values in named.items()]
 
 
 @click.command("status")
 @json_option
 def status_cmd(as_json: bool) -> None:
-    """Pipeline stages, queues, graph totals and the worker's heartbeat (exo.status)."""
+    """Documents, chunks, graph, queues and the worker's heartbeat (exo.status); --json: all of it as is."""
     found = _run(api.status)
     if as_json:
         dump(found)
         return
     tabled = {"queues", "work_by_stage", "stuck"}
-    for key, value in found.items():
-        if key not in tabled:
-            console.print(f"[bold]{key}[/bold] {escape(json.dumps(value, default=str, ensure_ascii=False))}")
-    work = ["pending", "in_flight", "failed", "dead"]
-    queues = [{"queue": q, **v} for q, v in found.get("queues", {}).items() if q != "dead_letter"]
-    table(queues, ["queue", *work, "held_by_dead_workers", "oldest_age_s"], "queues (messages; failed: jobs)")
-    stages = [{"stage": s, **v} for s, v in found.get("work_by_stage", {}).items()]
-    if stages:
-        table(stages, ["stage", "documents", *work, "lost", "stuck"], "documents with work, by stage")
+    parts = [k for k in STATUS_LINES if k in found] + [k for k in found if k not in {*STATUS_LINES, *tabled}]
+    lines = Table.grid(padding=(0, 2))
+    lines.add_column(style="bold", no_wrap=True)
+    lines.add_column()
+    for part in parts:
+        say = STATUS_LINES.get(part, lambda value: json.dumps(value, default=str, ensure_ascii=False))
+        lines.add_row(part.replace("_", " "), Text(say(found[part])))
+    show(lines)
+    queues = {name: q for name, q in found.get("queues", {}).items() if name != "dead_letter"}
+    table(_rows(queues, "queue", QUEUE_COLUMNS), ["queue", *QUEUE_COLUMNS], "queues (messages; failed: jobs)")
+    if stages := _rows(found.get("work_by_stage", {}), "stage", STAGE_COLUMNS):
+        table(stages, ["stage", *STAGE_COLUMNS], "documents with work, by stage")
     stuck = found.get("stuck") or {}
     if stuck.get("documents"):
         console.print(f"[bold red]stuck[/bold red] {escape(stuck['hint'])}")
