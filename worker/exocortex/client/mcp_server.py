@@ -42,7 +42,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, ValidationError
 
 from exocortex.client import api, search_options
 from exocortex.client.sqlguard import Rejected
@@ -313,14 +313,44 @@ def make_tool(spec: ToolSpec, reader: api.Reader) -> Callable[..., str]:
     return call
 
 
-def strict(tool: Tool) -> Tool:
-    """Refuse arguments the tool does not have (a misspelt `workspace` for `workspaces` is an
-    error, not silently ignored); the schema says so too (additionalProperties: false)."""
-    loose = tool.fn_metadata.arg_model
-    model = type(loose.__name__, (loose,), {"model_config": ConfigDict(extra="forbid")})
-    tool.fn_metadata.arg_model = model
-    tool.parameters = model.model_json_schema(by_alias=True)
-    return tool
+class StrictTool(Tool):
+    """A tool that refuses arguments it does not have (a misspelt `workspace` for `workspaces` is an
+    error, not silently ignored; the schema says so too: additionalProperties false), and says what
+    is wrong with the arguments in one sentence that names them, not as pydantic's report."""
+
+    @classmethod
+    def from_function(cls, fn: Callable[..., Any], **kwargs: Any) -> StrictTool:
+        tool = super().from_function(fn, **kwargs)
+        loose = tool.fn_metadata.arg_model
+        model = type(loose.__name__, (loose,), {"model_config": ConfigDict(extra="forbid")})
+        tool.fn_metadata.arg_model = model
+        tool.parameters = model.model_json_schema(by_alias=True)
+        return tool
+
+    async def run(self, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            self.fn_metadata.validate_arguments(arguments)
+        except ValidationError as exc:
+            raise ToolError(argument_error(self.name, self.parameters, exc)) from exc
+        return await super().run(arguments, *args, **kwargs)
+
+
+def argument_error(tool: str, schema: dict[str, Any], exc: ValidationError) -> str:
+    """One sentence: each argument that is unknown, missing or of the wrong type, then the tool's
+    arguments, e.g. "search has no argument 'workspace'; its arguments are query (required), ..."."""
+    problems: dict[str, str] = {}  # the first error of each argument (a union has one per member)
+    for error in exc.errors():
+        name = str(error["loc"][0]) if error["loc"] else "arguments"
+        if error["type"] == "extra_forbidden":
+            problem = f"has no argument {name!r}"
+        elif error["type"] == "missing":
+            problem = f"needs the argument {name!r}"
+        else:
+            problem = f"has a bad {name!r} ({error['msg'][:1].lower()}{error['msg'][1:]})"
+        problems.setdefault(name, problem)
+    required = set(schema.get("required", []))
+    names = ", ".join(n + (" (required)" if n in required else "") for n in schema["properties"])
+    return f"{tool} {'; '.join(problems.values())}; its arguments are {names}."
 
 
 def tools(reader: api.Reader, specs: Sequence[ToolSpec] = TOOLS) -> list[Tool]:
@@ -328,14 +358,12 @@ def tools(reader: api.Reader, specs: Sequence[ToolSpec] = TOOLS) -> list[Tool]:
     records = ToolAnnotations(read_only_hint=False, idempotent_hint=False, open_world_hint=False)
     comments = catalog_comments(reader)
     return [
-        strict(
-            Tool.from_function(
-                make_tool(spec, reader),
-                name=spec.name,
-                description=description(spec, comments),
-                annotations=read_only if spec.read_only else records,
-                structured_output=False,
-            )
+        StrictTool.from_function(
+            make_tool(spec, reader),
+            name=spec.name,
+            description=description(spec, comments),
+            annotations=read_only if spec.read_only else records,
+            structured_output=False,
         )
         for spec in specs
     ]
