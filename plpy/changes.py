@@ -63,6 +63,14 @@ _NUMBER = re.compile(r"[£$€]?\d+(?:[.,:]\d+)*")
 # A unit written right after a number ("10 km", "50GB", "250 ms"): its kind of quantity.
 _UNIT = re.compile(r"\s?([A-Za-z]{1,5})\b")
 WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())  # noqa: SIM905
+# What a quantity of a unit measures, so that a line telling "42 km" answers "What distance...?"
+# (units are a closed class: the common ones of length, data, weight and duration).
+MEASURES = {
+    **dict.fromkeys(["km", "mi", "m", "miles", "mile", "metres", "meters", "ft", "feet"], ("distance", "length")),
+    **dict.fromkeys(["gb", "mb", "tb", "kb"], ("data", "storage")),
+    **dict.fromkeys(["kg", "lb", "lbs", "pounds", "stone"], ("weight",)),
+    **dict.fromkeys(["ms", "sec", "secs", "seconds", "min", "mins", "minutes", "hours", "hrs"], ("time", "duration")),
+}  # fmt: skip
 # A run of capitalised words, after a short abbreviation ("Dr. Okafor", "St. Ives").
 _NAME = re.compile(r"\b(?:[A-Z][a-z]{0,2}\.\s+)?[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
 _OPENS = re.compile(r"(?:^|[.!?:;]\s+)$")
@@ -137,7 +145,7 @@ def without_opening(m, text):
 
 def statement(line, asked):
     """(values, about) of an answering line: the values it tells (told()), and the stems of its
-    content words."""
+    content words and of what its quantities measure (MEASURES)."""
     text = told(line)
     numbers = {(value_kind(m.group(), text[m.end() :]), m.group()) for m in _NUMBER.finditer(text)}
     names = {name for m in _NAME.finditer(text) if (name := without_opening(m, text))}
@@ -145,6 +153,7 @@ def statement(line, asked):
     values = numbers | {(name_kind(n), n) for n in names}
     inside = {w.casefold() for _, v in values for w in _WORD.findall(v)}
     about = {w.casefold() for w in _WORD.findall(line)} - STOPWORDS - inside
+    about |= {m for k, _ in values if k.startswith("number ") for m in MEASURES.get(k[7:], ())}
     return values, {stem(w) for w in about if len(w) >= 3 and not w.isdigit()}
 
 
@@ -166,8 +175,9 @@ def same_thing(a, b, asked):
     """Two statements of the same thing that differ: they share a content word or a value ("from
     21 km to 42 km" after "from 10 km to 21 km"), or a SPECIFIC kind of value ("Tuesdays" and
     "Thursdays", "21 km" and "42 km") that is all a line without a word of the question tells
-    (`asked`: the stems of its content words); and they differ(). A group of them is about the
-    question when one of its lines holds a word of it (order_changes)."""
+    (`asked`: the stems of its content words), or the one value of its kind that a newer line
+    saying it changes tells; and they differ(). A group of them is about the question when one of
+    its lines holds a word of it (order_changes)."""
     if not (a["values"] and b["values"] and a["time"] and b["time"]):
         return False
     kinds = {k for k, _ in a["values"]} & {k for k, _ in b["values"]}
@@ -178,7 +188,15 @@ def same_thing(a, b, asked):
         for kind in kinds
         if SPECIFIC.fullmatch(kind)
     )
-    shared = a["about"] & b["about"] or a["values"] & b["values"] or alike
+    # a newer line that says it changes something, holds none of the question's words and tells
+    # one value (no old one to share: "We moved to York last month.") is about what a line that
+    # holds a word of the question tells of its kind ("Living in Leeds, ...")
+    updates = any(
+        f["update"] and f["time"] > g["time"] and len(f["values"]) == 1 and (f["about"] | g["about"]) & asked
+        and next(iter(f["values"]))[0] in kinds
+        for f, g in ((a, b), (b, a))
+    )  # fmt: skip
+    shared = a["about"] & b["about"] or a["values"] & b["values"] or alike or updates
     return bool(shared) and differ(a["values"], b["values"])
 
 

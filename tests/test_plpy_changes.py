@@ -117,6 +117,36 @@ def test_values_of_a_specific_kind_tie_lines_that_share_no_word():
     assert changes.order_changes("What is my salary?", runs, {}) == runs
 
 
+def test_a_quantity_is_about_what_its_unit_measures():
+    """ "42 km" answers a question about distance, "50 GB" one about data: a group of them is
+    about the question though neither line holds its words."""
+    _, about = changes.statement("New target: 42 km.", set())
+    assert {"distanc", "length"} <= about
+    runs = [chat(1, "r0", "2025-11-03 12:42 Sam: New target: 21 km."),
+            chat(2, "r1", "2026-03-28 11:33 Sam: New target: 42 km.")]  # fmt: skip
+    out = changes.order_changes("What distance am I training for?", runs, {})
+    assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(2, "later"), (1, "earlier")]
+    # a weight is no distance
+    assert changes.order_changes("What weight am I training for?", runs, {}) == runs
+
+
+def test_a_newer_line_that_says_it_changes_to_one_value_updates_a_line_of_its_kind():
+    """ "We moved to York last month." shares no word with "Living in Leeds, ...", and a bare
+    name is too common a kind to tie lines by; a newer line that says it changes and tells one
+    value is about the other's value of that kind. Naming two values, it would share the old."""
+    old = chat(1, "c0", "2025-09-25 18:12 Sam: Living in Leeds, which broadband is best?")
+    new = chat(2, "c1", "2026-02-18 08:30 Sam: We moved to York last month.")
+    out = changes.order_changes("Which city do I live in?", [new, old], {})
+    assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(2, "later"), (1, "earlier")]
+    # an older line that says it changes updates nothing newer
+    older = chat(2, "c1", "2025-02-18 08:30 Sam: We moved to York last month.")
+    assert changes.order_changes("Which city do I live in?", [older, old], {}) == [older, old]
+    # a change to two values, neither the other line's, is about something else
+    club = chat(3, "b1", "2025-12-31 21:43 Sam: Book club is at the Lantern instead of Hollis Café.")
+    offsite = chat(4, "o0", "2025-09-17 08:43 Sam: The team offsite is on 12 May at Juniper Hall.")
+    assert changes.order_changes("Where is the team offsite?", [club, offsite], {}) == [club, offsite]
+
+
 def test_a_newer_statement_below_the_cut_takes_the_place_of_chatter():
     old = chat(1, "p0", "2025-08-03 17:02 Sam: My phone plan has 20 GB of data; is that enough?")
     chatter = chat(2, "p1", "2026-10-11 11:45 Sam: How do I check data usage on Android?")
