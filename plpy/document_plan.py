@@ -42,6 +42,7 @@ def plan(doc, text, settings, subjects, today, router=None):
         settings["routing.keywords"],
         settings["routing.confidence_threshold"],
         model,
+        settings.get("routing.default_workspace"),
     )
     result = {"route": decision}
     if decision["workspace"] is None:

@@ -7,12 +7,19 @@ multinomial naive Bayes over words, trained on the documents already in the
 workspaces) once at least two workspaces have enough documents, and by the keyword
 lists before that. Either's confidence gates quarantine: the learned router's
 confidence is its posterior, and below its threshold the document waits in
-quarantine (the keyword lists are not asked then).
+quarantine (the keyword lists are not asked then). Until the learned router can
+judge, a document the keyword lists are unsure of goes to the default workspace
+(routing.default_workspace, method "default") instead: a first ingest is
+searchable without review. Frontmatter naming a workspace that does not exist
+always waits in quarantine: the person said where it goes, and that place is
+missing. A quarantined decision carries "doubt", a code for why
+(unknown_workspace, learned_unsure, keywords_unsure, no_keywords), which
+sql/520_documents.sql (exo_private.document_why) turns into words and a fix.
 
 The router learns only from decisions it did not make itself: frontmatter, a
 forced workspace, a folder rule, a person's review and a confident keyword route
-train it; a learned route never does (sql/105_routing.sql, router_training), so
-its mistakes cannot feed on themselves.
+train it; a learned route or a default one never does (sql/105_routing.sql,
+router_training), so its mistakes and its guesses cannot feed on themselves.
 """
 
 import json
@@ -24,14 +31,17 @@ _WORD = re.compile(r"[a-z][a-z0-9']*")
 MIN_HITS = 3
 
 
-def _decision(workspace, method, confidence, reasons, candidates=()):
-    return {
+def _decision(workspace, method, confidence, reasons, candidates=(), doubt=None):
+    decision = {
         "workspace": workspace,
         "method": method,
         "confidence": round(confidence, 3),
         "reasons": list(reasons),
         "candidates": list(candidates),
     }
+    if doubt is not None:  # quarantine: why, as a code
+        decision["doubt"] = doubt
+    return decision
 
 
 def classify(text, keywords):
@@ -244,24 +254,40 @@ def refresh_router(plpy, force, min_change):
     }
 
 
-def route(path, text, frontmatter, review, forced, workspaces, folder_rules, keywords, threshold, model=None):
+def route(
+    path,
+    text,
+    frontmatter,
+    review,
+    forced,
+    workspaces,
+    folder_rules,
+    keywords,
+    threshold,
+    model=None,
+    default=None,
+):
     """The routing decision; workspace None means quarantine. model: the learned router
-    (load_router) with its "threshold" and "min_documents" settings, or None."""
+    (load_router) with its "threshold" and "min_documents" settings, or None. default: the
+    workspace for what the keyword lists are unsure of while the learned router cannot judge
+    (routing.default_workspace), or None to quarantine it."""
     reasons = []
     if review and review.get("workspace") in workspaces:
         return _decision(review["workspace"], "review", 1.0, ["quarantine review: " + review["decision"]])
     declared = frontmatter.get("workspace")
-    if declared is not None:
-        declared = str(declared).strip().lower()
+    declared = "" if declared is None else str(declared).strip().lower()
+    if declared:
         if declared in workspaces:
             return _decision(declared, "frontmatter", 1.0, ["frontmatter workspace: " + declared])
-        reasons.append("frontmatter workspace '" + declared + "' does not exist")
+        # The person said where it goes and that place is missing: a person decides, no rule.
+        why = "frontmatter workspace '" + declared + "' does not exist"
+        return _decision(None, "frontmatter", 0.0, [why], doubt="unknown_workspace")
     if forced in workspaces:
-        return _decision(forced, "forced", 1.0, [*reasons, "ingested with --workspace " + forced])
+        return _decision(forced, "forced", 1.0, ["ingested with --workspace " + forced])
     folders = [part.lower() for part in path.split("/")[:-1]]
     for rule in folder_rules:
         if rule.get("folder", "").lower() in folders and rule.get("workspace") in workspaces:
-            return _decision(rule["workspace"], "folder", 1.0, [*reasons, "folder '" + rule["folder"] + "'"])
+            return _decision(rule["workspace"], "folder", 1.0, ["folder '" + rule["folder"] + "'"])
     learned = learned_candidates(text, model, workspaces) if model else None
     if learned is not None:
         best = learned[0]
@@ -269,18 +295,29 @@ def route(path, text, frontmatter, review, forced, workspaces, folder_rules, key
         shown = [{**c, "score": round(c["score"], 4)} for c in learned]
         if best["score"] < model["threshold"]:
             reasons.append(why + " below threshold " + str(model["threshold"]))
-            return _decision(None, "learned", best["score"], reasons, shown)
+            return _decision(None, "learned", best["score"], reasons, shown, doubt="learned_unsure")
         return _decision(best["workspace"], "learned", best["score"], [*reasons, why], shown)
     candidates = [c for c in classify(text, keywords) if c["workspace"] in workspaces]
     total = sum(c["score"] for c in candidates)
     if not candidates or candidates[0]["score"] == 0:
-        return _decision(None, "classifier", 0.0, [*reasons, "no workspace keywords found"], candidates)
-    best = candidates[0]
-    # The winner's share of the evidence (+1 smoothing), scaled down while it rests
-    # on fewer than MIN_HITS distinct words: two stray words are never confident.
-    confidence = best["score"] / (total + 1.0) * min(1.0, len(best["hits"]) / MIN_HITS)
-    why = "classifier: " + best["workspace"] + " (" + ", ".join(best["hits"][:8]) + ")"
-    if confidence < threshold:
+        confidence, doubt = 0.0, "no_keywords"
+        reasons.append("no workspace keywords found")
+    else:
+        best = candidates[0]
+        # The winner's share of the evidence (+1 smoothing), scaled down while it rests
+        # on fewer than MIN_HITS distinct words: two stray words are never confident.
+        confidence = best["score"] / (total + 1.0) * min(1.0, len(best["hits"]) / MIN_HITS)
+        why = "classifier: " + best["workspace"] + " (" + ", ".join(best["hits"][:8]) + ")"
+        if confidence >= threshold:
+            return _decision(best["workspace"], "classifier", confidence, [*reasons, why], candidates)
+        doubt = "keywords_unsure"
         reasons.append(why + " below threshold " + str(threshold))
-        return _decision(None, "classifier", confidence, reasons, candidates)
-    return _decision(best["workspace"], "classifier", confidence, [*reasons, why], candidates)
+    if default is not None:
+        if default in workspaces:
+            # The learned router cannot judge yet (else it would have): no review needed.
+            reasons.append("the router has not been trained yet: the default workspace " + default)
+            return _decision(default, "default", confidence, reasons, candidates)
+        reasons.append(
+            "the default workspace '" + str(default) + "' does not exist (routing.default_workspace)"
+        )
+    return _decision(None, "classifier", confidence, reasons, candidates, doubt=doubt)

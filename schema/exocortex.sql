@@ -744,6 +744,65 @@ ALTER FUNCTION exo.document(document text, bridge text[], as_of timestamp with t
 COMMENT ON FUNCTION exo.document(document text, bridge text[], as_of timestamp with time zone) IS 'One document of the ledger as jsonb. document: an id (digits), an exact path, or a unique path suffix at a folder boundary (case-insensitive: "rent.md", "admin/rent.md"). Gives document_id, path, source, title, extension, stage, size_bytes, sha256, written_at, first_seen_at, stage_changed_at, band, band_source, band_reason, workspace, route (the router''s decision), canonical, error_class, error_message, chunks, charged_chunks, entities extracted from it (at most 200, most mentioned first: entity_id, name, type, mentions) and hints. Care: entities that are deferred subjects and mentions in charged chunks are left out unless bridge names the subject; a hint says so {subject, workspace, mentions, chunks, how}. A charged document (its frontmatter charges a deferred subject, or every chunk is withheld, as when its title or path names the subject near a cue) gives only {document_id, workspace, stage, withheld: true, hints {subject, workspace, chunks, how}} unless bridge names the subject: no title, no path. Raises invalid_parameter_value when nothing matches, or when several do (listing up to 5, a charged document''s path withheld), and when as_of is given and the document was not written by its day (an undated one neither; a charged document answers as above whatever as_of).';
 
 --
+-- Name: documents(text[], text, integer, text[]); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.documents(stages text[] DEFAULT NULL::text[], path_glob text DEFAULT NULL::text, max_results integer DEFAULT 200, bridge text[] DEFAULT '{}'::text[]) RETURNS TABLE(document_id bigint, path text, title text, stage text, workspace text, code text, reason text, fix text, withheld boolean)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    n int := least(greatest(coalesce(max_results, 200), 1), 1000);
+    pattern text := exo_private.glob_like(path_glob);
+    known text[] := array(select pg_catalog.unnest(pg_catalog.enum_range(null::exo_private.document_stage))::text);
+    bad text := (select s from pg_catalog.unnest(stages) s where s is null or not s = any (known) limit 1);
+    ids bigint[];
+begin
+    if bad is not null or array_position(stages, null) is not null then
+        perform exo_private.invalid_argument(
+            format('stage must be one of %s, not %s', array_to_string(known, ', '), exo_private.quoted(bad)));
+    end if;
+    if path_glob = '' then
+        perform exo_private.invalid_argument('path_glob must not be empty');
+    end if;
+    select array_agg(x.id order by x.rank, x.path, x.id) into ids
+    from (select d.id, d.path,
+                 array_position(array['failed', 'quarantined', 'skipped', 'ocr_pending'], d.stage::text) as rank
+          from exo_private.documents d
+          join exo_private.sources s on s.id = d.source_id
+          where d.conversation_id is null
+            and (case when stages is null then d.stage <> 'deleted' else d.stage::text = any (stages) end)
+            and (pattern is null or d.path like pattern or s.root || '/' || d.path like pattern)
+          order by 3 nulls last, d.path, d.id
+          limit n) x;
+    return query
+        with closed as materialized (
+            select k.document_id, k.withheld from exo_private.closed_documents(ids, bridge) k
+        )
+        select d.id,
+               case when c.withheld is null then d.path end,
+               case when c.withheld is null then d.title end,
+               d.stage::text, d.workspace, w.code,
+               -- a charged document's reason in general words: its own detail may quote it
+               case when c.withheld is null then w.reason else w.kind end,
+               w.fix, c.withheld is not null
+        from pg_catalog.unnest(ids) with ordinality u (id, ord)
+        join exo_private.documents d on d.id = u.id
+        left join closed c on c.document_id = d.id
+        cross join lateral exo_private.document_why(d) w
+        order by u.ord;
+end
+$$;
+
+ALTER FUNCTION exo.documents(stages text[], path_glob text, max_results integer, bridge text[]) OWNER TO exo_api;
+
+--
+-- Name: FUNCTION documents(stages text[], path_glob text, max_results integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.documents(stages text[], path_glob text, max_results integer, bridge text[]) IS 'The documents of the ledger (files; chat conversations are not listed) with why each stands where it does and what fixes it: document_id, path, title, stage, workspace, code (a quarantine doubt such as unknown_workspace or learned_unsure, an error class such as corrupt or empty, or the route method), reason (in words), fix (the command or change that resolves it; null when nothing needs doing) and withheld. stages: only these (failed, skipped, quarantined, ...; default every stage but deleted); path_glob: * any characters, ? one, on the path under its source root or on root/path; at most max_results rows (clamped to 1..1000), failed first, then quarantined, skipped, ocr_pending, the rest, each by path. Care: a charged document (as for exo.document) shows no path or title, and its reason in general words, unless bridge names the subject. Raises invalid_parameter_value for an unknown stage or an empty path_glob.';
+
+--
 -- Name: dossier(text, text, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
@@ -8495,6 +8554,14 @@ _NUMBER = re.compile(r"[£$€]?\d+(?:[.,:]\d+)*")
 # A unit written right after a number ("10 km", "50GB", "250 ms"): its kind of quantity.
 _UNIT = re.compile(r"\s?([A-Za-z]{1,5})\b")
 WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())  # noqa: SIM905
+# What a quantity of a unit measures, so that a line telling "42 km" answers "What distance...?"
+# (units are a closed class: the common ones of length, data, weight and duration).
+MEASURES = {
+    **dict.fromkeys(["km", "mi", "m", "miles", "mile", "metres", "meters", "ft", "feet"], ("distance", "length")),
+    **dict.fromkeys(["gb", "mb", "tb", "kb"], ("data", "storage")),
+    **dict.fromkeys(["kg", "lb", "lbs", "pounds", "stone"], ("weight",)),
+    **dict.fromkeys(["ms", "sec", "secs", "seconds", "min", "mins", "minutes", "hours", "hrs"], ("time", "duration")),
+}  # fmt: skip
 # A run of capitalised words, after a short abbreviation ("Dr. Okafor", "St. Ives").
 _NAME = re.compile(r"\b(?:[A-Z][a-z]{0,2}\.\s+)?[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
 _OPENS = re.compile(r"(?:^|[.!?:;]\s+)$")
@@ -8561,7 +8628,7 @@ def without_opening(m, text):
 
 def statement(line, asked):
     """(values, about) of an answering line: the values it tells (told()), and the stems of its
-    content words."""
+    content words and of what its quantities measure (MEASURES)."""
     text = told(line)
     numbers = {(value_kind(m.group(), text[m.end() :]), m.group()) for m in _NUMBER.finditer(text)}
     names = {name for m in _NAME.finditer(text) if (name := without_opening(m, text))}
@@ -8569,6 +8636,7 @@ def statement(line, asked):
     values = numbers | {(name_kind(n), n) for n in names}
     inside = {w.casefold() for _, v in values for w in _WORD.findall(v)}
     about = {w.casefold() for w in _WORD.findall(line)} - STOPWORDS - inside
+    about |= {m for k, _ in values if k.startswith("number ") for m in MEASURES.get(k[7:], ())}
     return values, {stem(w) for w in about if len(w) >= 3 and not w.isdigit()}
 
 def stated(c, words, asked):
@@ -8588,8 +8656,9 @@ def same_thing(a, b, asked):
     """Two statements of the same thing that differ: they share a content word or a value ("from
     21 km to 42 km" after "from 10 km to 21 km"), or a SPECIFIC kind of value ("Tuesdays" and
     "Thursdays", "21 km" and "42 km") that is all a line without a word of the question tells
-    (`asked`: the stems of its content words); and they differ(). A group of them is about the
-    question when one of its lines holds a word of it (order_changes)."""
+    (`asked`: the stems of its content words), or the one value of its kind that a newer line
+    saying it changes tells; and they differ(). A group of them is about the question when one of
+    its lines holds a word of it (order_changes)."""
     if not (a["values"] and b["values"] and a["time"] and b["time"]):
         return False
     kinds = {k for k, _ in a["values"]} & {k for k, _ in b["values"]}
@@ -8600,7 +8669,15 @@ def same_thing(a, b, asked):
         for kind in kinds
         if SPECIFIC.fullmatch(kind)
     )
-    shared = a["about"] & b["about"] or a["values"] & b["values"] or alike
+    # a newer line that says it changes something, holds none of the question's words and tells
+    # one value (no old one to share: "We moved to York last month.") is about what a line that
+    # holds a word of the question tells of its kind ("Living in Leeds, ...")
+    updates = any(
+        f["update"] and f["time"] > g["time"] and len(f["values"]) == 1 and (f["about"] | g["about"]) & asked
+        and next(iter(f["values"]))[0] in kinds
+        for f, g in ((a, b), (b, a))
+    )  # fmt: skip
+    shared = a["about"] & b["about"] or a["values"] & b["values"] or alike or updates
     return bool(shared) and differ(a["values"], b["values"])
 
 def newer_from_pool(chosen, facts, pool, words, every, asked):
@@ -13750,6 +13827,218 @@ ALTER FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, a
 --
 
 COMMENT ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer, numeric_order text) IS 'Temporal signals of a query (plpy/temporal.py) for the given cue phrases, day, archive threshold and numeric date order (dmy or mdy; null: dmy).';
+
+--
+-- Name: documents; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.documents (
+    id bigint NOT NULL,
+    source_id integer,
+    path text NOT NULL,
+    extension text NOT NULL,
+    size_bytes bigint NOT NULL,
+    mtime_ns bigint NOT NULL,
+    sha256 text,
+    stage exo_private.document_stage DEFAULT 'new'::exo_private.document_stage NOT NULL,
+    error_class text,
+    error_message text,
+    workspace text,
+    route jsonb,
+    review jsonb,
+    band exo_private.band,
+    band_source text,
+    band_reason text,
+    written_at date,
+    title text,
+    canonical boolean DEFAULT false NOT NULL,
+    frontmatter jsonb DEFAULT '{}'::jsonb NOT NULL,
+    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
+    first_seen_at timestamp with time zone DEFAULT now() NOT NULL,
+    stage_changed_at timestamp with time zone DEFAULT now() NOT NULL,
+    title_key text GENERATED ALWAYS AS (NULLIF(btrim(regexp_replace(lower(COALESCE(title, ''::text)), '[^[:alnum:]]+'::text, ' '::text, 'g'::text)), ''::text)) STORED,
+    file_name text GENERATED ALWAYS AS (lower(regexp_replace(path, '^.*/'::text, ''::text))) STORED,
+    file_stem text GENERATED ALWAYS AS (lower(regexp_replace(regexp_replace(path, '^.*/'::text, ''::text), '\.[^.]*$'::text, ''::text))) STORED,
+    path_bytes bytea NOT NULL,
+    conversation_id bigint,
+    CONSTRAINT documents_band_source_check CHECK ((band_source = ANY (ARRAY['frontmatter'::text, 'inferred'::text]))),
+    CONSTRAINT documents_check CHECK (((stage = ANY (ARRAY['failed'::exo_private.document_stage, 'skipped'::exo_private.document_stage])) = (error_class IS NOT NULL))),
+    CONSTRAINT documents_one_origin CHECK ((num_nonnulls(source_id, conversation_id) = 1))
+);
+
+ALTER TABLE exo_private.documents OWNER TO exo_owner;
+
+--
+-- Name: TABLE documents; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.documents IS 'The ledger: one row per file the scanner saw, with its stage, routing, band and errors.';
+
+--
+-- Name: COLUMN documents.path; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.documents.path IS 'Display form of path_bytes, for people: undecodable bytes written as \x escapes (not unique).';
+
+--
+-- Name: COLUMN documents.route; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.documents.route IS 'The router''s decision: method, workspace, confidence, candidates with scores and reasons.';
+
+--
+-- Name: COLUMN documents.review; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.documents.review IS 'A person''s quarantine decision (approved, reassigned, rejected); outranks the router.';
+
+--
+-- Name: COLUMN documents.title_key; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.documents.title_key IS 'The title lower-cased with every run of non-alphanumerics as one space: what an n-gram of a query is compared with.';
+
+--
+-- Name: COLUMN documents.path_bytes; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.documents.path_bytes IS 'The path relative to the source root as the file system''s raw bytes: the ledger key.';
+
+--
+-- Name: COLUMN documents.conversation_id; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.documents.conversation_id IS 'Set on a conversation document (path chat/<source>/<external_id>, extension chat, no source, no sha256): the chat conversation whose windows are its chunks.';
+
+--
+-- Name: document_why(exo_private.documents); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.document_why(doc exo_private.documents, OUT code text, OUT kind text, OUT reason text, OUT fix text) RETURNS record
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    best text := doc.route -> 'candidates' -> 0 ->> 'workspace';
+    best_score float8 := (doc.route -> 'candidates' -> 0 ->> 'score')::float8;
+    existing text := (select string_agg(w.name, ', ' order by w.name) from exo_private.workspaces w);
+    review text := case when best is not null and coalesce(best_score, 0) > 0
+                        then format('exo quarantine approve %s (to %s) or ', doc.id, best) else '' end
+                   || format('exo quarantine reassign %s WORKSPACE (one of %s)', doc.id, existing);
+    declared text := pg_catalog.lower(pg_catalog.btrim(doc.frontmatter ->> 'workspace'));
+begin
+    if doc.stage = 'quarantined' then
+        code := coalesce(doc.route ->> 'doubt',
+                         case when doc.route ->> 'method' = 'learned' then 'learned_unsure'
+                              when coalesce((doc.route ->> 'confidence')::float8, 0) = 0 then 'no_keywords'
+                              else 'keywords_unsure' end);
+        case code
+            when 'unknown_workspace' then
+                kind := 'frontmatter names a workspace that does not exist';
+                reason := format('frontmatter names workspace %s, which does not exist',
+                                 pg_catalog.quote_literal(declared));
+                fix := format('change workspace: in its frontmatter to one of %s and ingest again, or '
+                              'exo quarantine reassign %s WORKSPACE', existing, doc.id);
+            when 'learned_unsure' then
+                kind := 'the trained router is unsure';
+                reason := format('the trained router is unsure: best %s at %s, under routing.learned_threshold %s',
+                                 best, round(best_score::numeric, 3),
+                                 (select s.value #>> '{}' from exo_private.settings s
+                                  where s.key = 'routing.learned_threshold'));
+                fix := review;
+            when 'keywords_unsure' then
+                kind := 'the keyword lists are unsure';
+                reason := format('the keyword lists are unsure: best %s at %s, under routing.confidence_threshold %s',
+                                 best, (doc.route ->> 'confidence'),
+                                 (select s.value #>> '{}' from exo_private.settings s
+                                  where s.key = 'routing.confidence_threshold'));
+                fix := review;
+            else
+                kind := 'no rule placed it and no workspace keywords were found';
+                reason := kind;
+                fix := review;
+        end case;
+        -- quarantined before routing.default_workspace was set (or with it missing)
+        reason := reason || coalesce('; ' || (select r from jsonb_array_elements_text(doc.route -> 'reasons') r
+                                              where r like 'the default workspace %' limit 1), '');
+        return;
+    end if;
+    if doc.stage in ('failed', 'skipped') then
+        code := coalesce(doc.error_class, doc.stage::text);
+        select x.kind, x.fix into kind, fix
+        from (values
+            ('corrupt', 'damaged, or not what its extension says',
+             'open it in its program and save it again (or export it as PDF or text), then exo ingest again'),
+            ('encrypted', 'password-protected',
+             'save a copy without the password, then exo ingest again'),
+            ('zip_bomb', 'expands too much to open safely', 'nothing to do (extract its text some other way)'),
+            ('binary', 'binary content under a text extension',
+             'nothing to do if it is not text; otherwise give it the extension of its format'),
+            ('too_large', 'over the size or memory limit',
+             'raise ingest.max_file_bytes or ingest.extract_memory_bytes in exo_private.settings, or split the file'),
+            ('timeout', 'reading it took too long',
+             'raise ingest.file_timeout_s in exo_private.settings, then exo ingest again'),
+            ('unreadable', 'could not be read',
+             'check that you may read it (permissions, a file still downloading), then exo ingest again'),
+            ('crashed', 'the extractor crashed on it', 'exo ingest again; if it stays, the file is the cause'),
+            ('ocr_timeout', 'OCR took too long on the scan', 'exo worker retry-failed --queue ocr'),
+            ('ocr_failed', 'OCR could not read the scan', 'exo worker retry-failed --queue ocr'),
+            ('ocr_unavailable', 'OCR is not available',
+             'exo doctor says what is missing; then exo worker retry-failed --queue ocr'),
+            ('empty', 'no text in it', 'nothing to do'),
+            ('junk', 'a large data file (delimiters, not prose)', 'nothing to do'),
+            ('rejected', 'you rejected it in quarantine review', 'nothing to do'),
+            ('excluded_sensitive', 'its name says it may hold a secret: never read',
+             'nothing to do; rename it if it holds no secret'),
+            ('hidden', 'a hidden file', 'nothing to do'),
+            ('unsupported_extension', 'a format exocortex does not read',
+             'nothing to do; to include it, convert it to PDF, Markdown or text'),
+            ('symlink', 'a symbolic link (never followed)', 'ingest what it points to as its own folder'),
+            ('special_file', 'not a regular file', 'nothing to do'),
+            ('path_too_long', 'its path is longer than the system opens', 'move it to a shorter path')
+        ) x (error_class, kind, fix)
+        where x.error_class = code;
+        if kind is null then
+            kind := format('an error while processing it (%s)', code);
+            fix := 'exo ingest again; if it stays, report it with this message';
+        end if;
+        reason := kind || coalesce(': ' || doc.error_message, '');
+        return;
+    end if;
+    code := coalesce(doc.route ->> 'method', doc.stage::text);
+    if doc.stage in ('chunked', 'embedded', 'graphed') then
+        kind := format('in %s by %s', doc.workspace,
+                       case code when 'review' then 'your review'
+                                 when 'frontmatter' then 'its frontmatter'
+                                 when 'forced' then 'exo ingest --workspace'
+                                 when 'folder' then 'a folder rule'
+                                 when 'classifier' then 'the keyword lists'
+                                 when 'learned' then 'the learned router'
+                                 when 'default' then 'default: the router had not been trained yet'
+                                 else code end);
+        fix := case when code = 'default' then
+                   'to place it elsewhere: workspace: in its frontmatter, exo ingest --workspace, or a folder '
+                   'rule (routing.folder_rules); then exo ingest (or exo rebuild)' end;
+    elsif doc.stage = 'ocr_pending' then
+        kind := 'a scan waiting for OCR';
+        fix := 'exo worker (or exo worker --once --queue ocr) reads it';
+    elsif doc.stage = 'deleted' then
+        kind := 'the file is gone';
+    else
+        kind := 'being processed';
+        fix := 'exo ingest again if it stays here';
+    end if;
+    reason := kind;
+end
+$$;
+
+ALTER FUNCTION exo_private.document_why(doc exo_private.documents, OUT code text, OUT kind text, OUT reason text, OUT fix text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION document_why(doc exo_private.documents, OUT code text, OUT kind text, OUT reason text, OUT fix text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.document_why(doc exo_private.documents, OUT code text, OUT kind text, OUT reason text, OUT fix text) IS 'Why a document stands where it does: code (a quarantine doubt, an error class, or a route method), kind (the reason in words, without the document''s own detail: for grouping), reason (in words, with the detail: the error message, the router''s best candidate) and fix (what resolves it, a command where one does; null when nothing needs doing).';
 
 --
 -- Name: drop_relation_edges(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -21312,12 +21601,19 @@ multinomial naive Bayes over words, trained on the documents already in the
 workspaces) once at least two workspaces have enough documents, and by the keyword
 lists before that. Either's confidence gates quarantine: the learned router's
 confidence is its posterior, and below its threshold the document waits in
-quarantine (the keyword lists are not asked then).
+quarantine (the keyword lists are not asked then). Until the learned router can
+judge, a document the keyword lists are unsure of goes to the default workspace
+(routing.default_workspace, method "default") instead: a first ingest is
+searchable without review. Frontmatter naming a workspace that does not exist
+always waits in quarantine: the person said where it goes, and that place is
+missing. A quarantined decision carries "doubt", a code for why
+(unknown_workspace, learned_unsure, keywords_unsure, no_keywords), which
+sql/520_documents.sql (exo_private.document_why) turns into words and a fix.
 
 The router learns only from decisions it did not make itself: frontmatter, a
 forced workspace, a folder rule, a person's review and a confident keyword route
-train it; a learned route never does (sql/105_routing.sql, router_training), so
-its mistakes cannot feed on themselves.
+train it; a learned route or a default one never does (sql/105_routing.sql,
+router_training), so its mistakes and its guesses cannot feed on themselves.
 """
 
 import json
@@ -21328,14 +21624,17 @@ from collections import Counter
 _WORD = re.compile(r"[a-z][a-z0-9']*")
 MIN_HITS = 3
 
-def _decision(workspace, method, confidence, reasons, candidates=()):
-    return {
+def _decision(workspace, method, confidence, reasons, candidates=(), doubt=None):
+    decision = {
         "workspace": workspace,
         "method": method,
         "confidence": round(confidence, 3),
         "reasons": list(reasons),
         "candidates": list(candidates),
     }
+    if doubt is not None:  # quarantine: why, as a code
+        decision["doubt"] = doubt
+    return decision
 
 def classify(text, keywords):
     """Candidates [{workspace, score, hits}] by distinct keyword hits, best first."""
@@ -21540,24 +21839,40 @@ def refresh_router(plpy, force, min_change):
         "terms": len(model["terms"]),
     }
 
-def route(path, text, frontmatter, review, forced, workspaces, folder_rules, keywords, threshold, model=None):
+def route(
+    path,
+    text,
+    frontmatter,
+    review,
+    forced,
+    workspaces,
+    folder_rules,
+    keywords,
+    threshold,
+    model=None,
+    default=None,
+):
     """The routing decision; workspace None means quarantine. model: the learned router
-    (load_router) with its "threshold" and "min_documents" settings, or None."""
+    (load_router) with its "threshold" and "min_documents" settings, or None. default: the
+    workspace for what the keyword lists are unsure of while the learned router cannot judge
+    (routing.default_workspace), or None to quarantine it."""
     reasons = []
     if review and review.get("workspace") in workspaces:
         return _decision(review["workspace"], "review", 1.0, ["quarantine review: " + review["decision"]])
     declared = frontmatter.get("workspace")
-    if declared is not None:
-        declared = str(declared).strip().lower()
+    declared = "" if declared is None else str(declared).strip().lower()
+    if declared:
         if declared in workspaces:
             return _decision(declared, "frontmatter", 1.0, ["frontmatter workspace: " + declared])
-        reasons.append("frontmatter workspace '" + declared + "' does not exist")
+        # The person said where it goes and that place is missing: a person decides, no rule.
+        why = "frontmatter workspace '" + declared + "' does not exist"
+        return _decision(None, "frontmatter", 0.0, [why], doubt="unknown_workspace")
     if forced in workspaces:
-        return _decision(forced, "forced", 1.0, [*reasons, "ingested with --workspace " + forced])
+        return _decision(forced, "forced", 1.0, ["ingested with --workspace " + forced])
     folders = [part.lower() for part in path.split("/")[:-1]]
     for rule in folder_rules:
         if rule.get("folder", "").lower() in folders and rule.get("workspace") in workspaces:
-            return _decision(rule["workspace"], "folder", 1.0, [*reasons, "folder '" + rule["folder"] + "'"])
+            return _decision(rule["workspace"], "folder", 1.0, ["folder '" + rule["folder"] + "'"])
     learned = learned_candidates(text, model, workspaces) if model else None
     if learned is not None:
         best = learned[0]
@@ -21565,21 +21880,32 @@ def route(path, text, frontmatter, review, forced, workspaces, folder_rules, key
         shown = [{**c, "score": round(c["score"], 4)} for c in learned]
         if best["score"] < model["threshold"]:
             reasons.append(why + " below threshold " + str(model["threshold"]))
-            return _decision(None, "learned", best["score"], reasons, shown)
+            return _decision(None, "learned", best["score"], reasons, shown, doubt="learned_unsure")
         return _decision(best["workspace"], "learned", best["score"], [*reasons, why], shown)
     candidates = [c for c in classify(text, keywords) if c["workspace"] in workspaces]
     total = sum(c["score"] for c in candidates)
     if not candidates or candidates[0]["score"] == 0:
-        return _decision(None, "classifier", 0.0, [*reasons, "no workspace keywords found"], candidates)
-    best = candidates[0]
-    # The winner's share of the evidence (+1 smoothing), scaled down while it rests
-    # on fewer than MIN_HITS distinct words: two stray words are never confident.
-    confidence = best["score"] / (total + 1.0) * min(1.0, len(best["hits"]) / MIN_HITS)
-    why = "classifier: " + best["workspace"] + " (" + ", ".join(best["hits"][:8]) + ")"
-    if confidence < threshold:
+        confidence, doubt = 0.0, "no_keywords"
+        reasons.append("no workspace keywords found")
+    else:
+        best = candidates[0]
+        # The winner's share of the evidence (+1 smoothing), scaled down while it rests
+        # on fewer than MIN_HITS distinct words: two stray words are never confident.
+        confidence = best["score"] / (total + 1.0) * min(1.0, len(best["hits"]) / MIN_HITS)
+        why = "classifier: " + best["workspace"] + " (" + ", ".join(best["hits"][:8]) + ")"
+        if confidence >= threshold:
+            return _decision(best["workspace"], "classifier", confidence, [*reasons, why], candidates)
+        doubt = "keywords_unsure"
         reasons.append(why + " below threshold " + str(threshold))
-        return _decision(None, "classifier", confidence, reasons, candidates)
-    return _decision(best["workspace"], "classifier", confidence, [*reasons, why], candidates)
+    if default is not None:
+        if default in workspaces:
+            # The learned router cannot judge yet (else it would have): no review needed.
+            reasons.append("the router has not been trained yet: the default workspace " + default)
+            return _decision(default, "default", confidence, reasons, candidates)
+        reasons.append(
+            "the default workspace '" + str(default) + "' does not exist (routing.default_workspace)"
+        )
+    return _decision(None, "classifier", confidence, reasons, candidates, doubt=doubt)
 
 def _truthy(value):
     return value is True or str(value).strip().lower() in ("true", "yes", "1")
@@ -21608,6 +21934,7 @@ def plan(doc, text, settings, subjects, today, router=None):
         settings["routing.keywords"],
         settings["routing.confidence_threshold"],
         model,
+        settings.get("routing.default_workspace"),
     )
     result = {"route": decision}
     if decision["workspace"] is None:
@@ -31142,12 +31469,19 @@ multinomial naive Bayes over words, trained on the documents already in the
 workspaces) once at least two workspaces have enough documents, and by the keyword
 lists before that. Either's confidence gates quarantine: the learned router's
 confidence is its posterior, and below its threshold the document waits in
-quarantine (the keyword lists are not asked then).
+quarantine (the keyword lists are not asked then). Until the learned router can
+judge, a document the keyword lists are unsure of goes to the default workspace
+(routing.default_workspace, method "default") instead: a first ingest is
+searchable without review. Frontmatter naming a workspace that does not exist
+always waits in quarantine: the person said where it goes, and that place is
+missing. A quarantined decision carries "doubt", a code for why
+(unknown_workspace, learned_unsure, keywords_unsure, no_keywords), which
+sql/520_documents.sql (exo_private.document_why) turns into words and a fix.
 
 The router learns only from decisions it did not make itself: frontmatter, a
 forced workspace, a folder rule, a person's review and a confident keyword route
-train it; a learned route never does (sql/105_routing.sql, router_training), so
-its mistakes cannot feed on themselves.
+train it; a learned route or a default one never does (sql/105_routing.sql,
+router_training), so its mistakes and its guesses cannot feed on themselves.
 """
 
 import json
@@ -31158,14 +31492,17 @@ from collections import Counter
 _WORD = re.compile(r"[a-z][a-z0-9']*")
 MIN_HITS = 3
 
-def _decision(workspace, method, confidence, reasons, candidates=()):
-    return {
+def _decision(workspace, method, confidence, reasons, candidates=(), doubt=None):
+    decision = {
         "workspace": workspace,
         "method": method,
         "confidence": round(confidence, 3),
         "reasons": list(reasons),
         "candidates": list(candidates),
     }
+    if doubt is not None:  # quarantine: why, as a code
+        decision["doubt"] = doubt
+    return decision
 
 def classify(text, keywords):
     """Candidates [{workspace, score, hits}] by distinct keyword hits, best first."""
@@ -31370,24 +31707,40 @@ def refresh_router(plpy, force, min_change):
         "terms": len(model["terms"]),
     }
 
-def route(path, text, frontmatter, review, forced, workspaces, folder_rules, keywords, threshold, model=None):
+def route(
+    path,
+    text,
+    frontmatter,
+    review,
+    forced,
+    workspaces,
+    folder_rules,
+    keywords,
+    threshold,
+    model=None,
+    default=None,
+):
     """The routing decision; workspace None means quarantine. model: the learned router
-    (load_router) with its "threshold" and "min_documents" settings, or None."""
+    (load_router) with its "threshold" and "min_documents" settings, or None. default: the
+    workspace for what the keyword lists are unsure of while the learned router cannot judge
+    (routing.default_workspace), or None to quarantine it."""
     reasons = []
     if review and review.get("workspace") in workspaces:
         return _decision(review["workspace"], "review", 1.0, ["quarantine review: " + review["decision"]])
     declared = frontmatter.get("workspace")
-    if declared is not None:
-        declared = str(declared).strip().lower()
+    declared = "" if declared is None else str(declared).strip().lower()
+    if declared:
         if declared in workspaces:
             return _decision(declared, "frontmatter", 1.0, ["frontmatter workspace: " + declared])
-        reasons.append("frontmatter workspace '" + declared + "' does not exist")
+        # The person said where it goes and that place is missing: a person decides, no rule.
+        why = "frontmatter workspace '" + declared + "' does not exist"
+        return _decision(None, "frontmatter", 0.0, [why], doubt="unknown_workspace")
     if forced in workspaces:
-        return _decision(forced, "forced", 1.0, [*reasons, "ingested with --workspace " + forced])
+        return _decision(forced, "forced", 1.0, ["ingested with --workspace " + forced])
     folders = [part.lower() for part in path.split("/")[:-1]]
     for rule in folder_rules:
         if rule.get("folder", "").lower() in folders and rule.get("workspace") in workspaces:
-            return _decision(rule["workspace"], "folder", 1.0, [*reasons, "folder '" + rule["folder"] + "'"])
+            return _decision(rule["workspace"], "folder", 1.0, ["folder '" + rule["folder"] + "'"])
     learned = learned_candidates(text, model, workspaces) if model else None
     if learned is not None:
         best = learned[0]
@@ -31395,21 +31748,32 @@ def route(path, text, frontmatter, review, forced, workspaces, folder_rules, key
         shown = [{**c, "score": round(c["score"], 4)} for c in learned]
         if best["score"] < model["threshold"]:
             reasons.append(why + " below threshold " + str(model["threshold"]))
-            return _decision(None, "learned", best["score"], reasons, shown)
+            return _decision(None, "learned", best["score"], reasons, shown, doubt="learned_unsure")
         return _decision(best["workspace"], "learned", best["score"], [*reasons, why], shown)
     candidates = [c for c in classify(text, keywords) if c["workspace"] in workspaces]
     total = sum(c["score"] for c in candidates)
     if not candidates or candidates[0]["score"] == 0:
-        return _decision(None, "classifier", 0.0, [*reasons, "no workspace keywords found"], candidates)
-    best = candidates[0]
-    # The winner's share of the evidence (+1 smoothing), scaled down while it rests
-    # on fewer than MIN_HITS distinct words: two stray words are never confident.
-    confidence = best["score"] / (total + 1.0) * min(1.0, len(best["hits"]) / MIN_HITS)
-    why = "classifier: " + best["workspace"] + " (" + ", ".join(best["hits"][:8]) + ")"
-    if confidence < threshold:
+        confidence, doubt = 0.0, "no_keywords"
+        reasons.append("no workspace keywords found")
+    else:
+        best = candidates[0]
+        # The winner's share of the evidence (+1 smoothing), scaled down while it rests
+        # on fewer than MIN_HITS distinct words: two stray words are never confident.
+        confidence = best["score"] / (total + 1.0) * min(1.0, len(best["hits"]) / MIN_HITS)
+        why = "classifier: " + best["workspace"] + " (" + ", ".join(best["hits"][:8]) + ")"
+        if confidence >= threshold:
+            return _decision(best["workspace"], "classifier", confidence, [*reasons, why], candidates)
+        doubt = "keywords_unsure"
         reasons.append(why + " below threshold " + str(threshold))
-        return _decision(None, "classifier", confidence, reasons, candidates)
-    return _decision(best["workspace"], "classifier", confidence, [*reasons, why], candidates)
+    if default is not None:
+        if default in workspaces:
+            # The learned router cannot judge yet (else it would have): no review needed.
+            reasons.append("the router has not been trained yet: the default workspace " + default)
+            return _decision(default, "default", confidence, reasons, candidates)
+        reasons.append(
+            "the default workspace '" + str(default) + "' does not exist (routing.default_workspace)"
+        )
+    return _decision(None, "classifier", confidence, reasons, candidates, doubt=doubt)
 if min_change is None or not 0 <= min_change <= 1:
     raise plpy.spiexceptions.InvalidParameterValue("min_change must be between 0 and 1, not " + repr(min_change))
 return json.dumps(refresh_router(plpy, force, min_change))
@@ -34472,88 +34836,6 @@ ALTER VIEW exo.deferred_subjects OWNER TO exo_api;
 COMMENT ON VIEW exo.deferred_subjects IS 'Subjects that never surface by accident, their aliases and how many chunks and chat messages are charged for each (names and counts only, never the text). Changes go through exo_private.defer_subject / undefer_subject.';
 
 --
--- Name: documents; Type: TABLE; Schema: exo_private; Owner: exo_owner
---
-
-CREATE TABLE exo_private.documents (
-    id bigint NOT NULL,
-    source_id integer,
-    path text NOT NULL,
-    extension text NOT NULL,
-    size_bytes bigint NOT NULL,
-    mtime_ns bigint NOT NULL,
-    sha256 text,
-    stage exo_private.document_stage DEFAULT 'new'::exo_private.document_stage NOT NULL,
-    error_class text,
-    error_message text,
-    workspace text,
-    route jsonb,
-    review jsonb,
-    band exo_private.band,
-    band_source text,
-    band_reason text,
-    written_at date,
-    title text,
-    canonical boolean DEFAULT false NOT NULL,
-    frontmatter jsonb DEFAULT '{}'::jsonb NOT NULL,
-    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
-    first_seen_at timestamp with time zone DEFAULT now() NOT NULL,
-    stage_changed_at timestamp with time zone DEFAULT now() NOT NULL,
-    title_key text GENERATED ALWAYS AS (NULLIF(btrim(regexp_replace(lower(COALESCE(title, ''::text)), '[^[:alnum:]]+'::text, ' '::text, 'g'::text)), ''::text)) STORED,
-    file_name text GENERATED ALWAYS AS (lower(regexp_replace(path, '^.*/'::text, ''::text))) STORED,
-    file_stem text GENERATED ALWAYS AS (lower(regexp_replace(regexp_replace(path, '^.*/'::text, ''::text), '\.[^.]*$'::text, ''::text))) STORED,
-    path_bytes bytea NOT NULL,
-    conversation_id bigint,
-    CONSTRAINT documents_band_source_check CHECK ((band_source = ANY (ARRAY['frontmatter'::text, 'inferred'::text]))),
-    CONSTRAINT documents_check CHECK (((stage = ANY (ARRAY['failed'::exo_private.document_stage, 'skipped'::exo_private.document_stage])) = (error_class IS NOT NULL))),
-    CONSTRAINT documents_one_origin CHECK ((num_nonnulls(source_id, conversation_id) = 1))
-);
-
-ALTER TABLE exo_private.documents OWNER TO exo_owner;
-
---
--- Name: TABLE documents; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON TABLE exo_private.documents IS 'The ledger: one row per file the scanner saw, with its stage, routing, band and errors.';
-
---
--- Name: COLUMN documents.path; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON COLUMN exo_private.documents.path IS 'Display form of path_bytes, for people: undecodable bytes written as \x escapes (not unique).';
-
---
--- Name: COLUMN documents.route; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON COLUMN exo_private.documents.route IS 'The router''s decision: method, workspace, confidence, candidates with scores and reasons.';
-
---
--- Name: COLUMN documents.review; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON COLUMN exo_private.documents.review IS 'A person''s quarantine decision (approved, reassigned, rejected); outranks the router.';
-
---
--- Name: COLUMN documents.title_key; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON COLUMN exo_private.documents.title_key IS 'The title lower-cased with every run of non-alphanumerics as one space: what an n-gram of a query is compared with.';
-
---
--- Name: COLUMN documents.path_bytes; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON COLUMN exo_private.documents.path_bytes IS 'The path relative to the source root as the file system''s raw bytes: the ledger key.';
-
---
--- Name: COLUMN documents.conversation_id; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON COLUMN exo_private.documents.conversation_id IS 'Set on a conversation document (path chat/<source>/<external_id>, extension chat, no source, no sha256): the chat conversation whose windows are its chunks.';
-
---
 -- Name: quarantine; Type: VIEW; Schema: exo; Owner: exo_api
 --
 
@@ -36326,7 +36608,7 @@ CREATE VIEW exo_private.router_training AS
     workspace,
     sha256
    FROM exo_private.documents d
-  WHERE ((workspace IS NOT NULL) AND (stage = ANY (ARRAY['chunked'::exo_private.document_stage, 'embedded'::exo_private.document_stage, 'graphed'::exo_private.document_stage])) AND (conversation_id IS NULL) AND (sha256 IS NOT NULL) AND ((route ->> 'method'::text) IS DISTINCT FROM 'learned'::text));
+  WHERE ((workspace IS NOT NULL) AND (stage = ANY (ARRAY['chunked'::exo_private.document_stage, 'embedded'::exo_private.document_stage, 'graphed'::exo_private.document_stage])) AND (conversation_id IS NULL) AND (sha256 IS NOT NULL) AND (COALESCE((route ->> 'method'::text), ''::text) <> ALL (ARRAY['learned'::text, 'default'::text])));
 
 ALTER VIEW exo_private.router_training OWNER TO exo_owner;
 
@@ -36334,7 +36616,7 @@ ALTER VIEW exo_private.router_training OWNER TO exo_owner;
 -- Name: VIEW router_training; Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON VIEW exo_private.router_training IS 'Documents that train the learned router: in a workspace by frontmatter, a forced workspace, a folder rule, a person''s review or a confident keyword route; never by a learned route.';
+COMMENT ON VIEW exo_private.router_training IS 'Documents that train the learned router: in a workspace by frontmatter, a forced workspace, a folder rule, a person''s review or a confident keyword route; never by a learned route or the default workspace (routing.default_workspace).';
 
 --
 -- Name: schema_migrations; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -39464,6 +39746,14 @@ GRANT ALL ON FUNCTION exo.document(document text, bridge text[], as_of timestamp
 GRANT ALL ON FUNCTION exo.document(document text, bridge text[], as_of timestamp with time zone) TO exo_writer;
 
 --
+-- Name: FUNCTION documents(stages text[], path_glob text, max_results integer, bridge text[]); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.documents(stages text[], path_glob text, max_results integer, bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.documents(stages text[], path_glob text, max_results integer, bridge text[]) TO exo_reader;
+GRANT ALL ON FUNCTION exo.documents(stages text[], path_glob text, max_results integer, bridge text[]) TO exo_writer;
+
+--
 -- Name: FUNCTION dossier(entity text, workspace text, bridge text[], as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api
 --
 
@@ -40126,6 +40416,22 @@ GRANT ALL ON FUNCTION exo_private.deferred_subject_names() TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer, numeric_order text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer, numeric_order text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.detect_temporal(query text, cues jsonb, as_of date, archive_after_days integer, numeric_order text) TO exo_writer;
+
+--
+-- Name: TABLE documents; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.documents TO exo_api;
+GRANT SELECT ON TABLE exo_private.documents TO exo_kb;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.documents TO exo_writer;
+
+--
+-- Name: FUNCTION document_why(doc exo_private.documents, OUT code text, OUT kind text, OUT reason text, OUT fix text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.document_why(doc exo_private.documents, OUT code text, OUT kind text, OUT reason text, OUT fix text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.document_why(doc exo_private.documents, OUT code text, OUT kind text, OUT reason text, OUT fix text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.document_why(doc exo_private.documents, OUT code text, OUT kind text, OUT reason text, OUT fix text) TO exo_writer;
 
 --
 -- Name: FUNCTION drop_relation_edges(); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -42494,14 +42800,6 @@ REVOKE ALL ON TABLE exo.deferred_subjects FROM exo_api;
 GRANT SELECT ON TABLE exo.deferred_subjects TO exo_api;
 GRANT SELECT ON TABLE exo.deferred_subjects TO exo_reader;
 GRANT SELECT ON TABLE exo.deferred_subjects TO exo_writer;
-
---
--- Name: TABLE documents; Type: ACL; Schema: exo_private; Owner: exo_owner
---
-
-GRANT SELECT ON TABLE exo_private.documents TO exo_api;
-GRANT SELECT ON TABLE exo_private.documents TO exo_kb;
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.documents TO exo_writer;
 
 --
 -- Name: TABLE quarantine; Type: ACL; Schema: exo; Owner: exo_api

@@ -10,11 +10,13 @@ create or replace view exo_private.router_training as
       and d.stage in ('chunked', 'embedded', 'graphed')
       and d.conversation_id is null
       and d.sha256 is not null
-      -- its own routes never train it: a mistake would teach itself
-      and d.route ->> 'method' is distinct from 'learned';
+      -- its own routes never train it (a mistake would teach itself), nor the default
+      -- workspace's (a guess while it could not judge: everything would look personal)
+      and coalesce(d.route ->> 'method', '') not in ('learned', 'default');
 comment on view exo_private.router_training is
     'Documents that train the learned router: in a workspace by frontmatter, a forced workspace, a '
-    'folder rule, a person''s review or a confident keyword route; never by a learned route.';
+    'folder rule, a person''s review or a confident keyword route; never by a learned route or the '
+    'default workspace (routing.default_workspace).';
 
 -- exo_private.train_router: train the learned router again when what it learns from changed.
 create or replace function exo_private.train_router(force boolean default false, min_change float8 default 0)

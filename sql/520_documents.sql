@@ -156,3 +156,195 @@ comment on function exo.document(text, text[], timestamptz) is
     'invalid_parameter_value when nothing matches, or when several do (listing up to 5, a charged '
     'document''s path withheld), and when as_of is given and the document was not written by its '
     'day (an undated one neither; a charged document answers as above whatever as_of).';
+
+-- exo_private.document_why: why a document stands where it does, in words, and what fixes it.
+create or replace function exo_private.document_why(
+    doc exo_private.documents, out code text, out kind text, out reason text, out fix text
+)
+language plpgsql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    best text := doc.route -> 'candidates' -> 0 ->> 'workspace';
+    best_score float8 := (doc.route -> 'candidates' -> 0 ->> 'score')::float8;
+    existing text := (select string_agg(w.name, ', ' order by w.name) from exo_private.workspaces w);
+    review text := case when best is not null and coalesce(best_score, 0) > 0
+                        then format('exo quarantine approve %s (to %s) or ', doc.id, best) else '' end
+                   || format('exo quarantine reassign %s WORKSPACE (one of %s)', doc.id, existing);
+    declared text := pg_catalog.lower(pg_catalog.btrim(doc.frontmatter ->> 'workspace'));
+begin
+    if doc.stage = 'quarantined' then
+        code := coalesce(doc.route ->> 'doubt',
+                         case when doc.route ->> 'method' = 'learned' then 'learned_unsure'
+                              when coalesce((doc.route ->> 'confidence')::float8, 0) = 0 then 'no_keywords'
+                              else 'keywords_unsure' end);
+        case code
+            when 'unknown_workspace' then
+                kind := 'frontmatter names a workspace that does not exist';
+                reason := format('frontmatter names workspace %s, which does not exist',
+                                 pg_catalog.quote_literal(declared));
+                fix := format('change workspace: in its frontmatter to one of %s and ingest again, or '
+                              'exo quarantine reassign %s WORKSPACE', existing, doc.id);
+            when 'learned_unsure' then
+                kind := 'the trained router is unsure';
+                reason := format('the trained router is unsure: best %s at %s, under routing.learned_threshold %s',
+                                 best, round(best_score::numeric, 3),
+                                 (select s.value #>> '{}' from exo_private.settings s
+                                  where s.key = 'routing.learned_threshold'));
+                fix := review;
+            when 'keywords_unsure' then
+                kind := 'the keyword lists are unsure';
+                reason := format('the keyword lists are unsure: best %s at %s, under routing.confidence_threshold %s',
+                                 best, (doc.route ->> 'confidence'),
+                                 (select s.value #>> '{}' from exo_private.settings s
+                                  where s.key = 'routing.confidence_threshold'));
+                fix := review;
+            else
+                kind := 'no rule placed it and no workspace keywords were found';
+                reason := kind;
+                fix := review;
+        end case;
+        -- quarantined before routing.default_workspace was set (or with it missing)
+        reason := reason || coalesce('; ' || (select r from jsonb_array_elements_text(doc.route -> 'reasons') r
+                                              where r like 'the default workspace %' limit 1), '');
+        return;
+    end if;
+    if doc.stage in ('failed', 'skipped') then
+        code := coalesce(doc.error_class, doc.stage::text);
+        select x.kind, x.fix into kind, fix
+        from (values
+            ('corrupt', 'damaged, or not what its extension says',
+             'open it in its program and save it again (or export it as PDF or text), then exo ingest again'),
+            ('encrypted', 'password-protected',
+             'save a copy without the password, then exo ingest again'),
+            ('zip_bomb', 'expands too much to open safely', 'nothing to do (extract its text some other way)'),
+            ('binary', 'binary content under a text extension',
+             'nothing to do if it is not text; otherwise give it the extension of its format'),
+            ('too_large', 'over the size or memory limit',
+             'raise ingest.max_file_bytes or ingest.extract_memory_bytes in exo_private.settings, or split the file'),
+            ('timeout', 'reading it took too long',
+             'raise ingest.file_timeout_s in exo_private.settings, then exo ingest again'),
+            ('unreadable', 'could not be read',
+             'check that you may read it (permissions, a file still downloading), then exo ingest again'),
+            ('crashed', 'the extractor crashed on it', 'exo ingest again; if it stays, the file is the cause'),
+            ('ocr_timeout', 'OCR took too long on the scan', 'exo worker retry-failed --queue ocr'),
+            ('ocr_failed', 'OCR could not read the scan', 'exo worker retry-failed --queue ocr'),
+            ('ocr_unavailable', 'OCR is not available',
+             'exo doctor says what is missing; then exo worker retry-failed --queue ocr'),
+            ('empty', 'no text in it', 'nothing to do'),
+            ('junk', 'a large data file (delimiters, not prose)', 'nothing to do'),
+            ('rejected', 'you rejected it in quarantine review', 'nothing to do'),
+            ('excluded_sensitive', 'its name says it may hold a secret: never read',
+             'nothing to do; rename it if it holds no secret'),
+            ('hidden', 'a hidden file', 'nothing to do'),
+            ('unsupported_extension', 'a format exocortex does not read',
+             'nothing to do; to include it, convert it to PDF, Markdown or text'),
+            ('symlink', 'a symbolic link (never followed)', 'ingest what it points to as its own folder'),
+            ('special_file', 'not a regular file', 'nothing to do'),
+            ('path_too_long', 'its path is longer than the system opens', 'move it to a shorter path')
+        ) x (error_class, kind, fix)
+        where x.error_class = code;
+        if kind is null then
+            kind := format('an error while processing it (%s)', code);
+            fix := 'exo ingest again; if it stays, report it with this message';
+        end if;
+        reason := kind || coalesce(': ' || doc.error_message, '');
+        return;
+    end if;
+    code := coalesce(doc.route ->> 'method', doc.stage::text);
+    if doc.stage in ('chunked', 'embedded', 'graphed') then
+        kind := format('in %s by %s', doc.workspace,
+                       case code when 'review' then 'your review'
+                                 when 'frontmatter' then 'its frontmatter'
+                                 when 'forced' then 'exo ingest --workspace'
+                                 when 'folder' then 'a folder rule'
+                                 when 'classifier' then 'the keyword lists'
+                                 when 'learned' then 'the learned router'
+                                 when 'default' then 'default: the router had not been trained yet'
+                                 else code end);
+        fix := case when code = 'default' then
+                   'to place it elsewhere: workspace: in its frontmatter, exo ingest --workspace, or a folder '
+                   'rule (routing.folder_rules); then exo ingest (or exo rebuild)' end;
+    elsif doc.stage = 'ocr_pending' then
+        kind := 'a scan waiting for OCR';
+        fix := 'exo worker (or exo worker --once --queue ocr) reads it';
+    elsif doc.stage = 'deleted' then
+        kind := 'the file is gone';
+    else
+        kind := 'being processed';
+        fix := 'exo ingest again if it stays here';
+    end if;
+    reason := kind;
+end
+$$;
+comment on function exo_private.document_why(exo_private.documents) is
+    'Why a document stands where it does: code (a quarantine doubt, an error class, or a route '
+    'method), kind (the reason in words, without the document''s own detail: for grouping), reason '
+    '(in words, with the detail: the error message, the router''s best candidate) and fix (what '
+    'resolves it, a command where one does; null when nothing needs doing).';
+
+-- exo.documents: documents by stage and path, each with why it stands there and the fix.
+create or replace function exo.documents(
+    stages text[] default null, path_glob text default null, max_results int default 200,
+    bridge text[] default '{}'
+)
+returns table (document_id bigint, path text, title text, stage text, workspace text, code text,
+               reason text, fix text, withheld boolean)
+language plpgsql stable
+security definer
+set search_path = exo_private, pg_temp
+as $$
+declare
+    n int := least(greatest(coalesce(max_results, 200), 1), 1000);
+    pattern text := exo_private.glob_like(path_glob);
+    known text[] := array(select pg_catalog.unnest(pg_catalog.enum_range(null::exo_private.document_stage))::text);
+    bad text := (select s from pg_catalog.unnest(stages) s where s is null or not s = any (known) limit 1);
+    ids bigint[];
+begin
+    if bad is not null or array_position(stages, null) is not null then
+        perform exo_private.invalid_argument(
+            format('stage must be one of %s, not %s', array_to_string(known, ', '), exo_private.quoted(bad)));
+    end if;
+    if path_glob = '' then
+        perform exo_private.invalid_argument('path_glob must not be empty');
+    end if;
+    select array_agg(x.id order by x.rank, x.path, x.id) into ids
+    from (select d.id, d.path,
+                 array_position(array['failed', 'quarantined', 'skipped', 'ocr_pending'], d.stage::text) as rank
+          from exo_private.documents d
+          join exo_private.sources s on s.id = d.source_id
+          where d.conversation_id is null
+            and (case when stages is null then d.stage <> 'deleted' else d.stage::text = any (stages) end)
+            and (pattern is null or d.path like pattern or s.root || '/' || d.path like pattern)
+          order by 3 nulls last, d.path, d.id
+          limit n) x;
+    return query
+        with closed as materialized (
+            select k.document_id, k.withheld from exo_private.closed_documents(ids, bridge) k
+        )
+        select d.id,
+               case when c.withheld is null then d.path end,
+               case when c.withheld is null then d.title end,
+               d.stage::text, d.workspace, w.code,
+               -- a charged document's reason in general words: its own detail may quote it
+               case when c.withheld is null then w.reason else w.kind end,
+               w.fix, c.withheld is not null
+        from pg_catalog.unnest(ids) with ordinality u (id, ord)
+        join exo_private.documents d on d.id = u.id
+        left join closed c on c.document_id = d.id
+        cross join lateral exo_private.document_why(d) w
+        order by u.ord;
+end
+$$;
+comment on function exo.documents(text[], text, int, text[]) is
+    'The documents of the ledger (files; chat conversations are not listed) with why each stands '
+    'where it does and what fixes it: document_id, path, title, stage, workspace, code (a quarantine '
+    'doubt such as unknown_workspace or learned_unsure, an error class such as corrupt or empty, or '
+    'the route method), reason (in words), fix (the command or change that resolves it; null when '
+    'nothing needs doing) and withheld. stages: only these (failed, skipped, quarantined, ...; '
+    'default every stage but deleted); path_glob: * any characters, ? one, on the path under its '
+    'source root or on root/path; at most max_results rows (clamped to 1..1000), failed first, then '
+    'quarantined, skipped, ocr_pending, the rest, each by path. Care: a charged document (as for '
+    'exo.document) shows no path or title, and its reason in general words, unless bridge names the '
+    'subject. Raises invalid_parameter_value for an unknown stage or an empty path_glob.';

@@ -944,6 +944,8 @@ API_CALLS = [
     "select * from exo.timeline('Iris Calder')",
     "select * from exo.timeline('Iris Calder', 'technical', array['x'], 10)",
     "select exo.document('t1.md')",
+    "select * from exo.documents()",
+    "select * from exo.documents(array['failed', 'quarantined'], '*.md', 10, array['x'])",
     "select * from exo.conversation('Story')",
     "select * from exo.conversation('Story', 10, array['x'])",
     "select * from exo.person_history('Ann')",

@@ -151,10 +151,38 @@ def test_routing_authority_order():
     assert d["confidence"] >= 0.6
 
 
-def test_unknown_frontmatter_workspace_is_noted_and_routing_goes_on():
-    d = _route("work/x.md", "", {"workspace": "nowhere"})
-    assert d["workspace"] == "technical"
-    assert "frontmatter workspace 'nowhere' does not exist" in d["reasons"]
+def test_unknown_frontmatter_workspace_waits_in_quarantine_whatever_else_would_place_it():
+    # The person said where it goes and that place is missing: no folder rule, --workspace or
+    # default workspace overrides that; a person decides (exo quarantine reassign).
+    for kwargs in ({}, {"forced": "creative"}):
+        d = routing.route(
+            "work/x.md", "", {"workspace": "Nowhere"}, None, kwargs.get("forced"),
+            WORKSPACES, RULES, KEYWORDS, 0.6, None, "personal",
+        )  # fmt: skip
+        assert (d["workspace"], d["doubt"]) == (None, "unknown_workspace")
+        assert d["reasons"] == ["frontmatter workspace 'nowhere' does not exist"]
+    review = {"decision": "reassigned", "workspace": "creative"}
+    assert _route("work/x.md", "", {"workspace": "nowhere"}, review=review)["workspace"] == "creative"
+
+
+def test_an_untrained_router_sends_what_it_is_unsure_of_to_the_default_workspace():
+    def default(text, workspace="personal", model=None):
+        return routing.route(
+            "inbox/x.md", text, {}, None, None, WORKSPACES, RULES, KEYWORDS, 0.6, model, workspace
+        )
+
+    d = default("milk eggs bread, and a walk with the dog")
+    assert (d["workspace"], d["method"]) == ("personal", "default")
+    assert d["reasons"][-1] == "the router has not been trained yet: the default workspace personal"
+    assert "doubt" not in d
+    assert default("", "creative")["workspace"] == "creative"
+    # A confident keyword route still routes by its words.
+    assert default("postgres vacuum index replication server")["method"] == "classifier"
+    # A default workspace that does not exist: quarantine, and the reasons say so.
+    gone = default("milk eggs bread, and a walk with a friend", "garden")
+    assert (gone["workspace"], gone["doubt"]) == (None, "keywords_unsure")
+    assert gone["reasons"][-1] == "the default workspace 'garden' does not exist (routing.default_workspace)"
+    assert default("", None)["doubt"] == "no_keywords"
 
 
 def test_low_confidence_goes_to_quarantine_with_candidates():

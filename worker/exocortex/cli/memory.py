@@ -43,11 +43,54 @@ def print_summary(s: pipeline.IngestSummary) -> None:
         console.print("routed by: " + ", ".join(f"{rule} {n}" for rule, n in s.routed_by.most_common()))
     if s.moved_from_quarantine:
         console.print(f"moved {s.moved_from_quarantine} document(s) from quarantine to the --workspace")
+    for workspace, n in s.defaulted.most_common():
+        console.print(
+            f"{n} file{'' if n == 1 else 's'} into {escape(workspace)} (the default workspace: the router has not been trained yet)"
+        )
+    _print_quarantine(s)
     if s.errors:
         console.print("not ingested, by reason: " + ", ".join(f"{e} {n}" for e, n in s.errors.most_common()))
+    _print_not_ingested(s)
     for noticed in s.warnings:
         line = f"[yellow]warning:[/yellow] {escape(noticed['path'])}: {escape(noticed['warning'])}"
         console.print(line, soft_wrap=True)  # one line a path can be found in
+
+
+def _print_quarantine(s: pipeline.IngestSummary) -> None:
+    """How many of the folder's documents wait in quarantine, why, and what resolves them."""
+    waiting = sum(q["documents"] for q in s.quarantine)
+    if not waiting:
+        return
+    console.print(f"[bold]quarantined:[/bold] {waiting} document(s) wait for a routing decision:")
+    for q in s.quarantine:
+        more = ", ..." if q["documents"] > len(q["paths"]) else ""
+        line = f"  {q['documents']} {escape(q['reason'])}: " + ", ".join(escape(p) for p in q["paths"]) + more
+        console.print(line, soft_wrap=True)
+        if q["code"] == "unknown_workspace":
+            console.print(
+                "    fix: change workspace: in the frontmatter to one of "
+                + ", ".join(s.workspace_names)
+                + " and ingest again, or exo quarantine reassign WORKSPACE --path GLOB",
+                soft_wrap=True,
+            )
+    console.print(
+        "resolve them: exo quarantine list (or exo documents --stage quarantined: each with its fix), then "
+        "exo quarantine approve | reassign | reject (ID, or --all, --path GLOB); exo quarantine learn "
+        "once you have placed some",
+        soft_wrap=True,
+    )
+
+
+def _print_not_ingested(s: pipeline.IngestSummary) -> None:
+    """The first failed and skipped files by path, with their reason and fix, and where the rest are."""
+    for doc in s.not_ingested:
+        fix = doc["fix"] if doc["fix"] and doc["fix"] != "nothing to do" else None
+        line = f"  {doc['stage']} {escape(doc['path'])}: {escape(doc['reason'])}"
+        console.print(line + (f" (fix: {escape(fix)})" if fix else ""), soft_wrap=True)
+    rest = s.stages.get("failed", 0) + s.stages.get("skipped", 0) - len(s.not_ingested)
+    if rest > 0:
+        where = [f"exo documents --stage {stage}" for stage in ("failed", "skipped") if s.stages.get(stage)]
+        console.print(f"  and {rest} more: " + ", ".join(where))
 
 
 @click.command("ingest")
@@ -108,20 +151,25 @@ def quarantine() -> None:
 
 @quarantine.command("list")
 def quarantine_list() -> None:
-    """Quarantined documents with their candidate workspaces."""
+    """Quarantined documents with their candidate workspaces and why they wait."""
     with writer(config.load(), "exo-cli") as conn:
         rows = conn.execute(
-            "select id, path, (route ->> 'confidence')::real, route -> 'candidates' "
-            "from exo_private.documents where stage = 'quarantined' order by id"
+            "select d.id, d.path, (d.route ->> 'confidence')::real, d.route -> 'candidates', w.reason "
+            "from exo_private.documents d cross join lateral exo_private.document_why(d) w "
+            "where d.stage = 'quarantined' order by d.id"
         ).fetchall()
     if not rows:
         console.print("quarantine is empty")
         return
-    table = Table("id", "path", "confidence", "candidates")
-    for doc_id, path, confidence, candidates in rows:
+    table = Table("id", "path", "confidence", "candidates", "why")
+    for doc_id, path, confidence, candidates, reason in rows:
         best = ", ".join(f"{c['workspace']} {c['score']:g}" for c in (candidates or [])[:3] if c["score"])
-        table.add_row(str(doc_id), path, f"{confidence:.2f}", best or "none")
+        table.add_row(str(doc_id), path, f"{confidence:.2f}", best or "none", reason)
     console.print(table)
+    console.print(
+        "exo quarantine approve ID (the best candidate) | reassign ID WORKSPACE | reject ID, or with "
+        "--all, --path GLOB, --min-confidence X; exo documents --stage quarantined gives each one's fix"
+    )
 
 
 def _review(doc_id: int, decision: str, workspace: str | None = None) -> None:

@@ -357,4 +357,52 @@ def status_cmd(as_json: bool) -> None:
         console.print(f"[bold red]stuck[/bold red] {escape(stuck['hint'])}")
 
 
-COMMANDS = [search_cmd, context_cmd, dossier_cmd, related_cmd, timeline_cmd, status_cmd]
+#: The stages `exo documents --stage` takes (exo_private.document_stage).
+STAGES = [
+    "failed", "skipped", "quarantined", "ocr_pending", "new", "extracted", "routed", "chunked",
+    "embedded", "graphed", "deleted",
+]  # fmt: skip
+
+
+@click.command("documents")
+@click.option(
+    "--stage", "stages", multiple=True, type=click.Choice(STAGES),
+    help="Only documents at this stage (default: every stage but deleted). Repeatable.",
+)  # fmt: skip
+@click.option("--path", "path_glob", help="Only paths that match this glob (* any characters, ? one).")
+@click.option(
+    "--limit", default=200, show_default=True, type=click.IntRange(1, 1000), help="At most this many."
+)
+@bridge_option
+@full_option
+@json_option
+def documents_cmd(
+    stages: tuple[str, ...],
+    path_glob: str | None,
+    limit: int,
+    bridge: tuple[str, ...],
+    full: bool,
+    as_json: bool,
+) -> None:
+    """Each document's path, stage, why it is there and the fix, failed first (exo.documents)."""
+    args = {
+        "stages": list(stages) or None,
+        "path_glob": path_glob,
+        "max_results": limit,
+        "bridge": list(bridge),
+    }
+    rows = _run(lambda r: api.call(r, "documents", args, "rows"))
+    if as_json:
+        dump(rows)
+        return
+    if not rows:
+        console.print("no documents" + (" at stage " + ", ".join(stages) if stages else "") + " match")
+        return
+    for row in rows:
+        row["path"] = row["path"] if row["path"] is not None else f"(withheld, document {row['document_id']})"
+    table(rows, ["path", "stage", "reason", "fix"], full=full)
+    if len(rows) == limit:
+        console.print(f"the first {limit} shown: --limit N shows more, --stage or --path fewer")
+
+
+COMMANDS = [search_cmd, context_cmd, dossier_cmd, related_cmd, timeline_cmd, status_cmd, documents_cmd]

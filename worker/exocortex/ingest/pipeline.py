@@ -36,6 +36,8 @@ from exocortex.ingest.sandbox import Limits, Sandbox
 from exocortex.ingest.scan import Entry, Walk
 
 BATCH = 50
+#: How many failed or skipped files the summary names (exo documents lists them all).
+NAMED = 10
 #: Stages after which an unchanged file needs no work.
 SETTLED = {
     "extracted",
@@ -78,6 +80,17 @@ class IngestSummary:
     """Documents this run put in a workspace, by the routing rule that decided (route.method)."""
     moved_from_quarantine: int = 0
     """Documents of this source that were in quarantine and the run's --workspace routed."""
+    defaulted: Counter = field(default_factory=Counter)
+    """Documents this run put in the default workspace (routing.default_workspace: the router
+    could not judge yet), by workspace."""
+    quarantine: list[dict] = field(default_factory=list)
+    """This source's quarantined documents by reason: {code, reason (in words), documents, paths
+    (the first three)}, most first (exo_private.document_why)."""
+    not_ingested: list[dict] = field(default_factory=list)
+    """Up to NAMED of this source's failed and skipped documents, failed first: {path, stage,
+    reason, fix} (exo_private.document_why)."""
+    workspace_names: list[str] = field(default_factory=list)
+    """The workspaces that exist (for the fix of a frontmatter that names one that does not)."""
     router: dict = field(default_factory=dict)
     """The learned router's training at the start of the run (exo_private.train_router)."""
     warnings: list[dict] = field(default_factory=list)
@@ -433,6 +446,37 @@ class Ingest:
             (self.routed,),
         ):
             s.routed_by[method] += n
+        for workspace, n in self.conn.execute(
+            """select workspace, count(*) from exo_private.documents
+               where id = any(%s) and route ->> 'method' = 'default' group by 1""",
+            (self.routed,),
+        ):
+            s.defaulted[workspace] += n
+        s.quarantine = [
+            {"code": code, "reason": kind, "documents": n, "paths": paths}
+            for code, kind, n, paths in self.conn.execute(
+                # each workspace a frontmatter names that does not exist, by name
+                """select w.code, case w.code when 'unknown_workspace' then w.reason else w.kind end,
+                          count(*), (array_agg(d.path order by d.path))[1:3]
+                   from exo_private.documents d cross join lateral exo_private.document_why(d) w
+                   where d.source_id = %s and d.stage = 'quarantined'
+                   group by 1, 2 order by 3 desc, 2""",
+                (self.source_id,),
+            )
+        ]
+        s.not_ingested = [
+            {"path": path, "stage": stage, "reason": reason, "fix": fix}
+            for path, stage, reason, fix in self.conn.execute(
+                """select d.path, d.stage::text, w.reason, w.fix
+                   from exo_private.documents d cross join lateral exo_private.document_why(d) w
+                   where d.source_id = %s and d.stage in ('failed', 'skipped')
+                   order by d.stage = 'skipped', d.path limit %s""",
+                (self.source_id, NAMED),
+            )
+        ]
+        s.workspace_names = [
+            name for (name,) in self.conn.execute("select name from exo_private.workspaces order by name")
+        ]
         for stage, workspace, error_class, n in self.conn.execute(
             """select stage::text, workspace, error_class, count(*) from exo_private.documents
                where source_id = %s group by 1, 2, 3""",
@@ -466,6 +510,9 @@ def summary_json(s: IngestSummary) -> dict:
         "errors": dict(s.errors),
         "routed_by": dict(s.routed_by),
         "moved_from_quarantine": s.moved_from_quarantine,
+        "defaulted": dict(s.defaulted),
+        "quarantine": s.quarantine,
+        "not_ingested": s.not_ingested,
         "router": s.router,
         "warnings": s.warnings,
     }
