@@ -11,18 +11,10 @@ from pathlib import Path
 import psycopg
 import pytest
 from click.testing import CliRunner
+from support.files import write
 
 from exocortex.cli import main, memory
 from exocortex.ingest import pipeline
-
-
-def write(root: Path, rel: str, text: str | bytes) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text)
 
 
 @pytest.fixture

@@ -15,21 +15,12 @@ from pathlib import Path
 
 import pytest
 from fpdf import FPDF
+from support.files import write
 
 from exocortex.cli import memory
 from exocortex.ingest import pipeline
 from exocortex.ingest.extract import MAX_FILE_BYTES
 from exocortex.ingest.watch import watch
-
-
-def write(root: Path, rel: str, text: str | bytes) -> Path:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text)
-    return path
 
 
 def run(db, root: Path, workspace: str | None = None) -> pipeline.IngestSummary:

@@ -10,6 +10,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from click.testing import CliRunner
+from support.files import write
 
 from exocortex import cli
 from exocortex.cli import memory
@@ -21,12 +22,6 @@ POOLS = {
     "creative": ["dough", "yeast", "flour", "knead", "oven", "crust", "loaf", "sourdough", "starter"],
 }
 FILLER = ["the", "a", "of", "and", "to", "in", "was", "with", "on", "for", "it", "at", "by", "then"]
-
-
-def write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
 
 
 def corpus(root: Path, per_workspace: int, seed: int, only: str | None = None) -> dict[str, str]:
