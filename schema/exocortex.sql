@@ -765,15 +765,25 @@ begin
     if path_glob = '' then
         perform exo_private.invalid_argument('path_glob must not be empty');
     end if;
+    -- A withheld document's path is never matched by a glob ("*walter*" would tell that a
+    -- charged document's path holds the name): the glob's matches are judged before the cut.
+    with matched as materialized (
+        select d.id, d.path,
+               array_position(array['failed', 'quarantined', 'skipped', 'ocr_pending'], d.stage::text) as rank
+        from exo_private.documents d
+        join exo_private.sources s on s.id = d.source_id
+        where d.conversation_id is null
+          and (case when stages is null then d.stage <> 'deleted' else d.stage::text = any (stages) end)
+          and (pattern is null or d.path like pattern or s.root || '/' || d.path like pattern)
+    ), hidden as materialized (
+        select k.document_id from exo_private.closed_documents(
+            case when pattern is null then '{}'::bigint[] else array(select m.id from matched m) end, bridge) k
+    )
     select array_agg(x.id order by x.rank, x.path, x.id) into ids
-    from (select d.id, d.path,
-                 array_position(array['failed', 'quarantined', 'skipped', 'ocr_pending'], d.stage::text) as rank
-          from exo_private.documents d
-          join exo_private.sources s on s.id = d.source_id
-          where d.conversation_id is null
-            and (case when stages is null then d.stage <> 'deleted' else d.stage::text = any (stages) end)
-            and (pattern is null or d.path like pattern or s.root || '/' || d.path like pattern)
-          order by 3 nulls last, d.path, d.id
+    from (select m.id, m.path, m.rank
+          from matched m
+          where m.id not in (select h.document_id from hidden h)
+          order by m.rank nulls last, m.path, m.id
           limit n) x;
     return query
         with closed as materialized (
@@ -800,7 +810,7 @@ ALTER FUNCTION exo.documents(stages text[], path_glob text, max_results integer,
 -- Name: FUNCTION documents(stages text[], path_glob text, max_results integer, bridge text[]); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.documents(stages text[], path_glob text, max_results integer, bridge text[]) IS 'The documents of the ledger (files; chat conversations are not listed) with why each stands where it does and what fixes it: document_id, path, title, stage, workspace, code (a quarantine doubt such as unknown_workspace or learned_unsure, an error class such as corrupt or empty, or the route method), reason (in words), fix (the command or change that resolves it; null when nothing needs doing) and withheld. stages: only these (failed, skipped, quarantined, ...; default every stage but deleted); path_glob: * any characters, ? one, on the path under its source root or on root/path; at most max_results rows (clamped to 1..1000), failed first, then quarantined, skipped, ocr_pending, the rest, each by path. Care: a charged document (as for exo.document) shows no path or title, and its reason in general words, unless bridge names the subject. Raises invalid_parameter_value for an unknown stage or an empty path_glob.';
+COMMENT ON FUNCTION exo.documents(stages text[], path_glob text, max_results integer, bridge text[]) IS 'The documents of the ledger (files; chat conversations are not listed) with why each stands where it does and what fixes it: document_id, path, title, stage, workspace, code (a quarantine doubt such as unknown_workspace or learned_unsure, an error class such as corrupt or empty, or the route method), reason (in words), fix (the command or change that resolves it; null when nothing needs doing) and withheld. stages: only these (failed, skipped, quarantined, ...; default every stage but deleted); path_glob: * any characters, ? one, on the path under its source root or on root/path; at most max_results rows (clamped to 1..1000), failed first, then quarantined, skipped, ocr_pending, the rest, each by path. Care: a charged document (as for exo.document) shows no path or title, and its reason in general words, unless bridge names the subject; path_glob never matches one. Raises invalid_parameter_value for an unknown stage or an empty path_glob.';
 
 --
 -- Name: dossier(text, text, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api

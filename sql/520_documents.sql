@@ -309,15 +309,25 @@ begin
     if path_glob = '' then
         perform exo_private.invalid_argument('path_glob must not be empty');
     end if;
+    -- A withheld document's path is never matched by a glob ("*walter*" would tell that a
+    -- charged document's path holds the name): the glob's matches are judged before the cut.
+    with matched as materialized (
+        select d.id, d.path,
+               array_position(array['failed', 'quarantined', 'skipped', 'ocr_pending'], d.stage::text) as rank
+        from exo_private.documents d
+        join exo_private.sources s on s.id = d.source_id
+        where d.conversation_id is null
+          and (case when stages is null then d.stage <> 'deleted' else d.stage::text = any (stages) end)
+          and (pattern is null or d.path like pattern or s.root || '/' || d.path like pattern)
+    ), hidden as materialized (
+        select k.document_id from exo_private.closed_documents(
+            case when pattern is null then '{}'::bigint[] else array(select m.id from matched m) end, bridge) k
+    )
     select array_agg(x.id order by x.rank, x.path, x.id) into ids
-    from (select d.id, d.path,
-                 array_position(array['failed', 'quarantined', 'skipped', 'ocr_pending'], d.stage::text) as rank
-          from exo_private.documents d
-          join exo_private.sources s on s.id = d.source_id
-          where d.conversation_id is null
-            and (case when stages is null then d.stage <> 'deleted' else d.stage::text = any (stages) end)
-            and (pattern is null or d.path like pattern or s.root || '/' || d.path like pattern)
-          order by 3 nulls last, d.path, d.id
+    from (select m.id, m.path, m.rank
+          from matched m
+          where m.id not in (select h.document_id from hidden h)
+          order by m.rank nulls last, m.path, m.id
           limit n) x;
     return query
         with closed as materialized (
@@ -347,4 +357,4 @@ comment on function exo.documents(text[], text, int, text[]) is
     'source root or on root/path; at most max_results rows (clamped to 1..1000), failed first, then '
     'quarantined, skipped, ocr_pending, the rest, each by path. Care: a charged document (as for '
     'exo.document) shows no path or title, and its reason in general words, unless bridge names the '
-    'subject. Raises invalid_parameter_value for an unknown stage or an empty path_glob.';
+    'subject; path_glob never matches one. Raises invalid_parameter_value for an unknown stage or an empty path_glob.';

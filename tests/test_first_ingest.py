@@ -148,6 +148,11 @@ def test_exo_documents_withholds_a_charged_documents_path(db, tmp_path, exo):
     assert "(withheld, document" in exo("documents", "--full")
     shown = json.loads(exo("documents", "--bridge", "Walter Rivera", "--json"))
     assert shown[0]["path"] == "diary/lake.md"
+    # a glob never matches a withheld path: "*lake*" answers as it would for a path nobody has
+    assert json.loads(exo("documents", "--path", "*lake*", "--json")) == []
+    assert json.loads(exo("documents", "--path", "*nothing*", "--json")) == []
+    bridged = json.loads(exo("documents", "--path", "*lake*", "--bridge", "Walter Rivera", "--json"))
+    assert [r["path"] for r in bridged] == ["diary/lake.md"]
 
 
 def test_quarantine_list_says_why_each_waits(db, folder, monkeypatch):
