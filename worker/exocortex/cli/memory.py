@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from exocortex import config
-from exocortex.cli.output import console, err, fail
+from exocortex.cli.output import console, err, fail, show
 from exocortex.db import writer
 from exocortex.ingest import chat, pipeline, watch
 
@@ -165,7 +165,7 @@ def quarantine_list() -> None:
     for doc_id, path, confidence, candidates, reason in rows:
         best = ", ".join(f"{c['workspace']} {c['score']:g}" for c in (candidates or [])[:3] if c["score"])
         table.add_row(str(doc_id), path, f"{confidence:.2f}", best or "none", reason)
-    console.print(table)
+    show(table)
     console.print(
         "exo quarantine approve ID (the best candidate) | reassign ID WORKSPACE | reject ID, or with "
         "--all, --path GLOB, --min-confidence X; exo documents --stage quarantined gives each one's fix"

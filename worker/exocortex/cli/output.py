@@ -50,7 +50,9 @@ def dump(value: Any) -> None:
 
 def show(renderable: RenderableType) -> None:
     """Print as wide as the terminal (shutil.get_terminal_size: COLUMNS, else the terminal, else 80)."""
-    console.print(renderable, width=shutil.get_terminal_size().columns)
+    # the console's own width was read once, when it was made: a print's width cannot exceed it
+    console.width = shutil.get_terminal_size().columns
+    console.print(renderable)
 
 
 def table(
