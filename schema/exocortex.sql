@@ -14001,6 +14001,7 @@ begin
             ('excluded_sensitive', 'its name says it may hold a secret: never read',
              'nothing to do; rename it if it holds no secret'),
             ('hidden', 'a hidden file', 'nothing to do'),
+            ('ignored', 'the source''s .exoignore leaves it out', 'nothing to do; edit .exoignore to include it'),
             ('unsupported_extension', 'a format exocortex does not read',
              'nothing to do; to include it, convert it to PDF, Markdown or text'),
             ('symlink', 'a symbolic link (never followed)', 'ingest what it points to as its own folder'),

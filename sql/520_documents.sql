@@ -184,8 +184,9 @@ begin
                 kind := 'frontmatter names a workspace that does not exist';
                 reason := format('frontmatter names workspace %s, which does not exist',
                                  pg_catalog.quote_literal(declared));
-                fix := format('change workspace: in its frontmatter to one of %s and ingest again, or '
-                              'exo quarantine reassign %s WORKSPACE', existing, doc.id);
+                fix := format('exo workspace add %s creates it and routes it there; or change workspace: '
+                              'in its frontmatter to one of %s and ingest again, or exo quarantine '
+                              'reassign %s WORKSPACE', coalesce(declared, 'NAME'), existing, doc.id);
             when 'learned_unsure' then
                 kind := 'the trained router is unsure';
                 reason := format('the trained router is unsure: best %s at %s, under routing.learned_threshold %s',
@@ -238,6 +239,7 @@ begin
             ('excluded_sensitive', 'its name says it may hold a secret: never read',
              'nothing to do; rename it if it holds no secret'),
             ('hidden', 'a hidden file', 'nothing to do'),
+            ('ignored', 'the source''s .exoignore leaves it out', 'nothing to do; edit .exoignore to include it'),
             ('unsupported_extension', 'a format exocortex does not read',
              'nothing to do; to include it, convert it to PDF, Markdown or text'),
             ('symlink', 'a symbolic link (never followed)', 'ingest what it points to as its own folder'),

@@ -413,13 +413,44 @@ def test_sensitive_files_are_never_opened(db, tmp_path):
     finally:
         watching.on = False
     docs = documents(db)
-    # Folders are opened to be listed; files are hashed here before the sandbox may extract them.
-    assert not [p for p in opened if str(root) in p and "plain" not in p and not os.path.isdir(p)], opened
+    # Folders are opened to be listed; files are hashed here before the sandbox may extract them;
+    # the root's .exoignore is looked for (it says what to leave out).
+    read = [p for p in opened if str(root) in p and "plain" not in p and not os.path.isdir(p)]
+    assert read == [str(root / ".exoignore")], opened
     assert any(p.endswith("work/plain.md") for p in opened)  # the hook does see opens
     assert docs["work/plain.md"]["stage"] == "chunked"
     excluded = {p for p, d in docs.items() if d["error_class"] == "excluded_sensitive"}
     assert excluded == {p for p in sensitive if not p.startswith("secrets/")} | {"secrets"}
     assert summary.excluded == len(excluded)
+
+
+def test_exoignore_leaves_out_what_it_matches_and_forgets_what_it_had(db, tmp_path):
+    """A .exoignore at the source's root (gitignore syntax): a matched file is skipped by name, a
+    matched folder is one skipped entry that is never listed, and what they held before is gone."""
+    root = tmp_path / "v"
+    write(root, "notes/keep.md", "A note about the allotment.")
+    write(root, "logs/app/run.txt", "a log line about the allotment")
+    write(root, "notes/big.log.txt", "a log of the allotment")
+    write(root, "notes/important.log.txt", "the one log worth keeping, about the allotment")
+    run(db, root)
+    assert documents(db)["logs/app/run.txt"]["stage"] == "chunked"
+    write(root, ".exoignore", "# machine output\nlogs/\n*.log.txt\n!important.log.txt\n")
+    run(db, root)
+    docs = documents(db)
+    assert docs["notes/keep.md"]["stage"] == "chunked"
+    assert docs["notes/important.log.txt"]["stage"] == "chunked"  # a negation brings it back
+    assert (docs["notes/big.log.txt"]["stage"], docs["notes/big.log.txt"]["error_class"]) == (
+        "skipped",
+        "ignored",
+    )
+    assert (docs["logs"]["stage"], docs["logs"]["error_class"]) == ("skipped", "ignored")
+    assert docs["logs/app/run.txt"]["stage"] == "deleted"  # under an ignored folder: no longer in the corpus
+    assert docs[".exoignore"]["error_class"] == "hidden"
+    with db.connect() as conn:
+        (reason, fix) = conn.execute(
+            "select reason, fix from exo.documents(array['skipped'], 'notes/big*')"
+        ).fetchone()
+    assert reason.startswith("the source's .exoignore leaves it out") and "edit .exoignore" in fix
 
 
 @pytest.fixture

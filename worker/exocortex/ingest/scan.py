@@ -12,6 +12,10 @@ folder that cannot be listed is recorded (path and error) and the walk goes
 on; `Walk.listed` says which folders were listed completely, the only ones in
 which a missing file may be taken as deleted. Paths are kept as the file
 system's raw bytes (the ledger key); the display form is only for people.
+
+A `.exoignore` file at the root (gitignore syntax) leaves out what it matches:
+a file is recorded as skipped ("ignored"), a folder is one such entry and is
+never listed.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+import pathspec
 
 ALLOWED_EXTENSIONS = frozenset(
     [
@@ -98,6 +104,9 @@ SENSITIVE_NAME = re.compile(
 PRUNED_FOLDERS = frozenset({".git", ".obsidian", ".trash", ".Trash", "node_modules", "__pycache__"})
 
 
+#: The file at a source's root whose gitignore-style patterns leave paths out of the corpus.
+IGNORE_FILE = ".exoignore"
+
 #: The longest path the system opens; a longer file is recorded, never opened.
 PATH_MAX = os.pathconf("/", "PC_PATH_MAX")
 
@@ -117,7 +126,7 @@ class Entry:
     mtime_ns: int
     skip: str | None = None
     """Why the file is not read: excluded_sensitive, unsupported_extension, symlink,
-    special_file, hidden, unreadable, path_too_long. None for a file to ingest."""
+    special_file, hidden, ignored, unreadable, path_too_long. None for a file to ingest."""
     detail: str = ""
 
 
@@ -157,6 +166,17 @@ def sensitive_reason(name: str) -> str | None:
     return None
 
 
+def read_ignore(root: Path) -> pathspec.GitIgnoreSpec | None:
+    """The patterns of root's .exoignore (gitignore syntax), or None without one. It is read
+    like any file of the tree: a link is not followed, and one that cannot be read is none."""
+    try:
+        fd = os.open(Path(root) / IGNORE_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, encoding="utf-8", errors="replace") as f:
+        return pathspec.GitIgnoreSpec.from_lines(f.read().splitlines())
+
+
 def _join(key: bytes, name: bytes) -> bytes:
     return key + b"/" + name if key else name
 
@@ -183,6 +203,7 @@ class Walk:
         self._root_bytes = os.fsencode(self.root)
         self.listed: set[bytes] = set()
         self.errors: list[FolderError] = []
+        self.ignore = read_ignore(self.root)
 
     def __iter__(self) -> Iterator[Entry]:
         try:
@@ -235,10 +256,18 @@ class Walk:
                 yield self._classify(fd, rel, name, info)
             elif reason := sensitive_reason(text):
                 yield self._entry(rel, text, None, "excluded_sensitive", f"folder {reason}")
-            elif not (text in PRUNED_FOLDERS or text.startswith(".")):
-                subfolders.append(name)  # tool state and hidden folders are not part of the corpus
+            elif text in PRUNED_FOLDERS or text.startswith("."):
+                continue  # tool state and hidden folders are not part of the corpus
+            elif self.ignored(rel, folder=True):
+                yield self._entry(rel, text, None, "ignored", f"folder matched by {IGNORE_FILE}")
+            else:
+                subfolders.append(name)
         subfolders.reverse()
         return subfolders
+
+    def ignored(self, rel: bytes, folder: bool = False) -> bool:
+        """Whether the root's .exoignore leaves this path out (a folder's patterns end in /)."""
+        return self.ignore is not None and self.ignore.match_file(display_path(rel) + ("/" if folder else ""))
 
     def _climb(self, fd: int, stack: list[_Frame]) -> int | None:
         """From a finished folder's descriptor (closed here) to the new top of the stack's.
@@ -314,6 +343,8 @@ class Walk:
             return self._entry(rel, text, None, "special_file", "not a regular file")
         if text.startswith("."):
             return replace(entry, skip="hidden", detail="hidden file")
+        if self.ignored(rel):
+            return replace(entry, skip="ignored", detail=f"matched by {IGNORE_FILE}")
         if entry.extension not in ALLOWED_EXTENSIONS:
             detail = (
                 f"extension .{entry.extension} is not on the allowlist" if entry.extension else "no extension"
