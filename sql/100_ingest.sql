@@ -86,6 +86,7 @@ declare
     ws text;
     chunk_ids bigint[];
     window_ids bigint[];
+    queued int;
 begin
     select * into doc from exo_private.documents d where d.id = doc_id for update;
     if not found then
@@ -171,13 +172,22 @@ begin
         perform pgmq.send_batch('embed',
             array(select jsonb_build_object('chunk_id', x, 'workspace', ws) from unnest(chunk_ids) x));
     end if;
+    -- A long file (a 5 MB log) queues its first extraction.max_windows_per_document windows only:
+    -- the rest are searchable (their chunks are embedded) but not read for the graph, and the
+    -- document says so (metadata.extraction_capped, which the ingest summary names).
+    queued := least(cardinality(window_ids),
+                    (exo.setting('extraction.max_windows_per_document') #>> '{}')::int);
     if window_ids is not null then
         perform pgmq.send_batch('extract',
-            array(select jsonb_build_object('window_id', x, 'workspace', ws) from unnest(window_ids) x));
+            array(select jsonb_build_object('window_id', x, 'workspace', ws) from unnest(window_ids[1:queued]) x));
     end if;
 
     update exo_private.documents d
-       set stage = 'chunked', error_class = null, error_message = null, stage_changed_at = now()
+       set stage = 'chunked', error_class = null, error_message = null, stage_changed_at = now(),
+           metadata = case when queued < cardinality(window_ids)
+                           then d.metadata || jsonb_build_object('extraction_capped', jsonb_build_object(
+                                    'windows', cardinality(window_ids), 'queued', queued))
+                           else d.metadata - 'extraction_capped' end
      where d.id = doc_id;
     return 'chunked'::exo_private.document_stage;
 end

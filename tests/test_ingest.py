@@ -385,6 +385,36 @@ def test_what_a_file_ingested_with_warnings_is_named_in_the_summary(db, tmp_path
     assert run(db, root).warnings == []  # an unchanged file is not read again
 
 
+def test_a_long_file_queues_its_first_windows_only_and_the_summary_says_so(db, tmp_path):
+    root = tmp_path / "logs"
+    line = "The nightly backup of the allotment database finished without errors again today.\n"
+    write(root, "big.txt", line * 400)  # about 34,000 characters: several extraction windows
+    write(root, "small.md", "A short note about postgres.")
+    with db.connect() as conn:
+        conn.execute("select exo_private.set_setting('extraction.max_windows_per_document', '2')")
+    try:
+        summary = run(db, root)
+    finally:
+        with db.connect() as conn:
+            conn.execute("select exo_private.set_setting('extraction.max_windows_per_document', '250')")
+    with db.connect() as conn:
+        big, windows, queued = conn.execute(
+            """select d.metadata -> 'extraction_capped',
+                      (select count(*) from exo_private.extraction_windows w where w.document_id = d.id),
+                      (select count(*) from pgmq.q_extract q
+                        where (q.message ->> 'window_id')::bigint in
+                              (select w.id from exo_private.extraction_windows w where w.document_id = d.id))
+               from exo_private.documents d where d.path = 'big.txt'"""
+        ).fetchone()
+        small = conn.execute(
+            "select metadata ? 'extraction_capped' from exo_private.documents where path = 'small.md'"
+        ).fetchone()[0]
+    assert windows > 2 and queued == 2 and big == {"windows": windows, "queued": 2}
+    assert not small
+    assert [w["path"] for w in summary.warnings] == ["big.txt"]
+    assert summary.warnings[0]["warning"].startswith(f"{windows} extraction windows: the first 2 are queued")
+
+
 def test_sensitive_files_are_never_opened(db, tmp_path):
     root = tmp_path / "v"
     sensitive = [

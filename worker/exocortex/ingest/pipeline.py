@@ -293,6 +293,13 @@ class Ingest:
         stage = continue_extracted(self.conn, doc_id, entry.path, metadata, self.limits.timeout_s)
         self.summary.run[stage] += 1
         self.routed.append(doc_id)
+        capped = self.conn.execute(
+            "select metadata -> 'extraction_capped' from exo_private.documents where id = %s", (doc_id,)
+        ).fetchone()[0]
+        if capped:
+            self.summary.warnings.append({"path": entry.path, "warning": (
+                f"{capped['windows']:,} extraction windows: the first {capped['queued']:,} are queued for "
+                "the graph, the rest are searchable only (extraction.max_windows_per_document)")})  # fmt: skip
 
     def _extract(self, entry: Entry, sha: str) -> tuple[dict, bool]:
         """Extract in the sandbox and stream the text into the text cache; (metadata, needs_ocr)."""
