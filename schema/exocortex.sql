@@ -22099,6 +22099,7 @@ declare
     ws text;
     chunk_ids bigint[];
     window_ids bigint[];
+    queued int;
 begin
     select * into doc from exo_private.documents d where d.id = doc_id for update;
     if not found then
@@ -22184,13 +22185,22 @@ begin
         perform pgmq.send_batch('embed',
             array(select jsonb_build_object('chunk_id', x, 'workspace', ws) from unnest(chunk_ids) x));
     end if;
+    -- A long file (a 5 MB log) queues its first extraction.max_windows_per_document windows only:
+    -- the rest are searchable (their chunks are embedded) but not read for the graph, and the
+    -- document says so (metadata.extraction_capped, which the ingest summary names).
+    queued := least(cardinality(window_ids),
+                    (exo.setting('extraction.max_windows_per_document') #>> '{}')::int);
     if window_ids is not null then
         perform pgmq.send_batch('extract',
-            array(select jsonb_build_object('window_id', x, 'workspace', ws) from unnest(window_ids) x));
+            array(select jsonb_build_object('window_id', x, 'workspace', ws) from unnest(window_ids[1:queued]) x));
     end if;
 
     update exo_private.documents d
-       set stage = 'chunked', error_class = null, error_message = null, stage_changed_at = now()
+       set stage = 'chunked', error_class = null, error_message = null, stage_changed_at = now(),
+           metadata = case when queued < cardinality(window_ids)
+                           then d.metadata || jsonb_build_object('extraction_capped', jsonb_build_object(
+                                    'windows', cardinality(window_ids), 'queued', queued))
+                           else d.metadata - 'extraction_capped' end
      where d.id = doc_id;
     return 'chunked'::exo_private.document_stage;
 end
@@ -29591,7 +29601,8 @@ begin
         end if;
     end if;
     update exo_private.documents d
-       set review = jsonb_build_object('decision', decision || 'd', 'workspace', chosen, 'at', now()),
+       set review = jsonb_build_object('decision', case decision when 'approve' then 'approved' else 'reassigned' end,
+                                       'workspace', chosen, 'at', now()),
            stage = case when d.error_class = 'rejected' then 'extracted'::exo_private.document_stage else d.stage end,
            error_class = case when d.error_class = 'rejected' then null else d.error_class end,
            error_message = case when d.error_class = 'rejected' then null else d.error_message end

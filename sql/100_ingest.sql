@@ -281,7 +281,8 @@ begin
         end if;
     end if;
     update exo_private.documents d
-       set review = jsonb_build_object('decision', decision || 'd', 'workspace', chosen, 'at', now()),
+       set review = jsonb_build_object('decision', case decision when 'approve' then 'approved' else 'reassigned' end,
+                                       'workspace', chosen, 'at', now()),
            stage = case when d.error_class = 'rejected' then 'extracted'::exo_private.document_stage else d.stage end,
            error_class = case when d.error_class = 'rejected' then null else d.error_class end,
            error_message = case when d.error_class = 'rejected' then null else d.error_message end
