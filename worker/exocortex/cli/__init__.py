@@ -4,7 +4,20 @@ from __future__ import annotations
 
 import click
 
-from exocortex.cli import audit, entities, eval, facts, kb, mcp, memory, models, query, server, worker
+from exocortex.cli import (
+    audit,
+    entities,
+    eval,
+    facts,
+    kb,
+    mcp,
+    memory,
+    models,
+    query,
+    server,
+    worker,
+    workspaces,
+)
 
 
 @click.group()
@@ -13,6 +26,6 @@ def main() -> None:
     """exocortex: a Postgres-native personal knowledge substrate for language-model agents."""
 
 
-for module in (server, memory, worker, mcp, query, facts, audit, kb, entities, models, eval):
+for module in (server, memory, workspaces, worker, mcp, query, facts, audit, kb, entities, models, eval):
     for command in module.COMMANDS:
         main.add_command(command)

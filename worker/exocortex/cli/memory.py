@@ -68,7 +68,8 @@ def _print_quarantine(s: pipeline.IngestSummary) -> None:
         console.print(line, soft_wrap=True)
         if q["code"] == "unknown_workspace":
             console.print(
-                "    fix: change workspace: in the frontmatter to one of "
+                f"    fix: exo workspace add {escape(q['declared'] or 'NAME')} creates it (and routes them "
+                "there); or change workspace: in the frontmatter to one of "
                 + ", ".join(s.workspace_names)
                 + " and ingest again, or exo quarantine reassign WORKSPACE --path GLOB",
                 soft_wrap=True,

@@ -84,8 +84,9 @@ class IngestSummary:
     """Documents this run put in the default workspace (routing.default_workspace: the router
     could not judge yet), by workspace."""
     quarantine: list[dict] = field(default_factory=list)
-    """This source's quarantined documents by reason: {code, reason (in words), documents, paths
-    (the first three)}, most first (exo_private.document_why)."""
+    """This source's quarantined documents by reason: {code, reason (in words), declared (the
+    workspace a frontmatter names that does not exist, else None), documents, paths (the first
+    three)}, most first (exo_private.document_why)."""
     not_ingested: list[dict] = field(default_factory=list)
     """Up to NAMED of this source's failed and skipped documents, failed first: {path, stage,
     reason, fix} (exo_private.document_why)."""
@@ -460,14 +461,17 @@ class Ingest:
         ):
             s.defaulted[workspace] += n
         s.quarantine = [
-            {"code": code, "reason": kind, "documents": n, "paths": paths}
-            for code, kind, n, paths in self.conn.execute(
-                # each workspace a frontmatter names that does not exist, by name
+            {"code": code, "reason": kind, "declared": declared, "documents": n, "paths": paths}
+            for code, kind, declared, n, paths in self.conn.execute(
+                # each workspace a frontmatter names that does not exist, by name (exo workspace add
+                # creates it)
                 """select w.code, case w.code when 'unknown_workspace' then w.reason else w.kind end,
+                          case w.code when 'unknown_workspace'
+                               then lower(btrim(d.frontmatter ->> 'workspace')) end,
                           count(*), (array_agg(d.path order by d.path))[1:3]
                    from exo_private.documents d cross join lateral exo_private.document_why(d) w
                    where d.source_id = %s and d.stage = 'quarantined'
-                   group by 1, 2 order by 3 desc, 2""",
+                   group by 1, 2, 3 order by 4 desc, 2""",
                 (self.source_id,),
             )
         ]
@@ -538,5 +542,7 @@ def ingest(cfg: Config, root: Path, workspace: str | None = None, progress: Prog
                 "select 1 from exo_private.workspaces where name = %s", (workspace,)
             ).fetchone()
         ):
-            raise ValueError(f"workspace {workspace!r} does not exist")
+            raise ValueError(
+                f"workspace {workspace!r} does not exist (exo workspace add {workspace} creates it)"
+            )
         return Ingest(conn, root, workspace).run(progress)
