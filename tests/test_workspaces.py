@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from psycopg.types.json import Jsonb
 from support.files import write
 
-from exocortex.cli import main, workspaces
+from exocortex.cli import main, memory, workspaces
 from exocortex.ingest import pipeline
 
 
@@ -89,8 +89,6 @@ def test_add_routes_what_waited_for_it_and_the_summary_names_the_command(db, tmp
     root = tmp_path / "mine"
     write(root, "notes/standup.md", "---\nworkspace: work\n---\nPostgres index tuning all day.")
     summary = ingest(db, root)
-    from exocortex.cli import memory
-
     memory.print_summary(summary)
     out = " ".join(capsys.readouterr().out.split())
     assert "1 frontmatter names workspace 'work', which does not exist" in out
