@@ -9,6 +9,7 @@ over stdin/stdout.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import os
@@ -56,6 +57,8 @@ EXPECTED_TOOLS = {
     "kb_act",
     "kb_record_use",
 }
+#: The personal base's tools, listed only by a server started with a profile.
+PROFILE_TOOLS = {"kb_items", "kb_act", "kb_record_use"}
 
 
 #: A family chat that turns to Grandpa in the hospice (Walter Rivera is deferred in the vault).
@@ -154,9 +157,9 @@ def test_every_api_function_is_a_tool(vault):
         tools.update({t.name: t for t in (await session.list_tools()).tools})
 
     serve(vault.url("exo_reader"), scenario)
-    assert set(tools) == EXPECTED_TOOLS
+    assert set(tools) == EXPECTED_TOOLS - PROFILE_TOOLS  # no profile: no personal base to act on
     for tool in tools.values():
-        assert len(tool.description) > 60, tool.name
+        assert len(tool.description) > 30, tool.name
         # only the personal base's recording path writes (exo_private.kb_write)
         assert tool.annotations.read_only_hint == (tool.name not in {"kb_act", "kb_record_use"}), tool.name
     search = tools["search"]
@@ -166,8 +169,10 @@ def test_every_api_function_is_a_tool(vault):
     assert search.input_schema["required"] == ["query"]
     assert props["k"]["type"] == "integer" and props["k"]["default"] == 25
     assert props["bridge"]["type"] == "array" and props["bridge"]["items"] == {"type": "string"}
-    assert {"type": "null"} in props["workspaces"]["anyOf"]
-    assert props["query_embedding"]["anyOf"][0] == {"items": {"type": "number"}, "type": "array"}
+    assert props["workspaces"]["type"] == ["array", "null"]
+    assert props["query_embedding"]["items"] == {"type": "number"}
+    # what every tool means by bridge and as_of is said once, in the server's instructions
+    assert "description" not in props["bridge"] and "bridge" in mcp_server.INSTRUCTIONS
     assert "reader" not in props
 
 
@@ -470,11 +475,35 @@ def test_descriptions_come_from_the_database_catalog(vault):
     finally:
         with vault.connect() as admin:
             admin.execute(sql.SQL("comment on function exo.status() is {}").format(sql.Literal(before)))
-    assert tools["status"].description.startswith("The store described, as this database says.\n\n")
+    assert tools["status"].description == "The store described, as this database says."
     comments = mcp_server.catalog_comments(api.Reader(vault.url("exo_reader")))
     assert comments["exo.search_json"].startswith("One search, rows and report together")
     for spec in mcp_server.TOOLS:  # every tool that names a SQL function finds its comment
         assert spec.sql_function is None or spec.sql_function in comments, spec.name
+
+
+def test_the_tools_fit_a_small_share_of_an_agents_context(vault):
+    """Every tool's name, description and schema is in an agent's context on every turn: all of
+    them, the personal base's included, stay under 12,000 bytes; a description is the first
+    sentence of its function's comment, without the list of what it answers."""
+    reader = dataclasses.replace(api.Reader(vault.url("exo_reader")), profile="someone")
+    listed = mcp_server.tools(reader)
+    assert {t.name for t in listed} == EXPECTED_TOOLS
+    size = sum(
+        len(json.dumps({"name": t.name, "description": t.description, "inputSchema": t.parameters},
+                       separators=(",", ":")))
+        for t in listed
+    )  # fmt: skip
+    assert size < 12_000, size
+    related = next(t for t in listed if t.name == "related")
+    assert (
+        related.description == "Entities related to one entity (either direction) in its workspace's graph."
+    )
+    assert mcp_server.first_sentence(
+        "One search, rows and report together (jsonb): results (rows), report."
+    ) == ("One search, rows and report together (jsonb).")
+    assert mcp_server.first_sentence("Short: a, b. Then more.") == "Short: a, b."  # a colon too early
+    assert mcp_server.first_sentence("x " * 200).endswith("…")
 
 
 def test_no_database_at_all_is_a_tool_error_not_a_crash():
@@ -482,7 +511,7 @@ def test_no_database_at_all_is_a_tool_error_not_a_crash():
     url = f"host=127.0.0.1 port={port} dbname=nothing user=exo_reader password=x connect_timeout=2"
 
     async def scenario(session):
-        assert {t.name for t in (await session.list_tools()).tools} == EXPECTED_TOOLS
+        assert {t.name for t in (await session.list_tools()).tools} == EXPECTED_TOOLS - PROFILE_TOOLS
         for _ in range(2):  # the server keeps running after the first failure
             message = await fail(session, "search", query="rent")
             assert "the database is unreachable" in message and "Connection refused" in message

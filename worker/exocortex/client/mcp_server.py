@@ -59,10 +59,12 @@ dossier, related and timeline. document and conversation read one source;
 person_history and search_messages cover chats; facts, fact_history and facts_search
 read what is true now and what was true before (audit_summary: how much the self-audit retired); cypher (a workspace's graph) and sql
 (a SELECT over the exo views and functions) answer what the others do not; status
-describes the whole store. Deferred subjects are withheld unless named in bridge; a
-hint says when something was withheld (in a list of rows: the last rows, with only
-"withheld" set). Errors come back as tool errors with the database's message: fix the
-argument and call again."""
+describes the whole store. Deferred subjects are withheld unless named in bridge (a list
+of subjects' names or aliases); a hint says when something was withheld (in a list of
+rows: the last rows, with only "withheld" set). as_of (ISO 8601) answers as of that
+moment: nothing written or sent after it. max_results, max_messages and max_rows cap
+the rows. Errors come back as tool errors with the database's message: fix the
+argument and call again. Tools answer in compact JSON unless they say otherwise."""
 
 
 def _json(value: Any) -> str:
@@ -93,13 +95,16 @@ class ToolSpec:
     sql_function: str | None
     """exo.<name> whose `comment on function` is the description; None: the docstring."""
     render: Callable[[Any], str] = _json
-    returns: str = "Returns compact JSON."
+    returns: str = ""
+    """What it answers, where that is not compact JSON (INSTRUCTIONS say that is the rule)."""
     parameters: Mapping[str, str] = field(default_factory=dict)
     """Descriptions of this tool's parameters where PARAMETERS' would mislead."""
     summary: str | None = None
     """The description, where neither a SQL comment nor the docstring speaks to a model."""
     read_only: bool = True
     """False: the tool records in the caller's personal base (exo_private.kb_write, the one write path)."""
+    needs_profile: bool = False
+    """Listed only by a server started with a profile (the personal base's tools)."""
 
 
 #: The tools, in the order a client lists them. Every public function of exocortex.client.api is here
@@ -117,7 +122,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "search",
         api.search_json,
         "exo.search_json",
-        returns="Returns compact JSON: {results: the rows, best first; report}.",
+        returns="Returns {results (best first), report}.",
     ),
     ToolSpec("search_messages", api.search_messages, "exo.search_messages"),
     ToolSpec("search_entities", api.search_entities, "exo.search_entities"),
@@ -136,36 +141,32 @@ TOOLS: tuple[ToolSpec, ...] = (
         "cypher",
         api.cypher,
         "exo.cypher",
-        returns="Returns a compact JSON array: one value per row.",
+        returns="Returns a JSON array: one value per row.",
         parameters={"query": "A read-only Cypher query, MATCH ... RETURN one value (a map for several)."},
     ),
     ToolSpec(
         "sql",
         api.sql,
         None,
-        returns="Returns compact JSON: {columns, rows, truncated}.",
-        summary=(
-            "One read-only SELECT over the exo views (exo.workspaces, exo.settings, exo.quarantine, "
-            "exo.deferred_subjects, ...) and exo.<function>(...) calls, with harmless builtins; WITH and "
-            "UNION allowed. Anything else is refused before it reaches the database, naming the rule it "
-            "broke. At most max_rows rows (1 to 1000); truncated says whether there were more."
-        ),
+        returns="Returns {columns, rows, truncated}.",
+        summary="One read-only SELECT over the exo views and exo.<function>(...) calls (WITH, UNION allowed).",
     ),
     ToolSpec("status", api.status, "exo.status"),
-    ToolSpec("kb_items", api.kb_items, "exo.kb_items"),
+    ToolSpec("kb_items", api.kb_items, "exo.kb_items", needs_profile=True),
     ToolSpec(
         "kb_act",
         api.kb_act,
         None,
         read_only=False,
-        summary=(
-            "Act on a document of the profile's personal base: accept_suggestion or decline_suggestion "
-            "(a search's provenance names pending ones), thumbs_up, thumbs_down, force_pin, force_remove."
-        ),
-        returns="Returns compact JSON: the document's new state and fetch count.",
+        needs_profile=True,
+        summary="Act on a document of your personal base (a search's provenance names suggestions).",
+        returns="Returns the document's new state and fetch count.",
     ),
-    ToolSpec("kb_record_use", api.kb_record_use, "exo.kb_record_use", read_only=False),
+    ToolSpec("kb_record_use", api.kb_record_use, "exo.kb_record_use", read_only=False, needs_profile=True),
 )
+
+#: Parameters every tool means the same by, said once in INSTRUCTIONS rather than in each schema.
+SAID_ONCE = frozenset(["bridge", "as_of", "max_results", "max_messages", "max_rows"])
 
 #: Descriptions of parameters, by name (a ToolSpec's own `parameters` win); the search options'
 #: come from their one description (client/search_options.py).
@@ -219,11 +220,42 @@ def catalog_comments(reader: api.Reader) -> dict[str, str]:
         return {}
 
 
+#: A tool's description is the first sentence of its SQL function's comment, at most this long:
+#: every description and schema is in an agent's context on every turn (the whole comment is
+#: `\\df+ exo.<name>`, or the sql tool's `select obj_description(...)`).
+DESCRIPTION_CHARS = 160
+MIN_SUMMARY_CHARS = 30
+
+
+def first_sentence(text: str, limit: int = DESCRIPTION_CHARS) -> str:
+    """What `text` opens with, whitespace collapsed: up to the end of its first sentence or,
+    once it has said MIN_SUMMARY_CHARS, the first colon (the list of what a function answers
+    follows it, and a result shows its fields), outside parentheses; cut at a word to `limit`."""
+    flat = " ".join(text.split())
+    depth, end = 0, len(flat)
+    for i, ch in enumerate(flat):
+        depth += (ch in "([") - (ch in ")]")
+        after = flat[i + 1 : i + 2]
+        if depth or after not in (" ", ""):
+            continue
+        if ch == "." and not flat[max(0, i - 3) : i].endswith(("e.g", "i.e")):
+            end = i
+            break
+        if ch == ":" and i >= MIN_SUMMARY_CHARS:
+            end = i
+            break
+    sentence = flat[:end]
+    if len(sentence) > limit:
+        return sentence[: limit - 1].rsplit(" ", 1)[0] + "…"
+    return sentence + "."
+
+
 def description(spec: ToolSpec, comments: Mapping[str, str]) -> str:
-    """The summary, else the SQL function's comment, else the api function's docstring; then returns."""
+    """The summary, else the first sentence of the SQL function's comment, else of the api
+    function's docstring; then what it returns."""
     text = spec.summary or (comments.get(spec.sql_function) if spec.sql_function else None)
-    text = text or inspect.cleandoc(spec.function.__doc__ or spec.name)
-    return f"{text}\n\n{spec.returns}"
+    text = first_sentence(text or inspect.cleandoc(spec.function.__doc__ or spec.name))
+    return f"{text} {spec.returns}".strip()
 
 
 # -- signatures -----------------------------------------------------------------------------
@@ -255,7 +287,7 @@ def tool_signature(spec: ToolSpec) -> inspect.Signature:
         if annotation is api.Reader:
             continue
         annotation = _wire_type(annotation)
-        if p.name in described:
+        if p.name in described and p.name not in SAID_ONCE:
             annotation = Annotated[annotation, Field(description=described[p.name])]
         default = list(p.default) if isinstance(p.default, tuple) else p.default
         parameters.append(p.replace(annotation=annotation, default=default))
@@ -324,7 +356,7 @@ class StrictTool(Tool):
         loose = tool.fn_metadata.arg_model
         model = type(loose.__name__, (loose,), {"model_config": ConfigDict(extra="forbid")})
         tool.fn_metadata.arg_model = model
-        tool.parameters = model.model_json_schema(by_alias=True)
+        tool.parameters = compact_schema(model.model_json_schema(by_alias=True))
         return tool
 
     async def run(self, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
@@ -333,6 +365,25 @@ class StrictTool(Tool):
         except ValidationError as exc:
             raise ToolError(argument_error(self.name, self.parameters, exc)) from exc
         return await super().run(arguments, *args, **kwargs)
+
+
+def compact_schema(schema: Any) -> Any:
+    """A JSON schema without what pydantic adds and a model need not read: titles, null
+    defaults, and the anyOf of an optional simple type ({"type": ["string", "null"]})."""
+    if isinstance(schema, list):
+        return [compact_schema(x) for x in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {
+        k: compact_schema(v) for k, v in schema.items() if k != "title" and not (k == "default" and v is None)
+    }
+    options = out.get("anyOf")
+    if options and {"type": "null"} in options and len(options) == 2:
+        (kept,) = [o for o in options if o != {"type": "null"}]
+        if isinstance(kept.get("type"), str):
+            del out["anyOf"]
+            out = {**kept, **out, "type": [kept["type"], "null"]}
+    return out
 
 
 def argument_error(tool: str, schema: dict[str, Any], exc: ValidationError) -> str:
@@ -366,6 +417,7 @@ def tools(reader: api.Reader, specs: Sequence[ToolSpec] = TOOLS) -> list[Tool]:
             structured_output=False,
         )
         for spec in specs
+        if reader.profile is not None or not spec.needs_profile
     ]
 
 

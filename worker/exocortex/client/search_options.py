@@ -49,8 +49,7 @@ PER_WORKSPACE = Option(
 )  # fmt: skip
 OPEN_ARCHIVE = Option(
     "open_archive", bool | None, None, "open_archive boolean DEFAULT NULL::boolean",
-    "Open the archival band (true) or keep it closed (false); default: a temporal signal in the "
-    "question decides.",
+    "true opens the archival band, false keeps it closed; default: the question's dates decide.",
 )  # fmt: skip
 BRIDGE = Option(
     "bridge", Sequence[str], (), "bridge text[] DEFAULT '{}'::text[]",
@@ -63,7 +62,7 @@ AS_OF = Option(
 QUERY_EMBEDDING = Option(
     "query_embedding", Sequence[float] | None, None,
     "query_embedding double precision[] DEFAULT NULL::double precision[]",
-    "A query vector computed by the caller in the model in use; replaces the embeddings endpoint.",
+    "Your own query vector (the model in use) instead of the embeddings endpoint's.",
 )  # fmt: skip
 TOKEN_BUDGET = Option(
     "token_budget", int, 4000, "token_budget integer DEFAULT 4000",
