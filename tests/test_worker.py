@@ -6,6 +6,7 @@ exercised in test_real_models_*.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -18,6 +19,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from click.testing import CliRunner
+from rich.console import Console
 from support.db import configure
 from support.graph import add_document, merge, person
 from support.standin import Reply, StandIn, chat, embeddings
@@ -28,7 +30,8 @@ from exocortex.plpy import model_client as client
 from exocortex.runtime import server
 from exocortex.worker.loop import Worker
 from exocortex.worker.pace import Pace
-from exocortex.worker.run_result import summary_line
+from exocortex.worker.run_result import RunResult, summary_line
+from exocortex.worker.watch import Watch
 
 FAST_RETRIES = [0.05, 0.05, 0.05]
 NOTE = (
@@ -358,6 +361,112 @@ def test_sigterm_lets_the_running_job_finish(db, tmp_path):
             "select stopped_at is not null, stop_reason, processed from exo_private.workers"
         ).fetchone()
     assert worker == (True, "stopped", 1)
+
+
+STOP_MARGIN_S = 0.5
+"""What a stop may take beyond its grace period (which keeps a second for giving the messages
+back, recording the stop and closing the connections): the slack of a loaded test machine."""
+
+
+@pytest.mark.parametrize("queue,kind", [("extract", "chat"), ("embed", "embeddings")])
+def test_sigterm_abandons_a_model_call_that_never_answers_within_the_grace_period(db, tmp_path, queue, kind):
+    ingest_note(db, tmp_path)
+    with StandIn(lambda path, req: Reply(delay_s=300, body=b"{}")) as hanging:
+        configure(db, **{f"models__{kind}": {"url": hanging.url, "timeout_s": 200}})
+        proc = _exo(db, "worker", "--queue", queue, "--grace", "2")
+        try:
+            _wait_for(lambda: hanging.calls(f"/{'chat/completions' if kind == 'chat' else kind}") == 1)
+            held = scalar(db, f"select bool_and(vt > now() + interval '60 s') from pgmq.q_{queue}")
+            began = time.monotonic()
+            proc.send_signal(signal.SIGTERM)
+            out, err = proc.communicate(timeout=30)
+            took = time.monotonic() - began
+        finally:
+            proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert took < 2 + STOP_MARGIN_S, f"stopped {took:.1f} s after SIGTERM with a 2 s grace period"
+    assert "stopping within 2 s" in err and "1 job(s) abandoned at the end of the grace period" in out
+    # Hidden for the long call while it ran; given back at once, that read not counted, unclaimed.
+    assert held
+    with db.connect() as conn:
+        assert conn.execute(
+            f"select count(*) > 0, bool_and(vt <= now()), max(read_ct) from pgmq.q_{queue}"
+        ).fetchone() == (True, True, 0)
+        assert conn.execute("select count(*) from exo_private.worker_claims").fetchone()[0] == 0
+        assert conn.execute("select stop_reason from exo_private.workers").fetchone()[0] == (
+            "stopped: 1 job(s) abandoned at the end of the grace period"
+        )
+
+
+def test_a_slow_chat_model_does_not_hold_up_embeddings(db, tmp_path):
+    ingest_note(db, tmp_path)
+
+    def respond(path, req):
+        return embeddings(req) if path.endswith("/embeddings") else Reply(delay_s=60, body=chat(GOOD).body)
+
+    with StandIn(respond) as model:
+        configure(
+            db, models__chat={"url": model.url}, models__embeddings={"url": model.url}, worker__embed_batch=1
+        )
+        # One job at once per queue: the chat call holds the only extract slot.
+        worker = Worker(
+            db.cfg, dbname=db.name, queues=("extract", "embed"), concurrency=1, poll_s=0.05, grace_s=0.5
+        )
+        thread = threading.Thread(target=worker.run)
+        thread.start()
+        try:
+            _wait_for(lambda: model.calls("/chat/completions") == 1)
+            ingest_note(
+                db, tmp_path, "\n\n".join(f"Paragraph {i} about postgres. " * 30 for i in range(6)), "b.md"
+            )
+            assert queue_length(db, "embed") > 1
+            _wait_for(lambda: queue_length(db, "embed") == 0, timeout=20)
+            assert model.calls("/chat/completions") == 1  # still the first, unanswered
+        finally:
+            worker.stop.set()
+            thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert worker.result.done["embed"] == scalar(db, "select count(*) from exo_private.chunks")
+    assert worker.result.done["extract"] == 0 and worker.result.unfinished == 1
+    assert (
+        scalar(db, "select count(*) from exo_private.extraction_windows where extracted_at is not null") == 0
+    )
+    # The abandoned window's message is visible again at once (the other note's waits unread).
+    assert worker.result.abandoned["extract"] == 1
+    assert scalar(db, "select bool_and(vt <= now()) and max(read_ct) = 0 from pgmq.q_extract")
+
+
+def test_once_says_what_waits_and_how_far_it_got_in_plain_lines(db, tmp_path):
+    ingest_note(db, tmp_path, "\n\n".join(f"Paragraph {i} about postgres. " * 30 for i in range(6)))
+    chunks = queue_length(db, "embed")
+
+    def respond(path, req):
+        return embeddings(req) if path.endswith("/embeddings") else chat(GOOD)
+
+    with StandIn(respond) as model:
+        configure(db, models__chat={"url": model.url}, models__embeddings={"url": model.url})
+        proc = _exo(db, "worker", "--once", "--queue", "embed", "--queue", "extract")
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    lines = err.splitlines()
+    windows = scalar(db, "select count(*) from exo_private.extraction_windows")
+    assert lines[:2] == [f"embed: {chunks} waiting", f"extract: {windows} waiting"]  # in order of priority
+    assert f"embed: {chunks}/{chunks} done" in lines and f"extract: {windows}/{windows} done" in lines
+    assert f"embed: {chunks} done" in out
+
+
+def test_the_watch_draws_a_bar_per_queue_on_a_terminal():
+    screen = io.StringIO()
+    watch = Watch(Console(file=screen, force_terminal=True, width=100))
+    result = RunResult()
+    watch.begin({"embed": 40, "extract": 3})
+    result.done["embed"] = 30
+    watch.update({"embed": 10, "extract": 3}, result)
+    result.done["embed"] = 40
+    watch.end({"embed": 0, "extract": 3}, result)
+    text = screen.getvalue()
+    assert "embed: 40 waiting" in text and "extract: 3 waiting" in text
+    assert "40/40" in text and "0/3" in text
 
 
 def test_workers_identify_themselves_to_postgres(db, tmp_path):

@@ -14,15 +14,24 @@ from exocortex.cli.output import console, err, fail
 from exocortex.db import writer
 from exocortex.worker import loop as worker_module
 from exocortex.worker import run_result
+from exocortex.worker.watch import Watch
 
 
 @click.group("worker", invoke_without_command=True)
 @click.option("--once", is_flag=True, help="Drain the queues (waiting for other workers' jobs), then exit.")
-@click.option("--concurrency", default=2, show_default=True, help="Jobs in flight at once.")
+@click.option("--concurrency", default=2, show_default=True, help="Jobs in flight at once, per queue.")
 @click.option(
     "--queue", "queues", multiple=True, type=click.Choice(worker_module.QUEUES), help="Only these queues."
 )
 @click.option("--limit", type=int, help="Take at most this many messages, then stop.")
+@click.option(
+    "--grace",
+    "grace_s",
+    default=30.0,
+    show_default=True,
+    help="Ctrl-C or SIGTERM stops the worker within this many seconds: running jobs that have not "
+    "finished by then are abandoned.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def worker_cmd(
@@ -31,13 +40,20 @@ def worker_cmd(
     concurrency: int,
     queues: tuple[str, ...],
     limit: int | None,
+    grace_s: float,
     as_json: bool,
 ) -> None:
     """Embed chunks and extract the graph through the local models; read scanned PDFs with OCR.
 
-    Exit codes: 0 done (or stopped by a signal); 75 a model endpoint is down, nothing was
-    dead-lettered and the work stays queued (run it again when the endpoint is back); 1 the
-    run failed otherwise, or jobs were still running after the grace period.
+    Prints what waits in each queue, then done/total as it goes (to stderr: a bar per queue
+    on a terminal, a plain line now and then otherwise).
+
+    Exit codes: 0 done (or stopped by a signal once the running jobs had finished); 75 a model
+    endpoint is down, nothing was dead-lettered and the work stays queued (run it again when the
+    endpoint is back); 128 + the signal's number (130 Ctrl-C, 143 SIGTERM) stopped by a signal
+    with jobs abandoned: still running at the end of the grace period (their messages are
+    queued again at once) or cut by a second signal (their messages return after their
+    visibility timeout); 1 the run failed otherwise.
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -48,22 +64,26 @@ def worker_cmd(
             concurrency=concurrency,
             queues=queues or worker_module.QUEUES,
             limit=limit,
+            grace_s=grace_s,
             progress=lambda text: err.print(f"[dim]·[/dim] {text}"),
+            watch=Watch(err),
         )
     except ValueError as exc:
         fail(str(exc))
-    signals = 0
+    signals: list[int] = []
 
-    def on_signal(*_):
-        nonlocal signals
-        signals += 1
-        if signals > 1:
+    def on_signal(signum, _frame):
+        signals.append(signum)
+        if len(signals) > 1:
             err.print(
                 "second signal: stopping now; unfinished messages return after their visibility timeout"
             )
-            os._exit(130)
-        err.print("stopping: running jobs get a grace period (signal again to stop at once)")
-        worker.stop.set()
+            os._exit(128 + signum)
+        err.print(
+            f"stopping within {grace_s:g} s: running jobs that have not finished by then are abandoned "
+            "(signal again to stop at once)"
+        )
+        worker.request_stop()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, on_signal)
@@ -73,8 +93,13 @@ def worker_cmd(
     else:
         console.print(run_result.summary_line(result))
     if result.unfinished:
+        # Model calls still running in abandoned threads: leave without waiting for them.
+        code = (
+            128 + signals[0] if signals else worker_module.EXIT_ENDPOINT_DOWN if result.endpoint_down else 1
+        )
         sys.stdout.flush()
-        os._exit(1)  # model calls still running in threads: leave without waiting for them
+        sys.stderr.flush()
+        os._exit(code)
     if result.endpoint_down:
         sys.exit(worker_module.EXIT_ENDPOINT_DOWN)
     if result.stop_reason and not signals:

@@ -1,6 +1,9 @@
 """`exo worker`: drain the embed and extract queues through the local models, and the ocr and capsules queues.
 
-One read loop hands jobs to a small thread pool (default two in flight). A job
+One read loop hands jobs to a thread pool. Each queue has its own slots (`concurrency`
+jobs in flight, default two), filled in the order of PRIORITY: embeddings first (search
+works sooner), then OCR, extraction and capsules; a slow chat model holds only the extract
+slots, never an embedding job. A job
 reads its messages (exo_private.read_jobs: the queue's visibility timeout hides
 them from other workers, and a claim in the read's transaction names this
 worker), calls the model outside any transaction, then writes the result and
@@ -40,6 +43,12 @@ No work is lost to an outage, a slow CPU or a dead worker:
   predicts, up to timeout_s times `worker.max_timeout_factor`) and the worker halves
   the jobs it runs at once; only a timeout at that cap fails the job. A long call
   keeps its messages hidden for as long as it may take.
+- A stop (SIGTERM, Ctrl-C: request_stop) takes no new work, and the run ends within
+  `grace_s` of it. Jobs still running a second before the end are abandoned: their
+  messages are visible again at once (that read not counted) and their claims released;
+  their threads, left in their model calls (the client cannot cancel a request), write
+  nothing more, and `run` returns without waiting for them (RunResult.unfinished;
+  `exo worker` then exits at once with 128 + the signal's number).
 - Workers beat a heartbeat until their running jobs have drained; one silent for
   `worker.dead_after_s` is marked dead and the messages it claimed are taken
   back. `--once` exits only when nothing of its queues is pending or in flight
@@ -54,6 +63,7 @@ import os
 import socket
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
@@ -76,10 +86,15 @@ from exocortex.worker import queries
 from exocortex.worker.listener import Listener
 from exocortex.worker.pace import Pace
 from exocortex.worker.run_result import RunResult
+from exocortex.worker.watch import Watch
 
-TARGET_KEYS = {"embed": "chunk_id", "extract": "window_id", "ocr": "document_id", "capsules": "document_id"}
+TARGET_KEYS = {"embed": "chunk_id", "ocr": "document_id", "extract": "window_id", "capsules": "document_id"}
 """Each queue's message key naming its target (exo_private.queue_target_key)."""
 QUEUES = tuple(TARGET_KEYS)
+"""The queues in the order their free slots are filled (PRIORITY): embeddings first, so that
+search works sooner; OCR next, since its text goes on to be chunked and embedded; then
+extraction and capsules."""
+PRIORITY = QUEUES
 MODEL_QUEUES = ("embed", "extract")
 """The queues whose failed and dead-lettered work `exo worker retry-failed | requeue-dead` bring back."""
 EXIT_ENDPOINT_DOWN = 75
@@ -88,7 +103,15 @@ HEARTBEAT_MAX_S = 5.0
 HOLD_MARGIN_S = 30.0
 """Messages stay hidden this long beyond the deadline of the model call in progress."""
 CALM_CALLS = 4
-"""Calls in a row without a timeout before the worker takes one more job at once again."""
+"""Calls in a row without a timeout before the worker takes one more job of that queue at once again."""
+STOP_RESERVE_S = 1.0
+"""Of a stop's grace period, kept for giving abandoned jobs' messages back and closing down."""
+WATCH_EVERY_S = 1.0
+"""How often the loop tells `watch` what is done and what waits."""
+
+
+class Abandoned(Exception):
+    """The grace period of a stop is over: this job writes nothing more (its messages were given back)."""
 
 
 class EndpointUnavailable(Exception):
@@ -141,6 +164,7 @@ class Worker:
         grace_s: float = 30.0,
         limit: int | None = None,
         progress: Callable[[str], None] | None = None,
+        watch: Watch | None = None,
     ):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -150,33 +174,45 @@ class Worker:
         self.cfg = cfg
         self.url = role_url(cfg, "exo_writer", dbname)
         self.concurrency = concurrency
-        self.allowed = concurrency
-        """Jobs taken at once now: halved by a timeout on a working endpoint, raised again by calm."""
+        """Jobs in flight at once per queue."""
+        self.queues = tuple(q for q in PRIORITY if q in queues)
+        self.allowed = dict.fromkeys(self.queues, concurrency)
+        """Jobs of each queue taken at once now: halved by a timeout on a working endpoint, raised again by calm."""
         self.once = once
-        self.queues = tuple(queues)
         self.poll_s = poll_s
         self.grace_s = grace_s
         self.limit = limit
         """Take at most this many messages in this run (None: no limit)."""
         self.progress = progress
         """Told what the worker waits for (other workers' messages), once per change."""
+        self.watch = watch
+        """Shown what waits in each queue when the run starts, then done/total as it goes."""
         self.taken = 0
         self.name = f"{socket.gethostname()}:{os.getpid()}"
         self.stop = threading.Event()
-        """Set: take no new work; running jobs finish."""
+        """Set: take no new work; running jobs get the grace period to finish."""
         self.drained = threading.Event()
         """Set once the running jobs have finished (or the grace period ended): the heartbeat stops."""
         self.abort = threading.Event()
-        """Set: also cut retry waits short."""
+        """Set when the grace period ends: running jobs are abandoned (they cut their retry waits
+        short and write nothing more)."""
+        self.stop_requested_at: float | None = None
+        """time.monotonic() of request_stop: the grace period runs from then."""
         self.result = RunResult()
         self._lock = threading.Lock()
         self._worker_id: int | None = None
         self._pace = {"chat": Pace(), "embeddings": Pace()}
         self._down: set[str] = set()
         """Endpoint kinds the probe found down in this run."""
-        self._calm = 0
+        self._calm = dict.fromkeys(self.queues, 0)
         self._last_reap = -math.inf
         self._last_progress: str | None = None
+
+    def request_stop(self) -> None:
+        """Take no new work; the run ends within grace_s from now, abandoning jobs still running."""
+        if self.stop_requested_at is None:
+            self.stop_requested_at = time.monotonic()
+        self.stop.set()
 
     # -- plumbing -----------------------------------------------------------------------
 
@@ -217,12 +253,14 @@ class Worker:
         deadline and take fewer jobs at once. At the cap the probe decides: it answers, so the
         job fails (JobFailed); it does not, so the endpoint is down (EndpointUnavailable). Other
         failures are retried after the backoff waits, then the probe decides the same way.
+        Once the grace period of a stop is over, whatever the call brings raises Abandoned.
         """
         pace = self._pace[kind]
         cap = endpoint.timeout_s * float(settings["worker.max_timeout_factor"])
         deadline = pace.deadline(endpoint.timeout_s, cap, units)
         waits = [float(s) for s in settings["worker.retry_backoff_s"]]
         while True:
+            self._check_abandoned()
             self._hold(pool, job, deadline)
             began = time.monotonic()
             try:
@@ -253,9 +291,14 @@ class Worker:
                 if self._probe(endpoint, kind, endpoint.timeout_s) != "up":
                     raise self._outage(endpoint, kind, exc) from exc
                 raise JobFailed(exc) from exc
+            self._check_abandoned()
             pace.observe(time.monotonic() - began, units)
-            self._speed_up()
+            self._speed_up(job.queue)
             return answer
+
+    def _check_abandoned(self) -> None:
+        if self.abort.is_set():
+            raise Abandoned("the grace period of the stop is over")
 
     def _probe(self, endpoint: Endpoint, kind: str, timeout_s: float) -> str:
         """What a 1-token request says of the endpoint: up; busy (it took the request but gave
@@ -278,17 +321,17 @@ class Worker:
             self.result.longest_deadline_s[queue] = max(
                 self.result.longest_deadline_s.get(queue, 0), deadline
             )
-            self.allowed = max(1, self.allowed // 2)
-            self._calm = 0
-            self.result.lowest_concurrency = min(self.result.lowest_concurrency or self.allowed, self.allowed)
+            allowed = self.allowed[queue] = max(1, self.allowed[queue] // 2)
+            self._calm[queue] = 0
+            self.result.lowest_concurrency = min(self.result.lowest_concurrency or allowed, allowed)
 
-    def _speed_up(self) -> None:
+    def _speed_up(self, queue: str) -> None:
         with self._lock:
-            if self.allowed < self.concurrency:
-                self._calm += 1
-                if self._calm >= CALM_CALLS:
-                    self.allowed += 1
-                    self._calm = 0
+            if self.allowed[queue] < self.concurrency:
+                self._calm[queue] += 1
+                if self._calm[queue] >= CALM_CALLS:
+                    self.allowed[queue] += 1
+                    self._calm[queue] = 0
 
     def _record_failure(self, pool: ConnectionPool, job: Job, target_key: str, exc: Exception) -> None:
         error_class = exc.error.error_class if isinstance(exc, JobFailed) else type(exc).__name__
@@ -325,13 +368,16 @@ class Worker:
         fn,
     ):
         """`_call`, settled for the job: the endpoint down gives its messages back (and the run
-        stops); a failed job is recorded and archived, and the answer is None."""
+        stops); a failed job is recorded and archived, and the answer is None. An abandoned job
+        settles nothing: its messages were given back when the grace period ended."""
         try:
             return self._call(pool, job, settings, endpoint, kind, units, fn)
         except EndpointUnavailable:
+            self._check_abandoned()
             self._return(pool, job)
             raise
         except JobFailed as exc:
+            self._check_abandoned()
             self._record_failure(pool, job, target_key, exc)
             return None
 
@@ -593,8 +639,10 @@ class Worker:
             self._hold(pool, job, min(pages or 1, limits.page_limit) * limits.timeout_s)
             result = ocr.read_pdf(tools, data, pages or 0, limits)
         except ocr.OcrError as exc:
+            self._check_abandoned()
             self._unread(pool, job, sha, "failed", exc.error_class, exc.message)
             return
+        self._check_abandoned()
         if not result.text:
             self._unread(
                 pool, job, sha, "skipped", "empty", f"OCR found no text in {result.pages_read} page(s)"
@@ -638,12 +686,15 @@ class Worker:
     def _guarded(self, pool: ConnectionPool, job_fn, settings: dict, job: Job) -> None:
         """Run a job; an unexpected error is recorded and its messages come back after the first
         backoff wait (that read counts: a job that keeps raising ends in the dead-letter queue).
-        Either way the job's claims end with it."""
+        Either way the job's claims end with it. An abandoned job (the grace period is over)
+        leaves all that to the main thread, which gave its messages back."""
         try:
             job_fn(pool, settings, job)
         except EndpointUnavailable:
             raise
         except Exception as exc:
+            if self.abort.is_set():
+                return
             self._count("errors", job.queue, len(job.messages))
             self._record_failure(pool, job, TARGET_KEYS[job.queue], exc)
             with pool.connection() as conn:
@@ -652,8 +703,9 @@ class Worker:
                     (job.queue, job.ids, math.ceil(float(settings["worker.retry_backoff_s"][0]))),
                 )
         finally:
-            with pool.connection() as conn:
-                conn.execute(queries.RELEASE_CLAIMS, (job.queue, job.ids, self._worker_id))
+            if not self.abort.is_set():
+                with pool.connection() as conn:
+                    conn.execute(queries.RELEASE_CLAIMS, (job.queue, job.ids, self._worker_id))
 
     # -- the loop -----------------------------------------------------------------------
 
@@ -679,61 +731,82 @@ class Worker:
                 conn.close()
 
     def run(self) -> RunResult:
-        """Work until the queues are empty (--once) or `stop` is set."""
+        """Work until the queues are empty (--once) or `stop` is set; then wait for running jobs
+        until the grace period ends and abandon those still running (returning without waiting
+        for their threads)."""
         app = f"exo-worker {self.name}"
-        with (
-            psycopg.connect(self.url, application_name=app, autocommit=True) as conn,
-            ConnectionPool(
-                self.url,
-                min_size=1,
-                max_size=self.concurrency,
-                check=ConnectionPool.check_connection,  # one dropped while idle is replaced
-                configure=register_vector,
-                kwargs={"application_name": app, "autocommit": True},
-                open=True,
-            ) as pool,
-            ThreadPoolExecutor(self.concurrency, thread_name_prefix="exo-job") as jobs,
-        ):
-            listener = Listener(self.url, f"exo-worker-listen {self.name}", self.queues, self.stop)
-            listener.open()
-            dead_after_s = float(self._settings(conn)["worker.dead_after_s"])
-            self._worker_id = conn.execute(
-                queries.REGISTER_WORKER, (self.name, os.getpid(), socket.gethostname(), list(self.queues))
-            ).fetchone()[0]
-            beat = threading.Thread(
-                target=self._heartbeat,
-                args=(min(HEARTBEAT_MAX_S, dead_after_s / 6),),
-                name="exo-heartbeat",
-                daemon=True,
-            )
-            beat.start()
-            running: set[Future] = set()
-            try:
-                self._loop(conn, pool, listener, jobs, running)
-            finally:
-                self.stop.set()
-                done, pending = wait(running, timeout=self.grace_s)
-                for future in done:
-                    self._settle(future)
-                self.result.unfinished = len(pending)
-                if pending:
-                    self.abort.set()
-                self.drained.set()
-                beat.join()
-                # Claims of unfinished jobs stay: this worker is stopped now, so the next
-                # worker takes those messages back at once (reap_workers).
-                conn.execute(
-                    queries.RECORD_STOP,
-                    (
-                        self.result.stop_reason or ("drained" if self.once else "stopped"),
-                        sum(self.result.done.values()),
-                        self._worker_id,
-                    ),
+        slots = self.concurrency * len(self.queues)
+        # Not a `with` block: leaving one waits for every thread, abandoned jobs too.
+        jobs = ThreadPoolExecutor(slots, thread_name_prefix="exo-job")
+        pending: set[Future] = set()
+        try:
+            with (
+                psycopg.connect(self.url, application_name=app, autocommit=True) as conn,
+                ConnectionPool(
+                    self.url,
+                    min_size=1,
+                    max_size=slots,
+                    check=ConnectionPool.check_connection,  # one dropped while idle is replaced
+                    configure=register_vector,
+                    kwargs={"application_name": app, "autocommit": True},
+                    open=True,
+                ) as pool,
+            ):
+                listener = Listener(self.url, f"exo-worker-listen {self.name}", self.queues, self.stop)
+                listener.open()
+                dead_after_s = float(self._settings(conn)["worker.dead_after_s"])
+                self._worker_id = conn.execute(
+                    queries.REGISTER_WORKER, (self.name, os.getpid(), socket.gethostname(), list(self.queues))
+                ).fetchone()[0]
+                beat = threading.Thread(
+                    target=self._heartbeat,
+                    args=(min(HEARTBEAT_MAX_S, dead_after_s / 6),),
+                    name="exo-heartbeat",
+                    daemon=True,
                 )
-                listener.close()
-                if pending:
-                    jobs.shutdown(wait=False, cancel_futures=True)
+                beat.start()
+                running: dict[Future, Job] = {}
+                if self.watch:
+                    self.watch.begin(self._backlog(conn))
+                try:
+                    self._loop(conn, pool, listener, jobs, running)
+                finally:
+                    pending = self._wind_down(conn, running)
+                    beat.join()
+                    if self.watch:
+                        self.watch.end(self._backlog(conn), self.result)
+                    stopped = "drained" if self.once else "stopped"
+                    if pending:
+                        stopped = f"stopped: {len(pending)} job(s) abandoned at the end of the grace period"
+                    conn.execute(
+                        queries.RECORD_STOP,
+                        (self.result.stop_reason or stopped, sum(self.result.done.values()), self._worker_id),
+                    )
+                    listener.close()
+        finally:
+            jobs.shutdown(wait=not pending, cancel_futures=True)
         return self.result
+
+    def _wind_down(self, conn, running: dict[Future, Job]) -> set[Future]:
+        """Wait for the running jobs until the grace period ends; abandon those still running
+        (they write nothing more), their messages visible again at once and unclaimed (that read
+        not counted: a stop is not the job's fault). Returns the abandoned jobs' futures."""
+        self.stop.set()
+        began = self.stop_requested_at or time.monotonic()
+        done, pending = wait(
+            running, timeout=max(0.0, began + self.grace_s - STOP_RESERVE_S - time.monotonic())
+        )
+        for future in done:
+            self._settle(future)
+        if pending:
+            self.abort.set()
+            self.result.unfinished = len(pending)
+            for future in pending:
+                job = running[future]
+                returned = conn.execute(queries.RETURN_MESSAGES, (job.queue, job.ids)).fetchone()[0]
+                self.result.abandoned[job.queue] += returned
+        self.drained.set()  # the heartbeat stops
+        return pending
 
     def _settle(self, future: Future) -> None:
         error = future.exception()
@@ -778,27 +851,39 @@ class Worker:
                 self.progress(text)
         return pending, in_flight
 
-    def _loop(self, conn, pool, listener: Listener, jobs: ThreadPoolExecutor, running: set[Future]) -> None:
-        turn = 0
+    def _backlog(self, conn) -> dict[str, int]:
+        """Messages in each of this worker's queues, visible or in flight."""
+        counts = dict(conn.execute(queries.QUEUE_LENGTHS, (list(self.queues),)).fetchall())
+        return {queue: counts.get(queue, 0) for queue in self.queues}
+
+    def _loop(
+        self, conn, pool, listener: Listener, jobs: ThreadPoolExecutor, running: dict[Future, Job]
+    ) -> None:
+        watched = time.monotonic()
         while not self.stop.is_set():
-            finished = {f for f in running if f.done()}
-            for future in finished:
+            for future in [f for f in running if f.done()]:
                 self._settle(future)
-            running -= finished
+                del running[future]
             if self.stop.is_set():
                 break
-            if len(running) >= self.allowed:
-                wait(running, timeout=self.poll_s, return_when=FIRST_COMPLETED)
-                continue
+            if self.watch and time.monotonic() - watched >= WATCH_EVERY_S:
+                watched = time.monotonic()
+                self.watch.update(self._backlog(conn), self.result)
             if self.limit is not None and self.taken >= self.limit:
                 if running:
                     wait(running, timeout=self.poll_s, return_when=FIRST_COMPLETED)
                     continue
                 break
+            busy = Counter(job.queue for job in running.values())
+            free = [q for q in self.queues if busy[q] < self.allowed[q]]
+            if not free:
+                wait(running, timeout=self.poll_s, return_when=FIRST_COMPLETED)
+                continue
             settings = self._settings(conn)
             submitted = False
-            for i in range(len(self.queues)):
-                queue = self.queues[(turn + i) % len(self.queues)]
+            for queue in free:  # in the order of PRIORITY
+                if self.limit is not None and self.taken >= self.limit:
+                    break
                 qty = int(settings["worker.embed_batch"]) if queue == "embed" else 1
                 if self.limit is not None:
                     qty = min(qty, self.limit - self.taken)
@@ -812,10 +897,8 @@ class Worker:
                     "ocr": self._ocr,
                     "capsules": self._capsule,
                 }[queue]
-                running.add(jobs.submit(self._guarded, pool, job_fn, settings, job))
-                turn += 1
+                running[jobs.submit(self._guarded, pool, job_fn, settings, job)] = job
                 submitted = True
-                break
             if submitted:
                 continue
             # Nothing visible: take back what dead workers held, then wait for work.

@@ -26,6 +26,10 @@ MESSAGES_LEFT = (
     "from exo_private.queue_messages(%s) where queue = any(%s) group by state order by state"
 )
 """(state, messages, seconds until the last is visible again) of the given queues."""
+QUEUE_LENGTHS = (
+    "select queue, count(*)::int from exo_private.queue_messages(0) where queue = any(%s) group by queue"
+)
+"""(queue, messages in it, visible or in flight) of the given queues."""
 
 READ_JOBS = "select msg_id, read_ct, message, dead_lettered from exo_private.read_jobs(%s, %s, %s, %s, %s)"
 HIDE_MESSAGES = "select count(*) from pgmq.set_vt(%s, %s::bigint[], %s)"

@@ -32,7 +32,13 @@ class RunResult:
     endpoint_down: bool = False
     stop_reason: str | None = None
     unfinished: int = 0
-    """Jobs still running when the grace period ended."""
+    """Jobs still running when the grace period ended: abandoned."""
+    abandoned: Counter = field(default_factory=Counter)
+    """Messages of abandoned jobs, per queue: visible again at once, that read not counted."""
+
+    def handled(self, queue: str) -> int:
+        """Messages of `queue` this run took out of it (done, skipped, failed, unread or dead-lettered)."""
+        return sum(c[queue] for c in (self.done, self.skipped, self.failed, self.unread, self.dead_lettered))
 
 
 def summary_line(result: RunResult) -> str:
@@ -60,7 +66,10 @@ def summary_line(result: RunResult) -> str:
     if result.endpoint_down:
         text += "; the work stays queued: run the worker again when the endpoint is back"
     if result.unfinished:
-        text += f"; {result.unfinished} job(s) unfinished after the grace period (their messages will return)"
+        text += (
+            f"; {result.unfinished} job(s) abandoned at the end of the grace period, their "
+            f"{sum(result.abandoned.values())} message(s) queued again"
+        )
     return text
 
 
@@ -81,5 +90,6 @@ def as_json(result: RunResult) -> str:
             "endpoint_down": result.endpoint_down,
             "stop_reason": result.stop_reason,
             "unfinished": result.unfinished,
+            "abandoned": result.abandoned,
         }
     )
