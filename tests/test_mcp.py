@@ -145,7 +145,9 @@ def test_every_api_function_is_a_tool(vault):
         and next(iter(inspect.signature(fn).parameters), None) == "reader"
     }
     # search_json answers search and search_report from one retrieval; call is what every function uses
-    assert {spec.function.__name__ for spec in mcp_server.TOOLS} == public - {
+    # the search tool is api.search_json with its report brief unless asked (mcp_server.search_tool)
+    named = ({spec.function.__name__ for spec in mcp_server.TOOLS} - {"search_tool"}) | {"search_json"}
+    assert named == public - {
         "search",
         "search_report",
         "call",
@@ -184,9 +186,13 @@ def test_search_tools_answer_from_the_vault(vault, tmp_path):
         assert POSTMORTEM in [r["path"] for r in rows]
         assert {"rank", "citation", "workspace", "band", "stage", "body"} <= set(rows[0])
         assert [r["rank"] for r in rows] == sorted(r["rank"] for r in rows)
-        # the report describes the same run as the rows
-        assert report["recognised"]["identifiers"] == ["INC-2041"]
-        assert "timings_ms" in report
+        # the report says what answers; its diagnostics (each stage, the rerank, timings) on request
+        assert report["answer"]["found"] is True and "archive" in report and "hints" in report
+        assert not set(mcp_server.DIAGNOSTICS) & set(report)
+        full = json.loads(await call(session, "search", query=INCIDENT, k=5, report="full"))["report"]
+        # the full report describes the same run as the rows
+        assert full["recognised"]["identifiers"] == ["INC-2041"] and "timings_ms" in full
+        assert "report must be brief or full" in await fail(session, "search", query=INCIDENT, report="all")
 
         only = json.loads(await call(session, "search", query="Iris Calder", workspaces=["technical"], k=3))
         assert only["results"] and {r["workspace"] for r in only["results"]} == {"technical"}
@@ -485,7 +491,7 @@ def test_descriptions_come_from_the_database_catalog(vault):
 def test_the_tools_fit_a_small_share_of_an_agents_context(vault):
     """Every tool's name, description and schema is in an agent's context on every turn: all of
     them, the personal base's included, stay under 12,000 bytes; a description is the first
-    sentence of its function's comment, without the list of what it answers."""
+    sentence of its function's comment, without the list of what it answers or its asides."""
     reader = dataclasses.replace(api.Reader(vault.url("exo_reader")), profile="someone")
     listed = mcp_server.tools(reader)
     assert {t.name for t in listed} == EXPECTED_TOOLS
@@ -496,12 +502,10 @@ def test_the_tools_fit_a_small_share_of_an_agents_context(vault):
     )  # fmt: skip
     assert size < 12_000, size
     related = next(t for t in listed if t.name == "related")
-    assert (
-        related.description == "Entities related to one entity (either direction) in its workspace's graph."
-    )
+    assert related.description == "Entities related to one entity in its workspace's graph."
     assert mcp_server.first_sentence(
         "One search, rows and report together (jsonb): results (rows), report."
-    ) == ("One search, rows and report together (jsonb).")
+    ) == ("One search, rows and report together.")  # without its asides
     assert mcp_server.first_sentence("Short: a, b. Then more.") == "Short: a, b."  # a colon too early
     assert mcp_server.first_sentence("x " * 200).endswith("…")
 

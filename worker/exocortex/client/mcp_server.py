@@ -27,6 +27,7 @@ import contextlib
 import inspect
 import json
 import logging
+import re
 import sys
 import time
 import types
@@ -86,6 +87,30 @@ def _packet_text(packet: dict[str, Any]) -> str:
     return packet["text"] + (f"\n\n{provenance['text']}" if provenance else "")
 
 
+#: What a search's report says for diagnosis rather than for an answer: per-stage details, the
+#: rerank's attempts, timings. The search tool leaves them out unless asked (report="full").
+DIAGNOSTICS = ("workspaces", "rerank", "timings_ms", "capsules", "recognised")
+
+
+def search_tool(reader: api.Reader, query: str, *, report: str = "brief", **options: Any) -> dict[str, Any]:
+    """exo.search_json, its report without DIAGNOSTICS unless report is "full"."""
+    if report not in ("brief", "full"):
+        raise ToolError(f"report must be brief or full, not {report!r}")
+    found = api.search_json(reader, query, **options)
+    if report == "brief":
+        found["report"] = {k: v for k, v in found["report"].items() if k not in DIAGNOSTICS}
+    return found
+
+
+_json_signature = inspect.signature(api.search_json)
+search_tool.__signature__ = _json_signature.replace(  # type: ignore[attr-defined]
+    parameters=[
+        *_json_signature.parameters.values(),
+        inspect.Parameter("report", inspect.Parameter.KEYWORD_ONLY, default="brief", annotation=str),
+    ]
+)
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """One MCP tool: an exocortex.client.api function, the SQL function that describes it, how it answers."""
@@ -120,7 +145,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         "search",
-        api.search_json,
+        search_tool,
         "exo.search_json",
         returns="Returns {results (best first), report}.",
     ),
@@ -189,6 +214,7 @@ PARAMETERS = {option.name: option.help for option in search_options.OPTIONS.valu
     "statement": "One SELECT over exo.<view> and exo.<function>(...) calls, e.g. select * from exo.workspaces.",
     "action": "accept_suggestion, decline_suggestion, thumbs_up, thumbs_down, force_pin or force_remove.",
     "document_id": "A document's id (a search's results and provenance give it).",
+    "report": "brief, or full: with each stage, the rerank and timings.",
     "document_ids": "The documents a search of yours returned, best first.",
     "chunk_ids": "The chunks of those documents it returned.",
 }
@@ -223,14 +249,16 @@ def catalog_comments(reader: api.Reader) -> dict[str, str]:
 #: A tool's description is the first sentence of its SQL function's comment, at most this long:
 #: every description and schema is in an agent's context on every turn (the whole comment is
 #: `\\df+ exo.<name>`, or the sql tool's `select obj_description(...)`).
-DESCRIPTION_CHARS = 160
+DESCRIPTION_CHARS = 150
 MIN_SUMMARY_CHARS = 30
+_ASIDE = re.compile(r" ?\([^()]*\)")
 
 
 def first_sentence(text: str, limit: int = DESCRIPTION_CHARS) -> str:
     """What `text` opens with, whitespace collapsed: up to the end of its first sentence or,
     once it has said MIN_SUMMARY_CHARS, the first colon (the list of what a function answers
-    follows it, and a result shows its fields), outside parentheses; cut at a word to `limit`."""
+    follows it, and a result shows its fields), outside parentheses, without its asides in
+    parentheses; cut at a word to `limit`."""
     flat = " ".join(text.split())
     depth, end = 0, len(flat)
     for i, ch in enumerate(flat):
@@ -245,6 +273,8 @@ def first_sentence(text: str, limit: int = DESCRIPTION_CHARS) -> str:
             end = i
             break
     sentence = flat[:end]
+    while (shorter := _ASIDE.sub("", sentence)) != sentence:  # asides, innermost first
+        sentence = shorter
     if len(sentence) > limit:
         return sentence[: limit - 1].rsplit(" ", 1)[0] + "…"
     return sentence + "."
