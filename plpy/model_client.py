@@ -11,6 +11,10 @@ retries.
     http_5xx        the server answered 5xx (ServerError.status)
     http_4xx        the server rejected the request (ClientError.status, its message)
     bad_response    a 2xx body that is not JSON or lacks the expected fields
+
+A setting may name ``api_key_env``: the environment variable of the calling process (the
+worker, the CLI, or the database server for calls made in SQL) whose value is sent as
+``Authorization: Bearer``. The key itself is never stored in a setting.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import http.client
 import ipaddress
 import json
 import math
+import os
 import socket
 import ssl
 import time
@@ -77,7 +82,9 @@ class Endpoint:
     model: str
     timeout_s: float = DEFAULT_TIMEOUT_S
     extra: dict[str, Any] = field(default_factory=dict)
-    """The setting's other keys (dimensions, response_format, ...)."""
+    """The setting's other keys (dimensions, response_format, api_key_env, ...)."""
+    api_key: str | None = field(default=None, repr=False)
+    """The value of the variable the setting's api_key_env names, when it is set."""
 
     @classmethod
     def from_setting(cls, value: dict[str, Any]) -> Endpoint:
@@ -93,7 +100,11 @@ class Endpoint:
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             raise ValueError(f"timeout_s of {url} must be a positive number, got {timeout!r}")
         extra = {k: v for k, v in value.items() if k not in {"url", "model", "timeout_s"}}
-        return cls(url.rstrip("/"), model, float(timeout), extra)
+        key_env = value.get("api_key_env")
+        if key_env is not None and (not isinstance(key_env, str) or not key_env):
+            raise ValueError(f"api_key_env of {url} must name an environment variable, got {key_env!r}")
+        api_key = (os.environ.get(key_env) or None) if key_env else None
+        return cls(url.rstrip("/"), model, float(timeout), extra, api_key)
 
 
 @dataclass(frozen=True)
@@ -112,7 +123,9 @@ def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
     if not texts:
         return []
     url = f"{endpoint.url}/embeddings"
-    body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s)
+    body = _post_json(
+        url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s, endpoint.api_key
+    )
     data = body.get("data")
     if not isinstance(data, list):
         raise BadResponse(f"{url} answered without a data list", url)
@@ -152,7 +165,7 @@ def rerank(endpoint: Endpoint, query: str, documents: list[str]) -> list[float]:
         "documents": list(documents),
         "top_n": len(documents),
     }
-    body = _post_json(url, payload, endpoint.timeout_s)
+    body = _post_json(url, payload, endpoint.timeout_s, endpoint.api_key)
     results = body.get("results")
     if not isinstance(results, list):
         raise BadResponse(f"{url} answered without a results list", url)
@@ -199,7 +212,7 @@ def chat(
     }
     if response_format is not None and endpoint.extra.get("response_format", True) is not False:
         payload["response_format"] = response_format
-    body = _post_json(url, payload, endpoint.timeout_s)
+    body = _post_json(url, payload, endpoint.timeout_s, endpoint.api_key)
     try:
         choice = body["choices"][0]
         content = choice["message"]["content"]
@@ -262,17 +275,33 @@ def probe_error(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None
     else:
         raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
     try:
-        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s)
+        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s, endpoint.api_key)
     except ModelError as exc:
         return exc
     return None
 
 
+def served_models(endpoint: Endpoint, *, timeout_s: float | None = None) -> list[str]:
+    """The model ids the endpoint serves (GET /models, OpenAI's {"data": [{"id"}, ...]})."""
+    url = f"{endpoint.url}/models"
+    raw = _request(url, None, endpoint.timeout_s if timeout_s is None else timeout_s, endpoint.api_key)
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadResponse(f"{url} answered with a body that is not JSON: {_snippet(raw)}", url) from None
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        raise BadResponse(f"{url} answered without a data list", url)
+    return [item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)]
+
+
 # -- HTTP ---------------------------------------------------------------------------------
 
 
-def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-    raw = _request(url, payload, timeout_s)
+def _post_json(
+    url: str, payload: dict[str, Any], timeout_s: float, api_key: str | None = None
+) -> dict[str, Any]:
+    raw = _request(url, payload, timeout_s, api_key)
     try:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -282,20 +311,25 @@ def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str,
     return body
 
 
-def _request(url: str, payload: dict[str, Any], timeout_s: float) -> bytes:
-    """POST JSON and return the 2xx body; raise the matching ModelError otherwise.
+def _request(url: str, payload: dict[str, Any] | None, timeout_s: float, api_key: str | None = None) -> bytes:
+    """POST JSON (GET when payload is None) and return the 2xx body; raise the matching
+    ModelError otherwise. An api_key goes as ``Authorization: Bearer``.
 
     ``timeout_s`` bounds the whole call: it is the socket timeout for connecting
     and for the wait for the answer (a non-streaming reply arrives only when the
     generation is done), and the deadline checked while the body is read.
     """
     deadline = time.monotonic() + timeout_s
-    data = json.dumps(payload).encode()
+    headers = {"Accept": "application/json"}
+    if payload is not None:
+        headers["Content-Type"] = "application/json"
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
     request = urllib.request.Request(
         url,
-        data=data,
-        method="POST",
-        headers={"Content-Type": "application/json", "Accept": "application/json"},
+        data=None if payload is None else json.dumps(payload).encode(),
+        method="GET" if payload is None else "POST",
+        headers=headers,
     )
     opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
     try:

@@ -3175,12 +3175,17 @@ retries.
     http_5xx        the server answered 5xx (ServerError.status)
     http_4xx        the server rejected the request (ClientError.status, its message)
     bad_response    a 2xx body that is not JSON or lacks the expected fields
+
+A setting may name ``api_key_env``: the environment variable of the calling process (the
+worker, the CLI, or the database server for calls made in SQL) whose value is sent as
+``Authorization: Bearer``. The key itself is never stored in a setting.
 """
 
 import http.client
 import ipaddress
 import json
 import math
+import os
 import socket
 import ssl
 import time
@@ -3231,7 +3236,9 @@ class Endpoint:
     model: str
     timeout_s: float = DEFAULT_TIMEOUT_S
     extra: dict[str, Any] = field(default_factory=dict)
-    """The setting's other keys (dimensions, response_format, ...)."""
+    """The setting's other keys (dimensions, response_format, api_key_env, ...)."""
+    api_key: str | None = field(default=None, repr=False)
+    """The value of the variable the setting's api_key_env names, when it is set."""
 
     @classmethod
     def from_setting(cls, value: dict[str, Any]) -> Endpoint:
@@ -3247,7 +3254,11 @@ class Endpoint:
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             raise ValueError(f"timeout_s of {url} must be a positive number, got {timeout!r}")
         extra = {k: v for k, v in value.items() if k not in {"url", "model", "timeout_s"}}
-        return cls(url.rstrip("/"), model, float(timeout), extra)
+        key_env = value.get("api_key_env")
+        if key_env is not None and (not isinstance(key_env, str) or not key_env):
+            raise ValueError(f"api_key_env of {url} must name an environment variable, got {key_env!r}")
+        api_key = (os.environ.get(key_env) or None) if key_env else None
+        return cls(url.rstrip("/"), model, float(timeout), extra, api_key)
 
 @dataclass(frozen=True)
 class ChatReply:
@@ -3263,7 +3274,9 @@ def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
     if not texts:
         return []
     url = f"{endpoint.url}/embeddings"
-    body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s)
+    body = _post_json(
+        url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s, endpoint.api_key
+    )
     data = body.get("data")
     if not isinstance(data, list):
         raise BadResponse(f"{url} answered without a data list", url)
@@ -3302,7 +3315,7 @@ def rerank(endpoint: Endpoint, query: str, documents: list[str]) -> list[float]:
         "documents": list(documents),
         "top_n": len(documents),
     }
-    body = _post_json(url, payload, endpoint.timeout_s)
+    body = _post_json(url, payload, endpoint.timeout_s, endpoint.api_key)
     results = body.get("results")
     if not isinstance(results, list):
         raise BadResponse(f"{url} answered without a results list", url)
@@ -3348,7 +3361,7 @@ def chat(
     }
     if response_format is not None and endpoint.extra.get("response_format", True) is not False:
         payload["response_format"] = response_format
-    body = _post_json(url, payload, endpoint.timeout_s)
+    body = _post_json(url, payload, endpoint.timeout_s, endpoint.api_key)
     try:
         choice = body["choices"][0]
         content = choice["message"]["content"]
@@ -3408,15 +3421,30 @@ def probe_error(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None
     else:
         raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
     try:
-        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s)
+        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s, endpoint.api_key)
     except ModelError as exc:
         return exc
     return None
 
+def served_models(endpoint: Endpoint, *, timeout_s: float | None = None) -> list[str]:
+    """The model ids the endpoint serves (GET /models, OpenAI's {"data": [{"id"}, ...]})."""
+    url = f"{endpoint.url}/models"
+    raw = _request(url, None, endpoint.timeout_s if timeout_s is None else timeout_s, endpoint.api_key)
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadResponse(f"{url} answered with a body that is not JSON: {_snippet(raw)}", url) from None
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        raise BadResponse(f"{url} answered without a data list", url)
+    return [item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)]
+
 # -- HTTP ---------------------------------------------------------------------------------
 
-def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-    raw = _request(url, payload, timeout_s)
+def _post_json(
+    url: str, payload: dict[str, Any], timeout_s: float, api_key: str | None = None
+) -> dict[str, Any]:
+    raw = _request(url, payload, timeout_s, api_key)
     try:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -3425,20 +3453,25 @@ def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str,
         raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
     return body
 
-def _request(url: str, payload: dict[str, Any], timeout_s: float) -> bytes:
-    """POST JSON and return the 2xx body; raise the matching ModelError otherwise.
+def _request(url: str, payload: dict[str, Any] | None, timeout_s: float, api_key: str | None = None) -> bytes:
+    """POST JSON (GET when payload is None) and return the 2xx body; raise the matching
+    ModelError otherwise. An api_key goes as ``Authorization: Bearer``.
 
     ``timeout_s`` bounds the whole call: it is the socket timeout for connecting
     and for the wait for the answer (a non-streaming reply arrives only when the
     generation is done), and the deadline checked while the body is read.
     """
     deadline = time.monotonic() + timeout_s
-    data = json.dumps(payload).encode()
+    headers = {"Accept": "application/json"}
+    if payload is not None:
+        headers["Content-Type"] = "application/json"
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
     request = urllib.request.Request(
         url,
-        data=data,
-        method="POST",
-        headers={"Content-Type": "application/json", "Accept": "application/json"},
+        data=None if payload is None else json.dumps(payload).encode(),
+        method="GET" if payload is None else "POST",
+        headers=headers,
     )
     opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
     try:
@@ -5303,12 +5336,17 @@ retries.
     http_5xx        the server answered 5xx (ServerError.status)
     http_4xx        the server rejected the request (ClientError.status, its message)
     bad_response    a 2xx body that is not JSON or lacks the expected fields
+
+A setting may name ``api_key_env``: the environment variable of the calling process (the
+worker, the CLI, or the database server for calls made in SQL) whose value is sent as
+``Authorization: Bearer``. The key itself is never stored in a setting.
 """
 
 import http.client
 import ipaddress
 import json
 import math
+import os
 import socket
 import ssl
 import time
@@ -5359,7 +5397,9 @@ class Endpoint:
     model: str
     timeout_s: float = DEFAULT_TIMEOUT_S
     extra: dict[str, Any] = field(default_factory=dict)
-    """The setting's other keys (dimensions, response_format, ...)."""
+    """The setting's other keys (dimensions, response_format, api_key_env, ...)."""
+    api_key: str | None = field(default=None, repr=False)
+    """The value of the variable the setting's api_key_env names, when it is set."""
 
     @classmethod
     def from_setting(cls, value: dict[str, Any]) -> Endpoint:
@@ -5375,7 +5415,11 @@ class Endpoint:
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             raise ValueError(f"timeout_s of {url} must be a positive number, got {timeout!r}")
         extra = {k: v for k, v in value.items() if k not in {"url", "model", "timeout_s"}}
-        return cls(url.rstrip("/"), model, float(timeout), extra)
+        key_env = value.get("api_key_env")
+        if key_env is not None and (not isinstance(key_env, str) or not key_env):
+            raise ValueError(f"api_key_env of {url} must name an environment variable, got {key_env!r}")
+        api_key = (os.environ.get(key_env) or None) if key_env else None
+        return cls(url.rstrip("/"), model, float(timeout), extra, api_key)
 
 @dataclass(frozen=True)
 class ChatReply:
@@ -5391,7 +5435,9 @@ def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
     if not texts:
         return []
     url = f"{endpoint.url}/embeddings"
-    body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s)
+    body = _post_json(
+        url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s, endpoint.api_key
+    )
     data = body.get("data")
     if not isinstance(data, list):
         raise BadResponse(f"{url} answered without a data list", url)
@@ -5430,7 +5476,7 @@ def rerank(endpoint: Endpoint, query: str, documents: list[str]) -> list[float]:
         "documents": list(documents),
         "top_n": len(documents),
     }
-    body = _post_json(url, payload, endpoint.timeout_s)
+    body = _post_json(url, payload, endpoint.timeout_s, endpoint.api_key)
     results = body.get("results")
     if not isinstance(results, list):
         raise BadResponse(f"{url} answered without a results list", url)
@@ -5476,7 +5522,7 @@ def chat(
     }
     if response_format is not None and endpoint.extra.get("response_format", True) is not False:
         payload["response_format"] = response_format
-    body = _post_json(url, payload, endpoint.timeout_s)
+    body = _post_json(url, payload, endpoint.timeout_s, endpoint.api_key)
     try:
         choice = body["choices"][0]
         content = choice["message"]["content"]
@@ -5536,15 +5582,30 @@ def probe_error(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None
     else:
         raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
     try:
-        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s)
+        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s, endpoint.api_key)
     except ModelError as exc:
         return exc
     return None
 
+def served_models(endpoint: Endpoint, *, timeout_s: float | None = None) -> list[str]:
+    """The model ids the endpoint serves (GET /models, OpenAI's {"data": [{"id"}, ...]})."""
+    url = f"{endpoint.url}/models"
+    raw = _request(url, None, endpoint.timeout_s if timeout_s is None else timeout_s, endpoint.api_key)
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadResponse(f"{url} answered with a body that is not JSON: {_snippet(raw)}", url) from None
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        raise BadResponse(f"{url} answered without a data list", url)
+    return [item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)]
+
 # -- HTTP ---------------------------------------------------------------------------------
 
-def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-    raw = _request(url, payload, timeout_s)
+def _post_json(
+    url: str, payload: dict[str, Any], timeout_s: float, api_key: str | None = None
+) -> dict[str, Any]:
+    raw = _request(url, payload, timeout_s, api_key)
     try:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -5553,20 +5614,25 @@ def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str,
         raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
     return body
 
-def _request(url: str, payload: dict[str, Any], timeout_s: float) -> bytes:
-    """POST JSON and return the 2xx body; raise the matching ModelError otherwise.
+def _request(url: str, payload: dict[str, Any] | None, timeout_s: float, api_key: str | None = None) -> bytes:
+    """POST JSON (GET when payload is None) and return the 2xx body; raise the matching
+    ModelError otherwise. An api_key goes as ``Authorization: Bearer``.
 
     ``timeout_s`` bounds the whole call: it is the socket timeout for connecting
     and for the wait for the answer (a non-streaming reply arrives only when the
     generation is done), and the deadline checked while the body is read.
     """
     deadline = time.monotonic() + timeout_s
-    data = json.dumps(payload).encode()
+    headers = {"Accept": "application/json"}
+    if payload is not None:
+        headers["Content-Type"] = "application/json"
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
     request = urllib.request.Request(
         url,
-        data=data,
-        method="POST",
-        headers={"Content-Type": "application/json", "Accept": "application/json"},
+        data=None if payload is None else json.dumps(payload).encode(),
+        method="GET" if payload is None else "POST",
+        headers=headers,
     )
     opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
     try:
@@ -8882,12 +8948,17 @@ retries.
     http_5xx        the server answered 5xx (ServerError.status)
     http_4xx        the server rejected the request (ClientError.status, its message)
     bad_response    a 2xx body that is not JSON or lacks the expected fields
+
+A setting may name ``api_key_env``: the environment variable of the calling process (the
+worker, the CLI, or the database server for calls made in SQL) whose value is sent as
+``Authorization: Bearer``. The key itself is never stored in a setting.
 """
 
 import http.client
 import ipaddress
 import json
 import math
+import os
 import socket
 import ssl
 import time
@@ -8938,7 +9009,9 @@ class Endpoint:
     model: str
     timeout_s: float = DEFAULT_TIMEOUT_S
     extra: dict[str, Any] = field(default_factory=dict)
-    """The setting's other keys (dimensions, response_format, ...)."""
+    """The setting's other keys (dimensions, response_format, api_key_env, ...)."""
+    api_key: str | None = field(default=None, repr=False)
+    """The value of the variable the setting's api_key_env names, when it is set."""
 
     @classmethod
     def from_setting(cls, value: dict[str, Any]) -> Endpoint:
@@ -8954,7 +9027,11 @@ class Endpoint:
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             raise ValueError(f"timeout_s of {url} must be a positive number, got {timeout!r}")
         extra = {k: v for k, v in value.items() if k not in {"url", "model", "timeout_s"}}
-        return cls(url.rstrip("/"), model, float(timeout), extra)
+        key_env = value.get("api_key_env")
+        if key_env is not None and (not isinstance(key_env, str) or not key_env):
+            raise ValueError(f"api_key_env of {url} must name an environment variable, got {key_env!r}")
+        api_key = (os.environ.get(key_env) or None) if key_env else None
+        return cls(url.rstrip("/"), model, float(timeout), extra, api_key)
 
 @dataclass(frozen=True)
 class ChatReply:
@@ -8970,7 +9047,9 @@ def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
     if not texts:
         return []
     url = f"{endpoint.url}/embeddings"
-    body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s)
+    body = _post_json(
+        url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s, endpoint.api_key
+    )
     data = body.get("data")
     if not isinstance(data, list):
         raise BadResponse(f"{url} answered without a data list", url)
@@ -9009,7 +9088,7 @@ def rerank(endpoint: Endpoint, query: str, documents: list[str]) -> list[float]:
         "documents": list(documents),
         "top_n": len(documents),
     }
-    body = _post_json(url, payload, endpoint.timeout_s)
+    body = _post_json(url, payload, endpoint.timeout_s, endpoint.api_key)
     results = body.get("results")
     if not isinstance(results, list):
         raise BadResponse(f"{url} answered without a results list", url)
@@ -9055,7 +9134,7 @@ def chat(
     }
     if response_format is not None and endpoint.extra.get("response_format", True) is not False:
         payload["response_format"] = response_format
-    body = _post_json(url, payload, endpoint.timeout_s)
+    body = _post_json(url, payload, endpoint.timeout_s, endpoint.api_key)
     try:
         choice = body["choices"][0]
         content = choice["message"]["content"]
@@ -9115,15 +9194,30 @@ def probe_error(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None
     else:
         raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
     try:
-        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s)
+        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s, endpoint.api_key)
     except ModelError as exc:
         return exc
     return None
 
+def served_models(endpoint: Endpoint, *, timeout_s: float | None = None) -> list[str]:
+    """The model ids the endpoint serves (GET /models, OpenAI's {"data": [{"id"}, ...]})."""
+    url = f"{endpoint.url}/models"
+    raw = _request(url, None, endpoint.timeout_s if timeout_s is None else timeout_s, endpoint.api_key)
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadResponse(f"{url} answered with a body that is not JSON: {_snippet(raw)}", url) from None
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        raise BadResponse(f"{url} answered without a data list", url)
+    return [item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)]
+
 # -- HTTP ---------------------------------------------------------------------------------
 
-def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-    raw = _request(url, payload, timeout_s)
+def _post_json(
+    url: str, payload: dict[str, Any], timeout_s: float, api_key: str | None = None
+) -> dict[str, Any]:
+    raw = _request(url, payload, timeout_s, api_key)
     try:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -9132,20 +9226,25 @@ def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str,
         raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
     return body
 
-def _request(url: str, payload: dict[str, Any], timeout_s: float) -> bytes:
-    """POST JSON and return the 2xx body; raise the matching ModelError otherwise.
+def _request(url: str, payload: dict[str, Any] | None, timeout_s: float, api_key: str | None = None) -> bytes:
+    """POST JSON (GET when payload is None) and return the 2xx body; raise the matching
+    ModelError otherwise. An api_key goes as ``Authorization: Bearer``.
 
     ``timeout_s`` bounds the whole call: it is the socket timeout for connecting
     and for the wait for the answer (a non-streaming reply arrives only when the
     generation is done), and the deadline checked while the body is read.
     """
     deadline = time.monotonic() + timeout_s
-    data = json.dumps(payload).encode()
+    headers = {"Accept": "application/json"}
+    if payload is not None:
+        headers["Content-Type"] = "application/json"
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
     request = urllib.request.Request(
         url,
-        data=data,
-        method="POST",
-        headers={"Content-Type": "application/json", "Accept": "application/json"},
+        data=None if payload is None else json.dumps(payload).encode(),
+        method="GET" if payload is None else "POST",
+        headers=headers,
     )
     opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
     try:
@@ -14230,12 +14329,17 @@ retries.
     http_5xx        the server answered 5xx (ServerError.status)
     http_4xx        the server rejected the request (ClientError.status, its message)
     bad_response    a 2xx body that is not JSON or lacks the expected fields
+
+A setting may name ``api_key_env``: the environment variable of the calling process (the
+worker, the CLI, or the database server for calls made in SQL) whose value is sent as
+``Authorization: Bearer``. The key itself is never stored in a setting.
 """
 
 import http.client
 import ipaddress
 import json
 import math
+import os
 import socket
 import ssl
 import time
@@ -14286,7 +14390,9 @@ class Endpoint:
     model: str
     timeout_s: float = DEFAULT_TIMEOUT_S
     extra: dict[str, Any] = field(default_factory=dict)
-    """The setting's other keys (dimensions, response_format, ...)."""
+    """The setting's other keys (dimensions, response_format, api_key_env, ...)."""
+    api_key: str | None = field(default=None, repr=False)
+    """The value of the variable the setting's api_key_env names, when it is set."""
 
     @classmethod
     def from_setting(cls, value: dict[str, Any]) -> Endpoint:
@@ -14302,7 +14408,11 @@ class Endpoint:
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             raise ValueError(f"timeout_s of {url} must be a positive number, got {timeout!r}")
         extra = {k: v for k, v in value.items() if k not in {"url", "model", "timeout_s"}}
-        return cls(url.rstrip("/"), model, float(timeout), extra)
+        key_env = value.get("api_key_env")
+        if key_env is not None and (not isinstance(key_env, str) or not key_env):
+            raise ValueError(f"api_key_env of {url} must name an environment variable, got {key_env!r}")
+        api_key = (os.environ.get(key_env) or None) if key_env else None
+        return cls(url.rstrip("/"), model, float(timeout), extra, api_key)
 
 @dataclass(frozen=True)
 class ChatReply:
@@ -14318,7 +14428,9 @@ def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
     if not texts:
         return []
     url = f"{endpoint.url}/embeddings"
-    body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s)
+    body = _post_json(
+        url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s, endpoint.api_key
+    )
     data = body.get("data")
     if not isinstance(data, list):
         raise BadResponse(f"{url} answered without a data list", url)
@@ -14357,7 +14469,7 @@ def rerank(endpoint: Endpoint, query: str, documents: list[str]) -> list[float]:
         "documents": list(documents),
         "top_n": len(documents),
     }
-    body = _post_json(url, payload, endpoint.timeout_s)
+    body = _post_json(url, payload, endpoint.timeout_s, endpoint.api_key)
     results = body.get("results")
     if not isinstance(results, list):
         raise BadResponse(f"{url} answered without a results list", url)
@@ -14403,7 +14515,7 @@ def chat(
     }
     if response_format is not None and endpoint.extra.get("response_format", True) is not False:
         payload["response_format"] = response_format
-    body = _post_json(url, payload, endpoint.timeout_s)
+    body = _post_json(url, payload, endpoint.timeout_s, endpoint.api_key)
     try:
         choice = body["choices"][0]
         content = choice["message"]["content"]
@@ -14463,15 +14575,30 @@ def probe_error(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None
     else:
         raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
     try:
-        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s)
+        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s, endpoint.api_key)
     except ModelError as exc:
         return exc
     return None
 
+def served_models(endpoint: Endpoint, *, timeout_s: float | None = None) -> list[str]:
+    """The model ids the endpoint serves (GET /models, OpenAI's {"data": [{"id"}, ...]})."""
+    url = f"{endpoint.url}/models"
+    raw = _request(url, None, endpoint.timeout_s if timeout_s is None else timeout_s, endpoint.api_key)
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadResponse(f"{url} answered with a body that is not JSON: {_snippet(raw)}", url) from None
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        raise BadResponse(f"{url} answered without a data list", url)
+    return [item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)]
+
 # -- HTTP ---------------------------------------------------------------------------------
 
-def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-    raw = _request(url, payload, timeout_s)
+def _post_json(
+    url: str, payload: dict[str, Any], timeout_s: float, api_key: str | None = None
+) -> dict[str, Any]:
+    raw = _request(url, payload, timeout_s, api_key)
     try:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -14480,20 +14607,25 @@ def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str,
         raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
     return body
 
-def _request(url: str, payload: dict[str, Any], timeout_s: float) -> bytes:
-    """POST JSON and return the 2xx body; raise the matching ModelError otherwise.
+def _request(url: str, payload: dict[str, Any] | None, timeout_s: float, api_key: str | None = None) -> bytes:
+    """POST JSON (GET when payload is None) and return the 2xx body; raise the matching
+    ModelError otherwise. An api_key goes as ``Authorization: Bearer``.
 
     ``timeout_s`` bounds the whole call: it is the socket timeout for connecting
     and for the wait for the answer (a non-streaming reply arrives only when the
     generation is done), and the deadline checked while the body is read.
     """
     deadline = time.monotonic() + timeout_s
-    data = json.dumps(payload).encode()
+    headers = {"Accept": "application/json"}
+    if payload is not None:
+        headers["Content-Type"] = "application/json"
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
     request = urllib.request.Request(
         url,
-        data=data,
-        method="POST",
-        headers={"Content-Type": "application/json", "Accept": "application/json"},
+        data=None if payload is None else json.dumps(payload).encode(),
+        method="GET" if payload is None else "POST",
+        headers=headers,
     )
     opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
     try:
@@ -24897,12 +25029,17 @@ retries.
     http_5xx        the server answered 5xx (ServerError.status)
     http_4xx        the server rejected the request (ClientError.status, its message)
     bad_response    a 2xx body that is not JSON or lacks the expected fields
+
+A setting may name ``api_key_env``: the environment variable of the calling process (the
+worker, the CLI, or the database server for calls made in SQL) whose value is sent as
+``Authorization: Bearer``. The key itself is never stored in a setting.
 """
 
 import http.client
 import ipaddress
 import json
 import math
+import os
 import socket
 import ssl
 import time
@@ -24953,7 +25090,9 @@ class Endpoint:
     model: str
     timeout_s: float = DEFAULT_TIMEOUT_S
     extra: dict[str, Any] = field(default_factory=dict)
-    """The setting's other keys (dimensions, response_format, ...)."""
+    """The setting's other keys (dimensions, response_format, api_key_env, ...)."""
+    api_key: str | None = field(default=None, repr=False)
+    """The value of the variable the setting's api_key_env names, when it is set."""
 
     @classmethod
     def from_setting(cls, value: dict[str, Any]) -> Endpoint:
@@ -24969,7 +25108,11 @@ class Endpoint:
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             raise ValueError(f"timeout_s of {url} must be a positive number, got {timeout!r}")
         extra = {k: v for k, v in value.items() if k not in {"url", "model", "timeout_s"}}
-        return cls(url.rstrip("/"), model, float(timeout), extra)
+        key_env = value.get("api_key_env")
+        if key_env is not None and (not isinstance(key_env, str) or not key_env):
+            raise ValueError(f"api_key_env of {url} must name an environment variable, got {key_env!r}")
+        api_key = (os.environ.get(key_env) or None) if key_env else None
+        return cls(url.rstrip("/"), model, float(timeout), extra, api_key)
 
 @dataclass(frozen=True)
 class ChatReply:
@@ -24985,7 +25128,9 @@ def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
     if not texts:
         return []
     url = f"{endpoint.url}/embeddings"
-    body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s)
+    body = _post_json(
+        url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s, endpoint.api_key
+    )
     data = body.get("data")
     if not isinstance(data, list):
         raise BadResponse(f"{url} answered without a data list", url)
@@ -25024,7 +25169,7 @@ def rerank(endpoint: Endpoint, query: str, documents: list[str]) -> list[float]:
         "documents": list(documents),
         "top_n": len(documents),
     }
-    body = _post_json(url, payload, endpoint.timeout_s)
+    body = _post_json(url, payload, endpoint.timeout_s, endpoint.api_key)
     results = body.get("results")
     if not isinstance(results, list):
         raise BadResponse(f"{url} answered without a results list", url)
@@ -25070,7 +25215,7 @@ def chat(
     }
     if response_format is not None and endpoint.extra.get("response_format", True) is not False:
         payload["response_format"] = response_format
-    body = _post_json(url, payload, endpoint.timeout_s)
+    body = _post_json(url, payload, endpoint.timeout_s, endpoint.api_key)
     try:
         choice = body["choices"][0]
         content = choice["message"]["content"]
@@ -25130,15 +25275,30 @@ def probe_error(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None
     else:
         raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
     try:
-        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s)
+        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s, endpoint.api_key)
     except ModelError as exc:
         return exc
     return None
 
+def served_models(endpoint: Endpoint, *, timeout_s: float | None = None) -> list[str]:
+    """The model ids the endpoint serves (GET /models, OpenAI's {"data": [{"id"}, ...]})."""
+    url = f"{endpoint.url}/models"
+    raw = _request(url, None, endpoint.timeout_s if timeout_s is None else timeout_s, endpoint.api_key)
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadResponse(f"{url} answered with a body that is not JSON: {_snippet(raw)}", url) from None
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        raise BadResponse(f"{url} answered without a data list", url)
+    return [item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)]
+
 # -- HTTP ---------------------------------------------------------------------------------
 
-def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-    raw = _request(url, payload, timeout_s)
+def _post_json(
+    url: str, payload: dict[str, Any], timeout_s: float, api_key: str | None = None
+) -> dict[str, Any]:
+    raw = _request(url, payload, timeout_s, api_key)
     try:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -25147,20 +25307,25 @@ def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str,
         raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
     return body
 
-def _request(url: str, payload: dict[str, Any], timeout_s: float) -> bytes:
-    """POST JSON and return the 2xx body; raise the matching ModelError otherwise.
+def _request(url: str, payload: dict[str, Any] | None, timeout_s: float, api_key: str | None = None) -> bytes:
+    """POST JSON (GET when payload is None) and return the 2xx body; raise the matching
+    ModelError otherwise. An api_key goes as ``Authorization: Bearer``.
 
     ``timeout_s`` bounds the whole call: it is the socket timeout for connecting
     and for the wait for the answer (a non-streaming reply arrives only when the
     generation is done), and the deadline checked while the body is read.
     """
     deadline = time.monotonic() + timeout_s
-    data = json.dumps(payload).encode()
+    headers = {"Accept": "application/json"}
+    if payload is not None:
+        headers["Content-Type"] = "application/json"
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
     request = urllib.request.Request(
         url,
-        data=data,
-        method="POST",
-        headers={"Content-Type": "application/json", "Accept": "application/json"},
+        data=None if payload is None else json.dumps(payload).encode(),
+        method="GET" if payload is None else "POST",
+        headers=headers,
     )
     opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
     try:
@@ -28244,12 +28409,17 @@ retries.
     http_5xx        the server answered 5xx (ServerError.status)
     http_4xx        the server rejected the request (ClientError.status, its message)
     bad_response    a 2xx body that is not JSON or lacks the expected fields
+
+A setting may name ``api_key_env``: the environment variable of the calling process (the
+worker, the CLI, or the database server for calls made in SQL) whose value is sent as
+``Authorization: Bearer``. The key itself is never stored in a setting.
 """
 
 import http.client
 import ipaddress
 import json
 import math
+import os
 import socket
 import ssl
 import time
@@ -28300,7 +28470,9 @@ class Endpoint:
     model: str
     timeout_s: float = DEFAULT_TIMEOUT_S
     extra: dict[str, Any] = field(default_factory=dict)
-    """The setting's other keys (dimensions, response_format, ...)."""
+    """The setting's other keys (dimensions, response_format, api_key_env, ...)."""
+    api_key: str | None = field(default=None, repr=False)
+    """The value of the variable the setting's api_key_env names, when it is set."""
 
     @classmethod
     def from_setting(cls, value: dict[str, Any]) -> Endpoint:
@@ -28316,7 +28488,11 @@ class Endpoint:
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             raise ValueError(f"timeout_s of {url} must be a positive number, got {timeout!r}")
         extra = {k: v for k, v in value.items() if k not in {"url", "model", "timeout_s"}}
-        return cls(url.rstrip("/"), model, float(timeout), extra)
+        key_env = value.get("api_key_env")
+        if key_env is not None and (not isinstance(key_env, str) or not key_env):
+            raise ValueError(f"api_key_env of {url} must name an environment variable, got {key_env!r}")
+        api_key = (os.environ.get(key_env) or None) if key_env else None
+        return cls(url.rstrip("/"), model, float(timeout), extra, api_key)
 
 @dataclass(frozen=True)
 class ChatReply:
@@ -28332,7 +28508,9 @@ def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
     if not texts:
         return []
     url = f"{endpoint.url}/embeddings"
-    body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s)
+    body = _post_json(
+        url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s, endpoint.api_key
+    )
     data = body.get("data")
     if not isinstance(data, list):
         raise BadResponse(f"{url} answered without a data list", url)
@@ -28371,7 +28549,7 @@ def rerank(endpoint: Endpoint, query: str, documents: list[str]) -> list[float]:
         "documents": list(documents),
         "top_n": len(documents),
     }
-    body = _post_json(url, payload, endpoint.timeout_s)
+    body = _post_json(url, payload, endpoint.timeout_s, endpoint.api_key)
     results = body.get("results")
     if not isinstance(results, list):
         raise BadResponse(f"{url} answered without a results list", url)
@@ -28417,7 +28595,7 @@ def chat(
     }
     if response_format is not None and endpoint.extra.get("response_format", True) is not False:
         payload["response_format"] = response_format
-    body = _post_json(url, payload, endpoint.timeout_s)
+    body = _post_json(url, payload, endpoint.timeout_s, endpoint.api_key)
     try:
         choice = body["choices"][0]
         content = choice["message"]["content"]
@@ -28477,15 +28655,30 @@ def probe_error(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None
     else:
         raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
     try:
-        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s)
+        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s, endpoint.api_key)
     except ModelError as exc:
         return exc
     return None
 
+def served_models(endpoint: Endpoint, *, timeout_s: float | None = None) -> list[str]:
+    """The model ids the endpoint serves (GET /models, OpenAI's {"data": [{"id"}, ...]})."""
+    url = f"{endpoint.url}/models"
+    raw = _request(url, None, endpoint.timeout_s if timeout_s is None else timeout_s, endpoint.api_key)
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadResponse(f"{url} answered with a body that is not JSON: {_snippet(raw)}", url) from None
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        raise BadResponse(f"{url} answered without a data list", url)
+    return [item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)]
+
 # -- HTTP ---------------------------------------------------------------------------------
 
-def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-    raw = _request(url, payload, timeout_s)
+def _post_json(
+    url: str, payload: dict[str, Any], timeout_s: float, api_key: str | None = None
+) -> dict[str, Any]:
+    raw = _request(url, payload, timeout_s, api_key)
     try:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -28494,20 +28687,25 @@ def _post_json(url: str, payload: dict[str, Any], timeout_s: float) -> dict[str,
         raise BadResponse(f"{url} answered with JSON that is not an object: {_snippet(raw)}", url)
     return body
 
-def _request(url: str, payload: dict[str, Any], timeout_s: float) -> bytes:
-    """POST JSON and return the 2xx body; raise the matching ModelError otherwise.
+def _request(url: str, payload: dict[str, Any] | None, timeout_s: float, api_key: str | None = None) -> bytes:
+    """POST JSON (GET when payload is None) and return the 2xx body; raise the matching
+    ModelError otherwise. An api_key goes as ``Authorization: Bearer``.
 
     ``timeout_s`` bounds the whole call: it is the socket timeout for connecting
     and for the wait for the answer (a non-streaming reply arrives only when the
     generation is done), and the deadline checked while the body is read.
     """
     deadline = time.monotonic() + timeout_s
-    data = json.dumps(payload).encode()
+    headers = {"Accept": "application/json"}
+    if payload is not None:
+        headers["Content-Type"] = "application/json"
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
     request = urllib.request.Request(
         url,
-        data=data,
-        method="POST",
-        headers={"Content-Type": "application/json", "Accept": "application/json"},
+        data=None if payload is None else json.dumps(payload).encode(),
+        method="GET" if payload is None else "POST",
+        headers=headers,
     )
     opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
     try:

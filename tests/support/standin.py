@@ -55,14 +55,17 @@ class StandIn:
     def __init__(self, respond: Callable[[str, dict | None], Reply], host: str = "127.0.0.1"):
         self.respond = respond
         self.requests: list[tuple[str, dict]] = []
+        self.headers: list[dict[str, str]] = []  # each request's headers, GETs too, in order
         self.stopping = threading.Event()
         standin = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
+                standin.headers.append(dict(self.headers))
                 self._answer(standin.respond(self.path, None))
 
             def do_POST(self) -> None:
+                standin.headers.append(dict(self.headers))
                 length = int(self.headers.get("content-length", 0))
                 try:
                     request = json.loads(self.rfile.read(length) or b"{}")
