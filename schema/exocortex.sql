@@ -31440,7 +31440,8 @@ CREATE FUNCTION exo_private.stop_runaway_readers() RETURNS TABLE(pid integer, ac
                extract(epoch from pg_catalog.now()
                    - case when a.state = 'active' then a.query_start else a.state_change end)::int as seconds
         from pg_catalog.pg_stat_activity a, limits l
-        where exo_private.is_reader_role(a.usename)
+        where a.datname = pg_catalog.current_database()
+          and exo_private.is_reader_role(a.usename)
           and a.pid <> pg_catalog.pg_backend_pid()
           and ((a.state = 'active'
                 and a.query_start < pg_catalog.now() - pg_catalog.make_interval(secs => l.statement_s))
@@ -31460,7 +31461,7 @@ ALTER FUNCTION exo_private.stop_runaway_readers() OWNER TO exo_owner;
 -- Name: FUNCTION stop_runaway_readers(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.stop_runaway_readers() IS 'Cancel every reader statement (exo_reader''s or a profile role''s) running longer than reader.max_statement_s and end every reader session idle in a transaction longer than reader.max_idle_in_transaction_s, in any database of the server; returns what it signalled (pid, action, state, seconds). Run every 10 s by pg_cron (job exo-reader-watchdog).';
+COMMENT ON FUNCTION exo_private.stop_runaway_readers() IS 'Cancel every reader statement (exo_reader''s or a profile role''s) running longer than reader.max_statement_s and end every reader session idle in a transaction longer than reader.max_idle_in_transaction_s, in this database; returns what it signalled (pid, action, state, seconds). Run every 10 s by pg_cron (job exo-reader-watchdog).';
 
 --
 -- Name: store_embeddings(text, integer, bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -32696,6 +32697,29 @@ ALTER FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer,
 --
 
 COMMENT ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text) IS 'The entity of canonical key p_key and sense p_sense (exo_private.entity_sense; '''' unless entity_senses says the name means two things) in generation p_generation of p_workspace, created when missing (named p_name), the one place entities are made: one entity per key and sense whatever the type. A second sense is itself (its type the type anchor''s, if any); for the first: a key a person merged into another (exo_private.merged_into, any generation) gives the kept key''s entity (made when missing) and becomes its manual alias; a key that is no entity''s but an alias of exactly one (entity_aliases) not split off it (kept_apart) gives that entity. p_type is a vote (type_votes); the type is Person for the owner (p_is_owner), else the name''s cue (cue_type), else the most voted type; a changed type is re-projected. the name''s cue (cue_type), else the most voted type that is no other sense''s type anchor; a changed type is re-projected. Returns the entity id; raises invalid_parameter_value for a blank key or name, an unknown type or a sense entity_senses does not hold.';
+
+--
+-- Name: want_cron_job(text, text, text, text, boolean); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.want_cron_job(job_name text, job_schedule text, job_command text, job_username text, cron_database_only boolean DEFAULT false) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    insert into exo_private.cron_jobs (name, schedule, command, username, cron_database_only)
+    values (job_name, job_schedule, job_command, job_username, cron_database_only)
+    on conflict (name) do update
+        set schedule = excluded.schedule, command = excluded.command, username = excluded.username,
+            cron_database_only = excluded.cron_database_only
+$$;
+
+ALTER FUNCTION exo_private.want_cron_job(job_name text, job_schedule text, job_command text, job_username text, cron_database_only boolean) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION want_cron_job(job_name text, job_schedule text, job_command text, job_username text, cron_database_only boolean); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.want_cron_job(job_name text, job_schedule text, job_command text, job_username text, cron_database_only boolean) IS 'Declare a pg_cron job of this database (name, schedule, command, the role it runs as; cron_database_only: only when this is the database pg_cron serves): `exo migrate` schedules it in cron.database_name for this database.';
 
 --
 -- Name: window_conversation(bigint, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -36236,6 +36260,26 @@ ALTER TABLE exo_private.components OWNER TO exo_owner;
 COMMENT ON TABLE exo_private.components IS 'vendored SQL installed by the migrator (pgmq), with its version';
 
 --
+-- Name: cron_jobs; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.cron_jobs (
+    name text NOT NULL,
+    schedule text NOT NULL,
+    command text NOT NULL,
+    username text NOT NULL,
+    cron_database_only boolean DEFAULT false NOT NULL
+);
+
+ALTER TABLE exo_private.cron_jobs OWNER TO exo_owner;
+
+--
+-- Name: TABLE cron_jobs; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.cron_jobs IS 'The pg_cron jobs this database wants (declared by sql/ on every migrate, scheduled by the migrator in cron.database_name for this database, as NAME there or NAME@DATABASE for a database pg_cron does not serve; cron_database_only: a job only for the database pg_cron serves, as the upkeep of its run log)';
+
+--
 -- Name: document_links; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -38237,6 +38281,13 @@ ALTER TABLE ONLY exo_private.chunks_technical
 
 ALTER TABLE ONLY exo_private.components
     ADD CONSTRAINT components_pkey PRIMARY KEY (name);
+
+--
+-- Name: cron_jobs cron_jobs_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.cron_jobs
+    ADD CONSTRAINT cron_jobs_pkey PRIMARY KEY (name);
 
 --
 -- Name: deferred_subjects deferred_subjects_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -42501,6 +42552,14 @@ GRANT ALL ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation i
 GRANT ALL ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text) TO exo_writer;
 
 --
+-- Name: FUNCTION want_cron_job(job_name text, job_schedule text, job_command text, job_username text, cron_database_only boolean); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.want_cron_job(job_name text, job_schedule text, job_command text, job_username text, cron_database_only boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.want_cron_job(job_name text, job_schedule text, job_command text, job_username text, cron_database_only boolean) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.want_cron_job(job_name text, job_schedule text, job_command text, job_username text, cron_database_only boolean) TO exo_writer;
+
+--
 -- Name: FUNCTION window_conversation(conversation bigint, workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -43651,6 +43710,13 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.chunks_technical TO exo_w
 
 GRANT SELECT ON TABLE exo_private.components TO exo_api;
 GRANT SELECT ON TABLE exo_private.components TO exo_writer;
+
+--
+-- Name: TABLE cron_jobs; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.cron_jobs TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.cron_jobs TO exo_writer;
 
 --
 -- Name: TABLE document_links; Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -149,15 +149,9 @@ comment on function exo_private.rebuild_open_indexes() is
     'Rebuild chunks_<workspace>_bm25_open of each workspace in open_index_rebuilds that no running '
     'snapshot predates (pg_cron''s exo-open-indexes, every minute); returns how many.';
 
--- Every minute in the one database pg_cron serves, as the writer.
-do $$
-begin
-    if exists (select 1 from pg_catalog.pg_extension where extname = 'pg_cron') then
-        perform cron.schedule_in_database(
-            'exo-open-indexes', '* * * * *', 'select exo_private.rebuild_open_indexes()', current_database(), 'exo_writer');
-    end if;
-end
-$$;
+-- Every minute, as the writer (scheduled by the migrator: sql/005_cron_jobs.sql).
+select exo_private.want_cron_job(
+    'exo-open-indexes', '* * * * *', 'select exo_private.rebuild_open_indexes()', 'exo_writer');
 
 -- exo_private.workspace_created: trigger that gives a new workspace its graph and storage.
 create or replace function exo_private.workspace_created()

@@ -1,7 +1,8 @@
 -- The reader watchdog: limits on reader sessions that the session itself cannot lift.
 -- statement_timeout and idle_in_transaction_session_timeout are set on exo_reader, but any
--- session may change its own; this job cancels what runs too long anyway. pg_stat_activity
--- is cluster-wide, so the one job in the pg_cron database covers every database.
+-- session may change its own; this job cancels what runs too long anyway. Every exo
+-- database has its own job, which watches the reader sessions of its database with its own
+-- limits (pg_stat_activity is cluster-wide: datname keeps the databases apart).
 
 -- Seeing another role's state and query_start in pg_stat_activity takes pg_read_all_stats;
 -- signalling its backend takes pg_signal_backend (never a superuser's backend).
@@ -25,7 +26,8 @@ as $$
                extract(epoch from pg_catalog.now()
                    - case when a.state = 'active' then a.query_start else a.state_change end)::int as seconds
         from pg_catalog.pg_stat_activity a, limits l
-        where exo_private.is_reader_role(a.usename)
+        where a.datname = pg_catalog.current_database()
+          and exo_private.is_reader_role(a.usename)
           and a.pid <> pg_catalog.pg_backend_pid()
           and ((a.state = 'active'
                 and a.query_start < pg_catalog.now() - pg_catalog.make_interval(secs => l.statement_s))
@@ -41,22 +43,14 @@ $$;
 comment on function exo_private.stop_runaway_readers() is
     'Cancel every reader statement (exo_reader''s or a profile role''s) running longer than '
     'reader.max_statement_s and end every reader session idle in a transaction longer than '
-    'reader.max_idle_in_transaction_s, in any '
-    'database of the server; returns what it signalled (pid, action, state, seconds). Run every '
+    'reader.max_idle_in_transaction_s, in this '
+    'database; returns what it signalled (pid, action, state, seconds). Run every '
     '10 s by pg_cron (job exo-reader-watchdog).';
 
--- Every 10 seconds in the one database pg_cron serves, as the owner (not a superuser); the
--- run log of so frequent a job is kept for a day.
-do $$
-begin
-    if exists (select 1 from pg_catalog.pg_extension where extname = 'pg_cron') then
-        perform cron.schedule_in_database(
-            'exo-reader-watchdog', '10 seconds', 'select count(*) from exo_private.stop_runaway_readers()',
-            current_database(), 'exo_owner');
-        perform cron.schedule_in_database(
-            'exo-cron-log-upkeep', '41 4 * * *',
-            'delete from cron.job_run_details where end_time < now() - interval ''1 day''',
-            current_database(), 'exo_owner');
-    end if;
-end
-$$;
+-- Every 10 seconds, as the owner (not a superuser). The database pg_cron serves also keeps its
+-- run log, of so frequent a job, for a day (cron.job_run_details is there only).
+select exo_private.want_cron_job(
+    'exo-reader-watchdog', '10 seconds', 'select count(*) from exo_private.stop_runaway_readers()', 'exo_owner');
+select exo_private.want_cron_job(
+    'exo-cron-log-upkeep', '41 4 * * *',
+    'delete from cron.job_run_details where end_time < now() - interval ''1 day''', 'exo_owner', true);

@@ -184,11 +184,5 @@ comment on function exo_private.review_quarantine(text, text, boolean, text, flo
     'Returns each document with its workspace and the stage it reaches (or would).';
 
 -- The router learns from what people and rules decided since it last trained.
-do $$
-begin
-    if exists (select 1 from pg_catalog.pg_extension where extname = 'pg_cron') then
-        perform cron.schedule_in_database(
-            'exo-train-router', '*/10 * * * *', 'select exo_private.train_router() from exo_private.lift_backend_memory()', current_database(), 'exo_writer');
-    end if;
-end
-$$;
+select exo_private.want_cron_job(
+    'exo-train-router', '*/10 * * * *', 'select exo_private.train_router() from exo_private.lift_backend_memory()', 'exo_writer');

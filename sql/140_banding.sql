@@ -17,13 +17,7 @@ comment on function exo_private.reband(date) is
     'and its chunks when it changed (a conversation document''s chunks each by their own date, the '
     'document by its newest window); returns how many documents moved. Run daily by pg_cron.';
 
--- The daily job, in the one database pg_cron serves (cron.database_name; elsewhere the
--- extension is absent and there is nothing to schedule), run as the writer, not a superuser.
-do $$
-begin
-    if exists (select 1 from pg_catalog.pg_extension where extname = 'pg_cron') then
-        perform cron.schedule_in_database(
-            'exo-reband', '17 3 * * *', 'select exo_private.reband() from exo_private.lift_backend_memory()', current_database(), 'exo_writer');
-    end if;
-end
-$$;
+-- The daily job, run as the writer, not a superuser (scheduled by the migrator in pg_cron's
+-- database for this one: sql/005_cron_jobs.sql).
+select exo_private.want_cron_job(
+    'exo-reband', '17 3 * * *', 'select exo_private.reband() from exo_private.lift_backend_memory()', 'exo_writer');

@@ -330,15 +330,9 @@ create or replace trigger capsule_builder_changed
     when (new.key = 'capsules.builder' and old.value is distinct from new.value)
     execute function exo_private.capsule_builder_changed();
 
--- Every 10 minutes in the one database pg_cron serves, as the writer (as exo-audit).
-do $$
-begin
-    if exists (select 1 from pg_catalog.pg_extension where extname = 'pg_cron') then
-        perform cron.schedule_in_database(
-            'exo-capsules', '*/10 * * * *', 'select exo_private.queue_capsules() from exo_private.lift_backend_memory()', current_database(), 'exo_writer');
-    end if;
-end
-$$;
+-- Every 10 minutes, as the writer (as exo-audit).
+select exo_private.want_cron_job(
+    'exo-capsules', '*/10 * * * *', 'select exo_private.queue_capsules() from exo_private.lift_backend_memory()', 'exo_writer');
 
 -- exo_private.packet_capsules: the capsules of the documents a packet cites, with their state.
 create or replace function exo_private.packet_capsules(p_documents bigint[])

@@ -231,12 +231,6 @@ create or replace trigger fact_sources_record_hash
     for each row when (new.document_id is not null or new.chunk_id is not null)
     execute function exo_private.record_source_hash();
 
--- The daily job, in the one database pg_cron serves, run as the writer (as exo-reband).
-do $$
-begin
-    if exists (select 1 from pg_catalog.pg_extension where extname = 'pg_cron') then
-        perform cron.schedule_in_database(
-            'exo-audit', '41 4 * * *', 'select (select count(*) from exo_private.audit()) from exo_private.lift_backend_memory()', current_database(), 'exo_writer');
-    end if;
-end
-$$;
+-- The daily job, run as the writer (as exo-reband).
+select exo_private.want_cron_job(
+    'exo-audit', '41 4 * * *', 'select (select count(*) from exo_private.audit()) from exo_private.lift_backend_memory()', 'exo_writer');

@@ -919,12 +919,6 @@ comment on function exo.kb_items() is
     'suggested, surfaced, demoted, with fetch count, declines, misses, thumbs, score and the pending '
     'save suggestion. A charged document''s title and path are withheld.';
 
--- The daily decay, in the one database pg_cron serves, run as the writer (as exo-reband).
-do $$
-begin
-    if exists (select 1 from pg_catalog.pg_extension where extname = 'pg_cron') then
-        perform cron.schedule_in_database(
-            'exo-kb-decay', '17 3 * * *', 'select exo_private.kb_decay() from exo_private.lift_backend_memory()', current_database(), 'exo_writer');
-    end if;
-end
-$$;
+-- The daily decay, run as the writer (as exo-reband).
+select exo_private.want_cron_job(
+    'exo-kb-decay', '17 3 * * *', 'select exo_private.kb_decay() from exo_private.lift_backend_memory()', 'exo_writer');

@@ -20,6 +20,7 @@ from support import REPO_ROOT
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
 from exocortex.ops import doctor as doctor_module
+from exocortex.ops.cron import unschedule_database
 from exocortex.runtime import local, server
 from exocortex.runtime.local import RuntimeProblem
 from exocortex.runtime.packages import read_packages
@@ -235,7 +236,10 @@ def test_a_memory_is_copied_while_pg_cron_runs(cfg):
         ):
             server.copy_database(cfg, name)
         try:
-            assert "copied" in server.copy_database(cfg, name)
+            copied = server.copy_database(cfg, name)
+            assert copied.startswith(
+                f"copied {cfg.database} to {name}; scheduled 7 pg_cron job(s) for {name}"
+            )
             copy = dataclasses.replace(cfg, database=name)
             with connect(role_url(copy, "exo_reader", name), "exo-test") as reader:  # the clone's grants
                 assert reader.execute("select count(*) from exo.workspaces").fetchone()[0] == 4
@@ -244,4 +248,5 @@ def test_a_memory_is_copied_while_pg_cron_runs(cfg):
                 assert time.monotonic() < deadline, "pg_cron's scheduler did not come back"
                 time.sleep(0.5)
         finally:
+            unschedule_database(admin_url(cfg, "postgres"), name)
             admin.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))

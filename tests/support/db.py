@@ -22,6 +22,7 @@ from pytest_postgresql.janitor import DatabaseJanitor
 from exocortex.config import Config
 from exocortex.db import ADMIN, admin_url, connect, role_url
 from exocortex.ops import profiles
+from exocortex.ops.cron import unschedule_database
 from exocortex.ops.migrate import grant_database_privileges, migrate
 
 
@@ -60,10 +61,12 @@ def server(cfg: Config) -> dict:
 
 
 def template_loader(cfg: Config) -> Callable[..., None]:
-    """pytest-postgresql's `load` step for the template: migrate it as `exo migrate` would."""
+    """pytest-postgresql's `load` step for the template: migrate it as `exo migrate` would, but
+    without pg_cron jobs (a job's session on the template would stop its cloning; the clones are
+    never migrated, so they have none either)."""
 
     def load(*, dbname: str, **_connection) -> None:
-        migrate(cfg, admin_url(cfg, dbname))
+        migrate(cfg, admin_url(cfg, dbname), schedule=False)
 
     return load
 
@@ -137,7 +140,9 @@ _retired: list[Database] = []
 
 
 def retire_database(db: Database) -> None:
-    """End `db`'s sessions and refuse new ones now; drop it with the next batch."""
+    """Unschedule its pg_cron jobs (a test that migrated it made them), end `db`'s sessions and
+    refuse new ones now; drop it with the next batch."""
+    unschedule_database(admin_url(db.cfg, "postgres"), db.name)
     with admin_connection(db.cfg) as conn:
         conn.execute(
             sql.SQL("alter database {} with allow_connections false").format(sql.Identifier(db.name))

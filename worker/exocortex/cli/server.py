@@ -124,7 +124,7 @@ def migrate_cmd() -> None:
         fail(str(exc))
     console.print(
         f"migrated {result.database}: {len(result.applied)} migration(s) applied, "
-        f"{result.sql_files} sql file(s) re-applied"
+        f"{result.sql_files} sql file(s) re-applied, {len(result.jobs.jobs)} pg_cron job(s) scheduled"
     )
 
 

@@ -13,6 +13,7 @@ import psycopg
 from exocortex.config import Config
 from exocortex.db import admin_url, connect
 from exocortex.ingest import ocr
+from exocortex.ops import cron
 from exocortex.ops.migrate import migration_files
 from exocortex.runtime import local, server
 from exocortex.runtime.local import RuntimeProblem
@@ -142,12 +143,15 @@ def _database(cfg: Config) -> list[Check]:
             reader_elsewhere = [row[0] for row in conn.execute(READER_ELSEWHERE)]
             has_memory = conn.execute("select to_regprocedure('exo_private.server_memory()')").fetchone()[0]
             memory = conn.execute(SERVER_MEMORY).fetchone() if has_memory else None
+            jobs = jobs_check(conn, admin_url(cfg)) if table else None
     except psycopg.Error as exc:
         return [*checks, Check("database", False, str(exc).strip(), "run `exo db up`")]
     checks.append(migrations_check(applied, [path.name for path in migration_files(cfg.migrations_dir)]))
     checks.append(Check("pgmq", pgmq is not None, pgmq[0] if pgmq else "not installed", "run `exo migrate`"))
     if memory is not None:
         checks.append(memory_check(*memory))
+    if jobs is not None:
+        checks.append(jobs)
     if cfg.external_url:
         # The local runtime's migrator closes its maintenance databases; a foreign server's
         # other databases are not ours to change, so say which the reader can reach.
@@ -163,6 +167,30 @@ def _database(cfg: Config) -> list[Check]:
             )
         )
     return checks
+
+
+def jobs_check(conn: psycopg.Connection, url: str) -> Check:
+    """This database's pg_cron jobs exist, active, in the database pg_cron serves."""
+    name = "pg_cron jobs"
+    database = conn.info.dbname
+    try:
+        cron_db, names, absent = cron.missing(conn, url)
+    except cron.CronProblem as exc:
+        return Check(name, False, str(exc), "see the message")
+    if cron_db is None:
+        return Check(
+            name, False, "pg_cron is not loaded on this server", "add pg_cron to shared_preload_libraries"
+        )
+    if not names:
+        return Check(name, False, f"{database} declares no jobs (migrated before 0078)", "run `exo migrate`")
+    if absent:
+        return Check(
+            name,
+            False,
+            f"{len(absent)} of {len(names)} missing for {database} in {cron_db}: {', '.join(absent)}",
+            "run `exo migrate`" + (f" (EXO_DB_NAME={database})" if database != cron_db else ""),
+        )
+    return Check(name, True, f"{len(names)} for {database}, in {cron_db}")
 
 
 #: The server's process bounds and what readers may hold at most (docs/security.md, Memory).

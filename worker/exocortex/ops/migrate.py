@@ -18,7 +18,10 @@ of stalling it and everyone queued behind it:
    inlined into their plpython3u bodies (creating plpython3u functions needs
    the admin, so these run as it; 980_ownership.sql hands everything to exo_owner,
    the exo API to exo_api);
-7. the reader's session limits from the settings table (set_reader_limits).
+7. the reader's session limits from the settings table (set_reader_limits);
+8. the pg_cron jobs the sql/ files declared, scheduled for this database in the one
+   pg_cron serves (ops/cron.py), unless the caller asks for none (a template, a scratch
+   database).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from psycopg import sql
 
 from exocortex.config import Config
 from exocortex.db import ROLES, admin_url, connect, load_secrets, save_secret
+from exocortex.ops import cron
 from exocortex.runtime.packages import package_for_extension
 
 #: pg_advisory_lock key: "exocortex migrate"
@@ -128,6 +132,8 @@ class MigrateResult:
     applied: list[str] = field(default_factory=list)
     sql_files: int = 0
     pgmq_installed: str | None = None
+    jobs: cron.Scheduled | None = None
+    """The pg_cron jobs scheduled for the database (None: not asked to)."""
 
 
 def file_sha256(path: Path) -> str:
@@ -613,8 +619,11 @@ def migrate(
     progress: Callable[[str], None] = lambda _m: None,
     *,
     wait_s: float = MIGRATE_WAIT_S,
+    schedule: bool = True,
 ) -> MigrateResult:
-    """Bring the database at `url` (an admin URL) up to date."""
+    """Bring the database at `url` (an admin URL) up to date; with `schedule`, give it its
+    pg_cron jobs (a template to clone, whose clones are not migrated, or a scratch database
+    that is dropped afterwards, gets none: a job's session on a template stops its cloning)."""
     with connect(url, "exo-migrate", autocommit=True) as conn:
         database = conn.execute("select current_database()").fetchone()[0]
         result = MigrateResult(database)
@@ -626,6 +635,9 @@ def migrate(
             with _LockWatch(url, conn.info.backend_pid, min(0.2, cfg.lock_timeout_s / 5)) as watch:
                 try:
                     _migrate_steps(cfg, conn, result, progress)
+                    if schedule:
+                        result.jobs = _schedule(conn, url)
+                        progress(result.jobs.describe())
                 except (MigrationError, psycopg.Error) as exc:
                     if not _is_lock_timeout(exc):
                         raise
@@ -665,6 +677,15 @@ def _migrate_steps(
     grant_database_privileges(conn)
 
 
+def _schedule(conn: psycopg.Connection, url: str) -> cron.Scheduled:
+    try:
+        return cron.schedule(conn, url)
+    except cron.CronProblem as exc:
+        raise MigrationError(
+            f"{conn.info.dbname} is migrated but its jobs are not scheduled: {exc}"
+        ) from None
+
+
 @contextmanager
 def scratch_database(cfg: Config, purpose: str) -> Iterator[str]:
     """A database migrated from zero for one job (schema dump, lint), dropped afterwards."""
@@ -673,7 +694,7 @@ def scratch_database(cfg: Config, purpose: str) -> Iterator[str]:
         conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
         conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
     try:
-        migrate(cfg, admin_url(cfg, name))
+        migrate(cfg, admin_url(cfg, name), schedule=False)
         yield name
     finally:
         with connect(admin_url(cfg, "postgres"), f"exo-{purpose}", autocommit=True) as conn:

@@ -11,6 +11,7 @@ from psycopg import sql
 
 from exocortex.config import PG_MAJOR, Config
 from exocortex.db import admin_url, connect
+from exocortex.ops import cron
 from exocortex.ops.migrate import CRON, EXTENSIONS, grant_database_privileges
 from exocortex.runtime import local
 from exocortex.runtime.local import Progress, RuntimeProblem
@@ -88,8 +89,8 @@ def copy_database(cfg: Config, name: str) -> str:
     scheduler holds one on the database it serves. The source refuses new connections for the
     moment of the copy, the scheduler's session is ended (pg_cron starts it again at once, and
     reconnects when the source accepts connections again), and the copy gets the privileges a
-    clone does not inherit. A client of the source (a worker, an agent) makes it refuse, naming
-    the sessions. Returns what it did."""
+    clone does not inherit and pg_cron jobs of its own. A client of the source (a worker, an
+    agent) makes it refuse, naming the sessions. Returns what it did."""
     source = cfg.database
     if name == source:
         raise CopyRefused(f"the copy needs a name of its own, not {source!r}")
@@ -118,7 +119,11 @@ def copy_database(cfg: Config, name: str) -> str:
             conn.execute(sql.SQL("alter database {} with allow_connections true").format(database))
     with connect(admin_url(cfg, name), "exo-db-copy", autocommit=True) as copy:
         grant_database_privileges(copy)
-    return f"copied {source} to {name} (pg_cron's jobs stay with {source}: cron.database_name)"
+        try:
+            jobs = cron.schedule(copy, admin_url(cfg, name)).describe()
+        except cron.CronProblem as exc:
+            jobs = f"its pg_cron jobs are not scheduled: {exc}"
+    return f"copied {source} to {name}; {jobs}"
 
 
 def check_server(cfg: Config) -> str:
