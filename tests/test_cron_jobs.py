@@ -1,15 +1,21 @@
 """More than one memory on one server: every exo database gets its pg_cron jobs, scheduled by
-`exo migrate` in the database pg_cron serves; `exo doctor` checks them."""
+`exo migrate` in the database pg_cron serves; `exo doctor` checks them and finds the runtime's
+Tesseract whichever database is used; `exo db down` leaves model servers that are not its own."""
 
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 
 import pytest
+from click.testing import CliRunner
 
+from exocortex.cli import main
 from exocortex.db import admin_url, connect
 from exocortex.ops import cron, doctor
 from exocortex.ops.migrate import migrate
+from exocortex.runtime import server
 
 #: What every exo database wants; pg_cron's own database also keeps its run log short.
 JOBS = {
@@ -60,7 +66,7 @@ def test_a_second_database_gets_jobs_of_its_own_and_the_first_keeps_its(cfg, emp
     assert _jobs(cfg, cron_db) == main_before
 
 
-def test_doctor_on_a_second_database_checks_its_jobs(cfg, empty_db):
+def test_doctor_on_a_second_database_checks_its_jobs_and_finds_the_runtimes_tesseract(cfg, empty_db):
     migrate(cfg, empty_db.url())
     second = dataclasses.replace(cfg, database=empty_db.name)
     checks = {check.name: check for check in doctor.run(second)}
@@ -79,6 +85,14 @@ def test_doctor_on_a_second_database_checks_its_jobs(cfg, empty_db):
     assert f"exo-audit@{empty_db.name}, exo-reband@{empty_db.name}" in check.detail
     assert check.fix == f"run `exo migrate` (EXO_DB_NAME={empty_db.name})"
 
+    # EXO_DATABASE_URL at that database: the jobs are found alike, and so is the runtime's Tesseract.
+    elsewhere = dataclasses.replace(cfg, database=empty_db.name, external_url=empty_db.url())
+    migrate(elsewhere, empty_db.url())
+    checks = {check.name: check for check in doctor.run(elsewhere)}
+    assert checks["pg_cron jobs"].ok, checks["pg_cron jobs"].detail
+    tesseract = checks["tesseract (OCR of scanned PDFs)"]
+    assert tesseract.ok and str(cfg.runtime_root) in tesseract.detail, tesseract.detail
+
 
 def test_jobs_of_a_database_that_is_gone_are_unscheduled(cfg, empty_db):
     migrate(cfg, empty_db.url())
@@ -93,3 +107,23 @@ def test_jobs_of_a_database_that_is_gone_are_unscheduled(cfg, empty_db):
     finally:
         with connect(admin_url(cfg, "postgres"), "exo-test", autocommit=True) as conn:
             conn.execute(f'create database "{empty_db.name}"')  # for the fixture to retire
+
+
+def test_db_down_with_another_server_leaves_the_model_servers(tmp_path, monkeypatch):
+    # A process that `exo models up` would have started (its pid file, its command line).
+    fake = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", "exocortex.models.embedding_server"]
+    )
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "embeddings.pid").write_text(f"{fake.pid}\n")
+    monkeypatch.setenv("EXO_HOME", str(tmp_path))
+    monkeypatch.setenv("EXO_DATABASE_URL", "postgresql://elsewhere.invalid/memory")
+    monkeypatch.setattr(server, "down", lambda cfg: "database: left running by this test")
+    try:
+        out = CliRunner().invoke(main, ["db", "down"], catch_exceptions=False).output
+        assert fake.poll() is None
+    finally:
+        fake.kill()
+        fake.wait()
+    assert "model servers: left running (EXO_DATABASE_URL is set" in " ".join(out.split())
+    assert (tmp_path / "models" / "embeddings.pid").exists()

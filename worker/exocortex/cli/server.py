@@ -39,10 +39,18 @@ def db_up() -> None:
 
 @db.command("down")
 def db_down() -> None:
-    """Stop the model servers `exo models up` started, then the local server (pg_ctl stop -m fast); the data stays."""
+    """Stop the model servers `exo models up` started with this runtime, then the local server
+    (pg_ctl stop -m fast); the data stays. With EXO_DATABASE_URL nothing is stopped (`exo models
+    down` stops the model servers)."""
     cfg = config.load()
-    for line in services.down(cfg):
-        console.print(line)
+    # The model servers of this runtime are those recorded in its folder (EXO_HOME/models, by
+    # `exo models up`). They go with the server only when it is this runtime's that stops: with
+    # EXO_DATABASE_URL the server is elsewhere and not ours, and so are the models it uses.
+    if cfg.external_url:
+        console.print("model servers: left running (EXO_DATABASE_URL is set; `exo models down` stops them)")
+    else:
+        for line in services.down(cfg):
+            console.print(line)
     try:
         console.print(server.down(cfg))
     except RuntimeProblem as exc:

@@ -95,15 +95,13 @@ class Tools:
 
 
 def find_tools(cfg: Config) -> Tools:
-    """The runtime root's tools (root user, embedded runtime), else those on PATH; OcrError
-    ocr_unavailable, naming the fix, when neither has both."""
+    """The runtime root's tools (root user, a provisioned runtime), else those on PATH; OcrError
+    ocr_unavailable, naming the fix, when neither has both. OCR runs on this machine, not in
+    the database, so the runtime root serves whichever database is used (EXO_DB_NAME or
+    EXO_DATABASE_URL, this server's or another's)."""
     root = cfg.runtime_root
     one_core = {"OMP_THREAD_LIMIT": "1"}  # one page, one core: the worker runs jobs in parallel
-    if (
-        cfg.external_url is None
-        and os.geteuid() == 0
-        and all((root / "usr/bin" / tool).exists() for tool in TOOLS)
-    ):
+    if os.geteuid() == 0 and all((root / "usr/bin" / tool).exists() for tool in TOOLS):
         chroot = shutil.which("chroot") or "/usr/sbin/chroot"
         local.mount_proc(root)
         return Tools(
