@@ -8,6 +8,7 @@ at the real local servers.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 
@@ -19,6 +20,7 @@ from support.standin import Reply, StandIn, embeddings
 
 from exocortex.cli import output
 from exocortex.cli.models import models
+from exocortex.models import services
 
 DIMENSIONS = 8
 
@@ -43,6 +45,12 @@ def answering(path: str, request: dict | None) -> Reply:
 def standin():
     with StandIn(answering) as server:
         yield server
+
+
+@pytest.fixture
+def db_cfg(cfg, db):
+    """The session's config, reading its settings from this test's database."""
+    return dataclasses.replace(cfg, database=db.name, external_url=db.url() if cfg.external_url else None)
 
 
 @pytest.fixture
@@ -150,6 +158,16 @@ def test_use_with_a_key_sends_it_and_list_shows_each_role(db, exo, standin, monk
 
     table = exo("list")
     assert "EXO_TEST_MODEL_KEY" in table and "standin-chat" in table and "10 s" in table
+
+
+def test_models_up_leaves_a_local_server_of_ones_own_alone(db, db_cfg, exo, standin, tmp_path):
+    """An endpoint on 127.0.0.1 that `exo models up` did not start (llama-server, Ollama) is only
+    checked, whatever model it serves: up neither refuses its port nor its model."""
+    exo("use", "embeddings", standin.url)
+    exo("use", "chat", standin.url, "--model", "standin-chat")
+    statuses = services.up(db_cfg, lambda _m: None, run_dir=tmp_path)
+    assert [(s.where, s.running, s.started, s.pid) for s in statuses] == [("local", True, False, None)] * 2
+    assert not list(tmp_path.glob("*.pid"))
 
 
 def test_use_points_the_roles_at_the_real_local_servers(db, exo, real_models):

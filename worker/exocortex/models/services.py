@@ -297,6 +297,11 @@ def _get_ok(url: str, timeout: float, opener: urllib.request.OpenerDirector | No
         return False
 
 
+def _answers_models(service: Service, timeout: float = 2.0) -> bool:
+    """The url's /models answers 2xx: an OpenAI-compatible server listens there."""
+    return service.url is not None and _get_ok(f"{service.url.rstrip('/')}/models", timeout, _NO_PROXY)
+
+
 def healthy(service: Service, timeout: float = 2.0) -> bool:
     """A local server's /health answers 200; a remote one's /models answers 2xx."""
     if service.url is None:
@@ -512,6 +517,8 @@ def up(
             if not service.local:
                 continue
             pid = _live_pid(folder, service.name)
+            if pid is None and not local.port_free(service.port) and _answers_models(service):
+                continue  # a server of one's own on this port (`exo models use`): only checked
             if pid is None:
                 _check_servable(service)
                 if not local.port_free(service.port):
@@ -593,7 +600,8 @@ def _statuses(services: list[Service], folder: Path, started: Collection[str] = 
                 url=service.url,
                 model=service.model,
                 local=service.local,
-                running=healthy(service),
+                # one not started here (Ollama has no /health) answers /models
+                running=healthy(service) or (service.local and pid is None and _answers_models(service)),
                 pid=pid,
                 started=service.name in started,
                 log=str(log) if service.local and log.exists() else None,
