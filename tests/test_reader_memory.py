@@ -71,6 +71,7 @@ def test_a_reader_query_past_its_bound_fails_alone(db):
         assert conn.execute("select count(*) from exo.workspaces").fetchone()[0] > 0
 
 
+@pytest.mark.serial  # it takes every reader session the role may open, server-wide: alone
 def test_every_reader_connection_at_once_leaves_the_server_up(cfg, db):
     allowed = _reader_sessions_left(db)
     with db.connect() as admin:

@@ -27,6 +27,7 @@ of stalling it and everyone queued behind it:
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import os
 import re
@@ -647,7 +648,10 @@ def migrate(
                         f"(EXO_LOCK_TIMEOUT_S sets the wait)"
                     ) from exc
         finally:
-            conn.execute("select pg_advisory_unlock(%s)", (LOCK_KEY,))
+            # The lock is the session's and goes with the connection: an unlock that fails (a
+            # transaction the server could not roll back) must not hide what stopped migrate.
+            with contextlib.suppress(psycopg.Error):
+                conn.execute("select pg_advisory_unlock(%s)", (LOCK_KEY,))
     return result
 
 
