@@ -1123,12 +1123,10 @@ def packet(
     why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
 
     def provenance(used):
-        # One short line per cited chunk: its document and conversation are in `used`.
-        lines = ["## Provenance", "rerank: " + report["rerank"]["backend"]]
-        lines.extend(
-            "[{}] chunk {} via {} (rank {:.3f})".format(n, c["chunk_id"], c["stage"], c["score"])
-            for n, c in enumerate(used, 1)
-        )
+        # What a reader of the packet should know of how it was made: deferred material released,
+        # the archive opened, a part degraded. Each cited chunk's stage and score, and the rerank,
+        # are in the packet's JSON (used, report), not in the text an agent pays for.
+        lines = []
         cited = released(used, why)
         if cited:  # the first note: a packet cut short keeps it
             lines.append(
@@ -1136,7 +1134,7 @@ def packet(
                 + "; ".join("{subject} in {workspace} ({chunks} chunk(s): {why})".format(**r) for r in cited)
             )
         lines.extend("note: " + n for n in notes)
-        return "\n".join(lines) + "\n"
+        return "## Provenance\n" + "\n".join(lines) + "\n" if lines else ""
 
     evidence = "## Evidence\n"
     if nothing:
@@ -1191,6 +1189,7 @@ def packet(
                 "band": c["band"],
                 "written_at": c.get("written_at"),
                 "stage": c["stage"],
+                "score": c["score"],
                 "change": c.get("change"),
             }
             for n, c in enumerate(used, 1)

@@ -4635,12 +4635,10 @@ def packet(
     why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
 
     def provenance(used):
-        # One short line per cited chunk: its document and conversation are in `used`.
-        lines = ["## Provenance", "rerank: " + report["rerank"]["backend"]]
-        lines.extend(
-            "[{}] chunk {} via {} (rank {:.3f})".format(n, c["chunk_id"], c["stage"], c["score"])
-            for n, c in enumerate(used, 1)
-        )
+        # What a reader of the packet should know of how it was made: deferred material released,
+        # the archive opened, a part degraded. Each cited chunk's stage and score, and the rerank,
+        # are in the packet's JSON (used, report), not in the text an agent pays for.
+        lines = []
         cited = released(used, why)
         if cited:  # the first note: a packet cut short keeps it
             lines.append(
@@ -4648,7 +4646,7 @@ def packet(
                 + "; ".join("{subject} in {workspace} ({chunks} chunk(s): {why})".format(**r) for r in cited)
             )
         lines.extend("note: " + n for n in notes)
-        return "\n".join(lines) + "\n"
+        return "## Provenance\n" + "\n".join(lines) + "\n" if lines else ""
 
     evidence = "## Evidence\n"
     if nothing:
@@ -4703,6 +4701,7 @@ def packet(
                 "band": c["band"],
                 "written_at": c.get("written_at"),
                 "stage": c["stage"],
+                "score": c["score"],
                 "change": c.get("change"),
             }
             for n, c in enumerate(used, 1)
@@ -6796,12 +6795,10 @@ def packet(
     why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
 
     def provenance(used):
-        # One short line per cited chunk: its document and conversation are in `used`.
-        lines = ["## Provenance", "rerank: " + report["rerank"]["backend"]]
-        lines.extend(
-            "[{}] chunk {} via {} (rank {:.3f})".format(n, c["chunk_id"], c["stage"], c["score"])
-            for n, c in enumerate(used, 1)
-        )
+        # What a reader of the packet should know of how it was made: deferred material released,
+        # the archive opened, a part degraded. Each cited chunk's stage and score, and the rerank,
+        # are in the packet's JSON (used, report), not in the text an agent pays for.
+        lines = []
         cited = released(used, why)
         if cited:  # the first note: a packet cut short keeps it
             lines.append(
@@ -6809,7 +6806,7 @@ def packet(
                 + "; ".join("{subject} in {workspace} ({chunks} chunk(s): {why})".format(**r) for r in cited)
             )
         lines.extend("note: " + n for n in notes)
-        return "\n".join(lines) + "\n"
+        return "## Provenance\n" + "\n".join(lines) + "\n" if lines else ""
 
     evidence = "## Evidence\n"
     if nothing:
@@ -6864,6 +6861,7 @@ def packet(
                 "band": c["band"],
                 "written_at": c.get("written_at"),
                 "stage": c["stage"],
+                "score": c["score"],
                 "change": c.get("change"),
             }
             for n, c in enumerate(used, 1)
@@ -8574,12 +8572,10 @@ def packet(
     why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
 
     def provenance(used):
-        # One short line per cited chunk: its document and conversation are in `used`.
-        lines = ["## Provenance", "rerank: " + report["rerank"]["backend"]]
-        lines.extend(
-            "[{}] chunk {} via {} (rank {:.3f})".format(n, c["chunk_id"], c["stage"], c["score"])
-            for n, c in enumerate(used, 1)
-        )
+        # What a reader of the packet should know of how it was made: deferred material released,
+        # the archive opened, a part degraded. Each cited chunk's stage and score, and the rerank,
+        # are in the packet's JSON (used, report), not in the text an agent pays for.
+        lines = []
         cited = released(used, why)
         if cited:  # the first note: a packet cut short keeps it
             lines.append(
@@ -8587,7 +8583,7 @@ def packet(
                 + "; ".join("{subject} in {workspace} ({chunks} chunk(s): {why})".format(**r) for r in cited)
             )
         lines.extend("note: " + n for n in notes)
-        return "\n".join(lines) + "\n"
+        return "## Provenance\n" + "\n".join(lines) + "\n" if lines else ""
 
     evidence = "## Evidence\n"
     if nothing:
@@ -8642,6 +8638,7 @@ def packet(
                 "band": c["band"],
                 "written_at": c.get("written_at"),
                 "stage": c["stage"],
+                "score": c["score"],
                 "change": c.get("change"),
             }
             for n, c in enumerate(used, 1)
@@ -10408,12 +10405,10 @@ def packet(
     why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
 
     def provenance(used):
-        # One short line per cited chunk: its document and conversation are in `used`.
-        lines = ["## Provenance", "rerank: " + report["rerank"]["backend"]]
-        lines.extend(
-            "[{}] chunk {} via {} (rank {:.3f})".format(n, c["chunk_id"], c["stage"], c["score"])
-            for n, c in enumerate(used, 1)
-        )
+        # What a reader of the packet should know of how it was made: deferred material released,
+        # the archive opened, a part degraded. Each cited chunk's stage and score, and the rerank,
+        # are in the packet's JSON (used, report), not in the text an agent pays for.
+        lines = []
         cited = released(used, why)
         if cited:  # the first note: a packet cut short keeps it
             lines.append(
@@ -10421,7 +10416,7 @@ def packet(
                 + "; ".join("{subject} in {workspace} ({chunks} chunk(s): {why})".format(**r) for r in cited)
             )
         lines.extend("note: " + n for n in notes)
-        return "\n".join(lines) + "\n"
+        return "## Provenance\n" + "\n".join(lines) + "\n" if lines else ""
 
     evidence = "## Evidence\n"
     if nothing:
@@ -10476,6 +10471,7 @@ def packet(
                 "band": c["band"],
                 "written_at": c.get("written_at"),
                 "stage": c["stage"],
+                "score": c["score"],
                 "change": c.get("change"),
             }
             for n, c in enumerate(used, 1)
@@ -26501,12 +26497,10 @@ def packet(
     why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
 
     def provenance(used):
-        # One short line per cited chunk: its document and conversation are in `used`.
-        lines = ["## Provenance", "rerank: " + report["rerank"]["backend"]]
-        lines.extend(
-            "[{}] chunk {} via {} (rank {:.3f})".format(n, c["chunk_id"], c["stage"], c["score"])
-            for n, c in enumerate(used, 1)
-        )
+        # What a reader of the packet should know of how it was made: deferred material released,
+        # the archive opened, a part degraded. Each cited chunk's stage and score, and the rerank,
+        # are in the packet's JSON (used, report), not in the text an agent pays for.
+        lines = []
         cited = released(used, why)
         if cited:  # the first note: a packet cut short keeps it
             lines.append(
@@ -26514,7 +26508,7 @@ def packet(
                 + "; ".join("{subject} in {workspace} ({chunks} chunk(s): {why})".format(**r) for r in cited)
             )
         lines.extend("note: " + n for n in notes)
-        return "\n".join(lines) + "\n"
+        return "## Provenance\n" + "\n".join(lines) + "\n" if lines else ""
 
     evidence = "## Evidence\n"
     if nothing:
@@ -26569,6 +26563,7 @@ def packet(
                 "band": c["band"],
                 "written_at": c.get("written_at"),
                 "stage": c["stage"],
+                "score": c["score"],
                 "change": c.get("change"),
             }
             for n, c in enumerate(used, 1)
@@ -28143,12 +28138,10 @@ def packet(
     why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
 
     def provenance(used):
-        # One short line per cited chunk: its document and conversation are in `used`.
-        lines = ["## Provenance", "rerank: " + report["rerank"]["backend"]]
-        lines.extend(
-            "[{}] chunk {} via {} (rank {:.3f})".format(n, c["chunk_id"], c["stage"], c["score"])
-            for n, c in enumerate(used, 1)
-        )
+        # What a reader of the packet should know of how it was made: deferred material released,
+        # the archive opened, a part degraded. Each cited chunk's stage and score, and the rerank,
+        # are in the packet's JSON (used, report), not in the text an agent pays for.
+        lines = []
         cited = released(used, why)
         if cited:  # the first note: a packet cut short keeps it
             lines.append(
@@ -28156,7 +28149,7 @@ def packet(
                 + "; ".join("{subject} in {workspace} ({chunks} chunk(s): {why})".format(**r) for r in cited)
             )
         lines.extend("note: " + n for n in notes)
-        return "\n".join(lines) + "\n"
+        return "## Provenance\n" + "\n".join(lines) + "\n" if lines else ""
 
     evidence = "## Evidence\n"
     if nothing:
@@ -28211,6 +28204,7 @@ def packet(
                 "band": c["band"],
                 "written_at": c.get("written_at"),
                 "stage": c["stage"],
+                "score": c["score"],
                 "change": c.get("change"),
             }
             for n, c in enumerate(used, 1)
