@@ -26,6 +26,7 @@ from psycopg.types.json import Jsonb
 
 from exocortex.config import Config
 from exocortex.db import admin_url, connect
+from exocortex.models.services import ServiceProblem, model_settings
 from exocortex.plpy import model_client as client
 from exocortex.plpy.model_client import Endpoint, ModelError
 
@@ -83,18 +84,9 @@ def _connect(cfg: Config) -> psycopg.Connection:
 
 def _read(conn: psycopg.Connection) -> dict[str, dict[str, Any]]:
     try:
-        rows = dict(
-            conn.execute(
-                "select key, value from exo_private.settings where key = any(%s)",
-                (list(SETTINGS.values()),),
-            ).fetchall()
-        )
-    except (psycopg.errors.UndefinedTable, psycopg.errors.InvalidSchemaName):
-        raise EndpointProblem("the database has no settings table yet: run `exo migrate` first") from None
-    missing = [key for key in SETTINGS.values() if key not in rows]
-    if missing:
-        raise EndpointProblem(f"the setting {missing[0]} is missing: run `exo migrate`")
-    return rows
+        return model_settings(conn, SETTINGS.values())
+    except ServiceProblem as exc:
+        raise EndpointProblem(str(exc)) from None
 
 
 def _endpoint(value: dict[str, Any]) -> Endpoint:

@@ -115,18 +115,27 @@ class ServiceStatus:
 # -- settings -----------------------------------------------------------------------------
 
 
+def model_settings(conn: psycopg.Connection, keys: Collection[str]) -> dict[str, Any]:
+    """The settings `keys` (models.chat, ...) by key; each must exist."""
+    try:
+        rows = dict(
+            conn.execute(
+                "select key, value from exo_private.settings where key = any(%s)", (list(keys),)
+            ).fetchall()
+        )
+    except (psycopg.errors.UndefinedTable, psycopg.errors.InvalidSchemaName):
+        raise ServiceProblem("the database has no settings table yet: run `exo migrate` first") from None
+    missing = [key for key in keys if key not in rows]
+    if missing:
+        raise ServiceProblem(f"the setting {missing[0]} is missing: run `exo migrate`")
+    return rows
+
+
 def read_services(cfg: Config) -> list[Service]:
     """The chat and embeddings services, as the database's settings name them."""
     try:
         with connect(admin_url(cfg), "exo-models", autocommit=True) as conn:
-            rows = dict(
-                conn.execute(
-                    "select key, value from exo_private.settings where key = any(%s)",
-                    (list(SETTINGS.values()),),
-                ).fetchall()
-            )
-    except (psycopg.errors.UndefinedTable, psycopg.errors.InvalidSchemaName):
-        raise ServiceProblem("the database has no settings table yet: run `exo migrate` first") from None
+            rows = model_settings(conn, SETTINGS.values())
     except psycopg.OperationalError as exc:
         raise ServiceProblem(
             f"cannot read the model settings from the database ({_first_line(exc)}): run `exo db up`"
@@ -135,13 +144,7 @@ def read_services(cfg: Config) -> list[Service]:
         raise ServiceProblem(
             f"cannot read the model settings from the database: {_first_line(exc)}"
         ) from None
-    services = []
-    for name in SERVICES:
-        key = SETTINGS[name]
-        if key not in rows:
-            raise ServiceProblem(f"the setting {key} is missing: run `exo migrate`")
-        services.append(_parse_service(name, key, rows[key]))
-    return services
+    return [_parse_service(name, SETTINGS[name], rows[SETTINGS[name]]) for name in SERVICES]
 
 
 def _parse_service(name: str, key: str, value: Any) -> Service:
