@@ -2659,7 +2659,7 @@ begin
     select coalesce(array_agg(d.id order by d.id), '{}') into waiting
     from exo_private.documents d
     where d.stage = 'quarantined' and d.route ->> 'doubt' = 'unknown_workspace'
-      and pg_catalog.lower(pg_catalog.btrim(d.frontmatter ->> 'workspace')) = p_name;
+      and exo_private.declared_workspace(d.frontmatter) = p_name;
     foreach doc_id in array waiting loop
         if exo_private.process_document(doc_id) <> 'quarantined' then
             routed := routed + 1;
@@ -13188,6 +13188,25 @@ ALTER FUNCTION exo_private.declared_facts(doc_id bigint) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.declared_facts(doc_id bigint) IS 'The facts document doc_id declares: subject (frontmatter subject:, else a canonical document''s title; none: no rows), attribute (normalised), value and the chunk_id it comes from. Frontmatter keys outside facts.frontmatter_ignore (scalars, or lists of them joined with ", "; first chunk) and, in a canonical document, its "key: value" lines (a key of at most 4 words; the chunk holding the first line); an attribute given two different values, or a value over 500 characters, is skipped.';
 
 --
+-- Name: declared_workspace(jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.declared_workspace(frontmatter jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select pg_catalog.lower(pg_catalog.btrim(frontmatter ->> 'workspace'))
+$$;
+
+ALTER FUNCTION exo_private.declared_workspace(frontmatter jsonb) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION declared_workspace(frontmatter jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.declared_workspace(frontmatter jsonb) IS 'The workspace a frontmatter''s workspace: key names, trimmed and lower-cased (null: none).';
+
+--
 -- Name: defer_subject(text, text[], text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -14085,7 +14104,7 @@ declare
     review text := case when best is not null and coalesce(best_score, 0) > 0
                         then format('exo quarantine approve %s (to %s) or ', doc.id, best) else '' end
                    || format('exo quarantine reassign %s WORKSPACE (one of %s)', doc.id, existing);
-    declared text := pg_catalog.lower(pg_catalog.btrim(doc.frontmatter ->> 'workspace'));
+    declared text := exo_private.declared_workspace(doc.frontmatter);
 begin
     if doc.stage = 'quarantined' then
         code := coalesce(doc.route ->> 'doubt',
@@ -32930,7 +32949,7 @@ CREATE FUNCTION exo_private.workspace_counts() RETURNS TABLE(name text, descript
            -- quarantined because their frontmatter names it, before it existed (add routes them)
            (select count(*) from exo_private.documents d
             where d.stage = 'quarantined' and d.route ->> 'doubt' = 'unknown_workspace'
-              and pg_catalog.lower(pg_catalog.btrim(d.frontmatter ->> 'workspace')) = w.name),
+              and exo_private.declared_workspace(d.frontmatter) = w.name),
            (select count(*) from exo_private.chunks c where c.workspace = w.name),
            w.name = (select s.value #>> '{}' from exo_private.settings s where s.key = 'routing.default_workspace')
     from exo.workspaces w
@@ -41011,6 +41030,14 @@ GRANT ALL ON FUNCTION exo_private.cypher_refusal(query text) TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.declared_facts(doc_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.declared_facts(doc_id bigint) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.declared_facts(doc_id bigint) TO exo_writer;
+
+--
+-- Name: FUNCTION declared_workspace(frontmatter jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.declared_workspace(frontmatter jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.declared_workspace(frontmatter jsonb) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.declared_workspace(frontmatter jsonb) TO exo_writer;
 
 --
 -- Name: FUNCTION defer_subject(subject_name text, subject_aliases text[], why text); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -157,6 +157,18 @@ comment on function exo.document(text, text[], timestamptz) is
     'document''s path withheld), and when as_of is given and the document was not written by its '
     'day (an undated one neither; a charged document answers as above whatever as_of).';
 
+-- exo_private.declared_workspace: the workspace a document's frontmatter names, as routing reads it.
+create or replace function exo_private.declared_workspace(frontmatter jsonb)
+returns text
+language sql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select pg_catalog.lower(pg_catalog.btrim(frontmatter ->> 'workspace'))
+$$;
+comment on function exo_private.declared_workspace(jsonb) is
+    'The workspace a frontmatter''s workspace: key names, trimmed and lower-cased (null: none).';
+
 -- exo_private.document_why: why a document stands where it does, in words, and what fixes it.
 create or replace function exo_private.document_why(
     doc exo_private.documents, out code text, out kind text, out reason text, out fix text
@@ -172,7 +184,7 @@ declare
     review text := case when best is not null and coalesce(best_score, 0) > 0
                         then format('exo quarantine approve %s (to %s) or ', doc.id, best) else '' end
                    || format('exo quarantine reassign %s WORKSPACE (one of %s)', doc.id, existing);
-    declared text := pg_catalog.lower(pg_catalog.btrim(doc.frontmatter ->> 'workspace'));
+    declared text := exo_private.declared_workspace(doc.frontmatter);
 begin
     if doc.stage = 'quarantined' then
         code := coalesce(doc.route ->> 'doubt',

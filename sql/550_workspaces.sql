@@ -40,7 +40,7 @@ as $$
            -- quarantined because their frontmatter names it, before it existed (add routes them)
            (select count(*) from exo_private.documents d
             where d.stage = 'quarantined' and d.route ->> 'doubt' = 'unknown_workspace'
-              and pg_catalog.lower(pg_catalog.btrim(d.frontmatter ->> 'workspace')) = w.name),
+              and exo_private.declared_workspace(d.frontmatter) = w.name),
            (select count(*) from exo_private.chunks c where c.workspace = w.name),
            w.name = (select s.value #>> '{}' from exo_private.settings s where s.key = 'routing.default_workspace')
     from exo.workspaces w
@@ -87,7 +87,7 @@ begin
     select coalesce(array_agg(d.id order by d.id), '{}') into waiting
     from exo_private.documents d
     where d.stage = 'quarantined' and d.route ->> 'doubt' = 'unknown_workspace'
-      and pg_catalog.lower(pg_catalog.btrim(d.frontmatter ->> 'workspace')) = p_name;
+      and exo_private.declared_workspace(d.frontmatter) = p_name;
     foreach doc_id in array waiting loop
         if exo_private.process_document(doc_id) <> 'quarantined' then
             routed := routed + 1;

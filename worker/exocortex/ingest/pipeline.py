@@ -467,7 +467,7 @@ class Ingest:
                 # creates it)
                 """select w.code, case w.code when 'unknown_workspace' then w.reason else w.kind end,
                           case w.code when 'unknown_workspace'
-                               then lower(btrim(d.frontmatter ->> 'workspace')) end,
+                               then exo_private.declared_workspace(d.frontmatter) end,
                           count(*), (array_agg(d.path order by d.path))[1:3]
                    from exo_private.documents d cross join lateral exo_private.document_why(d) w
                    where d.source_id = %s and d.stage = 'quarantined'
