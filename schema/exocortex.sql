@@ -24660,11 +24660,8 @@ declare
 begin
     lock table exo_private.workspaces in share row exclusive mode;
     workspaces := (select string_agg(w.name, ', ' order by w.name) from exo_private.workspaces w);
+    perform exo_private.check_workspaces(array[p_name]);
     perform 1 from exo_private.workspaces w where w.name = p_name for update;
-    if not found then
-        perform exo_private.invalid_argument(
-            format('workspace %s does not exist', exo_private.quoted(p_name)), 'the workspaces are ' || workspaces);
-    end if;
     if p_move_to is not null then
         if p_move_to = p_name then
             perform exo_private.invalid_argument(
@@ -24843,12 +24840,8 @@ declare
     live bigint;
     removed jsonb;
 begin
+    perform exo_private.check_workspaces(array[p_old]);
     select * into old_row from exo_private.workspaces w where w.name = p_old;
-    if not found then
-        perform exo_private.invalid_argument(
-            format('workspace %s does not exist', exo_private.quoted(p_old)),
-            'the workspaces are ' || (select string_agg(w.name, ', ' order by w.name) from exo_private.workspaces w));
-    end if;
     if exo_private.workspace_name_refusal(p_new) is not null
        or exists (select 1 from exo_private.workspaces w where w.name = p_new) then
         perform exo_private.add_workspace(p_new);  -- refuses, saying why
