@@ -21,14 +21,18 @@ from support.standin import Reply, StandIn, embeddings
 from exocortex.cli import output
 from exocortex.cli.models import models
 from exocortex.models import services
+from exocortex.plpy.model_client import Endpoint
 
 DIMENSIONS = 8
 
 
 def answering(path: str, request: dict | None) -> Reply:
-    """An endpoint serving one model, 'standin-embed', for every role; /fail/... answers 500."""
+    """An endpoint serving one model, 'standin-embed', for every role; /fail/... answers 500,
+    /slow/... a second late."""
     if path.startswith("/fail/"):
         return Reply(500, {"error": {"message": "out of memory"}})
+    if path.startswith("/slow/"):
+        return dataclasses.replace(answering(path.removeprefix("/slow"), request), delay_s=1.0)
     if request is None:
         return Reply(body={"object": "list", "data": [{"id": "standin-embed", "object": "model"}]})
     if path.endswith("/embeddings"):
@@ -158,6 +162,31 @@ def test_use_with_a_key_sends_it_and_list_shows_each_role(db, exo, standin, monk
 
     table = exo("list")
     assert "EXO_TEST_MODEL_KEY" in table and "standin-chat" in table and "10 s" in table
+
+
+def test_timeout_s_is_saved_and_bounds_the_probe_and_the_client(db, exo, standin):
+    slow = f"{standin.address}/slow/v1"
+    before = setting(db, "models.chat")
+    assert before["timeout_s"] == 120  # the migration's default for chat
+    message = exo("use", "chat", slow, "--model", "m", "--timeout-s", "0.3", ok=False)
+    assert message == f"error: the chat probe failed: {slow}/chat/completions did not answer within 0.3 s\n"
+    assert setting(db, "models.chat") == before  # a refused probe saves nothing, the timeout neither
+    for bad in ("0", "-5", "inf", "nan"):
+        message = exo("use", "chat", slow, "--model", "m", "--timeout-s", bad, ok=False)
+        assert message.startswith("error: the timeout must be a positive number of seconds, got ")
+    assert len(standin.requests) == 1  # a bad timeout is refused before anything is called
+
+    out = exo("use", "chat", slow, "--model", "m", "--timeout-s", "5")
+    assert f"models.chat: {slow} m, timeout 5 s" in out and "probe: a completion" in out
+    saved = setting(db, "models.chat")
+    assert saved == {**before, "url": slow, "model": "m", "timeout_s": 5}
+    # What the worker and SQL read: the model client's endpoint waits that long.
+    assert Endpoint.from_setting(saved).timeout_s == 5.0
+    # Without --timeout-s the saved one stays; a fraction is kept as given.
+    exo("use", "chat", slow, "--model", "m")
+    assert setting(db, "models.chat")["timeout_s"] == 5
+    exo("use", "rerank", standin.url, "--timeout-s", "2.5", "--no-probe", "--model", "r")
+    assert setting(db, "models.rerank")["timeout_s"] == 2.5
 
 
 def test_models_up_leaves_a_local_server_of_ones_own_alone(db, db_cfg, exo, standin, tmp_path):

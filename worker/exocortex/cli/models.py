@@ -78,11 +78,18 @@ def models_status(as_json: bool) -> None:
     metavar="VAR",
     help="The environment variable holding the endpoint's API key (the key itself is never stored).",
 )
+@click.option(
+    "--timeout-s",
+    type=float,
+    metavar="SECONDS",
+    help="How long each request of the role may take, the probe's too (default: the setting's).",
+)
 @click.option("--no-probe", is_flag=True, help="Save without calling the endpoint first.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def models_use(
-    role: str, url: str, model: str | None, api_key_env: str | None, no_probe: bool, as_json: bool
-) -> None:
+    role: str, url: str, model: str | None, api_key_env: str | None, timeout_s: float | None,
+    no_probe: bool, as_json: bool,
+) -> None:  # fmt: skip
     """Use the OpenAI-compatible endpoint at URL (llama-server, Ollama, vLLM, LM Studio) for ROLE.
 
     The endpoint is called as the role calls it (a one-token completion, one embedding, or one
@@ -91,8 +98,9 @@ def models_use(
     """
     try:
         used = endpoints.use(
-            config.load(), role, url, model=model, api_key_env=api_key_env, probe=not no_probe
-        )
+            config.load(), role, url, model=model, api_key_env=api_key_env, timeout_s=timeout_s,
+            probe=not no_probe,
+        )  # fmt: skip
     except EndpointProblem as exc:
         fail(str(exc))
     if as_json:
@@ -101,7 +109,8 @@ def models_use(
     value = used.value
     what = f"{value['model']}" + (f" ({value['dimensions']} dimensions)" if role == "embeddings" else "")
     key = f", key from ${value['api_key_env']}" if value.get("api_key_env") else ""
-    console.print(f"{used.setting}: {value['url']} {what}{key}", markup=False)
+    timeout = f", timeout {value['timeout_s']:g} s" if isinstance(value.get("timeout_s"), int | float) else ""
+    console.print(f"{used.setting}: {value['url']} {what}{key}{timeout}", markup=False)
     console.print(f"probe: {used.probed}" if used.probed else "probe: skipped (--no-probe)")
     if role == "embeddings" and used.queued_chunks:
         console.print(

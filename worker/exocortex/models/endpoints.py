@@ -17,6 +17,7 @@ names the environment variable that holds it (api_key_env).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -132,13 +133,17 @@ def use(
     *,
     model: str | None = None,
     api_key_env: str | None = None,
+    timeout_s: float | None = None,
     probe: bool = True,
 ) -> Used:
-    """Point a role at an OpenAI-compatible endpoint, after a probe; the setting's other keys stay."""
+    """Point a role at an OpenAI-compatible endpoint, after a probe; the setting's other keys stay.
+    timeout_s: how long each request of the role may take (the probe's too); None keeps the setting's."""
     if role not in ROLES:
         raise EndpointProblem(f"the role must be one of {', '.join(ROLES)}, got {role!r}")
     if not url.startswith(("http://", "https://")):
         raise EndpointProblem(f"the url must be http(s), such as http://127.0.0.1:8080/v1, got {url!r}")
+    if timeout_s is not None and not (math.isfinite(timeout_s) and timeout_s > 0):
+        raise EndpointProblem(f"the timeout must be a positive number of seconds, got {timeout_s!r}")
     key = SETTINGS[role]
     with _connect(cfg) as conn:
         previous = _read(conn)[key]
@@ -146,6 +151,8 @@ def use(
         previous = {}
     value = dict(previous)
     value["url"] = url.rstrip("/")
+    if timeout_s is not None:
+        value["timeout_s"] = int(timeout_s) if float(timeout_s).is_integer() else timeout_s
     if api_key_env:
         value["api_key_env"] = api_key_env
     elif previous.get("url") != value["url"]:
