@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 from exocortex import config
+from exocortex.db import admin_url, connect
 from exocortex.ops.migrate import scratch_database
 
 MB = 1_000_000
@@ -130,6 +131,9 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="exo-bench-scaling-"))
     try:
         with scratch_database(cfg, "bench_scaling") as dbname:
+            with connect(admin_url(cfg, dbname), "exo-bench-scaling", autocommit=True) as admin:
+                # the files stand for large prose, which ingest.max_text_bytes would skip as logs
+                admin.execute("select exo_private.set_setting('ingest.max_text_bytes', 'null')")
             fixed = []
             for i in range(3):  # each a new file, extracted and chunked
                 tiny = work / f"tiny-{i}"

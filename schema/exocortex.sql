@@ -14167,6 +14167,7 @@ begin
              'exo doctor says what is missing; then exo worker retry-failed --queue ocr'),
             ('empty', 'no text in it', 'nothing to do'),
             ('junk', 'a large data file (delimiters, not prose)', 'nothing to do'),
+            ('large_text', 'a plain-text file larger than prose is (a log or a dump)', null),
             ('rejected', 'you rejected it in quarantine review', 'nothing to do'),
             ('excluded_sensitive', 'its name says it may hold a secret: never read',
              'nothing to do; rename it if it holds no secret'),
@@ -14179,6 +14180,14 @@ begin
             ('path_too_long', 'its path is longer than the system opens', 'move it to a shorter path')
         ) x (error_class, kind, fix)
         where x.error_class = code;
+        if code = 'large_text' then
+            fix := format('exo ingest %s --allow-large %s reads it and allows it from then on '
+                          '(ingest.large_text_allowed); or raise ingest.max_text_bytes in exo_private.settings '
+                          'and exo ingest again',
+                          (select exo_private.shell_word(s.root) from exo_private.sources s
+                           where s.id = doc.source_id),
+                          exo_private.shell_word(doc.path));
+        end if;
         if kind is null then
             kind := format('an error while processing it (%s)', code);
             fix := 'exo ingest again; if it stays, report it with this message';
@@ -18244,6 +18253,32 @@ ALTER FUNCTION exo_private.key_forms(key text) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.key_forms(key text) IS 'The forms by which a question may name a subject key: the key without spaces or punctuation, and each word-final run of it that holds a letter and a digit (at least 4 characters), the same way squashed: key_forms(''order ortand-88'') is {orderortand88, ortand88}.';
+
+--
+-- Name: large_text_allowed(integer, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.large_text_allowed(source integer, file_path text) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select exists (
+        select 1
+        from exo_private.settings s
+        cross join lateral jsonb_array_elements_text(s.value) g
+        join exo_private.sources r on r.id = source
+        where s.key = 'ingest.large_text_allowed'
+          and (r.root || '/' || file_path like exo_private.glob_like(g)
+               or file_path like exo_private.glob_like(g)))
+$$;
+
+ALTER FUNCTION exo_private.large_text_allowed(source integer, file_path text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION large_text_allowed(source integer, file_path text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.large_text_allowed(source integer, file_path text) IS 'Whether a glob of ingest.large_text_allowed matches the file (its path under the source''s root, or root/path): exo ingest reads it whatever its size against ingest.max_text_bytes.';
 
 --
 -- Name: learn_routes(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -30526,6 +30561,26 @@ ALTER FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what t
 COMMENT ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) IS 'Create or change a setting; a new one needs a description.';
 
 --
+-- Name: shell_word(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.shell_word(word text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+    select case when word ~ '^[A-Za-z0-9_./:=@%+,-]+$' then word
+                else '''' || replace(word, '''', '''"''"''') || '''' end
+$_$;
+
+ALTER FUNCTION exo_private.shell_word(word text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION shell_word(word text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.shell_word(word text) IS 'A string as one word of a POSIX shell command line (single-quoted unless it needs no quotes), for a fix a person copies.';
+
+--
 -- Name: shown_facts(bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -41590,6 +41645,14 @@ GRANT ALL ON FUNCTION exo_private.key_forms(key text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.key_forms(key text) TO exo_writer;
 
 --
+-- Name: FUNCTION large_text_allowed(source integer, file_path text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.large_text_allowed(source integer, file_path text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.large_text_allowed(source integer, file_path text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.large_text_allowed(source integer, file_path text) TO exo_writer;
+
+--
 -- Name: FUNCTION learn_routes(); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -42286,6 +42349,14 @@ GRANT ALL ON FUNCTION exo_private.set_owner(display_name text) TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.set_setting(setting_key text, new_value jsonb, what text) TO exo_writer;
+
+--
+-- Name: FUNCTION shell_word(word text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.shell_word(word text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.shell_word(word text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.shell_word(word text) TO exo_writer;
 
 --
 -- Name: FUNCTION shown_facts(ids bigint[], bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner

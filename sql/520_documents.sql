@@ -169,6 +169,40 @@ $$;
 comment on function exo_private.declared_workspace(jsonb) is
     'The workspace a frontmatter''s workspace: key names, trimmed and lower-cased (null: none).';
 
+-- exo_private.large_text_allowed: whether ingest.large_text_allowed names a plain-text file.
+create or replace function exo_private.large_text_allowed(source int, file_path text)
+returns boolean
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select exists (
+        select 1
+        from exo_private.settings s
+        cross join lateral jsonb_array_elements_text(s.value) g
+        join exo_private.sources r on r.id = source
+        where s.key = 'ingest.large_text_allowed'
+          and (r.root || '/' || file_path like exo_private.glob_like(g)
+               or file_path like exo_private.glob_like(g)))
+$$;
+comment on function exo_private.large_text_allowed(int, text) is
+    'Whether a glob of ingest.large_text_allowed matches the file (its path under the source''s root, '
+    'or root/path): exo ingest reads it whatever its size against ingest.max_text_bytes.';
+
+-- exo_private.shell_word: a string as one word of a shell command line.
+create or replace function exo_private.shell_word(word text)
+returns text
+language sql immutable strict
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select case when word ~ '^[A-Za-z0-9_./:=@%+,-]+$' then word
+                else '''' || replace(word, '''', '''"''"''') || '''' end
+$$;
+comment on function exo_private.shell_word(text) is
+    'A string as one word of a POSIX shell command line (single-quoted unless it needs no quotes), '
+    'for a fix a person copies.';
+
 -- exo_private.document_why: why a document stands where it does, in words, and what fixes it.
 create or replace function exo_private.document_why(
     doc exo_private.documents, out code text, out kind text, out reason text, out fix text
@@ -247,6 +281,7 @@ begin
              'exo doctor says what is missing; then exo worker retry-failed --queue ocr'),
             ('empty', 'no text in it', 'nothing to do'),
             ('junk', 'a large data file (delimiters, not prose)', 'nothing to do'),
+            ('large_text', 'a plain-text file larger than prose is (a log or a dump)', null),
             ('rejected', 'you rejected it in quarantine review', 'nothing to do'),
             ('excluded_sensitive', 'its name says it may hold a secret: never read',
              'nothing to do; rename it if it holds no secret'),
@@ -259,6 +294,14 @@ begin
             ('path_too_long', 'its path is longer than the system opens', 'move it to a shorter path')
         ) x (error_class, kind, fix)
         where x.error_class = code;
+        if code = 'large_text' then
+            fix := format('exo ingest %s --allow-large %s reads it and allows it from then on '
+                          '(ingest.large_text_allowed); or raise ingest.max_text_bytes in exo_private.settings '
+                          'and exo ingest again',
+                          (select exo_private.shell_word(s.root) from exo_private.sources s
+                           where s.id = doc.source_id),
+                          exo_private.shell_word(doc.path));
+        end if;
         if kind is null then
             kind := format('an error while processing it (%s)', code);
             fix := 'exo ingest again; if it stays, report it with this message';

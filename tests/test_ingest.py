@@ -14,10 +14,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from fpdf import FPDF
 from support.files import write
 
-from exocortex.cli import memory
+from exocortex.cli import memory, output
 from exocortex.ingest import pipeline
 from exocortex.ingest.extract import MAX_FILE_BYTES
 from exocortex.ingest.watch import watch
@@ -682,6 +683,7 @@ def test_limits_come_from_the_settings(db, tmp_path):
 
 def test_extraction_memory_is_bounded(db, tmp_path):
     set_setting(db, "ingest.extract_memory_bytes", 64 * 1024**2)
+    set_setting(db, "ingest.max_text_bytes", None)  # a large text file, read
     root = tmp_path / "v"
     write(root, "work/long.txt", "Postgres vacuum notes, one more line.\n" * 1_300_000)  # 48 MB
     write(root, "work/short.txt", "Postgres vacuum notes.")
@@ -868,3 +870,90 @@ def test_reband_moves_inferred_bands_as_time_passes(db, tmp_path):
         "admin/facts.md": "current/current",
     }
     assert "re-banded" in reason
+
+
+def ingest_cli(db, cfg, monkeypatch, *args: str) -> str:
+    """`exo ingest ARGS` against this test's database; what it printed."""
+    monkeypatch.setenv("EXO_DB_NAME", db.name)
+    if cfg.external_url:
+        monkeypatch.setenv("EXO_DATABASE_URL", db.url())
+    monkeypatch.setattr(output.console, "width", 400)  # one line stays one line
+    result = CliRunner().invoke(memory.ingest_cmd, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_a_large_log_is_skipped_with_its_fix_until_allowed(db, cfg, tmp_path, monkeypatch):
+    root = tmp_path / "my folder"
+    line = "2026-03-04 10:00:01 INFO backup of the allotment database finished in 42 s\n"
+    write(root, "logs/server.log.txt", line * 70_000)  # 5.3 MB: over the default 2 MB
+    write(root, "logs/today.log.txt", line * 20)  # a small log is read
+    write(root, "notes/journal.md", PROSE)
+    write(root, "notes/export.html", "<p>" + PROSE + "</p>" + "<script>var x = 1;</script>" * 90_000)
+    printed = ingest_cli(db, cfg, monkeypatch, str(root))
+    docs = documents(db)
+    assert (docs["logs/server.log.txt"]["stage"], docs["logs/server.log.txt"]["error_class"]) == (
+        "skipped",
+        "large_text",
+    )
+    assert docs["logs/today.log.txt"]["stage"] == docs["notes/journal.md"]["stage"] == "chunked"
+    assert docs["notes/export.html"]["stage"] == "chunked"  # 2.5 MB of markup: not plain text
+    fix = f"exo ingest '{root}' --allow-large logs/server.log.txt reads it and allows it from then on"
+    with db.connect() as conn:
+        (reason, listed_fix) = conn.execute(
+            "select reason, fix from exo.documents(array['skipped'], 'logs/*')"
+        ).fetchone()
+    assert reason == (
+        "a plain-text file larger than prose is (a log or a dump): 5.2 MB of plain text, over the 2 MB "
+        "of ingest.max_text_bytes"
+    )
+    assert listed_fix.startswith(fix) and "raise ingest.max_text_bytes" in listed_fix
+    assert f"skipped logs/server.log.txt: {reason} (fix: {fix}" in printed
+    assert run(db, root).unchanged == 4  # still skipped, and not read again
+
+    printed = ingest_cli(db, cfg, monkeypatch, str(root), "--allow-large", "logs/server.log.txt")
+    assert (
+        f"allowed from now on over ingest.max_text_bytes (ingest.large_text_allowed): {root}/logs/server.log.txt"
+        in printed
+    )
+    assert documents(db)["logs/server.log.txt"]["stage"] == "chunked"
+    assert one(db, "select value from exo_private.settings where key = 'ingest.large_text_allowed'") == (
+        [f"{root}/logs/server.log.txt"],
+    )
+    # Read like any file: the extraction window cap still holds.
+    capped = one(db, "select metadata -> 'extraction_capped' from exo_private.documents where path = %s",
+                 "logs/server.log.txt")[0]  # fmt: skip
+    assert capped["queued"] == 250 < capped["windows"]
+
+    # Allowed from then on: a log that grows is read again without the option.
+    with open(root / "logs/server.log.txt", "a") as f:
+        f.write(line * 10)
+    again = run(db, root)
+    assert again.run == {"chunked": 1} and documents(db)["logs/server.log.txt"]["stage"] == "chunked"
+
+    # A note that grows past the limit is skipped, and what it was is gone from memory.
+    assert write(root, "notes/journal.md", PROSE * 800).stat().st_size > 2_000_000
+    run(db, root)
+    journal = documents(db)["notes/journal.md"]
+    assert (journal["stage"], journal["error_class"], journal["chunks"]) == ("skipped", "large_text", 0)
+
+
+def test_the_text_limit_comes_from_the_settings(db, tmp_path):
+    root = tmp_path / "v"
+    write(root, "big.csv", "name;note\n" + "Omar;tea with Omar at the allotment\n" * 4000)  # 144 kB
+    set_setting(db, "ingest.max_text_bytes", 100_000)
+    run(db, root)
+    assert documents(db)["big.csv"]["error_class"] == "large_text"
+    set_setting(db, "ingest.max_text_bytes", None)  # no limit: the unchanged file is read now
+    assert run(db, root).run == {"chunked": 1}
+    set_setting(db, "ingest.large_text_allowed", "logs/*")
+    with pytest.raises(
+        ValueError, match="setting ingest.large_text_allowed must be a list of path globs, not 'logs/\\*'"
+    ):
+        run(db, root)
+    set_setting(db, "ingest.large_text_allowed", [])
+    set_setting(db, "ingest.max_text_bytes", 0)
+    with pytest.raises(
+        ValueError, match="setting ingest.max_text_bytes must be a positive number or null, not 0"
+    ):
+        run(db, root)

@@ -30,6 +30,9 @@ def print_summary(s: pipeline.IngestSummary) -> None:
         console.print(f"could not list {escape(folder['path'] or '.')}: {escape(folder['error'])}")
     if s.kept:
         console.print(f"{s.kept} document(s) kept as they were: this run could not read them")
+    for glob in s.allowed_large:
+        line = f"allowed from now on over ingest.max_text_bytes (ingest.large_text_allowed): {escape(glob)}"
+        console.print(line, soft_wrap=True)
     table = Table(box=None, pad_edge=False)
     table.add_column("stage")
     table.add_column("documents", justify="right")
@@ -97,8 +100,16 @@ def _print_not_ingested(s: pipeline.IngestSummary) -> None:
 @click.command("ingest")
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--workspace", help="Put every document of PATH in this workspace (frontmatter still wins).")
+@click.option(
+    "--allow-large",
+    "allow_large",
+    metavar="GLOB",
+    multiple=True,
+    help="Read the plain-text files GLOB matches (under PATH: * any characters, ? one) although they "
+    "are over ingest.max_text_bytes, in this run and from then on (ingest.large_text_allowed). Repeatable.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def ingest_cmd(path: Path, workspace: str | None, as_json: bool) -> None:
+def ingest_cmd(path: Path, workspace: str | None, allow_large: tuple[str, ...], as_json: bool) -> None:
     """Scan PATH, extract new and changed files, route, band and chunk them."""
     with Progress(
         TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -111,6 +122,7 @@ def ingest_cmd(path: Path, workspace: str | None, as_json: bool) -> None:
                 path,
                 workspace,
                 lambda done, total: bar.update(task, completed=done, total=total),
+                allow_large=allow_large,
             )
         except (ValueError, NotADirectoryError) as exc:
             fail(str(exc))

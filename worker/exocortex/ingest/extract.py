@@ -685,6 +685,11 @@ EXTRACTORS: dict[str, Callable[[Path], Extracted]] = {
     "eml": _eml,
 }
 
+#: The formats whose bytes are their text, so a file's size says how much it has to read; over the
+#: setting ingest.max_text_bytes one is taken for a log or a dump (exocortex.ingest.pipeline).
+#: (HTML and RTF are mostly markup: their size says little.)
+PLAIN_TEXT_EXTENSIONS = frozenset({"txt", "md", "csv"})
+
 
 def _check_file(path: Path, max_bytes: int) -> None:
     try:

@@ -31,7 +31,7 @@ from psycopg.types.json import Jsonb
 
 from exocortex.config import Config
 from exocortex.db import connect, role_url
-from exocortex.ingest.extract import EXTRACTOR_VERSION, ExtractionError, cut_header
+from exocortex.ingest.extract import EXTRACTOR_VERSION, PLAIN_TEXT_EXTENSIONS, ExtractionError, cut_header
 from exocortex.ingest.sandbox import Limits, Sandbox
 from exocortex.ingest.scan import Entry, Walk
 
@@ -97,6 +97,8 @@ class IngestSummary:
     warnings: list[dict] = field(default_factory=list)
     """{path, warning} of what this run noticed in a file it still ingested: frontmatter that
     does not parse, what a format library logged (the metadata's frontmatter_error and warnings)."""
+    allowed_large: list[str] = field(default_factory=list)
+    """The globs this run's --allow-large added to ingest.large_text_allowed."""
 
 
 @dataclass
@@ -105,6 +107,7 @@ class _Prior:
     size: int
     mtime_ns: int
     stage: str
+    error_class: str | None
 
 
 Progress = Callable[[int, int], None]
@@ -137,8 +140,8 @@ def _gone(key: bytes, listed: set[bytes], unlisted: set[bytes]) -> bool:
             return False
 
 
-def _limits(conn: psycopg.Connection) -> Limits:
-    values = dict(conn.execute("select key, value from exo_private.settings where key like 'ingest.%'"))
+def _limits(values: dict) -> Limits:
+    """The sandbox's limits from the ingest.* settings."""
     checked = {}
     for key, kind in (
         ("ingest.max_file_bytes", int),
@@ -150,6 +153,17 @@ def _limits(conn: psycopg.Connection) -> Limits:
             raise ValueError(f"setting {key} must be a positive number, not {value!r}")
         checked[key] = kind(value)
     return Limits(*checked.values())
+
+
+def _max_text_bytes(values: dict) -> int | None:
+    """The setting ingest.max_text_bytes (None: no limit), after checking ingest.large_text_allowed."""
+    allowed = values.get("ingest.large_text_allowed")
+    if not isinstance(allowed, list) or not all(isinstance(g, str) and g for g in allowed):
+        raise ValueError(f"setting ingest.large_text_allowed must be a list of path globs, not {allowed!r}")
+    value = values.get("ingest.max_text_bytes")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
+        raise ValueError(f"setting ingest.max_text_bytes must be a positive number or null, not {value!r}")
+    return None if value is None else int(value)
 
 
 def continue_extracted(
@@ -185,14 +199,18 @@ def continue_extracted(
 class Ingest:
     """One run over one source root."""
 
-    def __init__(self, conn: psycopg.Connection, root: Path, workspace: str | None):
+    def __init__(self, conn: psycopg.Connection, root: Path, workspace: str | None,
+                 allow_large: list[str] | tuple[str, ...] = ()):  # fmt: skip
         self.conn = conn
         self.root = root
         self.workspace = workspace
         self.routed: list[int] = []
         """Documents this run handed to process_document."""
         self.summary = IngestSummary(str(root))
-        self.limits = _limits(conn)
+        settings = dict(conn.execute("select key, value from exo_private.settings where key like 'ingest.%'"))
+        self.limits = _limits(settings)
+        self.max_text_bytes = _max_text_bytes(settings)
+        self._allow_large(settings["ingest.large_text_allowed"], allow_large)
         row = conn.execute(
             """insert into exo_private.sources (root, workspace) values (%s, %s)
                on conflict (root) do update set workspace = excluded.workspace, last_scan_at = now()
@@ -203,12 +221,38 @@ class Ingest:
         self.ledger = {
             key: _Prior(*rest)
             for key, *rest in conn.execute(
-                """select path_bytes, id, size_bytes, mtime_ns, stage::text
+                """select path_bytes, id, size_bytes, mtime_ns, stage::text, error_class
                    from exo_private.documents where source_id = %s""",
                 (self.source_id,),
             )
         }
         self.sandbox = Sandbox(self.limits)
+
+    def _allow_large(self, allowed: list[str], globs: list[str] | tuple[str, ...]) -> None:
+        """Add each glob of --allow-large to ingest.large_text_allowed, on the full path: a glob
+        under this root (one that does not begin with /) is taken as relative to it."""
+        added = []
+        for glob in globs:
+            if not glob.strip():
+                raise ValueError("--allow-large needs a path glob, got an empty one")
+            anchored = glob if glob.startswith("/") else f"{self.root}/{glob.removeprefix('./')}"
+            if anchored not in allowed and anchored not in added:
+                added.append(anchored)
+        if added:
+            self.conn.execute(
+                "select exo_private.set_setting('ingest.large_text_allowed', %s)", (Jsonb(allowed + added),)
+            )
+        self.summary.allowed_large = added
+
+    def _over_text_limit(self, entry: Entry) -> bool:
+        """A plain-text file over ingest.max_text_bytes that ingest.large_text_allowed does not
+        name: a log or a dump, not prose."""
+        limit = self.max_text_bytes
+        if limit is None or entry.extension not in PLAIN_TEXT_EXTENSIONS or entry.size <= limit:
+            return False
+        return not self.conn.execute(
+            "select exo_private.large_text_allowed(%s, %s)", (self.source_id, entry.path)
+        ).fetchone()[0]
 
     # -- recording ------------------------------------------------------------------------
 
@@ -262,6 +306,15 @@ class Ingest:
             self._set_stage(
                 doc_id, "failed", "too_large", f"{entry.size} bytes is over the {limit} byte limit"
             )
+            return
+        if self._over_text_limit(entry):
+            prior = self.ledger.get(entry.key)
+            if prior and prior.stage in LIVE:  # it grew past the limit: what it was is gone
+                self.conn.execute("select exo_private.forget_document(%s)", (prior.id,))
+            doc_id = self._upsert(entry, None)
+            self._set_stage(doc_id, "skipped", "large_text", (
+                f"{entry.size / 1e6:.1f} MB of plain text, over the {self.max_text_bytes / 1e6:g} MB "
+                "of ingest.max_text_bytes"))  # fmt: skip
             return
         try:
             sha = _sha256(entry.absolute)
@@ -357,6 +410,8 @@ class Ingest:
                 and prior.size == entry.size
                 and prior.mtime_ns == entry.mtime_ns
                 and prior.stage in SETTLED
+                # one skipped as too large to be prose is read once it is allowed (or the limit rose)
+                and not (prior.error_class == "large_text" and not self._over_text_limit(entry))
             ):
                 s.unchanged += 1
                 continue
@@ -526,12 +581,15 @@ def summary_json(s: IngestSummary) -> dict:
         "not_ingested": s.not_ingested,
         "router": s.router,
         "warnings": s.warnings,
+        "allowed_large": s.allowed_large,
     }
 
 
 def ingest(cfg: Config, root: Path, workspace: str | None = None, progress: Progress | None = None,
-           dbname: str | None = None) -> IngestSummary:  # fmt: skip
-    """Ingest one folder as exo_writer; returns the end summary."""
+           dbname: str | None = None, allow_large: list[str] | tuple[str, ...] = ()) -> IngestSummary:  # fmt: skip
+    """Ingest one folder as exo_writer; returns the end summary. allow_large: globs of plain-text
+    files to read although they are over ingest.max_text_bytes, added to ingest.large_text_allowed
+    (relative ones under root)."""
     root = Path(root).resolve()
     if not root.is_dir():
         raise NotADirectoryError(f"{root} is not a folder")
@@ -545,4 +603,4 @@ def ingest(cfg: Config, root: Path, workspace: str | None = None, progress: Prog
             raise ValueError(
                 f"workspace {workspace!r} does not exist (exo workspace add {workspace} creates it)"
             )
-        return Ingest(conn, root, workspace).run(progress)
+        return Ingest(conn, root, workspace, allow_large).run(progress)
