@@ -1835,7 +1835,7 @@ ALTER FUNCTION exo.status() OWNER TO exo_api;
 -- Name: FUNCTION status(); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.status() IS 'The state of the whole system as jsonb: documents (total, conversations: how many of them are chat conversations, by_stage), quarantine (documents waiting for a routing decision), unreadable_folders (folders the last ingest could not list, whose documents are kept as they were: total, and the first 20 with source, path, error, since), chunks (total, charged, by_workspace), embeddings (per model: dimensions, vectors, active), graph (per workspace: entities, mentions, relations), deferred_subjects (a count), audit (exo.audit_summary: the newest self-audit run''s findings by reason and the facts'' retirement rate), as_of, and the worker''s side (exo_private.work_status): queues (embed, extract: depth, pending, in_flight, held_by_dead_workers, failed, dead, oldest_age_s = seconds since the oldest message was queued; dead_letter), work_by_stage, stuck (documents that cannot advance on their own, with a hint) and worker (last_heartbeat, alive, running, dead). Counts only, never text.';
+COMMENT ON FUNCTION exo.status() IS 'The state of the whole system as jsonb: documents (total, conversations: how many of them are chat conversations, by_stage), quarantine (documents waiting for a routing decision), unreadable_folders (folders the last ingest could not list, whose documents are kept as they were: total, and the first 20 with source, path, error, since), chunks (total, charged, by_workspace), embeddings (per model: dimensions, vectors, active), graph (per workspace: entities, mentions, relations), deferred_subjects (a count), audit (exo.audit_summary: the newest self-audit run''s findings by reason and the facts'' retirement rate), as_of, and the worker''s side (exo_private.work_status): queues (embed, extract, ocr, capsules: depth, pending, in_flight, held_by_dead_workers, failed, dead, oldest_age_s = seconds since the oldest message was queued, workers serving it, done since done_since = the last hour or the current run, rate_per_min, eta_s; dead_letter), work_by_stage, stuck (documents that cannot advance on their own, with a hint) and worker (last_heartbeat, alive, running, dead). Counts only, never text.';
 
 --
 -- Name: temporal_signal(text, date); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -22797,6 +22797,54 @@ ALTER FUNCTION exo_private.queue_messages(p_dead_after_s double precision) OWNER
 COMMENT ON FUNCTION exo_private.queue_messages(p_dead_after_s double precision) IS 'Every message of embed, extract, ocr and capsules with its state: pending (visible now), or in flight held by a live worker, by a dead one (no heartbeat for p_dead_after_s, or stopped), or unclaimed (a job that raised waits for its retry, or a read outside any worker).';
 
 --
+-- Name: queue_progress(double precision); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.queue_progress(p_dead_after_s double precision) RETURNS TABLE(queue text, workers bigint, done_since timestamp with time zone, done bigint, rate_per_min numeric)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- The window is the last hour, or less: since the earliest live worker on the queue began.
+    with serving as (
+        select n.queue, count(w.id) as workers,
+               greatest(pg_catalog.now() - interval '1 hour', min(w.started_at)) as since
+        from unnest(array['embed', 'extract', 'ocr', 'capsules']) n(queue)
+        left join exo_private.workers w
+               on n.queue = any(w.queues) and w.stopped_at is null
+              and w.heartbeat_at > pg_catalog.now() - pg_catalog.make_interval(secs => p_dead_after_s)
+        group by n.queue
+    ), archived as (
+        -- Every message a job took out of its queue is archived (done, skipped, failed or
+        -- dead-lettered), as the worker's handled() counts it; the last hour only, by index.
+        select 'embed'::text as queue, a.archived_at from pgmq.a_embed a
+        where a.archived_at >= pg_catalog.now() - interval '1 hour'
+        union all
+        select 'extract', a.archived_at from pgmq.a_extract a
+        where a.archived_at >= pg_catalog.now() - interval '1 hour'
+        union all
+        select 'ocr', a.archived_at from pgmq.a_ocr a
+        where a.archived_at >= pg_catalog.now() - interval '1 hour'
+        union all
+        select 'capsules', a.archived_at from pgmq.a_capsules a
+        where a.archived_at >= pg_catalog.now() - interval '1 hour'
+    )
+    select s.queue, s.workers, s.since, count(a.archived_at),
+           round(count(a.archived_at) * 60
+                 / nullif(extract(epoch from pg_catalog.now() - s.since), 0), 2)
+    from serving s
+    left join archived a on a.queue = s.queue and a.archived_at >= s.since
+    group by s.queue, s.workers, s.since
+$$;
+
+ALTER FUNCTION exo_private.queue_progress(p_dead_after_s double precision) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION queue_progress(p_dead_after_s double precision); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.queue_progress(p_dead_after_s double precision) IS 'Per queue (embed, extract, ocr, capsules): workers = live workers serving it (a heartbeat within p_dead_after_s), done = messages archived (done, skipped, failed or dead-lettered) since done_since = an hour ago or, when later, when the earliest of those workers began, and rate_per_min = done per minute over that window.';
+
+--
 -- Name: queue_target_key(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -32883,6 +32931,8 @@ CREATE FUNCTION exo_private.work_status() RETURNS jsonb
         left join (select x.* from settings, exo_private.queue_messages(settings.dead_after_s) x) m
                on m.queue = n.queue
         group by n.queue
+    ), progress as (
+        select p.* from settings, exo_private.queue_progress(settings.dead_after_s) p
     ), stuck as (
         select w.document_id, w.state from work w where w.state in ('failed', 'dead', 'lost')
     )
@@ -32895,8 +32945,16 @@ CREATE FUNCTION exo_private.work_status() RETURNS jsonb
                        'held_by_dead_workers', m.held_by_dead_workers,
                        'failed', (select count(*) from work w where w.queue = m.queue and w.state = 'failed'),
                        'dead', (select count(*) from pgmq.q_dead_letter d where d.message ->> 'queue' = m.queue),
-                       'oldest_age_s', floor(extract(epoch from pg_catalog.now() - m.oldest))::bigint))
+                       'oldest_age_s', floor(extract(epoch from pg_catalog.now() - m.oldest))::bigint,
+                       'workers', p.workers,
+                       'done', p.done,
+                       'done_since', p.done_since,
+                       'rate_per_min', p.rate_per_min,
+                       -- Only while a worker serves the queue and has done something.
+                       'eta_s', case when p.workers > 0 and p.rate_per_min > 0
+                                     then ceil(m.depth * 60 / p.rate_per_min)::bigint end))
             from messages m
+            join progress p on p.queue = m.queue
         ) || jsonb_build_object('dead_letter', (
             select jsonb_build_object(
                        'depth', count(*),
@@ -32952,7 +33010,7 @@ ALTER FUNCTION exo_private.work_status() OWNER TO exo_owner;
 -- Name: FUNCTION work_status(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.work_status() IS 'The worker''s side of exo.status: queues (embed, extract, ocr, capsules: depth, pending = visible messages, in_flight, held_by_dead_workers, failed = chunks or windows whose job failed and was not retried, dead = their dead letters, oldest_age_s; dead_letter: depth, oldest_age_s), work_by_stage (per document stage: documents with work pending, in_flight, failed, dead, lost, stuck), stuck (documents that cannot advance on their own, by reason, and a hint naming the commands), worker (last_heartbeat, alive, running, dead in the last day, dead_after_s).';
+COMMENT ON FUNCTION exo_private.work_status() IS 'The worker''s side of exo.status: queues (embed, extract, ocr, capsules: depth, pending = visible messages, in_flight, held_by_dead_workers, failed = chunks or windows whose job failed and was not retried, dead = their dead letters, oldest_age_s, and from exo_private.queue_progress workers, done, done_since, rate_per_min, and eta_s = seconds until depth is done at that rate, null while no live worker serves the queue or none of its work is done yet; dead_letter: depth, oldest_age_s), work_by_stage (per document stage: documents with work pending, in_flight, failed, dead, lost, stuck), stuck (documents that cannot advance on their own, by reason, and a hint naming the commands), worker (last_heartbeat, alive, running, dead in the last day, dead_after_s).';
 
 --
 -- Name: worker_queues(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -42039,6 +42097,14 @@ GRANT ALL ON FUNCTION exo_private.queue_capsules(p_workspace text) TO exo_writer
 REVOKE ALL ON FUNCTION exo_private.queue_messages(p_dead_after_s double precision) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.queue_messages(p_dead_after_s double precision) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.queue_messages(p_dead_after_s double precision) TO exo_writer;
+
+--
+-- Name: FUNCTION queue_progress(p_dead_after_s double precision); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.queue_progress(p_dead_after_s double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.queue_progress(p_dead_after_s double precision) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.queue_progress(p_dead_after_s double precision) TO exo_writer;
 
 --
 -- Name: FUNCTION queue_target_key(p_queue text); Type: ACL; Schema: exo_private; Owner: exo_owner

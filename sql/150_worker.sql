@@ -139,6 +139,50 @@ comment on function exo_private.queue_messages(double precision) is
     'held by a live worker, by a dead one (no heartbeat for p_dead_after_s, or stopped), or '
     'unclaimed (a job that raised waits for its retry, or a read outside any worker).';
 
+-- exo_private.queue_progress: per queue, what left it lately and how fast.
+create or replace function exo_private.queue_progress(p_dead_after_s double precision)
+returns table (queue text, workers bigint, done_since timestamptz, done bigint, rate_per_min numeric)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- The window is the last hour, or less: since the earliest live worker on the queue began.
+    with serving as (
+        select n.queue, count(w.id) as workers,
+               greatest(pg_catalog.now() - interval '1 hour', min(w.started_at)) as since
+        from unnest(array['embed', 'extract', 'ocr', 'capsules']) n(queue)
+        left join exo_private.workers w
+               on n.queue = any(w.queues) and w.stopped_at is null
+              and w.heartbeat_at > pg_catalog.now() - pg_catalog.make_interval(secs => p_dead_after_s)
+        group by n.queue
+    ), archived as (
+        -- Every message a job took out of its queue is archived (done, skipped, failed or
+        -- dead-lettered), as the worker's handled() counts it; the last hour only, by index.
+        select 'embed'::text as queue, a.archived_at from pgmq.a_embed a
+        where a.archived_at >= pg_catalog.now() - interval '1 hour'
+        union all
+        select 'extract', a.archived_at from pgmq.a_extract a
+        where a.archived_at >= pg_catalog.now() - interval '1 hour'
+        union all
+        select 'ocr', a.archived_at from pgmq.a_ocr a
+        where a.archived_at >= pg_catalog.now() - interval '1 hour'
+        union all
+        select 'capsules', a.archived_at from pgmq.a_capsules a
+        where a.archived_at >= pg_catalog.now() - interval '1 hour'
+    )
+    select s.queue, s.workers, s.since, count(a.archived_at),
+           round(count(a.archived_at) * 60
+                 / nullif(extract(epoch from pg_catalog.now() - s.since), 0), 2)
+    from serving s
+    left join archived a on a.queue = s.queue and a.archived_at >= s.since
+    group by s.queue, s.workers, s.since
+$$;
+comment on function exo_private.queue_progress(double precision) is
+    'Per queue (embed, extract, ocr, capsules): workers = live workers serving it (a heartbeat within '
+    'p_dead_after_s), done = messages archived (done, skipped, failed or dead-lettered) since '
+    'done_since = an hour ago or, when later, when the earliest of those workers began, and '
+    'rate_per_min = done per minute over that window.';
+
 -- exo_private.outstanding_work: every chunk and window the worker still owes, and what holds it.
 create or replace function exo_private.outstanding_work()
 returns table (queue text, target_id bigint, document_id bigint, state text)
@@ -211,6 +255,8 @@ as $$
         left join (select x.* from settings, exo_private.queue_messages(settings.dead_after_s) x) m
                on m.queue = n.queue
         group by n.queue
+    ), progress as (
+        select p.* from settings, exo_private.queue_progress(settings.dead_after_s) p
     ), stuck as (
         select w.document_id, w.state from work w where w.state in ('failed', 'dead', 'lost')
     )
@@ -223,8 +269,16 @@ as $$
                        'held_by_dead_workers', m.held_by_dead_workers,
                        'failed', (select count(*) from work w where w.queue = m.queue and w.state = 'failed'),
                        'dead', (select count(*) from pgmq.q_dead_letter d where d.message ->> 'queue' = m.queue),
-                       'oldest_age_s', floor(extract(epoch from pg_catalog.now() - m.oldest))::bigint))
+                       'oldest_age_s', floor(extract(epoch from pg_catalog.now() - m.oldest))::bigint,
+                       'workers', p.workers,
+                       'done', p.done,
+                       'done_since', p.done_since,
+                       'rate_per_min', p.rate_per_min,
+                       -- Only while a worker serves the queue and has done something.
+                       'eta_s', case when p.workers > 0 and p.rate_per_min > 0
+                                     then ceil(m.depth * 60 / p.rate_per_min)::bigint end))
             from messages m
+            join progress p on p.queue = m.queue
         ) || jsonb_build_object('dead_letter', (
             select jsonb_build_object(
                        'depth', count(*),
@@ -276,7 +330,10 @@ $$;
 comment on function exo_private.work_status() is
     'The worker''s side of exo.status: queues (embed, extract, ocr, capsules: depth, pending = visible messages, '
     'in_flight, held_by_dead_workers, failed = chunks or windows whose job failed and was not '
-    'retried, dead = their dead letters, oldest_age_s; dead_letter: depth, oldest_age_s), '
+    'retried, dead = their dead letters, oldest_age_s, and from exo_private.queue_progress workers, '
+    'done, done_since, rate_per_min, and eta_s = seconds until depth is done at that rate, null '
+    'while no live worker serves the queue or none of its work is done yet; dead_letter: depth, '
+    'oldest_age_s), '
     'work_by_stage (per document stage: documents with work pending, in_flight, failed, dead, lost, '
     'stuck), stuck (documents that cannot advance on their own, by reason, and a hint naming the '
     'commands), worker (last_heartbeat, alive, running, dead in the last day, dead_after_s).';

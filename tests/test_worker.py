@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -467,6 +468,52 @@ def test_the_watch_draws_a_bar_per_queue_on_a_terminal():
     text = screen.getvalue()
     assert "embed: 40 waiting" in text and "extract: 3 waiting" in text
     assert "40/40" in text and "0/3" in text
+
+
+def test_status_says_per_queue_what_was_done_lately_how_fast_and_when_the_rest_will_be(
+    db, tmp_path, monkeypatch
+):
+    ingest_note(db, tmp_path, "\n\n".join(f"Paragraph {i} about postgres. " * 30 for i in range(12)))
+    total = queue_length(db, "embed")
+    with StandIn(lambda path, req: embeddings(req)) as model:
+        configure(db, models__embeddings={"url": model.url})
+        run_worker(db, queues=("embed",), limit=4)
+    with db.connect() as conn:  # one of the four done before the last hour
+        conn.execute(
+            "update pgmq.a_embed set archived_at = now() - interval '2 hours'"
+            " where msg_id = (select min(msg_id) from pgmq.a_embed)"
+        )
+    idle = status(db)["queues"]["embed"]
+    assert (idle["done"], idle["rate_per_min"], idle["workers"], idle["eta_s"]) == (3, 0.05, 0, None)
+    assert (idle["pending"], idle["in_flight"]) == (total - 4, 0)
+    # A worker on embed began 10 minutes ago: the window is its run, the rest done at its rate.
+    with db.connect() as conn:
+        conn.execute(
+            "insert into exo_private.workers (name, pid, hostname, queues, started_at)"
+            " values ('exo-worker test', 1, 'here', '{embed}', now() - interval '10 minutes')"
+        )
+    running = status(db)["queues"]["embed"]
+    assert (running["done"], running["rate_per_min"], running["workers"]) == (3, 0.3, 1)
+    assert running["eta_s"] == (total - 4) * 200 and running["eta_s"] < 3600
+    assert status(db)["queues"]["extract"]["eta_s"] is None  # no worker on extract
+
+    monkeypatch.setenv("EXO_READER_URL", db.url("exo_reader"))
+    monkeypatch.setenv("COLUMNS", "80")
+    out = CliRunner().invoke(main, ["status"], catch_exceptions=False).output
+    rows = {r.split()[0]: " ".join(r.split()) for r in out.replace("\u2502", " ").splitlines() if r.strip()}
+    eta_m = (total - 4) * 200 // 60
+    assert re.fullmatch(rf"embed {total - 4} 0 \d+s 3 in 10m 0\.3 {eta_m}m", rows["embed"]), out
+    windows = queue_length(db, "extract")
+    assert re.fullmatch(rf"extract {windows} 0 \d+s 0 in 1h 0 no worker", rows["extract"]), out
+    assert "queues in trouble" not in out
+    with db.connect() as conn:  # a dead letter: the embed queue is in trouble
+        conn.execute(
+            "select pgmq.send('dead_letter', jsonb_build_object('queue', 'embed', 'msg_id', 1,"
+            " 'read_ct', 6, 'message', '{}'::jsonb, 'last_error', 'read too often'))"
+        )
+    out = CliRunner().invoke(main, ["status"], catch_exceptions=False).output
+    trouble = out[out.index("queues in trouble") :].replace("\u2502", " ").splitlines()
+    assert [" ".join(r.split()) for r in trouble if "embed" in r or "extract" in r] == ["embed 0 1 0"]
 
 
 def test_workers_identify_themselves_to_postgres(db, tmp_path):

@@ -306,15 +306,10 @@ STATUS_LINES: dict[str, Callable[[Any], str]] = {
 }
 
 
-#: The columns of the queues and work_by_stage tables: {header: key}.
-QUEUE_COLUMNS = {
-    "pending": "pending",
-    "in flight": "in_flight",
-    "failed": "failed",
-    "dead": "dead",
-    "held by dead workers": "held_by_dead_workers",
-    "oldest (s)": "oldest_age_s",
-}
+#: The columns of the queues table (rows by _progress), and of the table of the queues in trouble.
+QUEUE_COLUMNS = ["queue", "pending", "in flight", "oldest", "done", "rate/min", "ETA"]
+TROUBLE_COLUMNS = ["queue", "failed", "dead", "held by dead workers"]
+#: The columns of the work_by_stage table: {header: key}.
 STAGE_COLUMNS = {
     "documents": "documents",
     "pending": "pending",
@@ -326,6 +321,41 @@ STAGE_COLUMNS = {
 }
 
 
+def _duration(seconds: float) -> str:
+    """40 as "40s", 300 as "5m", 3725 as "1h 2m", 7200 as "2h": short, for a table's cell."""
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    hours, minutes = divmod(seconds // 60, 60)
+    return f"{hours}h {minutes}m" if hours and minutes else f"{hours}h" if hours else f"{minutes}m"
+
+
+def _progress(name: str, q: dict[str, Any], as_of: datetime) -> dict[str, Any]:
+    """A queue's row: what waits and is in flight (the oldest message's age), what was done in the
+    last hour or since the worker on it began, at what rate, and when the rest will be done at
+    that rate (the worker's bar: done/total and time left)."""
+    window = as_of - datetime.fromisoformat(q["done_since"])
+    rate = float(q["rate_per_min"] or 0)
+    if not q["depth"]:
+        eta = ""
+    elif q["eta_s"] is not None:
+        eta = _duration(q["eta_s"])
+    else:
+        eta = "no rate yet" if q["workers"] else "no worker"
+    return {
+        "queue": name,
+        "pending": q["pending"],
+        "in flight": q["in_flight"],
+        "oldest": None if q["oldest_age_s"] is None else _duration(q["oldest_age_s"]),
+        "done": f"{q['done']} in {_duration(window.total_seconds())}",
+        "rate/min": f"{rate:.0f}" if rate >= 10 else f"{rate:.2g}",
+        "ETA": eta,
+        "failed": q["failed"],
+        "dead": q["dead"],
+        "held by dead workers": q["held_by_dead_workers"],
+    }
+
+
 def _rows(named: dict[str, dict[str, Any]], first: str, columns: dict[str, str]) -> list[dict[str, Any]]:
     """One row per name: {first: name, header: its value of key, ...} for columns {header: key}."""
     return [{first: name} | {h: values[key] for h, key in columns.items()} for name, values in named.items()]
@@ -334,7 +364,8 @@ def _rows(named: dict[str, dict[str, Any]], first: str, columns: dict[str, str])
 @click.command("status")
 @json_option
 def status_cmd(as_json: bool) -> None:
-    """Documents, chunks, graph, queues and the worker's heartbeat (exo.status); --json: all of it as is."""
+    """Documents, chunks, graph, queues (what waits, what got done, rate, ETA) and the worker's heartbeat
+    (exo.status); --json: all of it as is."""
     found = _run(api.status)
     if as_json:
         dump(found)
@@ -348,8 +379,15 @@ def status_cmd(as_json: bool) -> None:
         say = STATUS_LINES.get(part, lambda value: json.dumps(value, default=str, ensure_ascii=False))
         lines.add_row(part.replace("_", " "), Text(say(found[part])))
     show(lines)
-    queues = {name: q for name, q in found.get("queues", {}).items() if name != "dead_letter"}
-    table(_rows(queues, "queue", QUEUE_COLUMNS), ["queue", *QUEUE_COLUMNS], "queues (messages; failed: jobs)")
+    as_of = datetime.fromisoformat(found["as_of"])
+    queues = [
+        _progress(name, q, as_of)
+        for name, q in sorted(found.get("queues", {}).items())
+        if name != "dead_letter"
+    ]
+    table(queues, QUEUE_COLUMNS, "queues (messages; done: in the last hour, or since the worker began)")
+    if trouble := [q for q in queues if any(q[c] for c in TROUBLE_COLUMNS[1:])]:
+        table(trouble, TROUBLE_COLUMNS, "queues in trouble (failed: jobs; dead: dead letters)")
     if stages := _rows(found.get("work_by_stage", {}), "stage", STAGE_COLUMNS):
         table(stages, ["stage", *STAGE_COLUMNS], "documents with work, by stage")
     stuck = found.get("stuck") or {}
