@@ -6,13 +6,17 @@ exercised in test_real_models_*.
 
 from __future__ import annotations
 
-import io
+import fcntl
 import json
 import os
+import pty
 import re
+import select
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import threading
 import time
 from pathlib import Path
@@ -20,7 +24,6 @@ from pathlib import Path
 import psycopg
 import pytest
 from click.testing import CliRunner
-from rich.console import Console
 from support.db import configure
 from support.graph import add_document, merge, person
 from support.standin import Reply, StandIn, chat, embeddings
@@ -31,8 +34,7 @@ from exocortex.plpy import model_client as client
 from exocortex.runtime import server
 from exocortex.worker.loop import Worker
 from exocortex.worker.pace import Pace
-from exocortex.worker.run_result import RunResult, summary_line
-from exocortex.worker.watch import Watch
+from exocortex.worker.run_result import summary_line
 
 FAST_RETRIES = [0.05, 0.05, 0.05]
 NOTE = (
@@ -454,20 +456,66 @@ def test_once_says_what_waits_and_how_far_it_got_in_plain_lines(db, tmp_path):
     assert lines[:2] == [f"embed: {chunks} waiting", f"extract: {windows} waiting"]  # in order of priority
     assert f"embed: {chunks}/{chunks} done" in lines and f"extract: {windows}/{windows} done" in lines
     assert f"embed: {chunks} done" in out
+    assert "\x1b[" not in err  # no bars, no colours: a log stays plain
 
 
-def test_the_watch_draws_a_bar_per_queue_on_a_terminal():
-    screen = io.StringIO()
-    watch = Watch(Console(file=screen, force_terminal=True, width=100))
-    result = RunResult()
-    watch.begin({"embed": 40, "extract": 3})
-    result.done["embed"] = 30
-    watch.update({"embed": 10, "extract": 3}, result)
-    result.done["embed"] = 40
-    watch.end({"embed": 0, "extract": 3}, result)
-    text = screen.getvalue()
-    assert "embed: 40 waiting" in text and "extract: 3 waiting" in text
-    assert "40/40" in text and "0/3" in text
+def _in_a_terminal(db, *args: str, columns: int = 120, timeout: float = 60.0) -> tuple[int, str]:
+    """Run exo with a pseudo-terminal `columns` wide as its stdout and stderr, as in a shell: its
+    exit code and what it wrote, colours dropped and each cursor move a new line."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    # Variables that would make rich decide without looking at the terminal are left out.
+    ignored = {"FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS", "LINES"}
+    env = {k: v for k, v in os.environ.items() if k not in ignored}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "exocortex.cli", *args],
+        env=env | {"EXO_DATABASE_URL": db.url(), "TERM": "xterm-256color"},
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=slave,
+    )
+    os.close(slave)
+    written = bytearray()
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"exo {' '.join(args)} still running after {timeout} s: {written.decode()}"
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            written += data
+        proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+    finally:
+        proc.kill()
+        os.close(master)
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", written.decode(errors="replace"))
+    return proc.returncode, re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\r", "\n", plain)
+
+
+def test_once_draws_a_bar_per_queue_on_a_terminal(db, tmp_path):
+    ingest_note(db, tmp_path, "\n\n".join(f"Paragraph {i} about postgres. " * 30 for i in range(6)))
+    chunks = queue_length(db, "embed")
+    windows = queue_length(db, "extract")
+
+    def respond(path, req):
+        return embeddings(req) if path.endswith("/embeddings") else chat(GOOD)
+
+    with StandIn(respond) as model:
+        configure(db, models__chat={"url": model.url}, models__embeddings={"url": model.url})
+        code, text = _in_a_terminal(db, "worker", "--once", "--queue", "embed", "--queue", "extract")
+    assert code == 0, text
+    lines = [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+    assert lines[:2] == [f"embed: {chunks} waiting", f"extract: {windows} waiting"]
+    # The bars' last frame: each queue's name, its bar, done/total, elapsed and time left.
+    bar = r"{} \S+ {}/{} \d:\d\d:\d\d left \S+"
+    assert any(re.fullmatch(bar.format("embed", chunks, chunks), line) for line in lines), lines
+    assert any(re.fullmatch(bar.format("extract", windows, windows), line) for line in lines), lines
+    assert not any(line.endswith(" done") and "/" in line for line in lines)  # no plain lines
+    assert f"embed: {chunks} done" in text
 
 
 def test_status_says_per_queue_what_was_done_lately_how_fast_and_when_the_rest_will_be(
