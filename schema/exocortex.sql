@@ -14208,7 +14208,8 @@ begin
                                  else code end);
         fix := case when code = 'default' then
                    'to place it elsewhere: workspace: in its frontmatter, exo ingest --workspace, or a folder '
-                   'rule (routing.folder_rules); then exo ingest (or exo rebuild)' end;
+                   'rule (routing.folder_rules); then exo ingest (or exo rebuild). Once the router has learned '
+                   'from two workspaces, exo quarantine learn moves it where it is sure of' end;
     elsif doc.stage = 'ocr_pending' then
         kind := 'a scan waiting for OCR';
         fix := 'exo worker (or exo worker --once --queue ocr) reads it';
@@ -18305,7 +18306,8 @@ begin
             moved := moved + 1;
         end if;
     end loop;
-    return trained || jsonb_build_object('moved', moved, 'quarantined', left_over);
+    return trained || jsonb_build_object('moved', moved, 'quarantined', left_over,
+                                         'from_default', exo_private.route_defaulted());
 end
 $$;
 
@@ -18315,7 +18317,7 @@ ALTER FUNCTION exo_private.learn_routes() OWNER TO exo_owner;
 -- Name: FUNCTION learn_routes(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.learn_routes() IS 'Train the learned router when its training set changed (train_router), then route every quarantined document again: returns the training''s report with how many left quarantine (moved) and how many stay (quarantined).';
+COMMENT ON FUNCTION exo_private.learn_routes() IS 'Train the learned router when its training set changed (train_router), then route every quarantined document again, then the documents of the default workspace (route_defaulted): returns the training''s report with how many left quarantine (moved), how many stay (quarantined), and from_default (what route_defaulted did).';
 
 --
 -- Name: lift_backend_memory(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -22252,6 +22254,28 @@ ALTER FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, s
 COMMENT ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date) IS 'Plan one document (plpy/document_plan.py): routing decision (with the learned router as last trained, cached per session), band, chunk spans with charged marks, windows.';
 
 --
+-- Name: plan_input(exo_private.documents); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.plan_input(doc exo_private.documents) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select jsonb_build_object(
+        'path', doc.path, 'title', doc.title, 'frontmatter', doc.frontmatter, 'review', doc.review,
+        'forced_workspace', (select s.workspace from exo_private.sources s where s.id = doc.source_id),
+        'mtime_ns', doc.mtime_ns, 'metadata', doc.metadata)
+$$;
+
+ALTER FUNCTION exo_private.plan_input(doc exo_private.documents) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION plan_input(doc exo_private.documents); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.plan_input(doc exo_private.documents) IS 'A document''s ledger row as plan_document takes it: path, title, frontmatter, review, forced_workspace (its source''s --workspace), mtime_ns and metadata.';
+
+--
 -- Name: pool_details(text[], bigint[], date); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -22332,7 +22356,6 @@ declare
     doc exo_private.documents;
     body text;
     encoded bytea;
-    forced text;
     planned jsonb;
     ws text;
     chunk_ids bigint[];
@@ -22354,12 +22377,10 @@ begin
     if body is null then
         raise exception 'document % (%) has no cached text for sha256 %', doc_id, doc.path, doc.sha256;
     end if;
-    select s.workspace into forced from exo_private.sources s where s.id = doc.source_id;
 
     planned := exo_private.plan_document(
-        jsonb_build_object('path', doc.path, 'title', doc.title, 'frontmatter', doc.frontmatter, 'review', doc.review,
-                           'forced_workspace', forced, 'mtime_ns', doc.mtime_ns, 'metadata', doc.metadata),
-        body, exo_private.ingest_settings(), exo_private.deference_list(), current_date);
+        exo_private.plan_input(doc), body, exo_private.ingest_settings(), exo_private.deference_list(),
+        current_date);
 
     perform exo_private.clear_derived(doc_id);
     -- Pieces are cut from the UTF-8 bytes by byte offset: substr on text walks every
@@ -30276,6 +30297,63 @@ ALTER FUNCTION exo_private.review_quarantine(decision text, target_workspace tex
 --
 
 COMMENT ON FUNCTION exo_private.review_quarantine(decision text, target_workspace text, select_all boolean, path_glob text, min_confidence double precision, dry_run boolean) IS 'Quarantine review in bulk: approve (each document''s best candidate), reassign (to target_workspace) or reject every quarantined document picked by select_all, path_glob (a glob on the path under its source root, or on root/path) and min_confidence (the router''s confidence at least this), selectors combined with and; dry_run lists what would change without changing it. Returns each document with its workspace and the stage it reaches (or would).';
+
+--
+-- Name: route_defaulted(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.route_defaulted() RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    doc exo_private.documents;
+    body text;
+    decision jsonb;
+    moved jsonb := '{}'::jsonb;
+    quarantined int := 0;
+    confirmed int := 0;
+begin
+    for doc in
+        select d.* from exo_private.documents d
+        where d.route ->> 'method' = 'default' and d.stage in ('chunked', 'embedded', 'graphed')
+          and d.conversation_id is null
+        order by d.id
+    loop
+        select c.body into body from exo_private.text_cache c where c.sha256 = doc.sha256;
+        continue when body is null;
+        decision := exo_private.plan_document(
+            exo_private.plan_input(doc), body, exo_private.ingest_settings(), exo_private.deference_list(),
+            current_date) -> 'route';
+        -- A default route is made only while the learned router cannot judge: it still cannot,
+        -- for this document or any other, and they all stay where they are.
+        exit when decision ->> 'method' = 'default';
+        if decision ->> 'workspace' is not distinct from doc.workspace then
+            -- Where it is already: the route says who decided now; chunks and jobs stay as they are.
+            update exo_private.documents d set route = decision where d.id = doc.id;
+            confirmed := confirmed + 1;
+        elsif exo_private.process_document(doc.id) = 'quarantined' then
+            quarantined := quarantined + 1;
+        else
+            moved := moved || jsonb_build_object(
+                decision ->> 'workspace', coalesce((moved ->> (decision ->> 'workspace'))::int, 0) + 1);
+        end if;
+    end loop;
+    return jsonb_build_object(
+        'moved', moved, 'quarantined', quarantined, 'confirmed', confirmed,
+        'waiting', (select count(*) from exo_private.documents d
+                    where d.route ->> 'method' = 'default' and d.stage in ('chunked', 'embedded', 'graphed')
+                      and d.conversation_id is null));
+end
+$$;
+
+ALTER FUNCTION exo_private.route_defaulted() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION route_defaulted(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.route_defaulted() IS 'Route again the documents the default workspace holds (route method default: the learned router could not judge when they came), now that it may: each goes where the routing rules send it now, to another workspace (re-chunked there), to quarantine when the trained router is unsure, or stays with its route saying who decided. Nothing changes while the router still cannot judge. Returns {moved: {workspace: documents}, quarantined, confirmed (stayed), waiting (still by the default rule)}.';
 
 --
 -- Name: route_source_quarantine(integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -42021,6 +42099,14 @@ GRANT ALL ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings j
 GRANT ALL ON FUNCTION exo_private.plan_document(doc jsonb, body text, settings jsonb, subjects jsonb, today date) TO exo_writer;
 
 --
+-- Name: FUNCTION plan_input(doc exo_private.documents); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.plan_input(doc exo_private.documents) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.plan_input(doc exo_private.documents) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.plan_input(doc exo_private.documents) TO exo_writer;
+
+--
 -- Name: FUNCTION pool_details(p_workspaces text[], p_chunks bigint[], p_as_of date); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -42351,6 +42437,14 @@ GRANT ALL ON FUNCTION exo_private.review_document(doc_id bigint, decision text, 
 REVOKE ALL ON FUNCTION exo_private.review_quarantine(decision text, target_workspace text, select_all boolean, path_glob text, min_confidence double precision, dry_run boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.review_quarantine(decision text, target_workspace text, select_all boolean, path_glob text, min_confidence double precision, dry_run boolean) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.review_quarantine(decision text, target_workspace text, select_all boolean, path_glob text, min_confidence double precision, dry_run boolean) TO exo_writer;
+
+--
+-- Name: FUNCTION route_defaulted(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.route_defaulted() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.route_defaulted() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.route_defaulted() TO exo_writer;
 
 --
 -- Name: FUNCTION route_source_quarantine(source integer); Type: ACL; Schema: exo_private; Owner: exo_owner

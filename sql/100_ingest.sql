@@ -57,6 +57,22 @@ as $$
 $$;
 comment on function exo_private.deference_list() is 'The deferred subjects with their aliases, as jsonb.';
 
+-- exo_private.plan_input: a document as plan_document takes it.
+create or replace function exo_private.plan_input(doc exo_private.documents)
+returns jsonb
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select jsonb_build_object(
+        'path', doc.path, 'title', doc.title, 'frontmatter', doc.frontmatter, 'review', doc.review,
+        'forced_workspace', (select s.workspace from exo_private.sources s where s.id = doc.source_id),
+        'mtime_ns', doc.mtime_ns, 'metadata', doc.metadata)
+$$;
+comment on function exo_private.plan_input(exo_private.documents) is
+    'A document''s ledger row as plan_document takes it: path, title, frontmatter, review, '
+    'forced_workspace (its source''s --workspace), mtime_ns and metadata.';
+
 -- exo_private.clear_derived: remove the chunks and windows derived from one document.
 create or replace function exo_private.clear_derived(doc_id bigint)
 returns void
@@ -81,7 +97,6 @@ declare
     doc exo_private.documents;
     body text;
     encoded bytea;
-    forced text;
     planned jsonb;
     ws text;
     chunk_ids bigint[];
@@ -103,12 +118,10 @@ begin
     if body is null then
         raise exception 'document % (%) has no cached text for sha256 %', doc_id, doc.path, doc.sha256;
     end if;
-    select s.workspace into forced from exo_private.sources s where s.id = doc.source_id;
 
     planned := exo_private.plan_document(
-        jsonb_build_object('path', doc.path, 'title', doc.title, 'frontmatter', doc.frontmatter, 'review', doc.review,
-                           'forced_workspace', forced, 'mtime_ns', doc.mtime_ns, 'metadata', doc.metadata),
-        body, exo_private.ingest_settings(), exo_private.deference_list(), current_date);
+        exo_private.plan_input(doc), body, exo_private.ingest_settings(), exo_private.deference_list(),
+        current_date);
 
     perform exo_private.clear_derived(doc_id);
     -- Pieces are cut from the UTF-8 bytes by byte offset: substr on text walks every

@@ -37,7 +37,62 @@ comment on function exo_private.train_router(boolean, float8) is
     'only when the number of training documents changed by at least that share. Returns {trained, '
     'generation, documents, workspaces, terms}.';
 
--- exo_private.learn_routes: train the router, then route what in quarantine it is now sure of.
+-- exo_private.route_defaulted: the default workspace's documents, routed again by the trained router.
+create or replace function exo_private.route_defaulted()
+returns jsonb
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    doc exo_private.documents;
+    body text;
+    decision jsonb;
+    moved jsonb := '{}'::jsonb;
+    quarantined int := 0;
+    confirmed int := 0;
+begin
+    for doc in
+        select d.* from exo_private.documents d
+        where d.route ->> 'method' = 'default' and d.stage in ('chunked', 'embedded', 'graphed')
+          and d.conversation_id is null
+        order by d.id
+    loop
+        select c.body into body from exo_private.text_cache c where c.sha256 = doc.sha256;
+        continue when body is null;
+        decision := exo_private.plan_document(
+            exo_private.plan_input(doc), body, exo_private.ingest_settings(), exo_private.deference_list(),
+            current_date) -> 'route';
+        -- A default route is made only while the learned router cannot judge: it still cannot,
+        -- for this document or any other, and they all stay where they are.
+        exit when decision ->> 'method' = 'default';
+        if decision ->> 'workspace' is not distinct from doc.workspace then
+            -- Where it is already: the route says who decided now; chunks and jobs stay as they are.
+            update exo_private.documents d set route = decision where d.id = doc.id;
+            confirmed := confirmed + 1;
+        elsif exo_private.process_document(doc.id) = 'quarantined' then
+            quarantined := quarantined + 1;
+        else
+            moved := moved || jsonb_build_object(
+                decision ->> 'workspace', coalesce((moved ->> (decision ->> 'workspace'))::int, 0) + 1);
+        end if;
+    end loop;
+    return jsonb_build_object(
+        'moved', moved, 'quarantined', quarantined, 'confirmed', confirmed,
+        'waiting', (select count(*) from exo_private.documents d
+                    where d.route ->> 'method' = 'default' and d.stage in ('chunked', 'embedded', 'graphed')
+                      and d.conversation_id is null));
+end
+$$;
+comment on function exo_private.route_defaulted() is
+    'Route again the documents the default workspace holds (route method default: the learned router '
+    'could not judge when they came), now that it may: each goes where the routing rules send it now, '
+    'to another workspace (re-chunked there), to quarantine when the trained router is unsure, or stays '
+    'with its route saying who decided. Nothing changes while the router still cannot judge. Returns '
+    '{moved: {workspace: documents}, quarantined, confirmed (stayed), waiting (still by the default rule)}.';
+
+-- exo_private.learn_routes: train the router, then route what in quarantine it is now sure of,
+-- and what the default workspace holds.
 create or replace function exo_private.learn_routes()
 returns jsonb
 language plpgsql
@@ -61,13 +116,15 @@ begin
             moved := moved + 1;
         end if;
     end loop;
-    return trained || jsonb_build_object('moved', moved, 'quarantined', left_over);
+    return trained || jsonb_build_object('moved', moved, 'quarantined', left_over,
+                                         'from_default', exo_private.route_defaulted());
 end
 $$;
 comment on function exo_private.learn_routes() is
     'Train the learned router when its training set changed (train_router), then route every '
-    'quarantined document again: returns the training''s report with how many left quarantine (moved) '
-    'and how many stay (quarantined).';
+    'quarantined document again, then the documents of the default workspace (route_defaulted): returns '
+    'the training''s report with how many left quarantine (moved), how many stay (quarantined), and '
+    'from_default (what route_defaulted did).';
 
 -- exo_private.route_source_quarantine: a source's quarantined documents, routed again.
 create or replace function exo_private.route_source_quarantine(source int)

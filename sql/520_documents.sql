@@ -322,7 +322,8 @@ begin
                                  else code end);
         fix := case when code = 'default' then
                    'to place it elsewhere: workspace: in its frontmatter, exo ingest --workspace, or a folder '
-                   'rule (routing.folder_rules); then exo ingest (or exo rebuild)' end;
+                   'rule (routing.folder_rules); then exo ingest (or exo rebuild). Once the router has learned '
+                   'from two workspaces, exo quarantine learn moves it where it is sure of' end;
     elsif doc.stage = 'ocr_pending' then
         kind := 'a scan waiting for OCR';
         fix := 'exo worker (or exo worker --once --queue ocr) reads it';

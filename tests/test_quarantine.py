@@ -236,3 +236,62 @@ def test_a_persons_review_outranks_the_learned_router(db, tmp_path):
         conn.execute("select exo_private.train_router(true)")
         conn.execute("select exo_private.rebuild()")
     assert routes(db)["x.txt"] == ("chunked", "creative", "review")
+
+
+def test_learning_moves_what_the_default_workspace_took_while_the_router_could_not_judge(
+    db, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(memory, "writer", lambda _cfg, _name: db.connect("exo_writer"))
+
+    def learn() -> str:
+        result = CliRunner().invoke(cli.main, ["quarantine", "learn"], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    def chunks(workspace: str) -> dict[str, list[int]]:
+        with db.connect() as conn:
+            return {
+                path: ids
+                for path, ids in conn.execute(
+                    "select d.path, array_agg(c.id order by c.id) from exo_private.documents d "
+                    "join exo_private.chunks c on c.document_id = d.id and c.workspace = %s group by 1",
+                    (workspace,),
+                )
+            }
+
+    truth = corpus(tmp_path / "first", 30, 11)
+    write(
+        tmp_path / "first",
+        "both.txt",
+        "the wicket and the dough, the bowler and the yeast, innings and flour",
+    )
+    # The keyword lists know neither topic and the router has learned nothing: all to personal.
+    assert ingest(db, tmp_path / "first").defaulted == {"personal": 61}
+    out = learn()
+    assert "61 document(s) stay in the default workspace: the router cannot judge yet" in out
+    assert {routes(db)[p] for p in [*truth, "both.txt"]} == {("chunked", "personal", "default")}
+
+    for ws in POOLS:  # five of each placed by a person teach the router
+        corpus(tmp_path / "seeds" / ws, 5, 1, only=ws)
+        ingest(db, tmp_path / "seeds" / ws, ws)
+    before = chunks("personal")
+    out = learn()
+    got = routes(db)
+    # The trained router's confident routes: baking moves to creative, cricket stays in personal.
+    moved = [p for p in truth if got[p][1] == "creative"]
+    stayed = [p for p in truth if got[p][1] == "personal"]
+    unsure = [p for p in [*truth, "both.txt"] if got[p][0] == "quarantined"]
+    assert (
+        f"of the documents the default workspace held: {len(moved)} moved (creative {len(moved)}), "
+        f"{len(unsure)} to quarantine (the router is unsure), {len(stayed)} stay (the router agrees)"
+    ) in out.splitlines()
+    assert len(moved) >= 27 and len(stayed) >= 27 and len(moved) + len(stayed) + len(unsure) == 61
+    assert "both.txt" in unsure  # half cricket, half baking: it waits for a person
+    assert all(truth[p] == "creative" for p in moved) and all(truth[p] == "personal" for p in stayed)
+    assert {got[p][2] for p in moved + stayed + unsure} == {"learned"}
+    # A moved document is chunked in its new workspace; one that stays keeps its chunks as they were.
+    assert set(moved) <= set(chunks("creative")) and not set(moved) & set(chunks("personal"))
+    assert all(chunks("personal")[p] == before[p] for p in stayed)
+    assert not set(unsure) & (set(chunks("personal")) | set(chunks("creative")))
+
+    assert "default workspace" not in learn()  # nothing is left to the default rule

@@ -279,7 +279,8 @@ def quarantine_reject(doc_id: int | None, **selectors) -> None:
 
 @quarantine.command("learn")
 def quarantine_learn() -> None:
-    """Train the router on the documents in workspaces, then route what in quarantine it is now sure of."""
+    """Train the router on the documents in workspaces, then route what in quarantine it is now sure of,
+    and again what the default workspace holds (placed there while the router could not judge)."""
     with writer(config.load(), "exo-cli") as conn:
         try:
             report = conn.execute("select exo_private.learn_routes()").fetchone()[0]
@@ -290,6 +291,24 @@ def quarantine_learn() -> None:
         f"{report['terms']} words" + (" (trained now)" if report["trained"] else " (unchanged)")
     )
     console.print(f"{report['moved']} document(s) left quarantine, {report['quarantined']} stay")
+    rerouted = report["from_default"]
+    moved = sum(rerouted["moved"].values())
+    if moved or rerouted["quarantined"] or rerouted["confirmed"]:
+        where = ", ".join(
+            f"{ws} {n}" for ws, n in sorted(rerouted["moved"].items(), key=lambda x: (-x[1], x[0]))
+        )
+        console.print(
+            f"of the documents the default workspace held: {moved} moved" + (f" ({where})" if where else "")
+            + f", {rerouted['quarantined']} to quarantine (the router is unsure), "
+            f"{rerouted['confirmed']} stay (the router agrees)",
+            soft_wrap=True,
+        )  # fmt: skip
+    if rerouted["waiting"]:
+        console.print(
+            f"{rerouted['waiting']} document(s) stay in the default workspace: the router cannot judge yet "
+            "(it needs two workspaces with routing.learned_min_documents documents each)",
+            soft_wrap=True,
+        )
 
 
 @click.group()
