@@ -1071,6 +1071,7 @@ def packet(
     today=None,
     order=None,
     choose_facts=None,
+    timeline="",
 ):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -1078,7 +1079,8 @@ def packet(
     (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
-    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
+    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
+    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
@@ -1088,7 +1090,7 @@ def packet(
         facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
-    nothing = not found and not facts
+    nothing = not found and not facts and not (report.get("timeline") or {}).get("answer")
     if nothing:
         chosen = chosen[:NEAREST_NOT_ANSWERS]
 
@@ -1139,7 +1141,7 @@ def packet(
     evidence = "## Evidence\n"
     if nothing:
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
-    fixed = head + fact_text + relation_text + capsule_text + evidence
+    fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}

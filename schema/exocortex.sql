@@ -868,6 +868,89 @@ ALTER FUNCTION exo.embed_query(query text) OWNER TO exo_api;
 COMMENT ON FUNCTION exo.embed_query(query text) IS 'Embed a query (its first 2,000 characters) with the models.embeddings endpoint within retrieval.embed_timeout_s, at most reader.embed_calls_per_minute times per session in any minute: {vector, model, dimensions, ms}, or {error_class, error, ms} when the endpoint is down, slow or wrong or the budget is spent (rate_limited); never an error, so search can degrade and say so.';
 
 --
+-- Name: event_counts(text, date, date, text, text, text, text[], text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.event_counts(what text DEFAULT NULL::text, from_day date DEFAULT NULL::date, to_day date DEFAULT NULL::date, group_by text DEFAULT 'activity'::text, at_place text DEFAULT NULL::text, with_person text DEFAULT NULL::text, workspaces text[] DEFAULT NULL::text[], bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(key text, events bigint, days bigint, minutes numeric, km numeric, amount numeric, first_day date, last_day date)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    groups constant text[] := array['activity', 'place', 'person', 'year', 'month', 'week', 'day', 'all'];
+begin
+    if group_by is null or not group_by = any (groups) then
+        perform exo_private.invalid_argument(
+            format('group_by must be one of %s, not %s', array_to_string(groups, ', '), exo_private.quoted(group_by)));
+    end if;
+    perform exo_private.check_workspaces(workspaces);
+    return query
+    with keyed as (
+        select e.day, e.minutes, e.km, e.amount, k.key
+        from exo_private.timeline_events(case when what is null then null else exo_private.word_forms(array[what]) end,
+                                         from_day, to_day, at_place, with_person, workspaces,
+                                         exo_private.released_keys(bridge), as_of) e
+        cross join lateral (
+            select case group_by
+                       when 'activity' then e.activity
+                       when 'place' then e.place
+                       when 'year' then to_char(e.day, 'YYYY')
+                       when 'month' then to_char(e.day, 'YYYY-MM')
+                       when 'week' then to_char(e.day, 'IYYY-"W"IW')
+                       when 'day' then e.day::text
+                       when 'all' then 'all'
+                   end as key
+            where group_by <> 'person'
+            union all
+            select p from unnest(e.people) p where group_by = 'person') k
+    )
+    select k.key, count(*), count(distinct k.day), sum(k.minutes), sum(k.km), sum(k.amount),
+           min(k.day), max(k.day)
+    from keyed k
+    where k.key is not null
+    group by k.key
+    order by 2 desc, 1;
+end
+$$;
+
+ALTER FUNCTION exo.event_counts(what text, from_day date, to_day date, group_by text, at_place text, with_person text, workspaces text[], bridge text[], as_of timestamp with time zone) OWNER TO exo_api;
+
+--
+-- Name: FUNCTION event_counts(what text, from_day date, to_day date, group_by text, at_place text, with_person text, workspaces text[], bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.event_counts(what text, from_day date, to_day date, group_by text, at_place text, with_person text, workspaces text[], bridge text[], as_of timestamp with time zone) IS 'The timeline grouped by activity, place, person, year, month, week, day or all, filtered as exo.events: per key the events, distinct days, total minutes, km and amount, the first and last day, most events first. Events of withheld sources are not counted, and nothing says how many there are (a count of them would tell what the withheld material holds).';
+
+--
+-- Name: events(text, date, date, text, text, text[], integer, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
+--
+
+CREATE FUNCTION exo.events(what text DEFAULT NULL::text, from_day date DEFAULT NULL::date, to_day date DEFAULT NULL::date, at_place text DEFAULT NULL::text, with_person text DEFAULT NULL::text, workspaces text[] DEFAULT NULL::text[], max_events integer DEFAULT 100, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(event_id bigint, day date, activity text, sentence text, minutes numeric, km numeric, amount numeric, currency text, count numeric, count_unit text, place text, people text[], workspace text, document_id bigint, path text, extractor text)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    perform exo_private.check_workspaces(workspaces);
+    return query
+    select e.id, e.day, e.activity, e.sentence, e.minutes, e.km, e.amount, e.currency, e.count,
+           e.count_unit, e.place, e.people, e.workspace, e.document_id, d.path, e.extractor
+    from exo_private.timeline_events(case when what is null then null else exo_private.word_forms(array[what]) end,
+                                     from_day, to_day, at_place, with_person, workspaces,
+                                     exo_private.released_keys(bridge), as_of) e
+    join exo_private.documents d on d.id = e.document_id
+    order by e.day, e.id
+    limit least(greatest(coalesce(max_events, 100), 1), 10000);
+end
+$$;
+
+ALTER FUNCTION exo.events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone) OWNER TO exo_api;
+
+--
+-- Name: FUNCTION events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
+--
+
+COMMENT ON FUNCTION exo.events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone) IS 'The timeline: dated events read from the owner''s notes and chat lines, oldest first. what: an activity''s name or a word that named it ("swim", "swimming", "swam"); from_day, to_day: inclusive; at_place, with_person: a name, case-insensitive, whole or its first or last words; at most max_events (1..10000). Fields: day, activity, sentence (the source''s words), minutes, km, amount with currency, count with count_unit, place, people, workspace, document_id, path, extractor. Withheld sources are left out unless bridge names their subject.';
+
+--
 -- Name: fact_history(text, text, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
@@ -1835,7 +1918,7 @@ ALTER FUNCTION exo.status() OWNER TO exo_api;
 -- Name: FUNCTION status(); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.status() IS 'The state of the whole system as jsonb: documents (total, conversations: how many of them are chat conversations, by_stage), quarantine (documents waiting for a routing decision), unreadable_folders (folders the last ingest could not list, whose documents are kept as they were: total, and the first 20 with source, path, error, since), chunks (total, charged, by_workspace), embeddings (per model: dimensions, vectors, active), graph (per workspace: entities, mentions, relations), deferred_subjects (a count), audit (exo.audit_summary: the newest self-audit run''s findings by reason and the facts'' retirement rate), as_of, and the worker''s side (exo_private.work_status): queues (embed, extract, ocr, capsules: depth, pending, in_flight, held_by_dead_workers, failed, dead, oldest_age_s = seconds since the oldest message was queued, workers serving it, done since done_since = the last hour or the current run, rate_per_min, eta_s; dead_letter), work_by_stage, stuck (documents that cannot advance on their own, with a hint) and worker (last_heartbeat, alive, running, dead). Counts only, never text.';
+COMMENT ON FUNCTION exo.status() IS 'The state of the whole system as jsonb: documents (total, conversations: how many of them are chat conversations, by_stage), quarantine (documents waiting for a routing decision), unreadable_folders (folders the last ingest could not list, whose documents are kept as they were: total, and the first 20 with source, path, error, since), chunks (total, charged, by_workspace), embeddings (per model: dimensions, vectors, active), graph (per workspace: entities, mentions, relations), deferred_subjects (a count), audit (exo.audit_summary: the newest self-audit run''s findings by reason and the facts'' retirement rate), as_of, and the worker''s side (exo_private.work_status): queues (embed, extract, ocr, events, capsules: depth, pending, in_flight, held_by_dead_workers, failed, dead, oldest_age_s = seconds since the oldest message was queued, workers serving it, done since done_since = the last hour or the current run, rate_per_min, eta_s; dead_letter), work_by_stage, stuck (documents that cannot advance on their own, with a hint) and worker (last_heartbeat, alive, running, dead). Counts only, never text.';
 
 --
 -- Name: temporal_signal(text, date); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -4583,6 +4666,7 @@ def packet(
     today=None,
     order=None,
     choose_facts=None,
+    timeline="",
 ):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -4590,7 +4674,8 @@ def packet(
     (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
-    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
+    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
+    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
@@ -4600,7 +4685,7 @@ def packet(
         facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
-    nothing = not found and not facts
+    nothing = not found and not facts and not (report.get("timeline") or {}).get("answer")
     if nothing:
         chosen = chosen[:NEAREST_NOT_ANSWERS]
 
@@ -4651,7 +4736,7 @@ def packet(
     evidence = "## Evidence\n"
     if nothing:
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
-    fixed = head + fact_text + relation_text + capsule_text + evidence
+    fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
@@ -6743,6 +6828,7 @@ def packet(
     today=None,
     order=None,
     choose_facts=None,
+    timeline="",
 ):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -6750,7 +6836,8 @@ def packet(
     (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
-    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
+    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
+    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
@@ -6760,7 +6847,7 @@ def packet(
         facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
-    nothing = not found and not facts
+    nothing = not found and not facts and not (report.get("timeline") or {}).get("answer")
     if nothing:
         chosen = chosen[:NEAREST_NOT_ANSWERS]
 
@@ -6811,7 +6898,7 @@ def packet(
     evidence = "## Evidence\n"
     if nothing:
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
-    fixed = head + fact_text + relation_text + capsule_text + evidence
+    fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
@@ -8520,6 +8607,7 @@ def packet(
     today=None,
     order=None,
     choose_facts=None,
+    timeline="",
 ):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -8527,7 +8615,8 @@ def packet(
     (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
-    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
+    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
+    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
@@ -8537,7 +8626,7 @@ def packet(
         facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
-    nothing = not found and not facts
+    nothing = not found and not facts and not (report.get("timeline") or {}).get("answer")
     if nothing:
         chosen = chosen[:NEAREST_NOT_ANSWERS]
 
@@ -8588,7 +8677,7 @@ def packet(
     evidence = "## Evidence\n"
     if nothing:
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
-    fixed = head + fact_text + relation_text + capsule_text + evidence
+    fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
@@ -10353,6 +10442,7 @@ def packet(
     today=None,
     order=None,
     choose_facts=None,
+    timeline="",
 ):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -10360,7 +10450,8 @@ def packet(
     (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
-    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
+    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
+    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
@@ -10370,7 +10461,7 @@ def packet(
         facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
-    nothing = not found and not facts
+    nothing = not found and not facts and not (report.get("timeline") or {}).get("answer")
     if nothing:
         chosen = chosen[:NEAREST_NOT_ANSWERS]
 
@@ -10421,7 +10512,7 @@ def packet(
     evidence = "## Evidence\n"
     if nothing:
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
-    fixed = head + fact_text + relation_text + capsule_text + evidence
+    fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
@@ -10632,6 +10723,1541 @@ def embedding_meaning(setting, timeout_s, calls_per_minute, budget_store, cache)
 def cosine(a, b):
     norm = math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
     return sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
+"""Questions the timeline answers by counting (stdlib only).
+
+Inlined into exo_private.build_packet (`# exo:include timeline`) and importable as plain Python
+for tests. "How many times did I go swimming in June?", "When did I last see Dr Hale?", "How
+much did I spend in March?", "How far did I cycle in total?", "On average how long were my
+runs?", "Which city did I visit most?": a question of how many, how much, how often, when
+first or last, which most, the longest, read by its syntax (AGGREGATE_KINDS) and answered from
+the events (exo_private.timeline_answer: one query), never from what a passage happens to say.
+
+What the question is about is read against the timeline's own vocabulary: its words (and
+their plain English inflections, exo_private.word_forms: "runs", "swimming") against the
+activities and the words that
+named them in the text; its capitalised names against the people and places of the events;
+its dates by the temporal parser (the search report's span). A question whose activity, person
+or place the timeline does not know gets no number: the section says how it read the question
+and that the timeline holds no such event, and the evidence follows.
+"""
+
+import datetime
+import json
+import re
+
+"""Retrieval logic that is not a query (stdlib only).
+
+Inlined into exo_private.retrieve (`# exo:include search`) and importable as
+plain Python for tests. The database runs the stage queries; this module decides
+what the query words are, which candidates a workspace admits, how the combined
+pool is ordered, and what a context packet holds.
+"""
+
+import datetime
+import json
+import math
+import re
+
+"""Text normalisation shared by the database and the worker (stdlib only).
+
+Inlined into plpython3u functions by the migrator (`# exo:include textnorm`),
+and importable as plain Python for tests.
+"""
+
+import re
+import unicodedata
+
+_SPACE = re.compile(r"\s+")
+_EDGE_PUNCT = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+
+def canonical_key(name):
+    """The identity key of a name: NFKC, case-folded, inner whitespace collapsed,
+    surrounding quotes and punctuation removed. "  Jane  DOE. " -> "jane doe".
+    Returns None for None or for a name with nothing left."""
+    if name is None:
+        return None
+    text = unicodedata.normalize("NFKC", name).casefold()
+    text = _SPACE.sub(" ", text).strip().strip(_EDGE_PUNCT).strip()
+    return text or None
+
+PRESENT_BANDS = ("current", "recent")
+ALL_BANDS = ("current", "recent", "archival")
+MAX_QUERY_CHARS = 1000  # the query's words, n-grams and identifiers come from this much of it
+MAX_INPUT_CHARS = 2000  # a search reads no more of a query (the temporal scan and the embedding)
+MAX_NGRAM = 6
+MAX_IDENTIFIERS = 8
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
+_QUOTED = re.compile(r"\"([^\"]{3,100})\"")
+_EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
+# The start of a message line in a chat chunk: its time (or "(undated)") and its sender; in a
+# packet's excerpt the time without the day its citation names (without_day).
+_CHAT_LABEL = re.compile(r"^((?:\d{4}-\d\d-\d\d )?\d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
+# Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
+STOPWORDS = frozenset(
+    """a about above after again all am an and any are as at be been before being below between both
+    but by can could did do does doing down during each few for from further had has have having he
+    her here hers him his how i if in into is it its just me more most my no nor not now of off on
+    once only or other our out over own same she should so some such than that the their them then
+    there these they this those through to too under until up very was we were what when where which
+    while who whom whose why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
+)
+
+# -- the query ---------------------------------------------------------------------------
+
+def query_words(query):
+    """The query's words, lower-cased, in order (its first MAX_QUERY_CHARS characters)."""
+    return [w.casefold() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
+
+def content_words(query):
+    """Distinct words of the query that are not stopwords, in order."""
+    seen = []
+    for word in query_words(query):
+        if word not in STOPWORDS and word not in seen:
+            seen.append(word)
+    return seen
+
+def _key_runs(tokens, max_n, keep):
+    """Canonical keys of every run of 1..max_n tokens, distinct, in order, that `keep` accepts."""
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(tokens) - n + 1):
+            key = canonical_key(" ".join(tokens[i : i + n]))
+            if key and keep(key) and key not in keys:
+                keys.append(key)
+    return keys
+
+def ngram_keys(query, max_n=MAX_NGRAM):
+    """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
+    or a title can only match one of these)."""
+    tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
+    return _key_runs(tokens, max_n, lambda key: True)
+
+def name_keys(query, max_n=3):
+    """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
+    question writes it, without the punctuation around it ("Priya's" is "priya")."""
+    return _key_runs(query_words(query), max_n, lambda key: len(key) > 1 and key not in STOPWORDS)
+
+def title_keys(query, max_n=MAX_NGRAM):
+    """Runs of 1..max_n query words joined by single spaces: documents.title_key's form, which
+    lower-cases (SQL lower(), not casefold: "Straße" stays "straße")."""
+    words = [w.lower() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(words) - n + 1):
+            key = " ".join(words[i : i + n])
+            if (n > 1 or len(key) >= 4) and key not in STOPWORDS and key not in keys:
+                keys.append(key)
+    return keys
+
+def identifiers(query):
+    """Strings to find verbatim: quoted phrases, and tokens that mix letters with digits or
+    carry inner punctuation (host names, ticket ids, file names, versions). Abbreviations of
+    single letters ("e.g.", "U.S.") are not identifiers."""
+    text = (query or "")[:MAX_QUERY_CHARS]
+    found = [m.group(1).strip() for m in _QUOTED.finditer(text)]
+    for token in text.split():
+        token = token.strip(_EDGE)
+        if not 3 <= len(token) <= 100:
+            continue
+        has_digit = any(c.isdigit() for c in token)
+        has_alpha = any(c.isalpha() for c in token)
+        inner = _IDENTIFIER_INNER.search(token[1:-1]) and any(len(w) > 1 for w in _WORD.findall(token))
+        if has_alpha and (has_digit or inner):
+            found.append(token)
+    unique = []
+    for item in found:
+        if item and item.casefold() not in [u.casefold() for u in unique]:
+            unique.append(item)
+    return unique[:MAX_IDENTIFIERS]
+
+def file_keys(query):
+    """Lower-cased tokens that could be a file name or a file's stem."""
+    return [i.casefold().rsplit("/", 1)[-1] for i in identifiers(query) if " " not in i]
+
+def stems(text):
+    """The words of `text` by their first five letters, casefolded (a cheap stem: "replication"
+    meets "replicas", "invoiced" meets "invoices")."""
+    return {w[:5] for w in _WORD.findall(text.casefold())}
+
+def stem(word):
+    """A word without its commonest English endings ("living", "lives", "lived" -> "liv")."""
+    for end in ("ing", "ed", "es", "s", "e"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            return word[: -len(end)]
+    return word
+
+def coverage(body, words):
+    """The share of `words` (a query's content words) among the words of `body`, compared by
+    their stems(); 0 without words."""
+    if not words:
+        return 0.0
+    held = stems(body)
+    return sum(1 for w in words if w[:5] in held) / len(words)
+
+# -- bands and deference ------------------------------------------------------------------
+
+def archive_decision(signal, open_archive):
+    """(open, why): whether the archival band opens before any search, and why."""
+    if open_archive is True:
+        return True, "the caller opened the archive"
+    if open_archive is False:
+        return False, "the caller kept the archive closed"
+    if signal.get("opens_archive"):
+        texts = [s["text"] for s in signal.get("signals", []) if s.get("opens_archive")]
+        return True, "temporal signal: " + ", ".join(repr(t) for t in texts)
+    return False, None
+
+class Deference:
+    """Which charged subjects of one search stay withheld, and why the others are released.
+
+    Time and care are separate decisions. An open archive (a temporal signal or open_archive,
+    never the fallback taken when nothing present answers) opens archival bands; it releases a
+    subject only when the question also names it, by name or alias. Bridging a subject releases
+    it wherever it is. `time_releases` (the setting deference.time_releases) restores the looser
+    rule: an open archive alone releases every subject.
+
+    Every charged subject counts, whether it is on the deference list or only declared charged
+    by a document's frontmatter (over-withholding is the safe direction); a subject on the list
+    answers to its name and every alias.
+    """
+
+    def __init__(
+        self, deferred, bridge=None, query="", archive_open=False, archive_why=None, time_releases=False
+    ):
+        self.groups = [
+            {k for k in (canonical_key(n) for n in [s["subject"], *s.get("aliases", [])]) if k}
+            for s in deferred
+        ]
+        self.bridged = self.released_keys(bridge or [])
+        self.asked = set(ngram_keys(query))
+        self.archive_open = bool(archive_open)
+        self.archive_why = archive_why
+        self.time_releases = bool(time_releases)
+
+    def names(self, subject):
+        """Canonical keys a subject answers to: all names of its deferred subject(s), else its own."""
+        key = canonical_key(subject)
+        if not key:
+            return set()
+        keys = {key}
+        for group in self.groups:
+            if key in group:
+                keys |= group
+        return keys
+
+    def released_keys(self, bridge):
+        """The keys a bridge opens: each bridged name not on the list, and every name of a bridged
+        deferred subject that no unbridged subject shares (an alias two subjects share stays
+        closed until both are bridged: bridging one person never opens another's material)."""
+        given = {k for k in (canonical_key(b or "") for b in bridge) if k}
+        bridged = [g for g in self.groups if g & given]
+        unbridged = [g for g in self.groups if not g & given]
+        listed = set().union(*self.groups)
+        opened = set().union(*bridged) - set().union(*unbridged)
+        return (given - listed) | opened
+
+    def why_released(self, subject):
+        """Why a charged subject is released in this search, or None while it is withheld."""
+        names = self.names(subject)
+        if canonical_key(subject) in self.bridged:
+            return "bridged"
+        if not self.archive_open:
+            return None
+        named = sorted(names & self.asked, key=lambda k: (-len(k), k))
+        if named:
+            return f"the question names {named[0]!r} and the archive is open ({self.archive_why})"
+        if self.time_releases:
+            return f"time releases (deference.time_releases) and the archive is open ({self.archive_why})"
+        return None
+
+    def withheld(self, charged):
+        """The charged subjects of one chunk that keep it out of the results."""
+        return [s for s in charged if self.why_released(s) is None]
+
+    def released_keys_of_search(self):
+        """The canonical keys of the charged subjects this search releases, by why_released's
+        rule, for the stages' SQL (their `released` parameter): None when every one is (time
+        releases and the archive is open)."""
+        if self.archive_open and self.time_releases:
+            return None
+        keys = set(self.bridged)
+        if self.archive_open:
+            keys |= self.asked  # a subject on no list answers to its own name
+            for group in self.groups:
+                if group & self.asked:
+                    keys |= group
+        return sorted(keys)
+
+def released(results, why):
+    """What charged material a search hands out: per (subject, workspace) the chunks among
+    `results` charged for it, and `why(subject)` it was released (Deference.why_released)."""
+    counts = {}
+    for r in results:
+        for subject in r.get("charged") or []:
+            counts[(subject, r["workspace"])] = counts.get((subject, r["workspace"]), 0) + 1
+    return [
+        {"subject": subject, "workspace": workspace, "chunks": n, "why": why(subject)}
+        for (subject, workspace), n in sorted(counts.items())
+    ]
+
+# -- admitting candidates into a workspace's pool -------------------------------------------
+
+class WorkspacePool:
+    """The candidates one workspace contributes, in the order its stages found them. Nothing
+    withheld ever comes here: the stages' SQL leaves it out (exo_private.stage_sql)."""
+
+    def __init__(self, workspace, cap, need):
+        self.workspace = workspace
+        self.cap = cap
+        self.need = min(need, cap)
+        self.hits = []
+        self.seen = set()
+        self.stages = []
+
+    @property
+    def confident(self):
+        return sum(1 for h in self.hits if h["confident"])
+
+    def wants_more(self):
+        """(True, None) while a stage should run, else (False, why it is skipped)."""
+        if len(self.hits) >= self.cap:
+            return False, "the workspace holds per_workspace candidates"
+        if self.confident >= self.need:
+            return False, f"enough confident candidates ({self.confident} of {self.need})"
+        return True, None
+
+    def admit(self, stage, rows):
+        """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
+        admitted = 0
+        for row in rows:
+            chunk = row["chunk_id"]
+            if chunk in self.seen:
+                continue
+            self.seen.add(chunk)
+            if len(self.hits) >= self.cap:
+                continue
+            self.hits.append(
+                {
+                    "chunk_id": chunk,
+                    "workspace": self.workspace,
+                    "stage": stage,
+                    "score": row["score"],
+                    "confident": bool(row["confident"]),
+                    "detail": row.get("detail"),
+                    "match": row.get("match", stage),
+                    "charged": list(row.get("charged") or []),  # released: report["released"] names them
+                }
+            )
+            admitted += 1
+        return admitted
+
+def named_subjects(query, deferred):
+    """The deferred subjects the query names, by subject or alias."""
+    keys = set(ngram_keys(query))
+    return [
+        s["subject"]
+        for s in deferred
+        if any(canonical_key(n) in keys for n in [s["subject"], *s.get("aliases", [])] if canonical_key(n))
+    ]
+
+def hints(charged_counts, withheld, how):
+    """One hint per (subject, workspace) the search left withheld, never their text: for every
+    subject charged in a workspace searched that this search does not release, however the
+    question is worded (a hint that came only when a query word hit withheld material would tell
+    which words it holds). `charged_counts` {(subject, workspace): charged chunks}; `withheld`
+    (Deference.withheld) keeps the subjects still closed."""
+    return [
+        {"subject": subject, "workspace": workspace, "chunks": n, "how": how(subject)}
+        for (subject, workspace), n in sorted(charged_counts.items())
+        if n > 0 and withheld([subject])
+    ]
+
+# -- the combined-pool rank -----------------------------------------------------------------
+
+# Matches that answer by what they are, whatever words they share: an identifier, a title or file
+# name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
+ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
+
+def answer_words(terms, entities):
+    """The question's content words that say what it asks about: not words of the names it gives
+    (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
+    answer), nor shorter than three letters (the "s" of "John's")."""
+    named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
+    return [w for w in terms if w not in named and len(w) >= 3]
+
+# A word this many chunks hold is a common one: it says little of what a question asks about.
+COMMON_WORD_CHUNKS = 20
+
+def answer_check(candidates, similarity, close, word_uses):
+    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
+    by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
+    (where the embedding rerank ran); else unless the question asks about a word no passage open to
+    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
+    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
+    paraphrase ("gift" for a message that says "present") still answers through its other words."""
+    sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
+    check = {"best_similarity": max(sims, default=None)}
+    if not candidates:
+        return dict(check, found=False, why="no passage matched the question")
+    if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
+        return dict(check, found=True, why="an exact match")
+    if sims and max(sims) >= close:
+        return dict(check, found=True, why="a passage close in meaning")
+    uses = word_uses()
+    absent = [w for w, n in uses.items() if n == 0]
+    specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    if absent and (not specific or 2 * len(absent) > len(uses)):
+        named = ", ".join(repr(w) for w in absent)
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named}, and none comes close in meaning",
+        )
+    return dict(check, found=True, why="the memory uses the question's words")
+
+def deterministic_relevance(candidate, weights):
+    """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
+    of a typed walk (match "path") covers the question by the walk: its entity and relation words
+    chose the chunk, which need share no word with it ("the sister of X works for" ends at a team
+    mail that names neither X nor a sister)."""
+    stage = weights["stage"].get(candidate["stage"], 0.5)
+    coverage = 1.0 if candidate.get("match") == "path" else candidate.get("coverage") or 0.0
+    return 0.5 * stage + 0.5 * coverage
+
+def priority(candidate, weights, recency=True):
+    """Band weight (only under recency preference), times the boost of how the chunk matched
+    (a document named by title or file name outranks one that only mentions it), times the
+    canonical boost."""
+    value = weights["band"].get(candidate["band"], 1.0) if recency else 1.0
+    value *= weights.get("match", {}).get(candidate.get("match"), 1.0)
+    if candidate.get("canonical"):
+        value *= weights["canonical"]
+    return value
+
+# A question about the present state of things ("where does she live now?"): among evidence of
+# like relevance, the newest value is the answer, so recency counts over months, not years.
+_ASKS_PRESENT = re.compile(
+    r"\b(?:now|nowadays|currently|current|these days|at the moment|at present|still|any ?more|lately|latest)\b",
+    re.I,
+)
+
+def asks_present(query):
+    """Whether a question asks what is true now (a present-state word such as "now", "currently",
+    "these days", "still")."""
+    return bool(_ASKS_PRESENT.search(query or ""))
+
+# The longest span of days a question may name for the days themselves to rank (a day, a week, a
+# month): longer ones (a year, a decade) rank by year.
+NAMED_DAYS_MAX = 62
+
+def named_days(span):
+    """(first, last) day ordinals of the span a question names (temporal.detect's span) when it
+    is a day, a week or a month; None otherwise."""
+    if not span:
+        return None
+    first = datetime.date.fromisoformat(span["first"]).toordinal()
+    last = datetime.date.fromisoformat(span["last"]).toordinal()
+    return (first, last) if last - first < NAMED_DAYS_MAX else None
+
+def freshness(candidate, weights, today_ordinal, years, recency=True, present=False, days=None):
+    """Closeness to the days (named_days) or else the years the question names: within a week's
+    or the span's length of it, falling to date_miss_floor; else, under recency preference,
+    recency (over present_half_life_days for a question about the present); else (the archive
+    is open) neutral."""
+    if candidate.get("canonical"):
+        return 1.0  # a canonical document is current by declaration, whatever its date
+    written = candidate.get("written_ordinal")
+    if written is None:
+        return weights["freshness_floor"]
+    if days:
+        first, last = days
+        miss = first - written if written < first else written - last if written > last else 0
+        return max(weights["date_miss_floor"], 1.0 - miss / max(7, last - first + 1))
+    if years:
+        year = candidate["written_year"]
+        first, last = min(years), max(years)
+        miss = first - year if year < first else year - last if year > last else 0
+        return max(weights["freshness_floor"], 1.0 - weights["year_miss_per_year"] * miss)
+    if not recency:
+        return 1.0
+    age = max(0, today_ordinal - written)
+    half_life = weights["present_half_life_days"] if present else weights["freshness_half_life_days"]
+    decay = 0.5 ** (age / float(half_life))
+    return weights["freshness_floor"] + (1.0 - weights["freshness_floor"]) * decay
+
+def normalise(scores):
+    """Scores of any scale to 0.05..1 (min-max), so a backend's relevance multiplies like another's."""
+    values = [s for s in scores.values() if s is not None and math.isfinite(s)]
+    if not values:
+        return {k: 0.05 for k in scores}
+    low, high = min(values), max(values)
+    if not math.isfinite(high - low):  # the span overflows: halve everything first
+        values = {k: s / 2 for k, s in scores.items() if s is not None and math.isfinite(s)}
+        low, high = low / 2, high / 2
+    else:
+        values = {k: s for k, s in scores.items() if s is not None and math.isfinite(s)}
+    span = high - low
+    return {
+        k: (0.05 if k not in values else 1.0 if span == 0 else 0.05 + 0.95 * (values[k] - low) / span)
+        for k in scores
+    }
+
+def blend(backend, deterministic, share):
+    """A backend's relevance mixed with the deterministic one: `share` of it from the backend,
+    so what found a chunk and how much of the query it covers still count."""
+    return {k: share * backend.get(k, 0.0) + (1.0 - share) * v for k, v in deterministic.items()}
+
+def from_ranking(ranked_ids, ids):
+    """Relevance from an ordered id list (a listwise reply): first 1.0, falling linearly.
+
+    Enforces the permutation: ids the reply invented or repeated are dropped, ids it left
+    out follow in their incoming order."""
+    order = []
+    for i in ranked_ids:
+        if i in ids and i not in order:
+            order.append(i)
+    order += [i for i in ids if i not in order]
+    n = len(order)
+    return {chunk: 1.0 - (rank / n) * 0.95 for rank, chunk in enumerate(order)}
+
+def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False, days=None):
+    """The candidates in final order, each with its relevance and score.
+
+    A reranker only reorders: the chunks out are exactly the chunks in, whatever the
+    backend returned (a missing relevance counts as the lowest)."""
+    ranked = []
+    for c in candidates:
+        r = relevance.get(c["chunk_id"])
+        r = 0.0 if r is None or not math.isfinite(r) else r
+        score = (
+            r
+            * priority(c, weights, recency)
+            * freshness(c, weights, today_ordinal, years, recency, present, days)
+        )
+        ranked.append(dict(c, relevance=round(r, 4), score=round(score, 6)))
+    ranked.sort(key=lambda c: (-c["score"], -c["relevance"], c["chunk_id"]))
+    if sorted(c["chunk_id"] for c in ranked) != sorted(c["chunk_id"] for c in candidates):
+        raise AssertionError("rerank changed the set of candidates")
+    return ranked
+
+def listwise_prompt(query, candidates, excerpt_chars):
+    """The chat messages asking a model to order candidates by usefulness for the query."""
+    lines = ["[{}] {}".format(c["chunk_id"], " ".join(c["body"].split())[:excerpt_chars]) for c in candidates]
+    return [
+        {
+            "role": "system",
+            "content": "You rank passages by how well they answer a question. Reply with JSON only.",
+        },
+        {
+            "role": "user",
+            "content": "Question: "
+            + query[:MAX_QUERY_CHARS]
+            + "\n\nPassages:\n"
+            + "\n".join(lines)
+            + '\n\nReply as {"ranking": [ids, most useful first]}.',
+        },
+    ]
+
+def parse_listwise(content, ids):
+    """The ids a listwise reply ranks, in its order; ValueError when it ranks none of ours."""
+    import json
+
+    try:
+        reply = json.loads(content or "")
+    except ValueError:
+        # A reply cut off at its token cap: the ids it managed to list still count.
+        match = re.search(r"\[\s*(\d[\d,\s]*)", content or "")
+        if not match:
+            raise ValueError("the reply is neither JSON nor holds a list of ids") from None
+        reply = {"ranking": [int(x) for x in re.findall(r"\d+", match.group(1))]}
+    ranking = reply.get("ranking") if isinstance(reply, dict) else reply
+    if not isinstance(ranking, list):
+        raise ValueError("the reply has no ranking list")
+    ranked = [i for i in ranking if isinstance(i, int) and not isinstance(i, bool) and i in ids]
+    if not ranked:
+        raise ValueError("the ranking names none of the candidates")
+    return ranked
+
+# -- the context packet -----------------------------------------------------------------------
+
+NOTHING_ANSWERS = "Nothing in the memory answers this question"
+NEAREST_NOT_ANSWERS = 2
+
+def estimate_tokens(text):
+    """Tokens of a text, estimated as one per four characters (rounded up)."""
+    return (len(text) + 3) // 4
+
+def sentence_spans(body):
+    """(start, end) of each sentence of a chunk's body (a blank line or a list item ends one, too),
+    trimmed of surrounding whitespace."""
+    spans = []
+    start = 0
+    for m in [*_SENTENCE_END.finditer(body), None]:
+        end = m.start() if m else len(body)
+        a, b = start, end
+        while a < b and body[a].isspace():
+            a += 1
+        while b > a and body[b - 1].isspace():
+            b -= 1
+        if b > a:
+            spans.append((a, b))
+        if m:
+            start = m.end()
+    return spans
+
+def richest_sentence(text, spans, words):
+    """The index of the span of `text` holding most of `words` (the first of equals)."""
+    wanted = set(words)
+
+    def hits(span):
+        return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
+
+    return max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+
+def excerpt(body, words, max_chars):
+    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    spans = sentence_spans(text)
+    best = richest_sentence(text, spans, words)
+    lo = hi = best
+    while True:
+        grown = False
+        if hi + 1 < len(spans) and spans[hi + 1][1] - spans[lo][0] <= max_chars:
+            hi += 1
+            grown = True
+        if lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:
+            lo -= 1
+            grown = True
+        if not grown:
+            break
+    a, b = spans[lo][0], spans[hi][1]
+    if b - a > max_chars:  # one sentence longer than the excerpt
+        b = a + max_chars
+    passage = text[a:b].strip()
+    return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
+
+def said(body):
+    """What a chat chunk's messages say, without their time and sender labels: a question naming
+    the other person matches the sender of half the lines, which says nothing about which one
+    answers it."""
+    return _CHAT_LABEL.sub("", body)
+
+def chat_messages(body):
+    """The messages of a chat chunk's body, each its lines joined: an unindented line starts a
+    message, an indented one continues it."""
+    messages = []
+    for line in body.strip().split("\n"):
+        if messages and line[:1].isspace():
+            messages[-1] += "\n" + line
+        else:
+            messages.append(line)
+    return messages
+
+def _grow(units, best, max_chars, last=None):
+    """(lo, hi): the run of units from `best` to `last` (default `best`), joined by newlines
+    within max_chars, grown one unit after it (an answer is often a reply) and one before it at a
+    time while they fit."""
+    lo, hi = best, best if last is None else last
+    size = sum(len(u) + 1 for u in units[lo : hi + 1]) - 1
+    while True:
+        grown = False
+        if hi + 1 < len(units) and size + 1 + len(units[hi + 1]) <= max_chars:
+            hi += 1
+            size += 1 + len(units[hi])
+            grown = True
+        if lo > 0 and size + 1 + len(units[lo - 1]) <= max_chars:
+            lo -= 1
+            size += 1 + len(units[lo])
+            grown = True
+        if not grown:
+            return lo, hi
+
+def richest_unit(units, words):
+    """The index of the chat unit (message or line) whose said() words hold most of `words`,
+    compared by their first five letters, as coverage() does (the first of equals)."""
+    wanted = {w[:5] for w in words}
+    hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
+    return max(range(len(units)), key=lambda i: (hits[i], -i))
+
+# A message that holds this share of the question's words is the one asked about, whatever the
+# vectors say ("solid team quite progress": the message those words come from).
+ANSWER_COVERAGE = 2 / 3
+
+def answering_message(messages, words, similarity=None):
+    """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
+    words) and asks nothing itself, the most similar such; else the message most similar to the
+    question (`similarity`, one per message, from their vectors), or else the one richest in
+    `words`."""
+    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
+
+    def close(i):
+        return (similarity[i] or -1.0) if known else 0.0
+
+    holding = [
+        i
+        for i, m in enumerate(messages)
+        if len(words) >= 2
+        and coverage(said(m), words) >= ANSWER_COVERAGE
+        and not said(m).rstrip().endswith("?")
+    ]
+    if holding:
+        return max(holding, key=lambda i: (coverage(said(messages[i]), words), close(i), -i))
+    if known:
+        return max(range(len(messages)), key=close)
+    return richest_unit(messages, words)
+
+def answering_line(c, words):
+    """The line a candidate's excerpt centres on: the answering message of a chat window, with its
+    time and sender, or the sentence of a document richest in `words`."""
+    text = c["body"].strip()
+    if c.get("chat"):
+        messages = chat_messages(text)
+        return messages[answering_message(messages, words, c["chat"].get("similarity"))]
+    spans = sentence_spans(text)
+    if not spans:
+        return text
+    a, b = spans[richest_sentence(text, spans, words)]
+    return text[a:b]
+
+def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
+    """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
+    one per message, from their vectors) or else the one richest in `words` in what it says
+    (said(); compared by their first five letters, as coverage() does), whole up to max_chars
+    with the reply when it asks a question, and its neighbours while the excerpt stays within
+    context_chars (default max_chars), plus the ellipsis marks. A message longer than max_chars keeps its time and sender and whole lines
+    around its line richest in `words`; only a line longer than the limit is cut."""
+    text = body.strip()
+    room = max_chars if context_chars is None else min(context_chars, max_chars)
+    if len(text) <= room:
+        return text
+    messages = chat_messages(text)
+    best = answering_message(messages, words, similarity)
+    # A message that asks is answered by the next one: the two are the excerpt's core.
+    last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
+    core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
+    if core > max_chars:
+        last, core = best, len(messages[best])
+    if core <= max_chars:
+        lo, hi = _grow(messages, best, max(room, core), last)
+        passage = "\n".join(messages[lo : hi + 1])
+        return ("...\n" if lo > 0 else "") + passage + ("\n..." if hi + 1 < len(messages) else "")
+    # One message longer than the excerpt: its label, then its richest lines.
+    label = _CHAT_LABEL.match(messages[best])
+    label = label.group() if label and label.end() <= max_chars // 2 else ""
+    lines = messages[best][len(label) :].split("\n")
+    room = max_chars - len(label)
+    at = richest_unit(lines, words)
+    if len(lines[at]) > room:
+        return label + excerpt(lines[at], words, room)
+    lo, hi = _grow(lines, at, room)
+    passage = "\n".join(lines[lo : hi + 1]).lstrip()  # a continuation line's indent goes after "... "
+    return (
+        label
+        + ("... " if lo > 0 else "")
+        + passage
+        + ("\n..." if hi + 1 < len(lines) or best + 1 < len(messages) else "")
+    )
+
+def without_day(passage, day):
+    """A chat passage's message lines with their time only where their day is `day`: a window
+    never spans two days, and its citation names the day."""
+    prefix = day + " "
+    return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
+
+def chunk_excerpt(c, words, max_chars, chat_chars=None):
+    """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
+    citation names; neighbours of the answering message within chat_chars), sentences for a
+    document's. In a chat, the participants' names are no words to match: "What about Kate?"
+    in a chat with Kate says nothing of what the question asks."""
+    if c.get("chat"):
+        start = chat_start(c["body"])
+        body = without_day(c["body"], start[:10]) if start else c["body"]
+        named = {w.casefold() for s in c["chat"].get("senders") or [] for w in _WORD.findall(s)}
+        asked = [w for w in words if w not in named]
+        return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars)
+    return excerpt(c["body"], words, max_chars)
+
+def cut_at(detail, moment):
+    """A pool_details row as of `moment` (a datetime; None: now): a chat window without the
+    messages sent after it (its body's messages and chat.message_ids and chat.sent_at alike); None
+    when none is left, or when its body does not show one message per id (it cannot be cut
+    exactly, so nothing of it is shown). Anything else as it is."""
+    chat = json.loads(detail["chat"]) if detail.get("chat") else None
+    if moment is None or not chat or not chat.get("sent_at"):
+        return detail
+    sent = [None if t is None else datetime.datetime.fromisoformat(t) for t in chat["sent_at"]]
+    keep = [i for i, t in enumerate(sent) if t is None or t <= moment]
+    if len(keep) == len(sent):
+        return detail
+    messages = chat_messages(detail["body"].strip())
+    if not keep or len(messages) != len(sent):
+        return None
+    cut = dict(
+        chat, message_ids=[chat["message_ids"][i] for i in keep], sent_at=[chat["sent_at"][i] for i in keep]
+    )
+    return dict(detail, body="\n".join(messages[i] for i in keep), chat=json.dumps(cut))
+
+def chat_start(body):
+    """The time of a chat chunk's first message as its lines show it ("2024-03-04 09:12"), or
+    None when it is undated."""
+    label = _CHAT_LABEL.match(body)
+    return label.group(1) if label and len(label.group(1)) == 16 else None
+
+def citation(c):
+    """A chunk's citation label: workspace, path, date and band; for a chat chunk, workspace,
+    the conversation's title and its first message's time as the chunk shows it."""
+    if c.get("chat"):
+        when = chat_start(c["body"]) or "undated"
+        return '{}:chat "{}" {}'.format(c["workspace"], c["chat"]["title"], when)
+    date = c.get("written_at") or "undated"
+    return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
+
+def capsule_section(chosen, capsules, words, budget, cfg):
+    """The packet's "## Capsules" section: the fresh capsules of the documents the chosen evidence
+    comes from (in its order, at most cfg["max"]), each cut to whole lines, those richest in the
+    question's `words` first, within cfg["chars"] characters and all within cfg["share"] of the
+    budget; each cites the chunks its lines come from. Returns (text, shown, stale ids, withheld
+    ids); a stale or withheld capsule is never shown: the evidence stands alone."""
+    by_document = {k["document_id"]: k for k in capsules}
+    fresh, stale, withheld = [], [], []
+    for c in chosen:
+        k = by_document.pop(c["document_id"], None)
+        if k is None:
+            continue
+        if k["state"] == "fresh":
+            fresh.append((c, k))
+        else:
+            (stale if k["state"] == "stale" else withheld).append(k["capsule_id"])
+    fresh = fresh[: cfg["max"]] if cfg else []
+    room = int(budget * 4 * cfg["share"]) // max(1, len(fresh)) if fresh else 0
+    chars = min(cfg["chars"], room) if fresh else 0
+    if chars < 200:  # a tiny budget holds evidence, not summaries
+        return "", [], stale, withheld
+    wanted = {w[:5] for w in words}
+    blocks, shown = [], []
+    for c, k in fresh:
+        lines = k["body"].split("\n")
+        hits = [len(wanted & {w[:5] for w in _WORD.findall(line.casefold())}) for line in lines]
+        kept, size = [], 0
+        for i in sorted(range(len(lines)), key=lambda i: (-hits[i], i)):
+            if size + len(lines[i]) + 1 <= chars:
+                kept.append(i)
+                size += len(lines[i]) + 1
+        kept.sort()
+        cited = sorted({k["sentences"][i]["chunk_id"] for i in kept})
+        n = f"C{len(shown) + 1}"
+        head = "[{}] summary of {}; cites chunk(s) {}".format(n, citation(c), ", ".join(map(str, cited)))
+        text = "\n".join(lines[i] for i in kept) + ("\n..." if len(kept) < len(lines) else "")
+        blocks.append(head + "\n" + text + "\n\n")
+        shown.append(
+            {
+                "n": n,
+                "capsule_id": k["capsule_id"],
+                "document_id": k["document_id"],
+                "citation": citation(c),
+                "chunk_ids": cited,
+                "builder": k["builder"],
+            }
+        )
+    return "## Capsules\n" + "".join(blocks), shown, stale, withheld
+
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
+_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself)\b", re.I)
+
+def first_person(query):
+    """Whether a question is asked in the first person ("Where do I live now?"), so that it is
+    about the owner: "I" counts only as a capital (a lower-case "i" is a list item or a typo)."""
+    text = (query or "")[:MAX_QUERY_CHARS]
+    return bool(_FIRST_PERSON.search(text) or _FIRST_PERSON_LOWER.search(text))
+
+def fact_moment(report):
+    """The day whose facts a packet opens with: the search's as_of day, or, for a question about
+    the past (a year it names, and not about the present), the last day of that year."""
+    day = report["as_of"]
+    temporal = report.get("temporal") or {}
+    years = temporal.get("years") or []
+    if years and not temporal.get("asks_present"):
+        day = min(day, f"{max(years):04d}-12-31")
+    return day
+
+def _fact_source(sources):
+    if not sources:
+        return "no open source"
+    first = sources[0]
+    if first.get("observation_id") is not None:
+        return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
+    return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
+
+def with_previous(rows):
+    """exo_private.packet_facts rows as the packet reads them: the rows valid at its moment (and
+    the withheld hints), each with `before`, the row of its line before it (previous_of), or None."""
+    before = {r["previous_of"]: r for r in rows if r.get("previous_of") is not None}
+    return [dict(r, before=before.get(r["fact_id"])) for r in rows if r.get("previous_of") is None]
+
+FACT_SHARE = 2
+"""The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
+
+def fact_section(facts, day, today, words=(), max_tokens=None):
+    """The packet's first section (none without facts): per subject and attribute the value of
+    the highest kind (observation, declared, extracted; exo_private.packet_facts gives them in
+    that order), with its date and source and the value before it (with_previous: "before: X
+    (FROM to TO)"); a kind that says otherwise is shown beside it, never dropped; withheld
+    facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
+    most words (`words`, the question's) with their attribute and value are kept, in their order,
+    and the section says how many it left out and where they are."""
+    if not facts:
+        return ""
+    lines = [] if day == today else [f"(as of {day})"]
+    groups, hints = {}, []
+    for f in facts:
+        if f.get("withheld"):
+            w = f["withheld"]
+            hints.append(
+                "- {} fact(s) about {} withheld (deferred subject). {}".format(
+                    w["facts"], w["subject"], w["how"]
+                )
+            )
+        else:
+            groups.setdefault((f["subject"], f["attribute"]), []).append(f)
+    entries = []  # (subject, attribute, values, line)
+    for (subject, attribute), rows in groups.items():
+        values = {}
+        for f in rows:
+            values.setdefault(f["value"], []).append(f)
+        described = [
+            "{} ({}, since {}; {})".format(
+                value,
+                "+".join(f["kind"] for f in said),
+                str(said[0]["valid_from"])[:10],
+                _fact_source(said[0]["sources"]),
+            )
+            for value, said in values.items()
+        ]
+        line = f"- {subject}, {attribute}: {described[0]}"
+        earlier = next(iter(values.values()))[0].get("before")
+        if earlier:
+            line += "; before: {} ({} to {})".format(
+                earlier["value"], str(earlier["valid_from"])[:10], str(earlier["valid_to"] or "")[:10] or "?"
+            )
+        if len(described) > 1:
+            line += "; sources disagree: " + "; ".join(described[1:])
+        entries.append((subject, attribute, " ".join(values), line))
+
+    def text(kept, left_out):
+        shown = [line for *_, line in kept]
+        if left_out:
+            subjects = ", ".join(sorted({s for s, *_ in left_out}))
+            shown.append(
+                f"- {len(left_out)} more fact(s) of {subjects} not shown: exo.facts(subject) lists them"
+            )
+        return "## Current facts\n" + "\n".join([*lines, *shown, *hints]) + "\n\n"
+
+    if max_tokens is None or estimate_tokens(text(entries, [])) <= max_tokens:
+        return text(entries, [])
+    asked = set(words)
+
+    def shared(entry):
+        _, attribute, value, _ = entry
+        return len(asked & set(query_words(attribute.replace("_", " ") + " " + value)))
+
+    kept = []
+    for entry in sorted(entries, key=shared, reverse=True):  # stable: equal ones keep their order
+        chosen = [x for x in entries if x in kept or x is entry]
+        if estimate_tokens(text(chosen, [x for x in entries if x not in chosen])) <= max_tokens:
+            kept.append(entry)
+    chosen = [x for x in entries if x in kept]
+    return text(chosen, [x for x in entries if x not in chosen])
+
+RELATION_LINES = 8
+"""At most this many lines of typed walks in a packet (and at most a third of its budget)."""
+
+def relation_section(report, ranked, budget):
+    """The packet's Relations section: the ways typed walks (report["paths"]) reached an answer
+    whose every relation a chunk among `ranked` states (so never one only withheld evidence
+    states), in the order `ranked` has their answers' chunks. Ways that differ only in their last
+    relation's far end share a line ("X SIBLING_OF A, B"); each relation cites its best-ranked
+    chunk. ("", []) when there are none or none fits."""
+    rank = {c["chunk_id"]: n for n, c in enumerate(ranked)}
+    lines = {}  # (workspace, the way before its last relation, that relation's start, predicate, direction)
+    for ws, walk in sorted((report.get("paths") or {}).items()):
+        for way in walk.get("ways") or []:
+            cited = [sorted((c for c in r["chunks"] if c in rank), key=rank.get)[:1] for r in way]
+            if not all(cited):
+                continue
+            way = [dict(r, chunks=c) for r, c in zip(way, cited, strict=True)]
+            last = way[-1]
+            forward = last["reached"] == last["object"]
+            start = last["subject"] if forward else last["object"]
+            before = tuple((r["subject"], r["predicate"], r["object"]) for r in way[:-1])
+            line = lines.setdefault(
+                (ws, before, start, last["predicate"], forward), [len(rank), way[:-1], []]
+            )
+            line[0] = min(line[0], rank[last["chunks"][0]])
+            line[2].append(last)
+    text, shown = [], []
+    for (ws, _, start, predicate, forward), (_, before, ends) in sorted(
+        lines.items(), key=lambda kv: kv[1][0]
+    ):
+        names = list(dict.fromkeys(r["reached"] for r in ends))
+        # A first name or surname beside the full name it stands for says nothing more.
+        answers = ", ".join(n for n in names if not any(m != n and n in m.split() for m in names))
+        said = ["{subject} {predicate} {object}".format(**r) for r in before]
+        said.append(f"{start} {predicate} {answers}" if forward else f"{answers} {predicate} {start}")
+        chunks = sorted({c for r in [*before, *ends] for c in r["chunks"]})
+        line = "- {} (chunk {})".format("; ".join(said), ", ".join(map(str, chunks)))
+        if (
+            len(text) >= RELATION_LINES
+            or estimate_tokens("## Relations\n" + "\n".join([*text, line])) > budget // 3
+        ):
+            break
+        text.append(line)
+        shown.extend({"workspace": ws, "relations": [*before, end]} for end in ends)
+    if not text:
+        return "", []
+    return "## Relations (typed walk; the chunks state them)\n" + "\n".join(text) + "\n\n", shown
+
+# A line this long that a passage centres on, said again in another, is shown once.
+SAME_LINE_CHARS = 20
+
+def packet_choice(query, ranked, settings):
+    """The candidates the packet may cite, in their order: within packet.min_relative_score of
+    the best score, none whose answering line (without time and sender) an earlier one already
+    centres on (a question asked again in another session, one file under two roots), at most
+    packet.max_chunks."""
+    words = content_words(query)
+    top = max((c["score"] for c in ranked), default=0.0)
+    keep, seen = [], set()
+    for c in ranked:
+        if top <= 0 or c["score"] < settings["packet.min_relative_score"] * top:
+            continue
+        line = " ".join(said(answering_line(c, words)).casefold().split())
+        if len(line) >= SAME_LINE_CHARS and line in seen:
+            continue
+        seen.add(line)
+        keep.append(c)
+    return keep[: settings["packet.max_chunks"]]
+
+def change_note(c, numbers):
+    """What a cited passage's change mark says (plpy/changes.py order_changes), after its
+    citation; `numbers` maps chunk ids to their block numbers."""
+    change = c.get("change")
+    if not change:
+        return ""
+    refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
+    if change["kind"] == "disagrees":
+        return f" (disagrees with {refs}, the same day)"
+    if change["kind"] == "later":
+        return f" (later, {change['day']}: {'updates' if change['update'] else 'differs from'} {refs})"
+    return f" (earlier, {change['day']}; superseded by {refs}?)"
+
+def packet(
+    query,
+    ranked,
+    hint_list,
+    report,
+    budget,
+    settings,
+    capsules=(),
+    facts=(),
+    today=None,
+    order=None,
+    choose_facts=None,
+    timeline="",
+):
+    """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
+    `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
+    those of them `choose_facts` (query, facts, cited passages, report) -> facts keeps
+    (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
+    rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
+    which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
+    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
+    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
+    words = content_words(query)
+    chosen = packet_choice(query, ranked, settings)
+    if order is not None:
+        chosen = order(query, chosen, report, ranked)
+    found = (report.get("answer") or {}).get("found") is not False
+    if choose_facts is not None:
+        facts = choose_facts(query, facts, chosen if found else [], report)
+    # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
+    # does either: said, with the two nearest passages.
+    nothing = not found and not facts and not (report.get("timeline") or {}).get("answer")
+    if nothing:
+        chosen = chosen[:NEAREST_NOT_ANSWERS]
+
+    head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
+    fact_text = fact_section(
+        facts, fact_moment(report) if facts else None, today, words, budget // FACT_SHARE
+    )
+    relation_text, relations = relation_section(report, ranked, budget)
+    capsule_text, shown, stale, withheld = capsule_section(
+        chosen, capsules, words, budget, settings.get("packet.capsules")
+    )
+    report.setdefault("capsules", {"served": [], "stale_skipped": []})["packet"] = {
+        "shown": [k["capsule_id"] for k in shown],
+        "stale_skipped": stale,
+        "withheld": withheld,
+    }
+    hint_lines = [
+        "- {} chunk(s) about {} in {} withheld (deferred subject). {}".format(
+            h["chunks"], h["subject"], h["workspace"], h["how"]
+        )
+        for h in hint_list
+    ]
+    hint_text = ("## Withheld\n" + "\n".join(hint_lines) + "\n\n") if hint_lines else ""
+    notes = []
+    if report.get("archive", {}).get("open"):
+        notes.append("archive open: " + str(report["archive"].get("why")))
+    for d in report.get("degradations", []):
+        notes.append("degraded: {} ({})".format(d["component"], d["error_class"]))
+    if stale:
+        notes.append(f"{len(stale)} stale capsule(s) skipped (a source changed since): raw evidence only")
+
+    why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
+
+    def provenance(used):
+        # What a reader of the packet should know of how it was made: deferred material released,
+        # the archive opened, a part degraded. Each cited chunk's stage and score, and the rerank,
+        # are in the packet's JSON (used, report), not in the text an agent pays for.
+        lines = []
+        cited = released(used, why)
+        if cited:  # the first note: a packet cut short keeps it
+            lines.append(
+                "note: released deferred material: "
+                + "; ".join("{subject} in {workspace} ({chunks} chunk(s): {why})".format(**r) for r in cited)
+            )
+        lines.extend("note: " + n for n in notes)
+        return "## Provenance\n" + "\n".join(lines) + "\n" if lines else ""
+
+    evidence = "## Evidence\n"
+    if nothing:
+        evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
+    fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
+    chat_chars = settings.get("packet.chat_excerpt_chars")
+    used, blocks = [], []
+    numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
+    for c in chosen:
+
+        def block(chars, c=c):
+            head = f"[{len(used) + 1}] {citation(c)}{change_note(c, numbers)}"
+            return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
+        # The best evidence gets twice the room: its answer is often a sentence or a message away
+        # from the one that shares the question's words.
+        chars = settings["packet.excerpt_chars"] * (1 if used else 2)
+        rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
+        if estimate_tokens(rest + block(chars)) > budget:
+            # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
+            chars = budget * 4 - len(rest + block(0)) - 8  # room for the ellipsis marks
+            if chars < 120:
+                break
+            blocks.append(block(chars))
+            used.append(c)
+            break
+        blocks.append(block(chars))
+        used.append(c)
+    if not used:
+        blocks = ["(nothing found)\n\n"]
+    text = fixed + "".join(blocks) + hint_text + provenance(used)
+    while estimate_tokens(text) > budget and hint_lines:
+        hint_lines.pop()  # a tiny budget: hints are cut before the text ever overflows
+        hint_text = ("## Withheld\n" + "\n".join(hint_lines) + "\n\n") if hint_lines else ""
+        text = fixed + "".join(blocks) + hint_text + provenance(used)
+    if estimate_tokens(text) > budget:
+        text = text[: max(0, budget * 4 - 4)].rstrip() + "\n..."
+        text = text[: budget * 4]
+    return {
+        "text": text,
+        "tokens": estimate_tokens(text),
+        "budget": budget,
+        "used": [
+            {
+                "n": n,
+                "chunk_id": c["chunk_id"],
+                "document_id": c["document_id"],
+                "conversation_id": c["chat"]["conversation_id"] if c.get("chat") else None,
+                "citation": citation(c),
+                "workspace": c["workspace"],
+                "path": c["path"],
+                "band": c["band"],
+                "written_at": c.get("written_at"),
+                "stage": c["stage"],
+                "score": c["score"],
+                "change": c.get("change"),
+            }
+            for n, c in enumerate(used, 1)
+        ],
+        "capsules": shown,
+        "relations": relations,
+        "hints": hint_list,
+    }
+
+# How a question asks to count, in the order they are told apart ("when did I last" before
+# "how many"; "on average how long" before "how long").
+AGGREGATE_KINDS = (
+    ("average", re.compile(r"\b(?:on )?average\b|\bmean\b|\btypically\b", re.I)),
+    ("longest", re.compile(r"\b(?:longest|furthest|farthest|biggest|largest|most expensive)\b", re.I)),
+    ("shortest", re.compile(r"\b(?:shortest|smallest|cheapest|least expensive)\b", re.I)),
+    ("last", re.compile(r"\bwhen\b.*\blast\b|\blast time\b|\bmost recent(?:ly)?\b", re.I)),
+    ("first", re.compile(r"\bwhen\b.*\bfirst\b|\bfirst time\b|\bearliest\b", re.I)),
+    (
+        "most",
+        re.compile(r"\b(?:which|what|who|where)\b.*\b(?:most|least)\b|\bmost (?:often|frequently)\b", re.I),
+    ),
+    (
+        "total",
+        re.compile(r"\bin total\b|\btotal\b|\baltogether\b|\bhow much\b|\bhow far\b|\bhow long\b", re.I),
+    ),
+    ("count", re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bhow frequently\b", re.I)),
+)
+# What a total or an average is of: its words.
+MEASURE_WORDS = {
+    "minutes": {"long", "time", "hours", "hour", "minutes", "minute", "duration", "mins"},
+    "km": {"far", "distance", "km", "kilometres", "kilometers", "miles", "mile"},
+    "amount": {
+        "spend",
+        "spent",
+        "cost",
+        "costs",
+        "pay",
+        "paid",
+        "money",
+        "pounds",
+        "dollars",
+        "euros",
+        "price",
+    },
+}
+# Words of the asking, the counting and the dating: none names what is counted.
+ASKING_WORDS = frozenset(
+    """how many much often times time total average mean typically altogether all when last first
+    most least longest furthest farthest biggest largest shortest smallest cheapest expensive
+    recent recently earliest which what who where number frequently did do does go went going
+    get got have had has spend spent usually ever year years month months week weeks day days
+    today yesterday ago between since until this next past per each every the in on at of
+    january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday morning evening night weekend quarter""".split()  # noqa: SIM905
+)
+# Verbs of being with someone or somewhere: with a person or place named, they add nothing.
+MEETING_WORDS = frozenset(
+    ["see", "saw", "seen", "meet", "met", "visit", "visited", "visiting", "catch", "caught"]
+)
+# What "which X" may ask of besides an activity: a place, a person.
+PLACE_CATEGORIES = frozenset(
+    [
+        "city",
+        "cities",
+        "town",
+        "towns",
+        "country",
+        "countries",
+        "place",
+        "places",
+        "restaurant",
+        "restaurants",
+        "cafe",
+        "pub",
+    ]
+)
+TRAVEL_CATEGORIES = frozenset(["city", "cities", "town", "towns", "country", "countries"])
+PERSON_CATEGORIES = frozenset(["who", "whom", "person", "people", "friend", "friends"])
+_NAME_RUN = re.compile(r"\b(?:Dr\.? |Mr\.? |Mrs\.? |Ms\.? )?[A-Z][\w'\u2019-]*(?: [A-Z][\w'\u2019-]*)*")
+_MONTHS_AND_DAYS = frozenset(w.capitalize() for w in ASKING_WORDS)
+LISTED = 12
+"""Events the section cites before it points to exo.events for the rest."""
+
+def aggregate_kind(query):
+    """The kind of counting a question asks for (AGGREGATE_KINDS), or None."""
+    for kind, pattern in AGGREGATE_KINDS:
+        if pattern.search(query or ""):
+            return kind
+    return None
+
+def measure_of(words, kind):
+    """What a total, average or longest is of: minutes, km or amount (MEASURE_WORDS), or None
+    (a count). "how many km" is a total of km, "how much did I spend" one of money."""
+    for measure, said in MEASURE_WORDS.items():
+        if said & set(words):
+            return measure
+    return "amount" if kind in ("total", "average") and "much" in words else None
+
+def names_in(query):
+    """The names a question gives ("Dr Hale", "New York", "Nadia"): runs of capitalised words,
+    not its first word when that is a question word, not month or weekday names."""
+    found = []
+    for m in _NAME_RUN.finditer(query or ""):
+        words = [w for w in m.group().split() if w not in _MONTHS_AND_DAYS and w.casefold() not in STOPWORDS]
+        if m.start() == 0 and words and words[0].casefold() in ASKING_WORDS | STOPWORDS:
+            words = words[1:]
+        if words and words != ["I"]:
+            found.append(" ".join(words))
+    return found
+
+class Reading:
+    """How the timeline reads a question: its kind, measure, range, activities, person, place."""
+
+    def __init__(self, query, report):
+        self.query = query
+        self.kind = aggregate_kind(query)
+        words = query_words(query)
+        self.measure = measure_of(words, self.kind)
+        span = (report.get("temporal") or {}).get("span") or {}
+        self.first, self.last = span.get("first"), span.get("last")
+        self.names = names_in(query)
+        named = {w.casefold() for n in self.names for w in n.split()}
+        measure_words = set().union(*MEASURE_WORDS.values())
+        self.words = [
+            w for w in words
+            if w not in STOPWORDS and w not in ASKING_WORDS and w not in measure_words and w not in named
+            and not w.isdigit() and len(w) >= 3
+        ]  # fmt: skip
+        self.person = self.place = None
+        self.activities = None
+        self.category = None
+        self.unknown = None
+        self.group = None
+
+    def read_names(self, known):
+        """The question's names against the timeline's people and places (known(name) ->
+        (events with that person, events at that place)): the first that names either."""
+        for name in self.names:
+            people, places = known(name)
+            if people and not self.person and people >= places:
+                self.person = name
+            elif places and not self.place:
+                self.place = name
+
+    def read_words(self, vocabulary):
+        """The question's other words against the timeline's activities (vocabulary(forms) ->
+        [activity]). With a person or place named, verbs of meeting add nothing; a "which X"
+        whose X is no activity asks for the most of a kind: places, people, or activities. Words
+        are looked up with their inflections undone (exo_private.word_forms: "runs", "swimming")."""
+        words = self.words
+        if self.person or self.place:
+            words = [w for w in words if w not in MEETING_WORDS]
+        if self.kind == "most":
+            categories = set(words) & (PLACE_CATEGORIES | PERSON_CATEGORIES)
+            if categories or "who" in query_words(self.query):
+                self.group = (
+                    "person"
+                    if (categories & PERSON_CATEGORIES or "who" in query_words(self.query))
+                    else "place"
+                )
+                if categories & TRAVEL_CATEGORIES:
+                    words = ["travel"]
+                else:
+                    words = [w for w in words if w not in categories]
+            else:
+                self.group = "activity"
+        found = vocabulary(words) if words else []
+        if found:
+            self.activities = found
+        elif words and self.group == "activity":
+            self.category = " ".join(words)  # "what exercise": no activity of that name
+        elif words and not (self.person or self.place):
+            self.unknown = " ".join(words)
+
+    @property
+    def order(self):
+        if self.kind in ("longest", "shortest"):
+            return f"{self.kind}_{self.measure or 'minutes'}"
+        return self.kind
+
+    def described(self):
+        """The reading in words: "count of swim (from 2025-06-01 to 2025-06-30)"."""
+        what = ", ".join(self.activities) if self.activities else "any activity"
+        if self.category:
+            what = f"activities (no activity is named {self.category!r})"
+        parts = [f"{self.kind}{' of ' + self.measure if self.measure else ''} of {what}"]
+        if self.person:
+            parts.append(f"with {self.person}")
+        if self.place:
+            parts.append(f"at {self.place}")
+        if self.group:
+            parts.append(f"by {self.group}")
+        parts.append(f"from {self.first} to {self.last}" if self.first else "over the whole timeline")
+        return " ".join(parts)
+
+def _minutes_words(minutes):
+    hours, rest = divmod(round(minutes), 60)
+    return f"{hours} h {rest} min" if hours else f"{rest} min"
+
+def _long_day(day):
+    d = datetime.date.fromisoformat(day)
+    return f"{d:%A} {d.day} {d:%B %Y}"
+
+_SIGNS = {"GBP": "£", "USD": "$", "EUR": "€"}
+
+def _money(amount, currency):
+    sign = _SIGNS.get(currency)
+    return f"{sign}{amount:.2f}" if sign else f"{amount:.2f} {currency}".strip()
+
+def answer_line(reading, figures):
+    """The computed answer in one line, or None when the figures answer nothing asked."""
+    n = figures["events"]
+    kind, measure = reading.kind, reading.measure
+    if kind == "count" and not measure:
+        return f"{n} time{'s' if n != 1 else ''}"
+    if n == 0:
+        return "no such event in the timeline"
+    if kind in ("last", "first"):
+        day = figures["last_day"] if kind == "last" else figures["first_day"]
+        return f"{day} ({_long_day(day)})"
+    if kind == "most":
+        pairs = figures["groups"]
+        if not pairs:
+            return None
+        best = f"{pairs[0][0]}, {pairs[0][1]} times"
+        rest = "; ".join(f"{k}, {c}" for k, c in pairs[1:3])
+        return best + (f"; then {rest}" if rest else "")
+    if kind in ("longest", "shortest"):
+        top = figures["listed"][0] if figures["listed"] else None
+        if top is None or top.get(measure or "minutes") is None:
+            return None
+        told = f"{top['km']} km" if measure == "km" else _minutes_words(top["minutes"] or 0)
+        return f"{top['day']} ({top['activity']}, {told})"
+    if measure == "amount":
+        amounts = figures["amount"]
+        if not amounts:
+            return None
+        key = "sum" if kind == "total" else "avg"
+        said = "; ".join(_money(float(v[key]), c) for c, v in sorted(amounts.items()))
+        return (
+            f"{said} {'in total' if kind == 'total' else 'on average'} over {n} time{'s' if n != 1 else ''}"
+        )
+    if measure in ("minutes", "km") or kind in ("total", "average"):
+        measure = measure or "minutes"
+        held = figures[measure]
+        if not held["n"]:
+            return None
+        value = float(held["sum"] if kind == "total" else held["avg"])
+        unit = "minutes" if measure == "minutes" else "km"
+        said = f"{round(value)} minutes" if unit == "minutes" else f"{value:.1f} km"
+        extra = f" ({_minutes_words(value)})" if unit == "minutes" and value >= 60 else ""
+        how = "in total" if kind == "total" else "on average"
+        return f"{said} {how}{extra}, over {held['n']} of {n} time{'s' if n != 1 else ''}"
+    return None
+
+def timeline_event_line(e):
+    measures = [m for m in (
+        _minutes_words(e["minutes"]) if e.get("minutes") is not None else None,
+        f"{e['km']} km" if e.get("km") is not None else None,
+        _money(float(e["amount"]), e.get("currency") or "") if e.get("amount") is not None else None,
+    ) if m]  # fmt: skip
+    with_whom = f" with {', '.join(e['people'])}" if e.get("people") else ""
+    at = f" at {e['place']}" if e.get("place") else ""
+    said = " ".join(e["sentence"].split())[:160]
+    return f'- {e["day"]} {e["activity"]}{" (" + ", ".join(measures) + ")" if measures else ""}{with_whom}{at}: "{said}" [{e["workspace"]}:{e["path"]}]'
+
+def timeline_text(reading, figures):
+    """The packet's Timeline section: the computed answer, how the question was read, the events
+    counted (LISTED of them, then how to list the rest)."""
+    line = answer_line(reading, figures)
+    lines = ["## Timeline"]
+    if reading.category:
+        common = "; ".join(f"{k}, {n}" for k, n in figures["groups"][:5])
+        lines.append(
+            f"Answer: none computed: no activity is named {reading.category!r} (the commonest: {common})"
+        )
+    elif line is None:
+        lines.append("Answer: none computed: the timeline holds no event this question can be read against")
+    else:
+        lines.append(f"Answer: {line}")
+    lines.append(f"Read as: {reading.described()}; {figures['events']} event(s) counted")
+    listed = figures["listed"][:LISTED]
+    lines += [timeline_event_line(e) for e in listed]
+    if figures["events"] > len(listed):
+        lines.append(f"... and {figures['events'] - len(listed)} more: exo.events({call_arguments(reading)})")
+    return "\n".join(lines) + "\n\n"
+
+def call_arguments(reading):
+    args = []
+    if reading.activities and len(reading.activities) == 1:
+        args.append(f"what => '{reading.activities[0]}'")
+    if reading.first:
+        args += [f"from_day => '{reading.first}'", f"to_day => '{reading.last}'"]
+    if reading.person:
+        args.append(f"with_person => '{reading.person}'")
+    if reading.place:
+        args.append(f"at_place => '{reading.place}'")
+    return ", ".join(args)
+
+def timeline_section(db, query, report):
+    """The Timeline section of a packet for an aggregate question and what it computed, or ("",
+    None) for any other question. db: run(name, sql, types, args) -> rows (plpy's)."""
+    reading = Reading(query, report)
+    if reading.kind is None:
+        return "", None
+    workspaces = list(report.get("workspaces") or []) or None
+    as_of = report.get("as_of")
+    as_of_end = f"{as_of} 23:59:59.999999" if as_of else None
+
+    def known(name):
+        row = db(
+            "timeline_names",
+            "select count(*) filter (where exists (select 1 from unnest(e.people) p"
+            "                                      where exo_private.names_match(p, $1))) as people,"
+            "       count(*) filter (where exo_private.names_match(e.place, $1)) as places "
+            "from exo_private.events e where ($2::text[] is null or e.workspace = any ($2))",
+            ["text", "text[]"],
+            [name, workspaces],
+        )[0]
+        return row["people"], row["places"]
+
+    def vocabulary(words):
+        rows = db(
+            "timeline_vocabulary",
+            "with f as (select exo_private.word_forms($1) as forms) "
+            "select e.activity from exo_private.events e, f "
+            "where (e.activity = any (f.forms) or e.forms && f.forms) and ($2::text[] is null or e.workspace = any ($2)) "
+            "group by e.activity order by count(*) desc limit 5",
+            ["text[]", "text[]"],
+            [words, workspaces],
+        )
+        return [r["activity"] for r in rows]
+
+    reading.read_names(known)
+    reading.read_words(vocabulary)
+    if reading.unknown and reading.kind in ("total", "average", "longest", "shortest"):
+        return "", None  # "how much is my rent?": a question of a value, not of the timeline
+    if reading.unknown:
+        text = (
+            "## Timeline\n"
+            f"Answer: none computed: no event in the timeline is of {reading.unknown!r}\n"
+            f"Read as: {reading.described()}\n\n"
+        )
+        return text, {"reading": reading.described(), "answer": None}
+    figures = db(
+        "timeline_answer",
+        "select exo_private.timeline_answer($1, $2, $3, $4::date, $5::date, $6, $7, $8,"
+        " exo_private.released_keys($9), $10::timestamptz, $11)::text as a",
+        ["text", "text", "text[]", "text", "text", "text", "text", "text[]", "text[]", "text", "int"],
+        [
+            reading.group,
+            reading.order,
+            reading.activities,
+            reading.first,
+            reading.last,
+            reading.place,
+            reading.person,
+            workspaces,
+            report.get("bridge") or [],
+            as_of_end,
+            LISTED,
+        ],
+    )[0]["a"]
+    figures = json.loads(figures)
+    answer = None if reading.category else answer_line(reading, figures)
+    return timeline_text(reading, figures), {
+        "reading": reading.described(),
+        "answer": answer,
+        "events": figures["events"],
+    }
 import datetime
 import functools
 import json
@@ -10678,11 +12304,21 @@ if not any(d["component"] == "embeddings" for d in report.get("degradations") or
         settings.get("models.embeddings") or {}, settings.get("retrieval.embed_timeout_s"),
         settings.get("reader.embed_calls_per_minute", 120), GD, SD.setdefault("fact_vectors", {}),
     )
+
+def run_statement(name, statement, types, args):
+    if name not in SD:
+        SD[name] = plpy.prepare(statement, types)
+    return plpy.execute(SD[name], args)
+
+# An aggregate question ("how many times", "when did I last") answered from the events
+# (plpy/timeline.py), before the evidence.
+timeline, computed = timeline_section(run_statement, query, report)
+report["timeline"] = computed
 # Passages that state different values of one thing: newest first, each marked (plpy/changes.py).
 result = packet(
     query, found["results"], report["hints"], report, token_budget, settings, capsules, facts,
     datetime.date.today().isoformat(), order_changes,
-    functools.partial(facts_about, settings=settings, meaning=meaning),
+    functools.partial(facts_about, settings=settings, meaning=meaning), timeline,
 )
 result["report"] = report
 return json.dumps(result)
@@ -15460,6 +17096,115 @@ ALTER FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_br
 --
 
 COMMENT ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer, p_as_of timestamp with time zone) IS 'exo.timeline, which see.';
+
+--
+-- Name: events; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.events (
+    id bigint NOT NULL,
+    workspace text NOT NULL,
+    document_id bigint NOT NULL,
+    chunk_id bigint,
+    message_id bigint,
+    day date NOT NULL,
+    day_source text NOT NULL,
+    activity text NOT NULL,
+    forms text[] DEFAULT '{}'::text[] NOT NULL,
+    sentence text NOT NULL,
+    minutes numeric,
+    km numeric,
+    amount numeric,
+    currency text,
+    count numeric,
+    count_unit text,
+    place text,
+    people text[] DEFAULT '{}'::text[] NOT NULL,
+    extractor text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT events_activity_check CHECK ((activity <> ''::text)),
+    CONSTRAINT events_check CHECK ((num_nonnulls(chunk_id, message_id) = 1)),
+    CONSTRAINT events_day_source_check CHECK ((day_source = ANY (ARRAY['written'::text, 'relative'::text, 'sent'::text]))),
+    CONSTRAINT events_km_check CHECK ((km >= (0)::numeric)),
+    CONSTRAINT events_minutes_check CHECK ((minutes >= (0)::numeric))
+);
+
+ALTER TABLE exo_private.events OWNER TO exo_owner;
+
+--
+-- Name: TABLE events; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.events IS 'The timeline: one row per dated happening a note or chat line of the owner tells, with its activity (a normalised name) and the words that named it (forms), its day and where the day came from (written: the note''s or chunk''s day; relative: "yesterday", "last Tuesday" from it; sent: the message''s), durations in minutes, distances in km, money with its currency, a count of something, the place and people named, the source (chunk or chat message) and the extractor. Rebuilt from the evidence (exo_private.store_events).';
+
+--
+-- Name: event_hidden(exo_private.events, text[], timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.event_hidden(p_event exo_private.events, p_released text[], p_as_of timestamp with time zone) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- Withheld while its source is (a chunk gone since counts as withheld until its document is
+    -- read again); unknown yet at p_as_of when its day or its source's writing is later.
+    select exo_private.unreleased(
+               coalesce((select c.charged_subjects from exo_private.chunks c
+                         where c.workspace = p_event.workspace and c.id = p_event.chunk_id),
+                        (select m.charged_subjects from exo_private.chat_messages m
+                         where m.id = p_event.message_id),
+                        '{source gone}'),
+               p_released) <> '{}'
+        or (p_as_of is not null
+            and (p_event.day > p_as_of::date
+                 or (p_event.message_id is not null
+                     and not exists (select 1 from exo_private.chat_messages m
+                                     where m.id = p_event.message_id and m.sent_at <= p_as_of))
+                 or (p_event.chunk_id is not null
+                     and not exo_private.written_by(p_event.document_id, p_event.chunk_id, p_as_of))))
+$$;
+
+ALTER FUNCTION exo_private.event_hidden(p_event exo_private.events, p_released text[], p_as_of timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION event_hidden(p_event exo_private.events, p_released text[], p_as_of timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.event_hidden(p_event exo_private.events, p_released text[], p_as_of timestamp with time zone) IS 'Whether an event is not for the reader: its source''s charged subjects are not all released (p_released, exo_private.released_keys; a source gone counts as withheld), or, with p_as_of, its day or its source''s writing is later.';
+
+--
+-- Name: event_sources(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.event_sources(p_document_id bigint) RETURNS TABLE(chunk_id bigint, message_id bigint, day date, day_source text, body text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- A note's chunks (never a mail: its sentences are its sender's), each dated by its own day
+    -- or its document's; a conversation's lines that the owner sent, each by its day.
+    select c.id, null::bigint, coalesce(c.written_at, d.written_at), 'written', c.body
+    from exo_private.documents d
+    join exo_private.chunks c on c.workspace = d.workspace and c.document_id = d.id
+    where d.id = p_document_id and d.conversation_id is null and d.metadata ->> 'from' is null
+      and coalesce(c.written_at, d.written_at) is not null
+    union all
+    select null, m.id,
+           (m.sent_at at time zone coalesce(
+               (select s.value #>> '{}' from exo_private.settings s where s.key = 'chat.time_zone'), 'UTC'))::date,
+           'sent', m.body
+    from exo_private.documents d
+    join exo_private.chat_messages m on m.conversation_id = d.conversation_id
+    join exo_private.chat_identities i on i.id = m.identity_id
+    join exo_private.people p on p.id = i.person_id and p.is_owner
+    where d.id = p_document_id and m.sent_at is not null
+$$;
+
+ALTER FUNCTION exo_private.event_sources(p_document_id bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION event_sources(p_document_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.event_sources(p_document_id bigint) IS 'What the events worker reads of a document: each chunk of a note (not a mail) with its day (the chunk''s written_at, else the document''s; undated ones are left out), or each chat line the owner sent in a conversation document with the day it was sent (in chat.time_zone).';
 
 --
 -- Name: evidence_valid_from(text, bigint, bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -20358,6 +22103,30 @@ ALTER FUNCTION exo_private.move_entity_rows(p_keep bigint, p_other bigint) OWNER
 COMMENT ON FUNCTION exo_private.move_entity_rows(p_keep bigint, p_other bigint) IS 'Entity p_other''s relations, aliases and mentions become p_keep''s (a relation that would join p_keep to itself or repeat one of its own, an alias or a mention p_keep has already, are dropped), p_other is deleted and p_keep re-projected. Unlogged: merge_entities logs a person''s merge around it; merge_extraction absorbs a first name shown to be a person''s.';
 
 --
+-- Name: names_match(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.names_match(held text, given text) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- "Okafor" and "Nadia" match "Nadia Okafor"; "Dr Okafor" matches "Okafor"
+    select held is not null and given is not null and btrim(given) <> ''
+       and (lower(held) = lower(btrim(given))
+            or lower(held) like '% ' || lower(btrim(given))
+            or lower(btrim(given)) like '% ' || lower(held)
+            or lower(held) like lower(btrim(given)) || ' %')
+$$;
+
+ALTER FUNCTION exo_private.names_match(held text, given text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION names_match(held text, given text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.names_match(held text, given text) IS 'Whether a name given matches a name held, case-insensitive: the same, or one is the other''s first or last words ("Nadia", "Okafor", "Dr Okafor" and "Nadia Okafor").';
+
+--
 -- Name: normalise_attribute(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -22784,6 +24553,30 @@ ALTER FUNCTION exo_private.queue_capsules(p_workspace text) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.queue_capsules(p_workspace text) IS 'Queue (capsules queue) every capsule due in p_workspace (null: all), unless its message waits in the queue already: documents whose capsule is stale, withheld or by another builder than capsules.builder, or long enough and without one; folders and workspaces with capsules.folder_min_documents live documents and entities named in capsules.entity_min_mentions chunks whose capsule is missing, not fresh, older than a change to one of their documents, by another builder, or (an entity) built from another count of mentioning chunks; and group capsules whose group no longer qualifies (their job drops them). A missing capsule whose message was worked (archived) since its documents last changed is not queued again: that job found too little to build. Returns how many were queued. Run every 10 minutes by pg_cron (exo-capsules) and when capsules.builder changes.';
 
 --
+-- Name: queue_document_events(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.queue_document_events() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    if new.workspace is not null then
+        perform pgmq.send('events', jsonb_build_object('document_id', new.id));
+    end if;
+    return null;
+end
+$$;
+
+ALTER FUNCTION exo_private.queue_document_events() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION queue_document_events(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.queue_document_events() IS 'Trigger: a document that reaches stage chunked gets a message on the events queue.';
+
+--
 -- Name: queue_messages(double precision); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -22804,6 +24597,8 @@ CREATE FUNCTION exo_private.queue_messages(p_dead_after_s double precision) RETU
           union all
           select 'ocr', o.msg_id, o.enqueued_at, o.vt from pgmq.q_ocr o
           union all
+          select 'events', v.msg_id, v.enqueued_at, v.vt from pgmq.q_events v
+          union all
           select 'capsules', k.msg_id, k.enqueued_at, k.vt from pgmq.q_capsules k) q
     left join exo_private.worker_claims c on c.queue = q.queue and c.msg_id = q.msg_id
     left join exo_private.workers w on w.id = c.worker_id
@@ -22815,7 +24610,7 @@ ALTER FUNCTION exo_private.queue_messages(p_dead_after_s double precision) OWNER
 -- Name: FUNCTION queue_messages(p_dead_after_s double precision); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.queue_messages(p_dead_after_s double precision) IS 'Every message of embed, extract, ocr and capsules with its state: pending (visible now), or in flight held by a live worker, by a dead one (no heartbeat for p_dead_after_s, or stopped), or unclaimed (a job that raised waits for its retry, or a read outside any worker).';
+COMMENT ON FUNCTION exo_private.queue_messages(p_dead_after_s double precision) IS 'Every message of embed, extract, ocr, events and capsules with its state: pending (visible now), or in flight held by a live worker, by a dead one (no heartbeat for p_dead_after_s, or stopped), or unclaimed (a job that raised waits for its retry, or a read outside any worker).';
 
 --
 -- Name: queue_progress(double precision); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -22829,7 +24624,7 @@ CREATE FUNCTION exo_private.queue_progress(p_dead_after_s double precision) RETU
     with serving as (
         select n.queue, count(w.id) as workers,
                greatest(pg_catalog.now() - interval '1 hour', min(w.started_at)) as since
-        from unnest(array['embed', 'extract', 'ocr', 'capsules']) n(queue)
+        from unnest(exo_private.served_queues()) n(queue)
         left join exo_private.workers w
                on n.queue = any(w.queues) and w.stopped_at is null
               and w.heartbeat_at > pg_catalog.now() - pg_catalog.make_interval(secs => p_dead_after_s)
@@ -22844,6 +24639,9 @@ CREATE FUNCTION exo_private.queue_progress(p_dead_after_s double precision) RETU
         where a.archived_at >= pg_catalog.now() - interval '1 hour'
         union all
         select 'ocr', a.archived_at from pgmq.a_ocr a
+        where a.archived_at >= pg_catalog.now() - interval '1 hour'
+        union all
+        select 'events', a.archived_at from pgmq.a_events a
         where a.archived_at >= pg_catalog.now() - interval '1 hour'
         union all
         select 'capsules', a.archived_at from pgmq.a_capsules a
@@ -22863,7 +24661,7 @@ ALTER FUNCTION exo_private.queue_progress(p_dead_after_s double precision) OWNER
 -- Name: FUNCTION queue_progress(p_dead_after_s double precision); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.queue_progress(p_dead_after_s double precision) IS 'Per queue (embed, extract, ocr, capsules): workers = live workers serving it (a heartbeat within p_dead_after_s), done = messages archived (done, skipped, failed or dead-lettered) since done_since = an hour ago or, when later, when the earliest of those workers began, and rate_per_min = done per minute over that window.';
+COMMENT ON FUNCTION exo_private.queue_progress(p_dead_after_s double precision) IS 'Per queue (embed, extract, ocr, events, capsules): workers = live workers serving it (a heartbeat within p_dead_after_s), done = messages archived (done, skipped, failed or dead-lettered) since done_since = an hour ago or, when later, when the earliest of those workers began, and rate_per_min = done per minute over that window.';
 
 --
 -- Name: queue_target_key(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -22878,8 +24676,9 @@ begin
         when 'embed' then return 'chunk_id';
         when 'extract' then return 'window_id';
         when 'ocr' then return 'document_id';
+        when 'events' then return 'document_id';
         when 'capsules' then return 'document_id';
-        else raise exception 'queue must be embed, extract, ocr or capsules, got %', coalesce(quote_literal(p_queue), 'null')
+        else raise exception 'queue must be embed, extract, ocr, events or capsules, got %', coalesce(quote_literal(p_queue), 'null')
                  using errcode = 'invalid_parameter_value';
     end case;
 end
@@ -22891,7 +24690,7 @@ ALTER FUNCTION exo_private.queue_target_key(p_queue text) OWNER TO exo_owner;
 -- Name: FUNCTION queue_target_key(p_queue text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.queue_target_key(p_queue text) IS 'The key of a queue''s messages that names its target: chunk_id (embed), window_id (extract) or document_id (ocr, sql/160_ocr.sql; capsules, sql/610_capsules.sql); raises for any other queue.';
+COMMENT ON FUNCTION exo_private.queue_target_key(p_queue text) IS 'The key of a queue''s messages that names its target: chunk_id (embed), window_id (extract) or document_id (ocr, sql/160_ocr.sql; events, sql/660_events.sql; capsules, sql/610_capsules.sql); raises for any other queue.';
 
 --
 -- Name: quoted(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -22963,10 +24762,7 @@ CREATE FUNCTION exo_private.reap_workers(p_dead_after_s double precision) RETURN
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
 declare
-    embed_ids bigint[];
-    extract_ids bigint[];
-    ocr_ids bigint[];
-    capsule_ids bigint[];
+    gone record;
     released int := 0;
 begin
     update exo_private.workers w
@@ -22975,30 +24771,18 @@ begin
      where w.stopped_at is null
        and w.heartbeat_at < pg_catalog.now() - pg_catalog.make_interval(secs => p_dead_after_s);
     -- A stopped worker holds nothing: what it claimed is visible again (that read still counts).
-    with gone as (
-        delete from exo_private.worker_claims c
-         using exo_private.workers w
-         where w.id = c.worker_id and w.stopped_at is not null
-        returning c.queue, c.msg_id
-    )
-    select coalesce(array_agg(g.msg_id) filter (where g.queue = 'embed'), '{}'),
-           coalesce(array_agg(g.msg_id) filter (where g.queue = 'extract'), '{}'),
-           coalesce(array_agg(g.msg_id) filter (where g.queue = 'ocr'), '{}'),
-           coalesce(array_agg(g.msg_id) filter (where g.queue = 'capsules'), '{}')
-      into embed_ids, extract_ids, ocr_ids, capsule_ids
-    from gone g;
-    if embed_ids <> '{}' then
-        released := released + (select count(*) from pgmq.set_vt('embed', embed_ids, 0));
-    end if;
-    if extract_ids <> '{}' then
-        released := released + (select count(*) from pgmq.set_vt('extract', extract_ids, 0));
-    end if;
-    if ocr_ids <> '{}' then
-        released := released + (select count(*) from pgmq.set_vt('ocr', ocr_ids, 0));
-    end if;
-    if capsule_ids <> '{}' then
-        released := released + (select count(*) from pgmq.set_vt('capsules', capsule_ids, 0));
-    end if;
+    for gone in
+        with claimed as (
+            delete from exo_private.worker_claims c
+             using exo_private.workers w
+             where w.id = c.worker_id and w.stopped_at is not null
+            returning c.queue, c.msg_id
+        )
+        select c.queue, array_agg(c.msg_id) as ids from claimed c group by c.queue
+    loop
+        perform exo_private.queue_target_key(gone.queue);  -- a queue of ours, never another name
+        released := released + (select count(*) from pgmq.set_vt(gone.queue, gone.ids, 0));
+    end loop;
     return released;
 end
 $$;
@@ -26561,6 +28345,7 @@ def packet(
     today=None,
     order=None,
     choose_facts=None,
+    timeline="",
 ):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -26568,7 +28353,8 @@ def packet(
     (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
-    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
+    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
+    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
@@ -26578,7 +28364,7 @@ def packet(
         facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
-    nothing = not found and not facts
+    nothing = not found and not facts and not (report.get("timeline") or {}).get("answer")
     if nothing:
         chosen = chosen[:NEAREST_NOT_ANSWERS]
 
@@ -26629,7 +28415,7 @@ def packet(
     evidence = "## Evidence\n"
     if nothing:
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
-    fixed = head + fact_text + relation_text + capsule_text + evidence
+    fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
@@ -28202,6 +29988,7 @@ def packet(
     today=None,
     order=None,
     choose_facts=None,
+    timeline="",
 ):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -28209,7 +29996,8 @@ def packet(
     (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
-    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes)."""
+    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
+    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
     if order is not None:
@@ -28219,7 +30007,7 @@ def packet(
         facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
     # does either: said, with the two nearest passages.
-    nothing = not found and not facts
+    nothing = not found and not facts and not (report.get("timeline") or {}).get("answer")
     if nothing:
         chosen = chosen[:NEAREST_NOT_ANSWERS]
 
@@ -28270,7 +30058,7 @@ def packet(
     evidence = "## Evidence\n"
     if nothing:
         evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
-    fixed = head + fact_text + relation_text + capsule_text + evidence
+    fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
     chat_chars = settings.get("packet.chat_excerpt_chars")
     used, blocks = [], []
     numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
@@ -30462,6 +32250,25 @@ ALTER FUNCTION exo_private.seed_owner(workspaces text[]) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.seed_owner(workspaces text[]) IS 'Make the owner''s Person entity (key people.entity_key) exist, is_owner, named as the owner, in the current generation of the given workspaces (upsert_entity); returns those entities. Projection is the caller''s.';
 
 --
+-- Name: served_queues(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.served_queues() RETURNS text[]
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select array['embed', 'ocr', 'extract', 'events', 'capsules']
+$$;
+
+ALTER FUNCTION exo_private.served_queues() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION served_queues(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.served_queues() IS 'The queues exo worker serves (worker/loop.py QUEUES, in the same order).';
+
+--
 -- Name: server_memory(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -31684,6 +33491,53 @@ ALTER FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer, 
 COMMENT ON FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]) IS 'Store vectors of one model for chunks (dimensions checked); returns how many were stored.';
 
 --
+-- Name: store_events(bigint, jsonb, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.store_events(p_document_id bigint, p_events jsonb, p_extractor text) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    ws text;
+    stored int;
+begin
+    select d.workspace into ws from exo_private.documents d where d.id = p_document_id for update;
+    delete from exo_private.events e where e.document_id = p_document_id;
+    if ws is null then
+        return 0;  -- gone, or quarantined while the worker read it
+    end if;
+    insert into exo_private.events (workspace, document_id, chunk_id, message_id, day, day_source,
+                                    activity, forms, sentence, minutes, km, amount, currency, count,
+                                    count_unit, place, people, extractor)
+    select ws, p_document_id, x.chunk_id, x.message_id, x.day, x.day_source, x.activity,
+           coalesce(x.forms, '{}'), x.sentence, x.minutes, x.km, x.amount, x.currency, x.count,
+           x.count_unit, x.place, coalesce(x.people, '{}'), p_extractor
+    from jsonb_to_recordset(coalesce(p_events, '[]')) as x(
+        chunk_id bigint, message_id bigint, day date, day_source text, activity text, forms text[],
+        sentence text, minutes numeric, km numeric, amount numeric, currency text, count numeric,
+        count_unit text, place text, people text[])
+    -- a source the document no longer holds (re-chunked while the worker read it) is left out
+    where (x.chunk_id is not null and exists (select 1 from exo_private.chunks c
+                                              where c.workspace = ws and c.id = x.chunk_id
+                                                and c.document_id = p_document_id))
+       or (x.message_id is not null and exists (select 1 from exo_private.chat_messages m
+                                                join exo_private.documents d on d.conversation_id = m.conversation_id
+                                                where m.id = x.message_id and d.id = p_document_id));
+    get diagnostics stored = row_count;
+    return stored;
+end
+$$;
+
+ALTER FUNCTION exo_private.store_events(p_document_id bigint, p_events jsonb, p_extractor text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION store_events(p_document_id bigint, p_events jsonb, p_extractor text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.store_events(p_document_id bigint, p_events jsonb, p_extractor text) IS 'Replace the events of a document with p_events (a JSON array of {chunk_id or message_id, day, day_source, activity, forms, sentence, minutes, km, amount, currency, count, count_unit, place, people}), made by p_extractor; rows whose source the document no longer holds are dropped. Returns how many were stored.';
+
+--
 -- Name: store_message_embeddings(text, integer, bigint[], public.vector[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -32158,6 +34012,88 @@ ALTER FUNCTION exo_private.structure_generations(workspaces text[]) OWNER TO exo
 --
 
 COMMENT ON FUNCTION exo_private.structure_generations(workspaces text[]) IS 'The current extraction generation of each workspace as {workspace: generation} (generation 1 of model ''seed'' where there is none), each share-locked until the caller commits so that a generation change waits for structural rows being written into it.';
+
+--
+-- Name: timeline_answer(text, text, text[], date, date, text, text, text[], text[], timestamp with time zone, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- p_group: activity, place or person (the "most" of a question), else null; p_order: how
+    -- the events listed as citations are ordered (first, last, longest: by minutes or km, else
+    -- by day).
+    with m as materialized (
+        select e.*, d.path from exo_private.timeline_events(p_activities, p_from, p_to, p_place, p_person,
+                                                            p_workspaces, p_released, p_as_of) e
+        join exo_private.documents d on d.id = e.document_id
+    ), keyed as (
+        select k.key from m cross join lateral (
+            select case p_group when 'activity' then m.activity when 'place' then m.place end as key
+            where p_group in ('activity', 'place')
+            union all
+            select p from unnest(m.people) p where p_group = 'person') k
+        where k.key is not null
+    )
+    select jsonb_build_object(
+        'events', (select count(*) from m),
+        'days', (select count(distinct m.day) from m),
+        'minutes', (select jsonb_build_object('sum', sum(m.minutes), 'avg', avg(m.minutes), 'n', count(m.minutes)) from m),
+        'km', (select jsonb_build_object('sum', sum(m.km), 'avg', avg(m.km), 'n', count(m.km)) from m),
+        'amount', (select coalesce(jsonb_object_agg(a.currency, jsonb_build_object('sum', a.total, 'avg', a.mean, 'n', a.n)), '{}')
+                   from (select coalesce(m.currency, '') as currency, sum(m.amount) as total,
+                                avg(m.amount) as mean, count(*) as n
+                         from m where m.amount is not null group by 1) a),
+        'first_day', (select min(m.day) from m),
+        'last_day', (select max(m.day) from m),
+        'groups', (select coalesce(jsonb_agg(jsonb_build_array(g.key, g.n) order by g.n desc, g.key), '[]')
+                   from (select k.key, count(*) as n from keyed k group by 1 order by 2 desc, 1 limit 5) g),
+        'listed', (select coalesce(jsonb_agg(to_jsonb(l) - 'rank' order by l.rank), '[]') from (
+            select row_number() over (order by
+                       case when p_order = 'last' then -extract(epoch from m.day) end,
+                       case when p_order = 'longest_minutes' then -m.minutes
+                            when p_order = 'longest_km' then -m.km
+                            when p_order = 'shortest_minutes' then m.minutes
+                            when p_order = 'shortest_km' then m.km end nulls last,
+                       m.day, m.id) as rank,
+                   m.id as event_id, m.day, m.activity, m.sentence, m.minutes, m.km, m.amount,
+                   m.currency, m.place, m.people, m.workspace, m.path
+            from m order by rank limit greatest(p_listed, 1)) l))
+$$;
+
+ALTER FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer) IS 'The figures a Timeline section states, over exo_private.timeline_events: events, distinct days, minutes, km and amount (per currency) as sum, average and how many events gave one, the first and last day, the largest p_group (activity, place or person) groups, and the first p_listed events in p_order (first or by day, last, longest_minutes, longest_km, shortest_minutes, shortest_km) to cite.';
+
+--
+-- Name: timeline_events(text[], date, date, text, text, text[], text[], timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone) RETURNS SETOF exo_private.events
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select e.* from exo_private.events e
+    where (p_activities is null or e.activity = any (p_activities) or e.forms && p_activities)
+      and (p_from is null or e.day >= p_from) and (p_to is null or e.day <= p_to)
+      and (p_workspaces is null or e.workspace = any (p_workspaces))
+      and (p_place is null or exo_private.names_match(e.place, p_place))
+      and (p_person is null or exists (select 1 from unnest(e.people) n where exo_private.names_match(n, p_person)))
+      and not exo_private.event_hidden(e, p_released, p_as_of)
+$$;
+
+ALTER FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone) IS 'The one reading of the timeline every reader path uses: events of p_activities (a name or a word that named one; null: any), from p_from to p_to (inclusive), at p_place, with p_person (exo_private.names_match), in p_workspaces (null: all), that exo_private.event_hidden does not hide.';
 
 --
 -- Name: train_router(boolean, double precision); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -32988,6 +34924,43 @@ ALTER FUNCTION exo_private.window_withheld(p_window bigint, released text[]) OWN
 COMMENT ON FUNCTION exo_private.window_withheld(p_window bigint, released text[]) IS 'The closed charged subjects of the chunks an extraction window overlaps: what keeps a mention without a chunk out of an answer; empty when it may be shown.';
 
 --
+-- Name: word_forms(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.word_forms(p_words text[]) RETURNS text[]
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- "runs" -> run, "swimming" -> swimm, swim, "cycling" -> cycl, cycle, "hikes" -> hike:
+    -- what to look up among the activities and the words that named them.
+    select array(
+        select distinct f from unnest(p_words) w0, lower(w0) w,
+        lateral (
+            select w as f
+            union all
+            select left(w, -length(x.ending)) || x.replacement
+            from (values ('ies', 'y'), ('es', ''), ('s', ''), ('ing', ''), ('ing', 'e'), ('ed', ''), ('ed', 'e'))
+                 x (ending, replacement)
+            where right(w, length(x.ending)) = x.ending and length(w) - length(x.ending) >= 3
+            union all
+            -- a doubled last consonant undone: swimming -> swimm -> swim, jogged -> jogg -> jog
+            select left(w, -length(x.ending) - 1)
+            from (values ('ing'), ('ed')) x (ending)
+            where right(w, length(x.ending)) = x.ending and length(w) - length(x.ending) >= 4
+              and substr(w, length(w) - length(x.ending), 1) = substr(w, length(w) - length(x.ending) - 1, 1)
+        ) forms
+        where f <> '' order by f)
+$$;
+
+ALTER FUNCTION exo_private.word_forms(p_words text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION word_forms(p_words text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.word_forms(p_words text[]) IS 'The words, lower-cased, with the stems their plain English endings (-s, -es, -ies, -ing, -ed, a doubled consonant) come from: what a question''s or a caller''s word is looked up by among the timeline''s activities and forms.';
+
+--
 -- Name: work_status(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -33005,7 +34978,7 @@ CREATE FUNCTION exo_private.work_status() RETURNS jsonb
                count(*) filter (where m.state = 'pending') as pending,
                count(*) filter (where m.state in ('live', 'dead', 'unclaimed')) as in_flight,
                count(*) filter (where m.state = 'dead') as held_by_dead_workers
-        from unnest(array['embed', 'extract', 'ocr', 'capsules']) n(queue)
+        from unnest(exo_private.served_queues()) n(queue)
         left join (select x.* from settings, exo_private.queue_messages(settings.dead_after_s) x) m
                on m.queue = n.queue
         group by n.queue
@@ -33088,7 +35061,7 @@ ALTER FUNCTION exo_private.work_status() OWNER TO exo_owner;
 -- Name: FUNCTION work_status(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.work_status() IS 'The worker''s side of exo.status: queues (embed, extract, ocr, capsules: depth, pending = visible messages, in_flight, held_by_dead_workers, failed = chunks or windows whose job failed and was not retried, dead = their dead letters, oldest_age_s, and from exo_private.queue_progress workers, done, done_since, rate_per_min, and eta_s = seconds until depth is done at that rate, null while no live worker serves the queue or none of its work is done yet; dead_letter: depth, oldest_age_s), work_by_stage (per document stage: documents with work pending, in_flight, failed, dead, lost, stuck), stuck (documents that cannot advance on their own, by reason, and a hint naming the commands), worker (last_heartbeat, alive, running, dead in the last day, dead_after_s).';
+COMMENT ON FUNCTION exo_private.work_status() IS 'The worker''s side of exo.status: queues (embed, extract, ocr, events, capsules: depth, pending = visible messages, in_flight, held_by_dead_workers, failed = chunks or windows whose job failed and was not retried, dead = their dead letters, oldest_age_s, and from exo_private.queue_progress workers, done, done_since, rate_per_min, and eta_s = seconds until depth is done at that rate, null while no live worker serves the queue or none of its work is done yet; dead_letter: depth, oldest_age_s), work_by_stage (per document stage: documents with work pending, in_flight, failed, dead, lost, stuck), stuck (documents that cannot advance on their own, by reason, and a hint naming the commands), worker (last_heartbeat, alive, running, dead in the last day, dead_after_s).';
 
 --
 -- Name: worker_queues(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -36745,6 +38718,19 @@ ALTER TABLE exo_private.entity_senses OWNER TO exo_owner;
 COMMENT ON TABLE exo_private.entity_senses IS 'A second thing sharing a name, and how a mention is known to be it: anchor_kind address (a header giving the name with that address, and the rest of that header''s document), or type (a mention of the name as that entity type). how is structure (the structure of the corpus named it as a Place and as a Person) or manual (exo entity split). Kept by canonical key: it outlives every graph generation.';
 
 --
+-- Name: events_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.events ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.events_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: extraction_generations; Type: TABLE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -37971,6 +39957,23 @@ CREATE TABLE pgmq.a_embed (
 ALTER TABLE pgmq.a_embed OWNER TO exo_owner;
 
 --
+-- Name: a_events; Type: TABLE; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE TABLE pgmq.a_events (
+    msg_id bigint NOT NULL,
+    read_ct integer DEFAULT 0 NOT NULL,
+    enqueued_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_read_at timestamp with time zone,
+    archived_at timestamp with time zone DEFAULT now() NOT NULL,
+    vt timestamp with time zone NOT NULL,
+    message jsonb,
+    headers jsonb
+);
+
+ALTER TABLE pgmq.a_events OWNER TO exo_owner;
+
+--
 -- Name: a_extract; Type: TABLE; Schema: pgmq; Owner: exo_owner
 --
 
@@ -38109,6 +40112,35 @@ ALTER TABLE pgmq.q_embed OWNER TO exo_owner;
 
 ALTER TABLE pgmq.q_embed ALTER COLUMN msg_id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME pgmq.q_embed_msg_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: q_events; Type: TABLE; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE TABLE pgmq.q_events (
+    msg_id bigint NOT NULL,
+    read_ct integer DEFAULT 0 NOT NULL,
+    enqueued_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_read_at timestamp with time zone,
+    vt timestamp with time zone NOT NULL,
+    message jsonb,
+    headers jsonb
+);
+
+ALTER TABLE pgmq.q_events OWNER TO exo_owner;
+
+--
+-- Name: q_events_msg_id_seq; Type: SEQUENCE; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE pgmq.q_events ALTER COLUMN msg_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME pgmq.q_events_msg_id_seq
     START WITH 1
     INCREMENT BY 1
     NO MINVALUE
@@ -38578,6 +40610,13 @@ ALTER TABLE ONLY exo_private.entity_senses
     ADD CONSTRAINT entity_senses_pkey PRIMARY KEY (workspace, canonical_key, anchor_kind, anchor);
 
 --
+-- Name: events events_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.events
+    ADD CONSTRAINT events_pkey PRIMARY KEY (id);
+
+--
 -- Name: extraction_generations extraction_generations_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -38893,6 +40932,13 @@ ALTER TABLE ONLY pgmq.a_embed
     ADD CONSTRAINT a_embed_pkey PRIMARY KEY (msg_id);
 
 --
+-- Name: a_events a_events_pkey; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE ONLY pgmq.a_events
+    ADD CONSTRAINT a_events_pkey PRIMARY KEY (msg_id);
+
+--
 -- Name: a_extract a_extract_pkey; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
 --
 
@@ -38940,6 +40986,13 @@ ALTER TABLE ONLY pgmq.q_dead_letter
 
 ALTER TABLE ONLY pgmq.q_embed
     ADD CONSTRAINT q_embed_pkey PRIMARY KEY (msg_id);
+
+--
+-- Name: q_events q_events_pkey; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
+--
+
+ALTER TABLE ONLY pgmq.q_events
+    ADD CONSTRAINT q_events_pkey PRIMARY KEY (msg_id);
 
 --
 -- Name: q_extract q_extract_pkey; Type: CONSTRAINT; Schema: pgmq; Owner: exo_owner
@@ -39305,6 +41358,36 @@ CREATE INDEX entity_aliases_key_idx ON exo_private.entity_aliases USING btree (a
 CREATE INDEX entity_merge_log_other_key_idx ON exo_private.entity_merge_log USING btree (workspace, other_key, id) WHERE (undone_at IS NULL);
 
 --
+-- Name: events_activity_day; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX events_activity_day ON exo_private.events USING btree (activity, day);
+
+--
+-- Name: events_day; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX events_day ON exo_private.events USING btree (day);
+
+--
+-- Name: events_document; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX events_document ON exo_private.events USING btree (document_id);
+
+--
+-- Name: events_forms; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX events_forms ON exo_private.events USING gin (forms);
+
+--
+-- Name: events_message; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX events_message ON exo_private.events USING btree (message_id) WHERE (message_id IS NOT NULL);
+
+--
 -- Name: fact_sources_chunk_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -39509,6 +41592,12 @@ CREATE INDEX archived_at_idx_dead_letter ON pgmq.a_dead_letter USING btree (arch
 CREATE INDEX archived_at_idx_embed ON pgmq.a_embed USING btree (archived_at);
 
 --
+-- Name: archived_at_idx_events; Type: INDEX; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE INDEX archived_at_idx_events ON pgmq.a_events USING btree (archived_at);
+
+--
 -- Name: archived_at_idx_extract; Type: INDEX; Schema: pgmq; Owner: exo_owner
 --
 
@@ -39549,6 +41638,12 @@ CREATE INDEX q_dead_letter_vt_idx ON pgmq.q_dead_letter USING btree (vt);
 --
 
 CREATE INDEX q_embed_vt_idx ON pgmq.q_embed USING btree (vt);
+
+--
+-- Name: q_events_vt_idx; Type: INDEX; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE INDEX q_events_vt_idx ON pgmq.q_events USING btree (vt);
 
 --
 -- Name: q_extract_vt_idx; Type: INDEX; Schema: pgmq; Owner: exo_owner
@@ -39719,6 +41814,12 @@ CREATE TRIGGER capsule_builder_changed AFTER UPDATE ON exo_private.settings FOR 
 CREATE TRIGGER documents_queue_capsule AFTER UPDATE OF stage ON exo_private.documents FOR EACH ROW WHEN ((new.stage = 'chunked'::exo_private.document_stage)) EXECUTE FUNCTION exo_private.queue_capsule();
 
 --
+-- Name: documents documents_queue_events; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER documents_queue_events AFTER INSERT OR UPDATE OF stage ON exo_private.documents FOR EACH ROW WHEN ((new.stage = 'chunked'::exo_private.document_stage)) EXECUTE FUNCTION exo_private.queue_document_events();
+
+--
 -- Name: relations drop_relation_edges; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
 --
 
@@ -39813,6 +41914,12 @@ CREATE CONSTRAINT TRIGGER trigger_notify_queue_insert_listeners AFTER INSERT ON 
 --
 
 CREATE CONSTRAINT TRIGGER trigger_notify_queue_insert_listeners AFTER INSERT ON pgmq.q_embed DEFERRABLE INITIALLY IMMEDIATE FOR EACH ROW EXECUTE FUNCTION pgmq.notify_queue_listeners();
+
+--
+-- Name: q_events trigger_notify_queue_insert_listeners; Type: TRIGGER; Schema: pgmq; Owner: exo_owner
+--
+
+CREATE CONSTRAINT TRIGGER trigger_notify_queue_insert_listeners AFTER INSERT ON pgmq.q_events DEFERRABLE INITIALLY IMMEDIATE FOR EACH ROW EXECUTE FUNCTION pgmq.notify_queue_listeners();
 
 --
 -- Name: q_extract trigger_notify_queue_insert_listeners; Type: TRIGGER; Schema: pgmq; Owner: exo_owner
@@ -40028,6 +42135,27 @@ ALTER TABLE ONLY exo_private.entity_merge_log
 
 ALTER TABLE ONLY exo_private.entity_senses
     ADD CONSTRAINT entity_senses_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name) ON DELETE CASCADE;
+
+--
+-- Name: events events_document_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.events
+    ADD CONSTRAINT events_document_id_fkey FOREIGN KEY (document_id) REFERENCES exo_private.documents(id) ON DELETE CASCADE;
+
+--
+-- Name: events events_message_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.events
+    ADD CONSTRAINT events_message_id_fkey FOREIGN KEY (message_id) REFERENCES exo_private.chat_messages(id) ON DELETE CASCADE;
+
+--
+-- Name: events events_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.events
+    ADD CONSTRAINT events_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name);
 
 --
 -- Name: extraction_generations extraction_generations_workspace_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
@@ -40591,6 +42719,22 @@ GRANT ALL ON FUNCTION exo.dossier(entity text, workspace text, bridge text[], as
 REVOKE ALL ON FUNCTION exo.embed_query(query text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo.embed_query(query text) TO exo_reader;
 GRANT ALL ON FUNCTION exo.embed_query(query text) TO exo_writer;
+
+--
+-- Name: FUNCTION event_counts(what text, from_day date, to_day date, group_by text, at_place text, with_person text, workspaces text[], bridge text[], as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.event_counts(what text, from_day date, to_day date, group_by text, at_place text, with_person text, workspaces text[], bridge text[], as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.event_counts(what text, from_day date, to_day date, group_by text, at_place text, with_person text, workspaces text[], bridge text[], as_of timestamp with time zone) TO exo_reader;
+GRANT ALL ON FUNCTION exo.event_counts(what text, from_day date, to_day date, group_by text, at_place text, with_person text, workspaces text[], bridge text[], as_of timestamp with time zone) TO exo_writer;
+
+--
+-- Name: FUNCTION events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api
+--
+
+REVOKE ALL ON FUNCTION exo.events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone) TO exo_reader;
+GRANT ALL ON FUNCTION exo.events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION fact_history(subject text, attribute text, bridge text[], as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api
@@ -41402,6 +43546,29 @@ GRANT ALL ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace tex
 GRANT ALL ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer, p_as_of timestamp with time zone) TO exo_writer;
 
 --
+-- Name: TABLE events; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.events TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.events TO exo_writer;
+
+--
+-- Name: FUNCTION event_hidden(p_event exo_private.events, p_released text[], p_as_of timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.event_hidden(p_event exo_private.events, p_released text[], p_as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.event_hidden(p_event exo_private.events, p_released text[], p_as_of timestamp with time zone) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.event_hidden(p_event exo_private.events, p_released text[], p_as_of timestamp with time zone) TO exo_writer;
+
+--
+-- Name: FUNCTION event_sources(p_document_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.event_sources(p_document_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.event_sources(p_document_id bigint) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.event_sources(p_document_id bigint) TO exo_writer;
+
+--
 -- Name: FUNCTION evidence_valid_from(p_workspace text, p_document_id bigint, p_chunk_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -41980,6 +44147,14 @@ GRANT ALL ON FUNCTION exo_private.move_entity_rows(p_keep bigint, p_other bigint
 GRANT ALL ON FUNCTION exo_private.move_entity_rows(p_keep bigint, p_other bigint) TO exo_writer;
 
 --
+-- Name: FUNCTION names_match(held text, given text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.names_match(held text, given text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.names_match(held text, given text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.names_match(held text, given text) TO exo_writer;
+
+--
 -- Name: FUNCTION normalise_attribute(attribute text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -42175,6 +44350,14 @@ GRANT ALL ON FUNCTION exo_private.queue_capsule() TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.queue_capsules(p_workspace text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.queue_capsules(p_workspace text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.queue_capsules(p_workspace text) TO exo_writer;
+
+--
+-- Name: FUNCTION queue_document_events(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.queue_document_events() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.queue_document_events() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.queue_document_events() TO exo_writer;
 
 --
 -- Name: FUNCTION queue_messages(p_dead_after_s double precision); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -42470,6 +44653,14 @@ GRANT ALL ON FUNCTION exo_private.seed_owner(workspaces text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.seed_owner(workspaces text[]) TO exo_writer;
 
 --
+-- Name: FUNCTION served_queues(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.served_queues() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.served_queues() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.served_queues() TO exo_writer;
+
+--
 -- Name: FUNCTION server_memory(); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -42670,6 +44861,14 @@ GRANT ALL ON FUNCTION exo_private.store_embeddings(p_model text, p_dimensions in
 GRANT ALL ON FUNCTION exo_private.store_embeddings(p_model text, p_dimensions integer, p_chunk_ids bigint[], p_vectors text[]) TO exo_writer;
 
 --
+-- Name: FUNCTION store_events(p_document_id bigint, p_events jsonb, p_extractor text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.store_events(p_document_id bigint, p_events jsonb, p_extractor text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.store_events(p_document_id bigint, p_events jsonb, p_extractor text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.store_events(p_document_id bigint, p_events jsonb, p_extractor text) TO exo_writer;
+
+--
 -- Name: FUNCTION store_message_embeddings(p_model text, p_dimensions integer, p_message_ids bigint[], p_vectors public.vector[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -42740,6 +44939,22 @@ GRANT ALL ON FUNCTION exo_private.structure_documents(doc_ids bigint[]) TO exo_w
 REVOKE ALL ON FUNCTION exo_private.structure_generations(workspaces text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.structure_generations(workspaces text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.structure_generations(workspaces text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer) TO exo_writer;
+
+--
+-- Name: FUNCTION timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone) TO exo_writer;
 
 --
 -- Name: FUNCTION train_router(force boolean, min_change double precision); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -42819,6 +45034,14 @@ GRANT ALL ON FUNCTION exo_private.window_conversation(conversation bigint, works
 REVOKE ALL ON FUNCTION exo_private.window_withheld(p_window bigint, released text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.window_withheld(p_window bigint, released text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.window_withheld(p_window bigint, released text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION word_forms(p_words text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.word_forms(p_words text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.word_forms(p_words text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.word_forms(p_words text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION work_status(); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -44050,6 +46273,12 @@ GRANT SELECT ON TABLE exo_private.entity_senses TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.entity_senses TO exo_writer;
 
 --
+-- Name: SEQUENCE events_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.events_id_seq TO exo_writer;
+
+--
 -- Name: TABLE extraction_generations; Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -44375,6 +46604,14 @@ GRANT SELECT ON TABLE pgmq.a_embed TO pg_monitor;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.a_embed TO exo_writer;
 
 --
+-- Name: TABLE a_events; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE pgmq.a_events TO exo_api;
+GRANT SELECT ON TABLE pgmq.a_events TO pg_monitor;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.a_events TO exo_writer;
+
+--
 -- Name: TABLE a_extract; Type: ACL; Schema: pgmq; Owner: exo_owner
 --
 
@@ -44450,6 +46687,21 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.q_embed TO exo_writer;
 
 GRANT SELECT ON SEQUENCE pgmq.q_embed_msg_id_seq TO pg_monitor;
 GRANT SELECT,USAGE ON SEQUENCE pgmq.q_embed_msg_id_seq TO exo_writer;
+
+--
+-- Name: TABLE q_events; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE pgmq.q_events TO exo_api;
+GRANT SELECT ON TABLE pgmq.q_events TO pg_monitor;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE pgmq.q_events TO exo_writer;
+
+--
+-- Name: SEQUENCE q_events_msg_id_seq; Type: ACL; Schema: pgmq; Owner: exo_owner
+--
+
+GRANT SELECT ON SEQUENCE pgmq.q_events_msg_id_seq TO pg_monitor;
+GRANT SELECT,USAGE ON SEQUENCE pgmq.q_events_msg_id_seq TO exo_writer;
 
 --
 -- Name: TABLE q_extract; Type: ACL; Schema: pgmq; Owner: exo_owner

@@ -23,15 +23,29 @@ begin
         when 'embed' then return 'chunk_id';
         when 'extract' then return 'window_id';
         when 'ocr' then return 'document_id';
+        when 'events' then return 'document_id';
         when 'capsules' then return 'document_id';
-        else raise exception 'queue must be embed, extract, ocr or capsules, got %', coalesce(quote_literal(p_queue), 'null')
+        else raise exception 'queue must be embed, extract, ocr, events or capsules, got %', coalesce(quote_literal(p_queue), 'null')
                  using errcode = 'invalid_parameter_value';
     end case;
 end
 $$;
 comment on function exo_private.queue_target_key(text) is
     'The key of a queue''s messages that names its target: chunk_id (embed), window_id (extract) or '
-    'document_id (ocr, sql/160_ocr.sql; capsules, sql/610_capsules.sql); raises for any other queue.';
+    'document_id (ocr, sql/160_ocr.sql; events, sql/660_events.sql; capsules, sql/610_capsules.sql); '
+    'raises for any other queue.';
+
+-- exo_private.served_queues: the queues the worker serves, in the order it fills them.
+create or replace function exo_private.served_queues()
+returns text[]
+language sql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select array['embed', 'ocr', 'extract', 'events', 'capsules']
+$$;
+comment on function exo_private.served_queues() is
+    'The queues exo worker serves (worker/loop.py QUEUES, in the same order).';
 
 -- exo_private.return_messages: give messages back at once, their last read not counted.
 create or replace function exo_private.return_messages(p_queue text, p_msg_ids bigint[])
@@ -66,10 +80,7 @@ security invoker
 set search_path = exo_private, pg_temp
 as $$
 declare
-    embed_ids bigint[];
-    extract_ids bigint[];
-    ocr_ids bigint[];
-    capsule_ids bigint[];
+    gone record;
     released int := 0;
 begin
     update exo_private.workers w
@@ -78,30 +89,18 @@ begin
      where w.stopped_at is null
        and w.heartbeat_at < pg_catalog.now() - pg_catalog.make_interval(secs => p_dead_after_s);
     -- A stopped worker holds nothing: what it claimed is visible again (that read still counts).
-    with gone as (
-        delete from exo_private.worker_claims c
-         using exo_private.workers w
-         where w.id = c.worker_id and w.stopped_at is not null
-        returning c.queue, c.msg_id
-    )
-    select coalesce(array_agg(g.msg_id) filter (where g.queue = 'embed'), '{}'),
-           coalesce(array_agg(g.msg_id) filter (where g.queue = 'extract'), '{}'),
-           coalesce(array_agg(g.msg_id) filter (where g.queue = 'ocr'), '{}'),
-           coalesce(array_agg(g.msg_id) filter (where g.queue = 'capsules'), '{}')
-      into embed_ids, extract_ids, ocr_ids, capsule_ids
-    from gone g;
-    if embed_ids <> '{}' then
-        released := released + (select count(*) from pgmq.set_vt('embed', embed_ids, 0));
-    end if;
-    if extract_ids <> '{}' then
-        released := released + (select count(*) from pgmq.set_vt('extract', extract_ids, 0));
-    end if;
-    if ocr_ids <> '{}' then
-        released := released + (select count(*) from pgmq.set_vt('ocr', ocr_ids, 0));
-    end if;
-    if capsule_ids <> '{}' then
-        released := released + (select count(*) from pgmq.set_vt('capsules', capsule_ids, 0));
-    end if;
+    for gone in
+        with claimed as (
+            delete from exo_private.worker_claims c
+             using exo_private.workers w
+             where w.id = c.worker_id and w.stopped_at is not null
+            returning c.queue, c.msg_id
+        )
+        select c.queue, array_agg(c.msg_id) as ids from claimed c group by c.queue
+    loop
+        perform exo_private.queue_target_key(gone.queue);  -- a queue of ours, never another name
+        released := released + (select count(*) from pgmq.set_vt(gone.queue, gone.ids, 0));
+    end loop;
     return released;
 end
 $$;
@@ -110,7 +109,7 @@ comment on function exo_private.reap_workers(double precision) is
     '''dead: ...''), and make the messages that stopped workers still claimed visible at once. '
     'Returns how many messages were taken back.';
 
--- exo_private.queue_messages: the messages of embed, extract, ocr and capsules, and who holds each.
+-- exo_private.queue_messages: the messages of the worker's queues, and who holds each.
 create or replace function exo_private.queue_messages(p_dead_after_s double precision)
 returns table (queue text, msg_id bigint, enqueued_at timestamptz, visible_at timestamptz, state text)
 language sql stable
@@ -130,12 +129,14 @@ as $$
           union all
           select 'ocr', o.msg_id, o.enqueued_at, o.vt from pgmq.q_ocr o
           union all
+          select 'events', v.msg_id, v.enqueued_at, v.vt from pgmq.q_events v
+          union all
           select 'capsules', k.msg_id, k.enqueued_at, k.vt from pgmq.q_capsules k) q
     left join exo_private.worker_claims c on c.queue = q.queue and c.msg_id = q.msg_id
     left join exo_private.workers w on w.id = c.worker_id
 $$;
 comment on function exo_private.queue_messages(double precision) is
-    'Every message of embed, extract, ocr and capsules with its state: pending (visible now), or in flight '
+    'Every message of embed, extract, ocr, events and capsules with its state: pending (visible now), or in flight '
     'held by a live worker, by a dead one (no heartbeat for p_dead_after_s, or stopped), or '
     'unclaimed (a job that raised waits for its retry, or a read outside any worker).';
 
@@ -150,7 +151,7 @@ as $$
     with serving as (
         select n.queue, count(w.id) as workers,
                greatest(pg_catalog.now() - interval '1 hour', min(w.started_at)) as since
-        from unnest(array['embed', 'extract', 'ocr', 'capsules']) n(queue)
+        from unnest(exo_private.served_queues()) n(queue)
         left join exo_private.workers w
                on n.queue = any(w.queues) and w.stopped_at is null
               and w.heartbeat_at > pg_catalog.now() - pg_catalog.make_interval(secs => p_dead_after_s)
@@ -167,6 +168,9 @@ as $$
         select 'ocr', a.archived_at from pgmq.a_ocr a
         where a.archived_at >= pg_catalog.now() - interval '1 hour'
         union all
+        select 'events', a.archived_at from pgmq.a_events a
+        where a.archived_at >= pg_catalog.now() - interval '1 hour'
+        union all
         select 'capsules', a.archived_at from pgmq.a_capsules a
         where a.archived_at >= pg_catalog.now() - interval '1 hour'
     )
@@ -178,7 +182,7 @@ as $$
     group by s.queue, s.workers, s.since
 $$;
 comment on function exo_private.queue_progress(double precision) is
-    'Per queue (embed, extract, ocr, capsules): workers = live workers serving it (a heartbeat within '
+    'Per queue (embed, extract, ocr, events, capsules): workers = live workers serving it (a heartbeat within '
     'p_dead_after_s), done = messages archived (done, skipped, failed or dead-lettered) since '
     'done_since = an hour ago or, when later, when the earliest of those workers began, and '
     'rate_per_min = done per minute over that window.';
@@ -251,7 +255,7 @@ as $$
                count(*) filter (where m.state = 'pending') as pending,
                count(*) filter (where m.state in ('live', 'dead', 'unclaimed')) as in_flight,
                count(*) filter (where m.state = 'dead') as held_by_dead_workers
-        from unnest(array['embed', 'extract', 'ocr', 'capsules']) n(queue)
+        from unnest(exo_private.served_queues()) n(queue)
         left join (select x.* from settings, exo_private.queue_messages(settings.dead_after_s) x) m
                on m.queue = n.queue
         group by n.queue
@@ -328,7 +332,7 @@ as $$
     )
 $$;
 comment on function exo_private.work_status() is
-    'The worker''s side of exo.status: queues (embed, extract, ocr, capsules: depth, pending = visible messages, '
+    'The worker''s side of exo.status: queues (embed, extract, ocr, events, capsules: depth, pending = visible messages, '
     'in_flight, held_by_dead_workers, failed = chunks or windows whose job failed and was not '
     'retried, dead = their dead letters, oldest_age_s, and from exo_private.queue_progress workers, '
     'done, done_since, rate_per_min, and eta_s = seconds until depth is done at that rate, null '

@@ -856,6 +856,7 @@ set search_path = exo_private, pg_temp
 as $$
 # exo:include changes
 # exo:include fact_choice
+# exo:include timeline
 import datetime
 import functools
 import json
@@ -902,11 +903,23 @@ if not any(d["component"] == "embeddings" for d in report.get("degradations") or
         settings.get("models.embeddings") or {}, settings.get("retrieval.embed_timeout_s"),
         settings.get("reader.embed_calls_per_minute", 120), GD, SD.setdefault("fact_vectors", {}),
     )
+
+
+def run_statement(name, statement, types, args):
+    if name not in SD:
+        SD[name] = plpy.prepare(statement, types)
+    return plpy.execute(SD[name], args)
+
+
+# An aggregate question ("how many times", "when did I last") answered from the events
+# (plpy/timeline.py), before the evidence.
+timeline, computed = timeline_section(run_statement, query, report)
+report["timeline"] = computed
 # Passages that state different values of one thing: newest first, each marked (plpy/changes.py).
 result = packet(
     query, found["results"], report["hints"], report, token_budget, settings, capsules, facts,
     datetime.date.today().isoformat(), order_changes,
-    functools.partial(facts_about, settings=settings, meaning=meaning),
+    functools.partial(facts_about, settings=settings, meaning=meaning), timeline,
 )
 result["report"] = report
 return json.dumps(result)

@@ -60,7 +60,7 @@ comment on function exo.status() is
     'dimensions, vectors, active), graph (per workspace: entities, mentions, relations), '
     'deferred_subjects (a count), audit (exo.audit_summary: the newest self-audit run''s findings by '
     'reason and the facts'' retirement rate), as_of, and the worker''s side (exo_private.work_status): queues '
-    '(embed, extract, ocr, capsules: depth, pending, in_flight, held_by_dead_workers, failed, dead, '
+    '(embed, extract, ocr, events, capsules: depth, pending, in_flight, held_by_dead_workers, failed, dead, '
     'oldest_age_s = seconds since the oldest message was queued, workers serving it, done since '
     'done_since = the last hour or the current run, rate_per_min, eta_s; dead_letter), '
     'work_by_stage, stuck (documents that cannot advance on their own, with a hint) and worker '

@@ -76,8 +76,8 @@ from psycopg_pool import ConnectionPool
 
 from exocortex.config import Config
 from exocortex.db import role_url
+from exocortex.extraction import events, ner, relation_patterns, relation_syntax, statements
 from exocortex.extraction import llm as extraction
-from exocortex.extraction import ner, relation_patterns, relation_syntax, statements
 from exocortex.ingest import ocr
 from exocortex.ingest.pipeline import continue_extracted
 from exocortex.plpy import model_client as client
@@ -88,12 +88,18 @@ from exocortex.worker.pace import Pace
 from exocortex.worker.run_result import RunResult
 from exocortex.worker.watch import Watch
 
-TARGET_KEYS = {"embed": "chunk_id", "ocr": "document_id", "extract": "window_id", "capsules": "document_id"}
+TARGET_KEYS = {
+    "embed": "chunk_id",
+    "ocr": "document_id",
+    "extract": "window_id",
+    "events": "document_id",
+    "capsules": "document_id",
+}
 """Each queue's message key naming its target (exo_private.queue_target_key)."""
 QUEUES = tuple(TARGET_KEYS)
 """The queues in the order their free slots are filled (PRIORITY): embeddings first, so that
 search works sooner; OCR next, since its text goes on to be chunked and embedded; then
-extraction and capsules."""
+extraction, the timeline's events and capsules."""
 PRIORITY = QUEUES
 MODEL_QUEUES = ("embed", "extract")
 """The queues whose failed and dead-lettered work `exo worker retry-failed | requeue-dead` bring back."""
@@ -665,6 +671,28 @@ class Worker:
             return
         self._count("done", "ocr")
 
+    def _events(self, pool: ConnectionPool, settings: dict, job: Job) -> None:
+        """Read one document for the timeline (extraction/events.py: a note's dated chunks, the
+        owner's chat lines) and store its events in place of the old ones, archiving the message
+        in the same transaction. Without spaCy's pipeline (extraction.ner 'none', or not
+        installed) the document gets no events and the message is archived as skipped."""
+        (message,) = job.messages
+        document_id = int(message.payload["document_id"])
+        if ner.backend(settings.get("extraction.ner", "auto")) != "spacy":
+            with pool.connection() as conn:
+                conn.execute(queries.ARCHIVE_MESSAGES, ("events", job.ids))
+            self._count("skipped", "events")
+            return
+        with pool.connection() as conn:
+            sources = conn.execute(queries.EVENT_SOURCES, (document_id,)).fetchall()
+            owner = frozenset(n.casefold() for n in conn.execute(queries.OWNER_NAMES).fetchone()[0])
+        found = events.source_events(sources, owner)
+        self._check_abandoned()
+        with pool.connection() as conn, conn.transaction():
+            conn.execute(queries.STORE_EVENTS, (document_id, Jsonb(found), events.EXTRACTOR))
+            conn.execute(queries.ARCHIVE_MESSAGES, ("events", job.ids))
+        self._count("done", "events")
+
     def _capsule(self, pool: ConnectionPool, settings: dict, job: Job) -> None:
         """Build the capsule one message names and archive the message in the same transaction."""
         (message,) = job.messages
@@ -895,6 +923,7 @@ class Worker:
                     "embed": self._embed,
                     "extract": self._extract,
                     "ocr": self._ocr,
+                    "events": self._events,
                     "capsules": self._capsule,
                 }[queue]
                 running[jobs.submit(self._guarded, pool, job_fn, settings, job)] = job

@@ -101,3 +101,12 @@ the owner's lines carry in its conversation (a chat's)."""
 MERGE_RELATIONS = "select exo_private.merge_extraction(%s, %s, %s, %s, '[]', %s)"
 """A window's entities and relations merged without marking it extracted (the pattern pass's,
 when the chat model failed the window)."""
+
+EVENT_SOURCES = "select chunk_id, message_id, day, day_source, body from exo_private.event_sources(%s)"
+"""A document's texts to read for events: a note's dated chunks, or the owner's chat lines."""
+OWNER_NAMES = (
+    "select array(select n from exo_private.people p, "
+    "unnest(array[p.display_name, split_part(p.display_name, ' ', 1)]) n where p.is_owner and n <> '')"
+)
+"""The owner's name and first name: never a person of their own events."""
+STORE_EVENTS = "select exo_private.store_events(%s, %s, %s)"

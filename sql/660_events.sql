@@ -1,0 +1,347 @@
+-- The timeline (migration 0082): what the worker reads events from, how it stores them, and the
+-- reader's SQL over them. Care: an event is shown only while its source (the chunk, or the chat
+-- message) is (exo_private.unreleased over its charged subjects): counts never include withheld
+-- events, nor say how many were left out (the packet's deference hints say that material exists).
+
+-- exo_private.queue_document_events: a document chunked (ingest, a changed file, a re-route, a
+-- conversation windowed) is queued to be read for events.
+create or replace function exo_private.queue_document_events()
+returns trigger
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    if new.workspace is not null then
+        perform pgmq.send('events', jsonb_build_object('document_id', new.id));
+    end if;
+    return null;
+end
+$$;
+comment on function exo_private.queue_document_events() is
+    'Trigger: a document that reaches stage chunked gets a message on the events queue.';
+
+create or replace trigger documents_queue_events
+    after insert or update of stage on exo_private.documents
+    for each row when (new.stage = 'chunked')
+    execute function exo_private.queue_document_events();
+
+-- exo_private.event_sources: the texts of a document the worker reads for events.
+create or replace function exo_private.event_sources(p_document_id bigint)
+returns table (chunk_id bigint, message_id bigint, day date, day_source text, body text)
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- A note's chunks (never a mail: its sentences are its sender's), each dated by its own day
+    -- or its document's; a conversation's lines that the owner sent, each by its day.
+    select c.id, null::bigint, coalesce(c.written_at, d.written_at), 'written', c.body
+    from exo_private.documents d
+    join exo_private.chunks c on c.workspace = d.workspace and c.document_id = d.id
+    where d.id = p_document_id and d.conversation_id is null and d.metadata ->> 'from' is null
+      and coalesce(c.written_at, d.written_at) is not null
+    union all
+    select null, m.id,
+           (m.sent_at at time zone coalesce(
+               (select s.value #>> '{}' from exo_private.settings s where s.key = 'chat.time_zone'), 'UTC'))::date,
+           'sent', m.body
+    from exo_private.documents d
+    join exo_private.chat_messages m on m.conversation_id = d.conversation_id
+    join exo_private.chat_identities i on i.id = m.identity_id
+    join exo_private.people p on p.id = i.person_id and p.is_owner
+    where d.id = p_document_id and m.sent_at is not null
+$$;
+comment on function exo_private.event_sources(bigint) is
+    'What the events worker reads of a document: each chunk of a note (not a mail) with its day '
+    '(the chunk''s written_at, else the document''s; undated ones are left out), or each chat line '
+    'the owner sent in a conversation document with the day it was sent (in chat.time_zone).';
+
+-- exo_private.store_events: replace a document's events with what the worker read.
+create or replace function exo_private.store_events(p_document_id bigint, p_events jsonb, p_extractor text)
+returns int
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    ws text;
+    stored int;
+begin
+    select d.workspace into ws from exo_private.documents d where d.id = p_document_id for update;
+    delete from exo_private.events e where e.document_id = p_document_id;
+    if ws is null then
+        return 0;  -- gone, or quarantined while the worker read it
+    end if;
+    insert into exo_private.events (workspace, document_id, chunk_id, message_id, day, day_source,
+                                    activity, forms, sentence, minutes, km, amount, currency, count,
+                                    count_unit, place, people, extractor)
+    select ws, p_document_id, x.chunk_id, x.message_id, x.day, x.day_source, x.activity,
+           coalesce(x.forms, '{}'), x.sentence, x.minutes, x.km, x.amount, x.currency, x.count,
+           x.count_unit, x.place, coalesce(x.people, '{}'), p_extractor
+    from jsonb_to_recordset(coalesce(p_events, '[]')) as x(
+        chunk_id bigint, message_id bigint, day date, day_source text, activity text, forms text[],
+        sentence text, minutes numeric, km numeric, amount numeric, currency text, count numeric,
+        count_unit text, place text, people text[])
+    -- a source the document no longer holds (re-chunked while the worker read it) is left out
+    where (x.chunk_id is not null and exists (select 1 from exo_private.chunks c
+                                              where c.workspace = ws and c.id = x.chunk_id
+                                                and c.document_id = p_document_id))
+       or (x.message_id is not null and exists (select 1 from exo_private.chat_messages m
+                                                join exo_private.documents d on d.conversation_id = m.conversation_id
+                                                where m.id = x.message_id and d.id = p_document_id));
+    get diagnostics stored = row_count;
+    return stored;
+end
+$$;
+comment on function exo_private.store_events(bigint, jsonb, text) is
+    'Replace the events of a document with p_events (a JSON array of {chunk_id or message_id, '
+    'day, day_source, activity, forms, sentence, minutes, km, amount, currency, count, count_unit, '
+    'place, people}), made by p_extractor; rows whose source the document no longer holds are '
+    'dropped. Returns how many were stored.';
+
+-- exo_private.names_match: a name given matches a name held, whole or by its first or last words.
+create or replace function exo_private.names_match(held text, given text)
+returns boolean
+language sql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- "Okafor" and "Nadia" match "Nadia Okafor"; "Dr Okafor" matches "Okafor"
+    select held is not null and given is not null and btrim(given) <> ''
+       and (lower(held) = lower(btrim(given))
+            or lower(held) like '% ' || lower(btrim(given))
+            or lower(btrim(given)) like '% ' || lower(held)
+            or lower(held) like lower(btrim(given)) || ' %')
+$$;
+comment on function exo_private.names_match(text, text) is
+    'Whether a name given matches a name held, case-insensitive: the same, or one is the other''s '
+    'first or last words ("Nadia", "Okafor", "Dr Okafor" and "Nadia Okafor").';
+
+-- exo_private.word_forms: a word and the words its plain English inflections come from.
+create or replace function exo_private.word_forms(p_words text[])
+returns text[]
+language sql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- "runs" -> run, "swimming" -> swimm, swim, "cycling" -> cycl, cycle, "hikes" -> hike:
+    -- what to look up among the activities and the words that named them.
+    select array(
+        select distinct f from unnest(p_words) w0, lower(w0) w,
+        lateral (
+            select w as f
+            union all
+            select left(w, -length(x.ending)) || x.replacement
+            from (values ('ies', 'y'), ('es', ''), ('s', ''), ('ing', ''), ('ing', 'e'), ('ed', ''), ('ed', 'e'))
+                 x (ending, replacement)
+            where right(w, length(x.ending)) = x.ending and length(w) - length(x.ending) >= 3
+            union all
+            -- a doubled last consonant undone: swimming -> swimm -> swim, jogged -> jogg -> jog
+            select left(w, -length(x.ending) - 1)
+            from (values ('ing'), ('ed')) x (ending)
+            where right(w, length(x.ending)) = x.ending and length(w) - length(x.ending) >= 4
+              and substr(w, length(w) - length(x.ending), 1) = substr(w, length(w) - length(x.ending) - 1, 1)
+        ) forms
+        where f <> '' order by f)
+$$;
+comment on function exo_private.word_forms(text[]) is
+    'The words, lower-cased, with the stems their plain English endings (-s, -es, -ies, -ing, -ed, '
+    'a doubled consonant) come from: what a question''s or a caller''s word is looked up by among '
+    'the timeline''s activities and forms.';
+
+-- exo_private.event_hidden: whether a reader may not see an event.
+create or replace function exo_private.event_hidden(p_event exo_private.events, p_released text[], p_as_of timestamptz)
+returns boolean
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- Withheld while its source is (a chunk gone since counts as withheld until its document is
+    -- read again); unknown yet at p_as_of when its day or its source's writing is later.
+    select exo_private.unreleased(
+               coalesce((select c.charged_subjects from exo_private.chunks c
+                         where c.workspace = p_event.workspace and c.id = p_event.chunk_id),
+                        (select m.charged_subjects from exo_private.chat_messages m
+                         where m.id = p_event.message_id),
+                        '{source gone}'),
+               p_released) <> '{}'
+        or (p_as_of is not null
+            and (p_event.day > p_as_of::date
+                 or (p_event.message_id is not null
+                     and not exists (select 1 from exo_private.chat_messages m
+                                     where m.id = p_event.message_id and m.sent_at <= p_as_of))
+                 or (p_event.chunk_id is not null
+                     and not exo_private.written_by(p_event.document_id, p_event.chunk_id, p_as_of))))
+$$;
+comment on function exo_private.event_hidden(exo_private.events, text[], timestamptz) is
+    'Whether an event is not for the reader: its source''s charged subjects are not all released '
+    '(p_released, exo_private.released_keys; a source gone counts as withheld), or, with p_as_of, '
+    'its day or its source''s writing is later.';
+
+-- exo_private.timeline_events: the events a reader may see that match the filters.
+create or replace function exo_private.timeline_events(
+    p_activities text[], p_from date, p_to date, p_place text, p_person text,
+    p_workspaces text[], p_released text[], p_as_of timestamptz
+)
+returns setof exo_private.events
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select e.* from exo_private.events e
+    where (p_activities is null or e.activity = any (p_activities) or e.forms && p_activities)
+      and (p_from is null or e.day >= p_from) and (p_to is null or e.day <= p_to)
+      and (p_workspaces is null or e.workspace = any (p_workspaces))
+      and (p_place is null or exo_private.names_match(e.place, p_place))
+      and (p_person is null or exists (select 1 from unnest(e.people) n where exo_private.names_match(n, p_person)))
+      and not exo_private.event_hidden(e, p_released, p_as_of)
+$$;
+comment on function exo_private.timeline_events(text[], date, date, text, text, text[], text[], timestamptz) is
+    'The one reading of the timeline every reader path uses: events of p_activities (a name or a '
+    'word that named one; null: any), from p_from to p_to (inclusive), at p_place, with p_person '
+    '(exo_private.names_match), in p_workspaces (null: all), that exo_private.event_hidden does not hide.';
+
+-- exo.events: the timeline, filtered.
+create or replace function exo.events(
+    what text default null, from_day date default null, to_day date default null,
+    at_place text default null, with_person text default null, workspaces text[] default null,
+    max_events int default 100, bridge text[] default '{}', as_of timestamptz default null
+)
+returns table (event_id bigint, day date, activity text, sentence text, minutes numeric, km numeric,
+               amount numeric, currency text, count numeric, count_unit text, place text,
+               people text[], workspace text, document_id bigint, path text, extractor text)
+language plpgsql stable
+security definer
+set search_path = exo_private, pg_temp
+as $$
+begin
+    perform exo_private.check_workspaces(workspaces);
+    return query
+    select e.id, e.day, e.activity, e.sentence, e.minutes, e.km, e.amount, e.currency, e.count,
+           e.count_unit, e.place, e.people, e.workspace, e.document_id, d.path, e.extractor
+    from exo_private.timeline_events(case when what is null then null else exo_private.word_forms(array[what]) end,
+                                     from_day, to_day, at_place, with_person, workspaces,
+                                     exo_private.released_keys(bridge), as_of) e
+    join exo_private.documents d on d.id = e.document_id
+    order by e.day, e.id
+    limit least(greatest(coalesce(max_events, 100), 1), 10000);
+end
+$$;
+comment on function exo.events(text, date, date, text, text, text[], int, text[], timestamptz) is
+    'The timeline: dated events read from the owner''s notes and chat lines, oldest first. '
+    'what: an activity''s name or a word that named it ("swim", "swimming", "swam"); from_day, '
+    'to_day: inclusive; at_place, with_person: a name, case-insensitive, whole or its first or last '
+    'words; at most max_events (1..10000). Fields: day, activity, sentence (the source''s words), '
+    'minutes, km, amount with currency, count with count_unit, place, people, workspace, '
+    'document_id, path, extractor. Withheld sources are left out unless bridge names their subject.';
+
+-- exo.event_counts: the timeline grouped.
+create or replace function exo.event_counts(
+    what text default null, from_day date default null, to_day date default null,
+    group_by text default 'activity', at_place text default null, with_person text default null,
+    workspaces text[] default null, bridge text[] default '{}', as_of timestamptz default null
+)
+returns table (key text, events bigint, days bigint, minutes numeric, km numeric, amount numeric,
+               first_day date, last_day date)
+language plpgsql stable
+security definer
+set search_path = exo_private, pg_temp
+as $$
+declare
+    groups constant text[] := array['activity', 'place', 'person', 'year', 'month', 'week', 'day', 'all'];
+begin
+    if group_by is null or not group_by = any (groups) then
+        perform exo_private.invalid_argument(
+            format('group_by must be one of %s, not %s', array_to_string(groups, ', '), exo_private.quoted(group_by)));
+    end if;
+    perform exo_private.check_workspaces(workspaces);
+    return query
+    with keyed as (
+        select e.day, e.minutes, e.km, e.amount, k.key
+        from exo_private.timeline_events(case when what is null then null else exo_private.word_forms(array[what]) end,
+                                         from_day, to_day, at_place, with_person, workspaces,
+                                         exo_private.released_keys(bridge), as_of) e
+        cross join lateral (
+            select case group_by
+                       when 'activity' then e.activity
+                       when 'place' then e.place
+                       when 'year' then to_char(e.day, 'YYYY')
+                       when 'month' then to_char(e.day, 'YYYY-MM')
+                       when 'week' then to_char(e.day, 'IYYY-"W"IW')
+                       when 'day' then e.day::text
+                       when 'all' then 'all'
+                   end as key
+            where group_by <> 'person'
+            union all
+            select p from unnest(e.people) p where group_by = 'person') k
+    )
+    select k.key, count(*), count(distinct k.day), sum(k.minutes), sum(k.km), sum(k.amount),
+           min(k.day), max(k.day)
+    from keyed k
+    where k.key is not null
+    group by k.key
+    order by 2 desc, 1;
+end
+$$;
+comment on function exo.event_counts(text, date, date, text, text, text, text[], text[], timestamptz) is
+    'The timeline grouped by activity, place, person, year, month, week, day or all, filtered as '
+    'exo.events: per key the events, distinct days, total minutes, km and amount, the first and '
+    'last day, most events first. Events of withheld sources are not counted, and nothing says how '
+    'many there are (a count of them would tell what the withheld material holds).';
+
+-- exo_private.timeline_answer: what the packet's Timeline section says, computed in one query.
+create or replace function exo_private.timeline_answer(
+    p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text,
+    p_person text, p_workspaces text[], p_released text[], p_as_of timestamptz, p_listed int
+)
+returns jsonb
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- p_group: activity, place or person (the "most" of a question), else null; p_order: how
+    -- the events listed as citations are ordered (first, last, longest: by minutes or km, else
+    -- by day).
+    with m as materialized (
+        select e.*, d.path from exo_private.timeline_events(p_activities, p_from, p_to, p_place, p_person,
+                                                            p_workspaces, p_released, p_as_of) e
+        join exo_private.documents d on d.id = e.document_id
+    ), keyed as (
+        select k.key from m cross join lateral (
+            select case p_group when 'activity' then m.activity when 'place' then m.place end as key
+            where p_group in ('activity', 'place')
+            union all
+            select p from unnest(m.people) p where p_group = 'person') k
+        where k.key is not null
+    )
+    select jsonb_build_object(
+        'events', (select count(*) from m),
+        'days', (select count(distinct m.day) from m),
+        'minutes', (select jsonb_build_object('sum', sum(m.minutes), 'avg', avg(m.minutes), 'n', count(m.minutes)) from m),
+        'km', (select jsonb_build_object('sum', sum(m.km), 'avg', avg(m.km), 'n', count(m.km)) from m),
+        'amount', (select coalesce(jsonb_object_agg(a.currency, jsonb_build_object('sum', a.total, 'avg', a.mean, 'n', a.n)), '{}')
+                   from (select coalesce(m.currency, '') as currency, sum(m.amount) as total,
+                                avg(m.amount) as mean, count(*) as n
+                         from m where m.amount is not null group by 1) a),
+        'first_day', (select min(m.day) from m),
+        'last_day', (select max(m.day) from m),
+        'groups', (select coalesce(jsonb_agg(jsonb_build_array(g.key, g.n) order by g.n desc, g.key), '[]')
+                   from (select k.key, count(*) as n from keyed k group by 1 order by 2 desc, 1 limit 5) g),
+        'listed', (select coalesce(jsonb_agg(to_jsonb(l) - 'rank' order by l.rank), '[]') from (
+            select row_number() over (order by
+                       case when p_order = 'last' then -extract(epoch from m.day) end,
+                       case when p_order = 'longest_minutes' then -m.minutes
+                            when p_order = 'longest_km' then -m.km
+                            when p_order = 'shortest_minutes' then m.minutes
+                            when p_order = 'shortest_km' then m.km end nulls last,
+                       m.day, m.id) as rank,
+                   m.id as event_id, m.day, m.activity, m.sentence, m.minutes, m.km, m.amount,
+                   m.currency, m.place, m.people, m.workspace, m.path
+            from m order by rank limit greatest(p_listed, 1)) l))
+$$;
+comment on function exo_private.timeline_answer(text, text, text[], date, date, text, text, text[], text[], timestamptz, int) is
+    'The figures a Timeline section states, over exo_private.timeline_events: events, distinct days, '
+    'minutes, km and amount (per currency) as sum, average and how many events gave one, the first '
+    'and last day, the largest p_group (activity, place or person) '
+    'groups, and the first p_listed events in p_order (first or by day, last, longest_minutes, '
+    'longest_km, shortest_minutes, shortest_km) to cite.';

@@ -1,0 +1,196 @@
+"""The timeline (issue 31): events read by syntax from the owner's notes and chat lines
+(extraction/events.py), stored per document by the worker's events queue, read through
+exo.events / exo.event_counts, and aggregate questions answered in the packet's Timeline section
+(plpy/timeline.py) from SQL, with care and as_of as every reader path has them."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import pytest
+from support.files import write
+
+from exocortex.extraction import events
+from exocortex.ingest import pipeline
+from exocortex.ingest.chat import import_chat
+from exocortex.worker.loop import Worker
+
+DAY = date(2025, 6, 24)  # a Tuesday
+
+
+def read(text: str) -> list[dict]:
+    return [e.to_json() for e in events.text_events(text, DAY, frozenset({"robin"}))]
+
+
+@pytest.mark.parametrize(
+    ("text", "activity"),
+    [
+        ("Swam 40 lengths at Millbrook pool.", "swim"),
+        ("Went swimming: 30 lengths at the lido.", "swim"),
+        ("I went for a swim before work.", "swim"),
+        ("Went for a run along the canal.", "run"),
+        ("Morning run: 7.1 km around Hollins Park.", "run"),
+        ("Ran 5 km.", "run"),
+        ("Had lunch with Nadia Okafor at the Blue Door.", "lunch"),
+        ("Maya and I had dinner at Sakura.", "dinner"),
+        ("Dentist appointment at 9:15 with Dr Okafor: all fine.", "dentist"),
+        ("Bouldering session: 12 routes at the Foundry.", "bouldering"),
+        ("Played tennis with Owen Brennan for 55 min.", "tennis"),
+        ("Cycled 42.5 km out to Kelby and back.", "cycle"),
+    ],
+)
+def test_each_phrasing_names_one_activity(text, activity):
+    assert [e["activity"] for e in read(text)] == [activity]
+
+
+def test_measures_people_and_places_are_read_from_the_sentence():
+    (run,) = read("Went for a run, 5.2 km along the canal, an hour and a half.")
+    assert (run["km"], run["minutes"]) == (5.2, 90.0)
+    (swim,) = read("Went swimming: 30 lengths at the lido in 1h15.")
+    assert (swim["minutes"], swim["count"], swim["count_unit"]) == (75.0, 30.0, "length")
+    (lunch,) = read("Had lunch with Nadia Okafor at the Blue Door.")
+    assert lunch["people"] == ["Nadia Okafor"] and lunch["place"] == "Blue Door"
+    (dinner,) = read("Maya and I had dinner at Sakura.")
+    assert dinner["people"] == ["Maya"] and dinner["place"] == "Sakura"  # "at" names a place
+    (scarf,) = read("Ordered a red scarf online (14.99 pounds).")
+    assert (scarf["amount"], scarf["currency"]) == (14.99, "GBP")
+    (trip,) = read("Caught the early coach to Porto for a concert.")
+    assert (trip["activity"], trip["place"]) == ("travel", "Porto")
+    (miles,) = read("Ran 3 miles.")
+    assert miles["km"] == pytest.approx(4.83, abs=0.01)
+
+
+def test_relative_days_move_the_event_from_the_notes_day():
+    (gym,) = read("Yesterday I went to the gym.")
+    assert (gym["day"], gym["day_source"]) == ("2025-06-23", "relative")
+    (film,) = read("We watched Dune last night.")
+    assert film["day"] == "2025-06-23"
+    (walk,) = read("On Friday I walked to Pike Hill.")
+    assert walk["day"] == "2025-06-20"  # the Friday before the Tuesday
+
+
+def test_questions_denials_plans_and_other_peoples_doings_are_no_events():
+    assert read("Did I swim today?") == []
+    assert read("I didn't go swimming.") == []
+    assert read("I will run tomorrow.") == []
+    assert read("I should book the dentist.") == []
+    assert read("Maya ran a marathon.") == []
+    assert read("Quiet evening at home.") == []
+
+
+def test_verb_lemmas_come_from_spacys_tables():
+    assert [events.verb_lemma(w) for w in ("swam", "swimming", "ran", "cycled", "rode")] == [
+        "swim", "swim", "run", "cycle", "ride",
+    ]  # fmt: skip
+    assert events.verb_lemma("lido") is None
+
+
+# -- the timeline in the database ---------------------------------------------------------
+
+NOTES = {
+    "2025-03-02.md": "---\ndate: 2025-03-02\n---\nSwam 40 lengths at Millbrook pool, 45 minutes. Spent £12.50 on a teapot.",
+    "2025-03-09.md": "---\ndate: 2025-03-09\n---\nWent swimming: 30 lengths in half an hour.",
+    "2025-03-20.md": "---\ndate: 2025-03-20\n---\nSaw Dr Hale about my cough; all fine. Ran 5 km.",
+    "2025-04-02.md": "---\ndate: 2025-04-02\n---\nWent for a swim, an hour. Bought a lamp for £30.",
+    "2025-04-10.md": "---\ndate: 2025-04-10\n---\nWalter Rivera and I went swimming at the lido, 50 minutes, before his funeral.",
+}
+
+
+@pytest.fixture
+def timeline(db, tmp_path):
+    root = tmp_path / "diary"
+    for name, text in NOTES.items():
+        write(root, name, text)
+    with db.connect("exo_writer") as conn:
+        conn.execute("select exo_private.set_owner('Robin Ashdown')")
+        conn.execute("select exo_private.defer_subject('Walter Rivera')")
+    pipeline.ingest(db.cfg, root, "personal", dbname=db.name)
+    Worker(db.cfg, dbname=db.name, once=True, queues=("events",), poll_s=0.01).run()
+    return db
+
+
+def packet(db, question: str, bridge=(), as_of="2025-12-31") -> dict:
+    with db.connect("exo_reader") as conn:
+        return conn.execute(
+            "select exo.context_packet_json(%s, 4000, null, null, %s, %s::timestamptz)",
+            (question, list(bridge), as_of),
+        ).fetchone()[0]
+
+
+def answer(found: dict) -> str:
+    text = found["text"]
+    assert "## Timeline" in text, text
+    return text.split("## Timeline\n", 1)[1].splitlines()[0]
+
+
+def test_the_worker_stores_each_documents_events_and_reading_again_replaces_them(timeline):
+    with timeline.connect() as conn:
+        first = conn.execute("select count(*) from exo_private.events").fetchone()[0]
+        doc = conn.execute("select id from exo_private.documents where path = '2025-03-02.md'").fetchone()[0]
+        conn.execute("select pgmq.send('events', jsonb_build_object('document_id', %s::bigint))", (doc,))
+    Worker(timeline.cfg, dbname=timeline.name, once=True, queues=("events",), poll_s=0.01).run()
+    with timeline.connect() as conn:
+        assert conn.execute("select count(*) from exo_private.events").fetchone()[0] == first
+        assert conn.execute("select count(*) from pgmq.q_events").fetchone()[0] == 0  # every message archived
+
+
+def test_exo_events_filters_and_withholds_deferred_sources_unless_bridged(timeline):
+    with timeline.connect("exo_reader") as conn:
+        swims = conn.execute("select day::text from exo.events(what => 'swimming')").fetchall()
+        assert [d for (d,) in swims] == ["2025-03-02", "2025-03-09", "2025-04-02"]  # not Walter's
+        bridged = conn.execute(
+            "select count(*) from exo.events(what => 'swim', bridge => array['Walter Rivera'])"
+        )
+        assert bridged.fetchone()[0] == 4
+        march = conn.execute(
+            "select key, events, minutes from exo.event_counts(from_day => '2025-03-01', to_day => '2025-03-31')"
+        ).fetchall()
+        assert ("swim", 2, 75) in [(k, n, int(m or 0)) for k, n, m in march]
+        earlier = conn.execute("select count(*) from exo.events(what => 'swim', as_of => '2025-03-05')")
+        assert earlier.fetchone()[0] == 1
+        with pytest.raises(Exception, match="group_by must be one of"):
+            conn.execute("select * from exo.event_counts(group_by => 'colour')")
+
+
+def test_aggregate_questions_are_answered_from_the_timeline(timeline):
+    assert answer(packet(timeline, "How many times did I go swimming in March 2025?")).startswith(
+        "Answer: 2 times"
+    )
+    assert "2025-04-02" in answer(packet(timeline, "When did I last go swimming?"))
+    assert "2025-03-20" in answer(packet(timeline, "When did I last see Dr Hale?"))
+    assert "£42.50 in total" in answer(packet(timeline, "How much did I spend in total?"))
+    assert "135 minutes in total" in answer(packet(timeline, "How long did I spend swimming in total?"))
+
+
+def test_a_count_never_includes_withheld_events_and_bridging_adds_them(timeline):
+    assert answer(packet(timeline, "How many times did I go swimming in April 2025?")).startswith(
+        "Answer: 1 time"
+    )
+    bridged = packet(timeline, "How many times did I go swimming in April 2025?", ["Walter Rivera"])
+    assert answer(bridged).startswith("Answer: 2 times")
+
+
+def test_what_the_timeline_cannot_read_gets_no_number(timeline):
+    found = packet(timeline, "How many times did I go skydiving?")
+    assert answer(found).startswith("Answer: none computed")
+    assert "## Timeline" not in packet(timeline, "How much is my rent?")["text"]
+    assert packet(timeline, "What did the doctor say about my cough?")["report"]["timeline"] is None
+
+
+def test_a_chat_line_of_the_owners_is_dated_by_its_message(db, tmp_path):
+    with db.connect("exo_writer") as conn:
+        conn.execute("select exo_private.set_owner('Robin Ashdown')")
+    lines = [
+        {"conversation_id": "c1", "sender": "Robin Ashdown", "sent_at": "2025-05-10T09:00:00+00:00",
+         "text": "We watched Dune last night, so good.", "is_owner": True},
+        {"conversation_id": "c1", "sender": "Iris", "sent_at": "2025-05-10T09:05:00+00:00",
+         "text": "I watched it too!"},
+    ]  # fmt: skip
+    path = write(tmp_path, "chat.jsonl", "\n".join(json.dumps(x) for x in lines))
+    with db.connect("exo_writer") as conn:
+        import_chat(conn, path, "jsonl")
+    Worker(db.cfg, dbname=db.name, once=True, queues=("events",), poll_s=0.01).run()
+    with db.connect("exo_reader") as conn:
+        got = conn.execute("select day::text, activity from exo.events()").fetchall()
+    assert got == [("2025-05-09", "watch")]  # the owner's line only, "last night" from its time

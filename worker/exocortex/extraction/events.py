@@ -1,0 +1,532 @@
+"""Dated happenings of the owner's life, by syntax: the rows of the timeline (exo_private.events).
+
+"Went swimming: 30 lengths at the lido in 1h15." / "Had lunch with Nadia at the Blue Door." /
+"Took the train to Leeds for a conference." / "Morning run: 7.1 km around Hollins Park." /
+"Spent £12.50 on a teapot." Each clause the owner tells of themselves (subject "I" or "we", a
+name and "I", or none: a diary's "Ran 5 km") becomes one event, read from spaCy's parse:
+
+  what   the activity, one normalised name so that counting counts the same thing: the verb's
+         lemma ("swam", "swimming" -> swim, by spaCy's own verb tables), or, after a light verb
+         (go, do, have, take, play, see, meet ...), what it takes: a gerund ("went swimming"), a
+         "for" object ("went for a run"), an object ("had lunch", "saw the dentist"), a "to"
+         object that is no proper name ("went to the gym"); a clause with no verb names it by its
+         head noun ("Morning run: ..."), or, where that noun is a generic one (session,
+         appointment, class ...), by the noun before it ("Dentist appointment at 9:15").
+  forms  the words that named it in the text ("swam", "swimming"): the vocabulary a question's
+         words are matched against.
+  how    durations ("40 minutes", "1h15", "an hour and a half" -> minutes), distances (km, miles
+  much   -> km), money (£12.50, "12 pounds" -> amount and currency), and a count of something
+         ("30 lengths", "12 routes").
+  who    the people named (spaCy's PERSON, a title and surname, a name beside "I").
+  where  a place named by spaCy (GPE, LOC, FAC) or a proper noun after at, in, to.
+  when   the day of its note or message, unless the sentence moves it: "yesterday", "last
+         night", "on Monday", "last Tuesday" (the day before, the weekday before).
+
+A sentence that asks, denies or plans ("Did I swim?", "I didn't run", "I will swim", "I
+should swim") tells no event. Nothing is kept from a clause whose subject is someone else
+("Maya ran a marathon"): the timeline is the owner's.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import date, timedelta
+
+from exocortex.extraction import ner
+
+EXTRACTOR = "syntax/1"
+"""The name each event keeps of what made it."""
+
+# Verbs that say little of what was done: the activity is what they take.
+LIGHT_VERBS = frozenset(
+    [
+        "go",
+        "do",
+        "have",
+        "take",
+        "get",
+        "make",
+        "play",
+        "see",
+        "meet",
+        "visit",
+        "attend",
+        "head",
+        "spend",
+        "enjoy",
+        "start",
+        "finish",
+        "try",
+        "book",
+    ]
+)
+# Nouns that name a kind of occasion, not the activity: the noun before them does.
+GENERIC_NOUNS = frozenset(
+    [
+        "session",
+        "class",
+        "lesson",
+        "appointment",
+        "visit",
+        "trip",
+        "outing",
+        "practice",
+        "workout",
+        "game",
+        "match",
+        "meeting",
+        "day",
+        "time",
+    ]
+)
+# Nouns of time and mood that head a diary's fragments without telling a happening.
+NOT_HAPPENINGS = frozenset(
+    """day morning afternoon evening night week weekend today tonight yesterday rain weather sun
+    mood time lot bit thing everything nothing something""".split()  # noqa: SIM905
+)
+OWNER_SUBJECTS = frozenset({"i", "we"})
+MODALS = frozenset({"will", "would", "shall", "should", "could", "can", "might", "may", "must", "'ll", "'d"})
+PLACE_LABELS = frozenset({"GPE", "LOC", "FAC"})
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+_WORD_NUMBERS = {
+    **{w: n for n, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])},
+    "a": 1, "an": 1, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "couple": 2,
+}  # fmt: skip
+_NUMBER = r"(\d+(?:[.,]\d+)?|" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")"
+_HOURS = r"(?:hours?|hrs?|h)(?![a-z])"
+_DURATION = re.compile(
+    rf"\bhalf an? hour\b"
+    rf"|\b{_NUMBER}\s*{_HOURS}\s*(?:and a half\b|(\d+)(?:\s*(?:minutes?|mins?|m)\b)?)?"
+    rf"|\b{_NUMBER}\s*(?:minutes?|mins?)\b",
+    re.I,
+)
+_DISTANCE = re.compile(rf"\b{_NUMBER}\s*(km|kilometres?|kilometers?|miles?|mi)\b", re.I)
+_CURRENCY_SIGNS = {"£": "GBP", "$": "USD", "€": "EUR"}
+_CURRENCY_WORDS = {"pound": "GBP", "pounds": "GBP", "quid": "GBP", "dollar": "USD", "dollars": "USD",
+                   "euro": "EUR", "euros": "EUR", "gbp": "GBP", "usd": "USD", "eur": "EUR"}  # fmt: skip
+_MONEY = re.compile(
+    r"([£$€])\s?(\d[\d,]*(?:\.\d{1,2})?)"
+    r"|\b(\d[\d,]*(?:\.\d{1,2})?)\s?(pounds?|quid|dollars?|euros?|gbp|usd|eur)\b",
+    re.I,
+)
+_RELATIVE_DAY = re.compile(
+    r"\b(yesterday|last night)\b|\b(?:on|last)\s+(" + "|".join(WEEKDAYS) + r")\b", re.I
+)
+
+
+@dataclass
+class Event:
+    activity: str
+    forms: list[str]
+    sentence: str
+    char_start: int
+    char_end: int
+    day: date | None = None
+    day_source: str = "written"
+    minutes: float | None = None
+    km: float | None = None
+    amount: float | None = None
+    currency: str | None = None
+    count: float | None = None
+    count_unit: str | None = None
+    place: str | None = None
+    people: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["day"] = self.day.isoformat() if self.day else None
+        return data
+
+
+@functools.cache
+def _verb_tables():
+    """spaCy's own verb lemma tables: exceptions (swam -> swim), suffix rules and known lemmas."""
+    lookups = ner.pipeline().get_pipe("lemmatizer").lookups
+    return (
+        lookups.get_table("lemma_exc")["verb"],
+        lookups.get_table("lemma_rules")["verb"],
+        frozenset(lookups.get_table("lemma_index")["verb"]),
+    )
+
+
+def verb_lemma(word: str) -> str | None:
+    """The verb a word is a form of ("swam", "swimming" -> "swim"), or None when it is none."""
+    word = word.casefold()
+    exceptions, rules, known = _verb_tables()
+    if word in exceptions:
+        return exceptions[word][0]
+    if word in known:
+        return word
+    for old, new in rules:
+        if word.endswith(old) and (candidate := word[: len(word) - len(old)] + new) in known:
+            return candidate
+    return None
+
+
+def activity_name(token) -> str:
+    """A token's activity name: the verb of a verb or a gerund ("swimming" -> swim), else the
+    noun's lemma, lower-cased."""
+    text = token.text.casefold()
+    if token.pos_ in ("VERB", "AUX") or (text.endswith("ing") and token.pos_ in ("NOUN", "PROPN")):
+        return verb_lemma(text) or token.lemma_.casefold()
+    return token.lemma_.casefold()
+
+
+def number(text: str) -> float:
+    text = text.casefold().replace(",", "")
+    return float(_WORD_NUMBERS[text]) if text in _WORD_NUMBERS else float(text)
+
+
+def minutes_in(text: str) -> float | None:
+    """The first duration the text gives, in minutes."""
+    m = _DURATION.search(text)
+    if not m:
+        return None
+    said = m.group(0).casefold()
+    if said.startswith("half"):
+        return 30.0
+    if m.group(1) is not None:
+        hours = number(m.group(1)) * 60
+        if m.group(2):
+            hours += float(m.group(2))
+        elif said.endswith("and a half"):
+            hours += 30
+        return hours
+    return number(m.group(3))
+
+
+def km_in(text: str) -> float | None:
+    m = _DISTANCE.search(text)
+    if not m:
+        return None
+    value = number(m.group(1))
+    return round(value * 1.609344, 2) if m.group(2).casefold().startswith("mi") else value
+
+
+def money_in(text: str) -> tuple[float | None, str | None]:
+    m = _MONEY.search(text)
+    if not m:
+        return None, None
+    if m.group(1):
+        return float(m.group(2).replace(",", "")), _CURRENCY_SIGNS[m.group(1)]
+    return float(m.group(3).replace(",", "")), _CURRENCY_WORDS[m.group(4).casefold()]
+
+
+def count_in(clause_tokens, taken: str) -> tuple[float | None, str | None]:
+    """A count of something ("30 lengths", "12 routes"): a number before a plural noun that is no
+    unit already read (taken: the text of durations, distances and money)."""
+    for t in clause_tokens:
+        if t.dep_ == "nummod" and t.head.tag_ == "NNS" and t.head.text not in taken and t.like_num:
+            try:
+                return number(t.text), t.head.lemma_.casefold()
+            except (KeyError, ValueError):
+                continue
+    return None, None
+
+
+def moved_day(sentence: str, base: date | None) -> tuple[date | None, str]:
+    """The day a sentence moves its event to from base ("yesterday", "last night", "on Monday",
+    "last Tuesday": the day or weekday before base), else base."""
+    if base is None:
+        return None, "written"
+    m = _RELATIVE_DAY.search(sentence)
+    if not m:
+        return base, "written"
+    if m.group(1):
+        return base - timedelta(days=1), "relative"
+    back = (base.weekday() - WEEKDAYS.index(m.group(2).casefold())) % 7 or 7
+    return base - timedelta(days=back), "relative"
+
+
+# -- reading a clause -----------------------------------------------------------------------
+
+
+def _children(token, *deps):
+    return [c for c in token.children if c.dep_ in deps]
+
+
+def _is_name(token) -> bool:
+    return token.pos_ == "PROPN" or token.ent_type_ in ("PERSON", "GPE", "LOC", "FAC", "ORG", "NORP")
+
+
+def _content_noun(token) -> bool:
+    return (
+        token.pos_ in ("NOUN", "PROPN")
+        and not _is_name(token)
+        and token.lemma_.casefold() not in NOT_HAPPENINGS
+    )
+
+
+def _object_activity(verb):
+    """What a light verb takes, in order of how much it says: a gerund, the object of "go for"
+    ("went for a run"), an object that is no name, a "to" object that is no name."""
+    for c in verb.children:
+        if c.tag_ == "VBG" or (c.dep_ in ("dobj", "xcomp", "advcl") and c.text.casefold().endswith("ing")):
+            return c
+    if verb.lemma_ in ("go", "meet"):
+        for prep in _children(verb, "prep"):
+            if prep.lower_ == "for":
+                for obj in _children(prep, "pobj"):
+                    if _content_noun(obj):
+                        return obj
+    for obj in _children(verb, "dobj"):
+        if _content_noun(obj):
+            return _generic_head(obj)
+    for prep in _children(verb, "prep", "dative"):
+        if prep.lower_ == "to":
+            for obj in _children(prep, "pobj"):
+                if _content_noun(obj):
+                    return obj
+    return None
+
+
+def _generic_head(noun):
+    """A noun, or for a generic one (a "yoga class", a "dentist appointment") the word before it."""
+    if noun.lemma_.casefold() in GENERIC_NOUNS:
+        for c in noun.children:
+            if c.dep_ in ("compound", "amod", "nmod") and c.lemma_.casefold() not in NOT_HAPPENINGS:
+                return c
+    return noun
+
+
+def _owner_clause(verb, subjects) -> bool:
+    """Whether a clause tells the owner's doing: no subject (a diary's "Ran 5 km"), or "I" or
+    "we", alone or beside names ("Maya and I")."""
+    if not subjects:
+        return True
+    for s in subjects:
+        words = {s.lower_} | {c.lower_ for c in s.conjuncts}
+        if words & OWNER_SUBJECTS:
+            return True
+    return False
+
+
+def _told(verb) -> bool:
+    """A clause that tells something happened: not negated, no modal, not a question."""
+    if _children(verb, "neg"):
+        return False
+    return not any(a.lower_ in MODALS for a in _children(verb, "aux", "auxpass"))
+
+
+def clause_activity(head):
+    """The token that names a clause's activity, or None (a clause of someone else's, a
+    negation or a plan, a fragment of mood or weather)."""
+    if head.pos_ in ("VERB", "AUX"):
+        subjects = _children(head, "nsubj", "nsubjpass")
+        if not subjects and head.dep_ == "conj":
+            subjects = _children(head.head, "nsubj", "nsubjpass")
+        if not _owner_clause(head, subjects) or not _told(head):
+            return None
+        lemma = activity_name(head)
+        if lemma == "be":
+            return None
+        if lemma in LIGHT_VERBS:
+            return _object_activity(head) or (head if lemma not in ("have", "get", "make", "be") else None)
+        return head
+    if head.pos_ in ("NOUN", "PROPN") and _content_noun(head):
+        return _generic_head(head)
+    return None
+
+
+# Prepositions whose proper-noun object is where a happening was ("at the Blue Door", "to
+# Leeds", "around Hollins Park"); "of" only before a name spaCy knows for a place ("the top of
+# Pike Hill", not "45 pages of The Salt Orchard").
+PLACE_PREPOSITIONS = frozenset(
+    ["at", "in", "to", "around", "near", "from", "through", "along", "up", "over", "into"]
+)
+PERSON_PREPOSITIONS = frozenset({"with"})
+# Words of going somewhere: their "to" names a place, whatever spaCy labels it.
+TRAVEL_WORDS = frozenset(
+    [
+        "go",
+        "travel",
+        "fly",
+        "drive",
+        "take",
+        "catch",
+        "ride",
+        "sail",
+        "head",
+        "return",
+        "trip",
+        "journey",
+        "flight",
+        "visit",
+    ]
+)
+
+
+def _name_of(token) -> str:
+    """A proper noun with the proper nouns before it ("Nadia Okafor", "Hollins Park")."""
+    words = [t for t in token.subtree if t.i <= token.i and (t.is_title or t.dep_ == "compound")]
+    words = words[next((n for n, t in enumerate(words) if t.is_title), 0) :]
+    return " ".join(t.text for t in words if t.is_alpha)
+
+
+def _places(tokens) -> list[tuple[str, bool]]:
+    """Proper nouns the sentence puts a happening at, each with whether it is a town, region or
+    country (spaCy's GPE or LOC): objects of PLACE_PREPOSITIONS (a name spaCy took for a person
+    included: "at Sakura") that hold letters only."""
+    found = []
+    for t in tokens:
+        at = t.head.lower_ in PLACE_PREPOSITIONS or (t.head.lower_ == "of" and t.ent_type_ in PLACE_LABELS)
+        if t.dep_ == "pobj" and at and t.pos_ == "PROPN" and t.is_alpha:
+            found.append((_name_of(t), t.ent_type_ in ("GPE", "LOC")))
+    return found
+
+
+def _people(tokens, owner_names: frozenset[str]) -> list[str]:
+    """The people a sentence names beside the owner: spaCy's PERSON names, a title and surname
+    ("Dr Hale"), the proper-noun object of "with", a name joined to "I" ("Maya and I"); never
+    where a place is named ("at Sakura", "to Kelby")."""
+    found = []
+    for t in tokens:
+        if t.dep_ == "compound":
+            continue
+        at_place = t.dep_ == "pobj" and t.head.lower_ in PLACE_PREPOSITIONS
+        if t.pos_ != "PROPN" or at_place:
+            continue
+        beside_owner = t.dep_ in ("nsubj", "conj") and any(c.lower_ == "i" for c in t.conjuncts)
+        with_owner = t.dep_ == "pobj" and t.head.lower_ in PERSON_PREPOSITIONS
+        met = t.dep_ == "dobj" and t.head.lemma_ in ("see", "meet", "visit", "call", "phone", "text")
+        if t.ent_type_ == "PERSON" or beside_owner or with_owner or met:
+            found.append(_name_of(t))
+    people: list[str] = []
+    for name in found:
+        if name and name.casefold() not in owner_names and name not in people:
+            people.append(name)
+    return people
+
+
+def _destination(head) -> str | None:
+    """The place a clause travels to: a name after the "to" of a verb of travel or a trip
+    ("took the train to Leeds", "caught the coach to Porto", "a day trip to Bruges"), or a town,
+    region or country after any "to" ("went to Leeds")."""
+    travels = head.lemma_.casefold() in TRAVEL_WORDS
+    for word in (head, *_children(head, "dobj")):
+        for prep in _children(word, "prep", "dative"):
+            if prep.lower_ in ("to", "into"):
+                for obj in _children(prep, "pobj"):
+                    named = obj.pos_ == "PROPN" or obj.ent_type_ in ("GPE", "LOC")
+                    if (
+                        obj.is_alpha
+                        and obj.is_title
+                        and named
+                        and (travels or obj.ent_type_ in ("GPE", "LOC"))
+                    ):
+                        return _name_of(obj)
+    return None
+
+
+def _clause_heads(sent) -> list:
+    """The clauses a sentence tells: its root, and the verbs joined to it (conj) or, under a root
+    that is no verb ("Saw Dr Hale about my cough; all fine."), the verbs it governs."""
+    root = sent.root
+    joined = ("conj",) if root.pos_ in ("VERB", "AUX") else ("conj", "ccomp", "parataxis", "advcl")
+    return [root, *[c for c in root.children if c.dep_ in joined and c.pos_ == "VERB"]]
+
+
+def sentence_events(sent, base: date | None, owner_names: frozenset[str] = frozenset()) -> list[Event]:
+    """The events one parsed sentence (a Span, or a Reparsed one) tells."""
+    text = sent.text.strip()
+    if not text or text.endswith("?"):
+        return []
+    day, source = moved_day(text, base)
+    minutes, km = minutes_in(text), km_in(text)
+    amount, currency = money_in(text)
+    taken = " ".join(m.group(0) for r in (_DURATION, _DISTANCE, _MONEY) for m in r.finditer(text))
+    count, unit = count_in(sent, taken)
+    places = _places(sent)
+    found = []
+    for head in _clause_heads(sent):
+        token = clause_activity(head)
+        if token is None:
+            continue
+        activity, forms = activity_name(token), {token.text.casefold(), activity_name(token)}
+        place = next((name for name, _ in places), None)
+        if (trip := _destination(head) or _destination(token)) is not None:
+            activity, place = "travel", trip
+            forms |= {"travel", "trip", head.text.casefold(), activity_name(head)}
+        found.append(
+            Event(
+                activity=activity, forms=sorted(forms), sentence=text,
+                char_start=sent.start_char, char_end=sent.end_char, day=day, day_source=source,
+                minutes=minutes, km=km, amount=amount, currency=currency, count=count,
+                count_unit=unit, place=place, people=_people(sent, owner_names),
+            )
+        )  # fmt: skip
+        minutes = km = amount = count = None  # a joined clause does not repeat the first one's measures
+    return found
+
+
+@dataclass
+class Reparsed:
+    """A sentence parsed again as "I " + itself: the parse's span without "I ", with the original
+    sentence's text and offsets."""
+
+    span: object
+    text: str
+    start_char: int
+    end_char: int
+
+    @property
+    def root(self):
+        return self.span.root
+
+    @property
+    def doc(self):
+        return self.span.doc
+
+    @property
+    def start(self):
+        return self.span.start
+
+    @property
+    def end(self):
+        return self.span.end
+
+    def __iter__(self):
+        return iter(self.span)
+
+
+def as_owner(sent):
+    """A sentence with no subject that opens with a past-tense verb (a diary's "Went swimming:
+    ...", which spaCy's small model reads as a name) parsed again as "I went swimming: ...",
+    when that reading makes its first word a past-tense verb of "I"; else the sentence."""
+    first = sent[0]
+    if not first.is_title or first.lower_ in OWNER_SUBJECTS or verb_lemma(first.text) is None:
+        return sent
+    if any(t.dep_ in ("nsubj", "nsubjpass", "expl") for t in sent):
+        return sent
+    again = ner.pipeline()("I " + first.lower_ + sent.text[len(first.text) :])
+    verb = again[1]
+    if (
+        verb.pos_ == "VERB"
+        and verb.tag_ in ("VBD", "VBN")
+        and again[0].head == verb
+        and again[0].dep_ == "nsubj"
+    ):
+        return Reparsed(again[1:], sent.text, sent.start_char, sent.end_char)
+    return sent
+
+
+def text_events(text: str, base: date | None, owner_names: frozenset[str] = frozenset()) -> list[Event]:
+    """The events a text tells of its writer, dated from base (its note's or message's day)."""
+    return [e for sent in ner.parse(text).sents for e in sentence_events(as_owner(sent), base, owner_names)]
+
+
+def source_events(sources, owner_names: frozenset[str] = frozenset()) -> list[dict]:
+    """The events of a document's sources (rows of exo_private.event_sources: chunk_id,
+    message_id, day, day_source, body), as exo_private.store_events takes them."""
+    found = []
+    for chunk_id, message_id, day, day_source, body in sources:
+        for event in text_events(body, day, owner_names):
+            row = event.to_json()
+            if row["day_source"] == "written":
+                row["day_source"] = day_source
+            found.append({**row, "chunk_id": chunk_id, "message_id": message_id})
+    return found
