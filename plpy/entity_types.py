@@ -3,7 +3,9 @@
 "Meridale Mutual" is an organisation and "Harbour Road" a place whatever a small model
 typed them. The worker corrects an extraction's types with cue_type, and the database's
 exo_private.cue_type (this module inlined) lets upsert_entity choose a type by the same rule.
-The placeholder words a model writes when it has no real name live here too.
+The placeholder words a model writes when it has no real name live here too, and the lower-case
+words a name may hold (written_as_name: "Car purchase" is no person, "Bank of England" an
+organisation).
 """
 
 # A name of two or more words that has one of these words is an organisation ("Bank of
@@ -36,6 +38,16 @@ PLACE_LAST_WORDS_UNLESS_PERSON = frozenset(
 )
 PLACE_FIRST_WORDS = frozenset({"mount", "mt", "lake", "loch", "river", "cape", "isle", "port", "fort"})
 
+# Lower-case words inside a name: the particles of people's names ("Ludwig van Beethoven", "Ali
+# bin Said"), and with them the function words of an organisation's or place's ("Bank of England",
+# "Newcastle upon Tyne"). Any other lower-case word makes a phrase of common words ("Car purchase",
+# "Sam's landlord"), no name.
+NAME_PARTICLES = frozenset(
+    {"van", "von", "de", "der", "den", "da", "das", "dos", "del", "della", "di", "du", "la", "le"}
+    | {"bin", "ibn", "al", "el", "ter", "ten", "y", "zu", "af"}
+)
+NAME_FUNCTION_WORDS = NAME_PARTICLES | {"of", "and", "for", "the", "&", "on", "upon", "am", "sur"}
+
 # What a small model writes when it has no real name: the schema's own words, the type
 # names, placeholders and pronouns (which say nothing about who is meant).
 PLACEHOLDERS = frozenset(
@@ -56,6 +68,23 @@ def _words(name):
         if word:
             words.append(word)
     return words
+
+
+def _lower_case(word):
+    """A word of cased letters written in lower case ("hire"; not "eBay", "27" or "王伟")."""
+    return word == word.lower() and word != word.upper()
+
+
+def written_as_name(written, type_):
+    """Whether a name of type_ (Person, Org or Place) is written as one: a capital in some word,
+    and no lower-case word but the particles and function words a name holds (NAME_PARTICLES
+    for a person, NAME_FUNCTION_WORDS for the others). A script without case passes."""
+    allowed = NAME_PARTICLES if type_ == "Person" else NAME_FUNCTION_WORDS
+    words = [w.strip(".,;:!?()[]{}\"'`\u201c\u201d\u2018\u2019") for w in written.split()]
+    lower = [w for w in words if _lower_case(w)]
+    if lower and len(lower) == sum(w.lower() != w.upper() for w in words):
+        return False
+    return all(w.casefold() in allowed for w in lower)
 
 
 def cue_type(name, said=None):

@@ -9,7 +9,8 @@ Every item is checked on its own (a bad item is dropped, the rest kept). An enti
 the window writes it when its name occurs there as a whole word or phrase (case and accents
 folded: grounding) and looks like a name (name_problem: no letters alone, placeholders or
 numbers typed as people); its type is checked (checked_type: cue words of
-plpy/entity_types.py, an NER backend's label); a one-word name that is the first name or surname
+plpy/entity_types.py, an NER backend's label; a person, organisation or place written as common
+words, or whose words NER finds no proper noun, is a topic); a one-word name that is the first name or surname
 of exactly one person of the window becomes that person's alias. A relation's ends are resolved
 to the kept entities (the same key, an alias, a unique first name or surname) or added when
 grounded (keep_relations), and only then dropped. An attribute (subject, attribute, value) is
@@ -26,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from chat_windows import window_senders
-from entity_types import PLACEHOLDERS, cue_type
+from entity_types import PLACEHOLDERS, cue_type, written_as_name
 from textnorm import canonical_key
 
 ENTITY_TYPES = ("Person", "Org", "Place", "Topic", "Date")
@@ -48,8 +49,11 @@ FIRST_PERSON = frozenset({"i", "me", "my", "myself"})
 # Edges a value loses: the sentence's punctuation and quotes around what was copied.
 VALUE_EDGES = " .,;:!?\"'`\u201c\u201d\u2018\u2019"
 
-# The types a name must be written with a capital for (a cased script): "car" is no Person.
+# The types that must be names (written as one, not common words): "car" is no Person.
 NAMED_TYPES = ("Person", "Org", "Place")
+# The label an NER backend gives a span of capitalised words that is nowhere a proper noun in the
+# window (exocortex.extraction.ner): a heading's or a table's common noun, no name.
+COMMON = "Common"
 
 # Predicates whose object is a place when nothing else says what it is.
 PLACE_PREDICATE = re.compile(r"\b(in|at|from|to|near|lives?|located|born|moved|visited)\b", re.I)
@@ -170,21 +174,19 @@ def name_problem(name: str, type_: str) -> str | None:
 
 def checked_type(name: str, written: str, said: str, ner: dict | None = None) -> str | None:
     """The type an entity keeps: the cue of its own words (entity_types.cue_type) wins, then the
-    NER backend's label of the same span (when one ran), else what was said; a name the window
-    writes without a capital is a Topic, not a Person, Org or Place. None: NER calls the span a
-    number or date, and the writer a person, organisation or place (rejected)."""
+    NER backend's label of the same span (when one ran), else what was said. A Person, Org or
+    Place must be a name: one the window writes as a phrase of common words ("Car purchase",
+    "van hire": entity_types.written_as_name), or whose words the NER backend finds no proper noun
+    anywhere in the window (label "Common": "Car", "Groceries"), is a Topic. None: NER calls the
+    span a number, and the writer a person, organisation or place (rejected)."""
+    label = ner.get(fold(canonical_key(name) or "")) if ner else None
     cue = cue_type(name, said)
-    if cue:
-        return cue
-    if ner:
-        label = ner.get(fold(canonical_key(name) or ""))
-        if label == "Number" and said in NAMED_TYPES:
-            return None
-        if label in ENTITY_TYPES:
-            return label
-    if said in NAMED_TYPES and written == written.lower() and written != written.upper():
+    if not cue and label == "Number" and said in NAMED_TYPES:
+        return None
+    type_ = cue or (label if label in ENTITY_TYPES else said)
+    if type_ in NAMED_TYPES and (label == COMMON or not written_as_name(written, type_)):
         return "Topic"
-    return said
+    return type_
 
 
 def name_parts(entities: list) -> dict:
@@ -277,7 +279,14 @@ def resolve_bare_names(result: Extraction) -> None:
 
 
 def endpoint(
-    raw: str, role: str, predicate: str, result: Extraction, names: dict, window: str, max_entities: int
+    raw: str,
+    role: str,
+    predicate: str,
+    result: Extraction,
+    names: dict,
+    window: str,
+    max_entities: int,
+    ner: dict | None = None,
 ) -> tuple:
     """The listed entity name a relation's subject or object stands for, or None and why it was
     dropped: the same key; else an alias made in this window; else the one person whose first
@@ -303,7 +312,7 @@ def endpoint(
     if written is None:
         return None, "dangling_relation"
     said = "Place" if role == "object" and PLACE_PREDICATE.search(predicate) else "Person"
-    type_ = checked_type(written, written, said)
+    type_ = checked_type(written, written, said, ner)
     if type_ is None or name_problem(written, type_):
         return None, "placeholder_endpoint"
     if len(result.entities) >= max_entities:
@@ -314,9 +323,12 @@ def endpoint(
     return written, ""
 
 
-def keep_relations(raw: list, result: Extraction, window: str, max_entities: int, max_relations: int) -> None:
-    """Validate relations into result: each endpoint resolved (endpoint), self-loops and repeats
-    dropped, at most max_relations kept; drops counted by reason."""
+def keep_relations(
+    raw: list, result: Extraction, window: str, max_entities: int, max_relations: int, ner: dict | None = None
+) -> None:
+    """Validate relations into result: each endpoint resolved (endpoint; an end added is typed with
+    ner, as keep_entities types), self-loops and repeats dropped, at most max_relations kept;
+    drops counted by reason."""
     names = {folded_key(e["name"]): e["name"] for e in result.entities}
     for entity in result.entities:
         for alias in entity.get("aliases", []):
@@ -327,10 +339,14 @@ def keep_relations(raw: list, result: Extraction, window: str, max_entities: int
         if not predicate or norm(predicate) in PLACEHOLDERS:
             result.dropped["malformed_relation"] += 1
             continue
-        subject, reason = endpoint(item["subject"], "subject", predicate, result, names, window, max_entities)
+        subject, reason = endpoint(
+            item["subject"], "subject", predicate, result, names, window, max_entities, ner
+        )
         obj = None
         if subject is not None:
-            obj, reason = endpoint(item["object"], "object", predicate, result, names, window, max_entities)
+            obj, reason = endpoint(
+                item["object"], "object", predicate, result, names, window, max_entities, ner
+            )
         if subject is None or obj is None:
             result.dropped[reason] += 1
             continue
@@ -423,6 +439,6 @@ def accept(
     result = result if result is not None else Extraction()
     keep_entities(listed(data, "entities"), result, window, max_entities, ner)
     resolve_bare_names(result)
-    keep_relations(listed(data, "relations"), result, window, max_entities, max_relations)
+    keep_relations(listed(data, "relations"), result, window, max_entities, max_relations, ner)
     keep_attributes(listed(data, "attributes"), result, window, max_relations)
     return result

@@ -2051,7 +2051,8 @@ Every item is checked on its own (a bad item is dropped, the rest kept). An enti
 the window writes it when its name occurs there as a whole word or phrase (case and accents
 folded: grounding) and looks like a name (name_problem: no letters alone, placeholders or
 numbers typed as people); its type is checked (checked_type: cue words of
-plpy/entity_types.py, an NER backend's label); a one-word name that is the first name or surname
+plpy/entity_types.py, an NER backend's label; a person, organisation or place written as common
+words, or whose words NER finds no proper noun, is a topic); a one-word name that is the first name or surname
 of exactly one person of the window becomes that person's alias. A relation's ends are resolved
 to the kept entities (the same key, an alias, a unique first name or surname) or added when
 grounded (keep_relations), and only then dropped. An attribute (subject, attribute, value) is
@@ -2179,7 +2180,9 @@ def window_marks(message_marks):
 "Meridale Mutual" is an organisation and "Harbour Road" a place whatever a small model
 typed them. The worker corrects an extraction's types with cue_type, and the database's
 exo_private.cue_type (this module inlined) lets upsert_entity choose a type by the same rule.
-The placeholder words a model writes when it has no real name live here too.
+The placeholder words a model writes when it has no real name live here too, and the lower-case
+words a name may hold (written_as_name: "Car purchase" is no person, "Bank of England" an
+organisation).
 """
 
 # A name of two or more words that has one of these words is an organisation ("Bank of
@@ -2212,6 +2215,16 @@ PLACE_LAST_WORDS_UNLESS_PERSON = frozenset(
 )
 PLACE_FIRST_WORDS = frozenset({"mount", "mt", "lake", "loch", "river", "cape", "isle", "port", "fort"})
 
+# Lower-case words inside a name: the particles of people's names ("Ludwig van Beethoven", "Ali
+# bin Said"), and with them the function words of an organisation's or place's ("Bank of England",
+# "Newcastle upon Tyne"). Any other lower-case word makes a phrase of common words ("Car purchase",
+# "Sam's landlord"), no name.
+NAME_PARTICLES = frozenset(
+    {"van", "von", "de", "der", "den", "da", "das", "dos", "del", "della", "di", "du", "la", "le"}
+    | {"bin", "ibn", "al", "el", "ter", "ten", "y", "zu", "af"}
+)
+NAME_FUNCTION_WORDS = NAME_PARTICLES | {"of", "and", "for", "the", "&", "on", "upon", "am", "sur"}
+
 # What a small model writes when it has no real name: the schema's own words, the type
 # names, placeholders and pronouns (which say nothing about who is meant).
 PLACEHOLDERS = frozenset(
@@ -2231,6 +2244,21 @@ def _words(name):
         if word:
             words.append(word)
     return words
+
+def _lower_case(word):
+    """A word of cased letters written in lower case ("hire"; not "eBay", "27" or "王伟")."""
+    return word == word.lower() and word != word.upper()
+
+def written_as_name(written, type_):
+    """Whether a name of type_ (Person, Org or Place) is written as one: a capital in some word,
+    and no lower-case word but the particles and function words a name holds (NAME_PARTICLES
+    for a person, NAME_FUNCTION_WORDS for the others). A script without case passes."""
+    allowed = NAME_PARTICLES if type_ == "Person" else NAME_FUNCTION_WORDS
+    words = [w.strip(".,;:!?()[]{}\"'`\u201c\u201d\u2018\u2019") for w in written.split()]
+    lower = [w for w in words if _lower_case(w)]
+    if lower and len(lower) == sum(w.lower() != w.upper() for w in words):
+        return False
+    return all(w.casefold() in allowed for w in lower)
 
 def cue_type(name, said=None):
     """'Place', 'Org' or None: the type a name's own words say it has, where the model said
@@ -2289,8 +2317,11 @@ FIRST_PERSON = frozenset({"i", "me", "my", "myself"})
 # Edges a value loses: the sentence's punctuation and quotes around what was copied.
 VALUE_EDGES = " .,;:!?\"'`\u201c\u201d\u2018\u2019"
 
-# The types a name must be written with a capital for (a cased script): "car" is no Person.
+# The types that must be names (written as one, not common words): "car" is no Person.
 NAMED_TYPES = ("Person", "Org", "Place")
+# The label an NER backend gives a span of capitalised words that is nowhere a proper noun in the
+# window (exocortex.extraction.ner): a heading's or a table's common noun, no name.
+COMMON = "Common"
 
 # Predicates whose object is a place when nothing else says what it is.
 PLACE_PREDICATE = re.compile(r"\b(in|at|from|to|near|lives?|located|born|moved|visited)\b", re.I)
@@ -2401,21 +2432,19 @@ def name_problem(name: str, type_: str) -> str | None:
 
 def checked_type(name: str, written: str, said: str, ner: dict | None = None) -> str | None:
     """The type an entity keeps: the cue of its own words (entity_types.cue_type) wins, then the
-    NER backend's label of the same span (when one ran), else what was said; a name the window
-    writes without a capital is a Topic, not a Person, Org or Place. None: NER calls the span a
-    number or date, and the writer a person, organisation or place (rejected)."""
+    NER backend's label of the same span (when one ran), else what was said. A Person, Org or
+    Place must be a name: one the window writes as a phrase of common words ("Car purchase",
+    "van hire": entity_types.written_as_name), or whose words the NER backend finds no proper noun
+    anywhere in the window (label "Common": "Car", "Groceries"), is a Topic. None: NER calls the
+    span a number, and the writer a person, organisation or place (rejected)."""
+    label = ner.get(fold(canonical_key(name) or "")) if ner else None
     cue = cue_type(name, said)
-    if cue:
-        return cue
-    if ner:
-        label = ner.get(fold(canonical_key(name) or ""))
-        if label == "Number" and said in NAMED_TYPES:
-            return None
-        if label in ENTITY_TYPES:
-            return label
-    if said in NAMED_TYPES and written == written.lower() and written != written.upper():
+    if not cue and label == "Number" and said in NAMED_TYPES:
+        return None
+    type_ = cue or (label if label in ENTITY_TYPES else said)
+    if type_ in NAMED_TYPES and (label == COMMON or not written_as_name(written, type_)):
         return "Topic"
-    return said
+    return type_
 
 def name_parts(entities: list) -> dict:
     """First names and surnames of the window's people of two or more words: part (folded
@@ -2502,7 +2531,14 @@ def resolve_bare_names(result: Extraction) -> None:
     result.entities[:] = kept
 
 def endpoint(
-    raw: str, role: str, predicate: str, result: Extraction, names: dict, window: str, max_entities: int
+    raw: str,
+    role: str,
+    predicate: str,
+    result: Extraction,
+    names: dict,
+    window: str,
+    max_entities: int,
+    ner: dict | None = None,
 ) -> tuple:
     """The listed entity name a relation's subject or object stands for, or None and why it was
     dropped: the same key; else an alias made in this window; else the one person whose first
@@ -2528,7 +2564,7 @@ def endpoint(
     if written is None:
         return None, "dangling_relation"
     said = "Place" if role == "object" and PLACE_PREDICATE.search(predicate) else "Person"
-    type_ = checked_type(written, written, said)
+    type_ = checked_type(written, written, said, ner)
     if type_ is None or name_problem(written, type_):
         return None, "placeholder_endpoint"
     if len(result.entities) >= max_entities:
@@ -2538,9 +2574,12 @@ def endpoint(
     result.recovered["endpoint_added"] += 1
     return written, ""
 
-def keep_relations(raw: list, result: Extraction, window: str, max_entities: int, max_relations: int) -> None:
-    """Validate relations into result: each endpoint resolved (endpoint), self-loops and repeats
-    dropped, at most max_relations kept; drops counted by reason."""
+def keep_relations(
+    raw: list, result: Extraction, window: str, max_entities: int, max_relations: int, ner: dict | None = None
+) -> None:
+    """Validate relations into result: each endpoint resolved (endpoint; an end added is typed with
+    ner, as keep_entities types), self-loops and repeats dropped, at most max_relations kept;
+    drops counted by reason."""
     names = {folded_key(e["name"]): e["name"] for e in result.entities}
     for entity in result.entities:
         for alias in entity.get("aliases", []):
@@ -2551,10 +2590,14 @@ def keep_relations(raw: list, result: Extraction, window: str, max_entities: int
         if not predicate or norm(predicate) in PLACEHOLDERS:
             result.dropped["malformed_relation"] += 1
             continue
-        subject, reason = endpoint(item["subject"], "subject", predicate, result, names, window, max_entities)
+        subject, reason = endpoint(
+            item["subject"], "subject", predicate, result, names, window, max_entities, ner
+        )
         obj = None
         if subject is not None:
-            obj, reason = endpoint(item["object"], "object", predicate, result, names, window, max_entities)
+            obj, reason = endpoint(
+                item["object"], "object", predicate, result, names, window, max_entities, ner
+            )
         if subject is None or obj is None:
             result.dropped[reason] += 1
             continue
@@ -2643,7 +2686,7 @@ def accept(
     result = result if result is not None else Extraction()
     keep_entities(listed(data, "entities"), result, window, max_entities, ner)
     resolve_bare_names(result)
-    keep_relations(listed(data, "relations"), result, window, max_entities, max_relations)
+    keep_relations(listed(data, "relations"), result, window, max_entities, max_relations, ner)
     keep_attributes(listed(data, "attributes"), result, window, max_relations)
     return result
 import json
@@ -13306,7 +13349,9 @@ CREATE FUNCTION exo_private.cue_type(name text, said text DEFAULT NULL::text) RE
 "Meridale Mutual" is an organisation and "Harbour Road" a place whatever a small model
 typed them. The worker corrects an extraction's types with cue_type, and the database's
 exo_private.cue_type (this module inlined) lets upsert_entity choose a type by the same rule.
-The placeholder words a model writes when it has no real name live here too.
+The placeholder words a model writes when it has no real name live here too, and the lower-case
+words a name may hold (written_as_name: "Car purchase" is no person, "Bank of England" an
+organisation).
 """
 
 # A name of two or more words that has one of these words is an organisation ("Bank of
@@ -13339,6 +13384,16 @@ PLACE_LAST_WORDS_UNLESS_PERSON = frozenset(
 )
 PLACE_FIRST_WORDS = frozenset({"mount", "mt", "lake", "loch", "river", "cape", "isle", "port", "fort"})
 
+# Lower-case words inside a name: the particles of people's names ("Ludwig van Beethoven", "Ali
+# bin Said"), and with them the function words of an organisation's or place's ("Bank of England",
+# "Newcastle upon Tyne"). Any other lower-case word makes a phrase of common words ("Car purchase",
+# "Sam's landlord"), no name.
+NAME_PARTICLES = frozenset(
+    {"van", "von", "de", "der", "den", "da", "das", "dos", "del", "della", "di", "du", "la", "le"}
+    | {"bin", "ibn", "al", "el", "ter", "ten", "y", "zu", "af"}
+)
+NAME_FUNCTION_WORDS = NAME_PARTICLES | {"of", "and", "for", "the", "&", "on", "upon", "am", "sur"}
+
 # What a small model writes when it has no real name: the schema's own words, the type
 # names, placeholders and pronouns (which say nothing about who is meant).
 PLACEHOLDERS = frozenset(
@@ -13358,6 +13413,21 @@ def _words(name):
         if word:
             words.append(word)
     return words
+
+def _lower_case(word):
+    """A word of cased letters written in lower case ("hire"; not "eBay", "27" or "王伟")."""
+    return word == word.lower() and word != word.upper()
+
+def written_as_name(written, type_):
+    """Whether a name of type_ (Person, Org or Place) is written as one: a capital in some word,
+    and no lower-case word but the particles and function words a name holds (NAME_PARTICLES
+    for a person, NAME_FUNCTION_WORDS for the others). A script without case passes."""
+    allowed = NAME_PARTICLES if type_ == "Person" else NAME_FUNCTION_WORDS
+    words = [w.strip(".,;:!?()[]{}\"'`\u201c\u201d\u2018\u2019") for w in written.split()]
+    lower = [w for w in words if _lower_case(w)]
+    if lower and len(lower) == sum(w.lower() != w.upper() for w in words):
+        return False
+    return all(w.casefold() in allowed for w in lower)
 
 def cue_type(name, said=None):
     """'Place', 'Org' or None: the type a name's own words say it has, where the model said

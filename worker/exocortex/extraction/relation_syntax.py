@@ -47,6 +47,7 @@ import re
 from exocortex.extraction import ner, relation_patterns
 from exocortex.extraction.llm import acceptance
 from exocortex.extraction.relation_patterns import KIN, NoteSubject, name_key
+from exocortex.plpy.entity_types import NAME_FUNCTION_WORDS, NAME_PARTICLES
 
 # A relation noun's predicate and side ("parent": the named person is the possessor's parent).
 RELATION_NOUNS = {**KIN, "twin": ("SIBLING_OF", "peer")}
@@ -149,35 +150,6 @@ NOUN_OF = {"member": "MEMBER_OF", "resident": "LIVES_IN"}
 # Words before a relation noun that make it no (present) relative.
 NOT_KIN = frozenset({"ex", "former", "step", "estranged", "future", "would-be", "prospective", "foster"})
 HYPOTHETICAL = frozenset({"if", "unless", "whether"})
-# Lower-case words inside a name: particles of people's names, function words of organisations'.
-PARTICLES = frozenset(
-    {
-        "van",
-        "von",
-        "de",
-        "der",
-        "den",
-        "da",
-        "das",
-        "dos",
-        "del",
-        "della",
-        "di",
-        "du",
-        "la",
-        "le",
-        "bin",
-        "ibn",
-        "al",
-        "el",
-        "ter",
-        "ten",
-        "y",
-        "zu",
-        "af",
-    }
-)
-ORG_WORDS = PARTICLES | {"of", "and", "for", "the", "&"}
 TITLES = frozenset(
     {"mr", "mrs", "ms", "miss", "dr", "prof", "professor", "sir", "dame", "lady", "lord", "st", "saint"}
 )
@@ -223,7 +195,7 @@ def note_subject(title: str | None, known: dict[str, str] | None = None) -> str 
         return relation_patterns.note_subject(title, known)
     if not (words[0][:1].isupper() and words[-1][:1].isupper()):
         return None
-    if any(not w[:1].isupper() and w.lower() not in PARTICLES for w in words):
+    if any(not w[:1].isupper() and w.lower() not in NAME_PARTICLES for w in words):
         return None
     if any(w.lower() in NOT_NAMES for w in words):
         return None
@@ -305,7 +277,7 @@ def name_tokens(token) -> list:
         for child in stack.pop().children:
             joined = child.i < token.i and child.dep_ in (*NAME_PARTS, "punct")
             capitalised = child.pos_ == "PROPN" or (child.is_alpha and child.text[:1].isupper())
-            if joined and (capitalised or child.lower_ in PARTICLES or glued(child)):
+            if joined and (capitalised or child.lower_ in NAME_PARTICLES or glued(child)):
                 parts.add(child.i)
                 stack.append(child)
     start = token.i
@@ -352,7 +324,7 @@ def name_runs(sent) -> dict[int, list]:
     runs: dict[int, list] = {}
     run: list = []
     for token in [*sent, None]:
-        if token is not None and (name_word(token) or (run and token.text in PARTICLES)):
+        if token is not None and (name_word(token) or (run and token.text in NAME_PARTICLES)):
             run.append(token)
             continue
         while run and not (lettered(run[-1]) and name_word(run[-1])):
@@ -455,7 +427,7 @@ class Sentence:
         if token.pos_ == "PRON":
             return self.pronoun(token) if kind == "Person" else None
         words = self.runs.get(token.i, []) if kind == "Person" else org_tokens(token)
-        if not well_named(words, PARTICLES if kind == "Person" else ORG_WORDS):
+        if not well_named(words, NAME_PARTICLES if kind == "Person" else NAME_FUNCTION_WORDS):
             return None
         if kind == "Person" and any(w.like_num for w in words):
             return None
