@@ -40,6 +40,7 @@ import argparse
 import itertools
 import json
 import random
+import re
 import statistics
 import tempfile
 import time
@@ -201,6 +202,13 @@ ROUTINE = (
     "Yoga at home for half an hour.", "Walked to work and back.",
 )  # fmt: skip
 """Exercise sentences that many days share word for word."""
+ROUTINE_TRUTH = (
+    {"activity": "running", "km": 5.0, "place": "around Hollins Park"},
+    {"activity": "swimming", "place": "Millbrook pool"},
+    {"activity": "yoga", "minutes": 30},
+    {"activity": "walking"},
+)
+"""What each ROUTINE sentence tells, as Event fields."""
 WORK_FILLER = ("Inbox and meetings all day.", "Long stand-up, then emails.", "Quiet day at work.")
 
 
@@ -209,13 +217,29 @@ WORK_FILLER = ("Inbox and meetings all day.", "Long stand-up, then emails.", "Qu
 
 @dataclass(frozen=True)
 class Event:
-    """One thing a day's note tells, as its sentence, and the detail a question about it expects."""
+    """One thing a day's note tells, as its sentence, and the detail a question about it expects;
+    then what it tells as a timeline row (the truth bench/diary_counts scores against)."""
 
     kind: str
     text: str
     answer: str = ""
     role: str = ""
     """A meal's name (lunch ...) or an appointment's role (dentist ...)."""
+    activity: str = ""
+    """Normalised: running ... hiking, walking, breakfast/lunch/dinner/coffee, dentist/doctor/
+    physio/optician, travel, reading, purchase, work."""
+    minutes: int | None = None
+    """The duration the sentence gives (DURATIONS read by minutes_of), None where it gives none."""
+    km: float | None = None
+    amount: float | None = None
+    currency: str = ""
+    place: str = ""
+    """A route, pool, village, wall, hill, restaurant or city, as written."""
+    people: tuple[str, ...] = ()
+    """The names the sentence gives."""
+    shape: int = 0
+    """The index of the sentence shape among its activity's (within ROUTINE when routine)."""
+    routine: bool = False
 
 
 @dataclass
@@ -352,6 +376,29 @@ def _km(rng: random.Random, low: int, high: int) -> str:
     return f"{rng.randint(low * 10, high * 10) / 10:.1f}"
 
 
+def _pick(rng: random.Random, shapes: tuple[str, ...]) -> tuple[int, str]:
+    """A shape and its index, drawn exactly as rng.choice(shapes) draws."""
+    i = rng.randrange(len(shapes))
+    return i, shapes[i]
+
+
+NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "ninety": 90}
+
+
+def minutes_of(duration: str) -> int:
+    """A DURATIONS string in minutes ("1h15" 75, "an hour and a half" 90, "55 min" 55)."""
+    text = duration.strip().lower()
+    if m := re.fullmatch(r"(\d+)h(\d+)", text):
+        return int(m[1]) * 60 + int(m[2])
+    if text == "half an hour":
+        return 30
+    m = re.fullmatch(r"(\w+) (minutes|min|hours?)( and a half)?", text)
+    count = m and (int(m[1]) if m[1].isdigit() else NUMBER_WORDS.get(m[1]))
+    if not count:
+        raise ValueError(f"minutes_of: cannot read the duration {duration!r}")
+    return count * (1 if m[2].startswith("min") else 60) + (30 if m[3] else 0)
+
+
 class Writer:
     """The year's events, seeded: pools drawn without repeats where a detail should stay rare."""
 
@@ -371,13 +418,16 @@ class Writer:
     def exercise(self) -> Event:
         rng = self.rng
         if rng.random() < 0.4:
-            return Event("exercise", rng.choice(ROUTINE))
+            i, text = _pick(rng, ROUTINE)
+            return Event("exercise", text, shape=i, routine=True, **ROUTINE_TRUTH[i])
         dur = rng.choice(DURATIONS)
         sport = rng.choice(
             ("running", "running", "swimming", "cycling", "yoga", "climbing", "tennis", "hiking")
         )
+        km, people = None, ()
         if sport == "running":
-            det = f"{_km(rng, 3, 16)} km {rng.choice(ROUTES)}"
+            km, place = _km(rng, 3, 16), rng.choice(ROUTES)
+            det = f"{km} km {place}"
             shapes = (
                 f"Ran {det} in {dur}.",
                 f"Went for a run, {det}, {dur}.",
@@ -386,7 +436,8 @@ class Writer:
                 f"Easy run of {det}, {dur} or so.",
             )
         elif sport == "swimming":
-            det = f"{rng.randint(16, 80)} lengths at {rng.choice(POOLS)}"
+            lengths, place = rng.randint(16, 80), rng.choice(POOLS)
+            det = f"{lengths} lengths at {place}"
             shapes = (
                 f"Swam {det}, {dur}.",
                 f"Went swimming: {det} in {dur}.",
@@ -394,7 +445,8 @@ class Writer:
                 f"Did {det} ({dur}).",
             )
         elif sport == "cycling":
-            det = f"{_km(rng, 15, 80)} km out to {rng.choice(VILLAGES)}"
+            km, place = _km(rng, 15, 80), rng.choice(VILLAGES)
+            det = f"{km} km out to {place}"
             shapes = (
                 f"Cycled {det} and back, {dur}.",
                 f"Long ride, {det}, {dur} in the saddle.",
@@ -402,7 +454,8 @@ class Writer:
                 f"Took the bike {det}, {dur}.",
             )
         elif sport == "yoga":
-            det = f"{rng.choice(YOGA_STYLES)} yoga with {rng.choice(TEACHERS)}"
+            style, teacher = rng.choice(YOGA_STYLES), rng.choice(TEACHERS)
+            det, place, people = f"{style} yoga with {teacher}", "", (teacher,)
             shapes = (
                 f"Did {det} for {dur}.",
                 f"{_cap(det)} at the studio, {dur}.",
@@ -410,7 +463,8 @@ class Writer:
                 f"Stretched through {det} for {dur}.",
             )
         elif sport == "climbing":
-            det = f"{rng.randint(4, 18)} routes at {rng.choice(WALLS)}"
+            routes, place = rng.randint(4, 18), rng.choice(WALLS)
+            det = f"{routes} routes at {place}"
             shapes = (
                 f"Climbed {det}, {dur}.",
                 f"Bouldering session: {det} in {dur}.",
@@ -418,7 +472,8 @@ class Writer:
                 f"Sore fingers after {det}, {dur}.",
             )
         elif sport == "tennis":
-            det = f"tennis with {self.person()}"
+            who = self.person()
+            det, place, people = f"tennis with {who}", "", (who,)
             shapes = (
                 f"Played {det} for {dur}.",
                 f"{_cap(det)}, {dur}, lost in straight sets.",
@@ -426,14 +481,25 @@ class Writer:
                 f"Hit some balls, {det}, {dur}.",
             )
         else:
-            det = rng.choice(HILLS)
+            det = place = rng.choice(HILLS)
             shapes = (
                 f"Walked up {det} and back, {dur}.",
                 f"Hiked to the top of {det} in {dur}.",
                 f"Long walk over {det}, {dur}.",
                 f"Went up {det} on foot, {dur} all in.",
             )
-        return Event("exercise", rng.choice(shapes), det)
+        i, text = _pick(rng, shapes)
+        return Event(
+            "exercise",
+            text,
+            det,
+            activity=sport,
+            minutes=minutes_of(dur),
+            km=float(km) if km else None,
+            place=place,
+            people=people,
+            shape=i,
+        )
 
     def meal(self, day: date) -> Event:
         rng = self.rng
@@ -451,12 +517,14 @@ class Writer:
             f"{who} and I had {meal} at {place}.",
             f"{_cap(meal)} with {who} ({place}), {chat}.",
         )
-        return Event("meal", rng.choice(shapes), answer, meal)
+        i, text = _pick(rng, shapes)
+        return Event("meal", text, answer, meal, activity=meal, place=place, people=(who,), shape=i)
 
     def work(self) -> Event:
         rng = self.rng
         if rng.random() < 0.35:
-            return Event("work", rng.choice(WORK_FILLER))
+            i, text = _pick(rng, WORK_FILLER)
+            return Event("work", text, activity="work", shape=i, routine=True)
         det = f"{rng.choice(TOPICS)} {rng.choice(ARTEFACTS)}"
         colleague = rng.choice(COLLEAGUES)
         shapes = (
@@ -466,7 +534,9 @@ class Writer:
             f"Work: reviewed the {det} with {colleague}.",
             f"Got the {det} over the line.",
         )
-        return Event("work", rng.choice(shapes), det)
+        i, text = _pick(rng, shapes)
+        named = (colleague,) if colleague in text else ()
+        return Event("work", text, det, activity="work", people=named, shape=i)
 
     def reading(self) -> Event | None:
         rng = self.rng
@@ -482,9 +552,13 @@ class Writer:
             f"Kept going with {book} on the bus.",
             f"Got to chapter {rng.randint(2, 30)} of {book} before bed.",
             f"Finished {book}; {rng.choice(VERDICTS)}.",
+            f"Started {book} tonight.",
         )
-        text = f"Started {book} tonight." if fresh and rng.random() < 0.3 else rng.choice(shapes)
-        return Event("reading", text, book)
+        if fresh and rng.random() < 0.3:
+            i, text = len(shapes) - 1, shapes[-1]
+        else:
+            i, text = _pick(rng, shapes[:-1])
+        return Event("reading", text, book, activity="reading", shape=i)
 
     def appointment(self) -> Event:
         rng = self.rng
@@ -502,7 +576,9 @@ class Writer:
             f"Appointment with {who} ({role}) at {at}, {outcome}.",
             f"{who} had a look at my {issue} at {at}, {outcome}.",
         )
-        return Event("appointment", rng.choice(shapes), who if who != "Dr Hale" else "", role)
+        i, text = _pick(rng, shapes)
+        answer = who if who != "Dr Hale" else ""
+        return Event("appointment", text, answer, role, activity=role, people=(who,), shape=i)
 
     def travel(self) -> Event | None:
         rng = self.rng
@@ -517,7 +593,8 @@ class Writer:
             f"Day trip to {city}: {reason}.",
             f"Caught the early coach to {city} for {reason}.",
         )
-        return Event("travel", rng.choice(shapes), city)
+        i, text = _pick(rng, shapes)
+        return Event("travel", text, city, activity="travel", place=city, shape=i)
 
     def purchase(self) -> Event:
         rng = self.rng
@@ -530,7 +607,10 @@ class Writer:
             f"Spent £{amount} on a {det}.",
             f"Treated myself to a {det}: £{amount}.",
         )
-        return Event("purchase", rng.choice(shapes), det)
+        i, text = _pick(rng, shapes)
+        return Event(
+            "purchase", text, det, activity="purchase", amount=float(amount), currency="GBP", shape=i
+        )
 
     def day_events(self, day: date) -> list[Event]:
         rng = self.rng
