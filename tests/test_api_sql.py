@@ -203,7 +203,11 @@ def test_status_counts_everything_and_tells_a_live_worker(db):
     assert before["graph"]["technical"] == {"entities": 2, "mentions": 2, "relations": 1}
     assert before["graph"]["creative"] == {"entities": 0, "mentions": 0, "relations": 0}
     assert before["queues"]["embed"]["depth"] == 1 and before["queues"]["embed"]["oldest_age_s"] >= 0
-    assert before["queues"]["extract"] == {
+    extract = dict(before["queues"]["extract"])
+    # With no worker on it, what it got done is counted over the last hour.
+    since = datetime.fromisoformat(extract.pop("done_since"))
+    assert datetime.fromisoformat(before["as_of"]) - since == timedelta(hours=1)
+    assert extract == {
         "depth": 0,
         "pending": 0,
         "in_flight": 0,
@@ -211,6 +215,10 @@ def test_status_counts_everything_and_tells_a_live_worker(db):
         "failed": 0,
         "dead": 0,
         "oldest_age_s": None,
+        "workers": 0,
+        "done": 0,
+        "rate_per_min": 0,
+        "eta_s": None,
     }
     assert before["queues"]["dead_letter"]["depth"] == 1
     assert before["worker"] == {
@@ -235,6 +243,10 @@ def test_status_counts_everything_and_tells_a_live_worker(db):
     assert after["worker"]["alive"] is True and after["worker"]["running"] == 1
     assert after["worker"]["dead"] == 1  # no heartbeat for 10 minutes, never stopped
     assert after["worker"]["last_heartbeat"] is not None
+    # The live worker serves embed, the dead one counts nowhere; nothing done yet: no ETA.
+    assert [after["queues"][q]["workers"] for q in ("embed", "extract")] == [1, 0]
+    assert datetime.fromisoformat(after["queues"]["embed"]["done_since"]) > since  # since it began
+    assert after["queues"]["embed"]["eta_s"] is None
 
 
 # -- search_entities ------------------------------------------------------------------------
