@@ -30,7 +30,8 @@ specific kind, in this order:
   "2014-03", "2014/03", "03/2014" (the numeric forms only from 1900). Fields
   `year`, `month`. A capitalised month without a year after "in", "during",
   "last" or "this" ("in March") is the latest such month begun by today
-  ("last March" one before this month).
+  ("last March" one before this month). A quarter ("the first quarter of 2025",
+  "Q3 2024"; without a year, of this one) is read as its three months.
   "2010-11" reads as November 2010.
 - `century`: "the 1800s", "the 1800's", "the 19th century", "the nineteenth
   century", "19th-century", "the eighteen hundreds", from the 11th century
@@ -67,7 +68,8 @@ specific kind, in this order:
   "one".."twelve", "a couple of", "a few", "several", "many", or no N at all
   ("years ago"). Fields `unit`, `amount`, `approximate` (true for vague
   amounts), `days_ago`, `year` (the year it names; null when approximate or
-  before the year 1000, as in "2000 years ago").
+  before the year 1000, as in "2000 years ago"). Also "this year/month/week" (its first
+  day to today) and "the past month", "the last 3 weeks" (the days up to today).
 - `cue`: each configured cue phrase, matched case-insensitively on word
   boundaries, any run of whitespace matching a space. Field `cue` (the phrase
   as configured), `anchored` ("time", "present" or null; see below).
@@ -233,6 +235,8 @@ _QUANTITY_BEFORE = re.compile(
     re.I,
 )
 _RANGE = r"\s*(?:-|\u2013|\u2014|to|and|or|through|until|till)\s*"
+# The end of a range of days that gives its year ("5 July and 18 September 2025"): the year.
+_RANGE_TO_YEAR = re.compile(_RANGE + r"[^.?!;\n]{0,30}?(?<![0-9])((?:19|20)[0-9]{2})(?![0-9])", re.I)
 _RANGE_BEFORE = re.compile(r"(?<![0-9A-Za-z_])([0-9]{4})" + _RANGE + "$", re.I)
 _RANGE_AFTER = re.compile(_RANGE + r"([0-9]+)(?![0-9A-Za-z_])", re.I)
 _ERA_AFTER = re.compile(r"\s*(?:ad|a\.d\.|ce|c\.e\.)(?!\w)", re.I)
@@ -262,6 +266,29 @@ _AGO = re.compile(r"(?<!\w)(?:" + _AMOUNT + r"\s+)?(?P<unit>day|week|month|year|
 _LAST = re.compile(
     r"(?<!\w)(?:(?P<before>the\s+year\s+before\s+last)|last\s+(?P<unit>year|month|week))(?!\w)", re.I
 )
+# "this year", "this month", "this week": from its first day to today.
+_THIS = re.compile(r"(?<![\w-])this\s+(?P<unit>year|month|week)(?!\w)", re.I)
+# "the past month", "the last 3 weeks", "the past two years": the days up to today.
+_PAST = re.compile(
+    r"(?<!\w)the\s+(?:past|last)\s+(?:" + _AMOUNT + r"\s+)?(?P<unit>day|week|month|year)s?(?!\w)", re.I
+)
+# "the first quarter of 2025", "Q3 2024", "the last quarter" (of the year named, else this one).
+_QUARTER = re.compile(
+    r"(?<!\w)(?:(?:the\s+)?(?P<ordinal>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+quarter|q(?P<q>[1-4]))"
+    r"(?:\s*(?:of\s+)?" + _YEAR + r"(?![0-9]))?(?!\w)",
+    re.I,
+)
+_QUARTER_ORDINALS = {
+    "first": 1,
+    "1st": 1,
+    "second": 2,
+    "2nd": 2,
+    "third": 3,
+    "3rd": 3,
+    "fourth": 4,
+    "4th": 4,
+    "last": 4,
+}
 _PRESENT_AFTER = re.compile(r"\s*,?\s*(?:now|today|currently|present|this\s+(?:year|month|week))(?!\w)", re.I)
 _ANCHOR_GAP = re.compile(r"\s*,?\s*")
 
@@ -369,6 +396,12 @@ def _day_month(m, text, today, days):
         return None  # "I may 2", "mar 3": a verb or a word, not a month, unless capitalised
     weekday = m.group("weekday")
     month = MONTHS[written.lower()]
+    ranged = _RANGE_TO_YEAR.match(text, m.end())
+    if ranged:  # "between 5 July and 18 September 2025": the year the range's end gives
+        try:
+            return _day_signal(datetime.date(int(ranged.group(1)), month, int(m.group("day"))), today, days)
+        except ValueError:
+            return None
     day = _latest_day(today, month, int(m.group("day")), WEEKDAYS[weekday.lower()] if weekday else None)
     return _day_signal(day, today, days) if day else None
 
@@ -556,6 +589,50 @@ def _last(m, text, today, days):
     }
 
 
+def _this(m, text, today, days):
+    unit = m.group("unit").lower()
+    if unit == "year":
+        first = today.replace(month=1, day=1)
+    elif unit == "month":
+        first = today.replace(day=1)
+    else:
+        first = today - datetime.timedelta(days=today.weekday())
+    return {
+        "kind": "relative", "unit": unit, "amount": 0, "approximate": False, "days_ago": 0,
+        "year": today.year, "opens_archive": False, **_days(first, today),
+    }  # fmt: skip
+
+
+def _past(m, text, today, days):
+    unit = m.group("unit").lower()
+    raw = " ".join((m.group("amount") or "").lower().split())
+    amount = int(raw) if raw.isdigit() else (_VAGUE_AMOUNTS.get(raw) or _NUMBER_WORDS.get(raw) or 1)
+    if unit in _UNIT_DAYS:
+        first = today - datetime.timedelta(
+            days=min(amount * _UNIT_DAYS[unit], (today - datetime.date.min).days)
+        )
+    else:
+        first = _minus_months(today, amount * (12 if unit == "year" else 1))
+    return {
+        "kind": "relative", "unit": unit, "amount": amount, "approximate": False,
+        "days_ago": (today - first).days, "year": first.year if first.year >= MIN_YEAR else None,
+        "opens_archive": _opens(first, today, days), **_days(first, today),
+    }  # fmt: skip
+
+
+def _quarter(m, text, today, days):
+    number = int(m.group("q")) if m.group("q") else _QUARTER_ORDINALS[m.group("ordinal").lower()]
+    year = int(m.group(3)) if m.group(3) else today.year
+    first = datetime.date(year, 3 * number - 2, 1)
+    last = _minus_months(first, -3) - datetime.timedelta(days=1)
+    return {
+        "kind": "month_year",
+        "year": year,
+        "opens_archive": _opens(first, today, days),
+        **_days(first, last),
+    }
+
+
 def _year_days(first, last):
     return _days(datetime.date(first, 1, 1), datetime.date(last, 12, 31))
 
@@ -579,6 +656,7 @@ _PATTERNS = [
     (_DAY_MONTH_YEAR, _named_date(1, 2, 3)),
     (_MONTH_DAY_YEAR, _named_date(2, 1, 3)),
     (_NUMERIC_DATE, _numeric_date),
+    (_QUARTER, _quarter),
     (_MONTH_NAME_YEAR, _month_year(2, 1, named=True)),
     (_YEAR_MONTH, _month_year(1, 2, named=False)),
     (_MONTH_SLASH_YEAR, _month_year(2, 1, named=False)),
@@ -589,7 +667,9 @@ _PATTERNS = [
     (_MONTH_DAY, _day_month),
     (_MONTH_ALONE, _month_alone),
     (_BARE_YEAR, _bare_year),
+    (_PAST, _past),
     (_LAST, _last),
+    (_THIS, _this),
     (_AGO, _ago),
     (_DAY_BACK, _day_back),
 ]

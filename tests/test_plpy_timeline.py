@@ -1,0 +1,101 @@
+"""How plpy/timeline.py reads an aggregate question (no database: the timeline's vocabulary and
+names are given as functions, as build_packet passes them)."""
+
+from __future__ import annotations
+
+import pytest
+import timeline
+
+ACTIVITIES = {"swim": ["swim", "swimming", "swam"], "run": ["run", "ran"], "travel": ["travel", "flew"], "lunch": ["lunch"], "walk": ["walk", "walked"], "meet": ["meet", "met"]}  # fmt: skip
+PEOPLE = {"Ines", "Dr Hale"}
+PLACES = {"Leeds", "the lido"}
+
+
+SENTENCES = {"walk": "Walked to work and back."}
+
+
+def vocabulary(words):
+    found = {}
+    for w in words:
+        acts = [a for a, forms in ACTIVITIES.items() if w.rstrip("s") in {f.rstrip("s") for f in forms}]
+        if acts:
+            found[w] = acts
+    return found
+
+
+def held(words, activities, money):
+    return [w for w in words if any(w in s.lower() for s in SENTENCES.values())]
+
+
+def known(name):
+    return (1 if name in PEOPLE else 0), (1 if name in PLACES else 0)
+
+
+def read(query, span=None):
+    reading = timeline.Reading(query, {"temporal": {"span": span}})
+    reading.read_names(known)
+    reading.read_words(vocabulary, held)
+    return reading
+
+
+@pytest.mark.parametrize(
+    ("query", "kind", "measure"),
+    [
+        ("How many times did I go swimming in June?", "count", None),
+        ("How often did I run last month?", "count", None),
+        ("When did I last see Dr Hale?", "last", None),
+        ("When was the first time I swam at the lido?", "first", None),
+        ("How much did I spend in March?", "total", "amount"),
+        ("How far did I run in total?", "total", "km"),
+        ("How many km did I cycle in May?", "total", "km"),
+        ("On average how long were my runs?", "average", "minutes"),
+        ("When did I run the furthest?", "longest", "km"),
+        ("Which city did I visit most?", "most", None),
+        ("What is my rent?", None, None),
+    ],
+)
+def test_the_kind_and_measure_of_a_question(query, kind, measure):
+    reading = timeline.Reading(query, {})
+    assert (reading.kind, reading.measure) == (kind, measure)
+
+
+def test_names_are_read_as_people_or_places_and_months_are_not_names():
+    assert timeline.names_in("When did I last see Dr Hale in March?") == ["Dr Hale"]
+    reading = read("How many times did I see Ines in June?")
+    assert (reading.person, reading.place, reading.activities) == ("Ines", None, None)  # "see" adds nothing
+    reading = read("How many times did I travel to Leeds?")
+    assert (reading.place, reading.activities) == ("Leeds", ["travel"])
+
+
+def test_a_light_verb_beside_an_activity_adds_nothing_and_leftover_words_narrow_by_the_text():
+    lunch = read("How many times did I meet someone for lunch?")
+    assert (lunch.activities, lunch.about) == (["lunch"], None)  # "someone" is in no sentence
+    work = read("How many times did I walk to work?")
+    assert work.about == ["work"]
+    rent = read("How much is my rent?")
+    assert rent.unknown == "rent"  # no purchase tells of rent: not a timeline question
+    spent = read("How much did I spend on things I bought?")
+    assert (spent.unknown, spent.activities, spent.about) == (None, None, None)  # every purchase
+
+
+def test_which_most_groups_by_people_places_or_activities():
+    assert read("Who did I have lunch with most?").group == "person"
+    city = read("Which city did I visit most?")
+    assert (city.group, city.activities) == ("place", ["travel"])
+    pool = read("Which pool did I swim at most?")
+    assert (pool.group, pool.activities) == ("place", ["swim"])
+    anything = read("What did I do the most in June?")
+    assert (anything.group, anything.activities, anything.category) == ("activity", None, None)
+    exercise = read("What exercise did I do the most in June?")
+    assert (exercise.group, exercise.category) == ("activity", "exercise")  # no activity of that name
+
+
+def test_an_answer_line_states_only_what_was_computed():
+    reading = read("How many times did I go swimming in June?", {"first": "2025-06-01", "last": "2025-06-30"})
+    figures = {"events": 3, "listed": [], "groups": [], "minutes": {"n": 0}, "km": {"n": 0}, "amount": {}}
+    assert timeline.answer_line(reading, figures) == "3 times"
+    average = read("On average how long did I swim?")
+    assert timeline.answer_line(average, figures) is None  # no event gave a duration: no number
+    spent = read("How much did I spend?")
+    figures["amount"] = {"GBP": {"sum": 42.5, "avg": 21.25, "n": 2}}
+    assert timeline.answer_line(spent, figures) == "£42.50 in total over 3 times"
