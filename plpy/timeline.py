@@ -27,14 +27,15 @@ def _words(text):
     return frozenset(text.split())
 
 
+_WHEN = r"\b(?:when|(?:on )?(?:what|which) (?:date|day))\b"
 # How a question asks to count, in the order they are told apart ("when did I last" before
 # "how many"; "on average how long" before "how long").
 AGGREGATE_KINDS = (
     ("average", re.compile(r"\b(?:on )?average\b|\bmean\b|\btypically\b", re.I)),
     ("longest", re.compile(r"\b(?:longest|furthest|farthest|biggest|largest|most expensive)\b", re.I)),
     ("shortest", re.compile(r"\b(?:shortest|smallest|cheapest|least expensive)\b", re.I)),
-    ("last", re.compile(r"\bwhen\b.*\blast\b|\blast time\b|\bmost recent(?:ly)?\b|\blatest\b", re.I)),
-    ("first", re.compile(r"\bwhen\b.*\bfirst\b|\bfirst time\b|\bearliest\b|\bmy first\b", re.I)),
+    ("last", re.compile(_WHEN + r".*\blast\b|\blast time\b|\bmost recent(?:ly)?\b|\blatest\b", re.I)),
+    ("first", re.compile(_WHEN + r".*\bfirst\b|\bfirst time\b|\bearliest\b|\bmy first\b", re.I)),
     ("most", re.compile(r"\b(?:which|what|who|where)\b.*\b(?:most|least)\b|\bmost (?:often|frequently)\b", re.I)),
     ("total", re.compile(
         r"\bin total\b|\btotal\b|\baltogether\b|\badd(?:s|ed)? up\b|\bhow much\b|\bhow far\b"
@@ -54,6 +55,7 @@ ASKING_WORDS = _words(
     recent recently latest earliest which what who where number frequently did do does go went
     going get got have had has spend spent usually ever year years month months week weeks day days
     date today yesterday ago between since until this next past per each every the in on at of so
+    someone somebody something anyone anybody anything everyone everything second third fourth q1 q2 q3 q4
     far whole add adds added up kind type sort frequent
     january february march april may june july august september october november december
     monday tuesday wednesday thursday friday saturday sunday morning evening night weekend quarter"""
@@ -76,7 +78,7 @@ TRAVEL_CATEGORIES = _words("city cities town towns country countries")
 PERSON_CATEGORIES = _words("who whom person people friend friends")
 _NAME_RUN = re.compile(r"\b(?:Dr\.? |Mr\.? |Mrs\.? |Ms\.? )?[A-Z][\w'\u2019-]*(?: [A-Z][\w'\u2019-]*)*")
 _MONTHS_AND_DAYS = frozenset(w.capitalize() for w in ASKING_WORDS)
-LISTED = 12
+LISTED = 8
 """Events the section cites before it points to exo.events for the rest."""
 CATEGORY_SIMILARITY = 0.37
 """How near in meaning (MiniLM cosine) an activity's -ing name must be to a kind a question asks
@@ -193,6 +195,8 @@ class Reading:
             self.read_most(words, matched, members)
             return
         money = self.money = self.measure == "amount" or bool(set(words) & PURCHASE_WORDS)
+        if money and self.kind in ("total", "average", "longest", "shortest"):
+            self.measure = "amount"  # "what did my purchases add up to"
         if money:
             words = [w for w in words if w not in PURCHASE_WORDS]
             named = {}
@@ -337,7 +341,7 @@ def timeline_event_line(e):
     ) if m]  # fmt: skip
     with_whom = f" with {', '.join(e['people'])}" if e.get("people") else ""
     at = f" at {e['place']}" if e.get("place") else ""
-    said = " ".join(e["sentence"].split())[:160]
+    said = " ".join(e["sentence"].split())[:120]
     return f'- {e["day"]} {e["activity"]}{" (" + ", ".join(measures) + ")" if measures else ""}{with_whom}{at}: "{said}" [{e["workspace"]}:{e["path"]}]'
 
 
