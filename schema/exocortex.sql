@@ -948,7 +948,7 @@ ALTER FUNCTION exo.events(what text, from_day date, to_day date, at_place text, 
 -- Name: FUNCTION events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone) IS 'The timeline: dated events read from the owner''s notes and chat lines, oldest first. what: an activity''s name or a word that named it ("swim", "swimming", "swam"); from_day, to_day: inclusive; at_place, with_person: a name, case-insensitive, whole or its first or last words; at most max_events (1..10000). Fields: day, activity, sentence (the source''s words), minutes, km, amount with currency, count with count_unit, place, people, workspace, document_id, path, extractor. Withheld sources are left out unless bridge names their subject.';
+COMMENT ON FUNCTION exo.events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone) IS 'Dated events of the owner''s notes and chat lines, oldest first. what: an activity''s name or a word that named it ("swim", "swimming", "swam"); from_day, to_day: inclusive; at_place, with_person: a name, case-insensitive, whole or its first or last words; at most max_events (1..10000). Fields: day, activity, sentence (the source''s words), minutes, km, amount with currency, count with count_unit, place, people, workspace, document_id, path, extractor. Withheld sources are left out unless bridge names their subject.';
 
 --
 -- Name: fact_history(text, text, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -2877,6 +2877,45 @@ ALTER FUNCTION exo_private.agtype_jsonb(value text) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.agtype_jsonb(value text) IS 'The text of an agtype value as jsonb: vertices, edges and paths as plain objects and arrays (their ::vertex, ::edge, ::path suffixes dropped), numerics as numbers; a value JSON cannot hold (NaN, Infinity) as its text.';
+
+--
+-- Name: apply_event_corrections(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.apply_event_corrections(p_document_id bigint DEFAULT NULL::bigint) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    c record;
+    dropped int := 0;
+    n int;
+begin
+    for c in select * from exo_private.event_corrections order by id loop
+        if c.kind = 'merge' then
+            update exo_private.events e
+               set activity = c.into_activity,
+                   forms = array(select distinct f from unnest(e.forms || c.activity) f order by f)
+             where e.activity = c.activity and (p_document_id is null or e.document_id = p_document_id);
+        else
+            delete from exo_private.events e
+             where e.document_id = c.document_id and e.sentence = c.sentence and e.activity = c.activity
+               and (p_document_id is null or e.document_id = p_document_id);
+            get diagnostics n = row_count;
+            dropped := dropped + n;
+        end if;
+    end loop;
+    return dropped;
+end
+$$;
+
+ALTER FUNCTION exo_private.apply_event_corrections(p_document_id bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION apply_event_corrections(p_document_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.apply_event_corrections(p_document_id bigint) IS 'Apply exo_private.event_corrections in order to the events of p_document_id (null: every event): merges rename an activity (its old name stays among the forms), drops delete. Returns how many events were dropped.';
 
 --
 -- Name: attribute_subject(text, bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -16105,6 +16144,38 @@ ALTER FUNCTION exo_private.document_why(doc exo_private.documents, OUT code text
 COMMENT ON FUNCTION exo_private.document_why(doc exo_private.documents, OUT code text, OUT kind text, OUT reason text, OUT fix text) IS 'Why a document stands where it does: code (a quarantine doubt, an error class, or a route method), kind (the reason in words, without the document''s own detail: for grouping), reason (in words, with the detail: the error message, the router''s best candidate) and fix (what resolves it, a command where one does; null when nothing needs doing).';
 
 --
+-- Name: drop_event(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.drop_event(p_event_id bigint) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    e exo_private.events;
+begin
+    select * into e from exo_private.events x where x.id = p_event_id;
+    if not found then
+        perform exo_private.invalid_argument(format('event %s does not exist', p_event_id),
+                                             'exo events list shows each event''s id');
+    end if;
+    insert into exo_private.event_corrections (kind, activity, document_id, sentence)
+    values ('drop', e.activity, e.document_id, e.sentence);
+    delete from exo_private.events x
+     where x.document_id = e.document_id and x.sentence = e.sentence and x.activity = e.activity;
+    return jsonb_build_object('event', p_event_id, 'activity', e.activity, 'day', e.day, 'sentence', e.sentence);
+end
+$$;
+
+ALTER FUNCTION exo_private.drop_event(p_event_id bigint) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION drop_event(p_event_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.drop_event(p_event_id bigint) IS 'Drop one event (and any other its sentence tells of the same activity), now and after every rebuild (a drop correction). Returns {event, activity, day, sentence}.';
+
+--
 -- Name: drop_relation_edges(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -21225,6 +21296,47 @@ ALTER FUNCTION exo_private.mention_state(p_entity bigint, p_window bigint, relea
 COMMENT ON FUNCTION exo_private.mention_state(p_entity bigint, p_window bigint, released text[]) IS 'Whether the mentions of an entity in an extraction window may be shown to a caller whose bridge opens released (exo_private.released_keys): {} when one may, else the closed subjects that withhold them all; null when the entity has no mention there.';
 
 --
+-- Name: merge_activities(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.merge_activities(p_activity text, p_into text) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+declare
+    merged int;
+begin
+    if coalesce(btrim(p_activity), '') = '' or coalesce(btrim(p_into), '') = '' then
+        perform exo_private.invalid_argument('activity and into must be activity names, not empty');
+    end if;
+    if lower(btrim(p_activity)) = lower(btrim(p_into)) then
+        perform exo_private.invalid_argument(format('activity %s cannot be merged into itself', exo_private.quoted(p_activity)));
+    end if;
+    if not exists (select 1 from exo_private.events e where e.activity = lower(btrim(p_activity))) then
+        perform exo_private.invalid_argument(
+            format('activity %s: no event has it', exo_private.quoted(p_activity)),
+            'exo events counts lists the activities');
+    end if;
+    insert into exo_private.event_corrections (kind, activity, into_activity)
+    values ('merge', lower(btrim(p_activity)), lower(btrim(p_into)));
+    update exo_private.events e
+       set activity = lower(btrim(p_into)),
+           forms = array(select distinct f from unnest(e.forms || e.activity) f order by f)
+     where e.activity = lower(btrim(p_activity));
+    get diagnostics merged = row_count;
+    return jsonb_build_object('activity', lower(btrim(p_activity)), 'into', lower(btrim(p_into)), 'events', merged);
+end
+$$;
+
+ALTER FUNCTION exo_private.merge_activities(p_activity text, p_into text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION merge_activities(p_activity text, p_into text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.merge_activities(p_activity text, p_into text) IS 'Count every event of p_activity as p_into from now on, a rebuild included (a merge correction). Returns {activity, into, events: how many changed}.';
+
+--
 -- Name: merge_entities(bigint, bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -24725,6 +24837,28 @@ ALTER FUNCTION exo_private.queue_again(p_queue text, p_targets bigint[]) OWNER T
 --
 
 COMMENT ON FUNCTION exo_private.queue_again(p_queue text, p_targets bigint[]) IS 'Queue chunks (embed) or extraction windows (extract) again by id, one fresh message each (ids that no longer exist are skipped); returns how many were queued.';
+
+--
+-- Name: queue_all_events(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.queue_all_events() RETURNS integer
+    LANGUAGE sql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select count(*)::int from pgmq.send_batch('events', array(
+        select jsonb_build_object('document_id', d.id) from exo_private.documents d
+        where d.workspace is not null and d.stage in ('chunked', 'embedded', 'graphed')
+        order by d.id))
+$$;
+
+ALTER FUNCTION exo_private.queue_all_events() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION queue_all_events(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.queue_all_events() IS 'Queue every chunked document to be read for events again (exo events rebuild; after a new extractor). Returns how many were queued.';
 
 --
 -- Name: queue_capsule(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -33839,7 +33973,7 @@ begin
                                                 join exo_private.documents d on d.conversation_id = m.conversation_id
                                                 where m.id = x.message_id and d.id = p_document_id));
     get diagnostics stored = row_count;
-    return stored;
+    return stored - exo_private.apply_event_corrections(p_document_id);
 end
 $$;
 
@@ -33849,7 +33983,7 @@ ALTER FUNCTION exo_private.store_events(p_document_id bigint, p_events jsonb, p_
 -- Name: FUNCTION store_events(p_document_id bigint, p_events jsonb, p_extractor text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.store_events(p_document_id bigint, p_events jsonb, p_extractor text) IS 'Replace the events of a document with p_events (a JSON array of {chunk_id or message_id, day, day_source, activity, forms, sentence, minutes, km, amount, currency, count, count_unit, place, people}), made by p_extractor; rows whose source the document no longer holds are dropped. Returns how many were stored.';
+COMMENT ON FUNCTION exo_private.store_events(p_document_id bigint, p_events jsonb, p_extractor text) IS 'Replace the events of a document with p_events (a JSON array of {chunk_id or message_id, day, day_source, activity, forms, sentence, minutes, km, amount, currency, count, count_unit, place, people}), made by p_extractor; rows whose source the document no longer holds are dropped, and the person''s corrections applied. Returns how many were kept.';
 
 --
 -- Name: store_message_embeddings(text, integer, bigint[], public.vector[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -39035,6 +39169,44 @@ ALTER TABLE exo_private.entity_senses OWNER TO exo_owner;
 COMMENT ON TABLE exo_private.entity_senses IS 'A second thing sharing a name, and how a mention is known to be it: anchor_kind address (a header giving the name with that address, and the rest of that header''s document), or type (a mention of the name as that entity type). how is structure (the structure of the corpus named it as a Place and as a Person) or manual (exo entity split). Kept by canonical key: it outlives every graph generation.';
 
 --
+-- Name: event_corrections; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.event_corrections (
+    id bigint NOT NULL,
+    kind text NOT NULL,
+    activity text NOT NULL,
+    into_activity text,
+    document_id bigint,
+    sentence text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT event_corrections_check CHECK (((kind = 'merge'::text) = ((into_activity IS NOT NULL) AND (document_id IS NULL) AND (sentence IS NULL)))),
+    CONSTRAINT event_corrections_check1 CHECK (((kind = 'drop'::text) = ((document_id IS NOT NULL) AND (sentence IS NOT NULL)))),
+    CONSTRAINT event_corrections_kind_check CHECK ((kind = ANY (ARRAY['merge'::text, 'drop'::text])))
+);
+
+ALTER TABLE exo_private.event_corrections OWNER TO exo_owner;
+
+--
+-- Name: TABLE event_corrections; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.event_corrections IS 'Corrections of the timeline that survive a rebuild: merge (activity becomes into_activity everywhere) or drop (the event of activity told by sentence in document_id). Applied in id order by exo_private.store_events.';
+
+--
+-- Name: event_corrections_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.event_corrections ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.event_corrections_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: events_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -40927,6 +41099,13 @@ ALTER TABLE ONLY exo_private.entity_senses
     ADD CONSTRAINT entity_senses_pkey PRIMARY KEY (workspace, canonical_key, anchor_kind, anchor);
 
 --
+-- Name: event_corrections event_corrections_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.event_corrections
+    ADD CONSTRAINT event_corrections_pkey PRIMARY KEY (id);
+
+--
 -- Name: events events_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -42454,6 +42633,13 @@ ALTER TABLE ONLY exo_private.entity_senses
     ADD CONSTRAINT entity_senses_workspace_fkey FOREIGN KEY (workspace) REFERENCES exo_private.workspaces(name) ON DELETE CASCADE;
 
 --
+-- Name: event_corrections event_corrections_document_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.event_corrections
+    ADD CONSTRAINT event_corrections_document_id_fkey FOREIGN KEY (document_id) REFERENCES exo_private.documents(id) ON DELETE CASCADE;
+
+--
 -- Name: events events_document_id_fkey; Type: FK CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -43325,6 +43511,14 @@ GRANT ALL ON FUNCTION exo_private.agtype_jsonb(value text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.agtype_jsonb(value text) TO exo_writer;
 
 --
+-- Name: FUNCTION apply_event_corrections(p_document_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.apply_event_corrections(p_document_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.apply_event_corrections(p_document_id bigint) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.apply_event_corrections(p_document_id bigint) TO exo_writer;
+
+--
 -- Name: FUNCTION attribute_subject(p_subject text, p_document_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -43731,6 +43925,14 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.documents TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.document_why(doc exo_private.documents, OUT code text, OUT kind text, OUT reason text, OUT fix text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.document_why(doc exo_private.documents, OUT code text, OUT kind text, OUT reason text, OUT fix text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.document_why(doc exo_private.documents, OUT code text, OUT kind text, OUT reason text, OUT fix text) TO exo_writer;
+
+--
+-- Name: FUNCTION drop_event(p_event_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.drop_event(p_event_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.drop_event(p_event_id bigint) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.drop_event(p_event_id bigint) TO exo_writer;
 
 --
 -- Name: FUNCTION drop_relation_edges(); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -44376,6 +44578,14 @@ GRANT ALL ON FUNCTION exo_private.mention_state(p_entity bigint, p_window bigint
 GRANT ALL ON FUNCTION exo_private.mention_state(p_entity bigint, p_window bigint, released text[]) TO exo_writer;
 
 --
+-- Name: FUNCTION merge_activities(p_activity text, p_into text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.merge_activities(p_activity text, p_into text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.merge_activities(p_activity text, p_into text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.merge_activities(p_activity text, p_into text) TO exo_writer;
+
+--
 -- Name: FUNCTION merge_entities(p_keep bigint, p_other bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -44651,6 +44861,14 @@ GRANT ALL ON FUNCTION exo_private.project_relations(ids bigint[]) TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.queue_again(p_queue text, p_targets bigint[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.queue_again(p_queue text, p_targets bigint[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.queue_again(p_queue text, p_targets bigint[]) TO exo_writer;
+
+--
+-- Name: FUNCTION queue_all_events(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.queue_all_events() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.queue_all_events() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.queue_all_events() TO exo_writer;
 
 --
 -- Name: FUNCTION queue_capsule(); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -46588,6 +46806,19 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.entity_merge_log_id_seq TO exo_writer
 
 GRANT SELECT ON TABLE exo_private.entity_senses TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.entity_senses TO exo_writer;
+
+--
+-- Name: TABLE event_corrections; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.event_corrections TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.event_corrections TO exo_writer;
+
+--
+-- Name: SEQUENCE event_corrections_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.event_corrections_id_seq TO exo_writer;
 
 --
 -- Name: SEQUENCE events_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner

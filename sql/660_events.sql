@@ -56,6 +56,117 @@ comment on function exo_private.event_sources(bigint) is
     '(the chunk''s written_at, else the document''s; undated ones are left out), or each chat line '
     'the owner sent in a conversation document with the day it was sent (in chat.time_zone).';
 
+-- exo_private.apply_event_corrections: a person's corrections, on one document's events or all.
+create or replace function exo_private.apply_event_corrections(p_document_id bigint default null)
+returns int
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    c record;
+    dropped int := 0;
+    n int;
+begin
+    for c in select * from exo_private.event_corrections order by id loop
+        if c.kind = 'merge' then
+            update exo_private.events e
+               set activity = c.into_activity,
+                   forms = array(select distinct f from unnest(e.forms || c.activity) f order by f)
+             where e.activity = c.activity and (p_document_id is null or e.document_id = p_document_id);
+        else
+            delete from exo_private.events e
+             where e.document_id = c.document_id and e.sentence = c.sentence and e.activity = c.activity
+               and (p_document_id is null or e.document_id = p_document_id);
+            get diagnostics n = row_count;
+            dropped := dropped + n;
+        end if;
+    end loop;
+    return dropped;
+end
+$$;
+comment on function exo_private.apply_event_corrections(bigint) is
+    'Apply exo_private.event_corrections in order to the events of p_document_id (null: every '
+    'event): merges rename an activity (its old name stays among the forms), drops delete. Returns '
+    'how many events were dropped.';
+
+-- exo_private.merge_activities: count one activity as another, now and after every rebuild.
+create or replace function exo_private.merge_activities(p_activity text, p_into text)
+returns jsonb
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    merged int;
+begin
+    if coalesce(btrim(p_activity), '') = '' or coalesce(btrim(p_into), '') = '' then
+        perform exo_private.invalid_argument('activity and into must be activity names, not empty');
+    end if;
+    if lower(btrim(p_activity)) = lower(btrim(p_into)) then
+        perform exo_private.invalid_argument(format('activity %s cannot be merged into itself', exo_private.quoted(p_activity)));
+    end if;
+    if not exists (select 1 from exo_private.events e where e.activity = lower(btrim(p_activity))) then
+        perform exo_private.invalid_argument(
+            format('activity %s: no event has it', exo_private.quoted(p_activity)),
+            'exo events counts lists the activities');
+    end if;
+    insert into exo_private.event_corrections (kind, activity, into_activity)
+    values ('merge', lower(btrim(p_activity)), lower(btrim(p_into)));
+    update exo_private.events e
+       set activity = lower(btrim(p_into)),
+           forms = array(select distinct f from unnest(e.forms || e.activity) f order by f)
+     where e.activity = lower(btrim(p_activity));
+    get diagnostics merged = row_count;
+    return jsonb_build_object('activity', lower(btrim(p_activity)), 'into', lower(btrim(p_into)), 'events', merged);
+end
+$$;
+comment on function exo_private.merge_activities(text, text) is
+    'Count every event of p_activity as p_into from now on, a rebuild included (a merge correction). '
+    'Returns {activity, into, events: how many changed}.';
+
+-- exo_private.drop_event: one event that is wrong, gone now and after every rebuild.
+create or replace function exo_private.drop_event(p_event_id bigint)
+returns jsonb
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    e exo_private.events;
+begin
+    select * into e from exo_private.events x where x.id = p_event_id;
+    if not found then
+        perform exo_private.invalid_argument(format('event %s does not exist', p_event_id),
+                                             'exo events list shows each event''s id');
+    end if;
+    insert into exo_private.event_corrections (kind, activity, document_id, sentence)
+    values ('drop', e.activity, e.document_id, e.sentence);
+    delete from exo_private.events x
+     where x.document_id = e.document_id and x.sentence = e.sentence and x.activity = e.activity;
+    return jsonb_build_object('event', p_event_id, 'activity', e.activity, 'day', e.day, 'sentence', e.sentence);
+end
+$$;
+comment on function exo_private.drop_event(bigint) is
+    'Drop one event (and any other its sentence tells of the same activity), now and after every '
+    'rebuild (a drop correction). Returns {event, activity, day, sentence}.';
+
+-- exo_private.queue_all_events: read every document for the timeline again.
+create or replace function exo_private.queue_all_events()
+returns int
+language sql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select count(*)::int from pgmq.send_batch('events', array(
+        select jsonb_build_object('document_id', d.id) from exo_private.documents d
+        where d.workspace is not null and d.stage in ('chunked', 'embedded', 'graphed')
+        order by d.id))
+$$;
+comment on function exo_private.queue_all_events() is
+    'Queue every chunked document to be read for events again (exo events rebuild; after a new '
+    'extractor). Returns how many were queued.';
+
 -- exo_private.store_events: replace a document's events with what the worker read.
 create or replace function exo_private.store_events(p_document_id bigint, p_events jsonb, p_extractor text)
 returns int
@@ -90,14 +201,14 @@ begin
                                                 join exo_private.documents d on d.conversation_id = m.conversation_id
                                                 where m.id = x.message_id and d.id = p_document_id));
     get diagnostics stored = row_count;
-    return stored;
+    return stored - exo_private.apply_event_corrections(p_document_id);
 end
 $$;
 comment on function exo_private.store_events(bigint, jsonb, text) is
     'Replace the events of a document with p_events (a JSON array of {chunk_id or message_id, '
     'day, day_source, activity, forms, sentence, minutes, km, amount, currency, count, count_unit, '
     'place, people}), made by p_extractor; rows whose source the document no longer holds are '
-    'dropped. Returns how many were stored.';
+    'dropped, and the person''s corrections applied. Returns how many were kept.';
 
 -- exo_private.names_match: a name given matches a name held, whole or by its first or last words.
 create or replace function exo_private.names_match(held text, given text)
@@ -231,7 +342,7 @@ begin
 end
 $$;
 comment on function exo.events(text, date, date, text, text, text[], int, text[], timestamptz) is
-    'The timeline: dated events read from the owner''s notes and chat lines, oldest first. '
+    'Dated events of the owner''s notes and chat lines, oldest first. '
     'what: an activity''s name or a word that named it ("swim", "swimming", "swam"); from_day, '
     'to_day: inclusive; at_place, with_person: a name, case-insensitive, whole or its first or last '
     'words; at most max_events (1..10000). Fields: day, activity, sentence (the source''s words), '

@@ -9,8 +9,10 @@ import json
 from datetime import date
 
 import pytest
+from click.testing import CliRunner
 from support.files import write
 
+from exocortex.cli import main, output
 from exocortex.extraction import events
 from exocortex.ingest import pipeline
 from exocortex.ingest.chat import import_chat
@@ -194,3 +196,39 @@ def test_a_chat_line_of_the_owners_is_dated_by_its_message(db, tmp_path):
     with db.connect("exo_reader") as conn:
         got = conn.execute("select day::text, activity from exo.events()").fetchall()
     assert got == [("2025-05-09", "watch")]  # the owner's line only, "last night" from its time
+
+
+@pytest.fixture
+def exo(timeline, monkeypatch):
+    """`exo events ...` against the test's database: reads as the reader, corrections as the writer."""
+    monkeypatch.setenv("EXO_READER_URL", timeline.url("exo_reader"))
+    monkeypatch.setattr(output, "writer", lambda _cfg, _name: timeline.connect("exo_writer"))
+    monkeypatch.setenv("COLUMNS", "300")
+
+    def run(*args: str, ok: bool = True) -> str:
+        result = CliRunner().invoke(main, ["events", *args], catch_exceptions=False)
+        assert (result.exit_code == 0) == ok, result.output
+        return result.output
+
+    return run
+
+
+def test_exo_events_lists_counts_and_corrections_survive_a_rebuild(timeline, exo):
+    listed = json.loads(
+        exo("list", "--what", "swim", "--from-day", "2025-03-01", "--to-day", "2025-03-31", "--json")
+    )
+    assert [e["day"] for e in listed] == ["2025-03-02", "2025-03-09"]
+    counts = {
+        r["key"]: r["events"] for r in json.loads(exo("counts", "--by", "month", "--what", "swim", "--json"))
+    }
+    assert counts == {"2025-03": 2, "2025-04": 1}
+    assert "1 event(s) of run now count as jog" in exo("merge", "run", "jog")
+    dropped = listed[0]["event_id"]
+    assert "dropped swim on 2025-03-02" in exo("drop", str(dropped))
+    assert "activity 'nap': no event has it" in exo("merge", "nap", "sleep", ok=False)
+    assert "queued 5 document(s)" in exo("rebuild")
+    Worker(timeline.cfg, dbname=timeline.name, once=True, queues=("events",), poll_s=0.01).run()
+    after = {r["key"]: r["events"] for r in json.loads(exo("counts", "--json"))}
+    assert after.get("jog") == 1 and "run" not in after  # the merge holds after the rebuild
+    swims = json.loads(exo("list", "--what", "swim", "--json"))
+    assert "2025-03-02" not in [e["day"] for e in swims]  # so does the drop

@@ -49,6 +49,7 @@ EXPECTED_TOOLS = {
     "facts",
     "fact_history",
     "facts_search",
+    "events",
     "audit_summary",
     "cypher",
     "sql",

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from psycopg.types.json import Jsonb
 from support.files import write
 
-from exocortex.cli import main, memory, workspaces
+from exocortex.cli import main, memory, output, workspaces
 from exocortex.ingest import pipeline
 
 
@@ -22,6 +22,7 @@ from exocortex.ingest import pipeline
 def exo(db, monkeypatch):
     """`exo ...` against the test's database, its writes as exo_writer as the CLI makes them."""
     monkeypatch.setattr(workspaces, "writer", lambda _cfg, _name: db.connect("exo_writer"))
+    monkeypatch.setattr(output, "writer", lambda _cfg, _name: db.connect("exo_writer"))
     monkeypatch.setenv("COLUMNS", "300")
     runner = CliRunner()
 

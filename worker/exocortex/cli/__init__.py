@@ -8,6 +8,7 @@ from exocortex.cli import (
     audit,
     entities,
     eval,
+    events,
     facts,
     kb,
     mcp,
@@ -26,6 +27,20 @@ def main() -> None:
     """exocortex: a Postgres-native personal knowledge substrate for language-model agents."""
 
 
-for module in (server, memory, workspaces, worker, mcp, query, facts, audit, kb, entities, models, eval):
+for module in (
+    server,
+    memory,
+    workspaces,
+    worker,
+    mcp,
+    query,
+    facts,
+    events,
+    audit,
+    kb,
+    entities,
+    models,
+    eval,
+):
     for command in module.COMMANDS:
         main.add_command(command)

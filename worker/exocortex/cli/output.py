@@ -17,6 +17,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from exocortex import config
+from exocortex.db import writer
+
 console = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
@@ -42,6 +45,16 @@ def db_error(exc: psycopg.Error) -> str:
     """A database error as one line: its primary message, and its hint in parentheses."""
     message = exc.diag.message_primary or str(exc).strip()
     return message + (f" ({exc.diag.message_hint})" if exc.diag.message_hint else "")
+
+
+def writer_call(sql: str, params: tuple[Any, ...]) -> Any:
+    """One exo_private function's answer, called as the writer; a refusal ends the command with
+    its message and hint."""
+    with writer(config.load(), "exo-cli") as conn:
+        try:
+            return conn.execute(sql, params).fetchone()[0]
+        except psycopg.Error as exc:
+            fail(db_error(exc))
 
 
 def dump(value: Any) -> None:

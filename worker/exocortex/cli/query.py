@@ -97,7 +97,7 @@ def _nonblank(ctx: click.Context, param: click.Parameter, value: str) -> str:
 query_argument = click.argument("query", callback=_nonblank)
 
 
-def _run(call: Callable[[api.Reader], Any], profile: str | None = None) -> Any:
+def run_api(call: Callable[[api.Reader], Any], profile: str | None = None) -> Any:
     """Call the API, as profile's login role when one is given; a database error, a refused
     argument or an unknown profile ends the command with its message."""
     try:
@@ -126,7 +126,7 @@ def _shown(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 @json_option
 def search_cmd(query: str, profile: str | None, full: bool, as_json: bool, **options: Any) -> None:
     """Ranked chunks for a question, with citations, and what the search did (exo.search_json)."""
-    found = _run(lambda r: api.search_json(r, query, **given(options)), profile)
+    found = run_api(lambda r: api.search_json(r, query, **given(options)), profile)
     if as_json:
         dump(found)
         return
@@ -156,7 +156,7 @@ def _provenance(report: dict[str, Any]) -> None:
 @json_option
 def context_cmd(query: str, profile: str | None, as_json: bool, **options: Any) -> None:
     """The cited context packet for a question (exo.context_packet)."""
-    packet = _run(lambda r: api.context_packet(r, query, **given(options)), profile)
+    packet = run_api(lambda r: api.context_packet(r, query, **given(options)), profile)
     if as_json:
         dump(packet)
         return
@@ -181,7 +181,7 @@ def dossier_cmd(
     as_json: bool,
 ) -> None:
     """One entity: type, dated mentions across documents, relations (exo.dossier)."""
-    found = _run(lambda r: api.dossier(r, entity, workspace=workspace, bridge=bridge, as_of=as_of))
+    found = run_api(lambda r: api.dossier(r, entity, workspace=workspace, bridge=bridge, as_of=as_of))
     if as_json:
         dump(found)
         return
@@ -225,7 +225,7 @@ def related_cmd(
     as_json: bool,
 ) -> None:
     """Entities related to one, up to three hops, hub-safe (exo.related)."""
-    rows = _run(
+    rows = run_api(
         lambda r: api.related(r, entity, workspace=workspace, depth=depth, bridge=bridge, as_of=as_of)
     )
     if as_json:
@@ -251,7 +251,7 @@ def timeline_cmd(
     as_json: bool,
 ) -> None:
     """One entity's mentions ordered by document date (exo.timeline)."""
-    rows = _run(lambda r: api.timeline(r, entity, workspace=workspace, bridge=bridge, as_of=as_of))
+    rows = run_api(lambda r: api.timeline(r, entity, workspace=workspace, bridge=bridge, as_of=as_of))
     if as_json:
         dump(rows)
         return
@@ -366,7 +366,7 @@ def _rows(named: dict[str, dict[str, Any]], first: str, columns: dict[str, str])
 def status_cmd(as_json: bool) -> None:
     """Documents, chunks, graph, queues (what waits, what got done, rate, ETA) and the worker's heartbeat
     (exo.status); --json: all of it as is."""
-    found = _run(api.status)
+    found = run_api(api.status)
     if as_json:
         dump(found)
         return
@@ -429,7 +429,7 @@ def documents_cmd(
         "max_results": limit,
         "bridge": list(bridge),
     }
-    rows = _run(lambda r: api.call(r, "documents", args, "rows"))
+    rows = run_api(lambda r: api.call(r, "documents", args, "rows"))
     if as_json:
         dump(rows)
         return

@@ -6,21 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import click
-import psycopg
 
 from exocortex import config
-from exocortex.cli.output import console, db_error, dump, fail, json_option, table
+from exocortex.cli.output import console, dump, json_option, table, writer_call
 from exocortex.db import writer
-
-
-def _call(sql: str, params: tuple[Any, ...]) -> Any:
-    """One exo_private function's jsonb answer, as the writer; a refusal ends the command with its
-    message and hint."""
-    with writer(config.load(), "exo-cli") as conn:
-        try:
-            return conn.execute(sql, params).fetchone()[0]
-        except psycopg.Error as exc:
-            fail(db_error(exc))
 
 
 @click.group("workspace")
@@ -55,7 +44,7 @@ def workspace_list(as_json: bool) -> None:
 def workspace_add(name: str, description: str) -> None:
     """Create the workspace NAME (lower-case letters, digits, - and _) with its storage and graph;
     documents waiting in quarantine because their frontmatter named it are routed there."""
-    report = _call("select exo_private.add_workspace(%s, %s)", (name, description))
+    report = writer_call("select exo_private.add_workspace(%s, %s)", (name, description))
     console.print(f"added workspace {report['workspace']}")
     if report["routed_from_quarantine"]:
         console.print(
@@ -69,7 +58,7 @@ def workspace_add(name: str, description: str) -> None:
 def workspace_rename(old: str, new: str) -> None:
     """Rename the workspace OLD to NEW, with its facts, observations and the settings that name it.
     Refused while documents live in OLD (it says how to move them: add NEW, remove OLD --move-to NEW)."""
-    report = _call("select exo_private.rename_workspace(%s, %s)", (old, new))
+    report = writer_call("select exo_private.rename_workspace(%s, %s)", (old, new))
     console.print(f"renamed workspace {report['was']} to {report['workspace']}")
     _print_carried(report)
 
@@ -85,7 +74,7 @@ def workspace_rename(old: str, new: str) -> None:
 def workspace_remove(name: str, move_to: str | None) -> None:
     """Remove the workspace NAME with its storage and graph. Refused while anything lives there,
     unless --move-to OTHER moves it all to OTHER in the same transaction."""
-    report = _call("select exo_private.remove_workspace(%s, %s)", (name, move_to))
+    report = writer_call("select exo_private.remove_workspace(%s, %s)", (name, move_to))
     if move_to:
         console.print(
             f"moved {report['documents']} document(s) ({report['conversations']} of them conversations) "

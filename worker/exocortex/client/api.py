@@ -557,6 +557,34 @@ def facts_search(
     return call(reader, "facts_search", args, "rows")
 
 
+def events(
+    reader: Reader,
+    *,
+    what: str | None = None,
+    from_day: date | None = None,
+    to_day: date | None = None,
+    at_place: str | None = None,
+    with_person: str | None = None,
+    group_by: str | None = None,
+    max_events: int = 100,
+    bridge: Sequence[str] = (),
+    as_of: datetime | None = None,
+) -> list[dict[str, Any]]:
+    """exo.events: the timeline's dated events (what was done, when, how long, how far, how
+    much, where, with whom), oldest first, filtered by activity, days, place and person; with
+    group_by (activity, place, person, year, month, week, day or all), exo.event_counts: per
+    group the events, days, total minutes, km and amount, first and last day, most first."""
+    args: dict[str, Any] = {
+        "what": what, "from_day": from_day, "to_day": to_day, "at_place": at_place,
+        "with_person": with_person, "bridge": list(bridge),
+    }  # fmt: skip
+    if as_of is not None:
+        args["as_of"] = as_of
+    if group_by is not None:
+        return call(reader, "event_counts", args | {"group_by": group_by}, "rows")
+    return call(reader, "events", args | {"max_events": max_events}, "rows")
+
+
 def audit_summary(reader: Reader) -> dict[str, Any]:
     """exo.audit_summary: the self-audit's findings by reason and the facts' retirement rate."""
     return call(reader, "audit_summary", {}, "value")

@@ -161,6 +161,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("facts", api.facts, "exo.facts"),
     ToolSpec("fact_history", api.fact_history, "exo.fact_history"),
     ToolSpec("facts_search", api.facts_search, "exo.facts_search"),
+    ToolSpec("events", api.events, "exo.events"),
     ToolSpec("audit_summary", api.audit_summary, "exo.audit_summary"),
     ToolSpec(
         "cypher",
