@@ -392,45 +392,45 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
     as_of = report.get("as_of")
     as_of_end = f"{as_of} 23:59:59.999999" if as_of else None
 
+    bridge = report.get("bridge") or []
+    # Every lookup reads only what this reader may see (exo_private.timeline_events): how the
+    # question is read never depends on withheld events.
+    shown = (
+        "exo_private.timeline_events({}, null, null, {}, {}, $2, exo_private.released_keys($3),"
+        " $4::timestamptz, {})"
+    )
+
     def known(name):
         row = db(
             "timeline_names",
-            "select count(*) filter (where exists (select 1 from unnest(e.people) p"
-            "                                      where exo_private.names_match(p, $1))) as people,"
-            "       count(*) filter (where exo_private.names_match(e.place, $1)) as places "
-            "from exo_private.events e where ($2::text[] is null or e.workspace = any ($2))",
-            ["text", "text[]"],
-            [name, workspaces],
+            "select exists (select 1 from " + shown.format("null", "null", "$1", "null") + ") as people,"
+            " exists (select 1 from " + shown.format("null", "$1", "null", "null") + ") as places",
+            ["text", "text[]", "text[]", "text"],
+            [name, workspaces, bridge, as_of_end],
         )[0]
         return row["people"], row["places"]
 
     def vocabulary(words):
         rows = db(
             "timeline_vocabulary",
-            "select w.word, array_agg(distinct e.activity order by e.activity) as activities "
-            "from unnest($1::text[]) w (word) "
-            "cross join lateral (select exo_private.word_forms(array[w.word]) as forms) f "
-            "join exo_private.events e on (e.activity = any (f.forms) or e.forms && f.forms) "
-            "where $2::text[] is null or e.workspace = any ($2) "
-            "group by w.word",
-            ["text[]", "text[]"],
-            [words, workspaces],
+            "select w.word, array(select distinct e.activity from "
+            + shown.format("exo_private.word_forms(array[w.word])", "null", "null", "null")
+            + " e order by 1 limit 10) as activities from unnest($1::text[]) w (word)",
+            ["text[]", "text[]", "text[]", "text"],
+            [words, workspaces, bridge, as_of_end],
         )
-        return {r["word"]: list(r["activities"]) for r in rows}
+        return {r["word"]: list(r["activities"]) for r in rows if r["activities"]}
 
     def held(words, activities, money):
         rows = db(
             "timeline_held",
-            "select w from unnest($1::text[]) w where exists ("
-            "  select 1 from exo_private.events e"
-            "  where ($2::text[] is null or e.activity = any ($2)) and (not $3 or e.amount is not null)"
-            "    and ($4::text[] is null or e.workspace = any ($4)) and strpos(lower(e.sentence), w) > 0)",
-            ["text[]", "text[]", "boolean", "text[]"],
-            [words, activities, money, workspaces],
+            "select w from unnest($1::text[]) w where exists (select 1 from "
+            + shown.format("$5", "null", "null", "array[w]")
+            + " e where not $6 or e.amount is not null)",
+            ["text[]", "text[]", "text[]", "text", "text[]", "boolean"],
+            [words, workspaces, bridge, as_of_end, activities, money],
         )
         return [r["w"] for r in rows]
-
-    reading.read_names(known)
 
     def members(kind):
         if meaning is None:

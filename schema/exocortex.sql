@@ -12333,45 +12333,45 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
     as_of = report.get("as_of")
     as_of_end = f"{as_of} 23:59:59.999999" if as_of else None
 
+    bridge = report.get("bridge") or []
+    # Every lookup reads only what this reader may see (exo_private.timeline_events): how the
+    # question is read never depends on withheld events.
+    shown = (
+        "exo_private.timeline_events({}, null, null, {}, {}, $2, exo_private.released_keys($3),"
+        " $4::timestamptz, {})"
+    )
+
     def known(name):
         row = db(
             "timeline_names",
-            "select count(*) filter (where exists (select 1 from unnest(e.people) p"
-            "                                      where exo_private.names_match(p, $1))) as people,"
-            "       count(*) filter (where exo_private.names_match(e.place, $1)) as places "
-            "from exo_private.events e where ($2::text[] is null or e.workspace = any ($2))",
-            ["text", "text[]"],
-            [name, workspaces],
+            "select exists (select 1 from " + shown.format("null", "null", "$1", "null") + ") as people,"
+            " exists (select 1 from " + shown.format("null", "$1", "null", "null") + ") as places",
+            ["text", "text[]", "text[]", "text"],
+            [name, workspaces, bridge, as_of_end],
         )[0]
         return row["people"], row["places"]
 
     def vocabulary(words):
         rows = db(
             "timeline_vocabulary",
-            "select w.word, array_agg(distinct e.activity order by e.activity) as activities "
-            "from unnest($1::text[]) w (word) "
-            "cross join lateral (select exo_private.word_forms(array[w.word]) as forms) f "
-            "join exo_private.events e on (e.activity = any (f.forms) or e.forms && f.forms) "
-            "where $2::text[] is null or e.workspace = any ($2) "
-            "group by w.word",
-            ["text[]", "text[]"],
-            [words, workspaces],
+            "select w.word, array(select distinct e.activity from "
+            + shown.format("exo_private.word_forms(array[w.word])", "null", "null", "null")
+            + " e order by 1 limit 10) as activities from unnest($1::text[]) w (word)",
+            ["text[]", "text[]", "text[]", "text"],
+            [words, workspaces, bridge, as_of_end],
         )
-        return {r["word"]: list(r["activities"]) for r in rows}
+        return {r["word"]: list(r["activities"]) for r in rows if r["activities"]}
 
     def held(words, activities, money):
         rows = db(
             "timeline_held",
-            "select w from unnest($1::text[]) w where exists ("
-            "  select 1 from exo_private.events e"
-            "  where ($2::text[] is null or e.activity = any ($2)) and (not $3 or e.amount is not null)"
-            "    and ($4::text[] is null or e.workspace = any ($4)) and strpos(lower(e.sentence), w) > 0)",
-            ["text[]", "text[]", "boolean", "text[]"],
-            [words, activities, money, workspaces],
+            "select w from unnest($1::text[]) w where exists (select 1 from "
+            + shown.format("$5", "null", "null", "array[w]")
+            + " e where not $6 or e.amount is not null)",
+            ["text[]", "text[]", "text[]", "text", "text[]", "boolean"],
+            [words, workspaces, bridge, as_of_end, activities, money],
         )
         return [r["w"] for r in rows]
-
-    reading.read_names(known)
 
     def members(kind):
         if meaning is None:
@@ -17406,80 +17406,6 @@ ALTER FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_br
 COMMENT ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer, p_as_of timestamp with time zone) IS 'exo.timeline, which see.';
 
 --
--- Name: events; Type: TABLE; Schema: exo_private; Owner: exo_owner
---
-
-CREATE TABLE exo_private.events (
-    id bigint NOT NULL,
-    workspace text NOT NULL,
-    document_id bigint NOT NULL,
-    chunk_id bigint,
-    message_id bigint,
-    day date NOT NULL,
-    day_source text NOT NULL,
-    activity text NOT NULL,
-    forms text[] DEFAULT '{}'::text[] NOT NULL,
-    sentence text NOT NULL,
-    minutes numeric,
-    km numeric,
-    amount numeric,
-    currency text,
-    count numeric,
-    count_unit text,
-    place text,
-    people text[] DEFAULT '{}'::text[] NOT NULL,
-    extractor text NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT events_activity_check CHECK ((activity <> ''::text)),
-    CONSTRAINT events_check CHECK ((num_nonnulls(chunk_id, message_id) = 1)),
-    CONSTRAINT events_day_source_check CHECK ((day_source = ANY (ARRAY['written'::text, 'relative'::text, 'sent'::text]))),
-    CONSTRAINT events_km_check CHECK ((km >= (0)::numeric)),
-    CONSTRAINT events_minutes_check CHECK ((minutes >= (0)::numeric))
-);
-
-ALTER TABLE exo_private.events OWNER TO exo_owner;
-
---
--- Name: TABLE events; Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON TABLE exo_private.events IS 'The timeline: one row per dated happening a note or chat line of the owner tells, with its activity (a normalised name) and the words that named it (forms), its day and where the day came from (written: the note''s or chunk''s day; relative: "yesterday", "last Tuesday" from it; sent: the message''s), durations in minutes, distances in km, money with its currency, a count of something, the place and people named, the source (chunk or chat message) and the extractor. Rebuilt from the evidence (exo_private.store_events).';
-
---
--- Name: event_hidden(exo_private.events, text[], timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
---
-
-CREATE FUNCTION exo_private.event_hidden(p_event exo_private.events, p_released text[], p_as_of timestamp with time zone) RETURNS boolean
-    LANGUAGE sql STABLE
-    SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
-    -- Withheld while its source is (a chunk gone since counts as withheld until its document is
-    -- read again); unknown yet at p_as_of when its day or its source's writing is later.
-    select exo_private.unreleased(
-               coalesce((select c.charged_subjects from exo_private.chunks c
-                         where c.workspace = p_event.workspace and c.id = p_event.chunk_id),
-                        (select m.charged_subjects from exo_private.chat_messages m
-                         where m.id = p_event.message_id),
-                        '{source gone}'),
-               p_released) <> '{}'
-        or (p_as_of is not null
-            and (p_event.day > p_as_of::date
-                 or (p_event.message_id is not null
-                     and not exists (select 1 from exo_private.chat_messages m
-                                     where m.id = p_event.message_id and m.sent_at <= p_as_of))
-                 or (p_event.chunk_id is not null
-                     and not exo_private.written_by(p_event.document_id, p_event.chunk_id, p_as_of))))
-$$;
-
-ALTER FUNCTION exo_private.event_hidden(p_event exo_private.events, p_released text[], p_as_of timestamp with time zone) OWNER TO exo_owner;
-
---
--- Name: FUNCTION event_hidden(p_event exo_private.events, p_released text[], p_as_of timestamp with time zone); Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON FUNCTION exo_private.event_hidden(p_event exo_private.events, p_released text[], p_as_of timestamp with time zone) IS 'Whether an event is not for the reader: its source''s charged subjects are not all released (p_released, exo_private.released_keys; a source gone counts as withheld), or, with p_as_of, its day or its source''s writing is later.';
-
---
 -- Name: event_sources(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -18911,6 +18837,27 @@ ALTER FUNCTION exo_private.generation_for(ws text, model text) OWNER TO exo_owne
 COMMENT ON FUNCTION exo_private.generation_for(ws text, model text) IS 'The extraction generation for a model in a workspace, or null when the graph now belongs to another model (a reply from a worker that read the old setting).';
 
 --
+-- Name: given_name_keys(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.given_name_keys(p_name text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- "Nadia", "Okafor", "Nadia Okafor" and "Dr Okafor" all find Nadia Okafor
+    select array_remove(array[w.whole, regexp_replace(w.whole, '^.*\s', '')], '')
+    from (select lower(btrim(regexp_replace(coalesce(p_name, ''), '^(the|a|an)\s+', '', 'i'))) as whole) w
+$$;
+
+ALTER FUNCTION exo_private.given_name_keys(p_name text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION given_name_keys(p_name text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.given_name_keys(p_name text) IS 'The keys a person or place asked for is looked up by: the name whole (without a leading article) and its last word, lower-cased (exo_private.held_name_keys holds both).';
+
+--
 -- Name: glob_like(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -19163,6 +19110,31 @@ ALTER FUNCTION exo_private.guard_graph_table(relation regclass, kind "char") OWN
 --
 
 COMMENT ON FUNCTION exo_private.guard_graph_table(relation regclass, kind "char") IS 'Let exo_graph read one vertex (v) or edge (e) table of an AGE graph, through a row security policy that hides the graphids exo.cypher lists in exo.cypher_hidden_vertices or _edges (everything when unset).';
+
+--
+-- Name: held_name_keys(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.held_name_keys(p_names text[]) RETURNS text[]
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- "Nadia Okafor": nadia okafor, nadia, okafor; "the Blue Door": blue door, blue, door
+    select coalesce(array_agg(distinct k order by k), '{}')
+    from unnest(p_names) n,
+         lateral (select lower(btrim(regexp_replace(n, '^(the|a|an)\s+', '', 'i'))) as whole) w,
+         lateral (select unnest(array[w.whole, split_part(w.whole, ' ', 1),
+                                      regexp_replace(w.whole, '^.*\s', '')]) as k) keys
+    where n is not null and btrim(n) <> '' and k <> ''
+$$;
+
+ALTER FUNCTION exo_private.held_name_keys(p_names text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION held_name_keys(p_names text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.held_name_keys(p_names text[]) IS 'The keys an event''s people or place are found by: each name whole (without a leading article), its first word and its last word, lower-cased.';
 
 --
 -- Name: hidden_entities(text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -22527,30 +22499,6 @@ ALTER FUNCTION exo_private.move_entity_rows(p_keep bigint, p_other bigint) OWNER
 --
 
 COMMENT ON FUNCTION exo_private.move_entity_rows(p_keep bigint, p_other bigint) IS 'Entity p_other''s relations, aliases and mentions become p_keep''s (a relation that would join p_keep to itself or repeat one of its own, an alias or a mention p_keep has already, are dropped), p_other is deleted and p_keep re-projected. Unlogged: merge_entities logs a person''s merge around it; merge_extraction absorbs a first name shown to be a person''s.';
-
---
--- Name: names_match(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
---
-
-CREATE FUNCTION exo_private.names_match(held text, given text) RETURNS boolean
-    LANGUAGE sql IMMUTABLE
-    SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
-    -- "Okafor" and "Nadia" match "Nadia Okafor"; "Dr Okafor" matches "Okafor"
-    select held is not null and given is not null and btrim(given) <> ''
-       and (lower(held) = lower(btrim(given))
-            or lower(held) like '% ' || lower(btrim(given))
-            or lower(btrim(given)) like '% ' || lower(held)
-            or lower(held) like lower(btrim(given)) || ' %')
-$$;
-
-ALTER FUNCTION exo_private.names_match(held text, given text) OWNER TO exo_owner;
-
---
--- Name: FUNCTION names_match(held text, given text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
---
-
-COMMENT ON FUNCTION exo_private.names_match(held text, given text) IS 'Whether a name given matches a name held, case-insensitive: the same, or one is the other''s first or last words ("Nadia", "Okafor", "Dr Okafor" and "Nadia Okafor").';
 
 --
 -- Name: normalise_attribute(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -33957,10 +33905,11 @@ begin
     end if;
     insert into exo_private.events (workspace, document_id, chunk_id, message_id, day, day_source,
                                     activity, forms, sentence, minutes, km, amount, currency, count,
-                                    count_unit, place, people, extractor)
+                                    count_unit, place, people, extractor, people_keys, place_keys)
     select ws, p_document_id, x.chunk_id, x.message_id, x.day, x.day_source, x.activity,
            coalesce(x.forms, '{}'), x.sentence, x.minutes, x.km, x.amount, x.currency, x.count,
-           x.count_unit, x.place, coalesce(x.people, '{}'), p_extractor
+           x.count_unit, x.place, coalesce(x.people, '{}'), p_extractor,
+           exo_private.held_name_keys(coalesce(x.people, '{}')), exo_private.held_name_keys(array[x.place])
     from jsonb_to_recordset(coalesce(p_events, '[]')) as x(
         chunk_id bigint, message_id bigint, day date, day_source text, activity text, forms text[],
         sentence text, minutes numeric, km numeric, amount numeric, currency text, count numeric,
@@ -34520,23 +34469,95 @@ ALTER FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activit
 COMMENT ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean) IS 'The figures a Timeline section states, over exo_private.timeline_events: events, distinct days, minutes, km and amount (per currency) as sum, average and how many events gave one, the first and last day, the largest p_group (activity, place or person) groups, and the first p_listed events in p_order (first or by day, last, longest_minutes, longest_km, shortest_minutes, shortest_km) to cite; with p_money, only events that tell an amount.';
 
 --
+-- Name: events; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.events (
+    id bigint NOT NULL,
+    workspace text NOT NULL,
+    document_id bigint NOT NULL,
+    chunk_id bigint,
+    message_id bigint,
+    day date NOT NULL,
+    day_source text NOT NULL,
+    activity text NOT NULL,
+    forms text[] DEFAULT '{}'::text[] NOT NULL,
+    sentence text NOT NULL,
+    minutes numeric,
+    km numeric,
+    amount numeric,
+    currency text,
+    count numeric,
+    count_unit text,
+    place text,
+    people text[] DEFAULT '{}'::text[] NOT NULL,
+    extractor text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    people_keys text[] DEFAULT '{}'::text[] NOT NULL,
+    place_keys text[] DEFAULT '{}'::text[] NOT NULL,
+    CONSTRAINT events_activity_check CHECK ((activity <> ''::text)),
+    CONSTRAINT events_check CHECK ((num_nonnulls(chunk_id, message_id) = 1)),
+    CONSTRAINT events_day_source_check CHECK ((day_source = ANY (ARRAY['written'::text, 'relative'::text, 'sent'::text]))),
+    CONSTRAINT events_km_check CHECK ((km >= (0)::numeric)),
+    CONSTRAINT events_minutes_check CHECK ((minutes >= (0)::numeric))
+);
+
+ALTER TABLE exo_private.events OWNER TO exo_owner;
+
+--
+-- Name: TABLE events; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.events IS 'The timeline: one row per dated happening a note or chat line of the owner tells, with its activity (a normalised name) and the words that named it (forms), its day and where the day came from (written: the note''s or chunk''s day; relative: "yesterday", "last Tuesday" from it; sent: the message''s), durations in minutes, distances in km, money with its currency, a count of something, the place and people named, the source (chunk or chat message) and the extractor. Rebuilt from the evidence (exo_private.store_events).';
+
+--
 -- Name: timeline_events(text[], date, date, text, text, text[], text[], timestamp with time zone, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
 CREATE FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[] DEFAULT NULL::text[]) RETURNS SETOF exo_private.events
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
-    select e.* from exo_private.events e
-    where (p_activities is null or e.activity = any (p_activities) or e.forms && p_activities)
-      and (p_from is null or e.day >= p_from) and (p_to is null or e.day <= p_to)
-      and (p_workspaces is null or e.workspace = any (p_workspaces))
-      and (p_place is null or exo_private.names_match(e.place, p_place))
-      and (p_person is null or exists (select 1 from unnest(e.people) n where exo_private.names_match(n, p_person)))
-      and (p_about is null or exists (select 1 from unnest(p_about) w
-                                      where strpos(lower(e.sentence), lower(w)) > 0))
-      and not exo_private.event_hidden(e, p_released, p_as_of)
-$$;
+    AS $_$
+declare
+    -- Only the filters given: each a fixed predicate over bound values, so that the plan uses the
+    -- index a filter has (activity, day, names) instead of one generic plan for every case.
+    conditions text[] := array['true'];
+begin
+    if p_activities is not null then
+        conditions := conditions || '(e.activity = any ($1) or e.forms && $1)'::text;
+    end if;
+    if p_from is not null then
+        conditions := conditions || 'e.day >= $2'::text;
+    end if;
+    if p_to is not null then
+        conditions := conditions || 'e.day <= $3'::text;
+    end if;
+    if p_place is not null then
+        conditions := conditions || 'e.place_keys && exo_private.given_name_keys($4)'::text;
+    end if;
+    if p_person is not null then
+        conditions := conditions || 'e.people_keys && exo_private.given_name_keys($5)'::text;
+    end if;
+    if p_workspaces is not null then
+        conditions := conditions || 'e.workspace = any ($6)'::text;
+    end if;
+    if p_about is not null then
+        conditions := conditions || 'exists (select 1 from unnest($9) w where strpos(lower(e.sentence), lower(w)) > 0)'::text;
+    end if;
+    -- Withheld while the source is (a source gone counts as withheld until its document is read
+    -- again); with p_as_of, unknown when its day or its source's writing is later.
+    return query execute
+        'select e.* from exo_private.events e '
+        'left join exo_private.chunks c on c.workspace = e.workspace and c.id = e.chunk_id '
+        'left join exo_private.chat_messages m on m.id = e.message_id '
+        'where ' || array_to_string(conditions, ' and ') || ' '
+        'and (coalesce(c.charged_subjects, m.charged_subjects) = ''{}'' '  -- most sources: no call
+        '     or exo_private.unreleased(coalesce(c.charged_subjects, m.charged_subjects, ''{source gone}''), $7) = ''{}'') '
+        'and ($8::timestamptz is null or (e.day <= $8::date and coalesce(m.sent_at <= $8, '
+        '     exo_private.written_by(e.document_id, e.chunk_id, $8))))'
+        using p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_released, p_as_of, p_about;
+end
+$_$;
 
 ALTER FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) OWNER TO exo_owner;
 
@@ -34544,7 +34565,7 @@ ALTER FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_t
 -- Name: FUNCTION timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) IS 'The one reading of the timeline every reader path uses: events of p_activities (a name or a word that named one; null: any), from p_from to p_to (inclusive), at p_place, with p_person (exo_private.names_match), whose sentence holds one of the words p_about (null: any), in p_workspaces (null: all), that exo_private.event_hidden does not hide.';
+COMMENT ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) IS 'The one reading of the timeline every reader path uses: events of p_activities (a name or a word that named one; null: any), from p_from to p_to (inclusive), at p_place, with p_person (their keys, exo_private.given_name_keys), whose sentence holds one of the words p_about (null: any), in p_workspaces (null: all), whose source p_released opens (its charged subjects, exo_private.unreleased) and, with p_as_of, known by then.';
 
 --
 -- Name: train_router(boolean, double precision); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -41884,6 +41905,18 @@ CREATE INDEX events_forms ON exo_private.events USING gin (forms);
 CREATE INDEX events_message ON exo_private.events USING btree (message_id) WHERE (message_id IS NOT NULL);
 
 --
+-- Name: events_people_keys; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX events_people_keys ON exo_private.events USING gin (people_keys);
+
+--
+-- Name: events_place_keys; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX events_place_keys ON exo_private.events USING gin (place_keys);
+
+--
 -- Name: fact_sources_chunk_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -44065,21 +44098,6 @@ GRANT ALL ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace tex
 GRANT ALL ON FUNCTION exo_private.entity_timeline(p_entity text, p_workspace text, p_bridge text[], p_max integer, p_as_of timestamp with time zone) TO exo_writer;
 
 --
--- Name: TABLE events; Type: ACL; Schema: exo_private; Owner: exo_owner
---
-
-GRANT SELECT ON TABLE exo_private.events TO exo_api;
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.events TO exo_writer;
-
---
--- Name: FUNCTION event_hidden(p_event exo_private.events, p_released text[], p_as_of timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner
---
-
-REVOKE ALL ON FUNCTION exo_private.event_hidden(p_event exo_private.events, p_released text[], p_as_of timestamp with time zone) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.event_hidden(p_event exo_private.events, p_released text[], p_as_of timestamp with time zone) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.event_hidden(p_event exo_private.events, p_released text[], p_as_of timestamp with time zone) TO exo_writer;
-
---
 -- Name: FUNCTION event_sources(p_document_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -44184,6 +44202,14 @@ GRANT ALL ON FUNCTION exo_private.generation_for(ws text, model text) TO exo_api
 GRANT ALL ON FUNCTION exo_private.generation_for(ws text, model text) TO exo_writer;
 
 --
+-- Name: FUNCTION given_name_keys(p_name text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.given_name_keys(p_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.given_name_keys(p_name text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.given_name_keys(p_name text) TO exo_writer;
+
+--
 -- Name: FUNCTION glob_like(glob text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -44222,6 +44248,14 @@ GRANT ALL ON FUNCTION exo_private.graph_withheld(ws text, bridge text[]) TO exo_
 REVOKE ALL ON FUNCTION exo_private.guard_graph_table(relation regclass, kind "char") FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.guard_graph_table(relation regclass, kind "char") TO exo_api;
 GRANT ALL ON FUNCTION exo_private.guard_graph_table(relation regclass, kind "char") TO exo_writer;
+
+--
+-- Name: FUNCTION held_name_keys(p_names text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.held_name_keys(p_names text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.held_name_keys(p_names text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.held_name_keys(p_names text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION hidden_entities(p_workspace text, p_released text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -44672,14 +44706,6 @@ GRANT ALL ON FUNCTION exo_private.messages_to_embed(p_chunk_ids bigint[], p_mode
 REVOKE ALL ON FUNCTION exo_private.move_entity_rows(p_keep bigint, p_other bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.move_entity_rows(p_keep bigint, p_other bigint) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.move_entity_rows(p_keep bigint, p_other bigint) TO exo_writer;
-
---
--- Name: FUNCTION names_match(held text, given text); Type: ACL; Schema: exo_private; Owner: exo_owner
---
-
-REVOKE ALL ON FUNCTION exo_private.names_match(held text, given text) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.names_match(held text, given text) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.names_match(held text, given text) TO exo_writer;
 
 --
 -- Name: FUNCTION normalise_attribute(attribute text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -45482,6 +45508,13 @@ GRANT ALL ON FUNCTION exo_private.structure_generations(workspaces text[]) TO ex
 REVOKE ALL ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean) TO exo_writer;
+
+--
+-- Name: TABLE events; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.events TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.events TO exo_writer;
 
 --
 -- Name: FUNCTION timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]); Type: ACL; Schema: exo_private; Owner: exo_owner

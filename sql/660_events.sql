@@ -185,10 +185,11 @@ begin
     end if;
     insert into exo_private.events (workspace, document_id, chunk_id, message_id, day, day_source,
                                     activity, forms, sentence, minutes, km, amount, currency, count,
-                                    count_unit, place, people, extractor)
+                                    count_unit, place, people, extractor, people_keys, place_keys)
     select ws, p_document_id, x.chunk_id, x.message_id, x.day, x.day_source, x.activity,
            coalesce(x.forms, '{}'), x.sentence, x.minutes, x.km, x.amount, x.currency, x.count,
-           x.count_unit, x.place, coalesce(x.people, '{}'), p_extractor
+           x.count_unit, x.place, coalesce(x.people, '{}'), p_extractor,
+           exo_private.held_name_keys(coalesce(x.people, '{}')), exo_private.held_name_keys(array[x.place])
     from jsonb_to_recordset(coalesce(p_events, '[]')) as x(
         chunk_id bigint, message_id bigint, day date, day_source text, activity text, forms text[],
         sentence text, minutes numeric, km numeric, amount numeric, currency text, count numeric,
@@ -209,24 +210,6 @@ comment on function exo_private.store_events(bigint, jsonb, text) is
     'day, day_source, activity, forms, sentence, minutes, km, amount, currency, count, count_unit, '
     'place, people}), made by p_extractor; rows whose source the document no longer holds are '
     'dropped, and the person''s corrections applied. Returns how many were kept.';
-
--- exo_private.names_match: a name given matches a name held, whole or by its first or last words.
-create or replace function exo_private.names_match(held text, given text)
-returns boolean
-language sql immutable
-security invoker
-set search_path = exo_private, pg_temp
-as $$
-    -- "Okafor" and "Nadia" match "Nadia Okafor"; "Dr Okafor" matches "Okafor"
-    select held is not null and given is not null and btrim(given) <> ''
-       and (lower(held) = lower(btrim(given))
-            or lower(held) like '% ' || lower(btrim(given))
-            or lower(btrim(given)) like '% ' || lower(held)
-            or lower(held) like lower(btrim(given)) || ' %')
-$$;
-comment on function exo_private.names_match(text, text) is
-    'Whether a name given matches a name held, case-insensitive: the same, or one is the other''s '
-    'first or last words ("Nadia", "Okafor", "Dr Okafor" and "Nadia Okafor").';
 
 -- exo_private.word_forms: a word and the words its plain English inflections come from.
 create or replace function exo_private.word_forms(p_words text[])
@@ -260,34 +243,39 @@ comment on function exo_private.word_forms(text[]) is
     'a doubled consonant) come from: what a question''s or a caller''s word is looked up by among '
     'the timeline''s activities and forms.';
 
--- exo_private.event_hidden: whether a reader may not see an event.
-create or replace function exo_private.event_hidden(p_event exo_private.events, p_released text[], p_as_of timestamptz)
-returns boolean
-language sql stable
+-- exo_private.held_name_keys: the keys a held name is found by.
+create or replace function exo_private.held_name_keys(p_names text[])
+returns text[]
+language sql immutable
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-    -- Withheld while its source is (a chunk gone since counts as withheld until its document is
-    -- read again); unknown yet at p_as_of when its day or its source's writing is later.
-    select exo_private.unreleased(
-               coalesce((select c.charged_subjects from exo_private.chunks c
-                         where c.workspace = p_event.workspace and c.id = p_event.chunk_id),
-                        (select m.charged_subjects from exo_private.chat_messages m
-                         where m.id = p_event.message_id),
-                        '{source gone}'),
-               p_released) <> '{}'
-        or (p_as_of is not null
-            and (p_event.day > p_as_of::date
-                 or (p_event.message_id is not null
-                     and not exists (select 1 from exo_private.chat_messages m
-                                     where m.id = p_event.message_id and m.sent_at <= p_as_of))
-                 or (p_event.chunk_id is not null
-                     and not exo_private.written_by(p_event.document_id, p_event.chunk_id, p_as_of))))
+    -- "Nadia Okafor": nadia okafor, nadia, okafor; "the Blue Door": blue door, blue, door
+    select coalesce(array_agg(distinct k order by k), '{}')
+    from unnest(p_names) n,
+         lateral (select lower(btrim(regexp_replace(n, '^(the|a|an)\s+', '', 'i'))) as whole) w,
+         lateral (select unnest(array[w.whole, split_part(w.whole, ' ', 1),
+                                      regexp_replace(w.whole, '^.*\s', '')]) as k) keys
+    where n is not null and btrim(n) <> '' and k <> ''
 $$;
-comment on function exo_private.event_hidden(exo_private.events, text[], timestamptz) is
-    'Whether an event is not for the reader: its source''s charged subjects are not all released '
-    '(p_released, exo_private.released_keys; a source gone counts as withheld), or, with p_as_of, '
-    'its day or its source''s writing is later.';
+comment on function exo_private.held_name_keys(text[]) is
+    'The keys an event''s people or place are found by: each name whole (without a leading '
+    'article), its first word and its last word, lower-cased.';
+
+-- exo_private.given_name_keys: the keys a name given is looked up by.
+create or replace function exo_private.given_name_keys(p_name text)
+returns text[]
+language sql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- "Nadia", "Okafor", "Nadia Okafor" and "Dr Okafor" all find Nadia Okafor
+    select array_remove(array[w.whole, regexp_replace(w.whole, '^.*\s', '')], '')
+    from (select lower(btrim(regexp_replace(coalesce(p_name, ''), '^(the|a|an)\s+', '', 'i'))) as whole) w
+$$;
+comment on function exo_private.given_name_keys(text) is
+    'The keys a person or place asked for is looked up by: the name whole (without a leading '
+    'article) and its last word, lower-cased (exo_private.held_name_keys holds both).';
 
 -- exo_private.timeline_events: the events a reader may see that match the filters.
 create or replace function exo_private.timeline_events(
@@ -295,25 +283,56 @@ create or replace function exo_private.timeline_events(
     p_workspaces text[], p_released text[], p_as_of timestamptz, p_about text[] default null
 )
 returns setof exo_private.events
-language sql stable
+language plpgsql stable
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-    select e.* from exo_private.events e
-    where (p_activities is null or e.activity = any (p_activities) or e.forms && p_activities)
-      and (p_from is null or e.day >= p_from) and (p_to is null or e.day <= p_to)
-      and (p_workspaces is null or e.workspace = any (p_workspaces))
-      and (p_place is null or exo_private.names_match(e.place, p_place))
-      and (p_person is null or exists (select 1 from unnest(e.people) n where exo_private.names_match(n, p_person)))
-      and (p_about is null or exists (select 1 from unnest(p_about) w
-                                      where strpos(lower(e.sentence), lower(w)) > 0))
-      and not exo_private.event_hidden(e, p_released, p_as_of)
+declare
+    -- Only the filters given: each a fixed predicate over bound values, so that the plan uses the
+    -- index a filter has (activity, day, names) instead of one generic plan for every case.
+    conditions text[] := array['true'];
+begin
+    if p_activities is not null then
+        conditions := conditions || '(e.activity = any ($1) or e.forms && $1)'::text;
+    end if;
+    if p_from is not null then
+        conditions := conditions || 'e.day >= $2'::text;
+    end if;
+    if p_to is not null then
+        conditions := conditions || 'e.day <= $3'::text;
+    end if;
+    if p_place is not null then
+        conditions := conditions || 'e.place_keys && exo_private.given_name_keys($4)'::text;
+    end if;
+    if p_person is not null then
+        conditions := conditions || 'e.people_keys && exo_private.given_name_keys($5)'::text;
+    end if;
+    if p_workspaces is not null then
+        conditions := conditions || 'e.workspace = any ($6)'::text;
+    end if;
+    if p_about is not null then
+        conditions := conditions || 'exists (select 1 from unnest($9) w where strpos(lower(e.sentence), lower(w)) > 0)'::text;
+    end if;
+    -- Withheld while the source is (a source gone counts as withheld until its document is read
+    -- again); with p_as_of, unknown when its day or its source's writing is later.
+    return query execute
+        'select e.* from exo_private.events e '
+        'left join exo_private.chunks c on c.workspace = e.workspace and c.id = e.chunk_id '
+        'left join exo_private.chat_messages m on m.id = e.message_id '
+        'where ' || array_to_string(conditions, ' and ') || ' '
+        'and (coalesce(c.charged_subjects, m.charged_subjects) = ''{}'' '  -- most sources: no call
+        '     or exo_private.unreleased(coalesce(c.charged_subjects, m.charged_subjects, ''{source gone}''), $7) = ''{}'') '
+        'and ($8::timestamptz is null or (e.day <= $8::date and coalesce(m.sent_at <= $8, '
+        '     exo_private.written_by(e.document_id, e.chunk_id, $8))))'
+        using p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_released, p_as_of, p_about;
+end
 $$;
 comment on function exo_private.timeline_events(text[], date, date, text, text, text[], text[], timestamptz, text[]) is
     'The one reading of the timeline every reader path uses: events of p_activities (a name or a '
     'word that named one; null: any), from p_from to p_to (inclusive), at p_place, with p_person '
-    '(exo_private.names_match), whose sentence holds one of the words p_about (null: '
-    'any), in p_workspaces (null: all), that exo_private.event_hidden does not hide.';
+    '(their keys, exo_private.given_name_keys), whose sentence holds one of the words p_about '
+    '(null: any), in p_workspaces (null: all), whose source p_released opens (its charged '
+    'subjects, exo_private.unreleased) and, with p_as_of, known by then.';
 
 -- exo.events: the timeline, filtered.
 create or replace function exo.events(
