@@ -47,6 +47,8 @@ NAME_PARTICLES = frozenset(
     | {"bin", "ibn", "al", "el", "ter", "ten", "y", "zu", "af"}
 )
 NAME_FUNCTION_WORDS = NAME_PARTICLES | {"of", "and", "for", "the", "&", "on", "upon", "am", "sur"}
+# A person's name starts with no article: "The Inspector", "The Ledger" are roles and things.
+ARTICLES = frozenset({"the", "a", "an"})
 
 # What a small model writes when it has no real name: the schema's own words, the type
 # names, placeholders and pronouns (which say nothing about who is meant).
@@ -78,9 +80,12 @@ def _lower_case(word):
 def written_as_name(written, type_):
     """Whether a name of type_ (Person, Org or Place) is written as one: a capital in some word,
     and no lower-case word but the particles and function words a name holds (NAME_PARTICLES
-    for a person, NAME_FUNCTION_WORDS for the others). A script without case passes."""
+    for a person, NAME_FUNCTION_WORDS for the others); a person's no article first. A script
+    without case passes."""
     allowed = NAME_PARTICLES if type_ == "Person" else NAME_FUNCTION_WORDS
     words = [w.strip(".,;:!?()[]{}\"'`\u201c\u201d\u2018\u2019") for w in written.split()]
+    if type_ == "Person" and words and words[0].casefold() in ARTICLES:
+        return False
     lower = [w for w in words if _lower_case(w)]
     if lower and len(lower) == sum(w.lower() != w.upper() for w in words):
         return False

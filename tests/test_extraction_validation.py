@@ -122,6 +122,8 @@ def test_which_lower_case_words_a_name_may_hold():
     assert types.written_as_name("eBay", "Org")  # an inner capital
     assert types.written_as_name("王伟", "Person")  # a script without case
     assert not types.written_as_name("van der", "Person")  # particles alone
+    assert not types.written_as_name("The Inspector", "Person")  # a role, with its article
+    assert types.written_as_name("The Hague", "Place")
 
 
 def test_ner_common_words_are_no_person_organisation_or_place():
