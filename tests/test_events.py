@@ -232,3 +232,17 @@ def test_exo_events_lists_counts_and_corrections_survive_a_rebuild(timeline, exo
     assert after.get("jog") == 1 and "run" not in after  # the merge holds after the rebuild
     swims = json.loads(exo("list", "--what", "swim", "--json"))
     assert "2025-03-02" not in [e["day"] for e in swims]  # so does the drop
+
+
+def test_a_calendar_like_note_is_an_event_of_its_attendees_and_place():
+    (event,) = events.calendar_events(
+        "Dentist appointment", {"attendees": ["Dr Okafor", "Robin"], "place": "Harbour Clinic"}, DAY, 7,
+        frozenset({"robin"}),
+    )  # fmt: skip
+    assert (event["activity"], event["people"], event["place"], event["chunk_id"]) == (
+        "dentist", ["Dr Okafor"], "Harbour Clinic", 7,
+    )  # fmt: skip
+    (planning,) = events.calendar_events("Quarterly planning", {"with": "Ann and Bob"}, DAY, 7)
+    assert planning["people"] == ["Ann", "Bob"] and "meeting" in planning["forms"]
+    assert events.calendar_events("Reading list", {"tags": ["books"]}, DAY, 7) == []  # no attendees, no place
+    assert events.calendar_events("Standup", {"attendees": ["Ann"]}, None, 7) == []  # no day

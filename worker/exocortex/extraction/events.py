@@ -606,3 +606,35 @@ def source_events(sources, owner_names: frozenset[str] = frozenset()) -> list[di
                 row["day_source"] = day_source
             found.append({**row, "chunk_id": chunk_id, "message_id": message_id})
     return found
+
+
+# Frontmatter keys of a calendar-like note: who was there, and where.
+ATTENDEE_KEYS = ("attendees", "participants", "with", "people")
+PLACE_KEYS = ("place", "location", "where", "venue")
+
+
+def _names(value) -> list[str]:
+    """A frontmatter value as names: a list, or a string of names split at commas and "and"."""
+    items = value if isinstance(value, list) else re.split(r",|;|\band\b", str(value or ""))
+    return [str(i).strip().strip("[]\"'") for i in items if str(i).strip().strip("[]\"'")]
+
+
+def calendar_events(
+    title, frontmatter, day, chunk_id, owner_names: frozenset[str] = frozenset()
+) -> list[dict]:
+    """The event a calendar-like note is (frontmatter naming attendees or a place, and a day):
+    named by its title as a fragment is ("Dentist appointment" -> dentist, "Coffee with Iris" ->
+    coffee; else "meeting"), its people the attendees, its place the place."""
+    frontmatter = frontmatter if isinstance(frontmatter, dict) else {}
+    people = [
+        n for key in ATTENDEE_KEYS for n in _names(frontmatter.get(key)) if n.casefold() not in owner_names
+    ]
+    place = next((str(frontmatter[k]).strip() for k in PLACE_KEYS if frontmatter.get(k)), None)
+    if day is None or not (people or place):
+        return []
+    named = ner.pipeline()(title) if title else None
+    token = clause_activity(named[:].root) if named is not None and len(named) else None
+    activity = activity_name(token) if token is not None else "meeting"
+    event = Event(activity=activity, forms=sorted({activity, "meeting"}), sentence=title or "", char_start=0,
+                  char_end=0, day=day, place=place, people=people)  # fmt: skip
+    return [{**event.to_json(), "day_source": "written", "chunk_id": chunk_id, "message_id": None}]

@@ -686,7 +686,8 @@ class Worker:
         with pool.connection() as conn:
             sources = conn.execute(queries.EVENT_SOURCES, (document_id,)).fetchall()
             owner = frozenset(n.casefold() for n in conn.execute(queries.OWNER_NAMES).fetchone()[0])
-        found = events.source_events(sources, owner)
+            note = conn.execute(queries.CALENDAR_NOTE, (document_id,)).fetchone()
+        found = events.source_events(sources, owner) + (events.calendar_events(*note, owner) if note else [])
         self._check_abandoned()
         with pool.connection() as conn, conn.transaction():
             conn.execute(queries.STORE_EVENTS, (document_id, Jsonb(found), events.EXTRACTOR))

@@ -103,6 +103,14 @@ MERGE_RELATIONS = "select exo_private.merge_extraction(%s, %s, %s, %s, '[]', %s)
 when the chat model failed the window)."""
 
 EVENT_SOURCES = "select chunk_id, message_id, day, day_source, body from exo_private.event_sources(%s)"
+CALENDAR_NOTE = (
+    "select d.title, d.frontmatter, coalesce(c.written_at, d.written_at), c.id "
+    "from exo_private.documents d "
+    "join lateral (select x.id, x.written_at from exo_private.chunks x "
+    "              where x.workspace = d.workspace and x.document_id = d.id order by x.ordinal limit 1) c on true "
+    "where d.id = %s and d.conversation_id is null and d.metadata ->> 'from' is null"
+)
+"""A note's title, frontmatter, day and first chunk: a calendar-like note's event."""
 """A document's texts to read for events: a note's dated chunks, or the owner's chat lines."""
 OWNER_NAMES = (
     "select array(select n from exo_private.people p, "
