@@ -92,7 +92,7 @@ def test_verb_lemmas_come_from_spacys_tables():
 
 NOTES = {
     "2025-03-02.md": "---\ndate: 2025-03-02\n---\nSwam 40 lengths at Millbrook pool, 45 minutes. Spent £12.50 on a teapot.",
-    "2025-03-09.md": "---\ndate: 2025-03-09\n---\nWent swimming: 30 lengths in half an hour.",
+    "2025-03-09.md": "---\ndate: 2025-03-09\n---\nWent swimming: 30 lengths in half an hour. Had lunch with Nadia Okafor.",
     "2025-03-20.md": "---\ndate: 2025-03-20\n---\nSaw Dr Hale about my cough; all fine. Ran 5 km.",
     "2025-04-02.md": "---\ndate: 2025-04-02\n---\nWent for a swim, an hour. Bought a lamp for £30.",
     "2025-04-10.md": "---\ndate: 2025-04-10\n---\nWalter Rivera and I went swimming at the lido, 50 minutes, before his funeral.",
@@ -161,6 +161,7 @@ def test_aggregate_questions_are_answered_from_the_timeline(timeline):
     )
     assert "2025-04-02" in answer(packet(timeline, "When did I last go swimming?"))
     assert "2025-03-20" in answer(packet(timeline, "When did I last see Dr Hale?"))
+    assert "2025-03-09" in answer(packet(timeline, "When did I last see Nadia?"))  # not the last "see"
     assert "£42.50 in total" in answer(packet(timeline, "How much did I spend in total?"))
     assert "135 minutes in total" in answer(packet(timeline, "How long did I spend swimming in total?"))
 
