@@ -12394,6 +12394,7 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
         sims = meaning(kind, [r["label"] for r in rows]) if rows else None
         return [r["activity"] for r, sim in zip(rows, sims, strict=True) if sim >= near] if sims else None
 
+    reading.read_names(known)
     reading.read_words(vocabulary, held, members)
     if reading.unknown and reading.kind in ("total", "average", "longest", "shortest"):
         return "", None  # "how much is my rent?": a question of a value, not of the timeline
