@@ -795,7 +795,10 @@ begin
                d.stage::text, d.workspace, w.code,
                -- a charged document's reason in general words: its own detail may quote it
                case when c.withheld is null then w.reason else w.kind end,
-               w.fix, c.withheld is not null
+               -- and no fix that names its path (a large file's: exo ingest ROOT --allow-large PATH)
+               case when c.withheld is null then w.fix
+                    when w.fix is not null then 'bridge its subject to see the fix' end,
+               c.withheld is not null
         from pg_catalog.unnest(ids) with ordinality u (id, ord)
         join exo_private.documents d on d.id = u.id
         left join closed c on c.document_id = d.id

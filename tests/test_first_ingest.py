@@ -145,6 +145,7 @@ def test_exo_documents_withholds_a_charged_documents_path(db, tmp_path, exo):
     ]
     # its reason in general words; the name it gave stays out of what the reader sees
     assert rows[0]["reason"] == "frontmatter names a workspace that does not exist"
+    assert rows[0]["fix"] == "bridge its subject to see the fix"  # not "exo workspace add garden"
     assert "(withheld, document" in exo("documents", "--full")
     shown = json.loads(exo("documents", "--bridge", "Walter Rivera", "--json"))
     assert shown[0]["path"] == "diary/lake.md"
