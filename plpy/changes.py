@@ -27,7 +27,7 @@ text only: no list of subjects, no model.
 
 import re
 
-from search import _CHAT_LABEL, _WORD, STOPWORDS, answering_line, query_words, stem
+from search import _CHAT_LABEL, _WORD, MEASURES, STOPWORDS, answering_line, query_words, stem
 
 # A question about the present: a present-tense auxiliary or copula ("s": "What's"), or a word
 # of the present; one in the past tense is about a time before.
@@ -63,14 +63,6 @@ _NUMBER = re.compile(r"[£$€]?\d+(?:[.,:]\d+)*")
 # A unit written right after a number ("10 km", "50GB", "250 ms"): its kind of quantity.
 _UNIT = re.compile(r"\s?([A-Za-z]{1,5})\b")
 WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())  # noqa: SIM905
-# What a quantity of a unit measures, so that a line telling "42 km" answers "What distance...?"
-# (units are a closed class: the common ones of length, data, weight and duration).
-MEASURES = {
-    **dict.fromkeys(["km", "mi", "m", "miles", "mile", "metres", "meters", "ft", "feet"], ("distance", "length")),
-    **dict.fromkeys(["gb", "mb", "tb", "kb"], ("data", "storage")),
-    **dict.fromkeys(["kg", "lb", "lbs", "pounds", "stone"], ("weight",)),
-    **dict.fromkeys(["ms", "sec", "secs", "seconds", "min", "mins", "minutes", "hours", "hrs"], ("time", "duration")),
-}  # fmt: skip
 # A run of capitalised words, after a short abbreviation ("Dr. Okafor", "St. Ives").
 _NAME = re.compile(r"\b(?:[A-Z][a-z]{0,2}\.\s+)?[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
 _OPENS = re.compile(r"(?:^|[.!?:;]\s+)$")

@@ -38,6 +38,24 @@ STOPWORDS = frozenset(
 )
 
 
+# What a quantity of a unit measures, so that a line telling "42 km" answers "What distance...?"
+# (units are a closed class: the common ones of length, data, weight and duration).
+MEASURES = {
+    **dict.fromkeys(["km", "mi", "m", "miles", "mile", "metres", "meters", "ft", "feet"], ("distance", "length")),
+    **dict.fromkeys(["gb", "mb", "tb", "kb"], ("data", "storage")),
+    **dict.fromkeys(["kg", "lb", "lbs", "pounds", "stone"], ("weight",)),
+    **dict.fromkeys(["ms", "sec", "secs", "seconds", "min", "mins", "minutes", "hours", "hrs"], ("time", "duration")),
+}  # fmt: skip
+
+
+def measured_units(terms):
+    """The units a question's words ask a quantity of (the mirror of MEASURES: "data" -> gb, mb,
+    tb, kb; "distance" -> km, miles ...), for the lexical stage to find a line that tells the
+    quantity in other words ("50 GB" for "How much data ..."). "time" asks of too much else."""
+    asked = set(terms) - {"time"}
+    return sorted({unit for unit, measures in MEASURES.items() if asked & set(measures) and len(unit) > 1})
+
+
 # -- the query ---------------------------------------------------------------------------
 
 

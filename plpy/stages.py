@@ -21,6 +21,7 @@ from search import (
     WorkspacePool,
     coverage,
     cut_at,
+    measured_units,
     name_keys,
     named_days,
     named_subjects,
@@ -167,7 +168,9 @@ class StageSearch:
         """The lexical stage: BM25 over the query text, confident from retrieval.lexical_confident_score."""
         if not self.q.terms:
             return [], "no searchable words in the query"
-        rows = self.run_stage("lexical", ws, bands, {"query": self.q.words[:MAX_QUERY_CHARS]})
+        # the units of a measure the question asks of join its words ("data": GB, MB ...)
+        query = " ".join([self.q.words[:MAX_QUERY_CHARS], *measured_units(self.q.terms)])
+        rows = self.run_stage("lexical", ws, bands, {"query": query})
         return [self.candidate(r, r["score"] >= self.thresholds["lexical"]) for r in rows], None
 
     def capsule_rows(self, ws, bands):

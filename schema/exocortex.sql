@@ -1352,9 +1352,8 @@ begin
     -- about one subject misses nearly every other saved document, and counted here the base
     -- would be demoted within kb.max_cache_miss_streak (10) questions (bench.kb_outside saw 990
     -- of 1,000 by words). A saved outside document leaves by its score.
-    if current_setting('transaction_read_only') = 'on' then
-        outcome := jsonb_build_object('recorded', false,
-            'why', 'a read-only transaction: run the search in a read-write one (begin read write) to record it');
+    if exo_private.kb_read_only() is not null then
+        outcome := jsonb_build_object('recorded', false, 'why', exo_private.kb_read_only());
     else
         -- Best effort, as exo_private.kb_after_search: the results come back whatever recording meets.
         waited := current_setting('lock_timeout');
@@ -3793,6 +3792,22 @@ STOPWORDS = frozenset(
     while who whom whose why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
 )
 
+# What a quantity of a unit measures, so that a line telling "42 km" answers "What distance...?"
+# (units are a closed class: the common ones of length, data, weight and duration).
+MEASURES = {
+    **dict.fromkeys(["km", "mi", "m", "miles", "mile", "metres", "meters", "ft", "feet"], ("distance", "length")),
+    **dict.fromkeys(["gb", "mb", "tb", "kb"], ("data", "storage")),
+    **dict.fromkeys(["kg", "lb", "lbs", "pounds", "stone"], ("weight",)),
+    **dict.fromkeys(["ms", "sec", "secs", "seconds", "min", "mins", "minutes", "hours", "hrs"], ("time", "duration")),
+}  # fmt: skip
+
+def measured_units(terms):
+    """The units a question's words ask a quantity of (the mirror of MEASURES: "data" -> gb, mb,
+    tb, kb; "distance" -> km, miles ...), for the lexical stage to find a line that tells the
+    quantity in other words ("50 GB" for "How much data ..."). "time" asks of too much else."""
+    asked = set(terms) - {"time"}
+    return sorted({unit for unit, measures in MEASURES.items() if asked & set(measures) and len(unit) > 1})
+
 # -- the query ---------------------------------------------------------------------------
 
 def query_words(query):
@@ -5955,6 +5970,22 @@ STOPWORDS = frozenset(
     while who whom whose why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
 )
 
+# What a quantity of a unit measures, so that a line telling "42 km" answers "What distance...?"
+# (units are a closed class: the common ones of length, data, weight and duration).
+MEASURES = {
+    **dict.fromkeys(["km", "mi", "m", "miles", "mile", "metres", "meters", "ft", "feet"], ("distance", "length")),
+    **dict.fromkeys(["gb", "mb", "tb", "kb"], ("data", "storage")),
+    **dict.fromkeys(["kg", "lb", "lbs", "pounds", "stone"], ("weight",)),
+    **dict.fromkeys(["ms", "sec", "secs", "seconds", "min", "mins", "minutes", "hours", "hrs"], ("time", "duration")),
+}  # fmt: skip
+
+def measured_units(terms):
+    """The units a question's words ask a quantity of (the mirror of MEASURES: "data" -> gb, mb,
+    tb, kb; "distance" -> km, miles ...), for the lexical stage to find a line that tells the
+    quantity in other words ("50 GB" for "How much data ..."). "time" asks of too much else."""
+    asked = set(terms) - {"time"}
+    return sorted({unit for unit, measures in MEASURES.items() if asked & set(measures) and len(unit) > 1})
+
 # -- the query ---------------------------------------------------------------------------
 
 def query_words(query):
@@ -7734,6 +7765,22 @@ STOPWORDS = frozenset(
     while who whom whose why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
 )
 
+# What a quantity of a unit measures, so that a line telling "42 km" answers "What distance...?"
+# (units are a closed class: the common ones of length, data, weight and duration).
+MEASURES = {
+    **dict.fromkeys(["km", "mi", "m", "miles", "mile", "metres", "meters", "ft", "feet"], ("distance", "length")),
+    **dict.fromkeys(["gb", "mb", "tb", "kb"], ("data", "storage")),
+    **dict.fromkeys(["kg", "lb", "lbs", "pounds", "stone"], ("weight",)),
+    **dict.fromkeys(["ms", "sec", "secs", "seconds", "min", "mins", "minutes", "hours", "hrs"], ("time", "duration")),
+}  # fmt: skip
+
+def measured_units(terms):
+    """The units a question's words ask a quantity of (the mirror of MEASURES: "data" -> gb, mb,
+    tb, kb; "distance" -> km, miles ...), for the lexical stage to find a line that tells the
+    quantity in other words ("50 GB" for "How much data ..."). "time" asks of too much else."""
+    asked = set(terms) - {"time"}
+    return sorted({unit for unit, measures in MEASURES.items() if asked & set(measures) and len(unit) > 1})
+
 # -- the query ---------------------------------------------------------------------------
 
 def query_words(query):
@@ -8861,14 +8908,6 @@ _NUMBER = re.compile(r"[£$€]?\d+(?:[.,:]\d+)*")
 # A unit written right after a number ("10 km", "50GB", "250 ms"): its kind of quantity.
 _UNIT = re.compile(r"\s?([A-Za-z]{1,5})\b")
 WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())  # noqa: SIM905
-# What a quantity of a unit measures, so that a line telling "42 km" answers "What distance...?"
-# (units are a closed class: the common ones of length, data, weight and duration).
-MEASURES = {
-    **dict.fromkeys(["km", "mi", "m", "miles", "mile", "metres", "meters", "ft", "feet"], ("distance", "length")),
-    **dict.fromkeys(["gb", "mb", "tb", "kb"], ("data", "storage")),
-    **dict.fromkeys(["kg", "lb", "lbs", "pounds", "stone"], ("weight",)),
-    **dict.fromkeys(["ms", "sec", "secs", "seconds", "min", "mins", "minutes", "hours", "hrs"], ("time", "duration")),
-}  # fmt: skip
 # A run of capitalised words, after a short abbreviation ("Dr. Okafor", "St. Ives").
 _NAME = re.compile(r"\b(?:[A-Z][a-z]{0,2}\.\s+)?[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
 _OPENS = re.compile(r"(?:^|[.!?:;]\s+)$")
@@ -9568,6 +9607,22 @@ STOPWORDS = frozenset(
     there these they this those through to too under until up very was we were what when where which
     while who whom whose why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
 )
+
+# What a quantity of a unit measures, so that a line telling "42 km" answers "What distance...?"
+# (units are a closed class: the common ones of length, data, weight and duration).
+MEASURES = {
+    **dict.fromkeys(["km", "mi", "m", "miles", "mile", "metres", "meters", "ft", "feet"], ("distance", "length")),
+    **dict.fromkeys(["gb", "mb", "tb", "kb"], ("data", "storage")),
+    **dict.fromkeys(["kg", "lb", "lbs", "pounds", "stone"], ("weight",)),
+    **dict.fromkeys(["ms", "sec", "secs", "seconds", "min", "mins", "minutes", "hours", "hrs"], ("time", "duration")),
+}  # fmt: skip
+
+def measured_units(terms):
+    """The units a question's words ask a quantity of (the mirror of MEASURES: "data" -> gb, mb,
+    tb, kb; "distance" -> km, miles ...), for the lexical stage to find a line that tells the
+    quantity in other words ("50 GB" for "How much data ..."). "time" asks of too much else."""
+    asked = set(terms) - {"time"}
+    return sorted({unit for unit, measures in MEASURES.items() if asked & set(measures) and len(unit) > 1})
 
 # -- the query ---------------------------------------------------------------------------
 
@@ -10893,6 +10948,22 @@ STOPWORDS = frozenset(
     there these they this those through to too under until up very was we were what when where which
     while who whom whose why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
 )
+
+# What a quantity of a unit measures, so that a line telling "42 km" answers "What distance...?"
+# (units are a closed class: the common ones of length, data, weight and duration).
+MEASURES = {
+    **dict.fromkeys(["km", "mi", "m", "miles", "mile", "metres", "meters", "ft", "feet"], ("distance", "length")),
+    **dict.fromkeys(["gb", "mb", "tb", "kb"], ("data", "storage")),
+    **dict.fromkeys(["kg", "lb", "lbs", "pounds", "stone"], ("weight",)),
+    **dict.fromkeys(["ms", "sec", "secs", "seconds", "min", "mins", "minutes", "hours", "hrs"], ("time", "duration")),
+}  # fmt: skip
+
+def measured_units(terms):
+    """The units a question's words ask a quantity of (the mirror of MEASURES: "data" -> gb, mb,
+    tb, kb; "distance" -> km, miles ...), for the lexical stage to find a line that tells the
+    quantity in other words ("50 GB" for "How much data ..."). "time" asks of too much else."""
+    asked = set(terms) - {"time"}
+    return sorted({unit for unit, measures in MEASURES.items() if asked & set(measures) and len(unit) > 1})
 
 # -- the query ---------------------------------------------------------------------------
 
@@ -19353,9 +19424,8 @@ begin
                        where (r ->> 'document_id')::bigint = any (documents) order by (r ->> 'rank')::int);
     from_base := array(select distinct (r ->> 'document_id')::bigint
                        from jsonb_array_elements(p_retrieved -> 'results') r where r ->> 'stage' = 'personal');
-    if current_setting('transaction_read_only') = 'on' then
-        outcome := jsonb_build_object('recorded', false,
-            'why', 'a read-only transaction: run the search in a read-write one (begin read write) to record it');
+    if exo_private.kb_read_only() is not null then
+        outcome := jsonb_build_object('recorded', false, 'why', exo_private.kb_read_only());
     else
         -- Best effort: the search answers whatever recording meets. A lock another session of the
         -- profile holds is waited for kb.lock_timeout at most (then the transaction's own again).
@@ -19924,10 +19994,9 @@ declare
     bad text;
     touched bigint[];
 begin
-    if current_setting('transaction_read_only') = 'on' then
-        raise exception 'recording in a personal base writes, and this transaction is read-only'
-            using errcode = 'read_only_sql_transaction',
-                  hint = 'run it in a read-write transaction: begin read write (the reader may)';
+    if exo_private.kb_read_only() is not null then
+        raise exception 'recording in a personal base writes, and this is %', exo_private.kb_read_only()
+            using errcode = 'read_only_sql_transaction';
     end if;
     if p_action is null or p_action not in ('use', 'accept', 'decline', 'thumbs_up', 'thumbs_down',
                                             'force_pin', 'force_remove') then
@@ -20118,6 +20187,31 @@ ALTER FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p
 COMMENT ON FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[]) IS 'The provenance block of a search of the profile: per document returned, in rank order, its title and path (withheld for a charged document), whether it came from the user''s base (p_personal) or global search, which of p_chunks are its, its state and fetch count, and any pending save suggestion; as jsonb {profile, sources, text} with a text rendering.';
 
 --
+-- Name: kb_read_only(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_read_only() RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- A hot standby (exo db replica add) takes no write at all: the reason and the remedy differ.
+    select case
+        when pg_catalog.pg_is_in_recovery()
+            then 'a read-only standby (a replica): recording in a personal base is the primary''s; connect there to record'
+        when pg_catalog.current_setting('transaction_read_only') = 'on'
+            then 'a read-only transaction: run it in a read-write one (begin read write) to record it'
+    end
+$$;
+
+ALTER FUNCTION exo_private.kb_read_only() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_read_only(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_read_only() IS 'Why this transaction cannot record in a personal base: on a read-only standby (a replica), or in a read-only transaction; null when it can.';
+
+--
 -- Name: kb_sees(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -20251,10 +20345,9 @@ declare
     unknown bigint[];
     stray bigint[];
 begin
-    if current_setting('transaction_read_only') = 'on' then
-        raise exception 'recording in a personal base writes, and this transaction is read-only'
-            using errcode = 'read_only_sql_transaction',
-                  hint = 'run it in a read-write transaction: begin read write (the reader may)';
+    if exo_private.kb_read_only() is not null then
+        raise exception 'recording in a personal base writes, and this is %', exo_private.kb_read_only()
+            using errcode = 'read_only_sql_transaction';
     end if;
     if p_action is null or p_action not in ('use', 'cache', 'accept', 'decline', 'thumbs_up', 'thumbs_down',
                                             'force_pin', 'force_remove') then
@@ -27792,6 +27885,22 @@ STOPWORDS = frozenset(
     while who whom whose why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
 )
 
+# What a quantity of a unit measures, so that a line telling "42 km" answers "What distance...?"
+# (units are a closed class: the common ones of length, data, weight and duration).
+MEASURES = {
+    **dict.fromkeys(["km", "mi", "m", "miles", "mile", "metres", "meters", "ft", "feet"], ("distance", "length")),
+    **dict.fromkeys(["gb", "mb", "tb", "kb"], ("data", "storage")),
+    **dict.fromkeys(["kg", "lb", "lbs", "pounds", "stone"], ("weight",)),
+    **dict.fromkeys(["ms", "sec", "secs", "seconds", "min", "mins", "minutes", "hours", "hrs"], ("time", "duration")),
+}  # fmt: skip
+
+def measured_units(terms):
+    """The units a question's words ask a quantity of (the mirror of MEASURES: "data" -> gb, mb,
+    tb, kb; "distance" -> km, miles ...), for the lexical stage to find a line that tells the
+    quantity in other words ("50 GB" for "How much data ..."). "time" asks of too much else."""
+    asked = set(terms) - {"time"}
+    return sorted({unit for unit, measures in MEASURES.items() if asked & set(measures) and len(unit) > 1})
+
 # -- the query ---------------------------------------------------------------------------
 
 def query_words(query):
@@ -29434,6 +29543,22 @@ STOPWORDS = frozenset(
     there these they this those through to too under until up very was we were what when where which
     while who whom whose why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
 )
+
+# What a quantity of a unit measures, so that a line telling "42 km" answers "What distance...?"
+# (units are a closed class: the common ones of length, data, weight and duration).
+MEASURES = {
+    **dict.fromkeys(["km", "mi", "m", "miles", "mile", "metres", "meters", "ft", "feet"], ("distance", "length")),
+    **dict.fromkeys(["gb", "mb", "tb", "kb"], ("data", "storage")),
+    **dict.fromkeys(["kg", "lb", "lbs", "pounds", "stone"], ("weight",)),
+    **dict.fromkeys(["ms", "sec", "secs", "seconds", "min", "mins", "minutes", "hours", "hrs"], ("time", "duration")),
+}  # fmt: skip
+
+def measured_units(terms):
+    """The units a question's words ask a quantity of (the mirror of MEASURES: "data" -> gb, mb,
+    tb, kb; "distance" -> km, miles ...), for the lexical stage to find a line that tells the
+    quantity in other words ("50 GB" for "How much data ..."). "time" asks of too much else."""
+    asked = set(terms) - {"time"}
+    return sorted({unit for unit, measures in MEASURES.items() if asked & set(measures) and len(unit) > 1})
 
 # -- the query ---------------------------------------------------------------------------
 
@@ -31693,7 +31818,9 @@ class StageSearch:
         """The lexical stage: BM25 over the query text, confident from retrieval.lexical_confident_score."""
         if not self.q.terms:
             return [], "no searchable words in the query"
-        rows = self.run_stage("lexical", ws, bands, {"query": self.q.words[:MAX_QUERY_CHARS]})
+        # the units of a measure the question asks of join its words ("data": GB, MB ...)
+        query = " ".join([self.q.words[:MAX_QUERY_CHARS], *measured_units(self.q.terms)])
+        rows = self.run_stage("lexical", ws, bands, {"query": query})
         return [self.candidate(r, r["score"] >= self.thresholds["lexical"]) for r in rows], None
 
     def capsule_rows(self, ws, bands):
@@ -44445,6 +44572,15 @@ GRANT ALL ON FUNCTION exo_private.kb_personal(p_profile text, p_workspaces text[
 REVOKE ALL ON FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[]) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_read_only(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_read_only() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_read_only() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_read_only() TO exo_kb;
+GRANT ALL ON FUNCTION exo_private.kb_read_only() TO exo_writer;
 
 --
 -- Name: FUNCTION kb_sees(p_profile_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
