@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 EXO := $(BIN)/exo
-DEMO_WINDOWS ?= 6
+DEMO_WINDOWS ?= 4
 
 .PHONY: setup demo test test-fast lint bench schema-dump clean
 
@@ -16,7 +16,8 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev,models,ner]'
 	touch $@
 
-## setup: virtualenv, the PostgreSQL runtime (first time: about a minute), migrated database
+## setup: virtualenv, the PostgreSQL runtime (first time: about a minute; all debootstrap and apt
+## say goes to EXO_HOME/logs/provision.log), migrated database
 setup: $(VENV)/.installed
 	$(EXO) db up
 	$(EXO) migrate
@@ -33,7 +34,7 @@ demo: setup
 	    --format whatsapp --owner "Sam Rivera"
 	$(EXO) import-chat examples/chats/generic/family.jsonl --format jsonl
 	$(EXO) worker --once --queue embed
-	@echo "extracting the graph of $(DEMO_WINDOWS) windows, about 15 s each on CPU (exo worker does the rest)"
+	@echo "extracting the graph of $(DEMO_WINDOWS) windows, two at a time, about 30 s a pair on 2 cores (exo worker does the rest)"
 	$(EXO) worker --once --queue extract --limit $(DEMO_WINDOWS)
 	$(EXO) quarantine list
 	$(EXO) defer list
@@ -41,7 +42,8 @@ demo: setup
 	    "select sender, sent_at::date, left(body, 70) as message from exo.search_messages('migration', 3)"
 	$(EXO) db psql --role writer -- -c \
 	    "select type, name, count(m.*) as mentions from exo_private.entities e \
-	     left join exo_private.mentions m on m.entity_id = e.id group by 1, 2 order by 3 desc limit 10"
+	     left join exo_private.mentions m on m.entity_id = e.id where e.type in ('Person', 'Org', 'Place') \
+	     group by 1, 2 order by 3 desc, 2 limit 10"
 	$(EXO) db psql --role reader -- -c \
 	    "select rank, citation, stage from exo.search('How much is my rent?', k => 5)" -c \
 	    "select rank, citation, stage from exo.search('What was my rent in 2013?', k => 3)" -c \

@@ -207,7 +207,7 @@ def _run_step(argv: list[str], what: str, log: Path, progress: Progress, phases:
 
 
 #: dpkg in the root, from debootstrap's first dpkg run on: no documentation, manual pages or
-#: message translations (nothing reads them there; the server runs in C.UTF-8), a fifth fewer
+#: message translations (nothing reads them there; the server runs in C.UTF-8): about 15% fewer
 #: files to write.
 DPKG_EXCLUDES = (
     "".join(
