@@ -247,3 +247,14 @@ def test_a_calendar_like_note_is_an_event_of_its_attendees_and_place():
     assert planning["people"] == ["Ann", "Bob"] and "meeting" in planning["forms"]
     assert events.calendar_events("Reading list", {"tags": ["books"]}, DAY, 7) == []  # no attendees, no place
     assert events.calendar_events("Standup", {"attendees": ["Ann"]}, None, 7) == []  # no day
+
+
+def test_states_habits_and_bare_nouns_of_a_chat_are_no_events():
+    chat = lambda text: [e.activity for e in events.text_events(text, DAY, note=False)]  # noqa: E731
+    assert chat("I think they'll become capable of it.") == []  # a state of mind
+    assert chat("I like to play for fun though.") == []  # present: a habit
+    assert chat("I used to go more when I was little.") == []  # a habit of the past
+    assert chat("Tech problems.") == [] and chat("16 minutes!") == []  # a thing named, an amount
+    assert chat("Read this book!") == []  # a request, where a note's "Read 45 pages" is a diary's past
+    assert chat("I ran a mile and wanted to die.") == ["run"]
+    assert [e.activity for e in events.text_events("Read 45 pages of The Salt Orchard.", DAY)] == ["read"]

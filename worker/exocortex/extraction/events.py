@@ -84,6 +84,35 @@ GENERIC_NOUNS = frozenset(
         "time",
     ]
 )
+# Verbs of thinking, feeling and being (English's stative verbs): "I thought", "I loved it",
+# "I guessed" tell a state of mind, not something that happened.
+STATIVE_VERBS = frozenset(
+    """think know believe guess suppose feel like love hate want need hope wish mean agree seem
+    understand remember forget prefer depend sound look appear bet care mind matter doubt fear
+    worry wonder imagine realise realize notice expect own belong contain consist deserve""".split()  # noqa: SIM905
+)
+# Prepositions that put a fragment in time, place or company ("Lunch with Ines", "Yoga at home").
+SITUATING_PREPOSITIONS = frozenset("with at in to for before after on around along near".split())  # noqa: SIM905
+# Units of measure: a fragment headed by one ("16 minutes!") names an amount, not a happening.
+UNIT_NOUNS = frozenset(
+    [
+        "minute",
+        "hour",
+        "second",
+        "day",
+        "week",
+        "month",
+        "year",
+        "km",
+        "mile",
+        "metre",
+        "meter",
+        "kilometre",
+        "pound",
+        "dollar",
+        "euro",
+    ]
+)
 # Nouns of time and mood that head a diary's fragments without telling a happening.
 NOT_HAPPENINGS = frozenset(
     """day morning afternoon evening night week weekend today tonight yesterday rain weather sun
@@ -341,28 +370,69 @@ def _told(verb) -> bool:
     return not any(a.lower_ in MODALS for a in _children(verb, "aux", "auxpass"))
 
 
-def clause_activity(head):
+def _past(verb) -> bool:
+    """Whether a verb tells what happened: a past form ("swam", "walked"), or a perfect ("have swum");
+    a present tense tells a habit or a state ("I swim on Mondays", "I like it"), not an event."""
+    if verb.tag_ == "VBD" or (verb.tag_ in ("VB", "VBP") and is_past_form(verb.text)):
+        return True  # spaCy's small model tags "swam" a present: its form says otherwise
+    auxiliaries = _children(verb, "aux") or (_children(verb.head, "aux") if verb.dep_ == "conj" else [])
+    return verb.tag_ == "VBN" and any(a.lemma_ == "have" for a in auxiliaries)
+
+
+def _situated(noun) -> bool:
+    """Whether a fragment tells a happening, not only names a thing: its sentence gives a measure
+    or a count ("Morning run: 7.1 km"), or the noun a when, where or with whom ("Lunch with
+    Ines", "Yoga at home", "Dentist appointment at 9:15"), or a noun of doing or of an occasion
+    is qualified ("Bike ride", "Bouldering session"; not "Tech problems")."""
+    lemma = noun.lemma_.casefold()
+    if not noun.is_alpha or len(lemma) < 3 or lemma in UNIT_NOUNS:
+        return False  # "16 minutes!", "100%"
+    text = noun.sent.text
+    if _DURATION.search(text) or _DISTANCE.search(text) or _MONEY.search(text):
+        return True
+    if any(t.dep_ == "nummod" for t in noun.sent):
+        return True
+    if any(c.dep_ == "prep" and c.lower_ in SITUATING_PREPOSITIONS for c in noun.children):
+        return True
+    doing = verb_lemma(lemma) == lemma or lemma in GENERIC_NOUNS
+    return doing and any(c.dep_ in ("compound", "npadvmod") for c in noun.children)
+
+
+def clause_activity(head, note: bool = False):
     """The token that names a clause's activity, or None (a clause of someone else's, a
-    negation or a plan, a fragment of mood or weather)."""
+    negation or a plan, a habit or a state, a fragment of mood or weather). In a note (note),
+    a verb with no subject that opens its sentence is a diary's past ("Read 45 pages of ..."),
+    whatever its form; in a chat line it may be a request ("Read this!")."""
     if head.pos_ in ("VERB", "AUX"):
         subjects = _children(head, "nsubj", "nsubjpass")
         if not subjects and head.dep_ == "conj":
             subjects = _children(head.head, "nsubj", "nsubjpass")
-        if not _owner_clause(head, subjects) or not _told(head):
+        if not subjects and any(c.dep_ in ("det", "amod", "compound") for c in head.children):
+            return clause_activity_of_noun(head)  # "Long ride, 40 km": a noun the tagger took for a verb
+        ellipsis = note and not subjects and head.i == head.sent.start
+        if not _owner_clause(head, subjects) or not _told(head) or not (_past(head) or ellipsis):
             return None
         lemma = activity_name(head)
-        if lemma == "be":
+        if lemma == "be" or lemma in STATIVE_VERBS:
             return None
+        if lemma == "use" and _children(head, "xcomp"):
+            return None  # "I used to go more": a habit of the past, no event
         if lemma in LIGHT_VERBS:
             return _object_activity(head) or (head if lemma not in ("have", "get", "make", "be") else None)
         return head
-    if head.pos_ in ("NOUN", "PROPN") and _content_noun(head):
-        # a fragment names an activity ("Morning run: 7 km"); beside a clause of the owner's
-        # ("Ines and I had coffee") it is that clause's subject, no activity
-        if any(t.dep_ == "nsubj" and t.lower_ in OWNER_SUBJECTS for t in head.sent):
-            return None
-        return _generic_head(head)
+    if head.pos_ in ("NOUN", "PROPN"):
+        return clause_activity_of_noun(head)
     return None
+
+
+def clause_activity_of_noun(head):
+    """A fragment's activity ("Morning run: 7 km"), when it tells a happening (_situated); beside
+    a clause of the owner's ("Ines and I had coffee") its noun is that clause's subject, none."""
+    if not (_content_noun(head) or head.pos_ == "VERB") or not _situated(head):
+        return None
+    if any(t.dep_ == "nsubj" and t.lower_ in OWNER_SUBJECTS for t in head.sent):
+        return None
+    return _generic_head(head)
 
 
 # Prepositions whose proper-noun object is where a happening was ("at the Blue Door", "to
@@ -497,7 +567,9 @@ def _clause_heads(sent) -> list:
     return heads
 
 
-def sentence_events(sent, base: date | None, owner_names: frozenset[str] = frozenset()) -> list[Event]:
+def sentence_events(
+    sent, base: date | None, owner_names: frozenset[str] = frozenset(), note: bool = False
+) -> list[Event]:
     """The events one parsed sentence (a Span, or a Reparsed one) tells."""
     text = sent.text.strip()
     if not text or text.endswith("?"):
@@ -510,7 +582,7 @@ def sentence_events(sent, base: date | None, owner_names: frozenset[str] = froze
     places = _places(sent)
     found = []
     for head in _clause_heads(sent):
-        token = clause_activity(head)
+        token = clause_activity(head, note)
         if token is None:
             continue
         activity, forms = activity_name(token), {token.text.casefold(), activity_name(token)}
@@ -587,20 +659,23 @@ def as_owner(sent):
     return sent
 
 
-def text_events(text: str, base: date | None, owner_names: frozenset[str] = frozenset()) -> list[Event]:
+def text_events(
+    text: str, base: date | None, owner_names: frozenset[str] = frozenset(), note: bool = True
+) -> list[Event]:
     """The events a text tells of its writer, dated from base (its note's or message's day). A
     semicolon parts sentences here ("Lunch at the Anchor with Ines; we laughed a lot." tells a
     lunch): read as a full stop, of the same length, so offsets stay the text's."""
     parsed = ner.parse(text.replace("; ", ". "))
-    return [e for sent in parsed.sents for e in sentence_events(as_owner(sent), base, owner_names)]
+    return [e for sent in parsed.sents for e in sentence_events(as_owner(sent), base, owner_names, note)]
 
 
 def source_events(sources, owner_names: frozenset[str] = frozenset()) -> list[dict]:
     """The events of a document's sources (rows of exo_private.event_sources: chunk_id,
-    message_id, day, day_source, body), as exo_private.store_events takes them."""
+    message_id, day, day_source, body), as exo_private.store_events takes them: a chunk is a
+    note's (its subjectless verbs a diary's past), a message a chat line."""
     found = []
     for chunk_id, message_id, day, day_source, body in sources:
-        for event in text_events(body, day, owner_names):
+        for event in text_events(body, day, owner_names, note=chunk_id is not None):
             row = event.to_json()
             if row["day_source"] == "written":
                 row["day_source"] = day_source

@@ -1,0 +1,68 @@
+"""The timeline's extractor on chat lines nobody here wrote: what it reads as events.
+
+Data: the PyPI package `chitchat-dataset` 0.9.0 (bench.public_chats fetches its wheel): real
+two-person chats, each message with its time. Every message of --messages (whole conversations,
+seeded order) goes through worker/exocortex/extraction/events.py as if its sender were the owner
+(the extractor reads first-person clauses), dated by the message's day. Printed: how many
+messages tell an event, the most common activities, the share of events with a relative day, a
+duration, a distance, money, a person or a place, and --sample events drawn at random (seeded),
+each with its message, to judge by reading whether it is something that happened to the writer.
+
+    .venv/bin/python -m bench.events_public [--messages 3000] [--sample 40] [--seed 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import tempfile
+import time
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+
+from bench import public_chats
+from exocortex.extraction import events
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=3000)
+    parser.add_argument("--sample", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        dataset = public_chats.fetch(public_chats.PACKAGE, Path(tmp))
+    messages = public_chats.convert(dataset, args.messages, args.seed)
+    began = time.monotonic()
+    found = []
+    for m in messages:
+        day = datetime.fromisoformat(str(m.sent_at)).date() if m.sent_at else None
+        found += [(m, e) for e in events.text_events(m.text, day, note=False)]
+    seconds = time.monotonic() - began
+    told = len({m.ordinal for m, _ in found})
+    print(f"{len(messages)} messages, {told} tell at least one event ({told / len(messages):.0%}), "
+          f"{len(found)} events, read in {seconds:.1f} s ({len(messages) / seconds:.0f} messages/s)")  # fmt: skip
+    share = lambda test: f"{sum(1 for _, e in found if test(e)) / max(len(found), 1):.0%}"  # noqa: E731
+    print(
+        "with a relative day", share(lambda e: e.day_source == "relative"), "| a duration",
+        share(lambda e: e.minutes is not None), "| a distance", share(lambda e: e.km is not None),
+        "| money", share(lambda e: e.amount is not None), "| a person", share(lambda e: e.people),
+        "| a place", share(lambda e: e.place),
+    )  # fmt: skip
+    print(
+        "most common activities:",
+        ", ".join(f"{a} {n}" for a, n in Counter(e.activity for _, e in found).most_common(30)),
+    )
+    print(f"\n{args.sample} events at random (seed {args.seed}):")
+    for m, e in random.Random(args.seed).sample(found, min(args.sample, len(found))):
+        extra = ", ".join(
+            f"{k} {v}" for k, v in (("day", e.day if e.day_source == "relative" else None), ("min", e.minutes),
+                                   ("km", e.km), ("amount", e.amount), ("with", ", ".join(e.people) or None),
+                                   ("at", e.place)) if v
+        )  # fmt: skip
+        print(f"- {e.activity:12} {extra:40.40} | {' '.join(m.text.split())[:110]}")
+
+
+if __name__ == "__main__":
+    main()
