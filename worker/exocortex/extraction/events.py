@@ -36,7 +36,7 @@ from datetime import date, timedelta
 
 from exocortex.extraction import ner
 
-EXTRACTOR = "syntax/2"
+EXTRACTOR = "syntax/3"
 """The name each event keeps of what made it."""
 
 # Verbs of going out whose "for" names what for ("went for a run", "got out for a swim", "met
