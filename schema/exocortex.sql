@@ -34641,36 +34641,25 @@ CREATE FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_
 declare
     -- Only the filters given: each a fixed predicate over bound values, so that the plan uses the
     -- index a filter has (activity, day, names) instead of one generic plan for every case.
-    conditions text[] := array['true'];
+    conditions text[] := array(
+        select v.condition from (values
+            (p_activities is not null, '(e.activity = any ($1) or e.forms && $1)'),
+            (p_from is not null, 'e.day >= $2'),
+            (p_to is not null, 'e.day <= $3'),
+            (p_place is not null, 'e.place_keys && exo_private.given_name_keys($4)'),
+            (p_person is not null, 'e.people_keys && exo_private.given_name_keys($5)'),
+            (p_workspaces is not null, 'e.workspace = any ($6)'),
+            (p_about is not null, 'exists (select 1 from unnest($9) w where strpos(lower(e.sentence), lower(w)) > 0)')
+        ) v (given, condition)
+        where v.given);
 begin
-    if p_activities is not null then
-        conditions := conditions || '(e.activity = any ($1) or e.forms && $1)'::text;
-    end if;
-    if p_from is not null then
-        conditions := conditions || 'e.day >= $2'::text;
-    end if;
-    if p_to is not null then
-        conditions := conditions || 'e.day <= $3'::text;
-    end if;
-    if p_place is not null then
-        conditions := conditions || 'e.place_keys && exo_private.given_name_keys($4)'::text;
-    end if;
-    if p_person is not null then
-        conditions := conditions || 'e.people_keys && exo_private.given_name_keys($5)'::text;
-    end if;
-    if p_workspaces is not null then
-        conditions := conditions || 'e.workspace = any ($6)'::text;
-    end if;
-    if p_about is not null then
-        conditions := conditions || 'exists (select 1 from unnest($9) w where strpos(lower(e.sentence), lower(w)) > 0)'::text;
-    end if;
     -- Withheld while the source is (a source gone counts as withheld until its document is read
     -- again); with p_as_of, unknown when its day or its source's writing is later.
     return query execute
         'select e.* from exo_private.events e '
         'left join exo_private.chunks c on c.workspace = e.workspace and c.id = e.chunk_id '
         'left join exo_private.chat_messages m on m.id = e.message_id '
-        'where ' || array_to_string(conditions, ' and ') || ' '
+        'where ' || array_to_string(array['true'] || conditions, ' and ') || ' '
         'and (coalesce(c.charged_subjects, m.charged_subjects) = ''{}'' '  -- most sources: no call
         '     or exo_private.unreleased(coalesce(c.charged_subjects, m.charged_subjects, ''{source gone}''), $7) = ''{}'') '
         'and ($8::timestamptz is null or (e.day <= $8::date and coalesce(m.sent_at <= $8, '

@@ -39,6 +39,15 @@ def _filters(func):
     return func
 
 
+def _show(rows: list[dict], columns: list[str], as_json: bool, full: bool = False) -> None:
+    if as_json:
+        dump(rows)
+    elif not rows:
+        console.print("no events match")
+    else:
+        table(rows, columns, full=full)
+
+
 def _day(value) -> date | None:
     return value.date() if value is not None else None
 
@@ -62,18 +71,14 @@ def events_list(what, from_day, to_day, at_place, with_person, bridge, as_of, as
             with_person=with_person, max_events=limit, bridge=bridge, as_of=as_of,
         )
     )  # fmt: skip
-    if as_json:
-        dump(rows)
-        return
-    if not rows:
-        console.print("no events match")
-        return
-    for row in rows:
-        row["people"] = ", ".join(row["people"])
-    table(
+    if not as_json:
+        for row in rows:
+            row["people"] = ", ".join(row["people"])
+    _show(
         rows,
         ["event_id", "day", "activity", "minutes", "km", "amount", "place", "people", "sentence"],
-        full=full,
+        as_json,
+        full,
     )
 
 
@@ -89,13 +94,7 @@ def events_counts(what, from_day, to_day, at_place, with_person, bridge, as_of, 
             at_place=at_place, with_person=with_person, bridge=bridge, as_of=as_of,
         )
     )  # fmt: skip
-    if as_json:
-        dump(rows)
-        return
-    if not rows:
-        console.print("no events match")
-        return
-    table(rows, ["key", "events", "days", "minutes", "km", "amount", "first_day", "last_day"])
+    _show(rows, ["key", "events", "days", "minutes", "km", "amount", "first_day", "last_day"], as_json)
 
 
 @events.command("merge")
