@@ -10,6 +10,8 @@ Roles:
   exo_user_NAME  one login role per profile (exo user add NAME), a member of exo_reader:
               a session of it is that profile (sql/700_kb.sql); its password is kept with
               the others (save_secret)
+  exo_replicator  REPLICATION only: what replicas stream as (runtime/replicas.py), its
+              password kept with the others
 Nobody logs in as exo_api (owns the exo API, may only read) or exo_graph (runs a caller's
 Cypher, may only read the graphs); see migrate.INTERNAL_ROLES.
 """

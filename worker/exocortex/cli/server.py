@@ -10,15 +10,16 @@ from pathlib import Path
 
 import click
 import psycopg
+from psycopg.conninfo import make_conninfo
 from rich.table import Table
 
 from exocortex import config
-from exocortex.cli.output import console, fail, progress
+from exocortex.cli.output import console, dump, fail, json_option, progress, table
 from exocortex.db import ADMIN, ROLES, admin_url, as_uri, role_url
 from exocortex.models import services
 from exocortex.ops import doctor, lint, profiles, schema_dump
 from exocortex.ops.migrate import MigrationError, migrate
-from exocortex.runtime import local, server
+from exocortex.runtime import local, replicas, server
 from exocortex.runtime.local import RuntimeProblem
 
 
@@ -81,18 +82,32 @@ def db_status(as_json: bool) -> None:
     show_default=True,
 )
 @click.option("--profile", help="With --role reader: the login role of this user (exo user add NAME).")
-def db_url(role: str, profile: str | None) -> None:
+@click.option(
+    "--replica", help="The URL on this replica (exo db replica list); a standby takes readers only."
+)
+def db_url(role: str, profile: str | None, replica: str | None) -> None:
     """Print a connection URL (with password) for one role, or a user's login role."""
+    cfg = config.load()
     if profile is not None:
         if role != "reader":
             fail("--profile goes with --role reader: a user's login role is a reader")
         try:
-            click.echo(profiles.url(config.load(), profile))
+            url = profiles.url(cfg, profile)
         except profiles.UnknownProfile as exc:
             fail(str(exc))
-        return
-    name = role if role == ADMIN else f"exo_{role}"
-    click.echo(as_uri(role_url(config.load(), name)))
+    else:
+        url = role_url(cfg, role if role == ADMIN else f"exo_{role}")
+    if replica is not None:
+        try:
+            found = replicas.find(cfg, replica)
+        except RuntimeProblem as exc:
+            fail(str(exc))
+        if role not in ("reader", ADMIN) and not found.promoted:
+            fail(
+                f"replica {replica} is a read-only standby: --role {role} connects to the primary (no --replica)"
+            )
+        url = make_conninfo(url, host=found.host, port=found.port)
+    click.echo(as_uri(url))
 
 
 @db.command("copy")
@@ -120,6 +135,99 @@ def db_psql(role: str, args: tuple[str, ...]) -> None:
     else:
         argv = [*local.client_argv(cfg, "psql"), url, *args]
     os.execvp(argv[0], argv)
+
+
+@db.group("replica")
+def replica_group() -> None:
+    """Read replicas: local hot standbys of the runtime's cluster (PostgreSQL streaming replication)."""
+
+
+@replica_group.command("add")
+@click.argument("name", required=False)
+@click.option(
+    "--port",
+    type=click.IntRange(1024, 65535),
+    help="Its port on 127.0.0.1 (default: the first free one from EXO_PG_PORT + 100).",
+)
+def replica_add(name: str | None, port: int | None) -> None:
+    """Make a hot standby NAME (default replicaN) of the whole cluster: a replication slot,
+    pg_basebackup, started on its own port, streaming."""
+    cfg = config.load()
+    try:
+        added = replicas.add(cfg, name, port, progress)
+    except RuntimeProblem as exc:
+        fail(str(exc))
+    for line in added.lines:
+        console.print(line)
+    r = added.replica
+    console.print(
+        f"replica {r.name}: a hot standby on {r.host}:{r.port}, streaming through slot {r.slot}, "
+        f"made in {added.seconds:.1f} s; readers: `exo db url --role reader --replica {r.name}`"
+    )
+
+
+@replica_group.command("list")
+@json_option
+def replica_list(as_json: bool) -> None:
+    """Each replica's port, state and lag (bytes of WAL not replayed, seconds), and orphan slots."""
+    try:
+        rows = replicas.listing(config.load())
+    except RuntimeProblem as exc:
+        fail(str(exc))
+    if as_json:
+        dump(rows)
+        return
+    if not rows:
+        console.print("no replicas (`exo db replica add` makes one)")
+        return
+    shown = [
+        {
+            "name": r["name"],
+            "where": f"{r['host']}:{r['port']}" if r["host"] else None,
+            "state": r["state"],
+            "lag bytes": r["lag_bytes"],
+            "lag s": None if r["lag_s"] is None else f"{r['lag_s']:.1f}",
+            "slot retains": None
+            if r["slot_retains_bytes"] is None
+            else f"{r['slot_retains_bytes'] / 1024**2:.1f} MB",
+        }
+        for r in rows
+    ]
+    table(shown, list(shown[0]))
+    for row in rows:
+        if row["state"] == replicas.ORPHAN:
+            console.print(
+                f"slot {row['slot']} has no replica and keeps WAL for it: `exo db replica remove {row['name']}` drops it"
+            )
+
+
+@replica_group.command("remove")
+@click.argument("name")
+def replica_remove(name: str) -> None:
+    """Stop replica NAME, drop its replication slot, delete its data directory."""
+    try:
+        for line in replicas.remove(config.load(), name):
+            console.print(line)
+    except (RuntimeProblem, psycopg.Error) as exc:
+        fail(str(exc).strip())
+
+
+@replica_group.command("promote")
+@click.argument("name")
+def replica_promote(name: str) -> None:
+    """Promote replica NAME to a primary of its own (pg_promote); say how clients reach it."""
+    cfg = config.load()
+    try:
+        lines = replicas.promote(cfg, name)
+    except (RuntimeProblem, psycopg.Error) as exc:
+        fail(str(exc).strip())
+    for line in lines:
+        console.print(line)
+    console.print(
+        f"the runtime's server (127.0.0.1:{cfg.port}) is unchanged and no longer feeds it. Point the worker "
+        f"and the CLI at the new primary with EXO_DATABASE_URL=$(exo db url --role admin --replica {name}), "
+        f"and agents with EXO_READER_URL=$(exo db url --role reader --replica {name})"
+    )
 
 
 @click.command("migrate")

@@ -13,7 +13,7 @@ from exocortex.config import PG_MAJOR, Config
 from exocortex.db import admin_url, connect
 from exocortex.ops import cron
 from exocortex.ops.migrate import CRON, EXTENSIONS, grant_database_privileges
-from exocortex.runtime import local
+from exocortex.runtime import local, replicas
 from exocortex.runtime.local import Progress, RuntimeProblem
 from exocortex.runtime.packages import package_for_extension
 
@@ -43,11 +43,17 @@ def up(cfg: Config, progress: Progress, seed: Path | None = None) -> UpResult:
     local.start(cfg, progress)
     ensure_database(cfg)
     version = check_server(cfg)
+    started = replicas.start_all(cfg)
     seconds = time.monotonic() - began
     what = f"provisioned in {seconds:.0f} s" if provisioned else f"ready in {seconds:.1f} s"
     return UpResult(
-        f"exocortex runtime: PostgreSQL {version} on 127.0.0.1:{cfg.port}, database "
-        f"{cfg.database}, data in {local.data_dir(cfg)} ({what})",
+        "\n".join(
+            [
+                f"exocortex runtime: PostgreSQL {version} on 127.0.0.1:{cfg.port}, database "
+                f"{cfg.database}, data in {local.data_dir(cfg)} ({what})",
+                *started,
+            ]
+        ),
         provisioned,
         seconds,
     )
@@ -58,7 +64,9 @@ def down(cfg: Config) -> str:
         return "EXO_DATABASE_URL is set: that server is not ours to stop"
     if not cfg.runtime_root.exists():
         return "the local runtime is not provisioned; nothing to stop"
-    return "stopped" if local.stop(cfg) else "was not running"
+    # The replicas first: a standby whose primary went away only retries and logs it.
+    stopped = replicas.stop_all(cfg)
+    return "\n".join(["stopped" if local.stop(cfg) else "was not running", *stopped])
 
 
 def ensure_database(cfg: Config) -> None:
@@ -199,4 +207,11 @@ def status(cfg: Config) -> dict:
     except psycopg.OperationalError as exc:
         info["running"] = False
         info["error"] = str(exc).strip()
+    if info["running"] and replicas.load(cfg):
+        info["replicas"] = {
+            r["name"]: f"{r['state']}, lag {r['lag_bytes']} bytes, {r['lag_s'] or 0:.1f} s"
+            if r["lag_bytes"] is not None
+            else r["state"]
+            for r in replicas.listing(cfg)
+        }
     return info
