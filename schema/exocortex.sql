@@ -1352,9 +1352,8 @@ begin
     -- about one subject misses nearly every other saved document, and counted here the base
     -- would be demoted within kb.max_cache_miss_streak (10) questions (bench.kb_outside saw 990
     -- of 1,000 by words). A saved outside document leaves by its score.
-    if current_setting('transaction_read_only') = 'on' then
-        outcome := jsonb_build_object('recorded', false,
-            'why', 'a read-only transaction: run the search in a read-write one (begin read write) to record it');
+    if exo_private.kb_read_only() is not null then
+        outcome := jsonb_build_object('recorded', false, 'why', exo_private.kb_read_only());
     else
         -- Best effort, as exo_private.kb_after_search: the results come back whatever recording meets.
         waited := current_setting('lock_timeout');
@@ -19425,9 +19424,8 @@ begin
                        where (r ->> 'document_id')::bigint = any (documents) order by (r ->> 'rank')::int);
     from_base := array(select distinct (r ->> 'document_id')::bigint
                        from jsonb_array_elements(p_retrieved -> 'results') r where r ->> 'stage' = 'personal');
-    if current_setting('transaction_read_only') = 'on' then
-        outcome := jsonb_build_object('recorded', false,
-            'why', 'a read-only transaction: run the search in a read-write one (begin read write) to record it');
+    if exo_private.kb_read_only() is not null then
+        outcome := jsonb_build_object('recorded', false, 'why', exo_private.kb_read_only());
     else
         -- Best effort: the search answers whatever recording meets. A lock another session of the
         -- profile holds is waited for kb.lock_timeout at most (then the transaction's own again).
@@ -19996,10 +19994,9 @@ declare
     bad text;
     touched bigint[];
 begin
-    if current_setting('transaction_read_only') = 'on' then
-        raise exception 'recording in a personal base writes, and this transaction is read-only'
-            using errcode = 'read_only_sql_transaction',
-                  hint = 'run it in a read-write transaction: begin read write (the reader may)';
+    if exo_private.kb_read_only() is not null then
+        raise exception 'recording in a personal base writes, and this is %', exo_private.kb_read_only()
+            using errcode = 'read_only_sql_transaction';
     end if;
     if p_action is null or p_action not in ('use', 'accept', 'decline', 'thumbs_up', 'thumbs_down',
                                             'force_pin', 'force_remove') then
@@ -20190,6 +20187,31 @@ ALTER FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p
 COMMENT ON FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[]) IS 'The provenance block of a search of the profile: per document returned, in rank order, its title and path (withheld for a charged document), whether it came from the user''s base (p_personal) or global search, which of p_chunks are its, its state and fetch count, and any pending save suggestion; as jsonb {profile, sources, text} with a text rendering.';
 
 --
+-- Name: kb_read_only(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.kb_read_only() RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- A hot standby (exo db replica add) takes no write at all: the reason and the remedy differ.
+    select case
+        when pg_catalog.pg_is_in_recovery()
+            then 'a read-only standby (a replica): recording in a personal base is the primary''s; connect there to record'
+        when pg_catalog.current_setting('transaction_read_only') = 'on'
+            then 'a read-only transaction: run it in a read-write one (begin read write) to record it'
+    end
+$$;
+
+ALTER FUNCTION exo_private.kb_read_only() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION kb_read_only(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.kb_read_only() IS 'Why this transaction cannot record in a personal base: on a read-only standby (a replica), or in a read-only transaction; null when it can.';
+
+--
 -- Name: kb_sees(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -20323,10 +20345,9 @@ declare
     unknown bigint[];
     stray bigint[];
 begin
-    if current_setting('transaction_read_only') = 'on' then
-        raise exception 'recording in a personal base writes, and this transaction is read-only'
-            using errcode = 'read_only_sql_transaction',
-                  hint = 'run it in a read-write transaction: begin read write (the reader may)';
+    if exo_private.kb_read_only() is not null then
+        raise exception 'recording in a personal base writes, and this is %', exo_private.kb_read_only()
+            using errcode = 'read_only_sql_transaction';
     end if;
     if p_action is null or p_action not in ('use', 'cache', 'accept', 'decline', 'thumbs_up', 'thumbs_down',
                                             'force_pin', 'force_remove') then
@@ -44540,6 +44561,15 @@ GRANT ALL ON FUNCTION exo_private.kb_personal(p_profile text, p_workspaces text[
 REVOKE ALL ON FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.kb_provenance(p_profile text, p_documents bigint[], p_chunks bigint[], p_personal bigint[]) TO exo_writer;
+
+--
+-- Name: FUNCTION kb_read_only(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.kb_read_only() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.kb_read_only() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.kb_read_only() TO exo_kb;
+GRANT ALL ON FUNCTION exo_private.kb_read_only() TO exo_writer;
 
 --
 -- Name: FUNCTION kb_sees(p_profile_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -27,6 +27,25 @@ $$;
 comment on function exo_private.kb_settings() is
     'The kb.* settings as one jsonb object keyed without the prefix (fetch_threshold, score_weights, ...).';
 
+-- exo_private.kb_read_only: why this transaction cannot record in a personal base (null: it can).
+create or replace function exo_private.kb_read_only()
+returns text
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- A hot standby (exo db replica add) takes no write at all: the reason and the remedy differ.
+    select case
+        when pg_catalog.pg_is_in_recovery()
+            then 'a read-only standby (a replica): recording in a personal base is the primary''s; connect there to record'
+        when pg_catalog.current_setting('transaction_read_only') = 'on'
+            then 'a read-only transaction: run it in a read-write one (begin read write) to record it'
+    end
+$$;
+comment on function exo_private.kb_read_only() is
+    'Why this transaction cannot record in a personal base: on a read-only standby (a replica), or in a '
+    'read-only transaction; null when it can.';
+
 -- exo_private.kb_sees: whether this session may see a profile's kb rows (the row security predicate).
 create or replace function exo_private.kb_sees(p_profile_id bigint)
 returns boolean
@@ -358,10 +377,9 @@ declare
     unknown bigint[];
     stray bigint[];
 begin
-    if current_setting('transaction_read_only') = 'on' then
-        raise exception 'recording in a personal base writes, and this transaction is read-only'
-            using errcode = 'read_only_sql_transaction',
-                  hint = 'run it in a read-write transaction: begin read write (the reader may)';
+    if exo_private.kb_read_only() is not null then
+        raise exception 'recording in a personal base writes, and this is %', exo_private.kb_read_only()
+            using errcode = 'read_only_sql_transaction';
     end if;
     if p_action is null or p_action not in ('use', 'cache', 'accept', 'decline', 'thumbs_up', 'thumbs_down',
                                             'force_pin', 'force_remove') then
@@ -603,7 +621,7 @@ grant execute on function exo_private.kb_settings(), exo_private.kb_next_state(e
     exo_private.kb_step_item(bigint, bigint, bigint, text, timestamptz, int),
     exo_private.kb_apply_action(bigint, text, bigint[], bigint[], bigint, timestamptz, bigint[], bigint[]),
     exo_private.check_profile(text), exo_private.session_profile_name(), exo_private.kb_sees(bigint),
-    exo_private.is_reader_role(name),
+    exo_private.is_reader_role(name), exo_private.kb_read_only(),
     exo_private.invalid_argument(text, text), exo_private.quoted(text) to exo_kb;
 
 -- exo_private.kb_suggestion: the line that proposes saving a document.
@@ -728,9 +746,8 @@ begin
                        where (r ->> 'document_id')::bigint = any (documents) order by (r ->> 'rank')::int);
     from_base := array(select distinct (r ->> 'document_id')::bigint
                        from jsonb_array_elements(p_retrieved -> 'results') r where r ->> 'stage' = 'personal');
-    if current_setting('transaction_read_only') = 'on' then
-        outcome := jsonb_build_object('recorded', false,
-            'why', 'a read-only transaction: run the search in a read-write one (begin read write) to record it');
+    if exo_private.kb_read_only() is not null then
+        outcome := jsonb_build_object('recorded', false, 'why', exo_private.kb_read_only());
     else
         -- Best effort: the search answers whatever recording meets. A lock another session of the
         -- profile holds is waited for kb.lock_timeout at most (then the transaction's own again).

@@ -192,10 +192,9 @@ declare
     bad text;
     touched bigint[];
 begin
-    if current_setting('transaction_read_only') = 'on' then
-        raise exception 'recording in a personal base writes, and this transaction is read-only'
-            using errcode = 'read_only_sql_transaction',
-                  hint = 'run it in a read-write transaction: begin read write (the reader may)';
+    if exo_private.kb_read_only() is not null then
+        raise exception 'recording in a personal base writes, and this is %', exo_private.kb_read_only()
+            using errcode = 'read_only_sql_transaction';
     end if;
     if p_action is null or p_action not in ('use', 'accept', 'decline', 'thumbs_up', 'thumbs_down',
                                             'force_pin', 'force_remove') then
@@ -521,9 +520,8 @@ begin
     -- about one subject misses nearly every other saved document, and counted here the base
     -- would be demoted within kb.max_cache_miss_streak (10) questions (bench.kb_outside saw 990
     -- of 1,000 by words). A saved outside document leaves by its score.
-    if current_setting('transaction_read_only') = 'on' then
-        outcome := jsonb_build_object('recorded', false,
-            'why', 'a read-only transaction: run the search in a read-write one (begin read write) to record it');
+    if exo_private.kb_read_only() is not null then
+        outcome := jsonb_build_object('recorded', false, 'why', exo_private.kb_read_only());
     else
         -- Best effort, as exo_private.kb_after_search: the results come back whatever recording meets.
         waited := current_setting('lock_timeout');

@@ -169,7 +169,9 @@ def call(reader: Reader, function: str, args: dict[str, Any], shape: str, read_w
     invocation = pgsql.SQL("exo.{}({})").format(pgsql.Identifier(function), pgsql.SQL(", ").join(named))
     statement = pgsql.SQL("select * from {}" if shape == "rows" else "select {} as value").format(invocation)
     with reader.connection() as conn:
-        if read_write:
+        # A hot standby (a replica) takes no read-write transaction: there a search answers
+        # unrecorded (its report says why) and a kb action is refused with the standby's reason.
+        if read_write and conn.info.parameter_status("in_hot_standby") != "on":
             with conn.transaction():
                 conn.execute("set transaction read write")
                 rows = conn.execute(statement, list(args.values())).fetchall()

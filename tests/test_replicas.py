@@ -1,0 +1,223 @@
+"""Read replicas: a hot standby of the suite's own cluster answers every reader function.
+
+One replica for the module (`exo db replica add`'s code, on the suite's server, never the
+user's): the example vault and a few diary notes are loaded on the primary after the standby
+is made, embedded by the real MiniLM, their events read by the worker; the test waits until
+the standby has replayed it all, then asks both servers the same questions as exo_reader and
+compares. Every reader function (test_hostile_reader's list, benign arguments) must answer on
+the standby as it does on the primary: nothing on the read path may write. The module ends
+by promoting the replica and removing it, which must leave no slot and no directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from support.chat import run_import
+from support.models import free_ports
+from support.vault import EXAMPLES, embedded_vault
+from test_hostile_reader import hostile_calls, reader_functions
+
+from exocortex.client import api
+from exocortex.db import connect
+from exocortex.ingest import pipeline
+from exocortex.runtime import local, replicas
+from exocortex.worker.loop import Worker
+
+# It adds a replication slot, a role and a standby to the suite's server: alone, never beside
+# tests that clone or drop databases (the base backup copies every one of them).
+pytestmark = [pytest.mark.serial, pytest.mark.slow]
+
+NAME = "suite"
+EXO = [sys.executable, "-m", "exocortex.cli"]
+CHATS = EXAMPLES / "chats"
+
+SWIMS = {
+    "2025-03-02.md": "---\ndate: 2025-03-02\n---\nSwam 40 lengths at Millbrook pool, 45 minutes.",
+    "2025-03-09.md": "---\ndate: 2025-03-09\n---\nWent swimming: 30 lengths in half an hour.",
+    "2025-04-02.md": "---\ndate: 2025-04-02\n---\nWent for a swim, an hour. Bought a lamp for £30.",
+}
+
+
+def _exo(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*EXO, *args], env=os.environ, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def replica(cfg) -> Iterator[replicas.Replica]:
+    with contextlib.suppress(replicas.ReplicaProblem):
+        replicas.remove(cfg, NAME)  # left by a run that was killed
+    (port,) = free_ports(1)
+    added = replicas.add(cfg, NAME, port, progress=lambda _m: None)
+    print(f"replica made in {added.seconds:.1f} s: {added.lines}")
+    yield added.replica
+    with contextlib.suppress(replicas.ReplicaProblem):
+        replicas.remove(cfg, NAME)
+
+
+@pytest.fixture(scope="module")
+def vault(cfg, template_db, real_models, replica, tmp_path_factory) -> Iterator:
+    """The vault and the swimming notes, loaded on the primary once the standby streams."""
+    notes = tmp_path_factory.mktemp("swims")
+    for name, text in SWIMS.items():
+        (notes / name).write_text(text)
+    with embedded_vault(cfg, template_db, "exo_replica", real_models.embeddings.url) as db:
+        pipeline.ingest(cfg, notes, "personal", dbname=db.name)
+        run_import(db, CHATS / "whatsapp/WhatsApp Chat with Iris Calder.txt", "whatsapp", ["Sam Rivera"])
+        Worker(cfg, dbname=db.name, once=True, queues=["embed", "events"], poll_s=0.05).run()
+        with db.connect() as conn:
+            conn.execute("select exo_private.kb_add_profile('ada')")
+        db.profile_url("ada")  # the profile's login role, on the primary
+        waited = replicas.wait_for_replay(cfg, replica)
+        print(f"the standby replayed the load {waited:.2f} s after it ended")
+        yield db
+
+
+def connect_both(cfg, replica, db, role: str = "exo_reader"):
+    primary = db.connect(role)
+    standby = connect(replicas.url(cfg, replica, role, db.name), "exo-test-standby", autocommit=True)
+    return primary, standby
+
+
+def test_the_replica_is_a_streaming_read_only_standby(cfg, replica, vault):
+    primary, standby = connect_both(cfg, replica, vault, "admin")
+    with primary, standby:
+        assert standby.execute("select pg_is_in_recovery()").fetchone() == (True,)
+        assert standby.execute("show transaction_read_only").fetchone() == ("on",)
+        counts = "select count(*) from exo_private.chunk_embeddings"
+        assert standby.execute(counts).fetchone() == primary.execute(counts).fetchone() != (0,)
+    (row,) = [r for r in replicas.listing(cfg) if r["name"] == NAME]
+    assert row["state"] == "streaming" and row["port"] == replica.port
+    assert row["lag_bytes"] is not None and row["lag_bytes"] < 16 * 1024**2
+    assert row["lag_s"] is not None and row["lag_s"] < 60
+
+
+#: Deterministic calls whose answers must be the same on both servers.
+SAME_ANSWER = [
+    "select rank, chunk_id, stage, citation from exo.search('How much is my rent?', k => 5)",
+    "select rank, chunk_id, stage from exo.search('sea swimming group at Cove End', k => 5)",
+    "select exo.context_packet('How many times did I go swimming?', 1500)",
+    "select exo.context_packet('Who is on call for the database, and how do I escalate?', 700)",
+    "select sender, sent_at, body from exo.search_messages('migration', 3)",
+    "select exo.dossier('Iris Calder')",
+    "select * from exo.related('Iris Calder')",
+    "select * from exo.facts('Sam Rivera')",
+    "select * from exo.facts_search('employer', 5)",
+    "select * from exo.fact_history('Sam Rivera', 'address')",
+    "select * from exo.events('swim')",
+    "select * from exo.event_counts('swim')",
+    "select * from exo.cypher('technical', 'MATCH (n) RETURN n.name ORDER BY n.name')",
+    "select * from exo.timeline('Iris Calder')",
+    "select exo.document('diary/2017/2017-08-05.md')",
+    "select * from exo.documents()",
+]
+
+
+@pytest.mark.parametrize("statement", SAME_ANSWER)
+def test_the_standby_gives_the_primarys_answer(cfg, replica, vault, statement):
+    primary, standby = connect_both(cfg, replica, vault)
+    with primary, standby:
+        expected = primary.execute(statement).fetchall()
+        assert expected, f"nothing to compare: {statement}"
+        assert standby.execute(statement).fetchall() == expected
+
+
+def test_the_swimming_question_opens_the_timeline_on_the_standby(cfg, replica, vault):
+    """The vault's sea swim and the three notes'."""
+    standby = connect(replicas.url(cfg, replica, "exo_reader", vault.name), "exo-test-standby")
+    with standby:
+        text = standby.execute(
+            "select exo.context_packet('How many times did I go swimming?', 1500)"
+        ).fetchone()[0]
+    assert text.split("## Timeline\n", 1)[1].splitlines()[0] == "Answer: 4 times"
+
+
+def test_status_on_the_standby(cfg, replica, vault):
+    primary, standby = connect_both(cfg, replica, vault)
+    with primary, standby:
+        here, there = (c.execute("select exo.status()").fetchone()[0] for c in (primary, standby))
+    assert there["documents"] == here["documents"] and there["chunks"] == here["chunks"]
+
+
+def test_every_reader_function_answers_on_the_standby_as_on_the_primary(cfg, replica, vault):
+    """Each reader function with benign arguments: the same outcome on both servers (an answer,
+    or the same refusal), never a read-only error that only the standby meets."""
+    calls = {}
+    for signature, statement, args in hostile_calls(reader_functions(vault)):
+        calls.setdefault(signature, (statement, args))  # the first call of each is the benign one
+    outcomes = {}
+    primary, standby = connect_both(cfg, replica, vault)
+    with primary, standby:
+        for signature, (statement, args) in calls.items():
+            answers = []
+            for conn in (primary, standby):
+                try:
+                    conn.execute(statement, args).fetchall()
+                    answers.append("ok")
+                except psycopg.Error as exc:
+                    answers.append(f"{exc.sqlstate}: {exc.diag.message_primary}")
+            outcomes[signature] = answers
+    # The same SQLSTATE: a kb write says why it cannot record in words of its server's own.
+    differ = {s: a for s, a in outcomes.items() if a[0][:5] != a[1][:5]}
+    assert not differ, differ
+    assert sum(a[0] == "ok" for a in outcomes.values()) >= 20, outcomes
+
+
+def test_a_profile_searches_on_the_standby_and_is_told_recording_is_the_primarys(cfg, replica, vault):
+    """A profile's Reader searches in a read-write transaction to record it; a standby takes none:
+    the search answers, unrecorded, and says why; a kb action is refused with the same reason."""
+    url = replicas.url(cfg, replica, "exo_user_ada", vault.name)
+    with api.Reader(url, profile="ada") as ada:
+        found = api.search_json(ada, "How much is my rent?", k=3)
+        assert found["results"]
+        personal = found["report"]["personal"]
+        assert personal["recorded"] is False and "standby" in personal["why"], personal
+        packet = api.context_packet(ada, "How many times did I go swimming?", token_budget=1500)
+        assert "## Timeline" in packet["text"] and packet["report"]["personal"]["recorded"] is False
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction, match="standby"):
+            api.kb_act(ada, "thumbs_up", found["results"][0]["document_id"])
+        assert api.sql(ada, "select count(*) as n from exo.workspaces")["rows"] == [[4]]
+
+
+def test_the_cli_lists_the_replica_and_prints_its_reader_url(cfg, replica, vault):
+    listed = _exo("db", "replica", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    (row,) = [r for r in json.loads(listed.stdout) if r["name"] == NAME]
+    assert row["state"] == "streaming"
+    url = _exo("db", "url", "--role", "reader", "--replica", NAME)
+    assert url.returncode == 0, url.stderr
+    with psycopg.connect(url.stdout.strip()) as conn:
+        assert conn.execute("select current_user, pg_is_in_recovery()").fetchone() == ("exo_reader", True)
+        assert conn.execute("select current_setting('port')::int").fetchone() == (replica.port,)
+    writer = _exo("db", "url", "--role", "writer", "--replica", NAME)
+    assert writer.returncode == 1 and "read-only standby" in writer.stderr
+
+
+def test_promote_then_remove_leaves_no_slot_and_no_directory(cfg, replica, vault):
+    """Last in the module: promotion ends the standby (its slot goes at once), remove deletes it."""
+    promoted = _exo("db", "replica", "promote", NAME)
+    assert promoted.returncode == 0, promoted.stderr
+    assert "EXO_DATABASE_URL" in promoted.stdout
+    with connect(replicas.url(cfg, replica, "admin", vault.name), "exo-test", autocommit=True) as conn:
+        assert conn.execute("select pg_is_in_recovery()").fetchone() == (False,)
+    slot = "select count(*) from pg_replication_slots where slot_name = %s"
+    with vault.connect() as conn:
+        assert conn.execute(slot, (replica.slot,)).fetchone() == (0,)
+    folder = local.data_dir(cfg).parent / "replicas" / NAME
+    assert folder.exists()
+    removed = _exo("db", "replica", "remove", NAME)
+    assert removed.returncode == 0, removed.stderr
+    assert not folder.exists()
+    assert all(r.name != NAME for r in replicas.load(cfg))
+    began = time.monotonic()
+    while local.port_free(replica.port) is False and time.monotonic() - began < 10:
+        time.sleep(0.1)
+    assert local.port_free(replica.port)
