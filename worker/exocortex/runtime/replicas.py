@@ -207,9 +207,9 @@ def _primary_problems(cfg: Config) -> list[str]:
 
 def prepare_primary(cfg: Config, progress: Progress) -> list[str]:
     """The replication role (made, its password set), the settings and a pg_hba line for
-    replication from 127.0.0.1. The settings come from runtime/postgresql.conf, which a server
-    started before they were there lacks: then the primary is restarted once (and this says so).
-    Returns what was done to the primary, one line each."""
+    replication from 127.0.0.1. The settings come from runtime/postgresql.conf, rewritten and
+    reloaded; a server started before the ones that need a restart were there is restarted once
+    (and this says so). Returns what was done to the primary, one line each."""
     done = []
     password = replicator_password(cfg)
     with _primary(cfg) as conn:
@@ -225,6 +225,11 @@ def prepare_primary(cfg: Config, progress: Progress) -> list[str]:
         )
         if verb == "create":
             done.append(f"made the replication role {REPLICATOR} (its password is in {cfg.secrets_file})")
+    # The primary's settings as `exo db up` writes them, reloaded: what a reload applies (the WAL a
+    # slot may keep) takes effect now; what needs a restart (the rest) is checked next.
+    (local.data_dir(cfg) / "exocortex.conf").write_text(local.server_conf(cfg))
+    with _primary(cfg) as conn:
+        conn.execute("select pg_catalog.pg_reload_conf()")
     problems = _primary_problems(cfg)
     if problems:
         progress(f"restarting the primary: {'; '.join(problems)}")
