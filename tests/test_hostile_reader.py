@@ -24,6 +24,7 @@ import pytest
 from psycopg import sql
 from psycopg.types.json import Jsonb
 from support import SQL_DIR
+from support.reader import reader_calls, reader_functions
 from support.vault import vault_database
 
 from exocortex.client import api, sqlguard
@@ -344,69 +345,6 @@ HOSTILE_VALUES = {
     "jsonb": [None, "{}", "[" * 5000 + "]" * 5000],
     "real": [None, float("nan"), -1.0],
 }
-BENIGN = {
-    "workspace": "personal",
-    "workspaces": ["personal", "technical"],
-    "query": "MATCH (n) RETURN n.name",
-    "entity": "Iris Calder",
-    "name": "Iris",
-    "document": "diary/2017/2017-03-28.md",
-    "conversation": "Family planning",
-    "profile": None,  # a search without a profile; the kb calls refuse every profile (none exists)
-}
-BENIGN_BY_TYPE = {
-    "text": "Iris Calder",
-    "integer": 5,
-    "bigint": 1,
-    "boolean": None,
-    "text[]": [],
-    "date": None,
-    "timestamp with time zone": None,
-    "double precision[]": None,
-    "jsonb": None,
-    "real": None,
-}
-
-READER_FUNCTIONS = """
-select n.nspname, p.proname, p.oid::regprocedure::text,
-       array(select pg_catalog.format_type(t, null) from unnest(p.proargtypes) t),
-       coalesce(p.proargnames[1:p.pronargs], array_fill(''::text, array[p.pronargs]))
-from pg_catalog.pg_proc p
-join pg_catalog.pg_namespace n on n.oid = p.pronamespace
-where n.nspname not in ('pg_catalog', 'information_schema')
-  and p.prokind = 'f'
-  and has_schema_privilege('exo_reader', n.oid, 'usage')
-  and has_function_privilege('exo_reader', p.oid, 'execute')
-order by 1, 2, 3
-"""
-
-
-def reader_functions(db) -> list[tuple]:
-    with db.connect() as conn:
-        return conn.execute(READER_FUNCTIONS).fetchall()
-
-
-def hostile_calls(functions) -> Iterator[tuple[str, str, list]]:
-    """(signature, statement, arguments): each argument in turn hostile, the others benign."""
-    for schema, name, signature, types, names in functions:
-        if not types:
-            yield (
-                signature,
-                sql.SQL("select * from {}.{}()").format(sql.Identifier(schema), sql.Identifier(name)),
-                [],
-            )
-            continue
-        placeholders = sql.SQL(", ").join(sql.SQL("%s::") + sql.SQL(t) for t in types)
-        statement = sql.SQL("select * from {}.{}({})").format(
-            sql.Identifier(schema), sql.Identifier(name), placeholders
-        )
-        benign = [BENIGN.get(n, BENIGN_BY_TYPE.get(t)) for t, n in zip(types, names, strict=True)]
-        yield signature, statement, benign
-        for i, t in enumerate(types):
-            for value in HOSTILE_VALUES.get(t, [None]):
-                args = list(benign)
-                args[i] = value
-                yield signature, statement, args
 
 
 def test_every_reader_function_with_hostile_arguments(vault):
@@ -419,7 +357,7 @@ def test_every_reader_function_with_hostile_arguments(vault):
     calls = failures = 0
     leaks, bad_errors = [], []
     with hostile_connect(vault) as conn:
-        for signature, statement, args in hostile_calls(functions):
+        for signature, statement, args in reader_calls(functions, HOSTILE_VALUES):
             calls += 1
             try:
                 rows = conn.execute(statement, args).fetchall()

@@ -4,7 +4,7 @@ One replica for the module (`exo db replica add`'s code, on the suite's server, 
 user's): the example vault and a few diary notes are loaded on the primary after the standby
 is made, embedded by the real MiniLM, their events read by the worker; the test waits until
 the standby has replayed it all, then asks both servers the same questions as exo_reader and
-compares. Every reader function (test_hostile_reader's list, benign arguments) must answer on
+compares. Every reader function (support/reader.py's list, benign arguments) must answer on
 the standby as it does on the primary: nothing on the read path may write. The module ends
 by promoting the replica and removing it, which must leave no slot and no directory.
 """
@@ -23,8 +23,8 @@ import psycopg
 import pytest
 from support.chat import run_import
 from support.models import free_ports
+from support.reader import reader_calls, reader_functions
 from support.vault import EXAMPLES, embedded_vault
-from test_hostile_reader import hostile_calls, reader_functions
 
 from exocortex.client import api
 from exocortex.db import connect
@@ -150,9 +150,9 @@ def test_status_on_the_standby(cfg, replica, vault):
 def test_every_reader_function_answers_on_the_standby_as_on_the_primary(cfg, replica, vault):
     """Each reader function with benign arguments: the same outcome on both servers (an answer,
     or the same refusal), never a read-only error that only the standby meets."""
-    calls = {}
-    for signature, statement, args in hostile_calls(reader_functions(vault)):
-        calls.setdefault(signature, (statement, args))  # the first call of each is the benign one
+    calls = {
+        signature: (statement, args) for signature, statement, args in reader_calls(reader_functions(vault))
+    }
     outcomes = {}
     primary, standby = connect_both(cfg, replica, vault)
     with primary, standby:

@@ -31,6 +31,7 @@ import dataclasses
 import fcntl
 import json
 import re
+import resource
 import secrets
 import shutil
 import subprocess
@@ -46,7 +47,14 @@ from psycopg.conninfo import make_conninfo
 from exocortex.config import Config
 from exocortex.db import admin_url, connect, load_secrets, role_url, save_secret
 from exocortex.runtime import local
-from exocortex.runtime.local import CHROOT_ENV, PGBIN, STATE_DIR, Progress, RuntimeProblem
+from exocortex.runtime.local import (
+    CHROOT_ENV,
+    PGBIN,
+    PROCESS_DATA_SOFT_LIMIT,
+    STATE_DIR,
+    Progress,
+    RuntimeProblem,
+)
 
 #: The login role replicas stream as: REPLICATION, nothing else.
 REPLICATOR = "exo_replicator"
@@ -294,6 +302,26 @@ def _drop_slot(cfg: Config, slot: str) -> bool:
 
 
 # -- a local replica's server ---------------------------------------------------------------
+# Run as local.py runs the primary's (its helpers are private there): in the root through chroot,
+# as the root's postgres user, pg_ctl under the soft data limit every server process starts with.
+
+
+def _in_root(cfg: Config, argv: list[str], user: str | None = "postgres", env: dict | None = None, **kw):
+    spec = [f"--userspec={user}:{user}"] if user else []
+    return subprocess.run(
+        ["chroot", *spec, str(cfg.runtime_root), *argv],
+        env={**CHROOT_ENV, **(env or {})},
+        capture_output=True,
+        text=True,
+        **kw,
+    )
+
+
+def _soft_data_limit() -> None:
+    """In the child that becomes pg_ctl, and so the replica's postmaster: PROCESS_DATA_SOFT_LIMIT."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    soft = PROCESS_DATA_SOFT_LIMIT if hard == resource.RLIM_INFINITY else min(PROCESS_DATA_SOFT_LIMIT, hard)
+    resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
 
 
 def host_path(cfg: Config, in_root: str) -> Path:
@@ -324,7 +352,7 @@ def is_running(cfg: Config, replica: Replica) -> bool:
     if not replica.is_local or not host_path(cfg, f"{replica.data_dir}/PG_VERSION").exists():
         return False
     local.mount_proc(cfg.runtime_root)
-    return local._in_root(cfg, [f"{PGBIN}/pg_ctl", "status", "-D", replica.data_dir]).returncode == 0
+    return _in_root(cfg, [f"{PGBIN}/pg_ctl", "status", "-D", replica.data_dir]).returncode == 0
 
 
 def start(cfg: Config, replica: Replica) -> bool:
@@ -335,10 +363,10 @@ def start(cfg: Config, replica: Replica) -> bool:
     local.require_port_free(replica.port)
     # It holds the replication password: inside the data directory, which only postgres may enter.
     host_path(cfg, f"{replica.data_dir}/exocortex.conf").write_text(server_conf(cfg, replica))
-    result = local._in_root(
+    result = _in_root(
         cfg,
         [f"{PGBIN}/pg_ctl", "start", "-w", "-t", "120", "-D", replica.data_dir, "-l", log_file(replica)],
-        preexec_fn=local._soft_data_limit,
+        preexec_fn=_soft_data_limit,
     )
     if result.returncode != 0:
         log = host_path(cfg, log_file(replica))
@@ -352,7 +380,7 @@ def start(cfg: Config, replica: Replica) -> bool:
 def stop(cfg: Config, replica: Replica) -> bool:
     if not is_running(cfg, replica):
         return False
-    result = local._in_root(cfg, [f"{PGBIN}/pg_ctl", "stop", "-m", "fast", "-w", "-D", replica.data_dir])
+    result = _in_root(cfg, [f"{PGBIN}/pg_ctl", "stop", "-m", "fast", "-w", "-D", replica.data_dir])
     if result.returncode != 0:
         raise ReplicaProblem(f"pg_ctl stop of replica {replica.name} failed: {result.stderr.strip()}")
     return True
@@ -471,8 +499,8 @@ def _make(cfg: Config, replica: Replica, progress: Progress) -> None:
     folder = str(Path(replica.data_dir).parent)
     if host_path(cfg, folder).exists():
         shutil.rmtree(host_path(cfg, folder))  # left by a replica of this name removed by hand
-    local._in_root(cfg, ["mkdir", "-p", folder], user=None, check=True)
-    local._in_root(cfg, ["chown", "postgres:postgres", folder], user=None, check=True)
+    _in_root(cfg, ["mkdir", "-p", folder], user=None, check=True)
+    _in_root(cfg, ["chown", "postgres:postgres", folder], user=None, check=True)
     with _primary(cfg) as conn:
         conn.execute("select pg_catalog.pg_create_physical_replication_slot(%s, true)", (replica.slot,))
         size = conn.execute(
@@ -483,7 +511,6 @@ def _make(cfg: Config, replica: Replica, progress: Progress) -> None:
         host="127.0.0.1", port=cfg.port, user=REPLICATOR, application_name=f"{replica.name}-basebackup"
     )
     argv = [
-        "chroot", "--userspec=postgres:postgres", str(cfg.runtime_root),
         f"{PGBIN}/pg_basebackup", "-D", replica.data_dir, "-d", source, "-S", replica.slot,
         "-X", "stream", "-c", "fast", "--no-password",
         # One syncfs of the file system instead of an fsync a file: of 51 MB in 1,800 files, 0.2 s
@@ -491,8 +518,7 @@ def _make(cfg: Config, replica: Replica, progress: Progress) -> None:
         "--sync-method=syncfs",
     ]  # fmt: skip
     # The password in the environment, not on the command line that ps shows.
-    env = {**CHROOT_ENV, "PGPASSWORD": replicator_password(cfg)}
-    result = subprocess.run(argv, env=env, capture_output=True, text=True)
+    result = _in_root(cfg, argv, env={"PGPASSWORD": replicator_password(cfg)})
     if result.returncode != 0:
         if local.DISK_FULL in result.stderr:
             raise ReplicaProblem(
