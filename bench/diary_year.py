@@ -938,15 +938,21 @@ def write(diary: Diary, root: Path) -> Path:
 
 def build(cfg: config.Config, name: str, embeddings_url: str, vault: Path) -> None:
     """The scratch database: the owner, the vault ingested as `exo ingest --workspace personal`
-    does, every chunk embedded."""
+    does, the worker's queues drained (every chunk embedded, the timeline's events read)."""
     with connect(admin_url(cfg, name), "exo-bench-diary", autocommit=True) as admin:
         serve_embeddings_from(admin, embeddings_url)
+        # no chat model: the worker's extraction is the pattern and parse passes
+        admin.execute(
+            "update exo_private.settings set value = value || '{\"url\": null}' where key = 'models.chat'"
+        )
     with connect(role_url(cfg, "exo_writer", name), "exo-bench-diary", autocommit=True) as writer:
         writer.execute("select exo_private.set_owner(%s)", (OWNER,))
     # `exo ingest VAULT --workspace personal`: without a workspace the router, untrained on a
     # fresh database, leaves most diary notes in quarantine (35 of 40 in a trial), unsearchable.
     pipeline.ingest(cfg, vault, workspace="personal", dbname=name)
-    Worker(cfg, dbname=name, once=True, queues=("embed",), poll_s=0.01).run()
+    # `exo worker`: every queue (the timeline's events too); without a chat model, extraction is
+    # the pattern pass
+    Worker(cfg, dbname=name, once=True, poll_s=0.01).run()
 
 
 def dating(admin: psycopg.Connection, notes: list[Note]) -> dict:

@@ -68,6 +68,11 @@ LIGHT_WORDS = _words(
 PURCHASE_WORDS = _words(
     "buy bought buying purchase purchases purchased thing things stuff items shopping spending"
 )
+# Words of an occasion or of covering a measure, not of what was done ("a yoga session", "a game
+# of tennis", "what distance did I cover"): no event's own words need hold them.
+OCCASION_WORDS = _words(
+    "session sessions game games class classes lesson lessons workout workouts outing outings cover covered"
+)
 # Verbs of being with someone or somewhere: with a person or place named, they add nothing.
 MEETING_WORDS = _words("see saw seen meet met visit visited visiting catch caught")
 # What "which X" may ask of besides an activity: a place, a person.
@@ -122,6 +127,8 @@ def measure_of(words, kind):
     return "amount" if "much" in words else None
 
 
+# A question of which, what, who or where over days it names: the events of those days answer it.
+_LISTING = re.compile(r"\b(?:which|what|who|where)\b", re.I)
 # "how many km", "how many hours": a count of a unit is a total of it.
 _COUNT_OF_UNIT = re.compile(
     r"\bhow many (?:km|kilometres|kilometers|miles|hours|minutes|pounds|dollars|euros)\b", re.I
@@ -153,6 +160,8 @@ class Reading:
         self.measure = measure_of(words, self.kind)
         span = (report.get("temporal") or {}).get("span") or {}
         self.first, self.last = span.get("first"), span.get("last")
+        if self.kind is None and self.first and _LISTING.search(query or ""):
+            self.kind = "list"  # "Which city did I visit in February?": the events of those days
         self.names = names_in(query)
         named = {w.casefold() for n in self.names for w in n.split()}
         measure_words = set().union(*MEASURE_WORDS.values())
@@ -191,7 +200,7 @@ class Reading:
         if self.person or self.place:
             words = [w for w in words if w not in MEETING_WORDS]
         matched = vocabulary(words) if words else {}
-        if self.kind == "most":
+        if self.kind in ("most", "list"):
             self.read_most(words, matched, members)
             return
         money = self.money = self.measure == "amount" or bool(set(words) & PURCHASE_WORDS)
@@ -203,12 +212,18 @@ class Reading:
         else:
             named = {w: a for w, a in matched.items() if w not in LIGHT_WORDS} or matched
         self.activities = sorted({a for found in named.values() for a in found}) or None
-        rest = [w for w in words if w not in matched or money]
+        # words of a kind of person or place ("friends", "restaurants") or of an occasion ("yoga
+        # sessions", "a game of tennis", "distance covered") narrow nothing
+        generic = PERSON_CATEGORIES | PLACE_CATEGORIES | OCCASION_WORDS
+        rest = [w for w in words if (w not in matched or money) and w not in generic]
         self.about = held(rest, self.activities, money) if rest else None
         self.about = self.about or None
         told = self.activities or self.about or self.person or self.place
         if words and not told and not (money and not rest):
             self.unknown = " ".join(words)  # "how much is my rent": no purchase tells of rent
+        elif rest and not self.about and (self.activities or money):
+            # a word no event of the activity holds: "horse riding" is no bike ride
+            self.unknown = " ".join(rest + [w for w in words if w in matched and not money])
 
     def read_most(self, words, matched, members):
         """What a "which most" question groups by: people ("who", "which friend"), places
@@ -297,6 +312,9 @@ def answer_line(reading, figures):
     if kind in ("last", "first"):
         day = figures["last_day"] if kind == "last" else figures["first_day"]
         return f"{day} ({_long_day(day)})"
+    if kind == "list":
+        shown = "; ".join(f"{k} ({c})" for k, c in figures["groups"][:5])
+        return f"{n} event{'s' if n != 1 else ''}" + (f": {shown}" if shown else "")
     if kind == "most":
         pairs = figures["groups"]
         if not pairs:
@@ -452,6 +470,8 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
     reading.read_words(vocabulary, held, members)
     if reading.unknown and reading.kind in ("total", "average", "longest", "shortest"):
         return "", None  # "how much is my rent?": a question of a value, not of the timeline
+    if reading.kind == "list" and (reading.unknown or reading.category):
+        return "", None  # "what did the plumber say in March?": the evidence answers it
     if reading.unknown:
         text = (
             "## Timeline\n"
@@ -481,6 +501,8 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
         ],
     )[0]["a"]
     figures = json.loads(figures)
+    if reading.kind == "list" and not figures["events"]:
+        return "", None  # nothing of those days to list: the evidence answers alone
     answer = None if reading.category else answer_line(reading, figures)
     return timeline_text(reading, figures), {
         "reading": reading.described(),

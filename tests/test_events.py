@@ -166,6 +166,14 @@ def test_aggregate_questions_are_answered_from_the_timeline(timeline):
     assert "135 minutes in total" in answer(packet(timeline, "How long did I spend swimming in total?"))
 
 
+def test_a_question_of_which_over_named_days_lists_them_and_others_get_no_section(timeline):
+    assert (
+        answer(packet(timeline, "Where did I swim in March 2025?")) == "Answer: 2 events: Millbrook pool (1)"
+    )
+    assert "## Timeline" not in packet(timeline, "What did the plumber say in March 2025?")["text"]
+    assert "## Timeline" not in packet(timeline, "Where did I swim in January 2025?")["text"]  # none then
+
+
 def test_a_count_never_includes_withheld_events_and_bridging_adds_them(timeline):
     assert answer(packet(timeline, "How many times did I go swimming in April 2025?")).startswith(
         "Answer: 1 time"

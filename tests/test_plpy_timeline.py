@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import timeline
 
-ACTIVITIES = {"swim": ["swim", "swimming", "swam"], "run": ["run", "ran"], "travel": ["travel", "flew"], "lunch": ["lunch"], "walk": ["walk", "walked"], "meet": ["meet", "met"]}  # fmt: skip
+ACTIVITIES = {"swim": ["swim", "swimming", "swam"], "run": ["run", "ran"], "travel": ["travel", "flew"], "lunch": ["lunch"], "walk": ["walk", "walked"], "meet": ["meet", "met"], "ride": ["ride", "riding"]}  # fmt: skip
 PEOPLE = {"Ines", "Dr Hale"}
 PLACES = {"Leeds", "the lido"}
 
@@ -72,6 +72,9 @@ def test_a_light_verb_beside_an_activity_adds_nothing_and_leftover_words_narrow_
     assert (lunch.activities, lunch.about) == (["lunch"], None)  # "someone" is in no sentence
     work = read("How many times did I walk to work?")
     assert work.about == ["work"]
+    horse = read("How often do I go horse riding?")
+    assert horse.unknown == "horse riding"  # no ride of the timeline is told with "horse": no number
+    assert read("How many times did I have lunch with friends?").unknown is None  # a kind of person
     rent = read("How much is my rent?")
     assert rent.unknown == "rent"  # no purchase tells of rent: not a timeline question
     spent = read("How much did I spend on things I bought?")
@@ -99,3 +102,13 @@ def test_an_answer_line_states_only_what_was_computed():
     spent = read("How much did I spend?")
     figures["amount"] = {"GBP": {"sum": 42.5, "avg": 21.25, "n": 2}}
     assert timeline.answer_line(spent, figures) == "£42.50 in total over 3 times"
+
+
+def test_a_which_question_over_named_days_lists_that_timeline():
+    june = {"first": "2025-06-01", "last": "2025-06-30"}
+    city = read("Which city did I visit in June?", june)
+    assert (city.kind, city.group, city.activities) == ("list", "place", ["travel"])
+    assert read("Which city did I visit?").kind is None  # no days named: a question for the evidence
+    assert read("Did I swim in June?", june).kind is None  # not which, what, who or where
+    figures = {"events": 2, "groups": [["Bruges", 1], ["Leeds", 1]], "listed": []}
+    assert timeline.answer_line(city, figures) == "2 events: Bruges (1); Leeds (1)"
