@@ -34,6 +34,7 @@ demo: setup
 	    --format whatsapp --owner "Sam Rivera"
 	$(EXO) import-chat examples/chats/generic/family.jsonl --format jsonl
 	$(EXO) worker --once --queue embed
+	$(EXO) worker --once --queue events
 	@echo "extracting the graph of $(DEMO_WINDOWS) windows, two at a time, about 30 s a pair on 2 cores (exo worker does the rest)"
 	$(EXO) worker --once --queue extract --limit $(DEMO_WINDOWS)
 	$(EXO) quarantine list
@@ -48,7 +49,8 @@ demo: setup
 	    "select rank, citation, stage from exo.search('How much is my rent?', k => 5)" -c \
 	    "select rank, citation, stage from exo.search('What was my rent in 2013?', k => 3)" -c \
 	    "select jsonb_pretty(exo.search_report('grandpa funeral', k => 3) -> 'hints') as hints" -c \
-	    "select exo.context_packet('Who is on call for the database, and how do I escalate?', 700)"
+	    "select exo.context_packet('Who is on call for the database, and how do I escalate?', 700)" -c \
+	    "select exo.context_packet('When did I last go running?', 400)"
 
 ## test: set up, then run the whole suite against the real server (the 25 slowest listed)
 test: setup

@@ -266,3 +266,9 @@ def test_states_habits_and_bare_nouns_of_a_chat_are_no_events():
     assert chat("Read this book!") == []  # a request, where a note's "Read 45 pages" is a diary's past
     assert chat("I ran a mile and wanted to die.") == ["run"]
     assert [e.activity for e in events.text_events("Read 45 pages of The Salt Orchard.", DAY)] == ["read"]
+
+
+def test_frontmatter_tables_and_record_lines_tell_no_events():
+    note = "---\ndate: 2025-06-24\ntitle: Tuesday\n---\n| Rent | 610 |\n**Blood type:** O negative\nSwam 30 lengths.\n"
+    assert [e["activity"] for e in read(note)] == ["swim"]
+    assert len(events.prose(note)) == len(note)  # blanked, so offsets stay the note's

@@ -93,6 +93,8 @@ STATIVE_VERBS = frozenset(
 )
 # Prepositions that put a fragment in time, place or company ("Lunch with Ines", "Yoga at home").
 SITUATING_PREPOSITIONS = frozenset("with at in to for before after on around along near".split())  # noqa: SIM905
+# English verbs whose past is spelt as their base form: a note's "Read 45 pages" is a past.
+INVARIANT_PASTS = frozenset("read put cut hit set let shut cost quit spread hurt split burst cast".split())  # noqa: SIM905
 # Units of measure: a fragment headed by one ("16 minutes!") names an amount, not a happening.
 UNIT_NOUNS = frozenset(
     [
@@ -125,7 +127,8 @@ WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 
 _WORD_NUMBERS = {
     **{w: n for n, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])},
-    "a": 1, "an": 1, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "a": 1, "an": 1, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
+    "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
     "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "couple": 2,
 }  # fmt: skip
 _NUMBER = r"(\d+(?:[.,]\d+)?|" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")"
@@ -401,15 +404,17 @@ def _situated(noun) -> bool:
 def clause_activity(head, note: bool = False):
     """The token that names a clause's activity, or None (a clause of someone else's, a
     negation or a plan, a habit or a state, a fragment of mood or weather). In a note (note),
-    a verb with no subject that opens its sentence is a diary's past ("Read 45 pages of ..."),
-    whatever its form; in a chat line it may be a request ("Read this!")."""
+    a verb spelt alike in both tenses, with no subject, opening its sentence, is a diary's past
+    ("Read 45 pages of ..."); in a chat line it may be a request ("Read this!")."""
     if head.pos_ in ("VERB", "AUX"):
         subjects = _children(head, "nsubj", "nsubjpass")
         if not subjects and head.dep_ == "conj":
             subjects = _children(head.head, "nsubj", "nsubjpass")
         if not subjects and any(c.dep_ in ("det", "amod", "compound") for c in head.children):
             return clause_activity_of_noun(head)  # "Long ride, 40 km": a noun the tagger took for a verb
-        ellipsis = note and not subjects and head.i == head.sent.start
+        # a diary's "Read 45 pages": a verb whose past is its base form, opening a note's sentence
+        # ("run a half marathon" in a list of resolutions is no past)
+        ellipsis = note and not subjects and head.i == head.sent.start and head.lower_ in INVARIANT_PASTS
         if not _owner_clause(head, subjects) or not _told(head) or not (_past(head) or ellipsis):
             return None
         lemma = activity_name(head)
@@ -659,13 +664,29 @@ def as_owner(sent):
     return sent
 
 
+_FRONTMATTER = re.compile(r"\A---\n.*?\n---[ \t]*\n", re.S)
+# Lines that hold no sentence of prose: a table's rows, headings, "**Key:** value" and "key: value"
+# lines of a record (a diary's "Morning run: 7 km" has a number or a comma, a record's key none).
+_NOT_PROSE = re.compile(r"^[ \t]*(?:\|.*|#.*|\*\*[^*\n]+:\*\*.*|[a-z_]+:[ \t]+[^\d,\n]*)$", re.M)
+
+
+def prose(text: str) -> str:
+    """The text with its frontmatter, tables, headings and record lines blanked (spaces of the
+    same length, so offsets stay the text's): the sentences left are the ones that may tell."""
+
+    def blank(m: re.Match) -> str:
+        return re.sub(r"[^\n]", " ", m.group(0))
+
+    return _NOT_PROSE.sub(blank, _FRONTMATTER.sub(blank, text))
+
+
 def text_events(
     text: str, base: date | None, owner_names: frozenset[str] = frozenset(), note: bool = True
 ) -> list[Event]:
     """The events a text tells of its writer, dated from base (its note's or message's day). A
     semicolon parts sentences here ("Lunch at the Anchor with Ines; we laughed a lot." tells a
     lunch): read as a full stop, of the same length, so offsets stay the text's."""
-    parsed = ner.parse(text.replace("; ", ". "))
+    parsed = ner.parse(prose(text).replace("; ", ". "))
     return [e for sent in parsed.sents for e in sentence_events(as_owner(sent), base, owner_names, note)]
 
 
