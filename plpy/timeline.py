@@ -414,15 +414,19 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
     # Every lookup reads only what this reader may see (exo_private.timeline_events): how the
     # question is read never depends on withheld events.
     shown = (
-        "exo_private.timeline_events({}, null, null, {}, {}, $2, exo_private.released_keys($3),"
+        "exo_private.timeline_events({}, {}, {}, {}, {}, $2, exo_private.released_keys($3),"
         " $4::timestamptz, {})"
     )
 
     def known(name):
         row = db(
             "timeline_names",
-            "select exists (select 1 from " + shown.format("null", "null", "$1", "null") + ") as people,"
-            " exists (select 1 from " + shown.format("null", "$1", "null", "null") + ") as places",
+            "select exists (select 1 from "
+            + shown.format("null", "null", "null", "null", "$1", "null")
+            + ") as people,"
+            " exists (select 1 from "
+            + shown.format("null", "null", "null", "$1", "null", "null")
+            + ") as places",
             ["text", "text[]", "text[]", "text"],
             [name, workspaces, bridge, as_of_end],
         )[0]
@@ -432,7 +436,7 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
         rows = db(
             "timeline_vocabulary",
             "select w.word, array(select distinct e.activity from "
-            + shown.format("exo_private.word_forms(array[w.word])", "null", "null", "null")
+            + shown.format("exo_private.word_forms(array[w.word])", "null", "null", "null", "null", "null")
             + " e order by 1 limit 10) as activities from unnest($1::text[]) w (word)",
             ["text[]", "text[]", "text[]", "text"],
             [words, workspaces, bridge, as_of_end],
@@ -443,7 +447,7 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
         rows = db(
             "timeline_held",
             "select w from unnest($1::text[]) w where exists (select 1 from "
-            + shown.format("$5", "null", "null", "array[w]")
+            + shown.format("$5", "null", "null", "null", "null", "array[w]")
             + " e where not $6 or e.amount is not null)",
             ["text[]", "text[]", "text[]", "text", "text[]", "boolean"],
             [words, workspaces, bridge, as_of_end, activities, money],
@@ -455,13 +459,12 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
             return None
         rows = db(
             "timeline_activities",
-            "select e.activity, count(*) as n, coalesce(min(g.f), e.activity) as label "
-            "from exo_private.timeline_events(null, $1::date, $2::date, null, null, $3,"
-            "                                 exo_private.released_keys($4), $5::timestamptz) e "
-            "left join lateral (select f from unnest(e.forms) f where f like '%ing' order by f limit 1) g on true "
-            "group by e.activity order by n desc, e.activity limit 40",
-            ["text", "text", "text[]", "text[]", "text"],
-            [reading.first, reading.last, workspaces, report.get("bridge") or [], as_of_end],
+            "select e.activity, count(*) as n, coalesce(min(g.f), e.activity) as label from "
+            + shown.format("null", "$5::date", "$6::date", "null", "null", "null")
+            + " e left join lateral (select f from unnest(e.forms) f where f like '%ing' order by f limit 1) g"
+            " on true group by e.activity order by n desc, e.activity limit 40",
+            ["text", "text[]", "text[]", "text", "text", "text"],
+            [None, workspaces, bridge, as_of_end, reading.first, reading.last],
         )
         sims = meaning(kind, [r["label"] for r in rows]) if rows else None
         return [r["activity"] for r, sim in zip(rows, sims, strict=True) if sim >= near] if sims else None
