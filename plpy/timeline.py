@@ -408,7 +408,10 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
         return "", None
     workspaces = list(report.get("workspaces") or []) or None
     as_of = report.get("as_of")
-    as_of_end = f"{as_of} 23:59:59.999999" if as_of else None
+    # A search's as_of is now unless a caller asks of the past: only then is each event's writing
+    # checked against it (exo_private.written_by, a lookup an event).
+    past = as_of and as_of < datetime.date.today().isoformat()
+    as_of_end = f"{as_of} 23:59:59.999999" if past else None
 
     bridge = report.get("bridge") or []
     # Every lookup reads only what this reader may see (exo_private.timeline_events): how the
