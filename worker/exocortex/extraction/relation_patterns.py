@@ -535,6 +535,7 @@ def sentences(text: str, author: str | None):
 # A sentence that opens with a singular third-person pronoun: in a note about one person, that
 # person, unless the sentence before named someone else.
 _PRONOUN = re.compile(r"(?P<pro>She|He|Her|His)\b(?!['\u2019])")
+_ANY_PRONOUN = re.compile(r"\b(?P<pro>[Ss]he|[Hh]e|[Hh]er|[Hh]is)\b(?!['\u2019])")
 
 
 def note_subject(title: str | None, known: dict[str, str] | None = None) -> str | None:
@@ -560,19 +561,33 @@ class NoteSubject:
         self.previous = ""
         self.previous_on_subject = True  # the title line
 
+    def means_subject(self, sentence: str) -> bool:
+        """Whether the first he/she/his/her of sentence means the subject, by read()'s rule,
+        wherever it stands ("There he married Rosa"), when no full name comes before it (then
+        the sentence says whom it means); asked before read() reads the sentence."""
+        m = _ANY_PRONOUN.search(sentence)
+        if not m or full_names(sentence[: m.start()]):
+            return False
+        return self._may_mean("he" if m["pro"].lower() in ("he", "his") else "she")
+
+    def _may_mean(self, family: str) -> bool:
+        """A pronoun of family may mean the subject: the note has not called them otherwise, and
+        the sentence before was on the subject or named nobody else."""
+        others = {name_key(n) for n in full_names(self.previous)} - self.mine
+        others |= {
+            name_key(w)
+            for w in re.findall(_WORD, self.previous)
+            if self.known.get(name_key(w)) == "Person" and name_key(w) not in self.mine
+        }
+        return self.pronoun in (None, family) and (self.previous_on_subject or not others)
+
     def read(self, sentence: str) -> str:
         """sentence, its opening pronoun replaced by the subject (or the subject's) where it means them."""
         m = _PRONOUN.match(sentence)
         said = sentence
         if m:
             family = "he" if m["pro"] in ("He", "His") else "she"
-            others = {name_key(n) for n in full_names(self.previous)} - self.mine
-            others |= {
-                name_key(w)
-                for w in re.findall(_WORD, self.previous)
-                if self.known.get(name_key(w)) == "Person" and name_key(w) not in self.mine
-            }
-            if self.pronoun in (None, family) and (self.previous_on_subject or not others):
+            if self._may_mean(family):
                 self.pronoun = family
                 said = (self.about + "'s" if m["pro"] in ("Her", "His") else self.about) + sentence[m.end() :]
         self.previous = sentence

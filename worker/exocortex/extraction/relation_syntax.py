@@ -17,11 +17,15 @@ noun's kind gives the direction ("Cy is Ana's son": Ana PARENT_OF Cy; "Ana is Cy
 A plural peer noun or "married" after "be" relates the conjoined subjects pairwise ("Ana and Ben
 are siblings | friends | married"; "Ana and Ben married"); "Ana is friends with Ben".
 Verbs relate their subject (a name, a relative pronoun's antecedent "Ana, who lives in Oslo", the
-noun a participle hangs on "Ana, based in Oslo", the subject of the verb a conjoined one shares)
-to an object, a prepositional object or a passive agent: VERBS (work at | for, join, hire,
-employ, lead, live | reside in, move to, be based in, marry, befriend). A role noun joined to a
-person by "be" or apposition relates them to the organisation of its "at" / "for" ("an engineer
-at Acme"), or of its "of" for roles of office (ROLE_OF: "the CEO of Acme").
+noun a participle hangs on "Ana, based in Oslo", the person a noun is said of "Ana is an engineer
+who works for Acme", the subject of the verb a conjoined one shares) to an object, a
+prepositional object or a passive agent: VERBS (work | teach at, join, hire, employ, lead, live |
+reside in, move | emigrate to, be based in, marry, befriend). A role noun said of a person by
+"be", apposition, an appointment ("was appointed director of Acme") or a list of roles ("an
+economist and the director of ...") relates them to the organisation of its "at" / "for" ("an
+engineer at Acme"), or of its "of" for roles of office (ROLE_OF: "the CEO of Acme"). A he/she/his/
+her anywhere in a sentence of a note about someone means them by NoteSubject's rule ("There he
+married Rosa"), unless the sentence names someone before it.
 
 A person's name is read off the surface, as the small parser splits and mis-attaches names it
 does not know: the run of contiguous capitalised words, with hyphens and name particles inside
@@ -77,6 +81,7 @@ TYPES = {
 # states its result in any tense, a state ("works at") only in the present.
 VERBS = {
     "work": ("WORKS_AT", "prep:at,for", False),
+    "teach": ("WORKS_AT", "prep:at", False),
     "join": ("WORKS_AT", "dobj", True),
     "employ": ("WORKS_AT", "agent", False),
     "hire": ("WORKS_AT", "agent", True),
@@ -89,6 +94,8 @@ VERBS = {
     "base": ("LIVES_IN", "prep:in", False),
     "move": ("LIVES_IN", "prep:to", True),
     "relocate": ("LIVES_IN", "prep:to", True),
+    "emigrate": ("LIVES_IN", "prep:to", True),
+    "immigrate": ("LIVES_IN", "prep:to", True),
     "settle": ("LIVES_IN", "prep:in", True),
     "marry": ("SPOUSE_OF", "dobj", True),
     "wed": ("SPOUSE_OF", "dobj", True),
@@ -176,7 +183,9 @@ def find(
     found.people |= {name_key(e.text) for e in doc.ents if e.label_ == "PERSON"}
     for sent in doc.sents:
         said = sent.text.strip()
-        opening = bool(subject) and subject.read(said) != said
+        opening = bool(subject) and subject.means_subject(said)
+        if subject:
+            subject.read(said)
         if not said or said.endswith("?"):
             continue
         reader = Sentence(sent, found, author, about if opening else None, about)
@@ -471,7 +480,9 @@ class Sentence:
                         continue
                     seen.add(run[0].i)
                     stack.append(run)
-                    if child.i in self.runs or child.pos_ == "PRON" or appositive(child):
+                    # "her husband Tom and their son, Cy": a relative of its own is another relation
+                    kin = child.lemma_.lower() in RELATION_NOUNS
+                    if (child.i in self.runs or child.pos_ == "PRON" or appositive(child)) and not kin:
                         out.append(child)
         return [token, *sorted(out, key=lambda t: t.i)]
 
@@ -519,13 +530,20 @@ class Sentence:
         subject = next((c for h in helpers for c in h.children if c.dep_ in PERSON_DEPS), None)
         if subject is not None:
             if subject.tag_ in ("WP", "WDT") and verb.dep_ == "relcl":
-                return self.names(verb.head)
+                return self.said_of(verb.head)
             return self.names(subject)
         if verb.dep_ == "conj" and verb.head.pos_ in ("VERB", "AUX"):
             return self.subjects(verb.head)
         if verb.dep_ == "acl" and verb.tag_ in ("VBN", "VBG"):
-            return self.names(verb.head)
+            return self.said_of(verb.head)
         return []
+
+    def said_of(self, word) -> list[str]:
+        """Who a clause hung on word is about: word's names, or for a common noun the people it
+        is said of ("an engineer who works for Acme", "an architect based in Lyon")."""
+        if word.pos_ == "NOUN" and word.i not in self.runs and not appositive(word):
+            return predicated(self, word)[0]
+        return self.names(word)
 
     def add(self, subjects, predicate: str, objects) -> None:
         """subjects to objects; for work and residence only a person's full name (or a name
@@ -572,6 +590,8 @@ class Sentence:
                 return [n for pobj in child.children if pobj.dep_ == "pobj" for n in self.names(pobj)]
         if noun.dep_ == "dobj" and noun.head.lemma_ == "have":
             return self.subjects(noun.head)
+        if noun.dep_ == "conj" and noun.head.pos_ == "NOUN":  # "his closest collaborator and friend"
+            return self.possessors(noun.head)
         return []
 
     def named_by(self, noun) -> list[str]:
@@ -590,6 +610,8 @@ class Sentence:
             return self.subjects(head)
         if head.lemma_ == "be" and noun.dep_ == "nsubj":
             return [n for c in head.children if c.dep_ == "attr" for n in self.names(c)]
+        if noun.dep_ == "conj" and head.pos_ == "NOUN":
+            return self.named_by(head)
         return []
 
     # -- copular pairs -------------------------------------------------------------------------
@@ -674,18 +696,17 @@ class Sentence:
         lemma = noun.lemma_.lower()
         if lemma in NOT_STAFF - set(NOUN_OF) or not current_relative(noun):
             return
-        if not any(c.dep_ in ("det", "poss") for c in noun.children):
+        if not any(c.dep_ in ("det", "poss", "amod") for c in noun.children) and noun.dep_ != "oprd":
             return  # "Scd: Fix driver for SCM" (a heading, no role); "an engineer at Acme" has one
-        if noun.dep_ == "attr" and noun.head.lemma_ == "be":
-            people, clause = self.subjects(noun.head), noun.head
-        elif noun.dep_ == "appos" and noun.head.pos_ == "PROPN":
-            people, clause = self.names(noun.head), noun
-        else:
+        people, clause = predicated(self, noun)
+        if not people:
             return
+        # "was appointed chief executive of Acme": an appointment is an event, its post holds after
+        event = clause.dep_ != "appos" and any(c.dep_ == "oprd" for c in clause.children)
         predicate = NOUN_OF.get(lemma, "WORKS_AT")
         kind = TYPES[predicate][1]
         places = self.role_objects(noun, ["of"] if lemma in NOUN_OF else ["at", "for"], kind)
-        if holds(clause, predicate, event=False):
+        if holds(clause, predicate, event):
             self.add(people, predicate, places)
 
     def role_objects(self, noun, preps: list[str], kind: str = "Org") -> list[str]:
@@ -699,6 +720,23 @@ class Sentence:
             if child.dep_ == "prep" and child.lower_ in allowed:
                 out += [n for o in child.children if o.dep_ == "pobj" for n in self.names(o, kind)]
         return out
+
+
+def predicated(sentence: Sentence, noun) -> tuple[list[str], object]:
+    """(people, clause): whom a common noun is said of and the clause that says it: the subject
+    of a copular "be" it completes ("Ana is an engineer"), of a verb it is the complement of
+    ("Ana was appointed chief executive"), the name it is in apposition to ("Ana, an engineer"),
+    or, conjoined ("an economist and the director of ..."), what the first of its list is said of."""
+    while noun.dep_ == "conj" and noun.head.pos_ == "NOUN":
+        noun = noun.head
+    head = noun.head
+    if noun.dep_ == "attr" and head.lemma_ in ("be", "become"):
+        return sentence.subjects(head), head
+    if noun.dep_ == "oprd" and head.pos_ == "VERB":
+        return sentence.subjects(head), head
+    if noun.dep_ == "appos" and head.pos_ == "PROPN":
+        return sentence.names(head), noun
+    return [], noun
 
 
 def appositive(token) -> bool:
