@@ -212,9 +212,10 @@ class Reading:
         else:
             named = {w: a for w, a in matched.items() if w not in LIGHT_WORDS} or matched
         self.activities = sorted({a for found in named.values() for a in found}) or None
-        # words of a kind of person or place ("friends", "restaurants") or of an occasion ("yoga
-        # sessions", "a game of tennis", "distance covered") narrow nothing
-        generic = PERSON_CATEGORIES | PLACE_CATEGORIES | OCCASION_WORDS
+        # words of a kind of person or place ("friends", "restaurants"), of an occasion ("yoga
+        # sessions", "a game of tennis", "distance covered") or a light verb ("meet someone for
+        # lunch": the lunch may be told without a meeting) narrow nothing
+        generic = PERSON_CATEGORIES | PLACE_CATEGORIES | OCCASION_WORDS | LIGHT_WORDS
         rest = [w for w in words if (w not in matched or money) and w not in generic]
         self.about = held(rest, self.activities, money) if rest else None
         self.about = self.about or None

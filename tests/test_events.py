@@ -81,6 +81,43 @@ def test_questions_denials_plans_and_other_peoples_doings_are_no_events():
     assert read("Quiet evening at home.") == []
 
 
+@pytest.mark.parametrize(
+    ("text", "activity"),
+    [
+        # an opening clause with no subject before one that has it: the verb is the owner's
+        ("Met Tomas for supper at Casa Lina, we talked till late.", "supper"),
+        # a fragment before the owner's clause, whatever the parser hangs it on
+        ("Brunch with Hamid (the Old Mill), we split a cake.", "brunch"),
+        ("Supper at Casa Lina with Hamid; we talked till late.", "supper"),
+        # the role a generic noun stands for, in apposition or before it, not a word after it
+        ("Appointment with Ms Varga (osteopath) at 4pm, all fine.", "osteopath"),
+        ("Vet appointment at noon with Dr Ruiz: booster done.", "vet"),
+        # a fragment joined to a clause with its own company and measure
+        ("Packed my bag, badminton with Leon Marsh, forty minutes.", "badminton"),
+    ],
+)
+def test_fragments_and_opening_clauses_beside_another_clause_are_read(text, activity):
+    assert activity in [e["activity"] for e in read(text)]
+
+
+def test_each_clause_keeps_its_own_measures_people_and_places():
+    (pack, badminton) = read("Packed my bag, badminton with Leon Marsh, forty minutes.")
+    assert (pack["minutes"], badminton["minutes"], badminton["people"]) == (None, 40.0, ["Leon Marsh"])
+    (swim, run) = read("Swam 30 lengths, 45 minutes, and then ran 5 km.")
+    assert (swim["minutes"], swim["km"], run["minutes"], run["km"]) == (45.0, None, None, 5.0)
+    talk, supper = read("Met Tomas for supper at Casa Lina, we talked till late.")
+    assert (supper["people"], supper["place"]) == (["Tomas"], "Casa Lina")
+    assert (talk["people"], talk["place"]) == ([], None)  # one meeting, counted once with Tomas
+
+
+def test_subjects_of_a_clause_and_words_alone_are_no_fragments():
+    chat = lambda text: [e.activity for e in events.text_events(text, DAY, note=False)]  # noqa: E731
+    assert chat("Chocolate milk is delicious.") == []
+    assert chat("Water slides are more intense for me than roller coasters.") == []
+    assert chat("Granted, that doesn't make it easy.") == []
+    assert chat("Or this one person who I believe is determined not to talk to me.") == []
+
+
 def test_verb_lemmas_come_from_spacys_tables():
     assert [events.verb_lemma(w) for w in ("swam", "swimming", "ran", "cycled", "rode")] == [
         "swim", "swim", "run", "cycle", "ride",

@@ -81,6 +81,13 @@ def test_a_light_verb_beside_an_activity_adds_nothing_and_leftover_words_narrow_
     assert (spent.unknown, spent.activities, spent.about) == (None, None, None)  # every purchase
 
 
+def test_a_light_verb_no_event_was_told_with_narrows_nothing():
+    reading = timeline.Reading("When did I last meet someone for coffee?", {})
+    reading.read_names(known)
+    reading.read_words(lambda words: {"coffee": ["coffee"]} if "coffee" in words else {}, lambda *_: [])
+    assert (reading.activities, reading.about, reading.unknown) == (["coffee"], None, None)
+
+
 def test_which_most_groups_by_people_places_or_activities():
     assert read("Who did I have lunch with most?").group == "person"
     city = read("Which city did I visit most?")

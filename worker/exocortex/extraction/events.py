@@ -17,6 +17,8 @@ name and "I", or none: a diary's "Ran 5 km") becomes one event, read from spaCy'
   how    durations ("40 minutes", "1h15", "an hour and a half" -> minutes), distances (km, miles
   much   -> km), money (£12.50, "12 pounds" -> amount and currency), and a count of something
          ("30 lengths", "12 routes").
+         Each clause keeps the measures, people and place of its own words ("Hit some balls,
+         tennis with Owen, an hour": the hour and Owen are the tennis's).
   who    the people named (spaCy's PERSON, a title and surname, a name beside "I").
   where  a place named by spaCy (GPE, LOC, FAC) or a proper noun after at, in, to.
   when   the day of its note or message, unless the sentence moves it: "yesterday", "last
@@ -306,7 +308,29 @@ def _children(token, *deps):
     return [c for c in token.children if c.dep_ in deps]
 
 
+@functools.cache
+def _common_nouns() -> frozenset[str]:
+    return frozenset(ner.pipeline().get_pipe("lemmatizer").lookups.get_table("lemma_index")["noun"])
+
+
+def _opening_noun(token) -> bool:
+    """A common noun opening its sentence: tagged one, or a proper noun that is an English common
+    noun only capitalised there ("Coffee at Rosa's with Hannah")."""
+    if token.i != token.sent.start:
+        return False
+    if token.pos_ == "PROPN" and (token.ent_type_ == "PERSON" or token.lower_ not in _common_nouns()):
+        return False
+    # situated, as a fragment is ("Lunch at Pho Saigon"), not a label ("Troop 41")
+    return token.pos_ in ("NOUN", "PROPN") and any(
+        c.dep_ == "prep" and c.lower_ in SITUATING_PREPOSITIONS for c in token.children
+    )
+
+
 def _is_name(token) -> bool:
+    """A proper noun, or a word in a name spaCy found; not a common noun capitalised by opening its
+    sentence, which the small model often runs into the name after it ("Lunch at Pho Saigon")."""
+    if _opening_noun(token):
+        return False
     return token.pos_ == "PROPN" or token.ent_type_ in ("PERSON", "GPE", "LOC", "FAC", "ORG", "NORP")
 
 
@@ -325,7 +349,8 @@ def _object_activity(verb):
         if c.tag_ == "VBG" or (c.dep_ in ("dobj", "xcomp", "advcl") and c.text.casefold().endswith("ing")):
             return c
     if verb.lemma_ in GOING_OUT:
-        for prep in _children(verb, "prep"):
+        # under the verb, or under the one it met ("met Rosa Thistlewood for lunch")
+        for prep in [p for w in (verb, *_children(verb, "dobj", "npadvmod")) for p in _children(w, "prep")]:
             if prep.lower_ == "for":
                 for obj in _children(prep, "pobj"):
                     if _content_noun(obj):
@@ -346,10 +371,16 @@ def _generic_head(noun):
     or the role its sentence gives in apposition ("Appointment with Dr Okafor (dentist)")."""
     if noun.lemma_.casefold() in GENERIC_NOUNS:
         for c in noun.children:
-            if c.dep_ in ("compound", "amod", "nmod") and c.lemma_.casefold() not in NOT_HAPPENINGS:
+            # a modifier before it ("yoga class"), not a word after ("Appointment ..., all fine")
+            if (
+                c.i < noun.i
+                and c.dep_ in ("compound", "amod", "nmod")
+                and c.lemma_.casefold() not in NOT_HAPPENINGS
+            ):
                 return c
         for t in noun.sent:
-            if t.dep_ == "appos" and t.pos_ == "NOUN" and t.lemma_.casefold() not in NOT_HAPPENINGS:
+            # a common word, whatever the tagger makes of it ("(optician)" is often a PROPN)
+            if t.dep_ == "appos" and t.is_lower and t.is_alpha and t.lemma_.casefold() not in NOT_HAPPENINGS:
                 return t
     return noun
 
@@ -431,11 +462,15 @@ def clause_activity(head, note: bool = False):
 
 
 def clause_activity_of_noun(head):
-    """A fragment's activity ("Morning run: 7 km"), when it tells a happening (_situated); beside
-    a clause of the owner's ("Ines and I had coffee") its noun is that clause's subject, none."""
+    """A fragment's activity ("Morning run: 7 km", "Lunch with Maya, we argued about films"),
+    when it tells a happening (_situated); a noun that is the owner's fellow subject ("Ines and
+    I had coffee") or holds a clause of the owner's ("this one person who I believe ...",
+    "water sport i mean") is none."""
     if not (_content_noun(head) or head.pos_ == "VERB") or not _situated(head):
         return None
-    if any(t.dep_ == "nsubj" and t.lower_ in OWNER_SUBJECTS for t in head.sent):
+    if any(
+        t.lower_ in OWNER_SUBJECTS for t in (*head.conjuncts, *head.subtree) if t.dep_ in ("nsubj", "conj")
+    ):
         return None
     return _generic_head(head)
 
@@ -560,15 +595,59 @@ def _destination(head) -> str | None:
     return None
 
 
+# How the parser hangs a sentence's opening fragment on the clause after it.
+FRAGMENT_DEPS = frozenset({"dep", "npadvmod", "nsubj", "nmod", "amod", "advcl"})
+
+
+def _own_detail(noun) -> bool:
+    """Whether a noun's own phrase names a person or place (a proper noun after with, at, in ...)
+    or gives a measure."""
+    phrase = "".join(t.text_with_ws for t in noun.subtree)
+    if _DURATION.search(phrase) or _DISTANCE.search(phrase) or _MONEY.search(phrase):
+        return True
+    return any(
+        t.pos_ == "PROPN" and t.dep_ == "pobj" and t.head.lower_ in SITUATING_PREPOSITIONS
+        for t in noun.subtree
+    )
+
+
 def _clause_heads(sent) -> list:
     """The clauses a sentence tells: its root, and the verbs joined to it (conj) or, under a root
     that is no verb ("Saw Dr Hale about my cough; all fine."), the verbs it governs."""
     root = sent.root
     joined = ("conj",) if root.pos_ in ("VERB", "AUX") else ("conj", "ccomp", "parataxis", "advcl")
     heads = [root, *[c for c in root.children if c.dep_ in joined and c.pos_ == "VERB"]]
+    # a clause before the root that the parser hangs on it: "Met Kit for lunch, we talked a lot."
+    heads += [
+        c for c in root.children if c.dep_ in ("ccomp", "parataxis") and c.i < root.i and c not in heads
+    ]
+    if root.pos_ in ("VERB", "AUX"):
+        # a fragment joined to the clause with its own company, place or measure: "Hit some
+        # balls, tennis with Owen, an hour." (not "..., but thanks for chatting")
+        heads += [
+            c
+            for c in root.children
+            if c.dep_ in ("conj", "appos", "advcl") and c.pos_ == "NOUN" and _own_detail(c)
+        ]
     first = next(iter(sent), None)
-    if root.pos_ not in ("VERB", "AUX", "NOUN", "PROPN") and first is not None and first.pos_ == "NOUN":
-        heads.append(first)  # "Appointment with Dr Okafor at 9:15, all fine." (root: "fine")
+    while first is not None and first.dep_ in ("compound", "amod", "det") and first.head.i > first.i:
+        first = first.head  # the noun of the opening phrase: "Dentist appointment at 11:50, ..."
+    opening = first is not None and (first.pos_ == "NOUN" or _opening_noun(first))
+    # a subject only when a comma parts it from its verb ("Lunch with Maya, we argued"), not the
+    # subject of a clause ("Chocolate milk is delicious")
+    parted = first is not None and any(
+        t.is_punct for t in sent if min(first.i, first.head.i) < t.i < max(first.i, first.head.i)
+    )
+    if (
+        opening
+        and first != root
+        and first not in heads
+        and first.dep_ in FRAGMENT_DEPS
+        and (first.dep_ != "nsubj" or parted)
+    ):
+        # a fragment opening the sentence: "Appointment with Dr Okafor at 9:15, all fine." (root:
+        # "fine"), "Dinner with Zara (the Lantern), we argued about films." (root: "argued")
+        heads.append(first)
     return heads
 
 
@@ -580,16 +659,16 @@ def sentence_events(
     if not text or text.endswith("?"):
         return []
     day, source = moved_day(text, base)
-    minutes, km = minutes_in(text), km_in(text)
-    amount, currency = money_in(text)
-    taken = " ".join(m.group(0) for r in (_DURATION, _DISTANCE, _MONEY) for m in r.finditer(text))
-    count, unit = count_in(sent, taken)
-    places = _places(sent)
+    told = [
+        (head, token) for head in _clause_heads(sent) if (token := clause_activity(head, note)) is not None
+    ]
     found = []
-    for head in _clause_heads(sent):
-        token = clause_activity(head, note)
-        if token is None:
-            continue
+    for (head, token), part in zip(told, _parts(sent, [h for h, _ in told]), strict=True):
+        said = "".join(t.text_with_ws for t in part)
+        minutes, km = minutes_in(said), km_in(said)
+        amount, currency = money_in(said)
+        taken = " ".join(m.group(0) for r in (_DURATION, _DISTANCE, _MONEY) for m in r.finditer(said))
+        count, unit = count_in(part, taken)
         activity, forms = activity_name(token), {token.text.casefold(), activity_name(token)}
         if (
             token.pos_ in ("VERB", "AUX")
@@ -597,7 +676,7 @@ def sentence_events(
             or verb_lemma(activity) == activity
         ):
             forms.add(gerund(activity))  # "a run" is running too
-        place = next((name for name, _ in places), None)
+        place = next((name for name, _ in _places(part)), None)
         if (trip := _destination(head) or _destination(token)) is not None:
             activity, place = "travel", trip
             forms |= {"travel", "trip", head.text.casefold(), activity_name(head)}
@@ -606,11 +685,28 @@ def sentence_events(
                 activity=activity, forms=sorted(forms), sentence=text,
                 char_start=sent.start_char, char_end=sent.end_char, day=day, day_source=source,
                 minutes=minutes, km=km, amount=amount, currency=currency, count=count,
-                count_unit=unit, place=place, people=_people(sent, owner_names),
+                count_unit=unit, place=place, people=_people(part, owner_names),
             )
         )  # fmt: skip
-        minutes = km = amount = count = None  # a joined clause does not repeat the first one's measures
     return found
+
+
+def _parts(sent, heads) -> list[list]:
+    """The words each clause head tells its measures, place and people with: its subtree without the subtrees of the
+    other heads under it ("Hit some balls, tennis with Owen, an hour": the hour is the tennis's);
+    words no head holds (a clause that tells no event: "Pool ..., took 45 minutes") go to the
+    first."""
+    spans = {h.i: {t.i for t in h.subtree} for h in heads}
+    parts = []
+    for h in heads:
+        inner = [
+            spans[o.i] for o in heads if o.i != h.i and o.i in spans[h.i] and not spans[h.i] <= spans[o.i]
+        ]
+        parts.append({i for i in spans[h.i] if not any(i in o for o in inner)})
+    held = set().union(*parts) if parts else set()
+    if parts:
+        parts[0] |= {t.i for t in sent if t.i not in held}
+    return [[t for t in sent if t.i in part] for part in parts]
 
 
 @dataclass
@@ -644,13 +740,23 @@ class Reparsed:
 
 
 def as_owner(sent):
-    """A sentence with no subject that opens with a past-tense verb (a diary's "Went swimming:
-    ...", which spaCy's small model reads as a name) parsed again as "I went swimming: ...",
-    when that reading makes its first word a past-tense verb of "I"; else the sentence."""
+    """A sentence whose opening clause has no subject and opens with a past-tense verb (a
+    diary's "Went swimming: ...", "Met Kit for dinner, we laughed", which spaCy's small model
+    reads as a name) parsed again as "I went swimming: ...", when that reading makes its first
+    word a past-tense verb of "I"; else the sentence."""
     first = sent[0]
     if not first.is_title or first.lower_ in OWNER_SUBJECTS or not is_past_form(first.text):
         return sent
-    if any(t.dep_ in ("nsubj", "nsubjpass", "expl") for t in sent):
+    # a subject in the opening clause (up to its first comma, colon ...), unless the verb is read
+    # as part of it ("Met Yuki Strand for dinner": "Met Yuki Strand" a name)
+    opening = next((t.i for t in sent if t.is_punct), sent.end)
+    if opening == first.i + 1:
+        return sent  # a word alone ("Granted, ..."), no clause
+    subjects = [t for t in sent if t.dep_ in ("nsubj", "nsubjpass", "expl") and t.i < opening]
+    # nor a word the parser made a subject only to give the verb one ("Did yin yoga": "yin"), a
+    # subject being a pronoun, a common noun or a name spaCy knows
+    subjects = [t for t in subjects if t.pos_ in ("PRON", "NOUN") or t.ent_type_]
+    if any(first not in t.subtree for t in subjects):
         return sent
     again = ner.pipeline()("I " + first.lower_ + sent.text[len(first.text) :])
     verb = again[1]
