@@ -11,6 +11,7 @@ retries.
     http_5xx        the server answered 5xx (ServerError.status)
     http_4xx        the server rejected the request (ClientError.status, its message)
     bad_response    a 2xx body that is not JSON or lacks the expected fields
+    cancelled       the caller gave the call up from another thread (Cancel)
 
 A setting may name ``api_key_env``: the environment variable of the calling process (the
 worker, the CLI, or the database server for calls made in SQL) whose value is sent as
@@ -19,6 +20,7 @@ worker, the CLI, or the database server for calls made in SQL) whose value is se
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import ipaddress
 import json
@@ -26,6 +28,7 @@ import math
 import os
 import socket
 import ssl
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -35,8 +38,6 @@ from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
 _READ_CHUNK = 64 * 1024
-_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-_DEFAULT = urllib.request.build_opener()
 
 
 class ModelError(Exception):
@@ -75,6 +76,86 @@ class ClientError(_HTTPStatusError):
     error_class = "http_4xx"
 
 
+class Cancelled(ModelError):
+    """The caller gave the call up (Cancel.cancel) before it was answered."""
+
+    error_class = "cancelled"
+
+
+class Cancel:
+    """Cuts short, from another thread, the calls made through endpoints that carry it
+    (Endpoint.cancel): cancel() shuts their connections down, so each raises Cancelled at once
+    and the server sees its client gone (llama-server then stops generating); a call begun
+    after it raises Cancelled without connecting."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self.cancelled = False
+
+    def cancel(self) -> int:
+        """Cut the calls in flight off; returns how many connections were open."""
+        with self._lock:
+            self.cancelled = True
+            sockets = [s for s in self._sockets if s.fileno() != -1]
+            self._sockets.clear()
+        for sock in sockets:
+            _shut_down(sock)
+        return len(sockets)
+
+    def track(self, sock: socket.socket) -> None:
+        """A call's connection is open: cancel() shuts it down (at once when cancelled already)."""
+        with self._lock:
+            if not self.cancelled:
+                self._sockets = [s for s in self._sockets if s.fileno() != -1] + [sock]
+                return
+        _shut_down(sock)
+
+
+def _shut_down(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # closed already: the call is over
+        sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
+
+
+def _tracked(http_class, cancel: Cancel):
+    """http_class's connections, each handed to `cancel` once connected."""
+
+    def connection(*args, **kwargs):
+        conn = http_class(*args, **kwargs)
+        connect = conn.connect
+
+        def tracked_connect() -> None:
+            connect()
+            cancel.track(conn.sock)
+
+        conn.connect = tracked_connect
+        return conn
+
+    return connection
+
+
+class _Cancellable:
+    """A urllib handler whose requests' connections their Cancel can shut down (request.cancel)."""
+
+    def do_open(self, http_class, req, **kwargs):
+        cancel = getattr(req, "cancel", None)
+        if cancel is not None:
+            http_class = _tracked(http_class, cancel)
+        return super().do_open(http_class, req, **kwargs)
+
+
+class _HTTPHandler(_Cancellable, urllib.request.HTTPHandler):
+    pass
+
+
+class _HTTPSHandler(_Cancellable, urllib.request.HTTPSHandler):
+    pass
+
+
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}), _HTTPHandler, _HTTPSHandler)
+_DEFAULT = urllib.request.build_opener(_HTTPHandler, _HTTPSHandler)
+
+
 @dataclass(frozen=True)
 class Endpoint:
     url: str
@@ -85,6 +166,8 @@ class Endpoint:
     """The setting's other keys (dimensions, response_format, api_key_env, ...)."""
     api_key: str | None = field(default=None, repr=False)
     """The value of the variable the setting's api_key_env names, when it is set."""
+    cancel: Cancel | None = field(default=None, repr=False, compare=False)
+    """Lets another thread cut this endpoint's calls short (the worker's stop)."""
 
     @classmethod
     def from_setting(cls, value: dict[str, Any]) -> Endpoint:
@@ -123,9 +206,7 @@ def embed(endpoint: Endpoint, texts: list[str]) -> list[list[float]]:
     if not texts:
         return []
     url = f"{endpoint.url}/embeddings"
-    body = _post_json(
-        url, {"model": endpoint.model, "input": list(texts)}, endpoint.timeout_s, endpoint.api_key
-    )
+    body = _post_json(url, {"model": endpoint.model, "input": list(texts)}, endpoint, endpoint.timeout_s)
     data = body.get("data")
     if not isinstance(data, list):
         raise BadResponse(f"{url} answered without a data list", url)
@@ -165,7 +246,7 @@ def rerank(endpoint: Endpoint, query: str, documents: list[str]) -> list[float]:
         "documents": list(documents),
         "top_n": len(documents),
     }
-    body = _post_json(url, payload, endpoint.timeout_s, endpoint.api_key)
+    body = _post_json(url, payload, endpoint, endpoint.timeout_s)
     results = body.get("results")
     if not isinstance(results, list):
         raise BadResponse(f"{url} answered without a results list", url)
@@ -212,7 +293,7 @@ def chat(
     }
     if response_format is not None and endpoint.extra.get("response_format", True) is not False:
         payload["response_format"] = response_format
-    body = _post_json(url, payload, endpoint.timeout_s, endpoint.api_key)
+    body = _post_json(url, payload, endpoint, endpoint.timeout_s)
     try:
         choice = body["choices"][0]
         content = choice["message"]["content"]
@@ -275,7 +356,7 @@ def probe_error(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None
     else:
         raise ValueError(f"kind must be 'chat' or 'embeddings', got {kind!r}")
     try:
-        _request(url, payload, endpoint.timeout_s if timeout_s is None else timeout_s, endpoint.api_key)
+        _request(url, payload, endpoint, endpoint.timeout_s if timeout_s is None else timeout_s)
     except ModelError as exc:
         return exc
     return None
@@ -284,7 +365,7 @@ def probe_error(endpoint: Endpoint, kind: str, *, timeout_s: float | None = None
 def served_models(endpoint: Endpoint, *, timeout_s: float | None = None) -> list[str]:
     """The model ids the endpoint serves (GET /models, OpenAI's {"data": [{"id"}, ...]})."""
     url = f"{endpoint.url}/models"
-    raw = _request(url, None, endpoint.timeout_s if timeout_s is None else timeout_s, endpoint.api_key)
+    raw = _request(url, None, endpoint, endpoint.timeout_s if timeout_s is None else timeout_s)
     try:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -298,10 +379,8 @@ def served_models(endpoint: Endpoint, *, timeout_s: float | None = None) -> list
 # -- HTTP ---------------------------------------------------------------------------------
 
 
-def _post_json(
-    url: str, payload: dict[str, Any], timeout_s: float, api_key: str | None = None
-) -> dict[str, Any]:
-    raw = _request(url, payload, timeout_s, api_key)
+def _post_json(url: str, payload: dict[str, Any], endpoint: Endpoint, timeout_s: float) -> dict[str, Any]:
+    raw = _request(url, payload, endpoint, timeout_s)
     try:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -311,26 +390,31 @@ def _post_json(
     return body
 
 
-def _request(url: str, payload: dict[str, Any] | None, timeout_s: float, api_key: str | None = None) -> bytes:
+def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeout_s: float) -> bytes:
     """POST JSON (GET when payload is None) and return the 2xx body; raise the matching
-    ModelError otherwise. An api_key goes as ``Authorization: Bearer``.
+    ModelError otherwise. The endpoint's api_key goes as ``Authorization: Bearer``; its cancel
+    may cut the call short (Cancelled).
 
     ``timeout_s`` bounds the whole call: it is the socket timeout for connecting
     and for the wait for the answer (a non-streaming reply arrives only when the
     generation is done), and the deadline checked while the body is read.
     """
+    cancel = endpoint.cancel
+    if cancel is not None and cancel.cancelled:
+        raise Cancelled(f"{url}: the call was given up before it began", url)
     deadline = time.monotonic() + timeout_s
     headers = {"Accept": "application/json"}
     if payload is not None:
         headers["Content-Type"] = "application/json"
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key}"
     request = urllib.request.Request(
         url,
         data=None if payload is None else json.dumps(payload).encode(),
         method="GET" if payload is None else "POST",
         headers=headers,
     )
+    request.cancel = cancel  # type: ignore[attr-defined]  # read by _Cancellable
     opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
     try:
         with opener.open(request, timeout=timeout_s) as response:
@@ -341,11 +425,13 @@ def _request(url: str, payload: dict[str, Any] | None, timeout_s: float, api_key
                 if time.monotonic() > deadline:
                     raise TimeoutError
             raw = b"".join(chunks)
-    except urllib.error.HTTPError as exc:
-        raise _status_error(url, exc.code, _read_error_body(exc)) from None
-    except urllib.error.URLError as exc:
-        raise _transport_error(url, exc.reason, timeout_s) from None
-    except (OSError, http.client.HTTPException) as exc:
+    except (OSError, http.client.HTTPException) as exc:  # urllib's errors are OSErrors
+        if cancel is not None and cancel.cancelled:
+            raise Cancelled(f"{url}: the call was given up before it was answered", url) from None
+        if isinstance(exc, urllib.error.HTTPError):
+            raise _status_error(url, exc.code, _read_error_body(exc)) from None
+        if isinstance(exc, urllib.error.URLError):
+            raise _transport_error(url, exc.reason, timeout_s) from None
         raise _transport_error(url, exc, timeout_s) from None
     if time.monotonic() > deadline:
         raise Timeout(f"{url} took longer than {timeout_s:g} s", url)

@@ -16,6 +16,7 @@ import math
 import os
 import socket
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -223,6 +224,34 @@ def test_probe_is_true_only_for_a_2xx(stand_in):
     assert isinstance(client.probe_error(_ep(at(stand_in, "slow"), timeout_s=0.3), "chat"), client.Timeout)
     assert isinstance(client.probe_error(_ep(at(stand_in, "500")), "chat"), client.ServerError)
     assert isinstance(client.probe_error(_ep(f"http://127.0.0.1:{free_ports()[0]}/v1"), "chat"), EndpointDown)
+
+
+def test_a_call_cut_off_from_another_thread_ends_at_once_and_the_server_sees_it(stand_in):
+    cancel = client.Cancel()
+    endpoint = dataclasses.replace(_ep(at(stand_in, "slow"), timeout_s=30), cancel=cancel)
+    calls, hang_ups = stand_in.calls("/slow/v1/embeddings"), stand_in.hang_ups
+    cut: list[int] = []
+
+    def cut_off_once_asked() -> None:
+        while stand_in.calls("/slow/v1/embeddings") == calls:
+            time.sleep(0.01)
+        cut.append(cancel.cancel())
+
+    threading.Thread(target=cut_off_once_asked, daemon=True).start()
+    began = time.monotonic()
+    with pytest.raises(client.Cancelled) as caught:
+        client.embed(endpoint, ["a"])  # the stand-in would answer in 10 s, the timeout is 30 s
+    assert time.monotonic() - began < 2.0
+    assert caught.value.error_class == "cancelled" and cut == [1]  # one connection was open
+    deadline = time.monotonic() + 2
+    while stand_in.hang_ups == hang_ups and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert stand_in.hang_ups == hang_ups + 1  # the server saw its client go: a model server stops
+    # A call begun after the cut raises at once, without a request.
+    asked = len(stand_in.requests)
+    with pytest.raises(client.Cancelled):
+        client.chat(endpoint, [{"role": "user", "content": "hi"}], max_tokens=1)
+    assert len(stand_in.requests) == asked and cancel.cancel() == 0
 
 
 # -- the real servers ---------------------------------------------------------------------

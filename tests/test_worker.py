@@ -388,7 +388,9 @@ def test_sigterm_abandons_a_model_call_that_never_answers_within_the_grace_perio
             proc.kill()
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert took < 2 + STOP_MARGIN_S, f"stopped {took:.1f} s after SIGTERM with a 2 s grace period"
-    assert "stopping within 2 s" in err and "1 job(s) abandoned at the end of the grace period" in out
+    assert "stopping within 2 s" in err
+    said = " ".join(out.split())  # the line may be wrapped
+    assert "1 job(s) abandoned at the end of the grace period (1 model call(s) cut off)" in said
     # Hidden for the long call while it ran; given back at once, that read not counted, unclaimed.
     assert held
     with db.connect() as conn:
@@ -399,6 +401,32 @@ def test_sigterm_abandons_a_model_call_that_never_answers_within_the_grace_perio
         assert conn.execute("select stop_reason from exo_private.workers").fetchone()[0] == (
             "stopped: 1 job(s) abandoned at the end of the grace period"
         )
+
+
+def test_a_stop_cuts_the_model_call_off_and_leaves_no_thread_behind(db, tmp_path):
+    ingest_note(db, tmp_path)
+    with StandIn(lambda path, req: Reply(delay_s=300, body=b"{}")) as hanging:
+        configure(db, models__chat={"url": hanging.url, "timeout_s": 200})
+        worker = Worker(db.cfg, dbname=db.name, queues=("extract",), poll_s=0.05, grace_s=1.5)
+        thread = threading.Thread(target=worker.run)
+        thread.start()
+        try:
+            _wait_for(lambda: hanging.calls("/chat/completions") == 1)
+            began = time.monotonic()
+            worker.request_stop()
+            thread.join(timeout=30)
+            took = time.monotonic() - began
+            # The model server saw the request given up while this process still runs.
+            _wait_for(lambda: hanging.hang_ups == 1, timeout=2)
+        finally:
+            worker.abort.set()
+            thread.join(timeout=30)
+    assert took < 1.5 + STOP_MARGIN_S, f"run returned {took:.1f} s after the stop with a 1.5 s grace period"
+    assert worker.result.unfinished == 1 and worker.result.calls_cut == 1
+    assert worker.result.abandoned["extract"] == 1
+    # The job's thread ended with its call: nothing is left to hold the process at exit.
+    _wait_for(lambda: not [t for t in threading.enumerate() if t.name.startswith("exo-job")], timeout=2)
+    assert scalar(db, "select count(*) from exo_private.job_failures") == 0  # a stop is no failure
 
 
 def test_a_slow_chat_model_does_not_hold_up_embeddings(db, tmp_path):

@@ -3,13 +3,17 @@
 The only fake server the tests use, and only for faults a real model cannot
 produce on demand (HTTP 5xx, malformed bodies, slow, trickling or dropped
 answers) or for an instant "no-op model". Tests pass `respond(path, request) ->
-Reply` (request is None for a GET) and read `requests` (the POSTs, in order).
+Reply` (request is None for a GET) and read `requests` (the POSTs, in order) and
+`hang_ups` (requests whose client closed the connection while the reply was delayed).
 """
 
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class Reply:
     status: int = 200
     body: bytes | dict = b"{}"
-    delay_s: float = 0.0  # wait before answering (cut short when the stand-in stops)
+    delay_s: float = 0.0  # wait before answering (cut short when the stand-in stops or the client hangs up)
     trickle: bool = False  # headers at once, then the body a byte every 0.1 s
     hang_up: bool = False  # close the connection without a word
 
@@ -57,6 +61,7 @@ class StandIn:
         self.requests: list[tuple[str, dict]] = []
         self.headers: list[dict[str, str]] = []  # each request's headers, GETs too, in order
         self.stopping = threading.Event()
+        self.hang_ups = 0
         standin = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -74,8 +79,24 @@ class StandIn:
                 standin.requests.append((self.path, request))
                 self._answer(standin.respond(self.path, request))
 
+            def _delay(self, seconds: float) -> bool:
+                """Wait before answering; True (answer nothing) once the stand-in stops or the
+                client hangs up (counted: what tells a model server to stop generating)."""
+                deadline = time.monotonic() + seconds
+                while not standin.stopping.is_set() and time.monotonic() < deadline:
+                    readable, _, _ = select.select([self.connection], [], [], 0.02)
+                    if readable:  # the request was read in full: only a hang-up makes it readable
+                        try:
+                            gone = not self.connection.recv(1, socket.MSG_PEEK)
+                        except OSError:
+                            gone = True
+                        if gone:
+                            standin.hang_ups += 1
+                            return True
+                return standin.stopping.is_set()
+
             def _answer(self, reply: Reply) -> None:
-                if reply.delay_s and standin.stopping.wait(reply.delay_s):
+                if reply.delay_s and self._delay(reply.delay_s):
                     return
                 if reply.hang_up:
                     self.close_connection = True

@@ -46,9 +46,11 @@ No work is lost to an outage, a slow CPU or a dead worker:
 - A stop (SIGTERM, Ctrl-C: request_stop) takes no new work, and the run ends within
   `grace_s` of it. Jobs still running a second before the end are abandoned: their
   messages are visible again at once (that read not counted) and their claims released;
-  their threads, left in their model calls (the client cannot cancel a request), write
-  nothing more, and `run` returns without waiting for them (RunResult.unfinished;
-  `exo worker` then exits at once with 128 + the signal's number).
+  their model calls are cut off (model_client.Cancel shuts the connections down, so the
+  model server stops generating and the threads end at once), they write nothing more, and
+  `run` returns without waiting for threads held elsewhere (OCR, a capsule built in the
+  database): RunResult.unfinished; `exo worker` then exits at once with 128 + the signal's
+  number.
 - Workers beat a heartbeat until their running jobs have drained; one silent for
   `worker.dead_after_s` is marked dead and the messages it claimed are taken
   back. `--once` exits only when nothing of its queues is pending or in flight
@@ -66,7 +68,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import psycopg
 from pgvector import Vector
@@ -81,7 +83,7 @@ from exocortex.extraction import llm as extraction
 from exocortex.ingest import ocr
 from exocortex.ingest.pipeline import continue_extracted
 from exocortex.plpy import model_client as client
-from exocortex.plpy.model_client import ClientError, Endpoint, ModelError
+from exocortex.plpy.model_client import Cancel, ClientError, Endpoint, ModelError
 from exocortex.worker import queries
 from exocortex.worker.listener import Listener
 from exocortex.worker.pace import Pace
@@ -112,6 +114,9 @@ CALM_CALLS = 4
 """Calls in a row without a timeout before the worker takes one more job of that queue at once again."""
 STOP_RESERVE_S = 1.0
 """Of a stop's grace period, kept for giving abandoned jobs' messages back and closing down."""
+CUT_WAIT_S = 0.25
+"""How long a stop waits for the threads of cut-off model calls to end (they do at once)
+before it leaves without them."""
 WATCH_EVERY_S = 1.0
 """How often the loop tells `watch` what is done and what waits."""
 
@@ -145,6 +150,8 @@ class Job:
     messages: list[Message]
     hidden_until: float
     """time.monotonic() until which the messages are surely hidden from other readers."""
+    cancel: Cancel = field(default_factory=Cancel)
+    """Cuts the job's model calls off when it is abandoned."""
 
     @property
     def ids(self) -> list[int]:
@@ -262,6 +269,7 @@ class Worker:
         Once the grace period of a stop is over, whatever the call brings raises Abandoned.
         """
         pace = self._pace[kind]
+        endpoint = replace(endpoint, cancel=job.cancel)  # abandoning the job cuts its calls off
         cap = endpoint.timeout_s * float(settings["worker.max_timeout_factor"])
         deadline = pace.deadline(endpoint.timeout_s, cap, units)
         waits = [float(s) for s in settings["worker.retry_backoff_s"]]
@@ -273,6 +281,8 @@ class Worker:
                 answer = fn(replace(endpoint, timeout_s=deadline))
             except ClientError as exc:
                 raise JobFailed(exc) from exc
+            except client.Cancelled as exc:
+                raise Abandoned(str(exc)) from exc
             except client.Timeout as exc:
                 state = self._probe(endpoint, kind, deadline)
                 if state == "down" or (state == "busy" and deadline >= cap):
@@ -311,6 +321,7 @@ class Worker:
         no answer within timeout_s: loaded, or hung); down (once down, down for this run)."""
         if kind not in self._down:
             error = client.probe_error(endpoint, kind, timeout_s=timeout_s)
+            self._check_abandoned()  # a probe cut off says nothing of the endpoint
             if error is None:
                 return "up"
             if isinstance(error, client.Timeout):
@@ -416,7 +427,7 @@ class Worker:
         gone += [m.msg_id for m in outside if int(m.payload["outside_id"]) not in wanted]
         if gone:
             self._skip(pool, "embed", gone)
-        live = Job("embed", [m for m in job.messages if m.msg_id not in gone], job.hidden_until)
+        live = Job("embed", [m for m in job.messages if m.msg_id not in gone], job.hidden_until, job.cancel)
         if not live.messages:
             return
         chunk_ids = [int(m.payload["chunk_id"]) for m in live.messages if "outside_id" not in m.payload]
@@ -805,8 +816,8 @@ class Worker:
                     if self.watch:
                         self.watch.end(self._backlog(conn), self.result)
                     stopped = "drained" if self.once else "stopped"
-                    if pending:
-                        stopped = f"stopped: {len(pending)} job(s) abandoned at the end of the grace period"
+                    if self.result.unfinished:
+                        stopped = f"stopped: {self.result.unfinished} job(s) abandoned at the end of the grace period"
                     conn.execute(
                         queries.RECORD_STOP,
                         (self.result.stop_reason or stopped, sum(self.result.done.values()), self._worker_id),
@@ -818,8 +829,9 @@ class Worker:
 
     def _wind_down(self, conn, running: dict[Future, Job]) -> set[Future]:
         """Wait for the running jobs until the grace period ends; abandon those still running
-        (they write nothing more), their messages visible again at once and unclaimed (that read
-        not counted: a stop is not the job's fault). Returns the abandoned jobs' futures."""
+        (their model calls cut off; they write nothing more), their messages visible again at
+        once and unclaimed (that read not counted: a stop is not the job's fault). Returns the
+        futures of abandoned jobs whose threads still run (held outside a model call)."""
         self.stop.set()
         began = self.stop_requested_at or time.monotonic()
         done, pending = wait(
@@ -830,10 +842,12 @@ class Worker:
         if pending:
             self.abort.set()
             self.result.unfinished = len(pending)
+            self.result.calls_cut = sum(running[future].cancel.cancel() for future in pending)
             for future in pending:
                 job = running[future]
                 returned = conn.execute(queries.RETURN_MESSAGES, (job.queue, job.ids)).fetchone()[0]
                 self.result.abandoned[job.queue] += returned
+            _, pending = wait(pending, timeout=CUT_WAIT_S)  # what is left runs outside a model call
         self.drained.set()  # the heartbeat stops
         return pending
 

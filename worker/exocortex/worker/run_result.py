@@ -35,6 +35,8 @@ class RunResult:
     """Jobs still running when the grace period ended: abandoned."""
     abandoned: Counter = field(default_factory=Counter)
     """Messages of abandoned jobs, per queue: visible again at once, that read not counted."""
+    calls_cut: int = 0
+    """Model calls of abandoned jobs cut off in flight (their connections shut down)."""
 
     def handled(self, queue: str) -> int:
         """Messages of `queue` this run took out of it (done, skipped, failed, unread or dead-lettered)."""
@@ -60,14 +62,15 @@ def summary_line(result: RunResult) -> str:
         parts.append(f"jobs at once lowered to {result.lowest_concurrency} under load")
     if result.reclaimed:
         parts.append(f"{result.reclaimed} message(s) taken back from dead workers")
-    text = "; ".join(parts) or "nothing to do"
+    text = "; ".join(parts) or ("nothing done" if result.unfinished else "nothing to do")
     if result.stop_reason:
         text += f"; stopped: {result.stop_reason}"
     if result.endpoint_down:
         text += "; the work stays queued: run the worker again when the endpoint is back"
     if result.unfinished:
         text += (
-            f"; {result.unfinished} job(s) abandoned at the end of the grace period, their "
+            f"; {result.unfinished} job(s) abandoned at the end of the grace period "
+            f"({result.calls_cut} model call(s) cut off), their "
             f"{sum(result.abandoned.values())} message(s) queued again"
         )
     return text
@@ -91,5 +94,6 @@ def as_json(result: RunResult) -> str:
             "stop_reason": result.stop_reason,
             "unfinished": result.unfinished,
             "abandoned": result.abandoned,
+            "calls_cut": result.calls_cut,
         }
     )
