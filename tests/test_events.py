@@ -118,6 +118,28 @@ def test_subjects_of_a_clause_and_words_alone_are_no_fragments():
     assert chat("Or this one person who I believe is determined not to talk to me.") == []
 
 
+def test_going_on_foot_up_or_over_a_named_place_is_a_hike_and_the_place_is_read():
+    (snowdon,) = read("Walked up Snowdon with Gwen, four hours.")
+    assert (snowdon["activity"], snowdon["place"], snowdon["minutes"]) == ("hike", "Snowdon", 240.0)
+    assert "walk" in snowdon["forms"]  # still a walk to a question of walks
+    assert [(e["activity"], e["place"]) for e in read("Long walk over Haystacks, three hours.")] == [
+        ("hike", "Haystacks")
+    ]
+    assert [e["activity"] for e in read("Went over Catbells on foot, ninety minutes.")] == ["hike"]
+    assert [e["activity"] for e in read("Walked to the bakery.")] == ["walk"]  # no named place climbed
+    (tryfan,) = read("Scrambled to the summit of Tryfan in 3 hours.")
+    assert tryfan["place"] == "Tryfan"  # a place's part names the place
+
+
+def test_a_verb_of_its_own_doing_goes_to_a_place_not_on_a_trip():
+    (row,) = read("Rowed 12 km out to Inchmurrin and back.")
+    assert (row["activity"], row["place"], row["km"]) == ("row", "Inchmurrin", 12.0)
+    (flight,) = read("Flew to Lisbon for a wedding.")
+    assert (flight["activity"], flight["place"]) == ("travel", "Lisbon")
+    chat = [e.activity for e in events.text_events("Just hang on for dear life", DAY, note=False)]
+    assert chat == []  # a base-form verb after a modifier is a noun only with a measure
+
+
 def test_verb_lemmas_come_from_spacys_tables():
     assert [events.verb_lemma(w) for w in ("swam", "swimming", "ran", "cycled", "rode")] == [
         "swim", "swim", "run", "cycle", "ride",

@@ -413,6 +413,11 @@ def _past(verb) -> bool:
     return verb.tag_ == "VBN" and any(a.lemma_ == "have" for a in auxiliaries)
 
 
+def _measured(text: str) -> bool:
+    """Whether a text gives a duration, a distance or money."""
+    return bool(_DURATION.search(text) or _DISTANCE.search(text) or _MONEY.search(text))
+
+
 def _situated(noun) -> bool:
     """Whether a fragment tells a happening, not only names a thing: its sentence gives a measure
     or a count ("Morning run: 7.1 km"), or the noun a when, where or with whom ("Lunch with
@@ -421,8 +426,7 @@ def _situated(noun) -> bool:
     lemma = noun.lemma_.casefold()
     if not noun.is_alpha or len(lemma) < 3 or lemma in UNIT_NOUNS:
         return False  # "16 minutes!", "100%"
-    text = noun.sent.text
-    if _DURATION.search(text) or _DISTANCE.search(text) or _MONEY.search(text):
+    if _measured(noun.sent.text):
         return True
     if any(t.dep_ == "nummod" for t in noun.sent):
         return True
@@ -443,6 +447,10 @@ def clause_activity(head, note: bool = False):
             subjects = _children(head.head, "nsubj", "nsubjpass")
         if not subjects and any(c.dep_ in ("det", "amod", "compound") for c in head.children):
             return clause_activity_of_noun(head)  # "Long ride, 40 km": a noun the tagger took for a verb
+        modified = any(c.dep_ == "advmod" and c.i < head.i for c in head.children)
+        if not subjects and modified and head.tag_ == "VB" and not _children(head, "aux"):
+            # "Long walk over Cold Fell, two hours": a noun if measured, else an imperative ("Just hang on")
+            return clause_activity_of_noun(head) if _measured(head.sent.text) else None
         # a diary's "Read 45 pages": a verb whose past is its base form, opening a note's sentence
         # ("run a half marathon" in a list of resolutions is no past)
         ellipsis = note and not subjects and head.i == head.sent.start and head.lower_ in INVARIANT_PASTS
@@ -482,6 +490,10 @@ PLACE_PREPOSITIONS = frozenset(
     ["at", "in", "to", "around", "near", "from", "through", "along", "up", "over", "into"]
 )
 PERSON_PREPOSITIONS = frozenset({"with"})
+# Particles and prepositions of a path up or over a place.
+PATH_WORDS = frozenset({"up", "over"})
+# English verbs of going on foot: one that goes up or over a named place tells a hike.
+WALKING_VERBS = frozenset("walk stroll trek ramble tramp wander hike".split())  # noqa: SIM905
 # Words of going somewhere: their "to" names a place, whatever spaCy labels it.
 TRAVEL_WORDS = frozenset(
     [
@@ -518,10 +530,34 @@ def _place_name(token) -> str:
 
 
 def _in_place(token) -> bool:
-    """Whether a token is, or is joined to, the proper-noun object of a place preposition."""
+    """Whether a token is, or is joined to, the proper-noun object of a place preposition or of a
+    path ("walked up Pike Hill")."""
     while token.dep_ == "conj":
         token = token.head
-    return token.dep_ == "pobj" and token.head.lower_ in PLACE_PREPOSITIONS
+    return (token.dep_ == "pobj" and token.head.lower_ in PLACE_PREPOSITIONS) or _path_object(token)
+
+
+def _path_object(token) -> bool:
+    """Whether a token is a name a path goes up or over ("walked up Pike Hill", "went over
+    Haystacks"): capitalised within its sentence, the object of such a preposition or of a verb
+    with such a particle."""
+    if not token.is_title or token.i == token.sent.start:
+        return False
+    if token.dep_ == "pobj":
+        return token.head.lower_ in PATH_WORDS
+    return token.dep_ in ("dobj", "npadvmod") and any(
+        c.dep_ == "prt" and c.lower_ in PATH_WORDS for c in token.head.children
+    )
+
+
+def _ascent(head, token) -> bool:
+    """Whether a clause goes on foot up or over a named place ("Walked up Pike Hill and back",
+    "Long walk over Cold Fell", "Went up Snowdon on foot"): a hike, whatever verb of going tells
+    it."""
+    on_foot = any(t.lower_ == "foot" and t.head.lower_ == "on" for t in head.subtree)
+    if not (on_foot or activity_name(token) in WALKING_VERBS):
+        return False
+    return any(_path_object(t) for t in (*head.subtree, *token.subtree))
 
 
 def _name_of(token) -> str:
@@ -538,9 +574,15 @@ def _places(tokens) -> list[tuple[str, bool]]:
     ("at Millbrook pool", "at the lido")."""
     found = []
     for t in tokens:
+        if _path_object(t):  # "walked up Pike Hill"
+            found.append((_place_name(t), t.ent_type_ in ("GPE", "LOC")))
         if t.dep_ != "pobj" or not t.is_alpha:
             continue
-        at = t.head.lower_ in PLACE_PREPOSITIONS or (t.head.lower_ == "of" and t.ent_type_ in PLACE_LABELS)
+        # "of" before a name spaCy knows for a place, or of a place's part ("to the top of Pike Hill")
+        part_of = t.head.head.dep_ == "pobj" and t.head.head.head.lower_ in PLACE_PREPOSITIONS
+        at = t.head.lower_ in PLACE_PREPOSITIONS or (
+            t.head.lower_ == "of" and (t.ent_type_ in PLACE_LABELS or part_of)
+        )
         if at and t.pos_ == "PROPN":
             found.append((_place_name(t), t.ent_type_ in ("GPE", "LOC")))
         elif t.head.lower_ == "at" and t.pos_ == "NOUN" and t.lemma_.casefold() not in NOT_HAPPENINGS:
@@ -602,8 +644,7 @@ FRAGMENT_DEPS = frozenset({"dep", "npadvmod", "nsubj", "nmod", "amod", "advcl"})
 def _own_detail(noun) -> bool:
     """Whether a noun's own phrase names a person or place (a proper noun after with, at, in ...)
     or gives a measure."""
-    phrase = "".join(t.text_with_ws for t in noun.subtree)
-    if _DURATION.search(phrase) or _DISTANCE.search(phrase) or _MONEY.search(phrase):
+    if _measured("".join(t.text_with_ws for t in noun.subtree)):
         return True
     return any(
         t.pos_ == "PROPN" and t.dep_ == "pobj" and t.head.lower_ in SITUATING_PREPOSITIONS
@@ -677,7 +718,12 @@ def sentence_events(
         ):
             forms.add(gerund(activity))  # "a run" is running too
         place = next((name for name, _ in _places(part)), None)
-        if (trip := _destination(head) or _destination(token)) is not None:
+        if _ascent(head, token):
+            activity = "hike"
+            forms |= {"hike", "hiking"}
+        # a verb of its own doing goes to a place, not on a trip ("Cycled 25 km out to Marsham")
+        own = token == head and activity not in LIGHT_VERBS | TRAVEL_WORDS
+        if not own and (trip := _destination(head) or _destination(token)) is not None:
             activity, place = "travel", trip
             forms |= {"travel", "trip", head.text.casefold(), activity_name(head)}
         found.append(
