@@ -12320,7 +12320,7 @@ MEASURE_WORDS = {
 ASKING_WORDS = _words(
     """how many much often times time total average mean typically altogether all when last first
     most least longest furthest farthest biggest largest shortest smallest cheapest expensive
-    recent recently latest earliest which what who where number frequently did do does go went
+    recent recently latest earliest which what who where number frequently did do does go went another
     going get got have had has spend spent usually ever year years month months week weeks day days
     date today yesterday ago between since until this next past per each every the in on at of so
     someone somebody something anyone anybody anything everyone everything second third fourth q1 q2 q3 q4
@@ -12330,7 +12330,8 @@ ASKING_WORDS = _words(
 )
 # Verbs that name no activity beside a word that does ("meet someone for lunch", "go swimming").
 LIGHT_WORDS = _words(
-    "see saw seen meet met visit visited go went do did have had take took get got make made play played"
+    """see saw seen seeing meet met meeting visit visited visiting go went going do did doing have had
+    having take took taking get got getting make made making play played playing"""
 )
 # What a money question calls its purchases: every event that tells an amount.
 PURCHASE_WORDS = _words(
@@ -12691,15 +12692,21 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
         return row["people"], row["places"]
 
     def vocabulary(words):
+        # a word an activity is named by counts that activity; only a word none is named by finds
+        # the activities it was told with ("lunch" is no "Day trip to Galway: a family lunch")
         rows = db(
             "timeline_vocabulary",
             "select w.word, array(select distinct e.activity from "
-            + shown.format("exo_private.word_forms(array[w.word])", "null", "null", "null", "null", "null")
-            + " e order by 1 limit 10) as activities from unnest($1::text[]) w (word)",
+            + shown.format("f.forms", "null", "null", "null", "null", "null")
+            + " e order by 1 limit 10) as activities,"
+            " array(select a from unnest(f.forms) a where exists (select 1 from "
+            + shown.format("array[a]", "null", "null", "null", "null", "null")
+            + " e where e.activity = a) order by 1) as named"
+            " from unnest($1::text[]) w (word), exo_private.word_forms(array[w.word]) f (forms)",
             ["text[]", "text[]", "text[]", "text"],
             [words, workspaces, bridge, as_of_end],
         )
-        return {r["word"]: list(r["activities"]) for r in rows if r["activities"]}
+        return {r["word"]: list(r["named"] or r["activities"]) for r in rows if r["activities"]}
 
     def held(words, activities, money):
         rows = db(

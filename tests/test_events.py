@@ -266,6 +266,26 @@ def test_a_chat_line_of_the_owners_is_dated_by_its_message(db, tmp_path):
     assert got == [("2025-05-09", "watch")]  # the owner's line only, "last night" from its time
 
 
+def test_a_word_an_activity_is_named_by_counts_that_activity_only(db, tmp_path):
+    root = tmp_path / "diary"
+    notes = {
+        "2025-03-02.md": "Had lunch with Ines at the Anchor.",
+        "2025-03-09.md": "Day trip to Galway: a family lunch.",
+        "2025-03-20.md": "Flew to Lisbon for a wedding.",
+    }
+    for name, text in notes.items():
+        write(root, name, f"---\ndate: {name[:10]}\n---\n{text}")
+    pipeline.ingest(db.cfg, root, "personal", dbname=db.name)
+    Worker(db.cfg, dbname=db.name, once=True, queues=("events",), poll_s=0.01).run()
+    found = packet(db, "How many times did I have lunch in March 2025?")
+    # the lunch, and the trip told with one; not every trip (the Lisbon one)
+    assert answer(found).startswith("Answer: 2 times")
+    assert (
+        "Read as: count of lunch " in found["text"]
+        and "Lisbon" not in found["text"].split("## Timeline")[1].split("\n\n")[0]
+    )
+
+
 @pytest.fixture
 def exo(timeline, monkeypatch):
     """`exo events ...` against the test's database: reads as the reader, corrections as the writer."""

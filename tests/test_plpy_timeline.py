@@ -88,6 +88,21 @@ def test_a_light_verb_no_event_was_told_with_narrows_nothing():
     assert (reading.activities, reading.about, reading.unknown) == (["coffee"], None, None)
 
 
+def test_inflected_light_verbs_and_determiners_narrow_nothing():
+    names = {"tennis": ["tennis"], "trip": ["travel"]}
+
+    def reading(query):
+        found = timeline.Reading(query, {})
+        found.read_names(known)
+        found.read_words(lambda words: {w: names[w] for w in words if w in names}, lambda *_: [])
+        return found
+
+    tennis = reading("How many minutes did I spend playing tennis?")
+    assert (tennis.activities, tennis.unknown) == (["tennis"], None)
+    trips = reading("How often did I take a trip to another city?")
+    assert (trips.activities, trips.unknown) == (["travel"], None)
+
+
 def test_which_most_groups_by_people_places_or_activities():
     assert read("Who did I have lunch with most?").group == "person"
     city = read("Which city did I visit most?")
