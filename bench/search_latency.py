@@ -72,7 +72,7 @@ BIG_TABLE_ROWS = 10_000
 PACKET_VARIANTS = ((8, 600), (6, 400), (5, 300), (4, 300), (3, 240))
 STAGES = ("identifier", "lexical", "dated", "entity", "document", "graph", "semantic")
 REPORT_STAGES = ("exact", "lexical", "capsules", "graph", "semantic")
-TIMINGS = ("temporal", "query_analysis", "embed_query", "stages", "pool", "rerank", "total")
+TIMINGS = ("temporal", "query_analysis", "embed_query", "stages", "archive_probe", "pool", "rerank", "total")
 PLANS_DIR = Path(tempfile.gettempdir())
 
 SEARCH = "select rank, chunk_id, body from exo.search(%s)"

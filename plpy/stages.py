@@ -28,6 +28,11 @@ from search import (
     stems,
 )
 
+# The archive opens for an old passage that holds this many more of the question's words than
+# any present candidate (archive_holds_more), looking at BM25's first few archival passages.
+ARCHIVE_MARGIN_WORDS = 2
+ARCHIVE_PROBE = 5
+
 
 class StageSearch:
     """The stages of one search over its chosen workspaces; candidate details fetched once."""
@@ -315,7 +320,7 @@ class StageSearch:
         climb in Perthshire?" when every recent passage says only "mountain" and "John". Weak
         present matches (a name, common words) no longer hide strong old ones, and a word the
         present uses keeps the search there ("rent" of "How much is my rent?"); None when no word
-        is only archival (then only_archival_entity decides). BM25 reads as the lexical stage does:
+        is only archival (then only_archival_entity and archive_holds_more decide). BM25 reads as the lexical stage does:
         nothing withheld counts."""
         held = set().union(
             *(stems(d["body"]) for d in self.fetch_details([h for p in pools for h in p.hits]))
@@ -326,7 +331,7 @@ class StageSearch:
             old = self.lexical_hits(word, ["archival"], COMMON_WORD_CHUNKS)
             if 0 < old < COMMON_WORD_CHUNKS:
                 return f"the question's word {word!r} is only in archival passages ({old})"
-        return self.only_archival_entity()
+        return self.only_archival_entity() or self.archive_holds_more(pools)
 
     def only_archival_entity(self):
         """Why the archive opens for a person, place or thing the question names (q.entities)
@@ -344,6 +349,36 @@ class StageSearch:
                 )[0]["only"]
                 if only:
                     return f"the question names {e['name']!r}, whose every mention is archival"
+        return None
+
+    def archive_holds_more(self, pools):
+        """Why the archive opens though the present answers: a passage among BM25's first
+        ARCHIVE_PROBE archival ones holds ARCHIVE_MARGIN_WORDS more of the question's words than
+        any present candidate, and enough of them to answer (retrieval.answer_coverage): "Audrey",
+        "Leeds", "half" and "marathon" in one old message, where every present passage says only
+        "half marathon" or "Audrey". None otherwise (a question of one or two words never)."""
+        terms = self.q.terms
+        if len(terms) <= ARCHIVE_MARGIN_WORDS:
+            return None
+        present = [d["coverage"] for d in self.fetch_details([h for p in pools for h in p.hits])]
+        present_held = round(max(present, default=0.0) * len(terms))
+        if present_held + ARCHIVE_MARGIN_WORDS > len(terms):
+            return None  # no passage could hold that many more: nothing to look up
+        t0 = time.monotonic()
+        query = {"query": self.q.words[:MAX_QUERY_CHARS], "row_limit": ARCHIVE_PROBE}
+        old_hits = [
+            {"workspace": ws, "chunk_id": r["chunk_id"]}
+            for ws in self.chosen
+            for r in self.run_stage("lexical", ws, ["archival"], query)
+        ]
+        old = max((d["coverage"] for d in self.fetch_details(old_hits)), default=0.0)
+        self.report["timings_ms"]["archive_probe"] = elapsed_ms(t0)
+        held = round(old * len(terms))
+        if old >= self.settings["retrieval.answer_coverage"] and held - present_held >= ARCHIVE_MARGIN_WORDS:
+            return (
+                f"an archival passage holds {held} of the question's {len(terms)} words, "
+                f"a present one at most {present_held}"
+            )
         return None
 
     def lexical_hits(self, word, bands, cap):
@@ -448,7 +483,8 @@ class StageSearch:
 def search_with_fallback(search, open_archive):
     """(pools, bands, opened): the stages over the bands the question opens; when the archive is
     closed by default (open_archive null, no temporal signal) and nothing present answers, or a
-    word of the question is only in the archive (only_archival_word), again over every band; `opened` says why the search opened it (None: it did not)."""
+    word, a name or a passage of the archive is clearly stronger (only_archival_word), again over
+    every band; `opened` says why the search opened it (None: it did not)."""
     q = search.q
     bands = ALL_BANDS if q.archive_open else PRESENT_BANDS
     pools = search.workspaces(bands)

@@ -4470,27 +4470,33 @@ def richest_unit(units, words):
 # vectors say ("solid team quite progress": the message those words come from).
 ANSWER_COVERAGE = 2 / 3
 
+# Below that share, the question's words a message says add this much per share held to its
+# similarity: a message is embedded with its sender's name, and a question naming the sender
+# pulls that person's every short line ("Deborah: Catch you later!" 0.57 against "Deborah: Big
+# news, we brought home a little corgi." 0.50 for "What is the name of Deborah's corgi?").
+WORDS_SAID_WEIGHT = 0.3
+
 def answering_message(messages, words, similarity=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
     words) and asks nothing itself, the most similar such; else the message most similar to the
-    question (`similarity`, one per message, from their vectors), or else the one richest in
-    `words`."""
+    question (`similarity`, one per message, from their vectors) with WORDS_SAID_WEIGHT for the
+    share of `words` it says when it asks nothing, or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
         return (similarity[i] or -1.0) if known else 0.0
 
+    asks = [said(m).rstrip().endswith("?") for m in messages]
+    shares = [coverage(said(m), words) for m in messages]
     holding = [
-        i
-        for i, m in enumerate(messages)
-        if len(words) >= 2
-        and coverage(said(m), words) >= ANSWER_COVERAGE
-        and not said(m).rstrip().endswith("?")
+        i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE and not asks[i]
     ]
     if holding:
-        return max(holding, key=lambda i: (coverage(said(messages[i]), words), close(i), -i))
+        return max(holding, key=lambda i: (shares[i], close(i), -i))
     if known:
-        return max(range(len(messages)), key=close)
+        return max(
+            range(len(messages)), key=lambda i: close(i) + (0.0 if asks[i] else WORDS_SAID_WEIGHT * shares[i])
+        )
     return richest_unit(messages, words)
 
 def answering_line(c, words):
@@ -6726,27 +6732,33 @@ def richest_unit(units, words):
 # vectors say ("solid team quite progress": the message those words come from).
 ANSWER_COVERAGE = 2 / 3
 
+# Below that share, the question's words a message says add this much per share held to its
+# similarity: a message is embedded with its sender's name, and a question naming the sender
+# pulls that person's every short line ("Deborah: Catch you later!" 0.57 against "Deborah: Big
+# news, we brought home a little corgi." 0.50 for "What is the name of Deborah's corgi?").
+WORDS_SAID_WEIGHT = 0.3
+
 def answering_message(messages, words, similarity=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
     words) and asks nothing itself, the most similar such; else the message most similar to the
-    question (`similarity`, one per message, from their vectors), or else the one richest in
-    `words`."""
+    question (`similarity`, one per message, from their vectors) with WORDS_SAID_WEIGHT for the
+    share of `words` it says when it asks nothing, or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
         return (similarity[i] or -1.0) if known else 0.0
 
+    asks = [said(m).rstrip().endswith("?") for m in messages]
+    shares = [coverage(said(m), words) for m in messages]
     holding = [
-        i
-        for i, m in enumerate(messages)
-        if len(words) >= 2
-        and coverage(said(m), words) >= ANSWER_COVERAGE
-        and not said(m).rstrip().endswith("?")
+        i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE and not asks[i]
     ]
     if holding:
-        return max(holding, key=lambda i: (coverage(said(messages[i]), words), close(i), -i))
+        return max(holding, key=lambda i: (shares[i], close(i), -i))
     if known:
-        return max(range(len(messages)), key=close)
+        return max(
+            range(len(messages)), key=lambda i: close(i) + (0.0 if asks[i] else WORDS_SAID_WEIGHT * shares[i])
+        )
     return richest_unit(messages, words)
 
 def answering_line(c, words):
@@ -8521,27 +8533,33 @@ def richest_unit(units, words):
 # vectors say ("solid team quite progress": the message those words come from).
 ANSWER_COVERAGE = 2 / 3
 
+# Below that share, the question's words a message says add this much per share held to its
+# similarity: a message is embedded with its sender's name, and a question naming the sender
+# pulls that person's every short line ("Deborah: Catch you later!" 0.57 against "Deborah: Big
+# news, we brought home a little corgi." 0.50 for "What is the name of Deborah's corgi?").
+WORDS_SAID_WEIGHT = 0.3
+
 def answering_message(messages, words, similarity=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
     words) and asks nothing itself, the most similar such; else the message most similar to the
-    question (`similarity`, one per message, from their vectors), or else the one richest in
-    `words`."""
+    question (`similarity`, one per message, from their vectors) with WORDS_SAID_WEIGHT for the
+    share of `words` it says when it asks nothing, or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
         return (similarity[i] or -1.0) if known else 0.0
 
+    asks = [said(m).rstrip().endswith("?") for m in messages]
+    shares = [coverage(said(m), words) for m in messages]
     holding = [
-        i
-        for i, m in enumerate(messages)
-        if len(words) >= 2
-        and coverage(said(m), words) >= ANSWER_COVERAGE
-        and not said(m).rstrip().endswith("?")
+        i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE and not asks[i]
     ]
     if holding:
-        return max(holding, key=lambda i: (coverage(said(messages[i]), words), close(i), -i))
+        return max(holding, key=lambda i: (shares[i], close(i), -i))
     if known:
-        return max(range(len(messages)), key=close)
+        return max(
+            range(len(messages)), key=lambda i: close(i) + (0.0 if asks[i] else WORDS_SAID_WEIGHT * shares[i])
+        )
     return richest_unit(messages, words)
 
 def answering_line(c, words):
@@ -10442,27 +10460,33 @@ def richest_unit(units, words):
 # vectors say ("solid team quite progress": the message those words come from).
 ANSWER_COVERAGE = 2 / 3
 
+# Below that share, the question's words a message says add this much per share held to its
+# similarity: a message is embedded with its sender's name, and a question naming the sender
+# pulls that person's every short line ("Deborah: Catch you later!" 0.57 against "Deborah: Big
+# news, we brought home a little corgi." 0.50 for "What is the name of Deborah's corgi?").
+WORDS_SAID_WEIGHT = 0.3
+
 def answering_message(messages, words, similarity=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
     words) and asks nothing itself, the most similar such; else the message most similar to the
-    question (`similarity`, one per message, from their vectors), or else the one richest in
-    `words`."""
+    question (`similarity`, one per message, from their vectors) with WORDS_SAID_WEIGHT for the
+    share of `words` it says when it asks nothing, or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
         return (similarity[i] or -1.0) if known else 0.0
 
+    asks = [said(m).rstrip().endswith("?") for m in messages]
+    shares = [coverage(said(m), words) for m in messages]
     holding = [
-        i
-        for i, m in enumerate(messages)
-        if len(words) >= 2
-        and coverage(said(m), words) >= ANSWER_COVERAGE
-        and not said(m).rstrip().endswith("?")
+        i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE and not asks[i]
     ]
     if holding:
-        return max(holding, key=lambda i: (coverage(said(messages[i]), words), close(i), -i))
+        return max(holding, key=lambda i: (shares[i], close(i), -i))
     if known:
-        return max(range(len(messages)), key=close)
+        return max(
+            range(len(messages)), key=lambda i: close(i) + (0.0 if asks[i] else WORDS_SAID_WEIGHT * shares[i])
+        )
     return richest_unit(messages, words)
 
 def answering_line(c, words):
@@ -11783,27 +11807,33 @@ def richest_unit(units, words):
 # vectors say ("solid team quite progress": the message those words come from).
 ANSWER_COVERAGE = 2 / 3
 
+# Below that share, the question's words a message says add this much per share held to its
+# similarity: a message is embedded with its sender's name, and a question naming the sender
+# pulls that person's every short line ("Deborah: Catch you later!" 0.57 against "Deborah: Big
+# news, we brought home a little corgi." 0.50 for "What is the name of Deborah's corgi?").
+WORDS_SAID_WEIGHT = 0.3
+
 def answering_message(messages, words, similarity=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
     words) and asks nothing itself, the most similar such; else the message most similar to the
-    question (`similarity`, one per message, from their vectors), or else the one richest in
-    `words`."""
+    question (`similarity`, one per message, from their vectors) with WORDS_SAID_WEIGHT for the
+    share of `words` it says when it asks nothing, or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
         return (similarity[i] or -1.0) if known else 0.0
 
+    asks = [said(m).rstrip().endswith("?") for m in messages]
+    shares = [coverage(said(m), words) for m in messages]
     holding = [
-        i
-        for i, m in enumerate(messages)
-        if len(words) >= 2
-        and coverage(said(m), words) >= ANSWER_COVERAGE
-        and not said(m).rstrip().endswith("?")
+        i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE and not asks[i]
     ]
     if holding:
-        return max(holding, key=lambda i: (coverage(said(messages[i]), words), close(i), -i))
+        return max(holding, key=lambda i: (shares[i], close(i), -i))
     if known:
-        return max(range(len(messages)), key=close)
+        return max(
+            range(len(messages)), key=lambda i: close(i) + (0.0 if asks[i] else WORDS_SAID_WEIGHT * shares[i])
+        )
     return richest_unit(messages, words)
 
 def answering_line(c, words):
@@ -28911,27 +28941,33 @@ def richest_unit(units, words):
 # vectors say ("solid team quite progress": the message those words come from).
 ANSWER_COVERAGE = 2 / 3
 
+# Below that share, the question's words a message says add this much per share held to its
+# similarity: a message is embedded with its sender's name, and a question naming the sender
+# pulls that person's every short line ("Deborah: Catch you later!" 0.57 against "Deborah: Big
+# news, we brought home a little corgi." 0.50 for "What is the name of Deborah's corgi?").
+WORDS_SAID_WEIGHT = 0.3
+
 def answering_message(messages, words, similarity=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
     words) and asks nothing itself, the most similar such; else the message most similar to the
-    question (`similarity`, one per message, from their vectors), or else the one richest in
-    `words`."""
+    question (`similarity`, one per message, from their vectors) with WORDS_SAID_WEIGHT for the
+    share of `words` it says when it asks nothing, or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
         return (similarity[i] or -1.0) if known else 0.0
 
+    asks = [said(m).rstrip().endswith("?") for m in messages]
+    shares = [coverage(said(m), words) for m in messages]
     holding = [
-        i
-        for i, m in enumerate(messages)
-        if len(words) >= 2
-        and coverage(said(m), words) >= ANSWER_COVERAGE
-        and not said(m).rstrip().endswith("?")
+        i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE and not asks[i]
     ]
     if holding:
-        return max(holding, key=lambda i: (coverage(said(messages[i]), words), close(i), -i))
+        return max(holding, key=lambda i: (shares[i], close(i), -i))
     if known:
-        return max(range(len(messages)), key=close)
+        return max(
+            range(len(messages)), key=lambda i: close(i) + (0.0 if asks[i] else WORDS_SAID_WEIGHT * shares[i])
+        )
     return richest_unit(messages, words)
 
 def answering_line(c, words):
@@ -30570,27 +30606,33 @@ def richest_unit(units, words):
 # vectors say ("solid team quite progress": the message those words come from).
 ANSWER_COVERAGE = 2 / 3
 
+# Below that share, the question's words a message says add this much per share held to its
+# similarity: a message is embedded with its sender's name, and a question naming the sender
+# pulls that person's every short line ("Deborah: Catch you later!" 0.57 against "Deborah: Big
+# news, we brought home a little corgi." 0.50 for "What is the name of Deborah's corgi?").
+WORDS_SAID_WEIGHT = 0.3
+
 def answering_message(messages, words, similarity=None):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
     words) and asks nothing itself, the most similar such; else the message most similar to the
-    question (`similarity`, one per message, from their vectors), or else the one richest in
-    `words`."""
+    question (`similarity`, one per message, from their vectors) with WORDS_SAID_WEIGHT for the
+    share of `words` it says when it asks nothing, or else the one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
         return (similarity[i] or -1.0) if known else 0.0
 
+    asks = [said(m).rstrip().endswith("?") for m in messages]
+    shares = [coverage(said(m), words) for m in messages]
     holding = [
-        i
-        for i, m in enumerate(messages)
-        if len(words) >= 2
-        and coverage(said(m), words) >= ANSWER_COVERAGE
-        and not said(m).rstrip().endswith("?")
+        i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE and not asks[i]
     ]
     if holding:
-        return max(holding, key=lambda i: (coverage(said(messages[i]), words), close(i), -i))
+        return max(holding, key=lambda i: (shares[i], close(i), -i))
     if known:
-        return max(range(len(messages)), key=close)
+        return max(
+            range(len(messages)), key=lambda i: close(i) + (0.0 if asks[i] else WORDS_SAID_WEIGHT * shares[i])
+        )
     return richest_unit(messages, words)
 
 def answering_line(c, words):
@@ -32183,6 +32225,11 @@ def answer_ways(walked, hops, anchors, limit=20):
         ]
     return [way for way, _ in ways][:limit]
 
+# The archive opens for an old passage that holds this many more of the question's words than
+# any present candidate (archive_holds_more), looking at BM25's first few archival passages.
+ARCHIVE_MARGIN_WORDS = 2
+ARCHIVE_PROBE = 5
+
 class StageSearch:
     """The stages of one search over its chosen workspaces; candidate details fetched once."""
 
@@ -32469,7 +32516,7 @@ class StageSearch:
         climb in Perthshire?" when every recent passage says only "mountain" and "John". Weak
         present matches (a name, common words) no longer hide strong old ones, and a word the
         present uses keeps the search there ("rent" of "How much is my rent?"); None when no word
-        is only archival (then only_archival_entity decides). BM25 reads as the lexical stage does:
+        is only archival (then only_archival_entity and archive_holds_more decide). BM25 reads as the lexical stage does:
         nothing withheld counts."""
         held = set().union(
             *(stems(d["body"]) for d in self.fetch_details([h for p in pools for h in p.hits]))
@@ -32480,7 +32527,7 @@ class StageSearch:
             old = self.lexical_hits(word, ["archival"], COMMON_WORD_CHUNKS)
             if 0 < old < COMMON_WORD_CHUNKS:
                 return f"the question's word {word!r} is only in archival passages ({old})"
-        return self.only_archival_entity()
+        return self.only_archival_entity() or self.archive_holds_more(pools)
 
     def only_archival_entity(self):
         """Why the archive opens for a person, place or thing the question names (q.entities)
@@ -32498,6 +32545,36 @@ class StageSearch:
                 )[0]["only"]
                 if only:
                     return f"the question names {e['name']!r}, whose every mention is archival"
+        return None
+
+    def archive_holds_more(self, pools):
+        """Why the archive opens though the present answers: a passage among BM25's first
+        ARCHIVE_PROBE archival ones holds ARCHIVE_MARGIN_WORDS more of the question's words than
+        any present candidate, and enough of them to answer (retrieval.answer_coverage): "Audrey",
+        "Leeds", "half" and "marathon" in one old message, where every present passage says only
+        "half marathon" or "Audrey". None otherwise (a question of one or two words never)."""
+        terms = self.q.terms
+        if len(terms) <= ARCHIVE_MARGIN_WORDS:
+            return None
+        present = [d["coverage"] for d in self.fetch_details([h for p in pools for h in p.hits])]
+        present_held = round(max(present, default=0.0) * len(terms))
+        if present_held + ARCHIVE_MARGIN_WORDS > len(terms):
+            return None  # no passage could hold that many more: nothing to look up
+        t0 = time.monotonic()
+        query = {"query": self.q.words[:MAX_QUERY_CHARS], "row_limit": ARCHIVE_PROBE}
+        old_hits = [
+            {"workspace": ws, "chunk_id": r["chunk_id"]}
+            for ws in self.chosen
+            for r in self.run_stage("lexical", ws, ["archival"], query)
+        ]
+        old = max((d["coverage"] for d in self.fetch_details(old_hits)), default=0.0)
+        self.report["timings_ms"]["archive_probe"] = elapsed_ms(t0)
+        held = round(old * len(terms))
+        if old >= self.settings["retrieval.answer_coverage"] and held - present_held >= ARCHIVE_MARGIN_WORDS:
+            return (
+                f"an archival passage holds {held} of the question's {len(terms)} words, "
+                f"a present one at most {present_held}"
+            )
         return None
 
     def lexical_hits(self, word, bands, cap):
@@ -32601,7 +32678,8 @@ class StageSearch:
 def search_with_fallback(search, open_archive):
     """(pools, bands, opened): the stages over the bands the question opens; when the archive is
     closed by default (open_archive null, no temporal signal) and nothing present answers, or a
-    word of the question is only in the archive (only_archival_word), again over every band; `opened` says why the search opened it (None: it did not)."""
+    word, a name or a passage of the archive is clearly stronger (only_archival_word), again over
+    every band; `opened` says why the search opened it (None: it did not)."""
     q = search.q
     bands = ALL_BANDS if q.archive_open else PRESENT_BANDS
     pools = search.workspaces(bands)

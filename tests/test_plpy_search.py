@@ -829,6 +829,22 @@ def test_a_message_that_holds_the_words_asked_is_the_answer_whatever_the_vectors
     assert search.answering_message(messages, ["weather", "sprint"], [0.1, 0.1, 0.9]) == 2
 
 
+def test_a_message_that_says_a_word_asked_outweighs_a_short_line_the_senders_name_pulls():
+    messages = [
+        "2023-04-26 19:11 Deborah: Big news, we brought home a little corgi. Basil is asleep on the sofa.",
+        "2023-04-26 19:33 Isaac: Ha, of course you did.",
+        "2023-04-26 19:34 Deborah: Catch you later!",
+    ]
+    # MiniLM's similarities to "What is the name of Deborah's corgi?" (each embedded with its
+    # sender): the farewell is closest, through the name alone
+    similarity = [0.50, 0.12, 0.57]
+    assert search.answering_message(messages, ["name", "corgi"], similarity) == 0
+    # without a word of the question the vectors decide; a message that asks gains nothing by its words
+    assert search.answering_message(messages, ["name", "puppy"], similarity) == 2
+    asked = [messages[0], "2023-04-26 19:35 Isaac: What a name! Is the corgi called Basil?", messages[2]]
+    assert search.answering_message(asked, ["name", "corgi"], [0.40, 0.45, 0.57]) == 2
+
+
 def test_a_chat_message_longer_than_the_excerpt_keeps_its_time_and_sender():
     long = "2024-03-04 09:15 Iris Calder: " + " ".join(f"lemur {i}." for i in range(40))
     body = "\n".join([long, "  The zebra met a quokka.", "  " + "okapi " * 30, "2024-03-04 09:16 Sam: ok"])

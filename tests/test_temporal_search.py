@@ -245,6 +245,34 @@ def test_weak_present_matches_do_not_hide_a_strong_old_one(eras):
     assert paths(kept) == ["new.md"]  # the caller's choice stands
 
 
+def test_an_old_passage_that_holds_clearly_more_of_the_question_opens_the_archive(cfg, template_db, tmp_path):
+    """Every word of the question is in the present too, and a present note holds half of them:
+    the present answers, yet an old note holds all six, three more than any present one."""
+    recent = (datetime.date.today() - datetime.timedelta(days=10)).isoformat()
+    notes = {
+        "old.md": ("2019-05-14", "Audrey's time at the Leeds half marathon: 1:36:14, a great run."),
+        "sale.md": (recent, "Audrey says Leeds has a half price sale on."),
+        "work.md": (recent, "A run before work, no time for marathon talk."),
+    }
+    for name, (day, body) in notes.items():
+        (tmp_path / name).write_text(f"---\nworkspace: personal\ndate: {day}\n---\n{body}\n")
+    question = "What time did Audrey run at the Leeds half marathon?"
+    with cloned_database(cfg, template_db, "exo_temporal_margin") as db:
+        pipeline.ingest(cfg, tmp_path, dbname=db.name)
+        with db.connect("exo_reader") as conn:
+            found = search_json(conn, question)
+            # one word more is no clear margin: the present note that holds three of four answers
+            near = search_json(conn, "Audrey in Leeds, half marathon?")
+        assert near["report"]["archive"]["open"] is False
+        assert paths(near)[0] == "sale.md"
+        assert found["report"]["archive"] == {
+            "open": True,
+            "why": "an archival passage holds 6 of the question's 6 words, a present one at most 3",
+            "fallback": True,
+        }
+        assert paths(found)[0] == "old.md"
+
+
 def test_a_person_whose_every_mention_is_archival_opens_it_though_the_present_says_the_name(
     cfg, template_db, tmp_path
 ):

@@ -696,7 +696,7 @@ class Sentence:
         lemma = noun.lemma_.lower()
         if lemma in NOT_STAFF - set(NOUN_OF) or not current_relative(noun):
             return
-        if not any(c.dep_ in ("det", "poss", "amod") for c in noun.children) and noun.dep_ != "oprd":
+        if not any(c.dep_ in ("det", "poss") for c in noun.children) and noun.dep_ != "oprd":
             return  # "Scd: Fix driver for SCM" (a heading, no role); "an engineer at Acme" has one
         people, clause = predicated(self, noun)
         if not people:
