@@ -21,13 +21,14 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
+from psycopg.types.json import Jsonb
 from support.chat import run_import
 from support.models import free_ports
 from support.reader import reader_calls, reader_functions
 from support.vault import EXAMPLES, embedded_vault
 
-from exocortex.client import api
-from exocortex.db import connect
+from exocortex.client import api, routing
+from exocortex.db import admin_url, as_uri, connect
 from exocortex.ingest import pipeline
 from exocortex.runtime import local, replicas
 from exocortex.worker.loop import Worker
@@ -48,7 +49,11 @@ SWIMS = {
 
 
 def _exo(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*EXO, *args], env=os.environ, capture_output=True, text=True, timeout=120)
+    return _exo_env(os.environ, *args)
+
+
+def _exo_env(env: dict, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([*EXO, *args], env=env, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -201,6 +206,143 @@ def test_the_cli_lists_the_replica_and_prints_its_reader_url(cfg, replica, vault
     assert writer.returncode == 1 and "read-only standby" in writer.stderr
 
 
+@contextlib.contextmanager
+def replay_paused(cfg, replica, db) -> Iterator[None]:
+    """The standby stops replaying (it still receives): a write on the primary leaves it behind."""
+    with connect(replicas.url(cfg, replica, "admin", db.name), "exo-test", autocommit=True) as standby:
+        standby.execute("select pg_wal_replay_pause()")
+        try:
+            yield
+        finally:
+            standby.execute("select pg_wal_replay_resume()")
+    replicas.wait_for_replay(cfg, replica)
+
+
+def write_on_primary(db) -> None:
+    with db.connect() as conn:
+        conn.execute(
+            "select exo_private.set_setting('kb.lock_timeout', (select value from exo.settings where key = 'kb.lock_timeout'))"
+        )
+
+
+@contextlib.contextmanager
+def lag_bound(cfg, seconds: float) -> Iterator[None]:
+    """replicas.max_lag_s in the runtime's memory (what status, doctor and list read)."""
+    with connect(admin_url(cfg), "exo-test", autocommit=True) as conn:
+        was = conn.execute("select value from exo.settings where key = 'replicas.max_lag_s'").fetchone()[0]
+        conn.execute("select exo_private.set_setting('replicas.max_lag_s', %s)", (Jsonb(seconds),))
+        try:
+            yield
+        finally:
+            conn.execute("select exo_private.set_setting('replicas.max_lag_s', %s)", (Jsonb(was),))
+
+
+def test_lag_past_the_bound_is_warned_by_list_status_and_doctor(cfg, replica, vault):
+    """Replay paused and a write on the primary: bytes and seconds behind, and a warning past the
+    bound in `exo db replica list`, `exo status` and `exo doctor`; none once it has caught up."""
+    with lag_bound(cfg, 1), replay_paused(cfg, replica, vault):
+        write_on_primary(vault)
+        time.sleep(1.3)
+        (row,) = [r for r in replicas.listing(cfg) if r["name"] == NAME]
+        assert row["lag_bytes"] > 0 and row["lag_s"] > 1 and row["max_lag_s"] == 1, row
+        assert "past the bound of 1 s" in row["warning"]
+        listed = _exo("db", "replica", "list")
+        assert f"replica {NAME}:" in listed.stdout and "past the bound" in listed.stdout, listed.stdout
+        status = _exo("status", "--json")
+        assert status.returncode == 0, status.stderr
+        (shown,) = [r for r in json.loads(status.stdout)["replicas"] if r["name"] == NAME]
+        assert "past the bound" in shown["warning"]
+        doctor = _exo("doctor")
+        assert f"FAIL replica {NAME}: streaming" in " ".join(doctor.stdout.split()), doctor.stdout
+    (row,) = [r for r in replicas.listing(cfg) if r["name"] == NAME]
+    assert row["warning"] is None and row["lag_s"] == 0, row
+    doctor = _exo("doctor")
+    assert f"ok replica {NAME}: streaming, 0.0 s" in " ".join(doctor.stdout.split()), doctor.stdout
+
+
+def routed(cfg, replica, db, **kw) -> api.Reader:
+    """The primary's reader with the replica to route to, as EXO_READER_URLS gives it."""
+    return api.Reader(
+        db.url("exo_reader"), replicas=((NAME, replicas.url(cfg, replica, "exo_reader", db.name)),), **kw
+    )
+
+
+@pytest.mark.parametrize("pooled", [False, True])
+def test_reads_go_to_the_replica_and_fall_back_when_it_lags_or_stops(cfg, replica, vault, pooled):
+    reader = routed(cfg, replica, vault, max_lag_s=1)
+    with reader.pooled(2) if pooled else reader as reader:
+        found = api.search_json(reader, "How much is my rent?", k=3)
+        assert found["report"]["served_by"] == NAME and found["results"]
+        assert api.context_packet(reader, "How many times did I go swimming?")["report"]["served_by"] == NAME
+        assert reader.run(lambda c: c.execute("select pg_is_in_recovery() as r").fetchone()["r"]) == (
+            True,
+            NAME,
+        )
+        assert api.sql(reader, "select count(*) as n from exo.workspaces")["rows"] == [[4]]
+        with replay_paused(cfg, replica, vault):
+            write_on_primary(vault)
+            time.sleep(1.3)
+            behind = api.search_json(reader, "How much is my rent?", k=3)
+            assert behind["report"]["served_by"] == "primary"
+            assert "behind" in behind["report"]["replicas_passed_over"][NAME]
+            assert behind["results"] == found["results"]
+        time.sleep(routing.LAGGING_S)
+        assert api.search_json(reader, "How much is my rent?", k=3)["report"]["served_by"] == NAME
+        replicas.stop(cfg, replica)
+        try:
+            stopped = api.search_json(reader, "How much is my rent?", k=3)
+            assert stopped["report"]["served_by"] == "primary" and stopped["results"] == found["results"]
+            assert api.dossier(reader, "Iris Calder")  # a rows call falls back as well
+        finally:
+            replicas.start(cfg, replica)
+            replicas.wait_for_replay(cfg, replica)
+        time.sleep(routing.DOWN_S)
+        assert api.search_json(reader, "How much is my rent?", k=3)["report"]["served_by"] == NAME
+
+
+def test_a_profiles_search_on_the_replica_is_recorded_on_the_primary(cfg, replica, vault):
+    """A routed profile: the replica answers, the record goes to the primary (deferred, said in
+    the report), and a kb action goes to the primary and succeeds."""
+    url = vault.profile_url("ada")
+    replica_url = replicas.url(cfg, replica, "exo_reader", vault.name)
+    with api.Reader(url, profile="ada", replicas=((NAME, replica_url),)) as ada:
+        found = api.search_json(ada, "Who is on call for the database?", k=3)
+        report = found["report"]
+        assert report["served_by"] == NAME
+        assert (
+            report["personal"]["recorded"] is True
+            and "recorded on the primary" in report["personal"]["deferred"]
+        )
+        fetched = {s["document_id"]: s["fetch_count"] for s in report["provenance"]["sources"]}
+        assert fetched and all(n >= 1 for n in fetched.values())
+        with vault.connect() as admin:
+            counts = dict(
+                admin.execute(
+                    "select i.document_id, i.fetch_count from exo_private.kb_items i "
+                    "join exo_private.kb_profiles p on p.id = i.profile_id where p.name = 'ada'"
+                ).fetchall()
+            )
+        assert {d: counts.get(d) for d in fetched} == fetched
+        state = api.kb_act(ada, "thumbs_up", found["results"][0]["document_id"])
+        assert state
+
+
+def test_the_cli_routes_reads_through_exo_reader_urls(cfg, replica, vault):
+    urls = _exo("db", "url", "--role", "reader", "--replicas")
+    assert urls.returncode == 0, urls.stderr
+    assert urls.stdout.strip() == as_uri(replicas.url(cfg, replica, "exo_reader"))
+    env = os.environ | {"EXO_READER_URLS": urls.stdout.strip(), "EXO_DB_NAME": vault.name}
+    found = subprocess.run(
+        [*EXO, "search", "--json", "How much is my rent?"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["report"]["served_by"] == NAME
+
+
 def test_promote_then_remove_leaves_no_slot_and_no_directory(cfg, replica, vault):
     """Last in the module: promotion ends the standby (its slot goes at once), remove deletes it."""
     promoted = _exo("db", "replica", "promote", NAME)
@@ -213,7 +355,8 @@ def test_promote_then_remove_leaves_no_slot_and_no_directory(cfg, replica, vault
         assert conn.execute(slot, (replica.slot,)).fetchone() == (0,)
     folder = local.data_dir(cfg).parent / "replicas" / NAME
     assert folder.exists()
-    removed = _exo("db", "replica", "remove", NAME)
+    # A copy of the whole suite's cluster (every test database of every run at once) to delete.
+    removed = _exo_env(os.environ, "db", "replica", "remove", NAME, timeout=600)
     assert removed.returncode == 0, removed.stderr
     assert not folder.exists()
     assert all(r.name != NAME for r in replicas.load(cfg))

@@ -49,6 +49,9 @@ class Config:
     profile: str | None = None
     """EXO_PROFILE: the user (exo user add NAME) whose personal base the MCP server and the
     retrievers search first and record in, when none is given; unset: nothing recorded."""
+    reader_urls: tuple[str, ...] = ()
+    """EXO_READER_URLS (comma-separated): reader URLs of hot standbys of the server, to which the
+    reader clients send reads (exocortex.client.routing); `exo db url --role reader --replicas`."""
 
     @property
     def runtime_root(self) -> Path:
@@ -89,4 +92,5 @@ def load() -> Config:
         plpy_dir=data_dir("plpy"),
         lock_timeout_s=lock_timeout_s,
         profile=env.get("EXO_PROFILE") or None,
+        reader_urls=tuple(u.strip() for u in env.get("EXO_READER_URLS", "").split(",") if u.strip()),
     )

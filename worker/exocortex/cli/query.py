@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from exocortex import config
 from exocortex.cli.output import (
     console,
     db_error,
@@ -31,8 +32,10 @@ from exocortex.cli.output import (
     table,
     withheld,
 )
+from exocortex.cli.server import show_replicas
 from exocortex.client import api, search_options
 from exocortex.ops import profiles
+from exocortex.runtime import replicas
 
 #: How the CLI spells a search option; the others are --name-with-dashes. The CLI takes no
 #: query vector (query_embedding): the database embeds the question.
@@ -365,12 +368,20 @@ def _rows(named: dict[str, dict[str, Any]], first: str, columns: dict[str, str])
 @json_option
 def status_cmd(as_json: bool) -> None:
     """Documents, chunks, graph, queues (what waits, what got done, rate, ETA) and the worker's heartbeat
-    (exo.status); --json: all of it as is."""
+    (exo.status), and the runtime's replicas with their lag (exo db replica list); --json: all of it as is."""
     found = run_api(api.status)
+    try:
+        cfg = config.load()
+        listed = replicas.listing(cfg) if replicas.load(cfg) else []
+    except replicas.ReplicaProblem as exc:
+        err.print(f"replicas: {escape(str(exc))}")
+        listed = []
+    if listed:
+        found["replicas"] = listed
     if as_json:
         dump(found)
         return
-    tabled = {"queues", "work_by_stage", "stuck"}
+    tabled = {"queues", "work_by_stage", "stuck", "replicas"}
     parts = [k for k in STATUS_LINES if k in found] + [k for k in found if k not in {*STATUS_LINES, *tabled}]
     lines = Table.grid(padding=(0, 2))
     lines.add_column(style="bold", no_wrap=True)
@@ -393,6 +404,8 @@ def status_cmd(as_json: bool) -> None:
     stuck = found.get("stuck") or {}
     if stuck.get("documents"):
         console.print(f"[bold red]stuck[/bold red] {escape(stuck['hint'])}")
+    if listed:
+        show_replicas(listed, f"replicas (lag bound replicas.max_lag_s: {listed[0]['max_lag_s']:g} s)")
 
 
 #: The stages `exo documents --stage` takes (exo_private.document_stage).

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 import psycopg
 from psycopg.conninfo import make_conninfo
+from rich.markup import escape
 from rich.table import Table
 
 from exocortex import config
@@ -85,9 +86,26 @@ def db_status(as_json: bool) -> None:
 @click.option(
     "--replica", help="The URL on this replica (exo db replica list); a standby takes readers only."
 )
-def db_url(role: str, profile: str | None, replica: str | None) -> None:
+@click.option(
+    "--replicas",
+    "all_replicas",
+    is_flag=True,
+    help="The URLs on every standby of the registry, comma-separated: EXO_READER_URLS, for read routing.",
+)
+def db_url(role: str, profile: str | None, replica: str | None, all_replicas: bool) -> None:
     """Print a connection URL (with password) for one role, or a user's login role."""
     cfg = config.load()
+    if all_replicas:
+        if role != "reader" or replica is not None:
+            fail(
+                "--replicas goes with --role reader (and --profile), without --replica: standbys take readers only"
+            )
+        try:
+            standbys = [r for r in replicas.load(cfg) if not r.promoted]
+        except RuntimeProblem as exc:
+            fail(str(exc))
+        if not standbys:
+            fail("no replicas to route reads to (`exo db replica add` makes one)")
     if profile is not None:
         if role != "reader":
             fail("--profile goes with --role reader: a user's login role is a reader")
@@ -97,6 +115,9 @@ def db_url(role: str, profile: str | None, replica: str | None) -> None:
             fail(str(exc))
     else:
         url = role_url(cfg, role if role == ADMIN else f"exo_{role}")
+    if all_replicas:
+        click.echo(",".join(as_uri(make_conninfo(url, host=r.host, port=r.port)) for r in standbys))
+        return
     if replica is not None:
         try:
             found = replicas.find(cfg, replica)
@@ -169,7 +190,8 @@ def replica_add(name: str | None, port: int | None) -> None:
 @replica_group.command("list")
 @json_option
 def replica_list(as_json: bool) -> None:
-    """Each replica's port, state and lag (bytes of WAL not replayed, seconds), and orphan slots."""
+    """Each replica's port, state and lag (bytes of WAL not replayed, seconds), and orphan slots;
+    a warning for each that readers pass over (past replicas.max_lag_s, stopped, not streaming)."""
     try:
         rows = replicas.listing(config.load())
     except RuntimeProblem as exc:
@@ -180,6 +202,12 @@ def replica_list(as_json: bool) -> None:
     if not rows:
         console.print("no replicas (`exo db replica add` makes one)")
         return
+    show_replicas(rows)
+
+
+def show_replicas(rows: list[dict], title: str | None = None) -> None:
+    """replicas.listing's rows as a table, then a line for each with a warning: readers pass it
+    over, or it pins WAL."""
     shown = [
         {
             "name": r["name"],
@@ -193,12 +221,10 @@ def replica_list(as_json: bool) -> None:
         }
         for r in rows
     ]
-    table(shown, list(shown[0]))
+    table(shown, list(shown[0]), title)
     for row in rows:
-        if row["state"] == replicas.ORPHAN:
-            console.print(
-                f"slot {row['slot']} has no replica and keeps WAL for it: `exo db replica remove {row['name']}` drops it"
-            )
+        if row["warning"]:
+            console.print(f"[yellow]replica {escape(row['name'])}:[/yellow] {escape(row['warning'])}")
 
 
 @replica_group.command("remove")

@@ -13,6 +13,11 @@ borrows from a small pool of connections whose plpython sessions are already war
 pooled connection that fails is discarded with the idle ones that died with it, so a
 database restart fails at most the one call that met it; while the database is down a
 call fails with the reason (unreachable, refusing connections), never a bare pool timeout.
+
+A Reader with replicas (EXO_READER_URLS) sends each read to a hot standby within the lag bound,
+else to the primary (exocortex.client.routing), and a search's report says which answered
+(served_by). A profile's search on a standby answers unrecorded there; its record is then written
+on the primary (exo.kb_record_use), and the report says so (personal.deferred).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg import sql as pgsql
@@ -30,11 +35,12 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from exocortex import config
-from exocortex.client import search_options
+from exocortex.client import routing, search_options
 from exocortex.db import role_url
 from exocortex.ops import profiles
 
 log = logging.getLogger("exocortex.client.api")
+T = TypeVar("T")
 
 DEFAULT_TIMEOUT_MS = 30_000
 DEFAULT_POOL_SIZE = 4
@@ -62,6 +68,15 @@ class Reader:
     profile: str | None = None
     """The profile whose login role `url` is (exo.profile() is the session's own word): its
     searches run in read-write transactions, so that the session records them."""
+    replicas: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    """(name, reader URL) of each hot standby of url's server that may answer reads (routing.py)."""
+    max_lag_s: float | None = None
+    """How far behind (seconds) a replica may be and answer; None: its setting replicas.max_lag_s."""
+    routes: routing.Routes | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.routes is None:
+            object.__setattr__(self, "routes", routing.Routes.of(self.url, self.replicas))
 
     @classmethod
     def from_config(cls, cfg: config.Config | None = None, profile: str | None = None, **kw: Any) -> Reader:
@@ -71,14 +86,17 @@ class Reader:
         runtime's (exocortex.ops.profiles.url)."""
         cfg = cfg or config.load()
         profile = profile if profile is not None else cfg.profile
+        kw.setdefault("replicas", routing.named(cfg.reader_urls, _replica_names(cfg)))
         if profile is None:
             return cls(cfg.reader_url or role_url(cfg, "exo_reader"), **kw)
         return cls(cfg.reader_url or profiles.url(cfg, profile), profile=profile, **kw)
 
     @classmethod
     def for_profile(cls, name: str, cfg: config.Config | None = None, **kw: Any) -> Reader:
-        """Profile NAME's login role on the local runtime (exocortex.ops.profiles.url)."""
-        return cls(profiles.url(cfg or config.load(), name), profile=name, **kw)
+        """Profile NAME's login role on the local runtime (exocortex.ops.profiles.url), and EXO_READER_URLS's replicas."""
+        cfg = cfg or config.load()
+        kw.setdefault("replicas", routing.named(cfg.reader_urls, _replica_names(cfg)))
+        return cls(profiles.url(cfg, name), profile=name, **kw)
 
     def _connect_kwargs(self) -> dict[str, Any]:
         options = f"-c default_transaction_read_only=on -c statement_timeout={int(self.statement_timeout_ms)}"
@@ -98,21 +116,26 @@ class Reader:
 
         Close it (`close()`, or use the Reader as a context manager) when done.
         """
-        pool = ConnectionPool(
-            self.url,
-            kwargs=self._connect_kwargs(),
-            min_size=1,
-            max_size=max(1, int(max_size)),
-            configure=_prepare,
-            name=self.application_name,
-            open=False,
-        )
-        pool.open(wait=False)
-        return replace(self, pool=pool)
+
+        def make_pool(url: str, name: str) -> ConnectionPool:
+            pool = ConnectionPool(
+                url,
+                kwargs=self._connect_kwargs(),
+                min_size=1,
+                max_size=max(1, int(max_size)),
+                configure=_prepare,
+                name=f"{self.application_name} {name}",
+                open=False,
+            )
+            pool.open(wait=False)
+            return pool
+
+        return replace(self, pool=make_pool(self.url, routing.PRIMARY), routes=self.routes.pooled(make_pool))
 
     def close(self) -> None:
         if self.pool is not None:
             self.pool.close()
+        self.routes.close()
 
     def __enter__(self) -> Reader:
         return self
@@ -120,9 +143,25 @@ class Reader:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def connect_to(self, url: str) -> psycopg.Connection:
+        return psycopg.connect(url, **self._connect_kwargs())
+
+    def run(self, work: Callable[[psycopg.Connection], T], primary: bool = False) -> tuple[T, str]:
+        """`work` on a connection: a fit replica's (routing.on_replica) unless `primary`, else the
+        primary's. Returns its answer and the name of the server that gave it (served_by)."""
+        if not primary:
+            answered = routing.on_replica(self.routes, self.max_lag_s, self.connect_to, work)
+            if answered is not None:
+                return answered
+        with self.connection() as conn:
+            served_by = routing.PRIMARY
+            if conn.info.parameter_status("in_hot_standby") == "on":  # url itself is a standby's
+                served_by = routing.address(self.url)
+            return work(conn), served_by
+
     @contextlib.contextmanager
     def connection(self) -> Iterator[psycopg.Connection]:
-        """A connection for one call: borrowed from the pool, else a new one closed afterwards."""
+        """A connection to url's server for one call: borrowed from the pool, else a new one closed afterwards."""
         if self.pool is None:
             with self.connect() as conn:
                 yield conn
@@ -146,6 +185,18 @@ class Reader:
                 self.pool.check()
 
 
+def _replica_names(cfg: config.Config) -> dict[str, str]:
+    """HOST:PORT -> name of each replica the runtime's registry knows (`exo db replica list`)."""
+    if not cfg.reader_urls:
+        return {}
+    from exocortex.runtime import replicas
+
+    try:
+        return {f"{r.host}:{r.port}": r.name for r in replicas.load(cfg)}
+    except replicas.ReplicaProblem:
+        return {}  # the URLs still route; the replicas are named by address
+
+
 def _prepare(conn: psycopg.Connection) -> None:
     """A new pooled connection: a warm plpython session (see WARM_UP).
 
@@ -161,14 +212,23 @@ def _prepare(conn: psycopg.Connection) -> None:
 def call(reader: Reader, function: str, args: dict[str, Any], shape: str, read_write: bool = False) -> Any:
     """select exo.<function>(name => value, ...): rows, or the one value (shape "rows" | "value").
 
-    read_write: in a read-write transaction, for the calls that record in a personal base (the
-    reader's one narrow write path, exo_private.kb_write; it may write nothing else): a search of
-    a profile's Reader, whose session records it.
+    read_write: in a read-write transaction on the primary, for the calls that record in a
+    personal base (the reader's one narrow write path, exo_private.kb_write; it may write nothing
+    else). A read goes where the Reader's routing sends it.
     """
+    return _served_call(reader, function, args, shape, read_write, primary=read_write)[0]
+
+
+def _served_call(
+    reader: Reader, function: str, args: dict[str, Any], shape: str, read_write: bool, primary: bool
+) -> tuple[Any, str]:
+    """`call`, and the name of the server that answered; primary=False with read_write: a search of
+    a profile's Reader, which records it where it runs, unless that is a standby."""
     named = [pgsql.SQL("{} => {}").format(pgsql.Identifier(k), pgsql.Placeholder()) for k in args]
     invocation = pgsql.SQL("exo.{}({})").format(pgsql.Identifier(function), pgsql.SQL(", ").join(named))
     statement = pgsql.SQL("select * from {}" if shape == "rows" else "select {} as value").format(invocation)
-    with reader.connection() as conn:
+
+    def work(conn: psycopg.Connection) -> Any:
         # A hot standby (a replica) takes no read-write transaction: there a search answers
         # unrecorded (its report says why) and a kb action is refused with the standby's reason.
         if read_write and conn.info.parameter_status("in_hot_standby") != "on":
@@ -177,7 +237,9 @@ def call(reader: Reader, function: str, args: dict[str, Any], shape: str, read_w
                 rows = conn.execute(statement, list(args.values())).fetchall()
         else:
             rows = conn.execute(statement, list(args.values())).fetchall()
-    return rows if shape == "rows" else rows[0]["value"]
+        return rows if shape == "rows" else rows[0]["value"]
+
+    return reader.run(work, primary=primary)
 
 
 def _takes_search_options(function: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -195,7 +257,32 @@ def _search_call(reader: Reader, function: str, query: str, options: dict[str, A
     """exo.<function>(query, options...): the options checked against the description; a profile's
     Reader calls in a read-write transaction, its session records the search."""
     args = {"query": query} | search_options.arguments(search_options.FUNCTIONS[function], options)
-    return call(reader, function, args, "value", read_write=reader.profile is not None)
+    profile = reader.profile is not None
+    answer, served_by = _served_call(reader, function, args, "value", read_write=profile, primary=False)
+    report = answer if function == "search_report" else answer["report"]
+    report["served_by"] = served_by
+    if passed_over := reader.routes.passed_over():
+        report["replicas_passed_over"] = passed_over
+    if profile and served_by != routing.PRIMARY and reader.replicas:
+        _record_on_primary(reader, report, served_by)
+    return answer
+
+
+def _record_on_primary(reader: Reader, report: dict[str, Any], served_by: str) -> None:
+    """A profile's search answered by a replica, which records nothing: record what it returned
+    (its provenance's documents and chunks) on the primary, best effort, as the search itself would
+    have; the report's personal block says it was deferred and whether it was recorded."""
+    sources = report.get("provenance", {}).get("sources", [])
+    documents = [s["document_id"] for s in sources]
+    chunks = [c for s in sources for c in s["chunks"]]
+    personal = report.setdefault("personal", {})
+    personal |= {"deferred": f"searched on replica {served_by}, recorded on the primary"}
+    used = {"document_ids": documents, "chunk_ids": chunks}
+    try:
+        report["provenance"] = call(reader, "kb_record_use", used, "value", read_write=True)
+        personal |= {"recorded": True, "why": None}
+    except psycopg.Error as exc:
+        personal |= {"recorded": False, "why": f"recording on the primary failed: {str(exc).strip()}"}
 
 
 @_takes_search_options("search_json")
@@ -302,32 +389,35 @@ def sql(reader: Reader, statement: str, max_rows: int = 200) -> dict[str, Any]:
     of values, as the read-only role with a statement timeout of SQL_TIMEOUT_MS; truncated says
     whether more rows were there.
     """
+    limit = max(1, min(int(max_rows), 1000))
+    return reader.run(lambda conn: _guarded_select(conn, statement, limit))[0]
+
+
+def _guarded_select(conn: psycopg.Connection, statement: str, limit: int) -> dict[str, Any]:
     from psycopg.rows import tuple_row
 
     from exocortex.client import sqlguard
 
-    limit = max(1, min(int(max_rows), 1000))
-    with reader.connection() as conn:
-        catalog = conn.execute(GUARD_CATALOG, (sorted(sqlguard.BUILTIN_FUNCTIONS),)).fetchall()
-        checked = sqlguard.check(
-            statement,
-            {r["name"] for r in catalog if r["kind"] == "function"},
-            {r["name"] for r in catalog if r["kind"] == "column"},
-        )
-        with conn.transaction():
-            conn.execute(f"set local statement_timeout = {SQL_TIMEOUT_MS}")
-            # A cursor on the server: rows come in batches, so the cap holds on this side too.
-            with conn.cursor("exo_sql", row_factory=tuple_row) as cursor:
-                cursor.itersize = 50
-                cursor.execute(sqlguard.limited(checked, limit + 1))
-                columns = [column.name for column in cursor.description or ()]
-                rows, size, truncated = [], 0, False
-                for row in cursor:
-                    size += sum(len(str(value).encode()) for value in row if value is not None)
-                    if len(rows) == limit or size > SQL_MAX_BYTES:
-                        truncated = True
-                        break
-                    rows.append(list(row))
+    catalog = conn.execute(GUARD_CATALOG, (sorted(sqlguard.BUILTIN_FUNCTIONS),)).fetchall()
+    checked = sqlguard.check(
+        statement,
+        {r["name"] for r in catalog if r["kind"] == "function"},
+        {r["name"] for r in catalog if r["kind"] == "column"},
+    )
+    with conn.transaction():
+        conn.execute(f"set local statement_timeout = {SQL_TIMEOUT_MS}")
+        # A cursor on the server: rows come in batches, so the cap holds on this side too.
+        with conn.cursor("exo_sql", row_factory=tuple_row) as cursor:
+            cursor.itersize = 50
+            cursor.execute(sqlguard.limited(checked, limit + 1))
+            columns = [column.name for column in cursor.description or ()]
+            rows, size, truncated = [], 0, False
+            for row in cursor:
+                size += sum(len(str(value).encode()) for value in row if value is not None)
+                if len(rows) == limit or size > SQL_MAX_BYTES:
+                    truncated = True
+                    break
+                rows.append(list(row))
     return {"columns": columns, "rows": rows, "truncated": truncated}
 
 

@@ -15,7 +15,7 @@ from exocortex.db import admin_url, connect
 from exocortex.ingest import ocr
 from exocortex.ops import cron
 from exocortex.ops.migrate import migration_files
-from exocortex.runtime import local, server
+from exocortex.runtime import local, replicas, server
 from exocortex.runtime.local import RuntimeProblem
 
 #: Other databases of the server that exo_reader may connect to (by its own or PUBLIC's grant).
@@ -242,6 +242,30 @@ def ocr_check(cfg: Config) -> Check:
     return Check(name, True, detail)
 
 
+def replica_checks(cfg: Config) -> list[Check]:
+    """One check per replica of the registry (and orphan slot): streaming within replicas.max_lag_s."""
+    try:
+        rows = replicas.listing(cfg)
+    except RuntimeProblem as exc:
+        return [Check("replicas", False, str(exc), "see the message")]
+    checks = []
+    for row in rows:
+        lag = (
+            "" if row["lag_s"] is None else f", {row['lag_s']:.1f} s and {row['lag_bytes'] or 0} bytes behind"
+        )
+        checks.append(
+            Check(
+                f"replica {row['name']}",
+                row["warning"] is None,
+                f"{row['state']}{lag} (bound {row['max_lag_s']:g} s)"
+                + (f": {row['warning']}" if row["warning"] else ""),
+                "`exo db up` starts a stopped local replica; one lagging on and on needs a lighter primary "
+                "or a larger replicas.max_lag_s; a lost slot or an orphan: `exo db replica remove NAME`",
+            )
+        )
+    return checks
+
+
 def run(cfg: Config) -> list[Check]:
     checks = _python()
     if cfg.external_url:
@@ -250,4 +274,4 @@ def run(cfg: Config) -> list[Check]:
         checks += _local_runtime(cfg)
         if not all(c.ok for c in checks):
             return checks
-    return [*checks, *_database(cfg), ocr_check(cfg)]
+    return [*checks, *_database(cfg), *replica_checks(cfg), ocr_check(cfg)]

@@ -43,7 +43,9 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
+from psycopg.rows import dict_row
 
+from exocortex.client import routing
 from exocortex.config import Config
 from exocortex.db import admin_url, connect, load_secrets, role_url, save_secret
 from exocortex.runtime import local
@@ -584,28 +586,37 @@ SLOTS = """
 select s.slot_name, s.active, s.wal_status,
        pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), s.restart_lsn)::bigint as retained,
        r.application_name, r.state,
-       pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), r.replay_lsn)::bigint as lag_bytes,
-       extract(epoch from r.replay_lag)::float8 as replay_lag_s
+       pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), r.replay_lsn)::bigint as lag_bytes
 from pg_catalog.pg_replication_slots s
 left join pg_catalog.pg_stat_replication r on r.pid = s.active_pid
 where s.slot_name like 'exo\\_replica\\_%'
 order by s.slot_name
 """
 
-#: On the replica: in recovery, and how old its last replayed transaction is.
-STANDBY = """
-select pg_catalog.pg_is_in_recovery(),
-       extract(epoch from pg_catalog.now() - pg_catalog.pg_last_xact_replay_timestamp())::float8
-"""
+
+def max_lag_s(cfg: Config) -> float:
+    """The lag bound (setting replicas.max_lag_s) of the memory on the primary; its default when
+    the memory has none (not migrated yet)."""
+    try:
+        with connect(admin_url(cfg), "exo-db-replica", autocommit=True, connect_timeout=5) as conn:
+            found = conn.execute(
+                "select (value #>> '{}')::float8 from exo_private.settings where key = %s and jsonb_typeof(value) = 'number'",
+                (routing.MAX_LAG_SETTING,),
+            ).fetchone()
+    except psycopg.Error:
+        found = None
+    return found[0] if found else routing.DEFAULT_MAX_LAG_S
 
 
 def listing(cfg: Config) -> list[dict]:
     """Each replica's name, host, port, state and lag, and each orphan slot. Lag: bytes of WAL
-    the primary wrote that the replica has not replayed; seconds: pg_stat_replication's
-    replay_lag while it streams (0 when it has replayed everything), else the age of its last
-    replayed transaction."""
+    the primary wrote that the replica has not replayed (pg_stat_replication), and seconds as the
+    read routing measures them on the replica (exocortex.client.routing.LAG: 0 when it has replayed
+    all it received, else the age of its last replayed transaction). warning: why readers would
+    pass it over (routing.unfit against replicas.max_lag_s), or a lost slot; None when all is well."""
     slots: dict[str, tuple] = {}
     primary_up = not cfg.external_url and local.is_running(cfg)
+    bound = max_lag_s(cfg)
     if primary_up:
         with _primary(cfg) as conn:
             slots = {row[0]: row for row in conn.execute(SLOTS).fetchall()}
@@ -613,44 +624,45 @@ def listing(cfg: Config) -> list[dict]:
     for replica in load(cfg):
         row = {"name": replica.name, "host": replica.host, "port": replica.port, "slot": replica.slot,
                "state": None, "lag_bytes": None, "lag_s": None, "slot_retains_bytes": None,
-               "promoted": replica.promoted}  # fmt: skip
+               "promoted": replica.promoted, "max_lag_s": bound, "warning": None}  # fmt: skip
         slot = slots.pop(replica.slot, None)
-        in_recovery, replay_age = _ask_standby(cfg, replica)
-        if in_recovery is None:
+        lag = _ask_standby(cfg, replica)
+        if lag is None:
             row["state"] = "stopped" if replica.is_local and not is_running(cfg, replica) else "unreachable"
-        elif not in_recovery:
+            row["warning"] = f"{row['state']}: readers go to the primary"
+        elif not lag["standby"]:
             row["state"] = "promoted (a primary)"
-        elif slot and slot[5]:
-            row["state"] = slot[5]  # streaming, catchup, startup
         else:
-            row["state"] = "not streaming"
+            row["state"] = slot[5] if slot and slot[5] else "not streaming"  # streaming, catchup, startup
+            row["lag_s"] = lag["lag_s"]
+            row["warning"] = routing.unfit(lag, bound)
         if slot:
-            _name, _active, wal_status, retained, _app, state, lag_bytes, replay_lag_s = slot
+            _name, _active, wal_status, retained, _app, state, lag_bytes = slot
             row["slot_retains_bytes"] = retained
             if wal_status == "lost":
                 row["state"] = "slot lost: the primary dropped WAL it needs; remove it and add it again"
+                row["warning"] = row["state"]
             if state:
                 row["lag_bytes"] = max(lag_bytes or 0, 0)
-                row["lag_s"] = replay_lag_s or 0.0
-        if row["lag_s"] is None and in_recovery:
-            row["lag_s"] = replay_age
         rows.append(row)
     for slot in slots.values():
         name = slot[0].removeprefix(SLOT_PREFIX)
         rows.append({"name": name, "host": None, "port": None, "slot": slot[0], "state": ORPHAN,
-                     "lag_bytes": None, "lag_s": None, "slot_retains_bytes": slot[3], "promoted": False})  # fmt: skip
+                     "lag_bytes": None, "lag_s": None, "slot_retains_bytes": slot[3], "promoted": False,
+                     "max_lag_s": bound,
+                     "warning": f"keeps WAL for no replica: `exo db replica remove {name}` drops it"})  # fmt: skip
     return rows
 
 
-def _ask_standby(cfg: Config, replica: Replica) -> tuple[bool | None, float | None]:
+def _ask_standby(cfg: Config, replica: Replica) -> dict | None:
+    """routing.LAG on the replica; None when it cannot be reached."""
     try:
         with connect(
             url(cfg, replica, "admin", "postgres"), "exo-db-replica", autocommit=True, connect_timeout=3
         ) as conn:
-            in_recovery, age = conn.execute(STANDBY).fetchone()
-            return in_recovery, age
+            return conn.cursor(row_factory=dict_row).execute(routing.LAG).fetchone()
     except psycopg.OperationalError:
-        return None, None
+        return None
 
 
 def wait_for_replay(cfg: Config, replica: Replica, timeout_s: float = 60.0) -> float:
