@@ -12472,10 +12472,12 @@ class Reading:
         self.money = False
         self.kind_of = None
         self.group = None
+        self.known = None
 
     def read_names(self, known):
         """The question's names against the timeline's people and places (known(name) ->
         (events with that person, events at that place)): the first that names either."""
+        self.known = known
         for name in self.names:
             people, places = known(name)
             if people and not self.person and people >= places:
@@ -12522,8 +12524,9 @@ class Reading:
 
     def read_most(self, words, matched, members):
         """What a "which most" question groups by: people ("who", "which friend"), places
-        ("where", "which city": trips), or, for "which X" whose X is no activity, the places
-        of the activity it names ("Which pool did I swim at most?"); else activities. A "what
+        ("where", "which city": trips), or, for "which X" whose X is no activity or what the
+        timeline's places are called, the places of the activity it names ("Which pool did I swim
+        at most?"); else activities. A "what
         X" whose X names no activity asks of a kind: the activities near it in meaning
         (members(X) -> activities, or None when the embeddings cannot tell), else a kind the
         timeline cannot read."""
@@ -12537,8 +12540,8 @@ class Reading:
             self.group = "place"
             if kind in TRAVEL_CATEGORIES and not found:
                 found = ["travel"]
-        elif kind is not None and kind not in matched:
-            if not found:
+        elif kind is not None and (kind not in matched or self.names_places(kind)):
+            if not found and kind not in matched:
                 self.group = "activity"
                 self.activities = members(kind) if members else None
                 if self.activities:
@@ -12547,10 +12550,19 @@ class Reading:
                     self.category = kind
                 return
             self.group = "place"
+            found = found or matched[kind]
         else:
             self.group = "activity"
             found = sorted({a for acts in matched.values() for a in acts})
         self.activities = found or None
+
+    def names_places(self, word):
+        """Whether the timeline's places are called by a word ("pool": Millbrook pool), though an
+        event may be named by it too ("Pool before work")."""
+        if self.known is None:
+            return False
+        people, places = self.known(word)
+        return bool(places) and not people
 
     @property
     def order(self):
@@ -12736,7 +12748,27 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
             ["text[]", "text[]", "text[]", "text"],
             [words, workspaces, bridge, as_of_end],
         )
-        return {r["word"]: list(r["named"] or r["activities"]) for r in rows if r["activities"]}
+        found = {r["word"]: list(r["named"] or r["activities"]) for r in rows if r["activities"]}
+        return {word: acts + [a for a in told_by(acts) if a not in acts] for word, acts in found.items()}
+
+    def told_by(activities):
+        # the activities named by what these are counted in or where they happen: "Did 40 lengths
+        # at the lido" (length) and "Pool before work" (pool) are swims where swims count lengths
+        # at Millbrook pool
+        rows = db(
+            "timeline_told_by",
+            "with told as (select e.count_unit as w from "
+            + shown.format("$5", "null", "null", "null", "null", "null")
+            + " e where e.count_unit is not null union select unnest(exo_private.word_forms(array["
+            "regexp_replace(e.place, '^.*\\s', '')])) from "
+            + shown.format("$5", "null", "null", "null", "null", "null")
+            + " e where e.place is not null) select distinct e.activity from "
+            + shown.format("array(select w from told)", "null", "null", "null", "null", "null")
+            + " e where e.activity in (select w from told) and e.activity <> all ($5) order by 1",
+            ["text[]", "text[]", "text[]", "text", "text[]"],
+            [None, workspaces, bridge, as_of_end, activities],
+        )
+        return [r["activity"] for r in rows]
 
     def held(words, activities, money):
         rows = db(

@@ -140,6 +140,12 @@ def test_a_verb_of_its_own_doing_goes_to_a_place_not_on_a_trip():
     assert chat == []  # a base-form verb after a modifier is a noun only with a measure
 
 
+def test_a_state_after_a_counted_doing_tells_the_doing():
+    (laps,) = read("Stiff shoulders after 20 laps at Parkside baths, 50 minutes.")
+    assert (laps["activity"], laps["count"], laps["minutes"]) == ("lap", 20.0, 50.0)
+    assert [e["activity"] for e in read("Good coffee after the meeting.")] == ["coffee"]  # nothing counted
+
+
 def test_verb_lemmas_come_from_spacys_tables():
     assert [events.verb_lemma(w) for w in ("swam", "swimming", "ran", "cycled", "rode")] == [
         "swim", "swim", "run", "cycle", "ride",
@@ -284,6 +290,26 @@ def test_a_word_an_activity_is_named_by_counts_that_activity_only(db, tmp_path):
         "Read as: count of lunch " in found["text"]
         and "Lisbon" not in found["text"].split("## Timeline")[1].split("\n\n")[0]
     )
+
+
+def test_events_named_by_what_an_activity_counts_or_where_it_happens_are_that_activity(db, tmp_path):
+    root = tmp_path / "diary"
+    notes = {
+        "2025-03-02.md": "Swam 30 lengths at Parkside baths, 40 minutes.",
+        "2025-03-05.md": "Swam 26 lengths at Parkside baths, 35 minutes.",
+        "2025-03-09.md": "Did 24 lengths at Parkside baths (an hour).",
+        "2025-03-12.md": "Baths before work, 20 lengths at Kingsway baths, took 30 minutes.",
+        "2025-03-15.md": "Ran 5 km along the canal.",
+    }
+    for name, text in notes.items():
+        write(root, name, f"---\ndate: {name[:10]}\n---\n{text}")
+    pipeline.ingest(db.cfg, root, "personal", dbname=db.name)
+    Worker(db.cfg, dbname=db.name, once=True, queues=("events",), poll_s=0.01).run()
+    swims = packet(db, "How many times did I go swimming in March 2025?")
+    assert answer(swims).startswith("Answer: 4 times"), swims["text"]  # lengths and baths are swims here
+    assert "Read as: count of bath, length, swim " in swims["text"]
+    most = packet(db, "Which baths did I swim at most in March 2025?")
+    assert answer(most).startswith("Answer: Parkside baths, 3 times"), most["text"]
 
 
 @pytest.fixture

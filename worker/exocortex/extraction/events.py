@@ -480,7 +480,24 @@ def clause_activity_of_noun(head):
         t.lower_ in OWNER_SUBJECTS for t in (*head.conjuncts, *head.subtree) if t.dep_ in ("nsubj", "conj")
     ):
         return None
-    return _generic_head(head)
+    return _after_counted(head) or _generic_head(head)
+
+
+def _after_counted(noun):
+    """What a state follows, when it is counted: "Sore fingers after 12 routes" tells 12 routes
+    (a noun told of with an adjective, "after" a noun with a number)."""
+    if not _children(noun, "amod"):
+        return None
+    for prep in _children(noun, "prep"):
+        if prep.lower_ == "after":
+            for obj in _children(prep, "pobj"):
+                if (
+                    _content_noun(obj)
+                    and _children(obj, "nummod")
+                    and obj.lemma_.casefold() not in UNIT_NOUNS
+                ):
+                    return obj
+    return None
 
 
 # Prepositions whose proper-noun object is where a happening was ("at the Blue Door", "to
