@@ -36265,7 +36265,22 @@ CREATE FUNCTION exo_private.work_status() RETURNS jsonb
                                          and ((k.stopped_at is null and k.heartbeat_at <= pg_catalog.now()
                                                - pg_catalog.make_interval(secs => settings.dead_after_s))
                                               or k.stop_reason like 'dead:%')),
-                'dead_after_s', settings.dead_after_s)
+                'dead_after_s', settings.dead_after_s,
+                -- Workers may run on several hosts against one primary: who is where.
+                'hosts', (
+                    with live as (
+                        select w.hostname, w.queues, w.processed, w.heartbeat_at
+                        from exo_private.workers w
+                        where w.stopped_at is null and w.heartbeat_at > pg_catalog.now()
+                              - pg_catalog.make_interval(secs => settings.dead_after_s))
+                    select coalesce(jsonb_object_agg(h.hostname, jsonb_build_object(
+                               'running', h.running, 'queues', h.queues, 'processed', h.processed,
+                               'last_heartbeat', h.last_heartbeat) order by h.hostname), '{}')
+                    from (select l.hostname, count(*) as running, sum(l.processed) as processed,
+                                 max(l.heartbeat_at) as last_heartbeat,
+                                 (select array_agg(distinct q order by q) from live m cross join unnest(m.queues) q
+                                  where m.hostname = l.hostname) as queues
+                          from live l group by l.hostname) h))
             from settings left join exo_private.workers k on true
             group by settings.dead_after_s)
     )
@@ -36277,7 +36292,7 @@ ALTER FUNCTION exo_private.work_status() OWNER TO exo_owner;
 -- Name: FUNCTION work_status(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.work_status() IS 'The worker''s side of exo.status: queues (embed, extract, ocr, events, capsules: depth, pending = visible messages, in_flight, held_by_dead_workers, failed = chunks or windows whose job failed and was not retried, dead = their dead letters, oldest_age_s, and from exo_private.queue_progress workers, done, done_since, rate_per_min, and eta_s = seconds until depth is done at that rate, null while no live worker serves the queue or none of its work is done yet; dead_letter: depth, oldest_age_s), work_by_stage (per document stage: documents with work pending, in_flight, failed, dead, lost, stuck), stuck (documents that cannot advance on their own, by reason, and a hint naming the commands), worker (last_heartbeat, alive, running, dead in the last day, dead_after_s).';
+COMMENT ON FUNCTION exo_private.work_status() IS 'The worker''s side of exo.status: queues (embed, extract, ocr, events, capsules: depth, pending = visible messages, in_flight, held_by_dead_workers, failed = chunks or windows whose job failed and was not retried, dead = their dead letters, oldest_age_s, and from exo_private.queue_progress workers, done, done_since, rate_per_min, and eta_s = seconds until depth is done at that rate, null while no live worker serves the queue or none of its work is done yet; dead_letter: depth, oldest_age_s), work_by_stage (per document stage: documents with work pending, in_flight, failed, dead, lost, stuck), stuck (documents that cannot advance on their own, by reason, and a hint naming the commands), worker (last_heartbeat, alive, running, dead in the last day, dead_after_s, hosts: per host of a live worker, its running workers, their queues, messages processed, last heartbeat).';
 
 --
 -- Name: worker_queues(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner

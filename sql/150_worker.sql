@@ -326,7 +326,22 @@ as $$
                                          and ((k.stopped_at is null and k.heartbeat_at <= pg_catalog.now()
                                                - pg_catalog.make_interval(secs => settings.dead_after_s))
                                               or k.stop_reason like 'dead:%')),
-                'dead_after_s', settings.dead_after_s)
+                'dead_after_s', settings.dead_after_s,
+                -- Workers may run on several hosts against one primary: who is where.
+                'hosts', (
+                    with live as (
+                        select w.hostname, w.queues, w.processed, w.heartbeat_at
+                        from exo_private.workers w
+                        where w.stopped_at is null and w.heartbeat_at > pg_catalog.now()
+                              - pg_catalog.make_interval(secs => settings.dead_after_s))
+                    select coalesce(jsonb_object_agg(h.hostname, jsonb_build_object(
+                               'running', h.running, 'queues', h.queues, 'processed', h.processed,
+                               'last_heartbeat', h.last_heartbeat) order by h.hostname), '{}')
+                    from (select l.hostname, count(*) as running, sum(l.processed) as processed,
+                                 max(l.heartbeat_at) as last_heartbeat,
+                                 (select array_agg(distinct q order by q) from live m cross join unnest(m.queues) q
+                                  where m.hostname = l.hostname) as queues
+                          from live l group by l.hostname) h))
             from settings left join exo_private.workers k on true
             group by settings.dead_after_s)
     )
@@ -340,7 +355,8 @@ comment on function exo_private.work_status() is
     'oldest_age_s), '
     'work_by_stage (per document stage: documents with work pending, in_flight, failed, dead, lost, '
     'stuck), stuck (documents that cannot advance on their own, by reason, and a hint naming the '
-    'commands), worker (last_heartbeat, alive, running, dead in the last day, dead_after_s).';
+    'commands), worker (last_heartbeat, alive, running, dead in the last day, dead_after_s, hosts: per '
+    'host of a live worker, its running workers, their queues, messages processed, last heartbeat).';
 
 -- exo_private.worker_queues: the worker's queues, or the one named (checked).
 create or replace function exo_private.worker_queues(p_queue text default null)

@@ -227,6 +227,7 @@ def test_status_counts_everything_and_tells_a_live_worker(db):
         "running": 0,
         "dead": 0,
         "dead_after_s": 30,
+        "hosts": {},
     }
     assert before["embeddings"] == []
 
@@ -243,6 +244,12 @@ def test_status_counts_everything_and_tells_a_live_worker(db):
     assert after["worker"]["alive"] is True and after["worker"]["running"] == 1
     assert after["worker"]["dead"] == 1  # no heartbeat for 10 minutes, never stopped
     assert after["worker"]["last_heartbeat"] is not None
+    (here,) = after["worker"]["hosts"].items()  # by host, the live workers only
+    assert here[0] == "here" and {k: here[1][k] for k in ("running", "queues", "processed")} == {
+        "running": 1,
+        "queues": ["embed"],
+        "processed": 0,
+    }
     # The live worker serves embed, the dead one counts nowhere; nothing done yet: no ETA.
     assert [after["queues"][q]["workers"] for q in ("embed", "extract")] == [1, 0]
     assert datetime.fromisoformat(after["queues"]["embed"]["done_since"]) > since  # since it began

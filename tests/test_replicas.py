@@ -14,15 +14,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 from support.chat import run_import
+from support.db import cloned_database, configure
 from support.models import free_ports
 from support.reader import reader_calls, reader_functions
 from support.vault import EXAMPLES, embedded_vault
@@ -364,3 +370,134 @@ def test_promote_then_remove_leaves_no_slot_and_no_directory(cfg, replica, vault
     while local.port_free(replica.port) is False and time.monotonic() - began < 10:
         time.sleep(0.1)
     assert local.port_free(replica.port)
+
+
+# -- workers on other hosts -----------------------------------------------------------------
+
+
+class Proxy:
+    """A model endpoint of a worker's own host: forwards to the real MiniLM and keeps the inputs of
+    each answer it gave. After `answer` answers it holds every request until it stops (the model
+    busy), and sets `holding`: its worker is then in the middle of a batch."""
+
+    def __init__(self, target: str, answer: int | None = None):
+        self.target, self.answer = target.rstrip("/"), answer
+        self.answered: list[list[str]] = []
+        self.holding, self.stopping = threading.Event(), threading.Event()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *_args):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                with proxy.lock:
+                    hold = proxy.answer is not None and len(proxy.answered) + proxy.taken >= proxy.answer
+                    proxy.taken += 0 if hold else 1
+                if hold:
+                    proxy.holding.set()
+                    proxy.stopping.wait()
+                    return
+                path = self.path.removeprefix("/v1")
+                request = urllib.request.Request(
+                    proxy.target + path, body, {"Content-Type": "application/json"}
+                )
+                with urllib.request.urlopen(request, timeout=60) as reply:
+                    answer = reply.read()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+                with proxy.lock:
+                    proxy.taken -= 1
+                    proxy.answered.append(json.loads(body)["input"])
+
+        self.lock, self.taken = threading.Lock(), 0
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.stopping.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_the_writer_url_for_another_host_needs_an_address_it_reaches(cfg):
+    """The suite's server listens on 127.0.0.1 only: a host elsewhere is told how to open it."""
+    far = _exo("db", "url", "--role", "writer", "--remote", "10.9.8.7")
+    assert far.returncode == 1 and "EXO_PG_LISTEN" in far.stderr, far.stderr
+    named = _exo("db", "url", "--role", "writer", "--remote", "worker.example")
+    assert named.returncode == 1 and "IP address" in named.stderr, named.stderr
+    assert _exo("db", "url", "--role", "reader", "--remote", "127.0.0.1").returncode != 0
+
+
+def test_two_workers_on_their_own_endpoints_drain_one_queue_through_a_kill_9(
+    cfg, template_db, real_models, tmp_path
+):
+    """Two worker processes, each with the writer URL for another host and a model endpoint of its
+    own (a forwarder to MiniLM, the setting's own url unreachable), drain one embed queue; one is
+    killed -9 in the middle of a batch. Every chunk is embedded once, no batch answered twice, every
+    message archived, none dead-lettered; exo status listed both by host while they ran."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for n in range(40):
+        (notes / f"note-{n:02}.md").write_text(
+            f"Note {n}: the {n}th walk along the canal, {n + 3} km in the rain."
+        )
+    with cloned_database(cfg, template_db, "exo_workers") as db:
+        embeddings = {
+            "url": "http://127.0.0.1:9/v1",
+            "model": "all-MiniLM-L6-v2",
+            "dimensions": 384,
+            "timeout_s": 30,
+        }
+        configure(db, models__embeddings=embeddings, worker__embed_batch=3, worker__dead_after_s=2)
+        pipeline.ingest(cfg, notes, "personal", dbname=db.name)
+        with db.connect() as conn:
+            chunks = conn.execute("select count(*) from exo_private.chunks").fetchone()[0]
+            sent = conn.execute("select count(*) from pgmq.q_embed").fetchone()[0]
+        assert chunks >= 40 and sent == chunks
+        env = os.environ | {"EXO_DB_NAME": db.name}
+        url = _exo_env(env, "db", "url", "--role", "writer", "--remote", "127.0.0.1")
+        assert url.returncode == 0, url.stderr
+        assert psycopg.conninfo.conninfo_to_dict(url.stdout.strip())["user"] == "exo_writer"
+        env |= {"EXO_WRITER_URL": url.stdout.strip()}
+        victim, survivor = Proxy(real_models.embeddings.url, answer=2), Proxy(real_models.embeddings.url)
+        procs = []
+        try:
+            # The victim takes one batch at a time: when its third is held, its first two are written.
+            for proxy, concurrency in ((victim, "1"), (survivor, "2")):
+                argv = [*EXO, "worker", "--once", "--queue", "embed", "--concurrency", concurrency,
+                        "--endpoint", f"embeddings={proxy.url}"]  # fmt: skip
+                procs.append(
+                    subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                )
+            assert victim.holding.wait(120), "the first worker never took a third batch"
+            with db.connect() as conn:
+                hosts = conn.execute("select exo.status() -> 'worker' -> 'hosts'").fetchone()[0]
+            assert hosts[socket.gethostname()]["running"] == 2, hosts
+            procs[0].send_signal(signal.SIGKILL)
+            _out, errors = procs[1].communicate(timeout=300)
+            assert procs[1].returncode == 0, errors
+        finally:
+            for proc in procs:
+                proc.kill()
+                proc.communicate()
+            victim.close()
+            survivor.close()
+        answered = [text for batch in victim.answered + survivor.answered for text in batch]
+        assert len(victim.answered) == 2 and survivor.answered
+        assert len(answered) == len(set(answered)) == chunks, "a chunk was embedded twice, or never"
+        with db.connect() as conn:
+            assert conn.execute("select count(*) from exo_private.chunk_embeddings").fetchone()[0] == chunks
+            assert conn.execute("select count(*), count(distinct msg_id) from pgmq.a_embed").fetchone() == (
+                sent,
+                sent,
+            )
+            assert conn.execute("select count(*) from pgmq.q_embed").fetchone()[0] == 0
+            assert conn.execute("select count(*) from pgmq.q_dead_letter").fetchone()[0] == 0
+            stopped = conn.execute("select stop_reason from exo_private.workers order by id").fetchall()
+        assert sorted(reason.split(":")[0] for (reason,) in stopped) == ["dead", "drained"], stopped

@@ -114,6 +114,17 @@ def test_server_conf_preloads_the_extensions(cfg):
     assert f"port = {cfg.port}" in conf
 
 
+def test_the_listen_addresses_come_from_exo_pg_listen(cfg, monkeypatch):
+    """For workers and readers on other hosts (docs: Workers on other hosts); nothing that could
+    end the setting's quotes gets into the file."""
+    monkeypatch.setenv("EXO_PG_LISTEN", "127.0.0.1, 10.0.0.5")
+    assert "listen_addresses = '127.0.0.1, 10.0.0.5'\n" in local.server_conf(config.load())
+    for bad in ("127.0.0.1'; ssl = off; '", "", "10.0.0.5,,"):
+        monkeypatch.setenv("EXO_PG_LISTEN", bad)
+        with pytest.raises(SystemExit, match="EXO_PG_LISTEN must be"):
+            config.load()
+
+
 def test_second_up_is_idempotent(cfg):
     messages: list[str] = []
     result = server.up(cfg, messages.append)

@@ -9,12 +9,15 @@ behaviour inside the database live in the ``settings`` table instead.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_PORT = 54329
 DEFAULT_DATABASE = "exocortex"
 PG_MAJOR = 18
+#: What EXO_PG_LISTEN may hold: listen_addresses' own syntax, nothing that could end its quotes.
+LISTEN = re.compile(r"^\s*(\*|[A-Za-z0-9.:\-]+)(\s*,\s*(\*|[A-Za-z0-9.:\-]+))*\s*$")
 
 #: The package's own folder: migrations/, sql/ and plpy/ ship in it as package data.
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -49,6 +52,12 @@ class Config:
     profile: str | None = None
     """EXO_PROFILE: the user (exo user add NAME) whose personal base the MCP server and the
     retrievers search first and record in, when none is given; unset: nothing recorded."""
+    writer_url: str | None = None
+    """EXO_WRITER_URL: exo_writer's URL, for a worker on another host (as `exo db url --role writer
+    --remote HOST` prints it on the primary's); by default built from the runtime's secrets."""
+    listen_addresses: str = "127.0.0.1"
+    """EXO_PG_LISTEN: the addresses the runtime's server and its local replicas listen on
+    (PostgreSQL's listen_addresses): add this machine's for workers and readers on other hosts."""
     reader_urls: tuple[str, ...] = ()
     """EXO_READER_URLS (comma-separated): reader URLs of hot standbys of the server, to which the
     reader clients send reads (exocortex.client.routing); `exo db url --role reader --replicas`."""
@@ -79,6 +88,11 @@ def load() -> Config:
         raise SystemExit(f"EXO_LOCK_TIMEOUT_S must be a number of seconds, got {lock_text!r}") from None
     if not 0 < lock_timeout_s <= 3600:
         raise SystemExit(f"EXO_LOCK_TIMEOUT_S must be more than 0 and at most 3600, got {lock_text!r}")
+    listen = env.get("EXO_PG_LISTEN", "127.0.0.1")
+    if not LISTEN.match(listen):
+        raise SystemExit(
+            f"EXO_PG_LISTEN must be comma-separated host names or addresses (or *), got {listen!r}"
+        )
     return Config(
         home=Path(env.get("EXO_HOME") or cache / "exocortex").resolve(),
         port=port,
@@ -92,5 +106,7 @@ def load() -> Config:
         plpy_dir=data_dir("plpy"),
         lock_timeout_s=lock_timeout_s,
         profile=env.get("EXO_PROFILE") or None,
+        writer_url=env.get("EXO_WRITER_URL") or None,
+        listen_addresses=listen,
         reader_urls=tuple(u.strip() for u in env.get("EXO_READER_URLS", "").split(",") if u.strip()),
     )

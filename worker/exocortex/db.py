@@ -97,9 +97,11 @@ def admin_url(cfg: Config, dbname: str | None = None) -> str:
 
 def role_url(cfg: Config, role: str, dbname: str | None = None) -> str:
     """The URL for one of the exo roles, or a profile's (exo_user_*), on the same server and
-    database as the admin URL."""
+    database as the admin URL; exo_writer's is EXO_WRITER_URL when that is set."""
     if role == ADMIN:
         return admin_url(cfg, dbname)
+    if role == "exo_writer" and cfg.writer_url:  # a worker on another host
+        return make_conninfo(cfg.writer_url, dbname=dbname) if dbname else cfg.writer_url
     known = load_secrets(cfg)
     if role not in ROLES and not (role.startswith("exo_user_") and role in known):
         raise ValueError(

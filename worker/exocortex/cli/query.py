@@ -302,9 +302,14 @@ STATUS_LINES: dict[str, Callable[[Any], str]] = {
     ),
     "deferred_subjects": str,
     "audit": _audit,
-    "worker": lambda w: (
-        f"{w['running']} running, {w['dead']} dead in the last day; "
-        f"last heartbeat {w['last_heartbeat'] or 'never'}"
+    "worker": lambda w: "\n".join(
+        [
+            f"{w['running']} running, {w['dead']} dead in the last day; last heartbeat {w['last_heartbeat'] or 'never'}"
+        ]
+        + [
+            f"{host}: {h['running']} running ({', '.join(h['queues'])}), {h['processed']} processed"
+            for host, h in w.get("hosts", {}).items()
+        ]
     ),
 }
 

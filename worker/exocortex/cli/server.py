@@ -15,12 +15,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from exocortex import config
-from exocortex.cli.output import console, dump, fail, json_option, progress, table
+from exocortex.cli.output import console, dump, err, fail, json_option, progress, table
 from exocortex.db import ADMIN, ROLES, admin_url, as_uri, role_url
 from exocortex.models import services
 from exocortex.ops import doctor, lint, profiles, schema_dump
 from exocortex.ops.migrate import MigrationError, migrate
 from exocortex.runtime import local, replicas, server
+from exocortex.runtime import remote as remote_module
 from exocortex.runtime.local import RuntimeProblem
 
 
@@ -92,9 +93,28 @@ def db_status(as_json: bool) -> None:
     is_flag=True,
     help="The URLs on every standby of the registry, comma-separated: EXO_READER_URLS, for read routing.",
 )
-def db_url(role: str, profile: str | None, replica: str | None, all_replicas: bool) -> None:
+@click.option(
+    "--remote",
+    metavar="HOST",
+    help="With --role writer: the URL a worker on HOST (its IP address) uses, at an address this "
+    "server listens on (EXO_PG_LISTEN); lets exo_writer in from HOST (pg_hba.conf). Set it there as EXO_WRITER_URL.",
+)
+def db_url(
+    role: str, profile: str | None, replica: str | None, all_replicas: bool, remote: str | None
+) -> None:
     """Print a connection URL (with password) for one role, or a user's login role."""
     cfg = config.load()
+    if remote is not None:
+        if role != "writer" or replica or all_replicas or profile:
+            fail("--remote goes with --role writer alone: the URL of a worker on another host")
+        try:
+            url, lines = remote_module.writer_url(cfg, remote)
+        except RuntimeProblem as exc:
+            fail(str(exc))
+        for line in lines:
+            err.print(line)
+        click.echo(as_uri(url))
+        return
     if all_replicas:
         if role != "reader" or replica is not None:
             fail(

@@ -32,6 +32,14 @@ from exocortex.worker.watch import Watch
     help="Ctrl-C or SIGTERM stops the worker within this many seconds: running jobs that have not "
     "finished by then are abandoned.",
 )
+@click.option(
+    "--endpoint",
+    "endpoints",
+    multiple=True,
+    metavar="ROLE=URL",
+    help="This host's URL of a model role (chat, embeddings, rerank) in place of its setting's, the "
+    "model kept: a worker on another host reaches the same models at its own addresses. Repeatable.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def worker_cmd(
@@ -41,6 +49,7 @@ def worker_cmd(
     queues: tuple[str, ...],
     limit: int | None,
     grace_s: float,
+    endpoints: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Embed chunks and extract the graph through the local models; read scanned PDFs with OCR.
@@ -57,6 +66,9 @@ def worker_cmd(
     """
     if ctx.invoked_subcommand is not None:
         return
+    urls = dict(e.split("=", 1) for e in endpoints if "=" in e)
+    if len(urls) != len(endpoints):
+        fail(f"--endpoint takes ROLE=URL (one per role), got {', '.join(endpoints)}")
     try:
         worker = worker_module.Worker(
             config.load(),
@@ -67,6 +79,7 @@ def worker_cmd(
             grace_s=grace_s,
             progress=lambda text: err.print(f"[dim]·[/dim] {text}"),
             watch=Watch(err),
+            endpoints=urls,
         )
     except ValueError as exc:
         fail(str(exc))

@@ -415,7 +415,7 @@ def server_conf(cfg: Config) -> str:
     return (
         "# Written by `exo db up` on every start; set EXO_PG_PORT / EXO_DB_NAME instead.\n"
         f"{shared}\n"
-        "listen_addresses = '127.0.0.1'\n"
+        f"listen_addresses = '{cfg.listen_addresses}'\n"
         f"port = {cfg.port}\n"
         f"unix_socket_directories = '{SOCKET_DIR}'\n"
         f"cron.database_name = '{cfg.database}'\n"

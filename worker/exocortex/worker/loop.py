@@ -82,6 +82,7 @@ from exocortex.extraction import events, ner, relation_patterns, relation_syntax
 from exocortex.extraction import llm as extraction
 from exocortex.ingest import ocr
 from exocortex.ingest.pipeline import continue_extracted
+from exocortex.models.endpoints import ROLES as model_roles
 from exocortex.plpy import model_client as client
 from exocortex.plpy.model_client import Cancel, ClientError, Endpoint, ModelError
 from exocortex.worker import queries
@@ -178,9 +179,15 @@ class Worker:
         limit: int | None = None,
         progress: Callable[[str], None] | None = None,
         watch: Watch | None = None,
+        endpoints: dict[str, str] | None = None,
     ):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
+        unknown_roles = set(endpoints or {}) - set(model_roles)
+        if unknown_roles:
+            raise ValueError(
+                f"unknown model role(s) for an endpoint: {', '.join(sorted(unknown_roles))}; expected {', '.join(model_roles)}"
+            )
         unknown = set(queues) - set(QUEUES)
         if unknown:
             raise ValueError(f"unknown queue(s): {', '.join(sorted(unknown))}; expected {', '.join(QUEUES)}")
@@ -200,6 +207,9 @@ class Worker:
         """Told what the worker waits for (other workers' messages), once per change."""
         self.watch = watch
         """Shown what waits in each queue when the run starts, then done/total as it goes."""
+        self.endpoints = dict(endpoints or {})
+        """This host's URL of a model role, in place of the setting's (its model and the rest kept):
+        a worker on another host reaches the same models at addresses of its own."""
         self.taken = 0
         self.name = f"{socket.gethostname()}:{os.getpid()}"
         self.stop = threading.Event()
@@ -230,7 +240,10 @@ class Worker:
     # -- plumbing -----------------------------------------------------------------------
 
     def _settings(self, conn: psycopg.Connection) -> dict:
-        return dict(conn.execute(queries.WORKER_SETTINGS).fetchall())
+        settings = dict(conn.execute(queries.WORKER_SETTINGS).fetchall())
+        for role, url in self.endpoints.items():
+            settings[f"models.{role}"] = settings.get(f"models.{role}", {}) | {"url": url}
+        return settings
 
     def _count(self, counter: str, queue: str, n: int = 1) -> None:
         with self._lock:
