@@ -72,7 +72,8 @@ PURCHASE_WORDS = _words(
 # Words of an occasion or of covering a measure, not of what was done ("a yoga session", "a game
 # of tennis", "what distance did I cover"): no event's own words need hold them.
 OCCASION_WORDS = _words(
-    "session sessions game games class classes lesson lessons workout workouts outing outings cover covered"
+    """session sessions game games class classes lesson lessons workout workouts outing outings cover covered
+    appointment appointments"""
 )
 # Verbs of being with someone or somewhere: with a person or place named, they add nothing.
 MEETING_WORDS = _words("see saw seen meet met visit visited visiting catch caught")
@@ -90,6 +91,10 @@ CATEGORY_SIMILARITY = 0.37
 """How near in meaning (MiniLM cosine) an activity's -ing name must be to a kind a question asks
 of ("what exercise": swimming 0.57, hiking 0.38; breakfast 0.35): the setting
 timeline.category_similarity."""
+SYNONYM_SIMILARITY = 0.75
+"""How near in meaning (MiniLM cosine) two activities' -ing names must be for a question of one to
+count the other: cycling, biking and riding 0.79-0.90; lunch and breakfast 0.72, walking and
+hiking 0.65, climbing and bouldering 0.63 stay apart."""
 ANSWER_TYPES = [
     "text",
     "text",
@@ -157,7 +162,8 @@ class Reading:
         self.kind = aggregate_kind(query)
         if self.kind == "count" and _COUNT_OF_UNIT.search(query or ""):
             self.kind = "total"
-        words = query_words(query)
+        # "so far this year" is a time, not a distance
+        words = query_words(re.sub(r"\bso far\b", " ", query or "", flags=re.I))
         self.measure = measure_of(words, self.kind)
         span = (report.get("temporal") or {}).get("span") or {}
         self.first, self.last = span.get("first"), span.get("last")
@@ -239,7 +245,13 @@ class Reading:
         timeline cannot read."""
         asked = query_words(self.query)
         at = next((n for n, w in enumerate(asked) if w in ("which", "what")), len(asked))
-        kind = next((w for w in asked[at + 1 :] if w in self.words), None)  # "most frequent kind of exercise"
+        # what it asks of: the last word of the first run of its words after "which" ("most frequent
+        # kind of exercise": exercise; "which climbing wall": wall)
+        start = next((n for n in range(at + 1, len(asked)) if asked[n] in self.words), None)
+        end = start
+        while end is not None and end + 1 < len(asked) and asked[end + 1] in self.words:
+            end += 1
+        kind = asked[end] if end is not None else None
         found = sorted({a for w, acts in matched.items() if w != kind and w not in LIGHT_WORDS for a in acts})
         if "who" in asked or kind in PERSON_CATEGORIES:
             self.group = "person"
@@ -465,22 +477,29 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
             [words, workspaces, bridge, as_of_end],
         )
         found = {r["word"]: list(r["named"] or r["activities"]) for r in rows if r["activities"]}
+        found = {word: acts + synonyms(acts) for word, acts in found.items()}
         return {word: acts + [a for a in told_by(acts) if a not in acts] for word, acts in found.items()}
 
     def told_by(activities):
-        # the activities named by what these are counted in or where they happen: "Did 40 lengths
-        # at the lido" (length) and "Pool before work" (pool) are swims where swims count lengths
-        # at Millbrook pool
+        # the activities named by what these are counted in or where they happen, or counted in
+        # it mostly: "Did 40 lengths at the lido" (length), "Pool before work" (pool) and
+        # "Bouldering session: 12 routes" are swims and climbs where swims count lengths at
+        # Millbrook pool and climbs count routes
+        mine = shown.format("$5", "null", "null", "null", "null", "null")
         rows = db(
             "timeline_told_by",
-            "with told as (select e.count_unit as w from "
-            + shown.format("$5", "null", "null", "null", "null", "null")
-            + " e where e.count_unit is not null union select unnest(exo_private.word_forms(array["
-            "regexp_replace(e.place, '^.*\\s', '')])) from "
-            + shown.format("$5", "null", "null", "null", "null", "null")
-            + " e where e.place is not null) select distinct e.activity from "
-            + shown.format("array(select w from told)", "null", "null", "null", "null", "null")
-            + " e where e.activity in (select w from told) and e.activity <> all ($5) order by 1",
+            "with mine as (select e.count_unit, e.place from " + mine + " e),"
+            " units as (select distinct count_unit as u from mine where count_unit is not null),"
+            " words as (select u as w from units union select unnest(exo_private.word_forms(array["
+            "regexp_replace(place, '^.*\\s', '')])) from mine where place is not null),"
+            " named as (select w from words union select distinct x.activity from exo_private.events x"
+            " where x.count_unit in (select u from units))"
+            " select e.activity from "
+            + shown.format("array(select w from named)", "null", "null", "null", "null", "null")
+            + " e where e.activity in (select w from named) and e.activity <> all ($5) group by e.activity"
+            " having bool_or(e.activity in (select w from words))"
+            " or 3 * count(*) filter (where e.count_unit in (select u from units)) >= 2 * count(*)"
+            " order by 1",
             ["text[]", "text[]", "text[]", "text", "text[]"],
             [None, workspaces, bridge, as_of_end, activities],
         )
@@ -497,20 +516,38 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
         )
         return [r["w"] for r in rows]
 
-    def members(kind):
-        if meaning is None:
-            return None
-        rows = db(
+    def labelled(first, last):
+        # the commonest activities from first to last, each with its -ing name ("swimming")
+        return db(
             "timeline_activities",
             "select e.activity, count(*) as n, coalesce(min(g.f), e.activity) as label from "
             + shown.format("null", "$5::date", "$6::date", "null", "null", "null")
             + " e left join lateral (select f from unnest(e.forms) f where f like '%ing' order by f limit 1) g"
             " on true group by e.activity order by n desc, e.activity limit 40",
             ["text", "text[]", "text[]", "text", "text", "text"],
-            [None, workspaces, bridge, as_of_end, reading.first, reading.last],
+            [None, workspaces, bridge, as_of_end, first, last],
         )
+
+    def members(kind):
+        if meaning is None:
+            return None
+        rows = labelled(reading.first, reading.last)
         sims = meaning(kind, [r["label"] for r in rows]) if rows else None
         return [r["activity"] for r, sim in zip(rows, sims, strict=True) if sim >= near] if sims else None
+
+    def synonyms(activities):
+        # the activities whose -ing names mean the same ("cycling", "biking", "riding")
+        if meaning is None:
+            return []
+        rows = labelled(None, None)
+        labels = {r["activity"]: r["label"] for r in rows}
+        found = []
+        for activity in activities:
+            sims = meaning(labels.get(activity, activity), [r["label"] for r in rows]) if rows else None
+            found += [
+                r["activity"] for r, sim in zip(rows, sims or [], strict=False) if sim >= SYNONYM_SIMILARITY
+            ]
+        return [a for a in dict.fromkeys(found) if a not in activities]
 
     reading.read_names(known)
     reading.read_words(vocabulary, held, members)

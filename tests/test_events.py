@@ -140,6 +140,29 @@ def test_a_verb_of_its_own_doing_goes_to_a_place_not_on_a_trip():
     assert chat == []  # a base-form verb after a modifier is a noun only with a measure
 
 
+def test_an_outing_is_no_trip_and_a_joined_count_is_the_first_clause_s():
+    (kayak,) = read("Took the kayak 8 km out to Inchcolm, two hours.")
+    assert (kayak["activity"], kayak["place"], kayak["km"], kayak["minutes"]) == (
+        "kayak",
+        "Inchcolm",
+        8.0,
+        120.0,
+    )
+    (rowing,) = read("Went rowing and did 6 laps at the Marina (an hour).")
+    assert (rowing["activity"], rowing["minutes"], rowing["count"], rowing["place"]) == (
+        "row",
+        60.0,
+        6.0,
+        "Marina",
+    )
+    badminton = [
+        e
+        for e in read("Booked a court: badminton with Leon Marsh, 45 minutes.")
+        if e["activity"] == "badminton"
+    ]
+    assert [(e["minutes"], e["people"]) for e in badminton] == [(45.0, ["Leon Marsh"])]
+
+
 def test_a_state_after_a_counted_doing_tells_the_doing():
     (laps,) = read("Stiff shoulders after 20 laps at Parkside baths, 50 minutes.")
     assert (laps["activity"], laps["count"], laps["minutes"]) == ("lap", 20.0, 50.0)
@@ -299,6 +322,7 @@ def test_events_named_by_what_an_activity_counts_or_where_it_happens_are_that_ac
         "2025-03-05.md": "Swam 26 lengths at Parkside baths, 35 minutes.",
         "2025-03-09.md": "Did 24 lengths at Parkside baths (an hour).",
         "2025-03-12.md": "Baths before work, 20 lengths at Kingsway baths, took 30 minutes.",
+        "2025-03-13.md": "Aqua session: 16 lengths in 20 minutes.",
         "2025-03-15.md": "Ran 5 km along the canal.",
     }
     for name, text in notes.items():
@@ -306,8 +330,9 @@ def test_events_named_by_what_an_activity_counts_or_where_it_happens_are_that_ac
     pipeline.ingest(db.cfg, root, "personal", dbname=db.name)
     Worker(db.cfg, dbname=db.name, once=True, queues=("events",), poll_s=0.01).run()
     swims = packet(db, "How many times did I go swimming in March 2025?")
-    assert answer(swims).startswith("Answer: 4 times"), swims["text"]  # lengths and baths are swims here
-    assert "Read as: count of bath, length, swim " in swims["text"]
+    # lengths and baths are swims here, and what is mostly counted in lengths
+    assert answer(swims).startswith("Answer: 5 times"), swims["text"]
+    assert "Read as: count of aqua, bath, length, swim " in swims["text"]
     most = packet(db, "Which baths did I swim at most in March 2025?")
     assert answer(most).startswith("Answer: Parkside baths, 3 times"), most["text"]
 

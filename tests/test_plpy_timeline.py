@@ -3,6 +3,8 @@ names are given as functions, as build_packet passes them)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import timeline
 
@@ -101,6 +103,50 @@ def test_inflected_light_verbs_and_determiners_narrow_nothing():
     assert (tennis.activities, tennis.unknown) == (["tennis"], None)
     trips = reading("How often did I take a trip to another city?")
     assert (trips.activities, trips.unknown) == (["travel"], None)
+
+
+def test_a_which_question_asks_of_its_phrase_s_last_word_and_occasions_and_so_far_read_nothing():
+    def reading(query):
+        found = timeline.Reading(query, {})
+        found.read_names(known)
+        names = {"climbing": ["climb"], "dentist": ["dentist"]}
+        found.read_words(lambda words: {w: names[w] for w in words if w in names}, lambda *_: [])
+        return found
+
+    wall = reading("Which climbing wall did I go to most?")
+    assert (wall.group, wall.activities) == ("place", ["climb"])  # the wall, of climbing
+    dentist = reading("How many dentist appointments did I have?")
+    assert (dentist.activities, dentist.about, dentist.unknown) == (["dentist"], None, None)
+    assert timeline.Reading("On average, how long did I run so far this year?", {}).measure == "minutes"
+
+
+def test_a_question_of_an_activity_counts_its_synonyms_by_meaning():
+    """timeline_section with the database's answers given: "cycling" names cycle, and biking and
+    riding are as near in meaning as synonyms (lunching is not)."""
+    asked = []
+
+    def db(name, statement, types, args):
+        asked.append(name)
+        if name == "timeline_vocabulary":
+            return [
+                {"word": w, "activities": ["cycle"], "named": ["cycle"]} for w in args[0] if w == "cycling"
+            ]
+        if name == "timeline_activities":
+            return [{"activity": a, "n": 1, "label": label} for a, label in
+                    (("cycle", "cycling"), ("bike", "biking"), ("ride", "riding"), ("lunch", "lunching"))]  # fmt: skip
+        if name == "timeline_answer":
+            figures = {"events": 3, "listed": [], "groups": [], "minutes": {"n": 3, "sum": 200, "avg": 66.7}}
+            return [{"a": json.dumps(figures | {"km": {"n": 0}, "amount": {}})}]
+        return []
+
+    near = {"cycling": 1.0, "biking": 0.9, "riding": 0.79, "lunching": 0.24}
+    _text, computed = timeline.timeline_section(
+        db, "How long did I spend cycling in total?", {}, lambda _q, texts: [near[t] for t in texts]
+    )
+    assert computed["reading"].startswith("total of minutes of bike, cycle, ride "), computed
+    assert "timeline_told_by" in asked
+    _text, alone = timeline.timeline_section(db, "How long did I spend cycling in total?", {}, None)
+    assert alone["reading"].startswith("total of minutes of cycle "), alone  # no embeddings: no synonyms
 
 
 def test_which_most_groups_by_people_places_or_activities():

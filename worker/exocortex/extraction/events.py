@@ -329,8 +329,8 @@ def _opening_noun(token) -> bool:
 def _is_name(token) -> bool:
     """A proper noun, or a word in a name spaCy found; not a common noun capitalised by opening its
     sentence, which the small model often runs into the name after it ("Lunch at Pho Saigon")."""
-    if _opening_noun(token):
-        return False
+    if _opening_noun(token) or (token.is_lower and not token.ent_type_):
+        return False  # nor a lower-case word the tagger calls a proper noun ("badminton")
     return token.pos_ == "PROPN" or token.ent_type_ in ("PERSON", "GPE", "LOC", "FAC", "ORG", "NORP")
 
 
@@ -637,7 +637,9 @@ def _people(tokens, owner_names: frozenset[str]) -> list[str]:
 def _destination(head) -> str | None:
     """The place a clause travels to: a name after the "to" of a verb of travel or a trip
     ("took the train to Leeds", "caught the coach to Porto", "a day trip to Bruges"), or a town,
-    region or country after any "to" ("went to Leeds")."""
+    region or country after any "to" ("went to Leeds"); none on an outing ("out to")."""
+    if any(c.lower_ == "out" for c in _children(head, "prt", "advmod")):
+        return None  # an outing, not a trip: "Took the bike 30 km out to Kelby"
     travels = head.lemma_.casefold() in TRAVEL_WORDS
     for word in (head, *_children(head, "dobj")):
         for prep in _children(word, "prep", "dative"):
@@ -682,10 +684,15 @@ def _clause_heads(sent) -> list:
     if root.pos_ in ("VERB", "AUX"):
         # a fragment joined to the clause with its own company, place or measure: "Hit some
         # balls, tennis with Owen, an hour." (not "..., but thanks for chatting")
+        # or to what it took ("Booked a court: badminton with Leon, an hour")
         heads += [
             c
-            for c in root.children
-            if c.dep_ in ("conj", "appos", "advcl") and c.pos_ == "NOUN" and _own_detail(c)
+            for w in (root, *_children(root, "dobj"))
+            for c in w.children
+            if c.dep_ in ("conj", "appos", "advcl")
+            and c.pos_ in ("NOUN", "PROPN")
+            and not _is_name(c)
+            and _own_detail(c)
         ]
     first = next(iter(sent), None)
     while first is not None and first.dep_ in ("compound", "amod", "det") and first.head.i > first.i:
@@ -719,6 +726,19 @@ def sentence_events(
     day, source = moved_day(text, base)
     told = [
         (head, token) for head in _clause_heads(sent) if (token := clause_activity(head, note)) is not None
+    ]
+    # "Went climbing and did 16 routes": a joined light verb that did a count of something tells
+    # the measures of the clause it joins, not an event of its own
+    told = [
+        (head, token)
+        for head, token in told
+        if not (
+            head.dep_ == "conj"
+            and any(h == head.head for h, _ in told)
+            and head.lemma_ in LIGHT_VERBS
+            and token.head == head
+            and _children(token, "nummod")
+        )
     ]
     found = []
     for (head, token), part in zip(told, _parts(sent, [h for h, _ in told]), strict=True):
