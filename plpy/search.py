@@ -688,18 +688,22 @@ def richest_unit(units, words):
 # vectors say ("solid team quite progress": the message those words come from).
 ANSWER_COVERAGE = 2 / 3
 
-# Below that share, the question's words a message says add this much per share held to its
-# similarity: a message is embedded with its sender's name, and a question naming the sender
-# pulls that person's every short line ("Deborah: Catch you later!" 0.57 against "Deborah: Big
-# news, we brought home a little corgi." 0.50 for "What is the name of Deborah's corgi?").
+# Below that share, when the question names a sender of the chat, the question's words a message
+# says add this much per share held to its similarity: a message is embedded with its sender's
+# name, and the name pulls that person's every short line ("Deborah: Catch you later!" 0.57
+# against "Deborah: Big news, we brought home a little corgi." 0.50 for "What is the name of
+# Deborah's corgi?"). Without a sender named the vectors alone decide ("We decided the Lisbon
+# trip is on 12 May" over "I will book the flights tonight" for "When are the flights to
+# Portugal?").
 WORDS_SAID_WEIGHT = 0.3
 
 
-def answering_message(messages, words, similarity=None):
+def answering_message(messages, words, similarity=None, names_sender=False):
     """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
     words) and asks nothing itself, the most similar such; else the message most similar to the
-    question (`similarity`, one per message, from their vectors) with WORDS_SAID_WEIGHT for the
-    share of `words` it says when it asks nothing, or else the one richest in `words`."""
+    question (`similarity`, one per message, from their vectors), with WORDS_SAID_WEIGHT for the
+    share of `words` it says when it asks nothing and the question names a sender; or else the
+    one richest in `words`."""
     known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
 
     def close(i):
@@ -712,11 +716,19 @@ def answering_message(messages, words, similarity=None):
     ]
     if holding:
         return max(holding, key=lambda i: (shares[i], close(i), -i))
+    weight = WORDS_SAID_WEIGHT if names_sender else 0.0
     if known:
-        return max(
-            range(len(messages)), key=lambda i: close(i) + (0.0 if asks[i] else WORDS_SAID_WEIGHT * shares[i])
-        )
+        return max(range(len(messages)), key=lambda i: close(i) + (0.0 if asks[i] else weight * shares[i]))
     return richest_unit(messages, words)
+
+
+def asked_of_chat(c, words):
+    """(words, names_sender): the question's words less the names of the chat chunk's senders,
+    and whether it had any. In a chat the participants' names are no words to match: "What about
+    Kate?" in a chat with Kate says nothing of what the question asks."""
+    named = {w.casefold() for s in c["chat"].get("senders") or [] for w in _WORD.findall(s)}
+    asked = [w for w in words if w not in named]
+    return asked, len(asked) < len(words)
 
 
 def answering_line(c, words):
@@ -725,7 +737,8 @@ def answering_line(c, words):
     text = c["body"].strip()
     if c.get("chat"):
         messages = chat_messages(text)
-        return messages[answering_message(messages, words, c["chat"].get("similarity"))]
+        asked, names_sender = asked_of_chat(c, words)
+        return messages[answering_message(messages, asked, c["chat"].get("similarity"), names_sender)]
     spans = sentence_spans(text)
     if not spans:
         return text
@@ -733,7 +746,7 @@ def answering_line(c, words):
     return text[a:b]
 
 
-def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
+def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False):
     """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
     one per message, from their vectors) or else the one richest in `words` in what it says
     (said(); compared by their first five letters, as coverage() does), whole up to max_chars
@@ -745,7 +758,7 @@ def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None):
     if len(text) <= room:
         return text
     messages = chat_messages(text)
-    best = answering_message(messages, words, similarity)
+    best = answering_message(messages, words, similarity, names_sender)
     # A message that asks is answered by the next one: the two are the excerpt's core.
     last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
     core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
@@ -782,15 +795,13 @@ def without_day(passage, day):
 
 def chunk_excerpt(c, words, max_chars, chat_chars=None):
     """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
-    citation names; neighbours of the answering message within chat_chars), sentences for a
-    document's. In a chat, the participants' names are no words to match: "What about Kate?"
-    in a chat with Kate says nothing of what the question asks."""
+    citation names; neighbours of the answering message within chat_chars, the answering message
+    as answering_line finds it), sentences for a document's."""
     if c.get("chat"):
         start = chat_start(c["body"])
         body = without_day(c["body"], start[:10]) if start else c["body"]
-        named = {w.casefold() for s in c["chat"].get("senders") or [] for w in _WORD.findall(s)}
-        asked = [w for w in words if w not in named]
-        return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars)
+        asked, names_sender = asked_of_chat(c, words)
+        return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
     return excerpt(c["body"], words, max_chars)
 
 
@@ -1066,7 +1077,28 @@ def packet_choice(query, ranked, settings):
             continue
         seen.add(line)
         keep.append(c)
-    return keep[: settings["packet.max_chunks"]]
+    return with_sole_holder(
+        keep[: settings["packet.max_chunks"]], ranked, words, settings["packet.max_chunks"]
+    )
+
+
+def with_sole_holder(keep, ranked, words, most):
+    """keep, and the only passage of the ranked pool that holds a word of the question (four
+    letters or more) which none of keep holds, in place of keep's last passage when keep is full:
+    exact evidence is not pushed out by near neighbours ("Norway" of "Which mountain did Melanie
+    climb in Norway?" in one old window, "climbing a mountain" in five newer ones). One at most,
+    the first such word's; the passage says which word kept it (sole_word)."""
+    if not keep:
+        return keep
+    held = [stems(said(c["body"]) if c.get("chat") else c["body"]) for c in ranked]
+    kept = {c["chunk_id"] for c in keep}
+    for word in (w for w in words if len(w) >= 4):
+        holders = [c for c, h in zip(ranked, held, strict=True) if word[:5] in h]
+        if len(holders) != 1 or holders[0]["chunk_id"] in kept:
+            continue
+        chosen = dict(holders[0], sole_word=word)
+        return [*keep, chosen] if len(keep) < most else [*keep[:-1], chosen]
+    return keep
 
 
 def change_note(c, numbers):
@@ -1217,6 +1249,7 @@ def packet(
                 "stage": c["stage"],
                 "score": c["score"],
                 "change": c.get("change"),
+                "sole_word": c.get("sole_word"),  # cited as the pool's only holder of this word
             }
             for n, c in enumerate(used, 1)
         ],
