@@ -95,6 +95,9 @@ SYNONYM_SIMILARITY = 0.75
 """How near in meaning (MiniLM cosine) two activities' -ing names must be for a question of one to
 count the other: cycling, biking and riding 0.79-0.90; lunch and breakfast 0.72, walking and
 hiking 0.65, climbing and bouldering 0.63 stay apart."""
+SYNONYM_CANDIDATES = 150
+"""The commonest activities a question's activity is compared with for synonyms (their names are
+embedded once a session)."""
 ANSWER_TYPES = [
     "text",
     "text",
@@ -478,6 +481,9 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
         )
         found = {r["word"]: list(r["named"] or r["activities"]) for r in rows if r["activities"]}
         found = {word: acts + synonyms(acts) for word, acts in found.items()}
+        # a word no event was told with counts the activities whose names mean the same: "cycling"
+        # before the first event named cycle (bike rides and rides)
+        found |= {w: acts for w in words if w not in found and (acts := synonyms([], w))}
         return {word: acts + [a for a in told_by(acts) if a not in acts] for word, acts in found.items()}
 
     def told_by(activities):
@@ -489,7 +495,7 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
         rows = db(
             "timeline_told_by",
             "with mine as (select e.count_unit, e.place from " + mine + " e),"
-            " units as (select distinct count_unit as u from mine where count_unit is not null),"
+            " units as (select count_unit as u from mine where count_unit is not null group by 1 having count(*) > 1),"
             " words as (select u as w from units union select unnest(exo_private.word_forms(array["
             "regexp_replace(place, '^.*\\s', '')])) from mine where place is not null),"
             " named as (select w from words union select distinct x.activity from exo_private.events x"
@@ -516,34 +522,35 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
         )
         return [r["w"] for r in rows]
 
-    def labelled(first, last):
-        # the commonest activities from first to last, each with its -ing name ("swimming")
+    def labelled(first, last, most):
+        # the `most` commonest activities from first to last, each with its -ing name ("swimming")
         return db(
             "timeline_activities",
             "select e.activity, count(*) as n, coalesce(min(g.f), e.activity) as label from "
             + shown.format("null", "$5::date", "$6::date", "null", "null", "null")
             + " e left join lateral (select f from unnest(e.forms) f where f like '%ing' order by f limit 1) g"
-            " on true group by e.activity order by n desc, e.activity limit 40",
-            ["text", "text[]", "text[]", "text", "text", "text"],
-            [None, workspaces, bridge, as_of_end, first, last],
+            " on true group by e.activity order by n desc, e.activity limit $7",
+            ["text", "text[]", "text[]", "text", "text", "text", "int"],
+            [None, workspaces, bridge, as_of_end, first, last, most],
         )
 
     def members(kind):
         if meaning is None:
             return None
-        rows = labelled(reading.first, reading.last)
+        rows = labelled(reading.first, reading.last, 40)
         sims = meaning(kind, [r["label"] for r in rows]) if rows else None
         return [r["activity"] for r, sim in zip(rows, sims, strict=True) if sim >= near] if sims else None
 
-    def synonyms(activities):
-        # the activities whose -ing names mean the same ("cycling", "biking", "riding")
+    def synonyms(activities, word=None):
+        # the activities whose -ing names mean the same as these's or as a word ("cycling",
+        # "biking", "riding")
         if meaning is None:
             return []
-        rows = labelled(None, None)
+        rows = labelled(None, None, SYNONYM_CANDIDATES)
         labels = {r["activity"]: r["label"] for r in rows}
         found = []
-        for activity in activities:
-            sims = meaning(labels.get(activity, activity), [r["label"] for r in rows]) if rows else None
+        for name in [labels.get(a, a) for a in activities] + ([word] if word else []):
+            sims = meaning(name, [r["label"] for r in rows]) if rows else None
             found += [
                 r["activity"] for r, sim in zip(rows, sims or [], strict=False) if sim >= SYNONYM_SIMILARITY
             ]

@@ -163,6 +163,17 @@ def test_an_outing_is_no_trip_and_a_joined_count_is_the_first_clause_s():
     assert [(e["minutes"], e["people"]) for e in badminton] == [(45.0, ["Leon Marsh"])]
 
 
+def test_an_occasion_gone_through_is_the_doing_and_a_trip_is_not_named_by_what_it_was_for():
+    (yoga,) = read("Stretched through vinyasa yoga with Dev for 45 minutes.")
+    assert (yoga["activity"], yoga["minutes"]) == ("yoga", 45.0)
+    assert [e["activity"] for e in read("Sat through two meetings about the budget.")] == ["meeting"]
+    assert [e["activity"] for e in read("I also walked through a sewer.")] == ["walk"]  # a place gone through
+    (trip,) = read("Day trip to Galway: a family lunch.")
+    assert (trip["activity"], "lunch" in trip["forms"]) == ("travel", False)
+    (train,) = read("Took the train to Leeds for a conference.")
+    assert "train" in train["forms"]  # what it went by names it
+
+
 def test_a_state_after_a_counted_doing_tells_the_doing():
     (laps,) = read("Stiff shoulders after 20 laps at Parkside baths, 50 minutes.")
     assert (laps["activity"], laps["count"], laps["minutes"]) == ("lap", 20.0, 50.0)
@@ -307,8 +318,8 @@ def test_a_word_an_activity_is_named_by_counts_that_activity_only(db, tmp_path):
     pipeline.ingest(db.cfg, root, "personal", dbname=db.name)
     Worker(db.cfg, dbname=db.name, once=True, queues=("events",), poll_s=0.01).run()
     found = packet(db, "How many times did I have lunch in March 2025?")
-    # the lunch, and the trip told with one; not every trip (the Lisbon one)
-    assert answer(found).startswith("Answer: 2 times")
+    # the lunch; not every trip (the Lisbon one), nor the one a lunch was what it was for
+    assert answer(found).startswith("Answer: 1 time")
     assert (
         "Read as: count of lunch " in found["text"]
         and "Lisbon" not in found["text"].split("## Timeline")[1].split("\n\n")[0]

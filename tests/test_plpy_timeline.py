@@ -145,6 +145,14 @@ def test_a_question_of_an_activity_counts_its_synonyms_by_meaning():
     )
     assert computed["reading"].startswith("total of minutes of bike, cycle, ride "), computed
     assert "timeline_told_by" in asked
+    # before the first event named cycle: "cycling" names none, its synonyms do
+    _text, early = timeline.timeline_section(
+        lambda name, *rest: [] if name == "timeline_vocabulary" else db(name, *rest),
+        "How long did I spend cycling in total?",
+        {},
+        lambda _q, texts: [near[t] for t in texts],
+    )
+    assert early["reading"].startswith("total of minutes of bike, cycle, ride "), early
     _text, alone = timeline.timeline_section(db, "How long did I spend cycling in total?", {}, None)
     assert alone["reading"].startswith("total of minutes of cycle "), alone  # no embeddings: no synonyms
 

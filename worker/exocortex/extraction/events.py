@@ -107,6 +107,10 @@ UNIT_NOUNS = frozenset(
         "week",
         "month",
         "year",
+        "min",
+        "mins",
+        "hr",
+        "hrs",
         "km",
         "mile",
         "metre",
@@ -355,7 +359,7 @@ def _object_activity(verb):
                 for obj in _children(prep, "pobj"):
                     if _content_noun(obj):
                         return obj
-    for obj in _children(verb, "dobj"):
+    for obj in _children(verb, "dobj", "dative"):  # "took the bike 40 km out": a dative to the parser
         if _content_noun(obj):
             return _generic_head(obj)
     for prep in _children(verb, "prep", "dative"):
@@ -463,7 +467,7 @@ def clause_activity(head, note: bool = False):
             return None  # "I used to go more": a habit of the past, no event
         if lemma in LIGHT_VERBS:
             return _object_activity(head) or (head if lemma not in ("have", "get", "make", "be") else None)
-        return head
+        return _gone_through(head) or head
     if head.pos_ in ("NOUN", "PROPN"):
         return clause_activity_of_noun(head)
     return None
@@ -481,6 +485,19 @@ def clause_activity_of_noun(head):
     ):
         return None
     return _after_counted(head) or _generic_head(head)
+
+
+def _gone_through(verb):
+    """An occasion a verb went through ("Stretched through restorative yoga", "sat through two
+    meetings"): a noun of no name, told of by a modifier or a number and no article or possessive
+    (not a place gone through: "a sewer", "the park", "my notes")."""
+    for prep in _children(verb, "prep"):
+        if prep.lower_ == "through":
+            for obj in _children(prep, "pobj"):
+                told_of = any(c.dep_ in ("amod", "compound", "nummod") for c in obj.children)
+                if _content_noun(obj) and told_of and not _children(obj, "det", "poss"):
+                    return _generic_head(obj)
+    return None
 
 
 def _after_counted(noun):
@@ -762,6 +779,8 @@ def sentence_events(
         own = token == head and activity not in LIGHT_VERBS | TRAVEL_WORDS
         if not own and (trip := _destination(head) or _destination(token)) is not None:
             activity, place = "travel", trip
+            if token.head != head:  # what the trip was for ("Day trip to Galway: a family lunch")
+                forms = set()  # names no trip; what it went by does ("took the train")
             forms |= {"travel", "trip", head.text.casefold(), activity_name(head)}
         found.append(
             Event(
