@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
@@ -258,10 +259,11 @@ def _search_call(reader: Reader, function: str, query: str, options: dict[str, A
     Reader calls in a read-write transaction, its session records the search."""
     args = {"query": query} | search_options.arguments(search_options.FUNCTIONS[function], options)
     profile = reader.profile is not None
+    began = time.monotonic()
     answer, served_by = _served_call(reader, function, args, "value", read_write=profile, primary=False)
     report = answer if function == "search_report" else answer["report"]
     report["served_by"] = served_by
-    if passed_over := reader.routes.passed_over():
+    if passed_over := reader.routes.passed_over(since=began):
         report["replicas_passed_over"] = passed_over
     if profile and served_by != routing.PRIMARY and reader.replicas:
         _record_on_primary(reader, report, served_by)

@@ -52,7 +52,9 @@ REPLICA_POOL_WAIT_S = 0.25
 LAG = """
 select pg_catalog.pg_is_in_recovery() as standby,
        case when not pg_catalog.pg_is_in_recovery() then null
-            when pg_catalog.pg_last_wal_receive_lsn() is not distinct from pg_catalog.pg_last_wal_replay_lsn()
+            -- The receiver may restart below what replay reached (streaming resumes at a segment's
+            -- start), and a standby that has replayed no commit since it started has no timestamp.
+            when coalesce(pg_catalog.pg_last_wal_receive_lsn() <= pg_catalog.pg_last_wal_replay_lsn(), true)
             then 0::float8
             else coalesce(extract(epoch from pg_catalog.now() - pg_catalog.pg_last_xact_replay_timestamp())::float8,
                           'infinity') end as lag_s,
@@ -142,10 +144,9 @@ class Routes:
         route.skip_until, route.why = time.monotonic() + seconds, why
         log.info("replica %s passed over for %.0f s: %s", route.name, seconds, why)
 
-    def passed_over(self) -> dict[str, str]:
-        """Each replica passed over now, and why."""
-        now = time.monotonic()
-        return {r.name: r.why for r in self.replicas if r.skip_until > now and r.why}
+    def passed_over(self, since: float) -> dict[str, str]:
+        """Each replica passed over by a call that began at `since` (time.monotonic()), and why."""
+        return {r.name: r.why for r in self.replicas if r.skip_until > since and r.why}
 
 
 def _borrow(route: Route, connect: Callable[[str], psycopg.Connection]) -> tuple[psycopg.Connection, bool]:

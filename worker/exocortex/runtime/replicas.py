@@ -542,6 +542,9 @@ def remove(cfg: Config, name: str) -> list[str]:
         replica = next((r for r in known if r.name == name), None)
         slot = replica.slot if replica else SLOT_PREFIX + name
         lines = []
+        # Out of the registry first: `exo db up` (start_all) in another process starts every
+        # replica recorded, and would start this one again while its folder is being deleted.
+        _save(cfg, [r for r in known if r.name != name])
         if replica and replica.is_local:
             if stop(cfg, replica):
                 lines.append(f"stopped replica {name}")
@@ -555,7 +558,6 @@ def remove(cfg: Config, name: str) -> list[str]:
             lines.append(f"the primary is not running: drop the slot {slot} by removing again once it is up")
         if replica is None and not lines:
             raise ReplicaProblem(f"no replica and no slot named {name!r} (`exo db replica list`)")
-        _save(cfg, [r for r in known if r.name != name])
     return lines
 
 
