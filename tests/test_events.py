@@ -174,6 +174,14 @@ def test_an_occasion_gone_through_is_the_doing_and_a_trip_is_not_named_by_what_i
     assert "train" in train["forms"]  # what it went by names it
 
 
+def test_a_label_compound_is_a_noun_and_a_capitalised_word_beside_i_a_person():
+    (walk,) = read("Dog walk, an hour along the dunes.")
+    assert (walk["activity"], walk["minutes"]) == ("walk", 60.0)
+    assert read("Cats rule, dogs drool.") == []  # a plural subject: a clause, no label
+    (supper,) = read("Ines and I had supper at the Quay.")  # "Ines" tagged a plural noun
+    assert (supper["activity"], supper["people"]) == ("supper", ["Ines"])
+
+
 def test_a_state_after_a_counted_doing_tells_the_doing():
     (laps,) = read("Stiff shoulders after 20 laps at Parkside baths, 50 minutes.")
     assert (laps["activity"], laps["count"], laps["minutes"]) == ("lap", 20.0, 50.0)

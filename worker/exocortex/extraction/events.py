@@ -451,6 +451,8 @@ def clause_activity(head, note: bool = False):
             subjects = _children(head.head, "nsubj", "nsubjpass")
         if not subjects and any(c.dep_ in ("det", "amod", "compound") for c in head.children):
             return clause_activity_of_noun(head)  # "Long ride, 40 km": a noun the tagger took for a verb
+        if _label_compound(head, subjects):
+            return clause_activity_of_noun(head)  # "Bike ride: 57 km": a noun, not "a bike rides"
         modified = any(c.dep_ == "advmod" and c.i < head.i for c in head.children)
         if not subjects and modified and head.tag_ == "VB" and not _children(head, "aux"):
             # "Long walk over Cold Fell, two hours": a noun if measured, else an imperative ("Just hang on")
@@ -477,14 +479,29 @@ def clause_activity_of_noun(head):
     """A fragment's activity ("Morning run: 7 km", "Lunch with Maya, we argued about films"),
     when it tells a happening (_situated); a noun that is the owner's fellow subject ("Ines and
     I had coffee") or holds a clause of the owner's ("this one person who I believe ...",
-    "water sport i mean") is none."""
+    "water sport i mean") is none, unless the owner is its own subject ("Ines and I had supper",
+    "had" read as an auxiliary)."""
     if not (_content_noun(head) or head.pos_ == "VERB") or not _situated(head):
         return None
-    if any(
-        t.lower_ in OWNER_SUBJECTS for t in (*head.conjuncts, *head.subtree) if t.dep_ in ("nsubj", "conj")
-    ):
+    own = [t for s in _children(head, "nsubj") for t in (s, *s.conjuncts) if t.lower_ in OWNER_SUBJECTS]
+    deeper = [
+        t
+        for t in (*head.conjuncts, *head.subtree)
+        if t.dep_ in ("nsubj", "conj") and t.lower_ in OWNER_SUBJECTS
+    ]
+    if deeper and not own:
         return None
     return _after_counted(head) or _generic_head(head)
+
+
+def _label_compound(verb, subjects) -> bool:
+    """Whether a present-tense verb and the bare noun before it, its only subject, are a noun
+    compound that labels what follows a colon or comma ("Bike ride: 57 km", "Dog walk, an hour")."""
+    if verb.tag_ not in ("VB", "VBP") or len(subjects) != 1:
+        return False
+    noun, after = subjects[0], verb.doc[verb.i + 1] if verb.i + 1 < len(verb.doc) else None
+    bare = noun.tag_ == "NN" and noun.i == verb.i - 1 and not _children(noun, "det", "poss")
+    return bare and after is not None and after.text in (":", ",")
 
 
 def _gone_through(verb):
@@ -637,9 +654,12 @@ def _people(tokens, owner_names: frozenset[str]) -> list[str]:
     for t in tokens:
         if t.dep_ == "compound":
             continue
-        if t.pos_ != "PROPN" or _in_place(t):
-            continue
         beside_owner = t.dep_ in ("nsubj", "conj") and any(c.lower_ == "i" for c in t.conjuncts)
+        # a capitalised word beside "I" is a name, whatever the tagger makes of it ("Ines" as a
+        # plural of "ine")
+        named = t.pos_ == "PROPN" or (beside_owner and t.is_title and t.pos_ == "NOUN")
+        if not named or _in_place(t):
+            continue
         with_owner = t.dep_ == "pobj" and t.head.lower_ in PERSON_PREPOSITIONS
         met = t.dep_ == "dobj" and t.head.lemma_ in ("see", "meet", "visit", "call", "phone", "text")
         if t.ent_type_ == "PERSON" or beside_owner or with_owner or met:
