@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 from bench.demo_steps import free_port
+from bench.mcp_roundtrip import QUERIES, VAULT, WARMUP, summary
 from exocortex import config
 from exocortex.client import api, routing
 from exocortex.db import connect, role_url
@@ -39,28 +40,7 @@ from exocortex.ingest import pipeline
 from exocortex.ops.migrate import migrate
 from exocortex.runtime import replicas, server
 
-VAULT = Path(__file__).resolve().parents[1] / "examples" / "vault"
-QUERIES = [
-    "what happened in INC-2041?",
-    "How much is my rent?",
-    "Iris Calder",
-    "who is on call for the database and how do I escalate?",
-    "postgres upgrade runbook",
-    "car purchase 2018",
-    "Northwind offer letter salary",
-    "replication lag",
-]
-WARMUP = 3
 NAME = "bench"
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
-
-
-def summary(values: list[float]) -> str:
-    return f"p50 {statistics.median(values):7.2f} ms   p95 {pct(values, 95):7.2f} ms   mean {statistics.fmean(values):7.2f} ms"
 
 
 def measure(cfg: config.Config, replica: replicas.Replica, rounds: int, k: int) -> dict[str, list[float]]:
