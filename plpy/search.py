@@ -1083,12 +1083,13 @@ def packet_choice(query, ranked, settings):
 
 
 def with_sole_holder(keep, ranked, words, most):
-    """keep, and the only passage of the ranked pool that holds a word of the question (four
-    letters or more) which none of keep holds, in place of keep's last passage when keep is full:
+    """keep, with the only passage of the ranked pool that holds a word of the question (four
+    letters or more) which none of keep holds in place of keep's last passage, when keep is full:
     exact evidence is not pushed out by near neighbours ("Norway" of "Which mountain did Melanie
-    climb in Norway?" in one old window, "climbing a mountain" in five newer ones). One at most,
-    the first such word's; the passage says which word kept it (sole_word)."""
-    if not keep:
+    climb in Norway?" in one old window, "climbing a mountain" in five newer ones). A packet
+    with room left cut the rest by their scores, and gains no passage (nor tokens) by this. One
+    at most, the first such word's; the passage says which word kept it (sole_word)."""
+    if len(keep) < most:
         return keep
     held = [stems(said(c["body"]) if c.get("chat") else c["body"]) for c in ranked]
     kept = {c["chunk_id"] for c in keep}
@@ -1096,8 +1097,7 @@ def with_sole_holder(keep, ranked, words, most):
         holders = [c for c, h in zip(ranked, held, strict=True) if word[:5] in h]
         if len(holders) != 1 or holders[0]["chunk_id"] in kept:
             continue
-        chosen = dict(holders[0], sole_word=word)
-        return [*keep, chosen] if len(keep) < most else [*keep[:-1], chosen]
+        return [*keep[:-1], dict(holders[0], sole_word=word)]
     return keep
 
 

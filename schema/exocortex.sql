@@ -4843,12 +4843,13 @@ def packet_choice(query, ranked, settings):
     )
 
 def with_sole_holder(keep, ranked, words, most):
-    """keep, and the only passage of the ranked pool that holds a word of the question (four
-    letters or more) which none of keep holds, in place of keep's last passage when keep is full:
+    """keep, with the only passage of the ranked pool that holds a word of the question (four
+    letters or more) which none of keep holds in place of keep's last passage, when keep is full:
     exact evidence is not pushed out by near neighbours ("Norway" of "Which mountain did Melanie
-    climb in Norway?" in one old window, "climbing a mountain" in five newer ones). One at most,
-    the first such word's; the passage says which word kept it (sole_word)."""
-    if not keep:
+    climb in Norway?" in one old window, "climbing a mountain" in five newer ones). A packet
+    with room left cut the rest by their scores, and gains no passage (nor tokens) by this. One
+    at most, the first such word's; the passage says which word kept it (sole_word)."""
+    if len(keep) < most:
         return keep
     held = [stems(said(c["body"]) if c.get("chat") else c["body"]) for c in ranked]
     kept = {c["chunk_id"] for c in keep}
@@ -4856,8 +4857,7 @@ def with_sole_holder(keep, ranked, words, most):
         holders = [c for c, h in zip(ranked, held, strict=True) if word[:5] in h]
         if len(holders) != 1 or holders[0]["chunk_id"] in kept:
             continue
-        chosen = dict(holders[0], sole_word=word)
-        return [*keep, chosen] if len(keep) < most else [*keep[:-1], chosen]
+        return [*keep[:-1], dict(holders[0], sole_word=word)]
     return keep
 
 def change_note(c, numbers):
@@ -7136,12 +7136,13 @@ def packet_choice(query, ranked, settings):
     )
 
 def with_sole_holder(keep, ranked, words, most):
-    """keep, and the only passage of the ranked pool that holds a word of the question (four
-    letters or more) which none of keep holds, in place of keep's last passage when keep is full:
+    """keep, with the only passage of the ranked pool that holds a word of the question (four
+    letters or more) which none of keep holds in place of keep's last passage, when keep is full:
     exact evidence is not pushed out by near neighbours ("Norway" of "Which mountain did Melanie
-    climb in Norway?" in one old window, "climbing a mountain" in five newer ones). One at most,
-    the first such word's; the passage says which word kept it (sole_word)."""
-    if not keep:
+    climb in Norway?" in one old window, "climbing a mountain" in five newer ones). A packet
+    with room left cut the rest by their scores, and gains no passage (nor tokens) by this. One
+    at most, the first such word's; the passage says which word kept it (sole_word)."""
+    if len(keep) < most:
         return keep
     held = [stems(said(c["body"]) if c.get("chat") else c["body"]) for c in ranked]
     kept = {c["chunk_id"] for c in keep}
@@ -7149,8 +7150,7 @@ def with_sole_holder(keep, ranked, words, most):
         holders = [c for c, h in zip(ranked, held, strict=True) if word[:5] in h]
         if len(holders) != 1 or holders[0]["chunk_id"] in kept:
             continue
-        chosen = dict(holders[0], sole_word=word)
-        return [*keep, chosen] if len(keep) < most else [*keep[:-1], chosen]
+        return [*keep[:-1], dict(holders[0], sole_word=word)]
     return keep
 
 def change_note(c, numbers):
@@ -8968,12 +8968,13 @@ def packet_choice(query, ranked, settings):
     )
 
 def with_sole_holder(keep, ranked, words, most):
-    """keep, and the only passage of the ranked pool that holds a word of the question (four
-    letters or more) which none of keep holds, in place of keep's last passage when keep is full:
+    """keep, with the only passage of the ranked pool that holds a word of the question (four
+    letters or more) which none of keep holds in place of keep's last passage, when keep is full:
     exact evidence is not pushed out by near neighbours ("Norway" of "Which mountain did Melanie
-    climb in Norway?" in one old window, "climbing a mountain" in five newer ones). One at most,
-    the first such word's; the passage says which word kept it (sole_word)."""
-    if not keep:
+    climb in Norway?" in one old window, "climbing a mountain" in five newer ones). A packet
+    with room left cut the rest by their scores, and gains no passage (nor tokens) by this. One
+    at most, the first such word's; the passage says which word kept it (sole_word)."""
+    if len(keep) < most:
         return keep
     held = [stems(said(c["body"]) if c.get("chat") else c["body"]) for c in ranked]
     kept = {c["chunk_id"] for c in keep}
@@ -8981,8 +8982,7 @@ def with_sole_holder(keep, ranked, words, most):
         holders = [c for c, h in zip(ranked, held, strict=True) if word[:5] in h]
         if len(holders) != 1 or holders[0]["chunk_id"] in kept:
             continue
-        chosen = dict(holders[0], sole_word=word)
-        return [*keep, chosen] if len(keep) < most else [*keep[:-1], chosen]
+        return [*keep[:-1], dict(holders[0], sole_word=word)]
     return keep
 
 def change_note(c, numbers):
@@ -10926,12 +10926,13 @@ def packet_choice(query, ranked, settings):
     )
 
 def with_sole_holder(keep, ranked, words, most):
-    """keep, and the only passage of the ranked pool that holds a word of the question (four
-    letters or more) which none of keep holds, in place of keep's last passage when keep is full:
+    """keep, with the only passage of the ranked pool that holds a word of the question (four
+    letters or more) which none of keep holds in place of keep's last passage, when keep is full:
     exact evidence is not pushed out by near neighbours ("Norway" of "Which mountain did Melanie
-    climb in Norway?" in one old window, "climbing a mountain" in five newer ones). One at most,
-    the first such word's; the passage says which word kept it (sole_word)."""
-    if not keep:
+    climb in Norway?" in one old window, "climbing a mountain" in five newer ones). A packet
+    with room left cut the rest by their scores, and gains no passage (nor tokens) by this. One
+    at most, the first such word's; the passage says which word kept it (sole_word)."""
+    if len(keep) < most:
         return keep
     held = [stems(said(c["body"]) if c.get("chat") else c["body"]) for c in ranked]
     kept = {c["chunk_id"] for c in keep}
@@ -10939,8 +10940,7 @@ def with_sole_holder(keep, ranked, words, most):
         holders = [c for c, h in zip(ranked, held, strict=True) if word[:5] in h]
         if len(holders) != 1 or holders[0]["chunk_id"] in kept:
             continue
-        chosen = dict(holders[0], sole_word=word)
-        return [*keep, chosen] if len(keep) < most else [*keep[:-1], chosen]
+        return [*keep[:-1], dict(holders[0], sole_word=word)]
     return keep
 
 def change_note(c, numbers):
@@ -12304,12 +12304,13 @@ def packet_choice(query, ranked, settings):
     )
 
 def with_sole_holder(keep, ranked, words, most):
-    """keep, and the only passage of the ranked pool that holds a word of the question (four
-    letters or more) which none of keep holds, in place of keep's last passage when keep is full:
+    """keep, with the only passage of the ranked pool that holds a word of the question (four
+    letters or more) which none of keep holds in place of keep's last passage, when keep is full:
     exact evidence is not pushed out by near neighbours ("Norway" of "Which mountain did Melanie
-    climb in Norway?" in one old window, "climbing a mountain" in five newer ones). One at most,
-    the first such word's; the passage says which word kept it (sole_word)."""
-    if not keep:
+    climb in Norway?" in one old window, "climbing a mountain" in five newer ones). A packet
+    with room left cut the rest by their scores, and gains no passage (nor tokens) by this. One
+    at most, the first such word's; the passage says which word kept it (sole_word)."""
+    if len(keep) < most:
         return keep
     held = [stems(said(c["body"]) if c.get("chat") else c["body"]) for c in ranked]
     kept = {c["chunk_id"] for c in keep}
@@ -12317,8 +12318,7 @@ def with_sole_holder(keep, ranked, words, most):
         holders = [c for c, h in zip(ranked, held, strict=True) if word[:5] in h]
         if len(holders) != 1 or holders[0]["chunk_id"] in kept:
             continue
-        chosen = dict(holders[0], sole_word=word)
-        return [*keep, chosen] if len(keep) < most else [*keep[:-1], chosen]
+        return [*keep[:-1], dict(holders[0], sole_word=word)]
     return keep
 
 def change_note(c, numbers):
@@ -29545,12 +29545,13 @@ def packet_choice(query, ranked, settings):
     )
 
 def with_sole_holder(keep, ranked, words, most):
-    """keep, and the only passage of the ranked pool that holds a word of the question (four
-    letters or more) which none of keep holds, in place of keep's last passage when keep is full:
+    """keep, with the only passage of the ranked pool that holds a word of the question (four
+    letters or more) which none of keep holds in place of keep's last passage, when keep is full:
     exact evidence is not pushed out by near neighbours ("Norway" of "Which mountain did Melanie
-    climb in Norway?" in one old window, "climbing a mountain" in five newer ones). One at most,
-    the first such word's; the passage says which word kept it (sole_word)."""
-    if not keep:
+    climb in Norway?" in one old window, "climbing a mountain" in five newer ones). A packet
+    with room left cut the rest by their scores, and gains no passage (nor tokens) by this. One
+    at most, the first such word's; the passage says which word kept it (sole_word)."""
+    if len(keep) < most:
         return keep
     held = [stems(said(c["body"]) if c.get("chat") else c["body"]) for c in ranked]
     kept = {c["chunk_id"] for c in keep}
@@ -29558,8 +29559,7 @@ def with_sole_holder(keep, ranked, words, most):
         holders = [c for c, h in zip(ranked, held, strict=True) if word[:5] in h]
         if len(holders) != 1 or holders[0]["chunk_id"] in kept:
             continue
-        chosen = dict(holders[0], sole_word=word)
-        return [*keep, chosen] if len(keep) < most else [*keep[:-1], chosen]
+        return [*keep[:-1], dict(holders[0], sole_word=word)]
     return keep
 
 def change_note(c, numbers):
@@ -31241,12 +31241,13 @@ def packet_choice(query, ranked, settings):
     )
 
 def with_sole_holder(keep, ranked, words, most):
-    """keep, and the only passage of the ranked pool that holds a word of the question (four
-    letters or more) which none of keep holds, in place of keep's last passage when keep is full:
+    """keep, with the only passage of the ranked pool that holds a word of the question (four
+    letters or more) which none of keep holds in place of keep's last passage, when keep is full:
     exact evidence is not pushed out by near neighbours ("Norway" of "Which mountain did Melanie
-    climb in Norway?" in one old window, "climbing a mountain" in five newer ones). One at most,
-    the first such word's; the passage says which word kept it (sole_word)."""
-    if not keep:
+    climb in Norway?" in one old window, "climbing a mountain" in five newer ones). A packet
+    with room left cut the rest by their scores, and gains no passage (nor tokens) by this. One
+    at most, the first such word's; the passage says which word kept it (sole_word)."""
+    if len(keep) < most:
         return keep
     held = [stems(said(c["body"]) if c.get("chat") else c["body"]) for c in ranked]
     kept = {c["chunk_id"] for c in keep}
@@ -31254,8 +31255,7 @@ def with_sole_holder(keep, ranked, words, most):
         holders = [c for c, h in zip(ranked, held, strict=True) if word[:5] in h]
         if len(holders) != 1 or holders[0]["chunk_id"] in kept:
             continue
-        chosen = dict(holders[0], sole_word=word)
-        return [*keep, chosen] if len(keep) < most else [*keep[:-1], chosen]
+        return [*keep[:-1], dict(holders[0], sole_word=word)]
     return keep
 
 def change_note(c, numbers):

@@ -964,14 +964,14 @@ def test_packet_fits_its_budget_and_cites_in_order(budget, candidates, data, hin
         if len(line) < search.SAME_LINE_CHARS or line not in lines:
             distinct.append(c)
         lines.add(line)
-    # and the pool's only passage holding a word of the question none of those holds takes the
-    # last place (or a free one)
+    # and, when they fill the packet, the pool's only passage holding a word of the question none
+    # of them holds takes the last place
     most = PACKET["packet.max_chunks"]
     expected = distinct[:most]
     for word in [w for w in search.content_words(query) if len(w) >= 4]:
         holders = [c for c in ranked if word[:5] in search.stems(c["body"])]
-        if expected and len(holders) == 1 and holders[0] not in expected:
-            expected = (expected if len(expected) < most else expected[:-1]) + holders
+        if len(expected) == most and len(holders) == 1 and holders[0] not in expected:
+            expected = expected[:-1] + holders
             break
     used = out["used"]
     assert len(used) <= most
