@@ -95,9 +95,12 @@ SYNONYM_SIMILARITY = 0.75
 """How near in meaning (MiniLM cosine) two activities' -ing names must be for a question of one to
 count the other: cycling, biking and riding 0.79-0.90; lunch and breakfast 0.72, walking and
 hiking 0.65, climbing and bouldering 0.63 stay apart."""
+COUNTED_UP_TO = 100000
+"""Up to how many events the activities are counted for synonyms; a larger timeline's come from
+its statistics (pg_stats' most common values of exo_private.events.activity)."""
 SYNONYM_CANDIDATES = 150
-"""The commonest activities a question's activity is compared with for synonyms (their names are
-embedded once a session)."""
+"""The commonest activities a question's activity is compared with for synonyms while the table
+has no statistics yet (their names are embedded once a session)."""
 ANSWER_TYPES = [
     "text",
     "text",
@@ -541,12 +544,28 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
         sims = meaning(kind, [r["label"] for r in rows]) if rows else None
         return [r["activity"] for r, sim in zip(rows, sims, strict=True) if sim >= near] if sims else None
 
+    def common():
+        # the activities a synonym is looked for among, each with an -ing name: in a large timeline
+        # the commonest by the table's statistics (pg_stats, kept by ANALYZE: no scan of a million
+        # events, 1.5 s), in a small one by counting
+        rows = db(
+            "timeline_common_activities",
+            "select c.activity, coalesce((select f from unnest((select x.forms from exo_private.events x"
+            " where x.activity = c.activity limit 1)) f where f like '%ing' order by f limit 1), c.activity)"
+            " as label from pg_stats s, unnest(s.most_common_vals::text::text[]) c (activity)"
+            " where s.schemaname = 'exo_private' and s.tablename = 'events' and s.attname = 'activity'"
+            " and (select pc.reltuples from pg_class pc where pc.oid = 'exo_private.events'::regclass) >= $1",
+            ["real"],
+            [COUNTED_UP_TO],
+        )
+        return rows or labelled(None, None, SYNONYM_CANDIDATES)
+
     def synonyms(activities, word=None):
         # the activities whose -ing names mean the same as these's or as a word ("cycling",
-        # "biking", "riding")
+        # "biking", "riding"), of those this reader may see
         if meaning is None:
             return []
-        rows = labelled(None, None, SYNONYM_CANDIDATES)
+        rows = common()
         labels = {r["activity"]: r["label"] for r in rows}
         found = []
         for name in [labels.get(a, a) for a in activities] + ([word] if word else []):
@@ -554,7 +573,18 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
             found += [
                 r["activity"] for r, sim in zip(rows, sims or [], strict=False) if sim >= SYNONYM_SIMILARITY
             ]
-        return [a for a in dict.fromkeys(found) if a not in activities]
+        found = [a for a in dict.fromkeys(found) if a not in activities]
+        if not found:
+            return []
+        shown_rows = db(
+            "timeline_shown_activities",
+            "select distinct e.activity from "
+            + shown.format("$5", "null", "null", "null", "null", "null")
+            + " e where e.activity = any ($5) order by 1",
+            ["text[]", "text[]", "text[]", "text", "text[]"],
+            [None, workspaces, bridge, as_of_end, found],
+        )
+        return [r["activity"] for r in shown_rows]
 
     reading.read_names(known)
     reading.read_words(vocabulary, held, members)

@@ -134,6 +134,8 @@ def test_a_question_of_an_activity_counts_its_synonyms_by_meaning():
         if name == "timeline_activities":
             return [{"activity": a, "n": 1, "label": label} for a, label in
                     (("cycle", "cycling"), ("bike", "biking"), ("ride", "riding"), ("lunch", "lunching"))]  # fmt: skip
+        if name == "timeline_shown_activities":
+            return [{"activity": a} for a in sorted(args[4])]
         if name == "timeline_answer":
             figures = {"events": 3, "listed": [], "groups": [], "minutes": {"n": 3, "sum": 200, "avg": 66.7}}
             return [{"a": json.dumps(figures | {"km": {"n": 0}, "amount": {}})}]
