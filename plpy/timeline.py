@@ -97,10 +97,10 @@ count the other: cycling, biking and riding 0.79-0.90; lunch and breakfast 0.72,
 hiking 0.65, climbing and bouldering 0.63 stay apart."""
 COUNTED_UP_TO = 100000
 """Up to how many events the activities are counted for synonyms; a larger timeline's come from
-its statistics (pg_stats' most common values of exo_private.events.activity)."""
+its statistics (pg_stats' most common values of exo_private.events.activity, in their order)."""
 SYNONYM_CANDIDATES = 150
-"""The commonest activities a question's activity is compared with for synonyms while the table
-has no statistics yet (their names are embedded once a session)."""
+"""The commonest activities a question's activity is compared with for synonyms (their names are
+embedded once a session, in one call that must fit the embeddings' timeout)."""
 ANSWER_TYPES = [
     "text",
     "text",
@@ -552,11 +552,12 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
             "timeline_common_activities",
             "select c.activity, coalesce((select f from unnest((select x.forms from exo_private.events x"
             " where x.activity = c.activity limit 1)) f where f like '%ing' order by f limit 1), c.activity)"
-            " as label from pg_stats s, unnest(s.most_common_vals::text::text[]) c (activity)"
+            " as label from pg_stats s, unnest(s.most_common_vals::text::text[]) with ordinality c (activity, n)"
             " where s.schemaname = 'exo_private' and s.tablename = 'events' and s.attname = 'activity'"
-            " and (select pc.reltuples from pg_class pc where pc.oid = 'exo_private.events'::regclass) >= $1",
-            ["real"],
-            [COUNTED_UP_TO],
+            " and (select pc.reltuples from pg_class pc where pc.oid = 'exo_private.events'::regclass) >= $1"
+            " and c.n <= $2",
+            ["real", "int"],
+            [COUNTED_UP_TO, SYNONYM_CANDIDATES],
         )
         return rows or labelled(None, None, SYNONYM_CANDIDATES)
 
