@@ -182,6 +182,17 @@ def test_a_label_compound_is_a_noun_and_a_capitalised_word_beside_i_a_person():
     assert (supper["activity"], supper["people"]) == ("supper", ["Ines"])
 
 
+def test_a_note_s_records_are_no_fragments():
+    assert read("ZFS snapshots every hour, kept 48 hours.") == []  # a subject, no company, place or time
+    assert "result" not in [
+        e["activity"] for e in read("Results from the 2018 clean-up: 14 indexes dropped.")
+    ]
+    assert "volume" not in [e["activity"] for e in read("The WAL volume on db-prod-03 reached 94% today.")]
+    assert "fuel" not in [
+        e["activity"] for e in read("Ran the numbers: fuel €900, insurance €486.")
+    ]  # prices
+
+
 def test_a_state_after_a_counted_doing_tells_the_doing():
     (laps,) = read("Stiff shoulders after 20 laps at Parkside baths, 50 minutes.")
     assert (laps["activity"], laps["count"], laps["minutes"]) == ("lap", 20.0, 50.0)

@@ -697,10 +697,28 @@ def _destination(head) -> str | None:
 FRAGMENT_DEPS = frozenset({"dep", "npadvmod", "nsubj", "nmod", "amod", "advcl"})
 
 
+def _lasted(noun) -> bool:
+    """Whether a noun hangs on taking or lasting a time ("Pool before work, 30 lengths, took 45
+    minutes"): a happening, whatever it is called."""
+    verb = noun.head
+    told = "".join(t.text_with_ws for c in _children(verb, "dobj", "npadvmod") for t in c.subtree)
+    return verb.lemma_ in ("take", "last") and bool(_DURATION.search(told))
+
+
+def _fragment_subject(noun) -> bool:
+    """Whether a subject opening its sentence is a fragment the parser hung on the clause after it:
+    a comma, colon or bracket parts them ("Lunch with Maya, we argued", "Tennis with Owen, 20 min,
+    lost in straight sets"), not the subject of a clause ("Chocolate milk is delicious", "The WAL
+    volume on db-prod-03 reached 94%": a hyphen parts nothing)."""
+    between = [t for t in noun.sent if min(noun.i, noun.head.i) < t.i < max(noun.i, noun.head.i)]
+    return any(t.text in (",", ":", ";", "(", ")") for t in between)
+
+
 def _own_detail(noun) -> bool:
     """Whether a noun's own phrase names a person or place (a proper noun after with, at, in ...)
-    or gives a measure."""
-    if _measured("".join(t.text_with_ws for t in noun.subtree)):
+    or gives a duration or distance (money alone is a price: "fuel €900, insurance €486")."""
+    phrase = "".join(t.text_with_ws for t in noun.subtree)
+    if _DURATION.search(phrase) or _DISTANCE.search(phrase):
         return True
     return any(
         t.pos_ == "PROPN" and t.dep_ == "pobj" and t.head.lower_ in SITUATING_PREPOSITIONS
@@ -735,17 +753,13 @@ def _clause_heads(sent) -> list:
     while first is not None and first.dep_ in ("compound", "amod", "det") and first.head.i > first.i:
         first = first.head  # the noun of the opening phrase: "Dentist appointment at 11:50, ..."
     opening = first is not None and (first.pos_ == "NOUN" or _opening_noun(first))
-    # a subject only when a comma parts it from its verb ("Lunch with Maya, we argued"), not the
-    # subject of a clause ("Chocolate milk is delicious")
-    parted = first is not None and any(
-        t.is_punct for t in sent if min(first.i, first.head.i) < t.i < max(first.i, first.head.i)
-    )
     if (
         opening
         and first != root
         and first not in heads
         and first.dep_ in FRAGMENT_DEPS
-        and (first.dep_ != "nsubj" or parted)
+        and (_own_detail(first) or _lasted(first))
+        and (first.dep_ != "nsubj" or _fragment_subject(first))
     ):
         # a fragment opening the sentence: "Appointment with Dr Okafor at 9:15, all fine." (root:
         # "fine"), "Dinner with Zara (the Lantern), we argued about films." (root: "argued")
