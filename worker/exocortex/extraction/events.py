@@ -707,11 +707,11 @@ def _lasted(noun) -> bool:
 
 def _fragment_subject(noun) -> bool:
     """Whether a subject opening its sentence is a fragment the parser hung on the clause after it:
-    a comma, colon or bracket parts them ("Lunch with Maya, we argued", "Tennis with Owen, 20 min,
+    a comma, colon, stop or bracket parts them ("Lunch with Maya, we argued", "Tennis with Owen, 20 min,
     lost in straight sets"), not the subject of a clause ("Chocolate milk is delicious", "The WAL
     volume on db-prod-03 reached 94%": a hyphen parts nothing)."""
     between = [t for t in noun.sent if min(noun.i, noun.head.i) < t.i < max(noun.i, noun.head.i)]
-    return any(t.text in (",", ":", ";", "(", ")") for t in between)
+    return any(t.text in (",", ":", ";", ".", "(", ")") for t in between)  # "." a semicolon read as one
 
 
 def _own_detail(noun) -> bool:
