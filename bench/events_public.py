@@ -7,8 +7,11 @@ seeded order) goes through worker/exocortex/extraction/events.py as if its sende
 messages tell an event, the most common activities, the share of events with a relative day, a
 duration, a distance, money, a person or a place, and --sample events drawn at random (seeded),
 each with its message, to judge by reading whether it is something that happened to the writer.
+With --notes DIR, the markdown notes under DIR instead (each note's text read as a note, as the
+worker reads a chunk; --all lists every event, to compare two versions line by line).
 
     .venv/bin/python -m bench.events_public [--messages 3000] [--sample 40] [--seed 7]
+        [--notes DIR] [--all]
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import random
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -25,20 +29,37 @@ from bench import public_chats
 from exocortex.extraction import events
 
 
+@dataclass
+class Note:
+    """A markdown note read as one message of its writer's (no day)."""
+
+    ordinal: int
+    text: str
+    sent_at: None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=3000)
     parser.add_argument("--sample", type=int, default=40)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--notes", type=Path, help="markdown notes to read instead of the chats")
+    parser.add_argument("--all", action="store_true", help="list every event, sorted")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        dataset = public_chats.fetch(public_chats.PACKAGE, Path(tmp))
-    messages = public_chats.convert(dataset, args.messages, args.seed)
+    if args.notes:
+        messages = [
+            Note(ordinal=n, text=path.read_text(), sent_at=None)
+            for n, path in enumerate(sorted(args.notes.rglob("*.md")))
+        ]
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            dataset = public_chats.fetch(public_chats.PACKAGE, Path(tmp))
+        messages = public_chats.convert(dataset, args.messages, args.seed)
     began = time.monotonic()
     found = []
     for m in messages:
         day = datetime.fromisoformat(str(m.sent_at)).date() if m.sent_at else None
-        found += [(m, e) for e in events.text_events(m.text, day, note=False)]
+        found += [(m, e) for e in events.text_events(m.text, day, note=args.notes is not None)]
     seconds = time.monotonic() - began
     told = len({m.ordinal for m, _ in found})
     print(f"{len(messages)} messages, {told} tell at least one event ({told / len(messages):.0%}), "
@@ -54,6 +75,11 @@ def main() -> None:
         "most common activities:",
         ", ".join(f"{a} {n}" for a, n in Counter(e.activity for _, e in found).most_common(30)),
     )
+    if args.all:
+        print("\nevery event:")
+        for line in sorted(f"- {e.activity:12} | {' '.join(e.sentence.split())[:110]}" for _, e in found):
+            print(line)
+        return
     print(f"\n{args.sample} events at random (seed {args.seed}):")
     for m, e in random.Random(args.seed).sample(found, min(args.sample, len(found))):
         extra = ", ".join(
