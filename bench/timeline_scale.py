@@ -38,9 +38,9 @@ select 'personal', c.document_id, c.id, date '2016-01-01' + (g % 3650), 'written
        case when g % 6 = 0 then array['Person ' || (g % 30)] else '{{}}' end, 'bench',
        exo_private.held_name_keys(array[case when g % 4 = 0 then 'place ' || (g % 40) end]),
        exo_private.held_name_keys(case when g % 6 = 0 then array['Person ' || (g % 30)] else '{{}}' end)
-from generate_series(1, {n}) g
-cross join lateral (select 'activity' || floor(60 * power(random(), 3))::int as activity) a
-join chunks_pick c on c.n = g % {chunks}
+from (select g, 'activity' || floor(60 * power(random(), 3))::int as activity
+      from generate_series(1, {n}) g) a  -- drawn per event: a lateral that refers to no column of g is drawn once
+join chunks_pick c on c.n = a.g % {chunks}
 """
 
 READINGS = {
