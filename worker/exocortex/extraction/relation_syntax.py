@@ -542,8 +542,24 @@ class Sentence:
         """Who a clause hung on word is about: word's names, or for a common noun the people it
         is said of ("an engineer who works for Acme", "an architect based in Lyon")."""
         if word.pos_ == "NOUN" and word.i not in self.runs and not appositive(word):
-            return predicated(self, word)[0]
+            return self.predicated(word)[0]
         return self.names(word)
+
+    def predicated(self, noun) -> tuple[list[str], object]:
+        """(people, clause): whom a common noun is said of and the clause that says it: the subject
+        of a copular "be" it completes ("Ana is an engineer"), of a verb it is the complement of
+        ("Ana was appointed chief executive"), the name it is in apposition to ("Ana, an engineer"),
+        or, conjoined ("an economist and the director of ..."), what the first of its list is said of."""
+        while noun.dep_ == "conj" and noun.head.pos_ == "NOUN":
+            noun = noun.head
+        head = noun.head
+        if noun.dep_ == "attr" and head.lemma_ in ("be", "become"):
+            return self.subjects(head), head
+        if noun.dep_ == "oprd" and head.pos_ == "VERB":
+            return self.subjects(head), head
+        if noun.dep_ == "appos" and head.pos_ == "PROPN":
+            return self.names(head), noun
+        return [], noun
 
     def add(self, subjects, predicate: str, objects) -> None:
         """subjects to objects; for work and residence only a person's full name (or a name
@@ -698,7 +714,7 @@ class Sentence:
             return
         if not any(c.dep_ in ("det", "poss") for c in noun.children) and noun.dep_ != "oprd":
             return  # "Scd: Fix driver for SCM" (a heading, no role); "an engineer at Acme" has one
-        people, clause = predicated(self, noun)
+        people, clause = self.predicated(noun)
         if not people:
             return
         # "was appointed chief executive of Acme": an appointment is an event, its post holds after
@@ -720,23 +736,6 @@ class Sentence:
             if child.dep_ == "prep" and child.lower_ in allowed:
                 out += [n for o in child.children if o.dep_ == "pobj" for n in self.names(o, kind)]
         return out
-
-
-def predicated(sentence: Sentence, noun) -> tuple[list[str], object]:
-    """(people, clause): whom a common noun is said of and the clause that says it: the subject
-    of a copular "be" it completes ("Ana is an engineer"), of a verb it is the complement of
-    ("Ana was appointed chief executive"), the name it is in apposition to ("Ana, an engineer"),
-    or, conjoined ("an economist and the director of ..."), what the first of its list is said of."""
-    while noun.dep_ == "conj" and noun.head.pos_ == "NOUN":
-        noun = noun.head
-    head = noun.head
-    if noun.dep_ == "attr" and head.lemma_ in ("be", "become"):
-        return sentence.subjects(head), head
-    if noun.dep_ == "oprd" and head.pos_ == "VERB":
-        return sentence.subjects(head), head
-    if noun.dep_ == "appos" and head.pos_ == "PROPN":
-        return sentence.names(head), noun
-    return [], noun
 
 
 def appositive(token) -> bool:
