@@ -127,3 +127,18 @@ def test_db_down_with_another_server_leaves_the_model_servers(tmp_path, monkeypa
         fake.wait()
     assert "model servers: left running (EXO_DATABASE_URL is set" in " ".join(out.split())
     assert (tmp_path / "models" / "embeddings.pid").exists()
+
+
+@pytest.mark.parametrize("command", [["migrate"], ["workspace", "list"], ["worker", "--once"]])
+def test_a_database_that_does_not_exist_is_one_line_with_its_fix(cfg, monkeypatch, command):
+    monkeypatch.setenv("EXO_HOME", str(cfg.home))
+    monkeypatch.setenv("EXO_PG_PORT", str(cfg.port))
+    monkeypatch.setenv("EXO_DB_NAME", "exo_test_no_such_database")
+    monkeypatch.setenv("COLUMNS", "400")
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    said = " ".join(result.output.split())
+    assert said.startswith("error: cannot reach the database: connection failed:"), said
+    assert 'database "exo_test_no_such_database" does not exist' in said
+    assert "(fix: `exo db up` starts the local runtime and makes its database" in said

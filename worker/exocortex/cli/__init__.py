@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+import psycopg
 
 from exocortex.cli import (
     audit,
@@ -19,9 +20,28 @@ from exocortex.cli import (
     worker,
     workspaces,
 )
+from exocortex.cli.output import fail
 
 
-@click.group()
+class Exo(click.Group):
+    """The command group; a database that cannot be reached ends any command with one line and
+    its fix, not a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except psycopg.OperationalError as exc:
+            if exc.sqlstate is not None:  # the server answered (a cancel, a lost lock): not this
+                raise
+            reason = " ".join(str(exc).split())
+            fail(
+                f"cannot reach the database: {reason} (fix: `exo db up` starts the local runtime "
+                "and makes its database, EXO_DB_NAME or exocortex, then `exo migrate`; with "
+                "EXO_DATABASE_URL, start that server or make that database)"
+            )
+
+
+@click.group(cls=Exo)
 @click.version_option(package_name="exocortex", message="%(prog)s %(version)s")
 def main() -> None:
     """exocortex: a Postgres-native personal knowledge substrate for language-model agents."""
