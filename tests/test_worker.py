@@ -129,6 +129,27 @@ def test_endpoint_down_stops_the_run_and_leaves_the_work_queued(db, tmp_path):
     assert scalar(db, "select count(*) from exo_private.job_failures") == 0
 
 
+def test_the_summary_is_one_line_where_no_terminal_reads_it(db, tmp_path):
+    ingest_note(db, tmp_path)
+    configure(db, models__embeddings={"url": "http://127.0.0.1:9/v1"}, worker__retry_backoff_s=FAST_RETRIES)
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "exocortex.cli", "worker", "--once", "--queue", "embed"],
+        env=env | {"EXO_DATABASE_URL": db.url()},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 75, proc.stderr
+    # A log or a pipe: the summary is one line, however long, not wrapped at 80 columns.
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 1 and len(lines[0]) > 80, proc.stdout
+    assert lines[0].startswith(
+        "embed: 1 returned to the queue, not counted as reads (endpoint down); stopped:"
+    )
+    assert lines[0].endswith("the work stays queued: run the worker again when the endpoint is back")
+
+
 def test_http_500s_are_retried_with_backoff(db, tmp_path):
     ingest_note(db, tmp_path)
     answers = iter([Reply(500, {"error": "busy"}), Reply(503, b"unavailable")])

@@ -20,8 +20,17 @@ from rich.text import Text
 from exocortex import config
 from exocortex.db import writer
 
-console = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+
+class Lines(Console):
+    """A console whose lines wrap only on a terminal: where none reads them (a log, a pipe) a line
+    is written whole, not cut at the 80 columns rich assumes there. Tables keep their width."""
+
+    def print(self, *objects: Any, soft_wrap: bool | None = None, **kwargs: Any) -> None:
+        super().print(*objects, soft_wrap=not self.is_terminal if soft_wrap is None else soft_wrap, **kwargs)
+
+
+console = Lines(highlight=False)
+err = Lines(stderr=True, highlight=False)
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 full_option = click.option(
