@@ -2735,6 +2735,30 @@ ALTER FUNCTION exo_private.active_embedding_model() OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.active_embedding_model() IS 'Id of the embedding model named by the models.embeddings setting; null until it stored a vector (registering is done by store_embeddings and set_embedding_model, never inside a query).';
 
 --
+-- Name: activities_named(text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.activities_named(p_activities text[]) RETURNS text[]
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- themselves, and those an event was told with one of them (exo_private.event_forms): what
+    -- the (activity, day) index is asked for, the forms then checked on the events it finds
+    select case when p_activities is not null then array(
+        select a from unnest(p_activities) a
+        union
+        select f.activity from exo_private.event_forms f where f.form = any (p_activities)) end
+$$;
+
+ALTER FUNCTION exo_private.activities_named(p_activities text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION activities_named(p_activities text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.activities_named(p_activities text[]) IS 'The activities p_activities (names or words that named one) may name: themselves and every activity an event was told with one of them (exo_private.event_forms); null for null.';
+
+--
 -- Name: add_fact_source(bigint, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -23305,6 +23329,32 @@ ALTER FUNCTION exo_private.normalise_predicate(raw text) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.normalise_predicate(raw text) IS 'Edge label of a predicate: upper snake case of its words (Latin accents folded, apostrophes dropped, other non-alphanumerics one _), at most 63 characters; RELATED_TO when nothing is left (null, punctuation, non-Latin script), RELATED_TO_ before one that starts with a digit.';
 
 --
+-- Name: note_event_forms(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.note_event_forms() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    -- in one order, so two workers storing the same pairs wait for each other, never deadlock
+    insert into exo_private.event_forms (form, activity)
+    select distinct f, n.activity from told n, unnest(n.forms) f
+    order by 1, 2
+    on conflict do nothing;
+    return null;
+end
+$$;
+
+ALTER FUNCTION exo_private.note_event_forms() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION note_event_forms(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.note_event_forms() IS 'Trigger: the (form, activity) pairs of the events a statement stored or corrected go into exo_private.event_forms.';
+
+--
 -- Name: observation_lines(jsonb, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -35462,50 +35512,65 @@ COMMENT ON FUNCTION exo_private.structure_generations(workspaces text[]) IS 'The
 --
 
 CREATE FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean) RETURNS jsonb
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
+    AS $_$
+declare
+    answer jsonb;
+begin
     -- p_group: activity, place or person (the "most" of a question), else null; p_order: how
     -- the events listed as citations are ordered (first, last, longest: by minutes or km, else
     -- by day).
+    -- One statement over the events query itself (exo_private.timeline_events_query).
+    execute format($q$
     with m as materialized (
-        select e.*, d.path from exo_private.timeline_events(p_activities, p_from, p_to, p_place, p_person,
-                                                            p_workspaces, p_released, p_as_of, p_about) e
-        join exo_private.documents d on d.id = e.document_id
-        where not p_money or e.amount is not null
+        select e.* from (%s) e where not $14 or e.amount is not null
     ), keyed as (
         select k.key from m cross join lateral (
-            select case p_group when 'activity' then m.activity when 'place' then m.place end as key
-            where p_group in ('activity', 'place')
+            select case $11 when 'activity' then m.activity when 'place' then m.place end as key
+            where $11 in ('activity', 'place')
             union all
-            select p from unnest(m.people) p where p_group = 'person') k
+            select p from unnest(m.people) p where $11 = 'person') k
         where k.key is not null
     )
     select jsonb_build_object(
-        'events', (select count(*) from m),
-        'days', (select count(distinct m.day) from m),
-        'minutes', (select jsonb_build_object('sum', sum(m.minutes), 'avg', avg(m.minutes), 'n', count(m.minutes)) from m),
-        'km', (select jsonb_build_object('sum', sum(m.km), 'avg', avg(m.km), 'n', count(m.km)) from m),
+        'events', f.events,
+        'days', f.days,
+        'minutes', jsonb_build_object('sum', f.minutes, 'avg', f.minutes_avg, 'n', f.minutes_n),
+        'km', jsonb_build_object('sum', f.km, 'avg', f.km_avg, 'n', f.km_n),
         'amount', (select coalesce(jsonb_object_agg(a.currency, jsonb_build_object('sum', a.total, 'avg', a.mean, 'n', a.n)), '{}')
                    from (select coalesce(m.currency, '') as currency, sum(m.amount) as total,
                                 avg(m.amount) as mean, count(*) as n
                          from m where m.amount is not null group by 1) a),
-        'first_day', (select min(m.day) from m),
-        'last_day', (select max(m.day) from m),
+        'first_day', f.first_day,
+        'last_day', f.last_day,
         'groups', (select coalesce(jsonb_agg(jsonb_build_array(g.key, g.n) order by g.n desc, g.key), '[]')
                    from (select k.key, count(*) as n from keyed k group by 1 order by 2 desc, 1 limit 5) g),
-        'listed', (select coalesce(jsonb_agg(to_jsonb(l) - 'rank' order by l.rank), '[]') from (
-            select row_number() over (order by
-                       case when p_order = 'last' then -extract(epoch from m.day) end,
-                       case when p_order = 'longest_minutes' then -m.minutes
-                            when p_order = 'longest_km' then -m.km
-                            when p_order = 'shortest_minutes' then m.minutes
-                            when p_order = 'shortest_km' then m.km end nulls last,
-                       m.day, m.id) as rank,
-                   m.id as event_id, m.day, m.activity, m.sentence, m.minutes, m.km, m.amount,
-                   m.currency, m.place, m.people, m.workspace, m.path
-            from m order by rank limit greatest(p_listed, 1)) l))
-$$;
+        -- the first $13 only (a top-N, not a sort of every event), and their documents' paths
+        'listed', (select coalesce(jsonb_agg(to_jsonb(l) - '{by,then_by,document_id}'::text[]
+                                             order by l.by, l.then_by nulls last, l.day, l.event_id), '[]') from (
+            select t.*, d.path from (
+                select case when $12 = 'last' then -extract(epoch from m.day) end as by,
+                       case when $12 = 'longest_minutes' then -m.minutes
+                            when $12 = 'longest_km' then -m.km
+                            when $12 = 'shortest_minutes' then m.minutes
+                            when $12 = 'shortest_km' then m.km end as then_by,
+                       m.id as event_id, m.day, m.activity, m.sentence, m.minutes, m.km, m.amount,
+                       m.currency, m.place, m.people, m.workspace, m.document_id
+                from m order by 1, 2 nulls last, m.day, m.id limit greatest($13, 1)) t
+            join exo_private.documents d on d.id = t.document_id) l))
+    from (select count(*) as events, count(distinct m.day) as days, sum(m.minutes) as minutes,
+                 avg(m.minutes) as minutes_avg, count(m.minutes) as minutes_n, sum(m.km) as km,
+                 avg(m.km) as km_avg, count(m.km) as km_n, min(m.day) as first_day, max(m.day) as last_day
+          from m) f  -- one pass for every figure but the groups and the amounts by currency
+    $q$, exo_private.timeline_events_query(p_activities, p_from, p_to, p_place, p_person,
+                                             p_workspaces, p_about))
+    into answer
+    using p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_released, p_as_of, p_about,
+          exo_private.activities_named(p_activities), p_group, p_order, p_listed, p_money;
+    return answer;
+end
+$_$;
 
 ALTER FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean) OWNER TO exo_owner;
 
@@ -35565,36 +35630,14 @@ COMMENT ON TABLE exo_private.events IS 'The timeline: one row per dated happenin
 CREATE FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[] DEFAULT NULL::text[]) RETURNS SETOF exo_private.events
     LANGUAGE plpgsql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
-    AS $_$
-declare
-    -- Only the filters given: each a fixed predicate over bound values, so that the plan uses the
-    -- index a filter has (activity, day, names) instead of one generic plan for every case.
-    conditions text[] := array(
-        select v.condition from (values
-            (p_activities is not null, '(e.activity = any ($1) or e.forms && $1)'),
-            (p_from is not null, 'e.day >= $2'),
-            (p_to is not null, 'e.day <= $3'),
-            (p_place is not null, 'e.place_keys && exo_private.given_name_keys($4)'),
-            (p_person is not null, 'e.people_keys && exo_private.given_name_keys($5)'),
-            (p_workspaces is not null, 'e.workspace = any ($6)'),
-            (p_about is not null, 'exists (select 1 from unnest($9) w where strpos(lower(e.sentence), lower(w)) > 0)')
-        ) v (given, condition)
-        where v.given);
+    AS $$
 begin
-    -- Withheld while the source is (a source gone counts as withheld until its document is read
-    -- again); with p_as_of, unknown when its day or its source's writing is later.
     return query execute
-        'select e.* from exo_private.events e '
-        'left join exo_private.chunks c on c.workspace = e.workspace and c.id = e.chunk_id '
-        'left join exo_private.chat_messages m on m.id = e.message_id '
-        'where ' || array_to_string(array['true'] || conditions, ' and ') || ' '
-        'and (coalesce(c.charged_subjects, m.charged_subjects) = ''{}'' '  -- most sources: no call
-        '     or exo_private.unreleased(coalesce(c.charged_subjects, m.charged_subjects, ''{source gone}''), $7) = ''{}'') '
-        'and ($8::timestamptz is null or (e.day <= $8::date and coalesce(m.sent_at <= $8, '
-        '     exo_private.written_by(e.document_id, e.chunk_id, $8))))'
-        using p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_released, p_as_of, p_about;
+        exo_private.timeline_events_query(p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_about)
+        using p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_released, p_as_of, p_about,
+              exo_private.activities_named(p_activities);
 end
-$_$;
+$$;
 
 ALTER FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) OWNER TO exo_owner;
 
@@ -35603,6 +35646,46 @@ ALTER FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_t
 --
 
 COMMENT ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) IS 'The one reading of the timeline every reader path uses: events of p_activities (a name or a word that named one; null: any), from p_from to p_to (inclusive), at p_place, with p_person (their keys, exo_private.given_name_keys), whose sentence holds one of the words p_about (null: any), in p_workspaces (null: all), whose source p_released opens (its charged subjects, exo_private.unreleased) and, with p_as_of, known by then.';
+
+--
+-- Name: timeline_events_query(text[], date, date, text, text, text[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[]) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+    -- Only the filters given: each a fixed predicate over bound values, so that the plan uses the
+    -- index a filter has (activity, day, names) instead of one generic plan for every case. A
+    -- source withheld hides its events (a source gone counts as withheld until its document is
+    -- read again); with $8 (as of), so does a day or a writing of the source after it.
+    select 'select e.* from exo_private.events e '
+           'left join exo_private.chunks c on c.workspace = e.workspace and c.id = e.chunk_id '
+           'left join exo_private.chat_messages m on m.id = e.message_id '
+           'where ' || array_to_string(array['true'] || array(
+               select v.condition from (values
+                   (p_activities is not null, 'e.activity = any ($10) and (e.activity = any ($1) or e.forms && $1)'),
+                   (p_from is not null, 'e.day >= $2'),
+                   (p_to is not null, 'e.day <= $3'),
+                   (p_place is not null, 'e.place_keys && exo_private.given_name_keys($4)'),
+                   (p_person is not null, 'e.people_keys && exo_private.given_name_keys($5)'),
+                   (p_workspaces is not null, 'e.workspace = any ($6)'),
+                   (p_about is not null, 'exists (select 1 from unnest($9) w where strpos(lower(e.sentence), lower(w)) > 0)')
+               ) v (given, condition)
+               where v.given), ' and ') || ' '
+           'and (coalesce(c.charged_subjects, m.charged_subjects) = ''{}'' '  -- most sources: no call
+           '     or exo_private.unreleased(coalesce(c.charged_subjects, m.charged_subjects, ''{source gone}''), $7) = ''{}'') '
+           'and ($8::timestamptz is null or (e.day <= $8::date and coalesce(m.sent_at <= $8, '
+           '     exo_private.written_by(e.document_id, e.chunk_id, $8))))'
+$_$;
+
+ALTER FUNCTION exo_private.timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[]) IS 'The query exo_private.timeline_events runs (and exo_private.timeline_answer inside its own, so that a million events pass through no function''s result set), for the filters given: bound as $1 activities, $2 from, $3 to, $4 place, $5 person, $6 workspaces, $7 released, $8 as of, $9 about, $10 exo_private.activities_named($1).';
 
 --
 -- Name: train_router(boolean, double precision); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -40280,6 +40363,23 @@ ALTER TABLE exo_private.event_corrections ALTER COLUMN id ADD GENERATED ALWAYS A
 );
 
 --
+-- Name: event_forms; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.event_forms (
+    form text NOT NULL,
+    activity text NOT NULL
+);
+
+ALTER TABLE exo_private.event_forms OWNER TO exo_owner;
+
+--
+-- Name: TABLE event_forms; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.event_forms IS 'Which activities each word was told with (an event''s forms): the activities a word may count, looked up before the events by exo_private.timeline_events. Pairs of events gone stay (they widen a lookup, never change what it finds).';
+
+--
 -- Name: events_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -42179,6 +42279,13 @@ ALTER TABLE ONLY exo_private.event_corrections
     ADD CONSTRAINT event_corrections_pkey PRIMARY KEY (id);
 
 --
+-- Name: event_forms event_forms_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.event_forms
+    ADD CONSTRAINT event_forms_pkey PRIMARY KEY (form, activity);
+
+--
 -- Name: events events_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -43425,6 +43532,18 @@ CREATE TRIGGER drop_unmentioned_entities AFTER DELETE ON exo_private.mentions RE
 CREATE TRIGGER embedding_model_changed AFTER UPDATE ON exo_private.settings FOR EACH ROW WHEN (((new.key = 'models.embeddings'::text) AND (((old.value ->> 'model'::text) IS DISTINCT FROM (new.value ->> 'model'::text)) OR ((old.value ->> 'dimensions'::text) IS DISTINCT FROM (new.value ->> 'dimensions'::text))))) EXECUTE FUNCTION exo_private.embedding_model_changed();
 
 --
+-- Name: events events_note_forms_inserted; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER events_note_forms_inserted AFTER INSERT ON exo_private.events REFERENCING NEW TABLE AS told FOR EACH STATEMENT EXECUTE FUNCTION exo_private.note_event_forms();
+
+--
+-- Name: events events_note_forms_updated; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER events_note_forms_updated AFTER UPDATE ON exo_private.events REFERENCING NEW TABLE AS told FOR EACH STATEMENT EXECUTE FUNCTION exo_private.note_event_forms();
+
+--
 -- Name: settings extraction_model_changed; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
 --
 
@@ -44569,6 +44688,14 @@ GRANT ALL ON FUNCTION exo_private.accept_extraction(window_text text, entities j
 REVOKE ALL ON FUNCTION exo_private.active_embedding_model() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.active_embedding_model() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.active_embedding_model() TO exo_writer;
+
+--
+-- Name: FUNCTION activities_named(p_activities text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.activities_named(p_activities text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.activities_named(p_activities text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.activities_named(p_activities text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION add_fact_source(p_fact bigint, p_source jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -45791,6 +45918,14 @@ GRANT ALL ON FUNCTION exo_private.normalise_predicate(raw text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.normalise_predicate(raw text) TO exo_writer;
 
 --
+-- Name: FUNCTION note_event_forms(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.note_event_forms() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.note_event_forms() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.note_event_forms() TO exo_writer;
+
+--
 -- Name: FUNCTION observation_lines(items jsonb, fallback text, OUT spaces text[], OUT keys text[], OUT attrs text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -46590,6 +46725,14 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.events TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION train_router(force boolean, min_change double precision); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -47919,6 +48062,13 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.event_corrections TO exo_
 --
 
 GRANT SELECT,USAGE ON SEQUENCE exo_private.event_corrections_id_seq TO exo_writer;
+
+--
+-- Name: TABLE event_forms; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.event_forms TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.event_forms TO exo_writer;
 
 --
 -- Name: SEQUENCE events_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -26,6 +26,35 @@ create or replace trigger documents_queue_events
     for each row when (new.stage = 'chunked')
     execute function exo_private.queue_document_events();
 
+-- exo_private.note_event_forms: the words new or changed events were told with, by activity.
+create or replace function exo_private.note_event_forms()
+returns trigger
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    -- in one order, so two workers storing the same pairs wait for each other, never deadlock
+    insert into exo_private.event_forms (form, activity)
+    select distinct f, n.activity from told n, unnest(n.forms) f
+    order by 1, 2
+    on conflict do nothing;
+    return null;
+end
+$$;
+comment on function exo_private.note_event_forms() is
+    'Trigger: the (form, activity) pairs of the events a statement stored or corrected go into '
+    'exo_private.event_forms.';
+
+create or replace trigger events_note_forms_inserted
+    after insert on exo_private.events
+    referencing new table as told
+    for each statement execute function exo_private.note_event_forms();
+create or replace trigger events_note_forms_updated
+    after update on exo_private.events
+    referencing new table as told
+    for each statement execute function exo_private.note_event_forms();
+
 -- exo_private.event_sources: the texts of a document the worker reads for events.
 create or replace function exo_private.event_sources(p_document_id bigint)
 returns table (chunk_id bigint, message_id bigint, day date, day_source text, body text)
@@ -277,6 +306,63 @@ comment on function exo_private.given_name_keys(text) is
     'The keys a person or place asked for is looked up by: the name whole (without a leading '
     'article) and its last word, lower-cased (exo_private.held_name_keys holds both).';
 
+-- exo_private.activities_named: the activities a list of activities or words may name.
+create or replace function exo_private.activities_named(p_activities text[])
+returns text[]
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- themselves, and those an event was told with one of them (exo_private.event_forms): what
+    -- the (activity, day) index is asked for, the forms then checked on the events it finds
+    select case when p_activities is not null then array(
+        select a from unnest(p_activities) a
+        union
+        select f.activity from exo_private.event_forms f where f.form = any (p_activities)) end
+$$;
+comment on function exo_private.activities_named(text[]) is
+    'The activities p_activities (names or words that named one) may name: themselves and every '
+    'activity an event was told with one of them (exo_private.event_forms); null for null.';
+
+-- exo_private.timeline_events_query: the text of the one reading of the timeline.
+create or replace function exo_private.timeline_events_query(
+    p_activities text[], p_from date, p_to date, p_place text, p_person text,
+    p_workspaces text[], p_about text[]
+)
+returns text
+language sql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- Only the filters given: each a fixed predicate over bound values, so that the plan uses the
+    -- index a filter has (activity, day, names) instead of one generic plan for every case. A
+    -- source withheld hides its events (a source gone counts as withheld until its document is
+    -- read again); with $8 (as of), so does a day or a writing of the source after it.
+    select 'select e.* from exo_private.events e '
+           'left join exo_private.chunks c on c.workspace = e.workspace and c.id = e.chunk_id '
+           'left join exo_private.chat_messages m on m.id = e.message_id '
+           'where ' || array_to_string(array['true'] || array(
+               select v.condition from (values
+                   (p_activities is not null, 'e.activity = any ($10) and (e.activity = any ($1) or e.forms && $1)'),
+                   (p_from is not null, 'e.day >= $2'),
+                   (p_to is not null, 'e.day <= $3'),
+                   (p_place is not null, 'e.place_keys && exo_private.given_name_keys($4)'),
+                   (p_person is not null, 'e.people_keys && exo_private.given_name_keys($5)'),
+                   (p_workspaces is not null, 'e.workspace = any ($6)'),
+                   (p_about is not null, 'exists (select 1 from unnest($9) w where strpos(lower(e.sentence), lower(w)) > 0)')
+               ) v (given, condition)
+               where v.given), ' and ') || ' '
+           'and (coalesce(c.charged_subjects, m.charged_subjects) = ''{}'' '  -- most sources: no call
+           '     or exo_private.unreleased(coalesce(c.charged_subjects, m.charged_subjects, ''{source gone}''), $7) = ''{}'') '
+           'and ($8::timestamptz is null or (e.day <= $8::date and coalesce(m.sent_at <= $8, '
+           '     exo_private.written_by(e.document_id, e.chunk_id, $8))))'
+$$;
+comment on function exo_private.timeline_events_query(text[], date, date, text, text, text[], text[]) is
+    'The query exo_private.timeline_events runs (and exo_private.timeline_answer inside its own, '
+    'so that a million events pass through no function''s result set), for the filters given: '
+    'bound as $1 activities, $2 from, $3 to, $4 place, $5 person, $6 workspaces, $7 released, $8 '
+    'as of, $9 about, $10 exo_private.activities_named($1).';
+
 -- exo_private.timeline_events: the events a reader may see that match the filters.
 create or replace function exo_private.timeline_events(
     p_activities text[], p_from date, p_to date, p_place text, p_person text,
@@ -287,33 +373,11 @@ language plpgsql stable
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-declare
-    -- Only the filters given: each a fixed predicate over bound values, so that the plan uses the
-    -- index a filter has (activity, day, names) instead of one generic plan for every case.
-    conditions text[] := array(
-        select v.condition from (values
-            (p_activities is not null, '(e.activity = any ($1) or e.forms && $1)'),
-            (p_from is not null, 'e.day >= $2'),
-            (p_to is not null, 'e.day <= $3'),
-            (p_place is not null, 'e.place_keys && exo_private.given_name_keys($4)'),
-            (p_person is not null, 'e.people_keys && exo_private.given_name_keys($5)'),
-            (p_workspaces is not null, 'e.workspace = any ($6)'),
-            (p_about is not null, 'exists (select 1 from unnest($9) w where strpos(lower(e.sentence), lower(w)) > 0)')
-        ) v (given, condition)
-        where v.given);
 begin
-    -- Withheld while the source is (a source gone counts as withheld until its document is read
-    -- again); with p_as_of, unknown when its day or its source's writing is later.
     return query execute
-        'select e.* from exo_private.events e '
-        'left join exo_private.chunks c on c.workspace = e.workspace and c.id = e.chunk_id '
-        'left join exo_private.chat_messages m on m.id = e.message_id '
-        'where ' || array_to_string(array['true'] || conditions, ' and ') || ' '
-        'and (coalesce(c.charged_subjects, m.charged_subjects) = ''{}'' '  -- most sources: no call
-        '     or exo_private.unreleased(coalesce(c.charged_subjects, m.charged_subjects, ''{source gone}''), $7) = ''{}'') '
-        'and ($8::timestamptz is null or (e.day <= $8::date and coalesce(m.sent_at <= $8, '
-        '     exo_private.written_by(e.document_id, e.chunk_id, $8))))'
-        using p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_released, p_as_of, p_about;
+        exo_private.timeline_events_query(p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_about)
+        using p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_released, p_as_of, p_about,
+              exo_private.activities_named(p_activities);
 end
 $$;
 comment on function exo_private.timeline_events(text[], date, date, text, text, text[], text[], timestamptz, text[]) is
@@ -418,50 +482,65 @@ create or replace function exo_private.timeline_answer(
     p_about text[], p_money boolean
 )
 returns jsonb
-language sql stable
+language plpgsql stable
 security invoker
 set search_path = exo_private, pg_temp
 as $$
+declare
+    answer jsonb;
+begin
     -- p_group: activity, place or person (the "most" of a question), else null; p_order: how
     -- the events listed as citations are ordered (first, last, longest: by minutes or km, else
     -- by day).
+    -- One statement over the events query itself (exo_private.timeline_events_query).
+    execute format($q$
     with m as materialized (
-        select e.*, d.path from exo_private.timeline_events(p_activities, p_from, p_to, p_place, p_person,
-                                                            p_workspaces, p_released, p_as_of, p_about) e
-        join exo_private.documents d on d.id = e.document_id
-        where not p_money or e.amount is not null
+        select e.* from (%s) e where not $14 or e.amount is not null
     ), keyed as (
         select k.key from m cross join lateral (
-            select case p_group when 'activity' then m.activity when 'place' then m.place end as key
-            where p_group in ('activity', 'place')
+            select case $11 when 'activity' then m.activity when 'place' then m.place end as key
+            where $11 in ('activity', 'place')
             union all
-            select p from unnest(m.people) p where p_group = 'person') k
+            select p from unnest(m.people) p where $11 = 'person') k
         where k.key is not null
     )
     select jsonb_build_object(
-        'events', (select count(*) from m),
-        'days', (select count(distinct m.day) from m),
-        'minutes', (select jsonb_build_object('sum', sum(m.minutes), 'avg', avg(m.minutes), 'n', count(m.minutes)) from m),
-        'km', (select jsonb_build_object('sum', sum(m.km), 'avg', avg(m.km), 'n', count(m.km)) from m),
+        'events', f.events,
+        'days', f.days,
+        'minutes', jsonb_build_object('sum', f.minutes, 'avg', f.minutes_avg, 'n', f.minutes_n),
+        'km', jsonb_build_object('sum', f.km, 'avg', f.km_avg, 'n', f.km_n),
         'amount', (select coalesce(jsonb_object_agg(a.currency, jsonb_build_object('sum', a.total, 'avg', a.mean, 'n', a.n)), '{}')
                    from (select coalesce(m.currency, '') as currency, sum(m.amount) as total,
                                 avg(m.amount) as mean, count(*) as n
                          from m where m.amount is not null group by 1) a),
-        'first_day', (select min(m.day) from m),
-        'last_day', (select max(m.day) from m),
+        'first_day', f.first_day,
+        'last_day', f.last_day,
         'groups', (select coalesce(jsonb_agg(jsonb_build_array(g.key, g.n) order by g.n desc, g.key), '[]')
                    from (select k.key, count(*) as n from keyed k group by 1 order by 2 desc, 1 limit 5) g),
-        'listed', (select coalesce(jsonb_agg(to_jsonb(l) - 'rank' order by l.rank), '[]') from (
-            select row_number() over (order by
-                       case when p_order = 'last' then -extract(epoch from m.day) end,
-                       case when p_order = 'longest_minutes' then -m.minutes
-                            when p_order = 'longest_km' then -m.km
-                            when p_order = 'shortest_minutes' then m.minutes
-                            when p_order = 'shortest_km' then m.km end nulls last,
-                       m.day, m.id) as rank,
-                   m.id as event_id, m.day, m.activity, m.sentence, m.minutes, m.km, m.amount,
-                   m.currency, m.place, m.people, m.workspace, m.path
-            from m order by rank limit greatest(p_listed, 1)) l))
+        -- the first $13 only (a top-N, not a sort of every event), and their documents' paths
+        'listed', (select coalesce(jsonb_agg(to_jsonb(l) - '{by,then_by,document_id}'::text[]
+                                             order by l.by, l.then_by nulls last, l.day, l.event_id), '[]') from (
+            select t.*, d.path from (
+                select case when $12 = 'last' then -extract(epoch from m.day) end as by,
+                       case when $12 = 'longest_minutes' then -m.minutes
+                            when $12 = 'longest_km' then -m.km
+                            when $12 = 'shortest_minutes' then m.minutes
+                            when $12 = 'shortest_km' then m.km end as then_by,
+                       m.id as event_id, m.day, m.activity, m.sentence, m.minutes, m.km, m.amount,
+                       m.currency, m.place, m.people, m.workspace, m.document_id
+                from m order by 1, 2 nulls last, m.day, m.id limit greatest($13, 1)) t
+            join exo_private.documents d on d.id = t.document_id) l))
+    from (select count(*) as events, count(distinct m.day) as days, sum(m.minutes) as minutes,
+                 avg(m.minutes) as minutes_avg, count(m.minutes) as minutes_n, sum(m.km) as km,
+                 avg(m.km) as km_avg, count(m.km) as km_n, min(m.day) as first_day, max(m.day) as last_day
+          from m) f  -- one pass for every figure but the groups and the amounts by currency
+    $q$, exo_private.timeline_events_query(p_activities, p_from, p_to, p_place, p_person,
+                                             p_workspaces, p_about))
+    into answer
+    using p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_released, p_as_of, p_about,
+          exo_private.activities_named(p_activities), p_group, p_order, p_listed, p_money;
+    return answer;
+end
 $$;
 comment on function exo_private.timeline_answer(text, text, text[], date, date, text, text, text[], text[], timestamptz, int, text[], boolean) is
     'The figures a Timeline section states, over exo_private.timeline_events: events, distinct days, '

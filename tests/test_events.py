@@ -273,6 +273,21 @@ def test_exo_events_filters_and_withholds_deferred_sources_unless_bridged(timeli
             conn.execute("select * from exo.event_counts(group_by => 'colour')")
 
 
+def test_a_word_finds_the_events_told_with_it_over_a_range_and_after_a_merge(timeline):
+    march = "select day::text, activity from exo.events(what => %s, from_day => '2025-03-01', to_day => '2025-03-31')"
+    with timeline.connect("exo_reader") as conn:
+        assert conn.execute(march, ("ran",)).fetchall() == [("2025-03-20", "run")]
+        assert conn.execute(march, ("swam",)).fetchall() == [("2025-03-02", "swim")]  # not "went swimming"
+    with timeline.connect("exo_writer") as conn:
+        conn.execute("select exo_private.merge_activities('run', 'jog')")
+        # the words each activity was told with, kept as events are stored and corrected
+        told = conn.execute("select form from exo_private.event_forms where activity = 'jog' order by 1")
+        assert [f for (f,) in told] == ["ran", "run", "running"]
+    with timeline.connect("exo_reader") as conn:
+        assert conn.execute(march, ("ran",)).fetchall() == [("2025-03-20", "jog")]
+        assert conn.execute(march, ("jog",)).fetchall() == [("2025-03-20", "jog")]
+
+
 def test_aggregate_questions_are_answered_from_the_timeline(timeline):
     assert answer(packet(timeline, "How many times did I go swimming in March 2025?")).startswith(
         "Answer: 2 times"
