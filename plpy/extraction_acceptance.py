@@ -11,7 +11,8 @@ folded: grounding) and looks like a name (name_problem: no letters alone, placeh
 numbers typed as people); its type is checked (checked_type: cue words of
 plpy/entity_types.py, an NER backend's label; a person, organisation or place written as common
 words, or whose words NER finds no proper noun, is a topic); a one-word name that is the first name or surname
-of exactly one person of the window becomes that person's alias. A relation's ends are resolved
+of exactly one person of the window becomes that person's alias; the worker's count of the
+mentions whose syntax typed it (cues) is kept, bounded by the name's occurrences. A relation's ends are resolved
 to the kept entities (the same key, an alias, a unique first name or surname) or added when
 grounded (keep_relations), and only then dropped. An attribute (subject, attribute, value) is
 kept when its subject is one of the kept entities, or names one by a unique first name or
@@ -123,15 +124,30 @@ def folded_key(name: str) -> str:
     return fold(canonical_key(name) or "")
 
 
+def whole_phrase(phrase: str) -> str | None:
+    """The pattern of phrase as a whole word or phrase of a folded text, any spacing between its
+    words; None for no words."""
+    words = fold(phrase).split()
+    return r"(?<!\w)" + r"\s+".join(map(re.escape, words)) + r"(?!\w)" if words else None
+
+
 def as_written(phrase: str, window: str) -> str | None:
     """phrase as the window writes it (whitespace collapsed) where it occurs there as a whole
     word or phrase, case, accents and spacing ignored; None where it does not."""
-    words = fold(phrase).split()
-    if not words:
-        return None
-    pattern = r"(?<!\w)" + r"\s+".join(map(re.escape, words)) + r"(?!\w)"
-    found = re.search(pattern, fold(window))
+    pattern = whole_phrase(phrase)
+    found = re.search(pattern, fold(window)) if pattern else None
     return WHITESPACE.sub(" ", window[found.start() : found.end()]) if found else None
+
+
+def given_cues(item: dict, written: str, window: str) -> dict:
+    """An entity's cues as the worker gives them ({type: count}: how many of the name's mentions
+    the syntax around them typed, exocortex.extraction.ner.mark_cues): counts of a person,
+    organisation or place, each at most the number of times the window writes the name."""
+    cues = item.get("cues")
+    if not isinstance(cues, dict):
+        return {}
+    most = len(re.findall(whole_phrase(written) or "$^", fold(window)))
+    return {t: min(n, most) for t, n in cues.items() if t in NAMED_TYPES and type(n) is int and n > 0}
 
 
 def normalise_attribute(raw: str) -> str:
@@ -224,10 +240,10 @@ def given_aliases(item: dict, window: str) -> list:
 
 def keep_entities(raw: list, result: Extraction, window: str, max_entities: int, ner: dict | None) -> None:
     """Validate entities into result: well formed, a name (name_problem), grounded, type checked,
-    each key once, at most max_entities; drops counted by reason."""
+    each key once, at most max_entities, their cues checked (given_cues); drops counted by reason."""
     seen = {folded_key(e["name"]) for e in result.entities}
     for item in raw:
-        if not well_formed(item, ENTITY_FIELDS, ("aliases",)) or item["type"] not in ENTITY_TYPES:
+        if not well_formed(item, ENTITY_FIELDS, ("aliases", "cues")) or item["type"] not in ENTITY_TYPES:
             result.dropped["malformed_entity"] += 1
             continue
         name = squeeze(item["name"])
@@ -257,6 +273,9 @@ def keep_entities(raw: list, result: Extraction, window: str, max_entities: int,
         aliases = given_aliases(item, window)
         if aliases:
             entity["aliases"] = aliases
+        cues = given_cues(item, written, window)
+        if cues:
+            entity["cues"] = cues
         result.entities.append(entity)
 
 

@@ -2041,7 +2041,7 @@ COMMENT ON FUNCTION exo_private.absorb_first_names(p_workspace text, ent_ids big
 CREATE FUNCTION exo_private.accept_extraction(window_text text, entities jsonb, relations jsonb, attributes jsonb, max_entities integer, max_relations integer, ner jsonb DEFAULT NULL::jsonb) RETURNS jsonb
     LANGUAGE plpython3u IMMUTABLE PARALLEL SAFE
     SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
+    AS $_$
 """What is kept of an extraction of one window (stdlib only): the one acceptance every writer gets.
 
 exo_private.accept_extraction (this module inlined) runs it inside exo_private.merge_extraction,
@@ -2055,7 +2055,8 @@ folded: grounding) and looks like a name (name_problem: no letters alone, placeh
 numbers typed as people); its type is checked (checked_type: cue words of
 plpy/entity_types.py, an NER backend's label; a person, organisation or place written as common
 words, or whose words NER finds no proper noun, is a topic); a one-word name that is the first name or surname
-of exactly one person of the window becomes that person's alias. A relation's ends are resolved
+of exactly one person of the window becomes that person's alias; the worker's count of the
+mentions whose syntax typed it (cues) is kept, bounded by the name's occurrences. A relation's ends are resolved
 to the kept entities (the same key, an alias, a unique first name or surname) or added when
 grounded (keep_relations), and only then dropped. An attribute (subject, attribute, value) is
 kept when its subject is one of the kept entities, or names one by a unique first name or
@@ -2392,15 +2393,28 @@ def folded_key(name: str) -> str:
     """The key names are compared by within a window: canonical key, accents folded ("" for none)."""
     return fold(canonical_key(name) or "")
 
+def whole_phrase(phrase: str) -> str | None:
+    """The pattern of phrase as a whole word or phrase of a folded text, any spacing between its
+    words; None for no words."""
+    words = fold(phrase).split()
+    return r"(?<!\w)" + r"\s+".join(map(re.escape, words)) + r"(?!\w)" if words else None
+
 def as_written(phrase: str, window: str) -> str | None:
     """phrase as the window writes it (whitespace collapsed) where it occurs there as a whole
     word or phrase, case, accents and spacing ignored; None where it does not."""
-    words = fold(phrase).split()
-    if not words:
-        return None
-    pattern = r"(?<!\w)" + r"\s+".join(map(re.escape, words)) + r"(?!\w)"
-    found = re.search(pattern, fold(window))
+    pattern = whole_phrase(phrase)
+    found = re.search(pattern, fold(window)) if pattern else None
     return WHITESPACE.sub(" ", window[found.start() : found.end()]) if found else None
+
+def given_cues(item: dict, written: str, window: str) -> dict:
+    """An entity's cues as the worker gives them ({type: count}: how many of the name's mentions
+    the syntax around them typed, exocortex.extraction.ner.mark_cues): counts of a person,
+    organisation or place, each at most the number of times the window writes the name."""
+    cues = item.get("cues")
+    if not isinstance(cues, dict):
+        return {}
+    most = len(re.findall(whole_phrase(written) or "$^", fold(window)))
+    return {t: min(n, most) for t, n in cues.items() if t in NAMED_TYPES and type(n) is int and n > 0}
 
 def normalise_attribute(raw: str) -> str:
     """An attribute's label as facts store it: lower case, trimmed, inner whitespace and hyphens
@@ -2485,10 +2499,10 @@ def given_aliases(item: dict, window: str) -> list:
 
 def keep_entities(raw: list, result: Extraction, window: str, max_entities: int, ner: dict | None) -> None:
     """Validate entities into result: well formed, a name (name_problem), grounded, type checked,
-    each key once, at most max_entities; drops counted by reason."""
+    each key once, at most max_entities, their cues checked (given_cues); drops counted by reason."""
     seen = {folded_key(e["name"]) for e in result.entities}
     for item in raw:
-        if not well_formed(item, ENTITY_FIELDS, ("aliases",)) or item["type"] not in ENTITY_TYPES:
+        if not well_formed(item, ENTITY_FIELDS, ("aliases", "cues")) or item["type"] not in ENTITY_TYPES:
             result.dropped["malformed_entity"] += 1
             continue
         name = squeeze(item["name"])
@@ -2518,6 +2532,9 @@ def keep_entities(raw: list, result: Extraction, window: str, max_entities: int,
         aliases = given_aliases(item, window)
         if aliases:
             entity["aliases"] = aliases
+        cues = given_cues(item, written, window)
+        if cues:
+            entity["cues"] = cues
         result.entities.append(entity)
 
 def resolve_bare_names(result: Extraction) -> None:
@@ -2701,7 +2718,7 @@ data = {key: json.loads(value) if value else [] for key, value in
         (("entities", entities), ("relations", relations), ("attributes", attributes))}
 kept = accept(data, window_text or "", max_entities, max_relations, json.loads(ner) if ner else None)
 return json.dumps({**kept.kept(), "dropped": dict(kept.dropped), "recovered": dict(kept.recovered)})
-$$;
+$_$;
 
 ALTER FUNCTION exo_private.accept_extraction(window_text text, entities jsonb, relations jsonb, attributes jsonb, max_entities integer, max_relations integer, ner jsonb) OWNER TO exo_owner;
 
@@ -2757,6 +2774,28 @@ ALTER FUNCTION exo_private.activities_named(p_activities text[]) OWNER TO exo_ow
 --
 
 COMMENT ON FUNCTION exo_private.activities_named(p_activities text[]) IS 'The activities p_activities (names or words that named one) may name: themselves and every activity an event was told with one of them (exo_private.event_forms); null for null.';
+
+--
+-- Name: add_counts(jsonb, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.add_counts(a jsonb, b jsonb) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select coalesce(jsonb_object_agg(k.key, k.n), '{}')
+    from (select x.key, sum(x.value::numeric) as n
+          from (select * from jsonb_each(a) union all select * from jsonb_each(b)) x
+          group by x.key) k
+$$;
+
+ALTER FUNCTION exo_private.add_counts(a jsonb, b jsonb) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION add_counts(a jsonb, b jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.add_counts(a jsonb, b jsonb) IS 'Two JSON objects of counts ({"Place": 2}) summed key by key: an entity''s type_votes and type_cues, and the cues a window adds to them.';
 
 --
 -- Name: add_fact_source(bigint, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -22361,7 +22400,8 @@ declare
 begin
     ent_ids := '{}'; ent_keys := '{}'; ent_names := '{}';
     for item in
-        select k.name, k.key, x.item ->> 'type' as type, x.item -> 'aliases' as aliases
+        select k.name, k.key, x.item ->> 'type' as type, x.item -> 'aliases' as aliases,
+               coalesce(x.item -> 'cues', '{}') as cues
         from (select distinct on (k.key) x.item, x.ord, k.key
               from jsonb_array_elements(coalesce(p_entities, '[]')) with ordinality x(item, ord)
               join unnest(names, keys) k(name, key) on k.name = pg_catalog.btrim(x.item ->> 'name')
@@ -22370,7 +22410,8 @@ begin
         order by x.ord
     loop
         ent_sense := exo_private.entity_sense(p_workspace, item.key, item.type, p_document_id);
-        ent_id := exo_private.upsert_entity(p_workspace, p_generation, item.type, item.key, item.name, false, ent_sense);
+        ent_id := exo_private.upsert_entity(p_workspace, p_generation, item.type, item.key, item.name, false,
+                                            ent_sense, item.cues);
         ent_ids := ent_ids || ent_id;
         ent_keys := ent_keys || item.key;
         ent_names := ent_names || item.name;
@@ -22394,7 +22435,7 @@ ALTER FUNCTION exo_private.merge_window_entities(p_window_id bigint, p_workspace
 -- Name: FUNCTION merge_window_entities(p_window_id bigint, p_workspace text, p_document_id bigint, p_generation integer, p_entities jsonb, names text[], keys text[], OUT ent_ids bigint[], OUT ent_keys text[], OUT ent_names text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.merge_window_entities(p_window_id bigint, p_workspace text, p_document_id bigint, p_generation integer, p_entities jsonb, names text[], keys text[], OUT ent_ids bigint[], OUT ent_keys text[], OUT ent_names text[]) IS 'merge_extraction''s entities: each key once, in the order the model gave them, made or found by upsert_entity (its sense from entity_sense), and the aliases the worker resolved in the window ({surface, how: surname|first_name}) recorded with the window as evidence. Returns the entity ids, keys and names in that order (names and keys: every name of the extraction, keyed).';
+COMMENT ON FUNCTION exo_private.merge_window_entities(p_window_id bigint, p_workspace text, p_document_id bigint, p_generation integer, p_entities jsonb, names text[], keys text[], OUT ent_ids bigint[], OUT ent_keys text[], OUT ent_names text[]) IS 'merge_extraction''s entities: each key once, in the order the model gave them, made or found by upsert_entity (its sense from entity_sense; its cues, the mentions whose syntax typed it, weigh its type), and the aliases the worker resolved in the window ({surface, how: surname|first_name}) recorded with the window as evidence. Returns the entity ids, keys and names in that order (names and keys: every name of the extraction, keyed).';
 
 --
 -- Name: merge_window_mentions(bigint, text, bigint, integer, integer, bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -36288,10 +36329,10 @@ ALTER FUNCTION exo_private.unreleased(charged text[], released text[]) OWNER TO 
 COMMENT ON FUNCTION exo_private.unreleased(charged text[], released text[]) IS 'The subjects of charged (a chunk''s or a chat message''s charged_subjects) whose key is not among released (exo_private.released_keys): empty when the chunk or message may be shown.';
 
 --
--- Name: upsert_entity(text, integer, text, text, text, boolean, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: upsert_entity(text, integer, text, text, text, boolean, text, jsonb); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean DEFAULT false, p_sense text DEFAULT ''::text) RETURNS bigint
+CREATE FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean DEFAULT false, p_sense text DEFAULT ''::text, p_cues jsonb DEFAULT '{}'::jsonb) RETURNS bigint
     LANGUAGE plpgsql
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -36313,6 +36354,15 @@ begin
             'p_type must be one of ' || array_to_string(enum_range(null::exo_private.entity_type)::text[], ', ')
             || ', not ' || exo_private.quoted(p_type));
     end if;
+    if jsonb_typeof(p_cues) is distinct from 'object' or exists (
+            select 1 from jsonb_each(p_cues) c
+            where not c.key = any(enum_range(null::exo_private.entity_type)::text[])
+               or jsonb_typeof(c.value) <> 'number' or c.value::numeric < 0
+               or c.value::numeric <> trunc(c.value::numeric)) then
+        perform exo_private.invalid_argument(
+            'p_cues must be an object of entity types and counts of mentions, such as {"Place": 2}, not '
+            || coalesce(p_cues::text, 'null'));
+    end if;
     if p_sense is null or p_sense <> '' and (coalesce(p_is_owner, false) or not exists (
             select 1 from exo_private.entity_senses s
             where s.workspace = p_workspace and s.canonical_key = p_key and s.sense = p_sense)) then
@@ -36324,16 +36374,19 @@ begin
     -- A second thing sharing a name is only ever itself: merges and aliases are of a name's
     -- first sense.
     if p_sense <> '' then
-        insert into exo_private.entities as e (workspace, generation, type, canonical_key, sense, name, type_votes)
+        insert into exo_private.entities as e
+            (workspace, generation, type, canonical_key, sense, name, type_votes, type_cues)
         values (p_workspace, p_generation,
                 coalesce((select s.anchor from exo_private.entity_senses s
                           where s.workspace = p_workspace and s.canonical_key = p_key and s.sense = p_sense
                             and s.anchor_kind = 'type'
                           limit 1), p_type)::exo_private.entity_type,
-                p_key, p_sense, pg_catalog.btrim(p_name), jsonb_build_object(p_type, 1))
+                p_key, p_sense, pg_catalog.btrim(p_name), jsonb_build_object(p_type, 1),
+                exo_private.add_counts('{}', p_cues))
         on conflict (workspace, generation, canonical_key, sense) do update
             set type_votes = e.type_votes
-                    || jsonb_build_object(p_type, coalesce((e.type_votes ->> p_type)::int, 0) + 1)
+                    || jsonb_build_object(p_type, coalesce((e.type_votes ->> p_type)::int, 0) + 1),
+                type_cues = exo_private.add_counts(e.type_cues, p_cues)
         returning e.id into kept_id;
         return kept_id;
     end if;
@@ -36345,7 +36398,7 @@ begin
         where l.id = exo_private.merged_into(p_workspace, p_key);
         if found then
             kept_id := exo_private.upsert_entity(p_workspace, p_generation, p_type, kept.kept_key,
-                                                 coalesce(kept.kept_name, kept.kept_key));
+                                                 coalesce(kept.kept_name, kept.kept_key), p_cues => p_cues);
             insert into exo_private.entity_aliases (entity_id, alias_key, surface, how)
             values (kept_id, p_key, pg_catalog.btrim(p_name), 'manual')
             on conflict (entity_id, alias_key) do nothing;
@@ -36373,23 +36426,28 @@ begin
     if pg_catalog.btrim(p_name) ~ '\s' then
         cue := exo_private.cue_type(p_name, p_type);
     end if;
-    insert into exo_private.entities as e (workspace, generation, type, canonical_key, name, is_owner, type_votes)
+    insert into exo_private.entities as e
+        (workspace, generation, type, canonical_key, name, is_owner, type_votes, type_cues)
     values (p_workspace, p_generation,
             case when p_is_owner then 'Person' else coalesce(cue, p_type) end::exo_private.entity_type,
-            p_key, pg_catalog.btrim(p_name), coalesce(p_is_owner, false), jsonb_build_object(p_type, 1))
+            p_key, pg_catalog.btrim(p_name), coalesce(p_is_owner, false), jsonb_build_object(p_type, 1),
+            exo_private.add_counts('{}', p_cues))
     on conflict (workspace, generation, canonical_key, sense) do update
         set type_votes = e.type_votes
                 || jsonb_build_object(p_type, coalesce((e.type_votes ->> p_type)::int, 0) + 1),
+            type_cues = exo_private.add_counts(e.type_cues, p_cues),
             is_owner = e.is_owner or excluded.is_owner,
             name = case when excluded.is_owner then excluded.name else e.name end
-    returning e.id, e.type, e.is_owner, e.type_votes into ent;
+    returning e.id, e.type, e.is_owner, e.type_votes, e.type_cues into ent;
 
-    -- The type: the owner is a Person; else the name's cue; else the type asked for most
-    -- often (a tie keeps the current one), but never the type of another sense of the name.
+    -- The type: the owner is a Person; else the name's cue; else the type with most votes (a
+    -- window's one each) and cues (its mentions whose syntax typed the name) together, a tie
+    -- keeping the current one, but never the type of another sense of the name: a model's guess
+    -- in five windows ("Larkhaven" a person) gives way to four windows that place it by syntax.
     chosen := case
         when ent.is_owner then 'Person'
         when cue is not null then cue
-        else coalesce((select v.key from jsonb_each_text(ent.type_votes) v
+        else coalesce((select v.key from jsonb_each_text(exo_private.add_counts(ent.type_votes, ent.type_cues)) v
                        where not exists (select 1 from exo_private.entity_senses s
                                          where s.workspace = p_workspace and s.canonical_key = p_key
                                            and s.anchor_kind = 'type' and s.anchor = v.key)
@@ -36405,13 +36463,13 @@ begin
 end
 $$;
 
-ALTER FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text, p_cues jsonb) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text, p_cues jsonb); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text) IS 'The entity of canonical key p_key and sense p_sense (exo_private.entity_sense; '''' unless entity_senses says the name means two things) in generation p_generation of p_workspace, created when missing (named p_name), the one place entities are made: one entity per key and sense whatever the type. A second sense is itself (its type the type anchor''s, if any); for the first: a key a person merged into another (exo_private.merged_into, any generation) gives the kept key''s entity (made when missing) and becomes its manual alias; a key that is no entity''s but an alias of exactly one (entity_aliases) not split off it (kept_apart) gives that entity. p_type is a vote (type_votes); the type is Person for the owner (p_is_owner), else the name''s cue (cue_type), else the most voted type; a changed type is re-projected. the name''s cue (cue_type), else the most voted type that is no other sense''s type anchor; a changed type is re-projected. Returns the entity id; raises invalid_parameter_value for a blank key or name, an unknown type or a sense entity_senses does not hold.';
+COMMENT ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text, p_cues jsonb) IS 'The entity of canonical key p_key and sense p_sense (exo_private.entity_sense; '''' unless entity_senses says the name means two things) in generation p_generation of p_workspace, created when missing (named p_name), the one place entities are made: one entity per key and sense whatever the type. A second sense is itself (its type the type anchor''s, if any); for the first: a key a person merged into another (exo_private.merged_into, any generation) gives the kept key''s entity (made when missing) and becomes its manual alias; a key that is no entity''s but an alias of exactly one (entity_aliases) not split off it (kept_apart) gives that entity. p_type is one vote (type_votes), and p_cues ({type: count}: the mentions of the window whose syntax typed the name) add to it (type_cues); the type is Person for the owner (p_is_owner), else the name''s cue (cue_type), else the type with most votes and cues together that is no other sense''s type anchor; a changed type is re-projected. Returns the entity id; raises invalid_parameter_value for a blank key or name, an unknown type, cues that are no counts by type, or a sense entity_senses does not hold.';
 
 --
 -- Name: want_cron_job(text, text, text, text, boolean); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -39455,6 +39513,7 @@ CREATE TABLE exo_private.entities (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     type_votes jsonb DEFAULT '{}'::jsonb NOT NULL,
     sense text DEFAULT ''::text NOT NULL,
+    type_cues jsonb DEFAULT '{}'::jsonb NOT NULL,
     CONSTRAINT entities_canonical_key_check CHECK ((canonical_key <> ''::text))
 );
 
@@ -39477,6 +39536,12 @@ COMMENT ON COLUMN exo_private.entities.type_votes IS 'How often each type was as
 --
 
 COMMENT ON COLUMN exo_private.entities.sense IS 'Which of the things sharing this name the entity is: '''' for the one a name means unless entity_senses says it means more; else that sense''s label (an email address, or a type in lower case such as ''place'').';
+
+--
+-- Name: COLUMN entities.type_cues; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.entities.type_cues IS 'How many mentions the syntax around them typed, by type ({"Place": 4}), summed over the windows that named the entity (the worker''s cues: a preposition of where, a street number, a title, a pronoun for people beside it): upsert_entity chooses the type by type_votes plus these.';
 
 --
 -- Name: fact_sources; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -44698,6 +44763,14 @@ GRANT ALL ON FUNCTION exo_private.activities_named(p_activities text[]) TO exo_a
 GRANT ALL ON FUNCTION exo_private.activities_named(p_activities text[]) TO exo_writer;
 
 --
+-- Name: FUNCTION add_counts(a jsonb, b jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.add_counts(a jsonb, b jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.add_counts(a jsonb, b jsonb) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.add_counts(a jsonb, b jsonb) TO exo_writer;
+
+--
 -- Name: FUNCTION add_fact_source(p_fact bigint, p_source jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -46782,12 +46855,12 @@ GRANT ALL ON FUNCTION exo_private.unreleased(charged text[], released text[]) TO
 GRANT ALL ON FUNCTION exo_private.unreleased(charged text[], released text[]) TO exo_writer;
 
 --
--- Name: FUNCTION upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text, p_cues jsonb); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text, p_cues jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text, p_cues jsonb) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation integer, p_type text, p_key text, p_name text, p_is_owner boolean, p_sense text, p_cues jsonb) TO exo_writer;
 
 --
 -- Name: FUNCTION want_cron_job(job_name text, job_schedule text, job_command text, job_username text, cron_database_only boolean); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -55,10 +55,26 @@ comment on function exo_private.kept_apart(text, text, text) is
     'p_workspace is a split (exo entity split): the name is never that entity''s alias again, in this '
     'extraction generation or a later one; a merge of the two made after it makes this false.';
 
+-- exo_private.add_counts: two objects of counts summed key by key.
+create or replace function exo_private.add_counts(a jsonb, b jsonb)
+returns jsonb
+language sql immutable parallel safe
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select coalesce(jsonb_object_agg(k.key, k.n), '{}')
+    from (select x.key, sum(x.value::numeric) as n
+          from (select * from jsonb_each(a) union all select * from jsonb_each(b)) x
+          group by x.key) k
+$$;
+comment on function exo_private.add_counts(jsonb, jsonb) is
+    'Two JSON objects of counts ({"Place": 2}) summed key by key: an entity''s type_votes and '
+    'type_cues, and the cues a window adds to them.';
+
 -- exo_private.upsert_entity: the one place an entity is created; a type conflict is decided by evidence.
 create or replace function exo_private.upsert_entity(
     p_workspace text, p_generation int, p_type text, p_key text, p_name text,
-    p_is_owner boolean default false, p_sense text default ''
+    p_is_owner boolean default false, p_sense text default '', p_cues jsonb default '{}'
 )
 returns bigint
 language plpgsql
@@ -83,6 +99,15 @@ begin
             'p_type must be one of ' || array_to_string(enum_range(null::exo_private.entity_type)::text[], ', ')
             || ', not ' || exo_private.quoted(p_type));
     end if;
+    if jsonb_typeof(p_cues) is distinct from 'object' or exists (
+            select 1 from jsonb_each(p_cues) c
+            where not c.key = any(enum_range(null::exo_private.entity_type)::text[])
+               or jsonb_typeof(c.value) <> 'number' or c.value::numeric < 0
+               or c.value::numeric <> trunc(c.value::numeric)) then
+        perform exo_private.invalid_argument(
+            'p_cues must be an object of entity types and counts of mentions, such as {"Place": 2}, not '
+            || coalesce(p_cues::text, 'null'));
+    end if;
     if p_sense is null or p_sense <> '' and (coalesce(p_is_owner, false) or not exists (
             select 1 from exo_private.entity_senses s
             where s.workspace = p_workspace and s.canonical_key = p_key and s.sense = p_sense)) then
@@ -94,16 +119,19 @@ begin
     -- A second thing sharing a name is only ever itself: merges and aliases are of a name's
     -- first sense.
     if p_sense <> '' then
-        insert into exo_private.entities as e (workspace, generation, type, canonical_key, sense, name, type_votes)
+        insert into exo_private.entities as e
+            (workspace, generation, type, canonical_key, sense, name, type_votes, type_cues)
         values (p_workspace, p_generation,
                 coalesce((select s.anchor from exo_private.entity_senses s
                           where s.workspace = p_workspace and s.canonical_key = p_key and s.sense = p_sense
                             and s.anchor_kind = 'type'
                           limit 1), p_type)::exo_private.entity_type,
-                p_key, p_sense, pg_catalog.btrim(p_name), jsonb_build_object(p_type, 1))
+                p_key, p_sense, pg_catalog.btrim(p_name), jsonb_build_object(p_type, 1),
+                exo_private.add_counts('{}', p_cues))
         on conflict (workspace, generation, canonical_key, sense) do update
             set type_votes = e.type_votes
-                    || jsonb_build_object(p_type, coalesce((e.type_votes ->> p_type)::int, 0) + 1)
+                    || jsonb_build_object(p_type, coalesce((e.type_votes ->> p_type)::int, 0) + 1),
+                type_cues = exo_private.add_counts(e.type_cues, p_cues)
         returning e.id into kept_id;
         return kept_id;
     end if;
@@ -115,7 +143,7 @@ begin
         where l.id = exo_private.merged_into(p_workspace, p_key);
         if found then
             kept_id := exo_private.upsert_entity(p_workspace, p_generation, p_type, kept.kept_key,
-                                                 coalesce(kept.kept_name, kept.kept_key));
+                                                 coalesce(kept.kept_name, kept.kept_key), p_cues => p_cues);
             insert into exo_private.entity_aliases (entity_id, alias_key, surface, how)
             values (kept_id, p_key, pg_catalog.btrim(p_name), 'manual')
             on conflict (entity_id, alias_key) do nothing;
@@ -143,23 +171,28 @@ begin
     if pg_catalog.btrim(p_name) ~ '\s' then
         cue := exo_private.cue_type(p_name, p_type);
     end if;
-    insert into exo_private.entities as e (workspace, generation, type, canonical_key, name, is_owner, type_votes)
+    insert into exo_private.entities as e
+        (workspace, generation, type, canonical_key, name, is_owner, type_votes, type_cues)
     values (p_workspace, p_generation,
             case when p_is_owner then 'Person' else coalesce(cue, p_type) end::exo_private.entity_type,
-            p_key, pg_catalog.btrim(p_name), coalesce(p_is_owner, false), jsonb_build_object(p_type, 1))
+            p_key, pg_catalog.btrim(p_name), coalesce(p_is_owner, false), jsonb_build_object(p_type, 1),
+            exo_private.add_counts('{}', p_cues))
     on conflict (workspace, generation, canonical_key, sense) do update
         set type_votes = e.type_votes
                 || jsonb_build_object(p_type, coalesce((e.type_votes ->> p_type)::int, 0) + 1),
+            type_cues = exo_private.add_counts(e.type_cues, p_cues),
             is_owner = e.is_owner or excluded.is_owner,
             name = case when excluded.is_owner then excluded.name else e.name end
-    returning e.id, e.type, e.is_owner, e.type_votes into ent;
+    returning e.id, e.type, e.is_owner, e.type_votes, e.type_cues into ent;
 
-    -- The type: the owner is a Person; else the name's cue; else the type asked for most
-    -- often (a tie keeps the current one), but never the type of another sense of the name.
+    -- The type: the owner is a Person; else the name's cue; else the type with most votes (a
+    -- window's one each) and cues (its mentions whose syntax typed the name) together, a tie
+    -- keeping the current one, but never the type of another sense of the name: a model's guess
+    -- in five windows ("Larkhaven" a person) gives way to four windows that place it by syntax.
     chosen := case
         when ent.is_owner then 'Person'
         when cue is not null then cue
-        else coalesce((select v.key from jsonb_each_text(ent.type_votes) v
+        else coalesce((select v.key from jsonb_each_text(exo_private.add_counts(ent.type_votes, ent.type_cues)) v
                        where not exists (select 1 from exo_private.entity_senses s
                                          where s.workspace = p_workspace and s.canonical_key = p_key
                                            and s.anchor_kind = 'type' and s.anchor = v.key)
@@ -174,18 +207,20 @@ begin
     return ent.id;
 end
 $$;
-comment on function exo_private.upsert_entity(text, int, text, text, text, boolean, text) is
+comment on function exo_private.upsert_entity(text, int, text, text, text, boolean, text, jsonb) is
     'The entity of canonical key p_key and sense p_sense (exo_private.entity_sense; '''' unless '
     'entity_senses says the name means two things) in generation p_generation of p_workspace, '
     'created when missing (named p_name), the one place entities are made: one entity per key and '
     'sense whatever the type. A second sense is itself (its type the type anchor''s, if any); for '
     'the first: a key a person merged into another (exo_private.merged_into, any generation) gives the '
     'kept key''s entity (made when missing) and becomes its manual alias; a key that is no entity''s '
-    'but an alias of exactly one (entity_aliases) not split off it (kept_apart) gives that entity. p_type is a vote (type_votes); the type is Person for the owner (p_is_owner), else '
-    'the name''s cue (cue_type), else the most voted type; a changed type is re-projected. '
-    'the name''s cue (cue_type), else the most voted type that is no other sense''s type anchor; a '
-    'changed type is re-projected. Returns the entity id; raises invalid_parameter_value for a blank '
-    'key or name, an unknown type or a sense entity_senses does not hold.';
+    'but an alias of exactly one (entity_aliases) not split off it (kept_apart) gives that entity. '
+    'p_type is one vote (type_votes), and p_cues ({type: count}: the mentions of the window whose '
+    'syntax typed the name) add to it (type_cues); the type is Person for the owner (p_is_owner), '
+    'else the name''s cue (cue_type), else the type with most votes and cues together that is no '
+    'other sense''s type anchor; a changed type is re-projected. Returns the entity id; raises '
+    'invalid_parameter_value for a blank key or name, an unknown type, cues that are no counts by '
+    'type, or a sense entity_senses does not hold.';
 
 -- exo_private.merge_window_entities: merge_extraction's entities, in the order the model gave them.
 create or replace function exo_private.merge_window_entities(
@@ -204,7 +239,8 @@ declare
 begin
     ent_ids := '{}'; ent_keys := '{}'; ent_names := '{}';
     for item in
-        select k.name, k.key, x.item ->> 'type' as type, x.item -> 'aliases' as aliases
+        select k.name, k.key, x.item ->> 'type' as type, x.item -> 'aliases' as aliases,
+               coalesce(x.item -> 'cues', '{}') as cues
         from (select distinct on (k.key) x.item, x.ord, k.key
               from jsonb_array_elements(coalesce(p_entities, '[]')) with ordinality x(item, ord)
               join unnest(names, keys) k(name, key) on k.name = pg_catalog.btrim(x.item ->> 'name')
@@ -213,7 +249,8 @@ begin
         order by x.ord
     loop
         ent_sense := exo_private.entity_sense(p_workspace, item.key, item.type, p_document_id);
-        ent_id := exo_private.upsert_entity(p_workspace, p_generation, item.type, item.key, item.name, false, ent_sense);
+        ent_id := exo_private.upsert_entity(p_workspace, p_generation, item.type, item.key, item.name, false,
+                                            ent_sense, item.cues);
         ent_ids := ent_ids || ent_id;
         ent_keys := ent_keys || item.key;
         ent_names := ent_names || item.name;
@@ -232,7 +269,8 @@ end
 $$;
 comment on function exo_private.merge_window_entities(bigint, text, bigint, int, jsonb, text[], text[]) is
     'merge_extraction''s entities: each key once, in the order the model gave them, made or found by '
-    'upsert_entity (its sense from entity_sense), and the aliases the worker resolved in the window '
+    'upsert_entity (its sense from entity_sense; its cues, the mentions whose syntax typed it, weigh '
+    'its type), and the aliases the worker resolved in the window '
     '({surface, how: surname|first_name}) recorded with the window as evidence. Returns the entity '
     'ids, keys and names in that order (names and keys: every name of the extraction, keyed).';
 

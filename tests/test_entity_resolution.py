@@ -79,6 +79,41 @@ def test_one_entity_per_key_across_types_typed_by_evidence(db):
         assert disagreements(conn, "personal") == []  # the retyped vertex moved label, edges and all
 
 
+def test_a_windows_vote_is_weighed_by_the_mentions_its_syntax_typed(db):
+    with db.connect("exo_writer") as conn:
+        guessed = [add_document(conn, "personal", [f"Saw Ostrel on day {i}."]) for i in range(3)]
+        placed = [
+            add_document(conn, "personal", ["I stayed in Ostrel, then walked around Ostrel."]),
+            add_document(conn, "personal", ["Rain in Ostrel all week."]),
+        ]
+        for doc in guessed:  # the model's guess, nothing in the window says otherwise
+            merge(conn, doc.windows[0], [person("Ostrel")])
+        assert entity(conn, "Ostrel")[1] == "Person"
+        merge(conn, placed[0].windows[0], [{"name": "Ostrel", "type": "Place", "cues": {"Place": 2}}])
+        assert entity(conn, "Ostrel")[1] == "Person"  # 3 windows to 1 window and 2 mentions: a tie
+        # the writer's cues count at most the name's mentions in the window (here 1, not 5)
+        merge(conn, placed[1].windows[0], [{"name": "Ostrel", "type": "Place", "cues": {"Place": 5}}])
+        assert entity(conn, "Ostrel")[1] == "Place"  # 3 to 2 windows and 3 mentions
+        assert conn.execute(
+            "select type_votes, type_cues from exo_private.entities where canonical_key = 'ostrel'"
+        ).fetchone() == ({"Person": 3, "Place": 2}, {"Place": 3})
+        assert disagreements(conn, "personal") == []  # the vertex moved to its new label
+        # cues of another type, or no count, are no cues; the entity is kept
+        stayed = add_document(conn, "personal", ["Ostrel again."])
+        merge(conn, stayed.windows[0], [{"name": "Ostrel", "type": "Place", "cues": {"Human": 3, "Org": "2"}}])
+        assert scalar(conn, "select type_cues from exo_private.entities where canonical_key = 'ostrel'") == {
+            "Place": 3
+        }
+        gen = generation(conn, "personal")
+        for cues in ('{"Place": -1}', '{"Place": 1.5}', '{"City": 1}', '[1]', "null"):
+            with pytest.raises(psycopg.errors.InvalidParameterValue, match="p_cues"):
+                conn.execute(
+                    "select exo_private.upsert_entity('personal', %s, 'Place', 'ostrel', 'Ostrel', "
+                    "p_cues => %s::jsonb)",
+                    (gen, cues),
+                )
+
+
 def test_upsert_entity_refuses_bad_arguments(db):
     with db.connect("exo_writer") as conn:
         gen = generation(conn, "personal")

