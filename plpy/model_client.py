@@ -26,6 +26,7 @@ import ipaddress
 import json
 import math
 import os
+import select
 import socket
 import ssl
 import threading
@@ -33,10 +34,13 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
+#: How often a call that waits for its answer asks its Cancel's check whether to go on.
+POLL_S = 0.25
 _READ_CHUNK = 64 * 1024
 
 
@@ -86,12 +90,27 @@ class Cancel:
     """Cuts short, from another thread, the calls made through endpoints that carry it
     (Endpoint.cancel): cancel() shuts their connections down, so each raises Cancelled at once
     and the server sees its client gone (llama-server then stops generating); a call begun
-    after it raises Cancelled without connecting."""
+    after it raises Cancelled without connecting.
 
-    def __init__(self) -> None:
+    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
+    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
+    answer, and whatever it raises ends the call and closes its connection: in the database an
+    SPI call that lets a statement's cancel or a backend's termination through."""
+
+    def __init__(self, check: Callable[[], object] | None = None) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
+        self.check = check
+
+    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
+        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not select.select([sock], [], [], POLL_S)[0]:
+            if self.check is not None:
+                self.check()
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -118,7 +137,8 @@ def _shut_down(sock: socket.socket) -> None:
 
 
 def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected."""
+    """http_class's connections, each handed to `cancel` once connected (and, with a check,
+    waiting for the answer through Cancel.wait_readable)."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
@@ -129,6 +149,14 @@ def _tracked(http_class, cancel: Cancel):
             cancel.track(conn.sock)
 
         conn.connect = tracked_connect
+        if cancel.check is not None:
+            getresponse = conn.getresponse
+
+            def checked_getresponse(*args, **kwargs):
+                cancel.wait_readable(conn.sock, conn.timeout)
+                return getresponse(*args, **kwargs)
+
+            conn.getresponse = checked_getresponse
         return conn
 
     return connection

@@ -7,6 +7,8 @@ the real Gemma 270M makes of /usr/share/doc is measured by bench.capsule_builder
 
 from __future__ import annotations
 
+import threading
+import time
 from pydoc_data.topics import topics
 
 import pytest
@@ -18,6 +20,19 @@ from exocortex.ingest import pipeline
 from exocortex.worker.loop import Worker
 
 capsules = load("capsules")
+
+
+def scalar(db, sql: str):
+    with db.connect() as conn:
+        return conn.execute(sql).fetchone()[0]
+
+
+def wait_for(condition, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
+
 
 BUILT = {
     "body": "Names refer to objects bound in a block.\nA block is a piece of program text run as a unit.\n"
@@ -124,3 +139,39 @@ def test_an_invalid_reply_or_a_failing_endpoint_falls_back_to_extractive(db, tmp
     builder, note, _, sentences, _ = build(db, tmp_path, lambda path, request: Reply(status=500))
     assert builder == "extractive-1" and note.startswith("chat endpoint: http_5xx")
     assert all("start" in s for s in sentences)
+
+
+def test_a_stop_cancels_the_capsule_the_database_awaits_from_a_model_that_never_answers(db, tmp_path):
+    root = tmp_path / "vault"
+    (root / "notes").mkdir(parents=True)
+    (root / "notes" / "execution-model.md").write_text("# Execution model\n\n" + topics["execmodel"])
+    waiting = (
+        "select count(*) from pg_stat_activity where datname = current_database() and state = 'active'"
+        " and query like 'select exo_private.capsule_job(%%'"
+    )
+    with StandIn(lambda path, request: Reply(delay_s=300, body=b"{}")) as hanging:
+        configure(db, models__chat={"url": hanging.url, "timeout_s": 200}, capsules__builder="model")
+        pipeline.ingest(db.cfg, root, "technical", dbname=db.name)
+        worker = Worker(db.cfg, dbname=db.name, queues=("capsules",), concurrency=1, poll_s=0.05, grace_s=1.5)
+        thread = threading.Thread(target=worker.run)
+        thread.start()
+        try:
+            wait_for(lambda: hanging.calls("/chat/completions") == 1)
+            assert scalar(db, waiting) == 1  # the database waits for the model, not the worker
+            began = time.monotonic()
+            worker.request_stop()
+            thread.join(timeout=30)
+            took = time.monotonic() - began
+            # The statement was cancelled: the database stopped waiting, the model server saw it go.
+            wait_for(lambda: scalar(db, waiting) == 0, timeout=2)
+            wait_for(lambda: hanging.hang_ups == 1, timeout=2)
+        finally:
+            worker.abort.set()
+            thread.join(timeout=30)
+    assert took < 1.5 + 0.5, f"run returned {took:.1f} s after the stop with a 1.5 s grace period"
+    assert worker.result.unfinished == 1 and worker.result.calls_cut == 1
+    assert worker.result.abandoned["capsules"] == 1
+    # Its thread ended with the statement; nothing was built, the message waits for the next run.
+    wait_for(lambda: not [t for t in threading.enumerate() if t.name.startswith("exo-job")], timeout=2)
+    assert scalar(db, "select count(*) from exo_private.capsules") == 0
+    assert scalar(db, "select count(*) from pgmq.read('capsules', 0, 10)") == 1

@@ -237,11 +237,13 @@ def test_a_call_cut_off_from_another_thread_ends_at_once_and_the_server_sees_it(
             time.sleep(0.01)
         cut.append(cancel.cancel())
 
-    threading.Thread(target=cut_off_once_asked, daemon=True).start()
+    cutter = threading.Thread(target=cut_off_once_asked, daemon=True)
+    cutter.start()
     began = time.monotonic()
     with pytest.raises(client.Cancelled) as caught:
         client.embed(endpoint, ["a"])  # the stand-in would answer in 10 s, the timeout is 30 s
     assert time.monotonic() - began < 2.0
+    cutter.join(timeout=2)  # the call ends as the connection is shut down, before cut is noted
     assert caught.value.error_class == "cancelled" and cut == [1]  # one connection was open
     deadline = time.monotonic() + 2
     while stand_in.hang_ups == hang_ups and time.monotonic() < deadline:
@@ -252,6 +254,38 @@ def test_a_call_cut_off_from_another_thread_ends_at_once_and_the_server_sees_it(
     with pytest.raises(client.Cancelled):
         client.chat(endpoint, [{"role": "user", "content": "hi"}], max_tokens=1)
     assert len(stand_in.requests) == asked and cancel.cancel() == 0
+
+
+def test_a_check_asked_while_the_answer_is_awaited_ends_the_call_with_what_it_raises(stand_in):
+    class Interrupted(Exception):  # what an SPI call raises in the database when the statement is cancelled
+        pass
+
+    asked: list[float] = []
+
+    def check() -> None:
+        asked.append(time.monotonic())
+        if len(asked) == 3:
+            raise Interrupted
+
+    endpoint = dataclasses.replace(_ep(at(stand_in, "slow"), timeout_s=30), cancel=client.Cancel(check))
+    hang_ups = stand_in.hang_ups
+    began = time.monotonic()
+    with pytest.raises(Interrupted):
+        client.embed(endpoint, ["a"])  # the stand-in would answer in 10 s
+    assert time.monotonic() - began < 3 * client.POLL_S + 1.0 and len(asked) == 3
+    deadline = time.monotonic() + 2
+    while stand_in.hang_ups == hang_ups and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert stand_in.hang_ups == hang_ups + 1  # its connection closed: the model server stops
+    # A check that never raises leaves the call to its timeout.
+    quiet = dataclasses.replace(_ep(at(stand_in, "slow"), timeout_s=0.6), cancel=client.Cancel(lambda: None))
+    began = time.monotonic()
+    with pytest.raises(client.Timeout):
+        client.embed(quiet, ["a"])
+    assert 0.6 <= time.monotonic() - began < 2.0
+    deadline = time.monotonic() + 2
+    while stand_in.hang_ups == hang_ups + 1 and time.monotonic() < deadline:
+        time.sleep(0.01)  # the stand-in sees that one go too before the next test counts
 
 
 # -- the real servers ---------------------------------------------------------------------

@@ -106,8 +106,8 @@ def worker_cmd(
     else:
         console.print(run_result.summary_line(result))
     if result.unfinished:
-        # Abandoned jobs' threads may still run outside a model call (OCR, a capsule built in
-        # the database): leave without waiting for them.
+        # Abandoned jobs' threads may still run outside a model call (OCR): leave without
+        # waiting for them.
         code = (
             128 + signals[0] if signals else worker_module.EXIT_ENDPOINT_DOWN if result.endpoint_down else 1
         )

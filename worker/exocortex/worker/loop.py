@@ -47,10 +47,11 @@ No work is lost to an outage, a slow CPU or a dead worker:
   `grace_s` of it. Jobs still running a second before the end are abandoned: their
   messages are visible again at once (that read not counted) and their claims released;
   their model calls are cut off (model_client.Cancel shuts the connections down, so the
-  model server stops generating and the threads end at once), they write nothing more, and
-  `run` returns without waiting for threads held elsewhere (OCR, a capsule built in the
-  database): RunResult.unfinished; `exo worker` then exits at once with 128 + the signal's
-  number.
+  model server stops generating and the threads end at once; a capsule built in the database
+  has its statement cancelled, pg_cancel_backend, which its model call there sees while it
+  waits), they write nothing more, and `run` returns without waiting for threads held
+  elsewhere (OCR): RunResult.unfinished; `exo worker` then exits at once with 128 + the
+  signal's number.
 - Workers beat a heartbeat until their running jobs have drained; one silent for
   `worker.dead_after_s` is marked dead and the messages it claimed are taken
   back. `--once` exits only when nothing of its queues is pending or in flight
@@ -153,6 +154,9 @@ class Job:
     """time.monotonic() until which the messages are surely hidden from other readers."""
     cancel: Cancel = field(default_factory=Cancel)
     """Cuts the job's model calls off when it is abandoned."""
+    backend: int | None = None
+    """The server process running the job's statement while it runs one that may call a model
+    (a capsule built in the database): an abandoned job's statement is cancelled there."""
 
     @property
     def ids(self) -> list[int]:
@@ -725,7 +729,15 @@ class Worker:
         """Build the capsule one message names and archive the message in the same transaction."""
         (message,) = job.messages
         with pool.connection() as conn, conn.transaction():
-            built = conn.execute(queries.CAPSULE_JOB, (Jsonb(message.payload),)).fetchone()[0]
+            job.backend = conn.info.backend_pid
+            try:
+                built = conn.execute(queries.CAPSULE_JOB, (Jsonb(message.payload),)).fetchone()[0]
+            except psycopg.errors.QueryCanceled:
+                self._check_abandoned()  # cancelled by the stop (_wind_down): abandoned
+                raise
+            finally:
+                job.backend = None
+            self._check_abandoned()
             conn.execute(queries.ARCHIVE_MESSAGES, ("capsules", job.ids))
         self._count("done" if built["status"] == "built" else "skipped", "capsules")
 
@@ -859,6 +871,11 @@ class Worker:
             self.abort.set()
             self.result.unfinished = len(pending)
             self.result.calls_cut = sum(running[future].cancel.cancel() for future in pending)
+            # A statement in the database calls the model there: cancelled, the server stops
+            # waiting for it (the capsule's call asks for interrupts while it waits).
+            backends = [b for future in pending if (b := running[future].backend) is not None]
+            if backends:
+                self.result.calls_cut += conn.execute(queries.CANCEL_BACKENDS, (backends,)).fetchone()[0]
             for future in pending:
                 job = running[future]
                 returned = conn.execute(queries.RETURN_MESSAGES, (job.queue, job.ids)).fetchone()[0]

@@ -59,6 +59,12 @@ END_OCR = "select exo_private.end_ocr(%s, %s, %s, %s)"
 CAPSULE_JOB = "select exo_private.capsule_job(%s)"
 """Build (or drop) the capsule one message names (a document, or a folder, workspace or entity):
 {status, capsule_id, ...} (sql/610_capsules.sql)."""
+CANCEL_BACKENDS = (
+    "select count(*) filter (where pg_cancel_backend(pid)) from pg_stat_activity"
+    " where pid = any(%s) and state = 'active' and query like 'select exo_private.capsule_job(%%'"
+)
+"""Cancel the capsule statements of abandoned jobs (server pids) still running: how many. A pid
+whose statement ended since is left alone (its connection may serve another job by now)."""
 MESSAGES_TO_EMBED = "select message_id, text from exo_private.messages_to_embed(%s, %s, %s)"
 STORE_MESSAGE_EMBEDDINGS = "select exo_private.store_message_embeddings(%s, %s, %s, %s)"
 COMPLETE_EMBEDDING = "select exo_private.complete_embedding(%s, %s, %s, %s, %s)"
