@@ -100,12 +100,14 @@ def test_a_windows_vote_is_weighed_by_the_mentions_its_syntax_typed(db):
         assert disagreements(conn, "personal") == []  # the vertex moved to its new label
         # cues of another type, or no count, are no cues; the entity is kept
         stayed = add_document(conn, "personal", ["Ostrel again."])
-        merge(conn, stayed.windows[0], [{"name": "Ostrel", "type": "Place", "cues": {"Human": 3, "Org": "2"}}])
+        merge(
+            conn, stayed.windows[0], [{"name": "Ostrel", "type": "Place", "cues": {"Human": 3, "Org": "2"}}]
+        )
         assert scalar(conn, "select type_cues from exo_private.entities where canonical_key = 'ostrel'") == {
             "Place": 3
         }
         gen = generation(conn, "personal")
-        for cues in ('{"Place": -1}', '{"Place": 1.5}', '{"City": 1}', '[1]', "null"):
+        for cues in ('{"Place": -1}', '{"Place": 1.5}', '{"City": 1}', "[1]", "null"):
             with pytest.raises(psycopg.errors.InvalidParameterValue, match="p_cues"):
                 conn.execute(
                     "select exo_private.upsert_entity('personal', %s, 'Place', 'ostrel', 'Ostrel', "
