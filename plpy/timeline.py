@@ -101,6 +101,14 @@ its statistics (pg_stats' most common values of exo_private.events.activity, in 
 SYNONYM_CANDIDATES = 150
 """The commonest activities a question's activity is compared with for synonyms (their names are
 embedded once a session, in one call that must fit the embeddings' timeout)."""
+UNSAID_MARGIN = 0.02
+"""How much nearer in meaning (MiniLM cosine) an occasion's sentence, its people's names left out,
+must be to the kind it is read as than to any other kind the timeline tells that occasion as and
+to the occasion's own word: "Saw about my molar; all fine." dentist 0.33, doctor 0.16,
+appointment 0.16; "Saw ." 0.21 to each (no kind); "had a look at my rash ..." appointment 0.15,
+doctor 0.14 (none)."""
+UNSAID_UP_TO = 200
+"""At most this many occasions of an unsaid kind are read for one question."""
 ANSWER_TYPES = [
     "text",
     "text",
@@ -115,6 +123,7 @@ ANSWER_TYPES = [
     "int",
     "text[]",
     "boolean",
+    "bigint[]",
 ]
 """The argument types of exo_private.timeline_answer as timeline_section calls it."""
 
@@ -190,6 +199,7 @@ class Reading:
         self.about = None
         self.money = False
         self.kind_of = None
+        self.unsaid = None
         self.group = None
         self.known = None
 
@@ -225,7 +235,12 @@ class Reading:
             words = [w for w in words if w not in PURCHASE_WORDS]
             named = {}
         else:
-            named = {w: a for w, a in matched.items() if w not in LIGHT_WORDS} or matched
+            # nor does a word of an occasion ("dentist appointments", "yoga sessions")
+            named = (
+                {w: a for w, a in matched.items() if w not in LIGHT_WORDS | OCCASION_WORDS}
+                or {w: a for w, a in matched.items() if w not in LIGHT_WORDS}
+                or matched
+            )
         self.activities = sorted({a for found in named.values() for a in found}) or None
         # words of a kind of person or place ("friends", "restaurants"), of an occasion ("yoga
         # sessions", "a game of tennis", "distance covered") or a light verb ("meet someone for
@@ -300,6 +315,9 @@ class Reading:
         what = ", ".join(self.activities) if self.activities else "any activity"
         if self.kind_of:
             what += f" (the activities near {self.kind_of!r} in meaning)"
+        if self.unsaid:
+            occasion, n = self.unsaid
+            what += f" and {n} {occasion}{'s' if n != 1 else ''} of no kind said, read as one"
         if self.category:
             what = f"activities (no activity is named {self.category!r})"
         parts = [f"{self.kind}{' of ' + self.measure if self.measure else ''} of {what}"]
@@ -428,6 +446,13 @@ def call_arguments(reading):
     if reading.place:
         args.append(f"at_place => '{reading.place}'")
     return ", ".join(args)
+
+
+def _without(sentence, names):
+    """A sentence with the names in it left out."""
+    for name in names:
+        sentence = sentence.replace(name, "")
+    return " ".join(sentence.split())
 
 
 def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
@@ -587,6 +612,69 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
         )
         return [r["activity"] for r in shown_rows]
 
+    def unsaid(activities):
+        # occasions told without their kind ("Saw Dr Okafor about my molar; all fine.": an
+        # appointment, "Dentist appointment at 9:15" one of the dentist) read as one of these
+        # activities: the kind their person's other occasions are, else the kind nearest their
+        # sentence in meaning, of the kinds this timeline tells that occasion as
+        occasions = db(
+            "timeline_occasions",
+            "select f.form as occasion from exo_private.event_forms f where f.activity = any ($5)"
+            " and f.form = any ($6) and f.form <> all ($5) and exists (select 1 from "
+            + shown.format("array[f.form]", "null", "null", "null", "null", "null")
+            + " e where e.activity = any ($5) and f.form = any (e.forms)) order by 1",
+            ["text", "text[]", "text[]", "text", "text[]", "text[]"],
+            [None, workspaces, bridge, as_of_end, activities, sorted(OCCASION_WORDS)],
+        )
+        found = []
+        for occasion in [r["occasion"] for r in occasions]:
+            told = db(
+                "timeline_unsaid",
+                "select e.id, e.activity, e.sentence, e.people from "
+                + shown.format("array[$5]", "$6::date", "$7::date", "null", "null", "null")
+                + " e where e.activity = $5 order by e.day, e.id limit $8",
+                ["text", "text[]", "text[]", "text", "text", "text", "text", "int"],
+                [None, workspaces, bridge, as_of_end, occasion, reading.first, reading.last, UNSAID_UP_TO],
+            )
+            if not told:
+                continue
+            kinds = db(
+                "timeline_kinds",
+                "select e.activity, p.person, count(*) as n from "
+                + shown.format("array[$5]", "null", "null", "null", "null", "null")
+                + " e left join lateral unnest(e.people) p (person) on true"
+                " where e.activity <> $5 group by 1, 2 order by 3 desc, 1, 2",
+                ["text", "text[]", "text[]", "text", "text"],
+                [None, workspaces, bridge, as_of_end, occasion],
+            )
+            by_person = {}
+            for k in kinds:
+                if k["person"] is not None:
+                    by_person.setdefault(k["person"], k["activity"])  # the commonest first
+            names = sorted({k["activity"] for k in kinds})
+            # what each was about, without whom ("Saw Dr Okafor about my molar": "Dr" is near a
+            # doctor whatever was seen to); the occasion's own word stands for no kind
+            sentences = [_without(t["sentence"], t["people"] or []) for t in told]
+            candidates = [*names, occasion]
+            near = {}
+            # one call embeds the kinds and the sentences; each kind's similarities are then cached
+            if meaning is not None and names and meaning(occasion, names + sentences) is not None:
+                near = {name: meaning(name, sentences) for name in candidates}
+                near = near if all(v is not None for v in near.values()) else {}
+            read = []
+            for n, t in enumerate(told):
+                kind = next((by_person[p] for p in t["people"] or [] if p in by_person), None)
+                if kind is None and near:
+                    best, *rest = sorted(candidates, key=lambda name: -near[name][n])
+                    if best != occasion and near[best][n] - near[rest[0]][n] >= UNSAID_MARGIN:
+                        kind = best
+                if kind in activities:
+                    read.append(t["id"])
+            if read:
+                reading.unsaid = (occasion, len(read))
+                found += read
+        return found or None
+
     reading.read_names(known)
     reading.read_words(vocabulary, held, members)
     if reading.unknown and reading.kind in ("total", "average", "longest", "shortest"):
@@ -600,10 +688,11 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
             f"Read as: {reading.described()}\n\n"
         )
         return text, {"reading": reading.described(), "answer": None}
+    also = unsaid(reading.activities) if reading.activities and reading.kind not in ("most", "list") else None
     figures = db(
         "timeline_answer",
         "select exo_private.timeline_answer($1, $2, $3, $4::date, $5::date, $6, $7, $8,"
-        " exo_private.released_keys($9), $10::timestamptz, $11, $12, $13)::text as a",
+        " exo_private.released_keys($9), $10::timestamptz, $11, $12, $13, $14)::text as a",
         ANSWER_TYPES,
         [
             reading.group,
@@ -619,6 +708,7 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
             LISTED,
             reading.about,
             reading.money,
+            also,
         ],
     )[0]["a"]
     figures = json.loads(figures)

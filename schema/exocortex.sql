@@ -3396,7 +3396,6 @@ worker runs for one queued document.
 import json
 import math
 import re
-from dataclasses import replace
 
 """The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings,
 and llama.cpp's /v1/rerank (query + documents -> one relevance score per document).
@@ -3424,7 +3423,6 @@ import ipaddress
 import json
 import math
 import os
-import select
 import socket
 import ssl
 import threading
@@ -3432,13 +3430,10 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
-#: How often a call that waits for its answer asks its Cancel's check whether to go on.
-POLL_S = 0.25
 _READ_CHUNK = 64 * 1024
 
 class ModelError(Exception):
@@ -3479,27 +3474,12 @@ class Cancel:
     """Cuts short, from another thread, the calls made through endpoints that carry it
     (Endpoint.cancel): cancel() shuts their connections down, so each raises Cancelled at once
     and the server sees its client gone (llama-server then stops generating); a call begun
-    after it raises Cancelled without connecting.
+    after it raises Cancelled without connecting."""
 
-    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
-    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
-    answer, and whatever it raises ends the call and closes its connection: in the database an
-    SPI call that lets a statement's cancel or a backend's termination through."""
-
-    def __init__(self, check: Callable[[], object] | None = None) -> None:
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
-        self.check = check
-
-    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
-        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not select.select([sock], [], [], POLL_S)[0]:
-            if self.check is not None:
-                self.check()
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -3524,8 +3504,7 @@ def _shut_down(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
 def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected (and, with a check,
-    waiting for the answer through Cancel.wait_readable)."""
+    """http_class's connections, each handed to `cancel` once connected."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
@@ -3536,14 +3515,6 @@ def _tracked(http_class, cancel: Cancel):
             cancel.track(conn.sock)
 
         conn.connect = tracked_connect
-        if cancel.check is not None:
-            getresponse = conn.getresponse
-
-            def checked_getresponse(*args, **kwargs):
-                cancel.wait_readable(conn.sock, conn.timeout)
-                return getresponse(*args, **kwargs)
-
-            conn.getresponse = checked_getresponse
         return conn
 
     return connection
@@ -5302,13 +5273,11 @@ def validate_reply(content, sources, min_tokens, max_tokens):
         "chunk_ids": sorted(set(cited)),
     }, None
 
-def model_capsule(setting, built, min_tokens, max_tokens, call=chat, check=None):
+def model_capsule(setting, built, min_tokens, max_tokens, call=chat):
     """The chat model's capsule from the extractive one `built`: (capsule, None), or (None, why
-    it could not be used: no chat model, the endpoint failed, the reply failed validation).
-    check: asked while the model has not answered (model_client.Cancel); what it raises ends
-    the call and goes up."""
+    it could not be used: no chat model, the endpoint failed, the reply failed validation)."""
     try:
-        endpoint = replace(Endpoint.from_setting(setting), cancel=Cancel(check) if check else None)
+        endpoint = Endpoint.from_setting(setting)
     except ValueError as exc:
         return None, f"no chat model: {exc}"
     sources = passages(built)
@@ -5331,14 +5300,8 @@ def choose(run, settings, built):
         "chat_setting", "select value::text from exo_private.settings where key = 'models.chat'", [], []
     )
     setting = json.loads(rows[0]["value"]) if rows else None
-    # While the model works, the statement's cancel is let through (the worker's stop cancels
-    # it: pg_cancel_backend), which a read blocked in Python would never see.
     made, why = model_capsule(
-        setting,
-        built,
-        settings["capsules.min_tokens"],
-        settings["capsules.max_tokens"],
-        check=lambda: run("interrupts", "select pg_catalog.pg_sleep(0)", [], []),
+        setting, built, settings["capsules.min_tokens"], settings["capsules.max_tokens"]
     )
     if made is None:
         return built, why
@@ -5726,7 +5689,6 @@ worker runs for one queued document.
 import json
 import math
 import re
-from dataclasses import replace
 
 """The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings,
 and llama.cpp's /v1/rerank (query + documents -> one relevance score per document).
@@ -5754,7 +5716,6 @@ import ipaddress
 import json
 import math
 import os
-import select
 import socket
 import ssl
 import threading
@@ -5762,13 +5723,10 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
-#: How often a call that waits for its answer asks its Cancel's check whether to go on.
-POLL_S = 0.25
 _READ_CHUNK = 64 * 1024
 
 class ModelError(Exception):
@@ -5809,27 +5767,12 @@ class Cancel:
     """Cuts short, from another thread, the calls made through endpoints that carry it
     (Endpoint.cancel): cancel() shuts their connections down, so each raises Cancelled at once
     and the server sees its client gone (llama-server then stops generating); a call begun
-    after it raises Cancelled without connecting.
+    after it raises Cancelled without connecting."""
 
-    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
-    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
-    answer, and whatever it raises ends the call and closes its connection: in the database an
-    SPI call that lets a statement's cancel or a backend's termination through."""
-
-    def __init__(self, check: Callable[[], object] | None = None) -> None:
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
-        self.check = check
-
-    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
-        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not select.select([sock], [], [], POLL_S)[0]:
-            if self.check is not None:
-                self.check()
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -5854,8 +5797,7 @@ def _shut_down(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
 def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected (and, with a check,
-    waiting for the answer through Cancel.wait_readable)."""
+    """http_class's connections, each handed to `cancel` once connected."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
@@ -5866,14 +5808,6 @@ def _tracked(http_class, cancel: Cancel):
             cancel.track(conn.sock)
 
         conn.connect = tracked_connect
-        if cancel.check is not None:
-            getresponse = conn.getresponse
-
-            def checked_getresponse(*args, **kwargs):
-                cancel.wait_readable(conn.sock, conn.timeout)
-                return getresponse(*args, **kwargs)
-
-            conn.getresponse = checked_getresponse
         return conn
 
     return connection
@@ -7632,13 +7566,11 @@ def validate_reply(content, sources, min_tokens, max_tokens):
         "chunk_ids": sorted(set(cited)),
     }, None
 
-def model_capsule(setting, built, min_tokens, max_tokens, call=chat, check=None):
+def model_capsule(setting, built, min_tokens, max_tokens, call=chat):
     """The chat model's capsule from the extractive one `built`: (capsule, None), or (None, why
-    it could not be used: no chat model, the endpoint failed, the reply failed validation).
-    check: asked while the model has not answered (model_client.Cancel); what it raises ends
-    the call and goes up."""
+    it could not be used: no chat model, the endpoint failed, the reply failed validation)."""
     try:
-        endpoint = replace(Endpoint.from_setting(setting), cancel=Cancel(check) if check else None)
+        endpoint = Endpoint.from_setting(setting)
     except ValueError as exc:
         return None, f"no chat model: {exc}"
     sources = passages(built)
@@ -7661,14 +7593,8 @@ def choose(run, settings, built):
         "chat_setting", "select value::text from exo_private.settings where key = 'models.chat'", [], []
     )
     setting = json.loads(rows[0]["value"]) if rows else None
-    # While the model works, the statement's cancel is let through (the worker's stop cancels
-    # it: pg_cancel_backend), which a read blocked in Python would never see.
     made, why = model_capsule(
-        setting,
-        built,
-        settings["capsules.min_tokens"],
-        settings["capsules.max_tokens"],
-        check=lambda: run("interrupts", "select pg_catalog.pg_sleep(0)", [], []),
+        setting, built, settings["capsules.min_tokens"], settings["capsules.max_tokens"]
     )
     if made is None:
         return built, why
@@ -9580,7 +9506,6 @@ import ipaddress
 import json
 import math
 import os
-import select
 import socket
 import ssl
 import threading
@@ -9588,13 +9513,10 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
-#: How often a call that waits for its answer asks its Cancel's check whether to go on.
-POLL_S = 0.25
 _READ_CHUNK = 64 * 1024
 
 class ModelError(Exception):
@@ -9635,27 +9557,12 @@ class Cancel:
     """Cuts short, from another thread, the calls made through endpoints that carry it
     (Endpoint.cancel): cancel() shuts their connections down, so each raises Cancelled at once
     and the server sees its client gone (llama-server then stops generating); a call begun
-    after it raises Cancelled without connecting.
+    after it raises Cancelled without connecting."""
 
-    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
-    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
-    answer, and whatever it raises ends the call and closes its connection: in the database an
-    SPI call that lets a statement's cancel or a backend's termination through."""
-
-    def __init__(self, check: Callable[[], object] | None = None) -> None:
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
-        self.check = check
-
-    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
-        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not select.select([sock], [], [], POLL_S)[0]:
-            if self.check is not None:
-                self.check()
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -9680,8 +9587,7 @@ def _shut_down(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
 def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected (and, with a check,
-    waiting for the answer through Cancel.wait_readable)."""
+    """http_class's connections, each handed to `cancel` once connected."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
@@ -9692,14 +9598,6 @@ def _tracked(http_class, cancel: Cancel):
             cancel.track(conn.sock)
 
         conn.connect = tracked_connect
-        if cancel.check is not None:
-            getresponse = conn.getresponse
-
-            def checked_getresponse(*args, **kwargs):
-                cancel.wait_readable(conn.sock, conn.timeout)
-                return getresponse(*args, **kwargs)
-
-            conn.getresponse = checked_getresponse
         return conn
 
     return connection
@@ -12719,6 +12617,14 @@ its statistics (pg_stats' most common values of exo_private.events.activity, in 
 SYNONYM_CANDIDATES = 150
 """The commonest activities a question's activity is compared with for synonyms (their names are
 embedded once a session, in one call that must fit the embeddings' timeout)."""
+UNSAID_MARGIN = 0.02
+"""How much nearer in meaning (MiniLM cosine) an occasion's sentence, its people's names left out,
+must be to the kind it is read as than to any other kind the timeline tells that occasion as and
+to the occasion's own word: "Saw about my molar; all fine." dentist 0.33, doctor 0.16,
+appointment 0.16; "Saw ." 0.21 to each (no kind); "had a look at my rash ..." appointment 0.15,
+doctor 0.14 (none)."""
+UNSAID_UP_TO = 200
+"""At most this many occasions of an unsaid kind are read for one question."""
 ANSWER_TYPES = [
     "text",
     "text",
@@ -12733,6 +12639,7 @@ ANSWER_TYPES = [
     "int",
     "text[]",
     "boolean",
+    "bigint[]",
 ]
 """The argument types of exo_private.timeline_answer as timeline_section calls it."""
 
@@ -12803,6 +12710,7 @@ class Reading:
         self.about = None
         self.money = False
         self.kind_of = None
+        self.unsaid = None
         self.group = None
         self.known = None
 
@@ -12838,7 +12746,12 @@ class Reading:
             words = [w for w in words if w not in PURCHASE_WORDS]
             named = {}
         else:
-            named = {w: a for w, a in matched.items() if w not in LIGHT_WORDS} or matched
+            # nor does a word of an occasion ("dentist appointments", "yoga sessions")
+            named = (
+                {w: a for w, a in matched.items() if w not in LIGHT_WORDS | OCCASION_WORDS}
+                or {w: a for w, a in matched.items() if w not in LIGHT_WORDS}
+                or matched
+            )
         self.activities = sorted({a for found in named.values() for a in found}) or None
         # words of a kind of person or place ("friends", "restaurants"), of an occasion ("yoga
         # sessions", "a game of tennis", "distance covered") or a light verb ("meet someone for
@@ -12913,6 +12826,9 @@ class Reading:
         what = ", ".join(self.activities) if self.activities else "any activity"
         if self.kind_of:
             what += f" (the activities near {self.kind_of!r} in meaning)"
+        if self.unsaid:
+            occasion, n = self.unsaid
+            what += f" and {n} {occasion}{'s' if n != 1 else ''} of no kind said, read as one"
         if self.category:
             what = f"activities (no activity is named {self.category!r})"
         parts = [f"{self.kind}{' of ' + self.measure if self.measure else ''} of {what}"]
@@ -13033,6 +12949,12 @@ def call_arguments(reading):
     if reading.place:
         args.append(f"at_place => '{reading.place}'")
     return ", ".join(args)
+
+def _without(sentence, names):
+    """A sentence with the names in it left out."""
+    for name in names:
+        sentence = sentence.replace(name, "")
+    return " ".join(sentence.split())
 
 def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
     """The Timeline section of a packet for an aggregate question and what it computed, or ("",
@@ -13191,6 +13113,69 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
         )
         return [r["activity"] for r in shown_rows]
 
+    def unsaid(activities):
+        # occasions told without their kind ("Saw Dr Okafor about my molar; all fine.": an
+        # appointment, "Dentist appointment at 9:15" one of the dentist) read as one of these
+        # activities: the kind their person's other occasions are, else the kind nearest their
+        # sentence in meaning, of the kinds this timeline tells that occasion as
+        occasions = db(
+            "timeline_occasions",
+            "select f.form as occasion from exo_private.event_forms f where f.activity = any ($5)"
+            " and f.form = any ($6) and f.form <> all ($5) and exists (select 1 from "
+            + shown.format("array[f.form]", "null", "null", "null", "null", "null")
+            + " e where e.activity = any ($5) and f.form = any (e.forms)) order by 1",
+            ["text", "text[]", "text[]", "text", "text[]", "text[]"],
+            [None, workspaces, bridge, as_of_end, activities, sorted(OCCASION_WORDS)],
+        )
+        found = []
+        for occasion in [r["occasion"] for r in occasions]:
+            told = db(
+                "timeline_unsaid",
+                "select e.id, e.activity, e.sentence, e.people from "
+                + shown.format("array[$5]", "$6::date", "$7::date", "null", "null", "null")
+                + " e where e.activity = $5 order by e.day, e.id limit $8",
+                ["text", "text[]", "text[]", "text", "text", "text", "text", "int"],
+                [None, workspaces, bridge, as_of_end, occasion, reading.first, reading.last, UNSAID_UP_TO],
+            )
+            if not told:
+                continue
+            kinds = db(
+                "timeline_kinds",
+                "select e.activity, p.person, count(*) as n from "
+                + shown.format("array[$5]", "null", "null", "null", "null", "null")
+                + " e left join lateral unnest(e.people) p (person) on true"
+                " where e.activity <> $5 group by 1, 2 order by 3 desc, 1, 2",
+                ["text", "text[]", "text[]", "text", "text"],
+                [None, workspaces, bridge, as_of_end, occasion],
+            )
+            by_person = {}
+            for k in kinds:
+                if k["person"] is not None:
+                    by_person.setdefault(k["person"], k["activity"])  # the commonest first
+            names = sorted({k["activity"] for k in kinds})
+            # what each was about, without whom ("Saw Dr Okafor about my molar": "Dr" is near a
+            # doctor whatever was seen to); the occasion's own word stands for no kind
+            sentences = [_without(t["sentence"], t["people"] or []) for t in told]
+            candidates = [*names, occasion]
+            near = {}
+            # one call embeds the kinds and the sentences; each kind's similarities are then cached
+            if meaning is not None and names and meaning(occasion, names + sentences) is not None:
+                near = {name: meaning(name, sentences) for name in candidates}
+                near = near if all(v is not None for v in near.values()) else {}
+            read = []
+            for n, t in enumerate(told):
+                kind = next((by_person[p] for p in t["people"] or [] if p in by_person), None)
+                if kind is None and near:
+                    best, *rest = sorted(candidates, key=lambda name: -near[name][n])
+                    if best != occasion and near[best][n] - near[rest[0]][n] >= UNSAID_MARGIN:
+                        kind = best
+                if kind in activities:
+                    read.append(t["id"])
+            if read:
+                reading.unsaid = (occasion, len(read))
+                found += read
+        return found or None
+
     reading.read_names(known)
     reading.read_words(vocabulary, held, members)
     if reading.unknown and reading.kind in ("total", "average", "longest", "shortest"):
@@ -13204,10 +13189,11 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
             f"Read as: {reading.described()}\n\n"
         )
         return text, {"reading": reading.described(), "answer": None}
+    also = unsaid(reading.activities) if reading.activities and reading.kind not in ("most", "list") else None
     figures = db(
         "timeline_answer",
         "select exo_private.timeline_answer($1, $2, $3, $4::date, $5::date, $6, $7, $8,"
-        " exo_private.released_keys($9), $10::timestamptz, $11, $12, $13)::text as a",
+        " exo_private.released_keys($9), $10::timestamptz, $11, $12, $13, $14)::text as a",
         ANSWER_TYPES,
         [
             reading.group,
@@ -13223,6 +13209,7 @@ def timeline_section(db, query, report, meaning=None, near=CATEGORY_SIMILARITY):
             LISTED,
             reading.about,
             reading.money,
+            also,
         ],
     )[0]["a"]
     figures = json.loads(figures)
@@ -17123,7 +17110,6 @@ import ipaddress
 import json
 import math
 import os
-import select
 import socket
 import ssl
 import threading
@@ -17131,13 +17117,10 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
-#: How often a call that waits for its answer asks its Cancel's check whether to go on.
-POLL_S = 0.25
 _READ_CHUNK = 64 * 1024
 
 class ModelError(Exception):
@@ -17178,27 +17161,12 @@ class Cancel:
     """Cuts short, from another thread, the calls made through endpoints that carry it
     (Endpoint.cancel): cancel() shuts their connections down, so each raises Cancelled at once
     and the server sees its client gone (llama-server then stops generating); a call begun
-    after it raises Cancelled without connecting.
+    after it raises Cancelled without connecting."""
 
-    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
-    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
-    answer, and whatever it raises ends the call and closes its connection: in the database an
-    SPI call that lets a statement's cancel or a backend's termination through."""
-
-    def __init__(self, check: Callable[[], object] | None = None) -> None:
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
-        self.check = check
-
-    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
-        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not select.select([sock], [], [], POLL_S)[0]:
-            if self.check is not None:
-                self.check()
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -17223,8 +17191,7 @@ def _shut_down(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
 def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected (and, with a check,
-    waiting for the answer through Cancel.wait_readable)."""
+    """http_class's connections, each handed to `cancel` once connected."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
@@ -17235,14 +17202,6 @@ def _tracked(http_class, cancel: Cancel):
             cancel.track(conn.sock)
 
         conn.connect = tracked_connect
-        if cancel.check is not None:
-            getresponse = conn.getresponse
-
-            def checked_getresponse(*args, **kwargs):
-                cancel.wait_readable(conn.sock, conn.timeout)
-                return getresponse(*args, **kwargs)
-
-            conn.getresponse = checked_getresponse
         return conn
 
     return connection
@@ -28302,7 +28261,6 @@ import ipaddress
 import json
 import math
 import os
-import select
 import socket
 import ssl
 import threading
@@ -28310,13 +28268,10 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
-#: How often a call that waits for its answer asks its Cancel's check whether to go on.
-POLL_S = 0.25
 _READ_CHUNK = 64 * 1024
 
 class ModelError(Exception):
@@ -28357,27 +28312,12 @@ class Cancel:
     """Cuts short, from another thread, the calls made through endpoints that carry it
     (Endpoint.cancel): cancel() shuts their connections down, so each raises Cancelled at once
     and the server sees its client gone (llama-server then stops generating); a call begun
-    after it raises Cancelled without connecting.
+    after it raises Cancelled without connecting."""
 
-    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
-    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
-    answer, and whatever it raises ends the call and closes its connection: in the database an
-    SPI call that lets a statement's cancel or a backend's termination through."""
-
-    def __init__(self, check: Callable[[], object] | None = None) -> None:
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
-        self.check = check
-
-    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
-        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not select.select([sock], [], [], POLL_S)[0]:
-            if self.check is not None:
-                self.check()
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -28402,8 +28342,7 @@ def _shut_down(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
 def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected (and, with a check,
-    waiting for the answer through Cancel.wait_readable)."""
+    """http_class's connections, each handed to `cancel` once connected."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
@@ -28414,14 +28353,6 @@ def _tracked(http_class, cancel: Cancel):
             cancel.track(conn.sock)
 
         conn.connect = tracked_connect
-        if cancel.check is not None:
-            getresponse = conn.getresponse
-
-            def checked_getresponse(*args, **kwargs):
-                cancel.wait_readable(conn.sock, conn.timeout)
-                return getresponse(*args, **kwargs)
-
-            conn.getresponse = checked_getresponse
         return conn
 
     return connection
@@ -31896,7 +31827,6 @@ import ipaddress
 import json
 import math
 import os
-import select
 import socket
 import ssl
 import threading
@@ -31904,13 +31834,10 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
-#: How often a call that waits for its answer asks its Cancel's check whether to go on.
-POLL_S = 0.25
 _READ_CHUNK = 64 * 1024
 
 class ModelError(Exception):
@@ -31951,27 +31878,12 @@ class Cancel:
     """Cuts short, from another thread, the calls made through endpoints that carry it
     (Endpoint.cancel): cancel() shuts their connections down, so each raises Cancelled at once
     and the server sees its client gone (llama-server then stops generating); a call begun
-    after it raises Cancelled without connecting.
+    after it raises Cancelled without connecting."""
 
-    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
-    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
-    answer, and whatever it raises ends the call and closes its connection: in the database an
-    SPI call that lets a statement's cancel or a backend's termination through."""
-
-    def __init__(self, check: Callable[[], object] | None = None) -> None:
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
-        self.check = check
-
-    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
-        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not select.select([sock], [], [], POLL_S)[0]:
-            if self.check is not None:
-                self.check()
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -31996,8 +31908,7 @@ def _shut_down(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
 def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected (and, with a check,
-    waiting for the answer through Cancel.wait_readable)."""
+    """http_class's connections, each handed to `cancel` once connected."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
@@ -32008,14 +31919,6 @@ def _tracked(http_class, cancel: Cancel):
             cancel.track(conn.sock)
 
         conn.connect = tracked_connect
-        if cancel.check is not None:
-            getresponse = conn.getresponse
-
-            def checked_getresponse(*args, **kwargs):
-                cancel.wait_readable(conn.sock, conn.timeout)
-                return getresponse(*args, **kwargs)
-
-            conn.getresponse = checked_getresponse
         return conn
 
     return connection
@@ -35735,10 +35638,10 @@ ALTER FUNCTION exo_private.structure_generations(workspaces text[]) OWNER TO exo
 COMMENT ON FUNCTION exo_private.structure_generations(workspaces text[]) IS 'The current extraction generation of each workspace as {workspace: generation} (generation 1 of model ''seed'' where there is none), each share-locked until the caller commits so that a generation change waits for structural rows being written into it.';
 
 --
--- Name: timeline_answer(text, text, text[], date, date, text, text, text[], text[], timestamp with time zone, integer, text[], boolean); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: timeline_answer(text, text, text[], date, date, text, text, text[], text[], timestamp with time zone, integer, text[], boolean, bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean) RETURNS jsonb
+CREATE FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean, p_also bigint[] DEFAULT NULL::bigint[]) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
@@ -35751,13 +35654,13 @@ begin
     -- One statement over the events query itself (exo_private.timeline_events_query).
     execute format($q$
     with m as materialized (
-        select e.* from (%s) e where not $14 or e.amount is not null
+        select e.* from (%s) e where not $15 or e.amount is not null
     ), keyed as (
         select k.key from m cross join lateral (
-            select case $11 when 'activity' then m.activity when 'place' then m.place end as key
-            where $11 in ('activity', 'place')
+            select case $12 when 'activity' then m.activity when 'place' then m.place end as key
+            where $12 in ('activity', 'place')
             union all
-            select p from unnest(m.people) p where $11 = 'person') k
+            select p from unnest(m.people) p where $12 = 'person') k
         where k.key is not null
     )
     select jsonb_build_object(
@@ -35773,39 +35676,39 @@ begin
         'last_day', f.last_day,
         'groups', (select coalesce(jsonb_agg(jsonb_build_array(g.key, g.n) order by g.n desc, g.key), '[]')
                    from (select k.key, count(*) as n from keyed k group by 1 order by 2 desc, 1 limit 5) g),
-        -- the first $13 only (a top-N, not a sort of every event), and their documents' paths
+        -- the first $14 only (a top-N, not a sort of every event), and their documents' paths
         'listed', (select coalesce(jsonb_agg(to_jsonb(l) - '{by,then_by,document_id}'::text[]
                                              order by l.by, l.then_by nulls last, l.day, l.event_id), '[]') from (
             select t.*, d.path from (
-                select case when $12 = 'last' then -extract(epoch from m.day) end as by,
-                       case when $12 = 'longest_minutes' then -m.minutes
-                            when $12 = 'longest_km' then -m.km
-                            when $12 = 'shortest_minutes' then m.minutes
-                            when $12 = 'shortest_km' then m.km end as then_by,
+                select case when $13 = 'last' then -extract(epoch from m.day) end as by,
+                       case when $13 = 'longest_minutes' then -m.minutes
+                            when $13 = 'longest_km' then -m.km
+                            when $13 = 'shortest_minutes' then m.minutes
+                            when $13 = 'shortest_km' then m.km end as then_by,
                        m.id as event_id, m.day, m.activity, m.sentence, m.minutes, m.km, m.amount,
                        m.currency, m.place, m.people, m.workspace, m.document_id
-                from m order by 1, 2 nulls last, m.day, m.id limit greatest($13, 1)) t
+                from m order by 1, 2 nulls last, m.day, m.id limit greatest($14, 1)) t
             join exo_private.documents d on d.id = t.document_id) l))
     from (select count(*) as events, count(distinct m.day) as days, sum(m.minutes) as minutes,
                  avg(m.minutes) as minutes_avg, count(m.minutes) as minutes_n, sum(m.km) as km,
                  avg(m.km) as km_avg, count(m.km) as km_n, min(m.day) as first_day, max(m.day) as last_day
           from m) f  -- one pass for every figure but the groups and the amounts by currency
     $q$, exo_private.timeline_events_query(p_activities, p_from, p_to, p_place, p_person,
-                                             p_workspaces, p_about))
+                                             p_workspaces, p_about, p_also))
     into answer
     using p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_released, p_as_of, p_about,
-          exo_private.activities_named(p_activities), p_group, p_order, p_listed, p_money;
+          exo_private.activities_named(p_activities), p_also, p_group, p_order, p_listed, p_money;
     return answer;
 end
 $_$;
 
-ALTER FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean, p_also bigint[]) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean, p_also bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean) IS 'The figures a Timeline section states, over exo_private.timeline_events: events, distinct days, minutes, km and amount (per currency) as sum, average and how many events gave one, the first and last day, the largest p_group (activity, place or person) groups, and the first p_listed events in p_order (first or by day, last, longest_minutes, longest_km, shortest_minutes, shortest_km) to cite; with p_money, only events that tell an amount.';
+COMMENT ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean, p_also bigint[]) IS 'The figures a Timeline section states, over exo_private.timeline_events: events, distinct days, minutes, km and amount (per currency) as sum, average and how many events gave one, the first and last day, the largest p_group (activity, place or person) groups, and the first p_listed events in p_order (first or by day, last, longest_minutes, longest_km, shortest_minutes, shortest_km) to cite; with p_money, only events that tell an amount; p_also: events counted besides those of p_activities (occasions whose kind their sentence does not say, read as one of them: plpy/timeline.py), the other filters applying to them too.';
 
 --
 -- Name: events; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -35875,10 +35778,10 @@ ALTER FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_t
 COMMENT ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) IS 'The one reading of the timeline every reader path uses: events of p_activities (a name or a word that named one; null: any), from p_from to p_to (inclusive), at p_place, with p_person (their keys, exo_private.given_name_keys), whose sentence holds one of the words p_about (null: any), in p_workspaces (null: all), whose source p_released opens (its charged subjects, exo_private.unreleased) and, with p_as_of, known by then.';
 
 --
--- Name: timeline_events_query(text[], date, date, text, text, text[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: timeline_events_query(text[], date, date, text, text, text[], text[], bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[]) RETURNS text
+CREATE FUNCTION exo_private.timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[], p_also bigint[] DEFAULT NULL::bigint[]) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
@@ -35891,7 +35794,10 @@ CREATE FUNCTION exo_private.timeline_events_query(p_activities text[], p_from da
            'left join exo_private.chat_messages m on m.id = e.message_id '
            'where ' || array_to_string(array['true'] || array(
                select v.condition from (values
-                   (p_activities is not null, 'e.activity = any ($10) and (e.activity = any ($1) or e.forms && $1)'),
+                   (p_activities is not null and p_also is null,
+                    'e.activity = any ($10) and (e.activity = any ($1) or e.forms && $1)'),
+                   (p_activities is not null and p_also is not null,
+                    '(e.activity = any ($10) and (e.activity = any ($1) or e.forms && $1) or e.id = any ($11))'),
                    (p_from is not null, 'e.day >= $2'),
                    (p_to is not null, 'e.day <= $3'),
                    (p_place is not null, 'e.place_keys && exo_private.given_name_keys($4)'),
@@ -35906,13 +35812,13 @@ CREATE FUNCTION exo_private.timeline_events_query(p_activities text[], p_from da
            '     exo_private.written_by(e.document_id, e.chunk_id, $8))))'
 $_$;
 
-ALTER FUNCTION exo_private.timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[]) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[], p_also bigint[]) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[], p_also bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[]) IS 'The query exo_private.timeline_events runs (and exo_private.timeline_answer inside its own, so that a million events pass through no function''s result set), for the filters given: bound as $1 activities, $2 from, $3 to, $4 place, $5 person, $6 workspaces, $7 released, $8 as of, $9 about, $10 exo_private.activities_named($1).';
+COMMENT ON FUNCTION exo_private.timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[], p_also bigint[]) IS 'The query exo_private.timeline_events runs (and exo_private.timeline_answer inside its own, so that a million events pass through no function''s result set), for the filters given: bound as $1 activities, $2 from, $3 to, $4 place, $5 person, $6 workspaces, $7 released, $8 as of, $9 about, $10 exo_private.activities_named($1), $11 events counted with the activities (p_also: their ids, the other filters still apply).';
 
 --
 -- Name: train_router(boolean, double precision); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -46963,12 +46869,12 @@ GRANT ALL ON FUNCTION exo_private.structure_generations(workspaces text[]) TO ex
 GRANT ALL ON FUNCTION exo_private.structure_generations(workspaces text[]) TO exo_writer;
 
 --
--- Name: FUNCTION timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean, p_also bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean, p_also bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean, p_also bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean, p_also bigint[]) TO exo_writer;
 
 --
 -- Name: TABLE events; Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -46986,12 +46892,12 @@ GRANT ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from da
 GRANT ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) TO exo_writer;
 
 --
--- Name: FUNCTION timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[], p_also bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[]) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[], p_also bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[], p_also bigint[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[], p_also bigint[]) TO exo_writer;
 
 --
 -- Name: FUNCTION train_router(force boolean, min_change double precision); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -325,9 +325,10 @@ comment on function exo_private.activities_named(text[]) is
     'activity an event was told with one of them (exo_private.event_forms); null for null.';
 
 -- exo_private.timeline_events_query: the text of the one reading of the timeline.
+drop function if exists exo_private.timeline_events_query(text[], date, date, text, text, text[], text[]);  -- before p_also
 create or replace function exo_private.timeline_events_query(
     p_activities text[], p_from date, p_to date, p_place text, p_person text,
-    p_workspaces text[], p_about text[]
+    p_workspaces text[], p_about text[], p_also bigint[] default null
 )
 returns text
 language sql immutable
@@ -343,7 +344,10 @@ as $$
            'left join exo_private.chat_messages m on m.id = e.message_id '
            'where ' || array_to_string(array['true'] || array(
                select v.condition from (values
-                   (p_activities is not null, 'e.activity = any ($10) and (e.activity = any ($1) or e.forms && $1)'),
+                   (p_activities is not null and p_also is null,
+                    'e.activity = any ($10) and (e.activity = any ($1) or e.forms && $1)'),
+                   (p_activities is not null and p_also is not null,
+                    '(e.activity = any ($10) and (e.activity = any ($1) or e.forms && $1) or e.id = any ($11))'),
                    (p_from is not null, 'e.day >= $2'),
                    (p_to is not null, 'e.day <= $3'),
                    (p_place is not null, 'e.place_keys && exo_private.given_name_keys($4)'),
@@ -357,11 +361,12 @@ as $$
            'and ($8::timestamptz is null or (e.day <= $8::date and coalesce(m.sent_at <= $8, '
            '     exo_private.written_by(e.document_id, e.chunk_id, $8))))'
 $$;
-comment on function exo_private.timeline_events_query(text[], date, date, text, text, text[], text[]) is
+comment on function exo_private.timeline_events_query(text[], date, date, text, text, text[], text[], bigint[]) is
     'The query exo_private.timeline_events runs (and exo_private.timeline_answer inside its own, '
     'so that a million events pass through no function''s result set), for the filters given: '
     'bound as $1 activities, $2 from, $3 to, $4 place, $5 person, $6 workspaces, $7 released, $8 '
-    'as of, $9 about, $10 exo_private.activities_named($1).';
+    'as of, $9 about, $10 exo_private.activities_named($1), $11 events counted with the activities '
+    '(p_also: their ids, the other filters still apply).';
 
 -- exo_private.timeline_events: the events a reader may see that match the filters.
 create or replace function exo_private.timeline_events(
@@ -476,10 +481,12 @@ comment on function exo.event_counts(text, date, date, text, text, text, text[],
     'many there are (a count of them would tell what the withheld material holds).';
 
 -- exo_private.timeline_answer: what the packet's Timeline section says, computed in one query.
+drop function if exists exo_private.timeline_answer(
+    text, text, text[], date, date, text, text, text[], text[], timestamptz, int, text[], boolean);  -- before p_also
 create or replace function exo_private.timeline_answer(
     p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text,
     p_person text, p_workspaces text[], p_released text[], p_as_of timestamptz, p_listed int,
-    p_about text[], p_money boolean
+    p_about text[], p_money boolean, p_also bigint[] default null
 )
 returns jsonb
 language plpgsql stable
@@ -495,13 +502,13 @@ begin
     -- One statement over the events query itself (exo_private.timeline_events_query).
     execute format($q$
     with m as materialized (
-        select e.* from (%s) e where not $14 or e.amount is not null
+        select e.* from (%s) e where not $15 or e.amount is not null
     ), keyed as (
         select k.key from m cross join lateral (
-            select case $11 when 'activity' then m.activity when 'place' then m.place end as key
-            where $11 in ('activity', 'place')
+            select case $12 when 'activity' then m.activity when 'place' then m.place end as key
+            where $12 in ('activity', 'place')
             union all
-            select p from unnest(m.people) p where $11 = 'person') k
+            select p from unnest(m.people) p where $12 = 'person') k
         where k.key is not null
     )
     select jsonb_build_object(
@@ -517,34 +524,36 @@ begin
         'last_day', f.last_day,
         'groups', (select coalesce(jsonb_agg(jsonb_build_array(g.key, g.n) order by g.n desc, g.key), '[]')
                    from (select k.key, count(*) as n from keyed k group by 1 order by 2 desc, 1 limit 5) g),
-        -- the first $13 only (a top-N, not a sort of every event), and their documents' paths
+        -- the first $14 only (a top-N, not a sort of every event), and their documents' paths
         'listed', (select coalesce(jsonb_agg(to_jsonb(l) - '{by,then_by,document_id}'::text[]
                                              order by l.by, l.then_by nulls last, l.day, l.event_id), '[]') from (
             select t.*, d.path from (
-                select case when $12 = 'last' then -extract(epoch from m.day) end as by,
-                       case when $12 = 'longest_minutes' then -m.minutes
-                            when $12 = 'longest_km' then -m.km
-                            when $12 = 'shortest_minutes' then m.minutes
-                            when $12 = 'shortest_km' then m.km end as then_by,
+                select case when $13 = 'last' then -extract(epoch from m.day) end as by,
+                       case when $13 = 'longest_minutes' then -m.minutes
+                            when $13 = 'longest_km' then -m.km
+                            when $13 = 'shortest_minutes' then m.minutes
+                            when $13 = 'shortest_km' then m.km end as then_by,
                        m.id as event_id, m.day, m.activity, m.sentence, m.minutes, m.km, m.amount,
                        m.currency, m.place, m.people, m.workspace, m.document_id
-                from m order by 1, 2 nulls last, m.day, m.id limit greatest($13, 1)) t
+                from m order by 1, 2 nulls last, m.day, m.id limit greatest($14, 1)) t
             join exo_private.documents d on d.id = t.document_id) l))
     from (select count(*) as events, count(distinct m.day) as days, sum(m.minutes) as minutes,
                  avg(m.minutes) as minutes_avg, count(m.minutes) as minutes_n, sum(m.km) as km,
                  avg(m.km) as km_avg, count(m.km) as km_n, min(m.day) as first_day, max(m.day) as last_day
           from m) f  -- one pass for every figure but the groups and the amounts by currency
     $q$, exo_private.timeline_events_query(p_activities, p_from, p_to, p_place, p_person,
-                                             p_workspaces, p_about))
+                                             p_workspaces, p_about, p_also))
     into answer
     using p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_released, p_as_of, p_about,
-          exo_private.activities_named(p_activities), p_group, p_order, p_listed, p_money;
+          exo_private.activities_named(p_activities), p_also, p_group, p_order, p_listed, p_money;
     return answer;
 end
 $$;
-comment on function exo_private.timeline_answer(text, text, text[], date, date, text, text, text[], text[], timestamptz, int, text[], boolean) is
+comment on function exo_private.timeline_answer(text, text, text[], date, date, text, text, text[], text[], timestamptz, int, text[], boolean, bigint[]) is
     'The figures a Timeline section states, over exo_private.timeline_events: events, distinct days, '
     'minutes, km and amount (per currency) as sum, average and how many events gave one, the first '
     'and last day, the largest p_group (activity, place or person) '
     'groups, and the first p_listed events in p_order (first or by day, last, longest_minutes, '
-    'longest_km, shortest_minutes, shortest_km) to cite; with p_money, only events that tell an amount.';
+    'longest_km, shortest_minutes, shortest_km) to cite; with p_money, only events that tell an amount; '
+    'p_also: events counted besides those of p_activities (occasions whose kind their sentence does '
+    'not say, read as one of them: plpy/timeline.py), the other filters applying to them too.';

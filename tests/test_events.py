@@ -199,6 +199,24 @@ def test_a_state_after_a_counted_doing_tells_the_doing():
     assert [e["activity"] for e in read("Good coffee after the meeting.")] == ["coffee"]  # nothing counted
 
 
+def test_seeing_a_professional_by_title_is_an_appointment_with_them():
+    def told(text):
+        return [(e["activity"], e["people"]) for e in read(text)]
+
+    # the title tells an appointment, not the kind: a role the sentence does not say
+    assert told("Went to see Dr Lindqvist about the rash.") == [("appointment", ["Dr Lindqvist"])]
+    assert told("Visited Dr. Patel for my annual checkup.")[0][0] == "appointment"
+    assert told("Dr Moreau had a look at my gums at 8:45, nothing to worry about.") == [
+        ("appointment", ["Dr Moreau"])
+    ]  # a professional seeing to what is the owner's
+    assert told("Nurse Adeyemi dressed my knee.") == [("nurse", ["Nurse Adeyemi"])]  # a title of a role
+    assert told("Dr Hale said my mother was fine.") == []  # what they told, not what they saw to
+    assert told("Saw Mr Hughes about the fence.") == [("see", ["Mr Hughes"])]  # no profession
+    assert told("Met Dr Hale for lunch.")[0][0] == "lunch"
+    # a kind of occasion is told with the occasion's word, which its kinds are known by
+    assert read("Physio session at 10:30 with Ines Ruiz, an hour.")[0]["forms"] == ["physio", "session"]
+
+
 def test_verb_lemmas_come_from_spacys_tables():
     assert [events.verb_lemma(w) for w in ("swam", "swimming", "ran", "cycled", "rode")] == [
         "swim", "swim", "run", "cycle", "ride",
@@ -380,6 +398,30 @@ def test_events_named_by_what_an_activity_counts_or_where_it_happens_are_that_ac
     assert "Read as: count of aqua, bath, length, swim " in swims["text"]
     most = packet(db, "Which baths did I swim at most in March 2025?")
     assert answer(most).startswith("Answer: Parkside baths, 3 times"), most["text"]
+
+
+def test_an_appointment_of_no_kind_said_counts_as_its_persons_or_the_nearest_kind(db, tmp_path):
+    root = tmp_path / "diary"
+    notes = {
+        "2025-03-02.md": "Dentist appointment at 9:15 with Dr Ferreira: all fine.",
+        "2025-03-05.md": "Appointment with Dr Iwu (optician) at 10:30, new lenses.",
+        "2025-03-09.md": "Went to see Dr Brandt about a wisdom tooth; it comes out next month.",
+        "2025-03-12.md": "Dr Ferreira had a look at my crown at 8:45, fine.",
+        "2025-03-20.md": "Saw Dr Quinn about my blurry vision.",
+        "2025-03-25.md": "Saw Dr Osei.",
+    }
+    for name, text in notes.items():
+        write(root, name, f"---\ndate: {name[:10]}\n---\n{text}")
+    pipeline.ingest(db.cfg, root, "personal", dbname=db.name)
+    Worker(db.cfg, dbname=db.name, once=True, queues=("events",), poll_s=0.01).run()
+    dentist = packet(db, "How many times did I go to the dentist in March 2025?")
+    # Dr Ferreira is the dentist of another appointment; the tooth is nearest the dentist in
+    # meaning; the vision nearest the optician; nothing tells what Dr Osei is
+    assert answer(dentist).startswith("Answer: 3 times"), dentist["text"]
+    assert "and 2 appointments of no kind said, read as one" in dentist["text"]
+    optician = packet(db, "How many times did I see the optician in March 2025?")
+    assert answer(optician).startswith("Answer: 2 times"), optician["text"]
+    assert "Saw Dr Quinn" in optician["text"] and "Dr Osei" not in optician["text"]
 
 
 @pytest.fixture

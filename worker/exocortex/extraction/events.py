@@ -86,6 +86,14 @@ GENERIC_NOUNS = frozenset(
         "time",
     ]
 )
+# Titles of a profession before a name ("Dr Okafor", "Doctor Hale", "Nurse Adeyemi"): a closed
+# class of English, like its modals; the names after them are never listed. Seeing such a
+# person, or one of them seeing to what is the owner's, is an appointment with them, named by
+# the title where it is a word of a role ("Doctor Hale": doctor), else an appointment whose kind
+# the sentence does not say ("Saw Dr Okafor about my molar").
+PROFESSIONAL_TITLES = frozenset({"dr", "doctor", "prof", "professor", "nurse"})
+# Verbs of going to see someone, whose object is whom an appointment is with.
+SEEING_VERBS = frozenset({"see", "visit"})
 # Verbs of thinking, feeling and being (English's stative verbs): "I thought", "I loved it",
 # "I guessed" tell a state of mind, not something that happened.
 STATIVE_VERBS = frozenset(
@@ -231,9 +239,12 @@ def gerund(verb: str) -> str:
 
 
 def activity_name(token) -> str:
-    """A token's activity name: the verb of a verb or a gerund ("swimming" -> swim), else the
-    noun's lemma, lower-cased."""
+    """A token's activity name: the verb of a verb or a gerund ("swimming" -> swim), for a
+    professional title an appointment ("Dr": appointment, "Doctor": doctor), else the noun's
+    lemma, lower-cased."""
     text = token.text.casefold()
+    if _is_title(token):
+        return text if token.is_alpha and text in _common_nouns() else "appointment"
     if token.pos_ in ("VERB", "AUX") or (text.endswith("ing") and token.pos_ in ("NOUN", "PROPN")):
         return verb_lemma(text) or token.lemma_.casefold()
     return token.lemma_.casefold()
@@ -346,6 +357,45 @@ def _content_noun(token) -> bool:
     )
 
 
+def _is_title(token) -> bool:
+    """A professional title before a name ("Dr" of "Dr Okafor")."""
+    return (
+        token.dep_ == "compound"
+        and token.head.pos_ == "PROPN"
+        and token.lower_.rstrip(".") in PROFESSIONAL_TITLES
+    )
+
+
+def _title_of(name):
+    """The professional title a name is given ("Dr Okafor": Dr), or None."""
+    return next((c for c in name.children if c.i < name.i and _is_title(c)), None)
+
+
+def _appointment(verb):
+    """The title of whom a light verb, or the verb of seeing it goes to, sees ("Saw Dr Okafor
+    about my molar", "Went to see Dr Lindqvist about the rash"): an appointment; else None."""
+    seeing = [verb, *[c for c in verb.children if c.dep_ in ("xcomp", "advcl") and c.pos_ == "VERB"]]
+    for v in seeing:
+        if v.lemma_ in SEEING_VERBS:
+            # its object, or a name the parser hung on it as a clause ("Saw Dr Okonjo about my cough")
+            for obj in _children(v, "dobj", "ccomp"):
+                if (title := _title_of(obj)) is not None:
+                    return title
+    return None
+
+
+def _seen_to(verb, subjects):
+    """The title of a professional subject who saw to what is the owner's ("Dr Moreau had a look
+    at my gums", "Nurse Adeyemi dressed my knee"): the owner's appointment with them; else None."""
+    # what it saw to: its object, or the object of a preposition of it or of its object ("a
+    # look at my gums"), not a clause it tells ("Dr Hale said my mother was fine")
+    objects = [o for w in (verb, *_children(verb, "dobj")) for o in _children(w, "dobj", "prep")]
+    objects += [o for p in objects if p.dep_ == "prep" for o in _children(p, "pobj")]
+    mine = any(c.lower_ == "my" and c.dep_ == "poss" for o in objects for c in o.children)
+    titles = [t for s in subjects if (t := _title_of(s)) is not None]
+    return titles[0] if mine and titles and _told(verb) and _past(verb) else None
+
+
 def _object_activity(verb):
     """What a light verb takes, in order of how much it says: a gerund, the object of "go for"
     ("went for a run"), an object that is no name, a "to" object that is no name."""
@@ -368,6 +418,12 @@ def _object_activity(verb):
                 if _content_noun(obj):
                     return obj
     return None
+
+
+def _occasion(noun) -> bool:
+    """A noun of a kind of occasion ("appointment", "session", "class"), not of a time ("day")."""
+    lemma = noun.lemma_.casefold()
+    return noun.pos_ in ("NOUN", "PROPN") and lemma in GENERIC_NOUNS and lemma not in NOT_HAPPENINGS
 
 
 def _generic_head(noun):
@@ -460,7 +516,9 @@ def clause_activity(head, note: bool = False):
         # a diary's "Read 45 pages": a verb whose past is its base form, opening a note's sentence
         # ("run a half marathon" in a list of resolutions is no past)
         ellipsis = note and not subjects and head.i == head.sent.start and head.lower_ in INVARIANT_PASTS
-        if not _owner_clause(head, subjects) or not _told(head) or not (_past(head) or ellipsis):
+        if not _owner_clause(head, subjects):
+            return _seen_to(head, subjects)
+        if not _told(head) or not (_past(head) or ellipsis):
             return None
         lemma = activity_name(head)
         if lemma == "be" or lemma in STATIVE_VERBS:
@@ -468,7 +526,11 @@ def clause_activity(head, note: bool = False):
         if lemma == "use" and _children(head, "xcomp"):
             return None  # "I used to go more": a habit of the past, no event
         if lemma in LIGHT_VERBS:
-            return _object_activity(head) or (head if lemma not in ("have", "get", "make", "be") else None)
+            return (
+                _object_activity(head)
+                or _appointment(head)
+                or (head if lemma not in ("have", "get", "make", "be") else None)
+            )
         return _gone_through(head) or head
     if head.pos_ in ("NOUN", "PROPN"):
         return clause_activity_of_noun(head)
@@ -662,7 +724,7 @@ def _people(tokens, owner_names: frozenset[str]) -> list[str]:
             continue
         with_owner = t.dep_ == "pobj" and t.head.lower_ in PERSON_PREPOSITIONS
         met = t.dep_ == "dobj" and t.head.lemma_ in ("see", "meet", "visit", "call", "phone", "text")
-        if t.ent_type_ == "PERSON" or beside_owner or with_owner or met:
+        if t.ent_type_ == "PERSON" or beside_owner or with_owner or met or _title_of(t) is not None:
             found.append(_name_of(t))
     people: list[str] = []
     for name in found:
@@ -798,8 +860,14 @@ def sentence_events(
         amount, currency = money_in(said)
         taken = " ".join(m.group(0) for r in (_DURATION, _DISTANCE, _MONEY) for m in r.finditer(said))
         count, unit = count_in(part, taken)
-        activity, forms = activity_name(token), {token.text.casefold(), activity_name(token)}
-        if (
+        activity = activity_name(token)
+        forms = {activity, "appointment"} if _is_title(token) else {token.text.casefold(), activity}
+        # the occasion it was told as ("Dentist appointment", "Appointment with ... (dentist)",
+        # "a yoga class"): what a kind of occasion is known by
+        occasion = next((w for w in (token.head, head) if w != token and _occasion(w)), None)
+        if occasion is not None:
+            forms.add(occasion.lemma_.casefold())
+        if not _is_title(token) and (
             token.pos_ in ("VERB", "AUX")
             or token.text.casefold().endswith("ing")
             or verb_lemma(activity) == activity
@@ -892,6 +960,9 @@ def as_owner(sent):
     # nor a word the parser made a subject only to give the verb one ("Did yin yoga": "yin"), a
     # subject being a pronoun, a common noun or a name spaCy knows
     subjects = [t for t in subjects if t.pos_ in ("PRON", "NOUN") or t.ent_type_]
+    # nor a name after the verb that the parser made its subject: English tells the subject first
+    # ("Saw Dr Kowalczyk about my gums" read as Dr Kowalczyk seeing)
+    subjects = [t for t in subjects if not (t.head == first and t.i > first.i)]
     if any(first not in t.subtree for t in subjects):
         return sent
     again = ner.pipeline()("I " + first.lower_ + sent.text[len(first.text) :])
