@@ -3396,6 +3396,7 @@ worker runs for one queued document.
 import json
 import math
 import re
+from dataclasses import replace
 
 """The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings,
 and llama.cpp's /v1/rerank (query + documents -> one relevance score per document).
@@ -3423,6 +3424,7 @@ import ipaddress
 import json
 import math
 import os
+import select
 import socket
 import ssl
 import threading
@@ -3430,10 +3432,13 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
+#: How often a call that waits for its answer asks its Cancel's check whether to go on.
+POLL_S = 0.25
 _READ_CHUNK = 64 * 1024
 
 class ModelError(Exception):
@@ -3474,12 +3479,27 @@ class Cancel:
     """Cuts short, from another thread, the calls made through endpoints that carry it
     (Endpoint.cancel): cancel() shuts their connections down, so each raises Cancelled at once
     and the server sees its client gone (llama-server then stops generating); a call begun
-    after it raises Cancelled without connecting."""
+    after it raises Cancelled without connecting.
 
-    def __init__(self) -> None:
+    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
+    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
+    answer, and whatever it raises ends the call and closes its connection: in the database an
+    SPI call that lets a statement's cancel or a backend's termination through."""
+
+    def __init__(self, check: Callable[[], object] | None = None) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
+        self.check = check
+
+    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
+        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not select.select([sock], [], [], POLL_S)[0]:
+            if self.check is not None:
+                self.check()
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -3504,7 +3524,8 @@ def _shut_down(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
 def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected."""
+    """http_class's connections, each handed to `cancel` once connected (and, with a check,
+    waiting for the answer through Cancel.wait_readable)."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
@@ -3515,6 +3536,14 @@ def _tracked(http_class, cancel: Cancel):
             cancel.track(conn.sock)
 
         conn.connect = tracked_connect
+        if cancel.check is not None:
+            getresponse = conn.getresponse
+
+            def checked_getresponse(*args, **kwargs):
+                cancel.wait_readable(conn.sock, conn.timeout)
+                return getresponse(*args, **kwargs)
+
+            conn.getresponse = checked_getresponse
         return conn
 
     return connection
@@ -5273,11 +5302,13 @@ def validate_reply(content, sources, min_tokens, max_tokens):
         "chunk_ids": sorted(set(cited)),
     }, None
 
-def model_capsule(setting, built, min_tokens, max_tokens, call=chat):
+def model_capsule(setting, built, min_tokens, max_tokens, call=chat, check=None):
     """The chat model's capsule from the extractive one `built`: (capsule, None), or (None, why
-    it could not be used: no chat model, the endpoint failed, the reply failed validation)."""
+    it could not be used: no chat model, the endpoint failed, the reply failed validation).
+    check: asked while the model has not answered (model_client.Cancel); what it raises ends
+    the call and goes up."""
     try:
-        endpoint = Endpoint.from_setting(setting)
+        endpoint = replace(Endpoint.from_setting(setting), cancel=Cancel(check) if check else None)
     except ValueError as exc:
         return None, f"no chat model: {exc}"
     sources = passages(built)
@@ -5300,8 +5331,14 @@ def choose(run, settings, built):
         "chat_setting", "select value::text from exo_private.settings where key = 'models.chat'", [], []
     )
     setting = json.loads(rows[0]["value"]) if rows else None
+    # While the model works, the statement's cancel is let through (the worker's stop cancels
+    # it: pg_cancel_backend), which a read blocked in Python would never see.
     made, why = model_capsule(
-        setting, built, settings["capsules.min_tokens"], settings["capsules.max_tokens"]
+        setting,
+        built,
+        settings["capsules.min_tokens"],
+        settings["capsules.max_tokens"],
+        check=lambda: run("interrupts", "select pg_catalog.pg_sleep(0)", [], []),
     )
     if made is None:
         return built, why
@@ -5689,6 +5726,7 @@ worker runs for one queued document.
 import json
 import math
 import re
+from dataclasses import replace
 
 """The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings,
 and llama.cpp's /v1/rerank (query + documents -> one relevance score per document).
@@ -5716,6 +5754,7 @@ import ipaddress
 import json
 import math
 import os
+import select
 import socket
 import ssl
 import threading
@@ -5723,10 +5762,13 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
+#: How often a call that waits for its answer asks its Cancel's check whether to go on.
+POLL_S = 0.25
 _READ_CHUNK = 64 * 1024
 
 class ModelError(Exception):
@@ -5767,12 +5809,27 @@ class Cancel:
     """Cuts short, from another thread, the calls made through endpoints that carry it
     (Endpoint.cancel): cancel() shuts their connections down, so each raises Cancelled at once
     and the server sees its client gone (llama-server then stops generating); a call begun
-    after it raises Cancelled without connecting."""
+    after it raises Cancelled without connecting.
 
-    def __init__(self) -> None:
+    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
+    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
+    answer, and whatever it raises ends the call and closes its connection: in the database an
+    SPI call that lets a statement's cancel or a backend's termination through."""
+
+    def __init__(self, check: Callable[[], object] | None = None) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
+        self.check = check
+
+    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
+        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not select.select([sock], [], [], POLL_S)[0]:
+            if self.check is not None:
+                self.check()
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -5797,7 +5854,8 @@ def _shut_down(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
 def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected."""
+    """http_class's connections, each handed to `cancel` once connected (and, with a check,
+    waiting for the answer through Cancel.wait_readable)."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
@@ -5808,6 +5866,14 @@ def _tracked(http_class, cancel: Cancel):
             cancel.track(conn.sock)
 
         conn.connect = tracked_connect
+        if cancel.check is not None:
+            getresponse = conn.getresponse
+
+            def checked_getresponse(*args, **kwargs):
+                cancel.wait_readable(conn.sock, conn.timeout)
+                return getresponse(*args, **kwargs)
+
+            conn.getresponse = checked_getresponse
         return conn
 
     return connection
@@ -7566,11 +7632,13 @@ def validate_reply(content, sources, min_tokens, max_tokens):
         "chunk_ids": sorted(set(cited)),
     }, None
 
-def model_capsule(setting, built, min_tokens, max_tokens, call=chat):
+def model_capsule(setting, built, min_tokens, max_tokens, call=chat, check=None):
     """The chat model's capsule from the extractive one `built`: (capsule, None), or (None, why
-    it could not be used: no chat model, the endpoint failed, the reply failed validation)."""
+    it could not be used: no chat model, the endpoint failed, the reply failed validation).
+    check: asked while the model has not answered (model_client.Cancel); what it raises ends
+    the call and goes up."""
     try:
-        endpoint = Endpoint.from_setting(setting)
+        endpoint = replace(Endpoint.from_setting(setting), cancel=Cancel(check) if check else None)
     except ValueError as exc:
         return None, f"no chat model: {exc}"
     sources = passages(built)
@@ -7593,8 +7661,14 @@ def choose(run, settings, built):
         "chat_setting", "select value::text from exo_private.settings where key = 'models.chat'", [], []
     )
     setting = json.loads(rows[0]["value"]) if rows else None
+    # While the model works, the statement's cancel is let through (the worker's stop cancels
+    # it: pg_cancel_backend), which a read blocked in Python would never see.
     made, why = model_capsule(
-        setting, built, settings["capsules.min_tokens"], settings["capsules.max_tokens"]
+        setting,
+        built,
+        settings["capsules.min_tokens"],
+        settings["capsules.max_tokens"],
+        check=lambda: run("interrupts", "select pg_catalog.pg_sleep(0)", [], []),
     )
     if made is None:
         return built, why
@@ -9506,6 +9580,7 @@ import ipaddress
 import json
 import math
 import os
+import select
 import socket
 import ssl
 import threading
@@ -9513,10 +9588,13 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
+#: How often a call that waits for its answer asks its Cancel's check whether to go on.
+POLL_S = 0.25
 _READ_CHUNK = 64 * 1024
 
 class ModelError(Exception):
@@ -9557,12 +9635,27 @@ class Cancel:
     """Cuts short, from another thread, the calls made through endpoints that carry it
     (Endpoint.cancel): cancel() shuts their connections down, so each raises Cancelled at once
     and the server sees its client gone (llama-server then stops generating); a call begun
-    after it raises Cancelled without connecting."""
+    after it raises Cancelled without connecting.
 
-    def __init__(self) -> None:
+    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
+    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
+    answer, and whatever it raises ends the call and closes its connection: in the database an
+    SPI call that lets a statement's cancel or a backend's termination through."""
+
+    def __init__(self, check: Callable[[], object] | None = None) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
+        self.check = check
+
+    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
+        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not select.select([sock], [], [], POLL_S)[0]:
+            if self.check is not None:
+                self.check()
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -9587,7 +9680,8 @@ def _shut_down(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
 def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected."""
+    """http_class's connections, each handed to `cancel` once connected (and, with a check,
+    waiting for the answer through Cancel.wait_readable)."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
@@ -9598,6 +9692,14 @@ def _tracked(http_class, cancel: Cancel):
             cancel.track(conn.sock)
 
         conn.connect = tracked_connect
+        if cancel.check is not None:
+            getresponse = conn.getresponse
+
+            def checked_getresponse(*args, **kwargs):
+                cancel.wait_readable(conn.sock, conn.timeout)
+                return getresponse(*args, **kwargs)
+
+            conn.getresponse = checked_getresponse
         return conn
 
     return connection
@@ -17110,6 +17212,7 @@ import ipaddress
 import json
 import math
 import os
+import select
 import socket
 import ssl
 import threading
@@ -17117,10 +17220,13 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
+#: How often a call that waits for its answer asks its Cancel's check whether to go on.
+POLL_S = 0.25
 _READ_CHUNK = 64 * 1024
 
 class ModelError(Exception):
@@ -17161,12 +17267,27 @@ class Cancel:
     """Cuts short, from another thread, the calls made through endpoints that carry it
     (Endpoint.cancel): cancel() shuts their connections down, so each raises Cancelled at once
     and the server sees its client gone (llama-server then stops generating); a call begun
-    after it raises Cancelled without connecting."""
+    after it raises Cancelled without connecting.
 
-    def __init__(self) -> None:
+    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
+    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
+    answer, and whatever it raises ends the call and closes its connection: in the database an
+    SPI call that lets a statement's cancel or a backend's termination through."""
+
+    def __init__(self, check: Callable[[], object] | None = None) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
+        self.check = check
+
+    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
+        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not select.select([sock], [], [], POLL_S)[0]:
+            if self.check is not None:
+                self.check()
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -17191,7 +17312,8 @@ def _shut_down(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
 def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected."""
+    """http_class's connections, each handed to `cancel` once connected (and, with a check,
+    waiting for the answer through Cancel.wait_readable)."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
@@ -17202,6 +17324,14 @@ def _tracked(http_class, cancel: Cancel):
             cancel.track(conn.sock)
 
         conn.connect = tracked_connect
+        if cancel.check is not None:
+            getresponse = conn.getresponse
+
+            def checked_getresponse(*args, **kwargs):
+                cancel.wait_readable(conn.sock, conn.timeout)
+                return getresponse(*args, **kwargs)
+
+            conn.getresponse = checked_getresponse
         return conn
 
     return connection
@@ -28261,6 +28391,7 @@ import ipaddress
 import json
 import math
 import os
+import select
 import socket
 import ssl
 import threading
@@ -28268,10 +28399,13 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
+#: How often a call that waits for its answer asks its Cancel's check whether to go on.
+POLL_S = 0.25
 _READ_CHUNK = 64 * 1024
 
 class ModelError(Exception):
@@ -28312,12 +28446,27 @@ class Cancel:
     """Cuts short, from another thread, the calls made through endpoints that carry it
     (Endpoint.cancel): cancel() shuts their connections down, so each raises Cancelled at once
     and the server sees its client gone (llama-server then stops generating); a call begun
-    after it raises Cancelled without connecting."""
+    after it raises Cancelled without connecting.
 
-    def __init__(self) -> None:
+    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
+    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
+    answer, and whatever it raises ends the call and closes its connection: in the database an
+    SPI call that lets a statement's cancel or a backend's termination through."""
+
+    def __init__(self, check: Callable[[], object] | None = None) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
+        self.check = check
+
+    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
+        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not select.select([sock], [], [], POLL_S)[0]:
+            if self.check is not None:
+                self.check()
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -28342,7 +28491,8 @@ def _shut_down(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
 def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected."""
+    """http_class's connections, each handed to `cancel` once connected (and, with a check,
+    waiting for the answer through Cancel.wait_readable)."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
@@ -28353,6 +28503,14 @@ def _tracked(http_class, cancel: Cancel):
             cancel.track(conn.sock)
 
         conn.connect = tracked_connect
+        if cancel.check is not None:
+            getresponse = conn.getresponse
+
+            def checked_getresponse(*args, **kwargs):
+                cancel.wait_readable(conn.sock, conn.timeout)
+                return getresponse(*args, **kwargs)
+
+            conn.getresponse = checked_getresponse
         return conn
 
     return connection
@@ -31827,6 +31985,7 @@ import ipaddress
 import json
 import math
 import os
+import select
 import socket
 import ssl
 import threading
@@ -31834,10 +31993,13 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
+#: How often a call that waits for its answer asks its Cancel's check whether to go on.
+POLL_S = 0.25
 _READ_CHUNK = 64 * 1024
 
 class ModelError(Exception):
@@ -31878,12 +32040,27 @@ class Cancel:
     """Cuts short, from another thread, the calls made through endpoints that carry it
     (Endpoint.cancel): cancel() shuts their connections down, so each raises Cancelled at once
     and the server sees its client gone (llama-server then stops generating); a call begun
-    after it raises Cancelled without connecting."""
+    after it raises Cancelled without connecting.
 
-    def __init__(self) -> None:
+    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
+    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
+    answer, and whatever it raises ends the call and closes its connection: in the database an
+    SPI call that lets a statement's cancel or a backend's termination through."""
+
+    def __init__(self, check: Callable[[], object] | None = None) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
+        self.check = check
+
+    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
+        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not select.select([sock], [], [], POLL_S)[0]:
+            if self.check is not None:
+                self.check()
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -31908,7 +32085,8 @@ def _shut_down(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
 def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected."""
+    """http_class's connections, each handed to `cancel` once connected (and, with a check,
+    waiting for the answer through Cancel.wait_readable)."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
@@ -31919,6 +32097,14 @@ def _tracked(http_class, cancel: Cancel):
             cancel.track(conn.sock)
 
         conn.connect = tracked_connect
+        if cancel.check is not None:
+            getresponse = conn.getresponse
+
+            def checked_getresponse(*args, **kwargs):
+                cancel.wait_readable(conn.sock, conn.timeout)
+                return getresponse(*args, **kwargs)
+
+            conn.getresponse = checked_getresponse
         return conn
 
     return connection
