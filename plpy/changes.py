@@ -38,6 +38,8 @@ CHANGE_WORDS = frozenset(
     [
         "now",
         "moved",
+        "move",
+        "moving",
         "changed",
         "change",
         "instead",
@@ -57,12 +59,16 @@ CHANGE_WORDS = frozenset(
         "update",
         "new",
         "replaced",
+        "nowadays",
+        "currently",
     ]
 )
+# "these days" says the same as "now" in two words.
+_NOW_PHRASE = re.compile(r"\bthese days\b", re.IGNORECASE)
 _NUMBER = re.compile(r"[£$€]?\d+(?:[.,:]\d+)*")
 # A unit written right after a number ("10 km", "50GB", "250 ms"): its kind of quantity.
 _UNIT = re.compile(r"\s?([A-Za-z]{1,5})\b")
-WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())  # noqa: SIM905
+WEEKDAY_NAMES = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())  # noqa: SIM905
 # A run of capitalised words, after a short abbreviation ("Dr. Okafor", "St. Ives").
 _NAME = re.compile(r"\b(?:[A-Z][a-z]{0,2}\.\s+)?[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
 _OPENS = re.compile(r"(?:^|[.!?:;]\s+)$")
@@ -107,7 +113,7 @@ def name_kind(name):
     """What a name is: a day of the week ("Thursdays"), a person by a title ("Dr. Okafor": "name
     dr."), or a name."""
     folded = name.casefold()
-    if folded.rstrip("s") in WEEKDAYS:
+    if folded.rstrip("s") in WEEKDAY_NAMES:
         return "weekday"
     title = re.match(r"([A-Z][a-z]{0,2}\.)\s", name)
     return "name " + title.group(1).casefold() if title else "name"
@@ -158,7 +164,7 @@ def stated(c, words, asked):
     values, about = statement(text, asked)
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
-    changed = bool({w.casefold() for w in _WORD.findall(text)} & CHANGE_WORDS)
+    changed = bool({w.casefold() for w in _WORD.findall(text)} & CHANGE_WORDS or _NOW_PHRASE.search(text))
     return {"values": values, "about": about, "time": time, "day": (time or "")[:10], "source": source,
             "update": changed}  # fmt: skip
 
@@ -192,28 +198,45 @@ def same_thing(a, b, asked):
     return bool(shared) and differ(a["values"], b["values"])
 
 
+def replaces(f, g):
+    """Whether line f, newer than g and saying it changes, names g's value beside a new one of
+    its kind: "21 km instead of 10 km", "from Leeds to York" after a line telling "10 km", "Leeds"."""
+    if not (f["update"] and f["time"] and g["time"] and f["time"] > g["time"]):
+        return False
+    kinds = {k for k, _ in f["values"] & g["values"]}
+    return any(k in kinds for k, _ in f["values"] - g["values"])
+
+
 def newer_from_pool(chosen, facts, pool, words, every, asked):
     """A statement the search ranked below the packet's cut (`pool`, in rank order) that is newer
     than one the packet cites about the question and differs from it ("I switched to a 50 GB
     plan." after "My phone plan has 20 GB of data") takes the place of the last cited passage
-    that states nothing asked (a chat about data usage on Android); (chosen, facts) with them."""
+    that states nothing asked (a chat about data usage on Android), or, with no such place, joins
+    the packet (one at most: it grows by one passage); (chosen, facts) with them."""
     chosen, facts = list(chosen), list(facts)
     cited = {c["chunk_id"] for c in chosen}
     spare = [i for i, f in enumerate(facts) if not (f["values"] and f["about"] & asked)]
+    grown = False
     for c in pool:
-        if not spare:
-            break
         if c["chunk_id"] in cited:
             continue
         f = stated(c, words, every)
-        if any(
+        if not any(
             g["about"] & asked and f["time"] > g["time"] and same_thing(f, g, asked)
             for g in facts
             if g["time"]
         ):
+            continue
+        if spare:
             place = spare.pop()
             chosen[place], facts[place] = c, f
-            cited.add(c["chunk_id"])
+        elif not grown:
+            chosen.append(c)
+            facts.append(f)
+            grown = True
+        else:
+            break
+        cited.add(c["chunk_id"])
     return chosen, facts
 
 
@@ -223,7 +246,7 @@ def order_changes(query, chosen, report, pool=()):
     {kind: later|earlier|disagrees, day, others: chunk ids, update}); report.changes lists the
     groups. A newer statement from the rest of the ranked `pool` joins them (newer_from_pool).
     Unchanged unless the question asks what holds now (asks_now)."""
-    if not asks_now(query, report) or len(chosen) < 2:
+    if not asks_now(query, report) or not chosen:
         return chosen
     every = query_words(query)
     words = [w for w in every if w not in STOPWORDS]
@@ -240,8 +263,18 @@ def order_changes(query, chosen, report, pool=()):
             groups.append([i])
     out = list(chosen)
     changes = []
-    # a group of statements is about the question when one of them holds a word of it
-    about = [g for g in groups if len(g) > 1 and any(facts[i]["about"] & asked for i in g)]
+    # a group of statements is about the question when one of them holds a word of it, or when
+    # the packet cites a line and a newer one that replaces its value by name ("Going for 21 km
+    # instead of 10 km." after "I'm training for 10 km"): the search chose both for the question
+    about = [
+        g
+        for g in groups
+        if len(g) > 1
+        and (
+            any(facts[i]["about"] & asked for i in g)
+            or any(replaces(facts[i], facts[j]) for i in g for j in g)
+        )
+    ]
     for g in about:
         days = {facts[i]["day"] for i in g}
         sources = {facts[i]["source"] for i in g}

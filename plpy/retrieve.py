@@ -4,13 +4,17 @@ The function's body is `# exo:include retrieve` and a call of run(plpy, SD, GD, 
 unit tests pass a small fake plpy. In order: the question is read (query_analysis), the
 query embedding starts in the background (query_embedding), the stages run per workspace
 with the archive fallback (stages), withheld material becomes hints, the merged pool is
-reranked (reranking) and the first k are the results. Returns {results, report} as JSON text.
+reranked (reranking) and the first k are the results; for a question of the present, passages
+that name a value the first ones state follow as "later" (successors). Returns {results, later,
+report} as JSON text.
 """
 
 import datetime
 import json
 import time
 
+from changes import asks_now, stated
+from months import MONTHS
 from query_analysis import Question, active_model, choose_workspaces, elapsed_ms, load_settings
 from query_embedding import QueryEmbedding
 from reranking import RerankPool, rerank_relevance
@@ -28,6 +32,9 @@ from search import (
     released,
 )
 from stages import StageSearch, search_with_fallback
+
+# At most this many names a packet's lines state are looked up for lines that changed them.
+SUCCESSOR_NAMES = 3
 
 
 class Statements:
@@ -80,7 +87,11 @@ def withheld_hints(db, q, chosen):
 def pool_candidates(search, pools):
     """The merged pool: every workspace's hits with their chunk and document (and, for a chat
     chunk, its conversation, senders, first time and messages), by chunk id."""
-    hits = [h for p in pools for h in p.hits]
+    return hit_candidates(search, [h for p in pools for h in p.hits])
+
+
+def hit_candidates(search, hits):
+    """Candidates of hits (Pool.admit's shape), each with its chunk and document, by chunk id."""
     by_id = {h["chunk_id"]: h for h in hits}
     candidates = []
     for d in search.fetch_details(hits):
@@ -104,6 +115,27 @@ def pool_candidates(search, pools):
         )
     candidates.sort(key=lambda c: c["chunk_id"])
     return candidates
+
+
+def successors(search, first, bands, known):
+    """Candidates that mention a name the first packet.max_chunks of `first` (candidates in the
+    order before the rerank) state, found by BM25 in `bands`, none of `known` chunk ids: for a
+    question of the present, the line that changed a value often names the old one and none of
+    the question's words ("Settled in York after the move from Leeds" after "I live in Leeds").
+    They are returned beside the results ("later"), scored 0: the packet cites one only where
+    changes.order_changes finds it newer than a line it cites and telling another value of it."""
+    words = search.q.terms
+    names = []
+    for c in first[: search.settings["packet.max_chunks"]]:
+        told = stated(c, words, set(words))["values"]
+        # in the line's order (a set's order varies by process); a month is a date, not a value
+        for kind, value in sorted(told, key=lambda kv: (c["body"].find(kv[1]), kv[1])):
+            if kind.startswith("name") and value.casefold() not in MONTHS and value not in names:
+                names.append(value)
+    if not names:
+        return []
+    hits = search.value_mentions(names[:SUCCESSOR_NAMES], bands, set(known))
+    return [dict(c, relevance=0.0, score=0.0) for c in hit_candidates(search, hits)]
 
 
 def personal_setup(db, profile, chosen, report):
@@ -188,7 +220,7 @@ def run(
     query_embedding,
     profile=None,
 ):
-    """{results, report} of one search as JSON text (arguments checked by
+    """{results, later, report} of one search as JSON text (arguments checked by
     exo_private.check_search_arguments). SD holds the session's prepared statements, GD the
     session's model budgets. With a profile, the personal stage runs first in each workspace
     over the user's saved documents (report["personal"])."""
@@ -265,6 +297,12 @@ def run(
             c["chunk_id"]
             for c in rank(candidates, deterministic, weights, today, years, recency, present, days)
         ]
+        later = []
+        if asks_now(q.text, report):  # before the rerank: whichever backend reranks, the same
+            t = time.monotonic()
+            by_id = {c["chunk_id"]: c for c in candidates}
+            later = successors(search, [by_id[i] for i in incoming], bands, by_id)
+            timings["successors"] = elapsed_ms(t)
         t = time.monotonic()
         pool = RerankPool(
             db, candidates, incoming, deterministic, settings, q.text, model, embedding, report, GD
@@ -276,6 +314,7 @@ def run(
             pool.similarity,
             settings["packet.answer_close_similarity"],
             lambda: search.word_uses(answer_words(q.terms, q.entities), COMMON_WORD_CHUNKS),
+            search.hold_together,
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}
@@ -284,7 +323,9 @@ def run(
         embedding.close()
 
     results = [result_row(n, c) for n, c in enumerate(ranked[:k], 1)]
+    # beside the results, for the packet alone (exo.search shows what was ranked)
+    later_rows = [result_row(len(results) + n, c) for n, c in enumerate(later, 1)]
     report["returned"] = len(results)
     report["released"] = released(ranked[:k], q.care.why_released)
     timings["total"] = elapsed_ms(began)
-    return json.dumps({"results": results, "report": report})
+    return json.dumps({"results": results, "later": later_rows, "report": report})

@@ -354,24 +354,32 @@ def hints(charged_counts, withheld, how):
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
 
+# "How much", "how many": words of the asking, of a quantity, not of the thing asked about.
+QUANTITY_ASKS = frozenset(["much", "many"])
+
+
 def answer_words(terms, entities):
     """The question's content words that say what it asks about: not words of the names it gives
     (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
-    answer), nor shorter than three letters (the "s" of "John's")."""
+    answer), nor of asking a quantity (QUANTITY_ASKS), nor shorter than three letters (the "s"
+    of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named and len(w) >= 3]
+    return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
 
 
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
 
-def answer_check(candidates, similarity, close, word_uses):
+def answer_check(candidates, similarity, close, word_uses, together=lambda words: True):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
     the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    the words it asks about are used by none ("car insurance premium" where only "car" is), or the
+    words it finds (of four letters or more) are never found together (together(words): whether
+    one passage holds them all; "library" and "number" of "library card number" in a venue's name
+    and a reply's advice):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -385,12 +393,20 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    found = [w for w, n in uses.items() if n > 0 and len(w) >= 4]  # not "get", "see"
+    named = ", ".join(repr(w) for w in absent)
     if absent and (not specific or 2 * len(absent) > len(uses)):
-        named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
+        )
+    if absent and len(found) > 1 and not together(found):
+        held = ", ".join(repr(w) for w in found)
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named}, and none holds {held} together",
         )
     return dict(check, found=True, why="the memory uses the question's words")
 
@@ -1139,9 +1155,9 @@ def packet(
     `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
-    if order is not None:
-        chosen = order(query, chosen, report, ranked)
     found = (report.get("answer") or {}).get("found") is not False
+    if order is not None and found:  # the nearest of nothing that answers tell no change
+        chosen = order(query, chosen, report, ranked)
     if choose_facts is not None:
         facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names

@@ -4254,22 +4254,29 @@ def hints(charged_counts, withheld, how):
 # name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
+# "How much", "how many": words of the asking, of a quantity, not of the thing asked about.
+QUANTITY_ASKS = frozenset(["much", "many"])
+
 def answer_words(terms, entities):
     """The question's content words that say what it asks about: not words of the names it gives
     (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
-    answer), nor shorter than three letters (the "s" of "John's")."""
+    answer), nor of asking a quantity (QUANTITY_ASKS), nor shorter than three letters (the "s"
+    of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named and len(w) >= 3]
+    return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
 
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses):
+def answer_check(candidates, similarity, close, word_uses, together=lambda words: True):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
     the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    the words it asks about are used by none ("car insurance premium" where only "car" is), or the
+    words it finds (of four letters or more) are never found together (together(words): whether
+    one passage holds them all; "library" and "number" of "library card number" in a venue's name
+    and a reply's advice):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -4283,12 +4290,20 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    found = [w for w, n in uses.items() if n > 0 and len(w) >= 4]  # not "get", "see"
+    named = ", ".join(repr(w) for w in absent)
     if absent and (not specific or 2 * len(absent) > len(uses)):
-        named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
+        )
+    if absent and len(found) > 1 and not together(found):
+        held = ", ".join(repr(w) for w in found)
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named}, and none holds {held} together",
         )
     return dict(check, found=True, why="the memory uses the question's words")
 
@@ -4989,9 +5004,9 @@ def packet(
     `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
-    if order is not None:
-        chosen = order(query, chosen, report, ranked)
     found = (report.get("answer") or {}).get("found") is not False
+    if order is not None and found:  # the nearest of nothing that answers tell no change
+        chosen = order(query, chosen, report, ranked)
     if choose_facts is not None:
         facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
@@ -6584,22 +6599,29 @@ def hints(charged_counts, withheld, how):
 # name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
+# "How much", "how many": words of the asking, of a quantity, not of the thing asked about.
+QUANTITY_ASKS = frozenset(["much", "many"])
+
 def answer_words(terms, entities):
     """The question's content words that say what it asks about: not words of the names it gives
     (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
-    answer), nor shorter than three letters (the "s" of "John's")."""
+    answer), nor of asking a quantity (QUANTITY_ASKS), nor shorter than three letters (the "s"
+    of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named and len(w) >= 3]
+    return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
 
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses):
+def answer_check(candidates, similarity, close, word_uses, together=lambda words: True):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
     the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    the words it asks about are used by none ("car insurance premium" where only "car" is), or the
+    words it finds (of four letters or more) are never found together (together(words): whether
+    one passage holds them all; "library" and "number" of "library card number" in a venue's name
+    and a reply's advice):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -6613,12 +6635,20 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    found = [w for w, n in uses.items() if n > 0 and len(w) >= 4]  # not "get", "see"
+    named = ", ".join(repr(w) for w in absent)
     if absent and (not specific or 2 * len(absent) > len(uses)):
-        named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
+        )
+    if absent and len(found) > 1 and not together(found):
+        held = ", ".join(repr(w) for w in found)
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named}, and none holds {held} together",
         )
     return dict(check, found=True, why="the memory uses the question's words")
 
@@ -7319,9 +7349,9 @@ def packet(
     `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
-    if order is not None:
-        chosen = order(query, chosen, report, ranked)
     found = (report.get("answer") or {}).get("found") is not False
+    if order is not None and found:  # the nearest of nothing that answers tell no change
+        chosen = order(query, chosen, report, ranked)
     if choose_facts is not None:
         facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
@@ -8424,22 +8454,29 @@ def hints(charged_counts, withheld, how):
 # name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
+# "How much", "how many": words of the asking, of a quantity, not of the thing asked about.
+QUANTITY_ASKS = frozenset(["much", "many"])
+
 def answer_words(terms, entities):
     """The question's content words that say what it asks about: not words of the names it gives
     (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
-    answer), nor shorter than three letters (the "s" of "John's")."""
+    answer), nor of asking a quantity (QUANTITY_ASKS), nor shorter than three letters (the "s"
+    of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named and len(w) >= 3]
+    return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
 
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses):
+def answer_check(candidates, similarity, close, word_uses, together=lambda words: True):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
     the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    the words it asks about are used by none ("car insurance premium" where only "car" is), or the
+    words it finds (of four letters or more) are never found together (together(words): whether
+    one passage holds them all; "library" and "number" of "library card number" in a venue's name
+    and a reply's advice):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -8453,12 +8490,20 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    found = [w for w, n in uses.items() if n > 0 and len(w) >= 4]  # not "get", "see"
+    named = ", ".join(repr(w) for w in absent)
     if absent and (not specific or 2 * len(absent) > len(uses)):
-        named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
+        )
+    if absent and len(found) > 1 and not together(found):
+        held = ", ".join(repr(w) for w in found)
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named}, and none holds {held} together",
         )
     return dict(check, found=True, why="the memory uses the question's words")
 
@@ -9159,9 +9204,9 @@ def packet(
     `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
-    if order is not None:
-        chosen = order(query, chosen, report, ranked)
     found = (report.get("answer") or {}).get("found") is not False
+    if order is not None and found:  # the nearest of nothing that answers tell no change
+        chosen = order(query, chosen, report, ranked)
     if choose_facts is not None:
         facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
@@ -9287,6 +9332,8 @@ CHANGE_WORDS = frozenset(
     [
         "now",
         "moved",
+        "move",
+        "moving",
         "changed",
         "change",
         "instead",
@@ -9306,12 +9353,16 @@ CHANGE_WORDS = frozenset(
         "update",
         "new",
         "replaced",
+        "nowadays",
+        "currently",
     ]
 )
+# "these days" says the same as "now" in two words.
+_NOW_PHRASE = re.compile(r"\bthese days\b", re.IGNORECASE)
 _NUMBER = re.compile(r"[£$€]?\d+(?:[.,:]\d+)*")
 # A unit written right after a number ("10 km", "50GB", "250 ms"): its kind of quantity.
 _UNIT = re.compile(r"\s?([A-Za-z]{1,5})\b")
-WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())  # noqa: SIM905
+WEEKDAY_NAMES = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())  # noqa: SIM905
 # A run of capitalised words, after a short abbreviation ("Dr. Okafor", "St. Ives").
 _NAME = re.compile(r"\b(?:[A-Z][a-z]{0,2}\.\s+)?[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
 _OPENS = re.compile(r"(?:^|[.!?:;]\s+)$")
@@ -9352,7 +9403,7 @@ def name_kind(name):
     """What a name is: a day of the week ("Thursdays"), a person by a title ("Dr. Okafor": "name
     dr."), or a name."""
     folded = name.casefold()
-    if folded.rstrip("s") in WEEKDAYS:
+    if folded.rstrip("s") in WEEKDAY_NAMES:
         return "weekday"
     title = re.match(r"([A-Z][a-z]{0,2}\.)\s", name)
     return "name " + title.group(1).casefold() if title else "name"
@@ -9398,7 +9449,7 @@ def stated(c, words, asked):
     values, about = statement(text, asked)
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
-    changed = bool({w.casefold() for w in _WORD.findall(text)} & CHANGE_WORDS)
+    changed = bool({w.casefold() for w in _WORD.findall(text)} & CHANGE_WORDS or _NOW_PHRASE.search(text))
     return {"values": values, "about": about, "time": time, "day": (time or "")[:10], "source": source,
             "update": changed}  # fmt: skip
 
@@ -9430,28 +9481,44 @@ def same_thing(a, b, asked):
     shared = a["about"] & b["about"] or a["values"] & b["values"] or alike or updates
     return bool(shared) and differ(a["values"], b["values"])
 
+def replaces(f, g):
+    """Whether line f, newer than g and saying it changes, names g's value beside a new one of
+    its kind: "21 km instead of 10 km", "from Leeds to York" after a line telling "10 km", "Leeds"."""
+    if not (f["update"] and f["time"] and g["time"] and f["time"] > g["time"]):
+        return False
+    kinds = {k for k, _ in f["values"] & g["values"]}
+    return any(k in kinds for k, _ in f["values"] - g["values"])
+
 def newer_from_pool(chosen, facts, pool, words, every, asked):
     """A statement the search ranked below the packet's cut (`pool`, in rank order) that is newer
     than one the packet cites about the question and differs from it ("I switched to a 50 GB
     plan." after "My phone plan has 20 GB of data") takes the place of the last cited passage
-    that states nothing asked (a chat about data usage on Android); (chosen, facts) with them."""
+    that states nothing asked (a chat about data usage on Android), or, with no such place, joins
+    the packet (one at most: it grows by one passage); (chosen, facts) with them."""
     chosen, facts = list(chosen), list(facts)
     cited = {c["chunk_id"] for c in chosen}
     spare = [i for i, f in enumerate(facts) if not (f["values"] and f["about"] & asked)]
+    grown = False
     for c in pool:
-        if not spare:
-            break
         if c["chunk_id"] in cited:
             continue
         f = stated(c, words, every)
-        if any(
+        if not any(
             g["about"] & asked and f["time"] > g["time"] and same_thing(f, g, asked)
             for g in facts
             if g["time"]
         ):
+            continue
+        if spare:
             place = spare.pop()
             chosen[place], facts[place] = c, f
-            cited.add(c["chunk_id"])
+        elif not grown:
+            chosen.append(c)
+            facts.append(f)
+            grown = True
+        else:
+            break
+        cited.add(c["chunk_id"])
     return chosen, facts
 
 def order_changes(query, chosen, report, pool=()):
@@ -9460,7 +9527,7 @@ def order_changes(query, chosen, report, pool=()):
     {kind: later|earlier|disagrees, day, others: chunk ids, update}); report.changes lists the
     groups. A newer statement from the rest of the ranked `pool` joins them (newer_from_pool).
     Unchanged unless the question asks what holds now (asks_now)."""
-    if not asks_now(query, report) or len(chosen) < 2:
+    if not asks_now(query, report) or not chosen:
         return chosen
     every = query_words(query)
     words = [w for w in every if w not in STOPWORDS]
@@ -9477,8 +9544,18 @@ def order_changes(query, chosen, report, pool=()):
             groups.append([i])
     out = list(chosen)
     changes = []
-    # a group of statements is about the question when one of them holds a word of it
-    about = [g for g in groups if len(g) > 1 and any(facts[i]["about"] & asked for i in g)]
+    # a group of statements is about the question when one of them holds a word of it, or when
+    # the packet cites a line and a newer one that replaces its value by name ("Going for 21 km
+    # instead of 10 km." after "I'm training for 10 km"): the search chose both for the question
+    about = [
+        g
+        for g in groups
+        if len(g) > 1
+        and (
+            any(facts[i]["about"] & asked for i in g)
+            or any(replaces(facts[i], facts[j]) for i in g for j in g)
+        )
+    ]
     for g in about:
         days = {facts[i]["day"] for i in g}
         sources = {facts[i]["source"] for i in g}
@@ -10410,22 +10487,29 @@ def hints(charged_counts, withheld, how):
 # name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
+# "How much", "how many": words of the asking, of a quantity, not of the thing asked about.
+QUANTITY_ASKS = frozenset(["much", "many"])
+
 def answer_words(terms, entities):
     """The question's content words that say what it asks about: not words of the names it gives
     (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
-    answer), nor shorter than three letters (the "s" of "John's")."""
+    answer), nor of asking a quantity (QUANTITY_ASKS), nor shorter than three letters (the "s"
+    of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named and len(w) >= 3]
+    return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
 
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses):
+def answer_check(candidates, similarity, close, word_uses, together=lambda words: True):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
     the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    the words it asks about are used by none ("car insurance premium" where only "car" is), or the
+    words it finds (of four letters or more) are never found together (together(words): whether
+    one passage holds them all; "library" and "number" of "library card number" in a venue's name
+    and a reply's advice):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -10439,12 +10523,20 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    found = [w for w, n in uses.items() if n > 0 and len(w) >= 4]  # not "get", "see"
+    named = ", ".join(repr(w) for w in absent)
     if absent and (not specific or 2 * len(absent) > len(uses)):
-        named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
+        )
+    if absent and len(found) > 1 and not together(found):
+        held = ", ".join(repr(w) for w in found)
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named}, and none holds {held} together",
         )
     return dict(check, found=True, why="the memory uses the question's words")
 
@@ -11145,9 +11237,9 @@ def packet(
     `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
-    if order is not None:
-        chosen = order(query, chosen, report, ranked)
     found = (report.get("answer") or {}).get("found") is not False
+    if order is not None and found:  # the nearest of nothing that answers tell no change
+        chosen = order(query, chosen, report, ranked)
     if choose_facts is not None:
         facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
@@ -11788,22 +11880,29 @@ def hints(charged_counts, withheld, how):
 # name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
+# "How much", "how many": words of the asking, of a quantity, not of the thing asked about.
+QUANTITY_ASKS = frozenset(["much", "many"])
+
 def answer_words(terms, entities):
     """The question's content words that say what it asks about: not words of the names it gives
     (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
-    answer), nor shorter than three letters (the "s" of "John's")."""
+    answer), nor of asking a quantity (QUANTITY_ASKS), nor shorter than three letters (the "s"
+    of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named and len(w) >= 3]
+    return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
 
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses):
+def answer_check(candidates, similarity, close, word_uses, together=lambda words: True):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
     the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    the words it asks about are used by none ("car insurance premium" where only "car" is), or the
+    words it finds (of four letters or more) are never found together (together(words): whether
+    one passage holds them all; "library" and "number" of "library card number" in a venue's name
+    and a reply's advice):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -11817,12 +11916,20 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    found = [w for w, n in uses.items() if n > 0 and len(w) >= 4]  # not "get", "see"
+    named = ", ".join(repr(w) for w in absent)
     if absent and (not specific or 2 * len(absent) > len(uses)):
-        named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
+        )
+    if absent and len(found) > 1 and not together(found):
+        held = ", ".join(repr(w) for w in found)
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named}, and none holds {held} together",
         )
     return dict(check, found=True, why="the memory uses the question's words")
 
@@ -12523,9 +12630,9 @@ def packet(
     `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
-    if order is not None:
-        chosen = order(query, chosen, report, ranked)
     found = (report.get("answer") or {}).get("found") is not False
+    if order is not None and found:  # the nearest of nothing that answers tell no change
+        chosen = order(query, chosen, report, ranked)
     if choose_facts is not None:
         facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
@@ -13384,7 +13491,7 @@ timeline, computed = timeline_section(
 report["timeline"] = computed
 # Passages that state different values of one thing: newest first, each marked (plpy/changes.py).
 result = packet(
-    query, found["results"], report["hints"], report, token_budget, settings, capsules, facts,
+    query, found["results"] + found.get("later", []), report["hints"], report, token_budget, settings, capsules, facts,
     datetime.date.today().isoformat(), order_changes,
     functools.partial(facts_about, settings=settings, meaning=meaning), timeline,
 )
@@ -29233,22 +29340,29 @@ def hints(charged_counts, withheld, how):
 # name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
+# "How much", "how many": words of the asking, of a quantity, not of the thing asked about.
+QUANTITY_ASKS = frozenset(["much", "many"])
+
 def answer_words(terms, entities):
     """The question's content words that say what it asks about: not words of the names it gives
     (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
-    answer), nor shorter than three letters (the "s" of "John's")."""
+    answer), nor of asking a quantity (QUANTITY_ASKS), nor shorter than three letters (the "s"
+    of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named and len(w) >= 3]
+    return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
 
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses):
+def answer_check(candidates, similarity, close, word_uses, together=lambda words: True):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
     the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    the words it asks about are used by none ("car insurance premium" where only "car" is), or the
+    words it finds (of four letters or more) are never found together (together(words): whether
+    one passage holds them all; "library" and "number" of "library card number" in a venue's name
+    and a reply's advice):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -29262,12 +29376,20 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    found = [w for w, n in uses.items() if n > 0 and len(w) >= 4]  # not "get", "see"
+    named = ", ".join(repr(w) for w in absent)
     if absent and (not specific or 2 * len(absent) > len(uses)):
-        named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
+        )
+    if absent and len(found) > 1 and not together(found):
+        held = ", ".join(repr(w) for w in found)
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named}, and none holds {held} together",
         )
     return dict(check, found=True, why="the memory uses the question's words")
 
@@ -29968,9 +30090,9 @@ def packet(
     `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
-    if order is not None:
-        chosen = order(query, chosen, report, ranked)
     found = (report.get("answer") or {}).get("found") is not False
+    if order is not None and found:  # the nearest of nothing that answers tell no change
+        chosen = order(query, chosen, report, ranked)
     if choose_facts is not None:
         facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
@@ -30559,24 +30681,43 @@ The function's body is `# exo:include retrieve` and a call of run(plpy, SD, GD, 
 unit tests pass a small fake plpy. In order: the question is read (query_analysis), the
 query embedding starts in the background (query_embedding), the stages run per workspace
 with the archive fallback (stages), withheld material becomes hints, the merged pool is
-reranked (reranking) and the first k are the results. Returns {results, report} as JSON text.
+reranked (reranking) and the first k are the results; for a question of the present, passages
+that name a value the first ones state follow as "later" (successors). Returns {results, later,
+report} as JSON text.
 """
 
 import datetime
 import json
 import time
 
-"""What a search reads from its question before any stage runs (stdlib only).
+"""What changed, said: passages of one packet that state different values for the same thing.
 
-Part of exo_private.retrieve (plpy/retrieve.py): the settings, the chosen workspaces, the
-temporal signal and the archive decision, the deference of this search, and the query's
-material (entities named, identifiers, content words, title and file keys). `db` is a
-retrieve.Statements: prepared statements of the session.
+A question about what holds now ("Who is my manager?", "When is the offsite?": a verb in the
+present tense, none in the past, no date named) is often answered by passages of different
+times: "My manager is Priya Nair" in March, "I report to Tomasz Wolski now" in October. Read
+alone, the packet would present both as true. Here, for each passage the packet cites, its
+answering line (the message or sentence its excerpt centres on) gives:
+
+  values   what the line states: numbers ("£1,210", "250" of "250 ms", "9:30"), and
+           names (capitalised words not opening a sentence, not the question's own)
+  about    its content words beyond stop words and values, by their stems
+  time     the message's time (a chat window), else the document's date
+
+A question in a line tells nothing but what precedes its last comma ("Living in Leeds, which
+broadband is best?"). Two passages are about the same thing when their lines share a content
+word or a value ("...instead of the Volkswagen Golf") and one of them holds a word of the
+question ("rent": "I pay £1,150 in rent every month" and "New lease signed: £1,210 a month"
+share "month"); they differ when, for a kind of value both tell (money, a time of day, a count,
+a name), they tell different ones. Such passages are ordered newest first in the places they
+held, and each says so after its citation: "(later, 2024-05-02: updates [3])" or "(earlier,
+2023-03-14; superseded by [1]?)"; a later line with a word that says it changed ("now", "moved",
+"instead", "no longer") updates, else differs from.
+Two sources (conversations, documents) that differ on the same day are a disagreement: each
+says "(disagrees with [n], the same day)", and neither is put first. Syntax and the packet's own
+text only: no list of subjects, no model.
 """
 
-import datetime
-import json
-import time
+import re
 
 """Retrieval logic that is not a query (stdlib only).
 
@@ -30929,22 +31070,29 @@ def hints(charged_counts, withheld, how):
 # name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
 ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
 
+# "How much", "how many": words of the asking, of a quantity, not of the thing asked about.
+QUANTITY_ASKS = frozenset(["much", "many"])
+
 def answer_words(terms, entities):
     """The question's content words that say what it asks about: not words of the names it gives
     (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
-    answer), nor shorter than three letters (the "s" of "John's")."""
+    answer), nor of asking a quantity (QUANTITY_ASKS), nor shorter than three letters (the "s"
+    of "John's")."""
     named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
-    return [w for w in terms if w not in named and len(w) >= 3]
+    return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
 
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses):
+def answer_check(candidates, similarity, close, word_uses, together=lambda words: True):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
     the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    the words it asks about are used by none ("car insurance premium" where only "car" is), or the
+    words it finds (of four letters or more) are never found together (together(words): whether
+    one passage holds them all; "library" and "number" of "library card number" in a venue's name
+    and a reply's advice):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -30958,12 +31106,20 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    found = [w for w, n in uses.items() if n > 0 and len(w) >= 4]  # not "get", "see"
+    named = ", ".join(repr(w) for w in absent)
     if absent and (not specific or 2 * len(absent) > len(uses)):
-        named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
+        )
+    if absent and len(found) > 1 and not together(found):
+        held = ", ".join(repr(w) for w in found)
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named}, and none holds {held} together",
         )
     return dict(check, found=True, why="the memory uses the question's words")
 
@@ -31664,9 +31820,9 @@ def packet(
     `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
     words = content_words(query)
     chosen = packet_choice(query, ranked, settings)
-    if order is not None:
-        chosen = order(query, chosen, report, ranked)
     found = (report.get("answer") or {}).get("found") is not False
+    if order is not None and found:  # the nearest of nothing that answers tell no change
+        chosen = order(query, chosen, report, ranked)
     if choose_facts is not None:
         facts = choose_facts(query, facts, chosen if found else [], report)
     # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
@@ -31782,6 +31938,305 @@ def packet(
         "relations": relations,
         "hints": hint_list,
     }
+
+# A question about the present: a present-tense auxiliary or copula ("s": "What's"), or a word
+# of the present; one in the past tense is about a time before.
+PRESENT = frozenset(["is", "are", "am", "s", "do", "does", "has", "have", "current", "currently", "now", "still", "latest", "nowadays"])  # fmt: skip
+PAST = frozenset(["did", "was", "were", "had", "used"])
+# Words that say a statement changes an earlier one.
+CHANGE_WORDS = frozenset(
+    [
+        "now",
+        "moved",
+        "move",
+        "moving",
+        "changed",
+        "change",
+        "instead",
+        "longer",
+        "anymore",
+        "actually",
+        "pushed",
+        "postponed",
+        "rescheduled",
+        "reduced",
+        "raised",
+        "increased",
+        "lowered",
+        "cut",
+        "switched",
+        "updated",
+        "update",
+        "new",
+        "replaced",
+        "nowadays",
+        "currently",
+    ]
+)
+# "these days" says the same as "now" in two words.
+_NOW_PHRASE = re.compile(r"\bthese days\b", re.IGNORECASE)
+_NUMBER = re.compile(r"[£$€]?\d+(?:[.,:]\d+)*")
+# A unit written right after a number ("10 km", "50GB", "250 ms"): its kind of quantity.
+_UNIT = re.compile(r"\s?([A-Za-z]{1,5})\b")
+WEEKDAY_NAMES = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())  # noqa: SIM905
+# A run of capitalised words, after a short abbreviation ("Dr. Okafor", "St. Ives").
+_NAME = re.compile(r"\b(?:[A-Z][a-z]{0,2}\.\s+)?[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
+_OPENS = re.compile(r"(?:^|[.!?:;]\s+)$")
+
+def asks_now(query, report):
+    """Whether the question asks what holds now: a present-tense verb, no past one, no date."""
+    if (report.get("temporal") or {}).get("span"):
+        return False
+    words = set(query_words(query))
+    return bool(words & PRESENT) and not words & PAST
+
+def told(line):
+    """What a line tells: its sentences, a question left out but for what precedes its last comma
+    ("Living in Leeds, which broadband is best?" tells "Living in Leeds")."""
+    kept = []
+    for part in re.split(r"(?<=[.!?])\s+", line.strip()):
+        if part.endswith("?"):
+            part = re.split(r"[,;]\s+", part)[0] if re.search(r"[,;]\s+", part) else ""
+        kept.append(part)
+    return " ".join(p for p in kept if p)
+
+def value_kind(number, after=""):
+    """What a number is, so that only numbers of one kind are compared: an amount of money, a
+    time of day, a quantity of the unit written right `after` it ("number km"), or a count
+    ("£1,150" and the "1" of "the 1st" tell different things)."""
+    if number[0] in "£$€":
+        return "money"
+    if ":" in number:
+        return "time"
+    unit = _UNIT.match(after)
+    return (
+        "number " + unit.group(1).casefold()
+        if unit and unit.group(1).casefold() not in STOPWORDS
+        else "number"
+    )
+
+def name_kind(name):
+    """What a name is: a day of the week ("Thursdays"), a person by a title ("Dr. Okafor": "name
+    dr."), or a name."""
+    folded = name.casefold()
+    if folded.rstrip("s") in WEEKDAY_NAMES:
+        return "weekday"
+    title = re.match(r"([A-Z][a-z]{0,2}\.)\s", name)
+    return "name " + title.group(1).casefold() if title else "name"
+
+# Kinds specific enough that two lines telling different values of one are about the same thing
+# though they share no word ("Gym day is Tuesdays" / "I train on Thursdays"); money, times and
+# bare counts and names are too common for that.
+SPECIFIC = re.compile(r"number \w+|weekday|name \S+")
+
+def differ(a, b):
+    """Whether two statements' values ({(kind, value)}) tell different things: for some kind both
+    tell, they tell different values of it."""
+    kinds = {k for k, _ in a} & {k for k, _ in b}
+    return any({v for k, v in a if k == kind} != {v for k, v in b if k == kind} for kind in kinds)
+
+def without_opening(m, text):
+    """A capitalised run (a _NAME match in text) without the word that opens a sentence, which is
+    capitalised whatever it is ("The Renault Zoe arrived" names "Renault Zoe", "Sold" nothing)."""
+    if not _OPENS.search(text[: m.start()]):
+        return m.group()
+    _, _, rest = m.group().partition(" ")
+    return rest.strip()
+
+def statement(line, asked):
+    """(values, about) of an answering line: the values it tells (told()), and the stems of its
+    content words and of what its quantities measure (MEASURES)."""
+    text = told(line)
+    numbers = {(value_kind(m.group(), text[m.end() :]), m.group()) for m in _NUMBER.finditer(text)}
+    names = {name for m in _NAME.finditer(text) if (name := without_opening(m, text))}
+    names = {n for n in names if n.casefold() not in asked and n not in ("I", "I'm", "I've", "I'll")}
+    values = numbers | {(name_kind(n), n) for n in names}
+    inside = {w.casefold() for _, v in values for w in _WORD.findall(v)}
+    about = {w.casefold() for w in _WORD.findall(line)} - STOPWORDS - inside
+    about |= {m for k, _ in values if k.startswith("number ") for m in MEASURES.get(k[7:], ())}
+    return values, {stem(w) for w in about if len(w) >= 3 and not w.isdigit()}
+
+def stated(c, words, asked):
+    """What the candidate's answering line states: {line, values, about, time, day, source}."""
+    line = answering_line(c, words)
+    label = _CHAT_LABEL.match(line)
+    time = label.group(1) if label and len(label.group(1)) == 16 else c.get("written_at")
+    text = line[label.end() :] if label else line
+    values, about = statement(text, asked)
+    chat = c.get("chat")
+    source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
+    changed = bool({w.casefold() for w in _WORD.findall(text)} & CHANGE_WORDS or _NOW_PHRASE.search(text))
+    return {"values": values, "about": about, "time": time, "day": (time or "")[:10], "source": source,
+            "update": changed}  # fmt: skip
+
+def same_thing(a, b, asked):
+    """Two statements of the same thing that differ: they share a content word or a value ("from
+    21 km to 42 km" after "from 10 km to 21 km"), or a SPECIFIC kind of value ("Tuesdays" and
+    "Thursdays", "21 km" and "42 km") that is all a line without a word of the question tells
+    (`asked`: the stems of its content words), or the one value of its kind that a newer line
+    saying it changes tells; and they differ(). A group of them is about the question when one of
+    its lines holds a word of it (order_changes)."""
+    if not (a["values"] and b["values"] and a["time"] and b["time"]):
+        return False
+    kinds = {k for k, _ in a["values"]} & {k for k, _ in b["values"]}
+    # by a specific kind only where a line that holds no word of the question tells nothing else
+    # ("Dinner is on Saturday at 7" is no other day for "When does Karl's flight land?")
+    alike = any(
+        all(f["about"] & asked or {k for k, _ in f["values"]} == {kind} for f in (a, b))
+        for kind in kinds
+        if SPECIFIC.fullmatch(kind)
+    )
+    # a newer line that says it changes something, holds none of the question's words and tells
+    # one value (no old one to share: "We moved to York last month.") is about what a line that
+    # holds a word of the question tells of its kind ("Living in Leeds, ...")
+    updates = any(
+        f["update"] and f["time"] > g["time"] and len(f["values"]) == 1 and (f["about"] | g["about"]) & asked
+        and next(iter(f["values"]))[0] in kinds
+        for f, g in ((a, b), (b, a))
+    )  # fmt: skip
+    shared = a["about"] & b["about"] or a["values"] & b["values"] or alike or updates
+    return bool(shared) and differ(a["values"], b["values"])
+
+def replaces(f, g):
+    """Whether line f, newer than g and saying it changes, names g's value beside a new one of
+    its kind: "21 km instead of 10 km", "from Leeds to York" after a line telling "10 km", "Leeds"."""
+    if not (f["update"] and f["time"] and g["time"] and f["time"] > g["time"]):
+        return False
+    kinds = {k for k, _ in f["values"] & g["values"]}
+    return any(k in kinds for k, _ in f["values"] - g["values"])
+
+def newer_from_pool(chosen, facts, pool, words, every, asked):
+    """A statement the search ranked below the packet's cut (`pool`, in rank order) that is newer
+    than one the packet cites about the question and differs from it ("I switched to a 50 GB
+    plan." after "My phone plan has 20 GB of data") takes the place of the last cited passage
+    that states nothing asked (a chat about data usage on Android), or, with no such place, joins
+    the packet (one at most: it grows by one passage); (chosen, facts) with them."""
+    chosen, facts = list(chosen), list(facts)
+    cited = {c["chunk_id"] for c in chosen}
+    spare = [i for i, f in enumerate(facts) if not (f["values"] and f["about"] & asked)]
+    grown = False
+    for c in pool:
+        if c["chunk_id"] in cited:
+            continue
+        f = stated(c, words, every)
+        if not any(
+            g["about"] & asked and f["time"] > g["time"] and same_thing(f, g, asked)
+            for g in facts
+            if g["time"]
+        ):
+            continue
+        if spare:
+            place = spare.pop()
+            chosen[place], facts[place] = c, f
+        elif not grown:
+            chosen.append(c)
+            facts.append(f)
+            grown = True
+        else:
+            break
+        cited.add(c["chunk_id"])
+    return chosen, facts
+
+def order_changes(query, chosen, report, pool=()):
+    """`chosen` (the packet's evidence, in its order) with passages that state different values
+    of one thing ordered newest first in the places they held, each marked (c["change"]:
+    {kind: later|earlier|disagrees, day, others: chunk ids, update}); report.changes lists the
+    groups. A newer statement from the rest of the ranked `pool` joins them (newer_from_pool).
+    Unchanged unless the question asks what holds now (asks_now)."""
+    if not asks_now(query, report) or not chosen:
+        return chosen
+    every = query_words(query)
+    words = [w for w in every if w not in STOPWORDS]
+    facts = [stated(c, words, set(every)) for c in chosen]
+    asked = {stem(w) for w in words if len(w) >= 3}
+    chosen, facts = newer_from_pool(chosen, facts, pool, words, set(every), asked)
+    groups = []
+    for i in range(len(chosen)):
+        for g in groups:
+            if all(same_thing(facts[i], facts[j], asked) for j in g):
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    out = list(chosen)
+    changes = []
+    # a group of statements is about the question when one of them holds a word of it, or when
+    # the packet cites a line and a newer one that replaces its value by name ("Going for 21 km
+    # instead of 10 km." after "I'm training for 10 km"): the search chose both for the question
+    about = [
+        g
+        for g in groups
+        if len(g) > 1
+        and (
+            any(facts[i]["about"] & asked for i in g)
+            or any(replaces(facts[i], facts[j]) for i in g for j in g)
+        )
+    ]
+    for g in about:
+        days = {facts[i]["day"] for i in g}
+        sources = {facts[i]["source"] for i in g}
+        newest = sorted(g, key=lambda i: facts[i]["time"], reverse=True)
+        ids = [chosen[i]["chunk_id"] for i in newest]
+        if len(days) == 1 and len(sources) > 1 and not facts[newest[0]]["update"]:
+            kind = "disagreement"
+            for i in g:
+                out[i] = dict(chosen[i], change={"kind": "disagrees", "day": facts[i]["day"],
+                                                 "others": [x for x in ids if x != chosen[i]["chunk_id"]]})  # fmt: skip
+        else:
+            kind = "update"
+            for place, i in zip(sorted(g), newest, strict=True):
+                later = i == newest[0]
+                others = [x for x in ids if x != chosen[i]["chunk_id"]] if later else ids[:1]
+                out[place] = dict(chosen[i], change={"kind": "later" if later else "earlier", "others": others,
+                                                     "day": facts[i]["day"], "update": facts[i]["update"]})  # fmt: skip
+        changes.append({"kind": kind, "chunks": ids})
+    report["changes"] = changes
+    return out
+"""English month names for the date readers (stdlib only): banding and temporal."""
+
+MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}  # fmt: skip
+
+#: A regex group matching any month name or abbreviation, with an optional dot.
+MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+
+WEEKDAYS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"),
+            ("thursday", "thu", "thur", "thurs"), ("friday", "fri"), ("saturday", "sat"),
+            ("sunday", "sun"),
+        ]
+    )
+    for name in names
+}  # fmt: skip
+"""Weekday names and abbreviations, Monday 0 (datetime.date.weekday)."""
+
+#: A regex group matching any weekday name or abbreviation, with an optional dot.
+WEEKDAY_PATTERN = "(" + "|".join(sorted(WEEKDAYS, key=len, reverse=True)) + r")\.?"
+"""What a search reads from its question before any stage runs (stdlib only).
+
+Part of exo_private.retrieve (plpy/retrieve.py): the settings, the chosen workspaces, the
+temporal signal and the archive decision, the deference of this search, and the query's
+material (entities named, identifiers, content words, title and file keys). `db` is a
+retrieve.Statements: prepared statements of the session.
+"""
+
+import datetime
+import json
+import time
 
 def elapsed_ms(since):
     """Milliseconds since a time.monotonic() reading, to two places."""
@@ -32919,6 +33374,10 @@ def answer_ways(walked, hops, anchors, limit=20):
 # any present candidate (archive_holds_more), looking at BM25's first few archival passages.
 ARCHIVE_MARGIN_WORDS = 2
 ARCHIVE_PROBE = 5
+# BM25's first this many passages for a name a cited line states (value_mentions), and for the
+# question's words that one passage must hold together (hold_together).
+VALUE_MENTIONS = 5
+TOGETHER_PROBE = 5
 
 class StageSearch:
     """The stages of one search over its chosen workspaces; candidate details fetched once."""
@@ -33273,6 +33732,34 @@ class StageSearch:
         query = {"query": word, "row_limit": cap}
         return sum(len(self.run_stage("lexical", ws, bands, query)) for ws in self.chosen)
 
+    def value_mentions(self, values, bands, known):
+        """Hits of the lexical stage in `bands` for each of `values` (names the packet's lines
+        state), VALUE_MENTIONS a name and workspace, none of `known` chunk ids: where a later
+        line may say that the value changed."""
+        hits = []
+        for ws in self.chosen:
+            for value in values:
+                for r in self.run_stage("lexical", ws, bands, {"query": value, "row_limit": VALUE_MENTIONS}):
+                    if r["chunk_id"] not in known:
+                        known.add(r["chunk_id"])
+                        hits.append(
+                            self.candidate(
+                                r, False, workspace=ws, stage="lexical", match="lexical", detail=None
+                            )
+                        )
+        return hits
+
+    def hold_together(self, words):
+        """Whether one passage of the chosen workspaces, in any band, holds all of `words`:
+        among BM25's first TOGETHER_PROBE for them (the passages holding most of them)."""
+        query = {"query": " ".join(words), "row_limit": TOGETHER_PROBE}
+        hits = [
+            {"workspace": ws, "chunk_id": r["chunk_id"]}
+            for ws in self.chosen
+            for r in self.run_stage("lexical", ws, ALL_BANDS, query)
+        ]
+        return any(coverage(d["body"], words) == 1.0 for d in self.fetch_details(hits))
+
     def word_uses(self, words, cap):
         """{word: how many chunks of the chosen workspaces hold it in any band, counted up to cap}
         (BM25, as the lexical stage reads: nothing withheld counts)."""
@@ -33382,6 +33869,9 @@ def search_with_fallback(search, open_archive):
         return pools, bands, None
     return search.workspaces(ALL_BANDS), ALL_BANDS, opened
 
+# At most this many names a packet's lines state are looked up for lines that changed them.
+SUCCESSOR_NAMES = 3
+
 class Statements:
     """The session's prepared statements (plpython's SD), by key; prepared on first use."""
 
@@ -33430,7 +33920,10 @@ def withheld_hints(db, q, chosen):
 def pool_candidates(search, pools):
     """The merged pool: every workspace's hits with their chunk and document (and, for a chat
     chunk, its conversation, senders, first time and messages), by chunk id."""
-    hits = [h for p in pools for h in p.hits]
+    return hit_candidates(search, [h for p in pools for h in p.hits])
+
+def hit_candidates(search, hits):
+    """Candidates of hits (Pool.admit's shape), each with its chunk and document, by chunk id."""
     by_id = {h["chunk_id"]: h for h in hits}
     candidates = []
     for d in search.fetch_details(hits):
@@ -33454,6 +33947,26 @@ def pool_candidates(search, pools):
         )
     candidates.sort(key=lambda c: c["chunk_id"])
     return candidates
+
+def successors(search, first, bands, known):
+    """Candidates that mention a name the first packet.max_chunks of `first` (candidates in the
+    order before the rerank) state, found by BM25 in `bands`, none of `known` chunk ids: for a
+    question of the present, the line that changed a value often names the old one and none of
+    the question's words ("Settled in York after the move from Leeds" after "I live in Leeds").
+    They are returned beside the results ("later"), scored 0: the packet cites one only where
+    changes.order_changes finds it newer than a line it cites and telling another value of it."""
+    words = search.q.terms
+    names = []
+    for c in first[: search.settings["packet.max_chunks"]]:
+        told = stated(c, words, set(words))["values"]
+        # in the line's order (a set's order varies by process); a month is a date, not a value
+        for kind, value in sorted(told, key=lambda kv: (c["body"].find(kv[1]), kv[1])):
+            if kind.startswith("name") and value.casefold() not in MONTHS and value not in names:
+                names.append(value)
+    if not names:
+        return []
+    hits = search.value_mentions(names[:SUCCESSOR_NAMES], bands, set(known))
+    return [dict(c, relevance=0.0, score=0.0) for c in hit_candidates(search, hits)]
 
 def personal_setup(db, profile, chosen, report):
     """The personal stage's {settings, saved: {workspace: [document ids]}} for a profile (an
@@ -33534,7 +34047,7 @@ def run(
     query_embedding,
     profile=None,
 ):
-    """{results, report} of one search as JSON text (arguments checked by
+    """{results, later, report} of one search as JSON text (arguments checked by
     exo_private.check_search_arguments). SD holds the session's prepared statements, GD the
     session's model budgets. With a profile, the personal stage runs first in each workspace
     over the user's saved documents (report["personal"])."""
@@ -33611,6 +34124,12 @@ def run(
             c["chunk_id"]
             for c in rank(candidates, deterministic, weights, today, years, recency, present, days)
         ]
+        later = []
+        if asks_now(q.text, report):  # before the rerank: whichever backend reranks, the same
+            t = time.monotonic()
+            by_id = {c["chunk_id"]: c for c in candidates}
+            later = successors(search, [by_id[i] for i in incoming], bands, by_id)
+            timings["successors"] = elapsed_ms(t)
         t = time.monotonic()
         pool = RerankPool(
             db, candidates, incoming, deterministic, settings, q.text, model, embedding, report, GD
@@ -33622,6 +34141,7 @@ def run(
             pool.similarity,
             settings["packet.answer_close_similarity"],
             lambda: search.word_uses(answer_words(q.terms, q.entities), COMMON_WORD_CHUNKS),
+            search.hold_together,
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}
@@ -33630,10 +34150,12 @@ def run(
         embedding.close()
 
     results = [result_row(n, c) for n, c in enumerate(ranked[:k], 1)]
+    # beside the results, for the packet alone (exo.search shows what was ranked)
+    later_rows = [result_row(len(results) + n, c) for n, c in enumerate(later, 1)]
     report["returned"] = len(results)
     report["released"] = released(ranked[:k], q.care.why_released)
     timings["total"] = elapsed_ms(began)
-    return json.dumps({"results": results, "report": report})
+    return json.dumps({"results": results, "later": later_rows, "report": report})
 return run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, bridge, as_of, query_embedding, profile)
 $_$;
 
@@ -33643,7 +34165,7 @@ ALTER FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, pe
 -- Name: FUNCTION retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) IS 'The whole retrieval: temporal signal, staged search per workspace with early stop, deference (time and care decided apart), archive fallback, combined-pool rerank; {results, report}. Reads the first 2,000 characters of the query; its query embedding counts against reader.embed_calls_per_minute. With a profile, the personal stage (the user''s claimed and pinned documents, sql/700_kb.sql) runs first in each workspace. Read through exo.search, exo.search_report, exo.search_json and exo.context_packet.';
+COMMENT ON FUNCTION exo_private.retrieve(query text, workspaces text[], k integer, per_workspace integer, open_archive boolean, bridge text[], as_of timestamp with time zone, query_embedding double precision[], profile text) IS 'The whole retrieval: temporal signal, staged search per workspace with early stop, deference (time and care decided apart), archive fallback, combined-pool rerank; {results, later, report} (later: passages naming a value the first results state, for the packet). Reads the first 2,000 characters of the query; its query embedding counts against reader.embed_calls_per_minute. With a profile, the personal stage (the user''s claimed and pinned documents, sql/700_kb.sql) runs first in each workspace. Read through exo.search, exo.search_report, exo.search_json and exo.context_packet.';
 
 --
 -- Name: retry_failed(text, timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -34969,21 +35491,44 @@ CREATE FUNCTION exo_private.stage_sql_identifier(chunks text, bm25 text, ranked 
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
 begin
-    -- The BM25 hits of the identifier's words, best first and at most 10 x the limit,
-    -- checked for the string itself: a rare identifier is among the first, and a common
-    -- prefix ("INC") never walks its thousands of postings.
+    -- The chunks holding the string, by its trigrams (chunks_body_trgm_idx, as lower(body) like
+    -- '%string%'): a rare identifier's few at once, whatever its prefix shares. Past the limit the
+    -- string is common (a host most notes name) and its holders are not all read: BM25's first 10 x
+    -- the limit hits of its words, checked for the string, as many as the limit in BM25's order. A
+    -- string of under three characters has no trigram: BM25's too. BM25 scores only the rows kept
+    -- (a score computed outside the index costs about 0.1 ms a row).
     return format($q$
-        select x.chunk_id, x.score, x.charged from (
-            select c.id as chunk_id, -(%s operator(public.<@>) public.to_bm25query({identifier}, %L)) as score,
-                   c.charged_subjects as charged, c.body
-            from exo_private.%I c
-            where %s
-            order by %s operator(public.<@>) public.to_bm25query({identifier}, %L)
-            limit {row_limit} * 10
+        with holders as materialized (
+            select c.id from exo_private.%I c
+            where pg_catalog.length({identifier}) >= 3
+              and pg_catalog.lower(c.body) operator(pg_catalog.~~) ('%%' || pg_catalog.replace(pg_catalog.replace(
+                  pg_catalog.replace(pg_catalog.lower({identifier}), '\', '\\'), '%%', '\%%'), '_', '\_') || '%%')
+            limit {row_limit} + 1
+        ), few as materialized (
+            select pg_catalog.length({identifier}) >= 3 and count(*) <= {row_limit} as yes from holders
+        )
+        select x.chunk_id, -(x.ranked operator(public.<@>) public.to_bm25query({identifier}, %L)) as score,
+               x.charged
+        from (
+            select c.id as chunk_id, %s as ranked, c.charged_subjects as charged
+            from holders h
+            join exo_private.%I c on c.id = h.id
+            where (select f.yes from few f) and %s
+            union all
+            select y.chunk_id, y.ranked, y.charged from (
+                select z.chunk_id, z.ranked, z.charged from (
+                    select c.id as chunk_id, %s as ranked, c.charged_subjects as charged, c.body
+                    from exo_private.%I c
+                    where not (select f.yes from few f) and %s
+                    order by %s operator(public.<@>) public.to_bm25query({identifier}, %L)
+                    limit {row_limit} * 10
+                ) z
+                where pg_catalog.strpos(pg_catalog.lower(z.body), pg_catalog.lower({identifier})) > 0
+                limit {row_limit}
+            ) y
         ) x
-        where pg_catalog.strpos(pg_catalog.lower(x.body), pg_catalog.lower({identifier})) > 0
-        order by x.score desc
-        limit {row_limit} $q$, ranked, bm25, chunks, visible, ranked, bm25);
+        order by score desc, x.chunk_id desc
+        limit {row_limit} $q$, chunks, bm25, ranked, chunks, visible, ranked, chunks, visible, ranked, bm25);
 end
 $_$;
 

@@ -67,21 +67,44 @@ security invoker
 set search_path = exo_private, pg_temp
 as $$
 begin
-    -- The BM25 hits of the identifier's words, best first and at most 10 x the limit,
-    -- checked for the string itself: a rare identifier is among the first, and a common
-    -- prefix ("INC") never walks its thousands of postings.
+    -- The chunks holding the string, by its trigrams (chunks_body_trgm_idx, as lower(body) like
+    -- '%string%'): a rare identifier's few at once, whatever its prefix shares. Past the limit the
+    -- string is common (a host most notes name) and its holders are not all read: BM25's first 10 x
+    -- the limit hits of its words, checked for the string, as many as the limit in BM25's order. A
+    -- string of under three characters has no trigram: BM25's too. BM25 scores only the rows kept
+    -- (a score computed outside the index costs about 0.1 ms a row).
     return format($q$
-        select x.chunk_id, x.score, x.charged from (
-            select c.id as chunk_id, -(%s operator(public.<@>) public.to_bm25query({identifier}, %L)) as score,
-                   c.charged_subjects as charged, c.body
-            from exo_private.%I c
-            where %s
-            order by %s operator(public.<@>) public.to_bm25query({identifier}, %L)
-            limit {row_limit} * 10
+        with holders as materialized (
+            select c.id from exo_private.%I c
+            where pg_catalog.length({identifier}) >= 3
+              and pg_catalog.lower(c.body) operator(pg_catalog.~~) ('%%' || pg_catalog.replace(pg_catalog.replace(
+                  pg_catalog.replace(pg_catalog.lower({identifier}), '\', '\\'), '%%', '\%%'), '_', '\_') || '%%')
+            limit {row_limit} + 1
+        ), few as materialized (
+            select pg_catalog.length({identifier}) >= 3 and count(*) <= {row_limit} as yes from holders
+        )
+        select x.chunk_id, -(x.ranked operator(public.<@>) public.to_bm25query({identifier}, %L)) as score,
+               x.charged
+        from (
+            select c.id as chunk_id, %s as ranked, c.charged_subjects as charged
+            from holders h
+            join exo_private.%I c on c.id = h.id
+            where (select f.yes from few f) and %s
+            union all
+            select y.chunk_id, y.ranked, y.charged from (
+                select z.chunk_id, z.ranked, z.charged from (
+                    select c.id as chunk_id, %s as ranked, c.charged_subjects as charged, c.body
+                    from exo_private.%I c
+                    where not (select f.yes from few f) and %s
+                    order by %s operator(public.<@>) public.to_bm25query({identifier}, %L)
+                    limit {row_limit} * 10
+                ) z
+                where pg_catalog.strpos(pg_catalog.lower(z.body), pg_catalog.lower({identifier})) > 0
+                limit {row_limit}
+            ) y
         ) x
-        where pg_catalog.strpos(pg_catalog.lower(x.body), pg_catalog.lower({identifier})) > 0
-        order by x.score desc
-        limit {row_limit} $q$, ranked, bm25, chunks, visible, ranked, bm25);
+        order by score desc, x.chunk_id desc
+        limit {row_limit} $q$, chunks, bm25, ranked, chunks, visible, ranked, chunks, visible, ranked, bm25);
 end
 $$;
 
@@ -708,7 +731,7 @@ comment on function exo_private.check_search_arguments(text, text[], int, int, f
     'most 100 characters of an argument.';
 
 -- exo_private.retrieve: the whole search (plpy/retrieve.py); exo.search, exo.search_report,
--- exo.search_json and exo.context_packet read its {results, report}.
+-- exo.search_json and exo.context_packet read its {results, report}; the packet also its later.
 create or replace function exo_private.retrieve(
     query text,
     workspaces text[] default null,
@@ -731,7 +754,7 @@ return run(plpy, SD, GD, query, workspaces, k, per_workspace, open_archive, brid
 $$;
 comment on function exo_private.retrieve(text, text[], int, int, boolean, text[], timestamptz, float8[], text) is
     'The whole retrieval: temporal signal, staged search per workspace with early stop, deference '
-    '(time and care decided apart), archive fallback, combined-pool rerank; {results, report}. Reads '
+    '(time and care decided apart), archive fallback, combined-pool rerank; {results, later, report} (later: passages naming a value the first results state, for the packet). Reads '
     'the first 2,000 characters of the query; its query embedding counts against '
     'reader.embed_calls_per_minute. With a profile, the personal stage (the user''s claimed and pinned '
     'documents, sql/700_kb.sql) runs first in each workspace. Read through exo.search, '
@@ -920,7 +943,7 @@ timeline, computed = timeline_section(
 report["timeline"] = computed
 # Passages that state different values of one thing: newest first, each marked (plpy/changes.py).
 result = packet(
-    query, found["results"], report["hints"], report, token_budget, settings, capsules, facts,
+    query, found["results"] + found.get("later", []), report["hints"], report, token_budget, settings, capsules, facts,
     datetime.date.today().isoformat(), order_changes,
     functools.partial(facts_about, settings=settings, meaning=meaning), timeline,
 )

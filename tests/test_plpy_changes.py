@@ -147,6 +147,27 @@ def test_a_newer_line_that_says_it_changes_to_one_value_updates_a_line_of_its_ki
     assert changes.order_changes("Where is the team offsite?", [club, offsite], {}) == [club, offsite]
 
 
+def test_a_newer_line_that_replaces_the_older_value_by_name_is_an_update_though_neither_holds_the_question():
+    """ "instead of 10 km" names the value it replaces: the search chose both lines for the
+    question, so the pair is marked though neither says "running" or "goal"."""
+    old = chat(1, "r0", "2025-10-11 08:56 Sam: I'm training for 10 km; what pace?")
+    new = chat(2, "r1", "2025-12-31 14:35 Sam: Going for 21 km instead of 10 km.")
+    out = changes.order_changes("What is my running goal?", [old, new], {})
+    assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(2, "later"), (1, "earlier")]
+    # the older line naming both values replaces nothing newer
+    before = chat(2, "r1", "2025-09-30 14:35 Sam: Going for 21 km instead of 10 km.")
+    assert changes.order_changes("What is my running goal?", [old, before], {}) == [old, before]
+
+
+@pytest.mark.parametrize("now", ["these days", "nowadays", "currently"])
+def test_a_line_of_the_present_updates_an_older_value(now):
+    old = chat(1, "c0", "2025-09-29 16:04 Sam: I drive a Volkswagen Golf; when is its first service due?")
+    new = chat(2, "c1", f"2026-01-14 09:42 Sam: My car is {now} a Renault Zoe.")
+    out = changes.order_changes("What car do I drive?", [old, new], {})
+    assert [(c["chunk_id"], c["change"]["kind"]) for c in out] == [(2, "later"), (1, "earlier")]
+    assert out[0]["change"]["update"] is True
+
+
 def test_a_newer_statement_below_the_cut_takes_the_place_of_chatter():
     old = chat(1, "p0", "2025-08-03 17:02 Sam: My phone plan has 20 GB of data; is that enough?")
     chatter = chat(2, "p1", "2026-10-11 11:45 Sam: How do I check data usage on Android?")

@@ -1147,9 +1147,37 @@ def test_a_specific_word_in_memory_answers_and_no_candidate_does_not():
     assert search.answer_check([], None, 0.5, lambda: {})["found"] is False
 
 
+def test_words_found_only_apart_do_not_answer_a_question_of_a_word_nowhere():
+    """ "library card number": "library" in a book club's venue, "number" in a reply's advice,
+    "card" nowhere; the words a passage must hold together are the ones the memory uses."""
+    uses = {"library": 1, "card": 0, "number": 9}
+    asked = []
+
+    def together(words):
+        asked.append(words)
+        return False
+
+    check = search.answer_check([_candidate(1)], {1: 0.3}, 0.5, lambda: uses, together)
+    assert check["found"] is False and asked == [["library", "number"]]
+    assert (
+        check["why"]
+        == "no passage open to this search uses 'card', and none holds 'library', 'number' together"
+    )
+    assert search.answer_check([_candidate(1)], {1: 0.3}, 0.5, lambda: uses, lambda words: True)["found"]
+    # one word found is no pair to look for ("running goal": "goal" nowhere, "running" in ten)
+    one = search.answer_check([_candidate(1)], {1: 0.3}, 0.5, lambda: {"running": 10, "goal": 0}, together)
+    assert one["found"] is True and len(asked) == 1
+    # nor is a light verb ("get") beside it: "mobile" nowhere, "data" in five passages
+    light = search.answer_check(
+        [_candidate(1)], {1: 0.3}, 0.5, lambda: {"mobile": 0, "data": 5, "get": 1}, together
+    )
+    assert light["found"] is True and len(asked) == 1
+
+
 def test_answer_words_leave_the_names_out():
     entities = {"personal": [{"id": 1, "name": "Iris Calder"}]}
     assert search.answer_words(["iris", "calder", "s", "karaoke", "night"], entities) == ["karaoke", "night"]
+    assert search.answer_words(["much", "mobile", "data"], {}) == ["mobile", "data"]  # "how much" asks
 
 
 def test_a_packet_says_nothing_answers_and_shows_two_nearest_unless_a_fact_does():
@@ -1169,6 +1197,13 @@ def test_a_packet_says_nothing_answers_and_shows_two_nearest_unless_a_fact_does(
             "valid_from": "2024-01-01", "sources": []}  # fmt: skip
     answered = search.packet("what did the vet say", ranked, [], report, 4000, PACKET, facts=[fact])["text"]
     assert search.NOTHING_ANSWERS not in answered and "[4] " in answered
+
+    # the nearest of nothing that answers are not ordered as changes (marks would cite passages
+    # the packet leaves out)
+    def order(query, chosen, report, ranked):
+        raise AssertionError("no change is looked for where nothing answers")
+
+    search.packet("what did the vet say", ranked, [], report, 4000, PACKET, order=order)
 
 
 def test_a_chat_window_is_cut_at_the_moment_and_one_that_cannot_be_cut_exactly_is_left_out():

@@ -1,0 +1,104 @@
+"""What changed and what nothing answers, through exo.context_packet_json on a real database:
+a newer line that names the old value but none of the question's words is looked up and put
+first (plpy/retrieve.py with_successors, plpy/changes.py), and a question whose words are never
+found together is answered by nothing (plpy/search.py answer_check). plpy/changes.py and
+answer_check alone are tested as plain Python in tests/test_plpy_changes.py and
+tests/test_plpy_search.py."""
+
+from __future__ import annotations
+
+import datetime
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg.types.json import Jsonb
+from support.chat import jsonl, msg
+from support.db import Database, create_database, retire_database
+
+from exocortex.ingest.chat import import_chat
+from exocortex.ops.migrate import grant_database_privileges
+from exocortex.worker.loop import Worker
+
+TODAY = datetime.datetime.now(datetime.UTC).date()
+OWNER = "Sam Rivera"
+# (days ago, conversation, text): one question and reply a session, each its own window.
+SAID = [
+    (300, "City 0", "I live in Leeds; what are good weekend walks nearby?"),
+    (260, "Rent chat", "Can you draft a polite note to my landlord about the boiler?"),
+    (220, "Book club", "Book club moved to Marsh Library."),
+    (180, "Budget chat", "Write the numbers down in one place so you can compare them next month."),
+    (120, "City 1", "Settled in York after the move from Leeds."),
+    (60, "Running 0", "Running again: training for 10 km, what pace?"),
+]
+
+
+@pytest.fixture(scope="module")
+def memory(cfg, template_db, real_models) -> Iterator[Database]:
+    db = create_database(cfg, "exo_packet_changes", template=template_db.name)
+    try:
+        with db.connect() as conn:
+            grant_database_privileges(conn)
+            embeddings = {"url": real_models.embeddings.url, "model": "all-MiniLM-L6-v2", "dimensions": 384}
+            conn.execute(
+                "update exo_private.settings set value = value || %s where key = 'models.embeddings'",
+                (Jsonb(embeddings),),
+            )
+        records = []
+        for n, (ago, title, text) in enumerate(SAID):
+            day = TODAY - datetime.timedelta(days=ago)
+            reply = "Noted. Here is a short plan you can adapt."
+            records += [
+                msg(f"c{n}", OWNER, text, f"{day}T10:00:00Z", conversation_title=title, is_owner=True),
+                msg(f"c{n}", "Assistant", reply, f"{day}T10:02:00Z", conversation_title=title),
+            ]
+        with tempfile.TemporaryDirectory() as folder:
+            export = Path(folder) / "chats.jsonl"
+            export.write_text(jsonl(*records), encoding="utf-8")
+            with db.connect("exo_writer") as conn:
+                import_chat(conn, export, "jsonl", workspace="personal")
+        Worker(cfg, dbname=db.name, once=True, queues=["embed"], poll_s=0.05).run()
+        yield db
+    finally:
+        retire_database(db)
+
+
+@pytest.fixture(scope="module")
+def reader(memory) -> Iterator[psycopg.Connection]:
+    with memory.connect("exo_reader") as conn:
+        yield conn
+
+
+def packet(reader, question: str) -> dict:
+    return reader.execute("select exo.context_packet_json(%s)", (question,)).fetchone()[0]
+
+
+def test_a_newer_line_naming_the_old_value_is_found_and_put_first(reader):
+    """ "Settled in York after the move from Leeds." holds no word of "Where do I live?" and is
+    not close to it in meaning: only the name the cited line states ("Leeds") finds it."""
+    got = packet(reader, "Where do I live?")
+    evidence = got["text"].partition("## Evidence\n")[2]
+    york, leeds = evidence.find("Settled in York"), evidence.find("I live in Leeds")
+    assert 0 <= york < leeds, got["text"]
+    assert "(later, " in evidence[:york] and "superseded by [1]?" in evidence[york : leeds + 200]
+    assert "successors" in got["report"]["timings_ms"]
+
+
+def test_a_question_of_the_past_looks_up_no_newer_line(reader):
+    got = packet(reader, "Where did I live?")
+    assert "successors" not in got["report"]["timings_ms"]
+    assert "Settled in York" not in got["text"]
+
+
+def test_words_the_memory_holds_only_apart_answer_nothing(reader):
+    """ "library" is a venue's name, "number" a piece of advice, "card" nowhere."""
+    answer = packet(reader, "What is my library card number?")["report"]["answer"]
+    assert answer["found"] is False
+    assert (
+        answer["why"]
+        == "no passage open to this search uses 'card', and none holds 'library', 'number' together"
+    )
+    # one word found and one nowhere is a paraphrase's chance: "goal" for "Running again: training for 10 km"
+    assert packet(reader, "What is my running goal?")["report"]["answer"]["found"] is True
