@@ -23,10 +23,12 @@ hold them, entity names, topic phrases, paraphrase queries, an archival-only yea
               seeded random unit vectors without it); a chunk's vector is the normalised
               sum of its sentences' vectors. The HNSW indexes are built after the load.
 
-Everything is bulk-loaded with COPY into the workspace partitions in one transaction;
-`analyze` runs at the end. The same seed and as_of date give the same corpus.
+Everything is bulk-loaded with COPY: the documents in one transaction, then each workspace's
+chunks and vectors on a connection of its own, `jobs` workspaces at a time, then the graph;
+the HNSW indexes are built and `analyze` runs at the end. The same seed and as_of date give
+the same corpus.
 
-    .venv/bin/python -m bench.search_corpus [--chunks 10000] [--seed 7] [--real-embeddings] [--project-graph]
+    .venv/bin/python -m bench.search_corpus [--chunks 10000] [--seed 7] [--jobs 2] [--real-embeddings] [--project-graph]
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ import socket
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
@@ -430,6 +433,8 @@ HOST_ENVS = ("prod", "stage")
 HOSTS_PER_ROLE = 8
 TICKET_PREFIXES = ("INC", "CHG", "PRB")
 TICKET_NUMBERS = range(2101, 10000)  # never a year in this corpus
+#: Numbers of the tickets past the first 23,697 (a technical workspace of more than about 150,000 chunks).
+MORE_TICKET_NUMBERS = range(10000, 100000)
 #: Fillers of the generic rendering that stands for every sentence of an entity or identifier template.
 EXAMPLES = {"host": "db-prod-01", "host2": "db-prod-02", "ticket": "INC-4242", "invoice": "INV-2024-0001",
             "policy": "POL-100200", "amount": "312.40", "person": "a colleague", "person2": "another colleague",
@@ -625,7 +630,9 @@ class Generator:
         ]
         tickets = [f"{p}-{n}" for p in TICKET_PREFIXES for n in TICKET_NUMBERS]
         self.rng.shuffle(tickets)
-        self.tickets = iter(tickets)
+        # Drawn only when the four-digit ones run out, so a smaller corpus is the same as before.
+        more = (f"{p}-{n}" for n in MORE_TICKET_NUMBERS for p in TICKET_PREFIXES)
+        self.tickets = itertools.chain(tickets, more)
         self.invoice_serial = 0
 
     # The pool: content sentences per topic, and one generic rendering per other template.
@@ -920,6 +927,8 @@ def build_corpus(
     *,
     as_of: date | None = None,
     project_graph: bool = False,
+    jobs: int = 1,
+    maintenance_work_mem: str | None = None,
 ) -> CorpusInfo:
     """Fill a freshly migrated database with the synthetic corpus; returns what it made.
 
@@ -927,6 +936,8 @@ def build_corpus(
     pool only (about 3,000 short texts, batches of 128), before any transaction opens.
     `as_of` (default: the server's current_date) anchors written_at and the bands.
     `project_graph` also projects every entity and relation into the AGE graphs.
+    `jobs` workspaces load at a time, each on its own connection to conn's database, which
+    builds the workspace's HNSW index with `maintenance_work_mem` (default: the server's).
     """
     if chunks < 1:
         raise ValueError("chunks must be at least 1")
@@ -977,10 +988,13 @@ def build_corpus(
         model_id = conn.execute(
             "select exo_private.embedding_model_id(%s, %s)", (MODEL, DIMENSIONS)
         ).fetchone()[0]
-        # Registering a model builds its (empty) HNSW indexes; they are built again after the load.
-        for (index,) in conn.execute(
-            """select format('%%I.%%I', n.nspname, c.relname)
+        # Registering a model builds its (empty) HNSW indexes; each is built again after its workspace loads.
+        hnsw: dict[str, str] = {}
+        for ws, index, definition in conn.execute(
+            """select pg_get_expr(p.relpartbound, p.oid), format('%%I.%%I', n.nspname, c.relname),
+                      pg_get_indexdef(x.indexrelid)
                from pg_inherits i
+               join pg_class p on p.oid = i.inhrelid
                join pg_index x on x.indrelid = i.inhrelid
                join pg_class c on c.oid = x.indexrelid
                join pg_namespace n on n.oid = c.relnamespace
@@ -989,6 +1003,7 @@ def build_corpus(
                  and pg_get_expr(x.indpred, x.indrelid) = format('(model_id = %%s)', %s::int)""",
             (model_id,),
         ).fetchall():
+            hnsw[re.fullmatch(r"FOR VALUES IN \('(.+)'\)", ws)[1]] = definition
             conn.execute(f"drop index {index}")
         source = conn.execute(
             "insert into exo_private.sources (root) values (%s) returning id", (root,)
@@ -1018,21 +1033,41 @@ def build_corpus(
                 ))  # fmt: skip
         lap("copy documents")
 
-        for ws in VOCAB:
-            with conn.cursor().copy(
-                f"copy {partitions[ws]} (id, workspace, document_id, ordinal, body, char_start, char_end, band, "
-                "written_at, charged_subjects, charged) from stdin"
-            ) as copy:
-                for c in gen.chunks:
-                    if c.workspace != ws:
-                        continue
-                    d = gen.docs[c.doc]
-                    copy.write_row((
-                        int(chunk_ids[c.index]), ws, doc_ids[c.doc], c.ordinal, c.body, c.char_start, c.char_end,
-                        d.band, d.written_at, [m["subject"] for m in c.charged], json.dumps(c.charged),
-                    ))  # fmt: skip
-        lap("copy chunks (BM25 maintained)")
+    def load_workspace(ws: str) -> None:
+        """A workspace's chunks (its BM25 indexes maintained) and their vectors, on a connection of its own."""
+        members = [c for c in gen.chunks if c.workspace == ws]
+        with psycopg.connect(conn.info.dsn, password=conn.info.password, autocommit=True) as own:
+            register_vector(own)  # pgvector's adapter: numpy rows go out in the vector type's binary form
+            with own.transaction():
+                with own.cursor().copy(
+                    f"copy {partitions[ws]} (id, workspace, document_id, ordinal, body, char_start, char_end, "
+                    "band, written_at, charged_subjects, charged) from stdin"
+                ) as copy:
+                    for c in members:
+                        d = gen.docs[c.doc]
+                        copy.write_row((
+                            int(chunk_ids[c.index]), ws, doc_ids[c.doc], c.ordinal, c.body, c.char_start,
+                            c.char_end, d.band, d.written_at, [m["subject"] for m in c.charged], json.dumps(c.charged),
+                        ))  # fmt: skip
+                with own.cursor().copy(
+                    "copy exo_private.chunk_embeddings (workspace, chunk_id, model_id, embedding) "
+                    "from stdin (format binary)"
+                ) as copy:
+                    copy.set_types(["text", "int8", "int4", "vector"])
+                    indices = np.array([c.index for c in members], dtype=np.int64)
+                    for chunk_id, vector in zip(chunk_ids[indices].tolist(), vectors[indices], strict=True):
+                        copy.write_row((ws, chunk_id, model_id, vector))
+            if maintenance_work_mem:
+                own.execute("select set_config('maintenance_work_mem', %s, false)", (maintenance_work_mem,))
+            own.execute(hnsw[ws])
 
+    # The workspaces load side by side: the server maintains each partition's BM25 indexes and
+    # builds its HNSW index in the workspace's own backend, which is most of the load's time.
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as workers:
+        list(workers.map(load_workspace, list(VOCAB)))
+    lap(f"copy chunks and vectors, build HNSW indexes ({max(1, jobs)} workspaces at a time, BM25 maintained)")
+
+    with conn.transaction():
         chunk_window: dict[int, int] = {}
         with conn.cursor().copy(
             "copy exo_private.extraction_windows (id, document_id, workspace, ordinal, body, char_start, char_end) "
@@ -1101,21 +1136,6 @@ def build_corpus(
                 copy.write_row((ws, generation[ws], s, raw, p, o, w, did))
         lap("copy graph")
 
-        register_vector(conn)  # pgvector's adapter: numpy rows go out in the vector type's binary form
-        for ws in VOCAB:
-            members = np.array([c.index for c in gen.chunks if c.workspace == ws], dtype=np.int64)
-            if len(members) == 0:
-                continue
-            with conn.cursor().copy(
-                "copy exo_private.chunk_embeddings (workspace, chunk_id, model_id, embedding) from stdin (format binary)"
-            ) as copy:
-                copy.set_types(["text", "int8", "int4", "vector"])
-                for chunk_id, vector in zip(chunk_ids[members].tolist(), vectors[members], strict=True):
-                    copy.write_row((ws, chunk_id, model_id, vector))
-        lap("copy embeddings")
-
-    conn.execute("select exo_private.ensure_embedding_indexes(%s)", (model_id,))
-    lap("build HNSW indexes")
     if project_graph:
         for ws in VOCAB:
             conn.execute(
@@ -1205,6 +1225,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--jobs", type=int, default=2, help="workspaces loaded at a time")
     parser.add_argument("--real-embeddings", action="store_true",
                         help="embed the sentence pool with the MiniLM server (started on a free port)")  # fmt: skip
     parser.add_argument("--project-graph", action="store_true", help="also project the graph into AGE")
@@ -1226,7 +1247,9 @@ def main() -> None:
             scratch_database(cfg, "bench_search_corpus") as name,
             connect(admin_url(cfg, name), "exo-bench-search-corpus", autocommit=True) as conn,
         ):
-            info = build_corpus(conn, args.chunks, args.seed, embed, project_graph=args.project_graph)
+            info = build_corpus(
+                conn, args.chunks, args.seed, embed, project_graph=args.project_graph, jobs=args.jobs
+            )
             counts = dict(
                 conn.execute(
                     """select 'documents', count(*) from exo_private.documents

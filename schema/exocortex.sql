@@ -115,6 +115,18 @@ CREATE EXTENSION IF NOT EXISTS pg_textsearch WITH SCHEMA public;
 COMMENT ON EXTENSION pg_textsearch IS 'Full-text search with BM25 ranking';
 
 --
+-- Name: pg_trgm; Type: EXTENSION; Schema: -; Owner: -
+--
+
+CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
+
+--
+-- Name: EXTENSION pg_trgm; Type: COMMENT; Schema: -; Owner: 
+--
+
+COMMENT ON EXTENSION pg_trgm IS 'text similarity measurement and index searching based on trigrams';
+
+--
 -- Name: vector; Type: EXTENSION; Schema: -; Owner: -
 --
 
@@ -18106,6 +18118,45 @@ ALTER FUNCTION exo_private.ensure_workspace_storage(workspace text) OWNER TO exo
 COMMENT ON FUNCTION exo_private.ensure_workspace_storage(workspace text) IS 'Create a workspace''s chunk partition (with its document index, its BM25 index and the BM25 index of its chunks charged for nothing) and its embeddings partition when missing.';
 
 --
+-- Name: entities_shown(bigint[], text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.entities_shown(ids bigint[], bridge text[]) RETURNS SETOF bigint
+    LANGUAGE sql STABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- entity_evidence's withheld = '{}' without counting: not a deferred subject the bridge leaves
+    -- closed, and never mentioned (the owner) or mentioned once where it may be shown. The first
+    -- mention that may be shown ends the look, so a hub of a hundred thousand mentions costs a probe
+    -- or two, not a count of them all (and not a read of every charged chunk).
+    with released as materialized (
+        select exo_private.released_keys(bridge) as keys
+    ), closed as materialized (
+        select k.key from exo_private.closed_subject_keys(bridge) k
+    )
+    select e.id
+    from exo_private.entities e
+    cross join released r
+    where e.id = any (ids)
+      and not exists (select 1 from closed c where c.key = e.canonical_key)
+      and (not exists (select 1 from exo_private.mentions m where m.entity_id = e.id)
+           or exists (
+               select 1 from exo_private.mentions m
+               left join exo_private.chunks c on c.workspace = e.workspace and c.id = m.chunk_id
+               where m.entity_id = e.id
+                 and case when m.chunk_id is null then exo_private.window_withheld(m.window_id, r.keys) = '{}'
+                          else exo_private.unreleased(c.charged_subjects, r.keys) = '{}' end))
+$$;
+
+ALTER FUNCTION exo_private.entities_shown(ids bigint[], bridge text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION entities_shown(ids bigint[], bridge text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.entities_shown(ids bigint[], bridge text[]) IS 'The ids among the given entities that the bridge leaves open: exo_private.entity_evidence''s withheld = ''{}'' (not a closed deferred subject; never mentioned, or a mention that may be shown), decided at the first such mention: what a search may recognise in a question.';
+
+--
 -- Name: entity_dossier(bigint, text[], timestamp with time zone); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -30320,8 +30371,7 @@ class Question:
             "  where e.canonical_key = any ($1) and e.workspace = any ($2)"
             ") "
             "select f.id, f.workspace, f.name from found f "
-            "join exo_private.entity_evidence(array(select x.id from found x), $3, null) v "
-            "  on v.entity_id = f.id and v.withheld = '{}' "
+            "where f.id in (select exo_private.entities_shown(array(select x.id from found x), $3)) "
             "order by f.workspace, length(f.canonical_key) desc, f.id",
             ["text[]", "text[]", "text[]"],
             [ngram_keys(self.text), chosen, released],
@@ -32349,8 +32399,7 @@ class Question:
             "  where e.canonical_key = any ($1) and e.workspace = any ($2)"
             ") "
             "select f.id, f.workspace, f.name from found f "
-            "join exo_private.entity_evidence(array(select x.id from found x), $3, null) v "
-            "  on v.entity_id = f.id and v.withheld = '{}' "
+            "where f.id in (select exo_private.entities_shown(array(select x.id from found x), $3)) "
             "order by f.workspace, length(f.canonical_key) desc, f.id",
             ["text[]", "text[]", "text[]"],
             [ngram_keys(self.text), chosen, released],
@@ -43682,6 +43731,18 @@ CREATE INDEX chunks_administrative_charged_subjects_idx ON exo_private.chunks_ad
 CREATE INDEX chunks_administrative_document_idx ON exo_private.chunks_administrative USING btree (document_id);
 
 --
+-- Name: chunks_body_trgm_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_body_trgm_idx ON ONLY exo_private.chunks USING gin (lower(body) public.gin_trgm_ops);
+
+--
+-- Name: chunks_administrative_lower_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_administrative_lower_idx ON exo_private.chunks_administrative USING gin (lower(body) public.gin_trgm_ops);
+
+--
 -- Name: chunks_charged_workspace_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -43730,6 +43791,12 @@ CREATE INDEX chunks_creative_charged_subjects_idx ON exo_private.chunks_creative
 CREATE INDEX chunks_creative_document_idx ON exo_private.chunks_creative USING btree (document_id);
 
 --
+-- Name: chunks_creative_lower_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_creative_lower_idx ON exo_private.chunks_creative USING gin (lower(body) public.gin_trgm_ops);
+
+--
 -- Name: chunks_creative_workspace_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -43766,6 +43833,12 @@ CREATE INDEX chunks_personal_charged_subjects_idx ON exo_private.chunks_personal
 CREATE INDEX chunks_personal_document_idx ON exo_private.chunks_personal USING btree (document_id);
 
 --
+-- Name: chunks_personal_lower_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_personal_lower_idx ON exo_private.chunks_personal USING gin (lower(body) public.gin_trgm_ops);
+
+--
 -- Name: chunks_personal_workspace_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -43800,6 +43873,12 @@ CREATE INDEX chunks_technical_charged_subjects_idx ON exo_private.chunks_technic
 --
 
 CREATE INDEX chunks_technical_document_idx ON exo_private.chunks_technical USING btree (document_id);
+
+--
+-- Name: chunks_technical_lower_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX chunks_technical_lower_idx ON exo_private.chunks_technical USING gin (lower(body) public.gin_trgm_ops);
 
 --
 -- Name: chunks_technical_workspace_charged_subjects_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -44060,6 +44139,12 @@ CREATE INDEX mentions_entity_chunk_idx ON exo_private.mentions USING btree (enti
 CREATE INDEX mentions_model_entity_chunk_idx ON exo_private.mentions USING btree (entity_id, chunk_id DESC) WHERE ((origin = 'model'::text) AND (chunk_id IS NOT NULL));
 
 --
+-- Name: mentions_structure_entity_chunk_idx; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX mentions_structure_entity_chunk_idx ON exo_private.mentions USING btree (entity_id, chunk_id) WHERE ((origin = 'structure'::text) AND (chunk_id IS NOT NULL));
+
+--
 -- Name: people_one_owner; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
@@ -44270,6 +44355,12 @@ ALTER INDEX exo_private.chunk_embeddings_pkey ATTACH PARTITION exo_private.chunk
 ALTER INDEX exo_private.chunks_charged_idx ATTACH PARTITION exo_private.chunks_administrative_charged_subjects_idx;
 
 --
+-- Name: chunks_administrative_lower_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_body_trgm_idx ATTACH PARTITION exo_private.chunks_administrative_lower_idx;
+
+--
 -- Name: chunks_administrative_pkey; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
 --
 
@@ -44298,6 +44389,12 @@ ALTER INDEX exo_private.chunks_written_at_idx ATTACH PARTITION exo_private.chunk
 --
 
 ALTER INDEX exo_private.chunks_charged_idx ATTACH PARTITION exo_private.chunks_creative_charged_subjects_idx;
+
+--
+-- Name: chunks_creative_lower_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_body_trgm_idx ATTACH PARTITION exo_private.chunks_creative_lower_idx;
 
 --
 -- Name: chunks_creative_pkey; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
@@ -44330,6 +44427,12 @@ ALTER INDEX exo_private.chunks_written_at_idx ATTACH PARTITION exo_private.chunk
 ALTER INDEX exo_private.chunks_charged_idx ATTACH PARTITION exo_private.chunks_personal_charged_subjects_idx;
 
 --
+-- Name: chunks_personal_lower_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_body_trgm_idx ATTACH PARTITION exo_private.chunks_personal_lower_idx;
+
+--
 -- Name: chunks_personal_pkey; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
 --
 
@@ -44358,6 +44461,12 @@ ALTER INDEX exo_private.chunks_written_at_idx ATTACH PARTITION exo_private.chunk
 --
 
 ALTER INDEX exo_private.chunks_charged_idx ATTACH PARTITION exo_private.chunks_technical_charged_subjects_idx;
+
+--
+-- Name: chunks_technical_lower_idx; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER INDEX exo_private.chunks_body_trgm_idx ATTACH PARTITION exo_private.chunks_technical_lower_idx;
 
 --
 -- Name: chunks_technical_pkey; Type: INDEX ATTACH; Schema: exo_private; Owner: exo_owner
@@ -46121,6 +46230,14 @@ GRANT ALL ON FUNCTION exo_private.ensure_workspace_graph(workspace text) TO exo_
 
 REVOKE ALL ON FUNCTION exo_private.ensure_workspace_storage(workspace text) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.ensure_workspace_storage(workspace text) TO exo_writer;
+
+--
+-- Name: FUNCTION entities_shown(ids bigint[], bridge text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.entities_shown(ids bigint[], bridge text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.entities_shown(ids bigint[], bridge text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.entities_shown(ids bigint[], bridge text[]) TO exo_writer;
 
 --
 -- Name: FUNCTION entity_dossier(p_entity bigint, bridge text[], p_as_of timestamp with time zone); Type: ACL; Schema: exo_private; Owner: exo_owner

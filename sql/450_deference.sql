@@ -415,6 +415,40 @@ comment on function exo_private.entity_evidence(bigint[], text[], timestamptz) i
     'counts), or every mention of it is withheld (its only evidence is charged material). The graph '
     'API computes its answers over the open ones.';
 
+-- exo_private.entities_shown: which of some entities a bridge lets a search name.
+create or replace function exo_private.entities_shown(ids bigint[], bridge text[])
+returns setof bigint
+language sql stable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- entity_evidence's withheld = '{}' without counting: not a deferred subject the bridge leaves
+    -- closed, and never mentioned (the owner) or mentioned once where it may be shown. The first
+    -- mention that may be shown ends the look, so a hub of a hundred thousand mentions costs a probe
+    -- or two, not a count of them all (and not a read of every charged chunk).
+    with released as materialized (
+        select exo_private.released_keys(bridge) as keys
+    ), closed as materialized (
+        select k.key from exo_private.closed_subject_keys(bridge) k
+    )
+    select e.id
+    from exo_private.entities e
+    cross join released r
+    where e.id = any (ids)
+      and not exists (select 1 from closed c where c.key = e.canonical_key)
+      and (not exists (select 1 from exo_private.mentions m where m.entity_id = e.id)
+           or exists (
+               select 1 from exo_private.mentions m
+               left join exo_private.chunks c on c.workspace = e.workspace and c.id = m.chunk_id
+               where m.entity_id = e.id
+                 and case when m.chunk_id is null then exo_private.window_withheld(m.window_id, r.keys) = '{}'
+                          else exo_private.unreleased(c.charged_subjects, r.keys) = '{}' end))
+$$;
+comment on function exo_private.entities_shown(bigint[], text[]) is
+    'The ids among the given entities that the bridge leaves open: exo_private.entity_evidence''s '
+    'withheld = ''{}'' (not a closed deferred subject; never mentioned, or a mention that may be '
+    'shown), decided at the first such mention: what a search may recognise in a question.';
+
 -- exo_private.closed_documents: the documents a bridge leaves closed, and why.
 create or replace function exo_private.closed_documents(ids bigint[], bridge text[])
 returns table (document_id bigint, withheld text[])

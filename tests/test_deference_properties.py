@@ -911,6 +911,15 @@ def test_nothing_deferred_leaks_on_any_reader_path_and_every_withholding_is_hint
                 if world.names_subject(m["body"] + " " + m["sender"] + " " + title):
                     assert m["charged"], m
             assert all(m["chunk_id"] is not None for m in world.mentions)
+            # What a search recognises in a question (exo_private.entities_shown, decided at the
+            # first mention that may be shown) is what entity_evidence leaves open.
+            ids = [r[0] for r in conn.execute("select id from exo_private.entities")]
+            for bridge in (corpus["bridge"], None, []):
+                evidence = "select entity_id from exo_private.entity_evidence(%s, %s::text[], null) where withheld = '{}'"
+                shown = "select exo_private.entities_shown(%s, %s::text[])"
+                assert {r[0] for r in conn.execute(shown, (ids, bridge))} == {
+                    r[0] for r in conn.execute(evidence, (ids, bridge))
+                }, bridge
 
             conn.execute("set local role exo_reader")
             ask = Asker(conn, world, corpus["bridge"])

@@ -58,7 +58,7 @@ LOCAL_IMPORT = re.compile(r"^from ([a-z_][a-z0-9_]*) import .+$")
 INCLUDE = re.compile(r"^(?P<indent>[ \t]*)# exo:include (?P<module>[a-z_][a-z0-9_.]*)[ \t]*$", re.M)
 
 #: Created in every database; pg_cron only where cron.database_name points.
-EXTENSIONS = ("plpython3u", "vector", "age", "pg_textsearch")
+EXTENSIONS = ("plpython3u", "vector", "age", "pg_textsearch", "pg_trgm")
 CRON = "pg_cron"
 
 #: Roles nobody logs in as: the owners of what the reader runs. exo_api owns the exo
