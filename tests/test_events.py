@@ -199,6 +199,16 @@ def test_a_state_after_a_counted_doing_tells_the_doing():
     assert [e["activity"] for e in read("Good coffee after the meeting.")] == ["coffee"]  # nothing counted
 
 
+def test_a_stop_after_a_unit_ends_its_sentence():
+    got = read("Swam 30 lengths in 55 min. Dinner with Emeka at Sakura. Rowed 6 km. Lunch at the Anchor.")
+    assert [(e["activity"], e["minutes"], e["people"], e["place"]) for e in got] == [
+        ("swim", 55, [], None),
+        ("dinner", None, ["Emeka"], "Sakura"),
+        ("row", None, [], None),
+        ("lunch", None, [], "Anchor"),
+    ]  # the dinner's company and place are not the swim's
+
+
 def test_seeing_a_professional_by_title_is_an_appointment_with_them():
     def told(text):
         return [(e["activity"], e["people"]) for e in read(text)]

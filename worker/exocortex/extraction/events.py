@@ -162,6 +162,10 @@ _MONEY = re.compile(
     r"|\b(\d[\d,]*(?:\.\d{1,2})?)\s?(pounds?|quid|dollars?|euros?|gbp|usd|eur)\b",
     re.I,
 )
+# A stop after a measure's unit, then a capitalised word ("Swam 30 lengths in 55 min. Dinner with
+# Emeka"): spaCy's parser reads it as an abbreviation's and runs the two sentences into one; a
+# newline after it (of the same length, so offsets stay the text's) ends the sentence there.
+_UNIT_STOP = re.compile(rf"(\b{_NUMBER}\s*(?i:{'|'.join(UNIT_NOUNS)})s?\.) (?=[A-Z])")
 _RELATIVE_DAY = re.compile(
     r"\b(yesterday|last night)\b|\b(?:on|last)\s+(" + "|".join(WEEKDAYS) + r")\b", re.I
 )
@@ -998,8 +1002,9 @@ def text_events(
 ) -> list[Event]:
     """The events a text tells of its writer, dated from base (its note's or message's day). A
     semicolon parts sentences here ("Lunch at the Anchor with Ines; we laughed a lot." tells a
-    lunch): read as a full stop, of the same length, so offsets stay the text's."""
-    parsed = ner.parse(prose(text).replace("; ", ". "))
+    lunch): read as a full stop, of the same length, so offsets stay the text's; so does a stop
+    after a unit (_UNIT_STOP)."""
+    parsed = ner.parse(_UNIT_STOP.sub("\\1\n", prose(text).replace("; ", ". ")))
     return [e for sent in parsed.sents for e in sentence_events(as_owner(sent), base, owner_names, note)]
 
 
