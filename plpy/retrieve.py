@@ -314,7 +314,6 @@ def run(
             pool.similarity,
             settings["packet.answer_close_similarity"],
             lambda: search.word_uses(answer_words(q.terms, q.entities), COMMON_WORD_CHUNKS),
-            search.hold_together,
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}

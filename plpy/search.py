@@ -371,15 +371,12 @@ def answer_words(terms, entities):
 COMMON_WORD_CHUNKS = 20
 
 
-def answer_check(candidates, similarity, close, word_uses, together=lambda words: True):
+def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
     the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is), or the
-    words it finds (of four letters or more) are never found together (together(words): whether
-    one passage holds them all; "library" and "number" of "library card number" in a venue's name
-    and a reply's advice):
+    the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -393,20 +390,12 @@ def answer_check(candidates, similarity, close, word_uses, together=lambda words
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
-    found = [w for w, n in uses.items() if n > 0 and len(w) >= 4]  # not "get", "see"
-    named = ", ".join(repr(w) for w in absent)
     if absent and (not specific or 2 * len(absent) > len(uses)):
+        named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
-        )
-    if absent and len(found) > 1 and not together(found):
-        held = ", ".join(repr(w) for w in found)
-        return dict(
-            check,
-            found=False,
-            why=f"no passage open to this search uses {named}, and none holds {held} together",
         )
     return dict(check, found=True, why="the memory uses the question's words")
 

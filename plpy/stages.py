@@ -32,10 +32,8 @@ from search import (
 # any present candidate (archive_holds_more), looking at BM25's first few archival passages.
 ARCHIVE_MARGIN_WORDS = 2
 ARCHIVE_PROBE = 5
-# BM25's first this many passages for a name a cited line states (value_mentions), and for the
-# question's words that one passage must hold together (hold_together).
+# BM25's first this many passages for a name a cited line states (value_mentions).
 VALUE_MENTIONS = 5
-TOGETHER_PROBE = 5
 
 
 class StageSearch:
@@ -407,17 +405,6 @@ class StageSearch:
                             )
                         )
         return hits
-
-    def hold_together(self, words):
-        """Whether one passage of the chosen workspaces, in any band, holds all of `words`:
-        among BM25's first TOGETHER_PROBE for them (the passages holding most of them)."""
-        query = {"query": " ".join(words), "row_limit": TOGETHER_PROBE}
-        hits = [
-            {"workspace": ws, "chunk_id": r["chunk_id"]}
-            for ws in self.chosen
-            for r in self.run_stage("lexical", ws, ALL_BANDS, query)
-        ]
-        return any(coverage(d["body"], words) == 1.0 for d in self.fetch_details(hits))
 
     def word_uses(self, words, cap):
         """{word: how many chunks of the chosen workspaces hold it in any band, counted up to cap}

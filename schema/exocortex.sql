@@ -4280,15 +4280,12 @@ def answer_words(terms, entities):
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses, together=lambda words: True):
+def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
     the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is), or the
-    words it finds (of four letters or more) are never found together (together(words): whether
-    one passage holds them all; "library" and "number" of "library card number" in a venue's name
-    and a reply's advice):
+    the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -4302,20 +4299,12 @@ def answer_check(candidates, similarity, close, word_uses, together=lambda words
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
-    found = [w for w, n in uses.items() if n > 0 and len(w) >= 4]  # not "get", "see"
-    named = ", ".join(repr(w) for w in absent)
     if absent and (not specific or 2 * len(absent) > len(uses)):
+        named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
-        )
-    if absent and len(found) > 1 and not together(found):
-        held = ", ".join(repr(w) for w in found)
-        return dict(
-            check,
-            found=False,
-            why=f"no passage open to this search uses {named}, and none holds {held} together",
         )
     return dict(check, found=True, why="the memory uses the question's words")
 
@@ -6625,15 +6614,12 @@ def answer_words(terms, entities):
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses, together=lambda words: True):
+def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
     the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is), or the
-    words it finds (of four letters or more) are never found together (together(words): whether
-    one passage holds them all; "library" and "number" of "library card number" in a venue's name
-    and a reply's advice):
+    the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -6647,20 +6633,12 @@ def answer_check(candidates, similarity, close, word_uses, together=lambda words
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
-    found = [w for w, n in uses.items() if n > 0 and len(w) >= 4]  # not "get", "see"
-    named = ", ".join(repr(w) for w in absent)
     if absent and (not specific or 2 * len(absent) > len(uses)):
+        named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
-        )
-    if absent and len(found) > 1 and not together(found):
-        held = ", ".join(repr(w) for w in found)
-        return dict(
-            check,
-            found=False,
-            why=f"no passage open to this search uses {named}, and none holds {held} together",
         )
     return dict(check, found=True, why="the memory uses the question's words")
 
@@ -8480,15 +8458,12 @@ def answer_words(terms, entities):
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses, together=lambda words: True):
+def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
     the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is), or the
-    words it finds (of four letters or more) are never found together (together(words): whether
-    one passage holds them all; "library" and "number" of "library card number" in a venue's name
-    and a reply's advice):
+    the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -8502,20 +8477,12 @@ def answer_check(candidates, similarity, close, word_uses, together=lambda words
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
-    found = [w for w, n in uses.items() if n > 0 and len(w) >= 4]  # not "get", "see"
-    named = ", ".join(repr(w) for w in absent)
     if absent and (not specific or 2 * len(absent) > len(uses)):
+        named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
-        )
-    if absent and len(found) > 1 and not together(found):
-        held = ", ".join(repr(w) for w in found)
-        return dict(
-            check,
-            found=False,
-            why=f"no passage open to this search uses {named}, and none holds {held} together",
         )
     return dict(check, found=True, why="the memory uses the question's words")
 
@@ -10513,15 +10480,12 @@ def answer_words(terms, entities):
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses, together=lambda words: True):
+def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
     the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is), or the
-    words it finds (of four letters or more) are never found together (together(words): whether
-    one passage holds them all; "library" and "number" of "library card number" in a venue's name
-    and a reply's advice):
+    the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -10535,20 +10499,12 @@ def answer_check(candidates, similarity, close, word_uses, together=lambda words
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
-    found = [w for w, n in uses.items() if n > 0 and len(w) >= 4]  # not "get", "see"
-    named = ", ".join(repr(w) for w in absent)
     if absent and (not specific or 2 * len(absent) > len(uses)):
+        named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
-        )
-    if absent and len(found) > 1 and not together(found):
-        held = ", ".join(repr(w) for w in found)
-        return dict(
-            check,
-            found=False,
-            why=f"no passage open to this search uses {named}, and none holds {held} together",
         )
     return dict(check, found=True, why="the memory uses the question's words")
 
@@ -11906,15 +11862,12 @@ def answer_words(terms, entities):
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses, together=lambda words: True):
+def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
     the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is), or the
-    words it finds (of four letters or more) are never found together (together(words): whether
-    one passage holds them all; "library" and "number" of "library card number" in a venue's name
-    and a reply's advice):
+    the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -11928,20 +11881,12 @@ def answer_check(candidates, similarity, close, word_uses, together=lambda words
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
-    found = [w for w, n in uses.items() if n > 0 and len(w) >= 4]  # not "get", "see"
-    named = ", ".join(repr(w) for w in absent)
     if absent and (not specific or 2 * len(absent) > len(uses)):
+        named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
-        )
-    if absent and len(found) > 1 and not together(found):
-        held = ", ".join(repr(w) for w in found)
-        return dict(
-            check,
-            found=False,
-            why=f"no passage open to this search uses {named}, and none holds {held} together",
         )
     return dict(check, found=True, why="the memory uses the question's words")
 
@@ -29405,15 +29350,12 @@ def answer_words(terms, entities):
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses, together=lambda words: True):
+def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
     the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is), or the
-    words it finds (of four letters or more) are never found together (together(words): whether
-    one passage holds them all; "library" and "number" of "library card number" in a venue's name
-    and a reply's advice):
+    the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -29427,20 +29369,12 @@ def answer_check(candidates, similarity, close, word_uses, together=lambda words
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
-    found = [w for w, n in uses.items() if n > 0 and len(w) >= 4]  # not "get", "see"
-    named = ", ".join(repr(w) for w in absent)
     if absent and (not specific or 2 * len(absent) > len(uses)):
+        named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
-        )
-    if absent and len(found) > 1 and not together(found):
-        held = ", ".join(repr(w) for w in found)
-        return dict(
-            check,
-            found=False,
-            why=f"no passage open to this search uses {named}, and none holds {held} together",
         )
     return dict(check, found=True, why="the memory uses the question's words")
 
@@ -31134,15 +31068,12 @@ def answer_words(terms, entities):
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses, together=lambda words: True):
+def answer_check(candidates, similarity, close, word_uses):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
     (where the embedding rerank ran); else unless the question asks about a word no passage open to
     the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
-    the words it asks about are used by none ("car insurance premium" where only "car" is), or the
-    words it finds (of four letters or more) are never found together (together(words): whether
-    one passage holds them all; "library" and "number" of "library card number" in a venue's name
-    and a reply's advice):
+    the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
     paraphrase ("gift" for a message that says "present") still answers through its other words."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
@@ -31156,20 +31087,12 @@ def answer_check(candidates, similarity, close, word_uses, together=lambda words
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
-    found = [w for w, n in uses.items() if n > 0 and len(w) >= 4]  # not "get", "see"
-    named = ", ".join(repr(w) for w in absent)
     if absent and (not specific or 2 * len(absent) > len(uses)):
+        named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
             found=False,
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
-        )
-    if absent and len(found) > 1 and not together(found):
-        held = ", ".join(repr(w) for w in found)
-        return dict(
-            check,
-            found=False,
-            why=f"no passage open to this search uses {named}, and none holds {held} together",
         )
     return dict(check, found=True, why="the memory uses the question's words")
 
@@ -33423,10 +33346,8 @@ def answer_ways(walked, hops, anchors, limit=20):
 # any present candidate (archive_holds_more), looking at BM25's first few archival passages.
 ARCHIVE_MARGIN_WORDS = 2
 ARCHIVE_PROBE = 5
-# BM25's first this many passages for a name a cited line states (value_mentions), and for the
-# question's words that one passage must hold together (hold_together).
+# BM25's first this many passages for a name a cited line states (value_mentions).
 VALUE_MENTIONS = 5
-TOGETHER_PROBE = 5
 
 class StageSearch:
     """The stages of one search over its chosen workspaces; candidate details fetched once."""
@@ -33797,17 +33718,6 @@ class StageSearch:
                             )
                         )
         return hits
-
-    def hold_together(self, words):
-        """Whether one passage of the chosen workspaces, in any band, holds all of `words`:
-        among BM25's first TOGETHER_PROBE for them (the passages holding most of them)."""
-        query = {"query": " ".join(words), "row_limit": TOGETHER_PROBE}
-        hits = [
-            {"workspace": ws, "chunk_id": r["chunk_id"]}
-            for ws in self.chosen
-            for r in self.run_stage("lexical", ws, ALL_BANDS, query)
-        ]
-        return any(coverage(d["body"], words) == 1.0 for d in self.fetch_details(hits))
 
     def word_uses(self, words, cap):
         """{word: how many chunks of the chosen workspaces hold it in any band, counted up to cap}
@@ -34190,7 +34100,6 @@ def run(
             pool.similarity,
             settings["packet.answer_close_similarity"],
             lambda: search.word_uses(answer_words(q.terms, q.entities), COMMON_WORD_CHUNKS),
-            search.hold_together,
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}

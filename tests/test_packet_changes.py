@@ -1,9 +1,7 @@
-"""What changed and what nothing answers, through exo.context_packet_json on a real database:
-a newer line that names the old value but none of the question's words is looked up and put
-first (plpy/retrieve.py with_successors, plpy/changes.py), and a question whose words are never
-found together is answered by nothing (plpy/search.py answer_check). plpy/changes.py and
-answer_check alone are tested as plain Python in tests/test_plpy_changes.py and
-tests/test_plpy_search.py."""
+"""What changed, through exo.context_packet_json on a real database: a newer line that names the
+old value but none of the question's words is looked up and put first (plpy/retrieve.py
+successors, plpy/changes.py), and never shown by exo.search. plpy/changes.py alone is tested as
+plain Python in tests/test_plpy_changes.py."""
 
 from __future__ import annotations
 
@@ -28,10 +26,7 @@ OWNER = "Sam Rivera"
 SAID = [
     (300, "City 0", "I live in Leeds; what are good weekend walks nearby?"),
     (260, "Rent chat", "Can you draft a polite note to my landlord about the boiler?"),
-    (220, "Book club", "Book club moved to Marsh Library."),
-    (180, "Budget chat", "Write the numbers down in one place so you can compare them next month."),
     (120, "City 1", "Settled in York after the move from Leeds."),
-    (60, "Running 0", "Running again: training for 10 km, what pace?"),
 ]
 
 
@@ -92,13 +87,6 @@ def test_a_question_of_the_past_looks_up_no_newer_line(reader):
     assert "Settled in York" not in got["text"]
 
 
-def test_words_the_memory_holds_only_apart_answer_nothing(reader):
-    """ "library" is a venue's name, "number" a piece of advice, "card" nowhere."""
-    answer = packet(reader, "What is my library card number?")["report"]["answer"]
-    assert answer["found"] is False
-    assert (
-        answer["why"]
-        == "no passage open to this search uses 'card', and none holds 'library', 'number' together"
-    )
-    # one word found and one nowhere is a paraphrase's chance: "goal" for "Running again: training for 10 km"
-    assert packet(reader, "What is my running goal?")["report"]["answer"]["found"] is True
+def test_the_search_itself_shows_no_line_the_packet_looked_up(reader):
+    rows = reader.execute("select body from exo.search('Where do I live?')").fetchall()
+    assert not any("Settled in York" in body for (body,) in rows)

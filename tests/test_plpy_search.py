@@ -1147,33 +1147,6 @@ def test_a_specific_word_in_memory_answers_and_no_candidate_does_not():
     assert search.answer_check([], None, 0.5, lambda: {})["found"] is False
 
 
-def test_words_found_only_apart_do_not_answer_a_question_of_a_word_nowhere():
-    """ "library card number": "library" in a book club's venue, "number" in a reply's advice,
-    "card" nowhere; the words a passage must hold together are the ones the memory uses."""
-    uses = {"library": 1, "card": 0, "number": 9}
-    asked = []
-
-    def together(words):
-        asked.append(words)
-        return False
-
-    check = search.answer_check([_candidate(1)], {1: 0.3}, 0.5, lambda: uses, together)
-    assert check["found"] is False and asked == [["library", "number"]]
-    assert (
-        check["why"]
-        == "no passage open to this search uses 'card', and none holds 'library', 'number' together"
-    )
-    assert search.answer_check([_candidate(1)], {1: 0.3}, 0.5, lambda: uses, lambda words: True)["found"]
-    # one word found is no pair to look for ("running goal": "goal" nowhere, "running" in ten)
-    one = search.answer_check([_candidate(1)], {1: 0.3}, 0.5, lambda: {"running": 10, "goal": 0}, together)
-    assert one["found"] is True and len(asked) == 1
-    # nor is a light verb ("get") beside it: "mobile" nowhere, "data" in five passages
-    light = search.answer_check(
-        [_candidate(1)], {1: 0.3}, 0.5, lambda: {"mobile": 0, "data": 5, "get": 1}, together
-    )
-    assert light["found"] is True and len(asked) == 1
-
-
 def test_answer_words_leave_the_names_out():
     entities = {"personal": [{"id": 1, "name": "Iris Calder"}]}
     assert search.answer_words(["iris", "calder", "s", "karaoke", "night"], entities) == ["karaoke", "night"]
