@@ -99,7 +99,11 @@ POSITIVES = [
     ("My closest colleague and friend is the painter Eva Ruiz.", [(OWNER, "FRIEND_OF", "Eva Ruiz")]),
     (
         "Tom Reed lives with his wife Ana Lind and their daughter, Cy.",
-        [("Tom Reed", "SPOUSE_OF", "Ana Lind")],
+        [
+            ("Tom Reed", "SPOUSE_OF", "Ana Lind"),
+            ("Tom Reed", "PARENT_OF", "Cy"),
+            ("Ana Lind", "PARENT_OF", "Cy"),
+        ],
     ),
 ]
 
@@ -178,6 +182,111 @@ def test_a_pronoun_anywhere_in_a_sentence_means_the_note_subject_unless_someone_
     # the sentence before is about her brother: "he" is not she, and not surely him either
     got = triples("Ole Lund is Maja Lund's brother. In 2001 he moved to Oslo.", about="Maja Lund")
     assert got == [("Maja Lund", "SIBLING_OF", "Ole Lund")]
+
+
+def _both_parents(parents, children):
+    return {(p, "PARENT_OF", c) for p in parents for c in children}
+
+
+@pytest.mark.parametrize(
+    ("text", "about", "expected"),
+    [
+        (
+            "Ana Lind married Tom Reed in 1990. Their daughter Cy Reed studies law.",
+            None,
+            {("Ana Lind", "SPOUSE_OF", "Tom Reed")} | _both_parents(["Ana Lind", "Tom Reed"], ["Cy Reed"]),
+        ),
+        (
+            "Omar Haddad lives in Amman with his wife Leila Haddad and their three sons, Sami, Karim and Nabil.",
+            None,
+            {("Omar Haddad", "LIVES_IN", "Amman"), ("Omar Haddad", "SPOUSE_OF", "Leila Haddad")}
+            | _both_parents(["Omar Haddad", "Leila Haddad"], ["Sami", "Karim", "Nabil"]),
+        ),
+        (
+            "Ines Varga is a chemist. She is married to Pavel Novak. Their children are Mila Novak and Jan Novak.",
+            "Ines Varga",
+            {("Ines Varga", "SPOUSE_OF", "Pavel Novak")}
+            | _both_parents(["Ines Varga", "Pavel Novak"], ["Mila Novak", "Jan Novak"]),
+        ),
+        (
+            "Ben Ito and his partner Kai Mori adopted their son, Ren Ito, in 2019.",
+            None,
+            {("Ben Ito", "SPOUSE_OF", "Kai Mori")} | _both_parents(["Ben Ito", "Kai Mori"], ["Ren Ito"]),
+        ),
+        (
+            "Noor Khalil wed Sami Aziz. Cy Aziz is their son.",
+            None,
+            {("Noor Khalil", "SPOUSE_OF", "Sami Aziz")}
+            | _both_parents(["Noor Khalil", "Sami Aziz"], ["Cy Aziz"]),
+        ),
+        (
+            "Jonas Berg lives in Malmö with his wife, the painter Eva Holm, and their children, Olle and Stina.",
+            None,
+            {("Jonas Berg", "LIVES_IN", "Malmö"), ("Jonas Berg", "SPOUSE_OF", "Eva Holm")}
+            | _both_parents(["Jonas Berg", "Eva Holm"], ["Olle", "Stina"]),
+        ),
+        # her husband goes unnamed: she is one of the couple all the same
+        (
+            "Ines Varga died in May. Her husband of forty years survives her, as do their two sons, Aleks and Piotr.",
+            "Ines Varga",
+            _both_parents(["Ines Varga"], ["Aleks", "Piotr"]),
+        ),
+    ],
+)
+def test_their_child_is_the_child_of_the_couple_the_text_just_tied(text, about, expected):
+    assert set(triples(text, about=about)) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "about", "expected"),
+    [
+        # two couples: whose son?
+        (
+            "Ana Lind married Tom Reed, and Eva Ruiz married Bo Lind. Their son Cy Lind was born in 1990.",
+            None,
+            {("Ana Lind", "SPOUSE_OF", "Tom Reed"), ("Eva Ruiz", "SPOUSE_OF", "Bo Lind")},
+        ),
+        # no couple: "their" is the Okafors, in a note that calls its subject "her"
+        ("Ana Lind met the Okafors in Lagos. Their son Emeka Okafor became her friend.", "Ana Lind", set()),
+        # a couple's friend is no relative of the noun's kind for both
+        (
+            "Ana Lind married Tom Reed; their friend Eva Ruiz was a witness.",
+            None,
+            {("Ana Lind", "SPOUSE_OF", "Tom Reed")},
+        ),
+        ("Lena Fischer is not married to Tom Reed. Their son Cy was born in 1990.", None, set()),
+    ],
+)
+def test_their_says_no_one_without_one_couple(text, about, expected):
+    assert set(triples(text, about=about)) == expected
+
+
+def test_their_is_a_singular_they_in_a_note_that_never_says_he_or_she():
+    about = "Kim Alder"
+    assert set(triples("Kim Alder is a designer. Their sister, Jo Alder, lives in Leeds.", about=about)) == {
+        ("Kim Alder", "SIBLING_OF", "Jo Alder"),
+        ("Jo Alder", "LIVES_IN", "Leeds"),
+    }
+    assert set(
+        triples("Kim Alder is a designer from Oslo. Their parents are Eva Alder and Olaf Alder.", about=about)
+    ) == {
+        ("Eva Alder", "PARENT_OF", "Kim Alder"),
+        ("Olaf Alder", "PARENT_OF", "Kim Alder"),
+    }
+    assert triples("Kim Alder grew up in Bergen with their mother, Eva Alder.", about=about) == [
+        ("Eva Alder", "PARENT_OF", "Kim Alder")
+    ]
+    # someone else, a group, an organisation, or a note that says "she": "their" may be others
+    for text in (
+        "Kim Alder met the Okafors in Lagos. Their son Emeka Okafor became a friend.",
+        "Kim Alder met Tom and Eva in Lagos. Their son Emeka Okafor became a friend.",
+        "Kim Alder grew up with cousins in Oslo. Their mother, Eva Lind, raised Kim.",
+        "Kim Alder's neighbours are kind. Their daughter Mia Berg babysits.",
+        "Kim Alder is a designer. She lives in Oslo. Their sister, Jo Alder, lives in Leeds.",
+        "Kim Alder works at Acme. Their friend Jo Berg works there too.",
+    ):
+        got = [t for t in triples(text, about=about) if "Kim Alder" in (t[0], t[2])]
+        assert not [t for t in got if t[1] not in ("LIVES_IN", "WORKS_AT")], text
 
 
 def test_relations_carry_their_sentence_and_types():
@@ -386,13 +495,14 @@ def _key(t):
     return (s, p, o)
 
 
-@pytest.mark.parametrize(("paragraphs", "recall"), [(HELD_OUT, 0.75), (HELD_OUT_B, 0.55)], ids=["A", "B"])
+@pytest.mark.parametrize(("paragraphs", "recall"), [(HELD_OUT, 0.75), (HELD_OUT_B, 0.8)], ids=["A", "B"])
 def test_held_out_wiki_paragraphs(paragraphs, recall):
     """Over the held-out paragraphs: precision at least 0.95, and recall at least 0.75 of set A
     (7 of 16 when it was written, 13 since the rules of relative clauses, roles and pronouns) and
-    0.55 of set B (10 of 28 when it was written, before those rules; 17 after): other wording
-    reaches further than the generator's phrasings, see docs/benchmarks.md. A first name or
-    surname alone counts when it is the paragraph's one person of that name."""
+    0.8 of set B (10 of 28 when it was written, before those rules; 17 after; 23 since "their" of
+    a couple): other wording reaches further than the generator's phrasings, see
+    docs/benchmarks.md. A first name or surname alone counts when it is the paragraph's one
+    person of that name."""
     from exocortex.extraction.relation_syntax import note_subject
 
     right = found = hit = stated = 0

@@ -25,7 +25,10 @@ reside in, move | emigrate to, be based in, marry, befriend). A role noun said o
 economist and the director of ...") relates them to the organisation of its "at" / "for" ("an
 engineer at Acme"), or of its "of" for roles of office (ROLE_OF: "the CEO of Acme"). A he/she/his/
 her anywhere in a sentence of a note about someone means them by NoteSubject's rule ("There he
-married Rosa"), unless the sentence names someone before it.
+married Rosa"), unless the sentence names someone before it. "Their" before a child noun means the
+couple the text tied in that sentence or the one before ("Ana married Ben. Their son Cy ...":
+both are his parents); in a note that never calls its subject he or she, "their" before any
+relation noun, with no one else and no group named just before, means the subject (a singular they).
 
 A person's name is read off the surface, as the small parser splits and mis-attaches names it
 does not know: the run of contiguous capitalised words, with hyphens and name particles inside
@@ -163,6 +166,7 @@ TITLES = frozenset(
 NOT_NAMES = frozenset(RELATION_NOUNS) | TITLES | {"mum", "mom", "dad", "god"}
 PRONOUNS = {"he": "he", "she": "she", "his": "he", "her": "she", "him": "he"}
 PERSON_DEPS = ("nsubj", "nsubjpass")
+PLACES = ("GPE", "LOC", "FAC")
 # How the parser hangs the words of a name before its last on it.
 NAME_PARTS = ("compound", "flat", "nmod")
 # Where a verb the tagger mistook ("live" as an adverb) still heads a clause.
@@ -181,15 +185,18 @@ def find(
     subject = NoteSubject(about, labels) if about else None
     doc = ner.parse(text)
     found.people |= {name_key(e.text) for e in doc.ents if e.label_ == "PERSON"}
+    previous: list = []
     for sent in doc.sents:
+        found.sentence += 1
         said = sent.text.strip()
         opening = bool(subject) and subject.means_subject(said)
         if subject:
             subject.read(said)
-        if not said or said.endswith("?"):
-            continue
-        reader = Sentence(sent, found, author, about if opening else None, about)
-        reader.read()
+        # a note that never called its subject he or she may call them "they"
+        singular_they = about if subject and subject.pronoun is None else None
+        if said and not said.endswith("?"):
+            Sentence(sent, found, author, about if opening else None, about, singular_they, previous).read()
+        previous = list(sent)
     return found.relations
 
 
@@ -262,10 +269,16 @@ class Found:
         self.people = {key for key, kind in labels.items() if kind == "Person"}
         self.relations: list[dict] = []
         self.seen: set[tuple[str, str, str]] = set()
+        self.sentence = 0  # the number of the sentence being read
+        # (sentence, people): the couples the text tied, by marriage or a spouse noun ("her
+        # husband", its name maybe unread): whom a "their" there or in the next sentence means
+        self.couples: list[tuple[int, tuple[str, ...]]] = []
 
     def add(self, subject: str | None, predicate: str, obj: str | None, evidence: str) -> None:
         if not subject or not obj or name_key(subject) == name_key(obj):
             return
+        if predicate == "SPOUSE_OF":
+            self.couples.append((self.sentence, (subject, obj)))
         key = (name_key(subject), predicate, name_key(obj))
         if key in self.seen or (predicate in SYMMETRIC and (key[2], predicate, key[0]) in self.seen):
             return
@@ -403,9 +416,18 @@ class Sentence:
     """One sentence of a window: the names its tokens stand for, and the relations it states."""
 
     def __init__(
-        self, sent, found: Found, author: str | None, opening_about: str | None, about: str | None = None
+        self,
+        sent,
+        found: Found,
+        author: str | None,
+        opening_about: str | None,
+        about: str | None = None,
+        singular_they: str | None = None,
+        previous: list | None = None,
     ):
         self.sent = sent
+        self.singular_they = singular_they  # whom a "their" of no couple may mean
+        self.previous = previous or []  # the sentence before's tokens
         self.runs = name_runs(sent)
         self.found = found
         self.author = author
@@ -417,9 +439,13 @@ class Sentence:
         self.evidence = " ".join(sent.text.split())
 
     def read(self) -> None:
+        theirs = []  # "their son": read after the rest, once the couple the sentence ties is known
         for token in self.sent:
             if token.pos_ in ("NOUN", "PROPN") and token.lemma_.lower() in RELATION_NOUNS:
-                self.relation_noun(token)
+                if any(c.dep_ == "poss" and c.lower_ == "their" for c in token.children):
+                    theirs.append(token)
+                else:
+                    self.relation_noun(token)
             if token.lemma_ in ("be", "become", "get") and token.pos_ in ("AUX", "VERB"):
                 self.copula(token)
             lemma = verb_lemma(token)
@@ -427,6 +453,8 @@ class Sentence:
                 self.verb(token, lemma)
             if token.pos_ == "NOUN" and token.lemma_.lower() not in RELATION_NOUNS:
                 self.role_noun(token)
+        for noun in theirs:
+            self.relation_noun(noun)
 
     # -- names ---------------------------------------------------------------------------------
 
@@ -479,10 +507,12 @@ class Sentence:
                     if run[0].i in seen or not self.conjoined(word, child):
                         continue
                     seen.add(run[0].i)
+                    # "her husband Tom and their children, Cy and Di": a relative of its own, and
+                    # the names it lists, are another relation
+                    if child.lemma_.lower() in RELATION_NOUNS:
+                        continue
                     stack.append(run)
-                    # "her husband Tom and their son, Cy": a relative of its own is another relation
-                    kin = child.lemma_.lower() in RELATION_NOUNS
-                    if (child.i in self.runs or child.pos_ == "PRON" or appositive(child)) and not kin:
+                    if child.i in self.runs or child.pos_ == "PRON" or appositive(child):
                         out.append(child)
         return [token, *sorted(out, key=lambda t: t.i)]
 
@@ -590,6 +620,8 @@ class Sentence:
         owners, named = self.possessors(noun), self.named_by(noun)
         copular = noun.dep_ in ("attr", "nsubj") and noun.head.lemma_ in ("be", "become")
         clause = noun.head if copular or (noun.dep_ == "dobj" and noun.head.lemma_ == "have") else noun
+        if predicate == "SPOUSE_OF" and len(owners) == 1 and holds(clause, predicate, event=True):
+            self.found.couples.append((self.found.sentence, (owners[0], *named[:1])))
         if not owners or not named or not holds(clause, predicate, event=False):
             return
         if side == "parent":
@@ -601,7 +633,7 @@ class Sentence:
         """Whose relative noun is: a possessive, an "of" object, the subject of "have"."""
         for child in noun.children:
             if child.dep_ == "poss":
-                return self.names(child)
+                return self.their(noun) if child.lower_ == "their" else self.names(child)
             if child.dep_ == "prep" and child.lower_ == "of":
                 return [n for pobj in child.children if pobj.dep_ == "pobj" for n in self.names(pobj)]
         if noun.dep_ == "dobj" and noun.head.lemma_ == "have":
@@ -610,6 +642,43 @@ class Sentence:
             return self.possessors(noun.head)
         return []
 
+    def their(self, noun) -> list[str]:
+        """Whose relative "their" + noun is. Of a child ("their son | daughters | children"),
+        the couple the text tied in this sentence or the one before ("Ana married Ben. Their son
+        Cy ...", "with her husband Ben and their son, Cy"; "her husband ..." alone, its name
+        unread, makes its owner one of them), when it tied one there; two couples there say no
+        one. Of any other relation noun ("their parents": the couple's are not one pair), or with
+        no couple, the note's subject where "their" is their singular they (their_subject)."""
+        if RELATION_NOUNS[noun.lemma_.lower()][1] != "child":
+            return self.their_subject(noun)
+        for sentence in (self.found.sentence, self.found.sentence - 1):
+            ties = [people for at, people in self.found.couples if at == sentence]
+            named = [p for p in ties if len(p) == 2]
+            keys = {frozenset(map(name_key, p)) for p in named}
+            # an owner whose spouse goes unnamed is one of a couple named beside, if any
+            keys |= {frozenset(map(name_key, p)) for p in ties if not any(name_key(p[0]) in k for k in keys)}
+            if len(keys) == 1:
+                return list((named or ties)[0])
+            if keys:
+                return []
+        return self.their_subject(noun)
+
+    def their_subject(self, noun) -> list[str]:
+        """[the note's subject] where "their" may be their singular they ("Their sister is Jo
+        Kim"): the note never called them he or she, and neither the sentence before nor its own
+        words before "their" name anyone else or a group "their" may mean ("the Okafors", "her
+        cousins"); else none."""
+        if not self.singular_they:
+            return []
+        mine = {name_key(w) for w in self.singular_they.split()}
+        their = next(c for c in noun.children if c.dep_ == "poss")
+        for word in [*self.previous, *self.sent.doc[self.sent.start : their.i]]:
+            if word.tag_ in ("NNS", "NNPS") and word.ent_type_ not in ("DATE", "TIME"):
+                return []
+            if name_word(word) and name_key(word.text) not in mine and word.ent_type_ not in PLACES:
+                return []
+        return [self.singular_they]
+
     def named_by(self, noun) -> list[str]:
         """Whom noun names: its apposition, the name it is in apposition to or a compound of, or
         the other side of a copular "be"."""
@@ -617,8 +686,14 @@ class Sentence:
             if child.dep_ == "appos":
                 return self.names(child)
         listed = [c for c in noun.children if c.dep_ == "conj" and c.pos_ == "PROPN"]
-        if listed and noun.dep_ == "dobj" and noun.head.lemma_ == "have":
-            return self.names(listed[0])  # "Ana has two sons, Cy and Di"
+        # "Ana has two sons, Cy and Di", "by their two daughters, Marieke and Saskia": a plural
+        # noun's list of names after its comma, which the parser conjoins to it
+        after = self.runs.get(noun.i + 2, []) if noun.i + 2 < noun.sent.end else []
+        plural = noun.tag_ == "NNS" and bool(after) and noun.nbor(1).text == ","
+        if listed and (
+            (plural and listed[0] in after) or (noun.dep_ == "dobj" and noun.head.lemma_ == "have")
+        ):
+            return self.names(listed[0])
         head = noun.head
         if noun.dep_ in ("appos", "compound") and head.pos_ == "PROPN":
             return self.names(head)
