@@ -52,11 +52,13 @@ def test_a_name_must_fit_a_slot_name(name):
         replicas.check_name(name)
 
 
-def test_default_names_and_ports_skip_what_is_taken(home):
+def test_default_names_and_ports_skip_what_is_taken(home, monkeypatch):
     assert replicas._next_name(set()) == "replica1"
     assert replicas._next_name({"replica1", "replica3"}) == "replica2"
-    # Above the model servers' default ports (54330, 54331), and past what replicas hold.
-    assert replicas._next_port(home, {54429}) == 54430
+    # Above the model servers' default ports (54330, 54331), past what replicas hold and what
+    # something else on this machine listens on (here 54430, whatever the machine runs)
+    monkeypatch.setattr(replicas.local, "port_free", lambda port: port != 54430)
+    assert replicas._next_port(home, {54429}) == 54431
 
 
 def test_a_standby_streams_from_the_primary_through_its_slot_and_a_promoted_one_does_not(home):
