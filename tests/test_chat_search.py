@@ -17,12 +17,10 @@ import psycopg
 import pytest
 from psycopg import sql
 from psycopg.rows import dict_row
-from psycopg.types.json import Jsonb
-from support.chat import jsonl, msg
-from support.db import Database, create_database, retire_database
+from support.chat import import_records, msg
+from support.db import Database, create_database, retire_database, use_embeddings
 
 from exocortex.ingest import pipeline
-from exocortex.ingest.chat import import_chat
 from exocortex.ops.migrate import grant_database_privileges
 from exocortex.worker.loop import Worker
 
@@ -68,18 +66,13 @@ def corpus(cfg, template_db, real_models) -> Iterator[Database]:
     try:
         with db.connect() as conn:
             grant_database_privileges(conn)
-            embeddings = {"url": real_models.embeddings.url, "model": "all-MiniLM-L6-v2", "dimensions": 384}
-            conn.execute(
-                "update exo_private.settings set value = value || %s where key = 'models.embeddings'",
-                (Jsonb(embeddings),),
-            )
+            use_embeddings(conn, real_models.embeddings.url)
         with tempfile.TemporaryDirectory() as folder:
             root = Path(folder)
             for name, text in NOTES.items():
                 (root / name).parent.mkdir(parents=True, exist_ok=True)
                 (root / name).write_text(f"---\ndate: {TRIP_DAY.isoformat()}\n---\n{text}", encoding="utf-8")
             pipeline.ingest(cfg, root, workspace="personal", dbname=db.name)
-            export = root / "chats.jsonl"
             records = [
                 msg(
                     "iris",
@@ -91,9 +84,7 @@ def corpus(cfg, template_db, real_models) -> Iterator[Database]:
                 )
                 for day, time, sender, text in MESSAGES
             ]
-            export.write_text(jsonl(*records), encoding="utf-8")
-            with db.connect("exo_writer") as conn:
-                import_chat(conn, export, "jsonl", workspace="personal")
+            import_records(db, records)
         Worker(cfg, dbname=db.name, once=True, queues=["embed"], poll_s=0.05).run()
         yield db
     finally:

@@ -6,17 +6,13 @@ plain Python in tests/test_plpy_changes.py."""
 from __future__ import annotations
 
 import datetime
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import psycopg
 import pytest
-from psycopg.types.json import Jsonb
-from support.chat import jsonl, msg
-from support.db import Database, create_database, retire_database
+from support.chat import import_records, msg
+from support.db import Database, create_database, retire_database, use_embeddings
 
-from exocortex.ingest.chat import import_chat
 from exocortex.ops.migrate import grant_database_privileges
 from exocortex.worker.loop import Worker
 
@@ -36,11 +32,7 @@ def memory(cfg, template_db, real_models) -> Iterator[Database]:
     try:
         with db.connect() as conn:
             grant_database_privileges(conn)
-            embeddings = {"url": real_models.embeddings.url, "model": "all-MiniLM-L6-v2", "dimensions": 384}
-            conn.execute(
-                "update exo_private.settings set value = value || %s where key = 'models.embeddings'",
-                (Jsonb(embeddings),),
-            )
+            use_embeddings(conn, real_models.embeddings.url)
         records = []
         for n, (ago, title, text) in enumerate(SAID):
             day = TODAY - datetime.timedelta(days=ago)
@@ -49,11 +41,7 @@ def memory(cfg, template_db, real_models) -> Iterator[Database]:
                 msg(f"c{n}", OWNER, text, f"{day}T10:00:00Z", conversation_title=title, is_owner=True),
                 msg(f"c{n}", "Assistant", reply, f"{day}T10:02:00Z", conversation_title=title),
             ]
-        with tempfile.TemporaryDirectory() as folder:
-            export = Path(folder) / "chats.jsonl"
-            export.write_text(jsonl(*records), encoding="utf-8")
-            with db.connect("exo_writer") as conn:
-                import_chat(conn, export, "jsonl", workspace="personal")
+        import_records(db, records)
         Worker(cfg, dbname=db.name, once=True, queues=["embed"], poll_s=0.05).run()
         yield db
     finally:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import email.utils
 import json
 import mailbox
+import tempfile
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from pathlib import Path
@@ -18,6 +19,15 @@ def run_import(
 ) -> ChatImportResult:
     with db.connect("exo_writer", autocommit=autocommit) as conn:
         return import_chat(conn, path, fmt, owner_names, workspace)
+
+
+def import_records(db, records: list[dict], workspace: str = "personal") -> ChatImportResult:
+    """Import JSONL records as the writer, through a file as `exo import-chat` reads one."""
+    with tempfile.TemporaryDirectory() as folder:
+        export = Path(folder) / "chats.jsonl"
+        export.write_text(jsonl(*records), encoding="utf-8")
+        with db.connect("exo_writer") as conn:
+            return import_chat(conn, export, "jsonl", workspace=workspace)
 
 
 def jsonl(*records: dict | str) -> str:

@@ -49,6 +49,15 @@ class Database:
         return connect(self.profile_url(name), f"exo-test-{name}", autocommit=autocommit)
 
 
+def use_embeddings(conn: psycopg.Connection, url: str) -> None:
+    """Point models.embeddings at the real MiniLM server at `url` (admin connection)."""
+    embeddings = {"url": url, "model": "all-MiniLM-L6-v2", "dimensions": 384}
+    conn.execute(
+        "update exo_private.settings set value = value || %s where key = 'models.embeddings'",
+        (Jsonb(embeddings),),
+    )
+
+
 def server(cfg: Config) -> dict:
     """The admin's host, port, user and password, as pytest-postgresql takes them."""
     params = conninfo_to_dict(admin_url(cfg))
