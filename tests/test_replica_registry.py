@@ -73,6 +73,31 @@ def test_a_standby_streams_from_the_primary_through_its_slot_and_a_promoted_one_
     assert "primary_slot_name = 'exo_replica_r1'\n" in standby
     promoted = replicas.server_conf(home, replica(promoted=True))
     assert "primary_conninfo" not in promoted and "primary_slot_name" not in promoted
+    # The primary keeps the rows a standby's reads still see: a long read is not cancelled by replay.
+    assert "hot_standby_feedback = on\n" in standby and "hot_standby_feedback = on\n" in promoted
+
+
+def test_a_replica_elsewhere_streams_as_its_own_role_from_an_address_it_reaches(home):
+    far = dataclasses.replace(replica("far", 5432), host="10.0.0.7", data_dir=None, role="exo_replica_far")
+    conf = replicas.server_conf(home, far, primary_host="10.0.0.2", listen="*")
+    assert "listen_addresses = '*'\n" in conf and "port = 5432\n" in conf
+    (conninfo,) = [line for line in conf.splitlines() if line.startswith("primary_conninfo")]
+    for part in ("host=10.0.0.2", "port=54329", "user=exo_replica_far", "application_name=far"):
+        assert part in conninfo
+    secrets = load_secrets(home)
+    assert secrets["exo_replica_far"] in conninfo and secrets["exo_replica_far"] != secrets.get(
+        replicas.REPLICATOR
+    )
+    script = replicas.standby_script(home, far, "10.0.0.2", "*")
+    assert script.startswith("# Replica far of exocortex: run on 10.0.0.7")
+    assert (
+        f"PGPASSWORD='{secrets['exo_replica_far']}' \"$PGBIN/pg_basebackup\" -h 10.0.0.2 -p 54329 -U exo_replica_far"
+        in script
+    )
+    assert "-S exo_replica_far -X stream" in script and 'touch "$DATA/standby.signal"' in script
+    assert conf in script  # its settings, written whole into the standby's exocortex.conf
+    for package in ("postgresql-18-pgvector", "postgresql-18-age", "postgresql-18-pg-textsearch"):
+        assert package in script
 
 
 def test_a_configuration_string_is_quoted():

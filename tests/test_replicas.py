@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -347,6 +348,82 @@ def test_the_cli_routes_reads_through_exo_reader_urls(cfg, replica, vault):
     )
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout)["report"]["served_by"] == NAME
+
+
+def test_the_standby_holds_back_the_primarys_vacuum_for_its_reads(cfg, replica, vault):
+    """hot_standby_feedback: the standby tells the primary the oldest transaction its reads may see,
+    kept on its slot (xmin), so the primary's vacuum keeps those rows and replay cancels no long read."""
+    with connect(replicas.url(cfg, replica, "admin", vault.name), "exo-test", autocommit=True) as standby:
+        assert standby.execute("show hot_standby_feedback").fetchone() == ("on",)
+    deadline = time.monotonic() + 30  # a walreceiver reports every wal_receiver_status_interval (10 s)
+    with vault.connect() as conn:
+        slot_xmin = "select xmin from pg_replication_slots where slot_name = %s"
+        while conn.execute(slot_xmin, (replica.slot,)).fetchone()[0] is None:
+            assert time.monotonic() < deadline, "the standby sent no feedback in 30 s"
+            time.sleep(0.5)
+
+
+ELSEWHERE = "far"
+
+
+def test_a_replica_elsewhere_is_made_by_the_script_add_prints_and_streams_as_its_own_role(
+    cfg, replica, vault
+):
+    """`add --host`: the primary gets a replication role of the replica's own, a pg_hba.conf line for
+    it from that address and a slot; the script printed, run as the other host would run it (here in
+    the runtime's root, on another port of 127.0.0.1), makes a standby that streams as that role and
+    that `list` reads as exo_reader; remove takes the role, the line and the slot away."""
+    with contextlib.suppress(replicas.ReplicaProblem):
+        replicas.remove(cfg, ELSEWHERE)  # left by a run that was killed
+    unreachable = _exo("db", "replica", "add", ELSEWHERE, "--host", "10.9.8.7")
+    assert unreachable.returncode == 1 and "EXO_PG_LISTEN" in unreachable.stderr, unreachable.stderr
+    assert all(r.name != ELSEWHERE for r in replicas.load(cfg))
+    role = replicas.SLOT_PREFIX + ELSEWHERE
+    (port,) = free_ports(1)
+    added = _exo("db", "replica", "add", ELSEWHERE, "--host", "127.0.0.1", "--port", str(port))
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.startswith(f"# Replica {ELSEWHERE} of exocortex")  # the script alone on stdout
+    roles = "select rolreplication, rolsuper from pg_roles where rolname = %s"
+    slots = "select count(*) from pg_replication_slots where slot_name = %s"
+    with connect(admin_url(cfg, "postgres"), "exo-test", autocommit=True) as conn:
+        assert conn.execute(roles, (role,)).fetchone() == (True, False)
+        assert conn.execute(slots, (role,)).fetchone() == (1,)
+        hba = replicas.host_path(cfg, conn.execute("show hba_file").fetchone()[0])
+    assert f"host    replication     {role}  127.0.0.1/32  scram-sha-256" in hba.read_text().splitlines()
+    folder = f"{replicas.REPLICAS_DIR}/{ELSEWHERE}-elsewhere"
+    replicas._in_root(cfg, ["mkdir", "-p", folder], user=None, check=True)
+    replicas._in_root(cfg, ["chown", "postgres:postgres", folder], user=None, check=True)
+    data = f"{folder}/data"
+    try:
+        # A copy of the whole suite's cluster, as the module's own replica.
+        made = replicas._in_root(
+            cfg,
+            ["sh", "-c", added.stdout],
+            env={"DATA": data},
+            preexec_fn=replicas._soft_data_limit,
+            timeout=600,
+        )
+        assert made.returncode == 0, made.stderr
+        streaming = "select usename, state from pg_stat_replication where application_name = %s"
+        deadline = time.monotonic() + 60
+        with connect(admin_url(cfg, "postgres"), "exo-test", autocommit=True) as conn:
+            while conn.execute(streaming, (ELSEWHERE,)).fetchone() != (role, "streaming"):
+                assert time.monotonic() < deadline, conn.execute(streaming, (ELSEWHERE,)).fetchone()
+                time.sleep(0.2)
+        (row,) = [r for r in replicas.listing(cfg) if r["name"] == ELSEWHERE]
+        assert (row["state"], row["host"], row["port"]) == ("streaming", "127.0.0.1", port), row
+        assert row["lag_s"] is not None and row["lag_bytes"] is not None
+        removed = _exo("db", "replica", "remove", ELSEWHERE)
+        assert removed.returncode == 0, removed.stderr
+        with connect(admin_url(cfg, "postgres"), "exo-test", autocommit=True) as conn:
+            assert conn.execute(roles, (role,)).fetchone() is None
+            assert conn.execute(slots, (role,)).fetchone() == (0,)
+        assert role not in hba.read_text()
+    finally:
+        replicas._in_root(cfg, [f"{local.PGBIN}/pg_ctl", "stop", "-m", "immediate", "-D", data])
+        shutil.rmtree(replicas.host_path(cfg, folder), ignore_errors=True)
+        with contextlib.suppress(replicas.ReplicaProblem):
+            replicas.remove(cfg, ELSEWHERE)
 
 
 def test_promote_then_remove_leaves_no_slot_and_no_directory(cfg, replica, vault):

@@ -188,19 +188,33 @@ def replica_group() -> None:
 @click.option(
     "--port",
     type=click.IntRange(1024, 65535),
-    help="Its port on 127.0.0.1 (default: the first free one from EXO_PG_PORT + 100).",
+    help="Its port (default: on 127.0.0.1 the first free one from EXO_PG_PORT + 100; with --host EXO_PG_PORT).",
 )
-def replica_add(name: str | None, port: int | None) -> None:
+@click.option(
+    "--host",
+    help="Another machine's IP address: prepare the primary (a replication role of its own, a pg_hba.conf "
+    "line, a slot) and print the script to run there.",
+)
+def replica_add(name: str | None, port: int | None, host: str | None) -> None:
     """Make a hot standby NAME (default replicaN) of the whole cluster: a replication slot,
-    pg_basebackup, started on its own port, streaming."""
+    pg_basebackup, started on its own port, streaming; with --host, on another machine."""
     cfg = config.load()
     try:
-        added = replicas.add(cfg, name, port, progress)
+        added = replicas.add(cfg, name, port, progress, host=host)
     except RuntimeProblem as exc:
         fail(str(exc))
+    r = added.replica
+    if added.script:  # the script alone on stdout: `exo db replica add NAME --host H > make-replica.sh`
+        for line in added.lines:
+            err.print(escape(line))
+        err.print(
+            escape(f"replica {r.name}: slot {r.slot} keeps WAL for it from now; run the script below on "
+                   f"{r.host} (it holds the role's password), then `exo db replica list` shows it streaming")
+        )  # fmt: skip
+        click.echo(added.script, nl=False)
+        return
     for line in added.lines:
         console.print(line)
-    r = added.replica
     console.print(
         f"replica {r.name}: a hot standby on {r.host}:{r.port}, streaming through slot {r.slot}, "
         f"made in {added.seconds:.1f} s; readers: `exo db url --role reader --replica {r.name}`"

@@ -26,12 +26,12 @@ class RemoteProblem(RuntimeProblem):
     """No URL for another host; the message says why and what to do."""
 
 
-def _network(host: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+def parse_network(host: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
     try:
         return ipaddress.ip_network(host, strict=False)
     except ValueError:
         raise RemoteProblem(
-            f"--remote {host!r}: give the other host's IP address (or a network, 10.0.0.0/24): "
+            f"{host!r}: give the other host's IP address (or a network, 10.0.0.0/24): "
             "pg_hba.conf lets it in by address"
         ) from None
 
@@ -60,7 +60,7 @@ def _is_loopback(address: str) -> bool:
 def writer_url(cfg: Config, host: str) -> tuple[str, list[str]]:
     """exo_writer's URL at an address of the runtime's server that `host` can reach, and what was
     done for it (a pg_hba.conf line added and reloaded), one line each."""
-    network = _network(host)
+    network = parse_network(host)
     if cfg.external_url:
         raise RemoteProblem(
             "EXO_DATABASE_URL is set: the server is not this runtime's; give the worker a writer URL of that server"

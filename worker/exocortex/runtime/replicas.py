@@ -12,8 +12,19 @@ binaries on a port of its own. The replication role (REPLICATOR) has a generated
 kept with the others (secrets.json).
 
 The registry, EXO_HOME/replicas.json, records each replica by name with its host, port and
-slot; a replica made elsewhere (a later slice: `--host`) is a record without a local data
-directory, and read routing (EXO_READER_URLS) reads the same records.
+slot; a replica on another machine (`add --host H`) is a record without a local data directory,
+and read routing (EXO_READER_URLS) reads the same records.
+
+A replica on another machine streams as a replication role of its own (exo_replica_NAME, the
+slot's name, with a generated password kept in secrets.json), let in by one pg_hba.conf line from
+H's address only; `add --host` prepares the primary (role, line, slot) and prints the shell script
+that makes the standby on H (pg_basebackup, standby.signal, its settings, pg_ctl start): nothing
+here logs in to H. `remove` drops that role and line with the slot, so the other host's credential
+dies with its replica.
+
+Every replica runs with hot_standby_feedback: the primary's vacuum keeps the rows a read on the
+standby still sees, so a long read is not cancelled by replay (the price: the primary's dead rows
+wait for the standby's longest read; past max_standby_streaming_delay replay still wins).
 
 Stale slots: a slot keeps every WAL segment its replica has not replayed, so one left behind
 would fill the disk. `remove` drops the slot whatever state the replica is in (its data
@@ -48,7 +59,7 @@ from psycopg.rows import dict_row
 from exocortex.client import routing
 from exocortex.config import Config
 from exocortex.db import admin_url, connect, load_secrets, role_url, save_secret
-from exocortex.runtime import local
+from exocortex.runtime import local, remote
 from exocortex.runtime.local import (
     CHROOT_ENV,
     PGBIN,
@@ -57,6 +68,7 @@ from exocortex.runtime.local import (
     Progress,
     RuntimeProblem,
 )
+from exocortex.runtime.packages import read_packages
 
 #: The login role replicas stream as: REPLICATION, nothing else.
 REPLICATOR = "exo_replicator"
@@ -86,10 +98,16 @@ class Replica:
     """In the runtime root, for a local replica; None for one on another machine."""
     promoted: bool = False
     """pg_promote ran: a primary of its own now, no longer fed by the runtime's server."""
+    role: str | None = None
+    """The replication role of its own it streams as (a replica on another machine); None: REPLICATOR."""
 
     @property
     def is_local(self) -> bool:
         return self.data_dir is not None
+
+    @property
+    def streams_as(self) -> str:
+        return self.role or REPLICATOR
 
 
 # -- the registry ---------------------------------------------------------------------------
@@ -171,21 +189,21 @@ def url(cfg: Config, replica: Replica, role: str, dbname: str | None = None) -> 
     return make_conninfo(role_url(cfg, role, dbname), host=replica.host, port=replica.port)
 
 
-def replicator_password(cfg: Config) -> str:
-    known = load_secrets(cfg).get(REPLICATOR)
+def replicator_password(cfg: Config, role: str = REPLICATOR) -> str:
+    known = load_secrets(cfg).get(role)
     if known:
         return known
-    save_secret(cfg, REPLICATOR, secrets.token_urlsafe(24))
-    return load_secrets(cfg)[REPLICATOR]
+    save_secret(cfg, role, secrets.token_urlsafe(24))
+    return load_secrets(cfg)[role]
 
 
-def primary_conninfo(cfg: Config, replica: Replica) -> str:
-    """How a local replica reaches the primary; application_name names it in pg_stat_replication."""
+def primary_conninfo(cfg: Config, replica: Replica, primary_host: str = "127.0.0.1") -> str:
+    """How a replica reaches the primary; application_name names it in pg_stat_replication."""
     return make_conninfo(
-        host="127.0.0.1",
+        host=primary_host,
         port=cfg.port,
-        user=REPLICATOR,
-        password=replicator_password(cfg),
+        user=replica.streams_as,
+        password=replicator_password(cfg, replica.streams_as),
         application_name=replica.name,
     )
 
@@ -215,26 +233,39 @@ def _primary_problems(cfg: Config) -> list[str]:
         return [p for p in conn.execute(PRIMARY_NEEDS).fetchone() if p]
 
 
-def prepare_primary(cfg: Config, progress: Progress) -> list[str]:
-    """The replication role (made, its password set), the settings and a pg_hba line for
-    replication from 127.0.0.1. The settings come from runtime/postgresql.conf, rewritten and
-    reloaded; a server started before the ones that need a restart were there is restarted once
-    (and this says so). Returns what was done to the primary, one line each."""
-    done = []
-    password = replicator_password(cfg)
+def _replication_role(cfg: Config, role: str, connection_limit: int) -> bool:
+    """Make a login role that may only replicate, or set its password; True when it was made."""
     with _primary(cfg) as conn:
         verb = (
             "alter"
-            if conn.execute("select 1 from pg_roles where rolname = %s", (REPLICATOR,)).fetchone()
+            if conn.execute("select 1 from pg_roles where rolname = %s", (role,)).fetchone()
             else "create"
         )
         conn.execute(
-            sql.SQL("{} role {} login replication noinherit connection limit 20 password {}").format(
-                sql.SQL(verb), sql.Identifier(REPLICATOR), sql.Literal(password)
+            sql.SQL("{} role {} login replication noinherit connection limit {} password {}").format(
+                sql.SQL(verb), sql.Identifier(role), sql.Literal(connection_limit),
+                sql.Literal(replicator_password(cfg, role)),
             )
-        )
-        if verb == "create":
-            done.append(f"made the replication role {REPLICATOR} (its password is in {cfg.secrets_file})")
+        )  # fmt: skip
+    return verb == "create"
+
+
+def prepare_primary(cfg: Config, progress: Progress) -> list[str]:
+    """The replication role (made, its password set), the settings and a pg_hba line for
+    replication from 127.0.0.1. Returns what was done to the primary, one line each."""
+    done = []
+    if _replication_role(cfg, REPLICATOR, 20):
+        done.append(f"made the replication role {REPLICATOR} (its password is in {cfg.secrets_file})")
+    done += _prepare_settings(cfg, progress)
+    if _allow_replication(cfg, replicator_password(cfg)):
+        done.append("added a pg_hba.conf line for replication from 127.0.0.1 and reloaded the primary")
+    return done
+
+
+def _prepare_settings(cfg: Config, progress: Progress) -> list[str]:
+    """The settings come from runtime/postgresql.conf, rewritten and reloaded; a server started
+    before the ones that need a restart were there is restarted once (and this says so)."""
+    done = []
     # The primary's settings as `exo db up` writes them, reloaded: what a reload applies (the WAL a
     # slot may keep) takes effect now; what needs a restart (the rest) is checked next.
     (local.data_dir(cfg) / "exocortex.conf").write_text(local.server_conf(cfg))
@@ -253,8 +284,6 @@ def prepare_primary(cfg: Config, progress: Progress) -> list[str]:
                 f"and `exo db up`"
             )
         done.append(f"the primary needed a restart ({'; '.join(problems)}): restarted it")
-    if _allow_replication(cfg, password):
-        done.append("added a pg_hba.conf line for replication from 127.0.0.1 and reloaded the primary")
     return done
 
 
@@ -338,13 +367,18 @@ def _conf_string(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def server_conf(cfg: Config, replica: Replica) -> str:
-    """The runtime's settings on the replica's port, and where a standby streams from."""
-    conf = local.server_conf(dataclasses.replace(cfg, port=replica.port))
-    conf += f"# replica {replica.name}\nhot_standby = on\n"
+def server_conf(
+    cfg: Config, replica: Replica, primary_host: str = "127.0.0.1", listen: str | None = None
+) -> str:
+    """The runtime's settings on the replica's port (and addresses, `listen`), and where a standby
+    streams from. hot_standby_feedback: a long read is not cancelled by the replay of a vacuum."""
+    conf = local.server_conf(
+        dataclasses.replace(cfg, port=replica.port, listen_addresses=listen or cfg.listen_addresses)
+    )
+    conf += f"# replica {replica.name}\nhot_standby = on\nhot_standby_feedback = on\n"
     if not replica.promoted:
         conf += (
-            f"primary_conninfo = {_conf_string(primary_conninfo(cfg, replica))}\n"
+            f"primary_conninfo = {_conf_string(primary_conninfo(cfg, replica, primary_host))}\n"
             f"primary_slot_name = {_conf_string(replica.slot)}\n"
         )
     return conf
@@ -452,14 +486,21 @@ class Added:
     replica: Replica
     lines: list[str]
     seconds: float
+    script: str | None = None
+    """For a replica on another machine: the shell script that makes it there."""
 
 
-def add(cfg: Config, name: str | None, port: int | None, progress: Progress) -> Added:
+def add(
+    cfg: Config, name: str | None, port: int | None, progress: Progress, host: str | None = None
+) -> Added:
     """Make a local hot standby: the primary prepared, a slot, pg_basebackup into the replica's
     directory, standby.signal and its configuration, started and streaming, then recorded. A
-    failure at any step leaves no slot, directory or record behind."""
+    failure at any step leaves no slot, directory or record behind. With `host`, prepare one on
+    that machine instead (add_remote)."""
     began = time.monotonic()
     _require_local_runtime(cfg)
+    if host is not None:
+        return add_remote(cfg, name, host, port, progress, began)
     with _locked(cfg):
         known = load(cfg)
         name = check_name(name) if name else _next_name({r.name for r in known})
@@ -495,6 +536,127 @@ def add(cfg: Config, name: str | None, port: int | None, progress: Progress) -> 
             shutil.rmtree(folder, ignore_errors=True)
             raise
     return Added(replica, lines, time.monotonic() - began)
+
+
+def add_remote(
+    cfg: Config, name: str | None, host: str, port: int | None, progress: Progress, began: float
+) -> Added:
+    """Prepare the primary for a standby on `host` (an IP address): the settings, a replication
+    role of the replica's own with a fresh password, a pg_hba.conf line for it from that address
+    only, a slot that keeps WAL from now; record the replica and return the script to run there.
+    A failure leaves no role, line, slot or record behind."""
+    network = remote.parse_network(host)
+    with _locked(cfg):
+        known = load(cfg)
+        name = check_name(name) if name else _next_name({r.name for r in known})
+        if any(r.name == name for r in known):
+            raise ReplicaProblem(f"replica {name!r} exists; remove it first or choose another name")
+        port = port or cfg.port
+        on_here = network.is_loopback
+        if any((r.host, r.port) == (host, port) for r in known) or (
+            on_here and (port == cfg.port or not local.port_free(port))
+        ):
+            raise ReplicaProblem(f"{host}:{port} is taken; choose another port with --port")
+        with _primary(cfg) as conn:
+            listening = [a.strip() for a in conn.execute("show listen_addresses").fetchone()[0].split(",")]
+        address = remote.listen_address(listening, network)
+        if not address:
+            raise ReplicaProblem(
+                f"the runtime listens on {', '.join(listening)} only, which {host} cannot reach: set "
+                f"EXO_PG_LISTEN to '127.0.0.1,<an address of this machine that {host} reaches>' "
+                "and restart the server (`exo db down`, `exo db up`)"
+            )
+        replica = Replica(name=name, host=host, port=port, slot=SLOT_PREFIX + name, created_at=time.time(),
+                          role=SLOT_PREFIX + name)  # fmt: skip
+        lines = _prepare_settings(cfg, progress)
+        if _drop_slot(cfg, replica.slot):
+            lines.append(f"dropped the stale slot {replica.slot} (no replica of that name was recorded)")
+        # A fresh password each time: a host that held this name's role before cannot stream again.
+        save_secret(cfg, replica.role, secrets.token_urlsafe(24))
+        try:
+            # pg_basebackup takes two connections, the walreceiver one; one to spare.
+            _replication_role(cfg, replica.role, 3)
+            lines.append(f"made the replication role {replica.role} for {host} (its password: in the script)")
+            if _hba_lines(
+                cfg, replica, add=f"host    replication     {replica.role}  {network}  scram-sha-256"
+            ):
+                lines.append(
+                    f"let {replica.role} replicate from {network} (pg_hba.conf) and reloaded the primary"
+                )
+            with _primary(cfg) as conn:
+                conn.execute(
+                    "select pg_catalog.pg_create_physical_replication_slot(%s, true)", (replica.slot,)
+                )
+            _save(cfg, [*known, replica])
+        except BaseException:
+            with contextlib.suppress(psycopg.Error):
+                _forget_role(cfg, replica)
+            raise
+    listen = "127.0.0.1" if on_here else "*"
+    return Added(replica, lines, time.monotonic() - began, standby_script(cfg, replica, address, listen))
+
+
+def standby_script(cfg: Config, replica: Replica, primary_host: str, listen: str) -> str:
+    """A POSIX shell script that makes `replica` on its machine, run as the user PostgreSQL runs as
+    there: the base backup through the replica's slot as its own role, then its settings and a start."""
+    packages = ", ".join(p.name for p in read_packages() if p.part == "postgres" and p.extensions)
+    conf = server_conf(cfg, replica, primary_host=primary_host, listen=listen)
+    password = replicator_password(cfg, replica.streams_as)  # token_urlsafe: safe in single quotes
+    return f"""\
+# Replica {replica.name} of exocortex: run on {replica.host} as the user PostgreSQL runs as, with
+# PostgreSQL {local.PG_MAJOR} and this server's extensions at the same versions ({packages}).
+# DATA: where its cluster goes (absent or empty); PGBIN: PostgreSQL's programs.
+set -e
+DATA="${{DATA:-/var/lib/postgresql/{local.PG_MAJOR}/exocortex-{replica.name}}}"
+PGBIN="${{PGBIN:-{PGBIN}}}"
+PGPASSWORD='{password}' "$PGBIN/pg_basebackup" -h {primary_host} -p {cfg.port} -U {replica.streams_as} \\
+    -D "$DATA" -S {replica.slot} -X stream -c fast --no-password
+touch "$DATA/standby.signal"
+umask 077
+cat > "$DATA/exocortex.conf" <<'EXOCORTEX_CONF'
+{conf}EXOCORTEX_CONF
+"$PGBIN/pg_ctl" start -w -D "$DATA" -l "$DATA.log"
+# Readers reach it as they reach the primary (the roles and passwords are the primary's). Let them
+# in from where they run with a line in "$DATA/pg_hba.conf", then "$PGBIN/pg_ctl" reload -D "$DATA":
+#   host  {cfg.database}  exo_reader  ADDRESS/32  scram-sha-256
+# (the machine that runs `exo db replica list` reads its lag as exo_reader too).
+"""
+
+
+def _hba_lines(cfg: Config, replica: Replica, add: str | None = None) -> bool:
+    """Add `add` to the primary's pg_hba.conf (after a comment naming the replica), or with add
+    None take out the lines an add of this replica wrote; reload when it changed. True: it changed."""
+    with _primary(cfg) as conn:
+        path = host_path(cfg, conn.execute("show hba_file").fetchone()[0])
+        mark = f"# exo db replica add {replica.name} --host "
+        old = path.read_text().splitlines()
+        if add is not None:
+            new = old if add in old else [*old, f"{mark}{replica.host}", add]
+        else:
+            new = [
+                line for line in old
+                if not line.startswith(mark) and line.split()[:3] != ["host", "replication", replica.role]
+            ]  # fmt: skip
+        if new == old:
+            return False
+        path.write_text("\n".join(new) + "\n")
+        conn.execute("select pg_catalog.pg_reload_conf()")
+    time.sleep(0.5)  # the postmaster rereads pg_hba.conf on SIGHUP, a moment after
+    return True
+
+
+def _forget_role(cfg: Config, replica: Replica) -> list[str]:
+    """A replica on another machine: its slot, its pg_hba.conf lines and its role go."""
+    lines = []
+    if _drop_slot(cfg, replica.slot):
+        lines.append(f"dropped the replication slot {replica.slot}")
+    if _hba_lines(cfg, replica):
+        lines.append(f"took {replica.role}'s lines out of pg_hba.conf and reloaded the primary")
+    with _primary(cfg) as conn:
+        if conn.execute("select 1 from pg_roles where rolname = %s", (replica.role,)).fetchone():
+            conn.execute(sql.SQL("drop role {}").format(sql.Identifier(replica.role)))
+            lines.append(f"dropped the replication role {replica.role}")
+    return lines
 
 
 def _make(cfg: Config, replica: Replica, progress: Progress) -> None:
@@ -552,7 +714,10 @@ def remove(cfg: Config, name: str) -> list[str]:
             if folder.exists():
                 shutil.rmtree(folder)
                 lines.append(f"deleted {folder}")
-        if not cfg.external_url and local.is_running(cfg) and _drop_slot(cfg, slot):
+        if replica and replica.role and not cfg.external_url and local.is_running(cfg):
+            lines += _forget_role(cfg, replica)
+            lines.append(f"stop the standby on {replica.host} yourself: nothing here logs in there")
+        elif not cfg.external_url and local.is_running(cfg) and _drop_slot(cfg, slot):
             lines.append(f"dropped the replication slot {slot}")
         elif replica and not replica.promoted and not cfg.external_url:
             lines.append(f"the primary is not running: drop the slot {slot} by removing again once it is up")
@@ -657,11 +822,11 @@ def listing(cfg: Config) -> list[dict]:
 
 
 def _ask_standby(cfg: Config, replica: Replica) -> dict | None:
-    """routing.LAG on the replica; None when it cannot be reached."""
+    """routing.LAG on the replica; None when it cannot be reached. One on another machine is asked
+    as exo_reader, as read routing asks it: its pg_hba.conf need let no admin in from here."""
+    where = url(cfg, replica, "admin", "postgres") if replica.is_local else url(cfg, replica, "exo_reader")
     try:
-        with connect(
-            url(cfg, replica, "admin", "postgres"), "exo-db-replica", autocommit=True, connect_timeout=3
-        ) as conn:
+        with connect(where, "exo-db-replica", autocommit=True, connect_timeout=3) as conn:
             return conn.cursor(row_factory=dict_row).execute(routing.LAG).fetchone()
     except psycopg.OperationalError:
         return None
