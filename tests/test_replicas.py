@@ -34,7 +34,7 @@ from support.models import free_ports
 from support.reader import reader_calls, reader_functions
 from support.vault import EXAMPLES, embedded_vault
 
-from exocortex.client import api, routing
+from exocortex.client import api, mcp_server, routing
 from exocortex.db import admin_url, as_uri, connect
 from exocortex.ingest import pipeline
 from exocortex.runtime import local, replicas
@@ -305,6 +305,37 @@ def test_reads_go_to_the_replica_and_fall_back_when_it_lags_or_stops(cfg, replic
             replicas.wait_for_replay(cfg, replica)
         time.sleep(routing.DOWN_S)
         assert api.search_json(reader, "How much is my rent?", k=3)["report"]["served_by"] == NAME
+
+
+def test_the_mcp_tools_that_answer_rows_say_which_server_gave_them(cfg, replica, vault):
+    """With read routing, a tool's rows end with {"served_by": ...} and an object gets the key (the
+    search tool's report says it already); without replicas an answer is as it was."""
+    specs = {spec.name: spec for spec in mcp_server.TOOLS}
+    with routed(cfg, replica, vault) as reader:
+        tool = {
+            name: mcp_server.make_tool(specs[name], reader)
+            for name in ("search_messages", "status", "sql", "search")
+        }
+        messages = json.loads(tool["search_messages"](query="migration", max_results=3))
+        assert messages[-1] == {"served_by": NAME} and all("served_by" not in m for m in messages[:-1])
+        assert json.loads(tool["status"]())["served_by"] == NAME
+        assert (
+            json.loads(tool["sql"](statement="select count(*) as n from exo.workspaces"))["served_by"] == NAME
+        )
+        found = json.loads(tool["search"](query="How much is my rent?", k=3))
+        assert found["report"]["served_by"] == NAME and "served_by" not in found
+        replicas.stop(cfg, replica)
+        try:
+            fallen = json.loads(tool["search_messages"](query="migration", max_results=3))
+            assert fallen == [*messages[:-1], {"served_by": "primary"}]
+        finally:
+            replicas.start(cfg, replica)
+            replicas.wait_for_replay(cfg, replica)
+    with api.Reader(vault.url("exo_reader")) as plain:
+        rows = json.loads(
+            mcp_server.make_tool(specs["search_messages"], plain)(query="migration", max_results=3)
+        )
+    assert rows == messages[:-1]
 
 
 def test_a_profiles_search_on_the_replica_is_recorded_on_the_primary(cfg, replica, vault):

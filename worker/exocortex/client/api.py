@@ -23,6 +23,7 @@ on the primary (exo.kb_record_use), and the report says so (personal.deferred).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -56,6 +57,11 @@ POOL_WAIT_S = 2.0
 WARM_UP = """select exo.search_json('exocortex', k => 1, per_workspace => 1, query_embedding => (
     select array_fill(1::float8, array[(s.value ->> 'dimensions')::int])
     from exo.settings s where s.key = 'models.embeddings' and s.value ? 'dimensions'))"""
+
+
+#: The server that answered this context's last read (Reader.run sets it): for a caller whose answer
+#: has no report to say it in (the MCP server's tools that answer rows).
+SERVED_BY: contextvars.ContextVar[str | None] = contextvars.ContextVar("exo_served_by", default=None)
 
 
 @dataclass(frozen=True)
@@ -153,12 +159,15 @@ class Reader:
         if not primary:
             answered = routing.on_replica(self.routes, self.max_lag_s, self.connect_to, work)
             if answered is not None:
+                SERVED_BY.set(answered[1])
                 return answered
         with self.connection() as conn:
             served_by = routing.PRIMARY
             if conn.info.parameter_status("in_hot_standby") == "on":  # url itself is a standby's
                 served_by = routing.address(self.url)
-            return work(conn), served_by
+            answer = work(conn)
+        SERVED_BY.set(served_by)
+        return answer, served_by
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[psycopg.Connection]:

@@ -64,8 +64,9 @@ describes the whole store. Deferred subjects are withheld unless named in bridge
 of subjects' names or aliases); a hint says when something was withheld (in a list of
 rows: the last rows, with only "withheld" set). as_of (ISO 8601) answers as of that
 moment: nothing written or sent after it. max_results, max_messages and max_rows cap
-the rows. Errors come back as tool errors with the database's message: fix the
-argument and call again. Tools answer in compact JSON unless they say otherwise."""
+the rows. With read replicas, an answer says which server gave it (served_by: in a
+report, else a last row or a key). Errors come back as tool errors with the database's
+message: fix the argument and call again. Tools answer in compact JSON unless they say otherwise."""
 
 
 def _json(value: Any) -> str:
@@ -353,11 +354,25 @@ def error_message(exc: psycopg.Error) -> str:
     return f"{message} ({extra})" if extra else message
 
 
+def said_where(result: Any, reader: api.Reader) -> Any:
+    """With read routing (the Reader has replicas), an answer of rows says which server gave it: a
+    last row {"served_by": ...}, or a key of an object; a search's report says it already."""
+    where = api.SERVED_BY.get()
+    if not reader.replicas or where is None:
+        return result
+    if isinstance(result, list):
+        return [*result, {"served_by": where}]
+    if isinstance(result, dict) and "report" not in result:
+        return {**result, "served_by": where}
+    return result
+
+
 def make_tool(spec: ToolSpec, reader: api.Reader) -> Callable[..., str]:
     def call(**arguments: Any) -> str:
         started = time.perf_counter()
+        api.SERVED_BY.set(None)
         try:
-            result = spec.function(reader, **arguments)
+            result = said_where(spec.function(reader, **arguments), reader)
         except psycopg.Error as exc:
             message = error_message(exc)
             log.info(
