@@ -368,17 +368,22 @@ def test_a_chat_line_of_the_owners_is_dated_by_its_message(db, tmp_path):
     assert got == [("2025-05-09", "watch")]  # the owner's line only, "last night" from its time
 
 
+def dated_notes_read(db, root, notes: dict[str, str]) -> None:
+    """Write notes named by their day (frontmatter date from the name), ingest them and run the
+    events queue."""
+    for name, text in notes.items():
+        write(root, name, f"---\ndate: {name[:10]}\n---\n{text}")
+    pipeline.ingest(db.cfg, root, "personal", dbname=db.name)
+    Worker(db.cfg, dbname=db.name, once=True, queues=("events",), poll_s=0.01).run()
+
+
 def test_a_word_an_activity_is_named_by_counts_that_activity_only(db, tmp_path):
-    root = tmp_path / "diary"
     notes = {
         "2025-03-02.md": "Had lunch with Ines at the Anchor.",
         "2025-03-09.md": "Day trip to Galway: a family lunch.",
         "2025-03-20.md": "Flew to Lisbon for a wedding.",
     }
-    for name, text in notes.items():
-        write(root, name, f"---\ndate: {name[:10]}\n---\n{text}")
-    pipeline.ingest(db.cfg, root, "personal", dbname=db.name)
-    Worker(db.cfg, dbname=db.name, once=True, queues=("events",), poll_s=0.01).run()
+    dated_notes_read(db, tmp_path / "diary", notes)
     found = packet(db, "How many times did I have lunch in March 2025?")
     # the lunch; not every trip (the Lisbon one), nor the one a lunch was what it was for
     assert answer(found).startswith("Answer: 1 time")
@@ -389,7 +394,6 @@ def test_a_word_an_activity_is_named_by_counts_that_activity_only(db, tmp_path):
 
 
 def test_events_named_by_what_an_activity_counts_or_where_it_happens_are_that_activity(db, tmp_path):
-    root = tmp_path / "diary"
     notes = {
         "2025-03-02.md": "Swam 30 lengths at Parkside baths, 40 minutes.",
         "2025-03-05.md": "Swam 26 lengths at Parkside baths, 35 minutes.",
@@ -398,10 +402,7 @@ def test_events_named_by_what_an_activity_counts_or_where_it_happens_are_that_ac
         "2025-03-13.md": "Aqua session: 16 lengths in 20 minutes.",
         "2025-03-15.md": "Ran 5 km along the canal.",
     }
-    for name, text in notes.items():
-        write(root, name, f"---\ndate: {name[:10]}\n---\n{text}")
-    pipeline.ingest(db.cfg, root, "personal", dbname=db.name)
-    Worker(db.cfg, dbname=db.name, once=True, queues=("events",), poll_s=0.01).run()
+    dated_notes_read(db, tmp_path / "diary", notes)
     swims = packet(db, "How many times did I go swimming in March 2025?")
     # lengths and baths are swims here, and what is mostly counted in lengths
     assert answer(swims).startswith("Answer: 5 times"), swims["text"]
@@ -411,7 +412,6 @@ def test_events_named_by_what_an_activity_counts_or_where_it_happens_are_that_ac
 
 
 def test_an_appointment_of_no_kind_said_counts_as_its_persons_or_the_nearest_kind(db, tmp_path):
-    root = tmp_path / "diary"
     notes = {
         "2025-03-02.md": "Dentist appointment at 9:15 with Dr Ferreira: all fine.",
         "2025-03-05.md": "Appointment with Dr Iwu (optician) at 10:30, new lenses.",
@@ -420,10 +420,7 @@ def test_an_appointment_of_no_kind_said_counts_as_its_persons_or_the_nearest_kin
         "2025-03-20.md": "Saw Dr Quinn about my blurry vision.",
         "2025-03-25.md": "Saw Dr Osei.",
     }
-    for name, text in notes.items():
-        write(root, name, f"---\ndate: {name[:10]}\n---\n{text}")
-    pipeline.ingest(db.cfg, root, "personal", dbname=db.name)
-    Worker(db.cfg, dbname=db.name, once=True, queues=("events",), poll_s=0.01).run()
+    dated_notes_read(db, tmp_path / "diary", notes)
     dentist = packet(db, "How many times did I go to the dentist in March 2025?")
     # Dr Ferreira is the dentist of another appointment; the tooth is nearest the dentist in
     # meaning; the vision nearest the optician; nothing tells what Dr Osei is
