@@ -10,6 +10,7 @@ from datetime import date
 
 import pytest
 from click.testing import CliRunner
+from support.db import use_embeddings
 from support.files import write
 
 from exocortex.cli import main, output
@@ -411,7 +412,7 @@ def test_events_named_by_what_an_activity_counts_or_where_it_happens_are_that_ac
     assert answer(most).startswith("Answer: Parkside baths, 3 times"), most["text"]
 
 
-def test_an_appointment_of_no_kind_said_counts_as_its_persons_or_the_nearest_kind(db, tmp_path):
+def test_an_appointment_of_no_kind_said_counts_as_its_persons_or_the_nearest_kind(db, tmp_path, real_models):
     notes = {
         "2025-03-02.md": "Dentist appointment at 9:15 with Dr Ferreira: all fine.",
         "2025-03-05.md": "Appointment with Dr Iwu (optician) at 10:30, new lenses.",
@@ -420,6 +421,8 @@ def test_an_appointment_of_no_kind_said_counts_as_its_persons_or_the_nearest_kin
         "2025-03-20.md": "Saw Dr Quinn about my blurry vision.",
         "2025-03-25.md": "Saw Dr Osei.",
     }
+    with db.connect() as conn:
+        use_embeddings(conn, real_models.embeddings.url)  # the nearest kind is read by MiniLM
     dated_notes_read(db, tmp_path / "diary", notes)
     dentist = packet(db, "How many times did I go to the dentist in March 2025?")
     # Dr Ferreira is the dentist of another appointment; the tooth is nearest the dentist in

@@ -11,6 +11,7 @@ import dataclasses
 import os
 
 import pytest
+from support.db import NO_MODEL_URL
 from support.runtime import ServerMark, disturbances, mark
 
 from exocortex.runtime import local
@@ -26,6 +27,18 @@ def test_the_suite_runs_on_its_own_server(cfg, user_cfg):
     assert not cfg.runtime_root.is_relative_to(user_cfg.runtime_root)
     assert os.environ["EXO_HOME"] == str(cfg.home)
     assert "EXO_DATABASE_URL" not in os.environ or cfg.external_url
+
+
+def test_a_test_database_reaches_no_model_server_of_the_users(db):
+    # a test that wants models starts its own (real_models); the defaults are the user's ports
+    with db.connect() as conn:
+        urls = dict(
+            conn.execute(
+                "select key, value ->> 'url' from exo_private.settings"
+                " where key in ('models.chat', 'models.embeddings')"
+            ).fetchall()
+        )
+    assert urls == {"models.chat": NO_MODEL_URL, "models.embeddings": NO_MODEL_URL}
 
 
 def test_a_stopped_restarted_or_refusing_server_is_noticed(cfg, tmp_path):

@@ -69,13 +69,26 @@ def server(cfg: Config) -> dict:
     }
 
 
+#: Where the template's model settings point: a port nothing listens on, so that a test which
+#: sets no models of its own meets none, as on a fresh machine, and never the user's model servers
+#: (the defaults, 54330 and 54331), whatever runs beside the suite.
+NO_MODEL_URL = "http://127.0.0.1:1/v1"
+
+
 def template_loader(cfg: Config) -> Callable[..., None]:
     """pytest-postgresql's `load` step for the template: migrate it as `exo migrate` would, but
     without pg_cron jobs (a job's session on the template would stop its cloning; the clones are
-    never migrated, so they have none either)."""
+    never migrated, so they have none either), and with its models at NO_MODEL_URL."""
 
     def load(*, dbname: str, **_connection) -> None:
-        migrate(cfg, admin_url(cfg, dbname), schedule=False)
+        url = admin_url(cfg, dbname)
+        migrate(cfg, url, schedule=False)
+        with connect(url, "exo-test-template", autocommit=True) as conn:
+            conn.execute(
+                "update exo_private.settings set value = value || jsonb_build_object('url', %s::text)"
+                " where key in ('models.chat', 'models.embeddings')",
+                (NO_MODEL_URL,),
+            )
 
     return load
 
