@@ -4,7 +4,8 @@ Data: the PyPI package `chitchat-dataset` 0.9.0 (bench.public_chats fetches its 
 two-person chats, each message with its time. Every message of --messages (whole conversations,
 seeded order) goes through worker/exocortex/extraction/events.py as if its sender were the owner
 (the extractor reads first-person clauses), dated by the message's day. Printed: how many
-messages tell an event, the most common activities, the share of events with a relative day, a
+messages tell an event, how many of those are plans (marked planned, as the worker keeps them),
+the most common activities, the share of events with a relative day, a
 duration, a distance, money, a person or a place, and --sample events drawn at random (seeded),
 each with its message, to judge by reading whether it is something that happened to the writer.
 With --notes DIR, the markdown notes under DIR instead (each note's text read as a note, as the
@@ -27,6 +28,7 @@ from pathlib import Path
 
 from bench import public_chats
 from exocortex.extraction import events
+from exocortex.ingest.extract import mail_words
 
 
 @dataclass
@@ -59,7 +61,8 @@ def main() -> None:
     found = []
     for m in messages:
         day = datetime.fromisoformat(str(m.sent_at)).date() if m.sent_at else None
-        found += [(m, e) for e in events.text_events(m.text, day, note=args.notes is not None)]
+        text = m.text if args.notes else mail_words(m.text)  # as the worker reads a line sent
+        found += [(m, e) for e in events.text_events(text, day, note=args.notes is not None, plans=True)]
     seconds = time.monotonic() - began
     told = len({m.ordinal for m, _ in found})
     print(f"{len(messages)} messages, {told} tell at least one event ({told / len(messages):.0%}), "
@@ -71,13 +74,19 @@ def main() -> None:
         "| money", share(lambda e: e.amount is not None), "| a person", share(lambda e: e.people),
         "| a place", share(lambda e: e.place),
     )  # fmt: skip
+    planned = sum(1 for _, e in found if e.planned)
+    print(f"plans (kept apart, never counted as done): {planned} of the {len(found)}")
     print(
         "most common activities:",
         ", ".join(f"{a} {n}" for a, n in Counter(e.activity for _, e in found).most_common(30)),
     )
     if args.all:
         print("\nevery event:")
-        for line in sorted(f"- {e.activity:12} | {' '.join(e.sentence.split())[:110]}" for _, e in found):
+        lines = [
+            f"- {e.activity:12}{' (planned)' if e.planned else ''} | {' '.join(e.sentence.split())[:110]}"
+            for _, e in found
+        ]
+        for line in sorted(lines):
             print(line)
         return
     print(f"\n{args.sample} events at random (seed {args.seed}):")

@@ -14,6 +14,10 @@ named them in the text; its capitalised names against the people and places of t
 its dates by the temporal parser (the search report's span). A question whose activity, person
 or place the timeline does not know gets no number: the section says how it read the question
 and that the timeline holds no such event, and the evidence follows.
+
+A plan ("we're going to see Dune on Friday") is no report that it happened: the figures count
+only what happened, and the section says how many plans of the same reading it left out, with
+the first of them marked planned and how to list them (exo.events(..., planned => true)).
 """
 
 import datetime
@@ -87,6 +91,8 @@ _NAME_RUN = re.compile(r"\b(?:Dr\.? |Mr\.? |Mrs\.? |Ms\.? )?[A-Z][\w'\u2019-]*(?
 _MONTHS_AND_DAYS = frozenset(w.capitalize() for w in ASKING_WORDS)
 LISTED = 8
 """Events the section cites before it points to exo.events for the rest."""
+PLANS_LISTED = 3
+"""Plans the section shows, marked planned, of those it says it left out."""
 CATEGORY_SIMILARITY = 0.37
 """How near in meaning (MiniLM cosine) an activity's -ing name must be to a kind a question asks
 of ("what exercise": swimming 0.57, hiking 0.38; breakfast 0.35): the setting
@@ -432,6 +438,16 @@ def timeline_text(reading, figures):
     lines += [timeline_event_line(e) for e in listed]
     if figures["events"] > len(listed):
         lines.append(f"... and {figures['events'] - len(listed)} more: exo.events({call_arguments(reading)})")
+    planned = figures.get("planned") or 0
+    if planned:
+        lines.append(
+            f"Not counted: {planned} plan{'s' if planned != 1 else ''} of the same reading, told as to come,"
+            f" not as done: exo.events({', '.join([*filter(None, [call_arguments(reading)]), 'planned => true'])})"
+        )
+        lines += [
+            f'- {p["day"]} {p["activity"]} (planned): "{" ".join(p["sentence"].split())[:120]}"'
+            for p in figures["plans"][:PLANS_LISTED]
+        ]
     return "\n".join(lines) + "\n\n"
 
 

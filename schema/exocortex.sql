@@ -936,10 +936,10 @@ ALTER FUNCTION exo.event_counts(what text, from_day date, to_day date, group_by 
 COMMENT ON FUNCTION exo.event_counts(what text, from_day date, to_day date, group_by text, at_place text, with_person text, workspaces text[], bridge text[], as_of timestamp with time zone) IS 'The timeline grouped by activity, place, person, year, month, week, day or all, filtered as exo.events: per key the events, distinct days, total minutes, km and amount, the first and last day, most events first. Events of withheld sources are not counted, and nothing says how many there are (a count of them would tell what the withheld material holds).';
 
 --
--- Name: events(text, date, date, text, text, text[], integer, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
+-- Name: events(text, date, date, text, text, text[], integer, text[], timestamp with time zone, boolean); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.events(what text DEFAULT NULL::text, from_day date DEFAULT NULL::date, to_day date DEFAULT NULL::date, at_place text DEFAULT NULL::text, with_person text DEFAULT NULL::text, workspaces text[] DEFAULT NULL::text[], max_events integer DEFAULT 100, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(event_id bigint, day date, activity text, sentence text, minutes numeric, km numeric, amount numeric, currency text, count numeric, count_unit text, place text, people text[], workspace text, document_id bigint, path text, extractor text)
+CREATE FUNCTION exo.events(what text DEFAULT NULL::text, from_day date DEFAULT NULL::date, to_day date DEFAULT NULL::date, at_place text DEFAULT NULL::text, with_person text DEFAULT NULL::text, workspaces text[] DEFAULT NULL::text[], max_events integer DEFAULT 100, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT NULL::timestamp with time zone, planned boolean DEFAULT false) RETURNS TABLE(event_id bigint, day date, activity text, sentence text, minutes numeric, km numeric, amount numeric, currency text, count numeric, count_unit text, place text, people text[], workspace text, document_id bigint, path text, extractor text)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
@@ -950,20 +950,20 @@ begin
            e.count_unit, e.place, e.people, e.workspace, e.document_id, d.path, e.extractor
     from exo_private.timeline_events(case when what is null then null else exo_private.word_forms(array[what]) end,
                                      from_day, to_day, at_place, with_person, workspaces,
-                                     exo_private.released_keys(bridge), as_of) e
+                                     exo_private.released_keys(bridge), as_of, null, planned) e
     join exo_private.documents d on d.id = e.document_id
     order by e.day, e.id
     limit least(greatest(coalesce(max_events, 100), 1), 10000);
 end
 $$;
 
-ALTER FUNCTION exo.events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone) OWNER TO exo_api;
+ALTER FUNCTION exo.events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone, planned boolean) OWNER TO exo_api;
 
 --
--- Name: FUNCTION events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone); Type: COMMENT; Schema: exo; Owner: exo_api
+-- Name: FUNCTION events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone, planned boolean); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone) IS 'Dated events of the owner''s notes and chat lines, oldest first. what: an activity''s name or a word that named it ("swim", "swimming", "swam"); from_day, to_day: inclusive; at_place, with_person: a name, case-insensitive, whole or its first or last words; at most max_events (1..10000). Fields: day, activity, sentence (the source''s words), minutes, km, amount with currency, count with count_unit, place, people, workspace, document_id, path, extractor. Withheld sources are left out unless bridge names their subject.';
+COMMENT ON FUNCTION exo.events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone, planned boolean) IS 'Dated events of the owner''s notes, mail and chat lines, oldest first. What happened; with planned, the plans instead (on the day they name ahead; never counted as done). what: an activity''s name or a word that named it ("swim", "swimming", "swam"); from_day, to_day: inclusive; at_place, with_person: a name, case-insensitive, whole or its first or last words; at most max_events (1..10000). Fields: day, activity, sentence (the source''s words), minutes, km, amount with currency, count with count_unit, place, people, workspace, document_id, path, extractor. Withheld sources are left out unless bridge names their subject.';
 
 --
 -- Name: fact_history(text, text, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -11491,6 +11491,10 @@ named them in the text; its capitalised names against the people and places of t
 its dates by the temporal parser (the search report's span). A question whose activity, person
 or place the timeline does not know gets no number: the section says how it read the question
 and that the timeline holds no such event, and the evidence follows.
+
+A plan ("we're going to see Dune on Friday") is no report that it happened: the figures count
+only what happened, and the section says how many plans of the same reading it left out, with
+the first of them marked planned and how to list them (exo.events(..., planned => true)).
 """
 
 import datetime
@@ -12769,6 +12773,8 @@ _NAME_RUN = re.compile(r"\b(?:Dr\.? |Mr\.? |Mrs\.? |Ms\.? )?[A-Z][\w'\u2019-]*(?
 _MONTHS_AND_DAYS = frozenset(w.capitalize() for w in ASKING_WORDS)
 LISTED = 8
 """Events the section cites before it points to exo.events for the rest."""
+PLANS_LISTED = 3
+"""Plans the section shows, marked planned, of those it says it left out."""
 CATEGORY_SIMILARITY = 0.37
 """How near in meaning (MiniLM cosine) an activity's -ing name must be to a kind a question asks
 of ("what exercise": swimming 0.57, hiking 0.38; breakfast 0.35): the setting
@@ -13102,6 +13108,16 @@ def timeline_text(reading, figures):
     lines += [timeline_event_line(e) for e in listed]
     if figures["events"] > len(listed):
         lines.append(f"... and {figures['events'] - len(listed)} more: exo.events({call_arguments(reading)})")
+    planned = figures.get("planned") or 0
+    if planned:
+        lines.append(
+            f"Not counted: {planned} plan{'s' if planned != 1 else ''} of the same reading, told as to come,"
+            f" not as done: exo.events({', '.join([*filter(None, [call_arguments(reading)]), 'planned => true'])})"
+        )
+        lines += [
+            f'- {p["day"]} {p["activity"]} (planned): "{" ".join(p["sentence"].split())[:120]}"'
+            for p in figures["plans"][:PLANS_LISTED]
+        ]
     return "\n".join(lines) + "\n\n"
 
 def call_arguments(reading):
@@ -18523,13 +18539,23 @@ CREATE FUNCTION exo_private.event_sources(p_document_id bigint) RETURNS TABLE(ch
     LANGUAGE sql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
-    -- A note's chunks (never a mail: its sentences are its sender's), each dated by its own day
-    -- or its document's; a conversation's lines that the owner sent, each by its day.
-    select c.id, null::bigint, coalesce(c.written_at, d.written_at), 'written', c.body
+    -- A note's chunks, each dated by its own day or its document's; a mail's only where the owner
+    -- wrote it (its From an address of the owner's or the owner's name, as the graph reads it:
+    -- a mail someone else wrote tells their life), dated by its Date header and read as sent; a
+    -- conversation's lines that the owner sent, each by its day.
+    select c.id, null::bigint, coalesce(c.written_at, d.written_at),
+           case when d.metadata ->> 'from' is null then 'written' else 'sent' end, c.body
     from exo_private.documents d
     join exo_private.chunks c on c.workspace = d.workspace and c.document_id = d.id
-    where d.id = p_document_id and d.conversation_id is null and d.metadata ->> 'from' is null
+    where d.id = p_document_id and d.conversation_id is null
       and coalesce(c.written_at, d.written_at) is not null
+      and (d.metadata ->> 'from' is null or exists (
+          select 1 from exo_private.people p,
+               lateral (select substring(d.metadata ->> 'from' from '<([^<>]+)>') as address,
+                               btrim(regexp_replace(d.metadata ->> 'from', '<[^<>]*>', ''), ' "''') as name) f
+          where p.is_owner
+            and (pg_catalog.lower(coalesce(f.address, f.name)) = any (exo_private.owner_addresses())
+                 or exo_private.canonical_key(f.name) = p.entity_key)))
     union all
     select null, m.id,
            (m.sent_at at time zone coalesce(
@@ -18548,7 +18574,7 @@ ALTER FUNCTION exo_private.event_sources(p_document_id bigint) OWNER TO exo_owne
 -- Name: FUNCTION event_sources(p_document_id bigint); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.event_sources(p_document_id bigint) IS 'What the events worker reads of a document: each chunk of a note (not a mail) with its day (the chunk''s written_at, else the document''s; undated ones are left out), or each chat line the owner sent in a conversation document with the day it was sent (in chat.time_zone).';
+COMMENT ON FUNCTION exo_private.event_sources(p_document_id bigint) IS 'What the events worker reads of a document: each chunk of a note with its day (the chunk''s written_at, else the document''s; undated ones are left out; day_source written), each chunk of a mail the owner wrote (From: an address of exo_private.owner_addresses() or the owner''s name) with its Date header''s day (day_source sent), or each chat line the owner sent in a conversation document with the day it was sent (in chat.time_zone).';
 
 --
 -- Name: evidence_valid_from(text, bigint, bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -35821,15 +35847,16 @@ begin
     end if;
     insert into exo_private.events (workspace, document_id, chunk_id, message_id, day, day_source,
                                     activity, forms, sentence, minutes, km, amount, currency, count,
-                                    count_unit, place, people, extractor, people_keys, place_keys)
+                                    count_unit, place, people, extractor, people_keys, place_keys, planned)
     select ws, p_document_id, x.chunk_id, x.message_id, x.day, x.day_source, x.activity,
            coalesce(x.forms, '{}'), x.sentence, x.minutes, x.km, x.amount, x.currency, x.count,
            x.count_unit, x.place, coalesce(x.people, '{}'), p_extractor,
-           exo_private.held_name_keys(coalesce(x.people, '{}')), exo_private.held_name_keys(array[x.place])
+           exo_private.held_name_keys(coalesce(x.people, '{}')), exo_private.held_name_keys(array[x.place]),
+           coalesce(x.planned, false)
     from jsonb_to_recordset(coalesce(p_events, '[]')) as x(
         chunk_id bigint, message_id bigint, day date, day_source text, activity text, forms text[],
         sentence text, minutes numeric, km numeric, amount numeric, currency text, count numeric,
-        count_unit text, place text, people text[])
+        count_unit text, place text, people text[], planned boolean)
     -- a source the document no longer holds (re-chunked while the worker read it) is left out
     where (x.chunk_id is not null and exists (select 1 from exo_private.chunks c
                                               where c.workspace = ws and c.id = x.chunk_id
@@ -35848,7 +35875,7 @@ ALTER FUNCTION exo_private.store_events(p_document_id bigint, p_events jsonb, p_
 -- Name: FUNCTION store_events(p_document_id bigint, p_events jsonb, p_extractor text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.store_events(p_document_id bigint, p_events jsonb, p_extractor text) IS 'Replace the events of a document with p_events (a JSON array of {chunk_id or message_id, day, day_source, activity, forms, sentence, minutes, km, amount, currency, count, count_unit, place, people}), made by p_extractor; rows whose source the document no longer holds are dropped, and the person''s corrections applied. Returns how many were kept.';
+COMMENT ON FUNCTION exo_private.store_events(p_document_id bigint, p_events jsonb, p_extractor text) IS 'Replace the events of a document with p_events (a JSON array of {chunk_id or message_id, day, day_source, activity, forms, sentence, minutes, km, amount, currency, count, count_unit, place, people, planned}), made by p_extractor; rows whose source the document no longer holds are dropped, and the person''s corrections applied. Returns how many were kept.';
 
 --
 -- Name: store_message_embeddings(text, integer, bigint[], public.vector[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -36342,8 +36369,10 @@ begin
     -- by day).
     -- One statement over the events query itself (exo_private.timeline_events_query).
     execute format($q$
-    with m as materialized (
+    with told as materialized (
         select e.* from (%s) e where not $15 or e.amount is not null
+    ), m as not materialized (
+        select * from told where not told.planned  -- what happened; plans are only said to exist
     ), keyed as (
         select k.key from m cross join lateral (
             select case $12 when 'activity' then m.activity when 'place' then m.place end as key
@@ -36363,6 +36392,10 @@ begin
                          from m where m.amount is not null group by 1) a),
         'first_day', f.first_day,
         'last_day', f.last_day,
+        'planned', (select count(*) from told where told.planned),
+        'plans', (select coalesce(jsonb_agg(to_jsonb(p) order by p.day, p.event_id), '[]') from (
+            select told.id as event_id, told.day, told.activity, told.sentence from told
+            where told.planned order by told.day, told.id limit greatest($14, 1)) p),
         'groups', (select coalesce(jsonb_agg(jsonb_build_array(g.key, g.n) order by g.n desc, g.key), '[]')
                    from (select k.key, count(*) as n from keyed k group by 1 order by 2 desc, 1 limit 5) g),
         -- the first $14 only (a top-N, not a sort of every event), and their documents' paths
@@ -36397,7 +36430,7 @@ ALTER FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activit
 -- Name: FUNCTION timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean, p_also bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean, p_also bigint[]) IS 'The figures a Timeline section states, over exo_private.timeline_events: events, distinct days, minutes, km and amount (per currency) as sum, average and how many events gave one, the first and last day, the largest p_group (activity, place or person) groups, and the first p_listed events in p_order (first or by day, last, longest_minutes, longest_km, shortest_minutes, shortest_km) to cite; with p_money, only events that tell an amount; p_also: events counted besides those of p_activities (occasions whose kind their sentence does not say, read as one of them: plpy/timeline.py), the other filters applying to them too.';
+COMMENT ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean, p_also bigint[]) IS 'The figures a Timeline section states, over exo_private.timeline_events: events, distinct days, minutes, km and amount (per currency) as sum, average and how many events gave one, the first and last day, the plans of those (planned: how many, plans: the first p_listed by day; never counted in the figures), the largest p_group (activity, place or person) groups, and the first p_listed events in p_order (first or by day, last, longest_minutes, longest_km, shortest_minutes, shortest_km) to cite; with p_money, only events that tell an amount; p_also: events counted besides those of p_activities (occasions whose kind their sentence does not say, read as one of them: plpy/timeline.py), the other filters applying to them too.';
 
 --
 -- Name: events; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -36426,6 +36459,7 @@ CREATE TABLE exo_private.events (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     people_keys text[] DEFAULT '{}'::text[] NOT NULL,
     place_keys text[] DEFAULT '{}'::text[] NOT NULL,
+    planned boolean DEFAULT false NOT NULL,
     CONSTRAINT events_activity_check CHECK ((activity <> ''::text)),
     CONSTRAINT events_check CHECK ((num_nonnulls(chunk_id, message_id) = 1)),
     CONSTRAINT events_day_source_check CHECK ((day_source = ANY (ARRAY['written'::text, 'relative'::text, 'sent'::text]))),
@@ -36443,28 +36477,36 @@ ALTER TABLE exo_private.events OWNER TO exo_owner;
 COMMENT ON TABLE exo_private.events IS 'The timeline: one row per dated happening a note or chat line of the owner tells, with its activity (a normalised name) and the words that named it (forms), its day and where the day came from (written: the note''s or chunk''s day; relative: "yesterday", "last Tuesday" from it; sent: the message''s), durations in minutes, distances in km, money with its currency, a count of something, the place and people named, the source (chunk or chat message) and the extractor. Rebuilt from the evidence (exo_private.store_events).';
 
 --
--- Name: timeline_events(text[], date, date, text, text, text[], text[], timestamp with time zone, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+-- Name: COLUMN events.planned; Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[] DEFAULT NULL::text[]) RETURNS SETOF exo_private.events
+COMMENT ON COLUMN exo_private.events.planned IS 'A plan, not a report that it happened: told with a future ("we''ll swim", "going to see"), a progressive or a fragment put on a day ahead ("seeing Iris on Friday", "lunch tomorrow"), or proposed ("dinner next Saturday?"); day is the day it names ahead. Never counted as done.';
+
+--
+-- Name: timeline_events(text[], date, date, text, text, text[], text[], timestamp with time zone, text[], boolean); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[] DEFAULT NULL::text[], p_planned boolean DEFAULT false) RETURNS SETOF exo_private.events
     LANGUAGE plpgsql STABLE
     SET search_path TO 'exo_private', 'pg_temp'
-    AS $$
+    AS $_$
 begin
     return query execute
-        exo_private.timeline_events_query(p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_about)
+        'select e.* from (' || exo_private.timeline_events_query(p_activities, p_from, p_to, p_place,
+                                                                 p_person, p_workspaces, p_about)
+        || ') e where e.planned = $12'
         using p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_released, p_as_of, p_about,
-              exo_private.activities_named(p_activities);
+              exo_private.activities_named(p_activities), null::bigint[], coalesce(p_planned, false);
 end
-$$;
+$_$;
 
-ALTER FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) OWNER TO exo_owner;
+ALTER FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[], p_planned boolean) OWNER TO exo_owner;
 
 --
--- Name: FUNCTION timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[], p_planned boolean); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) IS 'The one reading of the timeline every reader path uses: events of p_activities (a name or a word that named one; null: any), from p_from to p_to (inclusive), at p_place, with p_person (their keys, exo_private.given_name_keys), whose sentence holds one of the words p_about (null: any), in p_workspaces (null: all), whose source p_released opens (its charged subjects, exo_private.unreleased) and, with p_as_of, known by then.';
+COMMENT ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[], p_planned boolean) IS 'The one reading of the timeline every reader path uses: events of p_activities (a name or a word that named one; null: any), from p_from to p_to (inclusive), at p_place, with p_person (their keys, exo_private.given_name_keys), whose sentence holds one of the words p_about (null: any), in p_workspaces (null: all), whose source p_released opens (its charged subjects, exo_private.unreleased) and, with p_as_of, known by then; what happened, or with p_planned the plans instead (never both: a plan is never counted as done).';
 
 --
 -- Name: timeline_events_query(text[], date, date, text, text, text[], text[], bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -45348,12 +45390,12 @@ GRANT ALL ON FUNCTION exo.event_counts(what text, from_day date, to_day date, gr
 GRANT ALL ON FUNCTION exo.event_counts(what text, from_day date, to_day date, group_by text, at_place text, with_person text, workspaces text[], bridge text[], as_of timestamp with time zone) TO exo_writer;
 
 --
--- Name: FUNCTION events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api
+-- Name: FUNCTION events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone, planned boolean); Type: ACL; Schema: exo; Owner: exo_api
 --
 
-REVOKE ALL ON FUNCTION exo.events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo.events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone) TO exo_reader;
-GRANT ALL ON FUNCTION exo.events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone) TO exo_writer;
+REVOKE ALL ON FUNCTION exo.events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone, planned boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo.events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone, planned boolean) TO exo_reader;
+GRANT ALL ON FUNCTION exo.events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone, planned boolean) TO exo_writer;
 
 --
 -- Name: FUNCTION fact_history(subject text, attribute text, bridge text[], as_of timestamp with time zone); Type: ACL; Schema: exo; Owner: exo_api
@@ -47641,12 +47683,12 @@ GRANT SELECT ON TABLE exo_private.events TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.events TO exo_writer;
 
 --
--- Name: FUNCTION timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+-- Name: FUNCTION timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[], p_planned boolean); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
-REVOKE ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) TO exo_api;
-GRANT ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[]) TO exo_writer;
+REVOKE ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[], p_planned boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[], p_planned boolean) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.timeline_events(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_about text[], p_planned boolean) TO exo_writer;
 
 --
 -- Name: FUNCTION timeline_events_query(p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_about text[], p_also bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -62,13 +62,23 @@ language sql stable
 security invoker
 set search_path = exo_private, pg_temp
 as $$
-    -- A note's chunks (never a mail: its sentences are its sender's), each dated by its own day
-    -- or its document's; a conversation's lines that the owner sent, each by its day.
-    select c.id, null::bigint, coalesce(c.written_at, d.written_at), 'written', c.body
+    -- A note's chunks, each dated by its own day or its document's; a mail's only where the owner
+    -- wrote it (its From an address of the owner's or the owner's name, as the graph reads it:
+    -- a mail someone else wrote tells their life), dated by its Date header and read as sent; a
+    -- conversation's lines that the owner sent, each by its day.
+    select c.id, null::bigint, coalesce(c.written_at, d.written_at),
+           case when d.metadata ->> 'from' is null then 'written' else 'sent' end, c.body
     from exo_private.documents d
     join exo_private.chunks c on c.workspace = d.workspace and c.document_id = d.id
-    where d.id = p_document_id and d.conversation_id is null and d.metadata ->> 'from' is null
+    where d.id = p_document_id and d.conversation_id is null
       and coalesce(c.written_at, d.written_at) is not null
+      and (d.metadata ->> 'from' is null or exists (
+          select 1 from exo_private.people p,
+               lateral (select substring(d.metadata ->> 'from' from '<([^<>]+)>') as address,
+                               btrim(regexp_replace(d.metadata ->> 'from', '<[^<>]*>', ''), ' "''') as name) f
+          where p.is_owner
+            and (pg_catalog.lower(coalesce(f.address, f.name)) = any (exo_private.owner_addresses())
+                 or exo_private.canonical_key(f.name) = p.entity_key)))
     union all
     select null, m.id,
            (m.sent_at at time zone coalesce(
@@ -81,9 +91,11 @@ as $$
     where d.id = p_document_id and m.sent_at is not null
 $$;
 comment on function exo_private.event_sources(bigint) is
-    'What the events worker reads of a document: each chunk of a note (not a mail) with its day '
-    '(the chunk''s written_at, else the document''s; undated ones are left out), or each chat line '
-    'the owner sent in a conversation document with the day it was sent (in chat.time_zone).';
+    'What the events worker reads of a document: each chunk of a note with its day (the chunk''s '
+    'written_at, else the document''s; undated ones are left out; day_source written), each chunk '
+    'of a mail the owner wrote (From: an address of exo_private.owner_addresses() or the owner''s '
+    'name) with its Date header''s day (day_source sent), or each chat line the owner sent in a '
+    'conversation document with the day it was sent (in chat.time_zone).';
 
 -- exo_private.apply_event_corrections: a person's corrections, on one document's events or all.
 create or replace function exo_private.apply_event_corrections(p_document_id bigint default null)
@@ -214,15 +226,16 @@ begin
     end if;
     insert into exo_private.events (workspace, document_id, chunk_id, message_id, day, day_source,
                                     activity, forms, sentence, minutes, km, amount, currency, count,
-                                    count_unit, place, people, extractor, people_keys, place_keys)
+                                    count_unit, place, people, extractor, people_keys, place_keys, planned)
     select ws, p_document_id, x.chunk_id, x.message_id, x.day, x.day_source, x.activity,
            coalesce(x.forms, '{}'), x.sentence, x.minutes, x.km, x.amount, x.currency, x.count,
            x.count_unit, x.place, coalesce(x.people, '{}'), p_extractor,
-           exo_private.held_name_keys(coalesce(x.people, '{}')), exo_private.held_name_keys(array[x.place])
+           exo_private.held_name_keys(coalesce(x.people, '{}')), exo_private.held_name_keys(array[x.place]),
+           coalesce(x.planned, false)
     from jsonb_to_recordset(coalesce(p_events, '[]')) as x(
         chunk_id bigint, message_id bigint, day date, day_source text, activity text, forms text[],
         sentence text, minutes numeric, km numeric, amount numeric, currency text, count numeric,
-        count_unit text, place text, people text[])
+        count_unit text, place text, people text[], planned boolean)
     -- a source the document no longer holds (re-chunked while the worker read it) is left out
     where (x.chunk_id is not null and exists (select 1 from exo_private.chunks c
                                               where c.workspace = ws and c.id = x.chunk_id
@@ -237,7 +250,7 @@ $$;
 comment on function exo_private.store_events(bigint, jsonb, text) is
     'Replace the events of a document with p_events (a JSON array of {chunk_id or message_id, '
     'day, day_source, activity, forms, sentence, minutes, km, amount, currency, count, count_unit, '
-    'place, people}), made by p_extractor; rows whose source the document no longer holds are '
+    'place, people, planned}), made by p_extractor; rows whose source the document no longer holds are '
     'dropped, and the person''s corrections applied. Returns how many were kept.';
 
 -- exo_private.word_forms: a word and the words its plain English inflections come from.
@@ -369,9 +382,11 @@ comment on function exo_private.timeline_events_query(text[], date, date, text, 
     '(p_also: their ids, the other filters still apply).';
 
 -- exo_private.timeline_events: the events a reader may see that match the filters.
+drop function if exists exo_private.timeline_events(text[], date, date, text, text, text[], text[], timestamptz, text[]);  -- before p_planned
 create or replace function exo_private.timeline_events(
     p_activities text[], p_from date, p_to date, p_place text, p_person text,
-    p_workspaces text[], p_released text[], p_as_of timestamptz, p_about text[] default null
+    p_workspaces text[], p_released text[], p_as_of timestamptz, p_about text[] default null,
+    p_planned boolean default false
 )
 returns setof exo_private.events
 language plpgsql stable
@@ -380,23 +395,28 @@ set search_path = exo_private, pg_temp
 as $$
 begin
     return query execute
-        exo_private.timeline_events_query(p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_about)
+        'select e.* from (' || exo_private.timeline_events_query(p_activities, p_from, p_to, p_place,
+                                                                 p_person, p_workspaces, p_about)
+        || ') e where e.planned = $12'
         using p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_released, p_as_of, p_about,
-              exo_private.activities_named(p_activities);
+              exo_private.activities_named(p_activities), null::bigint[], coalesce(p_planned, false);
 end
 $$;
-comment on function exo_private.timeline_events(text[], date, date, text, text, text[], text[], timestamptz, text[]) is
+comment on function exo_private.timeline_events(text[], date, date, text, text, text[], text[], timestamptz, text[], boolean) is
     'The one reading of the timeline every reader path uses: events of p_activities (a name or a '
     'word that named one; null: any), from p_from to p_to (inclusive), at p_place, with p_person '
     '(their keys, exo_private.given_name_keys), whose sentence holds one of the words p_about '
     '(null: any), in p_workspaces (null: all), whose source p_released opens (its charged '
-    'subjects, exo_private.unreleased) and, with p_as_of, known by then.';
+    'subjects, exo_private.unreleased) and, with p_as_of, known by then; what happened, or with '
+    'p_planned the plans instead (never both: a plan is never counted as done).';
 
 -- exo.events: the timeline, filtered.
+drop function if exists exo.events(text, date, date, text, text, text[], int, text[], timestamptz);  -- before planned
 create or replace function exo.events(
     what text default null, from_day date default null, to_day date default null,
     at_place text default null, with_person text default null, workspaces text[] default null,
-    max_events int default 100, bridge text[] default '{}', as_of timestamptz default null
+    max_events int default 100, bridge text[] default '{}', as_of timestamptz default null,
+    planned boolean default false
 )
 returns table (event_id bigint, day date, activity text, sentence text, minutes numeric, km numeric,
                amount numeric, currency text, count numeric, count_unit text, place text,
@@ -412,14 +432,15 @@ begin
            e.count_unit, e.place, e.people, e.workspace, e.document_id, d.path, e.extractor
     from exo_private.timeline_events(case when what is null then null else exo_private.word_forms(array[what]) end,
                                      from_day, to_day, at_place, with_person, workspaces,
-                                     exo_private.released_keys(bridge), as_of) e
+                                     exo_private.released_keys(bridge), as_of, null, planned) e
     join exo_private.documents d on d.id = e.document_id
     order by e.day, e.id
     limit least(greatest(coalesce(max_events, 100), 1), 10000);
 end
 $$;
-comment on function exo.events(text, date, date, text, text, text[], int, text[], timestamptz) is
-    'Dated events of the owner''s notes and chat lines, oldest first. '
+comment on function exo.events(text, date, date, text, text, text[], int, text[], timestamptz, boolean) is
+    'Dated events of the owner''s notes, mail and chat lines, oldest first. What happened; with '
+    'planned, the plans instead (on the day they name ahead; never counted as done). '
     'what: an activity''s name or a word that named it ("swim", "swimming", "swam"); from_day, '
     'to_day: inclusive; at_place, with_person: a name, case-insensitive, whole or its first or last '
     'words; at most max_events (1..10000). Fields: day, activity, sentence (the source''s words), '
@@ -501,8 +522,10 @@ begin
     -- by day).
     -- One statement over the events query itself (exo_private.timeline_events_query).
     execute format($q$
-    with m as materialized (
+    with told as materialized (
         select e.* from (%s) e where not $15 or e.amount is not null
+    ), m as not materialized (
+        select * from told where not told.planned  -- what happened; plans are only said to exist
     ), keyed as (
         select k.key from m cross join lateral (
             select case $12 when 'activity' then m.activity when 'place' then m.place end as key
@@ -522,6 +545,10 @@ begin
                          from m where m.amount is not null group by 1) a),
         'first_day', f.first_day,
         'last_day', f.last_day,
+        'planned', (select count(*) from told where told.planned),
+        'plans', (select coalesce(jsonb_agg(to_jsonb(p) order by p.day, p.event_id), '[]') from (
+            select told.id as event_id, told.day, told.activity, told.sentence from told
+            where told.planned order by told.day, told.id limit greatest($14, 1)) p),
         'groups', (select coalesce(jsonb_agg(jsonb_build_array(g.key, g.n) order by g.n desc, g.key), '[]')
                    from (select k.key, count(*) as n from keyed k group by 1 order by 2 desc, 1 limit 5) g),
         -- the first $14 only (a top-N, not a sort of every event), and their documents' paths
@@ -552,7 +579,8 @@ $$;
 comment on function exo_private.timeline_answer(text, text, text[], date, date, text, text, text[], text[], timestamptz, int, text[], boolean, bigint[]) is
     'The figures a Timeline section states, over exo_private.timeline_events: events, distinct days, '
     'minutes, km and amount (per currency) as sum, average and how many events gave one, the first '
-    'and last day, the largest p_group (activity, place or person) '
+    'and last day, the plans of those (planned: how many, plans: the first p_listed by day; never '
+    'counted in the figures), the largest p_group (activity, place or person) '
     'groups, and the first p_listed events in p_order (first or by day, last, longest_minutes, '
     'longest_km, shortest_minutes, shortest_km) to cite; with p_money, only events that tell an amount; '
     'p_also: events counted besides those of p_activities (occasions whose kind their sentence does '

@@ -24,9 +24,15 @@ name and "I", or none: a diary's "Ran 5 km") becomes one event, read from spaCy'
   when   the day of its note or message, unless the sentence moves it: "yesterday", "last
          night", "on Monday", "last Tuesday" (the day before, the weekday before).
 
-A sentence that asks, denies or plans ("Did I swim?", "I didn't run", "I will swim", "I
-should swim") tells no event. Nothing is kept from a clause whose subject is someone else
-("Maya ran a marathon"): the timeline is the owner's.
+A sentence that asks or denies ("Did I swim?", "I didn't run") or only may or should ("I might
+swim", "I should swim") tells no event. One that plans tells a plan, kept apart (planned) only
+where a caller asks for plans (text_events' plans): its verb is of a future ("we'll swim", "we're
+going to see Dune", "gonna watch"), a present progressive put on a day ahead ("we're seeing Iris
+on Friday"), or it is a fragment or proposal put on a day ahead ("Lunch with Iris tomorrow",
+"dinner at Iris's next Saturday?"); its day is the one ahead ("tomorrow", "on/next/this Friday",
+"in 3 days"), else its note's or message's. A plan is no report that it happened: the timeline
+never counts one as done. Nothing is kept from a clause whose subject is someone else ("Maya
+ran a marathon"): the timeline is the owner's.
 """
 
 from __future__ import annotations
@@ -37,8 +43,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
 
 from exocortex.extraction import ner
+from exocortex.ingest.extract import mail_words
 
-EXTRACTOR = "syntax/3"
+EXTRACTOR = "syntax/4"
 """The name each event keeps of what made it."""
 
 # Verbs of going out whose "for" names what for ("went for a run", "got out for a swim", "met
@@ -169,6 +176,16 @@ _UNIT_STOP = re.compile(rf"(\b{_NUMBER}\s*(?i:{'|'.join(UNIT_NOUNS)})s?\.) (?=[A
 _RELATIVE_DAY = re.compile(
     r"\b(yesterday|last night)\b|\b(?:on|last)\s+(" + "|".join(WEEKDAYS) + r")\b", re.I
 )
+# The days a sentence puts ahead of its writing, to the day: English's words of the days to come
+# (a closed class, as the weekdays are).
+_AHEAD_DAY = re.compile(
+    r"\b(the day after tomorrow)\b|\b(tomorrow)\b"
+    r"|\b(on|next|this|coming)\s+(" + "|".join(WEEKDAYS) + r")\b"
+    r"|\bin\s+(" + _NUMBER[1:-1] + r")\s+(days?|weeks?)\b",
+    re.I,
+)
+# Auxiliaries of a future ("will", "shall", their contraction; "wo" of "won't" is negated anyway).
+FUTURE_AUXILIARIES = frozenset({"will", "shall", "'ll", "ll"})
 
 
 @dataclass
@@ -188,6 +205,7 @@ class Event:
     count_unit: str | None = None
     place: str | None = None
     people: list[str] = field(default_factory=list)
+    planned: bool = False
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -318,6 +336,59 @@ def moved_day(sentence: str, base: date | None) -> tuple[date | None, str]:
         return base - timedelta(days=1), "relative"
     back = (base.weekday() - WEEKDAYS.index(m.group(2).casefold())) % 7 or 7
     return base - timedelta(days=back), "relative"
+
+
+def ahead_day(sentence: str, base: date | None) -> date | None:
+    """The day to come a sentence puts itself on from base ("tomorrow", "the day after tomorrow",
+    "on/next/this Friday": the first such weekday after base, "in 3 days", "in two weeks"), or
+    None where it names none to the day."""
+    m = _AHEAD_DAY.search(sentence)
+    if base is None or not m:
+        return None
+    if m.group(1):
+        return base + timedelta(days=2)
+    if m.group(2):
+        return base + timedelta(days=1)
+    if m.group(4):
+        return base + timedelta(days=(WEEKDAYS.index(m.group(4).casefold()) - base.weekday()) % 7 or 7)
+    days = number(m.group(5)) * (7 if m.group(6).casefold().startswith("week") else 1)
+    return base + timedelta(days=days)
+
+
+def names_a_day_ahead(sentence: str) -> bool:
+    """Whether a sentence names a day to come whatever its verb: not by "on Friday" or "in ten
+    days" alone, which a report says as well ("Dinner with Iris on Friday" may tell the Friday
+    past, "Eleven thousand words in ten days" a time taken)."""
+    return any(
+        m.group(2) or m.group(1) or (m.group(3) or "").casefold() in ("next", "this", "coming")
+        for m in _AHEAD_DAY.finditer(sentence)
+    )
+
+
+# Words of a day or a span of days that a day ahead is said with ("on Friday", "the day after
+# tomorrow", "in two weeks").
+_DAY_WORDS = frozenset({*WEEKDAYS, "tomorrow", "day", "days", "week", "weeks"})
+
+
+def _day_ahead_of(verb) -> str | None:
+    """The words of a day ahead a verb itself is put on: a day word hanging on it, directly or
+    through a preposition or another day word ("seeing Iris on Friday", "in two weeks"), or a bare
+    phrase of time ("next Saturday"); not a preposition's on a noun of its ("going through the
+    notes of the meeting on Friday")."""
+    for t in verb.subtree:
+        if t.lower_ not in _DAY_WORDS:
+            continue
+        up = t.head
+        while up != verb and (up.pos_ == "ADP" or up.lower_ in _DAY_WORDS) and up.head != up:
+            up = up.head
+        # a bare phrase of time is the clause's adverbial, wherever the parser hangs it ("Going to
+        # the cinema with Tomas next Saturday": "Saturday" on "Tomas")
+        if up == verb or t.dep_ == "npadvmod":
+            words = sorted(t.subtree, key=lambda w: w.i)
+            said = " ".join(w.text for w in [*(w for w in [t.head] if w.pos_ == "ADP"), *words])
+            if ahead_day(said, date.min) is not None:
+                return said
+    return None
 
 
 # -- reading a clause -----------------------------------------------------------------------
@@ -500,11 +571,57 @@ def _situated(noun) -> bool:
     return doing and any(c.dep_ in ("compound", "npadvmod") for c in noun.children)
 
 
-def clause_activity(head, note: bool = False):
+def _future(verb) -> bool:
+    """Whether a verb tells what is to come, by its auxiliaries: a future ("we'll swim", "shall we
+    swim"), "going to" ("we're going to see Dune", "gonna watch": the verb after it), or a present
+    progressive put on a day ahead ("we're seeing Iris on Friday", "Going to the cinema on
+    Friday"); never one negated."""
+    if _children(verb, "neg"):
+        return False
+    auxiliaries = _children(verb, "aux") or (_children(verb.head, "aux") if verb.dep_ == "conj" else [])
+    if any(a.lower_ in FUTURE_AUXILIARIES for a in auxiliaries):
+        return True
+    intended = _intended(verb)
+    if intended is not None and (
+        verb.lower_ in ("going", "gon") or _day_ahead_of(intended) or _day_ahead_of(verb)
+    ):
+        return True  # "going to see Dune", "planning to run 10 km on Saturday"
+    # "we're going swimming": the parser may hang "'re" on "going", an auxiliary of "swimming"
+    auxiliaries += [b for a in auxiliaries for b in _children(a, "aux")]
+    if not _progressive(verb) or (said := _day_ahead_of(verb)) is None:
+        return False
+    if any(a.lemma_ == "be" and a.tag_ in ("VBP", "VBZ") for a in auxiliaries):
+        return True
+    # an -ing alone is how a note tells its present ("Writing this down ... on Monday"): only a
+    # day no report is said with makes it a plan ("Going to the cinema next Friday")
+    return not auxiliaries and names_a_day_ahead(said)
+
+
+def _progressive(verb) -> bool:
+    """An -ing form, whatever the tagger makes of it ("Planning to run ...": a noun to it)."""
+    return verb.tag_ == "VBG" or (verb.lower_.endswith("ing") and verb_lemma(verb.lower_) is not None)
+
+
+def _intended(verb):
+    """The verb a progressive goes on to ("we're going to see Dune", "gonna watch", "planning to
+    run": see, watch, run), or None."""
+    if not _progressive(verb):
+        return None
+    return next(
+        (
+            c
+            for c in _children(verb, "xcomp")
+            if c.tag_ == "VB" and any(a.lower_ in ("to", "na") for a in _children(c, "aux"))
+        ),
+        None,
+    )
+
+
+def clause_activity(head, note: bool = False, plans: bool = False):
     """The token that names a clause's activity, or None (a clause of someone else's, a
-    negation or a plan, a habit or a state, a fragment of mood or weather). In a note (note),
-    a verb spelt alike in both tenses, with no subject, opening its sentence, is a diary's past
-    ("Read 45 pages of ..."); in a chat line it may be a request ("Read this!")."""
+    negation, a habit or a state, a fragment of mood or weather; a plan unless plans). In a
+    note (note), a verb spelt alike in both tenses, with no subject, opening its sentence, is a
+    diary's past ("Read 45 pages of ..."); in a chat line it may be a request ("Read this!")."""
     if head.pos_ in ("VERB", "AUX"):
         subjects = _children(head, "nsubj", "nsubjpass")
         if not subjects and head.dep_ == "conj":
@@ -522,23 +639,32 @@ def clause_activity(head, note: bool = False):
         ellipsis = note and not subjects and head.i == head.sent.start and head.lower_ in INVARIANT_PASTS
         if not _owner_clause(head, subjects):
             return _seen_to(head, subjects)
-        if not _told(head) or not (_past(head) or ellipsis):
+        if plans and _future(head):
+            head = _intended(head) or head  # what the plan is to do
+        elif not _told(head) or not (_past(head) or ellipsis):
             return None
-        lemma = activity_name(head)
-        if lemma == "be" or lemma in STATIVE_VERBS:
-            return None
-        if lemma == "use" and _children(head, "xcomp"):
-            return None  # "I used to go more": a habit of the past, no event
-        if lemma in LIGHT_VERBS:
-            return (
-                _object_activity(head)
-                or _appointment(head)
-                or (head if lemma not in ("have", "get", "make", "be") else None)
-            )
-        return _gone_through(head) or head
+        return _verb_doing(head)
     if head.pos_ in ("NOUN", "PROPN"):
+        if (to_do := _intended(head)) is not None:  # "planning" a noun to the tagger
+            return _verb_doing(to_do) if plans and _future(head) else None  # an intention, no report
         return clause_activity_of_noun(head)
     return None
+
+
+def _verb_doing(head):
+    """The token that names what a verb told of the owner does, or None (a state, a habit)."""
+    lemma = activity_name(head)
+    if lemma == "be" or lemma in STATIVE_VERBS:
+        return None
+    if lemma == "use" and _children(head, "xcomp"):
+        return None  # "I used to go more": a habit of the past, no event
+    if lemma in LIGHT_VERBS:
+        return (
+            _object_activity(head)
+            or _appointment(head)
+            or (head if lemma not in ("have", "get", "make", "be") else None)
+        )
+    return _gone_through(head) or head
 
 
 def clause_activity_of_noun(head):
@@ -834,16 +960,35 @@ def _clause_heads(sent) -> list:
 
 
 def sentence_events(
-    sent, base: date | None, owner_names: frozenset[str] = frozenset(), note: bool = False
+    sent,
+    base: date | None,
+    owner_names: frozenset[str] = frozenset(),
+    note: bool = False,
+    plans: bool = False,
 ) -> list[Event]:
-    """The events one parsed sentence (a Span, or a Reparsed one) tells."""
+    """The events one parsed sentence (a Span, or a Reparsed one) tells; with plans, its plans
+    too (planned), a question's included ("Dinner at Iris's next Saturday?")."""
     text = sent.text.strip()
-    if not text or text.endswith("?"):
+    asked = text.endswith("?")
+    if not text or (asked and not plans):
         return []
-    day, source = moved_day(text, base)
+    ahead = names_a_day_ahead(text)
     told = [
-        (head, token) for head in _clause_heads(sent) if (token := clause_activity(head, note)) is not None
+        (head, token, _future(head) or (ahead and not _past(head)))
+        for head in _clause_heads(sent)
+        if (token := clause_activity(head, note, plans)) is not None
     ]
+    # a question tells no event, only a plan proposed; a plan is none unless asked for
+    # a plan is kept where it is put in time (a day ahead, a date or time spaCy names: "in May",
+    # "tonight"), the when a timeline row needs; "I'll talk to you later", "we'll see" are none
+    timed = ahead or any(t.ent_type_ in ("DATE", "TIME") for t in sent)
+    told = (
+        [x for x in told if (x[2] and timed) or not (asked or x[2])]
+        if plans
+        else [x for x in told if not x[2]]
+    )
+    planned_of = {h.i: planned for h, _, planned in told}
+    told = [(h, t) for h, t, _ in told]
     # "Went climbing and did 16 routes": a joined light verb that did a count of something tells
     # the measures of the clause it joins, not an event of its own
     told = [
@@ -888,15 +1033,23 @@ def sentence_events(
             if token.head != head:  # what the trip was for ("Day trip to Galway: a family lunch")
                 forms = set()  # names no trip; what it went by does ("took the train")
             forms |= {"travel", "trip", head.text.casefold(), activity_name(head)}
+        planned = planned_of[head.i]
+        day, source = moved_day(text, base) if not planned else _planned_day(text, base)
         found.append(
             Event(
                 activity=activity, forms=sorted(forms), sentence=text,
                 char_start=sent.start_char, char_end=sent.end_char, day=day, day_source=source,
                 minutes=minutes, km=km, amount=amount, currency=currency, count=count,
-                count_unit=unit, place=place, people=_people(part, owner_names),
+                count_unit=unit, place=place, people=_people(part, owner_names), planned=planned,
             )
         )  # fmt: skip
     return found
+
+
+def _planned_day(sentence: str, base: date | None) -> tuple[date | None, str]:
+    """A plan's day: the one ahead it names, else its note's or message's."""
+    ahead = ahead_day(sentence, base)
+    return (ahead, "relative") if ahead is not None else (base, "written")
 
 
 def _parts(sent, heads) -> list[list]:
@@ -998,23 +1151,32 @@ def prose(text: str) -> str:
 
 
 def text_events(
-    text: str, base: date | None, owner_names: frozenset[str] = frozenset(), note: bool = True
+    text: str,
+    base: date | None,
+    owner_names: frozenset[str] = frozenset(),
+    note: bool = True,
+    plans: bool = False,
 ) -> list[Event]:
-    """The events a text tells of its writer, dated from base (its note's or message's day). A
-    semicolon parts sentences here ("Lunch at the Anchor with Ines; we laughed a lot." tells a
-    lunch): read as a full stop, of the same length, so offsets stay the text's; so does a stop
-    after a unit (_UNIT_STOP)."""
+    """The events a text tells of its writer, dated from base (its note's or message's day), and
+    with plans its plans (planned). A semicolon parts sentences here ("Lunch at the Anchor with
+    Ines; we laughed a lot." tells a lunch): read as a full stop, of the same length, so offsets
+    stay the text's; so does a stop after a unit (_UNIT_STOP)."""
     parsed = ner.parse(_UNIT_STOP.sub("\\1\n", prose(text).replace("; ", ". ")))
-    return [e for sent in parsed.sents for e in sentence_events(as_owner(sent), base, owner_names, note)]
+    return [
+        e for sent in parsed.sents for e in sentence_events(as_owner(sent), base, owner_names, note, plans)
+    ]
 
 
 def source_events(sources, owner_names: frozenset[str] = frozenset()) -> list[dict]:
-    """The events of a document's sources (rows of exo_private.event_sources: chunk_id,
-    message_id, day, day_source, body), as exo_private.store_events takes them: a chunk is a
-    note's (its subjectless verbs a diary's past), a message a chat line."""
+    """The events and plans of a document's sources (rows of exo_private.event_sources: chunk_id,
+    message_id, day, day_source, body), as exo_private.store_events takes them: a chunk written
+    is a note's (its subjectless verbs a diary's past); one sent is a mail's of the owner's, and a
+    message a chat line, each read without what it quotes, forwards or signs off (mail_words)."""
     found = []
     for chunk_id, message_id, day, day_source, body in sources:
-        for event in text_events(body, day, owner_names, note=chunk_id is not None):
+        sent = day_source == "sent"
+        text = mail_words(body) if sent else body
+        for event in text_events(text, day, owner_names, note=not sent, plans=True):
             row = event.to_json()
             if row["day_source"] == "written":
                 row["day_source"] = day_source

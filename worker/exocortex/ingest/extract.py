@@ -454,6 +454,27 @@ def message_text(message: EmailMessage) -> str:
     return ""
 
 
+# Where a mail stops being its writer's words: a signature's delimiter ("-- "), a client's line
+# before the mail it answers or forwards ("On Tue, 3 Mar, Ann <a@b> wrote:", "-----Original
+# Message-----", "---------- Forwarded message ---------"), or a block of that mail's headers.
+_MAIL_TAIL = re.compile(
+    r"^(?:--[ \t]*|-{3,}[ \t]*\w[\w ]*\w[ \t]*-{3,}[ \t]*|.{0,300}\bwrote:[ \t]*"
+    r"|(?:From|Sent|Date|To|Subject|Cc):[ \t]+.*\n(?:From|Sent|Date|To|Subject|Cc):[ \t].*)$",
+    re.M,
+)
+_MAIL_QUOTED = re.compile(r"^[ \t]*>.*$", re.M)
+
+
+def mail_words(text: str) -> str:
+    """A mail's text with what is not its writer's own words blanked (spaces of the same length,
+    so offsets stay the text's): quoted lines ("> ..."), and from the first signature delimiter,
+    attribution, original or forwarded message's line or header block on, the rest."""
+    cut = _MAIL_TAIL.search(text)
+    if cut:
+        text = text[: cut.start()] + re.sub(r"[^\n]", " ", text[cut.start() :])
+    return _MAIL_QUOTED.sub(lambda m: " " * len(m.group(0)), text)
+
+
 def thread_ids(message: EmailMessage) -> dict:
     """The message's own Message-ID and the ids it answers (In-Reply-To; References, its last
     MAX_REFERENCES, oldest first), without their angle brackets: how the graph links a reply to
