@@ -457,6 +457,108 @@ def test_a_replica_elsewhere_is_made_by_the_script_add_prints_and_streams_as_its
             replicas.remove(cfg, ELSEWHERE)
 
 
+@contextlib.contextmanager
+def watchdog_job(cfg, db, every_s: int, max_statement_s: int) -> Iterator[None]:
+    """On the primary: reader.max_statement_s of `db` and its exo-reader-watchdog job every
+    `every_s` (`exo migrate` schedules it every 10 s; a test clone has none), replayed by the standby."""
+    job = f"exo-reader-watchdog@{db.name}"
+    with db.connect() as conn, connect(admin_url(cfg), "exo-test", autocommit=True) as cron:
+        was = conn.execute("select value from exo.settings where key = 'reader.max_statement_s'").fetchone()[
+            0
+        ]
+        conn.execute(
+            "select exo_private.set_setting('reader.max_statement_s', %s)", (Jsonb(max_statement_s),)
+        )
+        cron.execute(
+            "select cron.schedule_in_database(%s, %s, 'select count(*) from exo_private.stop_runaway_readers()', %s, 'exo_owner')",
+            (job, f"{every_s} seconds", db.name),
+        )
+        try:
+            yield
+        finally:
+            cron.execute("select cron.unschedule(jobid) from cron.job where jobname = %s", (job,))
+            conn.execute("select exo_private.set_setting('reader.max_statement_s', %s)", (Jsonb(was),))
+
+
+def _sleep_on(conn, seconds: float, outcome: dict) -> threading.Thread:
+    def run() -> None:
+        began = time.monotonic()
+        try:
+            conn.execute("select pg_catalog.pg_sleep(%s)", (seconds,))
+            outcome["finished"] = time.monotonic() - began
+        except psycopg.Error as exc:
+            outcome["error"], outcome["after"] = exc, time.monotonic() - began
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def test_a_runaway_reader_on_the_standby_is_stopped_by_the_replicas_watchdog(cfg, replica, vault):
+    """pg_cron runs nothing on a standby, and statement_timeout is a role default a session may lift:
+    the replica's watchdog, started with it, runs the primary's exo-reader-watchdog jobs there. A
+    reader that lifted its timeout and runs past reader.max_statement_s is cancelled (exo_reader's
+    session and a profile's); one within the bound finishes. list, status and doctor
+    say what guards the replica's readers, and warn when its watchdog is gone."""
+    with watchdog_job(cfg, vault, every_s=1, max_statement_s=3):
+        replicas.wait_for_replay(cfg, replica)
+        reader = connect(
+            replicas.url(cfg, replica, "exo_reader", vault.name), "exo-test-runaway", autocommit=True
+        )
+        profile = connect(
+            replicas.url(cfg, replica, "exo_user_ada", vault.name), "exo-test-runaway", autocommit=True
+        )
+        normal = connect(
+            replicas.url(cfg, replica, "exo_reader", vault.name), "exo-test-normal", autocommit=True
+        )
+        with reader, profile, normal:
+            assert reader.execute("select pg_is_in_recovery()").fetchone() == (True,)
+            reader.execute("set statement_timeout = 0")
+            profile.execute("set statement_timeout = 0")
+            runaway, unbounded, fine = {}, {}, {}
+            threads = [
+                _sleep_on(reader, 60, runaway),
+                _sleep_on(profile, 60, unbounded),
+                _sleep_on(normal, 1.5, fine),
+            ]
+            for thread in threads:
+                thread.join(30)
+            assert not any(t.is_alive() for t in threads)
+        assert "finished" in fine and "error" not in fine, fine
+        for outcome in (runaway, unbounded):
+            assert isinstance(outcome.get("error"), psycopg.errors.QueryCanceled), outcome
+            assert 3 <= outcome["after"] < 10, outcome  # the bound, then a round of the watchdog (1 s)
+    log = replicas._watchdog_file(cfg, replica, "log")
+    began = time.monotonic()  # it says what it signalled once the function returns
+    while f"{vault.name}: cancel pid" not in log.read_text():
+        assert time.monotonic() - began < 5, log.read_text()
+        time.sleep(0.1)
+    (row,) = [r for r in replicas.listing(cfg) if r["name"] == NAME]
+    assert row["readers_guard"].startswith("watchdog (pid") and row["guard_warning"] is None, row
+    doctor = _exo("doctor")
+    assert f"ok replica {NAME} readers: watchdog" in " ".join(doctor.stdout.split()), doctor.stdout
+    replicas.stop_watchdog(cfg, replica)
+    try:
+        began = time.monotonic()  # its sessions on the standby end as it exits
+        while (row := next(r for r in replicas.listing(cfg) if r["name"] == NAME))["guard_warning"] is None:
+            assert time.monotonic() - began < 10, row
+            time.sleep(0.2)
+        assert row["readers_guard"].startswith("role defaults only") and "`exo db up`" in row["guard_warning"]
+        listed = _exo("db", "replica", "list")
+        assert f"replica {NAME}: no reader watchdog" in " ".join(listed.stdout.split()), listed.stdout
+        doctor = _exo("doctor")
+        assert f"FAIL replica {NAME} readers: role defaults only" in " ".join(doctor.stdout.split()), (
+            doctor.stdout
+        )
+    finally:
+        replicas.start(cfg, replica)  # the server runs: its watchdog starts again
+    began = time.monotonic()  # once it has started and connected
+    while (row := next(r for r in replicas.listing(cfg) if r["name"] == NAME))["guard_warning"] is not None:
+        assert time.monotonic() - began < 10, row
+        time.sleep(0.2)
+    assert replicas.watchdog_pid(cfg, replica) is not None
+
+
 def test_promote_then_remove_leaves_no_slot_and_no_directory(cfg, replica, vault):
     """Last in the module: promotion ends the standby (its slot goes at once), remove deletes it."""
     promoted = _exo("db", "replica", "promote", NAME)

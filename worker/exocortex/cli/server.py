@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 
 import click
@@ -240,8 +243,8 @@ def replica_list(as_json: bool) -> None:
 
 
 def show_replicas(rows: list[dict], title: str | None = None) -> None:
-    """replicas.listing's rows as a table, then a line for each with a warning: readers pass it
-    over, or it pins WAL."""
+    """replicas.listing's rows as a table, then a line for each warning: readers pass it over, it
+    pins WAL, or nothing a reader cannot lift stops a runaway reader on it."""
     shown = [
         {
             "name": r["name"],
@@ -252,13 +255,15 @@ def show_replicas(rows: list[dict], title: str | None = None) -> None:
             "slot retains": None
             if r["slot_retains_bytes"] is None
             else f"{r['slot_retains_bytes'] / 1024**2:.1f} MB",
+            "readers guard": r["readers_guard"] and r["readers_guard"].split(":")[0].split(" (")[0],
         }
         for r in rows
     ]
     table(shown, list(shown[0]), title)
     for row in rows:
-        if row["warning"]:
-            console.print(f"[yellow]replica {escape(row['name'])}:[/yellow] {escape(row['warning'])}")
+        for warning in (row["warning"], row["guard_warning"]):
+            if warning:
+                console.print(f"[yellow]replica {escape(row['name'])}:[/yellow] {escape(warning)}")
 
 
 @replica_group.command("remove")
@@ -288,6 +293,27 @@ def replica_promote(name: str) -> None:
         f"and the CLI at the new primary with EXO_DATABASE_URL=$(exo db url --role admin --replica {name}), "
         f"and agents with EXO_READER_URL=$(exo db url --role reader --replica {name})"
     )
+
+
+@replica_group.command("watch")
+@click.argument("name")
+def replica_watch(name: str) -> None:
+    """Run replica NAME's reader watchdog until stopped (SIGTERM or ^C): every 10 s, what the
+    primary's pg_cron job exo-reader-watchdog does, on the standby (where pg_cron runs nothing).
+    A local replica's server starts and stops its own; run it by hand for one on another machine."""
+    cfg = config.load()
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
+
+    def say(line: str) -> None:
+        click.echo(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {line}", err=True)
+
+    try:
+        replicas.watch(cfg, name, stop, say)
+    except KeyboardInterrupt:
+        pass
+    except RuntimeProblem as exc:
+        fail(str(exc))
 
 
 @click.command("migrate")

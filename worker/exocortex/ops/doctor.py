@@ -243,7 +243,8 @@ def ocr_check(cfg: Config) -> Check:
 
 
 def replica_checks(cfg: Config) -> list[Check]:
-    """One check per replica of the registry (and orphan slot): streaming within replicas.max_lag_s."""
+    """One check per replica of the registry (and orphan slot): streaming within replicas.max_lag_s;
+    and one per standby: a watchdog stops its runaway readers (replicas.watch)."""
     try:
         rows = replicas.listing(cfg)
     except RuntimeProblem as exc:
@@ -263,6 +264,15 @@ def replica_checks(cfg: Config) -> list[Check]:
                 "or a larger replicas.max_lag_s; a lost slot or an orphan: `exo db replica remove NAME`",
             )
         )
+        if row["readers_guard"]:
+            checks.append(
+                Check(
+                    f"replica {row['name']} readers",
+                    row["guard_warning"] is None,
+                    row["readers_guard"] + (f": {row['guard_warning']}" if row["guard_warning"] else ""),
+                    "`exo db up` starts a local replica's watchdog (`exo db replica watch NAME`)",
+                )
+            )
     return checks
 
 

@@ -41,11 +41,15 @@ import contextlib
 import dataclasses
 import fcntl
 import json
+import os
 import re
 import resource
 import secrets
 import shutil
+import signal
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -392,8 +396,17 @@ def is_running(cfg: Config, replica: Replica) -> bool:
 
 
 def start(cfg: Config, replica: Replica) -> bool:
-    """Start a local replica (its configuration written afresh, as the primary's is); False when
-    it was running."""
+    """Start a recorded local replica and its reader watchdog; False when the server was running
+    (its watchdog is started if it was not)."""
+    started = _start_server(cfg, replica)
+    if not replica.promoted:
+        start_watchdog(cfg, replica)
+    return started
+
+
+def _start_server(cfg: Config, replica: Replica) -> bool:
+    """Start a local replica's server (its configuration written afresh, as the primary's is);
+    False when it was running."""
     if is_running(cfg, replica):
         return False
     local.require_port_free(replica.port)
@@ -414,6 +427,9 @@ def start(cfg: Config, replica: Replica) -> bool:
 
 
 def stop(cfg: Config, replica: Replica) -> bool:
+    """Stop a local replica's watchdog, then its server; False when the server was not running."""
+    if replica.is_local:
+        stop_watchdog(cfg, replica)
     if not is_running(cfg, replica):
         return False
     result = _in_root(cfg, [f"{PGBIN}/pg_ctl", "stop", "-m", "fast", "-w", "-D", replica.data_dir])
@@ -447,6 +463,171 @@ def stop_all(cfg: Config) -> list[str]:
         for replica in load(cfg)
         if replica.is_local
     ]
+
+
+# -- the reader watchdog on a standby -------------------------------------------------------
+# On the primary, pg_cron's job exo-reader-watchdog (sql/060_reader_watchdog.sql) runs
+# exo_private.stop_runaway_readers() every 10 s in each exo database: it stops a reader that
+# lifted its own statement_timeout (a role default any session may change). pg_cron runs no job
+# on a hot standby, and role settings cannot be made binding, so a local replica's server comes
+# with a process of its own, `exo db replica watch NAME`, started and stopped with it, that runs
+# the same function on the standby for each database whose watchdog job the primary schedules
+# (cron.job is replicated with the rest), at that job's interval and as its user. It exits when
+# its replica leaves the registry or is promoted (then the promoted server's pg_cron runs the job).
+
+#: The primary's watchdog jobs, as the copy of pg_cron's table on the standby has them.
+WATCHDOG_JOBS = """
+select j.database, j.username, j.schedule from cron.job j
+where j.active and (j.jobname = 'exo-reader-watchdog' or j.jobname like 'exo-reader-watchdog@%%')
+order by j.database
+"""
+STOP_RUNAWAY_READERS = "select pid, action, state, seconds from exo_private.stop_runaway_readers()"
+#: The application_name of the watchdog's sessions.
+WATCHDOG_APP = "exo-replica-watchdog"
+#: The watchdog's period when no job gives one in seconds (the primary's schedule, '10 seconds').
+WATCHDOG_PERIOD_S = 10.0
+
+
+def _watchdog_file(cfg: Config, replica: Replica, suffix: str) -> Path:
+    """replicas/NAME/watchdog.pid or .log, beside the replica's data directory."""
+    return host_path(cfg, str(Path(replica.data_dir).parent / f"watchdog.{suffix}"))
+
+
+def _watch_argv(replica: Replica) -> list[str]:
+    return [sys.executable, "-m", "exocortex.cli", "db", "replica", "watch", replica.name]
+
+
+def watchdog_pid(cfg: Config, replica: Replica) -> int | None:
+    """The pid of the replica's watchdog process, when it runs (its pid file names a live process
+    whose command line is the watch command)."""
+    if not replica.is_local:
+        return None
+    try:
+        pid = int(_watchdog_file(cfg, replica, "pid").read_text())
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]
+    except (OSError, ValueError):
+        return None
+    return pid if argv[-4:] == [a.encode() for a in _watch_argv(replica)[-4:]] else None
+
+
+def start_watchdog(cfg: Config, replica: Replica) -> int:
+    """Start the replica's watchdog, detached (a session of its own, its output in watchdog.log),
+    unless it runs; returns its pid."""
+    pid = watchdog_pid(cfg, replica)
+    if pid is not None:
+        return pid
+    # The child reads the same configuration: the runtime's home, port and database.
+    env = {**os.environ, "EXO_HOME": str(cfg.home), "EXO_PG_PORT": str(cfg.port), "EXO_DB_NAME": cfg.database}
+    # posix_spawn, not Popen: nothing here waits for it, and it outlives this process.
+    pid = os.posix_spawn(
+        sys.executable, _watch_argv(replica), env, setsid=True,
+        file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, str(_watchdog_file(cfg, replica, "log")), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600),
+            (os.POSIX_SPAWN_DUP2, 1, 2),
+        ],
+    )  # fmt: skip
+    _watchdog_file(cfg, replica, "pid").write_text(f"{pid}\n")
+    return pid
+
+
+def stop_watchdog(cfg: Config, replica: Replica) -> bool:
+    """SIGTERM the replica's watchdog and wait for it to exit; False when none ran."""
+    pid = watchdog_pid(cfg, replica)
+    _watchdog_file(cfg, replica, "pid").unlink(missing_ok=True)
+    if pid is None:
+        return False
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while _runs(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped, when this process started it
+    return True
+
+
+def _runs(pid: int) -> bool:
+    """The process runs: it exists and is no zombie (whose command line is empty)."""
+    try:
+        return bool(Path(f"/proc/{pid}/cmdline").read_bytes())
+    except OSError:
+        return False
+
+
+def _period_s(schedules: list[str]) -> float:
+    """The shortest of the jobs' intervals ('N seconds', pg_cron's own syntax for them)."""
+    found = [float(m[1]) for s in schedules if (m := re.fullmatch(r"\s*(\d+) seconds?\s*", s))]
+    return min(found, default=WATCHDOG_PERIOD_S)
+
+
+class _Watch:
+    """The standby's watchdog, a round at a time, with a session on pg_cron's database and one on
+    each database a job names (as the job's user, as pg_cron runs it)."""
+
+    def __init__(self, cfg: Config, replica: Replica):
+        self.cfg, self.replica = cfg, replica
+        self.cron: psycopg.Connection | None = None
+        self.sessions: dict[str, psycopg.Connection] = {}
+
+    def _connect(self, database: str) -> psycopg.Connection:
+        return connect(
+            url(self.cfg, self.replica, "admin", database), WATCHDOG_APP,
+            autocommit=True, connect_timeout=5,
+        )  # fmt: skip
+
+    def round(self, say: Progress) -> float | None:
+        """Run each watchdog job once, saying what it signalled; the period to the next round, or
+        None when the server is a primary now (its pg_cron runs the jobs)."""
+        if self.cron is None or self.cron.closed:
+            self.cron = self._connect(self.cfg.database)
+        if not self.cron.execute("select pg_catalog.pg_is_in_recovery()").fetchone()[0]:
+            return None
+        jobs = self.cron.execute(WATCHDOG_JOBS).fetchall()
+        for gone in set(self.sessions) - {database for database, _u, _s in jobs}:
+            self.sessions.pop(gone).close()
+        for database, username, _schedule in jobs:
+            try:
+                conn = self.sessions.get(database)
+                if conn is None or conn.closed:
+                    conn = self._connect(database)
+                    conn.execute(sql.SQL("set role {}").format(sql.Identifier(username)))
+                    self.sessions[database] = conn
+                for pid, action, state, seconds in conn.execute(STOP_RUNAWAY_READERS):
+                    say(f"{database}: {action} pid {pid} ({state} {seconds} s)")
+            except psycopg.Error as exc:  # a database dropped, or closed to sessions: the next round
+                self.sessions.pop(database, None)
+                say(f"{database}: {str(exc).strip()}")
+        return _period_s([schedule for _d, _u, schedule in jobs])
+
+    def close(self) -> None:
+        for conn in [self.cron, *self.sessions.values()]:
+            if conn is not None:
+                conn.close()
+
+
+def watch(cfg: Config, name: str, stop: threading.Event, say: Progress) -> None:
+    """`exo db replica watch NAME`: the standby's reader watchdog, round after round, until `stop`
+    is set, the replica leaves the registry or it is promoted. A round that cannot reach the
+    server (stopped, restarting) is tried again a period later."""
+    replica = find(cfg, name)
+    watcher = _Watch(cfg, replica)
+    say(f"watching the readers of replica {name} on {replica.host}:{replica.port}")
+    try:
+        while not stop.is_set():
+            period: float | None = WATCHDOG_PERIOD_S
+            try:
+                period = watcher.round(say)
+            except psycopg.OperationalError as exc:
+                say(f"replica {name} cannot be reached: {str(exc).strip()}")
+                watcher.close()
+                watcher = _Watch(cfg, replica)
+            if period is None:
+                say(f"replica {name} is a primary now: its pg_cron runs the watchdog")
+                return
+            if stop.wait(period) or name not in {r.name for r in load(cfg)}:
+                return
+    finally:
+        watcher.close()
 
 
 # -- the commands ---------------------------------------------------------------------------
@@ -528,6 +709,7 @@ def add(
         try:
             _make(cfg, replica, progress)
             _save(cfg, [*known, replica])
+            start_watchdog(cfg, replica)  # once recorded: it reads the registry
         except BaseException:
             with contextlib.suppress(RuntimeProblem, psycopg.Error):
                 stop(cfg, replica)
@@ -691,7 +873,7 @@ def _make(cfg: Config, replica: Replica, progress: Progress) -> None:
         raise ReplicaProblem(f"pg_basebackup failed:\n{result.stderr.strip()}")
     host_path(cfg, f"{replica.data_dir}/standby.signal").touch()
     progress(f"starting replica {replica.name} on 127.0.0.1:{replica.port}")
-    start(cfg, replica)
+    _start_server(cfg, replica)
     _wait_streaming(cfg, replica)
 
 
@@ -738,6 +920,8 @@ def promote(cfg: Config, name: str) -> list[str]:
             if not conn.execute("select pg_catalog.pg_promote(true, 60)").fetchone()[0]:
                 raise ReplicaProblem(f"replica {name!r} did not finish promoting within 60 s; see its log")
         promoted = dataclasses.replace(replica, promoted=True)
+        if replica.is_local:  # the promoted server's pg_cron runs the reader watchdog now
+            stop_watchdog(cfg, replica)
         _save(cfg, [promoted if r.name == name else r for r in known])
         if replica.is_local:  # its configuration without primary_conninfo, for the next start
             host_path(cfg, f"{replica.data_dir}/exocortex.conf").write_text(server_conf(cfg, promoted))
@@ -791,7 +975,8 @@ def listing(cfg: Config) -> list[dict]:
     for replica in load(cfg):
         row = {"name": replica.name, "host": replica.host, "port": replica.port, "slot": replica.slot,
                "state": None, "lag_bytes": None, "lag_s": None, "slot_retains_bytes": None,
-               "promoted": replica.promoted, "max_lag_s": bound, "warning": None}  # fmt: skip
+               "promoted": replica.promoted, "max_lag_s": bound, "warning": None,
+               "readers_guard": None, "guard_warning": None}  # fmt: skip
         slot = slots.pop(replica.slot, None)
         lag = _ask_standby(cfg, replica)
         if lag is None:
@@ -803,6 +988,9 @@ def listing(cfg: Config) -> list[dict]:
             row["state"] = slot[5] if slot and slot[5] else "not streaming"  # streaming, catchup, startup
             row["lag_s"] = lag["lag_s"]
             row["warning"] = routing.unfit(lag, bound)
+            row["readers_guard"], row["guard_warning"] = _readers_guard(cfg, replica, lag["watched"])
+        if lag is not None and not lag["standby"]:
+            row["readers_guard"] = "pg_cron's exo-reader-watchdog (a primary now)"
         if slot:
             _name, _active, wal_status, retained, _app, state, lag_bytes = slot
             row["slot_retains_bytes"] = retained
@@ -816,18 +1004,43 @@ def listing(cfg: Config) -> list[dict]:
         name = slot[0].removeprefix(SLOT_PREFIX)
         rows.append({"name": name, "host": None, "port": None, "slot": slot[0], "state": ORPHAN,
                      "lag_bytes": None, "lag_s": None, "slot_retains_bytes": slot[3], "promoted": False,
-                     "max_lag_s": bound,
+                     "max_lag_s": bound, "readers_guard": None, "guard_warning": None,
                      "warning": f"keeps WAL for no replica: `exo db replica remove {name}` drops it"})  # fmt: skip
     return rows
 
 
+def _readers_guard(cfg: Config, replica: Replica, watched: bool) -> tuple[str, str | None]:
+    """What stops a runaway reader on a standby (`watched`: a watchdog's session is on it), and a
+    warning when nothing that a session cannot lift does."""
+    if watched:
+        pid = watchdog_pid(cfg, replica)
+        return f"watchdog{f' (pid {pid})' if pid else ''}: the primary's exo-reader-watchdog jobs", None
+    lifted = (
+        "role defaults only (the reader roles' statement_timeout and idle_in_transaction_session_timeout, "
+        "which a session may lift)"
+    )
+    fix = (
+        "`exo db up` starts it"
+        if replica.is_local
+        else f"run `exo db replica watch {replica.name}` on a host its pg_hba.conf lets postgres in from"
+    )
+    return lifted, f"no reader watchdog: a reader that lifts its own timeouts runs unbounded; {fix}"
+
+
+#: Whether a reader watchdog (`exo db replica watch`, from wherever it runs) has a session on the
+#: server: application_name is visible to every role in pg_stat_activity.
+WATCHED = "select exists (select from pg_catalog.pg_stat_activity where application_name = %s) as watched"
+
+
 def _ask_standby(cfg: Config, replica: Replica) -> dict | None:
-    """routing.LAG on the replica; None when it cannot be reached. One on another machine is asked
-    as exo_reader, as read routing asks it: its pg_hba.conf need let no admin in from here."""
+    """routing.LAG on the replica, and WATCHED; None when it cannot be reached. One on another
+    machine is asked as exo_reader, as read routing asks it: its pg_hba.conf need let no admin in
+    from here."""
     where = url(cfg, replica, "admin", "postgres") if replica.is_local else url(cfg, replica, "exo_reader")
     try:
         with connect(where, "exo-db-replica", autocommit=True, connect_timeout=3) as conn:
-            return conn.cursor(row_factory=dict_row).execute(routing.LAG).fetchone()
+            cur = conn.cursor(row_factory=dict_row)
+            return {**cur.execute(routing.LAG).fetchone(), **cur.execute(WATCHED, (WATCHDOG_APP,)).fetchone()}
     except psycopg.OperationalError:
         return None
 
