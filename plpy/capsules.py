@@ -13,9 +13,8 @@ worker runs for one queued document.
 import json
 import math
 import re
-from dataclasses import replace
 
-from model_client import Cancel, Endpoint, ModelError, chat
+from model_client import Endpoint, ModelError, chat
 from search import _WORD, STOPWORDS, sentence_spans
 
 BUILDER = "extractive-1"
@@ -224,13 +223,13 @@ def validate_reply(content, sources, min_tokens, max_tokens):
     }, None
 
 
-def model_capsule(setting, built, min_tokens, max_tokens, call=chat, check=None):
+def model_capsule(setting, built, min_tokens, max_tokens, call=chat):
     """The chat model's capsule from the extractive one `built`: (capsule, None), or (None, why
     it could not be used: no chat model, the endpoint failed, the reply failed validation).
-    check: asked while the model has not answered (model_client.Cancel); what it raises ends
-    the call and goes up."""
+    In the database the call lets the statement's cancel through while it waits (the worker's
+    stop cancels it: pg_cancel_backend; model_client.statement_check); that error goes up."""
     try:
-        endpoint = replace(Endpoint.from_setting(setting), cancel=Cancel(check) if check else None)
+        endpoint = Endpoint.from_setting(setting)
     except ValueError as exc:
         return None, f"no chat model: {exc}"
     sources = passages(built)
@@ -254,14 +253,8 @@ def choose(run, settings, built):
         "chat_setting", "select value::text from exo_private.settings where key = 'models.chat'", [], []
     )
     setting = json.loads(rows[0]["value"]) if rows else None
-    # While the model works, the statement's cancel is let through (the worker's stop cancels
-    # it: pg_cancel_backend), which a read blocked in Python would never see.
     made, why = model_capsule(
-        setting,
-        built,
-        settings["capsules.min_tokens"],
-        settings["capsules.max_tokens"],
-        check=lambda: run("interrupts", "select pg_catalog.pg_sleep(0)", [], []),
+        setting, built, settings["capsules.min_tokens"], settings["capsules.max_tokens"]
     )
     if made is None:
         return built, why

@@ -16,6 +16,12 @@ retries.
 A setting may name ``api_key_env``: the environment variable of the calling process (the
 worker, the CLI, or the database server for calls made in SQL) whose value is sent as
 ``Authorization: Bearer``. The key itself is never stored in a setting.
+
+Every call made inside PostgreSQL (PL/Python) on the server process's own thread asks for the
+statement's interrupts every POLL_S while it waits for its answer (statement_check), so a
+cancelled or timed-out statement ends within a quarter second whatever the endpoint does; the
+database's error goes up, not a ModelError. A call on a thread of its own is cut off from the
+server's thread instead (Cancel.join).
 """
 
 from __future__ import annotations
@@ -29,18 +35,22 @@ import os
 import select
 import socket
 import ssl
+import sys
 import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
-#: How often a call that waits for its answer asks its Cancel's check whether to go on.
+#: How often a call that waits for its answer asks its check (Cancel.check, else statement_check)
+#: whether to go on.
 POLL_S = 0.25
+#: How long Cancel.join waits for a thread whose calls it has just cut off.
+JOIN_AFTER_CANCEL_S = 1.0
 _READ_CHUNK = 64 * 1024
 
 
@@ -92,25 +102,14 @@ class Cancel:
     and the server sees its client gone (llama-server then stops generating); a call begun
     after it raises Cancelled without connecting.
 
-    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
-    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
-    answer, and whatever it raises ends the call and closes its connection: in the database an
-    SPI call that lets a statement's cancel or a backend's termination through."""
+    `check`, when given, is asked every POLL_S while a call waits for its answer (in place of
+    statement_check), and whatever it raises ends the call and closes its connection."""
 
     def __init__(self, check: Callable[[], object] | None = None) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
         self.check = check
-
-    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
-        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not select.select([sock], [], [], POLL_S)[0]:
-            if self.check is not None:
-                self.check()
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -130,30 +129,69 @@ class Cancel:
                 return
         _shut_down(sock)
 
+    def join(self, thread: threading.Thread, timeout: float) -> None:
+        """Wait at most `timeout` for `thread`, whose calls go through this Cancel, asking the
+        check (or statement_check) every POLL_S; whatever it raises cuts the thread's calls off
+        and goes up once the thread has ended."""
+        check = self.check or statement_check()
+        deadline = time.monotonic() + timeout
+        try:
+            while thread.is_alive() and time.monotonic() < deadline:
+                thread.join(POLL_S)
+                if check is not None and thread.is_alive():
+                    check()
+        except BaseException:
+            self.cancel()
+            thread.join(JOIN_AFTER_CANCEL_S)
+            raise
+
+
+def statement_check() -> Callable[[], object] | None:
+    """What a call made inside PostgreSQL asks while it waits, so that a statement's cancel
+    (pg_cancel_backend, statement_timeout, the reader watchdog) or the backend's termination
+    ends it within POLL_S: an SPI call, which lets them through where a read blocked in Python
+    never would. None outside the database (no plpy module: the worker, the CLI) and on any
+    thread but the server process's own (SPI is not thread-safe: such a call is cut off from
+    the server's thread instead, Cancel.join)."""
+    plpy = sys.modules.get("plpy")
+    if not hasattr(plpy, "execute") or threading.current_thread() is not threading.main_thread():
+        return None
+    return lambda: plpy.execute("select pg_catalog.pg_sleep(0)")
+
+
+def _wait_readable(sock: socket.socket, timeout: float | None, check: Callable[[], object]) -> None:
+    """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not select.select([sock], [], [], POLL_S)[0]:
+        check()
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError("timed out")
+
 
 def _shut_down(sock: socket.socket) -> None:
     with contextlib.suppress(OSError):  # closed already: the call is over
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
 
-def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected (and, with a check,
-    waiting for the answer through Cancel.wait_readable)."""
+def _tracked(http_class, cancel: Cancel | None, check: Callable[[], object] | None):
+    """http_class's connections, each handed to `cancel` once connected, and with a check
+    waiting for the answer through _wait_readable."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
-        connect = conn.connect
+        if cancel is not None:
+            connect = conn.connect
 
-        def tracked_connect() -> None:
-            connect()
-            cancel.track(conn.sock)
+            def tracked_connect() -> None:
+                connect()
+                cancel.track(conn.sock)
 
-        conn.connect = tracked_connect
-        if cancel.check is not None:
+            conn.connect = tracked_connect
+        if check is not None:
             getresponse = conn.getresponse
 
             def checked_getresponse(*args, **kwargs):
-                cancel.wait_readable(conn.sock, conn.timeout)
+                _wait_readable(conn.sock, conn.timeout, check)
                 return getresponse(*args, **kwargs)
 
             conn.getresponse = checked_getresponse
@@ -163,12 +201,13 @@ def _tracked(http_class, cancel: Cancel):
 
 
 class _Cancellable:
-    """A urllib handler whose requests' connections their Cancel can shut down (request.cancel)."""
+    """A urllib handler whose requests' connections their Cancel can shut down (request.cancel)
+    and that ask request.check while they wait for the answer."""
 
     def do_open(self, http_class, req, **kwargs):
-        cancel = getattr(req, "cancel", None)
-        if cancel is not None:
-            http_class = _tracked(http_class, cancel)
+        cancel, check = getattr(req, "cancel", None), getattr(req, "check", None)
+        if cancel is not None or check is not None:
+            http_class = _tracked(http_class, cancel, check)
         return super().do_open(http_class, req, **kwargs)
 
 
@@ -339,13 +378,13 @@ def chat(
     )
 
 
-def embed_one(setting: dict[str, Any], text: str) -> dict[str, Any]:
+def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
     """One text's embedding from a ``models.embeddings``-style setting, never raising for a
     model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
-    What the database uses for a query's vector."""
+    What the database uses for a query's vector; `cancel` may cut the call short."""
     began = time.monotonic()
     try:
-        target = Endpoint.from_setting(setting)
+        target = replace(Endpoint.from_setting(setting), cancel=cancel)
         (vector,) = embed(target, [text])
     except (ModelError, ValueError) as exc:
         return {
@@ -443,6 +482,8 @@ def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeo
         headers=headers,
     )
     request.cancel = cancel  # type: ignore[attr-defined]  # read by _Cancellable
+    # read by _Cancellable: a Cancel's own check, else the statement's inside PostgreSQL
+    request.check = (cancel and cancel.check) or statement_check()  # type: ignore[attr-defined]
     opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
     try:
         with opener.open(request, timeout=timeout_s) as response:

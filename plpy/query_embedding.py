@@ -4,14 +4,16 @@ Part of exo_private.retrieve (plpy/retrieve.py). The caller's vector when it gav
 the embeddings endpoint's, fetched on a background thread while the other stages run, within
 the session's embedding budget (reader.embed_calls_per_minute, plpy/budget.py over GD, shared
 with exo.embed_query). The thread makes only the HTTP call (the server's API is not
-thread-safe) and close() always joins it before the search returns.
+thread-safe). The search's thread waits for it asking for the statement's interrupts
+(model_client.Cancel.join), so a cancelled statement cuts the call off at once; close() cuts
+off a call still running and joins the thread before the search returns, on every path out.
 """
 
 import threading
 import time
 
 from budget import allow
-from model_client import embed_one
+from model_client import JOIN_AFTER_CANCEL_S, Cancel, embed_one
 
 
 class QueryEmbedding:
@@ -22,6 +24,7 @@ class QueryEmbedding:
         self.model = model
         self.setting = dict(settings["models.embeddings"], timeout_s=settings["retrieval.embed_timeout_s"])
         self.fetched = {}
+        self.cancel = Cancel()
         self.thread = None
         self.tried = False
         self.text = None
@@ -42,7 +45,7 @@ class QueryEmbedding:
 
     def _fetch(self, question):
         try:
-            self.fetched.update(embed_one(self.setting, question))
+            self.fetched.update(embed_one(self.setting, question, self.cancel))
         except Exception as exc:  # anything unforeseen still ends as a degradation, not a hang
             self.fetched.update(error_class="internal", error=repr(exc)[:500])
 
@@ -57,6 +60,8 @@ class QueryEmbedding:
             self.text = "[" + ",".join(repr(float(v)) for v in values) + "]"
             report["query_embedding"] = {"source": "caller", "dimensions": len(values)}
             return self.text
+        if self.thread is not None:
+            self.cancel.join(self.thread, self.setting["timeout_s"] + 1)
         self.close()
         embedded = dict(self.fetched) or {"error_class": "timeout", "error": "no embedding in time"}
         report["timings_ms"]["embed_query_wait"] = round((time.monotonic() - t0) * 1000, 2)
@@ -78,8 +83,10 @@ class QueryEmbedding:
         return self.text
 
     def close(self):
-        """Join the fetch thread (at most the endpoint's timeout and a second): no search leaves
-        it running, whether the vector was needed or not, on every path out."""
+        """Cut off the fetch if it still runs (nothing waits for it any more: the search is done
+        or was cancelled) and join its thread: no search leaves it running or holding its
+        connection, on every path out."""
         if self.thread is not None:
-            self.thread.join(self.setting["timeout_s"] + 1)
+            self.cancel.cancel()
+            self.thread.join(JOIN_AFTER_CANCEL_S)
             self.thread = None

@@ -190,7 +190,7 @@ def embedder(monkeypatch):
     """The embeddings endpoint: a vector after `delay` seconds, or `reply` when set."""
     state = {"calls": 0, "delay": 0.0, "reply": None}
 
-    def embed_one(setting, text):
+    def embed_one(setting, text, cancel=None):
         state["calls"] += 1
         time.sleep(state["delay"])
         return state["reply"] or {"vector": "[1,0,0]", "model": "minilm", "dimensions": 3, "ms": 1.0}
