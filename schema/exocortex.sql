@@ -3408,7 +3408,6 @@ worker runs for one queued document.
 import json
 import math
 import re
-from dataclasses import replace
 
 """The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings,
 and llama.cpp's /v1/rerank (query + documents -> one relevance score per document).
@@ -3428,6 +3427,12 @@ retries.
 A setting may name ``api_key_env``: the environment variable of the calling process (the
 worker, the CLI, or the database server for calls made in SQL) whose value is sent as
 ``Authorization: Bearer``. The key itself is never stored in a setting.
+
+Every call made inside PostgreSQL (PL/Python) on the server process's own thread asks for the
+statement's interrupts every POLL_S while it waits for its answer (statement_check), so a
+cancelled or timed-out statement ends within a quarter second whatever the endpoint does; the
+database's error goes up, not a ModelError. A call on a thread of its own is cut off from the
+server's thread instead (Cancel.join).
 """
 
 import contextlib
@@ -3439,18 +3444,22 @@ import os
 import select
 import socket
 import ssl
+import sys
 import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
-#: How often a call that waits for its answer asks its Cancel's check whether to go on.
+#: How often a call that waits for its answer asks its check (Cancel.check, else statement_check)
+#: whether to go on.
 POLL_S = 0.25
+#: How long Cancel.join waits for a thread whose calls it has just cut off.
+JOIN_AFTER_CANCEL_S = 1.0
 _READ_CHUNK = 64 * 1024
 
 class ModelError(Exception):
@@ -3493,25 +3502,14 @@ class Cancel:
     and the server sees its client gone (llama-server then stops generating); a call begun
     after it raises Cancelled without connecting.
 
-    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
-    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
-    answer, and whatever it raises ends the call and closes its connection: in the database an
-    SPI call that lets a statement's cancel or a backend's termination through."""
+    `check`, when given, is asked every POLL_S while a call waits for its answer (in place of
+    statement_check), and whatever it raises ends the call and closes its connection."""
 
     def __init__(self, check: Callable[[], object] | None = None) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
         self.check = check
-
-    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
-        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not select.select([sock], [], [], POLL_S)[0]:
-            if self.check is not None:
-                self.check()
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -3531,28 +3529,65 @@ class Cancel:
                 return
         _shut_down(sock)
 
+    def join(self, thread: threading.Thread, timeout: float) -> None:
+        """Wait at most `timeout` for `thread`, whose calls go through this Cancel, asking the
+        check (or statement_check) every POLL_S; whatever it raises cuts the thread's calls off
+        and goes up once the thread has ended."""
+        check = self.check or statement_check()
+        deadline = time.monotonic() + timeout
+        try:
+            while thread.is_alive() and time.monotonic() < deadline:
+                thread.join(POLL_S)
+                if check is not None and thread.is_alive():
+                    check()
+        except BaseException:
+            self.cancel()
+            thread.join(JOIN_AFTER_CANCEL_S)
+            raise
+
+def statement_check() -> Callable[[], object] | None:
+    """What a call made inside PostgreSQL asks while it waits, so that a statement's cancel
+    (pg_cancel_backend, statement_timeout, the reader watchdog) or the backend's termination
+    ends it within POLL_S: an SPI call, which lets them through where a read blocked in Python
+    never would. None outside the database (no plpy module: the worker, the CLI) and on any
+    thread but the server process's own (SPI is not thread-safe: such a call is cut off from
+    the server's thread instead, Cancel.join)."""
+    plpy = sys.modules.get("plpy")
+    if not hasattr(plpy, "execute") or threading.current_thread() is not threading.main_thread():
+        return None
+    return lambda: plpy.execute("select pg_catalog.pg_sleep(0)")
+
+def _wait_readable(sock: socket.socket, timeout: float | None, check: Callable[[], object]) -> None:
+    """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not select.select([sock], [], [], POLL_S)[0]:
+        check()
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError("timed out")
+
 def _shut_down(sock: socket.socket) -> None:
     with contextlib.suppress(OSError):  # closed already: the call is over
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
-def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected (and, with a check,
-    waiting for the answer through Cancel.wait_readable)."""
+def _tracked(http_class, cancel: Cancel | None, check: Callable[[], object] | None):
+    """http_class's connections, each handed to `cancel` once connected, and with a check
+    waiting for the answer through _wait_readable."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
-        connect = conn.connect
+        if cancel is not None:
+            connect = conn.connect
 
-        def tracked_connect() -> None:
-            connect()
-            cancel.track(conn.sock)
+            def tracked_connect() -> None:
+                connect()
+                cancel.track(conn.sock)
 
-        conn.connect = tracked_connect
-        if cancel.check is not None:
+            conn.connect = tracked_connect
+        if check is not None:
             getresponse = conn.getresponse
 
             def checked_getresponse(*args, **kwargs):
-                cancel.wait_readable(conn.sock, conn.timeout)
+                _wait_readable(conn.sock, conn.timeout, check)
                 return getresponse(*args, **kwargs)
 
             conn.getresponse = checked_getresponse
@@ -3561,12 +3596,13 @@ def _tracked(http_class, cancel: Cancel):
     return connection
 
 class _Cancellable:
-    """A urllib handler whose requests' connections their Cancel can shut down (request.cancel)."""
+    """A urllib handler whose requests' connections their Cancel can shut down (request.cancel)
+    and that ask request.check while they wait for the answer."""
 
     def do_open(self, http_class, req, **kwargs):
-        cancel = getattr(req, "cancel", None)
-        if cancel is not None:
-            http_class = _tracked(http_class, cancel)
+        cancel, check = getattr(req, "cancel", None), getattr(req, "check", None)
+        if cancel is not None or check is not None:
+            http_class = _tracked(http_class, cancel, check)
         return super().do_open(http_class, req, **kwargs)
 
 class _HTTPHandler(_Cancellable, urllib.request.HTTPHandler):
@@ -3727,13 +3763,13 @@ def chat(
         completion_tokens=_count(usage.get("completion_tokens")),
     )
 
-def embed_one(setting: dict[str, Any], text: str) -> dict[str, Any]:
+def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
     """One text's embedding from a ``models.embeddings``-style setting, never raising for a
     model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
-    What the database uses for a query's vector."""
+    What the database uses for a query's vector; `cancel` may cut the call short."""
     began = time.monotonic()
     try:
-        target = Endpoint.from_setting(setting)
+        target = replace(Endpoint.from_setting(setting), cancel=cancel)
         (vector,) = embed(target, [text])
     except (ModelError, ValueError) as exc:
         return {
@@ -3825,6 +3861,8 @@ def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeo
         headers=headers,
     )
     request.cancel = cancel  # type: ignore[attr-defined]  # read by _Cancellable
+    # read by _Cancellable: a Cancel's own check, else the statement's inside PostgreSQL
+    request.check = (cancel and cancel.check) or statement_check()  # type: ignore[attr-defined]
     opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
     try:
         with opener.open(request, timeout=timeout_s) as response:
@@ -5318,13 +5356,13 @@ def validate_reply(content, sources, min_tokens, max_tokens):
         "chunk_ids": sorted(set(cited)),
     }, None
 
-def model_capsule(setting, built, min_tokens, max_tokens, call=chat, check=None):
+def model_capsule(setting, built, min_tokens, max_tokens, call=chat):
     """The chat model's capsule from the extractive one `built`: (capsule, None), or (None, why
     it could not be used: no chat model, the endpoint failed, the reply failed validation).
-    check: asked while the model has not answered (model_client.Cancel); what it raises ends
-    the call and goes up."""
+    In the database the call lets the statement's cancel through while it waits (the worker's
+    stop cancels it: pg_cancel_backend; model_client.statement_check); that error goes up."""
     try:
-        endpoint = replace(Endpoint.from_setting(setting), cancel=Cancel(check) if check else None)
+        endpoint = Endpoint.from_setting(setting)
     except ValueError as exc:
         return None, f"no chat model: {exc}"
     sources = passages(built)
@@ -5347,14 +5385,8 @@ def choose(run, settings, built):
         "chat_setting", "select value::text from exo_private.settings where key = 'models.chat'", [], []
     )
     setting = json.loads(rows[0]["value"]) if rows else None
-    # While the model works, the statement's cancel is let through (the worker's stop cancels
-    # it: pg_cancel_backend), which a read blocked in Python would never see.
     made, why = model_capsule(
-        setting,
-        built,
-        settings["capsules.min_tokens"],
-        settings["capsules.max_tokens"],
-        check=lambda: run("interrupts", "select pg_catalog.pg_sleep(0)", [], []),
+        setting, built, settings["capsules.min_tokens"], settings["capsules.max_tokens"]
     )
     if made is None:
         return built, why
@@ -5742,7 +5774,6 @@ worker runs for one queued document.
 import json
 import math
 import re
-from dataclasses import replace
 
 """The one HTTP client every model call goes through: OpenAI-compatible chat and embeddings,
 and llama.cpp's /v1/rerank (query + documents -> one relevance score per document).
@@ -5762,6 +5793,12 @@ retries.
 A setting may name ``api_key_env``: the environment variable of the calling process (the
 worker, the CLI, or the database server for calls made in SQL) whose value is sent as
 ``Authorization: Bearer``. The key itself is never stored in a setting.
+
+Every call made inside PostgreSQL (PL/Python) on the server process's own thread asks for the
+statement's interrupts every POLL_S while it waits for its answer (statement_check), so a
+cancelled or timed-out statement ends within a quarter second whatever the endpoint does; the
+database's error goes up, not a ModelError. A call on a thread of its own is cut off from the
+server's thread instead (Cancel.join).
 """
 
 import contextlib
@@ -5773,18 +5810,22 @@ import os
 import select
 import socket
 import ssl
+import sys
 import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
-#: How often a call that waits for its answer asks its Cancel's check whether to go on.
+#: How often a call that waits for its answer asks its check (Cancel.check, else statement_check)
+#: whether to go on.
 POLL_S = 0.25
+#: How long Cancel.join waits for a thread whose calls it has just cut off.
+JOIN_AFTER_CANCEL_S = 1.0
 _READ_CHUNK = 64 * 1024
 
 class ModelError(Exception):
@@ -5827,25 +5868,14 @@ class Cancel:
     and the server sees its client gone (llama-server then stops generating); a call begun
     after it raises Cancelled without connecting.
 
-    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
-    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
-    answer, and whatever it raises ends the call and closes its connection: in the database an
-    SPI call that lets a statement's cancel or a backend's termination through."""
+    `check`, when given, is asked every POLL_S while a call waits for its answer (in place of
+    statement_check), and whatever it raises ends the call and closes its connection."""
 
     def __init__(self, check: Callable[[], object] | None = None) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
         self.check = check
-
-    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
-        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not select.select([sock], [], [], POLL_S)[0]:
-            if self.check is not None:
-                self.check()
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -5865,28 +5895,65 @@ class Cancel:
                 return
         _shut_down(sock)
 
+    def join(self, thread: threading.Thread, timeout: float) -> None:
+        """Wait at most `timeout` for `thread`, whose calls go through this Cancel, asking the
+        check (or statement_check) every POLL_S; whatever it raises cuts the thread's calls off
+        and goes up once the thread has ended."""
+        check = self.check or statement_check()
+        deadline = time.monotonic() + timeout
+        try:
+            while thread.is_alive() and time.monotonic() < deadline:
+                thread.join(POLL_S)
+                if check is not None and thread.is_alive():
+                    check()
+        except BaseException:
+            self.cancel()
+            thread.join(JOIN_AFTER_CANCEL_S)
+            raise
+
+def statement_check() -> Callable[[], object] | None:
+    """What a call made inside PostgreSQL asks while it waits, so that a statement's cancel
+    (pg_cancel_backend, statement_timeout, the reader watchdog) or the backend's termination
+    ends it within POLL_S: an SPI call, which lets them through where a read blocked in Python
+    never would. None outside the database (no plpy module: the worker, the CLI) and on any
+    thread but the server process's own (SPI is not thread-safe: such a call is cut off from
+    the server's thread instead, Cancel.join)."""
+    plpy = sys.modules.get("plpy")
+    if not hasattr(plpy, "execute") or threading.current_thread() is not threading.main_thread():
+        return None
+    return lambda: plpy.execute("select pg_catalog.pg_sleep(0)")
+
+def _wait_readable(sock: socket.socket, timeout: float | None, check: Callable[[], object]) -> None:
+    """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not select.select([sock], [], [], POLL_S)[0]:
+        check()
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError("timed out")
+
 def _shut_down(sock: socket.socket) -> None:
     with contextlib.suppress(OSError):  # closed already: the call is over
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
-def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected (and, with a check,
-    waiting for the answer through Cancel.wait_readable)."""
+def _tracked(http_class, cancel: Cancel | None, check: Callable[[], object] | None):
+    """http_class's connections, each handed to `cancel` once connected, and with a check
+    waiting for the answer through _wait_readable."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
-        connect = conn.connect
+        if cancel is not None:
+            connect = conn.connect
 
-        def tracked_connect() -> None:
-            connect()
-            cancel.track(conn.sock)
+            def tracked_connect() -> None:
+                connect()
+                cancel.track(conn.sock)
 
-        conn.connect = tracked_connect
-        if cancel.check is not None:
+            conn.connect = tracked_connect
+        if check is not None:
             getresponse = conn.getresponse
 
             def checked_getresponse(*args, **kwargs):
-                cancel.wait_readable(conn.sock, conn.timeout)
+                _wait_readable(conn.sock, conn.timeout, check)
                 return getresponse(*args, **kwargs)
 
             conn.getresponse = checked_getresponse
@@ -5895,12 +5962,13 @@ def _tracked(http_class, cancel: Cancel):
     return connection
 
 class _Cancellable:
-    """A urllib handler whose requests' connections their Cancel can shut down (request.cancel)."""
+    """A urllib handler whose requests' connections their Cancel can shut down (request.cancel)
+    and that ask request.check while they wait for the answer."""
 
     def do_open(self, http_class, req, **kwargs):
-        cancel = getattr(req, "cancel", None)
-        if cancel is not None:
-            http_class = _tracked(http_class, cancel)
+        cancel, check = getattr(req, "cancel", None), getattr(req, "check", None)
+        if cancel is not None or check is not None:
+            http_class = _tracked(http_class, cancel, check)
         return super().do_open(http_class, req, **kwargs)
 
 class _HTTPHandler(_Cancellable, urllib.request.HTTPHandler):
@@ -6061,13 +6129,13 @@ def chat(
         completion_tokens=_count(usage.get("completion_tokens")),
     )
 
-def embed_one(setting: dict[str, Any], text: str) -> dict[str, Any]:
+def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
     """One text's embedding from a ``models.embeddings``-style setting, never raising for a
     model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
-    What the database uses for a query's vector."""
+    What the database uses for a query's vector; `cancel` may cut the call short."""
     began = time.monotonic()
     try:
-        target = Endpoint.from_setting(setting)
+        target = replace(Endpoint.from_setting(setting), cancel=cancel)
         (vector,) = embed(target, [text])
     except (ModelError, ValueError) as exc:
         return {
@@ -6159,6 +6227,8 @@ def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeo
         headers=headers,
     )
     request.cancel = cancel  # type: ignore[attr-defined]  # read by _Cancellable
+    # read by _Cancellable: a Cancel's own check, else the statement's inside PostgreSQL
+    request.check = (cancel and cancel.check) or statement_check()  # type: ignore[attr-defined]
     opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
     try:
         with opener.open(request, timeout=timeout_s) as response:
@@ -7652,13 +7722,13 @@ def validate_reply(content, sources, min_tokens, max_tokens):
         "chunk_ids": sorted(set(cited)),
     }, None
 
-def model_capsule(setting, built, min_tokens, max_tokens, call=chat, check=None):
+def model_capsule(setting, built, min_tokens, max_tokens, call=chat):
     """The chat model's capsule from the extractive one `built`: (capsule, None), or (None, why
     it could not be used: no chat model, the endpoint failed, the reply failed validation).
-    check: asked while the model has not answered (model_client.Cancel); what it raises ends
-    the call and goes up."""
+    In the database the call lets the statement's cancel through while it waits (the worker's
+    stop cancels it: pg_cancel_backend; model_client.statement_check); that error goes up."""
     try:
-        endpoint = replace(Endpoint.from_setting(setting), cancel=Cancel(check) if check else None)
+        endpoint = Endpoint.from_setting(setting)
     except ValueError as exc:
         return None, f"no chat model: {exc}"
     sources = passages(built)
@@ -7681,14 +7751,8 @@ def choose(run, settings, built):
         "chat_setting", "select value::text from exo_private.settings where key = 'models.chat'", [], []
     )
     setting = json.loads(rows[0]["value"]) if rows else None
-    # While the model works, the statement's cancel is let through (the worker's stop cancels
-    # it: pg_cancel_backend), which a read blocked in Python would never see.
     made, why = model_capsule(
-        setting,
-        built,
-        settings["capsules.min_tokens"],
-        settings["capsules.max_tokens"],
-        check=lambda: run("interrupts", "select pg_catalog.pg_sleep(0)", [], []),
+        setting, built, settings["capsules.min_tokens"], settings["capsules.max_tokens"]
     )
     if made is None:
         return built, why
@@ -9628,6 +9692,12 @@ retries.
 A setting may name ``api_key_env``: the environment variable of the calling process (the
 worker, the CLI, or the database server for calls made in SQL) whose value is sent as
 ``Authorization: Bearer``. The key itself is never stored in a setting.
+
+Every call made inside PostgreSQL (PL/Python) on the server process's own thread asks for the
+statement's interrupts every POLL_S while it waits for its answer (statement_check), so a
+cancelled or timed-out statement ends within a quarter second whatever the endpoint does; the
+database's error goes up, not a ModelError. A call on a thread of its own is cut off from the
+server's thread instead (Cancel.join).
 """
 
 import contextlib
@@ -9639,18 +9709,22 @@ import os
 import select
 import socket
 import ssl
+import sys
 import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
-#: How often a call that waits for its answer asks its Cancel's check whether to go on.
+#: How often a call that waits for its answer asks its check (Cancel.check, else statement_check)
+#: whether to go on.
 POLL_S = 0.25
+#: How long Cancel.join waits for a thread whose calls it has just cut off.
+JOIN_AFTER_CANCEL_S = 1.0
 _READ_CHUNK = 64 * 1024
 
 class ModelError(Exception):
@@ -9693,25 +9767,14 @@ class Cancel:
     and the server sees its client gone (llama-server then stops generating); a call begun
     after it raises Cancelled without connecting.
 
-    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
-    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
-    answer, and whatever it raises ends the call and closes its connection: in the database an
-    SPI call that lets a statement's cancel or a backend's termination through."""
+    `check`, when given, is asked every POLL_S while a call waits for its answer (in place of
+    statement_check), and whatever it raises ends the call and closes its connection."""
 
     def __init__(self, check: Callable[[], object] | None = None) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
         self.check = check
-
-    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
-        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not select.select([sock], [], [], POLL_S)[0]:
-            if self.check is not None:
-                self.check()
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -9731,28 +9794,65 @@ class Cancel:
                 return
         _shut_down(sock)
 
+    def join(self, thread: threading.Thread, timeout: float) -> None:
+        """Wait at most `timeout` for `thread`, whose calls go through this Cancel, asking the
+        check (or statement_check) every POLL_S; whatever it raises cuts the thread's calls off
+        and goes up once the thread has ended."""
+        check = self.check or statement_check()
+        deadline = time.monotonic() + timeout
+        try:
+            while thread.is_alive() and time.monotonic() < deadline:
+                thread.join(POLL_S)
+                if check is not None and thread.is_alive():
+                    check()
+        except BaseException:
+            self.cancel()
+            thread.join(JOIN_AFTER_CANCEL_S)
+            raise
+
+def statement_check() -> Callable[[], object] | None:
+    """What a call made inside PostgreSQL asks while it waits, so that a statement's cancel
+    (pg_cancel_backend, statement_timeout, the reader watchdog) or the backend's termination
+    ends it within POLL_S: an SPI call, which lets them through where a read blocked in Python
+    never would. None outside the database (no plpy module: the worker, the CLI) and on any
+    thread but the server process's own (SPI is not thread-safe: such a call is cut off from
+    the server's thread instead, Cancel.join)."""
+    plpy = sys.modules.get("plpy")
+    if not hasattr(plpy, "execute") or threading.current_thread() is not threading.main_thread():
+        return None
+    return lambda: plpy.execute("select pg_catalog.pg_sleep(0)")
+
+def _wait_readable(sock: socket.socket, timeout: float | None, check: Callable[[], object]) -> None:
+    """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not select.select([sock], [], [], POLL_S)[0]:
+        check()
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError("timed out")
+
 def _shut_down(sock: socket.socket) -> None:
     with contextlib.suppress(OSError):  # closed already: the call is over
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
-def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected (and, with a check,
-    waiting for the answer through Cancel.wait_readable)."""
+def _tracked(http_class, cancel: Cancel | None, check: Callable[[], object] | None):
+    """http_class's connections, each handed to `cancel` once connected, and with a check
+    waiting for the answer through _wait_readable."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
-        connect = conn.connect
+        if cancel is not None:
+            connect = conn.connect
 
-        def tracked_connect() -> None:
-            connect()
-            cancel.track(conn.sock)
+            def tracked_connect() -> None:
+                connect()
+                cancel.track(conn.sock)
 
-        conn.connect = tracked_connect
-        if cancel.check is not None:
+            conn.connect = tracked_connect
+        if check is not None:
             getresponse = conn.getresponse
 
             def checked_getresponse(*args, **kwargs):
-                cancel.wait_readable(conn.sock, conn.timeout)
+                _wait_readable(conn.sock, conn.timeout, check)
                 return getresponse(*args, **kwargs)
 
             conn.getresponse = checked_getresponse
@@ -9761,12 +9861,13 @@ def _tracked(http_class, cancel: Cancel):
     return connection
 
 class _Cancellable:
-    """A urllib handler whose requests' connections their Cancel can shut down (request.cancel)."""
+    """A urllib handler whose requests' connections their Cancel can shut down (request.cancel)
+    and that ask request.check while they wait for the answer."""
 
     def do_open(self, http_class, req, **kwargs):
-        cancel = getattr(req, "cancel", None)
-        if cancel is not None:
-            http_class = _tracked(http_class, cancel)
+        cancel, check = getattr(req, "cancel", None), getattr(req, "check", None)
+        if cancel is not None or check is not None:
+            http_class = _tracked(http_class, cancel, check)
         return super().do_open(http_class, req, **kwargs)
 
 class _HTTPHandler(_Cancellable, urllib.request.HTTPHandler):
@@ -9927,13 +10028,13 @@ def chat(
         completion_tokens=_count(usage.get("completion_tokens")),
     )
 
-def embed_one(setting: dict[str, Any], text: str) -> dict[str, Any]:
+def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
     """One text's embedding from a ``models.embeddings``-style setting, never raising for a
     model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
-    What the database uses for a query's vector."""
+    What the database uses for a query's vector; `cancel` may cut the call short."""
     began = time.monotonic()
     try:
-        target = Endpoint.from_setting(setting)
+        target = replace(Endpoint.from_setting(setting), cancel=cancel)
         (vector,) = embed(target, [text])
     except (ModelError, ValueError) as exc:
         return {
@@ -10025,6 +10126,8 @@ def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeo
         headers=headers,
     )
     request.cancel = cancel  # type: ignore[attr-defined]  # read by _Cancellable
+    # read by _Cancellable: a Cancel's own check, else the statement's inside PostgreSQL
+    request.check = (cancel and cancel.check) or statement_check()  # type: ignore[attr-defined]
     opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
     try:
         with opener.open(request, timeout=timeout_s) as response:
@@ -17284,6 +17387,12 @@ retries.
 A setting may name ``api_key_env``: the environment variable of the calling process (the
 worker, the CLI, or the database server for calls made in SQL) whose value is sent as
 ``Authorization: Bearer``. The key itself is never stored in a setting.
+
+Every call made inside PostgreSQL (PL/Python) on the server process's own thread asks for the
+statement's interrupts every POLL_S while it waits for its answer (statement_check), so a
+cancelled or timed-out statement ends within a quarter second whatever the endpoint does; the
+database's error goes up, not a ModelError. A call on a thread of its own is cut off from the
+server's thread instead (Cancel.join).
 """
 
 import contextlib
@@ -17295,18 +17404,22 @@ import os
 import select
 import socket
 import ssl
+import sys
 import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
-#: How often a call that waits for its answer asks its Cancel's check whether to go on.
+#: How often a call that waits for its answer asks its check (Cancel.check, else statement_check)
+#: whether to go on.
 POLL_S = 0.25
+#: How long Cancel.join waits for a thread whose calls it has just cut off.
+JOIN_AFTER_CANCEL_S = 1.0
 _READ_CHUNK = 64 * 1024
 
 class ModelError(Exception):
@@ -17349,25 +17462,14 @@ class Cancel:
     and the server sees its client gone (llama-server then stops generating); a call begun
     after it raises Cancelled without connecting.
 
-    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
-    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
-    answer, and whatever it raises ends the call and closes its connection: in the database an
-    SPI call that lets a statement's cancel or a backend's termination through."""
+    `check`, when given, is asked every POLL_S while a call waits for its answer (in place of
+    statement_check), and whatever it raises ends the call and closes its connection."""
 
     def __init__(self, check: Callable[[], object] | None = None) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
         self.check = check
-
-    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
-        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not select.select([sock], [], [], POLL_S)[0]:
-            if self.check is not None:
-                self.check()
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -17387,28 +17489,65 @@ class Cancel:
                 return
         _shut_down(sock)
 
+    def join(self, thread: threading.Thread, timeout: float) -> None:
+        """Wait at most `timeout` for `thread`, whose calls go through this Cancel, asking the
+        check (or statement_check) every POLL_S; whatever it raises cuts the thread's calls off
+        and goes up once the thread has ended."""
+        check = self.check or statement_check()
+        deadline = time.monotonic() + timeout
+        try:
+            while thread.is_alive() and time.monotonic() < deadline:
+                thread.join(POLL_S)
+                if check is not None and thread.is_alive():
+                    check()
+        except BaseException:
+            self.cancel()
+            thread.join(JOIN_AFTER_CANCEL_S)
+            raise
+
+def statement_check() -> Callable[[], object] | None:
+    """What a call made inside PostgreSQL asks while it waits, so that a statement's cancel
+    (pg_cancel_backend, statement_timeout, the reader watchdog) or the backend's termination
+    ends it within POLL_S: an SPI call, which lets them through where a read blocked in Python
+    never would. None outside the database (no plpy module: the worker, the CLI) and on any
+    thread but the server process's own (SPI is not thread-safe: such a call is cut off from
+    the server's thread instead, Cancel.join)."""
+    plpy = sys.modules.get("plpy")
+    if not hasattr(plpy, "execute") or threading.current_thread() is not threading.main_thread():
+        return None
+    return lambda: plpy.execute("select pg_catalog.pg_sleep(0)")
+
+def _wait_readable(sock: socket.socket, timeout: float | None, check: Callable[[], object]) -> None:
+    """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not select.select([sock], [], [], POLL_S)[0]:
+        check()
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError("timed out")
+
 def _shut_down(sock: socket.socket) -> None:
     with contextlib.suppress(OSError):  # closed already: the call is over
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
-def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected (and, with a check,
-    waiting for the answer through Cancel.wait_readable)."""
+def _tracked(http_class, cancel: Cancel | None, check: Callable[[], object] | None):
+    """http_class's connections, each handed to `cancel` once connected, and with a check
+    waiting for the answer through _wait_readable."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
-        connect = conn.connect
+        if cancel is not None:
+            connect = conn.connect
 
-        def tracked_connect() -> None:
-            connect()
-            cancel.track(conn.sock)
+            def tracked_connect() -> None:
+                connect()
+                cancel.track(conn.sock)
 
-        conn.connect = tracked_connect
-        if cancel.check is not None:
+            conn.connect = tracked_connect
+        if check is not None:
             getresponse = conn.getresponse
 
             def checked_getresponse(*args, **kwargs):
-                cancel.wait_readable(conn.sock, conn.timeout)
+                _wait_readable(conn.sock, conn.timeout, check)
                 return getresponse(*args, **kwargs)
 
             conn.getresponse = checked_getresponse
@@ -17417,12 +17556,13 @@ def _tracked(http_class, cancel: Cancel):
     return connection
 
 class _Cancellable:
-    """A urllib handler whose requests' connections their Cancel can shut down (request.cancel)."""
+    """A urllib handler whose requests' connections their Cancel can shut down (request.cancel)
+    and that ask request.check while they wait for the answer."""
 
     def do_open(self, http_class, req, **kwargs):
-        cancel = getattr(req, "cancel", None)
-        if cancel is not None:
-            http_class = _tracked(http_class, cancel)
+        cancel, check = getattr(req, "cancel", None), getattr(req, "check", None)
+        if cancel is not None or check is not None:
+            http_class = _tracked(http_class, cancel, check)
         return super().do_open(http_class, req, **kwargs)
 
 class _HTTPHandler(_Cancellable, urllib.request.HTTPHandler):
@@ -17583,13 +17723,13 @@ def chat(
         completion_tokens=_count(usage.get("completion_tokens")),
     )
 
-def embed_one(setting: dict[str, Any], text: str) -> dict[str, Any]:
+def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
     """One text's embedding from a ``models.embeddings``-style setting, never raising for a
     model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
-    What the database uses for a query's vector."""
+    What the database uses for a query's vector; `cancel` may cut the call short."""
     began = time.monotonic()
     try:
-        target = Endpoint.from_setting(setting)
+        target = replace(Endpoint.from_setting(setting), cancel=cancel)
         (vector,) = embed(target, [text])
     except (ModelError, ValueError) as exc:
         return {
@@ -17681,6 +17821,8 @@ def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeo
         headers=headers,
     )
     request.cancel = cancel  # type: ignore[attr-defined]  # read by _Cancellable
+    # read by _Cancellable: a Cancel's own check, else the statement's inside PostgreSQL
+    request.check = (cancel and cancel.check) or statement_check()  # type: ignore[attr-defined]
     opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
     try:
         with opener.open(request, timeout=timeout_s) as response:
@@ -28512,6 +28654,12 @@ retries.
 A setting may name ``api_key_env``: the environment variable of the calling process (the
 worker, the CLI, or the database server for calls made in SQL) whose value is sent as
 ``Authorization: Bearer``. The key itself is never stored in a setting.
+
+Every call made inside PostgreSQL (PL/Python) on the server process's own thread asks for the
+statement's interrupts every POLL_S while it waits for its answer (statement_check), so a
+cancelled or timed-out statement ends within a quarter second whatever the endpoint does; the
+database's error goes up, not a ModelError. A call on a thread of its own is cut off from the
+server's thread instead (Cancel.join).
 """
 
 import contextlib
@@ -28523,18 +28671,22 @@ import os
 import select
 import socket
 import ssl
+import sys
 import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
-#: How often a call that waits for its answer asks its Cancel's check whether to go on.
+#: How often a call that waits for its answer asks its check (Cancel.check, else statement_check)
+#: whether to go on.
 POLL_S = 0.25
+#: How long Cancel.join waits for a thread whose calls it has just cut off.
+JOIN_AFTER_CANCEL_S = 1.0
 _READ_CHUNK = 64 * 1024
 
 class ModelError(Exception):
@@ -28577,25 +28729,14 @@ class Cancel:
     and the server sees its client gone (llama-server then stops generating); a call begun
     after it raises Cancelled without connecting.
 
-    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
-    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
-    answer, and whatever it raises ends the call and closes its connection: in the database an
-    SPI call that lets a statement's cancel or a backend's termination through."""
+    `check`, when given, is asked every POLL_S while a call waits for its answer (in place of
+    statement_check), and whatever it raises ends the call and closes its connection."""
 
     def __init__(self, check: Callable[[], object] | None = None) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
         self.check = check
-
-    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
-        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not select.select([sock], [], [], POLL_S)[0]:
-            if self.check is not None:
-                self.check()
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -28615,28 +28756,65 @@ class Cancel:
                 return
         _shut_down(sock)
 
+    def join(self, thread: threading.Thread, timeout: float) -> None:
+        """Wait at most `timeout` for `thread`, whose calls go through this Cancel, asking the
+        check (or statement_check) every POLL_S; whatever it raises cuts the thread's calls off
+        and goes up once the thread has ended."""
+        check = self.check or statement_check()
+        deadline = time.monotonic() + timeout
+        try:
+            while thread.is_alive() and time.monotonic() < deadline:
+                thread.join(POLL_S)
+                if check is not None and thread.is_alive():
+                    check()
+        except BaseException:
+            self.cancel()
+            thread.join(JOIN_AFTER_CANCEL_S)
+            raise
+
+def statement_check() -> Callable[[], object] | None:
+    """What a call made inside PostgreSQL asks while it waits, so that a statement's cancel
+    (pg_cancel_backend, statement_timeout, the reader watchdog) or the backend's termination
+    ends it within POLL_S: an SPI call, which lets them through where a read blocked in Python
+    never would. None outside the database (no plpy module: the worker, the CLI) and on any
+    thread but the server process's own (SPI is not thread-safe: such a call is cut off from
+    the server's thread instead, Cancel.join)."""
+    plpy = sys.modules.get("plpy")
+    if not hasattr(plpy, "execute") or threading.current_thread() is not threading.main_thread():
+        return None
+    return lambda: plpy.execute("select pg_catalog.pg_sleep(0)")
+
+def _wait_readable(sock: socket.socket, timeout: float | None, check: Callable[[], object]) -> None:
+    """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not select.select([sock], [], [], POLL_S)[0]:
+        check()
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError("timed out")
+
 def _shut_down(sock: socket.socket) -> None:
     with contextlib.suppress(OSError):  # closed already: the call is over
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
-def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected (and, with a check,
-    waiting for the answer through Cancel.wait_readable)."""
+def _tracked(http_class, cancel: Cancel | None, check: Callable[[], object] | None):
+    """http_class's connections, each handed to `cancel` once connected, and with a check
+    waiting for the answer through _wait_readable."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
-        connect = conn.connect
+        if cancel is not None:
+            connect = conn.connect
 
-        def tracked_connect() -> None:
-            connect()
-            cancel.track(conn.sock)
+            def tracked_connect() -> None:
+                connect()
+                cancel.track(conn.sock)
 
-        conn.connect = tracked_connect
-        if cancel.check is not None:
+            conn.connect = tracked_connect
+        if check is not None:
             getresponse = conn.getresponse
 
             def checked_getresponse(*args, **kwargs):
-                cancel.wait_readable(conn.sock, conn.timeout)
+                _wait_readable(conn.sock, conn.timeout, check)
                 return getresponse(*args, **kwargs)
 
             conn.getresponse = checked_getresponse
@@ -28645,12 +28823,13 @@ def _tracked(http_class, cancel: Cancel):
     return connection
 
 class _Cancellable:
-    """A urllib handler whose requests' connections their Cancel can shut down (request.cancel)."""
+    """A urllib handler whose requests' connections their Cancel can shut down (request.cancel)
+    and that ask request.check while they wait for the answer."""
 
     def do_open(self, http_class, req, **kwargs):
-        cancel = getattr(req, "cancel", None)
-        if cancel is not None:
-            http_class = _tracked(http_class, cancel)
+        cancel, check = getattr(req, "cancel", None), getattr(req, "check", None)
+        if cancel is not None or check is not None:
+            http_class = _tracked(http_class, cancel, check)
         return super().do_open(http_class, req, **kwargs)
 
 class _HTTPHandler(_Cancellable, urllib.request.HTTPHandler):
@@ -28811,13 +28990,13 @@ def chat(
         completion_tokens=_count(usage.get("completion_tokens")),
     )
 
-def embed_one(setting: dict[str, Any], text: str) -> dict[str, Any]:
+def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
     """One text's embedding from a ``models.embeddings``-style setting, never raising for a
     model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
-    What the database uses for a query's vector."""
+    What the database uses for a query's vector; `cancel` may cut the call short."""
     began = time.monotonic()
     try:
-        target = Endpoint.from_setting(setting)
+        target = replace(Endpoint.from_setting(setting), cancel=cancel)
         (vector,) = embed(target, [text])
     except (ModelError, ValueError) as exc:
         return {
@@ -28909,6 +29088,8 @@ def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeo
         headers=headers,
     )
     request.cancel = cancel  # type: ignore[attr-defined]  # read by _Cancellable
+    # read by _Cancellable: a Cancel's own check, else the statement's inside PostgreSQL
+    request.check = (cancel and cancel.check) or statement_check()  # type: ignore[attr-defined]
     opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
     try:
         with opener.open(request, timeout=timeout_s) as response:
@@ -32384,7 +32565,9 @@ Part of exo_private.retrieve (plpy/retrieve.py). The caller's vector when it gav
 the embeddings endpoint's, fetched on a background thread while the other stages run, within
 the session's embedding budget (reader.embed_calls_per_minute, plpy/budget.py over GD, shared
 with exo.embed_query). The thread makes only the HTTP call (the server's API is not
-thread-safe) and close() always joins it before the search returns.
+thread-safe). The search's thread waits for it asking for the statement's interrupts
+(model_client.Cancel.join), so a cancelled statement cuts the call off at once; close() cuts
+off a call still running and joins the thread before the search returns, on every path out.
 """
 
 import threading
@@ -32430,6 +32613,12 @@ retries.
 A setting may name ``api_key_env``: the environment variable of the calling process (the
 worker, the CLI, or the database server for calls made in SQL) whose value is sent as
 ``Authorization: Bearer``. The key itself is never stored in a setting.
+
+Every call made inside PostgreSQL (PL/Python) on the server process's own thread asks for the
+statement's interrupts every POLL_S while it waits for its answer (statement_check), so a
+cancelled or timed-out statement ends within a quarter second whatever the endpoint does; the
+database's error goes up, not a ModelError. A call on a thread of its own is cut off from the
+server's thread instead (Cancel.join).
 """
 
 import contextlib
@@ -32441,18 +32630,22 @@ import os
 import select
 import socket
 import ssl
+import sys
 import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
-#: How often a call that waits for its answer asks its Cancel's check whether to go on.
+#: How often a call that waits for its answer asks its check (Cancel.check, else statement_check)
+#: whether to go on.
 POLL_S = 0.25
+#: How long Cancel.join waits for a thread whose calls it has just cut off.
+JOIN_AFTER_CANCEL_S = 1.0
 _READ_CHUNK = 64 * 1024
 
 class ModelError(Exception):
@@ -32495,25 +32688,14 @@ class Cancel:
     and the server sees its client gone (llama-server then stops generating); a call begun
     after it raises Cancelled without connecting.
 
-    Where no other thread can (a call made inside PostgreSQL, whose cancel only sets a flag that
-    a blocked read never looks at), `check` is asked every POLL_S while a call waits for its
-    answer, and whatever it raises ends the call and closes its connection: in the database an
-    SPI call that lets a statement's cancel or a backend's termination through."""
+    `check`, when given, is asked every POLL_S while a call waits for its answer (in place of
+    statement_check), and whatever it raises ends the call and closes its connection."""
 
     def __init__(self, check: Callable[[], object] | None = None) -> None:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self.cancelled = False
         self.check = check
-
-    def wait_readable(self, sock: socket.socket, timeout: float | None) -> None:
-        """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not select.select([sock], [], [], POLL_S)[0]:
-            if self.check is not None:
-                self.check()
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError("timed out")
 
     def cancel(self) -> int:
         """Cut the calls in flight off; returns how many connections were open."""
@@ -32533,28 +32715,65 @@ class Cancel:
                 return
         _shut_down(sock)
 
+    def join(self, thread: threading.Thread, timeout: float) -> None:
+        """Wait at most `timeout` for `thread`, whose calls go through this Cancel, asking the
+        check (or statement_check) every POLL_S; whatever it raises cuts the thread's calls off
+        and goes up once the thread has ended."""
+        check = self.check or statement_check()
+        deadline = time.monotonic() + timeout
+        try:
+            while thread.is_alive() and time.monotonic() < deadline:
+                thread.join(POLL_S)
+                if check is not None and thread.is_alive():
+                    check()
+        except BaseException:
+            self.cancel()
+            thread.join(JOIN_AFTER_CANCEL_S)
+            raise
+
+def statement_check() -> Callable[[], object] | None:
+    """What a call made inside PostgreSQL asks while it waits, so that a statement's cancel
+    (pg_cancel_backend, statement_timeout, the reader watchdog) or the backend's termination
+    ends it within POLL_S: an SPI call, which lets them through where a read blocked in Python
+    never would. None outside the database (no plpy module: the worker, the CLI) and on any
+    thread but the server process's own (SPI is not thread-safe: such a call is cut off from
+    the server's thread instead, Cancel.join)."""
+    plpy = sys.modules.get("plpy")
+    if not hasattr(plpy, "execute") or threading.current_thread() is not threading.main_thread():
+        return None
+    return lambda: plpy.execute("select pg_catalog.pg_sleep(0)")
+
+def _wait_readable(sock: socket.socket, timeout: float | None, check: Callable[[], object]) -> None:
+    """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not select.select([sock], [], [], POLL_S)[0]:
+        check()
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError("timed out")
+
 def _shut_down(sock: socket.socket) -> None:
     with contextlib.suppress(OSError):  # closed already: the call is over
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
-def _tracked(http_class, cancel: Cancel):
-    """http_class's connections, each handed to `cancel` once connected (and, with a check,
-    waiting for the answer through Cancel.wait_readable)."""
+def _tracked(http_class, cancel: Cancel | None, check: Callable[[], object] | None):
+    """http_class's connections, each handed to `cancel` once connected, and with a check
+    waiting for the answer through _wait_readable."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
-        connect = conn.connect
+        if cancel is not None:
+            connect = conn.connect
 
-        def tracked_connect() -> None:
-            connect()
-            cancel.track(conn.sock)
+            def tracked_connect() -> None:
+                connect()
+                cancel.track(conn.sock)
 
-        conn.connect = tracked_connect
-        if cancel.check is not None:
+            conn.connect = tracked_connect
+        if check is not None:
             getresponse = conn.getresponse
 
             def checked_getresponse(*args, **kwargs):
-                cancel.wait_readable(conn.sock, conn.timeout)
+                _wait_readable(conn.sock, conn.timeout, check)
                 return getresponse(*args, **kwargs)
 
             conn.getresponse = checked_getresponse
@@ -32563,12 +32782,13 @@ def _tracked(http_class, cancel: Cancel):
     return connection
 
 class _Cancellable:
-    """A urllib handler whose requests' connections their Cancel can shut down (request.cancel)."""
+    """A urllib handler whose requests' connections their Cancel can shut down (request.cancel)
+    and that ask request.check while they wait for the answer."""
 
     def do_open(self, http_class, req, **kwargs):
-        cancel = getattr(req, "cancel", None)
-        if cancel is not None:
-            http_class = _tracked(http_class, cancel)
+        cancel, check = getattr(req, "cancel", None), getattr(req, "check", None)
+        if cancel is not None or check is not None:
+            http_class = _tracked(http_class, cancel, check)
         return super().do_open(http_class, req, **kwargs)
 
 class _HTTPHandler(_Cancellable, urllib.request.HTTPHandler):
@@ -32729,13 +32949,13 @@ def chat(
         completion_tokens=_count(usage.get("completion_tokens")),
     )
 
-def embed_one(setting: dict[str, Any], text: str) -> dict[str, Any]:
+def embed_one(setting: dict[str, Any], text: str, cancel: Cancel | None = None) -> dict[str, Any]:
     """One text's embedding from a ``models.embeddings``-style setting, never raising for a
     model failure: {vector (pgvector text), model, dimensions, ms} or {error_class, error, ms}.
-    What the database uses for a query's vector."""
+    What the database uses for a query's vector; `cancel` may cut the call short."""
     began = time.monotonic()
     try:
-        target = Endpoint.from_setting(setting)
+        target = replace(Endpoint.from_setting(setting), cancel=cancel)
         (vector,) = embed(target, [text])
     except (ModelError, ValueError) as exc:
         return {
@@ -32827,6 +33047,8 @@ def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeo
         headers=headers,
     )
     request.cancel = cancel  # type: ignore[attr-defined]  # read by _Cancellable
+    # read by _Cancellable: a Cancel's own check, else the statement's inside PostgreSQL
+    request.check = (cancel and cancel.check) or statement_check()  # type: ignore[attr-defined]
     opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
     try:
         with opener.open(request, timeout=timeout_s) as response:
@@ -32926,6 +33148,7 @@ class QueryEmbedding:
         self.model = model
         self.setting = dict(settings["models.embeddings"], timeout_s=settings["retrieval.embed_timeout_s"])
         self.fetched = {}
+        self.cancel = Cancel()
         self.thread = None
         self.tried = False
         self.text = None
@@ -32946,7 +33169,7 @@ class QueryEmbedding:
 
     def _fetch(self, question):
         try:
-            self.fetched.update(embed_one(self.setting, question))
+            self.fetched.update(embed_one(self.setting, question, self.cancel))
         except Exception as exc:  # anything unforeseen still ends as a degradation, not a hang
             self.fetched.update(error_class="internal", error=repr(exc)[:500])
 
@@ -32961,6 +33184,8 @@ class QueryEmbedding:
             self.text = "[" + ",".join(repr(float(v)) for v in values) + "]"
             report["query_embedding"] = {"source": "caller", "dimensions": len(values)}
             return self.text
+        if self.thread is not None:
+            self.cancel.join(self.thread, self.setting["timeout_s"] + 1)
         self.close()
         embedded = dict(self.fetched) or {"error_class": "timeout", "error": "no embedding in time"}
         report["timings_ms"]["embed_query_wait"] = round((time.monotonic() - t0) * 1000, 2)
@@ -32982,10 +33207,12 @@ class QueryEmbedding:
         return self.text
 
     def close(self):
-        """Join the fetch thread (at most the endpoint's timeout and a second): no search leaves
-        it running, whether the vector was needed or not, on every path out."""
+        """Cut off the fetch if it still runs (nothing waits for it any more: the search is done
+        or was cancelled) and join its thread: no search leaves it running or holding its
+        connection, on every path out."""
         if self.thread is not None:
-            self.thread.join(self.setting["timeout_s"] + 1)
+            self.cancel.cancel()
+            self.thread.join(JOIN_AFTER_CANCEL_S)
             self.thread = None
 """The combined-pool rerank: one function per backend, tried in retrieval.rerank_order (stdlib only).
 
