@@ -12,6 +12,7 @@ by promoting the replica and removing it, which must leave no slot and no direct
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import os
 import shutil
@@ -27,6 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import psycopg
 import pytest
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.types.json import Jsonb
 from support.chat import run_import
 from support.db import cloned_database, configure
@@ -34,10 +36,12 @@ from support.models import free_ports
 from support.reader import reader_calls, reader_functions
 from support.vault import EXAMPLES, embedded_vault
 
+from exocortex import config
 from exocortex.client import api, mcp_server, routing
-from exocortex.db import admin_url, as_uri, connect
+from exocortex.config import Config
+from exocortex.db import admin_url, as_uri, connect, role_url
 from exocortex.ingest import pipeline
-from exocortex.runtime import local, replicas
+from exocortex.runtime import local, replicas, server
 from exocortex.worker.loop import Worker
 
 # It adds a replication slot, a role and a standby to the suite's server: alone, never beside
@@ -642,6 +646,127 @@ def test_the_writer_url_for_another_host_needs_an_address_it_reaches(cfg):
     named = _exo("db", "url", "--role", "writer", "--remote", "worker.example")
     assert named.returncode == 1 and "IP address" in named.stderr, named.stderr
     assert _exo("db", "url", "--role", "reader", "--remote", "127.0.0.1").returncode != 0
+
+
+def own_address() -> str | None:
+    """This machine's IPv4 address on its default route (connecting a UDP socket sends nothing),
+    or None when it has none but loopback."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.255.255.255", 1))
+        except OSError:
+            return None
+        address = probe.getsockname()[0]
+    return None if ipaddress.ip_address(address).is_loopback else address
+
+
+@pytest.fixture
+def listening_runtime(cfg, tmp_path, monkeypatch) -> Iterator[tuple[Config, dict, str]]:
+    """A runtime of its own, seeded from the suite's root and migrated, listening on 127.0.0.1 and
+    this machine's own address (the suite's server listens on loopback only): its config, the
+    environment that names it, and the address."""
+    address = own_address()
+    if address is None:
+        pytest.skip("this machine has no address but loopback")
+    (port,) = free_ports(1)
+    named = {
+        "EXO_HOME": str(tmp_path / "home"),
+        "EXO_PG_PORT": str(port),
+        "EXO_PG_LISTEN": f"127.0.0.1,{address}",
+    }
+    for key, value in named.items():
+        monkeypatch.setenv(key, value)
+    other = config.load()
+    monkeypatch.undo()
+    server.up(other, lambda _m: None, seed=cfg.runtime_root)
+    try:
+        env = {**os.environ, **named}
+        migrated = _exo_env(env, "migrate", timeout=300)
+        assert migrated.returncode == 0, migrated.stderr
+        yield other, env, address
+    finally:
+        server.down(other)
+        shutil.rmtree(other.home, ignore_errors=True)
+
+
+def test_a_worker_and_a_replica_reach_the_primary_by_this_machines_own_address(listening_runtime, tmp_path):
+    """`exo db url --role writer --remote A` and `exo db replica add --host A`, A this machine's own
+    non-loopback address: a connection to A comes from A, as another host's comes from its own, so
+    only the pg_hba.conf line for A lets it in. The writer is refused before the URL is asked for;
+    with it, a worker that has nothing but the URL drains and registers. The standby the script
+    makes streams from A as its own role; `list` reads it as exo_reader once its pg_hba.conf lets
+    the reader in, and warns that nothing bounds its readers until `exo db replica watch` runs."""
+    other, env, address = listening_runtime
+    by_address = make_conninfo(role_url(other, "exo_writer"), host=address, port=other.port)
+    with pytest.raises(psycopg.OperationalError, match="pg_hba.conf"):
+        psycopg.connect(by_address, connect_timeout=5).close()
+    printed = _exo_env(env, "db", "url", "--role", "writer", "--remote", address)
+    assert printed.returncode == 0, printed.stderr
+    url = printed.stdout.strip()
+    assert conninfo_to_dict(url)["host"] == address
+    with psycopg.connect(url, connect_timeout=5) as conn:
+        assert conn.execute(
+            "select host(inet_client_addr()), host(inet_server_addr()), current_user"
+        ).fetchone() == (address, address, "exo_writer")
+    elsewhere = {**env, "EXO_HOME": str(tmp_path / "elsewhere"), "EXO_WRITER_URL": url}
+    drained = _exo_env(elsewhere, "worker", "--once", "--queue", "events")
+    assert drained.returncode == 0, drained.stderr
+    with connect(admin_url(other), "exo-test", autocommit=True) as conn:
+        assert conn.execute("select queues, stop_reason from exo_private.workers").fetchall() == [
+            (["events"], "drained")
+        ]
+
+    (port,) = free_ports(1)
+    added = _exo_env(env, "db", "replica", "add", ELSEWHERE, "--host", address, "--port", str(port))
+    assert added.returncode == 0, added.stderr
+    folder = f"{replicas.REPLICAS_DIR}/{ELSEWHERE}-elsewhere"
+    data = f"{folder}/data"
+    replicas._in_root(other, ["mkdir", "-p", folder], user=None, check=True)
+    replicas._in_root(other, ["chown", "postgres:postgres", folder], user=None, check=True)
+    watch = None
+    try:
+        made = replicas._in_root(
+            other,
+            ["sh", "-c", added.stdout],
+            env={"DATA": data},
+            preexec_fn=replicas._soft_data_limit,
+            timeout=300,
+        )
+        assert made.returncode == 0, made.stderr
+        role = replicas.SLOT_PREFIX + ELSEWHERE
+        streaming = "select usename, host(client_addr), state from pg_stat_replication"
+        deadline = time.monotonic() + 60
+        with connect(admin_url(other, "postgres"), "exo-test", autocommit=True) as conn:
+            while conn.execute(streaming).fetchall() != [(role, address, "streaming")]:
+                assert time.monotonic() < deadline, conn.execute(streaming).fetchall()
+                time.sleep(0.2)
+        # As the script's last lines say: the reader (and, for the watchdog, the admin) let in.
+        with open(replicas.host_path(other, f"{data}/pg_hba.conf"), "a") as hba:
+            hba.write(
+                f"host  {other.database}  exo_reader  {address}/32  scram-sha-256\n"
+                f"host  all  postgres  {address}/32  scram-sha-256\n"
+            )
+        assert replicas._in_root(other, [f"{local.PGBIN}/pg_ctl", "reload", "-D", data]).returncode == 0
+        time.sleep(0.5)
+        (row,) = replicas.listing(other)
+        assert (row["state"], row["host"], row["port"]) == ("streaming", address, port), row
+        assert row["guard_warning"] and f"exo db replica watch {ELSEWHERE}" in row["guard_warning"], row
+        watch = subprocess.Popen(
+            [*EXO, "db", "replica", "watch", ELSEWHERE], env=env, stderr=subprocess.PIPE, text=True
+        )
+        deadline = time.monotonic() + 30
+        while (row := replicas.listing(other)[0])["guard_warning"] is not None:
+            assert time.monotonic() < deadline and watch.poll() is None, row
+            time.sleep(0.2)
+        assert row["readers_guard"].startswith("watchdog:"), row
+    finally:
+        if watch is not None:
+            watch.terminate()
+            watch.communicate(timeout=30)
+        replicas._in_root(other, [f"{local.PGBIN}/pg_ctl", "stop", "-m", "immediate", "-D", data])
+        with contextlib.suppress(replicas.ReplicaProblem):
+            replicas.remove(other, ELSEWHERE)
+    assert watch.returncode == 0
 
 
 def test_two_workers_on_their_own_endpoints_drain_one_queue_through_a_kill_9(
