@@ -740,12 +740,11 @@ def test_a_worker_and_a_replica_reach_the_primary_by_this_machines_own_address(l
             while conn.execute(streaming).fetchall() != [(role, address, "streaming")]:
                 assert time.monotonic() < deadline, conn.execute(streaming).fetchall()
                 time.sleep(0.2)
-        # As the script's last lines say: the reader (and, for the watchdog, the admin) let in.
+        # As the script's last lines say: the reader and, for the watchdog, the admin let in.
+        admin_line = f"host  all  postgres  {address}/32  scram-sha-256"
+        assert f"#   {admin_line}\n" in added.stdout
         with open(replicas.host_path(other, f"{data}/pg_hba.conf"), "a") as hba:
-            hba.write(
-                f"host  {other.database}  exo_reader  {address}/32  scram-sha-256\n"
-                f"host  all  postgres  {address}/32  scram-sha-256\n"
-            )
+            hba.write(f"host  {other.database}  exo_reader  {address}/32  scram-sha-256\n{admin_line}\n")
         assert replicas._in_root(other, [f"{local.PGBIN}/pg_ctl", "reload", "-D", data]).returncode == 0
         time.sleep(0.5)
         (row,) = replicas.listing(other)

@@ -801,7 +801,10 @@ cat > "$DATA/exocortex.conf" <<'EXOCORTEX_CONF'
 # Readers reach it as they reach the primary (the roles and passwords are the primary's). Let them
 # in from where they run with a line in "$DATA/pg_hba.conf", then "$PGBIN/pg_ctl" reload -D "$DATA":
 #   host  {cfg.database}  exo_reader  ADDRESS/32  scram-sha-256
-# (the machine that runs `exo db replica list` reads its lag as exo_reader too).
+# (the machine that runs `exo db replica list` reads its lag as exo_reader too). pg_cron runs no job
+# on a standby: its readers' watchdog, `exo db replica watch {replica.name}` on the primary's machine,
+# logs in as the admin, let in by
+#   host  all  postgres  {primary_host}/32  scram-sha-256
 """
 
 
