@@ -1133,6 +1133,7 @@ def packet(
     order=None,
     choose_facts=None,
     timeline="",
+    of_days=None,
 ):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -1141,8 +1142,12 @@ def packet(
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
     and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
-    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
+    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it.
+    `of_days` (ranked, the days the question names) -> ranked keeps what is of those days
+    (plpy/passage_days.py, which build_packet passes)."""
     words = content_words(query)
+    if of_days is not None:
+        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"))
     chosen = packet_choice(query, ranked, settings)
     found = (report.get("answer") or {}).get("found") is not False
     if order is not None and found:  # the nearest of nothing that answers tell no change

@@ -5032,6 +5032,7 @@ def packet(
     order=None,
     choose_facts=None,
     timeline="",
+    of_days=None,
 ):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -5040,8 +5041,12 @@ def packet(
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
     and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
-    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
+    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it.
+    `of_days` (ranked, the days the question names) -> ranked keeps what is of those days
+    (plpy/passage_days.py, which build_packet passes)."""
     words = content_words(query)
+    if of_days is not None:
+        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"))
     chosen = packet_choice(query, ranked, settings)
     found = (report.get("answer") or {}).get("found") is not False
     if order is not None and found:  # the nearest of nothing that answers tell no change
@@ -7398,6 +7403,7 @@ def packet(
     order=None,
     choose_facts=None,
     timeline="",
+    of_days=None,
 ):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -7406,8 +7412,12 @@ def packet(
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
     and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
-    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
+    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it.
+    `of_days` (ranked, the days the question names) -> ranked keeps what is of those days
+    (plpy/passage_days.py, which build_packet passes)."""
     words = content_words(query)
+    if of_days is not None:
+        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"))
     chosen = packet_choice(query, ranked, settings)
     found = (report.get("answer") or {}).get("found") is not False
     if order is not None and found:  # the nearest of nothing that answers tell no change
@@ -9236,6 +9246,7 @@ def packet(
     order=None,
     choose_facts=None,
     timeline="",
+    of_days=None,
 ):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -9244,8 +9255,12 @@ def packet(
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
     and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
-    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
+    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it.
+    `of_days` (ranked, the days the question names) -> ranked keeps what is of those days
+    (plpy/passage_days.py, which build_packet passes)."""
     words = content_words(query)
+    if of_days is not None:
+        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"))
     chosen = packet_choice(query, ranked, settings)
     found = (report.get("answer") or {}).get("found") is not False
     if order is not None and found:  # the nearest of nothing that answers tell no change
@@ -11297,6 +11312,7 @@ def packet(
     order=None,
     choose_facts=None,
     timeline="",
+    of_days=None,
 ):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -11305,8 +11321,12 @@ def packet(
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
     and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
-    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
+    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it.
+    `of_days` (ranked, the days the question names) -> ranked keeps what is of those days
+    (plpy/passage_days.py, which build_packet passes)."""
     words = content_words(query)
+    if of_days is not None:
+        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"))
     chosen = packet_choice(query, ranked, settings)
     found = (report.get("answer") or {}).get("found") is not False
     if order is not None and found:  # the nearest of nothing that answers tell no change
@@ -11578,6 +11598,2038 @@ def embedding_meaning(setting, timeout_s, calls_per_minute, budget_store, cache)
 def cosine(a, b):
     norm = math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
     return sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
+"""The passages of the days a question names: a packet for "What did I pay for on 04/03/2025?"
+cites the notes of that day, not the next week's notes that share its words.
+
+Inlined into exo_private.build_packet (`# exo:include passage_days`), which passes
+of_named_days to search.packet; importable as plain Python for the tests. Kept out of
+plpy/search.py so that the functions that inline search do not inline the temporal parser too.
+"""
+
+import datetime
+
+"""Retrieval logic that is not a query (stdlib only).
+
+Inlined into exo_private.retrieve (`# exo:include search`) and importable as
+plain Python for tests. The database runs the stage queries; this module decides
+what the query words are, which candidates a workspace admits, how the combined
+pool is ordered, and what a context packet holds.
+"""
+
+import datetime
+import json
+import math
+import re
+
+"""Text normalisation shared by the database and the worker (stdlib only).
+
+Inlined into plpython3u functions by the migrator (`# exo:include textnorm`),
+and importable as plain Python for tests.
+"""
+
+import re
+import unicodedata
+
+_SPACE = re.compile(r"\s+")
+_EDGE_PUNCT = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+
+def canonical_key(name):
+    """The identity key of a name: NFKC, case-folded, inner whitespace collapsed,
+    surrounding quotes and punctuation removed. "  Jane  DOE. " -> "jane doe".
+    Returns None for None or for a name with nothing left."""
+    if name is None:
+        return None
+    text = unicodedata.normalize("NFKC", name).casefold()
+    text = _SPACE.sub(" ", text).strip().strip(_EDGE_PUNCT).strip()
+    return text or None
+
+PRESENT_BANDS = ("current", "recent")
+ALL_BANDS = ("current", "recent", "archival")
+MAX_QUERY_CHARS = 1000  # the query's words, n-grams and identifiers come from this much of it
+MAX_INPUT_CHARS = 2000  # a search reads no more of a query (the temporal scan and the embedding)
+MAX_NGRAM = 6
+MAX_IDENTIFIERS = 8
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_IDENTIFIER_INNER = re.compile(r"[-_./:#@]")
+_QUOTED = re.compile(r"\"([^\"]{3,100})\"")
+_EDGE = "\"'`.,;:!?()[]{}<>\u00ab\u00bb\u201c\u201d\u2018\u2019"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[-*#>|])")
+# The start of a message line in a chat chunk: its time (or "(undated)") and its sender; in a
+# packet's excerpt the time without the day its citation names (without_day).
+_CHAT_LABEL = re.compile(r"^((?:\d{4}-\d\d-\d\d )?\d\d:\d\d|\(undated\)) [^\n]*?: ", re.M)
+# Words too common to say what a passage is about (excerpt choice only; BM25 has its own).
+STOPWORDS = frozenset(
+    """a about above after again all am an and any are as at be been before being below between both
+    but by can could did do does doing down during each few for from further had has have having he
+    her here hers him his how i if in into is it its just me more most my no nor not now of off on
+    once only or other our out over own same she should so some such than that the their them then
+    there these they this those through to too under until up very was we were what when where which
+    while who whom whose why will with would you your yours""".split()  # noqa: SIM905 (a list literal would run to a page)
+)
+
+# What a quantity of a unit measures, so that a line telling "42 km" answers "What distance...?"
+# (units are a closed class: the common ones of length, data, weight and duration).
+MEASURES = {
+    **dict.fromkeys(["km", "mi", "m", "miles", "mile", "metres", "meters", "ft", "feet"], ("distance", "length")),
+    **dict.fromkeys(["gb", "mb", "tb", "kb"], ("data", "storage")),
+    **dict.fromkeys(["kg", "lb", "lbs", "pounds", "stone"], ("weight",)),
+    **dict.fromkeys(["ms", "sec", "secs", "seconds", "min", "mins", "minutes", "hours", "hrs"], ("time", "duration")),
+}  # fmt: skip
+
+def measured_units(terms):
+    """The units a question's words ask a quantity of (the mirror of MEASURES: "data" -> gb, mb,
+    tb, kb; "distance" -> km, miles ...), for the lexical stage to find a line that tells the
+    quantity in other words ("50 GB" for "How much data ..."). "time" asks of too much else."""
+    asked = set(terms) - {"time"}
+    return sorted({unit for unit, measures in MEASURES.items() if asked & set(measures) and len(unit) > 1})
+
+# -- the query ---------------------------------------------------------------------------
+
+def query_words(query):
+    """The query's words, lower-cased, in order (its first MAX_QUERY_CHARS characters)."""
+    return [w.casefold() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
+
+def content_words(query):
+    """Distinct words of the query that are not stopwords, in order."""
+    seen = []
+    for word in query_words(query):
+        if word not in STOPWORDS and word not in seen:
+            seen.append(word)
+    return seen
+
+def _key_runs(tokens, max_n, keep):
+    """Canonical keys of every run of 1..max_n tokens, distinct, in order, that `keep` accepts."""
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(tokens) - n + 1):
+            key = canonical_key(" ".join(tokens[i : i + n]))
+            if key and keep(key) and key not in keys:
+                keys.append(key)
+    return keys
+
+def ngram_keys(query, max_n=MAX_NGRAM):
+    """Every run of 1..max_n whitespace-separated tokens, as canonical keys (an entity name
+    or a title can only match one of these)."""
+    tokens = [t for t in ((query or "")[:MAX_QUERY_CHARS]).split() if t.strip(_EDGE)]
+    return _key_runs(tokens, max_n, lambda key: True)
+
+def name_keys(query, max_n=3):
+    """Runs of 1..max_n query words as canonical keys: a person's name or first name as the
+    question writes it, without the punctuation around it ("Priya's" is "priya")."""
+    return _key_runs(query_words(query), max_n, lambda key: len(key) > 1 and key not in STOPWORDS)
+
+def title_keys(query, max_n=MAX_NGRAM):
+    """Runs of 1..max_n query words joined by single spaces: documents.title_key's form, which
+    lower-cases (SQL lower(), not casefold: "Straße" stays "straße")."""
+    words = [w.lower() for w in _WORD.findall((query or "")[:MAX_QUERY_CHARS])]
+    keys = []
+    for n in range(1, max_n + 1):
+        for i in range(len(words) - n + 1):
+            key = " ".join(words[i : i + n])
+            if (n > 1 or len(key) >= 4) and key not in STOPWORDS and key not in keys:
+                keys.append(key)
+    return keys
+
+def identifiers(query):
+    """Strings to find verbatim: quoted phrases, and tokens that mix letters with digits or
+    carry inner punctuation (host names, ticket ids, file names, versions). Abbreviations of
+    single letters ("e.g.", "U.S.") are not identifiers."""
+    text = (query or "")[:MAX_QUERY_CHARS]
+    found = [m.group(1).strip() for m in _QUOTED.finditer(text)]
+    for token in text.split():
+        token = token.strip(_EDGE)
+        if not 3 <= len(token) <= 100:
+            continue
+        has_digit = any(c.isdigit() for c in token)
+        has_alpha = any(c.isalpha() for c in token)
+        inner = _IDENTIFIER_INNER.search(token[1:-1]) and any(len(w) > 1 for w in _WORD.findall(token))
+        if has_alpha and (has_digit or inner):
+            found.append(token)
+    unique = []
+    for item in found:
+        if item and item.casefold() not in [u.casefold() for u in unique]:
+            unique.append(item)
+    return unique[:MAX_IDENTIFIERS]
+
+def file_keys(query):
+    """Lower-cased tokens that could be a file name or a file's stem."""
+    return [i.casefold().rsplit("/", 1)[-1] for i in identifiers(query) if " " not in i]
+
+def stems(text):
+    """The words of `text` by their first five letters, casefolded (a cheap stem: "replication"
+    meets "replicas", "invoiced" meets "invoices")."""
+    return {w[:5] for w in _WORD.findall(text.casefold())}
+
+def stem(word):
+    """A word without its commonest English endings ("living", "lives", "lived" -> "liv")."""
+    for end in ("ing", "ed", "es", "s", "e"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            return word[: -len(end)]
+    return word
+
+def coverage(body, words):
+    """The share of `words` (a query's content words) among the words of `body`, compared by
+    their stems(); 0 without words."""
+    if not words:
+        return 0.0
+    held = stems(body)
+    return sum(1 for w in words if w[:5] in held) / len(words)
+
+# -- bands and deference ------------------------------------------------------------------
+
+def archive_decision(signal, open_archive):
+    """(open, why): whether the archival band opens before any search, and why."""
+    if open_archive is True:
+        return True, "the caller opened the archive"
+    if open_archive is False:
+        return False, "the caller kept the archive closed"
+    if signal.get("opens_archive"):
+        texts = [s["text"] for s in signal.get("signals", []) if s.get("opens_archive")]
+        return True, "temporal signal: " + ", ".join(repr(t) for t in texts)
+    return False, None
+
+class Deference:
+    """Which charged subjects of one search stay withheld, and why the others are released.
+
+    Time and care are separate decisions. An open archive (a temporal signal or open_archive,
+    never the fallback taken when nothing present answers) opens archival bands; it releases a
+    subject only when the question also names it, by name or alias. Bridging a subject releases
+    it wherever it is. `time_releases` (the setting deference.time_releases) restores the looser
+    rule: an open archive alone releases every subject.
+
+    Every charged subject counts, whether it is on the deference list or only declared charged
+    by a document's frontmatter (over-withholding is the safe direction); a subject on the list
+    answers to its name and every alias.
+    """
+
+    def __init__(
+        self, deferred, bridge=None, query="", archive_open=False, archive_why=None, time_releases=False
+    ):
+        self.groups = [
+            {k for k in (canonical_key(n) for n in [s["subject"], *s.get("aliases", [])]) if k}
+            for s in deferred
+        ]
+        self.bridged = self.released_keys(bridge or [])
+        self.asked = set(ngram_keys(query))
+        self.archive_open = bool(archive_open)
+        self.archive_why = archive_why
+        self.time_releases = bool(time_releases)
+
+    def names(self, subject):
+        """Canonical keys a subject answers to: all names of its deferred subject(s), else its own."""
+        key = canonical_key(subject)
+        if not key:
+            return set()
+        keys = {key}
+        for group in self.groups:
+            if key in group:
+                keys |= group
+        return keys
+
+    def released_keys(self, bridge):
+        """The keys a bridge opens: each bridged name not on the list, and every name of a bridged
+        deferred subject that no unbridged subject shares (an alias two subjects share stays
+        closed until both are bridged: bridging one person never opens another's material)."""
+        given = {k for k in (canonical_key(b or "") for b in bridge) if k}
+        bridged = [g for g in self.groups if g & given]
+        unbridged = [g for g in self.groups if not g & given]
+        listed = set().union(*self.groups)
+        opened = set().union(*bridged) - set().union(*unbridged)
+        return (given - listed) | opened
+
+    def why_released(self, subject):
+        """Why a charged subject is released in this search, or None while it is withheld."""
+        names = self.names(subject)
+        if canonical_key(subject) in self.bridged:
+            return "bridged"
+        if not self.archive_open:
+            return None
+        named = sorted(names & self.asked, key=lambda k: (-len(k), k))
+        if named:
+            return f"the question names {named[0]!r} and the archive is open ({self.archive_why})"
+        if self.time_releases:
+            return f"time releases (deference.time_releases) and the archive is open ({self.archive_why})"
+        return None
+
+    def withheld(self, charged):
+        """The charged subjects of one chunk that keep it out of the results."""
+        return [s for s in charged if self.why_released(s) is None]
+
+    def released_keys_of_search(self):
+        """The canonical keys of the charged subjects this search releases, by why_released's
+        rule, for the stages' SQL (their `released` parameter): None when every one is (time
+        releases and the archive is open)."""
+        if self.archive_open and self.time_releases:
+            return None
+        keys = set(self.bridged)
+        if self.archive_open:
+            keys |= self.asked  # a subject on no list answers to its own name
+            for group in self.groups:
+                if group & self.asked:
+                    keys |= group
+        return sorted(keys)
+
+def released(results, why):
+    """What charged material a search hands out: per (subject, workspace) the chunks among
+    `results` charged for it, and `why(subject)` it was released (Deference.why_released)."""
+    counts = {}
+    for r in results:
+        for subject in r.get("charged") or []:
+            counts[(subject, r["workspace"])] = counts.get((subject, r["workspace"]), 0) + 1
+    return [
+        {"subject": subject, "workspace": workspace, "chunks": n, "why": why(subject)}
+        for (subject, workspace), n in sorted(counts.items())
+    ]
+
+# -- admitting candidates into a workspace's pool -------------------------------------------
+
+class WorkspacePool:
+    """The candidates one workspace contributes, in the order its stages found them. Nothing
+    withheld ever comes here: the stages' SQL leaves it out (exo_private.stage_sql)."""
+
+    def __init__(self, workspace, cap, need):
+        self.workspace = workspace
+        self.cap = cap
+        self.need = min(need, cap)
+        self.hits = []
+        self.seen = set()
+        self.stages = []
+
+    @property
+    def confident(self):
+        return sum(1 for h in self.hits if h["confident"])
+
+    def wants_more(self):
+        """(True, None) while a stage should run, else (False, why it is skipped)."""
+        if len(self.hits) >= self.cap:
+            return False, "the workspace holds per_workspace candidates"
+        if self.confident >= self.need:
+            return False, f"enough confident candidates ({self.confident} of {self.need})"
+        return True, None
+
+    def admit(self, stage, rows):
+        """Take a stage's rows {chunk_id, score, confident, charged, detail}; how many it admitted."""
+        admitted = 0
+        for row in rows:
+            chunk = row["chunk_id"]
+            if chunk in self.seen:
+                continue
+            self.seen.add(chunk)
+            if len(self.hits) >= self.cap:
+                continue
+            self.hits.append(
+                {
+                    "chunk_id": chunk,
+                    "workspace": self.workspace,
+                    "stage": stage,
+                    "score": row["score"],
+                    "confident": bool(row["confident"]),
+                    "detail": row.get("detail"),
+                    "match": row.get("match", stage),
+                    "charged": list(row.get("charged") or []),  # released: report["released"] names them
+                }
+            )
+            admitted += 1
+        return admitted
+
+def named_subjects(query, deferred):
+    """The deferred subjects the query names, by subject or alias."""
+    keys = set(ngram_keys(query))
+    return [
+        s["subject"]
+        for s in deferred
+        if any(canonical_key(n) in keys for n in [s["subject"], *s.get("aliases", [])] if canonical_key(n))
+    ]
+
+def hints(charged_counts, withheld, how):
+    """One hint per (subject, workspace) the search left withheld, never their text: for every
+    subject charged in a workspace searched that this search does not release, however the
+    question is worded (a hint that came only when a query word hit withheld material would tell
+    which words it holds). `charged_counts` {(subject, workspace): charged chunks}; `withheld`
+    (Deference.withheld) keeps the subjects still closed."""
+    return [
+        {"subject": subject, "workspace": workspace, "chunks": n, "how": how(subject)}
+        for (subject, workspace), n in sorted(charged_counts.items())
+        if n > 0 and withheld([subject])
+    ]
+
+# -- the combined-pool rank -----------------------------------------------------------------
+
+# Matches that answer by what they are, whatever words they share: an identifier, a title or file
+# name, the day named, a walk's end. An entity's mention does not: a name is not an answer.
+ANSWERING_MATCHES = ("identifier", "document", "dated", "path")
+
+# "How much", "how many": words of the asking, of a quantity, not of the thing asked about.
+QUANTITY_ASKS = frozenset(["much", "many"])
+
+def answer_words(terms, entities):
+    """The question's content words that say what it asks about: not words of the names it gives
+    (entities: {workspace: [{name}]}, as recognised; a passage that shares only a name does not
+    answer), nor of asking a quantity (QUANTITY_ASKS), nor shorter than three letters (the "s"
+    of "John's")."""
+    named = {w.casefold() for found in entities.values() for e in found for w in _WORD.findall(e["name"])}
+    return [w for w in terms if w not in named and w not in QUANTITY_ASKS and len(w) >= 3]
+
+# A word this many chunks hold is a common one: it says little of what a question asks about.
+COMMON_WORD_CHUNKS = 20
+
+def answer_check(candidates, similarity, close, word_uses):
+    """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
+    by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
+    (where the embedding rerank ran); else unless the question asks about a word no passage open to
+    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
+    the words it asks about are used by none ("car insurance premium" where only "car" is):
+    word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
+    paraphrase ("gift" for a message that says "present") still answers through its other words."""
+    sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
+    check = {"best_similarity": max(sims, default=None)}
+    if not candidates:
+        return dict(check, found=False, why="no passage matched the question")
+    if any(c.get("match") in ANSWERING_MATCHES for c in candidates):
+        return dict(check, found=True, why="an exact match")
+    if sims and max(sims) >= close:
+        return dict(check, found=True, why="a passage close in meaning")
+    uses = word_uses()
+    absent = [w for w, n in uses.items() if n == 0]
+    specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    if absent and (not specific or 2 * len(absent) > len(uses)):
+        named = ", ".join(repr(w) for w in absent)
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named}, and none comes close in meaning",
+        )
+    return dict(check, found=True, why="the memory uses the question's words")
+
+def deterministic_relevance(candidate, weights):
+    """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
+    of a typed walk (match "path") covers the question by the walk: its entity and relation words
+    chose the chunk, which need share no word with it ("the sister of X works for" ends at a team
+    mail that names neither X nor a sister)."""
+    stage = weights["stage"].get(candidate["stage"], 0.5)
+    coverage = 1.0 if candidate.get("match") == "path" else candidate.get("coverage") or 0.0
+    return 0.5 * stage + 0.5 * coverage
+
+def priority(candidate, weights, recency=True):
+    """Band weight (only under recency preference), times the boost of how the chunk matched
+    (a document named by title or file name outranks one that only mentions it), times the
+    canonical boost."""
+    value = weights["band"].get(candidate["band"], 1.0) if recency else 1.0
+    value *= weights.get("match", {}).get(candidate.get("match"), 1.0)
+    if candidate.get("canonical"):
+        value *= weights["canonical"]
+    return value
+
+# A question about the present state of things ("where does she live now?"): among evidence of
+# like relevance, the newest value is the answer, so recency counts over months, not years.
+_ASKS_PRESENT = re.compile(
+    r"\b(?:now|nowadays|currently|current|these days|at the moment|at present|still|any ?more|lately|latest)\b",
+    re.I,
+)
+
+def asks_present(query):
+    """Whether a question asks what is true now (a present-state word such as "now", "currently",
+    "these days", "still")."""
+    return bool(_ASKS_PRESENT.search(query or ""))
+
+# The longest span of days a question may name for the days themselves to rank (a day, a week, a
+# month): longer ones (a year, a decade) rank by year.
+NAMED_DAYS_MAX = 62
+
+def named_days(span):
+    """(first, last) day ordinals of the span a question names (temporal.detect's span) when it
+    is a day, a week or a month; None otherwise."""
+    if not span:
+        return None
+    first = datetime.date.fromisoformat(span["first"]).toordinal()
+    last = datetime.date.fromisoformat(span["last"]).toordinal()
+    return (first, last) if last - first < NAMED_DAYS_MAX else None
+
+def freshness(candidate, weights, today_ordinal, years, recency=True, present=False, days=None):
+    """Closeness to the days (named_days) or else the years the question names: within a week's
+    or the span's length of it, falling to date_miss_floor; else, under recency preference,
+    recency (over present_half_life_days for a question about the present); else (the archive
+    is open) neutral."""
+    if candidate.get("canonical"):
+        return 1.0  # a canonical document is current by declaration, whatever its date
+    written = candidate.get("written_ordinal")
+    if written is None:
+        return weights["freshness_floor"]
+    if days:
+        first, last = days
+        miss = first - written if written < first else written - last if written > last else 0
+        return max(weights["date_miss_floor"], 1.0 - miss / max(7, last - first + 1))
+    if years:
+        year = candidate["written_year"]
+        first, last = min(years), max(years)
+        miss = first - year if year < first else year - last if year > last else 0
+        return max(weights["freshness_floor"], 1.0 - weights["year_miss_per_year"] * miss)
+    if not recency:
+        return 1.0
+    age = max(0, today_ordinal - written)
+    half_life = weights["present_half_life_days"] if present else weights["freshness_half_life_days"]
+    decay = 0.5 ** (age / float(half_life))
+    return weights["freshness_floor"] + (1.0 - weights["freshness_floor"]) * decay
+
+def normalise(scores):
+    """Scores of any scale to 0.05..1 (min-max), so a backend's relevance multiplies like another's."""
+    values = [s for s in scores.values() if s is not None and math.isfinite(s)]
+    if not values:
+        return {k: 0.05 for k in scores}
+    low, high = min(values), max(values)
+    if not math.isfinite(high - low):  # the span overflows: halve everything first
+        values = {k: s / 2 for k, s in scores.items() if s is not None and math.isfinite(s)}
+        low, high = low / 2, high / 2
+    else:
+        values = {k: s for k, s in scores.items() if s is not None and math.isfinite(s)}
+    span = high - low
+    return {
+        k: (0.05 if k not in values else 1.0 if span == 0 else 0.05 + 0.95 * (values[k] - low) / span)
+        for k in scores
+    }
+
+def blend(backend, deterministic, share):
+    """A backend's relevance mixed with the deterministic one: `share` of it from the backend,
+    so what found a chunk and how much of the query it covers still count."""
+    return {k: share * backend.get(k, 0.0) + (1.0 - share) * v for k, v in deterministic.items()}
+
+def from_ranking(ranked_ids, ids):
+    """Relevance from an ordered id list (a listwise reply): first 1.0, falling linearly.
+
+    Enforces the permutation: ids the reply invented or repeated are dropped, ids it left
+    out follow in their incoming order."""
+    order = []
+    for i in ranked_ids:
+        if i in ids and i not in order:
+            order.append(i)
+    order += [i for i in ids if i not in order]
+    n = len(order)
+    return {chunk: 1.0 - (rank / n) * 0.95 for rank, chunk in enumerate(order)}
+
+def rank(candidates, relevance, weights, today_ordinal, years, recency=True, present=False, days=None):
+    """The candidates in final order, each with its relevance and score.
+
+    A reranker only reorders: the chunks out are exactly the chunks in, whatever the
+    backend returned (a missing relevance counts as the lowest)."""
+    ranked = []
+    for c in candidates:
+        r = relevance.get(c["chunk_id"])
+        r = 0.0 if r is None or not math.isfinite(r) else r
+        score = (
+            r
+            * priority(c, weights, recency)
+            * freshness(c, weights, today_ordinal, years, recency, present, days)
+        )
+        ranked.append(dict(c, relevance=round(r, 4), score=round(score, 6)))
+    ranked.sort(key=lambda c: (-c["score"], -c["relevance"], c["chunk_id"]))
+    if sorted(c["chunk_id"] for c in ranked) != sorted(c["chunk_id"] for c in candidates):
+        raise AssertionError("rerank changed the set of candidates")
+    return ranked
+
+def listwise_prompt(query, candidates, excerpt_chars):
+    """The chat messages asking a model to order candidates by usefulness for the query."""
+    lines = ["[{}] {}".format(c["chunk_id"], " ".join(c["body"].split())[:excerpt_chars]) for c in candidates]
+    return [
+        {
+            "role": "system",
+            "content": "You rank passages by how well they answer a question. Reply with JSON only.",
+        },
+        {
+            "role": "user",
+            "content": "Question: "
+            + query[:MAX_QUERY_CHARS]
+            + "\n\nPassages:\n"
+            + "\n".join(lines)
+            + '\n\nReply as {"ranking": [ids, most useful first]}.',
+        },
+    ]
+
+def parse_listwise(content, ids):
+    """The ids a listwise reply ranks, in its order; ValueError when it ranks none of ours."""
+    import json
+
+    try:
+        reply = json.loads(content or "")
+    except ValueError:
+        # A reply cut off at its token cap: the ids it managed to list still count.
+        match = re.search(r"\[\s*(\d[\d,\s]*)", content or "")
+        if not match:
+            raise ValueError("the reply is neither JSON nor holds a list of ids") from None
+        reply = {"ranking": [int(x) for x in re.findall(r"\d+", match.group(1))]}
+    ranking = reply.get("ranking") if isinstance(reply, dict) else reply
+    if not isinstance(ranking, list):
+        raise ValueError("the reply has no ranking list")
+    ranked = [i for i in ranking if isinstance(i, int) and not isinstance(i, bool) and i in ids]
+    if not ranked:
+        raise ValueError("the ranking names none of the candidates")
+    return ranked
+
+# -- the context packet -----------------------------------------------------------------------
+
+NOTHING_ANSWERS = "Nothing in the memory answers this question"
+NEAREST_NOT_ANSWERS = 2
+
+def estimate_tokens(text):
+    """Tokens of a text, estimated as one per four characters (rounded up)."""
+    return (len(text) + 3) // 4
+
+def sentence_spans(body):
+    """(start, end) of each sentence of a chunk's body (a blank line or a list item ends one, too),
+    trimmed of surrounding whitespace."""
+    spans = []
+    start = 0
+    for m in [*_SENTENCE_END.finditer(body), None]:
+        end = m.start() if m else len(body)
+        a, b = start, end
+        while a < b and body[a].isspace():
+            a += 1
+        while b > a and body[b - 1].isspace():
+            b -= 1
+        if b > a:
+            spans.append((a, b))
+        if m:
+            start = m.end()
+    return spans
+
+def richest_sentence(text, spans, words):
+    """The index of the span of `text` holding most of `words` (the first of equals)."""
+    wanted = set(words)
+
+    def hits(span):
+        return len(wanted & {w.casefold() for w in _WORD.findall(text[span[0] : span[1]])})
+
+    return max(range(len(spans)), key=lambda i: (hits(spans[i]), -i))
+
+def excerpt(body, words, max_chars):
+    """The passage of `body` (at most max_chars) around the sentences richest in `words`."""
+    text = body.strip()
+    if len(text) <= max_chars:
+        return text
+    spans = sentence_spans(text)
+    best = richest_sentence(text, spans, words)
+    lo = hi = best
+    while True:
+        grown = False
+        if hi + 1 < len(spans) and spans[hi + 1][1] - spans[lo][0] <= max_chars:
+            hi += 1
+            grown = True
+        if lo > 0 and spans[hi][1] - spans[lo - 1][0] <= max_chars:
+            lo -= 1
+            grown = True
+        if not grown:
+            break
+    a, b = spans[lo][0], spans[hi][1]
+    if b - a > max_chars:  # one sentence longer than the excerpt
+        b = a + max_chars
+    passage = text[a:b].strip()
+    return ("... " if a > 0 else "") + passage + (" ..." if b < len(text) else "")
+
+def said(body):
+    """What a chat chunk's messages say, without their time and sender labels: a question naming
+    the other person matches the sender of half the lines, which says nothing about which one
+    answers it."""
+    return _CHAT_LABEL.sub("", body)
+
+def chat_messages(body):
+    """The messages of a chat chunk's body, each its lines joined: an unindented line starts a
+    message, an indented one continues it."""
+    messages = []
+    for line in body.strip().split("\n"):
+        if messages and line[:1].isspace():
+            messages[-1] += "\n" + line
+        else:
+            messages.append(line)
+    return messages
+
+def _grow(units, best, max_chars, last=None):
+    """(lo, hi): the run of units from `best` to `last` (default `best`), joined by newlines
+    within max_chars, grown one unit after it (an answer is often a reply) and one before it at a
+    time while they fit."""
+    lo, hi = best, best if last is None else last
+    size = sum(len(u) + 1 for u in units[lo : hi + 1]) - 1
+    while True:
+        grown = False
+        if hi + 1 < len(units) and size + 1 + len(units[hi + 1]) <= max_chars:
+            hi += 1
+            size += 1 + len(units[hi])
+            grown = True
+        if lo > 0 and size + 1 + len(units[lo - 1]) <= max_chars:
+            lo -= 1
+            size += 1 + len(units[lo])
+            grown = True
+        if not grown:
+            return lo, hi
+
+def richest_unit(units, words):
+    """The index of the chat unit (message or line) whose said() words hold most of `words`,
+    compared by their first five letters, as coverage() does (the first of equals)."""
+    wanted = {w[:5] for w in words}
+    hits = [len(wanted & {w[:5] for w in _WORD.findall(said(u).casefold())}) for u in units]
+    return max(range(len(units)), key=lambda i: (hits[i], -i))
+
+# A message that holds this share of the question's words is the one asked about, whatever the
+# vectors say ("solid team quite progress": the message those words come from).
+ANSWER_COVERAGE = 2 / 3
+
+# Below that share, when the question names a sender of the chat, the question's words a message
+# says add this much per share held to its similarity: a message is embedded with its sender's
+# name, and the name pulls that person's every short line ("Deborah: Catch you later!" 0.57
+# against "Deborah: Big news, we brought home a little corgi." 0.50 for "What is the name of
+# Deborah's corgi?"). Without a sender named the vectors alone decide ("We decided the Lisbon
+# trip is on 12 May" over "I will book the flights tonight" for "When are the flights to
+# Portugal?").
+WORDS_SAID_WEIGHT = 0.3
+
+def answering_message(messages, words, similarity=None, names_sender=False):
+    """The index of the message that holds ANSWER_COVERAGE of `words` (the question's content
+    words) and asks nothing itself, the most similar such; else the message most similar to the
+    question (`similarity`, one per message, from their vectors), with WORDS_SAID_WEIGHT for the
+    share of `words` it says when it asks nothing and the question names a sender; or else the
+    one richest in `words`."""
+    known = similarity and len(similarity) == len(messages) and any(v is not None for v in similarity)
+
+    def close(i):
+        return (similarity[i] or -1.0) if known else 0.0
+
+    asks = [said(m).rstrip().endswith("?") for m in messages]
+    shares = [coverage(said(m), words) for m in messages]
+    holding = [
+        i for i in range(len(messages)) if len(words) >= 2 and shares[i] >= ANSWER_COVERAGE and not asks[i]
+    ]
+    if holding:
+        return max(holding, key=lambda i: (shares[i], close(i), -i))
+    weight = WORDS_SAID_WEIGHT if names_sender else 0.0
+    if known:
+        return max(range(len(messages)), key=lambda i: close(i) + (0.0 if asks[i] else weight * shares[i]))
+    return richest_unit(messages, words)
+
+def asked_of_chat(c, words):
+    """(words, names_sender): the question's words less the names of the chat chunk's senders,
+    and whether it had any. In a chat the participants' names are no words to match: "What about
+    Kate?" in a chat with Kate says nothing of what the question asks."""
+    named = {w.casefold() for s in c["chat"].get("senders") or [] for w in _WORD.findall(s)}
+    asked = [w for w in words if w not in named]
+    return asked, len(asked) < len(words)
+
+def answering_line(c, words):
+    """The line a candidate's excerpt centres on: the answering message of a chat window, with its
+    time and sender, or the sentence of a document richest in `words`."""
+    text = c["body"].strip()
+    if c.get("chat"):
+        messages = chat_messages(text)
+        asked, names_sender = asked_of_chat(c, words)
+        return messages[answering_message(messages, asked, c["chat"].get("similarity"), names_sender)]
+    spans = sentence_spans(text)
+    if not spans:
+        return text
+    a, b = spans[richest_sentence(text, spans, words)]
+    return text[a:b]
+
+def chat_excerpt(body, words, max_chars, similarity=None, context_chars=None, names_sender=False):
+    """Whole messages of a chat chunk: the message most similar to the question (`similarity`,
+    one per message, from their vectors) or else the one richest in `words` in what it says
+    (said(); compared by their first five letters, as coverage() does), whole up to max_chars
+    with the reply when it asks a question, and its neighbours while the excerpt stays within
+    context_chars (default max_chars), plus the ellipsis marks. A message longer than max_chars keeps its time and sender and whole lines
+    around its line richest in `words`; only a line longer than the limit is cut."""
+    text = body.strip()
+    room = max_chars if context_chars is None else min(context_chars, max_chars)
+    if len(text) <= room:
+        return text
+    messages = chat_messages(text)
+    best = answering_message(messages, words, similarity, names_sender)
+    # A message that asks is answered by the next one: the two are the excerpt's core.
+    last = best + 1 if best + 1 < len(messages) and said(messages[best]).rstrip().endswith("?") else best
+    core = sum(len(m) + 1 for m in messages[best : last + 1]) - 1
+    if core > max_chars:
+        last, core = best, len(messages[best])
+    if core <= max_chars:
+        lo, hi = _grow(messages, best, max(room, core), last)
+        passage = "\n".join(messages[lo : hi + 1])
+        return ("...\n" if lo > 0 else "") + passage + ("\n..." if hi + 1 < len(messages) else "")
+    # One message longer than the excerpt: its label, then its richest lines.
+    label = _CHAT_LABEL.match(messages[best])
+    label = label.group() if label and label.end() <= max_chars // 2 else ""
+    lines = messages[best][len(label) :].split("\n")
+    room = max_chars - len(label)
+    at = richest_unit(lines, words)
+    if len(lines[at]) > room:
+        return label + excerpt(lines[at], words, room)
+    lo, hi = _grow(lines, at, room)
+    passage = "\n".join(lines[lo : hi + 1]).lstrip()  # a continuation line's indent goes after "... "
+    return (
+        label
+        + ("... " if lo > 0 else "")
+        + passage
+        + ("\n..." if hi + 1 < len(lines) or best + 1 < len(messages) else "")
+    )
+
+def without_day(passage, day):
+    """A chat passage's message lines with their time only where their day is `day`: a window
+    never spans two days, and its citation names the day."""
+    prefix = day + " "
+    return "\n".join(line[len(prefix) :] if line.startswith(prefix) else line for line in passage.split("\n"))
+
+def chunk_excerpt(c, words, max_chars, chat_chars=None):
+    """The excerpt of a candidate: whole messages for a chat chunk (times without the day its
+    citation names; neighbours of the answering message within chat_chars, the answering message
+    as answering_line finds it), sentences for a document's."""
+    if c.get("chat"):
+        start = chat_start(c["body"])
+        body = without_day(c["body"], start[:10]) if start else c["body"]
+        asked, names_sender = asked_of_chat(c, words)
+        return chat_excerpt(body, asked, max_chars, c["chat"].get("similarity"), chat_chars, names_sender)
+    return excerpt(c["body"], words, max_chars)
+
+def cut_at(detail, moment):
+    """A pool_details row as of `moment` (a datetime; None: now): a chat window without the
+    messages sent after it (its body's messages and chat.message_ids and chat.sent_at alike); None
+    when none is left, or when its body does not show one message per id (it cannot be cut
+    exactly, so nothing of it is shown). Anything else as it is."""
+    chat = json.loads(detail["chat"]) if detail.get("chat") else None
+    if moment is None or not chat or not chat.get("sent_at"):
+        return detail
+    sent = [None if t is None else datetime.datetime.fromisoformat(t) for t in chat["sent_at"]]
+    keep = [i for i, t in enumerate(sent) if t is None or t <= moment]
+    if len(keep) == len(sent):
+        return detail
+    messages = chat_messages(detail["body"].strip())
+    if not keep or len(messages) != len(sent):
+        return None
+    cut = dict(
+        chat, message_ids=[chat["message_ids"][i] for i in keep], sent_at=[chat["sent_at"][i] for i in keep]
+    )
+    return dict(detail, body="\n".join(messages[i] for i in keep), chat=json.dumps(cut))
+
+def chat_start(body):
+    """The time of a chat chunk's first message as its lines show it ("2024-03-04 09:12"), or
+    None when it is undated."""
+    label = _CHAT_LABEL.match(body)
+    return label.group(1) if label and len(label.group(1)) == 16 else None
+
+def citation(c):
+    """A chunk's citation label: workspace, path, date and band; for a chat chunk, workspace,
+    the conversation's title and its first message's time as the chunk shows it."""
+    if c.get("chat"):
+        when = chat_start(c["body"]) or "undated"
+        return '{}:chat "{}" {}'.format(c["workspace"], c["chat"]["title"], when)
+    date = c.get("written_at") or "undated"
+    return "{}:{} ({}, {})".format(c["workspace"], c["path"], date, c["band"])
+
+def capsule_section(chosen, capsules, words, budget, cfg):
+    """The packet's "## Capsules" section: the fresh capsules of the documents the chosen evidence
+    comes from (in its order, at most cfg["max"]), each cut to whole lines, those richest in the
+    question's `words` first, within cfg["chars"] characters and all within cfg["share"] of the
+    budget; each cites the chunks its lines come from. Returns (text, shown, stale ids, withheld
+    ids); a stale or withheld capsule is never shown: the evidence stands alone."""
+    by_document = {k["document_id"]: k for k in capsules}
+    fresh, stale, withheld = [], [], []
+    for c in chosen:
+        k = by_document.pop(c["document_id"], None)
+        if k is None:
+            continue
+        if k["state"] == "fresh":
+            fresh.append((c, k))
+        else:
+            (stale if k["state"] == "stale" else withheld).append(k["capsule_id"])
+    fresh = fresh[: cfg["max"]] if cfg else []
+    room = int(budget * 4 * cfg["share"]) // max(1, len(fresh)) if fresh else 0
+    chars = min(cfg["chars"], room) if fresh else 0
+    if chars < 200:  # a tiny budget holds evidence, not summaries
+        return "", [], stale, withheld
+    wanted = {w[:5] for w in words}
+    blocks, shown = [], []
+    for c, k in fresh:
+        lines = k["body"].split("\n")
+        hits = [len(wanted & {w[:5] for w in _WORD.findall(line.casefold())}) for line in lines]
+        kept, size = [], 0
+        for i in sorted(range(len(lines)), key=lambda i: (-hits[i], i)):
+            if size + len(lines[i]) + 1 <= chars:
+                kept.append(i)
+                size += len(lines[i]) + 1
+        kept.sort()
+        cited = sorted({k["sentences"][i]["chunk_id"] for i in kept})
+        n = f"C{len(shown) + 1}"
+        head = "[{}] summary of {}; cites chunk(s) {}".format(n, citation(c), ", ".join(map(str, cited)))
+        text = "\n".join(lines[i] for i in kept) + ("\n..." if len(kept) < len(lines) else "")
+        blocks.append(head + "\n" + text + "\n\n")
+        shown.append(
+            {
+                "n": n,
+                "capsule_id": k["capsule_id"],
+                "document_id": k["document_id"],
+                "citation": citation(c),
+                "chunk_ids": cited,
+                "builder": k["builder"],
+            }
+        )
+    return "## Capsules\n" + "".join(blocks), shown, stale, withheld
+
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
+_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself)\b", re.I)
+
+def first_person(query):
+    """Whether a question is asked in the first person ("Where do I live now?"), so that it is
+    about the owner: "I" counts only as a capital (a lower-case "i" is a list item or a typo)."""
+    text = (query or "")[:MAX_QUERY_CHARS]
+    return bool(_FIRST_PERSON.search(text) or _FIRST_PERSON_LOWER.search(text))
+
+def fact_moment(report):
+    """The day whose facts a packet opens with: the search's as_of day, or, for a question about
+    the past (a year it names, and not about the present), the last day of that year."""
+    day = report["as_of"]
+    temporal = report.get("temporal") or {}
+    years = temporal.get("years") or []
+    if years and not temporal.get("asks_present"):
+        day = min(day, f"{max(years):04d}-12-31")
+    return day
+
+def _fact_source(sources):
+    if not sources:
+        return "no open source"
+    first = sources[0]
+    if first.get("observation_id") is not None:
+        return "observed: " + str(first.get("source") or "observation {}".format(first["observation_id"]))
+    return first.get("path") or first.get("title") or "document {}".format(first.get("document_id"))
+
+def with_previous(rows):
+    """exo_private.packet_facts rows as the packet reads them: the rows valid at its moment (and
+    the withheld hints), each with `before`, the row of its line before it (previous_of), or None."""
+    before = {r["previous_of"]: r for r in rows if r.get("previous_of") is not None}
+    return [dict(r, before=before.get(r["fact_id"])) for r in rows if r.get("previous_of") is None]
+
+FACT_SHARE = 2
+"""The facts section takes at most 1 / FACT_SHARE of a packet's budget."""
+
+def fact_section(facts, day, today, words=(), max_tokens=None):
+    """The packet's first section (none without facts): per subject and attribute the value of
+    the highest kind (observation, declared, extracted; exo_private.packet_facts gives them in
+    that order), with its date and source and the value before it (with_previous: "before: X
+    (FROM to TO)"); a kind that says otherwise is shown beside it, never dropped; withheld
+    facts only as a hint. Within max_tokens: when not every line fits, the lines that share the
+    most words (`words`, the question's) with their attribute and value are kept, in their order,
+    and the section says how many it left out and where they are."""
+    if not facts:
+        return ""
+    lines = [] if day == today else [f"(as of {day})"]
+    groups, hints = {}, []
+    for f in facts:
+        if f.get("withheld"):
+            w = f["withheld"]
+            hints.append(
+                "- {} fact(s) about {} withheld (deferred subject). {}".format(
+                    w["facts"], w["subject"], w["how"]
+                )
+            )
+        else:
+            groups.setdefault((f["subject"], f["attribute"]), []).append(f)
+    entries = []  # (subject, attribute, values, line)
+    for (subject, attribute), rows in groups.items():
+        values = {}
+        for f in rows:
+            values.setdefault(f["value"], []).append(f)
+        described = [
+            "{} ({}, since {}; {})".format(
+                value,
+                "+".join(f["kind"] for f in said),
+                str(said[0]["valid_from"])[:10],
+                _fact_source(said[0]["sources"]),
+            )
+            for value, said in values.items()
+        ]
+        line = f"- {subject}, {attribute}: {described[0]}"
+        earlier = next(iter(values.values()))[0].get("before")
+        if earlier:
+            line += "; before: {} ({} to {})".format(
+                earlier["value"], str(earlier["valid_from"])[:10], str(earlier["valid_to"] or "")[:10] or "?"
+            )
+        if len(described) > 1:
+            line += "; sources disagree: " + "; ".join(described[1:])
+        entries.append((subject, attribute, " ".join(values), line))
+
+    def text(kept, left_out):
+        shown = [line for *_, line in kept]
+        if left_out:
+            subjects = ", ".join(sorted({s for s, *_ in left_out}))
+            shown.append(
+                f"- {len(left_out)} more fact(s) of {subjects} not shown: exo.facts(subject) lists them"
+            )
+        return "## Current facts\n" + "\n".join([*lines, *shown, *hints]) + "\n\n"
+
+    if max_tokens is None or estimate_tokens(text(entries, [])) <= max_tokens:
+        return text(entries, [])
+    asked = set(words)
+
+    def shared(entry):
+        _, attribute, value, _ = entry
+        return len(asked & set(query_words(attribute.replace("_", " ") + " " + value)))
+
+    kept = []
+    for entry in sorted(entries, key=shared, reverse=True):  # stable: equal ones keep their order
+        chosen = [x for x in entries if x in kept or x is entry]
+        if estimate_tokens(text(chosen, [x for x in entries if x not in chosen])) <= max_tokens:
+            kept.append(entry)
+    chosen = [x for x in entries if x in kept]
+    return text(chosen, [x for x in entries if x not in chosen])
+
+RELATION_LINES = 8
+"""At most this many lines of typed walks in a packet (and at most a third of its budget)."""
+
+def relation_section(report, ranked, budget):
+    """The packet's Relations section: the ways typed walks (report["paths"]) reached an answer
+    whose every relation a chunk among `ranked` states (so never one only withheld evidence
+    states), in the order `ranked` has their answers' chunks. Ways that differ only in their last
+    relation's far end share a line ("X SIBLING_OF A, B"); each relation cites its best-ranked
+    chunk. ("", []) when there are none or none fits."""
+    rank = {c["chunk_id"]: n for n, c in enumerate(ranked)}
+    lines = {}  # (workspace, the way before its last relation, that relation's start, predicate, direction)
+    for ws, walk in sorted((report.get("paths") or {}).items()):
+        for way in walk.get("ways") or []:
+            cited = [sorted((c for c in r["chunks"] if c in rank), key=rank.get)[:1] for r in way]
+            if not all(cited):
+                continue
+            way = [dict(r, chunks=c) for r, c in zip(way, cited, strict=True)]
+            last = way[-1]
+            forward = last["reached"] == last["object"]
+            start = last["subject"] if forward else last["object"]
+            before = tuple((r["subject"], r["predicate"], r["object"]) for r in way[:-1])
+            line = lines.setdefault(
+                (ws, before, start, last["predicate"], forward), [len(rank), way[:-1], []]
+            )
+            line[0] = min(line[0], rank[last["chunks"][0]])
+            line[2].append(last)
+    text, shown = [], []
+    for (ws, _, start, predicate, forward), (_, before, ends) in sorted(
+        lines.items(), key=lambda kv: kv[1][0]
+    ):
+        names = list(dict.fromkeys(r["reached"] for r in ends))
+        # A first name or surname beside the full name it stands for says nothing more.
+        answers = ", ".join(n for n in names if not any(m != n and n in m.split() for m in names))
+        said = ["{subject} {predicate} {object}".format(**r) for r in before]
+        said.append(f"{start} {predicate} {answers}" if forward else f"{answers} {predicate} {start}")
+        chunks = sorted({c for r in [*before, *ends] for c in r["chunks"]})
+        line = "- {} (chunk {})".format("; ".join(said), ", ".join(map(str, chunks)))
+        if (
+            len(text) >= RELATION_LINES
+            or estimate_tokens("## Relations\n" + "\n".join([*text, line])) > budget // 3
+        ):
+            break
+        text.append(line)
+        shown.extend({"workspace": ws, "relations": [*before, end]} for end in ends)
+    if not text:
+        return "", []
+    return "## Relations (typed walk; the chunks state them)\n" + "\n".join(text) + "\n\n", shown
+
+# A line this long that a passage centres on, said again in another, is shown once.
+SAME_LINE_CHARS = 20
+
+def packet_choice(query, ranked, settings):
+    """The candidates the packet may cite, in their order: within packet.min_relative_score of
+    the best score, none whose answering line (without time and sender) an earlier one already
+    centres on (a question asked again in another session, one file under two roots), at most
+    packet.max_chunks."""
+    words = content_words(query)
+    top = max((c["score"] for c in ranked), default=0.0)
+    keep, seen = [], set()
+    for c in ranked:
+        if top <= 0 or c["score"] < settings["packet.min_relative_score"] * top:
+            continue
+        line = " ".join(said(answering_line(c, words)).casefold().split())
+        if len(line) >= SAME_LINE_CHARS and line in seen:
+            continue
+        seen.add(line)
+        keep.append(c)
+    return with_sole_holder(
+        keep[: settings["packet.max_chunks"]], ranked, words, settings["packet.max_chunks"]
+    )
+
+def with_sole_holder(keep, ranked, words, most):
+    """keep, with the only passage of the ranked pool that holds a word of the question (four
+    letters or more) which none of keep holds in place of keep's last passage, when keep is full:
+    exact evidence is not pushed out by near neighbours ("Norway" of "Which mountain did Melanie
+    climb in Norway?" in one old window, "climbing a mountain" in five newer ones). A packet
+    with room left cut the rest by their scores, and gains no passage (nor tokens) by this. One
+    at most, the first such word's; the passage says which word kept it (sole_word)."""
+    if len(keep) < most:
+        return keep
+    held = [stems(said(c["body"]) if c.get("chat") else c["body"]) for c in ranked]
+    kept = {c["chunk_id"] for c in keep}
+    for word in (w for w in words if len(w) >= 4):
+        holders = [c for c, h in zip(ranked, held, strict=True) if word[:5] in h]
+        if len(holders) != 1 or holders[0]["chunk_id"] in kept:
+            continue
+        return [*keep[:-1], dict(holders[0], sole_word=word)]
+    return keep
+
+def change_note(c, numbers):
+    """What a cited passage's change mark says (plpy/changes.py order_changes), after its
+    citation; `numbers` maps chunk ids to their block numbers."""
+    change = c.get("change")
+    if not change:
+        return ""
+    refs = ", ".join(f"[{numbers[x]}]" for x in change["others"] if x in numbers)
+    if change["kind"] == "disagrees":
+        return f" (disagrees with {refs}, the same day)"
+    if change["kind"] == "later":
+        return f" (later, {change['day']}: {'updates' if change['update'] else 'differs from'} {refs})"
+    return f" (earlier, {change['day']}; superseded by {refs}?)"
+
+def packet(
+    query,
+    ranked,
+    hint_list,
+    report,
+    budget,
+    settings,
+    capsules=(),
+    facts=(),
+    today=None,
+    order=None,
+    choose_facts=None,
+    timeline="",
+    of_days=None,
+):
+    """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
+    `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
+    those of them `choose_facts` (query, facts, cited passages, report) -> facts keeps
+    (plpy/fact_choice.py, which build_packet passes); `capsules` (exo_private.packet_capsules
+    rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
+    which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
+    and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
+    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it.
+    `of_days` (ranked, the days the question names) -> ranked keeps what is of those days
+    (plpy/passage_days.py, which build_packet passes)."""
+    words = content_words(query)
+    if of_days is not None:
+        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"))
+    chosen = packet_choice(query, ranked, settings)
+    found = (report.get("answer") or {}).get("found") is not False
+    if order is not None and found:  # the nearest of nothing that answers tell no change
+        chosen = order(query, chosen, report, ranked)
+    if choose_facts is not None:
+        facts = choose_facts(query, facts, chosen if found else [], report)
+    # Nothing answers (report.answer, search.answer_check) and no fact of what the question names
+    # does either: said, with the two nearest passages.
+    nothing = not found and not facts and not (report.get("timeline") or {}).get("answer")
+    if nothing:
+        chosen = chosen[:NEAREST_NOT_ANSWERS]
+
+    head = "# Context for: " + " ".join((query or "")[:MAX_INPUT_CHARS].split())[:200] + "\n\n"
+    fact_text = fact_section(
+        facts, fact_moment(report) if facts else None, today, words, budget // FACT_SHARE
+    )
+    relation_text, relations = relation_section(report, ranked, budget)
+    capsule_text, shown, stale, withheld = capsule_section(
+        chosen, capsules, words, budget, settings.get("packet.capsules")
+    )
+    report.setdefault("capsules", {"served": [], "stale_skipped": []})["packet"] = {
+        "shown": [k["capsule_id"] for k in shown],
+        "stale_skipped": stale,
+        "withheld": withheld,
+    }
+    hint_lines = [
+        "- {} chunk(s) about {} in {} withheld (deferred subject). {}".format(
+            h["chunks"], h["subject"], h["workspace"], h["how"]
+        )
+        for h in hint_list
+    ]
+    hint_text = ("## Withheld\n" + "\n".join(hint_lines) + "\n\n") if hint_lines else ""
+    notes = []
+    if report.get("archive", {}).get("open"):
+        notes.append("archive open: " + str(report["archive"].get("why")))
+    for d in report.get("degradations", []):
+        notes.append("degraded: {} ({})".format(d["component"], d["error_class"]))
+    if stale:
+        notes.append(f"{len(stale)} stale capsule(s) skipped (a source changed since): raw evidence only")
+
+    why = {r["subject"]: r["why"] for r in report.get("released") or []}.get
+
+    def provenance(used):
+        # What a reader of the packet should know of how it was made: deferred material released,
+        # the archive opened, a part degraded. Each cited chunk's stage and score, and the rerank,
+        # are in the packet's JSON (used, report), not in the text an agent pays for.
+        lines = []
+        cited = released(used, why)
+        if cited:  # the first note: a packet cut short keeps it
+            lines.append(
+                "note: released deferred material: "
+                + "; ".join("{subject} in {workspace} ({chunks} chunk(s): {why})".format(**r) for r in cited)
+            )
+        lines.extend("note: " + n for n in notes)
+        return "## Provenance\n" + "\n".join(lines) + "\n" if lines else ""
+
+    evidence = "## Evidence\n"
+    if nothing:
+        evidence += f"{NOTHING_ANSWERS} ({report['answer']['why']}). The nearest, not an answer:\n"
+    fixed = head + timeline + fact_text + relation_text + capsule_text + evidence
+    chat_chars = settings.get("packet.chat_excerpt_chars")
+    used, blocks = [], []
+    numbers = {c["chunk_id"]: n for n, c in enumerate(chosen, 1)}
+    for c in chosen:
+
+        def block(chars, c=c):
+            head = f"[{len(used) + 1}] {citation(c)}{change_note(c, numbers)}"
+            return f"{head}\n{chunk_excerpt(c, words, chars, chat_chars)}\n\n"
+
+        # The best evidence gets twice the room: its answer is often a sentence or a message away
+        # from the one that shares the question's words.
+        chars = settings["packet.excerpt_chars"] * (1 if used else 2)
+        rest = fixed + "".join(blocks) + hint_text + provenance([*used, c])
+        if estimate_tokens(rest + block(chars)) > budget:
+            # What is left of the budget still holds a shorter excerpt of this chunk, or nothing more.
+            chars = budget * 4 - len(rest + block(0)) - 8  # room for the ellipsis marks
+            if chars < 120:
+                break
+            blocks.append(block(chars))
+            used.append(c)
+            break
+        blocks.append(block(chars))
+        used.append(c)
+    if not used:
+        blocks = ["(nothing found)\n\n"]
+    text = fixed + "".join(blocks) + hint_text + provenance(used)
+    while estimate_tokens(text) > budget and hint_lines:
+        hint_lines.pop()  # a tiny budget: hints are cut before the text ever overflows
+        hint_text = ("## Withheld\n" + "\n".join(hint_lines) + "\n\n") if hint_lines else ""
+        text = fixed + "".join(blocks) + hint_text + provenance(used)
+    if estimate_tokens(text) > budget:
+        text = text[: max(0, budget * 4 - 4)].rstrip() + "\n..."
+        text = text[: budget * 4]
+    return {
+        "text": text,
+        "tokens": estimate_tokens(text),
+        "budget": budget,
+        "used": [
+            {
+                "n": n,
+                "chunk_id": c["chunk_id"],
+                "document_id": c["document_id"],
+                "conversation_id": c["chat"]["conversation_id"] if c.get("chat") else None,
+                "citation": citation(c),
+                "workspace": c["workspace"],
+                "path": c["path"],
+                "band": c["band"],
+                "written_at": c.get("written_at"),
+                "stage": c["stage"],
+                "score": c["score"],
+                "change": c.get("change"),
+                "sole_word": c.get("sole_word"),  # cited as the pool's only holder of this word
+            }
+            for n, c in enumerate(used, 1)
+        ],
+        "capsules": shown,
+        "relations": relations,
+        "hints": hint_list,
+    }
+"""Temporal signals in a retrieval query (stdlib only).
+
+Inlined into plpython3u functions by the migrator (`# exo:include temporal`),
+and importable as plain Python for tests. Search uses the result to decide the
+bands: no signal means recency preference (present bands first); a signal that
+opens the archive lets the archival band in, and the report names the signal.
+
+`detect(query, cues, today, archive_after_days=365)` returns
+
+    {"signal": bool, "opens_archive": bool, "years": [int, ...],
+     "truncated": bool, "signals": [{"kind", "text", "start", "end",
+                                     "opens_archive", ...kind fields}]}
+
+Years run from 1000 to next year. A date or a month named with its year is
+one whatever the year ("March 4, 1803", "1803-03-04", "May 1790"); numeric
+forms other than ISO dates start at 1900; a bare number is a year by the
+rules of `year` below.
+
+`text` is the query's slice `query[start:end]` (offsets in code points), with
+control and format characters other than tabs and line breaks shown as spaces.
+Signals are in query order. A stretch of text is reported once, under the most
+specific kind, in this order:
+
+- `date`: "2014-03-02", "2014/03/02", "4 March 2014", "4th of March, 2014",
+  "March 4, 2014", "02/03/2014" (this form only from 1900: "8.1.1424" is a
+  version), "March 4, 1803", "1803-03-04". Fields `year`, `date` (ISO; where
+  both readings of a numeric day and month are dates, as in "02/03/2014",
+  `numeric_order` decides: 'dmy' (2 March) or 'mdy' (3 February)).
+- `month_year`: "March 2014", "Mar. 2014", "March of 2014", "May 1790",
+  "2014-03", "2014/03", "03/2014" (the numeric forms only from 1900). Fields
+  `year`, `month`. A capitalised month without a year after "in", "during",
+  "last" or "this" ("in March") is the latest such month begun by today
+  ("last March" one before this month). A quarter ("the first quarter of 2025",
+  "Q3 2024"; without a year, of this one) is read as its three months.
+  "2010-11" reads as November 2010.
+- `century`: "the 1800s", "the 1800's", "the 19th century", "the nineteenth
+  century", "19th-century", "the eighteen hundreds", from the 11th century
+  (1000s) to the 21st. Fields `first`, `last`: "the 1800s" and "the 19th
+  century" are 1800..1899 (years, not the strict 1801..1900). "early", "mid"
+  and "late" before it name its first, middle and last third ("late 19th
+  century" is 1866..1899). "the 1000s" to "the 1900s" are centuries, "the
+  2000s" is the decade 2000..2009. Without "the" or a modifier and followed
+  by "of" such a number is a count ("1000s of files"), not a century.
+- `decade`: "1990s", "1990's", "the 90s", "the '90s", "90's", "mid-90s",
+  "the late eighties", "nineties", "noughties", "the 2010s", "the 1790s",
+  "the eighteen-nineties", "the eighteen nineties". Fields `first`, `last`
+  (the decade's first and last year). A two-digit decade is the latest one
+  that has begun ("20s" in 2026 is the 2020s, "30s" the 1930s). After a
+  possessive ("my 30s", "in her nineties") it is an age, not a decade.
+- `year`: a standalone 4-digit number ("2014", "in 2009?", "1999-2003" gives
+  two). Not inside a longer number or word ("120145", "v2014"), not a decimal
+  or time ("3.2014", "1,2014"), not money ("$2014"). From 1900 to next year
+  a number is a year unless a unit or count follows it with nothing year-like
+  before ("1950 km", "2000 years ago"). From 1000 to 1899 it is a year only
+  in a year-like context: directly after in, since, from, by, until, till, of,
+  around, circa, c., ca., before, after, during, between, "year" or "AD"
+  ("in 1803", "the year 1066", "c. 1790"), directly before "AD" or "CE", or
+  continuing a range from a year ("from 1790 to 1803", "in 1790-1803"); and
+  never before a unit or count ("of 1500 people", "by 1850 km", "1200
+  pages", "1024-bit"), nor after a quantity word and "of", "around" or "by"
+  ("a total of 1500", "multiplied by 1000", "instead of 1024"), nor in a
+  range of counts ("from 1024 to 16", "from 1024 to 4096"). A range runs
+  forward: in "CVE-2022-1271" 1271 is not a year. "BC" or "BCE" after a
+  number makes it a year before the era, outside the range: no signal. Field
+  `year`.
+- `relative`: "last year", "the year before last", "last month", "last week",
+  "N days/weeks/months/years/decades ago" with N a number, "a", "an",
+  "one".."twelve", "a couple of", "a few", "several", "many", or no N at all
+  ("years ago"). Fields `unit`, `amount`, `approximate` (true for vague
+  amounts), `days_ago`, `year` (the year it names; null when approximate or
+  before the year 1000, as in "2000 years ago"). Also "this year/month/week" (its first
+  day to today) and "the past month", "the last 3 weeks" (the days up to today).
+- `cue`: each configured cue phrase, matched case-insensitively on word
+  boundaries, any run of whitespace matching a space. Field `cue` (the phrase
+  as configured), `anchored` ("time", "present" or null; see below).
+
+Opening the archive. Every dated signal has a first day (a year's 1 January,
+a month's 1st, a decade's or century's first 1 January, a date itself; for a
+relative expression today minus the amount, or the first day of the calendar
+year or month that "last year", "the year before last" and "last month"
+name). It
+opens the archive when that first day is at least `archive_after_days` before
+`today`, because part of what it names is then old enough to be archival.
+Rules on top of that:
+
+- The current-year rule: a bare `year` equal to the current year (or later)
+  never opens the archive, whatever the threshold; it is still a signal.
+  Months and dates of the current year follow the threshold alone.
+- Future dates never open the archive.
+- A cue opens the archive, unless it is anchored: directly followed (only
+  spaces or a comma between) by a date, month-year, decade, century or year
+  signal, the cue reads through that time, and that signal alone decides. So
+  "as of 2026" with today in 2026 is a signal (cue and year) that does not
+  open the archive, while "as of 2019" opens it through the year. A cue directly
+  followed by "now", "today", "currently", "present" or "this year/month/week"
+  is anchored to the present and does not open it either ("as of now").
+
+`years` is the sorted set of years the signals name: a decade or a century
+contributes its first and last year; approximate relative expressions and cues
+contribute none.
+
+Robustness: only the first SCAN_CHARS characters are scanned (`truncated`
+says so); control and format characters other than tabs and line breaks count
+as spaces; only ASCII digits are read; every pattern is linear (no nested repetition), so hostile input
+costs little. The query is data: nothing in it is executed.
+"""
+
+import calendar
+import datetime
+import re
+import unicodedata
+
+"""English month names for the date readers (stdlib only): banding and temporal."""
+
+MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}  # fmt: skip
+
+#: A regex group matching any month name or abbreviation, with an optional dot.
+MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+
+WEEKDAYS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"),
+            ("thursday", "thu", "thur", "thurs"), ("friday", "fri"), ("saturday", "sat"),
+            ("sunday", "sun"),
+        ]
+    )
+    for name in names
+}  # fmt: skip
+"""Weekday names and abbreviations, Monday 0 (datetime.date.weekday)."""
+
+#: A regex group matching any weekday name or abbreviation, with an optional dot.
+WEEKDAY_PATTERN = "(" + "|".join(sorted(WEEKDAYS, key=len, reverse=True)) + r")\.?"
+
+SCAN_CHARS = 2000
+MAX_CUES = 200
+MAX_CUE_CHARS = 100
+
+_NUMBER_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+}  # fmt: skip
+_VAGUE_AMOUNTS = {"a couple of": 2, "a few": 3, "several": 3, "many": 5}
+_DECADE_WORDS = {
+    "twenties": 20, "thirties": 30, "forties": 40, "fifties": 50, "sixties": 60,
+    "seventies": 70, "eighties": 80, "nineties": 90, "noughties": 0, "aughts": 0,
+}  # fmt: skip
+# The first two digits of a year in words: "the eighteen-nineties", "the eighteen hundreds".
+_HUNDREDS_WORDS = {
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}  # fmt: skip
+_CENTURY_WORDS = {
+    "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14, "fifteenth": 15,
+    "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19, "twentieth": 20,
+    "twenty-first": 21, "twenty first": 21,
+}  # fmt: skip
+MIN_YEAR = 1000
+_UNIT_DAYS = {"day": 1, "week": 7}
+_KEPT = "\t\n\r\f\v"
+
+# Boundaries: numbers use ASCII letters and digits (so "2014\u5e74" is a year);
+# words use Unicode word characters.
+_NB = r"(?<![0-9A-Za-z_])"
+_NA = r"(?![0-9A-Za-z_])"
+_NOT_AFTER_NUMBER = r"(?<![0-9][.,:/])"
+_NOT_BEFORE_NUMBER = r"(?![.,:/-][0-9])"
+_YEAR = r"((?:19|20)[0-9]{2})"  # a year in a numeric form ("2014-03", "03/2014", "02/03/2014")
+_ANY_YEAR = r"(1[0-9]{3}|20[0-9]{2})"  # with a month name, or ISO with a day: 1000..2099
+_APOSTROPHE = "['\u2018\u2019`]"
+_ORDINAL = r"(?:st|nd|rd|th)?"
+
+_ISO_DATE = re.compile(
+    _NB + _NOT_AFTER_NUMBER + _ANY_YEAR + r"([-/.])([0-9]{1,2})\2([0-9]{1,2})" + _NA + _NOT_BEFORE_NUMBER
+)
+_NUMERIC_DATE = re.compile(
+    _NB + _NOT_AFTER_NUMBER + r"([0-9]{1,2})([-/.])([0-9]{1,2})\2" + _YEAR + _NA + _NOT_BEFORE_NUMBER
+)
+_DAY_MONTH_YEAR = re.compile(
+    _NB + r"([0-9]{1,2})" + _ORDINAL + r"(?:\s+of)?\s+" + MONTH_PATTERN + r",?\s+" + _ANY_YEAR + _NA, re.I
+)
+_MONTH_DAY_YEAR = re.compile(
+    r"(?<!\w)" + MONTH_PATTERN + r"\s+([0-9]{1,2})" + _ORDINAL + r",?\s+" + _ANY_YEAR + _NA, re.I
+)
+_MONTH_NAME_YEAR = re.compile(
+    r"(?<!\w)" + MONTH_PATTERN + r"(?:\s*,\s*|\s+of\s+|\s+)" + _ANY_YEAR + _NA + _NOT_BEFORE_NUMBER, re.I
+)
+_YEAR_MONTH = re.compile(_NB + _NOT_AFTER_NUMBER + _YEAR + r"[-/]([0-9]{2})" + _NA + _NOT_BEFORE_NUMBER)
+_MONTH_SLASH_YEAR = re.compile(
+    _NB + r"(?<![0-9A-Za-z_][-/.])([0-9]{1,2})/" + _YEAR + _NA + _NOT_BEFORE_NUMBER
+)
+# A day and month without a year ("24 June", "June 24th", "Tuesday, 24 June"): the latest such day
+# on or before today (one on the weekday named, when the last 28 years have one). Not before a
+# number ("June 24, 2025" is a date with its year; "June 24 12:30" a time).
+_WEEKDAY_NAME = r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_NO_NUMBER_AFTER = r"(?!\s*,?\s*[0-9])(?![:.][0-9])"
+_DAY_MONTH = re.compile(
+    r"(?<!\w)(?:" + _WEEKDAY_NAME + r",?\s+(?:the\s+)?)?" + _NB + r"(?P<day>[0-9]{1,2})" + _ORDINAL
+    + r"(?:\s+of)?\s+(?P<month>" + MONTH_PATTERN + r")" + _NA + _NO_NUMBER_AFTER,
+    re.I,
+)  # fmt: skip
+_MONTH_DAY = re.compile(
+    r"(?<!\w)(?:" + _WEEKDAY_NAME + r",?\s+)?(?P<month>" + MONTH_PATTERN + r")\s+(?:the\s+)?"
+    + _NB + r"(?P<day>[0-9]{1,2})" + _ORDINAL + _NA + _NO_NUMBER_AFTER,
+    re.I,
+)  # fmt: skip
+# A month without a year after "in", "during", "last" or "this" ("in March"): the latest such month
+# begun by today ("last March": before this month).
+_MONTH_ALONE = re.compile(
+    r"(?<!\w)(?P<which>in|during|last|this)\s+(?P<month>"
+    + MONTH_PATTERN
+    + r")(?!\w)(?!\s*,?\s*(?:of\s+)?[0-9])",
+    re.I,
+)
+# "yesterday", "last Tuesday", "on Tuesday": a day counted back from today. A weekday followed by
+# a day or month ("on Tuesday, 24 June") is read by the forms above.
+_DAY_BACK = re.compile(
+    r"(?<!\w)(?:(?P<yesterday>(?:the\s+day\s+before\s+)?yesterday)|(?P<which>last|this\s+past|on)\s+"
+    + _WEEKDAY_NAME + r")(?!\w)(?!\s*,?\s*(?:the\s+)?[0-9])(?!\s*,?\s*" + MONTH_PATTERN + r")",
+    re.I,
+)  # fmt: skip
+_THE_MOD = r"(?<!\w)(?:(?P<the>the)\s+)?(?:(?P<mod>early|mid|late)(?:-|\s+)?)?"
+_DECADE = re.compile(
+    _THE_MOD + r"(?:" + _NB + r"(?P<full>1[0-9]{2}0|20[0-9]0)" + _APOSTROPHE + r"?s"
+    r"|" + _APOSTROPHE + r"?" + _NB + r"(?P<short>[0-9]0)" + _APOSTROPHE + r"?s"
+    r"|(?:(?P<hundreds>" + "|".join(_HUNDREDS_WORDS) + r")(?:-|\s+))?"
+    r"(?P<word>" + "|".join(_DECADE_WORDS) + r"))(?!\w)",
+    re.I,
+)
+_CENTURY = re.compile(
+    _THE_MOD + r"(?:" + _NB + r"(?P<number>[0-9]{1,2})(?:st|nd|rd|th)"
+    r"|(?P<word>" + "|".join(w.replace(" ", r"\s+") for w in _CENTURY_WORDS) + r"))"
+    r"(?:-|\s+)century(?!\w)",
+    re.I,
+)
+_HUNDREDS = re.compile(
+    _THE_MOD + r"(?P<word>" + "|".join(_HUNDREDS_WORDS) + r")(?:-|\s+)hundreds(?!\w)", re.I
+)
+_POSSESSIVE_BEFORE = re.compile(r"(?:^|\W)(?:my|your|his|her|our|their|whose)\s+$", re.I)
+_BARE_YEAR = re.compile(
+    r"(?<![$\u20ac\u00a3\u00a5#])" + _NB + _NOT_AFTER_NUMBER + r"([0-9]{4})" + _NA + r"(?![.,:][0-9])"
+)
+# What makes a bare number a year (see `year` in the module docstring), read next to it.
+_YEAR_WORD_BEFORE = re.compile(
+    r"(?:^|[^\w.])(?:(?:in|since|from|by|until|till|of|around|circa|before|after|during|between|year"
+    r"|ad|a\.d\.)\s+|(?:c|ca)\.\s*)$",
+    re.I,
+)
+_QUANTITY_BEFORE = re.compile(
+    r"(?<!\w)(?:(?:total|sum|population|number|count|maximum|minimum|max|min|average|batch|crowd|group"
+    r"|team|budget|price|cost|salary|score|height|depth|length|distance|weight|capacity|balance"
+    r"|amount|value|size|rate|speed|speedup|factor|ratio|limit|threshold|timeout|power|powers|base|offset"
+    r"|multiple|multiplier|default|index|port)\s+(?:of|around|by)"
+    r"|(?:multipl|divid|increas|decreas|reduc|grow|grew|rais|scal)\w*\s+by|instead\s+of|out\s+of)\s+$",
+    re.I,
+)
+_RANGE = r"\s*(?:-|\u2013|\u2014|to|and|or|through|until|till)\s*"
+# The end of a range of days that gives its year ("5 July and 18 September 2025"): the year.
+_RANGE_TO_YEAR = re.compile(_RANGE + r"[^.?!;\n]{0,30}?(?<![0-9])((?:19|20)[0-9]{2})(?![0-9])", re.I)
+_RANGE_BEFORE = re.compile(r"(?<![0-9A-Za-z_])([0-9]{4})" + _RANGE + "$", re.I)
+_RANGE_AFTER = re.compile(_RANGE + r"([0-9]+)(?![0-9A-Za-z_])", re.I)
+_ERA_AFTER = re.compile(r"\s*(?:ad|a\.d\.|ce|c\.e\.)(?!\w)", re.I)
+_BEFORE_ERA_AFTER = re.compile(r"\s*(?:bc|b\.c\.|bce|b\.c\.e\.)(?!\w)", re.I)
+_COUNT_AFTER = re.compile(
+    r"(?:\s*|-)(?:%|\u00b0|(?:people|persons?|men|women|children|kids|soldiers|troops|students|employees"
+    r"|workers|users|members|visitors|residents|votes|km|kms|kilomet(?:er|re)s?|miles?|mi|m|met(?:er|re)s?"
+    r"|cm|mm|feet|foot|ft|inch(?:es)?|yards?|kg|kgs|kilos?|kilograms?|grams?|lbs?|pounds?|tons?|tonnes?"
+    r"|oz|ounces?|lit(?:er|re)s?|ml|gallons?|acres?|hectares?|dollars?|euros?|usd|eur|gbp|chf|yen"
+    r"|pages?|pp|words?|characters?|chars|lines?|rows?|items?|units?|pieces?|copies|files?|times"
+    r"|steps|calories|kcal|cal|hp|rpm|mph|kph|kmh|hours?|hrs?|minutes?|mins?|seconds?|secs?|days?"
+    r"|weeks?|months?|years?|decades?|centuries|points?|pts|dpi|px|kb|mb|gb|tb|ms|hz|khz|mhz|ghz"
+    r"|kw|kwh|degrees?|bits?|bytes?|digits?|operations?|ops|cycles?|iterations?|entries|records?"
+    r"|requests?|samples?|threads?|connections?|nodes?|cores?|tokens?|frames?|packets?|calls?)(?!\w))",
+    re.I,
+)
+_LOOK = 40  # characters read on either side of a bare number for its context
+_OF_AFTER = re.compile(r"\s+of(?!\w)")
+_AMOUNT = (
+    r"(?P<amount>[0-9]{1,4}|"
+    + "|".join(a.replace(" ", r"\s+") for a in _VAGUE_AMOUNTS)
+    + "|"
+    + "|".join(_NUMBER_WORDS)
+    + ")"
+)
+_AGO = re.compile(r"(?<!\w)(?:" + _AMOUNT + r"\s+)?(?P<unit>day|week|month|year|decade)s?\s+ago(?!\w)", re.I)
+_LAST = re.compile(
+    r"(?<!\w)(?:(?P<before>the\s+year\s+before\s+last)|last\s+(?P<unit>year|month|week))(?!\w)", re.I
+)
+# "this year", "this month", "this week": from its first day to today.
+_THIS = re.compile(r"(?<![\w-])this\s+(?P<unit>year|month|week)(?!\w)", re.I)
+# "the past month", "the last 3 weeks", "the past two years": the days up to today.
+_PAST = re.compile(
+    r"(?<!\w)the\s+(?:past|last)\s+(?:" + _AMOUNT + r"\s+)?(?P<unit>day|week|month|year)s?(?!\w)", re.I
+)
+# "the first quarter of 2025", "Q3 2024", "the last quarter" (of the year named, else this one).
+_QUARTER = re.compile(
+    r"(?<!\w)(?:(?:the\s+)?(?P<ordinal>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+quarter|q(?P<q>[1-4]))"
+    r"(?:\s*(?:of\s+)?" + _YEAR + r"(?![0-9]))?(?!\w)",
+    re.I,
+)
+_QUARTER_ORDINALS = {
+    "first": 1,
+    "1st": 1,
+    "second": 2,
+    "2nd": 2,
+    "third": 3,
+    "3rd": 3,
+    "fourth": 4,
+    "4th": 4,
+    "last": 4,
+}
+_PRESENT_AFTER = re.compile(r"\s*,?\s*(?:now|today|currently|present|this\s+(?:year|month|week))(?!\w)", re.I)
+_ANCHOR_GAP = re.compile(r"\s*,?\s*")
+
+def _clean(text):
+    """Control, format and other non-printing characters become spaces (offsets kept);
+    tabs and line breaks stay as they are."""
+    return "".join(" " if c not in _KEPT and unicodedata.category(c)[0] == "C" else c for c in text)
+
+def _year_ok(year, today):
+    return MIN_YEAR <= year <= today.year + 1
+
+def _reads_as_year(text, start, end, year, today, depth=0):
+    """Whether the bare 4-digit number text[start:end] (= year) is a year by its context (see
+    `year` in the module docstring). A range continues from a number that is itself a year; a
+    chain of ranges is followed three numbers back at most."""
+    if not _year_ok(year, today):
+        return False
+    back, ahead = max(0, start - _LOOK), end + _LOOK  # searched in place: boundaries stay true
+    if _BEFORE_ERA_AFTER.match(text, end, ahead):
+        return False
+    said = bool(
+        (_YEAR_WORD_BEFORE.search(text, back, start) and not _QUANTITY_BEFORE.search(text, back, start))
+        or _ERA_AFTER.match(text, end, ahead)
+    )
+    if not said and depth < 3:
+        m = _RANGE_BEFORE.search(text, back, start)
+        if m and int(m.group(1)) < year:  # a range runs forward: "2022-1271" is an identifier
+            said = _reads_as_year(text, m.start(1), m.end(1), int(m.group(1)), today, depth + 1)
+    counted = bool(_COUNT_AFTER.match(text, end, ahead))
+    if year >= 1900:
+        return said or not counted
+    m = _RANGE_AFTER.match(text, end, ahead)
+    if m and not counted:  # "from 1024 to 16", "from 1040 to 1904 bytes": a range of counts
+        partner = m.group(1)
+        counted = not (len(partner) == 4 and year < int(partner) and _year_ok(int(partner), today)) or bool(
+            _COUNT_AFTER.match(text, m.end(), ahead)
+        )
+    return said and not counted
+
+def _minus_months(day, months):
+    """The same day `months` earlier (the month's last day where it is shorter)."""
+    year, month = divmod(day.year * 12 + day.month - 1 - months, 12)
+    if year < 1:
+        return datetime.date.min
+    return datetime.date(year, month + 1, min(day.day, calendar.monthrange(year, month + 1)[1]))
+
+def _opens(first_day, today, archive_after_days):
+    return first_day <= today and (today - first_day).days >= archive_after_days
+
+def _date(year, month, day):
+    try:
+        return datetime.date(year, month, day)
+    except ValueError:
+        return None
+
+# -- one handler per pattern: match -> signal fields, or None to skip the match -----------
+
+def _iso_date(m, text, today, days):
+    day = _date(int(m.group(1)), int(m.group(3)), int(m.group(4)))
+    if not day:
+        return None
+    return _day_signal(day, today, days)
+
+def _numeric_date(m, text, today, days, order="dmy"):
+    a, b, year = int(m.group(1)), int(m.group(3)), int(m.group(4))
+    readings = (
+        (_date(year, b, a), _date(year, a, b)) if order == "dmy" else (_date(year, a, b), _date(year, b, a))
+    )
+    day = readings[0] or readings[1]
+    return _day_signal(day, today, days) if day else None
+
+def _named_date(day_group, month_group, year_group):
+    def handler(m, text, today, days):
+        day = _date(int(m.group(year_group)), MONTHS[m.group(month_group).lower()], int(m.group(day_group)))
+        if not day:
+            return None
+        return _day_signal(day, today, days)
+
+    return handler
+
+def _latest_day(today, month, day, weekday=None):
+    """The latest date on or before today with this month and day, on `weekday` when one of the
+    last 28 years (a full cycle of weekdays and leap years) has it there."""
+    for back in range(29):
+        found = _date(today.year - back, month, day)
+        if found and found <= today and (weekday is None or found.weekday() == weekday):
+            return found
+    return None if weekday is None else _latest_day(today, month, day)
+
+def _day_month(m, text, today, days):
+    written = m.group("month").rstrip(".")
+    if (written.lower() == "may" or len(written) <= 4) and not written[0].isupper():
+        return None  # "I may 2", "mar 3": a verb or a word, not a month, unless capitalised
+    weekday = m.group("weekday")
+    month = MONTHS[written.lower()]
+    ranged = _RANGE_TO_YEAR.match(text, m.end())
+    if ranged:  # "between 5 July and 18 September 2025": the year the range's end gives
+        try:
+            return _day_signal(datetime.date(int(ranged.group(1)), month, int(m.group("day"))), today, days)
+        except ValueError:
+            return None
+    day = _latest_day(today, month, int(m.group("day")), WEEKDAYS[weekday.lower()] if weekday else None)
+    return _day_signal(day, today, days) if day else None
+
+def _month_alone(m, text, today, days):
+    written = m.group("month").rstrip(".")
+    if not written[0].isupper():
+        return None  # "in may", "in mar": a month is written with a capital when it stands alone
+    month = MONTHS[written.lower()]
+    year = (
+        today.year
+        if month < today.month or (month == today.month and m.group("which").lower() != "last")
+        else today.year - 1
+    )
+    first = datetime.date(year, month, 1)
+    return {
+        "kind": "month_year",
+        "year": year,
+        "month": month,
+        "opens_archive": _opens(first, today, days),
+        **_days(first, datetime.date(year, month, calendar.monthrange(year, month)[1])),
+    }
+
+def _day_back(m, text, today, days):
+    if m.group("yesterday"):
+        back = 2 if len(m.group("yesterday").split()) > 1 else 1
+    else:
+        # "on Tuesday" may be today; "last Tuesday" and "this past Tuesday" are before it
+        back = (today.weekday() - WEEKDAYS[m.group("weekday").lower()]) % 7
+        if back == 0 and m.group("which").lower() != "on":
+            back = 7
+    return _day_signal(today - datetime.timedelta(days=back), today, days)
+
+def _day_signal(day, today, days):
+    """The signal of one named day."""
+    return {
+        "kind": "date",
+        "year": day.year,
+        "date": day.isoformat(),
+        "opens_archive": _opens(day, today, days),
+        **_days(day, day),
+    }
+
+def _days(first, last):
+    """The days a signal names, first and last (ISO), for ranking by closeness in time."""
+    return {"first_day": first.isoformat(), "last_day": last.isoformat()}
+
+def _month_year(year_group, month_group, named):
+    def handler(m, text, today, days):
+        year = int(m.group(year_group))
+        month = MONTHS[m.group(month_group).lower()] if named else int(m.group(month_group))
+        if not 1 <= month <= 12:
+            return None
+        first = datetime.date(year, month, 1)
+        last = datetime.date(year, month, calendar.monthrange(year, month)[1])
+        return {
+            "kind": "month_year",
+            "year": year,
+            "month": month,
+            "opens_archive": _opens(first, today, days),
+            **_days(first, last),
+        }
+
+    return handler
+
+def _century_span(first, m, today, days):
+    """A century's signal from its first year; "early", "mid" or "late" narrow it to a third."""
+    mod = (m.group("mod") or "").lower()
+    first, last = {
+        "early": (first, first + 32),
+        "mid": (first + 33, first + 65),
+        "late": (first + 66, first + 99),
+    }.get(mod, (first, first + 99))
+    return {
+        "kind": "century",
+        "first": first,
+        "last": last,
+        "opens_archive": _opens(datetime.date(first, 1, 1), today, days),
+        **_year_days(first, last),
+    }
+
+def _decade(m, text, today, days):
+    if m.group("full"):
+        first = int(m.group("full"))
+        if first % 100 == 0 and first < 2000:  # "the 1800s": the century
+            if not (m.group("the") or m.group("mod")) and _OF_AFTER.match(text, m.end()):
+                return None  # "1000s of files": a count
+            return _century_span(first, m, today, days)
+    elif m.group("hundreds"):
+        first = _HUNDREDS_WORDS[m.group("hundreds").lower()] * 100 + _DECADE_WORDS[m.group("word").lower()]
+    else:
+        short = int(m.group("short")) if m.group("short") else _DECADE_WORDS[m.group("word").lower()]
+        first = 2000 + short if 2000 + short <= today.year else 1900 + short
+        if not m.group("the") and _POSSESSIVE_BEFORE.search(text[max(0, m.start() - 12) : m.start()]):
+            return None  # "my 30s", "in her nineties": an age
+    return {
+        "kind": "decade",
+        "first": first,
+        "last": first + 9,
+        "opens_archive": _opens(datetime.date(first, 1, 1), today, days),
+        **_year_days(first, first + 9),
+    }
+
+def _century(m, text, today, days):
+    if m.group("number"):
+        number = int(m.group("number"))
+    else:
+        number = _CENTURY_WORDS[" ".join(m.group("word").lower().split())]
+    if not 11 <= number <= 21:
+        return None  # before the year 1000, or a century still to come
+    return _century_span((number - 1) * 100, m, today, days)
+
+def _hundreds(m, text, today, days):
+    return _century_span(_HUNDREDS_WORDS[m.group("word").lower()] * 100, m, today, days)
+
+def _bare_year(m, text, today, days):
+    year = int(m.group(1))
+    if not _reads_as_year(text, m.start(), m.end(), year, today):
+        return None
+    opens = year < today.year and _opens(datetime.date(year, 1, 1), today, days)
+    return {"kind": "year", "year": year, "opens_archive": opens, **_year_days(year, year)}
+
+def _ago(m, text, today, days):
+    unit = m.group("unit").lower()
+    raw = " ".join((m.group("amount") or "").lower().split())
+    approximate = not raw or raw in _VAGUE_AMOUNTS
+    if not raw:
+        amount = 2  # "years ago": at least two
+    elif raw.isdigit():
+        amount = int(raw)
+    else:
+        amount = _VAGUE_AMOUNTS.get(raw) or _NUMBER_WORDS[raw]
+    if unit in _UNIT_DAYS:
+        back = min(amount * _UNIT_DAYS[unit], (today - datetime.date.min).days)
+        day = today - datetime.timedelta(days=back)
+    else:
+        day = _minus_months(today, amount * {"month": 1, "year": 12, "decade": 120}[unit])
+    return {
+        "kind": "relative",
+        "unit": unit,
+        "amount": amount,
+        "approximate": approximate,
+        "days_ago": (today - day).days,
+        "year": None if approximate or day.year < MIN_YEAR else day.year,
+        "opens_archive": _opens(day, today, days),
+        **({} if approximate or day.year < MIN_YEAR else _around(day, unit)),
+    }
+
+def _last(m, text, today, days):
+    if m.group("before"):
+        unit, amount, day = "year", 2, datetime.date(today.year - 2, 1, 1)
+    else:
+        unit, amount = m.group("unit").lower(), 1
+        if unit == "year":
+            day = datetime.date(today.year - 1, 1, 1)
+        elif unit == "month":
+            day = _minus_months(today.replace(day=1), 1)
+        else:
+            day = today - datetime.timedelta(days=7)
+    if unit == "week":  # the calendar week before this one, Monday to Sunday
+        monday = today - datetime.timedelta(days=today.weekday() + 7)
+        named = _days(monday, monday + datetime.timedelta(days=6))
+    else:
+        named = _around(day, unit)
+    return {
+        "kind": "relative",
+        "unit": unit,
+        "amount": amount,
+        "approximate": False,
+        "days_ago": (today - day).days,
+        "year": day.year,
+        "opens_archive": _opens(day, today, days),
+        **named,
+    }
+
+def _this(m, text, today, days):
+    unit = m.group("unit").lower()
+    if unit == "year":
+        first = today.replace(month=1, day=1)
+    elif unit == "month":
+        first = today.replace(day=1)
+    else:
+        first = today - datetime.timedelta(days=today.weekday())
+    return {
+        "kind": "relative", "unit": unit, "amount": 0, "approximate": False, "days_ago": 0,
+        "year": today.year, "opens_archive": False, **_days(first, today),
+    }  # fmt: skip
+
+def _past(m, text, today, days):
+    unit = m.group("unit").lower()
+    raw = " ".join((m.group("amount") or "").lower().split())
+    amount = int(raw) if raw.isdigit() else (_VAGUE_AMOUNTS.get(raw) or _NUMBER_WORDS.get(raw) or 1)
+    if unit in _UNIT_DAYS:
+        first = today - datetime.timedelta(
+            days=min(amount * _UNIT_DAYS[unit], (today - datetime.date.min).days)
+        )
+    else:
+        first = _minus_months(today, amount * (12 if unit == "year" else 1))
+    return {
+        "kind": "relative", "unit": unit, "amount": amount, "approximate": False,
+        "days_ago": (today - first).days, "year": first.year if first.year >= MIN_YEAR else None,
+        "opens_archive": _opens(first, today, days), **_days(first, today),
+    }  # fmt: skip
+
+def _quarter(m, text, today, days):
+    number = int(m.group("q")) if m.group("q") else _QUARTER_ORDINALS[m.group("ordinal").lower()]
+    year = int(m.group(3)) if m.group(3) else today.year
+    first = datetime.date(year, 3 * number - 2, 1)
+    last = _minus_months(first, -3) - datetime.timedelta(days=1)
+    return {
+        "kind": "month_year",
+        "year": year,
+        "opens_archive": _opens(first, today, days),
+        **_days(first, last),
+    }
+
+def _year_days(first, last):
+    return _days(datetime.date(first, 1, 1), datetime.date(last, 12, 31))
+
+def _around(day, unit):
+    """The days "N units ago" names: that day, the week around it, its calendar month or year,
+    the decade around it."""
+    if unit == "day":
+        return _days(day, day)
+    if unit == "week":
+        return _days(day - datetime.timedelta(days=3), day + datetime.timedelta(days=3))
+    if unit == "month":
+        return _days(day.replace(day=1), day.replace(day=calendar.monthrange(day.year, day.month)[1]))
+    if unit == "year":
+        return _year_days(day.year, day.year)
+    return _year_days(max(MIN_YEAR, day.year - 5), day.year + 4)
+
+_PATTERNS = [
+    (_ISO_DATE, _iso_date),
+    (_DAY_MONTH_YEAR, _named_date(1, 2, 3)),
+    (_MONTH_DAY_YEAR, _named_date(2, 1, 3)),
+    (_NUMERIC_DATE, _numeric_date),
+    (_QUARTER, _quarter),
+    (_MONTH_NAME_YEAR, _month_year(2, 1, named=True)),
+    (_YEAR_MONTH, _month_year(1, 2, named=False)),
+    (_MONTH_SLASH_YEAR, _month_year(2, 1, named=False)),
+    (_CENTURY, _century),
+    (_HUNDREDS, _hundreds),
+    (_DECADE, _decade),
+    (_DAY_MONTH, _day_month),
+    (_MONTH_DAY, _day_month),
+    (_MONTH_ALONE, _month_alone),
+    (_BARE_YEAR, _bare_year),
+    (_PAST, _past),
+    (_LAST, _last),
+    (_THIS, _this),
+    (_AGO, _ago),
+    (_DAY_BACK, _day_back),
+]
+
+def cue_pattern(cues):
+    """One regex for the configured cue phrases, longest first, and the phrase for each
+    normalised spelling. Blank phrases are skipped."""
+    if not isinstance(cues, list) or not all(isinstance(c, str) for c in cues):
+        raise ValueError("temporal cues must be a list of strings")
+    if len(cues) > MAX_CUES:
+        raise ValueError(f"at most {MAX_CUES} temporal cues, not {len(cues)}")
+    phrases = {}
+    for cue in cues:
+        words = cue.split()
+        if not words:
+            continue
+        if len(cue) > MAX_CUE_CHARS:
+            raise ValueError(f"temporal cue longer than {MAX_CUE_CHARS} characters: {cue[:40]!r}...")
+        phrases.setdefault(" ".join(words).lower(), cue.strip())
+    if not phrases:
+        return None, {}
+    alternatives = [
+        r"\s+".join(re.escape(w) for w in key.split()) for key in sorted(phrases, key=lambda k: (-len(k), k))
+    ]
+    return re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + r")(?!\w)", re.I), phrases
+
+def detect(query, cues, today, archive_after_days=365, numeric_order="dmy"):
+    """The temporal signals of `query` (see the module docstring); numeric_order ('dmy' or
+    'mdy', the setting banding.numeric_date_order) reads a numeric date both ways of which are
+    dates."""
+    if numeric_order not in ("dmy", "mdy"):
+        raise ValueError(f"numeric_order must be 'dmy' or 'mdy', not {numeric_order!r}")
+    if (
+        not isinstance(archive_after_days, int)
+        or isinstance(archive_after_days, bool)
+        or archive_after_days < 0
+    ):
+        raise ValueError(f"archive_after_days must be a non-negative integer, not {archive_after_days!r}")
+    query = query or ""
+    text = _clean(query[:SCAN_CHARS])
+    claimed = []
+
+    def free(start, end):
+        return all(end <= s or start >= e for s, e in claimed)
+
+    signals = []
+    for pattern, handler in _PATTERNS:
+        for m in pattern.finditer(text):
+            if not free(m.start(), m.end()):
+                continue
+            if handler is _numeric_date:
+                found = handler(m, text, today, archive_after_days, numeric_order)
+            else:
+                found = handler(m, text, today, archive_after_days)
+            if found:
+                claimed.append((m.start(), m.end()))
+                kind = found.pop("kind")
+                signals.append(
+                    {"kind": kind, "text": m.group(0), "start": m.start(), "end": m.end(), **found}
+                )
+
+    pattern, phrases = cue_pattern(cues)
+    cue_signals = []
+    if pattern:
+        for m in pattern.finditer(text):
+            if free(m.start(), m.end()):
+                key = " ".join(m.group(0).split()).lower()
+                cue = phrases.get(key, key)
+                cue_signals.append(
+                    {"kind": "cue", "text": m.group(0), "start": m.start(), "end": m.end(), "cue": cue}
+                )
+
+    starts = {s["start"] for s in signals if s["kind"] in ("date", "month_year", "decade", "century", "year")}
+    for signal in cue_signals:
+        gap = _ANCHOR_GAP.match(text, signal["end"]).end()
+        if gap in starts:
+            signal["anchored"] = "time"
+        elif _PRESENT_AFTER.match(text, signal["end"]):
+            signal["anchored"] = "present"
+        else:
+            signal["anchored"] = None
+        signal["opens_archive"] = signal["anchored"] is None
+    signals = sorted(signals + cue_signals, key=lambda s: s["start"])
+
+    years = set()
+    for s in signals:
+        if s["kind"] in ("decade", "century"):
+            years.update((s["first"], s["last"]))
+        elif s.get("year") is not None:
+            years.add(s["year"])
+    named = [s for s in signals if "first_day" in s]
+    return {
+        "signal": bool(signals),
+        "opens_archive": any(s["opens_archive"] for s in signals),
+        "years": sorted(years),
+        "span": {
+            "first": min(s["first_day"] for s in named),
+            "last": max(s["last_day"] for s in named),
+        }
+        if named
+        else None,
+        "truncated": len(query) > SCAN_CHARS,
+        "signals": signals,
+    }
+
+def of_named_days(ranked, span, numeric_order="dmy"):
+    """The candidates of the days a question names (named_days: a day, a week, a month), when any
+    is: written on them (a chat window: a message sent on them), or stating one of them in their
+    text (temporal.detect; "yesterday" read from the passage's own day). A note of the next week
+    that shares the question's words answers nothing of the day asked about. All of ranked when
+    the question names no such days or none is of them."""
+    days = named_days(span)
+    if not days:
+        return ranked
+    first, last = days
+
+    def within(day):
+        return first <= datetime.date.fromisoformat(day[:10]).toordinal() <= last
+
+    def of_the_days(c):
+        sent = [t for t in (c.get("chat") or {}).get("sent_at") or [] if t]
+        if any(within(t) for t in sent or [c.get("written_at") or "0001-01-01"]):
+            return True
+        written = c.get("written_at")
+        today = datetime.date.fromisoformat(written[:10]) if written else datetime.date.today()
+        stated = detect(
+            said(c["body"]) if c.get("chat") else c["body"], [], today, numeric_order=numeric_order
+        )
+        return any(
+            s.get("first_day") and within(s["first_day"]) and within(s["last_day"]) for s in stated["signals"]
+        )
+
+    kept = [c for c in ranked if of_the_days(c)]
+    return kept or ranked
 """Questions the timeline answers by counting (stdlib only).
 
 Inlined into exo_private.build_packet (`# exo:include timeline`) and importable as plain Python
@@ -12683,6 +14735,7 @@ def packet(
     order=None,
     choose_facts=None,
     timeline="",
+    of_days=None,
 ):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -12691,8 +14744,12 @@ def packet(
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
     and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
-    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
+    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it.
+    `of_days` (ranked, the days the question names) -> ranked keeps what is of those days
+    (plpy/passage_days.py, which build_packet passes)."""
     words = content_words(query)
+    if of_days is not None:
+        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"))
     chosen = packet_choice(query, ranked, settings)
     found = (report.get("answer") or {}).get("found") is not False
     if order is not None and found:  # the nearest of nothing that answers tell no change
@@ -13514,7 +15571,7 @@ if "settings" not in SD:
     SD["settings"] = plpy.prepare(
         "select key, value::text from exo_private.settings where key like 'packet.%' or key in "
         "('models.embeddings', 'retrieval.embed_timeout_s', 'reader.embed_calls_per_minute', "
-        "'timeline.category_similarity')", []
+        "'timeline.category_similarity', 'banding.numeric_date_order')", []
     )
 settings = {r["key"]: json.loads(r["value"]) for r in plpy.execute(SD["settings"], [])}
 found = json.loads(retrieved)
@@ -13570,6 +15627,7 @@ result = packet(
     query, found["results"] + found.get("later", []), report["hints"], report, token_budget, settings, capsules, facts,
     datetime.date.today().isoformat(), order_changes,
     functools.partial(facts_about, settings=settings, meaning=meaning), timeline,
+    functools.partial(of_named_days, numeric_order=settings.get("banding.numeric_date_order") or "dmy"),
 )
 result["report"] = report
 return json.dumps(result)
@@ -30271,6 +32329,7 @@ def packet(
     order=None,
     choose_facts=None,
     timeline="",
+    of_days=None,
 ):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -30279,8 +32338,12 @@ def packet(
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
     and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
-    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
+    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it.
+    `of_days` (ranked, the days the question names) -> ranked keeps what is of those days
+    (plpy/passage_days.py, which build_packet passes)."""
     words = content_words(query)
+    if of_days is not None:
+        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"))
     chosen = packet_choice(query, ranked, settings)
     found = (report.get("answer") or {}).get("found") is not False
     if order is not None and found:  # the nearest of nothing that answers tell no change
@@ -31989,6 +34052,7 @@ def packet(
     order=None,
     choose_facts=None,
     timeline="",
+    of_days=None,
 ):
     """The context packet as {text, tokens, used, capsules, ...} within `budget` tokens.
     `facts` (exo_private.packet_facts rows; `today` the real day, ISO) make its first section,
@@ -31997,8 +34061,12 @@ def packet(
     rows of the documents of `ranked`) its capsule section; the report's capsules.packet says
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
     and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
-    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it."""
+    `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it.
+    `of_days` (ranked, the days the question names) -> ranked keeps what is of those days
+    (plpy/passage_days.py, which build_packet passes)."""
     words = content_words(query)
+    if of_days is not None:
+        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"))
     chosen = packet_choice(query, ranked, settings)
     found = (report.get("answer") or {}).get("found") is not False
     if order is not None and found:  # the nearest of nothing that answers tell no change

@@ -879,6 +879,7 @@ set search_path = exo_private, pg_temp
 as $$
 # exo:include changes
 # exo:include fact_choice
+# exo:include passage_days
 # exo:include timeline
 import datetime
 import functools
@@ -888,7 +889,7 @@ if "settings" not in SD:
     SD["settings"] = plpy.prepare(
         "select key, value::text from exo_private.settings where key like 'packet.%' or key in "
         "('models.embeddings', 'retrieval.embed_timeout_s', 'reader.embed_calls_per_minute', "
-        "'timeline.category_similarity')", []
+        "'timeline.category_similarity', 'banding.numeric_date_order')", []
     )
 settings = {r["key"]: json.loads(r["value"]) for r in plpy.execute(SD["settings"], [])}
 found = json.loads(retrieved)
@@ -946,6 +947,7 @@ result = packet(
     query, found["results"] + found.get("later", []), report["hints"], report, token_budget, settings, capsules, facts,
     datetime.date.today().isoformat(), order_changes,
     functools.partial(facts_about, settings=settings, meaning=meaning), timeline,
+    functools.partial(of_named_days, numeric_order=settings.get("banding.numeric_date_order") or "dmy"),
 )
 result["report"] = report
 return json.dumps(result)
