@@ -9,10 +9,12 @@ the most common activities, the share of events with a relative day, a
 duration, a distance, money, a person or a place, and --sample events drawn at random (seeded),
 each with its message, to judge by reading whether it is something that happened to the writer.
 With --notes DIR, the markdown notes under DIR instead (each note's text read as a note, as the
-worker reads a chunk; --all lists every event, to compare two versions line by line).
+worker reads a chunk); with --chat FILE --format F, the lines the owner sent in a chat export
+(exo import-chat's formats and owners); --all lists every event, to compare two versions line by
+line.
 
     .venv/bin/python -m bench.events_public [--messages 3000] [--sample 40] [--seed 7]
-        [--notes DIR] [--all]
+        [--notes DIR | --chat FILE --format F [--owner NAME ...]] [--all]
 """
 
 from __future__ import annotations
@@ -28,16 +30,17 @@ from pathlib import Path
 
 from bench import public_chats
 from exocortex.extraction import events
+from exocortex.ingest import chat
 from exocortex.ingest.extract import mail_words
 
 
 @dataclass
 class Note:
-    """A markdown note read as one message of its writer's (no day)."""
+    """A markdown note (no day) or a chat line of the owner's, read as one message."""
 
     ordinal: int
     text: str
-    sent_at: None
+    sent_at: datetime | None
 
 
 def main() -> None:
@@ -46,9 +49,20 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=40)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--notes", type=Path, help="markdown notes to read instead of the chats")
+    parser.add_argument("--chat", type=Path, help="a chat export whose owner's lines to read instead")
+    parser.add_argument("--format", choices=chat.FORMATS, help="the chat export's format")
+    parser.add_argument("--owner", action="append", default=[], help="the owner's name in the export")
     parser.add_argument("--all", action="store_true", help="list every event, sorted")
     args = parser.parse_args()
-    if args.notes:
+    if args.chat:
+        export = chat.parse_export(args.chat, args.format, args.owner)
+        owner = {i.handle for i in export.identities.values() if i.is_owner}
+        messages = [
+            Note(ordinal=n, text=m.body, sent_at=m.sent_at)
+            for n, m in enumerate(export.messages)
+            if m.handle in owner
+        ]
+    elif args.notes:
         messages = [
             Note(ordinal=n, text=path.read_text(), sent_at=None)
             for n, path in enumerate(sorted(args.notes.rglob("*.md")))

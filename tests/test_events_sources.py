@@ -67,16 +67,22 @@ PLANS = [  # (phrasing, activity, whether "on Friday", "in 3 days" may say its d
 
 def report_when(rng: random.Random, base: date) -> tuple[str, date]:
     weekday = rng.choice(WEEKDAYS)
+    lately = base - timedelta(days=rng.randint(2, 40))
+    long_ago = base - timedelta(days=rng.randint(200, 900))
     return rng.choice(
         [("yesterday", base - timedelta(days=1)), ("last night", base - timedelta(days=1)),
-         (f"on {weekday}", back(base, weekday)), (f"last {weekday}", back(base, weekday))]
+         (f"on {weekday}", back(base, weekday)), (f"last {weekday}", back(base, weekday)),
+         (f"on {lately.day} {lately:%B}", lately), (f"on the {lately.day}th of {lately:%B}", lately),
+         (f"on {long_ago:%B} {long_ago.day}, {long_ago.year}", long_ago)]
     )  # fmt: skip
 
 
 def plan_when(rng: random.Random, base: date, tensed: bool) -> tuple[str, date]:
     weekday = rng.choice(WEEKDAYS)
+    soon = base + timedelta(days=rng.randint(2, 60))
     forms = [("tomorrow", base + timedelta(days=1)), ("the day after tomorrow", base + timedelta(days=2)),
-             (f"next {weekday}", ahead(base, weekday)), (f"this {weekday}", ahead(base, weekday))]  # fmt: skip
+             (f"next {weekday}", ahead(base, weekday)), (f"this {weekday}", ahead(base, weekday)),
+             (f"on {soon.day} {soon:%B}", soon), (f"on {soon:%Y-%m-%d}", soon)]  # fmt: skip
     if tensed:  # what a report says as well ("in ten days" a time taken) tells a plan by its verb
         forms += [(f"on {weekday}", ahead(base, weekday)), ("in 3 days", base + timedelta(days=3)),
                   ("in two weeks", base + timedelta(days=14))]  # fmt: skip
@@ -139,6 +145,11 @@ def test_what_is_neither_a_report_nor_the_owners_plan_is_nothing(text):
 
 def test_a_report_told_with_a_day_ahead_stays_a_report_on_its_day():
     assert said("I booked a table for next Friday.") == [("table", "2019-03-05", False)]
+    assert said("I booked a table for 12 March.") == [("table", "2019-03-05", False)]  # "for": not its day
+    # a date in figures: the nearer of the one before and the one after, a report's only before
+    assert said("We went to Rome on 3 March.") == [("travel", "2019-03-03", False)]
+    assert said("Swam on 9 March, 40 minutes.") == [("swim", "2019-03-05", False)]  # ahead: no such report
+    assert said("We are flying to Rome on 12 March.") == [("travel", "2019-03-12", True)]
     # "on Friday" alone with a fragment may be the Friday past, as a diary says it
     assert said("Dinner with Iris on Friday.") == [("dinner", "2019-03-01", False)]
 

@@ -45,7 +45,7 @@ from datetime import date, timedelta
 from exocortex.extraction import ner
 from exocortex.ingest.extract import mail_words
 
-EXTRACTOR = "syntax/4"
+EXTRACTOR = "syntax/5"
 """The name each event keeps of what made it."""
 
 # Verbs of going out whose "for" names what for ("went for a run", "got out for a swim", "met
@@ -324,14 +324,53 @@ def count_in(clause_tokens, taken: str) -> tuple[float | None, str | None]:
     return None, None
 
 
+_ON_DATE = re.compile(r"\bon\s+(?:the\s+)?([^,.;:!?()]*(?:,\s*\d{4}\b)?)", re.I)
+
+
+@functools.cache
+def _temporal():
+    """The temporal parser of the query path (plpy/temporal.py), as the database runs it."""
+    from exocortex.ops.plpy_modules import shared
+
+    return shared("temporal")
+
+
+def said_day(sentence: str, base: date) -> date | None:
+    """The day a sentence names with "on" and a date in figures ("on 3 March", "on the 2nd of
+    March", "on 2019-03-02"), read by the temporal parser; where the year is not written, the
+    nearer to base of the one before it and the one after ("on 3 March" said on 5 March is two
+    days before, "on 12 March" a week ahead); else None."""
+    # what follows "on", up to a stop or a comma (not one before a year): "Swam on 9 May, 40
+    # minutes" is a date and a duration; "booked for 12 March" names no day of its own happening
+    for on in _ON_DATE.finditer(sentence):
+        signals = _temporal().detect(on.group(1), [], base)["signals"]
+        signal = next((x for x in signals if x["start"] == 0), None)
+        if signal is None or signal["kind"] != "date" or not any(c.isdigit() for c in signal["text"]):
+            continue  # a weekday or "yesterday" is _RELATIVE_DAY's
+        day = date.fromisoformat(signal["date"])  # on or before base where no year is written
+        if str(day.year) in signal["text"]:
+            return day
+        for year in (base.year, base.year + 1):
+            try:
+                after = day.replace(year=year)
+            except ValueError:  # 29 February
+                continue
+            if after > base:
+                return after if after - base < base - day else day
+        return day
+    return None
+
+
 def moved_day(sentence: str, base: date | None) -> tuple[date | None, str]:
     """The day a sentence moves its event to from base ("yesterday", "last night", "on Monday",
-    "last Tuesday": the day or weekday before base), else base."""
+    "last Tuesday": the day or weekday before base; "on 3 March": that day, said_day), else
+    base."""
     if base is None:
         return None, "written"
     m = _RELATIVE_DAY.search(sentence)
     if not m:
-        return base, "written"
+        said = said_day(sentence, base)
+        return (said, "relative") if said is not None and said <= base else (base, "written")
     if m.group(1):
         return base - timedelta(days=1), "relative"
     back = (base.weekday() - WEEKDAYS.index(m.group(2).casefold())) % 7 or 7
@@ -376,6 +415,8 @@ def _day_ahead_of(verb) -> str | None:
     phrase of time ("next Saturday"); not a preposition's on a noun of its ("going through the
     notes of the meeting on Friday")."""
     for t in verb.subtree:
+        if t.lower_ == "on" and t.head == verb and any(ch.isdigit() for c in t.subtree for ch in c.text):
+            return " ".join(w.text for w in t.subtree)  # "on 12 March", "on the 12th of March"
         if t.lower_ not in _DAY_WORDS:
             continue
         up = t.head
@@ -593,8 +634,9 @@ def _future(verb) -> bool:
     if any(a.lemma_ == "be" and a.tag_ in ("VBP", "VBZ") for a in auxiliaries):
         return True
     # an -ing alone is how a note tells its present ("Writing this down ... on Monday"): only a
-    # day no report is said with makes it a plan ("Going to the cinema next Friday")
-    return not auxiliaries and names_a_day_ahead(said)
+    # day no report is said with makes it a plan ("Going to the cinema next Friday"), or a date
+    # in figures ahead (sentence_events drops one gone by)
+    return not auxiliaries and (names_a_day_ahead(said) or any(c.isdigit() for c in said))
 
 
 def _progressive(verb) -> bool:
@@ -972,7 +1014,10 @@ def sentence_events(
     asked = text.endswith("?")
     if not text or (asked and not plans):
         return []
-    ahead = names_a_day_ahead(text)
+    said = said_day(text, base) if base is not None else None
+    # a date in figures after a line's sending puts it ahead; a note may be written up after its
+    # day ("Offer letter dated 1 February, accepted on 3 February")
+    ahead = names_a_day_ahead(text) or (not note and said is not None and said > base)
     told = [
         (head, token, _future(head) or (ahead and not _past(head)))
         for head in _clause_heads(sent)
@@ -982,6 +1027,9 @@ def sentence_events(
     # a plan is kept where it is put in time (a day ahead, a date or time spaCy names: "in May",
     # "tonight"), the when a timeline row needs; "I'll talk to you later", "we'll see" are none
     timed = ahead or any(t.ent_type_ in ("DATE", "TIME") for t in sent)
+    # nor one on a date in figures gone by ("Writing this on 3 March", the 5th): a present told
+    if said is not None and said < base and ahead_day(text, base) is None:
+        told = [x for x in told if not x[2]]
     told = (
         [x for x in told if (x[2] and timed) or not (asked or x[2])]
         if plans
@@ -1048,7 +1096,8 @@ def sentence_events(
 
 def _planned_day(sentence: str, base: date | None) -> tuple[date | None, str]:
     """A plan's day: the one ahead it names, else its note's or message's."""
-    ahead = ahead_day(sentence, base)
+    said = said_day(sentence, base) if base is not None else None
+    ahead = ahead_day(sentence, base) or (said if said is not None and said >= base else None)
     return (ahead, "relative") if ahead is not None else (base, "written")
 
 
