@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 from support.db import use_embeddings
 from support.files import write
+from support.timeline import answer, packet
 
 from exocortex.cli import main, output
 from exocortex.extraction import events
@@ -257,20 +258,6 @@ def timeline(db, tmp_path):
     pipeline.ingest(db.cfg, root, "personal", dbname=db.name)
     Worker(db.cfg, dbname=db.name, once=True, queues=("events",), poll_s=0.01).run()
     return db
-
-
-def packet(db, question: str, bridge=(), as_of="2025-12-31") -> dict:
-    with db.connect("exo_reader") as conn:
-        return conn.execute(
-            "select exo.context_packet_json(%s, 4000, null, null, %s, %s::timestamptz)",
-            (question, list(bridge), as_of),
-        ).fetchone()[0]
-
-
-def answer(found: dict) -> str:
-    text = found["text"]
-    assert "## Timeline" in text, text
-    return text.split("## Timeline\n", 1)[1].splitlines()[0]
 
 
 def test_the_worker_stores_each_documents_events_and_reading_again_replaces_them(timeline):

@@ -13,7 +13,7 @@ from email.utils import format_datetime
 
 import pytest
 from support.files import write
-from test_events import answer, packet
+from support.timeline import answer, packet
 
 from exocortex.extraction import events
 from exocortex.ingest import pipeline
