@@ -462,17 +462,16 @@ def test_a_replica_elsewhere_is_made_by_the_script_add_prints_and_streams_as_its
 
 
 @contextlib.contextmanager
-def watchdog_job(cfg, db, every_s: int, max_statement_s: int) -> Iterator[None]:
-    """On the primary: reader.max_statement_s of `db` and its exo-reader-watchdog job every
-    `every_s` (`exo migrate` schedules it every 10 s; a test clone has none), replayed by the standby."""
+def watchdog_job(cfg, db, every_s: int, limit_s: int) -> Iterator[None]:
+    """On the primary: reader.max_statement_s and reader.max_idle_in_transaction_s of `db`, and its
+    exo-reader-watchdog job every `every_s` (`exo migrate` schedules it every 10 s; a test clone
+    has none), replayed by the standby."""
     job = f"exo-reader-watchdog@{db.name}"
+    keys = ["reader.max_statement_s", "reader.max_idle_in_transaction_s"]
     with db.connect() as conn, connect(admin_url(cfg), "exo-test", autocommit=True) as cron:
-        was = conn.execute("select value from exo.settings where key = 'reader.max_statement_s'").fetchone()[
-            0
-        ]
-        conn.execute(
-            "select exo_private.set_setting('reader.max_statement_s', %s)", (Jsonb(max_statement_s),)
-        )
+        was = conn.execute("select key, value from exo.settings where key = any(%s)", (keys,)).fetchall()
+        for key in keys:
+            conn.execute("select exo_private.set_setting(%s, %s)", (key, Jsonb(limit_s)))
         cron.execute(
             "select cron.schedule_in_database(%s, %s, 'select count(*) from exo_private.stop_runaway_readers()', %s, 'exo_owner')",
             (job, f"{every_s} seconds", db.name),
@@ -481,7 +480,8 @@ def watchdog_job(cfg, db, every_s: int, max_statement_s: int) -> Iterator[None]:
             yield
         finally:
             cron.execute("select cron.unschedule(jobid) from cron.job where jobname = %s", (job,))
-            conn.execute("select exo_private.set_setting('reader.max_statement_s', %s)", (Jsonb(was),))
+            for key, value in was:
+                conn.execute("select exo_private.set_setting(%s, %s)", (key, Jsonb(value)))
 
 
 def _sleep_on(conn, seconds: float, outcome: dict) -> threading.Thread:
@@ -502,9 +502,10 @@ def test_a_runaway_reader_on_the_standby_is_stopped_by_the_replicas_watchdog(cfg
     """pg_cron runs nothing on a standby, and statement_timeout is a role default a session may lift:
     the replica's watchdog, started with it, runs the primary's exo-reader-watchdog jobs there. A
     reader that lifted its timeout and runs past reader.max_statement_s is cancelled (exo_reader's
-    session and a profile's); one within the bound finishes. list, status and doctor
+    session and a profile's), one left idle in a transaction past its limit is ended; one within
+    the bound finishes. list, status and doctor
     say what guards the replica's readers, and warn when its watchdog is gone."""
-    with watchdog_job(cfg, vault, every_s=1, max_statement_s=3):
+    with watchdog_job(cfg, vault, every_s=1, limit_s=3):
         replicas.wait_for_replay(cfg, replica)
         reader = connect(
             replicas.url(cfg, replica, "exo_reader", vault.name), "exo-test-runaway", autocommit=True
@@ -515,10 +516,13 @@ def test_a_runaway_reader_on_the_standby_is_stopped_by_the_replicas_watchdog(cfg
         normal = connect(
             replicas.url(cfg, replica, "exo_reader", vault.name), "exo-test-normal", autocommit=True
         )
-        with reader, profile, normal:
+        idle = connect(replicas.url(cfg, replica, "exo_reader", vault.name), "exo-test-idle")
+        with reader, profile, normal, idle:
             assert reader.execute("select pg_is_in_recovery()").fetchone() == (True,)
             reader.execute("set statement_timeout = 0")
             profile.execute("set statement_timeout = 0")
+            idle.execute("set idle_in_transaction_session_timeout = 0")
+            idle.execute("select 1")  # a transaction open, and left idle
             runaway, unbounded, fine = {}, {}, {}
             threads = [
                 _sleep_on(reader, 60, runaway),
@@ -528,13 +532,15 @@ def test_a_runaway_reader_on_the_standby_is_stopped_by_the_replicas_watchdog(cfg
             for thread in threads:
                 thread.join(30)
             assert not any(t.is_alive() for t in threads)
+            with pytest.raises(psycopg.OperationalError):  # ended past the idle limit meanwhile
+                idle.execute("select 1")
         assert "finished" in fine and "error" not in fine, fine
         for outcome in (runaway, unbounded):
             assert isinstance(outcome.get("error"), psycopg.errors.QueryCanceled), outcome
             assert 3 <= outcome["after"] < 10, outcome  # the bound, then a round of the watchdog (1 s)
     log = replicas._watchdog_file(cfg, replica, "log")
     began = time.monotonic()  # it says what it signalled once the function returns
-    while f"{vault.name}: cancel pid" not in log.read_text():
+    while not all(f"{vault.name}: {action} pid" in log.read_text() for action in ("cancel", "terminate")):
         assert time.monotonic() - began < 5, log.read_text()
         time.sleep(0.1)
     (row,) = [r for r in replicas.listing(cfg) if r["name"] == NAME]

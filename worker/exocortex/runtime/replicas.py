@@ -1031,8 +1031,12 @@ def _readers_guard(cfg: Config, replica: Replica, watched: bool) -> tuple[str, s
 
 
 #: Whether a reader watchdog (`exo db replica watch`, from wherever it runs) has a session on the
-#: server: application_name is visible to every role in pg_stat_activity.
-WATCHED = "select exists (select from pg_catalog.pg_stat_activity where application_name = %s) as watched"
+#: server: its application_name and role are visible to every role in pg_stat_activity, and a
+#: superuser's session is none that a reader could make by naming itself so.
+WATCHED = """
+select exists (select from pg_catalog.pg_stat_activity a join pg_catalog.pg_roles r on r.oid = a.usesysid
+               where a.application_name = %s and r.rolsuper) as watched
+"""
 
 
 def _ask_standby(cfg: Config, replica: Replica) -> dict | None:
