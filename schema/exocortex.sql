@@ -26453,6 +26453,60 @@ ALTER FUNCTION exo_private.parse_entity_type(entity_type text) OWNER TO exo_owne
 COMMENT ON FUNCTION exo_private.parse_entity_type(entity_type text) IS 'The entity type named (case-insensitive), null for null or blank; raises invalid_parameter_value naming entity_type and the types otherwise.';
 
 --
+-- Name: pass_chunk_charges(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.pass_chunk_charges() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    if tg_op = 'DELETE' or old.id <> new.id or old.workspace <> new.workspace then
+        update exo_private.events e set charged_subjects = '{source gone}'
+         where e.chunk_id = old.id and e.workspace = old.workspace;
+    end if;
+    if tg_op = 'UPDATE' then
+        update exo_private.events e set charged_subjects = new.charged_subjects
+         where e.chunk_id = new.id and e.workspace = new.workspace
+           and e.charged_subjects is distinct from new.charged_subjects;
+    end if;
+    return null;
+end
+$$;
+
+ALTER FUNCTION exo_private.pass_chunk_charges() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION pass_chunk_charges(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.pass_chunk_charges() IS 'Trigger: the events of a chunk whose charged_subjects changed (exo_private.remark_charged, a re-cut chat window) take the new ones; those of a chunk deleted or moved get {source gone}, withheld until their document is read again.';
+
+--
+-- Name: pass_message_charges(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.pass_message_charges() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    -- a message deleted takes its events with it (the foreign key)
+    update exo_private.events e set charged_subjects = new.charged_subjects
+     where e.message_id = new.id and e.charged_subjects is distinct from new.charged_subjects;
+    return null;
+end
+$$;
+
+ALTER FUNCTION exo_private.pass_message_charges() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION pass_message_charges(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.pass_message_charges() IS 'Trigger: the events of a chat message whose charged_subjects changed (mark_messages) take the new ones.';
+
+--
 -- Name: phrase_pattern(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -38649,6 +38703,34 @@ ALTER FUNCTION exo_private.structure_generations(workspaces text[]) OWNER TO exo
 COMMENT ON FUNCTION exo_private.structure_generations(workspaces text[]) IS 'The current extraction generation of each workspace as {workspace: generation} (generation 1 of model ''seed'' where there is none), each share-locked until the caller commits so that a generation change waits for structural rows being written into it.';
 
 --
+-- Name: take_source_charges(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.take_source_charges() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+begin
+    -- for share: a source being re-marked now is waited for and its new marks read (else this
+    -- event, unseen by the re-marking's own update of events, would keep the old ones)
+    new.charged_subjects := coalesce(
+        (select c.charged_subjects from exo_private.chunks c
+         where c.workspace = new.workspace and c.id = new.chunk_id for share),
+        (select m.charged_subjects from exo_private.chat_messages m where m.id = new.message_id for share),
+        '{source gone}');
+    return new;
+end
+$$;
+
+ALTER FUNCTION exo_private.take_source_charges() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION take_source_charges(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.take_source_charges() IS 'Trigger: an event stored or moved to another source takes the source''s charged_subjects (its chunk''s or chat message''s; {source gone} where there is none).';
+
+--
 -- Name: timeline_answer(text, text, text[], date, date, text, text, text[], text[], timestamp with time zone, integer, text[], boolean, bigint[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -38664,16 +38746,22 @@ begin
     -- by day).
     -- One statement over the events query itself (exo_private.timeline_events_query).
     execute format($q$
+    -- told holds only the columns the figures need, so that an index holding them (the
+    -- (activity, day) and (day) ones) answers without reading the events themselves; what is
+    -- cited of the few listed (sentence, workspace, path) is read for them alone.
     with told as materialized (
-        select e.* from (%s) e where not $15 or e.amount is not null
+        select e.id, e.day, e.activity, e.minutes, e.km, e.amount, e.currency, e.place, e.people, e.planned
+        from (%s) e where not $15 or e.amount is not null
     ), m as not materialized (
         select * from told where not told.planned  -- what happened; plans are only said to exist
     ), keyed as (
-        select k.key from m cross join lateral (
-            select case $12 when 'activity' then m.activity when 'place' then m.place end as key
-            where $12 in ('activity', 'place')
+        -- one branch of three is planned (the others are false as bound), none without p_group
+        select k.key from (
+            select m.activity as key from m where $12 = 'activity'
             union all
-            select p from unnest(m.people) p where $12 = 'person') k
+            select m.place from m where $12 = 'place'
+            union all
+            select p from m, unnest(m.people) p where $12 = 'person') k
         where k.key is not null
     )
     select jsonb_build_object(
@@ -38687,29 +38775,41 @@ begin
                          from m where m.amount is not null group by 1) a),
         'first_day', f.first_day,
         'last_day', f.last_day,
-        'planned', (select count(*) from told where told.planned),
+        'planned', f.planned,
         'plans', (select coalesce(jsonb_agg(to_jsonb(p) order by p.day, p.event_id), '[]') from (
-            select told.id as event_id, told.day, told.activity, told.sentence from told
-            where told.planned order by told.day, told.id limit greatest($14, 1)) p),
+            select t.id as event_id, t.day, t.activity, x.sentence from (
+                select told.id, told.day, told.activity from told
+                where told.planned order by told.day, told.id limit greatest($14, 1)) t
+            join exo_private.events x on x.id = t.id) p),
         'groups', (select coalesce(jsonb_agg(jsonb_build_array(g.key, g.n) order by g.n desc, g.key), '[]')
                    from (select k.key, count(*) as n from keyed k group by 1 order by 2 desc, 1 limit 5) g),
         -- the first $14 only (a top-N, not a sort of every event), and their documents' paths
         'listed', (select coalesce(jsonb_agg(to_jsonb(l) - '{by,then_by,document_id}'::text[]
                                              order by l.by, l.then_by nulls last, l.day, l.event_id), '[]') from (
-            select t.*, d.path from (
+            select t.*, x.sentence, x.workspace, d.path from (
                 select case when $13 = 'last' then -extract(epoch from m.day) end as by,
                        case when $13 = 'longest_minutes' then -m.minutes
                             when $13 = 'longest_km' then -m.km
                             when $13 = 'shortest_minutes' then m.minutes
                             when $13 = 'shortest_km' then m.km end as then_by,
-                       m.id as event_id, m.day, m.activity, m.sentence, m.minutes, m.km, m.amount,
-                       m.currency, m.place, m.people, m.workspace, m.document_id
+                       m.id as event_id, m.day, m.activity, m.minutes, m.km, m.amount,
+                       m.currency, m.place, m.people
                 from m order by 1, 2 nulls last, m.day, m.id limit greatest($14, 1)) t
-            join exo_private.documents d on d.id = t.document_id) l))
-    from (select count(*) as events, count(distinct m.day) as days, sum(m.minutes) as minutes,
-                 avg(m.minutes) as minutes_avg, count(m.minutes) as minutes_n, sum(m.km) as km,
-                 avg(m.km) as km_avg, count(m.km) as km_n, min(m.day) as first_day, max(m.day) as last_day
-          from m) f  -- one pass for every figure but the groups and the amounts by currency
+            join exo_private.events x on x.id = t.event_id
+            join exo_private.documents d on d.id = x.document_id) l))
+    -- one pass for every figure but the groups and the amounts by currency (the plans counted too)
+    from (select count(*) filter (where not t.planned) as events,
+                 count(distinct t.day) filter (where not t.planned) as days,
+                 sum(t.minutes) filter (where not t.planned) as minutes,
+                 avg(t.minutes) filter (where not t.planned) as minutes_avg,
+                 count(t.minutes) filter (where not t.planned) as minutes_n,
+                 sum(t.km) filter (where not t.planned) as km,
+                 avg(t.km) filter (where not t.planned) as km_avg,
+                 count(t.km) filter (where not t.planned) as km_n,
+                 min(t.day) filter (where not t.planned) as first_day,
+                 max(t.day) filter (where not t.planned) as last_day,
+                 count(*) filter (where t.planned) as planned
+          from told t) f
     $q$, exo_private.timeline_events_query(p_activities, p_from, p_to, p_place, p_person,
                                              p_workspaces, p_about, p_also))
     into answer
@@ -38755,6 +38855,7 @@ CREATE TABLE exo_private.events (
     people_keys text[] DEFAULT '{}'::text[] NOT NULL,
     place_keys text[] DEFAULT '{}'::text[] NOT NULL,
     planned boolean DEFAULT false NOT NULL,
+    charged_subjects text[] DEFAULT '{"source gone"}'::text[] NOT NULL,
     CONSTRAINT events_activity_check CHECK ((activity <> ''::text)),
     CONSTRAINT events_check CHECK ((num_nonnulls(chunk_id, message_id) = 1)),
     CONSTRAINT events_day_source_check CHECK ((day_source = ANY (ARRAY['written'::text, 'relative'::text, 'sent'::text]))),
@@ -38776,6 +38877,12 @@ COMMENT ON TABLE exo_private.events IS 'The timeline: one row per dated happenin
 --
 
 COMMENT ON COLUMN exo_private.events.planned IS 'A plan, not a report that it happened: told with a future ("we''ll swim", "going to see"), a progressive or a fragment put on a day ahead ("seeing Iris on Friday", "lunch tomorrow"), or proposed ("dinner next Saturday?"); day is the day it names ahead. Never counted as done.';
+
+--
+-- Name: COLUMN events.charged_subjects; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.events.charged_subjects IS 'The charged subjects of the event''s source (its chunk''s or chat message''s charged_subjects; {source gone} where the source no longer exists), kept by triggers: what the timeline withholds it by (exo_private.unreleased).';
 
 --
 -- Name: timeline_events(text[], date, date, text, text, text[], text[], timestamp with time zone, text[], boolean); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -38813,11 +38920,10 @@ CREATE FUNCTION exo_private.timeline_events_query(p_activities text[], p_from da
     AS $_$
     -- Only the filters given: each a fixed predicate over bound values, so that the plan uses the
     -- index a filter has (activity, day, names) instead of one generic plan for every case. A
-    -- source withheld hides its events (a source gone counts as withheld until its document is
-    -- read again); with $8 (as of), so does a day or a writing of the source after it.
+    -- source withheld hides its events, by the charged subjects each event carries (a source
+    -- gone counts as withheld until its document is read again): no event is joined to its
+    -- source; with $8 (as of), a day or a writing of the source after it hides it too.
     select 'select e.* from exo_private.events e '
-           'left join exo_private.chunks c on c.workspace = e.workspace and c.id = e.chunk_id '
-           'left join exo_private.chat_messages m on m.id = e.message_id '
            'where ' || array_to_string(array['true'] || array(
                select v.condition from (values
                    (p_activities is not null and p_also is null,
@@ -38832,9 +38938,9 @@ CREATE FUNCTION exo_private.timeline_events_query(p_activities text[], p_from da
                    (p_about is not null, 'exists (select 1 from unnest($9) w where strpos(lower(e.sentence), lower(w)) > 0)')
                ) v (given, condition)
                where v.given), ' and ') || ' '
-           'and (coalesce(c.charged_subjects, m.charged_subjects) = ''{}'' '  -- most sources: no call
-           '     or exo_private.unreleased(coalesce(c.charged_subjects, m.charged_subjects, ''{source gone}''), $7) = ''{}'') '
-           'and ($8::timestamptz is null or (e.day <= $8::date and coalesce(m.sent_at <= $8, '
+           'and (e.charged_subjects = ''{}'' or exo_private.unreleased(e.charged_subjects, $7) = ''{}'') '  -- most: no call
+           'and ($8::timestamptz is null or (e.day <= $8::date and coalesce( '
+           '     (select m.sent_at <= $8 from exo_private.chat_messages m where m.id = e.message_id), '
            '     exo_private.written_by(e.document_id, e.chunk_id, $8))))'
 $_$;
 
@@ -46250,7 +46356,13 @@ CREATE INDEX entity_merge_log_other_key_idx ON exo_private.entity_merge_log USIN
 -- Name: events_activity_day; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX events_activity_day ON exo_private.events USING btree (activity, day);
+CREATE INDEX events_activity_day ON exo_private.events USING btree (activity, day) INCLUDE (forms, workspace, charged_subjects, planned, minutes, km, amount, currency, place, people, id);
+
+--
+-- Name: events_chunk; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX events_chunk ON exo_private.events USING btree (chunk_id) WHERE (chunk_id IS NOT NULL);
 
 --
 -- Name: events_count_unit; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -46262,7 +46374,7 @@ CREATE INDEX events_count_unit ON exo_private.events USING btree (count_unit) WH
 -- Name: events_day; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX events_day ON exo_private.events USING btree (day);
+CREATE INDEX events_day ON exo_private.events USING btree (day) INCLUDE (activity, forms, workspace, charged_subjects, planned, minutes, km, amount, currency, place, people, id);
 
 --
 -- Name: events_document; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -46745,6 +46857,18 @@ ALTER INDEX exo_private.chunks_written_at_idx ATTACH PARTITION exo_private.chunk
 CREATE TRIGGER capsule_builder_changed AFTER UPDATE ON exo_private.settings FOR EACH ROW WHEN (((new.key = 'capsules.builder'::text) AND (old.value IS DISTINCT FROM new.value))) EXECUTE FUNCTION exo_private.capsule_builder_changed();
 
 --
+-- Name: chat_messages chat_messages_pass_charges; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER chat_messages_pass_charges AFTER UPDATE OF charged_subjects ON exo_private.chat_messages FOR EACH ROW WHEN ((new.charged_subjects IS DISTINCT FROM old.charged_subjects)) EXECUTE FUNCTION exo_private.pass_message_charges();
+
+--
+-- Name: chunks chunks_pass_charges; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER chunks_pass_charges AFTER DELETE OR UPDATE OF charged_subjects, workspace, id ON exo_private.chunks FOR EACH ROW EXECUTE FUNCTION exo_private.pass_chunk_charges();
+
+--
 -- Name: documents documents_queue_capsule; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
 --
 
@@ -46785,6 +46909,12 @@ CREATE TRIGGER events_note_forms_inserted AFTER INSERT ON exo_private.events REF
 --
 
 CREATE TRIGGER events_note_forms_updated AFTER UPDATE ON exo_private.events REFERENCING NEW TABLE AS told FOR EACH STATEMENT EXECUTE FUNCTION exo_private.note_event_forms();
+
+--
+-- Name: events events_take_source_charges; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER events_take_source_charges BEFORE INSERT OR UPDATE OF workspace, chunk_id, message_id ON exo_private.events FOR EACH ROW EXECUTE FUNCTION exo_private.take_source_charges();
 
 --
 -- Name: settings extraction_model_changed; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
@@ -49272,6 +49402,22 @@ GRANT ALL ON FUNCTION exo_private.parse_entity_type(entity_type text) TO exo_api
 GRANT ALL ON FUNCTION exo_private.parse_entity_type(entity_type text) TO exo_writer;
 
 --
+-- Name: FUNCTION pass_chunk_charges(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.pass_chunk_charges() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.pass_chunk_charges() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.pass_chunk_charges() TO exo_writer;
+
+--
+-- Name: FUNCTION pass_message_charges(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.pass_message_charges() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.pass_message_charges() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.pass_message_charges() TO exo_writer;
+
+--
 -- Name: FUNCTION phrase_pattern(phrase text); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -49961,6 +50107,14 @@ GRANT ALL ON FUNCTION exo_private.structure_documents(doc_ids bigint[]) TO exo_w
 REVOKE ALL ON FUNCTION exo_private.structure_generations(workspaces text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.structure_generations(workspaces text[]) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.structure_generations(workspaces text[]) TO exo_writer;
+
+--
+-- Name: FUNCTION take_source_charges(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.take_source_charges() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.take_source_charges() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.take_source_charges() TO exo_writer;
 
 --
 -- Name: FUNCTION timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean, p_also bigint[]); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -55,6 +55,84 @@ create or replace trigger events_note_forms_updated
     referencing new table as told
     for each statement execute function exo_private.note_event_forms();
 
+-- exo_private.take_source_charges: an event stored carries its source's charged subjects.
+create or replace function exo_private.take_source_charges()
+returns trigger
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    -- for share: a source being re-marked now is waited for and its new marks read (else this
+    -- event, unseen by the re-marking's own update of events, would keep the old ones)
+    new.charged_subjects := coalesce(
+        (select c.charged_subjects from exo_private.chunks c
+         where c.workspace = new.workspace and c.id = new.chunk_id for share),
+        (select m.charged_subjects from exo_private.chat_messages m where m.id = new.message_id for share),
+        '{source gone}');
+    return new;
+end
+$$;
+comment on function exo_private.take_source_charges() is
+    'Trigger: an event stored or moved to another source takes the source''s charged_subjects '
+    '(its chunk''s or chat message''s; {source gone} where there is none).';
+
+create or replace trigger events_take_source_charges
+    before insert or update of workspace, chunk_id, message_id on exo_private.events
+    for each row execute function exo_private.take_source_charges();
+
+-- exo_private.pass_chunk_charges: a chunk re-marked passes its marks to its events.
+create or replace function exo_private.pass_chunk_charges()
+returns trigger
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    if tg_op = 'DELETE' or old.id <> new.id or old.workspace <> new.workspace then
+        update exo_private.events e set charged_subjects = '{source gone}'
+         where e.chunk_id = old.id and e.workspace = old.workspace;
+    end if;
+    if tg_op = 'UPDATE' then
+        update exo_private.events e set charged_subjects = new.charged_subjects
+         where e.chunk_id = new.id and e.workspace = new.workspace
+           and e.charged_subjects is distinct from new.charged_subjects;
+    end if;
+    return null;
+end
+$$;
+comment on function exo_private.pass_chunk_charges() is
+    'Trigger: the events of a chunk whose charged_subjects changed (exo_private.remark_charged, a '
+    're-cut chat window) take the new ones; those of a chunk deleted or moved get {source gone}, '
+    'withheld until their document is read again.';
+
+create or replace trigger chunks_pass_charges
+    after update of charged_subjects, workspace, id or delete on exo_private.chunks
+    for each row execute function exo_private.pass_chunk_charges();
+
+-- exo_private.pass_message_charges: a chat message re-marked passes its marks to its events.
+create or replace function exo_private.pass_message_charges()
+returns trigger
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+begin
+    -- a message deleted takes its events with it (the foreign key)
+    update exo_private.events e set charged_subjects = new.charged_subjects
+     where e.message_id = new.id and e.charged_subjects is distinct from new.charged_subjects;
+    return null;
+end
+$$;
+comment on function exo_private.pass_message_charges() is
+    'Trigger: the events of a chat message whose charged_subjects changed (mark_messages) take the '
+    'new ones.';
+
+create or replace trigger chat_messages_pass_charges
+    after update of charged_subjects on exo_private.chat_messages
+    for each row when (new.charged_subjects is distinct from old.charged_subjects)
+    execute function exo_private.pass_message_charges();
+
 -- exo_private.event_sources: the texts of a document the worker reads for events.
 create or replace function exo_private.event_sources(p_document_id bigint)
 returns table (chunk_id bigint, message_id bigint, day date, day_source text, body text)
@@ -350,11 +428,10 @@ set search_path = exo_private, pg_temp
 as $$
     -- Only the filters given: each a fixed predicate over bound values, so that the plan uses the
     -- index a filter has (activity, day, names) instead of one generic plan for every case. A
-    -- source withheld hides its events (a source gone counts as withheld until its document is
-    -- read again); with $8 (as of), so does a day or a writing of the source after it.
+    -- source withheld hides its events, by the charged subjects each event carries (a source
+    -- gone counts as withheld until its document is read again): no event is joined to its
+    -- source; with $8 (as of), a day or a writing of the source after it hides it too.
     select 'select e.* from exo_private.events e '
-           'left join exo_private.chunks c on c.workspace = e.workspace and c.id = e.chunk_id '
-           'left join exo_private.chat_messages m on m.id = e.message_id '
            'where ' || array_to_string(array['true'] || array(
                select v.condition from (values
                    (p_activities is not null and p_also is null,
@@ -369,9 +446,9 @@ as $$
                    (p_about is not null, 'exists (select 1 from unnest($9) w where strpos(lower(e.sentence), lower(w)) > 0)')
                ) v (given, condition)
                where v.given), ' and ') || ' '
-           'and (coalesce(c.charged_subjects, m.charged_subjects) = ''{}'' '  -- most sources: no call
-           '     or exo_private.unreleased(coalesce(c.charged_subjects, m.charged_subjects, ''{source gone}''), $7) = ''{}'') '
-           'and ($8::timestamptz is null or (e.day <= $8::date and coalesce(m.sent_at <= $8, '
+           'and (e.charged_subjects = ''{}'' or exo_private.unreleased(e.charged_subjects, $7) = ''{}'') '  -- most: no call
+           'and ($8::timestamptz is null or (e.day <= $8::date and coalesce( '
+           '     (select m.sent_at <= $8 from exo_private.chat_messages m where m.id = e.message_id), '
            '     exo_private.written_by(e.document_id, e.chunk_id, $8))))'
 $$;
 comment on function exo_private.timeline_events_query(text[], date, date, text, text, text[], text[], bigint[]) is
@@ -522,16 +599,22 @@ begin
     -- by day).
     -- One statement over the events query itself (exo_private.timeline_events_query).
     execute format($q$
+    -- told holds only the columns the figures need, so that an index holding them (the
+    -- (activity, day) and (day) ones) answers without reading the events themselves; what is
+    -- cited of the few listed (sentence, workspace, path) is read for them alone.
     with told as materialized (
-        select e.* from (%s) e where not $15 or e.amount is not null
+        select e.id, e.day, e.activity, e.minutes, e.km, e.amount, e.currency, e.place, e.people, e.planned
+        from (%s) e where not $15 or e.amount is not null
     ), m as not materialized (
         select * from told where not told.planned  -- what happened; plans are only said to exist
     ), keyed as (
-        select k.key from m cross join lateral (
-            select case $12 when 'activity' then m.activity when 'place' then m.place end as key
-            where $12 in ('activity', 'place')
+        -- one branch of three is planned (the others are false as bound), none without p_group
+        select k.key from (
+            select m.activity as key from m where $12 = 'activity'
             union all
-            select p from unnest(m.people) p where $12 = 'person') k
+            select m.place from m where $12 = 'place'
+            union all
+            select p from m, unnest(m.people) p where $12 = 'person') k
         where k.key is not null
     )
     select jsonb_build_object(
@@ -545,29 +628,41 @@ begin
                          from m where m.amount is not null group by 1) a),
         'first_day', f.first_day,
         'last_day', f.last_day,
-        'planned', (select count(*) from told where told.planned),
+        'planned', f.planned,
         'plans', (select coalesce(jsonb_agg(to_jsonb(p) order by p.day, p.event_id), '[]') from (
-            select told.id as event_id, told.day, told.activity, told.sentence from told
-            where told.planned order by told.day, told.id limit greatest($14, 1)) p),
+            select t.id as event_id, t.day, t.activity, x.sentence from (
+                select told.id, told.day, told.activity from told
+                where told.planned order by told.day, told.id limit greatest($14, 1)) t
+            join exo_private.events x on x.id = t.id) p),
         'groups', (select coalesce(jsonb_agg(jsonb_build_array(g.key, g.n) order by g.n desc, g.key), '[]')
                    from (select k.key, count(*) as n from keyed k group by 1 order by 2 desc, 1 limit 5) g),
         -- the first $14 only (a top-N, not a sort of every event), and their documents' paths
         'listed', (select coalesce(jsonb_agg(to_jsonb(l) - '{by,then_by,document_id}'::text[]
                                              order by l.by, l.then_by nulls last, l.day, l.event_id), '[]') from (
-            select t.*, d.path from (
+            select t.*, x.sentence, x.workspace, d.path from (
                 select case when $13 = 'last' then -extract(epoch from m.day) end as by,
                        case when $13 = 'longest_minutes' then -m.minutes
                             when $13 = 'longest_km' then -m.km
                             when $13 = 'shortest_minutes' then m.minutes
                             when $13 = 'shortest_km' then m.km end as then_by,
-                       m.id as event_id, m.day, m.activity, m.sentence, m.minutes, m.km, m.amount,
-                       m.currency, m.place, m.people, m.workspace, m.document_id
+                       m.id as event_id, m.day, m.activity, m.minutes, m.km, m.amount,
+                       m.currency, m.place, m.people
                 from m order by 1, 2 nulls last, m.day, m.id limit greatest($14, 1)) t
-            join exo_private.documents d on d.id = t.document_id) l))
-    from (select count(*) as events, count(distinct m.day) as days, sum(m.minutes) as minutes,
-                 avg(m.minutes) as minutes_avg, count(m.minutes) as minutes_n, sum(m.km) as km,
-                 avg(m.km) as km_avg, count(m.km) as km_n, min(m.day) as first_day, max(m.day) as last_day
-          from m) f  -- one pass for every figure but the groups and the amounts by currency
+            join exo_private.events x on x.id = t.event_id
+            join exo_private.documents d on d.id = x.document_id) l))
+    -- one pass for every figure but the groups and the amounts by currency (the plans counted too)
+    from (select count(*) filter (where not t.planned) as events,
+                 count(distinct t.day) filter (where not t.planned) as days,
+                 sum(t.minutes) filter (where not t.planned) as minutes,
+                 avg(t.minutes) filter (where not t.planned) as minutes_avg,
+                 count(t.minutes) filter (where not t.planned) as minutes_n,
+                 sum(t.km) filter (where not t.planned) as km,
+                 avg(t.km) filter (where not t.planned) as km_avg,
+                 count(t.km) filter (where not t.planned) as km_n,
+                 min(t.day) filter (where not t.planned) as first_day,
+                 max(t.day) filter (where not t.planned) as last_day,
+                 count(*) filter (where t.planned) as planned
+          from told t) f
     $q$, exo_private.timeline_events_query(p_activities, p_from, p_to, p_place, p_person,
                                              p_workspaces, p_about, p_also))
     into answer

@@ -486,3 +486,71 @@ def test_frontmatter_tables_and_record_lines_tell_no_events():
     note = "---\ndate: 2025-06-24\ntitle: Tuesday\n---\n| Rent | 610 |\n**Blood type:** O negative\nSwam 30 lengths.\n"
     assert [e["activity"] for e in read(note)] == ["swim"]
     assert len(events.prose(note)) == len(note)  # blanked, so offsets stay the note's
+
+
+# -- deference carried on the event (issue 31: no reading joins each event to its source) -------
+
+
+def test_an_event_takes_its_sources_marks_as_subjects_are_deferred_and_released(timeline):
+    # Walter's swim (his name beside "funeral") was withheld when stored; released and deferred
+    # again after, its event follows its chunk each time
+    april = "How many times did I go swimming in April 2025?"
+    walter = "select count(*) from exo.events(with_person => 'Walter')"
+    with timeline.connect("exo_writer") as conn:
+        conn.execute("select exo_private.undefer_subject('Walter Rivera')")
+    with timeline.connect("exo_reader") as conn:
+        assert conn.execute(walter).fetchone()[0] == 1
+    assert answer(packet(timeline, april)).startswith("Answer: 2 times")
+    with timeline.connect("exo_writer") as conn:
+        conn.execute("select exo_private.defer_subject('Walter Rivera')")
+    with timeline.connect("exo_reader") as conn:
+        assert conn.execute(walter).fetchone()[0] == 0
+    assert answer(packet(timeline, april)).startswith("Answer: 1 time")
+    with timeline.connect() as conn:
+        stale = conn.execute(
+            "select count(*) from exo_private.events e join exo_private.chunks c"
+            " on c.workspace = e.workspace and c.id = e.chunk_id"
+            " where e.charged_subjects is distinct from c.charged_subjects"
+        )
+        assert stale.fetchone()[0] == 0
+
+
+def test_the_events_of_a_source_gone_are_withheld_until_their_document_is_read_again(timeline, tmp_path):
+    swims = "select day::text from exo.events(what => 'swim', bridge => array['Walter Rivera'])"
+    write(tmp_path / "diary", "2025-03-02.md", NOTES["2025-03-02.md"] + "\n\nBought bread.")
+    pipeline.ingest(timeline.cfg, tmp_path / "diary", "personal", dbname=timeline.name)  # new chunks
+    with timeline.connect("exo_reader") as conn:
+        assert "2025-03-02" not in [d for (d,) in conn.execute(swims).fetchall()]
+    with timeline.connect("exo_writer") as conn:  # the Timeline section's reading too
+        assert not conn.execute(
+            "select exo_private.timeline_answer(null, null, array['swim'], '2025-03-01', '2025-03-31', null,"
+            " null, null, exo_private.released_keys(array['Walter Rivera']), null, 8, null, false)"
+            " -> 'listed' @> '[{\"day\": \"2025-03-02\"}]'"
+        ).fetchone()[0]
+    Worker(timeline.cfg, dbname=timeline.name, once=True, queues=("events",), poll_s=0.01).run()
+    with timeline.connect("exo_reader") as conn:
+        assert "2025-03-02" in [d for (d,) in conn.execute(swims).fetchall()]
+
+
+def test_a_chat_line_s_event_takes_its_messages_marks(db, tmp_path):
+    with db.connect("exo_writer") as conn:
+        conn.execute("select exo_private.set_owner('Robin Ashdown')")
+    lines = [
+        {"conversation_id": "c1", "sender": "Robin Ashdown", "sent_at": "2025-05-10T09:00:00+00:00",
+         "text": "We watched Dune with Iris Morgan last night, before the funeral.", "is_owner": True},
+        {"conversation_id": "c1", "sender": "Iris", "sent_at": "2025-05-10T09:05:00+00:00", "text": "Loved it"},
+    ]  # fmt: skip
+    path = write(tmp_path, "chat.jsonl", "\n".join(json.dumps(x) for x in lines))
+    with db.connect("exo_writer") as conn:
+        import_chat(conn, path, "jsonl")
+    Worker(db.cfg, dbname=db.name, once=True, queues=("events",), poll_s=0.01).run()
+    watched = "select count(*) from exo.events(what => 'watch', bridge => %s)"
+    with db.connect("exo_reader") as conn:
+        assert conn.execute(watched, ([],)).fetchone()[0] == 1
+    with db.connect("exo_writer") as conn:
+        conn.execute("select exo_private.defer_subject('Iris Morgan')")
+        held = conn.execute("select charged_subjects from exo_private.events where message_id is not null")
+        assert held.fetchone()[0] == ["Iris Morgan"]
+    with db.connect("exo_reader") as conn:
+        assert conn.execute(watched, ([],)).fetchone()[0] == 0
+        assert conn.execute(watched, (["Iris Morgan"],)).fetchone()[0] == 1
