@@ -382,8 +382,10 @@ class Scored:
     nothing: bool = False
     text: str = ""
     stray: int = 0
-    facts: bool = False  # the facts section gives the newest value and no older one
+    facts: bool = False  # the facts section gives the newest value and no older one as current
     facts_stale: bool = False  # the facts section gives an older value and not the newest
+    facts_strict: bool = False  # facts, and no older value even as the history ("before: ...")
+    section: str = ""
 
 
 def score(q: Question, packet: dict, bm25: list[str], near: list[str]) -> Scored:
@@ -407,11 +409,15 @@ def score(q: Question, packet: dict, bm25: list[str], near: list[str]) -> Scored
     # marks on blocks that show none of the values asked about (all of them, for unanswerable)
     stray = sum(1 for b in evidence if MARK.search(b.split("\n", 1)[0]) and not any(v in b for v in q.values))
     section = text.partition("## Current facts\n")[2].partition("\n## ")[0]
-    older_said = any(v in section for v in q.values[:-1])
-    facts = newest is not None and newest in section and not older_said
-    stale = newest is not None and older_said and newest not in section
+    # a line's history, "; before: X (FROM to TO)", says an older value is no longer current
+    current = re.sub(r"; before: [^\n]*", "", section)
+    older_said = any(v in current for v in q.values[:-1])
+    facts = newest is not None and newest in current and not older_said
+    stale = newest is not None and older_said and newest not in current
+    strict = facts and not any(v in section for v in q.values[:-1])
+    marked = marked and len(q.values) > 1
     return Scored(
-        q, held, first, tokens, marked and len(q.values) > 1, flagged, nothing, text, stray, facts, stale
+        q, held, first, tokens, marked, flagged, nothing, text, stray, facts, stale, strict, section
     )
 
 
@@ -437,7 +443,8 @@ def print_results(results: list[Scored], show: int) -> None:
         marked = share([r.first[m] and r.marked for r in up]) if m == "packet" else "-"
         print(f"  {m:<10}{share([r.held[m] for r in up]):>13}{share([r.first[m] for r in up]):>14}"
               f"{marked:>14}{statistics.median(r.tokens[m] for r in results):>8.0f}")  # fmt: skip
-    print(f"  the facts section gives the newest value (and no older one) for {share([r.facts for r in up])}, "
+    print(f"  the facts section gives the newest value (and no older one as current) for {share([r.facts for r in up])} "
+          f"(and no older one even as its history, 'before: ...': {share([r.facts_strict for r in up])}), "
           f"an older one without the newest for {share([r.facts_stale for r in up])}; "
           f"newest held in the facts section or first and marked: {share([r.facts or (r.first['packet'] and r.marked) for r in up])}")  # fmt: skip
     print(f"  disagreements flagged by the packet: {share([r.flagged for r in dis])}; marks on blocks that show "
@@ -457,6 +464,12 @@ def print_results(results: list[Scored], show: int) -> None:
                 f"  -- {r.q.id}: {r.q.question} {r.q.values}\n     | "
                 + r.text[:1400].replace("\n", "\n     | ")
             )
+    missed = [r for r in up if not r.facts]
+    for r in missed[:show]:
+        print(
+            f"  -- facts, {r.q.id}: {r.q.question} {r.q.values}\n     | "
+            + r.section.replace("\n", "\n     | ")
+        )
 
 
 def run(
@@ -490,13 +503,15 @@ def run(
         with connect(admin_url(cfg, name), APP, autocommit=True) as admin:
             baseline_table(admin, History(corpus.messages, []), embed_all(endpoint, list(texts.values())))
             vectors = embed_all(endpoint, [q.question for q in corpus.questions])
-            results = []
+            results, packets = [], []
             with connect(role_url(cfg, "exo_reader", name), APP, autocommit=True) as reader:
                 for q, vec in zip(corpus.questions, vectors, strict=True):
                     packet = reader.execute(PACKET, (q.question, vec)).fetchone()[0]
                     bm25 = [texts[r[0]] for r in admin.execute(BM25, (q.question, 5))]
                     near = [texts[r[0]] for r in admin.execute(NEAREST, (Vector(vec), 5))]
                     results.append(score(q, packet, bm25, near))
+                    packets.append({"id": q.id, "question": q.question, "values": q.values, "packet": packet})
+    (out / "packets.json").write_text(json.dumps(packets, indent=1, default=str) + "\n")
     return results
 
 

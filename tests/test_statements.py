@@ -27,10 +27,27 @@ STATED = [
     ("My latency budget was reduced to 250 ms.", ("latency budget", "250 ms")),
     ("Changed my running goal to a full marathon.", ("running goal", "full marathon")),
     ("We moved our weekly call to Friday mornings.", ("weekly call", "Friday mornings")),
+    ("Moved my gym day to Thursdays.", ("gym day", "Thursdays")),  # the parser's adverb "day"
+    # the value's "instead of" names what it replaced, not the value
+    ("Starting this week my manager is Helen Achebe instead of Tomasz.", ("manager", "Helen Achebe")),
+    # "the X" or a bare "X" (of the owner's by their line) with a value that names something
+    ("The meeting moved to 3 pm.", ("meeting", "3 pm")),
+    ("Graduation is May 25th, so I'm busy.", ("graduation", "May 25th")),
+    ("The offsite got pushed back to 2 June.", ("offsite", "2 June")),
+    ("Standup is 10:15 instead of 9:30.", ("standup", "10:15")),
+    ("The landlord raised the rent to £1,210.", ("rent", "£1,210")),
+    # "X is at | on | in Y", Y named
+    ("Our standup is at 10:15; how do I keep it short?", ("standup", "10:15")),
+    ("Since the renovation, book club is at the Lantern.", ("book club", "Lantern")),
+    # "Y is my X" and "Y, my X", Y a name
+    ("Dr. Okafor is my dentist, and the practice sent a reminder.", ("dentist", "Dr. Okafor")),
+    ("First 1:1 with Tomasz Wolski, my manager, went well.", ("manager", "Tomasz Wolski")),
+    ("Had lunch with my manager, Helen Achebe.", ("manager", "Helen Achebe")),
     # the first person with a verb of a relation
     ("I moved to 118 Cedar Avenue last week.", ("lives_in", "118 Cedar Avenue")),
     ("I live in Leeds now.", ("lives_in", "Leeds")),
     ("These days I work at Northwind Labs.", ("works_at", "Northwind Labs")),
+    ("We finally relocated to York.", ("lives_in", "York")),
 ]
 
 NOTHING = [
@@ -42,8 +59,19 @@ NOTHING = [
     "My rent was £900 back then.",  # what no longer holds
     "My son went to school.",  # a relative's, not a value of the owner's
     "I sent my CV to Acme.",  # sends it somewhere, gives it no value
-    "The meeting moved to 3pm.",  # not the owner's by the sentence
+    "The ball moved to the left.",  # "the X" only with a value that names something
+    "The rent of the flat went up to £900.",  # the flat's, not the owner's
     "Tom's rent is £700.",  # someone else's
+    "My old car is a Volkswagen Golf.",  # no longer the owner's
+    "Our former manager, Priya Nair, moved teams.",
+    "Ana is my sister.",  # a relative: the relation passes read it
+    "My brother is in Leeds.",
+    "She is my dentist.",  # no name
+    "Oh, man, Ariana Grande, my girl!",  # no verb: an exclamation
+    "oh my goodnesss... hahaha",
+    "It was advertised that shipping is 1-3 days.",  # what another claimed
+    "Let's move the club headquarters to Wakanda.",  # a proposal, not a change made
+    "Graduation is one of the best days.",  # a part of something, not a value
     # descriptions, not values (real chats: bench/statements_public)
     "My wifi is so bad.",
     "My dad is a big fan so I watched some stuff with him.",

@@ -33,7 +33,15 @@ from exocortex.extraction.llm import acceptance
 from exocortex.extraction.relation_patterns import CHAT_LINE, KIN
 from exocortex.extraction.relation_syntax import VERBS
 
+FIRST_PERSON = frozenset({"i", "we"})
 FIRST_PERSON_POSSESSIVE = frozenset({"my", "our"})
+# Words that say a thing's value is no longer its own ("my old car", "our former manager").
+ENDED_WORDS = frozenset({"old", "previous", "former", "ex"})
+# Prepositions of "X is at | on Y" ("Our standup is at 9:30", "The offsite is on 2 June").
+PLACES_AND_TIMES = frozenset({"at", "on"})
+# spaCy's entity types of a moment or measure, and of a name that can be a value.
+MOMENTS_AND_MEASURES = frozenset({"DATE", "TIME", "MONEY", "QUANTITY", "CARDINAL", "PERCENT"})
+NAMES = frozenset({"PERSON", "ORG", "GPE", "FAC", "LOC", "PRODUCT"})
 # Words that date a value rather than name what it is of ("my new manager" is my manager).
 CHANGE_WORDS = frozenset({"new", "current", "latest", "present", "old", "previous", "usual"})
 # Verbs that give a thing of the owner's a new value ("moved my dentist appointment to Friday"),
@@ -76,36 +84,96 @@ def add_to(
 def _stated(doc) -> list[tuple[str, str]]:
     found = []
     for token in doc:
+        if token.dep_ == "appos":
+            found.extend(_apposed(token))
         if _denied(token):
             continue
         if token.lemma_ == "be" and token.tag_ in ("VBZ", "VBP"):
-            subject = _possessed_subject(token)
-            complement = next((c for c in token.children if c.dep_ == "attr"), None)
-            if (
-                subject is not None
-                and complement is not None
-                and subject.i < token.i < complement.i
-                and not _described(complement)
-            ):
-                found.append((_attribute(subject), _value(complement)))
+            found.extend(_is_value(token))
         elif token.pos_ == "VERB":
             found.extend(_to_value(token))
     return [(a, v) for a, v in found if a and any(c.isalnum() for c in v)]
 
 
-def _to_value(verb) -> list[tuple[str, str]]:
-    """ "my X moved to Y", "changed my X to Y", "I live in Y"."""
-    target = next((c for c in verb.children if c.dep_ == "prep" and c.lower_ == "to"), None)
-    value = next((c for c in target.children if c.dep_ == "pobj"), None) if target is not None else None
-    subject = _possessed_subject(verb)
-    if subject is None:
-        thing = next((c for c in verb.children if c.dep_ == "dobj"), None)
-        actor = next((c for c in verb.children if c.dep_ == "nsubj"), None)
-        if thing is not None and _possessed(thing) and (actor is None or actor.lower_ in ("i", "we")):
-            subject = thing
+def _is_value(be) -> list[tuple[str, str]]:
+    """ "my X is Y", "X is at | on | in Y", "Y is my X"."""
+    subject = next((c for c in be.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subject is None or subject.i > be.i:
+        return []
+    complement = next((c for c in be.children if c.dep_ == "attr"), None)
+    if complement is None and subject.lemma_.lower() not in KIN:  # "my brother is in Leeds": a relative's
+        prep = next((c for c in be.children if c.dep_ == "prep" and c.lower_ in PLACES_AND_TIMES), None)
+        complement = next((c for c in prep.children if c.dep_ == "pobj"), None) if prep is not None else None
+        if complement is not None and not _named(complement):
+            return []
+    if complement is None:
+        return []
+    # "X is Y" of an unpossessed X only for a moment or measure ("Graduation is May 25th"; not
+    # "Cranberry sauce is just Jell-O")
+    plain = complement.dep_ != "attr" or _possessed(subject) or _moment_or_name(complement, names=False)
+    if plain and _thing(subject, complement) and not _described(complement):
+        return [(_attribute(subject), _value(complement))]
+    # "Tomasz Wolski is my line manager": a name, then the thing of the owner's it is
     if (
-        value is not None
-        and subject is not None
+        complement.dep_ == "attr"
+        and _name(subject)
+        and _thing(complement, subject)
+        and _possessed(complement)
+        and complement.lemma_.lower() not in KIN
+    ):
+        return [(_attribute(complement), _value(subject, before_only=True))]
+    return []
+
+
+def _apposed(noun) -> list[tuple[str, str]]:
+    """ "Tomasz Wolski, my manager," and "my manager, Tomasz Wolski": a name beside a thing of the
+    owner's (not a relative's: the relation passes read "my sister Ana"), in a sentence with a
+    verb ("Oh man, Ariana Grande, my girl!" exclaims)."""
+    head = noun.head
+    if noun.sent.root.pos_ not in ("VERB", "AUX"):
+        return []
+    for name, thing in ((head, noun), (noun, head)):
+        if (
+            _name(name)
+            and thing.pos_ == "NOUN"
+            and _possessed(thing)
+            and _thing(thing, name)
+            and thing.lemma_.lower() not in KIN
+        ):
+            return [(_attribute(thing), _value(name, before_only=name is head))]
+    return []
+
+
+def _to_value(verb) -> list[tuple[str, str]]:
+    """ "my X moved to Y", "changed my X to Y", "the X was pushed back to Y", "I live in Y"."""
+    # "to" of the verb, or of its particle or adverb ("pushed back to", "went up to")
+    target = next(
+        (
+            c
+            for t in (verb, *(c for c in verb.children if c.dep_ in ("prt", "advmod")))
+            for c in t.children
+            if c.dep_ == "prep" and c.lower_ == "to"
+        ),
+        None,
+    )
+    value = next((c for c in target.children if c.dep_ == "pobj"), None) if target is not None else None
+    subject = None
+    if value is not None:
+        # the object; the parser takes some for an adverb ("Moved my gym day to ...")
+        thing = next((c for c in verb.children if c.dep_ == "dobj"), None) or next(
+            (c for c in verb.children if c.dep_ == "npadvmod" and _possessed(c)), None
+        )
+        actor = next((c for c in verb.children if c.dep_ == "nsubj"), None)
+        if thing is None:  # "my X moved to Y", "the X was pushed back to Y"
+            thing = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        elif _possessed(thing) and actor is not None and actor.lower_ not in FIRST_PERSON:
+            thing = None  # "(I) moved my X to Y", "(anyone) moved the X to Y"; not "Tom moved my X"
+        subject = thing if _thing(thing, value) else None
+    # a change done, not one asked or proposed ("Let's move the club to Wakanda")
+    done = verb.tag_ != "VB"
+    if (
+        subject is not None
+        and done
         and _changes(verb)
         and subject.lemma_.lower() not in KIN
         and subject.i < value.i
@@ -113,7 +181,7 @@ def _to_value(verb) -> list[tuple[str, str]]:
         return [(_attribute(subject), _value(value))]
     actor = next((c for c in verb.children if c.dep_ == "nsubj"), None)
     known = VERBS.get(verb.lemma_.lower())
-    if actor is None or actor.lower_ != "i" or not known or not known[1].startswith("prep:"):
+    if actor is None or actor.lower_ not in FIRST_PERSON or not known or not known[1].startswith("prep:"):
         return []
     if verb.tag_ == "VBD" and not known[2]:
         return []  # "I lived in Japan": a state that has ended (an event, "I moved to", holds)
@@ -127,11 +195,10 @@ def _to_value(verb) -> list[tuple[str, str]]:
 
 
 def _changes(verb) -> bool:
-    """A verb that gives a thing a new value: CHANGE_VERBS, or "go up | down" ("my family went to
-    Disneyland" tells a trip, not a value of the family's)."""
-    lemma = verb.lemma_.lower()
-    return lemma in CHANGE_VERBS or (
-        lemma == "go" and any(c.dep_ == "prt" and c.lower_ in ("up", "down") for c in verb.children)
+    """A verb that gives a thing a new value: CHANGE_VERBS, or one that moves it up or down ("went
+    up to", "put the rent up to"; "my family went to Disneyland" tells a trip, not a value)."""
+    return verb.lemma_.lower() in CHANGE_VERBS or any(
+        c.dep_ in ("prt", "advmod") and c.lower_ in ("up", "down") for c in verb.children
     )
 
 
@@ -153,26 +220,57 @@ def _described(head) -> bool:
 
 def _possessed(noun) -> bool:
     """ "my X" or "our X", X no time ("moved my senior year to Arizona")."""
-    if noun.ent_type_ in ("DATE", "TIME"):
+    if noun is None or noun.ent_type_ in ("DATE", "TIME"):
         return False
     return any(c.dep_ == "poss" and c.lower_ in FIRST_PERSON_POSSESSIVE for c in noun.children)
+
+
+def _thing(noun, value) -> bool:
+    """noun names a thing of the owner's whose value is `value`: "my X" / "our X", or, where value
+    names something, "the X" or a bare "X" ("The offsite moved to 2 June", "Standup is 10:15"; not
+    "the rent of the flat", "Tom's rent", "the ball moved to the left"). Never a thing marked as
+    no longer current ("my old car", "our former manager"), a time, a word a hyphen joins to more
+    ("my brother-in-law"), or one inside quotation marks."""
+    if noun is None or noun.pos_ not in ("NOUN", "PROPN") or not noun.is_alpha or _quoted(noun):
+        return False
+    if noun.ent_type_ in ("DATE", "TIME") or any(c.lower_ in ENDED_WORDS for c in noun.children):
+        return False
+    after = noun.doc[noun.i + 1] if noun.i + 1 < len(noun.doc) else None
+    if after is not None and after.text == "-":
+        return False
+    if _possessed(noun):
+        return True
+    # unpossessed: the thing's own name only (not "the first place", "the guy in first place"),
+    # and a value that is a moment, a measure or a name (not "one of the best", "just temporary")
+    return (
+        noun.pos_ == "NOUN"
+        and all(c.dep_ == "compound" or (c.dep_ == "det" and c.lower_ == "the") for c in noun.children)
+        and _moment_or_name(value)
+    )
+
+
+def _name(token) -> bool:
+    """token is a written name: a capitalised proper noun of a named entity ("Tomasz Wolski",
+    "Dr. Okafor"; not "hahaha")."""
+    return token.pos_ == "PROPN" and token.text[:1].isupper() and token.ent_type_ in NAMES
+
+
+def _moment_or_name(value, names=True) -> bool:
+    """value (a phrase's head) is a moment or a measure ("2 June", "10:15", "250 ms", "£1,210"),
+    or, with names, a named person, place or organisation ("Dr. Okafor", "the Lantern"); never a
+    part of something ("one of the best schools")."""
+    if any(
+        c.dep_ == "prep" and c.lower_ == "of" and all(g.lower_ != "instead" for g in c.children)
+        for c in value.children
+    ):
+        return False
+    return value.ent_type_ in MOMENTS_AND_MEASURES or (names and value.ent_type_ in NAMES)
 
 
 def _quoted(token) -> bool:
     """token stands inside quotation marks in its sentence: someone else's words, or a title."""
     marks = [t for t in token.sent if t.i < token.i and t.text in ('"', "\u201c", "\u201d", "''", "``")]
     return len(marks) % 2 == 1
-
-
-def _possessed_subject(verb):
-    noun = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
-    if noun is None or noun.pos_ not in ("NOUN", "PROPN") or not _possessed(noun):
-        return None
-    if _quoted(noun):
-        return None
-    # a word a hyphen joins to more is not the thing ("my brother-in-law")
-    after = noun.doc[noun.i + 1] if noun.i + 1 < len(noun.doc) else None
-    return None if after is not None and after.text == "-" else noun
 
 
 def _attribute(noun) -> str:
@@ -188,8 +286,19 @@ def _attribute(noun) -> str:
     return " ".join([*words, noun.lower_])
 
 
-def _value(head) -> str:
-    tokens = [t for t in head.subtree if not (t.dep_ == "det" and t.i == head.left_edge.i)]
+def _value(head, before_only=False) -> str:
+    """Y: the phrase head heads without a leading article, nor the value it replaced ("Tomasz
+    Wolski instead of Priya Nair"); before_only, only its words up to head ("Tomasz Wolski" of
+    "Tomasz Wolski, my manager,")."""
+    words = list(head.subtree)
+    instead = next((t.i for t in words if t.lower_ == "instead" and t.i > head.i), None)
+    tokens = [
+        t
+        for t in words
+        if not (t.dep_ == "det" and t.i == head.left_edge.i)
+        and (instead is None or t.i < instead)
+        and (not before_only or t.i <= head.i)
+    ]
     if head.pos_ == "PRON" or head.tag_ in ("WP", "WDT", "WRB") or not tokens:
         return ""
     start, end = tokens[0].idx, tokens[-1].idx + len(tokens[-1].text)
@@ -203,4 +312,11 @@ def _denied(token) -> bool:
         return True
     if any(c.dep_ == "mark" and c.lower_ in CONDITIONS for c in children):
         return True
+    # what another said or claimed of a thing not the owner's by the words ("It was advertised
+    # that shipping is 1-3 days"; "my friend doesn't know that my favourite ice cream is ..." holds)
+    subject = next((c for c in children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if any(c.dep_ == "mark" and c.lower_ == "that" for c in children) and not _possessed(subject):
+        teller = next((c for c in token.head.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        if teller is None or teller.lower_ not in FIRST_PERSON:
+            return True
     return any(c.tag_ in ("WP", "WRB", "WDT") and c.i < token.i for c in children)
