@@ -27,6 +27,7 @@ text only: no list of subjects, no model.
 
 import re
 
+from months import MONTHS
 from search import _CHAT_LABEL, _WORD, MEASURES, STOPWORDS, answering_line, query_words, stem
 
 # A question about the present: a present-tense auxiliary or copula ("s": "What's"), or a word
@@ -146,8 +147,14 @@ def statement(line, asked):
     content words and of what its quantities measure (MEASURES)."""
     text = told(line)
     numbers = {(value_kind(m.group(), text[m.end() :]), m.group()) for m in _NUMBER.finditer(text)}
+    # "GB" of "20 GB" is no name; "June" of "2 June" is
+    units = {k[7:] for k, _ in numbers if k.startswith("number ")} - MONTHS.keys()
     names = {name for m in _NAME.finditer(text) if (name := without_opening(m, text))}
-    names = {n for n in names if n.casefold() not in asked and n not in ("I", "I'm", "I've", "I'll")}
+    names = {
+        n
+        for n in names
+        if n.casefold() not in asked and n not in ("I", "I'm", "I've", "I'll") and n.casefold() not in units
+    }
     values = numbers | {(name_kind(n), n) for n in names}
     inside = {w.casefold() for _, v in values for w in _WORD.findall(v)}
     about = {w.casefold() for w in _WORD.findall(line)} - STOPWORDS - inside
@@ -210,25 +217,37 @@ def replaces(f, g):
 def newer_from_pool(chosen, facts, pool, words, every, asked):
     """A statement the search ranked below the packet's cut (`pool`, in rank order) that is newer
     than one the packet cites about the question and differs from it ("I switched to a 50 GB
-    plan." after "My phone plan has 20 GB of data") takes the place of the last cited passage
-    that states nothing asked (a chat about data usage on Android), or, with no such place, joins
-    the packet (one at most: it grows by one passage); (chosen, facts) with them."""
+    plan." after "My phone plan has 20 GB of data"), or, where no cited line states a value with a
+    word of the question, that replaces a cited one's value by name (replaces: "Going for 21 km
+    instead of 10 km." after "I'm training for 10 km" for "What is my running goal?"; not a
+    newer phone plan after "I get 20 GB a month" beside "My rent is £1,150" for "What do I pay in
+    rent each month?"), takes the place of the last cited passage that states nothing asked (a
+    chat about data usage on Android) and is not a line whose value it changes, or, with no such
+    place, joins the packet (one at most: it grows by one passage); (chosen, facts) with them."""
     chosen, facts = list(chosen), list(facts)
     cited = {c["chunk_id"] for c in chosen}
     spare = [i for i, f in enumerate(facts) if not (f["values"] and f["about"] & asked)]
+    by_name = len(spare) == len(facts)  # no cited line states a value of what is asked
     grown = False
     for c in pool:
         if c["chunk_id"] in cited:
             continue
         f = stated(c, words, every)
-        if not any(
-            g["about"] & asked and f["time"] > g["time"] and same_thing(f, g, asked)
-            for g in facts
+        changed = [
+            i
+            for i, g in enumerate(facts)
             if g["time"]
-        ):
+            and (
+                (g["about"] & asked and f["time"] > g["time"] and same_thing(f, g, asked))
+                or (by_name and replaces(f, g))
+            )
+        ]
+        if not changed:
             continue
-        if spare:
-            place = spare.pop()
+        free = [i for i in spare if i not in changed]  # never the line whose value it changes
+        if free:
+            place = free[-1]
+            spare.remove(place)
             chosen[place], facts[place] = c, f
         elif not grown:
             chosen.append(c)

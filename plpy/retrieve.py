@@ -30,11 +30,13 @@ from search import (
     named_days,
     rank,
     released,
+    stem,
 )
 from stages import StageSearch, search_with_fallback
 
-# At most this many names a packet's lines state are looked up for lines that changed them.
-SUCCESSOR_NAMES = 3
+# At most this many values (names, quantities) a packet's lines state are looked up for lines
+# that changed them.
+SUCCESSOR_VALUES = 3
 
 
 class Statements:
@@ -118,23 +120,35 @@ def hit_candidates(search, hits):
 
 
 def successors(search, first, bands, known):
-    """Candidates that mention a name the first packet.max_chunks of `first` (candidates in the
-    order before the rerank) state, found by BM25 in `bands`, none of `known` chunk ids: for a
-    question of the present, the line that changed a value often names the old one and none of
-    the question's words ("Settled in York after the move from Leeds" after "I live in Leeds").
-    They are returned beside the results ("later"), scored 0: the packet cites one only where
-    changes.order_changes finds it newer than a line it cites and telling another value of it."""
+    """Candidates that mention a name or a quantity with its unit that the first
+    packet.max_chunks of `first` (the ranked candidates) state, found by BM25
+    in `bands`, none of `known` chunk ids: for a question of the present, the line that changed a
+    value often names the old one and none of the question's words ("Settled in York after the
+    move from Leeds" after "I live in Leeds"; "Going for 21 km instead of 10 km" after "I'm
+    training for 10 km"). They are returned beside the results ("later"), scored 0: the packet
+    cites one only where changes.order_changes finds it newer than a line it cites and telling
+    another value of it."""
     words = search.q.terms
-    names = []
-    for c in first[: search.settings["packet.max_chunks"]]:
-        told = stated(c, words, set(words))["values"]
+    cited = first[: search.settings["packet.max_chunks"]]
+    told = [stated(c, words, set(words)) for c in cited]
+    # a quantity only where no line states a value with a word of the question: beside "My rent
+    # is £1,150 a month", "I get 20 GB a month" is no line whose changes answer "What do I pay in
+    # rent each month?"
+    asked = {stem(w) for w in words if len(w) >= 3}
+    quantities = not any(f["values"] and f["about"] & asked for f in told)
+    values = []
+    for c, f in zip(cited, told, strict=True):
         # in the line's order (a set's order varies by process); a month is a date, not a value
-        for kind, value in sorted(told, key=lambda kv: (c["body"].find(kv[1]), kv[1])):
-            if kind.startswith("name") and value.casefold() not in MONTHS and value not in names:
-                names.append(value)
-    if not names:
+        for kind, value in sorted(f["values"], key=lambda kv: (c["body"].find(kv[1]), kv[1])):
+            if kind.startswith("number ") and quantities:
+                value = f"{value} {kind[7:]}"  # "10 km": a count alone ("3") matches anything
+            elif not kind.startswith("name") or value.casefold() in MONTHS:
+                continue
+            if value not in values:
+                values.append(value)
+    if not values:
         return []
-    hits = search.value_mentions(names[:SUCCESSOR_NAMES], bands, set(known))
+    hits = search.value_mentions(values[:SUCCESSOR_VALUES], bands, set(known))
     return [dict(c, relevance=0.0, score=0.0) for c in hit_candidates(search, hits)]
 
 
@@ -297,12 +311,6 @@ def run(
             c["chunk_id"]
             for c in rank(candidates, deterministic, weights, today, years, recency, present, days)
         ]
-        later = []
-        if asks_now(q.text, report):  # before the rerank: whichever backend reranks, the same
-            t = time.monotonic()
-            by_id = {c["chunk_id"]: c for c in candidates}
-            later = successors(search, [by_id[i] for i in incoming], bands, by_id)
-            timings["successors"] = elapsed_ms(t)
         t = time.monotonic()
         pool = RerankPool(
             db, candidates, incoming, deterministic, settings, q.text, model, embedding, report, GD
@@ -317,6 +325,11 @@ def run(
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}
+        later = []
+        if asks_now(q.text, report):  # beside the results: the pool is the same whatever reranks
+            t = time.monotonic()
+            later = successors(search, ranked, bands, {c["chunk_id"] for c in candidates})
+            timings["successors"] = elapsed_ms(t)
         add_message_similarity(db, ranked[:k], embedding, model, report)
     finally:
         embedding.close()

@@ -390,9 +390,9 @@ class StageSearch:
         return sum(len(self.run_stage("lexical", ws, bands, query)) for ws in self.chosen)
 
     def value_mentions(self, values, bands, known):
-        """Hits of the lexical stage in `bands` for each of `values` (names the packet's lines
-        state), VALUE_MENTIONS a name and workspace, none of `known` chunk ids: where a later
-        line may say that the value changed."""
+        """Hits of the lexical stage in `bands` for each of `values` (names and quantities the
+        packet's lines state), VALUE_MENTIONS a value and workspace, none of `known` chunk ids:
+        where a later line may say that the value changed."""
         hits = []
         for ws in self.chosen:
             for value in values:

@@ -8167,6 +8167,40 @@ text only: no list of subjects, no model.
 
 import re
 
+"""English month names for the date readers (stdlib only): banding and temporal."""
+
+MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}  # fmt: skip
+
+#: A regex group matching any month name or abbreviation, with an optional dot.
+MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+
+WEEKDAYS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"),
+            ("thursday", "thu", "thur", "thurs"), ("friday", "fri"), ("saturday", "sat"),
+            ("sunday", "sun"),
+        ]
+    )
+    for name in names
+}  # fmt: skip
+"""Weekday names and abbreviations, Monday 0 (datetime.date.weekday)."""
+
+#: A regex group matching any weekday name or abbreviation, with an optional dot.
+WEEKDAY_PATTERN = "(" + "|".join(sorted(WEEKDAYS, key=len, reverse=True)) + r")\.?"
 """Retrieval logic that is not a query (stdlib only).
 
 Inlined into exo_private.retrieve (`# exo:include search`) and importable as
@@ -9490,8 +9524,14 @@ def statement(line, asked):
     content words and of what its quantities measure (MEASURES)."""
     text = told(line)
     numbers = {(value_kind(m.group(), text[m.end() :]), m.group()) for m in _NUMBER.finditer(text)}
+    # "GB" of "20 GB" is no name; "June" of "2 June" is
+    units = {k[7:] for k, _ in numbers if k.startswith("number ")} - MONTHS.keys()
     names = {name for m in _NAME.finditer(text) if (name := without_opening(m, text))}
-    names = {n for n in names if n.casefold() not in asked and n not in ("I", "I'm", "I've", "I'll")}
+    names = {
+        n
+        for n in names
+        if n.casefold() not in asked and n not in ("I", "I'm", "I've", "I'll") and n.casefold() not in units
+    }
     values = numbers | {(name_kind(n), n) for n in names}
     inside = {w.casefold() for _, v in values for w in _WORD.findall(v)}
     about = {w.casefold() for w in _WORD.findall(line)} - STOPWORDS - inside
@@ -9550,25 +9590,37 @@ def replaces(f, g):
 def newer_from_pool(chosen, facts, pool, words, every, asked):
     """A statement the search ranked below the packet's cut (`pool`, in rank order) that is newer
     than one the packet cites about the question and differs from it ("I switched to a 50 GB
-    plan." after "My phone plan has 20 GB of data") takes the place of the last cited passage
-    that states nothing asked (a chat about data usage on Android), or, with no such place, joins
-    the packet (one at most: it grows by one passage); (chosen, facts) with them."""
+    plan." after "My phone plan has 20 GB of data"), or, where no cited line states a value with a
+    word of the question, that replaces a cited one's value by name (replaces: "Going for 21 km
+    instead of 10 km." after "I'm training for 10 km" for "What is my running goal?"; not a
+    newer phone plan after "I get 20 GB a month" beside "My rent is £1,150" for "What do I pay in
+    rent each month?"), takes the place of the last cited passage that states nothing asked (a
+    chat about data usage on Android) and is not a line whose value it changes, or, with no such
+    place, joins the packet (one at most: it grows by one passage); (chosen, facts) with them."""
     chosen, facts = list(chosen), list(facts)
     cited = {c["chunk_id"] for c in chosen}
     spare = [i for i, f in enumerate(facts) if not (f["values"] and f["about"] & asked)]
+    by_name = len(spare) == len(facts)  # no cited line states a value of what is asked
     grown = False
     for c in pool:
         if c["chunk_id"] in cited:
             continue
         f = stated(c, words, every)
-        if not any(
-            g["about"] & asked and f["time"] > g["time"] and same_thing(f, g, asked)
-            for g in facts
+        changed = [
+            i
+            for i, g in enumerate(facts)
             if g["time"]
-        ):
+            and (
+                (g["about"] & asked and f["time"] > g["time"] and same_thing(f, g, asked))
+                or (by_name and replaces(f, g))
+            )
+        ]
+        if not changed:
             continue
-        if spare:
-            place = spare.pop()
+        free = [i for i in spare if i not in changed]  # never the line whose value it changes
+        if free:
+            place = free[-1]
+            spare.remove(place)
             chosen[place], facts[place] = c, f
         elif not grown:
             chosen.append(c)
@@ -33027,6 +33079,40 @@ text only: no list of subjects, no model.
 
 import re
 
+"""English month names for the date readers (stdlib only): banding and temporal."""
+
+MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}  # fmt: skip
+
+#: A regex group matching any month name or abbreviation, with an optional dot.
+MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+
+WEEKDAYS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"),
+            ("thursday", "thu", "thur", "thurs"), ("friday", "fri"), ("saturday", "sat"),
+            ("sunday", "sun"),
+        ]
+    )
+    for name in names
+}  # fmt: skip
+"""Weekday names and abbreviations, Monday 0 (datetime.date.weekday)."""
+
+#: A regex group matching any weekday name or abbreviation, with an optional dot.
+WEEKDAY_PATTERN = "(" + "|".join(sorted(WEEKDAYS, key=len, reverse=True)) + r")\.?"
 """Retrieval logic that is not a query (stdlib only).
 
 Inlined into exo_private.retrieve (`# exo:include search`) and importable as
@@ -34350,8 +34436,14 @@ def statement(line, asked):
     content words and of what its quantities measure (MEASURES)."""
     text = told(line)
     numbers = {(value_kind(m.group(), text[m.end() :]), m.group()) for m in _NUMBER.finditer(text)}
+    # "GB" of "20 GB" is no name; "June" of "2 June" is
+    units = {k[7:] for k, _ in numbers if k.startswith("number ")} - MONTHS.keys()
     names = {name for m in _NAME.finditer(text) if (name := without_opening(m, text))}
-    names = {n for n in names if n.casefold() not in asked and n not in ("I", "I'm", "I've", "I'll")}
+    names = {
+        n
+        for n in names
+        if n.casefold() not in asked and n not in ("I", "I'm", "I've", "I'll") and n.casefold() not in units
+    }
     values = numbers | {(name_kind(n), n) for n in names}
     inside = {w.casefold() for _, v in values for w in _WORD.findall(v)}
     about = {w.casefold() for w in _WORD.findall(line)} - STOPWORDS - inside
@@ -34410,25 +34502,37 @@ def replaces(f, g):
 def newer_from_pool(chosen, facts, pool, words, every, asked):
     """A statement the search ranked below the packet's cut (`pool`, in rank order) that is newer
     than one the packet cites about the question and differs from it ("I switched to a 50 GB
-    plan." after "My phone plan has 20 GB of data") takes the place of the last cited passage
-    that states nothing asked (a chat about data usage on Android), or, with no such place, joins
-    the packet (one at most: it grows by one passage); (chosen, facts) with them."""
+    plan." after "My phone plan has 20 GB of data"), or, where no cited line states a value with a
+    word of the question, that replaces a cited one's value by name (replaces: "Going for 21 km
+    instead of 10 km." after "I'm training for 10 km" for "What is my running goal?"; not a
+    newer phone plan after "I get 20 GB a month" beside "My rent is £1,150" for "What do I pay in
+    rent each month?"), takes the place of the last cited passage that states nothing asked (a
+    chat about data usage on Android) and is not a line whose value it changes, or, with no such
+    place, joins the packet (one at most: it grows by one passage); (chosen, facts) with them."""
     chosen, facts = list(chosen), list(facts)
     cited = {c["chunk_id"] for c in chosen}
     spare = [i for i, f in enumerate(facts) if not (f["values"] and f["about"] & asked)]
+    by_name = len(spare) == len(facts)  # no cited line states a value of what is asked
     grown = False
     for c in pool:
         if c["chunk_id"] in cited:
             continue
         f = stated(c, words, every)
-        if not any(
-            g["about"] & asked and f["time"] > g["time"] and same_thing(f, g, asked)
-            for g in facts
+        changed = [
+            i
+            for i, g in enumerate(facts)
             if g["time"]
-        ):
+            and (
+                (g["about"] & asked and f["time"] > g["time"] and same_thing(f, g, asked))
+                or (by_name and replaces(f, g))
+            )
+        ]
+        if not changed:
             continue
-        if spare:
-            place = spare.pop()
+        free = [i for i in spare if i not in changed]  # never the line whose value it changes
+        if free:
+            place = free[-1]
+            spare.remove(place)
             chosen[place], facts[place] = c, f
         elif not grown:
             chosen.append(c)
@@ -34494,40 +34598,6 @@ def order_changes(query, chosen, report, pool=()):
         changes.append({"kind": kind, "chunks": ids})
     report["changes"] = changes
     return out
-"""English month names for the date readers (stdlib only): banding and temporal."""
-
-MONTHS = {
-    name: number
-    for number, names in enumerate(
-        [
-            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
-            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
-            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for name in names
-}  # fmt: skip
-
-#: A regex group matching any month name or abbreviation, with an optional dot.
-MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
-
-WEEKDAYS = {
-    name: number
-    for number, names in enumerate(
-        [
-            ("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"),
-            ("thursday", "thu", "thur", "thurs"), ("friday", "fri"), ("saturday", "sat"),
-            ("sunday", "sun"),
-        ]
-    )
-    for name in names
-}  # fmt: skip
-"""Weekday names and abbreviations, Monday 0 (datetime.date.weekday)."""
-
-#: A regex group matching any weekday name or abbreviation, with an optional dot.
-WEEKDAY_PATTERN = "(" + "|".join(sorted(WEEKDAYS, key=len, reverse=True)) + r")\.?"
 """What a search reads from its question before any stage runs (stdlib only).
 
 Part of exo_private.retrieve (plpy/retrieve.py): the settings, the chosen workspaces, the
@@ -36078,9 +36148,9 @@ class StageSearch:
         return sum(len(self.run_stage("lexical", ws, bands, query)) for ws in self.chosen)
 
     def value_mentions(self, values, bands, known):
-        """Hits of the lexical stage in `bands` for each of `values` (names the packet's lines
-        state), VALUE_MENTIONS a name and workspace, none of `known` chunk ids: where a later
-        line may say that the value changed."""
+        """Hits of the lexical stage in `bands` for each of `values` (names and quantities the
+        packet's lines state), VALUE_MENTIONS a value and workspace, none of `known` chunk ids:
+        where a later line may say that the value changed."""
         hits = []
         for ws in self.chosen:
             for value in values:
@@ -36203,8 +36273,9 @@ def search_with_fallback(search, open_archive):
         return pools, bands, None
     return search.workspaces(ALL_BANDS), ALL_BANDS, opened
 
-# At most this many names a packet's lines state are looked up for lines that changed them.
-SUCCESSOR_NAMES = 3
+# At most this many values (names, quantities) a packet's lines state are looked up for lines
+# that changed them.
+SUCCESSOR_VALUES = 3
 
 class Statements:
     """The session's prepared statements (plpython's SD), by key; prepared on first use."""
@@ -36283,23 +36354,35 @@ def hit_candidates(search, hits):
     return candidates
 
 def successors(search, first, bands, known):
-    """Candidates that mention a name the first packet.max_chunks of `first` (candidates in the
-    order before the rerank) state, found by BM25 in `bands`, none of `known` chunk ids: for a
-    question of the present, the line that changed a value often names the old one and none of
-    the question's words ("Settled in York after the move from Leeds" after "I live in Leeds").
-    They are returned beside the results ("later"), scored 0: the packet cites one only where
-    changes.order_changes finds it newer than a line it cites and telling another value of it."""
+    """Candidates that mention a name or a quantity with its unit that the first
+    packet.max_chunks of `first` (the ranked candidates) state, found by BM25
+    in `bands`, none of `known` chunk ids: for a question of the present, the line that changed a
+    value often names the old one and none of the question's words ("Settled in York after the
+    move from Leeds" after "I live in Leeds"; "Going for 21 km instead of 10 km" after "I'm
+    training for 10 km"). They are returned beside the results ("later"), scored 0: the packet
+    cites one only where changes.order_changes finds it newer than a line it cites and telling
+    another value of it."""
     words = search.q.terms
-    names = []
-    for c in first[: search.settings["packet.max_chunks"]]:
-        told = stated(c, words, set(words))["values"]
+    cited = first[: search.settings["packet.max_chunks"]]
+    told = [stated(c, words, set(words)) for c in cited]
+    # a quantity only where no line states a value with a word of the question: beside "My rent
+    # is £1,150 a month", "I get 20 GB a month" is no line whose changes answer "What do I pay in
+    # rent each month?"
+    asked = {stem(w) for w in words if len(w) >= 3}
+    quantities = not any(f["values"] and f["about"] & asked for f in told)
+    values = []
+    for c, f in zip(cited, told, strict=True):
         # in the line's order (a set's order varies by process); a month is a date, not a value
-        for kind, value in sorted(told, key=lambda kv: (c["body"].find(kv[1]), kv[1])):
-            if kind.startswith("name") and value.casefold() not in MONTHS and value not in names:
-                names.append(value)
-    if not names:
+        for kind, value in sorted(f["values"], key=lambda kv: (c["body"].find(kv[1]), kv[1])):
+            if kind.startswith("number ") and quantities:
+                value = f"{value} {kind[7:]}"  # "10 km": a count alone ("3") matches anything
+            elif not kind.startswith("name") or value.casefold() in MONTHS:
+                continue
+            if value not in values:
+                values.append(value)
+    if not values:
         return []
-    hits = search.value_mentions(names[:SUCCESSOR_NAMES], bands, set(known))
+    hits = search.value_mentions(values[:SUCCESSOR_VALUES], bands, set(known))
     return [dict(c, relevance=0.0, score=0.0) for c in hit_candidates(search, hits)]
 
 def personal_setup(db, profile, chosen, report):
@@ -36458,12 +36541,6 @@ def run(
             c["chunk_id"]
             for c in rank(candidates, deterministic, weights, today, years, recency, present, days)
         ]
-        later = []
-        if asks_now(q.text, report):  # before the rerank: whichever backend reranks, the same
-            t = time.monotonic()
-            by_id = {c["chunk_id"]: c for c in candidates}
-            later = successors(search, [by_id[i] for i in incoming], bands, by_id)
-            timings["successors"] = elapsed_ms(t)
         t = time.monotonic()
         pool = RerankPool(
             db, candidates, incoming, deterministic, settings, q.text, model, embedding, report, GD
@@ -36478,6 +36555,11 @@ def run(
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}
+        later = []
+        if asks_now(q.text, report):  # beside the results: the pool is the same whatever reranks
+            t = time.monotonic()
+            later = successors(search, ranked, bands, {c["chunk_id"] for c in candidates})
+            timings["successors"] = elapsed_ms(t)
         add_message_similarity(db, ranked[:k], embedding, model, report)
     finally:
         embedding.close()

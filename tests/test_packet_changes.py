@@ -23,6 +23,9 @@ SAID = [
     (300, "City 0", "I live in Leeds; what are good weekend walks nearby?"),
     (260, "Rent chat", "Can you draft a polite note to my landlord about the boiler?"),
     (120, "City 1", "Settled in York after the move from Leeds."),
+    (280, "Running 0", "I'm training for 10 km; what pace?"),
+    (90, "Running 1", "Going for 21 km instead of 10 km."),
+    (200, "Treadmill", "Is running on a treadmill as good as running outdoors?"),
 ]
 
 
@@ -67,6 +70,16 @@ def test_a_newer_line_naming_the_old_value_is_found_and_put_first(reader):
     assert 0 <= york < leeds, got["text"]
     assert "(later, " in evidence[:york] and "superseded by [1]?" in evidence[york : leeds + 200]
     assert "successors" in got["report"]["timings_ms"]
+
+
+def test_a_newer_line_naming_the_old_quantity_is_found_and_put_first(reader):
+    """ "Going for 21 km instead of 10 km." holds no word of "What is my running goal?": the
+    quantity with its unit the cited line states ("10 km") finds it."""
+    got = packet(reader, "What is my running goal?")
+    evidence = got["text"].partition("## Evidence\n")[2]
+    newer, older = evidence.find("Going for 21 km"), evidence.find("training for 10 km")
+    assert 0 <= newer < older, got["text"]
+    assert "(later, " in evidence[:newer] and "superseded by [" in evidence[newer : older + 200]
 
 
 def test_a_question_of_the_past_looks_up_no_newer_line(reader):

@@ -60,6 +60,11 @@ def test_a_line_tells_its_numbers_and_names_not_its_questions_nor_its_opening_wo
     assert values == set()
     values, _ = changes.statement("Sold the old car; I drive a Renault Zoe now.", set())
     assert values == {("name", "Renault Zoe")}
+    # a quantity's unit is no name ("GB"); a month after a day is one
+    values, _ = changes.statement("I get 20 GB a month on my phone.", set())
+    assert values == {("number gb", "20")}
+    values, _ = changes.statement("The offsite moved to 2 June.", set())
+    assert ("name", "June") in values
 
 
 def test_an_update_is_put_first_and_both_say_which_is_later():
@@ -157,6 +162,26 @@ def test_a_newer_line_that_replaces_the_older_value_by_name_is_an_update_though_
     # the older line naming both values replaces nothing newer
     before = chat(2, "r1", "2025-09-30 14:35 Sam: Going for 21 km instead of 10 km.")
     assert changes.order_changes("What is my running goal?", [old, before], {}) == [old, before]
+
+
+def test_a_newer_line_below_the_cut_that_replaces_a_cited_value_joins_only_where_nothing_cited_answers():
+    old = chat(1, "r0", "2025-10-11 08:56 Sam: I'm training for 10 km; what pace?")
+    chatter = chat(2, "g0", "2025-11-30 07:07 Sam: Is stretching before lifting useful?")
+    new = chat(3, "r1", "2026-01-01 14:35 Sam: Going for 21 km instead of 10 km.")
+    out = changes.order_changes("What is my running goal?", [chatter, old], {}, [chatter, old, new])
+    assert [(c["chunk_id"], (c.get("change") or {}).get("kind")) for c in out] == [
+        (3, "later"),
+        (1, "earlier"),
+    ]
+    # a cited line states a value with a word of the question: a replacement of another cited
+    # line's value ("50 GB instead" of "20 GB a month") is no change of what is asked
+    rent = chat(4, "rent", "2025-06-17 10:08 Sam: My rent is £1,150 a month, can you help me budget?")
+    phone = chat(5, "p0", "2025-09-15 16:32 Sam: I get 20 GB on my phone.")
+    plan = chat(6, "p1", "2026-01-13 20:07 Sam: Phone plan is 50 GB instead of 20 GB.")
+    asked = "What do I pay in rent each month?"
+    assert changes.order_changes(asked, [rent, phone], {}, [rent, phone, plan]) == [rent, phone]
+    alone = changes.order_changes(asked, [chatter, phone], {}, [chatter, phone, plan])
+    assert [c["chunk_id"] for c in alone] == [6, 5]
 
 
 @pytest.mark.parametrize("now", ["these days", "nowadays", "currently"])
