@@ -11576,28 +11576,91 @@ def facts_about(query, facts, passages, report, settings, meaning=None):
             >= len(named) * 2
         ):
             shown[id(f)] = "evidence"
+    superseded_lines(rows, shown)
     # An extracted fact is what one passage said at its time: a cited passage about the question
     # written on a later day may have changed it ("I report to Tomasz now" after "My manager is
-    # Priya"), so it is not stated as current; observed and declared facts are.
+    # Priya"), so it is not stated as current; observed and declared facts are. Only a passage
+    # that could: one with a line that says rather than asks ("How do I write a self-review for
+    # my manager?" cannot) and names or counts something the value does not.
     for f in rows:
         if id(f) in shown and f.get("kind") == "extracted":
             own = {s.get("document_id") for s in f.get("sources") or []}
             day = str(f.get("valid_from") or "")[:10]
             if any(
-                passage_day(p) > day and word_stems(p.get("body") or "") & asked
+                passage_day(p) > day and tells_another_value(p.get("body") or "", f["value"], asked)
                 for p in passages
                 if p.get("document_id") not in own
             ):
                 shown[id(f)] = "later passages"
-    chosen = [f for f in facts if f.get("withheld") or shown.get(id(f), "later passages") != "later passages"]
+    hidden = ("later passages", "superseded")
+    chosen = [f for f in facts if f.get("withheld") or shown.get(id(f), hidden[0]) not in hidden]
     by = {}
     for why in shown.values():
         by[why] = by.get(why, 0) + 1
-    later = by.pop("later passages", 0)
-    report["facts"] = {"shown": len(shown) - later, "not_about_question": len(rows) - len(shown), "by": by}
+    later, older = by.pop(hidden[0], 0), by.pop(hidden[1], 0)
+    report["facts"] = {
+        "shown": len(shown) - later - older,
+        "not_about_question": len(rows) - len(shown),
+        "by": by,
+    }
     if later:
         report["facts"]["not_current"] = later
+    if older:
+        report["facts"]["superseded"] = older
     return chosen
+
+def same_head(a, b):
+    """Two attributes that name one thing more or less narrowly: the same head word (the last),
+    the words of one all in the other ("manager", "line manager"; "latency budget", "checkout
+    latency budget"; not "car", "car insurance", nor "home address", "work address")."""
+    x, y = attribute_text(a).split(), attribute_text(b).split()
+    return x[-1:] == y[-1:] and (set(x) <= set(y) or set(y) <= set(x))
+
+def superseded_lines(rows, shown):
+    """Of two shown lines of one subject and kind whose attributes name the same thing
+    (same_head: what one statement called "my manager" and a later one "my line manager"),
+    the later value is current and the earlier one its `before`: shown[id] "superseded"."""
+    lines = [f for f in rows if id(f) in shown and f.get("attribute")]
+    for f in lines:
+        for g in lines:
+            if (
+                g is not f
+                and (g["subject"], g.get("kind")) == (f["subject"], f.get("kind"))
+                and g["attribute"] != f["attribute"]
+                and g["value"] != f["value"]
+                and str(g.get("valid_from")) < str(f.get("valid_from"))
+                and same_head(f, g)
+            ):
+                shown[id(g)] = "superseded"
+                before = f.get("before")
+                if before is None or str(before.get("valid_from")) < str(g.get("valid_from")):
+                    f["before"] = dict(g, valid_to=f.get("valid_from"))
+
+CHAT_PREFIX = re.compile(r"^(?:\d{4}-\d{2}-\d{2} )?\d{1,2}:\d{2} [^:\n]{1,80}: ")
+"""A chat line's time and sender ("2026-10-13 14:46 Sam Rivera: ")."""
+
+def tells_another_value(text, value, asked):
+    """A passage about the question (it holds a word of `asked`) that could tell another value
+    than `value`: a line of it that does not ask, and names or counts something the value does
+    not (a number, a capitalised word past its sentence's first; a chat line's time and sender
+    are none)."""
+    if not word_stems(text) & asked:
+        return False
+    held = value.casefold()
+    for line in text.split("\n"):
+        line = CHAT_PREFIX.sub("", line.strip())
+        if line.endswith("?"):
+            continue
+        before = ""  # the word before, with the mark after it: "Dr." does not end a sentence
+        for match in re.finditer(r"\w[\w:,£$€-]*\w|\w", line):
+            word = match.group()
+            mark = line[match.end() : match.end() + 1]
+            starts = not before or (before[-1] in ".!?;:" and not (before[:1].isupper() and len(before) <= 4))
+            said = any(c.isdigit() for c in word) or (not starts and word[:1].isupper() and len(word) > 1)
+            if said and word.casefold() not in held:
+                return True
+            before = word + mark.strip()
+    return False
 
 def passage_day(passage):
     """The day a cited passage was written: a chat chunk's first message's, else its document's."""
@@ -26428,13 +26491,23 @@ CREATE FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with t
         select e.canonical_key from exo_private.entities e
         where e.type = 'Person' and pg_catalog.split_part(e.canonical_key, ' ', 1) = any (p_keys)
           and e.workspace = any (p_workspaces)
+    ), owned as materialized (
+        -- a question not in the first person that names a thing of the owner's by the attribute
+        -- it is kept under ("When is the daily standup?": standup)
+        select f.id from exo_private.facts f
+        where not p_owner
+          and f.subject_key = (select p.entity_key from exo_private.people p where p.is_owner)
+          and f.attribute = any (array(select pg_catalog.replace(k.key, ' ', '_') from unnest(p_keys) k (key)))
     ), ids as materialized (
         select array(
             select x.id from (
                 select distinct on (f.subject_key, f.workspace, f.attribute, f.kind)
                        f.id, f.subject_key, f.attribute, f.kind
                 from exo_private.facts f
-                where f.subject_key in (select s.key from subjects s)
+                where f.id in (
+                        select g.id from exo_private.facts g where g.subject_key in (select s.key from subjects s)
+                        union all
+                        select o.id from owned o)
                   and f.workspace = any (p_workspaces)
                   and f.valid_from <= p_as_of and (f.valid_to is null or f.valid_to > p_as_of)
                 order by f.subject_key, f.workspace, f.attribute, f.kind, f.valid_from desc, f.id desc
@@ -26467,7 +26540,7 @@ ALTER FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with ti
 -- Name: FUNCTION packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer) IS 'The facts a context packet opens with: for the subjects p_keys name (canonical keys of the question''s words, also as exo_private.key_forms; a person also by the first word of their name; the owner when p_owner, a question in the first person), in p_workspaces, the row of every workspace, attribute and kind valid at p_as_of (at most p_max), as exo_private.shown_facts shows them to a caller with p_bridge (charged-only facts withheld, one last row per withheld subject), and after them, for each, the row of its line before it (the latest with another value and an earlier valid_from), previous_of naming the row it preceded (null for the rows valid at p_as_of).';
+COMMENT ON FUNCTION exo_private.packet_facts(p_keys text[], p_as_of timestamp with time zone, p_bridge text[], p_workspaces text[], p_owner boolean, p_max integer) IS 'The facts a context packet opens with: for the subjects p_keys name (canonical keys of the question''s words, also as exo_private.key_forms; a person also by the first word of their name; the owner when p_owner, a question in the first person; otherwise the owner''s lines whose attribute a key names, "book club" book_club), in p_workspaces, the row of every workspace, attribute and kind valid at p_as_of (at most p_max), as exo_private.shown_facts shows them to a caller with p_bridge (charged-only facts withheld, one last row per withheld subject), and after them, for each, the row of its line before it (the latest with another value and an earlier valid_from), previous_of naming the row it preceded (null for the rows valid at p_as_of).';
 
 --
 -- Name: parse_entity_type(text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner

@@ -33,13 +33,23 @@ as $$
         select e.canonical_key from exo_private.entities e
         where e.type = 'Person' and pg_catalog.split_part(e.canonical_key, ' ', 1) = any (p_keys)
           and e.workspace = any (p_workspaces)
+    ), owned as materialized (
+        -- a question not in the first person that names a thing of the owner's by the attribute
+        -- it is kept under ("When is the daily standup?": standup)
+        select f.id from exo_private.facts f
+        where not p_owner
+          and f.subject_key = (select p.entity_key from exo_private.people p where p.is_owner)
+          and f.attribute = any (array(select pg_catalog.replace(k.key, ' ', '_') from unnest(p_keys) k (key)))
     ), ids as materialized (
         select array(
             select x.id from (
                 select distinct on (f.subject_key, f.workspace, f.attribute, f.kind)
                        f.id, f.subject_key, f.attribute, f.kind
                 from exo_private.facts f
-                where f.subject_key in (select s.key from subjects s)
+                where f.id in (
+                        select g.id from exo_private.facts g where g.subject_key in (select s.key from subjects s)
+                        union all
+                        select o.id from owned o)
                   and f.workspace = any (p_workspaces)
                   and f.valid_from <= p_as_of and (f.valid_to is null or f.valid_to > p_as_of)
                 order by f.subject_key, f.workspace, f.attribute, f.kind, f.valid_from desc, f.id desc
@@ -68,7 +78,7 @@ $$;
 comment on function exo_private.packet_facts(text[], timestamptz, text[], text[], boolean, int) is
     'The facts a context packet opens with: for the subjects p_keys name (canonical keys of the '
     'question''s words, also as exo_private.key_forms; a person also by the first word of their name; the owner when p_owner, a '
-    'question in the first person), in p_workspaces, the row '
+    'question in the first person; otherwise the owner''s lines whose attribute a key names, "book club" book_club), in p_workspaces, the row '
     'of every workspace, attribute and kind valid at p_as_of (at most p_max), as '
     'exo_private.shown_facts shows them to a caller with p_bridge (charged-only facts withheld, one '
     'last row per withheld subject), and after them, for each, the row of its line before it (the '

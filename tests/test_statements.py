@@ -27,7 +27,11 @@ STATED = [
     ("My latency budget was reduced to 250 ms.", ("latency budget", "250 ms")),
     ("Changed my running goal to a full marathon.", ("running goal", "full marathon")),
     ("We moved our weekly call to Friday mornings.", ("weekly call", "Friday mornings")),
-    ("Moved my gym day to Thursdays.", ("gym day", "Thursdays")),  # the parser's adverb "day"
+    ("Moved my gym day to Thursdays.", ("gym day", "Thursdays")),
+    (
+        "My data went from 20 GB to 50 GB.",
+        ("data", "50 GB"),
+    ),  # from one value to another  # the parser's adverb "day"
     # the value's "instead of" names what it replaced, not the value
     ("Starting this week my manager is Helen Achebe instead of Tomasz.", ("manager", "Helen Achebe")),
     # "the X" or a bare "X" (of the owner's by their line) with a value that names something
@@ -70,7 +74,8 @@ NOTHING = [
     "Oh, man, Ariana Grande, my girl!",  # no verb: an exclamation
     "oh my goodnesss... hahaha",
     "It was advertised that shipping is 1-3 days.",  # what another claimed
-    "Let's move the club headquarters to Wakanda.",  # a proposal, not a change made
+    "Let's move the club headquarters to Wakanda.",
+    "My family went from Leeds to the coast.",  # no named value of the family's  # a proposal, not a change made
     "Graduation is one of the best days.",  # a part of something, not a value
     # descriptions, not values (real chats: bench/statements_public)
     "My wifi is so bad.",

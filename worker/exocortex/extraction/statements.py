@@ -146,14 +146,13 @@ def _apposed(noun) -> list[tuple[str, str]]:
 
 def _to_value(verb) -> list[tuple[str, str]]:
     """ "my X moved to Y", "changed my X to Y", "the X was pushed back to Y", "I live in Y"."""
-    # "to" of the verb, or of its particle or adverb ("pushed back to", "went up to")
+    # "to" of the verb, or of its particle, adverb or "from" ("pushed back to", "went up to",
+    # "went from 20 GB to 50 GB")
+    heads = [
+        c for c in verb.children if c.dep_ in ("prt", "advmod") or (c.dep_ == "prep" and c.lower_ == "from")
+    ]
     target = next(
-        (
-            c
-            for t in (verb, *(c for c in verb.children if c.dep_ in ("prt", "advmod")))
-            for c in t.children
-            if c.dep_ == "prep" and c.lower_ == "to"
-        ),
+        (c for t in (verb, *heads) for c in t.children if c.dep_ == "prep" and c.lower_ == "to"),
         None,
     )
     value = next((c for c in target.children if c.dep_ == "pobj"), None) if target is not None else None
@@ -174,7 +173,7 @@ def _to_value(verb) -> list[tuple[str, str]]:
     if (
         subject is not None
         and done
-        and _changes(verb)
+        and _changes(verb, value)
         and subject.lemma_.lower() not in KIN
         and subject.i < value.i
     ):
@@ -194,12 +193,16 @@ def _to_value(verb) -> list[tuple[str, str]]:
     return []
 
 
-def _changes(verb) -> bool:
-    """A verb that gives a thing a new value: CHANGE_VERBS, or one that moves it up or down ("went
-    up to", "put the rent up to"; "my family went to Disneyland" tells a trip, not a value)."""
-    return verb.lemma_.lower() in CHANGE_VERBS or any(
+def _changes(verb, value) -> bool:
+    """A verb that gives a thing a new value: CHANGE_VERBS, one that moves it up or down ("went
+    up to", "put the rent up to"), or from one value to another ("went from 20 GB to 50 GB"; "my
+    family went to Disneyland" tells a trip, not a value)."""
+    if verb.lemma_.lower() in CHANGE_VERBS or any(
         c.dep_ in ("prt", "advmod") and c.lower_ in ("up", "down") for c in verb.children
-    )
+    ):
+        return True
+    # to a moment, measure or name ("my family went from Leeds to the coast" tells a trip)
+    return any(c.dep_ == "prep" and c.lower_ == "from" for c in verb.children) and _moment_or_name(value)
 
 
 def _named(head) -> bool:
