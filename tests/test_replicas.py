@@ -425,20 +425,11 @@ def test_a_replica_elsewhere_is_made_by_the_script_add_prints_and_streams_as_its
         assert conn.execute(slots, (role,)).fetchone() == (1,)
         hba = replicas.host_path(cfg, conn.execute("show hba_file").fetchone()[0])
     assert f"host    replication     {role}  127.0.0.1/32  scram-sha-256" in hba.read_text().splitlines()
-    folder = f"{replicas.REPLICAS_DIR}/{ELSEWHERE}-elsewhere"
-    replicas._in_root(cfg, ["mkdir", "-p", folder], user=None, check=True)
-    replicas._in_root(cfg, ["chown", "postgres:postgres", folder], user=None, check=True)
+    folder = elsewhere_folder(cfg)
     data = f"{folder}/data"
     try:
         # A copy of the whole suite's cluster, as the module's own replica.
-        made = replicas._in_root(
-            cfg,
-            ["sh", "-c", added.stdout],
-            env={"DATA": data},
-            preexec_fn=replicas._soft_data_limit,
-            timeout=600,
-        )
-        assert made.returncode == 0, made.stderr
+        run_printed_script(cfg, added.stdout, data, timeout=600)
         streaming = "select usename, state from pg_stat_replication where application_name = %s"
         deadline = time.monotonic() + 60
         with connect(admin_url(cfg, "postgres"), "exo-test", autocommit=True) as conn:
@@ -459,6 +450,23 @@ def test_a_replica_elsewhere_is_made_by_the_script_add_prints_and_streams_as_its
         shutil.rmtree(replicas.host_path(cfg, folder), ignore_errors=True)
         with contextlib.suppress(replicas.ReplicaProblem):
             replicas.remove(cfg, ELSEWHERE)
+
+
+def elsewhere_folder(cfg) -> str:
+    """The folder in cfg's runtime root that stands for the other machine's (made, postgres's)."""
+    folder = f"{replicas.REPLICAS_DIR}/{ELSEWHERE}-elsewhere"
+    replicas._in_root(cfg, ["mkdir", "-p", folder], user=None, check=True)
+    replicas._in_root(cfg, ["chown", "postgres:postgres", folder], user=None, check=True)
+    return folder
+
+
+def run_printed_script(cfg, script: str, data: str, timeout: int) -> None:
+    """The script `exo db replica add --host` printed, run as the other machine would: the
+    standby made in `data`."""
+    made = replicas._in_root(
+        cfg, ["sh", "-c", script], env={"DATA": data}, preexec_fn=replicas._soft_data_limit, timeout=timeout
+    )
+    assert made.returncode == 0, made.stderr
 
 
 @contextlib.contextmanager
@@ -725,20 +733,10 @@ def test_a_worker_and_a_replica_reach_the_primary_by_this_machines_own_address(l
     (port,) = free_ports(1)
     added = _exo_env(env, "db", "replica", "add", ELSEWHERE, "--host", address, "--port", str(port))
     assert added.returncode == 0, added.stderr
-    folder = f"{replicas.REPLICAS_DIR}/{ELSEWHERE}-elsewhere"
-    data = f"{folder}/data"
-    replicas._in_root(other, ["mkdir", "-p", folder], user=None, check=True)
-    replicas._in_root(other, ["chown", "postgres:postgres", folder], user=None, check=True)
+    data = f"{elsewhere_folder(other)}/data"
     watch = None
     try:
-        made = replicas._in_root(
-            other,
-            ["sh", "-c", added.stdout],
-            env={"DATA": data},
-            preexec_fn=replicas._soft_data_limit,
-            timeout=300,
-        )
-        assert made.returncode == 0, made.stderr
+        run_printed_script(other, added.stdout, data, timeout=300)
         role = replicas.SLOT_PREFIX + ELSEWHERE
         streaming = "select usename, host(client_addr), state from pg_stat_replication"
         deadline = time.monotonic() + 60
