@@ -899,12 +899,15 @@ def capsule_section(chosen, capsules, words, budget, cfg):
 
 
 _FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
-_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself)\b", re.I)
+# "we" and "our" take the owner in ("Where do we live?", "our landlord"), as the statements
+# of "we" do (extraction/statements.py)
+_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself|we|us|our|ours|ourselves)\b", re.I)
 
 
 def first_person(query):
     """Whether a question is asked in the first person ("Where do I live now?"), so that it is
-    about the owner: "I" counts only as a capital (a lower-case "i" is a list item or a typo)."""
+    about the owner, alone or with others ("we", "our"): "I" counts only as a capital (a
+    lower-case "i" is a list item or a typo)."""
     text = (query or "")[:MAX_QUERY_CHARS]
     return bool(_FIRST_PERSON.search(text) or _FIRST_PERSON_LOWER.search(text))
 
@@ -1143,11 +1146,11 @@ def packet(
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
     and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
     `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it.
-    `of_days` (ranked, the days the question names) -> ranked keeps what is of those days
+    `of_days` (ranked, the days the question names, as_of) -> ranked keeps what is of those days
     (plpy/passage_days.py, which build_packet passes)."""
     words = content_words(query)
     if of_days is not None:
-        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"))
+        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"), report.get("as_of"))
     chosen = packet_choice(query, ranked, settings)
     found = (report.get("answer") or {}).get("found") is not False
     if order is not None and found:  # the nearest of nothing that answers tell no change

@@ -4811,11 +4811,14 @@ def capsule_section(chosen, capsules, words, budget, cfg):
     return "## Capsules\n" + "".join(blocks), shown, stale, withheld
 
 _FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
-_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself)\b", re.I)
+# "we" and "our" take the owner in ("Where do we live?", "our landlord"), as the statements
+# of "we" do (extraction/statements.py)
+_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself|we|us|our|ours|ourselves)\b", re.I)
 
 def first_person(query):
     """Whether a question is asked in the first person ("Where do I live now?"), so that it is
-    about the owner: "I" counts only as a capital (a lower-case "i" is a list item or a typo)."""
+    about the owner, alone or with others ("we", "our"): "I" counts only as a capital (a
+    lower-case "i" is a list item or a typo)."""
     text = (query or "")[:MAX_QUERY_CHARS]
     return bool(_FIRST_PERSON.search(text) or _FIRST_PERSON_LOWER.search(text))
 
@@ -5042,11 +5045,11 @@ def packet(
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
     and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
     `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it.
-    `of_days` (ranked, the days the question names) -> ranked keeps what is of those days
+    `of_days` (ranked, the days the question names, as_of) -> ranked keeps what is of those days
     (plpy/passage_days.py, which build_packet passes)."""
     words = content_words(query)
     if of_days is not None:
-        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"))
+        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"), report.get("as_of"))
     chosen = packet_choice(query, ranked, settings)
     found = (report.get("answer") or {}).get("found") is not False
     if order is not None and found:  # the nearest of nothing that answers tell no change
@@ -7182,11 +7185,14 @@ def capsule_section(chosen, capsules, words, budget, cfg):
     return "## Capsules\n" + "".join(blocks), shown, stale, withheld
 
 _FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
-_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself)\b", re.I)
+# "we" and "our" take the owner in ("Where do we live?", "our landlord"), as the statements
+# of "we" do (extraction/statements.py)
+_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself|we|us|our|ours|ourselves)\b", re.I)
 
 def first_person(query):
     """Whether a question is asked in the first person ("Where do I live now?"), so that it is
-    about the owner: "I" counts only as a capital (a lower-case "i" is a list item or a typo)."""
+    about the owner, alone or with others ("we", "our"): "I" counts only as a capital (a
+    lower-case "i" is a list item or a typo)."""
     text = (query or "")[:MAX_QUERY_CHARS]
     return bool(_FIRST_PERSON.search(text) or _FIRST_PERSON_LOWER.search(text))
 
@@ -7413,11 +7419,11 @@ def packet(
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
     and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
     `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it.
-    `of_days` (ranked, the days the question names) -> ranked keeps what is of those days
+    `of_days` (ranked, the days the question names, as_of) -> ranked keeps what is of those days
     (plpy/passage_days.py, which build_packet passes)."""
     words = content_words(query)
     if of_days is not None:
-        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"))
+        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"), report.get("as_of"))
     chosen = packet_choice(query, ranked, settings)
     found = (report.get("answer") or {}).get("found") is not False
     if order is not None and found:  # the nearest of nothing that answers tell no change
@@ -9059,11 +9065,14 @@ def capsule_section(chosen, capsules, words, budget, cfg):
     return "## Capsules\n" + "".join(blocks), shown, stale, withheld
 
 _FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
-_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself)\b", re.I)
+# "we" and "our" take the owner in ("Where do we live?", "our landlord"), as the statements
+# of "we" do (extraction/statements.py)
+_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself|we|us|our|ours|ourselves)\b", re.I)
 
 def first_person(query):
     """Whether a question is asked in the first person ("Where do I live now?"), so that it is
-    about the owner: "I" counts only as a capital (a lower-case "i" is a list item or a typo)."""
+    about the owner, alone or with others ("we", "our"): "I" counts only as a capital (a
+    lower-case "i" is a list item or a typo)."""
     text = (query or "")[:MAX_QUERY_CHARS]
     return bool(_FIRST_PERSON.search(text) or _FIRST_PERSON_LOWER.search(text))
 
@@ -9290,11 +9299,11 @@ def packet(
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
     and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
     `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it.
-    `of_days` (ranked, the days the question names) -> ranked keeps what is of those days
+    `of_days` (ranked, the days the question names, as_of) -> ranked keeps what is of those days
     (plpy/passage_days.py, which build_packet passes)."""
     words = content_words(query)
     if of_days is not None:
-        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"))
+        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"), report.get("as_of"))
     chosen = packet_choice(query, ranked, settings)
     found = (report.get("answer") or {}).get("found") is not False
     if order is not None and found:  # the nearest of nothing that answers tell no change
@@ -11143,11 +11152,14 @@ def capsule_section(chosen, capsules, words, budget, cfg):
     return "## Capsules\n" + "".join(blocks), shown, stale, withheld
 
 _FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
-_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself)\b", re.I)
+# "we" and "our" take the owner in ("Where do we live?", "our landlord"), as the statements
+# of "we" do (extraction/statements.py)
+_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself|we|us|our|ours|ourselves)\b", re.I)
 
 def first_person(query):
     """Whether a question is asked in the first person ("Where do I live now?"), so that it is
-    about the owner: "I" counts only as a capital (a lower-case "i" is a list item or a typo)."""
+    about the owner, alone or with others ("we", "our"): "I" counts only as a capital (a
+    lower-case "i" is a list item or a typo)."""
     text = (query or "")[:MAX_QUERY_CHARS]
     return bool(_FIRST_PERSON.search(text) or _FIRST_PERSON_LOWER.search(text))
 
@@ -11374,11 +11386,11 @@ def packet(
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
     and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
     `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it.
-    `of_days` (ranked, the days the question names) -> ranked keeps what is of those days
+    `of_days` (ranked, the days the question names, as_of) -> ranked keeps what is of those days
     (plpy/passage_days.py, which build_packet passes)."""
     words = content_words(query)
     if of_days is not None:
-        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"))
+        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"), report.get("as_of"))
     chosen = packet_choice(query, ranked, settings)
     found = (report.get("answer") or {}).get("found") is not False
     if order is not None and found:  # the nearest of nothing that answers tell no change
@@ -11722,7 +11734,42 @@ plpy/search.py so that the functions that inline search do not inline the tempor
 """
 
 import datetime
+import re
 
+"""English month names for the date readers (stdlib only): banding and temporal."""
+
+MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}  # fmt: skip
+
+#: A regex group matching any month name or abbreviation, with an optional dot.
+MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+
+WEEKDAYS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"),
+            ("thursday", "thu", "thur", "thurs"), ("friday", "fri"), ("saturday", "sat"),
+            ("sunday", "sun"),
+        ]
+    )
+    for name in names
+}  # fmt: skip
+"""Weekday names and abbreviations, Monday 0 (datetime.date.weekday)."""
+
+#: A regex group matching any weekday name or abbreviation, with an optional dot.
+WEEKDAY_PATTERN = "(" + "|".join(sorted(WEEKDAYS, key=len, reverse=True)) + r")\.?"
 """Retrieval logic that is not a query (stdlib only).
 
 Inlined into exo_private.retrieve (`# exo:include search`) and importable as
@@ -12581,11 +12628,14 @@ def capsule_section(chosen, capsules, words, budget, cfg):
     return "## Capsules\n" + "".join(blocks), shown, stale, withheld
 
 _FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
-_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself)\b", re.I)
+# "we" and "our" take the owner in ("Where do we live?", "our landlord"), as the statements
+# of "we" do (extraction/statements.py)
+_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself|we|us|our|ours|ourselves)\b", re.I)
 
 def first_person(query):
     """Whether a question is asked in the first person ("Where do I live now?"), so that it is
-    about the owner: "I" counts only as a capital (a lower-case "i" is a list item or a typo)."""
+    about the owner, alone or with others ("we", "our"): "I" counts only as a capital (a
+    lower-case "i" is a list item or a typo)."""
     text = (query or "")[:MAX_QUERY_CHARS]
     return bool(_FIRST_PERSON.search(text) or _FIRST_PERSON_LOWER.search(text))
 
@@ -12812,11 +12862,11 @@ def packet(
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
     and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
     `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it.
-    `of_days` (ranked, the days the question names) -> ranked keeps what is of those days
+    `of_days` (ranked, the days the question names, as_of) -> ranked keeps what is of those days
     (plpy/passage_days.py, which build_packet passes)."""
     words = content_words(query)
     if of_days is not None:
-        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"))
+        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"), report.get("as_of"))
     chosen = packet_choice(query, ranked, settings)
     found = (report.get("answer") or {}).get("found") is not False
     if order is not None and found:  # the nearest of nothing that answers tell no change
@@ -13047,41 +13097,6 @@ import calendar
 import datetime
 import re
 import unicodedata
-
-"""English month names for the date readers (stdlib only): banding and temporal."""
-
-MONTHS = {
-    name: number
-    for number, names in enumerate(
-        [
-            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
-            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
-            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for name in names
-}  # fmt: skip
-
-#: A regex group matching any month name or abbreviation, with an optional dot.
-MONTH_PATTERN = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
-
-WEEKDAYS = {
-    name: number
-    for number, names in enumerate(
-        [
-            ("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"),
-            ("thursday", "thu", "thur", "thurs"), ("friday", "fri"), ("saturday", "sat"),
-            ("sunday", "sun"),
-        ]
-    )
-    for name in names
-}  # fmt: skip
-"""Weekday names and abbreviations, Monday 0 (datetime.date.weekday)."""
-
-#: A regex group matching any weekday name or abbreviation, with an optional dot.
-WEEKDAY_PATTERN = "(" + "|".join(sorted(WEEKDAYS, key=len, reverse=True)) + r")\.?"
 
 SCAN_CHARS = 2000
 MAX_CUES = 200
@@ -13716,12 +13731,21 @@ def detect(query, cues, today, archive_after_days=365, numeric_order="dmy"):
         "signals": signals,
     }
 
-def of_named_days(ranked, span, numeric_order="dmy"):
+# What any day, week or month temporal.detect reads has in it: figures parted by - / or . (a
+# numeric date), a month's name, or a word of a day, week, month, year or quarter ("yesterday",
+# "on Tuesday", "two weeks ago", "last month"); a bare year or "Q3" spans more than a month. A
+# passage with none of them states no day, so the parser (about 0.45 ms a passage) is not run.
+_MAY_STATE_A_DAY = re.compile(
+    r"[0-9][-/.][0-9]|day|week|month|year|decade|quarter|(?<!\w)" + MONTH_PATTERN, re.I
+)
+
+def of_named_days(ranked, span, as_of=None, numeric_order="dmy"):
     """The candidates of the days a question names (named_days: a day, a week, a month), when any
     is: written on them (a chat window: a message sent on them), or stating one of them in their
-    text (temporal.detect; "yesterday" read from the passage's own day). A note of the next week
-    that shares the question's words answers nothing of the day asked about. All of ranked when
-    the question names no such days or none is of them."""
+    text (temporal.detect; "yesterday" read from the passage's own day, or from as_of, the
+    search's day, for a passage of no day). A note of the next week that shares the question's
+    words answers nothing of the day asked about. All of ranked when the question names no such
+    days or none is of them."""
     days = named_days(span)
     if not days:
         return ranked
@@ -13734,11 +13758,12 @@ def of_named_days(ranked, span, numeric_order="dmy"):
         sent = [t for t in (c.get("chat") or {}).get("sent_at") or [] if t]
         if any(within(t) for t in sent or [c.get("written_at") or "0001-01-01"]):
             return True
-        written = c.get("written_at")
+        text = said(c["body"]) if c.get("chat") else c["body"]
+        if not _MAY_STATE_A_DAY.search(text):
+            return False
+        written = c.get("written_at") or as_of
         today = datetime.date.fromisoformat(written[:10]) if written else datetime.date.today()
-        stated = detect(
-            said(c["body"]) if c.get("chat") else c["body"], [], today, numeric_order=numeric_order
-        )
+        stated = detect(text, [], today, numeric_order=numeric_order)
         return any(
             s.get("first_day") and within(s["first_day"]) and within(s["last_day"]) for s in stated["signals"]
         )
@@ -14629,11 +14654,14 @@ def capsule_section(chosen, capsules, words, budget, cfg):
     return "## Capsules\n" + "".join(blocks), shown, stale, withheld
 
 _FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
-_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself)\b", re.I)
+# "we" and "our" take the owner in ("Where do we live?", "our landlord"), as the statements
+# of "we" do (extraction/statements.py)
+_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself|we|us|our|ours|ourselves)\b", re.I)
 
 def first_person(query):
     """Whether a question is asked in the first person ("Where do I live now?"), so that it is
-    about the owner: "I" counts only as a capital (a lower-case "i" is a list item or a typo)."""
+    about the owner, alone or with others ("we", "our"): "I" counts only as a capital (a
+    lower-case "i" is a list item or a typo)."""
     text = (query or "")[:MAX_QUERY_CHARS]
     return bool(_FIRST_PERSON.search(text) or _FIRST_PERSON_LOWER.search(text))
 
@@ -14860,11 +14888,11 @@ def packet(
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
     and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
     `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it.
-    `of_days` (ranked, the days the question names) -> ranked keeps what is of those days
+    `of_days` (ranked, the days the question names, as_of) -> ranked keeps what is of those days
     (plpy/passage_days.py, which build_packet passes)."""
     words = content_words(query)
     if of_days is not None:
-        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"))
+        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"), report.get("as_of"))
     chosen = packet_choice(query, ranked, settings)
     found = (report.get("answer") or {}).get("found") is not False
     if order is not None and found:  # the nearest of nothing that answers tell no change
@@ -32287,11 +32315,14 @@ def capsule_section(chosen, capsules, words, budget, cfg):
     return "## Capsules\n" + "".join(blocks), shown, stale, withheld
 
 _FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
-_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself)\b", re.I)
+# "we" and "our" take the owner in ("Where do we live?", "our landlord"), as the statements
+# of "we" do (extraction/statements.py)
+_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself|we|us|our|ours|ourselves)\b", re.I)
 
 def first_person(query):
     """Whether a question is asked in the first person ("Where do I live now?"), so that it is
-    about the owner: "I" counts only as a capital (a lower-case "i" is a list item or a typo)."""
+    about the owner, alone or with others ("we", "our"): "I" counts only as a capital (a
+    lower-case "i" is a list item or a typo)."""
     text = (query or "")[:MAX_QUERY_CHARS]
     return bool(_FIRST_PERSON.search(text) or _FIRST_PERSON_LOWER.search(text))
 
@@ -32518,11 +32549,11 @@ def packet(
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
     and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
     `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it.
-    `of_days` (ranked, the days the question names) -> ranked keeps what is of those days
+    `of_days` (ranked, the days the question names, as_of) -> ranked keeps what is of those days
     (plpy/passage_days.py, which build_packet passes)."""
     words = content_words(query)
     if of_days is not None:
-        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"))
+        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"), report.get("as_of"))
     chosen = packet_choice(query, ranked, settings)
     found = (report.get("answer") or {}).get("found") is not False
     if order is not None and found:  # the nearest of nothing that answers tell no change
@@ -34044,11 +34075,14 @@ def capsule_section(chosen, capsules, words, budget, cfg):
     return "## Capsules\n" + "".join(blocks), shown, stale, withheld
 
 _FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b")
-_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself)\b", re.I)
+# "we" and "our" take the owner in ("Where do we live?", "our landlord"), as the statements
+# of "we" do (extraction/statements.py)
+_FIRST_PERSON_LOWER = re.compile(r"\b(?:me|my|mine|myself|we|us|our|ours|ourselves)\b", re.I)
 
 def first_person(query):
     """Whether a question is asked in the first person ("Where do I live now?"), so that it is
-    about the owner: "I" counts only as a capital (a lower-case "i" is a list item or a typo)."""
+    about the owner, alone or with others ("we", "our"): "I" counts only as a capital (a
+    lower-case "i" is a list item or a typo)."""
     text = (query or "")[:MAX_QUERY_CHARS]
     return bool(_FIRST_PERSON.search(text) or _FIRST_PERSON_LOWER.search(text))
 
@@ -34275,11 +34309,11 @@ def packet(
     which were shown and which skipped. `order` (query, chosen, report, ranked) -> chosen reorders
     and marks what the packet cites (plpy/changes.py order_changes, which build_packet passes).
     `timeline`, the Timeline section of an aggregate question (plpy/timeline.py), opens it.
-    `of_days` (ranked, the days the question names) -> ranked keeps what is of those days
+    `of_days` (ranked, the days the question names, as_of) -> ranked keeps what is of those days
     (plpy/passage_days.py, which build_packet passes)."""
     words = content_words(query)
     if of_days is not None:
-        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"))
+        ranked = of_days(ranked, (report.get("temporal") or {}).get("span"), report.get("as_of"))
     chosen = packet_choice(query, ranked, settings)
     found = (report.get("answer") or {}).get("found") is not False
     if order is not None and found:  # the nearest of nothing that answers tell no change

@@ -1,6 +1,12 @@
 """plpy/passage_days.py: the passages of the days a question names."""
 
+import datetime
+import pathlib
+
 import passage_days
+import temporal
+
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 
 
 def test_a_question_of_named_days_cites_only_what_is_of_them_when_anything_is():
@@ -33,5 +39,32 @@ def test_a_question_of_named_days_cites_only_what_is_of_them_when_anything_is():
     assert passage_days.of_named_days(ranked, None) == ranked
     # a numeric date read in the setting's order: 04/03 is 4 March in dmy, 3 April in mdy
     numeric = note("2025-04-10", "Paid on 04/03/2025.")
-    assert passage_days.of_named_days([other, numeric], day, "dmy") == [numeric]
-    assert passage_days.of_named_days([other, numeric], day, "mdy") == [other, numeric]
+    assert passage_days.of_named_days([other, numeric], day, numeric_order="dmy") == [numeric]
+    assert passage_days.of_named_days([other, numeric], day, numeric_order="mdy") == [other, numeric]
+
+
+def test_a_passage_of_no_day_reads_its_relative_days_from_the_search_day():
+    undated = {"chunk_id": "u", "body": "Yesterday I ordered the pan.", "written_at": None, "chat": None}
+    other = {"chunk_id": "o", "body": "Ordered a notebook.", "written_at": "2025-03-06T00:00:00+00:00"}
+    day = {"first": "2025-03-04", "last": "2025-03-04"}
+    assert passage_days.of_named_days([other, undated], day, "2025-03-05") == [undated]
+    assert passage_days.of_named_days([other, undated], day, "2025-03-09") == [other, undated]
+
+
+def test_the_parser_is_skipped_only_for_text_that_states_no_day():
+    """Every sentence of the example vault and chats in which temporal.detect reads a day, a week
+    or a month passes the pre-check, so skipping the parser changes no packet."""
+    today = datetime.date(2026, 6, 1)
+    files = [*EXAMPLES.glob("vault/**/*.md"), *EXAMPLES.glob("chats/**/*")]
+    read = 0
+    for path in (p for p in files if p.is_file()):
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            for s in temporal.detect(line, [], today)["signals"]:
+                if not s.get("first_day"):
+                    continue
+                first, last = (datetime.date.fromisoformat(s[k]) for k in ("first_day", "last_day"))
+                if (last - first).days < 31:
+                    read += 1
+                    assert passage_days._MAY_STATE_A_DAY.search(line), (path.name, line)
+    assert read > 50  # the examples state days in many forms
+    assert not passage_days._MAY_STATE_A_DAY.search("Ordered a notebook and a pan.")

@@ -726,9 +726,21 @@ def test_a_chat_excerpt_shows_times_without_the_day_its_citation_names():
 
 
 def test_a_question_in_the_first_person_is_about_the_owner():
-    for query in ("Where do I live now?", "what is my rent", "Remind me", "MY SERVER"):
+    for query in (
+        "Where do I live now?",
+        "what is my rent",
+        "Remind me",
+        "MY SERVER",
+        "Where do we live?",
+        "our wifi",
+    ):
         assert search.first_person(query), query
-    for query in ("Where does Ana live?", "list item i) rent", "Iris and Ivan"):
+    for query in (
+        "Where does Ana live?",
+        "list item i) rent",
+        "Iris and Ivan",
+        "Where do they usually meet?",
+    ):
         assert not search.first_person(query), query
 
 
