@@ -18,16 +18,19 @@ worker, the CLI, or the database server for calls made in SQL) whose value is se
 ``Authorization: Bearer``. The key itself is never stored in a setting.
 
 Every call made inside PostgreSQL (PL/Python) on the server process's own thread asks for the
-statement's interrupts every POLL_S while it waits for its answer (statement_check), so a
-cancelled or timed-out statement ends within a quarter second whatever the endpoint does; the
-database's error goes up, not a ModelError. A call on a thread of its own is cut off from the
+statement's interrupts every POLL_S while it connects, sends and waits for and reads its answer
+(statement_check, _Call), so a cancelled or timed-out statement ends within a quarter second
+whatever the endpoint does (drops packets, never answers, trickles); the database's error goes
+up, not a ModelError. A call on a thread of its own is cut off from the
 server's thread instead (Cancel.join).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import http.client
+import io
 import ipaddress
 import json
 import math
@@ -102,8 +105,9 @@ class Cancel:
     and the server sees its client gone (llama-server then stops generating); a call begun
     after it raises Cancelled without connecting.
 
-    `check`, when given, is asked every POLL_S while a call waits for its answer (in place of
-    statement_check), and whatever it raises ends the call and closes its connection."""
+    `check`, when given, is asked every POLL_S while a call connects, sends or waits for its
+    answer (in place of statement_check), and whatever it raises ends the call and closes its
+    connection."""
 
     def __init__(self, check: Callable[[], object] | None = None) -> None:
         self._lock = threading.Lock()
@@ -125,7 +129,7 @@ class Cancel:
         """A call's connection is open: cancel() shuts it down (at once when cancelled already)."""
         with self._lock:
             if not self.cancelled:
-                self._sockets = [s for s in self._sockets if s.fileno() != -1] + [sock]
+                self._sockets = [s for s in self._sockets if s.fileno() != -1 and s is not sock] + [sock]
                 return
         _shut_down(sock)
 
@@ -159,13 +163,102 @@ def statement_check() -> Callable[[], object] | None:
     return lambda: plpy.execute("select pg_catalog.pg_sleep(0)")
 
 
-def _wait_readable(sock: socket.socket, timeout: float | None, check: Callable[[], object]) -> None:
-    """Until sock has an answer to read, asking check every POLL_S; TimeoutError past timeout."""
-    deadline = None if timeout is None else time.monotonic() + timeout
-    while not select.select([sock], [], [], POLL_S)[0]:
-        check()
-        if deadline is not None and time.monotonic() > deadline:
-            raise TimeoutError("timed out")
+class _Call:
+    """What one request's connection waits under: the call's deadline, its Cancel and its check.
+    Every wait (connecting, sending, each read of the answer) is a select of at most POLL_S, so a
+    host that drops packets, never answers or trickles a byte at a time holds the call no longer
+    than its deadline, its Cancel or (asked at least every POLL_S) its check allow."""
+
+    def __init__(self, timeout_s: float, cancel: Cancel | None, check: Callable[[], object] | None) -> None:
+        self.deadline = time.monotonic() + timeout_s
+        self.cancel = cancel
+        self.check = check
+        self._next_check = time.monotonic() + POLL_S
+
+    def wait(self, sock: socket.socket, *, write: bool = False) -> None:
+        """Until sock can be written (write) or read; TimeoutError past the deadline, an OSError
+        once cancelled, whatever the check raises."""
+        while True:
+            now = time.monotonic()
+            if self.cancel is not None and self.cancel.cancelled:
+                raise ConnectionAbortedError("the call was given up")
+            if now >= self.deadline:
+                raise TimeoutError("timed out")
+            if self.check is not None and now >= self._next_check:
+                self.check()
+                self._next_check = now + POLL_S
+            waits = ([], [sock]) if write else ([sock], [])
+            if any(select.select(*waits, [], min(POLL_S, self.deadline - now))[:2]):
+                return
+
+    def connect(self, address, timeout=None, source_address=None, *_args, **_kwargs) -> socket.socket:
+        """socket.create_connection in slices (HTTPConnection._create_connection): each address
+        connected without blocking, the socket handed to the Cancel before the SYN goes out."""
+        error: OSError | None = None
+        for family, kind, proto, _, sockaddr in socket.getaddrinfo(*address, 0, socket.SOCK_STREAM):
+            sock = socket.socket(family, kind, proto)
+            try:
+                if self.cancel is not None:
+                    self.cancel.track(sock)
+                if source_address:
+                    sock.bind(source_address)
+                sock.setblocking(False)
+                if (code := sock.connect_ex(sockaddr)) not in (0, errno.EINPROGRESS):
+                    raise OSError(code, os.strerror(code))
+                self.wait(sock, write=True)
+                if code := sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+                    raise OSError(code, os.strerror(code))
+                sock.settimeout(timeout)
+                return sock
+            except OSError as exc:
+                sock.close()
+                error = exc
+                if isinstance(exc, TimeoutError | ConnectionAbortedError):
+                    break  # the call's deadline or Cancel: no other address either
+            except BaseException:
+                sock.close()
+                raise
+        raise error or OSError(f"{address[0]} has no address")
+
+
+class _SlicedReader(io.RawIOBase):
+    """The answer's bytes as a socket's own reader gives them, each read waited for in slices
+    (_Call.wait). Wraps sock.makefile, whose reference keeps the socket open after urllib closes
+    the connection (the response still reads it)."""
+
+    def __init__(self, sock: socket.socket, call: _Call) -> None:
+        self._sock, self._raw, self._call = sock, sock.makefile("rb", buffering=0), call
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int | None:
+        if not (isinstance(self._sock, ssl.SSLSocket) and self._sock.pending()):
+            self._call.wait(self._sock)  # TLS: bytes already decrypted need no wait
+        return self._raw.readinto(buffer)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _SlicedSocket:
+    """A connected socket (TLS or not) whose request is sent and whose answer is read in slices."""
+
+    def __init__(self, sock: socket.socket, call: _Call) -> None:
+        self._sock, self._call = sock, call
+
+    def sendall(self, data) -> None:
+        view = memoryview(data).cast("B")
+        while view:
+            self._call.wait(self._sock, write=True)
+            view = view[self._sock.send(view) :]
+
+    def makefile(self, mode: str = "rb", *_args, **_kwargs):
+        return io.BufferedReader(_SlicedReader(self._sock, self._call))
+
+    def __getattr__(self, name: str):
+        return getattr(self._sock, name)
 
 
 def _shut_down(sock: socket.socket) -> None:
@@ -173,42 +266,34 @@ def _shut_down(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)  # a recv blocked in another thread returns at once
 
 
-def _tracked(http_class, cancel: Cancel | None, check: Callable[[], object] | None):
-    """http_class's connections, each handed to `cancel` once connected, and with a check
-    waiting for the answer through _wait_readable."""
+def _sliced(http_class, call: _Call):
+    """http_class's connections, connected, sent and read in slices under call, each handed to
+    its Cancel once connected (the TLS socket too)."""
 
     def connection(*args, **kwargs):
         conn = http_class(*args, **kwargs)
-        if cancel is not None:
-            connect = conn.connect
+        conn._create_connection = call.connect
+        connect = conn.connect
 
-            def tracked_connect() -> None:
-                connect()
-                cancel.track(conn.sock)
+        def sliced_connect() -> None:
+            connect()
+            if call.cancel is not None:
+                call.cancel.track(conn.sock)
+            conn.sock = _SlicedSocket(conn.sock, call)
 
-            conn.connect = tracked_connect
-        if check is not None:
-            getresponse = conn.getresponse
-
-            def checked_getresponse(*args, **kwargs):
-                _wait_readable(conn.sock, conn.timeout, check)
-                return getresponse(*args, **kwargs)
-
-            conn.getresponse = checked_getresponse
+        conn.connect = sliced_connect
         return conn
 
     return connection
 
 
 class _Cancellable:
-    """A urllib handler whose requests' connections their Cancel can shut down (request.cancel)
-    and that ask request.check while they wait for the answer."""
+    """A urllib handler whose requests' connections wait in slices under request.call: their
+    Cancel can shut them down, their check is asked while they wait."""
 
     def do_open(self, http_class, req, **kwargs):
-        cancel, check = getattr(req, "cancel", None), getattr(req, "check", None)
-        if cancel is not None or check is not None:
-            http_class = _tracked(http_class, cancel, check)
-        return super().do_open(http_class, req, **kwargs)
+        call = getattr(req, "call", None)
+        return super().do_open(http_class if call is None else _sliced(http_class, call), req, **kwargs)
 
 
 class _HTTPHandler(_Cancellable, urllib.request.HTTPHandler):
@@ -462,14 +547,13 @@ def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeo
     ModelError otherwise. The endpoint's api_key goes as ``Authorization: Bearer``; its cancel
     may cut the call short (Cancelled).
 
-    ``timeout_s`` bounds the whole call: it is the socket timeout for connecting
-    and for the wait for the answer (a non-streaming reply arrives only when the
-    generation is done), and the deadline checked while the body is read.
+    ``timeout_s`` bounds the whole call: connecting, sending, the wait for the
+    answer (a non-streaming reply arrives only when the generation is done) and
+    its reading, each waited for in slices of POLL_S (_Call).
     """
     cancel = endpoint.cancel
     if cancel is not None and cancel.cancelled:
         raise Cancelled(f"{url}: the call was given up before it began", url)
-    deadline = time.monotonic() + timeout_s
     headers = {"Accept": "application/json"}
     if payload is not None:
         headers["Content-Type"] = "application/json"
@@ -481,19 +565,14 @@ def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeo
         method="GET" if payload is None else "POST",
         headers=headers,
     )
-    request.cancel = cancel  # type: ignore[attr-defined]  # read by _Cancellable
     # read by _Cancellable: a Cancel's own check, else the statement's inside PostgreSQL
-    request.check = (cancel and cancel.check) or statement_check()  # type: ignore[attr-defined]
+    check = (cancel and cancel.check) or statement_check()
+    request.call = _Call(timeout_s, cancel, check)  # type: ignore[attr-defined]
     opener = _NO_PROXY if _is_loopback(url) else _DEFAULT
     try:
         with opener.open(request, timeout=timeout_s) as response:
             status = response.status
-            chunks = []
-            while chunk := response.read1(_READ_CHUNK):  # read1: returns what has arrived
-                chunks.append(chunk)
-                if time.monotonic() > deadline:
-                    raise TimeoutError
-            raw = b"".join(chunks)
+            raw = b"".join(iter(lambda: response.read1(_READ_CHUNK), b""))  # read1: what has arrived
     except (OSError, http.client.HTTPException) as exc:  # urllib's errors are OSErrors
         if cancel is not None and cancel.cancelled:
             raise Cancelled(f"{url}: the call was given up before it was answered", url) from None
@@ -502,8 +581,6 @@ def _request(url: str, payload: dict[str, Any] | None, endpoint: Endpoint, timeo
         if isinstance(exc, urllib.error.URLError):
             raise _transport_error(url, exc.reason, timeout_s) from None
         raise _transport_error(url, exc, timeout_s) from None
-    if time.monotonic() > deadline:
-        raise Timeout(f"{url} took longer than {timeout_s:g} s", url)
     if not 200 <= status < 300:
         raise BadResponse(f"{url} answered HTTP {status}", url)
     return raw

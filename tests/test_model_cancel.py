@@ -4,13 +4,15 @@ Every call plpy/model_client.py makes on the server process's own thread asks fo
 interrupts while it waits (model_client.statement_check), and the search's query embedding,
 fetched on a thread of its own, is cut off from the server's thread (Cancel.join): a statement
 timeout, pg_cancel_backend or the reader watchdog ends a search within about a second while a
-model endpoint never answers, and no thread is left holding a connection. The never-answering
-endpoint is a stand-in (fault injection); the database, the notes and their MiniLM embeddings are
-real. Every endpoint's own timeout is 60 s, so a statement that ends in seconds was cancelled.
+model endpoint never answers, and no thread is left holding a connection. So does a call still
+connecting to a host that drops packets, or reading an answer trickled a byte at a time. The
+never-answering endpoint is a stand-in (fault injection); the database, the notes and their MiniLM
+embeddings are real. Every endpoint's own timeout is 60 s, so a statement that ends in seconds was cancelled.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +22,7 @@ import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 from support.db import cloned_database, use_embeddings
-from support.standin import Reply, StandIn
+from support.standin import Reply, StandIn, silent_port
 
 from exocortex.ingest import pipeline
 from exocortex.plpy import model_client as client
@@ -200,6 +202,26 @@ def test_pg_cancel_backend_ends_a_query_embedding_that_never_comes(notes):
                 )
         assert wait_for(lambda: hanging.hang_ups == 1)
         assert took < BOUND_S, f"exo.embed_query took {took:.1f} s, cancelled once it asked"
+
+
+@pytest.mark.parametrize("host", ["drops packets", "trickles its answer"])
+def test_a_statement_timeout_ends_a_query_embedding_from_a_host_that(notes, host):
+    """The call waits in the connect (the SYN unanswered) or in its reads (a byte every 0.1 s of a
+    600-byte answer): each wait is cut into slices that ask for the statement's interrupts."""
+    trickle = Reply(body=b" " * 600, trickle=True)
+    with contextlib.ExitStack() as stack, notes.connect(autocommit=False) as conn:
+        if host == "drops packets":
+            url = stack.enter_context(silent_port())
+        else:
+            url = stack.enter_context(StandIn(lambda path, request: trickle)).url
+        settings = {
+            "retrieval__embed_timeout_s": TIMEOUT_S,
+            "models__embeddings": {"url": url, "timeout_s": TIMEOUT_S},
+        }
+        with as_reader(conn, **settings):
+            took = timed_out(conn, "select exo.embed_query(%s)", (f"the lamp of a host that {host}",))
+        assert took < BOUND_S, f"exo.embed_query took {took:.1f} s after a 1 s statement timeout"
+        conn.execute("select 1")  # the session goes on
 
 
 def test_outside_the_database_no_check_is_asked():

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from support.models import CHAT_MODEL, free_ports
-from support.standin import Reply, StandIn
+from support.standin import Reply, StandIn, silent_port
 
 from exocortex.cli.models import models
 from exocortex.config import Config
@@ -286,6 +286,52 @@ def test_a_check_asked_while_the_answer_is_awaited_ends_the_call_with_what_it_ra
     deadline = time.monotonic() + 2
     while stand_in.hang_ups == hang_ups + 1 and time.monotonic() < deadline:
         time.sleep(0.01)  # the stand-in sees that one go too before the next test counts
+
+
+def test_a_host_that_drops_packets_holds_a_call_no_longer_than_its_deadline_cancel_or_check():
+    with silent_port() as url:
+        began = time.monotonic()
+        with pytest.raises(Timeout, match="did not answer within 0.5 s"):
+            client.embed(_ep(url, timeout_s=0.5), ["a"])
+        assert 0.45 <= time.monotonic() - began < 1.5
+        # Cut off from another thread while the SYN goes unanswered (the worker's stop).
+        cancel = client.Cancel()
+        cutter = threading.Timer(0.3, cancel.cancel)
+        cutter.start()
+        began = time.monotonic()
+        with pytest.raises(client.Cancelled):
+            client.embed(dataclasses.replace(_ep(url, timeout_s=30), cancel=cancel), ["a"])
+        assert time.monotonic() - began < 0.3 + client.POLL_S + 1.0
+        cutter.join()
+        # A check asked while it connects (a statement's interrupts in the database).
+        asked: list[float] = []
+
+        def check() -> None:
+            asked.append(time.monotonic())
+            if len(asked) == 3:
+                raise KeyboardInterrupt  # what no handler of the client catches
+
+        began = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            client.embed(dataclasses.replace(_ep(url, timeout_s=30), cancel=client.Cancel(check)), ["a"])
+        assert time.monotonic() - began < 3 * client.POLL_S + 1.0
+
+
+def test_a_check_is_asked_while_a_trickled_answer_comes_in(stand_in):
+    """The trickle's headers come at once, then a byte every 0.1 s: each read returns, and the
+    check is still asked every POLL_S."""
+    asked: list[float] = []
+
+    def check() -> None:
+        asked.append(time.monotonic())
+        if len(asked) == 3:
+            raise KeyboardInterrupt
+
+    endpoint = dataclasses.replace(_ep(at(stand_in, "trickle"), timeout_s=30), cancel=client.Cancel(check))
+    began = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        client.embed(endpoint, ["a"])  # the body takes about 5 s
+    assert time.monotonic() - began < 3 * client.POLL_S + 1.0
 
 
 # -- the real servers ---------------------------------------------------------------------

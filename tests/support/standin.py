@@ -2,7 +2,8 @@
 
 The only fake server the tests use, and only for faults a real model cannot
 produce on demand (HTTP 5xx, malformed bodies, slow, trickling or dropped
-answers) or for an instant "no-op model". Tests pass `respond(path, request) ->
+answers) or for an instant "no-op model"; silent_port stands for a host that
+drops packets. Tests pass `respond(path, request) ->
 Reply` (request is None for a GET) and read `requests` (the POSTs, in order) and
 `hang_ups` (requests whose client closed the connection while the reply was delayed).
 """
@@ -14,7 +15,8 @@ import select
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -147,3 +149,27 @@ class StandIn:
         self.server.shutdown()
         self.server.server_close()
         self.thread.join(5)
+
+
+@contextmanager
+def silent_port(host: str = "127.0.0.1") -> Iterator[str]:
+    """The base URL (.../v1) of a port that neither takes a connection nor refuses one, as a host
+    that drops packets: a listener that never accepts, its queue filled, so the kernel drops each
+    further SYN and a connect waits (for its timeout)."""
+    with socket.socket() as listener:
+        listener.bind((host, 0))
+        listener.listen(0)
+        queued: list[socket.socket] = []
+        try:
+            while True:  # fill the queue: until a connect is not taken at once
+                sock = socket.socket()
+                queued.append(sock)
+                sock.setblocking(False)
+                sock.connect_ex(listener.getsockname())
+                if not select.select([], [sock], [], 0.3)[1]:
+                    break
+            host_, port = listener.getsockname()[:2]
+            yield f"http://{host_}:{port}/v1"
+        finally:
+            for sock in queued:
+                sock.close()
