@@ -12,9 +12,11 @@ from datetime import date, datetime, timedelta
 from email.utils import format_datetime
 
 import pytest
+from click.testing import CliRunner
 from support.files import write
 from support.timeline import answer, packet
 
+from exocortex.cli import main
 from exocortex.extraction import events
 from exocortex.ingest import pipeline
 from exocortex.ingest.chat import import_chat
@@ -248,7 +250,7 @@ def test_a_mail_sentence_of_no_day_keeps_the_date_headers_day(db, tmp_path):
 # -- plans in the timeline --------------------------------------------------------------------
 
 
-def test_a_plan_is_kept_apart_and_the_timeline_says_it_did_not_count_it(db, tmp_path):
+def test_a_plan_is_kept_apart_and_the_timeline_says_it_did_not_count_it(db, tmp_path, monkeypatch):
     with db.connect("exo_writer") as conn:
         conn.execute("select exo_private.set_owner('Robin Ashdown')")
     lines = [
@@ -279,6 +281,12 @@ def test_a_plan_is_kept_apart_and_the_timeline_says_it_did_not_count_it(db, tmp_
     assert done == [("2019-03-03", "swim")]
     assert plans == [("2019-03-08", "swim"), ("2019-03-09", "see"), ("2019-03-10", "dinner")]
     assert counted == [("swim", 1)]  # the count of what happened
+    # `exo events list --planned` (and the API and MCP tool behind it) lists the plans
+    monkeypatch.setenv("EXO_READER_URL", db.url("exo_reader"))
+    listed = CliRunner().invoke(main, ["events", "list", "--planned", "--json"], catch_exceptions=False)
+    assert [(e["day"], e["activity"]) for e in json.loads(listed.output)] == plans
+    both = CliRunner().invoke(main, ["events", "list", "--json"], catch_exceptions=False)
+    assert [(e["day"], e["activity"]) for e in json.loads(both.output)] == done
     found = packet(db, "How many times did I go swimming in March 2019?", as_of="2019-03-31")
     assert answer(found) == "Answer: 1 time"
     section = found["text"].split("## Timeline\n", 1)[1]

@@ -62,13 +62,17 @@ def events() -> None:
 @click.option(
     "--limit", default=100, show_default=True, type=click.IntRange(1, 10000), help="At most this many."
 )
+@click.option("--planned", is_flag=True, help="The plans instead, on the days they name ahead.")
 @full_option
-def events_list(what, from_day, to_day, at_place, with_person, bridge, as_of, as_json, limit, full) -> None:
-    """Events oldest first, with the sentence each was read from (exo.events)."""
+def events_list(
+    what, from_day, to_day, at_place, with_person, bridge, as_of, as_json, limit, planned, full
+) -> None:
+    """Events oldest first, with the sentence each was read from (exo.events); plans are never
+    counted as done, and --planned lists them."""
     rows = run_api(
         lambda r: api.events(
             r, what=what, from_day=_day(from_day), to_day=_day(to_day), at_place=at_place,
-            with_person=with_person, max_events=limit, bridge=bridge, as_of=as_of,
+            with_person=with_person, max_events=limit, planned=planned, bridge=bridge, as_of=as_of,
         )
     )  # fmt: skip
     if not as_json:

@@ -670,13 +670,15 @@ def events(
     with_person: str | None = None,
     group_by: str | None = None,
     max_events: int = 100,
+    planned: bool = False,
     bridge: Sequence[str] = (),
     as_of: datetime | None = None,
 ) -> list[dict[str, Any]]:
     """exo.events: the timeline's dated events (what was done, when, how long, how far, how
-    much, where, with whom), oldest first, filtered by activity, days, place and person; with
-    group_by (activity, place, person, year, month, week, day or all), exo.event_counts: per
-    group the events, days, total minutes, km and amount, first and last day, most first."""
+    much, where, with whom), oldest first, filtered by activity, days, place and person; planned:
+    the plans instead, on the days they name ahead; with group_by (activity, place, person, year,
+    month, week, day or all), exo.event_counts: per group the done events, days, total minutes,
+    km and amount, first and last day, most first."""
     args: dict[str, Any] = {
         "what": what, "from_day": from_day, "to_day": to_day, "at_place": at_place,
         "with_person": with_person, "bridge": list(bridge),
@@ -684,8 +686,10 @@ def events(
     if as_of is not None:
         args["as_of"] = as_of
     if group_by is not None:
+        if planned:
+            raise ValueError("planned lists plans; group_by counts only what was done: give one of them")
         return call(reader, "event_counts", args | {"group_by": group_by}, "rows")
-    return call(reader, "events", args | {"max_events": max_events}, "rows")
+    return call(reader, "events", args | {"max_events": max_events, "planned": planned}, "rows")
 
 
 def audit_summary(reader: Reader) -> dict[str, Any]:

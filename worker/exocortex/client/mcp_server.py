@@ -379,7 +379,10 @@ def make_tool(spec: ToolSpec, reader: api.Reader) -> Callable[..., str]:
                 "%s failed after %.0f ms: %s", spec.name, (time.perf_counter() - started) * 1000, message
             )
             raise ToolError(message) from exc
-        except Rejected as exc:  # the SQL guard refused the statement before the database saw it
+        except (
+            Rejected,
+            ValueError,
+        ) as exc:  # refused before the database saw it (the SQL guard, an API check)
             log.info("%s refused: %s", spec.name, exc)
             raise ToolError(str(exc)) from exc
         log.info("%s answered in %.0f ms", spec.name, (time.perf_counter() - started) * 1000)
