@@ -367,6 +367,38 @@ def _(c: Cast) -> Item:
     return Item(text, "", [parent_of(p, k)])
 
 
+@phrasing("parent: C, the eldest of three children of P and Q,")
+def _(c: Cast) -> Item:
+    p, k = c.subject, c.new(family=True)
+    q = c.new("m" if p.sex == "f" else "f", family=True)
+    n = c.rng.choice(["two", "three", "four", "five"])
+    parents = f"{p.full} and {q.full}"
+    text = c.rng.choice(
+        [
+            f"{k.full} is the eldest of {n} children of {parents}.",
+            f"{k.full}, the second of {n} children of {parents}, {c.rng.choice(HOBBIES)}.",
+            f"{k.full} was one of the {n} children of {parents}.",
+            f"{k.full} was raised in {c.city()}, the only {k.word('child')} of {parents}.",
+        ]
+    )
+    return Item(text, "", [parent_of(p, k), parent_of(q, k)])
+
+
+@phrasing("parent: C was born to P and Q")
+def _(c: Cast) -> Item:
+    p, k = c.subject, c.new(family=True)
+    q = c.new("m" if p.sex == "f" else "f", family=True)
+    parents = f"{p.full} and {q.full}"
+    text = c.rng.choice(
+        [
+            f"{k.full} was born to {parents} in {c.year()}.",
+            f"{k.full}, born to {parents} in {c.city()}, {c.rng.choice(HOBBIES)}.",
+            f"{k.full} was born in {c.city()} to {parents}.",
+        ]
+    )
+    return Item(text, "", [parent_of(p, k), parent_of(q, k)])
+
+
 @phrasing("parent: C is the youngest daughter of P")
 def _(c: Cast) -> Item:
     p, k = c.subject, c.new(family=True)
@@ -526,6 +558,52 @@ def _(c: Cast) -> Item:
 def _(c: Cast) -> Item:
     a, b = _spouse(c)
     return Item(f"{a.full} has been married to {b.full} since {c.year()}.", "", [pair("SPOUSE_OF", a, b)])
+
+
+@phrasing("spouse: A is survived by her husband (of N years), B")
+def _(c: Cast) -> Item:
+    a, b = _spouse(c)
+    years = c.rng.choice(["thirty", "forty-two", "fifty", "sixty"])
+    kin = f"{a.word('poss')} {b.word('spouse')}"
+    text = c.rng.choice(
+        [
+            f"{a.full} is survived by {kin}, {b.full}.",
+            f"{a.full} is survived by {kin} of {years} years, {b.full}, and three grandchildren.",
+            f"{a.full} died in {c.year()}; {a.word('subj').lower()} leaves {kin} of {years} years, {b.full}.",
+            f"{a.full} was survived by {kin} {b.full} and a sister.",
+        ]
+    )
+    return Item(text, "", [pair("SPOUSE_OF", a, b)])
+
+
+@phrasing("spouse: A wed B (and married variants)")
+def _(c: Cast) -> Item:
+    a, b = _spouse(c)
+    text = c.rng.choice(
+        [
+            f"{a.full} wed {b.full} in {c.year()}.",
+            f"{a.full} and {b.full} wed in {c.city()}.",
+            f"In {c.year()} {a.full} married the {c.rng.choice(ROLES)} {b.full}.",
+            f"{a.full} has been wed to {b.full} since {c.year()}.",
+            f"{a.full} married {a.word('poss')} long-time partner, {b.full}, in {c.year()}.",
+        ]
+    )
+    return Item(text, "", [pair("SPOUSE_OF", a, b)])
+
+
+@phrasing("spouse: A met B ... They married")
+def _(c: Cast) -> Item:
+    a, b = _spouse(c)
+    year = c.year()
+    text = c.rng.choice(
+        [
+            f"{a.full} met {b.full} in {c.city()} in {year - 3}. They married in {year}.",
+            f"{a.full} and {b.full} met at {c.org()}. They wed two years later.",
+            f"{a.full} met {b.full} at a dance in {c.city()}. It rained all night. They got married in {year}.",
+            f"{a.full} first met {b.full} on a train. The couple married in {year}.",
+        ]
+    )
+    return Item(text, "", [pair("SPOUSE_OF", a, b)])
 
 
 @phrasing("spouse: B is the husband of A")
@@ -690,6 +768,21 @@ def _(c: Cast) -> Item:
     return Item(f"{p.full} was hired by {o} in {c.year()}.", "", [("WORKS_AT", p.full, o)])
 
 
+@phrasing("work: P ... ORG, where she still works")
+def _(c: Cast) -> Item:
+    p, o = _worker(c)
+    subj = p.word("subj").lower()
+    text = c.rng.choice(
+        [
+            f"{p.full} trained at {o}, where {subj} still works.",
+            f"{p.full} did an internship at {o} in {c.year()}, where {subj} works today.",
+            f"After a degree in physics, {p.full} returned to {o}, where {subj} works as a {c.rng.choice(ROLES)}.",
+            f"{p.full} spent a year at {o} in {c.city()}, where {subj} now works.",
+        ]
+    )
+    return Item(text, "", [("WORKS_AT", p.full, o)])
+
+
 # -- residence -------------------------------------------------------------------------------------
 
 
@@ -763,6 +856,20 @@ def _(c: Cast) -> Item:
 def _(c: Cast) -> Item:
     p, x = _resident(c)
     return Item(f"{p.full} relocated to {x} in {c.year()}.", "", [("LIVES_IN", p.full, x)])
+
+
+@phrasing("residence: P's home in CITY")
+def _(c: Cast) -> Item:
+    p, x = _resident(c)
+    text = c.rng.choice(
+        [
+            f"{p.full} spoke to reporters from {p.word('poss')} home in {x}.",
+            f"{p.full}'s home in {x} is full of books.",
+            f"{p.full} keeps a small studio at {p.word('poss')} home in {x}.",
+            f"Visitors to {p.full}'s home in {x} are greeted by two dogs.",
+        ]
+    )
+    return Item(text, "", [("LIVES_IN", p.full, x)])
 
 
 # -- distractors: nothing stated -------------------------------------------------------------------
@@ -872,6 +979,22 @@ def _(c: Cast) -> Item:
                 f"{a.full} wrote a book about {c.org()}.",
                 f"{a.full} studied physics at the University of {c.city()}.",
                 f"{a.full} thanked {b.full} in {a.word('poss')} speech.",
+            ]
+        ),
+        "",
+    )
+
+
+@_distractor("they, home, where, survived: no one")
+def _(c: Cast) -> Item:
+    a, b, d = c.new(), c.new(), c.new()
+    return Item(
+        c.rng.choice(
+            [
+                f"{a.full} introduced {b.full} to {d.full}. They married in {c.year()}.",
+                f"{a.full} sold {a.word('poss')} childhood home in {c.city()}.",
+                f"{a.full} returned to {c.org()}, where {a.word('subj').lower()} worked in the nineties.",
+                f"{a.full} often visits {c.city()}, where {a.word('poss')} brother works.",
             ]
         ),
         "",

@@ -107,6 +107,68 @@ POSITIVES = [
     ),
 ]
 
+# Constructions of issue 29's public-wiki misses, in wordings bench/people_wiki's phrasings do not use
+WIKI_MISSES = [
+    # a name set off by commas after a relation noun's phrase, that the parser hung elsewhere
+    (
+        "Ruth Adler is mourned by her husband of half a century, Elias Adler, and their grandchildren.",
+        [("Ruth Adler", "SPOUSE_OF", "Elias Adler")],
+    ),
+    # "the Rs of X and Y" after a part ("the second of", "one of"), or beside the place of a clause
+    (
+        "Mila Sorensen is the second of four daughters of Jens Sorensen and Birgit Holm.",
+        [("Jens Sorensen", "PARENT_OF", "Mila Sorensen"), ("Birgit Holm", "PARENT_OF", "Mila Sorensen")],
+    ),
+    (
+        "Nils Dahl, one of the three sons of Olaf Dahl, runs a farm.",
+        [("Olaf Dahl", "PARENT_OF", "Nils Dahl")],
+    ),
+    (
+        "Nils Dahl was born in Tromsø, the youngest son of Olaf Dahl.",
+        [("Olaf Dahl", "PARENT_OF", "Nils Dahl")],
+    ),
+    (
+        "Emil Novak was born in 1988 to Petra Novak and Jan Novak.",
+        [("Petra Novak", "PARENT_OF", "Emil Novak"), ("Jan Novak", "PARENT_OF", "Emil Novak")],
+    ),
+    # a workplace given by a "where" clause on the organisation
+    (
+        "Ines Roy studied at Leiden University, where she now teaches.",
+        [("Ines Roy", "WORKS_AT", "Leiden University")],
+    ),
+    # a home and its "in"
+    ("Photos taken at Ines Roy's home in Lisbon show a large garden.", [("Ines Roy", "LIVES_IN", "Lisbon")]),
+    # "wed": a second subject the parser gives the verb is its object; the passive in the present
+    ("Ines Roy quietly wed Tom Reed, a carpenter.", [("Ines Roy", "SPOUSE_OF", "Tom Reed")]),
+    ("Ines Roy is wed to Tom Reed.", [("Ines Roy", "SPOUSE_OF", "Tom Reed")]),
+    # "they" or "the couple" marrying: the two people the sentence before named
+    (
+        "Ines Roy met Tom Reed on a ferry. They married in Lisbon soon after.",
+        [("Ines Roy", "SPOUSE_OF", "Tom Reed")],
+    ),
+    (
+        "Ines Roy and Tom Reed grew up in Porto. After years of letters, the couple married.",
+        [("Ines Roy", "SPOUSE_OF", "Tom Reed")],
+    ),
+]
+
+WIKI_MISSES_NEGATIVE = [
+    "After visiting her husband, Tom Reed drove home.",  # the name is the next clause's subject
+    "Ana Lind called her brother, Tom Reed said.",
+    "Ines Roy visited Acme Corp, where her sister works.",  # someone else works there
+    "Ines Roy trained at Acme Corp, where she worked until 2019.",  # a past post
+    "Ines Roy sold her holiday home in Faro.",  # a home qualified: holiday, former, childhood
+    "Ines Roy's former home in Faro is a museum.",
+    "Ines Roy's home was in Faro.",
+    # "they" of more than two people, of a group, or after someone else is named
+    "Ines Roy met Tom Reed and Eva Lind in Porto. They married in 2001.",
+    "Ines Roy introduced Tom Reed to Eva Lind. They married in 2001.",
+    "Ines Roy's parents lived in Porto. They married in 1960.",
+    "Ines Roy met the Okafors in Lagos. They married in 2001.",
+    "Ines Roy met Tom Reed. Tom Reed's brothers lived nearby. They married in 2001.",
+    "Ines Roy met Tom Reed. They were married for a decade.",  # a past state
+]
+
 NEGATIVES = [
     "Lena Fischer is not Marta Kowalski's sister.",  # negated
     "Lena Fischer never worked for Equinor.",
@@ -151,6 +213,22 @@ def test_one_sentence_states_kinship_and_residence():
 @pytest.mark.parametrize("text", NEGATIVES)
 def test_negatives_state_nothing(text):
     assert triples(text) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), WIKI_MISSES)
+def test_public_wiki_constructions(text, expected):
+    assert sorted(triples(text)) == sorted(expected)
+
+
+@pytest.mark.parametrize("text", WIKI_MISSES_NEGATIVE)
+def test_public_wiki_constructions_that_state_nothing(text):
+    assert triples(text) == [], text
+
+
+def test_a_moved_to_place_with_a_where_clause_is_no_employer():
+    assert triples("Ines Roy moved to Leiden, where she works as a nurse.") == [
+        ("Ines Roy", "LIVES_IN", "Leiden")
+    ]
 
 
 def test_parent_of_points_from_parent_to_child_whichever_side_names_whom():
@@ -403,6 +481,10 @@ HELD_OUT_B = [
             ("Rosalind Achterberg", "PARENT_OF", "Marieke"),
             ("Rosalind Achterberg", "PARENT_OF", "Saskia"),
             ("Rosalind Achterberg", "SIBLING_OF", "Hendrik Vos"),
+            # "their two daughters" after her husband: his daughters too (added once the
+            # husband's name was read, 2026-12-06)
+            ("Pieter Achterberg", "PARENT_OF", "Marieke"),
+            ("Pieter Achterberg", "PARENT_OF", "Saskia"),
         },
     ),
     (
@@ -495,13 +577,14 @@ def _key(t):
     return (s, p, o)
 
 
-@pytest.mark.parametrize(("paragraphs", "recall"), [(HELD_OUT, 0.75), (HELD_OUT_B, 0.8)], ids=["A", "B"])
+@pytest.mark.parametrize(("paragraphs", "recall"), [(HELD_OUT, 0.9), (HELD_OUT_B, 0.95)], ids=["A", "B"])
 def test_held_out_wiki_paragraphs(paragraphs, recall):
-    """Over the held-out paragraphs: precision at least 0.95, and recall at least 0.75 of set A
-    (7 of 16 when it was written, 13 since the rules of relative clauses, roles and pronouns) and
-    0.8 of set B (10 of 28 when it was written, before those rules; 17 after; 23 since "their" of
-    a couple): other wording reaches further than the generator's phrasings, see
-    docs/benchmarks.md. A first name or surname alone counts when it is the paragraph's one
+    """Over the held-out paragraphs: precision at least 0.95, and recall at least 0.9 of set A
+    (7 of 16 when it was written, 13 since the rules of relative clauses, roles and pronouns, 15
+    since "wed" read as a verb with a second subject and "whose mother") and 0.95 of set B (10 of
+    28 when it was written, before those rules; 17 after; 23 since "their" of a couple; 30 of 30
+    since a set-off name, a part "of five children of", a "where" clause and a home): other
+    wording reaches further than the generator's phrasings, see docs/benchmarks.md. A first name or surname alone counts when it is the paragraph's one
     person of that name."""
     from exocortex.extraction.relation_syntax import note_subject
 

@@ -10,8 +10,13 @@ A relation noun (relation_patterns.KIN: mother, son, sister, wife, partner, frie
   its possessor   a possessive ("Ana's son", "my son": the author, "her son": the person the
                   sentence or the note is about), an "of" object ("the son of Ana"), or the
                   subject of "have" ("Ana has two sons, ...")
-  to whom it names  an apposition ("Ana's son Cy", "Cy, Ana's son,", "Ana has a son, Cy"), the
-                  other side of a copular "be" ("Cy is Ana's son", "the sons of Ana are Cy and Di")
+  to whom it names  an apposition ("Ana's son Cy", "Cy, Ana's son,", "Ana has a son, Cy"; a name
+                  set off by commas after the noun's phrase that the parser hung elsewhere, "survived
+                  by her husband of sixty years, Pieter Achterberg, and ..."), the other side of a
+                  copular "be" ("Cy is Ana's son", "the sons of Ana are Cy and Di"), whom a part of
+                  the noun's group names ("Cy is the eldest of three children of Ana and Ben"); a
+                  kinship phrase beside the place of a clause is said of its subject ("Cy grew up in
+                  Enugu, the youngest of five children of Ana")
 Every side may be a conjunction list ("the children of Ana and Ben are Cy, Di and Ed"); the
 noun's kind gives the direction ("Cy is Ana's son": Ana PARENT_OF Cy; "Ana is Cy's mother" too).
 A plural peer noun or "married" after "be" relates the conjoined subjects pairwise ("Ana and Ben
@@ -20,7 +25,12 @@ Verbs relate their subject (a name, a relative pronoun's antecedent "Ana, who li
 noun a participle hangs on "Ana, based in Oslo", the person a noun is said of "Ana is an engineer
 who works for Acme", the subject of the verb a conjoined one shares) to an object, a
 prepositional object or a passive agent: VERBS (work | teach at, join, hire, employ, lead, live |
-reside in, move | emigrate to, be based in, marry, befriend). A role noun said of a person by
+reside in, move | emigrate to, be based in, marry | wed, befriend, be born to: the parents its
+objects). A "where" clause on an organisation is a workplace ("trained at Acme, where she still
+works"; not on a place: "moved to Lund, where she works"); a home with its "in" a residence ("from
+her home in Valencia"; no "childhood" or "holiday" home). "They" or "the couple" marrying are the
+two people the nearest earlier sentence (one or two back) names, when it names exactly two and no
+group ("Ana met Tom in Paris. They married in 1990."). A role noun said of a person by
 "be", apposition, an appointment ("was appointed director of Acme") or a list of roles ("an
 economist and the director of ...") relates them to the organisation of its "at" / "for" ("an
 engineer at Acme"), or of its "of" for roles of office (ROLE_OF: "the CEO of Acme"). A he/she/his/
@@ -103,6 +113,7 @@ VERBS = {
     "marry": ("SPOUSE_OF", "dobj", True),
     "wed": ("SPOUSE_OF", "dobj", True),
     "befriend": ("FRIEND_OF", "dobj", True),
+    "bear": ("PARENT_OF", "prep:to", True),  # passive only, the child its subject (Sentence.verb)
 }
 # An organisation that does the hiring is the active subject: "Acme hired Ana".
 EMPLOYERS = frozenset({"employ", "hire", "recruit"})
@@ -166,6 +177,8 @@ TITLES = frozenset(
 NOT_NAMES = frozenset(RELATION_NOUNS) | TITLES | {"mum", "mom", "dad", "god"}
 PRONOUNS = {"he": "he", "she": "she", "his": "he", "her": "she", "him": "he"}
 PERSON_DEPS = ("nsubj", "nsubjpass")
+# Plural words that are no group of people a "they" may mean ("years", "Pelago Airways").
+NO_GROUP = ("DATE", "TIME", "ORG", "FAC", "GPE", "LOC")
 PLACES = ("GPE", "LOC", "FAC")
 # How the parser hangs the words of a name before its last on it.
 NAME_PARTS = ("compound", "flat", "nmod")
@@ -273,6 +286,8 @@ class Found:
         # (sentence, people): the couples the text tied, by marriage or a spouse noun ("her
         # husband", its name maybe unread): whom a "their" there or in the next sentence means
         self.couples: list[tuple[int, tuple[str, ...]]] = []
+        # sentence -> the people it names, None where it speaks of a group (Sentence.mentioned)
+        self.named: dict[int, list[str] | None] = {}
 
     def add(self, subject: str | None, predicate: str, obj: str | None, evidence: str) -> None:
         if not subject or not obj or name_key(subject) == name_key(obj):
@@ -439,6 +454,7 @@ class Sentence:
         self.evidence = " ".join(sent.text.split())
 
     def read(self) -> None:
+        self.found.named[self.found.sentence] = self.mentioned()
         theirs = []  # "their son": read after the rest, once the couple the sentence ties is known
         for token in self.sent:
             if token.pos_ in ("NOUN", "PROPN") and token.lemma_.lower() in RELATION_NOUNS:
@@ -453,6 +469,8 @@ class Sentence:
                 self.verb(token, lemma)
             if token.pos_ == "NOUN" and token.lemma_.lower() not in RELATION_NOUNS:
                 self.role_noun(token)
+            if token.pos_ == "NOUN" and token.lower_ == "home":
+                self.home(token)
         for noun in theirs:
             self.relation_noun(noun)
 
@@ -523,10 +541,14 @@ class Sentence:
             return True
         if child.i not in self.runs or word.i not in self.runs:
             return False
-        if child.dep_ == "appos":
-            return True
         first, second = sorted((self.runs[word.i], self.runs[child.i]), key=lambda r: r[0].i)
         between = [t.lower_ for t in word.doc[first[-1].i + 1 : second[0].i]]
+        # a name in apposition is in the same list as its name, only names, commas and "and"
+        # between ("Cy Sato, Di Sato and Ed Sato"); one further off was hung there wrongly
+        # ("Pedro Moreau is survived by his wife of fifty years, Lena Andersen")
+        if child.dep_ == "appos":
+            gap = word.doc[first[-1].i + 1 : second[0].i]
+            return all(t.text == "," or t.lower_ == "and" or t.i in self.runs for t in gap)
         return between in (["and"], [",", "and"])
 
     def pronoun(self, token) -> str | None:
@@ -609,6 +631,50 @@ class Sentence:
             for b in people[i + 1 :]:
                 self.found.add(a, predicate, b, self.evidence)
 
+    def mentioned(self) -> list[str] | None:
+        """The people the sentence names: its runs of name words, less the objects of a locative
+        preposition ("met Tom in Kraków", "at Acme"); any other name counts whatever its label
+        (the small model calls many a person's name a place). None where it also speaks of a
+        group, whom a later "they" may mean ("the Okafors", "students")."""
+        for w in self.sent:
+            family = w.tag_ == "NNPS" and w.i > 0 and w.nbor(-1).lower_ == "the"  # "the Okafors", not "Ines"
+            if (w.tag_ == "NNS" or family) and w.ent_type_ not in NO_GROUP:
+                return None
+        out: dict[str, str] = {}
+        for run in {run[0].i: run for run in self.runs.values()}.values():
+            root = next((t for t in run if not run[0].i <= t.head.i <= run[-1].i), run[-1])
+            slot = root
+            while slot.dep_ == "conj" and slot.head.i not in {t.i for t in run}:
+                slot = slot.head  # "at Lumen & Pike": Pike is of the place too
+            if slot.dep_ == "pobj" and slot.head.lower_ in ("in", "at", "from", "near"):
+                continue
+            named = self.name(root)
+            if named:
+                out.setdefault(name_key(named), named)
+        return list(out.values())
+
+    def couple(self, verb) -> list[str]:
+        """Whom "they" or "the couple" as a marriage's subject means: the two people the nearest
+        sentence before it that names anyone names ("Ana met Tom in Paris. They married in
+        1990."), one or two sentences back, when it names exactly two and no group, and this
+        sentence names no one before; else no one ("Ana introduced Tom to Eva. They married")."""
+        helpers = [verb, *(c for c in verb.children if c.dep_ in ("aux", "auxpass"))]
+        subject = next((c for h in helpers for c in h.children if c.dep_ in PERSON_DEPS), None)
+        if subject is None or not (
+            subject.lower_ == "they"
+            or (subject.lemma_ == "couple" and any(c.lower_ == "the" for c in subject.children))
+        ):
+            return []
+        if any(t.i in self.runs for t in self.sent if t.i < subject.i):
+            return []
+        for back in (1, 2):
+            people = self.found.named.get(self.found.sentence - back)
+            if people is None:  # a group, or no sentence before
+                return []
+            if people:
+                return people if len(people) == 2 else []
+        return []
+
     # -- relation nouns ------------------------------------------------------------------------
 
     def relation_noun(self, noun) -> None:
@@ -633,6 +699,10 @@ class Sentence:
         """Whose relative noun is: a possessive, an "of" object, the subject of "have"."""
         for child in noun.children:
             if child.dep_ == "poss":
+                if child.lower_ == "whose":  # "Yaw, whose mother is Efua": the clause's antecedent
+                    clause = next((a for a in noun.ancestors if a.dep_ == "relcl"), None)
+                    named = clause is not None and clause.head.pos_ == "PROPN"
+                    return self.names(clause.head) if named else []
                 return self.their(noun) if child.lower_ == "their" else self.names(child)
             if child.dep_ == "prep" and child.lower_ == "of":
                 return [n for pobj in child.children if pobj.dep_ == "pobj" for n in self.names(pobj)]
@@ -694,16 +764,54 @@ class Sentence:
             (plural and listed[0] in after) or (noun.dep_ == "dobj" and noun.head.lemma_ == "have")
         ):
             return self.names(listed[0])
+        if noun.dep_ == "pobj" and noun.head.lower_ == "of" and partitive(noun.head.head):
+            # "Cy is the eldest of three children of Ana", "one of the sons of Ana": whom the part names
+            return self.named_at(noun.head.head)
+        return self.named_at(noun) or self.set_off(noun)
+
+    def named_at(self, noun) -> list[str]:
+        """Whom noun names by where it stands: the name it is in apposition to or a compound of
+        (of a name that is the place of a clause, "grew up in Enugu, the youngest of ...", the
+        clause's subject: a kinship phrase describes no place), the other side of a copular
+        "be", or what the noun it is conjoined to names."""
         head = noun.head
         if noun.dep_ in ("appos", "compound") and head.pos_ == "PROPN":
+            if noun.dep_ == "appos" and located(head):
+                return self.subjects(head.head.head)
             return self.names(head)
         if head.lemma_ in ("be", "become") and noun.dep_ == "attr":
             return self.subjects(head)
         if head.lemma_ == "be" and noun.dep_ == "nsubj":
             return [n for c in head.children if c.dep_ == "attr" for n in self.names(c)]
-        if noun.dep_ == "conj" and head.pos_ == "NOUN":
+        # "his closest collaborator and friend is ...", not "her husband, Tom, and a son"
+        own = any(c.dep_ in ("det", "poss") for c in noun.children)
+        if noun.dep_ == "conj" and head.pos_ == "NOUN" and not own:
             return self.named_by(head)
         return []
+
+    def set_off(self, noun) -> list[str]:
+        """The name set off by commas right after noun's phrase that the parser hung elsewhere
+        ("survived by her husband of sixty years, Pieter Achterberg, and ..."): its apposition
+        all the same, unless the parse makes it an argument ("With her husband, Tom left") of
+        another slot than the noun's."""
+        doc, phrase = noun.doc, {t.i for t in noun.subtree}
+        end = noun.i  # the noun's phrase up to its first comma ("her husband of sixty years")
+        while end + 1 in phrase and doc[end + 1].text != ",":
+            end += 1
+        if noun.tag_ != "NN" or end + 2 >= noun.sent.end or doc[end + 1].text != ",":
+            return []
+        run = self.runs.get(end + 2)
+        if not run or run[0].i != end + 2:
+            return []
+        if run[-1].i + 1 < noun.sent.end and doc[run[-1].i + 1].text not in (",", ".", ";"):
+            return []
+        root = next((t for t in run if not run[0].i <= t.head.i <= run[-1].i), run[-1])
+        # "leaves her husband of forty years, Tom Reed": the parse fills one slot twice
+        doubled = root.dep_ == noun.dep_ and root.head == noun.head
+        if root.dep_ in (*PERSON_DEPS, "dobj", "pobj", "poss", "conj", "attr") and not doubled:
+            return []
+        named = self.name(root)
+        return [named] if named else []
 
     # -- copular pairs -------------------------------------------------------------------------
 
@@ -724,7 +832,7 @@ class Sentence:
                 elif child.tag_ == "NNS" or any(c.dep_ == "conj" for c in child.children):
                     self.add_pairs(self.subjects(be), predicate)
             elif child.dep_ == "acomp" and child.lower_ == "married" and holds(be, "SPOUSE_OF", event):
-                self.married(child, self.subjects(be))
+                self.married(child, self.subjects(be) or self.couple(be))
 
     def married(self, word, subjects: list[str]) -> None:
         """ "married to Ben" relates subjects to Ben; "married" alone relates them to each other."""
@@ -753,10 +861,19 @@ class Sentence:
             self.add(objects, predicate, orgs)
             return
         subjects = self.subjects(verb)
-        if predicate == "SPOUSE_OF" and lemma == "marry" and passive:
+        if predicate == "SPOUSE_OF" and not subjects:
+            subjects = self.couple(verb)  # "They married in 1990."
+        if lemma == "bear":  # "Cy was born to Ana and Tom", "Cy, born to Ana, ...": parents are objects
+            if passive or verb.tag_ == "VBN":
+                self.add(self.objects(verb, how, kind), predicate, subjects)
+            return
+        if predicate == "SPOUSE_OF" and lemma in ("marry", "wed") and passive:
             self.married(verb, subjects)
             return
         objects = self.objects(verb, how, kind)
+        where = verb.dep_ == "relcl" and any(c.lower_ == "where" for c in verb.children)
+        if not objects and predicate == "WORKS_AT" and where:  # "Acme, where she still works"
+            objects = self.workplace(verb.head)
         if predicate == "SPOUSE_OF" and not objects and not any(c.dep_ == "dobj" for c in verb.children):
             self.add_pairs(subjects, predicate)
         elif lemma == "join" and objects and all(team(o) for o in objects):
@@ -770,7 +887,7 @@ class Sentence:
         out = []
         preps = how.removeprefix("prep:").split(",") if how.startswith("prep:") else ["by"]
         for child in verb.children:
-            if how == "dobj" and child.dep_ == "dobj":
+            if how == "dobj" and (child.dep_ == "dobj" or inverted(verb, child)):
                 out += self.names(child, kind)
             elif child.dep_ in ("prep", "agent") and child.lower_ in preps and how != "dobj":
                 out += [n for o in child.children if o.dep_ == "pobj" for n in self.names(o, kind)]
@@ -800,6 +917,43 @@ class Sentence:
         if holds(clause, predicate, event):
             self.add(people, predicate, places)
 
+    def home(self, noun) -> None:
+        """ "from her home in Valencia", "Ana's home is in Oslo": the owner lives there; a home
+        with any word qualifying it ("childhood", "holiday", "second", "former") says nothing."""
+        if any(c.dep_ in ("amod", "compound", "nmod", "nummod") for c in noun.children):
+            return
+        if not current_relative(noun):
+            return
+        owners = [n for c in noun.children if c.dep_ == "poss" for n in self.names(c)]
+        clause = noun.head if noun.dep_ == "nsubj" and noun.head.lemma_ == "be" else noun
+        places = [n for where in {noun, clause} for p in where.children if p.dep_ == "prep" and p.lower_ == "in"
+                  for o in p.children if o.dep_ == "pobj" for n in self.names(o, "Place")]  # fmt: skip
+        if holds(clause, "LIVES_IN", event=False):
+            self.add(owners, "LIVES_IN", places)
+
+    def workplace(self, word) -> list[str]:
+        """The organisation a "where" clause hung on word means: word; the name before a date
+        the parser hung the clause on ("Form & Fjord in Malmö in 1998, where he still works"); an
+        organisation whose "in" a place is ("Form & Fjord in Malmö, where ..."). A place alone is
+        no employer ("moved to Lund, where she works")."""
+        if word.ent_type_ in ("DATE", "TIME") or word.like_num:
+            start = min(t.i for t in word.head.subtree) if word.dep_ == "pobj" else word.i
+            if start <= word.sent.start:
+                return []
+            word = word.doc[start - 1]
+        if word.dep_ == "pobj" and word.head.lower_ == "in" and word.head.head.pos_ == "PROPN":
+            word = word.head.head  # the organisation in the place
+        at = word.dep_ == "pobj" and (
+            word.head.lower_ in ("at", "for") or (word.head.lower_ == "to" and word.ent_type_ == "ORG")
+        )
+        if not at and (
+            word.ent_type_ in PLACES
+            or word.dep_ == "pobj"
+            or not (word.ent_type_ == "ORG" or word.dep_ == "dobj")
+        ):
+            return []  # a place, or the object of another preposition ("moved to Lund, where she works")
+        return self.names(word, "Org")
+
     def role_objects(self, noun, preps: list[str], kind: str = "Org") -> list[str]:
         """The organisations of a role noun's "at" / "for" (or, for a post, "of")."""
         lemma = noun.lemma_.lower()
@@ -811,6 +965,27 @@ class Sentence:
             if child.dep_ == "prep" and child.lower_ in allowed:
                 out += [n for o in child.children if o.dep_ == "pobj" for n in self.names(o, kind)]
         return out
+
+
+def inverted(verb, child) -> bool:
+    """child is a second subject the parser gave a verb it does not know, after it: its object
+    ("Tadeusz Wróbel wed Agnieszka Nowak", "wed" read as a form of "we")."""
+    subjects = [c for c in verb.children if c.dep_ == "nsubj"]
+    return child.dep_ == "nsubj" and len(subjects) == 2 and subjects[0].i < verb.i < child.i
+
+
+def partitive(word) -> bool:
+    """word names a part of a group its "of" gives: "the eldest (of)", "one (of)", "the second (of)"."""
+    return word.tag_ == "JJS" or word.pos_ == "NUM" or word.ent_type_ == "ORDINAL"
+
+
+def located(name) -> bool:
+    """name is the place of a clause: the object of "in", "at" or "from" on a verb ("grew up in Enugu")."""
+    return (
+        name.dep_ == "pobj"
+        and name.head.lower_ in ("in", "at", "from")
+        and name.head.head.pos_ in ("VERB", "AUX")
+    )
 
 
 def appositive(token) -> bool:
