@@ -25,6 +25,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -236,6 +237,32 @@ def write_on_primary(db) -> None:
         )
 
 
+def caught_up(cfg, replica, db) -> None:
+    """The standby has replayed a commit of this moment. Its lag (routing.LAG: the age of the last
+    commit it replayed, while WAL waits to be replayed) then starts from zero, however long the
+    primary was quiet before and whatever the other sessions' tests write on the shared server
+    meanwhile: what a read that must be served by the replica waits for."""
+    write_on_primary(db)
+    replicas.wait_for_replay(cfg, replica)
+
+
+def lagging_past(cfg, replica, db, bound: float) -> float:
+    """With replay paused: a write on the primary, then wait until the standby's lag, as read
+    routing measures it, is past `bound` (it only grows while replay is paused); returns it."""
+    write_on_primary(db)
+    deadline = time.monotonic() + bound + 60
+    with connect(replicas.url(cfg, replica, "exo_reader", db.name), "exo-test", autocommit=True) as standby:
+        while (lag := standby.execute(routing.LAG).fetchone()[1]) <= bound:
+            assert time.monotonic() < deadline, f"the paused standby is {lag} s behind after {bound + 60} s"
+            time.sleep(0.1)
+    return lag
+
+
+#: The lag bound of the routing tests: a standby that has just caught up is within it even when a
+#: loaded machine stalls the read that follows for seconds; a paused one passes it in as many.
+ROUTING_LAG_S = 5.0
+
+
 @contextlib.contextmanager
 def lag_bound(cfg, seconds: float) -> Iterator[None]:
     """replicas.max_lag_s in the runtime's memory (what status, doctor and list read)."""
@@ -252,8 +279,7 @@ def test_lag_past_the_bound_is_warned_by_list_status_and_doctor(cfg, replica, va
     """Replay paused and a write on the primary: bytes and seconds behind, and a warning past the
     bound in `exo db replica list`, `exo status` and `exo doctor`; none once it has caught up."""
     with lag_bound(cfg, 1), replay_paused(cfg, replica, vault):
-        write_on_primary(vault)
-        time.sleep(1.3)
+        lagging_past(cfg, replica, vault, 1)
         (row,) = [r for r in replicas.listing(cfg) if r["name"] == NAME]
         assert row["lag_bytes"] > 0 and row["lag_s"] > 1 and row["max_lag_s"] == 1, row
         assert "past the bound of 1 s" in row["warning"]
@@ -265,6 +291,7 @@ def test_lag_past_the_bound_is_warned_by_list_status_and_doctor(cfg, replica, va
         assert "past the bound" in shown["warning"]
         doctor = _exo("doctor")
         assert f"FAIL replica {NAME}: streaming" in " ".join(doctor.stdout.split()), doctor.stdout
+    caught_up(cfg, replica, vault)
     (row,) = [r for r in replicas.listing(cfg) if r["name"] == NAME]
     assert row["warning"] is None and row["lag_s"] < row["max_lag_s"], row  # others' tests write meanwhile
     doctor = _exo("doctor")
@@ -280,24 +307,30 @@ def routed(cfg, replica, db, **kw) -> api.Reader:
 
 @pytest.mark.parametrize("pooled", [False, True])
 def test_reads_go_to_the_replica_and_fall_back_when_it_lags_or_stops(cfg, replica, vault, pooled):
-    reader = routed(cfg, replica, vault, max_lag_s=1)
+    """Each read that must be the replica's comes once the standby has caught up (the others'
+    tests write on the same server all along); one that must be the primary's, once the paused
+    standby's lag is past the bound."""
+    reader = routed(cfg, replica, vault, max_lag_s=ROUTING_LAG_S)
     with reader.pooled(2) if pooled else reader as reader:
+        caught_up(cfg, replica, vault)
         found = api.search_json(reader, "How much is my rent?", k=3)
         assert found["report"]["served_by"] == NAME and found["results"]
+        caught_up(cfg, replica, vault)
         assert api.context_packet(reader, "How many times did I go swimming?")["report"]["served_by"] == NAME
+        caught_up(cfg, replica, vault)
         assert reader.run(lambda c: c.execute("select pg_is_in_recovery() as r").fetchone()["r"]) == (
             True,
             NAME,
         )
         assert api.sql(reader, "select count(*) as n from exo.workspaces")["rows"] == [[4]]
         with replay_paused(cfg, replica, vault):
-            write_on_primary(vault)
-            time.sleep(1.3)
+            lagging_past(cfg, replica, vault, ROUTING_LAG_S)
             behind = api.search_json(reader, "How much is my rent?", k=3)
             assert behind["report"]["served_by"] == "primary"
             assert "behind" in behind["report"]["replicas_passed_over"][NAME]
             assert behind["results"] == found["results"]
         time.sleep(routing.LAGGING_S)
+        caught_up(cfg, replica, vault)
         assert api.search_json(reader, "How much is my rent?", k=3)["report"]["served_by"] == NAME
         replicas.stop(cfg, replica)
         try:
@@ -306,8 +339,8 @@ def test_reads_go_to_the_replica_and_fall_back_when_it_lags_or_stops(cfg, replic
             assert api.dossier(reader, "Iris Calder")  # a rows call falls back as well
         finally:
             replicas.start(cfg, replica)
-            replicas.wait_for_replay(cfg, replica)
         time.sleep(routing.DOWN_S)
+        caught_up(cfg, replica, vault)
         assert api.search_json(reader, "How much is my rent?", k=3)["report"]["served_by"] == NAME
 
 
@@ -315,6 +348,7 @@ def test_the_mcp_tools_that_answer_rows_say_which_server_gave_them(cfg, replica,
     """With read routing, a tool's rows end with {"served_by": ...} and an object gets the key (the
     search tool's report says it already); without replicas an answer is as it was."""
     specs = {spec.name: spec for spec in mcp_server.TOOLS}
+    caught_up(cfg, replica, vault)
     with routed(cfg, replica, vault) as reader:
         tool = {
             name: mcp_server.make_tool(specs[name], reader)
@@ -347,6 +381,7 @@ def test_a_profiles_search_on_the_replica_is_recorded_on_the_primary(cfg, replic
     the report), and a kb action goes to the primary and succeeds."""
     url = vault.profile_url("ada")
     replica_url = replicas.url(cfg, replica, "exo_reader", vault.name)
+    caught_up(cfg, replica, vault)
     with api.Reader(url, profile="ada", replicas=((NAME, replica_url),)) as ada:
         found = api.search_json(ada, "Who is on call for the database?", k=3)
         report = found["report"]
@@ -374,6 +409,7 @@ def test_the_cli_routes_reads_through_exo_reader_urls(cfg, replica, vault):
     assert urls.returncode == 0, urls.stderr
     assert urls.stdout.strip() == as_uri(replicas.url(cfg, replica, "exo_reader"))
     env = os.environ | {"EXO_READER_URLS": urls.stdout.strip(), "EXO_DB_NAME": vault.name}
+    caught_up(cfg, replica, vault)
     found = subprocess.run(
         [*EXO, "search", "--json", "How much is my rent?"],
         env=env,
@@ -407,7 +443,9 @@ def test_a_replica_elsewhere_is_made_by_the_script_add_prints_and_streams_as_its
     """`add --host`: the primary gets a replication role of the replica's own, a pg_hba.conf line for
     it from that address and a slot; the script printed, run as the other host would run it (here in
     the runtime's root, on another port of 127.0.0.1), makes a standby that streams as that role and
-    that `list` reads as exo_reader; remove takes the role, the line and the slot away."""
+    that `list` reads as exo_reader; the readers' watchdog that add started here logs in there once it
+    is made (loopback lets the admin in); remove takes the role, the line, the slot and the watchdog
+    away."""
     with contextlib.suppress(replicas.ReplicaProblem):
         replicas.remove(cfg, ELSEWHERE)  # left by a run that was killed
     unreachable = _exo("db", "replica", "add", ELSEWHERE, "--host", "10.9.8.7")
@@ -425,6 +463,12 @@ def test_a_replica_elsewhere_is_made_by_the_script_add_prints_and_streams_as_its
         assert conn.execute(slots, (role,)).fetchone() == (1,)
         hba = replicas.host_path(cfg, conn.execute("show hba_file").fetchone()[0])
     assert f"host    replication     {role}  127.0.0.1/32  scram-sha-256" in hba.read_text().splitlines()
+    far = replicas.find(cfg, ELSEWHERE)
+    watchdog = replicas.watchdog_pid(cfg, far)
+    assert (
+        watchdog is not None
+        and f"started its readers' watchdog on this machine (pid {watchdog}" in added.stderr
+    )
     folder = elsewhere_folder(cfg)
     data = f"{folder}/data"
     try:
@@ -439,8 +483,10 @@ def test_a_replica_elsewhere_is_made_by_the_script_add_prints_and_streams_as_its
         (row,) = [r for r in replicas.listing(cfg) if r["name"] == ELSEWHERE]
         assert (row["state"], row["host"], row["port"]) == ("streaming", "127.0.0.1", port), row
         assert row["lag_s"] is not None and row["lag_bytes"] is not None
+        wait_for_guard(cfg, f"watchdog (pid {watchdog})")  # it tries again every 10 s
         removed = _exo("db", "replica", "remove", ELSEWHERE)
         assert removed.returncode == 0, removed.stderr
+        assert watch_processes(ELSEWHERE) == [] and not replicas._watchdog_file(cfg, far, "pid").exists()
         with connect(admin_url(cfg, "postgres"), "exo-test", autocommit=True) as conn:
             assert conn.execute(roles, (role,)).fetchone() is None
             assert conn.execute(slots, (role,)).fetchone() == (0,)
@@ -450,6 +496,12 @@ def test_a_replica_elsewhere_is_made_by_the_script_add_prints_and_streams_as_its
         shutil.rmtree(replicas.host_path(cfg, folder), ignore_errors=True)
         with contextlib.suppress(replicas.ReplicaProblem):
             replicas.remove(cfg, ELSEWHERE)
+
+
+def listed_row(cfg, name: str) -> dict:
+    """Replica `name`'s row of `exo db replica list`."""
+    (row,) = [r for r in replicas.listing(cfg) if r["name"] == name]
+    return row
 
 
 def elsewhere_folder(cfg) -> str:
@@ -577,6 +629,47 @@ def test_a_runaway_reader_on_the_standby_is_stopped_by_the_replicas_watchdog(cfg
     assert replicas.watchdog_pid(cfg, replica) is not None
 
 
+def watch_processes(name: str) -> list[int]:
+    """The live processes whose command line is `... db replica watch NAME`, however started."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")[:-1] if entry.name.isdigit() else []
+        except OSError:  # ended meanwhile
+            continue
+        if argv[-4:] == [b"db", b"replica", b"watch", name.encode()]:
+            found.append(int(entry.name))
+    return sorted(found)
+
+
+def test_one_watchdog_runs_for_a_replica_however_many_start_it(cfg, replica, vault):
+    """Two `exo db up` at once (start_watchdog in two threads, each seeing none run) start one
+    watchdog: the second process ends as it finds the lock held, and both starts name the one that
+    runs; one started by hand beside it ends at once and says which runs; list names that one."""
+    replicas.stop_watchdog(cfg, replica)
+    assert watch_processes(NAME) == []
+    started: list[int | None] = []
+    threads = [
+        threading.Thread(target=lambda: started.append(replicas.start_watchdog(cfg, replica))) for _ in "ab"
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    (pid,) = set(started)
+    assert pid is not None and len(started) == 2
+    assert watch_processes(NAME) == [pid] == [replicas.watchdog_pid(cfg, replica)]
+    assert "has a watchdog already" in replicas._watchdog_file(cfg, replica, "log").read_text()
+    by_hand = _exo_env(os.environ, "db", "replica", "watch", NAME, timeout=60)
+    assert by_hand.returncode == 0 and f"replica {NAME} has a watchdog already (pid {pid})" in by_hand.stderr
+    assert watch_processes(NAME) == [pid]
+    deadline = time.monotonic() + 30  # once it has connected
+    while (row := next(r for r in replicas.listing(cfg) if r["name"] == NAME))["guard_warning"] is not None:
+        assert time.monotonic() < deadline, row
+        time.sleep(0.2)
+    assert row["readers_guard"].startswith(f"watchdog (pid {pid})"), row
+
+
 def test_promote_then_remove_leaves_no_slot_and_no_directory(cfg, replica, vault):
     """Last in the module: promotion ends the standby (its slot goes at once), remove deletes it."""
     promoted = _exo("db", "replica", "promote", NAME)
@@ -584,6 +677,7 @@ def test_promote_then_remove_leaves_no_slot_and_no_directory(cfg, replica, vault
     assert "EXO_DATABASE_URL" in promoted.stdout
     with connect(replicas.url(cfg, replica, "admin", vault.name), "exo-test", autocommit=True) as conn:
         assert conn.execute("select pg_is_in_recovery()").fetchone() == (False,)
+    assert watch_processes(NAME) == []  # its pg_cron runs the job now
     slot = "select count(*) from pg_replication_slots where slot_name = %s"
     with vault.connect() as conn:
         assert conn.execute(slot, (replica.slot,)).fetchone() == (0,)
@@ -709,7 +803,9 @@ def test_a_worker_and_a_replica_reach_the_primary_by_this_machines_own_address(l
     only the pg_hba.conf line for A lets it in. The writer is refused before the URL is asked for;
     with it, a worker that has nothing but the URL drains and registers. The standby the script
     makes streams from A as its own role; `list` reads it as exo_reader once its pg_hba.conf lets
-    the reader in, and warns that nothing bounds its readers until `exo db replica watch` runs."""
+    the reader in, and warns that the readers' watchdog add started here has no session there
+    until the admin is let in too; then it has. Killed, `exo db up` starts it again; `exo db down`
+    stops it (the standby elsewhere runs on)."""
     other, env, address = listening_runtime
     by_address = make_conninfo(role_url(other, "exo_writer"), host=address, port=other.port)
     with pytest.raises(psycopg.OperationalError, match="pg_hba.conf"):
@@ -734,7 +830,6 @@ def test_a_worker_and_a_replica_reach_the_primary_by_this_machines_own_address(l
     added = _exo_env(env, "db", "replica", "add", ELSEWHERE, "--host", address, "--port", str(port))
     assert added.returncode == 0, added.stderr
     data = f"{elsewhere_folder(other)}/data"
-    watch = None
     try:
         run_printed_script(other, added.stdout, data, timeout=300)
         role = replicas.SLOT_PREFIX + ELSEWHERE
@@ -744,32 +839,58 @@ def test_a_worker_and_a_replica_reach_the_primary_by_this_machines_own_address(l
             while conn.execute(streaming).fetchall() != [(role, address, "streaming")]:
                 assert time.monotonic() < deadline, conn.execute(streaming).fetchall()
                 time.sleep(0.2)
-        # As the script's last lines say: the reader and, for the watchdog, the admin let in.
+        # As the script's last lines say: the reader let in, then, for the watchdog, the admin.
         admin_line = f"host  all  postgres  {address}/32  scram-sha-256"
         assert f"#   {admin_line}\n" in added.stdout
-        with open(replicas.host_path(other, f"{data}/pg_hba.conf"), "a") as hba:
-            hba.write(f"host  {other.database}  exo_reader  {address}/32  scram-sha-256\n{admin_line}\n")
-        assert replicas._in_root(other, [f"{local.PGBIN}/pg_ctl", "reload", "-D", data]).returncode == 0
-        time.sleep(0.5)
+        let_in(other, data, f"host  {other.database}  exo_reader  {address}/32  scram-sha-256")
         (row,) = replicas.listing(other)
         assert (row["state"], row["host"], row["port"]) == ("streaming", address, port), row
-        assert row["guard_warning"] and f"exo db replica watch {ELSEWHERE}" in row["guard_warning"], row
-        watch = subprocess.Popen(
-            [*EXO, "db", "replica", "watch", ELSEWHERE], env=env, stderr=subprocess.PIPE, text=True
+        far = replicas.find(other, ELSEWHERE)
+        watchdog = replicas.watchdog_pid(other, far)  # add started it; it cannot log in there yet
+        assert (
+            watchdog is not None
+            and f"its watchdog (pid {watchdog}) has no session there" in row["guard_warning"]
         )
-        deadline = time.monotonic() + 30
-        while (row := replicas.listing(other)[0])["guard_warning"] is not None:
-            assert time.monotonic() < deadline and watch.poll() is None, row
-            time.sleep(0.2)
-        assert row["readers_guard"].startswith("watchdog:"), row
+        assert "pg_hba.conf must let postgres in from this machine" in row["guard_warning"], row
+        let_in(other, data, admin_line)
+        wait_for_guard(other, f"watchdog (pid {watchdog})")  # it tries again every 10 s
+        # Killed: `exo db up` starts it again, as it does a local replica's.
+        os.kill(watchdog, signal.SIGKILL)
+        wait_for_guard(other, "role defaults only")
+        assert "`exo db up` starts it" in replicas.listing(other)[0]["guard_warning"]
+        up = _exo_env(env, "db", "up")
+        assert (
+            up.returncode == 0 and f"replica {ELSEWHERE} on {address}:{port}: its watchdog runs" in up.stdout
+        ), up
+        again = replicas.watchdog_pid(other, far)
+        assert again not in (None, watchdog) and watch_processes(ELSEWHERE) == [again]
+        wait_for_guard(other, f"watchdog (pid {again})")
+        down = _exo_env(env, "db", "down")
+        assert (
+            down.returncode == 0
+            and f"replica {ELSEWHERE} on {address}:{port}: stopped its watchdog" in down.stdout
+        )
+        assert watch_processes(ELSEWHERE) == []
     finally:
-        if watch is not None:
-            watch.terminate()
-            watch.communicate(timeout=30)
         replicas._in_root(other, [f"{local.PGBIN}/pg_ctl", "stop", "-m", "immediate", "-D", data])
         with contextlib.suppress(replicas.ReplicaProblem):
             replicas.remove(other, ELSEWHERE)
-    assert watch.returncode == 0
+
+
+def let_in(cfg, data: str, line: str) -> None:
+    """A line added to the pg_hba.conf of the standby in `data`, reloaded."""
+    with open(replicas.host_path(cfg, f"{data}/pg_hba.conf"), "a") as hba:
+        hba.write(f"{line}\n")
+    assert replicas._in_root(cfg, [f"{local.PGBIN}/pg_ctl", "reload", "-D", data]).returncode == 0
+    time.sleep(0.5)  # the postmaster rereads pg_hba.conf on SIGHUP, a moment after
+
+
+def wait_for_guard(cfg, guard: str) -> None:
+    """Until `list` says the replica elsewhere's readers are guarded by `guard...` (30 s at most)."""
+    deadline = time.monotonic() + 30
+    while not ((row := listed_row(cfg, ELSEWHERE))["readers_guard"] or "").startswith(guard):
+        assert time.monotonic() < deadline, row
+        time.sleep(0.2)
 
 
 def test_two_workers_on_their_own_endpoints_drain_one_queue_through_a_kill_9(

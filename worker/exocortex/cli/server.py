@@ -300,7 +300,8 @@ def replica_promote(name: str) -> None:
 def replica_watch(name: str) -> None:
     """Run replica NAME's reader watchdog until stopped (SIGTERM or ^C): every 10 s, what the
     primary's pg_cron job exo-reader-watchdog does, on the standby (where pg_cron runs nothing).
-    A local replica's server starts and stops its own; run it by hand for one on another machine."""
+    add and `exo db up` start it, down, remove and promote stop it; one runs at a time (a second
+    one ends at once)."""
     cfg = config.load()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())

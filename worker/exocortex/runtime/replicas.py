@@ -427,9 +427,9 @@ def _start_server(cfg: Config, replica: Replica) -> bool:
 
 
 def stop(cfg: Config, replica: Replica) -> bool:
-    """Stop a local replica's watchdog, then its server; False when the server was not running."""
-    if replica.is_local:
-        stop_watchdog(cfg, replica)
+    """Stop a replica's watchdog, then its server when it is local; False when no server of
+    this machine's was running."""
+    stop_watchdog(cfg, replica)
     if not is_running(cfg, replica):
         return False
     result = _in_root(cfg, [f"{PGBIN}/pg_ctl", "stop", "-m", "fast", "-w", "-D", replica.data_dir])
@@ -439,11 +439,17 @@ def stop(cfg: Config, replica: Replica) -> bool:
 
 
 def start_all(cfg: Config) -> list[str]:
-    """`exo db up`: start every local replica after the primary; a replica that cannot start is
-    reported, and the others start."""
+    """`exo db up`: start every local replica after the primary, and the watchdog of each on
+    another machine; a replica that cannot start is reported, and the others start."""
     lines = []
     for replica in load(cfg):
         if not replica.is_local:
+            if not replica.promoted:
+                pid = start_watchdog(cfg, replica)
+                watchdog = f"runs (pid {pid})" if pid else f"ended: {_watchdog_file(cfg, replica, 'log')}"
+                lines.append(
+                    f"replica {replica.name} on {replica.host}:{replica.port}: its watchdog {watchdog}"
+                )
             continue
         try:
             started = start(cfg, replica)
@@ -457,23 +463,35 @@ def start_all(cfg: Config) -> list[str]:
 
 
 def stop_all(cfg: Config) -> list[str]:
-    """`exo db down`: stop every local replica (before the primary)."""
-    return [
-        f"replica {replica.name}: {'stopped' if stop(cfg, replica) else 'was not running'}"
-        for replica in load(cfg)
-        if replica.is_local
-    ]
+    """`exo db down`: stop every local replica (before the primary), and the watchdog of each on
+    another machine (the standby there runs on)."""
+    lines = []
+    for replica in load(cfg):
+        if replica.is_local:
+            lines.append(f"replica {replica.name}: {'stopped' if stop(cfg, replica) else 'was not running'}")
+        elif stop_watchdog(cfg, replica):
+            lines.append(f"replica {replica.name} on {replica.host}:{replica.port}: stopped its watchdog")
+    return lines
 
 
 # -- the reader watchdog on a standby -------------------------------------------------------
 # On the primary, pg_cron's job exo-reader-watchdog (sql/060_reader_watchdog.sql) runs
 # exo_private.stop_runaway_readers() every 10 s in each exo database: it stops a reader that
 # lifted its own statement_timeout (a role default any session may change). pg_cron runs no job
-# on a hot standby, and role settings cannot be made binding, so a local replica's server comes
-# with a process of its own, `exo db replica watch NAME`, started and stopped with it, that runs
-# the same function on the standby for each database whose watchdog job the primary schedules
-# (cron.job is replicated with the rest), at that job's interval and as its user. It exits when
-# its replica leaves the registry or is promoted (then the promoted server's pg_cron runs the job).
+# on a hot standby, and role settings cannot be made binding, so each replica has a process of its
+# own on the primary's machine, `exo db replica watch NAME`, that runs the same function on the
+# standby for each database whose watchdog job the primary schedules (cron.job is replicated with
+# the rest), at that job's interval and as its user. add and `exo db up` start it, down, remove
+# and promote stop it, for a local replica and for one on another machine alike (that one's it
+# reaches as the admin, once the standby's pg_hba.conf lets it in). It exits when its replica
+# leaves the registry or is promoted (then the promoted server's pg_cron runs the job).
+#
+# One at a time, by construction: the watchdog holds an exclusive flock on its pid file for as
+# long as it runs and writes its pid there only then, so a second one (two `exo db up` at once, or
+# one started by hand) finds it held and ends at once. Not an advisory lock on the standby
+# (pg_try_advisory_lock works on a hot standby, for the admin: the readers may not call it): that
+# is held only while the standby can be reached, and two watchdogs of a standby that is down or
+# not yet made would wait side by side.
 
 #: The primary's watchdog jobs, as the copy of pg_cron's table on the standby has them.
 WATCHDOG_JOBS = """
@@ -486,11 +504,13 @@ STOP_RUNAWAY_READERS = "select pid, action, state, seconds from exo_private.stop
 WATCHDOG_APP = "exo-replica-watchdog"
 #: The watchdog's period when no job gives one in seconds (the primary's schedule, '10 seconds').
 WATCHDOG_PERIOD_S = 10.0
+#: How long start_watchdog waits for the process it started to hold the lock (a Python start).
+WATCHDOG_START_S = 30.0
 
 
 def _watchdog_file(cfg: Config, replica: Replica, suffix: str) -> Path:
-    """replicas/NAME/watchdog.pid or .log, beside the replica's data directory."""
-    return host_path(cfg, str(Path(replica.data_dir).parent / f"watchdog.{suffix}"))
+    """EXO_HOME/watchdogs/NAME.pid (locked by the watchdog that runs) or NAME.log (its output)."""
+    return cfg.home / "watchdogs" / f"{replica.name}.{suffix}"
 
 
 def _watch_argv(replica: Replica) -> list[str]:
@@ -500,8 +520,6 @@ def _watch_argv(replica: Replica) -> list[str]:
 def watchdog_pid(cfg: Config, replica: Replica) -> int | None:
     """The pid of the replica's watchdog process, when it runs (its pid file names a live process
     whose command line is the watch command)."""
-    if not replica.is_local:
-        return None
     try:
         pid = int(_watchdog_file(cfg, replica, "pid").read_text())
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]
@@ -510,31 +528,65 @@ def watchdog_pid(cfg: Config, replica: Replica) -> int | None:
     return pid if argv[-4:] == [a.encode() for a in _watch_argv(replica)[-4:]] else None
 
 
-def start_watchdog(cfg: Config, replica: Replica) -> int:
-    """Start the replica's watchdog, detached (a session of its own, its output in watchdog.log),
-    unless it runs; returns its pid."""
+@contextlib.contextmanager
+def _watch_lock(cfg: Config, replica: Replica) -> Iterator[bool]:
+    """The replica's pid file locked for the block, this process's pid in it: True; False when
+    another watchdog holds it. The file is never unlinked (a process that opened it would lock a
+    file nobody sees), only emptied as its holder ends."""
+    path = _watchdog_file(cfg, replica, "pid")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as lock:  # created, not emptied, until the lock is held
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held = True
+        except BlockingIOError:
+            held = False
+        if held:
+            lock.truncate(0)
+            lock.write(f"{os.getpid()}\n")
+            lock.flush()
+        try:
+            yield held
+        finally:
+            if held:
+                lock.truncate(0)
+
+
+def start_watchdog(cfg: Config, replica: Replica) -> int | None:
+    """Start the replica's watchdog, detached (a session of its own, its output in NAME.log),
+    unless one runs; return the pid of the one that runs once the one started here holds the lock
+    or has ended (one started beside it holds it), None when none does (the log says why)."""
     pid = watchdog_pid(cfg, replica)
     if pid is not None:
         return pid
+    log = _watchdog_file(cfg, replica, "log")
+    log.parent.mkdir(parents=True, exist_ok=True)
     # The child reads the same configuration: the runtime's home, port and database.
     env = {**os.environ, "EXO_HOME": str(cfg.home), "EXO_PG_PORT": str(cfg.port), "EXO_DB_NAME": cfg.database}
     # posix_spawn, not Popen: nothing here waits for it, and it outlives this process.
-    pid = os.posix_spawn(
+    child = os.posix_spawn(
         sys.executable, _watch_argv(replica), env, setsid=True,
         file_actions=[
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 1, str(_watchdog_file(cfg, replica, "log")), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600),
+            (os.POSIX_SPAWN_OPEN, 1, str(log), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600),
             (os.POSIX_SPAWN_DUP2, 1, 2),
         ],
     )  # fmt: skip
-    _watchdog_file(cfg, replica, "pid").write_text(f"{pid}\n")
-    return pid
+    # Waited for until it holds the lock or has ended: a stop right after this finds the one that
+    # runs, and no child still starting takes the lock after it.
+    deadline = time.monotonic() + WATCHDOG_START_S
+    while time.monotonic() < deadline:
+        if os.waitpid(child, os.WNOHANG)[0]:  # it ended: another holds the lock, or it failed
+            return watchdog_pid(cfg, replica)
+        if watchdog_pid(cfg, replica) == child:
+            return child
+        time.sleep(0.05)
+    return watchdog_pid(cfg, replica)
 
 
 def stop_watchdog(cfg: Config, replica: Replica) -> bool:
     """SIGTERM the replica's watchdog and wait for it to exit; False when none ran."""
     pid = watchdog_pid(cfg, replica)
-    _watchdog_file(cfg, replica, "pid").unlink(missing_ok=True)
     if pid is None:
         return False
     os.kill(pid, signal.SIGTERM)
@@ -607,27 +659,34 @@ class _Watch:
 
 def watch(cfg: Config, name: str, stop: threading.Event, say: Progress) -> None:
     """`exo db replica watch NAME`: the standby's reader watchdog, round after round, until `stop`
-    is set, the replica leaves the registry or it is promoted. A round that cannot reach the
-    server (stopped, restarting) is tried again a period later."""
+    is set, the replica leaves the registry or it is promoted; at once, when another holds the
+    replica's lock. A round that cannot reach the server (stopped, restarting, not yet made, not
+    letting the admin in) is tried again a period later; why is said once, not every round."""
     replica = find(cfg, name)
-    watcher = _Watch(cfg, replica)
-    say(f"watching the readers of replica {name} on {replica.host}:{replica.port}")
-    try:
-        while not stop.is_set():
-            period: float | None = WATCHDOG_PERIOD_S
-            try:
-                period = watcher.round(say)
-            except psycopg.OperationalError as exc:
-                say(f"replica {name} cannot be reached: {str(exc).strip()}")
-                watcher.close()
-                watcher = _Watch(cfg, replica)
-            if period is None:
-                say(f"replica {name} is a primary now: its pg_cron runs the watchdog")
-                return
-            if stop.wait(period) or name not in {r.name for r in load(cfg)}:
-                return
-    finally:
-        watcher.close()
+    with _watch_lock(cfg, replica) as held:
+        if not held:
+            say(f"replica {name} has a watchdog already (pid {watchdog_pid(cfg, replica)}): this one ends")
+            return
+        say(f"watching the readers of replica {name} on {replica.host}:{replica.port}")
+        watcher, unreachable = _Watch(cfg, replica), None
+        try:
+            while not stop.is_set():
+                period: float | None = WATCHDOG_PERIOD_S
+                try:
+                    period, unreachable = watcher.round(say), None
+                except psycopg.OperationalError as exc:
+                    if str(exc).strip() != unreachable:
+                        unreachable = str(exc).strip()
+                        say(f"replica {name} cannot be reached: {unreachable}")
+                    watcher.close()
+                    watcher = _Watch(cfg, replica)
+                if period is None:
+                    say(f"replica {name} is a primary now: its pg_cron runs the watchdog")
+                    return
+                if stop.wait(period) or name not in {r.name for r in load(cfg)}:
+                    return
+        finally:
+            watcher.close()
 
 
 # -- the commands ---------------------------------------------------------------------------
@@ -774,6 +833,12 @@ def add_remote(
             with contextlib.suppress(psycopg.Error):
                 _forget_role(cfg, replica)
             raise
+        # It reaches the standby once the script has made it and its pg_hba.conf lets the admin in.
+        pid = start_watchdog(cfg, replica)
+        lines.append(
+            f"started its readers' watchdog on this machine (pid {pid}; `exo db up` starts it again): "
+            f"it logs in once the standby lets the admin in (the script's last line)"
+        )
     listen = "127.0.0.1" if on_here else "*"
     return Added(replica, lines, time.monotonic() - began, standby_script(cfg, replica, address, listen))
 
@@ -802,8 +867,9 @@ cat > "$DATA/exocortex.conf" <<'EXOCORTEX_CONF'
 # in from where they run with a line in "$DATA/pg_hba.conf", then "$PGBIN/pg_ctl" reload -D "$DATA":
 #   host  {cfg.database}  exo_reader  ADDRESS/32  scram-sha-256
 # (the machine that runs `exo db replica list` reads its lag as exo_reader too). pg_cron runs no job
-# on a standby: its readers' watchdog, `exo db replica watch {replica.name}` on the primary's machine,
-# logs in as the admin, let in by
+# on a standby: its readers' watchdog, `exo db replica watch {replica.name}`, runs on the primary's
+# machine (`exo db replica add` and `exo db up` start it, `exo db down` stops it) and logs in as the
+# admin once a line lets it in (it tries again every 10 s; `exo db replica list` says when it is in):
 #   host  all  postgres  {primary_host}/32  scram-sha-256
 """
 
@@ -892,9 +958,12 @@ def remove(cfg: Config, name: str) -> list[str]:
         # Out of the registry first: `exo db up` (start_all) in another process starts every
         # replica recorded, and would start this one again while its folder is being deleted.
         _save(cfg, [r for r in known if r.name != name])
+        if replica and stop(cfg, replica):  # its watchdog, then a local replica's server
+            lines.append(f"stopped replica {name}")
+        if replica:
+            for suffix in ("pid", "log"):
+                _watchdog_file(cfg, replica, suffix).unlink(missing_ok=True)
         if replica and replica.is_local:
-            if stop(cfg, replica):
-                lines.append(f"stopped replica {name}")
             folder = host_path(cfg, str(Path(replica.data_dir).parent))
             if folder.exists():
                 shutil.rmtree(folder)
@@ -923,8 +992,7 @@ def promote(cfg: Config, name: str) -> list[str]:
             if not conn.execute("select pg_catalog.pg_promote(true, 60)").fetchone()[0]:
                 raise ReplicaProblem(f"replica {name!r} did not finish promoting within 60 s; see its log")
         promoted = dataclasses.replace(replica, promoted=True)
-        if replica.is_local:  # the promoted server's pg_cron runs the reader watchdog now
-            stop_watchdog(cfg, replica)
+        stop_watchdog(cfg, replica)  # the promoted server's pg_cron runs the reader watchdog now
         _save(cfg, [promoted if r.name == name else r for r in known])
         if replica.is_local:  # its configuration without primary_conninfo, for the next start
             host_path(cfg, f"{replica.data_dir}/exocortex.conf").write_text(server_conf(cfg, promoted))
@@ -1015,18 +1083,21 @@ def listing(cfg: Config) -> list[dict]:
 def _readers_guard(cfg: Config, replica: Replica, watched: bool) -> tuple[str, str | None]:
     """What stops a runaway reader on a standby (`watched`: a watchdog's session is on it), and a
     warning when nothing that a session cannot lift does."""
+    pid = watchdog_pid(cfg, replica)
     if watched:
-        pid = watchdog_pid(cfg, replica)
         return f"watchdog{f' (pid {pid})' if pid else ''}: the primary's exo-reader-watchdog jobs", None
     lifted = (
         "role defaults only (the reader roles' statement_timeout and idle_in_transaction_session_timeout, "
         "which a session may lift)"
     )
-    fix = (
-        "`exo db up` starts it"
-        if replica.is_local
-        else f"run `exo db replica watch {replica.name}` on a host its pg_hba.conf lets postgres in from"
-    )
+    if pid is None:
+        fix = "`exo db up` starts it"
+    else:
+        fix = f"its watchdog (pid {pid}) has no session there: {_watchdog_file(cfg, replica, 'log')} says why"
+        if not replica.is_local:
+            fix += (
+                " (the standby's pg_hba.conf must let postgres in from this machine: the script's last line)"
+            )
     return lifted, f"no reader watchdog: a reader that lifts its own timeouts runs unbounded; {fix}"
 
 
