@@ -76,8 +76,9 @@ def print_plan(cfg: config.Config, name: str, params: tuple) -> None:
         ):  # fmt: skip
             admin.execute(setting)
         admin.execute(CALL, params).fetchone()
-        # the plan of the events query (the first statement is released_keys')
-        shown = [note for note in notes if "from exo_private.events e" in note]
+        # the plans of the figures' and the cited events' statements (not released_keys' nor
+        # those that make the queries' text)
+        shown = [note for note in notes if "jsonb_build_object" in note and "Query Parameters" in note]
         print("\n".join("    " + line for note in shown for line in note.splitlines()))
 
 

@@ -37390,6 +37390,118 @@ ALTER FUNCTION exo_private.review_quarantine(decision text, target_workspace tex
 COMMENT ON FUNCTION exo_private.review_quarantine(decision text, target_workspace text, select_all boolean, path_glob text, min_confidence double precision, dry_run boolean) IS 'Quarantine review in bulk: approve (each document''s best candidate), reassign (to target_workspace) or reject every quarantined document picked by select_all, path_glob (a glob on the path under its source root, or on root/path) and min_confidence (the router''s confidence at least this), selectors combined with and; dry_run lists what would change without changing it. Returns each document with its workspace and the stage it reaches (or would).';
 
 --
+-- Name: roll_events(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.roll_events() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+declare
+    emptied bigint[];
+begin
+    -- the transition tables a statement has (an insert's added, a delete's removed, an update's
+    -- both), each event +1 or -1 in every group it is counted in; only the names of those two
+    -- tables go into the text
+    execute format($q$
+    with delta as (%s),
+    grouped as (
+        select k.kind, d.day, d.activity, d.workspace, d.planned, d.charged_subjects, d.currency,
+               d.amount is not null as priced,
+               case when k.kind = 'place' then d.place end as place,
+               case when k.kind = 'place' then d.place_keys else '{}' end as place_keys,
+               case when k.kind = 'people' then d.people else '{}' end as people,
+               case when k.kind = 'people' then d.people_keys else '{}' end as people_keys,
+               sum(d.sign) as n,
+               coalesce(sum(d.sign * d.minutes), 0) as minutes_sum,
+               coalesce(sum(d.sign) filter (where d.minutes is not null), 0) as minutes_n,
+               coalesce(sum(d.sign * d.km), 0) as km_sum,
+               coalesce(sum(d.sign) filter (where d.km is not null), 0) as km_n,
+               coalesce(sum(d.sign * d.amount), 0) as amount_sum,
+               coalesce(sum(d.sign) filter (where d.amount is not null), 0) as amount_n
+        from delta d
+        cross join lateral (
+            select 'all' as kind
+            union all select 'place' where d.place is not null or d.place_keys <> '{}'
+            union all select 'people' where d.people <> '{}' or d.people_keys <> '{}') k
+        group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
+        -- an update that moved nothing (a form merged in, a sentence) changes no group
+        having sum(d.sign) <> 0 or count(*) filter (where d.minutes is not null or d.km is not null
+                                                    or d.amount is not null) > 0
+    ), rolled as (
+        insert into exo_private.event_rollup as r (
+            kind, day, activity, workspace, planned, charged_subjects, currency, priced, place,
+            place_keys, people, people_keys, n, minutes_sum, minutes_n, km_sum, km_n, amount_sum, amount_n)
+        -- in one order, so two statements adding to the same groups wait for each other
+        select * from grouped g order by g.kind, g.activity, g.day, g.workspace, g.planned,
+                                         g.charged_subjects, g.currency, g.priced, g.place,
+                                         g.place_keys, g.people, g.people_keys
+        on conflict (kind, activity, day, workspace, planned, charged_subjects, currency, priced, place,
+                     place_keys, people, people_keys)
+        do update set n = r.n + excluded.n,
+                      minutes_sum = r.minutes_sum + excluded.minutes_sum,
+                      minutes_n = r.minutes_n + excluded.minutes_n,
+                      km_sum = r.km_sum + excluded.km_sum,
+                      km_n = r.km_n + excluded.km_n,
+                      amount_sum = r.amount_sum + excluded.amount_sum,
+                      amount_n = r.amount_n + excluded.amount_n
+        returning r.id, r.n)
+    select coalesce(array_agg(rolled.id), '{}') from rolled where rolled.n = 0
+    $q$, case tg_op
+             when 'INSERT' then 'select 1 as sign, a.* from added a'
+             when 'DELETE' then 'select -1 as sign, o.* from removed o'
+             else 'select 1 as sign, a.* from added a union all select -1, o.* from removed o'
+         end)
+    into emptied;
+    delete from exo_private.event_rollup r where r.id = any (emptied);
+    return null;
+end
+$_$;
+
+ALTER FUNCTION exo_private.roll_events() OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION roll_events(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.roll_events() IS 'Trigger: the events a statement inserted, updated or deleted (its transition tables) added to or taken from their groups in exo_private.event_rollup; a group left with no event is deleted.';
+
+--
+-- Name: rollup_cells(text, text[], date, date, text, text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.rollup_cells(p_kind text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[]) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $_$
+    -- the filters of exo_private.timeline_events_query, bound the same ($1 activities, $2 from,
+    -- $3 to, $4 place, $5 person, $6 workspaces, $15 money), over the groups; what withholds a
+    -- group (its charged_subjects) the reading checks once a set (exo_private.timeline_answer)
+    select format('select r.day, r.activity, r.planned, r.currency, r.place, r.people, r.n, r.minutes_sum, '
+                  'r.minutes_n, r.km_sum, r.km_n, r.amount_sum, r.amount_n, r.charged_subjects '
+                  'from exo_private.event_rollup r where r.kind = %L and ', p_kind)
+           || array_to_string(array(
+               select v.condition from (values
+                   (p_activities is not null, 'r.activity = any ($1)'),
+                   (p_from is not null, 'r.day >= $2'),
+                   (p_to is not null, 'r.day <= $3'),
+                   (p_place is not null, 'r.place_keys && exo_private.given_name_keys($4)'),
+                   (p_person is not null, 'r.people_keys && exo_private.given_name_keys($5)'),
+                   (p_workspaces is not null, 'r.workspace = any ($6)'),
+                   (true, '(not $15 or r.priced)')  -- (true: the list is never empty)
+               ) v (given, condition)
+               where v.given), ' and ')
+$_$;
+
+ALTER FUNCTION exo_private.rollup_cells(p_kind text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[]) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION rollup_cells(p_kind text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.rollup_cells(p_kind text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[]) IS 'The query exo_private.timeline_answer reads exo_private.event_rollup''s groups of p_kind (all, place or people) by, for the filters given (an activity by its name alone), bound as exo_private.timeline_events_query''s and $15 money: day, activity, planned, currency, place, people, the counts and sums of each group and its charged_subjects (not filtered here: the reading withholds by them).';
+
+--
 -- Name: route_defaulted(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -39378,83 +39490,157 @@ CREATE FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activi
     SET search_path TO 'exo_private', 'pg_temp'
     AS $_$
 declare
+    named constant text[] := exo_private.activities_named(p_activities);
+    events_query constant text := exo_private.timeline_events_query(
+        p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_about, p_also);
+    -- what the rollup's groups hold: a reading filtered or grouped by anything else (words of the
+    -- sentence, as of a past day, occasions read as the activity, a person and a place together)
+    -- counts the events themselves
+    rolled constant boolean := p_about is null and p_as_of is null and p_also is null
+        and not (p_person is not null and (p_place is not null or p_group is not distinct from 'place'))
+        and not (p_place is not null and p_group is not distinct from 'person');
+    -- as a cell of one event: the events a reading counts itself
+    as_cells constant text :=
+        'select e.day, e.activity, e.planned, e.currency, e.place, e.people, 1::bigint as n, '
+        'coalesce(e.minutes, 0) as minutes_sum, (e.minutes is not null)::int as minutes_n, '
+        'coalesce(e.km, 0) as km_sum, (e.km is not null)::int as km_n, '
+        'coalesce(e.amount, 0) as amount_sum, (e.amount is not null)::int as amount_n, '
+        '''{}''::text[] as charged_subjects '  -- (the events query withholds them itself)
+        'from (' || events_query || ') e where (not $15 or e.amount is not null)';
+    residual text := '';
+    cells text;
+    places text := 'cells';
+    people text := 'cells';
+    figures jsonb;
     answer jsonb;
 begin
     -- p_group: activity, place or person (the "most" of a question), else null; p_order: how
     -- the events listed as citations are ordered (first, last, longest: by minutes or km, else
     -- by day).
-    -- One statement over the events query itself (exo_private.timeline_events_query).
+    if rolled then
+        -- the rollup's groups of the kind the filters name, and the events of an activity only
+        -- a word of p_activities named (told with it: their forms are checked) one by one
+        if p_activities is not null and not named <@ p_activities then
+            residual := ' union all ' || as_cells || ' and e.activity <> all ($1)';
+        end if;
+        cells := exo_private.rollup_cells(
+            case when p_person is not null then 'people' when p_place is not null then 'place' else 'all' end,
+            p_activities, p_from, p_to, p_place, p_person, p_workspaces) || residual;
+        if p_group = 'place' and p_place is null then
+            places := '(' || exo_private.rollup_cells('place', p_activities, p_from, p_to, null, null, p_workspaces)
+                      || residual || ')';
+        elsif p_group = 'person' and p_person is null then
+            people := '(' || exo_private.rollup_cells('people', p_activities, p_from, p_to, null, null, p_workspaces)
+                      || residual || ')';
+        end if;
+    else
+        cells := as_cells;
+    end if;
+    -- The figures, over the groups (a group of one event where the events are counted), and the
+    -- days the events to cite lie within.
     execute format($q$
-    -- told holds only the columns the figures need, so that an index holding them (the
-    -- (activity, day) and (day) ones) answers without reading the events themselves; what is
-    -- cited of the few listed (sentence, workspace, path) is read for them alone.
-    with told as materialized (
-        select e.id, e.day, e.activity, e.minutes, e.km, e.amount, e.currency, e.place, e.people, e.planned
-        from (%s) e where not $15 or e.amount is not null
-    ), m as not materialized (
-        select * from told where not told.planned  -- what happened; plans are only said to exist
+    with told as materialized (%s),
+    -- what withholds a group, checked once for each set of charged subjects (not once a group)
+    sets as materialized (
+        select distinct t.charged_subjects from told t where t.charged_subjects <> '{}'
+    ), open as (
+        select s.charged_subjects from sets s where exo_private.unreleased(s.charged_subjects, $7) = '{}'
+    ), cells as materialized (
+        select * from told t where t.charged_subjects = '{}' or t.charged_subjects in (select o.charged_subjects from open o)
     ), keyed as (
         -- one branch of three is planned (the others are false as bound), none without p_group
-        select k.key from (
-            select m.activity as key from m where $12 = 'activity'
+        select k.key, k.n from (
+            select c.activity as key, c.n from cells c where $12 = 'activity' and not c.planned
             union all
-            select m.place from m where $12 = 'place'
+            select c.place, c.n from %s c where $12 = 'place' and not c.planned
+                and (c.charged_subjects = '{}' or c.charged_subjects in (select o.charged_subjects from open o))
             union all
-            select p from m, unnest(m.people) p where $12 = 'person') k
+            select p, c.n from %s c, unnest(c.people) p where $12 = 'person' and not c.planned
+                and (c.charged_subjects = '{}' or c.charged_subjects in (select o.charged_subjects from open o))) k
         where k.key is not null
+    ), days as (
+        select c.day, c.planned, sum(c.n) as n from cells c group by 1, 2
     )
     select jsonb_build_object(
         'events', f.events,
-        'days', f.days,
+        'days', (select count(*) from days d where not d.planned),
         'minutes', jsonb_build_object('sum', f.minutes, 'avg', f.minutes_avg, 'n', f.minutes_n),
         'km', jsonb_build_object('sum', f.km, 'avg', f.km_avg, 'n', f.km_n),
         'amount', (select coalesce(jsonb_object_agg(a.currency, jsonb_build_object('sum', a.total, 'avg', a.mean, 'n', a.n)), '{}')
-                   from (select coalesce(m.currency, '') as currency, sum(m.amount) as total,
-                                avg(m.amount) as mean, count(*) as n
-                         from m where m.amount is not null group by 1) a),
+                   from (select coalesce(c.currency, '') as currency, sum(c.amount_sum) as total,
+                                sum(c.amount_sum) / sum(c.amount_n) as mean, sum(c.amount_n) as n
+                         from cells c where not c.planned and c.amount_n > 0 group by 1) a),
         'first_day', f.first_day,
         'last_day', f.last_day,
         'planned', f.planned,
-        'plans', (select coalesce(jsonb_agg(to_jsonb(p) order by p.day, p.event_id), '[]') from (
-            select t.id as event_id, t.day, t.activity, x.sentence from (
-                select told.id, told.day, told.activity from told
-                where told.planned order by told.day, told.id limit greatest($14, 1)) t
-            join exo_private.events x on x.id = t.id) p),
         'groups', (select coalesce(jsonb_agg(jsonb_build_array(g.key, g.n) order by g.n desc, g.key), '[]')
-                   from (select k.key, count(*) as n from keyed k group by 1 order by 2 desc, 1 limit 5) g),
+                   from (select k.key, sum(k.n) as n from keyed k group by 1 order by 2 desc, 1 limit 5) g),
+        -- the day by which the first p_listed events (or plans) are told, the day from which the last
+        -- (all of them where there are fewer; none where there is none)
+        '_first', coalesce((select d.day from (select d.day, sum(d.n) over (order by d.day) as upto
+                                               from days d where not d.planned) d
+                            where d.upto >= greatest($14, 1) order by d.day limit 1), f.last_day),
+        '_last', coalesce((select d.day from (select d.day, sum(d.n) over (order by d.day desc) as upto
+                                              from days d where not d.planned) d
+                           where d.upto >= greatest($14, 1) order by d.day desc limit 1), f.first_day),
+        '_plans', coalesce((select d.day from (select d.day, sum(d.n) over (order by d.day) as upto
+                                               from days d where d.planned) d
+                            where d.upto >= greatest($14, 1) order by d.day limit 1), f.plans_last))
+    -- one pass for every figure but the groups and the amounts by currency (the plans counted too)
+    from (select coalesce(sum(c.n) filter (where not c.planned), 0) as events,
+                 case when sum(c.minutes_n) filter (where not c.planned) > 0
+                      then sum(c.minutes_sum) filter (where not c.planned) end as minutes,
+                 sum(c.minutes_sum) filter (where not c.planned)
+                     / nullif(sum(c.minutes_n) filter (where not c.planned), 0) as minutes_avg,
+                 coalesce(sum(c.minutes_n) filter (where not c.planned), 0) as minutes_n,
+                 case when sum(c.km_n) filter (where not c.planned) > 0
+                      then sum(c.km_sum) filter (where not c.planned) end as km,
+                 sum(c.km_sum) filter (where not c.planned)
+                     / nullif(sum(c.km_n) filter (where not c.planned), 0) as km_avg,
+                 coalesce(sum(c.km_n) filter (where not c.planned), 0) as km_n,
+                 min(c.day) filter (where not c.planned) as first_day,
+                 max(c.day) filter (where not c.planned) as last_day,
+                 coalesce(sum(c.n) filter (where c.planned), 0) as planned,
+                 max(c.day) filter (where c.planned) as plans_last
+          from cells c) f
+    $q$, cells, places, people)
+    into figures
+    using p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_released, p_as_of, p_about,
+          named, p_also, p_group, p_order, p_listed, p_money;
+    -- The events cited and the plans: the first p_listed in p_order, read from the events of the
+    -- days found above alone where the order is by day ($16 to $17: an index's range), the plans
+    -- up to $18; neither where there is none ($19: events; $18 null: no plans).
+    execute format($q$
+    select jsonb_build_object(
+        'plans', (select coalesce(jsonb_agg(to_jsonb(p) order by p.day, p.event_id), '[]') from (
+            select e.id as event_id, e.day, e.activity, e.sentence from (%1$s) e
+            where $18::date is not null and e.planned and (not $15 or e.amount is not null) and e.day <= $18
+            order by e.day, e.id limit greatest($14, 1)) p),
         -- the first $14 only (a top-N, not a sort of every event), and their documents' paths
         'listed', (select coalesce(jsonb_agg(to_jsonb(l) - '{by,then_by,document_id}'::text[]
                                              order by l.by, l.then_by nulls last, l.day, l.event_id), '[]') from (
-            select t.*, x.sentence, x.workspace, d.path from (
-                select case when $13 = 'last' then -extract(epoch from m.day) end as by,
-                       case when $13 = 'longest_minutes' then -m.minutes
-                            when $13 = 'longest_km' then -m.km
-                            when $13 = 'shortest_minutes' then m.minutes
-                            when $13 = 'shortest_km' then m.km end as then_by,
-                       m.id as event_id, m.day, m.activity, m.minutes, m.km, m.amount,
-                       m.currency, m.place, m.people
-                from m order by 1, 2 nulls last, m.day, m.id limit greatest($14, 1)) t
-            join exo_private.events x on x.id = t.event_id
-            join exo_private.documents d on d.id = x.document_id) l))
-    -- one pass for every figure but the groups and the amounts by currency (the plans counted too)
-    from (select count(*) filter (where not t.planned) as events,
-                 count(distinct t.day) filter (where not t.planned) as days,
-                 sum(t.minutes) filter (where not t.planned) as minutes,
-                 avg(t.minutes) filter (where not t.planned) as minutes_avg,
-                 count(t.minutes) filter (where not t.planned) as minutes_n,
-                 sum(t.km) filter (where not t.planned) as km,
-                 avg(t.km) filter (where not t.planned) as km_avg,
-                 count(t.km) filter (where not t.planned) as km_n,
-                 min(t.day) filter (where not t.planned) as first_day,
-                 max(t.day) filter (where not t.planned) as last_day,
-                 count(*) filter (where t.planned) as planned
-          from told t) f
-    $q$, exo_private.timeline_events_query(p_activities, p_from, p_to, p_place, p_person,
-                                             p_workspaces, p_about, p_also))
+            select t.*, d.path from (
+                select case when $13 = 'last' then -extract(epoch from e.day) end as by,
+                       case when $13 = 'longest_minutes' then -e.minutes
+                            when $13 = 'longest_km' then -e.km
+                            when $13 = 'shortest_minutes' then e.minutes
+                            when $13 = 'shortest_km' then e.km end as then_by,
+                       e.id as event_id, e.day, e.activity, e.minutes, e.km, e.amount,
+                       e.currency, e.place, e.people, e.sentence, e.workspace, e.document_id
+                from (%1$s) e
+                where $19 and not e.planned and (not $15 or e.amount is not null)
+                  and ($16::date is null or e.day >= $16) and ($17::date is null or e.day <= $17)
+                order by 1, 2 nulls last, e.day, e.id limit greatest($14, 1)) t
+            join exo_private.documents d on d.id = t.document_id) l))
+    $q$, events_query)
     into answer
     using p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_released, p_as_of, p_about,
-          exo_private.activities_named(p_activities), p_also, p_group, p_order, p_listed, p_money;
-    return answer;
+          named, p_also, p_group, p_order, p_listed, p_money,
+          -- by day (every order but the last and by a measure): up to the day the first are told
+          case when p_order = 'last' then (figures ->> '_last')::date end,
+          case when p_order is null or p_order !~ '^(last|longest|shortest)' then (figures ->> '_first')::date end,
+          (figures ->> '_plans')::date, (figures ->> 'events')::int > 0;
+    return figures - '{_first,_last,_plans}'::text[] || answer;
 end
 $_$;
 
@@ -39464,7 +39650,7 @@ ALTER FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activit
 -- Name: FUNCTION timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean, p_also bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean, p_also bigint[]) IS 'The figures a Timeline section states, over exo_private.timeline_events: events, distinct days, minutes, km and amount (per currency) as sum, average and how many events gave one, the first and last day, the plans of those (planned: how many, plans: the first p_listed by day; never counted in the figures), the largest p_group (activity, place or person) groups, and the first p_listed events in p_order (first or by day, last, longest_minutes, longest_km, shortest_minutes, shortest_km) to cite; with p_money, only events that tell an amount; p_also: events counted besides those of p_activities (occasions whose kind their sentence does not say, read as one of them: plpy/timeline.py), the other filters applying to them too.';
+COMMENT ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean, p_also bigint[]) IS 'The figures a Timeline section states, over exo_private.timeline_events: events, distinct days, minutes, km and amount (per currency) as sum, average and how many events gave one, the first and last day, the plans of those (planned: how many, plans: the first p_listed by day; never counted in the figures), the largest p_group (activity, place or person) groups, and the first p_listed events in p_order (first or by day, last, longest_minutes, longest_km, shortest_minutes, shortest_km) to cite; with p_money, only events that tell an amount; p_also: events counted besides those of p_activities (occasions whose kind their sentence does not say, read as one of them: plpy/timeline.py), the other filters applying to them too. The figures are read from exo_private.event_rollup''s groups where the filters are its (not with p_about, a past p_as_of, p_also, or a person and a place together), else from the events; the events cited from the events of the days they lie within.';
 
 --
 -- Name: events; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -44308,6 +44494,55 @@ ALTER TABLE exo_private.event_forms OWNER TO exo_owner;
 COMMENT ON TABLE exo_private.event_forms IS 'Which activities each word was told with (an event''s forms): the activities a word may count, looked up before the events by exo_private.timeline_events. Pairs of events gone stay (they widen a lookup, never change what it finds).';
 
 --
+-- Name: event_rollup; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.event_rollup (
+    id bigint NOT NULL,
+    kind text NOT NULL,
+    day date NOT NULL,
+    activity text NOT NULL,
+    workspace text NOT NULL,
+    planned boolean NOT NULL,
+    charged_subjects text[] NOT NULL,
+    currency text,
+    priced boolean NOT NULL,
+    place text,
+    place_keys text[] NOT NULL,
+    people text[] NOT NULL,
+    people_keys text[] NOT NULL,
+    n bigint NOT NULL,
+    minutes_sum numeric NOT NULL,
+    minutes_n bigint NOT NULL,
+    km_sum numeric NOT NULL,
+    km_n bigint NOT NULL,
+    amount_sum numeric NOT NULL,
+    amount_n bigint NOT NULL,
+    CONSTRAINT event_rollup_kind_check CHECK ((kind = ANY (ARRAY['all'::text, 'place'::text, 'people'::text])))
+);
+
+ALTER TABLE exo_private.event_rollup OWNER TO exo_owner;
+
+--
+-- Name: TABLE event_rollup; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.event_rollup IS 'exo_private.events counted and summed (n; the sum of minutes, km and amount, and how many events told each) by day, activity, workspace, planned, charged_subjects, currency and priced (an amount told): kind all; kind place adds place and place_keys (events with a place), kind people adds people and people_keys (events with people). Kept exact by statement triggers on the events; what exo_private.timeline_answer''s figures read where its filters allow.';
+
+--
+-- Name: event_rollup_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.event_rollup ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.event_rollup_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: events_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -46214,6 +46449,13 @@ ALTER TABLE ONLY exo_private.event_forms
     ADD CONSTRAINT event_forms_pkey PRIMARY KEY (form, activity);
 
 --
+-- Name: event_rollup event_rollup_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.event_rollup
+    ADD CONSTRAINT event_rollup_pkey PRIMARY KEY (id);
+
+--
 -- Name: events events_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -46992,10 +47234,34 @@ CREATE INDEX entity_aliases_key_idx ON exo_private.entity_aliases USING btree (a
 CREATE INDEX entity_merge_log_other_key_idx ON exo_private.entity_merge_log USING btree (workspace, other_key, id) WHERE (undone_at IS NULL);
 
 --
+-- Name: event_rollup_day; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX event_rollup_day ON exo_private.event_rollup USING btree (kind, day);
+
+--
+-- Name: event_rollup_group; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE UNIQUE INDEX event_rollup_group ON exo_private.event_rollup USING btree (kind, activity, day, workspace, planned, charged_subjects, currency, priced, place, place_keys, people, people_keys) NULLS NOT DISTINCT;
+
+--
+-- Name: event_rollup_people_keys; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX event_rollup_people_keys ON exo_private.event_rollup USING gin (people_keys) WHERE (kind = 'people'::text);
+
+--
+-- Name: event_rollup_place_keys; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX event_rollup_place_keys ON exo_private.event_rollup USING gin (place_keys) WHERE (kind = 'place'::text);
+
+--
 -- Name: events_activity_day; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX events_activity_day ON exo_private.events USING btree (activity, day) INCLUDE (forms, workspace, charged_subjects, planned, minutes, km, amount, currency, place, people, id);
+CREATE INDEX events_activity_day ON exo_private.events USING btree (activity, day);
 
 --
 -- Name: events_chunk; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -47013,7 +47279,7 @@ CREATE INDEX events_count_unit ON exo_private.events USING btree (count_unit) WH
 -- Name: events_day; Type: INDEX; Schema: exo_private; Owner: exo_owner
 --
 
-CREATE INDEX events_day ON exo_private.events USING btree (day) INCLUDE (activity, forms, workspace, charged_subjects, planned, minutes, km, amount, currency, place, people, id);
+CREATE INDEX events_day ON exo_private.events USING btree (day);
 
 --
 -- Name: events_document; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -47548,6 +47814,24 @@ CREATE TRIGGER events_note_forms_inserted AFTER INSERT ON exo_private.events REF
 --
 
 CREATE TRIGGER events_note_forms_updated AFTER UPDATE ON exo_private.events REFERENCING NEW TABLE AS told FOR EACH STATEMENT EXECUTE FUNCTION exo_private.note_event_forms();
+
+--
+-- Name: events events_roll_deleted; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER events_roll_deleted AFTER DELETE ON exo_private.events REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION exo_private.roll_events();
+
+--
+-- Name: events events_roll_inserted; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER events_roll_inserted AFTER INSERT ON exo_private.events REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION exo_private.roll_events();
+
+--
+-- Name: events events_roll_updated; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TRIGGER events_roll_updated AFTER UPDATE ON exo_private.events REFERENCING OLD TABLE AS removed NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION exo_private.roll_events();
 
 --
 -- Name: events events_take_source_charges; Type: TRIGGER; Schema: exo_private; Owner: exo_owner
@@ -50429,6 +50713,22 @@ GRANT ALL ON FUNCTION exo_private.review_quarantine(decision text, target_worksp
 GRANT ALL ON FUNCTION exo_private.review_quarantine(decision text, target_workspace text, select_all boolean, path_glob text, min_confidence double precision, dry_run boolean) TO exo_writer;
 
 --
+-- Name: FUNCTION roll_events(); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.roll_events() FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.roll_events() TO exo_api;
+GRANT ALL ON FUNCTION exo_private.roll_events() TO exo_writer;
+
+--
+-- Name: FUNCTION rollup_cells(p_kind text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.rollup_cells(p_kind text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.rollup_cells(p_kind text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[]) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.rollup_cells(p_kind text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[]) TO exo_writer;
+
+--
 -- Name: FUNCTION route_defaulted(); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -52121,6 +52421,19 @@ GRANT SELECT,USAGE ON SEQUENCE exo_private.event_corrections_id_seq TO exo_write
 
 GRANT SELECT ON TABLE exo_private.event_forms TO exo_api;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.event_forms TO exo_writer;
+
+--
+-- Name: TABLE event_rollup; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.event_rollup TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.event_rollup TO exo_writer;
+
+--
+-- Name: SEQUENCE event_rollup_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.event_rollup_id_seq TO exo_writer;
 
 --
 -- Name: SEQUENCE events_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner

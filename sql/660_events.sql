@@ -55,6 +55,90 @@ create or replace trigger events_note_forms_updated
     referencing new table as told
     for each statement execute function exo_private.note_event_forms();
 
+-- exo_private.roll_events: the events a statement stored, changed or deleted, counted in the rollup.
+create or replace function exo_private.roll_events()
+returns trigger
+language plpgsql
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+declare
+    emptied bigint[];
+begin
+    -- the transition tables a statement has (an insert's added, a delete's removed, an update's
+    -- both), each event +1 or -1 in every group it is counted in; only the names of those two
+    -- tables go into the text
+    execute format($q$
+    with delta as (%s),
+    grouped as (
+        select k.kind, d.day, d.activity, d.workspace, d.planned, d.charged_subjects, d.currency,
+               d.amount is not null as priced,
+               case when k.kind = 'place' then d.place end as place,
+               case when k.kind = 'place' then d.place_keys else '{}' end as place_keys,
+               case when k.kind = 'people' then d.people else '{}' end as people,
+               case when k.kind = 'people' then d.people_keys else '{}' end as people_keys,
+               sum(d.sign) as n,
+               coalesce(sum(d.sign * d.minutes), 0) as minutes_sum,
+               coalesce(sum(d.sign) filter (where d.minutes is not null), 0) as minutes_n,
+               coalesce(sum(d.sign * d.km), 0) as km_sum,
+               coalesce(sum(d.sign) filter (where d.km is not null), 0) as km_n,
+               coalesce(sum(d.sign * d.amount), 0) as amount_sum,
+               coalesce(sum(d.sign) filter (where d.amount is not null), 0) as amount_n
+        from delta d
+        cross join lateral (
+            select 'all' as kind
+            union all select 'place' where d.place is not null or d.place_keys <> '{}'
+            union all select 'people' where d.people <> '{}' or d.people_keys <> '{}') k
+        group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
+        -- an update that moved nothing (a form merged in, a sentence) changes no group
+        having sum(d.sign) <> 0 or count(*) filter (where d.minutes is not null or d.km is not null
+                                                    or d.amount is not null) > 0
+    ), rolled as (
+        insert into exo_private.event_rollup as r (
+            kind, day, activity, workspace, planned, charged_subjects, currency, priced, place,
+            place_keys, people, people_keys, n, minutes_sum, minutes_n, km_sum, km_n, amount_sum, amount_n)
+        -- in one order, so two statements adding to the same groups wait for each other
+        select * from grouped g order by g.kind, g.activity, g.day, g.workspace, g.planned,
+                                         g.charged_subjects, g.currency, g.priced, g.place,
+                                         g.place_keys, g.people, g.people_keys
+        on conflict (kind, activity, day, workspace, planned, charged_subjects, currency, priced, place,
+                     place_keys, people, people_keys)
+        do update set n = r.n + excluded.n,
+                      minutes_sum = r.minutes_sum + excluded.minutes_sum,
+                      minutes_n = r.minutes_n + excluded.minutes_n,
+                      km_sum = r.km_sum + excluded.km_sum,
+                      km_n = r.km_n + excluded.km_n,
+                      amount_sum = r.amount_sum + excluded.amount_sum,
+                      amount_n = r.amount_n + excluded.amount_n
+        returning r.id, r.n)
+    select coalesce(array_agg(rolled.id), '{}') from rolled where rolled.n = 0
+    $q$, case tg_op
+             when 'INSERT' then 'select 1 as sign, a.* from added a'
+             when 'DELETE' then 'select -1 as sign, o.* from removed o'
+             else 'select 1 as sign, a.* from added a union all select -1, o.* from removed o'
+         end)
+    into emptied;
+    delete from exo_private.event_rollup r where r.id = any (emptied);
+    return null;
+end
+$$;
+comment on function exo_private.roll_events() is
+    'Trigger: the events a statement inserted, updated or deleted (its transition tables) added to '
+    'or taken from their groups in exo_private.event_rollup; a group left with no event is deleted.';
+
+create or replace trigger events_roll_inserted
+    after insert on exo_private.events
+    referencing new table as added
+    for each statement execute function exo_private.roll_events();
+create or replace trigger events_roll_updated
+    after update on exo_private.events  -- (a trigger with transition tables takes no column list)
+    referencing old table as removed new table as added
+    for each statement execute function exo_private.roll_events();
+create or replace trigger events_roll_deleted
+    after delete on exo_private.events
+    referencing old table as removed
+    for each statement execute function exo_private.roll_events();
+
 -- exo_private.take_source_charges: an event stored carries its source's charged subjects.
 create or replace function exo_private.take_source_charges()
 returns trigger
@@ -578,7 +662,42 @@ comment on function exo.event_counts(text, date, date, text, text, text, text[],
     'last day, most events first. Events of withheld sources are not counted, and nothing says how '
     'many there are (a count of them would tell what the withheld material holds).';
 
--- exo_private.timeline_answer: what the packet's Timeline section says, computed in one query.
+-- exo_private.rollup_cells: the text of a reading of the rollup.
+create or replace function exo_private.rollup_cells(
+    p_kind text, p_activities text[], p_from date, p_to date, p_place text, p_person text,
+    p_workspaces text[]
+)
+returns text
+language sql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- the filters of exo_private.timeline_events_query, bound the same ($1 activities, $2 from,
+    -- $3 to, $4 place, $5 person, $6 workspaces, $15 money), over the groups; what withholds a
+    -- group (its charged_subjects) the reading checks once a set (exo_private.timeline_answer)
+    select format('select r.day, r.activity, r.planned, r.currency, r.place, r.people, r.n, r.minutes_sum, '
+                  'r.minutes_n, r.km_sum, r.km_n, r.amount_sum, r.amount_n, r.charged_subjects '
+                  'from exo_private.event_rollup r where r.kind = %L and ', p_kind)
+           || array_to_string(array(
+               select v.condition from (values
+                   (p_activities is not null, 'r.activity = any ($1)'),
+                   (p_from is not null, 'r.day >= $2'),
+                   (p_to is not null, 'r.day <= $3'),
+                   (p_place is not null, 'r.place_keys && exo_private.given_name_keys($4)'),
+                   (p_person is not null, 'r.people_keys && exo_private.given_name_keys($5)'),
+                   (p_workspaces is not null, 'r.workspace = any ($6)'),
+                   (true, '(not $15 or r.priced)')  -- (true: the list is never empty)
+               ) v (given, condition)
+               where v.given), ' and ')
+$$;
+comment on function exo_private.rollup_cells(text, text[], date, date, text, text, text[]) is
+    'The query exo_private.timeline_answer reads exo_private.event_rollup''s groups of p_kind (all, '
+    'place or people) by, for the filters given (an activity by its name alone), bound as '
+    'exo_private.timeline_events_query''s and $15 money: day, activity, planned, currency, place, '
+    'people, the counts and sums of each group and its charged_subjects (not filtered here: the '
+    'reading withholds by them).';
+
+-- exo_private.timeline_answer: what the packet's Timeline section says.
 drop function if exists exo_private.timeline_answer(
     text, text, text[], date, date, text, text, text[], text[], timestamptz, int, text[], boolean);  -- before p_also
 create or replace function exo_private.timeline_answer(
@@ -592,83 +711,157 @@ security invoker
 set search_path = exo_private, pg_temp
 as $$
 declare
+    named constant text[] := exo_private.activities_named(p_activities);
+    events_query constant text := exo_private.timeline_events_query(
+        p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_about, p_also);
+    -- what the rollup's groups hold: a reading filtered or grouped by anything else (words of the
+    -- sentence, as of a past day, occasions read as the activity, a person and a place together)
+    -- counts the events themselves
+    rolled constant boolean := p_about is null and p_as_of is null and p_also is null
+        and not (p_person is not null and (p_place is not null or p_group is not distinct from 'place'))
+        and not (p_place is not null and p_group is not distinct from 'person');
+    -- as a cell of one event: the events a reading counts itself
+    as_cells constant text :=
+        'select e.day, e.activity, e.planned, e.currency, e.place, e.people, 1::bigint as n, '
+        'coalesce(e.minutes, 0) as minutes_sum, (e.minutes is not null)::int as minutes_n, '
+        'coalesce(e.km, 0) as km_sum, (e.km is not null)::int as km_n, '
+        'coalesce(e.amount, 0) as amount_sum, (e.amount is not null)::int as amount_n, '
+        '''{}''::text[] as charged_subjects '  -- (the events query withholds them itself)
+        'from (' || events_query || ') e where (not $15 or e.amount is not null)';
+    residual text := '';
+    cells text;
+    places text := 'cells';
+    people text := 'cells';
+    figures jsonb;
     answer jsonb;
 begin
     -- p_group: activity, place or person (the "most" of a question), else null; p_order: how
     -- the events listed as citations are ordered (first, last, longest: by minutes or km, else
     -- by day).
-    -- One statement over the events query itself (exo_private.timeline_events_query).
+    if rolled then
+        -- the rollup's groups of the kind the filters name, and the events of an activity only
+        -- a word of p_activities named (told with it: their forms are checked) one by one
+        if p_activities is not null and not named <@ p_activities then
+            residual := ' union all ' || as_cells || ' and e.activity <> all ($1)';
+        end if;
+        cells := exo_private.rollup_cells(
+            case when p_person is not null then 'people' when p_place is not null then 'place' else 'all' end,
+            p_activities, p_from, p_to, p_place, p_person, p_workspaces) || residual;
+        if p_group = 'place' and p_place is null then
+            places := '(' || exo_private.rollup_cells('place', p_activities, p_from, p_to, null, null, p_workspaces)
+                      || residual || ')';
+        elsif p_group = 'person' and p_person is null then
+            people := '(' || exo_private.rollup_cells('people', p_activities, p_from, p_to, null, null, p_workspaces)
+                      || residual || ')';
+        end if;
+    else
+        cells := as_cells;
+    end if;
+    -- The figures, over the groups (a group of one event where the events are counted), and the
+    -- days the events to cite lie within.
     execute format($q$
-    -- told holds only the columns the figures need, so that an index holding them (the
-    -- (activity, day) and (day) ones) answers without reading the events themselves; what is
-    -- cited of the few listed (sentence, workspace, path) is read for them alone.
-    with told as materialized (
-        select e.id, e.day, e.activity, e.minutes, e.km, e.amount, e.currency, e.place, e.people, e.planned
-        from (%s) e where not $15 or e.amount is not null
-    ), m as not materialized (
-        select * from told where not told.planned  -- what happened; plans are only said to exist
+    with told as materialized (%s),
+    -- what withholds a group, checked once for each set of charged subjects (not once a group)
+    sets as materialized (
+        select distinct t.charged_subjects from told t where t.charged_subjects <> '{}'
+    ), open as (
+        select s.charged_subjects from sets s where exo_private.unreleased(s.charged_subjects, $7) = '{}'
+    ), cells as materialized (
+        select * from told t where t.charged_subjects = '{}' or t.charged_subjects in (select o.charged_subjects from open o)
     ), keyed as (
         -- one branch of three is planned (the others are false as bound), none without p_group
-        select k.key from (
-            select m.activity as key from m where $12 = 'activity'
+        select k.key, k.n from (
+            select c.activity as key, c.n from cells c where $12 = 'activity' and not c.planned
             union all
-            select m.place from m where $12 = 'place'
+            select c.place, c.n from %s c where $12 = 'place' and not c.planned
+                and (c.charged_subjects = '{}' or c.charged_subjects in (select o.charged_subjects from open o))
             union all
-            select p from m, unnest(m.people) p where $12 = 'person') k
+            select p, c.n from %s c, unnest(c.people) p where $12 = 'person' and not c.planned
+                and (c.charged_subjects = '{}' or c.charged_subjects in (select o.charged_subjects from open o))) k
         where k.key is not null
+    ), days as (
+        select c.day, c.planned, sum(c.n) as n from cells c group by 1, 2
     )
     select jsonb_build_object(
         'events', f.events,
-        'days', f.days,
+        'days', (select count(*) from days d where not d.planned),
         'minutes', jsonb_build_object('sum', f.minutes, 'avg', f.minutes_avg, 'n', f.minutes_n),
         'km', jsonb_build_object('sum', f.km, 'avg', f.km_avg, 'n', f.km_n),
         'amount', (select coalesce(jsonb_object_agg(a.currency, jsonb_build_object('sum', a.total, 'avg', a.mean, 'n', a.n)), '{}')
-                   from (select coalesce(m.currency, '') as currency, sum(m.amount) as total,
-                                avg(m.amount) as mean, count(*) as n
-                         from m where m.amount is not null group by 1) a),
+                   from (select coalesce(c.currency, '') as currency, sum(c.amount_sum) as total,
+                                sum(c.amount_sum) / sum(c.amount_n) as mean, sum(c.amount_n) as n
+                         from cells c where not c.planned and c.amount_n > 0 group by 1) a),
         'first_day', f.first_day,
         'last_day', f.last_day,
         'planned', f.planned,
-        'plans', (select coalesce(jsonb_agg(to_jsonb(p) order by p.day, p.event_id), '[]') from (
-            select t.id as event_id, t.day, t.activity, x.sentence from (
-                select told.id, told.day, told.activity from told
-                where told.planned order by told.day, told.id limit greatest($14, 1)) t
-            join exo_private.events x on x.id = t.id) p),
         'groups', (select coalesce(jsonb_agg(jsonb_build_array(g.key, g.n) order by g.n desc, g.key), '[]')
-                   from (select k.key, count(*) as n from keyed k group by 1 order by 2 desc, 1 limit 5) g),
+                   from (select k.key, sum(k.n) as n from keyed k group by 1 order by 2 desc, 1 limit 5) g),
+        -- the day by which the first p_listed events (or plans) are told, the day from which the last
+        -- (all of them where there are fewer; none where there is none)
+        '_first', coalesce((select d.day from (select d.day, sum(d.n) over (order by d.day) as upto
+                                               from days d where not d.planned) d
+                            where d.upto >= greatest($14, 1) order by d.day limit 1), f.last_day),
+        '_last', coalesce((select d.day from (select d.day, sum(d.n) over (order by d.day desc) as upto
+                                              from days d where not d.planned) d
+                           where d.upto >= greatest($14, 1) order by d.day desc limit 1), f.first_day),
+        '_plans', coalesce((select d.day from (select d.day, sum(d.n) over (order by d.day) as upto
+                                               from days d where d.planned) d
+                            where d.upto >= greatest($14, 1) order by d.day limit 1), f.plans_last))
+    -- one pass for every figure but the groups and the amounts by currency (the plans counted too)
+    from (select coalesce(sum(c.n) filter (where not c.planned), 0) as events,
+                 case when sum(c.minutes_n) filter (where not c.planned) > 0
+                      then sum(c.minutes_sum) filter (where not c.planned) end as minutes,
+                 sum(c.minutes_sum) filter (where not c.planned)
+                     / nullif(sum(c.minutes_n) filter (where not c.planned), 0) as minutes_avg,
+                 coalesce(sum(c.minutes_n) filter (where not c.planned), 0) as minutes_n,
+                 case when sum(c.km_n) filter (where not c.planned) > 0
+                      then sum(c.km_sum) filter (where not c.planned) end as km,
+                 sum(c.km_sum) filter (where not c.planned)
+                     / nullif(sum(c.km_n) filter (where not c.planned), 0) as km_avg,
+                 coalesce(sum(c.km_n) filter (where not c.planned), 0) as km_n,
+                 min(c.day) filter (where not c.planned) as first_day,
+                 max(c.day) filter (where not c.planned) as last_day,
+                 coalesce(sum(c.n) filter (where c.planned), 0) as planned,
+                 max(c.day) filter (where c.planned) as plans_last
+          from cells c) f
+    $q$, cells, places, people)
+    into figures
+    using p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_released, p_as_of, p_about,
+          named, p_also, p_group, p_order, p_listed, p_money;
+    -- The events cited and the plans: the first p_listed in p_order, read from the events of the
+    -- days found above alone where the order is by day ($16 to $17: an index's range), the plans
+    -- up to $18; neither where there is none ($19: events; $18 null: no plans).
+    execute format($q$
+    select jsonb_build_object(
+        'plans', (select coalesce(jsonb_agg(to_jsonb(p) order by p.day, p.event_id), '[]') from (
+            select e.id as event_id, e.day, e.activity, e.sentence from (%1$s) e
+            where $18::date is not null and e.planned and (not $15 or e.amount is not null) and e.day <= $18
+            order by e.day, e.id limit greatest($14, 1)) p),
         -- the first $14 only (a top-N, not a sort of every event), and their documents' paths
         'listed', (select coalesce(jsonb_agg(to_jsonb(l) - '{by,then_by,document_id}'::text[]
                                              order by l.by, l.then_by nulls last, l.day, l.event_id), '[]') from (
-            select t.*, x.sentence, x.workspace, d.path from (
-                select case when $13 = 'last' then -extract(epoch from m.day) end as by,
-                       case when $13 = 'longest_minutes' then -m.minutes
-                            when $13 = 'longest_km' then -m.km
-                            when $13 = 'shortest_minutes' then m.minutes
-                            when $13 = 'shortest_km' then m.km end as then_by,
-                       m.id as event_id, m.day, m.activity, m.minutes, m.km, m.amount,
-                       m.currency, m.place, m.people
-                from m order by 1, 2 nulls last, m.day, m.id limit greatest($14, 1)) t
-            join exo_private.events x on x.id = t.event_id
-            join exo_private.documents d on d.id = x.document_id) l))
-    -- one pass for every figure but the groups and the amounts by currency (the plans counted too)
-    from (select count(*) filter (where not t.planned) as events,
-                 count(distinct t.day) filter (where not t.planned) as days,
-                 sum(t.minutes) filter (where not t.planned) as minutes,
-                 avg(t.minutes) filter (where not t.planned) as minutes_avg,
-                 count(t.minutes) filter (where not t.planned) as minutes_n,
-                 sum(t.km) filter (where not t.planned) as km,
-                 avg(t.km) filter (where not t.planned) as km_avg,
-                 count(t.km) filter (where not t.planned) as km_n,
-                 min(t.day) filter (where not t.planned) as first_day,
-                 max(t.day) filter (where not t.planned) as last_day,
-                 count(*) filter (where t.planned) as planned
-          from told t) f
-    $q$, exo_private.timeline_events_query(p_activities, p_from, p_to, p_place, p_person,
-                                             p_workspaces, p_about, p_also))
+            select t.*, d.path from (
+                select case when $13 = 'last' then -extract(epoch from e.day) end as by,
+                       case when $13 = 'longest_minutes' then -e.minutes
+                            when $13 = 'longest_km' then -e.km
+                            when $13 = 'shortest_minutes' then e.minutes
+                            when $13 = 'shortest_km' then e.km end as then_by,
+                       e.id as event_id, e.day, e.activity, e.minutes, e.km, e.amount,
+                       e.currency, e.place, e.people, e.sentence, e.workspace, e.document_id
+                from (%1$s) e
+                where $19 and not e.planned and (not $15 or e.amount is not null)
+                  and ($16::date is null or e.day >= $16) and ($17::date is null or e.day <= $17)
+                order by 1, 2 nulls last, e.day, e.id limit greatest($14, 1)) t
+            join exo_private.documents d on d.id = t.document_id) l))
+    $q$, events_query)
     into answer
     using p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_released, p_as_of, p_about,
-          exo_private.activities_named(p_activities), p_also, p_group, p_order, p_listed, p_money;
-    return answer;
+          named, p_also, p_group, p_order, p_listed, p_money,
+          -- by day (every order but the last and by a measure): up to the day the first are told
+          case when p_order = 'last' then (figures ->> '_last')::date end,
+          case when p_order is null or p_order !~ '^(last|longest|shortest)' then (figures ->> '_first')::date end,
+          (figures ->> '_plans')::date, (figures ->> 'events')::int > 0;
+    return figures - '{_first,_last,_plans}'::text[] || answer;
 end
 $$;
 comment on function exo_private.timeline_answer(text, text, text[], date, date, text, text, text[], text[], timestamptz, int, text[], boolean, bigint[]) is
@@ -679,4 +872,7 @@ comment on function exo_private.timeline_answer(text, text, text[], date, date, 
     'groups, and the first p_listed events in p_order (first or by day, last, longest_minutes, '
     'longest_km, shortest_minutes, shortest_km) to cite; with p_money, only events that tell an amount; '
     'p_also: events counted besides those of p_activities (occasions whose kind their sentence does '
-    'not say, read as one of them: plpy/timeline.py), the other filters applying to them too.';
+    'not say, read as one of them: plpy/timeline.py), the other filters applying to them too. The '
+    'figures are read from exo_private.event_rollup''s groups where the filters are its (not with '
+    'p_about, a past p_as_of, p_also, or a person and a place together), else from the events; the '
+    'events cited from the events of the days they lie within.';

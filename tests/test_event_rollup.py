@@ -1,0 +1,149 @@
+"""exo_private.event_rollup stays exact: the groups equal a group-by over the events after every
+kind of change (stored, corrected, re-marked, source deleted), and the Timeline's figures read
+from it equal the figures counted from the events."""
+
+from __future__ import annotations
+
+import pytest
+from support.files import write
+
+from exocortex.ingest import pipeline
+from exocortex.worker.loop import Worker
+
+NOTES = {
+    "2025-03-02.md": "---\ndate: 2025-03-02\n---\nI went swimming for 40 minutes at Millbrook pool.",
+    "2025-03-09.md": "---\ndate: 2025-03-09\n---\nSwam 45 minutes with Nadia Okafor at Millbrook pool.",
+    "2025-03-20.md": "---\ndate: 2025-03-20\n---\nRan 5 km in the park with Dr Hale. Bought running shoes for £42.50.",
+    "2025-04-02.md": "---\ndate: 2025-04-02\n---\nWent swimming for 50 minutes. Lunch with Nadia at the Blue Door.",
+    "2025-04-10.md": "---\ndate: 2025-04-10\n---\nWalter Rivera and I went swimming at the lido, 50 minutes, before his funeral.",
+}
+
+# the rollup's groups as they should be: every event counted in its groups
+EXPECTED = """
+select k.kind, e.day, e.activity, e.workspace, e.planned, e.charged_subjects, e.currency,
+       e.amount is not null as priced,
+       case when k.kind = 'place' then e.place end as place,
+       case when k.kind = 'place' then e.place_keys else '{}' end as place_keys,
+       case when k.kind = 'people' then e.people else '{}' end as people,
+       case when k.kind = 'people' then e.people_keys else '{}' end as people_keys,
+       count(*) as n, coalesce(sum(e.minutes), 0) as minutes_sum, count(e.minutes) as minutes_n,
+       coalesce(sum(e.km), 0) as km_sum, count(e.km) as km_n,
+       coalesce(sum(e.amount), 0) as amount_sum, count(e.amount) as amount_n
+from exo_private.events e
+cross join lateral (
+    select 'all' as kind
+    union all select 'place' where e.place is not null or e.place_keys <> '{}'
+    union all select 'people' where e.people <> '{}' or e.people_keys <> '{}') k
+group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
+"""
+HELD = """
+select kind, day, activity, workspace, planned, charged_subjects, currency, priced, place, place_keys,
+       people, people_keys, n, minutes_sum, minutes_n, km_sum, km_n, amount_sum, amount_n
+from exo_private.event_rollup
+"""
+
+
+def groups(conn):
+    """(held, expected): the rollup's rows and a group-by over the events, in one order."""
+    held = conn.execute(f"select * from ({HELD}) r order by r::text").fetchall()
+    expected = conn.execute(f"select * from ({EXPECTED}) r order by r::text").fetchall()
+    return held, expected
+
+
+@pytest.fixture
+def timeline(db, tmp_path):
+    root = tmp_path / "diary"
+    for name, text in NOTES.items():
+        write(root, name, text)
+    with db.connect("exo_writer") as conn:
+        conn.execute("select exo_private.set_owner('Robin Ashdown')")
+        conn.execute("select exo_private.defer_subject('Walter Rivera')")
+    pipeline.ingest(db.cfg, root, "personal", dbname=db.name)
+    Worker(db.cfg, dbname=db.name, once=True, queues=("events",), poll_s=0.01).run()
+    return db
+
+
+def assert_exact(db):
+    with db.connect() as conn:
+        held, expected = groups(conn)
+    assert held == expected
+    return held
+
+
+def test_the_rollup_equals_the_events_grouped_after_every_change(timeline, tmp_path):
+    held = assert_exact(timeline)
+    assert sum(r[12] for r in held if r[0] == "all") == 5  # every event stored, counted once
+    assert any(r[5] == ["Walter Rivera"] for r in held)  # the withheld swim, in its own group
+    with timeline.connect("exo_writer") as conn:
+        conn.execute("select exo_private.merge_activities('swim', 'swimming')")
+    assert_exact(timeline)
+    with timeline.connect("exo_writer") as conn:
+        lunch = conn.execute("select id from exo_private.events where activity = 'lunch'").fetchone()[0]
+        conn.execute("select exo_private.drop_event(%s)", (lunch,))
+    assert not [r for r in assert_exact(timeline) if r[2] == "lunch"]
+    # a source re-marked: its event's group moves
+    with timeline.connect("exo_writer") as conn:
+        conn.execute("select exo_private.undefer_subject('Walter Rivera')")
+    assert not any(r[5] for r in assert_exact(timeline))
+    with timeline.connect("exo_writer") as conn:
+        conn.execute("select exo_private.defer_subject('Walter Rivera')")
+    assert any(r[5] == ["Walter Rivera"] for r in assert_exact(timeline))
+    # a note changed (its chunks replaced: the events' source gone), then read again
+    write(tmp_path / "diary", "2025-03-20.md", NOTES["2025-03-20.md"] + "\n\nCycled 12 km home.")
+    pipeline.ingest(timeline.cfg, tmp_path / "diary", "personal", dbname=timeline.name)
+    assert any(r[5] == ["source gone"] for r in assert_exact(timeline))
+    Worker(timeline.cfg, dbname=timeline.name, once=True, queues=("events",), poll_s=0.01).run()
+    held = assert_exact(timeline)
+    assert not any(r[5] == ["source gone"] for r in held)
+    assert any(r[2] == "cycle" for r in held)
+    # a document deleted takes its events, and its groups, with it
+    with timeline.connect() as conn:
+        conn.execute("delete from exo_private.documents where path = '2025-03-09.md'")
+    assert not [r for r in assert_exact(timeline) if r[1].isoformat() == "2025-03-09"]
+
+
+ANSWER = (
+    "select exo_private.timeline_answer(%s, %s, %s, %s::date, %s::date, %s, %s, null,"
+    " exo_private.released_keys(%s), null, 8, null, %s)"
+)
+COUNTED = """
+select count(*) filter (where not e.planned) as events, count(distinct e.day) filter (where not e.planned) as days,
+       sum(e.minutes) filter (where not e.planned) as minutes, sum(e.km) filter (where not e.planned) as km,
+       sum(e.amount) filter (where not e.planned) as amount, min(e.day) filter (where not e.planned) as first_day
+from exo_private.events e
+where (%(activity)s::text is null or e.activity = %(activity)s) and (%(person)s::text is null or e.people_keys && exo_private.given_name_keys(%(person)s))
+  and (%(place)s::text is null or e.place_keys && exo_private.given_name_keys(%(place)s))
+  and (e.charged_subjects = '{}' or exo_private.unreleased(e.charged_subjects, exo_private.released_keys(%(bridge)s)) = '{}')
+"""
+
+
+@pytest.mark.parametrize(
+    ("activity", "person", "place", "group", "bridge"),
+    [
+        ("swim", None, None, "place", []),
+        ("swim", None, None, "place", ["Walter Rivera"]),
+        (None, "Nadia", None, "activity", []),
+        (None, None, "Millbrook pool", None, []),
+        (None, None, None, "person", ["Walter Rivera"]),
+    ],
+)
+def test_the_reading_s_figures_from_the_rollup_equal_the_events_figures(
+    timeline, activity, person, place, group, bridge
+):
+    args = (group, "last", [activity] if activity else None, None, None, place, person, bridge, False)
+    with timeline.connect("exo_writer") as conn:
+        read = conn.execute(ANSWER, args).fetchone()[0]
+        counted = conn.execute(
+            COUNTED, {"activity": activity, "person": person, "place": place, "bridge": bridge}
+        )
+        events, days, minutes, km, amount, first_day = counted.fetchone()
+    assert events > 0
+    figures = (read["events"], read["days"], read["minutes"]["sum"], read["km"]["sum"], read["first_day"])
+    assert figures == (events, days, minutes, km, first_day.isoformat())
+    assert sum(a["sum"] for a in read["amount"].values()) == (amount or 0)
+    assert len(read["listed"]) == min(events, 8)
+    assert read["listed"][0]["day"] == read["last_day"]  # the last first
+    # and they were read from the rollup: every group counted 1,000 times over, the count follows
+    with timeline.connect() as conn, conn.transaction(force_rollback=True):
+        conn.execute("update exo_private.event_rollup set n = n * 1000")
+        assert conn.execute(ANSWER, args).fetchone()[0]["events"] == 1000 * events
