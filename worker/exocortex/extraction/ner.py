@@ -24,6 +24,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 
 from exocortex.extraction.llm import acceptance
+from exocortex.plpy.entity_types import cue_type
 from exocortex.plpy.textnorm import canonical_key
 
 # spaCy's labels as entity types; "Number": a span that is no name of anything.
@@ -55,6 +56,11 @@ SITE_PREPOSITIONS = frozenset({"at"})
 TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "dame"})
 # Pronouns that stand for people: a name coordinated with one is a person's ("Alex, Jordan and I").
 PERSONAL_PRONOUNS = frozenset({"i", "me", "you", "he", "him", "she", "her", "we", "us"})
+# A "key: value" line of a list or a form ("- **Employer:** Northwind Labs, Larkhaven"): its key
+# and where its value starts; and an arrow between a thing's old and new value ("employer
+# Copperleaf Analytics → Northwind Labs").
+_FIELD = re.compile(r"^[ \t*_]*([^\W\d_][\w ()'-]{0,40}?)[ \t*_]*:[ \t*_]+(?=\S)", re.M)
+_ARROW = re.compile(r"\s(?:→|->|=>)\s")
 
 
 class NerUnavailable(RuntimeError):
@@ -226,7 +232,13 @@ def mention_votes(doc) -> _Votes:
     ("Alex and Jordan"), a person; so does a name of two or more words whose last word is the
     surname of another that the labels call a person ("Elena Rivera" beside "Sam Rivera"). Last,
     a name set after a comma in apposition to one the syntax places is a place ("27 Alder Row,
-    Larkhaven")."""
+    Larkhaven"). A person too: a name set off by a comma in apposition to a noun of a doer
+    (described: "the lighthouse keeper, Mhairi"), and the possessor of one of a list's items
+    whose other items a person possesses ("Priti's memoir chapter, Owen's story"). And the values of one field are of one kind (fields()): a name
+    that opens the value of a "key: value" line votes the type of the names that open the values of
+    keys with the same head noun ("Employer: Northwind Labs" beside "Previous employer: Copperleaf
+    Analytics"), and one on either side of an arrow the other's ("Copperleaf Analytics → Northwind
+    Labs"), where their own words give it (entity_types.cue_type: "Labs")."""
     votes = _Votes()
     for span in doc.ents:
         key = _key(span.text)
@@ -270,11 +282,14 @@ def mention_votes(doc) -> _Votes:
             votes.syntax(key, "Org" if counts["Org"] > counts["Place"] else "Place")
         before = doc[span.start - 1].lower_.rstrip(".") if span.start else ""
         fellows = [c for c in root.conjuncts if c.i not in range(span.start, span.end)]
+        if root.dep_ == "poss":  # the possessors of the other items of the list it possesses one of
+            fellows += [c for item in list_mates(root.head) for c in item.children if c.dep_ == "poss"]
         if (
             before in TITLES
             or span[0].lower_.rstrip(".") in TITLES
             or any(c.lower_ in PERSONAL_PRONOUNS or key_of.get(c.i) in people for c in fellows)
             or (" " in key and surnames.get(key.split()[-1], key) != key)
+            or described(span)
         ):
             votes.syntax(key, "Person")
     places = {k for k in placed if votes.top(k) == "Place"}
@@ -286,7 +301,82 @@ def mention_votes(doc) -> _Votes:
             and key_of.get(span.root.head.i) in places - {key}
         ):
             votes.syntax(key, "Place")
+    by_words = {key: cue_type(span.text, labelled.get(key)) for span, key in spans}
+    for field in fields(doc, spans):
+        for key in field:
+            others = Counter(by_words.get(k) for k in field if k != key)
+            type_, n = max(others.items(), key=lambda kv: (kv[0] in NAMED, kv[1]), default=(None, 0))
+            if type_ in NAMED and n > others.total() / 2:
+                votes.syntax(key, type_)
     return votes
+
+
+NAMED = ("Person", "Org", "Place")
+
+
+def list_mates(noun) -> list:
+    """The other items of the list noun is an item of: its conjuncts and the nouns in apposition
+    to it or it to them ("Priti's memoir chapter, Owen's story")."""
+    mates = [*noun.conjuncts, *(c for c in noun.children if c.dep_ == "appos")]
+    return mates + ([noun.head] if noun.dep_ == "appos" and noun.head.pos_ == "NOUN" else [])
+
+
+def described(span) -> bool:
+    """span is set off by a comma after a common noun of someone who does something, with a
+    determiner or possessive ("the lighthouse keeper, Mhairi", "my driving instructor, Bob"):
+    a person described by what they do (agent_noun)."""
+    root, doc = span.root, span.doc
+    noun = root.head
+    return (
+        root.dep_ == "appos"
+        and noun.i < span.start
+        and "," in {t.text for t in doc[noun.i : span.start]}
+        and any(c.dep_ in ("det", "poss") for c in noun.children)
+        and agent_noun(noun)
+    )
+
+
+def agent_noun(token) -> bool:
+    """token is a common noun made of a verb by -er or -or ("keeper", "teacher", "runner",
+    "instructor"), by the verbs of the lemmatizer's own index (no list of nouns here)."""
+    word = token.lower_
+    if token.pos_ != "NOUN" or len(word) < 5 or word[-2:] not in ("er", "or"):
+        return False
+    stem = word[:-2]
+    verbs = _verbs()
+    return any(v in verbs for v in (stem, stem + "e", stem[:-1] if stem[-1:] == stem[-2:-1] else ""))
+
+
+@functools.cache
+def _verbs() -> frozenset[str]:
+    """The verbs the pipeline's lemmatizer knows (its lemma_index), for agent_noun."""
+    return frozenset(pipeline().get_pipe("lemmatizer").lookups.get_table("lemma_index")["verb"])
+
+
+def fields(doc, spans: list) -> list[list[str]]:
+    """The names (folded keys) that are values of one field in doc: those opening the values of
+    "key: value" lines whose keys end in the same common noun (by its lemma: "Address",
+    "Previous addresses"; a speaker's name is none), and the two sides of each arrow ("Fenwick
+    Street → Alder Row")."""
+    starts = {span.start_char: key for span, key in spans}
+    ends = {span.end_char: key for span, key in spans}
+    by_head: dict[str, list[str]] = defaultdict(list)
+    for match in _FIELD.finditer(doc.text):
+        # the key's last word outside brackets ("Pet insurance (Pixel)": insurance)
+        last = re.search(r"\w+(?=\W*$)", re.sub(r"\([^)]*\)", lambda m: " " * len(m[0]), match[1]))
+        value = starts.get(match.end())
+        if last and value:
+            head = doc.char_span(match.start(1) + last.start(), match.start(1) + last.end())
+            # a common noun the recogniser finds no name in (not a speaker's: "Sam: ...")
+            if head is not None and head.root.pos_ == "NOUN" and not head.root.ent_type_:
+                by_head[head.root.lemma_.lower()].append(value)
+    found = [values for values in by_head.values() if len(values) > 1]
+    for arrow in _ARROW.finditer(doc.text):
+        before = next((k for end, k in ends.items() if arrow.start() - 1 <= end <= arrow.start()), None)
+        after = starts.get(arrow.end())
+        if before and after:
+            found.append([before, after])
+    return found
 
 
 #: The longest run of capitalised words that common_names judges.
