@@ -39545,7 +39545,7 @@ begin
         select distinct t.charged_subjects from told t where t.charged_subjects <> '{}'
     ), open as (
         select s.charged_subjects from sets s where exo_private.unreleased(s.charged_subjects, $7) = '{}'
-    ), cells as materialized (
+    ), cells as not materialized (
         select * from told t where t.charged_subjects = '{}' or t.charged_subjects in (select o.charged_subjects from open o)
     ), keyed as (
         -- one branch of three is planned (the others are false as bound), none without p_group
@@ -39558,8 +39558,14 @@ begin
             select p, c.n from %s c, unnest(c.people) p where $12 = 'person' and not c.planned
                 and (c.charged_subjects = '{}' or c.charged_subjects in (select o.charged_subjects from open o))) k
         where k.key is not null
+    ), daily as (
+        -- one pass over the groups: every figure but the groups is read from these
+        select c.day, c.planned, c.currency, sum(c.n) as n, sum(c.minutes_sum) as minutes_sum,
+               sum(c.minutes_n) as minutes_n, sum(c.km_sum) as km_sum, sum(c.km_n) as km_n,
+               sum(c.amount_sum) as amount_sum, sum(c.amount_n) as amount_n
+        from cells c group by 1, 2, 3
     ), days as (
-        select c.day, c.planned, sum(c.n) as n from cells c group by 1, 2
+        select d.day, d.planned, sum(d.n) as n from daily d group by 1, 2
     )
     select jsonb_build_object(
         'events', f.events,
@@ -39567,9 +39573,9 @@ begin
         'minutes', jsonb_build_object('sum', f.minutes, 'avg', f.minutes_avg, 'n', f.minutes_n),
         'km', jsonb_build_object('sum', f.km, 'avg', f.km_avg, 'n', f.km_n),
         'amount', (select coalesce(jsonb_object_agg(a.currency, jsonb_build_object('sum', a.total, 'avg', a.mean, 'n', a.n)), '{}')
-                   from (select coalesce(c.currency, '') as currency, sum(c.amount_sum) as total,
-                                sum(c.amount_sum) / sum(c.amount_n) as mean, sum(c.amount_n) as n
-                         from cells c where not c.planned and c.amount_n > 0 group by 1) a),
+                   from (select coalesce(d.currency, '') as currency, sum(d.amount_sum) as total,
+                                sum(d.amount_sum) / sum(d.amount_n) as mean, sum(d.amount_n) as n
+                         from daily d where not d.planned and d.amount_n > 0 group by 1) a),
         'first_day', f.first_day,
         'last_day', f.last_day,
         'planned', f.planned,
@@ -39586,23 +39592,22 @@ begin
         '_plans', coalesce((select d.day from (select d.day, sum(d.n) over (order by d.day) as upto
                                                from days d where d.planned) d
                             where d.upto >= greatest($14, 1) order by d.day limit 1), f.plans_last))
-    -- one pass for every figure but the groups and the amounts by currency (the plans counted too)
-    from (select coalesce(sum(c.n) filter (where not c.planned), 0) as events,
-                 case when sum(c.minutes_n) filter (where not c.planned) > 0
-                      then sum(c.minutes_sum) filter (where not c.planned) end as minutes,
-                 sum(c.minutes_sum) filter (where not c.planned)
-                     / nullif(sum(c.minutes_n) filter (where not c.planned), 0) as minutes_avg,
-                 coalesce(sum(c.minutes_n) filter (where not c.planned), 0) as minutes_n,
-                 case when sum(c.km_n) filter (where not c.planned) > 0
-                      then sum(c.km_sum) filter (where not c.planned) end as km,
-                 sum(c.km_sum) filter (where not c.planned)
-                     / nullif(sum(c.km_n) filter (where not c.planned), 0) as km_avg,
-                 coalesce(sum(c.km_n) filter (where not c.planned), 0) as km_n,
-                 min(c.day) filter (where not c.planned) as first_day,
-                 max(c.day) filter (where not c.planned) as last_day,
-                 coalesce(sum(c.n) filter (where c.planned), 0) as planned,
-                 max(c.day) filter (where c.planned) as plans_last
-          from cells c) f
+    from (select coalesce(sum(d.n) filter (where not d.planned), 0) as events,
+                 case when sum(d.minutes_n) filter (where not d.planned) > 0
+                      then sum(d.minutes_sum) filter (where not d.planned) end as minutes,
+                 sum(d.minutes_sum) filter (where not d.planned)
+                     / nullif(sum(d.minutes_n) filter (where not d.planned), 0) as minutes_avg,
+                 coalesce(sum(d.minutes_n) filter (where not d.planned), 0) as minutes_n,
+                 case when sum(d.km_n) filter (where not d.planned) > 0
+                      then sum(d.km_sum) filter (where not d.planned) end as km,
+                 sum(d.km_sum) filter (where not d.planned)
+                     / nullif(sum(d.km_n) filter (where not d.planned), 0) as km_avg,
+                 coalesce(sum(d.km_n) filter (where not d.planned), 0) as km_n,
+                 min(d.day) filter (where not d.planned) as first_day,
+                 max(d.day) filter (where not d.planned) as last_day,
+                 coalesce(sum(d.n) filter (where d.planned), 0) as planned,
+                 max(d.day) filter (where d.planned) as plans_last
+          from daily d) f
     $q$, cells, places, people)
     into figures
     using p_activities, p_from, p_to, p_place, p_person, p_workspaces, p_released, p_as_of, p_about,
