@@ -167,8 +167,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "cypher",
         api.cypher,
-        "exo.cypher",
-        returns="Returns a JSON array: one value per row.",
+        "exo.cypher",  # its comment says what it returns: one jsonb per row
         parameters={"query": "A read-only Cypher query, MATCH ... RETURN one value (a map for several)."},
     ),
     ToolSpec(
@@ -417,14 +416,17 @@ class StrictTool(Tool):
 
 
 def compact_schema(schema: Any) -> Any:
-    """A JSON schema without what pydantic adds and a model need not read: titles, null
-    defaults, and the anyOf of an optional simple type ({"type": ["string", "null"]})."""
+    """A JSON schema without what pydantic adds and a model need not read: titles, null and false
+    defaults (an absent flag is off), and the anyOf of an optional simple type ({"type":
+    ["string", "null"]})."""
     if isinstance(schema, list):
         return [compact_schema(x) for x in schema]
     if not isinstance(schema, dict):
         return schema
     out = {
-        k: compact_schema(v) for k, v in schema.items() if k != "title" and not (k == "default" and v is None)
+        k: compact_schema(v)
+        for k, v in schema.items()
+        if k != "title" and not (k == "default" and (v is None or v is False))
     }
     options = out.get("anyOf")
     if options and {"type": "null"} in options and len(options) == 2:
