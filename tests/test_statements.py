@@ -52,6 +52,13 @@ STATED = [
     ("I live in Leeds now.", ("lives_in", "Leeds")),
     ("These days I work at Northwind Labs.", ("works_at", "Northwind Labs")),
     ("We finally relocated to York.", ("lives_in", "York")),
+    # an amount the owner pays now, of what it is paid for
+    ("I pay £1,275 a month for rent now.", ("rent", "£1,275 a month")),
+    ("Honestly we spend about £60 a week on groceries.", ("groceries", "about £60 a week")),
+    ("I'm paying £1,210 rent instead of £1,150.", ("rent", "£1,210")),
+    # the owner's present verb, said to hold now, with a name: the verb is the attribute
+    ("I drive a Kia Niro now.", ("drive", "Kia Niro")),
+    ("These days I see Dr. Lindqvist for check-ups.", ("see", "Dr. Lindqvist")),
 ]
 
 NOTHING = [
@@ -89,6 +96,12 @@ NOTHING = [
     "Our changes are < the last release's.",  # no value: a sign
     'He says "Our brains are the limit of the mind" and I agree.',  # someone else's words
     "I lived in the south western part of Japan.",  # a state that has ended
+    "I paid £400 for the sofa.",  # an event, not a value that holds
+    "I might pay £90 for the internet.",
+    "Do I pay £1,210 in rent?",
+    "I love Paris.",  # a name without "now": a liking, not a value
+    "I bought a Kia Niro last year.",
+    "Tom drives a Kia Niro now.",  # someone else's
 ]
 
 

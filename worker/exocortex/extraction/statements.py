@@ -42,6 +42,9 @@ PLACES_AND_TIMES = frozenset({"at", "on"})
 # spaCy's entity types of a moment or measure, and of a name that can be a value.
 MOMENTS_AND_MEASURES = frozenset({"DATE", "TIME", "MONEY", "QUANTITY", "CARDINAL", "PERCENT"})
 NAMES = frozenset({"PERSON", "ORG", "GPE", "FAC", "LOC", "PRODUCT"})
+# An amount the owner pays, and the prepositions of what it is paid for ("£1,210 in rent").
+AMOUNTS = frozenset({"MONEY"})
+AMOUNT_OF = frozenset({"in", "for", "on"})
 # Words that date a value rather than name what it is of ("my new manager" is my manager).
 CHANGE_WORDS = frozenset({"new", "current", "latest", "present", "old", "previous", "usual"})
 # Verbs that give a thing of the owner's a new value ("moved my dentist appointment to Friday"),
@@ -91,7 +94,7 @@ def _stated(doc) -> list[tuple[str, str]]:
         if token.lemma_ == "be" and token.tag_ in ("VBZ", "VBP"):
             found.extend(_is_value(token))
         elif token.pos_ == "VERB":
-            found.extend(_to_value(token))
+            found.extend(_to_value(token) or _amount(token) or _now(token))
     return [(a, v) for a, v in found if a and any(c.isalnum() for c in v)]
 
 
@@ -191,6 +194,70 @@ def _to_value(verb) -> list[tuple[str, str]]:
         if prep.dep_ == "prep" and prep.lower_ in preps and place is not None and _named(place):
             return [(known[0].lower(), _value(place))]
     return []
+
+
+def _present_first_person(verb) -> bool:
+    """The owner as the subject of a verb in the present tense ("I pay", "we're paying"): a value
+    that holds now, not an event ("I paid", "I spent")."""
+    actor = next((c for c in verb.children if c.dep_ == "nsubj"), None)
+    if actor is None or actor.lower_ not in FIRST_PERSON:
+        return False
+    if verb.tag_ == "VBG":
+        return any(c.dep_ == "aux" and c.tag_ in ("VBP", "VBZ") for c in verb.children)
+    return verb.tag_ in ("VBP", "VBZ")
+
+
+def _amount(verb) -> list[tuple[str, str]]:
+    """ "I pay £1,210 in | for | on rent", "we're paying £1,210 rent": the owner's present verb with
+    an amount as its object, of the thing the preposition or the object's noun names."""
+    if not _present_first_person(verb):
+        return []
+    for thing in (c for c in verb.children if c.dep_ == "dobj"):
+        if thing.ent_type_ in AMOUNTS:  # "£1,210 in | for | on rent"
+            prep = next((c for c in verb.children if c.dep_ == "prep" and c.lower_ in AMOUNT_OF), None)
+            noun = next((c for c in prep.children if c.dep_ == "pobj"), None) if prep is not None else None
+            if noun is not None and noun.pos_ == "NOUN" and _thing(noun, thing):
+                return [(_attribute(noun), _value(thing))]
+        amount = next((c for c in thing.children if c.dep_ == "nummod" and c.ent_type_ in AMOUNTS), None)
+        if (
+            amount is not None and thing.pos_ == "NOUN" and thing.is_alpha and not _quoted(thing)
+        ):  # "£1,210 rent"
+            return [(_attribute(thing), _value(amount))]
+    return []
+
+
+def _now(verb) -> list[tuple[str, str]]:
+    """ "I drive a Kia Niro now", "these days I see Dr. Okafor": the owner's present verb, said
+    to hold now, with a name as its object; the verb is the attribute ("drive"). Without "now"
+    a verb and a name tell a liking or a habit ("I love Paris")."""
+    if not _present_first_person(verb) or not any(_says_now(c) for c in verb.children):
+        return []
+    # a capitalised proper noun, named or not ("a Kia Niro": the recogniser often tags no entity)
+    name = next(
+        (
+            c
+            for c in verb.children
+            if c.dep_ == "dobj"
+            and c.pos_ == "PROPN"
+            and c.text[:1].isupper()
+            and c.ent_type_ not in ("DATE", "TIME")
+        ),
+        None,
+    )
+    if name is None or _quoted(name):
+        return []
+    return [(verb.lemma_.lower(), _value(name))]
+
+
+def _says_now(token) -> bool:
+    """ "now", "nowadays", "these days" said of a verb."""
+    if token.dep_ == "advmod" and token.lower_ in ("now", "nowadays"):
+        return True
+    return (
+        token.dep_ == "npadvmod"
+        and token.lower_ == "days"
+        and any(c.lower_ == "these" for c in token.children)
+    )
 
 
 def _changes(verb, value) -> bool:
