@@ -23,6 +23,7 @@ from search import (
     MAX_INPUT_CHARS,
     answer_check,
     answer_words,
+    asked_phrase,
     asks_present,
     citation,
     deterministic_relevance,
@@ -317,11 +318,16 @@ def run(
         )
         relevance, backend, attempts = rerank_relevance(pool)
         ranked = rank(candidates, relevance, weights, today, years, recency, present, days)
+        asked = answer_words([w.casefold() for w in asked_phrase(q.text)], q.entities)
         report["answer"] = answer_check(
             ranked[:k],
             pool.similarity,
             settings["packet.answer_close_similarity"],
-            lambda: search.word_uses(answer_words(q.terms, q.entities), COMMON_WORD_CHUNKS),
+            lambda: search.word_uses(
+                list(dict.fromkeys(answer_words(q.terms, q.entities) + asked)), COMMON_WORD_CHUNKS
+            ),
+            asked,
+            search.held_together,
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}

@@ -371,14 +371,52 @@ def answer_words(terms, entities):
 COMMON_WORD_CHUNKS = 20
 
 
-def answer_check(candidates, similarity, close, word_uses):
+# The words that may open a question's last noun phrase, and those after which a determiner opens
+# the subject of a do-question or a modal one ("Where does my book club meet?"), not its end.
+_DETERMINERS = frozenset(
+    ["the", "a", "an", "my", "our", "your", "his", "her", "their", "this", "that", "these", "those"]
+)
+_AUXILIARIES = frozenset(
+    ["do", "does", "did", "don't", "doesn't", "didn't", "will", "would", "can", "could", "shall",
+     "should", "may", "might", "must"]
+)  # fmt: skip
+_PHRASE_WORDS = 4
+
+
+def asked_phrase(query):
+    """The words of the noun phrase a question ends with, which by English end focus names what it
+    asks about: a determiner or possessive, then up to four lower-case words to the question's end
+    ("How much did I pay for the sofa?": sofa; "What is my library card number?": library, card,
+    number). None when the determiner follows an auxiliary (the subject of "Where does my book
+    club meet?", ended by its verb) or the words hold a name, a figure or a stop word."""
+    tokens = (query or "")[:MAX_QUERY_CHARS].strip().rstrip("?!. ").split()
+    for at in range(len(tokens) - 1, max(-1, len(tokens) - _PHRASE_WORDS - 2), -1):
+        if tokens[at].casefold() not in _DETERMINERS:
+            continue
+        words = tokens[at + 1 :]
+        after_auxiliary = at > 0 and tokens[at - 1].casefold() in _AUXILIARIES
+        if (
+            words
+            and not after_auxiliary
+            and all(w.isalpha() and w.islower() and w not in STOPWORDS for w in words)
+        ):
+            return words
+        return []
+    return []
+
+
+def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else unless the question asks about a word no passage open to
-    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
+    (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
+    of asked_phrase) has a word no passage open to the search uses while its other words are used
+    by none either, or never in one passage (held_together(words) -> bool: "library card number"
+    where "card" is nowhere and "library" and "number" only apart); or the question asks about a
+    word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
     the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
-    paraphrase ("gift" for a message that says "present") still answers through its other words."""
+    paraphrase ("gift" for a message that says "present") still answers through its other words;
+    so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -390,6 +428,17 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    unheld = [w for w in asked if uses.get(w) == 0]
+    rest = [w for w in asked if uses.get(w)]
+    if unheld and (not rest or (len(rest) > 1 and held_together is not None and not held_together(rest))):
+        named = ", ".join(repr(w) for w in unheld)
+        apart = f", and {' and '.join(map(repr, rest))} only apart" if rest else ""
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named} of what the question asks about "
+            f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
+        )
     if absent and (not specific or 2 * len(absent) > len(uses)):
         named = ", ".join(repr(w) for w in absent)
         return dict(

@@ -34,6 +34,9 @@ ARCHIVE_MARGIN_WORDS = 2
 ARCHIVE_PROBE = 5
 # BM25's first this many passages for a name a cited line states (value_mentions).
 VALUE_MENTIONS = 5
+# BM25's first this many passages for the words of a phrase, read for one that holds them all
+# (held_together: a passage with every word ranks above those with some).
+HELD_TOGETHER_LOOK = 5
 
 
 class StageSearch:
@@ -410,6 +413,19 @@ class StageSearch:
         """{word: how many chunks of the chosen workspaces hold it in any band, counted up to cap}
         (BM25, as the lexical stage reads: nothing withheld counts)."""
         return {w: min(cap, self.lexical_hits(w, ALL_BANDS, cap)) for w in words}
+
+    def held_together(self, words):
+        """Whether one chunk of the chosen workspaces (any band) holds every one of `words` (by
+        stems()): BM25's first HELD_TOGETHER_LOOK chunks for the words together, read. BM25 reads
+        as the lexical stage does: nothing withheld counts."""
+        query = {"query": " ".join(words), "row_limit": HELD_TOGETHER_LOOK}
+        hits = [
+            self.candidate(r, False, workspace=ws)
+            for ws in self.chosen
+            for r in self.run_stage("lexical", ws, ALL_BANDS, query)
+        ]
+        wanted = {w[:5] for w in words}
+        return any(wanted <= stems(d["body"]) for d in self.fetch_details(hits))
 
     def walk_ways(self, rows, hops, anchors):
         """The ways a typed walk from `anchors` reached an answer (relation_paths.answer_ways),

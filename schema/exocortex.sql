@@ -4393,14 +4393,50 @@ def answer_words(terms, entities):
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses):
+# The words that may open a question's last noun phrase, and those after which a determiner opens
+# the subject of a do-question or a modal one ("Where does my book club meet?"), not its end.
+_DETERMINERS = frozenset(
+    ["the", "a", "an", "my", "our", "your", "his", "her", "their", "this", "that", "these", "those"]
+)
+_AUXILIARIES = frozenset(
+    ["do", "does", "did", "don't", "doesn't", "didn't", "will", "would", "can", "could", "shall",
+     "should", "may", "might", "must"]
+)  # fmt: skip
+_PHRASE_WORDS = 4
+
+def asked_phrase(query):
+    """The words of the noun phrase a question ends with, which by English end focus names what it
+    asks about: a determiner or possessive, then up to four lower-case words to the question's end
+    ("How much did I pay for the sofa?": sofa; "What is my library card number?": library, card,
+    number). None when the determiner follows an auxiliary (the subject of "Where does my book
+    club meet?", ended by its verb) or the words hold a name, a figure or a stop word."""
+    tokens = (query or "")[:MAX_QUERY_CHARS].strip().rstrip("?!. ").split()
+    for at in range(len(tokens) - 1, max(-1, len(tokens) - _PHRASE_WORDS - 2), -1):
+        if tokens[at].casefold() not in _DETERMINERS:
+            continue
+        words = tokens[at + 1 :]
+        after_auxiliary = at > 0 and tokens[at - 1].casefold() in _AUXILIARIES
+        if (
+            words
+            and not after_auxiliary
+            and all(w.isalpha() and w.islower() and w not in STOPWORDS for w in words)
+        ):
+            return words
+        return []
+    return []
+
+def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else unless the question asks about a word no passage open to
-    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
+    (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
+    of asked_phrase) has a word no passage open to the search uses while its other words are used
+    by none either, or never in one passage (held_together(words) -> bool: "library card number"
+    where "card" is nowhere and "library" and "number" only apart); or the question asks about a
+    word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
     the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
-    paraphrase ("gift" for a message that says "present") still answers through its other words."""
+    paraphrase ("gift" for a message that says "present") still answers through its other words;
+    so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -4412,6 +4448,17 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    unheld = [w for w in asked if uses.get(w) == 0]
+    rest = [w for w in asked if uses.get(w)]
+    if unheld and (not rest or (len(rest) > 1 and held_together is not None and not held_together(rest))):
+        named = ", ".join(repr(w) for w in unheld)
+        apart = f", and {' and '.join(map(repr, rest))} only apart" if rest else ""
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named} of what the question asks about "
+            f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
+        )
     if absent and (not specific or 2 * len(absent) > len(uses)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
@@ -6842,14 +6889,50 @@ def answer_words(terms, entities):
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses):
+# The words that may open a question's last noun phrase, and those after which a determiner opens
+# the subject of a do-question or a modal one ("Where does my book club meet?"), not its end.
+_DETERMINERS = frozenset(
+    ["the", "a", "an", "my", "our", "your", "his", "her", "their", "this", "that", "these", "those"]
+)
+_AUXILIARIES = frozenset(
+    ["do", "does", "did", "don't", "doesn't", "didn't", "will", "would", "can", "could", "shall",
+     "should", "may", "might", "must"]
+)  # fmt: skip
+_PHRASE_WORDS = 4
+
+def asked_phrase(query):
+    """The words of the noun phrase a question ends with, which by English end focus names what it
+    asks about: a determiner or possessive, then up to four lower-case words to the question's end
+    ("How much did I pay for the sofa?": sofa; "What is my library card number?": library, card,
+    number). None when the determiner follows an auxiliary (the subject of "Where does my book
+    club meet?", ended by its verb) or the words hold a name, a figure or a stop word."""
+    tokens = (query or "")[:MAX_QUERY_CHARS].strip().rstrip("?!. ").split()
+    for at in range(len(tokens) - 1, max(-1, len(tokens) - _PHRASE_WORDS - 2), -1):
+        if tokens[at].casefold() not in _DETERMINERS:
+            continue
+        words = tokens[at + 1 :]
+        after_auxiliary = at > 0 and tokens[at - 1].casefold() in _AUXILIARIES
+        if (
+            words
+            and not after_auxiliary
+            and all(w.isalpha() and w.islower() and w not in STOPWORDS for w in words)
+        ):
+            return words
+        return []
+    return []
+
+def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else unless the question asks about a word no passage open to
-    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
+    (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
+    of asked_phrase) has a word no passage open to the search uses while its other words are used
+    by none either, or never in one passage (held_together(words) -> bool: "library card number"
+    where "card" is nowhere and "library" and "number" only apart); or the question asks about a
+    word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
     the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
-    paraphrase ("gift" for a message that says "present") still answers through its other words."""
+    paraphrase ("gift" for a message that says "present") still answers through its other words;
+    so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -6861,6 +6944,17 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    unheld = [w for w in asked if uses.get(w) == 0]
+    rest = [w for w in asked if uses.get(w)]
+    if unheld and (not rest or (len(rest) > 1 and held_together is not None and not held_together(rest))):
+        named = ", ".join(repr(w) for w in unheld)
+        apart = f", and {' and '.join(map(repr, rest))} only apart" if rest else ""
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named} of what the question asks about "
+            f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
+        )
     if absent and (not specific or 2 * len(absent) > len(uses)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
@@ -8722,14 +8816,50 @@ def answer_words(terms, entities):
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses):
+# The words that may open a question's last noun phrase, and those after which a determiner opens
+# the subject of a do-question or a modal one ("Where does my book club meet?"), not its end.
+_DETERMINERS = frozenset(
+    ["the", "a", "an", "my", "our", "your", "his", "her", "their", "this", "that", "these", "those"]
+)
+_AUXILIARIES = frozenset(
+    ["do", "does", "did", "don't", "doesn't", "didn't", "will", "would", "can", "could", "shall",
+     "should", "may", "might", "must"]
+)  # fmt: skip
+_PHRASE_WORDS = 4
+
+def asked_phrase(query):
+    """The words of the noun phrase a question ends with, which by English end focus names what it
+    asks about: a determiner or possessive, then up to four lower-case words to the question's end
+    ("How much did I pay for the sofa?": sofa; "What is my library card number?": library, card,
+    number). None when the determiner follows an auxiliary (the subject of "Where does my book
+    club meet?", ended by its verb) or the words hold a name, a figure or a stop word."""
+    tokens = (query or "")[:MAX_QUERY_CHARS].strip().rstrip("?!. ").split()
+    for at in range(len(tokens) - 1, max(-1, len(tokens) - _PHRASE_WORDS - 2), -1):
+        if tokens[at].casefold() not in _DETERMINERS:
+            continue
+        words = tokens[at + 1 :]
+        after_auxiliary = at > 0 and tokens[at - 1].casefold() in _AUXILIARIES
+        if (
+            words
+            and not after_auxiliary
+            and all(w.isalpha() and w.islower() and w not in STOPWORDS for w in words)
+        ):
+            return words
+        return []
+    return []
+
+def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else unless the question asks about a word no passage open to
-    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
+    (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
+    of asked_phrase) has a word no passage open to the search uses while its other words are used
+    by none either, or never in one passage (held_together(words) -> bool: "library card number"
+    where "card" is nowhere and "library" and "number" only apart); or the question asks about a
+    word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
     the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
-    paraphrase ("gift" for a message that says "present") still answers through its other words."""
+    paraphrase ("gift" for a message that says "present") still answers through its other words;
+    so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -8741,6 +8871,17 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    unheld = [w for w in asked if uses.get(w) == 0]
+    rest = [w for w in asked if uses.get(w)]
+    if unheld and (not rest or (len(rest) > 1 and held_together is not None and not held_together(rest))):
+        named = ", ".join(repr(w) for w in unheld)
+        apart = f", and {' and '.join(map(repr, rest))} only apart" if rest else ""
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named} of what the question asks about "
+            f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
+        )
     if absent and (not specific or 2 * len(absent) > len(uses)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
@@ -10884,14 +11025,50 @@ def answer_words(terms, entities):
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses):
+# The words that may open a question's last noun phrase, and those after which a determiner opens
+# the subject of a do-question or a modal one ("Where does my book club meet?"), not its end.
+_DETERMINERS = frozenset(
+    ["the", "a", "an", "my", "our", "your", "his", "her", "their", "this", "that", "these", "those"]
+)
+_AUXILIARIES = frozenset(
+    ["do", "does", "did", "don't", "doesn't", "didn't", "will", "would", "can", "could", "shall",
+     "should", "may", "might", "must"]
+)  # fmt: skip
+_PHRASE_WORDS = 4
+
+def asked_phrase(query):
+    """The words of the noun phrase a question ends with, which by English end focus names what it
+    asks about: a determiner or possessive, then up to four lower-case words to the question's end
+    ("How much did I pay for the sofa?": sofa; "What is my library card number?": library, card,
+    number). None when the determiner follows an auxiliary (the subject of "Where does my book
+    club meet?", ended by its verb) or the words hold a name, a figure or a stop word."""
+    tokens = (query or "")[:MAX_QUERY_CHARS].strip().rstrip("?!. ").split()
+    for at in range(len(tokens) - 1, max(-1, len(tokens) - _PHRASE_WORDS - 2), -1):
+        if tokens[at].casefold() not in _DETERMINERS:
+            continue
+        words = tokens[at + 1 :]
+        after_auxiliary = at > 0 and tokens[at - 1].casefold() in _AUXILIARIES
+        if (
+            words
+            and not after_auxiliary
+            and all(w.isalpha() and w.islower() and w not in STOPWORDS for w in words)
+        ):
+            return words
+        return []
+    return []
+
+def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else unless the question asks about a word no passage open to
-    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
+    (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
+    of asked_phrase) has a word no passage open to the search uses while its other words are used
+    by none either, or never in one passage (held_together(words) -> bool: "library card number"
+    where "card" is nowhere and "library" and "number" only apart); or the question asks about a
+    word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
     the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
-    paraphrase ("gift" for a message that says "present") still answers through its other words."""
+    paraphrase ("gift" for a message that says "present") still answers through its other words;
+    so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -10903,6 +11080,17 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    unheld = [w for w in asked if uses.get(w) == 0]
+    rest = [w for w in asked if uses.get(w)]
+    if unheld and (not rest or (len(rest) > 1 and held_together is not None and not held_together(rest))):
+        named = ", ".join(repr(w) for w in unheld)
+        apart = f", and {' and '.join(map(repr, rest))} only apart" if rest else ""
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named} of what the question asks about "
+            f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
+        )
     if absent and (not specific or 2 * len(absent) > len(uses)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
@@ -12360,14 +12548,50 @@ def answer_words(terms, entities):
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses):
+# The words that may open a question's last noun phrase, and those after which a determiner opens
+# the subject of a do-question or a modal one ("Where does my book club meet?"), not its end.
+_DETERMINERS = frozenset(
+    ["the", "a", "an", "my", "our", "your", "his", "her", "their", "this", "that", "these", "those"]
+)
+_AUXILIARIES = frozenset(
+    ["do", "does", "did", "don't", "doesn't", "didn't", "will", "would", "can", "could", "shall",
+     "should", "may", "might", "must"]
+)  # fmt: skip
+_PHRASE_WORDS = 4
+
+def asked_phrase(query):
+    """The words of the noun phrase a question ends with, which by English end focus names what it
+    asks about: a determiner or possessive, then up to four lower-case words to the question's end
+    ("How much did I pay for the sofa?": sofa; "What is my library card number?": library, card,
+    number). None when the determiner follows an auxiliary (the subject of "Where does my book
+    club meet?", ended by its verb) or the words hold a name, a figure or a stop word."""
+    tokens = (query or "")[:MAX_QUERY_CHARS].strip().rstrip("?!. ").split()
+    for at in range(len(tokens) - 1, max(-1, len(tokens) - _PHRASE_WORDS - 2), -1):
+        if tokens[at].casefold() not in _DETERMINERS:
+            continue
+        words = tokens[at + 1 :]
+        after_auxiliary = at > 0 and tokens[at - 1].casefold() in _AUXILIARIES
+        if (
+            words
+            and not after_auxiliary
+            and all(w.isalpha() and w.islower() and w not in STOPWORDS for w in words)
+        ):
+            return words
+        return []
+    return []
+
+def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else unless the question asks about a word no passage open to
-    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
+    (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
+    of asked_phrase) has a word no passage open to the search uses while its other words are used
+    by none either, or never in one passage (held_together(words) -> bool: "library card number"
+    where "card" is nowhere and "library" and "number" only apart); or the question asks about a
+    word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
     the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
-    paraphrase ("gift" for a message that says "present") still answers through its other words."""
+    paraphrase ("gift" for a message that says "present") still answers through its other words;
+    so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -12379,6 +12603,17 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    unheld = [w for w in asked if uses.get(w) == 0]
+    rest = [w for w in asked if uses.get(w)]
+    if unheld and (not rest or (len(rest) > 1 and held_together is not None and not held_together(rest))):
+        named = ", ".join(repr(w) for w in unheld)
+        apart = f", and {' and '.join(map(repr, rest))} only apart" if rest else ""
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named} of what the question asks about "
+            f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
+        )
     if absent and (not specific or 2 * len(absent) > len(uses)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
@@ -14386,14 +14621,50 @@ def answer_words(terms, entities):
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses):
+# The words that may open a question's last noun phrase, and those after which a determiner opens
+# the subject of a do-question or a modal one ("Where does my book club meet?"), not its end.
+_DETERMINERS = frozenset(
+    ["the", "a", "an", "my", "our", "your", "his", "her", "their", "this", "that", "these", "those"]
+)
+_AUXILIARIES = frozenset(
+    ["do", "does", "did", "don't", "doesn't", "didn't", "will", "would", "can", "could", "shall",
+     "should", "may", "might", "must"]
+)  # fmt: skip
+_PHRASE_WORDS = 4
+
+def asked_phrase(query):
+    """The words of the noun phrase a question ends with, which by English end focus names what it
+    asks about: a determiner or possessive, then up to four lower-case words to the question's end
+    ("How much did I pay for the sofa?": sofa; "What is my library card number?": library, card,
+    number). None when the determiner follows an auxiliary (the subject of "Where does my book
+    club meet?", ended by its verb) or the words hold a name, a figure or a stop word."""
+    tokens = (query or "")[:MAX_QUERY_CHARS].strip().rstrip("?!. ").split()
+    for at in range(len(tokens) - 1, max(-1, len(tokens) - _PHRASE_WORDS - 2), -1):
+        if tokens[at].casefold() not in _DETERMINERS:
+            continue
+        words = tokens[at + 1 :]
+        after_auxiliary = at > 0 and tokens[at - 1].casefold() in _AUXILIARIES
+        if (
+            words
+            and not after_auxiliary
+            and all(w.isalpha() and w.islower() and w not in STOPWORDS for w in words)
+        ):
+            return words
+        return []
+    return []
+
+def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else unless the question asks about a word no passage open to
-    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
+    (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
+    of asked_phrase) has a word no passage open to the search uses while its other words are used
+    by none either, or never in one passage (held_together(words) -> bool: "library card number"
+    where "card" is nowhere and "library" and "number" only apart); or the question asks about a
+    word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
     the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
-    paraphrase ("gift" for a message that says "present") still answers through its other words."""
+    paraphrase ("gift" for a message that says "present") still answers through its other words;
+    so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -14405,6 +14676,17 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    unheld = [w for w in asked if uses.get(w) == 0]
+    rest = [w for w in asked if uses.get(w)]
+    if unheld and (not rest or (len(rest) > 1 and held_together is not None and not held_together(rest))):
+        named = ", ".join(repr(w) for w in unheld)
+        apart = f", and {' and '.join(map(repr, rest))} only apart" if rest else ""
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named} of what the question asks about "
+            f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
+        )
     if absent and (not specific or 2 * len(absent) > len(uses)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
@@ -32197,14 +32479,50 @@ def answer_words(terms, entities):
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses):
+# The words that may open a question's last noun phrase, and those after which a determiner opens
+# the subject of a do-question or a modal one ("Where does my book club meet?"), not its end.
+_DETERMINERS = frozenset(
+    ["the", "a", "an", "my", "our", "your", "his", "her", "their", "this", "that", "these", "those"]
+)
+_AUXILIARIES = frozenset(
+    ["do", "does", "did", "don't", "doesn't", "didn't", "will", "would", "can", "could", "shall",
+     "should", "may", "might", "must"]
+)  # fmt: skip
+_PHRASE_WORDS = 4
+
+def asked_phrase(query):
+    """The words of the noun phrase a question ends with, which by English end focus names what it
+    asks about: a determiner or possessive, then up to four lower-case words to the question's end
+    ("How much did I pay for the sofa?": sofa; "What is my library card number?": library, card,
+    number). None when the determiner follows an auxiliary (the subject of "Where does my book
+    club meet?", ended by its verb) or the words hold a name, a figure or a stop word."""
+    tokens = (query or "")[:MAX_QUERY_CHARS].strip().rstrip("?!. ").split()
+    for at in range(len(tokens) - 1, max(-1, len(tokens) - _PHRASE_WORDS - 2), -1):
+        if tokens[at].casefold() not in _DETERMINERS:
+            continue
+        words = tokens[at + 1 :]
+        after_auxiliary = at > 0 and tokens[at - 1].casefold() in _AUXILIARIES
+        if (
+            words
+            and not after_auxiliary
+            and all(w.isalpha() and w.islower() and w not in STOPWORDS for w in words)
+        ):
+            return words
+        return []
+    return []
+
+def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else unless the question asks about a word no passage open to
-    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
+    (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
+    of asked_phrase) has a word no passage open to the search uses while its other words are used
+    by none either, or never in one passage (held_together(words) -> bool: "library card number"
+    where "card" is nowhere and "library" and "number" only apart); or the question asks about a
+    word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
     the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
-    paraphrase ("gift" for a message that says "present") still answers through its other words."""
+    paraphrase ("gift" for a message that says "present") still answers through its other words;
+    so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -32216,6 +32534,17 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    unheld = [w for w in asked if uses.get(w) == 0]
+    rest = [w for w in asked if uses.get(w)]
+    if unheld and (not rest or (len(rest) > 1 and held_together is not None and not held_together(rest))):
+        named = ", ".join(repr(w) for w in unheld)
+        apart = f", and {' and '.join(map(repr, rest))} only apart" if rest else ""
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named} of what the question asks about "
+            f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
+        )
     if absent and (not specific or 2 * len(absent) > len(uses)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
@@ -33957,14 +34286,50 @@ def answer_words(terms, entities):
 # A word this many chunks hold is a common one: it says little of what a question asks about.
 COMMON_WORD_CHUNKS = 20
 
-def answer_check(candidates, similarity, close, word_uses):
+# The words that may open a question's last noun phrase, and those after which a determiner opens
+# the subject of a do-question or a modal one ("Where does my book club meet?"), not its end.
+_DETERMINERS = frozenset(
+    ["the", "a", "an", "my", "our", "your", "his", "her", "their", "this", "that", "these", "those"]
+)
+_AUXILIARIES = frozenset(
+    ["do", "does", "did", "don't", "doesn't", "didn't", "will", "would", "can", "could", "shall",
+     "should", "may", "might", "must"]
+)  # fmt: skip
+_PHRASE_WORDS = 4
+
+def asked_phrase(query):
+    """The words of the noun phrase a question ends with, which by English end focus names what it
+    asks about: a determiner or possessive, then up to four lower-case words to the question's end
+    ("How much did I pay for the sofa?": sofa; "What is my library card number?": library, card,
+    number). None when the determiner follows an auxiliary (the subject of "Where does my book
+    club meet?", ended by its verb) or the words hold a name, a figure or a stop word."""
+    tokens = (query or "")[:MAX_QUERY_CHARS].strip().rstrip("?!. ").split()
+    for at in range(len(tokens) - 1, max(-1, len(tokens) - _PHRASE_WORDS - 2), -1):
+        if tokens[at].casefold() not in _DETERMINERS:
+            continue
+        words = tokens[at + 1 :]
+        after_auxiliary = at > 0 and tokens[at - 1].casefold() in _AUXILIARIES
+        if (
+            words
+            and not after_auxiliary
+            and all(w.isalpha() and w.islower() and w not in STOPWORDS for w in words)
+        ):
+            return words
+        return []
+    return []
+
+def answer_check(candidates, similarity, close, word_uses, asked=(), held_together=None):
     """report.answer: {found, why, best_similarity}. Something answers when a candidate was found
     by what it is (ANSWERING_MATCHES), or one comes within `close` of the question in meaning
-    (where the embedding rerank ran); else unless the question asks about a word no passage open to
-    the search uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
+    (where the embedding rerank ran); else unless what the question asks about (`asked`, the words
+    of asked_phrase) has a word no passage open to the search uses while its other words are used
+    by none either, or never in one passage (held_together(words) -> bool: "library card number"
+    where "card" is nowhere and "library" and "number" only apart); or the question asks about a
+    word none uses while every word it does find is a common one (COMMON_WORD_CHUNKS), or most of
     the words it asks about are used by none ("car insurance premium" where only "car" is):
     word_uses() gives {word: chunks holding it, up to COMMON_WORD_CHUNKS}, asked only then. A
-    paraphrase ("gift" for a message that says "present") still answers through its other words."""
+    paraphrase ("gift" for a message that says "present") still answers through its other words;
+    so does one word of a phrase ("daily" of "the daily standup") where the rest is held."""
     sims = [similarity.get(c["chunk_id"], 0.0) for c in candidates] if similarity else []
     check = {"best_similarity": max(sims, default=None)}
     if not candidates:
@@ -33976,6 +34341,17 @@ def answer_check(candidates, similarity, close, word_uses):
     uses = word_uses()
     absent = [w for w, n in uses.items() if n == 0]
     specific = [w for w, n in uses.items() if 0 < n < COMMON_WORD_CHUNKS]
+    unheld = [w for w in asked if uses.get(w) == 0]
+    rest = [w for w in asked if uses.get(w)]
+    if unheld and (not rest or (len(rest) > 1 and held_together is not None and not held_together(rest))):
+        named = ", ".join(repr(w) for w in unheld)
+        apart = f", and {' and '.join(map(repr, rest))} only apart" if rest else ""
+        return dict(
+            check,
+            found=False,
+            why=f"no passage open to this search uses {named} of what the question asks about "
+            f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
+        )
     if absent and (not specific or 2 * len(absent) > len(uses)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
@@ -36350,6 +36726,9 @@ ARCHIVE_MARGIN_WORDS = 2
 ARCHIVE_PROBE = 5
 # BM25's first this many passages for a name a cited line states (value_mentions).
 VALUE_MENTIONS = 5
+# BM25's first this many passages for the words of a phrase, read for one that holds them all
+# (held_together: a passage with every word ranks above those with some).
+HELD_TOGETHER_LOOK = 5
 
 class StageSearch:
     """The stages of one search over its chosen workspaces; candidate details fetched once."""
@@ -36725,6 +37104,19 @@ class StageSearch:
         """{word: how many chunks of the chosen workspaces hold it in any band, counted up to cap}
         (BM25, as the lexical stage reads: nothing withheld counts)."""
         return {w: min(cap, self.lexical_hits(w, ALL_BANDS, cap)) for w in words}
+
+    def held_together(self, words):
+        """Whether one chunk of the chosen workspaces (any band) holds every one of `words` (by
+        stems()): BM25's first HELD_TOGETHER_LOOK chunks for the words together, read. BM25 reads
+        as the lexical stage does: nothing withheld counts."""
+        query = {"query": " ".join(words), "row_limit": HELD_TOGETHER_LOOK}
+        hits = [
+            self.candidate(r, False, workspace=ws)
+            for ws in self.chosen
+            for r in self.run_stage("lexical", ws, ALL_BANDS, query)
+        ]
+        wanted = {w[:5] for w in words}
+        return any(wanted <= stems(d["body"]) for d in self.fetch_details(hits))
 
     def walk_ways(self, rows, hops, anchors):
         """The ways a typed walk from `anchors` reached an answer (relation_paths.answer_ways),
@@ -37104,11 +37496,16 @@ def run(
         )
         relevance, backend, attempts = rerank_relevance(pool)
         ranked = rank(candidates, relevance, weights, today, years, recency, present, days)
+        asked = answer_words([w.casefold() for w in asked_phrase(q.text)], q.entities)
         report["answer"] = answer_check(
             ranked[:k],
             pool.similarity,
             settings["packet.answer_close_similarity"],
-            lambda: search.word_uses(answer_words(q.terms, q.entities), COMMON_WORD_CHUNKS),
+            lambda: search.word_uses(
+                list(dict.fromkeys(answer_words(q.terms, q.entities) + asked)), COMMON_WORD_CHUNKS
+            ),
+            asked,
+            search.held_together,
         )
         timings["rerank"] = elapsed_ms(t)
         report["rerank"] = {"backend": backend, "attempts": attempts, "pool": len(candidates)}

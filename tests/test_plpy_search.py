@@ -1159,6 +1159,41 @@ def test_a_specific_word_in_memory_answers_and_no_candidate_does_not():
     assert search.answer_check([], None, 0.5, lambda: {})["found"] is False
 
 
+def test_what_a_question_asks_about_is_the_noun_phrase_it_ends_with():
+    assert search.asked_phrase("How much did I pay for the sofa?") == ["sofa"]
+    assert search.asked_phrase("What is my library card number?") == ["library", "card", "number"]
+    assert search.asked_phrase("Who won the race") == ["race"]
+    for query in (
+        "Where does my book club meet?",  # the subject of a do-question: its verb ends it
+        "What was the picture John made as a gift for Pia?",  # a name ends it
+        "What did I eat on 2025/04/03?",  # no determiner
+        "Did I go to the 5k?",  # a figure
+        "Who is the mother of Abel Tower?",
+        "",
+    ):
+        assert search.asked_phrase(query) == [], query
+
+
+def test_what_is_asked_about_answers_nothing_when_a_word_is_nowhere_and_the_rest_only_apart():
+    def check(uses, asked, together=True):
+        return search.answer_check(
+            [_candidate(1)], {1: 0.1}, 0.5, lambda: uses, asked, lambda words: together
+        )
+
+    unheld = check({"pay": 3, "sofa": 0}, ["sofa"])
+    assert unheld["found"] is False
+    assert "'sofa'" in unheld["why"] and "asks about" in unheld["why"]
+    assert check({"pay": 3, "sofa": 0}, [])["found"]  # where the question ends on nothing asked
+    card = {"library": 2, "card": 0, "number": 4}
+    apart = check(card, ["library", "card", "number"], together=False)
+    assert apart["found"] is False and "'library' and 'number' only apart" in apart["why"]
+    assert check(card, ["library", "card", "number"], together=True)["found"]  # a paraphrase of "card"
+    assert check({"daily": 0, "standup": 3}, ["daily", "standup"], together=False)["found"]  # one word held
+    assert check({"gift": 0, "picture": 3}, ["picture"])["found"]  # a paraphrase elsewhere in the question
+    close = search.answer_check([_candidate(1)], {1: 0.6}, 0.5, lambda: {"sofa": 0}, ["sofa"])
+    assert close["found"]  # a passage close in meaning answers whatever words it uses
+
+
 def test_answer_words_leave_the_names_out():
     entities = {"personal": [{"id": 1, "name": "Iris Calder"}]}
     assert search.answer_words(["iris", "calder", "s", "karaoke", "night"], entities) == ["karaoke", "night"]
