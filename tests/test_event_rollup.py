@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from support.files import write
+from support.timeline import ingest_diary
 
 from exocortex.ingest import pipeline
 from exocortex.worker.loop import Worker
@@ -52,14 +53,7 @@ def groups(conn):
 
 @pytest.fixture
 def timeline(db, tmp_path):
-    root = tmp_path / "diary"
-    for name, text in NOTES.items():
-        write(root, name, text)
-    with db.connect("exo_writer") as conn:
-        conn.execute("select exo_private.set_owner('Robin Ashdown')")
-        conn.execute("select exo_private.defer_subject('Walter Rivera')")
-    pipeline.ingest(db.cfg, root, "personal", dbname=db.name)
-    Worker(db.cfg, dbname=db.name, once=True, queues=("events",), poll_s=0.01).run()
+    ingest_diary(db, tmp_path / "diary", NOTES)
     return db
 
 

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from support.db import use_embeddings
 from support.files import write
-from support.timeline import answer, packet
+from support.timeline import answer, ingest_diary, packet
 
 from exocortex.cli import main, output
 from exocortex.extraction import events
@@ -249,14 +249,7 @@ NOTES = {
 
 @pytest.fixture
 def timeline(db, tmp_path):
-    root = tmp_path / "diary"
-    for name, text in NOTES.items():
-        write(root, name, text)
-    with db.connect("exo_writer") as conn:
-        conn.execute("select exo_private.set_owner('Robin Ashdown')")
-        conn.execute("select exo_private.defer_subject('Walter Rivera')")
-    pipeline.ingest(db.cfg, root, "personal", dbname=db.name)
-    Worker(db.cfg, dbname=db.name, once=True, queues=("events",), poll_s=0.01).run()
+    ingest_diary(db, tmp_path / "diary", NOTES)
     return db
 
 

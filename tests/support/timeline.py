@@ -1,6 +1,23 @@
-"""The Timeline section of a context packet, as the events tests read it."""
+"""The Timeline section of a context packet, as the events tests read it, and the diary they
+read it of."""
 
 from __future__ import annotations
+
+from exocortex.ingest import pipeline
+from exocortex.worker.loop import Worker
+from support.files import write
+
+
+def ingest_diary(db, root, notes: dict[str, str]) -> None:
+    """notes ({file name: text}) written under root and ingested into personal, Robin Ashdown the
+    owner and Walter Rivera deferred, the events queue drained."""
+    for name, text in notes.items():
+        write(root, name, text)
+    with db.connect("exo_writer") as conn:
+        conn.execute("select exo_private.set_owner('Robin Ashdown')")
+        conn.execute("select exo_private.defer_subject('Walter Rivera')")
+    pipeline.ingest(db.cfg, root, "personal", dbname=db.name)
+    Worker(db.cfg, dbname=db.name, once=True, queues=("events",), poll_s=0.01).run()
 
 
 def packet(db, question: str, bridge=(), as_of="2025-12-31") -> dict:
