@@ -231,6 +231,11 @@ class Reading:
         if self.person or self.place:
             words = [w for w in words if w not in MEETING_WORDS]
         matched = vocabulary(words) if words else {}
+        if self.kind == "list" and set(query_words(self.query)) & (MEASURE_WORDS["amount"] | PURCHASE_WORDS):
+            # "What did I pay for on 4 March?", "what did I buy then": the events that tell an amount
+            self.money = True
+            self.words = words = [w for w in words if w not in PURCHASE_WORDS]
+            matched = {w: a for w, a in matched.items() if w not in PURCHASE_WORDS}
         if self.kind in ("most", "list"):
             self.read_most(words, matched, members)
             return
@@ -327,6 +332,8 @@ class Reading:
         if self.category:
             what = f"activities (no activity is named {self.category!r})"
         parts = [f"{self.kind}{' of ' + self.measure if self.measure else ''} of {what}"]
+        if self.money and self.measure != "amount":
+            parts.append("that tell an amount")
         if self.about:
             parts.append("told with " + " or ".join(repr(w) for w in self.about))
         if self.person:

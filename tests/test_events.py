@@ -314,6 +314,10 @@ def test_a_question_of_which_over_named_days_lists_them_and_others_get_no_sectio
     )
     assert "## Timeline" not in packet(timeline, "What did the plumber say in March 2025?")["text"]
     assert "## Timeline" not in packet(timeline, "Where did I swim in January 2025?")["text"]  # none then
+    # a money word lists only the day's events that tell an amount
+    paid = packet(timeline, "What did I pay for on 2 March 2025?")
+    assert answer(paid).startswith("Answer: 1 event"), paid["text"]
+    assert "teapot" in paid["text"].split("## Timeline\n", 1)[1].split("\n\n", 1)[0]
 
 
 def test_a_count_never_includes_withheld_events_and_bridging_adds_them(timeline):

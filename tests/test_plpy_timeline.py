@@ -190,3 +190,10 @@ def test_a_which_question_over_named_days_lists_that_timeline():
     assert read("Did I swim in June?", june).kind is None  # not which, what, who or where
     figures = {"events": 2, "groups": [["Bruges", 1], ["Leeds", 1]], "listed": []}
     assert timeline.answer_line(city, figures) == "2 events: Bruges (1); Leeds (1)"
+    # a money word lists the events of those days that tell an amount, of any activity
+    day = {"first": "2025-03-04", "last": "2025-03-04"}
+    for query in ("What did I pay for on 4 March?", "What did I buy on 4 March?"):
+        paid = read(query, day)
+        assert (paid.kind, paid.money, paid.activities, paid.category) == ("list", True, None, None), query
+        assert "that tell an amount" in paid.described()
+    assert read("What did I do on 4 March?", day).money is False
