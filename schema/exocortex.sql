@@ -18738,6 +18738,25 @@ ALTER FUNCTION exo_private.cypher_refusal(query text) OWNER TO exo_owner;
 COMMENT ON FUNCTION exo_private.cypher_refusal(query text) IS 'Why exo.cypher refuses a query, or null when it may run: the rule, the offending token and its position, from a tokenizer that reads Cypher as AGE does (plpy/cypher_lexer.py). Only MATCH, OPTIONAL MATCH, WHERE, WITH, RETURN, ORDER BY, SKIP, LIMIT, UNWIND and UNION, and calls of AGE''s read functions; no write or procedure word, no dotted call, no variable-length relationship, no comment, $, ; or :: cast; at most 20000 characters.';
 
 --
+-- Name: day_bit(date); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.day_bit(p_day date) RETURNS bit
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select set_bit(repeat('0', 366)::bit(366), p_day - date_trunc('year', p_day)::date, 1)
+$$;
+
+ALTER FUNCTION exo_private.day_bit(p_day date) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION day_bit(p_day date); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.day_bit(p_day date) IS 'A day as a bit(366) with the bit of its day of the year (0 for 1 January) set: the days of exo_private.event_rollup_year.';
+
+--
 -- Name: declared_facts(bigint); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
 --
 
@@ -26674,6 +26693,31 @@ ALTER FUNCTION exo_private.note_event_forms() OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.note_event_forms() IS 'Trigger: the (form, activity) pairs of the events a statement stored or corrected go into exo_private.event_forms.';
+
+--
+-- Name: nth_day(date, bit, integer, boolean); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.nth_day(p_period date, p_days bit, p_nth integer, p_from_end boolean) RETURNS date
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- bit i is the day p_period + i; with fewer than p_nth days, the last (from the end: the first)
+    select p_period + case
+        when not p_from_end then coalesce(length(substring(p_days::text from format('^(?:0*1){%s}', p_nth))),
+                                          length(rtrim(p_days::text, '0'))) - 1
+        else length(p_days) - coalesce(length(substring(reverse(p_days::text) from format('^(?:0*1){%s}', p_nth))),
+                                       length(p_days) + 1 - position('1' in p_days::text))
+    end
+$$;
+
+ALTER FUNCTION exo_private.nth_day(p_period date, p_days bit, p_nth integer, p_from_end boolean) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION nth_day(p_period date, p_days bit, p_nth integer, p_from_end boolean); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.nth_day(p_period date, p_days bit, p_nth integer, p_from_end boolean) IS 'The p_nth day (from the start of the period, or from its end) whose bit is set in p_days (bit i: p_period + i), else the last (from the end: the first) day set.';
 
 --
 -- Name: observation_lines(jsonb, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -37803,6 +37847,7 @@ CREATE FUNCTION exo_private.roll_events() RETURNS trigger
     AS $_$
 declare
     emptied bigint[];
+    years_emptied bigint[];
 begin
     -- the transition tables a statement has (an insert's added, a delete's removed, an update's
     -- both), each event +1 or -1 in every group it is counted in; only the names of those two
@@ -37849,15 +37894,56 @@ begin
                       km_n = r.km_n + excluded.km_n,
                       amount_sum = r.amount_sum + excluded.amount_sum,
                       amount_n = r.amount_n + excluded.amount_n
+        returning r.id, r.n
+    ), years as (
+        -- the same by year; a day's bit set where its group is counted in after the statement (it
+        -- gained or kept events), taken away below where its group was left empty
+        insert into exo_private.event_rollup_year as r (
+            kind, period, activity, workspace, planned, charged_subjects, currency, priced, place,
+            place_keys, people, people_keys, n, minutes_sum, minutes_n, km_sum, km_n, amount_sum, amount_n, days)
+        select g.kind, date_trunc('year', g.day)::date, g.activity, g.workspace, g.planned, g.charged_subjects,
+               g.currency, g.priced, g.place, g.place_keys, g.people, g.people_keys, sum(g.n),
+               sum(g.minutes_sum), sum(g.minutes_n), sum(g.km_sum), sum(g.km_n), sum(g.amount_sum), sum(g.amount_n),
+               coalesce(bit_or(exo_private.day_bit(g.day)) filter (where g.n >= 0), repeat('0', 366)::bit(366))
+        from grouped g
+        group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
+        order by 1, 3, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12
+        on conflict (kind, activity, period, workspace, planned, charged_subjects, currency, priced, place,
+                     place_keys, people, people_keys)
+        do update set n = r.n + excluded.n,
+                      minutes_sum = r.minutes_sum + excluded.minutes_sum,
+                      minutes_n = r.minutes_n + excluded.minutes_n,
+                      km_sum = r.km_sum + excluded.km_sum,
+                      km_n = r.km_n + excluded.km_n,
+                      amount_sum = r.amount_sum + excluded.amount_sum,
+                      amount_n = r.amount_n + excluded.amount_n,
+                      days = r.days | excluded.days
         returning r.id, r.n)
-    select coalesce(array_agg(rolled.id), '{}') from rolled where rolled.n = 0
+    select coalesce((select array_agg(rolled.id) from rolled where rolled.n = 0), '{}'),
+           coalesce((select array_agg(years.id) from years where years.n = 0), '{}')
     $q$, case tg_op
              when 'INSERT' then 'select 1 as sign, a.* from added a'
              when 'DELETE' then 'select -1 as sign, o.* from removed o'
              else 'select 1 as sign, a.* from added a union all select -1, o.* from removed o'
          end)
-    into emptied;
-    delete from exo_private.event_rollup r where r.id = any (emptied);
+    into emptied, years_emptied;
+    -- a day whose group is left empty is no longer a day of its year's group
+    with gone as (
+        delete from exo_private.event_rollup r where r.id = any (emptied) returning r.*
+    ), cleared as (
+        select g.kind, date_trunc('year', g.day)::date as period, g.activity, g.workspace, g.planned,
+               g.charged_subjects, g.currency, g.priced, g.place, g.place_keys, g.people, g.people_keys,
+               bit_or(exo_private.day_bit(g.day)) as days
+        from gone g group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
+    )
+    update exo_private.event_rollup_year y set days = y.days & ~c.days
+    from cleared c
+    where y.kind = c.kind and y.activity = c.activity and y.period = c.period and y.workspace = c.workspace
+      and y.planned = c.planned and y.charged_subjects = c.charged_subjects
+      and y.currency is not distinct from c.currency and y.priced = c.priced
+      and y.place is not distinct from c.place and y.place_keys = c.place_keys and y.people = c.people
+      and y.people_keys = c.people_keys;
+    delete from exo_private.event_rollup_year r where r.id = any (years_emptied);
     return null;
 end
 $_$;
@@ -37868,7 +37954,7 @@ ALTER FUNCTION exo_private.roll_events() OWNER TO exo_owner;
 -- Name: FUNCTION roll_events(); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.roll_events() IS 'Trigger: the events a statement inserted, updated or deleted (its transition tables) added to or taken from their groups in exo_private.event_rollup; a group left with no event is deleted.';
+COMMENT ON FUNCTION exo_private.roll_events() IS 'Trigger: the events a statement inserted, updated or deleted (its transition tables) added to or taken from their groups in exo_private.event_rollup and exo_private.event_rollup_year (a day a year''s group has an event on: its bit of days); a group left with no event is deleted.';
 
 --
 -- Name: rollup_cells(text, text[], date, date, text, text, text[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -37880,21 +37966,25 @@ CREATE FUNCTION exo_private.rollup_cells(p_kind text, p_activities text[], p_fro
     AS $_$
     -- the filters of exo_private.timeline_events_query, bound the same ($1 activities, $2 from,
     -- $3 to, $4 place, $5 person, $6 workspaces, $15 money), over the groups; what withholds a
-    -- group (its charged_subjects) the reading checks once a set (exo_private.timeline_answer)
-    select format('select r.day, r.activity, r.planned, r.currency, r.place, r.people, r.n, r.minutes_sum, '
+    -- group (its charged_subjects) the reading checks once a set (exo_private.timeline_answer);
+    -- a range of whole years reads the groups by year, a day's group is the bit of its one day
+    select format('select %s, r.activity, r.planned, r.currency, r.place, r.people, r.n, r.minutes_sum, '
                   'r.minutes_n, r.km_sum, r.km_n, r.amount_sum, r.amount_n, r.charged_subjects '
-                  'from exo_private.event_rollup r where r.kind = %L and ', p_kind)
+                  'from exo_private.%s r where r.kind = %L and ',
+                  case when by_year then 'r.period, r.days' else 'r.day as period, B''1''::bit(366) as days' end,
+                  case when by_year then 'event_rollup_year' else 'event_rollup' end, p_kind)
            || array_to_string(array(
                select v.condition from (values
                    (p_activities is not null, 'r.activity = any ($1)'),
-                   (p_from is not null, 'r.day >= $2'),
-                   (p_to is not null, 'r.day <= $3'),
+                   (p_from is not null, case when by_year then 'r.period >= $2' else 'r.day >= $2' end),
+                   (p_to is not null, case when by_year then 'r.period <= $3' else 'r.day <= $3' end),
                    (p_place is not null, 'r.place_keys && exo_private.given_name_keys($4)'),
                    (p_person is not null, 'r.people_keys && exo_private.given_name_keys($5)'),
                    (p_workspaces is not null, 'r.workspace = any ($6)'),
                    (true, '(not $15 or r.priced)')  -- (true: the list is never empty)
                ) v (given, condition)
                where v.given), ' and ')
+    from (select exo_private.whole_years(p_from, p_to) as by_year) y
 $_$;
 
 ALTER FUNCTION exo_private.rollup_cells(p_kind text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[]) OWNER TO exo_owner;
@@ -37903,7 +37993,7 @@ ALTER FUNCTION exo_private.rollup_cells(p_kind text, p_activities text[], p_from
 -- Name: FUNCTION rollup_cells(p_kind text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.rollup_cells(p_kind text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[]) IS 'The query exo_private.timeline_answer reads exo_private.event_rollup''s groups of p_kind (all, place or people) by, for the filters given (an activity by its name alone), bound as exo_private.timeline_events_query''s and $15 money: day, activity, planned, currency, place, people, the counts and sums of each group and its charged_subjects (not filtered here: the reading withholds by them).';
+COMMENT ON FUNCTION exo_private.rollup_cells(p_kind text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[]) IS 'The query exo_private.timeline_answer reads exo_private.event_rollup''s groups of p_kind (all, place or people) by, for the filters given (an activity by its name alone), bound as exo_private.timeline_events_query''s and $15 money: period and days (the group''s year and its days as bits where the range is of whole years, exo_private.event_rollup_year; else its day and one bit), activity, planned, currency, place, people, the counts and sums of each group and its charged_subjects (not filtered here: the reading withholds by them).';
 
 --
 -- Name: route_defaulted(); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -39905,7 +39995,9 @@ declare
         and not (p_place is not null and p_group is not distinct from 'person');
     -- as a cell of one event: the events a reading counts itself
     as_cells constant text :=
-        'select e.day, e.activity, e.planned, e.currency, e.place, e.people, 1::bigint as n, '
+        'select ' || case when exo_private.whole_years(p_from, p_to)
+                          then 'date_trunc(''year'', e.day)::date as period, exo_private.day_bit(e.day) as days'
+                          else 'e.day as period, B''1''::bit(366) as days' end || ', e.activity, e.planned, e.currency, e.place, e.people, 1::bigint as n, '
         'coalesce(e.minutes, 0) as minutes_sum, (e.minutes is not null)::int as minutes_n, '
         'coalesce(e.km, 0) as km_sum, (e.km is not null)::int as km_n, '
         'coalesce(e.amount, 0) as amount_sum, (e.amount is not null)::int as amount_n, '
@@ -39963,17 +40055,18 @@ begin
                 and (c.charged_subjects = '{}' or c.charged_subjects in (select o.charged_subjects from open o))) k
         where k.key is not null
     ), daily as (
-        -- one pass over the groups: every figure but the groups is read from these
-        select c.day, c.planned, c.currency, sum(c.n) as n, sum(c.minutes_sum) as minutes_sum,
+        -- one pass over the groups: every figure but the groups is read from these (by period: a
+        -- day, or a year with its days as bits)
+        select c.period, c.planned, c.currency, sum(c.n) as n, sum(c.minutes_sum) as minutes_sum,
                sum(c.minutes_n) as minutes_n, sum(c.km_sum) as km_sum, sum(c.km_n) as km_n,
-               sum(c.amount_sum) as amount_sum, sum(c.amount_n) as amount_n
+               sum(c.amount_sum) as amount_sum, sum(c.amount_n) as amount_n, bit_or(c.days) as days
         from cells c group by 1, 2, 3
     ), days as (
-        select d.day, d.planned, sum(d.n) as n from daily d group by 1, 2
+        select d.period, d.planned, sum(d.n) as n, bit_or(d.days) as days from daily d group by 1, 2
     )
     select jsonb_build_object(
         'events', f.events,
-        'days', (select count(*) from days d where not d.planned),
+        'days', (select coalesce(sum(bit_count(d.days)), 0) from days d where not d.planned),
         'minutes', jsonb_build_object('sum', f.minutes, 'avg', f.minutes_avg, 'n', f.minutes_n),
         'km', jsonb_build_object('sum', f.km, 'avg', f.km_avg, 'n', f.km_n),
         'amount', (select coalesce(jsonb_object_agg(a.currency, jsonb_build_object('sum', a.total, 'avg', a.mean, 'n', a.n)), '{}')
@@ -39986,16 +40079,20 @@ begin
         'groups', (select coalesce(jsonb_agg(jsonb_build_array(g.key, g.n) order by g.n desc, g.key), '[]')
                    from (select k.key, sum(k.n) as n from keyed k group by 1 order by 2 desc, 1 limit 5) g),
         -- the day by which the first p_listed events (or plans) are told, the day from which the last
-        -- (all of them where there are fewer; none where there is none)
-        '_first', coalesce((select d.day from (select d.day, sum(d.n) over (order by d.day) as upto
-                                               from days d where not d.planned) d
-                            where d.upto >= greatest($14, 1) order by d.day limit 1), f.last_day),
-        '_last', coalesce((select d.day from (select d.day, sum(d.n) over (order by d.day desc) as upto
-                                              from days d where not d.planned) d
-                           where d.upto >= greatest($14, 1) order by d.day desc limit 1), f.first_day),
-        '_plans', coalesce((select d.day from (select d.day, sum(d.n) over (order by d.day) as upto
-                                               from days d where d.planned) d
-                            where d.upto >= greatest($14, 1) order by d.day limit 1), f.plans_last))
+        -- (all of them where there are fewer; none where there is none); in a year, the day by which
+        -- as many days hold an event as events are still wanted (each holds one or more)
+        '_first', coalesce((select exo_private.nth_day(d.period, d.days, (greatest($14, 1) - d.upto + d.n)::int, false)
+                            from (select d.period, d.days, d.n, sum(d.n) over (order by d.period) as upto
+                                  from days d where not d.planned) d
+                            where d.upto >= greatest($14, 1) order by d.period limit 1), f.last_day),
+        '_last', coalesce((select exo_private.nth_day(d.period, d.days, (greatest($14, 1) - d.upto + d.n)::int, true)
+                           from (select d.period, d.days, d.n, sum(d.n) over (order by d.period desc) as upto
+                                 from days d where not d.planned) d
+                           where d.upto >= greatest($14, 1) order by d.period desc limit 1), f.first_day),
+        '_plans', coalesce((select exo_private.nth_day(d.period, d.days, (greatest($14, 1) - d.upto + d.n)::int, false)
+                            from (select d.period, d.days, d.n, sum(d.n) over (order by d.period) as upto
+                                  from days d where d.planned) d
+                            where d.upto >= greatest($14, 1) order by d.period limit 1), f.plans_last))
     from (select coalesce(sum(d.n) filter (where not d.planned), 0) as events,
                  case when sum(d.minutes_n) filter (where not d.planned) > 0
                       then sum(d.minutes_sum) filter (where not d.planned) end as minutes,
@@ -40007,10 +40104,13 @@ begin
                  sum(d.km_sum) filter (where not d.planned)
                      / nullif(sum(d.km_n) filter (where not d.planned), 0) as km_avg,
                  coalesce(sum(d.km_n) filter (where not d.planned), 0) as km_n,
-                 min(d.day) filter (where not d.planned) as first_day,
-                 max(d.day) filter (where not d.planned) as last_day,
+                 (select exo_private.nth_day(d.period, d.days, 1, false) from days d where not d.planned
+                  order by d.period limit 1) as first_day,
+                 (select exo_private.nth_day(d.period, d.days, 1, true) from days d where not d.planned
+                  order by d.period desc limit 1) as last_day,
                  coalesce(sum(d.n) filter (where d.planned), 0) as planned,
-                 max(d.day) filter (where d.planned) as plans_last
+                 (select exo_private.nth_day(d.period, d.days, 1, true) from days d where d.planned
+                  order by d.period desc limit 1) as plans_last
           from daily d) f
     $q$, cells, places, people)
     into figures
@@ -40951,6 +41051,26 @@ ALTER FUNCTION exo_private.want_cron_job(job_name text, job_schedule text, job_c
 --
 
 COMMENT ON FUNCTION exo_private.want_cron_job(job_name text, job_schedule text, job_command text, job_username text, cron_database_only boolean) IS 'Declare a pg_cron job of this database (name, schedule, command, the role it runs as; cron_database_only: only when this is the database pg_cron serves): `exo migrate` schedules it in cron.database_name for this database.';
+
+--
+-- Name: whole_years(date, date); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.whole_years(p_from date, p_to date) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select (p_from is null or p_from = date_trunc('year', p_from))
+       and (p_to is null or p_to = (date_trunc('year', p_to) + interval '1 year - 1 day')::date)
+$$;
+
+ALTER FUNCTION exo_private.whole_years(p_from date, p_to date) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION whole_years(p_from date, p_to date); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.whole_years(p_from date, p_to date) IS 'Whether p_from is a 1 January and p_to a 31 December (or null): the range a reading can read from exo_private.event_rollup_year.';
 
 --
 -- Name: window_conversation(bigint, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -44952,6 +45072,57 @@ ALTER TABLE exo_private.event_rollup ALTER COLUMN id ADD GENERATED ALWAYS AS IDE
 );
 
 --
+-- Name: event_rollup_year; Type: TABLE; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE TABLE exo_private.event_rollup_year (
+    id bigint NOT NULL,
+    kind text NOT NULL,
+    period date NOT NULL,
+    activity text NOT NULL,
+    workspace text NOT NULL,
+    planned boolean NOT NULL,
+    charged_subjects text[] NOT NULL,
+    currency text,
+    priced boolean NOT NULL,
+    place text,
+    place_keys text[] NOT NULL,
+    people text[] NOT NULL,
+    people_keys text[] NOT NULL,
+    n bigint NOT NULL,
+    minutes_sum numeric NOT NULL,
+    minutes_n bigint NOT NULL,
+    km_sum numeric NOT NULL,
+    km_n bigint NOT NULL,
+    amount_sum numeric NOT NULL,
+    amount_n bigint NOT NULL,
+    days bit(366) NOT NULL,
+    CONSTRAINT event_rollup_year_kind_check CHECK ((kind = ANY (ARRAY['all'::text, 'place'::text, 'people'::text]))),
+    CONSTRAINT event_rollup_year_period_check CHECK ((period = date_trunc('year'::text, (period)::timestamp with time zone)))
+);
+
+ALTER TABLE exo_private.event_rollup_year OWNER TO exo_owner;
+
+--
+-- Name: TABLE event_rollup_year; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON TABLE exo_private.event_rollup_year IS 'exo_private.event_rollup''s groups by year (period: its first day): the counts and sums of the year''s daily groups, and days, a bit for each day of the year (period + i) on which the group has an event. Kept exact by the statement triggers on the events; what exo_private.timeline_answer reads for a range of whole years or none.';
+
+--
+-- Name: event_rollup_year_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE exo_private.event_rollup_year ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME exo_private.event_rollup_year_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: events_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
 --
 
@@ -46865,6 +47036,13 @@ ALTER TABLE ONLY exo_private.event_rollup
     ADD CONSTRAINT event_rollup_pkey PRIMARY KEY (id);
 
 --
+-- Name: event_rollup_year event_rollup_year_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
+--
+
+ALTER TABLE ONLY exo_private.event_rollup_year
+    ADD CONSTRAINT event_rollup_year_pkey PRIMARY KEY (id);
+
+--
 -- Name: events events_pkey; Type: CONSTRAINT; Schema: exo_private; Owner: exo_owner
 --
 
@@ -47665,6 +47843,30 @@ CREATE INDEX event_rollup_people_keys ON exo_private.event_rollup USING gin (peo
 --
 
 CREATE INDEX event_rollup_place_keys ON exo_private.event_rollup USING gin (place_keys) WHERE (kind = 'place'::text);
+
+--
+-- Name: event_rollup_year_group; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE UNIQUE INDEX event_rollup_year_group ON exo_private.event_rollup_year USING btree (kind, activity, period, workspace, planned, charged_subjects, currency, priced, place, place_keys, people, people_keys) NULLS NOT DISTINCT;
+
+--
+-- Name: event_rollup_year_people_keys; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX event_rollup_year_people_keys ON exo_private.event_rollup_year USING gin (people_keys) WHERE (kind = 'people'::text);
+
+--
+-- Name: event_rollup_year_period; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX event_rollup_year_period ON exo_private.event_rollup_year USING btree (kind, period);
+
+--
+-- Name: event_rollup_year_place_keys; Type: INDEX; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE INDEX event_rollup_year_place_keys ON exo_private.event_rollup_year USING gin (place_keys) WHERE (kind = 'place'::text);
 
 --
 -- Name: events_activity_day; Type: INDEX; Schema: exo_private; Owner: exo_owner
@@ -49794,6 +49996,14 @@ GRANT ALL ON FUNCTION exo_private.cypher_refusal(query text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.cypher_refusal(query text) TO exo_writer;
 
 --
+-- Name: FUNCTION day_bit(p_day date); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.day_bit(p_day date) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.day_bit(p_day date) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.day_bit(p_day date) TO exo_writer;
+
+--
 -- Name: FUNCTION declared_facts(doc_id bigint); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -50645,6 +50855,14 @@ GRANT ALL ON FUNCTION exo_private.normalise_predicate(raw text) TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.note_event_forms() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.note_event_forms() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.note_event_forms() TO exo_writer;
+
+--
+-- Name: FUNCTION nth_day(p_period date, p_days bit, p_nth integer, p_from_end boolean); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.nth_day(p_period date, p_days bit, p_nth integer, p_from_end boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.nth_day(p_period date, p_days bit, p_nth integer, p_from_end boolean) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.nth_day(p_period date, p_days bit, p_nth integer, p_from_end boolean) TO exo_writer;
 
 --
 -- Name: FUNCTION observation_lines(items jsonb, fallback text, OUT spaces text[], OUT keys text[], OUT attrs text[]); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -51557,6 +51775,14 @@ GRANT ALL ON FUNCTION exo_private.upsert_entity(p_workspace text, p_generation i
 REVOKE ALL ON FUNCTION exo_private.want_cron_job(job_name text, job_schedule text, job_command text, job_username text, cron_database_only boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.want_cron_job(job_name text, job_schedule text, job_command text, job_username text, cron_database_only boolean) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.want_cron_job(job_name text, job_schedule text, job_command text, job_username text, cron_database_only boolean) TO exo_writer;
+
+--
+-- Name: FUNCTION whole_years(p_from date, p_to date); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.whole_years(p_from date, p_to date) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.whole_years(p_from date, p_to date) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.whole_years(p_from date, p_to date) TO exo_writer;
 
 --
 -- Name: FUNCTION window_conversation(conversation bigint, workspace text); Type: ACL; Schema: exo_private; Owner: exo_owner
@@ -52843,6 +53069,19 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.event_rollup TO exo_write
 --
 
 GRANT SELECT,USAGE ON SEQUENCE exo_private.event_rollup_id_seq TO exo_writer;
+
+--
+-- Name: TABLE event_rollup_year; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT ON TABLE exo_private.event_rollup_year TO exo_api;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE exo_private.event_rollup_year TO exo_writer;
+
+--
+-- Name: SEQUENCE event_rollup_year_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE exo_private.event_rollup_year_id_seq TO exo_writer;
 
 --
 -- Name: SEQUENCE events_id_seq; Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -55,6 +55,19 @@ create or replace trigger events_note_forms_updated
     referencing new table as told
     for each statement execute function exo_private.note_event_forms();
 
+-- exo_private.day_bit: a day as the bit of its year in exo_private.event_rollup_year's days.
+create or replace function exo_private.day_bit(p_day date)
+returns bit(366)
+language sql immutable strict parallel safe
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select set_bit(repeat('0', 366)::bit(366), p_day - date_trunc('year', p_day)::date, 1)
+$$;
+comment on function exo_private.day_bit(date) is
+    'A day as a bit(366) with the bit of its day of the year (0 for 1 January) set: the days of '
+    'exo_private.event_rollup_year.';
+
 -- exo_private.roll_events: the events a statement stored, changed or deleted, counted in the rollup.
 create or replace function exo_private.roll_events()
 returns trigger
@@ -64,6 +77,7 @@ set search_path = exo_private, pg_temp
 as $$
 declare
     emptied bigint[];
+    years_emptied bigint[];
 begin
     -- the transition tables a statement has (an insert's added, a delete's removed, an update's
     -- both), each event +1 or -1 in every group it is counted in; only the names of those two
@@ -110,21 +124,63 @@ begin
                       km_n = r.km_n + excluded.km_n,
                       amount_sum = r.amount_sum + excluded.amount_sum,
                       amount_n = r.amount_n + excluded.amount_n
+        returning r.id, r.n
+    ), years as (
+        -- the same by year; a day's bit set where its group is counted in after the statement (it
+        -- gained or kept events), taken away below where its group was left empty
+        insert into exo_private.event_rollup_year as r (
+            kind, period, activity, workspace, planned, charged_subjects, currency, priced, place,
+            place_keys, people, people_keys, n, minutes_sum, minutes_n, km_sum, km_n, amount_sum, amount_n, days)
+        select g.kind, date_trunc('year', g.day)::date, g.activity, g.workspace, g.planned, g.charged_subjects,
+               g.currency, g.priced, g.place, g.place_keys, g.people, g.people_keys, sum(g.n),
+               sum(g.minutes_sum), sum(g.minutes_n), sum(g.km_sum), sum(g.km_n), sum(g.amount_sum), sum(g.amount_n),
+               coalesce(bit_or(exo_private.day_bit(g.day)) filter (where g.n >= 0), repeat('0', 366)::bit(366))
+        from grouped g
+        group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
+        order by 1, 3, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12
+        on conflict (kind, activity, period, workspace, planned, charged_subjects, currency, priced, place,
+                     place_keys, people, people_keys)
+        do update set n = r.n + excluded.n,
+                      minutes_sum = r.minutes_sum + excluded.minutes_sum,
+                      minutes_n = r.minutes_n + excluded.minutes_n,
+                      km_sum = r.km_sum + excluded.km_sum,
+                      km_n = r.km_n + excluded.km_n,
+                      amount_sum = r.amount_sum + excluded.amount_sum,
+                      amount_n = r.amount_n + excluded.amount_n,
+                      days = r.days | excluded.days
         returning r.id, r.n)
-    select coalesce(array_agg(rolled.id), '{}') from rolled where rolled.n = 0
+    select coalesce((select array_agg(rolled.id) from rolled where rolled.n = 0), '{}'),
+           coalesce((select array_agg(years.id) from years where years.n = 0), '{}')
     $q$, case tg_op
              when 'INSERT' then 'select 1 as sign, a.* from added a'
              when 'DELETE' then 'select -1 as sign, o.* from removed o'
              else 'select 1 as sign, a.* from added a union all select -1, o.* from removed o'
          end)
-    into emptied;
-    delete from exo_private.event_rollup r where r.id = any (emptied);
+    into emptied, years_emptied;
+    -- a day whose group is left empty is no longer a day of its year's group
+    with gone as (
+        delete from exo_private.event_rollup r where r.id = any (emptied) returning r.*
+    ), cleared as (
+        select g.kind, date_trunc('year', g.day)::date as period, g.activity, g.workspace, g.planned,
+               g.charged_subjects, g.currency, g.priced, g.place, g.place_keys, g.people, g.people_keys,
+               bit_or(exo_private.day_bit(g.day)) as days
+        from gone g group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
+    )
+    update exo_private.event_rollup_year y set days = y.days & ~c.days
+    from cleared c
+    where y.kind = c.kind and y.activity = c.activity and y.period = c.period and y.workspace = c.workspace
+      and y.planned = c.planned and y.charged_subjects = c.charged_subjects
+      and y.currency is not distinct from c.currency and y.priced = c.priced
+      and y.place is not distinct from c.place and y.place_keys = c.place_keys and y.people = c.people
+      and y.people_keys = c.people_keys;
+    delete from exo_private.event_rollup_year r where r.id = any (years_emptied);
     return null;
 end
 $$;
 comment on function exo_private.roll_events() is
     'Trigger: the events a statement inserted, updated or deleted (its transition tables) added to '
-    'or taken from their groups in exo_private.event_rollup; a group left with no event is deleted.';
+    'or taken from their groups in exo_private.event_rollup and exo_private.event_rollup_year (a day '
+    'a year''s group has an event on: its bit of days); a group left with no event is deleted.';
 
 create or replace trigger events_roll_inserted
     after insert on exo_private.events
@@ -662,6 +718,39 @@ comment on function exo.event_counts(text, date, date, text, text, text, text[],
     'last day, most events first. Events of withheld sources are not counted, and nothing says how '
     'many there are (a count of them would tell what the withheld material holds).';
 
+-- exo_private.whole_years: whether a range of days is of whole years (or none), read by year.
+create or replace function exo_private.whole_years(p_from date, p_to date)
+returns boolean
+language sql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select (p_from is null or p_from = date_trunc('year', p_from))
+       and (p_to is null or p_to = (date_trunc('year', p_to) + interval '1 year - 1 day')::date)
+$$;
+comment on function exo_private.whole_years(date, date) is
+    'Whether p_from is a 1 January and p_to a 31 December (or null): the range a reading can read '
+    'from exo_private.event_rollup_year.';
+
+-- exo_private.nth_day: the nth day of a period that holds an event, by its bits of days.
+create or replace function exo_private.nth_day(p_period date, p_days bit, p_nth int, p_from_end boolean)
+returns date
+language sql immutable
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- bit i is the day p_period + i; with fewer than p_nth days, the last (from the end: the first)
+    select p_period + case
+        when not p_from_end then coalesce(length(substring(p_days::text from format('^(?:0*1){%s}', p_nth))),
+                                          length(rtrim(p_days::text, '0'))) - 1
+        else length(p_days) - coalesce(length(substring(reverse(p_days::text) from format('^(?:0*1){%s}', p_nth))),
+                                       length(p_days) + 1 - position('1' in p_days::text))
+    end
+$$;
+comment on function exo_private.nth_day(date, bit, int, boolean) is
+    'The p_nth day (from the start of the period, or from its end) whose bit is set in p_days (bit i: '
+    'p_period + i), else the last (from the end: the first) day set.';
+
 -- exo_private.rollup_cells: the text of a reading of the rollup.
 create or replace function exo_private.rollup_cells(
     p_kind text, p_activities text[], p_from date, p_to date, p_place text, p_person text,
@@ -674,28 +763,33 @@ set search_path = exo_private, pg_temp
 as $$
     -- the filters of exo_private.timeline_events_query, bound the same ($1 activities, $2 from,
     -- $3 to, $4 place, $5 person, $6 workspaces, $15 money), over the groups; what withholds a
-    -- group (its charged_subjects) the reading checks once a set (exo_private.timeline_answer)
-    select format('select r.day, r.activity, r.planned, r.currency, r.place, r.people, r.n, r.minutes_sum, '
+    -- group (its charged_subjects) the reading checks once a set (exo_private.timeline_answer);
+    -- a range of whole years reads the groups by year, a day's group is the bit of its one day
+    select format('select %s, r.activity, r.planned, r.currency, r.place, r.people, r.n, r.minutes_sum, '
                   'r.minutes_n, r.km_sum, r.km_n, r.amount_sum, r.amount_n, r.charged_subjects '
-                  'from exo_private.event_rollup r where r.kind = %L and ', p_kind)
+                  'from exo_private.%s r where r.kind = %L and ',
+                  case when by_year then 'r.period, r.days' else 'r.day as period, B''1''::bit(366) as days' end,
+                  case when by_year then 'event_rollup_year' else 'event_rollup' end, p_kind)
            || array_to_string(array(
                select v.condition from (values
                    (p_activities is not null, 'r.activity = any ($1)'),
-                   (p_from is not null, 'r.day >= $2'),
-                   (p_to is not null, 'r.day <= $3'),
+                   (p_from is not null, case when by_year then 'r.period >= $2' else 'r.day >= $2' end),
+                   (p_to is not null, case when by_year then 'r.period <= $3' else 'r.day <= $3' end),
                    (p_place is not null, 'r.place_keys && exo_private.given_name_keys($4)'),
                    (p_person is not null, 'r.people_keys && exo_private.given_name_keys($5)'),
                    (p_workspaces is not null, 'r.workspace = any ($6)'),
                    (true, '(not $15 or r.priced)')  -- (true: the list is never empty)
                ) v (given, condition)
                where v.given), ' and ')
+    from (select exo_private.whole_years(p_from, p_to) as by_year) y
 $$;
 comment on function exo_private.rollup_cells(text, text[], date, date, text, text, text[]) is
     'The query exo_private.timeline_answer reads exo_private.event_rollup''s groups of p_kind (all, '
     'place or people) by, for the filters given (an activity by its name alone), bound as '
-    'exo_private.timeline_events_query''s and $15 money: day, activity, planned, currency, place, '
-    'people, the counts and sums of each group and its charged_subjects (not filtered here: the '
-    'reading withholds by them).';
+    'exo_private.timeline_events_query''s and $15 money: period and days (the group''s year and its '
+    'days as bits where the range is of whole years, exo_private.event_rollup_year; else its day and '
+    'one bit), activity, planned, currency, place, people, the counts and sums of each group and its '
+    'charged_subjects (not filtered here: the reading withholds by them).';
 
 -- exo_private.timeline_answer: what the packet's Timeline section says.
 drop function if exists exo_private.timeline_answer(
@@ -722,7 +816,9 @@ declare
         and not (p_place is not null and p_group is not distinct from 'person');
     -- as a cell of one event: the events a reading counts itself
     as_cells constant text :=
-        'select e.day, e.activity, e.planned, e.currency, e.place, e.people, 1::bigint as n, '
+        'select ' || case when exo_private.whole_years(p_from, p_to)
+                          then 'date_trunc(''year'', e.day)::date as period, exo_private.day_bit(e.day) as days'
+                          else 'e.day as period, B''1''::bit(366) as days' end || ', e.activity, e.planned, e.currency, e.place, e.people, 1::bigint as n, '
         'coalesce(e.minutes, 0) as minutes_sum, (e.minutes is not null)::int as minutes_n, '
         'coalesce(e.km, 0) as km_sum, (e.km is not null)::int as km_n, '
         'coalesce(e.amount, 0) as amount_sum, (e.amount is not null)::int as amount_n, '
@@ -780,17 +876,18 @@ begin
                 and (c.charged_subjects = '{}' or c.charged_subjects in (select o.charged_subjects from open o))) k
         where k.key is not null
     ), daily as (
-        -- one pass over the groups: every figure but the groups is read from these
-        select c.day, c.planned, c.currency, sum(c.n) as n, sum(c.minutes_sum) as minutes_sum,
+        -- one pass over the groups: every figure but the groups is read from these (by period: a
+        -- day, or a year with its days as bits)
+        select c.period, c.planned, c.currency, sum(c.n) as n, sum(c.minutes_sum) as minutes_sum,
                sum(c.minutes_n) as minutes_n, sum(c.km_sum) as km_sum, sum(c.km_n) as km_n,
-               sum(c.amount_sum) as amount_sum, sum(c.amount_n) as amount_n
+               sum(c.amount_sum) as amount_sum, sum(c.amount_n) as amount_n, bit_or(c.days) as days
         from cells c group by 1, 2, 3
     ), days as (
-        select d.day, d.planned, sum(d.n) as n from daily d group by 1, 2
+        select d.period, d.planned, sum(d.n) as n, bit_or(d.days) as days from daily d group by 1, 2
     )
     select jsonb_build_object(
         'events', f.events,
-        'days', (select count(*) from days d where not d.planned),
+        'days', (select coalesce(sum(bit_count(d.days)), 0) from days d where not d.planned),
         'minutes', jsonb_build_object('sum', f.minutes, 'avg', f.minutes_avg, 'n', f.minutes_n),
         'km', jsonb_build_object('sum', f.km, 'avg', f.km_avg, 'n', f.km_n),
         'amount', (select coalesce(jsonb_object_agg(a.currency, jsonb_build_object('sum', a.total, 'avg', a.mean, 'n', a.n)), '{}')
@@ -803,16 +900,20 @@ begin
         'groups', (select coalesce(jsonb_agg(jsonb_build_array(g.key, g.n) order by g.n desc, g.key), '[]')
                    from (select k.key, sum(k.n) as n from keyed k group by 1 order by 2 desc, 1 limit 5) g),
         -- the day by which the first p_listed events (or plans) are told, the day from which the last
-        -- (all of them where there are fewer; none where there is none)
-        '_first', coalesce((select d.day from (select d.day, sum(d.n) over (order by d.day) as upto
-                                               from days d where not d.planned) d
-                            where d.upto >= greatest($14, 1) order by d.day limit 1), f.last_day),
-        '_last', coalesce((select d.day from (select d.day, sum(d.n) over (order by d.day desc) as upto
-                                              from days d where not d.planned) d
-                           where d.upto >= greatest($14, 1) order by d.day desc limit 1), f.first_day),
-        '_plans', coalesce((select d.day from (select d.day, sum(d.n) over (order by d.day) as upto
-                                               from days d where d.planned) d
-                            where d.upto >= greatest($14, 1) order by d.day limit 1), f.plans_last))
+        -- (all of them where there are fewer; none where there is none); in a year, the day by which
+        -- as many days hold an event as events are still wanted (each holds one or more)
+        '_first', coalesce((select exo_private.nth_day(d.period, d.days, (greatest($14, 1) - d.upto + d.n)::int, false)
+                            from (select d.period, d.days, d.n, sum(d.n) over (order by d.period) as upto
+                                  from days d where not d.planned) d
+                            where d.upto >= greatest($14, 1) order by d.period limit 1), f.last_day),
+        '_last', coalesce((select exo_private.nth_day(d.period, d.days, (greatest($14, 1) - d.upto + d.n)::int, true)
+                           from (select d.period, d.days, d.n, sum(d.n) over (order by d.period desc) as upto
+                                 from days d where not d.planned) d
+                           where d.upto >= greatest($14, 1) order by d.period desc limit 1), f.first_day),
+        '_plans', coalesce((select exo_private.nth_day(d.period, d.days, (greatest($14, 1) - d.upto + d.n)::int, false)
+                            from (select d.period, d.days, d.n, sum(d.n) over (order by d.period) as upto
+                                  from days d where d.planned) d
+                            where d.upto >= greatest($14, 1) order by d.period limit 1), f.plans_last))
     from (select coalesce(sum(d.n) filter (where not d.planned), 0) as events,
                  case when sum(d.minutes_n) filter (where not d.planned) > 0
                       then sum(d.minutes_sum) filter (where not d.planned) end as minutes,
@@ -824,10 +925,13 @@ begin
                  sum(d.km_sum) filter (where not d.planned)
                      / nullif(sum(d.km_n) filter (where not d.planned), 0) as km_avg,
                  coalesce(sum(d.km_n) filter (where not d.planned), 0) as km_n,
-                 min(d.day) filter (where not d.planned) as first_day,
-                 max(d.day) filter (where not d.planned) as last_day,
+                 (select exo_private.nth_day(d.period, d.days, 1, false) from days d where not d.planned
+                  order by d.period limit 1) as first_day,
+                 (select exo_private.nth_day(d.period, d.days, 1, true) from days d where not d.planned
+                  order by d.period desc limit 1) as last_day,
                  coalesce(sum(d.n) filter (where d.planned), 0) as planned,
-                 max(d.day) filter (where d.planned) as plans_last
+                 (select exo_private.nth_day(d.period, d.days, 1, true) from days d where d.planned
+                  order by d.period desc limit 1) as plans_last
           from daily d) f
     $q$, cells, places, people)
     into figures

@@ -1,6 +1,7 @@
-"""exo_private.event_rollup stays exact: the groups equal a group-by over the events after every
-kind of change (stored, corrected, re-marked, source deleted), and the Timeline's figures read
-from it equal the figures counted from the events."""
+"""exo_private.event_rollup and event_rollup_year stay exact: the groups (by day; by year with the
+days of each as bits) equal a group-by over the events after every kind of change (stored,
+corrected, re-marked, source deleted), and the Timeline's figures read from them equal the
+figures counted from the events."""
 
 from __future__ import annotations
 
@@ -42,12 +43,30 @@ select kind, day, activity, workspace, planned, charged_subjects, currency, pric
        people, people_keys, n, minutes_sum, minutes_n, km_sum, km_n, amount_sum, amount_n
 from exo_private.event_rollup
 """
+# by year: the groups by day summed, and the days (bit i: 1 January + i) that have an event
+EXPECTED_YEARS = f"""
+select e.kind, date_trunc('year', e.day)::date as period, e.activity, e.workspace, e.planned,
+       e.charged_subjects, e.currency, e.priced, e.place, e.place_keys, e.people, e.people_keys,
+       sum(e.n), sum(e.minutes_sum), sum(e.minutes_n), sum(e.km_sum), sum(e.km_n), sum(e.amount_sum),
+       sum(e.amount_n), string_agg(lpad('1', e.day - date_trunc('year', e.day)::date + 1, '0'), ',' order by e.day)
+from ({EXPECTED}) e
+group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
+"""
+HELD_YEARS = """
+select kind, period, activity, workspace, planned, charged_subjects, currency, priced, place, place_keys,
+       people, people_keys, n, minutes_sum, minutes_n, km_sum, km_n, amount_sum, amount_n,
+       (select string_agg(lpad('1', i + 1, '0'), ',' order by i) from generate_series(0, 365) i
+        where get_bit(days, i) = 1)
+from exo_private.event_rollup_year
+"""
 
 
 def groups(conn):
-    """(held, expected): the rollup's rows and a group-by over the events, in one order."""
-    held = conn.execute(f"select * from ({HELD}) r order by r::text").fetchall()
-    expected = conn.execute(f"select * from ({EXPECTED}) r order by r::text").fetchall()
+    """(held, expected): the rollup's rows (by day, then by year) and a group-by over the events."""
+    held, expected = [], []
+    for have, want in ((HELD, EXPECTED), (HELD_YEARS, EXPECTED_YEARS)):
+        held.append(conn.execute(f"select * from ({have}) r order by r::text").fetchall())
+        expected.append(conn.execute(f"select * from ({want}) r order by r::text").fetchall())
     return held, expected
 
 
@@ -61,7 +80,7 @@ def assert_exact(db):
     with db.connect() as conn:
         held, expected = groups(conn)
     assert held == expected
-    return held
+    return held[0]
 
 
 def test_the_rollup_equals_the_events_grouped_after_every_change(timeline, tmp_path):
@@ -100,6 +119,7 @@ ANSWER = (
     "select exo_private.timeline_answer(%s, %s, %s, %s::date, %s::date, %s, %s, null,"
     " exo_private.released_keys(%s), null, 8, null, %s)"
 )
+MARCH = ("2025-03-01", "2025-03-31")  # not whole years: read by day
 COUNTED = """
 select count(*) filter (where not e.planned) as events, count(distinct e.day) filter (where not e.planned) as days,
        sum(e.minutes) filter (where not e.planned) as minutes, sum(e.km) filter (where not e.planned) as km,
@@ -108,27 +128,38 @@ from exo_private.events e
 where (%(activity)s::text is null or e.activity = %(activity)s) and (%(person)s::text is null or e.people_keys && exo_private.given_name_keys(%(person)s))
   and (%(place)s::text is null or e.place_keys && exo_private.given_name_keys(%(place)s))
   and (e.charged_subjects = '{}' or exo_private.unreleased(e.charged_subjects, exo_private.released_keys(%(bridge)s)) = '{}')
+  and (%(from)s::date is null or e.day between %(from)s and %(to)s)
 """
 
 
 @pytest.mark.parametrize(
-    ("activity", "person", "place", "group", "bridge"),
+    ("activity", "person", "place", "group", "bridge", "span"),
     [
-        ("swim", None, None, "place", []),
-        ("swim", None, None, "place", ["Walter Rivera"]),
-        (None, "Nadia", None, "activity", []),
-        (None, None, "Millbrook pool", None, []),
-        (None, None, None, "person", ["Walter Rivera"]),
+        ("swim", None, None, "place", [], (None, None)),
+        ("swim", None, None, "place", ["Walter Rivera"], (None, None)),
+        (None, "Nadia", None, "activity", [], ("2025-01-01", "2025-12-31")),
+        (None, None, "Millbrook pool", None, [], (None, None)),
+        (None, None, None, "person", ["Walter Rivera"], ("2025-01-01", "2026-12-31")),
+        ("swim", None, None, "place", [], MARCH),
+        (None, None, None, "activity", [], MARCH),
     ],
 )
 def test_the_reading_s_figures_from_the_rollup_equal_the_events_figures(
-    timeline, activity, person, place, group, bridge
+    timeline, activity, person, place, group, bridge, span
 ):
-    args = (group, "last", [activity] if activity else None, None, None, place, person, bridge, False)
+    args = (group, "last", [activity] if activity else None, *span, place, person, bridge, False)
     with timeline.connect("exo_writer") as conn:
         read = conn.execute(ANSWER, args).fetchone()[0]
         counted = conn.execute(
-            COUNTED, {"activity": activity, "person": person, "place": place, "bridge": bridge}
+            COUNTED,
+            {
+                "activity": activity,
+                "person": person,
+                "place": place,
+                "bridge": bridge,
+                "from": span[0],
+                "to": span[1],
+            },
         )
         events, days, minutes, km, amount, first_day = counted.fetchone()
     assert events > 0
@@ -137,7 +168,11 @@ def test_the_reading_s_figures_from_the_rollup_equal_the_events_figures(
     assert sum(a["sum"] for a in read["amount"].values()) == (amount or 0)
     assert len(read["listed"]) == min(events, 8)
     assert read["listed"][0]["day"] == read["last_day"]  # the last first
-    # and they were read from the rollup: every group counted 1,000 times over, the count follows
+    # and they were read from the rollup, by year where the range is of whole years: every group
+    # of the one counted 1,000 times over, the count follows
+    by_year = span != MARCH
     with timeline.connect() as conn, conn.transaction(force_rollback=True):
-        conn.execute("update exo_private.event_rollup set n = n * 1000")
+        conn.execute(
+            f"update exo_private.{'event_rollup_year' if by_year else 'event_rollup'} set n = n * 1000"
+        )
         assert conn.execute(ANSWER, args).fetchone()[0]["events"] == 1000 * events
