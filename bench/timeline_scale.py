@@ -105,6 +105,7 @@ def main() -> None:
             # the rollup's GIN indexes hold no pending list and its statistics are known
             admin.execute("vacuum analyze exo_private.events")
             admin.execute("vacuum analyze exo_private.event_rollup")
+            admin.execute("vacuum analyze exo_private.event_rollup_year")
             print(f"{args.events} events over {chunks} chunks built in {time.monotonic() - began:.1f} s")
         with connect(role_url(cfg, "exo_writer", name), "exo-bench-timeline", autocommit=True) as conn:
             for label, (activity, first, last, place, person, group, order) in READINGS.items():
