@@ -7,19 +7,9 @@ plpy/search.py so that the functions that inline search do not inline the tempor
 """
 
 import datetime
-import re
 
-from months import MONTH_PATTERN
 from search import named_days, said
-from temporal import detect
-
-# What any day, week or month temporal.detect reads has in it: figures parted by - / or . (a
-# numeric date), a month's name, or a word of a day, week, month, year or quarter ("yesterday",
-# "on Tuesday", "two weeks ago", "last month"); a bare year or "Q3" spans more than a month. A
-# passage with none of them states no day, so the parser (about 0.45 ms a passage) is not run.
-_MAY_STATE_A_DAY = re.compile(
-    r"[0-9][-/.][0-9]|day|week|month|year|decade|quarter|(?<!\w)" + MONTH_PATTERN, re.I
-)
+from temporal import detect, may_state_a_day
 
 
 def of_named_days(ranked, span, as_of=None, numeric_order="dmy"):
@@ -42,7 +32,7 @@ def of_named_days(ranked, span, as_of=None, numeric_order="dmy"):
         if any(within(t) for t in sent or [c.get("written_at") or "0001-01-01"]):
             return True
         text = said(c["body"]) if c.get("chat") else c["body"]
-        if not _MAY_STATE_A_DAY.search(text):
+        if not may_state_a_day(text):
             return False
         written = c.get("written_at") or as_of
         today = datetime.date.fromisoformat(written[:10]) if written else datetime.date.today()

@@ -318,7 +318,7 @@ def run(
         )
         relevance, backend, attempts = rerank_relevance(pool)
         ranked = rank(candidates, relevance, weights, today, years, recency, present, days)
-        asked = answer_words([w.casefold() for w in asked_phrase(q.text)], q.entities)
+        asked = answer_words(asked_phrase(q.text), q.entities)  # lower-case words
         report["answer"] = answer_check(
             ranked[:k],
             pool.similarity,

@@ -698,6 +698,20 @@ def cue_pattern(cues):
     return re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + r")(?!\w)", re.I), phrases
 
 
+# What any day, week or month detect reads has in it: figures parted by - / or . (a numeric
+# date), a month's name, or a word of a day, week, month, year or quarter ("yesterday", "on
+# Tuesday", "two weeks ago", "last month"); a bare year or "Q3" spans more than a month.
+_MAY_STATE_A_DAY = re.compile(
+    r"[0-9][-/.][0-9]|day|week|month|year|decade|quarter|(?<!\w)" + MONTH_PATTERN, re.I
+)
+
+
+def may_state_a_day(text):
+    """Whether text may state a day, a week or a month that detect reads: without one of
+    _MAY_STATE_A_DAY's forms it states none, and detect (about 0.45 ms a passage) need not run."""
+    return bool(_MAY_STATE_A_DAY.search(text or ""))
+
+
 def detect(query, cues, today, archive_after_days=365, numeric_order="dmy"):
     """The temporal signals of `query` (see the module docstring); numeric_order ('dmy' or
     'mdy', the setting banding.numeric_date_order) reads a numeric date both ways of which are

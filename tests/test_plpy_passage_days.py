@@ -65,6 +65,6 @@ def test_the_parser_is_skipped_only_for_text_that_states_no_day():
                 first, last = (datetime.date.fromisoformat(s[k]) for k in ("first_day", "last_day"))
                 if (last - first).days < 31:
                     read += 1
-                    assert passage_days._MAY_STATE_A_DAY.search(line), (path.name, line)
+                    assert temporal.may_state_a_day(line), (path.name, line)
     assert read > 50  # the examples state days in many forms
-    assert not passage_days._MAY_STATE_A_DAY.search("Ordered a notebook and a pan.")
+    assert not temporal.may_state_a_day("Ordered a notebook and a pan.")
