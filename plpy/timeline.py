@@ -364,10 +364,35 @@ def _money(amount, currency):
     return f"{sign}{amount:.2f}" if sign else f"{amount:.2f} {currency}".strip()
 
 
+def by_days(reading, figures):
+    """Whether a question of how long is answered by the days of the events' intervals (told to
+    the day: "from 3 to 7 May"), where none of the events counted tells its minutes."""
+    span = figures.get("span_days") or {}
+    return (
+        reading.kind in ("total", "average", "longest", "shortest")
+        and (reading.measure or "minutes") == "minutes"
+        and not figures["minutes"]["n"]
+        and bool(span.get("n"))
+    )
+
+
+def _days_words(days):
+    return f"{days:g} day{'s' if days != 1 else ''}"
+
+
 def answer_line(reading, figures):
     """The computed answer in one line, or None when the figures answer nothing asked."""
     n = figures["events"]
     kind, measure = reading.kind, reading.measure
+    if n and by_days(reading, figures):
+        if kind in ("longest", "shortest") or n == 1:
+            top = figures["listed"][0]
+            days = top.get("span_days") or 1
+            return f"{_days_words(days)} ({top['dates']}, {top['activity']})"
+        span = figures["span_days"]
+        value = float(span["sum"] if kind == "total" else span["avg"])
+        how = "in total" if kind == "total" else "on average"
+        return f"{_days_words(round(value, 1))} {how}, over {span['n']} of {n} time{'s' if n != 1 else ''}"
     if kind == "count" and not measure:
         return f"{n} time{'s' if n != 1 else ''}"
     if n == 0:
@@ -423,7 +448,7 @@ def timeline_event_line(e):
     with_whom = f" with {', '.join(e['people'])}" if e.get("people") else ""
     at = f" at {e['place']}" if e.get("place") else ""
     said = " ".join(e["sentence"].split())[:120]
-    return f'- {e["day"]} {e["activity"]}{" (" + ", ".join(measures) + ")" if measures else ""}{with_whom}{at}: "{said}" [{e["workspace"]}:{e["path"]}]'
+    return f'- {e.get("dates") or e["day"]} {e["activity"]}{" (" + ", ".join(measures) + ")" if measures else ""}{with_whom}{at}: "{said}" [{e["workspace"]}:{e["path"]}]'
 
 
 def timeline_text(reading, figures):
@@ -440,7 +465,10 @@ def timeline_text(reading, figures):
         lines.append("Answer: none computed: the timeline holds no event this question can be read against")
     else:
         lines.append(f"Answer: {line}")
-    lines.append(f"Read as: {reading.described()}; {figures['events']} event(s) counted")
+    days = (
+        "; measured in the days of each interval told (no minutes told)" if by_days(reading, figures) else ""
+    )
+    lines.append(f"Read as: {reading.described()}; {figures['events']} event(s) counted{days}")
     listed = figures["listed"][:LISTED]
     lines += [timeline_event_line(e) for e in listed]
     if figures["events"] > len(listed):

@@ -939,14 +939,15 @@ COMMENT ON FUNCTION exo.event_counts(what text, from_day date, to_day date, grou
 -- Name: events(text, date, date, text, text, text[], integer, text[], timestamp with time zone, boolean); Type: FUNCTION; Schema: exo; Owner: exo_api
 --
 
-CREATE FUNCTION exo.events(what text DEFAULT NULL::text, from_day date DEFAULT NULL::date, to_day date DEFAULT NULL::date, at_place text DEFAULT NULL::text, with_person text DEFAULT NULL::text, workspaces text[] DEFAULT NULL::text[], max_events integer DEFAULT 100, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT NULL::timestamp with time zone, planned boolean DEFAULT false) RETURNS TABLE(event_id bigint, day date, activity text, sentence text, minutes numeric, km numeric, amount numeric, currency text, count numeric, count_unit text, place text, people text[], workspace text, document_id bigint, path text, extractor text)
+CREATE FUNCTION exo.events(what text DEFAULT NULL::text, from_day date DEFAULT NULL::date, to_day date DEFAULT NULL::date, at_place text DEFAULT NULL::text, with_person text DEFAULT NULL::text, workspaces text[] DEFAULT NULL::text[], max_events integer DEFAULT 100, bridge text[] DEFAULT '{}'::text[], as_of timestamp with time zone DEFAULT NULL::timestamp with time zone, planned boolean DEFAULT false) RETURNS TABLE(event_id bigint, day date, last_day date, day_precision text, dates text, activity text, sentence text, minutes numeric, km numeric, amount numeric, currency text, count numeric, count_unit text, place text, people text[], workspace text, document_id bigint, path text, extractor text)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'exo_private', 'pg_temp'
     AS $$
 begin
     perform exo_private.check_workspaces(workspaces);
     return query
-    select e.id, e.day, e.activity, e.sentence, e.minutes, e.km, e.amount, e.currency, e.count,
+    select e.id, e.day, e.last_day, e.day_precision, exo_private.dates_told(e.day, e.last_day, e.day_precision),
+           e.activity, e.sentence, e.minutes, e.km, e.amount, e.currency, e.count,
            e.count_unit, e.place, e.people, e.workspace, e.document_id, d.path, e.extractor
     from exo_private.timeline_events(case when what is null then null else exo_private.word_forms(array[what]) end,
                                      from_day, to_day, at_place, with_person, workspaces,
@@ -963,7 +964,7 @@ ALTER FUNCTION exo.events(what text, from_day date, to_day date, at_place text, 
 -- Name: FUNCTION events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone, planned boolean); Type: COMMENT; Schema: exo; Owner: exo_api
 --
 
-COMMENT ON FUNCTION exo.events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone, planned boolean) IS 'Dated events of the owner''s notes, mail and chat lines, oldest first. What happened; with planned, the plans instead (on the day they name ahead; never counted as done). what: an activity''s name or a word that named it ("swim", "swimming", "swam"); from_day, to_day: inclusive; at_place, with_person: a name, case-insensitive, whole or its first or last words; at most max_events (1..10000). Fields: day, activity, sentence (the source''s words), minutes, km, amount with currency, count with count_unit, place, people, workspace, document_id, path, extractor. Withheld sources are left out unless bridge names their subject.';
+COMMENT ON FUNCTION exo.events(what text, from_day date, to_day date, at_place text, with_person text, workspaces text[], max_events integer, bridge text[], as_of timestamp with time zone, planned boolean) IS 'Dated events of the owner''s notes, mail and chat lines, oldest first. What happened; with planned, the plans instead (on the day they name ahead; never counted as done). what: an activity''s name or a word that named it ("swim", "swimming", "swam"); from_day, to_day: inclusive; at_place, with_person: a name, case-insensitive, whole or its first or last words; at most max_events (1..10000); an interval is found by its first day. Fields: day (the first), last_day (an interval''s last; null: one day), day_precision (day, week, month or year), dates (in words: "3-7 May 2026", "March 2026"), activity, sentence (the source''s words), minutes, km, amount with currency, count with count_unit, place, people, workspace, document_id, path, extractor. Withheld sources are left out unless bridge names their subject.';
 
 --
 -- Name: fact_history(text, text, text[], timestamp with time zone); Type: FUNCTION; Schema: exo; Owner: exo_api
@@ -15850,10 +15851,33 @@ def _money(amount, currency):
     sign = _SIGNS.get(currency)
     return f"{sign}{amount:.2f}" if sign else f"{amount:.2f} {currency}".strip()
 
+def by_days(reading, figures):
+    """Whether a question of how long is answered by the days of the events' intervals (told to
+    the day: "from 3 to 7 May"), where none of the events counted tells its minutes."""
+    span = figures.get("span_days") or {}
+    return (
+        reading.kind in ("total", "average", "longest", "shortest")
+        and (reading.measure or "minutes") == "minutes"
+        and not figures["minutes"]["n"]
+        and bool(span.get("n"))
+    )
+
+def _days_words(days):
+    return f"{days:g} day{'s' if days != 1 else ''}"
+
 def answer_line(reading, figures):
     """The computed answer in one line, or None when the figures answer nothing asked."""
     n = figures["events"]
     kind, measure = reading.kind, reading.measure
+    if n and by_days(reading, figures):
+        if kind in ("longest", "shortest") or n == 1:
+            top = figures["listed"][0]
+            days = top.get("span_days") or 1
+            return f"{_days_words(days)} ({top['dates']}, {top['activity']})"
+        span = figures["span_days"]
+        value = float(span["sum"] if kind == "total" else span["avg"])
+        how = "in total" if kind == "total" else "on average"
+        return f"{_days_words(round(value, 1))} {how}, over {span['n']} of {n} time{'s' if n != 1 else ''}"
     if kind == "count" and not measure:
         return f"{n} time{'s' if n != 1 else ''}"
     if n == 0:
@@ -15908,7 +15932,7 @@ def timeline_event_line(e):
     with_whom = f" with {', '.join(e['people'])}" if e.get("people") else ""
     at = f" at {e['place']}" if e.get("place") else ""
     said = " ".join(e["sentence"].split())[:120]
-    return f'- {e["day"]} {e["activity"]}{" (" + ", ".join(measures) + ")" if measures else ""}{with_whom}{at}: "{said}" [{e["workspace"]}:{e["path"]}]'
+    return f'- {e.get("dates") or e["day"]} {e["activity"]}{" (" + ", ".join(measures) + ")" if measures else ""}{with_whom}{at}: "{said}" [{e["workspace"]}:{e["path"]}]'
 
 def timeline_text(reading, figures):
     """The packet's Timeline section: the computed answer, how the question was read, the events
@@ -15924,7 +15948,10 @@ def timeline_text(reading, figures):
         lines.append("Answer: none computed: the timeline holds no event this question can be read against")
     else:
         lines.append(f"Answer: {line}")
-    lines.append(f"Read as: {reading.described()}; {figures['events']} event(s) counted")
+    days = (
+        "; measured in the days of each interval told (no minutes told)" if by_days(reading, figures) else ""
+    )
+    lines.append(f"Read as: {reading.described()}; {figures['events']} event(s) counted{days}")
     listed = figures["listed"][:LISTED]
     lines += [timeline_event_line(e) for e in listed]
     if figures["events"] > len(listed):
@@ -18740,6 +18767,35 @@ ALTER FUNCTION exo_private.cypher_refusal(query text) OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.cypher_refusal(query text) IS 'Why exo.cypher refuses a query, or null when it may run: the rule, the offending token and its position, from a tokenizer that reads Cypher as AGE does (plpy/cypher_lexer.py). Only MATCH, OPTIONAL MATCH, WHERE, WITH, RETURN, ORDER BY, SKIP, LIMIT, UNWIND and UNION, and calls of AGE''s read functions; no write or procedure word, no dotted call, no variable-length relationship, no comment, $, ; or :: cast; at most 20000 characters.';
+
+--
+-- Name: dates_told(date, date, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.dates_told(p_day date, p_last_day date, p_precision text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    select case
+        when p_precision = 'year' then to_char(p_day, 'FMYYYY')
+        when p_precision = 'month' then to_char(p_day, 'FMMonth YYYY')
+        when p_precision = 'week' then 'the week of ' || to_char(p_day, 'FMDD FMMonth YYYY')
+        when p_last_day is null then p_day::text
+        when date_trunc('month', p_day) = date_trunc('month', p_last_day)
+            then to_char(p_day, 'FMDD') || '-' || to_char(p_last_day, 'FMDD FMMonth YYYY')
+        when date_trunc('year', p_day) = date_trunc('year', p_last_day)
+            then to_char(p_day, 'FMDD FMMonth') || ' - ' || to_char(p_last_day, 'FMDD FMMonth YYYY')
+        else to_char(p_day, 'FMDD FMMonth YYYY') || ' - ' || to_char(p_last_day, 'FMDD FMMonth YYYY')
+    end
+$$;
+
+ALTER FUNCTION exo_private.dates_told(p_day date, p_last_day date, p_precision text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION dates_told(p_day date, p_last_day date, p_precision text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.dates_told(p_day date, p_last_day date, p_precision text) IS 'An event''s when in words: its day (ISO) alone, an interval ("3-7 May 2026", "29 April - 2 May 2026"), the week of its Monday, its month ("March 2026") or its year, by day_precision.';
 
 --
 -- Name: day_bit(date); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -23342,6 +23398,27 @@ ALTER FUNCTION exo_private.ingest_settings() OWNER TO exo_owner;
 --
 
 COMMENT ON FUNCTION exo_private.ingest_settings() IS 'The chunking, routing, banding and deference settings as one jsonb, with the workspace names.';
+
+--
+-- Name: interval_days(date, date, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
+--
+
+CREATE FUNCTION exo_private.interval_days(p_day date, p_last_day date, p_precision text) RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'exo_private', 'pg_temp'
+    AS $$
+    -- "from 3 to 7 May" lasted five days; "sometime in March" or "next week" dates the event no
+    -- closer than its month or week and tells no length
+    select case when p_precision = 'day' then p_last_day - p_day + 1 end
+$$;
+
+ALTER FUNCTION exo_private.interval_days(p_day date, p_last_day date, p_precision text) OWNER TO exo_owner;
+
+--
+-- Name: FUNCTION interval_days(p_day date, p_last_day date, p_precision text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON FUNCTION exo_private.interval_days(p_day date, p_last_day date, p_precision text) IS 'The days an event''s interval lasted (last_day - day + 1) where the source tells it to the day (day_precision day); null for one day or a week, month or year that only dates it.';
 
 --
 -- Name: invalid_argument(text, text); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -37881,8 +37958,7 @@ begin
     -- both), each event +1 or -1 in every group it is counted in; only the names of those two
     -- tables go into the text
     execute format($q$
-    with delta as (%s),
-    grouped as (
+    with grouped as (
         select k.kind, d.day, d.activity, d.workspace, d.planned, d.charged_subjects, d.currency,
                d.amount is not null as priced,
                case when k.kind = 'place' then d.place end as place,
@@ -37895,8 +37971,11 @@ begin
                coalesce(sum(d.sign * d.km), 0) as km_sum,
                coalesce(sum(d.sign) filter (where d.km is not null), 0) as km_n,
                coalesce(sum(d.sign * d.amount), 0) as amount_sum,
-               coalesce(sum(d.sign) filter (where d.amount is not null), 0) as amount_n
-        from delta d
+               coalesce(sum(d.sign) filter (where d.amount is not null), 0) as amount_n,
+               coalesce(sum(d.sign * d.span_days), 0) as span_days_sum,
+               coalesce(sum(d.sign) filter (where d.span_days is not null), 0) as span_n
+        from (select x.*, exo_private.interval_days(x.day, x.last_day, x.day_precision) as span_days
+              from (%s) x) d
         cross join lateral (
             select 'all' as kind
             union all select 'place' where d.place is not null or d.place_keys <> '{}'
@@ -37904,11 +37983,12 @@ begin
         group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
         -- an update that moved nothing (a form merged in, a sentence) changes no group
         having sum(d.sign) <> 0 or count(*) filter (where d.minutes is not null or d.km is not null
-                                                    or d.amount is not null) > 0
+                                                    or d.amount is not null or d.span_days is not null) > 0
     ), rolled as (
         insert into exo_private.event_rollup as r (
             kind, day, activity, workspace, planned, charged_subjects, currency, priced, place,
-            place_keys, people, people_keys, n, minutes_sum, minutes_n, km_sum, km_n, amount_sum, amount_n)
+            place_keys, people, people_keys, n, minutes_sum, minutes_n, km_sum, km_n, amount_sum, amount_n,
+            span_days_sum, span_n)
         -- in one order, so two statements adding to the same groups wait for each other
         select * from grouped g order by g.kind, g.activity, g.day, g.workspace, g.planned,
                                          g.charged_subjects, g.currency, g.priced, g.place,
@@ -37921,17 +38001,21 @@ begin
                       km_sum = r.km_sum + excluded.km_sum,
                       km_n = r.km_n + excluded.km_n,
                       amount_sum = r.amount_sum + excluded.amount_sum,
-                      amount_n = r.amount_n + excluded.amount_n
+                      amount_n = r.amount_n + excluded.amount_n,
+                      span_days_sum = r.span_days_sum + excluded.span_days_sum,
+                      span_n = r.span_n + excluded.span_n
         returning r.id, r.n
     ), years as (
         -- the same by year; a day's bit set where its group is counted in after the statement (it
         -- gained or kept events), taken away below where its group was left empty
         insert into exo_private.event_rollup_year as r (
             kind, period, activity, workspace, planned, charged_subjects, currency, priced, place,
-            place_keys, people, people_keys, n, minutes_sum, minutes_n, km_sum, km_n, amount_sum, amount_n, days)
+            place_keys, people, people_keys, n, minutes_sum, minutes_n, km_sum, km_n, amount_sum, amount_n,
+            span_days_sum, span_n, days)
         select g.kind, date_trunc('year', g.day)::date, g.activity, g.workspace, g.planned, g.charged_subjects,
                g.currency, g.priced, g.place, g.place_keys, g.people, g.people_keys, sum(g.n),
                sum(g.minutes_sum), sum(g.minutes_n), sum(g.km_sum), sum(g.km_n), sum(g.amount_sum), sum(g.amount_n),
+               sum(g.span_days_sum), sum(g.span_n),
                coalesce(bit_or(exo_private.day_bit(g.day)) filter (where g.n >= 0), repeat('0', 366)::bit(366))
         from grouped g
         group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
@@ -37945,6 +38029,8 @@ begin
                       km_n = r.km_n + excluded.km_n,
                       amount_sum = r.amount_sum + excluded.amount_sum,
                       amount_n = r.amount_n + excluded.amount_n,
+                      span_days_sum = r.span_days_sum + excluded.span_days_sum,
+                      span_n = r.span_n + excluded.span_n,
                       days = r.days | excluded.days
         returning r.id, r.n)
     select coalesce((select array_agg(rolled.id) from rolled where rolled.n = 0), '{}'),
@@ -37997,7 +38083,8 @@ CREATE FUNCTION exo_private.rollup_cells(p_kind text, p_activities text[], p_fro
     -- group (its charged_subjects) the reading checks once a set (exo_private.timeline_answer);
     -- a range of whole years reads the groups by year, a day's group is the bit of its one day
     select format('select %s, r.activity, r.planned, r.currency, r.place, r.people, r.n, r.minutes_sum, '
-                  'r.minutes_n, r.km_sum, r.km_n, r.amount_sum, r.amount_n, r.charged_subjects '
+                  'r.minutes_n, r.km_sum, r.km_n, r.amount_sum, r.amount_n, r.span_days_sum, r.span_n, '
+                  'r.charged_subjects '
                   'from exo_private.%s r where r.kind = %L and ',
                   case when by_year then 'r.period, r.days' else 'r.day as period, B''1''::bit(366) as days' end,
                   case when by_year then 'event_rollup_year' else 'event_rollup' end, p_kind)
@@ -39469,16 +39556,17 @@ begin
     end if;
     insert into exo_private.events (workspace, document_id, chunk_id, message_id, day, day_source,
                                     activity, forms, sentence, minutes, km, amount, currency, count,
-                                    count_unit, place, people, extractor, people_keys, place_keys, planned)
+                                    count_unit, place, people, extractor, people_keys, place_keys, planned,
+                                    last_day, day_precision)
     select ws, p_document_id, x.chunk_id, x.message_id, x.day, x.day_source, x.activity,
            coalesce(x.forms, '{}'), x.sentence, x.minutes, x.km, x.amount, x.currency, x.count,
            x.count_unit, x.place, coalesce(x.people, '{}'), p_extractor,
            exo_private.held_name_keys(coalesce(x.people, '{}')), exo_private.held_name_keys(array[x.place]),
-           coalesce(x.planned, false)
+           coalesce(x.planned, false), nullif(x.last_day, x.day), coalesce(x.day_precision, 'day')
     from jsonb_to_recordset(coalesce(p_events, '[]')) as x(
         chunk_id bigint, message_id bigint, day date, day_source text, activity text, forms text[],
         sentence text, minutes numeric, km numeric, amount numeric, currency text, count numeric,
-        count_unit text, place text, people text[], planned boolean)
+        count_unit text, place text, people text[], planned boolean, last_day date, day_precision text)
     -- a source the document no longer holds (re-chunked while the worker read it) is left out
     where (x.chunk_id is not null and exists (select 1 from exo_private.chunks c
                                               where c.workspace = ws and c.id = x.chunk_id
@@ -39497,7 +39585,7 @@ ALTER FUNCTION exo_private.store_events(p_document_id bigint, p_events jsonb, p_
 -- Name: FUNCTION store_events(p_document_id bigint, p_events jsonb, p_extractor text); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.store_events(p_document_id bigint, p_events jsonb, p_extractor text) IS 'Replace the events of a document with p_events (a JSON array of {chunk_id or message_id, day, day_source, activity, forms, sentence, minutes, km, amount, currency, count, count_unit, place, people, planned}), made by p_extractor; rows whose source the document no longer holds are dropped, and the person''s corrections applied. Returns how many were kept.';
+COMMENT ON FUNCTION exo_private.store_events(p_document_id bigint, p_events jsonb, p_extractor text) IS 'Replace the events of a document with p_events (a JSON array of {chunk_id or message_id, day, day_source, activity, forms, sentence, minutes, km, amount, currency, count, count_unit, place, people, planned, last_day (an interval''s last day; null or day: one day), day_precision (day, week, month or year; null: day)}), made by p_extractor; rows whose source the document no longer holds are dropped, and the person''s corrections applied. Returns how many were kept.';
 
 --
 -- Name: store_message_embeddings(text, integer, bigint[], public.vector[]); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -40029,6 +40117,8 @@ declare
         'coalesce(e.minutes, 0) as minutes_sum, (e.minutes is not null)::int as minutes_n, '
         'coalesce(e.km, 0) as km_sum, (e.km is not null)::int as km_n, '
         'coalesce(e.amount, 0) as amount_sum, (e.amount is not null)::int as amount_n, '
+        'coalesce(exo_private.interval_days(e.day, e.last_day, e.day_precision), 0) as span_days_sum, '
+        '(exo_private.interval_days(e.day, e.last_day, e.day_precision) is not null)::int as span_n, '
         '''{}''::text[] as charged_subjects '  -- (the events query withholds them itself)
         'from (' || events_query || ') e where (not $15 or e.amount is not null)';
     residual text := '';
@@ -40087,7 +40177,8 @@ begin
         -- day, or a year with its days as bits)
         select c.period, c.planned, c.currency, sum(c.n) as n, sum(c.minutes_sum) as minutes_sum,
                sum(c.minutes_n) as minutes_n, sum(c.km_sum) as km_sum, sum(c.km_n) as km_n,
-               sum(c.amount_sum) as amount_sum, sum(c.amount_n) as amount_n, bit_or(c.days) as days
+               sum(c.amount_sum) as amount_sum, sum(c.amount_n) as amount_n, sum(c.span_days_sum) as span_days_sum,
+               sum(c.span_n) as span_n, bit_or(c.days) as days
         from cells c group by 1, 2, 3
     ), days as (
         select d.period, d.planned, sum(d.n) as n, bit_or(d.days) as days from daily d group by 1, 2
@@ -40097,6 +40188,7 @@ begin
         'days', (select coalesce(sum(bit_count(d.days)), 0) from days d where not d.planned),
         'minutes', jsonb_build_object('sum', f.minutes, 'avg', f.minutes_avg, 'n', f.minutes_n),
         'km', jsonb_build_object('sum', f.km, 'avg', f.km_avg, 'n', f.km_n),
+        'span_days', jsonb_build_object('sum', f.span_days, 'avg', f.span_days_avg, 'n', f.span_n),
         'amount', (select coalesce(jsonb_object_agg(a.currency, jsonb_build_object('sum', a.total, 'avg', a.mean, 'n', a.n)), '{}')
                    from (select coalesce(d.currency, '') as currency, sum(d.amount_sum) as total,
                                 sum(d.amount_sum) / sum(d.amount_n) as mean, sum(d.amount_n) as n
@@ -40132,6 +40224,11 @@ begin
                  sum(d.km_sum) filter (where not d.planned)
                      / nullif(sum(d.km_n) filter (where not d.planned), 0) as km_avg,
                  coalesce(sum(d.km_n) filter (where not d.planned), 0) as km_n,
+                 case when sum(d.span_n) filter (where not d.planned) > 0
+                      then sum(d.span_days_sum) filter (where not d.planned) end as span_days,
+                 sum(d.span_days_sum) filter (where not d.planned)
+                     / nullif(sum(d.span_n) filter (where not d.planned), 0) as span_days_avg,
+                 coalesce(sum(d.span_n) filter (where not d.planned), 0) as span_n,
                  (select exo_private.nth_day(d.period, d.days, 1, false) from days d where not d.planned
                   order by d.period limit 1) as first_day,
                  (select exo_private.nth_day(d.period, d.days, 1, true) from days d where not d.planned
@@ -40154,20 +40251,28 @@ begin
             where $18::date is not null and e.planned and (not $15 or e.amount is not null) and e.day <= $18
             order by e.day, e.id limit greatest($14, 1)) p),
         -- the first $14 only (a top-N, not a sort of every event), and their documents' paths
-        'listed', (select coalesce(jsonb_agg(to_jsonb(l) - '{by,then_by,document_id}'::text[]
-                                             order by l.by, l.then_by nulls last, l.day, l.event_id), '[]') from (
+        'listed', (select coalesce(jsonb_agg(to_jsonb(l) - '{by,then_by,then_days,document_id}'::text[]
+                                             order by l.by, l.then_by nulls last, l.then_days nulls last, l.day,
+                                                      l.event_id), '[]') from (
             select t.*, d.path from (
                 select case when $13 = 'last' then -extract(epoch from e.day) end as by,
                        case when $13 = 'longest_minutes' then -e.minutes
                             when $13 = 'longest_km' then -e.km
                             when $13 = 'shortest_minutes' then e.minutes
                             when $13 = 'shortest_km' then e.km end as then_by,
-                       e.id as event_id, e.day, e.activity, e.minutes, e.km, e.amount,
+                       -- then, longest or shortest, by the days of an interval told to the day
+                       case when $13 like 'longest%%' then -exo_private.interval_days(e.day, e.last_day, e.day_precision)
+                            when $13 like 'shortest%%' then coalesce(exo_private.interval_days(
+                                                                e.day, e.last_day, e.day_precision), 1) end as then_days,
+                       e.id as event_id, e.day, e.last_day, e.day_precision,
+                       exo_private.dates_told(e.day, e.last_day, e.day_precision) as dates,
+                       exo_private.interval_days(e.day, e.last_day, e.day_precision) as span_days,
+                       e.activity, e.minutes, e.km, e.amount,
                        e.currency, e.place, e.people, e.sentence, e.workspace, e.document_id
                 from (%1$s) e
                 where $19 and not e.planned and (not $15 or e.amount is not null)
                   and ($16::date is null or e.day >= $16) and ($17::date is null or e.day <= $17)
-                order by 1, 2 nulls last, e.day, e.id limit greatest($14, 1)) t
+                order by 1, 2 nulls last, 3 nulls last, e.day, e.id limit greatest($14, 1)) t
             join exo_private.documents d on d.id = t.document_id) l))
     $q$, events_query)
     into answer
@@ -40187,7 +40292,7 @@ ALTER FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activit
 -- Name: FUNCTION timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean, p_also bigint[]); Type: COMMENT; Schema: exo_private; Owner: exo_owner
 --
 
-COMMENT ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean, p_also bigint[]) IS 'The figures a Timeline section states, over exo_private.timeline_events: events, distinct days, minutes, km and amount (per currency) as sum, average and how many events gave one, the first and last day, the plans of those (planned: how many, plans: the first p_listed by day; never counted in the figures), the largest p_group (activity, place or person) groups, and the first p_listed events in p_order (first or by day, last, longest_minutes, longest_km, shortest_minutes, shortest_km) to cite; with p_money, only events that tell an amount; p_also: events counted besides those of p_activities (occasions whose kind their sentence does not say, read as one of them: plpy/timeline.py), the other filters applying to them too. The figures are read from exo_private.event_rollup''s groups where the filters are its (not with p_about, a past p_as_of, p_also, or a person and a place together), else from the events; the events cited from the events of the days they lie within.';
+COMMENT ON FUNCTION exo_private.timeline_answer(p_group text, p_order text, p_activities text[], p_from date, p_to date, p_place text, p_person text, p_workspaces text[], p_released text[], p_as_of timestamp with time zone, p_listed integer, p_about text[], p_money boolean, p_also bigint[]) IS 'The figures a Timeline section states, over exo_private.timeline_events: events, distinct days, minutes, km, span_days (the days of intervals told to the day, exo_private.interval_days) and amount (per currency) as sum, average and how many events gave one, the first and last day, the plans of those (planned: how many, plans: the first p_listed by day; never counted in the figures), the largest p_group (activity, place or person) groups, and the first p_listed events in p_order (first or by day, last, longest_minutes, longest_km, shortest_minutes, shortest_km; longest and shortest then by an interval''s days) to cite; an interval is counted once, on its first day (day), as a range of days finds it; with p_money, only events that tell an amount; p_also: events counted besides those of p_activities (occasions whose kind their sentence does not say, read as one of them: plpy/timeline.py), the other filters applying to them too. The figures are read from exo_private.event_rollup''s groups where the filters are its (not with p_about, a past p_as_of, p_also, or a person and a place together), else from the events; the events cited from the events of the days they lie within.';
 
 --
 -- Name: events; Type: TABLE; Schema: exo_private; Owner: exo_owner
@@ -40218,10 +40323,14 @@ CREATE TABLE exo_private.events (
     place_keys text[] DEFAULT '{}'::text[] NOT NULL,
     planned boolean DEFAULT false NOT NULL,
     charged_subjects text[] DEFAULT '{"source gone"}'::text[] NOT NULL,
+    last_day date,
+    day_precision text DEFAULT 'day'::text NOT NULL,
     CONSTRAINT events_activity_check CHECK ((activity <> ''::text)),
     CONSTRAINT events_check CHECK ((num_nonnulls(chunk_id, message_id) = 1)),
+    CONSTRAINT events_day_precision_check CHECK ((day_precision = ANY (ARRAY['day'::text, 'week'::text, 'month'::text, 'year'::text]))),
     CONSTRAINT events_day_source_check CHECK ((day_source = ANY (ARRAY['written'::text, 'relative'::text, 'sent'::text]))),
     CONSTRAINT events_km_check CHECK ((km >= (0)::numeric)),
+    CONSTRAINT events_last_day_check CHECK ((last_day > day)),
     CONSTRAINT events_minutes_check CHECK ((minutes >= (0)::numeric))
 );
 ALTER TABLE ONLY exo_private.events ALTER COLUMN activity SET STATISTICS 1000;
@@ -40245,6 +40354,18 @@ COMMENT ON COLUMN exo_private.events.planned IS 'A plan, not a report that it ha
 --
 
 COMMENT ON COLUMN exo_private.events.charged_subjects IS 'The charged subjects of the event''s source (its chunk''s or chat message''s charged_subjects; {source gone} where the source no longer exists), kept by triggers: what the timeline withholds it by (exo_private.unreleased).';
+
+--
+-- Name: COLUMN events.last_day; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.events.last_day IS 'The last day of an interval the event took (day is its first): "from 3 to 7 May", "for three days", "the week of 4 May", "in March"; null for one day.';
+
+--
+-- Name: COLUMN events.day_precision; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.events.day_precision IS 'How precisely the source dates the event: day (a day, or an interval of days told to the day), week ("next week", "the week of 4 May": Monday to Sunday), month ("in March": its first to last day) or year ("in 2019"); day where the source says no other.';
 
 --
 -- Name: timeline_events(text[], date, date, text, text, text[], text[], timestamp with time zone, text[], boolean); Type: FUNCTION; Schema: exo_private; Owner: exo_owner
@@ -45075,6 +45196,8 @@ CREATE TABLE exo_private.event_rollup (
     km_n bigint NOT NULL,
     amount_sum numeric NOT NULL,
     amount_n bigint NOT NULL,
+    span_days_sum bigint DEFAULT 0 NOT NULL,
+    span_n bigint DEFAULT 0 NOT NULL,
     CONSTRAINT event_rollup_kind_check CHECK ((kind = ANY (ARRAY['all'::text, 'place'::text, 'people'::text])))
 );
 
@@ -45085,6 +45208,12 @@ ALTER TABLE exo_private.event_rollup OWNER TO exo_owner;
 --
 
 COMMENT ON TABLE exo_private.event_rollup IS 'exo_private.events counted and summed (n; the sum of minutes, km and amount, and how many events told each) by day, activity, workspace, planned, charged_subjects, currency and priced (an amount told): kind all; kind place adds place and place_keys (events with a place), kind people adds people and people_keys (events with people). Kept exact by statement triggers on the events; what exo_private.timeline_answer''s figures read where its filters allow.';
+
+--
+-- Name: COLUMN event_rollup.span_days_sum; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.event_rollup.span_days_sum IS 'The days of the group''s events'' intervals told to the day (exo_private.interval_days: last_day - day + 1 where day_precision is day), summed; span_n: how many events told one.';
 
 --
 -- Name: event_rollup_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
@@ -45125,6 +45254,8 @@ CREATE TABLE exo_private.event_rollup_year (
     amount_sum numeric NOT NULL,
     amount_n bigint NOT NULL,
     days bit(366) NOT NULL,
+    span_days_sum bigint DEFAULT 0 NOT NULL,
+    span_n bigint DEFAULT 0 NOT NULL,
     CONSTRAINT event_rollup_year_kind_check CHECK ((kind = ANY (ARRAY['all'::text, 'place'::text, 'people'::text]))),
     CONSTRAINT event_rollup_year_period_check CHECK ((period = date_trunc('year'::text, (period)::timestamp with time zone)))
 );
@@ -45136,6 +45267,12 @@ ALTER TABLE exo_private.event_rollup_year OWNER TO exo_owner;
 --
 
 COMMENT ON TABLE exo_private.event_rollup_year IS 'exo_private.event_rollup''s groups by year (period: its first day): the counts and sums of the year''s daily groups, and days, a bit for each day of the year (period + i) on which the group has an event. Kept exact by the statement triggers on the events; what exo_private.timeline_answer reads for a range of whole years or none.';
+
+--
+-- Name: COLUMN event_rollup_year.span_days_sum; Type: COMMENT; Schema: exo_private; Owner: exo_owner
+--
+
+COMMENT ON COLUMN exo_private.event_rollup_year.span_days_sum IS 'exo_private.event_rollup''s span_days_sum of the year''s groups, summed; span_n likewise.';
 
 --
 -- Name: event_rollup_year_id_seq; Type: SEQUENCE; Schema: exo_private; Owner: exo_owner
@@ -50024,6 +50161,14 @@ GRANT ALL ON FUNCTION exo_private.cypher_refusal(query text) TO exo_api;
 GRANT ALL ON FUNCTION exo_private.cypher_refusal(query text) TO exo_writer;
 
 --
+-- Name: FUNCTION dates_told(p_day date, p_last_day date, p_precision text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.dates_told(p_day date, p_last_day date, p_precision text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.dates_told(p_day date, p_last_day date, p_precision text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.dates_told(p_day date, p_last_day date, p_precision text) TO exo_writer;
+
+--
 -- Name: FUNCTION day_bit(p_day date); Type: ACL; Schema: exo_private; Owner: exo_owner
 --
 
@@ -50432,6 +50577,14 @@ GRANT ALL ON FUNCTION exo_private.hint_how(subject text) TO exo_writer;
 REVOKE ALL ON FUNCTION exo_private.ingest_settings() FROM PUBLIC;
 GRANT ALL ON FUNCTION exo_private.ingest_settings() TO exo_api;
 GRANT ALL ON FUNCTION exo_private.ingest_settings() TO exo_writer;
+
+--
+-- Name: FUNCTION interval_days(p_day date, p_last_day date, p_precision text); Type: ACL; Schema: exo_private; Owner: exo_owner
+--
+
+REVOKE ALL ON FUNCTION exo_private.interval_days(p_day date, p_last_day date, p_precision text) FROM PUBLIC;
+GRANT ALL ON FUNCTION exo_private.interval_days(p_day date, p_last_day date, p_precision text) TO exo_api;
+GRANT ALL ON FUNCTION exo_private.interval_days(p_day date, p_last_day date, p_precision text) TO exo_writer;
 
 --
 -- Name: FUNCTION invalid_argument(message text, hint text); Type: ACL; Schema: exo_private; Owner: exo_owner

@@ -68,6 +68,44 @@ comment on function exo_private.day_bit(date) is
     'A day as a bit(366) with the bit of its day of the year (0 for 1 January) set: the days of '
     'exo_private.event_rollup_year.';
 
+-- exo_private.interval_days: how many days an event's interval told to the day lasted.
+create or replace function exo_private.interval_days(p_day date, p_last_day date, p_precision text)
+returns int
+language sql immutable parallel safe
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    -- "from 3 to 7 May" lasted five days; "sometime in March" or "next week" dates the event no
+    -- closer than its month or week and tells no length
+    select case when p_precision = 'day' then p_last_day - p_day + 1 end
+$$;
+comment on function exo_private.interval_days(date, date, text) is
+    'The days an event''s interval lasted (last_day - day + 1) where the source tells it to the day '
+    '(day_precision day); null for one day or a week, month or year that only dates it.';
+
+-- exo_private.dates_told: an event's day or interval in words.
+create or replace function exo_private.dates_told(p_day date, p_last_day date, p_precision text)
+returns text
+language sql immutable parallel safe
+security invoker
+set search_path = exo_private, pg_temp
+as $$
+    select case
+        when p_precision = 'year' then to_char(p_day, 'FMYYYY')
+        when p_precision = 'month' then to_char(p_day, 'FMMonth YYYY')
+        when p_precision = 'week' then 'the week of ' || to_char(p_day, 'FMDD FMMonth YYYY')
+        when p_last_day is null then p_day::text
+        when date_trunc('month', p_day) = date_trunc('month', p_last_day)
+            then to_char(p_day, 'FMDD') || '-' || to_char(p_last_day, 'FMDD FMMonth YYYY')
+        when date_trunc('year', p_day) = date_trunc('year', p_last_day)
+            then to_char(p_day, 'FMDD FMMonth') || ' - ' || to_char(p_last_day, 'FMDD FMMonth YYYY')
+        else to_char(p_day, 'FMDD FMMonth YYYY') || ' - ' || to_char(p_last_day, 'FMDD FMMonth YYYY')
+    end
+$$;
+comment on function exo_private.dates_told(date, date, text) is
+    'An event''s when in words: its day (ISO) alone, an interval ("3-7 May 2026", "29 April - 2 May '
+    '2026"), the week of its Monday, its month ("March 2026") or its year, by day_precision.';
+
 -- exo_private.roll_events: the events a statement stored, changed or deleted, counted in the rollup.
 create or replace function exo_private.roll_events()
 returns trigger
@@ -83,8 +121,7 @@ begin
     -- both), each event +1 or -1 in every group it is counted in; only the names of those two
     -- tables go into the text
     execute format($q$
-    with delta as (%s),
-    grouped as (
+    with grouped as (
         select k.kind, d.day, d.activity, d.workspace, d.planned, d.charged_subjects, d.currency,
                d.amount is not null as priced,
                case when k.kind = 'place' then d.place end as place,
@@ -97,8 +134,11 @@ begin
                coalesce(sum(d.sign * d.km), 0) as km_sum,
                coalesce(sum(d.sign) filter (where d.km is not null), 0) as km_n,
                coalesce(sum(d.sign * d.amount), 0) as amount_sum,
-               coalesce(sum(d.sign) filter (where d.amount is not null), 0) as amount_n
-        from delta d
+               coalesce(sum(d.sign) filter (where d.amount is not null), 0) as amount_n,
+               coalesce(sum(d.sign * d.span_days), 0) as span_days_sum,
+               coalesce(sum(d.sign) filter (where d.span_days is not null), 0) as span_n
+        from (select x.*, exo_private.interval_days(x.day, x.last_day, x.day_precision) as span_days
+              from (%s) x) d
         cross join lateral (
             select 'all' as kind
             union all select 'place' where d.place is not null or d.place_keys <> '{}'
@@ -106,11 +146,12 @@ begin
         group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
         -- an update that moved nothing (a form merged in, a sentence) changes no group
         having sum(d.sign) <> 0 or count(*) filter (where d.minutes is not null or d.km is not null
-                                                    or d.amount is not null) > 0
+                                                    or d.amount is not null or d.span_days is not null) > 0
     ), rolled as (
         insert into exo_private.event_rollup as r (
             kind, day, activity, workspace, planned, charged_subjects, currency, priced, place,
-            place_keys, people, people_keys, n, minutes_sum, minutes_n, km_sum, km_n, amount_sum, amount_n)
+            place_keys, people, people_keys, n, minutes_sum, minutes_n, km_sum, km_n, amount_sum, amount_n,
+            span_days_sum, span_n)
         -- in one order, so two statements adding to the same groups wait for each other
         select * from grouped g order by g.kind, g.activity, g.day, g.workspace, g.planned,
                                          g.charged_subjects, g.currency, g.priced, g.place,
@@ -123,17 +164,21 @@ begin
                       km_sum = r.km_sum + excluded.km_sum,
                       km_n = r.km_n + excluded.km_n,
                       amount_sum = r.amount_sum + excluded.amount_sum,
-                      amount_n = r.amount_n + excluded.amount_n
+                      amount_n = r.amount_n + excluded.amount_n,
+                      span_days_sum = r.span_days_sum + excluded.span_days_sum,
+                      span_n = r.span_n + excluded.span_n
         returning r.id, r.n
     ), years as (
         -- the same by year; a day's bit set where its group is counted in after the statement (it
         -- gained or kept events), taken away below where its group was left empty
         insert into exo_private.event_rollup_year as r (
             kind, period, activity, workspace, planned, charged_subjects, currency, priced, place,
-            place_keys, people, people_keys, n, minutes_sum, minutes_n, km_sum, km_n, amount_sum, amount_n, days)
+            place_keys, people, people_keys, n, minutes_sum, minutes_n, km_sum, km_n, amount_sum, amount_n,
+            span_days_sum, span_n, days)
         select g.kind, date_trunc('year', g.day)::date, g.activity, g.workspace, g.planned, g.charged_subjects,
                g.currency, g.priced, g.place, g.place_keys, g.people, g.people_keys, sum(g.n),
                sum(g.minutes_sum), sum(g.minutes_n), sum(g.km_sum), sum(g.km_n), sum(g.amount_sum), sum(g.amount_n),
+               sum(g.span_days_sum), sum(g.span_n),
                coalesce(bit_or(exo_private.day_bit(g.day)) filter (where g.n >= 0), repeat('0', 366)::bit(366))
         from grouped g
         group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
@@ -147,6 +192,8 @@ begin
                       km_n = r.km_n + excluded.km_n,
                       amount_sum = r.amount_sum + excluded.amount_sum,
                       amount_n = r.amount_n + excluded.amount_n,
+                      span_days_sum = r.span_days_sum + excluded.span_days_sum,
+                      span_n = r.span_n + excluded.span_n,
                       days = r.days | excluded.days
         returning r.id, r.n)
     select coalesce((select array_agg(rolled.id) from rolled where rolled.n = 0), '{}'),
@@ -444,16 +491,17 @@ begin
     end if;
     insert into exo_private.events (workspace, document_id, chunk_id, message_id, day, day_source,
                                     activity, forms, sentence, minutes, km, amount, currency, count,
-                                    count_unit, place, people, extractor, people_keys, place_keys, planned)
+                                    count_unit, place, people, extractor, people_keys, place_keys, planned,
+                                    last_day, day_precision)
     select ws, p_document_id, x.chunk_id, x.message_id, x.day, x.day_source, x.activity,
            coalesce(x.forms, '{}'), x.sentence, x.minutes, x.km, x.amount, x.currency, x.count,
            x.count_unit, x.place, coalesce(x.people, '{}'), p_extractor,
            exo_private.held_name_keys(coalesce(x.people, '{}')), exo_private.held_name_keys(array[x.place]),
-           coalesce(x.planned, false)
+           coalesce(x.planned, false), nullif(x.last_day, x.day), coalesce(x.day_precision, 'day')
     from jsonb_to_recordset(coalesce(p_events, '[]')) as x(
         chunk_id bigint, message_id bigint, day date, day_source text, activity text, forms text[],
         sentence text, minutes numeric, km numeric, amount numeric, currency text, count numeric,
-        count_unit text, place text, people text[], planned boolean)
+        count_unit text, place text, people text[], planned boolean, last_day date, day_precision text)
     -- a source the document no longer holds (re-chunked while the worker read it) is left out
     where (x.chunk_id is not null and exists (select 1 from exo_private.chunks c
                                               where c.workspace = ws and c.id = x.chunk_id
@@ -468,7 +516,8 @@ $$;
 comment on function exo_private.store_events(bigint, jsonb, text) is
     'Replace the events of a document with p_events (a JSON array of {chunk_id or message_id, '
     'day, day_source, activity, forms, sentence, minutes, km, amount, currency, count, count_unit, '
-    'place, people, planned}), made by p_extractor; rows whose source the document no longer holds are '
+    'place, people, planned, last_day (an interval''s last day; null or day: one day), day_precision '
+    '(day, week, month or year; null: day)}), made by p_extractor; rows whose source the document no longer holds are '
     'dropped, and the person''s corrections applied. Returns how many were kept.';
 
 -- exo_private.word_forms: a word and the words its plain English inflections come from.
@@ -629,15 +678,17 @@ comment on function exo_private.timeline_events(text[], date, date, text, text, 
 
 -- exo.events: the timeline, filtered.
 drop function if exists exo.events(text, date, date, text, text, text[], int, text[], timestamptz);  -- before planned
+-- (its columns before last_day, day_precision and dates: migration 0100 drops it)
 create or replace function exo.events(
     what text default null, from_day date default null, to_day date default null,
     at_place text default null, with_person text default null, workspaces text[] default null,
     max_events int default 100, bridge text[] default '{}', as_of timestamptz default null,
     planned boolean default false
 )
-returns table (event_id bigint, day date, activity text, sentence text, minutes numeric, km numeric,
-               amount numeric, currency text, count numeric, count_unit text, place text,
-               people text[], workspace text, document_id bigint, path text, extractor text)
+returns table (event_id bigint, day date, last_day date, day_precision text, dates text, activity text,
+               sentence text, minutes numeric, km numeric, amount numeric, currency text, count numeric,
+               count_unit text, place text, people text[], workspace text, document_id bigint, path text,
+               extractor text)
 language plpgsql stable
 security definer
 set search_path = exo_private, pg_temp
@@ -645,7 +696,8 @@ as $$
 begin
     perform exo_private.check_workspaces(workspaces);
     return query
-    select e.id, e.day, e.activity, e.sentence, e.minutes, e.km, e.amount, e.currency, e.count,
+    select e.id, e.day, e.last_day, e.day_precision, exo_private.dates_told(e.day, e.last_day, e.day_precision),
+           e.activity, e.sentence, e.minutes, e.km, e.amount, e.currency, e.count,
            e.count_unit, e.place, e.people, e.workspace, e.document_id, d.path, e.extractor
     from exo_private.timeline_events(case when what is null then null else exo_private.word_forms(array[what]) end,
                                      from_day, to_day, at_place, with_person, workspaces,
@@ -660,7 +712,9 @@ comment on function exo.events(text, date, date, text, text, text[], int, text[]
     'planned, the plans instead (on the day they name ahead; never counted as done). '
     'what: an activity''s name or a word that named it ("swim", "swimming", "swam"); from_day, '
     'to_day: inclusive; at_place, with_person: a name, case-insensitive, whole or its first or last '
-    'words; at most max_events (1..10000). Fields: day, activity, sentence (the source''s words), '
+    'words; at most max_events (1..10000); an interval is found by its first day. Fields: day (the '
+    'first), last_day (an interval''s last; null: one day), day_precision (day, week, month or year), '
+    'dates (in words: "3-7 May 2026", "March 2026"), activity, sentence (the source''s words), '
     'minutes, km, amount with currency, count with count_unit, place, people, workspace, '
     'document_id, path, extractor. Withheld sources are left out unless bridge names their subject.';
 
@@ -766,7 +820,8 @@ as $$
     -- group (its charged_subjects) the reading checks once a set (exo_private.timeline_answer);
     -- a range of whole years reads the groups by year, a day's group is the bit of its one day
     select format('select %s, r.activity, r.planned, r.currency, r.place, r.people, r.n, r.minutes_sum, '
-                  'r.minutes_n, r.km_sum, r.km_n, r.amount_sum, r.amount_n, r.charged_subjects '
+                  'r.minutes_n, r.km_sum, r.km_n, r.amount_sum, r.amount_n, r.span_days_sum, r.span_n, '
+                  'r.charged_subjects '
                   'from exo_private.%s r where r.kind = %L and ',
                   case when by_year then 'r.period, r.days' else 'r.day as period, B''1''::bit(366) as days' end,
                   case when by_year then 'event_rollup_year' else 'event_rollup' end, p_kind)
@@ -822,6 +877,8 @@ declare
         'coalesce(e.minutes, 0) as minutes_sum, (e.minutes is not null)::int as minutes_n, '
         'coalesce(e.km, 0) as km_sum, (e.km is not null)::int as km_n, '
         'coalesce(e.amount, 0) as amount_sum, (e.amount is not null)::int as amount_n, '
+        'coalesce(exo_private.interval_days(e.day, e.last_day, e.day_precision), 0) as span_days_sum, '
+        '(exo_private.interval_days(e.day, e.last_day, e.day_precision) is not null)::int as span_n, '
         '''{}''::text[] as charged_subjects '  -- (the events query withholds them itself)
         'from (' || events_query || ') e where (not $15 or e.amount is not null)';
     residual text := '';
@@ -880,7 +937,8 @@ begin
         -- day, or a year with its days as bits)
         select c.period, c.planned, c.currency, sum(c.n) as n, sum(c.minutes_sum) as minutes_sum,
                sum(c.minutes_n) as minutes_n, sum(c.km_sum) as km_sum, sum(c.km_n) as km_n,
-               sum(c.amount_sum) as amount_sum, sum(c.amount_n) as amount_n, bit_or(c.days) as days
+               sum(c.amount_sum) as amount_sum, sum(c.amount_n) as amount_n, sum(c.span_days_sum) as span_days_sum,
+               sum(c.span_n) as span_n, bit_or(c.days) as days
         from cells c group by 1, 2, 3
     ), days as (
         select d.period, d.planned, sum(d.n) as n, bit_or(d.days) as days from daily d group by 1, 2
@@ -890,6 +948,7 @@ begin
         'days', (select coalesce(sum(bit_count(d.days)), 0) from days d where not d.planned),
         'minutes', jsonb_build_object('sum', f.minutes, 'avg', f.minutes_avg, 'n', f.minutes_n),
         'km', jsonb_build_object('sum', f.km, 'avg', f.km_avg, 'n', f.km_n),
+        'span_days', jsonb_build_object('sum', f.span_days, 'avg', f.span_days_avg, 'n', f.span_n),
         'amount', (select coalesce(jsonb_object_agg(a.currency, jsonb_build_object('sum', a.total, 'avg', a.mean, 'n', a.n)), '{}')
                    from (select coalesce(d.currency, '') as currency, sum(d.amount_sum) as total,
                                 sum(d.amount_sum) / sum(d.amount_n) as mean, sum(d.amount_n) as n
@@ -925,6 +984,11 @@ begin
                  sum(d.km_sum) filter (where not d.planned)
                      / nullif(sum(d.km_n) filter (where not d.planned), 0) as km_avg,
                  coalesce(sum(d.km_n) filter (where not d.planned), 0) as km_n,
+                 case when sum(d.span_n) filter (where not d.planned) > 0
+                      then sum(d.span_days_sum) filter (where not d.planned) end as span_days,
+                 sum(d.span_days_sum) filter (where not d.planned)
+                     / nullif(sum(d.span_n) filter (where not d.planned), 0) as span_days_avg,
+                 coalesce(sum(d.span_n) filter (where not d.planned), 0) as span_n,
                  (select exo_private.nth_day(d.period, d.days, 1, false) from days d where not d.planned
                   order by d.period limit 1) as first_day,
                  (select exo_private.nth_day(d.period, d.days, 1, true) from days d where not d.planned
@@ -947,20 +1011,28 @@ begin
             where $18::date is not null and e.planned and (not $15 or e.amount is not null) and e.day <= $18
             order by e.day, e.id limit greatest($14, 1)) p),
         -- the first $14 only (a top-N, not a sort of every event), and their documents' paths
-        'listed', (select coalesce(jsonb_agg(to_jsonb(l) - '{by,then_by,document_id}'::text[]
-                                             order by l.by, l.then_by nulls last, l.day, l.event_id), '[]') from (
+        'listed', (select coalesce(jsonb_agg(to_jsonb(l) - '{by,then_by,then_days,document_id}'::text[]
+                                             order by l.by, l.then_by nulls last, l.then_days nulls last, l.day,
+                                                      l.event_id), '[]') from (
             select t.*, d.path from (
                 select case when $13 = 'last' then -extract(epoch from e.day) end as by,
                        case when $13 = 'longest_minutes' then -e.minutes
                             when $13 = 'longest_km' then -e.km
                             when $13 = 'shortest_minutes' then e.minutes
                             when $13 = 'shortest_km' then e.km end as then_by,
-                       e.id as event_id, e.day, e.activity, e.minutes, e.km, e.amount,
+                       -- then, longest or shortest, by the days of an interval told to the day
+                       case when $13 like 'longest%%' then -exo_private.interval_days(e.day, e.last_day, e.day_precision)
+                            when $13 like 'shortest%%' then coalesce(exo_private.interval_days(
+                                                                e.day, e.last_day, e.day_precision), 1) end as then_days,
+                       e.id as event_id, e.day, e.last_day, e.day_precision,
+                       exo_private.dates_told(e.day, e.last_day, e.day_precision) as dates,
+                       exo_private.interval_days(e.day, e.last_day, e.day_precision) as span_days,
+                       e.activity, e.minutes, e.km, e.amount,
                        e.currency, e.place, e.people, e.sentence, e.workspace, e.document_id
                 from (%1$s) e
                 where $19 and not e.planned and (not $15 or e.amount is not null)
                   and ($16::date is null or e.day >= $16) and ($17::date is null or e.day <= $17)
-                order by 1, 2 nulls last, e.day, e.id limit greatest($14, 1)) t
+                order by 1, 2 nulls last, 3 nulls last, e.day, e.id limit greatest($14, 1)) t
             join exo_private.documents d on d.id = t.document_id) l))
     $q$, events_query)
     into answer
@@ -975,11 +1047,14 @@ end
 $$;
 comment on function exo_private.timeline_answer(text, text, text[], date, date, text, text, text[], text[], timestamptz, int, text[], boolean, bigint[]) is
     'The figures a Timeline section states, over exo_private.timeline_events: events, distinct days, '
-    'minutes, km and amount (per currency) as sum, average and how many events gave one, the first '
+    'minutes, km, span_days (the days of intervals told to the day, exo_private.interval_days) and '
+    'amount (per currency) as sum, average and how many events gave one, the first '
     'and last day, the plans of those (planned: how many, plans: the first p_listed by day; never '
     'counted in the figures), the largest p_group (activity, place or person) '
     'groups, and the first p_listed events in p_order (first or by day, last, longest_minutes, '
-    'longest_km, shortest_minutes, shortest_km) to cite; with p_money, only events that tell an amount; '
+    'longest_km, shortest_minutes, shortest_km; longest and shortest then by an interval''s days) to '
+    'cite; an interval is counted once, on its first day (day), as a range of days finds it; with '
+    'p_money, only events that tell an amount; '
     'p_also: events counted besides those of p_activities (occasions whose kind their sentence does '
     'not say, read as one of them: plpy/timeline.py), the other filters applying to them too. The '
     'figures are read from exo_private.event_rollup''s groups where the filters are its (not with '

@@ -18,6 +18,8 @@ NOTES = {
     "2025-03-20.md": "---\ndate: 2025-03-20\n---\nRan 5 km in the park with Dr Hale. Bought running shoes for £42.50.",
     "2025-04-02.md": "---\ndate: 2025-04-02\n---\nWent swimming for 50 minutes. Lunch with Nadia at the Blue Door.",
     "2025-04-10.md": "---\ndate: 2025-04-10\n---\nWalter Rivera and I went swimming at the lido, 50 minutes, before his funeral.",
+    # an interval: counted once, on its first day, its days summed
+    "2025-04-20.md": "---\ndate: 2025-04-20\n---\nFlew to Lisbon from 14 to 18 April with Nadia.",
 }
 
 # the rollup's groups as they should be: every event counted in its groups
@@ -30,7 +32,9 @@ select k.kind, e.day, e.activity, e.workspace, e.planned, e.charged_subjects, e.
        case when k.kind = 'people' then e.people_keys else '{}' end as people_keys,
        count(*) as n, coalesce(sum(e.minutes), 0) as minutes_sum, count(e.minutes) as minutes_n,
        coalesce(sum(e.km), 0) as km_sum, count(e.km) as km_n,
-       coalesce(sum(e.amount), 0) as amount_sum, count(e.amount) as amount_n
+       coalesce(sum(e.amount), 0) as amount_sum, count(e.amount) as amount_n,
+       coalesce(sum(e.last_day - e.day + 1) filter (where e.day_precision = 'day'), 0) as span_days_sum,
+       count(e.last_day) filter (where e.day_precision = 'day') as span_n
 from exo_private.events e
 cross join lateral (
     select 'all' as kind
@@ -40,7 +44,7 @@ group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
 """
 HELD = """
 select kind, day, activity, workspace, planned, charged_subjects, currency, priced, place, place_keys,
-       people, people_keys, n, minutes_sum, minutes_n, km_sum, km_n, amount_sum, amount_n
+       people, people_keys, n, minutes_sum, minutes_n, km_sum, km_n, amount_sum, amount_n, span_days_sum, span_n
 from exo_private.event_rollup
 """
 # by year: the groups by day summed, and the days (bit i: 1 January + i) that have an event
@@ -48,13 +52,13 @@ EXPECTED_YEARS = f"""
 select e.kind, date_trunc('year', e.day)::date as period, e.activity, e.workspace, e.planned,
        e.charged_subjects, e.currency, e.priced, e.place, e.place_keys, e.people, e.people_keys,
        sum(e.n), sum(e.minutes_sum), sum(e.minutes_n), sum(e.km_sum), sum(e.km_n), sum(e.amount_sum),
-       sum(e.amount_n), string_agg(lpad('1', e.day - date_trunc('year', e.day)::date + 1, '0'), ',' order by e.day)
+       sum(e.amount_n), sum(e.span_days_sum), sum(e.span_n), string_agg(lpad('1', e.day - date_trunc('year', e.day)::date + 1, '0'), ',' order by e.day)
 from ({EXPECTED}) e
 group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
 """
 HELD_YEARS = """
 select kind, period, activity, workspace, planned, charged_subjects, currency, priced, place, place_keys,
-       people, people_keys, n, minutes_sum, minutes_n, km_sum, km_n, amount_sum, amount_n,
+       people, people_keys, n, minutes_sum, minutes_n, km_sum, km_n, amount_sum, amount_n, span_days_sum, span_n,
        (select string_agg(lpad('1', i + 1, '0'), ',' order by i) from generate_series(0, 365) i
         where get_bit(days, i) = 1)
 from exo_private.event_rollup_year
@@ -85,7 +89,10 @@ def assert_exact(db):
 
 def test_the_rollup_equals_the_events_grouped_after_every_change(timeline, tmp_path):
     held = assert_exact(timeline)
-    assert sum(r[12] for r in held if r[0] == "all") == 5  # every event stored, counted once
+    assert sum(r[12] for r in held if r[0] == "all") == 6  # every event stored, counted once
+    assert [(r[1].isoformat(), r[19], r[20]) for r in held if r[0] == "all" and r[2] == "travel"] == [
+        ("2025-04-14", 5, 1)
+    ]  # the trip on its first day, five days long
     assert any(r[5] == ["Walter Rivera"] for r in held)  # the withheld swim, in its own group
     with timeline.connect("exo_writer") as conn:
         conn.execute("select exo_private.merge_activities('swim', 'swimming')")
@@ -123,7 +130,8 @@ MARCH = ("2025-03-01", "2025-03-31")  # not whole years: read by day
 COUNTED = """
 select count(*) filter (where not e.planned) as events, count(distinct e.day) filter (where not e.planned) as days,
        sum(e.minutes) filter (where not e.planned) as minutes, sum(e.km) filter (where not e.planned) as km,
-       sum(e.amount) filter (where not e.planned) as amount, min(e.day) filter (where not e.planned) as first_day
+       sum(e.amount) filter (where not e.planned) as amount, min(e.day) filter (where not e.planned) as first_day,
+       sum(e.last_day - e.day + 1) filter (where not e.planned and e.day_precision = 'day') as span_days
 from exo_private.events e
 where (%(activity)s::text is null or e.activity = %(activity)s) and (%(person)s::text is null or e.people_keys && exo_private.given_name_keys(%(person)s))
   and (%(place)s::text is null or e.place_keys && exo_private.given_name_keys(%(place)s))
@@ -161,10 +169,11 @@ def test_the_reading_s_figures_from_the_rollup_equal_the_events_figures(
                 "to": span[1],
             },
         )
-        events, days, minutes, km, amount, first_day = counted.fetchone()
+        events, days, minutes, km, amount, first_day, span_days = counted.fetchone()
     assert events > 0
     figures = (read["events"], read["days"], read["minutes"]["sum"], read["km"]["sum"], read["first_day"])
     assert figures == (events, days, minutes, km, first_day.isoformat())
+    assert read["span_days"]["sum"] == span_days
     assert sum(a["sum"] for a in read["amount"].values()) == (amount or 0)
     assert len(read["listed"]) == min(events, 8)
     assert read["listed"][0]["day"] == read["last_day"]  # the last first

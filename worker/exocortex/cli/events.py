@@ -67,8 +67,9 @@ def events() -> None:
 def events_list(
     what, from_day, to_day, at_place, with_person, bridge, as_of, as_json, limit, planned, full
 ) -> None:
-    """Events oldest first, with the sentence each was read from (exo.events); plans are never
-    counted as done, and --planned lists them."""
+    """Events oldest first, each on its day or interval ("3-7 May 2026", "March 2026"), with the
+    sentence it was read from (exo.events); plans are never counted as done, and --planned lists
+    them."""
     rows = run_api(
         lambda r: api.events(
             r, what=what, from_day=_day(from_day), to_day=_day(to_day), at_place=at_place,
@@ -80,7 +81,7 @@ def events_list(
             row["people"] = ", ".join(row["people"])
     _show(
         rows,
-        ["event_id", "day", "activity", "minutes", "km", "amount", "place", "people", "sentence"],
+        ["event_id", "dates", "activity", "minutes", "km", "amount", "place", "people", "sentence"],
         as_json,
         full,
     )

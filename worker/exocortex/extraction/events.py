@@ -38,6 +38,7 @@ ran a marathon"): the timeline is the owner's.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
@@ -45,7 +46,7 @@ from datetime import date, timedelta
 from exocortex.extraction import ner
 from exocortex.ingest.extract import mail_words
 
-EXTRACTOR = "syntax/5"
+EXTRACTOR = "syntax/6"
 """The name each event keeps of what made it."""
 
 # Verbs of going out whose "for" names what for ("went for a run", "got out for a swim", "met
@@ -206,10 +207,13 @@ class Event:
     place: str | None = None
     people: list[str] = field(default_factory=list)
     planned: bool = False
+    last_day: date | None = None
+    day_precision: str = "day"
 
     def to_json(self) -> dict:
         data = asdict(self)
         data["day"] = self.day.isoformat() if self.day else None
+        data["last_day"] = self.last_day.isoformat() if self.last_day else None
         return data
 
 
@@ -347,18 +351,24 @@ def said_day(sentence: str, base: date) -> date | None:
         signal = next((x for x in signals if x["start"] == 0), None)
         if signal is None or signal["kind"] != "date" or not any(c.isdigit() for c in signal["text"]):
             continue  # a weekday or "yesterday" is _RELATIVE_DAY's
-        day = date.fromisoformat(signal["date"])  # on or before base where no year is written
-        if str(day.year) in signal["text"]:
-            return day
-        for year in (base.year, base.year + 1):
-            try:
-                after = day.replace(year=year)
-            except ValueError:  # 29 February
-                continue
-            if after > base:
-                return after if after - base < base - day else day
-        return day
+        return _nearer_year(signal, base)
     return None
+
+
+def _nearer_year(signal: dict, base: date) -> date:
+    """A date signal's day (the temporal parser's: on or before base where no year is written);
+    where the year is not written, the nearer to base of that day and the one a year after."""
+    day = date.fromisoformat(signal["date"])
+    if str(day.year) in signal["text"]:
+        return day
+    for year in (base.year, base.year + 1):
+        try:
+            after = day.replace(year=year)
+        except ValueError:  # 29 February
+            continue
+        if after > base:
+            return after if after - base < base - day else day
+    return day
 
 
 def moved_day(sentence: str, base: date | None) -> tuple[date | None, str]:
@@ -375,6 +385,160 @@ def moved_day(sentence: str, base: date | None) -> tuple[date | None, str]:
         return base - timedelta(days=1), "relative"
     back = (base.weekday() - WEEKDAYS.index(m.group(2).casefold())) % 7 or 7
     return base - timedelta(days=back), "relative"
+
+
+# -- an interval ---------------------------------------------------------------------------
+
+# What joins the two ends of a range ("from 3 to 7 May", "3-7 May", "between 3 and 7 May": "and"
+# only after "between"), and the day a range opens with, alone before the date that closes it.
+_RANGE_JOIN = r"\s*(to|until|till|through|thru|and|-|\u2013|\u2014)\s*"
+_DAY_BEFORE = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?" + _RANGE_JOIN + r"$", re.I)
+_JOINED = re.compile(r"^" + _RANGE_JOIN + r"$", re.I)
+# the day that closes a range after a date that names its month first ("May 3-7")
+_DAY_AFTER = re.compile(
+    r"^" + _RANGE_JOIN + r"(\d{1,2})(?:st|nd|rd|th)?\b(?=\s*(?:[,.;:!?)]|$|\s(?:in|at|for|with|and)\b))", re.I
+)
+_WEEKDAY_RANGE = re.compile(
+    r"\b(from|between)\s+(" + "|".join(WEEKDAYS) + r")" + _RANGE_JOIN + r"(" + "|".join(WEEKDAYS) + r")\b",
+    re.I,
+)
+# A span of time for which the event went on from its day: "for three days", "for a week".
+_FOR_DAYS = re.compile(r"\bfor\s+(" + _NUMBER[1:-1] + r")\s+(days?|weeks?)\b", re.I)
+# A period the event is put in no closer than its week, month or year: "next week" (what the
+# temporal parser, reading the past, leaves), "the week of 4 May" (a date after it).
+_NEXT_PERIOD = re.compile(r"\bnext\s+(week|month|year)\b", re.I)
+_WEEK_OF = re.compile(r"\bweek of\s*$", re.I)
+_IN_PERIOD = re.compile(r"\b(?:in|during)\s+(?:(?:early|mid|late)[\s-]+)?$", re.I)
+
+
+def _token_at(sent, offset: int):
+    """The token of a parsed sentence at a character offset of its text."""
+    start = next(iter(sent)).idx + len(sent.text) - len(sent.text.lstrip())  # (the text is stripped)
+    return next((t for t in sent if t.idx - start <= offset < t.idx - start + len(t.text)), None)
+
+
+def _hangs_on(sent, offset: int, head) -> bool:
+    """Whether the words at offset (a date's, a duration's) tell of the clause head's event: the
+    head, or no other verb, is the first verb above them ("Finished the book I started in March":
+    the March is the starting's)."""
+    t = _token_at(sent, offset)
+    while t is not None and t != head and t.pos_ not in ("VERB", "AUX") and t.head != t:
+        t = t.head
+    return t == head or (t is not None and t.head == t and head.pos_ not in ("VERB", "AUX"))
+
+
+def _a_range(join: str, before: str) -> bool:
+    """Whether the word joining two days makes them a range: "to", "until", a dash; "and" only
+    after "between" ("on 3 and 7 May" are two days)."""
+    return join.casefold() != "and" or before.rstrip().casefold().endswith("between")
+
+
+def _interval(first: date, last: date):
+    return (first, last, "day") if first < last else None
+
+
+def _range_of(sent, text: str, base: date, planned: bool, head):
+    """The range of days a sentence puts its event in, to the day ("from 3 to 7 May", "3-7 May",
+    "May 3rd to May 7th", "between Monday and Wednesday": the latest such days by base, or for a
+    plan the first after it), or the week it names ("the week of 4 May": Monday to Sunday);
+    (first, last, precision) or None. Read from the temporal parser's dates that hang on the
+    clause's head, and the words that join them."""
+    signals = [x for x in _temporal().detect(text, [], base)["signals"] if _hangs_on(sent, x["start"], head)]
+    dates = [x for x in signals if x["kind"] == "date" and any(c.isdigit() for c in x["text"])]
+    for a, b in itertools.pairwise(dates):
+        join = _JOINED.match(text[a["end"] : b["start"]])
+        if join and _a_range(join.group(1), text[: a["start"]]):
+            first, last = _nearer_year(a, base), _nearer_year(b, base)
+            if str(last.year) in b["text"] and str(first.year) not in a["text"]:
+                # "from 28 December to 3 January 2026": the first day the latest by the last
+                first = first.replace(
+                    year=last.year if first.replace(year=last.year) <= last else last.year - 1
+                )
+            return _interval(first, last)
+    for x in dates:
+        day, before = _nearer_year(x, base), text[: x["start"]]
+        if _WEEK_OF.search(before):
+            monday = day - timedelta(days=day.weekday())
+            return monday, monday + timedelta(days=6), "week"
+        # a day alone before the date that closes the range, or after one that opens it ("May 3-7")
+        opened = _DAY_BEFORE.search(before)
+        closed = _DAY_AFTER.match(text[x["end"] :]) if not x["text"][0].isdigit() else None
+        try:
+            if opened and _a_range(opened.group(2), before[: opened.start()]):
+                return _interval(day.replace(day=int(opened.group(1))), day)
+            if closed and _a_range(closed.group(1), ""):
+                return _interval(day, day.replace(day=int(closed.group(2))))
+        except ValueError:  # no such day in that month
+            return None
+    m = _WEEKDAY_RANGE.search(text)
+    if m and _a_range(m.group(3), m.group(1)) and _hangs_on(sent, m.start(4), head):
+        opens, closes = WEEKDAYS.index(m.group(2).casefold()), WEEKDAYS.index(m.group(4).casefold())
+        if planned:
+            first = base + timedelta(days=(opens - base.weekday()) % 7 or 7)
+            return _interval(first, first + timedelta(days=(closes - opens) % 7))
+        last = base - timedelta(days=(base.weekday() - closes) % 7)
+        return _interval(last - timedelta(days=(closes - opens) % 7), last)
+    return None
+
+
+def _period_of(sent, text: str, base: date, planned: bool, head):
+    """The week, month or year a sentence that names no day puts its event in: "in March",
+    "sometime in March 2026" (its first to last day; the latest March by base, for a plan the next),
+    "in 2019", "last week" (the temporal parser's), "next week" (Monday to Sunday after base's);
+    (first, last, precision) or None."""
+    m = _NEXT_PERIOD.search(text)
+    if m and _hangs_on(sent, m.start(1), head):
+        unit = m.group(1).casefold()
+        if unit == "week":
+            monday = base + timedelta(days=7 - base.weekday())
+            return monday, monday + timedelta(days=6), "week"
+        if unit == "month":
+            first = (base.replace(day=1) + timedelta(days=32)).replace(day=1)
+            return first, (first + timedelta(days=32)).replace(day=1) - timedelta(days=1), "month"
+        return date(base.year + 1, 1, 1), date(base.year + 1, 12, 31), "year"
+    for x in _temporal().detect(text, [], base)["signals"]:
+        if not _hangs_on(sent, x["start"] + len(x["text"].rstrip(". ")) - 1, head):  # its last word
+            continue
+        first, last = date.fromisoformat(x["first_day"]), date.fromisoformat(x["last_day"])
+        said_in = x["text"].casefold().startswith(("in ", "during ")) or _IN_PERIOD.search(text[: x["start"]])
+        if x["kind"] == "month_year" and said_in:
+            if planned and last < base and str(first.year) not in x["text"]:
+                first = first.replace(year=first.year + 1)
+                last = (first + timedelta(days=32)).replace(day=1) - timedelta(days=1)
+            return first, last, "month"
+        if x["kind"] == "year" and said_in:
+            return first, last, "year"
+        if x["kind"] == "relative" and x["text"].casefold().startswith("last") and x.get("amount") == 1:
+            return first, last, {"week": "week", "month": "month", "year": "year"}[x["unit"]]
+    return None
+
+
+def _lasted_days(sent, text: str, head) -> int | None:
+    """The days an event went on for from its day ("for three days", "for a week"), or None."""
+    m = _FOR_DAYS.search(text)
+    if not m or not _hangs_on(sent, m.start(), head):
+        return None
+    n = number(m.group(1))
+    return int(n * (7 if m.group(2).casefold().startswith("week") else 1)) if n >= 1 else None
+
+
+def event_when(
+    sent, text: str, base: date | None, planned: bool, head
+) -> tuple[date | None, str, date | None, str]:
+    """An event's when: (day, day_source, last_day, day_precision). A range of days or the week of
+    a date the clause's head is told with comes first; else its day (moved_day, or a plan's
+    _planned_day), lasting as many days as it went on for from it ("for three days"); a sentence
+    that names no day of its own may put it in a week, month or year (_period_of)."""
+    day, source = _planned_day(text, base) if planned else moved_day(text, base)
+    if base is None:
+        return day, source, None, "day"
+    if (told := _range_of(sent, text, base, planned, head)) is not None:
+        return told[0], "relative", told[1], told[2]
+    if (lasted := _lasted_days(sent, text, head)) is not None and lasted > 1:
+        return day, source, day + timedelta(days=lasted - 1), "day"
+    if source == "written" and (told := _period_of(sent, text, base, planned, head)) is not None:
+        return told[0], "relative", told[1], told[2]
+    return day, source, None, "day"
 
 
 def ahead_day(sentence: str, base: date | None) -> date | None:
@@ -395,18 +559,19 @@ def ahead_day(sentence: str, base: date | None) -> date | None:
 
 
 def names_a_day_ahead(sentence: str) -> bool:
-    """Whether a sentence names a day to come whatever its verb: not by "on Friday" or "in ten
+    """Whether a sentence names a day (or "next week", month or year) to come whatever its verb:
+    not by "on Friday" or "in ten
     days" alone, which a report says as well ("Dinner with Iris on Friday" may tell the Friday
     past, "Eleven thousand words in ten days" a time taken)."""
-    return any(
+    return _NEXT_PERIOD.search(sentence) is not None or any(
         m.group(2) or m.group(1) or (m.group(3) or "").casefold() in ("next", "this", "coming")
         for m in _AHEAD_DAY.finditer(sentence)
     )
 
 
 # Words of a day or a span of days that a day ahead is said with ("on Friday", "the day after
-# tomorrow", "in two weeks").
-_DAY_WORDS = frozenset({*WEEKDAYS, "tomorrow", "day", "days", "week", "weeks"})
+# tomorrow", "in two weeks", "next month").
+_DAY_WORDS = frozenset({*WEEKDAYS, "tomorrow", "day", "days", "week", "weeks", "month", "year"})
 
 
 def _day_ahead_of(verb) -> str | None:
@@ -427,7 +592,7 @@ def _day_ahead_of(verb) -> str | None:
         if up == verb or t.dep_ == "npadvmod":
             words = sorted(t.subtree, key=lambda w: w.i)
             said = " ".join(w.text for w in [*(w for w in [t.head] if w.pos_ == "ADP"), *words])
-            if ahead_day(said, date.min) is not None:
+            if ahead_day(said, date.min) is not None or _NEXT_PERIOD.search(said):
                 return said
     return None
 
@@ -1082,11 +1247,12 @@ def sentence_events(
                 forms = set()  # names no trip; what it went by does ("took the train")
             forms |= {"travel", "trip", head.text.casefold(), activity_name(head)}
         planned = planned_of[head.i]
-        day, source = moved_day(text, base) if not planned else _planned_day(text, base)
+        day, source, last_day, precision = event_when(sent, text, base, planned, head)
         found.append(
             Event(
                 activity=activity, forms=sorted(forms), sentence=text,
                 char_start=sent.start_char, char_end=sent.end_char, day=day, day_source=source,
+                last_day=last_day, day_precision=precision,
                 minutes=minutes, km=km, amount=amount, currency=currency, count=count,
                 count_unit=unit, place=place, people=_people(part, owner_names), planned=planned,
             )
