@@ -439,7 +439,7 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named} of what the question asks about "
             f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
         )
-    if absent and (not specific or 2 * len(absent) > len(uses)):
+    if absent and (not specific or 2 * len(absent) > len(uses) or outweighed(uses, absent)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -447,6 +447,22 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
     return dict(check, found=True, why="the memory uses the question's words")
+
+
+def word_weight(chunks_holding):
+    """How much a question word says of what it asks about, by how few chunks hold it (counted up
+    to COMMON_WORD_CHUNKS): BM25's inverse document frequency over that count, so a word no passage
+    uses weighs most and a common one least."""
+    return math.log(1 + COMMON_WORD_CHUNKS / (chunks_holding + 0.5))
+
+
+def outweighed(uses, absent):
+    """Whether the words no passage uses carry most of what the question's words weigh, and are
+    two or more: "Why doesn't Solaris lsof report VxFS path name components?" asks about three
+    things the memory never names, however many of its everyday words it holds. One such word may
+    be a paraphrase ("gift" for "present") and is left to the other rules."""
+    total = sum(word_weight(n) for n in uses.values())
+    return len(absent) >= 2 and 2 * sum(word_weight(uses[w]) for w in absent) > total
 
 
 def deterministic_relevance(candidate, weights):

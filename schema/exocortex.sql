@@ -4460,7 +4460,7 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named} of what the question asks about "
             f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
         )
-    if absent and (not specific or 2 * len(absent) > len(uses)):
+    if absent and (not specific or 2 * len(absent) > len(uses) or outweighed(uses, absent)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -4468,6 +4468,20 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
     return dict(check, found=True, why="the memory uses the question's words")
+
+def word_weight(chunks_holding):
+    """How much a question word says of what it asks about, by how few chunks hold it (counted up
+    to COMMON_WORD_CHUNKS): BM25's inverse document frequency over that count, so a word no passage
+    uses weighs most and a common one least."""
+    return math.log(1 + COMMON_WORD_CHUNKS / (chunks_holding + 0.5))
+
+def outweighed(uses, absent):
+    """Whether the words no passage uses carry most of what the question's words weigh, and are
+    two or more: "Why doesn't Solaris lsof report VxFS path name components?" asks about three
+    things the memory never names, however many of its everyday words it holds. One such word may
+    be a paraphrase ("gift" for "present") and is left to the other rules."""
+    total = sum(word_weight(n) for n in uses.values())
+    return len(absent) >= 2 and 2 * sum(word_weight(uses[w]) for w in absent) > total
 
 def deterministic_relevance(candidate, weights):
     """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
@@ -6956,7 +6970,7 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named} of what the question asks about "
             f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
         )
-    if absent and (not specific or 2 * len(absent) > len(uses)):
+    if absent and (not specific or 2 * len(absent) > len(uses) or outweighed(uses, absent)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -6964,6 +6978,20 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
     return dict(check, found=True, why="the memory uses the question's words")
+
+def word_weight(chunks_holding):
+    """How much a question word says of what it asks about, by how few chunks hold it (counted up
+    to COMMON_WORD_CHUNKS): BM25's inverse document frequency over that count, so a word no passage
+    uses weighs most and a common one least."""
+    return math.log(1 + COMMON_WORD_CHUNKS / (chunks_holding + 0.5))
+
+def outweighed(uses, absent):
+    """Whether the words no passage uses carry most of what the question's words weigh, and are
+    two or more: "Why doesn't Solaris lsof report VxFS path name components?" asks about three
+    things the memory never names, however many of its everyday words it holds. One such word may
+    be a paraphrase ("gift" for "present") and is left to the other rules."""
+    total = sum(word_weight(n) for n in uses.values())
+    return len(absent) >= 2 and 2 * sum(word_weight(uses[w]) for w in absent) > total
 
 def deterministic_relevance(candidate, weights):
     """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
@@ -8883,7 +8911,7 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named} of what the question asks about "
             f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
         )
-    if absent and (not specific or 2 * len(absent) > len(uses)):
+    if absent and (not specific or 2 * len(absent) > len(uses) or outweighed(uses, absent)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -8891,6 +8919,20 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
     return dict(check, found=True, why="the memory uses the question's words")
+
+def word_weight(chunks_holding):
+    """How much a question word says of what it asks about, by how few chunks hold it (counted up
+    to COMMON_WORD_CHUNKS): BM25's inverse document frequency over that count, so a word no passage
+    uses weighs most and a common one least."""
+    return math.log(1 + COMMON_WORD_CHUNKS / (chunks_holding + 0.5))
+
+def outweighed(uses, absent):
+    """Whether the words no passage uses carry most of what the question's words weigh, and are
+    two or more: "Why doesn't Solaris lsof report VxFS path name components?" asks about three
+    things the memory never names, however many of its everyday words it holds. One such word may
+    be a paraphrase ("gift" for "present") and is left to the other rules."""
+    total = sum(word_weight(n) for n in uses.values())
+    return len(absent) >= 2 and 2 * sum(word_weight(uses[w]) for w in absent) > total
 
 def deterministic_relevance(candidate, weights):
     """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
@@ -11092,7 +11134,7 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named} of what the question asks about "
             f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
         )
-    if absent and (not specific or 2 * len(absent) > len(uses)):
+    if absent and (not specific or 2 * len(absent) > len(uses) or outweighed(uses, absent)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -11100,6 +11142,20 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
     return dict(check, found=True, why="the memory uses the question's words")
+
+def word_weight(chunks_holding):
+    """How much a question word says of what it asks about, by how few chunks hold it (counted up
+    to COMMON_WORD_CHUNKS): BM25's inverse document frequency over that count, so a word no passage
+    uses weighs most and a common one least."""
+    return math.log(1 + COMMON_WORD_CHUNKS / (chunks_holding + 0.5))
+
+def outweighed(uses, absent):
+    """Whether the words no passage uses carry most of what the question's words weigh, and are
+    two or more: "Why doesn't Solaris lsof report VxFS path name components?" asks about three
+    things the memory never names, however many of its everyday words it holds. One such word may
+    be a paraphrase ("gift" for "present") and is left to the other rules."""
+    total = sum(word_weight(n) for n in uses.values())
+    return len(absent) >= 2 and 2 * sum(word_weight(uses[w]) for w in absent) > total
 
 def deterministic_relevance(candidate, weights):
     """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
@@ -12580,7 +12636,7 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named} of what the question asks about "
             f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
         )
-    if absent and (not specific or 2 * len(absent) > len(uses)):
+    if absent and (not specific or 2 * len(absent) > len(uses) or outweighed(uses, absent)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -12588,6 +12644,20 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
     return dict(check, found=True, why="the memory uses the question's words")
+
+def word_weight(chunks_holding):
+    """How much a question word says of what it asks about, by how few chunks hold it (counted up
+    to COMMON_WORD_CHUNKS): BM25's inverse document frequency over that count, so a word no passage
+    uses weighs most and a common one least."""
+    return math.log(1 + COMMON_WORD_CHUNKS / (chunks_holding + 0.5))
+
+def outweighed(uses, absent):
+    """Whether the words no passage uses carry most of what the question's words weigh, and are
+    two or more: "Why doesn't Solaris lsof report VxFS path name components?" asks about three
+    things the memory never names, however many of its everyday words it holds. One such word may
+    be a paraphrase ("gift" for "present") and is left to the other rules."""
+    total = sum(word_weight(n) for n in uses.values())
+    return len(absent) >= 2 and 2 * sum(word_weight(uses[w]) for w in absent) > total
 
 def deterministic_relevance(candidate, weights):
     """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
@@ -14692,7 +14762,7 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named} of what the question asks about "
             f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
         )
-    if absent and (not specific or 2 * len(absent) > len(uses)):
+    if absent and (not specific or 2 * len(absent) > len(uses) or outweighed(uses, absent)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -14700,6 +14770,20 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
     return dict(check, found=True, why="the memory uses the question's words")
+
+def word_weight(chunks_holding):
+    """How much a question word says of what it asks about, by how few chunks hold it (counted up
+    to COMMON_WORD_CHUNKS): BM25's inverse document frequency over that count, so a word no passage
+    uses weighs most and a common one least."""
+    return math.log(1 + COMMON_WORD_CHUNKS / (chunks_holding + 0.5))
+
+def outweighed(uses, absent):
+    """Whether the words no passage uses carry most of what the question's words weigh, and are
+    two or more: "Why doesn't Solaris lsof report VxFS path name components?" asks about three
+    things the memory never names, however many of its everyday words it holds. One such word may
+    be a paraphrase ("gift" for "present") and is left to the other rules."""
+    total = sum(word_weight(n) for n in uses.values())
+    return len(absent) >= 2 and 2 * sum(word_weight(uses[w]) for w in absent) > total
 
 def deterministic_relevance(candidate, weights):
     """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
@@ -32701,7 +32785,7 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named} of what the question asks about "
             f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
         )
-    if absent and (not specific or 2 * len(absent) > len(uses)):
+    if absent and (not specific or 2 * len(absent) > len(uses) or outweighed(uses, absent)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -32709,6 +32793,20 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
     return dict(check, found=True, why="the memory uses the question's words")
+
+def word_weight(chunks_holding):
+    """How much a question word says of what it asks about, by how few chunks hold it (counted up
+    to COMMON_WORD_CHUNKS): BM25's inverse document frequency over that count, so a word no passage
+    uses weighs most and a common one least."""
+    return math.log(1 + COMMON_WORD_CHUNKS / (chunks_holding + 0.5))
+
+def outweighed(uses, absent):
+    """Whether the words no passage uses carry most of what the question's words weigh, and are
+    two or more: "Why doesn't Solaris lsof report VxFS path name components?" asks about three
+    things the memory never names, however many of its everyday words it holds. One such word may
+    be a paraphrase ("gift" for "present") and is left to the other rules."""
+    total = sum(word_weight(n) for n in uses.values())
+    return len(absent) >= 2 and 2 * sum(word_weight(uses[w]) for w in absent) > total
 
 def deterministic_relevance(candidate, weights):
     """Relevance from what found the chunk and how much of the query it covers (0..1). The answer
@@ -34508,7 +34606,7 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named} of what the question asks about "
             f"({' '.join(asked)!r}){apart}, and none comes close in meaning",
         )
-    if absent and (not specific or 2 * len(absent) > len(uses)):
+    if absent and (not specific or 2 * len(absent) > len(uses) or outweighed(uses, absent)):
         named = ", ".join(repr(w) for w in absent)
         return dict(
             check,
@@ -34516,6 +34614,20 @@ def answer_check(candidates, similarity, close, word_uses, asked=(), held_togeth
             why=f"no passage open to this search uses {named}, and none comes close in meaning",
         )
     return dict(check, found=True, why="the memory uses the question's words")
+
+def word_weight(chunks_holding):
+    """How much a question word says of what it asks about, by how few chunks hold it (counted up
+    to COMMON_WORD_CHUNKS): BM25's inverse document frequency over that count, so a word no passage
+    uses weighs most and a common one least."""
+    return math.log(1 + COMMON_WORD_CHUNKS / (chunks_holding + 0.5))
+
+def outweighed(uses, absent):
+    """Whether the words no passage uses carry most of what the question's words weigh, and are
+    two or more: "Why doesn't Solaris lsof report VxFS path name components?" asks about three
+    things the memory never names, however many of its everyday words it holds. One such word may
+    be a paraphrase ("gift" for "present") and is left to the other rules."""
+    total = sum(word_weight(n) for n in uses.values())
+    return len(absent) >= 2 and 2 * sum(word_weight(uses[w]) for w in absent) > total
 
 def deterministic_relevance(candidate, weights):
     """Relevance from what found the chunk and how much of the query it covers (0..1). The answer

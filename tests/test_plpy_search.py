@@ -1159,6 +1159,21 @@ def test_a_specific_word_in_memory_answers_and_no_candidate_does_not():
     assert search.answer_check([], None, 0.5, lambda: {})["found"] is False
 
 
+def test_words_nowhere_that_outweigh_the_rest_answer_nothing_however_many_everyday_words_are_held():
+    def found(uses):
+        return search.answer_check([_candidate(1)], {1: 0.1}, 0.5, lambda: uses)["found"]
+
+    # "Why doesn't Solaris lsof report VxFS path name components?" of a memory with no lsof
+    lsof = {"solaris": 0, "lsof": 0, "report": 10, "vxfs": 0, "path": 5, "name": 15, "components": 2}
+    assert 2 * sum(n == 0 for n in lsof.values()) <= len(lsof)  # not most words: their weight says it
+    assert not found(lsof)
+    assert found(dict(lsof, solaris=1, vxfs=1))  # only one word nowhere: may be a paraphrase
+    assert found({"gift": 0, "birthday": 2})  # the same
+    # two words nowhere beside rarer words held: those are what it asks about
+    assert found({"mirror": 0, "sites": 0, "zlib": 1, "patent": 1, "windows": 1, "dll": 1})
+    assert search.word_weight(0) > search.word_weight(5) > search.word_weight(search.COMMON_WORD_CHUNKS)
+
+
 def test_what_a_question_asks_about_is_the_noun_phrase_it_ends_with():
     assert search.asked_phrase("How much did I pay for the sofa?") == ["sofa"]
     assert search.asked_phrase("What is my library card number?") == ["library", "card", "number"]
