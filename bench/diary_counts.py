@@ -15,7 +15,14 @@ quarter, "between 3 March and 20 April 2025", "this year" with as_of):
 - last / first: the day of an activity, of seeing a person, of the trip to a city;
 - most: the exercise, pool, restaurant, climbing wall or friend most often, where one leads;
 - longest: the day of the longest run or ride by distance ("When did I run the furthest in June?",
-  "my longest bike ride by distance") or session of another sport by time.
+  "my longest bike ride by distance") or session of another sport by time;
+- length, with --trip-ranges only: each trip is told as the days it lasted (2 to 7, ending on its
+  note's day: "Flew to Lisbon from 3 to 7 May.", "Trip to Lisbon, 3-7 May.", "Took the train to
+  Lisbon on 3 May for five days.", "Drove to Lisbon between Saturday and Wednesday."; drawn by a
+  generator of their own, the rest of the diary the seed's), its truth on its first day, and
+  questions ask how long a trip was ("How long was my trip to Lisbon?") or the longest trip of a
+  month or quarter lasted ("How many days did my longest trip in May last?"): the gold a number
+  of days, the first number of the answer line.
 
 A question is asked only where its gold is unambiguous: a unique maximum (and not walking to work,
 which may or may not count as exercise), every event in range carrying the measure asked about,
@@ -42,7 +49,7 @@ exocortex.eval.shadow's packet (--budget), vector and BM25 (--k). --keep DIR wri
 counts.jsonl (questions and golds) and truth.jsonl (the events).
 
     .venv/bin/python -m bench.diary_counts [--days 365] [--seed 29] [--per-kind 20] [--k 5]
-        [--budget 4000] [--keep DIR] [--show N] [--json OUT] [--setting KEY=JSON ...]
+        [--budget 4000] [--keep DIR] [--show N] [--json OUT] [--setting KEY=JSON ...] [--trip-ranges]
 """
 
 from __future__ import annotations
@@ -56,7 +63,7 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
@@ -70,12 +77,14 @@ from bench.diary_year import (
     FRIENDS,
     MONTH_NAMES,
     POOLS,
+    Diary,
     Event,
     build,
     generate,
     month_name,
     ordinal,
     pct,
+    weekday,
     write,
 )
 from bench.scratch import add_setting_option, apply_settings, trial_settings
@@ -250,6 +259,7 @@ SPANS = {
     "first": ("ever", "year", "month", "month_as_of", "between", "quarter"),
     "most": ("year", "month", "month_as_of", "last_month", "quarter", "between", "last_year"),
     "longest": ("year", "month", "last_month", "quarter", "between", "this_year"),
+    "length": ("ever", "month", "ever", "quarter"),
 }
 """The ranges each kind is asked over, taken in turn."""
 
@@ -556,6 +566,58 @@ def ask_longest(log: Sequence[Entry], span: Span, rng: random.Random) -> Aggrega
     return Aggregate(text, "longest", span, act, gold, phrasing=shape, detail=f"{act}, {top} {unit}")
 
 
+TRIP_DAYS = (2, 7)
+"""With --trip-ranges: how many days a trip lasts, ending on the day of the note that tells it."""
+DAY_WORDS = ("two", "three", "four", "five", "six", "seven")
+
+
+def range_trips(diary: Diary, seed: int) -> dict[str, tuple[date, int]]:
+    """--trip-ranges: each trip's sentence, in its note and its event, rewritten as the days it
+    lasted (TRIP_DAYS, ending on the note's day) in one of four forms, by a generator of its own
+    (the rest of the diary stays the seed's). Returns each trip's city: its first day and days."""
+    rng = random.Random(seed * 1000 + 31)
+    trips = {}
+    for note in diary.notes:
+        for i, e in enumerate(note.events):
+            if e.activity != "travel":
+                continue
+            n = rng.randint(*TRIP_DAYS)
+            first, last = note.day - timedelta(days=n - 1), note.day
+            start = f"{first.day} {month_name(first)}"
+            days = f"{first.day}" if first.month == last.month else start
+            shapes = (
+                f"Flew to {e.place} from {days} to {last.day} {month_name(last)}.",
+                f"Trip to {e.place}, {days}-{last.day} {month_name(last)}.",
+                f"Took the train to {e.place} on {start} for {DAY_WORDS[n - 2]} days.",
+                f"Drove to {e.place} between {weekday(first)} and {weekday(last)}.",
+            )
+            shape = rng.randrange(len(shapes))
+            note.text = note.text.replace(e.text, shapes[shape])
+            note.events[i] = replace(e, text=shapes[shape], shape=shape)
+            trips[e.place] = (first, n)
+    return trips
+
+
+LENGTH = ("How long was my trip to {city}?", "How many days was my trip to {city}?")
+LONGEST_TRIP = ("How many days did my longest trip{when} last?", "{When}, how many days was my longest trip?")
+
+
+def ask_length(
+    trips: dict[str, tuple[date, int]], log: Sequence[Entry], span: Span, rng: random.Random
+) -> Aggregate | None:
+    """How long one trip was (over the whole diary), or the longest trip of a range lasted (by its
+    first day, as the timeline counts an interval), where one trip is the longest."""
+    if span.kind == "ever":
+        city = rng.choice(sorted(trips))
+        shape, text = render(LENGTH, span, rng, city=city)
+        return Aggregate(text, "length", span, city, trips[city][1], "days", phrasing=shape)
+    within = sorted(n for first, n in trips.values() if span.start <= first <= span.end)
+    if not within or within.count(within[-1]) > 1:
+        return None
+    shape, text = render(LONGEST_TRIP, span, rng)
+    return Aggregate(text, "length", span, "longest trip", within[-1], "days", phrasing=shape)
+
+
 ASK = {
     "count": ask_count,
     "total": ask_total,
@@ -568,7 +630,7 @@ ASK = {
 
 
 def make_questions(
-    log: Sequence[Entry], per_kind: int, rng: random.Random
+    log: Sequence[Entry], per_kind: int, rng: random.Random, kinds: Sequence[str] = KINDS, ask: dict = ASK
 ) -> tuple[list[Aggregate], list[str]]:
     """`per_kind` questions of each kind, the ranges taken in turn, none about the same subject and
     days in the same kind of range twice; also the kinds that found fewer."""
@@ -576,13 +638,13 @@ def make_questions(
     questions: list[Aggregate] = []
     shortfall = []
     asked: set[tuple] = set()
-    for kind in KINDS:
+    for kind in kinds:
         made = 0
         for attempt in range(per_kind * 200):
             if made == per_kind:
                 break
             spans = SPANS[kind]
-            q = ASK[kind](log, make_span(spans[attempt % len(spans)], first, last, rng), rng)
+            q = ask[kind](log, make_span(spans[attempt % len(spans)], first, last, rng), rng)
             if q is None or (kind, q.subject, q.span.kind, q.span.start, q.span.end) in asked:
                 continue
             asked.add((kind, q.subject, q.span.kind, q.span.start, q.span.end))
@@ -595,7 +657,7 @@ def make_questions(
 
 # -- scoring --------------------------------------------------------------------------------
 
-TOLERANCE = {"times": 0.0, "minutes": 1.0, "km": 0.1, "GBP": 0.005}
+TOLERANCE = {"times": 0.0, "minutes": 1.0, "km": 0.1, "GBP": 0.005, "days": 0.0}
 DAYS_AND_TIMES = re.compile(r"\d{4}-\d{2}-\d{2}|\d{4}/\d{2}/\d{2}|\d{1,2}/\d{1,2}/\d{4}|\b\d{1,2}:\d{2}\b")
 NUMBER = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 NONE_SAID = re.compile(r"\b(zero|none|never)\b", re.IGNORECASE)
@@ -652,6 +714,8 @@ def holds(q: Aggregate, text: str, exact: bool) -> bool:
     if q.unit:
         if q.gold == 0 and NONE_SAID.search(text):
             return True
+        if exact and q.unit == "days":  # "5 days (3-7 May 2025, travel)": the first number
+            return numbers(text)[:1] == [float(q.gold)]
         return any(abs(n - float(q.gold)) <= TOLERANCE[q.unit] + 1e-9 for n in numbers(text))
     if q.kind == "most":
         at = stem_at(text, q.accept)
@@ -735,7 +799,7 @@ def score_table(title: str, groups: dict[str, list[Result]]) -> Table:
 
 
 def print_scores(results: list[Result], console: Console) -> None:
-    by_kind = {k: [r for r in results if r.q.kind == k] for k in KINDS}
+    by_kind = {k: [r for r in results if r.q.kind == k] for k in dict.fromkeys(r.q.kind for r in results)}
     console.print(score_table("by kind", {**by_kind, "all": results}))
     ranges = sorted({r.q.span.kind for r in results})
     console.print(score_table("by range", {s: [r for r in results if r.q.span.kind == s] for s in ranges}))
@@ -744,7 +808,7 @@ def print_scores(results: list[Result], console: Console) -> None:
 
 def print_misses(results: list[Result], show: int) -> None:
     """Up to `show` questions of each kind the Timeline did not answer, with its section."""
-    for kind in KINDS:
+    for kind in dict.fromkeys(r.q.kind for r in results):
         for r in [r for r in results if r.q.kind == kind and not r.hits["timeline"]][:show]:
             q = r.q
             gold = f"{q.gold} {q.unit}".strip() + (f" ({q.detail})" if q.detail else "")
@@ -961,6 +1025,11 @@ def main() -> None:
     parser.add_argument(
         "--show", type=int, default=2, help="print N questions of each kind the Timeline missed"
     )
+    parser.add_argument(
+        "--trip-ranges",
+        action="store_true",
+        help="trips told as ranges of days, and questions of their length",
+    )
     add_setting_option(parser)
     args = parser.parse_args()
     if args.days < 28:
@@ -969,8 +1038,17 @@ def main() -> None:
 
     began_all = time.perf_counter()
     diary = generate(args.seed, args.days, 0, args.year)
-    log = [(n.day, e) for n in diary.notes for e in n.events]
-    questions, shortfall = make_questions(log, args.per_kind, random.Random(args.seed))
+    trips = range_trips(diary, args.seed) if args.trip_ranges else {}
+    # a trip told as a range is on its first day, as the timeline counts it
+    log = [(trips[e.place][0] if e.place in trips and e.activity == "travel" else n.day, e)
+           for n in diary.notes for e in n.events]  # fmt: skip
+    kinds, ask = KINDS, ASK
+    if trips:
+        kinds, ask = (
+            (*KINDS, "length"),
+            ASK | {"length": lambda log, span, rng: ask_length(trips, log, span, rng)},
+        )
+    questions, shortfall = make_questions(log, args.per_kind, random.Random(args.seed), kinds, ask)
     run_dir = Path(tempfile.mkdtemp(prefix="exo-bench-diary-counts-"))
     root = args.keep or run_dir
     root.mkdir(parents=True, exist_ok=True)
@@ -978,7 +1056,7 @@ def main() -> None:
     write_truth(root, log, questions)
     print(
         f"{datetime.now():%Y-%m-%d %H:%M}: {len(diary.notes)} notes, {len(log)} events, "
-        f"{len(questions)} questions ({', '.join(f'{k} {sum(q.kind == k for q in questions)}' for k in KINDS)})",
+        f"{len(questions)} questions ({', '.join(f'{k} {sum(q.kind == k for q in questions)}' for k in kinds)})",
         flush=True,
     )
     for s in shortfall:
@@ -1019,7 +1097,13 @@ def main() -> None:
     )
     if args.json:
         data = {
-            "corpus": {"days": args.days, "seed": args.seed, "year": args.year, "per_kind": args.per_kind},
+            "corpus": {
+                "days": args.days,
+                "seed": args.seed,
+                "year": args.year,
+                "per_kind": args.per_kind,
+                "trip_ranges": args.trip_ranges,
+            },
             "shortfall": shortfall,
             "timings_s": {
                 "built": round(built_s, 1),

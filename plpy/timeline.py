@@ -156,9 +156,12 @@ def measure_of(words, kind):
 
 # A question of which, what, who or where over days it names: the events of those days answer it.
 _LISTING = re.compile(r"\b(?:which|what|who|where)\b", re.I)
-# "how many km", "how many hours": a count of a unit is a total of it.
+# "how many km", "how many hours": a count of a unit is a total of it; so is "how many days was my
+# trip" or "did it last" (a length in days, not how many days held one: "how many days did I swim").
 _COUNT_OF_UNIT = re.compile(
-    r"\bhow many (?:km|kilometres|kilometers|miles|hours|minutes|pounds|dollars|euros)\b", re.I
+    r"\bhow many (?:km|kilometres|kilometers|miles|hours|minutes|pounds|dollars|euros)\b"
+    r"|\bhow many days (?:was|were)\b|\bhow many days did\b.*\blast\W*$",
+    re.I,
 )
 
 

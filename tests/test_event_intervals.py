@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+import timeline as reading
 from click.testing import CliRunner
 from support.timeline import answer, ingest_diary, packet
 
@@ -121,8 +122,23 @@ def test_how_long_reads_the_days_of_the_intervals_told(timeline):
     assert answer(packet(timeline, "What was my shortest trip?")) == "Answer: 1 day (2025-06-20, travel)"
     total = answer(packet(timeline, "How long did I travel in total in 2025?"))
     assert total == "Answer: 12 days in total, over 3 of 5 times"  # 5 + 2 + 5; Galway and York tell none
+    crete = answer(packet(timeline, "How many days was my trip to Crete?"))
+    assert crete == "Answer: 5 days (28 July - 1 August 2025, travel)"
     # a measure told in minutes is still read in minutes
     assert answer(packet(timeline, "How long did I swim in total?")).startswith("Answer: 40 minutes in total")
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("How many days was my trip to Crete?", "total"),  # a length in days
+        ("How many days did my longest trip in May last?", "longest"),
+        ("How many days did I swim last month?", "count"),  # how many days held a swim
+        ("How many days did I swim?", "count"),
+    ],
+)
+def test_how_many_days_asks_a_length_only_of_being_or_lasting(question, kind):
+    assert reading.Reading(question, {}).kind == kind
 
 
 def test_a_range_question_counts_an_interval_once_on_its_first_day(timeline):
