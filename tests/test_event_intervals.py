@@ -40,6 +40,7 @@ def when(text: str, base: date = DAY, plans: bool = False) -> list[tuple]:
         ("Went to Lisbon for three days.", "2025-05-21", "2025-05-23", "day"),
         ("Spent the week of 7 May in Bristol.", "2025-05-05", "2025-05-11", "week"),
         ("Last week I went to Bath.", "2025-05-12", "2025-05-18", "week"),
+        ("Last month I went to Bath.", "2025-04-01", "2025-04-30", "month"),
         ("Went to Lisbon in March.", "2025-03-01", "2025-03-31", "month"),
         ("Sometime in March I went climbing in Wales.", "2025-03-01", "2025-03-31", "month"),
         ("In 2019 I ran a marathon.", "2019-01-01", "2019-12-31", "year"),

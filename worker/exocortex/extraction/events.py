@@ -508,8 +508,11 @@ def _period_of(sent, text: str, base: date, planned: bool, head):
             return first, last, "month"
         if x["kind"] == "year" and said_in:
             return first, last, "year"
-        if x["kind"] == "relative" and x["text"].casefold().startswith("last") and x.get("amount") == 1:
-            return first, last, {"week": "week", "month": "month", "year": "year"}[x["unit"]]
+        said_last = (
+            x["kind"] == "relative" and x["text"].casefold().startswith("last") and x.get("amount") == 1
+        )
+        if said_last and x["unit"] in ("week", "month", "year"):
+            return first, last, x["unit"]
     return None
 
 
