@@ -217,10 +217,19 @@ def passage_day(passage):
 def stated_by(passages, own, words):
     """The word stems of the answering lines (search.answering_line: the sentence or message a
     passage's excerpt centres on, by the question's `words`) of the passages not from the
-    documents `own`: a passage of the document a fact comes from states every fact of it, and a
-    name elsewhere in a passage ("Tomas" in a note about a marathon) is no answer."""
+    documents `own`, of their lines that hold a word of the question: a passage of the document a
+    fact comes from states every fact of it, and a name elsewhere in a passage ("Tomas" in a note
+    about a marathon, "Employment (Northwind Labs)" above the on-call allowance) is no answer."""
+    asked = {stem(w) for w in words}
     return set().union(
-        set(), *(word_stems(answering_line(p, words)) for p in passages if p.get("document_id") not in own)
+        set(),
+        *(
+            stems
+            for p in passages
+            if p.get("document_id") not in own
+            for line in answering_line(p, words).split("\n")
+            if (stems := word_stems(line)) & asked
+        ),
     )
 
 

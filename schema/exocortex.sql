@@ -9794,7 +9794,8 @@ CHANGE_WORDS = frozenset(
 )
 # "these days" says the same as "now" in two words.
 _NOW_PHRASE = re.compile(r"\bthese days\b", re.IGNORECASE)
-_NUMBER = re.compile(r"[£$€]?\d+(?:[.,:]\d+)*")
+_NUMBER = re.compile(r"(?:[£$€]|\b(?:EUR|GBP|USD)\s?)?\d+(?:[.,:]\d+)*")
+_CODE_SIGNS = {"EUR": "€", "GBP": "£", "USD": "$"}
 # A unit written right after a number ("10 km", "50GB", "250 ms"): its kind of quantity.
 _UNIT = re.compile(r"\s?([A-Za-z]{1,5})\b")
 WEEKDAY_NAMES = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())  # noqa: SIM905
@@ -9819,14 +9820,21 @@ def told(line):
         kept.append(part)
     return " ".join(p for p in kept if p)
 
+def _month_after(after):
+    """The month a day's number is followed by ("2 December"), or None."""
+    m = _WORD.match(after.lstrip())
+    return m.group().casefold() if m and m.group().casefold() in MONTHS else None
+
 def value_kind(number, after=""):
     """What a number is, so that only numbers of one kind are compared: an amount of money, a
     time of day, a quantity of the unit written right `after` it ("number km"), or a count
     ("£1,150" and the "1" of "the 1st" tell different things)."""
-    if number[0] in "£$€":
+    if number[0] in "£$€" or number[:3] in _CODE_SIGNS:
         return "money"
     if ":" in number:
         return "time"
+    if _month_after(after):
+        return "date"
     unit = _UNIT.match(after)
     return (
         "number " + unit.group(1).casefold()
@@ -9862,13 +9870,47 @@ def without_opening(m, text):
     _, _, rest = m.group().partition(" ")
     return rest.strip()
 
+def number_value(m, text):
+    """(kind, value) of a number matched in text: a day with its month ("2 december"), an amount
+    of money with its sign ("EUR 2,400.00" is "€2,400")."""
+    after = text[m.end() :]
+    kind = value_kind(m.group(), after)
+    if kind == "date":
+        return kind, f"{m.group()} {_month_after(after)}"
+    if kind == "money":  # "EUR 2,400.00" tells what "€2,400" does
+        sign = _CODE_SIGNS.get(m.group()[:3], m.group()[0])
+        amount = float(re.sub(r"[^\d.]", "", m.group().replace(",", "")).strip(".") or 0)
+        return kind, f"{sign}{amount:,.2f}".removesuffix(".00")
+    return kind, m.group()
+
+# Where a line's clauses part (besides its lines: a list's items are statements of their own): a
+# semicolon, brackets, or a comma before a conjunction that opens another clause ("the on-call
+# rota is quiet, and Iris and I have been ...").
+_CLAUSES = re.compile(r"[;()]|,\s+(?:and|but|so|while|whereas)\b", re.IGNORECASE)
+
+def near_values(line, asked):
+    """{stem: the values told in the clauses that hold the word}: what a line says of each of its
+    words, so that two lines sharing a word are compared by what each says of it."""
+    near = {}
+    clauses = [c for text in line.split("\n") for c in _CLAUSES.split(told(text))]
+    for clause in clauses:
+        values, about = statement(clause, asked)
+        for w in about:
+            near.setdefault(w, set()).update(values)
+    return near
+
 def statement(line, asked):
     """(values, about) of an answering line: the values it tells (told()), and the stems of its
     content words and of what its quantities measure (MEASURES)."""
     text = told(line)
-    numbers = {(value_kind(m.group(), text[m.end() :]), m.group()) for m in _NUMBER.finditer(text)}
-    # "GB" of "20 GB" is no name; "June" of "2 June" is
-    units = {k[7:] for k, _ in numbers if k.startswith("number ")} - MONTHS.keys()
+    numbers = {number_value(m, text) for m in _NUMBER.finditer(text)}
+    # parts of a value are no names: a unit ("GB" of "20 GB"), a day's month ("June" of "2 June"),
+    # a currency's code
+    units = (
+        {k[7:] for k, _ in numbers if k.startswith("number ")}
+        | {v.split()[-1] for k, v in numbers if k == "date"}
+        | {code.casefold() for code in _CODE_SIGNS}
+    )
     names = {name for m in _NAME.finditer(text) if (name := without_opening(m, text))}
     names = {
         n
@@ -9891,23 +9933,28 @@ def stated(c, words, asked):
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
     changed = bool({w.casefold() for w in _WORD.findall(text)} & CHANGE_WORDS or _NOW_PHRASE.search(text))
-    return {"values": values, "about": about, "time": time, "day": (time or "")[:10], "source": source,
-            "update": changed}  # fmt: skip
+    return {"values": values, "about": about, "near": near_values(text, asked), "time": time,
+            "day": (time or "")[:10], "source": source, "update": changed}  # fmt: skip
+
+def told_of(f, words, kind):
+    """Whether statement f tells a value of `kind` beside one of `words` (in its clause)."""
+    return any(k == kind for w in words for k, _ in f["near"].get(w, ()))
 
 def same_thing(a, b, asked):
-    """Two statements of the same thing that differ: they share a content word or a value ("from
-    21 km to 42 km" after "from 10 km to 21 km"), or a SPECIFIC kind of value ("Tuesdays" and
-    "Thursdays", "21 km" and "42 km") that is all a line without a word of the question tells
-    (`asked`: the stems of its content words), or the one value of its kind that a newer line
-    saying it changes tells; and they differ(). A group of them is about the question when one of
-    its lines holds a word of it (order_changes)."""
+    """Two statements of the same thing that differ: they share a content word beside which both
+    tell values that differ (in its clause), or a value ("from 21 km to 42 km" after "from 10 km
+    to 21 km"), or a SPECIFIC kind of value ("Tuesdays" and "Thursdays", "21 km" and "42 km") that
+    each tells beside a word of the question (`asked`: the stems of its content words) or tells
+    alone, or the one value of its kind that a newer line saying it changes tells; and they
+    differ(). A group of them is about the question when one of its lines holds a word of it
+    (order_changes)."""
     if not (a["values"] and b["values"] and a["time"] and b["time"]):
         return False
     kinds = {k for k, _ in a["values"]} & {k for k, _ in b["values"]}
-    # by a specific kind only where a line that holds no word of the question tells nothing else
-    # ("Dinner is on Saturday at 7" is no other day for "When does Karl's flight land?")
+    # by a specific kind only where a line tells it of the question or tells nothing else ("Dinner
+    # is on Saturday at 7" is no other day for "When does Karl's flight land?")
     alike = any(
-        all(f["about"] & asked or {k for k, _ in f["values"]} == {kind} for f in (a, b))
+        all(told_of(f, asked, kind) or {k for k, _ in f["values"]} == {kind} for f in (a, b))
         for kind in kinds
         if SPECIFIC.fullmatch(kind)
     )
@@ -9919,7 +9966,10 @@ def same_thing(a, b, asked):
         and next(iter(f["values"]))[0] in kinds
         for f, g in ((a, b), (b, a))
     )  # fmt: skip
-    shared = a["about"] & b["about"] or a["values"] & b["values"] or alike or updates
+    # a word both lines hold ties them where each tells a value beside it, in its clause: "on-call
+    # allowance €2,400" and "the on-call rota is quiet, and Iris ..." tell nothing of one thing
+    said_of = any(differ(a["near"].get(w, ()), b["near"].get(w, ())) for w in a["about"] & b["about"])
+    shared = said_of or a["values"] & b["values"] or alike or updates
     return bool(shared) and differ(a["values"], b["values"])
 
 def replaces(f, g):
@@ -12153,10 +12203,19 @@ def passage_day(passage):
 def stated_by(passages, own, words):
     """The word stems of the answering lines (search.answering_line: the sentence or message a
     passage's excerpt centres on, by the question's `words`) of the passages not from the
-    documents `own`: a passage of the document a fact comes from states every fact of it, and a
-    name elsewhere in a passage ("Tomas" in a note about a marathon) is no answer."""
+    documents `own`, of their lines that hold a word of the question: a passage of the document a
+    fact comes from states every fact of it, and a name elsewhere in a passage ("Tomas" in a note
+    about a marathon, "Employment (Northwind Labs)" above the on-call allowance) is no answer."""
+    asked = {stem(w) for w in words}
     return set().union(
-        set(), *(word_stems(answering_line(p, words)) for p in passages if p.get("document_id") not in own)
+        set(),
+        *(
+            stems
+            for p in passages
+            if p.get("document_id") not in own
+            for line in answering_line(p, words).split("\n")
+            if (stems := word_stems(line)) & asked
+        ),
     )
 
 def embedding_meaning(setting, timeout_s, calls_per_minute, budget_store, cache):
@@ -35492,7 +35551,8 @@ CHANGE_WORDS = frozenset(
 )
 # "these days" says the same as "now" in two words.
 _NOW_PHRASE = re.compile(r"\bthese days\b", re.IGNORECASE)
-_NUMBER = re.compile(r"[£$€]?\d+(?:[.,:]\d+)*")
+_NUMBER = re.compile(r"(?:[£$€]|\b(?:EUR|GBP|USD)\s?)?\d+(?:[.,:]\d+)*")
+_CODE_SIGNS = {"EUR": "€", "GBP": "£", "USD": "$"}
 # A unit written right after a number ("10 km", "50GB", "250 ms"): its kind of quantity.
 _UNIT = re.compile(r"\s?([A-Za-z]{1,5})\b")
 WEEKDAY_NAMES = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())  # noqa: SIM905
@@ -35517,14 +35577,21 @@ def told(line):
         kept.append(part)
     return " ".join(p for p in kept if p)
 
+def _month_after(after):
+    """The month a day's number is followed by ("2 December"), or None."""
+    m = _WORD.match(after.lstrip())
+    return m.group().casefold() if m and m.group().casefold() in MONTHS else None
+
 def value_kind(number, after=""):
     """What a number is, so that only numbers of one kind are compared: an amount of money, a
     time of day, a quantity of the unit written right `after` it ("number km"), or a count
     ("£1,150" and the "1" of "the 1st" tell different things)."""
-    if number[0] in "£$€":
+    if number[0] in "£$€" or number[:3] in _CODE_SIGNS:
         return "money"
     if ":" in number:
         return "time"
+    if _month_after(after):
+        return "date"
     unit = _UNIT.match(after)
     return (
         "number " + unit.group(1).casefold()
@@ -35560,13 +35627,47 @@ def without_opening(m, text):
     _, _, rest = m.group().partition(" ")
     return rest.strip()
 
+def number_value(m, text):
+    """(kind, value) of a number matched in text: a day with its month ("2 december"), an amount
+    of money with its sign ("EUR 2,400.00" is "€2,400")."""
+    after = text[m.end() :]
+    kind = value_kind(m.group(), after)
+    if kind == "date":
+        return kind, f"{m.group()} {_month_after(after)}"
+    if kind == "money":  # "EUR 2,400.00" tells what "€2,400" does
+        sign = _CODE_SIGNS.get(m.group()[:3], m.group()[0])
+        amount = float(re.sub(r"[^\d.]", "", m.group().replace(",", "")).strip(".") or 0)
+        return kind, f"{sign}{amount:,.2f}".removesuffix(".00")
+    return kind, m.group()
+
+# Where a line's clauses part (besides its lines: a list's items are statements of their own): a
+# semicolon, brackets, or a comma before a conjunction that opens another clause ("the on-call
+# rota is quiet, and Iris and I have been ...").
+_CLAUSES = re.compile(r"[;()]|,\s+(?:and|but|so|while|whereas)\b", re.IGNORECASE)
+
+def near_values(line, asked):
+    """{stem: the values told in the clauses that hold the word}: what a line says of each of its
+    words, so that two lines sharing a word are compared by what each says of it."""
+    near = {}
+    clauses = [c for text in line.split("\n") for c in _CLAUSES.split(told(text))]
+    for clause in clauses:
+        values, about = statement(clause, asked)
+        for w in about:
+            near.setdefault(w, set()).update(values)
+    return near
+
 def statement(line, asked):
     """(values, about) of an answering line: the values it tells (told()), and the stems of its
     content words and of what its quantities measure (MEASURES)."""
     text = told(line)
-    numbers = {(value_kind(m.group(), text[m.end() :]), m.group()) for m in _NUMBER.finditer(text)}
-    # "GB" of "20 GB" is no name; "June" of "2 June" is
-    units = {k[7:] for k, _ in numbers if k.startswith("number ")} - MONTHS.keys()
+    numbers = {number_value(m, text) for m in _NUMBER.finditer(text)}
+    # parts of a value are no names: a unit ("GB" of "20 GB"), a day's month ("June" of "2 June"),
+    # a currency's code
+    units = (
+        {k[7:] for k, _ in numbers if k.startswith("number ")}
+        | {v.split()[-1] for k, v in numbers if k == "date"}
+        | {code.casefold() for code in _CODE_SIGNS}
+    )
     names = {name for m in _NAME.finditer(text) if (name := without_opening(m, text))}
     names = {
         n
@@ -35589,23 +35690,28 @@ def stated(c, words, asked):
     chat = c.get("chat")
     source = ("chat", chat["conversation_id"]) if chat else ("document", c["document_id"])
     changed = bool({w.casefold() for w in _WORD.findall(text)} & CHANGE_WORDS or _NOW_PHRASE.search(text))
-    return {"values": values, "about": about, "time": time, "day": (time or "")[:10], "source": source,
-            "update": changed}  # fmt: skip
+    return {"values": values, "about": about, "near": near_values(text, asked), "time": time,
+            "day": (time or "")[:10], "source": source, "update": changed}  # fmt: skip
+
+def told_of(f, words, kind):
+    """Whether statement f tells a value of `kind` beside one of `words` (in its clause)."""
+    return any(k == kind for w in words for k, _ in f["near"].get(w, ()))
 
 def same_thing(a, b, asked):
-    """Two statements of the same thing that differ: they share a content word or a value ("from
-    21 km to 42 km" after "from 10 km to 21 km"), or a SPECIFIC kind of value ("Tuesdays" and
-    "Thursdays", "21 km" and "42 km") that is all a line without a word of the question tells
-    (`asked`: the stems of its content words), or the one value of its kind that a newer line
-    saying it changes tells; and they differ(). A group of them is about the question when one of
-    its lines holds a word of it (order_changes)."""
+    """Two statements of the same thing that differ: they share a content word beside which both
+    tell values that differ (in its clause), or a value ("from 21 km to 42 km" after "from 10 km
+    to 21 km"), or a SPECIFIC kind of value ("Tuesdays" and "Thursdays", "21 km" and "42 km") that
+    each tells beside a word of the question (`asked`: the stems of its content words) or tells
+    alone, or the one value of its kind that a newer line saying it changes tells; and they
+    differ(). A group of them is about the question when one of its lines holds a word of it
+    (order_changes)."""
     if not (a["values"] and b["values"] and a["time"] and b["time"]):
         return False
     kinds = {k for k, _ in a["values"]} & {k for k, _ in b["values"]}
-    # by a specific kind only where a line that holds no word of the question tells nothing else
-    # ("Dinner is on Saturday at 7" is no other day for "When does Karl's flight land?")
+    # by a specific kind only where a line tells it of the question or tells nothing else ("Dinner
+    # is on Saturday at 7" is no other day for "When does Karl's flight land?")
     alike = any(
-        all(f["about"] & asked or {k for k, _ in f["values"]} == {kind} for f in (a, b))
+        all(told_of(f, asked, kind) or {k for k, _ in f["values"]} == {kind} for f in (a, b))
         for kind in kinds
         if SPECIFIC.fullmatch(kind)
     )
@@ -35617,7 +35723,10 @@ def same_thing(a, b, asked):
         and next(iter(f["values"]))[0] in kinds
         for f, g in ((a, b), (b, a))
     )  # fmt: skip
-    shared = a["about"] & b["about"] or a["values"] & b["values"] or alike or updates
+    # a word both lines hold ties them where each tells a value beside it, in its clause: "on-call
+    # allowance €2,400" and "the on-call rota is quiet, and Iris ..." tell nothing of one thing
+    said_of = any(differ(a["near"].get(w, ()), b["near"].get(w, ())) for w in a["about"] & b["about"])
+    shared = said_of or a["values"] & b["values"] or alike or updates
     return bool(shared) and differ(a["values"], b["values"])
 
 def replaces(f, g):

@@ -60,11 +60,13 @@ def test_a_line_tells_its_numbers_and_names_not_its_questions_nor_its_opening_wo
     assert values == set()
     values, _ = changes.statement("Sold the old car; I drive a Renault Zoe now.", set())
     assert values == {("name", "Renault Zoe")}
-    # a quantity's unit is no name ("GB"); a month after a day is one
+    # a quantity's unit is no name ("GB"), nor a day's month, nor a currency's code
     values, _ = changes.statement("I get 20 GB a month on my phone.", set())
     assert values == {("number gb", "20")}
     values, _ = changes.statement("The offsite moved to 2 June.", set())
-    assert ("name", "June") in values
+    assert values == {("date", "2 june")}
+    values, _ = changes.statement("On-call allowance EUR 2,400.00, up from €2,000.", set())
+    assert values == {("money", "€2,400"), ("money", "€2,000")}
 
 
 def test_an_update_is_put_first_and_both_say_which_is_later():
@@ -222,6 +224,15 @@ def test_a_newer_statement_below_the_cut_takes_the_place_of_chatter():
         ("What is my rent?", ["My rent is £1,150.", "The gym costs £40 a month."]),
         # a question about the past: the earlier value may be the answer
         ("What was my rent?", ["My rent is £1,150.", "My rent is now £1,210."]),
+        # lines sharing a word ("on-call") with values elsewhere in them, not said of it
+        (
+            "Who is on call for the database?",
+            [
+                "Employment (Northwind Labs)\nSalary EUR 81,000.00; on-call allowance EUR 2,400.00; bonus",
+                "Subject: New on-call rotation from Monday 2 December",
+                "We have one platform now, the on-call rota is quiet, and Iris and I write runbooks on Fridays.",
+            ],
+        ),
     ],
 )
 def test_no_change_is_said_where_none_is(question, bodies):

@@ -106,6 +106,10 @@ def test_evidence_from_another_document_shows_the_value_it_states():
     # never a sensitive line
     card = {"document_id": 7, "body": "Paid the vet; Pixel the terrier mix had the microchip checked."}
     assert chosen("What happened at the vet?", passages=[card])[0] == []
+    # a line of the answering lines that holds no word of the question states nothing asked
+    lines = {"document_id": 7, "body": "Flat\nThe new flat is at 27 Alder Row\nRent due on the 1st"}
+    assert chosen("Where is the new flat?", passages=[lines])[0] == ["address"]
+    assert chosen("When is the rent due?", passages=[lines])[0] == []
 
 
 def test_withheld_facts_stay_as_hints_whatever_the_question():
