@@ -399,6 +399,22 @@ def _(c: Cast) -> Item:
     return Item(text, "", [parent_of(p, k), parent_of(q, k)])
 
 
+@phrasing("parent: P and Q's son C (a shared possessive)")
+def _(c: Cast) -> Item:
+    p, k = c.subject, c.new(family=True)
+    q = c.new("m" if p.sex == "f" else "f", family=True)
+    parents, child = f"{p.full} and {q.full}", k.word("child")
+    text, named = c.rng.choice(
+        [
+            (f"{parents}'s {child} {k.first} studied music in {c.city()}.", k.first),
+            (f"{k.full} is {parents}'s {child}.", k.full),
+            (f"{parents}'s {child}, {k.full}, {c.rng.choice(HOBBIES)}.", k.full),
+            (f"Last summer {parents}'s eldest {child} {k.full} moved abroad.", k.full),
+        ]
+    )
+    return Item(text, "", [parent_of(p, named), parent_of(q, named)])
+
+
 @phrasing("parent: C is the youngest daughter of P")
 def _(c: Cast) -> Item:
     p, k = c.subject, c.new(family=True)
@@ -781,6 +797,22 @@ def _(c: Cast) -> Item:
         ]
     )
     return Item(text, "", [("WORKS_AT", p.full, o)])
+
+
+@phrasing("work: P co-founded ORG (with Q)")
+def _(c: Cast) -> Item:
+    p, q, o = c.subject, c.new(), c.org()
+    year = c.year()
+    text, founders = c.rng.choice(
+        [
+            (f"{p.full} co-founded {o} with {q.full} in {year}.", [p, q]),
+            (f"{p.full}, who co-founded {o}, {c.rng.choice(HOBBIES)}.", [p]),
+            (f"{o} was co-founded by {p.full} in {year}.", [p]),
+            (f"{o} was co-founded by {p.full} and {q.full}.", [p, q]),
+            (f"In {year} {p.full} co-founded {o}.", [p]),
+        ]
+    )
+    return Item(text, "", [("WORKS_AT", f.full, o) for f in founders])
 
 
 # -- residence -------------------------------------------------------------------------------------

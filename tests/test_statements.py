@@ -58,7 +58,9 @@ STATED = [
     ("I'm paying £1,210 rent instead of £1,150.", ("rent", "£1,210")),
     # the owner's present verb, said to hold now, with a name: the verb is the attribute
     ("I drive a Kia Niro now.", ("drive", "Kia Niro")),
-    ("These days I see Dr. Lindqvist for check-ups.", ("see", "Dr. Lindqvist")),
+    ("These days I see Dr. Lindqvist for check-ups.", ("see", "Dr. Lindqvist")),  # a visit
+    ("I'm watching White Collar right now", ("watch", "White Collar")),
+    ("These days I use Arch Linux at work.", ("use", "Arch Linux")),
 ]
 
 NOTHING = [
@@ -102,6 +104,14 @@ NOTHING = [
     "I love Paris.",  # a name without "now": a liking, not a value
     "I bought a Kia Niro last year.",
     "Tom drives a Kia Niro now.",  # someone else's
+    # a verb of perception, feeling, thought or wanting, or a light verb, states no value
+    "I miss Leeds now.",
+    "Now I love Paris.",
+    "I see Leeds now.",
+    "These days I hear Coldplay everywhere.",
+    "I know Ana Lind now.",
+    "These days I want a Tesla.",
+    "Yeah I guess. now I have Kale.",
 ]
 
 

@@ -17,6 +17,10 @@ A relation noun (relation_patterns.KIN: mother, son, sister, wife, partner, frie
                   the noun's group names ("Cy is the eldest of three children of Ana and Ben"); a
                   kinship phrase beside the place of a clause is said of its subject ("Cy grew up in
                   Enugu, the youngest of five children of Ana")
+A possessive may be shared ("Ana and Tom's son Cy", "Cy is Ana, Ben and Tom's son": all are
+its owners; not "Ana's and Tom's sons", "Ana's friend and Tom's son"), where the parser hangs the
+relation noun on the first owner, which then says nothing of its own ("Ana and Tom's daughter
+lives in Oslo" is the daughter's home).
 Every side may be a conjunction list ("the children of Ana and Ben are Cy, Di and Ed"); the
 noun's kind gives the direction ("Cy is Ana's son": Ana PARENT_OF Cy; "Ana is Cy's mother" too).
 A plural peer noun or "married" after "be" relates the conjoined subjects pairwise ("Ana and Ben
@@ -24,9 +28,13 @@ are siblings | friends | married"; "Ana and Ben married"); "Ana is friends with 
 Verbs relate their subject (a name, a relative pronoun's antecedent "Ana, who lives in Oslo", the
 noun a participle hangs on "Ana, based in Oslo", the person a noun is said of "Ana is an engineer
 who works for Acme", the subject of the verb a conjoined one shares) to an object, a
-prepositional object or a passive agent: VERBS (work | teach at, join, hire, employ, lead, live |
-reside in, move | emigrate to, be based in, marry | wed, befriend, be born to: the parents its
-objects). A "where" clause on an organisation is a workplace ("trained at Acme, where she still
+prepositional object or a passive agent: VERBS (work | teach at, join, found, hire, employ, lead,
+live | reside in, move | emigrate to, be based in, marry | wed, befriend, be born to: the parents
+its objects; "Acme was founded | is led by Ana": the agent of DONE_BY's verbs is the doer). A
+verb with a hyphenated prefix of VERB_PREFIXES ("co-founded", "re-joined") is read as the verb,
+its sentence parsed again without the prefix; "co-" makes its "with" object a doer too ("Ana
+co-founded Acme with Tom"). A name the parser took for a fronted year's noun ("In 1985 Ana Lind
+joined Acme") is the subject of a verb that has none. A "where" clause on an organisation is a workplace ("trained at Acme, where she still
 works"; not on a place: "moved to Lund, where she works"); a home with its "in" a residence ("from
 her home in Valencia"; no "childhood" or "holiday" home). "They" or "the couple" marrying are the
 two people the nearest earlier sentence (one or two back) names, when it names exactly two and no
@@ -64,7 +72,7 @@ import re
 from exocortex.extraction import ner, relation_patterns
 from exocortex.extraction.llm import acceptance
 from exocortex.extraction.relation_patterns import KIN, NoteSubject, name_key
-from exocortex.plpy.entity_types import NAME_FUNCTION_WORDS, NAME_PARTICLES
+from exocortex.plpy.entity_types import NAME_FUNCTION_WORDS, NAME_PARTICLES, cue_type
 
 # A relation noun's predicate and side ("parent": the named person is the possessor's parent).
 RELATION_NOUNS = {**KIN, "twin": ("SIBLING_OF", "peer")}
@@ -113,10 +121,17 @@ VERBS = {
     "marry": ("SPOUSE_OF", "dobj", True),
     "wed": ("SPOUSE_OF", "dobj", True),
     "befriend": ("FRIEND_OF", "dobj", True),
+    "found": ("WORKS_AT", "dobj", True),
     "bear": ("PARENT_OF", "prep:to", True),  # passive only, the child its subject (Sentence.verb)
 }
 # An organisation that does the hiring is the active subject: "Acme hired Ana".
 EMPLOYERS = frozenset({"employ", "hire", "recruit"})
+# Verbs whose passive's agent is the doer ("Acme was founded | is led by Ana"; "joined by" is
+# accompanied by).
+DONE_BY = frozenset({"found", "lead", "manage", "head"})
+# Prefixes a verb keeps its relation under ("co-founded", "re-joined"); "co-" makes the verb's
+# "with" object a doer too ("co-founded Acme with Tom").
+VERB_PREFIXES = frozenset({"co", "re"})
 # Roles "of" an organisation that are a post there ("the CEO of Acme"); any other role is so only
 # "at" or "for" it ("an engineer at Acme"), unless it is no employment (NOT_STAFF).
 ROLE_OF = frozenset(
@@ -208,7 +223,13 @@ def find(
         # a note that never called its subject he or she may call them "they"
         singular_they = about if subject and subject.pronoun is None else None
         if said and not said.endswith("?"):
-            Sentence(sent, found, author, about if opening else None, about, singular_they, previous).read()
+            read, joint = unprefixed(sent)
+            found.people |= {name_key(e.text) for e in read.ents if e.label_ == "PERSON"}
+            reader = Sentence(
+                read, found, author, about if opening else None, about, singular_they, previous, joint
+            )
+            reader.evidence = " ".join(sent.text.split())  # as written, its prefixes too
+            reader.read()
         previous = list(sent)
     return found.relations
 
@@ -439,8 +460,10 @@ class Sentence:
         about: str | None = None,
         singular_they: str | None = None,
         previous: list | None = None,
+        joint: frozenset[int] = frozenset(),
     ):
         self.sent = sent
+        self.co_verbs = joint  # the verbs that had "co-": their "with" object is a doer too
         self.singular_they = singular_they  # whom a "their" of no couple may mean
         self.previous = previous or []  # the sentence before's tokens
         self.runs = name_runs(sent)
@@ -497,6 +520,8 @@ class Sentence:
         """The names of token and of the tokens conjoined with it ("Cy, Di and Ed"); none when
         one of them is a proper noun but no name."""
         out = []
+        if any(c.lemma_.lower() in RELATION_NOUNS and self.slot(c).i == token.i for c in token.children):
+            return []  # "Ana and Tom's son ... lives": the son lives, not Ana
         for item in self.items(token, kind):
             named = self.name(item, kind)
             if named is None and item.pos_ == "NOUN" and kind == "Person":
@@ -588,6 +613,11 @@ class Sentence:
             return self.subjects(verb.head)
         if verb.dep_ == "acl" and verb.tag_ in ("VBN", "VBG"):
             return self.said_of(verb.head)
+        # "In 1985 Diego Bergström joined Acme": the parser took the name for the year's noun
+        fronted = [o for c in verb.children if c.dep_ == "prep" for o in c.children if o.dep_ == "pobj"]
+        dated = [o for o in fronted if any(c.dep_ == "nummod" and c.ent_type_ == "DATE" for c in o.children)]
+        if dated and dated[0].i == verb.i - 1 and dated[0].i in self.runs:
+            return self.names(dated[0])
         return []
 
     def said_of(self, word) -> list[str]:
@@ -683,9 +713,9 @@ class Sentence:
         predicate, side = RELATION_NOUNS[noun.lemma_.lower()]
         if noun.dep_ == "poss" or not current_relative(noun):
             return
-        owners, named = self.possessors(noun), self.named_by(noun)
-        copular = noun.dep_ in ("attr", "nsubj") and noun.head.lemma_ in ("be", "become")
-        clause = noun.head if copular or (noun.dep_ == "dobj" and noun.head.lemma_ == "have") else noun
+        owners, named, slot = self.possessors(noun), self.named_by(noun), self.slot(noun)
+        copular = slot.dep_ in ("attr", "nsubj") and slot.head.lemma_ in ("be", "become")
+        clause = slot.head if copular or (slot.dep_ == "dobj" and slot.head.lemma_ == "have") else noun
         if predicate == "SPOUSE_OF" and len(owners) == 1 and holds(clause, predicate, event=True):
             self.found.couples.append((self.found.sentence, (owners[0], *named[:1])))
         if not owners or not named or not holds(clause, predicate, event=False):
@@ -703,14 +733,38 @@ class Sentence:
                     clause = next((a for a in noun.ancestors if a.dep_ == "relcl"), None)
                     named = clause is not None and clause.head.pos_ == "PROPN"
                     return self.names(clause.head) if named else []
-                return self.their(noun) if child.lower_ == "their" else self.names(child)
+                if child.lower_ == "their":
+                    return self.their(noun)
+                # "Ines Holm and Arjun Holm's son": the parser may hang both on the noun
+                owners = [c for c in noun.children if c.dep_ == "poss"]
+                return list(dict.fromkeys(n for c in owners for n in self.joint(c) + self.names(c)))
             if child.dep_ == "prep" and child.lower_ == "of":
                 return [n for pobj in child.children if pobj.dep_ == "pobj" for n in self.names(pobj)]
+        owner = self.possessive(noun)
+        if owner is not None:  # a "'s" before the noun that the parser hung on its name
+            return self.joint(owner) + self.names(owner)
         if noun.dep_ == "dobj" and noun.head.lemma_ == "have":
             return self.subjects(noun.head)
         if noun.dep_ == "conj" and noun.head.pos_ == "NOUN":  # "his closest collaborator and friend"
             return self.possessors(noun.head)
         return []
+
+    def joint(self, owner) -> list[str]:
+        """The people a possessive's owner shares it with ("Ana Lind and Tom Reed's son": Ana's
+        too; "Ana, Ben and Tom's children"): the names before owner's that only "and" (and commas
+        before it) part from it, each a name of its own ("Ana's and Tom's sons", "Ana's friend and
+        Tom's son Cy" share nothing); the parser cannot hang the possessive on both."""
+        if owner.i not in self.runs:  # "Ana and their daughter": a pronoun shares nothing
+            return []
+        doc, names = owner.doc, []
+        at, between = self.runs[owner.i][0].i - 1, "and"
+        while at > self.sent.start and doc[at].lower_ == between and at - 1 in self.runs:
+            named = self.name(doc[at - 1])
+            if named is None:
+                return []
+            names.insert(0, named)
+            at, between = self.runs[at - 1][0].i - 1, ","
+        return names
 
     def their(self, noun) -> list[str]:
         """Whose relative "their" + noun is. Of a child ("their son | daughters | children"),
@@ -767,7 +821,23 @@ class Sentence:
         if noun.dep_ == "pobj" and noun.head.lower_ == "of" and partitive(noun.head.head):
             # "Cy is the eldest of three children of Ana", "one of the sons of Ana": whom the part names
             return self.named_at(noun.head.head)
-        return self.named_at(noun) or self.set_off(noun)
+        return self.named_at(self.slot(noun)) or self.set_off(noun)
+
+    def slot(self, noun):
+        """The word whose place in the parse noun takes: the first of the owners its possessive
+        shares ("Cy is Ana and Tom's son": the parser hangs "son" on "Ana" as a conjunct), else noun."""
+        owner = next((c for c in noun.children if c.dep_ == "poss"), None) or self.possessive(noun)
+        hung = noun.dep_ in ("conj", "appos") and noun.head.i in self.runs
+        return noun.head if hung and owner is not None and self.joint(owner) else noun
+
+    def possessive(self, noun):
+        """The name a "'s" right before noun's phrase marks, where the parser hung the "'s" on that
+        name and no possessive on noun ("Emeka Kowalski and Ines Kowalski's son Arjun"), or None."""
+        before = noun.left_edge.i - 1
+        mark = noun.doc[before] if before > self.sent.start else None
+        if mark is None or mark.tag_ != "POS" or mark.head.i != before - 1 or mark.head.i not in self.runs:
+            return None
+        return mark.head
 
     def named_at(self, noun) -> list[str]:
         """Whom noun names by where it stands: the name it is in apposition to or a compound of
@@ -860,7 +930,17 @@ class Sentence:
             orgs = [n for c in verb.children if c.dep_ == "nsubj" for n in self.names(c, kind)]
             self.add(objects, predicate, orgs)
             return
+        if lemma in DONE_BY and (passive or (verb.dep_ == "acl" and verb.tag_ == "VBN")):
+            # "Acme was founded by Ana", "Acme, founded by Ana and Tom, ..."
+            doers = [n for c in verb.children if c.dep_ == "agent"
+                     for o in c.children if o.dep_ == "pobj" for n in self.names(o)]  # fmt: skip
+            done = [c for c in verb.children if c.dep_ == "nsubjpass"] if passive else [verb.head]
+            self.add(doers, predicate, [n for t in done for n in self.names(t, kind)])
+            return
         subjects = self.subjects(verb)
+        if verb.i in self.co_verbs:  # "Ana co-founded Acme with Tom": Tom did too
+            subjects += [n for c in verb.children if c.dep_ == "prep" and c.lower_ == "with"
+                         for o in c.children if o.dep_ == "pobj" for n in self.names(o)]  # fmt: skip
         if predicate == "SPOUSE_OF" and not subjects:
             subjects = self.couple(verb)  # "They married in 1990."
         if lemma == "bear":  # "Cy was born to Ana and Tom", "Cy, born to Ana, ...": parents are objects
@@ -934,8 +1014,9 @@ class Sentence:
     def workplace(self, word) -> list[str]:
         """The organisation a "where" clause hung on word means: word; the name before a date
         the parser hung the clause on ("Form & Fjord in Malmö in 1998, where he still works"); an
-        organisation whose "in" a place is ("Form & Fjord in Malmö, where ..."). A place alone is
-        no employer ("moved to Lund, where she works")."""
+        organisation whose "in" a place is ("Form & Fjord in Malmö, where ..."); the object of "to"
+        that spaCy labels or its name's words call an organisation ("returned to Kestrel Labs,
+        where"). A place alone is no employer ("moved to Lund, where she works")."""
         if word.ent_type_ in ("DATE", "TIME") or word.like_num:
             start = min(t.i for t in word.head.subtree) if word.dep_ == "pobj" else word.i
             if start <= word.sent.start:
@@ -943,9 +1024,10 @@ class Sentence:
             word = word.doc[start - 1]
         if word.dep_ == "pobj" and word.head.lower_ == "in" and word.head.head.pos_ == "PROPN":
             word = word.head.head  # the organisation in the place
-        at = word.dep_ == "pobj" and (
-            word.head.lower_ in ("at", "for") or (word.head.lower_ == "to" and word.ent_type_ == "ORG")
-        )
+        # "returned to Kestrel Labs, where": to an organisation by spaCy's label or its name's words
+        cue = cue_type(" ".join(t.text for t in org_tokens(word)))
+        org = cue != "Place" and (word.ent_type_ == "ORG" or (word.ent_type_ not in PLACES and cue == "Org"))
+        at = word.dep_ == "pobj" and (word.head.lower_ in ("at", "for") or (word.head.lower_ == "to" and org))
         if not at and (
             word.ent_type_ in PLACES
             or word.dep_ == "pobj"
@@ -965,6 +1047,30 @@ class Sentence:
             if child.dep_ == "prep" and child.lower_ in allowed:
                 out += [n for o in child.children if o.dep_ == "pobj" for n in self.names(o, kind)]
         return out
+
+
+def unprefixed(sent) -> tuple[object, frozenset[int]]:
+    """(sent, no verbs), or where a verb of it carries a hyphenated prefix of VERB_PREFIXES
+    ("co-founded"), the sentence parsed again without them, and the verbs there that had "co-":
+    the tokenizer splits "co", "-", "founded" and the parser misreads the whole sentence."""
+    doc, start = sent.doc, sent.start_char
+    cut = [t for t in sent
+           if t.lower_ in VERB_PREFIXES and t.i + 2 < sent.end and glued(doc[t.i + 1]) and not t.whitespace_
+           and (doc[t.i + 2].tag_.startswith("VB") or doc[t.i + 2].lower_ in VERB_FORMS)]  # fmt: skip
+    if not cut:
+        return sent, frozenset()
+    text, at, co = "", start, set()
+    for prefix in cut:
+        text += doc.text[at : prefix.idx]
+        at = doc[prefix.i + 2].idx  # the verb, after its prefix and hyphen
+        if prefix.lower_ == "co":
+            co.add(len(text))
+    text += doc.text[at : sent.end_char]
+    again = ner.pipeline()(text)
+    sents = list(again.sents)
+    if len(sents) != 1:
+        return sent, frozenset()
+    return sents[0], frozenset(t.i for t in again if t.idx in co)
 
 
 def inverted(verb, child) -> bool:
@@ -1001,8 +1107,12 @@ def _forms(lemma: str) -> list[str]:
     return [lemma, lemma + "s", stem + "ed", stem + "ing"]
 
 
-# Every form of VERBS' verbs: the lemmatizer gets some wrong ("lives" tagged a noun: "life").
-VERB_FORMS = {form: lemma for lemma in VERBS for form in _forms(lemma)} | {"led": "lead", "wedded": "wed"}
+# Every form of VERBS' verbs: the lemmatizer gets some wrong ("lives" tagged a noun: "life");
+# not "found", which is "find" too.
+VERB_FORMS = {form: lemma for lemma in VERBS for form in _forms(lemma) if form != "found"} | {
+    "led": "lead",
+    "wedded": "wed",
+}
 
 
 def verb_lemma(token) -> str | None:

@@ -31,7 +31,7 @@ from __future__ import annotations
 from exocortex.extraction import ner
 from exocortex.extraction.llm import acceptance
 from exocortex.extraction.relation_patterns import CHAT_LINE, KIN
-from exocortex.extraction.relation_syntax import VERBS
+from exocortex.extraction.relation_syntax import TITLES, VERBS
 
 FIRST_PERSON = frozenset({"i", "we"})
 FIRST_PERSON_POSSESSIVE = frozenset({"my", "our"})
@@ -54,6 +54,17 @@ CHANGE_VERBS = frozenset(
     downgrade update set extend drop lift""".split()  # noqa: SIM905
 )
 CONDITIONS = frozenset({"if", "unless", "whether", "when", "once", "until", "before", "after"})
+# English's stative verbs of perception, feeling, thought and wanting (those that refuse the
+# progressive: "*I'm knowing"): their object is what the owner experiences, not a value they
+# hold ("I miss Leeds now", "now I love Paris"); and light verbs, whose lemma names nothing the
+# object could be the value of ("now I have Kale").
+PERCEPTION_VERBS = frozenset({"see", "hear", "smell", "taste", "feel", "notice", "sense"})
+EXPERIENCE_VERBS = PERCEPTION_VERBS | frozenset(
+    """love like hate dislike miss prefer adore fear enjoy mind envy admire respect trust
+    appreciate think know believe understand remember forget recognise recognize realise realize
+    doubt suppose guess mean imagine wonder want need wish hope""".split()  # noqa: SIM905
+)
+LIGHT_VERBS = frozenset({"be", "have", "get", "do", "make", "take", "give", "go", "come", "put", "let"})
 
 
 def statements(text: str, author_labels: set[str] | None) -> list[tuple[str, str, str]]:
@@ -227,10 +238,18 @@ def _amount(verb) -> list[tuple[str, str]]:
 
 
 def _now(verb) -> list[tuple[str, str]]:
-    """ "I drive a Kia Niro now", "these days I see Dr. Okafor": the owner's present verb, said
-    to hold now, with a name as its object; the verb is the attribute ("drive"). Without "now"
-    a verb and a name tell a liking or a habit ("I love Paris")."""
+    """ "I drive a Kia Niro now", "I'm watching White Collar right now": the owner's present
+    verb, said to hold now, with a name as its object; the verb is the attribute ("drive").
+    Without "now" a verb and a name tell a liking or a habit ("I love Paris"); a verb of
+    experience or a light verb states no value (EXPERIENCE_VERBS, LIGHT_VERBS), but for a
+    perception verb whose object is a person by title, whom one visits ("these days I see Dr.
+    Okafor")."""
     if not _present_first_person(verb) or not any(_says_now(c) for c in verb.children):
+        return []
+    lemma = verb.lemma_.lower()
+    if lemma in LIGHT_VERBS or (
+        lemma in EXPERIENCE_VERBS and not (lemma in PERCEPTION_VERBS and _titled(verb))
+    ):
         return []
     # a capitalised proper noun, named or not ("a Kia Niro": the recogniser often tags no entity)
     name = next(
@@ -247,6 +266,14 @@ def _now(verb) -> list[tuple[str, str]]:
     if name is None or _quoted(name):
         return []
     return [(verb.lemma_.lower(), _value(name))]
+
+
+def _titled(verb) -> bool:
+    """verb's object is a person by title ("Dr. Okafor")."""
+    return any(
+        c.dep_ == "dobj" and any(t.dep_ == "compound" and t.lower_.strip(".") in TITLES for t in c.children)
+        for c in verb.children
+    )
 
 
 def _says_now(token) -> bool:
