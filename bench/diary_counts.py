@@ -76,10 +76,10 @@ from rich.table import Table
 from bench.diary_year import (
     FRIENDS,
     MONTH_NAMES,
+    OWNER,
     POOLS,
     Diary,
     Event,
-    build,
     generate,
     month_name,
     ordinal,
@@ -87,7 +87,7 @@ from bench.diary_year import (
     weekday,
     write,
 )
-from bench.scratch import add_setting_option, apply_settings, trial_settings
+from bench.scratch import add_setting_option, apply_settings, ingest_vault, trial_settings
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
 from exocortex.eval import shadow
@@ -1068,7 +1068,7 @@ def main() -> None:
         services.start_embeddings(cfg, port, run_dir=run_dir)
         with scratch_database(cfg, "bench_diary_counts") as name:
             began = time.perf_counter()
-            build(cfg, name, f"http://127.0.0.1:{port}/v1", vault)
+            ingest_vault(cfg, name, f"http://127.0.0.1:{port}/v1", vault, OWNER, "exo-bench-diary-counts")
             built_s = time.perf_counter() - began
             print(f"ingested and embedded in {built_s:.0f} s", flush=True)
             with (

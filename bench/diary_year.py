@@ -54,14 +54,12 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from bench.scratch import add_setting_option, apply_settings, serve_embeddings_from, trial_settings
+from bench.scratch import add_setting_option, apply_settings, ingest_vault, trial_settings
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
 from exocortex.eval import shadow
-from exocortex.ingest import pipeline
 from exocortex.models import services
 from exocortex.ops.migrate import scratch_database
-from exocortex.worker.loop import Worker
 from tests.support import plpy
 from tests.support.models import free_ports
 
@@ -936,25 +934,6 @@ def write(diary: Diary, root: Path) -> Path:
 # -- the run --------------------------------------------------------------------------------
 
 
-def build(cfg: config.Config, name: str, embeddings_url: str, vault: Path) -> None:
-    """The scratch database: the owner, the vault ingested as `exo ingest --workspace personal`
-    does, the worker's queues drained (every chunk embedded, the timeline's events read)."""
-    with connect(admin_url(cfg, name), "exo-bench-diary", autocommit=True) as admin:
-        serve_embeddings_from(admin, embeddings_url)
-        # no chat model: the worker's extraction is the pattern and parse passes
-        admin.execute(
-            "update exo_private.settings set value = value || '{\"url\": null}' where key = 'models.chat'"
-        )
-    with connect(role_url(cfg, "exo_writer", name), "exo-bench-diary", autocommit=True) as writer:
-        writer.execute("select exo_private.set_owner(%s)", (OWNER,))
-    # `exo ingest VAULT --workspace personal`: without a workspace the router, untrained on a
-    # fresh database, leaves most diary notes in quarantine (35 of 40 in a trial), unsearchable.
-    pipeline.ingest(cfg, vault, workspace="personal", dbname=name)
-    # `exo worker`: every queue (the timeline's events too); without a chat model, extraction is
-    # the pattern pass
-    Worker(cfg, dbname=name, once=True, poll_s=0.01).run()
-
-
 def dating(admin: psycopg.Connection, notes: list[Note]) -> dict:
     """Per note: the written_at and band_reason the ingest gave it."""
     rows = admin.execute(
@@ -1141,7 +1120,8 @@ def main() -> None:
         services.start_embeddings(cfg, port, run_dir=run_dir)
         with scratch_database(cfg, "bench_diary") as name:
             began = time.perf_counter()
-            build(cfg, name, f"http://127.0.0.1:{port}/v1", vault)
+            # `exo worker`: every queue, the timeline's events too
+            ingest_vault(cfg, name, f"http://127.0.0.1:{port}/v1", vault, OWNER, "exo-bench-diary")
             built_s = time.perf_counter() - began
             print(f"ingested and embedded in {built_s:.0f} s", flush=True)
             with (

@@ -44,14 +44,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from bench.scratch import serve_embeddings_from
+from bench.scratch import ingest_vault
 from exocortex import config
 from exocortex.db import admin_url, connect, role_url
 from exocortex.eval import shadow
-from exocortex.ingest import pipeline
 from exocortex.models import services
 from exocortex.ops.migrate import scratch_database
-from exocortex.worker.loop import Worker
 from tests.support.models import free_ports
 
 # package -> its FAQ inside the package
@@ -65,6 +63,7 @@ FAQS = {
     "lsof": "usr/share/doc/lsof/00FAQ.gz",
 }
 OWNER = "Sam Reader"
+APP = "exo-bench-faqs"
 KINDS = ("answerable", "held out", "other")
 
 _MARKER = r"(?:Q[:.]\s+|(?:\d+\.)+\d*\s+|\d+(?:\.\d+)+\s+|\d+\)\s+)"
@@ -94,6 +93,8 @@ class Result:
     tokens: dict[str, int] = field(default_factory=dict)
     nothing: bool = False
     why: str = ""
+    cited: bool = False
+    """A chunk the packet cites holds a sentence of the answer (its excerpt may not show it)."""
 
 
 def fetch(folder: Path) -> dict[str, str]:
@@ -164,18 +165,6 @@ def held(pair: Pair, text: str) -> bool:
     return any(shadow.holds(text, s) for s in pair.sentences())
 
 
-def build(cfg: config.Config, name: str, embeddings_url: str, vault: Path) -> None:
-    with connect(admin_url(cfg, name), "exo-bench-faqs", autocommit=True) as admin:
-        serve_embeddings_from(admin, embeddings_url)
-        admin.execute(
-            "update exo_private.settings set value = value || '{\"url\": null}' where key = 'models.chat'"
-        )
-    with connect(role_url(cfg, "exo_writer", name), "exo-bench-faqs", autocommit=True) as writer:
-        writer.execute("select exo_private.set_owner(%s)", (OWNER,))
-    pipeline.ingest(cfg, vault, workspace="personal", dbname=name)
-    Worker(cfg, dbname=name, once=True, poll_s=0.01, queues=("embed",)).run()
-
-
 def ask(admin, reader, kind: str, pair: Pair, k: int, workspaces: list[str], model_id: int) -> Result:
     q = shadow.Question(pair.question, (pair.question,))
     r = Result(kind, pair)
@@ -184,6 +173,9 @@ def ask(admin, reader, kind: str, pair: Pair, k: int, workspaces: list[str], mod
     answer = packet["report"].get("answer") or {}
     r.nothing, r.why = answer.get("found") is False, answer.get("why", "")
     r.held["packet"], r.tokens["packet"] = held(pair, packet["text"]), packet["tokens"]
+    ids = [u["chunk_id"] for u in packet.get("used") or [] if u.get("chunk_id")]
+    bodies = admin.execute("select body from exo_private.chunks where id = any(%s)", (ids,)).fetchall()
+    r.cited = any(held(pair, body) for (body,) in bodies)
     chunks, _ms = shadow.run_bm25(admin, q, k, workspaces)
     text = "\n\n".join(c.body for c in chunks)
     r.held["bm25"], r.tokens["bm25"] = held(pair, text), shadow.estimate_tokens(text)
@@ -206,6 +198,11 @@ def report(results: list[Result], k: int, show: int) -> None:
         tokens = statistics.mean(r.tokens[method] for r in rs) if rs else 0
         label = method if method == "packet" else f"{method}@{k}"
         print(f"  {label:10s} {pct(sum(r.held[method] for r in rs), len(rs)):>14s}  {tokens:6.0f} tokens")
+    missed = [r for r in answerable if not r.held["packet"]]
+    print(
+        f"  packet misses: {sum(r.cited for r in missed)} of {len(missed)} cite a chunk that holds the answer "
+        f"(the excerpt shows another part); BM25@{k} holds {sum(r.held['bm25'] for r in missed)} of them"
+    )
     print('\n"nothing answers" said by the packet (the baselines never say it):')
     for kind in KINDS:
         rs = [r for r in results if r.kind == kind]
@@ -266,10 +263,10 @@ def main() -> None:
         services.start_embeddings(cfg, port, run_dir=run_dir)
         with scratch_database(cfg, "bench_faqs") as name:
             began = time.perf_counter()
-            build(cfg, name, f"http://127.0.0.1:{port}/v1", vault)
+            ingest_vault(cfg, name, f"http://127.0.0.1:{port}/v1", vault, OWNER, APP, queues=("embed",))
             with (
-                connect(admin_url(cfg, name), "exo-bench-faqs", autocommit=True) as admin,
-                connect(role_url(cfg, "exo_reader", name), "exo-bench-faqs", autocommit=True) as reader,
+                connect(admin_url(cfg, name), APP, autocommit=True) as admin,
+                connect(role_url(cfg, "exo_reader", name), APP, autocommit=True) as reader,
             ):
                 (chunks,) = admin.execute("select count(*) from exo_private.chunks").fetchone()
                 print(

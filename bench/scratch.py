@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 import psycopg
+
+from exocortex.db import admin_url, connect, role_url
+from exocortex.ingest import pipeline
+from exocortex.worker.loop import QUEUES, Worker
 
 
 def serve_embeddings_from(admin: psycopg.Connection, url: str) -> None:
@@ -52,3 +57,21 @@ def apply_settings(admin: psycopg.Connection, settings: list[tuple[str, str]]) -
     for key, value in settings:
         admin.execute("select exo_private.set_setting(%s, %s)", (key, value))
         print(f"set {key} = {value}", flush=True)
+
+
+def ingest_vault(
+    cfg, name: str, embeddings_url: str, vault: Path, owner: str, app: str, queues: tuple[str, ...] = QUEUES
+) -> None:
+    """A scratch database as `exo ingest VAULT --workspace personal` and `exo worker --once` leave
+    it, with no chat model (extraction is the CPU passes): the owner set, the vault ingested into
+    personal (the router, untrained on a fresh database, would quarantine most of it), the
+    worker's `queues` drained."""
+    with connect(admin_url(cfg, name), app, autocommit=True) as admin:
+        serve_embeddings_from(admin, embeddings_url)
+        admin.execute(
+            "update exo_private.settings set value = value || '{\"url\": null}' where key = 'models.chat'"
+        )
+    with connect(role_url(cfg, "exo_writer", name), app, autocommit=True) as writer:
+        writer.execute("select exo_private.set_owner(%s)", (owner,))
+    pipeline.ingest(cfg, vault, workspace="personal", dbname=name)
+    Worker(cfg, dbname=name, once=True, poll_s=0.01, queues=queues).run()
