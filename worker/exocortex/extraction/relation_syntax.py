@@ -34,11 +34,12 @@ its objects; "Acme was founded | is led by Ana": the agent of DONE_BY's verbs is
 verb with a hyphenated prefix of VERB_PREFIXES ("co-founded", "re-joined") is read as the verb,
 its sentence parsed again without the prefix; "co-" makes its "with" object a doer too ("Ana
 co-founded Acme with Tom"). A name the parser took for a fronted year's noun ("In 1985 Ana Lind
-joined Acme") is the subject of a verb that has none. A "where" clause on an organisation is a workplace ("trained at Acme, where she still
-works"; not on a place: "moved to Lund, where she works"); a home with its "in" a residence ("from
-her home in Valencia"; no "childhood" or "holiday" home). "They" or "the couple" marrying are the
-two people the nearest earlier sentence (one or two back) names, when it names exactly two and no
-group ("Ana met Tom in Paris. They married in 1990."). A role noun said of a person by
+joined Acme") is the subject of a verb that has none. A "where" clause on an organisation is a
+workplace ("trained at Acme, where she still works"; not on a place: "moved to Lund, where she
+works"); a home with its "in" a residence ("from her home in Valencia"; no "childhood" or
+"holiday" home). "They" or "the couple" marrying are the two people the nearest earlier sentence
+(one or two back) names, when it names exactly two and no group ("Ana met Tom in Paris. They
+married in 1990."). A role noun said of a person by
 "be", apposition, an appointment ("was appointed director of Acme") or a list of roles ("an
 economist and the director of ...") relates them to the organisation of its "at" / "for" ("an
 engineer at Acme"), or of its "of" for roles of office (ROLE_OF: "the CEO of Acme"). A he/she/his/
@@ -223,10 +224,10 @@ def find(
         # a note that never called its subject he or she may call them "they"
         singular_they = about if subject and subject.pronoun is None else None
         if said and not said.endswith("?"):
-            read, joint = unprefixed(sent)
+            read, co_verbs = unprefixed(sent)
             found.people |= {name_key(e.text) for e in read.ents if e.label_ == "PERSON"}
             reader = Sentence(
-                read, found, author, about if opening else None, about, singular_they, previous, joint
+                read, found, author, about if opening else None, about, singular_they, previous, co_verbs
             )
             reader.evidence = " ".join(sent.text.split())  # as written, its prefixes too
             reader.read()
@@ -460,10 +461,10 @@ class Sentence:
         about: str | None = None,
         singular_they: str | None = None,
         previous: list | None = None,
-        joint: frozenset[int] = frozenset(),
+        co_verbs: frozenset[int] = frozenset(),
     ):
         self.sent = sent
-        self.co_verbs = joint  # the verbs that had "co-": their "with" object is a doer too
+        self.co_verbs = co_verbs  # the verbs that had "co-": their "with" object is a doer too
         self.singular_they = singular_they  # whom a "their" of no couple may mean
         self.previous = previous or []  # the sentence before's tokens
         self.runs = name_runs(sent)
